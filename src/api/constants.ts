@@ -1,0 +1,131 @@
+// Every label, annotation, finalizer, condition type and reason the platform uses, in one place.
+// Values under cluster.x-k8s.io are Cluster API's own (DESIGN §9); the rest belong to this project.
+
+/** API group of the platform's own kinds. */
+export const GROUP = 'inplace.cluster.x-k8s.io';
+/** Version of the platform's own kinds. */
+export const VERSION = 'v1alpha1';
+/** apiVersion string of the platform's own kinds. */
+export const API_VERSION = `${GROUP}/${VERSION}`;
+/** API group of the sample updaters' own task and template kinds. */
+export const SAMPLES_GROUP = `samples.${GROUP}`;
+
+/** Labels the platform reads or writes. */
+export const Labels = {
+  /** CAPI: the cluster a Machine (and every task) belongs to. Contract C1. */
+  clusterName: 'cluster.x-k8s.io/cluster-name',
+  /** CAPI: present (empty value) on control-plane machines. */
+  controlPlane: 'cluster.x-k8s.io/control-plane',
+  /** CAPI: name of the control plane owning a machine. */
+  controlPlaneName: 'cluster.x-k8s.io/control-plane-name',
+  /** CAPI: name of the MachineDeployment owning a machine. */
+  deploymentName: 'cluster.x-k8s.io/deployment-name',
+  /** CAPI: name of the MachineSet owning a machine. */
+  setName: 'cluster.x-k8s.io/set-name',
+  /** Plan a Machine is being updated by (present only while in update), and plan of a task / MachineUpdate. Contract C1. */
+  planName: `${GROUP}/plan-name`,
+  /** Machine a MachineUpdate or task is for. Contract C1. */
+  machineName: `${GROUP}/machine-name`,
+  /** Updater a task is for; generic-kind updaters select on it. Contract C1. */
+  updaterName: `${GROUP}/updater-name`,
+  /** Target (control plane or MachineDeployment) name of a MachineUpdate. */
+  targetName: `${GROUP}/target-name`,
+} as const;
+
+/** Annotations the platform reads or writes. */
+export const Annotations = {
+  /** On a Machine in update: when its update started (RFC 3339). Removed when the MachineUpdate is terminal. */
+  updateStartedAt: `${GROUP}/update-started-at`,
+  /** On a MachineHealthCheck: the in-place update timeout (Go duration, e.g. 30m). Configures the MHC extension. */
+  inPlaceUpdateTimeout: `${GROUP}/in-place-update-timeout`,
+  /** On a Machine: records whether skip-remediation was present before the MHC extension set it ("true"/"false"). */
+  skipRemediationPrior: `${GROUP}/skip-remediation-prior`,
+  /** On a MachineDeployment: the replica count before the plan surged it by one (maxUnavailable 0). */
+  surgeOriginalReplicas: `${GROUP}/surge-original-replicas`,
+  /** On a MachineDeployment: the plan that surged it. */
+  surgePlan: `${GROUP}/surge-plan`,
+  /** CAPI: the MHC skips remediation of a machine carrying it. */
+  skipRemediation: 'cluster.x-k8s.io/skip-remediation',
+  /** CAPI: manual remediation trigger; the MHC marks the machine unhealthy and remediates it. */
+  remediateMachine: 'cluster.x-k8s.io/remediate-machine',
+  /** CAPI: pauses reconciliation of an object. */
+  paused: 'cluster.x-k8s.io/paused',
+} as const;
+
+/** Finalizers the platform owns. */
+export const Finalizers = {
+  /** On an InPlaceUpdatePlan: deletion aborts the plan first and completes once every machine is terminal. */
+  plan: `${GROUP}/plan`,
+} as const;
+
+/** Condition types on the platform's kinds. */
+export const ConditionTypes = {
+  /** Plan: the spec passed validation (False lists every problem). */
+  valid: 'Valid',
+  /** Plan: the control-plane target's rollout. */
+  controlPlaneUpdate: 'ControlPlaneUpdate',
+  /** Plan: the MachineDeployment targets' rollout. */
+  machineDeploymentUpdate: 'MachineDeploymentUpdate',
+  /** Plan / MachineUpdate / task: True once the object reached `updated`; usable with `kubectl wait --for=condition=Ready`. */
+  ready: 'Ready',
+  /** Plan: spec.paused is set. */
+  paused: 'Paused',
+  /** MachineUpdate: progress of the in-place update of this machine. */
+  inPlaceUpdate: 'InPlaceUpdate',
+  /** MachineUpdate: the MHC extension's health verdict for a machine in update. */
+  healthCheckSucceeded: 'HealthCheckSucceeded',
+} as const;
+
+/** Condition reasons (CamelCase, stable: tools match on them). */
+export const Reasons = {
+  valid: 'Valid',
+  invalid: 'Invalid',
+  superseded: 'Superseded',
+  waitingForPreviousPlan: 'WaitingForPreviousPlan',
+  waitingForSequence: 'WaitingForSequence',
+  pending: 'Pending',
+  updating: 'Updating',
+  updated: 'Updated',
+  aborting: 'Aborting',
+  aborted: 'Aborted',
+  failed: 'Failed',
+  halted: 'Halted',
+  paused: 'Paused',
+  notPaused: 'NotPaused',
+  deleting: 'Deleting',
+  preflightFailed: 'PreflightFailed',
+  surging: 'Surging',
+  onDeleteStrategy: 'OnDeleteStrategy',
+  noTarget: 'NoTarget',
+  committing: 'Committing',
+  commitFailed: 'CommitFailed',
+  taskCreateFailed: 'TaskCreateFailed',
+  templateNotFound: 'TemplateNotFound',
+  machineNotFound: 'MachineNotFound',
+  waitingForUpdater: 'WaitingForUpdater',
+  inPlaceUpdateTimedOut: 'InPlaceUpdateTimedOut',
+  inPlaceUpdateFailed: 'InPlaceUpdateFailed',
+  withinInPlaceUpdateTimeout: 'WithinInPlaceUpdateTimeout',
+  remediationBlocked: 'RemediationBlocked',
+  remediationTriggered: 'RemediationTriggered',
+} as const;
+
+/** Plan / MachineUpdate / task status values. */
+export const UpdateStatus = {
+  pending: 'pending',
+  updating: 'updating',
+  updated: 'updated',
+  aborting: 'aborting',
+  aborted: 'aborted',
+  failed: 'failed',
+} as const;
+/** One of the UpdateStatus values. */
+export type UpdateStatusValue = (typeof UpdateStatus)[keyof typeof UpdateStatus];
+
+/** Terminal statuses: never left once reached (contract C4). */
+export const TERMINAL_STATUSES: readonly string[] = [UpdateStatus.updated, UpdateStatus.aborted, UpdateStatus.failed];
+/** True when an update status is terminal. */
+export const isTerminal = (s: string | undefined): boolean => s !== undefined && TERMINAL_STATUSES.includes(s);
+
+/** spec.updatePhase values. */
+export const UpdatePhase = { updating: 'updating', aborting: 'aborting' } as const;

@@ -1,0 +1,7 @@
+// The platform's API: generated types, zod schemas, constants, resource descriptors. No I/O.
+export * from './generated/index.js';
+export * from './meta.js';
+export * from './constants.js';
+export * from './resources.js';
+export * from './schemas.js';
+export * from './types.js';

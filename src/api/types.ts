@@ -1,0 +1,15 @@
+// Named views into the generated types, for code that handles one part of a resource.
+import type { InPlaceUpdatePlanSpec, InPlaceUpdatePlanStatus, MachineUpdateSpec, MachineUpdateStatus } from './generated/index.js';
+
+/** A plan target (control plane or MachineDeployment) as written in the plan. */
+export type PlanTarget = NonNullable<InPlaceUpdatePlanSpec['controlPlane']>;
+/** One updater entry of a target. */
+export type PlanUpdater = PlanTarget['updaters'][number];
+/** One responsibility of an updater. */
+export type Responsibility = PlanUpdater['responsibilities'][number];
+/** A row of the plan's per-target status. */
+export type TargetStatus = NonNullable<InPlaceUpdatePlanStatus['targets']>[number];
+/** Kind of a plan target. */
+export type TargetKind = MachineUpdateSpec['target']['kind'];
+/** A row of MachineUpdate.status.tasks. */
+export type TaskRef = NonNullable<MachineUpdateStatus['tasks']>[number];
