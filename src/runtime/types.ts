@@ -104,3 +104,93 @@ export interface Store<T extends KubeObject = KubeObject> {
   /** Objects matching a label selector string (k8s syntax). */
   select(selector: string, namespace?: string): T[];
 }
+
+/** Maps an event on a watched object to the keys of the primary objects to reconcile. */
+export type Mapper<T extends KubeObject = KubeObject> = (obj: T) => ObjectKey[];
+
+/** What a reconcile function gets besides its key. */
+export interface ReconcileContext {
+  /** Child logger bound to the controller and key. */
+  log: Logger;
+}
+
+/** A reconcile function: level-based, derives everything from current state. */
+export type ReconcileFn = (key: ObjectKey, ctx: ReconcileContext) => Promise<Action>;
+
+/** Minimal logger interface (pino-compatible). */
+export interface Logger {
+  debug(obj: object | string, msg?: string): void;
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+  child(bindings: Record<string, unknown>): Logger;
+}
+
+/** A shared informer: list+watch of one resource (optionally one namespace / label selector) into a Store. */
+export interface Informer<T extends KubeObject = KubeObject> {
+  readonly store: Store<T>;
+  /** Registers a handler for every add/update/delete (after the initial list too). */
+  onChange(handler: (obj: T, old: T | undefined, type: 'add' | 'update' | 'delete') => void): void;
+  /** Resolves once the initial list is in the store. */
+  synced(): Promise<void>;
+}
+
+/** A running controller. */
+export interface Controller {
+  readonly name: string;
+  /** Adds a watch at run time (e.g. a task kind first seen in a template ref); idempotent per resource. */
+  watch<T extends KubeObject>(res: ResourceType, mapper: Mapper<T>): Promise<void>;
+  /** Enqueues a key by hand (e.g. from a timer owned by the controller). */
+  enqueue(key: ObjectKey, afterMs?: number): void;
+}
+
+/** Fluent builder of a controller (controller-runtime style). */
+export interface ControllerBuilder<T extends KubeObject = KubeObject> {
+  /** The primary resource: its own changes enqueue its key. */
+  for(res: ResourceType): ControllerBuilder<T>;
+  /** A resource whose controller ownerReference points at the primary: changes enqueue the owner. */
+  owns(res: ResourceType): ControllerBuilder<T>;
+  /** Any other resource, mapped to primary keys. */
+  watches<W extends KubeObject>(res: ResourceType, mapper: Mapper<W>): ControllerBuilder<T>;
+  /** Number of keys reconciled in parallel (default 1; one key never runs twice at once). */
+  withConcurrency(n: number): ControllerBuilder<T>;
+  /** Completes the builder; the controller starts with the manager. */
+  reconcile(fn: ReconcileFn): Controller;
+}
+
+/** Records Kubernetes Events (fire-and-forget: failures are logged, never thrown). */
+export interface EventRecorder {
+  event(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}
+
+/** An RBAC PolicyRule as a component declares what it needs (cdk8s synthesizes Roles from these). */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+/** Owns the client, the shared informers, metrics, events, leader election and the controllers of one process. */
+export interface Manager {
+  readonly client: KubeClient;
+  readonly log: Logger;
+  readonly events: EventRecorder;
+  /** Namespace the manager is scoped to (undefined = all namespaces). */
+  readonly namespace: string | undefined;
+  /** The shared informer of a resource (created on first use; started with the manager or at once if it runs). */
+  informer<T extends KubeObject = KubeObject>(res: ResourceType): Informer<T>;
+  /** Starts building a controller. */
+  controller<T extends KubeObject = KubeObject>(name: string): ControllerBuilder<T>;
+  /** Starts informers and (after winning leader election when enabled) the controllers. */
+  start(): Promise<void>;
+  /** Stops everything; resolves when in-flight reconciles finished. */
+  stop(): Promise<void>;
+}
+
+/** A deployable component (one Deployment): its name, the RBAC it needs, and how it registers its controllers. */
+export interface Component {
+  name: string;
+  rbac: PolicyRule[];
+  setup(mgr: Manager): void | Promise<void>;
+}
