@@ -65,6 +65,12 @@ export default tseslint.config(
     rules: restrict([noLocalApiserver, ...noControllers(), { group: ['**/cli/**', '**/sample-updaters/**'], message: 'The contract module is used by updaters; it cannot depend on the CLI or the samples.' }]),
   },
   {
+    // The CAPI simulator stands in for CAPI's controllers and the workload cluster in local mode; it is wiring, not platform.
+    files: ['src/capi-sim/**/*.ts'],
+    ignores: ['src/capi-sim/**/*.test.ts'],
+    rules: restrict([noLocalApiserver, ...noControllers(), { group: ['**/contract/**', '**/sample-updaters/**', '**/cli/**'], message: 'The CAPI simulator depends only on src/runtime and src/api.' }]),
+  },
+  {
     files: ['src/local-apiserver/**/*.ts'],
     ignores: ['src/local-apiserver/**/*.test.ts'],
     rules: restrict([
