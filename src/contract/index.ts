@@ -1,0 +1,4 @@
+// The updater contract as code (DESIGN §3, docs/contract.md): the rules, typed accessors the platform uses,
+// the updater SDK and the conformance kit.
+export * from './rules.js';
+export * from './accessors.js';

@@ -1,0 +1,97 @@
+import { expect } from 'chai';
+import type { Task } from '../contract/index.js';
+import { decide, type Step } from './decide.js';
+import type { MachineState, MachineUpdateObject, Scope, UpdaterView } from './scope.js';
+
+type St = NonNullable<Task['status']>['updateStatus'];
+interface TaskSketch {
+  status?: St;
+  phase?: 'updating' | 'aborting';
+  /** observedGeneration lag: the status answers generation - lag. */
+  lag?: number;
+  message?: string;
+}
+
+const mkTask = (name: string, s: TaskSketch): Task => {
+  const generation = s.phase === 'aborting' ? 2 : 1;
+  return {
+    metadata: { name, generation, uid: `uid-${name}` },
+    spec: { machineRef: { name: 'm1' }, updatePhase: s.phase ?? 'updating' },
+    ...(s.status
+      ? {
+          status: {
+            updateStatus: s.status,
+            observedGeneration: generation - (s.lag ?? 0),
+            conditions: [{ type: 'Ready', status: s.status === 'updated' ? 'True' : 'False', reason: 'R', message: s.message ?? '', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+          },
+        }
+      : {}),
+  };
+};
+
+function scope(opts: { phase?: 'updating' | 'aborting'; muStatus?: string; machine?: MachineState; tasks: (TaskSketch | null | { foreign: TaskSketch })[] }): Scope {
+  const mu: MachineUpdateObject = {
+    metadata: { name: 'mu', namespace: 'ns', uid: 'mu-uid', generation: 1 },
+    spec: {
+      planName: 'p',
+      clusterName: 'c',
+      target: { kind: 'MachineDeployment', name: 'md' },
+      machineRef: { name: 'm1' },
+      updatePhase: opts.phase ?? 'updating',
+      updaters: opts.tasks.map((_, i) => ({ name: `u${i + 1}`, sequence: i + 1, responsibilities: [] })),
+    },
+    ...(opts.muStatus ? { status: { updateStatus: opts.muStatus as 'updating' } } : {}),
+  };
+  const views: UpdaterView[] = opts.tasks.map((t, i) => {
+    const v: UpdaterView = { updater: mu.spec.updaters[i]!, taskName: `m1.u${i + 1}`, apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'UpdaterUpdateTask' };
+    if (t && 'foreign' in t) v.foreign = mkTask(v.taskName, t.foreign);
+    else if (t) v.task = mkTask(v.taskName, t);
+    return v;
+  });
+  return { mu, machine: opts.machine ?? 'present', views };
+}
+
+describe('machine task controller decisions', () => {
+  const cases: { name: string; scope: Scope; step: Step; status: string; message?: RegExp }[] = [
+    { name: 'creates the first task when nothing exists', scope: scope({ tasks: [null, null] }), step: { kind: 'createTask', index: 0 }, status: 'updating' },
+    { name: 'waits while the first task is updating', scope: scope({ tasks: [{ status: 'updating', message: 'step 2/4' }, null] }), step: { kind: 'wait', index: 0 }, status: 'updating', message: /u1 \(1\/2\) updating: step 2\/4/ },
+    { name: 'waits while the task has not reported yet', scope: scope({ tasks: [{}, null] }), step: { kind: 'wait', index: 0 }, status: 'updating', message: /waiting for the updater to report/ },
+    { name: 'creates the next task once the previous is updated', scope: scope({ tasks: [{ status: 'updated' }, null] }), step: { kind: 'createTask', index: 1 }, status: 'updating' },
+    { name: 'ignores an updated status that answers an older generation', scope: scope({ tasks: [{ status: 'updated', phase: 'aborting', lag: 1 }, null] }), step: { kind: 'wait', index: 0 }, status: 'updating' },
+    { name: 'commits when every updater is updated', scope: scope({ tasks: [{ status: 'updated' }, { status: 'updated' }] }), step: { kind: 'commit' }, status: 'updating' },
+    { name: "fails with the updater's own message", scope: scope({ tasks: [{ status: 'updated' }, { status: 'failed', message: 'kubelet did not start' }] }), step: { kind: 'finish', updateStatus: 'failed' }, status: 'failed', message: /updater u2 failed: kubelet did not start/ },
+    { name: 'fails when an updater reports aborted without being asked', scope: scope({ tasks: [{ status: 'aborted' }] }), step: { kind: 'finish', updateStatus: 'failed' }, status: 'failed', message: /never asked to abort/ },
+    { name: 'asks the current task to abort when aborting', scope: scope({ phase: 'aborting', tasks: [{ status: 'updating' }, null] }), step: { kind: 'abortTask', index: 0 }, status: 'aborting' },
+    { name: 'waits for an aborting task to finish', scope: scope({ phase: 'aborting', tasks: [{ status: 'updating', phase: 'aborting' }, null] }), step: { kind: 'wait', index: 0 }, status: 'aborting' },
+    { name: 'ends aborted when the aborting task is aborted', scope: scope({ phase: 'aborting', tasks: [{ status: 'aborted', phase: 'aborting' }, null] }), step: { kind: 'finish', updateStatus: 'aborted' }, status: 'aborted' },
+    { name: 'ends aborted at once when no task exists yet', scope: scope({ phase: 'aborting', tasks: [null, null] }), step: { kind: 'finish', updateStatus: 'aborted' }, status: 'aborted', message: /before any updater started/ },
+    { name: 'starts nothing new after the current task finished updated while aborting', scope: scope({ phase: 'aborting', tasks: [{ status: 'updated', phase: 'aborting' }, null] }), step: { kind: 'finish', updateStatus: 'aborted' }, status: 'aborted', message: /before updater u2 started/ },
+    { name: 'commits when the last task finished updated before the abort took effect', scope: scope({ phase: 'aborting', tasks: [{ status: 'updated' }, { status: 'updated', phase: 'aborting' }] }), step: { kind: 'commit' }, status: 'aborting' },
+    { name: 'fails when the aborting task fails', scope: scope({ phase: 'aborting', tasks: [{ status: 'failed', phase: 'aborting', message: 'boom' }] }), step: { kind: 'finish', updateStatus: 'failed' }, status: 'failed', message: /boom/ },
+    { name: 'aborts the current task when the machine is gone', scope: scope({ machine: 'missing', tasks: [{ status: 'updating' }] }), step: { kind: 'abortTask', index: 0 }, status: 'aborting', message: /no longer exists/ },
+    { name: 'ends aborted when the machine is being deleted before any task', scope: scope({ machine: 'deleting', tasks: [null] }), step: { kind: 'finish', updateStatus: 'aborted' }, status: 'aborted', message: /being deleted/ },
+    { name: 'does nothing once terminal', scope: scope({ muStatus: 'failed', tasks: [{ status: 'updating' }] }), step: { kind: 'none' }, status: 'failed' },
+    { name: 'does nothing once updated even if aborting arrives', scope: scope({ muStatus: 'updated', phase: 'aborting', tasks: [{ status: 'updated' }] }), step: { kind: 'none' }, status: 'updated' },
+    { name: "replaces a finished task of an earlier update holding the task's name", scope: scope({ tasks: [{ foreign: { status: 'updated' } }] }), step: { kind: 'deleteForeignTask', index: 0 }, status: 'updating' },
+    { name: 'waits while an in-flight task of another update holds the name', scope: scope({ tasks: [{ foreign: { status: 'updating' } }] }), step: { kind: 'wait', index: 0, foreign: true }, status: 'updating' },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const d = decide(c.scope);
+      expect(d.step).to.deep.equal(c.step);
+      expect(d.updateStatus).to.equal(c.status);
+      if (c.message) expect(d.message).to.match(c.message);
+    });
+  }
+
+  it('runs updaters in ascending sequence whatever their order in the spec', async () => {
+    const { orderedUpdaters } = await import('./scope.js');
+    const spec = scope({ tasks: [null, null, null] }).mu.spec;
+    spec.updaters = [
+      { name: 'c', sequence: 3, responsibilities: [] },
+      { name: 'a', sequence: 1, responsibilities: [] },
+      { name: 'b', sequence: 2, responsibilities: [] },
+    ];
+    expect(orderedUpdaters(spec).map((u) => u.name)).to.deep.equal(['a', 'b', 'c']);
+  });
+});

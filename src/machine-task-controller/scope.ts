@@ -1,0 +1,48 @@
+// Typed view of one MachineUpdate reconcile: the MachineUpdate, its machine's state and, per updater in run
+// order, the task the controller expects and what it found. Built by controller.ts, read by the pure modules.
+import type { KubeObject, MachineUpdateSpec, MachineUpdateStatus } from '../api/index.js';
+import type { Task } from '../contract/index.js';
+
+/** A MachineUpdate as the controller handles it (metadata always present). */
+export interface MachineUpdateObject extends KubeObject {
+  spec: MachineUpdateSpec;
+  status?: MachineUpdateStatus;
+}
+
+/** One updater entry of a MachineUpdate. */
+export type MachineUpdateUpdater = MachineUpdateSpec['updaters'][number];
+
+/** One row of MachineUpdate.status.tasks. */
+export type TaskRow = NonNullable<MachineUpdateStatus['tasks']>[number];
+
+/** Whether the machine under update still exists. */
+export type MachineState = 'present' | 'missing' | 'deleting';
+
+/** An updater in run order with its expected task and what the controller found under that name. */
+export interface UpdaterView {
+  updater: MachineUpdateUpdater;
+  /** Deterministic task name (C9). */
+  taskName: string;
+  /** apiVersion and kind of the task (the generic kind, or the template kind without "Template"). */
+  apiVersion: string;
+  kind: string;
+  /** The task this MachineUpdate controls, if it exists. */
+  task?: Task;
+  /** A task under the same name controlled by another MachineUpdate (e.g. an earlier plan's), if any. */
+  foreign?: Task;
+}
+
+/** Everything a decision needs. */
+export interface Scope {
+  mu: MachineUpdateObject;
+  machine: MachineState;
+  views: UpdaterView[];
+}
+
+/** The updaters of a MachineUpdate in run order: ascending sequence, ties in spec order. */
+export function orderedUpdaters(spec: MachineUpdateSpec): MachineUpdateUpdater[] {
+  return spec.updaters
+    .map((u, i) => ({ u, i }))
+    .sort((a, b) => a.u.sequence - b.u.sequence || a.i - b.i)
+    .map((x) => x.u);
+}
