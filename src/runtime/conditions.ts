@@ -1,0 +1,70 @@
+// Conditions with Cluster API semantics: lastTransitionTime moves only when the status flips. Pure.
+import type { Condition } from '../api/index.js';
+
+/** What a caller sets; the helper fills lastTransitionTime and observedGeneration. */
+export interface ConditionInput {
+  type: string;
+  status: Condition['status'];
+  reason: string;
+  message?: string;
+}
+
+/** metav1.Time format: RFC 3339 with second precision (`2006-01-02T15:04:05Z`). */
+export const toKubeTime = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/**
+ * Returns a new conditions list with `input` set: an existing condition of the same type keeps its
+ * lastTransitionTime unless the status changes; reason, message and observedGeneration are always updated.
+ * A new type is appended. The input list is not modified.
+ */
+export function setCondition(
+  conditions: readonly Condition[] | undefined,
+  input: ConditionInput,
+  observedGeneration: number | undefined,
+  now: Date = new Date(),
+): Condition[] {
+  const list = [...(conditions ?? [])];
+  const i = list.findIndex((c) => c.type === input.type);
+  const prev = i >= 0 ? list[i] : undefined;
+  const next: Condition = {
+    type: input.type,
+    status: input.status,
+    reason: input.reason,
+    message: input.message ?? '',
+    lastTransitionTime: prev && prev.status === input.status ? prev.lastTransitionTime : toKubeTime(now),
+  };
+  if (observedGeneration !== undefined) next.observedGeneration = observedGeneration;
+  if (i >= 0) list[i] = next;
+  else list.push(next);
+  return list;
+}
+
+/** Sets a condition on `obj.status.conditions` in place (creating status/conditions as needed). */
+export function setStatusCondition(
+  obj: { status?: unknown; metadata?: { generation?: number } },
+  input: ConditionInput,
+  now: Date = new Date(),
+): void {
+  const status = (obj.status ??= {}) as { conditions?: Condition[] };
+  status.conditions = setCondition(status.conditions, input, obj.metadata?.generation, now);
+}
+
+/** Returns a new list without the condition `type`. */
+export function removeCondition(conditions: readonly Condition[] | undefined, type: string): Condition[] {
+  return (conditions ?? []).filter((c) => c.type !== type);
+}
+
+/** The condition of `type`, if present. */
+export function getCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+/** True when the condition exists with status True. */
+export const isTrue = (conditions: readonly Condition[] | undefined, type: string): boolean => getCondition(conditions, type)?.status === 'True';
+/** True when the condition exists with status False. */
+export const isFalse = (conditions: readonly Condition[] | undefined, type: string): boolean => getCondition(conditions, type)?.status === 'False';
+/** True when the condition is missing or Unknown. */
+export const isUnknown = (conditions: readonly Condition[] | undefined, type: string): boolean => {
+  const c = getCondition(conditions, type);
+  return c === undefined || c.status === 'Unknown';
+};

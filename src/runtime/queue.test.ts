@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { WorkQueue } from './queue.js';
+
+const tick = (ms = 0): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('WorkQueue', () => {
+  it('hands out each waiting key once, in order, however often it was added', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('b');
+    q.add('a');
+    expect(q.depth).to.equal(2);
+    expect(await q.get()).to.equal('a');
+    expect(await q.get()).to.equal('b');
+    expect(q.depth).to.equal(0);
+  });
+
+  it('never hands out a key that is in flight, and re-runs it after done when it was added meanwhile', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    const k = await q.get();
+    q.add('a');
+    q.add('a');
+    expect(q.depth).to.equal(0);
+    q.done(k!);
+    expect(q.depth).to.equal(1);
+    expect(await q.get()).to.equal('a');
+    q.done('a');
+    expect(q.depth).to.equal(0);
+  });
+
+  it('wakes a waiting consumer when a key arrives', async () => {
+    const q = new WorkQueue();
+    const p = q.get();
+    q.add('x');
+    expect(await p).to.equal('x');
+    expect(q.inFlight).to.equal(1);
+  });
+
+  it('delays an add, and the earliest of several delayed adds wins', async () => {
+    const q = new WorkQueue();
+    q.addAfter('a', 10_000);
+    q.addAfter('a', 20);
+    q.addAfter('a', 5_000);
+    expect(q.depth).to.equal(0);
+    expect(q.pendingDelayed).to.equal(1);
+    expect(await q.get()).to.equal('a');
+    expect(q.pendingDelayed).to.equal(0);
+    q.shutDown();
+  });
+
+  it('cancels a pending delayed add when the key is handed out earlier', async () => {
+    const q = new WorkQueue();
+    q.addAfter('a', 30);
+    q.add('a');
+    expect(await q.get()).to.equal('a');
+    expect(q.pendingDelayed).to.equal(0);
+    q.done('a');
+    await tick(50);
+    expect(q.depth).to.equal(0);
+  });
+
+  it('backs off exponentially per key up to the cap and resets on forget', () => {
+    const q = new WorkQueue({ baseDelayMs: 10, maxDelayMs: 100 });
+    const delays = [1, 2, 3, 4, 5, 6].map(() => q.addRateLimited('a'));
+    expect(delays).to.deep.equal([10, 20, 40, 80, 100, 100]);
+    expect(q.addRateLimited('b')).to.equal(10);
+    expect(q.retries('a')).to.equal(6);
+    q.forget('a');
+    expect(q.addRateLimited('a')).to.equal(10);
+    q.shutDown();
+  });
+
+  it('reports depth changes and retries to its hooks', async () => {
+    const depths: number[] = [];
+    const retries: [string, number][] = [];
+    const q = new WorkQueue({ baseDelayMs: 1, onDepth: (d) => depths.push(d), onRetry: (k, d) => retries.push([k, d]) });
+    q.add('a');
+    q.add('b');
+    await q.get();
+    q.addRateLimited('a');
+    expect(depths).to.deep.equal([1, 2, 1]);
+    expect(retries).to.deep.equal([['a', 1]]);
+    q.shutDown();
+  });
+
+  it('releases waiting consumers with undefined on shut down and ignores later adds', async () => {
+    const q = new WorkQueue();
+    const p = q.get();
+    q.shutDown();
+    expect(await p).to.equal(undefined);
+    q.add('a');
+    expect(await q.get()).to.equal(undefined);
+  });
+});

@@ -1,0 +1,69 @@
+import { expect } from 'chai';
+import type { KubeObject } from '../api/index.js';
+import { MemoryStore } from './store.js';
+
+const obj = (ns: string | undefined, name: string, labels?: Record<string, string>, rv = '1'): KubeObject => ({
+  metadata: { name, ...(ns ? { namespace: ns } : {}), resourceVersion: rv, ...(labels ? { labels } : {}) },
+});
+
+describe('MemoryStore', () => {
+  it('keys objects by namespace and name', () => {
+    const s = new MemoryStore();
+    s.upsert(obj('a', 'x'));
+    s.upsert(obj('b', 'x'));
+    s.upsert(obj(undefined, 'x'));
+    expect(s.size).to.equal(3);
+    expect(s.get('a', 'x')?.metadata.namespace).to.equal('a');
+    expect(s.get(undefined, 'x')?.metadata.namespace).to.equal(undefined);
+    expect(s.list('b').map((o) => o.metadata.namespace)).to.deep.equal(['b']);
+  });
+
+  it('returns a mutable copy from get and frozen shared objects from list', () => {
+    const s = new MemoryStore();
+    s.upsert(obj('a', 'x', { k: 'v' }));
+    const copy = s.get('a', 'x')!;
+    copy.metadata.labels!['k'] = 'changed';
+    expect(s.get('a', 'x')!.metadata.labels!['k']).to.equal('v');
+    const shared = s.list()[0]!;
+    expect(() => {
+      shared.metadata.labels!['k'] = 'changed';
+    }).to.throw(TypeError);
+  });
+
+  it('finds objects by label through the index and keeps the index in step with updates and removals', () => {
+    const s = new MemoryStore();
+    s.upsert(obj('a', 'm1', { plan: 'p1' }));
+    s.upsert(obj('a', 'm2', { plan: 'p1' }));
+    s.upsert(obj('b', 'm3', { plan: 'p1' }));
+    expect(s.byLabel('plan', 'p1').length).to.equal(3);
+    expect(s.byLabel('plan', 'p1', 'a').map((o) => o.metadata.name)).to.have.members(['m1', 'm2']);
+    s.upsert(obj('a', 'm1', { plan: 'p2' }, '2'));
+    expect(s.byLabel('plan', 'p1', 'a').map((o) => o.metadata.name)).to.deep.equal(['m2']);
+    expect(s.byLabel('plan', 'p2').map((o) => o.metadata.name)).to.deep.equal(['m1']);
+    s.remove('a', 'm2');
+    expect(s.byLabel('plan', 'p1', 'a')).to.deep.equal([]);
+    expect(s.byLabel('nope', 'x')).to.deep.equal([]);
+  });
+
+  it('selects objects with a label selector', () => {
+    const s = new MemoryStore();
+    s.upsert(obj('a', 'cp1', { cluster: 'c1', 'control-plane': '' }));
+    s.upsert(obj('a', 'md1', { cluster: 'c1', deployment: 'md-0' }));
+    s.upsert(obj('a', 'other', { cluster: 'c2', deployment: 'md-0' }));
+    const names = (sel: string, ns?: string): string[] => s.select(sel, ns).map((o) => o.metadata.name!).sort();
+    expect(names('cluster=c1')).to.deep.equal(['cp1', 'md1']);
+    expect(names('cluster=c1,control-plane')).to.deep.equal(['cp1']);
+    expect(names('cluster=c1,!control-plane')).to.deep.equal(['md1']);
+    expect(names('deployment in (md-0),cluster!=c1')).to.deep.equal(['other']);
+    expect(names('', 'a')).to.deep.equal(['cp1', 'md1', 'other']);
+    expect(names('cluster=c1', 'b')).to.deep.equal([]);
+  });
+
+  it('returns the previous version on upsert and remove', () => {
+    const s = new MemoryStore();
+    expect(s.upsert(obj('a', 'x', undefined, '1'))).to.equal(undefined);
+    expect(s.upsert(obj('a', 'x', undefined, '2'))?.metadata.resourceVersion).to.equal('1');
+    expect(s.remove('a', 'x')?.metadata.resourceVersion).to.equal('2');
+    expect(s.remove('a', 'x')).to.equal(undefined);
+  });
+});

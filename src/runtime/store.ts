@@ -1,0 +1,123 @@
+// In-memory cache of one resource kind keyed by namespace/name, with a label index. Fed by an informer.
+import type { KubeObject } from '../api/index.js';
+import { matchesRequirements, parseSelector, type LabelRequirement } from './labels.js';
+import type { Store } from './types.js';
+
+/** Store key of an object: `namespace/name`, or `name` when cluster-scoped. */
+export const keyOf = (namespace: string | undefined, name: string): string => (namespace ? `${namespace}/${name}` : name);
+/** Store key of an object from its metadata. */
+export const objectKey = (obj: KubeObject): string => keyOf(obj.metadata.namespace, obj.metadata.name ?? '');
+
+/** Recursively freezes an object so that accidental mutation of cached state throws (ESM code is strict). */
+export function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
+/**
+ * The store behind an informer. Cached objects are frozen and shared: `get` returns a mutable deep copy
+ * (safe to snapshot, mutate and patch); `list`, `byLabel` and `select` return the frozen objects
+ * themselves (clone with `structuredClone` before mutating).
+ */
+export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> {
+  private readonly items = new Map<string, T>();
+  /** label key -> label value -> store keys. */
+  private readonly index = new Map<string, Map<string, Set<string>>>();
+  private readonly parsed = new Map<string, LabelRequirement[]>();
+
+  /** Number of cached objects. */
+  get size(): number {
+    return this.items.size;
+  }
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    const o = this.items.get(keyOf(namespace, name));
+    return o === undefined ? undefined : structuredClone(o);
+  }
+
+  /** The frozen cached object (no copy), for read-only use. */
+  peek(namespace: string | undefined, name: string): T | undefined {
+    return this.items.get(keyOf(namespace, name));
+  }
+
+  list(namespace?: string): T[] {
+    const out: T[] = [];
+    for (const o of this.items.values()) if (namespace === undefined || o.metadata.namespace === namespace) out.push(o);
+    return out;
+  }
+
+  byLabel(key: string, value: string, namespace?: string): T[] {
+    const keys = this.index.get(key)?.get(value);
+    if (!keys) return [];
+    const out: T[] = [];
+    for (const k of keys) {
+      const o = this.items.get(k)!;
+      if (namespace === undefined || o.metadata.namespace === namespace) out.push(o);
+    }
+    return out;
+  }
+
+  select(selector: string, namespace?: string): T[] {
+    let reqs = this.parsed.get(selector);
+    if (!reqs) {
+      reqs = parseSelector(selector);
+      if (this.parsed.size > 1000) this.parsed.clear();
+      this.parsed.set(selector, reqs);
+    }
+    // Narrow by the first equality requirement through the index; check the rest on each candidate.
+    const eq = reqs.find((r) => r.op === '=' || (r.op === 'in' && r.values.length === 1));
+    const candidates = eq ? this.byLabel(eq.key, eq.values[0]!, namespace) : this.list(namespace);
+    return candidates.filter((o) => matchesRequirements(reqs, o.metadata.labels));
+  }
+
+  /** Inserts or replaces an object (frozen on the way in); returns the previous version. */
+  upsert(obj: T): T | undefined {
+    const k = objectKey(obj);
+    const old = this.items.get(k);
+    if (old) this.unindex(k, old);
+    deepFreeze(obj);
+    this.items.set(k, obj);
+    this.indexObj(k, obj);
+    return old;
+  }
+
+  /** Removes an object; returns what was cached. */
+  remove(namespace: string | undefined, name: string): T | undefined {
+    const k = keyOf(namespace, name);
+    const old = this.items.get(k);
+    if (old) {
+      this.unindex(k, old);
+      this.items.delete(k);
+    }
+    return old;
+  }
+
+  /** Every cached object by store key (for re-list diffs). */
+  entries(): IterableIterator<[string, T]> {
+    return this.items.entries();
+  }
+
+  private indexObj(k: string, obj: T): void {
+    for (const [lk, lv] of Object.entries(obj.metadata.labels ?? {})) {
+      let byValue = this.index.get(lk);
+      if (!byValue) this.index.set(lk, (byValue = new Map()));
+      let keys = byValue.get(lv);
+      if (!keys) byValue.set(lv, (keys = new Set()));
+      keys.add(k);
+    }
+  }
+
+  private unindex(k: string, obj: T): void {
+    for (const [lk, lv] of Object.entries(obj.metadata.labels ?? {})) {
+      const byValue = this.index.get(lk);
+      const keys = byValue?.get(lv);
+      if (!keys) continue;
+      keys.delete(k);
+      if (keys.size === 0) byValue!.delete(lv);
+      if (byValue!.size === 0) this.index.delete(lk);
+    }
+  }
+}
