@@ -1,0 +1,185 @@
+// The deployment, synthesized with cdk8s + cdk8s-plus-28: the CRDs, the controllers (one Deployment per component,
+// Pod Security "restricted", least-privilege RBAC derived from each component's exported rules), a metrics Service,
+// and the sample updaters as an optional chart.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ApiObject, Chart, Include, JsonPatch, Size, type App } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-28';
+import type { Construct } from 'constructs';
+import type { PolicyRule } from '../src/runtime/types.js';
+import { EVENT_RULES, LEADER_ELECTION_RULES, normalizeRules, ruleProblems, type FlatRule } from './rbac.js';
+
+/** Ports every controller process listens on (see `inplace run --metrics-port/--health-port`). */
+export const PORTS = { metrics: 8080, health: 8081 } as const;
+
+/** What the synthesized manifests can be tuned with. */
+export interface DeploymentOptions {
+  /** Container image of the platform (the Dockerfile's output). */
+  image: string;
+  /** Namespace the controllers run in (leader-election Leases live here). */
+  namespace: string;
+  /** Replicas per controller Deployment; > 1 is safe (leader election). */
+  replicas: number;
+  /** Project root: where crds/ lives. */
+  root: string;
+}
+
+/** A component to deploy: what `inplace run <name>` (or `inplace updater <name>`) starts, and the rules it declares. */
+export interface WorkloadSpec {
+  name: string;
+  description: string;
+  /** Arguments after `node dist/src/cli/main.js`. */
+  args: string[];
+  rbac: readonly PolicyRule[];
+}
+
+const PART_OF = 'inplace-capi';
+const COMPONENT_LABEL = 'app.kubernetes.io/component';
+const METRICS_LABEL = 'inplace.cluster.x-k8s.io/metrics';
+
+/** YAML files directly in `dir`, sorted (deterministic output). */
+export function yamlFilesIn(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
+    .map((e) => join(dir, e.name))
+    .sort();
+}
+
+/** Chart of CustomResourceDefinitions included verbatim from YAML files (crds/ is the source of truth). */
+export class CrdsChart extends Chart {
+  constructor(scope: Construct, id: string, files: readonly string[]) {
+    super(scope, id, { disableResourceNameHashes: true });
+    files.forEach((url, i) => new Include(this, `crd-${i}`, { url }));
+  }
+}
+
+/** An IApiEndpoint for one flattened rule (kplus renders one PolicyRule per endpoint). */
+const endpointOf = (r: FlatRule): kplus.IApiEndpoint => ({
+  asApiResource: () => ({ apiGroup: r.apiGroup, resourceType: r.resource, ...(r.resourceName ? { resourceName: r.resourceName } : {}) }),
+  asNonApiResource: () => undefined,
+});
+
+const labelsOf = (name: string): Record<string, string> => ({
+  'app.kubernetes.io/name': name,
+  'app.kubernetes.io/part-of': PART_OF,
+  [COMPONENT_LABEL]: name,
+});
+
+/**
+ * Adds one workload: ServiceAccount, ClusterRole (+binding) from its declared rules plus Events, Role (+binding)
+ * for its leader-election Lease, and a restricted-profile Deployment.
+ */
+export function addWorkload(chart: Chart, w: WorkloadSpec, o: DeploymentOptions, extraLabels: Record<string, string> = {}): kplus.Deployment {
+  const problems = ruleProblems(w.rbac);
+  if (problems.length > 0) throw new Error(`component ${w.name} declares RBAC that is not least-privilege: ${problems.join('; ')}`);
+  const name = `inplace-${w.name}`;
+  const labels = { ...labelsOf(w.name), ...extraLabels };
+  const meta = (suffix = ''): { name: string; namespace: string; labels: Record<string, string> } => ({ name: name + suffix, namespace: o.namespace, labels });
+
+  const sa = new kplus.ServiceAccount(chart, `${w.name}-sa`, { metadata: meta(), automountToken: true });
+
+  const clusterRole = new kplus.ClusterRole(chart, `${w.name}-clusterrole`, { metadata: { name, labels } });
+  for (const r of normalizeRules([...w.rbac, ...EVENT_RULES])) clusterRole.allow(r.verbs, endpointOf(r));
+  new kplus.ClusterRoleBinding(chart, `${w.name}-clusterrolebinding`, { metadata: { name, labels }, role: clusterRole }).addSubjects(sa);
+
+  const role = new kplus.Role(chart, `${w.name}-role`, { metadata: meta('-leader-election') });
+  for (const r of normalizeRules(LEADER_ELECTION_RULES)) {
+    role.allow(r.verbs, kplus.ApiResource.custom({ apiGroup: r.apiGroup, resourceType: r.resource }));
+  }
+  new kplus.RoleBinding(chart, `${w.name}-rolebinding`, { metadata: meta('-leader-election'), role }).addSubjects(sa);
+
+  const deployment = new kplus.Deployment(chart, `${w.name}-deployment`, {
+    metadata: { ...meta(), annotations: { 'inplace.cluster.x-k8s.io/description': w.description } },
+    replicas: o.replicas,
+    serviceAccount: sa,
+    automountServiceAccountToken: true,
+    podMetadata: { labels },
+    securityContext: { ensureNonRoot: true, user: 65532, group: 65532, fsGroup: 65532 },
+    containers: [
+      {
+        name: 'manager',
+        image: o.image,
+        imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
+        workingDir: '/app',
+        command: ['node', 'dist/src/cli/main.js'],
+        args: [...w.args, '--leader-elect', '--metrics-port', String(PORTS.metrics), '--health-port', String(PORTS.health)],
+        ports: [
+          { name: 'metrics', number: PORTS.metrics },
+          { name: 'health', number: PORTS.health },
+        ],
+        envVariables: {
+          POD_NAMESPACE: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAMESPACE),
+          POD_NAME: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAME),
+          NODE_ENV: kplus.EnvValue.fromValue('production'),
+        },
+        liveness: kplus.Probe.fromHttpGet('/healthz', { port: PORTS.health }),
+        readiness: kplus.Probe.fromHttpGet('/readyz', { port: PORTS.health }),
+        resources: {
+          cpu: { request: kplus.Cpu.millis(50), limit: kplus.Cpu.millis(500) },
+          memory: { request: Size.mebibytes(128), limit: Size.mebibytes(512) },
+        },
+        securityContext: {
+          ensureNonRoot: true,
+          user: 65532,
+          group: 65532,
+          privileged: false,
+          readOnlyRootFilesystem: true,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: [kplus.Capability.ALL] },
+          seccompProfile: { type: kplus.SeccompProfileType.RUNTIME_DEFAULT },
+        },
+      },
+    ],
+  });
+  // Node writes nothing but temp files; give it a writable /tmp on a read-only root filesystem.
+  const tmp = kplus.Volume.fromEmptyDir(chart, `${w.name}-tmp`, 'tmp', { sizeLimit: Size.mebibytes(64) });
+  deployment.containers[0]?.mount('/tmp', tmp);
+  // The pod-level seccomp profile is what Pod Security "restricted" checks first; kplus only sets it per container.
+  ApiObject.of(deployment).addJsonPatch(JsonPatch.add('/spec/template/spec/securityContext/seccompProfile', { type: 'RuntimeDefault' }));
+  return deployment;
+}
+
+/** The platform: namespace, one Deployment + ServiceAccount + least-privilege RBAC per component, a metrics Service. */
+export class PlatformChart extends Chart {
+  constructor(scope: Construct, id: string, components: readonly WorkloadSpec[], o: DeploymentOptions) {
+    super(scope, id, { disableResourceNameHashes: true, labels: { 'app.kubernetes.io/part-of': PART_OF } });
+    new kplus.Namespace(this, 'namespace', {
+      metadata: {
+        name: o.namespace,
+        labels: {
+          'pod-security.kubernetes.io/enforce': 'restricted',
+          'pod-security.kubernetes.io/enforce-version': 'latest',
+        },
+      },
+    });
+    for (const c of components) addWorkload(this, c, o, { [METRICS_LABEL]: 'true' });
+    const svc = new kplus.Service(this, 'metrics', {
+      metadata: { name: 'inplace-controller-metrics', namespace: o.namespace, labels: { 'app.kubernetes.io/name': 'inplace-controller-metrics' } },
+      type: kplus.ServiceType.CLUSTER_IP,
+      ports: [{ name: 'metrics', port: PORTS.metrics, targetPort: PORTS.metrics }],
+    });
+    svc.selectLabel(METRICS_LABEL, 'true');
+  }
+}
+
+/** Optional chart: the sample updaters' CRDs and Deployments (in the platform namespace). */
+export class SampleUpdatersChart extends Chart {
+  constructor(scope: Construct, id: string, updaters: readonly (WorkloadSpec & { crds: readonly string[] })[], o: DeploymentOptions) {
+    super(scope, id, { disableResourceNameHashes: true, labels: { 'app.kubernetes.io/part-of': PART_OF } });
+    const crds = [...new Set(updaters.flatMap((u) => u.crds))].sort();
+    crds.forEach((url, i) => new Include(this, `crd-${i}`, { url }));
+    for (const u of updaters) addWorkload(this, { ...u, name: `updater-${u.name}` }, o);
+  }
+}
+
+/** Adds all charts to an app; returns them in apply order. */
+export function addCharts(
+  app: App,
+  o: DeploymentOptions,
+  components: readonly WorkloadSpec[],
+  updaters: readonly (WorkloadSpec & { crds: readonly string[] })[] | undefined,
+): Chart[] {
+  const charts: Chart[] = [new CrdsChart(app, 'crds', yamlFilesIn(join(o.root, 'crds'))), new PlatformChart(app, 'platform', components, o)];
+  if (updaters) charts.push(new SampleUpdatersChart(app, 'sample-updaters', updaters, o));
+  return charts;
+}

@@ -1,0 +1,54 @@
+// `npm run synth [-- --image REF --namespace NS --replicas N --outdir DIR --no-samples]`: writes dist/manifests/.
+import { parseArgs } from 'node:util';
+import { join, relative } from 'node:path';
+import { sampleUpdaters } from '../src/sample-updaters/index.js';
+import { DEFAULT_IMAGE, PROJECT_ROOT, synthesize, writeManifests } from './synth.js';
+
+const USAGE = `Usage: npm run synth -- [--image REF] [--namespace NS] [--replicas N] [--outdir DIR] [--no-samples]
+
+Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, sample updaters) to dist/manifests/.
+  --image REF       container image of the platform (default: $INPLACE_IMAGE or ${DEFAULT_IMAGE})
+  --namespace NS    namespace the controllers run in (default: inplace-system)
+  --replicas N      replicas per controller; leader election makes > 1 safe (default: 1)
+  --outdir DIR      output directory (default: dist/manifests)
+  --no-samples      leave out the sample updaters chart`;
+
+function main(): number {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        image: { type: 'string' },
+        namespace: { type: 'string' },
+        replicas: { type: 'string' },
+        outdir: { type: 'string' },
+        'no-samples': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    process.stderr.write(`error: ${(e as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const replicas = values.replicas === undefined ? 1 : Number(values.replicas);
+  if (!Number.isInteger(replicas) || replicas < 1) {
+    process.stderr.write(`error: --replicas must be a positive integer, got "${values.replicas}"\n`);
+    return 2;
+  }
+  const files = synthesize({
+    image: values.image ?? process.env.INPLACE_IMAGE ?? DEFAULT_IMAGE,
+    namespace: values.namespace ?? 'inplace-system',
+    replicas,
+    ...(values['no-samples'] ? {} : { updaters: Object.values(sampleUpdaters) }),
+  });
+  const outdir = values.outdir ?? join(PROJECT_ROOT, 'dist', 'manifests');
+  for (const p of writeManifests(files, outdir)) process.stdout.write(`wrote ${relative(process.cwd(), p) || p}\n`);
+  process.stdout.write(`apply with: kubectl apply --server-side -f ${relative(process.cwd(), outdir) || outdir}/\n`);
+  return 0;
+}
+
+process.exitCode = main();

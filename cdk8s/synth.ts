@@ -1,0 +1,68 @@
+// Synthesis entry points shared by `npm run synth` and the tests: build the app, render each chart to YAML.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { App, Yaml } from 'cdk8s';
+import { addCharts, type DeploymentOptions, type WorkloadSpec } from './charts.js';
+import { COMPONENTS } from './components.js';
+
+/** Project root (cdk8s/ lives directly under it, also in dist/). */
+export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', ...(import.meta.url.includes('/dist/') ? ['..'] : []));
+
+/** A sample updater as the samples chart needs it (a subset of SampleUpdater from src/sample-updaters). */
+export interface UpdaterWorkload {
+  name: string;
+  description: string;
+  rbac: WorkloadSpec['rbac'];
+  crds: readonly string[];
+}
+
+/** Options of a synthesis run; everything has a default. */
+export interface SynthOptions extends Partial<DeploymentOptions> {
+  /** Sample updaters to add as the optional chart; omitted = no samples chart. */
+  updaters?: readonly UpdaterWorkload[];
+}
+
+/** The default image reference (tag = package version); override with --image or INPLACE_IMAGE. */
+export const DEFAULT_IMAGE = 'inplace-capi:0.1.0';
+
+/** A synthesized manifest file. */
+export interface ManifestFile {
+  name: string;
+  content: string;
+}
+
+/** The workloads of the platform chart: one per component, running `inplace run <component>`. */
+export const componentWorkloads = (): WorkloadSpec[] =>
+  COMPONENTS.map((c) => ({ name: c.name, description: c.description, args: ['run', c.name], rbac: c.rbac }));
+
+/** Synthesizes every chart to YAML in memory, in apply order (CRDs first). */
+export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
+  const root = opts.root ?? PROJECT_ROOT;
+  const o: DeploymentOptions = {
+    image: opts.image ?? DEFAULT_IMAGE,
+    namespace: opts.namespace ?? 'inplace-system',
+    replicas: opts.replicas ?? 1,
+    root,
+  };
+  const updaters = opts.updaters?.map((u) => ({
+    name: u.name,
+    description: u.description,
+    args: ['updater', u.name],
+    rbac: u.rbac,
+    crds: u.crds.map((p) => (isAbsolute(p) ? p : join(root, p))),
+  }));
+  const app = new App();
+  const charts = addCharts(app, o, componentWorkloads(), updaters);
+  return charts.map((chart, i) => ({ name: `${String(i * 10).padStart(2, '0')}-${chart.node.id}.yaml`, content: Yaml.stringify(...chart.toJson()) }));
+}
+
+/** Writes synthesized files to `outdir` (created if needed); returns their paths. */
+export function writeManifests(files: readonly ManifestFile[], outdir: string): string[] {
+  mkdirSync(outdir, { recursive: true });
+  return files.map((f) => {
+    const p = join(outdir, f.name);
+    writeFileSync(p, f.content);
+    return p;
+  });
+}

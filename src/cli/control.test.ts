@@ -1,0 +1,38 @@
+import { expect } from 'chai';
+import type { InPlaceUpdatePlan } from '../api/index.js';
+import { decideAbort, decidePause, decideResume, type ControlDecision } from './control.js';
+
+const plan = (updateStatus: string | undefined, spec: Partial<InPlaceUpdatePlan['spec']> = {}): InPlaceUpdatePlan =>
+  ({ spec: { clusterName: 'c', ...spec }, ...(updateStatus ? { status: { updateStatus } } : {}) }) as InPlaceUpdatePlan;
+
+const patchOf = (d: ControlDecision): unknown => ('patch' in d ? d.patch : undefined);
+
+describe('cli control verbs decide', () => {
+  const abortCases: [string, InPlaceUpdatePlan, unknown][] = [
+    ['aborts an updating plan', plan('updating', { updatePhase: 'updating' }), { spec: { updatePhase: 'aborting' } }],
+    ['aborts a pending plan', plan(undefined), { spec: { updatePhase: 'aborting' } }],
+    ['does nothing for a plan already aborting', plan('aborting', { updatePhase: 'aborting' }), undefined],
+    ['does nothing for an updated plan', plan('updated'), undefined],
+    ['does nothing for a failed plan', plan('failed'), undefined],
+    ['does nothing for an aborted plan', plan('aborted', { updatePhase: 'aborting' }), undefined],
+  ];
+  for (const [name, p, want] of abortCases) it(`abort ${name}`, () => expect(patchOf(decideAbort(p))).to.deep.equal(want));
+
+  const pauseCases: [string, InPlaceUpdatePlan, unknown][] = [
+    ['pauses an updating plan', plan('updating'), { spec: { paused: true } }],
+    ['does nothing when already paused', plan('updating', { paused: true }), undefined],
+    ['does nothing for a terminal plan', plan('updated'), undefined],
+  ];
+  for (const [name, p, want] of pauseCases) it(`pause ${name}`, () => expect(patchOf(decidePause(p))).to.deep.equal(want));
+
+  const resumeCases: [string, InPlaceUpdatePlan, unknown][] = [
+    ['resumes a paused plan', plan('updating', { paused: true }), { spec: { paused: false } }],
+    ['does nothing when not paused', plan('updating'), undefined],
+  ];
+  for (const [name, p, want] of resumeCases) it(`resume ${name}`, () => expect(patchOf(decideResume(p))).to.deep.equal(want));
+
+  it('says why nothing was done', () => {
+    const d = decideAbort(plan('updated'));
+    expect(d).to.deep.equal({ noop: 'already updated; nothing to abort' });
+  });
+});

@@ -1,0 +1,106 @@
+// Connecting to a cluster from CLI flags, finding plans, and turning API failures into errors that say what to do.
+import { existsSync } from 'node:fs';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject, type ResourceType } from '../api/index.js';
+import { createClient, loadKubeConfig, type RestClient } from '../runtime/client.js';
+import { KubeApiError } from '../runtime/errors.js';
+import { CliError, str, type ParsedArgs } from './verb.js';
+
+/** A connection made from --kubeconfig / --context (or the default chain). */
+export interface Connection {
+  client: RestClient;
+  kc: KubeConfig;
+  /** The namespace of the kubeconfig context, if it names one. */
+  contextNamespace: string | undefined;
+  /** Where the kubeconfig came from, for messages. */
+  source: string;
+}
+
+/** Loads the kubeconfig named by the flags (or the default chain) and creates a client. */
+export function connect(args: ParsedArgs, userAgent = 'inplace-cli'): Connection {
+  const path = str(args, 'kubeconfig');
+  if (path !== undefined && !existsSync(path)) {
+    throw new CliError(`kubeconfig "${path}" does not exist`, 'pass the path of an existing kubeconfig, or run `inplace local-apiserver` to start a local API server and write one');
+  }
+  let kc: KubeConfig;
+  try {
+    kc = loadKubeConfig(path);
+  } catch (e) {
+    throw new CliError(`cannot load kubeconfig${path ? ` "${path}"` : ''}: ${(e as Error).message}`, 'check that the file is a valid kubeconfig (kubectl config view --kubeconfig FILE)');
+  }
+  const context = str(args, 'context');
+  if (context !== undefined) {
+    if (!kc.getContexts().some((c) => c.name === context)) {
+      throw new CliError(`context "${context}" is not in the kubeconfig`, `available contexts: ${kc.getContexts().map((c) => c.name).join(', ') || '(none)'}`);
+    }
+    kc.setCurrentContext(context);
+  }
+  if (!kc.getCurrentCluster()) {
+    throw new CliError('no cluster configured: the kubeconfig has no current context', 'pass --kubeconfig FILE, set KUBECONFIG, or run `npm start` for a local demo cluster');
+  }
+  const ctx = kc.getContextObject(kc.getCurrentContext());
+  return {
+    client: createClient(kc, { userAgent }),
+    kc,
+    contextNamespace: ctx?.namespace || undefined,
+    source: path ?? (process.env.KUBECONFIG ? `$KUBECONFIG (${process.env.KUBECONFIG})` : 'the default kubeconfig'),
+  };
+}
+
+/** Rewrites an API failure as a CliError that says what to do; other errors pass through. */
+export function explainApiError(err: unknown, conn: Pick<Connection, 'client' | 'source'>, res?: ResourceType): unknown {
+  if (!(err instanceof KubeApiError)) return err;
+  if (err.code === 0) {
+    return new CliError(`cannot reach the API server at ${conn.client.server}: ${err.message}`, `check that the cluster in ${conn.source} is running (for a local one: npm start, or inplace local-apiserver)`);
+  }
+  if (err.code === 401) return new CliError(`the API server rejected the credentials of ${conn.source}: ${err.message}`, 'refresh the credentials in the kubeconfig');
+  if (err.code === 403) return new CliError(`forbidden: ${err.message}`, 'ask for RBAC that allows this call, or use a kubeconfig with more rights');
+  if (err.code === 404 && res && /the server could not find the requested resource|not found/i.test(err.message) && !err.status?.details?.name) {
+    return new CliError(
+      `the API server does not serve ${res.plural}.${res.group}/${res.version}`,
+      'install the CRDs first: kubectl apply --server-side -f crds/ (or dist/manifests/00-crds.yaml)',
+    );
+  }
+  return new CliError(err.message);
+}
+
+/** Runs an API call, rewriting its failure with `explainApiError`. */
+export async function call<T>(conn: Pick<Connection, 'client' | 'source'>, res: ResourceType | undefined, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    throw explainApiError(e, conn, res);
+  }
+}
+
+/**
+ * Finds a plan by name: in `namespace` when given; otherwise in every namespace (the name must be unique then).
+ * An unknown plan is a CliError listing where plans exist.
+ */
+export async function findPlan(conn: Connection, name: string, namespace: string | undefined): Promise<InPlaceUpdatePlan & KubeObject> {
+  const { client } = conn;
+  type Plan = InPlaceUpdatePlan & KubeObject;
+  if (namespace !== undefined) {
+    const plan = await call(conn, InPlaceUpdatePlans, () => client.get<Plan>(InPlaceUpdatePlans, namespace, name));
+    if (plan) return plan;
+    const all = await call(conn, InPlaceUpdatePlans, () => client.list<Plan>(InPlaceUpdatePlans, undefined));
+    const elsewhere = all.items.filter((p) => p.metadata.name === name).map((p) => p.metadata.namespace);
+    throw new CliError(
+      `InPlaceUpdatePlan "${name}" not found in namespace "${namespace}"`,
+      elsewhere.length > 0 ? `it exists in namespace ${elsewhere.join(', ')}: pass -n ${elsewhere[0]}` : listHint(all.items),
+    );
+  }
+  const all = await call(conn, InPlaceUpdatePlans, () => client.list<Plan>(InPlaceUpdatePlans, undefined));
+  const matches = all.items.filter((p) => p.metadata.name === name);
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length > 1) {
+    throw new CliError(`InPlaceUpdatePlan "${name}" exists in several namespaces (${matches.map((p) => p.metadata.namespace).join(', ')})`, 'pass -n NAMESPACE to pick one');
+  }
+  throw new CliError(`InPlaceUpdatePlan "${name}" not found in any namespace`, listHint(all.items));
+}
+
+function listHint(plans: KubeObject[]): string {
+  if (plans.length === 0) return 'there are no plans in this cluster; apply one with kubectl apply -f plan.yaml (see examples/plan.yaml)';
+  const names = plans.slice(0, 5).map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
+  return `existing plans: ${names.join(', ')}${plans.length > 5 ? ', ...' : ''} (kubectl get inplaceupdateplans -A)`;
+}

@@ -1,0 +1,121 @@
+import { expect } from 'chai';
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
+import { buildStatusTree, humanAge, renderTree } from './tree.js';
+
+const now = new Date('2026-01-01T12:00:00Z');
+const ago = (s: number): string => new Date(now.getTime() - s * 1000).toISOString();
+const updater = { name: 'os', sequence: 1, responsibilities: [{ selectResource: 'Machine' as const, path: '/spec/version', value: 'v1.30.1' }] };
+
+const plan = (over: Partial<InPlaceUpdatePlan> = {}): InPlaceUpdatePlan & KubeObject => ({
+  metadata: { name: 'p1', namespace: 'fleet-a', creationTimestamp: ago(300) },
+  spec: {
+    clusterName: 'c1',
+    controlPlane: { name: 'c1-cp', sequence: 1, updaters: [updater] },
+    machineDeployments: [
+      { name: 'c1-md-1', sequence: 2, updaters: [updater] },
+      { name: 'c1-md-0', sequence: 2, updaters: [updater] },
+    ],
+  },
+  status: {
+    updateStatus: 'updating',
+    progress: '4/9',
+    targets: [
+      { kind: 'ControlPlane', name: 'c1-cp', sequence: 1, updateStatus: 'updated', machines: 3, updated: 3 },
+      { kind: 'MachineDeployment', name: 'c1-md-0', sequence: 2, updateStatus: 'updating', machines: 3, updated: 1, updating: 1 },
+    ],
+    conditions: [{ type: 'Ready', status: 'False', reason: 'Updating', message: 'updating machines', lastTransitionTime: ago(200) }],
+  },
+  ...over,
+});
+
+const mu = (machine: string, target: string, kind: 'ControlPlane' | 'MachineDeployment', status: MachineUpdate['status']): MachineUpdate & KubeObject => ({
+  metadata: { name: `p1-${machine}`, namespace: 'fleet-a', creationTimestamp: ago(100) },
+  spec: { planName: 'p1', clusterName: 'c1', target: { kind, name: target }, machineRef: { name: machine }, updaters: [updater] },
+  ...(status ? { status } : {}),
+});
+
+describe('cli status tree', () => {
+  describe('humanAge', () => {
+    const cases: [number | undefined, string][] = [
+      [undefined, ''],
+      [5, '5s'],
+      [119, '119s'],
+      [125, '2m5s'],
+      [600, '10m'],
+      [3 * 3600 + 120, '3h2m'],
+      [10 * 3600, '10h'],
+      [3 * 86400 + 3600, '3d1h'],
+      [30 * 86400, '30d'],
+    ];
+    for (const [s, want] of cases) {
+      it(`renders ${s ?? 'no timestamp'} seconds as "${want}"`, () => {
+        expect(humanAge(s === undefined ? undefined : ago(s), now)).to.equal(want);
+      });
+    }
+    it('renders an invalid timestamp as empty', () => expect(humanAge('yesterday', now)).to.equal(''));
+  });
+
+  it('orders targets by sequence, control plane first, then by name', () => {
+    const t = buildStatusTree(plan(), [], now);
+    expect(t.children.map((c) => c.name)).to.deep.equal(['ControlPlane/c1-cp', 'MachineDeployment/c1-md-0', 'MachineDeployment/c1-md-1']);
+  });
+
+  it('shows target counts from the plan status and pending for targets not started', () => {
+    const t = buildStatusTree(plan(), [], now);
+    expect(t.children[1]).to.include({ status: 'updating', message: '1/3 updated, 1 updating' });
+    expect(t.children[2]).to.include({ status: 'pending', message: '' });
+  });
+
+  it('puts machines under their target with the current updater and tasks under the machine', () => {
+    const t = buildStatusTree(plan(), [
+      mu('m1', 'c1-md-0', 'MachineDeployment', {
+        updateStatus: 'updating',
+        currentUpdater: 'os',
+        startTime: ago(30),
+        tasks: [{ updater: 'os', apiVersion: 'v', kind: 'OSImageUpdateTask', name: 'm1-os', updateStatus: 'updating', startTime: ago(20) }],
+        conditions: [{ type: 'InPlaceUpdate', status: 'False', reason: 'WaitingForUpdater', lastTransitionTime: ago(20) }],
+      }),
+      mu('m0', 'c1-cp', 'ControlPlane', { updateStatus: 'updated' }),
+    ], now);
+    const md0 = t.children[1]!;
+    expect(md0.children).to.have.length(1);
+    expect(md0.children[0]).to.include({ name: 'Machine/m1', status: 'updating', reason: 'WaitingForUpdater', age: '30s', message: 'updater os' });
+    expect(md0.children[0]!.children[0]).to.include({ name: 'OSImageUpdateTask/m1-os', status: 'updating', reason: 'updater os', age: '20s' });
+    expect(t.children[0]!.children.map((c) => c.name)).to.deep.equal(['Machine/m0']);
+  });
+
+  it('shows an invalid plan with the validation message', () => {
+    const p = plan({
+      status: { updateStatus: 'pending', conditions: [{ type: 'Valid', status: 'False', reason: 'Invalid', message: 'MachineDeployment nope not found', lastTransitionTime: ago(1) }] },
+    });
+    const t = buildStatusTree(p, [], now);
+    expect(t).to.include({ status: 'pending', reason: 'Invalid', message: 'MachineDeployment nope not found' });
+  });
+
+  it('marks a paused plan', () => {
+    const p = plan();
+    p.spec.paused = true;
+    expect(buildStatusTree(p, [], now).status).to.equal('updating (paused)');
+  });
+
+  it('renders aligned columns with tree branches', () => {
+    const out = renderTree(buildStatusTree(plan(), [mu('m1', 'c1-md-0', 'MachineDeployment', { updateStatus: 'updated' })], now));
+    const lines = out.trimEnd().split('\n');
+    expect(lines[0]).to.match(/^NAME\s+STATUS\s+REASON\s+AGE\s+MESSAGE$/);
+    expect(lines[1]).to.match(/^InPlaceUpdatePlan\/p1\s+updating\s+Updating\s+5m\s+updating machines — 4\/9$/);
+    expect(lines[2]).to.match(/^├─ControlPlane\/c1-cp\s+updated/);
+    expect(lines[3]).to.match(/^├─MachineDeployment\/c1-md-0\s+updating/);
+    expect(lines[4]).to.match(/^│ └─Machine\/m1\s+updated/);
+    expect(lines[5]).to.match(/^└─MachineDeployment\/c1-md-1\s+pending/);
+    const statusCol = lines[0]!.indexOf('STATUS');
+    for (const l of lines.slice(1)) expect(l[statusCol - 1]).to.equal(' ');
+  });
+
+  it('truncates long messages to the width', () => {
+    const p = plan();
+    p.status!.conditions![0]!.message = 'x'.repeat(500);
+    const first = renderTree(buildStatusTree(p, [], now), 100).split('\n')[1]!;
+    expect([...first].length).to.be.at.most(100);
+    expect(first.endsWith('…')).to.equal(true);
+  });
+});

@@ -1,0 +1,141 @@
+// Pure rendering of a plan's status as a tree (plan -> targets -> machines -> tasks), like `clusterctl describe`.
+import {
+  ConditionTypes,
+  type Condition,
+  type InPlaceUpdatePlan,
+  type KubeObject,
+  type MachineUpdate,
+  type TargetKind,
+} from '../api/index.js';
+
+/** One line of the tree. */
+export interface TreeNode {
+  name: string;
+  status: string;
+  reason: string;
+  /** Age (kubectl style) or '' when unknown. */
+  age: string;
+  message: string;
+  children: TreeNode[];
+}
+
+/** Kubernetes-style short age of `from` at `now`, e.g. `45s`, `3m20s`, `2h`, `4d`; '' when `from` is unset or invalid. */
+export function humanAge(from: string | undefined, now: Date): string {
+  if (!from) return '';
+  const t = Date.parse(from);
+  if (Number.isNaN(t)) return '';
+  const s = Math.max(0, Math.floor((now.getTime() - t) / 1000));
+  if (s < 120) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 10) return s % 60 === 0 ? `${m}m` : `${m}m${s % 60}s`;
+  if (m < 180) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 8) return m % 60 === 0 ? `${h}h` : `${h}h${m % 60}m`;
+  if (h < 48) return `${h}h`;
+  const d = Math.floor(h / 24);
+  if (d < 8) return h % 24 === 0 ? `${d}d` : `${d}d${h % 24}h`;
+  return `${d}d`;
+}
+
+const cond = (conds: readonly Condition[] | undefined, type: string): Condition | undefined => conds?.find((c) => c.type === type);
+
+/** The most telling condition of a plan: a False Valid first (it blocks everything), else Ready. */
+function planCondition(plan: InPlaceUpdatePlan): Condition | undefined {
+  const valid = cond(plan.status?.conditions, ConditionTypes.valid);
+  if (valid?.status === 'False') return valid;
+  return cond(plan.status?.conditions, ConditionTypes.ready) ?? valid;
+}
+
+type Mu = MachineUpdate & KubeObject;
+
+/** Builds the tree of a plan and its MachineUpdates (any order; sorted here). */
+export function buildStatusTree(plan: InPlaceUpdatePlan & KubeObject, machineUpdates: readonly Mu[], now: Date): TreeNode {
+  const pc = planCondition(plan);
+  const st = plan.status;
+  const progress = st?.progress ?? (st?.machines !== undefined ? `${st.updatedMachines ?? 0}/${st.machines} machines updated` : '');
+  const paused = plan.spec.paused ? ' (paused)' : '';
+  const root: TreeNode = {
+    name: `InPlaceUpdatePlan/${plan.metadata.name}`,
+    status: (st?.updateStatus ?? 'pending') + paused,
+    reason: pc?.reason ?? '',
+    age: humanAge(plan.metadata.creationTimestamp, now),
+    message: [pc?.status === 'False' || pc?.status === 'Unknown' ? pc.message : undefined, progress].filter((x) => x).join(' — '),
+    children: [],
+  };
+
+  const targets: { kind: TargetKind; name: string; sequence: number }[] = [];
+  if (plan.spec.controlPlane) targets.push({ kind: 'ControlPlane', name: plan.spec.controlPlane.name, sequence: plan.spec.controlPlane.sequence });
+  for (const md of plan.spec.machineDeployments ?? []) targets.push({ kind: 'MachineDeployment', name: md.name, sequence: md.sequence });
+  targets.sort((a, b) => a.sequence - b.sequence || (a.kind === b.kind ? 0 : a.kind === 'ControlPlane' ? -1 : 1) || a.name.localeCompare(b.name));
+
+  for (const t of targets) {
+    const row = st?.targets?.find((r) => r.kind === t.kind && r.name === t.name);
+    const mine = machineUpdates
+      .filter((mu) => mu.spec.target.kind === t.kind && mu.spec.target.name === t.name)
+      .sort((a, b) => (a.status?.startTime ?? a.metadata.creationTimestamp ?? '').localeCompare(b.status?.startTime ?? b.metadata.creationTimestamp ?? '') || a.spec.machineRef.name.localeCompare(b.spec.machineRef.name));
+    const counts = row?.machines !== undefined ? `${row.updated ?? 0}/${row.machines} updated` : '';
+    const extra = [row?.updating ? `${row.updating} updating` : '', row?.failed ? `${row.failed} failed` : '', row?.aborted ? `${row.aborted} aborted` : ''].filter((x) => x);
+    root.children.push({
+      name: `${t.kind}/${t.name}`,
+      status: row?.updateStatus ?? 'pending',
+      reason: `sequence ${t.sequence}`,
+      age: '',
+      message: [counts, ...extra, row?.message ?? ''].filter((x) => x).join(', '),
+      children: mine.map((mu) => machineNode(mu, now)),
+    });
+  }
+  return root;
+}
+
+function machineNode(mu: Mu, now: Date): TreeNode {
+  const s = mu.status;
+  const c = cond(s?.conditions, ConditionTypes.inPlaceUpdate) ?? cond(s?.conditions, ConditionTypes.ready);
+  const health = cond(s?.conditions, ConditionTypes.healthCheckSucceeded);
+  const running = s?.currentUpdater && !['updated', 'aborted', 'failed'].includes(s.updateStatus ?? '') ? `updater ${s.currentUpdater}` : '';
+  const message = [running, s?.message ?? (c?.status !== 'True' ? c?.message : undefined), health?.status === 'False' ? `health: ${health.message ?? health.reason}` : '']
+    .filter((x) => x)
+    .join('; ');
+  return {
+    name: `Machine/${mu.spec.machineRef.name}`,
+    status: s?.updateStatus || 'pending',
+    reason: c?.reason ?? '',
+    age: humanAge(s?.startTime ?? mu.metadata.creationTimestamp, now),
+    message,
+    children: (s?.tasks ?? []).map((t) => ({
+      name: `${t.kind}/${t.name}`,
+      status: t.updateStatus || 'pending',
+      reason: `updater ${t.updater}`,
+      age: humanAge(t.startTime, now),
+      message: '',
+      children: [],
+    })),
+  };
+}
+
+/** Renders the tree as aligned columns with box-drawing branches; `width` truncates the MESSAGE column. */
+export function renderTree(root: TreeNode, width = 200): string {
+  const rows: { name: string; node: TreeNode }[] = [];
+  const walk = (n: TreeNode, prefix: string, childPrefix: string): void => {
+    rows.push({ name: prefix + n.name, node: n });
+    n.children.forEach((c, i) => {
+      const last = i === n.children.length - 1;
+      walk(c, childPrefix + (last ? '└─' : '├─'), childPrefix + (last ? '  ' : '│ '));
+    });
+  };
+  walk(root, '', '');
+  const head = { name: 'NAME', status: 'STATUS', reason: 'REASON', age: 'AGE' };
+  const w = {
+    name: Math.max(head.name.length, ...rows.map((r) => [...r.name].length)),
+    status: Math.max(head.status.length, ...rows.map((r) => r.node.status.length)),
+    reason: Math.max(head.reason.length, ...rows.map((r) => r.node.reason.length)),
+    age: Math.max(head.age.length, ...rows.map((r) => r.node.age.length)),
+  };
+  const pad = (s: string, n: number): string => s + ' '.repeat(Math.max(0, n - [...s].length));
+  const line = (name: string, status: string, reason: string, age: string, message: string): string => {
+    const left = `${pad(name, w.name)}  ${pad(status, w.status)}  ${pad(reason, w.reason)}  ${pad(age, w.age)}  `;
+    const room = Math.max(10, width - [...left].length);
+    const msg = message.length > room ? `${message.slice(0, room - 1)}…` : message;
+    return (left + msg).trimEnd();
+  };
+  return [line(head.name, head.status, head.reason, head.age, 'MESSAGE'), ...rows.map((r) => line(r.name, r.node.status, r.node.reason, r.node.age, r.node.message))].join('\n') + '\n';
+}
