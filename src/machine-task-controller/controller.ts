@@ -1,0 +1,264 @@
+// The machine task controller (DESIGN §4.2): reconciles MachineUpdates. Per reconcile it snapshots the
+// MachineUpdate, its Machine and its tasks, decides one step (decide.ts), does it, and writes the status once.
+import {
+  MachineUpdates,
+  Machines,
+  Reasons,
+  UpdaterUpdateTasks,
+  apiVersionOf,
+  isTerminal,
+  parseApiVersion,
+  resourceKey,
+  type KubeObject,
+  type ResourceType,
+} from '../api/index.js';
+import {
+  buildGenericTask,
+  buildTaskFromTemplate,
+  machineUpdateOwnerRef,
+  owningMachineUpdate,
+  taskKindOfTemplate,
+  taskLabels,
+  taskName,
+  type Task,
+} from '../contract/index.js';
+import { ConflictError, RetryableError, isAlreadyExists, isNotFound } from '../runtime/errors.js';
+import { snapshot } from '../runtime/patch.js';
+import { Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/types.js';
+import { commitResponsibilities } from './commit-apply.js';
+import { decide, reasonOfTerminal, type Decision } from './decide.js';
+import { metrics } from './metrics.js';
+import { orderedUpdaters, type MachineState, type MachineUpdateObject, type MachineUpdateUpdater, type Scope, type UpdaterView } from './scope.js';
+import { buildStatus, type StatusInput } from './status.js';
+
+/** Name of the controller (also its field manager and event source). */
+export const CONTROLLER_NAME = 'machine-task-controller';
+
+/** Retry delay while another MachineUpdate's in-flight task holds a task name. */
+const FOREIGN_TASK_RETRY_MS = 5_000;
+/** Retry delay after deleting an earlier update's finished task. */
+const FOREIGN_DELETE_RETRY_MS = 500;
+
+/** What reconcile needs; built once in setup. */
+interface Deps {
+  mgr: Manager;
+  client: KubeClient;
+  controller: () => Controller;
+  /** Resource keys of the task kinds already watched. */
+  watched: Set<string>;
+}
+
+/** Registers the controller with the manager. */
+export function setupMachineTaskController(mgr: Manager): Controller {
+  const muInformer = mgr.informer<MachineUpdateObject>(MachineUpdates);
+  const watched = new Set<string>([resourceKey(UpdaterUpdateTasks)]);
+  const holder: { ctrl?: Controller } = {};
+  const deps: Deps = { mgr, client: mgr.client, controller: () => holder.ctrl!, watched };
+  const ctrl = mgr
+    .controller<MachineUpdateObject>(CONTROLLER_NAME)
+    .for(MachineUpdates)
+    .owns(UpdaterUpdateTasks)
+    // A Machine that disappears or starts deleting aborts its update; machines are few per MachineUpdate.
+    .watches<KubeObject>(Machines, (m) =>
+      muInformer.store
+        .list(m.metadata.namespace)
+        .filter((mu) => mu.spec?.machineRef?.name === m.metadata.name)
+        .map((mu) => ({ namespace: mu.metadata.namespace, name: mu.metadata.name! })),
+    )
+    .withConcurrency(4)
+    .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
+  holder.ctrl = ctrl;
+  return ctrl;
+}
+
+/** Maps a task of any kind to the MachineUpdate that controls it. */
+const taskToMachineUpdate = (t: KubeObject): ObjectKey[] => {
+  const owner = owningMachineUpdate(t);
+  return owner ? [{ namespace: t.metadata.namespace, name: owner }] : [];
+};
+
+/** The top-level reconcile of one MachineUpdate. */
+export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promise<Action> {
+  const mu = deps.mgr.informer<MachineUpdateObject>(MachineUpdates).store.get(key.namespace, key.name);
+  if (!mu || isTerminal(mu.status?.updateStatus)) return Action.awaitChange();
+  const now = new Date();
+  const scope = await buildScope(deps, mu);
+  const d = decide(scope);
+  log.debug({ step: d.step.kind, updateStatus: d.updateStatus, message: d.message }, 'decided');
+  const outcome = await act(deps, scope, d, log);
+  await writeStatus(deps, scope, outcome.status, now);
+  return outcome.action;
+}
+
+/** Resolves each updater's task resource, makes sure it is watched and reads its task from the cache. */
+async function buildScope(deps: Deps, mu: MachineUpdateObject): Promise<Scope> {
+  const ns = mu.metadata.namespace!;
+  const machine = deps.mgr.informer<KubeObject>(Machines).store.get(ns, mu.spec.machineRef.name);
+  const machineState: MachineState = !machine ? 'missing' : machine.metadata.deletionTimestamp ? 'deleting' : 'present';
+  const views: UpdaterView[] = [];
+  for (const u of orderedUpdaters(mu.spec)) {
+    const res = await taskResource(deps, u);
+    const name = taskName(mu.spec.machineRef.name, u.name);
+    const found = deps.mgr.informer<Task>(res).store.get(ns, name);
+    const view: UpdaterView = { updater: u, taskName: name, apiVersion: apiVersionOf(res), kind: res.kind };
+    if (found) {
+      const ownerUid = found.metadata.ownerReferences?.find((r) => r.controller)?.uid;
+      if (ownerUid === mu.metadata.uid) view.task = found;
+      else view.foreign = found;
+    }
+    views.push(view);
+  }
+  return { mu, machine: machineState, views };
+}
+
+/** The task resource of an updater: the generic kind, or the template's kind without "Template" (served version). */
+async function taskResource(deps: Deps, u: MachineUpdateUpdater): Promise<ResourceType> {
+  const ref = u.updaterUpdateTemplateRef;
+  if (!ref) return UpdaterUpdateTasks;
+  const { group } = parseApiVersion(ref.apiVersion);
+  const kind = taskKindOfTemplate(ref.kind);
+  let res: ResourceType;
+  try {
+    res = await deps.client.resolve(group, kind);
+  } catch (err) {
+    throw new RetryableError(`resolve task kind ${kind}.${group} of updater ${u.name}`, err);
+  }
+  const k = resourceKey(res);
+  if (!deps.watched.has(k)) {
+    await deps.controller().watch<KubeObject>(res, taskToMachineUpdate);
+    await deps.mgr.informer(res).synced();
+    deps.watched.add(k);
+  }
+  return res;
+}
+
+interface Outcome {
+  status: StatusInput;
+  action: Action;
+}
+
+const statusOf = (d: Decision): StatusInput => ({ updateStatus: d.updateStatus, ...(d.current !== undefined ? { current: d.current } : {}), reason: d.reason, message: d.message });
+
+/** Does the decided step; returns the status to write and what to wait for. */
+async function act(deps: Deps, scope: Scope, d: Decision, log: Logger): Promise<Outcome> {
+  const { client, mgr } = deps;
+  const mu = scope.mu;
+  const ns = mu.metadata.namespace!;
+  const step = d.step;
+  switch (step.kind) {
+    case 'none':
+    case 'finish':
+      return { status: statusOf(d), action: Action.awaitChange() };
+    case 'wait':
+      return { status: statusOf(d), action: step.foreign ? Action.requeue(FOREIGN_TASK_RETRY_MS) : Action.awaitChange() };
+    case 'createTask': {
+      const view = scope.views[step.index]!;
+      const created = await createTask(deps, mu, view, scope.views[step.index - 1], log);
+      if ('failed' in created) return { status: { updateStatus: 'failed', reason: created.reason, message: created.failed }, action: Action.awaitChange() };
+      view.task = created.task;
+      return { status: statusOf(d), action: Action.awaitChange() };
+    }
+    case 'abortTask': {
+      const view = scope.views[step.index]!;
+      const res = await taskResource(deps, view.updater);
+      const patched = await client.patch<Task>(res, ns, view.taskName, { spec: { updatePhase: 'aborting' } }, { type: 'merge', fieldManager: CONTROLLER_NAME });
+      view.task = patched;
+      mgr.events.event(mu, 'Normal', Reasons.aborting, `asked updater ${view.updater.name} to abort (${view.kind} ${view.taskName})`);
+      return { status: statusOf(d), action: Action.awaitChange() };
+    }
+    case 'deleteForeignTask': {
+      const view = scope.views[step.index]!;
+      const res = await taskResource(deps, view.updater);
+      const uid = view.foreign?.metadata.uid;
+      try {
+        await client.delete(res, ns, view.taskName, uid ? { preconditions: { uid } } : {});
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      return { status: statusOf(d), action: Action.requeue(FOREIGN_DELETE_RETRY_MS) };
+    }
+    case 'commit': {
+      const resps = scope.views.flatMap((v) => v.updater.responsibilities);
+      const result = await commitResponsibilities(client, ns, mu.spec.machineRef.name, resps);
+      if (!result.ok) {
+        mgr.events.event(mu, 'Warning', Reasons.commitFailed, result.message);
+        return { status: { updateStatus: 'failed', reason: Reasons.commitFailed, message: result.message }, action: Action.awaitChange() };
+      }
+      const message = result.written.length
+        ? `updated by ${scope.views.length} updater(s); committed ${result.written.join(', ')}`
+        : `updated by ${scope.views.length} updater(s); nothing to commit`;
+      return { status: { updateStatus: 'updated', reason: Reasons.updated, message }, action: Action.awaitChange() };
+    }
+  }
+}
+
+/** Creates the task of an updater (idempotent: an existing task of ours is adopted as is). */
+async function createTask(
+  deps: Deps,
+  mu: MachineUpdateObject,
+  view: UpdaterView,
+  previous: UpdaterView | undefined,
+  log: Logger,
+): Promise<{ task: Task } | { failed: string; reason: string }> {
+  const { client, mgr } = deps;
+  const ns = mu.metadata.namespace!;
+  const u = view.updater;
+  const inputs = {
+    name: view.taskName,
+    namespace: ns,
+    labels: taskLabels({ cluster: mu.spec.clusterName, plan: mu.spec.planName, machine: mu.spec.machineRef.name, updater: u.name }),
+    owner: machineUpdateOwnerRef({ ...mu, apiVersion: apiVersionOf(MachineUpdates), kind: MachineUpdates.kind }),
+    updatePhase: 'updating' as const,
+    machineName: mu.spec.machineRef.name,
+    responsibilities: u.responsibilities,
+  };
+  let task: Task;
+  const ref = u.updaterUpdateTemplateRef;
+  if (ref) {
+    const { group } = parseApiVersion(ref.apiVersion);
+    let tplRes: ResourceType;
+    try {
+      tplRes = await client.resolve(group, ref.kind);
+    } catch (err) {
+      return { failed: `template kind ${ref.kind}.${group} of updater ${u.name} is not served: ${err instanceof Error ? err.message : String(err)}`, reason: Reasons.templateNotFound };
+    }
+    const tpl = await client.get(tplRes, ns, ref.name);
+    if (!tpl) return { failed: `template ${ref.kind} ${ns}/${ref.name} of updater ${u.name} not found`, reason: Reasons.templateNotFound };
+    task = buildTaskFromTemplate(tpl, inputs);
+    task.apiVersion = view.apiVersion;
+  } else {
+    task = buildGenericTask({ ...inputs, updaterName: u.name, ...(u.parameters ? { parameters: u.parameters } : {}) });
+  }
+  const res = await taskResource(deps, u);
+  try {
+    const created = await client.create<Task>(res, task, { fieldManager: CONTROLLER_NAME });
+    metrics().tasksCreated.inc({ kind: res.kind });
+    const prevDone = previous?.task?.status?.completionTime;
+    if (prevDone) metrics().stepLatency.observe(Math.max(0, (Date.now() - Date.parse(prevDone)) / 1000));
+    mgr.events.event(mu, 'Normal', 'TaskCreated', `created ${res.kind} ${view.taskName} for updater ${u.name}`);
+    log.info({ task: view.taskName, kind: res.kind, updater: u.name }, 'task created');
+    return { task: created };
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw new RetryableError(`create ${res.kind} ${ns}/${view.taskName}`, err);
+    // C9: the name is deterministic, so the task is ours from an earlier reconcile (cache lag) or another update's.
+    const existing = await client.get<Task>(res, ns, view.taskName);
+    if (existing && existing.metadata.ownerReferences?.some((r) => r.controller && r.uid === mu.metadata.uid)) return { task: existing };
+    throw new ConflictError(`create ${res.kind} ${ns}/${view.taskName}: the name is held by another object`, err);
+  }
+}
+
+/** Writes the status once (only what changed, guarded by resourceVersion) and records transition Events. */
+async function writeStatus(deps: Deps, scope: Scope, s: StatusInput, now: Date): Promise<void> {
+  const mu = scope.mu;
+  const helper = snapshot(mu);
+  const next: MachineUpdateObject = { ...structuredClone(mu), status: buildStatus(scope, s, now) };
+  if (!helper.changed(next)) return;
+  await helper.apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME });
+  const before = mu.status?.updateStatus;
+  if (before !== s.updateStatus && isTerminal(s.updateStatus)) {
+    deps.mgr.events.event(mu, s.updateStatus === 'updated' ? 'Normal' : 'Warning', reasonOfTerminal(s.updateStatus), s.message);
+  } else if (!before && s.updateStatus) {
+    deps.mgr.events.event(mu, 'Normal', Reasons.updating, s.message);
+  }
+}
+

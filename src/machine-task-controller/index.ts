@@ -1,0 +1,32 @@
+// The machine task controller component (DESIGN §4.2): runs each MachineUpdate's updaters through task CRs,
+// one at a time in ascending sequence, and commits the responsibilities when all are updated (contract C8).
+//
+// MachineUpdate conditions: InPlaceUpdate is True while the update is in progress (reason Updating /
+// WaitingForUpdater / Aborting / Committing) and False once terminal (Updated / Aborted / Failed / CommitFailed);
+// Ready is True only when the MachineUpdate is updated.
+import type { Component, PolicyRule } from '../runtime/types.js';
+import { CONTROLLER_NAME, setupMachineTaskController } from './controller.js';
+import { rbac } from './rbac.js';
+
+export { rbac, taskKindRules } from './rbac.js';
+export { CONTROLLER_NAME } from './controller.js';
+
+/** Options of the component. */
+export interface MachineTaskControllerOptions {
+  /** RBAC rules for third-party task and template kinds (see taskKindRules), added to the component's rules. */
+  extraRbac?: PolicyRule[];
+}
+
+/** The component with extra RBAC for third-party task kinds. */
+export function createMachineTaskController(opts: MachineTaskControllerOptions = {}): Component {
+  return {
+    name: CONTROLLER_NAME,
+    rbac: [...rbac, ...(opts.extraRbac ?? [])],
+    setup(mgr) {
+      setupMachineTaskController(mgr);
+    },
+  };
+}
+
+/** The machine task controller as deployed by default (generic and sample task kinds). */
+export const machineTaskController: Component = createMachineTaskController();
