@@ -129,3 +129,47 @@ export const isTerminal = (s: string | undefined): boolean => s !== undefined &&
 
 /** spec.updatePhase values. */
 export const UpdatePhase = { updating: 'updating', aborting: 'aborting' } as const;
+
+/** Annotations on plans (written by the plan controller). */
+export const PlanAnnotations = {
+  /** On an InPlaceUpdatePlan moved to `aborting` because a newer plan of the same cluster superseded it: the newer plan's name. */
+  supersededBy: `${GROUP}/superseded-by`,
+} as const;
+
+/** Reasons of the Kubernetes Events the plan controller records on plans (stable: tools match on them). */
+export const PlanEventReasons = {
+  /** The plan passed validation and started (or resumed from pending). */
+  started: 'PlanStarted',
+  /** The plan failed validation; the message lists every problem. */
+  invalid: 'PlanInvalid',
+  /** The plan waits until an older plan of the same cluster is terminal. */
+  waiting: 'WaitingForPreviousPlan',
+  /** This plan moved an older plan of the same cluster to aborting. */
+  superseding: 'SupersedingPlan',
+  /** This plan was moved to aborting by a newer plan of the same cluster. */
+  superseded: 'Superseded',
+  /** A target (control plane / MachineDeployment) started. */
+  targetStarted: 'TargetStarted',
+  /** Every current machine of a target is updated. */
+  targetUpdated: 'TargetUpdated',
+  /** A target failed (Halt after a failure, or Continue with failures once every machine is done). */
+  targetFailed: 'TargetFailed',
+  /** The update of a machine started (a MachineUpdate was created). */
+  machineUpdateStarted: 'MachineUpdateStarted',
+  /** A MachineDeployment was scaled up by one for maxUnavailable 0. */
+  surged: 'Surged',
+  /** A surged MachineDeployment's replica count was restored. */
+  surgeRestored: 'SurgeRestored',
+  /** The plan is aborting. */
+  aborting: 'PlanAborting',
+  /** The plan ended aborted. */
+  aborted: 'PlanAborted',
+  /** The plan ended updated. */
+  completed: 'PlanCompleted',
+  /** The plan ended failed. */
+  failed: 'PlanFailed',
+  /** The plan was paused. */
+  paused: 'PlanPaused',
+  /** The plan was resumed. */
+  resumed: 'PlanResumed',
+} as const;

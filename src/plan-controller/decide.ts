@@ -1,0 +1,532 @@
+// The plan controller's decisions: from a snapshot, what to create, patch and report. Pure (no client, no clock):
+// the reconcile reads a snapshot, calls decidePlan once, and carries out the result.
+import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, KubeObject, MachineUpdate, PlanUpdater, TargetKind, TargetStatus } from '../api/index.js';
+import { Annotations, ConditionTypes, Finalizers, Labels, PlanAnnotations, PlanEventReasons, Reasons, UpdatePhase, UpdateStatus, isTerminal } from '../api/index.js';
+import { setCondition } from '../runtime/conditions.js';
+import { controlPlaneNameOf, cpReplicas, deploymentNameOf, isDeleting, isMachineReady, mdReplicas, mdRollingUpdate, nameOf } from './capi.js';
+import { resolveFenceposts } from './intstr.js';
+import { labelValue, machineUpdateName } from './names.js';
+import type { PlanSnapshot } from './scope.js';
+import type { NamedTarget } from './validate.js';
+import { targetsOf, validatePlan } from './validate.js';
+
+/** A MachineUpdate to create: the start of one machine's update. */
+export interface MachineUpdateIntent {
+  name: string;
+  machine: string;
+  target: { kind: TargetKind; name: string };
+  /** The target's updaters, ordered by sequence (then name). */
+  updaters: PlanUpdater[];
+}
+
+/** A Machine to label as in update by this plan (label plan-name + annotation update-started-at). */
+export interface MachineLabelIntent {
+  machine: string;
+  startedAt: string;
+}
+
+/** A MachineDeployment replicas/annotations change (surge by one for maxUnavailable 0, or its restore). */
+export interface ScaleIntent {
+  name: string;
+  replicas?: number;
+  /** Annotations to set (string) or remove (null). */
+  annotations: Record<string, string | null>;
+  /** resourceVersion the decision was made on (optimistic concurrency: a stale decision conflicts). */
+  resourceVersion?: string;
+  kind: 'surge' | 'restore';
+}
+
+/** A Kubernetes Event to record, on this plan unless `plan` names another plan of the namespace. */
+export interface PlanEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+  plan?: string;
+}
+
+/** Counter increments for the controller's metrics, derived from status changes (restart-safe). */
+export interface MetricDeltas {
+  started: number;
+  updated: number;
+  failed: number;
+}
+
+/** Everything one reconcile of a plan does. */
+export interface PlanDecision {
+  /** Validation problems (empty = valid). */
+  problems: string[];
+  /** The plan's new status (conditions merged with CAPI lastTransitionTime semantics). */
+  status: InPlaceUpdatePlanStatus;
+  /** MachineUpdates to create. */
+  create: MachineUpdateIntent[];
+  /** MachineUpdates whose spec.updatePhase is to become aborting. */
+  abort: string[];
+  /** Machines to label as in update. */
+  label: MachineLabelIntent[];
+  /** Machines whose plan-name label and update-started-at annotation are to be removed. */
+  unlabel: string[];
+  /** Older plans of the same cluster to move to aborting (superseded by this one). */
+  supersede: string[];
+  /** MachineDeployment surge / restore patches. */
+  scale: ScaleIntent[];
+  /** Events to record. */
+  events: PlanEvent[];
+  /** Finalizer change on the plan. */
+  finalizer?: 'add' | 'remove';
+  /** Metric increments. */
+  metrics: MetricDeltas;
+}
+
+type Status = TargetStatus['updateStatus'];
+type Mode = 'rollout' | 'hold' | 'stop';
+
+/** How a machine of a target stands in this plan. */
+type MachineState = 'notStarted' | 'inFlight' | 'updated' | 'failed' | 'aborted';
+
+/** One target evaluated against the snapshot. */
+interface TargetEval {
+  row: TargetStatus;
+  reason: string;
+  starts: string[];
+  scale?: ScaleIntent;
+  inFlight: number;
+  started: boolean;
+}
+
+const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The target's updaters in the order they run on a machine: ascending sequence, then name. */
+export const orderedUpdaters = (updaters: readonly PlanUpdater[]): PlanUpdater[] =>
+  [...updaters].sort((a, b) => a.sequence - b.sequence || byName(a.name, b.name));
+
+/** Orders plans oldest first: creationTimestamp, then name (the supersede order). */
+export const planAge = (a: InPlaceUpdatePlan, b: InPlaceUpdatePlan): number =>
+  byName(a.metadata?.creationTimestamp ?? '', b.metadata?.creationTimestamp ?? '') || byName(a.metadata?.name ?? '', b.metadata?.name ?? '');
+
+/** The state of a MachineUpdate as the plan counts it. */
+export function machineState(mu: MachineUpdate | undefined): MachineState {
+  if (!mu) return 'notStarted';
+  switch (mu.status?.updateStatus) {
+    case UpdateStatus.updated: return 'updated';
+    case UpdateStatus.failed: return 'failed';
+    case UpdateStatus.aborted: return 'aborted';
+    default: return 'inFlight';
+  }
+}
+
+/** The machines of a target (deleting ones included): CP machines by control-plane-name, MD machines by deployment-name. */
+export function machinesOfTarget(kind: TargetKind, name: string, clusterName: string, machines: readonly KubeObject[]): KubeObject[] {
+  return machines
+    .filter((m) => m.metadata.labels?.[Labels.clusterName] === clusterName)
+    .filter((m) => (kind === 'ControlPlane' ? controlPlaneNameOf(m) === name : deploymentNameOf(m) === name && controlPlaneNameOf(m) === undefined))
+    .sort((a, b) => byName(nameOf(a), nameOf(b)));
+}
+
+interface Ctx {
+  snap: PlanSnapshot;
+  planName: string;
+  planLabel: string;
+  halt: boolean;
+  mus: Map<string, MachineUpdate>;
+}
+
+const inUpdateByOther = (ctx: Ctx, m: KubeObject): string | undefined => {
+  const v = m.metadata.labels?.[Labels.planName];
+  return v !== undefined && v !== ctx.planLabel ? v : undefined;
+};
+
+const failureNote = (ctx: Ctx, names: string[]): string =>
+  names.map((n) => {
+    const msg = ctx.mus.get(n)?.status?.message;
+    return msg ? `${n}: ${msg}` : n;
+  }).join('; ');
+
+function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): TargetEval {
+  const { snap } = ctx;
+  const all = machinesOfTarget(t.kind, t.target.name, snap.plan.spec.clusterName, snap.machines);
+  const current = all.filter((m) => !isDeleting(m));
+  const groups: Record<MachineState, string[]> = { notStarted: [], inFlight: [], updated: [], failed: [], aborted: [] };
+  for (const m of current) groups[machineState(ctx.mus.get(nameOf(m)))].push(nameOf(m));
+  const started = current.some((m) => ctx.mus.has(nameOf(m))) || all.some((m) => ctx.mus.has(nameOf(m)));
+  const unsuccessful = groups.failed.length + groups.aborted.length;
+  const inFlight = groups.inFlight.length;
+  const halted = ctx.halt && unsuccessful > 0;
+
+  const md = t.kind === 'MachineDeployment' ? snap.machineDeployments.find((o) => nameOf(o) === t.target.name) : undefined;
+  const surgeOwner = md?.metadata.annotations?.[Annotations.surgePlan];
+  const surgeOrig = md?.metadata.annotations?.[Annotations.surgeOriginalReplicas];
+  const surged = surgeOrig !== undefined && (surgeOwner === undefined || surgeOwner === ctx.planName);
+  const desired = t.kind === 'ControlPlane' ? (snap.controlPlane?.object ? cpReplicas(snap.controlPlane.object) : undefined) : md ? mdReplicas(md) : undefined;
+  const allCreated = desired === undefined || current.length >= desired;
+  const allDone = groups.notStarted.length === 0 && inFlight === 0;
+
+  let status: Status;
+  let reason: string;
+  let message = '';
+  if (mode === 'stop') {
+    if (inFlight > 0) [status, reason, message] = ['aborting', Reasons.aborting, `waiting for ${inFlight} machine(s) to stop: ${groups.inFlight.join(', ')}`];
+    else if (allDone && unsuccessful === 0 && allCreated && started) [status, reason] = ['updated', Reasons.updated];
+    else if (groups.failed.length > 0) [status, reason, message] = ['failed', Reasons.failed, `failed: ${failureNote(ctx, groups.failed)}`];
+    else [status, reason] = ['aborted', Reasons.aborted];
+  } else if (allDone && unsuccessful === 0 && allCreated && !surged) {
+    [status, reason] = ['updated', Reasons.updated];
+  } else if (inFlight === 0 && unsuccessful > 0 && (halted || (groups.notStarted.length === 0 && allCreated))) {
+    [status, reason, message] = ['failed', Reasons.failed, `${halted ? 'halted (failurePolicy Halt); ' : ''}${groups.failed.length ? `failed: ${failureNote(ctx, groups.failed)}` : ''}${groups.aborted.length ? `${groups.failed.length ? '; ' : ''}aborted: ${groups.aborted.join(', ')}` : ''}`];
+  } else if (started || surged) {
+    [status, reason] = ['updating', Reasons.updating];
+  } else {
+    [status, reason] = ['pending', reached ? Reasons.pending : Reasons.waitingForSequence];
+    if (!reached) message = `waiting for the targets with a lower sequence than ${t.target.sequence} to be updated`;
+  }
+
+  const ev: TargetEval = {
+    row: { kind: t.kind, name: t.target.name, sequence: t.target.sequence, updateStatus: status, machines: current.length, updated: groups.updated.length, updating: inFlight, failed: groups.failed.length, aborted: groups.aborted.length },
+    reason, starts: [], inFlight, started,
+  };
+
+  if (mode === 'rollout' && reached && status !== 'updated' && status !== 'failed') {
+    if (halted) message = `halted (failurePolicy Halt) after the failure of ${failureNote(ctx, groups.failed.length ? groups.failed : groups.aborted)}; waiting for ${inFlight} machine(s) in flight`;
+    else if (groups.notStarted.length > 0) {
+      const r = t.kind === 'ControlPlane' ? startControlPlane(ctx, all, current, groups, desired) : startMachineDeployment(ctx, md, current, groups, surged, surgeOrig);
+      ev.starts = r.starts;
+      if (r.scale) ev.scale = r.scale;
+      // The status answers the state this reconcile leaves behind: machines started now are in flight.
+      if (r.starts.length > 0 || r.scale) {
+        ev.row.updateStatus = 'updating';
+        ev.reason = Reasons.updating;
+        ev.row.updating = inFlight + r.starts.length;
+        ev.inFlight = inFlight + r.starts.length;
+        ev.started = true;
+      }
+      message = r.message;
+      if (r.reason) ev.reason = r.reason;
+    } else if (!allCreated) message = `waiting for ${desired! - current.length} machine(s) to be created`;
+    else if (inFlight > 0) message = `${inFlight} machine(s) in update: ${groups.inFlight.join(', ')}`;
+  } else if (mode === 'hold' && status !== 'updated' && status !== 'failed' && inFlight > 0) {
+    message = `no new machines start; ${inFlight} machine(s) in update: ${groups.inFlight.join(', ')}`;
+  }
+
+  // Restore the surge once nothing more will start in this target and nothing is in flight.
+  if (md && surged && inFlight === 0 && (mode === 'stop' || groups.notStarted.length === 0 || halted) && !ev.scale) {
+    const orig = Number(surgeOrig);
+    const restore: ScaleIntent = { name: t.target.name, annotations: { [Annotations.surgeOriginalReplicas]: null, [Annotations.surgePlan]: null }, kind: 'restore' };
+    if (Number.isInteger(orig) && mdReplicas(md) === orig + 1) restore.replicas = orig;
+    if (md.metadata.resourceVersion) restore.resourceVersion = md.metadata.resourceVersion;
+    ev.scale = restore;
+    if (ev.row.updateStatus === 'updated') ev.row.updateStatus = 'updating';
+    message = `restoring ${t.target.name} to ${orig} replicas after the surge`;
+  }
+  if (message) ev.row.message = message;
+  return ev;
+}
+
+interface StartResult {
+  starts: string[];
+  message: string;
+  reason?: string;
+  scale?: ScaleIntent;
+}
+
+// Control plane: one machine at a time, and only when the whole control plane is healthy and settled.
+function startControlPlane(ctx: Ctx, all: KubeObject[], current: KubeObject[], groups: Record<MachineState, string[]>, desired: number | undefined): StartResult {
+  const problems: string[] = [];
+  for (const m of all) if (isDeleting(m)) problems.push(`machine ${nameOf(m)} is being deleted`);
+  for (const m of current) if (!isMachineReady(m)) problems.push(`machine ${nameOf(m)} is not Ready`);
+  for (const n of groups.inFlight) problems.push(`machine ${n} is in update`);
+  for (const m of current) {
+    const other = inUpdateByOther(ctx, m);
+    if (other) problems.push(`machine ${nameOf(m)} is in update by plan ${other}`);
+  }
+  if (desired !== undefined && current.length !== desired) problems.push(`${current.length} of ${desired} control-plane machines exist`);
+  if (problems.length > 0) return { starts: [], message: `preflight: ${problems.join('; ')}`, reason: groups.inFlight.length ? Reasons.updating : Reasons.preflightFailed };
+  const next = groups.notStarted[0]!;
+  return { starts: [next], message: `updating ${next} (one control-plane machine at a time)` };
+}
+
+// MachineDeployment: machines in update and machines not Ready are unavailable; maxUnavailable bounds them.
+// maxUnavailable 0 means no machine may go down: surge by one, wait for it, then update one at a time.
+function startMachineDeployment(ctx: Ctx, md: KubeObject | undefined, current: KubeObject[], groups: Record<MachineState, string[]>, surged: boolean, surgeOrig: string | undefined): StartResult {
+  if (!md) return { starts: [], message: 'MachineDeployment not found' };
+  const replicas = mdReplicas(md);
+  const orig = surged ? Number(surgeOrig) : replicas;
+  const ru = mdRollingUpdate(md);
+  const fp = resolveFenceposts(ru.maxSurge, ru.maxUnavailable, Number.isInteger(orig) ? orig : replicas);
+  if (!fp.ok) return { starts: [], message: `rollingUpdate: ${fp.error}` };
+  const inFlight = new Set(groups.inFlight);
+  const unavailable = current.filter((m) => !isMachineReady(m) || inFlight.has(nameOf(m)) || inUpdateByOther(ctx, m) !== undefined);
+  const candidates = current.filter((m) => groups.notStarted.includes(nameOf(m)) && isMachineReady(m) && inUpdateByOther(ctx, m) === undefined).map(nameOf);
+  let budget: number;
+  let why: string;
+  if (fp.value.unavailable === 0) {
+    if (!surged) {
+      const scale: ScaleIntent = { name: nameOf(md), replicas: replicas + 1, annotations: { [Annotations.surgeOriginalReplicas]: String(replicas), [Annotations.surgePlan]: ctx.planName }, kind: 'surge' };
+      if (md.metadata.resourceVersion) scale.resourceVersion = md.metadata.resourceVersion;
+      return { starts: [], scale, reason: Reasons.surging, message: `maxUnavailable resolves to 0: surging ${nameOf(md)} from ${replicas} to ${replicas + 1} replicas` };
+    }
+    if (current.length < orig + 1) return { starts: [], reason: Reasons.surging, message: `surge: waiting for the extra machine (${current.length} of ${orig + 1} exist)` };
+    budget = 1 - unavailable.length;
+    why = `surge (maxUnavailable 0): one at a time with ${orig + 1} machines`;
+  } else {
+    budget = fp.value.unavailable - unavailable.length;
+    why = `maxUnavailable=${fp.value.unavailable}`;
+  }
+  const starts = candidates.slice(0, Math.max(0, budget));
+  if (starts.length > 0) return { starts, message: `${why}; starting ${starts.join(', ')}` };
+  const notReady = groups.notStarted.filter((n) => !candidates.includes(n));
+  const unavailableNote = unavailable.length ? `${unavailable.length} machine(s) unavailable (${unavailable.map(nameOf).join(', ')})` : 'no machine unavailable';
+  return { starts: [], message: `${why}; ${unavailableNote}${notReady.length ? `; waiting for ${notReady.join(', ')} to be Ready` : ''}` };
+}
+
+const rowRank: Record<Status, number> = { failed: 0, aborting: 1, aborted: 2, updating: 3, pending: 4, updated: 5 };
+const reasonOf: Record<Status, string> = { failed: Reasons.failed, aborting: Reasons.aborting, aborted: Reasons.aborted, updating: Reasons.updating, pending: Reasons.pending, updated: Reasons.updated };
+
+// One condition summarizing a set of target rows (worst status first).
+function targetsCondition(type: string, evals: TargetEval[], none: string, override?: { reason: string; message: string }): { type: string; status: Condition['status']; reason: string; message: string } {
+  if (evals.length === 0) return { type, status: 'True', reason: Reasons.noTarget, message: none };
+  const worst = [...evals].sort((a, b) => rowRank[a.row.updateStatus] - rowRank[b.row.updateStatus])[0]!;
+  if (worst.row.updateStatus === 'updated') {
+    return { type, status: 'True', reason: Reasons.updated, message: evals.map((e) => `${e.row.name}: ${e.row.updated}/${e.row.machines} updated`).join('; ') };
+  }
+  if (override && worst.row.updateStatus === 'pending') return { type, status: 'False', ...override };
+  const reason = worst.row.updateStatus === 'pending' || worst.row.updateStatus === 'updating' ? worst.reason : reasonOf[worst.row.updateStatus];
+  const message = evals
+    .filter((e) => e.row.updateStatus !== 'updated')
+    .map((e) => `${e.row.name}: ${e.row.updateStatus} ${e.row.updated}/${e.row.machines}${e.row.message ? ` (${e.row.message})` : ''}`)
+    .join('; ');
+  return { type, status: 'False', reason, message };
+}
+
+/**
+ * Decides one reconcile of a plan: validation, supersede/wait, sequence groups, the next machines of each target,
+ * abort propagation, surge/restore, machine labels, status aggregation, events and the finalizer.
+ * Terminal plans keep their status and only clean up (labels, surge, finalizer).
+ */
+export function decidePlan(snap: PlanSnapshot): PlanDecision {
+  const plan = snap.plan;
+  const planName = plan.metadata?.name ?? '';
+  const prev = plan.status ?? {};
+  const now = new Date(snap.now);
+  const generation = plan.metadata?.generation;
+  const deleting = !!plan.metadata?.deletionTimestamp;
+  const phase = plan.spec.updatePhase ?? UpdatePhase.updating;
+  const paused = plan.spec.paused === true;
+  const problems = validatePlan(snap);
+  const valid = problems.length === 0;
+  const terminal = isTerminal(prev.updateStatus);
+  const mus = new Map<string, MachineUpdate>();
+  for (const mu of snap.machineUpdates) if (mu.spec.planName === planName) mus.set(mu.spec.machineRef.name, mu);
+  const ctx: Ctx = { snap, planName, planLabel: labelValue(planName), halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt', mus };
+  const started = !!prev.startTime || mus.size > 0;
+  const d: PlanDecision = { problems, status: {}, create: [], abort: [], label: [], unlabel: [], supersede: [], scale: [], events: [], metrics: { started: 0, updated: 0, failed: 0 } };
+
+  const others = snap.plans.filter((p) => p.metadata?.name !== planName && p.spec.clusterName === plan.spec.clusterName);
+  const older = others.filter((p) => planAge(p, plan) < 0);
+  const olderActive = older.filter((p) => !isTerminal(p.status?.updateStatus));
+  const supersededBy = plan.metadata?.annotations?.[PlanAnnotations.supersededBy];
+  const stopping = deleting || phase === UpdatePhase.aborting || terminal;
+  const waiting = olderActive.length > 0;
+  const mayStart = !stopping && valid && !waiting && !paused;
+  const mode: Mode = stopping ? 'stop' : mayStart ? 'rollout' : 'hold';
+
+  // One active plan per cluster: a plan that wants to start moves every older active plan to aborting.
+  if (!stopping && valid && !paused) {
+    for (const p of olderActive) if (p.spec.updatePhase !== UpdatePhase.aborting && !p.metadata?.deletionTimestamp) d.supersede.push(p.metadata?.name ?? '');
+  }
+
+  // Targets in ascending sequence groups; a group may start machines only when every lower group is updated.
+  const targets = targetsOf(plan).filter((t) => typeof t.target?.name === 'string');
+  const sequences = [...new Set(targets.map((t) => t.target.sequence))].sort((a, b) => a - b);
+  const evals = new Map<NamedTarget, TargetEval>();
+  let lowerUpdated = true;
+  for (const seq of sequences) {
+    const group = targets.filter((t) => t.target.sequence === seq);
+    for (const t of group) evals.set(t, evalTarget(ctx, t, mode, lowerUpdated));
+    lowerUpdated = lowerUpdated && group.every((t) => evals.get(t)!.row.updateStatus === 'updated');
+  }
+  const ordered = targets.map((t) => ({ t, e: evals.get(t)! }));
+
+  // Actions: starts, surge/restore, abort propagation, labels.
+  if (!terminal) {
+    for (const { t, e } of ordered) {
+      for (const machine of e.starts) {
+        const name = machineUpdateName(planName, machine);
+        d.create.push({ name, machine, target: { kind: t.kind, name: t.target.name }, updaters: orderedUpdaters(t.target.updaters) });
+      }
+      if (e.scale) d.scale.push(e.scale);
+    }
+  } else {
+    for (const { e } of ordered) if (e.scale?.kind === 'restore') d.scale.push(e.scale);
+  }
+  const machinesByName = new Map(snap.machines.map((m) => [nameOf(m), m]));
+  for (const mu of mus.values()) {
+    if (machineState(mu) !== 'inFlight' || mu.spec.updatePhase === UpdatePhase.aborting) continue;
+    const m = machinesByName.get(mu.spec.machineRef.name);
+    // Abort on request, and for machines that are going away (their update cannot complete).
+    if (stopping || !m || isDeleting(m)) d.abort.push(mu.metadata?.name ?? '');
+  }
+  const inUpdate = new Map<string, string>();
+  for (const mu of mus.values()) if (machineState(mu) === 'inFlight') inUpdate.set(mu.spec.machineRef.name, mu.status?.startTime ?? mu.metadata?.creationTimestamp ?? snap.now);
+  for (const c of d.create) inUpdate.set(c.machine, snap.now);
+  for (const m of snap.machines) {
+    if (isDeleting(m)) continue;
+    const labelled = m.metadata.labels?.[Labels.planName] === ctx.planLabel;
+    const startedAt = inUpdate.get(nameOf(m));
+    if (startedAt !== undefined && (!labelled || m.metadata.annotations?.[Annotations.updateStartedAt] === undefined)) d.label.push({ machine: nameOf(m), startedAt });
+    else if (startedAt === undefined && labelled) d.unlabel.push(nameOf(m));
+  }
+
+  // Status.
+  const rows = ordered.map(({ e }) => e.row);
+  const inFlightTotal = ordered.reduce((n, { e }) => n + e.inFlight, 0);
+  const allUpdated = rows.every((r) => r.updateStatus === 'updated');
+  let updateStatus: Status;
+  if (terminal) updateStatus = prev.updateStatus!;
+  // An abort that arrives after the last machine finished does not undo the result (contract C4).
+  else if (stopping) updateStatus = inFlightTotal > 0 ? 'aborting' : started && allUpdated && valid ? 'updated' : 'aborted';
+  else if (!started && !mayStart) updateStatus = 'pending';
+  else if (allUpdated) updateStatus = 'updated';
+  else {
+    const reachedActive = ordered.some(({ e }) => (e.row.updateStatus === 'pending' || e.row.updateStatus === 'updating') && e.reason !== Reasons.waitingForSequence);
+    updateStatus = rows.some((r) => r.updateStatus === 'failed') && !reachedActive && inFlightTotal === 0 ? 'failed' : 'updating';
+  }
+
+  const machines = rows.reduce((n, r) => n + (r.machines ?? 0), 0);
+  const updated = rows.reduce((n, r) => n + (r.updated ?? 0), 0);
+  const status: InPlaceUpdatePlanStatus = terminal
+    ? { ...prev, conditions: [...(prev.conditions ?? [])] }
+    : { ...prev, updateStatus, targets: rows, machines, updatedMachines: updated, progress: `${updated}/${machines}` };
+  if (generation !== undefined) status.observedGeneration = generation;
+  if (!terminal && (started || updateStatus === 'updating') && !status.startTime) status.startTime = snap.now;
+  if (!terminal && isTerminal(updateStatus)) status.completionTime = snap.now;
+
+  // Conditions.
+  let conds = status.conditions ?? [];
+  const set = (type: string, st: Condition['status'], reason: string, message: string): void => {
+    conds = setCondition(conds, { type, status: st, reason, message }, generation, now);
+  };
+  set(ConditionTypes.valid, valid ? 'True' : 'False', valid ? Reasons.valid : Reasons.invalid, valid ? 'the plan is valid' : problems.join('; '));
+  if (!terminal) {
+    const gate = !valid && !started ? { reason: Reasons.invalid, message: 'the plan is invalid' }
+      : waiting && !started ? { reason: Reasons.waitingForPreviousPlan, message: `waiting for plan ${olderActive.map((p) => p.metadata?.name).join(', ')} to finish` }
+        : paused && !started ? { reason: Reasons.paused, message: 'the plan is paused' } : undefined;
+    const cp = ordered.filter(({ t }) => t.kind === 'ControlPlane').map(({ e }) => e);
+    const mds = ordered.filter(({ t }) => t.kind === 'MachineDeployment').map(({ e }) => e);
+    const c1 = targetsCondition(ConditionTypes.controlPlaneUpdate, cp, 'the plan has no control-plane target', gate);
+    set(c1.type, c1.status, c1.reason, c1.message);
+    const c2 = targetsCondition(ConditionTypes.machineDeploymentUpdate, mds, 'the plan has no MachineDeployment target', gate);
+    set(c2.type, c2.status, c2.reason, c2.message);
+  }
+  set(ConditionTypes.paused, paused ? 'True' : 'False', paused ? Reasons.paused : Reasons.notPaused, paused ? 'no new machines start; in-flight machines finish' : 'the plan is not paused');
+  const ready = readyCondition({ updateStatus: terminal ? prev.updateStatus! : updateStatus, valid, started, waiting, paused, deleting, supersededBy, olderActive, problems, progress: `${updated}/${machines}`, rows, stoppedByAbort: phase === UpdatePhase.aborting, terminal, prevReady: prev.conditions?.find((c) => c.type === ConditionTypes.ready) });
+  set(ConditionTypes.ready, ready.status, ready.reason, ready.message);
+  status.conditions = conds;
+  d.status = status;
+
+  // Finalizer: held while the plan may touch machines; released once deletion has nothing left to undo.
+  const hasFinalizer = plan.metadata?.finalizers?.includes(Finalizers.plan) ?? false;
+  if (deleting) {
+    const labelled = snap.machines.some((m) => !isDeleting(m) && m.metadata.labels?.[Labels.planName] === ctx.planLabel);
+    if (hasFinalizer && inFlightTotal === 0 && !labelled && d.unlabel.length === 0 && d.scale.length === 0 && !ordered.some(({ e }) => e.scale)) d.finalizer = 'remove';
+  } else if (!hasFinalizer && !terminal && (mayStart || started)) d.finalizer = 'add';
+
+  d.events = eventsFor(planName, prev, status, terminal ? [] : rows, d, problems, ready.reason);
+  if (!terminal) d.metrics = metricDeltas(prev, rows, d);
+  return d;
+}
+
+interface ReadyInput {
+  updateStatus: Status;
+  valid: boolean;
+  started: boolean;
+  waiting: boolean;
+  paused: boolean;
+  deleting: boolean;
+  supersededBy: string | undefined;
+  olderActive: InPlaceUpdatePlan[];
+  problems: string[];
+  progress: string;
+  rows: TargetStatus[];
+  stoppedByAbort: boolean;
+  terminal: boolean;
+  prevReady: Condition | undefined;
+}
+
+// Ready is True only for an updated plan; otherwise its reason says what the plan is doing or waiting for.
+function readyCondition(i: ReadyInput): { status: Condition['status']; reason: string; message: string } {
+  const detail = i.rows.filter((r) => r.updateStatus !== 'updated' && r.message).map((r) => `${r.name}: ${r.message}`).join('; ');
+  const withDetail = (s: string): string => (detail ? `${s}; ${detail}` : s);
+  if (i.terminal && i.prevReady) return { status: i.prevReady.status, reason: i.prevReady.reason, message: i.prevReady.message ?? '' };
+  switch (i.updateStatus) {
+    case 'updated': return { status: 'True', reason: Reasons.updated, message: `${i.progress} machines updated` };
+    case 'failed': return { status: 'False', reason: Reasons.failed, message: withDetail(`${i.progress} machines updated`) };
+    case 'aborted':
+    case 'aborting': {
+      const reason = i.supersededBy ? Reasons.superseded : i.deleting && !i.stoppedByAbort ? Reasons.deleting : i.updateStatus === 'aborted' ? Reasons.aborted : Reasons.aborting;
+      const why = i.supersededBy ? `superseded by plan ${i.supersededBy}` : i.deleting ? 'the plan is being deleted' : 'the plan was aborted';
+      return { status: 'False', reason, message: withDetail(`${why}; ${i.progress} machines updated`) };
+    }
+    case 'pending':
+      if (!i.valid) return { status: 'False', reason: Reasons.invalid, message: i.problems.join('; ') };
+      if (i.waiting) return { status: 'False', reason: Reasons.waitingForPreviousPlan, message: `waiting for plan ${i.olderActive.map((p) => p.metadata?.name).join(', ')} to finish` };
+      if (i.paused) return { status: 'False', reason: Reasons.paused, message: 'the plan is paused' };
+      return { status: 'False', reason: Reasons.pending, message: 'the plan has not started' };
+    default:
+      if (!i.valid) return { status: 'False', reason: Reasons.invalid, message: `no new machines start until the plan is valid again: ${i.problems.join('; ')}` };
+      if (i.paused) return { status: 'False', reason: Reasons.paused, message: withDetail(`paused at ${i.progress} machines updated`) };
+      return { status: 'False', reason: Reasons.updating, message: withDetail(`${i.progress} machines updated`) };
+  }
+}
+
+function eventsFor(planName: string, prev: InPlaceUpdatePlanStatus, next: InPlaceUpdatePlanStatus, rows: TargetStatus[], d: PlanDecision, problems: string[], readyReason: string): PlanEvent[] {
+  const ev: PlanEvent[] = [];
+  const prevValid = prev.conditions?.find((c) => c.type === ConditionTypes.valid);
+  const prevReady = prev.conditions?.find((c) => c.type === ConditionTypes.ready);
+  if (problems.length > 0 && (prevValid?.status !== 'False' || prevValid.message !== problems.join('; '))) ev.push({ type: 'Warning', reason: PlanEventReasons.invalid, message: problems.join('; ') });
+  if (readyReason === Reasons.waitingForPreviousPlan && prevReady?.reason !== Reasons.waitingForPreviousPlan) ev.push({ type: 'Normal', reason: PlanEventReasons.waiting, message: next.conditions?.find((c) => c.type === ConditionTypes.ready)?.message ?? '' });
+  const prevPaused = prev.conditions?.find((c) => c.type === ConditionTypes.paused)?.status === 'True';
+  const nowPaused = next.conditions?.find((c) => c.type === ConditionTypes.paused)?.status === 'True';
+  if (nowPaused && !prevPaused) ev.push({ type: 'Normal', reason: PlanEventReasons.paused, message: 'plan paused: no new machines start' });
+  if (!nowPaused && prevPaused) ev.push({ type: 'Normal', reason: PlanEventReasons.resumed, message: 'plan resumed' });
+  for (const p of d.supersede) {
+    ev.push({ type: 'Normal', reason: PlanEventReasons.superseding, message: `superseding plan ${p}: it is moved to aborting` });
+    ev.push({ type: 'Warning', reason: PlanEventReasons.superseded, message: `superseded by plan ${planName}: aborting`, plan: p });
+  }
+  if (prev.updateStatus !== next.updateStatus) {
+    const progress = next.progress ?? '';
+    switch (next.updateStatus) {
+      case 'updating': ev.push({ type: 'Normal', reason: PlanEventReasons.started, message: `plan started: ${next.machines ?? 0} machines in ${rows.length} target(s)` }); break;
+      case 'updated': ev.push({ type: 'Normal', reason: PlanEventReasons.completed, message: `plan updated: ${progress} machines updated` }); break;
+      case 'failed': ev.push({ type: 'Warning', reason: PlanEventReasons.failed, message: `plan failed at ${progress} machines updated: ${rows.filter((r) => r.updateStatus === 'failed').map((r) => `${r.name}: ${r.message ?? 'failed'}`).join('; ')}` }); break;
+      case 'aborting': ev.push({ type: 'Normal', reason: PlanEventReasons.aborting, message: `plan aborting at ${progress} machines updated` }); break;
+      case 'aborted': ev.push({ type: 'Normal', reason: PlanEventReasons.aborted, message: `plan aborted at ${progress} machines updated` }); break;
+      default: break;
+    }
+  }
+  const prevRows = new Map((prev.targets ?? []).map((r) => [`${r.kind}/${r.name}`, r]));
+  for (const r of rows) {
+    const before = prevRows.get(`${r.kind}/${r.name}`)?.updateStatus ?? 'pending';
+    if (before === r.updateStatus) continue;
+    const what = `${r.kind === 'ControlPlane' ? 'control plane' : 'MachineDeployment'} ${r.name}`;
+    if (r.updateStatus === 'updating' && before === 'pending') ev.push({ type: 'Normal', reason: PlanEventReasons.targetStarted, message: `${what} started (${r.machines} machines)` });
+    if (r.updateStatus === 'updated') ev.push({ type: 'Normal', reason: PlanEventReasons.targetUpdated, message: `${what} updated (${r.updated}/${r.machines} machines)` });
+    if (r.updateStatus === 'failed') ev.push({ type: 'Warning', reason: PlanEventReasons.targetFailed, message: `${what} failed: ${r.message ?? ''}` });
+  }
+  for (const c of d.create) ev.push({ type: 'Normal', reason: PlanEventReasons.machineUpdateStarted, message: `started the update of machine ${c.machine} (${c.target.kind} ${c.target.name}) with updaters ${c.updaters.map((u) => u.name).join(', ')}` });
+  for (const s of d.scale) {
+    if (s.kind === 'surge') ev.push({ type: 'Normal', reason: PlanEventReasons.surged, message: `scaled MachineDeployment ${s.name} to ${s.replicas} replicas (maxUnavailable 0: surge by one)` });
+    else ev.push({ type: 'Normal', reason: PlanEventReasons.surgeRestored, message: `restored MachineDeployment ${s.name}${s.replicas !== undefined ? ` to ${s.replicas} replicas` : ''}` });
+  }
+  return ev;
+}
+
+function metricDeltas(prev: InPlaceUpdatePlanStatus, rows: TargetStatus[], d: PlanDecision): MetricDeltas {
+  const prevRows = new Map((prev.targets ?? []).map((r) => [`${r.kind}/${r.name}`, r]));
+  let updated = 0;
+  let failed = 0;
+  for (const r of rows) {
+    const p = prevRows.get(`${r.kind}/${r.name}`);
+    updated += Math.max(0, (r.updated ?? 0) - (p?.updated ?? 0));
+    failed += Math.max(0, (r.failed ?? 0) - (p?.failed ?? 0));
+  }
+  return { started: d.create.length, updated, failed };
+}

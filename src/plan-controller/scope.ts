@@ -1,0 +1,55 @@
+// The typed snapshot a plan reconcile decides from: everything read from the informer stores, nothing else. Pure types.
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
+import type { ContractRef } from './capi.js';
+
+/** A template reference as written in a plan (apiVersion, kind, name; always in the plan's namespace). */
+export interface TemplateRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+}
+
+/** Whether a referenced template was found in the plan's namespace (`error` says why the lookup failed, e.g. kind not served). */
+export interface TemplateLookup {
+  ref: TemplateRef;
+  found: boolean;
+  error?: string;
+}
+
+/** Stable key of a template reference. */
+export const templateKey = (r: TemplateRef): string => `${r.apiVersion}/${r.kind}/${r.name}`;
+
+/** The control plane the plan names, resolved through Cluster.spec.controlPlaneRef (KubeadmControlPlane when the cluster has none). */
+export interface ControlPlaneLookup {
+  /** The kind the cluster's controlPlaneRef names (or KubeadmControlPlane). */
+  kind: Pick<ContractRef, 'apiGroup' | 'kind'>;
+  /** The object, when found. */
+  object?: KubeObject;
+  /** Why it could not be looked up (kind not served, ...), when that is the case. */
+  error?: string;
+}
+
+/** The inputs of validation: the plan and the objects it names. */
+export interface ValidationInput {
+  plan: InPlaceUpdatePlan;
+  /** The Cluster named by spec.clusterName in the plan's namespace, when it exists. */
+  cluster: KubeObject | undefined;
+  /** The control plane, when the plan names one. */
+  controlPlane?: ControlPlaneLookup;
+  /** MachineDeployments of the plan's namespace (at least every one the plan names that exists). */
+  machineDeployments: KubeObject[];
+  /** One lookup per distinct template reference of the plan. */
+  templates: TemplateLookup[];
+}
+
+/** Everything a reconcile of one plan decides from. */
+export interface PlanSnapshot extends ValidationInput {
+  /** The current time (RFC 3339); the only clock decisions see. */
+  now: string;
+  /** Machines of the plan's cluster (label cluster.x-k8s.io/cluster-name), deleting ones included. */
+  machines: KubeObject[];
+  /** MachineUpdates owned by this plan. */
+  machineUpdates: MachineUpdate[];
+  /** Every plan of the same cluster in the namespace, this one included. */
+  plans: InPlaceUpdatePlan[];
+}

@@ -1,0 +1,161 @@
+// Plan validation: every problem listed, none short-circuited. Pure: works on a snapshot of the objects the plan names.
+import type { InPlaceUpdatePlan, KubeObject, PlanTarget } from '../api/index.js';
+import { PlanSpecSchema, formatIssues } from '../api/index.js';
+import { clusterControlPlaneRef, clusterLabel, mdClusterName, mdStrategyType, nameOf } from './capi.js';
+import type { ValidationInput } from './scope.js';
+import { templateKey } from './scope.js';
+
+/** Kinds a responsibility may select (DESIGN §2.1). */
+export const SELECTABLE_RESOURCES: readonly string[] = ['Machine', 'InfraMachine', 'BootstrapConfig'];
+/** JSON pointer syntax (RFC 6901), at least one reference token. */
+export const JSON_POINTER = /^(\/([^/~]|~[01])*)+$/;
+/** Where a committed value may go: the spec, or labels/annotations (status is the owner controller's; identity is immutable). */
+export const WRITABLE_PATH = /^\/(spec(\/.*)?|metadata\/(labels|annotations)\/.+)$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const TEMPLATE_KIND = /^[A-Z][A-Za-z0-9]*Template$/;
+const API_VERSION = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
+
+/** A target as validation and rollout see it. */
+export interface NamedTarget {
+  kind: 'ControlPlane' | 'MachineDeployment';
+  target: PlanTarget;
+}
+
+/** The plan's targets, control plane first, in spec order. */
+export function targetsOf(plan: InPlaceUpdatePlan): NamedTarget[] {
+  const out: NamedTarget[] = [];
+  if (plan.spec.controlPlane) out.push({ kind: 'ControlPlane', target: plan.spec.controlPlane });
+  for (const md of plan.spec.machineDeployments ?? []) out.push({ kind: 'MachineDeployment', target: md });
+  return out;
+}
+
+const label = (t: NamedTarget): string => `${t.kind === 'ControlPlane' ? 'controlPlane' : 'machineDeployment'} ${t.target.name}`;
+
+/**
+ * Validates a plan against its schema and the objects it names. Returns every problem as a human sentence; empty = valid.
+ * Checks: schema (zod); cluster exists; control plane exists and is the cluster's; MachineDeployments exist, belong to the
+ * cluster and do not use the OnDelete strategy; every control-plane sequence below every MachineDeployment sequence;
+ * unique target and updater names; no two updaters of a target owning the same field; templates are *Template kinds that
+ * exist in the plan's namespace; JSON pointers valid and writable; selectResource allowed.
+ */
+export function validatePlan(input: ValidationInput): string[] {
+  const { plan } = input;
+  const problems: string[] = [];
+  const ns = plan.metadata?.namespace ?? '';
+  const parsed = PlanSpecSchema.safeParse(plan.spec);
+  if (!parsed.success) problems.push(...formatIssues(parsed.error, 'spec'));
+
+  const spec = plan.spec as Partial<InPlaceUpdatePlan['spec']>;
+  const clusterName = spec.clusterName ?? '';
+  const targets = targetsOf(plan);
+  if (targets.length === 0) problems.push('spec: a plan needs a controlPlane or at least one machineDeployment');
+
+  if (!input.cluster) problems.push(`Cluster ${ns}/${clusterName} not found`);
+  else problems.push(...validateControlPlane(input, clusterName));
+  problems.push(...validateMachineDeployments(input, clusterName));
+  problems.push(...validateSequences(plan));
+  problems.push(...validateUpdaters(input, targets));
+  return [...new Set(problems)];
+}
+
+function validateControlPlane(input: ValidationInput, clusterName: string): string[] {
+  const cp = input.plan.spec.controlPlane;
+  if (!cp || !input.cluster) return [];
+  const ns = input.plan.metadata?.namespace ?? '';
+  const problems: string[] = [];
+  const ref = clusterControlPlaneRef(input.cluster);
+  if (ref && ref.name !== cp.name) problems.push(`controlPlane ${cp.name} is not the control plane of Cluster ${clusterName} (its controlPlaneRef names ${ref.kind} ${ref.name})`);
+  const lookup = input.controlPlane;
+  const kind = lookup?.kind.kind ?? 'KubeadmControlPlane';
+  if (lookup?.error) problems.push(`controlPlane ${cp.name}: cannot look up ${kind}: ${lookup.error}`);
+  else if (!lookup?.object) problems.push(`${kind} ${ns}/${cp.name} not found`);
+  else {
+    const owner = clusterLabel(lookup.object);
+    if (owner !== undefined && owner !== clusterName) problems.push(`${kind} ${cp.name} belongs to Cluster ${owner}, not ${clusterName}`);
+  }
+  return problems;
+}
+
+function validateMachineDeployments(input: ValidationInput, clusterName: string): string[] {
+  const ns = input.plan.metadata?.namespace ?? '';
+  const byName = new Map<string, KubeObject>(input.machineDeployments.map((md) => [nameOf(md), md]));
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const t of input.plan.spec.machineDeployments ?? []) {
+    if (seen.has(t.name)) problems.push(`machineDeployment ${t.name} is listed more than once`);
+    seen.add(t.name);
+    const md = byName.get(t.name);
+    if (!md) {
+      problems.push(`MachineDeployment ${ns}/${t.name} not found`);
+      continue;
+    }
+    const owner = mdClusterName(md) ?? clusterLabel(md);
+    if (owner !== clusterName) problems.push(`MachineDeployment ${t.name} belongs to Cluster ${owner ?? '(none)'}, not ${clusterName}`);
+    if (mdStrategyType(md) === 'OnDelete') problems.push(`MachineDeployment ${t.name} uses the OnDelete rollout strategy: its machines are not updated in place (remove it from the plan or switch it to RollingUpdate)`);
+  }
+  return problems;
+}
+
+function validateSequences(plan: InPlaceUpdatePlan): string[] {
+  const cp = plan.spec.controlPlane;
+  if (!cp || typeof cp.sequence !== 'number') return [];
+  return (plan.spec.machineDeployments ?? [])
+    .filter((md) => typeof md.sequence === 'number' && md.sequence <= cp.sequence)
+    .map((md) => `machineDeployment ${md.name} has sequence ${md.sequence}, not higher than controlPlane sequence ${cp.sequence}: every control-plane sequence must be lower than every MachineDeployment sequence (Kubernetes version-skew rule)`);
+}
+
+function validateUpdaters(input: ValidationInput, targets: NamedTarget[]): string[] {
+  const problems: string[] = [];
+  const lookups = new Map(input.templates.map((l) => [templateKey(l.ref), l]));
+  const ns = input.plan.metadata?.namespace ?? '';
+  for (const t of targets) {
+    const names = new Set<string>();
+    const claims: Claim[] = [];
+    for (const u of Array.isArray(t.target.updaters) ? t.target.updaters : []) {
+      const where = `${label(t)} updater ${u.name}`;
+      if (names.has(u.name)) problems.push(`${label(t)}: updater name ${u.name} is used more than once (updater names are unique per target)`);
+      names.add(u.name);
+      const ref = u.updaterUpdateTemplateRef;
+      if (ref) {
+        if (!TEMPLATE_KIND.test(ref.kind ?? '')) problems.push(`${where}: template kind ${ref.kind} must end in Template`);
+        if (!API_VERSION.test(ref.apiVersion ?? '')) problems.push(`${where}: template apiVersion ${ref.apiVersion} is not group/version`);
+        if (!DNS_SUBDOMAIN.test(ref.name ?? '')) problems.push(`${where}: template name ${ref.name} must be the name of an object in the plan's namespace ${ns} (cross-namespace references are not allowed)`);
+        else {
+          const l = lookups.get(templateKey(ref));
+          if (l?.error) problems.push(`${where}: template ${ref.kind} ${ref.name}: ${l.error}`);
+          else if (!l?.found) problems.push(`${where}: template ${ref.kind} ${ns}/${ref.name} not found`);
+        }
+      }
+      for (const r of Array.isArray(u.responsibilities) ? u.responsibilities : []) {
+        if (!SELECTABLE_RESOURCES.includes(r.selectResource)) problems.push(`${where}: selectResource ${String(r.selectResource)} is not one of ${SELECTABLE_RESOURCES.join(', ')}`);
+        if (typeof r.path !== 'string' || !JSON_POINTER.test(r.path)) problems.push(`${where}: path ${String(r.path)} is not a JSON pointer such as /spec/version`);
+        else if (!WRITABLE_PATH.test(r.path)) problems.push(`${where}: path ${r.path} is not writable: responsibilities change /spec, /metadata/labels or /metadata/annotations`);
+        if (r.value === undefined) problems.push(`${where}: responsibility ${r.selectResource} ${r.path} has no value`);
+        if (typeof r.path === 'string') claims.push({ updater: u.name, selectResource: r.selectResource, path: r.path });
+      }
+    }
+    problems.push(...overlappingClaims(label(t), claims));
+  }
+  return problems;
+}
+
+interface Claim {
+  updater: string;
+  selectResource: string;
+  path: string;
+}
+
+// Two updaters committing the same field (or one inside the other) would overwrite each other's result.
+function overlappingClaims(where: string, claims: Claim[]): string[] {
+  const problems: string[] = [];
+  const within = (outer: string, inner: string): boolean => inner === outer || inner.startsWith(`${outer}/`);
+  claims.forEach((a, i) => {
+    for (const b of claims.slice(i + 1)) {
+      if (a.selectResource !== b.selectResource || !(within(a.path, b.path) || within(b.path, a.path))) continue;
+      problems.push(a.updater === b.updater
+        ? `${where} updater ${a.updater}: ${a.selectResource} ${a.path} and ${b.path} overlap`
+        : `${where}: ${a.selectResource} ${a.path} (updater ${a.updater}) overlaps ${b.path} (updater ${b.updater}); a field has one owner`);
+    }
+  });
+  return problems;
+}
