@@ -86,6 +86,18 @@ export interface KubernetesVersionUpdateTaskStatus {
    */
   completionTime?: string;
   /**
+   * step the updater reached (Cordon, UpgradeKubelet, WaitNodeReady, Uncordon); with stepStartTime it lets a restarted updater resume (C7).
+   */
+  step?: 'Cordon' | 'UpgradeKubelet' | 'WaitNodeReady' | 'Uncordon';
+  /**
+   * stepStartTime is when the current step started.
+   */
+  stepStartTime?: string;
+  /**
+   * nodeName is the workload-cluster Node being upgraded (the Machine's status.nodeRef.name).
+   */
+  nodeName?: string;
+  /**
    * conditions represent the observations of the current state (metav1.Condition; CAPI semantics: lastTransitionTime moves only when status flips).
    */
   conditions?: Condition[];

@@ -86,6 +86,18 @@ export interface OSImageUpdateTaskStatus {
    */
   completionTime?: string;
   /**
+   * step the updater reached (StageImage, Reboot, VerifyImage); with stepStartTime it lets a restarted updater resume (C7).
+   */
+  step?: 'StageImage' | 'Reboot' | 'VerifyImage';
+  /**
+   * stepStartTime is when the current step started.
+   */
+  stepStartTime?: string;
+  /**
+   * image is the OS image being installed (repository/name).
+   */
+  image?: string;
+  /**
    * conditions represent the observations of the current state (metav1.Condition; CAPI semantics: lastTransitionTime moves only when status flips).
    */
   conditions?: Condition[];
