@@ -1,0 +1,65 @@
+// HTTP endpoints of a manager: /metrics (Prometheus), /healthz (liveness), /readyz (informers synced).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+/** Options of the health/metrics server. */
+export interface HealthServerOptions {
+  /** Port to listen on (0 = any free port). */
+  port: number;
+  /** Address to bind (default all interfaces, as probes come from the kubelet). */
+  host?: string;
+  /** Serve /metrics from this registry. */
+  registry?: Registry;
+  /** /readyz answers 200 only while this returns true. */
+  isReady?: () => boolean;
+  /** /healthz answers 200 only while this returns true (default always). */
+  isHealthy?: () => boolean;
+}
+
+/** A running health/metrics server. */
+export interface HealthServer {
+  /** The port actually bound. */
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** Starts the server and resolves once it listens. */
+export async function startHealthServer(opts: HealthServerOptions): Promise<HealthServer> {
+  const server = http.createServer((req, res) => {
+    void handle(req, res).catch((err: unknown) => {
+      res.writeHead(500, { 'Content-Type': 'text/plain' });
+      res.end(String(err));
+    });
+  });
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0];
+    const text = (code: number, body: string, type = 'text/plain; charset=utf-8'): void => {
+      res.writeHead(code, { 'Content-Type': type });
+      res.end(body);
+    };
+    if (path === '/healthz' || path === '/livez') {
+      const ok = opts.isHealthy?.() ?? true;
+      return text(ok ? 200 : 503, ok ? 'ok' : 'unhealthy');
+    }
+    if (path === '/readyz') {
+      const ok = opts.isReady?.() ?? true;
+      return text(ok ? 200 : 503, ok ? 'ok' : 'not ready: informers not synced');
+    }
+    if (path === '/metrics' && opts.registry) return text(200, await opts.registry.metrics(), opts.registry.contentType);
+    text(404, 'not found');
+  }
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
