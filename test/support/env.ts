@@ -1,0 +1,148 @@
+// The shared test environment: a real cluster when INPLACE_TEST_KUBECONFIG is set (envtest's "use existing
+// cluster"), else the project's local API server in-process. Every integration test goes through this.
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { CustomResourceDefinitions, Namespaces, type KubeObject } from '../../src/api/index.js';
+import { createClient, loadKubeConfig, type RestClient } from '../../src/runtime/client.js';
+import { isNotFound } from '../../src/runtime/errors.js';
+import { waitFor } from './wait.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The project's CRD directories (the platform's kinds and the sample updaters' kinds). */
+export const PROJECT_CRDS: string[] = [join(ROOT, 'crds'), join(ROOT, 'crds/samples')];
+
+/** What the local API server handle offers to tests (fault injection), as its module exports it. */
+export interface LocalApiServerHandle {
+  url: string;
+  token: string;
+  kubeconfigYaml(): string;
+  writeKubeconfig(path: string): Promise<void>;
+  setFaults(f: unknown): void;
+  close(): Promise<void>;
+}
+
+/** A running test environment. */
+export interface TestEnv {
+  client: RestClient;
+  kc: KubeConfig;
+  kubeconfigPath: string;
+  isRealCluster: boolean;
+  /** The in-process API server (fault injection); undefined on a real cluster. */
+  server: LocalApiServerHandle | undefined;
+  /** Creates a uniquely named namespace, deleted again by `stop()`. */
+  newNamespace(prefix?: string): Promise<string>;
+  /** Creates or updates the CRDs in these files/directories and waits until they are Established. */
+  installCrds(paths: string[]): Promise<void>;
+  /** Deletes the namespaces it created, closes the client and (local) the API server. */
+  stop(): Promise<void>;
+}
+
+/** Options of `startTestEnv`. */
+export interface TestEnvOptions {
+  /** CRD files/directories to install at start (e.g. PROJECT_CRDS). */
+  crds?: string[];
+  /** Options passed to the local API server (ignored on a real cluster). */
+  local?: Record<string, unknown>;
+}
+
+async function crdFiles(paths: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of paths) {
+    const s = await stat(p);
+    if (s.isDirectory()) {
+      for (const f of (await readdir(p)).sort()) if (/\.ya?ml$/.test(f)) out.push(join(p, f));
+    } else out.push(p);
+  }
+  return out;
+}
+
+/** Reads every CustomResourceDefinition document from files/directories of YAML. */
+export async function readCrds(paths: string[]): Promise<KubeObject[]> {
+  const out: KubeObject[] = [];
+  for (const f of await crdFiles(paths)) {
+    for (const doc of parseAllDocuments(await readFile(f, 'utf8'))) {
+      const o = doc.toJS() as KubeObject | null;
+      if (o && o.kind === 'CustomResourceDefinition') out.push(o);
+    }
+  }
+  return out;
+}
+
+/** Starts the environment (see module comment). */
+export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
+  const realPath = process.env['INPLACE_TEST_KUBECONFIG'];
+  let server: LocalApiServerHandle | undefined;
+  let kubeconfigPath: string;
+  let tmp: string | undefined;
+  if (realPath) {
+    kubeconfigPath = realPath;
+  } else {
+    // Resolved at run time: the runtime's tests must not depend on the server's types at compile time.
+    const modPath = '../../src/local-apiserver/index.js';
+    const mod = (await import(modPath)) as { startLocalApiServer(o?: Record<string, unknown>): Promise<LocalApiServerHandle> };
+    server = await mod.startLocalApiServer(opts.local ?? {});
+    tmp = await mkdtemp(join(tmpdir(), 'inplace-test-'));
+    kubeconfigPath = join(tmp, 'kubeconfig');
+    await server.writeKubeconfig(kubeconfigPath);
+  }
+  const kc = loadKubeConfig(kubeconfigPath);
+  const client = createClient(kc, { userAgent: 'inplace-test' });
+  const namespaces: string[] = [];
+
+  const env: TestEnv = {
+    client,
+    kc,
+    kubeconfigPath,
+    isRealCluster: !!realPath,
+    server,
+
+    async newNamespace(prefix = 'test'): Promise<string> {
+      const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`.toLowerCase().slice(0, 63);
+      await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'inplace.cluster.x-k8s.io/test': 'true' } } });
+      namespaces.push(name);
+      return name;
+    },
+
+    async installCrds(paths: string[]): Promise<void> {
+      const crds = await readCrds(paths);
+      for (const crd of crds) {
+        const name = crd.metadata.name!;
+        const cur = await client.get(CustomResourceDefinitions, undefined, name);
+        if (cur) await client.update(CustomResourceDefinitions, { ...crd, metadata: { ...crd.metadata, resourceVersion: cur.metadata.resourceVersion } });
+        else await client.create(CustomResourceDefinitions, crd);
+      }
+      for (const crd of crds) {
+        const name = crd.metadata.name!;
+        await waitFor(
+          async () => {
+            const c = await client.get(CustomResourceDefinitions, undefined, name);
+            const conds = (c?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+            return conds.some((x) => x.type === 'Established' && x.status === 'True');
+          },
+          { timeoutMs: 30_000, intervalMs: 50, message: `CRD ${name} to be Established` },
+        );
+      }
+      client.invalidateDiscovery();
+    },
+
+    async stop(): Promise<void> {
+      for (const ns of namespaces.splice(0)) {
+        try {
+          await client.delete(Namespaces, undefined, ns, { propagationPolicy: 'Background' });
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+      client.close();
+      await server?.close();
+      if (tmp) await rm(tmp, { recursive: true, force: true });
+    },
+  };
+  if (opts.crds?.length) await env.installCrds(opts.crds);
+  return env;
+}
