@@ -1,0 +1,281 @@
+// What a plan would do, without touching anything: which machines, in which order, how many at once, which updaters,
+// which changes they cover and — fail-closed — which differences between the machines and their owners' desired
+// state no updater covers. Pure: `inplace preview` builds the snapshot and renders the result.
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanUpdater, Responsibility, TargetKind } from '../api/index.js';
+import { UpdatePhase } from '../api/index.js';
+import type { ContractRef } from './capi.js';
+import { cpVersion, field, isDeleting, isMachineReady, machineBootstrapRef, machineInfraRef, machineVersion, mdReplicas, mdRollingUpdate, mdVersion, nameOf } from './capi.js';
+import { machineState, machinesOfTarget, orderedUpdaters } from './decide.js';
+import { resolveFenceposts, scaleIntOrPercent } from './intstr.js';
+import type { ValidationInput } from './scope.js';
+import { targetsOf, validatePlan } from './validate.js';
+
+/** A minimal OpenAPI v3 (structural) schema, as CRDs carry it. */
+export interface OpenApiSchema {
+  type?: string;
+  properties?: Record<string, OpenApiSchema>;
+  additionalProperties?: boolean | OpenApiSchema;
+  items?: OpenApiSchema;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
+}
+
+/** What selectResource names. */
+export type SelectResource = Responsibility['selectResource'];
+
+/** Everything a preview reads; all optional extras sharpen the coverage analysis. */
+export interface PreviewSnapshot extends ValidationInput {
+  /** Machines of the plan's cluster. */
+  machines: KubeObject[];
+  /** MachineUpdates of the plan, when it already exists in the cluster (machines already done are shown as such). */
+  machineUpdates?: MachineUpdate[];
+  /** The InfraMachines (e.g. DevMachines) of the machines, to compare with their owners' infrastructure templates. */
+  infraMachines?: KubeObject[];
+  /** The BootstrapConfigs (e.g. KubeadmConfigs) of the machines, to compare with their owners' bootstrap templates. */
+  bootstrapConfigs?: KubeObject[];
+  /** The owners' templates (InfraMachineTemplates such as DevMachineTemplate, KubeadmConfigTemplates). */
+  ownerTemplates?: KubeObject[];
+  /** Schemas of the selected kinds (the CRD's openAPIV3Schema), to flag paths that cannot exist. Machine has a built-in fallback. */
+  schemas?: Partial<Record<SelectResource, OpenApiSchema>>;
+}
+
+/** A machine in the order it would be updated. */
+export interface PreviewMachine {
+  name: string;
+  ready: boolean;
+  /** Where the machine stands for this plan: notStarted, inFlight, updated, failed or aborted. */
+  state: ReturnType<typeof machineState>;
+  /** Machine spec.version today. */
+  version?: string;
+}
+
+/** An updater as it would run on each machine of a target. */
+export interface PreviewUpdater {
+  name: string;
+  sequence: number;
+  /** Kind of the task created per machine (template kind without Template, or the generic UpdaterUpdateTask). */
+  taskKind: string;
+  /** The template the task is built from, when any. */
+  template?: { apiVersion: string; kind: string; name: string };
+  responsibilities: Responsibility[];
+  parameters?: Record<string, unknown>;
+}
+
+/** How many machines of a target may be in update at once, and why. */
+export interface PreviewConcurrency {
+  max: number;
+  why: string;
+  /** True when the MachineDeployment is first scaled up by one (maxUnavailable 0). */
+  surge: boolean;
+}
+
+/** One target of a sequence group. */
+export interface PreviewTarget {
+  kind: TargetKind;
+  name: string;
+  sequence: number;
+  /** Current (non-deleting) machines in update order. */
+  machines: PreviewMachine[];
+  concurrency: PreviewConcurrency;
+  /** Updaters in the order they run on a machine. */
+  updaters: PreviewUpdater[];
+}
+
+/** Targets with the same sequence: they run in parallel; a group starts when the previous one is updated. */
+export interface PreviewGroup {
+  sequence: number;
+  targets: PreviewTarget[];
+}
+
+/** A responsibility and the updater that covers it. */
+export interface PreviewCoverage {
+  target: string;
+  selectResource: SelectResource;
+  path: string;
+  value: unknown;
+  updater: string;
+}
+
+/** A difference between a machine and its owner's desired state that no updater of the plan covers. */
+export interface UncoveredChange {
+  target: string;
+  machine: string;
+  selectResource: SelectResource;
+  path: string;
+  current: unknown;
+  desired: unknown;
+  why: string;
+}
+
+/** A responsibility whose path cannot exist on the selected kind (per its schema). */
+export interface ImpossiblePath {
+  target: string;
+  updater: string;
+  selectResource: SelectResource;
+  path: string;
+  why: string;
+}
+
+/** The preview of a plan. */
+export interface PlanPreview {
+  /** True when the plan passes validation. */
+  valid: boolean;
+  /** Validation problems (same as the controller's Valid=False message). */
+  problems: string[];
+  groups: PreviewGroup[];
+  coverage: PreviewCoverage[];
+  /** Fail-closed: changes the owners want that no updater declares; non-empty means the plan would leave drift behind. */
+  uncovered: UncoveredChange[];
+  /** Responsibilities whose path the selected kind's schema does not have (the commit would be pruned). */
+  impossiblePaths: ImpossiblePath[];
+  /** Other observations: plan values that differ from the owner's desired value, paused or aborting plans, etc. */
+  warnings: string[];
+}
+
+/** Machine v1beta2 spec fields (fallback when no Machine schema is given). */
+const MACHINE_SPEC_FIELDS = ['bootstrap', 'clusterName', 'deletion', 'failureDomain', 'infrastructureRef', 'minReadySeconds', 'providerID', 'readinessGates', 'taints', 'version'];
+
+const tokens = (pointer: string): string[] => pointer.slice(1).split('/').map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+const covers = (outer: string, inner: string): boolean => inner === outer || inner.startsWith(`${outer}/`);
+
+/**
+ * Why `pointer` cannot exist in objects with `schema`, or undefined when it can (or when the schema cannot tell:
+ * preserve-unknown-fields, free-form maps). Metadata labels/annotations are always possible.
+ */
+export function impossiblePathReason(schema: OpenApiSchema, pointer: string): string | undefined {
+  if (/^\/metadata\/(labels|annotations)\//.test(pointer)) return undefined;
+  let cur: OpenApiSchema | undefined = schema;
+  const walked: string[] = [];
+  for (const t of tokens(pointer)) {
+    if (!cur || cur['x-kubernetes-preserve-unknown-fields'] || cur['x-kubernetes-int-or-string']) return undefined;
+    if (cur.type === 'array' || cur.items) {
+      if (!/^(0|[1-9]\d*|-)$/.test(t)) return `${walked.length ? `/${walked.join('/')}` : '(root)'} is a list; "${t}" is not an index`;
+      cur = cur.items;
+    } else if (cur.properties && t in cur.properties) cur = cur.properties[t];
+    else if (cur.additionalProperties) cur = cur.additionalProperties === true ? undefined : cur.additionalProperties;
+    else if (cur.properties || cur.type === 'object') return `${walked.length ? `/${walked.join('/')}` : 'the object'} has no field "${t}" (it would be pruned)`;
+    else return `${walked.length ? `/${walked.join('/')}` : 'the object'} is a ${cur.type ?? 'scalar'}, it has no field "${t}"`;
+    walked.push(t);
+  }
+  return undefined;
+}
+
+// Leaves (pointer -> value) of a JSON object; arrays and empty objects are compared whole.
+function leaves(v: unknown, prefix: string, out: Map<string, unknown>): Map<string, unknown> {
+  if (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0) {
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) leaves(x, `${prefix}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, out);
+  } else out.set(prefix, v);
+  return out;
+}
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined): PreviewConcurrency {
+  if (kind === 'ControlPlane') return { max: 1, why: 'control plane: one machine at a time, after a preflight (every CP machine Ready, none deleting, none in update)', surge: false };
+  if (!owner) return { max: 0, why: 'MachineDeployment not found', surge: false };
+  const replicas = mdReplicas(owner);
+  const ru = mdRollingUpdate(owner);
+  const fp = resolveFenceposts(ru.maxSurge, ru.maxUnavailable, replicas);
+  if (!fp.ok) return { max: 0, why: `rollingUpdate: ${fp.error}`, surge: false };
+  const raw = `maxUnavailable=${ru.maxUnavailable ?? '0 (default)'}`;
+  if (fp.value.unavailable === 0) return { max: 1, why: `${raw}: surge — scale to ${replicas + 1} replicas, wait for the new machine to be Ready, update one at a time, restore ${replicas}`, surge: true };
+  const rounded = typeof ru.maxUnavailable === 'string' ? ` (${ru.maxUnavailable} of ${replicas} replicas, rounded down)` : '';
+  const scaled = scaleIntOrPercent(ru.maxUnavailable ?? 0, replicas, false);
+  const fence = scaled.ok && scaled.value === 0 ? ' (resolves to 0 with maxSurge 0: 1, the Kubernetes fencepost rule)' : '';
+  return { max: fp.value.unavailable, why: `${raw}${rounded}${fence}: up to ${fp.value.unavailable} machine(s) unavailable at once, machines already not Ready included`, surge: false };
+}
+
+function previewUpdater(u: PlanUpdater): PreviewUpdater {
+  const ref = u.updaterUpdateTemplateRef;
+  const out: PreviewUpdater = { name: u.name, sequence: u.sequence, taskKind: ref ? ref.kind.replace(/Template$/, '') : 'UpdaterUpdateTask', responsibilities: u.responsibilities };
+  if (ref) out.template = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name };
+  if (u.parameters) out.parameters = u.parameters as Record<string, unknown>;
+  return out;
+}
+
+const findRef = (objs: KubeObject[] | undefined, r: ContractRef | undefined): KubeObject | undefined =>
+  r && objs ? objs.find((o) => o.kind === r.kind && nameOf(o) === r.name) : undefined;
+
+/** Previews a plan against a snapshot: validation, groups, per-target order and concurrency, updaters, coverage, uncovered changes. */
+export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot): PlanPreview {
+  const problems = validatePlan({ ...snapshot, plan });
+  const planName = plan.metadata?.name ?? '';
+  const mus = new Map((snapshot.machineUpdates ?? []).filter((m) => m.spec.planName === planName).map((m) => [m.spec.machineRef.name, m]));
+  const result: PlanPreview = { valid: problems.length === 0, problems, groups: [], coverage: [], uncovered: [], impossiblePaths: [], warnings: [] };
+  if (plan.spec.paused) result.warnings.push('the plan is paused: no machine starts until spec.paused is false');
+  if (plan.spec.updatePhase === UpdatePhase.aborting) result.warnings.push('the plan is aborting: no machine starts');
+
+  for (const t of targetsOf(plan)) {
+    const owner = t.kind === 'ControlPlane' ? snapshot.controlPlane?.object : snapshot.machineDeployments.find((m) => nameOf(m) === t.target.name);
+    const current = machinesOfTarget(t.kind, t.target.name, plan.spec.clusterName, snapshot.machines).filter((m) => !isDeleting(m));
+    const updaters = orderedUpdaters(Array.isArray(t.target.updaters) ? t.target.updaters : []);
+    const pt: PreviewTarget = {
+      kind: t.kind, name: t.target.name, sequence: t.target.sequence,
+      machines: current.map((m) => {
+        const pm: PreviewMachine = { name: nameOf(m), ready: isMachineReady(m), state: machineState(mus.get(nameOf(m))) };
+        const v = machineVersion(m);
+        if (v !== undefined) pm.version = v;
+        return pm;
+      }),
+      concurrency: concurrencyOf(t.kind, owner),
+      updaters: updaters.map(previewUpdater),
+    };
+    let group = result.groups.find((g) => g.sequence === t.target.sequence);
+    if (!group) result.groups.push((group = { sequence: t.target.sequence, targets: [] }));
+    group.targets.push(pt);
+
+    const claims: PreviewCoverage[] = updaters.flatMap((u) => (Array.isArray(u.responsibilities) ? u.responsibilities : []).map((r) => ({ target: t.target.name, selectResource: r.selectResource, path: r.path, value: r.value, updater: u.name })));
+    result.coverage.push(...claims);
+    for (const c of claims) {
+      const why = pathProblem(c.selectResource, c.path, snapshot.schemas);
+      if (why) result.impossiblePaths.push({ target: c.target, updater: c.updater, selectResource: c.selectResource, path: c.path, why });
+    }
+    const claimFor = (sel: SelectResource, path: string): PreviewCoverage | undefined => claims.find((c) => c.selectResource === sel && covers(c.path, path));
+
+    // Machine /spec/version: the owner's desired version against each machine's.
+    const desiredVersion = owner ? (t.kind === 'ControlPlane' ? cpVersion(owner) : mdVersion(owner)) : undefined;
+    const versionClaim = claimFor('Machine', '/spec/version');
+    if (desiredVersion !== undefined && versionClaim && !same(versionClaim.value, desiredVersion)) {
+      result.warnings.push(`${t.target.name}: updater ${versionClaim.updater} sets Machine /spec/version to ${String(versionClaim.value)} but the ${t.kind === 'ControlPlane' ? 'control plane spec.version' : 'MachineDeployment spec.template.spec.version'} is ${desiredVersion}: Cluster API would see the machines as out of date`);
+    }
+    for (const m of current) {
+      const have = machineVersion(m);
+      if (desiredVersion !== undefined && have !== desiredVersion && !versionClaim) {
+        result.uncovered.push({ target: t.target.name, machine: nameOf(m), selectResource: 'Machine', path: '/spec/version', current: have, desired: desiredVersion, why: 'the owner wants another Kubernetes version and no updater declares Machine /spec/version' });
+      }
+      result.uncovered.push(...templateDrift(t.target.name, m, 'InfraMachine', findRef(snapshot.infraMachines, machineInfraRef(m)), owner && desiredSpec(owner, t.kind, 'InfraMachine', snapshot.ownerTemplates), claimFor));
+      result.uncovered.push(...templateDrift(t.target.name, m, 'BootstrapConfig', findRef(snapshot.bootstrapConfigs, machineBootstrapRef(m)), owner && desiredSpec(owner, t.kind, 'BootstrapConfig', snapshot.ownerTemplates), claimFor));
+    }
+  }
+  result.groups.sort((a, b) => a.sequence - b.sequence);
+  return result;
+}
+
+function pathProblem(sel: SelectResource, path: string, schemas: PreviewSnapshot['schemas']): string | undefined {
+  const schema = schemas?.[sel];
+  if (schema) return impossiblePathReason(schema, path);
+  if (sel !== 'Machine') return undefined;
+  const t = tokens(path);
+  if (t[0] === 'spec' && t[1] !== undefined && !MACHINE_SPEC_FIELDS.includes(t[1])) return `Machine spec has no field "${t[1]}" (it would be pruned)`;
+  return undefined;
+}
+
+// The spec an owner wants its machines' InfraMachine / BootstrapConfig to have, from its templates.
+function desiredSpec(owner: KubeObject, kind: TargetKind, sel: 'InfraMachine' | 'BootstrapConfig', templates: KubeObject[] | undefined): unknown {
+  if (kind === 'ControlPlane' && sel === 'BootstrapConfig') return field(owner, 'spec', 'kubeadmConfigSpec');
+  const refPath = kind === 'ControlPlane' ? ['spec', 'machineTemplate', 'spec', 'infrastructureRef'] : sel === 'InfraMachine' ? ['spec', 'template', 'spec', 'infrastructureRef'] : ['spec', 'template', 'spec', 'bootstrap', 'configRef'];
+  const ref = field(owner, ...refPath) as Partial<ContractRef> | undefined;
+  const tpl = ref?.kind && ref.name ? templates?.find((o) => o.kind === ref.kind && nameOf(o) === ref.name) : undefined;
+  return tpl ? field(tpl, 'spec', 'template', 'spec') : undefined;
+}
+
+function templateDrift(target: string, m: KubeObject, sel: 'InfraMachine' | 'BootstrapConfig', actual: KubeObject | undefined, desired: unknown, claimFor: (s: SelectResource, p: string) => PreviewCoverage | undefined): UncoveredChange[] {
+  if (!actual || desired === undefined || desired === null) return [];
+  const out: UncoveredChange[] = [];
+  const have = field(actual, 'spec');
+  for (const [p, want] of leaves(desired, '/spec', new Map())) {
+    const cur = p.split('/').slice(2).reduce<unknown>((o, k) => field(o, k.replace(/~1/g, '/').replace(/~0/g, '~')), have);
+    if (same(cur, want) || claimFor(sel, p)) continue;
+    out.push({ target, machine: nameOf(m), selectResource: sel, path: p, current: cur, desired: want, why: `the owner's template wants another value and no updater declares ${sel} ${p}` });
+  }
+  return out;
+}
