@@ -2,3 +2,5 @@
 // the updater SDK and the conformance kit.
 export * from './rules.js';
 export * from './accessors.js';
+export * from './sdk.js';
+export type { KubeClient, Logger, PolicyRule } from '../runtime/index.js';

@@ -1,8 +1,7 @@
 // The effectful part of the commit (C8): read the Machine and the objects it references, JSON-patch each
 // responsibility into place behind a resourceVersion test, and verify by reading back.
 import { Machines, type KubeObject, type ResourceType, type Responsibility } from '../api/index.js';
-import { ConflictError, KubeApiError, RetryableError } from '../runtime/errors.js';
-import type { KubeClient } from '../runtime/types.js';
+import { ConflictError, KubeApiError, RetryableError, type KubeClient } from '../runtime/index.js';
 import { CommitPathError, commitPatch, verifyCommit } from './commit.js';
 
 /** Outcome of a commit: the pointers written, or why the commit cannot succeed (terminal). */

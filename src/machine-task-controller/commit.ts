@@ -2,7 +2,7 @@
 // CAPI object (guarded by a resourceVersion test), and the read-back check that every value was persisted.
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, Responsibility } from '../api/index.js';
-import { encodePointer, getPointer, parsePointer, setPointer } from '../runtime/jsonpointer.js';
+import { encodePointer, getPointer, parsePointer, setPointer } from '../runtime/index.js';
 
 /** One RFC 6902 operation. */
 export type JsonPatchOp = { op: 'test' | 'add' | 'replace'; path: string; value: unknown };

@@ -22,12 +22,10 @@ import {
   taskName,
   type Task,
 } from '../contract/index.js';
-import { ConflictError, RetryableError, isAlreadyExists, isNotFound } from '../runtime/errors.js';
-import { snapshot } from '../runtime/patch.js';
-import { Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/types.js';
+import { ConflictError, RetryableError, isAlreadyExists, isNotFound, snapshot, Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
 import { commitResponsibilities } from './commit-apply.js';
 import { decide, reasonOfTerminal, type Decision } from './decide.js';
-import { metrics } from './metrics.js';
+import { metricsFor, type TaskControllerMetrics } from './metrics.js';
 import { orderedUpdaters, type MachineState, type MachineUpdateObject, type MachineUpdateUpdater, type Scope, type UpdaterView } from './scope.js';
 import { buildStatus, type StatusInput } from './status.js';
 
@@ -46,6 +44,7 @@ interface Deps {
   controller: () => Controller;
   /** Resource keys of the task kinds already watched. */
   watched: Set<string>;
+  metrics: TaskControllerMetrics;
 }
 
 /** Registers the controller with the manager. */
@@ -53,7 +52,7 @@ export function setupMachineTaskController(mgr: Manager): Controller {
   const muInformer = mgr.informer<MachineUpdateObject>(MachineUpdates);
   const watched = new Set<string>([resourceKey(UpdaterUpdateTasks)]);
   const holder: { ctrl?: Controller } = {};
-  const deps: Deps = { mgr, client: mgr.client, controller: () => holder.ctrl!, watched };
+  const deps: Deps = { mgr, client: mgr.client, controller: () => holder.ctrl!, watched, metrics: metricsFor(mgr) };
   const ctrl = mgr
     .controller<MachineUpdateObject>(CONTROLLER_NAME)
     .for(MachineUpdates)
@@ -232,9 +231,9 @@ async function createTask(
   const res = await taskResource(deps, u);
   try {
     const created = await client.create<Task>(res, task, { fieldManager: CONTROLLER_NAME });
-    metrics().tasksCreated.inc({ kind: res.kind });
+    deps.metrics.tasksCreated.inc({ kind: res.kind });
     const prevDone = previous?.task?.status?.completionTime;
-    if (prevDone) metrics().stepLatency.observe(Math.max(0, (Date.now() - Date.parse(prevDone)) / 1000));
+    if (prevDone) deps.metrics.stepLatency.observe(Math.max(0, (Date.now() - Date.parse(prevDone)) / 1000));
     mgr.events.event(mu, 'Normal', 'TaskCreated', `created ${res.kind} ${view.taskName} for updater ${u.name}`);
     log.info({ task: view.taskName, kind: res.kind, updater: u.name }, 'task created');
     return { task: created };

@@ -4,7 +4,7 @@
 // MachineUpdate conditions: InPlaceUpdate is True while the update is in progress (reason Updating /
 // WaitingForUpdater / Aborting / Committing) and False once terminal (Updated / Aborted / Failed / CommitFailed);
 // Ready is True only when the MachineUpdate is updated.
-import type { Component, PolicyRule } from '../runtime/types.js';
+import type { Component, PolicyRule } from '../runtime/index.js';
 import { CONTROLLER_NAME, setupMachineTaskController } from './controller.js';
 import { rbac } from './rbac.js';
 

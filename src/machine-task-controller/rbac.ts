@@ -1,6 +1,6 @@
 // RBAC the machine task controller needs: exactly the calls it makes (no wildcards). A third-party task kind
 // needs one more rule for its group — pass it to createMachineTaskController({ extraRbac }) / the cdk8s option.
-import type { PolicyRule } from '../runtime/types.js';
+import type { PolicyRule } from '../runtime/index.js';
 
 /** Verbs to run tasks of a kind: create them, watch them, set updatePhase, replace an earlier update's task. */
 const TASK_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'];

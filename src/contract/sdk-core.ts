@@ -1,0 +1,109 @@
+// The SDK's pure core: what an updater's handler may return, and how a result (or a terminal task) becomes the
+// task's next status under the contract (C4 terminal never left, C5 observedGeneration, C6 Ready condition).
+import { ConditionTypes, Reasons, isTerminal } from '../api/index.js';
+import { setCondition, toKubeTime, jsonEqual } from '../runtime/index.js';
+import { taskGeneration, taskPhase, type Task, type TaskStatus, type TaskUpdateStatus } from './accessors.js';
+
+/** Extra status fields an updater keeps in the task status (e.g. the step it reached, to resume after a restart). */
+export type StatusFields = Record<string, unknown>;
+
+/** What an updater's update/abort handler returns. */
+export type Result =
+  | { type: 'progress'; requeueAfterMs?: number; message?: string; fields?: StatusFields }
+  | { type: 'done'; message?: string; fields?: StatusFields }
+  | { type: 'failed'; message: string; fields?: StatusFields }
+  | { type: 'aborted'; message?: string; fields?: StatusFields };
+
+/** Still working: report `message`, look again after `requeueAfterMs` (or on the next change of the task). */
+export const progress = (requeueAfterMs?: number, message?: string, fields?: StatusFields): Result => ({
+  type: 'progress',
+  ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+  ...(message !== undefined ? { message } : {}),
+  ...(fields ? { fields } : {}),
+});
+/** The update is finished: updated (terminal). */
+export const done = (message?: string, fields?: StatusFields): Result => ({ type: 'done', ...(message !== undefined ? { message } : {}), ...(fields ? { fields } : {}) });
+/** The update failed (terminal); `message` says why and is shown on the MachineUpdate and the plan. */
+export const failed = (message: string, fields?: StatusFields): Result => ({ type: 'failed', message, ...(fields ? { fields } : {}) });
+/** The update was aborted (terminal); only valid once the task is aborting. */
+export const aborted = (message?: string, fields?: StatusFields): Result => ({ type: 'aborted', ...(message !== undefined ? { message } : {}), ...(fields ? { fields } : {}) });
+
+/** Reason of the Ready condition for each status the SDK writes. */
+const READY: Record<TaskUpdateStatus, { status: 'True' | 'False'; reason: string; message: string }> = {
+  updating: { status: 'False', reason: Reasons.updating, message: 'update in progress' },
+  updated: { status: 'True', reason: Reasons.updated, message: 'update finished' },
+  failed: { status: 'False', reason: Reasons.failed, message: 'update failed' },
+  aborted: { status: 'False', reason: Reasons.aborted, message: 'update aborted' },
+};
+
+/**
+ * The status a task should have after a handler returned `result`, or undefined when nothing changes.
+ * `startTime` is kept from the status (so restarts resume), or set to `now` on the first report.
+ */
+export function statusForResult(task: Task, result: Result, now: Date): TaskStatus {
+  const old = task.status ?? {};
+  const gen = taskGeneration(task);
+  const phase = taskPhase(task);
+  let updateStatus: TaskUpdateStatus;
+  let message: string | undefined = result.message;
+  let reason: string | undefined;
+  switch (result.type) {
+    case 'progress':
+      updateStatus = 'updating';
+      if (phase === 'aborting') reason = Reasons.aborting;
+      break;
+    case 'done':
+      updateStatus = 'updated';
+      break;
+    case 'failed':
+      updateStatus = 'failed';
+      message = result.message || READY.failed.message;
+      break;
+    case 'aborted':
+      if (phase !== 'aborting') {
+        // C4: aborted only answers aborting; an updater that gives up on its own has failed.
+        updateStatus = 'failed';
+        message = `the updater returned aborted although the task is not aborting${result.message ? `: ${result.message}` : ''}`;
+      } else updateStatus = 'aborted';
+      break;
+  }
+  const ready = READY[updateStatus];
+  const next: TaskStatus = {
+    ...old,
+    ...(result.fields ?? {}),
+    updateStatus,
+    observedGeneration: gen,
+    startTime: old.startTime ?? toKubeTime(now),
+    conditions: setCondition(old.conditions, { type: ConditionTypes.ready, status: ready.status, reason: reason ?? ready.reason, message: message || ready.message }, gen, now),
+  };
+  if (isTerminal(updateStatus)) next.completionTime = old.completionTime ?? toKubeTime(now);
+  return next;
+}
+
+/**
+ * The status of a task that is already terminal: unchanged (C4), except that observedGeneration follows a
+ * newer generation (C5) so the platform can trust it. Undefined when nothing needs writing.
+ */
+export function statusForTerminal(task: Task): TaskStatus | undefined {
+  const old = task.status ?? {};
+  const gen = taskGeneration(task);
+  if ((old.observedGeneration ?? 0) >= gen) return undefined;
+  return {
+    ...old,
+    observedGeneration: gen,
+    ...(old.conditions ? { conditions: old.conditions.map((c) => (c.type === ConditionTypes.ready ? { ...c, observedGeneration: gen } : c)) } : {}),
+  };
+}
+
+/** The status to report while a handler keeps failing with an error (still updating, Ready says why). */
+export function statusForError(task: Task, err: unknown, now: Date): TaskStatus {
+  const why = err instanceof Error ? err.message : String(err);
+  const r = statusForResult(task, progress(undefined, `retrying after an error: ${why}`), now);
+  return r;
+}
+
+/** True when `next` differs from the task's current status (so a write is needed). */
+export const statusChanged = (task: Task, next: TaskStatus): boolean => !jsonEqual(task.status ?? {}, next);
+
+/** True when the task is terminal regardless of generation (the SDK never leaves a terminal status, C4). */
+export const isTerminalTask = (task: Task): boolean => isTerminal(task.status?.updateStatus);

@@ -1,0 +1,166 @@
+// The updater SDK: a third-party updater in TypeScript is one defineUpdater({...}) call. The SDK watches the
+// task kind, calls update/abort, and keeps the contract for the updater: terminal never left (C4), status
+// stamped with observedGeneration (C5), Ready with reason and message (C6), status only through /status,
+// optimistic concurrency, backoff on errors, leader election, start and completion times.
+import { Labels, Machines, UpdaterUpdateTasks, type KubeObject, type ResourceType } from '../api/index.js';
+import { isConflict, createClient, loadKubeConfig, createLogger, noopLogger, createManager, snapshot, Action, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
+import { taskPhase, type Task, type TaskPhase, type TaskStatus } from './accessors.js';
+import { isTerminalTask, statusChanged, statusForError, statusForResult, statusForTerminal, type Result } from './sdk-core.js';
+
+export { progress, done, failed, aborted, type Result, type StatusFields } from './sdk-core.js';
+
+/** What a handler gets besides the task. */
+export interface UpdaterContext {
+  /** The API client. Reading CAPI objects is fine; writing them is forbidden (C8). */
+  client: KubeClient;
+  /** Logger bound to the updater and the task. */
+  log: Logger;
+  /** The clock (tests may replace it). */
+  now(): Date;
+  /** When this task's update started: status.startTime, or now on the first reconcile. Survives restarts (C7). */
+  startTime: Date;
+  /** The task's spec.updatePhase (C2). */
+  phase: TaskPhase;
+  /** The task's last written status (read it to resume; write through the handler's result fields). */
+  status: TaskStatus;
+  /** The CAPI Machine the task is for (spec.machineRef), read fresh; undefined when it does not exist. */
+  machine(): Promise<KubeObject | undefined>;
+}
+
+/** An updater's definition. */
+export interface UpdaterDefinition<T extends Task = Task> {
+  /** Name of the updater (logs, leader-election lease, field manager). */
+  name: string;
+  /** The task kind it reconciles; default the generic UpdaterUpdateTask. */
+  kind?: ResourceType;
+  /** Generic kind only: the updater names served (label inplace.cluster.x-k8s.io/updater-name); default all. */
+  names?: string[];
+  /** Moves the update forward; called while spec.updatePhase is updating. Must be idempotent (C7). */
+  update(task: T, ctx: UpdaterContext): Promise<Result>;
+  /** Stops the update; called once spec.updatePhase is aborting. Return aborted (or done/failed if it already finished). */
+  abort(task: T, ctx: UpdaterContext): Promise<Result>;
+  /** Clock override (tests). */
+  now?: () => Date;
+}
+
+/** Options of Updater.start. */
+export interface StartOptions {
+  /** Client to use; else one is built from kubeconfigPath (or the default kubeconfig chain). */
+  client?: KubeClient;
+  kubeconfigPath?: string;
+  /** Watch only this namespace (default all). */
+  namespace?: string;
+  /** Override the definition's names (generic kind). */
+  names?: string[];
+  /** Run only while holding a Lease (for several replicas). */
+  leaderElect?: boolean;
+  /** Namespace of the lease (default: namespace, else `default`). */
+  leaseNamespace?: string;
+  /** Logger (default: a pino logger named after the updater). */
+  log?: Logger;
+}
+
+/** A running updater. */
+export interface RunningUpdater {
+  stop(): Promise<void>;
+}
+
+/** A defined updater: start it against a cluster, or drive one task by hand (tests). */
+export interface Updater<T extends Task = Task> {
+  readonly name: string;
+  readonly kind: ResourceType;
+  start(opts?: StartOptions): Promise<RunningUpdater>;
+  /** One reconcile of one task with `client`: what the running updater does per event. */
+  reconcileTask(client: KubeClient, task: T, opts?: { log?: Logger; names?: string[] }): Promise<Action>;
+}
+
+/** Does the update/abort step for a task and writes the status it leads to. */
+async function reconcileOne<T extends Task>(def: UpdaterDefinition<T>, client: KubeClient, res: ResourceType, task: T, log: Logger, names: string[] | undefined): Promise<Action> {
+  if (names && !names.includes(task.metadata.labels?.[Labels.updaterName] ?? '')) return Action.awaitChange();
+  if (task.metadata.deletionTimestamp) return Action.awaitChange();
+  const now = def.now ?? (() => new Date());
+  const write = async (status: TaskStatus): Promise<void> => {
+    const helper = snapshot<Task>(task);
+    try {
+      await helper.apply(client, res, { ...task, status } as T, { fieldManager: def.name });
+    } catch (err) {
+      if (isConflict(err)) log.debug({ task: task.metadata.name }, 'status write conflicted; will retry from fresh state');
+      throw err;
+    }
+  };
+
+  if (isTerminalTask(task)) {
+    // C4: never leave a terminal status; C5: still answer a newer generation so the platform can trust it.
+    const st = statusForTerminal(task);
+    if (st) await write(st);
+    return Action.awaitChange();
+  }
+
+  const phase = taskPhase(task);
+  const startedAt = task.status?.startTime ? new Date(task.status.startTime) : now();
+  const ctx: UpdaterContext = {
+    client,
+    log,
+    now,
+    startTime: startedAt,
+    phase,
+    status: structuredClone(task.status ?? {}),
+    machine: () => client.get(Machines, task.metadata.namespace, task.spec.machineRef.name),
+  };
+  let result: Result;
+  try {
+    result = phase === 'aborting' ? await def.abort(task, ctx) : await def.update(task, ctx);
+  } catch (err) {
+    const st = statusForError(task, err, now());
+    if (statusChanged(task, st)) await write(st).catch(() => undefined);
+    throw err;
+  }
+  const next = statusForResult(task, result, now());
+  if (statusChanged(task, next)) await write(next);
+  if (result.type === 'progress' && result.requeueAfterMs !== undefined) return Action.requeue(Math.max(0, result.requeueAfterMs));
+  return Action.awaitChange();
+}
+
+/** Defines an updater (see UpdaterDefinition); call start() to run it. */
+export function defineUpdater<T extends Task = Task>(def: UpdaterDefinition<T>): Updater<T> {
+  const res = def.kind ?? UpdaterUpdateTasks;
+  const generic = res.group === UpdaterUpdateTasks.group && res.kind === UpdaterUpdateTasks.kind;
+  return {
+    name: def.name,
+    kind: res,
+    reconcileTask(client, task, opts) {
+      const names = generic ? (opts?.names ?? def.names) : undefined;
+      return reconcileOne(def, client, res, task, opts?.log ?? noopLogger, names && names.length ? names : undefined);
+    },
+    async start(opts: StartOptions = {}): Promise<RunningUpdater> {
+      const client = opts.client ?? createClient(loadKubeConfig(opts.kubeconfigPath), { userAgent: `inplace-updater-${def.name}` });
+      const log = opts.log ?? createLogger({ name: def.name });
+      const rawNames = generic ? (opts.names ?? def.names) : undefined;
+      const names = rawNames && rawNames.length ? rawNames : undefined;
+      const mgr: Manager = createManager({
+        client,
+        name: `updater-${def.name}`,
+        ...(opts.namespace ? { namespace: opts.namespace } : {}),
+        log,
+        ...(opts.leaderElect ? { leaderElection: { enabled: true, leaseName: `inplace-updater-${def.name}`, leaseNamespace: opts.leaseNamespace ?? opts.namespace ?? 'default' } } : {}),
+      });
+      const informer = mgr.informer<T>(res);
+      mgr
+        .controller<T>(`updater-${def.name}`)
+        .for(res)
+        .withConcurrency(4)
+        .reconcile(async (key: ObjectKey, rctx) => {
+          const task = informer.store.get(key.namespace, key.name);
+          if (!task) return Action.awaitChange();
+          return reconcileOne(def, client, res, task, rctx.log, names);
+        });
+      await mgr.start();
+      log.info({ kind: res.kind, names: names ?? 'all' }, 'updater started');
+      return {
+        stop: async () => {
+          await mgr.stop();
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,19 @@
+// The reference sample updater as a runnable unit (see updater.ts).
+import type { SampleUpdater } from '../types.js';
+import { referenceUpdater } from './updater.js';
+
+export { referenceUpdater, readParameters, DEFAULT_DURATION_SECONDS } from './updater.js';
+
+/** The reference updater: generic UpdaterUpdateTask, every updater name unless narrowed. */
+export const reference: SampleUpdater = {
+  name: 'reference',
+  description: 'Generic UpdaterUpdateTask updater: simulated duration (parameters.durationSeconds) and failure injection (parameters.failWith).',
+  rbac: [
+    { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['updaterupdatetasks'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['updaterupdatetasks/status'], verbs: ['get', 'patch', 'update'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  ],
+  crds: [],
+  start: (opts) => referenceUpdater(opts.names).start(opts),
+};
