@@ -1,2 +1,8 @@
 // Cluster API simulator: fixture CRDs, a demo/test inventory, and a controller standing in for CAPI's controllers.
 export * from './crds.js';
+export * from './types.js';
+export {
+  DevMachineTemplates, KubeadmConfigTemplates, nodeNameFor, defaultImage, stableSuffix, NODE_MACHINE_ANNOTATION,
+} from './builders.js';
+export * from './inventory.js';
+export { startCapiSimulator, maxUnhealthy, type CapiSimulator, type CapiSimulatorOptions } from './simulator.js';

@@ -1,0 +1,94 @@
+import { expect } from 'chai';
+import { Labels } from '../api/index.js';
+import { DELETE_MACHINE_ANNOTATION, countReplicas, decideProvisioning, decideScale, newMachineName, nodeInfoDrift, ownerOf } from './decisions.js';
+import { nodeInfoFor } from './builders.js';
+import type { Machine } from './types.js';
+
+const m = (name: string, opts: { created?: string; ready?: boolean; available?: boolean; deleting?: boolean; del?: boolean; version?: string; phase?: string; node?: string } = {}): Machine => ({
+  metadata: {
+    name,
+    creationTimestamp: opts.created ?? '2026-01-01T00:00:00Z',
+    ...(opts.deleting ? { deletionTimestamp: '2026-01-01T01:00:00Z' } : {}),
+    ...(opts.del ? { annotations: { [DELETE_MACHINE_ANNOTATION]: '' } } : {}),
+  },
+  spec: { clusterName: 'c', version: opts.version ?? 'v1.29.5', bootstrap: {}, infrastructureRef: { apiGroup: 'g', kind: 'K', name } },
+  status: {
+    ...(opts.phase ? { phase: opts.phase } : {}),
+    ...(opts.node ? { nodeRef: { name: opts.node } } : {}),
+    conditions: [
+      { type: 'Ready', status: opts.ready === false ? 'False' : 'True', reason: 'R', message: '', lastTransitionTime: 'x' },
+      { type: 'Available', status: opts.available === false ? 'False' : 'True', reason: 'R', message: '', lastTransitionTime: 'x' },
+    ],
+  },
+});
+
+describe('capi-sim decisions', () => {
+  describe('decideScale', () => {
+    const cases: Array<{ name: string; desired: number; machines: Machine[]; order?: 'Newest' | 'Oldest' | 'Random'; want: { create: number; delete: string[] } }> = [
+      { name: 'creates the shortage', desired: 3, machines: [m('a')], want: { create: 2, delete: [] } },
+      { name: 'does nothing at the desired count', desired: 2, machines: [m('a'), m('b')], want: { create: 0, delete: [] } },
+      { name: 'does not count machines being deleted', desired: 2, machines: [m('a'), m('b', { deleting: true })], want: { create: 1, delete: [] } },
+      {
+        name: 'deletes the newest first by default',
+        desired: 1,
+        machines: [m('a', { created: '2026-01-01T00:00:01Z' }), m('b', { created: '2026-01-01T00:00:03Z' }), m('c', { created: '2026-01-01T00:00:02Z' })],
+        want: { create: 0, delete: ['b', 'c'] },
+      },
+      {
+        name: 'deletes the oldest first when asked',
+        desired: 2,
+        order: 'Oldest',
+        machines: [m('a', { created: '2026-01-01T00:00:01Z' }), m('b', { created: '2026-01-01T00:00:03Z' }), m('c', { created: '2026-01-01T00:00:02Z' })],
+        want: { create: 0, delete: ['a'] },
+      },
+      {
+        name: 'deletes machines marked delete-machine, then not-Ready ones, before any healthy one',
+        desired: 1,
+        machines: [m('new', { created: '2026-01-01T00:00:09Z' }), m('sick', { ready: false }), m('marked', { del: true })],
+        want: { create: 0, delete: ['marked', 'sick'] },
+      },
+    ];
+    for (const c of cases) it(c.name, () => expect(decideScale(c.desired, c.machines, c.order)).to.deep.equal(c.want));
+  });
+
+  describe('countReplicas', () => {
+    it('counts live, ready, available and up-to-date machines', () => {
+      const machines = [m('a'), m('b', { ready: false, available: false }), m('c', { version: 'v1.30.1' }), m('d', { deleting: true })];
+      expect(countReplicas(machines, 'v1.29.5')).to.deep.equal({ replicas: 3, readyReplicas: 2, availableReplicas: 2, upToDateReplicas: 2 });
+    });
+  });
+
+  describe('decideProvisioning', () => {
+    const cases = [
+      { name: 'waits until the ready delay elapsed', machine: m('a', { phase: 'Provisioning' }), now: 1050, want: { kind: 'wait', afterMs: 150 } },
+      { name: 'makes the machine ready once the delay elapsed', machine: m('a', { phase: 'Provisioning' }), now: 1200, want: { kind: 'makeReady' } },
+      { name: 'leaves a running machine with a node alone', machine: m('a', { phase: 'Running', node: 'n' }), now: 1000, want: { kind: 'none' } },
+      { name: 'leaves a deleting machine alone', machine: m('a', { deleting: true }), now: 5000, want: { kind: 'none' } },
+    ];
+    for (const c of cases) it(c.name, () => expect(decideProvisioning(c.machine, 1000, c.now, 200)).to.deep.equal(c.want));
+  });
+
+  describe('ownerOf', () => {
+    const cases: Array<{ name: string; labels: Record<string, string>; want: unknown }> = [
+      { name: 'a control-plane machine belongs to its control plane', labels: { [Labels.controlPlane]: '', [Labels.controlPlaneName]: 'cp' }, want: { kind: 'KubeadmControlPlane', name: 'cp' } },
+      { name: 'a worker belongs to its MachineSet and deployment', labels: { [Labels.deploymentName]: 'md', [Labels.setName]: 'md-x' }, want: { kind: 'MachineSet', name: 'md-x', deployment: 'md' } },
+      { name: 'an unlabelled machine has no owner', labels: {}, want: undefined },
+    ];
+    for (const c of cases) it(c.name, () => expect(ownerOf({ metadata: { labels: c.labels } })).to.deep.equal(c.want));
+  });
+
+  describe('nodeInfoDrift', () => {
+    const info = nodeInfoFor('n', 'v1.29.5', 'img-a');
+    it('reports nothing when version and image match', () => expect(nodeInfoDrift(info, 'v1.29.5', 'img-a')).to.equal(undefined));
+    it('follows a committed version', () => expect(nodeInfoDrift(info, 'v1.30.1', 'img-a')).to.include({ kubeletVersion: 'v1.30.1', kubeProxyVersion: 'v1.30.1', osImage: 'img-a' }));
+    it('follows a committed image', () => expect(nodeInfoDrift(info, 'v1.29.5', 'img-b')).to.include({ kubeletVersion: 'v1.29.5', osImage: 'img-b' }));
+    it('needs a node to drift', () => expect(nodeInfoDrift(undefined, 'v1.30.1', 'img-b')).to.equal(undefined));
+  });
+
+  describe('newMachineName', () => {
+    it('skips names that are taken', () => {
+      const suffixes = ['aaaaa', 'bbbbb'];
+      expect(newMachineName('md', new Set(['md-aaaaa']), () => suffixes.shift() ?? 'zzzzz')).to.equal('md-bbbbb');
+    });
+  });
+});

@@ -1,0 +1,379 @@
+// A stand-in for Cluster API's controllers and the workload cluster's kubelets, just enough for the platform's
+// scenarios in local mode: MachineSet / KubeadmControlPlane scaling, machines becoming Ready after a delay with
+// their DevMachine, KubeadmConfig and Node, manual remediation (remediate-machine -> replacement at the owner's
+// version), node info following in-place changes, and replica / MHC status. Writes only fields the real CRDs keep.
+import { randomInt } from 'node:crypto';
+import { Labels, MachineHealthChecks, Nodes, type KubeObject, type ResourceType } from '../api/index.js';
+import { createManager } from '../runtime/index.js';
+import { setCondition } from '../runtime/conditions.js';
+import { isNotFound, isAlreadyExists } from '../runtime/errors.js';
+import { matchesSelector, formatLabelSelector, type LabelSelector } from '../runtime/labels.js';
+import { Action, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/types.js';
+import {
+  DevMachineTemplates, DevMachines, KubeadmConfigTemplates, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines,
+  NODE_CLUSTER_NAMESPACE_ANNOTATION, NODE_MACHINE_ANNOTATION, buildDevMachine, buildKubeadmConfig, buildMachine, buildNode, controlPlaneMachineLabels,
+  devMachineReadyStatus, isControlPlaneMachine, kubeTime, kubeadmConfigReadyStatus, machineProvisioningStatus, machineRunningStatus, nodeInfoFor,
+  nodeNameFor, nodeReadyStatus, wantsRemediation, type MachineBlueprint,
+} from './builders.js';
+import { countReplicas, decideProvisioning, decideScale, newMachineName, nodeInfoDrift, ownerOf } from './decisions.js';
+import type { KubeadmControlPlane, Machine, MachineDeployment, MachineHealthCheck, MachineSet, Node } from './types.js';
+
+/** Options of the simulator. */
+export interface CapiSimulatorOptions {
+  client: KubeClient;
+  /** Only this namespace (default: all). */
+  namespace?: string;
+  log?: Logger;
+  /** How long a new machine takes to become Running and Ready (default 200 ms). */
+  readyDelayMs?: number;
+}
+
+/** A running simulator. */
+export interface CapiSimulator {
+  stop(): Promise<void>;
+}
+
+const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+const randomSuffix = (): string => Array.from({ length: 5 }, () => ALPHABET[randomInt(ALPHABET.length)]).join('');
+const nsKey = (o: KubeObject, name: string | undefined): ObjectKey[] => (name ? [{ ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name }] : []);
+const merge = { type: 'merge' } as const;
+const mergeStatus = { type: 'merge', subresource: 'status' } as const;
+
+/** Starts the simulator's controllers; resolves once their caches are synced. */
+export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<CapiSimulator> {
+  const mgr = createManager({ client: opts.client, name: 'capi-sim', ...(opts.namespace ? { namespace: opts.namespace } : {}), ...(opts.log ? { log: opts.log } : {}) });
+  const sim = new Simulator(mgr, opts.client, opts.readyDelayMs ?? 200);
+  sim.setup();
+  await mgr.start();
+  return { stop: () => mgr.stop() };
+}
+
+/** The simulator's reconcilers, sharing the manager's caches and the in-flight creation/deletion expectations. */
+class Simulator {
+  /** Machines created but maybe not yet in the cache, per owner key. */
+  private readonly expectedCreates = new Map<string, Set<string>>();
+  /** Machines deleted but maybe still in the cache. */
+  private readonly expectedDeletes = new Set<string>();
+  /** When this process created a machine (ms precision; creationTimestamp only has seconds). */
+  private readonly createdAt = new Map<string, number>();
+
+  constructor(private readonly mgr: Manager, private readonly client: KubeClient, private readonly readyDelayMs: number) {}
+
+  private get machines(): Machine[] {
+    return this.mgr.informer<Machine>(Machines).store.list(this.mgr.namespace);
+  }
+
+  setup(): void {
+    const byLabel = (label: string) => (o: KubeObject): ObjectKey[] => nsKey(o, o.metadata.labels?.[label]);
+    this.mgr.controller('capi-sim-machinedeployment').for(MachineDeployments)
+      .watches(MachineSets, byLabel(Labels.deploymentName)).watches(Machines, byLabel(Labels.deploymentName))
+      .reconcile((key) => this.reconcileMachineDeployment(key));
+    this.mgr.controller('capi-sim-machineset').for(MachineSets)
+      .watches(Machines, byLabel(Labels.setName))
+      .reconcile((key) => this.reconcileMachineSet(key));
+    this.mgr.controller('capi-sim-kubeadmcontrolplane').for(KubeadmControlPlanes)
+      .watches(Machines, byLabel(Labels.controlPlaneName))
+      .reconcile((key) => this.reconcileControlPlane(key));
+    this.mgr.controller('capi-sim-machine').for(Machines)
+      .watches<Node>(Nodes, (n) => {
+        const machine = n.metadata.annotations?.[NODE_MACHINE_ANNOTATION];
+        const ns = n.metadata.annotations?.[NODE_CLUSTER_NAMESPACE_ANNOTATION];
+        return machine && ns && (!this.mgr.namespace || ns === this.mgr.namespace) ? [{ namespace: ns, name: machine }] : [];
+      })
+      .withConcurrency(4)
+      .reconcile((key) => this.reconcileMachine(key));
+    this.mgr.controller('capi-sim-machinehealthcheck').for(MachineHealthChecks)
+      .watches<Machine>(Machines, (m) =>
+        this.mgr.informer<MachineHealthCheck>(MachineHealthChecks).store.list(m.metadata.namespace)
+          .filter((h) => h.spec.clusterName === m.metadata.labels?.[Labels.clusterName])
+          .map((h) => ({ namespace: h.metadata.namespace ?? '', name: h.metadata.name ?? '' })))
+      .reconcile((key) => this.reconcileHealthCheck(key));
+  }
+
+  // --- owners -------------------------------------------------------------------------------------------------
+
+  /** Keeps the MachineSet's replicas at the deployment's and the deployment's replica status. */
+  private async reconcileMachineDeployment(key: ObjectKey): Promise<Action> {
+    const md = this.mgr.informer<MachineDeployment>(MachineDeployments).store.get(key.namespace, key.name);
+    if (!md || md.metadata.deletionTimestamp) return Action.awaitChange();
+    const sets = this.mgr.informer<MachineSet>(MachineSets).store.byLabel(Labels.deploymentName, key.name, key.namespace)
+      .filter((s) => s.metadata.ownerReferences?.some((r) => r.kind === MachineDeployments.kind && r.name === key.name));
+    const desired = md.spec.replicas ?? 1;
+    const current = sets[0];
+    if (current && (current.spec.replicas ?? 1) !== desired) {
+      await this.client.patch(MachineSets, key.namespace, current.metadata.name ?? '', { spec: { replicas: desired } }, merge);
+    }
+    const machines = this.machines.filter((m) => m.metadata.namespace === key.namespace && m.metadata.labels?.[Labels.deploymentName] === key.name);
+    const counts = countReplicas(machines, md.spec.template.spec.version);
+    const status = { observedGeneration: md.metadata.generation ?? 1, selector: formatLabelSelector(md.spec.selector as LabelSelector), ...counts, phase: phaseOf(desired, counts.replicas) };
+    await this.patchStatusIfChanged(MachineDeployments, md, status);
+    return Action.awaitChange();
+  }
+
+  /** Scales a MachineSet's machines to its replicas and keeps its replica status. */
+  private async reconcileMachineSet(key: ObjectKey): Promise<Action> {
+    const ms = this.mgr.informer<MachineSet>(MachineSets).store.get(key.namespace, key.name);
+    if (!ms || ms.metadata.deletionTimestamp) return Action.awaitChange();
+    const machines = this.ownedMachines(`MachineSet/${key.namespace}/${key.name}`, (m) => m.metadata.labels?.[Labels.setName] === key.name && m.metadata.namespace === key.namespace);
+    const mdName = ms.metadata.labels?.[Labels.deploymentName];
+    await this.scale(`MachineSet/${key.namespace}/${key.name}`, ms.spec.replicas ?? 1, machines, ms.spec.deletion?.order, async (name) => {
+      const tpl = ms.spec.template;
+      const labels = { ...(tpl.metadata?.labels ?? {}), ...(mdName ? { [Labels.deploymentName]: mdName } : {}), [Labels.clusterName]: ms.spec.clusterName, [Labels.setName]: key.name };
+      return {
+        namespace: key.namespace ?? '', clusterName: ms.spec.clusterName, name, version: tpl.spec.version ?? '',
+        owner: { res: MachineSets, name: key.name, uid: ms.metadata.uid ?? '' },
+        labels,
+        infraSpec: await this.templateSpec(DevMachineTemplates, key.namespace, tpl.spec.infrastructureRef.name),
+        bootstrapSpec: tpl.spec.bootstrap.configRef ? await this.templateSpec(KubeadmConfigTemplates, key.namespace, tpl.spec.bootstrap.configRef.name) : {},
+        ...(tpl.spec.failureDomain ? { failureDomain: tpl.spec.failureDomain } : {}),
+      };
+    });
+    const counts = countReplicas(machines, ms.spec.template.spec.version);
+    await this.patchStatusIfChanged(MachineSets, ms, { observedGeneration: ms.metadata.generation ?? 1, selector: formatLabelSelector(ms.spec.selector as LabelSelector), ...counts });
+    return Action.awaitChange();
+  }
+
+  /** Scales a control plane's machines to its replicas and keeps its replica status. */
+  private async reconcileControlPlane(key: ObjectKey): Promise<Action> {
+    const kcp = this.mgr.informer<KubeadmControlPlane>(KubeadmControlPlanes).store.get(key.namespace, key.name);
+    if (!kcp || kcp.metadata.deletionTimestamp) return Action.awaitChange();
+    const clusterName = kcp.metadata.labels?.[Labels.clusterName] ?? kcp.metadata.ownerReferences?.find((r) => r.kind === 'Cluster')?.name ?? '';
+    const machines = this.ownedMachines(`KubeadmControlPlane/${key.namespace}/${key.name}`, (m) => m.metadata.labels?.[Labels.controlPlaneName] === key.name && m.metadata.namespace === key.namespace);
+    await this.scale(`KubeadmControlPlane/${key.namespace}/${key.name}`, kcp.spec.replicas ?? 1, machines, 'Oldest', async (name) => ({
+      namespace: key.namespace ?? '', clusterName, name, version: kcp.spec.version,
+      owner: { res: KubeadmControlPlanes, name: key.name, uid: kcp.metadata.uid ?? '' },
+      labels: { ...(kcp.spec.machineTemplate.metadata?.labels ?? {}), ...controlPlaneMachineLabels(clusterName, key.name) },
+      infraSpec: await this.templateSpec(DevMachineTemplates, key.namespace, kcp.spec.machineTemplate.spec.infrastructureRef.name),
+      bootstrapSpec: structuredClone(kcp.spec.kubeadmConfigSpec ?? {}),
+    }));
+    const counts = countReplicas(machines, kcp.spec.version);
+    const selector = `${Labels.clusterName}=${clusterName},${Labels.controlPlane},${Labels.controlPlaneName}=${key.name}`;
+    await this.patchStatusIfChanged(KubeadmControlPlanes, kcp, { observedGeneration: kcp.metadata.generation ?? 1, selector, ...counts, version: kcp.spec.version, initialization: { controlPlaneInitialized: true } });
+    return Action.awaitChange();
+  }
+
+  /** The owner's machines as the cache shows them, plus created ones the cache has not seen, minus deleted ones. */
+  private ownedMachines(ownerKey: string, mine: (m: Machine) => boolean): Machine[] {
+    const cached = this.machines.filter(mine);
+    const names = new Set(cached.map((m) => m.metadata.name));
+    const pending = this.expectedCreates.get(ownerKey) ?? new Set<string>();
+    for (const n of [...pending]) if (names.has(n)) pending.delete(n);
+    for (const n of [...this.expectedDeletes]) if (!this.machines.some((m) => m.metadata.name === n)) this.expectedDeletes.delete(n);
+    const placeholders: Machine[] = [...pending].map((n) => ({ metadata: { name: n }, spec: { clusterName: '', bootstrap: {}, infrastructureRef: { apiGroup: '', kind: '', name: n } } }));
+    return [...cached.filter((m) => !this.expectedDeletes.has(`${m.metadata.namespace}/${m.metadata.name}`)), ...placeholders];
+  }
+
+  private async scale(ownerKey: string, desired: number, machines: Machine[], order: 'Random' | 'Newest' | 'Oldest' | undefined, blueprint: (name: string) => Promise<MachineBlueprint>): Promise<void> {
+    const decision = decideScale(desired, machines, order, (m) => this.createdAt.get(`${m.metadata.namespace}/${m.metadata.name}`) ?? (Date.parse(m.metadata.creationTimestamp ?? '') || 0));
+    for (let i = 0; i < decision.create; i++) {
+      const owner = ownerKey.split('/')[2] ?? '';
+      const taken = new Set(this.machines.map((m) => m.metadata.name ?? ''));
+      for (const s of this.expectedCreates.values()) for (const n of s) taken.add(n);
+      const bp = await blueprint(newMachineName(owner, taken, randomSuffix));
+      const pending = this.expectedCreates.get(ownerKey) ?? new Set<string>();
+      pending.add(bp.name);
+      this.expectedCreates.set(ownerKey, pending);
+      await this.createMachine(bp);
+    }
+    for (const name of decision.delete) {
+      const m = machines.find((x) => x.metadata.name === name);
+      if (m) await this.deleteMachine(m);
+    }
+  }
+
+  private async templateSpec(res: ResourceType, namespace: string | undefined, name: string): Promise<Record<string, unknown>> {
+    const tpl = await this.client.get<KubeObject & { spec?: { template?: { spec?: Record<string, unknown> } } }>(res, namespace, name);
+    return structuredClone(tpl?.spec?.template?.spec ?? (res === DevMachineTemplates ? { backend: { docker: {} } } : {}));
+  }
+
+  // --- machines -----------------------------------------------------------------------------------------------
+
+  /** Creates a Machine with its DevMachine and KubeadmConfig; it becomes Running after the ready delay. */
+  private async createMachine(bp: MachineBlueprint): Promise<void> {
+    this.createdAt.set(`${bp.namespace}/${bp.name}`, Date.now());
+    const machine = await this.client.create(Machines, buildMachine(bp));
+    const uid = machine.metadata.uid ?? '';
+    await this.createIgnoringExisting(DevMachines, buildDevMachine(bp, uid));
+    await this.createIgnoringExisting(KubeadmConfigs, buildKubeadmConfig(bp, uid));
+    await this.client.patch(Machines, bp.namespace, bp.name, { status: machineProvisioningStatus(kubeTime(new Date())) }, mergeStatus);
+  }
+
+  private async createIgnoringExisting(res: ResourceType, obj: KubeObject): Promise<void> {
+    try {
+      await this.client.create(res, obj);
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+  }
+
+  /** Deletes a machine and what CAPI would delete with it (its Node, DevMachine and KubeadmConfig). */
+  private async deleteMachine(m: Machine): Promise<void> {
+    const ns = m.metadata.namespace ?? '';
+    const name = m.metadata.name ?? '';
+    this.expectedDeletes.add(`${ns}/${name}`);
+    await this.deleteIgnoringMissing(Machines, ns, name);
+    await this.deleteChildren(ns, name);
+  }
+
+  private async deleteChildren(ns: string, name: string): Promise<void> {
+    await this.deleteIgnoringMissing(Nodes, undefined, nodeNameFor(ns, name), (o) => o.metadata.annotations?.[NODE_MACHINE_ANNOTATION] === name);
+    await this.deleteIgnoringMissing(DevMachines, ns, name, (o) => ownedByMachine(o, name));
+    await this.deleteIgnoringMissing(KubeadmConfigs, ns, name, (o) => ownedByMachine(o, name));
+    this.createdAt.delete(`${ns}/${name}`);
+  }
+
+  private async deleteIgnoringMissing(res: ResourceType, ns: string | undefined, name: string, guard?: (o: KubeObject) => boolean): Promise<void> {
+    try {
+      if (guard) {
+        const o = await this.client.get(res, ns, name);
+        if (!o || !guard(o)) return;
+      }
+      await this.client.delete(res, ns, name);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  /** Remediates, provisions, and keeps a machine's node and node info in line with its spec. */
+  private async reconcileMachine(key: ObjectKey): Promise<Action> {
+    const ns = key.namespace ?? '';
+    const cached = this.mgr.informer<Machine>(Machines).store.get(key.namespace, key.name);
+    const m = cached ?? (await this.client.get<Machine>(Machines, key.namespace, key.name));
+    if (!m) {
+      await this.deleteChildren(ns, key.name);
+      return Action.awaitChange();
+    }
+    if (m.metadata.deletionTimestamp) return Action.awaitChange();
+    if (wantsRemediation(m)) {
+      await this.remediate(m);
+      return Action.awaitChange();
+    }
+    const createdAt = this.createdAt.get(`${ns}/${key.name}`) ?? (Date.parse(m.metadata.creationTimestamp ?? '') || 0);
+    const decision = decideProvisioning(m, createdAt, Date.now(), this.readyDelayMs);
+    if (decision.kind === 'wait') return Action.requeue(decision.afterMs);
+    if (decision.kind === 'makeReady') {
+      await this.makeReady(m);
+      return Action.awaitChange();
+    }
+    await this.followNode(m);
+    return Action.awaitChange();
+  }
+
+  /** What the MHC and the owner do with a machine marked remediate-machine: mark it unhealthy, delete it (the owner replaces it). */
+  private async remediate(m: Machine): Promise<void> {
+    const now = new Date();
+    let conditions = setCondition(m.status?.conditions, { type: 'HealthCheckSucceeded', status: 'False', reason: 'HasRemediateAnnotation', message: 'Marked for remediation via remediate-machine annotation' }, undefined, now);
+    conditions = setCondition(conditions, { type: 'OwnerRemediated', status: 'False', reason: 'WaitingForRemediation', message: 'Waiting for remediation' }, undefined, now);
+    try {
+      await this.client.patch(Machines, m.metadata.namespace, m.metadata.name ?? '', { status: { conditions } }, mergeStatus);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    this.mgr.log.info({ machine: m.metadata.name }, 'capi-sim: remediating machine');
+    await this.deleteMachine(m);
+  }
+
+  /** Provisioning done: infrastructure and bootstrap ready, a Ready Node, the machine Running. */
+  private async makeReady(m: Machine): Promise<void> {
+    const ns = m.metadata.namespace ?? '';
+    const name = m.metadata.name ?? '';
+    const now = kubeTime(new Date());
+    const image = await this.imageOf(m);
+    const nodeName = nodeNameFor(ns, name);
+    const info = nodeInfoFor(nodeName, m.spec.version ?? '', image ?? '');
+    await this.patchIgnoringMissing(DevMachines, ns, m.spec.infrastructureRef.name, { status: devMachineReadyStatus(now) });
+    if (m.spec.bootstrap.configRef) await this.patchIgnoringMissing(KubeadmConfigs, ns, m.spec.bootstrap.configRef.name, { status: kubeadmConfigReadyStatus(now) });
+    const clusterName = m.spec.clusterName;
+    const node = buildNode(ns, clusterName, name, isControlPlaneMachine(m));
+    await this.createIgnoringExisting(Nodes, node);
+    await this.client.patch(Nodes, undefined, nodeName, { status: nodeReadyStatus(info, now) }, mergeStatus);
+    await this.client.patch(Machines, ns, name, { status: machineRunningStatus(nodeName, info, m.metadata.generation ?? 1, now) }, mergeStatus);
+  }
+
+  /** Mirrors what the kubelet reports (version, OS image, Ready) into the Machine, like CAPI's machine controller. */
+  private async followNode(m: Machine): Promise<void> {
+    const ns = m.metadata.namespace ?? '';
+    const nodeName = m.status?.nodeRef?.name;
+    if (!nodeName) return;
+    const node = await this.client.get<Node>(Nodes, undefined, nodeName);
+    if (!node) return;
+    const drift = nodeInfoDrift(node.status?.nodeInfo ?? m.status?.nodeInfo, m.spec.version, await this.imageOf(m));
+    if (drift) await this.client.patch(Nodes, undefined, nodeName, { status: { nodeInfo: drift } }, mergeStatus);
+    const nodeInfo = drift ?? node.status?.nodeInfo;
+    const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+    const healthy = ready?.status === 'True';
+    const now = new Date();
+    let conditions = m.status?.conditions;
+    conditions = setCondition(conditions, healthy ? { type: 'NodeReady', status: 'True', reason: 'NodeReady' } : { type: 'NodeReady', status: ready?.status === 'False' ? 'False' : 'Unknown', reason: 'NodeNotReady', message: ready?.message ?? 'Node is not ready' }, undefined, now);
+    conditions = setCondition(conditions, healthy ? { type: 'NodeHealthy', status: 'True', reason: 'NodeHealthy' } : { type: 'NodeHealthy', status: 'False', reason: 'NodeNotHealthy', message: 'Node Ready condition is not True' }, undefined, now);
+    conditions = setCondition(conditions, healthy ? { type: 'Ready', status: 'True', reason: 'Ready' } : { type: 'Ready', status: 'False', reason: 'NotReady', message: 'Node is not ready' }, undefined, now);
+    conditions = setCondition(conditions, healthy ? { type: 'Available', status: 'True', reason: 'Available' } : { type: 'Available', status: 'False', reason: 'NotAvailable', message: 'Machine is not ready' }, undefined, now);
+    const status: Record<string, unknown> = { conditions };
+    if (nodeInfo && JSON.stringify(nodeInfo) !== JSON.stringify(m.status?.nodeInfo)) status['nodeInfo'] = nodeInfo;
+    if (JSON.stringify(conditions) !== JSON.stringify(m.status?.conditions) || status['nodeInfo']) {
+      await this.client.patch(Machines, ns, m.metadata.name ?? '', { status }, mergeStatus);
+    }
+  }
+
+  private async imageOf(m: Machine): Promise<string | undefined> {
+    const dm = await this.client.get<KubeObject & { spec?: { backend?: { docker?: { customImage?: string } } } }>(DevMachines, m.metadata.namespace, m.spec.infrastructureRef.name);
+    return dm?.spec?.backend?.docker?.customImage;
+  }
+
+  private async patchIgnoringMissing(res: ResourceType, ns: string, name: string, body: unknown): Promise<void> {
+    try {
+      await this.client.patch(res, ns, name, body, mergeStatus);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  // --- health checks -------------------------------------------------------------------------------------------
+
+  /** MHC status as CAPI reports it: expected machines, healthy ones, and how many remediations are allowed. */
+  private async reconcileHealthCheck(key: ObjectKey): Promise<Action> {
+    const mhc = this.mgr.informer<MachineHealthCheck>(MachineHealthChecks).store.get(key.namespace, key.name);
+    if (!mhc) return Action.awaitChange();
+    const selector = formatLabelSelector(mhc.spec.selector as LabelSelector);
+    const targets = this.machines.filter((m) => m.metadata.namespace === key.namespace && !m.metadata.deletionTimestamp
+      && m.spec.clusterName === mhc.spec.clusterName && matchesSelector(selector, m.metadata.labels));
+    const healthy = targets.filter((m) => !wantsRemediation(m) && (m.status?.conditions ?? []).every((c) => c.type !== 'HealthCheckSucceeded' || c.status !== 'False')).length;
+    const expected = targets.length;
+    const max = maxUnhealthy(mhc.spec.remediation?.triggerIf?.unhealthyLessThanOrEqualTo, expected);
+    const status = {
+      observedGeneration: mhc.metadata.generation ?? 1,
+      expectedMachines: expected,
+      currentHealthy: healthy,
+      remediationsAllowed: Math.max(0, max - (expected - healthy)),
+      targets: targets.map((m) => m.metadata.name ?? '').sort(),
+    };
+    await this.patchStatusIfChanged(MachineHealthChecks, mhc, status);
+    return Action.awaitChange();
+  }
+
+  private async patchStatusIfChanged(res: ResourceType, obj: KubeObject & { status?: unknown }, status: Record<string, unknown>): Promise<void> {
+    const current = (obj.status ?? {}) as Record<string, unknown>;
+    if (Object.entries(status).every(([k, v]) => JSON.stringify(current[k]) === JSON.stringify(v))) return;
+    try {
+      await this.client.patch(res, obj.metadata.namespace, obj.metadata.name ?? '', { status }, mergeStatus);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}
+
+const ownedByMachine = (o: KubeObject, machine: string): boolean => o.metadata.ownerReferences?.some((r) => r.kind === Machines.kind && r.name === machine) ?? false;
+
+const phaseOf = (desired: number, current: number): string => (current < desired ? 'ScalingUp' : current > desired ? 'ScalingDown' : 'Running');
+
+/** CAPI's maxUnhealthy: int, or percent of expected machines rounded down; absent = no limit (all of them). */
+export function maxUnhealthy(v: number | string | undefined, expected: number): number {
+  if (v === undefined) return expected;
+  if (typeof v === 'number') return v;
+  const m = /^(\d+)%$/.exec(v);
+  if (m) return Math.floor((Number(m[1]) * expected) / 100);
+  const n = Number(v);
+  return Number.isInteger(n) ? n : expected;
+}
+
+export { ownerOf };
