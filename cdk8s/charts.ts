@@ -1,12 +1,14 @@
 // The deployment, synthesized with cdk8s + cdk8s-plus-28: the CRDs, the controllers (one Deployment per component,
 // Pod Security "restricted", least-privilege RBAC derived from each component's exported rules), a metrics Service,
 // and the sample updaters as an optional chart.
-import { readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiObject, Chart, Include, JsonPatch, Size, type App } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
+import { parseAllDocuments } from 'yaml';
 import type { PolicyRule } from '../src/runtime/types.js';
+import { yamlFilesIn } from '../src/cli/files.js';
 import { EVENT_RULES, LEADER_ELECTION_RULES, normalizeRules, ruleProblems, type FlatRule } from './rbac.js';
 
 /** Ports every controller process listens on (see `inplace run --metrics-port/--health-port`). */
@@ -37,12 +39,12 @@ const PART_OF = 'inplace-capi';
 const COMPONENT_LABEL = 'app.kubernetes.io/component';
 const METRICS_LABEL = 'inplace.cluster.x-k8s.io/metrics';
 
-/** YAML files directly in `dir`, sorted (deterministic output). */
-export function yamlFilesIn(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
-    .map((e) => join(dir, e.name))
-    .sort();
+/** The kinds a CRD file defines (group, plural, kind), e.g. to grant access to an updater's task kinds. */
+export function crdKinds(file: string): { group: string; plural: string; kind: string }[] {
+  return parseAllDocuments(readFileSync(file, 'utf8'))
+    .map((d) => d.toJSON() as { kind?: string; spec?: { group?: string; names?: { plural?: string; kind?: string } } } | null)
+    .filter((d) => d?.kind === 'CustomResourceDefinition' && d.spec?.group && d.spec.names?.plural && d.spec.names.kind)
+    .map((d) => ({ group: d!.spec!.group!, plural: d!.spec!.names!.plural!, kind: d!.spec!.names!.kind! }));
 }
 
 /** Chart of CustomResourceDefinitions included verbatim from YAML files (crds/ is the source of truth). */
@@ -58,6 +60,21 @@ const endpointOf = (r: FlatRule): kplus.IApiEndpoint => ({
   asApiResource: () => ({ apiGroup: r.apiGroup, resourceType: r.resource, ...(r.resourceName ? { resourceName: r.resourceName } : {}) }),
   asNonApiResource: () => undefined,
 });
+
+/** Label that adds a ClusterRole's rules to a component's aggregated ClusterRole. */
+export const aggregateLabel = (component: string): string => `inplace.cluster.x-k8s.io/aggregate-to-${component}`;
+
+/**
+ * Adds a ClusterRole whose rules are aggregated into `component`'s ClusterRole: how an updater grants the platform
+ * access to the task and template kinds it brings, without the platform's roles naming every updater.
+ */
+export function aggregateTo(chart: Chart, id: string, name: string, component: string, rules: readonly PolicyRule[]): kplus.ClusterRole {
+  const problems = ruleProblems(rules);
+  if (problems.length > 0) throw new Error(`rules aggregated to ${component} are not least-privilege: ${problems.join('; ')}`);
+  const role = new kplus.ClusterRole(chart, id, { metadata: { name, labels: { 'app.kubernetes.io/part-of': PART_OF, [aggregateLabel(component)]: 'true' } } });
+  for (const r of normalizeRules(rules)) role.allow(r.verbs, endpointOf(r));
+  return role;
+}
 
 const labelsOf = (name: string): Record<string, string> => ({
   'app.kubernetes.io/name': name,
@@ -78,8 +95,11 @@ export function addWorkload(chart: Chart, w: WorkloadSpec, o: DeploymentOptions,
 
   const sa = new kplus.ServiceAccount(chart, `${w.name}-sa`, { metadata: meta(), automountToken: true });
 
-  const clusterRole = new kplus.ClusterRole(chart, `${w.name}-clusterrole`, { metadata: { name, labels } });
-  for (const r of normalizeRules([...w.rbac, ...EVENT_RULES])) clusterRole.allow(r.verbs, endpointOf(r));
+  // The bound ClusterRole aggregates every ClusterRole labelled for this component: the component's own rules
+  // (below) and rules that updaters bring for their task kinds (see aggregateTo), as CAPI providers do.
+  const clusterRole = new kplus.ClusterRole(chart, `${w.name}-clusterrole`, { metadata: { name, labels }, aggregationLabels: { [aggregateLabel(w.name)]: 'true' } });
+  const base = new kplus.ClusterRole(chart, `${w.name}-clusterrole-rules`, { metadata: { name: `${name}-rules`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } } });
+  for (const r of normalizeRules([...w.rbac, ...EVENT_RULES])) base.allow(r.verbs, endpointOf(r));
   new kplus.ClusterRoleBinding(chart, `${w.name}-clusterrolebinding`, { metadata: { name, labels }, role: clusterRole }).addSubjects(sa);
 
   const role = new kplus.Role(chart, `${w.name}-role`, { metadata: meta('-leader-election') });
@@ -169,6 +189,16 @@ export class SampleUpdatersChart extends Chart {
     const crds = [...new Set(updaters.flatMap((u) => u.crds))].sort();
     crds.forEach((url, i) => new Include(this, `crd-${i}`, { url }));
     for (const u of updaters) addWorkload(this, { ...u, name: `updater-${u.name}` }, o);
+    // The platform creates, watches, aborts and garbage-collects the task kinds and reads the templates.
+    const kinds = crds.flatMap(crdKinds);
+    const tasks = kinds.filter((k) => !k.kind.endsWith('Template'));
+    const templates = kinds.filter((k) => k.kind.endsWith('Template'));
+    const rule = (ks: typeof kinds, verbs: string[]): PolicyRule[] => (ks.length ? [{ apiGroups: [...new Set(ks.map((k) => k.group))], resources: ks.map((k) => k.plural), verbs }] : []);
+    aggregateTo(this, 'tasks-for-machine-task-controller', 'inplace-sample-updaters-for-machine-task-controller', 'machine-task-controller', [
+      ...rule(tasks, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+      ...rule(templates, ['get', 'list', 'watch']),
+    ]);
+    aggregateTo(this, 'templates-for-plan-controller', 'inplace-sample-updaters-for-plan-controller', 'plan-controller', rule(templates, ['get', 'list', 'watch']));
   }
 }
 

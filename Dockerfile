@@ -1,0 +1,31 @@
+# syntax=docker/dockerfile:1
+# The platform image: every controller, the sample updaters and the CLI in one image; the Deployments choose the
+# component with `run <component>` / `updater <name>` (see cdk8s/charts.ts). Build: docker build -t REF .
+
+# --- build: install exactly the lockfile, compile TypeScript, then drop dev dependencies ---
+FROM node:20.19-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY cdk8s ./cdk8s
+COPY crds ./crds
+RUN npm run build \
+ && cp -r src/capi-sim/crds dist/src/capi-sim/crds \
+ && npm prune --omit=dev
+
+# --- runtime: no compilers, no dev dependencies, non-root ---
+FROM node:20.19-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/crds ./crds
+COPY bin ./bin
+# 65532 = the "nonroot" uid the Deployments run as (runAsNonRoot, readOnlyRootFilesystem; /tmp is an emptyDir).
+USER 65532:65532
+EXPOSE 8080 8081
+ENTRYPOINT ["node", "dist/src/cli/main.js"]
+CMD ["--help"]

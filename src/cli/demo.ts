@@ -1,0 +1,297 @@
+// `inplace demo` (= npm start): the whole platform on the local API server, updating a demo CAPI cluster,
+// with live progress and a summary. Components run as separate processes, as they would in a cluster.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import {
+  InPlaceUpdatePlans,
+  isTerminal,
+  Labels,
+  Machines,
+  MachineUpdates,
+  type InPlaceUpdatePlan,
+  type KubeObject,
+  type MachineUpdate,
+} from '../api/index.js';
+import { createClient, getPointer, jsonEqual, loadKubeConfig, type RestClient } from '../runtime/index.js';
+import { yamlFilesIn } from './files.js';
+import { applyFile, installCrds, readYamlDocs } from './install.js';
+import { spawnInplace, stopChildren, tailLog, projectRoot, type Child } from './procs.js';
+import { buildProgress, diffProgress, renderProgress, renderSummary, secs, type ProgressView } from './progress.js';
+import { CliError, ExitCode, flag, secondsOption, str, UsageError, type Io, type Verb } from './verb.js';
+
+type Plan = InPlaceUpdatePlan & KubeObject;
+type Mu = MachineUpdate & KubeObject;
+
+/** The demo inventory (DESIGN §7): one cluster, a 3-machine control plane, two 3-machine MachineDeployments, an MHC. */
+export const DEMO = {
+  namespace: 'fleet-a',
+  clusterName: 'cluster1',
+  version: 'v1.29.5',
+  controlPlane: { name: 'cluster1-cp', replicas: 3 },
+  machineDeployments: [
+    { name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 },
+    { name: 'cluster1-md-1', replicas: 3, maxUnavailable: 1 },
+  ],
+  mhc: { name: 'cluster1-mhc', inPlaceUpdateTimeout: '10m', unhealthyLessThanOrEqualTo: '40%', nodeStartupTimeoutSeconds: 600 },
+} as const;
+
+/** Exit code of a demo interrupted by Ctrl-C (128 + SIGINT). */
+const INTERRUPTED = 130;
+
+/** `inplace demo`. */
+export const demoVerb: Verb = {
+  name: 'demo',
+  summary: 'Run the whole platform on a local API server and update a demo cluster',
+  help: `Usage: inplace demo [--plan FILE] [--keep-running] [--state-out FILE] [--timeout SECONDS]   (npm start)
+
+Starts the local API server (HTTPS on loopback), writes a kubeconfig to .inplace/demo/kubeconfig,
+installs the CRDs and a demo CAPI inventory (namespace ${DEMO.namespace}: cluster ${DEMO.clusterName}, control plane
+${DEMO.controlPlane.name} x3, MachineDeployments ${DEMO.machineDeployments.map((m) => m.name).join(', ')} x3, a MachineHealthCheck), starts every
+controller, the sample updaters and a CAPI simulator as separate processes, applies the plan and
+shows live progress until the plan is terminal, then a summary.
+Exit code 0 when the plan ended updated with every change committed, 1 otherwise, 130 on Ctrl-C.
+
+Options:
+  --plan FILE         plan (and templates) to apply (default: examples/plan.yaml)
+  --keep-running      stay up after the plan finished (explore with kubectl; Ctrl-C to stop)
+  --state-out FILE    write the final plan, MachineUpdates and Machines as JSON
+  --timeout SECONDS   give up when the plan is not terminal after this long (default: 300)
+  --work-dir DIR      where the kubeconfig and logs go (default: .inplace/demo)`,
+  options: {
+    plan: { type: 'string' },
+    'keep-running': { type: 'boolean' },
+    'state-out': { type: 'string' },
+    timeout: { type: 'string' },
+    'work-dir': { type: 'string' },
+  },
+  async run(args, io) {
+    if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
+    const root = projectRoot();
+    const planPath = resolve(str(args, 'plan') ?? join(root, 'examples', 'plan.yaml'));
+    // Read and check the plan before starting anything: a wrong file fails in a second, not after the setup.
+    const planDoc = readYamlDocs(planPath).find((d) => d.kind === 'InPlaceUpdatePlan');
+    if (!planDoc?.metadata?.name) throw new CliError(`"${planPath}" contains no InPlaceUpdatePlan with a name`, 'pass a file with an InPlaceUpdatePlan (see examples/plan.yaml)');
+    return runDemo(
+      {
+        root,
+        planPath,
+        planName: planDoc.metadata.name,
+        planNamespace: planDoc.metadata.namespace ?? DEMO.namespace,
+        keepRunning: flag(args, 'keep-running'),
+        stateOut: str(args, 'state-out'),
+        timeoutMs: secondsOption(args, 'timeout', 300) * 1000,
+        workDir: resolve(str(args, 'work-dir') ?? join(root, '.inplace', 'demo')),
+      },
+      io,
+    );
+  },
+};
+
+interface DemoOptions {
+  root: string;
+  planPath: string;
+  planName: string;
+  planNamespace: string;
+  keepRunning: boolean;
+  stateOut: string | undefined;
+  timeoutMs: number;
+  workDir: string;
+}
+
+/** Final state of the demo objects, as written by --state-out. */
+export interface DemoState {
+  plan: Plan;
+  machineUpdates: Mu[];
+  machines: KubeObject[];
+  stillLabelled: string[];
+  committed: { ok: number; total: number; wrong: string[] };
+}
+
+async function runDemo(o: DemoOptions, io: Io): Promise<number> {
+  const started = Date.now();
+  const say = (s: string): void => io.out(`${s}\n`);
+  const logDir = join(o.workDir, 'logs');
+  rmSync(logDir, { recursive: true, force: true });
+  mkdirSync(logDir, { recursive: true });
+
+  const children: Child[] = [];
+  let server: { close(): Promise<void> } | undefined;
+  let client: RestClient | undefined;
+  const shutdown = async (): Promise<void> => {
+    await stopChildren(children);
+    client?.close();
+    await server?.close();
+  };
+
+  try {
+    const { startLocalApiServer } = await import('../local-apiserver/index.js');
+    const srv = await startLocalApiServer({ https: true });
+    server = srv;
+    const kubeconfig = join(o.workDir, 'kubeconfig');
+    srv.writeKubeconfig(kubeconfig);
+    const rel = relative(process.cwd(), kubeconfig) || kubeconfig;
+    say(`local API server: ${srv.url}`);
+    say(`kubeconfig:       ${kubeconfig}`);
+    say('watch from another terminal:');
+    say(`  kubectl --kubeconfig ${rel} get inplaceupdateplans,machineupdates -A -w`);
+    say(`logs of the components: ${relative(process.cwd(), logDir) || logDir}/`);
+    if (io.signal.aborted) return INTERRUPTED;
+
+    client = createClient(loadKubeConfig(kubeconfig), { userAgent: 'inplace-demo' });
+    const { capiCrdFiles, buildInventory, applyInventory } = await import('../capi-sim/index.js');
+    const { sampleUpdaters } = await import('../sample-updaters/index.js');
+    const crdFiles = [
+      ...yamlFilesIn(join(o.root, 'crds')),
+      ...yamlFilesIn(join(o.root, 'crds', 'samples')),
+      ...Object.values(sampleUpdaters).flatMap((u) => u.crds.map((p) => resolve(o.root, p))),
+      ...capiCrdFiles(),
+    ];
+    const crds = await installCrds(client, [...new Set(crdFiles)]);
+    say(`✔ installed ${crds.length} CRDs`);
+
+    const inventory = buildInventory({
+      namespace: DEMO.namespace,
+      clusterName: DEMO.clusterName,
+      version: DEMO.version,
+      controlPlane: { ...DEMO.controlPlane },
+      machineDeployments: DEMO.machineDeployments.map((m) => ({ ...m })),
+      mhc: { ...DEMO.mhc },
+    });
+    await applyInventory(client, inventory);
+    const machines = inventory.filter((x) => x.kind === 'Machine').length;
+    say(`✔ demo inventory: cluster ${DEMO.namespace}/${DEMO.clusterName}, ${machines} machines at ${DEMO.version}, MHC ${DEMO.mhc.name} (in-place timeout ${DEMO.mhc.inPlaceUpdateTimeout})`);
+
+    const kc = ['--kubeconfig', kubeconfig];
+    const specs: [string, string[]][] = [
+      ['capi-sim', ['capi-sim', ...kc]],
+      ['plan-controller', ['run', 'plan-controller', ...kc]],
+      ['machine-task-controller', ['run', 'machine-task-controller', ...kc]],
+      ['mhc-extension', ['run', 'mhc-extension', ...kc]],
+      ...Object.keys(sampleUpdaters).map((u): [string, string[]] => [`updater-${u}`, ['updater', u, ...kc]]),
+    ];
+    for (const [name, args] of specs) children.push(spawnInplace(name, args, logDir));
+    say(`✔ started ${children.length} processes: ${children.map((c) => `${c.name} (pid ${c.proc.pid})`).join(', ')}`);
+
+    await applyFile(client, o.planPath, DEMO.namespace);
+    say(`✔ applied ${relative(process.cwd(), o.planPath) || o.planPath}: InPlaceUpdatePlan ${o.planNamespace}/${o.planName}`);
+    say('');
+
+    const outcome = await followPlan(client, o, children, io, started);
+    if (outcome.kind === 'interrupted') {
+      say('\ninterrupted: stopping every process');
+      return INTERRUPTED;
+    }
+    if (outcome.kind === 'childExited') {
+      io.err(`\nerror: ${outcome.child.name} exited unexpectedly (${outcome.how}); its last log lines:\n${tailLog(outcome.child)}\n`);
+      io.err(`  full log: ${outcome.child.logPath}\n`);
+      return ExitCode.failure;
+    }
+    const state = await finalState(client, o, outcome.plan);
+    if (o.stateOut) writeFileSync(o.stateOut, JSON.stringify(state, null, 2));
+    io.out(renderSummary({ view: outcome.view, plan: state.plan, mus: state.machineUpdates, wallMs: Date.now() - started, stillLabelled: state.stillLabelled, committed: state.committed }));
+    if (outcome.kind === 'timeout') io.err(`\nerror: the plan is still ${outcome.view.status} after ${secs(o.timeoutMs)}; see inplace status ${o.planName} -n ${o.planNamespace} and the logs in ${logDir}\n`);
+
+    const ok = outcome.kind === 'terminal' && state.plan.status?.updateStatus === 'updated' && state.committed.ok === state.committed.total && state.stillLabelled.length === 0;
+    if (o.keepRunning) {
+      say(`\nstill running (--keep-running): kubectl --kubeconfig ${rel} get iup,mu -A   — Ctrl-C to stop`);
+      await Promise.race([new Promise<void>((r) => io.signal.addEventListener('abort', () => r(), { once: true })), ...children.map((c) => c.exited)]);
+    }
+    return ok ? ExitCode.ok : ExitCode.failure;
+  } finally {
+    await shutdown();
+  }
+}
+
+type Outcome =
+  | { kind: 'terminal'; plan: Plan; view: ProgressView }
+  | { kind: 'timeout'; plan: Plan; view: ProgressView }
+  | { kind: 'interrupted' }
+  | { kind: 'childExited'; child: Child; how: string };
+
+/** Polls the plan and its MachineUpdates, drawing progress, until the plan is terminal (or time out / Ctrl-C / a child died). */
+async function followPlan(client: RestClient, o: DemoOptions, children: Child[], io: Io, started: number): Promise<Outcome> {
+  let died: { child: Child; how: string } | undefined;
+  for (const c of children) {
+    void c.exited.then(({ code, signal }) => {
+      if (!c.stopping && !died) died = { child: c, how: signal ? `signal ${signal}` : `exit code ${code}` };
+    });
+  }
+  const counts: Record<string, number> = {};
+  let prev: ProgressView | undefined;
+  let drawnLines = 0;
+  const deadline = started + o.timeoutMs;
+  const width = Math.max(40, io.columns - 1);
+  if (io.isTTY) io.out('\x1b[?25l');
+  try {
+    for (;;) {
+      if (io.signal.aborted) return { kind: 'interrupted' };
+      if (died) return { kind: 'childExited', ...died };
+      const plan = await client.get<Plan>(InPlaceUpdatePlans, o.planNamespace, o.planName);
+      if (!plan) throw new CliError(`InPlaceUpdatePlan ${o.planNamespace}/${o.planName} disappeared`);
+      const mus = (await client.list<Mu>(MachineUpdates, o.planNamespace, { labelSelector: `${Labels.planName}=${o.planName}` })).items;
+      const machines = (await client.list(Machines, o.planNamespace, { labelSelector: `${Labels.clusterName}=${plan.spec.clusterName}` })).items;
+      for (const t of [plan.spec.controlPlane, ...(plan.spec.machineDeployments ?? [])]) {
+        if (!t) continue;
+        counts[t.name] = machines.filter((m) => !m.metadata.deletionTimestamp && (m.metadata.labels?.[Labels.controlPlaneName] === t.name || m.metadata.labels?.[Labels.deploymentName] === t.name)).length;
+      }
+      const view = buildProgress(plan, mus, counts);
+      if (io.isTTY) {
+        const frame = renderProgress(view, Date.now() - started, width)
+          .split('\n')
+          .map((l) => [...l].slice(0, width).join(''))
+          .join('\n');
+        io.out(`${drawnLines > 0 ? `\x1b[${drawnLines}F\x1b[J` : ''}${frame}`);
+        drawnLines = frame.split('\n').length - 1;
+      } else {
+        for (const line of diffProgress(prev, view)) io.out(`[${secs(Date.now() - started).padStart(6)}] ${line}\n`);
+      }
+      prev = view;
+      const done = isTerminal(plan.status?.updateStatus) && (plan.status?.observedGeneration ?? 0) >= (plan.metadata.generation ?? 0);
+      if (done) return { kind: 'terminal', plan, view };
+      if (Date.now() > deadline) return { kind: 'timeout', plan, view };
+      await new Promise((r) => setTimeout(r, io.isTTY ? 200 : 250));
+    }
+  } finally {
+    if (io.isTTY) io.out('\x1b[?25h');
+  }
+}
+
+/** Reads the final objects and checks what the plan promised: every change committed, no machine left labelled. */
+async function finalState(client: RestClient, o: DemoOptions, plan: Plan): Promise<DemoState> {
+  const ns = o.planNamespace;
+  // Labels are removed right after a MachineUpdate turns terminal; give that last write a moment to land.
+  let machines: KubeObject[] = [];
+  let stillLabelled: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    machines = (await client.list(Machines, ns, { labelSelector: `${Labels.clusterName}=${plan.spec.clusterName}` })).items;
+    stillLabelled = machines.filter((m) => m.metadata.labels?.[Labels.planName] === o.planName).map((m) => m.metadata.name ?? '');
+    if (stillLabelled.length === 0) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const fresh = (await client.get<Plan>(InPlaceUpdatePlans, ns, o.planName)) ?? plan;
+  const machineUpdates = (await client.list<Mu>(MachineUpdates, ns)).items.filter((mu) => mu.spec.planName === o.planName);
+  const committed = { ok: 0, total: 0, wrong: [] as string[] };
+  for (const mu of machineUpdates.filter((m) => m.status?.updateStatus === 'updated')) {
+    const machine = machines.find((m) => m.metadata.name === mu.spec.machineRef.name);
+    for (const u of mu.spec.updaters) {
+      for (const r of u.responsibilities) {
+        committed.total++;
+        const target = machine ? await selectObject(client, machine, r.selectResource) : undefined;
+        const actual = target ? getPointer(target, r.path) : undefined;
+        if (target && jsonEqual(actual, r.value)) committed.ok++;
+        else committed.wrong.push(`${mu.spec.machineRef.name}: ${r.selectResource} ${r.path} is ${JSON.stringify(actual)}, want ${JSON.stringify(r.value)}`);
+      }
+    }
+  }
+  return { plan: fresh, machineUpdates, machines, stillLabelled, committed };
+}
+
+/** The object a responsibility points into: the Machine, its InfraMachine or its BootstrapConfig. */
+async function selectObject(client: RestClient, machine: KubeObject, select: string): Promise<KubeObject | undefined> {
+  if (select === 'Machine') return machine;
+  const spec = machine['spec'] as { infrastructureRef?: { apiGroup: string; kind: string; name: string }; bootstrap?: { configRef?: { apiGroup: string; kind: string; name: string } } };
+  const ref = select === 'InfraMachine' ? spec.infrastructureRef : spec.bootstrap?.configRef;
+  if (!ref) return undefined;
+  const res = await client.resolve(ref.apiGroup, ref.kind);
+  return client.get(res, machine.metadata.namespace, ref.name);
+}

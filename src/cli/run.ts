@@ -1,0 +1,86 @@
+// `inplace run [component ...]`: one process, one manager, the named controllers (all when none is named).
+import { hostname } from 'node:os';
+import type { Component } from '../runtime/types.js';
+import { createLogger, createManager } from '../runtime/index.js';
+import { InPlaceUpdatePlans } from '../api/index.js';
+import { call, connect, explainApiError } from './kube.js';
+import { stopRequested } from './procs.js';
+import { CliError, ExitCode, flag, KUBE_OPTIONS_HELP, kubeOptions, portOption, str, UsageError, type Verb } from './verb.js';
+
+/** The controller components `run` knows, loaded on demand. */
+export const COMPONENT_LOADERS: Readonly<Record<string, () => Promise<Component>>> = {
+  'plan-controller': async () => (await import('../plan-controller/index.js')).planController,
+  'machine-task-controller': async () => (await import('../machine-task-controller/index.js')).machineTaskController,
+  'mhc-extension': async () => (await import('../mhc-extension/index.js')).mhcExtension,
+};
+
+/** `inplace run`. */
+export const runVerb: Verb = {
+  name: 'run',
+  summary: 'Run controllers against a cluster',
+  help: `Usage: inplace run [plan-controller|machine-task-controller|mhc-extension ...] [options]
+
+Runs the named controllers in this process (all of them when none is named) against the cluster of
+the kubeconfig, until SIGINT/SIGTERM. In a cluster each component runs in its own Deployment
+(see npm run synth).
+
+Options:
+  -n, --namespace NS      watch only this namespace (default: all namespaces)
+  --leader-elect          take part in Lease leader election; only the leader reconciles
+  --lease-namespace NS    namespace of the Lease (default: $POD_NAMESPACE, else --namespace, else default)
+  --metrics-port N        serve Prometheus /metrics on this port (0 = any free port; default: off)
+  --health-port N         serve /healthz and /readyz on this port (default: off)
+  --log-level LEVEL       debug, info, warn, error (default: $LOG_LEVEL or info)
+${KUBE_OPTIONS_HELP}`,
+  options: {
+    ...kubeOptions,
+    namespace: { type: 'string', short: 'n' },
+    'leader-elect': { type: 'boolean' },
+    'lease-namespace': { type: 'string' },
+    'metrics-port': { type: 'string' },
+    'health-port': { type: 'string' },
+    'log-level': { type: 'string' },
+  },
+  async run(args, io) {
+    const names = args.positionals.length > 0 ? [...new Set(args.positionals)] : Object.keys(COMPONENT_LOADERS);
+    const unknown = names.filter((n) => !(n in COMPONENT_LOADERS));
+    if (unknown.length > 0) throw new UsageError(`unknown component "${unknown[0]}"; components are ${Object.keys(COMPONENT_LOADERS).join(', ')}`);
+    const metricsPort = portOption(args, 'metrics-port');
+    const healthPort = portOption(args, 'health-port');
+    const conn = connect(args, `inplace-${names.length === 1 ? names[0] : 'controllers'}`);
+    const name = names.length === 1 ? names[0]! : 'inplace-controllers';
+    const namespace = str(args, 'namespace');
+    const log = createLogger({ name, ...(str(args, 'log-level') ? { level: str(args, 'log-level') } : {}) });
+    const leaseNamespace = str(args, 'lease-namespace') ?? process.env['POD_NAMESPACE'] ?? namespace ?? 'default';
+    const components = await Promise.all(names.map((n) => COMPONENT_LOADERS[n]!()));
+    const mgr = createManager({
+      client: conn.client,
+      name,
+      log,
+      ...(namespace ? { namespace } : {}),
+      ...(metricsPort !== undefined ? { metricsPort } : {}),
+      ...(healthPort !== undefined ? { healthPort } : {}),
+      ...(flag(args, 'leader-elect')
+        ? { leaderElection: { enabled: true, leaseName: `inplace-${name}`.replace(/^inplace-inplace-/, 'inplace-'), leaseNamespace, identity: `${process.env['POD_NAME'] ?? hostname()}_${process.pid}` } }
+        : {}),
+    });
+    // Fail fast with a clear message rather than retrying forever against a wrong or empty cluster.
+    await call(conn, InPlaceUpdatePlans, () => conn.client.list(InPlaceUpdatePlans, namespace, { limit: 1 }));
+    try {
+      for (const c of components) await c.setup(mgr);
+      await mgr.start();
+    } catch (e) {
+      await mgr.stop().catch(() => undefined);
+      conn.client.close();
+      const explained = explainApiError(e, conn);
+      if (explained instanceof CliError) throw explained;
+      throw new CliError(`starting ${names.join(', ')} failed: ${(e as Error).message}`);
+    }
+    log.info({ components: names, namespace: namespace ?? '(all)', server: conn.client.server, ports: mgr.ports, leaderElection: flag(args, 'leader-elect') }, 'started');
+    const why = await stopRequested(io.signal);
+    log.info({ reason: why }, 'stopping');
+    await mgr.stop();
+    conn.client.close();
+    return ExitCode.ok;
+  },
+};

@@ -1,0 +1,222 @@
+// The cdk8s synthesis: snapshot of the YAML, CRDs included verbatim, Pod Security "restricted", least-privilege RBAC
+// that covers what each component's code refers to.
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { parseAllDocuments } from 'yaml';
+import * as api from '../../src/api/index.js';
+import type { ResourceType } from '../../src/api/index.js';
+import { sampleUpdaters } from '../../src/sample-updaters/index.js';
+import { COMPONENTS } from '../../cdk8s/components.js';
+import { PROJECT_ROOT, synthesize } from '../../cdk8s/synth.js';
+import { allows, ruleProblems } from '../../cdk8s/rbac.js';
+import { docsOf, effectiveRules, type K8sDoc } from './manifests.js';
+
+const SNAPSHOTS = join(PROJECT_ROOT, 'test', 'cli', '__snapshots__');
+const files = synthesize({ image: 'registry.example.com/inplace-capi:test', namespace: 'inplace-system', updaters: Object.values(sampleUpdaters) });
+const docs = docsOf(files);
+const byKind = (kind: string): K8sDoc[] => docs.filter((d) => d.kind === kind);
+
+interface Container {
+  name: string;
+  args?: string[];
+  command?: string[];
+  securityContext?: Record<string, unknown>;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  livenessProbe?: { httpGet?: { path: string; port: number } };
+  readinessProbe?: { httpGet?: { path: string; port: number } };
+}
+interface PodSpec {
+  securityContext?: Record<string, unknown>;
+  containers: Container[];
+  volumes?: Record<string, unknown>[];
+  hostNetwork?: boolean;
+  hostPID?: boolean;
+  hostIPC?: boolean;
+  serviceAccountName?: string;
+}
+const podOf = (d: K8sDoc): PodSpec => (d['spec'] as { template: { spec: PodSpec } }).template.spec;
+
+describe('cdk8s synthesis', () => {
+  describe('snapshot', () => {
+    // The CRD chart is checked against crds/ directly below; snapshotting it would duplicate the CRDs.
+    for (const f of files.filter((x) => !x.name.includes('crds'))) {
+      it(`${f.name} matches test/cli/__snapshots__/${f.name} (UPDATE_SNAPSHOTS=1 rewrites it)`, () => {
+        const p = join(SNAPSHOTS, f.name);
+        if (process.env.UPDATE_SNAPSHOTS === '1') {
+          mkdirSync(SNAPSHOTS, { recursive: true });
+          writeFileSync(p, f.content);
+        }
+        expect(existsSync(p), `no snapshot ${p}; run UPDATE_SNAPSHOTS=1 npx mocha test/cli/synth.test.ts and review the diff`).to.equal(true);
+        expect(f.content, `synthesized ${f.name} differs from its snapshot; if intended, rerun with UPDATE_SNAPSHOTS=1 and review the diff`).to.equal(readFileSync(p, 'utf8'));
+      });
+    }
+    it('has no stale snapshot files', () => {
+      const names = new Set(files.map((f) => f.name));
+      expect(readdirSync(SNAPSHOTS).filter((n) => n.endsWith('.yaml') && !names.has(n))).to.deep.equal([]);
+    });
+  });
+
+  it('writes the files in apply order: CRDs, platform, sample updaters', () => {
+    expect(files.map((f) => f.name)).to.deep.equal(['00-crds.yaml', '10-platform.yaml', '20-sample-updaters.yaml']);
+  });
+
+  it('includes every CRD of crds/ verbatim', () => {
+    const want = readdirSync(join(PROJECT_ROOT, 'crds'))
+      .filter((n) => n.endsWith('.yaml'))
+      .sort()
+      .flatMap((n) => parseAllDocuments(readFileSync(join(PROJECT_ROOT, 'crds', n), 'utf8')).map((d) => d.toJSON() as unknown));
+    expect(docsOf(files.filter((f) => f.name === '00-crds.yaml'))).to.deep.equal(want);
+  });
+
+  it('puts the sample updaters CRDs in the optional chart', () => {
+    const names = docsOf(files.filter((f) => f.name === '20-sample-updaters.yaml')).filter((d) => d.kind === 'CustomResourceDefinition').map((d) => d.metadata.name);
+    expect(names).to.include.members(['osimageupdatetasks.samples.inplace.cluster.x-k8s.io', 'kubernetesversionupdatetasks.samples.inplace.cluster.x-k8s.io']);
+  });
+
+  it('leaves the samples chart out when no updaters are given', () => {
+    expect(synthesize({}).map((f) => f.name)).to.deep.equal(['00-crds.yaml', '10-platform.yaml']);
+  });
+
+  describe('Deployments', () => {
+    const deployments = byKind('Deployment');
+    const expected = [...COMPONENTS.map((c) => `inplace-${c.name}`), ...Object.keys(sampleUpdaters).map((u) => `inplace-updater-${u}`)];
+
+    it('has one Deployment per component and per sample updater', () => {
+      expect(deployments.map((d) => d.metadata.name).sort()).to.deep.equal([...expected].sort());
+    });
+
+    for (const c of COMPONENTS) {
+      it(`runs ${c.name} with leader election and the metrics/health ports`, () => {
+        const d = deployments.find((x) => x.metadata.name === `inplace-${c.name}`)!;
+        const ctr = podOf(d).containers[0]!;
+        expect(ctr.command).to.deep.equal(['node', 'dist/src/cli/main.js']);
+        expect(ctr.args).to.deep.equal(['run', c.name, '--leader-elect', '--metrics-port', '8080', '--health-port', '8081']);
+        expect(podOf(d).serviceAccountName).to.equal(`inplace-${c.name}`);
+      });
+    }
+
+    for (const name of expected) {
+      describe(name, () => {
+        const pod = (): PodSpec => podOf(deployments.find((x) => x.metadata.name === name)!);
+        it('meets Pod Security "restricted"', () => {
+          const p = pod();
+          expect(p.hostNetwork ?? false).to.equal(false);
+          expect(p.hostPID ?? false).to.equal(false);
+          expect(p.hostIPC ?? false).to.equal(false);
+          for (const v of p.volumes ?? []) expect(Object.keys(v).filter((k) => k !== 'name')).to.satisfy((ks: string[]) => ks.every((k) => ['emptyDir', 'configMap', 'secret', 'projected', 'downwardAPI', 'persistentVolumeClaim', 'ephemeral', 'csi'].includes(k)));
+          expect((p.securityContext?.['seccompProfile'] as { type: string } | undefined)?.type).to.equal('RuntimeDefault');
+          expect(p.securityContext?.['runAsNonRoot']).to.equal(true);
+          for (const c of p.containers) {
+            const sc = c.securityContext ?? {};
+            expect(sc['runAsNonRoot'], c.name).to.equal(true);
+            expect(sc['runAsUser'], c.name).to.not.equal(0);
+            expect(sc['privileged'] ?? false, c.name).to.equal(false);
+            expect(sc['allowPrivilegeEscalation'], c.name).to.equal(false);
+            expect(sc['readOnlyRootFilesystem'], c.name).to.equal(true);
+            expect((sc['capabilities'] as { drop?: string[]; add?: string[] } | undefined)?.drop, c.name).to.deep.equal(['ALL']);
+            expect((sc['capabilities'] as { add?: string[] } | undefined)?.add ?? [], c.name).to.deep.equal([]);
+            expect((sc['seccompProfile'] as { type: string } | undefined)?.type, c.name).to.equal('RuntimeDefault');
+          }
+        });
+        it('sets resource requests and limits and HTTP probes on the health port', () => {
+          for (const c of pod().containers) {
+            expect(c.resources?.requests).to.have.keys('cpu', 'memory');
+            expect(c.resources?.limits).to.have.keys('cpu', 'memory');
+            expect(c.livenessProbe?.httpGet).to.deep.include({ path: '/healthz', port: 8081 });
+            expect(c.readinessProbe?.httpGet).to.deep.include({ path: '/readyz', port: 8081 });
+          }
+        });
+      });
+    }
+  });
+
+  it('has a metrics Service selecting the controller pods', () => {
+    const svc = byKind('Service').find((s) => s.metadata.name === 'inplace-controller-metrics')!;
+    const sel = (svc['spec'] as { selector: Record<string, string> }).selector;
+    const pods = byKind('Deployment').filter((d) => Object.entries(sel).every(([k, v]) => (d['spec'] as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels[k] === v));
+    expect(pods.map((d) => d.metadata.name).sort()).to.deep.equal(COMPONENTS.map((c) => `inplace-${c.name}`).sort());
+  });
+
+  it('enforces Pod Security "restricted" on the namespace', () => {
+    const ns = byKind('Namespace').find((n) => n.metadata.name === 'inplace-system')!;
+    expect(ns.metadata.labels?.['pod-security.kubernetes.io/enforce']).to.equal('restricted');
+  });
+
+  describe('RBAC', () => {
+    for (const r of byKind('ClusterRole').concat(byKind('Role'))) {
+      it(`${r.kind} ${r.metadata.name} has no wildcards and no Secret access`, () => {
+        const rules = (r['rules'] as api.KubeObject[] | undefined as unknown as { apiGroups: string[]; resources: string[]; verbs: string[] }[]) ?? [];
+        expect(ruleProblems(rules)).to.deep.equal([]);
+        expect(rules.flatMap((x) => x.resources)).to.not.include('secrets');
+      });
+    }
+
+    const resourceConstants = Object.entries(api).filter(
+      (e): e is [string, ResourceType] => typeof e[1] === 'object' && e[1] !== null && 'plural' in e[1] && 'namespaced' in e[1] && 'group' in e[1],
+    );
+
+    for (const c of COMPONENTS) {
+      describe(c.name, () => {
+        const rules = effectiveRules(docs, c.name);
+        const source = readdirSync(join(PROJECT_ROOT, c.folder), { recursive: true, encoding: 'utf8' })
+          .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('testkit'))
+          .map((f) => readFileSync(join(PROJECT_ROOT, c.folder, f), 'utf8'))
+          .join('\n');
+
+        it('declares least-privilege rules in its own folder (rbac.ts)', () => {
+          expect(c.rbac.length).to.be.greaterThan(0);
+          expect(ruleProblems(c.rbac)).to.deep.equal([]);
+        });
+
+        it('is granted every rule it declares', () => {
+          for (const r of c.rbac) for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) {
+            expect(allows(rules, v, g, res), `${v} ${res}.${g}`).to.equal(true);
+          }
+        });
+
+        it('can read every resource kind its code refers to', () => {
+          const used = resourceConstants.filter(([name]) => new RegExp(`\\b${name}\\b`).test(source));
+          expect(used.length, 'no resource constants found in the source').to.be.greaterThan(0);
+          for (const [name, res] of used) {
+            const readable = ['get', 'list', 'watch'].some((v) => allows(rules, v, res.group, res.plural));
+            const writable = ['create', 'patch', 'update'].some((v) => allows(rules, v, res.group, res.plural));
+            expect(readable || writable, `${c.name} uses ${name} (${res.plural}.${res.group}) but no rule grants it`).to.equal(true);
+          }
+        });
+
+        it('has a rule for every client call on a named resource in its code', () => {
+          // client.<verb>(Resource, ...) and informers/watches of Resource, as written in the component's code.
+          const calls: [string, string][] = [];
+          for (const m of source.matchAll(/\.(get|list|create|update|patch|delete|watch)\s*(?:<[^>()]*>)?\(\s*([A-Z][A-Za-z]+)\b/g)) calls.push([m[1]!, m[2]!]);
+          for (const m of source.matchAll(/\.(informer|for|owns|watches)\s*(?:<[^>()]*>)?\(\s*([A-Z][A-Za-z]+)\b/g)) calls.push(['list', m[2]!], ['watch', m[2]!]);
+          const known = new Map(resourceConstants);
+          for (const [verb, name] of calls) {
+            const res = known.get(name);
+            if (!res) continue;
+            expect(allows(rules, verb, res.group, res.plural), `${c.name} calls ${verb} on ${name} (${res.plural}.${res.group}) without a rule`).to.equal(true);
+          }
+        });
+
+        it('lists status subresources separately from the main resource', () => {
+          const writesStatus = /subresource:\s*'status'|snapshot\(/.test(source);
+          const statusRules = rules.filter((r) => r.resources.some((x) => x.endsWith('/status')));
+          if (writesStatus) expect(statusRules.length, `${c.name} writes status but has no */status rule`).to.be.greaterThan(0);
+          for (const r of statusRules) expect(r.resources.every((x) => x.endsWith('/status'))).to.equal(true);
+        });
+
+        it('may take the leader-election Lease and write Events', () => {
+          expect(allows(rules, 'create', 'coordination.k8s.io', 'leases')).to.equal(true);
+          expect(allows(rules, 'update', 'coordination.k8s.io', 'leases')).to.equal(true);
+          expect(allows(rules, 'create', '', 'events')).to.equal(true);
+        });
+      });
+    }
+
+    it('grants the machine task controller the sample task kinds through aggregation', () => {
+      const rules = effectiveRules(docs, 'machine-task-controller');
+      expect(allows(rules, 'create', 'samples.inplace.cluster.x-k8s.io', 'osimageupdatetasks')).to.equal(true);
+      expect(allows(rules, 'get', 'samples.inplace.cluster.x-k8s.io', 'osimageupdatetasktemplates')).to.equal(true);
+    });
+  });
+});
