@@ -47,7 +47,7 @@ describe('cli demo progress', () => {
     const out = renderProgress(buildProgress(plan({ updateStatus: 'updating' }), [mu('cp-1', 'cp', { updateStatus: 'updating', currentUpdater: 'os' })], { cp: 3, md: 3 }), 1500);
     const lines = out.trimEnd().split('\n');
     expect(lines[0]).to.equal('InPlaceUpdatePlan ns/p  updating  1.5s');
-    expect(lines[1]).to.match(/ControlPlane cp .*\[░+\] 0\/3 pending  1 updating$/);
+    expect(lines[1]).to.match(/ControlPlane cp .*\[░+\] 0\/3 pending {2}1 updating$/);
     expect(lines[2]).to.match(/▶ cp-1 +updating +\(os\)$/);
     expect(lines[3]).to.match(/MachineDeployment md .*0\/3 pending$/);
   });

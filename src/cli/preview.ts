@@ -1,0 +1,237 @@
+// `inplace preview -f plan.yaml`: what a plan would do, from a read-only snapshot of the cluster.
+import { resolve as resolvePath } from 'node:path';
+import {
+  Clusters,
+  CustomResourceDefinitions,
+  InPlaceUpdatePlanSchema,
+  KubeadmControlPlanes,
+  Labels,
+  MachineDeployments,
+  Machines,
+  MachineUpdates,
+  parseApiVersion,
+  type InPlaceUpdatePlan,
+  type KubeObject,
+  type MachineUpdate,
+  type ResourceType,
+} from '../api/index.js';
+import type { ControlPlaneLookup, TemplateLookup, TemplateRef } from '../plan-controller/scope.js';
+import type { OpenApiSchema, PlanPreview, PreviewSnapshot } from '../plan-controller/preview.js';
+import type { RestClient } from '../runtime/client.js';
+import { readYamlDocs } from './install.js';
+import { call, connect, type Connection } from './kube.js';
+import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
+
+type Ref = { apiGroup: string; kind: string; name: string };
+
+/** `inplace preview`. */
+export const previewVerb: Verb = {
+  name: 'preview',
+  summary: 'Show what a plan would do, without changing anything',
+  help: `Usage: inplace preview -f plan.yaml [-n NAMESPACE] [-o text|json] [--kubeconfig FILE]
+
+Reads the plan file and the cluster (read-only: nothing is created or changed) and shows:
+validation result, the ordered sequence groups, the machines of each target in update order with
+the concurrency that applies, which updater covers which change, and — fail-closed — any difference
+between the machines and their owners' desired state that no updater of the plan covers.
+Templates in the same file count as present (they are applied together).
+Exit code: 0 when the plan is valid and covers every change, 1 otherwise, 2 for wrong usage.
+
+Options:
+  -f, --filename FILE   the plan (YAML; may also contain its templates)
+  -n, --namespace NS    namespace when the plan has none (default: the context's, else default)
+  -o, --output FORMAT   text (default) or json
+${KUBE_OPTIONS_HELP}`,
+  options: { ...kubeOptions, filename: { type: 'string', short: 'f' }, namespace: { type: 'string', short: 'n' }, output: { type: 'string', short: 'o' } },
+  async run(args, io) {
+    if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}" (the plan file goes after -f)`);
+    const file = str(args, 'filename');
+    if (!file) throw new UsageError('missing -f plan.yaml');
+    const output = str(args, 'output') ?? 'text';
+    if (output !== 'text' && output !== 'json') throw new UsageError(`--output must be text or json, got "${output}"`);
+
+    const docs = readYamlDocs(resolvePath(file));
+    const plans = docs.filter((d) => d.kind === 'InPlaceUpdatePlan');
+    if (plans.length !== 1) {
+      throw new CliError(`"${file}" must contain exactly one InPlaceUpdatePlan, found ${plans.length}`, 'preview one plan at a time (see examples/plan.yaml)');
+    }
+    const parsed = InPlaceUpdatePlanSchema.safeParse(plans[0]);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n');
+      throw new CliError(`"${file}" is not a valid InPlaceUpdatePlan:\n${issues}`, 'fix the fields above (the CRD schema in crds/ is the reference; kubectl explain inplaceupdateplan.spec)');
+    }
+    const plan = parsed.data as InPlaceUpdatePlan & KubeObject;
+    plan.metadata ??= {};
+    const conn = connect(args);
+    try {
+      const ns = plan.metadata.namespace ?? str(args, 'namespace') ?? conn.contextNamespace ?? 'default';
+      plan.metadata.namespace = ns;
+      const snapshot = await readSnapshot(conn, plan, ns, docs);
+      const { previewPlan } = await import('../plan-controller/preview.js');
+      const result = previewPlan(plan, snapshot);
+      if (output === 'json') io.out(`${JSON.stringify(result, null, 2)}\n`);
+      else io.out(renderPreview(plan, result, snapshot));
+      return result.valid && result.uncovered.length === 0 && result.impossiblePaths.length === 0 ? ExitCode.ok : ExitCode.failure;
+    } finally {
+      conn.client.close();
+    }
+  },
+};
+
+/** Reads everything the preview needs with get/list only. */
+async function readSnapshot(conn: Connection, plan: InPlaceUpdatePlan & KubeObject, ns: string, fileDocs: KubeObject[]): Promise<PreviewSnapshot> {
+  const c = conn.client;
+  const get = <T extends KubeObject>(res: ResourceType, name: string): Promise<T | undefined> => call(conn, res, () => c.get<T>(res, res.namespaced ? ns : undefined, name));
+  const list = async (res: ResourceType, labelSelector?: string): Promise<KubeObject[]> =>
+    (await call(conn, res, () => c.list(res, res.namespaced ? ns : undefined, labelSelector ? { labelSelector } : {}))).items;
+  const resolve = async (group: string, kind: string): Promise<ResourceType | string> => {
+    try {
+      return await c.resolve(group, kind);
+    } catch (e) {
+      return `${kind}.${group} is not served by the API server (${(e as Error).message})`;
+    }
+  };
+
+  const cluster = await get(Clusters, plan.spec.clusterName);
+  const machineDeployments = await list(MachineDeployments);
+  const machines = await list(Machines, `${Labels.clusterName}=${plan.spec.clusterName}`);
+
+  let controlPlane: ControlPlaneLookup | undefined;
+  if (plan.spec.controlPlane) {
+    const ref = (cluster?.['spec'] as { controlPlaneRef?: Ref } | undefined)?.controlPlaneRef;
+    const kind = ref ? { apiGroup: ref.apiGroup, kind: ref.kind } : { apiGroup: KubeadmControlPlanes.group, kind: KubeadmControlPlanes.kind };
+    const res = await resolve(kind.apiGroup, kind.kind);
+    controlPlane = typeof res === 'string' ? { kind, error: res } : { kind, ...(await optional(get(res, plan.spec.controlPlane.name))) };
+  }
+
+  const refs = new Map<string, TemplateRef>();
+  for (const t of [plan.spec.controlPlane, ...(plan.spec.machineDeployments ?? [])]) {
+    for (const u of t?.updaters ?? []) if (u.updaterUpdateTemplateRef) refs.set(JSON.stringify(u.updaterUpdateTemplateRef), u.updaterUpdateTemplateRef);
+  }
+  const templates: TemplateLookup[] = [];
+  for (const ref of refs.values()) {
+    const inFile = fileDocs.some((d) => d.apiVersion === ref.apiVersion && d.kind === ref.kind && d.metadata?.name === ref.name && (d.metadata.namespace ?? ns) === ns);
+    const res = await resolve(parseApiVersion(ref.apiVersion).group, ref.kind);
+    if (typeof res === 'string') templates.push({ ref, found: false, error: res });
+    else templates.push({ ref, found: inFile || (await get(res, ref.name)) !== undefined });
+  }
+
+  let machineUpdates: MachineUpdate[] = [];
+  if (plan.metadata.name) {
+    machineUpdates = (await list(MachineUpdates, `${Labels.planName}=${plan.metadata.name}`)) as unknown as MachineUpdate[];
+  }
+
+  // InfraMachines / BootstrapConfigs of the machines and the owners' templates, listed per kind (read-only).
+  const byKind = async (refsOf: (m: KubeObject) => Ref | undefined, objs: KubeObject[]): Promise<KubeObject[]> => {
+    const kinds = new Map<string, Ref>();
+    for (const o of objs) {
+      const r = refsOf(o);
+      if (r) kinds.set(`${r.apiGroup}/${r.kind}`, r);
+    }
+    const out: KubeObject[] = [];
+    for (const r of kinds.values()) {
+      const res = await resolve(r.apiGroup, r.kind);
+      if (typeof res !== 'string') out.push(...(await list(res)).map((o) => ({ ...o, kind: res.kind })));
+    }
+    return out;
+  };
+  const spec = (o: KubeObject): Record<string, unknown> => (o['spec'] as Record<string, unknown> | undefined) ?? {};
+  const infraMachines = await byKind((m) => spec(m)['infrastructureRef'] as Ref | undefined, machines);
+  const bootstrapConfigs = await byKind((m) => (spec(m)['bootstrap'] as { configRef?: Ref } | undefined)?.configRef, machines);
+  const owners = [...machineDeployments, ...(controlPlane?.object ? [controlPlane.object] : [])];
+  const ownerTemplates = [
+    ...(await byKind((o) => ((spec(o)['template'] as { spec?: { infrastructureRef?: Ref } } | undefined)?.spec?.infrastructureRef ?? (spec(o)['machineTemplate'] as { spec?: { infrastructureRef?: Ref } } | undefined)?.spec?.infrastructureRef), owners)),
+    ...(await byKind((o) => (spec(o)['template'] as { spec?: { bootstrap?: { configRef?: Ref } } } | undefined)?.spec?.bootstrap?.configRef, owners)),
+  ];
+
+  const schemas: PreviewSnapshot['schemas'] = {};
+  const machineSchema = await crdSchema(c, Machines);
+  if (machineSchema) schemas.Machine = machineSchema;
+  const firstRef = (f: (m: KubeObject) => Ref | undefined): Ref | undefined => machines.map(f).find((r) => r);
+  for (const [sel, ref] of [
+    ['InfraMachine', firstRef((m) => spec(m)['infrastructureRef'] as Ref | undefined)],
+    ['BootstrapConfig', firstRef((m) => (spec(m)['bootstrap'] as { configRef?: Ref } | undefined)?.configRef)],
+  ] as const) {
+    if (!ref) continue;
+    const res = await resolve(ref.apiGroup, ref.kind);
+    const s = typeof res === 'string' ? undefined : await crdSchema(c, res);
+    if (s) schemas[sel] = s;
+  }
+
+  return {
+    plan,
+    cluster,
+    ...(controlPlane ? { controlPlane } : {}),
+    machineDeployments,
+    templates,
+    machines,
+    machineUpdates,
+    infraMachines,
+    bootstrapConfigs,
+    ownerTemplates,
+    schemas,
+  };
+}
+
+async function optional<T>(p: Promise<T | undefined>): Promise<{ object?: T }> {
+  const o = await p;
+  return o ? { object: o } : {};
+}
+
+/** The openAPIV3Schema of a served CRD version, when the caller may read CRDs (best effort: absent otherwise). */
+async function crdSchema(c: RestClient, res: ResourceType): Promise<OpenApiSchema | undefined> {
+  try {
+    const crd = await c.get(CustomResourceDefinitions, undefined, `${res.plural}.${res.group}`);
+    const versions = (crd?.['spec'] as { versions?: { name: string; schema?: { openAPIV3Schema?: OpenApiSchema } }[] } | undefined)?.versions ?? [];
+    return versions.find((v) => v.name === res.version)?.schema?.openAPIV3Schema;
+  } catch {
+    return undefined;
+  }
+}
+
+const show = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
+/** Renders a preview for people. */
+export function renderPreview(plan: InPlaceUpdatePlan & KubeObject, r: PlanPreview, s: Pick<PreviewSnapshot, 'machines'>): string {
+  const L: string[] = [];
+  L.push(`InPlaceUpdatePlan ${plan.metadata.namespace}/${plan.metadata.name ?? '(unnamed)'} — cluster ${plan.spec.clusterName}, failurePolicy ${plan.spec.failurePolicy ?? 'Halt'}`);
+  L.push('');
+  L.push(r.valid ? 'Validation: OK' : `Validation: INVALID (${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}) — the controller would set Valid=False and touch nothing`);
+  for (const p of r.problems) L.push(`  ✖ ${p}`);
+  for (const g of r.groups) {
+    L.push('');
+    L.push(`Sequence ${g.sequence}${g.targets.length > 1 ? ` (${g.targets.length} targets in parallel)` : ''}:`);
+    for (const t of g.targets) {
+      L.push(`  ${t.kind} ${t.name}: ${t.machines.length} machine${t.machines.length === 1 ? '' : 's'}, at most ${t.concurrency.max} at once`);
+      L.push(`    concurrency: ${t.concurrency.why}`);
+      L.push('    updaters, in order on each machine:');
+      for (const u of t.updaters) {
+        L.push(`      ${u.sequence}. ${u.name} -> ${u.taskKind}${u.template ? ` from ${u.template.kind}/${u.template.name}` : ''}${u.parameters ? ` parameters ${JSON.stringify(u.parameters)}` : ''}`);
+        for (const x of u.responsibilities) L.push(`           ${x.selectResource} ${x.path} = ${show(x.value)}`);
+      }
+      L.push('    machines, in update order:');
+      t.machines.forEach((m, i) => L.push(`      ${String(i + 1).padStart(2)}. ${m.name.padEnd(30)} ${(m.version ?? '').padEnd(9)} ${m.ready ? 'Ready   ' : 'NotReady'} ${m.state}`));
+      if (t.machines.length === 0) L.push('      (none)');
+    }
+  }
+  L.push('');
+  L.push('Coverage (change -> updater):');
+  for (const c of r.coverage) L.push(`  ${c.target}: ${c.selectResource} ${c.path} = ${show(c.value)}  <- ${c.updater}`);
+  if (r.coverage.length === 0) L.push('  (no changes declared)');
+  L.push('');
+  if (r.uncovered.length === 0) L.push('Uncovered changes: none');
+  else {
+    L.push(`Uncovered changes: ${r.uncovered.length} — the owners want these and no updater of the plan declares them:`);
+    for (const u of r.uncovered) L.push(`  ✖ ${u.target} ${u.machine}: ${u.selectResource} ${u.path} is ${show(u.current)}, wants ${show(u.desired)} (${u.why})`);
+  }
+  for (const p of r.impossiblePaths) L.push(`  ✖ ${p.target} updater ${p.updater}: ${p.selectResource} ${p.path}: ${p.why}`);
+  if (r.warnings.length > 0) {
+    L.push('');
+    L.push('Warnings:');
+    for (const w of r.warnings) L.push(`  ! ${w}`);
+  }
+  L.push('');
+  const ok = r.valid && r.uncovered.length === 0 && r.impossiblePaths.length === 0;
+  L.push(ok ? `Result: OK — ${s.machines.length} machines in the cluster; nothing was changed.` : 'Result: NOT OK — fix the problems above before applying; nothing was changed.');
+  return L.join('\n') + '\n';
+}
