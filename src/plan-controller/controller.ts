@@ -1,0 +1,275 @@
+// The plan controller (DESIGN §4.1): reconciles InPlaceUpdatePlans. Per reconcile: snapshot from the informer
+// stores -> decidePlan (pure) -> act once (supersede, finalizer, labels, MachineUpdates, aborts, surge) -> one
+// status patch through /status with optimistic concurrency -> events and metrics.
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, ResourceType } from '../api/index.js';
+import {
+  API_VERSION,
+  Annotations,
+  Clusters,
+  Finalizers,
+  InPlaceUpdatePlans,
+  KubeadmControlPlanes,
+  Labels,
+  MachineDeployments,
+  MachineUpdates,
+  Machines,
+  PlanAnnotations,
+  UpdatePhase,
+  parseApiVersion,
+} from '../api/index.js';
+import { toKubeTime } from '../runtime/conditions.js';
+import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/errors.js';
+import { snapshot as patchSnapshot } from '../runtime/patch.js';
+import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
+import { Action } from '../runtime/types.js';
+import { clusterControlPlaneRef, clusterLabel, mdClusterName } from './capi.js';
+import type { PlanDecision } from './decide.js';
+import { decidePlan } from './decide.js';
+import type { PlanMetrics } from './metrics.js';
+import { planMetricsFor } from './metrics.js';
+import { labelValue } from './names.js';
+import type { ControlPlaneLookup, PlanSnapshot, TemplateLookup, TemplateRef } from './scope.js';
+import { templateKey } from './scope.js';
+
+/** Name of the controller (also its event source and field manager). */
+export const CONTROLLER_NAME = 'plan-controller';
+/** Field manager of every write. */
+const FIELD_MANAGER = CONTROLLER_NAME;
+/** Re-validation period of an invalid plan (objects it names may appear without an event we watch, e.g. a CRD). */
+const INVALID_RECHECK_MS = 15_000;
+/** How long a created MachineUpdate is assumed to exist before the informer shows it. */
+const EXPECTATION_TTL_MS = 30_000;
+
+const KCP_KIND = { apiGroup: KubeadmControlPlanes.group, kind: KubeadmControlPlanes.kind };
+
+/** Built once in setup; what reconcile needs. */
+interface Deps {
+  mgr: Manager;
+  client: KubeClient;
+  ctrl: () => Controller;
+  plans: Store<InPlaceUpdatePlan & KubeObject>;
+  machineUpdates: Store<MachineUpdate & KubeObject>;
+  machines: Store;
+  machineDeployments: Store;
+  clusters: Store;
+  metrics: PlanMetrics;
+  /** MachineUpdates created but not yet seen by the informer, per plan key (no double start on a stale cache). */
+  expectations: Map<string, Map<string, { mu: MachineUpdate; at: number }>>;
+}
+
+const keyOfPlan = (ns: string, name: string): string => `${ns}/${name}`;
+
+/** Keys of the plans of `clusterName` in `namespace`. */
+function plansOfCluster(plans: Store<InPlaceUpdatePlan & KubeObject>, namespace: string | undefined, clusterName: string | undefined): ObjectKey[] {
+  if (!namespace || !clusterName) return [];
+  return plans.list(namespace).filter((p) => p.spec?.clusterName === clusterName).map((p) => ({ namespace, name: p.metadata.name! }));
+}
+
+/** Registers the plan controller with the manager. */
+export function setupPlanController(mgr: Manager): Controller {
+  const plans = mgr.informer<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans).store;
+  const holder: { ctrl?: Controller } = {};
+  const deps: Deps = {
+    mgr, client: mgr.client, ctrl: () => holder.ctrl!, plans,
+    machineUpdates: mgr.informer<MachineUpdate & KubeObject>(MachineUpdates).store,
+    machines: mgr.informer(Machines).store,
+    machineDeployments: mgr.informer(MachineDeployments).store,
+    clusters: mgr.informer(Clusters).store,
+    metrics: planMetricsFor(mgr, plans),
+    expectations: new Map(),
+  };
+  const byCluster = (o: KubeObject): ObjectKey[] => plansOfCluster(plans, o.metadata.namespace, clusterLabel(o));
+  holder.ctrl = mgr
+    .controller<InPlaceUpdatePlan & KubeObject>(CONTROLLER_NAME)
+    .for(InPlaceUpdatePlans)
+    // One active plan per cluster: a plan's change (e.g. reaching a terminal status) wakes the other plans of its cluster.
+    .watches<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, (p) => plansOfCluster(plans, p.metadata.namespace, p.spec?.clusterName))
+    .owns(MachineUpdates)
+    .watches(Machines, byCluster)
+    .watches(MachineDeployments, (md) => plansOfCluster(plans, md.metadata.namespace, mdClusterName(md) ?? clusterLabel(md)))
+    .watches(Clusters, (c) => plansOfCluster(plans, c.metadata.namespace, c.metadata.name))
+    .watches(KubeadmControlPlanes, (cp) => plans.list(cp.metadata.namespace).filter((p) => p.spec?.controlPlane?.name === cp.metadata.name).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! })))
+    .withConcurrency(2)
+    .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
+  return holder.ctrl;
+}
+
+/** Reconciles one plan (level-based: everything derives from the current state). */
+export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promise<Action> {
+  const ns = key.namespace ?? '';
+  const cached = deps.plans.get(ns, key.name);
+  if (!cached) {
+    deps.expectations.delete(keyOfPlan(ns, key.name));
+    return Action.awaitChange();
+  }
+  const plan = structuredClone(cached);
+  const snap = await buildSnapshot(deps, plan);
+  const d = decidePlan(snap);
+  const latest = await act(deps, plan, d, log);
+  record(deps, latest, d);
+  if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error) return Action.requeue(INVALID_RECHECK_MS);
+  return Action.awaitChange();
+}
+
+/** Reads everything the decision needs from the informer stores (and discovery for kinds named at run time). */
+async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
+  const ns = plan.metadata.namespace ?? '';
+  const name = plan.metadata.name ?? '';
+  const clusterName = plan.spec.clusterName;
+  const cluster = deps.clusters.get(ns, clusterName);
+  const mapToNamespacePlans = (o: KubeObject): ObjectKey[] => deps.plans.list(o.metadata.namespace).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
+
+  let controlPlane: ControlPlaneLookup | undefined;
+  if (plan.spec.controlPlane) {
+    const ref = cluster ? clusterControlPlaneRef(cluster) : undefined;
+    const kind = ref ? { apiGroup: ref.apiGroup, kind: ref.kind } : KCP_KIND;
+    controlPlane = { kind };
+    try {
+      const res = kind.apiGroup === KCP_KIND.apiGroup && kind.kind === KCP_KIND.kind ? KubeadmControlPlanes : await deps.client.resolve(kind.apiGroup, kind.kind);
+      if (res !== KubeadmControlPlanes) await deps.ctrl().watch(res, mapToNamespacePlans);
+      const obj = deps.mgr.informer(res).store.get(ns, plan.spec.controlPlane.name);
+      if (obj) controlPlane.object = obj;
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      controlPlane.error = `kind ${kind.kind} is not served (${(err as Error).message})`;
+    }
+  }
+
+  const refs = new Map<string, TemplateRef>();
+  for (const t of [plan.spec.controlPlane, ...(plan.spec.machineDeployments ?? [])]) {
+    for (const u of t?.updaters ?? []) if (u.updaterUpdateTemplateRef) refs.set(templateKey(u.updaterUpdateTemplateRef), u.updaterUpdateTemplateRef);
+  }
+  const templates: TemplateLookup[] = [];
+  for (const ref of refs.values()) templates.push(await lookupTemplate(deps, ns, ref, mapToNamespacePlans));
+
+  const planLabel = labelValue(name);
+  const fromStore = deps.machineUpdates.byLabel(Labels.planName, planLabel, ns).filter((m) => m.spec?.planName === name);
+  return {
+    plan, now: toKubeTime(new Date()), cluster, controlPlane,
+    machineDeployments: (plan.spec.machineDeployments ?? []).map((t) => deps.machineDeployments.get(ns, t.name)).filter((o): o is KubeObject => !!o),
+    templates,
+    machines: deps.machines.byLabel(Labels.clusterName, clusterName, ns),
+    machineUpdates: withExpectations(deps, keyOfPlan(ns, name), fromStore),
+    plans: deps.plans.list(ns).filter((p) => p.spec?.clusterName === clusterName),
+  };
+}
+
+async function lookupTemplate(deps: Deps, ns: string, ref: TemplateRef, mapper: (o: KubeObject) => ObjectKey[]): Promise<TemplateLookup> {
+  const { group } = parseApiVersion(ref.apiVersion ?? '');
+  // Malformed references are reported by validation; there is nothing to look up.
+  if (!group || !/Template$/.test(ref.kind ?? '') || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref.name ?? '')) return { ref, found: false };
+  let res: ResourceType;
+  try {
+    res = await deps.client.resolve(group, ref.kind);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    return { ref, found: false, error: `kind ${ref.kind} is not served by group ${group} (is its CRD installed?)` };
+  }
+  await deps.ctrl().watch(res, mapper);
+  return { ref, found: deps.mgr.informer(res).store.get(ns, ref.name) !== undefined };
+}
+
+// The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
+function withExpectations(deps: Deps, planKey: string, fromStore: MachineUpdate[]): MachineUpdate[] {
+  const exp = deps.expectations.get(planKey);
+  if (!exp) return fromStore;
+  const seen = new Set(fromStore.map((m) => m.metadata?.name));
+  const out = [...fromStore];
+  for (const [name, e] of exp) {
+    if (seen.has(name) || Date.now() - e.at > EXPECTATION_TTL_MS) exp.delete(name);
+    else out.push(e.mu);
+  }
+  if (exp.size === 0) deps.expectations.delete(planKey);
+  return out;
+}
+
+/** Carries out a decision; returns the plan as last written. */
+async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<InPlaceUpdatePlan & KubeObject> {
+  const { client } = deps;
+  const ns = plan.metadata.namespace ?? '';
+  const name = plan.metadata.name ?? '';
+  let current = plan;
+
+  for (const other of d.supersede) {
+    await ignoreNotFound(client.patch(InPlaceUpdatePlans, ns, other, { metadata: { annotations: { [PlanAnnotations.supersededBy]: name } }, spec: { updatePhase: UpdatePhase.aborting } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
+    log.info({ superseded: other }, 'superseded an older plan of the cluster');
+  }
+
+  // The finalizer goes on before anything is touched, so that a deletion can always undo what the plan did.
+  if (d.finalizer === 'add') {
+    const ph = patchSnapshot(current);
+    current.metadata.finalizers = [...(current.metadata.finalizers ?? []), Finalizers.plan];
+    current = await ph.apply(client, InPlaceUpdatePlans, current, { fieldManager: FIELD_MANAGER });
+  }
+
+  // Label first: the MHC extension protects a machine from remediation as soon as it carries the label.
+  for (const l of d.label) {
+    const m = deps.machines.get(ns, l.machine);
+    if (!m) continue;
+    await ignoreNotFound(client.patch(Machines, ns, l.machine, { metadata: { labels: { [Labels.planName]: labelValue(name) }, annotations: { [Annotations.updateStartedAt]: l.startedAt } } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
+  }
+  for (const c of d.create) {
+    const mu: MachineUpdate & KubeObject = {
+      apiVersion: API_VERSION, kind: MachineUpdates.kind,
+      metadata: {
+        name: c.name, namespace: ns,
+        labels: { [Labels.clusterName]: plan.spec.clusterName, [Labels.planName]: labelValue(name), [Labels.machineName]: labelValue(c.machine), [Labels.targetName]: labelValue(c.target.name) },
+        ownerReferences: [{ apiVersion: API_VERSION, kind: InPlaceUpdatePlans.kind, name, uid: plan.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
+      },
+      spec: { planName: name, clusterName: plan.spec.clusterName, target: c.target, machineRef: { name: c.machine }, updatePhase: UpdatePhase.updating, updaters: c.updaters },
+    };
+    let created: MachineUpdate = mu;
+    try {
+      created = await client.create(MachineUpdates, mu, { fieldManager: FIELD_MANAGER });
+    } catch (err) {
+      // Deterministic names: an existing record means an earlier reconcile (or process) already started this machine.
+      if (!isAlreadyExists(err)) throw new RetryableError(`create MachineUpdate ${ns}/${c.name}`, err);
+    }
+    const planKey = keyOfPlan(ns, name);
+    if (!deps.expectations.has(planKey)) deps.expectations.set(planKey, new Map());
+    deps.expectations.get(planKey)!.set(c.name, { mu: created, at: Date.now() });
+  }
+  for (const muName of d.abort) {
+    await ignoreNotFound(client.patch(MachineUpdates, ns, muName, { spec: { updatePhase: UpdatePhase.aborting } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
+  }
+  for (const machine of d.unlabel) {
+    const m = deps.machines.get(ns, machine);
+    if (!m) continue;
+    // Guarded by resourceVersion: the label may belong to a newer plan by the time this lands.
+    await ignoreNotFound(client.patch(Machines, ns, machine, { metadata: { resourceVersion: m.metadata.resourceVersion, labels: { [Labels.planName]: null }, annotations: { [Annotations.updateStartedAt]: null } } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
+  }
+  for (const s of d.scale) {
+    const body: Record<string, unknown> = { metadata: { ...(s.resourceVersion ? { resourceVersion: s.resourceVersion } : {}), annotations: s.annotations } };
+    if (s.replicas !== undefined) body['spec'] = { replicas: s.replicas };
+    await ignoreNotFound(client.patch(MachineDeployments, ns, s.name, body, { type: 'merge', fieldManager: FIELD_MANAGER }));
+    log.info({ machineDeployment: s.name, replicas: s.replicas, kind: s.kind }, s.kind === 'surge' ? 'surged MachineDeployment' : 'restored MachineDeployment');
+  }
+
+  // The one status write (and the finalizer release, last, once deletion has nothing left to undo).
+  const ph = patchSnapshot(current);
+  const next = structuredClone(current);
+  next.status = d.status;
+  if (d.finalizer === 'remove') next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== Finalizers.plan);
+  if (ph.changed(next)) current = await ph.apply(client, InPlaceUpdatePlans, next, { fieldManager: FIELD_MANAGER });
+  return current;
+}
+
+/** Events and metrics, once the status that reports the transitions is written. */
+function record(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): void {
+  for (const e of d.events) {
+    const target = e.plan ? deps.plans.get(plan.metadata.namespace, e.plan) : plan;
+    if (target) deps.mgr.events.event(target, e.type, e.reason, e.message);
+  }
+  deps.metrics.machinesStarted.inc(d.metrics.started);
+  deps.metrics.machinesUpdated.inc(d.metrics.updated);
+  deps.metrics.machinesFailed.inc(d.metrics.failed);
+}
+
+async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
