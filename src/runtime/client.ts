@@ -137,22 +137,18 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
     return agents;
   }
 
+  let authValue: Auth | undefined;
   function getAuth(): Promise<Auth> {
-    const now = Date.now();
-    if (auth) {
-      const cur = auth;
-      void cur.then((a) => {
-        if (now - a.at > AUTH_TTL_MS && auth === cur) auth = undefined;
-      });
-      return cur;
-    }
-    auth = kubeOptions().then((o) => {
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
-      if (o.auth) headers['Authorization'] = `Basic ${Buffer.from(o.auth).toString('base64')}`;
-      return { headers, at: Date.now() };
-    });
-    auth.catch(() => (auth = undefined));
+    if (authValue && Date.now() - authValue.at < AUTH_TTL_MS) return Promise.resolve(authValue);
+    auth ??= kubeOptions()
+      .then((o) => {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
+        if (o.auth) headers['Authorization'] = `Basic ${Buffer.from(o.auth).toString('base64')}`;
+        authValue = { headers, at: Date.now() };
+        return authValue;
+      })
+      .finally(() => (auth = undefined));
     return auth;
   }
 
@@ -191,7 +187,7 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
       const raw = { code: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), res };
       // Rotated credentials: refresh once.
       if (raw.code === 401 && attempt === 0) {
-        auth = undefined;
+        authValue = undefined;
         attempt++;
         continue;
       }

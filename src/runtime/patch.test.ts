@@ -96,4 +96,15 @@ describe('PatchHelper', () => {
     expect(patches).to.have.length(1);
     expect((patches[0]!.opts as { subresource?: string }).subresource).to.equal('status');
   });
+
+  it('sends status in the main patch for kinds without a status subresource', async () => {
+    const obj = seed();
+    const h = snapshot(obj);
+    obj['status'] = { phase: 'c' };
+    (obj['spec'] as { v: number }).v = 3;
+    await h.apply(client, Things, obj, { statusSubresource: false });
+    const patches = client.calls.filter((c) => c.verb === 'patch');
+    expect(patches).to.have.length(1);
+    expect(patches[0]!.body).to.deep.equal({ spec: { v: 3 }, status: { phase: 'c' }, metadata: { resourceVersion: obj.metadata.resourceVersion } });
+  });
 });

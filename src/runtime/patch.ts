@@ -75,6 +75,13 @@ export function computePatches(before: KubeObject, after: KubeObject): { main: R
   return { main, status };
 }
 
+/** Options of `PatchHelper.apply`. */
+export interface PatchApplyOptions {
+  fieldManager?: string;
+  /** False for kinds without a status subresource (e.g. Lease, ConfigMap): everything goes in one patch. Default true. */
+  statusSubresource?: boolean;
+}
+
 /** A snapshot of an object taken before mutating it; `apply` patches exactly what changed since. */
 export interface PatchHelper<T extends KubeObject> {
   /** The object as it was when the snapshot was taken (a deep copy). */
@@ -87,7 +94,7 @@ export interface PatchHelper<T extends KubeObject> {
    * ConflictError, retryable). Status goes first so that removing the last finalizer comes last.
    * Sends nothing when nothing changed. Returns the updated object (or `obj` when nothing was sent).
    */
-  apply(client: KubeClient, res: ResourceType, obj: T, opts?: { fieldManager?: string }): Promise<T>;
+  apply(client: KubeClient, res: ResourceType, obj: T, opts?: PatchApplyOptions): Promise<T>;
 }
 
 /** Takes a snapshot of `obj` (deep copy) to patch its later mutations. */
@@ -99,8 +106,13 @@ export function snapshot<T extends KubeObject>(obj: T): PatchHelper<T> {
       const p = computePatches(before, obj);
       return Object.keys(p.main).length > 0 || Object.keys(p.status).length > 0;
     },
-    async apply(client: KubeClient, res: ResourceType, obj: T, opts?: { fieldManager?: string }): Promise<T> {
-      const { main, status } = computePatches(before, obj);
+    async apply(client: KubeClient, res: ResourceType, obj: T, opts?: PatchApplyOptions): Promise<T> {
+      const patches = computePatches(before, obj);
+      let { main, status } = patches;
+      if (opts?.statusSubresource === false && Object.keys(status).length > 0) {
+        main = { ...main, ...status };
+        status = {};
+      }
       const ns = obj.metadata.namespace;
       const name = obj.metadata.name ?? '';
       const op = `patch ${resourceName(res)} ${ns ? `${ns}/` : ''}${name}`;
