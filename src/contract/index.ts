@@ -4,3 +4,4 @@ export * from './rules.js';
 export * from './accessors.js';
 export * from './sdk.js';
 export type { KubeClient, Logger, PolicyRule } from '../runtime/index.js';
+export * from './conformance/index.js';

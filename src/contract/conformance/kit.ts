@@ -1,0 +1,416 @@
+// The conformance kit: runs an updater that is already running against the cluster through the contract's
+// workflows — acting as the platform — and reports, per rule, pass/fail with evidence. See docs/contract.md.
+import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { UpdaterUpdateTasks, apiVersionOf, isTerminal, type KubeObject, type ResourceType, type Responsibility } from '../../api/index.js';
+import { isNotFound, type KubeClient } from '../../runtime/index.js';
+import {
+  TASK_LABEL_KEYS,
+  buildGenericTask,
+  buildTaskFromTemplate,
+  machineUpdateOwnerRef,
+  taskGeneration,
+  taskKindOfTemplate,
+  taskLabels,
+  taskReadyCondition,
+  type Task,
+  type TaskInputs,
+} from '../accessors.js';
+import { RULES, type RuleId } from '../rules.js';
+import { RUN_LABEL, createScratch, defaultResponsibilities, deleteScratch, diffCapi, snapshotCapi, type Scratch } from './scratch.js';
+
+/** Options of runConformance. */
+export interface ConformanceOptions {
+  client: KubeClient;
+  /** Namespace to run in (scratch objects are created and deleted there). */
+  namespace: string;
+  /** The task kind the updater reconciles. */
+  kind: ResourceType;
+  /** The template kind (FooTemplate for task kind Foo): tasks are then built from a template, as the platform does. */
+  template?: ResourceType;
+  /** Generic kind: the updater name the updater serves (default `conformance`). */
+  updaterName?: string;
+  /** How long to wait for each expected status (default 30 s). */
+  timeoutMs?: number;
+  /** How long to watch for unwanted status changes after re-reconcile triggers (default 1.5 s). */
+  settleMs?: number;
+  /**
+   * Spec fields merged into the failure scenario's task to make the updater fail. The generic kind needs none
+   * (parameters.failWith is set); for a custom kind without it the failure scenario is skipped.
+   */
+  failureSpec?: Record<string, unknown>;
+  /**
+   * Spec fields that make the update last long enough to abort it mid-way (generic default:
+   * parameters.durationSeconds 3600). Without it a custom-kind update may finish before the abort arrives.
+   */
+  slowSpec?: Record<string, unknown>;
+  /**
+   * Spec fields of every scratch task (for a template kind: the template's spec.template.spec), e.g. a short
+   * simulated step time. Scenario fields (slowSpec, failureSpec) are merged over them.
+   */
+  taskSpec?: Record<string, unknown>;
+  /** Responsibilities of the scratch tasks (default: Machine /spec/version and InfraMachine image). */
+  responsibilities?: Responsibility[];
+  /** Restarts the updater (stop + start); when given, the kit checks that a restart mid-update resumes (C7). */
+  restart?: () => Promise<void>;
+  /** Progress lines (e.g. console.error). */
+  log?: (line: string) => void;
+}
+
+/** Outcome of one rule. */
+export type RuleOutcome = 'pass' | 'fail' | 'skip' | 'n/a';
+
+/** One row of the report. */
+export interface RuleReport {
+  id: RuleId;
+  title: string;
+  mandatory: boolean;
+  result: RuleOutcome;
+  evidence: string[];
+}
+
+/** What runConformance returns. */
+export interface ConformanceReport {
+  kind: string;
+  template?: string;
+  updaterName?: string;
+  namespace: string;
+  /** True when no mandatory rule failed. */
+  passed: boolean;
+  rules: RuleReport[];
+  durationMs: number;
+}
+
+const POLL_MS = 50;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Collects evidence per rule. */
+class Evidence {
+  private readonly items = new Map<RuleId, { ok: boolean; text: string }[]>();
+  pass(id: RuleId, text: string): void {
+    this.add(id, true, text);
+  }
+  fail(id: RuleId, text: string): void {
+    this.add(id, false, text);
+  }
+  check(id: RuleId, ok: boolean, passText: string, failText: string): boolean {
+    this.add(id, ok, ok ? passText : failText);
+    return ok;
+  }
+  private add(id: RuleId, ok: boolean, text: string): void {
+    const list = this.items.get(id) ?? [];
+    list.push({ ok, text });
+    this.items.set(id, list);
+  }
+  report(): RuleReport[] {
+    return RULES.map((r) => {
+      const list = this.items.get(r.id) ?? [];
+      const result: RuleOutcome = r.id === 'C9' ? 'n/a' : list.some((x) => !x.ok) ? 'fail' : list.length ? 'pass' : 'skip';
+      const evidence = r.id === 'C9' ? ['platform rule (task names are chosen by the platform); covered by the platform tests'] : [...list.filter((x) => !x.ok), ...list.filter((x) => x.ok)].map((x) => `${x.ok ? '✓' : '✗'} ${x.text}`);
+      return { id: r.id, title: r.title, mandatory: r.mandatory, result, evidence };
+    });
+  }
+}
+
+const describeStatus = (t: Task | undefined): string => {
+  if (!t) return 'task deleted';
+  const st = t.status;
+  if (!st?.updateStatus) return `no status (generation ${taskGeneration(t)})`;
+  const ready = taskReadyCondition(t);
+  return `${st.updateStatus} (observedGeneration ${st.observedGeneration ?? 'unset'} of ${taskGeneration(t)}${ready ? `, Ready=${ready.status} ${ready.reason}: ${ready.message ?? ''}` : ', no Ready condition'})`;
+};
+
+/** The subset of a status compared for "nothing changed" (everything the updater writes). */
+const statusOf = (t: Task | undefined): unknown => t?.status ?? null;
+
+/** Runs the updater through the contract's workflows. The updater must already be running. */
+export async function runConformance(opts: ConformanceOptions): Promise<ConformanceReport> {
+  const started = Date.now();
+  const { client, namespace, kind } = opts;
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const settleMs = opts.settleMs ?? 1_500;
+  const log = opts.log ?? (() => undefined);
+  const generic = kind.group === UpdaterUpdateTasks.group && kind.kind === UpdaterUpdateTasks.kind;
+  const updaterName = opts.updaterName ?? 'conformance';
+  const id = randomBytes(3).toString('hex');
+  const ev = new Evidence();
+  const resps = opts.responsibilities ?? defaultResponsibilities();
+  if (opts.template) {
+    try {
+      const expected = taskKindOfTemplate(opts.template.kind);
+      ev.check('C3', expected === kind.kind, `template kind ${opts.template.kind} creates ${kind.kind}`, `template kind ${opts.template.kind} would create ${expected}, not ${kind.kind}`);
+    } catch (err) {
+      ev.fail('C3', (err as Error).message);
+    }
+  }
+
+  log(`conformance ${id}: ${kind.kind}${generic ? ` (updater name ${updaterName})` : ''} in ${namespace}`);
+  const scratch: Scratch = await createScratch(client, namespace, id, updaterName, resps);
+  const created: { res: ResourceType; name: string }[] = [];
+  let template: { res: ResourceType; name: string } | undefined;
+  let templateObj: KubeObject | undefined;
+  if (opts.template) {
+    templateObj = await client.create(opts.template, {
+      apiVersion: apiVersionOf(opts.template),
+      kind: opts.template.kind,
+      metadata: { name: `cf-${id}`, namespace, labels: { [RUN_LABEL]: id } },
+      spec: { template: { spec: structuredClone(opts.taskSpec ?? {}) } },
+    });
+    template = { res: opts.template, name: templateObj.metadata.name! };
+  }
+  const before = scratch.capi ? await snapshotCapi(client, scratch) : undefined;
+  if (!scratch.capi) ev.pass('C8', `not checked: the scratch Machine/DevMachine/KubeadmConfig could not be created (${scratch.capiProblem ?? 'CAPI kinds not served'})`);
+
+  /** Creates a scratch task, as the platform would, with extra spec fields for the scenario. */
+  const createTask = async (scenario: string, extra: { spec?: Record<string, unknown>; parameters?: Record<string, unknown>; phase?: 'updating' | 'aborting' } = {}): Promise<Task> => {
+    const name = `cf-${id}-${scenario}`;
+    const inputs: TaskInputs = {
+      name,
+      namespace,
+      labels: { ...taskLabels({ cluster: scratch.cluster, plan: 'conformance', machine: scratch.machine, updater: updaterName }), [RUN_LABEL]: id },
+      owner: machineUpdateOwnerRef(scratch.machineUpdate),
+      updatePhase: extra.phase ?? 'updating',
+      machineName: scratch.machine,
+      responsibilities: resps,
+    };
+    let task: Task = generic
+      ? buildGenericTask({ ...inputs, updaterName, parameters: { durationSeconds: 0, ...(extra.parameters ?? {}) } })
+      : templateObj
+        ? buildTaskFromTemplate(templateObj, inputs)
+        : { apiVersion: apiVersionOf(kind), kind: kind.kind, metadata: { name, namespace, labels: inputs.labels, ownerReferences: [inputs.owner] }, spec: { updatePhase: inputs.updatePhase, machineRef: { name: scratch.machine }, responsibilities: resps } };
+    task.apiVersion = apiVersionOf(kind);
+    task.spec = { ...task.spec, ...(templateObj || generic ? {} : structuredClone(opts.taskSpec ?? {})), ...(extra.spec ?? {}) };
+    task = await client.create<Task>(kind, task);
+    created.push({ res: kind, name });
+    log(`  created ${kind.kind} ${name}`);
+    return task;
+  };
+
+  const get = (name: string): Promise<Task | undefined> => client.get<Task>(kind, namespace, name);
+
+  /** Polls until `pred` holds; returns the last task seen and whether it held. */
+  const waitTask = async (name: string, pred: (t: Task) => boolean, ms = timeoutMs): Promise<{ task: Task | undefined; ok: boolean }> => {
+    const deadline = Date.now() + ms;
+    let t: Task | undefined;
+    for (;;) {
+      t = await get(name);
+      if (t && pred(t)) return { task: t, ok: true };
+      if (Date.now() >= deadline) return { task: t, ok: false };
+      await sleep(POLL_MS);
+    }
+  };
+  const answered = (gen: number) => (t: Task): boolean => (t.status?.observedGeneration ?? -1) >= gen;
+  const terminalAt = (gen: number) => (t: Task): boolean => answered(gen)(t) && isTerminal(t.status?.updateStatus);
+
+  /** Watches a task for `ms`; returns every status change seen (description and the new updateStatus). */
+  const watchForChanges = async (name: string, base: Task, ms: number): Promise<{ desc: string; updateStatus: string | undefined }[]> => {
+    const changes: { desc: string; updateStatus: string | undefined }[] = [];
+    let last = statusOf(base);
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+      await sleep(POLL_MS);
+      const t = await get(name);
+      const cur = statusOf(t);
+      if (!isDeepStrictEqual(cur, last)) {
+        changes.push({ desc: `${describeStatus({ ...base, status: last as Task['status'] })} -> ${describeStatus(t)}`, updateStatus: t?.status?.updateStatus });
+        last = cur;
+      }
+    }
+    return changes;
+  };
+
+  /** Checks that the updater kept the platform's fields (C1-C3) of a task. */
+  const checkPlatformFields = (scenario: string, createdTask: Task, now: Task | undefined, phase: 'updating' | 'aborting'): void => {
+    if (!now) return;
+    const missing = TASK_LABEL_KEYS.filter((k) => now.metadata.labels?.[k] !== createdTask.metadata.labels?.[k]);
+    const owner = now.metadata.ownerReferences?.find((r) => r.controller && r.uid === scratch.machineUpdate.metadata.uid);
+    ev.check('C1', missing.length === 0 && !!owner, `${scenario}: contract labels and controller ownerReference kept`, `${scenario}: ${missing.length ? `labels changed or removed: ${missing.join(', ')}` : ''}${!owner ? ' controller ownerReference to the MachineUpdate removed' : ''}`);
+    ev.check('C2', (now.spec.updatePhase ?? 'updating') === phase, `${scenario}: spec.updatePhase left as the platform set it (${phase})`, `${scenario}: spec.updatePhase is ${now.spec.updatePhase}, the platform set ${phase}`);
+    const { updatePhase: _a, ...specNow } = now.spec;
+    const { updatePhase: _b, ...specCreated } = createdTask.spec;
+    ev.check('C3', isDeepStrictEqual(specNow, specCreated), `${scenario}: spec (machineRef, responsibilities, template fields) unchanged`, `${scenario}: the updater changed the spec: ${JSON.stringify(specCreated)} -> ${JSON.stringify(specNow)}`);
+  };
+
+  /** Checks Ready (C6) and observedGeneration (C5) of a task that answered generation `gen`. */
+  const checkReportFields = (scenario: string, t: Task, gen: number): void => {
+    const og = t.status?.observedGeneration;
+    ev.check('C5', og === gen, `${scenario}: observedGeneration ${og} answers generation ${gen}`, `${scenario}: observedGeneration ${og ?? 'unset'} while the status answers generation ${gen}${og !== undefined && og > gen ? ' (ahead of the object: never valid)' : ''}`);
+    const ready = taskReadyCondition(t);
+    const st = t.status?.updateStatus;
+    const wantTrue = st === 'updated';
+    ev.check(
+      'C6',
+      !!ready && !!ready.reason && !!ready.message && (ready.status === 'True') === wantTrue,
+      `${scenario}: Ready=${ready?.status} reason ${ready?.reason}, message "${ready?.message}"`,
+      ready ? `${scenario}: Ready=${ready.status} reason "${ready.reason}" message "${ready.message ?? ''}" does not fit ${st} (Ready must be True exactly when updated, with a reason and a message)` : `${scenario}: no Ready condition on a ${st} task`,
+    );
+  };
+
+  /** Normal update, then re-reconcile triggers and a spec bump on the terminal task. */
+  const normal = async (): Promise<void> => {
+    const t0 = await createTask('normal');
+    const seen = new Set<string>();
+    const r = await waitTask(t0.metadata.name!, (t) => {
+      if (t.status?.updateStatus) seen.add(t.status.updateStatus);
+      return terminalAt(taskGeneration(t0))(t);
+    });
+    if (!r.ok || !r.task) {
+      ev.fail('C4', `normal update: no terminal status within ${timeoutMs / 1000}s; last seen: ${describeStatus(r.task)}`);
+      if (r.task?.status?.updateStatus) checkReportFields('normal update (in progress)', r.task, taskGeneration(r.task));
+      else ev.fail('C6', 'normal update: the updater never reported a status, so no Ready condition either');
+      checkPlatformFields('normal update', t0, r.task, 'updating');
+      return;
+    }
+    const st = r.task.status!.updateStatus;
+    ev.check('C4', st === 'updated', `normal update: updating -> updated (seen: ${[...seen].join(' -> ')})`, `normal update ended ${st}, expected updated: ${describeStatus(r.task)}`);
+    const bad = [...seen].filter((s) => !['updating', 'updated', 'failed'].includes(s));
+    if (bad.length) ev.fail('C4', `normal update: status ${bad.join(', ')} reported although the task was never aborting`);
+    checkReportFields('normal update', r.task, taskGeneration(r.task));
+    checkPlatformFields('normal update', t0, r.task, 'updating');
+    if (st !== 'updated') return;
+
+    // Idempotency: metadata-only touches re-trigger reconciles; a terminal, idempotent updater changes nothing.
+    const terminal = r.task;
+    for (let i = 1; i <= 2; i++) {
+      await client.patch(kind, namespace, terminal.metadata.name!, { metadata: { labels: { 'inplace.cluster.x-k8s.io/conformance-touch': String(i) }, annotations: { 'inplace.cluster.x-k8s.io/conformance-touch': new Date().toISOString() } } }, { type: 'merge' });
+    }
+    const changes = await watchForChanges(terminal.metadata.name!, terminal, settleMs);
+    const left = changes.filter((c) => c.updateStatus !== terminal.status!.updateStatus);
+    if (left.length) ev.fail('C4', `terminal status left after re-reconcile: ${left.map((c) => c.desc).join('; ')}`);
+    else ev.pass('C4', `terminal updated kept through 2 re-reconcile triggers (${settleMs / 1000}s watched)`);
+    ev.check('C7', changes.length === 0, `re-reconciling the updated task twice changed nothing`, `re-reconciling the updated task changed its status: ${changes.map((c) => c.desc).join('; ')}`);
+
+    // observedGeneration follows a spec change, and the terminal status stays.
+    const bumped = await client.patch<Task>(kind, namespace, terminal.metadata.name!, { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
+    const gen = taskGeneration(bumped);
+    const f = await waitTask(terminal.metadata.name!, answered(gen));
+    if (!f.ok || !f.task) ev.fail('C5', `after a spec change to generation ${gen} (updatePhase aborting on an updated task) observedGeneration stayed ${f.task?.status?.observedGeneration ?? 'unset'} for ${timeoutMs / 1000}s`);
+    else {
+      checkReportFields('spec change on the updated task', f.task, gen);
+      ev.check('C4', f.task.status?.updateStatus === 'updated', `aborting an updated task kept it updated (observedGeneration ${gen})`, `aborting an updated task changed it to ${f.task.status?.updateStatus}: a terminal status is never left`);
+    }
+  };
+
+  /** Abort mid-update. */
+  const abort = async (): Promise<void> => {
+    const t0 = await createTask('abort', generic ? { parameters: { durationSeconds: 3600, ...(opts.slowSpec?.['parameters'] as Record<string, unknown> | undefined) } } : { spec: opts.slowSpec ?? {} });
+    const first = await waitTask(t0.metadata.name!, (t) => !!t.status?.updateStatus);
+    if (!first.ok || !first.task) {
+      ev.fail('C4', `abort: the updater never reported on the task within ${timeoutMs / 1000}s; last seen: ${describeStatus(first.task)}`);
+      return;
+    }
+    let finishedFirst = false;
+    if (isTerminal(first.task.status?.updateStatus)) {
+      finishedFirst = true;
+      ev.pass('C4', `abort: the update finished (${first.task.status?.updateStatus}) before the abort could be sent; pass a slowSpec to exercise aborting mid-way`);
+    }
+    const patched = await client.patch<Task>(kind, namespace, t0.metadata.name!, { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
+    const gen = taskGeneration(patched);
+    const r = await waitTask(t0.metadata.name!, terminalAt(gen));
+    if (!r.ok || !r.task) {
+      ev.fail('C4', `abort: no terminal status answering generation ${gen} within ${timeoutMs / 1000}s after spec.updatePhase became aborting; last seen: ${describeStatus(r.task)}`);
+      checkPlatformFields('abort', t0, r.task, 'aborting');
+      return;
+    }
+    const st = r.task.status!.updateStatus;
+    if (!finishedFirst) ev.check('C4', st === 'aborted' || st === 'updated' || st === 'failed', `abort: updating -> aborting -> ${st}${st === 'aborted' ? '' : ' (finished first)'}`, `abort ended ${st}`);
+    checkReportFields('abort', r.task, gen);
+    checkPlatformFields('abort', t0, r.task, 'aborting');
+    if (st === 'aborted') {
+      const changes = await watchForChanges(t0.metadata.name!, r.task, settleMs / 2);
+      ev.check('C4', changes.length === 0, 'aborted is kept', `aborted was not kept: ${changes.map((c) => c.desc).join('; ')}`);
+    }
+  };
+
+  /** Failure with a message. */
+  const failure = async (): Promise<void> => {
+    const message = `conformance: injected failure ${id}`;
+    if (!generic && !opts.failureSpec) {
+      ev.pass('C6', 'failure scenario not run: no failureSpec given for this custom kind (Ready reason/message still checked in the other scenarios)');
+      return;
+    }
+    const t0 = await createTask('failure', generic ? { parameters: { durationSeconds: 0, failWith: message } } : { spec: opts.failureSpec ?? {} });
+    const r = await waitTask(t0.metadata.name!, terminalAt(taskGeneration(t0)));
+    if (!r.ok || !r.task) {
+      ev.fail('C4', `failure: no terminal status within ${timeoutMs / 1000}s; last seen: ${describeStatus(r.task)}`);
+      return;
+    }
+    const st = r.task.status!.updateStatus;
+    const said = taskReadyCondition(r.task)?.message ?? '';
+    ev.check('C4', st === 'failed', 'failure: updating -> failed', `failure: ended ${st} although the task was set up to fail (${generic ? 'parameters.failWith' : 'failureSpec'})`);
+    if (st === 'failed') {
+      const explains = generic ? said.includes(message) : said.length > 0;
+      ev.check('C6', explains, `failure: Ready message says why: "${said}"`, `failure: Ready message "${said}" does not say why${generic ? ` (expected it to contain "${message}")` : ''}`);
+    }
+    checkReportFields('failure', r.task, taskGeneration(t0));
+    checkPlatformFields('failure', t0, r.task, 'updating');
+    const changes = await watchForChanges(t0.metadata.name!, r.task, settleMs / 2);
+    ev.check('C4', changes.length === 0, 'failed is kept', `failed was not kept: ${changes.map((c) => c.desc).join('; ')}`);
+  };
+
+  /** Restart mid-update: the update resumes (startTime kept) and finishes once. */
+  const restart = async (): Promise<void> => {
+    if (!opts.restart) {
+      ev.pass('C7', 'restart scenario not run: no restart hook given (programmatic API: opts.restart)');
+      return;
+    }
+    const t0 = await createTask('restart', generic ? { parameters: { durationSeconds: 1 } } : { spec: opts.slowSpec ?? {} });
+    const first = await waitTask(t0.metadata.name!, (t) => !!t.status?.updateStatus);
+    const startTime = first.task?.status?.startTime;
+    await opts.restart();
+    const r = await waitTask(t0.metadata.name!, terminalAt(taskGeneration(t0)));
+    if (!r.ok || !r.task) {
+      ev.fail('C7', `restart: no terminal status within ${timeoutMs / 1000}s after restarting the updater; last seen: ${describeStatus(r.task)}`);
+      return;
+    }
+    ev.check('C7', r.task.status?.updateStatus === 'updated', 'restart mid-update: the update finished updated', `restart mid-update: ended ${r.task.status?.updateStatus}`);
+    if (startTime && first.task?.status?.updateStatus === 'updating') {
+      ev.check('C7', r.task.status?.startTime === startTime, `restart mid-update: resumed (startTime ${startTime} kept)`, `restart mid-update: startTime moved ${startTime} -> ${r.task.status?.startTime}: the update restarted instead of resuming`);
+    }
+  };
+
+  try {
+    // One scenario at a time: the platform never runs two tasks on one machine at once, and updaters may rely on it.
+    await normal();
+    await failure();
+    await abort();
+    await restart();
+    if (before) {
+      const after = await snapshotCapi(client, scratch);
+      const { violations, notes } = diffCapi(before, after);
+      if (violations.length) for (const v of violations) ev.fail('C8', `the updater wrote a CAPI object: ${v}`);
+      else ev.pass('C8', `Machine, DevMachine and KubeadmConfig ${scratch.machine}: spec, labels, annotations unchanged through every scenario${notes.length ? ` (${notes.join('; ')})` : ''}`);
+    }
+  } finally {
+    await deleteScratch(client, scratch, created, template).catch((err: unknown) => {
+      if (!isNotFound(err)) log(`  cleanup failed: ${err instanceof Error ? err.message : String(err)}`);
+    });
+  }
+  const rules = ev.report();
+  return {
+    kind: kind.kind,
+    ...(opts.template ? { template: opts.template.kind } : {}),
+    ...(generic ? { updaterName } : {}),
+    namespace,
+    passed: rules.every((r) => !r.mandatory || r.result !== 'fail'),
+    rules,
+    durationMs: Date.now() - started,
+  };
+}
+
+/** The report as a table (Rule | Result | Evidence) followed by the verdict. */
+export function formatReport(r: ConformanceReport): string {
+  const head = `Conformance of ${r.kind}${r.template ? ` (template ${r.template})` : ''}${r.updaterName ? ` serving updater name ${r.updaterName}` : ''} — namespace ${r.namespace}, ${(r.durationMs / 1000).toFixed(1)}s`;
+  const rows = r.rules.map((x) => [`${x.id} ${x.title}`, x.result.toUpperCase(), x.evidence[0] ?? '', ...x.evidence.slice(1)] as string[]);
+  const w0 = Math.max(4, ...rows.map((x) => x[0]!.length));
+  const w1 = Math.max(6, ...rows.map((x) => x[1]!.length));
+  const line = (a: string, b: string, c: string): string => `${a.padEnd(w0)}  ${b.padEnd(w1)}  ${c}`;
+  const out = [head, '', line('RULE', 'RESULT', 'EVIDENCE')];
+  for (const row of rows) {
+    out.push(line(row[0]!, row[1]!, row[2]!));
+    for (const more of row.slice(3)) out.push(line('', '', more));
+  }
+  const failedRules = r.rules.filter((x) => x.result === 'fail').map((x) => x.id);
+  out.push('', r.passed ? 'PASSED: every mandatory rule holds.' : `FAILED: ${failedRules.join(', ')} violated.`);
+  return out.join('\n');
+}
