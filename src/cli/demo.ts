@@ -128,7 +128,7 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
     const srv = await startLocalApiServer({ https: true });
     server = srv;
     const kubeconfig = join(o.workDir, 'kubeconfig');
-    srv.writeKubeconfig(kubeconfig);
+    await srv.writeKubeconfig(kubeconfig);
     const rel = relative(process.cwd(), kubeconfig) || kubeconfig;
     say(`local API server: ${srv.url}`);
     say(`kubeconfig:       ${kubeconfig}`);

@@ -1,0 +1,252 @@
+// The `inplace` verbs against the shared test environment (local API server, or a real cluster with
+// INPLACE_TEST_KUBECONFIG): output, exit codes, and the state they leave — including every kind of bad input.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { stringify } from 'yaml';
+import { API_VERSION, InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject } from '../../src/api/index.js';
+import { applyInventory, buildInventory, capiCrdDirs } from '../../src/capi-sim/index.js';
+import { runCli } from '../../src/cli/cli.js';
+import type { Io } from '../../src/cli/verb.js';
+import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
+
+/** Runs the CLI in-process and captures what it prints. */
+async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: Io = { out: (s) => void (out += s), err: (s) => void (err += s), isTTY: false, columns: 120, signal: new AbortController().signal };
+  const code = await runCli(argv, io);
+  return { code, out, err };
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'inplace-cli-test-'));
+const writeYaml = (name: string, ...docs: unknown[]): string => {
+  const p = join(tmp, name);
+  writeFileSync(p, docs.map((d) => stringify(d)).join('---\n'));
+  return p;
+};
+
+const updater = (name: string, path: string, value: unknown, sequence = 1) => ({ name, sequence, responsibilities: [{ selectResource: 'Machine' as const, path, value }] });
+
+function planDoc(ns: string, name: string, over: Partial<InPlaceUpdatePlan['spec']> = {}): InPlaceUpdatePlan & KubeObject {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'InPlaceUpdatePlan',
+    metadata: { name, namespace: ns },
+    spec: {
+      clusterName: 'c1',
+      controlPlane: { name: 'c1-cp', sequence: 1, updaters: [updater('version', '/spec/version', 'v1.30.1')] },
+      machineDeployments: [{ name: 'c1-md-0', sequence: 2, updaters: [updater('version', '/spec/version', 'v1.30.1')] }],
+      ...over,
+    },
+  };
+}
+
+describe('inplace CLI', function () {
+  this.timeout(120_000);
+
+  describe('without a cluster', () => {
+    it('prints the command help and exits 2 when called without a command', async () => {
+      const r = await cli();
+      expect(r.code).to.equal(2);
+      expect(r.err).to.contain('Usage: inplace <command>');
+      for (const v of ['demo', 'run', 'updater', 'preview', 'status', 'abort', 'pause', 'resume', 'conformance', 'local-apiserver']) expect(r.err).to.contain(`  ${v}`);
+      expect(r.err).to.not.contain('capi-sim');
+    });
+
+    it('exits 0 with the help for --help', async () => {
+      const r = await cli('--help');
+      expect(r.code).to.equal(0);
+      expect(r.out).to.contain('Exit codes: 0 success, 1 failure');
+    });
+
+    it('rejects an unknown command with exit 2 and a suggestion', async () => {
+      const r = await cli('stauts', 'x');
+      expect(r.code).to.equal(2);
+      expect(r.err).to.contain('unknown command "stauts"');
+      expect(r.err).to.contain('did you mean status');
+    });
+
+    for (const verb of ['demo', 'run', 'updater', 'preview', 'status', 'abort', 'pause', 'resume', 'conformance', 'local-apiserver', 'capi-sim']) {
+      it(`shows the usage of ${verb} for --help and exits 0`, async () => {
+        const r = await cli(verb, '--help');
+        expect(r.code).to.equal(0);
+        expect(r.out).to.match(new RegExp(`Usage: inplace ${verb}`));
+      });
+    }
+
+    it('rejects an unknown flag with exit 2 and the usage of the verb', async () => {
+      const r = await cli('status', 'p', '--bogus');
+      expect(r.code).to.equal(2);
+      expect(r.err).to.contain("Unknown option '--bogus'");
+      expect(r.err).to.contain('Usage: inplace status');
+    });
+
+    it('rejects a missing argument with exit 2', async () => {
+      const r = await cli('abort');
+      expect(r.code).to.equal(2);
+      expect(r.err).to.contain('missing <plan>');
+    });
+
+    it('rejects an unknown component or updater with exit 2', async () => {
+      const a = await cli('run', 'plan-controler', '--kubeconfig', '/nonexistent');
+      expect(a.code).to.equal(2);
+      expect(a.err).to.contain('unknown component "plan-controler"');
+      const b = await cli('updater', 'nope');
+      expect(b.code).to.equal(2);
+      expect(b.err).to.contain('unknown updater "nope"');
+    });
+
+    it('fails with exit 1 and says what to do when the kubeconfig does not exist', async () => {
+      const r = await cli('status', 'p', '--kubeconfig', join(tmp, 'missing-kubeconfig'));
+      expect(r.code).to.equal(1);
+      expect(r.err).to.contain('does not exist');
+      expect(r.err).to.contain('inplace local-apiserver');
+    });
+
+    it('fails with exit 1 when preview is given a missing file', async () => {
+      const r = await cli('preview', '-f', join(tmp, 'no-such-plan.yaml'), '--kubeconfig', join(tmp, 'missing'));
+      expect(r.code).to.equal(1);
+      expect(r.err).to.match(/file ".*no-such-plan\.yaml" does not exist/);
+    });
+
+    it('fails with exit 1 when preview is given a file that is not a valid plan', async () => {
+      const bad = writeYaml('bad-plan.yaml', { apiVersion: API_VERSION, kind: 'InPlaceUpdatePlan', metadata: { name: 'bad' }, spec: { controlPlane: { name: 'cp', sequence: 0, updaters: [] } } });
+      const r = await cli('preview', '-f', bad);
+      expect(r.code).to.equal(1);
+      expect(r.err).to.contain('is not a valid InPlaceUpdatePlan');
+      expect(r.err).to.contain('spec.clusterName');
+      expect(r.err).to.contain('spec.controlPlane.sequence');
+    });
+
+    it('fails with exit 1 when the YAML does not parse', async () => {
+      const p = join(tmp, 'broken.yaml');
+      writeFileSync(p, 'kind: InPlaceUpdatePlan\nspec: [unclosed\n');
+      const r = await cli('preview', '-f', p);
+      expect(r.code).to.equal(1);
+      expect(r.err).to.contain('is not valid YAML');
+    });
+
+    it('rejects preview without -f with exit 2', async () => {
+      const r = await cli('preview');
+      expect(r.code).to.equal(2);
+      expect(r.err).to.contain('missing -f plan.yaml');
+    });
+  });
+
+  describe('against a cluster', () => {
+    let env: TestEnv;
+    let ns: string;
+    let kc: string[];
+
+    before(async () => {
+      env = await startTestEnv({ crds: [...PROJECT_CRDS, ...capiCrdDirs()] });
+      ns = await env.newNamespace('cli');
+      kc = ['--kubeconfig', env.kubeconfigPath];
+      await applyInventory(
+        env.client,
+        buildInventory({
+          namespace: ns,
+          clusterName: 'c1',
+          version: 'v1.29.5',
+          controlPlane: { name: 'c1-cp', replicas: 3 },
+          machineDeployments: [{ name: 'c1-md-0', replicas: 2, maxUnavailable: 1 }],
+        }),
+      );
+    });
+    after(async () => env?.stop());
+
+    it('reports an unknown plan with exit 1 and where plans are', async () => {
+      const r = await cli('status', 'no-such-plan', '-n', ns, ...kc);
+      expect(r.code).to.equal(1);
+      expect(r.err).to.contain(`InPlaceUpdatePlan "no-such-plan" not found in namespace "${ns}"`);
+      const all = await cli('abort', 'no-such-plan', ...kc);
+      expect(all.code).to.equal(1);
+      expect(all.err).to.contain('not found in any namespace');
+    });
+
+    it('prints a plan as a tree, found without -n', async () => {
+      await env.client.create(InPlaceUpdatePlans, planDoc(ns, 'tree-plan'));
+      const r = await cli('status', 'tree-plan', ...kc);
+      expect(r.code, r.err).to.equal(0);
+      expect(r.out).to.contain(`Namespace: ${ns}`);
+      expect(r.out).to.match(/^InPlaceUpdatePlan\/tree-plan\s/m);
+      expect(r.out).to.match(/^├─ControlPlane\/c1-cp\s+\S+\s+sequence 1/m);
+      expect(r.out).to.match(/^└─MachineDeployment\/c1-md-0\s+\S+\s+sequence 2/m);
+    });
+
+    it('pauses, resumes and aborts a plan through its spec', async () => {
+      await env.client.create(InPlaceUpdatePlans, planDoc(ns, 'ctl-plan'));
+      const spec = async (): Promise<InPlaceUpdatePlan['spec']> => (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, 'ctl-plan'))!.spec;
+
+      const p = await cli('pause', 'ctl-plan', '-n', ns, ...kc);
+      expect(p.code, p.err).to.equal(0);
+      expect(p.out).to.contain('paused');
+      expect((await spec()).paused).to.equal(true);
+
+      const again = await cli('pause', 'ctl-plan', '-n', ns, ...kc);
+      expect(again.code).to.equal(0);
+      expect(again.out).to.contain('already paused');
+
+      const r = await cli('resume', 'ctl-plan', '-n', ns, ...kc);
+      expect(r.code, r.err).to.equal(0);
+      expect((await spec()).paused).to.equal(false);
+
+      const a = await cli('abort', 'ctl-plan', '-n', ns, ...kc);
+      expect(a.code, a.err).to.equal(0);
+      expect(a.out).to.contain('abort requested');
+      expect((await spec()).updatePhase).to.equal('aborting');
+
+      const a2 = await cli('abort', 'ctl-plan', '-n', ns, ...kc);
+      expect(a2.code).to.equal(0);
+      expect(a2.out).to.contain('already aborting');
+    });
+
+    it('previews a valid plan without writing anything', async () => {
+      const file = writeYaml('good-plan.yaml', planDoc(ns, 'preview-plan'));
+      const before = await env.client.list(InPlaceUpdatePlans, ns);
+      const r = await cli('preview', '-f', file, ...kc);
+      expect(r.code, r.out + r.err).to.equal(0);
+      expect(r.out).to.contain('Validation: OK');
+      expect(r.out).to.match(/Sequence 1:\n {2}ControlPlane c1-cp: 3 machines, at most 1 at once/);
+      expect(r.out).to.match(/Sequence 2:\n {2}MachineDeployment c1-md-0: 2 machines, at most 1 at once/);
+      expect(r.out).to.contain('c1-cp: Machine /spec/version = v1.30.1  <- version');
+      expect(r.out).to.contain('Uncovered changes: none');
+      expect(r.out).to.contain('nothing was changed');
+      const after = await env.client.list(InPlaceUpdatePlans, ns);
+      expect(after.items.map((x) => x.metadata.name)).to.deep.equal(before.items.map((x) => x.metadata.name));
+    });
+
+    it('previews an invalid plan with every problem and exit 1', async () => {
+      const file = writeYaml('invalid-plan.yaml', planDoc(ns, 'invalid-plan', { machineDeployments: [{ name: 'no-such-md', sequence: 1, updaters: [updater('version', '/spec/version', 'v1.30.1')] }] }));
+      const r = await cli('preview', '-f', file, ...kc);
+      expect(r.code).to.equal(1);
+      expect(r.out).to.contain('Validation: INVALID');
+      expect(r.out).to.contain('no-such-md');
+      expect(r.out).to.contain('Result: NOT OK');
+    });
+
+    it('flags a change no updater covers and exits 1', async () => {
+      // The owners want v1.30.1; the plan's only updater changes something else.
+      const { MachineDeployments, KubeadmControlPlanes } = await import('../../src/api/index.js');
+      await env.client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.30.1' } }, { type: 'merge' });
+      await env.client.patch(MachineDeployments, ns, 'c1-md-0', { spec: { template: { spec: { version: 'v1.30.1' } } } }, { type: 'merge' });
+      try {
+        const file = writeYaml('uncovered-plan.yaml', planDoc(ns, 'uncovered-plan', {
+          controlPlane: { name: 'c1-cp', sequence: 1, updaters: [updater('labels', '/metadata/labels/tier', 'gold')] },
+          machineDeployments: [{ name: 'c1-md-0', sequence: 2, updaters: [updater('labels', '/metadata/labels/tier', 'gold')] }],
+        }));
+        const r = await cli('preview', '-f', file, '-o', 'json', ...kc);
+        expect(r.code).to.equal(1);
+        const res = JSON.parse(r.out) as { valid: boolean; uncovered: { path: string; desired: unknown }[] };
+        expect(res.valid).to.equal(true);
+        expect(res.uncovered.length).to.equal(5);
+        expect(res.uncovered.every((u) => u.path === '/spec/version' && u.desired === 'v1.30.1')).to.equal(true);
+      } finally {
+        await env.client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.29.5' } }, { type: 'merge' });
+        await env.client.patch(MachineDeployments, ns, 'c1-md-0', { spec: { template: { spec: { version: 'v1.29.5' } } } }, { type: 'merge' });
+      }
+    });
+  });
+});
