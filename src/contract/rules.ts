@@ -51,7 +51,7 @@ export const RULES: readonly ContractRule[] = [
     title: 'Update status',
     mandatory: true,
     who: 'updater only',
-    note: 'status.updateStatus goes updating -> updated | failed, and after aborting -> aborted (or updated | failed if it finished first); updated, aborted and failed are terminal and never left.',
+    note: 'status.updateStatus goes updating -> updated or failed, and after aborting -> aborted (or updated or failed if it finished first); updated, aborted and failed are terminal and never left.',
   },
   {
     id: 'C5',
