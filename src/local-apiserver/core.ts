@@ -1,0 +1,936 @@
+/** The API machinery: resource registry, verbs with their storage semantics, garbage collection, namespace lifecycle. */
+import { celValidate, crdToResource } from './crd.js';
+import {
+  ApiError, alreadyExists, badRequest, conflict, forbidden, invalid, notFound, unsupportedMediaType,
+  type FieldError,
+} from './errors.js';
+import { generateName, newUid, now, validateMeta, validateName } from './meta.js';
+import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
+import { apiVersionOf, builtinResources, grKey, type ResourceDef } from './resources.js';
+import { applyDefaults, prune, validate, type Schema } from './schema.js';
+import type { FieldSelector, LabelSelector } from './selectors.js';
+import { serverSideApply } from './ssa.js';
+import { ResourceStore, type Entry } from './store.js';
+
+type Obj = Record<string, unknown>;
+
+/** Options common to writes. */
+export interface WriteOptions { dryRun?: boolean; fieldValidation?: string; fieldManager?: string; force?: boolean }
+
+/** Result of a write: the object as stored and any warnings for the Warning header. */
+export interface WriteResult { obj: Obj; warnings: string[]; created?: boolean }
+
+/** A persisted mutation (for the append log). */
+export type PersistOp = { op: 'put'; gr: string; key: string; obj: Obj; rv: number } | { op: 'del'; gr: string; key: string; rv: number };
+
+/** Options of DELETE (DeleteOptions body and query). */
+export interface DeleteOptions { propagationPolicy?: string; preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: boolean; orphanDependents?: boolean; gracePeriodSeconds?: number }
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function clone<T>(v: T): T {
+  return JSON.parse(JSON.stringify(v)) as T;
+}
+
+function meta(o: Obj): Obj {
+  if (!isObj(o.metadata)) o.metadata = {};
+  return o.metadata as Obj;
+}
+
+function nonMetadataEqual(a: Obj, b: Obj): boolean {
+  const strip = (o: Obj): string => {
+    const { metadata: _m, ...rest } = o;
+    return stableStringify(rest);
+  };
+  return strip(a) === strip(b);
+}
+
+/** JSON with sorted keys, for semantic equality. */
+export function stableStringify(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableStringify).join(',')}]`;
+  if (isObj(v)) return `{${Object.keys(v).sort().filter((k) => v[k] !== undefined).map((k) => `${JSON.stringify(k)}:${stableStringify(v[k])}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+const FINALIZER_FOREGROUND = 'foregroundDeletion';
+const FINALIZER_ORPHAN = 'orphan';
+const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
+const CRD_GR = grKey('apiextensions.k8s.io', 'customresourcedefinitions');
+const NS_GR = grKey('', 'namespaces');
+const CREATE_ON_UPDATE = new Set([grKey('coordination.k8s.io', 'leases'), grKey('', 'events'), grKey('events.k8s.io', 'events')]);
+
+/** The in-memory API server state and verb semantics (transport-independent). */
+export class Core {
+  rv = 1;
+  readonly resources = new Map<string, ResourceDef>();
+  readonly stores = new Map<string, ResourceStore>();
+  /** apiVersion -> plural -> def, for served versions. */
+  private served = new Map<string, Map<string, ResourceDef>>();
+  /** owner uid -> dependents (gr + key). */
+  private dependents = new Map<string, Set<string>>();
+  /** uid -> gr + key, for owner lookups. */
+  private byUid = new Map<string, string>();
+  private gcQueue = new Set<string>();
+  private gcScheduled = false;
+  private closed = false;
+  onPersist?: (op: PersistOp) => void;
+  onDiscoveryChange?: () => void;
+
+  constructor(readonly watchCacheSize: number) {
+    for (const def of builtinResources()) this.register(def);
+  }
+
+  /** Creates the namespaces every cluster has. */
+  bootstrap(): void {
+    for (const ns of SYSTEM_NAMESPACES) {
+      if (!this.store(NS_GR).get('', ns)) {
+        this.create(this.resources.get(NS_GR)!, 'v1', '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, {});
+      }
+    }
+  }
+
+  /** Stops background work. */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** The store of a group/resource (created on demand). */
+  store(gr: string): ResourceStore {
+    let s = this.stores.get(gr);
+    if (!s) {
+      s = new ResourceStore(this.watchCacheSize, this.rv);
+      this.stores.set(gr, s);
+    }
+    return s;
+  }
+
+  /** Serves a resource definition (built-in or from a CRD). */
+  register(def: ResourceDef): void {
+    const gr = grKey(def.group, def.plural);
+    const prev = this.resources.get(gr);
+    if (prev) this.unserve(prev);
+    this.resources.set(gr, def);
+    for (const v of def.versions) {
+      if (!v.served) continue;
+      const av = apiVersionOf(def.group, v.name);
+      let m = this.served.get(av);
+      if (!m) {
+        m = new Map();
+        this.served.set(av, m);
+      }
+      m.set(def.plural, def);
+    }
+    this.store(gr);
+    this.onDiscoveryChange?.();
+  }
+
+  private unserve(def: ResourceDef): void {
+    for (const v of def.versions) {
+      const av = apiVersionOf(def.group, v.name);
+      const m = this.served.get(av);
+      m?.delete(def.plural);
+      if (m && m.size === 0) this.served.delete(av);
+    }
+  }
+
+  /** Stops serving a resource and drops its objects. */
+  unregister(gr: string): void {
+    const def = this.resources.get(gr);
+    if (!def) return;
+    this.unserve(def);
+    this.resources.delete(gr);
+    this.onDiscoveryChange?.();
+  }
+
+  /** Looks up a served resource by apiVersion and plural. */
+  lookup(group: string, version: string, plural: string): ResourceDef | undefined {
+    return this.served.get(apiVersionOf(group, version))?.get(plural);
+  }
+
+  /** All served apiVersions with their resources. */
+  servedVersions(): Map<string, Map<string, ResourceDef>> {
+    return this.served;
+  }
+
+  /** Resolves a kind in an apiVersion (for ownerReferences). */
+  resolveKind(apiVersion: string, kind: string): ResourceDef | undefined {
+    const m = this.served.get(apiVersion);
+    if (!m) return undefined;
+    for (const d of m.values()) if (d.kind === kind) return d;
+    return undefined;
+  }
+
+  private nextRv(): number {
+    this.rv += 1;
+    return this.rv;
+  }
+
+  /** Converts a stored object to the requested version (conversion strategy None: apiVersion rewrite). */
+  toVersion(def: ResourceDef, version: string, obj: Obj): Obj {
+    const av = apiVersionOf(def.group, version);
+    if (obj.apiVersion === av) return obj;
+    return { ...obj, apiVersion: av };
+  }
+
+  /** JSON of a stored entry in the requested version (cached for the storage version). */
+  entryJson(def: ResourceDef, version: string, e: Entry): string {
+    if (version === def.storageVersion) {
+      if (e.json === undefined) e.json = JSON.stringify(e.obj);
+      return e.json;
+    }
+    return JSON.stringify(this.toVersion(def, version, e.obj));
+  }
+
+  private writeStore(def: ResourceDef, ns: string, name: string, obj: Obj, type: 'ADDED' | 'MODIFIED', prev?: Obj): void {
+    const gr = grKey(def.group, def.plural);
+    this.store(gr).put(ns, name, obj, Number((obj.metadata as Obj).resourceVersion), type, prev);
+    this.byUid.set(String((obj.metadata as Obj).uid), `${gr}|${ResourceStore.key(ns, name)}`);
+    this.indexOwners(gr, ResourceStore.key(ns, name), prev, obj);
+    this.onPersist?.({ op: 'put', gr, key: ResourceStore.key(ns, name), obj, rv: this.rv });
+  }
+
+  private removeStore(def: ResourceDef, ns: string, name: string, finalObj: Obj): void {
+    const gr = grKey(def.group, def.plural);
+    this.store(gr).remove(ns, name, finalObj, this.rv);
+    this.indexOwners(gr, ResourceStore.key(ns, name), finalObj, undefined);
+    this.onPersist?.({ op: 'del', gr, key: ResourceStore.key(ns, name), rv: this.rv });
+    const uid = (finalObj.metadata as Obj).uid as string | undefined;
+    if (uid) this.byUid.delete(uid);
+    if (uid && this.dependents.has(uid)) this.enqueueGc(uid);
+    if (gr === CRD_GR) this.onCrdGone(finalObj);
+  }
+
+  private indexOwners(gr: string, key: string, before: Obj | undefined, after: Obj | undefined): void {
+    const owners = (o: Obj | undefined): string[] => {
+      const refs = o ? ((o.metadata as Obj | undefined)?.ownerReferences as Obj[] | undefined) : undefined;
+      return Array.isArray(refs) ? refs.map((r) => String(r.uid)) : [];
+    };
+    const b = owners(before);
+    const a = owners(after);
+    if (!b.length && !a.length) return;
+    const id = `${gr}|${key}`;
+    for (const u of b) if (!a.includes(u)) {
+      const s = this.dependents.get(u);
+      s?.delete(id);
+      if (s && s.size === 0) this.dependents.delete(u);
+    }
+    for (const u of a) {
+      let s = this.dependents.get(u);
+      if (!s) {
+        s = new Set();
+        this.dependents.set(u, s);
+      }
+      s.add(id);
+    }
+    if (after && a.some((u) => !b.includes(u))) for (const u of a) this.enqueueGc(u);
+  }
+
+  /** Rebuilds indexes after persistence replay. */
+  reindex(): void {
+    for (const [gr, s] of this.stores) {
+      for (const [key, e] of s.objects) {
+        this.byUid.set(String((e.obj.metadata as Obj).uid), `${gr}|${key}`);
+        this.indexOwners(gr, key, undefined, e.obj);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- admission
+
+  private checkNamespace(def: ResourceDef, ns: string, creating: boolean): void {
+    if (!def.namespaced) return;
+    const nsObj = this.store(NS_GR).get('', ns);
+    if (!nsObj) throw notFound('', 'namespaces', ns);
+    if (creating && (nsObj.obj.metadata as Obj).deletionTimestamp) {
+      throw forbidden(`${def.plural}${def.group ? '.' + def.group : ''} "${''}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`, { kind: def.plural, ...(def.group ? { group: def.group } : {}) });
+    }
+  }
+
+  /** Prunes, defaults and validates a CR; handles fieldValidation. Returns warnings. */
+  private admitCustom(def: ResourceDef, version: string, obj: Obj, old: Obj | undefined, opts: WriteOptions, mode: 'body' | 'patch', name: string): string[] {
+    const v = def.versions.find((x) => x.name === version);
+    const schema = v?.schema;
+    const unknown: string[] = [];
+    const before = mode === 'patch' && opts.fieldValidation === 'Strict' ? JSON.stringify(obj) : '';
+    if (schema) prune(obj, schema, '', unknown, true);
+    else {
+      for (const k of Object.keys(meta(obj))) if (!['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields', 'selfLink'].includes(k)) {
+        unknown.push(`metadata.${k}`);
+        delete meta(obj)[k];
+      }
+    }
+    const warnings: string[] = [];
+    const fv = opts.fieldValidation ?? 'Warn';
+    if (unknown.length) {
+      if (fv === 'Strict') {
+        const detail = `strict decoding error: ${unknown.map((u) => `unknown field "${u}"`).join(', ')}`;
+        if (mode === 'patch') {
+          const shown = before;
+          throw new ApiError(422, 'Invalid', ` "" is invalid: patch: Invalid value: ${JSON.stringify(shown)}: ${detail}`, {
+            causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(shown)}: ${detail}`, field: 'patch' }],
+          });
+        }
+        throw badRequest(`${def.kind} in version "${version}" cannot be handled as a ${def.kind}: ${detail}`);
+      }
+      if (fv === 'Warn') for (const u of unknown) warnings.push(`unknown field "${u}"`);
+    }
+    if (schema) applyDefaults(obj, schema);
+    const errs: FieldError[] = [];
+    if (schema) {
+      const { metadata: _m, ...rest } = obj;
+      validate(rest, { ...schema, properties: { ...(schema.properties ?? {}) }, required: (schema.required ?? []).filter((r) => r !== 'metadata') }, '', errs);
+      celValidate(obj, old, schema, '', errs);
+    }
+    if (errs.length) throw invalid(def.kind, def.group, name, errs);
+    return warnings;
+  }
+
+  private checkKind(def: ResourceDef, version: string, obj: Obj): void {
+    const av = apiVersionOf(def.group, version);
+    if (obj.kind === undefined || obj.kind === '') {
+      if (!def.builtin) throw badRequest(`Object 'Kind' is missing in '${JSON.stringify(obj)}'`);
+      obj.kind = def.kind;
+    }
+    if (obj.apiVersion === undefined || obj.apiVersion === '') {
+      if (!def.builtin) throw badRequest(`Object 'apiVersion' is missing in '${JSON.stringify(obj)}'`);
+      obj.apiVersion = av;
+    }
+    if (obj.apiVersion !== av) throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${av})`);
+    if (obj.kind !== def.kind) throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${def.kind})`);
+  }
+
+  /** Kind-specific defaulting/validation for the schemaless built-ins that have semantics here. */
+  private admitBuiltin(def: ResourceDef, obj: Obj, old: Obj | undefined, name: string): void {
+    const gr = grKey(def.group, def.plural);
+    if (gr === NS_GR) {
+      const spec = isObj(obj.spec) ? obj.spec : {};
+      obj.spec = { ...spec, finalizers: Array.isArray(spec.finalizers) ? spec.finalizers : ['kubernetes'] };
+      if (!old) obj.status = { phase: 'Active' };
+      const labels = { ...((meta(obj).labels as Obj | undefined) ?? {}), 'kubernetes.io/metadata.name': name };
+      meta(obj).labels = labels;
+    } else if (gr === CRD_GR) {
+      const { errors } = crdToResource(obj);
+      if (errors.length) throw invalid(def.kind, def.group, name, errors);
+    }
+    const errs: FieldError[] = [];
+    if (gr === grKey('', 'configmaps') || gr === grKey('', 'secrets')) {
+      for (const field of ['data', 'binaryData', 'stringData']) {
+        const d = obj[field];
+        if (d !== undefined && d !== null && !isObj(d)) errs.push({ type: 'FieldValueTypeInvalid', field, value: d, hasValue: true, detail: 'must be a map' });
+      }
+    }
+    if (gr === grKey('', 'secrets') && isObj(obj.stringData)) {
+      const data = { ...((obj.data as Obj | undefined) ?? {}) };
+      for (const [k, v] of Object.entries(obj.stringData)) data[k] = Buffer.from(String(v)).toString('base64');
+      obj.data = data;
+      delete obj.stringData;
+      if (!obj.type) obj.type = 'Opaque';
+    } else if (gr === grKey('', 'secrets') && !obj.type) obj.type = 'Opaque';
+    if (errs.length) throw invalid(def.kind, def.group, name, errs);
+  }
+
+  // ---------------------------------------------------------------- verbs
+
+  /** GET of one object. */
+  get(def: ResourceDef, ns: string, name: string): Entry {
+    const e = this.store(grKey(def.group, def.plural)).get(def.namespaced ? ns : '', name);
+    if (!e) throw notFound(def.group, def.plural, name);
+    return e;
+  }
+
+  /** LIST with selectors and paging; returns entries in key order. */
+  list(def: ResourceDef, ns: string | undefined, label: LabelSelector, field: FieldSelector, limit: number, cont: string | undefined): { entries: Entry[]; rv: number; continue?: string; remaining?: number } {
+    const s = this.store(grKey(def.group, def.plural));
+    const nsKey = def.namespaced ? ns : undefined;
+    let startAfter: string | undefined;
+    let listRv = this.rv;
+    if (cont) {
+      try {
+        const tok = JSON.parse(Buffer.from(cont, 'base64').toString('utf8')) as { rv: number; start: string };
+        startAfter = tok.start;
+        listRv = tok.rv;
+      } catch {
+        throw badRequest(`continue key is not valid: illegal base64 data at input byte 0`);
+      }
+    }
+    if (field.exactName !== undefined && limit <= 0 && !cont) {
+      const keys = nsKey !== undefined ? [ResourceStore.key(nsKey, field.exactName)] : [...(def.namespaced ? [...s.byNs.keys()].sort().map((n) => ResourceStore.key(n, field.exactName!)) : [field.exactName])];
+      const entries = keys.map((k) => s.objects.get(k)).filter((e): e is Entry => !!e && label.matches((e.obj.metadata as Obj).labels as Record<string, string>) && field.matches(e.obj));
+      return { entries, rv: listRv };
+    }
+    const keys = s.sortedKeys(nsKey);
+    let i = 0;
+    if (startAfter !== undefined) {
+      let lo = 0;
+      let hi = keys.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (keys[mid]! <= startAfter) lo = mid + 1;
+        else hi = mid;
+      }
+      i = lo;
+    }
+    const out: Entry[] = [];
+    const filtering = !label.empty || !field.empty;
+    for (; i < keys.length; i++) {
+      const e = s.objects.get(keys[i]!);
+      if (!e) continue;
+      if (filtering && !(label.matches((e.obj.metadata as Obj).labels as Record<string, string>) && field.matches(e.obj))) continue;
+      if (limit > 0 && out.length >= limit) {
+        const last = keys[i - 1]!;
+        const token = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: listRv, start: lastKeyOf(out, keys, i) ?? last })).toString('base64');
+        return { entries: out, rv: listRv, continue: token, ...(filtering ? {} : { remaining: keys.length - i }) };
+      }
+      out.push(e);
+    }
+    return { entries: out, rv: listRv };
+  }
+
+  /** CREATE. */
+  create(def: ResourceDef, version: string, ns: string, body: Obj, opts: WriteOptions): WriteResult {
+    const obj = clone(body);
+    if (!isObj(obj)) throw badRequest('the body of the request was not an object');
+    this.checkKind(def, version, obj);
+    const m = meta(obj);
+    if (def.namespaced) {
+      if (m.namespace !== undefined && m.namespace !== '' && m.namespace !== ns) {
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      m.namespace = ns;
+    } else delete m.namespace;
+    if ((!m.name || m.name === '') && typeof m.generateName === 'string' && m.generateName) m.name = generateName(m.generateName);
+    const name = typeof m.name === 'string' ? m.name : '';
+    if (!name) throw invalid(def.kind, def.group, '', [{ type: 'FieldValueRequired', field: 'metadata.name', detail: 'name or generateName is required' }]);
+    this.checkNamespace(def, ns, true);
+    const gr = grKey(def.group, def.plural);
+    let warnings: string[] = [];
+    if (!def.builtin) warnings = this.admitCustom(def, version, obj, undefined, opts, 'body', name);
+    else this.admitBuiltin(def, obj, undefined, name);
+    const errs = [...validateName(name, gr === NS_GR), ...validateMeta(m)];
+    if (errs.length) throw invalid(def.kind, def.group, name, errs);
+    if (this.store(gr).get(def.namespaced ? ns : '', name)) throw alreadyExists(def.group, def.plural, name);
+    if (def.clearStatusOnCreate) delete obj.status;
+    delete m.deletionTimestamp;
+    delete m.deletionGracePeriodSeconds;
+    delete m.selfLink;
+    m.uid = newUid();
+    m.creationTimestamp = now();
+    if (def.hasGeneration) m.generation = 1;
+    else delete m.generation;
+    if (Array.isArray(m.managedFields) && m.managedFields.length === 0) delete m.managedFields;
+    obj.apiVersion = apiVersionOf(def.group, def.storageVersion);
+    if (opts.dryRun) {
+      m.resourceVersion = String(this.rv);
+      return { obj: obj, warnings };
+    }
+    m.resourceVersion = String(this.nextRv());
+    const stored = normalizeMeta(obj);
+    this.writeStore(def, def.namespaced ? ns : '', name, stored, 'ADDED');
+    if (gr === CRD_GR) this.onCrdWritten(stored);
+    return { obj: stored, warnings, created: true };
+  }
+
+  /** UPDATE (PUT) of the main resource or the status subresource. */
+  update(def: ResourceDef, version: string, ns: string, name: string, body: Obj, opts: WriteOptions, subresource?: string): WriteResult {
+    if (!isObj(body)) throw badRequest('the body of the request was not an object');
+    const obj = clone(body);
+    this.checkKind(def, version, obj);
+    const m = meta(obj);
+    if (m.name !== undefined && m.name !== name) throw badRequest(`the name of the object (${String(m.name)}) does not match the name on the URL (${name})`);
+    if (def.namespaced && m.namespace !== undefined && m.namespace !== '' && m.namespace !== ns) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    const existing = this.store(grKey(def.group, def.plural)).get(def.namespaced ? ns : '', name);
+    if (!existing) {
+      if (!subresource && CREATE_ON_UPDATE.has(grKey(def.group, def.plural))) {
+        m.name = name;
+        return this.create(def, version, ns, obj, opts);
+      }
+      throw notFound(def.group, def.plural, name);
+    }
+    const rv = m.resourceVersion;
+    if (rv === undefined || rv === '') {
+      if (!def.builtin) {
+        throw invalid(def.kind, def.group, name, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', value: 0, hasValue: true, detail: 'must be specified for an update' }]);
+      }
+    } else if (String(rv) !== String((existing.obj.metadata as Obj).resourceVersion)) {
+      throw conflict(def.group, def.plural, name);
+    }
+    return this.applyUpdate(def, version, ns, name, existing, obj, opts, subresource, 'body');
+  }
+
+  /** Shared tail of update/patch: status semantics, generation, admission, storage, deletion on emptied finalizers. */
+  private applyUpdate(def: ResourceDef, version: string, ns: string, name: string, existing: Entry, incoming: Obj, opts: WriteOptions, subresource: string | undefined, mode: 'body' | 'patch'): WriteResult {
+    const old = existing.obj;
+    let obj: Obj;
+    if (subresource === 'status') {
+      obj = clone(old);
+      obj.apiVersion = incoming.apiVersion;
+      if (incoming.status !== undefined) obj.status = incoming.status;
+      else delete obj.status;
+      const mf = (incoming.metadata as Obj | undefined)?.managedFields;
+      if (mf !== undefined) meta(obj).managedFields = mf;
+    } else {
+      obj = incoming;
+      if (def.statusSubresource) {
+        if (old.status !== undefined) obj.status = clone(old.status);
+        else delete obj.status;
+      }
+    }
+    const m = meta(obj);
+    const om = old.metadata as Obj;
+    if (m.uid !== undefined && m.uid !== '' && m.uid !== om.uid) {
+      throw invalid(def.kind, def.group, name, [{ type: 'FieldValueInvalid', field: 'metadata.uid', value: m.uid, hasValue: true, detail: 'field is immutable' }]);
+    }
+    m.name = name;
+    if (def.namespaced) m.namespace = ns;
+    else delete m.namespace;
+    m.uid = om.uid;
+    m.creationTimestamp = om.creationTimestamp;
+    if (om.deletionTimestamp) {
+      m.deletionTimestamp = om.deletionTimestamp;
+      m.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds ?? 0;
+    } else {
+      delete m.deletionTimestamp;
+      delete m.deletionGracePeriodSeconds;
+    }
+    delete m.generateName;
+    if (om.generateName !== undefined) m.generateName = om.generateName;
+    if (m.managedFields === undefined && om.managedFields !== undefined) m.managedFields = om.managedFields;
+    if (Array.isArray(m.managedFields) && m.managedFields.length === 0) delete m.managedFields;
+    let warnings: string[] = [];
+    if (!def.builtin) warnings = this.admitCustom(def, version, obj, this.toVersion(def, version, old), opts, mode, name);
+    else this.admitBuiltin(def, obj, old, name);
+    const errs = validateMeta(m);
+    if (om.deletionTimestamp) {
+      const oldFin = new Set((om.finalizers as string[] | undefined) ?? []);
+      const added = ((m.finalizers as string[] | undefined) ?? []).filter((f) => !oldFin.has(f));
+      if (added.length) errs.push({ type: 'FieldValueForbidden', field: 'metadata.finalizers', detail: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((a) => JSON.stringify(a)).join(', ')}}` });
+    }
+    if (errs.length) throw invalid(def.kind, def.group, name, errs);
+    obj.apiVersion = apiVersionOf(def.group, def.storageVersion);
+    if (def.hasGeneration) {
+      const gen = Number(om.generation ?? 1);
+      m.generation = subresource || nonMetadataEqual(obj, old) ? gen : gen + 1;
+    } else delete m.generation;
+    m.resourceVersion = om.resourceVersion;
+    const normalized = normalizeMeta(obj);
+    if (stableStringify(normalized) === stableStringify(old)) {
+      // A no-op write does not bump resourceVersion nor notify watchers, as in kube-apiserver.
+      return { obj: old, warnings };
+    }
+    const emptiedFinalizers = om.deletionTimestamp && !((m.finalizers as string[] | undefined) ?? []).length;
+    if (opts.dryRun) {
+      return { obj: normalized, warnings };
+    }
+    m.resourceVersion = String(this.nextRv());
+    normalized.metadata = { ...(normalized.metadata as Obj), resourceVersion: m.resourceVersion };
+    if (emptiedFinalizers) {
+      this.removeStore(def, def.namespaced ? ns : '', name, normalized);
+      return { obj: normalized, warnings };
+    }
+    this.writeStore(def, def.namespaced ? ns : '', name, normalized, 'MODIFIED', old);
+    if (grKey(def.group, def.plural) === CRD_GR) this.onCrdWritten(normalized);
+    return { obj: normalized, warnings };
+  }
+
+  /** PATCH: merge, JSON patch, strategic (built-ins) or server-side apply. */
+  patch(def: ResourceDef, version: string, ns: string, name: string, contentType: string, patchBody: unknown, opts: WriteOptions, subresource?: string): WriteResult {
+    const accepted = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
+    if (def.strategicMerge) accepted.push('application/strategic-merge-patch+json');
+    if (!accepted.includes(contentType)) throw unsupportedMediaType(accepted);
+    const existing = this.store(grKey(def.group, def.plural)).get(def.namespaced ? ns : '', name);
+    if (contentType === 'application/apply-patch+yaml') {
+      if (!isObj(patchBody)) throw badRequest('error decoding YAML: the apply configuration must be an object');
+      if (!opts.fieldManager) throw badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
+      const applied = clone(patchBody);
+      this.checkKind(def, version, applied);
+      const am = meta(applied);
+      if (am.name !== undefined && am.name !== name) throw badRequest(`the name of the object (${String(am.name)}) does not match the name on the URL (${name})`);
+      if (!existing) {
+        if (subresource) throw notFound(def.group, def.plural, name);
+        const created = serverSideApply(undefined, applied, opts.fieldManager, opts.force === true, this.schemaOf(def, version), apiVersionOf(def.group, version), subresource);
+        meta(created).name = name;
+        const r = this.create(def, version, ns, created, opts);
+        return r;
+      }
+      const current = this.toVersion(def, version, existing.obj);
+      const merged = serverSideApply(clone(current), applied, opts.fieldManager, opts.force === true, this.schemaOf(def, version), apiVersionOf(def.group, version), subresource, def.group, def.plural, name);
+      return this.applyUpdate(def, version, ns, name, existing, merged, opts, subresource, 'patch');
+    }
+    if (!existing) throw notFound(def.group, def.plural, name);
+    const current = clone(this.toVersion(def, version, existing.obj));
+    let patched: unknown;
+    if (contentType === 'application/json-patch+json') patched = jsonPatch(current, patchBody);
+    else if (contentType === 'application/merge-patch+json') {
+      if (!isObj(patchBody)) throw badRequest(`json: cannot unmarshal ${Array.isArray(patchBody) ? 'array' : typeof patchBody} into Go value of type map[string]interface {}`);
+      patched = mergePatch(current, patchBody);
+    } else {
+      if (!isObj(patchBody)) throw badRequest(`json: cannot unmarshal ${Array.isArray(patchBody) ? 'array' : typeof patchBody} into Go value of type map[string]interface {}`);
+      patched = strategicMergePatch(current, patchBody);
+    }
+    if (!isObj(patched)) throw badRequest('the patch produced a non-object document');
+    const pm = meta(patched);
+    if (pm.resourceVersion !== undefined && String(pm.resourceVersion) !== String((existing.obj.metadata as Obj).resourceVersion)) {
+      throw conflict(def.group, def.plural, name);
+    }
+    if (pm.name !== name) throw badRequest(`the name of the object (${String(pm.name)}) does not match the name on the URL (${name})`);
+    this.checkKind(def, version, patched);
+    return this.applyUpdate(def, version, ns, name, existing, patched, opts, subresource, 'patch');
+  }
+
+  private schemaOf(def: ResourceDef, version: string): Schema | undefined {
+    return def.versions.find((v) => v.name === version)?.schema;
+  }
+
+  /** DELETE honouring preconditions, finalizers and propagationPolicy. */
+  delete(def: ResourceDef, ns: string, name: string, o: DeleteOptions): { obj: Obj; deleted: boolean } {
+    const nsKey = def.namespaced ? ns : '';
+    const existing = this.store(grKey(def.group, def.plural)).get(nsKey, name);
+    if (!existing) throw notFound(def.group, def.plural, name);
+    const old = existing.obj;
+    const om = old.metadata as Obj;
+    if (o.preconditions?.uid && o.preconditions.uid !== om.uid) {
+      throw conflict(def.group, def.plural, name, `Precondition failed: UID in precondition: ${o.preconditions.uid}, UID in object meta: ${String(om.uid)}`);
+    }
+    if (o.preconditions?.resourceVersion && o.preconditions.resourceVersion !== om.resourceVersion) {
+      throw conflict(def.group, def.plural, name, `Precondition failed: ResourceVersion in precondition: ${o.preconditions.resourceVersion}, ResourceVersion in object meta: ${String(om.resourceVersion)}`);
+    }
+    const policy = o.propagationPolicy ?? (o.orphanDependents === true ? 'Orphan' : o.orphanDependents === false ? 'Background' : undefined);
+    if (policy !== undefined && !['Foreground', 'Background', 'Orphan'].includes(policy)) {
+      throw invalid('DeleteOptions', 'meta.k8s.io', '', [{ type: 'FieldValueNotSupported', field: 'propagationPolicy', value: policy, hasValue: true, detail: 'supported values: "Foreground", "Background", "Orphan", "nil"' }]);
+    }
+    const gr = grKey(def.group, def.plural);
+    const finalizers = [...((om.finalizers as string[] | undefined) ?? [])];
+    if (gr === NS_GR) {
+      // Namespaces are always removed by the namespace controller after their content is gone.
+      if (!om.deletionTimestamp && !o.dryRun) {
+        const obj = clone(old);
+        const m = meta(obj);
+        m.deletionTimestamp = now();
+        m.deletionGracePeriodSeconds = 0;
+        obj.status = { ...((obj.status as Obj | undefined) ?? {}), phase: 'Terminating' };
+        m.resourceVersion = String(this.nextRv());
+        this.writeStore(def, '', name, obj, 'MODIFIED', old);
+        this.enqueueNamespace(name);
+        return { obj, deleted: false };
+      }
+      return { obj: old, deleted: false };
+    }
+    if (gr === CRD_GR && !finalizers.includes(CRD_CLEANUP_FINALIZER) && !om.deletionTimestamp) finalizers.push(CRD_CLEANUP_FINALIZER);
+    if (policy === 'Foreground' && !finalizers.includes(FINALIZER_FOREGROUND)) finalizers.push(FINALIZER_FOREGROUND);
+    if (policy === 'Orphan' && !finalizers.includes(FINALIZER_ORPHAN)) finalizers.push(FINALIZER_ORPHAN);
+    if (finalizers.length) {
+      if (o.dryRun) return { obj: old, deleted: false };
+      const obj = clone(old);
+      const m = meta(obj);
+      const changed = !m.deletionTimestamp || finalizers.length !== ((m.finalizers as string[] | undefined) ?? []).length;
+      if (!changed) return { obj: old, deleted: false };
+      if (!m.deletionTimestamp) {
+        m.deletionTimestamp = now();
+        m.deletionGracePeriodSeconds = 0;
+      }
+      m.finalizers = finalizers;
+      if (def.hasGeneration) m.generation = Number(m.generation ?? 1) + 1;
+      m.resourceVersion = String(this.nextRv());
+      this.writeStore(def, nsKey, name, obj, 'MODIFIED', old);
+      if (finalizers.includes(FINALIZER_FOREGROUND) || finalizers.includes(FINALIZER_ORPHAN)) this.enqueueGc(String(m.uid));
+      if (gr === CRD_GR) this.enqueueCrdCleanup(name);
+      return { obj, deleted: false };
+    }
+    if (o.dryRun) return { obj: old, deleted: true };
+    const obj = clone(old);
+    meta(obj).resourceVersion = String(this.nextRv());
+    this.removeStore(def, nsKey, name, obj);
+    return { obj, deleted: true };
+  }
+
+  /** DELETE collection: every selected object, each with delete semantics. */
+  deleteCollection(def: ResourceDef, ns: string | undefined, label: LabelSelector, field: FieldSelector, o: DeleteOptions): Entry[] {
+    const { entries } = this.list(def, ns, label, field, 0, undefined);
+    const out: Entry[] = [];
+    for (const e of entries) {
+      const m = e.obj.metadata as Obj;
+      try {
+        const r = this.delete(def, String(m.namespace ?? ''), String(m.name), o);
+        out.push({ obj: r.obj, rv: Number((r.obj.metadata as Obj).resourceVersion) });
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === 404)) throw err;
+      }
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- CRDs
+
+  private onCrdWritten(crd: Obj): void {
+    const m = crd.metadata as Obj;
+    if (m.deletionTimestamp) return;
+    const { def } = crdToResource(crd);
+    if (!def) return;
+    const existingDef = this.resources.get(grKey(def.group, def.plural));
+    if (existingDef && existingDef.builtin) return;
+    this.register(def);
+    const status = (crd.status ?? {}) as Obj;
+    const names = (crd.spec as Obj).names as Obj;
+    const conds = (Array.isArray(status.conditions) ? status.conditions : []) as Obj[];
+    const hasTrue = (t: string): boolean => conds.some((c) => c.type === t && c.status === 'True');
+    const stored = (status.storedVersions as string[] | undefined) ?? [];
+    const acceptedNames = { ...names, singular: def.singular, listKind: def.listKind };
+    if (hasTrue('Established') && hasTrue('NamesAccepted') && stored.includes(def.storageVersion) && stableStringify(status.acceptedNames) === stableStringify(acceptedNames)) return;
+    const t = now();
+    const newStatus: Obj = {
+      acceptedNames,
+      conditions: [
+        { type: 'NamesAccepted', status: 'True', lastTransitionTime: t, reason: 'NoConflicts', message: 'no conflicts found' },
+        { type: 'Established', status: 'True', lastTransitionTime: t, reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
+      ],
+      storedVersions: stored.includes(def.storageVersion) ? stored : [...stored, def.storageVersion],
+    };
+    const crdDef = this.resources.get(CRD_GR)!;
+    const e = this.store(CRD_GR).get('', String(m.name))!;
+    const obj = clone(e.obj);
+    obj.status = newStatus;
+    meta(obj).resourceVersion = String(this.nextRv());
+    this.writeStore(crdDef, '', String(m.name), obj, 'MODIFIED', e.obj);
+  }
+
+  private onCrdGone(crd: Obj): void {
+    const spec = (crd.spec ?? {}) as Obj;
+    const gr = grKey(String(spec.group ?? ''), String(((spec.names ?? {}) as Obj).plural ?? ''));
+    const def = this.resources.get(gr);
+    if (def && !def.builtin) {
+      this.unregister(gr);
+      this.stores.get(gr)?.clear();
+    }
+  }
+
+  /** Registers every stored CRD (after persistence replay). */
+  registerStoredCrds(): void {
+    for (const e of this.store(CRD_GR).objects.values()) {
+      const { def } = crdToResource(e.obj);
+      if (def) this.register(def);
+      if ((e.obj.metadata as Obj).deletionTimestamp) this.enqueueCrdCleanup(String((e.obj.metadata as Obj).name));
+    }
+    for (const e of this.store(NS_GR).objects.values()) if ((e.obj.metadata as Obj).deletionTimestamp) this.enqueueNamespace(String((e.obj.metadata as Obj).name));
+  }
+
+  private enqueueCrdCleanup(name: string): void {
+    setImmediate(() => {
+      if (this.closed) return;
+      const e = this.store(CRD_GR).get('', name);
+      if (!e) return;
+      const spec = (e.obj.spec ?? {}) as Obj;
+      const gr = grKey(String(spec.group ?? ''), String(((spec.names ?? {}) as Obj).plural ?? ''));
+      const def = this.resources.get(gr);
+      if (def && !def.builtin) {
+        const s = this.store(gr);
+        for (const entry of [...s.objects.values()]) {
+          const m = entry.obj.metadata as Obj;
+          const obj = clone(entry.obj);
+          meta(obj).resourceVersion = String(this.nextRv());
+          this.removeStore(def, def.namespaced ? String(m.namespace) : '', String(m.name), obj);
+        }
+      }
+      this.removeFinalizer(CRD_GR, '', name, CRD_CLEANUP_FINALIZER);
+    });
+  }
+
+  // ---------------------------------------------------------------- namespaces & GC
+
+  private enqueueNamespace(name: string): void {
+    setTimeout(() => this.finalizeNamespace(name), 5).unref();
+  }
+
+  private finalizeNamespace(name: string): void {
+    if (this.closed) return;
+    const nsEntry = this.store(NS_GR).get('', name);
+    if (!nsEntry || !(nsEntry.obj.metadata as Obj).deletionTimestamp) return;
+    let remaining = 0;
+    for (const [gr, def] of this.resources) {
+      if (!def.namespaced) continue;
+      const s = this.store(gr);
+      const m = s.byNs.get(name);
+      if (!m) continue;
+      for (const e of [...m.values()]) {
+        remaining++;
+        if (!(e.obj.metadata as Obj).deletionTimestamp) {
+          try {
+            this.delete(def, name, String((e.obj.metadata as Obj).name), { propagationPolicy: 'Background' });
+          } catch { /* already gone */ }
+        }
+      }
+    }
+    if (remaining > 0) {
+      let left = 0;
+      for (const [gr, def] of this.resources) if (def.namespaced) left += this.store(gr).byNs.get(name)?.size ?? 0;
+      if (left > 0) {
+        setTimeout(() => this.finalizeNamespace(name), 20).unref();
+        return;
+      }
+    }
+    const def = this.resources.get(NS_GR)!;
+    const cur = this.store(NS_GR).get('', name);
+    if (!cur) return;
+    const fins = (cur.obj.metadata as Obj).finalizers as string[] | undefined;
+    if (fins && fins.length) {
+      setTimeout(() => this.finalizeNamespace(name), 20).unref();
+      return;
+    }
+    const obj = clone(cur.obj);
+    obj.spec = { ...((obj.spec as Obj | undefined) ?? {}), finalizers: [] };
+    meta(obj).resourceVersion = String(this.nextRv());
+    this.removeStore(def, '', name, obj);
+  }
+
+  private removeFinalizer(gr: string, ns: string, name: string, finalizer: string): void {
+    const def = this.resources.get(gr);
+    const e = this.store(gr).get(ns, name);
+    if (!def || !e) return;
+    const fins = ((e.obj.metadata as Obj).finalizers as string[] | undefined) ?? [];
+    if (!fins.includes(finalizer)) return;
+    const obj = clone(e.obj);
+    const rest = fins.filter((f) => f !== finalizer);
+    if (rest.length) meta(obj).finalizers = rest;
+    else delete meta(obj).finalizers;
+    meta(obj).resourceVersion = String(this.nextRv());
+    if (!rest.length && (obj.metadata as Obj).deletionTimestamp) this.removeStore(def, ns, name, obj);
+    else this.writeStore(def, ns, name, obj, 'MODIFIED', e.obj);
+  }
+
+  private enqueueGc(uid: string): void {
+    this.gcQueue.add(uid);
+    if (this.gcScheduled) return;
+    this.gcScheduled = true;
+    setTimeout(() => {
+      this.gcScheduled = false;
+      const uids = [...this.gcQueue];
+      this.gcQueue.clear();
+      if (this.closed) return;
+      for (const u of uids) this.collect(u);
+    }, 5).unref();
+  }
+
+  private findByUid(uid: string, ref?: Obj, dependentNs?: string): { def: ResourceDef; entry: Entry; ns: string } | undefined {
+    if (!ref) return undefined;
+    const def = this.resolveKind(String(ref.apiVersion), String(ref.kind));
+    if (!def) return undefined;
+    const ns = def.namespaced ? (dependentNs ?? '') : '';
+    const e = this.store(grKey(def.group, def.plural)).get(ns, String(ref.name));
+    if (!e || (e.obj.metadata as Obj).uid !== uid) return undefined;
+    return { def, entry: e, ns };
+  }
+
+  /** Garbage-collects around one owner uid: dependents of a vanished owner, foreground/orphan finalization. */
+  private collect(ownerUid: string): void {
+    const deps = [...(this.dependents.get(ownerUid) ?? [])];
+    // Find the owner (if it still exists) through any dependent's reference.
+    let owner: { def: ResourceDef; entry: Entry; ns: string } | undefined;
+    let ownerResolvable = false;
+    for (const d of deps) {
+      const [gr, key] = d.split('|') as [string, string];
+      const e = this.store(gr).objects.get(key);
+      if (!e) continue;
+      const ref = (((e.obj.metadata as Obj).ownerReferences as Obj[] | undefined) ?? []).find((r) => r.uid === ownerUid);
+      if (!ref) continue;
+      if (this.resolveKind(String(ref.apiVersion), String(ref.kind))) ownerResolvable = true;
+      owner = this.findByUid(ownerUid, ref, String((e.obj.metadata as Obj).namespace ?? ''));
+      break;
+    }
+    if (!owner) owner = this.findOwnerAnywhere(ownerUid);
+    const ownerMeta = owner ? (owner.entry.obj.metadata as Obj) : undefined;
+    const ownerFins = (ownerMeta?.finalizers as string[] | undefined) ?? [];
+    const orphaning = ownerMeta?.deletionTimestamp && ownerFins.includes(FINALIZER_ORPHAN);
+    const foreground = ownerMeta?.deletionTimestamp && ownerFins.includes(FINALIZER_FOREGROUND);
+    if (orphaning) {
+      for (const d of deps) this.dropOwnerRef(d, ownerUid);
+      this.removeFinalizer(grKey(owner!.def.group, owner!.def.plural), owner!.ns, String(ownerMeta!.name), FINALIZER_ORPHAN);
+      return;
+    }
+    if (foreground) {
+      let blocking = 0;
+      for (const d of deps) {
+        const [gr, key] = d.split('|') as [string, string];
+        const e = this.store(gr).objects.get(key);
+        const def = this.resources.get(gr);
+        if (!e || !def) continue;
+        const ref = (((e.obj.metadata as Obj).ownerReferences as Obj[] | undefined) ?? []).find((r) => r.uid === ownerUid);
+        if (ref?.blockOwnerDeletion === true) blocking++;
+        if (!(e.obj.metadata as Obj).deletionTimestamp) {
+          const m = e.obj.metadata as Obj;
+          if (this.hasOtherLiveOwner(e.obj, ownerUid)) { this.dropOwnerRef(d, ownerUid); if (ref?.blockOwnerDeletion === true) blocking--; continue; }
+          try { this.delete(def, String(m.namespace ?? ''), String(m.name), { propagationPolicy: 'Foreground' }); } catch { /* gone */ }
+        }
+      }
+      if (blocking === 0) this.removeFinalizer(grKey(owner!.def.group, owner!.def.plural), owner!.ns, String(ownerMeta!.name), FINALIZER_FOREGROUND);
+      return;
+    }
+    if (owner) return;
+    if (!ownerResolvable) return;
+    for (const d of deps) {
+      const [gr, key] = d.split('|') as [string, string];
+      const e = this.store(gr).objects.get(key);
+      const def = this.resources.get(gr);
+      if (!e || !def) continue;
+      if (this.hasOtherLiveOwner(e.obj, ownerUid)) { this.dropOwnerRef(d, ownerUid); continue; }
+      const m = e.obj.metadata as Obj;
+      if (m.deletionTimestamp) continue;
+      try { this.delete(def, String(m.namespace ?? ''), String(m.name), { propagationPolicy: 'Background' }); } catch { /* gone */ }
+    }
+  }
+
+  private findOwnerAnywhere(uid: string): { def: ResourceDef; entry: Entry; ns: string } | undefined {
+    const id = this.byUid.get(uid);
+    if (!id) return undefined;
+    const [gr, key] = id.split('|') as [string, string];
+    const def = this.resources.get(gr);
+    const entry = this.store(gr).objects.get(key);
+    if (!def || !entry) return undefined;
+    return { def, entry, ns: def.namespaced ? String((entry.obj.metadata as Obj).namespace) : '' };
+  }
+
+  private hasOtherLiveOwner(obj: Obj, exceptUid: string): boolean {
+    const refs = ((obj.metadata as Obj).ownerReferences as Obj[] | undefined) ?? [];
+    const ns = String((obj.metadata as Obj).namespace ?? '');
+    return refs.some((r) => {
+      if (r.uid === exceptUid) return false;
+      if (!this.resolveKind(String(r.apiVersion), String(r.kind))) return true;
+      const o = this.findByUid(String(r.uid), r, ns);
+      return !!o && !(o.entry.obj.metadata as Obj).deletionTimestamp;
+    });
+  }
+
+  private dropOwnerRef(depId: string, ownerUid: string): void {
+    const [gr, key] = depId.split('|') as [string, string];
+    const def = this.resources.get(gr);
+    const e = this.store(gr).objects.get(key);
+    if (!def || !e) return;
+    const obj = clone(e.obj);
+    const m = meta(obj);
+    const refs = ((m.ownerReferences as Obj[] | undefined) ?? []).filter((r) => r.uid !== ownerUid);
+    if (refs.length) m.ownerReferences = refs;
+    else delete m.ownerReferences;
+    m.resourceVersion = String(this.nextRv());
+    this.writeStore(def, def.namespaced ? String(m.namespace) : '', String(m.name), obj, 'MODIFIED', e.obj);
+  }
+}
+
+function lastKeyOf(out: Entry[], _keys: string[], _i: number): string | undefined {
+  const last = out[out.length - 1];
+  if (!last) return undefined;
+  const m = last.obj.metadata as Obj;
+  return m.namespace ? `${String(m.namespace)}/${String(m.name)}` : String(m.name);
+}
+
+/** Orders metadata keys like the API server's JSON encoder (alphabetical for unstructured objects). */
+function normalizeMeta(obj: Obj): Obj {
+  const m = obj.metadata as Obj;
+  const sorted: Obj = {};
+  for (const k of Object.keys(m).sort()) if (m[k] !== undefined && m[k] !== null) sorted[k] = m[k];
+  const out: Obj = {};
+  for (const k of Object.keys(obj).sort()) out[k] = k === 'metadata' ? sorted : obj[k];
+  return out;
+}

@@ -1,0 +1,183 @@
+/** CustomResourceDefinition handling: validation at registration, CRD -> ResourceDef, and CEL rule evaluation on writes. */
+import { CelError, compileCel, type CelProgram } from './cel.js';
+import type { FieldError } from './errors.js';
+import type { PrinterColumn, ResourceDef, VersionDef } from './resources.js';
+import { structuralProblems, type Schema } from './schema.js';
+
+type Obj = Record<string, unknown>;
+
+interface CompiledRule { program: CelProgram; message: string; messageProgram?: CelProgram; reason: string; fieldPath: string; rule: string }
+
+const compiled = new WeakMap<Schema, CompiledRule[]>();
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function walkRules(schema: Schema, path: string, errs: FieldError[]): void {
+  const rules = schema['x-kubernetes-validations'];
+  if (Array.isArray(rules) && rules.length) {
+    const out: CompiledRule[] = [];
+    rules.forEach((r, i) => {
+      const rulePath = `${path}.x-kubernetes-validations[${i}].rule`;
+      try {
+        const program = compileCel(String(r.rule));
+        let messageProgram: CelProgram | undefined;
+        if (r.messageExpression) {
+          try { messageProgram = compileCel(r.messageExpression); } catch { messageProgram = undefined; }
+        }
+        out.push({ program, message: r.message ?? '', ...(messageProgram ? { messageProgram } : {}), reason: r.reason ?? 'FieldValueInvalid', fieldPath: r.fieldPath ?? '', rule: String(r.rule) });
+      } catch (e) {
+        errs.push({ type: 'FieldValueInvalid', field: rulePath, value: r.rule, hasValue: true, detail: `compilation failed: ERROR: ${(e as Error).message} (the local API server implements a CEL subset; see src/local-apiserver/README.md)` });
+      }
+    });
+    compiled.set(schema, out);
+  }
+  for (const [k, v] of Object.entries(schema.properties ?? {})) walkRules(v, `${path}.properties[${k}]`, errs);
+  if (schema.items) walkRules(schema.items, `${path}.items`, errs);
+  if (isObj(schema.additionalProperties)) walkRules(schema.additionalProperties as Schema, `${path}.additionalProperties`, errs);
+}
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Validates a CRD and builds its ResourceDef; returns field errors instead when the CRD is not acceptable. */
+export function crdToResource(crd: Obj): { def?: ResourceDef; errors: FieldError[] } {
+  const errs: FieldError[] = [];
+  const spec = (crd.spec ?? {}) as Obj;
+  const names = (spec.names ?? {}) as Obj;
+  const group = String(spec.group ?? '');
+  const plural = String(names.plural ?? '');
+  const kind = String(names.kind ?? '');
+  const meta = (crd.metadata ?? {}) as Obj;
+  const req = (field: string): void => { errs.push({ type: 'FieldValueRequired', field, detail: '' }); };
+  if (!group) req('spec.group');
+  else if (!DNS1123_SUBDOMAIN.test(group) || !group.includes('.')) errs.push({ type: 'FieldValueInvalid', field: 'spec.group', value: group, hasValue: true, detail: 'should be a domain with at least one dot' });
+  if (!plural) req('spec.names.plural');
+  else if (!DNS1035_LABEL.test(plural)) errs.push({ type: 'FieldValueInvalid', field: 'spec.names.plural', value: plural, hasValue: true, detail: 'a DNS-1035 label must consist of lower case alphanumeric characters or \'-\'' });
+  if (!kind) req('spec.names.kind');
+  if (meta.name !== `${plural}.${group}`) errs.push({ type: 'FieldValueInvalid', field: 'metadata.name', value: meta.name, hasValue: true, detail: 'must be spec.names.plural+"."+spec.group' });
+  const scope = spec.scope;
+  if (scope !== 'Namespaced' && scope !== 'Cluster') errs.push({ type: 'FieldValueNotSupported', field: 'spec.scope', value: scope ?? '', hasValue: true, detail: 'supported values: "Cluster", "Namespaced"' });
+  const versionsRaw = Array.isArray(spec.versions) ? (spec.versions as Obj[]) : [];
+  if (!versionsRaw.length) errs.push({ type: 'FieldValueInvalid', field: 'spec.versions', value: [], hasValue: true, detail: 'must have exactly one version marked as storage version' });
+  const storage = versionsRaw.filter((v) => v.storage === true);
+  if (versionsRaw.length && storage.length !== 1) errs.push({ type: 'FieldValueInvalid', field: 'spec.versions', value: versionsRaw.map((v) => v.name), hasValue: true, detail: 'must have exactly one version marked as storage version' });
+  const conversion = (spec.conversion ?? {}) as Obj;
+  if (conversion.strategy && conversion.strategy !== 'None') {
+    errs.push({ type: 'FieldValueNotSupported', field: 'spec.conversion.strategy', value: conversion.strategy, hasValue: true, detail: 'supported values: "None" (the local API server has no conversion webhooks)' });
+  }
+  let status = false;
+  const versions: VersionDef[] = versionsRaw.map((v, i) => {
+    const schema = ((v.schema as Obj | undefined)?.openAPIV3Schema ?? undefined) as Schema | undefined;
+    const base = `spec.versions[${i}].schema.openAPIV3Schema`;
+    if (!schema) req(base);
+    else {
+      const probs: string[] = [];
+      structuralProblems(schema, base, probs);
+      for (const p of probs) errs.push({ type: 'FieldValueInvalid', field: base, value: '', hasValue: false, detail: p });
+      walkRules(schema, base, errs);
+    }
+    const subs = (v.subresources ?? {}) as Obj;
+    if (subs.status !== undefined) status = true;
+    const columns: PrinterColumn[] = ((v.additionalPrinterColumns ?? []) as Obj[]).map((c) => ({
+      name: String(c.name),
+      type: String(c.type ?? 'string'),
+      ...(c.format ? { format: String(c.format) } : {}),
+      ...(c.description ? { description: String(c.description) } : {}),
+      priority: Number(c.priority ?? 0),
+      jsonPath: String(c.jsonPath ?? ''),
+    }));
+    return {
+      name: String(v.name),
+      served: v.served !== false,
+      storage: v.storage === true,
+      ...(schema ? { schema } : {}),
+      columns,
+      ...(v.deprecated ? { deprecated: true } : {}),
+      ...(typeof v.deprecationWarning === 'string' ? { deprecationWarning: v.deprecationWarning } : {}),
+    };
+  });
+  if (errs.length) return { errors: errs };
+  return {
+    errors: [],
+    def: {
+      group,
+      plural,
+      singular: String(names.singular ?? kind.toLowerCase()),
+      kind,
+      listKind: String(names.listKind ?? `${kind}List`),
+      namespaced: scope === 'Namespaced',
+      shortNames: (names.shortNames as string[] | undefined) ?? [],
+      categories: (names.categories as string[] | undefined) ?? [],
+      versions,
+      storageVersion: storage[0] ? String(storage[0].name) : versions[0]!.name,
+      statusSubresource: status,
+      builtin: false,
+      hasGeneration: true,
+      clearStatusOnCreate: status,
+      strategicMerge: false,
+      crdName: String(meta.name),
+    },
+  };
+}
+
+function keyOf(item: unknown, keys: string[]): string | undefined {
+  if (!isObj(item)) return undefined;
+  return JSON.stringify(keys.map((k) => item[k] ?? null));
+}
+
+function joinPath(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+/** Evaluates x-kubernetes-validations over a value (and its correlated old value for transition rules). */
+export function celValidate(value: unknown, old: unknown, schema: Schema | undefined, path: string, errs: FieldError[]): void {
+  if (!schema || value === undefined || value === null) return;
+  const rules = compiled.get(schema);
+  if (rules) {
+    for (const r of rules) {
+      if (r.program.usesOldSelf && old === undefined) continue;
+      const field = r.fieldPath ? joinPath(path, r.fieldPath.replace(/^\./, '')) : path;
+      const typeValue = schema.type ?? (schema['x-kubernetes-int-or-string'] ? 'integer-or-string' : 'object');
+      try {
+        const ok = r.program.eval(value, old);
+        if (ok !== true) {
+          let message = r.message || `failed rule: ${r.rule}`;
+          if (r.messageProgram) {
+            try {
+              const m = r.messageProgram.eval(value, old);
+              if (typeof m === 'string' && m) message = m;
+            } catch { /* fall back to message */ }
+          }
+          if (r.reason === 'FieldValueInvalid') errs.push({ type: 'FieldValueInvalid', field, value: typeValue, hasValue: true, detail: message });
+          else errs.push({ type: r.reason, field, detail: message });
+        }
+      } catch (e) {
+        if (!(e instanceof CelError)) throw e;
+        errs.push({ type: 'FieldValueInvalid', field, value: typeValue, hasValue: true, detail: `${e.message} evaluating rule: ${r.rule}` });
+      }
+    }
+  }
+  if (Array.isArray(value)) {
+    if (!schema.items) return;
+    let oldByKey: Map<string, unknown> | undefined;
+    const keys = schema['x-kubernetes-list-map-keys'];
+    if (schema['x-kubernetes-list-type'] === 'map' && keys && Array.isArray(old)) {
+      oldByKey = new Map();
+      for (const o of old) { const k = keyOf(o, keys); if (k !== undefined) oldByKey.set(k, o); }
+    }
+    value.forEach((v, i) => {
+      const k = oldByKey && keys ? keyOf(v, keys) : undefined;
+      celValidate(v, k !== undefined ? oldByKey!.get(k) : undefined, schema.items, `${path}[${i}]`, errs);
+    });
+    return;
+  }
+  if (isObj(value)) {
+    const oldObj = isObj(old) ? old : undefined;
+    for (const [k, v] of Object.entries(value)) {
+      const sub = schema.properties?.[k] ?? (isObj(schema.additionalProperties) ? (schema.additionalProperties as Schema) : undefined);
+      if (sub) celValidate(v, oldObj?.[k], sub, joinPath(path, k), errs);
+    }
+  }
+}

@@ -1,0 +1,114 @@
+/** Resource descriptors: the built-in kinds served schemaless, and CRD-defined kinds. */
+import type { Schema } from './schema.js';
+
+/** A CRD additionalPrinterColumn (or a built-in column). */
+export interface PrinterColumn { name: string; type: string; format?: string; description?: string; priority?: number; jsonPath: string; cell?: (obj: Record<string, unknown>) => unknown }
+
+/** One served version of a resource. */
+export interface VersionDef { name: string; served: boolean; storage: boolean; schema?: Schema; columns: PrinterColumn[]; deprecated?: boolean; deprecationWarning?: string }
+
+/** Everything the server needs to serve one group/resource. */
+export interface ResourceDef {
+  group: string;
+  plural: string;
+  singular: string;
+  kind: string;
+  listKind: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  versions: VersionDef[];
+  storageVersion: string;
+  statusSubresource: boolean;
+  /** Built-ins are stored schemaless; CRDs are pruned, defaulted and validated. */
+  builtin: boolean;
+  /** Whether metadata.generation is maintained. */
+  hasGeneration: boolean;
+  /** Whether status is dropped on create (status subresource semantics). */
+  clearStatusOnCreate: boolean;
+  /** Strategic merge patch is accepted (built-ins only). */
+  strategicMerge: boolean;
+  /** Name of the CRD that defines this resource, if any. */
+  crdName?: string;
+}
+
+/** Storage key of a group/resource. */
+export function grKey(group: string, plural: string): string {
+  return `${group}/${plural}`;
+}
+
+/** apiVersion string for a group and version. */
+export function apiVersionOf(group: string, version: string): string {
+  return group ? `${group}/${version}` : version;
+}
+
+function countData(o: Record<string, unknown>): number {
+  const d = o.data as Record<string, unknown> | undefined;
+  const b = o.binaryData as Record<string, unknown> | undefined;
+  return (d ? Object.keys(d).length : 0) + (b ? Object.keys(b).length : 0);
+}
+
+const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' };
+
+function builtin(p: Partial<ResourceDef> & Pick<ResourceDef, 'group' | 'plural' | 'singular' | 'kind' | 'namespaced'>, version: string, columns: PrinterColumn[] = [AGE]): ResourceDef {
+  return {
+    listKind: `${p.kind}List`,
+    shortNames: [],
+    categories: [],
+    statusSubresource: false,
+    builtin: true,
+    hasGeneration: false,
+    clearStatusOnCreate: false,
+    strategicMerge: true,
+    ...p,
+    versions: [{ name: version, served: true, storage: true, columns }],
+    storageVersion: version,
+  };
+}
+
+/** The built-in resources this server serves (schemaless storage). */
+export function builtinResources(): ResourceDef[] {
+  return [
+    builtin({ group: '', plural: 'namespaces', singular: 'namespace', kind: 'Namespace', namespaced: false, shortNames: ['ns'], statusSubresource: true }, 'v1', [
+      { name: 'Status', type: 'string', jsonPath: '.status.phase', description: 'The status of the namespace' },
+      AGE,
+    ]),
+    builtin({ group: '', plural: 'configmaps', singular: 'configmap', kind: 'ConfigMap', namespaced: true, shortNames: ['cm'] }, 'v1', [
+      { name: 'Data', type: 'integer', jsonPath: '.data', description: 'Number of entries in data', cell: countData },
+      AGE,
+    ]),
+    builtin({ group: '', plural: 'secrets', singular: 'secret', kind: 'Secret', namespaced: true }, 'v1', [
+      { name: 'Type', type: 'string', jsonPath: '.type', description: 'The type of the secret' },
+      { name: 'Data', type: 'integer', jsonPath: '.data', description: 'Number of entries in data', cell: countData },
+      AGE,
+    ]),
+    builtin({ group: '', plural: 'events', singular: 'event', kind: 'Event', namespaced: true, shortNames: ['ev'] }, 'v1', [
+      { name: 'Last Seen', type: 'string', jsonPath: '.lastTimestamp', description: 'Time of the last occurrence' },
+      { name: 'Type', type: 'string', jsonPath: '.type', description: 'Type of this event' },
+      { name: 'Reason', type: 'string', jsonPath: '.reason', description: 'Short, machine understandable string' },
+      { name: 'Object', type: 'string', jsonPath: '.involvedObject.name', description: 'The object this event is about' },
+      { name: 'Message', type: 'string', jsonPath: '.message', description: 'A human-readable description' },
+    ]),
+    builtin({ group: '', plural: 'serviceaccounts', singular: 'serviceaccount', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'] }, 'v1'),
+    builtin({ group: '', plural: 'nodes', singular: 'node', kind: 'Node', namespaced: false, shortNames: ['no'], statusSubresource: true }, 'v1'),
+    builtin({ group: 'coordination.k8s.io', plural: 'leases', singular: 'lease', kind: 'Lease', namespaced: true }, 'v1', [
+      { name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity', description: 'The current holder of the lease' },
+      AGE,
+    ]),
+    builtin({ group: 'events.k8s.io', plural: 'events', singular: 'event', kind: 'Event', namespaced: true, shortNames: ['ev'] }, 'v1', [
+      { name: 'Reason', type: 'string', jsonPath: '.reason', description: 'Short, machine understandable string' },
+      { name: 'Note', type: 'string', jsonPath: '.note', description: 'A human-readable description' },
+      AGE,
+    ]),
+    builtin({ group: 'batch', plural: 'jobs', singular: 'job', kind: 'Job', namespaced: true, statusSubresource: true, hasGeneration: true, clearStatusOnCreate: true }, 'v1', [
+      { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.status=="True")].type', description: 'Status of the job' },
+      { name: 'Completions', type: 'string', jsonPath: '.status.succeeded', description: 'Succeeded pods' },
+      AGE,
+    ]),
+    builtin(
+      { group: 'apiextensions.k8s.io', plural: 'customresourcedefinitions', singular: 'customresourcedefinition', kind: 'CustomResourceDefinition', namespaced: false, shortNames: ['crd', 'crds'], statusSubresource: true, hasGeneration: true, clearStatusOnCreate: true, strategicMerge: true },
+      'v1',
+      [{ name: 'Created At', type: 'string', format: 'date-time', jsonPath: '.metadata.creationTimestamp', description: 'When the CRD was created' }],
+    ),
+  ];
+}

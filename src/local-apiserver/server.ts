@@ -1,0 +1,424 @@
+/** HTTP(S) transport: authentication, routing, content negotiation, body limits, fault injection. */
+import { randomInt } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import type { Core, DeleteOptions, WriteOptions } from './core.js';
+import { aggregated, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import {
+  ApiError, badRequest, conflict, internalError, methodNotAllowed, notAcceptable, resourceNotFound, tooLarge, tooManyRequests,
+  unauthorized, unsupportedMediaType,
+} from './errors.js';
+import { docHash, groupVersionDoc, openapiRoot } from './openapi.js';
+import { apiVersionOf, grKey, type ResourceDef } from './resources.js';
+import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import { toTable } from './table.js';
+import { activeWatches, serveWatch } from './watch.js';
+
+type Obj = Record<string, unknown>;
+
+/** Fault injection settings (see index.ts FaultConfig). */
+export interface Faults { errorRate?: number; errorCodes?: number[]; verbs?: string[]; latencyMs?: number; dropWatchesEveryMs?: number }
+
+/** Transport settings. */
+export interface ServerSettings { token: string; maxBodyBytes: number; bookmarkIntervalMs: number; hostPort: () => string }
+
+const AGGREGATED_CT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+const BODY_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
+const DEFAULT_VERBS = ['get', 'list', 'create', 'update', 'patch', 'delete', 'deletecollection'];
+
+const VERSION = {
+  major: '1',
+  minor: '32',
+  gitVersion: 'v1.32.0-inplace-local',
+  gitCommit: '0000000000000000000000000000000000000000',
+  gitTreeState: 'clean',
+  buildDate: '2026-01-01T00:00:00Z',
+  goVersion: 'go1.23.5',
+  compiler: 'gc',
+  platform: 'linux/amd64',
+};
+
+function sendJson(res: ServerResponse, code: number, body: unknown, headers: Record<string, string | string[]> = {}, contentType = 'application/json'): void {
+  const data = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(code, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Content-Length': Buffer.byteLength(data), ...headers });
+  res.end(data);
+}
+
+function sendError(res: ServerResponse, err: ApiError, headers: Record<string, string> = {}): void {
+  const extra = { ...headers };
+  if (err.code === 429) extra['Retry-After'] = '1';
+  sendJson(res, err.code, err.toStatus(), extra);
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const len = Number(req.headers['content-length'] ?? 0);
+    if (len > limit) {
+      req.resume();
+      reject(tooLarge(limit));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let failed = false;
+    req.on('data', (c: Buffer) => {
+      if (failed) return;
+      total += c.length;
+      if (total > limit) {
+        failed = true;
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => { if (!failed) resolve(Buffer.concat(chunks)); });
+    req.on('error', (e) => { if (!failed) reject(e); });
+  });
+}
+
+function mediaType(h: string | undefined): string {
+  return (h ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+function parseBody(buf: Buffer, ct: string, allowed: string[]): unknown {
+  const type = ct || 'application/json';
+  if (!allowed.includes(type)) throw unsupportedMediaType(allowed);
+  const text = buf.toString('utf8');
+  if (type === 'application/vnd.kubernetes.protobuf') throw unsupportedMediaType(allowed.filter((a) => !a.includes('protobuf')));
+  if (!text.trim()) throw badRequest('the body of the request was empty');
+  if (type.endsWith('yaml')) {
+    try {
+      return parseYaml(text, { maxAliasCount: 100 }) as unknown;
+    } catch (e) {
+      throw badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
+    }
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+  }
+}
+
+function wantsTable(accept: string | undefined): boolean {
+  if (!accept) return false;
+  return accept.split(',').some((a) => /as=Table/.test(a) && /g=meta\.k8s\.io/.test(a));
+}
+
+function wantsAggregated(accept: string | undefined): boolean {
+  return !!accept && accept.split(',').some((a) => a.includes('as=APIGroupDiscoveryList') && a.includes('g=apidiscovery.k8s.io') && /v=v2(;|$|\s)/.test(a.replace(/\s/g, '') + ';'));
+}
+
+function checkAcceptable(accept: string | undefined): void {
+  if (!accept) return;
+  const ok = accept.split(',').some((a) => {
+    const t = mediaType(a);
+    return t === 'application/json' || t === '*/*' || t === 'application/*' || t === 'application/yaml' || t === '';
+  });
+  if (!ok) throw notAcceptable();
+}
+
+interface Route { def: ResourceDef; version: string; ns: string | undefined; name?: string; sub?: string }
+
+/** Resolves /api/v1/... or /apis/g/v/... to a resource route. */
+function route(core: Core, segs: string[]): Route | undefined {
+  let group = '';
+  let version: string;
+  let rest: string[];
+  if (segs[0] === 'api') {
+    version = segs[1]!;
+    rest = segs.slice(2);
+  } else {
+    group = segs[1]!;
+    version = segs[2]!;
+    rest = segs.slice(3);
+  }
+  if (!rest.length) return undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    const def = core.lookup(group, version, rest[2]!);
+    if (def && def.namespaced) {
+      if (rest.length > 5) return undefined;
+      return { def, version, ns: rest[1]!, ...(rest[3] !== undefined ? { name: rest[3] } : {}), ...(rest[4] !== undefined ? { sub: rest[4] } : {}) };
+    }
+  }
+  const def = core.lookup(group, version, rest[0]!);
+  if (!def || rest.length > 3) return undefined;
+  return { def, version, ns: undefined, ...(rest[1] !== undefined ? { name: rest[1] } : {}), ...(rest[2] !== undefined ? { sub: rest[2] } : {}) };
+}
+
+function verbOf(method: string, r: Route, watch: boolean): string {
+  switch (method) {
+    case 'GET': return r.name ? 'get' : watch ? 'watch' : 'list';
+    case 'POST': return 'create';
+    case 'PUT': return 'update';
+    case 'PATCH': return 'patch';
+    case 'DELETE': return r.name ? 'delete' : 'deletecollection';
+    default: return method.toLowerCase();
+  }
+}
+
+function boolParam(q: URLSearchParams, k: string): boolean {
+  const v = q.get(k);
+  return v === 'true' || v === '1';
+}
+
+/** The request handler (a closure over the core and mutable fault settings). */
+export class Handler {
+  faults: Faults | undefined;
+  private dropTimer: NodeJS.Timeout | undefined;
+  private openapiCache = new Map<string, { body: string; hash: string }>();
+
+  constructor(private core: Core, private s: ServerSettings) {
+    core.onDiscoveryChange = () => this.openapiCache.clear();
+  }
+
+  /** Applies fault settings (drop timer included). */
+  setFaults(f: Faults | undefined): void {
+    this.faults = f;
+    if (this.dropTimer) clearInterval(this.dropTimer);
+    this.dropTimer = undefined;
+    if (f?.dropWatchesEveryMs && f.dropWatchesEveryMs > 0) {
+      this.dropTimer = setInterval(() => {
+        for (const res of [...activeWatches]) res.destroy();
+      }, f.dropWatchesEveryMs);
+      this.dropTimer.unref();
+    }
+  }
+
+  /** Stops timers. */
+  close(): void {
+    if (this.dropTimer) clearInterval(this.dropTimer);
+    for (const res of [...activeWatches]) res.destroy();
+  }
+
+  /** Node request listener. */
+  handle = (req: IncomingMessage, res: ServerResponse): void => {
+    this.dispatch(req, res).catch((e: unknown) => {
+      const err = e instanceof ApiError ? e : internalError((e as Error)?.message ?? String(e));
+      if (!res.headersSent) sendError(res, err, err.code === 413 ? { Connection: 'close' } : {});
+      else res.destroy();
+    });
+  };
+
+  private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    const q = url.searchParams;
+    const method = req.method ?? 'GET';
+    if (['/healthz', '/livez', '/readyz'].includes(path) || /^\/(healthz|livez|readyz)\//.test(path)) {
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+      res.end('ok');
+      return;
+    }
+    if (path === '/version') {
+      sendJson(res, 200, VERSION);
+      return;
+    }
+    const auth = req.headers.authorization;
+    if (auth !== `Bearer ${this.s.token}`) {
+      req.resume();
+      throw unauthorized();
+    }
+    const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+    if (segs[0] === 'openapi') return this.openapi(req, res, segs);
+    if (segs[0] !== 'api' && segs[0] !== 'apis') throw resourceNotFound();
+    const accept = req.headers.accept;
+    // Discovery
+    if (segs[0] === 'api' && segs.length === 1) return this.discovery(res, accept, () => apiVersions(this.s.hostPort()), () => aggregated(this.core, true));
+    if (segs[0] === 'apis' && segs.length === 1) return this.discovery(res, accept, () => apiGroupList(this.core), () => aggregated(this.core, false));
+    if (segs[0] === 'apis' && segs.length === 2) {
+      const g = apiGroup(this.core, segs[1]!);
+      if (!g) throw resourceNotFound();
+      return sendJson(res, 200, g);
+    }
+    if ((segs[0] === 'api' && segs.length === 2) || (segs[0] === 'apis' && segs.length === 3)) {
+      const group = segs[0] === 'api' ? '' : segs[1]!;
+      const version = segs[0] === 'api' ? segs[1]! : segs[2]!;
+      const l = apiResourceList(this.core, group, version);
+      if (!l) throw resourceNotFound();
+      return sendJson(res, 200, l);
+    }
+    const r = route(this.core, segs);
+    if (!r) throw resourceNotFound();
+    if (r.sub !== undefined && !(r.sub === 'status' && r.def.statusSubresource) && !(r.sub === 'finalize' && grKey(r.def.group, r.def.plural) === '/namespaces')) {
+      throw resourceNotFound();
+    }
+    const watch = boolParam(q, 'watch');
+    const verb = verbOf(method, r, watch);
+    await this.injectFaults(verb, r);
+    checkAcceptable(accept);
+    const table = wantsTable(accept) ? { includeObject: q.get('includeObject') ?? 'Metadata' } : undefined;
+    const ns = r.ns;
+    const nsOrEmpty = ns ?? '';
+    if (r.def.namespaced && ns === undefined && ['create', 'update', 'patch', 'delete', 'get'].includes(verb) && verb !== 'get') {
+      if (verb === 'create') throw methodNotAllowed();
+    }
+    if (r.def.namespaced && ns === undefined && r.name !== undefined) throw resourceNotFound();
+    const wopts = (): WriteOptions => ({
+      dryRun: q.getAll('dryRun').includes('All'),
+      ...(q.get('fieldValidation') ? { fieldValidation: q.get('fieldValidation')! } : {}),
+      ...(q.get('fieldManager') ? { fieldManager: q.get('fieldManager')! } : {}),
+      force: boolParam(q, 'force'),
+    });
+    const fv = q.get('fieldValidation');
+    if (fv !== null && !['Strict', 'Warn', 'Ignore'].includes(fv)) throw badRequest(`fieldValidation must be one of "Ignore", "Warn", or "Strict", but got: ${fv}`);
+    const dryRunVals = q.getAll('dryRun');
+    if (dryRunVals.some((d) => d !== 'All')) throw badRequest(`Invalid dryRun values: ${dryRunVals.join(',')}: supported values: "All"`);
+    const out = (obj: Obj): Obj => this.core.toVersion(r.def, r.version, obj);
+    const respondObj = (code: number, obj: Obj, warnings: string[] = []): void => {
+      const headers: Record<string, string | string[]> = {};
+      if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+      if (table && method === 'GET') {
+        sendJson(res, code, toTable(r.def, r.version, [out(obj)], { resourceVersion: String((obj.metadata as Obj).resourceVersion) }, table.includeObject), headers);
+      } else sendJson(res, code, out(obj), headers);
+    };
+    switch (verb) {
+      case 'get': {
+        req.resume();
+        const e = this.core.get(r.def, nsOrEmpty, r.name!);
+        if (table) return respondObj(200, e.obj);
+        return sendJson(res, 200, this.core.entryJson(r.def, r.version, e));
+      }
+      case 'list':
+      case 'watch': {
+        req.resume();
+        if (method !== 'GET') throw methodNotAllowed();
+        const label = parseLabelSelector(q.get('labelSelector'));
+        const field = parseFieldSelector(q.get('fieldSelector'));
+        if (verb === 'watch') {
+          const timeout = Number(q.get('timeoutSeconds') ?? 0);
+          serveWatch(this.core, {
+            def: r.def, version: r.version, ns, resourceVersion: q.get('resourceVersion') ?? undefined, label, field,
+            bookmarks: boolParam(q, 'allowWatchBookmarks'), sendInitialEvents: boolParam(q, 'sendInitialEvents'),
+            timeoutSeconds: timeout > 0 ? timeout : 1800 + randomInt(1800), bookmarkIntervalMs: this.s.bookmarkIntervalMs,
+            ...(table ? { table } : {}),
+          }, res);
+          return;
+        }
+        const limit = Number(q.get('limit') ?? 0);
+        const l = this.core.list(r.def, ns, label, field, Number.isFinite(limit) && limit > 0 ? limit : 0, q.get('continue') ?? undefined);
+        const listMeta: Obj = { resourceVersion: String(l.rv), ...(l.continue ? { continue: l.continue } : {}), ...(l.remaining !== undefined ? { remainingItemCount: l.remaining } : {}) };
+        if (table) return sendJson(res, 200, toTable(r.def, r.version, l.entries.map((e) => out(e.obj)), listMeta, table.includeObject));
+        const av = apiVersionOf(r.def.group, r.version);
+        const items = l.entries.map((e) => this.core.entryJson(r.def, r.version, e)).join(',');
+        const body = `{"apiVersion":${JSON.stringify(av)},"items":[${items}],"kind":${JSON.stringify(r.def.listKind)},"metadata":${JSON.stringify(listMeta)}}`;
+        return sendJson(res, 200, body);
+      }
+      case 'create': {
+        if (r.name !== undefined) throw methodNotAllowed();
+        const body = parseBody(await readBody(req, this.s.maxBodyBytes), mediaType(req.headers['content-type']), BODY_TYPES);
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body of the request must be an object');
+        const result = this.core.create(r.def, r.version, nsOrEmpty, body as Obj, wopts());
+        return respondObj(201, result.obj, result.warnings);
+      }
+      case 'update': {
+        if (r.name === undefined) throw methodNotAllowed();
+        const body = parseBody(await readBody(req, this.s.maxBodyBytes), mediaType(req.headers['content-type']), BODY_TYPES);
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body of the request must be an object');
+        let bodyObj = body as Obj;
+        if (r.sub === 'finalize') {
+          const cur = this.core.get(r.def, '', r.name).obj;
+          bodyObj = { ...cur, spec: { ...((cur.spec as Obj | undefined) ?? {}), finalizers: ((bodyObj.spec as Obj | undefined)?.finalizers as unknown) ?? [] }, metadata: { ...(cur.metadata as Obj), resourceVersion: (bodyObj.metadata as Obj | undefined)?.resourceVersion ?? (cur.metadata as Obj).resourceVersion } };
+        }
+        const result = this.core.update(r.def, r.version, nsOrEmpty, r.name, bodyObj, wopts(), r.sub === 'status' ? 'status' : undefined);
+        return respondObj(result.created ? 201 : 200, result.obj, result.warnings);
+      }
+      case 'patch': {
+        if (r.name === undefined) throw methodNotAllowed();
+        const ct = mediaType(req.headers['content-type']);
+        const patchTypes = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/strategic-merge-patch+json'];
+        const accepted = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
+        if (r.def.strategicMerge) accepted.push('application/strategic-merge-patch+json');
+        if (!accepted.includes(ct)) {
+          req.resume();
+          throw unsupportedMediaType(accepted);
+        }
+        const buf = await readBody(req, this.s.maxBodyBytes);
+        const body = ct === 'application/apply-patch+yaml' ? parseBody(buf, 'application/yaml', ['application/yaml']) : parseBody(buf, 'application/json', ['application/json']);
+        void patchTypes;
+        const result = this.core.patch(r.def, r.version, nsOrEmpty, r.name, ct, body, wopts(), r.sub === 'status' ? 'status' : undefined);
+        return respondObj(result.created ? 201 : 200, result.obj, result.warnings);
+      }
+      case 'delete':
+      case 'deletecollection': {
+        const buf = await readBody(req, this.s.maxBodyBytes);
+        let opts: Obj = {};
+        if (buf.length && buf.toString('utf8').trim()) {
+          const b = parseBody(buf, mediaType(req.headers['content-type']) || 'application/json', BODY_TYPES);
+          if (typeof b !== 'object' || b === null || Array.isArray(b)) throw badRequest('DeleteOptions must be an object');
+          opts = b as Obj;
+        }
+        const dopts: DeleteOptions = {
+          ...(typeof opts.propagationPolicy === 'string' ? { propagationPolicy: opts.propagationPolicy } : {}),
+          ...(q.get('propagationPolicy') ? { propagationPolicy: q.get('propagationPolicy')! } : {}),
+          ...(typeof opts.preconditions === 'object' && opts.preconditions ? { preconditions: opts.preconditions as DeleteOptions['preconditions'] } : {}),
+          ...(typeof opts.orphanDependents === 'boolean' ? { orphanDependents: opts.orphanDependents } : {}),
+          dryRun: q.getAll('dryRun').includes('All') || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All')),
+        };
+        if (verb === 'deletecollection') {
+          const label = parseLabelSelector(q.get('labelSelector'));
+          const field = parseFieldSelector(q.get('fieldSelector'));
+          const deleted = this.core.deleteCollection(r.def, ns, label, field, dopts);
+          const av = apiVersionOf(r.def.group, r.version);
+          return sendJson(res, 200, { apiVersion: av, kind: r.def.listKind, metadata: { resourceVersion: String(this.core.rv) }, items: deleted.map((e) => out(e.obj)) });
+        }
+        const result = this.core.delete(r.def, nsOrEmpty, r.name!, dopts);
+        if (result.deleted && r.def.builtin && grKey(r.def.group, r.def.plural) !== '/namespaces') {
+          const m = result.obj.metadata as Obj;
+          return sendJson(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: m.name, ...(r.def.group ? { group: r.def.group } : {}), kind: r.def.plural, uid: m.uid } });
+        }
+        return respondObj(200, result.obj);
+      }
+      default:
+        req.resume();
+        throw methodNotAllowed();
+    }
+  }
+
+  private discovery(res: ServerResponse, accept: string | undefined, legacy: () => Obj, agg: () => Obj): void {
+    if (wantsAggregated(accept)) sendJson(res, 200, agg(), { Vary: 'Accept' }, AGGREGATED_CT);
+    else sendJson(res, 200, legacy(), { Vary: 'Accept' });
+  }
+
+  private gvDoc(path: string): { body: string; hash: string } | undefined {
+    let c = this.openapiCache.get(path);
+    if (c) return c;
+    const segs = path.split('/');
+    const doc = segs[0] === 'api' ? groupVersionDoc(this.core, '', segs[1]!) : groupVersionDoc(this.core, segs[1]!, segs[2]!);
+    if (!doc) return undefined;
+    const body = JSON.stringify(doc);
+    c = { body, hash: docHash(body) };
+    this.openapiCache.set(path, c);
+    return c;
+  }
+
+  private openapi(req: IncomingMessage, res: ServerResponse, segs: string[]): void {
+    req.resume();
+    if (segs[1] === 'v3' && segs.length === 2) {
+      const root = openapiRoot(this.core, (p) => this.gvDoc(p)?.hash ?? '');
+      return sendJson(res, 200, root);
+    }
+    if (segs[1] === 'v3') {
+      const doc = this.gvDoc(segs.slice(2).join('/'));
+      if (!doc) throw resourceNotFound();
+      return sendJson(res, 200, doc.body, { ETag: `"${doc.hash}"`, 'Cache-Control': 'public, immutable' });
+    }
+    throw resourceNotFound();
+  }
+
+  private async injectFaults(verb: string, r: Route): Promise<void> {
+    const f = this.faults;
+    if (!f) return;
+    if (f.latencyMs && f.latencyMs > 0) await new Promise((res) => setTimeout(res, f.latencyMs));
+    if (verb === 'watch' || !f.errorRate) return;
+    const verbs = f.verbs ?? DEFAULT_VERBS;
+    if (!verbs.includes(verb)) return;
+    if (Math.random() >= f.errorRate) return;
+    const codes = f.errorCodes && f.errorCodes.length ? f.errorCodes : [500, 429, 409];
+    const code = codes[randomInt(codes.length)]!;
+    if (code === 429) throw tooManyRequests();
+    if (code === 409) throw conflict(r.def.group, r.def.plural, r.name ?? '', 'the object has been modified; please apply your changes to the latest version and try again');
+    if (code === 500) throw internalError('injected fault');
+    throw new ApiError(code, code === 503 ? 'ServiceUnavailable' : code === 504 ? 'Timeout' : 'InternalError', `injected fault (${code})`);
+  }
+}

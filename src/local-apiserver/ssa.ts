@@ -1,0 +1,200 @@
+/**
+ * Server-side apply: create-or-merge of an apply configuration with field ownership tracked in
+ * `managedFields` (Apply entries). Lists are atomic unless the schema declares list-type map/set.
+ */
+import { ApiError } from './errors.js';
+import { now } from './meta.js';
+import type { Schema } from './schema.js';
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const IGNORED_META = new Set(['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink', 'generateName']);
+
+function childSchema(s: Schema | undefined, key: string): Schema | undefined {
+  if (!s) return undefined;
+  return s.properties?.[key] ?? (isObj(s.additionalProperties) ? (s.additionalProperties as Schema) : undefined);
+}
+
+function mapKeys(s: Schema | undefined): string[] | undefined {
+  return s?.['x-kubernetes-list-type'] === 'map' ? s['x-kubernetes-list-map-keys'] ?? [] : undefined;
+}
+
+function keyObj(item: Obj, keys: string[]): Obj {
+  const k: Obj = {};
+  for (const kk of keys) if (item[kk] !== undefined) k[kk] = item[kk];
+  return k;
+}
+
+/** Leaf field paths of an apply configuration, as FieldsV1-style path segments. */
+function fieldSet(v: unknown, s: Schema | undefined, prefix: string[], out: Map<string, string[]>, root: boolean): void {
+  if (!isObj(v)) {
+    out.set(prefix.join('\u0000'), prefix);
+    return;
+  }
+  const entries = Object.entries(v);
+  if (!root && prefix.length && entries.length === 0) out.set(prefix.join('\u0000'), prefix);
+  for (const [k, x] of entries) {
+    if (root && (k === 'apiVersion' || k === 'kind')) continue;
+    if (root && k === 'metadata' && isObj(x)) {
+      for (const [mk, mv] of Object.entries(x)) {
+        if (IGNORED_META.has(mk)) continue;
+        if ((mk === 'labels' || mk === 'annotations') && isObj(mv)) {
+          for (const lk of Object.keys(mv)) {
+            const p = ['f:metadata', `f:${mk}`, `f:${lk}`];
+            out.set(p.join('\u0000'), p);
+          }
+        } else {
+          const p = ['f:metadata', `f:${mk}`];
+          out.set(p.join('\u0000'), p);
+        }
+      }
+      continue;
+    }
+    const sub = childSchema(s, k);
+    const p = [...prefix, `f:${k}`];
+    const keys = mapKeys(sub);
+    if (Array.isArray(x) && keys && sub?.items) {
+      if (x.length === 0) out.set(p.join('\u0000'), p);
+      for (const item of x) {
+        if (!isObj(item)) continue;
+        const ip = [...p, `k:${JSON.stringify(keyObj(item, keys))}`];
+        out.set(ip.join('\u0000'), ip);
+        fieldSet(item, sub.items, ip, out, false);
+      }
+    } else if (isObj(x)) {
+      fieldSet(x, sub, p, out, false);
+      if (Object.keys(x).length === 0) out.set(p.join('\u0000'), p);
+    } else out.set(p.join('\u0000'), p);
+  }
+}
+
+function toFieldsV1(paths: Iterable<string[]>): Obj {
+  const root: Obj = {};
+  for (const p of paths) {
+    let cur = root;
+    for (const seg of p) {
+      if (!isObj(cur[seg])) cur[seg] = {};
+      cur = cur[seg] as Obj;
+    }
+  }
+  return root;
+}
+
+function fromFieldsV1(f: unknown, prefix: string[], out: Map<string, string[]>): void {
+  if (!isObj(f)) return;
+  const keys = Object.keys(f).filter((k) => k !== '.');
+  if (keys.length === 0 && prefix.length) out.set(prefix.join('\u0000'), prefix);
+  for (const k of keys) fromFieldsV1(f[k], [...prefix, k], out);
+}
+
+function getPath(obj: unknown, path: string[]): { found: boolean; value?: unknown } {
+  let cur: unknown = obj;
+  for (const seg of path) {
+    if (seg.startsWith('f:')) {
+      if (!isObj(cur) || !(seg.slice(2) in cur)) return { found: false };
+      cur = cur[seg.slice(2)];
+    } else if (seg.startsWith('k:')) {
+      if (!Array.isArray(cur)) return { found: false };
+      const key = JSON.parse(seg.slice(2)) as Obj;
+      cur = cur.find((it) => isObj(it) && Object.entries(key).every(([kk, vv]) => JSON.stringify(it[kk]) === JSON.stringify(vv)));
+      if (cur === undefined) return { found: false };
+    } else return { found: false };
+  }
+  return { found: true, value: cur };
+}
+
+function removePath(obj: unknown, path: string[]): void {
+  if (!path.length) return;
+  const parent = getPath(obj, path.slice(0, -1));
+  if (!parent.found) return;
+  const last = path[path.length - 1]!;
+  if (last.startsWith('f:') && isObj(parent.value)) delete parent.value[last.slice(2)];
+  else if (last.startsWith('k:') && Array.isArray(parent.value)) {
+    const key = JSON.parse(last.slice(2)) as Obj;
+    const idx = parent.value.findIndex((it) => isObj(it) && Object.entries(key).every(([kk, vv]) => JSON.stringify(it[kk]) === JSON.stringify(vv)));
+    if (idx >= 0) parent.value.splice(idx, 1);
+  }
+}
+
+/** Merges `applied` into `current` (maps recursively, list-type map lists by key, other lists atomically). */
+function merge(current: unknown, applied: unknown, s: Schema | undefined): unknown {
+  if (!isObj(applied)) return applied;
+  const out: Obj = isObj(current) ? { ...current } : {};
+  for (const [k, v] of Object.entries(applied)) {
+    const sub = childSchema(s, k);
+    const keys = mapKeys(sub);
+    if (Array.isArray(v) && keys && Array.isArray(out[k])) {
+      const cur = [...(out[k] as unknown[])];
+      for (const item of v) {
+        if (!isObj(item)) continue;
+        const ko = keyObj(item, keys);
+        const idx = cur.findIndex((it) => isObj(it) && Object.entries(ko).every(([kk, vv]) => JSON.stringify(it[kk]) === JSON.stringify(vv)));
+        if (idx >= 0) cur[idx] = merge(cur[idx], item, sub?.items);
+        else cur.push(item);
+      }
+      out[k] = cur;
+    } else if (isObj(v)) out[k] = merge(out[k], v, sub);
+    else out[k] = v;
+  }
+  return out;
+}
+
+/** Server-side apply of `applied` over `current` by `manager`; throws 409 on conflicts with other appliers unless forced. */
+export function serverSideApply(
+  current: Obj | undefined, applied: Obj, manager: string, force: boolean, schema: Schema | undefined, apiVersion: string,
+  subresource?: string, group = '', resource = '', name = '',
+): Obj {
+  const newSet = new Map<string, string[]>();
+  fieldSet(applied, schema, [], newSet, true);
+  const managed = (isObj(current?.metadata) ? ((current!.metadata as Obj).managedFields as Obj[] | undefined) : undefined) ?? [];
+  const mine = managed.find((e) => e.manager === manager && e.operation === 'Apply' && (e.subresource ?? '') === (subresource ?? ''));
+  const prevSet = new Map<string, string[]>();
+  if (mine) fromFieldsV1(mine.fieldsV1, [], prevSet);
+  const others = managed.filter((e) => e !== mine && e.operation === 'Apply').map((e) => {
+    const set = new Map<string, string[]>();
+    fromFieldsV1(e.fieldsV1, [], set);
+    return { entry: e, set };
+  });
+  const conflicts: Array<{ manager: string; path: string[] }> = [];
+  if (current) {
+    for (const [k, p] of newSet) {
+      const cur = getPath(current, p);
+      const want = getPath(applied, p.filter((seg) => seg !== 'f:metadata' || true));
+      if (!cur.found || JSON.stringify(cur.value) === JSON.stringify(want.value)) continue;
+      for (const o of others) if (o.set.has(k)) conflicts.push({ manager: String(o.entry.manager), path: p });
+    }
+  }
+  if (conflicts.length && !force) {
+    const fmt = (p: string[]): string => p.map((s) => (s.startsWith('f:') ? `.${s.slice(2)}` : `[${s.slice(2)}]`)).join('');
+    const msgs = conflicts.map((c) => `conflict with "${c.manager}": ${fmt(c.path)}`);
+    throw new ApiError(409, 'Conflict', `Apply failed with ${conflicts.length} conflict${conflicts.length > 1 ? 's' : ''}: ${msgs.join('\n')}`, {
+      ...(name ? { name } : {}), ...(group ? { group } : {}), ...(resource ? { kind: resource } : {}),
+      causes: conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}"`, field: fmt(c.path) })),
+    });
+  }
+  let result = merge(current ?? {}, applied, schema) as Obj;
+  const ownedByOthers = new Set<string>();
+  for (const o of others) {
+    if (force) for (const k of newSet.keys()) o.set.delete(k);
+    for (const k of o.set.keys()) ownedByOthers.add(k);
+  }
+  for (const [k, p] of prevSet) if (!newSet.has(k) && !ownedByOthers.has(k) && current) removePath(result, p);
+  result = JSON.parse(JSON.stringify(result)) as Obj;
+  const entries: Obj[] = [];
+  for (const e of managed) {
+    if (e === mine) continue;
+    const o = others.find((x) => x.entry === e);
+    if (o && force) {
+      if (o.set.size === 0) continue;
+      entries.push({ ...e, fieldsV1: toFieldsV1(o.set.values()) });
+    } else entries.push(e);
+  }
+  entries.push({ manager, operation: 'Apply', apiVersion, time: now(), fieldsType: 'FieldsV1', fieldsV1: toFieldsV1(newSet.values()), ...(subresource ? { subresource } : {}) });
+  const m = isObj(result.metadata) ? (result.metadata as Obj) : {};
+  result.metadata = { ...m, managedFields: entries };
+  return result;
+}

@@ -1,0 +1,149 @@
+/** In-memory object storage per group/resource: O(1) get, per-namespace index, a bounded watch-event window, watchers. */
+
+type Obj = Record<string, unknown>;
+
+/** A stored object (storage-version form) with its cached JSON. */
+export interface Entry { obj: Obj; rv: number; json?: string }
+
+/** A change recorded for watchers; serialized lazily once per version. */
+export interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  rv: number;
+  obj: Obj;
+  /** The previous state, for selector transitions (object moving in/out of a watcher's selector). */
+  prev?: Obj;
+  ns: string;
+  json?: Map<string, string>;
+}
+
+/** A live watch; `deliver` is called synchronously for every event of its resource at or after its start. */
+export interface Watcher { ns: string | undefined; deliver(ev: WatchEvent): void }
+
+/** Objects of one group/resource. */
+export class ResourceStore {
+  readonly objects = new Map<string, Entry>();
+  readonly byNs = new Map<string, Map<string, Entry>>();
+  readonly watchers = new Set<Watcher>();
+  private ring: WatchEvent[] = [];
+  private head = 0;
+  /** Events with rv <= floor are no longer available to watches. */
+  floor: number;
+  private sorted?: string[];
+  private sortedNs = new Map<string, string[]>();
+
+  constructor(readonly windowSize: number, startRv: number) {
+    this.floor = startRv;
+  }
+
+  /** Storage key for a namespace/name. */
+  static key(ns: string, name: string): string {
+    return ns ? `${ns}/${name}` : name;
+  }
+
+  get(ns: string, name: string): Entry | undefined {
+    return this.objects.get(ResourceStore.key(ns, name));
+  }
+
+  /** Inserts or replaces; `type` decides the event emitted. */
+  put(ns: string, name: string, obj: Obj, rv: number, type: 'ADDED' | 'MODIFIED', prev?: Obj): Entry {
+    const key = ResourceStore.key(ns, name);
+    const entry: Entry = { obj, rv };
+    const isNew = !this.objects.has(key);
+    this.objects.set(key, entry);
+    let nsMap = this.byNs.get(ns);
+    if (!nsMap) {
+      nsMap = new Map();
+      this.byNs.set(ns, nsMap);
+    }
+    nsMap.set(name, entry);
+    if (isNew) this.invalidate(ns);
+    this.emit({ type, rv, obj, ...(prev ? { prev } : {}), ns });
+    return entry;
+  }
+
+  /** Removes an object and emits DELETED with the final state. */
+  remove(ns: string, name: string, finalObj: Obj, rv: number): void {
+    const key = ResourceStore.key(ns, name);
+    if (!this.objects.delete(key)) return;
+    const nsMap = this.byNs.get(ns);
+    nsMap?.delete(name);
+    if (nsMap && nsMap.size === 0) this.byNs.delete(ns);
+    this.invalidate(ns);
+    this.emit({ type: 'DELETED', rv, obj: finalObj, ns });
+  }
+
+  /** Restores an object without emitting (persistence replay). */
+  restore(ns: string, name: string, obj: Obj, rv: number): void {
+    const key = ResourceStore.key(ns, name);
+    const entry: Entry = { obj, rv };
+    this.objects.set(key, entry);
+    let nsMap = this.byNs.get(ns);
+    if (!nsMap) {
+      nsMap = new Map();
+      this.byNs.set(ns, nsMap);
+    }
+    nsMap.set(name, entry);
+    this.invalidate(ns);
+  }
+
+  private invalidate(ns: string): void {
+    this.sorted = undefined;
+    this.sortedNs.delete(ns);
+  }
+
+  /** Keys in etcd order (namespace/name), cached between membership changes. */
+  sortedKeys(ns: string | undefined): string[] {
+    if (ns === undefined) {
+      if (!this.sorted) this.sorted = [...this.objects.keys()].sort();
+      return this.sorted;
+    }
+    let s = this.sortedNs.get(ns);
+    if (!s) {
+      const m = this.byNs.get(ns);
+      s = m ? [...m.keys()].sort().map((n) => ResourceStore.key(ns, n)) : [];
+      this.sortedNs.set(ns, s);
+    }
+    return s;
+  }
+
+  private emit(ev: WatchEvent): void {
+    if (this.ring.length < this.windowSize) this.ring.push(ev);
+    else {
+      const dropped = this.ring[this.head]!;
+      this.floor = dropped.rv;
+      this.ring[this.head] = ev;
+      this.head = (this.head + 1) % this.windowSize;
+    }
+    for (const w of this.watchers) {
+      if (w.ns !== undefined && w.ns !== ev.ns) continue;
+      w.deliver(ev);
+    }
+  }
+
+  /** Oldest resourceVersion a watch may start from (exclusive), i.e. the compaction point. */
+  oldestAvailable(): number {
+    return this.floor;
+  }
+
+  /** Retained events with rv > `rv`, oldest first; undefined when `rv` is older than the window. */
+  eventsSince(rv: number): WatchEvent[] | undefined {
+    if (rv < this.floor) return undefined;
+    const out: WatchEvent[] = [];
+    const n = this.ring.length;
+    for (let i = 0; i < n; i++) {
+      const ev = this.ring[(this.head + i) % n]!;
+      if (ev.rv > rv) out.push(ev);
+    }
+    return out;
+  }
+
+  /** Drops every event and object (CRD removal). */
+  clear(): void {
+    this.objects.clear();
+    this.byNs.clear();
+    this.ring = [];
+    this.head = 0;
+    this.sorted = undefined;
+    this.sortedNs.clear();
+  }
+}
