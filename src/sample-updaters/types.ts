@@ -1,5 +1,5 @@
 // The shape every sample updater exports (WIRING: the CLI's `inplace updater <name>` and the demo start them).
-import type { KubeClient, PolicyRule } from '../contract/index.js';
+import type { KubeClient, Logger, PolicyRule } from '../contract/index.js';
 
 /** Options of SampleUpdater.start. */
 export interface SampleStartOptions {
@@ -9,6 +9,8 @@ export interface SampleStartOptions {
   /** Generic-kind updaters only: the updater names served (default all). */
   names?: string[];
   leaderElect?: boolean;
+  /** Logger (default: pino, LOG_LEVEL / LOG_FORMAT from the environment). */
+  log?: Logger;
 }
 
 /** A runnable sample updater. */

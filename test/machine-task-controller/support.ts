@@ -1,0 +1,65 @@
+// Shared set-up of the task controller, sample updater and conformance integration tests: a test env with the
+// platform, sample and CAPI CRDs, a small CAPI inventory, the machine task controller in a manager, and helpers
+// to create and wait for MachineUpdates the way the plan controller would.
+import { Machines, MachineUpdates, type KubeObject, type MachineUpdateSpec, type MachineUpdateStatus } from '../../src/api/index.js';
+import { applyInventory, buildInventory, capiCrdDirs } from '../../src/capi-sim/index.js';
+import { machineTaskController } from '../../src/machine-task-controller/index.js';
+import { createManager, type RuntimeManager } from '../../src/runtime/index.js';
+import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
+import { waitFor } from '../support/wait.js';
+
+/** A MachineUpdate as tests read it. */
+export interface MU extends KubeObject {
+  spec: MachineUpdateSpec;
+  status?: MachineUpdateStatus;
+}
+
+/** The environment of one suite. */
+export interface Fixture {
+  env: TestEnv;
+  ns: string;
+  /** Names of the inventory's machines (one MachineDeployment). */
+  machines: string[];
+}
+
+/** Starts the env, installs every CRD and a one-MachineDeployment inventory of `replicas` machines. */
+export async function startFixture(prefix: string, replicas = 3): Promise<Fixture> {
+  const env = await startTestEnv({ crds: [...PROJECT_CRDS, ...capiCrdDirs()] });
+  const ns = await env.newNamespace(prefix);
+  await applyInventory(env.client, buildInventory({ namespace: ns, clusterName: 'c1', version: 'v1.30.0', machineDeployments: [{ name: 'md0', replicas }] }));
+  const machines = (await env.client.list(Machines, ns)).items.map((m) => m.metadata.name!).sort();
+  return { env, ns, machines };
+}
+
+/** Runs the machine task controller in its own manager (stop it to simulate a controller restart). */
+export async function startTaskController(f: Fixture): Promise<RuntimeManager> {
+  const mgr = createManager({ client: f.env.client, name: 'mtc-test', namespace: f.ns });
+  await machineTaskController.setup(mgr);
+  await mgr.start();
+  return mgr;
+}
+
+/** Creates a MachineUpdate as the plan controller would. */
+export async function createMachineUpdate(f: Fixture, name: string, machine: string, updaters: MachineUpdateSpec['updaters'], phase: 'updating' | 'aborting' = 'updating'): Promise<MU> {
+  return f.env.client.create<MU>(MachineUpdates, {
+    apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
+    kind: 'MachineUpdate',
+    metadata: { name, namespace: f.ns, labels: { 'inplace.cluster.x-k8s.io/plan-name': 'p1', 'inplace.cluster.x-k8s.io/machine-name': machine } },
+    spec: { planName: 'p1', clusterName: 'c1', target: { kind: 'MachineDeployment', name: 'md0' }, machineRef: { name: machine }, updatePhase: phase, updaters },
+  });
+}
+
+/** Waits until the MachineUpdate's status satisfies `pred`. */
+export function waitMU(f: Fixture, name: string, pred: (mu: MU) => boolean, message: string, timeoutMs = 20_000): Promise<MU> {
+  return waitFor(
+    async () => {
+      const mu = await f.env.client.get<MU>(MachineUpdates, f.ns, name);
+      return mu && pred(mu) ? mu : undefined;
+    },
+    { timeoutMs, intervalMs: 25, message },
+  );
+}
+
+/** Waits until the MachineUpdate reaches `status` (and returns it). */
+export const waitMUStatus = (f: Fixture, name: string, status: string, timeoutMs?: number): Promise<MU> =>
+  waitMU(f, name, (mu) => mu.status?.updateStatus === status, `MachineUpdate ${name} to be ${status}`, timeoutMs);
