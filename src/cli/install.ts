@@ -80,12 +80,15 @@ export async function resourceFor(client: KubeClient, obj: KubeObject): Promise<
   }
 }
 
-/** Applies every object of a YAML file (create, or replace when it exists); `namespace` fills objects without one. */
-export async function applyFile(client: KubeClient, path: string, namespace?: string): Promise<KubeObject[]> {
+/**
+ * Applies every object of a YAML file (create, or replace when it exists); `namespace` fills namespaced objects
+ * without one, or replaces theirs when `overrideNamespace` (tests running an example in their own namespace).
+ */
+export async function applyFile(client: KubeClient, path: string, namespace?: string, overrideNamespace = false): Promise<KubeObject[]> {
   const out: KubeObject[] = [];
   for (const doc of readYamlDocs(path)) {
     const res = await resourceFor(client, doc);
-    if (res.namespaced && !doc.metadata.namespace && namespace) doc.metadata.namespace = namespace;
+    if (res.namespaced && namespace && (overrideNamespace || !doc.metadata.namespace)) doc.metadata.namespace = namespace;
     out.push(await createOrReplace(client, res, doc));
   }
   return out;
