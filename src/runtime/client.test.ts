@@ -184,7 +184,7 @@ describe('REST client', () => {
     expect(infos[0]).to.deep.include({ verb: 'watch', resource: 'things.test.io', code: 200 });
   });
 
-  it('resolves done when the server ends the watch and rejects the watch call on an error status', async () => {
+  it('resolves done when the server ends the watch and rejects done with the Status of an error response', async () => {
     let n = 0;
     srv = await scripted((_r, res) => {
       if (n++ === 0) {
@@ -195,8 +195,20 @@ describe('REST client', () => {
     client = createClient(kubeconfig(srv.url));
     const h = await client.watch(Things, undefined, {}, () => undefined);
     await h.done;
-    const err = (await client.watch(Things, undefined, { resourceVersion: '1' }, () => undefined).catch((e: unknown) => e)) as KubeApiError;
+    const h2 = await client.watch(Things, undefined, { resourceVersion: '1' }, () => undefined);
+    const err = (await h2.done.catch((e: unknown) => e)) as KubeApiError;
+    expect(err).to.be.instanceOf(KubeApiError);
     expect(err.code).to.equal(410);
+    expect(err.reason).to.equal('Expired');
+  });
+
+  it('can abort a watch whose server has not sent headers yet', async () => {
+    srv = await scripted(() => undefined);
+    client = createClient(kubeconfig(srv.url));
+    const h = await client.watch(Things, undefined, {}, () => undefined);
+    await waitFor(() => srv!.seen.length === 1);
+    h.abort();
+    await h.done;
   });
 
   it('reuses connections across requests (keep-alive)', async () => {

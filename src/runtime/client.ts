@@ -158,7 +158,7 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
     res: http.IncomingMessage;
   }
 
-  async function open(method: string, path: string, query: URLSearchParams | undefined, body: string | undefined, contentType: string | undefined, watch: boolean): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
+  async function open(method: string, path: string, query: URLSearchParams | undefined, body: string | undefined, contentType: string | undefined): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
     const [a, au] = await Promise.all([getAgents(), getAuth()]);
     const url = new URL(server + path + (query && query.size ? `?${query.toString()}` : ''));
     const headers: Record<string, string> = { ...au.headers, Accept: 'application/json', 'User-Agent': userAgent };
@@ -168,11 +168,9 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
     }
     return new Promise((resolve, reject) => {
       const mod = isHttps ? https : http;
-      const req = mod.request(url, { method, headers, agent: watch ? a.watch : a.req }, (res) => resolve({ req, res }));
+      const req = mod.request(url, { method, headers, agent: a.req }, (res) => resolve({ req, res }));
       req.on('error', reject);
-      if (!watch) {
-        req.setTimeout(timeoutMs, () => req.destroy(new Error(`request timed out after ${timeoutMs} ms`)));
-      }
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`request timed out after ${timeoutMs} ms`)));
       if (body !== undefined) req.write(body);
       req.end();
     });
@@ -181,7 +179,7 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
   async function request(method: string, path: string, query?: URLSearchParams, body?: string, contentType?: string): Promise<Raw> {
     let attempt = 0;
     for (;;) {
-      const { res } = await open(method, path, query, body, contentType, false);
+      const { res } = await open(method, path, query, body, contentType);
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);
       const raw = { code: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), res };
@@ -292,22 +290,16 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
       if (opts.timeoutSeconds !== undefined) q.set('timeoutSeconds', String(opts.timeoutSeconds));
       const operation = `watch ${resourceName(res)}${namespace && res.namespaced ? ` in ${namespace}` : ''}`;
       const started = performance.now();
-      let opened: { req: http.ClientRequest; res: http.IncomingMessage };
+      let a: { req: http.Agent; watch: http.Agent };
+      let au: Auth;
       try {
-        opened = await open('GET', resourcePath(res, namespace), q, undefined, undefined, true);
+        [a, au] = await Promise.all([getAgents(), getAuth()]);
       } catch (err) {
-        onRequest?.({ verb: 'watch', resource: resourceName(res), code: 0, durationMs: performance.now() - started });
         throw new KubeApiError(operation, 0, undefined, err);
       }
-      const { req, res: stream } = opened;
-      const code = stream.statusCode ?? 0;
-      onRequest?.({ verb: 'watch', resource: resourceName(res), code, durationMs: performance.now() - started });
-      if (code !== 200) {
-        const chunks: Buffer[] = [];
-        for await (const c of stream) chunks.push(c as Buffer);
-        throw new KubeApiError(operation, code, parseStatus(Buffer.concat(chunks).toString('utf8'), code));
-      }
-      watches.add(req);
+      const url = new URL(server + resourcePath(res, namespace) + `?${q.toString()}`);
+      const headers = { ...au.headers, Accept: 'application/json', 'User-Agent': userAgent };
+
       let aborted = false;
       let settled = false;
       let resolveDone!: () => void;
@@ -316,6 +308,10 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
         resolveDone = resolve;
         rejectDone = reject;
       });
+      // The caller may attach its handler later; an early failure must not count as an unhandled rejection.
+      done.catch(() => undefined);
+      const req = (isHttps ? https : http).request(url, { method: 'GET', headers, agent: a.watch });
+      watches.add(req);
       const finish = (err?: unknown): void => {
         if (settled) return;
         settled = true;
@@ -323,36 +319,50 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
         if (err && !aborted) rejectDone(err instanceof KubeApiError ? err : new KubeApiError(operation, 0, undefined, err));
         else resolveDone();
       };
-      let buf = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => {
-        buf += chunk;
-        let nl: number;
-        while (!settled && (nl = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, nl).trim();
-          buf = buf.slice(nl + 1);
-          if (!line) continue;
-          let ev: WatchEvent<T>;
-          try {
-            ev = JSON.parse(line) as WatchEvent<T>;
-          } catch (err) {
-            finish(new Error(`malformed watch event: ${String(err)}`));
-            req.destroy();
-            return;
-          }
-          try {
-            onEvent(ev);
-          } catch (err) {
-            finish(err);
-            req.destroy();
-            return;
-          }
-        }
-      });
-      stream.on('end', () => finish());
-      stream.on('error', (err) => finish(err));
-      stream.on('close', () => finish(aborted ? undefined : stream.complete ? undefined : new Error('watch connection closed')));
       req.on('error', (err) => finish(err));
+      // The handle is returned before the response arrives: a server may hold back the headers of a quiet
+      // watch, and the caller must be able to abort (or time out) such a watch all the same.
+      req.on('response', (stream) => {
+        const code = stream.statusCode ?? 0;
+        onRequest?.({ verb: 'watch', resource: resourceName(res), code, durationMs: performance.now() - started });
+        if (code !== 200) {
+          const chunks: Buffer[] = [];
+          stream.on('data', (c: Buffer) => chunks.push(c));
+          stream.on('end', () => finish(new KubeApiError(operation, code, parseStatus(Buffer.concat(chunks).toString('utf8'), code))));
+          stream.on('error', (err) => finish(err));
+          return;
+        }
+        let buf = '';
+        stream.setEncoding('utf8');
+        stream.on('data', (chunk: string) => {
+          buf += chunk;
+          let nl: number;
+          while (!settled && (nl = buf.indexOf('\n')) >= 0) {
+            const line = buf.slice(0, nl).trim();
+            buf = buf.slice(nl + 1);
+            if (!line) continue;
+            let ev: WatchEvent<T>;
+            try {
+              ev = JSON.parse(line) as WatchEvent<T>;
+            } catch (err) {
+              finish(new Error(`malformed watch event: ${String(err)}`));
+              req.destroy();
+              return;
+            }
+            try {
+              onEvent(ev);
+            } catch (err) {
+              finish(err);
+              req.destroy();
+              return;
+            }
+          }
+        });
+        stream.on('end', () => finish());
+        stream.on('error', (err) => finish(err));
+        stream.on('close', () => finish(stream.complete ? undefined : new Error('watch connection closed')));
+      });
+      req.end();
       return {
         abort() {
           if (settled) return;

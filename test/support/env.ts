@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { CustomResourceDefinitions, Namespaces, type KubeObject } from '../../src/api/index.js';
+import { startLocalApiServer, type LocalApiServer, type LocalApiServerOptions } from '../../src/local-apiserver/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../../src/runtime/client.js';
 import { isNotFound } from '../../src/runtime/errors.js';
 import { waitFor } from './wait.js';
@@ -16,16 +17,6 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The project's CRD directories (the platform's kinds and the sample updaters' kinds). */
 export const PROJECT_CRDS: string[] = [join(ROOT, 'crds'), join(ROOT, 'crds/samples')];
 
-/** What the local API server handle offers to tests (fault injection), as its module exports it. */
-export interface LocalApiServerHandle {
-  url: string;
-  token: string;
-  kubeconfigYaml(): string;
-  writeKubeconfig(path: string): Promise<void>;
-  setFaults(f: unknown): void;
-  close(): Promise<void>;
-}
-
 /** A running test environment. */
 export interface TestEnv {
   client: RestClient;
@@ -33,7 +24,7 @@ export interface TestEnv {
   kubeconfigPath: string;
   isRealCluster: boolean;
   /** The in-process API server (fault injection); undefined on a real cluster. */
-  server: LocalApiServerHandle | undefined;
+  server: LocalApiServer | undefined;
   /** Creates a uniquely named namespace, deleted again by `stop()`. */
   newNamespace(prefix?: string): Promise<string>;
   /** Creates or updates the CRDs in these files/directories and waits until they are Established. */
@@ -47,7 +38,7 @@ export interface TestEnvOptions {
   /** CRD files/directories to install at start (e.g. PROJECT_CRDS). */
   crds?: string[];
   /** Options passed to the local API server (ignored on a real cluster). */
-  local?: Record<string, unknown>;
+  local?: LocalApiServerOptions;
 }
 
 async function crdFiles(paths: string[]): Promise<string[]> {
@@ -76,16 +67,13 @@ export async function readCrds(paths: string[]): Promise<KubeObject[]> {
 /** Starts the environment (see module comment). */
 export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
   const realPath = process.env['INPLACE_TEST_KUBECONFIG'];
-  let server: LocalApiServerHandle | undefined;
+  let server: LocalApiServer | undefined;
   let kubeconfigPath: string;
   let tmp: string | undefined;
   if (realPath) {
     kubeconfigPath = realPath;
   } else {
-    // Resolved at run time: the runtime's tests must not depend on the server's types at compile time.
-    const modPath = '../../src/local-apiserver/index.js';
-    const mod = (await import(modPath)) as { startLocalApiServer(o?: Record<string, unknown>): Promise<LocalApiServerHandle> };
-    server = await mod.startLocalApiServer(opts.local ?? {});
+    server = await startLocalApiServer(opts.local ?? {});
     tmp = await mkdtemp(join(tmpdir(), 'inplace-test-'));
     kubeconfigPath = join(tmp, 'kubeconfig');
     await server.writeKubeconfig(kubeconfigPath);
