@@ -1,11 +1,11 @@
 // A CAPI inventory (what a provisioned cluster looks like in the management cluster), for the demo and the tests.
 import { Annotations, Labels, MachineHealthChecks, Namespaces, Nodes, apiVersionOf, type KubeObject, type ResourceType } from '../api/index.js';
 import type { KubeClient } from '../runtime/types.js';
-import { isAlreadyExists } from '../runtime/errors.js';
+import { isAlreadyExists, isNotFound } from '../runtime/errors.js';
 import {
   Clusters, DevMachineTemplates, DevMachines, KubeadmConfigTemplates, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines,
   buildDevMachine, buildKubeadmConfig, buildMachine, buildNode, condition, controlPlaneMachineLabels, controllerRef, defaultImage, deploymentMachineLabels,
-  devMachineReadyStatus, kubeTime, kubeadmConfigReadyStatus, machineRunningStatus, nodeInfoFor, nodeNameFor, nodeReadyStatus, stableSuffix,
+  NODE_CLUSTER_NAMESPACE_ANNOTATION, devMachineReadyStatus, kubeTime, kubeadmConfigReadyStatus, machineRunningStatus, nodeInfoFor, nodeNameFor, nodeReadyStatus, stableSuffix,
   type MachineBlueprint,
 } from './builders.js';
 import type { KubeadmControlPlane, MachineDeployment, MachineHealthCheck, MachineSet } from './types.js';
@@ -253,4 +253,17 @@ export async function applyInventory(client: KubeClient, objs: readonly KubeObje
     created.push(live);
   }
   return created;
+}
+
+/** Deletes the workload Nodes the inventory or the simulator created for machines of `namespace` (Nodes are cluster-scoped). */
+export async function deleteWorkloadNodes(client: KubeClient, namespace: string): Promise<void> {
+  const nodes = await client.list(Nodes, undefined);
+  for (const n of nodes.items) {
+    if (n.metadata.annotations?.[NODE_CLUSTER_NAMESPACE_ANNOTATION] !== namespace) continue;
+    try {
+      await client.delete(Nodes, undefined, n.metadata.name ?? '');
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
 }

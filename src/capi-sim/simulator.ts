@@ -45,6 +45,8 @@ export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<Ca
   const sim = new Simulator(mgr, opts.client, opts.readyDelayMs ?? 200);
   sim.setup();
   await mgr.start();
+  // Callers act on the simulated world right away: wait for the caches the reconcilers read.
+  await Promise.all([MachineDeployments, MachineSets, KubeadmControlPlanes, Machines, MachineHealthChecks, Nodes].map((r) => mgr.informer(r).synced()));
   return { stop: () => mgr.stop() };
 }
 

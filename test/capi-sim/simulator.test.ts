@@ -7,14 +7,14 @@ import {
   type KubeObject, type ResourceType,
 } from '../../src/api/index.js';
 import type { KubeClient } from '../../src/runtime/types.js';
-import { CAPI_FIXTURE_CRDS_DIR, applyInventory, buildInventory, nodeNameFor, startCapiSimulator, type CapiSimulator, type Machine } from '../../src/capi-sim/index.js';
-import { FakeClient } from '../support/fake-client.js';
+import { CAPI_FIXTURE_CRDS_DIR, applyInventory, buildInventory, capiCrdDirs, deleteWorkloadNodes, nodeNameFor, startCapiSimulator, type CapiSimulator, type Machine } from '../../src/capi-sim/index.js';
+import { startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 import { loadCrdsByKind, schemaProblems } from './schema-check.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const realDir = process.env['CAPI_CRDS_DIR'] ?? resolve(repoRoot, '../shared/reference/capi-crds');
-const ns = 'sim';
+let ns = '';
 const merge = { type: 'merge' } as const;
 
 const list = async <T extends KubeObject = KubeObject>(client: KubeClient, res: ResourceType): Promise<T[]> => (await client.list<T>(res, res.namespaced ? ns : undefined)).items;
@@ -22,11 +22,18 @@ const running = (ms: Machine[]): Machine[] => ms.filter((m) => m.status?.phase =
 const ofDeployment = (ms: Machine[], md: string): Machine[] => ms.filter((m) => m.metadata.labels?.[Labels.deploymentName] === md);
 
 describe('capi-sim simulator', () => {
-  let client: FakeClient;
-  let sim: CapiSimulator;
+  let env: TestEnv;
+  let client: KubeClient;
+  let sim: CapiSimulator | undefined;
+
+  before(async () => {
+    env = await startTestEnv({ crds: capiCrdDirs() });
+    client = env.client;
+  });
+  after(async () => env.stop());
 
   beforeEach(async () => {
-    client = new FakeClient();
+    ns = await env.newNamespace('capi-sim');
     await applyInventory(client, buildInventory({
       namespace: ns, clusterName: 'c1', version: 'v1.29.5', image: 'img-a',
       controlPlane: { name: 'c1-cp', replicas: 1 },
@@ -35,7 +42,11 @@ describe('capi-sim simulator', () => {
     }));
     sim = await startCapiSimulator({ client, namespace: ns, readyDelayMs: 20 });
   });
-  afterEach(async () => sim.stop());
+  afterEach(async () => {
+    await sim?.stop();
+    sim = undefined;
+    await deleteWorkloadNodes(client, ns);
+  });
 
   it('scales a MachineDeployment up with Ready machines, each with its DevMachine, KubeadmConfig and Node', async () => {
     await client.patch(MachineDeployments, ns, 'c1-md', { spec: { replicas: 3 } }, merge);
