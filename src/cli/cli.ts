@@ -1,6 +1,6 @@
 // The `inplace` command (also `kubectl inplace`): dispatches to one verb module, loaded on demand so a verb
 // only pays for what it imports (status does not load the controllers, run does not load the local API server).
-import { CliError, ExitCode, parseVerbArgs, UsageError, type Io, type Verb } from './verb.js';
+import { ExitCode, isCliError, isUsageError, parseVerbArgs, type Io, type Verb } from './verb.js';
 
 /** A verb in the registry: listed in help without loading its module. */
 interface VerbEntry {
@@ -67,11 +67,12 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     }
     return await verb.run(args, io);
   } catch (e) {
-    if (e instanceof UsageError) {
+    // Matched by name: a verb module may be loaded through another module instance (loaders, dist vs src).
+    if (isUsageError(e)) {
       io.err(`error: ${e.message}\n\n${verb.help}\n`);
       return ExitCode.usage;
     }
-    if (e instanceof CliError) {
+    if (isCliError(e)) {
       io.err(`error: ${e.message}\n${e.hint ? `  ${e.hint}\n` : ''}`);
       return e.exitCode;
     }

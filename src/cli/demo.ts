@@ -1,6 +1,7 @@
 // `inplace demo` (= npm start): the whole platform on the local API server, updating a demo CAPI cluster,
 // with live progress and a summary. Components run as separate processes, as they would in a cluster.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join, relative, resolve } from 'node:path';
 import {
   InPlaceUpdatePlans,
@@ -8,13 +9,14 @@ import {
   Labels,
   Machines,
   MachineUpdates,
+  Namespaces,
   type InPlaceUpdatePlan,
   type KubeObject,
   type MachineUpdate,
 } from '../api/index.js';
 import { createClient, getPointer, jsonEqual, loadKubeConfig, type RestClient } from '../runtime/index.js';
 import { yamlFilesIn } from './files.js';
-import { applyFile, installCrds, readYamlDocs } from './install.js';
+import { applyFile, createOrReplace, installCrds, readYamlDocs } from './install.js';
 import { spawnInplace, stopChildren, tailLog, projectRoot, type Child } from './procs.js';
 import { buildProgress, diffProgress, renderProgress, renderSummary, secs, type ProgressView } from './progress.js';
 import { CliError, ExitCode, flag, secondsOption, str, UsageError, type Io, type Verb } from './verb.js';
@@ -157,20 +159,25 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
       machineDeployments: DEMO.machineDeployments.map((m) => ({ ...m })),
       mhc: { ...DEMO.mhc },
     });
+    await createOrReplace(client, Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEMO.namespace } });
     await applyInventory(client, inventory);
     const machines = inventory.filter((x) => x.kind === 'Machine').length;
     say(`✔ demo inventory: cluster ${DEMO.namespace}/${DEMO.clusterName}, ${machines} machines at ${DEMO.version}, MHC ${DEMO.mhc.name} (in-place timeout ${DEMO.mhc.inPlaceUpdateTimeout})`);
 
     const kc = ['--kubeconfig', kubeconfig];
+    // Each controller serves its probes on a free port, so the demo can wait for /readyz as a kubelet would.
+    const controllers = ['plan-controller', 'machine-task-controller', 'mhc-extension'];
+    const healthPorts = new Map<string, number>();
+    for (const c of controllers) healthPorts.set(c, await freePort());
     const specs: [string, string[]][] = [
       ['capi-sim', ['capi-sim', ...kc]],
-      ['plan-controller', ['run', 'plan-controller', ...kc]],
-      ['machine-task-controller', ['run', 'machine-task-controller', ...kc]],
-      ['mhc-extension', ['run', 'mhc-extension', ...kc]],
+      ...controllers.map((c): [string, string[]] => [c, ['run', c, ...kc, '--health-port', String(healthPorts.get(c))]]),
       ...Object.keys(sampleUpdaters).map((u): [string, string[]] => [`updater-${u}`, ['updater', u, ...kc]]),
     ];
     for (const [name, args] of specs) children.push(spawnInplace(name, args, logDir));
     say(`✔ started ${children.length} processes: ${children.map((c) => `${c.name} (pid ${c.proc.pid})`).join(', ')}`);
+    const ready = await waitForReady(healthPorts, children, io, say);
+    if (ready !== true) return ready;
 
     await applyFile(client, o.planPath, DEMO.namespace);
     say(`✔ applied ${relative(process.cwd(), o.planPath) || o.planPath}: InPlaceUpdatePlan ${o.planNamespace}/${o.planName}`);
@@ -199,6 +206,48 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
     return ok ? ExitCode.ok : ExitCode.failure;
   } finally {
     await shutdown();
+  }
+}
+
+/** A free TCP port on loopback (bound and released; the child binds it a moment later). */
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.once('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as AddressInfo).port;
+      srv.close(() => res(port));
+    });
+  });
+}
+
+/** Polls each controller's /readyz until all answer 200; returns an exit code when a child died or on Ctrl-C. */
+async function waitForReady(ports: Map<string, number>, children: Child[], io: Io, say: (s: string) => void): Promise<true | number> {
+  const ready = new Set<string>();
+  let shown = -1;
+  for (;;) {
+    if (io.signal.aborted) return INTERRUPTED;
+    const dead = children.find((c) => c.proc.exitCode !== null || c.proc.signalCode !== null);
+    if (dead) {
+      io.err(`error: ${dead.name} exited while starting (${dead.proc.signalCode ?? `exit code ${dead.proc.exitCode}`}); its last log lines:\n${tailLog(dead)}\n  full log: ${dead.logPath}\n`);
+      return ExitCode.failure;
+    }
+    for (const [name, port] of ports) {
+      if (ready.has(name)) continue;
+      try {
+        const r = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(1000) });
+        if (r.status === 200) ready.add(name);
+      } catch {
+        // not listening yet
+      }
+    }
+    if (ready.size !== shown && !io.isTTY) say(`  controllers ready: ${ready.size}/${ports.size}${ready.size ? ` (${[...ready].join(', ')})` : ''}`);
+    shown = ready.size;
+    if (ready.size === ports.size) {
+      say(`✔ controllers ready (/readyz): ${[...ready].join(', ')}`);
+      return true;
+    }
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 

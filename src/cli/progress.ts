@@ -57,15 +57,18 @@ export function buildProgress(plan: Plan, mus: readonly Mu[], machineCounts: Rea
         };
       })
       .sort((a, b) => a.name.localeCompare(b.name));
+    // Counts come from the MachineUpdates when there are any (the same read as the machine lines), so a frame
+    // never shows counts and machines from two different moments; before that, from the plan's status row.
     const count = (s: string): number => machines.filter((m) => m.status === s).length;
+    const own = machines.length > 0;
     return {
       ...t,
       status: row?.updateStatus ?? 'pending',
       total: Math.max(row?.machines ?? 0, machineCounts[t.name] ?? 0, machines.length),
-      updated: Math.max(row?.updated ?? 0, count('updated')),
-      updating: count('updating') + count('aborting') || (row?.updating ?? 0),
-      failed: Math.max(row?.failed ?? 0, count('failed')),
-      aborted: Math.max(row?.aborted ?? 0, count('aborted')),
+      updated: own ? count('updated') : (row?.updated ?? 0),
+      updating: own ? count('updating') + count('aborting') : (row?.updating ?? 0),
+      failed: own ? count('failed') : (row?.failed ?? 0),
+      aborted: own ? count('aborted') : (row?.aborted ?? 0),
       machines,
     };
   });

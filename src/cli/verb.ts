@@ -38,6 +38,11 @@ export class CliError extends Error {
   }
 }
 
+/** True for a UsageError (by name, so it also holds across module instances). */
+export const isUsageError = (e: unknown): e is UsageError => e instanceof Error && e.name === 'UsageError';
+/** True for a CliError (by name, so it also holds across module instances). */
+export const isCliError = (e: unknown): e is CliError => e instanceof Error && e.name === 'CliError';
+
 /** Option definitions in node:util parseArgs form. */
 export type Options = NonNullable<ParseArgsConfig['options']>;
 
