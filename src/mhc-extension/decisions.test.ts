@@ -1,0 +1,217 @@
+import { expect } from 'chai';
+import { Annotations, ConditionTypes, Labels, Reasons } from '../api/index.js';
+import {
+  activeUpdateOf, isNodeInitialized, judge, liftPatch, planMachineHealthCheck, protectPatch, readTimeoutAnnotation, remediationCount,
+  remediationWindow, restorePatch, scaledValue, updateTimeoutMs,
+} from './decisions.js';
+import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
+
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+const machine = (name: string, o: { annotations?: Record<string, string>; initialized?: boolean; hcFalse?: boolean; deleting?: boolean } = {}): Machine => ({
+  metadata: { name, namespace: 'ns', labels: { [Labels.clusterName]: 'c1' }, ...(o.annotations ? { annotations: o.annotations } : {}), ...(o.deleting ? { deletionTimestamp: iso(T0) } : {}) },
+  spec: { clusterName: 'c1' },
+  status: {
+    ...(o.initialized === false ? {} : { nodeRef: { name: `n-${name}` }, initialization: { infrastructureProvisioned: true, bootstrapDataSecretCreated: true } }),
+    conditions: o.hcFalse ? [{ type: 'HealthCheckSucceeded', status: 'False', reason: 'UnhealthyNode', message: '', lastTransitionTime: iso(T0) }] : [],
+  },
+});
+
+const update = (machineName: string, o: { status?: string; startMs?: number; created?: number; message?: string; name?: string } = {}): MachineUpdate => ({
+  metadata: { name: o.name ?? `mu-${machineName}`, namespace: 'ns', labels: { [Labels.machineName]: machineName }, creationTimestamp: iso(o.created ?? T0) },
+  spec: { planName: 'p', clusterName: 'c1', target: { kind: 'MachineDeployment', name: 'md' }, machineRef: { name: machineName }, updatePhase: 'updating', updaters: [] },
+  status: { updateStatus: (o.status ?? 'updating') as 'updating', ...(o.startMs !== undefined ? { startTime: iso(o.startMs) } : {}), ...(o.message ? { message: o.message } : {}) },
+});
+
+const mhc = (o: { timeout?: string; max?: number | string; range?: string; nodeStartup?: number } = {}): MachineHealthCheck => ({
+  metadata: { name: 'mhc', namespace: 'ns', ...(o.timeout !== undefined ? { annotations: { [Annotations.inPlaceUpdateTimeout]: o.timeout } } : {}) },
+  spec: {
+    clusterName: 'c1',
+    selector: { matchLabels: { [Labels.clusterName]: 'c1' } },
+    ...(o.nodeStartup !== undefined ? { checks: { nodeStartupTimeoutSeconds: o.nodeStartup } } : {}),
+    ...(o.max !== undefined || o.range !== undefined ? { remediation: { triggerIf: { ...(o.max !== undefined ? { unhealthyLessThanOrEqualTo: o.max } : {}), ...(o.range ? { unhealthyInRange: o.range } : {}) } } } : {}),
+  },
+});
+
+describe('mhc-extension decisions', () => {
+  describe('readTimeoutAnnotation', () => {
+    const cases: Array<[string | undefined, string, number?]> = [
+      [undefined, 'absent'], ['30m', 'valid', 1_800_000], ['1h30m', 'valid', 5_400_000], ['90s', 'valid', 90_000], [' 2s ', 'valid', 2000],
+      ['30', 'invalid'], ['soon', 'invalid'], ['0s', 'invalid'], ['-5m', 'invalid'],
+    ];
+    for (const [value, kind, ms] of cases) {
+      it(`${JSON.stringify(value)} is ${kind}`, () => {
+        const got = readTimeoutAnnotation(mhc(value === undefined ? {} : { timeout: value }));
+        expect(got.kind).to.equal(kind);
+        if (ms !== undefined && got.kind === 'valid') expect(got.ms).to.equal(ms);
+      });
+    }
+  });
+
+  describe('timeouts', () => {
+    it('a machine with node, infrastructure and bootstrap data is initialized', () => expect(isNodeInitialized(machine('a'))).to.equal(true));
+    it('a machine without a nodeRef is not initialized', () => expect(isNodeInitialized(machine('a', { initialized: false }))).to.equal(false));
+    it('a machine whose bootstrap data is missing is not initialized', () => {
+      const m = machine('a');
+      m.status!.initialization!.bootstrapDataSecretCreated = false;
+      expect(isNodeInitialized(m)).to.equal(false);
+    });
+    const cases: Array<{ name: string; inPlace: number; startup: number | undefined; init: boolean; want: number }> = [
+      { name: 'an initialized node gets the in-place timeout', inPlace: 60_000, startup: 300, init: true, want: 60_000 },
+      { name: 'an uninitialized node also gets nodeStartupTimeoutSeconds', inPlace: 60_000, startup: 300, init: false, want: 360_000 },
+      { name: 'an uninitialized node gets CAPI\'s 10m default node startup timeout when unset', inPlace: 60_000, startup: undefined, init: false, want: 660_000 },
+      { name: 'nodeStartupTimeoutSeconds 0 adds nothing', inPlace: 60_000, startup: 0, init: false, want: 60_000 },
+    ];
+    for (const c of cases) it(c.name, () => expect(updateTimeoutMs(c.inPlace, c.startup, c.init)).to.equal(c.want));
+
+    it('judges a machine timed out exactly when start + timeout is reached', () => {
+      const m = machine('a');
+      const u = update('a', { startMs: T0 });
+      expect(judge(m, u, 2000, 600, T0 + 1999).kind).to.equal('within');
+      expect(judge(m, u, 2000, 600, T0 + 2000).kind).to.equal('timedOut');
+    });
+    it('takes the start time from the Machine annotation when the MachineUpdate has none', () => {
+      const m = machine('a', { annotations: { [Annotations.updateStartedAt]: iso(T0 + 10_000) } });
+      expect(judge(m, update('a', { created: T0 }), 2000, 600, T0 + 11_000)).to.deep.include({ kind: 'within', expiresAtMs: T0 + 12_000 });
+    });
+    it('a failed MachineUpdate is failed whatever the time', () => expect(judge(machine('a'), update('a', { status: 'failed', startMs: T0, message: 'boom' }), 60_000, 600, T0)).to.deep.equal({ kind: 'failed', message: 'boom' }));
+  });
+
+  describe('budget', () => {
+    const scaled: Array<[number | string, number, number]> = [[2, 10, 2], ['40%', 10, 4], ['40%', 3, 1], ['50%', 3, 1], ['100%', 3, 3], ['34%', 3, 1], ['33%', 3, 0], ['0%', 5, 0]];
+    for (const [v, total, want] of scaled) it(`${JSON.stringify(v)} of ${total} machines is ${want} (rounded down like CAPI)`, () => expect(scaledValue(v, total)).to.equal(want));
+    it('rejects a string that is not a percentage', () => expect(() => scaledValue('3', 10)).to.throw(/not a percentage/));
+    it('defaults to 100% of the expected machines', () => expect(remediationWindow(mhc(), 7)).to.deep.equal({ min: 0, max: 7 }));
+    it('unhealthyInRange takes precedence', () => expect(remediationWindow(mhc({ max: 1, range: '[2-5]' }), 7)).to.deep.equal({ min: 2, max: 5 }));
+    const counts: Array<[number, number, number, number]> = [[3, 0, 0, 3], [1, 0, 0, 1], [1, 1, 0, 0], [2, 0, 1, 1], [2, 1, 1, 0], [1, 2, 0, -1]];
+    for (const [max, unhealthy, inUpdate, want] of counts) it(`max ${max} − unhealthy ${unhealthy} − in update ${inUpdate} = ${want}`, () => expect(remediationCount(max, unhealthy, inUpdate)).to.equal(want));
+  });
+
+  describe('skip-remediation bookkeeping', () => {
+    const S = Annotations.skipRemediation;
+    const P = Annotations.skipRemediationPrior;
+    const R = Annotations.remediateMachine;
+    const cases: Array<{ name: string; fn: () => unknown; want: unknown }> = [
+      { name: 'protecting a machine records that skip-remediation was absent and sets it', fn: () => protectPatch({}), want: { [P]: 'false', [S]: '' } },
+      { name: 'protecting a machine that already had skip-remediation records it was present', fn: () => protectPatch({ [S]: '' }), want: { [P]: 'true' } },
+      { name: 'protecting an already protected machine changes nothing', fn: () => protectPatch({ [S]: '', [P]: 'false' }), want: undefined },
+      { name: 'lifting removes the skip-remediation we set and triggers remediation', fn: () => liftPatch({ [S]: '', [P]: 'false' }, true), want: { [S]: null, [R]: '' } },
+      { name: 'lifting without budget removes our skip-remediation only', fn: () => liftPatch({ [S]: '', [P]: 'false' }, false), want: { [S]: null } },
+      { name: 'lifting keeps the operator\'s own skip-remediation and does not remediate', fn: () => liftPatch({ [S]: '', [P]: 'true' }, true), want: undefined },
+      { name: 'lifting a never-protected machine records its prior state', fn: () => liftPatch({}, true), want: { [P]: 'false', [R]: '' } },
+      { name: 'restoring removes skip-remediation that was absent before', fn: () => restorePatch({ [S]: '', [P]: 'false' }), want: { [P]: null, [S]: null } },
+      { name: 'restoring puts back skip-remediation that was present before', fn: () => restorePatch({ [P]: 'true' }), want: { [P]: null, [S]: '' } },
+      { name: 'restoring keeps skip-remediation that was present before and still is', fn: () => restorePatch({ [S]: '', [P]: 'true' }), want: { [P]: null } },
+      { name: 'restoring a machine the extension never touched changes nothing', fn: () => restorePatch({ [S]: '' }), want: undefined },
+    ];
+    for (const c of cases) it(c.name, () => expect(c.fn()).to.deep.equal(c.want));
+  });
+
+  describe('activeUpdateOf', () => {
+    it('prefers a non-terminal update over an older failed one', () => {
+      const got = activeUpdateOf('a', [update('a', { status: 'failed', name: 'old', created: T0 }), update('a', { status: 'updating', name: 'new', created: T0 + 1000 })]);
+      expect(got?.metadata.name).to.equal('new');
+    });
+    it('keeps a failed update active', () => expect(activeUpdateOf('a', [update('a', { status: 'failed' })])?.metadata.name).to.equal('mu-a'));
+    it('an updated or aborted update is not active', () => expect(activeUpdateOf('a', [update('a', { status: 'updated' }), update('a', { status: 'aborted', name: 'x' })])).to.equal(undefined));
+    it('a just-created update without status is active', () => expect(activeUpdateOf('a', [{ ...update('a'), status: {} }])).to.not.equal(undefined));
+    it('ignores updates of other machines', () => expect(activeUpdateOf('a', [update('b')])).to.equal(undefined));
+  });
+
+  describe('planMachineHealthCheck', () => {
+    const S = Annotations.skipRemediation;
+    const P = Annotations.skipRemediationPrior;
+    const R = Annotations.remediateMachine;
+    const byMachine = (p: ReturnType<typeof planMachineHealthCheck>): Record<string, { annotations?: unknown; reason?: string; status?: string }> =>
+      Object.fromEntries(p.actions.map((a) => [a.machine, { ...(a.annotations ? { annotations: a.annotations } : {}), reason: a.update?.condition.reason, status: a.update?.condition.status }]));
+
+    it('ignores an MHC without the annotation', () => {
+      expect(planMachineHealthCheck(mhc(), [machine('a')], [update('a', { startMs: T0 })], T0)).to.deep.equal({ ignored: true, mhcEvents: [], actions: [] });
+    });
+
+    it('ignores an MHC with an invalid timeout, touches nothing and warns on the MHC', () => {
+      const p = planMachineHealthCheck(mhc({ timeout: 'half an hour' }), [machine('a')], [update('a', { startMs: T0 })], T0);
+      expect(p.ignored).to.equal(true);
+      expect(p.actions).to.deep.equal([]);
+      expect(p.mhcEvents).to.have.length(1);
+      expect(p.mhcEvents[0]).to.include({ on: 'MachineHealthCheck', type: 'Warning', reason: 'InvalidInPlaceUpdateTimeout' });
+    });
+
+    it('protects a machine within its timeout and asks to look again when it expires', () => {
+      const p = planMachineHealthCheck(mhc({ timeout: '2s' }), [machine('a'), machine('b')], [update('a', { startMs: T0 })], T0 + 500);
+      expect(byMachine(p)).to.deep.equal({ a: { annotations: { [P]: 'false', [S]: '' }, reason: Reasons.withinInPlaceUpdateTimeout, status: 'True' } });
+      expect(p.requeueAfterMs).to.equal(1500);
+    });
+
+    it('looks again at the earliest expiry among protected machines', () => {
+      const p = planMachineHealthCheck(mhc({ timeout: '10s' }), [machine('a'), machine('b', { initialized: false })], [update('a', { startMs: T0 }), update('b', { startMs: T0 - 8000 })], T0);
+      expect(p.requeueAfterMs).to.equal(10_000);
+      const p2 = planMachineHealthCheck(mhc({ timeout: '10s', nodeStartup: 1 }), [machine('a'), machine('b', { initialized: false })], [update('a', { startMs: T0 }), update('b', { startMs: T0 - 8000 })], T0);
+      expect(p2.requeueAfterMs).to.equal(3000);
+    });
+
+    it('remediates a machine whose update exceeded its timeout', () => {
+      const p = planMachineHealthCheck(mhc({ timeout: '2s' }), [machine('a', { annotations: { [S]: '', [P]: 'false' } }), machine('b')], [update('a', { startMs: T0 })], T0 + 2000);
+      expect(byMachine(p)).to.deep.equal({ a: { annotations: { [S]: null, [R]: '' }, reason: Reasons.inPlaceUpdateTimedOut, status: 'False' } });
+      expect(p.actions[0]!.eventsOnPatch[0]).to.include({ reason: Reasons.remediationTriggered, on: 'Machine' });
+      expect(p.requeueAfterMs).to.equal(undefined);
+    });
+
+    it('remediates a machine whose update failed, even within its timeout', () => {
+      const p = planMachineHealthCheck(mhc({ timeout: '1h' }), [machine('a'), machine('b')], [update('a', { startMs: T0, status: 'failed', message: 'disk full' })], T0 + 1000);
+      expect(byMachine(p)).to.deep.equal({ a: { annotations: { [P]: 'false', [R]: '' }, reason: Reasons.inPlaceUpdateFailed, status: 'False' } });
+    });
+
+    it('blocks remediation when other in-update machines exhaust the budget, lifting protection and reporting RemediationBlocked', () => {
+      const machines = [machine('a', { annotations: { [S]: '', [P]: 'false' } }), machine('b', { annotations: { [S]: '', [P]: 'false' } }), machine('c')];
+      const p = planMachineHealthCheck(mhc({ timeout: '2s', max: 1 }), machines, [update('a', { startMs: T0 - 5000 }), update('b', { startMs: T0 })], T0 + 100);
+      expect(byMachine(p)).to.deep.equal({
+        a: { annotations: { [S]: null }, reason: Reasons.inPlaceUpdateTimedOut, status: 'False' },
+        b: { reason: Reasons.withinInPlaceUpdateTimeout, status: 'True' },
+      });
+      const a = p.actions.find((x) => x.machine === 'a')!;
+      expect(a.eventsOnChange[0]).to.include({ reason: Reasons.remediationBlocked, type: 'Warning' });
+      expect(a.update?.condition.message).to.match(/budget exhausted/);
+    });
+
+    it('counts machines whose HealthCheckSucceeded is False against the budget', () => {
+      const p = planMachineHealthCheck(mhc({ timeout: '2s', max: '40%' }), [machine('a'), machine('b', { hcFalse: true }), machine('c'), machine('d'), machine('e')], [update('a', { startMs: T0 })], T0 + 5000);
+      // 40% of 5 = 2; others unhealthy = 1 (b) → count 1 → remediate.
+      expect(byMachine(p)['a']?.annotations).to.deep.equal({ [P]: 'false', [R]: '' });
+      const p2 = planMachineHealthCheck(mhc({ timeout: '2s', max: '20%' }), [machine('a'), machine('b', { hcFalse: true }), machine('c'), machine('d'), machine('e')], [update('a', { startMs: T0 })], T0 + 5000);
+      // 20% of 5 = 1; others unhealthy = 1 → count 0 → blocked.
+      expect(byMachine(p2)['a']?.annotations).to.deep.equal({ [P]: 'false' });
+    });
+
+    it('does not remediate a machine that carried skip-remediation before the update', () => {
+      const p = planMachineHealthCheck(mhc({ timeout: '2s' }), [machine('a', { annotations: { [S]: '', [P]: 'true' } }), machine('b')], [update('a', { startMs: T0 })], T0 + 3000);
+      expect(byMachine(p)).to.deep.equal({ a: { reason: Reasons.inPlaceUpdateTimedOut, status: 'False' } });
+    });
+
+    it('does not repeat the remediation of a machine already marked remediate-machine', () => {
+      const p = planMachineHealthCheck(mhc({ timeout: '2s' }), [machine('a', { annotations: { [R]: '', [P]: 'false' } }), machine('b')], [update('a', { startMs: T0 })], T0 + 3000);
+      expect(byMachine(p)).to.deep.equal({ a: { reason: Reasons.inPlaceUpdateTimedOut, status: 'False' } });
+    });
+
+    it('remediates timed-out machines while the unhealthy total stays within the limit, earliest expiry first', () => {
+      const ms = [machine('a'), machine('b'), machine('c'), machine('d')];
+      const ups = [update('a', { startMs: T0 }), update('b', { startMs: T0 - 1000 })];
+      const two = planMachineHealthCheck(mhc({ timeout: '2s', max: 2 }), ms, ups, T0 + 5000);
+      expect(two.actions.map((a) => [a.machine, a.annotations?.[R]])).to.deep.equal([['b', ''], ['a', '']]);
+      const one = planMachineHealthCheck(mhc({ timeout: '2s', max: 1 }), ms, ups, T0 + 5000);
+      expect(one.actions.map((a) => [a.machine, a.annotations?.[R]])).to.deep.equal([['b', undefined], ['a', undefined]]);
+    });
+
+    it('skips machines being deleted and machines without an active update', () => {
+      const p = planMachineHealthCheck(mhc({ timeout: '2s' }), [machine('a', { deleting: true }), machine('b')], [update('a', { startMs: T0 }), update('b', { status: 'updated' })], T0 + 5000);
+      expect(p.actions).to.deep.equal([]);
+    });
+
+    it('is a pure function of the objects: the same inputs give the same plan (restart safety)', () => {
+      const args = [mhc({ timeout: '2s', max: 1 }), [machine('a'), machine('b')], [update('a', { startMs: T0 })], T0 + 700] as const;
+      expect(planMachineHealthCheck(...args)).to.deep.equal(planMachineHealthCheck(...args));
+      expect(ConditionTypes.healthCheckSucceeded).to.equal('HealthCheckSucceeded');
+    });
+  });
+});

@@ -1,0 +1,309 @@
+// Pure decisions of the MHC extension: timeouts, remediation budget, skip-remediation bookkeeping, and the whole
+// per-MHC plan (which annotations to patch on which machine, which MachineUpdate conditions and Events to record,
+// when to look again). No client: the controller acts on the result.
+import { Annotations, ConditionTypes, Labels, Reasons, UpdateStatus, isTerminal, type Condition } from '../api/index.js';
+import { InvalidDurationError, parseGoDuration } from './duration.js';
+import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
+
+/** CAPI's default nodeStartupTimeoutSeconds (10 minutes, set by its defaulting webhook when absent). */
+export const DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS = 600;
+
+/** The MHC's in-place timeout: absent (MHC not configured), valid (ms), or invalid (with the reason). */
+export type TimeoutConfig = { kind: 'absent' } | { kind: 'valid'; ms: number } | { kind: 'invalid'; value: string; message: string };
+
+/** Reads the in-place update timeout annotation of an MHC; zero and negative durations are invalid. */
+export function readTimeoutAnnotation(mhc: MachineHealthCheck): TimeoutConfig {
+  const value = mhc.metadata.annotations?.[Annotations.inPlaceUpdateTimeout];
+  if (value === undefined) return { kind: 'absent' };
+  try {
+    const ms = parseGoDuration(value.trim());
+    if (ms <= 0) return { kind: 'invalid', value, message: `${Annotations.inPlaceUpdateTimeout} must be a positive duration, got ${JSON.stringify(value)}` };
+    return { kind: 'valid', ms };
+  } catch (err) {
+    if (err instanceof InvalidDurationError) return { kind: 'invalid', value, message: `${Annotations.inPlaceUpdateTimeout}: ${err.message} (want a Go duration such as 30m or 1h30m)` };
+    throw err;
+  }
+}
+
+/** True when the machine's node exists and its infrastructure and bootstrap data are ready (CAPI's "node started"). */
+export function isNodeInitialized(m: Machine): boolean {
+  const init = m.status?.initialization;
+  return !!m.status?.nodeRef?.name && init?.infrastructureProvisioned === true && init.bootstrapDataSecretCreated === true;
+}
+
+/** How long a machine may stay in update: the in-place timeout, plus the node startup timeout if its node is not initialized. */
+export function updateTimeoutMs(inPlaceMs: number, nodeStartupTimeoutSeconds: number | undefined, nodeInitialized: boolean): number {
+  return nodeInitialized ? inPlaceMs : inPlaceMs + (nodeStartupTimeoutSeconds ?? DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS) * 1000;
+}
+
+/** Thrown for a triggerIf value CAPI itself would reject. */
+export class InvalidTriggerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidTriggerError';
+  }
+}
+
+/**
+ * CAPI's intstr.GetScaledValueFromIntOrPercent(v, total, roundUp=false): an int as is, a percent of `total`
+ * rounded down; any other string is an error.
+ */
+export function scaledValue(v: number | string, total: number): number {
+  if (typeof v === 'number') return v;
+  const m = /^(-?\d+)%$/.exec(v);
+  if (!m) throw new InvalidTriggerError(`invalid value for IntOrString: ${JSON.stringify(v)} is not a percentage`);
+  return Math.floor((Number(m[1]) * total) / 100);
+}
+
+/** The remediation window of an MHC: at most `max` unhealthy machines, and (unhealthyInRange) at least `min`. */
+export interface RemediationWindow {
+  min: number;
+  max: number;
+}
+
+/**
+ * maxAllowedUnhealthy of an MHC for `expected` selected machines, as CAPI computes it: unhealthyInRange `[a-b]`
+ * takes precedence; else unhealthyLessThanOrEqualTo (int or percent, rounded down); absent = 100%.
+ */
+export function remediationWindow(mhc: MachineHealthCheck, expected: number): RemediationWindow {
+  const t = mhc.spec.remediation?.triggerIf;
+  if (t?.unhealthyInRange) {
+    const m = /^\[(\d+)-(\d+)\]$/.exec(t.unhealthyInRange);
+    if (!m) throw new InvalidTriggerError(`invalid unhealthyInRange ${JSON.stringify(t.unhealthyInRange)}`);
+    const [min, max] = [Number(m[1]), Number(m[2])];
+    if (max < min) throw new InvalidTriggerError(`unhealthyInRange: max value ${max} cannot be less than min value ${min}`);
+    return { min, max };
+  }
+  return { min: 0, max: Math.max(0, scaledValue(t?.unhealthyLessThanOrEqualTo ?? '100%', expected)) };
+}
+
+/**
+ * The design's budget: maxAllowedUnhealthy − unhealthyMachineCount − inUpdateHealthyMachineCount, counting the
+ * machines other than the candidate (so, as in CAPI, the candidate may be remediated while the unhealthy total
+ * including it stays within the limit). No remediation when ≤ 0.
+ */
+export const remediationCount = (maxAllowedUnhealthy: number, unhealthyOthers: number, inUpdateHealthyOthers: number): number =>
+  maxAllowedUnhealthy - unhealthyOthers - inUpdateHealthyOthers;
+
+/** Annotation changes as a merge patch fragment (null removes). */
+export type AnnotationPatch = Record<string, string | null>;
+
+/**
+ * Protect a machine: set skip-remediation, remembering (once) whether it was there before.
+ * Undefined when nothing changes.
+ */
+export function protectPatch(annotations: Record<string, string> | undefined): AnnotationPatch | undefined {
+  const a = annotations ?? {};
+  const patch: AnnotationPatch = {};
+  if (a[Annotations.skipRemediationPrior] === undefined) patch[Annotations.skipRemediationPrior] = a[Annotations.skipRemediation] !== undefined ? 'true' : 'false';
+  if (a[Annotations.skipRemediation] === undefined) patch[Annotations.skipRemediation] = '';
+  return Object.keys(patch).length ? patch : undefined;
+}
+
+/**
+ * Lift the protection of an unhealthy machine: remove the skip-remediation this extension set (one the machine
+ * carried before the update is the operator's and stays) and, when `remediate`, set remediate-machine.
+ */
+export function liftPatch(annotations: Record<string, string> | undefined, remediate: boolean): AnnotationPatch | undefined {
+  const a = annotations ?? {};
+  const patch: AnnotationPatch = {};
+  const priorOwned = a[Annotations.skipRemediationPrior] === 'true';
+  if (a[Annotations.skipRemediationPrior] === undefined) patch[Annotations.skipRemediationPrior] = a[Annotations.skipRemediation] !== undefined ? 'true' : 'false';
+  const operatorSkips = priorOwned || (a[Annotations.skipRemediationPrior] === undefined && a[Annotations.skipRemediation] !== undefined);
+  if (!operatorSkips && a[Annotations.skipRemediation] !== undefined) patch[Annotations.skipRemediation] = null;
+  if (remediate && !operatorSkips && a[Annotations.remediateMachine] === undefined) patch[Annotations.remediateMachine] = '';
+  return Object.keys(patch).length ? patch : undefined;
+}
+
+/** The update ended: put skip-remediation back as it was before and forget the prior state. */
+export function restorePatch(annotations: Record<string, string> | undefined): AnnotationPatch | undefined {
+  const a = annotations ?? {};
+  const prior = a[Annotations.skipRemediationPrior];
+  if (prior === undefined) return undefined;
+  const patch: AnnotationPatch = { [Annotations.skipRemediationPrior]: null };
+  if (prior === 'true' && a[Annotations.skipRemediation] === undefined) patch[Annotations.skipRemediation] = '';
+  if (prior !== 'true' && a[Annotations.skipRemediation] !== undefined) patch[Annotations.skipRemediation] = null;
+  return patch;
+}
+
+/** True when the operator's own skip-remediation (present before the update) opts the machine out of remediation. */
+export const operatorSkipsRemediation = (annotations: Record<string, string> | undefined): boolean => {
+  const prior = annotations?.[Annotations.skipRemediationPrior];
+  return prior === 'true' || (prior === undefined && annotations?.[Annotations.skipRemediation] !== undefined);
+};
+
+/** The MachineUpdate that puts a machine "in update": a non-terminal one (newest first), else a failed one. */
+export function activeUpdateOf(machineName: string, updates: readonly MachineUpdate[]): MachineUpdate | undefined {
+  const mine = updates
+    .filter((u) => (u.metadata.labels?.[Labels.machineName] ?? u.spec.machineRef.name) === machineName && !u.metadata.deletionTimestamp)
+    .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') || (b.metadata.name ?? '').localeCompare(a.metadata.name ?? ''));
+  return mine.find((u) => !isTerminal(u.status?.updateStatus)) ?? mine.find((u) => u.status?.updateStatus === UpdateStatus.failed);
+}
+
+/** When a machine's update started: the MachineUpdate's startTime, else the Machine's annotation, else the MachineUpdate's creation. */
+export function updateStartMs(m: Machine, u: MachineUpdate): number | undefined {
+  for (const t of [u.status?.startTime, m.metadata.annotations?.[Annotations.updateStartedAt], u.metadata.creationTimestamp]) {
+    const ms = t ? Date.parse(t) : NaN;
+    if (!Number.isNaN(ms)) return ms;
+  }
+  return undefined;
+}
+
+/** The health verdict on one machine in update. */
+export type Verdict =
+  | { kind: 'within'; expiresAtMs: number; timeoutMs: number }
+  | { kind: 'timedOut'; expiresAtMs: number; timeoutMs: number }
+  | { kind: 'failed'; message: string };
+
+/** Judges a machine in update: failed update, timed out (now ≥ start + timeout), or within its timeout. */
+export function judge(m: Machine, u: MachineUpdate, inPlaceMs: number, nodeStartupTimeoutSeconds: number | undefined, nowMs: number): Verdict {
+  if (u.status?.updateStatus === UpdateStatus.failed) return { kind: 'failed', message: u.status.message ?? 'the in-place update failed' };
+  const timeoutMs = updateTimeoutMs(inPlaceMs, nodeStartupTimeoutSeconds, isNodeInitialized(m));
+  const start = updateStartMs(m, u) ?? nowMs;
+  const expiresAtMs = start + timeoutMs;
+  return nowMs >= expiresAtMs ? { kind: 'timedOut', expiresAtMs, timeoutMs } : { kind: 'within', expiresAtMs, timeoutMs };
+}
+
+/** A condition the extension wants on a MachineUpdate (lastTransitionTime is filled by the condition helper). */
+export type ConditionWish = Pick<Condition, 'type' | 'status' | 'reason'> & { message: string };
+
+/** An Event to record. */
+export interface EventWish {
+  on: 'Machine' | 'MachineHealthCheck';
+  name: string;
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/** What to do about one machine. */
+export interface MachineAction {
+  machine: string;
+  /** Annotation changes for the Machine (merge patch), if any. */
+  annotations?: AnnotationPatch;
+  /** MachineUpdate whose HealthCheckSucceeded condition to set, and the condition. */
+  update?: { name: string; condition: ConditionWish };
+  /** Events to record if the condition changes (so they are not repeated on every reconcile or after a restart). */
+  eventsOnChange: EventWish[];
+  /** Events to record if the annotation patch is applied. */
+  eventsOnPatch: EventWish[];
+}
+
+/** The extension's plan for one MHC. */
+export interface MhcPlan {
+  /** The MHC is ignored (absent or invalid configuration). */
+  ignored: boolean;
+  /** Events on the MHC (invalid configuration). */
+  mhcEvents: EventWish[];
+  actions: MachineAction[];
+  /** Reconcile again after this long: the earliest moment a protected machine's timeout expires. */
+  requeueAfterMs?: number;
+}
+
+const hasFalseHealthCheck = (m: Machine): boolean => (m.status?.conditions ?? []).some((c) => c.type === ConditionTypes.healthCheckSucceeded && c.status === 'False');
+const fmtDuration = (ms: number): string => {
+  const s = Math.round(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const min = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  return `${h ? `${h}h` : ''}${h || min ? `${min}m` : ''}${sec}s`;
+};
+
+/**
+ * Decides, for one MHC and the machines it selects, what to do about every machine in update: protect it while
+ * within its timeout; once timed out or failed, lift the protection and trigger remediation if the budget allows
+ * (candidates in deterministic order: earliest expiry first, then name); and when to look again.
+ */
+export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readonly Machine[], updates: readonly MachineUpdate[], nowMs: number): MhcPlan {
+  const mhcName = mhc.metadata.name ?? '';
+  const timeout = readTimeoutAnnotation(mhc);
+  if (timeout.kind === 'absent') return { ignored: true, mhcEvents: [], actions: [] };
+  if (timeout.kind === 'invalid') {
+    return { ignored: true, mhcEvents: [{ on: 'MachineHealthCheck', name: mhcName, type: 'Warning', reason: 'InvalidInPlaceUpdateTimeout', message: `${timeout.message}; the MHC extension ignores this MachineHealthCheck` }], actions: [] };
+  }
+  const machines = selected.filter((m) => !m.metadata.deletionTimestamp).sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+  let window: RemediationWindow;
+  try {
+    window = remediationWindow(mhc, machines.length);
+  } catch (err) {
+    if (!(err instanceof InvalidTriggerError)) throw err;
+    return { ignored: true, mhcEvents: [{ on: 'MachineHealthCheck', name: mhcName, type: 'Warning', reason: 'InvalidRemediationTrigger', message: `${err.message}; the MHC extension ignores this MachineHealthCheck` }], actions: [] };
+  }
+
+  const nodeStartup = mhc.spec.checks?.nodeStartupTimeoutSeconds;
+  const judged = machines.flatMap((m) => {
+    const u = activeUpdateOf(m.metadata.name ?? '', updates);
+    return u ? [{ m, u, verdict: judge(m, u, timeout.ms, nodeStartup, nowMs) }] : [];
+  });
+  const inUpdate = new Set(judged.map((j) => j.m.metadata.name));
+  const unhealthy = new Set<string>();
+  for (const m of machines) if (hasFalseHealthCheck(m) || m.metadata.annotations?.[Annotations.remediateMachine] !== undefined) unhealthy.add(m.metadata.name ?? '');
+  for (const j of judged) if (j.verdict.kind !== 'within') unhealthy.add(j.m.metadata.name ?? '');
+  const inUpdateHealthy = new Set([...inUpdate].filter((n) => n !== undefined && !unhealthy.has(n)) as string[]);
+
+  const actions: MachineAction[] = [];
+  let requeueAfterMs: number | undefined;
+  const order = (v: Verdict): number => (v.kind === 'failed' ? -Infinity : v.expiresAtMs);
+  for (const { m, u, verdict } of [...judged].sort((a, b) => order(a.verdict) - order(b.verdict) || (a.m.metadata.name ?? '').localeCompare(b.m.metadata.name ?? ''))) {
+    const name = m.metadata.name ?? '';
+    const uName = u.metadata.name ?? '';
+    if (verdict.kind === 'within') {
+      const wait = verdict.expiresAtMs - nowMs;
+      requeueAfterMs = requeueAfterMs === undefined ? wait : Math.min(requeueAfterMs, wait);
+      const patch = protectPatch(m.metadata.annotations);
+      actions.push({
+        machine: name,
+        ...(patch ? { annotations: patch } : {}),
+        update: { name: uName, condition: { type: ConditionTypes.healthCheckSucceeded, status: 'True', reason: Reasons.withinInPlaceUpdateTimeout, message: `In-place update within its ${fmtDuration(verdict.timeoutMs)} timeout (until ${new Date(verdict.expiresAtMs).toISOString()}); remediation skipped by MachineHealthCheck ${mhcName}` } },
+        eventsOnChange: [],
+        eventsOnPatch: patch?.[Annotations.skipRemediation] !== undefined ? [{ on: 'Machine', name, type: 'Normal', reason: 'SkipRemediationSet', message: `In-place update in progress (MachineUpdate ${uName}); remediation skipped until ${new Date(verdict.expiresAtMs).toISOString()}` }] : [],
+      });
+      continue;
+    }
+    const reason = verdict.kind === 'failed' ? Reasons.inPlaceUpdateFailed : Reasons.inPlaceUpdateTimedOut;
+    const what = verdict.kind === 'failed' ? `In-place update failed: ${verdict.message}` : `In-place update exceeded its ${fmtDuration(verdict.timeoutMs)} timeout`;
+    if (operatorSkipsRemediation(m.metadata.annotations)) {
+      const patch = liftPatch(m.metadata.annotations, false);
+      actions.push({
+        machine: name, ...(patch ? { annotations: patch } : {}),
+        update: { name: uName, condition: { type: ConditionTypes.healthCheckSucceeded, status: 'False', reason, message: `${what}; not remediated: the machine carried ${Annotations.skipRemediation} before the update` } },
+        eventsOnChange: [{ on: 'Machine', name, type: 'Warning', reason, message: `${what}; not remediated because the machine carried ${Annotations.skipRemediation} before the update` }],
+        eventsOnPatch: [],
+      });
+      continue;
+    }
+    if (m.metadata.annotations?.[Annotations.remediateMachine] !== undefined) {
+      const patch = liftPatch(m.metadata.annotations, true);
+      actions.push({
+        machine: name, ...(patch ? { annotations: patch } : {}),
+        update: { name: uName, condition: { type: ConditionTypes.healthCheckSucceeded, status: 'False', reason, message: `${what}; remediation triggered (${Annotations.remediateMachine})` } },
+        eventsOnChange: [], eventsOnPatch: [],
+      });
+      continue;
+    }
+    const others = (s: Set<string>): number => [...s].filter((n) => n !== name).length;
+    const count = remediationCount(window.max, others(unhealthy), others(inUpdateHealthy));
+    const belowMin = unhealthy.size + inUpdateHealthy.size < window.min;
+    if (count > 0 && !belowMin) {
+      const patch = liftPatch(m.metadata.annotations, true);
+      actions.push({
+        machine: name, ...(patch ? { annotations: patch } : {}),
+        update: { name: uName, condition: { type: ConditionTypes.healthCheckSucceeded, status: 'False', reason, message: `${what}; remediation triggered (${Annotations.remediateMachine})` } },
+        eventsOnChange: [],
+        eventsOnPatch: [{ on: 'Machine', name, type: 'Warning', reason: Reasons.remediationTriggered, message: `${what} (MachineUpdate ${uName}); set ${Annotations.remediateMachine} for MachineHealthCheck ${mhcName}` }],
+      });
+    } else {
+      const patch = liftPatch(m.metadata.annotations, false);
+      const why = belowMin
+        ? `${unhealthy.size + inUpdateHealthy.size} unhealthy or in-update machines is below unhealthyInRange minimum ${window.min}`
+        : `remediation budget exhausted: maxAllowedUnhealthy ${window.max} − other unhealthy ${others(unhealthy)} − other in-update ${others(inUpdateHealthy)} = ${count}`;
+      actions.push({
+        machine: name, ...(patch ? { annotations: patch } : {}),
+        update: { name: uName, condition: { type: ConditionTypes.healthCheckSucceeded, status: 'False', reason, message: `${what}; remediation blocked (${why})` } },
+        eventsOnChange: [{ on: 'Machine', name, type: 'Warning', reason: Reasons.remediationBlocked, message: `${what} (MachineUpdate ${uName}); ${why}` }],
+        eventsOnPatch: [],
+      });
+    }
+  }
+  return { ignored: false, mhcEvents: [], actions, ...(requeueAfterMs !== undefined ? { requeueAfterMs: Math.max(1, Math.ceil(requeueAfterMs)) } : {}) };
+}
