@@ -1,6 +1,7 @@
 // The `inplace` verbs against the shared test environment (local API server, or a real cluster with
 // INPLACE_TEST_KUBECONFIG): output, exit codes, and the state they leave — including every kind of bad input.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -8,6 +9,7 @@ import { stringify } from 'yaml';
 import { API_VERSION, InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject } from '../../src/api/index.js';
 import { applyInventory, buildInventory, capiCrdDirs } from '../../src/capi-sim/index.js';
 import { runCli } from '../../src/cli/cli.js';
+import { projectRoot } from '../../src/cli/procs.js';
 import type { Io } from '../../src/cli/verb.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 
@@ -132,6 +134,29 @@ describe('inplace CLI', function () {
       const r = await cli('preview');
       expect(r.code).to.equal(2);
       expect(r.err).to.contain('missing -f plan.yaml');
+    });
+  });
+
+  describe('as a process', () => {
+    const bin = join(projectRoot(), 'bin', 'inplace.mjs');
+    const env = { ...process.env, INPLACE_FROM_SOURCE: '1' };
+
+    it('exits with the verb\'s code through bin/inplace.mjs', () => {
+      const unknown = spawnSync(process.execPath, [bin, 'frobnicate'], { env, encoding: 'utf8' });
+      expect(unknown.status).to.equal(2);
+      expect(unknown.stderr).to.contain('unknown command "frobnicate"');
+      const missing = spawnSync(process.execPath, [bin, 'status', 'p', '--kubeconfig', join(tmp, 'nope')], { env, encoding: 'utf8' });
+      expect(missing.status).to.equal(1);
+      expect(missing.stderr).to.contain('does not exist');
+    });
+
+    it('works as a kubectl plugin (kubectl-inplace on the PATH)', function () {
+      if (spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status !== 0) this.skip(); // kubectl is not installed
+      const pathDir = mkdtempSync(join(tmpdir(), 'inplace-plugin-'));
+      symlinkSync(bin, join(pathDir, 'kubectl-inplace'));
+      const r = spawnSync('kubectl', ['inplace', 'status', '--help'], { env: { ...env, PATH: `${pathDir}:${process.env.PATH ?? ''}` }, encoding: 'utf8' });
+      expect(r.status, r.stderr).to.equal(0);
+      expect(r.stdout).to.contain('Usage: inplace status <plan>');
     });
   });
 

@@ -1,7 +1,7 @@
 // End to end: `npm start`'s job run non-interactively (non-TTY) as a user would, through bin/inplace.mjs. It starts
 // the local API server, every component as its own process and applies examples/plan.yaml; the final state it
 // writes with --state-out is checked here: plan updated, every change committed on every machine, nothing labelled.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,9 +10,11 @@ import { parseAllDocuments } from 'yaml';
 import { Annotations, Labels, type InPlaceUpdatePlan, type KubeObject, type PlanTarget } from '../../src/api/index.js';
 import { getPointer } from '../../src/runtime/jsonpointer.js';
 import type { DemoState } from '../../src/cli/demo.js';
+import { waitFor } from '../support/wait.js';
 import { projectRoot } from '../../src/cli/procs.js';
 
 const PROJECT_ROOT = projectRoot();
+const kubectlAvailable = (): boolean => spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
 
 interface Run {
   code: number | null;
@@ -20,27 +22,41 @@ interface Run {
   err: string;
 }
 
-function runDemo(args: string[], timeoutMs: number): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [join(PROJECT_ROOT, 'bin', 'inplace.mjs'), 'demo', ...args], {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, INPLACE_FROM_SOURCE: '1', LOG_FORMAT: 'json' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const timer = setTimeout(() => {
-      p.kill('SIGINT');
-      reject(new Error(`demo did not finish within ${timeoutMs / 1000}s; output so far:\n${out}\n${err}`));
-    }, timeoutMs);
-    p.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
+/** A running demo: its output so far, and a promise of how it ended. */
+interface Demo {
+  proc: ChildProcess;
+  output(): { out: string; err: string };
+  ended: Promise<Run>;
 }
+
+function startDemo(args: string[]): Demo {
+  const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'bin', 'inplace.mjs'), 'demo', ...args], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, INPLACE_FROM_SOURCE: '1', LOG_FORMAT: 'json' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const ended = new Promise<Run>((resolve) => proc.on('exit', (code) => resolve({ code, out, err })));
+  return { proc, output: () => ({ out, err }), ended };
+}
+
+/** The plan of examples/plan.yaml (what `npm start` applies). */
+const examplePlan = (): InPlaceUpdatePlan & KubeObject =>
+  parseAllDocuments(readFileSync(join(PROJECT_ROOT, 'examples', 'plan.yaml'), 'utf8'))
+    .map((d) => d.toJSON() as KubeObject)
+    .find((d) => d?.kind === 'InPlaceUpdatePlan') as unknown as InPlaceUpdatePlan & KubeObject;
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 describe('npm start (inplace demo), end to end', function () {
   this.timeout(300_000);
@@ -48,15 +64,52 @@ describe('npm start (inplace demo), end to end', function () {
   const stateFile = join(dir, 'state.json');
   let run: Run;
   let state: DemoState;
+  let childPids: number[] = [];
+  let kubectlOut = '';
+  let statusOut = '';
 
   before(async () => {
-    run = await runDemo(['--state-out', stateFile, '--work-dir', join(dir, 'work'), '--timeout', '240'], 280_000);
+    // --keep-running: the kubeconfig it printed is used while it runs (as from a second terminal), then Ctrl-C.
+    const demo = startDemo(['--keep-running', '--state-out', stateFile, '--work-dir', join(dir, 'work'), '--timeout', '240']);
+    const kept = await waitFor(() => demo.output().out.includes('still running (--keep-running)') || demo.proc.exitCode !== null, {
+      timeoutMs: 280_000,
+      intervalMs: 200,
+      message: 'the demo to finish its plan',
+    }).catch((e: Error) => e);
+    const { out } = demo.output();
+    childPids = [...out.matchAll(/\(pid (\d+)\)/g)].map((m) => Number(m[1]));
+    if (kept === true && demo.proc.exitCode === null) {
+      const kubeconfig = join(dir, 'work', 'kubeconfig');
+      if (kubectlAvailable()) kubectlOut = execFileSync('kubectl', ['--kubeconfig', kubeconfig, 'get', 'inplaceupdateplans,machineupdates', '-A'], { encoding: 'utf8' });
+      statusOut = execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin', 'inplace.mjs'), 'status', examplePlan().metadata.name!, '--kubeconfig', kubeconfig], {
+        encoding: 'utf8',
+        env: { ...process.env, INPLACE_FROM_SOURCE: '1' },
+      });
+    }
+    demo.proc.kill('SIGINT');
+    run = await demo.ended;
     if (existsSync(stateFile)) state = JSON.parse(readFileSync(stateFile, 'utf8')) as DemoState;
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('exits 0', () => {
+  it('exits 0 after Ctrl-C once the plan ended updated', () => {
     expect(run.code, `stdout:\n${run.out}\nstderr:\n${run.err}`).to.equal(0);
+  });
+
+  it('started every component as its own process and stopped them all on Ctrl-C', () => {
+    expect(childPids).to.have.length(7);
+    expect(childPids.filter(alive)).to.deep.equal([]);
+  });
+
+  it('serves kubectl through the printed kubeconfig while it runs', function () {
+    if (!kubectlAvailable()) this.skip(); // kubectl is not installed here; the inplace status check below still runs
+    expect(kubectlOut).to.match(new RegExp(`inplaceupdateplan\\.inplace\\.cluster\\.x-k8s\\.io/${examplePlan().metadata.name}\\s+cluster1\\s+updating\\s+updated\\s+9/9`));
+    expect(kubectlOut.match(/machineupdate\.inplace\.cluster\.x-k8s\.io\//g)).to.have.length(9);
+  });
+
+  it('answers inplace status with the finished tree while it runs', () => {
+    expect(statusOut).to.match(new RegExp(`^InPlaceUpdatePlan/${examplePlan().metadata.name}\\s+updated`, 'm'));
+    expect(statusOut.match(/Machine\/\S+\s+updated/g)).to.have.length(9);
   });
 
   it('prints the kubeconfig path and the kubectl watch command', () => {
@@ -88,9 +141,7 @@ describe('npm start (inplace demo), end to end', function () {
   });
 
   it('committed the new values to every machine (the new Kubernetes version included)', () => {
-    const plan = parseAllDocuments(readFileSync(join(PROJECT_ROOT, 'examples', 'plan.yaml'), 'utf8'))
-      .map((d) => d.toJSON() as KubeObject)
-      .find((d) => d?.kind === 'InPlaceUpdatePlan') as unknown as InPlaceUpdatePlan;
+    const plan = examplePlan();
     const targetOf = (m: KubeObject): PlanTarget | undefined =>
       m.metadata.labels?.[Labels.controlPlaneName] ? plan.spec.controlPlane : plan.spec.machineDeployments?.find((t) => t.name === m.metadata.labels?.[Labels.deploymentName]);
     let versionChecks = 0;
