@@ -1,6 +1,6 @@
 // The MHC extension's controllers: one reconciles each MachineHealthCheck (protect, judge, remediate), one
 // restores a machine's skip-remediation once its update ended. Everything is derived from the objects.
-import { Labels, MachineHealthChecks, MachineUpdates, Machines, type KubeObject } from '../api/index.js';
+import { Labels, MachineHealthChecks, MachineUpdates, Machines, MhcEventReasons, type KubeObject } from '../api/index.js';
 import { Action, formatLabelSelector, matchesSelector, setCondition, type LabelSelector, type Manager, type ObjectKey, type ReconcileContext } from '../runtime/index.js';
 import { activeUpdateOf, planMachineHealthCheck, restorePatch, type AnnotationPatch, type EventWish, type MachineAction } from './decisions.js';
 import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
@@ -70,7 +70,7 @@ export function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}):
       if (!patch) return Action.awaitChange();
       await patchAnnotations(mgr, m, patch);
       ctx.log.info({ machine: key.name }, 'in-place update ended: restored skip-remediation to its prior state');
-      mgr.events.event(m, 'Normal', 'SkipRemediationRestored', `In-place update ended; ${Object.keys(patch).join(', ')} restored to the state before the update`);
+      mgr.events.event(m, 'Normal', MhcEventReasons.skipRemediationRestored, `In-place update ended; ${Object.keys(patch).join(', ')} restored to the state before the update`);
       return Action.awaitChange();
     });
 }
@@ -81,7 +81,7 @@ async function act(mgr: Manager, namespace: string | undefined, action: MachineA
   if (action.annotations) {
     await patchAnnotations(mgr, machine, action.annotations);
     ctx.log.info({ machine: action.machine, annotations: action.annotations }, 'patched machine annotations');
-    emit(mgr, machine, undefined, action.eventsOnPatch);
+    emit(mgr, machine, action.eventsOnPatch);
   }
   if (!action.update) return;
   const u = updates.get(namespace, action.update.name);
@@ -91,14 +91,12 @@ async function act(mgr: Manager, namespace: string | undefined, action: MachineA
   if (current && current.status === wish.status && current.reason === wish.reason && (current.message ?? '') === wish.message) return;
   const conditions = setCondition(u.status?.conditions, wish, u.metadata.generation);
   await mgr.client.patch(MachineUpdates, namespace, action.update.name, { metadata: { resourceVersion: u.metadata.resourceVersion }, status: { conditions } }, { type: 'merge', subresource: 'status' });
-  emit(mgr, machine, undefined, action.eventsOnChange);
+  emit(mgr, machine, action.eventsOnChange);
 }
 
-function emit(mgr: Manager, machine: Machine, mhc: MachineHealthCheck | undefined, events: EventWish[]): void {
-  for (const e of events) {
-    const obj = e.on === 'Machine' ? machine : mhc;
-    if (obj) mgr.events.event(obj, e.type, e.reason, e.message);
-  }
+/** Records a machine's Events (MHC-level Events are recorded by the reconcile itself). */
+function emit(mgr: Manager, machine: Machine, events: EventWish[]): void {
+  for (const e of events) if (e.on === 'Machine') mgr.events.event(machine, e.type, e.reason, e.message);
 }
 
 /** Merge-patches only annotations, guarded by the cached resourceVersion (a concurrent change retries the reconcile). */

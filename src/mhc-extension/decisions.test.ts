@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Annotations, ConditionTypes, Labels, Reasons } from '../api/index.js';
+import { Annotations, ConditionTypes, Labels, MhcEventReasons, Reasons } from '../api/index.js';
 import {
   activeUpdateOf, isNodeInitialized, judge, liftPatch, planMachineHealthCheck, protectPatch, readTimeoutAnnotation, remediationCount,
   remediationWindow, restorePatch, scaledValue, updateTimeoutMs,
@@ -135,7 +135,7 @@ describe('mhc-extension decisions', () => {
       expect(p.ignored).to.equal(true);
       expect(p.actions).to.deep.equal([]);
       expect(p.mhcEvents).to.have.length(1);
-      expect(p.mhcEvents[0]).to.include({ on: 'MachineHealthCheck', type: 'Warning', reason: 'InvalidInPlaceUpdateTimeout' });
+      expect(p.mhcEvents[0]).to.include({ on: 'MachineHealthCheck', type: 'Warning', reason: MhcEventReasons.invalidInPlaceUpdateTimeout });
     });
 
     it('protects a machine within its timeout and asks to look again when it expires', () => {

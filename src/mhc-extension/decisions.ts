@@ -1,7 +1,7 @@
 // Pure decisions of the MHC extension: timeouts, remediation budget, skip-remediation bookkeeping, and the whole
 // per-MHC plan (which annotations to patch on which machine, which MachineUpdate conditions and Events to record,
 // when to look again). No client: the controller acts on the result.
-import { Annotations, ConditionTypes, Labels, Reasons, UpdateStatus, isTerminal, type Condition } from '../api/index.js';
+import { Annotations, ConditionTypes, Labels, MhcEventReasons, Reasons, UpdateStatus, isTerminal, type Condition } from '../api/index.js';
 import { InvalidDurationError, parseGoDuration } from './duration.js';
 import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
 
@@ -219,7 +219,7 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
   const timeout = readTimeoutAnnotation(mhc);
   if (timeout.kind === 'absent') return { ignored: true, mhcEvents: [], actions: [] };
   if (timeout.kind === 'invalid') {
-    return { ignored: true, mhcEvents: [{ on: 'MachineHealthCheck', name: mhcName, type: 'Warning', reason: 'InvalidInPlaceUpdateTimeout', message: `${timeout.message}; the MHC extension ignores this MachineHealthCheck` }], actions: [] };
+    return { ignored: true, mhcEvents: [{ on: 'MachineHealthCheck', name: mhcName, type: 'Warning', reason: MhcEventReasons.invalidInPlaceUpdateTimeout, message: `${timeout.message}; the MHC extension ignores this MachineHealthCheck` }], actions: [] };
   }
   const machines = selected.filter((m) => !m.metadata.deletionTimestamp).sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
   let window: RemediationWindow;
@@ -227,7 +227,7 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
     window = remediationWindow(mhc, machines.length);
   } catch (err) {
     if (!(err instanceof InvalidTriggerError)) throw err;
-    return { ignored: true, mhcEvents: [{ on: 'MachineHealthCheck', name: mhcName, type: 'Warning', reason: 'InvalidRemediationTrigger', message: `${err.message}; the MHC extension ignores this MachineHealthCheck` }], actions: [] };
+    return { ignored: true, mhcEvents: [{ on: 'MachineHealthCheck', name: mhcName, type: 'Warning', reason: MhcEventReasons.invalidRemediationTrigger, message: `${err.message}; the MHC extension ignores this MachineHealthCheck` }], actions: [] };
   }
 
   const nodeStartup = mhc.spec.checks?.nodeStartupTimeoutSeconds;
@@ -256,7 +256,7 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
         ...(patch ? { annotations: patch } : {}),
         update: { name: uName, condition: { type: ConditionTypes.healthCheckSucceeded, status: 'True', reason: Reasons.withinInPlaceUpdateTimeout, message: `In-place update within its ${fmtDuration(verdict.timeoutMs)} timeout (until ${new Date(verdict.expiresAtMs).toISOString()}); remediation skipped by MachineHealthCheck ${mhcName}` } },
         eventsOnChange: [],
-        eventsOnPatch: patch?.[Annotations.skipRemediation] !== undefined ? [{ on: 'Machine', name, type: 'Normal', reason: 'SkipRemediationSet', message: `In-place update in progress (MachineUpdate ${uName}); remediation skipped until ${new Date(verdict.expiresAtMs).toISOString()}` }] : [],
+        eventsOnPatch: patch?.[Annotations.skipRemediation] !== undefined ? [{ on: 'Machine', name, type: 'Normal', reason: MhcEventReasons.skipRemediationSet, message: `In-place update in progress (MachineUpdate ${uName}); remediation skipped until ${new Date(verdict.expiresAtMs).toISOString()}` }] : [],
       });
       continue;
     }

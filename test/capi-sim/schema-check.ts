@@ -22,9 +22,14 @@ export function prunedPaths(value: unknown, schema: Schema, path = ''): string[]
   return out;
 }
 
-/** Loads the CRDs of a directory, keyed by `<group>/<kind>`. */
+const loaded = new Map<string, Map<string, Crd>>();
+
+/** Loads the CRDs of a directory, keyed by `<group>/<kind>` (cached per directory: the real ones are large). */
 export function loadCrdsByKind(dir: string): Map<string, Crd> {
+  const cached = loaded.get(dir);
+  if (cached) return cached;
   const out = new Map<string, Crd>();
+  loaded.set(dir, out);
   for (const f of readdirSync(dir).filter((x) => x.endsWith('.yaml'))) {
     for (const doc of parseAllDocuments(readFileSync(join(dir, f), 'utf8'))) {
       const crd = doc.toJS() as Crd | null;
@@ -35,6 +40,7 @@ export function loadCrdsByKind(dir: string): Map<string, Crd> {
 }
 
 const ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
+const compiled = new WeakMap<Schema, ReturnType<typeof ajv.compile>>();
 
 /** Problems kube-apiserver would have with `obj` under `crds` (pruned fields and validation errors), or [] when none. */
 export function schemaProblems(obj: KubeObject, crds: Map<string, Crd>, part: 'all' | 'spec' = 'all'): string[] {
@@ -47,7 +53,8 @@ export function schemaProblems(obj: KubeObject, crds: Map<string, Crd>, part: 'a
   const body = part === 'spec' ? { ...obj, status: undefined } : obj;
   const clean = JSON.parse(JSON.stringify(body)) as Record<string, unknown>;
   const problems = prunedPaths(clean, schema).map((p) => `${obj.kind} ${obj.metadata.name}: ${p} would be pruned`);
-  const validate = ajv.compile({ ...schema, properties: { ...schema.properties, metadata: { type: 'object' } } });
+  let validate = compiled.get(schema);
+  if (!validate) compiled.set(schema, (validate = ajv.compile({ ...schema, properties: { ...schema.properties, metadata: { type: 'object' } } })));
   if (!validate(clean)) problems.push(...(validate.errors ?? []).map((e) => `${obj.kind} ${obj.metadata.name}: ${e.instancePath} ${e.message ?? ''}`));
   return problems;
 }
