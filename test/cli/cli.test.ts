@@ -1,6 +1,6 @@
 // The `inplace` verbs against the shared test environment (local API server, or a real cluster with
 // INPLACE_TEST_KUBECONFIG): output, exit codes, and the state they leave — including every kind of bad input.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,9 +9,11 @@ import { stringify } from 'yaml';
 import { API_VERSION, InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject } from '../../src/api/index.js';
 import { applyInventory, buildInventory, capiCrdDirs } from '../../src/capi-sim/index.js';
 import { runCli } from '../../src/cli/cli.js';
+import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { projectRoot } from '../../src/cli/procs.js';
 import type { Io } from '../../src/cli/verb.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
+import { waitFor } from '../support/wait.js';
 
 /** Runs the CLI in-process and captures what it prints. */
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -150,6 +152,25 @@ describe('inplace CLI', function () {
       expect(missing.stderr).to.contain('does not exist');
     });
 
+    it('starts the local API server alone, prints the kubeconfig path and stops on SIGTERM', async () => {
+      const out = join(tmp, 'local.kubeconfig');
+      const p = spawn(process.execPath, [bin, 'local-apiserver', '--kubeconfig-out', out], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      const exited = new Promise<number | null>((r) => p.on('exit', (code) => r(code)));
+      try {
+        await waitFor(() => stdout.includes('\n'), { timeoutMs: 60_000, message: 'the kubeconfig path on stdout' });
+        expect(stdout.trim()).to.equal(out);
+        // The server is empty: no CRDs yet, and the CLI says so.
+        const r = await cli('status', 'p', '--kubeconfig', out);
+        expect(r.code).to.equal(1);
+        expect(r.err).to.contain('install the CRDs first');
+      } finally {
+        p.kill('SIGTERM');
+      }
+      expect(await exited).to.equal(0);
+    });
+
     it('works as a kubectl plugin (kubectl-inplace on the PATH)', function () {
       if (spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status !== 0) this.skip(); // kubectl is not installed
       const pathDir = mkdtempSync(join(tmpdir(), 'inplace-plugin-'));
@@ -250,6 +271,31 @@ describe('inplace CLI', function () {
       expect(r.out).to.contain('Validation: INVALID');
       expect(r.out).to.contain('no-such-md');
       expect(r.out).to.contain('Result: NOT OK');
+    });
+
+    it('runs the conformance kit against a running updater and reports each rule', async () => {
+      // The sample updater logs through the environment's level; keep the test output quiet.
+      const level = process.env.LOG_LEVEL;
+      process.env.LOG_LEVEL = 'warn';
+      const running = await sampleUpdaters.reference.start({ client: env.client, namespace: ns });
+      if (level === undefined) delete process.env.LOG_LEVEL;
+      else process.env.LOG_LEVEL = level;
+      try {
+        const r = await cli('conformance', '--kind', 'UpdaterUpdateTask', '-n', ns, '-o', 'json', ...kc);
+        expect(r.code, r.out + r.err).to.equal(0);
+        const report = JSON.parse(r.out) as { passed: boolean; rules: { id: string; result: string }[] };
+        expect(report.passed).to.equal(true);
+        expect(report.rules.map((x) => x.id)).to.deep.equal(['C1', 'C2', 'C3', 'C4', 'C5', 'C6', 'C7', 'C8', 'C9']);
+        expect(report.rules.find((x) => x.id === 'C4')?.result).to.equal('pass');
+      } finally {
+        await running.stop();
+      }
+    });
+
+    it('rejects conformance for a kind no CRD defines with exit 1', async () => {
+      const r = await cli('conformance', '--kind', 'NoSuchTask', '-n', ns, ...kc);
+      expect(r.code).to.equal(1);
+      expect(r.err).to.contain('no CRD defines kind NoSuchTask');
     });
 
     it('flags a change no updater covers and exits 1', async () => {
