@@ -108,6 +108,8 @@ export const Reasons = {
   withinInPlaceUpdateTimeout: 'WithinInPlaceUpdateTimeout',
   remediationBlocked: 'RemediationBlocked',
   remediationTriggered: 'RemediationTriggered',
+  /** Event on a MachineUpdate: the task of an updater was created. */
+  taskCreated: 'TaskCreated',
 } as const;
 
 /** Plan / MachineUpdate / task status values. */

@@ -20,6 +20,7 @@ import {
   taskKindOfTemplate,
   taskLabels,
   taskName,
+  TemplateKindError,
   type Task,
 } from '../contract/index.js';
 import { ConflictError, RetryableError, isAlreadyExists, isNotFound, snapshot, Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
@@ -81,9 +82,19 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const mu = deps.mgr.informer<MachineUpdateObject>(MachineUpdates).store.get(key.namespace, key.name);
   if (!mu || isTerminal(mu.status?.updateStatus)) return Action.awaitChange();
   const now = new Date();
-  const scope = await buildScope(deps, mu);
+  let scope: Scope;
+  try {
+    scope = await buildScope(deps, mu);
+  } catch (err) {
+    if (!(err instanceof TemplateKindError)) throw err;
+    // A template ref that cannot name a task kind never will: fail the update with the reason.
+    const failedScope: Scope = { mu, machine: 'present', views: [] };
+    await writeStatus(deps, failedScope, { updateStatus: 'failed', reason: Reasons.templateNotFound, message: err.message }, now);
+    return Action.awaitChange();
+  }
   const d = decide(scope);
   log.debug({ step: d.step.kind, updateStatus: d.updateStatus, message: d.message }, 'decided');
+  if (d.step.kind === 'none') return Action.awaitChange();
   const outcome = await act(deps, scope, d, log);
   await writeStatus(deps, scope, outcome.status, now);
   return outcome.action;
@@ -234,7 +245,7 @@ async function createTask(
     deps.metrics.tasksCreated.inc({ kind: res.kind });
     const prevDone = previous?.task?.status?.completionTime;
     if (prevDone) deps.metrics.stepLatency.observe(Math.max(0, (Date.now() - Date.parse(prevDone)) / 1000));
-    mgr.events.event(mu, 'Normal', 'TaskCreated', `created ${res.kind} ${view.taskName} for updater ${u.name}`);
+    mgr.events.event(mu, 'Normal', Reasons.taskCreated, `created ${res.kind} ${view.taskName} for updater ${u.name}`);
     log.info({ task: view.taskName, kind: res.kind, updater: u.name }, 'task created');
     return { task: created };
   } catch (err) {
