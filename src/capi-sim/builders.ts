@@ -221,8 +221,10 @@ export const machineRunningStatus = (nodeName: string, nodeInfo: NodeSystemInfo,
 /** True for a machine the simulator considers owned by a control plane (by its CAPI labels). */
 export const isControlPlaneMachine = (m: KubeObject): boolean => m.metadata.labels?.[Labels.controlPlane] !== undefined;
 
-/** True when a machine asks for manual remediation and does not opt out of it. */
+/** True when a machine asks for manual remediation and does not opt out of it (skip-remediation or paused, as CAPI's MHC checks). */
 export const wantsRemediation = (m: KubeObject): boolean =>
-  m.metadata.annotations?.[Annotations.remediateMachine] !== undefined && m.metadata.annotations?.[Annotations.skipRemediation] === undefined;
+  m.metadata.annotations?.[Annotations.remediateMachine] !== undefined
+  && m.metadata.annotations[Annotations.skipRemediation] === undefined
+  && m.metadata.annotations[Annotations.paused] === undefined;
 
 export { Clusters, DevMachines, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines };

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { Labels } from '../api/index.js';
-import { DELETE_MACHINE_ANNOTATION, countReplicas, decideProvisioning, decideScale, newMachineName, nodeInfoDrift, ownerOf } from './decisions.js';
+import { Annotations, Labels } from '../api/index.js';
+import { DELETE_MACHINE_ANNOTATION, countReplicas, decideProvisioning, decideScale, maxUnhealthy, mhcCounts, newMachineName, nodeInfoDrift, ownerOf, remediationVerdict } from './decisions.js';
 import { nodeInfoFor } from './builders.js';
-import type { Machine } from './types.js';
+import type { Machine, MachineHealthCheck } from './types.js';
 
 const m = (name: string, opts: { created?: string; ready?: boolean; available?: boolean; deleting?: boolean; del?: boolean; version?: string; phase?: string; node?: string } = {}): Machine => ({
   metadata: {
@@ -90,5 +90,35 @@ describe('capi-sim decisions', () => {
       const suffixes = ['aaaaa', 'bbbbb'];
       expect(newMachineName('md', new Set(['md-aaaaa']), () => suffixes.shift() ?? 'zzzzz')).to.equal('md-bbbbb');
     });
+  });
+
+  describe('MHC remediation gate', () => {
+    const target = (name: string, o: { remediate?: boolean; hcFalse?: boolean; cluster?: string; role?: string } = {}): Machine => ({
+      metadata: { name, namespace: 'ns', labels: { [Labels.clusterName]: o.cluster ?? 'c1', role: o.role ?? 'worker' }, ...(o.remediate ? { annotations: { [Annotations.remediateMachine]: '' } } : {}) },
+      spec: { clusterName: o.cluster ?? 'c1', bootstrap: {}, infrastructureRef: { apiGroup: 'g', kind: 'K', name } },
+      status: { conditions: o.hcFalse ? [{ type: 'HealthCheckSucceeded', status: 'False', reason: 'R', message: '', lastTransitionTime: 'x' }] : [] },
+    });
+    const mhc = (triggerIf?: { unhealthyLessThanOrEqualTo?: number | string; unhealthyInRange?: string }, role = 'worker'): MachineHealthCheck => ({
+      metadata: { name: 'mhc', namespace: 'ns' },
+      spec: { clusterName: 'c1', selector: { matchLabels: { role } }, ...(triggerIf ? { remediation: { triggerIf } } : {}) },
+    });
+
+    const scaled: Array<[number | string | undefined, number, number]> = [[undefined, 5, 5], [2, 5, 2], ['40%', 5, 2], ['50%', 3, 1], ['33%', 3, 0], ['x', 3, 0]];
+    for (const [v, expected, want] of scaled) it(`maxUnhealthy ${JSON.stringify(v)} of ${expected} is ${want}`, () => expect(maxUnhealthy(v, expected)).to.equal(want));
+
+    it('counts expected, healthy and allowed remediations like CAPI\'s MHC status', () => {
+      const ms = [target('a', { remediate: true }), target('b', { hcFalse: true }), target('c'), target('d'), target('other', { cluster: 'c2' })];
+      expect(mhcCounts(mhc({ unhealthyLessThanOrEqualTo: 3 }), ms.slice(0, 4))).to.deep.equal({ expectedMachines: 4, currentHealthy: 2, remediationsAllowed: 1, remediationAllowed: true });
+      expect(mhcCounts(mhc({ unhealthyLessThanOrEqualTo: 1 }), ms.slice(0, 4))).to.deep.equal({ expectedMachines: 4, currentHealthy: 2, remediationsAllowed: 0, remediationAllowed: false });
+      expect(mhcCounts(mhc({ unhealthyInRange: '[3-5]' }), ms.slice(0, 4))).to.include({ remediationAllowed: false });
+    });
+
+    const cases: Array<{ name: string; mhcs: MachineHealthCheck[]; machines: Machine[]; want: boolean }> = [
+      { name: 'remediates a marked machine its MHC targets within budget', mhcs: [mhc({ unhealthyLessThanOrEqualTo: 1 })], machines: [target('a', { remediate: true }), target('b')], want: true },
+      { name: 'does not remediate when no MHC targets the machine', mhcs: [mhc(undefined, 'control-plane')], machines: [target('a', { remediate: true })], want: false },
+      { name: 'does not remediate when the MHC has too many unhealthy machines', mhcs: [mhc({ unhealthyLessThanOrEqualTo: 1 })], machines: [target('a', { remediate: true }), target('b', { hcFalse: true })], want: false },
+      { name: 'remediates by default (100%)', mhcs: [mhc()], machines: [target('a', { remediate: true }), target('b', { remediate: true })], want: true },
+    ];
+    for (const c of cases) it(c.name, () => expect(remediationVerdict(c.machines[0]!, c.mhcs, c.machines).remediate).to.equal(c.want));
   });
 });

@@ -1,6 +1,7 @@
 // What CAPI's controllers would do, decided purely from objects (no client): the simulator acts on these.
-import { Labels, type Condition, type KubeObject } from '../api/index.js';
-import type { Machine, NodeSystemInfo } from './types.js';
+import { Annotations, Labels, type Condition, type KubeObject } from '../api/index.js';
+import { formatLabelSelector, matchesSelector, type LabelSelector } from '../runtime/labels.js';
+import type { Machine, MachineHealthCheck, NodeSystemInfo } from './types.js';
 
 /** CAPI: a machine carrying it is deleted first when its MachineSet scales down. */
 export const DELETE_MACHINE_ANNOTATION = 'cluster.x-k8s.io/delete-machine';
@@ -105,4 +106,60 @@ export function newMachineName(owner: string, taken: ReadonlySet<string>, suffix
     if (!taken.has(name)) return name;
   }
   throw new Error(`capi-sim: no free machine name for ${owner}`);
+}
+
+/** The machines an MHC targets: same namespace and cluster, labels matching its selector, not being deleted. */
+export function mhcTargets(mhc: MachineHealthCheck, machines: readonly Machine[]): Machine[] {
+  const selector = formatLabelSelector(mhc.spec.selector as LabelSelector);
+  return machines.filter((m) => m.metadata.namespace === mhc.metadata.namespace && !isDeleting(m)
+    && m.spec.clusterName === mhc.spec.clusterName && matchesSelector(selector, m.metadata.labels));
+}
+
+/** A target counts as healthy unless marked for remediation or judged unhealthy (HealthCheckSucceeded False). */
+export const isHealthyTarget = (m: Machine): boolean =>
+  m.metadata.annotations?.[Annotations.remediateMachine] === undefined
+  && !(m.status?.conditions ?? []).some((c) => c.type === 'HealthCheckSucceeded' && c.status === 'False');
+
+/** CAPI's maxUnhealthy: int, or percent of the expected machines rounded down; absent = 100%. */
+export function maxUnhealthy(v: number | string | undefined, expected: number): number {
+  if (v === undefined) return expected;
+  if (typeof v === 'number') return v;
+  const m = /^(\d+)%$/.exec(v);
+  return m ? Math.floor((Number(m[1]) * expected) / 100) : 0;
+}
+
+/** What CAPI's MHC status says about an MHC's targets. */
+export interface MhcCounts {
+  expectedMachines: number;
+  currentHealthy: number;
+  remediationsAllowed: number;
+  /** CAPI remediates only while the unhealthy count is within triggerIf. */
+  remediationAllowed: boolean;
+}
+
+/** CAPI's isAllowedRemediation: unhealthyInRange [a-b] takes precedence, else unhealthy ≤ unhealthyLessThanOrEqualTo. */
+export function mhcCounts(mhc: MachineHealthCheck, targets: readonly Machine[]): MhcCounts {
+  const expected = targets.length;
+  const healthy = targets.filter(isHealthyTarget).length;
+  const unhealthy = expected - healthy;
+  const range = /^\[(\d+)-(\d+)\]$/.exec(mhc.spec.remediation?.triggerIf?.unhealthyInRange ?? '');
+  if (range) {
+    const [min, max] = [Number(range[1]), Number(range[2])];
+    return { expectedMachines: expected, currentHealthy: healthy, remediationsAllowed: Math.max(0, max - unhealthy), remediationAllowed: unhealthy >= min && unhealthy <= max };
+  }
+  const max = maxUnhealthy(mhc.spec.remediation?.triggerIf?.unhealthyLessThanOrEqualTo, expected);
+  return { expectedMachines: expected, currentHealthy: healthy, remediationsAllowed: Math.max(0, max - unhealthy), remediationAllowed: unhealthy <= max };
+}
+
+/**
+ * Whether CAPI would remediate a machine marked remediate-machine: an MHC must target it (CAPI's MHC controller is
+ * what honours the annotation) and that MHC's unhealthy count must be within its triggerIf.
+ */
+export function remediationVerdict(machine: Machine, mhcs: readonly MachineHealthCheck[], machines: readonly Machine[]): { remediate: boolean; why: string } {
+  const owners = mhcs.filter((h) => mhcTargets(h, [machine]).length > 0);
+  if (owners.length === 0) return { remediate: false, why: 'no MachineHealthCheck targets the machine' };
+  for (const h of owners) {
+    if (mhcCounts(h, mhcTargets(h, machines)).remediationAllowed) return { remediate: true, why: `MachineHealthCheck ${h.metadata.name} allows remediation` };
+  }
+  return { remediate: false, why: `too many unhealthy machines for MachineHealthCheck ${owners.map((h) => h.metadata.name).join(', ')}` };
 }

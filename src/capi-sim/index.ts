@@ -5,4 +5,5 @@ export {
   DevMachineTemplates, KubeadmConfigTemplates, nodeNameFor, defaultImage, stableSuffix, NODE_MACHINE_ANNOTATION,
 } from './builders.js';
 export * from './inventory.js';
-export { startCapiSimulator, maxUnhealthy, type CapiSimulator, type CapiSimulatorOptions } from './simulator.js';
+export { startCapiSimulator, type CapiSimulator, type CapiSimulatorOptions } from './simulator.js';
+export * from './decisions.js';

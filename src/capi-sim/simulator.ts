@@ -7,7 +7,7 @@ import { Labels, MachineHealthChecks, Nodes, type KubeObject, type ResourceType 
 import { createManager } from '../runtime/index.js';
 import { setCondition } from '../runtime/conditions.js';
 import { isNotFound, isAlreadyExists } from '../runtime/errors.js';
-import { matchesSelector, formatLabelSelector, type LabelSelector } from '../runtime/labels.js';
+import { formatLabelSelector, type LabelSelector } from '../runtime/labels.js';
 import { Action, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/types.js';
 import {
   DevMachineTemplates, DevMachines, KubeadmConfigTemplates, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines,
@@ -15,7 +15,7 @@ import {
   devMachineReadyStatus, isControlPlaneMachine, kubeTime, kubeadmConfigReadyStatus, machineProvisioningStatus, machineRunningStatus, nodeInfoFor,
   nodeNameFor, nodeReadyStatus, wantsRemediation, type MachineBlueprint,
 } from './builders.js';
-import { countReplicas, decideProvisioning, decideScale, newMachineName, nodeInfoDrift, ownerOf } from './decisions.js';
+import { countReplicas, decideProvisioning, decideScale, mhcCounts, mhcTargets, newMachineName, nodeInfoDrift, remediationVerdict } from './decisions.js';
 import type { KubeadmControlPlane, Machine, MachineDeployment, MachineHealthCheck, MachineSet, Node } from './types.js';
 
 /** Options of the simulator. */
@@ -82,6 +82,7 @@ class Simulator {
         const ns = n.metadata.annotations?.[NODE_CLUSTER_NAMESPACE_ANNOTATION];
         return machine && ns && (!this.mgr.namespace || ns === this.mgr.namespace) ? [{ namespace: ns, name: machine }] : [];
       })
+      .watches<MachineHealthCheck>(MachineHealthChecks, (h) => mhcTargets(h, this.machines).filter(wantsRemediation).map((m) => ({ namespace: m.metadata.namespace ?? '', name: m.metadata.name ?? '' })))
       .withConcurrency(4)
       .reconcile((key) => this.reconcileMachine(key));
     this.mgr.controller('capi-sim-machinehealthcheck').for(MachineHealthChecks)
@@ -247,8 +248,13 @@ class Simulator {
     }
     if (m.metadata.deletionTimestamp) return Action.awaitChange();
     if (wantsRemediation(m)) {
-      await this.remediate(m);
-      return Action.awaitChange();
+      const mhcs = this.mgr.informer<MachineHealthCheck>(MachineHealthChecks).store.list(key.namespace);
+      const verdict = remediationVerdict(m, mhcs, this.machines);
+      if (verdict.remediate) {
+        await this.remediate(m);
+        return Action.awaitChange();
+      }
+      this.mgr.log.debug({ machine: key.name, why: verdict.why }, 'capi-sim: remediate-machine not honoured');
     }
     const createdAt = this.createdAt.get(`${ns}/${key.name}`) ?? (Date.parse(m.metadata.creationTimestamp ?? '') || 0);
     const decision = decideProvisioning(m, createdAt, Date.now(), this.readyDelayMs);
@@ -336,17 +342,13 @@ class Simulator {
   private async reconcileHealthCheck(key: ObjectKey): Promise<Action> {
     const mhc = this.mgr.informer<MachineHealthCheck>(MachineHealthChecks).store.get(key.namespace, key.name);
     if (!mhc) return Action.awaitChange();
-    const selector = formatLabelSelector(mhc.spec.selector as LabelSelector);
-    const targets = this.machines.filter((m) => m.metadata.namespace === key.namespace && !m.metadata.deletionTimestamp
-      && m.spec.clusterName === mhc.spec.clusterName && matchesSelector(selector, m.metadata.labels));
-    const healthy = targets.filter((m) => !wantsRemediation(m) && (m.status?.conditions ?? []).every((c) => c.type !== 'HealthCheckSucceeded' || c.status !== 'False')).length;
-    const expected = targets.length;
-    const max = maxUnhealthy(mhc.spec.remediation?.triggerIf?.unhealthyLessThanOrEqualTo, expected);
+    const targets = mhcTargets(mhc, this.machines);
+    const counts = mhcCounts(mhc, targets);
     const status = {
       observedGeneration: mhc.metadata.generation ?? 1,
-      expectedMachines: expected,
-      currentHealthy: healthy,
-      remediationsAllowed: Math.max(0, max - (expected - healthy)),
+      expectedMachines: counts.expectedMachines,
+      currentHealthy: counts.currentHealthy,
+      remediationsAllowed: counts.remediationsAllowed,
       targets: targets.map((m) => m.metadata.name ?? '').sort(),
     };
     await this.patchStatusIfChanged(MachineHealthChecks, mhc, status);
@@ -367,15 +369,3 @@ class Simulator {
 const ownedByMachine = (o: KubeObject, machine: string): boolean => o.metadata.ownerReferences?.some((r) => r.kind === Machines.kind && r.name === machine) ?? false;
 
 const phaseOf = (desired: number, current: number): string => (current < desired ? 'ScalingUp' : current > desired ? 'ScalingDown' : 'Running');
-
-/** CAPI's maxUnhealthy: int, or percent of expected machines rounded down; absent = no limit (all of them). */
-export function maxUnhealthy(v: number | string | undefined, expected: number): number {
-  if (v === undefined) return expected;
-  if (typeof v === 'number') return v;
-  const m = /^(\d+)%$/.exec(v);
-  if (m) return Math.floor((Number(m[1]) * expected) / 100);
-  const n = Number(v);
-  return Number.isInteger(n) ? n : expected;
-}
-
-export { ownerOf };

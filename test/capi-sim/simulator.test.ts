@@ -110,6 +110,23 @@ describe('capi-sim simulator', () => {
     expect(await client.get(Machines, ns, m!.metadata.name!)).to.not.equal(undefined);
   });
 
+  it('does not honour remediate-machine beyond the MHC\'s unhealthy limit (CAPI\'s MHC gates it)', async () => {
+    // MHC: 50% of 3 machines = 1 unhealthy allowed. b is already unhealthy, so marking a makes 2: no remediation.
+    const [a, b] = ofDeployment(await list<Machine>(client, Machines), 'c1-md');
+    const hc = (status: 'True' | 'False') => ({ status: { conditions: [...(b!.status?.conditions ?? []).filter((x) => x.type !== 'HealthCheckSucceeded'), { type: 'HealthCheckSucceeded', status, reason: status === 'True' ? 'Healthy' : 'UnhealthyNode', message: '', lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') }] } });
+    await client.patch(Machines, ns, b!.metadata.name!, hc('False'), { type: 'merge', subresource: 'status' });
+    await client.patch(Machines, ns, a!.metadata.name!, { metadata: { annotations: { [Annotations.remediateMachine]: '' } } }, merge);
+    await waitFor(async () => {
+      const s = (await client.get(MachineHealthChecks, ns, 'c1-mhc'))?.['status'] as Record<string, number> | undefined;
+      return s?.['currentHealthy'] === 1 && s['remediationsAllowed'] === 0;
+    }, { timeoutMs: 10_000, message: 'MHC sees two unhealthy machines' });
+    expect(await client.get(Machines, ns, a!.metadata.name!)).to.not.equal(undefined);
+    // b recovers: the unhealthy count is back within the limit and a is remediated.
+    await client.patch(Machines, ns, b!.metadata.name!, hc('True'), { type: 'merge', subresource: 'status' });
+    await waitFor(async () => (await client.get(Machines, ns, a!.metadata.name!)) === undefined, { timeoutMs: 10_000, message: 'a remediated' });
+    expect(await client.get(Machines, ns, b!.metadata.name!)).to.not.equal(undefined);
+  });
+
   it('mirrors an in-place version and OS image change into the Node and Machine node info', async () => {
     const [m] = ofDeployment(await list<Machine>(client, Machines), 'c1-md');
     await client.patch(Machines, ns, m!.metadata.name!, { spec: { version: 'v1.30.1' } }, merge);
