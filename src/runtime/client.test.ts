@@ -211,6 +211,21 @@ describe('REST client', () => {
     await h.done;
   });
 
+  it('sends a request again once when the pooled connection turns out to be closed', async () => {
+    const served = new WeakMap<object, number>();
+    srv = await scripted((r, res) => json(res, 200, { metadata: { name: r.url } }));
+    // Every connection serves one request; a second request on it is cut off like a server closing an idle socket.
+    srv.server.prependListener('request', (req: http.IncomingMessage) => {
+      const n = served.get(req.socket) ?? 0;
+      served.set(req.socket, n + 1);
+      if (n >= 1) req.socket.destroy();
+    });
+    client = createClient(kubeconfig(srv.url));
+    await client.get(Things, 'ns', 'a');
+    const b = await client.get(Things, 'ns', 'b');
+    expect(b?.metadata.name).to.equal('/apis/test.io/v1/namespaces/ns/things/b');
+  });
+
   it('reuses connections across requests (keep-alive)', async () => {
     const sockets = new Set<unknown>();
     srv = await scripted((_r, res) => json(res, 200, { metadata: {} }));

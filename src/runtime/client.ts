@@ -169,7 +169,10 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
     return new Promise((resolve, reject) => {
       const mod = isHttps ? https : http;
       const req = mod.request(url, { method, headers, agent: a.req }, (res) => resolve({ req, res }));
-      req.on('error', reject);
+      req.on('error', (err: NodeJS.ErrnoException & { reusedSocket?: boolean }) => {
+        err.reusedSocket = req.reusedSocket;
+        reject(err);
+      });
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`request timed out after ${timeoutMs} ms`)));
       if (body !== undefined) req.write(body);
       req.end();
@@ -179,7 +182,18 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
   async function request(method: string, path: string, query?: URLSearchParams, body?: string, contentType?: string): Promise<Raw> {
     let attempt = 0;
     for (;;) {
-      const { res } = await open(method, path, query, body, contentType);
+      let opened: { req: http.ClientRequest; res: http.IncomingMessage };
+      try {
+        opened = await open(method, path, query, body, contentType);
+      } catch (err) {
+        // A pooled keep-alive socket the server closed meanwhile: the request never reached it, send it again once.
+        if (attempt === 0 && isStaleSocket(err)) {
+          attempt++;
+          continue;
+        }
+        throw err;
+      }
+      const { res } = opened;
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);
       const raw = { code: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), res };
@@ -418,6 +432,12 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
   }
 
   return client;
+}
+
+/** True for a connection reset on a reused keep-alive socket (the server closed it while idle). */
+function isStaleSocket(err: unknown): boolean {
+  const e = err as { code?: string; reusedSocket?: boolean };
+  return e?.reusedSocket === true && (e.code === 'ECONNRESET' || e.code === 'EPIPE');
 }
 
 function withKind<T extends KubeObject>(res: ResourceType, obj: T): T {

@@ -1,7 +1,7 @@
 // Controllers: informer events -> keys -> de-duplicating work queue -> reconcile workers.
 import type { KubeObject, ResourceType } from '../api/index.js';
 import { parseApiVersion, resourceKey } from '../api/index.js';
-import { ConflictError, isRetryable } from './errors.js';
+import { isConflict, isRetryable } from './errors.js';
 import type { SharedInformer } from './informer.js';
 import { errorFields } from './log.js';
 import type { RuntimeMetrics } from './metrics.js';
@@ -180,7 +180,7 @@ export class ControllerImpl implements Controller {
         result = 'error';
         const fields = { ...errorFields(err), retryInMs: delayMs, attempt: q.retries(key) };
         // Conflicts are the normal price of optimistic concurrency.
-        if (err instanceof ConflictError) log.debug(fields, 'reconcile conflicted; retrying');
+        if (isConflict(err)) log.debug(fields, 'reconcile conflicted; retrying');
         else log.error(fields, 'reconcile failed; retrying with backoff');
       }
     }
