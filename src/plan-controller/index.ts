@@ -4,7 +4,22 @@
 //
 // Plan conditions: Valid (False lists every problem), ControlPlaneUpdate, MachineDeploymentUpdate, Paused, and Ready
 // (True only when the plan is updated; `kubectl wait --for=condition=Ready inplaceupdateplan/<name>`).
-// A MachineDeployment with the OnDelete strategy makes the plan invalid: OnDelete machines are never updated in place.
+//
+// Behaviour where DESIGN leaves a choice:
+// * A MachineDeployment with the OnDelete strategy makes the plan invalid (nothing touched): OnDelete machines are
+//   never updated in place. An invalid plan is re-validated on every change (and every 15 s) and starts once valid.
+//   A plan that becomes invalid after it started (e.g. a MachineDeployment deleted) starts no new machine; in-flight
+//   machines finish.
+// * Plan age is creationTimestamp, then name (timestamps have second precision). Only a valid, unpaused, updating
+//   plan supersedes older plans: an invalid or paused plan touches nothing, including other plans.
+// * A superseded plan carries the annotation inplace.cluster.x-k8s.io/superseded-by=<newer plan>.
+// * maxUnavailable follows CAPI/Kubernetes: percentages of spec.replicas round down; when maxUnavailable and
+//   maxSurge both resolve to 0, one machine at a time. maxUnavailable 0 (CAPI's default) surges the
+//   MachineDeployment by one (original replicas in annotation surge-original-replicas) and restores it once nothing
+//   more will start in the target; a replica count changed by someone else meanwhile is left alone.
+// * Terminal plan statuses are final: machines that appear after a plan ended are not the plan's concern.
+// * A failed or aborted MachineUpdate is never restarted by the same plan; a machine that is deleted mid-update has
+//   its MachineUpdate moved to aborting and no longer counts.
 import type { Component, PolicyRule } from '../runtime/types.js';
 import { CONTROLLER_NAME, setupPlanController } from './controller.js';
 import { rbac } from './rbac.js';
