@@ -90,6 +90,8 @@ export class Core {
         this.create(this.resources.get(NS_GR)!, 'v1', '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, {});
       }
     }
+    // Like kube-apiserver's watch caches, which start from a list at the current revision, older versions are gone.
+    for (const s of this.stores.values()) s.floor = Math.max(s.floor, this.rv);
   }
 
   /** Stops background work. */
@@ -200,6 +202,11 @@ export class Core {
     const uid = (finalObj.metadata as Obj).uid as string | undefined;
     if (uid) this.byUid.delete(uid);
     if (uid && this.dependents.has(uid)) this.enqueueGc(uid);
+    // An owner waiting in foreground deletion re-checks once a dependent is gone.
+    for (const r of ((finalObj.metadata as Obj).ownerReferences as Obj[] | undefined) ?? []) {
+      const owner = this.findOwnerAnywhere(String(r.uid));
+      if (owner && (owner.entry.obj.metadata as Obj).deletionTimestamp) this.enqueueGc(String(r.uid));
+    }
     if (gr === CRD_GR) this.onCrdGone(finalObj);
   }
 

@@ -35,6 +35,7 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
   const filtering = !p.label.empty || !p.field.empty;
   const matches = (o: Obj): boolean => p.label.matches((o.metadata as Obj).labels as Record<string, string> | undefined) && p.field.matches(o);
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  res.flushHeaders();
   activeWatches.add(res);
 
   const objJson = (ev: WatchEvent): string => {
