@@ -114,6 +114,7 @@ export class SharedInformer<T extends KubeObject = KubeObject> implements Inform
     const signal = this.stopCtl.signal;
     let needList = true;
     let failures = 0;
+    let goneInARow = 0;
     while (!signal.aborted) {
       let reason: RestartReason;
       let healthy = false;
@@ -139,11 +140,10 @@ export class SharedInformer<T extends KubeObject = KubeObject> implements Inform
       }
       this.restarts_++;
       this.opts.onRestart?.(reason);
-      // 410 is the protocol telling us to re-list: do it at once. Anything else backs off (growing while unhealthy).
-      if (reason === 'gone') {
-        failures = 0;
-        continue;
-      }
+      // 410 is the protocol telling us to re-list: do it at once (but back off if re-listing keeps ending in 410).
+      // Anything else backs off, growing while the watch stays unhealthy.
+      if (healthy) goneInARow = 0;
+      if (reason === 'gone' && goneInARow++ === 0) continue;
       failures = healthy ? 1 : failures + 1;
       const delay = backoffDelay(failures, this.opts.backoff);
       this.log.debug({ reason, delayMs: delay, attempt: failures }, 'restarting watch');
@@ -209,7 +209,7 @@ export class SharedInformer<T extends KubeObject = KubeObject> implements Inform
     const onEvent = (e: WatchEvent<T>): void => {
       if (outcome) return;
       last = Date.now();
-      events++;
+      if (e.type !== 'ERROR') events++;
       switch (e.type) {
         case 'ADDED':
         case 'MODIFIED':
