@@ -100,7 +100,7 @@ export function builtinResources(): ResourceDef[] {
       { name: 'Note', type: 'string', jsonPath: '.note', description: 'A human-readable description' },
       AGE,
     ]),
-    builtin({ group: 'batch', plural: 'jobs', singular: 'job', kind: 'Job', namespaced: true, statusSubresource: true, hasGeneration: true, clearStatusOnCreate: true }, 'v1', [
+    builtin({ group: 'batch', plural: 'jobs', singular: 'job', kind: 'Job', namespaced: true, categories: ['all'], statusSubresource: true, hasGeneration: true, clearStatusOnCreate: true }, 'v1', [
       { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.status=="True")].type', description: 'Status of the job' },
       { name: 'Completions', type: 'string', jsonPath: '.status.succeeded', description: 'Succeeded pods' },
       AGE,

@@ -9,6 +9,7 @@ import {
   unauthorized, unsupportedMediaType,
 } from './errors.js';
 import { docHash, groupVersionDoc, openapiRoot } from './openapi.js';
+import { decodeProtobufObject } from './protobuf.js';
 import { apiVersionOf, grKey, type ResourceDef } from './resources.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { toTable } from './table.js';
@@ -25,6 +26,34 @@ export interface ServerSettings { token: string; maxBodyBytes: number; bookmarkI
 const AGGREGATED_CT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 const BODY_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
 const DEFAULT_VERBS = ['get', 'list', 'create', 'update', 'patch', 'delete', 'deletecollection'];
+
+function dotted(path: string): (o: Obj) => string | undefined {
+  const parts = path.split('.');
+  return (o) => {
+    let cur: unknown = o;
+    for (const p of parts) {
+      if (typeof cur !== 'object' || cur === null) return undefined;
+      cur = (cur as Obj)[p];
+    }
+    return cur === undefined || cur === null ? undefined : String(cur);
+  };
+}
+
+/** Extra field selectors kube-apiserver supports per resource (beyond metadata.name/namespace). */
+const FIELD_SELECTORS: Record<string, Record<string, (o: Obj) => string | undefined>> = {
+  '/events': Object.fromEntries(
+    ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type']
+      .map((f) => [f, f === 'source' ? dotted('source.component') : dotted(f)]),
+  ),
+  'events.k8s.io/events': Object.fromEntries(
+    ['regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'regarding.apiVersion', 'regarding.resourceVersion', 'regarding.fieldPath', 'reason', 'reportingController', 'type']
+      .map((f) => [f, dotted(f)]),
+  ),
+  '/secrets': { type: dotted('type') },
+  '/namespaces': { 'status.phase': dotted('status.phase') },
+  '/nodes': { 'spec.unschedulable': (o) => String(Boolean((o.spec as Obj | undefined)?.unschedulable)) },
+  'batch/jobs': { 'status.successful': (o) => String((o.status as Obj | undefined)?.succeeded ?? 0) },
+};
 
 const VERSION = {
   major: '1',
@@ -84,7 +113,7 @@ function parseBody(buf: Buffer, ct: string, allowed: string[]): unknown {
   const type = ct || 'application/json';
   if (!allowed.includes(type)) throw unsupportedMediaType(allowed);
   const text = buf.toString('utf8');
-  if (type === 'application/vnd.kubernetes.protobuf') throw unsupportedMediaType(allowed.filter((a) => !a.includes('protobuf')));
+  if (type === 'application/vnd.kubernetes.protobuf') return decodeProtobufObject(buf);
   if (!text.trim()) throw badRequest('the body of the request was empty');
   if (type.endsWith('yaml')) {
     try {
@@ -284,7 +313,7 @@ export class Handler {
         req.resume();
         if (method !== 'GET') throw methodNotAllowed();
         const label = parseLabelSelector(q.get('labelSelector'));
-        const field = parseFieldSelector(q.get('fieldSelector'));
+        const field = parseFieldSelector(q.get('fieldSelector'), FIELD_SELECTORS[grKey(r.def.group, r.def.plural)]);
         if (verb === 'watch') {
           const timeout = Number(q.get('timeoutSeconds') ?? 0);
           serveWatch(this.core, {
@@ -357,7 +386,7 @@ export class Handler {
         };
         if (verb === 'deletecollection') {
           const label = parseLabelSelector(q.get('labelSelector'));
-          const field = parseFieldSelector(q.get('fieldSelector'));
+          const field = parseFieldSelector(q.get('fieldSelector'), FIELD_SELECTORS[grKey(r.def.group, r.def.plural)]);
           const deleted = this.core.deleteCollection(r.def, ns, label, field, dopts);
           const av = apiVersionOf(r.def.group, r.version);
           return sendJson(res, 200, { apiVersion: av, kind: r.def.listKind, metadata: { resourceVersion: String(this.core.rv) }, items: deleted.map((e) => out(e.obj)) });
