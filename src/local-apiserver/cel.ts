@@ -178,7 +178,7 @@ class Parser {
           } else {
             const args = this.args();
             const arity = METHODS[id.v];
-            if (!arity) throw new CelError(`undeclared reference to '${id.v}' (unsupported by the local API server's CEL subset)`);
+            if (!arity) throw new CelError(`undeclared reference to '${id.v}'`);
             if (!arity.includes(args.length)) throw new CelError(`found no matching overload for '${id.v}' with ${args.length} arguments`);
             n = { k: 'call', fn: id.v, target: n, args };
           }
@@ -232,7 +232,7 @@ class Parser {
         }
         const args = this.args();
         const arity = GLOBALS[t.v];
-        if (!arity) throw new CelError(`undeclared reference to '${t.v}' (unsupported by the local API server's CEL subset)`);
+        if (!arity) throw new CelError(`undeclared reference to '${t.v}'`);
         if (!arity.includes(args.length)) throw new CelError(`found no matching overload for '${t.v}' with ${args.length} arguments`);
         return { k: 'call', fn: t.v, args };
       }

@@ -132,7 +132,8 @@ export async function startLocalApiServer(opts: LocalApiServerOptions = {}): Pro
     '- name: inplace-local',
     '  cluster:',
     `    server: ${url}`,
-    ...(caData ? [`    certificate-authority-data: ${caData}`] : []),
+    // client-node refuses plain http unless TLS verification is marked off (kubectl ignores the flag for http).
+    ...(caData ? [`    certificate-authority-data: ${caData}`] : ['    insecure-skip-tls-verify: true']),
     'users:',
     '- name: inplace-local',
     '  user:',

@@ -79,7 +79,7 @@ const columns = [
 
 /** The Widget CRD: v1 (storage) and v1beta1 (served), status subresource, printer columns. */
 export function widgetCrd(): any {
-  return {
+  return structuredClone({
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: { name: CRD_NAME },
@@ -92,7 +92,7 @@ export function widgetCrd(): any {
         { name: 'v1beta1', served: true, storage: false, schema: { openAPIV3Schema: widgetSchema }, subresources: { status: {} }, additionalPrinterColumns: columns },
       ],
     },
-  };
+  });
 }
 
 /** A minimal valid Widget. */

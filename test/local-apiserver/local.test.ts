@@ -1,0 +1,421 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- raw API JSON is asserted structurally */
+// Local-only behaviour of the embedded API server: persistence across restarts, the watch window, fault injection,
+// plain HTTP, the CLI verb, the real Cluster API CRDs, and CRD lifecycle details.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { startLocalApiServer } from '../../src/local-apiserver/index.js';
+import { CRD_NAME, GROUP, widget, widgetCrd, widgetPath } from './fixtures.js';
+import { eventually, targetFromKubeconfig, type Target } from './target.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const MERGE = { 'Content-Type': 'application/merge-patch+json' };
+
+async function local(opts: Parameters<typeof startLocalApiServer>[0] = {}): Promise<Target> {
+  const server = await startLocalApiServer(opts);
+  return targetFromKubeconfig(server.kubeconfigYaml(), true, server);
+}
+
+async function installWidgets(t: Target): Promise<void> {
+  const r = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', widgetCrd());
+  expect(r.status, r.text).to.equal(201);
+}
+
+describe('local API server (local-only behaviour)', function () {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'las-local-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  describe('persistence', function () {
+    it('restores objects, CRDs and the resourceVersion counter after a restart', async function () {
+      const file = join(dir, 'state.jsonl');
+      let t = await local({ persistFile: file });
+      await installWidgets(t);
+      const w = await t.raw('POST', widgetPath('default'), widget('default', 'keep', { size: 5 }));
+      expect(w.status).to.equal(201);
+      await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gone' } });
+      await t.raw('DELETE', '/api/v1/namespaces/default/configmaps/gone');
+      const lastRv = Number((await t.raw('GET', '/api/v1/namespaces')).json.metadata.resourceVersion);
+      await t.close();
+
+      t = await local({ persistFile: file });
+      try {
+        const again = await t.raw('GET', widgetPath('default', 'keep'));
+        expect(again.status).to.equal(200);
+        expect(again.json.metadata.uid).to.equal(w.json.metadata.uid);
+        expect(again.json.spec.size).to.equal(5);
+        expect((await t.raw('GET', '/api/v1/namespaces/default/configmaps/gone')).status).to.equal(404);
+        const crd = await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
+        expect(crd.status).to.equal(200);
+        const next = await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after' } });
+        expect(Number(next.json.metadata.resourceVersion)).to.be.greaterThan(lastRv);
+        const ns = await t.raw('GET', '/api/v1/namespaces');
+        expect(ns.json.items.filter((n: any) => n.metadata.name === 'default')).to.have.length(1);
+        const old = await t.watch(`/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${lastRv - 1}`);
+        await old.ended;
+        expect(old.events[0].object.code, 'history before the restart is not replayable').to.equal(410);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('ignores a torn last line of the log', async function () {
+      const file = join(dir, 'torn.jsonl');
+      let t = await local({ persistFile: file });
+      await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } });
+      await t.close();
+      const { appendFile } = await import('node:fs/promises');
+      await appendFile(file, '{"op":"put","gr":"/configmaps","key":"default/b","obj":{"meta');
+      t = await local({ persistFile: file });
+      try {
+        expect((await t.raw('GET', '/api/v1/namespaces/default/configmaps/a')).status).to.equal(200);
+        expect((await t.raw('GET', '/api/v1/namespaces/default/configmaps/b')).status).to.equal(404);
+      } finally {
+        await t.close();
+      }
+    });
+  });
+
+  describe('watch window', function () {
+    it('answers 410 Expired for a resourceVersion older than the retained window and replays newer ones', async function () {
+      const t = await local({ watchCacheSize: 5 });
+      try {
+        const rvs: number[] = [];
+        for (let i = 0; i < 10; i++) {
+          const r = await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${i}` } });
+          rvs.push(Number(r.json.metadata.resourceVersion));
+        }
+        const old = await t.watch(`/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rvs[2]}`);
+        await old.ended;
+        expect(old.events).to.have.length(1);
+        expect(old.events[0]).to.deep.equal({
+          type: 'ERROR',
+          object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${rvs[2]} (${rvs[5]})`, reason: 'Expired', code: 410 },
+        });
+        const recent = await t.watch(`/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rvs[6]}`);
+        try {
+          const evs = await recent.until((e) => e.length >= 3);
+          expect(evs.map((e) => e.object.metadata.name)).to.deep.equal(['c7', 'c8', 'c9']);
+          expect(evs.every((e) => e.type === 'ADDED')).to.equal(true);
+        } finally {
+          recent.stop();
+        }
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('sends initial events and a bookmark marking their end for sendInitialEvents=true', async function () {
+      const t = await local();
+      try {
+        await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } });
+        const w = await t.watch('/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan');
+        try {
+          const evs = await w.until((e) => e.some((x) => x.type === 'BOOKMARK'));
+          expect(evs[0]).to.include({ type: 'ADDED' });
+          const b = evs.find((x) => x.type === 'BOOKMARK');
+          expect(b.object.metadata.annotations).to.deep.equal({ 'k8s.io/initial-events-end': 'true' });
+        } finally {
+          w.stop();
+        }
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('works with client-node Watch, including bookmarks', async function () {
+      const t = await local({ bookmarkIntervalMs: 50 });
+      try {
+        const seen: string[] = [];
+        const watch = new Watch(t.kc);
+        let done: (() => void) | undefined;
+        const finished = new Promise<void>((r) => (done = r));
+        const rv = (await t.raw('GET', '/api/v1/namespaces/default/configmaps')).json.metadata.resourceVersion;
+        const req = await watch.watch('/api/v1/namespaces/default/configmaps', { allowWatchBookmarks: true, resourceVersion: rv }, (type, obj) => {
+          seen.push(`${type}:${obj?.metadata?.name ?? ''}`);
+          if (seen.includes('ADDED:cw') && seen.some((s) => s.startsWith('BOOKMARK'))) done!();
+        }, () => done!());
+        await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cw' } });
+        await finished;
+        req.abort();
+        expect(seen).to.include('ADDED:cw');
+        expect(seen.some((s) => s.startsWith('BOOKMARK'))).to.equal(true);
+      } finally {
+        await t.close();
+      }
+    });
+  });
+
+  describe('fault injection', function () {
+    it('fails non-watch requests with the configured codes and real Status bodies, for the configured verbs only', async function () {
+      const t = await local();
+      try {
+        t.server!.setFaults({ errorRate: 1, errorCodes: [500, 429, 409], verbs: ['create'] });
+        const codes = new Set<number>();
+        for (let i = 0; i < 30; i++) {
+          const r = await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `f${i}` } });
+          codes.add(r.status);
+          expect(r.json.kind).to.equal('Status');
+          expect(r.json.code).to.equal(r.status);
+          if (r.status === 429) expect(r.headers['retry-after']).to.equal('1');
+        }
+        expect([...codes].sort()).to.deep.equal([409, 429, 500]);
+        expect((await t.raw('GET', '/api/v1/namespaces/default/configmaps')).status, 'list is not a faulty verb here').to.equal(200);
+        expect((await t.raw('GET', '/api/v1/namespaces/default/configmaps')).json.items).to.have.length(0);
+        t.server!.setFaults({ latencyMs: 20 });
+        expect((await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'slow' } })).status).to.equal(201);
+        t.server!.setFaults(undefined);
+        expect((await t.raw('GET', '/api/v1/namespaces/default/configmaps/slow')).status).to.equal(200);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('drops open watch connections periodically', async function () {
+      const t = await local({ faults: { dropWatchesEveryMs: 100 } });
+      try {
+        const w = await t.watch('/api/v1/namespaces/default/configmaps?watch=1');
+        await w.ended;
+        expect(w.status).to.equal(200);
+      } finally {
+        await t.close();
+      }
+    });
+  });
+
+  describe('transport', function () {
+    it('serves plain HTTP with a token-only kubeconfig that client-node uses', async function () {
+      const server = await startLocalApiServer({ https: false, token: 'tok' });
+      try {
+        expect(server.url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+        expect(server.caData).to.equal(undefined);
+        expect(server.kubeconfigYaml()).to.not.contain('certificate-authority-data');
+        expect(server.kubeconfigYaml()).to.contain('token: tok');
+        const kc = new KubeConfig();
+        kc.loadFromString(server.kubeconfigYaml());
+        const list = await kc.makeApiClient(CoreV1Api).listNamespace();
+        expect(list.items.map((n) => n.metadata?.name)).to.include.members(['default', 'kube-system']);
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('serves HTTPS with the generated CA in the kubeconfig and writes it to a file', async function () {
+      const server = await startLocalApiServer();
+      try {
+        expect(server.url).to.match(/^https:\/\/127\.0\.0\.1:\d+$/);
+        const path = join(dir, 'kc.yaml');
+        await server.writeKubeconfig(path);
+        const kc = new KubeConfig();
+        kc.loadFromFile(path);
+        expect(kc.getCurrentCluster()?.caData).to.equal(server.caData);
+        const ns = await kc.makeApiClient(CoreV1Api).readNamespace({ name: 'kube-system' });
+        expect(ns.status?.phase).to.equal('Active');
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('runs as the CLI verb: prints the kubeconfig path and stops on SIGTERM', async function () {
+      const out = join(dir, 'cli-kubeconfig');
+      const child = spawn(process.execPath, ['--import', 'tsx', '-e', `import('${join(ROOT, 'src/local-apiserver/index.ts')}').then(async (m) => { process.exitCode = await m.main(process.argv.slice(1)); })`, '--', '--http', '--kubeconfig-out', out], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      child.stdout.on('data', (c) => (stdout += c));
+      const exited = new Promise<number>((r) => child.on('exit', (code) => r(code ?? -1)));
+      try {
+        await eventually(async () => stdout.includes('\n'), 30_000, 'kubeconfig path printed');
+        expect(stdout.trim()).to.equal(out);
+        const t = await targetFromKubeconfig(await readFile(out, 'utf8'), true);
+        expect((await t.raw('GET', '/api/v1/namespaces/default')).status).to.equal(200);
+        await t.close();
+      } finally {
+        child.kill('SIGTERM');
+      }
+      expect(await exited).to.equal(0);
+    });
+  });
+
+  describe('CRD lifecycle', function () {
+    it('rejects a CRD whose CEL rule is outside the supported subset, naming the rule', async function () {
+      const t = await local();
+      try {
+        const crd = widgetCrd();
+        crd.spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] = [{ rule: 'self.size.quantity() > 1' }];
+        const r = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+        expect(r.status).to.equal(422);
+        expect(r.json.details.causes[0].field).to.equal('spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule');
+        expect(r.json.message).to.contain("undeclared reference to 'quantity'");
+        expect((await t.raw('GET', `/apis/${GROUP}/v1`)).status).to.equal(404);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('rejects a CRD whose name is not plural.group, or without exactly one storage version', async function () {
+      const t = await local();
+      try {
+        const bad = widgetCrd();
+        bad.metadata.name = 'wrong.example.com';
+        expect((await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', bad)).status).to.equal(422);
+        const two = widgetCrd();
+        two.spec.versions[1].storage = true;
+        const r = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', two);
+        expect(r.status).to.equal(422);
+        expect(r.json.details.causes[0].field).to.equal('spec.versions');
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('deleting a CRD deletes its objects and stops serving the resource', async function () {
+      const t = await local();
+      try {
+        await installWidgets(t);
+        await t.raw('POST', widgetPath('default'), widget('default', 'w'));
+        const w = await t.watch(`${widgetPath('default')}?watch=1&resourceVersion=0`);
+        const d = await t.raw('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
+        expect(d.status).to.equal(200);
+        await w.until((e) => e.some((x) => x.type === 'DELETED'));
+        await eventually(async () => (await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`)).status === 404, 10_000, 'CRD gone');
+        expect((await t.raw('GET', widgetPath('default'))).status).to.equal(404);
+        await installWidgets(t);
+        await eventually(async () => (await t.raw('GET', widgetPath('default'))).status === 200, 10_000, 'served again');
+        expect((await t.raw('GET', widgetPath('default'))).json.items).to.deep.equal([]);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('updates the schema of a registered CRD (new fields stop being pruned)', async function () {
+      const t = await local();
+      try {
+        await installWidgets(t);
+        const before = await t.raw('POST', widgetPath('default'), widget('default', 'a', { later: 'x' }));
+        expect(before.json.spec).to.not.have.property('later');
+        const cur = (await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`)).json;
+        cur.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.later = { type: 'string' };
+        const u = await t.raw('PUT', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`, cur);
+        expect(u.status, u.text).to.equal(200);
+        expect(u.json.metadata.generation).to.equal(2);
+        const after = await t.raw('POST', widgetPath('default'), widget('default', 'b', { later: 'x' }));
+        expect(after.json.spec.later).to.equal('x');
+      } finally {
+        await t.close();
+      }
+    });
+  });
+
+  describe('the real Cluster API v1beta2 CRDs', function () {
+    const capiDir = process.env['CAPI_CRDS_DIR'] ? resolve(process.env['CAPI_CRDS_DIR']) : resolve(ROOT, '../shared/reference/capi-crds');
+    let t: Target;
+    before(async function () {
+      if (!existsSync(capiDir)) {
+        console.log(`    (skipped: no Cluster API CRDs at ${capiDir}; set CAPI_CRDS_DIR)`);
+        this.skip();
+      }
+      t = await local();
+      for (const f of (await readdir(capiDir)).filter((x) => x.endsWith('.yaml')).sort()) {
+        for (const doc of parseAllDocuments(await readFile(join(capiDir, f), 'utf8'))) {
+          const crd = doc.toJS();
+          if (crd?.kind !== 'CustomResourceDefinition') continue;
+          const r = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+          expect(r.status, `${f}: ${r.text.slice(0, 500)}`).to.equal(201);
+        }
+      }
+      await t.raw('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'demo' } });
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    const machine = (name: string, spec: Record<string, unknown> = {}): any => ({
+      apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', metadata: { name, namespace: 'demo', labels: { 'cluster.x-k8s.io/cluster-name': 'c1' } },
+      spec: { clusterName: 'c1', bootstrap: { dataSecretName: 's1' }, infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachine', name }, version: 'v1.30.1', ...spec },
+    });
+
+    it('registers every CRD as Established and serves both Machine versions', async function () {
+      const crds = (await t.raw('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions')).json.items;
+      expect(crds.length).to.be.greaterThan(5);
+      for (const c of crds) expect(c.status.conditions.find((x: any) => x.type === 'Established')?.status, c.metadata.name).to.equal('True');
+      const rl = await t.raw('GET', '/apis/cluster.x-k8s.io/v1beta2');
+      expect(rl.json.resources.find((r: any) => r.name === 'machines').shortNames).to.deep.equal(['ma']);
+      expect((await t.raw('GET', '/apis/cluster.x-k8s.io/v1beta1/namespaces/demo/machines')).status).to.equal(200);
+    });
+
+    it('creates a Machine, pruning unknown fields', async function () {
+      const r = await t.raw('POST', '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machines', machine('m1', { bogus: 1, bootstrap: { dataSecretName: 's1', junk: 'x' } }));
+      expect(r.status, r.text).to.equal(201);
+      expect(r.json.spec).to.not.have.property('bogus');
+      expect(r.json.spec.bootstrap).to.deep.equal({ dataSecretName: 's1' });
+      expect(String(r.headers.warning)).to.contain('unknown field \\"spec.bogus\\"');
+    });
+
+    it('rejects a wrongly typed field with the exact 422 body kube-apiserver sends', async function () {
+      const r = await t.raw('POST', '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machines', machine('m2', { version: 1 }));
+      expect(r.status).to.equal(422);
+      expect(r.json).to.deep.equal({
+        kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+        message: 'Machine.cluster.x-k8s.io "m2" is invalid: spec.version: Invalid value: "integer": spec.version in body must be of type string: "integer"',
+        reason: 'Invalid',
+        details: { name: 'm2', group: 'cluster.x-k8s.io', kind: 'Machine', causes: [{ reason: 'FieldValueTypeInvalid', message: 'Invalid value: "integer": spec.version in body must be of type string: "integer"', field: 'spec.version' }] },
+        code: 422,
+      });
+    });
+
+    it('renders the Machine printer columns like kube-apiserver', async function () {
+      const r = await t.raw('GET', '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machines', undefined, { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' });
+      expect(r.json.columnDefinitions.map((c: any) => c.name)).to.deep.equal([
+        'Name', 'Cluster', 'Node Name', 'Provider ID', 'Failure domain', 'Ready', 'Available', 'Up-to-date', 'Internal-IP', 'External-IP', 'OS-Image', 'Paused', 'Phase', 'Age', 'Version',
+      ]);
+      const row = r.json.rows.find((x: any) => x.cells[0] === 'm1');
+      expect(row.cells.slice(0, 3)).to.deep.equal(['m1', 'c1', null]);
+      expect(row.cells[14]).to.equal('v1.30.1');
+    });
+
+    it('evaluates the KubeadmConfig CEL rules (exists_one, filter, matches)', async function () {
+      const base = { apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta2', kind: 'KubeadmConfig', metadata: { name: 'k1', namespace: 'demo' } };
+      const dup = await t.raw('POST', '/apis/bootstrap.cluster.x-k8s.io/v1beta2/namespaces/demo/kubeadmconfigs', {
+        ...base, spec: { clusterConfiguration: { apiServer: { extraArgs: [{ name: 'a', value: '1' }, { name: 'a', value: '2' }] } } },
+      });
+      expect(dup.status).to.equal(422);
+      expect(dup.json.message).to.contain('extraArgs name must be unique');
+      const ok = await t.raw('POST', '/apis/bootstrap.cluster.x-k8s.io/v1beta2/namespaces/demo/kubeadmconfigs', {
+        ...base, spec: { clusterConfiguration: { apiServer: { extraArgs: [{ name: 'a', value: '1' }, { name: 'b', value: '2' }] } } },
+      });
+      expect(ok.status, ok.text).to.equal(201);
+    });
+  });
+
+  describe('client-node informer-style use over the same connection pool', function () {
+    it('lists then watches from the list resourceVersion and sees every change exactly once', async function () {
+      const t = await local();
+      try {
+        await installWidgets(t);
+        const list = await t.raw('GET', widgetPath('default'));
+        const w = await t.watch(`${widgetPath('default')}?watch=1&resourceVersion=${list.json.metadata.resourceVersion}&allowWatchBookmarks=true`);
+        try {
+          for (let i = 0; i < 20; i++) await t.raw('POST', widgetPath('default'), widget('default', `w${i}`));
+          for (let i = 0; i < 20; i++) await t.raw('PATCH', widgetPath('default', `w${i}`), { spec: { size: 3 } }, MERGE);
+          const evs = await w.until((e) => e.filter((x) => x.type === 'MODIFIED').length === 20);
+          expect(evs.filter((x) => x.type === 'ADDED')).to.have.length(20);
+          const rvs = evs.filter((x) => x.type !== 'BOOKMARK').map((x) => Number(x.object.metadata.resourceVersion));
+          expect(new Set(rvs).size).to.equal(40);
+        } finally {
+          w.stop();
+        }
+      } finally {
+        await t.close();
+      }
+    });
+  });
+});
