@@ -12,6 +12,7 @@ describe('label selectors', () => {
     ['app!=web', false],
     ['missing!=x', true],
     ['app in (web,db)', true],
+    ['app in(web)', true],
     ['app in (db)', false],
     ['missing in (x)', false],
     ['app notin (db, cache)', true],
@@ -48,7 +49,7 @@ describe('label selectors', () => {
     ]);
   });
 
-  for (const bad of ['a=b,', 'a in (x', 'a=b c', 'a b', '-a=b', 'n>x', 'a in x)']) {
+  for (const bad of ['a=b,', 'a in (x', 'a=b c', 'a b', '-a=b', 'n>x', 'a in x)', 'a in ()']) {
     it(`rejects the invalid selector ${JSON.stringify(bad)}`, () => {
       expect(() => parseSelector(bad)).to.throw(LabelSelectorError);
     });

@@ -67,6 +67,7 @@ function parseRequirement(r: string, selector: string): LabelRequirement {
   if (r === '') throw new LabelSelectorError(selector, 'empty requirement');
   const set = /^(\S+)\s+(in|notin)\s*\((.*)\)$/.exec(r);
   if (set) {
+    if (set[3]!.trim() === '') throw new LabelSelectorError(selector, `the value set of ${set[2]} cannot be empty`);
     const values = set[3]!.split(',').map((v) => checkValue(v.trim(), selector));
     return { key: checkKey(set[1]!, selector), op: set[2] as 'in' | 'notin', values };
   }
