@@ -95,9 +95,15 @@ export interface ObjectKey {
   name: string;
 }
 
-/** Read-only cache of one resource kind, fed by an informer. */
+/**
+ * Read-only cache of one resource kind, fed by an informer. Cached objects are frozen and shared:
+ * `get` returns a mutable deep copy (snapshot/mutate/patch it freely); `list`, `byLabel` and `select` return
+ * the frozen objects themselves (mutating them throws; `structuredClone` one before changing it).
+ */
 export interface Store<T extends KubeObject = KubeObject> {
+  /** A mutable deep copy of the cached object, or undefined. */
   get(namespace: string | undefined, name: string): T | undefined;
+  /** Every cached object (of one namespace when given); frozen. */
   list(namespace?: string): T[];
   /** Objects whose label `key` equals `value` (indexed). */
   byLabel(key: string, value: string, namespace?: string): T[];
