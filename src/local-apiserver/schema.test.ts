@@ -1,0 +1,69 @@
+import { expect } from 'chai';
+import type { FieldError } from './errors.js';
+import { applyDefaults, prune, structuralProblems, validate, type Schema } from './schema.js';
+
+const schema: Schema = {
+  type: 'object',
+  properties: {
+    spec: {
+      type: 'object',
+      properties: {
+        a: { type: 'string', default: 'x' },
+        n: { type: 'integer', minimum: 1, exclusiveMaximum: true, maximum: 5 },
+        items: { type: 'array', items: { type: 'object', properties: { k: { type: 'string' }, v: { type: 'integer', default: 7 } } } },
+        free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+        map: { type: 'object', additionalProperties: { type: 'string' } },
+        ios: { 'x-kubernetes-int-or-string': true },
+        nul: { type: 'string', nullable: true },
+        any: { anyOf: [{ type: 'integer' }, { type: 'string' }] },
+      },
+    },
+  },
+};
+
+describe('structural schema', function () {
+  it('prunes unknown fields and reports their paths, keeping preserved and additionalProperties maps', function () {
+    const o = { apiVersion: 'v', kind: 'K', metadata: { name: 'x', bogus: 1 }, spec: { a: 'y', zz: 1, items: [{ k: 'a', q: 1 }], free: { any: 1 }, map: { k: 'v' } }, top: 1 };
+    const unknown: string[] = [];
+    prune(o, schema, '', unknown, true);
+    expect(unknown.sort()).to.deep.equal(['metadata.bogus', 'spec.items[0].q', 'spec.zz', 'top']);
+    expect(o).to.deep.equal({ apiVersion: 'v', kind: 'K', metadata: { name: 'x' }, spec: { a: 'y', items: [{ k: 'a' }], free: { any: 1 }, map: { k: 'v' } } });
+  });
+
+  it('defaults missing fields, inside array items too', function () {
+    const o: Record<string, unknown> = { spec: { items: [{ k: 'a' }, { k: 'b', v: 1 }] } };
+    applyDefaults(o, schema);
+    expect(o).to.deep.equal({ spec: { a: 'x', items: [{ k: 'a', v: 7 }, { k: 'b', v: 1 }] } });
+  });
+
+  const errs = (v: unknown): FieldError[] => {
+    const out: FieldError[] = [];
+    validate(v, schema, '', out);
+    return out;
+  };
+  const cases: Array<[string, unknown, string, string]> = [
+    ['a type mismatch', { spec: { a: 1 } }, 'spec.a', 'FieldValueTypeInvalid'],
+    ['minimum', { spec: { n: 0 } }, 'spec.n', 'FieldValueInvalid'],
+    ['exclusive maximum', { spec: { n: 5 } }, 'spec.n', 'FieldValueInvalid'],
+    ['int-or-string given a bool', { spec: { ios: true } }, 'spec.ios', 'FieldValueTypeInvalid'],
+    ['null for a non-nullable field', { spec: { a: null } }, 'spec.a', 'FieldValueTypeInvalid'],
+    ['anyOf with no match', { spec: { any: true } }, 'spec.any', 'FieldValueInvalid'],
+    ['additionalProperties value type', { spec: { map: { k: 1 } } }, 'spec.map.k', 'FieldValueTypeInvalid'],
+  ];
+  for (const [what, v, field, reason] of cases) {
+    it(`rejects ${what}`, function () {
+      const e = errs(v);
+      expect(e.map((x) => [x.field, x.type])).to.deep.include([field, reason]);
+    });
+  }
+  it('accepts valid values, including null for a nullable field and both int-or-string forms', function () {
+    expect(errs({ spec: { a: 'x', n: 4, ios: 'a', nul: null, any: 3 } })).to.deep.equal([]);
+    expect(errs({ spec: { ios: 3 } })).to.deep.equal([]);
+  });
+
+  it('flags a non-structural schema (missing type below the root)', function () {
+    const out: string[] = [];
+    structuralProblems({ type: 'object', properties: { spec: { properties: {} } } }, 'openAPIV3Schema', out);
+    expect(out[0]).to.contain('properties[spec].type: Required value');
+  });
+});
