@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Annotations, Labels } from '../api/index.js';
-import { DELETE_MACHINE_ANNOTATION, countReplicas, decideProvisioning, decideScale, maxUnhealthy, mhcCounts, newMachineName, nodeInfoDrift, ownerOf, remediationVerdict } from './decisions.js';
+import { DELETE_MACHINE_ANNOTATION, countReplicas, decideProvisioning, decideScale, maxUnhealthy, mhcCounts, mirroredNodeInfo, newMachineName, ownerOf, remediationVerdict } from './decisions.js';
 import { nodeInfoFor } from './builders.js';
 import type { Machine, MachineHealthCheck } from './types.js';
 
@@ -77,12 +77,13 @@ describe('capi-sim decisions', () => {
     for (const c of cases) it(c.name, () => expect(ownerOf({ metadata: { labels: c.labels } })).to.deep.equal(c.want));
   });
 
-  describe('nodeInfoDrift', () => {
+  describe('mirroredNodeInfo', () => {
     const info = nodeInfoFor('n', 'v1.29.5', 'img-a');
-    it('reports nothing when version and image match', () => expect(nodeInfoDrift(info, 'v1.29.5', 'img-a')).to.equal(undefined));
-    it('follows a committed version', () => expect(nodeInfoDrift(info, 'v1.30.1', 'img-a')).to.include({ kubeletVersion: 'v1.30.1', kubeProxyVersion: 'v1.30.1', osImage: 'img-a' }));
-    it('follows a committed image', () => expect(nodeInfoDrift(info, 'v1.29.5', 'img-b')).to.include({ kubeletVersion: 'v1.29.5', osImage: 'img-b' }));
-    it('needs a node to drift', () => expect(nodeInfoDrift(undefined, 'v1.30.1', 'img-b')).to.equal(undefined));
+    it('mirrors nothing when the Machine already shows the Node\'s info', () => expect(mirroredNodeInfo(info, info)).to.equal(undefined));
+    it('follows a kubelet upgraded on the Node', () => expect(mirroredNodeInfo({ ...info, kubeletVersion: 'v1.30.1' }, info)).to.include({ kubeletVersion: 'v1.30.1', osImage: 'img-a' }));
+    it('completes a partial Node report from the Machine\'s last known info', () => expect(mirroredNodeInfo({ osImage: 'img-b' }, info)).to.include({ kubeletVersion: 'v1.29.5', osImage: 'img-b' }));
+    it('mirrors nothing the Machine schema would reject (required fields missing)', () => expect(mirroredNodeInfo({ kubeletVersion: 'v1.30.1' }, undefined)).to.equal(undefined));
+    it('needs a Node report', () => expect(mirroredNodeInfo(undefined, info)).to.equal(undefined));
   });
 
   describe('newMachineName', () => {

@@ -84,19 +84,20 @@ export function ownerOf(m: KubeObject): MachineOwner {
   return undefined;
 }
 
+/** The fields CAPI requires in Machine.status.nodeInfo (metav1 NodeSystemInfo). */
+const NODE_INFO_FIELDS = ['architecture', 'bootID', 'containerRuntimeVersion', 'kernelVersion', 'kubeProxyVersion', 'kubeletVersion', 'machineID', 'operatingSystem', 'osImage', 'systemUUID'] as const;
+
 /**
- * The node info a machine's kubelet reports once its spec was changed in place (version committed by the
- * platform, OS image of its DevMachine): undefined when nothing changed.
+ * What CAPI's machine controller mirrors into Machine.status.nodeInfo: the Node's reported system info (the kubelet
+ * is the source of truth: an updater that upgrades it changes the Node, never the Machine). Undefined when the
+ * Machine already shows it, or when the Node reports an incomplete info the Machine schema would reject.
  */
-export function nodeInfoDrift(current: NodeSystemInfo | undefined, version: string | undefined, image: string | undefined): NodeSystemInfo | undefined {
-  if (!current) return undefined;
-  const next = { ...current };
-  if (version && current.kubeletVersion !== version) {
-    next.kubeletVersion = version;
-    next.kubeProxyVersion = version;
-  }
-  if (image && current.osImage !== image) next.osImage = image;
-  return next.kubeletVersion === current.kubeletVersion && next.osImage === current.osImage ? undefined : next;
+export function mirroredNodeInfo(fromNode: Partial<NodeSystemInfo> | undefined, onMachine: NodeSystemInfo | undefined): NodeSystemInfo | undefined {
+  if (!fromNode) return undefined;
+  const next = { ...(onMachine ?? {}), ...fromNode } as Partial<NodeSystemInfo>;
+  if (NODE_INFO_FIELDS.some((k) => typeof next[k] !== 'string')) return undefined;
+  const picked = Object.fromEntries(NODE_INFO_FIELDS.map((k) => [k, next[k]])) as unknown as NodeSystemInfo;
+  return onMachine && NODE_INFO_FIELDS.every((k) => onMachine[k] === picked[k]) ? undefined : picked;
 }
 
 /** A name for a new machine of `owner` that is not in `taken` (suffixes drawn from `suffix`, retried on collision). */

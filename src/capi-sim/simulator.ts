@@ -15,7 +15,7 @@ import {
   devMachineReadyStatus, isControlPlaneMachine, kubeTime, kubeadmConfigReadyStatus, machineProvisioningStatus, machineRunningStatus, nodeInfoFor,
   nodeNameFor, nodeReadyStatus, wantsRemediation, type MachineBlueprint,
 } from './builders.js';
-import { countReplicas, decideProvisioning, decideScale, mhcCounts, mhcTargets, newMachineName, nodeInfoDrift, remediationVerdict } from './decisions.js';
+import { countReplicas, decideProvisioning, decideScale, mhcCounts, mhcTargets, newMachineName, mirroredNodeInfo, remediationVerdict } from './decisions.js';
 import type { KubeadmControlPlane, Machine, MachineDeployment, MachineHealthCheck, MachineSet, Node } from './types.js';
 
 /** Options of the simulator. */
@@ -298,16 +298,14 @@ class Simulator {
     await this.client.patch(Machines, ns, name, { status: machineRunningStatus(nodeName, info, m.metadata.generation ?? 1, now) }, mergeStatus);
   }
 
-  /** Mirrors what the kubelet reports (version, OS image, Ready) into the Machine, like CAPI's machine controller. */
+  /** Mirrors what the kubelet reports (node info, Ready) into the Machine, like CAPI's machine controller. */
   private async followNode(m: Machine): Promise<void> {
     const ns = m.metadata.namespace ?? '';
     const nodeName = m.status?.nodeRef?.name;
     if (!nodeName) return;
     const node = await this.client.get<Node>(Nodes, undefined, nodeName);
     if (!node) return;
-    const drift = nodeInfoDrift(node.status?.nodeInfo ?? m.status?.nodeInfo, m.spec.version, await this.imageOf(m));
-    if (drift) await this.client.patch(Nodes, undefined, nodeName, { status: { nodeInfo: drift } }, mergeStatus);
-    const nodeInfo = drift ?? node.status?.nodeInfo;
+    const nodeInfo = mirroredNodeInfo(node.status?.nodeInfo, m.status?.nodeInfo);
     const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
     const healthy = ready?.status === 'True';
     const now = new Date();
@@ -317,8 +315,8 @@ class Simulator {
     conditions = setCondition(conditions, healthy ? { type: 'Ready', status: 'True', reason: 'Ready' } : { type: 'Ready', status: 'False', reason: 'NotReady', message: 'Node is not ready' }, undefined, now);
     conditions = setCondition(conditions, healthy ? { type: 'Available', status: 'True', reason: 'Available' } : { type: 'Available', status: 'False', reason: 'NotAvailable', message: 'Machine is not ready' }, undefined, now);
     const status: Record<string, unknown> = { conditions };
-    if (nodeInfo && JSON.stringify(nodeInfo) !== JSON.stringify(m.status?.nodeInfo)) status['nodeInfo'] = nodeInfo;
-    if (JSON.stringify(conditions) !== JSON.stringify(m.status?.conditions) || status['nodeInfo']) {
+    if (nodeInfo) status['nodeInfo'] = nodeInfo;
+    if (JSON.stringify(conditions) !== JSON.stringify(m.status?.conditions) || nodeInfo) {
       await this.client.patch(Machines, ns, m.metadata.name ?? '', { status }, mergeStatus);
     }
   }

@@ -127,16 +127,22 @@ describe('capi-sim simulator', () => {
     expect(await client.get(Machines, ns, b!.metadata.name!)).to.not.equal(undefined);
   });
 
-  it('mirrors an in-place version and OS image change into the Node and Machine node info', async () => {
+  it('mirrors the kubelet version and OS image the Node reports into the Machine, and leaves the Node to the kubelet', async () => {
     const [m] = ofDeployment(await list<Machine>(client, Machines), 'c1-md');
-    await client.patch(Machines, ns, m!.metadata.name!, { spec: { version: 'v1.30.1' } }, merge);
-    await client.patch(DevMachines, ns, m!.spec.infrastructureRef.name, { spec: { backend: { docker: { customImage: 'img-b' } } } }, merge);
+    const nodeName = nodeNameFor(ns, m!.metadata.name!);
+    // An updater upgrades the kubelet (the Node reports it); later the platform commits Machine /spec/version.
+    await client.patch(Nodes, undefined, nodeName, { status: { nodeInfo: { kubeletVersion: 'v1.30.1', osImage: 'img-b' } } }, { type: 'merge', subresource: 'status' });
     await waitFor(async () => {
       const got = await client.get<Machine>(Machines, ns, m!.metadata.name!);
       return got?.status?.nodeInfo?.kubeletVersion === 'v1.30.1' && got.status.nodeInfo.osImage === 'img-b';
-    }, { timeoutMs: 10_000, message: 'node info follows' });
-    const node = await client.get(Nodes, undefined, nodeNameFor(ns, m!.metadata.name!));
+    }, { timeoutMs: 10_000, message: 'machine node info follows the node' });
+    await client.patch(Machines, ns, m!.metadata.name!, { spec: { version: 'v1.31.0' } }, merge);
+    await client.patch(DevMachines, ns, m!.spec.infrastructureRef.name, { spec: { backend: { docker: { customImage: 'img-c' } } } }, merge);
+    // The simulator reacts to the Machine change (its status conditions are refreshed) without touching the Node.
+    await waitFor(async () => (await client.get<Machine>(Machines, ns, m!.metadata.name!))?.metadata.generation === 2, { timeoutMs: 10_000, message: 'machine spec changed' });
+    const node = await client.get(Nodes, undefined, nodeName);
     expect(node).to.have.nested.property('status.nodeInfo.kubeletVersion', 'v1.30.1');
+    expect(node).to.have.nested.property('status.nodeInfo.osImage', 'img-b');
   });
 
   it('reflects a NotReady node in the Machine\'s Ready and NodeHealthy conditions', async () => {
