@@ -326,7 +326,15 @@ export class Core {
     if (gr === grKey('', 'configmaps') || gr === grKey('', 'secrets')) {
       for (const field of ['data', 'binaryData', 'stringData']) {
         const d = obj[field];
-        if (d !== undefined && d !== null && !isObj(d)) errs.push({ type: 'FieldValueTypeInvalid', field, value: d, hasValue: true, detail: 'must be a map' });
+        if (d === undefined || d === null) continue;
+        // Typed decoding in kube-apiserver fails these with 400 before validation.
+        if (!isObj(d)) throw badRequest(`${def.kind} in version "v1" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(d) ? 'array' : typeof d} into Go struct field ${def.kind}.${field} of type map[string]string`);
+        for (const [k, v] of Object.entries(d)) {
+          if (typeof v !== 'string') throw badRequest(`${def.kind} in version "v1" cannot be handled as a ${def.kind}: json: cannot unmarshal ${v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v} into Go struct field ${def.kind}.${field} of type string`);
+          if ((field === 'binaryData' || (gr === grKey('', 'secrets') && field === 'data')) && !/^[A-Za-z0-9+/]*={0,2}$/.test(v)) {
+            throw badRequest(`${def.kind} in version "v1" cannot be handled as a ${def.kind}: illegal base64 data at input byte 0 (key ${k})`);
+          }
+        }
       }
     }
     if (gr === grKey('', 'secrets') && isObj(obj.stringData)) {
@@ -490,7 +498,7 @@ export class Core {
     const m = meta(obj);
     const om = old.metadata as Obj;
     if (m.uid !== undefined && m.uid !== '' && m.uid !== om.uid) {
-      throw invalid(def.kind, def.group, name, [{ type: 'FieldValueInvalid', field: 'metadata.uid', value: m.uid, hasValue: true, detail: 'field is immutable' }]);
+      throw conflict(def.group, def.plural, name, `Precondition failed: UID in precondition: ${String(m.uid)}, UID in object meta: ${String(om.uid)}`);
     }
     m.name = name;
     if (def.namespaced) m.namespace = ns;
@@ -519,13 +527,14 @@ export class Core {
     }
     if (errs.length) throw invalid(def.kind, def.group, name, errs);
     obj.apiVersion = apiVersionOf(def.group, def.storageVersion);
+    const sameBody = nonMetadataEqual(obj, old);
     if (def.hasGeneration) {
       const gen = Number(om.generation ?? 1);
-      m.generation = subresource || nonMetadataEqual(obj, old) ? gen : gen + 1;
+      m.generation = subresource || sameBody ? gen : gen + 1;
     } else delete m.generation;
     m.resourceVersion = om.resourceVersion;
     const normalized = normalizeMeta(obj);
-    if (stableStringify(normalized) === stableStringify(old)) {
+    if (sameBody && stableStringify(normalized.metadata) === stableStringify(old.metadata)) {
       // A no-op write does not bump resourceVersion nor notify watchers, as in kube-apiserver.
       return { obj: old, warnings };
     }
@@ -711,7 +720,10 @@ export class Core {
     const def = this.resources.get(gr);
     if (def && !def.builtin) {
       this.unregister(gr);
-      this.stores.get(gr)?.clear();
+      const s = this.stores.get(gr);
+      // Watches of a resource that stops being served end, as they do when kube-apiserver removes the CRD.
+      for (const w of [...(s?.watchers ?? [])]) w.stop?.();
+      s?.clear();
     }
   }
 

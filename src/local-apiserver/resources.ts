@@ -1,5 +1,6 @@
 /** Resource descriptors: the built-in kinds served schemaless, and CRD-defined kinds. */
 import type { Schema } from './schema.js';
+import { humanDuration } from './duration.js';
 
 /** A CRD additionalPrinterColumn (or a built-in column). */
 export interface PrinterColumn { name: string; type: string; format?: string; description?: string; priority?: number; jsonPath: string; cell?: (obj: Record<string, unknown>) => unknown }
@@ -48,6 +49,13 @@ function countData(o: Record<string, unknown>): number {
   return (d ? Object.keys(d).length : 0) + (b ? Object.keys(b).length : 0);
 }
 
+function lastSeen(o: Record<string, unknown>): string | null {
+  const m = (o.metadata ?? {}) as Record<string, unknown>;
+  const ts = (o.lastTimestamp ?? o.eventTime ?? m.creationTimestamp) as string | undefined;
+  const t = ts ? Date.parse(ts) : NaN;
+  return Number.isNaN(t) ? null : humanDuration(Date.now() - t);
+}
+
 const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' };
 
 function builtin(p: Partial<ResourceDef> & Pick<ResourceDef, 'group' | 'plural' | 'singular' | 'kind' | 'namespaced'>, version: string, columns: PrinterColumn[] = [AGE]): ResourceDef {
@@ -83,10 +91,13 @@ export function builtinResources(): ResourceDef[] {
       AGE,
     ]),
     builtin({ group: '', plural: 'events', singular: 'event', kind: 'Event', namespaced: true, shortNames: ['ev'] }, 'v1', [
-      { name: 'Last Seen', type: 'string', jsonPath: '.lastTimestamp', description: 'Time of the last occurrence' },
+      { name: 'Last Seen', type: 'string', jsonPath: '.lastTimestamp', description: 'Time of the last occurrence', cell: lastSeen },
       { name: 'Type', type: 'string', jsonPath: '.type', description: 'Type of this event' },
       { name: 'Reason', type: 'string', jsonPath: '.reason', description: 'Short, machine understandable string' },
-      { name: 'Object', type: 'string', jsonPath: '.involvedObject.name', description: 'The object this event is about' },
+      { name: 'Object', type: 'string', jsonPath: '.involvedObject.name', description: 'The object this event is about', cell: (o) => {
+        const r = (o.involvedObject ?? {}) as Record<string, unknown>;
+        return `${String(r.kind ?? '').toLowerCase()}/${String(r.name ?? '')}`;
+      } },
       { name: 'Message', type: 'string', jsonPath: '.message', description: 'A human-readable description' },
     ]),
     builtin({ group: '', plural: 'serviceaccounts', singular: 'serviceaccount', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'] }, 'v1'),

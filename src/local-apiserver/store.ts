@@ -17,7 +17,7 @@ export interface WatchEvent {
 }
 
 /** A live watch; `deliver` is called synchronously for every event of its resource at or after its start. */
-export interface Watcher { ns: string | undefined; deliver(ev: WatchEvent): void }
+export interface Watcher { ns: string | undefined; deliver(ev: WatchEvent): void; stop?(): void }
 
 /** Objects of one group/resource. */
 export class ResourceStore {

@@ -99,7 +99,14 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
     for (const ev of events) if (p.ns === undefined || !def.namespaced || ev.ns === p.ns) send(ev);
   }
 
-  const watcher: Watcher = { ns: def.namespaced ? p.ns : undefined, deliver: send };
+  const watcher: Watcher = {
+    ns: def.namespaced ? p.ns : undefined,
+    deliver: send,
+    stop: () => {
+      finish();
+      res.end();
+    },
+  };
   store.watchers.add(watcher);
   let bookmarkTimer: NodeJS.Timeout | undefined;
   if (p.bookmarks) bookmarkTimer = setInterval(() => bookmark(), p.bookmarkIntervalMs);
