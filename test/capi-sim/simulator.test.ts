@@ -69,6 +69,16 @@ describe('capi-sim simulator', () => {
     }, { timeoutMs: 10_000, message: 'MD status counts 3 ready machines' });
   });
 
+  it('applying the same inventory again changes nothing (idempotent), and owners are linked by uid', async () => {
+    await sim?.stop();
+    sim = undefined;
+    const before = (await list(client, Machines)).map((m) => `${m.metadata.name}@${m.metadata.resourceVersion}`).sort();
+    const again = await applyInventory(client, buildInventory({ namespace: ns, clusterName: 'c1', version: 'v1.29.5', image: 'img-a', controlPlane: { name: 'c1-cp', replicas: 1 }, machineDeployments: [{ name: 'c1-md', replicas: 2, maxUnavailable: 1 }], mhc: { name: 'c1-mhc', unhealthyLessThanOrEqualTo: '50%' } }));
+    expect((await list(client, Machines)).map((m) => `${m.metadata.name}@${m.metadata.resourceVersion}`).sort()).to.deep.equal(before);
+    const uids = new Map(again.map((o) => [`${o.kind}/${o.metadata.name}`, o.metadata.uid]));
+    for (const o of again) for (const ref of o.metadata.ownerReferences ?? []) expect(ref.uid, `${o.kind} ${o.metadata.name} -> ${ref.kind} ${ref.name}`).to.equal(uids.get(`${ref.kind}/${ref.name}`));
+  });
+
   it('scales down by deleting the newest machine, with its node, infrastructure and bootstrap config', async () => {
     const before = new Set(ofDeployment(await list<Machine>(client, Machines), 'c1-md').map((m) => m.metadata.name));
     await client.patch(MachineDeployments, ns, 'c1-md', { spec: { replicas: 3 } }, merge);
