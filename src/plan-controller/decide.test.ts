@@ -45,6 +45,10 @@ describe('plan-controller decidePlan', () => {
       { name: 'deleting machines are skipped', snap: mdOnly({ machines: [machine('cluster1-md-0-0', { md: 'cluster1-md-0', deleting: true }), ...mdMachines().slice(1)] }), starts: ['cluster1-md-0-1'] },
       { name: 'Halt: a failure stops new starts in the target', snap: mdOnly({ mdOpts: { maxUnavailable: 3 }, mus: [mu('cluster1-md-0-0', 'failed')] }), starts: [] },
       { name: 'Continue: other machines go on after a failure', snap: mdOnly({ failurePolicy: 'Continue', mus: [mu('cluster1-md-0-0', 'failed')] }), starts: ['cluster1-md-0-1'] },
+      { name: 'Halt: a failed machine replaced since (MHC remediation) still halts the target', snap: mdOnly({ mus: [mu('cluster1-md-0-gone', 'failed')] }), starts: [], message: /halted/ },
+      { name: 'Continue: a failed machine replaced since does not stop the others', snap: mdOnly({ failurePolicy: 'Continue', mus: [mu('cluster1-md-0-gone', 'failed')] }), starts: ['cluster1-md-0-0'] },
+      { name: 'Continue: as many failures as machines halt the target (no endless remediation loop)', snap: mdOnly({ failurePolicy: 'Continue', mus: ['a', 'b', 'c'].map((x) => mu(`cluster1-md-0-gone-${x}`, 'failed')) }), starts: [], message: /as many as the target has machines|halted/ },
+      { name: 'Halt: the failed update of a machine we aborted because it went away does not halt', snap: mdOnly({ mus: [mu('cluster1-md-0-gone', 'failed', { phase: 'aborting' })] }), starts: ['cluster1-md-0-0'] },
       { name: 'paused: no new starts', snap: mdOnly({ paused: true }), starts: [] },
       { name: 'equal sequences run in parallel', snap: { ...mdOnly(), plan: plan({ ...started, mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] }), mds: [md('cluster1-md-0'), md('cluster1-md-1')], machines: [...cpDone(), ...mdMachines(), ...mdMachines(3, 'cluster1-md-1')] }, starts: ['cluster1-md-0-0', 'cluster1-md-1-0'] },
       { name: 'a higher sequence waits for the lower one to be updated', snap: { ...mdOnly(), plan: plan({ ...started, mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 3)] }), mds: [md('cluster1-md-0'), md('cluster1-md-1')], machines: [...cpDone(), ...mdMachines(), ...mdMachines(3, 'cluster1-md-1')] }, starts: ['cluster1-md-0-0'] },
@@ -127,6 +131,12 @@ describe('plan-controller decidePlan', () => {
       expect(after.scale).to.deep.equal([]);
       expect(after.status.updateStatus).to.equal('updated');
     });
+    it('reports the target updated only once the scale-down after the restore has settled', () => {
+      const d = decidePlan(snapshot(mdOnly({ mdOpts: { maxUnavailable: 0, replicas: 3 }, machines: mdMachines(4), mus: [0, 1, 2, 3].map((i) => mu(`cluster1-md-0-${i}`, 'updated')) })));
+      expect(row(d, 'cluster1-md-0')).to.include({ updateStatus: 'updating' });
+      expect(row(d, 'cluster1-md-0')!.message).to.match(/waiting for 1 machine\(s\) to be removed/);
+      expect(d.status.updateStatus).to.equal('updating');
+    });
     it('restores the surge when the plan aborts', () => {
       const snap = snapshot(mdOnly({ mdOpts: { maxUnavailable: 0, replicas: 4, annotations: surgeAnn }, machines: mdMachines(4) }));
       snap.plan.spec.updatePhase = 'aborting';
@@ -167,6 +177,11 @@ describe('plan-controller decidePlan', () => {
     it('Continue: the plan fails only once every machine is done', () => {
       const d = decidePlan(snapshot(mdOnly({ failurePolicy: 'Continue', mus: [mu('cluster1-md-0-0', 'failed'), mu('cluster1-md-0-1', 'updated'), mu('cluster1-md-0-2', 'updated')] })));
       expect(d.status.updateStatus).to.equal('failed');
+    });
+    it('Continue: a target whose current machines are all updated is updated despite an earlier failure of a replaced machine', () => {
+      const d = decidePlan(snapshot(mdOnly({ failurePolicy: 'Continue', mus: [mu('cluster1-md-0-gone', 'failed'), ...[0, 1, 2].map((i) => mu(`cluster1-md-0-${i}`, 'updated'))] })));
+      expect(row(d, 'cluster1-md-0')).to.include({ updateStatus: 'updated', failed: 1 });
+      expect(d.status.updateStatus).to.equal('updated');
     });
     it('a failed control plane blocks the MachineDeployments and fails the plan', () => {
       const d = decidePlan(snapshot({ plan: plan(started), mus: [mu('cluster1-cp-0', 'failed', { kind: 'ControlPlane', target: 'cluster1-cp' })] }));

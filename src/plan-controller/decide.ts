@@ -150,14 +150,29 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   const started = current.some((m) => ctx.mus.has(nameOf(m))) || all.some((m) => ctx.mus.has(nameOf(m)));
   const unsuccessful = groups.failed.length + groups.aborted.length;
   const inFlight = groups.inFlight.length;
-  const halted = ctx.halt && unsuccessful > 0;
+  // Failures are the target's history: a failed machine the MHC has since replaced still counts (its replacement
+  // would otherwise restart the rollout). Updates we aborted because their machine went away do not.
+  const currentNames = new Set(current.map(nameOf));
+  const failed = [...ctx.mus.values()]
+    .filter((mu) => mu.spec.target.kind === t.kind && mu.spec.target.name === t.target.name && machineState(mu) === 'failed')
+    .filter((mu) => currentNames.has(mu.spec.machineRef.name) || mu.spec.updatePhase !== UpdatePhase.aborting)
+    .map((mu) => mu.spec.machineRef.name);
+  const everFailed = failed.length + groups.aborted.length;
 
   const md = t.kind === 'MachineDeployment' ? snap.machineDeployments.find((o) => nameOf(o) === t.target.name) : undefined;
+  const desiredEarly = t.kind === 'ControlPlane' ? (snap.controlPlane?.object ? cpReplicas(snap.controlPlane.object) : undefined) : md ? mdReplicas(md) : undefined;
+  // Halt stops at the first failure. Continue goes on, but not forever: once as many updates failed as the target has
+  // machines the failure is systematic, and remediated replacements would otherwise fail and be replaced in a loop.
+  const breaker = Math.max(1, desiredEarly ?? current.length);
+  const halted = ctx.halt ? everFailed > 0 : failed.length >= breaker;
+
   const surgeOwner = md?.metadata.annotations?.[Annotations.surgePlan];
   const surgeOrig = md?.metadata.annotations?.[Annotations.surgeOriginalReplicas];
   const surged = surgeOrig !== undefined && (surgeOwner === undefined || surgeOwner === ctx.planName);
-  const desired = t.kind === 'ControlPlane' ? (snap.controlPlane?.object ? cpReplicas(snap.controlPlane.object) : undefined) : md ? mdReplicas(md) : undefined;
+  const desired = desiredEarly;
   const allCreated = desired === undefined || current.length >= desired;
+  // Updated means the target settled at its desired size: a scale-down (e.g. after the surge) is still in progress.
+  const settled = desired === undefined || current.length === desired;
   const allDone = groups.notStarted.length === 0 && inFlight === 0;
 
   let status: Status;
@@ -166,12 +181,13 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   if (mode === 'stop') {
     if (inFlight > 0) [status, reason, message] = ['aborting', Reasons.aborting, `waiting for ${inFlight} machine(s) to stop: ${groups.inFlight.join(', ')}`];
     else if (allDone && unsuccessful === 0 && allCreated && started) [status, reason] = ['updated', Reasons.updated];
-    else if (groups.failed.length > 0) [status, reason, message] = ['failed', Reasons.failed, `failed: ${failureNote(ctx, groups.failed)}`];
+    else if (failed.length > 0) [status, reason, message] = ['failed', Reasons.failed, `failed: ${failureNote(ctx, failed)}`];
     else [status, reason] = ['aborted', Reasons.aborted];
-  } else if (allDone && unsuccessful === 0 && allCreated && !surged) {
+  } else if (allDone && unsuccessful === 0 && settled && !surged) {
     [status, reason] = ['updated', Reasons.updated];
-  } else if (inFlight === 0 && unsuccessful > 0 && (halted || (groups.notStarted.length === 0 && allCreated))) {
-    [status, reason, message] = ['failed', Reasons.failed, `${halted ? 'halted (failurePolicy Halt); ' : ''}${groups.failed.length ? `failed: ${failureNote(ctx, groups.failed)}` : ''}${groups.aborted.length ? `${groups.failed.length ? '; ' : ''}aborted: ${groups.aborted.join(', ')}` : ''}`];
+  } else if (inFlight === 0 && everFailed > 0 && (halted || (groups.notStarted.length === 0 && allCreated))) {
+    const why = halted ? (ctx.halt ? 'halted (failurePolicy Halt); ' : `halted: ${failed.length} updates failed, as many as the target has machines; `) : '';
+    [status, reason, message] = ['failed', Reasons.failed, `${why}${failed.length ? `failed: ${failureNote(ctx, failed)}` : ''}${groups.aborted.length ? `${failed.length ? '; ' : ''}aborted: ${groups.aborted.join(', ')}` : ''}`];
   } else if (started || surged) {
     [status, reason] = ['updating', Reasons.updating];
   } else {
@@ -180,12 +196,12 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   }
 
   const ev: TargetEval = {
-    row: { kind: t.kind, name: t.target.name, sequence: t.target.sequence, updateStatus: status, machines: current.length, updated: groups.updated.length, updating: inFlight, failed: groups.failed.length, aborted: groups.aborted.length },
+    row: { kind: t.kind, name: t.target.name, sequence: t.target.sequence, updateStatus: status, machines: current.length, updated: groups.updated.length, updating: inFlight, failed: failed.length, aborted: groups.aborted.length },
     reason, starts: [], inFlight, started,
   };
 
   if (mode === 'rollout' && reached && status !== 'updated' && status !== 'failed') {
-    if (halted) message = `halted (failurePolicy Halt) after the failure of ${failureNote(ctx, groups.failed.length ? groups.failed : groups.aborted)}; waiting for ${inFlight} machine(s) in flight`;
+    if (halted) message = `halted (failurePolicy ${ctx.halt ? 'Halt' : 'Continue, every machine\'s worth of updates failed'}) after the failure of ${failureNote(ctx, failed.length ? failed : groups.aborted)}; waiting for ${inFlight} machine(s) in flight`;
     else if (groups.notStarted.length > 0) {
       const r = t.kind === 'ControlPlane' ? startControlPlane(ctx, all, current, groups, desired) : startMachineDeployment(ctx, md, current, groups, surged, surgeOrig);
       ev.starts = r.starts;
@@ -201,6 +217,7 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
       message = r.message;
       if (r.reason) ev.reason = r.reason;
     } else if (!allCreated) message = `waiting for ${desired! - current.length} machine(s) to be created`;
+    else if (!settled) message = `waiting for ${current.length - desired!} machine(s) to be removed (${current.length} of ${desired} replicas)`;
     else if (inFlight > 0) message = `${inFlight} machine(s) in update: ${groups.inFlight.join(', ')}`;
   } else if (mode === 'hold' && status !== 'updated' && status !== 'failed' && inFlight > 0) {
     message = `no new machines start; ${inFlight} machine(s) in update: ${groups.inFlight.join(', ')}`;

@@ -1,0 +1,41 @@
+// The environment of the end-to-end scenarios: the shared test env (local API server, or a real cluster when
+// INPLACE_TEST_KUBECONFIG is set) with the platform's, the samples' and the CAPI CRDs installed.
+import { capiCrdDirs } from '../../src/capi-sim/index.js';
+import { sampleUpdaters } from '../../src/sample-updaters/index.js';
+import type { KubeClient } from '../../src/runtime/types.js';
+import { PROJECT_CRDS, startTestEnv } from '../support/env.js';
+import { Platform } from './harness.js';
+
+/** A started environment shared by the scenarios of one file. */
+export interface E2eEnv {
+  client: KubeClient;
+  isRealCluster: boolean;
+  /** A fresh namespace and a platform in it (stopped by `stopAll`). */
+  platform(): Promise<Platform>;
+  /** Stops every platform created so far (between scenarios). */
+  stopAll(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts the environment with every CRD the scenarios use. */
+export async function startE2eEnv(): Promise<E2eEnv> {
+  const sampleCrds = [...new Set(Object.values(sampleUpdaters).flatMap((u) => u.crds))];
+  const env = await startTestEnv({ crds: [...PROJECT_CRDS, ...capiCrdDirs(), ...sampleCrds] });
+  const platforms: Platform[] = [];
+  return {
+    client: env.client,
+    isRealCluster: env.isRealCluster,
+    async platform() {
+      const p = new Platform(env.client, await env.newNamespace('e2e'));
+      platforms.push(p);
+      return p;
+    },
+    async stopAll() {
+      for (const p of platforms.splice(0)) await p.stop();
+    },
+    async stop() {
+      for (const p of platforms.splice(0)) await p.stop();
+      await env.stop();
+    },
+  };
+}
