@@ -202,6 +202,7 @@ export interface MhcPlan {
 
 const hasFalseHealthCheck = (m: Machine): boolean => (m.status?.conditions ?? []).some((c) => c.type === ConditionTypes.healthCheckSucceeded && c.status === 'False');
 const fmtDuration = (ms: number): string => {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
   const s = Math.round(ms / 1000);
   const h = Math.floor(s / 3600);
   const min = Math.floor((s % 3600) / 60);
@@ -235,11 +236,11 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
     const u = activeUpdateOf(m.metadata.name ?? '', updates);
     return u ? [{ m, u, verdict: judge(m, u, timeout.ms, nodeStartup, nowMs) }] : [];
   });
-  const inUpdate = new Set(judged.map((j) => j.m.metadata.name));
+  // Unhealthy: judged so by CAPI's MHC, marked for remediation, or judged so here; in-update machines count too.
   const unhealthy = new Set<string>();
   for (const m of machines) if (hasFalseHealthCheck(m) || m.metadata.annotations?.[Annotations.remediateMachine] !== undefined) unhealthy.add(m.metadata.name ?? '');
   for (const j of judged) if (j.verdict.kind !== 'within') unhealthy.add(j.m.metadata.name ?? '');
-  const inUpdateHealthy = new Set([...inUpdate].filter((n) => n !== undefined && !unhealthy.has(n)) as string[]);
+  const inUpdateHealthy = new Set(judged.map((j) => j.m.metadata.name ?? '').filter((n) => !unhealthy.has(n)));
 
   const actions: MachineAction[] = [];
   let requeueAfterMs: number | undefined;
