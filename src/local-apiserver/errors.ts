@@ -54,7 +54,7 @@ export function conflict(group: string, resource: string, name: string, why = 't
 }
 
 /** One field error, rendered like k8s.io/apimachinery field.Error. */
-export interface FieldError { type: string; field: string; detail: string; value?: unknown; hasValue?: boolean }
+export interface FieldError { type: string; field: string; detail: string; value?: unknown; hasValue?: boolean; /** Pre-rendered value (Go %#v form). */ rendered?: string }
 
 function goValue(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v);
@@ -68,7 +68,8 @@ export function fieldErrorString(e: FieldError, withField = true): string {
   const parts: string[] = [];
   const head = withField && e.field ? `${e.field}: ` : '';
   parts.push(FIELD_ERROR_TYPE_TEXT[e.type] ?? e.type);
-  if (e.hasValue) parts.push(`: ${goValue(e.value)}`);
+  if (e.rendered !== undefined) parts.push(`: ${e.rendered}`);
+  else if (e.hasValue) parts.push(`: ${goValue(e.value)}`);
   if (e.detail) parts.push(`: ${e.detail}`);
   return head + parts.join('');
 }

@@ -275,7 +275,7 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
         if (seen.has(k)) {
           const keyObj: Obj = {};
           keys.forEach((kk) => { if (item[kk] !== undefined) keyObj[kk] = item[kk]; });
-          errs.push({ type: 'FieldValueDuplicate', field: `${path}[${i}]`, value: keyObj, hasValue: true, detail: '' });
+          errs.push({ type: 'FieldValueDuplicate', field: `${path}[${i}]`, value: keyObj, hasValue: true, rendered: goFormat(keyObj), detail: '' });
         }
         seen.add(k);
       });

@@ -308,8 +308,7 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     it('rejects duplicate keys of a list-type map and duplicate set items with Duplicate value', async function () {
       const r = await t.raw('POST', widgetPath(ns), widget(ns, 'bad5', { parts: [{ name: 'a' }, { name: 'a' }] }));
       expect(r.status).to.equal(422);
-      expect(r.json.details.causes).to.deep.include.members([{ reason: 'FieldValueDuplicate', message: 'Duplicate value: {"name":"a"}', field: 'spec.parts[1]' }].map((c) => ({ ...c, message: r.json.details.causes.find((x: any) => x.field === 'spec.parts[1]')?.message ?? c.message })));
-      expect(r.json.details.causes.find((x: any) => x.field === 'spec.parts[1]').reason).to.equal('FieldValueDuplicate');
+      expect(r.json.details.causes).to.deep.include({ reason: 'FieldValueDuplicate', message: 'Duplicate value: map[string]interface {}{"name":"a"}', field: 'spec.parts[1]' });
       const s = await t.raw('POST', widgetPath(ns), widget(ns, 'bad6', { tags: ['x', 'x'] }));
       expect(s.status).to.equal(422);
       expect(s.json.details.causes[0]).to.include({ reason: 'FieldValueDuplicate', field: 'spec.tags[1]' });
