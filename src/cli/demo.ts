@@ -201,7 +201,11 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
     const ok = outcome.kind === 'terminal' && state.plan.status?.updateStatus === 'updated' && state.committed.ok === state.committed.total && state.stillLabelled.length === 0;
     if (o.keepRunning) {
       say(`\nstill running (--keep-running): kubectl --kubeconfig ${rel} get iup,mu -A   — Ctrl-C to stop`);
-      await Promise.race([new Promise<void>((r) => io.signal.addEventListener('abort', () => r(), { once: true })), ...children.map((c) => c.exited)]);
+      const why = await Promise.race([
+        new Promise<string>((r) => io.signal.addEventListener('abort', () => r('interrupted'), { once: true })),
+        ...children.map((c) => c.exited.then(() => `${c.name} exited (see ${c.logPath})`)),
+      ]);
+      say(`${why}: stopping every process`);
     }
     return ok ? ExitCode.ok : ExitCode.failure;
   } finally {
