@@ -221,6 +221,8 @@ async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDeci
     let created: MachineUpdate = mu;
     try {
       created = await client.create(MachineUpdates, mu, { fieldManager: FIELD_MANAGER });
+      // Counted here, not after the status write: a later conflict must not lose a start that happened.
+      deps.metrics.machinesStarted.inc();
     } catch (err) {
       // Deterministic names: an existing record means an earlier reconcile (or process) already started this machine.
       if (!isAlreadyExists(err)) throw new RetryableError(`create MachineUpdate ${ns}/${c.name}`, err);
@@ -260,7 +262,6 @@ function record(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecisio
     const target = e.plan ? deps.plans.get(plan.metadata.namespace, e.plan) : plan;
     if (target) deps.mgr.events.event(target, e.type, e.reason, e.message);
   }
-  deps.metrics.machinesStarted.inc(d.metrics.started);
   deps.metrics.machinesUpdated.inc(d.metrics.updated);
   deps.metrics.machinesFailed.inc(d.metrics.failed);
 }

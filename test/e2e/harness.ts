@@ -96,6 +96,13 @@ export class Platform {
     this.managers.set(c.name, mgr);
   }
 
+  /** The /metrics text of a running component's manager. */
+  async metrics(component: string): Promise<string> {
+    const mgr = this.managers.get(component);
+    if (!mgr) throw new Error(`component ${component} is not running`);
+    return mgr.metrics.registry.metrics();
+  }
+
   /** Stops one component (e.g. to restart it mid-update). */
   async stopComponent(name: string): Promise<void> {
     await this.managers.get(name)?.stop();

@@ -1,7 +1,8 @@
 // End to end: a plan rolls out over a control plane and two MachineDeployments with several updaters per machine.
 import { expect } from 'chai';
 import type { KubeObject, MachineUpdate } from '../../src/api/index.js';
-import { Annotations, DevMachines, Events, KubeadmConfigs, Labels, UpdaterUpdateTasks, isTerminal } from '../../src/api/index.js';
+import { Annotations, DevMachines, Events, KubeadmConfigs, KubernetesVersionUpdateTaskTemplates, Labels, Nodes, OSImageUpdateTaskTemplates, UpdaterUpdateTasks, apiVersionOf, isTerminal } from '../../src/api/index.js';
+import { nodeNameFor } from '../../src/capi-sim/index.js';
 import type { E2eEnv } from './env.js';
 import { startE2eEnv } from './env.js';
 import { CP, TO_VERSION, conditionOf, isCp, planObject, refUpdater, versionOf } from './harness.js';
@@ -113,6 +114,35 @@ describe('e2e: plan rollout', function () {
     // Events for the transitions.
     const reasons = (await env.client.list(Events, p.ns)).items.filter((e) => (e['involvedObject'] as { name?: string }).name === 'cluster1-v1-30-1').map((e) => e['reason']);
     expect(reasons).to.include.members(['PlanStarted', 'TargetStarted', 'TargetUpdated', 'MachineUpdateStarted', 'Surged', 'SurgeRestored', 'PlanCompleted']);
+
+    // Metrics on the plan controller's /metrics.
+    const metrics = await p.metrics('plan-controller');
+    expect(metrics).to.match(/^inplace_plan_controller_machines_started_total 10$/m);
+    expect(metrics).to.match(/^inplace_plan_controller_machines_updated_total 10$/m);
+    expect(metrics).to.match(/^inplace_plan_controller_plans\{status="updated"\} 1$/m);
     expect(machines.some(isCp)).to.equal(true);
+  });
+  it('runs the sample updaters (own task kinds from templates, simulated nodes) and commits their changes', async () => {
+    const p = await env.platform();
+    await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 1 }] });
+    await p.startPlatform();
+    await p.startSampleUpdaters(['os-image', 'kubernetes-version']);
+    await env.client.create(OSImageUpdateTaskTemplates, { apiVersion: apiVersionOf(OSImageUpdateTaskTemplates), kind: OSImageUpdateTaskTemplates.kind, metadata: { name: 'os-image-task', namespace: p.ns }, spec: { template: { spec: { simulatedStepSeconds: 0 } } } });
+    await env.client.create(KubernetesVersionUpdateTaskTemplates, { apiVersion: apiVersionOf(KubernetesVersionUpdateTaskTemplates), kind: KubernetesVersionUpdateTaskTemplates.kind, metadata: { name: 'kubernetes-version-task', namespace: p.ns }, spec: { template: { spec: { simulatedStepSeconds: 0 } } } });
+    const samples = () => [
+      { name: 'os-image', sequence: 1, updaterUpdateTemplateRef: { apiVersion: apiVersionOf(OSImageUpdateTaskTemplates), kind: OSImageUpdateTaskTemplates.kind, name: 'os-image-task' }, responsibilities: [{ selectResource: 'InfraMachine' as const, path: '/spec/backend/docker/customImage', value: 'ubuntu-24.04-k8s-1.30.1' }] },
+      { name: 'kubernetes-version', sequence: 2, updaterUpdateTemplateRef: { apiVersion: apiVersionOf(KubernetesVersionUpdateTaskTemplates), kind: KubernetesVersionUpdateTaskTemplates.kind, name: 'kubernetes-version-task' }, responsibilities: [{ selectResource: 'Machine' as const, path: '/spec/version', value: TO_VERSION }] },
+      refUpdater({ name: 'ntp-config', sequence: 3, durationSeconds: 0, responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true, servers: ['0.pool.ntp.org'] } }] }),
+    ];
+    await p.apply(planObject(p.ns, 'samples', { cp: { name: CP, sequence: 1, updaters: samples() }, mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: samples() }] }));
+    const plan = await p.waitStatus('samples', 'updated', 90_000);
+    expect(plan.status?.progress).to.equal('3/3');
+    const mus = await p.machineUpdates();
+    for (const mu of mus) expect(mu.status?.tasks?.map((t) => [t.updater, t.kind, t.updateStatus])).to.deep.equal([['os-image', 'OSImageUpdateTask', 'updated'], ['kubernetes-version', 'KubernetesVersionUpdateTask', 'updated'], ['ntp-config', 'UpdaterUpdateTask', 'updated']]);
+    for (const m of (await p.machines()).filter((x) => !x.metadata.deletionTimestamp)) {
+      expect(versionOf(m)).to.equal(TO_VERSION);
+      const node = await env.client.get(Nodes, undefined, nodeNameFor(p.ns, m.metadata.name!));
+      expect(node, `node of ${m.metadata.name}`).to.have.nested.property('status.nodeInfo.kubeletVersion', TO_VERSION);
+    }
   });
 });
