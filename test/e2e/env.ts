@@ -10,6 +10,8 @@ import { Platform } from './harness.js';
 export interface E2eEnv {
   client: KubeClient;
   isRealCluster: boolean;
+  /** A kubeconfig file for kubectl. */
+  kubeconfigPath: string;
   /** A fresh namespace and a platform in it (stopped by `stopAll`). */
   platform(): Promise<Platform>;
   /** Stops every platform created so far (between scenarios). */
@@ -25,6 +27,7 @@ export async function startE2eEnv(): Promise<E2eEnv> {
   return {
     client: env.client,
     isRealCluster: env.isRealCluster,
+    kubeconfigPath: env.kubeconfigPath,
     async platform() {
       const p = new Platform(env.client, await env.newNamespace('e2e'));
       platforms.push(p);
