@@ -1,7 +1,9 @@
 // `inplace updater <name>`: runs one sample updater (written with the updater SDK, as a third party would).
 import { existsSync } from 'node:fs';
 import { stopRequested } from './procs.js';
-import { CliError, ExitCode, flag, positionals, str, UsageError, type Verb } from './verb.js';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { startHealthServer, type HealthServer } from '../runtime/index.js';
+import { CliError, ExitCode, flag, portOption, positionals, str, UsageError, type Verb } from './verb.js';
 
 const NAMES = ['reference', 'kubernetes-version', 'os-image'] as const;
 
@@ -21,13 +23,14 @@ Options:
   --names a,b         generic updater names to serve (reference updater)
   -n, --namespace NS  watch only this namespace (default: all namespaces)
   --leader-elect      take part in Lease leader election
+  --metrics-port N    serve Prometheus /metrics (process metrics) on this port (default: off)
+  --health-port N     serve /healthz and /readyz (ready once the updater runs) on this port (default: off)
   --kubeconfig FILE   kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or in-cluster)`,
   options: {
     kubeconfig: { type: 'string' },
     names: { type: 'string' },
     namespace: { type: 'string', short: 'n' },
     'leader-elect': { type: 'boolean' },
-    // Accepted for symmetry with `run` (the Deployments pass them); the sample updaters serve no HTTP.
     'metrics-port': { type: 'string' },
     'health-port': { type: 'string' },
   },
@@ -38,19 +41,30 @@ Options:
     if (kubeconfigPath !== undefined && !existsSync(kubeconfigPath)) {
       throw new CliError(`kubeconfig "${kubeconfigPath}" does not exist`, 'pass the path of an existing kubeconfig');
     }
+    const metricsPort = portOption(args, 'metrics-port');
+    const healthPort = portOption(args, 'health-port');
     const names = str(args, 'names')?.split(',').map((s) => s.trim()).filter((s) => s);
     const { sampleUpdaters } = await import('../sample-updaters/index.js');
     const updater = sampleUpdaters[name as (typeof NAMES)[number]];
     const namespace = str(args, 'namespace');
+    // The Deployments probe every pod: the updater process serves the same endpoints as the controllers.
+    let started = false;
+    const servers: HealthServer[] = [];
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry, prefix: 'inplace_' });
+    if (metricsPort !== undefined) servers.push(await startHealthServer({ port: metricsPort, registry, isReady: () => started }));
+    if (healthPort !== undefined && healthPort !== metricsPort) servers.push(await startHealthServer({ port: healthPort, registry, isReady: () => started }));
     const running = await updater.start({
       ...(kubeconfigPath ? { kubeconfigPath } : {}),
       ...(namespace ? { namespace } : {}),
       ...(names && names.length > 0 ? { names } : {}),
       leaderElect: flag(args, 'leader-elect'),
     });
+    started = true;
     io.err(`updater ${name} running${names ? ` (names: ${names.join(', ')})` : ''}\n`);
     await stopRequested(io.signal);
     await running.stop();
+    await Promise.all(servers.map((x) => x.close()));
     return ExitCode.ok;
   },
 };

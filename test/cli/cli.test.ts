@@ -292,6 +292,42 @@ describe('inplace CLI', function () {
       }
     });
 
+    it('runs a controller and an updater as processes that serve /readyz and stop cleanly on SIGTERM', async () => {
+      const bin = join(projectRoot(), 'bin', 'inplace.mjs');
+      const port = async (): Promise<number> => {
+        const { createServer } = await import('node:net');
+        return new Promise((r) => {
+          const srv = createServer().listen(0, '127.0.0.1', () => {
+            const p = (srv.address() as { port: number }).port;
+            srv.close(() => r(p));
+          });
+        });
+      };
+      const procs = await Promise.all(
+        [['run', 'plan-controller', '--leader-elect', '--lease-namespace', ns], ['updater', 'reference']].map(async (args) => {
+          const health = await port();
+          const p = spawn(process.execPath, [bin, ...args, ...kc, '-n', ns, '--health-port', String(health)], {
+            env: { ...process.env, INPLACE_FROM_SOURCE: '1', LOG_LEVEL: 'warn' },
+            stdio: 'ignore',
+          });
+          return { args, health, p, exited: new Promise<number | null>((r) => p.on('exit', (code) => r(code))) };
+        }),
+      );
+      try {
+        for (const x of procs) {
+          await waitFor(async () => (await fetch(`http://127.0.0.1:${x.health}/readyz`).catch(() => undefined))?.status === 200, {
+            timeoutMs: 60_000,
+            intervalMs: 200,
+            message: `${x.args.join(' ')} to be ready`,
+          });
+          expect((await fetch(`http://127.0.0.1:${x.health}/healthz`)).status).to.equal(200);
+        }
+      } finally {
+        for (const x of procs) x.p.kill('SIGTERM');
+      }
+      for (const x of procs) expect(await x.exited, x.args.join(' ')).to.equal(0);
+    });
+
     it('rejects conformance for a kind no CRD defines with exit 1', async () => {
       const r = await cli('conformance', '--kind', 'NoSuchTask', '-n', ns, ...kc);
       expect(r.code).to.equal(1);
