@@ -1,0 +1,478 @@
+// `npm run bench`: plan throughput of the whole platform at fleet scale, against the theoretical lower bound, with the
+// platform overhead per machine step, API requests per machine, CPU and memory per process, a comparison with a
+// poll-based orchestration (upstream's webhook design), and the local API server's own benchmark.
+//
+//   npm run bench                                            # 1,000 machines (default; about 6-8 minutes on 2 cores)
+//   npm run bench -- --sizes 1000,10000,30000 --duration 2   # larger fleets (opt-in)
+//   npm run bench -- --max-unavailable 10% --durations 0 --no-poll --no-apiserver   # one quick case
+//
+// Every process is separate, as in a cluster: the local API server (`inplace local-apiserver`), the plan controller,
+// the machine task controller and the MHC extension (`inplace run <component> --metrics-port N`), and the updater
+// (bench/updater-main.ts: the reference updater, or its poll-based variant). CPU seconds and peak RSS come from
+// /proc/<pid>; API requests from each process's inplace_api_requests_total counter; timings from watches in this
+// process. Results: bench/results/<case>.json and bench/results/README.md.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { cpus, totalmem } from 'node:os';
+import { InPlaceUpdatePlans, Labels, MachineUpdates, Namespaces, UpdaterUpdateTasks } from '../src/api/index.js';
+import { capiCrdFiles } from '../src/capi-sim/index.js';
+import { createClient, loadKubeConfig, type RestClient } from '../src/runtime/index.js';
+import { installCrds } from '../src/cli/install.js';
+import { yamlFilesIn } from '../src/cli/files.js';
+import { applyFleet, buildFleet, fleetPlan, setMaxUnavailable, type Fleet } from './lib/fleet.js';
+import { PlanObserver, type Summary } from './lib/observe.js';
+import { Proc, ROOT, freePort, parseProm, scrape, type ProcStats } from './lib/procs.js';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Options
+
+interface Options {
+  sizes: number[];
+  durations: number[];
+  maxUnavailable: (number | string)[];
+  mdSize: number;
+  poll: boolean;
+  pollRetrySeconds: number;
+  pollMaxUnavailable: (number | string)[];
+  pollDuration: number;
+  apiserver: boolean;
+  apiserverSizes: number[];
+  out: string;
+}
+
+function parseOptions(argv: string[]): Options {
+  const get = (name: string): string | undefined => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : process.env[`BENCH_${name.toUpperCase().replace(/-/g, '_')}`];
+  };
+  const list = (v: string | undefined, dflt: string): string[] => (v ?? dflt).split(',').map((s) => s.trim()).filter(Boolean);
+  const intOrPct = (s: string): number | string => (s.endsWith('%') ? s : Number(s));
+  const d = get('duration');
+  const o: Options = {
+    sizes: list(get('sizes'), '1000').map(Number),
+    durations: get('durations') ? list(get('durations'), '').map(Number) : [Number(d ?? 2), 0],
+    maxUnavailable: list(get('max-unavailable'), '1,10%,100%').map(intOrPct),
+    mdSize: Number(get('md-size') ?? 50),
+    poll: !argv.includes('--no-poll'),
+    pollRetrySeconds: Number(get('poll-retry') ?? 5),
+    pollMaxUnavailable: list(get('poll-max-unavailable'), '10%').map(intOrPct),
+    pollDuration: Number(get('poll-duration') ?? d ?? 2),
+    apiserver: !argv.includes('--no-apiserver'),
+    apiserverSizes: list(get('apiserver-sizes'), '10000').map(Number),
+    out: get('out') ?? join(ROOT, 'bench', 'results'),
+  };
+  for (const s of o.sizes) if (!Number.isInteger(s) || s < 1) throw new Error(`--sizes: bad size ${s}`);
+  for (const x of o.durations) if (!(x >= 0)) throw new Error(`--durations: bad duration ${x}`);
+  return o;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The lower bound
+
+/** maxUnavailable resolved against a MachineDeployment's replicas (percentages round down, as Kubernetes does). */
+export function concurrencyOf(maxUnavailable: number | string, replicas: number): number {
+  const n = typeof maxUnavailable === 'number' ? maxUnavailable : Math.floor((Number(maxUnavailable.replace('%', '')) * replicas) / 100);
+  return Math.max(1, Math.min(n, replicas));
+}
+
+/**
+ * Lower bound of a plan's wall time: Σ over sequence groups of (max over the group's targets — they run in parallel —
+ * of ⌈machines / concurrency⌉ × step), where the control plane (group 1) has concurrency 1 (so one step per
+ * control-plane machine) and each MachineDeployment (group 2) its resolved maxUnavailable. step = d for the
+ * watch-driven platform; for a poll-based orchestration a step is noticed on a retry tick: max(r, ⌈d / r⌉ × r).
+ */
+export function lowerBound(fleet: Fleet, maxUnavailable: number | string, step: number): number {
+  const cp = fleet.cpReplicas * step;
+  const mds = Math.max(0, ...fleet.mdNames.map((n) => Math.ceil(fleet.mdReplicas[n]! / concurrencyOf(maxUnavailable, fleet.mdReplicas[n]!)) * step));
+  return cp + mds;
+}
+/** The step of a poll-based orchestration with retry period r. */
+export const pollStep = (d: number, r: number): number => Math.max(r, Math.ceil(d / r) * r);
+
+// ---------------------------------------------------------------------------------------------------------------
+// The platform under test
+
+const COMPONENTS = ['plan-controller', 'machine-task-controller', 'mhc-extension'] as const;
+
+interface Platform {
+  apiserver: Proc;
+  client: RestClient;
+  kubeconfig: string;
+  ns: string;
+  fleet: Fleet;
+  fleetSeconds: number;
+  controllers: { proc: Proc; port: number }[];
+  updater: { proc: Proc; port: number; mode: 'watch' | 'poll' };
+  workDir: string;
+}
+
+const say = (s: string): void => {
+  process.stdout.write(`${s}\n`);
+};
+
+async function waitLog(p: Proc, marker: RegExp, timeoutMs = 120_000): Promise<void> {
+  await p.waitReady(timeoutMs, marker);
+}
+
+async function startPlatform(size: number, o: Options, workDir: string): Promise<Platform> {
+  mkdirSync(workDir, { recursive: true });
+  const kubeconfig = join(workDir, 'kubeconfig');
+  const apiserver = new Proc({ name: 'local-apiserver', inplace: ['local-apiserver', '--kubeconfig-out', kubeconfig] }, workDir);
+  apiserver.start();
+  await waitLog(apiserver, /listening on/);
+  const client = createClient(loadKubeConfig(kubeconfig), { userAgent: 'inplace-bench', maxSockets: 64 });
+  await installCrds(client, [...yamlFilesIn(join(ROOT, 'crds')), ...yamlFilesIn(join(ROOT, 'crds', 'samples')), ...capiCrdFiles()]);
+  const ns = `bench-${size}`;
+  await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  const fleet = buildFleet({ namespace: ns, clusterName: 'fleet', version: 'v1.30.0', workers: size, mdSize: o.mdSize, maxUnavailable: 1, mhcTimeout: '30m' });
+  const t0 = Date.now();
+  await applyFleet(client, fleet.objects, 64);
+  const fleetSeconds = (Date.now() - t0) / 1000;
+  say(`  fleet: ${fleet.objects.length} objects (${size + fleet.cpReplicas} machines in ${fleet.mdNames.length} MachineDeployments of ${o.mdSize} + a ${fleet.cpReplicas}-machine control plane) created in ${fleetSeconds.toFixed(1)} s`);
+  const controllers = [];
+  for (const c of COMPONENTS) {
+    const port = await freePort();
+    const proc = new Proc({ name: c, inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port)] }, workDir);
+    proc.start();
+    controllers.push({ proc, port });
+  }
+  const updater = await startUpdater(kubeconfig, ns, 'watch', o, workDir);
+  await Promise.all([...controllers.map((c) => c.proc.waitReady(180_000)), updater.proc.waitReady(180_000)]);
+  return { apiserver, client, kubeconfig, ns, fleet, fleetSeconds, controllers, updater, workDir };
+}
+
+async function startUpdater(kubeconfig: string, ns: string, mode: 'watch' | 'poll', o: Options, workDir: string): Promise<Platform['updater']> {
+  const port = await freePort();
+  const proc = new Proc({ name: `updater-${mode}`, tsx: 'bench/updater-main.ts', args: ['--kubeconfig', kubeconfig, '--namespace', ns, '--metrics-port', String(port), '--mode', mode, '--retry-after', String(o.pollRetrySeconds)] }, workDir);
+  proc.start();
+  return { proc, port, mode };
+}
+
+async function stopPlatform(p: Platform): Promise<void> {
+  await Promise.all([...p.controllers.map((c) => c.proc.stop()), p.updater.proc.stop()]);
+  p.client.close();
+  await p.apiserver.stop();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// One plan run
+
+/** Figures of one plan run. */
+export interface CaseResult {
+  name: string;
+  machines: number;
+  controlPlaneMachines: number;
+  machineDeployments: number;
+  machinesPerMachineDeployment: number;
+  maxUnavailable: number | string;
+  concurrencyPerMachineDeployment: number;
+  durationSeconds: number;
+  orchestration: 'watch' | 'poll';
+  pollRetrySeconds?: number;
+  status: string;
+  wallSeconds: number;
+  lowerBoundSeconds: number;
+  lowerBoundFormula: string;
+  ratio: number | null;
+  wallMsPerMachine: number;
+  overheadMs: { nextTask: Summary; taskToMachineUpdateUpdated: Summary; machineUpdateToTask: Summary; groupHandoff: number | undefined };
+  apiRequestsPerMachine: Record<string, number>;
+  apiRequestsPerMachineByComponent: Record<string, Record<string, number>>;
+  cpuSeconds: Record<string, number>;
+  peakRssMB: Record<string, number>;
+  processModel: string;
+  startedAt: string;
+}
+
+type Counts = Map<string, Map<string, number>>;
+
+async function requestCounts(p: Platform): Promise<Counts> {
+  const out: Counts = new Map();
+  for (const { proc, port } of [...p.controllers, p.updater]) {
+    const text = (await scrape(port)) ?? '';
+    const byVerb = new Map<string, number>();
+    for (const s of parseProm(text)) if (s.name === 'inplace_api_requests_total') byVerb.set(s.labels['verb'] ?? '?', (byVerb.get(s.labels['verb'] ?? '?') ?? 0) + s.value);
+    out.set(proc.name.replace(/-(watch|poll)$/, ''), byVerb);
+  }
+  return out;
+}
+
+const procsOf = (p: Platform): Proc[] => [p.apiserver, ...p.controllers.map((c) => c.proc), p.updater.proc];
+const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
+
+let planCounter = 0;
+
+async function runCase(p: Platform, maxUnavailable: number | string, d: number, o: Options): Promise<CaseResult> {
+  const fleet = p.fleet;
+  const machines = fleet.objects.filter((x) => x.kind === 'Machine').length;
+  const mode = p.updater.mode;
+  const name = `plan-${machines}-mu${String(maxUnavailable).replace('%', 'pct')}-d${d}${mode === 'poll' ? `-poll${o.pollRetrySeconds}s` : ''}`;
+  planCounter++;
+  const planName = `bench-${planCounter}`;
+  const toVersion = `v1.${30 + planCounter}.0`;
+  await setMaxUnavailable(p.client, fleet, maxUnavailable);
+  const observer = new PlanObserver(p.client, p.ns, planName);
+  await observer.start();
+  const countsBefore = await requestCounts(p);
+  const cpuBefore = new Map(procsOf(p).map((x) => [x.name, x.stats()]));
+  const step = mode === 'poll' ? pollStep(d, o.pollRetrySeconds) : d;
+  const lb = lowerBound(fleet, maxUnavailable, step);
+  const timeoutMs = Math.max(300_000, lb * 4000 + machines * 60);
+  const startedAt = new Date();
+  const t0 = Date.now();
+  await p.client.create(InPlaceUpdatePlans, fleetPlan(fleet, { name: planName, toVersion, durationSeconds: d }));
+  const ticker = setInterval(() => {
+    const pr = observer.progress();
+    say(`      ${name}: ${pr.updated}/${machines} updated after ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  }, 15_000);
+  const terminal = await observer.waitTerminal(timeoutMs);
+  clearInterval(ticker);
+  const wallSeconds = ((terminal?.at ?? Date.now()) - t0) / 1000;
+  const countsAfter = await requestCounts(p);
+  const stats = new Map<string, ProcStats>(procsOf(p).map((x) => [x.name, x.stats()]));
+  const conc = new Map<string, number>([[fleet.cpName, 1], ...fleet.mdNames.map((n): [string, number] => [n, concurrencyOf(maxUnavailable, fleet.mdReplicas[n]!)])]);
+  const ov = observer.overhead(conc, fleet.cpName);
+  await observer.stop();
+
+  const byComponent: Record<string, Record<string, number>> = {};
+  const total: Record<string, number> = {};
+  for (const [comp, after] of countsAfter) {
+    const before = countsBefore.get(comp) ?? new Map<string, number>();
+    const row: Record<string, number> = {};
+    for (const [verb, n] of after) {
+      const delta = n - (before.get(verb) ?? 0);
+      if (delta <= 0) continue;
+      row[verb] = round(delta / machines, 3);
+      total[verb] = round((total[verb] ?? 0) + delta / machines, 3);
+    }
+    byComponent[comp] = row;
+  }
+  total['all'] = round(Object.values(total).reduce((a, b) => a + b, 0), 3);
+  const mdReplicas = fleet.mdReplicas[fleet.mdNames[0]!]!;
+  const r: CaseResult = {
+    name,
+    machines,
+    controlPlaneMachines: fleet.cpReplicas,
+    machineDeployments: fleet.mdNames.length,
+    machinesPerMachineDeployment: mdReplicas,
+    maxUnavailable,
+    concurrencyPerMachineDeployment: concurrencyOf(maxUnavailable, mdReplicas),
+    durationSeconds: d,
+    orchestration: mode,
+    ...(mode === 'poll' ? { pollRetrySeconds: o.pollRetrySeconds } : {}),
+    status: terminal?.status ?? `timeout after ${Math.round(timeoutMs / 1000)} s (${JSON.stringify(observer.progress())})`,
+    wallSeconds: round(wallSeconds),
+    lowerBoundSeconds: round(lb),
+    lowerBoundFormula: `${fleet.cpReplicas} control-plane machines x ${step}s + max over ${fleet.mdNames.length} MachineDeployments of ceil(${mdReplicas}/${concurrencyOf(maxUnavailable, mdReplicas)}) x ${step}s`,
+    ratio: lb > 0 ? round(wallSeconds / lb, 3) : null,
+    wallMsPerMachine: round((wallSeconds * 1000) / machines, 2),
+    overheadMs: { nextTask: ov.nextTask, taskToMachineUpdateUpdated: ov.taskToMuUpdated, machineUpdateToTask: ov.muToTask, groupHandoff: ov.groupHandoffMs },
+    apiRequestsPerMachine: total,
+    apiRequestsPerMachineByComponent: byComponent,
+    cpuSeconds: Object.fromEntries([...stats].map(([k, s]) => [k, round(s.cpuSeconds - (cpuBefore.get(k)?.cpuSeconds ?? 0))])),
+    peakRssMB: Object.fromEntries([...stats].map(([k, s]) => [k, round(s.peakRssBytes / 2 ** 20, 1)])),
+    processModel: 'separate child processes: inplace local-apiserver; inplace run <component> (plan-controller, machine-task-controller, mhc-extension); bench/updater-main.ts; CPU from /proc/<pid>/stat (delta over the run), peak RSS = VmHWM since process start',
+    startedAt: startedAt.toISOString(),
+  };
+  say(`    ${name}: ${r.status} in ${r.wallSeconds} s (lower bound ${r.lowerBoundSeconds} s${r.ratio !== null ? `, ratio ${r.ratio}` : ''}); next task after a slot frees: median ${fmt(ov.nextTask.median)} ms, p99 ${fmt(ov.nextTask.p99)} ms; ${total['all']} API requests/machine`);
+  await cleanup(p, planName);
+  return r;
+}
+
+const fmt = (x: number): string => (Number.isFinite(x) ? String(Math.round(x)) : '-');
+
+/** Deletes the plan and waits until its MachineUpdates and tasks are gone (garbage collection), so runs do not interfere. */
+async function cleanup(p: Platform, planName: string): Promise<void> {
+  await p.client.delete(InPlaceUpdatePlans, p.ns, planName).catch(() => undefined);
+  const deadline = Date.now() + 15 * 60_000;
+  while (Date.now() < deadline) {
+    const sel = { labelSelector: `${Labels.planName}=${planName}`, limit: 1 };
+    const [mus, tasks, plan] = await Promise.all([p.client.list(MachineUpdates, p.ns, sel), p.client.list(UpdaterUpdateTasks, p.ns, sel), p.client.get(InPlaceUpdatePlans, p.ns, planName)]);
+    if (mus.items.length === 0 && tasks.items.length === 0 && !plan) return;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  say(`    warning: plan ${planName} was not fully cleaned up after 15 min`);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Report
+
+function table(results: CaseResult[]): string {
+  const verbs = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'];
+  const head = ['machines', 'maxUnavailable (per MD)', 'd (s)', 'orchestration', 'status', 'wall (s)', 'lower bound (s)', 'ratio', 'wall/machine (ms)', 'next task after slot frees: median / p99 (ms)', 'task updated → MU updated: median / p99 (ms)', 'API req/machine (all)', ...verbs.map((v) => `${v}/machine`), 'CPU s: apiserver / plan / tasks / mhc / updater', 'peak RSS MB: apiserver / plan / tasks / mhc / updater'];
+  const procOrder = ['local-apiserver', 'plan-controller', 'machine-task-controller', 'mhc-extension'];
+  const rows = results.map((r) => {
+    const upd = Object.keys(r.cpuSeconds).find((k) => k.startsWith('updater')) ?? '';
+    const order = [...procOrder, upd];
+    return [
+      String(r.machines), `${r.maxUnavailable} (=${r.concurrencyPerMachineDeployment} of ${r.machinesPerMachineDeployment})`, String(r.durationSeconds), r.orchestration + (r.pollRetrySeconds ? ` (${r.pollRetrySeconds}s)` : ''), r.status,
+      String(r.wallSeconds), String(r.lowerBoundSeconds), r.ratio === null ? '–' : String(r.ratio), String(r.wallMsPerMachine),
+      `${fmt(r.overheadMs.nextTask.median)} / ${fmt(r.overheadMs.nextTask.p99)}`, `${fmt(r.overheadMs.taskToMachineUpdateUpdated.median)} / ${fmt(r.overheadMs.taskToMachineUpdateUpdated.p99)}`,
+      String(r.apiRequestsPerMachine['all'] ?? 0), ...verbs.map((v) => String(r.apiRequestsPerMachine[v] ?? 0)),
+      order.map((k) => r.cpuSeconds[k] ?? '-').join(' / '), order.map((k) => r.peakRssMB[k] ?? '-').join(' / '),
+    ];
+  });
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+function pollTable(results: CaseResult[], o: Options, fleets: Map<number, Fleet>): string {
+  const lines = ['| machines | maxUnavailable | d (s) | watch-driven lower bound (s) | poll every r s lower bound (s) | poll / watch |', '|---|---|---|---|---|---|'];
+  const seen = new Set<string>();
+  for (const r of results) {
+    if (r.orchestration !== 'watch' || r.durationSeconds === 0) continue;
+    const key = `${r.machines}/${r.maxUnavailable}/${r.durationSeconds}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const fleet = fleets.get(r.machines)!;
+    const w = lowerBound(fleet, r.maxUnavailable, r.durationSeconds);
+    const pl = lowerBound(fleet, r.maxUnavailable, pollStep(r.durationSeconds, o.pollRetrySeconds));
+    lines.push(`| ${r.machines} | ${r.maxUnavailable} | ${r.durationSeconds} | ${round(w)} | ${round(pl)} | ${round(pl / w)}× |`);
+  }
+  const measured = results.filter((r) => r.orchestration === 'poll').map((pr) => {
+    const wr = results.find((r) => r.orchestration === 'watch' && r.machines === pr.machines && r.maxUnavailable === pr.maxUnavailable && r.durationSeconds === pr.durationSeconds);
+    return `| ${pr.machines} | ${pr.maxUnavailable} | ${pr.durationSeconds} | ${wr ? wr.wallSeconds : '–'} | ${pr.wallSeconds} | ${wr ? `${round(pr.wallSeconds / wr.wallSeconds)}×` : '–'} |`;
+  });
+  return [
+    `Analytical (r = ${o.pollRetrySeconds} s; a poll-driven step takes max(r, ⌈d/r⌉·r) because completion is only noticed on a retry tick):`,
+    '',
+    ...lines,
+    '',
+    'Measured (same fleet, same plan; only the updater process differs):',
+    '',
+    '| machines | maxUnavailable | d (s) | watch-driven wall (s) | poll-driven wall (s) | poll / watch |',
+    '|---|---|---|---|---|---|',
+    ...measured,
+  ].join('\n');
+}
+
+function readme(results: CaseResult[], apiserverResult: unknown, o: Options, fleets: Map<number, Fleet>, argv: string[], elapsed: number, fleetSeconds: Map<number, number>): string {
+  const cmd = `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`;
+  return `# Benchmark results
+
+Produced by \`${cmd}\` on ${new Date().toISOString()} (${cpus().length} CPUs: ${cpus()[0]?.model ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}); total ${Math.round(elapsed)} s.
+Other processes may have shared the machine; the figures are from one run, not averages.
+
+## How to reproduce
+
+\`\`\`sh
+npm run bench                                              # default: 1,000 machines, maxUnavailable 1 / 10% / 100%, d = 2 s and 0
+npm run bench -- --sizes 1000,10000,30000 --duration 2     # larger fleets (opt-in; 30,000 takes long on 2 cores)
+npm run bench -- --sizes 10000 --max-unavailable 10%,100% --durations 2,0 --no-poll --no-apiserver
+\`\`\`
+
+Options: \`--sizes\` (worker machines; a 3-machine control plane is added), \`--duration d\` (the updater's simulated
+seconds; runs use d and 0) or \`--durations a,b\`, \`--max-unavailable 1,10%,100%\` (set on every MachineDeployment),
+\`--md-size\` (machines per MachineDeployment, default 50), \`--no-poll\`, \`--poll-retry 5\`, \`--poll-max-unavailable 10%\`,
+\`--no-apiserver\`, \`--apiserver-sizes 10000\`. Each case writes \`bench/results/<case>.json\`.
+
+## Setup
+
+One cluster: a 3-machine KubeadmControlPlane (sequence 1) and N MachineDeployments of ${o.mdSize} machines (sequence 2, all
+in parallel), built with the capi-sim inventory builder and created in parallel (${[...fleetSeconds].map(([n, s]) => `${n} workers: ${s.toFixed(1)} s`).join(', ')}).
+The plan has one updater per target (the reference updater, generic UpdaterUpdateTask) owning Machine \`/spec/version\`.
+Every component is its own process: \`inplace local-apiserver\` (HTTPS), \`inplace run plan-controller|machine-task-controller|mhc-extension -n <ns> --metrics-port N\`,
+and \`bench/updater-main.ts\` (the reference updater with an instrumented client; or its poll-based variant). An
+MHC with the in-place-update annotation selects every machine, so the MHC extension works during the plan too.
+Between cases the plan is deleted and its MachineUpdates and tasks garbage-collected.
+
+**Lower bound** = Σ over sequence groups of max over the targets of the group (they run in parallel) of
+⌈machines / concurrency⌉ × d, with concurrency 1 for the control plane (one d per control-plane machine) and the
+resolved maxUnavailable (percentages rounded down, at least 1) for each MachineDeployment. Here:
+3 × d + ⌈${o.mdSize} / c⌉ × d. **ratio** = wall / lower bound (undefined for d = 0; see wall/machine).
+
+**Overhead per machine step** (ms, from watch events received by the benchmark process):
+*next task after a slot frees* = a task's status seen \`updated\` → the next task of the same target seen created
+(commit + MachineUpdate status + plan controller starting the next machine + machine task controller creating its
+task); *task updated → MU updated* = the commit and MachineUpdate status alone.
+
+**API requests per machine** = increase of \`inplace_api_requests_total\` (by verb) of every platform process over the
+run, divided by the machines (watch = watch requests opened, not events). **CPU s** = user+system seconds of each
+process during the run (/proc/<pid>/stat); **peak RSS** = VmHWM (peak since the process started).
+
+## Plan throughput
+
+${table(results)}
+
+## Watch-driven completion vs. poll-based orchestration (upstream webhook design, retryAfterSeconds = ${o.pollRetrySeconds})
+
+${pollTable(results, o, fleets)}
+
+## Local API server (bench/local-apiserver.ts)
+
+${apiserverResult === undefined ? 'skipped (--no-apiserver)' : `\`\`\`json\n${JSON.stringify(apiserverResult, null, 2)}\n\`\`\``}
+`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Main
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const o = parseOptions(argv);
+  mkdirSync(o.out, { recursive: true });
+  const started = Date.now();
+  const results: CaseResult[] = [];
+  const fleets = new Map<number, Fleet>();
+  const fleetSeconds = new Map<number, number>();
+  let current: Platform | undefined;
+  const killAll = (): void => {
+    for (const p of current ? procsOf(current) : []) p.proc?.kill('SIGKILL');
+  };
+  process.once('exit', killAll);
+  process.once('SIGINT', () => {
+    killAll();
+    process.exit(130);
+  });
+  say(`bench: sizes ${o.sizes.join(', ')}; maxUnavailable ${o.maxUnavailable.join(', ')}; d ${o.durations.join(', ')} s; poll comparison ${o.poll ? `r=${o.pollRetrySeconds}s at ${o.sizes[0]} machines` : 'off'}`);
+  for (const size of o.sizes) {
+    say(`\n== ${size} worker machines`);
+    const workDir = join(ROOT, '.inplace', 'bench', String(size));
+    const p = await startPlatform(size, o, workDir);
+    current = p;
+    fleets.set(size + p.fleet.cpReplicas, p.fleet);
+    fleetSeconds.set(size, p.fleetSeconds);
+    try {
+      for (const d of o.durations) {
+        for (const mu of o.maxUnavailable) {
+          const r = await runCase(p, mu, d, o);
+          results.push(r);
+          writeFileSync(join(o.out, `${r.name}.json`), JSON.stringify(r, null, 2));
+        }
+      }
+      if (o.poll && size === o.sizes[0]) {
+        await p.updater.proc.stop();
+        p.updater = await startUpdater(p.kubeconfig, p.ns, 'poll', o, workDir);
+        await p.updater.proc.waitReady(180_000);
+        for (const mu of o.pollMaxUnavailable) {
+          const r = await runCase(p, mu, o.pollDuration, o);
+          results.push(r);
+          writeFileSync(join(o.out, `${r.name}.json`), JSON.stringify(r, null, 2));
+        }
+      }
+    } finally {
+      await stopPlatform(p);
+      current = undefined;
+    }
+  }
+  let apiserverResult: unknown;
+  if (o.apiserver) {
+    say('\n== local API server');
+    try {
+      const mod = (await import('./local-apiserver.js')) as { benchLocalApiServer?: (sizes: number[]) => Promise<object> };
+      if (mod.benchLocalApiServer) {
+        apiserverResult = await mod.benchLocalApiServer(o.apiserverSizes);
+        writeFileSync(join(o.out, 'local-apiserver.json'), JSON.stringify(apiserverResult, null, 2));
+        say(JSON.stringify(apiserverResult));
+      }
+    } catch (err) {
+      apiserverResult = { error: (err as Error).message };
+      say(`  local API server bench failed: ${(err as Error).message}`);
+    }
+  }
+  const md = readme(results, apiserverResult, o, fleets, argv, (Date.now() - started) / 1000, fleetSeconds);
+  writeFileSync(join(o.out, 'README.md'), md);
+  say(`\n${table(results)}\n\nwrote ${relative(process.cwd(), join(o.out, 'README.md'))} and ${results.length} case files in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+await main();
+process.exit(0);
