@@ -73,8 +73,10 @@ describe(`reliability: leader election, two replicas of each component, leaders 
     if (process.env['INPLACE_RELIABILITY_VERBOSE']) console.log(`      handovers: ${JSON.stringify(handovers)}`);
     for (const h of handovers) {
       expect(h.newHolderIsFollower, `${h.lease}: the new holder is the surviving replica`).to.equal(true);
-      // The lease expires leaseDuration after its last renewal; the follower notices within one retry period.
-      expect(h.sinceLastRenewMs, `${h.lease}: taken ${h.sinceLastRenewMs} ms after the dead leader's last renewal (lease ${h.durationMs} ms)`).to.be.at.most(h.durationMs + RETRY_PERIOD_MS + 1000);
+      // The lease expires leaseDuration after its last renewal as the follower observed it (it looks every retry period,
+      // so it sees the renewal up to one period late) and is taken on the follower's next attempt after expiry: at most
+      // two retry periods (plus request latency on a loaded machine) after the lease duration.
+      expect(h.sinceLastRenewMs, `${h.lease}: taken ${h.sinceLastRenewMs} ms after the dead leader's last renewal (lease ${h.durationMs} ms)`).to.be.at.most(h.durationMs + 2 * RETRY_PERIOD_MS + 2000);
       expect(h.sinceLastRenewMs, `${h.lease}: not taken before the lease expired`).to.be.at.least(h.durationMs - 1000);
     }
 
