@@ -114,16 +114,43 @@ export function machineState(mu: MachineUpdate | undefined): MachineState {
   }
 }
 
+/** Key of a target in the per-target indexes. */
+const targetKey = (kind: TargetKind, name: string): string => `${kind}/${name}`;
+
+/** The target a Machine belongs to by its CAPI labels (control plane first), if any. */
+function targetOfMachine(m: KubeObject): string | undefined {
+  const cp = controlPlaneNameOf(m);
+  if (cp !== undefined) return targetKey('ControlPlane', cp);
+  const md = deploymentNameOf(m);
+  return md !== undefined ? targetKey('MachineDeployment', md) : undefined;
+}
+
+/** Machines of a cluster grouped by target, each group sorted by name (one pass, whatever the number of targets). */
+export function machinesByTarget(clusterName: string, machines: readonly KubeObject[]): Map<string, KubeObject[]> {
+  const out = new Map<string, KubeObject[]>();
+  for (const m of machines) {
+    if (m.metadata.labels?.[Labels.clusterName] !== clusterName) continue;
+    const k = targetOfMachine(m);
+    if (k === undefined) continue;
+    let list = out.get(k);
+    if (!list) out.set(k, (list = []));
+    list.push(m);
+  }
+  for (const list of out.values()) list.sort((a, b) => byName(nameOf(a), nameOf(b)));
+  return out;
+}
+
 /** The machines of a target (deleting ones included): CP machines by control-plane-name, MD machines by deployment-name. */
 export function machinesOfTarget(kind: TargetKind, name: string, clusterName: string, machines: readonly KubeObject[]): KubeObject[] {
-  return machines
-    .filter((m) => m.metadata.labels?.[Labels.clusterName] === clusterName)
-    .filter((m) => (kind === 'ControlPlane' ? controlPlaneNameOf(m) === name : deploymentNameOf(m) === name && controlPlaneNameOf(m) === undefined))
-    .sort((a, b) => byName(nameOf(a), nameOf(b)));
+  return machinesByTarget(clusterName, machines).get(targetKey(kind, name)) ?? [];
 }
 
 interface Ctx {
   snap: PlanSnapshot;
+  /** Machines per target key. */
+  machines: Map<string, KubeObject[]>;
+  /** This plan's MachineUpdates per target key. */
+  targetMus: Map<string, MachineUpdate[]>;
   planName: string;
   planLabel: string;
   halt: boolean;
@@ -143,18 +170,19 @@ const failureNote = (ctx: Ctx, names: string[]): string =>
 
 function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): TargetEval {
   const { snap } = ctx;
-  const all = machinesOfTarget(t.kind, t.target.name, snap.plan.spec.clusterName, snap.machines);
+  const key = targetKey(t.kind, t.target.name);
+  const all = ctx.machines.get(key) ?? [];
   const current = all.filter((m) => !isDeleting(m));
   const groups: Record<MachineState, string[]> = { notStarted: [], inFlight: [], updated: [], failed: [], aborted: [] };
   for (const m of current) groups[machineState(ctx.mus.get(nameOf(m)))].push(nameOf(m));
-  const started = current.some((m) => ctx.mus.has(nameOf(m))) || all.some((m) => ctx.mus.has(nameOf(m)));
+  const started = (ctx.targetMus.get(key) ?? []).length > 0;
   const unsuccessful = groups.failed.length + groups.aborted.length;
   const inFlight = groups.inFlight.length;
   // Failures are the target's history: a failed machine the MHC has since replaced still counts (its replacement
   // would otherwise restart the rollout). Updates we aborted because their machine went away do not.
   const currentNames = new Set(current.map(nameOf));
-  const failed = [...ctx.mus.values()]
-    .filter((mu) => mu.spec.target.kind === t.kind && mu.spec.target.name === t.target.name && machineState(mu) === 'failed')
+  const failed = (ctx.targetMus.get(key) ?? [])
+    .filter((mu) => machineState(mu) === 'failed')
     .filter((mu) => currentNames.has(mu.spec.machineRef.name) || mu.spec.updatePhase !== UpdatePhase.aborting)
     .map((mu) => mu.spec.machineRef.name);
   const everFailed = failed.length + groups.aborted.length;
@@ -271,7 +299,9 @@ function startMachineDeployment(ctx: Ctx, md: KubeObject | undefined, current: K
   if (!fp.ok) return { starts: [], message: `rollingUpdate: ${fp.error}` };
   const inFlight = new Set(groups.inFlight);
   const unavailable = current.filter((m) => !isMachineReady(m) || inFlight.has(nameOf(m)) || inUpdateByOther(ctx, m) !== undefined);
-  const candidates = current.filter((m) => groups.notStarted.includes(nameOf(m)) && isMachineReady(m) && inUpdateByOther(ctx, m) === undefined).map(nameOf);
+  const notStarted = new Set(groups.notStarted);
+  const candidates = current.filter((m) => notStarted.has(nameOf(m)) && isMachineReady(m) && inUpdateByOther(ctx, m) === undefined).map(nameOf);
+  const candidateSet = new Set(candidates);
   let budget: number;
   let why: string;
   if (fp.value.unavailable === 0) {
@@ -289,7 +319,7 @@ function startMachineDeployment(ctx: Ctx, md: KubeObject | undefined, current: K
   }
   const starts = candidates.slice(0, Math.max(0, budget));
   if (starts.length > 0) return { starts, message: `${why}; starting ${starts.join(', ')}` };
-  const notReady = groups.notStarted.filter((n) => !candidates.includes(n));
+  const notReady = groups.notStarted.filter((n) => !candidateSet.has(n));
   const unavailableNote = unavailable.length ? `${unavailable.length} machine(s) unavailable (${unavailable.map(nameOf).join(', ')})` : 'no machine unavailable';
   return { starts: [], message: `${why}; ${unavailableNote}${notReady.length ? `; waiting for ${notReady.join(', ')} to be Ready` : ''}` };
 }
@@ -332,7 +362,14 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const terminal = isTerminal(prev.updateStatus);
   const mus = new Map<string, MachineUpdate>();
   for (const mu of snap.machineUpdates) if (mu.spec.planName === planName) mus.set(mu.spec.machineRef.name, mu);
-  const ctx: Ctx = { snap, planName, planLabel: labelValue(planName), halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt', mus };
+  const targetMus = new Map<string, MachineUpdate[]>();
+  for (const mu of mus.values()) {
+    const k = targetKey(mu.spec.target.kind, mu.spec.target.name);
+    let list = targetMus.get(k);
+    if (!list) targetMus.set(k, (list = []));
+    list.push(mu);
+  }
+  const ctx: Ctx = { snap, machines: machinesByTarget(plan.spec.clusterName, snap.machines), targetMus, planName, planLabel: labelValue(planName), halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt', mus };
   const started = !!prev.startTime || mus.size > 0;
   const d: PlanDecision = { problems, status: {}, create: [], abort: [], label: [], unlabel: [], supersede: [], scale: [], events: [], metrics: { started: 0, updated: 0, failed: 0 } };
 

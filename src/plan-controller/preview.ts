@@ -5,7 +5,7 @@ import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanUpdater, Respons
 import { UpdatePhase } from '../api/index.js';
 import type { ContractRef } from './capi.js';
 import { cpVersion, field, isDeleting, isMachineReady, machineBootstrapRef, machineInfraRef, machineVersion, mdReplicas, mdRollingUpdate, mdVersion, nameOf } from './capi.js';
-import { machineState, machinesOfTarget, orderedUpdaters } from './decide.js';
+import { machineState, machinesByTarget, orderedUpdaters } from './decide.js';
 import { resolveFenceposts, scaleIntOrPercent } from './intstr.js';
 import type { ValidationInput } from './scope.js';
 import { targetsOf, validatePlan } from './validate.js';
@@ -192,8 +192,8 @@ function previewUpdater(u: PlanUpdater): PreviewUpdater {
   return out;
 }
 
-const findRef = (objs: KubeObject[] | undefined, r: ContractRef | undefined): KubeObject | undefined =>
-  r && objs ? objs.find((o) => o.kind === r.kind && nameOf(o) === r.name) : undefined;
+const indexByKindName = (objs: KubeObject[] | undefined): Map<string, KubeObject> => new Map((objs ?? []).map((o) => [`${o.kind}/${nameOf(o)}`, o]));
+const findRef = (index: Map<string, KubeObject>, r: ContractRef | undefined): KubeObject | undefined => (r ? index.get(`${r.kind}/${r.name}`) : undefined);
 
 /** Previews a plan against a snapshot: validation, groups, per-target order and concurrency, updaters, coverage, uncovered changes. */
 export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot): PlanPreview {
@@ -204,9 +204,12 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
   if (plan.spec.paused) result.warnings.push('the plan is paused: no machine starts until spec.paused is false');
   if (plan.spec.updatePhase === UpdatePhase.aborting) result.warnings.push('the plan is aborting: no machine starts');
 
+  const byTarget = machinesByTarget(plan.spec.clusterName, snapshot.machines);
+  const infraIndex = indexByKindName(snapshot.infraMachines);
+  const bootstrapIndex = indexByKindName(snapshot.bootstrapConfigs);
   for (const t of targetsOf(plan)) {
     const owner = t.kind === 'ControlPlane' ? snapshot.controlPlane?.object : snapshot.machineDeployments.find((m) => nameOf(m) === t.target.name);
-    const current = machinesOfTarget(t.kind, t.target.name, plan.spec.clusterName, snapshot.machines).filter((m) => !isDeleting(m));
+    const current = (byTarget.get(`${t.kind}/${t.target.name}`) ?? []).filter((m) => !isDeleting(m));
     const updaters = orderedUpdaters(Array.isArray(t.target.updaters) ? t.target.updaters : []);
     const pt: PreviewTarget = {
       kind: t.kind, name: t.target.name, sequence: t.target.sequence,
@@ -237,13 +240,15 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
     if (desiredVersion !== undefined && versionClaim && !same(versionClaim.value, desiredVersion)) {
       result.warnings.push(`${t.target.name}: updater ${versionClaim.updater} sets Machine /spec/version to ${String(versionClaim.value)} but the ${t.kind === 'ControlPlane' ? 'control plane spec.version' : 'MachineDeployment spec.template.spec.version'} is ${desiredVersion}: Cluster API would see the machines as out of date`);
     }
+    const desiredInfra = owner && desiredSpec(owner, t.kind, 'InfraMachine', snapshot.ownerTemplates);
+    const desiredBootstrap = owner && desiredSpec(owner, t.kind, 'BootstrapConfig', snapshot.ownerTemplates);
     for (const m of current) {
       const have = machineVersion(m);
       if (desiredVersion !== undefined && have !== desiredVersion && !versionClaim) {
         result.uncovered.push({ target: t.target.name, machine: nameOf(m), selectResource: 'Machine', path: '/spec/version', current: have, desired: desiredVersion, why: 'the owner wants another Kubernetes version and no updater declares Machine /spec/version' });
       }
-      result.uncovered.push(...templateDrift(t.target.name, m, 'InfraMachine', findRef(snapshot.infraMachines, machineInfraRef(m)), owner && desiredSpec(owner, t.kind, 'InfraMachine', snapshot.ownerTemplates), claimFor));
-      result.uncovered.push(...templateDrift(t.target.name, m, 'BootstrapConfig', findRef(snapshot.bootstrapConfigs, machineBootstrapRef(m)), owner && desiredSpec(owner, t.kind, 'BootstrapConfig', snapshot.ownerTemplates), claimFor));
+      result.uncovered.push(...templateDrift(t.target.name, m, 'InfraMachine', findRef(infraIndex, machineInfraRef(m)), desiredInfra, claimFor));
+      result.uncovered.push(...templateDrift(t.target.name, m, 'BootstrapConfig', findRef(bootstrapIndex, machineBootstrapRef(m)), desiredBootstrap, claimFor));
     }
   }
   result.groups.sort((a, b) => a.sequence - b.sequence);
