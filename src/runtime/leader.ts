@@ -52,6 +52,7 @@ export class LeaderElector {
   private leading = false;
   private lastRenew = 0;
   private observed: { record: string; at: number } | undefined;
+  private lastPollAt: number | undefined;
   private lease: Lease | undefined;
   private leader = '';
 
@@ -79,7 +80,9 @@ export class LeaderElector {
 
   /** Starts campaigning in the background. */
   start(): void {
-    this.loop ??= this.run();
+    if (this.loop) return;
+    this.log.info({ leaseDurationMs: this.leaseDurationMs, retryPeriodMs: this.retryPeriodMs }, 'campaigning for leadership');
+    this.loop = this.run();
   }
 
   /** Stops campaigning; a leader releases the lease (so another candidate takes over at once) and steps down. */
@@ -164,7 +167,15 @@ export class LeaderElector {
     const spec = cur.spec ?? {};
     const holder = spec.holderIdentity ?? '';
     const record = `${holder}|${spec.renewTime ?? ''}|${spec.leaseDurationSeconds ?? ''}`;
-    if (!this.observed || this.observed.record !== record) this.observed = { record, at: Date.now() };
+    const pollAt = Date.now();
+    if (!this.observed || this.observed.record !== record) {
+      // The record changed between our previous look and now: trust its renewTime inside that window only, so
+      // that a skewed clock can neither shorten nor stretch the lease beyond one retry period.
+      const renewed = Date.parse(spec.renewTime ?? '');
+      const since = this.lastPollAt ?? pollAt;
+      this.observed = { record, at: Number.isFinite(renewed) ? Math.min(pollAt, Math.max(since, renewed)) : pollAt };
+    }
+    this.lastPollAt = pollAt;
     this.setLeader(holder);
     const durationMs = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
     const expired = this.observed.at + durationMs < Date.now();
