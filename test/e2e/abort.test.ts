@@ -108,5 +108,7 @@ describe('e2e: abort, supersede and delete', function () {
     await waitFor(async () => (await p.plan('p')) === undefined, { timeoutMs: 30_000, message: 'plan deleted' });
     for (const m of await p.machines()) expect(versionOf(m)).to.equal(FROM_VERSION);
     expect(await p.labelledMachines()).to.deep.equal([]);
+    // The MachineUpdates (and their tasks) are owned by the plan and garbage-collected with it.
+    await waitFor(async () => (await p.machineUpdates()).length === 0 && (await p.tasks()).length === 0, { timeoutMs: 30_000, message: 'MachineUpdates and tasks garbage-collected' });
   });
 });
