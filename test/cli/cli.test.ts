@@ -222,6 +222,16 @@ describe('inplace CLI', function () {
       expect(r.out).to.match(/^└─MachineDeployment\/c1-md-0\s+\S+\s+sequence 2/m);
     });
 
+    it('status -w returns once the plan is terminal: 0 when updated, 1 when failed', async () => {
+      for (const [name, st, code] of [['watch-ok', 'updated', 0], ['watch-failed', 'failed', 1]] as const) {
+        await env.client.create(InPlaceUpdatePlans, planDoc(ns, name));
+        await env.client.patch(InPlaceUpdatePlans, ns, name, { status: { updateStatus: st } }, { type: 'merge', subresource: 'status' });
+        const r = await cli('status', name, '-n', ns, '-w', ...kc);
+        expect(r.code, r.err).to.equal(code);
+        expect(r.out).to.match(new RegExp(`^InPlaceUpdatePlan/${name}\\s+${st}`, 'm'));
+      }
+    });
+
     it('pauses, resumes and aborts a plan through its spec', async () => {
       await env.client.create(InPlaceUpdatePlans, planDoc(ns, 'ctl-plan'));
       const spec = async (): Promise<InPlaceUpdatePlan['spec']> => (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, 'ctl-plan'))!.spec;
