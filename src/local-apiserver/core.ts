@@ -7,7 +7,7 @@ import {
 import { generateName, newUid, now, validateMeta, validateName } from './meta.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 import { apiVersionOf, builtinResources, grKey, type ResourceDef } from './resources.js';
-import { applyDefaults, prune, validate, type Schema } from './schema.js';
+import { applyDefaults, OBJECT_META_FIELDS, prune, validate, type Schema } from './schema.js';
 import type { FieldSelector, LabelSelector } from './selectors.js';
 import { serverSideApply } from './ssa.js';
 import { ResourceStore, type Entry } from './store.js';
@@ -264,26 +264,9 @@ export class Core {
     const before = mode === 'patch' && opts.fieldValidation === 'Strict' ? JSON.stringify(obj) : '';
     if (schema) prune(obj, schema, '', unknown, true);
     else {
-      for (const k of Object.keys(meta(obj))) if (!['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields', 'selfLink'].includes(k)) {
-        unknown.push(`metadata.${k}`);
-        delete meta(obj)[k];
-      }
+      for (const k of Object.keys(meta(obj))) if (!OBJECT_META_FIELDS.has(k)) { unknown.push(`metadata.${k}`); delete meta(obj)[k]; }
     }
-    const warnings: string[] = [];
-    const fv = opts.fieldValidation ?? 'Warn';
-    if (unknown.length) {
-      if (fv === 'Strict') {
-        const detail = `strict decoding error: ${unknown.map((u) => `unknown field "${u}"`).join(', ')}`;
-        if (mode === 'patch') {
-          const shown = before;
-          throw new ApiError(422, 'Invalid', ` "" is invalid: patch: Invalid value: ${JSON.stringify(shown)}: ${detail}`, {
-            causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(shown)}: ${detail}`, field: 'patch' }],
-          });
-        }
-        throw badRequest(`${def.kind} in version "${version}" cannot be handled as a ${def.kind}: ${detail}`);
-      }
-      if (fv === 'Warn') for (const u of unknown) warnings.push(`unknown field "${u}"`);
-    }
+    const warnings = this.fieldValidation(def, version, unknown, opts, mode, before);
     if (schema) applyDefaults(obj, schema);
     const errs: FieldError[] = [];
     if (schema) {
@@ -307,6 +290,35 @@ export class Core {
     }
     if (obj.apiVersion !== av) throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${av})`);
     if (obj.kind !== def.kind) throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${def.kind})`);
+  }
+
+  /** Unknown top-level and metadata fields of a built-in (typed decoding drops them); handles fieldValidation. */
+  private builtinUnknownFields(def: ResourceDef, version: string, obj: Obj, opts: WriteOptions, mode: 'body' | 'patch'): string[] {
+    const unknown: string[] = [];
+    const before = mode === 'patch' && opts.fieldValidation === 'Strict' ? JSON.stringify(obj) : '';
+    if (def.topLevelFields) {
+      const allowed = new Set(['apiVersion', 'kind', 'metadata', ...def.topLevelFields]);
+      for (const k of Object.keys(obj)) if (!allowed.has(k)) { unknown.push(k); delete obj[k]; }
+    }
+    for (const k of Object.keys(meta(obj))) if (!OBJECT_META_FIELDS.has(k)) { unknown.push(`metadata.${k}`); delete meta(obj)[k]; }
+    return this.fieldValidation(def, version, unknown, opts, mode, before);
+  }
+
+  private fieldValidation(def: ResourceDef, version: string, unknown: string[], opts: WriteOptions, mode: 'body' | 'patch', before: string): string[] {
+    const warnings: string[] = [];
+    const fv = opts.fieldValidation ?? 'Warn';
+    if (!unknown.length) return warnings;
+    if (fv === 'Strict') {
+      const detail = `strict decoding error: ${unknown.map((u) => `unknown field "${u}"`).join(', ')}`;
+      if (mode === 'patch') {
+        throw new ApiError(422, 'Invalid', ` "" is invalid: patch: Invalid value: ${JSON.stringify(before)}: ${detail}`, {
+          causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(before)}: ${detail}`, field: 'patch' }],
+        });
+      }
+      throw badRequest(`${def.kind} in version "${version}" cannot be handled as a ${def.kind}: ${detail}`);
+    }
+    if (fv === 'Warn') for (const u of unknown) warnings.push(`unknown field "${u}"`);
+    return warnings;
   }
 
   /** Kind-specific defaulting/validation for the schemaless built-ins that have semantics here. */
@@ -423,7 +435,10 @@ export class Core {
     const gr = grKey(def.group, def.plural);
     let warnings: string[] = [];
     if (!def.builtin) warnings = this.admitCustom(def, version, obj, undefined, opts, 'body', name);
-    else this.admitBuiltin(def, obj, undefined, name);
+    else {
+      warnings = this.builtinUnknownFields(def, version, obj, opts, 'body');
+      this.admitBuiltin(def, obj, undefined, name);
+    }
     const errs = [...validateName(name, gr === NS_GR), ...validateMeta(m)];
     if (errs.length) throw invalid(def.kind, def.group, name, errs);
     if (this.store(gr).get(def.namespaced ? ns : '', name)) throw alreadyExists(def.group, def.plural, name);
@@ -518,7 +533,10 @@ export class Core {
     if (Array.isArray(m.managedFields) && m.managedFields.length === 0) delete m.managedFields;
     let warnings: string[] = [];
     if (!def.builtin) warnings = this.admitCustom(def, version, obj, this.toVersion(def, version, old), opts, mode, name);
-    else this.admitBuiltin(def, obj, old, name);
+    else {
+      warnings = this.builtinUnknownFields(def, version, obj, opts, mode);
+      this.admitBuiltin(def, obj, old, name);
+    }
     const errs = validateMeta(m);
     if (om.deletionTimestamp) {
       const oldFin = new Set((om.finalizers as string[] | undefined) ?? []);

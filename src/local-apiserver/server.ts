@@ -279,9 +279,8 @@ export class Handler {
     const table = wantsTable(accept) ? { includeObject: q.get('includeObject') ?? 'Metadata' } : undefined;
     const ns = r.ns;
     const nsOrEmpty = ns ?? '';
-    if (r.def.namespaced && ns === undefined && ['create', 'update', 'patch', 'delete', 'get'].includes(verb) && verb !== 'get') {
-      if (verb === 'create') throw methodNotAllowed();
-    }
+    // A namespaced resource's cluster-wide path only lists, watches and deletes collections.
+    if (r.def.namespaced && ns === undefined && verb === 'create') throw methodNotAllowed();
     if (r.def.namespaced && ns === undefined && r.name !== undefined) throw resourceNotFound();
     const wopts = (): WriteOptions => ({
       dryRun: q.getAll('dryRun').includes('All'),
@@ -355,7 +354,6 @@ export class Handler {
       case 'patch': {
         if (r.name === undefined) throw methodNotAllowed();
         const ct = mediaType(req.headers['content-type']);
-        const patchTypes = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/strategic-merge-patch+json'];
         const accepted = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
         if (r.def.strategicMerge) accepted.push('application/strategic-merge-patch+json');
         if (!accepted.includes(ct)) {
@@ -364,7 +362,6 @@ export class Handler {
         }
         const buf = await readBody(req, this.s.maxBodyBytes);
         const body = ct === 'application/apply-patch+yaml' ? parseBody(buf, 'application/yaml', ['application/yaml']) : parseBody(buf, 'application/json', ['application/json']);
-        void patchTypes;
         const result = this.core.patch(r.def, r.version, nsOrEmpty, r.name, ct, body, wopts(), r.sub === 'status' ? 'status' : undefined);
         return respondObj(result.created ? 201 : 200, result.obj, result.warnings);
       }

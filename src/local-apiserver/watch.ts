@@ -24,6 +24,8 @@ export interface WatchParams {
   table?: { includeObject: string };
 }
 
+const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+
 /** Live watches, so faults can drop them and close() can end them. */
 export const activeWatches = new Set<ServerResponse>();
 
@@ -66,6 +68,8 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
       } else if (!now) return;
     }
     res.write(line(type, ev));
+    // A watcher that stops reading is cut off instead of buffering without bound (kube-apiserver closes it too).
+    if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
   };
   const bookmark = (extra?: Obj): void => {
     res.write(`{"type":"BOOKMARK","object":${JSON.stringify({ apiVersion: av, kind: def.kind, metadata: { resourceVersion: String(core.rv), ...(extra ?? {}) } })}}\n`);

@@ -129,6 +129,18 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(gone.status).to.equal(404);
     });
 
+    it('drops unknown top-level fields of a built-in kind, warning about them or rejecting them under Strict', async function () {
+      const w = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'unk' }, data: { a: 'b' }, spec: { x: 1 } });
+      expect(w.status).to.equal(201);
+      expect(w.json).to.not.have.property('spec');
+      expect(String(w.headers.warning)).to.contain('unknown field \\"spec\\"');
+      const s = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps?fieldValidation=Strict`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'unk2' }, spec: { x: 1 } });
+      expect(s.status).to.equal(400);
+      expect(s.json.message).to.contain('strict decoding error: unknown field "spec"');
+      const bad = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'unk3' }, data: { a: 1 } });
+      expect(bad.status, 'a non-string data value does not decode').to.equal(400);
+    });
+
     it('generates names from generateName', async function () {
       const r = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-' } });
       expect(r.status).to.equal(201);
