@@ -188,16 +188,15 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   const everFailed = failed.length + groups.aborted.length;
 
   const md = t.kind === 'MachineDeployment' ? snap.machineDeployments.find((o) => nameOf(o) === t.target.name) : undefined;
-  const desiredEarly = t.kind === 'ControlPlane' ? (snap.controlPlane?.object ? cpReplicas(snap.controlPlane.object) : undefined) : md ? mdReplicas(md) : undefined;
+  const desired = t.kind === 'ControlPlane' ? (snap.controlPlane?.object ? cpReplicas(snap.controlPlane.object) : undefined) : md ? mdReplicas(md) : undefined;
   // Halt stops at the first failure. Continue goes on, but not forever: once as many updates failed as the target has
   // machines the failure is systematic, and remediated replacements would otherwise fail and be replaced in a loop.
-  const breaker = Math.max(1, desiredEarly ?? current.length);
+  const breaker = Math.max(1, desired ?? current.length);
   const halted = ctx.halt ? everFailed > 0 : failed.length >= breaker;
 
   const surgeOwner = md?.metadata.annotations?.[Annotations.surgePlan];
   const surgeOrig = md?.metadata.annotations?.[Annotations.surgeOriginalReplicas];
   const surged = surgeOrig !== undefined && (surgeOwner === undefined || surgeOwner === ctx.planName);
-  const desired = desiredEarly;
   const allCreated = desired === undefined || current.length >= desired;
   // Updated means the target settled at its desired size: a scale-down (e.g. after the surge) is still in progress.
   const settled = desired === undefined || current.length === desired;
@@ -229,7 +228,8 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   };
 
   if (mode === 'rollout' && reached && status !== 'updated' && status !== 'failed') {
-    if (halted) message = `halted (failurePolicy ${ctx.halt ? 'Halt' : 'Continue, every machine\'s worth of updates failed'}) after the failure of ${failureNote(ctx, failed.length ? failed : groups.aborted)}; waiting for ${inFlight} machine(s) in flight`;
+    const policy = ctx.halt ? 'failurePolicy Halt' : `failurePolicy Continue: ${failed.length} updates failed, as many as the target has machines`;
+    if (halted) message = `halted (${policy}) after the failure of ${failureNote(ctx, failed.length ? failed : groups.aborted)}; waiting for ${inFlight} machine(s) in flight`;
     else if (groups.notStarted.length > 0) {
       const r = t.kind === 'ControlPlane' ? startControlPlane(ctx, all, current, groups, desired) : startMachineDeployment(ctx, md, current, groups, surged, surgeOrig);
       ev.starts = r.starts;
