@@ -2,7 +2,6 @@
 import { parseAllDocuments } from 'yaml';
 import type { PolicyRule } from '../../src/runtime/types.js';
 import type { ManifestFile } from '../../cdk8s/synth.js';
-import { aggregateLabel } from '../../cdk8s/charts.js';
 
 /** A parsed manifest object. */
 export interface K8sDoc {
@@ -42,4 +41,3 @@ export function effectiveRules(docs: readonly K8sDoc[], component: string): Poli
   return rules;
 }
 
-export { aggregateLabel };
