@@ -50,6 +50,28 @@ describe('CEL subset', function () {
     });
   }
 
+  describe('type checking against the schema', function () {
+    const schema = {
+      type: 'object',
+      properties: {
+        a: { type: 'integer' },
+        list: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } } } },
+        m: { type: 'object', additionalProperties: { type: 'string' } },
+        free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+      },
+    };
+    for (const ok of ['self.a == 1', 'has(self.a)', 'self.list.all(x, x.name != "")', 'self.m.anything == "x"', 'self.free.whatever.deep == 1', 'self.list[0].name == oldSelf.list[0].name']) {
+      it(`accepts ${ok}`, function () {
+        expect(() => compileCel(ok, schema)).to.not.throw();
+      });
+    }
+    for (const [bad, msg] of [['self.b == 1', "undefined field 'b'"], ['has(self.zz)', "undefined field 'zz'"], ['self.list.all(x, x.nmae == "")', "undefined field 'nmae'"], ['self.a.b == 1', "type 'integer' does not support field selection"]]) {
+      it(`rejects ${bad} (${msg})`, function () {
+        expect(() => compileCel(bad!, schema)).to.throw(CelError, msg);
+      });
+    }
+  });
+
   it('compiles every rule of the project CRDs', async function () {
     const { readdir, readFile } = await import('node:fs/promises');
     const { parse } = await import('yaml');

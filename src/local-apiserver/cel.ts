@@ -263,9 +263,81 @@ function usesVar(n: Node, name: string): boolean {
   }
 }
 
-/** Compiles a rule; throws CelError when it is outside the supported subset. */
-export function compileCel(source: string): CelProgram {
+/** The schema shape the checker needs (a structural-schema node). */
+export interface CelSchema {
+  type?: string;
+  properties?: Record<string, CelSchema>;
+  additionalProperties?: CelSchema | boolean;
+  items?: CelSchema;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-embedded-resource'?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
+}
+
+function isSchemaObj(v: unknown): v is CelSchema {
+  return typeof v === 'object' && v !== null;
+}
+
+/** Field selection on a typed value: the declared field's schema, undefined for dynamic values, or an error. */
+function selectField(t: CelSchema | undefined, field: string): CelSchema | undefined {
+  if (!t) return undefined;
+  if (t['x-kubernetes-preserve-unknown-fields'] || t['x-kubernetes-embedded-resource'] || t['x-kubernetes-int-or-string']) return t.properties?.[field];
+  if (t.type && t.type !== 'object') throw new CelError(`type '${t.type}' does not support field selection`);
+  if (t.properties) {
+    const p = t.properties[field];
+    if (p) return p;
+    if (isSchemaObj(t.additionalProperties)) return t.additionalProperties;
+    throw new CelError(`undefined field '${field}'`);
+  }
+  if (isSchemaObj(t.additionalProperties)) return t.additionalProperties;
+  return undefined;
+}
+
+/** Checks field selections against the schema, as CEL's type checker does for declared CRD types. */
+function typeCheck(n: Node, env: Map<string, CelSchema | undefined>): CelSchema | undefined {
+  switch (n.k) {
+    case 'id': return env.get(n.name);
+    case 'lit': return undefined;
+    case 'sel': return selectField(typeCheck(n.obj, env), n.field);
+    case 'has':
+      selectField(typeCheck(n.obj, env), n.field);
+      return { type: 'boolean' };
+    case 'idx': {
+      const t = typeCheck(n.obj, env);
+      typeCheck(n.index, env);
+      if (t?.type === 'array') return t.items;
+      if (t && isSchemaObj(t.additionalProperties)) return t.additionalProperties;
+      return undefined;
+    }
+    case 'macro': {
+      const t = typeCheck(n.target, env);
+      const elem = t?.type === 'array' ? t.items : t && (t.additionalProperties || t.properties) ? { type: 'string' } : undefined;
+      const inner = new Map(env);
+      inner.set(n.v, elem);
+      typeCheck(n.body, inner);
+      if (n.fn === 'filter') return t;
+      return undefined;
+    }
+    case 'call':
+      if (n.target) typeCheck(n.target, env);
+      n.args.forEach((a) => typeCheck(a, env));
+      return undefined;
+    case 'un': typeCheck(n.x, env); return undefined;
+    case 'bin': typeCheck(n.l, env); typeCheck(n.r, env); return undefined;
+    case 'cond': typeCheck(n.c, env); typeCheck(n.t, env); typeCheck(n.f, env); return undefined;
+    case 'list': n.items.forEach((i) => typeCheck(i, env)); return undefined;
+    case 'map': n.entries.forEach(([a, b]) => { typeCheck(a, env); typeCheck(b, env); }); return undefined;
+  }
+}
+
+/** Compiles a rule (type-checked against `schema` when given); throws CelError when it is outside the subset. */
+export function compileCel(source: string, schema?: CelSchema): CelProgram {
   const ast = new Parser(lex(source), new Set(['self', 'oldSelf'])).parseAll();
+  if (schema) {
+    // The root's metadata is only partly visible to CEL; treat it as dynamic rather than guess.
+    const self = schema.properties?.metadata ? { ...schema, properties: { ...schema.properties, metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } : schema;
+    typeCheck(ast, new Map([['self', self], ['oldSelf', self]]));
+  }
   return {
     source,
     usesOldSelf: usesVar(ast, 'oldSelf'),

@@ -21,7 +21,7 @@ function walkRules(schema: Schema, path: string, errs: FieldError[]): void {
     rules.forEach((r, i) => {
       const rulePath = `${path}.x-kubernetes-validations[${i}].rule`;
       try {
-        const program = compileCel(String(r.rule));
+        const program = compileCel(String(r.rule), schema);
         let messageProgram: CelProgram | undefined;
         if (r.messageExpression) {
           try { messageProgram = compileCel(r.messageExpression); } catch { messageProgram = undefined; }
