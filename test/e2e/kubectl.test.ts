@@ -62,6 +62,8 @@ describe('e2e: an operator with kubectl', function () {
       return r.code === 0 && r.out.trim() ? r.out.trim() : undefined;
     }, { message: 'kubectl lists the machine in update' });
     expect(listed).to.equal(`machine.cluster.x-k8s.io/${inUpdate}`);
+    const annotations = await kubectl(['get', 'machine', '-n', p.ns, inUpdate, '-o', `jsonpath={.metadata.annotations.inplace\\.cluster\\.x-k8s\\.io/update-started-at}`]);
+    expect(annotations.out).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
 
     // Not Ready yet: kubectl wait times out while the plan is updating.
     const early = await kubectl(['wait', '-n', p.ns, '--for=condition=Ready', 'inplaceupdateplan/cluster1-v1-30-1', '--timeout=1s']);

@@ -74,6 +74,15 @@ describe('e2e: plan rollout', function () {
       expect((await env.client.get(KubeadmConfigs, p.ns, spec.bootstrap.configRef.name))?.['spec']).to.have.deep.property('ntp', { enabled: true, servers: ['time.example.com'] });
     }
 
+    // MachineUpdates: deterministic names, the contract labels, owned by the plan, the target's updaters in order.
+    const planObj = (await p.plan('cluster1-v1-30-1'))!;
+    for (const mu of await p.machineUpdates()) {
+      expect(mu.metadata.name).to.equal(`cluster1-v1-30-1-${mu.spec.machineRef.name}`);
+      expect(mu.metadata.labels).to.include({ [Labels.planName]: 'cluster1-v1-30-1', [Labels.machineName]: mu.spec.machineRef.name, [Labels.clusterName]: 'cluster1', [Labels.targetName]: mu.spec.target.name });
+      expect(mu.metadata.ownerReferences).to.deep.equal([{ apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'InPlaceUpdatePlan', name: 'cluster1-v1-30-1', uid: planObj.metadata!.uid, controller: true, blockOwnerDeletion: true }]);
+      expect(mu.spec.updaters.map((u) => u.name)).to.deep.equal(['os', 'k8s', 'ntp']);
+    }
+
     // Control plane one at a time and before any MachineDeployment machine; md-0 bounded by maxUnavailable 1,
     // md-1 (maxUnavailable 0) surged by one and updated one at a time, then restored to 3 replicas.
     const adds = muEvents.events.filter((e) => e.type === 'ADDED').map((e) => e.object);
