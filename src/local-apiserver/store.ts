@@ -56,7 +56,11 @@ export class ResourceStore {
       this.byNs.set(ns, nsMap);
     }
     nsMap.set(name, entry);
-    if (isNew) this.invalidate(ns);
+    if (isNew) {
+      if (this.sorted) insertSorted(this.sorted, key);
+      const s = this.sortedNs.get(ns);
+      if (s) insertSorted(s, key);
+    }
     this.emit({ type, rv, obj, ...(prev ? { prev } : {}), ns });
     return entry;
   }
@@ -68,7 +72,9 @@ export class ResourceStore {
     const nsMap = this.byNs.get(ns);
     nsMap?.delete(name);
     if (nsMap && nsMap.size === 0) this.byNs.delete(ns);
-    this.invalidate(ns);
+    if (this.sorted) removeSorted(this.sorted, key);
+    const s = this.sortedNs.get(ns);
+    if (s) removeSorted(s, key);
     this.emit({ type: 'DELETED', rv, obj: finalObj, ns });
   }
 
@@ -91,7 +97,7 @@ export class ResourceStore {
     this.sortedNs.delete(ns);
   }
 
-  /** Keys in etcd order (namespace/name), cached between membership changes. */
+  /** Keys in etcd order (namespace/name), kept sorted incrementally once computed. */
   sortedKeys(ns: string | undefined): string[] {
     if (ns === undefined) {
       if (!this.sorted) this.sorted = [...this.objects.keys()].sort();
@@ -146,4 +152,25 @@ export class ResourceStore {
     this.sorted = undefined;
     this.sortedNs.clear();
   }
+}
+
+function lowerBound(arr: string[], key: string): number {
+  let lo = 0;
+  let hi = arr.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (arr[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function insertSorted(arr: string[], key: string): void {
+  const i = lowerBound(arr, key);
+  if (arr[i] !== key) arr.splice(i, 0, key);
+}
+
+function removeSorted(arr: string[], key: string): void {
+  const i = lowerBound(arr, key);
+  if (arr[i] === key) arr.splice(i, 1);
 }
