@@ -234,6 +234,14 @@ describe('plan-controller decidePlan', () => {
       expect(cond(d, 'Valid')).to.include({ status: 'True' });
       expect(starts(d)).to.deep.equal(['cluster1-cp-0']);
     });
+    it('a started plan that becomes invalid starts nothing new, keeps its in-flight machines and says why', () => {
+      const d = decidePlan(snapshot({ ...mdOnly({ mus: [mu('cluster1-md-0-0', 'updating')] }), kcp: null }));
+      expect(d.create).to.deep.equal([]);
+      expect(d.abort).to.deep.equal([]);
+      expect(d.status.updateStatus).to.equal('updating');
+      expect(cond(d, 'Ready')).to.include({ status: 'False', reason: 'Invalid' });
+      expect(cond(d, 'Ready')!.message).to.match(/no new machines start until the plan is valid again/);
+    });
     it('an OnDelete MachineDeployment makes the plan invalid before anything is touched', () => {
       const d = decidePlan(snapshot({ mds: [md('cluster1-md-0', { strategy: 'OnDelete' })] }));
       expect(cond(d, 'Valid')!.message).to.match(/OnDelete/);
