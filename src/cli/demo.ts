@@ -196,6 +196,7 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
     const state = await finalState(client, o, outcome.plan);
     if (o.stateOut) writeFileSync(o.stateOut, JSON.stringify(state, null, 2));
     io.out(renderSummary({ view: outcome.view, plan: state.plan, mus: state.machineUpdates, wallMs: Date.now() - started, stillLabelled: state.stillLabelled, committed: state.committed }));
+    if (outcome.kind === 'invalid') io.err(`\nerror: the plan is invalid and will not start: ${outcome.message}\n  fix ${o.planPath} (check it first with: inplace preview -f ${o.planPath} --kubeconfig ${rel})\n`);
     if (outcome.kind === 'timeout') io.err(`\nerror: the plan is still ${outcome.view.status} after ${secs(o.timeoutMs)}; see inplace status ${o.planName} -n ${o.planNamespace} and the logs in ${logDir}\n`);
 
     const ok = outcome.kind === 'terminal' && state.plan.status?.updateStatus === 'updated' && state.committed.ok === state.committed.total && state.stillLabelled.length === 0;
@@ -258,6 +259,7 @@ async function waitForReady(ports: Map<string, number>, children: Child[], io: I
 type Outcome =
   | { kind: 'terminal'; plan: Plan; view: ProgressView }
   | { kind: 'timeout'; plan: Plan; view: ProgressView }
+  | { kind: 'invalid'; plan: Plan; view: ProgressView; message: string }
   | { kind: 'interrupted' }
   | { kind: 'childExited'; child: Child; how: string };
 
@@ -301,6 +303,11 @@ async function followPlan(client: RestClient, o: DemoOptions, children: Child[],
       prev = view;
       const done = isTerminal(plan.status?.updateStatus) && (plan.status?.observedGeneration ?? 0) >= (plan.metadata.generation ?? 0);
       if (done) return { kind: 'terminal', plan, view };
+      // An invalid plan never starts (its spec is immutable): say why now instead of waiting for the timeout.
+      const valid = plan.status?.conditions?.find((c) => c.type === 'Valid');
+      if (!plan.status?.startTime && valid?.status === 'False' && (valid.observedGeneration ?? 0) >= (plan.metadata.generation ?? 0)) {
+        return { kind: 'invalid', plan, view, message: valid.message ?? valid.reason };
+      }
       if (Date.now() > deadline) return { kind: 'timeout', plan, view };
       await new Promise((r) => setTimeout(r, io.isTTY ? 200 : 250));
     }

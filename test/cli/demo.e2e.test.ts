@@ -166,3 +166,26 @@ describe('npm start (inplace demo), end to end', function () {
     expect(state.stillLabelled).to.deep.equal([]);
   });
 });
+
+describe('npm start with an invalid plan (inplace demo --plan examples/invalid-plan.yaml)', function () {
+  this.timeout(300_000);
+  const dir = mkdtempSync(join(tmpdir(), 'inplace-demo-invalid-'));
+  let run: Run;
+
+  before(async () => {
+    run = await startDemo(['--plan', join(PROJECT_ROOT, 'examples', 'invalid-plan.yaml'), '--work-dir', join(dir, 'work'), '--timeout', '240']).ended;
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('stops as soon as the plan is marked invalid, with exit 1 and every problem', () => {
+    expect(run.code, run.out + run.err).to.equal(1);
+    expect(run.err).to.contain('error: the plan is invalid and will not start:');
+    expect(run.err).to.contain('MachineDeployment fleet-a/cluster1-md-9 not found');
+    expect(run.err).to.contain('inplace preview -f');
+  });
+
+  it('touched no machine', () => {
+    expect(run.out).to.match(/machines: +0\/\d+ updated/);
+    expect(run.out).to.contain('machines still labelled with the plan: none');
+  });
+});
