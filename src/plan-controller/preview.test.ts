@@ -83,6 +83,15 @@ describe('plan-controller previewPlan', () => {
     expect(previewPlan(s.plan, s).groups[0]!.targets[0]!.machines.map((m) => m.state)).to.deep.equal(['updated', 'notStarted', 'notStarted']);
   });
 
+  it('warns that applying the plan supersedes an active plan of the same cluster', () => {
+    const running = plan({ name: 'running', created: '2025-01-01T00:00:00Z', status: { updateStatus: 'updating' } });
+    const draft = plan({ name: 'draft' });
+    delete draft.metadata!.creationTimestamp;
+    const s = { ...base(), plans: [running, plan({ name: 'old-done', status: { updateStatus: 'updated' } })] };
+    expect(previewPlan(draft, s).warnings.join('\n')).to.match(/plan running of cluster cluster1 is updating: this plan waits until it is terminal, and aborts it \(supersede\)/);
+    expect(previewPlan(draft, s).warnings.join('\n')).to.not.match(/old-done/);
+  });
+
   it('reports the validation problems of an invalid plan', () => {
     const s = { ...base(), machineDeployments: [] };
     const r = previewPlan(s.plan, s);

@@ -2,10 +2,10 @@
 // which changes they cover and — fail-closed — which differences between the machines and their owners' desired
 // state no updater covers. Pure: `inplace preview` builds the snapshot and renders the result.
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanUpdater, Responsibility, TargetKind } from '../api/index.js';
-import { UpdatePhase } from '../api/index.js';
+import { UpdatePhase, isTerminal } from '../api/index.js';
 import type { ContractRef } from './capi.js';
 import { cpVersion, field, isDeleting, isMachineReady, machineBootstrapRef, machineInfraRef, machineVersion, mdReplicas, mdRollingUpdate, mdVersion, nameOf } from './capi.js';
-import { machineState, machinesByTarget, orderedUpdaters } from './decide.js';
+import { machineState, machinesByTarget, orderedUpdaters, planAge } from './decide.js';
 import { resolveFenceposts, scaleIntOrPercent } from './intstr.js';
 import type { ValidationInput } from './scope.js';
 import { targetsOf, validatePlan } from './validate.js';
@@ -35,6 +35,8 @@ export interface PreviewSnapshot extends ValidationInput {
   bootstrapConfigs?: KubeObject[];
   /** The owners' templates (InfraMachineTemplates such as DevMachineTemplate, KubeadmConfigTemplates). */
   ownerTemplates?: KubeObject[];
+  /** Other plans of the namespace: an active plan of the same cluster would be superseded (or waited for). */
+  plans?: InPlaceUpdatePlan[];
   /** Schemas of the selected kinds (the CRD's openAPIV3Schema), to flag paths that cannot exist. Machine has a built-in fallback. */
   schemas?: Partial<Record<SelectResource, OpenApiSchema>>;
 }
@@ -203,6 +205,13 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
   const result: PlanPreview = { valid: problems.length === 0, problems, groups: [], coverage: [], uncovered: [], impossiblePaths: [], warnings: [] };
   if (plan.spec.paused) result.warnings.push('the plan is paused: no machine starts until spec.paused is false');
   if (plan.spec.updatePhase === UpdatePhase.aborting) result.warnings.push('the plan is aborting: no machine starts');
+  for (const other of snapshot.plans ?? []) {
+    if (other.metadata?.name === planName || other.spec.clusterName !== plan.spec.clusterName || isTerminal(other.status?.updateStatus)) continue;
+    // A plan not yet in the cluster is newer than every existing one.
+    const older = !plan.metadata?.creationTimestamp || planAge(other, plan) < 0;
+    if (older) result.warnings.push(`plan ${other.metadata?.name} of cluster ${plan.spec.clusterName} is ${other.status?.updateStatus ?? 'pending'}: this plan waits until it is terminal${!plan.spec.paused && other.spec.updatePhase !== UpdatePhase.aborting ? ', and aborts it (supersede) once valid' : ''}`);
+    else result.warnings.push(`plan ${other.metadata?.name} of cluster ${plan.spec.clusterName} is newer and ${other.status?.updateStatus ?? 'pending'}: it will supersede this plan`);
+  }
 
   const byTarget = machinesByTarget(plan.spec.clusterName, snapshot.machines);
   const infraIndex = indexByKindName(snapshot.infraMachines);
