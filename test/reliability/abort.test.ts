@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { InPlaceUpdatePlans, MachineUpdates, type KubeObject, type MachineUpdate } from '../../src/api/index.js';
 import { fleetPlan } from '../../bench/lib/fleet.js';
-import { delay } from '../support/wait.js';
+import { waitFor } from '../support/wait.js';
 import { SEED, Recorder, machinesBefore, platformSpecs, reliabilityScale, report, rng, settledInvariants, startProcs, startWorld, stopWorld, waitPlan, type World } from './harness.js';
 
 const WORKERS = reliabilityScale(40);
@@ -32,14 +32,21 @@ describe(`reliability: abort at random moments (${WORKERS + 3} machines, ${ROUND
       const before = await machinesBefore(world.client, world.ns);
       const plan = fleetPlan(world.fleet, { name, toVersion, durationSeconds: 0.5 });
       await world.client.create(InPlaceUpdatePlans, plan);
-      // Round 1 aborts almost at once, later rounds somewhere in the control plane or MachineDeployment phase.
-      const abortAfterMs = round === 1 ? random() * 300 : 500 + random() * 6000;
-      await delay(abortAfterMs);
+      // Round 1 aborts right after creation, round 2 during the control plane, later rounds at a random point of the
+      // MachineDeployments phase: the moment is chosen by progress (machines updated), not by time, so it lands inside
+      // the plan however fast the machine is.
+      const total = world.fleet.objects.filter((o) => o.kind === 'Machine').length;
+      const cp = world.fleet.cpReplicas;
+      const abortAt = round === 1 ? 0 : round === 2 ? Math.floor(random() * cp) : cp + Math.floor(random() * 0.8 * (total - cp));
+      await waitFor(async () => {
+        const mus = (await world.client.list<MachineUpdate & KubeObject>(MachineUpdates, world.ns)).items.filter((m) => m.spec.planName === name);
+        return mus.filter((m) => m.status?.updateStatus === 'updated').length >= abortAt;
+      }, { timeoutMs: 120_000, intervalMs: 25, message: `${abortAt} machines updated by ${name}` });
       await world.client.patch(InPlaceUpdatePlans, world.ns, name, { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
       const final = await waitPlan(world, name, ['aborted', 'updated', 'failed'], 120_000);
       const mus = (await world.client.list<MachineUpdate & KubeObject>(MachineUpdates, world.ns)).items.filter((m) => m.spec.planName === name);
       const counts = mus.reduce<Record<string, number>>((a, m) => ({ ...a, [m.status?.updateStatus ?? '']: (a[m.status?.updateStatus ?? ''] ?? 0) + 1 }), {});
-      expect(final.status?.updateStatus, `plan ${name} aborted after ${Math.round(abortAfterMs)} ms; MachineUpdates ${JSON.stringify(counts)}`).to.equal('aborted');
+      expect(final.status?.updateStatus, `plan ${name} aborted after ${abortAt} machines were updated; MachineUpdates ${JSON.stringify(counts)}`).to.equal('aborted');
       const violations = await settledInvariants(world, { plan: name, planStatuses: ['aborted'], allUpdated: false, toVersion, before }, rec);
       await rec.stop();
       expect(violations, report(violations)).to.deep.equal([]);
