@@ -268,10 +268,12 @@ export class Core {
     }
     const warnings = this.fieldValidation(def, version, unknown, opts, mode, before);
     if (schema) applyDefaults(obj, schema);
-    const errs: FieldError[] = [];
+    let errs: FieldError[] = [];
     if (schema) {
       const { metadata: _m, ...rest } = obj;
       validate(rest, { ...schema, properties: { ...(schema.properties ?? {}) }, required: (schema.required ?? []).filter((r) => r !== 'metadata') }, '', errs);
+      // Validation ratcheting (on by default since 1.30): an update may keep a value that is invalid but unchanged.
+      if (old) errs = errs.filter((e) => !sameAt(obj, old, e.field));
       celValidate(obj, old, schema, '', errs);
     }
     if (errs.length) throw invalid(def.kind, def.group, name, errs);
@@ -970,4 +972,35 @@ function normalizeMeta(obj: Obj): Obj {
   const out: Obj = {};
   for (const k of Object.keys(obj).sort()) out[k] = k === 'metadata' ? sorted : obj[k];
   return out;
+}
+
+function pathSegments(field: string): Array<string | number> {
+  const out: Array<string | number> = [];
+  for (const part of field.split('.')) {
+    const m = /^([^[]*)((?:\[\d+\])*)$/.exec(part);
+    if (!m) return [];
+    if (m[1]) out.push(m[1]);
+    for (const idx of m[2]!.matchAll(/\[(\d+)\]/g)) out.push(Number(idx[1]));
+  }
+  return out;
+}
+
+function valueAt(o: unknown, segs: Array<string | number>): unknown {
+  let cur = o;
+  for (const s of segs) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string | number, unknown>)[s];
+  }
+  return cur;
+}
+
+/** Whether the value at a field path is the same in both objects (and present in the old one). */
+function sameAt(a: Obj, b: Obj, field: string): boolean {
+  const segs = pathSegments(field);
+  if (!segs.length) return false;
+  const parentSegs = segs.slice(0, -1);
+  const va = valueAt(a, segs);
+  const vb = valueAt(b, segs);
+  if (va === undefined && vb === undefined) return stableStringify(valueAt(a, parentSegs)) === stableStringify(valueAt(b, parentSegs));
+  return stableStringify(va) === stableStringify(vb);
 }

@@ -122,6 +122,12 @@ export function crdToResource(crd: Obj): { def?: ResourceDef; errors: FieldError
   };
 }
 
+function stable(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stable).join(',')}]`;
+  if (isObj(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stable(v[k])}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'undefined';
+}
+
 function keyOf(item: unknown, keys: string[]): string | undefined {
   if (!isObj(item)) return undefined;
   return JSON.stringify(keys.map((k) => item[k] ?? null));
@@ -136,8 +142,11 @@ export function celValidate(value: unknown, old: unknown, schema: Schema | undef
   if (!schema || value === undefined || value === null) return;
   const rules = compiled.get(schema);
   if (rules) {
+    const unchanged = old !== undefined && stable(value) === stable(old);
     for (const r of rules) {
       if (r.program.usesOldSelf && old === undefined) continue;
+      // CEL ratcheting: a non-transition rule is not re-evaluated on an unchanged value.
+      if (unchanged && !r.program.usesOldSelf) continue;
       const field = r.fieldPath ? joinPath(path, r.fieldPath.replace(/^\./, '')) : path;
       const typeValue = schema.type ?? (schema['x-kubernetes-int-or-string'] ? 'integer-or-string' : 'object');
       try {

@@ -14,6 +14,10 @@ describe('resource store', function () {
     s.remove('a', 'b', obj('b', 4), 4);
     expect(s.sortedKeys('a')).to.deep.equal(['a/y']);
     expect(s.get('a', 'b')).to.equal(undefined);
+    s.put('a', 'c', obj('c', 5), 5, 'ADDED');
+    s.put('0', 'z', obj('z', 6), 6, 'ADDED');
+    expect(s.sortedKeys(undefined)).to.deep.equal(['0/z', 'a/c', 'a/y', 'b/x']);
+    expect(s.sortedKeys('a')).to.deep.equal(['a/c', 'a/y']);
   });
 
   it('retains a bounded window of events and reports what fell out of it', function () {

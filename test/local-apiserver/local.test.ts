@@ -315,6 +315,32 @@ describe('local API server (local-only behaviour)', function () {
     });
   });
 
+  describe('validation ratcheting', function () {
+    it('lets an update keep a value that a tightened schema now rejects, but not change it to another invalid one', async function () {
+      const t = await local();
+      try {
+        await installWidgets(t);
+        expect((await t.raw('POST', widgetPath('default'), widget('default', 'r', { size: 8, mode: 'fast' }))).status).to.equal(201);
+        const cur = (await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`)).json;
+        for (const v of cur.spec.versions) {
+          v.schema.openAPIV3Schema.properties.spec.properties.size.maximum = 5;
+          v.schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'].push({ rule: "self.mode != 'fast'", message: 'fast is retired' });
+        }
+        expect((await t.raw('PUT', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`, cur)).status).to.equal(200);
+        const label = await t.raw('PATCH', widgetPath('default', 'r'), { metadata: { labels: { touched: 'yes' } } }, MERGE);
+        expect(label.status, label.text).to.equal(200);
+        const other = await t.raw('PATCH', widgetPath('default', 'r'), { spec: { size: 9 } }, MERGE);
+        expect(other.status).to.equal(422);
+        expect(other.json.details.causes.map((c: any) => c.field)).to.include('spec.size');
+        expect(other.json.message, 'the spec changed, so its CEL rules run again').to.contain('fast is retired');
+        const fixed = await t.raw('PATCH', widgetPath('default', 'r'), { spec: { size: 4, mode: 'slow' } }, MERGE);
+        expect(fixed.status, fixed.text).to.equal(200);
+      } finally {
+        await t.close();
+      }
+    });
+  });
+
   describe('the real Cluster API v1beta2 CRDs', function () {
     const capiDir = process.env['CAPI_CRDS_DIR'] ? resolve(process.env['CAPI_CRDS_DIR']) : resolve(ROOT, '../shared/reference/capi-crds');
     let t: Target;
