@@ -291,7 +291,7 @@ async function followPlan(client: RestClient, o: DemoOptions, children: Child[],
       }
       const view = buildProgress(plan, mus, counts);
       if (io.isTTY) {
-        const frame = renderProgress(view, Date.now() - started, width)
+        const frame = renderProgress(view, Date.now() - started, width, (io.rows ?? 24) - 1)
           .split('\n')
           .map((l) => [...l].slice(0, width).join(''))
           .join('\n');

@@ -21,6 +21,7 @@ const io: Io = {
   err: (s) => void process.stderr.write(s),
   isTTY: process.stdout.isTTY === true,
   columns: process.stdout.columns || 80,
+  rows: process.stdout.rows || 24,
   signal: controller.signal,
 };
 

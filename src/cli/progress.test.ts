@@ -52,6 +52,23 @@ describe('cli demo progress', () => {
     expect(lines[3]).to.match(/MachineDeployment md .*0\/3 pending$/);
   });
 
+  it('lists only machines in flight or failed when one line per machine does not fit', () => {
+    const mus = [
+      mu('cp-1', 'cp', { updateStatus: 'updated' }),
+      mu('cp-2', 'cp', { updateStatus: 'updating', currentUpdater: 'os' }),
+      mu('cp-3', 'cp', { updateStatus: 'failed', message: 'boom' }),
+      mu('cp-4', 'cp'),
+    ];
+    const v = buildProgress(plan({ updateStatus: 'updating' }), mus);
+    expect(renderProgress(v, 0, 80).trimEnd().split('\n')).to.have.length(7);
+    const compact = renderProgress(v, 0, 80, 5).trimEnd().split('\n');
+    expect(compact.slice(2, 5)).to.deep.equal([
+      '    ▶ cp-2                         updating  (os)',
+      '    ✖ cp-3                         failed  boom',
+      '    … 2 more (1 updated)',
+    ]);
+  });
+
   it('reports only changes between two views as plain lines', () => {
     const a = buildProgress(plan({ updateStatus: 'updating' }), [mu('cp-1', 'cp', { updateStatus: 'updating', currentUpdater: 'os' })]);
     const b = buildProgress(plan({ updateStatus: 'updating' }), [mu('cp-1', 'cp', { updateStatus: 'updated' }), mu('cp-2', 'cp', { updateStatus: 'failed', message: 'disk full' })]);

@@ -91,20 +91,28 @@ export function bar(done: number, total: number, width: number): string {
 /** Seconds with one decimal, e.g. `12.3s`. */
 export const secs = (ms: number): string => `${(ms / 1000).toFixed(1)}s`;
 
-/** The full-screen rendering of the view (for a TTY, redrawn in place). */
-export function renderProgress(v: ProgressView, elapsedMs: number, width = 80): string {
-  const lines: string[] = [];
-  lines.push(`InPlaceUpdatePlan ${v.plan}  ${v.status}${v.paused ? ' (paused)' : ''}  ${secs(elapsedMs)}`);
-  if (v.message) lines.push(`  ${v.message}`);
+/**
+ * The full-screen rendering of the view (for a TTY, redrawn in place). When one line per machine would not fit
+ * in `maxLines`, only machines in flight or failed are listed per target, with a count of the others.
+ */
+export function renderProgress(v: ProgressView, elapsedMs: number, width = 80, maxLines = Infinity): string {
+  const head: string[] = [`InPlaceUpdatePlan ${v.plan}  ${v.status}${v.paused ? ' (paused)' : ''}  ${secs(elapsedMs)}`];
+  if (v.message) head.push(`  ${v.message}`);
   const nameW = Math.max(...v.targets.map((t) => t.kind.length + 1 + t.name.length), 10);
   const barW = Math.max(10, Math.min(30, width - nameW - 40));
+  const full = head.length + v.targets.reduce((n, t) => n + 1 + t.machines.length, 0);
+  const compact = full > maxLines;
+  const lines = [...head];
   for (const t of v.targets) {
     const extra = [t.updating ? `${t.updating} updating` : '', t.failed ? `${t.failed} failed` : '', t.aborted ? `${t.aborted} aborted` : ''].filter((x) => x).join(', ');
     lines.push(`  ${`${t.kind} ${t.name}`.padEnd(nameW)} [${bar(t.updated, t.total, barW)}] ${t.updated}/${t.total} ${t.status}${extra ? `  ${extra}` : ''}`);
-    for (const m of t.machines) {
+    const shown = compact ? t.machines.filter((m) => m.status !== 'updated' && m.status !== 'pending') : t.machines;
+    for (const m of shown) {
       const detail = m.updater ? `  (${m.updater})` : m.message ? `  ${m.message}` : '';
       lines.push(`    ${mark(m.status)} ${m.name.padEnd(28)} ${m.status}${detail}`.slice(0, width));
     }
+    const hidden = t.machines.length - shown.length;
+    if (hidden > 0) lines.push(`    … ${hidden} more (${t.machines.filter((m) => m.status === 'updated').length} updated)`);
   }
   return lines.join('\n') + '\n';
 }

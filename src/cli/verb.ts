@@ -13,6 +13,8 @@ export interface Io {
   isTTY: boolean;
   /** Terminal width (80 when unknown). */
   columns: number;
+  /** Terminal height (24 when unknown). */
+  rows?: number;
   /** Aborted on SIGINT/SIGTERM: long-running verbs shut down and return. */
   signal: AbortSignal;
 }
