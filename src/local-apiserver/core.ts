@@ -758,7 +758,7 @@ export class Core {
   }
 
   private enqueueCrdCleanup(name: string): void {
-    setImmediate(() => {
+    setImmediate(() => this.safely(() => {
       if (this.closed) return;
       const e = this.store(CRD_GR).get('', name);
       if (!e) return;
@@ -775,13 +775,22 @@ export class Core {
         }
       }
       this.removeFinalizer(CRD_GR, '', name, CRD_CLEANUP_FINALIZER);
-    });
+    }));
+  }
+
+  /** Runs background work (GC, namespace and CRD cleanup) without ever crashing the hosting process. */
+  private safely(fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      process.stderr.write(`local-apiserver: background task failed: ${(e as Error)?.stack ?? String(e)}\n`);
+    }
   }
 
   // ---------------------------------------------------------------- namespaces & GC
 
   private enqueueNamespace(name: string): void {
-    setTimeout(() => this.finalizeNamespace(name), 5).unref();
+    setTimeout(() => this.safely(() => this.finalizeNamespace(name)), 5).unref();
   }
 
   private finalizeNamespace(name: string): void {
@@ -807,7 +816,7 @@ export class Core {
       let left = 0;
       for (const [gr, def] of this.resources) if (def.namespaced) left += this.store(gr).byNs.get(name)?.size ?? 0;
       if (left > 0) {
-        setTimeout(() => this.finalizeNamespace(name), 20).unref();
+        setTimeout(() => this.safely(() => this.finalizeNamespace(name)), 20).unref();
         return;
       }
     }
@@ -816,7 +825,7 @@ export class Core {
     if (!cur) return;
     const fins = (cur.obj.metadata as Obj).finalizers as string[] | undefined;
     if (fins && fins.length) {
-      setTimeout(() => this.finalizeNamespace(name), 20).unref();
+      setTimeout(() => this.safely(() => this.finalizeNamespace(name)), 20).unref();
       return;
     }
     const obj = clone(cur.obj);
@@ -849,7 +858,7 @@ export class Core {
       const uids = [...this.gcQueue];
       this.gcQueue.clear();
       if (this.closed) return;
-      for (const u of uids) this.collect(u);
+      for (const u of uids) this.safely(() => this.collect(u));
     }, 5).unref();
   }
 

@@ -89,6 +89,8 @@ export class Persistence {
       writeFileSync(tmp, `${JSON.stringify(snap)}\n`);
       renameSync(tmp, this.file);
       this.stream = createWriteStream(this.file, { flags: 'a' });
+      // A failing disk must not take the hosting process down; the in-memory state stays authoritative.
+      this.stream.on('error', (e) => process.stderr.write(`local-apiserver: persistence to ${this.file} failed: ${e.message}\n`));
       this.appended = 0;
     } finally {
       this.compacting = false;
