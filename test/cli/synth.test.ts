@@ -8,6 +8,7 @@ import * as api from '../../src/api/index.js';
 import type { ResourceType } from '../../src/api/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { COMPONENTS } from '../../cdk8s/components.js';
+import { COMPONENT_LOADERS } from '../../src/cli/run.js';
 import { PROJECT_ROOT, synthesize } from '../../cdk8s/synth.js';
 import { allows, ruleProblems } from '../../cdk8s/rbac.js';
 import { docsOf, effectiveRules, type K8sDoc } from './manifests.js';
@@ -178,6 +179,12 @@ describe('cdk8s synthesis', () => {
         it('declares least-privilege rules in its own folder (rbac.ts)', () => {
           expect(c.rbac.length).to.be.greaterThan(0);
           expect(ruleProblems(c.rbac)).to.deep.equal([]);
+        });
+
+        it('synthesizes the same rules the component itself declares (index.ts)', async () => {
+          const component = await COMPONENT_LOADERS[c.name]!();
+          expect(component.name).to.equal(c.name);
+          expect(component.rbac).to.deep.equal(c.rbac);
         });
 
         it('is granted every rule it declares', () => {
