@@ -282,6 +282,12 @@ export class Core {
 
   private checkKind(def: ResourceDef, version: string, obj: Obj): void {
     const av = apiVersionOf(def.group, version);
+    if (obj.metadata !== undefined && obj.metadata !== null && !isObj(obj.metadata)) {
+      throw badRequest(`${def.kind} in version "${version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(obj.metadata) ? 'array' : typeof obj.metadata} into Go struct field ${def.kind}.metadata of type v1.ObjectMeta`);
+    }
+    for (const k of ['apiVersion', 'kind'] as const) {
+      if (obj[k] !== undefined && typeof obj[k] !== 'string') throw badRequest(`${def.kind} in version "${version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${typeof obj[k]} into Go struct field ${def.kind}.${k} of type string`);
+    }
     if (obj.kind === undefined || obj.kind === '') {
       if (!def.builtin) throw badRequest(`Object 'Kind' is missing in '${JSON.stringify(obj)}'`);
       obj.kind = def.kind;

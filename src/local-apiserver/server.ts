@@ -248,7 +248,12 @@ export class Handler {
       req.resume();
       throw unauthorized();
     }
-    const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+    let segs: string[];
+    try {
+      segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+    } catch {
+      throw resourceNotFound();
+    }
     if (segs[0] === 'openapi') return this.openapi(req, res, segs);
     if (segs[0] !== 'api' && segs[0] !== 'apis') throw resourceNotFound();
     const accept = req.headers.accept;

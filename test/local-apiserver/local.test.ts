@@ -315,6 +315,82 @@ describe('local API server (local-only behaviour)', function () {
     });
   });
 
+  describe('bad input', function () {
+    it('answers every malformed request with a 4xx Status and never stores anything', async function () {
+      const t = await local({ maxBodyBytes: 65536 });
+      try {
+        await installWidgets(t);
+        await t.raw('POST', widgetPath('default'), widget('default', 'exists'));
+        const before = (await t.raw('GET', '/apis/' + GROUP + '/v1/widgets')).json.items.length;
+        const cms = (await t.raw('GET', '/api/v1/configmaps')).json.items.length;
+        const J = { 'Content-Type': 'application/json' };
+        const cases: Array<[string, string, unknown, Record<string, string>?]> = [
+          ['POST', widgetPath('default'), '[1,2]'],
+          ['POST', widgetPath('default'), '"str"'],
+          ['POST', widgetPath('default'), 'null'],
+          ['POST', widgetPath('default'), '42'],
+          ['POST', widgetPath('default'), '{"apiVersion":'],
+          ['POST', widgetPath('default'), ''],
+          ['POST', widgetPath('default'), '\u0000\u0001binary'],
+          ['POST', widgetPath('default'), '{' + '"a":{'.repeat(200) + '}'.repeat(201)],
+          ['POST', widgetPath('default'), 'x'.repeat(70000)],
+          ['POST', widgetPath('default'), JSON.stringify({ ...widget('default', 'm1'), metadata: 'nope' })],
+          ['POST', widgetPath('default'), JSON.stringify({ ...widget('default', 'm2'), kind: 7 })],
+          ['POST', widgetPath('default'), JSON.stringify(widget('default', 'Upper_Case'))],
+          ['POST', widgetPath('default'), JSON.stringify(widget('default', 'a'.repeat(300)))],
+          ['POST', widgetPath('default'), JSON.stringify({ ...widget('default', 'm3'), metadata: { name: 'm3', labels: { 'bad key!': 'v' } } })],
+          ['POST', widgetPath('default'), JSON.stringify({ ...widget('default', 'm4'), metadata: { name: 'm4', labels: ['x'] } })],
+          ['POST', widgetPath('default'), JSON.stringify({ ...widget('default', 'm5'), metadata: {} })],
+          ['POST', widgetPath('default'), 'a: [b', { 'Content-Type': 'application/yaml' }],
+          ['POST', widgetPath('default'), JSON.stringify(widget('default', 'm6')), { 'Content-Type': 'text/plain' }],
+          ['POST', widgetPath('default'), Buffer.from([0x6b, 0x38, 0x73, 0x00, 0x0a, 0x02]), { 'Content-Type': 'application/vnd.kubernetes.protobuf' }],
+          ['PATCH', widgetPath('default', 'exists'), '{"op":"add"}', { 'Content-Type': 'application/json-patch+json' }],
+          ['PATCH', widgetPath('default', 'exists'), '[{"op":"frobnicate","path":"/spec"}]', { 'Content-Type': 'application/json-patch+json' }],
+          ['PATCH', widgetPath('default', 'exists'), '[{"op":"replace","path":"/spec/nope/deeper","value":1}]', { 'Content-Type': 'application/json-patch+json' }],
+          ['PATCH', widgetPath('default', 'exists'), '[1]', MERGE],
+          ['PATCH', widgetPath('default', 'exists'), '{"spec":{"size":"x"}}', MERGE],
+          ['PATCH', widgetPath('default', 'exists'), '{"metadata":{"name":"other"}}', MERGE],
+          ['PATCH', widgetPath('default', 'exists'), 'spec: {size: 3}', { 'Content-Type': 'application/apply-patch+yaml' }],
+          ['PATCH', widgetPath('default', 'exists'), '{"spec":{}}', { 'Content-Type': 'application/x-unknown' }],
+          ['PUT', widgetPath('default', 'exists'), JSON.stringify(widget('default', 'different'))],
+          ['PUT', widgetPath('default', 'missing'), JSON.stringify({ ...widget('default', 'missing'), metadata: { name: 'missing', resourceVersion: '1' } })],
+          ['DELETE', widgetPath('default', 'exists'), '{"propagationPolicy":"Sideways"}'],
+          ['DELETE', widgetPath('default', 'exists'), '[]'],
+          ['GET', widgetPath('default') + '?labelSelector=' + encodeURIComponent('a in ('), undefined],
+          ['GET', widgetPath('default') + '?fieldSelector=spec.size%3D1', undefined],
+          ['GET', widgetPath('default') + '?continue=%25%25%25', undefined],
+          ['GET', widgetPath('default') + '?watch=1&resourceVersion=abc', undefined],
+          ['POST', widgetPath('default') + '?fieldValidation=Loose', JSON.stringify(widget('default', 'm7'))],
+          ['POST', widgetPath('default') + '?dryRun=Some', JSON.stringify(widget('default', 'm8'))],
+          ['GET', '/apis/' + GROUP + '/v1/namespaces/default/widgets/exists/scale', undefined],
+          ['GET', '/api/v1/namespaces/default/%zz', undefined],
+          ['GET', '/apis/' + GROUP + '/v9/widgets', undefined],
+          ['POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: ['x'] })],
+          ['POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'c' } })],
+          ['POST', '/api/v1/namespaces/default/secrets', JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { a: 'not base64!' } })],
+          ['TRACE', widgetPath('default'), undefined],
+        ];
+        for (const [method, path, body, headers] of cases) {
+          const r = await t.raw(method, path, body, headers ?? (body !== undefined ? J : {}));
+          const what = `${method} ${path.slice(0, 80)} ${String(body).slice(0, 60)} -> ${r.status} ${r.text.slice(0, 200)}`;
+          if (path.includes('watch=1')) {
+            expect(r.status, what).to.equal(200);
+            expect(JSON.parse(r.text.split('\n')[0]!).object.code, what).to.equal(400);
+            continue;
+          }
+          expect(r.status, what).to.be.within(400, 499);
+          expect(r.json, what).to.deep.include({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: r.status });
+        }
+        expect((await t.raw('GET', '/apis/' + GROUP + '/v1/widgets')).json.items.length).to.equal(before);
+        expect((await t.raw('GET', '/api/v1/configmaps')).json.items.length).to.equal(cms);
+        expect((await t.raw('GET', '/api/v1/secrets')).json.items.length).to.equal(0);
+        expect((await t.raw('GET', widgetPath('default', 'exists'))).json.metadata.generation).to.equal(1);
+      } finally {
+        await t.close();
+      }
+    });
+  });
+
   describe('validation ratcheting', function () {
     it('lets an update keep a value that a tightened schema now rejects, but not change it to another invalid one', async function () {
       const t = await local();
