@@ -1,6 +1,6 @@
 // Shared harness of the reliability suites: a fleet in its own namespace, the platform's components as separate
 // processes (killable), recorders fed by watches, and the invariants every suite asserts at the end.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -75,11 +75,13 @@ export function startProcs(w: World, specs: ProcSpec[]): Proc[] {
   return ps;
 }
 
-/** Stops every process and the env. */
+/** Stops every process and the env; removes the process logs unless INPLACE_RELIABILITY_KEEP_LOGS is set. */
 export async function stopWorld(w: World | undefined): Promise<void> {
   if (!w) return;
   await Promise.all(w.procs.map((p) => p.stop(3000)));
   await w.env.stop();
+  if (process.env['INPLACE_RELIABILITY_KEEP_LOGS']) process.stdout.write(`      process logs kept in ${w.logDir}\n`);
+  else rmSync(w.logDir, { recursive: true, force: true });
 }
 
 /** Waits for a plan to reach one of `statuses`; the failure message carries the plan status and process logs. */
