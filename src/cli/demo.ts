@@ -231,7 +231,10 @@ async function waitForReady(ports: Map<string, number>, children: Child[], io: I
   const ready = new Set<string>();
   let shown = -1;
   for (;;) {
-    if (io.signal.aborted) return INTERRUPTED;
+    if (io.signal.aborted) {
+      say('interrupted: stopping every process');
+      return INTERRUPTED;
+    }
     const dead = children.find((c) => c.proc.exitCode !== null || c.proc.signalCode !== null);
     if (dead) {
       io.err(`error: ${dead.name} exited while starting (${dead.proc.signalCode ?? `exit code ${dead.proc.exitCode}`}); its last log lines:\n${tailLog(dead)}\n  full log: ${dead.logPath}\n`);
