@@ -86,11 +86,11 @@ const labelsOf = (name: string): Record<string, string> => ({
  * Adds one workload: ServiceAccount, ClusterRole (+binding) from its declared rules plus Events, Role (+binding)
  * for its leader-election Lease, and a restricted-profile Deployment.
  */
-export function addWorkload(chart: Chart, w: WorkloadSpec, o: DeploymentOptions, extraLabels: Record<string, string> = {}): kplus.Deployment {
+export function addWorkload(chart: Chart, w: WorkloadSpec, o: DeploymentOptions, podLabels: Record<string, string> = {}): kplus.Deployment {
   const problems = ruleProblems(w.rbac);
   if (problems.length > 0) throw new Error(`component ${w.name} declares RBAC that is not least-privilege: ${problems.join('; ')}`);
   const name = `inplace-${w.name}`;
-  const labels = { ...labelsOf(w.name), ...extraLabels };
+  const labels = labelsOf(w.name);
   const meta = (suffix = ''): { name: string; namespace: string; labels: Record<string, string> } => ({ name: name + suffix, namespace: o.namespace, labels });
 
   const sa = new kplus.ServiceAccount(chart, `${w.name}-sa`, { metadata: meta(), automountToken: true });
@@ -113,7 +113,7 @@ export function addWorkload(chart: Chart, w: WorkloadSpec, o: DeploymentOptions,
     replicas: o.replicas,
     serviceAccount: sa,
     automountServiceAccountToken: true,
-    podMetadata: { labels },
+    podMetadata: { labels: { ...labels, ...podLabels } },
     securityContext: { ensureNonRoot: true, user: 65532, group: 65532, fsGroup: 65532 },
     containers: [
       {
