@@ -68,6 +68,7 @@ export function crdToResource(crd: Obj): { def?: ResourceDef; errors: FieldError
     errs.push({ type: 'FieldValueNotSupported', field: 'spec.conversion.strategy', value: conversion.strategy, hasValue: true, detail: 'supported values: "None" (the local API server has no conversion webhooks)' });
   }
   let status = false;
+  let scale: ResourceDef['scale'];
   const versions: VersionDef[] = versionsRaw.map((v, i) => {
     const schema = ((v.schema as Obj | undefined)?.openAPIV3Schema ?? undefined) as Schema | undefined;
     const base = `spec.versions[${i}].schema.openAPIV3Schema`;
@@ -80,6 +81,10 @@ export function crdToResource(crd: Obj): { def?: ResourceDef; errors: FieldError
     }
     const subs = (v.subresources ?? {}) as Obj;
     if (subs.status !== undefined) status = true;
+    if (isObj(subs.scale)) {
+      const sc = subs.scale;
+      scale = { specReplicasPath: String(sc.specReplicasPath ?? ''), statusReplicasPath: String(sc.statusReplicasPath ?? ''), ...(sc.labelSelectorPath ? { labelSelectorPath: String(sc.labelSelectorPath) } : {}) };
+    }
     const columns: PrinterColumn[] = ((v.additionalPrinterColumns ?? []) as Obj[]).map((c) => ({
       name: String(c.name),
       type: String(c.type ?? 'string'),
@@ -113,6 +118,7 @@ export function crdToResource(crd: Obj): { def?: ResourceDef; errors: FieldError
       versions,
       storageVersion: storage[0] ? String(storage[0].name) : versions[0]!.name,
       statusSubresource: status,
+      ...(scale ? { scale } : {}),
       builtin: false,
       hasGeneration: true,
       clearStatusOnCreate: status,

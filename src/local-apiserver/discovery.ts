@@ -95,6 +95,7 @@ export function apiResourceList(core: Core, group: string, version: string): Obj
       storageVersionHash: storageVersionHash(d),
     });
     if (d.statusSubresource) resources.push({ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: STATUS_VERBS });
+    if (d.scale) resources.push({ name: `${d.plural}/scale`, singularName: '', namespaced: d.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: STATUS_VERBS });
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(group, version), resources };
 }
@@ -116,8 +117,13 @@ function aggregatedResource(d: ResourceDef, version: string): Obj {
     verbs: VERBS,
     ...(d.shortNames.length ? { shortNames: d.shortNames } : {}),
     ...(d.categories.length ? { categories: d.categories } : {}),
-    ...(d.statusSubresource
-      ? { subresources: [{ subresource: 'status', responseKind: d.builtin ? builtinKind : { group: d.group, version, kind: d.kind }, verbs: STATUS_VERBS }] }
+    ...(d.statusSubresource || d.scale
+      ? {
+        subresources: [
+          ...(d.statusSubresource ? [{ subresource: 'status', responseKind: d.builtin ? builtinKind : { group: d.group, version, kind: d.kind }, verbs: STATUS_VERBS }] : []),
+          ...(d.scale ? [{ subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: STATUS_VERBS }] : []),
+        ],
+      }
       : {}),
   };
 }

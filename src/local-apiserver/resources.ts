@@ -21,6 +21,8 @@ export interface ResourceDef {
   versions: VersionDef[];
   storageVersion: string;
   statusSubresource: boolean;
+  /** The CRD scale subresource's paths (JSONPath-like `.spec.replicas`), when declared. */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
   /** Built-ins are stored schemaless; CRDs are pruned, defaulted and validated. */
   builtin: boolean;
   /** Whether metadata.generation is maintained. */

@@ -5,10 +5,11 @@ import { parse as parseYaml } from 'yaml';
 import type { Core, DeleteOptions, WriteOptions } from './core.js';
 import { aggregated, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
 import {
-  ApiError, badRequest, conflict, internalError, methodNotAllowed, notAcceptable, resourceNotFound, tooLarge, tooManyRequests,
+  ApiError, badRequest, conflict, internalError, invalid, methodNotAllowed, notAcceptable, resourceNotFound, tooLarge, tooManyRequests,
   unauthorized, unsupportedMediaType,
 } from './errors.js';
 import { docHash, groupVersionDoc, openapiRoot } from './openapi.js';
+import { jsonPatch, mergePatch } from './patch.js';
 import { decodeProtobufObject } from './protobuf.js';
 import { apiVersionOf, grKey, type ResourceDef } from './resources.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
@@ -16,6 +17,26 @@ import { toTable } from './table.js';
 import { activeWatches, serveWatch } from './watch.js';
 
 type Obj = Record<string, unknown>;
+
+function getPath(o: Obj, path: string): unknown {
+  let cur: unknown = o;
+  for (const p of path.replace(/^\./, '').split('.')) {
+    if (typeof cur !== 'object' || cur === null) return undefined;
+    cur = (cur as Obj)[p];
+  }
+  return cur;
+}
+
+function setPath(o: Obj, path: string, value: unknown): Obj {
+  const parts = path.replace(/^\./, '').split('.');
+  let cur = o;
+  for (const p of parts.slice(0, -1)) {
+    if (typeof cur[p] !== 'object' || cur[p] === null) cur[p] = {};
+    cur = cur[p] as Obj;
+  }
+  cur[parts[parts.length - 1]!] = value;
+  return o;
+}
 
 /** Fault injection settings (see index.ts FaultConfig). */
 export interface Faults { errorRate?: number; errorCodes?: number[]; verbs?: string[]; latencyMs?: number; dropWatchesEveryMs?: number }
@@ -274,9 +295,10 @@ export class Handler {
     }
     const r = route(this.core, segs);
     if (!r) throw resourceNotFound();
-    if (r.sub !== undefined && !(r.sub === 'status' && r.def.statusSubresource) && !(r.sub === 'finalize' && grKey(r.def.group, r.def.plural) === '/namespaces')) {
+    if (r.sub !== undefined && !(r.sub === 'status' && r.def.statusSubresource) && !(r.sub === 'scale' && r.def.scale) && !(r.sub === 'finalize' && grKey(r.def.group, r.def.plural) === '/namespaces')) {
       throw resourceNotFound();
     }
+    if (r.sub === 'scale') return this.scale(req, res, r, method, q);
     const watch = boolParam(q, 'watch');
     const verb = verbOf(method, r, watch);
     await this.injectFaults(verb, r);
@@ -404,6 +426,58 @@ export class Handler {
         req.resume();
         throw methodNotAllowed();
     }
+  }
+
+  /** The scale subresource (autoscaling/v1 Scale) of a CRD that declares one. */
+  private async scale(req: IncomingMessage, res: ServerResponse, r: Route, method: string, q: URLSearchParams): Promise<void> {
+    const sc = r.def.scale!;
+    const ns = r.ns ?? '';
+    const toScale = (o: Obj): Obj => {
+      const m = o.metadata as Obj;
+      const replicas = Number(getPath(o, sc.specReplicasPath) ?? 0);
+      const selector = sc.labelSelectorPath ? getPath(o, sc.labelSelectorPath) : undefined;
+      return {
+        kind: 'Scale', apiVersion: 'autoscaling/v1',
+        metadata: { name: m.name, ...(m.namespace ? { namespace: m.namespace } : {}), uid: m.uid, resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp },
+        spec: { replicas },
+        status: { replicas: Number(getPath(o, sc.statusReplicasPath) ?? 0), ...(typeof selector === 'string' ? { selector } : {}) },
+      };
+    };
+    const cur = this.core.get(r.def, ns, r.name!).obj;
+    if (method === 'GET') {
+      req.resume();
+      return sendJson(res, 200, toScale(cur));
+    }
+    if (method !== 'PUT' && method !== 'PATCH') {
+      req.resume();
+      throw methodNotAllowed();
+    }
+    const ct = mediaType(req.headers['content-type']);
+    const buf = await readBody(req, this.s.maxBodyBytes);
+    let scaleObj: Obj;
+    if (method === 'PUT') {
+      const b = parseBody(buf, ct, BODY_TYPES);
+      if (typeof b !== 'object' || b === null || Array.isArray(b)) throw badRequest('the body of the request must be an object');
+      scaleObj = b as Obj;
+    } else {
+      const accepted = ['application/json-patch+json', 'application/merge-patch+json'];
+      if (!accepted.includes(ct)) throw unsupportedMediaType(accepted);
+      const patchBody = parseBody(buf, 'application/json', ['application/json']);
+      const base = toScale(cur);
+      scaleObj = (ct === 'application/merge-patch+json' ? mergePatch(base, patchBody) : jsonPatch(base, patchBody)) as Obj;
+    }
+    const replicas = (scaleObj.spec as Obj | undefined)?.replicas;
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+      throw invalid('Scale', 'autoscaling', r.name!, [{ type: 'FieldValueInvalid', field: 'spec.replicas', value: replicas ?? null, hasValue: true, detail: 'must be greater than or equal to 0' }]);
+    }
+    const rv = (scaleObj.metadata as Obj | undefined)?.resourceVersion;
+    if (rv && String(rv) !== String((cur.metadata as Obj).resourceVersion)) throw conflict(r.def.group, r.def.plural, r.name!);
+    const patch = setPath({}, sc.specReplicasPath, replicas);
+    const result = this.core.patch(r.def, r.version, ns, r.name!, 'application/merge-patch+json', patch, {
+      dryRun: q.getAll('dryRun').includes('All'),
+      ...(q.get('fieldManager') ? { fieldManager: q.get('fieldManager')! } : {}),
+    });
+    return sendJson(res, 200, toScale(result.obj));
   }
 
   private discovery(res: ServerResponse, accept: string | undefined, legacy: () => Obj, agg: () => Obj): void {

@@ -484,6 +484,32 @@ describe('local API server (local-only behaviour)', function () {
       expect(row.cells[14]).to.equal('v1.30.1');
     });
 
+    it('serves the scale subresource of a MachineDeployment (autoscaling/v1 Scale)', async function () {
+      const md = {
+        apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineDeployment', metadata: { name: 'md1', namespace: 'demo' },
+        spec: {
+          clusterName: 'c1', replicas: 2, selector: { matchLabels: { md: 'md1' } },
+          template: { metadata: { labels: { md: 'md1' } }, spec: { clusterName: 'c1', bootstrap: { dataSecretName: 's' }, infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachineTemplate', name: 't' } } },
+        },
+      };
+      const c = await t.raw('POST', '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machinedeployments', md);
+      expect(c.status, c.text).to.equal(201);
+      await t.raw('PATCH', '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machinedeployments/md1/status', { status: { replicas: 2, selector: 'md=md1' } }, MERGE);
+      const path = '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machinedeployments/md1/scale';
+      const g = await t.raw('GET', path);
+      expect(g.json).to.deep.include({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 2 }, status: { replicas: 2, selector: 'md=md1' } });
+      const p = await t.raw('PATCH', path, { spec: { replicas: 5 } }, MERGE);
+      expect(p.status, p.text).to.equal(200);
+      expect(p.json.spec.replicas).to.equal(5);
+      const after = await t.raw('GET', '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machinedeployments/md1');
+      expect(after.json.spec.replicas).to.equal(5);
+      expect(after.json.metadata.generation).to.equal(2);
+      const bad = await t.raw('PUT', path, { ...g.json, spec: { replicas: -1 } });
+      expect(bad.status).to.equal(422);
+      const rl = await t.raw('GET', '/apis/cluster.x-k8s.io/v1beta2');
+      expect(rl.json.resources.find((r: any) => r.name === 'machinedeployments/scale')).to.deep.include({ kind: 'Scale', group: 'autoscaling', version: 'v1' });
+    });
+
     it('evaluates the KubeadmConfig CEL rules (exists_one, filter, matches)', async function () {
       const base = { apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta2', kind: 'KubeadmConfig', metadata: { name: 'k1', namespace: 'demo' } };
       const dup = await t.raw('POST', '/apis/bootstrap.cluster.x-k8s.io/v1beta2/namespaces/demo/kubeadmconfigs', {
