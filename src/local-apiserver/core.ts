@@ -21,7 +21,7 @@ export interface WriteOptions { dryRun?: boolean; fieldValidation?: string; fiel
 export interface WriteResult { obj: Obj; warnings: string[]; created?: boolean }
 
 /** A persisted mutation (for the append log). */
-export type PersistOp = { op: 'put'; gr: string; key: string; obj: Obj; rv: number } | { op: 'del'; gr: string; key: string; rv: number };
+export type PersistOp = { op: 'put'; gr: string; key: string; obj: Obj; rv: number; json?: string } | { op: 'del'; gr: string; key: string; rv: number };
 
 /** Options of DELETE (DeleteOptions body and query). */
 export interface DeleteOptions { propagationPolicy?: string; preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: boolean; orphanDependents?: boolean; gracePeriodSeconds?: number }
@@ -188,10 +188,12 @@ export class Core {
 
   private writeStore(def: ResourceDef, ns: string, name: string, obj: Obj, type: 'ADDED' | 'MODIFIED', prev?: Obj): void {
     const gr = grKey(def.group, def.plural);
-    this.store(gr).put(ns, name, obj, Number((obj.metadata as Obj).resourceVersion), type, prev);
+    // Serialized once: responses, list items, every watcher's event line and the persistence log share it.
+    const json = JSON.stringify(obj);
+    this.store(gr).put(ns, name, obj, Number((obj.metadata as Obj).resourceVersion), type, prev, json);
     this.byUid.set(String((obj.metadata as Obj).uid), `${gr}|${ResourceStore.key(ns, name)}`);
     this.indexOwners(gr, ResourceStore.key(ns, name), prev, obj);
-    this.onPersist?.({ op: 'put', gr, key: ResourceStore.key(ns, name), obj, rv: this.rv });
+    this.onPersist?.({ op: 'put', gr, key: ResourceStore.key(ns, name), obj, rv: this.rv, json });
   }
 
   private removeStore(def: ResourceDef, ns: string, name: string, finalObj: Obj): void {

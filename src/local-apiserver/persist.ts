@@ -65,7 +65,9 @@ export class Persistence {
   /** Records one mutation. */
   append(op: PersistOp): void {
     if (!this.stream) return;
-    this.stream.write(`${JSON.stringify(op)}\n`);
+    if (op.op === 'put' && op.json !== undefined) {
+      this.stream.write(`{"op":"put","gr":${JSON.stringify(op.gr)},"key":${JSON.stringify(op.key)},"rv":${op.rv},"obj":${op.json}}\n`);
+    } else this.stream.write(`${JSON.stringify(op)}\n`);
     this.appended++;
     let total = 0;
     if (this.appended > 50000) {

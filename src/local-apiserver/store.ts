@@ -13,6 +13,7 @@ export interface WatchEvent {
   /** The previous state, for selector transitions (object moving in/out of a watcher's selector). */
   prev?: Obj;
   ns: string;
+  /** Serialized object per served version ('' = the storage version), shared by all watchers. */
   json?: Map<string, string>;
 }
 
@@ -45,9 +46,9 @@ export class ResourceStore {
   }
 
   /** Inserts or replaces; `type` decides the event emitted. */
-  put(ns: string, name: string, obj: Obj, rv: number, type: 'ADDED' | 'MODIFIED', prev?: Obj): Entry {
+  put(ns: string, name: string, obj: Obj, rv: number, type: 'ADDED' | 'MODIFIED', prev?: Obj, json?: string): Entry {
     const key = ResourceStore.key(ns, name);
-    const entry: Entry = { obj, rv };
+    const entry: Entry = { obj, rv, ...(json !== undefined ? { json } : {}) };
     const isNew = !this.objects.has(key);
     this.objects.set(key, entry);
     let nsMap = this.byNs.get(ns);
@@ -61,7 +62,7 @@ export class ResourceStore {
       const s = this.sortedNs.get(ns);
       if (s) insertSorted(s, key);
     }
-    this.emit({ type, rv, obj, ...(prev ? { prev } : {}), ns });
+    this.emit({ type, rv, obj, ...(prev ? { prev } : {}), ns, ...(json !== undefined ? { json: new Map([['', json]]) } : {}) });
     return entry;
   }
 

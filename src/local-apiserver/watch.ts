@@ -42,10 +42,11 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
 
   const objJson = (ev: WatchEvent): string => {
     if (!ev.json) ev.json = new Map();
-    let j = ev.json.get(version);
+    const key = version === def.storageVersion ? '' : version;
+    let j = ev.json.get(key);
     if (j === undefined) {
-      j = version === def.storageVersion ? JSON.stringify(ev.obj) : JSON.stringify({ ...ev.obj, apiVersion: av });
-      ev.json.set(version, j);
+      j = key === '' ? JSON.stringify(ev.obj) : JSON.stringify({ ...ev.obj, apiVersion: av });
+      ev.json.set(key, j);
     }
     return j;
   };
