@@ -1,6 +1,6 @@
-// The RBAC of the synthesized manifests against what each component actually calls: every component runs with a
-// recording client through a whole plan (and its deletion), and every recorded call must be allowed by the rules
-// its ServiceAccount is bound to in the synthesized YAML. A new API call without a rule fails here.
+// The RBAC of the synthesized manifests against what each component actually calls: every component and sample
+// updater runs with a recording client through a whole plan (and its deletion), and every recorded call must be
+// allowed by the rules its ServiceAccount is bound to in the synthesized YAML. A new API call without a rule fails here.
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject, type ResourceType } from '../../src/api/index.js';
@@ -68,7 +68,11 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
       }),
     );
     sim = await startCapiSimulator({ client: env.client, namespace: ns, log: noopLogger });
-    for (const u of Object.values(sampleUpdaters)) stops.push((await u.start({ client: env.client, namespace: ns })).stop);
+    for (const [name, u] of Object.entries(sampleUpdaters)) {
+      const c: Call[] = [];
+      calls.set(`updater-${name}`, c);
+      stops.push((await u.start({ client: recording(env.client, c), namespace: ns })).stop);
+    }
     for (const [name, load] of Object.entries(COMPONENT_LOADERS)) {
       const c: Call[] = [];
       calls.set(name, c);
@@ -104,7 +108,7 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
   });
 
   const docs = docsOf(synthesize({ updaters: Object.values(sampleUpdaters) }));
-  for (const name of Object.keys(COMPONENT_LOADERS)) {
+  for (const name of [...Object.keys(COMPONENT_LOADERS), ...Object.keys(sampleUpdaters).map((u) => `updater-${u}`)]) {
     it(`${name}: every call it made is allowed`, () => {
       const made = calls.get(name) ?? [];
       expect(made.length, 'no calls recorded').to.be.greaterThan(0);
