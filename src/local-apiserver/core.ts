@@ -188,9 +188,10 @@ export class Core {
 
   private writeStore(def: ResourceDef, ns: string, name: string, obj: Obj, type: 'ADDED' | 'MODIFIED', prev?: Obj): void {
     const gr = grKey(def.group, def.plural);
-    // Serialized once: responses, list items, every watcher's event line and the persistence log share it.
-    const json = JSON.stringify(obj);
-    this.store(gr).put(ns, name, obj, Number((obj.metadata as Obj).resourceVersion), type, prev, json);
+    // Serialized once for every watcher's event line and the persistence log (and not at all without either).
+    const store = this.store(gr);
+    const json = store.watchers.size > 0 || this.onPersist ? JSON.stringify(obj) : undefined;
+    store.put(ns, name, obj, Number((obj.metadata as Obj).resourceVersion), type, prev, json);
     this.byUid.set(String((obj.metadata as Obj).uid), `${gr}|${ResourceStore.key(ns, name)}`);
     this.indexOwners(gr, ResourceStore.key(ns, name), prev, obj);
     this.onPersist?.({ op: 'put', gr, key: ResourceStore.key(ns, name), obj, rv: this.rv, json });

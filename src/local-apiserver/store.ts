@@ -48,7 +48,8 @@ export class ResourceStore {
   /** Inserts or replaces; `type` decides the event emitted. */
   put(ns: string, name: string, obj: Obj, rv: number, type: 'ADDED' | 'MODIFIED', prev?: Obj, json?: string): Entry {
     const key = ResourceStore.key(ns, name);
-    const entry: Entry = { obj, rv, ...(json !== undefined ? { json } : {}) };
+    // The JSON goes to the event (shared by watchers) but is not kept on the entry: memory per object matters more.
+    const entry: Entry = { obj, rv };
     const isNew = !this.objects.has(key);
     this.objects.set(key, entry);
     let nsMap = this.byNs.get(ns);
