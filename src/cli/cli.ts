@@ -49,7 +49,11 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     return name === undefined ? ExitCode.usage : ExitCode.ok;
   }
   if (name === '--version' || name === 'version') {
-    io.out('inplace 0.1.0\n');
+    const { readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { projectRoot } = await import('./procs.js');
+    const pkg = JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version: string };
+    io.out(`inplace ${pkg.version}\n`);
     return ExitCode.ok;
   }
   const entry = VERBS.find((v) => v.name === name);
