@@ -2,6 +2,7 @@
 import { humanDuration } from './duration.js';
 import type { PrinterColumn, ResourceDef } from './resources.js';
 
+/** Re-exported for callers that render ages next to tables. */
 export { humanDuration };
 
 type Obj = Record<string, unknown>;

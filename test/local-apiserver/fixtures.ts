@@ -1,7 +1,10 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- raw API JSON is asserted structurally, as a client sees it */
 // A CRD that exercises every structural-schema feature the local API server implements.
+/** API group of the conformance CRD. */
 export const GROUP = 'conformance.inplace.dev';
+/** Its plural resource name. */
 export const PLURAL = 'widgets';
+/** Its CRD name. */
 export const CRD_NAME = `${PLURAL}.${GROUP}`;
 
 const widgetSchema = {
