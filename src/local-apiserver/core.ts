@@ -179,7 +179,8 @@ export class Core {
 
   /** JSON of a stored entry in the requested version (cached for the storage version). */
   entryJson(def: ResourceDef, version: string, e: Entry): string {
-    if (version === def.storageVersion) {
+    // Objects written before a storage-version change keep their old apiVersion until rewritten.
+    if (e.obj.apiVersion === apiVersionOf(def.group, version)) {
       if (e.json === undefined) e.json = JSON.stringify(e.obj);
       return e.json;
     }

@@ -42,7 +42,7 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
 
   const objJson = (ev: WatchEvent): string => {
     if (!ev.json) ev.json = new Map();
-    const key = version === def.storageVersion ? '' : version;
+    const key = ev.obj.apiVersion === av ? '' : version;
     let j = ev.json.get(key);
     if (j === undefined) {
       j = key === '' ? JSON.stringify(ev.obj) : JSON.stringify({ ...ev.obj, apiVersion: av });
@@ -52,7 +52,7 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
   };
   const line = (type: string, ev: WatchEvent): string => {
     if (p.table) {
-      const o = version === def.storageVersion ? ev.obj : { ...ev.obj, apiVersion: av };
+      const o = ev.obj.apiVersion === av ? ev.obj : { ...ev.obj, apiVersion: av };
       return `{"type":"${type}","object":${JSON.stringify(toTable(def, version, [o], { resourceVersion: String((ev.obj.metadata as Obj).resourceVersion) }, p.table.includeObject))}}\n`;
     }
     return `{"type":"${type}","object":${objJson(ev)}}\n`;

@@ -296,6 +296,26 @@ describe('local API server (local-only behaviour)', function () {
       }
     });
 
+    it('keeps serving objects stored before a storage-version change in every served version', async function () {
+      const t = await local();
+      try {
+        await installWidgets(t);
+        await t.raw('POST', widgetPath('default'), widget('default', 'old'));
+        const cur = (await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`)).json;
+        cur.spec.versions[0].storage = false;
+        cur.spec.versions[1].storage = true;
+        expect((await t.raw('PUT', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`, cur)).status).to.equal(200);
+        const crd = (await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`)).json;
+        expect(crd.status.storedVersions).to.deep.equal(['v1', 'v1beta1']);
+        expect((await t.raw('GET', widgetPath('default', 'old'))).json.apiVersion).to.equal(`${GROUP}/v1`);
+        expect((await t.raw('GET', widgetPath('default', 'old', undefined, 'v1beta1'))).json.apiVersion).to.equal(`${GROUP}/v1beta1`);
+        const list = (await t.raw('GET', widgetPath('default', undefined, undefined, 'v1beta1'))).json;
+        expect(list.items[0].apiVersion).to.equal(`${GROUP}/v1beta1`);
+      } finally {
+        await t.close();
+      }
+    });
+
     it('updates the schema of a registered CRD (new fields stop being pruned)', async function () {
       const t = await local();
       try {
