@@ -11,7 +11,7 @@
 // (bench/updater-main.ts: the reference updater, or its poll-based variant). CPU seconds and peak RSS come from
 // /proc/<pid>; API requests from each process's inplace_api_requests_total counter; timings from watches in this
 // process. Results: bench/results/<case>.json and bench/results/README.md.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { cpus, totalmem } from 'node:os';
 import { InPlaceUpdatePlans, Labels, MachineUpdates, Namespaces, UpdaterUpdateTasks } from '../src/api/index.js';
@@ -182,6 +182,10 @@ export interface CaseResult {
   peakRssMB: Record<string, number>;
   processModel: string;
   startedAt: string;
+  /** The command that produced this case. */
+  command?: string;
+  /** How long creating the fleet (Machines, DevMachines, KubeadmConfigs, Nodes, ...) took before the first case. */
+  fleetCreateSeconds?: number;
 }
 
 type Counts = Map<string, Map<string, number>>;
@@ -201,6 +205,8 @@ const procsOf = (p: Platform): Proc[] => [p.apiserver, ...p.controllers.map((c) 
 const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
 
 let planCounter = 0;
+/** The command line of this invocation (recorded in every case file). */
+const COMMAND = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
 async function runCase(p: Platform, maxUnavailable: number | string, d: number, o: Options): Promise<CaseResult> {
   const fleet = p.fleet;
@@ -273,6 +279,8 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
     peakRssMB: Object.fromEntries([...stats].map(([k, s]) => [k, round(s.peakRssBytes / 2 ** 20, 1)])),
     processModel: 'separate child processes: inplace local-apiserver; inplace run <component> (plan-controller, machine-task-controller, mhc-extension); bench/updater-main.ts; CPU from /proc/<pid>/stat (delta over the run), peak RSS = VmHWM since process start',
     startedAt: startedAt.toISOString(),
+    command: COMMAND,
+    fleetCreateSeconds: round(p.fleetSeconds, 1),
   };
   say(`    ${name}: ${r.status} in ${r.wallSeconds} s (lower bound ${r.lowerBoundSeconds} s${r.ratio !== null ? `, ratio ${r.ratio}` : ''}); next task after a slot frees: median ${fmt(ov.nextTask.median)} ms, p99 ${fmt(ov.nextTask.p99)} ms; ${total['all']} API requests/machine`);
   await cleanup(p, planName);
@@ -345,12 +353,22 @@ function pollTable(results: CaseResult[], o: Options, fleets: Map<number, Fleet>
   ].join('\n');
 }
 
-function readme(results: CaseResult[], apiserverResult: unknown, o: Options, fleets: Map<number, Fleet>, argv: string[], elapsed: number, fleetSeconds: Map<number, number>): string {
-  const cmd = `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`;
+/** Every case file in the results directory (earlier invocations included), in a stable order. */
+function allResults(out: string): CaseResult[] {
+  const rs = readdirSync(out).filter((f) => f.endsWith('.json') && f.startsWith('plan-')).map((f) => JSON.parse(readFileSync(join(out, f), 'utf8')) as CaseResult);
+  const muKey = (m: number | string): number => (typeof m === 'number' ? m : 1e6 + Number(m.replace('%', '')));
+  return rs.sort((a, b) => a.machines - b.machines || (a.orchestration === b.orchestration ? 0 : a.orchestration === 'watch' ? -1 : 1) || b.durationSeconds - a.durationSeconds || muKey(a.maxUnavailable) - muKey(b.maxUnavailable));
+}
+
+function readme(results: CaseResult[], apiserverResult: unknown, o: Options, fleets: Map<number, Fleet>, fleetSeconds: Map<number, number>): string {
+  const commands = [...new Set(results.map((r) => r.command ?? 'npm run bench'))];
+  for (const r of results) if (r.fleetCreateSeconds !== undefined && !fleetSeconds.has(r.machines)) fleetSeconds.set(r.machines, r.fleetCreateSeconds);
   return `# Benchmark results
 
-Produced by \`${cmd}\` on ${new Date().toISOString()} (${cpus().length} CPUs: ${cpus()[0]?.model ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}); total ${Math.round(elapsed)} s.
-Other processes may have shared the machine; the figures are from one run, not averages.
+Produced by ${commands.map((c) => `\`${c}\``).join(' and ')} (each case file records its command and start time); machine:
+${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}. Other work shared the
+machine during the runs (load average well above the 2 cores), so wall times include contention; figures are from one
+run each, not averages.
 
 ## How to reproduce
 
@@ -368,7 +386,7 @@ seconds; runs use d and 0) or \`--durations a,b\`, \`--max-unavailable 1,10%,100
 ## Setup
 
 One cluster: a 3-machine KubeadmControlPlane (sequence 1) and N MachineDeployments of ${o.mdSize} machines (sequence 2, all
-in parallel), built with the capi-sim inventory builder and created in parallel (${[...fleetSeconds].map(([n, s]) => `${n} workers: ${s.toFixed(1)} s`).join(', ')}).
+in parallel), built with the capi-sim inventory builder and created in parallel, 64 requests in flight${fleetSeconds.size ? ` (${[...fleetSeconds].map(([n, s]) => `${n} machines: ${s.toFixed(1)} s`).join(', ')})` : ''}.
 The plan has one updater per target (the reference updater, generic UpdaterUpdateTask) owning Machine \`/spec/version\`.
 Every component is its own process: \`inplace local-apiserver\` (HTTPS), \`inplace run plan-controller|machine-task-controller|mhc-extension -n <ns> --metrics-port N\`,
 and \`bench/updater-main.ts\` (the reference updater with an instrumented client; or its poll-based variant). An
@@ -406,10 +424,26 @@ ${apiserverResult === undefined ? 'skipped (--no-apiserver)' : `\`\`\`json\n${JS
 // ---------------------------------------------------------------------------------------------------------------
 // Main
 
+/** Rewrites bench/results/README.md from every case file there (so several invocations add up to one report). */
+function writeReport(o: Options, fleets: Map<number, Fleet>, fleetSeconds: Map<number, number>, apiserverResult?: unknown): void {
+  const all = allResults(o.out);
+  const apiPath = join(o.out, 'local-apiserver.json');
+  const api = apiserverResult ?? (existsSync(apiPath) ? (JSON.parse(readFileSync(apiPath, 'utf8')) as unknown) : undefined);
+  for (const r of all) {
+    if (!fleets.has(r.machines)) fleets.set(r.machines, buildFleet({ namespace: 'x', clusterName: 'fleet', version: 'v1.30.0', workers: r.machines - r.controlPlaneMachines, mdSize: r.machinesPerMachineDeployment }));
+  }
+  writeFileSync(join(o.out, 'README.md'), readme(all, api, o, fleets, fleetSeconds));
+}
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const o = parseOptions(argv);
   mkdirSync(o.out, { recursive: true });
+  if (argv.includes('--report-only')) {
+    writeReport(o, new Map(), new Map());
+    say(`wrote ${relative(process.cwd(), join(o.out, 'README.md'))} from the case files in ${o.out}`);
+    return;
+  }
   const started = Date.now();
   const results: CaseResult[] = [];
   const fleets = new Map<number, Fleet>();
@@ -430,13 +464,14 @@ async function main(): Promise<void> {
     const p = await startPlatform(size, o, workDir);
     current = p;
     fleets.set(size + p.fleet.cpReplicas, p.fleet);
-    fleetSeconds.set(size, p.fleetSeconds);
+    fleetSeconds.set(size + p.fleet.cpReplicas, p.fleetSeconds);
     try {
       for (const d of o.durations) {
         for (const mu of o.maxUnavailable) {
           const r = await runCase(p, mu, d, o);
           results.push(r);
           writeFileSync(join(o.out, `${r.name}.json`), JSON.stringify(r, null, 2));
+          writeReport(o, fleets, fleetSeconds);
         }
       }
       if (o.poll && size === o.sizes[0]) {
@@ -447,6 +482,7 @@ async function main(): Promise<void> {
           const r = await runCase(p, mu, o.pollDuration, o);
           results.push(r);
           writeFileSync(join(o.out, `${r.name}.json`), JSON.stringify(r, null, 2));
+          writeReport(o, fleets, fleetSeconds);
         }
       }
     } finally {
@@ -469,8 +505,7 @@ async function main(): Promise<void> {
       say(`  local API server bench failed: ${(err as Error).message}`);
     }
   }
-  const md = readme(results, apiserverResult, o, fleets, argv, (Date.now() - started) / 1000, fleetSeconds);
-  writeFileSync(join(o.out, 'README.md'), md);
+  writeReport(o, fleets, fleetSeconds, apiserverResult);
   say(`\n${table(results)}\n\nwrote ${relative(process.cwd(), join(o.out, 'README.md'))} and ${results.length} case files in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
