@@ -12,6 +12,8 @@ export interface E2eEnv {
   isRealCluster: boolean;
   /** A kubeconfig file for kubectl. */
   kubeconfigPath: string;
+  /** Injects API faults (local API server only; a no-op on a real cluster). Returns whether faults are active. */
+  setFaults(f: { errorRate?: number; errorCodes?: number[]; latencyMs?: number; dropWatchesEveryMs?: number } | undefined): boolean;
   /** A fresh namespace and a platform in it (stopped by `stopAll`). */
   platform(): Promise<Platform>;
   /** Stops every platform created so far (between scenarios). */
@@ -28,6 +30,11 @@ export async function startE2eEnv(): Promise<E2eEnv> {
     client: env.client,
     isRealCluster: env.isRealCluster,
     kubeconfigPath: env.kubeconfigPath,
+    setFaults(f) {
+      if (!env.server) return false;
+      env.server.setFaults(f);
+      return f !== undefined;
+    },
     async platform() {
       const p = new Platform(env.client, await env.newNamespace('e2e'));
       platforms.push(p);
