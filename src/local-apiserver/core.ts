@@ -7,6 +7,7 @@ import {
 import { generateName, newUid, now, validateMeta, validateName } from './meta.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 import { apiVersionOf, builtinResources, grKey, type ResourceDef } from './resources.js';
+import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN, GarbageCollector } from './gc.js';
 import { applyDefaults, OBJECT_META_FIELDS, prune, validate, type Schema } from './schema.js';
 import type { FieldSelector, LabelSelector } from './selectors.js';
 import { serverSideApply } from './ssa.js';
@@ -55,8 +56,6 @@ export function stableStringify(v: unknown): string {
 }
 
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
-const FINALIZER_FOREGROUND = 'foregroundDeletion';
-const FINALIZER_ORPHAN = 'orphan';
 const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 const CRD_GR = grKey('apiextensions.k8s.io', 'customresourcedefinitions');
 const NS_GR = grKey('', 'namespaces');
@@ -69,17 +68,14 @@ export class Core {
   readonly stores = new Map<string, ResourceStore>();
   /** apiVersion -> plural -> def, for served versions. */
   private served = new Map<string, Map<string, ResourceDef>>();
-  /** owner uid -> dependents (gr + key). */
-  private dependents = new Map<string, Set<string>>();
-  /** uid -> gr + key, for owner lookups. */
-  private byUid = new Map<string, string>();
-  private gcQueue = new Set<string>();
-  private gcScheduled = false;
-  private closed = false;
+  private readonly gc: GarbageCollector;
+  /** Set by close(); background work stops. */
+  closed = false;
   onPersist?: (op: PersistOp) => void;
   onDiscoveryChange?: () => void;
 
   constructor(readonly watchCacheSize: number) {
+    this.gc = new GarbageCollector(this);
     for (const def of builtinResources()) this.register(def);
   }
 
@@ -193,60 +189,21 @@ export class Core {
     const store = this.store(gr);
     const json = store.watchers.size > 0 || this.onPersist ? JSON.stringify(obj) : undefined;
     store.put(ns, name, obj, Number((obj.metadata as Obj).resourceVersion), type, prev, json);
-    this.byUid.set(String((obj.metadata as Obj).uid), `${gr}|${ResourceStore.key(ns, name)}`);
-    this.indexOwners(gr, ResourceStore.key(ns, name), prev, obj);
+    this.gc.written(gr, ResourceStore.key(ns, name), prev, obj);
     this.onPersist?.({ op: 'put', gr, key: ResourceStore.key(ns, name), obj, rv: this.rv, json });
   }
 
   private removeStore(def: ResourceDef, ns: string, name: string, finalObj: Obj): void {
     const gr = grKey(def.group, def.plural);
     this.store(gr).remove(ns, name, finalObj, this.rv);
-    this.indexOwners(gr, ResourceStore.key(ns, name), finalObj, undefined);
     this.onPersist?.({ op: 'del', gr, key: ResourceStore.key(ns, name), rv: this.rv });
-    const uid = (finalObj.metadata as Obj).uid as string | undefined;
-    if (uid) this.byUid.delete(uid);
-    if (uid && this.dependents.has(uid)) this.enqueueGc(uid);
-    // An owner waiting in foreground deletion re-checks once a dependent is gone.
-    for (const r of ((finalObj.metadata as Obj).ownerReferences as Obj[] | undefined) ?? []) {
-      const owner = this.findOwnerAnywhere(String(r.uid));
-      if (owner && (owner.entry.obj.metadata as Obj).deletionTimestamp) this.enqueueGc(String(r.uid));
-    }
+    this.gc.removed(gr, ResourceStore.key(ns, name), finalObj);
     if (gr === CRD_GR) this.onCrdGone(finalObj);
-  }
-
-  private indexOwners(gr: string, key: string, before: Obj | undefined, after: Obj | undefined): void {
-    const owners = (o: Obj | undefined): string[] => {
-      const refs = o ? ((o.metadata as Obj | undefined)?.ownerReferences as Obj[] | undefined) : undefined;
-      return Array.isArray(refs) ? refs.map((r) => String(r.uid)) : [];
-    };
-    const b = owners(before);
-    const a = owners(after);
-    if (!b.length && !a.length) return;
-    const id = `${gr}|${key}`;
-    for (const u of b) if (!a.includes(u)) {
-      const s = this.dependents.get(u);
-      s?.delete(id);
-      if (s && s.size === 0) this.dependents.delete(u);
-    }
-    for (const u of a) {
-      let s = this.dependents.get(u);
-      if (!s) {
-        s = new Set();
-        this.dependents.set(u, s);
-      }
-      s.add(id);
-    }
-    if (after && a.some((u) => !b.includes(u))) for (const u of a) this.enqueueGc(u);
   }
 
   /** Rebuilds indexes after persistence replay. */
   reindex(): void {
-    for (const [gr, s] of this.stores) {
-      for (const [key, e] of s.objects) {
-        this.byUid.set(String((e.obj.metadata as Obj).uid), `${gr}|${key}`);
-        this.indexOwners(gr, key, undefined, e.obj);
-      }
-    }
+    for (const [gr, s] of this.stores) for (const [key, e] of s.objects) this.gc.written(gr, key, undefined, e.obj);
   }
 
   // ---------------------------------------------------------------- admission
@@ -683,7 +640,7 @@ export class Core {
       if (def.hasGeneration) m.generation = Number(m.generation ?? 1) + 1;
       m.resourceVersion = String(this.nextRv());
       this.writeStore(def, nsKey, name, obj, 'MODIFIED', old);
-      if (finalizers.includes(FINALIZER_FOREGROUND) || finalizers.includes(FINALIZER_ORPHAN)) this.enqueueGc(String(m.uid));
+      if (finalizers.includes(FINALIZER_FOREGROUND) || finalizers.includes(FINALIZER_ORPHAN)) this.gc.enqueue(String(m.uid));
       if (gr === CRD_GR) this.enqueueCrdCleanup(name);
       return { obj, deleted: false };
     }
@@ -789,7 +746,7 @@ export class Core {
   }
 
   /** Runs background work (GC, namespace and CRD cleanup) without ever crashing the hosting process. */
-  private safely(fn: () => void): void {
+  safely(fn: () => void): void {
     try {
       fn();
     } catch (e) {
@@ -844,7 +801,22 @@ export class Core {
     this.removeStore(def, '', name, obj);
   }
 
-  private removeFinalizer(gr: string, ns: string, name: string, finalizer: string): void {
+  /** Removes the ownerReference to `ownerUid` from a dependent (GC orphaning). */
+  dropOwnerRef(gr: string, key: string, ownerUid: string): void {
+    const def = this.resources.get(gr);
+    const e = this.store(gr).objects.get(key);
+    if (!def || !e) return;
+    const obj = clone(e.obj);
+    const m = meta(obj);
+    const refs = ((m.ownerReferences as Obj[] | undefined) ?? []).filter((r) => r.uid !== ownerUid);
+    if (refs.length) m.ownerReferences = refs;
+    else delete m.ownerReferences;
+    m.resourceVersion = String(this.nextRv());
+    this.writeStore(def, def.namespaced ? String(m.namespace) : '', String(m.name), obj, 'MODIFIED', e.obj);
+  }
+
+  /** Removes one finalizer (deleting the object when it was the last one and deletion is pending). */
+  removeFinalizer(gr: string, ns: string, name: string, finalizer: string): void {
     const def = this.resources.get(gr);
     const e = this.store(gr).get(ns, name);
     if (!def || !e) return;
@@ -859,121 +831,6 @@ export class Core {
     else this.writeStore(def, ns, name, obj, 'MODIFIED', e.obj);
   }
 
-  private enqueueGc(uid: string): void {
-    this.gcQueue.add(uid);
-    if (this.gcScheduled) return;
-    this.gcScheduled = true;
-    setTimeout(() => {
-      this.gcScheduled = false;
-      const uids = [...this.gcQueue];
-      this.gcQueue.clear();
-      if (this.closed) return;
-      for (const u of uids) this.safely(() => this.collect(u));
-    }, 5).unref();
-  }
-
-  private findByUid(uid: string, ref?: Obj, dependentNs?: string): { def: ResourceDef; entry: Entry; ns: string } | undefined {
-    if (!ref) return undefined;
-    const def = this.resolveKind(String(ref.apiVersion), String(ref.kind));
-    if (!def) return undefined;
-    const ns = def.namespaced ? (dependentNs ?? '') : '';
-    const e = this.store(grKey(def.group, def.plural)).get(ns, String(ref.name));
-    if (!e || (e.obj.metadata as Obj).uid !== uid) return undefined;
-    return { def, entry: e, ns };
-  }
-
-  /** Garbage-collects around one owner uid: dependents of a vanished owner, foreground/orphan finalization. */
-  private collect(ownerUid: string): void {
-    const deps = [...(this.dependents.get(ownerUid) ?? [])];
-    // Find the owner (if it still exists) through any dependent's reference.
-    let owner: { def: ResourceDef; entry: Entry; ns: string } | undefined;
-    let ownerResolvable = false;
-    for (const d of deps) {
-      const [gr, key] = d.split('|') as [string, string];
-      const e = this.store(gr).objects.get(key);
-      if (!e) continue;
-      const ref = (((e.obj.metadata as Obj).ownerReferences as Obj[] | undefined) ?? []).find((r) => r.uid === ownerUid);
-      if (!ref) continue;
-      if (this.resolveKind(String(ref.apiVersion), String(ref.kind))) ownerResolvable = true;
-      owner = this.findByUid(ownerUid, ref, String((e.obj.metadata as Obj).namespace ?? ''));
-      break;
-    }
-    if (!owner) owner = this.findOwnerAnywhere(ownerUid);
-    const ownerMeta = owner ? (owner.entry.obj.metadata as Obj) : undefined;
-    const ownerFins = (ownerMeta?.finalizers as string[] | undefined) ?? [];
-    const orphaning = ownerMeta?.deletionTimestamp && ownerFins.includes(FINALIZER_ORPHAN);
-    const foreground = ownerMeta?.deletionTimestamp && ownerFins.includes(FINALIZER_FOREGROUND);
-    if (orphaning) {
-      for (const d of deps) this.dropOwnerRef(d, ownerUid);
-      this.removeFinalizer(grKey(owner!.def.group, owner!.def.plural), owner!.ns, String(ownerMeta!.name), FINALIZER_ORPHAN);
-      return;
-    }
-    if (foreground) {
-      let blocking = 0;
-      for (const d of deps) {
-        const [gr, key] = d.split('|') as [string, string];
-        const e = this.store(gr).objects.get(key);
-        const def = this.resources.get(gr);
-        if (!e || !def) continue;
-        const ref = (((e.obj.metadata as Obj).ownerReferences as Obj[] | undefined) ?? []).find((r) => r.uid === ownerUid);
-        if (ref?.blockOwnerDeletion === true) blocking++;
-        if (!(e.obj.metadata as Obj).deletionTimestamp) {
-          const m = e.obj.metadata as Obj;
-          if (this.hasOtherLiveOwner(e.obj, ownerUid)) { this.dropOwnerRef(d, ownerUid); if (ref?.blockOwnerDeletion === true) blocking--; continue; }
-          try { this.delete(def, String(m.namespace ?? ''), String(m.name), { propagationPolicy: 'Foreground' }); } catch { /* gone */ }
-        }
-      }
-      if (blocking === 0) this.removeFinalizer(grKey(owner!.def.group, owner!.def.plural), owner!.ns, String(ownerMeta!.name), FINALIZER_FOREGROUND);
-      return;
-    }
-    if (owner) return;
-    if (!ownerResolvable) return;
-    for (const d of deps) {
-      const [gr, key] = d.split('|') as [string, string];
-      const e = this.store(gr).objects.get(key);
-      const def = this.resources.get(gr);
-      if (!e || !def) continue;
-      if (this.hasOtherLiveOwner(e.obj, ownerUid)) { this.dropOwnerRef(d, ownerUid); continue; }
-      const m = e.obj.metadata as Obj;
-      if (m.deletionTimestamp) continue;
-      try { this.delete(def, String(m.namespace ?? ''), String(m.name), { propagationPolicy: 'Background' }); } catch { /* gone */ }
-    }
-  }
-
-  private findOwnerAnywhere(uid: string): { def: ResourceDef; entry: Entry; ns: string } | undefined {
-    const id = this.byUid.get(uid);
-    if (!id) return undefined;
-    const [gr, key] = id.split('|') as [string, string];
-    const def = this.resources.get(gr);
-    const entry = this.store(gr).objects.get(key);
-    if (!def || !entry) return undefined;
-    return { def, entry, ns: def.namespaced ? String((entry.obj.metadata as Obj).namespace) : '' };
-  }
-
-  private hasOtherLiveOwner(obj: Obj, exceptUid: string): boolean {
-    const refs = ((obj.metadata as Obj).ownerReferences as Obj[] | undefined) ?? [];
-    const ns = String((obj.metadata as Obj).namespace ?? '');
-    return refs.some((r) => {
-      if (r.uid === exceptUid) return false;
-      if (!this.resolveKind(String(r.apiVersion), String(r.kind))) return true;
-      const o = this.findByUid(String(r.uid), r, ns);
-      return !!o && !(o.entry.obj.metadata as Obj).deletionTimestamp;
-    });
-  }
-
-  private dropOwnerRef(depId: string, ownerUid: string): void {
-    const [gr, key] = depId.split('|') as [string, string];
-    const def = this.resources.get(gr);
-    const e = this.store(gr).objects.get(key);
-    if (!def || !e) return;
-    const obj = clone(e.obj);
-    const m = meta(obj);
-    const refs = ((m.ownerReferences as Obj[] | undefined) ?? []).filter((r) => r.uid !== ownerUid);
-    if (refs.length) m.ownerReferences = refs;
-    else delete m.ownerReferences;
-    m.resourceVersion = String(this.nextRv());
-    this.writeStore(def, def.namespaced ? String(m.namespace) : '', String(m.name), obj, 'MODIFIED', e.obj);
-  }
 }
 
 function lastKeyOf(out: Entry[], _keys: string[], _i: number): string | undefined {
