@@ -27,7 +27,10 @@ export interface InformerOptions {
   pageSize?: number;
   /** Server-side watch timeout (default random 5–10 min, like client-go, so that watches spread out). */
   watchTimeoutSeconds?: number;
-  /** A watch that ends after at least this long counts as healthy: the next restart starts from the base delay (default 10 s). */
+  /**
+   * A watch that ends after at least this long (or after any event) counts as healthy and is re-opened from the base delay;
+   * shorter, silent watches back off like errors (client-go's "very short watch" rule; default 1 s).
+   */
   healthyWatchMs?: number;
   /** Called on every restart (metrics). */
   onRestart?: (reason: RestartReason) => void;
@@ -267,7 +270,7 @@ export class SharedInformer<T extends KubeObject = KubeObject> implements Inform
     }
     if (signal.aborted) return { outcome: 'stopped', healthy: true };
     if (failure) throw failure;
-    const healthy = events > 0 || Date.now() - started >= (this.opts.healthyWatchMs ?? 10_000);
+    const healthy = events > 0 || Date.now() - started >= (this.opts.healthyWatchMs ?? 1_000);
     return { outcome: outcome ?? 'end', healthy };
   }
 
