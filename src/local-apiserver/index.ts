@@ -16,7 +16,8 @@ import { Handler } from './server.js';
 export interface LocalApiServerOptions {
   /** TCP port on 127.0.0.1; 0 picks a free one. */
   port?: number;
-  /** Serve HTTPS with a self-signed certificate generated at start (default true). */
+  /** Serve HTTPS with a self-signed certificate generated at start (default true). Plain HTTP also accepts
+   * requests without credentials, because kubectl sends no token over http. */
   https?: boolean;
   /** Bearer token clients must present (random when omitted). */
   token?: string;
@@ -99,6 +100,9 @@ export async function startLocalApiServer(opts: LocalApiServerOptions = {}): Pro
     maxBodyBytes: opts.maxBodyBytes ?? 3 * 1024 * 1024,
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60000,
     hostPort: () => hostPort,
+    // client-go (kubectl) does not send bearer tokens over plain http; like the old insecure port, loopback http
+    // accepts requests without credentials. A wrong token is still rejected.
+    allowAnonymous: !https,
   });
   handler.setFaults(opts.faults);
   let server: Server;

@@ -42,7 +42,14 @@ function setPath(o: Obj, path: string, value: unknown): Obj {
 export interface Faults { errorRate?: number; errorCodes?: number[]; verbs?: string[]; latencyMs?: number; dropWatchesEveryMs?: number }
 
 /** Transport settings. */
-export interface ServerSettings { token: string; maxBodyBytes: number; bookmarkIntervalMs: number; hostPort: () => string }
+export interface ServerSettings {
+  token: string;
+  maxBodyBytes: number;
+  bookmarkIntervalMs: number;
+  hostPort: () => string;
+  /** Accept requests without credentials (plain-HTTP mode: kubectl never sends a token over http). Wrong tokens stay 401. */
+  allowAnonymous?: boolean;
+}
 
 const AGGREGATED_CT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 const BODY_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
@@ -265,7 +272,7 @@ export class Handler {
       return;
     }
     const auth = req.headers.authorization;
-    if (auth !== `Bearer ${this.s.token}`) {
+    if (auth !== `Bearer ${this.s.token}` && !(auth === undefined && this.s.allowAnonymous)) {
       req.resume();
       throw unauthorized();
     }

@@ -205,6 +205,11 @@ describe('local API server (local-only behaviour)', function () {
         kc.loadFromString(server.kubeconfigYaml());
         const list = await kc.makeApiClient(CoreV1Api).listNamespace();
         expect(list.items.map((n) => n.metadata?.name)).to.include.members(['default', 'kube-system']);
+        const http = await import('node:http');
+        const get = (headers: Record<string, string>): Promise<number> =>
+          new Promise((res) => http.get(`${server.url}/api/v1/namespaces`, { headers }, (r) => { r.resume(); res(r.statusCode ?? 0); }));
+        expect(await get({ Authorization: 'Bearer wrong' }), 'a wrong token is rejected even over http').to.equal(401);
+        expect(await get({}), 'kubectl sends no token over http, so none is needed').to.equal(200);
       } finally {
         await server.close();
       }
