@@ -178,6 +178,8 @@ export interface CaseResult {
   overheadMs: { nextTask: Summary; taskToMachineUpdateUpdated: Summary; machineUpdateToTask: Summary; groupHandoff: number | undefined };
   apiRequestsPerMachine: Record<string, number>;
   apiRequestsPerMachineByComponent: Record<string, Record<string, number>>;
+  /** Reconciles during the run per controller: count, mean duration, total busy seconds, errors (retried). */
+  reconciles?: Record<string, { count: number; meanMs: number; busySeconds: number; errors: number }>;
   cpuSeconds: Record<string, number>;
   peakRssMB: Record<string, number>;
   processModel: string;
@@ -190,13 +192,26 @@ export interface CaseResult {
 
 type Counts = Map<string, Map<string, number>>;
 
+/**
+ * Scrapes every platform process: API requests by verb, and (key `reconcile:<controller>`) reconcile count, seconds
+ * and errors. A process whose /metrics does not answer within 5 s (busy event loop) is left out of that sample.
+ */
 async function requestCounts(p: Platform): Promise<Counts> {
   const out: Counts = new Map();
   for (const { proc, port } of [...p.controllers, p.updater]) {
     const text = (await scrape(port)) ?? '';
     const byVerb = new Map<string, number>();
-    for (const s of parseProm(text)) if (s.name === 'inplace_api_requests_total') byVerb.set(s.labels['verb'] ?? '?', (byVerb.get(s.labels['verb'] ?? '?') ?? 0) + s.value);
-    out.set(proc.name.replace(/-(watch|poll)$/, ''), byVerb);
+    for (const s of parseProm(text)) {
+      if (s.name === 'inplace_api_requests_total') byVerb.set(s.labels['verb'] ?? '?', (byVerb.get(s.labels['verb'] ?? '?') ?? 0) + s.value);
+      const c = s.labels['controller'];
+      if (!c) continue;
+      const r = out.get(`reconcile:${c}`) ?? new Map<string, number>();
+      if (s.name === 'inplace_reconcile_duration_seconds_sum') r.set('seconds', s.value);
+      if (s.name === 'inplace_reconcile_duration_seconds_count') r.set('count', s.value);
+      if (s.name === 'inplace_reconcile_total' && s.labels['result'] === 'error') r.set('errors', s.value);
+      out.set(`reconcile:${c}`, r);
+    }
+    if (text) out.set(proc.name.replace(/-(watch|poll)$/, ''), byVerb);
   }
   return out;
 }
@@ -242,7 +257,16 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
 
   const byComponent: Record<string, Record<string, number>> = {};
   const total: Record<string, number> = {};
+  const reconciles: Record<string, { count: number; meanMs: number; busySeconds: number; errors: number }> = {};
+  for (const [key, after] of countsAfter) {
+    if (!key.startsWith('reconcile:')) continue;
+    const b = countsBefore.get(key) ?? new Map<string, number>();
+    const count = (after.get('count') ?? 0) - (b.get('count') ?? 0);
+    const secs = (after.get('seconds') ?? 0) - (b.get('seconds') ?? 0);
+    reconciles[key.slice('reconcile:'.length)] = { count, meanMs: count > 0 ? round((secs * 1000) / count, 1) : 0, busySeconds: round(secs, 1), errors: (after.get('errors') ?? 0) - (b.get('errors') ?? 0) };
+  }
   for (const [comp, after] of countsAfter) {
+    if (comp.startsWith('reconcile:') || !countsBefore.has(comp)) continue;
     const before = countsBefore.get(comp) ?? new Map<string, number>();
     const row: Record<string, number> = {};
     for (const [verb, n] of after) {
@@ -275,6 +299,7 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
     overheadMs: { nextTask: ov.nextTask, taskToMachineUpdateUpdated: ov.taskToMuUpdated, machineUpdateToTask: ov.muToTask, groupHandoff: ov.groupHandoffMs },
     apiRequestsPerMachine: total,
     apiRequestsPerMachineByComponent: byComponent,
+    reconciles,
     cpuSeconds: Object.fromEntries([...stats].map(([k, s]) => [k, round(s.cpuSeconds - (cpuBefore.get(k)?.cpuSeconds ?? 0))])),
     peakRssMB: Object.fromEntries([...stats].map(([k, s]) => [k, round(s.peakRssBytes / 2 ** 20, 1)])),
     processModel: 'separate child processes: inplace local-apiserver; inplace run <component> (plan-controller, machine-task-controller, mhc-extension); bench/updater-main.ts; CPU from /proc/<pid>/stat (delta over the run), peak RSS = VmHWM since process start',
@@ -321,6 +346,16 @@ function table(results: CaseResult[]): string {
     ];
   });
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+function reconcileTable(results: CaseResult[]): string {
+  const withData = results.filter((r) => r.reconciles && Object.keys(r.reconciles).length);
+  if (!withData.length) return '';
+  const ctrls = [...new Set(withData.flatMap((r) => Object.keys(r.reconciles!)))].sort();
+  const head = ['case', ...ctrls.map((c) => `${c}: reconciles / mean ms / busy s / errors`)];
+  return ['Reconciles during each run (from each process\'s inplace_reconcile_* metrics; busy s = summed reconcile time; a controller busy close to its wall time x concurrency is the bottleneck):', '',
+    `| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`,
+    ...withData.map((r) => `| ${r.name} | ${ctrls.map((c) => { const x = r.reconciles![c]; return x ? `${x.count} / ${x.meanMs} / ${x.busySeconds} / ${x.errors}` : '–'; }).join(' | ')} |`)].join('\n');
 }
 
 function pollTable(results: CaseResult[], o: Options, fleets: Map<number, Fleet>): string {
@@ -410,6 +445,8 @@ process during the run (/proc/<pid>/stat); **peak RSS** = VmHWM (peak since the 
 ## Plan throughput
 
 ${table(results)}
+
+${reconcileTable(results)}
 
 ## Watch-driven completion vs. poll-based orchestration (upstream webhook design, retryAfterSeconds = ${o.pollRetrySeconds})
 
