@@ -194,7 +194,7 @@ type Counts = Map<string, Map<string, number>>;
 
 /**
  * Scrapes every platform process: API requests by verb, and (key `reconcile:<controller>`) reconcile count, seconds
- * and errors. A process whose /metrics does not answer within 5 s (busy event loop) is left out of that sample.
+ * and errors. A process whose /metrics does not answer within 60 s (blocked event loop) is left out of that sample.
  */
 async function requestCounts(p: Platform): Promise<Counts> {
   const out: Counts = new Map();

@@ -207,10 +207,10 @@ export function parseProm(text: string): { name: string; labels: Record<string, 
   return out;
 }
 
-/** Scrapes `http://127.0.0.1:<port>/metrics`; undefined when unreachable. */
-export async function scrape(port: number): Promise<string | undefined> {
+/** Scrapes `http://127.0.0.1:<port>/metrics` (a busy process may take long to answer); undefined when unreachable. */
+export async function scrape(port: number, timeoutMs = 60_000): Promise<string | undefined> {
   try {
-    const r = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) });
+    const r = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
     return r.ok ? await r.text() : undefined;
   } catch {
     return undefined;
