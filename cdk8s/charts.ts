@@ -9,7 +9,7 @@ import type { Construct } from 'constructs';
 import { parseAllDocuments } from 'yaml';
 import type { PolicyRule } from '../src/runtime/types.js';
 import { yamlFilesIn } from '../src/cli/files.js';
-import { EVENT_RULES, LEADER_ELECTION_RULES, normalizeRules, ruleProblems, type FlatRule } from './rbac.js';
+import { EVENT_RULES, LEADER_ELECTION_RULES, isOwnNamespaceRule, normalizeRules, ruleProblems, type FlatRule } from './rbac.js';
 
 /** Ports every controller process listens on (see `inplace run --metrics-port/--health-port`). */
 export const PORTS = { metrics: 8080, health: 8081 } as const;
@@ -99,11 +99,12 @@ export function addWorkload(chart: Chart, w: WorkloadSpec, o: DeploymentOptions,
   // (below) and rules that updaters bring for their task kinds (see aggregateTo), as CAPI providers do.
   const clusterRole = new kplus.ClusterRole(chart, `${w.name}-clusterrole`, { metadata: { name, labels }, aggregationLabels: { [aggregateLabel(w.name)]: 'true' } });
   const base = new kplus.ClusterRole(chart, `${w.name}-clusterrole-rules`, { metadata: { name: `${name}-rules`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } } });
-  for (const r of normalizeRules([...w.rbac, ...EVENT_RULES])) base.allow(r.verbs, endpointOf(r));
+  // Leases a component declares (leader election) go to the namespaced Role below: never cluster-wide.
+  for (const r of normalizeRules([...w.rbac, ...EVENT_RULES]).filter((x) => !isOwnNamespaceRule(x))) base.allow(r.verbs, endpointOf(r));
   new kplus.ClusterRoleBinding(chart, `${w.name}-clusterrolebinding`, { metadata: { name, labels }, role: clusterRole }).addSubjects(sa);
 
   const role = new kplus.Role(chart, `${w.name}-role`, { metadata: meta('-leader-election') });
-  for (const r of normalizeRules(LEADER_ELECTION_RULES)) {
+  for (const r of normalizeRules([...LEADER_ELECTION_RULES, ...w.rbac]).filter(isOwnNamespaceRule)) {
     role.allow(r.verbs, kplus.ApiResource.custom({ apiGroup: r.apiGroup, resourceType: r.resource }));
   }
   new kplus.RoleBinding(chart, `${w.name}-rolebinding`, { metadata: meta('-leader-election'), role }).addSubjects(sa);

@@ -52,6 +52,9 @@ export function normalizeRules(rules: readonly PolicyRule[]): FlatRule[] {
   );
 }
 
+/** True for rules that belong in the component's own namespace, never cluster-wide: the leader-election Lease. */
+export const isOwnNamespaceRule = (r: FlatRule): boolean => r.apiGroup === 'coordination.k8s.io' && r.resource === 'leases';
+
 /** Problems that make a rule set not least-privilege: wildcards and empty fields. Empty when fine. */
 export function ruleProblems(rules: readonly PolicyRule[]): string[] {
   const problems: string[] = [];
