@@ -237,6 +237,14 @@ describe('cdk8s synthesis', () => {
       });
     }
 
+    it('grants Leases only in the controllers\' own namespace, never cluster-wide', () => {
+      for (const r of byKind('ClusterRole')) {
+        const rules = (r['rules'] as { resources: string[] }[] | undefined) ?? [];
+        expect(rules.flatMap((x) => x.resources), r.metadata.name).to.not.include('leases');
+      }
+      for (const r of byKind('Role').filter((x) => x.metadata.name.endsWith('-leader-election'))) expect(r.metadata.namespace).to.equal('inplace-system');
+    });
+
     it('grants the machine task controller the sample task kinds through aggregation', () => {
       const rules = effectiveRules(docs, 'machine-task-controller');
       expect(allows(rules, 'create', 'samples.inplace.cluster.x-k8s.io', 'osimageupdatetasks')).to.equal(true);
