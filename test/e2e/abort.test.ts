@@ -2,8 +2,7 @@
 import { expect } from 'chai';
 import { Events, Finalizers, InPlaceUpdatePlans, PlanAnnotations, isTerminal } from '../../src/api/index.js';
 import { waitFor } from '../support/wait.js';
-import type { E2eEnv } from './env.js';
-import { startE2eEnv } from './env.js';
+import { useE2eEnv } from './env.js';
 import type { Platform } from './harness.js';
 import { CP, FROM_VERSION, TO_VERSION, conditionOf, planObject, refUpdater, versionOf } from './harness.js';
 
@@ -28,15 +27,10 @@ async function expectCommittedOnlyForUpdated(p: Platform): Promise<void> {
 
 describe('e2e: abort, supersede and delete', function () {
   this.timeout(120_000);
-  let env: E2eEnv;
-  before(async () => {
-    env = await startE2eEnv();
-  });
-  after(async () => env?.stop());
-  afterEach(async () => env.stopAll());
+  const env = useE2eEnv();
 
   it('abort mid-flight: in-flight machines end aborted, finished ones stay updated, nothing else starts, values committed only for updated', async () => {
-    const p = await env.platform();
+    const p = await env().platform();
     await p.provision({ mds: [{ name: 'cluster1-md-0', replicas: 3, maxUnavailable: 2 }] });
     await p.startPlatform();
     await p.apply(planObject(p.ns, 'p', {
@@ -56,7 +50,7 @@ describe('e2e: abort, supersede and delete', function () {
   });
 
   it('a plan aborted before anything started is aborted at once', async () => {
-    const p = await env.platform();
+    const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [] });
     await p.startPlatform();
     await p.apply({ ...planObject(p.ns, 'p', { cp: { name: CP, sequence: 1, updaters: [refUpdater()] }, paused: true }) });
@@ -67,7 +61,7 @@ describe('e2e: abort, supersede and delete', function () {
   });
 
   it('a newer plan supersedes an updating one: the older aborts (reason Superseded), the newer waits, then updates every machine', async () => {
-    const p = await env.platform();
+    const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 1 }] });
     await p.startPlatform();
     const rec = await p.recordMachineUpdates();
@@ -91,12 +85,12 @@ describe('e2e: abort, supersede and delete', function () {
       const terminalAt = rec.events.findIndex((e) => e.object.metadata.name === n && isTerminal(e.object.status?.updateStatus));
       expect(terminalAt, `${n} terminal before the newer plan starts`).to.be.within(0, firstNew - 1);
     }
-    const reasons = (await env.client.list(Events, p.ns)).items.filter((e) => (e['involvedObject'] as { name?: string }).name === 'plan-2').map((e) => e['reason']);
+    const reasons = (await env().client.list(Events, p.ns)).items.filter((e) => (e['involvedObject'] as { name?: string }).name === 'plan-2').map((e) => e['reason']);
     expect(reasons).to.include.members(['WaitingForPreviousPlan', 'SupersedingPlan', 'PlanCompleted']);
   });
 
   it('deleting a plan in progress aborts it first and completes once every machine is terminal and unlabelled', async () => {
-    const p = await env.platform();
+    const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 2 }] });
     await p.startPlatform();
     await p.apply(planObject(p.ns, 'p', { mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ durationSeconds: SLOW })] }] }));
@@ -104,7 +98,7 @@ describe('e2e: abort, supersede and delete', function () {
     const before = await p.plan('p');
     expect(before?.metadata?.finalizers).to.include(Finalizers.plan);
     expect(await p.labelledMachines()).to.have.length(2);
-    await env.client.delete(InPlaceUpdatePlans, p.ns, 'p');
+    await env().client.delete(InPlaceUpdatePlans, p.ns, 'p');
     await waitFor(async () => (await p.plan('p')) === undefined, { timeoutMs: 30_000, message: 'plan deleted' });
     for (const m of await p.machines()) expect(versionOf(m)).to.equal(FROM_VERSION);
     expect(await p.labelledMachines()).to.deep.equal([]);

@@ -49,3 +49,20 @@ export async function startE2eEnv(): Promise<E2eEnv> {
     },
   };
 }
+
+/**
+ * Registers the mocha hooks every scenario file shares (one environment per file, each scenario's platforms stopped
+ * after it) and returns the environment's getter.
+ */
+export function useE2eEnv(): () => E2eEnv {
+  let env: E2eEnv | undefined;
+  before(async () => {
+    env = await startE2eEnv();
+  });
+  after(async () => env?.stop());
+  afterEach(async () => env?.stopAll());
+  return () => {
+    if (!env) throw new Error('the e2e environment is not started (use it inside a test)');
+    return env;
+  };
+}

@@ -1,20 +1,14 @@
 // End to end: updater failures under failurePolicy Halt and Continue.
 import { expect } from 'chai';
-import type { E2eEnv } from './env.js';
-import { startE2eEnv } from './env.js';
+import { useE2eEnv } from './env.js';
 import { CP, FROM_VERSION, TO_VERSION, conditionOf, planObject, refUpdater, versionOf } from './harness.js';
 
 describe('e2e: updater failures', function () {
   this.timeout(120_000);
-  let env: E2eEnv;
-  before(async () => {
-    env = await startE2eEnv();
-  });
-  after(async () => env?.stop());
-  afterEach(async () => env.stopAll());
+  const env = useE2eEnv();
 
   it('Halt: the first failure stops new starts, nothing is committed on the failed machine, and the plan ends failed with the updater message', async () => {
-    const p = await env.platform();
+    const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 }] });
     await p.startPlatform();
     await p.apply(planObject(p.ns, 'halt', {
@@ -42,7 +36,7 @@ describe('e2e: updater failures', function () {
   });
 
   it('Continue: the other machines of the target go on after a failure; the plan ends failed once every machine is done', async () => {
-    const p = await env.platform();
+    const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 }] });
     await p.startPlatform();
     await p.apply(planObject(p.ns, 'continue', {

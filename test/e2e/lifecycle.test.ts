@@ -5,26 +5,20 @@ import { Labels, MachineDeployments, Machines, UpdaterUpdateTasks } from '../../
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { planController } from '../../src/plan-controller/index.js';
 import { waitFor } from '../support/wait.js';
-import type { E2eEnv } from './env.js';
-import { startE2eEnv } from './env.js';
+import { useE2eEnv } from './env.js';
 import { CP, TO_VERSION, conditionOf, planObject, refUpdater, versionOf } from './harness.js';
 
 const current = (ms: KubeObject[]): KubeObject[] => ms.filter((m) => !m.metadata.deletionTimestamp);
 
 describe('e2e: pause, scale-up, deletion and restart', function () {
   this.timeout(120_000);
-  let env: E2eEnv;
-  before(async () => {
-    env = await startE2eEnv();
-  });
-  after(async () => env?.stop());
-  afterEach(async () => env.stopAll());
+  const env = useE2eEnv();
 
   // These scenarios play the updater `manual` by hand, so each machine finishes exactly when the scenario says.
   const manual = (over: Parameters<typeof refUpdater>[0] = {}) => refUpdater({ name: 'manual', ...over });
 
   it('pause stops new starts while in-flight machines finish; resume completes the plan', async () => {
-    const p = await env.platform();
+    const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 }] });
     await p.startPlatform({ referenceNames: ['ref'] });
     await p.apply(planObject(p.ns, 'p', { paused: true, mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [manual()] }] }));
@@ -52,12 +46,12 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
   });
 
   it('machines added by a scale-up during the plan are updated too', async () => {
-    const p = await env.platform();
+    const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 1 }] });
     await p.startPlatform({ referenceNames: ['ref'] });
     await p.apply(planObject(p.ns, 'p', { mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [manual()] }] }));
     await p.waitTasks('manual', 1);
-    await env.client.patch(MachineDeployments, p.ns, 'cluster1-md-0', { spec: { replicas: 4 } }, { type: 'merge' });
+    await env().client.patch(MachineDeployments, p.ns, 'cluster1-md-0', { spec: { replicas: 4 } }, { type: 'merge' });
     await waitFor(async () => current(await p.machines()).filter((m) => m.metadata.labels?.[Labels.deploymentName] === 'cluster1-md-0').length === 4, { message: '4 machines' });
     const done = await p.drive('p', 'manual');
     expect(done.status?.targets?.[0]).to.include({ machines: 4, updated: 4 });
@@ -66,13 +60,13 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
   });
 
   it('a machine deleted mid-update has its update aborted; its replacement is updated and the plan completes', async () => {
-    const p = await env.platform();
+    const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 1 }] });
     await p.startPlatform({ referenceNames: ['ref'] });
     await p.apply(planObject(p.ns, 'p', { mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [manual()] }] }));
     const [task] = await p.waitTasks('manual', 1);
     const victim = (task!['spec'] as { machineRef: { name: string } }).machineRef.name;
-    await env.client.delete(Machines, p.ns, victim);
+    await env().client.delete(Machines, p.ns, victim);
     const done = await p.drive('p', 'manual');
     // The updater (played here) answers the abort of the deleted machine's task.
     const victimMu = await waitFor(async () => {
@@ -88,11 +82,11 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
   });
 
   it('a controller restart mid-update creates no duplicate MachineUpdate or task and the plan completes', async () => {
-    const p = await env.platform();
+    const p = await env().platform();
     await p.provision({ cpReplicas: 3, mds: [] });
     await p.startPlatform({ referenceNames: ['ref'] });
     const tasks: string[] = [];
-    const tw = await env.client.watch(UpdaterUpdateTasks, p.ns, {}, (e) => {
+    const tw = await env().client.watch(UpdaterUpdateTasks, p.ns, {}, (e) => {
       if (e.type === 'ADDED') tasks.push(e.object.metadata.name!);
     });
     const rec = await p.recordMachineUpdates();

@@ -3,8 +3,7 @@ import { expect } from 'chai';
 import type { KubeObject, MachineUpdate } from '../../src/api/index.js';
 import { Annotations, DevMachines, Events, KubeadmConfigs, KubernetesVersionUpdateTaskTemplates, Labels, Nodes, OSImageUpdateTaskTemplates, UpdaterUpdateTasks, apiVersionOf, isTerminal } from '../../src/api/index.js';
 import { nodeNameFor } from '../../src/capi-sim/index.js';
-import type { E2eEnv } from './env.js';
-import { startE2eEnv } from './env.js';
+import { useE2eEnv } from './env.js';
 import { CP, TO_VERSION, conditionOf, isCp, planObject, refUpdater, versionOf } from './harness.js';
 
 type MU = MachineUpdate & KubeObject;
@@ -31,20 +30,15 @@ function maxInFlight(events: { object: MU }[]): Map<string, number> {
 
 describe('e2e: plan rollout', function () {
   this.timeout(120_000);
-  let env: E2eEnv;
-  before(async () => {
-    env = await startE2eEnv();
-  });
-  after(async () => env?.stop());
-  afterEach(async () => env.stopAll());
+  const env = useE2eEnv();
 
   it('updates a 3-machine control plane, then two 3-machine MachineDeployments, with three updaters per machine in order', async () => {
-    const p = await env.platform();
+    const p = await env().platform();
     await p.provision({ mds: [{ name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 }, { name: 'cluster1-md-1', replicas: 3, maxUnavailable: 0 }] });
     await p.startPlatform();
     const muEvents = await p.recordMachineUpdates();
     const taskEvents: { type: string; object: KubeObject }[] = [];
-    const tw = await env.client.watch(UpdaterUpdateTasks, p.ns, {}, (e) => {
+    const tw = await env().client.watch(UpdaterUpdateTasks, p.ns, {}, (e) => {
       if (e.type === 'ADDED' || e.type === 'MODIFIED') taskEvents.push({ type: e.type, object: e.object });
     });
 
@@ -70,8 +64,8 @@ describe('e2e: plan rollout', function () {
       expect(m.metadata.labels?.[Labels.planName]).to.equal(undefined);
       expect(m.metadata.annotations?.[Annotations.updateStartedAt]).to.equal(undefined);
       const spec = m['spec'] as { infrastructureRef: { name: string }; bootstrap: { configRef: { name: string } } };
-      expect(await env.client.get(DevMachines, p.ns, spec.infrastructureRef.name)).to.have.nested.property('spec.backend.docker.customImage', 'ubuntu-24.04-k8s-v1.30.1');
-      expect((await env.client.get(KubeadmConfigs, p.ns, spec.bootstrap.configRef.name))?.['spec']).to.have.deep.property('ntp', { enabled: true, servers: ['time.example.com'] });
+      expect(await env().client.get(DevMachines, p.ns, spec.infrastructureRef.name)).to.have.nested.property('spec.backend.docker.customImage', 'ubuntu-24.04-k8s-v1.30.1');
+      expect((await env().client.get(KubeadmConfigs, p.ns, spec.bootstrap.configRef.name))?.['spec']).to.have.deep.property('ntp', { enabled: true, servers: ['time.example.com'] });
     }
 
     // MachineUpdates: deterministic names, the contract labels, owned by the plan, the target's updaters in order.
@@ -121,7 +115,7 @@ describe('e2e: plan rollout', function () {
     for (const [m, o] of order) expect(o, m).to.deep.equal(['os', 'k8s', 'ntp']);
 
     // Events for the transitions.
-    const reasons = (await env.client.list(Events, p.ns)).items.filter((e) => (e['involvedObject'] as { name?: string }).name === 'cluster1-v1-30-1').map((e) => e['reason']);
+    const reasons = (await env().client.list(Events, p.ns)).items.filter((e) => (e['involvedObject'] as { name?: string }).name === 'cluster1-v1-30-1').map((e) => e['reason']);
     expect(reasons).to.include.members(['PlanStarted', 'TargetStarted', 'TargetUpdated', 'MachineUpdateStarted', 'Surged', 'SurgeRestored', 'PlanCompleted']);
 
     // Metrics on the plan controller's /metrics.
@@ -132,12 +126,12 @@ describe('e2e: plan rollout', function () {
     expect(machines.some(isCp)).to.equal(true);
   });
   it('runs the sample updaters (own task kinds from templates, simulated nodes) and commits their changes', async () => {
-    const p = await env.platform();
+    const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 1 }] });
     await p.startPlatform();
     await p.startSampleUpdaters(['os-image', 'kubernetes-version']);
-    await env.client.create(OSImageUpdateTaskTemplates, { apiVersion: apiVersionOf(OSImageUpdateTaskTemplates), kind: OSImageUpdateTaskTemplates.kind, metadata: { name: 'os-image-task', namespace: p.ns }, spec: { template: { spec: { simulatedStepSeconds: 0 } } } });
-    await env.client.create(KubernetesVersionUpdateTaskTemplates, { apiVersion: apiVersionOf(KubernetesVersionUpdateTaskTemplates), kind: KubernetesVersionUpdateTaskTemplates.kind, metadata: { name: 'kubernetes-version-task', namespace: p.ns }, spec: { template: { spec: { simulatedStepSeconds: 0 } } } });
+    await env().client.create(OSImageUpdateTaskTemplates, { apiVersion: apiVersionOf(OSImageUpdateTaskTemplates), kind: OSImageUpdateTaskTemplates.kind, metadata: { name: 'os-image-task', namespace: p.ns }, spec: { template: { spec: { simulatedStepSeconds: 0 } } } });
+    await env().client.create(KubernetesVersionUpdateTaskTemplates, { apiVersion: apiVersionOf(KubernetesVersionUpdateTaskTemplates), kind: KubernetesVersionUpdateTaskTemplates.kind, metadata: { name: 'kubernetes-version-task', namespace: p.ns }, spec: { template: { spec: { simulatedStepSeconds: 0 } } } });
     const samples = () => [
       { name: 'os-image', sequence: 1, updaterUpdateTemplateRef: { apiVersion: apiVersionOf(OSImageUpdateTaskTemplates), kind: OSImageUpdateTaskTemplates.kind, name: 'os-image-task' }, responsibilities: [{ selectResource: 'InfraMachine' as const, path: '/spec/backend/docker/customImage', value: 'ubuntu-24.04-k8s-1.30.1' }] },
       { name: 'kubernetes-version', sequence: 2, updaterUpdateTemplateRef: { apiVersion: apiVersionOf(KubernetesVersionUpdateTaskTemplates), kind: KubernetesVersionUpdateTaskTemplates.kind, name: 'kubernetes-version-task' }, responsibilities: [{ selectResource: 'Machine' as const, path: '/spec/version', value: TO_VERSION }] },
@@ -150,7 +144,7 @@ describe('e2e: plan rollout', function () {
     for (const mu of mus) expect(mu.status?.tasks?.map((t) => [t.updater, t.kind, t.updateStatus])).to.deep.equal([['os-image', 'OSImageUpdateTask', 'updated'], ['kubernetes-version', 'KubernetesVersionUpdateTask', 'updated'], ['ntp-config', 'UpdaterUpdateTask', 'updated']]);
     for (const m of (await p.machines()).filter((x) => !x.metadata.deletionTimestamp)) {
       expect(versionOf(m)).to.equal(TO_VERSION);
-      const node = await env.client.get(Nodes, undefined, nodeNameFor(p.ns, m.metadata.name!));
+      const node = await env().client.get(Nodes, undefined, nodeNameFor(p.ns, m.metadata.name!));
       expect(node, `node of ${m.metadata.name}`).to.have.nested.property('status.nodeInfo.kubeletVersion', TO_VERSION);
     }
   });
