@@ -196,7 +196,8 @@ async function act(deps: Deps, scope: Scope, d: Decision, log: Logger): Promise<
       }
       const message = result.written.length
         ? `updated by ${scope.views.length} updater(s); committed ${result.written.join(', ')}`
-        : `updated by ${scope.views.length} updater(s); nothing to commit`;
+        : // A restart after the commit but before this status write, or values that were already at target: verified in place.
+          `updated by ${scope.views.length} updater(s); every value was already in place (verified)`;
       return { status: { updateStatus: 'updated', reason: Reasons.updated, message }, action: Action.awaitChange() };
     }
   }

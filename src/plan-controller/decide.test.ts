@@ -226,6 +226,13 @@ describe('plan-controller decidePlan', () => {
       expect(d.finalizer).to.equal(undefined);
       expect(d.events.map((e) => e.reason)).to.deep.equal(['PlanInvalid']);
     });
+    it('a target whose object does not exist is pending and says so, never "updated 0/0"', () => {
+      const d = decidePlan(snapshot({ kcp: null, mds: [] }));
+      for (const name of ['cluster1-cp', 'cluster1-md-0']) {
+        expect(row(d, name)).to.include({ updateStatus: 'pending' });
+        expect(row(d, name)!.message).to.match(/not found/);
+      }
+    });
     it('starts once the missing objects appear (re-validated every reconcile)', () => {
       const invalid = decidePlan(snapshot({ kcp: null }));
       const snap = snapshot({ kcp: kcp() });

@@ -202,10 +202,15 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   const settled = desired === undefined || current.length === desired;
   const allDone = groups.notStarted.length === 0 && inFlight === 0;
 
+  // A target whose object does not exist (an invalid plan) has no machines: "0/0 updated" would be a lie.
+  const missing = t.kind === 'ControlPlane' ? !snap.controlPlane?.object : !md;
+
   let status: Status;
   let reason: string;
   let message = '';
-  if (mode === 'stop') {
+  if (missing && !started) {
+    [status, reason, message] = ['pending', Reasons.pending, `${t.kind} ${t.target.name} not found`];
+  } else if (mode === 'stop') {
     if (inFlight > 0) [status, reason, message] = ['aborting', Reasons.aborting, `waiting for ${inFlight} machine(s) to stop: ${groups.inFlight.join(', ')}`];
     else if (allDone && unsuccessful === 0 && allCreated && started) [status, reason] = ['updated', Reasons.updated];
     else if (failed.length > 0) [status, reason, message] = ['failed', Reasons.failed, `failed: ${failureNote(ctx, failed)}`];
