@@ -332,7 +332,7 @@ async function cleanup(p: Platform, planName: string): Promise<void> {
 
 function table(results: CaseResult[]): string {
   const verbs = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'];
-  const head = ['machines', 'maxUnavailable (per MD)', 'd (s)', 'orchestration', 'status', 'wall (s)', 'lower bound (s)', 'ratio', 'wall/machine (ms)', 'next task after slot frees: median / p99 (ms)', 'task updated → MU updated: median / p99 (ms)', 'API req/machine (all)', ...verbs.map((v) => `${v}/machine`), 'CPU s: apiserver / plan / tasks / mhc / updater', 'peak RSS MB: apiserver / plan / tasks / mhc / updater'];
+  const head = ['machines', 'maxUnavailable (per MD)', 'd (s)', 'orchestration', 'status', 'wall (s)', 'lower bound (s)', 'ratio', 'wall/machine (ms)', 'next task after slot frees: median / p99 (ms)', 'task updated → MU updated: median / p99 (ms)', 'API req/machine (all)', ...verbs.map((v) => `${v}/machine`), 'CPU s: apiserver / plan / tasks / mhc / updater', 'peak RSS MB: apiserver / plan / tasks / mhc / updater', 'run started (UTC)'];
   const procOrder = ['local-apiserver', 'plan-controller', 'machine-task-controller', 'mhc-extension'];
   const rows = results.map((r) => {
     const upd = Object.keys(r.cpuSeconds).find((k) => k.startsWith('updater')) ?? '';
@@ -342,7 +342,7 @@ function table(results: CaseResult[]): string {
       String(r.wallSeconds), String(r.lowerBoundSeconds), r.ratio === null ? '–' : String(r.ratio), String(r.wallMsPerMachine),
       `${fmt(r.overheadMs.nextTask.median)} / ${fmt(r.overheadMs.nextTask.p99)}`, `${fmt(r.overheadMs.taskToMachineUpdateUpdated.median)} / ${fmt(r.overheadMs.taskToMachineUpdateUpdated.p99)}`,
       String(r.apiRequestsPerMachine['all'] ?? 0), ...verbs.map((v) => String(r.apiRequestsPerMachine[v] ?? 0)),
-      order.map((k) => r.cpuSeconds[k] ?? '-').join(' / '), order.map((k) => r.peakRssMB[k] ?? '-').join(' / '),
+      order.map((k) => r.cpuSeconds[k] ?? '-').join(' / '), order.map((k) => r.peakRssMB[k] ?? '-').join(' / '), r.startedAt.slice(0, 16).replace('T', ' '),
     ];
   });
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
