@@ -58,35 +58,7 @@ export function buildFleet(shape: FleetShape): Fleet {
     machineDeployments: mds,
     ...(shape.mhcTimeout ? { mhc: { name: `${shape.clusterName}-mhc`, inPlaceUpdateTimeout: shape.mhcTimeout, unhealthyLessThanOrEqualTo: '100%' } } : {}),
   });
-  return { shape, cpName, cpReplicas, mdNames: mds.map((m) => m.name), mdReplicas: Object.fromEntries(mds.map((m) => [m.name, m.replicas])), objects: dedupeMachineNames(objects) };
-}
-
-/**
- * The inventory builder's machine names (owner + 5-character hash suffix) collide within one MachineSet from about
- * 30 replicas on (e.g. two machines `c1-md-0-q26gk-vlbzp` among 30), which would silently shrink the fleet. Each
- * repeated Machine and the objects built for it right after it (DevMachine, KubeadmConfig, Node, all named after
- * the machine) get a distinct name; everything else is left as built.
- */
-export function dedupeMachineNames(objects: KubeObject[]): KubeObject[] {
-  const seen = new Set<string>();
-  const out: KubeObject[] = [];
-  for (let i = 0; i < objects.length; i++) {
-    const o = objects[i]!;
-    const name = o.metadata.name ?? '';
-    if (o.kind !== 'Machine' || !seen.has(name)) {
-      if (o.kind === 'Machine') seen.add(name);
-      out.push(o);
-      continue;
-    }
-    let k = 1;
-    while (seen.has(`${name}-${k}`)) k++;
-    const fresh = `${name}-${k}`;
-    seen.add(fresh);
-    const group = [o];
-    while (i + 1 < objects.length && ['DevMachine', 'KubeadmConfig', 'Node'].includes(objects[i + 1]!.kind ?? '')) group.push(objects[++i]!);
-    for (const g of group) out.push(JSON.parse(JSON.stringify(g).split(`"${name}"`).join(`"${fresh}"`).split(`-${name}"`).join(`-${fresh}"`).split(`/${name}"`).join(`/${fresh}"`)) as KubeObject);
-  }
-  return out;
+  return { shape, cpName, cpReplicas, mdNames: mds.map((m) => m.name), mdReplicas: Object.fromEntries(mds.map((m) => [m.name, m.replicas])), objects };
 }
 
 /** Runs `fn` over `items` with at most `limit` calls in flight. */

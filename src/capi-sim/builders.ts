@@ -26,6 +26,24 @@ export function stableSuffix(seed: string): string {
   return out;
 }
 
+const SUFFIX_SPACE = ALPHABET.length ** 5;
+// Not divisible by 3 (27^5's only prime factor), so i -> (i * STRIDE + offset) mod 27^5 is a bijection.
+const STRIDE = 1_000_003;
+
+/**
+ * The i-th member suffix of an owner: looks random like a generated name, and distinct for every i below 27^5 by
+ * construction (a permutation of the index, offset per owner), so a MachineSet never gets two machines of one name.
+ */
+export function memberSuffix(owner: string, i: number): string {
+  let n = (((i * STRIDE) % SUFFIX_SPACE) + (fnv1a(owner) % SUFFIX_SPACE)) % SUFFIX_SPACE;
+  let out = '';
+  for (let k = 0; k < 5; k++) {
+    out += ALPHABET[n % ALPHABET.length];
+    n = Math.floor(n / ALPHABET.length);
+  }
+  return out;
+}
+
 const fnv1a = (s: string): number => {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) {

@@ -5,7 +5,7 @@ import { isAlreadyExists, isNotFound } from '../runtime/errors.js';
 import {
   Clusters, DevMachineTemplates, DevMachines, KubeadmConfigTemplates, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines,
   buildDevMachine, buildKubeadmConfig, buildMachine, buildNode, condition, controlPlaneMachineLabels, controllerRef, defaultImage, deploymentMachineLabels,
-  NODE_CLUSTER_NAMESPACE_ANNOTATION, devMachineReadyStatus, kubeTime, kubeadmConfigReadyStatus, machineRunningStatus, nodeInfoFor, nodeNameFor, nodeReadyStatus, stableSuffix,
+  NODE_CLUSTER_NAMESPACE_ANNOTATION, devMachineReadyStatus, kubeTime, kubeadmConfigReadyStatus, machineRunningStatus, nodeInfoFor, memberSuffix, nodeNameFor, nodeReadyStatus, stableSuffix,
   type MachineBlueprint,
 } from './builders.js';
 import type { KubeadmControlPlane, MachineDeployment, MachineHealthCheck, MachineSet } from './types.js';
@@ -26,7 +26,7 @@ export interface InventoryOptions {
 }
 
 /** Name of the i-th machine of a KubeadmControlPlane or MachineSet in a built inventory. */
-export const inventoryMachineName = (ownerName: string, i: number): string => `${ownerName}-${stableSuffix(`${ownerName}#${i}`)}`;
+export const inventoryMachineName = (ownerName: string, i: number): string => `${ownerName}-${memberSuffix(ownerName, i)}`;
 /** Name of the MachineSet of a MachineDeployment in a built inventory. */
 export const inventoryMachineSetName = (mdName: string): string => `${mdName}-${stableSuffix(mdName)}`;
 

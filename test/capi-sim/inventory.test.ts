@@ -31,6 +31,13 @@ describe('capi-sim inventory', () => {
   it('is deterministic: the same options build the same objects and names', () => {
     expect(buildInventory(opts)).to.deep.equal(objs);
   });
+  it('never gives two machines one name, however large a MachineSet (names are a permutation of the index)', () => {
+    const big = buildInventory({ namespace: 'n', clusterName: 'c1', version: 'v1.30.0', machineDeployments: [{ name: 'c1-md-0', replicas: 5000 }, { name: 'c1-md-1', replicas: 5000 }] });
+    const names = ofKind(big, 'Machine').map((m) => m.metadata.name);
+    expect(names).to.have.length(10_000);
+    expect(new Set(names).size).to.equal(10_000);
+    for (const n of names) expect(n).to.match(/^c1-md-[01]-[a-z0-9]{5}-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+  });
 
   it('builds a cluster with its control plane, deployments, machine sets, machines, infrastructure, bootstrap configs, nodes and MHC', () => {
     const counts = Object.fromEntries(['Cluster', 'KubeadmControlPlane', 'MachineDeployment', 'MachineSet', 'Machine', 'DevMachine', 'KubeadmConfig', 'Node', 'MachineHealthCheck', 'DevMachineTemplate', 'KubeadmConfigTemplate'].map((k) => [k, ofKind(objs, k).length]));

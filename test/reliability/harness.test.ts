@@ -1,7 +1,7 @@
 // The reliability suites are only as good as their invariant checker and the bench's lower bound: both can fail.
 import { expect } from 'chai';
 import { API_VERSION, Annotations, InPlaceUpdatePlans, Labels, MachineUpdates, Machines, UpdaterUpdateTasks, type KubeObject } from '../../src/api/index.js';
-import { buildFleet, dedupeMachineNames, fleetPlan } from '../../bench/lib/fleet.js';
+import { buildFleet, fleetPlan } from '../../bench/lib/fleet.js';
 import { summarize } from '../../bench/lib/observe.js';
 import { FakeClient } from '../support/fake-client.js';
 import { checkInvariants, type MachineBefore } from './harness.js';
@@ -52,16 +52,6 @@ describe('bench: fleet and statistics', () => {
     expect(names).to.have.length(3003);
     expect(new Set(names).size).to.equal(3003);
     expect(new Set(f.objects.filter((o) => o.kind === 'Node').map((o) => o.metadata.name)).size).to.equal(3003);
-  });
-  it('renames a repeated machine together with its DevMachine, KubeadmConfig and Node', () => {
-    const m = (n: string): KubeObject[] => [
-      { apiVersion: 'v', kind: 'Machine', metadata: { name: n }, spec: { infrastructureRef: { name: n } } } as KubeObject,
-      { apiVersion: 'v', kind: 'DevMachine', metadata: { name: n } } as KubeObject,
-      { apiVersion: 'v', kind: 'Node', metadata: { name: `ns-${n}` } } as KubeObject,
-    ];
-    const out = dedupeMachineNames([...m('a'), ...m('a')]);
-    expect(out.map((o) => o.metadata.name)).to.deep.equal(['a', 'a', 'ns-a', 'a-1', 'a-1', 'ns-a-1']);
-    expect((out[3]!['spec'] as { infrastructureRef: { name: string } }).infrastructureRef.name).to.equal('a-1');
   });
   it('builds a plan with the control plane before every MachineDeployment', () => {
     const f = buildFleet({ namespace: 'x', clusterName: 'c1', version: 'v1.30.0', workers: 120, mdSize: 50 });
