@@ -65,8 +65,13 @@ const trimEnd = (s: string): string => s.replace(/[^a-z0-9A-Z]+$/, '');
  * whole, so long machine names still make valid, stable labels.
  */
 export function toLabelValue(s: string): string {
-  if (s.length <= MAX_LABEL_VALUE) return s;
-  return `${trimEnd(s.slice(0, MAX_LABEL_VALUE - 11))}-${hash(s, 10)}`;
+  return shortenName(s, MAX_LABEL_VALUE);
+}
+
+/** Shortens `s` to at most `max` characters, keeping it unique by a hash of the whole; used for every derived name. */
+export function shortenName(s: string, max: number, hashOf: string = s): string {
+  if (s.length <= max) return s;
+  return `${trimEnd(s.slice(0, max - 11))}-${hash(hashOf, 10)}`;
 }
 
 /** The contract labels (C1) of a task. */
@@ -88,9 +93,7 @@ export const TASK_LABEL_KEYS: readonly string[] = [Labels.clusterName, Labels.pl
  * in a hash of both parts, staying a DNS-1123 subdomain of at most 253 characters.
  */
 export function taskName(machineName: string, updaterName: string): string {
-  const full = `${machineName}.${updaterName}`.toLowerCase();
-  if (full.length <= MAX_NAME) return full;
-  return `${trimEnd(full.slice(0, MAX_NAME - 11))}-${hash(`${machineName}/${updaterName}`, 10)}`;
+  return shortenName(`${machineName}.${updaterName}`.toLowerCase(), MAX_NAME, `${machineName}/${updaterName}`);
 }
 
 /** spec.updatePhase of a task (C2); absent means updating (the CRD default). */

@@ -1,6 +1,7 @@
 // The machine task controller (DESIGN §4.2): reconciles MachineUpdates. Per reconcile it snapshots the
 // MachineUpdate, its Machine and its tasks, decides one step (decide.ts), does it, and writes the status once.
 import {
+  Labels,
   MachineUpdates,
   Machines,
   Reasons,
@@ -20,6 +21,7 @@ import {
   taskKindOfTemplate,
   taskLabels,
   taskName,
+  toLabelValue,
   TemplateKindError,
   type Task,
 } from '../contract/index.js';
@@ -60,8 +62,9 @@ export function setupMachineTaskController(mgr: Manager): Controller {
     .owns(UpdaterUpdateTasks)
     // A Machine that disappears or starts deleting aborts its update; machines are few per MachineUpdate.
     .watches<KubeObject>(Machines, (m) =>
+      // Indexed by the machine-name label (every Machine event would otherwise scan every MachineUpdate).
       muInformer.store
-        .list(m.metadata.namespace)
+        .byLabel(Labels.machineName, toLabelValue(m.metadata.name ?? ''), m.metadata.namespace)
         .filter((mu) => mu.spec?.machineRef?.name === m.metadata.name)
         .map((mu) => ({ namespace: mu.metadata.namespace, name: mu.metadata.name! })),
     )
