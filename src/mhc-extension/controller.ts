@@ -1,7 +1,7 @@
 // The MHC extension's controllers: one reconciles each MachineHealthCheck (protect, judge, remediate), one
 // restores a machine's skip-remediation once its update ended. Everything is derived from the objects.
 import { Labels, MachineHealthChecks, MachineUpdates, Machines, MhcEventReasons, type KubeObject } from '../api/index.js';
-import { Action, LabelSelectorError, formatLabelSelector, matchesSelector, setCondition, type LabelSelector, type Manager, type ObjectKey, type ReconcileContext } from '../runtime/index.js';
+import { Action, LabelSelectorError, formatLabelSelector, matchesRequirements, parseSelector, setCondition, type LabelRequirement, type LabelSelector, type Manager, type ObjectKey, type ReconcileContext } from '../runtime/index.js';
 import { activeUpdateOf, planMachineHealthCheck, restorePatch, type AnnotationPatch, type EventWish, type MachineAction } from './decisions.js';
 import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
 
@@ -16,15 +16,31 @@ export interface MhcExtensionOptions {
 const keyOf = (o: KubeObject): ObjectKey => ({ ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name: o.metadata.name ?? '' });
 const machineNameOf = (u: MachineUpdate): string | undefined => u.metadata.labels?.[Labels.machineName] ?? u.spec?.machineRef?.name;
 
+/** Parsed selectors by their JSON form: every Machine event and every reconcile matches many machines against few MHCs. */
+const parsedSelectors = new Map<string, LabelRequirement[] | null>();
+
+/** The MHC's parsed selector, or null when it does not parse (it then selects nothing). */
+function requirementsOf(mhc: MachineHealthCheck): LabelRequirement[] | null {
+  const key = JSON.stringify(mhc.spec.selector ?? {});
+  let reqs = parsedSelectors.get(key);
+  if (reqs === undefined) {
+    try {
+      reqs = parseSelector(formatLabelSelector(mhc.spec.selector as LabelSelector));
+    } catch (err) {
+      if (!(err instanceof LabelSelectorError)) throw err;
+      reqs = null;
+    }
+    if (parsedSelectors.size > 1000) parsedSelectors.clear();
+    parsedSelectors.set(key, reqs);
+  }
+  return reqs;
+}
+
 /** True when the MHC selects the machine: same cluster, and its selector matches the machine's labels (an unparsable selector selects nothing). */
 export function selects(mhc: MachineHealthCheck, m: KubeObject & { spec?: { clusterName?: string } }): boolean {
   if (m.metadata.namespace !== mhc.metadata.namespace || m.spec?.clusterName !== mhc.spec.clusterName) return false;
-  try {
-    return matchesSelector(formatLabelSelector(mhc.spec.selector as LabelSelector), m.metadata.labels);
-  } catch (err) {
-    if (err instanceof LabelSelectorError) return false;
-    throw err;
-  }
+  const reqs = requirementsOf(mhc);
+  return reqs !== null && matchesRequirements(reqs, m.metadata.labels);
 }
 
 /** Registers the extension's controllers with the manager. */
