@@ -51,13 +51,7 @@ export class ResourceStore {
     // The JSON goes to the event (shared by watchers) but is not kept on the entry: memory per object matters more.
     const entry: Entry = { obj, rv };
     const isNew = !this.objects.has(key);
-    this.objects.set(key, entry);
-    let nsMap = this.byNs.get(ns);
-    if (!nsMap) {
-      nsMap = new Map();
-      this.byNs.set(ns, nsMap);
-    }
-    nsMap.set(name, entry);
+    this.place(key, ns, name, entry);
     if (isNew) {
       if (this.sorted) insertSorted(this.sorted, key);
       const s = this.sortedNs.get(ns);
@@ -83,7 +77,12 @@ export class ResourceStore {
   /** Restores an object without emitting (persistence replay). */
   restore(ns: string, name: string, obj: Obj, rv: number): void {
     const key = ResourceStore.key(ns, name);
-    const entry: Entry = { obj, rv };
+    this.place(key, ns, name, { obj, rv });
+    this.invalidate(ns);
+  }
+
+  /** Stores an entry under its key and in its namespace's index. */
+  private place(key: string, ns: string, name: string, entry: Entry): void {
     this.objects.set(key, entry);
     let nsMap = this.byNs.get(ns);
     if (!nsMap) {
@@ -91,7 +90,6 @@ export class ResourceStore {
       this.byNs.set(ns, nsMap);
     }
     nsMap.set(name, entry);
-    this.invalidate(ns);
   }
 
   private invalidate(ns: string): void {

@@ -6,21 +6,15 @@ import { Builder, type ControllerHost, type ControllerImpl } from './controller.
 import { createEventRecorder, type FlushableEventRecorder } from './events.js';
 import { startHealthServer, type HealthServer } from './health.js';
 import { SharedInformer, type InformerOptions } from './informer.js';
-import { LeaderElector } from './leader.js';
+import { LeaderElector, type LeaderElectionOptions } from './leader.js';
 import { errorFields, noopLogger } from './log.js';
 import { createMetrics, instrumentClient, type RuntimeMetrics } from './metrics.js';
 import type { WorkQueueOptions } from './queue.js';
 import type { ControllerBuilder, Informer, KubeClient, Logger, Manager } from './types.js';
 
 /** Leader election settings of a manager. */
-export interface ManagerLeaderElection {
+export interface ManagerLeaderElection extends Pick<LeaderElectionOptions, 'leaseName' | 'leaseNamespace' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'> {
   enabled: boolean;
-  leaseName: string;
-  leaseNamespace: string;
-  identity?: string;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
 }
 
 /** Options of `createManager`. */
