@@ -2,7 +2,8 @@
 // restores a machine's skip-remediation once its update ended. Everything is derived from the objects.
 import { Labels, MachineHealthChecks, MachineUpdates, Machines, MhcEventReasons, type KubeObject } from '../api/index.js';
 import { Action, LabelSelectorError, formatLabelSelector, matchesRequirements, parseSelector, setCondition, type LabelRequirement, type LabelSelector, type Manager, type ObjectKey, type ReconcileContext } from '../runtime/index.js';
-import { activeUpdateOf, planMachineHealthCheck, restorePatch, type AnnotationPatch, type EventWish, type MachineAction } from './decisions.js';
+import { toLabelValue } from '../contract/index.js';
+import { activeUpdateOf, machineNeedsPass, machineOfUpdate, planMachineHealthCheck, planNeedsAttention, restorePatch, type AnnotationPatch, type EventWish, type MachineAction } from './decisions.js';
 import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
 
 /** Name of the component and of its main controller. */
@@ -14,7 +15,6 @@ export interface MhcExtensionOptions {
 }
 
 const keyOf = (o: KubeObject): ObjectKey => ({ ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name: o.metadata.name ?? '' });
-const machineNameOf = (u: MachineUpdate): string | undefined => u.metadata.labels?.[Labels.machineName] ?? u.spec?.machineRef?.name;
 
 /** Parsed selectors by their JSON form: every Machine event and every reconcile matches many machines against few MHCs. */
 const parsedSelectors = new Map<string, LabelRequirement[] | null>();
@@ -49,21 +49,31 @@ export function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}):
   const mhcs = mgr.informer<MachineHealthCheck>(MachineHealthChecks);
   const machines = mgr.informer<Machine>(Machines);
   const updates = mgr.informer<MachineUpdate>(MachineUpdates);
-  const mhcsSelecting = (m: Machine): ObjectKey[] => mhcs.store.list(m.metadata.namespace).filter((h) => selects(h, m)).map(keyOf);
+  const mhcsSelecting = (m: Machine): MachineHealthCheck[] => mhcs.store.list(m.metadata.namespace).filter((h) => selects(h, m));
+  /** MHCs whose last pass left a timed-out or failed machine: any event may free budget for it, so every event counts. */
+  const attention = new Set<string>();
+  const mhcKey = (h: MachineHealthCheck): string => `${h.metadata.namespace ?? ''}/${h.metadata.name ?? ''}`;
+  // A pass is O(machines); at 10k machines one per event saturated a core. Only events that can change its outcome trigger one.
+  const mhcsToPass = (m: Machine | undefined): ObjectKey[] => {
+    if (!m) return [];
+    const name = m.metadata.name ?? '';
+    const mine = updates.store.byLabel(Labels.machineName, toLabelValue(name), m.metadata.namespace).filter((u) => machineOfUpdate(u) === name);
+    return mhcsSelecting(m).filter((h) => attention.has(mhcKey(h)) || machineNeedsPass(h, m, mine, now())).map(keyOf);
+  };
   const warned = new Set<string>();
 
   mgr.controller(CONTROLLER_NAME)
     .for(MachineHealthChecks)
-    .watches<Machine>(Machines, mhcsSelecting)
-    .watches<MachineUpdate>(MachineUpdates, (u) => {
-      const m = machines.store.get(u.metadata.namespace, machineNameOf(u) ?? '');
-      return m ? mhcsSelecting(m) : [];
-    })
+    .watches<Machine>(Machines, mhcsToPass)
+    .watches<MachineUpdate>(MachineUpdates, (u) => mhcsToPass(machines.store.peek(u.metadata.namespace, machineOfUpdate(u))))
     .reconcile(async (key, ctx) => {
       const mhc = mhcs.store.get(key.namespace, key.name);
       if (!mhc || mhc.metadata.deletionTimestamp) return Action.awaitChange();
       const selected = machines.store.list(key.namespace).filter((m) => selects(mhc, m));
-      const plan = planMachineHealthCheck(mhc, selected, updates.store.list(key.namespace), now());
+      const nsUpdates = updates.store.list(key.namespace);
+      const plan = planMachineHealthCheck(mhc, selected, nsUpdates, now());
+      if (planNeedsAttention(plan)) attention.add(mhcKey(mhc));
+      else attention.delete(mhcKey(mhc));
       for (const e of plan.mhcEvents) {
         // One warning per configuration value, not one per reconcile.
         const id = `${mhc.metadata.uid}/${mhc.metadata.annotations ? JSON.stringify(mhc.metadata.annotations) : ''}/${JSON.stringify(mhc.spec.remediation ?? {})}`;
@@ -72,20 +82,24 @@ export function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}):
         mgr.events.event(mhc, e.type, e.reason, e.message);
         ctx.log.warn({ mhc: key.name, reason: e.reason }, e.message);
       }
-      for (const action of plan.actions) await act(mgr, key.namespace, action, ctx, machines.store.get(key.namespace, action.machine), updates.store);
+      // The cached (frozen) objects the decision was made on: no per-machine copies, which cost seconds at 10k machines.
+      const machineByName = new Map(selected.map((m) => [m.metadata.name ?? '', m]));
+      const updateByName = new Map(nsUpdates.map((u) => [u.metadata.name ?? '', u]));
+      for (const action of plan.actions) await act(mgr, key.namespace, action, ctx, machineByName.get(action.machine), updateByName);
       return plan.requeueAfterMs !== undefined ? Action.requeue(plan.requeueAfterMs) : Action.awaitChange();
     });
 
   mgr.controller(`${CONTROLLER_NAME}-restore`)
     .for(Machines)
     .watches<MachineUpdate>(MachineUpdates, (u) => {
-      const name = machineNameOf(u);
+      const name = machineOfUpdate(u);
       return name ? [{ ...(u.metadata.namespace ? { namespace: u.metadata.namespace } : {}), name }] : [];
     })
     .reconcile(async (key, ctx) => {
-      const m = machines.store.get(key.namespace, key.name);
+      const m = machines.store.peek(key.namespace, key.name);
       if (!m || m.metadata.deletionTimestamp) return Action.awaitChange();
-      if (activeUpdateOf(key.name, updates.store.byLabel(Labels.machineName, key.name, key.namespace))) return Action.awaitChange();
+      // The label holds the label-safe form of the name (shortened past 63 characters); activeUpdateOf checks machineRef.
+      if (activeUpdateOf(key.name, updates.store.byLabel(Labels.machineName, toLabelValue(key.name), key.namespace))) return Action.awaitChange();
       const patch = restorePatch(m.metadata.annotations);
       if (!patch) return Action.awaitChange();
       await patchAnnotations(mgr, m, patch);
@@ -96,7 +110,7 @@ export function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}):
 }
 
 /** Applies one machine's decision: annotations (merge patch, optimistic), then the MachineUpdate condition, then Events. */
-async function act(mgr: Manager, namespace: string | undefined, action: MachineAction, ctx: ReconcileContext, machine: Machine | undefined, updates: { get(ns: string | undefined, name: string): MachineUpdate | undefined }): Promise<void> {
+async function act(mgr: Manager, namespace: string | undefined, action: MachineAction, ctx: ReconcileContext, machine: Machine | undefined, updates: ReadonlyMap<string, MachineUpdate>): Promise<void> {
   if (!machine) return;
   if (action.annotations) {
     await patchAnnotations(mgr, machine, action.annotations);
@@ -104,7 +118,7 @@ async function act(mgr: Manager, namespace: string | undefined, action: MachineA
     emit(mgr, machine, action.eventsOnPatch);
   }
   if (!action.update) return;
-  const u = updates.get(namespace, action.update.name);
+  const u = updates.get(action.update.name);
   if (!u) return;
   const wish = action.update.condition;
   const current = u.status?.conditions?.find((c) => c.type === wish.type);

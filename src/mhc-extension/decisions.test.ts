@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Annotations, ConditionTypes, Labels, MhcEventReasons, Reasons } from '../api/index.js';
 import {
-  activeUpdateOf, isNodeInitialized, judge, liftPatch, planMachineHealthCheck, protectPatch, readTimeoutAnnotation, remediationCount,
+  activeUpdateOf, isNodeInitialized, judge, liftPatch, machineNeedsPass, planMachineHealthCheck, planNeedsAttention, protectPatch, readTimeoutAnnotation, remediationCount,
   remediationWindow, restorePatch, scaledValue, updateTimeoutMs,
 } from './decisions.js';
 import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
@@ -212,6 +212,47 @@ describe('mhc-extension decisions', () => {
       const args = [mhc({ timeout: '2s', max: 1 }), [machine('a'), machine('b')], [update('a', { startMs: T0 })], T0 + 700] as const;
       expect(planMachineHealthCheck(...args)).to.deep.equal(planMachineHealthCheck(...args));
       expect(ConditionTypes.healthCheckSucceeded).to.equal('HealthCheckSucceeded');
+    });
+
+    it('scales linearly: 10,000 machines with 5,000 updates plan in one pass', () => {
+      const ms = Array.from({ length: 10_000 }, (_, i) => machine(`m${i}`));
+      const ups = Array.from({ length: 5_000 }, (_, i) => update(`m${i * 2}`, { startMs: T0 }));
+      const p = planMachineHealthCheck(mhc({ timeout: '1h' }), ms, ups, T0);
+      expect(p.actions).to.have.length(5_000);
+      expect(p.actions[0]?.machine).to.equal('m0');
+    });
+  });
+
+  describe('machineNeedsPass', () => {
+    const H = mhc({ timeout: '1h' });
+    /** The machine as the pass leaves it: protected, with the condition the pass records. */
+    const settled = (): [Machine, MachineUpdate] => {
+      const m = machine('a');
+      const u = update('a', { startMs: T0 });
+      const a = planMachineHealthCheck(H, [m], [u], T0).actions[0]!;
+      const c = a.update!.condition;
+      return [
+        { ...m, metadata: { ...m.metadata, annotations: { ...(a.annotations as Record<string, string>) } } },
+        { ...u, status: { ...u.status, conditions: [{ ...c, lastTransitionTime: iso(T0) }] } },
+      ];
+    };
+    const cases: Array<[string, () => [MachineHealthCheck, Machine, MachineUpdate[], number], boolean]> = [
+      ['a healthy machine not in update', () => [H, machine('a'), [], T0], false],
+      ['a machine whose update ended', () => [H, machine('a'), [update('a', { status: 'updated' })], T0], false],
+      ['an MHC without the timeout annotation', () => [mhc(), machine('a'), [update('a', { startMs: T0 })], T0], false],
+      ['a machine in update, not yet protected', () => [H, machine('a'), [update('a', { startMs: T0 })], T0], true],
+      ['a machine in update, protected, condition recorded', () => { const [m, u] = settled(); return [H, m, [u], T0 + 1000]; }, false],
+      ['the same machine once its timeout expired', () => { const [m, u] = settled(); return [H, m, [u], T0 + 3_600_000]; }, true],
+      ['the same machine whose update failed', () => { const [m, u] = settled(); return [H, m, [{ ...u, status: { ...u.status, updateStatus: 'failed' } }], T0 + 1000]; }, true],
+      ['an unhealthy machine not in update (it moves the budget)', () => [H, machine('a', { hcFalse: true }), [], T0], true],
+      ['a deleting machine', () => [H, machine('a', { deleting: true }), [], T0], true],
+      ['a machine marked for remediation', () => [H, machine('a', { annotations: { [Annotations.remediateMachine]: '' } }), [], T0], true],
+    ];
+    for (const [name, input, want] of cases) it(`${want ? 'needs' : 'does not need'} a pass: ${name}`, () => expect(machineNeedsPass(...input())).to.equal(want));
+
+    it('a pass that left a timed-out machine needs attention; one with machines within their timeout does not', () => {
+      expect(planNeedsAttention(planMachineHealthCheck(H, [machine('a')], [update('a', { startMs: T0 })], T0 + 3_600_000))).to.equal(true);
+      expect(planNeedsAttention(planMachineHealthCheck(H, [machine('a')], [update('a', { startMs: T0 })], T0))).to.equal(false);
     });
   });
 });

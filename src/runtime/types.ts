@@ -103,6 +103,8 @@ export interface ObjectKey {
 export interface Store<T extends KubeObject = KubeObject> {
   /** A mutable deep copy of the cached object, or undefined. */
   get(namespace: string | undefined, name: string): T | undefined;
+  /** The frozen cached object itself (no copy): for reads on hot paths; clone before mutating. */
+  peek(namespace: string | undefined, name: string): T | undefined;
   /** Every cached object (of one namespace when given); frozen. */
   list(namespace?: string): T[];
   /** Objects whose label `key` equals `value` (indexed). */

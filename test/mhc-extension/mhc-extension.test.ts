@@ -167,6 +167,19 @@ describe('mhc-extension (integration)', function () {
     expect(await annotations(c, b!)).to.include({ [S]: '' });
   });
 
+  it('remediates a blocked machine once the budget frees (another machine\'s update ends)', async () => {
+    await setUp({ timeout: '2s', max: 1 });
+    const [a, b] = workers;
+    const muA = await startUpdate(c, a!, { startedMsAgo: 10_000 });
+    // b's timeout is a minute away, so no timer wakes the extension before the test ends.
+    const muB = await startUpdate(c, b!, { startedMsAgo: -60_000 });
+    await waitFor(async () => ((await healthCondition(c, muA))?.message ?? '').includes('remediation blocked') || undefined, { message: 'a blocked' });
+    // b's update ends: it no longer counts against the budget. Only that event can unblock a.
+    await setUpdateStatus(c, muB, { updateStatus: 'updated' });
+    await waitFor(async () => (await annotations(c, a!))[R] !== undefined || undefined, { message: 'a remediated after the budget freed' });
+    expect((await healthCondition(c, muA))?.message).to.match(/remediation triggered/);
+  });
+
   it('ignores an MHC with an invalid timeout: a Warning Event on the MHC and no change to any machine', async () => {
     await setUp({ timeout: 'half an hour' });
     const [m] = workers;
