@@ -19,6 +19,7 @@ import {
 } from '../api/index.js';
 import { toKubeTime } from '../runtime/conditions.js';
 import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/errors.js';
+import { forEachLimit } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
 import { Action } from '../runtime/types.js';
@@ -37,6 +38,11 @@ export const CONTROLLER_NAME = 'plan-controller';
 const FIELD_MANAGER = CONTROLLER_NAME;
 /** Re-validation period of an invalid plan (objects it names may appear without an event we watch, e.g. a CRD). */
 const INVALID_RECHECK_MS = 15_000;
+/**
+ * Writes of one kind in flight at once within a reconcile. One plan is one key, so its reconciles are serial; with
+ * one await per write, starting 500 machines at 10k cost 1,000 sequential round trips and the plan fell behind.
+ */
+const WRITES_IN_FLIGHT = 16;
 /** How long a created MachineUpdate is assumed to exist before the informer shows it. */
 const EXPECTATION_TTL_MS = 30_000;
 
@@ -203,12 +209,12 @@ async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDeci
   }
 
   // Label first: the MHC extension protects a machine from remediation as soon as it carries the label.
-  for (const l of d.label) {
-    const m = deps.machines.get(ns, l.machine);
-    if (!m) continue;
+  await forEachLimit(d.label, WRITES_IN_FLIGHT, async (l) => {
+    if (!deps.machines.peek(ns, l.machine)) return;
     await ignoreNotFound(client.patch(Machines, ns, l.machine, { metadata: { labels: { [Labels.planName]: labelValue(name) }, annotations: { [Annotations.updateStartedAt]: l.startedAt } } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
-  }
-  for (const c of d.create) {
+  });
+  // Only after every label landed (the loop above throws otherwise): no machine is in update without its label.
+  await forEachLimit(d.create, WRITES_IN_FLIGHT, async (c) => {
     const mu: MachineUpdate & KubeObject = {
       apiVersion: API_VERSION, kind: MachineUpdates.kind,
       metadata: {
@@ -230,16 +236,16 @@ async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDeci
     const planKey = keyOfPlan(ns, name);
     if (!deps.expectations.has(planKey)) deps.expectations.set(planKey, new Map());
     deps.expectations.get(planKey)!.set(c.name, { mu: created, at: Date.now() });
-  }
-  for (const muName of d.abort) {
+  });
+  await forEachLimit(d.abort, WRITES_IN_FLIGHT, async (muName) => {
     await ignoreNotFound(client.patch(MachineUpdates, ns, muName, { spec: { updatePhase: UpdatePhase.aborting } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
-  }
-  for (const machine of d.unlabel) {
-    const m = deps.machines.get(ns, machine);
-    if (!m) continue;
+  });
+  await forEachLimit(d.unlabel, WRITES_IN_FLIGHT, async (machine) => {
+    const m = deps.machines.peek(ns, machine);
+    if (!m) return;
     // Guarded by resourceVersion: the label may belong to a newer plan by the time this lands.
     await ignoreNotFound(client.patch(Machines, ns, machine, { metadata: { resourceVersion: m.metadata.resourceVersion, labels: { [Labels.planName]: null }, annotations: { [Annotations.updateStartedAt]: null } } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
-  }
+  });
   for (const s of d.scale) {
     const body: Record<string, unknown> = { metadata: { ...(s.resourceVersion ? { resourceVersion: s.resourceVersion } : {}), annotations: s.annotations } };
     if (s.replicas !== undefined) body['spec'] = { replicas: s.replicas };

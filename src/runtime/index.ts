@@ -17,4 +17,5 @@ export { createMetrics, instrumentClient, type RuntimeMetrics } from './metrics.
 export { startHealthServer, type HealthServer, type HealthServerOptions } from './health.js';
 export { createLogger, noopLogger, errorFields, type LoggerOptions } from './log.js';
 export { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
+export { forEachLimit } from './parallel.js';
 export { runtimeRbac } from './rbac.js';
