@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { startLocalApiServer, type LocalApiServer } from '../src/local-apiserver/index.js';
+import { forEachLimit } from '../src/runtime/index.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = 32;
@@ -47,12 +48,6 @@ function client(s: LocalApiServer): Client {
   };
 }
 
-async function pool(n: number, fn: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < n) await fn(next++);
-  }));
-}
 
 function machineCrd(): { crd: Record<string, unknown>; path: string; make: (i: number) => Record<string, unknown> } {
   const file = join(process.env['CAPI_CRDS_DIR'] ?? join(ROOT, '../shared/reference/capi-crds'), 'cluster.x-k8s.io_machines.yaml');
@@ -83,7 +78,7 @@ async function benchOne(n: number): Promise<LocalApiServerBenchResult> {
     await c.req('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
     const heapBefore = heap();
     let t0 = performance.now();
-    await pool(n, async (i) => {
+    await forEachLimit([...Array(n).keys()], CONCURRENCY, async (i) => {
       const r = await c.req('POST', path, make(i));
       if (r.status !== 201) throw new Error(`create ${i}: ${r.status} ${r.body.slice(0, 200)}`);
     });
@@ -91,7 +86,7 @@ async function benchOne(n: number): Promise<LocalApiServerBenchResult> {
     const heapBytesPer10k = ((heap() - heapBefore) / n) * 10000;
 
     t0 = performance.now();
-    await pool(n, async (i) => {
+    await forEachLimit([...Array(n).keys()], CONCURRENCY, async (i) => {
       const r = await c.req('PATCH', `${path}/m-${i}/status`, { status: { phase: 'Running' } }, 'application/merge-patch+json');
       if (r.status !== 200) throw new Error(`update ${i}: ${r.status} ${r.body.slice(0, 200)}`);
     });
@@ -117,7 +112,7 @@ async function benchOne(n: number): Promise<LocalApiServerBenchResult> {
       r.end();
     })));
     t0 = performance.now();
-    await pool(n, async (i) => {
+    await forEachLimit([...Array(n).keys()], CONCURRENCY, async (i) => {
       const r = await c.req('PATCH', `${path}/m-${i}`, { metadata: { labels: { round: '2' } } }, 'application/merge-patch+json');
       if (r.status !== 200) throw new Error(`fan-out update ${i}: ${r.status}`);
     });

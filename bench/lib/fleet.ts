@@ -2,7 +2,7 @@
 // built with the capi-sim inventory builder and created in parallel (owners first, one wave per ownership depth).
 import { API_VERSION, Annotations, InPlaceUpdatePlans, MachineDeployments, type InPlaceUpdatePlan, type KubeObject, type PlanUpdater } from '../../src/api/index.js';
 import { buildInventory, resourceOf, type InventoryOptions } from '../../src/capi-sim/index.js';
-import { isAlreadyExists, type KubeClient } from '../../src/runtime/index.js';
+import { forEachLimit, isAlreadyExists, type KubeClient } from '../../src/runtime/index.js';
 
 /** Shape of a benchmark fleet. */
 export interface FleetShape {
@@ -61,17 +61,6 @@ export function buildFleet(shape: FleetShape): Fleet {
   return { shape, cpName, cpReplicas, mdNames: mds.map((m) => m.name), mdReplicas: Object.fromEntries(mds.map((m) => [m.name, m.replicas])), objects };
 }
 
-/** Runs `fn` over `items` with at most `limit` calls in flight. */
-export async function parallel<T>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      await fn(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, () => worker()));
-}
 
 const ownerKey = (kind: string, ns: string | undefined, name: string): string => `${kind}/${ns ?? ''}/${name}`;
 
@@ -100,7 +89,7 @@ export async function applyFleet(client: KubeClient, objs: readonly KubeObject[]
   const uids = new Map<string, string>();
   for (const wave of waves) {
     if (!wave) continue;
-    await parallel(wave, concurrency, async (original) => {
+    await forEachLimit(wave, concurrency, async (original) => {
       const res = resourceOf(original);
       const { status, ...rest } = structuredClone(original) as KubeObject & { status?: Record<string, unknown> };
       const obj = rest as KubeObject;
@@ -125,7 +114,7 @@ export async function applyFleet(client: KubeClient, objs: readonly KubeObject[]
 
 /** Sets maxUnavailable on every MachineDeployment of the fleet (between benchmark runs). */
 export async function setMaxUnavailable(client: KubeClient, fleet: Fleet, maxUnavailable: number | string, concurrency = 16): Promise<void> {
-  await parallel(fleet.mdNames, concurrency, async (name) => {
+  await forEachLimit(fleet.mdNames, concurrency, async (name) => {
     await client.patch(MachineDeployments, fleet.shape.namespace, name, { spec: { rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable, maxSurge: 1 } } } } }, { type: 'merge' });
   });
 }
