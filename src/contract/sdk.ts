@@ -58,6 +58,8 @@ export interface StartOptions {
   leaseNamespace?: string;
   /** Logger (default: a pino logger named after the updater). */
   log?: Logger;
+  /** Tasks reconciled in parallel (default 4). A reconcile mostly waits on the API server; raise it for large fleets. */
+  concurrency?: number;
 }
 
 /** A running updater. */
@@ -148,7 +150,7 @@ export function defineUpdater<T extends Task = Task>(def: UpdaterDefinition<T>):
       mgr
         .controller<T>(`updater-${def.name}`)
         .for(res)
-        .withConcurrency(4)
+        .withConcurrency(opts.concurrency ?? 4)
         .reconcile(async (key: ObjectKey, rctx) => {
           const task = informer.store.get(key.namespace, key.name);
           if (!task) return Action.awaitChange();
