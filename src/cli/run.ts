@@ -5,14 +5,36 @@ import { createLogger, createManager } from '../runtime/index.js';
 import { InPlaceUpdatePlans } from '../api/index.js';
 import { call, connect, explainApiError } from './kube.js';
 import { stopRequested } from './procs.js';
-import { CliError, ExitCode, flag, KUBE_OPTIONS_HELP, kubeOptions, portOption, str, UsageError, type Verb } from './verb.js';
+import { CliError, ExitCode, flag, KUBE_OPTIONS_HELP, kubeOptions, portOption, str, UsageError, type ParsedArgs, type Verb } from './verb.js';
 
-/** The controller components `run` knows, loaded on demand. */
-export const COMPONENT_LOADERS: Readonly<Record<string, () => Promise<Component>>> = {
+/** Settings from `run`'s flags that a component may take. */
+export interface ComponentRunOptions {
+  /** Keys reconciled in parallel (`--concurrency`); only components in CONCURRENCY_COMPONENTS take it. */
+  concurrency?: number;
+}
+
+/** The controller components `run` knows, loaded on demand (without options: as deployed by default). */
+export const COMPONENT_LOADERS: Readonly<Record<string, (opts?: ComponentRunOptions) => Promise<Component>>> = {
   'plan-controller': async () => (await import('../plan-controller/index.js')).planController,
-  'machine-task-controller': async () => (await import('../machine-task-controller/index.js')).machineTaskController,
+  'machine-task-controller': async (opts = {}) => {
+    const m = await import('../machine-task-controller/index.js');
+    return opts.concurrency === undefined ? m.machineTaskController : m.createMachineTaskController({ concurrency: opts.concurrency });
+  },
   'mhc-extension': async () => (await import('../mhc-extension/index.js')).mhcExtension,
 };
+
+/** The components whose concurrency `--concurrency` sets (the others' setup takes no such option yet). */
+export const CONCURRENCY_COMPONENTS: readonly string[] = ['machine-task-controller'];
+
+/** `--concurrency`: a positive integer, or undefined when absent. */
+export function concurrencyOption(a: ParsedArgs): number | undefined {
+  const v = str(a, 'concurrency');
+  if (v === undefined) return undefined;
+  // Strict digits: Number() would also take "1e3", "0x10" or " 8 ", which are more likely typos than intent.
+  const n = /^[0-9]+$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`--concurrency must be a positive integer (keys reconciled in parallel), got "${v}"`);
+  return n;
+}
 
 /** `inplace run`. */
 export const runVerb: Verb = {
@@ -31,6 +53,8 @@ Options:
   --metrics-port N        serve Prometheus /metrics on this port (0 = any free port; default: off)
   --health-port N         serve /healthz and /readyz on this port (default: off)
   --log-level LEVEL       debug, info, warn, error (default: $LOG_LEVEL or info)
+  --concurrency N         MachineUpdates the machine-task-controller reconciles in parallel (default 16);
+                          the plan-controller and mhc-extension do not take it
 ${KUBE_OPTIONS_HELP}`,
   options: {
     ...kubeOptions,
@@ -40,6 +64,7 @@ ${KUBE_OPTIONS_HELP}`,
     'metrics-port': { type: 'string' },
     'health-port': { type: 'string' },
     'log-level': { type: 'string' },
+    concurrency: { type: 'string' },
   },
   async run(args, io) {
     const names = args.positionals.length > 0 ? [...new Set(args.positionals)] : Object.keys(COMPONENT_LOADERS);
@@ -47,12 +72,17 @@ ${KUBE_OPTIONS_HELP}`,
     if (unknown.length > 0) throw new UsageError(`unknown component "${unknown[0]}"; components are ${Object.keys(COMPONENT_LOADERS).join(', ')}`);
     const metricsPort = portOption(args, 'metrics-port');
     const healthPort = portOption(args, 'health-port');
+    const concurrency = concurrencyOption(args);
+    // A tuning flag that silently does nothing would mislead whoever sizes the deployment.
+    if (concurrency !== undefined && !names.some((n) => CONCURRENCY_COMPONENTS.includes(n))) {
+      throw new UsageError(`--concurrency applies to ${CONCURRENCY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`);
+    }
     const conn = connect(args, `inplace-${names.length === 1 ? names[0] : 'controllers'}`);
     const name = names.length === 1 ? names[0]! : 'inplace-controllers';
     const namespace = str(args, 'namespace');
     const log = createLogger({ name, ...(str(args, 'log-level') ? { level: str(args, 'log-level') } : {}) });
     const leaseNamespace = str(args, 'lease-namespace') ?? process.env['POD_NAMESPACE'] ?? namespace ?? 'default';
-    const components = await Promise.all(names.map((n) => COMPONENT_LOADERS[n]!()));
+    const components = await Promise.all(names.map((n) => COMPONENT_LOADERS[n]!(concurrency !== undefined ? { concurrency } : {})));
     const mgr = createManager({
       client: conn.client,
       name,
@@ -76,7 +106,7 @@ ${KUBE_OPTIONS_HELP}`,
       if (explained instanceof CliError) throw explained;
       throw new CliError(`starting ${names.join(', ')} failed: ${(e as Error).message}`);
     }
-    log.info({ components: names, namespace: namespace ?? '(all)', server: conn.client.server, ports: mgr.ports, leaderElection: flag(args, 'leader-elect') }, 'started');
+    log.info({ components: names, ...(concurrency !== undefined ? { concurrency } : {}), namespace: namespace ?? '(all)', server: conn.client.server, ports: mgr.ports, leaderElection: flag(args, 'leader-elect') }, 'started');
     const why = await stopRequested(io.signal);
     log.info({ reason: why }, 'stopping');
     await mgr.stop();

@@ -50,8 +50,17 @@ interface Deps {
   metrics: TaskControllerMetrics;
 }
 
+/** Parallel reconciles by default: one is ~2.6 ms of CPU in ~32 ms of API waits at 10,000 machines, so ~12 fill a core (4 left keys queued for minutes). */
+export const DEFAULT_CONCURRENCY = 16;
+
+/** Options of setupMachineTaskController. */
+export interface SetupOptions {
+  /** MachineUpdates reconciled in parallel (default DEFAULT_CONCURRENCY). */
+  concurrency?: number;
+}
+
 /** Registers the controller with the manager. */
-export function setupMachineTaskController(mgr: Manager): Controller {
+export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}): Controller {
   const muInformer = mgr.informer<MachineUpdateObject>(MachineUpdates);
   const watched = new Set<string>([resourceKey(UpdaterUpdateTasks)]);
   const holder: { ctrl?: Controller } = {};
@@ -68,7 +77,7 @@ export function setupMachineTaskController(mgr: Manager): Controller {
         .filter((mu) => mu.spec?.machineRef?.name === m.metadata.name)
         .map((mu) => ({ namespace: mu.metadata.namespace, name: mu.metadata.name! })),
     )
-    .withConcurrency(4)
+    .withConcurrency(opts.concurrency ?? DEFAULT_CONCURRENCY)
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
   holder.ctrl = ctrl;
   return ctrl;

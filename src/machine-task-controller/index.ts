@@ -9,21 +9,23 @@ import { CONTROLLER_NAME, setupMachineTaskController } from './controller.js';
 import { rbac } from './rbac.js';
 
 export { rbac, taskKindRules } from './rbac.js';
-export { CONTROLLER_NAME } from './controller.js';
+export { CONTROLLER_NAME, DEFAULT_CONCURRENCY } from './controller.js';
 
 /** Options of the component. */
 export interface MachineTaskControllerOptions {
   /** RBAC rules for third-party task and template kinds (see taskKindRules), added to the component's rules. */
   extraRbac?: PolicyRule[];
+  /** MachineUpdates reconciled in parallel (default DEFAULT_CONCURRENCY). */
+  concurrency?: number;
 }
 
-/** The component with extra RBAC for third-party task kinds. */
+/** The component with extra RBAC for third-party task kinds and its reconcile concurrency. */
 export function createMachineTaskController(opts: MachineTaskControllerOptions = {}): Component {
   return {
     name: CONTROLLER_NAME,
     rbac: [...rbac, ...(opts.extraRbac ?? [])],
     setup(mgr) {
-      setupMachineTaskController(mgr);
+      setupMachineTaskController(mgr, opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {});
     },
   };
 }

@@ -1,0 +1,126 @@
+// `inplace run --concurrency N`: validation (exit 2 with a clear message), the help, and that the value reaches the
+// machine task controller — through the component loader, and end to end in the `controller started` log line.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { KubeObject, ResourceType } from '../../src/api/index.js';
+import { capiCrdDirs } from '../../src/capi-sim/index.js';
+import { runCli } from '../../src/cli/cli.js';
+import { projectRoot } from '../../src/cli/procs.js';
+import { COMPONENT_LOADERS } from '../../src/cli/run.js';
+import type { Io } from '../../src/cli/verb.js';
+import { DEFAULT_CONCURRENCY } from '../../src/machine-task-controller/index.js';
+import { noopLogger, type Controller, type ControllerBuilder, type Informer, type Manager } from '../../src/runtime/index.js';
+import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
+
+/** Runs the CLI in-process and captures what it prints. */
+async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: Io = { out: (s) => void (out += s), err: (s) => void (err += s), isTTY: false, columns: 120, signal: new AbortController().signal };
+  const code = await runCli(argv, io);
+  return { code, out, err };
+}
+
+/** A manager that records what the component asks its controller builders for (no API server). */
+function recordingManager(): { mgr: Manager; concurrency: Map<string, number> } {
+  const concurrency = new Map<string, number>();
+  const informer = { store: { get: () => undefined, peek: () => undefined, list: () => [], byLabel: () => [], select: () => [] }, onChange: () => undefined, synced: async () => undefined } as Informer;
+  const mgr: Manager = {
+    client: {} as Manager['client'],
+    log: noopLogger,
+    events: { event: () => undefined },
+    namespace: undefined,
+    informer: <T extends KubeObject>() => informer as unknown as Informer<T>,
+    controller<T extends KubeObject>(name: string): ControllerBuilder<T> {
+      const b: ControllerBuilder<T> = {
+        for: (_res: ResourceType) => b,
+        owns: (_res: ResourceType) => b,
+        watches: () => b,
+        withConcurrency: (n: number) => (concurrency.set(name, n), b),
+        reconcile: (): Controller => ({ name, watch: async () => undefined, enqueue: () => undefined }),
+      };
+      return b;
+    },
+    start: async () => undefined,
+    stop: async () => undefined,
+  };
+  return { mgr, concurrency };
+}
+
+describe('inplace run --concurrency', function () {
+  this.timeout(120_000);
+
+  it('is in the help with the controller default', async () => {
+    const r = await cli('run', '--help');
+    expect(r.code).to.equal(0);
+    expect(r.out).to.match(new RegExp(`--concurrency N .*\\(default ${DEFAULT_CONCURRENCY}\\)`));
+  });
+
+  for (const bad of ['0', '-1', '1.5', 'abc', '1e3', '0x10', ' 8', '']) {
+    it(`rejects ${JSON.stringify(bad)} with exit 2 before connecting`, async () => {
+      const r = await cli('run', 'machine-task-controller', `--concurrency=${bad}`, '--kubeconfig', '/nonexistent');
+      expect(r.code).to.equal(2);
+      expect(r.err).to.contain(`--concurrency must be a positive integer (keys reconciled in parallel), got "${bad}"`);
+      expect(r.err).to.contain('Usage: inplace run');
+    });
+  }
+
+  it('rejects it for components that do not take it', async () => {
+    const r = await cli('run', 'plan-controller', 'mhc-extension', '--concurrency', '8', '--kubeconfig', '/nonexistent');
+    expect(r.code).to.equal(2);
+    expect(r.err).to.contain('--concurrency applies to machine-task-controller; plan-controller, mhc-extension do not take it');
+  });
+
+  it('reaches the machine task controller through its loader (and the default without it)', async () => {
+    const withFlag = recordingManager();
+    await (await COMPONENT_LOADERS['machine-task-controller']!({ concurrency: 7 })).setup(withFlag.mgr);
+    expect(withFlag.concurrency.get('machine-task-controller')).to.equal(7);
+    const plain = recordingManager();
+    await (await COMPONENT_LOADERS['machine-task-controller']!()).setup(plain.mgr);
+    expect(plain.concurrency.get('machine-task-controller')).to.equal(DEFAULT_CONCURRENCY);
+  });
+
+  describe('against a cluster', () => {
+    let env: TestEnv;
+    let ns: string;
+
+    before(async () => {
+      env = await startTestEnv({ crds: [...PROJECT_CRDS, ...capiCrdDirs()] });
+      ns = await env.newNamespace('run');
+    });
+    after(async () => env?.stop());
+
+    it('starts the machine task controller with the given concurrency', async () => {
+      const bin = join(projectRoot(), 'bin', 'inplace.mjs');
+      const p = spawn(process.execPath, [bin, 'run', 'machine-task-controller', '--concurrency', '7', '--kubeconfig', env.kubeconfigPath, '-n', ns], {
+        env: { ...process.env, INPLACE_FROM_SOURCE: '1', LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const exited = new Promise<number | null>((r) => p.on('exit', (code) => r(code)));
+      try {
+        let started: Record<string, unknown> | undefined;
+        for await (const line of createInterface({ input: p.stdout })) {
+          let rec: Record<string, unknown>;
+          try {
+            rec = JSON.parse(line) as Record<string, unknown>;
+          } catch {
+            continue;
+          }
+          if (rec['msg'] === 'controller started' && rec['controller'] === 'machine-task-controller') {
+            started = rec;
+            break;
+          }
+        }
+        // Keep draining so that later log lines never block the child on a full pipe.
+        p.stdout.resume();
+        expect(started, 'a "controller started" log line').to.not.equal(undefined);
+        expect(started!['concurrency']).to.equal(7);
+      } finally {
+        p.kill('SIGTERM');
+      }
+      expect(await exited).to.equal(0);
+    });
+  });
+});
