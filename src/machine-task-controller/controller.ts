@@ -91,7 +91,8 @@ const taskToMachineUpdate = (t: KubeObject): ObjectKey[] => {
 
 /** The top-level reconcile of one MachineUpdate. */
 export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promise<Action> {
-  const mu = deps.mgr.informer<MachineUpdateObject>(MachineUpdates).store.get(key.namespace, key.name);
+  // Frozen cached objects throughout (no copies): the scope is only read, and writeStatus snapshots what it patches.
+  const mu = deps.mgr.informer<MachineUpdateObject>(MachineUpdates).store.peek(key.namespace, key.name);
   if (!mu || isTerminal(mu.status?.updateStatus)) return Action.awaitChange();
   const now = new Date();
   let scope: Scope;
@@ -115,13 +116,13 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
 /** Resolves each updater's task resource, makes sure it is watched and reads its task from the cache. */
 async function buildScope(deps: Deps, mu: MachineUpdateObject): Promise<Scope> {
   const ns = mu.metadata.namespace!;
-  const machine = deps.mgr.informer<KubeObject>(Machines).store.get(ns, mu.spec.machineRef.name);
+  const machine = deps.mgr.informer<KubeObject>(Machines).store.peek(ns, mu.spec.machineRef.name);
   const machineState: MachineState = !machine ? 'missing' : machine.metadata.deletionTimestamp ? 'deleting' : 'present';
   const views: UpdaterView[] = [];
   for (const u of orderedUpdaters(mu.spec)) {
     const res = await taskResource(deps, u);
     const name = taskName(mu.spec.machineRef.name, u.name);
-    const found = deps.mgr.informer<Task>(res).store.get(ns, name);
+    const found = deps.mgr.informer<Task>(res).store.peek(ns, name);
     const view: UpdaterView = { updater: u, taskName: name, apiVersion: apiVersionOf(res), kind: res.kind };
     if (found) {
       const ownerUid = found.metadata.ownerReferences?.find((r) => r.controller)?.uid;
@@ -274,9 +275,10 @@ async function createTask(
 async function writeStatus(deps: Deps, scope: Scope, s: StatusInput, now: Date): Promise<void> {
   const mu = scope.mu;
   const helper = snapshot(mu);
-  const next: MachineUpdateObject = { ...structuredClone(mu), status: buildStatus(scope, s, now) };
-  if (!helper.changed(next)) return;
-  await helper.apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME });
+  // Only the status changes, and buildStatus returns a new one: a shallow copy of the (frozen) MachineUpdate is enough.
+  const next: MachineUpdateObject = { ...mu, status: buildStatus(scope, s, now) };
+  // apply sends nothing and returns `next` itself when nothing changed: one diff rather than changed() and apply().
+  if ((await helper.apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME })) === next) return;
   const before = mu.status?.updateStatus;
   if (before !== s.updateStatus && isTerminal(s.updateStatus)) {
     deps.mgr.events.event(mu, s.updateStatus === 'updated' ? 'Normal' : 'Warning', reasonOfTerminal(s.updateStatus), s.message);

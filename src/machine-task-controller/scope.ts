@@ -32,7 +32,7 @@ export interface UpdaterView {
   foreign?: Task;
 }
 
-/** Everything a decision needs. */
+/** Everything a decision needs (the objects are the informers' frozen cached ones: read only). */
 export interface Scope {
   mu: MachineUpdateObject;
   machine: MachineState;
