@@ -1,5 +1,5 @@
 // The effectful part of the commit (C8): read the Machine and the objects it references, JSON-patch each
-// responsibility into place behind a resourceVersion test, and verify by reading back.
+// responsibility into place behind a resourceVersion test, and verify on the object the API server returns.
 import { Machines, type KubeObject, type ResourceType, type Responsibility } from '../api/index.js';
 import { ConflictError, KubeApiError, RetryableError, type KubeClient } from '../runtime/index.js';
 import { CommitPathError, commitPatch, verifyCommit } from './commit.js';
@@ -55,10 +55,13 @@ export async function commitResponsibilities(client: KubeClient, namespace: stri
       if (err instanceof CommitPathError) return { ok: false, message: `commit failed on ${target.what}: ${err.message}` };
       throw err;
     }
+    // What the API server holds afterwards: the patch response is the object as persisted (pruned and defaulted),
+    // so it is the read-back without another GET; with nothing to write, the object just read is.
+    let after: KubeObject = obj;
     if (ops.length > 0) {
       const op = `commit to ${target.what}`;
       try {
-        await client.patch(target.res, namespace, target.name, ops, { type: 'json', fieldManager: 'machine-task-controller' });
+        after = await client.patch(target.res, namespace, target.name, ops, { type: 'json', fieldManager: 'machine-task-controller' });
       } catch (err) {
         // A failed resourceVersion test (409/422) means the object moved on: retry from fresh state.
         const fresh = await client.get(target.res, namespace, target.name);
@@ -68,8 +71,6 @@ export async function commitResponsibilities(client: KubeClient, namespace: stri
       }
       written.push(...items.map((r) => `${target.what} ${r.path}`));
     }
-    const after = await client.get(target.res, namespace, target.name);
-    if (!after) return { ok: false, message: `commit failed: ${target.what} disappeared while committing` };
     const missing = verifyCommit(after, items);
     if (missing.length > 0) {
       const detail = missing.map((m) => `${m.path} (wanted ${show(m.expected)}, found ${show(m.actual)})`).join('; ');

@@ -31,6 +31,22 @@ describe('commit patch (C8)', () => {
   it('refuses a path that steps through a scalar', () => {
     expect(() => commitPatch(obj({ version: 'v1' }), [{ path: '/spec/version/major', value: 1 }])).to.throw(CommitPathError, /\/spec\/version is a string/);
   });
+  it('refuses to replace the whole object', () => {
+    expect(() => commitPatch(obj({}), [{ path: '', value: {} }])).to.throw(CommitPathError, /whole object/);
+  });
+  it('writes several top-level fields and leaves the object as it was', () => {
+    const o = { ...obj({ version: 'v1' }), status: { phase: 'Running' } };
+    const before = structuredClone(o);
+    const ops = commitPatch(o, [{ path: '/spec/version', value: 'v2' }, { path: '/status/extra/x', value: 1 }, { path: '/spec/version', value: 'v3' }]);
+    expect(ops).to.deep.equal([
+      { op: 'test', path: '/metadata/resourceVersion', value: '42' },
+      { op: 'replace', path: '/spec/version', value: 'v2' },
+      { op: 'add', path: '/status/extra', value: {} },
+      { op: 'add', path: '/status/extra/x', value: 1 },
+      { op: 'replace', path: '/spec/version', value: 'v3' },
+    ]);
+    expect(o).to.deep.equal(before);
+  });
   it('refuses to write metadata', () => {
     expect(() => commitPatch(obj({}), [{ path: '/metadata/labels/x', value: 'y' }])).to.throw(CommitPathError);
   });

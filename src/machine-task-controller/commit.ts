@@ -21,12 +21,30 @@ export class CommitPathError extends Error {
 const isContainer = (v: unknown): boolean => v !== null && typeof v === 'object';
 
 /**
+ * A copy of `obj` deep enough for commitPatch to write into: the top-level fields the responsibilities reach (a
+ * whole-object path takes everything). The rest, metadata with its managedFields above all, is left out: copying
+ * it was most of a commit's CPU.
+ */
+function scratchCopy(obj: KubeObject, resps: readonly Pick<Responsibility, 'path'>[]): Record<string, unknown> {
+  const src = obj as unknown as Record<string, unknown>;
+  const has = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+  // No prototype: a field named like an Object.prototype member stays a plain own field, as in a full copy.
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const r of resps) {
+    const top = parsePointer(r.path)[0];
+    if (top === undefined) return structuredClone(src);
+    if (!has(out, top) && has(src, top)) out[top] = structuredClone(src[top]);
+  }
+  return out;
+}
+
+/**
  * The JSON patch that sets every responsibility on `obj`: a `test` of metadata.resourceVersion first
  * (optimistic concurrency), `add` for missing parents and members, `replace` for existing ones.
  * Empty when every value is already in place (so a repeated commit writes nothing).
  */
 export function commitPatch(obj: KubeObject, resps: readonly Pick<Responsibility, 'path' | 'value'>[]): JsonPatchOp[] {
-  const work = structuredClone(obj) as unknown;
+  const work = scratchCopy(obj, resps);
   const ops: JsonPatchOp[] = [];
   for (const r of resps) {
     if (isDeepStrictEqual(getPointer(work, r.path), r.value)) continue;
