@@ -5,7 +5,7 @@ import { createLogger, createManager } from '../runtime/index.js';
 import { InPlaceUpdatePlans } from '../api/index.js';
 import { call, connect, explainApiError } from './kube.js';
 import { stopRequested } from './procs.js';
-import { CliError, ExitCode, flag, KUBE_OPTIONS_HELP, kubeOptions, portOption, str, UsageError, type ParsedArgs, type Verb } from './verb.js';
+import { CliError, concurrencyOption, ExitCode, flag, KUBE_OPTIONS_HELP, kubeOptions, portOption, str, UsageError, type Verb } from './verb.js';
 
 /** Settings from `run`'s flags that a component may take. */
 export interface ComponentRunOptions {
@@ -25,16 +25,6 @@ export const COMPONENT_LOADERS: Readonly<Record<string, (opts?: ComponentRunOpti
 
 /** The components whose concurrency `--concurrency` sets (the others' setup takes no such option yet). */
 export const CONCURRENCY_COMPONENTS: readonly string[] = ['machine-task-controller'];
-
-/** `--concurrency`: a positive integer, or undefined when absent. */
-export function concurrencyOption(a: ParsedArgs): number | undefined {
-  const v = str(a, 'concurrency');
-  if (v === undefined) return undefined;
-  // Strict digits: Number() would also take "1e3", "0x10" or " 8 ", which are more likely typos than intent.
-  const n = /^[0-9]+$/.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`--concurrency must be a positive integer (keys reconciled in parallel), got "${v}"`);
-  return n;
-}
 
 /** `inplace run`. */
 export const runVerb: Verb = {

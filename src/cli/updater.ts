@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { stopRequested } from './procs.js';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { startHealthServer, type HealthServer } from '../runtime/index.js';
-import { CliError, ExitCode, flag, portOption, positionals, str, UsageError, type Verb } from './verb.js';
+import { CliError, concurrencyOption, ExitCode, flag, portOption, positionals, str, UsageError, type Verb } from './verb.js';
 
 const NAMES = ['reference', 'kubernetes-version', 'os-image'] as const;
 
@@ -23,6 +23,7 @@ Options:
   --names a,b         generic updater names to serve (reference updater)
   -n, --namespace NS  watch only this namespace (default: all namespaces)
   --leader-elect      take part in Lease leader election
+  --concurrency N     tasks reconciled in parallel (default 4; raise it for large fleets)
   --metrics-port N    serve Prometheus /metrics (process metrics) on this port (default: off)
   --health-port N     serve /healthz and /readyz (ready once the updater runs) on this port (default: off)
   --kubeconfig FILE   kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or in-cluster)`,
@@ -31,6 +32,7 @@ Options:
     names: { type: 'string' },
     namespace: { type: 'string', short: 'n' },
     'leader-elect': { type: 'boolean' },
+    concurrency: { type: 'string' },
     'metrics-port': { type: 'string' },
     'health-port': { type: 'string' },
   },
@@ -43,6 +45,7 @@ Options:
     }
     const metricsPort = portOption(args, 'metrics-port');
     const healthPort = portOption(args, 'health-port');
+    const concurrency = concurrencyOption(args);
     const names = str(args, 'names')?.split(',').map((s) => s.trim()).filter((s) => s);
     const { sampleUpdaters } = await import('../sample-updaters/index.js');
     const updater = sampleUpdaters[name as (typeof NAMES)[number]];
@@ -58,6 +61,7 @@ Options:
       ...(kubeconfigPath ? { kubeconfigPath } : {}),
       ...(namespace ? { namespace } : {}),
       ...(names && names.length > 0 ? { names } : {}),
+      ...(concurrency !== undefined ? { concurrency } : {}),
       leaderElect: flag(args, 'leader-elect'),
     });
     started = true;

@@ -110,6 +110,16 @@ export function portOption(a: ParsedArgs, name: string): number | undefined {
   return n;
 }
 
+/** `--concurrency`: keys reconciled in parallel, a positive integer, or undefined when absent. */
+export function concurrencyOption(a: ParsedArgs): number | undefined {
+  const v = str(a, 'concurrency');
+  if (v === undefined) return undefined;
+  // Strict digits: Number() would also take "1e3", "0x10" or " 8 ", which are more likely typos than intent.
+  const n = /^[0-9]+$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`--concurrency must be a positive integer (keys reconciled in parallel), got "${v}"`);
+  return n;
+}
+
 /** A positive duration in seconds, or the default. */
 export function secondsOption(a: ParsedArgs, name: string, dflt: number): number {
   const v = str(a, name);

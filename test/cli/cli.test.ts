@@ -102,6 +102,13 @@ describe('inplace CLI', function () {
       expect(b.err).to.contain('unknown updater "nope"');
     });
 
+    it('rejects an updater --concurrency that is not a positive integer with exit 2, and documents it', async () => {
+      const r = await cli('updater', 'reference', '--concurrency', '0');
+      expect(r.code).to.equal(2);
+      expect(r.err).to.contain('--concurrency must be a positive integer (keys reconciled in parallel), got "0"');
+      expect((await cli('updater', '--help')).out).to.match(/--concurrency N +tasks reconciled in parallel \(default 4/);
+    });
+
     it('fails with exit 1 and says what to do when the kubeconfig does not exist', async () => {
       const r = await cli('status', 'p', '--kubeconfig', join(tmp, 'missing-kubeconfig'));
       expect(r.code).to.equal(1);
