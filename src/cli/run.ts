@@ -43,7 +43,7 @@ Options:
   --metrics-port N        serve Prometheus /metrics on this port (0 = any free port; default: off)
   --health-port N         serve /healthz and /readyz on this port (default: off)
   --log-level LEVEL       debug, info, warn, error (default: $LOG_LEVEL or info)
-  --concurrency N         MachineUpdates the machine-task-controller reconciles in parallel (default 16);
+  --concurrency N         MachineUpdates the machine-task-controller reconciles in parallel (default 32);
                           the plan-controller and mhc-extension do not take it
 ${KUBE_OPTIONS_HELP}`,
   options: {
