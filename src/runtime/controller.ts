@@ -7,7 +7,7 @@ import { errorFields } from './log.js';
 import type { RuntimeMetrics } from './metrics.js';
 import { WorkQueue, type WorkQueueOptions } from './queue.js';
 import { keyOf } from './store.js';
-import type { Controller, ControllerBuilder, Logger, Mapper, ObjectKey, ReconcileFn } from './types.js';
+import type { Controller, ControllerBuilder, CooldownFn, Logger, Mapper, ObjectKey, ReconcileFn } from './types.js';
 
 /** Parses a queue key (`namespace/name` or `name`) back into an ObjectKey. */
 export function parseKey(key: string): ObjectKey {
@@ -62,6 +62,7 @@ export class ControllerImpl implements Controller {
     private readonly host: ControllerHost,
     private readonly reconcileFn: ReconcileFn,
     private readonly concurrency: number,
+    private readonly cooldownOf: CooldownFn = () => 0,
   ) {
     this.log = host.log.child({ controller: name });
     this.queue = this.newQueue();
@@ -149,10 +150,11 @@ export class ControllerImpl implements Controller {
     for (;;) {
       const key = await q.get();
       if (key === undefined) return;
+      const started = performance.now();
       try {
         await this.process(q, key);
       } finally {
-        q.done(key);
+        q.done(key, this.cooldownOf(performance.now() - started));
       }
     }
   }
@@ -195,6 +197,7 @@ export class Builder<T extends KubeObject = KubeObject> implements ControllerBui
   private readonly owned: ResourceType[] = [];
   private readonly others: { res: ResourceType; mapper: Mapper }[] = [];
   private concurrency: number | undefined;
+  private cooldown: CooldownFn | undefined;
 
   constructor(
     private readonly name: string,
@@ -222,9 +225,14 @@ export class Builder<T extends KubeObject = KubeObject> implements ControllerBui
     return this;
   }
 
+  withCooldown(fn: CooldownFn): ControllerBuilder<T> {
+    this.cooldown = fn;
+    return this;
+  }
+
   reconcile(fn: ReconcileFn): Controller {
     if (!this.primary) throw new Error(`controller ${this.name}: for(resource) is required before reconcile()`);
-    const c = new ControllerImpl(this.name, this.host, fn, this.concurrency ?? this.host.defaultConcurrency);
+    const c = new ControllerImpl(this.name, this.host, fn, this.concurrency ?? this.host.defaultConcurrency, this.cooldown);
     c.addWatch(this.primary, selfMapper, { primary: true });
     for (const o of this.owned) c.addWatch(o, ownerMapper(this.primary));
     for (const w of this.others) c.addWatch(w.res, w.mapper);

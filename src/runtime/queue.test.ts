@@ -92,4 +92,62 @@ describe('WorkQueue', () => {
     q.add('a');
     expect(await q.get()).to.equal(undefined);
   });
+
+  describe('cooldown (done with cooldownMs)', () => {
+    const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+    it('holds back a key added during its cooldown, collapsing the adds into one run at the end', async () => {
+      const q = new WorkQueue();
+      q.add('a');
+      expect(await q.get()).to.equal('a');
+      q.done('a', 60);
+      for (let i = 0; i < 5; i++) q.add('a');
+      expect(q.depth).to.equal(0);
+      expect(q.pendingDelayed).to.equal(1);
+      await sleep(80);
+      expect(q.depth).to.equal(1);
+      expect(await q.get()).to.equal('a');
+      q.done('a');
+      expect(q.depth).to.equal(0);
+      q.shutDown();
+    });
+
+    it('re-queues a key added while in flight only once its cooldown is over', async () => {
+      const q = new WorkQueue();
+      q.add('a');
+      await q.get();
+      q.add('a');
+      q.done('a', 50);
+      expect(q.depth).to.equal(0);
+      await sleep(70);
+      expect(await q.get()).to.equal('a');
+      q.shutDown();
+    });
+
+    it('leaves other keys alone, and a key without cooldown is handed out at once', async () => {
+      const q = new WorkQueue();
+      q.add('a');
+      q.add('b');
+      await q.get();
+      await q.get();
+      q.done('a', 10_000);
+      q.done('b');
+      q.add('a');
+      q.add('b');
+      expect(q.depth).to.equal(1);
+      expect(await q.get()).to.equal('b');
+      q.shutDown();
+    });
+
+    it('hands a key out at once when it is added after its cooldown ended', async () => {
+      const q = new WorkQueue();
+      q.add('a');
+      await q.get();
+      q.done('a', 20);
+      await sleep(30);
+      q.add('a');
+      expect(q.depth).to.equal(1);
+      q.shutDown();
+    });
+  });
 });

@@ -20,6 +20,8 @@ export interface WorkQueueOptions {
  * - `addAfter` schedules an add; when a key already has a pending delayed add the earliest one wins, and
  *   handing the key out satisfies (cancels) the pending delayed add — the run decides what comes next.
  * - `addRateLimited` retries with a per-key exponential delay; `forget` resets it after a success.
+ * - `done(key, cooldownMs)` keeps the key from being handed out again for that long: adds meanwhile collapse into
+ *   one run at the end of the cooldown (kube-runtime's debounce; bounds how often one expensive key runs).
  */
 export class WorkQueue {
   private readonly queue: string[] = [];
@@ -28,6 +30,8 @@ export class WorkQueue {
   private readonly processing = new Set<string>();
   private readonly delayed = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private readonly failures = new Map<string, number>();
+  /** key -> time before which it is not handed out again. */
+  private readonly cooldown = new Map<string, number>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
   private shuttingDown = false;
   private readonly baseDelayMs: number;
@@ -61,6 +65,15 @@ export class WorkQueue {
   /** Queues a key now (de-duplicated; deferred until `done` if it is being processed). */
   add(key: string): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
+    const until = this.cooldown.get(key);
+    if (until !== undefined) {
+      const left = until - Date.now();
+      if (left > 0) {
+        this.addAfter(key, left);
+        return;
+      }
+      this.cooldown.delete(key);
+    }
     this.dirty.add(key);
     if (this.processing.has(key)) return;
     this.push(key);
@@ -112,10 +125,16 @@ export class WorkQueue {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** Marks a key finished; re-queues it if it was added while in flight. */
-  done(key: string): void {
+  /** Marks a key finished; re-queues it if it was added while in flight (after `cooldownMs`, when given). */
+  done(key: string, cooldownMs = 0): void {
     this.processing.delete(key);
-    if (this.dirty.has(key) && !this.shuttingDown) this.push(key);
+    if (cooldownMs > 0) this.cooldown.set(key, Date.now() + cooldownMs);
+    else this.cooldown.delete(key);
+    if (!this.dirty.has(key) || this.shuttingDown) return;
+    if (cooldownMs > 0) {
+      this.dirty.delete(key);
+      this.addAfter(key, cooldownMs);
+    } else this.push(key);
   }
 
   /** Stops handing out keys: waiting `get` calls resolve undefined, timers are cleared. */

@@ -113,6 +113,9 @@ export interface Store<T extends KubeObject = KubeObject> {
   select(selector: string, namespace?: string): T[];
 }
 
+/** The rest (ms) a key takes after a run that took `lastRunMs`. */
+export type CooldownFn = (lastRunMs: number) => number;
+
 /** Maps an event on a watched object to the keys of the primary objects to reconcile. */
 export type Mapper<T extends KubeObject = KubeObject> = (obj: T) => ObjectKey[];
 
@@ -162,6 +165,11 @@ export interface ControllerBuilder<T extends KubeObject = KubeObject> {
   watches<W extends KubeObject>(res: ResourceType, mapper: Mapper<W>): ControllerBuilder<T>;
   /** Number of keys reconciled in parallel (default 1; one key never runs twice at once). */
   withConcurrency(n: number): ControllerBuilder<T>;
+  /**
+   * How long a key rests after a run that took `lastRunMs` (default 0): events meanwhile collapse into one run at
+   * the end. For keys whose reconcile is expensive and whose events are many (one plan over thousands of machines).
+   */
+  withCooldown(fn: CooldownFn): ControllerBuilder<T>;
   /** Completes the builder; the controller starts with the manager. */
   reconcile(fn: ReconcileFn): Controller;
 }

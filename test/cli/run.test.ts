@@ -39,6 +39,7 @@ function recordingManager(): { mgr: Manager; concurrency: Map<string, number> } 
         owns: (_res: ResourceType) => b,
         watches: () => b,
         withConcurrency: (n: number) => (concurrency.set(name, n), b),
+        withCooldown: () => b,
         reconcile: (): Controller => ({ name, watch: async () => undefined, enqueue: () => undefined }),
       };
       return b;
