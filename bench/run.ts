@@ -63,8 +63,16 @@ function parseOptions(argv: string[]): Options {
   };
   for (const s of o.sizes) if (!Number.isInteger(s) || s < 1) throw new Error(`--sizes: bad size ${s}`);
   for (const x of o.durations) if (!(x >= 0)) throw new Error(`--durations: bad duration ${x}`);
+  if (!Number.isInteger(o.mdSize) || o.mdSize < 1) throw new Error(`--md-size: bad size ${o.mdSize}`);
+  // The plan CRD lists at most MAX_PLAN_MDS MachineDeployments (its maxItems); a bigger fleet needs bigger ones.
+  for (const s of o.sizes) {
+    if (Math.ceil(s / o.mdSize) > MAX_PLAN_MDS) throw new Error(`--sizes ${s} with --md-size ${o.mdSize} makes ${Math.ceil(s / o.mdSize)} MachineDeployments; a plan names at most ${MAX_PLAN_MDS}: use --md-size ${Math.ceil(s / MAX_PLAN_MDS)} or more`);
+  }
   return o;
 }
+
+/** maxItems of an InPlaceUpdatePlan's spec.machineDeployments (crds/). */
+const MAX_PLAN_MDS = 500;
 
 // ---------------------------------------------------------------------------------------------------------------
 // The lower bound
@@ -402,16 +410,17 @@ function readme(results: CaseResult[], apiserverResult: unknown, o: Options, fle
   return `# Benchmark results
 
 Produced by ${commands.map((c) => `\`${c}\``).join(' and ')} (each case file records its command and start time); machine:
-${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}. Other work shared the
-machine during the runs (load average well above the 2 cores), so wall times include contention; figures are from one
-run each, not averages.
+${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}. Figures are from one
+run each, not averages; the runs of 2026-11-21/22 before 01:00 UTC shared the machine with other work (load average
+well above the 2 cores), later ones had it to themselves. See SCALING.md for what changed between runs.
 
 ## How to reproduce
 
 \`\`\`sh
 npm run bench                                              # default: 1,000 machines, maxUnavailable 1 / 10% / 100%, d = 2 s and 0
-npm run bench -- --sizes 1000,10000,30000 --duration 2     # larger fleets (opt-in; 30,000 takes long on 2 cores)
-npm run bench -- --sizes 10000 --max-unavailable 10%,100% --durations 2,0 --no-poll --no-apiserver
+npm run bench -- --sizes 10000 --max-unavailable 1,10%,100% --durations 2,0 --no-poll --no-apiserver
+npm run bench -- --sizes 30000 --md-size 100 --max-unavailable 1,10%,100% --durations 2 --no-poll --no-apiserver
+                                                           # a plan names at most 500 MachineDeployments: 30,000 machines need --md-size ≥ 60
 \`\`\`
 
 Options: \`--sizes\` (worker machines; a 3-machine control plane is added), \`--duration d\` (the updater's simulated
@@ -421,7 +430,7 @@ seconds; runs use d and 0) or \`--durations a,b\`, \`--max-unavailable 1,10%,100
 
 ## Setup
 
-One cluster: a 3-machine KubeadmControlPlane (sequence 1) and N MachineDeployments of ${o.mdSize} machines (sequence 2, all
+One cluster: a 3-machine KubeadmControlPlane (sequence 1) and N MachineDeployments of m machines (sequence 2, all
 in parallel), built with the capi-sim inventory builder and created in parallel, 64 requests in flight${fleetSeconds.size ? ` (${[...fleetSeconds].map(([n, s]) => `${n} machines: ${s.toFixed(1)} s`).join(', ')})` : ''}.
 The plan has one updater per target (the reference updater, generic UpdaterUpdateTask) owning Machine \`/spec/version\`.
 Every component is its own process with its default settings: \`inplace local-apiserver\` (HTTPS), \`inplace run plan-controller|machine-task-controller|mhc-extension -n <ns> --metrics-port N\`,
@@ -432,7 +441,7 @@ Between cases the plan is deleted and its MachineUpdates and tasks garbage-colle
 **Lower bound** = Σ over sequence groups of max over the targets of the group (they run in parallel) of
 ⌈machines / concurrency⌉ × d, with concurrency 1 for the control plane (one d per control-plane machine) and the
 resolved maxUnavailable (percentages rounded down, at least 1) for each MachineDeployment. Here:
-3 × d + ⌈${o.mdSize} / c⌉ × d. **ratio** = wall / lower bound (undefined for d = 0; see wall/machine).
+3 × d + ⌈m / c⌉ × d, m = machines per MachineDeployment (50; 100 at 30,000 machines; the maxUnavailable column shows it). **ratio** = wall / lower bound (undefined for d = 0; see wall/machine).
 
 **Overhead per machine step** (ms, from watch events received by the benchmark process):
 *next task after a slot frees* = a task's status seen \`updated\` → the next task of the same target seen created
