@@ -67,8 +67,9 @@ export function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}):
     .watches<Machine>(Machines, mhcsToPass)
     .watches<MachineUpdate>(MachineUpdates, (u) => mhcsToPass(machines.store.peek(u.metadata.namespace, machineOfUpdate(u))))
     // A pass is O(machines): with a steady stream of machines entering update (30,000 machines, maxUnavailable 1) passes
-    // ran back to back. Resting twice the last pass bounds an MHC to a third of a core; protection waits at most 1 s more.
-    .withCooldown((lastRunMs) => Math.min(2 * lastRunMs, 1000))
+    // ran back to back. Resting twice the CPU of the last pass bounds an MHC to a third of a core; protection waits at
+    // most 1 s more.
+    .withCooldown((_wallMs, cpuMs) => Math.min(2 * cpuMs, 1000))
     .reconcile(async (key, ctx) => {
       const mhc = mhcs.store.get(key.namespace, key.name);
       if (!mhc || mhc.metadata.deletionTimestamp) return Action.awaitChange();

@@ -151,10 +151,12 @@ export class ControllerImpl implements Controller {
       const key = await q.get();
       if (key === undefined) return;
       const started = performance.now();
+      const cpu = process.cpuUsage();
       try {
         await this.process(q, key);
       } finally {
-        q.done(key, this.cooldownOf(performance.now() - started));
+        const used = process.cpuUsage(cpu);
+        q.done(key, this.cooldownOf(performance.now() - started, (used.user + used.system) / 1000));
       }
     }
   }

@@ -113,8 +113,11 @@ export interface Store<T extends KubeObject = KubeObject> {
   select(selector: string, namespace?: string): T[];
 }
 
-/** The rest (ms) a key takes after a run that took `lastRunMs`. */
-export type CooldownFn = (lastRunMs: number) => number;
+/**
+ * The rest (ms) a key takes after a run that took `lastRunMs` of wall time and `lastRunCpuMs` of the process's CPU
+ * meanwhile (waits on the API server cost wall time, not CPU).
+ */
+export type CooldownFn = (lastRunMs: number, lastRunCpuMs: number) => number;
 
 /** Maps an event on a watched object to the keys of the primary objects to reconcile. */
 export type Mapper<T extends KubeObject = KubeObject> = (obj: T) => ObjectKey[];
@@ -166,8 +169,8 @@ export interface ControllerBuilder<T extends KubeObject = KubeObject> {
   /** Number of keys reconciled in parallel (default 1; one key never runs twice at once). */
   withConcurrency(n: number): ControllerBuilder<T>;
   /**
-   * How long a key rests after a run that took `lastRunMs` (default 0): events meanwhile collapse into one run at
-   * the end. For keys whose reconcile is expensive and whose events are many (one plan over thousands of machines).
+   * How long a key rests after a run (default 0): events meanwhile collapse into one run at the end. For keys whose
+   * reconcile is expensive and whose events are many (one plan over thousands of machines).
    */
   withCooldown(fn: CooldownFn): ControllerBuilder<T>;
   /** Completes the builder; the controller starts with the manager. */

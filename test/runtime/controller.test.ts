@@ -114,6 +114,29 @@ describe('controller against an API server', function () {
     expect(errors).to.be.greaterThan(0);
   });
 
+  it('with a cooldown, collapses a burst of changes into few runs of the key and still converges', async () => {
+    await env.client.create(Widgets, widget(ns, 'w', 0));
+    const mgr = manager();
+    const r = sizeReconciler(mgr, mgr.client);
+    const seen: Array<[number, number]> = [];
+    let runs = 0;
+    mgr.controller('widgets').for(Widgets)
+      .withCooldown((wallMs, cpuMs) => (seen.push([wallMs, cpuMs]), 300))
+      .reconcile(async (k) => (runs++, r(k)));
+    await mgr.start();
+    await waitFor(() => observed(env.client, ns, 'w', 0), { message: 'first run' });
+    const before = runs;
+    for (let i = 1; i <= 20; i++) await env.client.patch(Widgets, ns, 'w', { spec: { size: i } }, { type: 'merge' });
+    await waitFor(() => observed(env.client, ns, 'w', 20), { timeoutMs: 10_000, message: 'converged to the last change' });
+    // 20 changes in well under the cooldown: they wait out the rest and collapse (our own status writes add a few).
+    expect(runs - before).to.be.lessThan(8);
+    expect(seen.length).to.be.greaterThan(0);
+    for (const [wallMs, cpuMs] of seen) {
+      expect(wallMs).to.be.at.least(0);
+      expect(cpuMs).to.be.at.least(0);
+    }
+  });
+
   it('hands leadership over between two managers through a Lease', async () => {
     await env.client.create(Widgets, widget(ns, 'w', 1));
     const le = (identity: string) => ({ enabled: true, leaseName: 'rt-test', leaseNamespace: ns, identity, leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 50 });
