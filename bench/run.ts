@@ -411,8 +411,8 @@ function readme(results: CaseResult[], apiserverResult: unknown, o: Options, fle
 
 Produced by ${commands.map((c) => `\`${c}\``).join(' and ')} (each case file records its command and start time); machine:
 ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}. Figures are from one
-run each, not averages; the runs of 2026-11-21/22 before 01:00 UTC shared the machine with other work (load average
-well above the 2 cores), later ones had it to themselves. See SCALING.md for what changed between runs.
+run each, not averages; nothing else ran on the machine during the runs recorded here (each row has its start time).
+See SCALING.md for what limited scale and what changed between runs.
 
 ## How to reproduce
 
