@@ -8,21 +8,11 @@ import { expect } from 'chai';
 import { stringify } from 'yaml';
 import { API_VERSION, InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject } from '../../src/api/index.js';
 import { applyInventory, buildInventory, capiCrdDirs } from '../../src/capi-sim/index.js';
-import { runCli } from '../../src/cli/cli.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { projectRoot } from '../../src/cli/procs.js';
-import type { Io } from '../../src/cli/verb.js';
+import { cli } from '../support/cli.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
-
-/** Runs the CLI in-process and captures what it prints. */
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: Io = { out: (s) => void (out += s), err: (s) => void (err += s), isTTY: false, columns: 120, signal: new AbortController().signal };
-  const code = await runCli(argv, io);
-  return { code, out, err };
-}
 
 const tmp = mkdtempSync(join(tmpdir(), 'inplace-cli-test-'));
 const writeYaml = (name: string, ...docs: unknown[]): string => {

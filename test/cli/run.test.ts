@@ -6,22 +6,12 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { KubeObject, ResourceType } from '../../src/api/index.js';
 import { capiCrdDirs } from '../../src/capi-sim/index.js';
-import { runCli } from '../../src/cli/cli.js';
 import { projectRoot } from '../../src/cli/procs.js';
 import { COMPONENT_LOADERS } from '../../src/cli/run.js';
-import type { Io } from '../../src/cli/verb.js';
 import { DEFAULT_CONCURRENCY } from '../../src/machine-task-controller/index.js';
 import { noopLogger, type Controller, type ControllerBuilder, type Informer, type Manager } from '../../src/runtime/index.js';
+import { cli } from '../support/cli.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
-
-/** Runs the CLI in-process and captures what it prints. */
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: Io = { out: (s) => void (out += s), err: (s) => void (err += s), isTTY: false, columns: 120, signal: new AbortController().signal };
-  const code = await runCli(argv, io);
-  return { code, out, err };
-}
 
 /** A manager that records what the component asks its controller builders for (no API server). */
 function recordingManager(): { mgr: Manager; concurrency: Map<string, number> } {
