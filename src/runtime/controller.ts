@@ -62,7 +62,7 @@ export class ControllerImpl implements Controller {
     private readonly host: ControllerHost,
     private readonly reconcileFn: ReconcileFn,
     private readonly concurrency: number,
-    private readonly cooldownOf: CooldownFn = () => 0,
+    private readonly cooldownOf?: CooldownFn,
   ) {
     this.log = host.log.child({ controller: name });
     this.queue = this.newQueue();
@@ -150,13 +150,16 @@ export class ControllerImpl implements Controller {
     for (;;) {
       const key = await q.get();
       if (key === undefined) return;
-      const started = performance.now();
-      const cpu = process.cpuUsage();
+      const cooldownOf = this.cooldownOf;
+      // Timed only for controllers with a cooldown: the machine task controller runs 100,000s of reconciles.
+      const started = cooldownOf ? { wall: performance.now(), cpu: process.cpuUsage() } : undefined;
       try {
         await this.process(q, key);
       } finally {
-        const used = process.cpuUsage(cpu);
-        q.done(key, this.cooldownOf(performance.now() - started, (used.user + used.system) / 1000));
+        if (cooldownOf && started) {
+          const used = process.cpuUsage(started.cpu);
+          q.done(key, cooldownOf(performance.now() - started.wall, (used.user + used.system) / 1000));
+        } else q.done(key);
       }
     }
   }
