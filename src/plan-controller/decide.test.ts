@@ -352,4 +352,44 @@ describe('plan-controller decidePlan', () => {
       expect(decidePlan(snap).metrics).to.deep.equal({ started: 1, updated: 1, failed: 1 });
     });
   });
+
+  describe('bounded messages (unbounded input never breaks the status write)', () => {
+    const bytes = (s: string | undefined): number => Buffer.byteLength(s ?? '');
+    const allMessages = (d: PlanDecision): string[] => [...(d.status.conditions ?? []).map((c) => c.message ?? ''), ...(d.status.targets ?? []).map((t) => t.message ?? '')];
+
+    it('200 missing MachineDeployments with long names: Valid=False names the first ones and counts the rest', () => {
+      const names = Array.from({ length: 200 }, (_, i) => `md-${String(i).padStart(3, '0')}-${'x'.repeat(240)}`);
+      const d = decidePlan(snapshot({ plan: plan({ mds: names.map((n) => target(n, 2)) }) }));
+      const valid = cond(d, 'Valid')!;
+      expect(valid.status).to.equal('False');
+      expect(bytes(valid.message)).to.be.below(32768);
+      expect(valid.message).to.contain(names[0]).and.to.match(/\.\.\. and \d+ more$/);
+      for (const m of allMessages(d)) expect(bytes(m)).to.be.below(32768);
+      expect(d.create).to.deep.equal([]);
+      // The Invalid Event carries the same text: repeats compare equal to the stored condition.
+      const again = decidePlan(snapshot({ plan: plan({ mds: names.map((n) => target(n, 2)), status: d.status }) }));
+      expect(again.events.filter((e) => e.reason === 'Invalid')).to.deep.equal([]);
+    });
+
+    it('Continue: 2,000 machines failing with 2 KB messages still report, bounded, with the counts', () => {
+      const n = 2000;
+      const ms = mdMachines(n);
+      const failures = ms.map((m) => mu(m.metadata.name!, 'failed', { message: `updater version failed: ${'e'.repeat(2048)}` }));
+      const d = decidePlan(snapshot(mdOnly({ failurePolicy: 'Continue', mdOpts: { replicas: n }, machines: ms, mus: failures })));
+      expect(d.status.updateStatus).to.equal('failed');
+      expect(row(d, 'cluster1-md-0')).to.include({ updateStatus: 'failed', failed: n, machines: n });
+      for (const m of allMessages(d)) expect(bytes(m)).to.be.at.most(8192);
+      expect(row(d, 'cluster1-md-0')!.message).to.contain('cluster1-md-0-0: updater version failed').and.to.match(/and \d+ more$/);
+      expect(cond(d, 'Ready')!.message).to.contain('cluster1-md-0');
+      for (const e of d.events) expect(bytes(e.message)).to.be.at.most(8192);
+    });
+
+    it('a MachineDeployment with thousands of machines in update names the first ones', () => {
+      const n = 3000;
+      const ms = mdMachines(n);
+      const d = decidePlan(snapshot(mdOnly({ mdOpts: { replicas: n, maxUnavailable: n }, machines: ms, mus: ms.map((m) => mu(m.metadata.name!, 'updating')) })));
+      expect(row(d, 'cluster1-md-0')!.message).to.match(/^3000 machine\(s\) in update: cluster1-md-0-0, cluster1-md-0-1, .*\.\.\. and \d+ more$/);
+      for (const m of allMessages(d)) expect(bytes(m)).to.be.at.most(8192);
+    });
+  });
 });

@@ -1,7 +1,7 @@
 // The plan controller's decisions: from a snapshot, what to create, patch and report. Pure (no client, no clock):
 // the reconcile reads a snapshot, calls decidePlan once, and carries out the result.
 import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, KubeObject, MachineUpdate, PlanUpdater, TargetKind, TargetStatus } from '../api/index.js';
-import { Annotations, ConditionTypes, Finalizers, Labels, PlanAnnotations, PlanEventReasons, Reasons, UpdatePhase, UpdateStatus, isTerminal } from '../api/index.js';
+import { Annotations, ConditionTypes, Finalizers, Labels, MessageBudget, PlanAnnotations, PlanEventReasons, Reasons, UpdatePhase, UpdateStatus, boundMessage, isTerminal, summarizeList } from '../api/index.js';
 import { setCondition } from '../runtime/conditions.js';
 import { controlPlaneNameOf, cpReplicas, deploymentNameOf, isDeleting, isMachineReady, mdReplicas, mdRollingUpdate, nameOf } from './capi.js';
 import { resolveFenceposts } from './intstr.js';
@@ -162,11 +162,19 @@ const inUpdateByOther = (ctx: Ctx, m: KubeObject): string | undefined => {
   return v !== undefined && v !== ctx.planLabel ? v : undefined;
 };
 
+// Messages below are built from unbounded input (machine names, updaters' messages, many targets): each list is
+// summarised under a budget so that the status write never exceeds the schema's limits, however many fail.
 const failureNote = (ctx: Ctx, names: string[]): string =>
-  names.map((n) => {
+  summarizeList(names.map((n) => {
     const msg = ctx.mus.get(n)?.status?.message;
     return msg ? `${n}: ${msg}` : n;
-  }).join('; ');
+  }), { maxBytes: MessageBudget.status, itemMaxBytes: MessageBudget.item });
+
+/** Validation problems for Valid/Ready and the Invalid Event; the same text each time so that repeats compare equal. */
+const problemsNote = (problems: readonly string[]): string => summarizeList(problems);
+
+/** Machine (or plan) names for a message: the first ones and how many more. */
+const nameList = (names: readonly string[]): string => summarizeList(names, { separator: ', ', maxBytes: MessageBudget.status / 2, itemMaxBytes: 256 });
 
 function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): TargetEval {
   const { snap } = ctx;
@@ -211,7 +219,7 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   if (missing && !started) {
     [status, reason, message] = ['pending', Reasons.pending, `${t.kind} ${t.target.name} not found`];
   } else if (mode === 'stop') {
-    if (inFlight > 0) [status, reason, message] = ['aborting', Reasons.aborting, `waiting for ${inFlight} machine(s) to stop: ${groups.inFlight.join(', ')}`];
+    if (inFlight > 0) [status, reason, message] = ['aborting', Reasons.aborting, `waiting for ${inFlight} machine(s) to stop: ${nameList(groups.inFlight)}`];
     else if (allDone && unsuccessful === 0 && allCreated && started) [status, reason] = ['updated', Reasons.updated];
     else if (failed.length > 0) [status, reason, message] = ['failed', Reasons.failed, `failed: ${failureNote(ctx, failed)}`];
     else [status, reason] = ['aborted', Reasons.aborted];
@@ -219,7 +227,7 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
     [status, reason] = ['updated', Reasons.updated];
   } else if (inFlight === 0 && everFailed > 0 && (halted || (groups.notStarted.length === 0 && allCreated))) {
     const why = halted ? (ctx.halt ? 'halted (failurePolicy Halt); ' : `halted: ${failed.length} updates failed, as many as the target has machines; `) : '';
-    [status, reason, message] = ['failed', Reasons.failed, `${why}${failed.length ? `failed: ${failureNote(ctx, failed)}` : ''}${groups.aborted.length ? `${failed.length ? '; ' : ''}aborted: ${groups.aborted.join(', ')}` : ''}`];
+    [status, reason, message] = ['failed', Reasons.failed, `${why}${failed.length ? `failed: ${failureNote(ctx, failed)}` : ''}${groups.aborted.length ? `${failed.length ? '; ' : ''}aborted: ${nameList(groups.aborted)}` : ''}`];
   } else if (started || surged) {
     [status, reason] = ['updating', Reasons.updating];
   } else {
@@ -251,9 +259,9 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
       if (r.reason) ev.reason = r.reason;
     } else if (!allCreated) message = `waiting for ${desired! - current.length} machine(s) to be created`;
     else if (!settled) message = `waiting for ${current.length - desired!} machine(s) to be removed (${current.length} of ${desired} replicas)`;
-    else if (inFlight > 0) message = `${inFlight} machine(s) in update: ${groups.inFlight.join(', ')}`;
+    else if (inFlight > 0) message = `${inFlight} machine(s) in update: ${nameList(groups.inFlight)}`;
   } else if (mode === 'hold' && status !== 'updated' && status !== 'failed' && inFlight > 0) {
-    message = `no new machines start; ${inFlight} machine(s) in update: ${groups.inFlight.join(', ')}`;
+    message = `no new machines start; ${inFlight} machine(s) in update: ${nameList(groups.inFlight)}`;
   }
 
   // Restore the surge once nothing more will start in this target and nothing is in flight.
@@ -266,7 +274,7 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
     if (ev.row.updateStatus === 'updated') ev.row.updateStatus = 'updating';
     message = `restoring ${t.target.name} to ${orig} replicas after the surge`;
   }
-  if (message) ev.row.message = message;
+  if (message) ev.row.message = boundMessage(message, MessageBudget.status);
   return ev;
 }
 
@@ -288,7 +296,7 @@ function startControlPlane(ctx: Ctx, all: KubeObject[], current: KubeObject[], g
     if (other) problems.push(`machine ${nameOf(m)} is in update by plan ${other}`);
   }
   if (desired !== undefined && current.length !== desired) problems.push(`${current.length} of ${desired} control-plane machines exist`);
-  if (problems.length > 0) return { starts: [], message: `preflight: ${problems.join('; ')}`, reason: groups.inFlight.length ? Reasons.updating : Reasons.preflightFailed };
+  if (problems.length > 0) return { starts: [], message: `preflight: ${summarizeList(problems, { maxBytes: MessageBudget.status / 2 })}`, reason: groups.inFlight.length ? Reasons.updating : Reasons.preflightFailed };
   const next = groups.notStarted[0]!;
   return { starts: [next], message: `updating ${next} (one control-plane machine at a time)` };
 }
@@ -323,10 +331,10 @@ function startMachineDeployment(ctx: Ctx, md: KubeObject | undefined, current: K
     why = `maxUnavailable=${fp.value.unavailable}`;
   }
   const starts = candidates.slice(0, Math.max(0, budget));
-  if (starts.length > 0) return { starts, message: `${why}; starting ${starts.join(', ')}` };
+  if (starts.length > 0) return { starts, message: `${why}; starting ${nameList(starts)}` };
   const notReady = groups.notStarted.filter((n) => !candidateSet.has(n));
-  const unavailableNote = unavailable.length ? `${unavailable.length} machine(s) unavailable (${unavailable.map(nameOf).join(', ')})` : 'no machine unavailable';
-  return { starts: [], message: `${why}; ${unavailableNote}${notReady.length ? `; waiting for ${notReady.join(', ')} to be Ready` : ''}` };
+  const unavailableNote = unavailable.length ? `${unavailable.length} machine(s) unavailable (${nameList(unavailable.map(nameOf))})` : 'no machine unavailable';
+  return { starts: [], message: `${why}; ${unavailableNote}${notReady.length ? `; waiting for ${nameList(notReady)} to be Ready` : ''}` };
 }
 
 const rowRank: Record<Status, number> = { failed: 0, aborting: 1, aborted: 2, updating: 3, pending: 4, updated: 5 };
@@ -337,14 +345,14 @@ function targetsCondition(type: string, evals: TargetEval[], none: string, overr
   if (evals.length === 0) return { type, status: 'True', reason: Reasons.noTarget, message: none };
   const worst = [...evals].sort((a, b) => rowRank[a.row.updateStatus] - rowRank[b.row.updateStatus])[0]!;
   if (worst.row.updateStatus === 'updated') {
-    return { type, status: 'True', reason: Reasons.updated, message: evals.map((e) => `${e.row.name}: ${e.row.updated}/${e.row.machines} updated`).join('; ') };
+    return { type, status: 'True', reason: Reasons.updated, message: summarizeList(evals.map((e) => `${e.row.name}: ${e.row.updated}/${e.row.machines} updated`)) };
   }
   if (override && worst.row.updateStatus === 'pending') return { type, status: 'False', ...override };
   const reason = worst.row.updateStatus === 'pending' || worst.row.updateStatus === 'updating' ? worst.reason : reasonOf[worst.row.updateStatus];
-  const message = evals
-    .filter((e) => e.row.updateStatus !== 'updated')
-    .map((e) => `${e.row.name}: ${e.row.updateStatus} ${e.row.updated}/${e.row.machines}${e.row.message ? ` (${e.row.message})` : ''}`)
-    .join('; ');
+  const message = summarizeList(
+    evals.filter((e) => e.row.updateStatus !== 'updated').map((e) => `${e.row.name}: ${e.row.updateStatus} ${e.row.updated}/${e.row.machines}${e.row.message ? ` (${e.row.message})` : ''}`),
+    { itemMaxBytes: MessageBudget.item * 2 },
+  );
   return { type, status: 'False', reason, message };
 }
 
@@ -463,10 +471,10 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const set = (type: string, st: Condition['status'], reason: string, message: string): void => {
     conds = setCondition(conds, { type, status: st, reason, message }, generation, now);
   };
-  set(ConditionTypes.valid, valid ? 'True' : 'False', valid ? Reasons.valid : Reasons.invalid, valid ? 'the plan is valid' : problems.join('; '));
+  set(ConditionTypes.valid, valid ? 'True' : 'False', valid ? Reasons.valid : Reasons.invalid, valid ? 'the plan is valid' : problemsNote(problems));
   if (!terminal) {
     const gate = !valid && !started ? { reason: Reasons.invalid, message: 'the plan is invalid' }
-      : waiting && !started ? { reason: Reasons.waitingForPreviousPlan, message: `waiting for plan ${olderActive.map((p) => p.metadata?.name).join(', ')} to finish` }
+      : waiting && !started ? { reason: Reasons.waitingForPreviousPlan, message: `waiting for plan ${nameList(olderActive.map((p) => p.metadata?.name ?? ''))} to finish` }
         : paused && !started ? { reason: Reasons.paused, message: 'the plan is paused' } : undefined;
     const cp = ordered.filter(({ t }) => t.kind === 'ControlPlane').map(({ e }) => e);
     const mds = ordered.filter(({ t }) => t.kind === 'MachineDeployment').map(({ e }) => e);
@@ -512,7 +520,7 @@ interface ReadyInput {
 
 // Ready is True only for an updated plan; otherwise its reason says what the plan is doing or waiting for.
 function readyCondition(i: ReadyInput): { status: Condition['status']; reason: string; message: string } {
-  const detail = i.rows.filter((r) => r.updateStatus !== 'updated' && r.message).map((r) => `${r.name}: ${r.message}`).join('; ');
+  const detail = summarizeList(i.rows.filter((r) => r.updateStatus !== 'updated' && r.message).map((r) => `${r.name}: ${r.message}`), { itemMaxBytes: MessageBudget.item * 2 });
   const withDetail = (s: string): string => (detail ? `${s}; ${detail}` : s);
   if (i.terminal && i.prevReady) return { status: i.prevReady.status, reason: i.prevReady.reason, message: i.prevReady.message ?? '' };
   switch (i.updateStatus) {
@@ -525,12 +533,12 @@ function readyCondition(i: ReadyInput): { status: Condition['status']; reason: s
       return { status: 'False', reason, message: withDetail(`${why}; ${i.progress} machines updated`) };
     }
     case 'pending':
-      if (!i.valid) return { status: 'False', reason: Reasons.invalid, message: i.problems.join('; ') };
-      if (i.waiting) return { status: 'False', reason: Reasons.waitingForPreviousPlan, message: `waiting for plan ${i.olderActive.map((p) => p.metadata?.name).join(', ')} to finish` };
+      if (!i.valid) return { status: 'False', reason: Reasons.invalid, message: problemsNote(i.problems) };
+      if (i.waiting) return { status: 'False', reason: Reasons.waitingForPreviousPlan, message: `waiting for plan ${nameList(i.olderActive.map((p) => p.metadata?.name ?? ''))} to finish` };
       if (i.paused) return { status: 'False', reason: Reasons.paused, message: 'the plan is paused' };
       return { status: 'False', reason: Reasons.pending, message: 'the plan has not started' };
     default:
-      if (!i.valid) return { status: 'False', reason: Reasons.invalid, message: `no new machines start until the plan is valid again: ${i.problems.join('; ')}` };
+      if (!i.valid) return { status: 'False', reason: Reasons.invalid, message: `no new machines start until the plan is valid again: ${problemsNote(i.problems)}` };
       if (i.paused) return { status: 'False', reason: Reasons.paused, message: withDetail(`paused at ${i.progress} machines updated`) };
       return { status: 'False', reason: Reasons.updating, message: withDetail(`${i.progress} machines updated`) };
   }
@@ -540,7 +548,7 @@ function eventsFor(planName: string, prev: InPlaceUpdatePlanStatus, next: InPlac
   const ev: PlanEvent[] = [];
   const prevValid = prev.conditions?.find((c) => c.type === ConditionTypes.valid);
   const prevReady = prev.conditions?.find((c) => c.type === ConditionTypes.ready);
-  if (problems.length > 0 && (prevValid?.status !== 'False' || prevValid.message !== problems.join('; '))) ev.push({ type: 'Warning', reason: PlanEventReasons.invalid, message: problems.join('; ') });
+  if (problems.length > 0 && (prevValid?.status !== 'False' || prevValid.message !== problemsNote(problems))) ev.push({ type: 'Warning', reason: PlanEventReasons.invalid, message: problemsNote(problems) });
   if (readyReason === Reasons.waitingForPreviousPlan && prevReady?.reason !== Reasons.waitingForPreviousPlan) ev.push({ type: 'Normal', reason: PlanEventReasons.waiting, message: next.conditions?.find((c) => c.type === ConditionTypes.ready)?.message ?? '' });
   const prevPaused = prev.conditions?.find((c) => c.type === ConditionTypes.paused)?.status === 'True';
   const nowPaused = next.conditions?.find((c) => c.type === ConditionTypes.paused)?.status === 'True';
@@ -555,7 +563,7 @@ function eventsFor(planName: string, prev: InPlaceUpdatePlanStatus, next: InPlac
     switch (next.updateStatus) {
       case 'updating': ev.push({ type: 'Normal', reason: PlanEventReasons.started, message: `plan started: ${next.machines ?? 0} machines in ${rows.length} target(s)` }); break;
       case 'updated': ev.push({ type: 'Normal', reason: PlanEventReasons.completed, message: `plan updated: ${progress} machines updated` }); break;
-      case 'failed': ev.push({ type: 'Warning', reason: PlanEventReasons.failed, message: `plan failed at ${progress} machines updated: ${rows.filter((r) => r.updateStatus === 'failed').map((r) => `${r.name}: ${r.message ?? 'failed'}`).join('; ')}` }); break;
+      case 'failed': ev.push({ type: 'Warning', reason: PlanEventReasons.failed, message: `plan failed at ${progress} machines updated: ${summarizeList(rows.filter((r) => r.updateStatus === 'failed').map((r) => `${r.name}: ${r.message ?? 'failed'}`), { maxBytes: MessageBudget.event })}` }); break;
       case 'aborting': ev.push({ type: 'Normal', reason: PlanEventReasons.aborting, message: `plan aborting at ${progress} machines updated` }); break;
       case 'aborted': ev.push({ type: 'Normal', reason: PlanEventReasons.aborted, message: `plan aborted at ${progress} machines updated` }); break;
       default: break;
@@ -570,7 +578,7 @@ function eventsFor(planName: string, prev: InPlaceUpdatePlanStatus, next: InPlac
     if (r.updateStatus === 'updated') ev.push({ type: 'Normal', reason: PlanEventReasons.targetUpdated, message: `${what} updated (${r.updated}/${r.machines} machines)` });
     if (r.updateStatus === 'failed') ev.push({ type: 'Warning', reason: PlanEventReasons.targetFailed, message: `${what} failed: ${r.message ?? ''}` });
   }
-  for (const c of d.create) ev.push({ type: 'Normal', reason: PlanEventReasons.machineUpdateStarted, message: `started the update of machine ${c.machine} (${c.target.kind} ${c.target.name}) with updaters ${c.updaters.map((u) => u.name).join(', ')}` });
+  for (const c of d.create) ev.push({ type: 'Normal', reason: PlanEventReasons.machineUpdateStarted, message: `started the update of machine ${c.machine} (${c.target.kind} ${c.target.name}) with updaters ${nameList(c.updaters.map((u) => u.name))}` });
   for (const s of d.scale) {
     if (s.kind === 'surge') ev.push({ type: 'Normal', reason: PlanEventReasons.surged, message: `scaled MachineDeployment ${s.name} to ${s.replicas} replicas (maxUnavailable 0: surge by one)` });
     else ev.push({ type: 'Normal', reason: PlanEventReasons.surgeRestored, message: `restored MachineDeployment ${s.name}${s.replicas !== undefined ? ` to ${s.replicas} replicas` : ''}` });

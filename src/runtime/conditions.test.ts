@@ -65,4 +65,10 @@ describe('conditions', () => {
     expect(getCondition(cs, 'F')?.status).to.equal('False');
     expect(removeCondition(cs, 'F').map((c) => c.type)).to.deep.equal(['T', 'U']);
   });
+
+  it('cuts a message over the 32 KiB schema limit instead of letting the status write fail', () => {
+    const out = setCondition(undefined, ready('False', 'Failed', 'x'.repeat(100_000)), 1, t0);
+    expect(Buffer.byteLength(out[0]!.message!)).to.be.at.most(32768);
+    expect(out[0]!.message).to.match(/^x+\.\.\. \(\d+ more bytes\)$/);
+  });
 });

@@ -1,5 +1,5 @@
 // Conditions with Cluster API semantics: lastTransitionTime moves only when the status flips. Pure.
-import type { Condition } from '../api/index.js';
+import { CONDITION_MESSAGE_MAX, boundMessage, type Condition } from '../api/index.js';
 
 /** What a caller sets; the helper fills lastTransitionTime and observedGeneration. */
 export interface ConditionInput {
@@ -15,7 +15,7 @@ export const toKubeTime = (d: Date): string => d.toISOString().replace(/\.\d{3}Z
 /**
  * Returns a new conditions list with `input` set: an existing condition of the same type keeps its
  * lastTransitionTime unless the status changes; reason, message and observedGeneration are always updated.
- * A new type is appended. The input list is not modified.
+ * A new type is appended. The input list is not modified. The message is cut to the schema's 32 KiB limit.
  */
 export function setCondition(
   conditions: readonly Condition[] | undefined,
@@ -30,7 +30,8 @@ export function setCondition(
     type: input.type,
     status: input.status,
     reason: input.reason,
-    message: input.message ?? '',
+    // Last line of defence: one over-long message would make the API server reject the whole status write.
+    message: boundMessage(input.message ?? '', CONDITION_MESSAGE_MAX),
     lastTransitionTime: prev && prev.status === input.status ? prev.lastTransitionTime : toKubeTime(now),
   };
   if (observedGeneration !== undefined) next.observedGeneration = observedGeneration;

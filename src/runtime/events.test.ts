@@ -37,6 +37,21 @@ describe('event recorder', () => {
     ]);
   });
 
+  it('keeps a long message under 1 KiB and still aggregates its repeats', async () => {
+    const client = new FakeClient();
+    const rec = createEventRecorder(client, { component: 'c' });
+    const long = `updater failed: ${'é'.repeat(5000)}`;
+    rec.event(machine, 'Warning', 'Failed', long);
+    rec.event(machine, 'Warning', 'Failed', long);
+    await rec.flush();
+    const items = (await client.list(Events, 'ns')).items;
+    expect(items).to.have.length(1);
+    const msg = items[0]!['message'] as string;
+    expect(Buffer.byteLength(msg)).to.be.at.most(1024);
+    expect(msg).to.match(/^updater failed: é+\.\.\. \(\d+ more bytes\)$/);
+    expect(items[0]!['count']).to.equal(2);
+  });
+
   it('starts a new Event when the aggregated one is gone', async () => {
     const client = new FakeClient();
     const rec = createEventRecorder(client, { component: 'c' });

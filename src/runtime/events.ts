@@ -1,6 +1,6 @@
 // Kubernetes Events (core/v1) with aggregation of repeats and rate limiting; never throws.
 import { hostname } from 'node:os';
-import { Events, type KubeObject } from '../api/index.js';
+import { Events, MessageBudget, boundMessage, type KubeObject } from '../api/index.js';
 import { isNotFound } from './errors.js';
 import { errorFields, noopLogger } from './log.js';
 import type { EventRecorder, KubeClient, Logger } from './types.js';
@@ -101,7 +101,7 @@ export function createEventRecorder(client: KubeClient, opts: EventRecorderOptio
         ...(obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {}),
       },
       reason,
-      message: message.length > 1024 ? `${message.slice(0, 1021)}...` : message,
+      message,
       type,
       source: { component: opts.component, host },
       reportingComponent: opts.component,
@@ -119,8 +119,10 @@ export function createEventRecorder(client: KubeClient, opts: EventRecorderOptio
     get dropped() {
       return dropped;
     },
-    event(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    event(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, fullMessage: string): void {
       try {
+        // Bounded before the aggregation key, so that repeats of a long message still aggregate.
+        const message = boundMessage(fullMessage, MessageBudget.event);
         const id = objectId(obj);
         let bucket = perObject.get(id);
         if (!bucket) {
