@@ -1,6 +1,6 @@
 // The SDK's pure core: what an updater's handler may return, and how a result (or a terminal task) becomes the
 // task's next status under the contract (C4 terminal never left, C5 observedGeneration, C6 Ready condition).
-import { ConditionTypes, Reasons, isTerminal } from '../api/index.js';
+import { ConditionTypes, MessageBudget, Reasons, boundMessage, isTerminal } from '../api/index.js';
 import { setCondition, toKubeTime, jsonEqual } from '../runtime/index.js';
 import { taskGeneration, taskPhase, type Task, type TaskStatus, type TaskUpdateStatus } from './accessors.js';
 
@@ -68,13 +68,14 @@ export function statusForResult(task: Task, result: Result, now: Date): TaskStat
       break;
   }
   const ready = READY[updateStatus];
+  // An updater's own text (often a command's stderr) is cut here, so one chatty failure cannot fail the status write.
   const next: TaskStatus = {
     ...old,
     ...(result.fields ?? {}),
     updateStatus,
     observedGeneration: gen,
     startTime: old.startTime ?? toKubeTime(now),
-    conditions: setCondition(old.conditions, { type: ConditionTypes.ready, status: ready.status, reason: reason ?? ready.reason, message: message || ready.message }, gen, now),
+    conditions: setCondition(old.conditions, { type: ConditionTypes.ready, status: ready.status, reason: reason ?? ready.reason, message: boundMessage(message || ready.message, MessageBudget.condition) }, gen, now),
   };
   if (isTerminal(updateStatus)) next.completionTime = old.completionTime ?? toKubeTime(now);
   return next;

@@ -73,6 +73,17 @@ describe('updater SDK', () => {
     expect(ready(t)).to.include({ status: 'False', reason: 'Failed', message: 'disk full' });
   });
 
+  it("cuts an over-long failure message so that the status write still succeeds", async () => {
+    const c = new FakeClient();
+    await seed(c);
+    const { u } = scripted({ update: failed(`stderr: ${'x'.repeat(200_000)}`) });
+    await u.reconcileTask(c, (await get(c))!);
+    const t = await get(c);
+    expect(t?.status?.updateStatus).to.equal('failed');
+    expect(Buffer.byteLength(ready(t)!.message!)).to.be.at.most(8192);
+    expect(ready(t)!.message).to.match(/^stderr: x+\.\.\. \(\d+ more bytes\)$/);
+  });
+
   it('calls abort once the task is aborting and reports aborted', async () => {
     const c = new FakeClient();
     await seed(c, { phase: 'aborting' });

@@ -1,6 +1,6 @@
 // Pure status of a MachineUpdate from a decision: updateStatus, currentUpdater, task rows, times, message and the
 // InPlaceUpdate / Ready conditions. Other conditions on the object (e.g. the MHC extension's) are kept as they are.
-import { ConditionTypes, Reasons, isTerminal, type Condition, type MachineUpdateStatus } from '../api/index.js';
+import { ConditionTypes, MessageBudget, Reasons, boundMessage, isTerminal, type Condition, type MachineUpdateStatus } from '../api/index.js';
 import { taskUpdateStatus } from '../contract/index.js';
 import { setCondition, toKubeTime } from '../runtime/index.js';
 import type { MachineUpdateStatusValue } from './decide.js';
@@ -43,21 +43,23 @@ export function buildStatus(scope: Scope, s: StatusInput, now: Date): MachineUpd
   const gen = mu.metadata.generation;
   const terminal = isTerminal(s.updateStatus);
   const currentName = s.current !== undefined ? scope.views[s.current]?.updater.name : undefined;
+  // The message usually quotes an updater's own text: bounded once, so status.message and both conditions agree.
+  const message = boundMessage(s.message, MessageBudget.status);
 
   let conditions: Condition[] = old.conditions ?? [];
   conditions = setCondition(
     conditions,
     terminal
-      ? { type: ConditionTypes.inPlaceUpdate, status: 'False', reason: s.reason, message: s.message }
-      : { type: ConditionTypes.inPlaceUpdate, status: 'True', reason: s.reason, message: s.message },
+      ? { type: ConditionTypes.inPlaceUpdate, status: 'False', reason: s.reason, message }
+      : { type: ConditionTypes.inPlaceUpdate, status: 'True', reason: s.reason, message },
     gen,
     now,
   );
   conditions = setCondition(
     conditions,
     s.updateStatus === 'updated'
-      ? { type: ConditionTypes.ready, status: 'True', reason: Reasons.updated, message: s.message }
-      : { type: ConditionTypes.ready, status: 'False', reason: s.reason, message: s.message },
+      ? { type: ConditionTypes.ready, status: 'True', reason: Reasons.updated, message }
+      : { type: ConditionTypes.ready, status: 'False', reason: s.reason, message },
     gen,
     now,
   );
@@ -67,7 +69,7 @@ export function buildStatus(scope: Scope, s: StatusInput, now: Date): MachineUpd
     updateStatus: s.updateStatus,
     tasks: taskRows(scope),
     startTime: old.startTime ?? toKubeTime(now),
-    message: s.message,
+    message,
     conditions,
   };
   if (gen !== undefined) out.observedGeneration = gen;

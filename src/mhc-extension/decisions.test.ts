@@ -163,6 +163,13 @@ describe('mhc-extension decisions', () => {
       expect(byMachine(p)).to.deep.equal({ a: { annotations: { [P]: 'false', [R]: '' }, reason: Reasons.inPlaceUpdateFailed, status: 'False' } });
     });
 
+    it('bounds an updater failure message of any length in the condition', () => {
+      const p = planMachineHealthCheck(mhc({ timeout: '1h' }), [machine('a'), machine('b')], [update('a', { startMs: T0, status: 'failed', message: `disk full ${'e'.repeat(100_000)}` })], T0 + 1000);
+      const msg = p.actions.find((x) => x.machine === 'a')!.update!.condition.message;
+      expect(Buffer.byteLength(msg)).to.be.below(8192);
+      expect(msg).to.match(/^In-place update failed: disk full e+\.\.\. \(\d+ more bytes\); remediation triggered/);
+    });
+
     it('blocks remediation when other in-update machines exhaust the budget, lifting protection and reporting RemediationBlocked', () => {
       const machines = [machine('a', { annotations: { [S]: '', [P]: 'false' } }), machine('b', { annotations: { [S]: '', [P]: 'false' } }), machine('c')];
       const p = planMachineHealthCheck(mhc({ timeout: '2s', max: 1 }), machines, [update('a', { startMs: T0 - 5000 }), update('b', { startMs: T0 })], T0 + 100);

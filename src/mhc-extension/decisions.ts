@@ -1,7 +1,7 @@
 // Pure decisions of the MHC extension: timeouts, remediation budget, skip-remediation bookkeeping, and the whole
 // per-MHC plan (which annotations to patch on which machine, which MachineUpdate conditions and Events to record,
 // when to look again). No client: the controller acts on the result.
-import { Annotations, ConditionTypes, Labels, MhcEventReasons, Reasons, UpdateStatus, isTerminal, type Condition } from '../api/index.js';
+import { Annotations, ConditionTypes, Labels, MessageBudget, MhcEventReasons, Reasons, UpdateStatus, boundMessage, isTerminal, type Condition } from '../api/index.js';
 import { InvalidDurationError, parseGoDuration } from './duration.js';
 import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
 
@@ -286,7 +286,8 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
       continue;
     }
     const reason = verdict.kind === 'failed' ? Reasons.inPlaceUpdateFailed : Reasons.inPlaceUpdateTimedOut;
-    const what = verdict.kind === 'failed' ? `In-place update failed: ${verdict.message}` : `In-place update exceeded its ${fmtDuration(verdict.timeoutMs)} timeout`;
+    // The failure text comes from an updater: bounded so the condition and the Events stay within their limits.
+    const what = verdict.kind === 'failed' ? `In-place update failed: ${boundMessage(verdict.message, MessageBudget.status)}` : `In-place update exceeded its ${fmtDuration(verdict.timeoutMs)} timeout`;
     if (operatorSkipsRemediation(m.metadata.annotations)) {
       const patch = liftPatch(m.metadata.annotations, false);
       actions.push({
