@@ -1,5 +1,6 @@
 /** The API machinery: resource registry, verbs with their storage semantics, garbage collection, namespace lifecycle. */
 import { celValidate, crdToResource } from './crd.js';
+import { objectTooDeep, valueTooDeep } from './depth.js';
 import {
   ApiError, alreadyExists, badRequest, conflict, forbidden, invalid, notFound, unsupportedMediaType,
   type FieldError,
@@ -387,6 +388,7 @@ export class Core {
 
   /** CREATE. */
   create(def: ResourceDef, version: string, ns: string, body: Obj, opts: WriteOptions): WriteResult {
+    if (valueTooDeep(body)) throw objectTooDeep();
     const obj = clone(body);
     if (!isObj(obj)) throw badRequest('the body of the request was not an object');
     this.checkKind(def, version, obj);
@@ -463,6 +465,8 @@ export class Core {
 
   /** Shared tail of update/patch: status semantics, generation, admission, storage, deletion on emptied finalizers. */
   private applyUpdate(def: ResourceDef, version: string, ns: string, name: string, existing: Entry, incoming: Obj, opts: WriteOptions, subresource: string | undefined, mode: 'body' | 'patch'): WriteResult {
+    // A JSON patch can nest a value below an existing path: the result is checked, not only the request body.
+    if (valueTooDeep(incoming)) throw objectTooDeep();
     const old = existing.obj;
     let obj: Obj;
     if (subresource === 'status') {

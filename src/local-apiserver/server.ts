@@ -10,6 +10,7 @@ import {
 } from './errors.js';
 import { docHash, groupVersionDoc, openapiRoot } from './openapi.js';
 import { jsonPatch, mergePatch } from './patch.js';
+import { jsonTextTooDeep, tooDeep, valueTooDeep } from './depth.js';
 import { decodeProtobufObject } from './protobuf.js';
 import { apiVersionOf, grKey, type ResourceDef } from './resources.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
@@ -140,16 +141,36 @@ function mediaType(h: string | undefined): string {
 function parseBody(buf: Buffer, ct: string, allowed: string[]): unknown {
   const type = ct || 'application/json';
   if (!allowed.includes(type)) throw unsupportedMediaType(allowed);
+  const decoded = decodeBody(buf, type);
+  // Whatever the encoding, nothing deeper than the limit reaches the recursive schema, CEL, patch and SSA code.
+  if (valueTooDeep(decoded)) throw tooDeep(type.endsWith('yaml') ? 'error decoding YAML' : "couldn't get version/kind; json parse error");
+  return decoded;
+}
+
+function decodeBody(buf: Buffer, type: string): unknown {
+  if (type === 'application/vnd.kubernetes.protobuf') {
+    try {
+      return decodeProtobufObject(buf);
+    } catch (e) {
+      if (e instanceof RangeError) throw tooDeep('error decoding protobuf');
+      throw e;
+    }
+  }
   const text = buf.toString('utf8');
-  if (type === 'application/vnd.kubernetes.protobuf') return decodeProtobufObject(buf);
   if (!text.trim()) throw badRequest('the body of the request was empty');
-  if (type.endsWith('yaml')) {
+  // JSON is YAML: a JSON document (what client libraries send for apply patches) takes the iterative JSON parser,
+  // whose depth is checked, rather than the recursive YAML one.
+  if (type.endsWith('yaml') && !text.trimStart().startsWith('{')) {
     try {
       return parseYaml(text, { maxAliasCount: 100 }) as unknown;
     } catch (e) {
+      // The YAML parser recurses: a stack overflow there is a too-deep document, not a server fault.
+      if (e instanceof RangeError || /call stack/i.test((e as Error).message)) throw tooDeep('error decoding YAML', '[');
       throw badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
     }
   }
+  const deep = jsonTextTooDeep(text);
+  if (deep !== undefined) throw tooDeep("couldn't get version/kind; json parse error", deep);
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {

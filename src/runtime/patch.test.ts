@@ -4,6 +4,13 @@ import { FakeClient } from '../../test/support/fake-client.js';
 import { ConflictError, isRetryable } from './errors.js';
 import { applyMergePatch, computePatches, jsonEqual, mergePatchDiff, snapshot } from './patch.js';
 
+const nested = (depth: number, leaf: unknown = 1): Record<string, unknown> => {
+  let v: unknown = leaf;
+  for (let i = 0; i < depth; i++) v = { a: v };
+  return v as Record<string, unknown>;
+};
+
+
 const Things: ResourceType = { group: 'test.io', version: 'v1', plural: 'things', kind: 'Thing', namespaced: true };
 
 describe('mergePatchDiff', () => {
@@ -106,5 +113,13 @@ describe('PatchHelper', () => {
     const patches = client.calls.filter((c) => c.verb === 'patch');
     expect(patches).to.have.length(1);
     expect(patches[0]!.body).to.deep.equal({ spec: { v: 3 }, status: { phase: 'c' }, metadata: { resourceVersion: obj.metadata.resourceVersion } });
+  });
+
+  it('jsonEqual compares values nested 100,000 levels deep without overflowing the stack', () => {
+    expect(jsonEqual(nested(100_000), nested(100_000))).to.equal(true);
+    expect(jsonEqual(nested(100_000, 1), nested(100_000, 2))).to.equal(false);
+    expect(jsonEqual({ a: [1, { b: 2 }] }, { a: [1, { b: 2 }] })).to.equal(true);
+    expect(jsonEqual({ a: [1] }, { a: { 0: 1 } })).to.equal(false);
+    expect(jsonEqual({ a: 1, b: undefined }, { a: 1 })).to.equal(true);
   });
 });

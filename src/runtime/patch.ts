@@ -11,14 +11,25 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 
 /** Deep structural equality of JSON values (object key order ignored). */
 export function jsonEqual(a: Json, b: Json): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  if (isObject(a) && isObject(b)) {
-    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k], b[k]));
+  // Iterative (pairs still to compare), so that deeply nested objects cannot overflow the stack.
+  const todo: Array<[Json, Json]> = [[a, b]];
+  while (todo.length > 0) {
+    const [x, y] = todo.pop()!;
+    if (x === y) continue;
+    if (Array.isArray(x)) {
+      if (!Array.isArray(y) || x.length !== y.length) return false;
+      for (let i = 0; i < x.length; i++) todo.push([x[i], y[i]]);
+    } else if (isObject(x) && isObject(y)) {
+      const kx = Object.keys(x).filter((k) => x[k] !== undefined);
+      const ky = Object.keys(y).filter((k) => y[k] !== undefined);
+      if (kx.length !== ky.length) return false;
+      for (const k of kx) {
+        if (!Object.prototype.hasOwnProperty.call(y, k)) return false;
+        todo.push([x[k], y[k]]);
+      }
+    } else return false;
   }
-  return false;
+  return true;
 }
 
 /**

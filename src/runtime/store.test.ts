@@ -1,6 +1,13 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../api/index.js';
-import { MemoryStore } from './store.js';
+import { MemoryStore, deepFreeze } from './store.js';
+
+const nested = (depth: number, leaf: unknown = 1): Record<string, unknown> => {
+  let v: unknown = leaf;
+  for (let i = 0; i < depth; i++) v = { a: v };
+  return v as Record<string, unknown>;
+};
+
 
 const obj = (ns: string | undefined, name: string, labels?: Record<string, string>, rv = '1'): KubeObject => ({
   metadata: { name, ...(ns ? { namespace: ns } : {}), resourceVersion: rv, ...(labels ? { labels } : {}) },
@@ -65,5 +72,13 @@ describe('MemoryStore', () => {
     expect(s.upsert(obj('a', 'x', undefined, '2'))?.metadata.resourceVersion).to.equal('1');
     expect(s.remove('a', 'x')?.metadata.resourceVersion).to.equal('2');
     expect(s.remove('a', 'x')).to.equal(undefined);
+  });
+
+  it('freezes an object nested 100,000 levels deep without overflowing the stack', () => {
+    const o = nested(100_000);
+    deepFreeze(o);
+    let x: Record<string, unknown> = o;
+    for (let i = 0; i < 99_999; i++) x = x.a as Record<string, unknown>;
+    expect(Object.isFrozen(x)).to.equal(true);
   });
 });

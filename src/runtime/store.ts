@@ -10,9 +10,14 @@ export const objectKey = (obj: KubeObject): string => keyOf(obj.metadata.namespa
 
 /** Recursively freezes an object so that accidental mutation of cached state throws (ESM code is strict). */
 export function deepFreeze<T>(v: T): T {
-  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const x of Object.values(v)) deepFreeze(x);
+  // Iterative: a real API server accepts objects nested thousands of levels deep, which must not overflow the stack.
+  const todo: unknown[] = [v];
+  while (todo.length > 0) {
+    const x = todo.pop();
+    if (x !== null && typeof x === 'object' && !Object.isFrozen(x)) {
+      Object.freeze(x);
+      for (const c of Object.values(x)) if (c !== null && typeof c === 'object') todo.push(c);
+    }
   }
   return v;
 }
