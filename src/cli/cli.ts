@@ -1,5 +1,6 @@
 // The `inplace` command (also `kubectl inplace`): dispatches to one verb module, loaded on demand so a verb
 // only pays for what it imports (status does not load the controllers, run does not load the local API server).
+import { safeLines, safeText } from './safe-text.js';
 import { ExitCode, isCliError, isUsageError, parseVerbArgs, type Io, type Verb } from './verb.js';
 
 /** A verb in the registry: listed in help without loading its module. */
@@ -59,7 +60,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   const entry = VERBS.find((v) => v.name === name);
   if (!entry) {
     const near = VERBS.filter((v) => !v.hidden && (v.name.startsWith(name.slice(0, 2)) || name.startsWith(v.name.slice(0, 3)))).map((v) => v.name);
-    io.err(`error: unknown command "${name}"${near.length ? ` (did you mean ${near.join(' or ')}?)` : ''}\n\n${mainHelp()}`);
+    io.err(`error: unknown command "${safeText(name)}"${near.length ? ` (did you mean ${near.join(' or ')}?)` : ''}\n\n${mainHelp()}`);
     return ExitCode.usage;
   }
   const verb = await entry.load();
@@ -73,14 +74,15 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   } catch (e) {
     // Matched by name: a verb module may be loaded through another module instance (loaders, dist vs src).
     if (isUsageError(e)) {
-      io.err(`error: ${e.message}\n\n${verb.help}\n`);
+      io.err(`error: ${safeLines(e.message)}\n\n${verb.help}\n`);
       return ExitCode.usage;
     }
     if (isCliError(e)) {
-      io.err(`error: ${e.message}\n${e.hint ? `  ${e.hint}\n` : ''}`);
+      // Error messages often quote the API server, and through it the cluster's objects.
+      io.err(`error: ${safeLines(e.message)}\n${e.hint ? `  ${safeLines(e.hint)}\n` : ''}`);
       return e.exitCode;
     }
-    io.err(`error: inplace ${name} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    io.err(`error: inplace ${name} failed: ${safeLines(e instanceof Error ? (e.stack ?? e.message) : String(e))}\n`);
     return ExitCode.failure;
   }
 }

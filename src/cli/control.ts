@@ -1,6 +1,7 @@
 // Shared body of `inplace abort|pause|resume <plan>`: find the plan, decide, send one merge patch of its spec.
 import { InPlaceUpdatePlans, isTerminal, type InPlaceUpdatePlan, type KubeObject } from '../api/index.js';
 import { call, connect, findPlan } from './kube.js';
+import { safeText } from './safe-text.js';
 import { ExitCode, KUBE_OPTIONS_HELP, kubeOptions, positionals, str, type Io, type ParsedArgs, type Verb } from './verb.js';
 
 /** What a control verb does to a plan, decided purely from the plan. */
@@ -33,14 +34,14 @@ async function runControl(args: ParsedArgs, io: Io, decide: (plan: InPlaceUpdate
     const ref = `${plan.metadata.namespace}/${plan.metadata.name}`;
     const d = decide(plan);
     if ('noop' in d) {
-      io.out(`InPlaceUpdatePlan ${ref}: ${d.noop}\n`);
+      io.out(`${safeText(`InPlaceUpdatePlan ${ref}: ${d.noop}`)}\n`);
       return ExitCode.ok;
     }
     await call(conn, InPlaceUpdatePlans, () =>
       conn.client.patch(InPlaceUpdatePlans, plan.metadata.namespace, plan.metadata.name!, d.patch, { type: 'merge', fieldManager: 'inplace-cli' }),
     );
-    io.out(`InPlaceUpdatePlan ${ref}: ${d.done}\n`);
-    io.out(`follow it with: inplace status ${plan.metadata.name} -n ${plan.metadata.namespace}   (or kubectl get inplaceupdateplans -n ${plan.metadata.namespace} -w)\n`);
+    io.out(`${safeText(`InPlaceUpdatePlan ${ref}: ${d.done}`)}\n`);
+    io.out(`${safeText(`follow it with: inplace status ${plan.metadata.name} -n ${plan.metadata.namespace}   (or kubectl get inplaceupdateplans -n ${plan.metadata.namespace} -w)`)}\n`);
     return ExitCode.ok;
   } finally {
     conn.client.close();

@@ -10,6 +10,7 @@ import { yamlFilesIn } from './files.js';
 import { applyFile, createOrReplace, installCrds, readYamlDocs } from './install.js';
 import { spawnInplace, stopChildren, tailLog, projectRoot, type Child } from './procs.js';
 import { renderSummary, secs } from './progress.js';
+import { safeLines, safeText } from './safe-text.js';
 import { CliError, ExitCode, flag, secondsOption, str, UsageError, type Io, type Verb } from './verb.js';
 
 /** The demo inventory (DESIGN §7): one cluster, a 3-machine control plane, two 3-machine MachineDeployments, an MHC. */
@@ -168,14 +169,14 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
       return INTERRUPTED;
     }
     if (outcome.kind === 'childExited') {
-      io.err(`\nerror: ${outcome.child.name} exited unexpectedly (${outcome.how}); its last log lines:\n${tailLog(outcome.child)}\n`);
+      io.err(`\nerror: ${outcome.child.name} exited unexpectedly (${outcome.how}); its last log lines:\n${safeLines(tailLog(outcome.child))}\n`);
       io.err(`  full log: ${outcome.child.logPath}\n`);
       return ExitCode.failure;
     }
     const state = await finalState(client, o, outcome.plan);
     if (o.stateOut) writeFileSync(o.stateOut, JSON.stringify(state, null, 2));
     io.out(renderSummary({ view: outcome.view, plan: state.plan, mus: state.machineUpdates, wallMs: Date.now() - started, stillLabelled: state.stillLabelled, committed: state.committed }));
-    if (outcome.kind === 'invalid') io.err(`\nerror: the plan is invalid and will not start: ${outcome.message}\n  fix ${o.planPath} (check it first with: inplace preview -f ${o.planPath} --kubeconfig ${rel})\n`);
+    if (outcome.kind === 'invalid') io.err(`\nerror: the plan is invalid and will not start: ${safeText(outcome.message)}\n  fix ${o.planPath} (check it first with: inplace preview -f ${o.planPath} --kubeconfig ${rel})\n`);
     if (outcome.kind === 'timeout') io.err(`\nerror: the plan is still ${outcome.view.status} after ${secs(o.timeoutMs)}; see inplace status ${o.planName} -n ${o.planNamespace} and the logs in ${logDir}\n`);
 
     const ok = outcome.kind === 'terminal' && state.plan.status?.updateStatus === 'updated' && state.committed.ok === state.committed.total && state.stillLabelled.length === 0;
@@ -216,7 +217,7 @@ async function waitForReady(ports: Map<string, number>, children: Child[], io: I
     }
     const dead = children.find((c) => c.proc.exitCode !== null || c.proc.signalCode !== null);
     if (dead) {
-      io.err(`error: ${dead.name} exited while starting (${dead.proc.signalCode ?? `exit code ${dead.proc.exitCode}`}); its last log lines:\n${tailLog(dead)}\n  full log: ${dead.logPath}\n`);
+      io.err(`error: ${dead.name} exited while starting (${dead.proc.signalCode ?? `exit code ${dead.proc.exitCode}`}); its last log lines:\n${safeLines(tailLog(dead))}\n  full log: ${dead.logPath}\n`);
       return ExitCode.failure;
     }
     for (const [name, port] of ports) {

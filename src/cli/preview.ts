@@ -20,6 +20,7 @@ import type { OpenApiSchema, PlanPreview, PreviewSnapshot } from '../plan-contro
 import type { RestClient } from '../runtime/client.js';
 import { readYamlDocs } from './install.js';
 import { call, connect, type Connection } from './kube.js';
+import { safeText } from './safe-text.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
 
 type Ref = { apiGroup: string; kind: string; name: string };
@@ -233,5 +234,6 @@ export function renderPreview(plan: InPlaceUpdatePlan & KubeObject, r: PlanPrevi
   L.push('');
   const ok = r.valid && r.uncovered.length === 0 && r.impossiblePaths.length === 0;
   L.push(ok ? `Result: OK — ${s.machines.length} machines in the cluster; nothing was changed.` : 'Result: NOT OK — fix the problems above before applying; nothing was changed.');
-  return L.join('\n') + '\n';
+  // Names, values and problems come from the plan file and the cluster: each line is made terminal-safe.
+  return L.map(safeText).join('\n') + '\n';
 }

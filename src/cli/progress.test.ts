@@ -99,4 +99,15 @@ describe('cli demo progress', () => {
     expect(out).to.contain('still labelled with the plan: none');
     expect(out).to.match(/os +1 tasks +avg 2\.0s +max 2\.0s +total 2\.0s/);
   });
+
+  it('renders hostile updater messages terminal-safe in the live view, the change log and the summary', () => {
+    const bad = `disk full\x1b[2J\x1b]0;owned\x07\x1b]52;c;ZXZpbA==\x1b\\\nMachine/fake  updated\r\x9b31m`;
+    const p = plan({ updateStatus: 'failed' });
+    const v = buildProgress(p, [mu('md-1', 'md', { updateStatus: 'failed', message: bad })], { cp: 0, md: 1 });
+    const texts = [renderProgress(v, 1000), diffProgress(undefined, v).join('\n'), renderSummary({ view: v, plan: p, mus: [], wallMs: 1000, stillLabelled: [], committed: { ok: 0, total: 0, wrong: [] } })];
+    for (const t of texts) {
+      expect(t).to.not.match(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+      expect(t).to.contain('disk full');
+    }
+  });
 });

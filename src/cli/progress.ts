@@ -1,5 +1,6 @@
 // Pure model and rendering of a plan's live progress (the demo's display) and of its final summary.
 import { isTerminal, type InPlaceUpdatePlan, type KubeObject, type MachineUpdate, type TargetKind } from '../api/index.js';
+import { safeText } from './safe-text.js';
 
 type Plan = InPlaceUpdatePlan & KubeObject;
 type Mu = MachineUpdate & KubeObject;
@@ -114,7 +115,7 @@ export function renderProgress(v: ProgressView, elapsedMs: number, width = 80, m
     const hidden = t.machines.length - shown.length;
     if (hidden > 0) lines.push(`    … ${hidden} more (${t.machines.filter((m) => m.status === 'updated').length} updated)`);
   }
-  return lines.join('\n') + '\n';
+  return lines.map(safeText).join('\n') + '\n';
 }
 
 const mark = (status: string): string =>
@@ -135,7 +136,7 @@ export function diffProgress(prev: ProgressView | undefined, next: ProgressView)
       }
     }
   }
-  return out;
+  return out.map(safeText);
 }
 
 /** Per-updater task timing of a finished plan. */
@@ -201,5 +202,5 @@ export function renderSummary(s: SummaryInput): string {
     }
   }
   for (const m of all.filter((x) => x.status === 'failed')) lines.push(`  ✖ ${m.name}: ${m.message || 'failed'}`);
-  return lines.join('\n') + '\n';
+  return lines.map(safeText).join('\n') + '\n';
 }

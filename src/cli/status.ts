@@ -1,6 +1,7 @@
 // `inplace status <plan>`: the plan, its targets, machines and tasks as a tree (once, or until terminal with -w).
 import { InPlaceUpdatePlans, isTerminal, Labels, MachineUpdates, type InPlaceUpdatePlan, type KubeObject, type MachineUpdate } from '../api/index.js';
 import { call, connect, findPlan, type Connection } from './kube.js';
+import { safeText } from './safe-text.js';
 import { buildStatusTree, renderTree } from './tree.js';
 import { CliError, ExitCode, flag, KUBE_OPTIONS_HELP, kubeOptions, positionals, str, type Verb } from './verb.js';
 
@@ -27,7 +28,7 @@ ${KUBE_OPTIONS_HELP}`,
     const conn = connect(args);
     try {
       let plan = await findPlan(conn, name!, str(args, 'namespace'));
-      const ns = plan.metadata.namespace!;
+      const ns = safeText(plan.metadata.namespace!);
       const width = io.isTTY ? io.columns : 200;
       if (!flag(args, 'watch')) {
         io.out(`Namespace: ${ns}\n${renderTree(buildStatusTree(plan, await machineUpdatesOf(conn, plan), new Date()), width)}`);

@@ -118,4 +118,15 @@ describe('cli status tree', () => {
     expect([...first].length).to.be.at.most(100);
     expect(first.endsWith('…')).to.equal(true);
   });
+
+  it('renders hostile messages, reasons and names without any escape sequence or forged row', () => {
+    const bad = `disk full\x1b[2J\x1b]0;owned\x07\x1b]52;c;ZXZpbA==\x1b\\\nMachine/fake  updated\r\x9b31m`;
+    const p = plan();
+    p.status!.conditions = [{ type: 'Ready', status: 'False', reason: 'Updating', message: bad, lastTransitionTime: ago(200) }];
+    const out = renderTree(buildStatusTree(p, [mu('c1-md-0-a', 'c1-md-0', 'MachineDeployment', { updateStatus: 'failed', message: bad, tasks: [{ updater: 'os', apiVersion: 'v', kind: 'K\x1b[31m', name: 't', updateStatus: 'failed' }] })], now));
+    expect(out).to.not.match(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+    expect(out).to.contain('disk full').and.to.contain('\\nMachine/fake  updated\\r');
+    // One line per node: the header, the plan, three targets, one machine, one task.
+    expect(out.trimEnd().split('\n')).to.have.length(7);
+  });
 });

@@ -7,6 +7,7 @@ import {
   type MachineUpdate,
   type TargetKind,
 } from '../api/index.js';
+import { safeText } from './safe-text.js';
 
 /** One line of the tree. */
 export interface TreeNode {
@@ -115,8 +116,9 @@ function machineNode(mu: Mu, now: Date): TreeNode {
 /** Renders the tree as aligned columns with box-drawing branches; `width` truncates the MESSAGE column. */
 export function renderTree(root: TreeNode, width = 200): string {
   const rows: { name: string; node: TreeNode }[] = [];
+  // Every cell comes from the cluster: made terminal-safe (and single-line) before widths are measured.
   const walk = (n: TreeNode, prefix: string, childPrefix: string): void => {
-    rows.push({ name: prefix + n.name, node: n });
+    rows.push({ name: prefix + safeText(n.name), node: { ...n, status: safeText(n.status), reason: safeText(n.reason), age: safeText(n.age), message: safeText(n.message) } });
     n.children.forEach((c, i) => {
       const last = i === n.children.length - 1;
       walk(c, childPrefix + (last ? '└─' : '├─'), childPrefix + (last ? '  ' : '│ '));
