@@ -6,3 +6,4 @@ export * from './resources.js';
 export * from './schemas.js';
 export * from './types.js';
 export * from './message.js';
+export * from './depth.js';

@@ -384,6 +384,17 @@ describe('plan-controller decidePlan', () => {
       for (const e of d.events) expect(bytes(e.message)).to.be.at.most(8192);
     });
 
+    it('updater parameters nested deeper than 64 levels make the plan invalid: nothing is copied into a MachineUpdate', () => {
+      let deep: Record<string, unknown> = { leaf: 1 };
+      for (let i = 0; i < 5000; i++) deep = { a: deep };
+      const d = decidePlan(snapshot({ plan: plan({ mds: [target('cluster1-md-0', 2, [versionUpdater({ parameters: deep })])] }) }));
+      expect(cond(d, 'Valid')).to.include({ status: 'False' });
+      expect(cond(d, 'Valid')!.message).to.match(/updater version of cluster1-md-0: parameters are nested deeper than 64 levels/);
+      expect(d.create).to.deep.equal([]);
+      const ok = decidePlan(snapshot({ plan: plan({ mds: [target('cluster1-md-0', 2, [versionUpdater({ parameters: { a: { b: [1, { c: 2 }] } } })])] }) }));
+      expect(cond(ok, 'Valid')).to.include({ status: 'True' });
+    });
+
     it('a MachineDeployment with thousands of machines in update names the first ones', () => {
       const n = 3000;
       const ms = mdMachines(n);

@@ -4,6 +4,7 @@ import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, KubeObject,
 import { Annotations, ConditionTypes, Finalizers, Labels, MessageBudget, PlanAnnotations, PlanEventReasons, Reasons, UpdatePhase, UpdateStatus, boundMessage, isTerminal, summarizeList } from '../api/index.js';
 import { setCondition } from '../runtime/conditions.js';
 import { controlPlaneNameOf, cpReplicas, deploymentNameOf, isDeleting, isMachineReady, mdReplicas, mdRollingUpdate, nameOf } from './capi.js';
+import { parameterDepthProblems } from './bounds.js';
 import { resolveFenceposts } from './intstr.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { PlanSnapshot } from './scope.js';
@@ -370,7 +371,8 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const deleting = !!plan.metadata?.deletionTimestamp;
   const phase = plan.spec.updatePhase ?? UpdatePhase.updating;
   const paused = plan.spec.paused === true;
-  const problems = validatePlan(snap);
+  // Parameters nested absurdly deep would break every clone of the MachineUpdates and tasks they are copied into.
+  const problems = [...validatePlan(snap), ...parameterDepthProblems(plan)];
   const valid = problems.length === 0;
   const terminal = isTerminal(prev.updateStatus);
   const mus = new Map<string, MachineUpdate>();
