@@ -141,6 +141,19 @@ describe('reliability: hostile input stays bounded (status size, nesting depth, 
       expect(r.code, r.body.slice(0, 300)).to.equal(413);
     });
 
+    it('a plan whose updater parameters nest 500 levels deep is accepted by the server, then made invalid: nothing starts', async () => {
+      const md = w!.fleet.mdNames[0]!;
+      const r = await raw(w!, 'POST', plans(), body('deep-params', nested(500)).replace('"clusterName":"ghost"', '"clusterName":"c1"').replace('"name":"md"', `"name":"${md}"`), 'application/json');
+      expect(r.code, r.body.slice(0, 300)).to.equal(201);
+      const p = await waitFor(async () => {
+        const x = await w!.client.get<Plan>(InPlaceUpdatePlans, w!.ns, 'deep-params');
+        return x?.status?.conditions?.find((c) => c.type === 'Valid')?.status === 'False' ? x : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 200, message: 'Valid=False on plan deep-params' });
+      expect(p.status!.conditions!.find((c) => c.type === 'Valid')!.message).to.match(/nested deeper than 64 levels/);
+      const mus = (await w!.client.list<MachineUpdate & KubeObject>(MachineUpdates, w!.ns)).items.filter((m) => m.spec.planName === 'deep-params');
+      expect(mus).to.have.length(0);
+    });
+
     it('leaves every platform process running and the server answering', async () => {
       expect(w!.procs.filter((p) => !p.running).map((p) => `${p.name}:\n${p.tail(10)}`)).to.deep.equal([]);
       const r = await raw(w!, 'POST', plans(), body('after-deep', '{"ok":true}'), 'application/json');
