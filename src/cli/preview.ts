@@ -20,7 +20,7 @@ import type { OpenApiSchema, PlanPreview, PreviewSnapshot } from '../plan-contro
 import type { RestClient } from '../runtime/client.js';
 import { readYamlDocs } from './install.js';
 import { call, connect, type Connection } from './kube.js';
-import { safeText } from './safe-text.js';
+import { safeJson, safeText } from './safe-text.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
 
 type Ref = { apiGroup: string; kind: string; name: string };
@@ -70,7 +70,7 @@ ${KUBE_OPTIONS_HELP}`,
       const snapshot = await readSnapshot(conn, plan, ns, docs);
       const { previewPlan } = await import('../plan-controller/preview.js');
       const result = previewPlan(plan, snapshot);
-      if (output === 'json') io.out(`${JSON.stringify(result, null, 2)}\n`);
+      if (output === 'json') io.out(`${safeJson(result)}\n`);
       else io.out(renderPreview(plan, result, snapshot));
       return result.valid && result.uncovered.length === 0 && result.impossiblePaths.length === 0 ? ExitCode.ok : ExitCode.failure;
     } finally {

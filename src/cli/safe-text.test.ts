@@ -1,6 +1,6 @@
 /* eslint-disable no-control-regex -- the cases are control characters */
 import { expect } from 'chai';
-import { safeLines, safeText } from './safe-text.js';
+import { safeJson, safeLines, safeText } from './safe-text.js';
 
 describe('cli safe text', () => {
   const table: Array<{ name: string; input: string; line: string; lines?: string }> = [
@@ -36,5 +36,12 @@ describe('cli safe text', () => {
     const all = Array.from({ length: 0xa0 }, (_, i) => String.fromCharCode(i)).join('');
     expect(safeText(all)).to.not.match(/[\x00-\x1f\x7f-\x9f]/);
     expect(safeLines(all)).to.not.match(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+  });
+
+  it('safeJson escapes every control character and stays the same JSON value', () => {
+    const v = { message: 'a\x1b[31mb\x9b2Jc\x7f\u202e\n', n: 1 };
+    const out = safeJson(v);
+    expect(out).to.not.match(/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]/);
+    expect(JSON.parse(out)).to.deep.equal(v);
   });
 });
