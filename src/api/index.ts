@@ -5,3 +5,4 @@ export * from './constants.js';
 export * from './resources.js';
 export * from './schemas.js';
 export * from './types.js';
+export * from './write-policy.js';
