@@ -79,7 +79,7 @@ export async function dryRunCommits(client: KubeClient, plan: InPlaceUpdatePlan,
       } catch (err) {
         if (err instanceof KubeApiError && err.code >= 400 && err.code < 500 && err.code !== 409 && err.code !== 429) {
           const msg = (err.status?.message ?? err.message).slice(0, 300);
-          problems.push(`${label}: the API server rejects the commit on ${where.what} (dry-run, HTTP ${err.code}): ${msg}`);
+          problems.push(`${label}: the API server rejects ${sel} ${items.map((i) => i.path).join(', ')} on ${where.what} (dry-run of the commit, HTTP ${err.code}): ${msg}`);
           continue;
         }
         throw err;
