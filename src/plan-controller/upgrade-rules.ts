@@ -91,7 +91,8 @@ export function upgradeProblems(input: UpgradeInput): string[] {
     const want = checkTarget(`machineDeployment ${md.name}`, md, mine);
     if (!want) continue;
     mdWant.set(md.name, want);
-    if (cpAfter && compareVersions(want, cpAfter) > 0) problems.push(`machineDeployment ${md.name}: Machine /spec/version ${fmt(want)} breaks upgrade rule workers-not-ahead-of-control-plane: the control plane runs ${fmt(cpAfter)} after this plan`);
+    // Minor granularity, as the Kubernetes version-skew policy and kubeadm's kubelet check: a worker patch release ahead is fine.
+    if (cpAfter && (want.major > cpAfter.major || (want.major === cpAfter.major && want.minor > cpAfter.minor))) problems.push(`machineDeployment ${md.name}: Machine /spec/version ${fmt(want)} breaks upgrade rule workers-not-ahead-of-control-plane: the control plane runs ${fmt(cpAfter)} after this plan (a kubelet is never a minor newer than its API server)`);
   }
   // Skew: only a plan that moves the control plane can open it; every worker after the plan must be within range.
   if (cpWant) {
