@@ -20,7 +20,7 @@ export class SetPathError extends Error {
     why: string,
   ) {
     super(`${path}: ${why}`);
-    this.name = 'CommitPathError';
+    this.name = 'SetPathError';
   }
 }
 

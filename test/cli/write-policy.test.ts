@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { projectRoot } from '../../src/cli/procs.js';
 import { loadWritePolicy } from '../../src/cli/write-policy.js';
 import { cli } from '../support/cli.js';
 
@@ -23,6 +24,11 @@ describe('inplace --write-policy', () => {
       InfraMachine: { deny: ['/spec/image'] },
     });
     expect(loadWritePolicy(file('empty.yaml', ''))).to.deep.equal({});
+  });
+
+  it('loads examples/write-policy.yaml', () => {
+    const policy = loadWritePolicy(join(projectRoot(), 'examples', 'write-policy.yaml'));
+    expect(policy.Machine?.allow).to.include('/spec/version');
   });
 
   it('refuses a policy that opens the never-list, a missing file and bad YAML', () => {
