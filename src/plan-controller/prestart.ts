@@ -129,8 +129,16 @@ export async function prestartCheck(client: KubeClient, input: ValidationInput &
   const { plan } = input;
   const ns = plan.metadata?.namespace ?? '';
   const owners = [...input.machineDeployments, ...(input.controlPlane?.object ? [input.controlPlane.object] : [])];
-  const coverage = await readCoverageObjects(client, ns, input.machines, owners);
-  const preview = previewPlan(plan, { ...input, ...coverage });
-  const dryRun = await dryRunCommits(client, plan, input.machines, input.writePolicy);
-  return prestartResult(plan, preview, dryRun);
+  try {
+    const coverage = await readCoverageObjects(client, ns, input.machines, owners);
+    const preview = previewPlan(plan, { ...input, ...coverage });
+    const dryRun = await dryRunCommits(client, plan, input.machines, input.writePolicy);
+    return prestartResult(plan, preview, dryRun);
+  } catch (err) {
+    // Fail closed: a check that may not run is a problem of the plan (named), not a silent pass or an endless retry.
+    if (err instanceof KubeApiError && (err.code === 401 || err.code === 403)) {
+      return { generation: plan.metadata?.generation ?? 0, schemaProblems: [`the pre-start check cannot run: ${err.message.slice(0, 300)} (the plan controller needs get, list and patch on the InfraMachine and BootstrapConfig kinds and list on their templates; see docs/operations.md)`], uncovered: [] };
+    }
+    throw err;
+  }
 }
