@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import { ApiObject, Chart, Include, JsonPatch, Size, type App } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import type { PolicyRule } from '../src/runtime/types.js';
+import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
+import { WRITE_POLICY_COMPONENTS } from '../src/cli/run.js';
 import { yamlFilesIn } from '../src/cli/files.js';
 import { EVENT_RULES, LEADER_ELECTION_RULES, isOwnNamespaceRule, normalizeRules, ruleProblems, type FlatRule } from './rbac.js';
 
@@ -24,7 +26,15 @@ export interface DeploymentOptions {
   replicas: number;
   /** Project root: where crds/ lives. */
   root: string;
+  /**
+   * The write policy (allow/deny JSON-pointer prefixes per selectResource): a ConfigMap mounted into the components
+   * that enforce it, passed as `--write-policy`. Absent = the built-in default (docs/operations.md).
+   */
+  writePolicy?: WritePolicy;
 }
+
+/** Where the write-policy ConfigMap is mounted in a controller container. */
+export const WRITE_POLICY_PATH = '/etc/inplace/write-policy.yaml';
 
 /** A component to deploy: what `inplace run <name>` (or `inplace updater <name>`) starts, and the rules it declares. */
 export interface WorkloadSpec {
@@ -173,7 +183,16 @@ export class PlatformChart extends Chart {
         },
       },
     });
-    for (const c of components) addWorkload(this, c, o, { [METRICS_LABEL]: 'true' });
+    // Checked here too: a policy the controllers would refuse at start must not synthesize.
+    const policy = o.writePolicy ? parseWritePolicy(o.writePolicy) : undefined;
+    const cm = policy
+      ? new kplus.ConfigMap(this, 'write-policy', { metadata: { name: 'inplace-write-policy', namespace: o.namespace }, data: { 'write-policy.yaml': stringify(policy) } })
+      : undefined;
+    for (const c of components) {
+      const enforces = cm && WRITE_POLICY_COMPONENTS.includes(c.name);
+      const d = addWorkload(this, enforces ? { ...c, args: [...c.args, '--write-policy', WRITE_POLICY_PATH] } : c, o, { [METRICS_LABEL]: 'true' });
+      if (enforces) d.containers[0]?.mount('/etc/inplace', kplus.Volume.fromConfigMap(this, `${c.name}-write-policy`, cm), { readOnly: true });
+    }
     const svc = new kplus.Service(this, 'metrics', {
       metadata: { name: 'inplace-controller-metrics', namespace: o.namespace, labels: { 'app.kubernetes.io/name': 'inplace-controller-metrics' } },
       type: kplus.ServiceType.CLUSTER_IP,

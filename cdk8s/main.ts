@@ -1,5 +1,8 @@
-// `npm run synth [-- --image REF --namespace NS --replicas N --outdir DIR --no-samples]`: writes dist/manifests/.
+// `npm run synth [-- --image REF --namespace NS --replicas N --outdir DIR --no-samples --write-policy FILE]`: writes dist/manifests/.
 import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
 import { join, relative } from 'node:path';
 import { sampleUpdaters } from '../src/sample-updaters/index.js';
 import { DEFAULT_IMAGE, PROJECT_ROOT, synthesize, writeManifests } from './synth.js';
@@ -11,7 +14,9 @@ Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, sampl
   --namespace NS    namespace the controllers run in (default: inplace-system)
   --replicas N      replicas per controller; leader election makes > 1 safe (default: 1)
   --outdir DIR      output directory (default: dist/manifests)
-  --no-samples      leave out the sample updaters chart`;
+  --no-samples      leave out the sample updaters chart
+  --write-policy FILE  the write policy (YAML, allow/deny per selectResource) as a ConfigMap passed to the
+                    plan-controller and machine-task-controller (default: the built-in policy)`;
 
 function main(): number {
   let values;
@@ -23,6 +28,7 @@ function main(): number {
         replicas: { type: 'string' },
         outdir: { type: 'string' },
         'no-samples': { type: 'boolean' },
+        'write-policy': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -39,7 +45,15 @@ function main(): number {
     process.stderr.write(`error: --replicas must be a positive integer, got "${values.replicas}"\n`);
     return 2;
   }
+  let writePolicy: WritePolicy | undefined;
+  try {
+    if (values['write-policy']) writePolicy = parseWritePolicy(parse(readFileSync(values['write-policy'], 'utf8')) ?? {});
+  } catch (e) {
+    process.stderr.write(`error: --write-policy ${values['write-policy']}: ${(e as Error).message}\n`);
+    return 2;
+  }
   const files = synthesize({
+    ...(writePolicy ? { writePolicy } : {}),
     image: values.image ?? process.env.INPLACE_IMAGE ?? DEFAULT_IMAGE,
     namespace: values.namespace ?? 'inplace-system',
     replicas,

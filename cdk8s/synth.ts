@@ -44,6 +44,7 @@ export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
     namespace: opts.namespace ?? 'inplace-system',
     replicas: opts.replicas ?? 1,
     root,
+    ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
   };
   const updaters = opts.updaters?.map((u) => ({
     name: u.name,

@@ -7,3 +7,4 @@ export * from './schemas.js';
 export * from './types.js';
 export * from './message.js';
 export * from './depth.js';
+export * from './write-policy.js';

@@ -56,6 +56,7 @@ export const PlanSpecSchema = z.object({
   updatePhase: phase.optional(),
   paused: z.boolean().optional(),
   failurePolicy: z.enum(['Halt', 'Continue']).optional(),
+  acceptUncoveredChanges: z.boolean().optional(),
   controlPlane: TargetSchema.optional(),
   machineDeployments: z.array(TargetSchema).max(500).optional(),
 });

@@ -19,6 +19,7 @@ import type { ControlPlaneLookup, TemplateLookup, TemplateRef } from '../plan-co
 import type { OpenApiSchema, PlanPreview, PreviewSnapshot } from '../plan-controller/preview.js';
 import type { RestClient } from '../runtime/client.js';
 import { readYamlDocs } from './install.js';
+import { loadWritePolicy } from './write-policy.js';
 import { call, connect, type Connection } from './kube.js';
 import { safeJson, safeText } from './safe-text.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
@@ -29,21 +30,25 @@ type Ref = { apiGroup: string; kind: string; name: string };
 export const previewVerb: Verb = {
   name: 'preview',
   summary: 'Show what a plan would do, without changing anything',
-  help: `Usage: inplace preview -f plan.yaml [-n NAMESPACE] [-o text|json] [--kubeconfig FILE]
+  help: `Usage: inplace preview -f plan.yaml [-n NAMESPACE] [-o text|json] [--write-policy FILE] [--kubeconfig FILE]
 
 Reads the plan file and the cluster (read-only: nothing is created or changed) and shows:
 validation result, the ordered sequence groups, the machines of each target in update order with
 the concurrency that applies, which updater covers which change, and — fail-closed — any difference
 between the machines and their owners' desired state that no updater of the plan covers.
+It runs the controller's validation on the same snapshot, including the server-side dry-run of each
+commit patch (nothing is persisted) and the write policy: NOT OK here is Valid=False in the cluster.
 Templates in the same file count as present (they are applied together).
-Exit code: 0 when the plan is valid and covers every change, 1 otherwise, 2 for wrong usage.
+Exit code: 0 when the plan is valid and covers every change (or accepts uncovered ones with
+spec.acceptUncoveredChanges), 1 otherwise, 2 for wrong usage.
 
 Options:
   -f, --filename FILE   the plan (YAML; may also contain its templates)
   -n, --namespace NS    namespace when the plan has none (default: the context's, else default)
   -o, --output FORMAT   text (default) or json
+  --write-policy FILE   the write policy the controllers run with (default: the built-in one)
 ${KUBE_OPTIONS_HELP}`,
-  options: { ...kubeOptions, filename: { type: 'string', short: 'f' }, namespace: { type: 'string', short: 'n' }, output: { type: 'string', short: 'o' } },
+  options: { ...kubeOptions, filename: { type: 'string', short: 'f' }, namespace: { type: 'string', short: 'n' }, output: { type: 'string', short: 'o' }, 'write-policy': { type: 'string' } },
   async run(args, io) {
     if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}" (the plan file goes after -f)`);
     const file = str(args, 'filename');
@@ -61,6 +66,8 @@ ${KUBE_OPTIONS_HELP}`,
       const issues = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n');
       throw new CliError(`"${file}" is not a valid InPlaceUpdatePlan:\n${issues}`, 'fix the fields above (the CRD schema in crds/ is the reference; kubectl explain inplaceupdateplan.spec)');
     }
+    const policyFile = str(args, 'write-policy');
+    const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
     const plan = parsed.data as InPlaceUpdatePlan & KubeObject;
     plan.metadata ??= {};
     const conn = connect(args);
@@ -68,11 +75,14 @@ ${KUBE_OPTIONS_HELP}`,
       const ns = plan.metadata.namespace ?? str(args, 'namespace') ?? conn.contextNamespace ?? 'default';
       plan.metadata.namespace = ns;
       const snapshot = await readSnapshot(conn, plan, ns, docs);
+      if (writePolicy) snapshot.writePolicy = writePolicy;
       const { previewPlan } = await import('../plan-controller/preview.js');
+      const { dryRunCommits } = await import('../plan-controller/prestart.js');
+      snapshot.dryRunProblems = await call(conn, Machines, () => dryRunCommits(conn.client, plan, snapshot.machines, writePolicy));
       const result = previewPlan(plan, snapshot);
       if (output === 'json') io.out(`${safeJson(result)}\n`);
       else io.out(renderPreview(plan, result, snapshot));
-      return result.valid && result.uncovered.length === 0 && result.impossiblePaths.length === 0 ? ExitCode.ok : ExitCode.failure;
+      return result.valid ? ExitCode.ok : ExitCode.failure;
     } finally {
       conn.client.close();
     }
@@ -222,7 +232,7 @@ export function renderPreview(plan: InPlaceUpdatePlan & KubeObject, r: PlanPrevi
   L.push('');
   if (r.uncovered.length === 0) L.push('Uncovered changes: none');
   else {
-    L.push(`Uncovered changes: ${r.uncovered.length} — the owners want these and no updater of the plan declares them:`);
+    L.push(`Uncovered changes: ${r.uncovered.length} — the owners want these and no updater of the plan declares them${plan.spec.acceptUncoveredChanges ? ' (accepted: spec.acceptUncoveredChanges)' : ''}:`);
     for (const u of r.uncovered) L.push(`  ✖ ${u.target} ${u.machine}: ${u.selectResource} ${u.path} is ${show(u.current)}, wants ${show(u.desired)} (${u.why})`);
   }
   for (const p of r.impossiblePaths) L.push(`  ✖ ${p.target} updater ${p.updater}: ${p.selectResource} ${p.path}: ${p.why}`);
@@ -232,7 +242,7 @@ export function renderPreview(plan: InPlaceUpdatePlan & KubeObject, r: PlanPrevi
     for (const w of r.warnings) L.push(`  ! ${w}`);
   }
   L.push('');
-  const ok = r.valid && r.uncovered.length === 0 && r.impossiblePaths.length === 0;
+  const ok = r.valid;
   L.push(ok ? `Result: OK — ${s.machines.length} machines in the cluster; nothing was changed.` : 'Result: NOT OK — fix the problems above before applying; nothing was changed.');
   // Names, values and problems come from the plan file and the cluster: each line is made terminal-safe.
   return L.map(safeText).join('\n') + '\n';

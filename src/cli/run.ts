@@ -2,29 +2,38 @@
 import { hostname } from 'node:os';
 import type { Component } from '../runtime/types.js';
 import { createLogger, createManager } from '../runtime/index.js';
-import { InPlaceUpdatePlans } from '../api/index.js';
+import { InPlaceUpdatePlans, type WritePolicy } from '../api/index.js';
 import { call, connect, explainApiError } from './kube.js';
 import { stopRequested } from './procs.js';
+import { loadWritePolicy } from './write-policy.js';
 import { CliError, concurrencyOption, ExitCode, flag, KUBE_OPTIONS_HELP, kubeOptions, portOption, str, UsageError, type Verb } from './verb.js';
 
 /** Settings from `run`'s flags that a component may take. */
 export interface ComponentRunOptions {
   /** Keys reconciled in parallel (`--concurrency`); only components in CONCURRENCY_COMPONENTS take it. */
   concurrency?: number;
+  /** The write policy (`--write-policy`); only components in WRITE_POLICY_COMPONENTS take it. */
+  writePolicy?: WritePolicy;
 }
 
 /** The controller components `run` knows, loaded on demand (without options: as deployed by default). */
 export const COMPONENT_LOADERS: Readonly<Record<string, (opts?: ComponentRunOptions) => Promise<Component>>> = {
-  'plan-controller': async () => (await import('../plan-controller/index.js')).planController,
+  'plan-controller': async (opts = {}) => {
+    const m = await import('../plan-controller/index.js');
+    return opts.writePolicy ? m.createPlanController({ writePolicy: opts.writePolicy }) : m.planController;
+  },
   'machine-task-controller': async (opts = {}) => {
     const m = await import('../machine-task-controller/index.js');
-    return opts.concurrency === undefined ? m.machineTaskController : m.createMachineTaskController({ concurrency: opts.concurrency });
+    if (opts.concurrency === undefined && !opts.writePolicy) return m.machineTaskController;
+    return m.createMachineTaskController({ ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}) });
   },
   'mhc-extension': async () => (await import('../mhc-extension/index.js')).mhcExtension,
 };
 
 /** The components whose concurrency `--concurrency` sets (the others' setup takes no such option yet). */
 export const CONCURRENCY_COMPONENTS: readonly string[] = ['machine-task-controller'];
+/** The components that enforce the write policy: validation (plan-controller) and the commit (machine-task-controller). */
+export const WRITE_POLICY_COMPONENTS: readonly string[] = ['plan-controller', 'machine-task-controller'];
 
 /** `inplace run`. */
 export const runVerb: Verb = {
@@ -45,6 +54,9 @@ Options:
   --log-level LEVEL       debug, info, warn, error (default: $LOG_LEVEL or info)
   --concurrency N         MachineUpdates the machine-task-controller reconciles in parallel (default 32);
                           the plan-controller and mhc-extension do not take it
+  --write-policy FILE     which JSON pointers plans may write (YAML: allow/deny prefixes per selectResource),
+                          for the plan-controller and machine-task-controller; default: below /spec outside the
+                          never-list, no labels or annotations (docs/operations.md)
 ${KUBE_OPTIONS_HELP}`,
   options: {
     ...kubeOptions,
@@ -55,6 +67,7 @@ ${KUBE_OPTIONS_HELP}`,
     'health-port': { type: 'string' },
     'log-level': { type: 'string' },
     concurrency: { type: 'string' },
+    'write-policy': { type: 'string' },
   },
   async run(args, io) {
     const names = args.positionals.length > 0 ? [...new Set(args.positionals)] : Object.keys(COMPONENT_LOADERS);
@@ -67,12 +80,17 @@ ${KUBE_OPTIONS_HELP}`,
     if (concurrency !== undefined && !names.some((n) => CONCURRENCY_COMPONENTS.includes(n))) {
       throw new UsageError(`--concurrency applies to ${CONCURRENCY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`);
     }
+    const policyFile = str(args, 'write-policy');
+    if (policyFile !== undefined && !names.some((n) => WRITE_POLICY_COMPONENTS.includes(n))) {
+      throw new UsageError(`--write-policy applies to ${WRITE_POLICY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`);
+    }
+    const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
     const conn = connect(args, `inplace-${names.length === 1 ? names[0] : 'controllers'}`);
     const name = names.length === 1 ? names[0]! : 'inplace-controllers';
     const namespace = str(args, 'namespace');
     const log = createLogger({ name, ...(str(args, 'log-level') ? { level: str(args, 'log-level') } : {}) });
     const leaseNamespace = str(args, 'lease-namespace') ?? process.env['POD_NAMESPACE'] ?? namespace ?? 'default';
-    const components = await Promise.all(names.map((n) => COMPONENT_LOADERS[n]!(concurrency !== undefined ? { concurrency } : {})));
+    const components = await Promise.all(names.map((n) => COMPONENT_LOADERS[n]!({ ...(concurrency !== undefined ? { concurrency } : {}), ...(writePolicy ? { writePolicy } : {}) })));
     const mgr = createManager({
       client: conn.client,
       name,

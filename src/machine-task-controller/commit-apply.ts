@@ -1,6 +1,6 @@
 // The effectful part of the commit (C8): read the Machine and the objects it references, JSON-patch each
 // responsibility into place behind a resourceVersion test, and verify on the object the API server returns.
-import { Machines, type KubeObject, type ResourceType, type Responsibility } from '../api/index.js';
+import { Machines, type KubeObject, type ResourceType, type Responsibility, type WritePolicy } from '../api/index.js';
 import { ConflictError, KubeApiError, RetryableError, type KubeClient } from '../runtime/index.js';
 import { CommitPathError, commitPatch, verifyCommit } from './commit.js';
 
@@ -37,7 +37,7 @@ const show = (v: unknown): string => (v === undefined ? 'nothing' : JSON.stringi
  * Commits every responsibility to the Machine, its InfraMachine and its BootstrapConfig. Already-committed
  * values are not written again (a restart mid-commit finishes it). Conflicts throw a retryable error.
  */
-export async function commitResponsibilities(client: KubeClient, namespace: string, machineName: string, resps: readonly Responsibility[]): Promise<CommitResult> {
+export async function commitResponsibilities(client: KubeClient, namespace: string, machineName: string, resps: readonly Responsibility[], policy?: WritePolicy): Promise<CommitResult> {
   const machine = await client.get(Machines, namespace, machineName);
   if (!machine) return { ok: false, message: `commit failed: Machine ${namespace}/${machineName} not found` };
   const written: string[] = [];
@@ -50,7 +50,7 @@ export async function commitResponsibilities(client: KubeClient, namespace: stri
     if (!obj) return { ok: false, message: `commit failed: ${target.what} not found` };
     let ops;
     try {
-      ops = commitPatch(obj, items);
+      ops = commitPatch(obj, items, policy);
     } catch (err) {
       if (err instanceof CommitPathError) return { ok: false, message: `commit failed on ${target.what}: ${err.message}` };
       throw err;

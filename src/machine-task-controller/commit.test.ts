@@ -37,18 +37,37 @@ describe('commit patch (C8)', () => {
   it('writes several top-level fields and leaves the object as it was', () => {
     const o = { ...obj({ version: 'v1' }), status: { phase: 'Running' } };
     const before = structuredClone(o);
-    const ops = commitPatch(o, [{ path: '/spec/version', value: 'v2' }, { path: '/status/extra/x', value: 1 }, { path: '/spec/version', value: 'v3' }]);
+    const ops = commitPatch(o, [{ path: '/spec/version', value: 'v2' }, { path: '/spec/extra/x', value: 1 }, { path: '/spec/version', value: 'v3' }]);
     expect(ops).to.deep.equal([
       { op: 'test', path: '/metadata/resourceVersion', value: '42' },
       { op: 'replace', path: '/spec/version', value: 'v2' },
-      { op: 'add', path: '/status/extra', value: {} },
-      { op: 'add', path: '/status/extra/x', value: 1 },
+      { op: 'add', path: '/spec/extra', value: {} },
+      { op: 'add', path: '/spec/extra/x', value: 1 },
       { op: 'replace', path: '/spec/version', value: 'v3' },
     ]);
     expect(o).to.deep.equal(before);
   });
-  it('refuses to write metadata', () => {
-    expect(() => commitPatch(obj({}), [{ path: '/metadata/labels/x', value: 'y' }])).to.throw(CommitPathError);
+  it('refuses to write metadata, labels and annotations under the default policy', () => {
+    expect(() => commitPatch(obj({}), [{ path: '/metadata/labels/x', value: 'y' }])).to.throw(CommitPathError, /not writable/);
+    expect(() => commitPatch(obj({}), [{ path: '/metadata/name', value: 'y' }])).to.throw(CommitPathError, /not writable/);
+  });
+  // The commit refuses what the write policy refuses, whoever created the MachineUpdate (a hand-made one included).
+  for (const [sel, path] of [['Machine', '/spec/providerID'], ['Machine', '/spec/clusterName'], ['Machine', '/spec/infrastructureRef/name'], ['Machine', '/spec/bootstrap/configRef/name'], ['Machine', '/spec/bootstrap/dataSecretName'], ['Machine', '/spec/failureDomain'], ['InfraMachine', '/spec/providerID'], ['Machine', '/status/phase'], ['Machine', '/spec'], ['Machine', '/kind']] as const) {
+    it(`refuses ${sel} ${path} (never writable)`, () => {
+      expect(() => commitPatch(obj({}), [{ selectResource: sel, path, value: 'x' }], { Machine: { allow: ['/spec', '/metadata/labels'] } })).to.throw(CommitPathError, /not writable/);
+    });
+  }
+  it('refuses what a narrower policy denies', () => {
+    expect(() => commitPatch(obj({}), [{ selectResource: 'Machine', path: '/spec/version', value: 'v1' }], { Machine: { deny: ['/spec/version'] } })).to.throw(CommitPathError, /denies/);
+  });
+  it('writes a label the policy allows, creating the labels map', () => {
+    const o = obj({});
+    expect(commitPatch(o, [{ selectResource: 'Machine', path: '/metadata/labels/team', value: 'a' }], { Machine: { allow: ['/metadata/labels/team'] } })).to.deep.equal([
+      { op: 'test', path: '/metadata/resourceVersion', value: '42' },
+      { op: 'add', path: '/metadata/labels', value: {} },
+      { op: 'add', path: '/metadata/labels/team', value: 'a' },
+    ]);
+    expect(() => commitPatch(o, [{ selectResource: 'Machine', path: '/metadata/labels/cluster.x-k8s.io~1paused', value: '' }], { Machine: { allow: ['/metadata/labels'] } })).to.throw(CommitPathError, /reserved/);
   });
 
   it('verifies by reading back and names a pruned path', () => {

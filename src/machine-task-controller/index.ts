@@ -4,6 +4,7 @@
 // MachineUpdate conditions: InPlaceUpdate is True while the update is in progress (reason Updating /
 // WaitingForUpdater / Aborting / Committing) and False once terminal (Updated / Aborted / Failed / CommitFailed);
 // Ready is True only when the MachineUpdate is updated.
+import type { WritePolicy } from '../api/index.js';
 import type { Component, PolicyRule } from '../runtime/index.js';
 import { CONTROLLER_NAME, setupMachineTaskController } from './controller.js';
 import { rbac } from './rbac.js';
@@ -17,6 +18,8 @@ export interface MachineTaskControllerOptions {
   extraRbac?: PolicyRule[];
   /** MachineUpdates reconciled in parallel (default DEFAULT_CONCURRENCY). */
   concurrency?: number;
+  /** The write policy the commit enforces (`inplace run --write-policy`; default DEFAULT_WRITE_POLICY). */
+  writePolicy?: WritePolicy;
 }
 
 /** The component with extra RBAC for third-party task kinds and its reconcile concurrency. */
@@ -25,7 +28,7 @@ export function createMachineTaskController(opts: MachineTaskControllerOptions =
     name: CONTROLLER_NAME,
     rbac: [...rbac, ...(opts.extraRbac ?? [])],
     setup(mgr) {
-      setupMachineTaskController(mgr, opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {});
+      setupMachineTaskController(mgr, { ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}) });
     },
   };
 }

@@ -1,7 +1,7 @@
 // The plan controller (DESIGN §4.1): reconciles InPlaceUpdatePlans. Per reconcile: snapshot from the informer
 // stores -> decidePlan (pure) -> act once (supersede, finalizer, labels, MachineUpdates, aborts, surge) -> one
 // status patch through /status with optimistic concurrency -> events and metrics.
-import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, ResourceType } from '../api/index.js';
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, ResourceType, WritePolicy } from '../api/index.js';
 import {
   API_VERSION,
   Annotations,
@@ -15,6 +15,7 @@ import {
   Machines,
   PlanAnnotations,
   UpdatePhase,
+  isTerminal,
   parseApiVersion,
 } from '../api/index.js';
 import { toKubeTime } from '../runtime/conditions.js';
@@ -29,7 +30,8 @@ import { decidePlan } from './decide.js';
 import type { PlanMetrics } from './metrics.js';
 import { planMetricsFor } from './metrics.js';
 import { labelValue } from './names.js';
-import type { ControlPlaneLookup, PlanSnapshot, TemplateLookup, TemplateRef } from './scope.js';
+import { prestartCheck } from './prestart.js';
+import type { ControlPlaneLookup, PlanSnapshot, PrestartResult, TemplateLookup, TemplateRef } from './scope.js';
 import { templateKey } from './scope.js';
 
 /** Name of the controller (also its event source and field manager). */
@@ -43,6 +45,8 @@ const INVALID_RECHECK_MS = 15_000;
  * one await per write, starting 500 machines at 10k cost 1,000 sequential round trips and the plan fell behind.
  */
 const WRITES_IN_FLIGHT = 16;
+/** How long a pre-start check that found problems stands before it runs again (a passing one stands for the generation). */
+const PRESTART_RECHECK_MS = 60_000;
 /** How long a created MachineUpdate is assumed to exist before the informer shows it. */
 const EXPECTATION_TTL_MS = 30_000;
 
@@ -61,6 +65,16 @@ interface Deps {
   metrics: PlanMetrics;
   /** MachineUpdates created but not yet seen by the informer, per plan key (no double start on a stale cache). */
   expectations: Map<string, Map<string, { mu: MachineUpdate; at: number }>>;
+  /** The write policy plans are validated against (`--write-policy`). */
+  writePolicy?: WritePolicy;
+  /** Pre-start check results per plan key: once per plan generation, not every reconcile (reads and dry-runs). */
+  prestart: Map<string, { uid: string; generation: number; at: number; result: PrestartResult }>;
+}
+
+/** Options of setupPlanController. */
+export interface PlanSetupOptions {
+  /** The write policy responsibilities must pass (default DEFAULT_WRITE_POLICY). */
+  writePolicy?: WritePolicy;
 }
 
 const keyOfPlan = (ns: string, name: string): string => `${ns}/${name}`;
@@ -72,7 +86,7 @@ function plansOfCluster(plans: Store<InPlaceUpdatePlan & KubeObject>, namespace:
 }
 
 /** Registers the plan controller with the manager. */
-export function setupPlanController(mgr: Manager): Controller {
+export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): Controller {
   const plans = mgr.informer<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans).store;
   const holder: { ctrl?: Controller } = {};
   const deps: Deps = {
@@ -83,6 +97,8 @@ export function setupPlanController(mgr: Manager): Controller {
     clusters: mgr.informer(Clusters).store,
     metrics: planMetricsFor(mgr, plans),
     expectations: new Map(),
+    prestart: new Map(),
+    ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
   };
   const byCluster = (o: KubeObject): ObjectKey[] => plansOfCluster(plans, o.metadata.namespace, clusterLabel(o));
   holder.ctrl = mgr
@@ -111,6 +127,7 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const cached = deps.plans.peek(ns, key.name);
   if (!cached) {
     deps.expectations.delete(keyOfPlan(ns, key.name));
+    deps.prestart.delete(keyOfPlan(ns, key.name));
     return Action.awaitChange();
   }
   const plan = structuredClone(cached);
@@ -155,14 +172,38 @@ async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): 
 
   const planLabel = labelValue(name);
   const fromStore = deps.machineUpdates.byLabel(Labels.planName, planLabel, ns).filter((m) => m.spec?.planName === name);
-  return {
+  const snap: PlanSnapshot = {
     plan, now: toKubeTime(new Date()), cluster, controlPlane,
     machineDeployments: (plan.spec.machineDeployments ?? []).map((t) => deps.machineDeployments.peek(ns, t.name)).filter((o): o is KubeObject => !!o),
     templates,
     machines: deps.machines.byLabel(Labels.clusterName, clusterName, ns),
     machineUpdates: withExpectations(deps, keyOfPlan(ns, name), fromStore),
     plans: deps.plans.list(ns).filter((p) => p.spec?.clusterName === clusterName),
+    ...(deps.writePolicy ? { writePolicy: deps.writePolicy } : {}),
   };
+  const prestart = await prestartFor(deps, snap);
+  if (prestart) snap.prestart = prestart;
+  return snap;
+}
+
+/**
+ * The pre-start check of this plan generation: run while the plan has started no machine (a passing result stands for
+ * the generation; one with problems is re-run after PRESTART_RECHECK_MS, the cluster may have been fixed), then kept.
+ */
+async function prestartFor(deps: Deps, snap: PlanSnapshot): Promise<PrestartResult | undefined> {
+  const { plan } = snap;
+  const key = keyOfPlan(plan.metadata?.namespace ?? '', plan.metadata?.name ?? '');
+  const uid = plan.metadata?.uid ?? '';
+  const generation = plan.metadata?.generation ?? 0;
+  const cached = deps.prestart.get(key);
+  const fresh = cached && cached.uid === uid && cached.generation === generation ? cached : undefined;
+  const started = snap.machineUpdates.length > 0 || !!plan.status?.startTime || !!plan.metadata?.deletionTimestamp || plan.spec.updatePhase === UpdatePhase.aborting || isTerminal(plan.status?.updateStatus);
+  if (started || !snap.cluster) return fresh?.result;
+  const passed = fresh && fresh.result.schemaProblems.length === 0 && (fresh.result.uncovered.length === 0 || plan.spec.acceptUncoveredChanges === true);
+  if (fresh && (passed || Date.now() - fresh.at < PRESTART_RECHECK_MS)) return fresh.result;
+  const result = await prestartCheck(deps.client, snap);
+  deps.prestart.set(key, { uid, generation, at: Date.now(), result });
+  return result;
 }
 
 async function lookupTemplate(deps: Deps, ns: string, ref: TemplateRef, mapper: (o: KubeObject) => ObjectKey[]): Promise<TemplateLookup> {

@@ -67,7 +67,7 @@ describe('plan-controller examples', () => {
     const problems = previewPlan(plan, snapshotFor(plan)).problems.join('\n');
     expect(problems).to.match(/MachineDeployment fleet-a\/cluster1-md-9 not found/);
     expect(problems).to.match(/template OSImageUpdateTaskTemplate fleet-a\/no-such-template not found/);
-    expect(problems).to.match(/path \/status\/phase is not writable/);
+    expect(problems).to.match(/Machine \/status\/phase is not writable/);
     expect(problems).to.match(/BootstrapConfig \/spec\/ntp \(updater ntp-a\) overlaps \/spec\/ntp\/servers \(updater ntp-b\)/);
   });
 });

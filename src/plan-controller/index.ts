@@ -20,6 +20,7 @@
 // * Terminal plan statuses are final: machines that appear after a plan ended are not the plan's concern.
 // * A failed or aborted MachineUpdate is never restarted by the same plan; a machine that is deleted mid-update has
 //   its MachineUpdate moved to aborting and no longer counts.
+import type { WritePolicy } from '../api/index.js';
 import type { Component, PolicyRule } from '../runtime/types.js';
 import { CONTROLLER_NAME, setupPlanController } from './controller.js';
 import { rbac } from './rbac.js';
@@ -29,6 +30,8 @@ export { CONTROLLER_NAME } from './controller.js';
 export { previewPlan, impossiblePathReason } from './preview.js';
 export type { PlanPreview, PreviewSnapshot, PreviewGroup, PreviewTarget, PreviewMachine, PreviewUpdater, PreviewConcurrency, PreviewCoverage, UncoveredChange, ImpossiblePath, OpenApiSchema } from './preview.js';
 export { validatePlan } from './validate.js';
+export { dryRunCommits, prestartCheck } from './prestart.js';
+export { prestartResult } from './preview.js';
 export { machineUpdateName, labelValue } from './names.js';
 export type { TemplateLookup, TemplateRef, ControlPlaneLookup, ValidationInput } from './scope.js';
 
@@ -36,6 +39,8 @@ export type { TemplateLookup, TemplateRef, ControlPlaneLookup, ValidationInput }
 export interface PlanControllerOptions {
   /** RBAC rules for third-party template kinds or control-plane kinds the plans name (read access). */
   extraRbac?: PolicyRule[];
+  /** The write policy plans are validated against (`inplace run --write-policy`; default DEFAULT_WRITE_POLICY). */
+  writePolicy?: WritePolicy;
 }
 
 /** The component with extra RBAC for third-party template or control-plane kinds. */
@@ -44,7 +49,7 @@ export function createPlanController(opts: PlanControllerOptions = {}): Componen
     name: CONTROLLER_NAME,
     rbac: [...rbac, ...(opts.extraRbac ?? [])],
     setup(mgr) {
-      setupPlanController(mgr);
+      setupPlanController(mgr, opts.writePolicy ? { writePolicy: opts.writePolicy } : {});
     },
   };
 }

@@ -54,9 +54,13 @@ describe('plan-controller previewPlan', () => {
   });
 
   it('flags machines whose owner wants another Kubernetes version when no updater covers Machine /spec/version (fail-closed)', () => {
-    const p = plan({ cp: target('cluster1-cp', 1, [versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/failureDomain', value: 'a' }] })]), mds: [] });
+    const p = plan({ cp: target('cluster1-cp', 1, [versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/minReadySeconds', value: 5 }] })]), mds: [] });
     const s = { ...base(), plan: p, machines: [machine('cluster1-cp-0', { cp: 'cluster1-cp', version: 'v1.29.0' })] };
     const r = previewPlan(p, s);
+    expect(r.valid).to.equal(false);
+    expect(r.problems.join('\n')).to.match(/cluster1-cp: Machine \/spec\/version is uncovered on 1 machine\(s\) \(cluster1-cp-0 has v1\.29\.0, its owner wants v1\.30\.0\)/);
+    p.spec.acceptUncoveredChanges = true;
+    expect(previewPlan(p, { ...s, plan: p }).valid).to.equal(true);
     expect(r.uncovered).to.deep.equal([{ target: 'cluster1-cp', machine: 'cluster1-cp-0', selectResource: 'Machine', path: '/spec/version', current: 'v1.29.0', desired: 'v1.30.0', why: 'the owner wants another Kubernetes version and no updater declares Machine /spec/version' }]);
   });
 

@@ -7,7 +7,7 @@ import type { ContractRef } from './capi.js';
 import { cpVersion, field, isDeleting, isMachineReady, machineBootstrapRef, machineInfraRef, machineVersion, mdReplicas, mdRollingUpdate, mdVersion, nameOf } from './capi.js';
 import { machineState, machinesByTarget, orderedUpdaters, planAge } from './decide.js';
 import { resolveFenceposts, scaleIntOrPercent } from './intstr.js';
-import type { ValidationInput } from './scope.js';
+import type { PrestartResult, ValidationInput } from './scope.js';
 import { targetsOf, validatePlan } from './validate.js';
 
 /** A minimal OpenAPI v3 (structural) schema, as CRDs carry it. */
@@ -39,6 +39,8 @@ export interface PreviewSnapshot extends ValidationInput {
   plans?: InPlaceUpdatePlan[];
   /** Schemas of the selected kinds (the CRD's openAPIV3Schema), to flag paths that cannot exist. Machine has a built-in fallback. */
   schemas?: Partial<Record<SelectResource, OpenApiSchema>>;
+  /** What the server's dry-run of the commit patches found (see prestart.ts); absent = not run. */
+  dryRunProblems?: string[];
 }
 
 /** A machine in the order it would be updated. */
@@ -120,7 +122,7 @@ export interface ImpossiblePath {
 
 /** The preview of a plan. */
 export interface PlanPreview {
-  /** True when the plan passes validation. */
+  /** True when the plan passes validation, uncovered changes and schema checks included (the controller's Valid). */
   valid: boolean;
   /** Validation problems (same as the controller's Valid=False message). */
   problems: string[];
@@ -132,6 +134,29 @@ export interface PlanPreview {
   impossiblePaths: ImpossiblePath[];
   /** Other observations: plan values that differ from the owner's desired value, paused or aborting plans, etc. */
   warnings: string[];
+}
+
+const show = (v: unknown): string => {
+  const s = typeof v === 'string' ? v : (JSON.stringify(v) ?? 'nothing');
+  return s.length > 80 ? `${s.slice(0, 80)}…` : s;
+};
+
+/**
+ * The pre-start findings of a preview as validation sentences: uncovered changes grouped per target and field (a
+ * fleet of 10,000 machines is one line per field, not per machine), impossible paths, and the dry-run's problems.
+ */
+export function prestartResult(plan: InPlaceUpdatePlan, r: Pick<PlanPreview, 'uncovered' | 'impossiblePaths'>, dryRunProblems: string[]): PrestartResult {
+  const groups = new Map<string, UncoveredChange[]>();
+  for (const u of r.uncovered) {
+    const k = `${u.target}\u0000${u.selectResource}\u0000${u.path}`;
+    groups.set(k, [...(groups.get(k) ?? []), u]);
+  }
+  const uncovered = [...groups.values()].map((us) => {
+    const u = us[0]!;
+    return `${u.target}: ${u.selectResource} ${u.path} is uncovered on ${us.length} machine(s) (${u.machine} has ${show(u.current)}, its owner wants ${show(u.desired)}): no updater of the plan declares it (cover it, or set spec.acceptUncoveredChanges: true to leave it as drift)`;
+  });
+  const impossible = r.impossiblePaths.map((i) => `${i.target} updater ${i.updater}: ${i.selectResource} ${i.path} cannot be committed: ${i.why}`);
+  return { generation: plan.metadata?.generation ?? 0, schemaProblems: [...impossible, ...dryRunProblems], uncovered };
 }
 
 /** Machine v1beta2 spec fields (fallback when no Machine schema is given). */
@@ -199,10 +224,9 @@ const findRef = (index: Map<string, KubeObject>, r: ContractRef | undefined): Ku
 
 /** Previews a plan against a snapshot: validation, groups, per-target order and concurrency, updaters, coverage, uncovered changes. */
 export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot): PlanPreview {
-  const problems = validatePlan({ ...snapshot, plan });
   const planName = plan.metadata?.name ?? '';
   const mus = new Map((snapshot.machineUpdates ?? []).filter((m) => m.spec.planName === planName).map((m) => [m.spec.machineRef.name, m]));
-  const result: PlanPreview = { valid: problems.length === 0, problems, groups: [], coverage: [], uncovered: [], impossiblePaths: [], warnings: [] };
+  const result: PlanPreview = { valid: false, problems: [], groups: [], coverage: [], uncovered: [], impossiblePaths: [], warnings: [] };
   if (plan.spec.paused) result.warnings.push('the plan is paused: no machine starts until spec.paused is false');
   if (plan.spec.updatePhase === UpdatePhase.aborting) result.warnings.push('the plan is aborting: no machine starts');
   for (const other of snapshot.plans ?? []) {
@@ -261,6 +285,9 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
     }
   }
   result.groups.sort((a, b) => a.sequence - b.sequence);
+  // One validation: the controller refuses what is listed here (same checks, same sentences), so preview NOT OK <=> Valid=False.
+  result.problems = validatePlan({ ...snapshot, plan, prestart: prestartResult(plan, result, snapshot.dryRunProblems ?? []) });
+  result.valid = result.problems.length === 0;
   return result;
 }
 

@@ -17,6 +17,12 @@ export const rbac: PolicyRule[] = [
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: [...read, 'patch'] },
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machinedeployments'], verbs: [...read, 'patch'] },
   { apiGroups: ['controlplane.cluster.x-k8s.io'], resources: ['kubeadmcontrolplanes'], verbs: read },
+  // Pre-start check (C8): list the InfraMachines / BootstrapConfigs and the owners' templates (uncovered changes), and
+  // dry-run the commit patch on one object per target (a dry-run needs the patch verb; nothing is persisted).
+  { apiGroups: ['infrastructure.cluster.x-k8s.io'], resources: ['devmachines'], verbs: ['get', 'list', 'patch'] },
+  { apiGroups: ['infrastructure.cluster.x-k8s.io'], resources: ['devmachinetemplates'], verbs: ['list'] },
+  { apiGroups: ['bootstrap.cluster.x-k8s.io'], resources: ['kubeadmconfigs'], verbs: ['get', 'list', 'patch'] },
+  { apiGroups: ['bootstrap.cluster.x-k8s.io'], resources: ['kubeadmconfigtemplates'], verbs: ['list'] },
   // Template kinds named by plans must be readable to validate that they exist (add rules for third-party template kinds).
   { apiGroups: ['samples.inplace.cluster.x-k8s.io'], resources: ['kubernetesversionupdatetasktemplates', 'osimageupdatetasktemplates'], verbs: read },
   // Events for every transition; Lease for leader election.

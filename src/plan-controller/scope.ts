@@ -1,5 +1,5 @@
 // The typed snapshot a plan reconcile decides from: everything read from the informer stores, nothing else. Pure types.
-import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, WritePolicy } from '../api/index.js';
 import type { ContractRef } from './capi.js';
 
 /** A template reference as written in a plan (apiVersion, kind, name; always in the plan's namespace). */
@@ -40,6 +40,22 @@ export interface ValidationInput {
   machineDeployments: KubeObject[];
   /** One lookup per distinct template reference of the plan. */
   templates: TemplateLookup[];
+  /** Machines of the plan's cluster (the upgrade rules compare versions with them); absent = those rules are skipped. */
+  machines?: KubeObject[];
+  /** The write policy responsibilities must pass (default DEFAULT_WRITE_POLICY). */
+  writePolicy?: WritePolicy;
+  /** The pre-start check of this plan generation (dry-run of the commit, uncovered changes), when it ran. */
+  prestart?: PrestartResult;
+}
+
+/** What the pre-start check found (computed with I/O once per plan generation, before any machine starts). */
+export interface PrestartResult {
+  /** The plan generation checked. */
+  generation: number;
+  /** Values the target schema rejects (4xx), prunes or defaults away, per the server's dry-run of the commit patch. */
+  schemaProblems: string[];
+  /** Changes the owners want that no updater covers (refused unless spec.acceptUncoveredChanges). */
+  uncovered: string[];
 }
 
 /** Everything a reconcile of one plan decides from. */

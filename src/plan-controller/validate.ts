@@ -1,16 +1,17 @@
 // Plan validation: every problem listed, none short-circuited. Pure: works on a snapshot of the objects the plan names.
-import type { InPlaceUpdatePlan, KubeObject, PlanTarget } from '../api/index.js';
-import { PlanSpecSchema, formatIssues } from '../api/index.js';
+import type { InPlaceUpdatePlan, KubeObject, PlanTarget, WritePolicy } from '../api/index.js';
+import { DEFAULT_WRITE_POLICY, PlanSpecSchema, formatIssues, writeRefusal } from '../api/index.js';
 import { clusterControlPlaneRef, clusterLabel, mdClusterName, mdStrategyType, nameOf } from './capi.js';
 import type { ValidationInput } from './scope.js';
 import { templateKey } from './scope.js';
+import { upgradeProblems } from './upgrade-rules.js';
 
 /** Kinds a responsibility may select (DESIGN §2.1). */
 export const SELECTABLE_RESOURCES: readonly string[] = ['Machine', 'InfraMachine', 'BootstrapConfig'];
 /** JSON pointer syntax (RFC 6901), at least one reference token. */
 export const JSON_POINTER = /^(\/([^/~]|~[01])*)+$/;
-/** Where a committed value may go: the spec, or labels/annotations (status is the owner controller's; identity is immutable). */
-export const WRITABLE_PATH = /^\/(spec(\/.*)?|metadata\/(labels|annotations)\/.+)$/;
+/** Largest responsibility value (serialized JSON): it is copied into every MachineUpdate and task, and into a CAPI object. */
+export const MAX_VALUE_BYTES = 256 * 1024;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const TEMPLATE_KIND = /^[A-Z][A-Za-z0-9]*Template$/;
 const API_VERSION = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
@@ -36,7 +37,9 @@ const label = (t: NamedTarget): string => `${t.kind === 'ControlPlane' ? 'contro
  * Checks: schema (zod); cluster exists; control plane exists and is the cluster's; MachineDeployments exist, belong to the
  * cluster and do not use the OnDelete strategy; every control-plane sequence below every MachineDeployment sequence;
  * unique target and updater names; no two updaters of a target owning the same field; templates are *Template kinds that
- * exist in the plan's namespace; JSON pointers valid and writable; selectResource allowed.
+ * exist in the plan's namespace; JSON pointers valid and allowed by the write policy; values at most MAX_VALUE_BYTES;
+ * selectResource allowed; the upgrade rules (semver, no downgrade, no skipped minor, workers never ahead, skew); and
+ * what the pre-start check found (schema dry-run; uncovered changes unless spec.acceptUncoveredChanges).
  */
 export function validatePlan(input: ValidationInput): string[] {
   const { plan } = input;
@@ -55,6 +58,11 @@ export function validatePlan(input: ValidationInput): string[] {
   problems.push(...validateMachineDeployments(input, clusterName));
   problems.push(...validateSequences(plan));
   problems.push(...validateUpdaters(input, targets));
+  if (input.machines) problems.push(...upgradeProblems({ plan, machines: input.machines, controlPlane: input.controlPlane?.object }));
+  if (input.prestart) {
+    problems.push(...input.prestart.schemaProblems);
+    if (!spec.acceptUncoveredChanges) problems.push(...input.prestart.uncovered);
+  }
   return [...new Set(problems)];
 }
 
@@ -108,6 +116,7 @@ function validateUpdaters(input: ValidationInput, targets: NamedTarget[]): strin
   const problems: string[] = [];
   const lookups = new Map(input.templates.map((l) => [templateKey(l.ref), l]));
   const ns = input.plan.metadata?.namespace ?? '';
+  const policy: WritePolicy = input.writePolicy ?? DEFAULT_WRITE_POLICY;
   for (const t of targets) {
     const names = new Set<string>();
     const claims: Claim[] = [];
@@ -129,8 +138,15 @@ function validateUpdaters(input: ValidationInput, targets: NamedTarget[]): strin
       for (const r of Array.isArray(u.responsibilities) ? u.responsibilities : []) {
         if (!SELECTABLE_RESOURCES.includes(r.selectResource)) problems.push(`${where}: selectResource ${String(r.selectResource)} is not one of ${SELECTABLE_RESOURCES.join(', ')}`);
         if (typeof r.path !== 'string' || !JSON_POINTER.test(r.path)) problems.push(`${where}: path ${String(r.path)} is not a JSON pointer such as /spec/version`);
-        else if (!WRITABLE_PATH.test(r.path)) problems.push(`${where}: path ${r.path} is not writable: responsibilities change /spec, /metadata/labels or /metadata/annotations`);
+        else if (SELECTABLE_RESOURCES.includes(r.selectResource)) {
+          const why = writeRefusal(policy, r.selectResource, r.path);
+          if (why) problems.push(`${where}: ${r.selectResource} ${r.path} is not writable: ${why}`);
+        }
         if (r.value === undefined) problems.push(`${where}: responsibility ${r.selectResource} ${r.path} has no value`);
+        else {
+          const size = Buffer.byteLength(JSON.stringify(r.value) ?? '');
+          if (size > MAX_VALUE_BYTES) problems.push(`${where}: responsibility ${r.selectResource} ${r.path} has a ${Math.round(size / 1024)} KiB value, more than ${MAX_VALUE_BYTES / 1024} KiB`);
+        }
         if (typeof r.path === 'string') claims.push({ updater: u.name, selectResource: r.selectResource, path: r.path });
       }
     }

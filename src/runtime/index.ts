@@ -19,3 +19,4 @@ export { createLogger, noopLogger, errorFields, type LoggerOptions } from './log
 export { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 export { forEachLimit } from './parallel.js';
 export { runtimeRbac } from './rbac.js';
+export { setValuesPatch, verifyValues, SetPathError, type JsonPatchOp, type PointerValue, type ValueMismatch } from './set-patch.js';

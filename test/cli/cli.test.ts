@@ -341,22 +341,26 @@ describe('inplace CLI', function () {
       expect(r.err).to.contain('no CRD defines kind NoSuchTask');
     });
 
-    it('flags a change no updater covers and exits 1', async () => {
+    it('flags a change no updater covers and exits 1 (Valid=False), unless the plan accepts uncovered changes', async () => {
       // The owners want v1.30.1; the plan's only updater changes something else.
       const { MachineDeployments, KubeadmControlPlanes } = await import('../../src/api/index.js');
       await env.client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.30.1' } }, { type: 'merge' });
       await env.client.patch(MachineDeployments, ns, 'c1-md-0', { spec: { template: { spec: { version: 'v1.30.1' } } } }, { type: 'merge' });
       try {
-        const file = writeYaml('uncovered-plan.yaml', planDoc(ns, 'uncovered-plan', {
-          controlPlane: { name: 'c1-cp', sequence: 1, updaters: [updater('labels', '/metadata/labels/tier', 'gold')] },
-          machineDeployments: [{ name: 'c1-md-0', sequence: 2, updaters: [updater('labels', '/metadata/labels/tier', 'gold')] }],
-        }));
-        const r = await cli('preview', '-f', file, '-o', 'json', ...kc);
-        expect(r.code).to.equal(1);
-        const res = JSON.parse(r.out) as { valid: boolean; uncovered: { path: string; desired: unknown }[] };
-        expect(res.valid).to.equal(true);
+        const spec = {
+          controlPlane: { name: 'c1-cp', sequence: 1, updaters: [updater('ready', '/spec/minReadySeconds', 5)] },
+          machineDeployments: [{ name: 'c1-md-0', sequence: 2, updaters: [updater('ready', '/spec/minReadySeconds', 5)] }],
+        };
+        const r = await cli('preview', '-f', writeYaml('uncovered-plan.yaml', planDoc(ns, 'uncovered-plan', spec)), '-o', 'json', ...kc);
+        expect(r.code, r.out + r.err).to.equal(1);
+        const res = JSON.parse(r.out) as { valid: boolean; problems: string[]; uncovered: { path: string; desired: unknown }[] };
+        expect(res.valid).to.equal(false);
+        expect(res.problems.join('\n')).to.match(/c1-cp: Machine \/spec\/version is uncovered on 3 machine\(s\)/).and.match(/c1-md-0: Machine \/spec\/version is uncovered on 2 machine\(s\)/);
         expect(res.uncovered.length).to.equal(5);
         expect(res.uncovered.every((u) => u.path === '/spec/version' && u.desired === 'v1.30.1')).to.equal(true);
+        const accepted = await cli('preview', '-f', writeYaml('accepted-plan.yaml', planDoc(ns, 'accepted-plan', { ...spec, acceptUncoveredChanges: true })), '-o', 'json', ...kc);
+        expect(accepted.code, accepted.out + accepted.err).to.equal(0);
+        expect((JSON.parse(accepted.out) as { valid: boolean; uncovered: unknown[] })).to.deep.include({ valid: true }).and.have.property('uncovered').with.length(5);
       } finally {
         await env.client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.29.5' } }, { type: 'merge' });
         await env.client.patch(MachineDeployments, ns, 'c1-md-0', { spec: { template: { spec: { version: 'v1.29.5' } } } }, { type: 'merge' });

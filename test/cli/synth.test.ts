@@ -143,6 +143,18 @@ describe('cdk8s synthesis', () => {
     }
   });
 
+  it('mounts the write policy (a ConfigMap) into the plan-controller and machine-task-controller and passes --write-policy', () => {
+    const withPolicy = docsOf(synthesize({ namespace: 'inplace-system', writePolicy: { Machine: { allow: ['/spec/version', '/metadata/labels/example.com~1team'] } } }));
+    const cm = withPolicy.find((d) => d.kind === 'ConfigMap' && d.metadata.name === 'inplace-write-policy')!;
+    expect((cm['data'] as Record<string, string>)['write-policy.yaml']).to.match(/\/spec\/version/);
+    const args = (name: string): string[] => podOf(withPolicy.find((d) => d.kind === 'Deployment' && d.metadata.name === `inplace-${name}`)!).containers[0]!.args ?? [];
+    expect(args('plan-controller').join(' ')).to.include('--write-policy /etc/inplace/write-policy.yaml');
+    expect(args('machine-task-controller').join(' ')).to.include('--write-policy /etc/inplace/write-policy.yaml');
+    expect(args('mhc-extension').join(' ')).to.not.include('--write-policy');
+    expect(() => synthesize({ writePolicy: { Machine: { allow: ['/spec/providerID'] } } })).to.throw(/cannot be allowed/);
+    expect(byKind('ConfigMap').map((d) => d.metadata.name)).to.not.include('inplace-write-policy');
+  });
+
   it('has a metrics Service selecting the controller pods', () => {
     const svc = byKind('Service').find((s) => s.metadata.name === 'inplace-controller-metrics')!;
     const sel = (svc['spec'] as { selector: Record<string, string> }).selector;

@@ -1,17 +1,23 @@
 // Bad-input suite: more than 50 malformed plans, tasks and MachineUpdates (schema violations, wrong types, wrong
 // references, impossible sequences, huge objects, illegal transitions) while the whole platform runs. Each must get a
 // clear error — an API 4xx Status naming the problem, or Valid=False listing it — and none may write to a CAPI object
-// (resourceVersions compared). The controllers keep running: a valid plan then completes.
+// (resourceVersions and content compared). The controllers keep running: a valid plan then completes.
+// The fail-closed families (write policy, values the target schema rejects or prunes, upgrade rules, uncovered
+// changes) are refused before any machine starts, and `inplace preview` agrees with the controller on each of them.
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import {
   API_VERSION, InPlaceUpdatePlans, Labels, MachineDeployments, MachineHealthChecks, MachineSets, MachineUpdates, Machines, Clusters, KubeadmControlPlanes,
   KubeadmConfigs, DevMachines, Namespaces, OSImageUpdateTaskTemplates, SAMPLES_GROUP, UpdaterUpdateTasks, apiVersionOf,
   type KubeObject, type ResourceType,
 } from '../../src/api/index.js';
-import { buildInventory } from '../../src/capi-sim/index.js';
+import { DevMachineTemplates, KubeadmConfigTemplates, buildInventory } from '../../src/capi-sim/index.js';
 import { KubeApiError } from '../../src/runtime/index.js';
 import { applyFleet, fleetPlan } from '../../bench/lib/fleet.js';
 import { waitFor } from '../support/wait.js';
+import { cli } from '../support/cli.js';
 import { machinesBefore, platformSpecs, report, settledInvariants, startProcs, startWorld, stopWorld, waitPlan, type World } from './harness.js';
 
 type Obj = Record<string, unknown>;
@@ -22,7 +28,11 @@ type Outcome =
   /** The API server refuses it with a 4xx Status whose message matches. */
   | { kind: 'rejected'; mention: RegExp }
   /** Accepted, then the plan controller sets Valid=False with a message that matches, and starts nothing. */
-  | { kind: 'invalid'; mention: RegExp };
+  | { kind: 'invalid'; mention: RegExp }
+  /** Either of the above (e.g. a value a real API server may already refuse for its size or nullness). */
+  | { kind: 'refused'; mention: RegExp }
+  /** Accepted and Valid=True (an opt-in case); the plan is paused, so nothing starts either. */
+  | { kind: 'valid' };
 
 interface Case {
   name: string;
@@ -31,6 +41,8 @@ interface Case {
   obj?: Obj;
   write?: (w: World) => Promise<unknown>;
   outcome: Outcome;
+  /** Also previewed with `inplace preview`: its verdict must match the controller's Valid. */
+  preview?: boolean;
 }
 
 const updater = (o: Obj = {}): Obj => ({ name: 'ref', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.9' }], parameters: { durationSeconds: 0 }, ...o });
@@ -123,6 +135,52 @@ function planCases(): Case[] {
   ];
 }
 
+/** Fail closed: the write policy, values the target schema rejects or prunes, upgrade rules, uncovered changes. */
+function failClosedCases(): Case[] {
+  const P = InPlaceUpdatePlans;
+  const c = (name: string, obj: Obj, outcome: Outcome): Case => ({ name, res: P, obj, outcome, preview: true });
+  const resp = (selectResource: string, path: string, value: unknown): Obj => cpResp({ selectResource, path, value });
+  const version = (value: unknown): Obj => resp('Machine', '/spec/version', value);
+  const notWritable = (what: string): Outcome => invalid(new RegExp(`${what.replace(/[/.~]/g, (x) => `\\${x}`)} is not writable`));
+  // c2's workers: their owner's infrastructure template drifted (see before()), and no updater below covers it.
+  const c2Workers = (o: Obj = {}): Obj => plan({ clusterName: 'c2', paused: true, machineDeployments: [{ name: 'c2-md-0', sequence: 2, updaters: [updater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.0' }] })] }], ...o });
+  return [
+    // Identity and wiring: never writable, whatever the policy.
+    c('writes Machine /spec/providerID', plan(resp('Machine', '/spec/providerID', 'docker:///x')), notWritable('Machine /spec/providerID')),
+    c('writes Machine /spec/clusterName', plan(resp('Machine', '/spec/clusterName', 'c2')), notWritable('Machine /spec/clusterName')),
+    c('writes Machine /spec/infrastructureRef/name', plan(resp('Machine', '/spec/infrastructureRef/name', 'other')), notWritable('Machine /spec/infrastructureRef/name')),
+    c('writes Machine /spec/bootstrap/configRef/name', plan(resp('Machine', '/spec/bootstrap/configRef/name', 'other')), notWritable('Machine /spec/bootstrap/configRef/name')),
+    c('writes Machine /spec/bootstrap/dataSecretName', plan(resp('Machine', '/spec/bootstrap/dataSecretName', 'stolen')), notWritable('Machine /spec/bootstrap/dataSecretName')),
+    c('writes Machine /spec/failureDomain (not allowed by name)', plan(resp('Machine', '/spec/failureDomain', 'fd-2')), invalid(/\/spec\/failureDomain is writable only when the write policy allows it by name/)),
+    c('writes InfraMachine /spec/providerID', plan(resp('InfraMachine', '/spec/providerID', 'x')), notWritable('InfraMachine /spec/providerID')),
+    c('writes InfraMachine /status/ready', plan(resp('InfraMachine', '/status/ready', true)), invalid(/status is written by the object's own controller/)),
+    c('writes Machine /metadata/name', plan(resp('Machine', '/metadata/name', 'renamed')), invalid(/metadata is never writable/)),
+    c('writes Machine /kind', plan(resp('Machine', '/kind', 'Pod')), invalid(/kind is never writable/)),
+    c('replaces the whole Machine /spec', plan(resp('Machine', '/spec', { version: 'v1.30.9' })), invalid(/whole spec is never writable/)),
+    c('writes a label under the default policy', plan(resp('Machine', '/metadata/labels/team', 'a')), invalid(/labels are not writable unless the write policy allows the key/)),
+    c('writes an annotation under the default policy', plan(resp('Machine', '/metadata/annotations/note', 'a')), invalid(/annotations are not writable unless the write policy allows the key/)),
+    c('writes CAPI\'s remediate-machine annotation', plan(resp('Machine', '/metadata/annotations/cluster.x-k8s.io~1remediate-machine', '')), invalid(/reserved prefix/)),
+    // Values the target schema rejects or prunes: found before any machine starts (validation, then the dry-run).
+    c('a number for /spec/version', plan(version(130)), invalid(/130 breaks upgrade rule semver/)),
+    c('"" for /spec/version', plan(version('')), invalid(/"" breaks upgrade rule semver/)),
+    c('null for /spec/version', plan(version(null)), { kind: 'refused', mention: /value|null/ }),
+    c('an object for /spec/version', plan(version({ major: 1, minor: 30 })), invalid(/breaks upgrade rule semver/)),
+    c('a 2.5 MiB string for /spec/version', plan(version(`v1.30.${'9'.repeat(2.5 * 1024 * 1024)}`)), { kind: 'refused', mention: /semver|KiB|too large|[Ll]imit/ }),
+    c('Machine /spec/notAField (pruned)', plan(resp('Machine', '/spec/notAField', 'x')), invalid(/notAField/)),
+    c('InfraMachine /spec/notAField (pruned, found by the dry-run)', plan(resp('InfraMachine', '/spec/notAField', 'x')), invalid(/\/spec\/notAField (would not be kept|cannot be committed)/)),
+    c('Machine /spec/version/x (through a string)', plan(resp('Machine', '/spec/version/x', 'y')), invalid(/\/spec\/version is a string/)),
+    c('Machine /spec/readinessGates/5 (index out of range)', plan(resp('Machine', '/spec/readinessGates/5', { conditionType: 'X' })), invalid(/readinessGates/)),
+    c('Machine /spec/minReadySeconds as a string (the server rejects it)', plan(resp('Machine', '/spec/minReadySeconds', 'soon')), invalid(/Machine \/spec\/minReadySeconds (on Machine .*HTTP 4|would not be kept)/)),
+    // Upgrade rules (the world runs v1.30.0).
+    c('a downgrade', plan(version('v1.29.9')), invalid(/upgrade rule no-downgrade/)),
+    c('a skipped minor', plan(version('v1.32.0')), invalid(/upgrade rule no-skipped-minor/)),
+    c('workers ahead of the control plane', plan(specWith((s) => { s.machineDeployments[0]!.updaters = [updater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.31.0' }] })]; })), invalid(/upgrade rule workers-not-ahead-of-control-plane/)),
+    // Uncovered changes: refused unless the plan accepts them.
+    c('an uncovered change without the opt-in', c2Workers(), invalid(/InfraMachine \/spec\/backend\/docker\/customImage is uncovered on 1 machine/)),
+    c('an uncovered change with acceptUncoveredChanges (valid, paused)', c2Workers({ acceptUncoveredChanges: true }), { kind: 'valid' }),
+  ];
+}
+
 /** Writes that change existing objects in forbidden ways (the CRDs' transition rules). */
 function transitionCases(): Case[] {
   const P = InPlaceUpdatePlans;
@@ -165,11 +223,14 @@ function taskCases(): Case[] {
   ];
 }
 
-/** CAPI objects of the namespace (and the Nodes) by kind/name -> resourceVersion. */
+/** CAPI objects of the namespace by kind/name -> resourceVersion and a digest of their content (spec, labels, annotations). */
 async function capiVersions(w: World): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for (const res of [Clusters, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines, DevMachines, KubeadmConfigs, MachineHealthChecks]) {
-    for (const o of (await w.client.list(res, w.ns)).items) out.set(`${res.kind}/${o.metadata.name}`, o.metadata.resourceVersion ?? '');
+  for (const res of [Clusters, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines, DevMachines, KubeadmConfigs, MachineHealthChecks, DevMachineTemplates, KubeadmConfigTemplates]) {
+    for (const o of (await w.client.list(res, w.ns)).items) {
+      const content = JSON.stringify([o['spec'], o.metadata.labels ?? {}, o.metadata.annotations ?? {}]);
+      out.set(`${res.kind}/${o.metadata.name}`, `rv ${o.metadata.resourceVersion ?? ''} content ${createHash('sha256').update(content).digest('hex').slice(0, 16)}`);
+    }
   }
   return out;
 }
@@ -179,7 +240,7 @@ describe('reliability: bad input (malformed plans, tasks and MachineUpdates)', f
   let w: World | undefined;
   let otherNs = '';
   let rvBefore = new Map<string, string>();
-  const cases = [...planCases(), ...transitionCases(), ...taskCases()];
+  const cases = [...planCases(), ...failClosedCases(), ...transitionCases(), ...taskCases()];
   const results = new Map<string, { error?: KubeApiError | Error; created?: KubeObject }>();
 
   before(async () => {
@@ -201,6 +262,8 @@ describe('reliability: bad input (malformed plans, tasks and MachineUpdates)', f
       ...task('rogue-task', taskSpec({ machineRef: { name: real } })),
       metadata: { name: 'rogue-task', namespace: w.ns, labels: { [Labels.clusterName]: 'c1', [Labels.planName]: 'ghost-plan', [Labels.machineName]: real, [Labels.updaterName]: 'ref' } },
     } as KubeObject);
+    // Drift for the uncovered-change cases: c2-md-0's owner wants another image than its machine has.
+    await w.client.patch(DevMachineTemplates, w.ns, 'c2-md-0', { spec: { template: { spec: { backend: { docker: { customImage: 'ubuntu-24.04-drifted' } } } } } }, { type: 'merge' });
     rvBefore = await capiVersions(w);
 
     await Promise.all(cases.map(async (c) => {
@@ -220,12 +283,54 @@ describe('reliability: bad input (malformed plans, tasks and MachineUpdates)', f
   });
   after(async () => stopWorld(w));
 
-  it(`has at least 50 cases (${cases.length})`, () => {
+  it(`has at least 50 cases (${cases.length}), at least 25 of them fail-closed ones (${failClosedCases().length})`, () => {
     expect(cases.length).to.be.at.least(50);
+    expect(failClosedCases().length).to.be.at.least(25);
   });
+
+  const validCondition = async (name: string): Promise<{ status?: string; message?: string } | undefined> => {
+    const p = await w!.client.get(InPlaceUpdatePlans, w!.ns, name);
+    return ((p?.['status'] as Obj | undefined)?.['conditions'] as { type: string; status: string; message?: string }[] | undefined)?.find((x) => x.type === 'Valid');
+  };
 
   for (const c of cases) {
     const o = c.outcome;
+    if (o.kind === 'valid') {
+      it(`${c.name}: Valid=True, nothing started`, async () => {
+        const r = results.get(c.name)!;
+        expect(r.error, r.error?.message).to.equal(undefined);
+        const name = r.created!.metadata.name!;
+        let msg = '';
+        await waitFor(async () => {
+          const v = await validCondition(name);
+          msg = v?.message ?? '';
+          return v?.status === 'True';
+        }, { timeoutMs: 30_000, intervalMs: 100, message: `Valid=True on plan ${name} (${c.name}); last message ${msg}` });
+        expect((await w!.client.list(MachineUpdates, w!.ns, { labelSelector: `${Labels.planName}=${name}` })).items).to.have.length(0);
+      });
+      continue;
+    }
+    if (o.kind === 'refused') {
+      it(`${c.name}: rejected by the API server or Valid=False naming the problem, nothing started`, async () => {
+        const r = results.get(c.name)!;
+        if (r.error) {
+          expect(r.error).to.be.instanceOf(KubeApiError);
+          expect((r.error as KubeApiError).code, r.error.message).to.be.within(400, 422);
+          expect(r.error.message.slice(0, 2000)).to.match(o.mention);
+          return;
+        }
+        const name = r.created!.metadata.name!;
+        let msg = '';
+        await waitFor(async () => {
+          const v = await validCondition(name);
+          msg = v?.message ?? '';
+          return v?.status === 'False';
+        }, { timeoutMs: 30_000, intervalMs: 100, message: `Valid=False on plan ${name} (${c.name})` });
+        expect(msg).to.match(o.mention);
+        expect((await w!.client.list(MachineUpdates, w!.ns, { labelSelector: `${Labels.planName}=${name}` })).items).to.have.length(0);
+      });
+      continue;
+    }
     if (o.kind === 'rejected') {
       it(`${c.name}: rejected by the API server with a 4xx naming the problem`, () => {
         const r = results.get(c.name)!;
@@ -257,12 +362,35 @@ describe('reliability: bad input (malformed plans, tasks and MachineUpdates)', f
   it('wrote nothing to any CAPI object (resourceVersions unchanged), and every controller process is still running', async () => {
     await new Promise((r) => setTimeout(r, 2000)); // give the controllers time to act on whatever they accepted
     const after = await capiVersions(w!);
-    const changed = [...rvBefore].filter(([k, v]) => after.get(k) !== v).map(([k]) => k);
+    const changed = [...rvBefore].filter(([k, v]) => after.get(k) !== v).map(([k, v]) => `${k}: ${v} -> ${after.get(k) ?? 'gone'}`);
     expect(changed).to.deep.equal([]);
+    // No task was created for any plan (the orphan task of the transition cases is the only one), nothing is labelled.
+    expect((await w!.client.list(UpdaterUpdateTasks, w!.ns)).items.map((t) => t.metadata.name)).to.deep.equal(['rogue-task']);
+    expect((await w!.client.list(MachineUpdates, w!.ns)).items.map((t) => t.metadata.name)).to.deep.equal([]);
+    const labelled = (await w!.client.list(Machines, w!.ns)).items.filter((m) => m.metadata.labels?.[Labels.planName] !== undefined || m.metadata.annotations?.['inplace.cluster.x-k8s.io/update-started-at'] !== undefined);
+    expect(labelled.map((m) => m.metadata.name)).to.deep.equal([]);
     expect(w!.procs.filter((p) => !p.running).map((p) => `${p.name}:\n${p.tail(10)}`)).to.deep.equal([]);
     // The other namespace was not touched either: nothing was created there.
     expect((await w!.client.list(UpdaterUpdateTasks, otherNs)).items).to.have.length(0);
     expect((await w!.client.get(Namespaces, undefined, otherNs))?.metadata.name).to.equal(otherNs);
+  });
+
+  // One validation: `inplace preview` on the same plan says NOT OK exactly when the controller says Valid=False.
+  it('inplace preview agrees with the controller on every fail-closed case (NOT OK <=> Valid=False)', async () => {
+    const disagreements: string[] = [];
+    for (const c of cases.filter((x) => x.preview)) {
+      const r = results.get(c.name)!;
+      if (r.error || !r.created) continue; // refused by the API server: nothing to preview against
+      const name = r.created.metadata.name!;
+      const file = join(w!.logDir, `${name}.yaml`);
+      writeFileSync(file, JSON.stringify({ ...clone(c.obj!), metadata: { name, namespace: w!.ns } }));
+      const run = await cli('preview', '-f', file, '-o', 'json', '--kubeconfig', w!.env.kubeconfigPath);
+      const v = await validCondition(name);
+      const previewOk = run.code === 0;
+      if (run.code !== 0 && run.code !== 1) disagreements.push(`${c.name}: preview exited ${run.code}: ${run.err.slice(0, 300)}`);
+      else if (previewOk !== (v?.status === 'True')) disagreements.push(`${c.name}: preview ${previewOk ? 'OK' : 'NOT OK'} but Valid=${v?.status} (${v?.message?.slice(0, 200)}); preview problems ${JSON.stringify((JSON.parse(run.out || '{}') as { problems?: string[] }).problems)?.slice(0, 300)}`);
+    }
+    expect(disagreements).to.deep.equal([]);
   });
 
   it('still runs a valid plan to completion afterwards', async () => {

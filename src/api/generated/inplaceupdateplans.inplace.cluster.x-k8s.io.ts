@@ -37,6 +37,10 @@ export interface InPlaceUpdatePlanSpec {
    */
   failurePolicy?: 'Halt' | 'Continue';
   /**
+   * acceptUncoveredChanges: start even though the machines' owners want changes no updater of the plan covers (they stay behind as drift). Default false: such a plan is Valid=False, as `inplace preview` reports it.
+   */
+  acceptUncoveredChanges?: boolean;
+  /**
    * The control plane (KubeadmControlPlane or any control plane) to update in place.
    */
   controlPlane?: {

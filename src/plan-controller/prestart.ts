@@ -1,0 +1,144 @@
+// The pre-start check (contract C8): before the first machine of a plan starts, every responsibility value is checked
+// against the real schema of the object it targets by a server-side dry-run of the exact commit patch on one machine's
+// object per target and selectResource, and the owners' wanted changes no updater covers are looked up. This module
+// does the reads and dry-runs; the findings become sentences (prestartResult) that validatePlan lists, so deciding
+// stays pure. `inplace preview` runs the same dry-runs (same sentences): preview NOT OK <=> Valid=False.
+import type { InPlaceUpdatePlan, KubeObject, ResourceType, Responsibility, WritePolicy } from '../api/index.js';
+import { DEFAULT_WRITE_POLICY, Machines, writeRefusal } from '../api/index.js';
+import { KubeApiError, isNotFound } from '../runtime/errors.js';
+import { SetPathError, setValuesPatch, verifyValues, type PointerValue } from '../runtime/set-patch.js';
+import type { KubeClient } from '../runtime/types.js';
+import type { ContractRef } from './capi.js';
+import { field, isDeleting, machineBootstrapRef, machineInfraRef, nameOf } from './capi.js';
+import { machinesOfTarget, orderedUpdaters } from './decide.js';
+import { previewPlan, prestartResult, type PreviewSnapshot } from './preview.js';
+import type { PrestartResult, ValidationInput } from './scope.js';
+import { JSON_POINTER, targetsOf } from './validate.js';
+
+const SELECTS: Responsibility['selectResource'][] = ['Machine', 'InfraMachine', 'BootstrapConfig'];
+const FIELD_MANAGER = 'plan-controller';
+
+const show = (v: unknown): string => {
+  const s = v === undefined ? 'nothing' : (JSON.stringify(v) ?? 'nothing');
+  return s.length > 80 ? `${s.slice(0, 80)}…` : s;
+};
+
+// Where a selectResource points for a machine: the Machine itself, or the object its reference names.
+async function locate(client: KubeClient, ns: string, m: KubeObject, sel: Responsibility['selectResource']): Promise<{ res: ResourceType; obj: KubeObject; what: string } | { problem: string }> {
+  if (sel === 'Machine') return { res: Machines, obj: m, what: `Machine ${nameOf(m)}` };
+  const ref = sel === 'InfraMachine' ? machineInfraRef(m) : machineBootstrapRef(m);
+  if (!ref) return { problem: `Machine ${nameOf(m)} has no ${sel === 'InfraMachine' ? 'spec.infrastructureRef' : 'spec.bootstrap.configRef'} to commit ${sel} responsibilities to` };
+  let res: ResourceType;
+  try {
+    res = await client.resolve(ref.apiGroup, ref.kind);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    return { problem: `${ref.kind}.${ref.apiGroup} referenced by Machine ${nameOf(m)} is not served` };
+  }
+  const obj = await client.get(res, ns, ref.name);
+  if (!obj) return { problem: `${ref.kind} ${ns}/${ref.name} referenced by Machine ${nameOf(m)} not found` };
+  return { res, obj, what: `${ref.kind} ${ref.name}` };
+}
+
+/**
+ * Dry-runs the commit patch of every target and selectResource on the first current machine of the target (by name).
+ * Returns the problems: the server's 4xx, values pruned or defaulted away, paths that cannot be set. Responsibilities
+ * the write policy refuses are left out (validation reports them). Throws on a non-4xx error (retry later).
+ */
+export async function dryRunCommits(client: KubeClient, plan: InPlaceUpdatePlan, machines: readonly KubeObject[], policy: WritePolicy = DEFAULT_WRITE_POLICY): Promise<string[]> {
+  const ns = plan.metadata?.namespace ?? '';
+  const problems: string[] = [];
+  for (const t of targetsOf(plan)) {
+    const label = `${t.kind === 'ControlPlane' ? 'controlPlane' : 'machineDeployment'} ${t.target.name}`;
+    const m = machinesOfTarget(t.kind, t.target.name, plan.spec.clusterName, machines).find((x) => !isDeleting(x));
+    if (!m) continue;
+    const resps = orderedUpdaters(Array.isArray(t.target.updaters) ? t.target.updaters : [])
+      .flatMap((u) => (Array.isArray(u.responsibilities) ? u.responsibilities : []))
+      .filter((r) => typeof r.path === 'string' && JSON_POINTER.test(r.path) && r.value !== undefined && writeRefusal(policy, r.selectResource, r.path) === undefined);
+    for (const sel of SELECTS) {
+      const items: PointerValue[] = resps.filter((r) => r.selectResource === sel).map((r) => ({ path: r.path, value: r.value }));
+      if (items.length === 0) continue;
+      const where = await locate(client, ns, m, sel);
+      if ('problem' in where) {
+        problems.push(`${label}: ${where.problem}`);
+        continue;
+      }
+      let ops;
+      try {
+        // No resourceVersion test: a dry-run answers about the schema, and a concurrent write must not fail it.
+        ops = setValuesPatch(where.obj, items).filter((o) => o.op !== 'test');
+      } catch (err) {
+        if (!(err instanceof SetPathError)) throw err;
+        problems.push(`${label}: ${sel} ${err.message} on ${where.what}`);
+        continue;
+      }
+      if (ops.length === 0) continue;
+      let after: KubeObject;
+      try {
+        after = await client.patch(where.res, ns, nameOf(where.obj), ops, { type: 'json', dryRun: true, fieldManager: FIELD_MANAGER });
+      } catch (err) {
+        if (err instanceof KubeApiError && err.code >= 400 && err.code < 500 && err.code !== 409 && err.code !== 429) {
+          const msg = (err.status?.message ?? err.message).slice(0, 300);
+          problems.push(`${label}: the API server rejects ${sel} ${items.map((i) => i.path).join(', ')} on ${where.what} (dry-run of the commit, HTTP ${err.code}): ${msg}`);
+          continue;
+        }
+        throw err;
+      }
+      for (const x of verifyValues(after, items)) {
+        problems.push(`${label}: ${sel} ${x.path} would not be kept by ${where.what} (dry-run: wanted ${show(x.expected)}, the server keeps ${show(x.actual)}): the field is not in its schema (pruned) or is defaulted away`);
+      }
+    }
+  }
+  return problems;
+}
+
+/** The InfraMachines and BootstrapConfigs of the machines and the owners' templates, read per kind (for uncovered changes). */
+export async function readCoverageObjects(client: KubeClient, ns: string, machines: readonly KubeObject[], owners: readonly KubeObject[]): Promise<Pick<PreviewSnapshot, 'infraMachines' | 'bootstrapConfigs' | 'ownerTemplates'>> {
+  const byKind = async (refs: (ContractRef | undefined)[]): Promise<KubeObject[]> => {
+    const kinds = new Map<string, ContractRef>();
+    for (const r of refs) if (r) kinds.set(`${r.apiGroup}/${r.kind}`, r);
+    const out: KubeObject[] = [];
+    for (const r of kinds.values()) {
+      let res: ResourceType;
+      try {
+        res = await client.resolve(r.apiGroup, r.kind);
+      } catch (err) {
+        if (isNotFound(err)) continue;
+        throw err;
+      }
+      out.push(...(await client.list(res, ns)).items.map((o) => ({ ...o, kind: res.kind })));
+    }
+    return out;
+  };
+  const asRef = (v: unknown): ContractRef | undefined => {
+    const r = v as Partial<ContractRef> | undefined;
+    return r?.apiGroup && r.kind && r.name ? { apiGroup: r.apiGroup, kind: r.kind, name: r.name } : undefined;
+  };
+  return {
+    infraMachines: await byKind(machines.map(machineInfraRef)),
+    bootstrapConfigs: await byKind(machines.map(machineBootstrapRef)),
+    ownerTemplates: [
+      ...(await byKind(owners.map((o) => asRef(field(o, 'spec', 'template', 'spec', 'infrastructureRef')) ?? asRef(field(o, 'spec', 'machineTemplate', 'spec', 'infrastructureRef'))))),
+      ...(await byKind(owners.map((o) => asRef(field(o, 'spec', 'template', 'spec', 'bootstrap', 'configRef'))))),
+    ],
+  };
+}
+
+/** Runs the whole pre-start check of a plan against the cluster (reads and dry-runs only). */
+export async function prestartCheck(client: KubeClient, input: ValidationInput & { machines: KubeObject[] }): Promise<PrestartResult> {
+  const { plan } = input;
+  const ns = plan.metadata?.namespace ?? '';
+  const owners = [...input.machineDeployments, ...(input.controlPlane?.object ? [input.controlPlane.object] : [])];
+  try {
+    const coverage = await readCoverageObjects(client, ns, input.machines, owners);
+    const preview = previewPlan(plan, { ...input, ...coverage });
+    const dryRun = await dryRunCommits(client, plan, input.machines, input.writePolicy);
+    return prestartResult(plan, preview, dryRun);
+  } catch (err) {
+    // Fail closed: a check that may not run is a problem of the plan (named), not a silent pass or an endless retry.
+    if (err instanceof KubeApiError && (err.code === 401 || err.code === 403)) {
+      return { generation: plan.metadata?.generation ?? 0, schemaProblems: [`the pre-start check cannot run: ${err.message.slice(0, 300)} (the plan controller needs get, list and patch on the InfraMachine and BootstrapConfig kinds and list on their templates; see docs/operations.md)`], uncovered: [] };
+    }
+    throw err;
+  }
+}

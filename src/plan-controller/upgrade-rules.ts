@@ -1,0 +1,108 @@
+// Upgrade rules KCP and kubeadm enforce (DESIGN §11), as plan validation: a plan that sets Machine /spec/version must
+// name a semantic version, never downgrade a machine, never skip a minor, never put workers ahead of the control
+// plane, and keep every worker within the kubelet skew. Pure: works on the validation snapshot.
+import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
+import { Labels } from '../api/index.js';
+import { cpVersion, isDeleting, machineVersion, nameOf } from './capi.js';
+
+/** Kubernetes versions as CAPI and kubeadm accept them: vMAJOR.MINOR.PATCH with optional pre-release/build. */
+export const K8S_VERSION = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+/** How many minors a kubelet may be older than the control plane (Kubernetes version-skew policy since 1.28). */
+export const KUBELET_MAX_SKEW = 3;
+
+/** A parsed version. */
+export interface Semver {
+  major: number;
+  minor: number;
+  patch: number;
+}
+
+/** Parses vX.Y.Z (pre-release and build ignored), or undefined. */
+export function parseVersion(v: unknown): Semver | undefined {
+  if (typeof v !== 'string') return undefined;
+  const m = K8S_VERSION.exec(v);
+  return m ? { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]) } : undefined;
+}
+
+/** Negative when a < b, 0 when equal, positive when a > b (major, minor, patch). */
+export const compareVersions = (a: Semver, b: Semver): number => a.major - b.major || a.minor - b.minor || a.patch - b.patch;
+const fmt = (v: Semver): string => `v${v.major}.${v.minor}.${v.patch}`;
+
+/** What the upgrade rules read. */
+export interface UpgradeInput {
+  plan: InPlaceUpdatePlan;
+  /** Machines of the plan's cluster. */
+  machines: KubeObject[];
+  /** The control-plane object (KubeadmControlPlane), when found. */
+  controlPlane?: KubeObject | undefined;
+}
+
+// The value a target's updaters set on Machine /spec/version (the last one wins, as in the commit).
+function versionValue(target: { updaters?: unknown }): { value: unknown; updater: string } | undefined {
+  let out: { value: unknown; updater: string } | undefined;
+  for (const u of Array.isArray(target.updaters) ? (target.updaters as { name?: string; responsibilities?: unknown }[]) : []) {
+    for (const r of Array.isArray(u.responsibilities) ? (u.responsibilities as { selectResource?: string; path?: string; value?: unknown }[]) : []) {
+      if (r.selectResource === 'Machine' && r.path === '/spec/version') out = { value: r.value, updater: u.name ?? '' };
+    }
+  }
+  return out;
+}
+
+const lowest = (vs: Semver[]): Semver | undefined => [...vs].sort(compareVersions)[0];
+
+/** Every upgrade-rule problem of the plan (empty = none), each naming its rule. */
+export function upgradeProblems(input: UpgradeInput): string[] {
+  const { plan } = input;
+  const cluster = plan.spec.clusterName;
+  const problems: string[] = [];
+  const live = input.machines.filter((m) => !isDeleting(m) && m.metadata.labels?.[Labels.clusterName] === cluster);
+  const versionsOf = (ms: KubeObject[]): Semver[] => ms.map((m) => parseVersion(machineVersion(m))).filter((v): v is Semver => !!v);
+  const cpName = plan.spec.controlPlane?.name;
+  const cpMachines = live.filter((m) => cpName !== undefined && m.metadata.labels?.[Labels.controlPlaneName] === cpName);
+  const workers = live.filter((m) => m.metadata.labels?.[Labels.deploymentName] !== undefined);
+
+  // Per target: the value is a version, and it neither downgrades nor skips a minor for any current machine.
+  const checkTarget = (label: string, target: { updaters?: unknown }, machines: KubeObject[]): Semver | undefined => {
+    const set = versionValue(target);
+    if (!set) return undefined;
+    const where = `${label} updater ${set.updater}: Machine /spec/version`;
+    const want = parseVersion(set.value);
+    if (!want) {
+      const shown = typeof set.value === 'string' ? JSON.stringify(set.value.length > 64 ? `${set.value.slice(0, 64)}…` : set.value) : JSON.stringify(set.value)?.slice(0, 64) ?? 'nothing';
+      problems.push(`${where} ${shown} breaks upgrade rule semver: a Kubernetes version is a string vMAJOR.MINOR.PATCH such as v1.30.1`);
+      return undefined;
+    }
+    const older = machines.filter((m) => {
+      const have = parseVersion(machineVersion(m));
+      return have && compareVersions(want, have) < 0;
+    });
+    if (older.length > 0) problems.push(`${where} ${fmt(want)} breaks upgrade rule no-downgrade: ${older.length} machine(s) run a newer version (${nameOf(older[0]!)} runs ${machineVersion(older[0]!)})`);
+    const low = lowest(versionsOf(machines));
+    if (low && (want.major !== low.major || want.minor > low.minor + 1)) problems.push(`${where} ${fmt(want)} breaks upgrade rule no-skipped-minor: the oldest machine runs v${low.major}.${low.minor}, so the next version is at most v${low.major}.${low.minor + 1}.x`);
+    return want;
+  };
+
+  const cpWant = plan.spec.controlPlane ? checkTarget(`controlPlane ${plan.spec.controlPlane.name}`, plan.spec.controlPlane, cpMachines) : undefined;
+  // The control plane's version after the plan: the plan's value, else the control plane's spec.version, else its oldest machine.
+  const cpAfter = cpWant ?? parseVersion(input.controlPlane ? cpVersion(input.controlPlane) : undefined) ?? lowest(versionsOf(cpMachines)) ?? lowest(versionsOf(live.filter((m) => m.metadata.labels?.[Labels.controlPlaneName] !== undefined)));
+  const mdWant = new Map<string, Semver>();
+  for (const md of plan.spec.machineDeployments ?? []) {
+    const mine = workers.filter((m) => m.metadata.labels?.[Labels.deploymentName] === md.name);
+    const want = checkTarget(`machineDeployment ${md.name}`, md, mine);
+    if (!want) continue;
+    mdWant.set(md.name, want);
+    // Minor granularity, as the Kubernetes version-skew policy and kubeadm's kubelet check: a worker patch release ahead is fine.
+    if (cpAfter && (want.major > cpAfter.major || (want.major === cpAfter.major && want.minor > cpAfter.minor))) problems.push(`machineDeployment ${md.name}: Machine /spec/version ${fmt(want)} breaks upgrade rule workers-not-ahead-of-control-plane: the control plane runs ${fmt(cpAfter)} after this plan (a kubelet is never a minor newer than its API server)`);
+  }
+  // Skew: only a plan that moves the control plane can open it; every worker after the plan must be within range.
+  if (cpWant) {
+    const behind = new Map<string, Semver>();
+    for (const m of workers) {
+      const md = m.metadata.labels?.[Labels.deploymentName] ?? '';
+      const after = mdWant.get(md) ?? parseVersion(machineVersion(m));
+      if (after && (after.major !== cpWant.major || cpWant.minor - after.minor > KUBELET_MAX_SKEW) && !behind.has(md)) behind.set(md, after);
+    }
+    for (const [md, v] of behind) problems.push(`controlPlane ${cpName}: Machine /spec/version ${fmt(cpWant)} breaks upgrade rule version-skew: MachineDeployment ${md} stays at ${fmt(v)}, more than ${KUBELET_MAX_SKEW} minors behind (update its workers in the same plan or first)`);
+  }
+  return problems;
+}
