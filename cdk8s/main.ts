@@ -1,17 +1,24 @@
-// `npm run synth [-- --image REF --namespace NS --replicas N --outdir DIR --no-samples]`: writes dist/manifests/.
+// `npm run synth [-- --image REF --namespace NS --replicas N --outdir DIR --no-samples --provider ROLE=plural.group]`:
+// writes dist/manifests/.
 import { parseArgs } from 'node:util';
 import { join, relative } from 'node:path';
 import { sampleUpdaters } from '../src/sample-updaters/index.js';
+import { DEFAULT_PROVIDERS, PROVIDER_ROLES, parseProvider, type ProviderResource } from '../src/runtime/rbac.js';
 import { DEFAULT_IMAGE, PROJECT_ROOT, synthesize, writeManifests } from './synth.js';
 
 const USAGE = `Usage: npm run synth -- [--image REF] [--namespace NS] [--replicas N] [--outdir DIR] [--no-samples]
+                         [--provider ROLE=plural.group]... [--no-default-providers]
 
 Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, sample updaters) to dist/manifests/.
   --image REF       container image of the platform (default: $INPLACE_IMAGE or ${DEFAULT_IMAGE})
   --namespace NS    namespace the controllers run in (default: inplace-system)
   --replicas N      replicas per controller; leader election makes > 1 safe (default: 1)
   --outdir DIR      output directory (default: dist/manifests)
-  --no-samples      leave out the sample updaters chart`;
+  --no-samples      leave out the sample updaters chart
+  --provider P      grant the controllers a provider kind, e.g. InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io
+                    (repeatable; ROLE is one of ${PROVIDER_ROLES.join(', ')})
+  --no-default-providers
+                    do not grant the default kinds (DevMachine, KubeadmConfig, KubeadmControlPlane and their templates)`;
 
 function main(): number {
   let values;
@@ -23,6 +30,8 @@ function main(): number {
         replicas: { type: 'string' },
         outdir: { type: 'string' },
         'no-samples': { type: 'boolean' },
+        provider: { type: 'string', multiple: true },
+        'no-default-providers': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -39,7 +48,15 @@ function main(): number {
     process.stderr.write(`error: --replicas must be a positive integer, got "${values.replicas}"\n`);
     return 2;
   }
+  let providers: ProviderResource[];
+  try {
+    providers = [...(values['no-default-providers'] ? [] : DEFAULT_PROVIDERS), ...(values.provider ?? []).map(parseProvider)];
+  } catch (e) {
+    process.stderr.write(`error: ${(e as Error).message}\n`);
+    return 2;
+  }
   const files = synthesize({
+    providers,
     image: values.image ?? process.env.INPLACE_IMAGE ?? DEFAULT_IMAGE,
     namespace: values.namespace ?? 'inplace-system',
     replicas,

@@ -245,6 +245,46 @@ describe('cdk8s synthesis', () => {
       for (const r of byKind('Role').filter((x) => x.metadata.name.endsWith('-leader-election'))) expect(r.metadata.namespace).to.equal('inplace-system');
     });
 
+    describe('provider kinds are configuration', () => {
+      const metal3 = [
+        { role: 'InfraMachine', apiGroup: 'infrastructure.cluster.x-k8s.io', resource: 'metal3machines' },
+        { role: 'BootstrapConfig', apiGroup: 'bootstrap.cluster.x-k8s.io', resource: 'kubeadmconfigs' },
+        { role: 'ControlPlane', apiGroup: 'controlplane.cluster.x-k8s.io', resource: 'kubeadmcontrolplanes' },
+      ] as const;
+      const custom = docsOf(synthesize({ providers: metal3 }));
+
+      it('grants the listed kinds (and only those) to the components that use them, in a <component>-providers ClusterRole', () => {
+        const mtc = effectiveRules(custom, 'machine-task-controller');
+        expect(allows(mtc, 'patch', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(true);
+        expect(allows(mtc, 'get', 'bootstrap.cluster.x-k8s.io', 'kubeadmconfigs')).to.equal(true);
+        expect(allows(mtc, 'get', 'infrastructure.cluster.x-k8s.io', 'devmachines')).to.equal(false);
+        expect(allows(effectiveRules(custom, 'plan-controller'), 'watch', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes')).to.equal(true);
+        expect(allows(effectiveRules(custom, 'plan-controller'), 'get', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(false);
+        expect(allows(effectiveRules(custom, 'mhc-extension'), 'get', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(false);
+        const role = custom.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'inplace-machine-task-controller-providers')!;
+        expect(role.metadata.labels?.['inplace.cluster.x-k8s.io/aggregate-to-machine-task-controller']).to.equal('true');
+      });
+
+      it('grants no control-plane kind when none is listed', () => {
+        const none = docsOf(synthesize({ providers: [metal3[0]] }));
+        expect(allows(effectiveRules(none, 'plan-controller'), 'list', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes')).to.equal(false);
+        expect(none.some((d) => d.metadata.name === 'inplace-plan-controller-providers')).to.equal(false);
+      });
+
+      it('rejects a provider list with wildcards or unknown roles', () => {
+        expect(() => synthesize({ providers: [{ role: 'InfraMachine', apiGroup: '*', resource: 'metal3machines' }] })).to.throw(/invalid provider list/);
+        expect(() => synthesize({ providers: [{ role: 'Node' as never, apiGroup: 'a.b', resource: 'x' }] })).to.throw(/not one of/);
+      });
+
+      it('each component ClusterRole aggregates by the documented label', () => {
+        for (const c of COMPONENTS) {
+          const role = byKind('ClusterRole').find((r) => r.metadata.name === `inplace-${c.name}`)!;
+          const agg = role['aggregationRule'] as { clusterRoleSelectors: { matchLabels: Record<string, string> }[] };
+          expect(agg.clusterRoleSelectors).to.deep.equal([{ matchLabels: { [`inplace.cluster.x-k8s.io/aggregate-to-${c.name}`]: 'true' } }]);
+        }
+      });
+    });
+
     it('grants the machine task controller the sample task kinds through aggregation', () => {
       const rules = effectiveRules(docs, 'machine-task-controller');
       expect(allows(rules, 'create', 'samples.inplace.cluster.x-k8s.io', 'osimageupdatetasks')).to.equal(true);
