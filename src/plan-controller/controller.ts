@@ -48,8 +48,8 @@ const EXPECTATION_TTL_MS = 30_000;
 
 const KCP_KIND = { apiGroup: KubeadmControlPlanes.group, kind: KubeadmControlPlanes.kind };
 /**
- * How long a reconcile waits for the first list of a control-plane kind. A list that is forbidden (the kind is not in
- * the deployment's provider list) is retried by the informer forever; the plan reports it instead of hanging.
+ * How long a reconcile waits for the first list of a kind named at run time (control plane, template). A list that is
+ * forbidden (the kind is not granted) is retried by the informer forever; the plan reports it instead of hanging.
  */
 const CONTROL_PLANE_SYNC_MS = 10_000;
 
@@ -190,7 +190,10 @@ async function lookupTemplate(deps: Deps, ns: string, ref: TemplateRef, mapper: 
     if (!isNotFound(err)) throw err;
     return { ref, found: false, error: `kind ${ref.kind} is not served by group ${group} (is its CRD installed?)` };
   }
-  await deps.ctrl().watch(res, mapper);
+  // Same as for control planes: a template kind the plan controller may not list must not block the worker.
+  if (!(await withTimeout(deps.ctrl().watch(res, mapper), CONTROL_PLANE_SYNC_MS))) {
+    return { ref, found: false, error: `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it granted to the plan controller? see docs/operations.md)` };
+  }
   return { ref, found: deps.mgr.informer(res).store.peek(ns, ref.name) !== undefined };
 }
 

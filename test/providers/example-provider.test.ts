@@ -6,7 +6,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { API_VERSION, Clusters, InPlaceUpdatePlans, MachineUpdates, Machines, type InPlaceUpdatePlan, type KubeObject, type MachineUpdate, type ResourceType } from '../../src/api/index.js';
+import { API_VERSION, Clusters, InPlaceUpdatePlans, MachineUpdates, Machines, type InPlaceUpdatePlan, type KubeObject, type MachineUpdate, type PlanUpdater, type ResourceType } from '../../src/api/index.js';
 import { capiCrdDirs } from '../../src/capi-sim/index.js';
 import { controlPlaneMachineLabels, kubeTime, machineRunningStatus, nodeInfoFor } from '../../src/capi-sim/builders.js';
 import { createMachineTaskController } from '../../src/machine-task-controller/index.js';
@@ -84,13 +84,13 @@ async function provisionFleet(env: TestEnv, ns: string): Promise<void> {
 }
 
 /** A plan whose one updater owns the ExampleMetalMachine's image. */
-const plan = (ns: string, name: string): InPlaceUpdatePlan & KubeObject => ({
+const plan = (ns: string, name: string, extra: PlanUpdater[] = []): InPlaceUpdatePlan & KubeObject => ({
   apiVersion: API_VERSION, kind: 'InPlaceUpdatePlan', metadata: { name, namespace: ns },
   spec: {
     clusterName: CLUSTER,
     controlPlane: {
       name: CP, sequence: 1,
-      updaters: [{ name: 'os', sequence: 1, parameters: { durationSeconds: 0.05 }, responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'metal-os-2' }] }],
+      updaters: [{ name: 'os', sequence: 1, parameters: { durationSeconds: 0.05 }, responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'metal-os-2' }] }, ...extra],
     },
   },
 });
@@ -162,12 +162,18 @@ describe('a non-dev provider (ExampleMetalMachine, ExampleControlPlane) with RBA
     expect(clients['plan-controller']!.denied).to.deep.equal([]);
   });
 
-  it('without the control-plane kind in the list, the plan is invalid and says which kind could not be read', async () => {
+  it('without the control-plane kind in the list (or a template kind granted), the plan is invalid and says which kind could not be read', async () => {
     const ns = await env.newNamespace('provider');
     await provisionFleet(env, ns);
     const errors: string[] = [];
     const clients = await startPlatform(ns, EXAMPLE_PROVIDERS.filter((p) => p.role !== 'ControlPlane'), errors);
-    await env.client.create(InPlaceUpdatePlans, plan(ns, 'metal-os-2'));
+    // Any served template kind the plan controller is not granted (here the fixture's machine template) is reported the same way.
+    const templated: PlanUpdater = {
+      name: 'os-templated', sequence: 2,
+      updaterUpdateTemplateRef: { apiVersion: 'infrastructure.example.dev/v1alpha1', kind: 'ExampleMetalMachineTemplate', name: 'os' },
+      responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }],
+    };
+    await env.client.create(InPlaceUpdatePlans, plan(ns, 'metal-os-2', [templated]));
 
     let message = '';
     await waitFor(
@@ -181,6 +187,7 @@ describe('a non-dev provider (ExampleMetalMachine, ExampleControlPlane) with RBA
     );
     expect(message).to.include('examplecontrolplanes.controlplane.example.dev could not be listed');
     expect(message).to.include('provider list');
+    expect(message, message).to.include('examplemetalmachinetemplates.infrastructure.example.dev could not be listed');
     expect(clients['plan-controller']!.denied.map((d) => `${d.verb} ${d.resource}`)).to.include('list examplecontrolplanes');
     // Nothing started: no machine in update.
     expect((await env.client.list(MachineUpdates, ns)).items).to.deep.equal([]);
