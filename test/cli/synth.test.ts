@@ -1,6 +1,8 @@
 // The cdk8s synthesis: snapshot of the YAML, CRDs included verbatim, Pod Security "restricted", least-privilege RBAC
 // that covers what each component's code refers to.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
@@ -274,6 +276,25 @@ describe('cdk8s synthesis', () => {
       it('rejects a provider list with wildcards or unknown roles', () => {
         expect(() => synthesize({ providers: [{ role: 'InfraMachine', apiGroup: '*', resource: 'metal3machines' }] })).to.throw(/invalid provider list/);
         expect(() => synthesize({ providers: [{ role: 'Node' as never, apiGroup: 'a.b', resource: 'x' }] })).to.throw(/not one of/);
+      });
+
+      it('npm run synth -- --provider ROLE=plural.group adds a kind; a malformed one exits 2 with the expected form', function () {
+        this.timeout(60_000);
+        const out = mkdtempSync(join(tmpdir(), 'inplace-synth-'));
+        try {
+          const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, '--no-samples', ...args], { encoding: 'utf8' });
+          const ok = run(['--no-default-providers', '--provider', 'InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io']);
+          expect(ok.status, ok.stderr).to.equal(0);
+          const synthesized = docsOf([{ name: '10-platform.yaml', content: readFileSync(join(out, '10-platform.yaml'), 'utf8') }]);
+          const mtc = effectiveRules(synthesized, 'machine-task-controller');
+          expect(allows(mtc, 'patch', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(true);
+          expect(allows(mtc, 'patch', 'infrastructure.cluster.x-k8s.io', 'devmachines')).to.equal(false);
+          const bad = run(['--provider', 'metal3machines']);
+          expect(bad.status).to.equal(2);
+          expect(bad.stderr).to.match(/ROLE=plural\.group/);
+        } finally {
+          rmSync(out, { recursive: true, force: true });
+        }
       });
 
       it('each component ClusterRole aggregates by the documented label', () => {
