@@ -43,6 +43,8 @@ export interface WorkloadSpec {
   /** Arguments after `node dist/src/cli/main.js`. */
   args: string[];
   rbac: readonly PolicyRule[];
+  /** Rules on the fleet's provider kinds: a ClusterRole of their own (`<name>-providers`), aggregated like the rest. */
+  providerRbac?: readonly PolicyRule[];
 }
 
 const PART_OF = 'inplace-capi';
@@ -97,7 +99,7 @@ const labelsOf = (name: string): Record<string, string> => ({
  * for its leader-election Lease, and a restricted-profile Deployment.
  */
 export function addWorkload(chart: Chart, w: WorkloadSpec, o: DeploymentOptions, podLabels: Record<string, string> = {}): kplus.Deployment {
-  const problems = ruleProblems(w.rbac);
+  const problems = ruleProblems([...w.rbac, ...(w.providerRbac ?? [])]);
   if (problems.length > 0) throw new Error(`component ${w.name} declares RBAC that is not least-privilege: ${problems.join('; ')}`);
   const name = `inplace-${w.name}`;
   const labels = labelsOf(w.name);
@@ -111,6 +113,12 @@ export function addWorkload(chart: Chart, w: WorkloadSpec, o: DeploymentOptions,
   const base = new kplus.ClusterRole(chart, `${w.name}-clusterrole-rules`, { metadata: { name: `${name}-rules`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } } });
   // Leases a component declares (leader election) go to the namespaced Role below: never cluster-wide.
   for (const r of normalizeRules([...w.rbac, ...EVENT_RULES]).filter((x) => !isOwnNamespaceRule(x))) base.allow(r.verbs, endpointOf(r));
+  // Provider kinds apart, so that what the provider list granted is visible (and what a provider's own ClusterRole
+  // with the same label adds, see docs/operations.md, sits next to it).
+  if (w.providerRbac?.length) {
+    const providers = new kplus.ClusterRole(chart, `${w.name}-clusterrole-providers`, { metadata: { name: `${name}-providers`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } } });
+    for (const r of normalizeRules(w.providerRbac)) providers.allow(r.verbs, endpointOf(r));
+  }
   new kplus.ClusterRoleBinding(chart, `${w.name}-clusterrolebinding`, { metadata: { name, labels }, role: clusterRole }).addSubjects(sa);
 
   const role = new kplus.Role(chart, `${w.name}-role`, { metadata: meta('-leader-election') });

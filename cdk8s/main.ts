@@ -1,13 +1,16 @@
-// `npm run synth [-- --image REF --namespace NS --replicas N --outdir DIR --no-samples --write-policy FILE]`: writes dist/manifests/.
+// `npm run synth [-- --image REF --namespace NS --replicas N --outdir DIR --no-samples --write-policy FILE
+// --provider ROLE=plural.group]`: writes dist/manifests/.
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
 import { join, relative } from 'node:path';
 import { sampleUpdaters } from '../src/sample-updaters/index.js';
+import { DEFAULT_PROVIDERS, PROVIDER_ROLES, parseProvider, type ProviderResource } from '../src/runtime/rbac.js';
 import { DEFAULT_IMAGE, PROJECT_ROOT, synthesize, writeManifests } from './synth.js';
 
 const USAGE = `Usage: npm run synth -- [--image REF] [--namespace NS] [--replicas N] [--outdir DIR] [--no-samples]
+                         [--write-policy FILE] [--provider ROLE=plural.group]... [--no-default-providers]
 
 Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, sample updaters) to dist/manifests/.
   --image REF       container image of the platform (default: $INPLACE_IMAGE or ${DEFAULT_IMAGE})
@@ -16,7 +19,11 @@ Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, sampl
   --outdir DIR      output directory (default: dist/manifests)
   --no-samples      leave out the sample updaters chart
   --write-policy FILE  the write policy (YAML, allow/deny per selectResource) as a ConfigMap passed to the
-                    plan-controller and machine-task-controller (default: the built-in policy)`;
+                    plan-controller and machine-task-controller (default: the built-in policy)
+  --provider P      grant the controllers a provider kind, e.g. InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io
+                    (repeatable; ROLE is one of ${PROVIDER_ROLES.join(', ')})
+  --no-default-providers
+                    do not grant the default kinds (DevMachine, KubeadmConfig, KubeadmControlPlane and their templates)`;
 
 function main(): number {
   let values;
@@ -29,6 +36,8 @@ function main(): number {
         outdir: { type: 'string' },
         'no-samples': { type: 'boolean' },
         'write-policy': { type: 'string' },
+        provider: { type: 'string', multiple: true },
+        'no-default-providers': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -45,6 +54,13 @@ function main(): number {
     process.stderr.write(`error: --replicas must be a positive integer, got "${values.replicas}"\n`);
     return 2;
   }
+  let providers: ProviderResource[];
+  try {
+    providers = [...(values['no-default-providers'] ? [] : DEFAULT_PROVIDERS), ...(values.provider ?? []).map(parseProvider)];
+  } catch (e) {
+    process.stderr.write(`error: ${(e as Error).message}\n`);
+    return 2;
+  }
   let writePolicy: WritePolicy | undefined;
   try {
     if (values['write-policy']) writePolicy = parseWritePolicy(parse(readFileSync(values['write-policy'], 'utf8')) ?? {});
@@ -53,6 +69,7 @@ function main(): number {
     return 2;
   }
   const files = synthesize({
+    providers,
     ...(writePolicy ? { writePolicy } : {}),
     image: values.image ?? process.env.INPLACE_IMAGE ?? DEFAULT_IMAGE,
     namespace: values.namespace ?? 'inplace-system',

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { App, Yaml } from 'cdk8s';
 import { addCharts, type DeploymentOptions, type WorkloadSpec } from './charts.js';
 import { COMPONENTS } from './components.js';
+import { DEFAULT_PROVIDERS, providerProblems, providerRules, type ProviderResource } from '../src/runtime/rbac.js';
 
 /** Project root (cdk8s/ lives directly under it, also in dist/). */
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', ...(import.meta.url.includes('/dist/') ? ['..'] : []));
@@ -21,6 +22,12 @@ export interface UpdaterWorkload {
 export interface SynthOptions extends Partial<DeploymentOptions> {
   /** Sample updaters to add as the optional chart; omitted = no samples chart. */
   updaters?: readonly UpdaterWorkload[];
+  /**
+   * The provider kinds the controllers may read and write (InfraMachines, BootstrapConfigs, control planes and their
+   * templates); default DEFAULT_PROVIDERS (DevMachine + kubeadm). More can be added later without re-synthesizing: a
+   * ClusterRole labelled `inplace.cluster.x-k8s.io/aggregate-to-<component>: "true"` (docs/operations.md).
+   */
+  providers?: readonly ProviderResource[];
 }
 
 /** The default image reference (tag = package version); override with --image or INPLACE_IMAGE. */
@@ -32,13 +39,16 @@ export interface ManifestFile {
   content: string;
 }
 
-/** The workloads of the platform chart: one per component, running `inplace run <component>`. */
-export const componentWorkloads = (): WorkloadSpec[] =>
-  COMPONENTS.map((c) => ({ name: c.name, description: c.description, args: ['run', c.name], rbac: c.rbac }));
+/** The workloads of the platform chart: one per component, running `inplace run <component>`, granted these provider kinds. */
+export const componentWorkloads = (providers: readonly ProviderResource[] = DEFAULT_PROVIDERS): WorkloadSpec[] =>
+  COMPONENTS.map((c) => ({ name: c.name, description: c.description, args: ['run', c.name], rbac: c.baseRbac, providerRbac: providerRules(providers, c.providerVerbs) }));
 
 /** Synthesizes every chart to YAML in memory, in apply order (CRDs first). */
 export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
   const root = opts.root ?? PROJECT_ROOT;
+  const providers = opts.providers ?? DEFAULT_PROVIDERS;
+  const problems = providerProblems(providers);
+  if (problems.length > 0) throw new Error(`invalid provider list: ${problems.join('; ')}`);
   const o: DeploymentOptions = {
     image: opts.image ?? DEFAULT_IMAGE,
     namespace: opts.namespace ?? 'inplace-system',
@@ -54,7 +64,7 @@ export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
     crds: u.crds.map((p) => (isAbsolute(p) ? p : join(root, p))),
   }));
   const app = new App();
-  const charts = addCharts(app, o, componentWorkloads(), updaters);
+  const charts = addCharts(app, o, componentWorkloads(providers), updaters);
   return charts.map((chart, i) => ({ name: `${String(i * 10).padStart(2, '0')}-${chart.node.id}.yaml`, content: Yaml.stringify(...chart.toJson()) }));
 }
 

@@ -5,17 +5,19 @@
 // WaitingForUpdater / Aborting / Committing) and False once terminal (Updated / Aborted / Failed / CommitFailed);
 // Ready is True only when the MachineUpdate is updated.
 import type { WritePolicy } from '../api/index.js';
-import type { Component, PolicyRule } from '../runtime/index.js';
+import type { Component, PolicyRule, ProviderResource } from '../runtime/index.js';
 import { CONTROLLER_NAME, setupMachineTaskController } from './controller.js';
-import { rbac } from './rbac.js';
+import { rbacFor } from './rbac.js';
 
-export { rbac, taskKindRules } from './rbac.js';
+export { rbac, baseRbac, rbacFor, PROVIDER_VERBS, taskKindRules } from './rbac.js';
 export { CONTROLLER_NAME, DEFAULT_CONCURRENCY } from './controller.js';
 
 /** Options of the component. */
 export interface MachineTaskControllerOptions {
   /** RBAC rules for third-party task and template kinds (see taskKindRules), added to the component's rules. */
   extraRbac?: PolicyRule[];
+  /** The fleet's provider kinds (InfraMachines and BootstrapConfigs are committed to); default DEFAULT_PROVIDERS. */
+  providers?: readonly ProviderResource[];
   /** MachineUpdates reconciled in parallel (default DEFAULT_CONCURRENCY). */
   concurrency?: number;
   /** The write policy the commit enforces (`inplace run --write-policy`; default DEFAULT_WRITE_POLICY). */
@@ -26,7 +28,7 @@ export interface MachineTaskControllerOptions {
 export function createMachineTaskController(opts: MachineTaskControllerOptions = {}): Component {
   return {
     name: CONTROLLER_NAME,
-    rbac: [...rbac, ...(opts.extraRbac ?? [])],
+    rbac: [...rbacFor(opts.providers), ...(opts.extraRbac ?? [])],
     setup(mgr) {
       setupMachineTaskController(mgr, { ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}) });
     },

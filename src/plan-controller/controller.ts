@@ -51,6 +51,11 @@ const PRESTART_RECHECK_MS = 60_000;
 const EXPECTATION_TTL_MS = 30_000;
 
 const KCP_KIND = { apiGroup: KubeadmControlPlanes.group, kind: KubeadmControlPlanes.kind };
+/**
+ * How long a reconcile waits for the first list of a kind named at run time (control plane, template). A list that is
+ * forbidden (the kind is not granted) is retried by the informer forever; the plan reports it instead of hanging.
+ */
+const CONTROL_PLANE_SYNC_MS = 10_000;
 
 /** Built once in setup; what reconcile needs. */
 interface Deps {
@@ -110,7 +115,8 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     .watches(Machines, byCluster)
     .watches(MachineDeployments, (md) => plansOfCluster(plans, md.metadata.namespace, mdClusterName(md) ?? clusterLabel(md)))
     .watches(Clusters, (c) => plansOfCluster(plans, c.metadata.namespace, c.metadata.name))
-    .watches(KubeadmControlPlanes, (cp) => plans.list(cp.metadata.namespace).filter((p) => p.spec?.controlPlane?.name === cp.metadata.name).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! })))
+    // No static watch of a control-plane kind: buildSnapshot watches the kind each Cluster's controlPlaneRef names,
+    // so a fleet whose RBAC grants another control-plane kind (and not KubeadmControlPlane) still starts.
     .withConcurrency(2)
     // A reconcile is O(machines of the cluster) and every machine's progress is an event: at 10,000 machines back-to-back
     // reconciles kept the process at 100% CPU and its watches fell seconds behind. Resting twice the CPU the last run
@@ -146,20 +152,28 @@ async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): 
   const clusterName = plan.spec.clusterName;
   const cluster = deps.clusters.peek(ns, clusterName);
   const mapToNamespacePlans = (o: KubeObject): ObjectKey[] => deps.plans.list(o.metadata.namespace).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
+  const controlPlanePlans = (cp: KubeObject): ObjectKey[] => deps.plans.list(cp.metadata.namespace).filter((p) => p.spec?.controlPlane?.name === cp.metadata.name).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
 
   let controlPlane: ControlPlaneLookup | undefined;
   if (plan.spec.controlPlane) {
     const ref = cluster ? clusterControlPlaneRef(cluster) : undefined;
     const kind = ref ? { apiGroup: ref.apiGroup, kind: ref.kind } : KCP_KIND;
     controlPlane = { kind };
+    let res: ResourceType | undefined;
     try {
-      const res = kind.apiGroup === KCP_KIND.apiGroup && kind.kind === KCP_KIND.kind ? KubeadmControlPlanes : await deps.client.resolve(kind.apiGroup, kind.kind);
-      if (res !== KubeadmControlPlanes) await deps.ctrl().watch(res, mapToNamespacePlans);
-      const obj = deps.mgr.informer(res).store.peek(ns, plan.spec.controlPlane.name);
-      if (obj) controlPlane.object = obj;
+      res = await deps.client.resolve(kind.apiGroup, kind.kind);
     } catch (err) {
       if (!isNotFound(err)) throw err;
       controlPlane.error = `kind ${kind.kind} is not served (${(err as Error).message})`;
+    }
+    if (res) {
+      const synced = await withTimeout(deps.ctrl().watch(res, controlPlanePlans), CONTROL_PLANE_SYNC_MS);
+      if (!synced) {
+        controlPlane.error = `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it in the plan controller's provider list? see docs/operations.md)`;
+      } else {
+        const obj = deps.mgr.informer(res).store.peek(ns, plan.spec.controlPlane.name);
+        if (obj) controlPlane.object = obj;
+      }
     }
   }
 
@@ -217,7 +231,10 @@ async function lookupTemplate(deps: Deps, ns: string, ref: TemplateRef, mapper: 
     if (!isNotFound(err)) throw err;
     return { ref, found: false, error: `kind ${ref.kind} is not served by group ${group} (is its CRD installed?)` };
   }
-  await deps.ctrl().watch(res, mapper);
+  // Same as for control planes: a template kind the plan controller may not list must not block the worker.
+  if (!(await withTimeout(deps.ctrl().watch(res, mapper), CONTROL_PLANE_SYNC_MS))) {
+    return { ref, found: false, error: `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it granted to the plan controller? see docs/operations.md)` };
+  }
   return { ref, found: deps.mgr.informer(res).store.peek(ns, ref.name) !== undefined };
 }
 
@@ -316,6 +333,17 @@ function record(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecisio
   }
   deps.metrics.machinesUpdated.inc(d.metrics.updated);
   deps.metrics.machinesFailed.inc(d.metrics.failed);
+}
+
+/** True when `p` settled within `ms` (its rejection propagates); false when it is still pending. */
+async function withTimeout(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true as const), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {

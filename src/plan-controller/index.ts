@@ -21,11 +21,12 @@
 // * A failed or aborted MachineUpdate is never restarted by the same plan; a machine that is deleted mid-update has
 //   its MachineUpdate moved to aborting and no longer counts.
 import type { WritePolicy } from '../api/index.js';
+import type { ProviderResource } from '../runtime/rbac.js';
 import type { Component, PolicyRule } from '../runtime/types.js';
 import { CONTROLLER_NAME, setupPlanController } from './controller.js';
-import { rbac } from './rbac.js';
+import { rbacFor } from './rbac.js';
 
-export { rbac } from './rbac.js';
+export { rbac, baseRbac, rbacFor, PROVIDER_VERBS } from './rbac.js';
 export { CONTROLLER_NAME } from './controller.js';
 export { previewPlan, impossiblePathReason } from './preview.js';
 export type { PlanPreview, PreviewSnapshot, PreviewGroup, PreviewTarget, PreviewMachine, PreviewUpdater, PreviewConcurrency, PreviewCoverage, UncoveredChange, ImpossiblePath, OpenApiSchema } from './preview.js';
@@ -37,17 +38,19 @@ export type { TemplateLookup, TemplateRef, ControlPlaneLookup, ValidationInput }
 
 /** Options of the component. */
 export interface PlanControllerOptions {
-  /** RBAC rules for third-party template kinds or control-plane kinds the plans name (read access). */
+  /** RBAC rules for third-party template kinds the plans name (read access). */
   extraRbac?: PolicyRule[];
   /** The write policy plans are validated against (`inplace run --write-policy`; default DEFAULT_WRITE_POLICY). */
   writePolicy?: WritePolicy;
+  /** The fleet's provider kinds (the control-plane kinds are read); default DEFAULT_PROVIDERS. */
+  providers?: readonly ProviderResource[];
 }
 
-/** The component with extra RBAC for third-party template or control-plane kinds. */
+/** The component with RBAC for the fleet's provider kinds and extra RBAC for third-party template kinds. */
 export function createPlanController(opts: PlanControllerOptions = {}): Component {
   return {
     name: CONTROLLER_NAME,
-    rbac: [...rbac, ...(opts.extraRbac ?? [])],
+    rbac: [...rbacFor(opts.providers), ...(opts.extraRbac ?? [])],
     setup(mgr) {
       setupPlanController(mgr, opts.writePolicy ? { writePolicy: opts.writePolicy } : {});
     },

@@ -1,10 +1,11 @@
 // RBAC the plan controller needs: exactly the calls it makes (cdk8s synthesizes its Role from this list).
+import { DEFAULT_PROVIDERS, providerRules, type ProviderResource, type ProviderVerbs } from '../runtime/rbac.js';
 import type { PolicyRule } from '../runtime/types.js';
 
 const read = ['get', 'list', 'watch'];
 
-/** The plan controller's RBAC rules (no wildcards). */
-export const rbac: PolicyRule[] = [
+/** The plan controller's rules that do not depend on the fleet's providers (no wildcards). */
+export const baseRbac: PolicyRule[] = [
   // Plans: read, add/remove the finalizer, move older plans to aborting (supersede), write status.
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdateplans'], verbs: [...read, 'patch', 'update'] },
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdateplans/status'], verbs: ['get', 'patch', 'update'] },
@@ -12,20 +13,32 @@ export const rbac: PolicyRule[] = [
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdateplans/finalizers'], verbs: ['update'] },
   // MachineUpdates: created per machine, moved to aborting.
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['machineupdates'], verbs: [...read, 'create', 'patch'] },
-  // CAPI: read the cluster and control plane; label machines in update; surge/restore MachineDeployments.
+  // CAPI: read the cluster; label machines in update; surge/restore MachineDeployments.
   { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters'], verbs: read },
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: [...read, 'patch'] },
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machinedeployments'], verbs: [...read, 'patch'] },
-  { apiGroups: ['controlplane.cluster.x-k8s.io'], resources: ['kubeadmcontrolplanes'], verbs: read },
-  // Pre-start check (C8): list the InfraMachines / BootstrapConfigs and the owners' templates (uncovered changes), and
-  // dry-run the commit patch on one object per target (a dry-run needs the patch verb; nothing is persisted).
-  { apiGroups: ['infrastructure.cluster.x-k8s.io'], resources: ['devmachines'], verbs: ['get', 'list', 'patch'] },
-  { apiGroups: ['infrastructure.cluster.x-k8s.io'], resources: ['devmachinetemplates'], verbs: ['list'] },
-  { apiGroups: ['bootstrap.cluster.x-k8s.io'], resources: ['kubeadmconfigs'], verbs: ['get', 'list', 'patch'] },
-  { apiGroups: ['bootstrap.cluster.x-k8s.io'], resources: ['kubeadmconfigtemplates'], verbs: ['list'] },
   // Template kinds named by plans must be readable to validate that they exist (add rules for third-party template kinds).
   { apiGroups: ['samples.inplace.cluster.x-k8s.io'], resources: ['kubernetesversionupdatetasktemplates', 'osimageupdatetasktemplates'], verbs: read },
   // Events for every transition; Lease for leader election.
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
 ];
+
+/**
+ * What the plan controller does with provider kinds: read the control plane its Cluster's controlPlaneRef names; for
+ * the pre-start check (C8), list the InfraMachines / BootstrapConfigs and the owners' templates (uncovered changes)
+ * and dry-run the commit patch on one object per target (a dry-run needs the patch verb; nothing is persisted).
+ */
+export const PROVIDER_VERBS: ProviderVerbs = {
+  ControlPlane: read,
+  InfraMachine: ['get', 'list', 'patch'],
+  InfraMachineTemplate: ['list'],
+  BootstrapConfig: ['get', 'list', 'patch'],
+  BootstrapConfigTemplate: ['list'],
+};
+
+/** The plan controller's rules for a fleet of these provider kinds. */
+export const rbacFor = (providers: readonly ProviderResource[] = DEFAULT_PROVIDERS): PolicyRule[] => [...baseRbac, ...providerRules(providers, PROVIDER_VERBS)];
+
+/** The plan controller's RBAC rules with the default providers (no wildcards). */
+export const rbac: PolicyRule[] = rbacFor();

@@ -18,5 +18,5 @@ export { startHealthServer, type HealthServer, type HealthServerOptions } from '
 export { createLogger, noopLogger, errorFields, type LoggerOptions } from './log.js';
 export { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 export { forEachLimit } from './parallel.js';
-export { runtimeRbac } from './rbac.js';
+export { runtimeRbac, providerRules, providerProblems, parseProvider, DEFAULT_PROVIDERS, PROVIDER_ROLES, type ProviderResource, type ProviderRole, type ProviderVerbs } from './rbac.js';
 export { setValuesPatch, verifyValues, SetPathError, type JsonPatchOp, type PointerValue, type ValueMismatch } from './set-patch.js';

@@ -1,9 +1,61 @@
 import { expect } from 'chai';
-import { runtimeRbac } from './rbac.js';
+import { DEFAULT_PROVIDERS, parseProvider, providerProblems, providerRules, runtimeRbac, type ProviderResource } from './rbac.js';
 
 describe('runtime RBAC', () => {
   it('asks for events always and leases only with leader election', () => {
     expect(runtimeRbac({ leaderElection: false })).to.deep.equal([{ apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }]);
     expect(runtimeRbac().map((r) => r.resources[0])).to.deep.equal(['events', 'leases']);
+  });
+});
+
+describe('provider rules', () => {
+  const metal3: ProviderResource[] = [
+    { role: 'InfraMachine', apiGroup: 'infrastructure.cluster.x-k8s.io', resource: 'metal3machines' },
+    { role: 'InfraMachineTemplate', apiGroup: 'infrastructure.cluster.x-k8s.io', resource: 'metal3machinetemplates' },
+  ];
+  const cases: { name: string; providers: readonly ProviderResource[]; verbs: Parameters<typeof providerRules>[1]; want: ReturnType<typeof providerRules> }[] = [
+    { name: 'no verbs: no rules', providers: DEFAULT_PROVIDERS, verbs: {}, want: [] },
+    {
+      name: 'only the roles given verbs, one rule per role and group',
+      providers: [...DEFAULT_PROVIDERS, ...metal3],
+      verbs: { InfraMachine: ['get', 'patch'], ControlPlane: ['get', 'list', 'watch'] },
+      want: [
+        { apiGroups: ['infrastructure.cluster.x-k8s.io'], resources: ['devmachines', 'metal3machines'], verbs: ['get', 'patch'] },
+        { apiGroups: ['controlplane.cluster.x-k8s.io'], resources: ['kubeadmcontrolplanes'], verbs: ['get', 'list', 'watch'] },
+      ],
+    },
+    {
+      name: 'resources of several groups stay apart and duplicates collapse',
+      providers: [
+        { role: 'BootstrapConfig', apiGroup: 'bootstrap.cluster.x-k8s.io', resource: 'kubeadmconfigs' },
+        { role: 'BootstrapConfig', apiGroup: 'bootstrap.cluster.x-k8s.io', resource: 'kubeadmconfigs' },
+        { role: 'BootstrapConfig', apiGroup: 'bootstrap.example.dev', resource: 'talosconfigs' },
+      ],
+      verbs: { BootstrapConfig: ['get'] },
+      want: [
+        { apiGroups: ['bootstrap.cluster.x-k8s.io'], resources: ['kubeadmconfigs'], verbs: ['get'] },
+        { apiGroups: ['bootstrap.example.dev'], resources: ['talosconfigs'], verbs: ['get'] },
+      ],
+    },
+    { name: 'a role without providers: no rule', providers: metal3, verbs: { ControlPlane: ['get'] }, want: [] },
+  ];
+  for (const c of cases) it(c.name, () => expect(providerRules(c.providers, c.verbs)).to.deep.equal(c.want));
+
+  it('accepts the defaults and rejects wildcards, the core group, subresources and unknown roles', () => {
+    expect(providerProblems(DEFAULT_PROVIDERS)).to.deep.equal([]);
+    const bad = providerProblems([
+      { role: 'InfraMachine', apiGroup: '*', resource: 'x' },
+      { role: 'InfraMachine', apiGroup: '', resource: 'pods' },
+      { role: 'InfraMachine', apiGroup: 'a.b', resource: 'machines/status' },
+      { role: 'Machine' as never, apiGroup: 'a.b', resource: 'x' },
+    ]);
+    expect(bad).to.have.length(4);
+    expect(bad.join('\n')).to.match(/DNS subdomain[\s\S]*DNS subdomain[\s\S]*lowercase plural[\s\S]*not one of/);
+  });
+
+  it('parses ROLE=plural.group and says what it expects otherwise', () => {
+    expect(parseProvider('InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io')).to.deep.equal(metal3[0]);
+    expect(() => parseProvider('Machine=machines.cluster.x-k8s.io')).to.throw(/ROLE=plural.group/);
+    expect(() => parseProvider('InfraMachine=metal3machines')).to.throw(/ROLE=plural.group/);
   });
 });

@@ -10,3 +10,79 @@ export function runtimeRbac(opts: { leaderElection?: boolean } = {}): PolicyRule
   if (opts.leaderElection ?? true) rules.push({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] });
   return rules;
 }
+
+/**
+ * What a provider kind is to the platform: the object a Machine's infrastructureRef / bootstrap.configRef names, the
+ * templates their owners clone them from, or the control plane a Cluster's controlPlaneRef names.
+ */
+export type ProviderRole = 'InfraMachine' | 'InfraMachineTemplate' | 'BootstrapConfig' | 'BootstrapConfigTemplate' | 'ControlPlane';
+
+/** Every provider role, in the order rules are generated. */
+export const PROVIDER_ROLES: readonly ProviderRole[] = ['InfraMachine', 'InfraMachineTemplate', 'BootstrapConfig', 'BootstrapConfigTemplate', 'ControlPlane'];
+
+/** One provider resource the platform may be granted access to (RBAC speaks resources: group + plural). */
+export interface ProviderResource {
+  role: ProviderRole;
+  /** API group, e.g. `infrastructure.cluster.x-k8s.io`. */
+  apiGroup: string;
+  /** Plural resource name, e.g. `metal3machines`. */
+  resource: string;
+}
+
+/** The provider kinds the manifests grant by default: CAPI's dev provider (DevMachine, shipped with CAPD) and kubeadm. */
+export const DEFAULT_PROVIDERS: readonly ProviderResource[] = [
+  { role: 'InfraMachine', apiGroup: 'infrastructure.cluster.x-k8s.io', resource: 'devmachines' },
+  { role: 'InfraMachineTemplate', apiGroup: 'infrastructure.cluster.x-k8s.io', resource: 'devmachinetemplates' },
+  { role: 'BootstrapConfig', apiGroup: 'bootstrap.cluster.x-k8s.io', resource: 'kubeadmconfigs' },
+  { role: 'BootstrapConfigTemplate', apiGroup: 'bootstrap.cluster.x-k8s.io', resource: 'kubeadmconfigtemplates' },
+  { role: 'ControlPlane', apiGroup: 'controlplane.cluster.x-k8s.io', resource: 'kubeadmcontrolplanes' },
+];
+
+/** The verbs one component needs per provider role (a role it never touches is absent). */
+export type ProviderVerbs = Partial<Record<ProviderRole, readonly string[]>>;
+
+/**
+ * The rules a component needs on the given provider resources: one rule per role and API group, listing the
+ * resources of that role in that group. Pure, so the manifests (cdk8s) and the components derive the same rules.
+ */
+export function providerRules(providers: readonly ProviderResource[], verbs: ProviderVerbs): PolicyRule[] {
+  const rules: PolicyRule[] = [];
+  for (const role of PROVIDER_ROLES) {
+    const v = verbs[role];
+    if (!v || v.length === 0) continue;
+    const groups = new Map<string, string[]>();
+    for (const p of providers) {
+      if (p.role !== role) continue;
+      const list = groups.get(p.apiGroup) ?? [];
+      if (!list.includes(p.resource)) list.push(p.resource);
+      groups.set(p.apiGroup, list);
+    }
+    for (const [group, resources] of groups) rules.push({ apiGroups: [group], resources, verbs: [...v] });
+  }
+  return rules;
+}
+
+/** Problems of a provider list (unknown role, empty or wildcard group/resource, a subresource); empty when fine. */
+export function providerProblems(providers: readonly ProviderResource[]): string[] {
+  const out: string[] = [];
+  providers.forEach((p, i) => {
+    const at = `provider ${i} (${p.resource || '?'}.${p.apiGroup || '?'})`;
+    if (!PROVIDER_ROLES.includes(p.role)) out.push(`${at}: role "${String(p.role)}" is not one of ${PROVIDER_ROLES.join(', ')}`);
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(p.apiGroup ?? '')) out.push(`${at}: apiGroup must be a DNS subdomain (no wildcard, not the core group)`);
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(p.resource ?? '')) out.push(`${at}: resource must be a lowercase plural without '/' or '*'`);
+  });
+  return out;
+}
+
+/**
+ * Parses `ROLE=plural.group` (e.g. `InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io`), the form the
+ * synth command line and documentation use. Throws with the expected form on anything else.
+ */
+export function parseProvider(text: string): ProviderResource {
+  const m = /^([A-Za-z]+)=([a-z0-9-]+)\.([a-z0-9.-]+)$/.exec(text.trim());
+  const role = m?.[1] as ProviderRole | undefined;
+  if (!m || !role || !PROVIDER_ROLES.includes(role)) {
+    throw new Error(`provider "${text}" is not ROLE=plural.group with ROLE one of ${PROVIDER_ROLES.join(', ')} (e.g. InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io)`);
+  }
+  return { role, resource: m[2]!, apiGroup: m[3]! };
+}

@@ -1,6 +1,8 @@
 // The cdk8s synthesis: snapshot of the YAML, CRDs included verbatim, Pod Security "restricted", least-privilege RBAC
 // that covers what each component's code refers to.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
@@ -255,6 +257,65 @@ describe('cdk8s synthesis', () => {
         expect(rules.flatMap((x) => x.resources), r.metadata.name).to.not.include('leases');
       }
       for (const r of byKind('Role').filter((x) => x.metadata.name.endsWith('-leader-election'))) expect(r.metadata.namespace).to.equal('inplace-system');
+    });
+
+    describe('provider kinds are configuration', () => {
+      const metal3 = [
+        { role: 'InfraMachine', apiGroup: 'infrastructure.cluster.x-k8s.io', resource: 'metal3machines' },
+        { role: 'BootstrapConfig', apiGroup: 'bootstrap.cluster.x-k8s.io', resource: 'kubeadmconfigs' },
+        { role: 'ControlPlane', apiGroup: 'controlplane.cluster.x-k8s.io', resource: 'kubeadmcontrolplanes' },
+      ] as const;
+      const custom = docsOf(synthesize({ providers: metal3 }));
+
+      it('grants the listed kinds (and only those) to the components that use them, in a <component>-providers ClusterRole', () => {
+        const mtc = effectiveRules(custom, 'machine-task-controller');
+        expect(allows(mtc, 'patch', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(true);
+        expect(allows(mtc, 'get', 'bootstrap.cluster.x-k8s.io', 'kubeadmconfigs')).to.equal(true);
+        expect(allows(mtc, 'get', 'infrastructure.cluster.x-k8s.io', 'devmachines')).to.equal(false);
+        expect(allows(effectiveRules(custom, 'plan-controller'), 'watch', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes')).to.equal(true);
+        expect(allows(effectiveRules(custom, 'plan-controller'), 'get', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(false);
+        expect(allows(effectiveRules(custom, 'mhc-extension'), 'get', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(false);
+        const role = custom.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'inplace-machine-task-controller-providers')!;
+        expect(role.metadata.labels?.['inplace.cluster.x-k8s.io/aggregate-to-machine-task-controller']).to.equal('true');
+      });
+
+      it('grants no control-plane kind when none is listed', () => {
+        const none = docsOf(synthesize({ providers: [metal3[0]] }));
+        expect(allows(effectiveRules(none, 'plan-controller'), 'list', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes')).to.equal(false);
+        expect(none.some((d) => d.metadata.name === 'inplace-plan-controller-providers')).to.equal(false);
+      });
+
+      it('rejects a provider list with wildcards or unknown roles', () => {
+        expect(() => synthesize({ providers: [{ role: 'InfraMachine', apiGroup: '*', resource: 'metal3machines' }] })).to.throw(/invalid provider list/);
+        expect(() => synthesize({ providers: [{ role: 'Node' as never, apiGroup: 'a.b', resource: 'x' }] })).to.throw(/not one of/);
+      });
+
+      it('npm run synth -- --provider ROLE=plural.group adds a kind; a malformed one exits 2 with the expected form', function () {
+        this.timeout(60_000);
+        const out = mkdtempSync(join(tmpdir(), 'inplace-synth-'));
+        try {
+          const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, '--no-samples', ...args], { encoding: 'utf8' });
+          const ok = run(['--no-default-providers', '--provider', 'InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io']);
+          expect(ok.status, ok.stderr).to.equal(0);
+          const synthesized = docsOf([{ name: '10-platform.yaml', content: readFileSync(join(out, '10-platform.yaml'), 'utf8') }]);
+          const mtc = effectiveRules(synthesized, 'machine-task-controller');
+          expect(allows(mtc, 'patch', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(true);
+          expect(allows(mtc, 'patch', 'infrastructure.cluster.x-k8s.io', 'devmachines')).to.equal(false);
+          const bad = run(['--provider', 'metal3machines']);
+          expect(bad.status).to.equal(2);
+          expect(bad.stderr).to.match(/ROLE=plural\.group/);
+        } finally {
+          rmSync(out, { recursive: true, force: true });
+        }
+      });
+
+      it('each component ClusterRole aggregates by the documented label', () => {
+        for (const c of COMPONENTS) {
+          const role = byKind('ClusterRole').find((r) => r.metadata.name === `inplace-${c.name}`)!;
+          const agg = role['aggregationRule'] as { clusterRoleSelectors: { matchLabels: Record<string, string> }[] };
+          expect(agg.clusterRoleSelectors).to.deep.equal([{ matchLabels: { [`inplace.cluster.x-k8s.io/aggregate-to-${c.name}`]: 'true' } }]);
+        }
+      });
     });
 
     it('grants the machine task controller the sample task kinds through aggregation', () => {

@@ -5,13 +5,15 @@ import { expect } from 'chai';
 import { CoreV1Api, CustomObjectsApi, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { CRD_NAME, GROUP, PLURAL, widget, widgetCrd, widgetPath } from './fixtures.js';
 import { eventually, startTarget, uniq, type Target } from './target.js';
+import { crdDifferences, ExistingCrdMismatchError } from '../support/crds.js';
 
 const MERGE = { 'Content-Type': 'application/merge-patch+json' };
 const JSONPATCH = { 'Content-Type': 'application/json-patch+json' };
 
 describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFIG)', function () {
   let t: Target;
-  let ns: string;
+  let ns = '';
+  let createdCrd = false;
   let core: CoreV1Api;
   let objects: KubernetesObjectApi;
   let custom: CustomObjectsApi;
@@ -22,27 +24,34 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     objects = KubernetesObjectApi.makeApiClient(t.kc);
     custom = t.kc.makeApiClient(CustomObjectsApi);
     const existing = await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
-    if (existing.status === 200) {
+    // On a real cluster an existing CRD is never updated (nor deleted afterwards): used when it is the same, else the suite fails naming it.
+    if (existing.status === 200 && !t.local) {
+      const differences = crdDifferences(existing.json, widgetCrd());
+      if (differences.length > 0) throw new ExistingCrdMismatchError([{ name: CRD_NAME, differences }]);
+    } else if (existing.status === 200) {
       const crd = widgetCrd();
       crd.metadata.resourceVersion = existing.json.metadata.resourceVersion;
       expect((await t.raw('PUT', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`, crd)).status).to.equal(200);
     } else {
       const r = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', widgetCrd());
       expect(r.status, r.text).to.equal(201);
+      createdCrd = true;
     }
     await eventually(async () => {
       const r = await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
       return r.json?.status?.conditions?.some((c: any) => c.type === 'Established' && c.status === 'True');
     }, 30_000, 'CRD Established');
     await eventually(async () => (await t.raw('GET', `/apis/${GROUP}/v1`)).status === 200, 30_000, 'group served');
-    ns = uniq('conf');
-    await core.createNamespace({ body: { metadata: { name: ns } } });
+    const name = uniq('conf');
+    await core.createNamespace({ body: { metadata: { name } } });
+    ns = name;
   });
 
   after(async function () {
     if (!t) return;
-    await t.raw('DELETE', `/api/v1/namespaces/${ns}`);
-    if (!t.local) await t.raw('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
+    // Only what this run created: its namespace, and the CRD when it was not there before.
+    if (ns) await t.raw('DELETE', `/api/v1/namespaces/${ns}`);
+    if (!t.local && createdCrd) await t.raw('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
     await t.close();
   });
 
@@ -477,10 +486,11 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
   });
 
   describe('list: selectors and paging', function () {
-    let lns: string;
+    let lns = '';
     before(async function () {
-      lns = uniq('list');
-      await core.createNamespace({ body: { metadata: { name: lns } } });
+      const name = uniq('list');
+      await core.createNamespace({ body: { metadata: { name } } });
+      lns = name;
       const specs: Array<[string, Record<string, string>]> = [
         ['a', { tier: 'web', env: 'prod' }],
         ['b', { tier: 'web', env: 'dev' }],
@@ -493,7 +503,7 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       }
     });
     after(async function () {
-      await t.raw('DELETE', `/api/v1/namespaces/${lns}`);
+      if (lns) await t.raw('DELETE', `/api/v1/namespaces/${lns}`);
     });
 
     const names = async (q: string): Promise<string[]> => {

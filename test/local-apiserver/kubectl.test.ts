@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { CRD_NAME, GROUP, PLURAL, widget, widgetCrd } from './fixtures.js';
 import { startTarget, uniq, type Target } from './target.js';
+import { crdDifferences, ExistingCrdMismatchError } from '../support/crds.js';
 
 const KUBECTL = process.env['KUBECTL'] ?? 'kubectl';
 const hasKubectl = spawnSync(KUBECTL, ['version', '--client'], { encoding: 'utf8' }).status === 0;
@@ -18,6 +19,9 @@ describe('kubectl against the API server', function () {
   let dir: string;
   let kubeconfig: string;
   let ns: string;
+  /** On a real cluster: the widget CRD was there before this run (so it is neither applied over nor deleted). */
+  let crdPreexisted = false;
+  let createdNs = false;
 
   const run = (args: string[], input?: string): Promise<{ code: number; out: string; err: string }> =>
     new Promise((resolve) => {
@@ -46,25 +50,36 @@ describe('kubectl against the API server', function () {
     kubeconfig = join(dir, 'kubeconfig');
     await writeFile(kubeconfig, t.kubeconfigYaml);
     ns = uniq('kctl');
+    if (!t.local) {
+      const existing = await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
+      if (existing.status === 200) {
+        crdPreexisted = true;
+        const differences = crdDifferences(existing.json, widgetCrd());
+        if (differences.length > 0) throw new ExistingCrdMismatchError([{ name: CRD_NAME, differences }]);
+      }
+    }
   });
 
   after(async function () {
     if (!t) return;
-    await run(['delete', 'namespace', ns, '--wait=false']);
-    if (!t.local) await run(['delete', 'crd', CRD_NAME, '--wait=false']);
+    // Only what this run created.
+    if (createdNs) await run(['delete', 'namespace', ns, '--wait=false']);
+    if (!t.local && !crdPreexisted) await run(['delete', 'crd', CRD_NAME, '--wait=false']);
     await t.close();
     await rm(dir, { recursive: true, force: true });
   });
 
   it('applies a CRD and waits for it to be Established', async function () {
     await writeFile(join(dir, 'crd.yaml'), stringify(widgetCrd()));
-    const out = await ok(['apply', '-f', join(dir, 'crd.yaml')]);
+    // A CRD that was already on a real cluster is not written: the server-side dry run goes through the same path.
+    const out = await ok(['apply', ...(crdPreexisted ? ['--dry-run=server'] : []), '-f', join(dir, 'crd.yaml')]);
     expect(out).to.match(new RegExp(`customresourcedefinition.apiextensions.k8s.io/${CRD_NAME} (created|configured|unchanged)`));
     await ok(['wait', '--for=condition=Established', `crd/${CRD_NAME}`, '--timeout=30s']);
   });
 
   it('creates a namespace and applies a custom resource (client-side apply, fieldValidation=Strict)', async function () {
     expect(await ok(['create', 'namespace', ns])).to.contain(`namespace/${ns} created`);
+    createdNs = true;
     await writeFile(join(dir, 'w.yaml'), stringify(widget(ns, 'w1', { size: 3 })));
     expect(await ok(['apply', '-f', join(dir, 'w.yaml')])).to.contain(`widget.${GROUP}/w1 created`);
     expect(await ok(['apply', '-f', join(dir, 'w.yaml')])).to.contain(`widget.${GROUP}/w1 unchanged`);

@@ -1,5 +1,8 @@
 // The shared test environment: a real cluster when INPLACE_TEST_KUBECONFIG is set (envtest's "use existing
 // cluster"), else the project's local API server in-process. Every integration test goes through this.
+// On a real cluster the environment touches only what it created: CRDs are created when absent and never updated
+// (an existing one is used when it serves what the tests need, else the suite fails naming it), and only the
+// namespaces newNamespace() created are deleted.
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -9,7 +12,8 @@ import { parseAllDocuments } from 'yaml';
 import { CustomResourceDefinitions, Namespaces, type KubeObject } from '../../src/api/index.js';
 import { startLocalApiServer, type LocalApiServer, type LocalApiServerOptions } from '../../src/local-apiserver/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../../src/runtime/client.js';
-import { isNotFound } from '../../src/runtime/errors.js';
+import { isAlreadyExists, isNotFound } from '../../src/runtime/errors.js';
+import { crdDifferences, ExistingCrdMismatchError } from './crds.js';
 import { waitFor } from './wait.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -27,7 +31,11 @@ export interface TestEnv {
   server: LocalApiServer | undefined;
   /** Creates a uniquely named namespace, deleted again by `stop()`. */
   newNamespace(prefix?: string): Promise<string>;
-  /** Creates or updates the CRDs in these files/directories and waits until they are Established. */
+  /**
+   * Installs the CRDs in these files/directories and waits until they are Established. Local API server: create or
+   * update. Real cluster: create when absent; an existing CRD is never updated: it is used when crdDifferences finds
+   * nothing, else this throws ExistingCrdMismatchError naming every CRD that differs.
+   */
   installCrds(paths: string[]): Promise<void>;
   /** Deletes the namespaces it created, closes the client and (local) the API server. */
   stop(): Promise<void>;
@@ -98,12 +106,29 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
 
     async installCrds(paths: string[]): Promise<void> {
       const crds = await readCrds(paths);
+      const mismatches: { name: string; differences: string[] }[] = [];
       for (const crd of crds) {
         const name = crd.metadata.name!;
-        const cur = await client.get(CustomResourceDefinitions, undefined, name);
-        if (cur) await client.update(CustomResourceDefinitions, { ...crd, metadata: { ...crd.metadata, resourceVersion: cur.metadata.resourceVersion } });
-        else await client.create(CustomResourceDefinitions, crd);
+        let cur = await client.get(CustomResourceDefinitions, undefined, name);
+        if (!cur) {
+          try {
+            await client.create(CustomResourceDefinitions, crd);
+            continue;
+          } catch (err) {
+            // Another test process created it meanwhile: judge theirs like any existing CRD.
+            if (!isAlreadyExists(err)) throw err;
+            cur = await client.get(CustomResourceDefinitions, undefined, name);
+            if (!cur) throw err;
+          }
+        }
+        if (!realPath) await client.update(CustomResourceDefinitions, { ...crd, metadata: { ...crd.metadata, resourceVersion: cur.metadata.resourceVersion } });
+        else {
+          const differences = crdDifferences(cur, crd);
+          if (differences.length > 0) mismatches.push({ name, differences });
+        }
       }
+      // Fail rather than skip: a skipped suite reports green while it tested nothing.
+      if (mismatches.length > 0) throw new ExistingCrdMismatchError(mismatches);
       for (const crd of crds) {
         const name = crd.metadata.name!;
         await waitFor(
@@ -131,6 +156,14 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
       if (tmp) await rm(tmp, { recursive: true, force: true });
     },
   };
-  if (opts.crds?.length) await env.installCrds(opts.crds);
+  if (opts.crds?.length) {
+    try {
+      await env.installCrds(opts.crds);
+    } catch (err) {
+      // The caller never gets the env to stop: release the client (and a local server) here.
+      await env.stop();
+      throw err;
+    }
+  }
   return env;
 }

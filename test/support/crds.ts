@@ -1,0 +1,67 @@
+// Whether a CRD that already exists on a cluster can stand in for the one a test suite would install: on a real
+// cluster (INPLACE_TEST_KUBECONFIG) tests never update or delete CRDs they did not create, so they use an existing
+// CRD only when it serves what the suite needs, and otherwise stop with a message naming the CRD and the difference.
+
+/** The parts of a CRD the comparison looks at (a parsed YAML document or the API server's object). */
+interface CrdLike {
+  metadata?: { name?: string };
+  spec?: {
+    group?: string;
+    scope?: string;
+    names?: { kind?: string; plural?: string };
+    versions?: { name?: string; served?: boolean; storage?: boolean; schema?: unknown; subresources?: unknown; additionalPrinterColumns?: unknown }[];
+  };
+}
+
+/** JSON with object keys sorted and undefined dropped, so that key order and absent-vs-undefined do not count. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : x,
+  ) ?? 'undefined';
+}
+
+/**
+ * What makes `existing` unusable in place of `wanted`: group, scope, kind and plural, and for every version `wanted`
+ * declares: served, storage, schema, subresources and printer columns. Versions only `existing` has do not count
+ * (a newer CAPI may serve more). Empty when the existing CRD serves what the tests need.
+ */
+export function crdDifferences(existing: CrdLike, wanted: CrdLike): string[] {
+  const out: string[] = [];
+  const e = existing.spec ?? {};
+  const w = wanted.spec ?? {};
+  for (const [field, a, b] of [
+    ['spec.group', e.group, w.group],
+    ['spec.scope', e.scope, w.scope],
+    ['spec.names.kind', e.names?.kind, w.names?.kind],
+    ['spec.names.plural', e.names?.plural, w.names?.plural],
+  ] as const) {
+    if (a !== b) out.push(`${field} is ${JSON.stringify(a)}, tests need ${JSON.stringify(b)}`);
+  }
+  for (const wv of w.versions ?? []) {
+    const ev = (e.versions ?? []).find((v) => v.name === wv.name);
+    if (!ev) {
+      out.push(`version ${wv.name} is missing`);
+      continue;
+    }
+    if ((ev.served ?? false) !== (wv.served ?? false)) out.push(`version ${wv.name}: served is ${String(ev.served)}, tests need ${String(wv.served)}`);
+    if ((ev.storage ?? false) !== (wv.storage ?? false)) out.push(`version ${wv.name}: storage is ${String(ev.storage)}, tests need ${String(wv.storage)}`);
+    for (const field of ['schema', 'subresources', 'additionalPrinterColumns'] as const) {
+      if (canonical(ev[field]) !== canonical(wv[field])) out.push(`version ${wv.name}: ${field} differs`);
+    }
+  }
+  return out;
+}
+
+/** The error a suite fails with when a real cluster's CRDs differ from the ones it needs (never overwritten). */
+export class ExistingCrdMismatchError extends Error {
+  constructor(readonly mismatches: { name: string; differences: string[] }[]) {
+    super(
+      `the cluster of INPLACE_TEST_KUBECONFIG already has CRDs that differ from the ones these tests need; tests never ` +
+        `update CRDs they did not create on a real cluster:\n` +
+        mismatches.map((m) => `  ${m.name}: ${m.differences.join('; ')}`).join('\n') +
+        `\nUse a cluster without them (e.g. a fresh kind cluster), or point CAPI_CRDS_DIR at the CRDs of the Cluster API ` +
+        `version the cluster runs (for the platform's own CRDs: the version of this checkout).`,
+    );
+    this.name = 'ExistingCrdMismatchError';
+  }
+}

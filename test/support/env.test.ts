@@ -1,0 +1,93 @@
+// The test environment on a "real" cluster (INPLACE_TEST_KUBECONFIG): played here by a separate local API server that
+// already holds objects the tests did not create. The environment must leave them exactly as they were.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { CustomResourceDefinitions, Namespaces, type KubeObject } from '../../src/api/index.js';
+import { startLocalApiServer, type LocalApiServer } from '../../src/local-apiserver/index.js';
+import { createClient, loadKubeConfig, type RestClient } from '../../src/runtime/client.js';
+import { ExistingCrdMismatchError } from './crds.js';
+import { readCrds, startTestEnv } from './env.js';
+import { waitFor } from './wait.js';
+
+const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), '..', 'providers', 'fixtures', 'example-provider.yaml');
+
+describe('test env on a real cluster (INPLACE_TEST_KUBECONFIG) touches only what it created', function () {
+  this.timeout(60_000);
+  let server: LocalApiServer;
+  let admin: RestClient;
+  let dir: string;
+  const saved = process.env['INPLACE_TEST_KUBECONFIG'];
+
+  // A fresh "cluster" per test: each starts from what someone else left there.
+  beforeEach(async function () {
+    // Against a real cluster this suite would itself create and change CRDs: it only makes sense locally.
+    if (saved) this.skip();
+    server = await startLocalApiServer({});
+    dir = await mkdtemp(join(tmpdir(), 'inplace-env-test-'));
+    const kubeconfig = join(dir, 'kubeconfig');
+    await server.writeKubeconfig(kubeconfig);
+    admin = createClient(loadKubeConfig(kubeconfig), { userAgent: 'env-test' });
+    process.env['INPLACE_TEST_KUBECONFIG'] = kubeconfig;
+  });
+  afterEach(async () => {
+    if (saved === undefined) delete process.env['INPLACE_TEST_KUBECONFIG'];
+    else process.env['INPLACE_TEST_KUBECONFIG'] = saved;
+    admin?.close();
+    await server?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Creates a CRD as "someone else" and returns it once Established (the status write bumps resourceVersion). */
+  async function preexisting(crd: KubeObject): Promise<KubeObject> {
+    await admin.create(CustomResourceDefinitions, crd);
+    return waitFor(
+      async () => {
+        const c = await admin.get(CustomResourceDefinitions, undefined, crd.metadata.name!);
+        const conds = (c?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+        return conds.some((x) => x.type === 'Established' && x.status === 'True') ? c : undefined;
+      },
+      { timeoutMs: 30_000, message: `CRD ${crd.metadata.name} Established` },
+    );
+  }
+
+  const [machines, templates, controlPlanes] = [0, 1, 2];
+
+  it('creates absent CRDs, uses an identical existing one without writing it, and deletes only its own namespaces', async () => {
+    const crds = await readCrds([FIXTURE]);
+    const pre = await preexisting(crds[machines]!);
+    await admin.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'someone-elses' } });
+
+    const env = await startTestEnv({ crds: [FIXTURE] });
+    expect(env.isRealCluster).to.equal(true);
+    const ns = await env.newNamespace('mine');
+    const after = await admin.get(CustomResourceDefinitions, undefined, pre.metadata.name!);
+    expect(after?.metadata.resourceVersion, 'the existing CRD was written').to.equal(pre.metadata.resourceVersion);
+    expect(await admin.get(CustomResourceDefinitions, undefined, crds[templates]!.metadata.name!)).to.not.equal(undefined);
+    await env.stop();
+
+    await waitFor(async () => (await admin.get(Namespaces, undefined, ns)) === undefined || (await admin.get<KubeObject>(Namespaces, undefined, ns))?.metadata.deletionTimestamp !== undefined, { timeoutMs: 30_000, message: `namespace ${ns} deleted` });
+    const theirs = await admin.get<KubeObject>(Namespaces, undefined, 'someone-elses');
+    expect(theirs?.metadata.deletionTimestamp, 'a namespace the tests did not create was deleted').to.equal(undefined);
+  });
+
+  it('fails, naming the CRD and the difference, when an existing CRD differs, and leaves it as it was', async () => {
+    const crds = await readCrds([FIXTURE]);
+    const theirs = structuredClone(crds[controlPlanes]!) as KubeObject & { spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] } };
+    theirs.spec.versions[0]!.schema.openAPIV3Schema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+    const pre = await preexisting(theirs);
+
+    let caught: unknown;
+    try {
+      await startTestEnv({ crds: [FIXTURE] });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).to.be.instanceOf(ExistingCrdMismatchError);
+    expect((caught as Error).message).to.match(/examplecontrolplanes\.controlplane\.example\.dev: version v1alpha1: schema differs/);
+    const now = await admin.get(CustomResourceDefinitions, undefined, pre.metadata.name!);
+    expect(now?.metadata.resourceVersion).to.equal(pre.metadata.resourceVersion);
+  });
+});
