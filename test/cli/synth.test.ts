@@ -273,7 +273,9 @@ describe('cdk8s synthesis', () => {
         expect(allows(mtc, 'get', 'bootstrap.cluster.x-k8s.io', 'kubeadmconfigs')).to.equal(true);
         expect(allows(mtc, 'get', 'infrastructure.cluster.x-k8s.io', 'devmachines')).to.equal(false);
         expect(allows(effectiveRules(custom, 'plan-controller'), 'watch', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes')).to.equal(true);
-        expect(allows(effectiveRules(custom, 'plan-controller'), 'get', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(false);
+        // The plan controller's pre-start check dry-runs the commit patch on one InfraMachine per target.
+        expect(allows(effectiveRules(custom, 'plan-controller'), 'patch', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(true);
+        expect(allows(effectiveRules(custom, 'plan-controller'), 'get', 'infrastructure.cluster.x-k8s.io', 'devmachines')).to.equal(false);
         expect(allows(effectiveRules(custom, 'mhc-extension'), 'get', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(false);
         const role = custom.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'inplace-machine-task-controller-providers')!;
         expect(role.metadata.labels?.['inplace.cluster.x-k8s.io/aggregate-to-machine-task-controller']).to.equal('true');
@@ -282,7 +284,7 @@ describe('cdk8s synthesis', () => {
       it('grants no control-plane kind when none is listed', () => {
         const none = docsOf(synthesize({ providers: [metal3[0]] }));
         expect(allows(effectiveRules(none, 'plan-controller'), 'list', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes')).to.equal(false);
-        expect(none.some((d) => d.metadata.name === 'inplace-plan-controller-providers')).to.equal(false);
+        expect(allows(effectiveRules(none, 'plan-controller'), 'list', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(true);
       });
 
       it('rejects a provider list with wildcards or unknown roles', () => {
