@@ -13,10 +13,16 @@ export const rbac: PolicyRule[] = [
   // MachineUpdates: created per machine, moved to aborting.
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['machineupdates'], verbs: [...read, 'create', 'patch'] },
   // CAPI: read the cluster and control plane; label machines in update; surge/restore MachineDeployments.
+  // Owner alignment (owners.ts): pause / align / unpause the KubeadmControlPlane and MachineDeployments, align the
+  // MachineSets owning the machines, clone the infrastructure / bootstrap templates, move InfraMachines' cloned-from.
   { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters'], verbs: read },
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: [...read, 'patch'] },
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machinedeployments'], verbs: [...read, 'patch'] },
-  { apiGroups: ['controlplane.cluster.x-k8s.io'], resources: ['kubeadmcontrolplanes'], verbs: read },
+  { apiGroups: ['cluster.x-k8s.io'], resources: ['machinesets'], verbs: ['get', 'patch'] },
+  { apiGroups: ['controlplane.cluster.x-k8s.io'], resources: ['kubeadmcontrolplanes'], verbs: [...read, 'patch'] },
+  { apiGroups: ['infrastructure.cluster.x-k8s.io'], resources: ['devmachinetemplates'], verbs: ['get', 'create'] },
+  { apiGroups: ['bootstrap.cluster.x-k8s.io'], resources: ['kubeadmconfigtemplates'], verbs: ['get', 'create'] },
+  { apiGroups: ['infrastructure.cluster.x-k8s.io'], resources: ['devmachines'], verbs: ['get', 'patch'] },
   // Template kinds named by plans must be readable to validate that they exist (add rules for third-party template kinds).
   { apiGroups: ['samples.inplace.cluster.x-k8s.io'], resources: ['kubernetesversionupdatetasktemplates', 'osimageupdatetasktemplates'], verbs: read },
   // Events for every transition; Lease for leader election.

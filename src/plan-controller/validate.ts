@@ -2,6 +2,7 @@
 import type { InPlaceUpdatePlan, KubeObject, PlanTarget } from '../api/index.js';
 import { PlanSpecSchema, formatIssues } from '../api/index.js';
 import { clusterControlPlaneRef, clusterLabel, mdClusterName, mdStrategyType, nameOf } from './capi.js';
+import { ownerProblems } from './owners.js';
 import type { ValidationInput } from './scope.js';
 import { templateKey } from './scope.js';
 
@@ -55,6 +56,7 @@ export function validatePlan(input: ValidationInput): string[] {
   problems.push(...validateMachineDeployments(input, clusterName));
   problems.push(...validateSequences(plan));
   problems.push(...validateUpdaters(input, targets));
+  problems.push(...ownerProblems(input)); // next to real CAPI: topology refusal, values no owner can carry (owners.ts)
   return [...new Set(problems)];
 }
 
