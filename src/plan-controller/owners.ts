@@ -149,7 +149,8 @@ export function ownerProblems(input: OwnerValidationInput): string[] {
   for (const t of targets) {
     for (const u of Array.isArray(t.updaters) ? t.updaters : []) {
       for (const r of Array.isArray(u.responsibilities) ? u.responsibilities : []) {
-        if (typeof r.path !== 'string' || !r.path.startsWith('/')) continue; // malformed pointers are reported by validation
+        // Malformed or unwritable paths (status, identity metadata) are reported by validation already.
+        if (typeof r.path !== 'string' || !/^\/(spec\/.+|metadata\/(labels|annotations)\/.+)$/.test(r.path)) continue;
         const f = ownerFieldFor(t.kind, r.selectResource, r.path);
         if (f.slot !== 'none') continue;
         const where = `${t.kind === 'ControlPlane' ? 'controlPlane' : 'machineDeployment'} ${t.name} updater ${u.name}`;
@@ -394,3 +395,56 @@ export function ownersCondition(outcomes: readonly OwnerOutcome[]): Pick<Conditi
 /** What an operator must do about an owner left paused over mixed machines. */
 export const mixedMessage = (o: OwnerOutcome): string =>
   `${o.owner} kept paused: ${o.updated ?? 0} of ${o.machines ?? 0} machines carry the plan's values and the others do not, so unpaused it would replace or revert machines; apply a plan with the same changes to finish the target (it aligns and unpauses the owner), or remove cluster.x-k8s.io/paused yourself to let CAPI roll the machines out`;
+
+/** One owner object a plan will change (for `inplace preview`). */
+export interface OwnerChangePreview {
+  target: string;
+  /** e.g. "KubeadmControlPlane cluster1-cp", "DevMachineTemplate p-cluster1-cp (new)", "3 InfraMachines". */
+  object: string;
+  change: string;
+}
+
+/** What a preview knows of the owners. */
+export interface OwnerPreviewInput {
+  planName: string;
+  targets: { kind: TargetKind; name: string; updaters: readonly PlanUpdater[] }[];
+  /** The KubeadmControlPlane (other control-plane kinds are left alone). */
+  controlPlane?: KubeObject;
+  machineDeployments: readonly KubeObject[];
+  /** Machines of the cluster, with their CAPI labels. */
+  machines: readonly KubeObject[];
+  /** MachineDeployment names that surge (maxUnavailable resolves to 0). */
+  surging: ReadonlySet<string>;
+}
+
+/** Lists exactly which owner objects the plan will change, and how (pure). */
+export function previewOwnerChanges(i: OwnerPreviewInput): OwnerChangePreview[] {
+  const out: OwnerChangePreview[] = [];
+  for (const t of i.targets) {
+    const cp = t.kind === 'ControlPlane';
+    const owner = cp ? (i.controlPlane?.kind === 'KubeadmControlPlane' ? i.controlPlane : undefined) : i.machineDeployments.find((o) => nameOf(o) === t.name);
+    if (!owner) continue;
+    const who = `${cp ? 'KubeadmControlPlane' : 'MachineDeployment'} ${t.name}`;
+    const add = (object: string, change: string): void => void out.push({ target: t.name, object, change });
+    if (isPausedObject(owner) && pausedByPlan(owner) === undefined) add(who, 'paused by someone else: stays paused (the plan never lifts a pause it did not set)');
+    else if (!cp && i.surging.has(t.name)) add(who, 'not paused while machines update (it surges); paused only while its spec is aligned');
+    else add(who, 'paused (cluster.x-k8s.io/paused) while its machines update, unpaused when they are done');
+    const values = ownerValues(t.kind, t.updaters);
+    for (const v of values.filter((x) => x.slot === 'owner')) if (!jsonEqual(getPointer(owner, v.path), v.value)) add(who, `${v.path} = ${JSON.stringify(v.value)}`);
+    const paths = refPaths(t.kind);
+    const mine = i.machines.filter((m) => (cp ? m.metadata.labels?.['cluster.x-k8s.io/control-plane-name'] : m.metadata.labels?.['cluster.x-k8s.io/deployment-name']) === t.name);
+    for (const [slot, path] of [['infraTemplate', paths.infra], ['bootstrapTemplate', paths.bootstrap]] as const) {
+      const vs = values.filter((v) => v.slot === slot);
+      const ref = path ? refAt(owner, path) : undefined;
+      if (vs.length === 0 || !ref || !path) continue;
+      const clone = cloneName(i.planName, ref.name);
+      add(`${ref.kind} ${clone} (new)`, `clone of ${ref.name} with ${vs.map((v) => `${v.path} = ${JSON.stringify(v.value)}`).join(', ')}`);
+      add(who, `${path}/name = ${clone}`);
+      if (slot === 'infraTemplate' && mine.length > 0) add(`${mine.length} InfraMachine(s)`, `annotation ${CLONED_FROM_NAME} = ${clone}`);
+    }
+    if (!cp) {
+      for (const ms of [...new Set(mine.map((m) => m.metadata.labels?.['cluster.x-k8s.io/set-name']).filter((s): s is string => !!s))].sort()) add(`MachineSet ${ms}`, 'spec.template aligned with the MachineDeployment (same values and template names)');
+    }
+  }
+  return out;
+}

@@ -90,7 +90,7 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
       if (e.type === 'ADDED') tasks.push(e.object.metadata.name!);
     });
     const rec = await p.recordMachineUpdates();
-    await p.apply(planObject(p.ns, 'p', { cp: { name: CP, sequence: 1, updaters: [manual(), refUpdater({ name: 'ref', sequence: 2, durationSeconds: 0, responsibilities: [{ selectResource: 'Machine', path: '/spec/failureDomain', value: 'fd-1' }] })] } }));
+    await p.apply(planObject(p.ns, 'p', { cp: { name: CP, sequence: 1, updaters: [manual(), refUpdater({ name: 'ref', sequence: 2, durationSeconds: 0, responsibilities: [{ selectResource: 'Machine', path: '/metadata/labels/example.com~1tier', value: 'gold' }] })] } }));
     await p.waitTasks('manual', 1);
     await p.stopComponent('plan-controller');
     await p.stopComponent('machine-task-controller');
@@ -104,6 +104,6 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
     expect(added).to.have.length(3);
     expect(new Set(tasks).size).to.equal(tasks.length);
     expect(tasks).to.have.length(6);
-    for (const m of await p.machines()) expect((m['spec'] as { failureDomain?: string }).failureDomain).to.equal('fd-1');
+    for (const m of await p.machines()) expect(m.metadata.labels?.['example.com/tier']).to.equal('gold');
   });
 });
