@@ -4,10 +4,11 @@ import { Annotations } from '../api/index.js';
 import type { AlignInput, OwnerField, OwnerStepInput } from './owners.js';
 import {
   CLONED_BY_PLAN, CLONED_FROM_GROUPKIND, CLONED_FROM_NAME, PAUSED_BY_PLAN, cloneName, ownerCarries, ownerFieldFor, ownerProblems, ownerStep, ownerValues, ownersCondition,
-  planAlignment, withClonedFrom, withPause, withoutPause,
+  planAlignment, previewOwnerChanges, withClonedFrom, withPause, withoutPause,
 } from './owners.js';
+import { previewPlan } from './preview.js';
 import { getPointer } from '../runtime/jsonpointer.js';
-import { cluster, kcp, md, plan, target, versionUpdater } from './testkit.js';
+import { cluster, kcp, machines, md, plan, snapshot, target, versionUpdater } from './testkit.js';
 
 describe('plan-controller owners: responsibility -> owner field', () => {
   const cases: { kind: TargetKind; sel: string; path: string; want: OwnerField }[] = [
@@ -207,5 +208,34 @@ describe('plan-controller owners: OwnersAligned condition', () => {
   });
   it('is False AlignFailed when alignment met a problem', () => {
     expect(ownersCondition([{ owner: 'o', op: 'align', problems: ['boom'] }])).to.include({ status: 'False', reason: 'AlignFailed', message: 'o: boom' });
+  });
+});
+
+describe('plan-controller owners: preview', () => {
+  const cpWithInfra = (): KubeObject => {
+    const o = kcp();
+    (o['spec'] as Record<string, unknown>)['machineTemplate'] = { spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachineTemplate', name: 'cluster1-cp' } } };
+    return o;
+  };
+  it('lists exactly which owner objects change: pause, spec fields, template clone, InfraMachines, MachineSets', () => {
+    const image = versionUpdater({ name: 'os', responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'img-2' }] });
+    const out = previewOwnerChanges({
+      planName: 'p', controlPlane: cpWithInfra(), machineDeployments: [md('cluster1-md-0', { maxUnavailable: 0 })], surging: new Set(['cluster1-md-0']),
+      machines: [...machines('cluster1-cp', 2, { cp: 'cluster1-cp' }), ...machines('cluster1-md-0', 1, { md: 'cluster1-md-0' })],
+      targets: [{ kind: 'ControlPlane', name: 'cluster1-cp', updaters: [versionUpdater(), image] }, { kind: 'MachineDeployment', name: 'cluster1-md-0', updaters: [versionUpdater()] }],
+    });
+    expect(out.map((o) => `${o.object}: ${o.change}`)).to.deep.equal([
+      'KubeadmControlPlane cluster1-cp: paused (cluster.x-k8s.io/paused) while its machines update, unpaused when they are done',
+      'KubeadmControlPlane cluster1-cp: /spec/version = "v1.30.1"',
+      'DevMachineTemplate p-cluster1-cp (new): clone of cluster1-cp with /spec/template/spec/image = "img-2"',
+      'KubeadmControlPlane cluster1-cp: /spec/machineTemplate/spec/infrastructureRef/name = p-cluster1-cp',
+      `2 InfraMachine(s): annotation ${CLONED_FROM_NAME} = p-cluster1-cp`,
+      'MachineDeployment cluster1-md-0: not paused while machines update (it surges); paused only while its spec is aligned',
+      'MachineDeployment cluster1-md-0: /spec/template/spec/version = "v1.30.1"',
+      'MachineSet cluster1-md-0-abc: spec.template aligned with the MachineDeployment (same values and template names)',
+    ]);
+  });
+  it('is part of previewPlan', () => {
+    expect(previewPlan(plan(), snapshot()).owners?.map((o) => o.object)).to.include('KubeadmControlPlane cluster1-cp');
   });
 });
