@@ -3,7 +3,7 @@
 // paused over mixed machines after an abort. Against the local API server, or a real cluster (INPLACE_TEST_KUBECONFIG).
 import { expect } from 'chai';
 import type { KubeObject, PlanUpdater } from '../../src/api/index.js';
-import { Annotations, DevMachines, Events, KubeadmControlPlanes, MachineDeployments, MachineSets } from '../../src/api/index.js';
+import { Annotations, DevMachines, Events, InPlaceUpdatePlans, KubeadmControlPlanes, MachineDeployments, MachineSets } from '../../src/api/index.js';
 import { DevMachineTemplates, KubeadmConfigTemplates, inventoryMachineSetName } from '../../src/capi-sim/index.js';
 import { CLONED_FROM_NAME, PAUSED_BY_PLAN } from '../../src/plan-controller/owners.js';
 import { waitFor } from '../support/wait.js';
@@ -33,6 +33,15 @@ async function playUntil(p: Platform, plan: string, status: string): Promise<voi
     for (const u of UPDATERS) await p.finishTasks(u);
     return (await p.plan(plan))?.status?.updateStatus === status;
   }, { timeoutMs: 60_000, intervalMs: 50, message: `plan ${plan} ${status}` });
+}
+
+/** Plays the in-flight task of a deleted plan only once the platform asked it to abort (so it ends aborted), until the plan is gone. */
+async function abortedAndGone(p: Platform, plan: string): Promise<void> {
+  await waitFor(async () => {
+    const open = (await p.tasks()).filter((t) => (t['spec'] as { updatePhase?: string }).updatePhase !== 'aborting' && !['updated', 'failed', 'aborted'].includes((t['status'] as { updateStatus?: string } | undefined)?.updateStatus ?? ''));
+    if (open.length === 0) await p.finishTasks('k8s');
+    return (await p.plan(plan)) === undefined;
+  }, { timeoutMs: 60_000, intervalMs: 50, message: `plan ${plan} aborted and deleted` });
 }
 
 describe('plan controller: owners next to Cluster API', function () {
@@ -144,5 +153,45 @@ describe('plan controller: owners next to Cluster API', function () {
     expect(at(after, 'spec', 'version')).to.equal(TO_VERSION);
     expect(ann(after, Annotations.paused)).to.equal(undefined);
     expect(ann(after, PAUSED_BY_PLAN)).to.equal(undefined);
+  });
+  it('a surging MachineDeployment (maxUnavailable 0) stays unpaused so it can scale, and is aligned and unpaused at the end', async () => {
+    const p = await env().platform();
+    await p.provision({ cpReplicas: 1, mds: [{ name: MD, replicas: 2, maxUnavailable: 0 }] });
+    await p.startPlatform({ referenceNames: ['nobody'] });
+    await p.apply(planObject(p.ns, 'p', { mds: [{ name: MD, sequence: 2, updaters: [refUpdater({ name: 'k8s' })] }] }));
+    await p.waitTasks('k8s', 1);
+    const during = await p.md(MD);
+    expect(ann(during, Annotations.paused), 'surging MD not paused').to.equal(undefined);
+    expect(at(during, 'spec', 'replicas'), 'surged').to.equal(3);
+    await playUntil(p, 'p', 'updated');
+    const md = await p.md(MD);
+    expect(at(md, 'spec', 'template', 'spec', 'version')).to.equal(TO_VERSION);
+    expect(at(md, 'spec', 'replicas')).to.equal(2);
+    expect(ann(md, Annotations.paused)).to.equal(undefined);
+    expect(at(await p.client.get(MachineSets, p.ns, inventoryMachineSetName(MD)), 'spec', 'template', 'spec', 'version')).to.equal(TO_VERSION);
+  });
+
+  it('deleting a plan follows the same rule: nothing committed -> owner unpaused; mixed -> owner stays paused', async () => {
+    const p = await env().platform();
+    await p.provision({ cpReplicas: 3, mds: [] });
+    await p.startPlatform({ referenceNames: ['nobody'] });
+    await p.apply(planObject(p.ns, 'a', { cp: { name: CP, sequence: 1, updaters: [refUpdater({ name: 'k8s' })] } }));
+    await p.waitTasks('k8s', 1);
+    expect(ann(await get(p, KubeadmControlPlanes, CP), PAUSED_BY_PLAN)).to.equal('a');
+    await p.client.delete(InPlaceUpdatePlans, p.ns, 'a');
+    await abortedAndGone(p, 'a');
+    const released = await get(p, KubeadmControlPlanes, CP);
+    expect(ann(released, Annotations.paused), 'unpaused: nothing committed').to.equal(undefined);
+
+    await p.apply(planObject(p.ns, 'b', { cp: { name: CP, sequence: 1, updaters: [refUpdater({ name: 'k8s' })] } }));
+    await p.waitTasks('k8s', 1);
+    await p.finishTasks('k8s');
+    await waitFor(async () => (await p.machineUpdates()).filter((m) => m.spec.planName === 'b' && m.status?.updateStatus === 'updated').length === 1 || undefined, { message: 'one machine of b updated' });
+    await p.waitTasks('k8s', 1);
+    await p.client.delete(InPlaceUpdatePlans, p.ns, 'b');
+    await abortedAndGone(p, 'b');
+    const kept = await get(p, KubeadmControlPlanes, CP);
+    expect(ann(kept, Annotations.paused), 'kept paused: mixed machines').to.equal('');
+    expect(ann(kept, PAUSED_BY_PLAN)).to.equal('b');
   });
 });
