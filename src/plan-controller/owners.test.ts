@@ -60,6 +60,10 @@ describe('plan-controller owners: validation', () => {
     (c['spec'] as Record<string, unknown>)['topology'] = { classRef: { name: 'cc' }, version: 'v1.30.0' };
     expect(ownerProblems({ plan: plan(), cluster: c }).join('\n')).to.match(/ClusterClass topology.*topology controller owns/);
   });
+  it('does not apply the KubeadmControlPlane mapping to another control-plane kind', () => {
+    const p = plan({ cp: target('cluster1-cp', 1, [versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/failureDomain', value: 'fd-1' }] })]) });
+    expect(ownerProblems({ plan: p, cluster: cluster(), controlPlane: { kind: { kind: 'K0smotronControlPlane' } } })).to.deep.equal([]);
+  });
   it('refuses a responsibility no owner can carry: CAPI would roll the machine back', () => {
     const p = plan({ cp: target('cluster1-cp', 1, [versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/failureDomain', value: 'fd-1' }] })]) });
     expect(ownerProblems({ plan: p, cluster: cluster() })).to.deep.equal([

@@ -131,6 +131,8 @@ export function ownerValues(kind: TargetKind, updaters: readonly PlanUpdater[]):
 export interface OwnerValidationInput {
   plan: { spec: { controlPlane?: { name: string; updaters?: PlanUpdater[] }; machineDeployments?: { name: string; updaters?: PlanUpdater[] }[] } };
   cluster: KubeObject | undefined;
+  /** The control plane's kind: the mapping is KubeadmControlPlane's, another kind's fields are not checked. */
+  controlPlane?: { kind: { kind: string } };
 }
 
 /**
@@ -144,7 +146,8 @@ export function ownerProblems(input: OwnerValidationInput): string[] {
   }
   const targets: { kind: TargetKind; name: string; updaters: PlanUpdater[] }[] = [];
   const spec = input.plan.spec;
-  if (spec.controlPlane) targets.push({ kind: 'ControlPlane', name: spec.controlPlane.name, updaters: spec.controlPlane.updaters ?? [] });
+  const kcp = (input.controlPlane?.kind.kind ?? 'KubeadmControlPlane') === 'KubeadmControlPlane';
+  if (spec.controlPlane && kcp) targets.push({ kind: 'ControlPlane', name: spec.controlPlane.name, updaters: spec.controlPlane.updaters ?? [] });
   for (const md of spec.machineDeployments ?? []) targets.push({ kind: 'MachineDeployment', name: md.name, updaters: md.updaters ?? [] });
   for (const t of targets) {
     for (const u of Array.isArray(t.updaters) ? t.updaters : []) {
