@@ -29,7 +29,7 @@ import { decidePlan } from './decide.js';
 import type { PlanMetrics } from './metrics.js';
 import { planMetricsFor } from './metrics.js';
 import { labelValue } from './names.js';
-import { actOwners } from './owners-act.js';
+import { actOwners, ownersNeedRecheck } from './owners-act.js';
 import type { ControlPlaneLookup, PlanSnapshot, TemplateLookup, TemplateRef } from './scope.js';
 import { templateKey } from './scope.js';
 
@@ -119,7 +119,7 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const d = decidePlan(snap);
   const latest = await act(deps, plan, d, log, () => actOwners({ client: deps.client, fieldManager: FIELD_MANAGER, writesInFlight: WRITES_IN_FLIGHT }, snap, d, log));
   record(deps, latest, d);
-  if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error) return Action.requeue(INVALID_RECHECK_MS);
+  if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d)) return Action.requeue(INVALID_RECHECK_MS);
   return Action.awaitChange();
 }
 

@@ -4,13 +4,13 @@
 import type { InPlaceUpdatePlan, KubeObject, ResourceType, TargetKind } from '../api/index.js';
 import { KubeadmControlPlanes, Labels, MachineDeployments, MachineSets, isTerminal } from '../api/index.js';
 import { setCondition } from '../runtime/conditions.js';
-import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/errors.js';
+import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../runtime/errors.js';
 import { forEachLimit } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { KubeClient, Logger } from '../runtime/types.js';
 import { isDeleting, machineInfraRef, mdReplicas, mdRollingUpdate, nameOf } from './capi.js';
 import type { PlanDecision } from './decide.js';
-import { machinesOfTarget } from './decide.js';
+import { machinesOfTarget, planAge } from './decide.js';
 import { resolveFenceposts } from './intstr.js';
 import type { OwnerOutcome, OwnerStep, OwnerValue } from './owners.js';
 import {
@@ -39,10 +39,17 @@ interface TargetOwner {
 
 const label = (t: { kind: TargetKind; name: string }): string => `${t.kind === 'ControlPlane' ? 'KubeadmControlPlane' : 'MachineDeployment'} ${t.name}`;
 
+/** True when the decision leaves OwnersAligned=False AlignFailed: the reconcile re-checks it periodically (e.g. after an RBAC fix). */
+export const ownersNeedRecheck = (d: PlanDecision): boolean => d.status.conditions?.some((c) => c.type === OWNERS_ALIGNED && c.reason === OwnerReasons.alignFailed) ?? false;
+
 /** The owner step of every target of the plan (pure given the snapshot and the decision). */
 export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
   const plan = snap.plan as InPlaceUpdatePlan;
-  const planTerminal = isTerminal(plan.status?.updateStatus);
+  // A terminal plan settled its owners when it got there — unless that failed (AlignFailed): it retries while no newer
+  // plan of the cluster exists (a newer plan owns the owners' values from then on).
+  const alignFailed = plan.status?.conditions?.some((c) => c.type === OWNERS_ALIGNED && c.reason === OwnerReasons.alignFailed) ?? false;
+  const newer = snap.plans.some((o) => o.metadata?.name !== plan.metadata?.name && planAge(plan, o) < 0);
+  const planTerminal = isTerminal(plan.status?.updateStatus) && !(alignFailed && !newer);
   const out: TargetOwner[] = [];
   for (const t of targetsOf(plan)) {
     const name = t.target?.name;
@@ -115,7 +122,7 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
         break;
       }
       case 'align': {
-        const problems = await align(deps, snap, t, planName, d, log);
+        const problems = await alignOrExplain(deps, snap, t, planName, d, log);
         if (problems.length > 0) o.problems = problems;
         break;
       }
@@ -124,6 +131,18 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
   }
   const c = ownersCondition(outcomes);
   if (c) d.status.conditions = setCondition(d.status.conditions, { type: c.type, status: c.status, reason: c.reason, message: c.message ?? '' }, snap.plan.metadata?.generation, new Date(snap.now));
+}
+
+// A kind that is not served or not granted cannot be fixed by retrying: it is reported on OwnersAligned (AlignFailed)
+// and re-tried on the next reconcile, instead of failing every reconcile with the same error.
+async function alignOrExplain(deps: OwnerDeps, snap: PlanSnapshot, t: TargetOwner, planName: string, d: PlanDecision, log: Logger): Promise<string[]> {
+  try {
+    return await align(deps, snap, t, planName, d, log);
+  } catch (err) {
+    if (err instanceof KubeApiError && err.code === 403) return [`forbidden: ${err.message} (grant the plan controller this kind: deployment configuration, see docs/operations.md)`];
+    if (err instanceof KubeApiError && err.code === 404 && err.operation.startsWith('resolve')) return [`not served: ${err.message}`];
+    throw err;
+  }
 }
 
 async function getRef(client: KubeClient, ns: string, ref: { apiGroup: string; kind: string; name: string } | undefined): Promise<{ res: ResourceType; obj: KubeObject | undefined } | undefined> {

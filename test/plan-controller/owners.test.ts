@@ -194,4 +194,22 @@ describe('plan controller: owners next to Cluster API', function () {
     expect(ann(kept, Annotations.paused), 'kept paused: mixed machines').to.equal('');
     expect(ann(kept, PAUSED_BY_PLAN)).to.equal('b');
   });
+  it('reports an owner it cannot align (AlignFailed) and aligns it once the cause is fixed, even after the plan ended', async () => {
+    const p = await env().platform();
+    await p.provision({ cpReplicas: 1, mds: [] });
+    const original = (await p.client.get(DevMachineTemplates, p.ns, CP))!;
+    await p.client.delete(DevMachineTemplates, p.ns, CP);
+    await p.startPlatform();
+    await p.apply(planObject(p.ns, 'p', { cp: { name: CP, sequence: 1, updaters: [refUpdater({ name: 'os', responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: IMAGE }] })] } }));
+    const failed = await p.waitPlan('p', (x) => conditionOf(x, 'OwnersAligned')?.reason === 'AlignFailed', 'OwnersAligned AlignFailed', 60_000);
+    expect(conditionOf(failed, 'OwnersAligned')?.message).to.match(/infrastructure template of ControlPlane cluster1-cp was not found/);
+    expect(ann(await get(p, KubeadmControlPlanes, CP), PAUSED_BY_PLAN), 'kept paused until aligned').to.equal('p');
+
+    await p.client.create(DevMachineTemplates, { apiVersion: original.apiVersion, kind: original.kind, metadata: { name: CP, namespace: p.ns, ...(original.metadata.labels ? { labels: original.metadata.labels } : {}) }, spec: original['spec'] } as KubeObject);
+    const aligned = await p.waitPlan('p', (x) => x.status?.updateStatus === 'updated' && conditionOf(x, 'OwnersAligned')?.status === 'True', 'owners aligned after the fix', 90_000);
+    expect(conditionOf(aligned, 'OwnersAligned')?.reason).to.equal('Aligned');
+    const kcp = await get(p, KubeadmControlPlanes, CP);
+    expect(at(kcp, 'spec', 'machineTemplate', 'spec', 'infrastructureRef', 'name')).to.equal(`p-${CP}`);
+    expect(ann(kcp, Annotations.paused)).to.equal(undefined);
+  });
 });
