@@ -236,6 +236,11 @@ export function renderPreview(plan: InPlaceUpdatePlan & KubeObject, r: PlanPrevi
     for (const u of r.uncovered) L.push(`  ✖ ${u.target} ${u.machine}: ${u.selectResource} ${u.path} is ${show(u.current)}, wants ${show(u.desired)} (${u.why})`);
   }
   for (const p of r.impossiblePaths) L.push(`  ✖ ${p.target} updater ${p.updater}: ${p.selectResource} ${p.path}: ${p.why}`);
+  if (r.owners && r.owners.length > 0) {
+    L.push('');
+    L.push('Owners (so that Cluster API sees the updated machines as up to date; see docs/operations.md):');
+    for (const o of r.owners) L.push(`  ${o.target}: ${o.object}: ${o.change}`);
+  }
   if (r.warnings.length > 0) {
     L.push('');
     L.push('Warnings:');

@@ -31,6 +31,7 @@ import type { PlanMetrics } from './metrics.js';
 import { planMetricsFor } from './metrics.js';
 import { labelValue } from './names.js';
 import { prestartCheck } from './prestart.js';
+import { actOwners, ownersNeedRecheck } from './owners-act.js';
 import type { ControlPlaneLookup, PlanSnapshot, PrestartResult, TemplateLookup, TemplateRef } from './scope.js';
 import { templateKey } from './scope.js';
 
@@ -139,9 +140,9 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const plan = structuredClone(cached);
   const snap = await buildSnapshot(deps, plan);
   const d = decidePlan(snap);
-  const latest = await act(deps, plan, d, log);
+  const latest = await act(deps, plan, d, log, () => actOwners({ client: deps.client, fieldManager: FIELD_MANAGER, writesInFlight: WRITES_IN_FLIGHT }, snap, d, log));
   record(deps, latest, d);
-  if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error) return Action.requeue(INVALID_RECHECK_MS);
+  if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d)) return Action.requeue(INVALID_RECHECK_MS);
   return Action.awaitChange();
 }
 
@@ -253,7 +254,7 @@ function withExpectations(deps: Deps, planKey: string, fromStore: MachineUpdate[
 }
 
 /** Carries out a decision; returns the plan as last written. */
-async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<InPlaceUpdatePlan & KubeObject> {
+async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger, owners: () => Promise<void>): Promise<InPlaceUpdatePlan & KubeObject> {
   const { client } = deps;
   const ns = plan.metadata.namespace ?? '';
   const name = plan.metadata.name ?? '';
@@ -270,6 +271,9 @@ async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDeci
     current.metadata.finalizers = [...(current.metadata.finalizers ?? []), Finalizers.plan];
     current = await ph.apply(client, InPlaceUpdatePlans, current, { fieldManager: FIELD_MANAGER });
   }
+
+  // Owners (DESIGN §11) next: a target's KubeadmControlPlane / MachineDeployment is paused before its first machine starts.
+  await owners();
 
   // Label first: the MHC extension protects a machine from remediation as soon as it carries the label.
   await forEachLimit(d.label, WRITES_IN_FLIGHT, async (l) => {

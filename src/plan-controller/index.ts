@@ -2,7 +2,7 @@
 // sequences the control plane before the MachineDeployments, starts machines within health and availability budgets
 // (MachineUpdates), propagates aborts, and reports per-target and plan status.
 //
-// Plan conditions: Valid (False lists every problem), ControlPlaneUpdate, MachineDeploymentUpdate, Paused, and Ready
+// Plan conditions: Valid (False lists every problem), ControlPlaneUpdate, MachineDeploymentUpdate, Paused, OwnersAligned, and Ready
 // (True only when the plan is updated; `kubectl wait --for=condition=Ready inplaceupdateplan/<name>`).
 //
 // Behaviour where DESIGN leaves a choice:
@@ -20,6 +20,13 @@
 // * Terminal plan statuses are final: machines that appear after a plan ended are not the plan's concern.
 // * A failed or aborted MachineUpdate is never restarted by the same plan; a machine that is deleted mid-update has
 //   its MachineUpdate moved to aborting and no longer counts.
+// * Next to real Cluster API (owners.ts, DESIGN §11): a target's KubeadmControlPlane / MachineDeployment is paused
+//   (cluster.x-k8s.io/paused + inplace.cluster.x-k8s.io/paused-by-plan) before its first machine starts — except a
+//   surging MachineDeployment, which must scale; when the target is updated the plan clones the infrastructure /
+//   bootstrap templates, aligns the MachineSets owning the machines, the InfraMachines' cloned-from-name and the
+//   owner's spec, and lifts its own pause (never an operator's). A stopped target whose machines are mixed keeps its
+//   owner paused (condition OwnersAligned=False reason MixedMachines); a retry plan takes the pause over. ClusterClass
+//   topologies and responsibilities no owner field can carry make the plan invalid.
 import type { WritePolicy } from '../api/index.js';
 import type { ProviderResource } from '../runtime/rbac.js';
 import type { Component, PolicyRule } from '../runtime/types.js';
@@ -33,6 +40,8 @@ export type { PlanPreview, PreviewSnapshot, PreviewGroup, PreviewTarget, Preview
 export { validatePlan } from './validate.js';
 export { dryRunCommits, prestartCheck } from './prestart.js';
 export { prestartResult } from './preview.js';
+export { OWNERS_ALIGNED, OwnerReasons, OwnerEventReasons, PAUSED_BY_PLAN, CLONED_BY_PLAN, CLONED_FROM_NAME, ownerFieldFor, ownerProblems, previewOwnerChanges } from './owners.js';
+export type { OwnerField, OwnerChangePreview } from './owners.js';
 export { machineUpdateName, labelValue } from './names.js';
 export type { TemplateLookup, TemplateRef, ControlPlaneLookup, ValidationInput } from './scope.js';
 

@@ -8,6 +8,8 @@ import { cpVersion, field, isDeleting, isMachineReady, machineBootstrapRef, mach
 import { machineState, machinesByTarget, orderedUpdaters, planAge } from './decide.js';
 import { resolveFenceposts, scaleIntOrPercent } from './intstr.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
+import type { OwnerChangePreview } from './owners.js';
+import { previewOwnerChanges } from './owners.js';
 import { targetsOf, validatePlan } from './validate.js';
 
 /** A minimal OpenAPI v3 (structural) schema, as CRDs carry it. */
@@ -134,6 +136,8 @@ export interface PlanPreview {
   impossiblePaths: ImpossiblePath[];
   /** Other observations: plan values that differ from the owner's desired value, paused or aborting plans, etc. */
   warnings: string[];
+  /** The owner objects (KCP, MachineDeployments, MachineSets, template clones, InfraMachines) the plan will change (owners.ts). */
+  owners?: OwnerChangePreview[];
 }
 
 const show = (v: unknown): string => {
@@ -285,6 +289,12 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
     }
   }
   result.groups.sort((a, b) => a.sequence - b.sequence);
+  result.owners = previewOwnerChanges({
+    planName, machines: snapshot.machines, machineDeployments: snapshot.machineDeployments,
+    ...(snapshot.controlPlane?.object ? { controlPlane: snapshot.controlPlane.object } : {}),
+    targets: targetsOf(plan).filter((t) => typeof t.target?.name === 'string').map((t) => ({ kind: t.kind, name: t.target.name, updaters: Array.isArray(t.target.updaters) ? t.target.updaters : [] })),
+    surging: new Set(result.groups.flatMap((g) => g.targets).filter((t) => t.kind === 'MachineDeployment' && t.concurrency.surge).map((t) => t.name)),
+  });
   // One validation: the controller refuses what is listed here (same checks, same sentences), so preview NOT OK <=> Valid=False.
   result.problems = validatePlan({ ...snapshot, plan, prestart: prestartResult(plan, result, snapshot.dryRunProblems ?? []) });
   result.valid = result.problems.length === 0;

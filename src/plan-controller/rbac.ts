@@ -13,10 +13,13 @@ export const baseRbac: PolicyRule[] = [
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdateplans/finalizers'], verbs: ['update'] },
   // MachineUpdates: created per machine, moved to aborting.
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['machineupdates'], verbs: [...read, 'create', 'patch'] },
-  // CAPI: read the cluster; label machines in update; surge/restore MachineDeployments.
+  // CAPI: read the cluster; label machines in update; surge/restore MachineDeployments. Owner alignment (owners.ts):
+  // pause / align / unpause the MachineDeployments and align the MachineSets owning the machines (the control plane,
+  // templates and InfraMachines are provider kinds: PROVIDER_VERBS).
   { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters'], verbs: read },
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: [...read, 'patch'] },
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machinedeployments'], verbs: [...read, 'patch'] },
+  { apiGroups: ['cluster.x-k8s.io'], resources: ['machinesets'], verbs: ['get', 'patch'] },
   // Template kinds named by plans must be readable to validate that they exist (add rules for third-party template kinds).
   { apiGroups: ['samples.inplace.cluster.x-k8s.io'], resources: ['kubernetesversionupdatetasktemplates', 'osimageupdatetasktemplates'], verbs: read },
   // Events for every transition; Lease for leader election.
@@ -25,16 +28,18 @@ export const baseRbac: PolicyRule[] = [
 ];
 
 /**
- * What the plan controller does with provider kinds: read the control plane its Cluster's controlPlaneRef names; for
- * the pre-start check (C8), list the InfraMachines / BootstrapConfigs and the owners' templates (uncovered changes)
- * and dry-run the commit patch on one object per target (a dry-run needs the patch verb; nothing is persisted).
+ * What the plan controller does with provider kinds: read the control plane its Cluster's controlPlaneRef names and
+ * pause / align it (owners.ts); for the pre-start check (C8) list the InfraMachines / BootstrapConfigs and the owners'
+ * templates and dry-run the commit patch on one object per target (a dry-run needs the patch verb; nothing is
+ * persisted); when a target is done, clone the owners' templates with the new values and move the InfraMachines'
+ * cloned-from annotation.
  */
 export const PROVIDER_VERBS: ProviderVerbs = {
-  ControlPlane: read,
+  ControlPlane: [...read, 'patch'],
   InfraMachine: ['get', 'list', 'patch'],
-  InfraMachineTemplate: ['list'],
+  InfraMachineTemplate: ['get', 'list', 'create'],
   BootstrapConfig: ['get', 'list', 'patch'],
-  BootstrapConfigTemplate: ['list'],
+  BootstrapConfigTemplate: ['get', 'list', 'create'],
 };
 
 /** The plan controller's rules for a fleet of these provider kinds. */

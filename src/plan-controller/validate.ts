@@ -2,6 +2,7 @@
 import type { InPlaceUpdatePlan, KubeObject, PlanTarget, WritePolicy } from '../api/index.js';
 import { DEFAULT_WRITE_POLICY, PlanSpecSchema, formatIssues, writeRefusal } from '../api/index.js';
 import { clusterControlPlaneRef, clusterLabel, mdClusterName, mdStrategyType, nameOf } from './capi.js';
+import { ownerProblems } from './owners.js';
 import type { ValidationInput } from './scope.js';
 import { templateKey } from './scope.js';
 import { upgradeProblems } from './upgrade-rules.js';
@@ -63,6 +64,7 @@ export function validatePlan(input: ValidationInput): string[] {
     problems.push(...input.prestart.schemaProblems);
     if (!spec.acceptUncoveredChanges) problems.push(...input.prestart.uncovered);
   }
+  problems.push(...ownerProblems(input)); // next to real CAPI: topology refusal, values no owner can carry (owners.ts)
   return [...new Set(problems)];
 }
 

@@ -2,6 +2,7 @@
 // retries with backoff and re-lists, and the plan still ends updated with exactly one MachineUpdate and one task per
 // machine and updater. Against a real cluster the same scenario runs without injected faults.
 import { expect } from 'chai';
+import { KubeadmConfigs } from '../../src/api/index.js';
 import { waitFor } from '../support/wait.js';
 import type { E2eEnv } from './env.js';
 import { startE2eEnv } from './env.js';
@@ -23,7 +24,7 @@ describe('e2e: API faults', function () {
     await p.provision({ cpReplicas: 3, mds: [{ name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 }] });
     await p.startPlatform({ writePolicy: FAILURE_DOMAIN_POLICY });
     const faulty = env.setFaults({ errorRate: 0.1, errorCodes: [500, 429, 409], dropWatchesEveryMs: 2000 });
-    const updaters = [refUpdater({ name: 'a' }), refUpdater({ name: 'b', sequence: 2, responsibilities: [{ selectResource: 'Machine', path: '/spec/failureDomain', value: 'fd-1' }] })];
+    const updaters = [refUpdater({ name: 'a' }), refUpdater({ name: 'b', sequence: 2, responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true } }] })];
     // The scenario's own writes retry like any client would.
     await waitFor(async () => p.apply(planObject(p.ns, 'p', { cp: { name: CP, sequence: 1, updaters }, mds: [{ name: 'cluster1-md-0', sequence: 2, updaters }] })).catch(async (err: unknown) => {
       if (await p.plan('p')) return true;
@@ -40,7 +41,7 @@ describe('e2e: API faults', function () {
     expect(await p.tasks()).to.have.length(12);
     for (const m of await p.machines()) {
       expect(versionOf(m)).to.equal(TO_VERSION);
-      expect((m['spec'] as { failureDomain?: string }).failureDomain).to.equal('fd-1');
+      expect((await p.client.get(KubeadmConfigs, p.ns, (m['spec'] as { bootstrap: { configRef: { name: string } } }).bootstrap.configRef.name))?.['spec']).to.deep.include({ ntp: { enabled: true } });
     }
     expect(await p.labelledMachines()).to.deep.equal([]);
     // The faults did reach the controllers (their API request metrics count the injected errors).

@@ -1,7 +1,7 @@
 // End to end: pause/resume, scale-up during a plan, a machine deleted mid-update, and a controller restart.
 import { expect } from 'chai';
 import type { KubeObject } from '../../src/api/index.js';
-import { Labels, MachineDeployments, Machines, UpdaterUpdateTasks } from '../../src/api/index.js';
+import { KubeadmConfigs, Labels, MachineDeployments, Machines, UpdaterUpdateTasks } from '../../src/api/index.js';
 import { createMachineTaskController } from '../../src/machine-task-controller/index.js';
 import { createPlanController } from '../../src/plan-controller/index.js';
 import { waitFor } from '../support/wait.js';
@@ -90,7 +90,7 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
       if (e.type === 'ADDED') tasks.push(e.object.metadata.name!);
     });
     const rec = await p.recordMachineUpdates();
-    await p.apply(planObject(p.ns, 'p', { cp: { name: CP, sequence: 1, updaters: [manual(), refUpdater({ name: 'ref', sequence: 2, durationSeconds: 0, responsibilities: [{ selectResource: 'Machine', path: '/spec/failureDomain', value: 'fd-1' }] })] } }));
+    await p.apply(planObject(p.ns, 'p', { cp: { name: CP, sequence: 1, updaters: [manual(), refUpdater({ name: 'ref', sequence: 2, durationSeconds: 0, responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true } }] })] } }));
     await p.waitTasks('manual', 1);
     await p.stopComponent('plan-controller');
     await p.stopComponent('machine-task-controller');
@@ -104,6 +104,6 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
     expect(added).to.have.length(3);
     expect(new Set(tasks).size).to.equal(tasks.length);
     expect(tasks).to.have.length(6);
-    for (const m of await p.machines()) expect((m['spec'] as { failureDomain?: string }).failureDomain).to.equal('fd-1');
+    for (const m of await p.machines()) expect((await p.client.get(KubeadmConfigs, p.ns, (m['spec'] as { bootstrap: { configRef: { name: string } } }).bootstrap.configRef.name))?.['spec']).to.deep.include({ ntp: { enabled: true } });
   });
 });
