@@ -54,7 +54,8 @@ describe('plan-controller previewPlan', () => {
   });
 
   it('flags machines whose owner wants another Kubernetes version when no updater covers Machine /spec/version (fail-closed)', () => {
-    const p = plan({ cp: target('cluster1-cp', 1, [versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/minReadySeconds', value: 5 }] })]), mds: [] });
+    // /spec/readinessGates: a Machine field the KCP's machine template carries, so only the version is uncovered.
+    const p = plan({ cp: target('cluster1-cp', 1, [versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/readinessGates', value: [{ conditionType: 'Ready' }] }] })]), mds: [] });
     const s = { ...base(), plan: p, machines: [machine('cluster1-cp-0', { cp: 'cluster1-cp', version: 'v1.29.0' })] };
     const r = previewPlan(p, s);
     expect(r.valid).to.equal(false);

@@ -348,8 +348,9 @@ describe('inplace CLI', function () {
       await env.client.patch(MachineDeployments, ns, 'c1-md-0', { spec: { template: { spec: { version: 'v1.30.1' } } } }, { type: 'merge' });
       try {
         const spec = {
-          controlPlane: { name: 'c1-cp', sequence: 1, updaters: [updater('ready', '/spec/minReadySeconds', 5)] },
-          machineDeployments: [{ name: 'c1-md-0', sequence: 2, updaters: [updater('ready', '/spec/minReadySeconds', 5)] }],
+          // readinessGates: a Machine field both owners' machine templates carry (no owner problem), not the version.
+          controlPlane: { name: 'c1-cp', sequence: 1, updaters: [updater('ready', '/spec/readinessGates', [{ conditionType: 'Ready' }])] },
+          machineDeployments: [{ name: 'c1-md-0', sequence: 2, updaters: [updater('ready', '/spec/readinessGates', [{ conditionType: 'Ready' }])] }],
         };
         const r = await cli('preview', '-f', writeYaml('uncovered-plan.yaml', planDoc(ns, 'uncovered-plan', spec)), '-o', 'json', ...kc);
         expect(r.code, r.out + r.err).to.equal(1);

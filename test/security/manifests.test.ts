@@ -155,13 +155,14 @@ describe('security: synthesized manifests', () => {
           const wide = grants.filter((g) => g.namespace === undefined && WRITE_VERBS.some((v) => ruleAllows(g.rule, v, 'coordination.k8s.io', 'leases')));
           expect(wide.map((g) => `${g.role}: ${g.rule.verbs.join(',')} leases cluster-wide`)).to.deep.equal([]);
         });
-        it('cannot delete or create CAPI objects, and writes only Machines and MachineDeployments / provider objects it commits to', () => {
+        it('cannot delete or create CAPI objects, and writes only Machines and MachineDeployments / provider objects it commits to (the plan controller also aligns control planes)', () => {
           for (const [grp, res] of [['cluster.x-k8s.io', 'machines'], ['cluster.x-k8s.io', 'machinedeployments'], ['cluster.x-k8s.io', 'clusters'], ['controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes'], ['cluster.x-k8s.io', 'machinehealthchecks']] as const) {
             expect(allowed(grants, 'delete', grp, res, 'ns1'), `delete ${res}`).to.equal(false);
             expect(allowed(grants, 'create', grp, res, 'ns1'), `create ${res}`).to.equal(false);
           }
           expect(allowed(grants, 'patch', 'cluster.x-k8s.io', 'clusters', 'ns1'), 'patch clusters').to.equal(false);
-          expect(allowed(grants, 'patch', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes', 'ns1'), 'patch control planes').to.equal(false);
+          // Owner alignment (DESIGN §11): only the plan controller pauses and aligns the control plane.
+          expect(allowed(grants, 'patch', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes', 'ns1'), 'patch control planes').to.equal(c.name === 'plan-controller');
         });
       });
     }
