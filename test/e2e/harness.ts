@@ -75,6 +75,12 @@ export class Platform {
     return inventoryMachineName(inventoryMachineSetName(md), i);
   }
 
+  /** The running CAPI simulator (after provision). */
+  get simulator(): CapiSimulator {
+    if (!this.sim) throw new Error('provision() first: the CAPI simulator is not running');
+    return this.sim;
+  }
+
   /** Creates the cluster's CAPI objects and starts the simulator (machines become Ready quickly). */
   async provision(shape: InventoryShape = {}): Promise<void> {
     const objs = buildInventory({
