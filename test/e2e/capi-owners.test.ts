@@ -207,7 +207,7 @@ describe('e2e: a plan next to faithful CAPI owners (needs owner alignment)', fun
     }));
     await p.waitTasks('k8s', 1);
     expect(await p.finishTasks('k8s')).to.equal(1);
-    await waitFor(async () => (await p.machineUpdates()).filter((m) => m.status?.updateStatus === 'updated').length === 1, { timeoutMs: 60_000, message: 'first control-plane machine updated' });
+    await waitFor(async () => (await p.machineUpdates()).some((m) => m.status?.updateStatus === 'updated'), { timeoutMs: 60_000, message: 'first control-plane machine updated' });
     await p.waitTasks('k8s', 1);
     await p.patchPlan('p', { updatePhase: 'aborting' });
     await waitFor(async () => {
