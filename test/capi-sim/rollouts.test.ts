@@ -5,10 +5,11 @@ import { expect } from 'chai';
 import { Annotations, Clusters, DevMachines, KubeadmConfigs, KubeadmControlPlanes, Labels, MachineDeployments, MachineSets, Machines, type KubeObject } from '../../src/api/index.js';
 import type { KubeClient } from '../../src/runtime/types.js';
 import {
-  CLONED_FROM_GROUPKIND_ANNOTATION, CLONED_FROM_NAME_ANNOTATION, DevMachineTemplates, TOPOLOGY_DEPLOYMENT_NAME_LABEL, applyInventory, buildInventory, capiCrdDirs,
+  CAPI_FIXTURE_CRDS_DIR, CLONED_FROM_GROUPKIND_ANNOTATION, CLONED_FROM_NAME_ANNOTATION, DevMachineTemplates, TOPOLOGY_DEPLOYMENT_NAME_LABEL, applyInventory, buildInventory, capiCrdDirs,
   deleteWorkloadNodes, startCapiSimulator, type CapiSimulator, type KubeadmControlPlane, type Machine, type MachineDeployment, type MachineSet,
 } from '../../src/capi-sim/index.js';
 import { startTestEnv, type TestEnv } from '../support/env.js';
+import { loadCrdsByKind, schemaProblems } from './schema-check.js';
 import { waitFor } from '../support/wait.js';
 
 const merge = { type: 'merge' } as const;
@@ -122,6 +123,11 @@ describe('capi-sim faithful rollouts', function () {
       expect(dm?.metadata.annotations?.[CLONED_FROM_NAME_ANNOTATION]).to.equal('c1-md-v2');
     }
     expect(await churn()).to.equal(0);
+    // Everything the rollout wrote survives the real CRDs' pruning and validation.
+    const crds = loadCrdsByKind(process.env['CAPI_CRDS_DIR'] ?? CAPI_FIXTURE_CRDS_DIR);
+    const all = (await Promise.all([Machines, MachineSets, MachineDeployments, KubeadmControlPlanes, DevMachines, KubeadmConfigs].map(async (r) => (await client.list(r, ns)).items))).flat();
+    const problems = all.flatMap((o) => schemaProblems(o, crds));
+    expect(problems, problems.join('\n')).to.deep.equal([]);
   });
 
   it('a MachineSet keeps machines changed in place; a paused Cluster stops the MachineDeployment\'s rollout', async () => {
