@@ -91,7 +91,8 @@ export class Platform {
       mhc: { name: 'cluster1-mhc', inPlaceUpdateTimeout: '10m', unhealthyLessThanOrEqualTo: '40%' },
     });
     await applyInventory(this.client, objs);
-    this.sim = await startCapiSimulator({ client: this.client, namespace: this.ns, readyDelayMs: 20 });
+    // CAPI_SIM_FAITHFUL=0 turns upstream's rollout triggers off (owners only scale), to tell a failure they cause apart.
+    this.sim = await startCapiSimulator({ client: this.client, namespace: this.ns, readyDelayMs: 20, faithfulRollouts: process.env['CAPI_SIM_FAITHFUL'] !== '0' });
   }
 
   /** Starts a component on its own manager scoped to the scenario namespace. */
