@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Annotations } from '../api/index.js';
+import { Annotations, Labels } from '../api/index.js';
 import type { KubeObject } from '../api/index.js';
 import {
   CLONED_FROM_GROUPKIND_ANNOTATION, CLONED_FROM_NAME_ANNOTATION, TOPOLOGY_DEPLOYMENT_NAME_LABEL, clonedFromAnnotations, decideKcpStep, decideMdRollout,
@@ -163,9 +163,9 @@ describe('capi-sim rollout (faithful CAPI rollout triggers)', () => {
     it('takes the version and the templates to clone from the set\'s own template, with the set\'s labels', () => {
       const set = ms('md-abc', 'v1.30.1', 1);
       set.spec.template.metadata = { labels: { team: 'a' }, annotations: { note: 'x' } };
-      const got = machineFromSet(set, 'md-abc', 'md', 'cluster', 'set', 'deployment');
+      const got = machineFromSet(set, 'md-abc', 'md');
       expect(got).to.deep.equal({
-        version: 'v1.30.1', labels: { team: 'a', cluster: 'c', set: 'md-abc', deployment: 'md' }, annotations: { note: 'x' },
+        version: 'v1.30.1', labels: { team: 'a', [Labels.clusterName]: 'c', [Labels.setName]: 'md-abc', [Labels.deploymentName]: 'md' }, annotations: { note: 'x' },
         infraTemplate: set.spec.template.spec.infrastructureRef, bootstrapTemplate: set.spec.template.spec.bootstrap.configRef, failureDomain: undefined,
       });
     });

@@ -1,7 +1,7 @@
 // Cluster API's rollout triggers, decided purely from objects (no client): when KubeadmControlPlane and
 // MachineDeployment replace machines, what a MachineSet clones for a new machine, what the topology controller writes,
 // and when an owner is paused. Each function names the upstream code whose behaviour it models.
-import { Annotations } from '../api/index.js';
+import { Annotations, Labels } from '../api/index.js';
 import type { KubeObject } from '../api/index.js';
 import type { KubeadmControlPlane, Machine, MachineDeployment, MachineSet, MachineTemplateSpec, ObjectRef } from './types.js';
 
@@ -314,11 +314,11 @@ export interface MachineFromSet {
  * version, labels (plus set-name / deployment-name), annotations, and clones of the template's infrastructure and
  * bootstrap templates. Existing machines are never reverted to the template.
  */
-export function machineFromSet(ms: MachineSet, setName: string, deployment: string | undefined, clusterLabel: string, setLabel: string, deploymentLabel: string): MachineFromSet {
+export function machineFromSet(ms: MachineSet, setName: string, deployment: string | undefined): MachineFromSet {
   const tpl = ms.spec.template;
   return {
     version: tpl.spec.version,
-    labels: { ...(tpl.metadata?.labels ?? {}), [clusterLabel]: ms.spec.clusterName, [setLabel]: setName, ...(deployment ? { [deploymentLabel]: deployment } : {}) },
+    labels: { ...(tpl.metadata?.labels ?? {}), [Labels.clusterName]: ms.spec.clusterName, [Labels.setName]: setName, ...(deployment ? { [Labels.deploymentName]: deployment } : {}) },
     annotations: { ...(tpl.metadata?.annotations ?? {}) },
     infraTemplate: tpl.spec.infrastructureRef,
     bootstrapTemplate: tpl.spec.bootstrap.configRef,
@@ -358,7 +358,7 @@ export function decideTopology(cluster: ClusterView, kcp: KubeadmControlPlane | 
   return out;
 }
 
-/** Helpers the simulator shares with its decisions. */
+/** Whether a machine is Ready (v1beta2 condition). */
 export const machineReady = (m: Machine): boolean => hasCondition(m, 'Ready');
 /** Whether a machine is Available (v1beta2 condition). */
 export const machineAvailable = (m: Machine): boolean => hasCondition(m, 'Available');

@@ -248,7 +248,7 @@ class Simulator {
     const mdName = ms.metadata.labels?.[Labels.deploymentName];
     if (!this.faithful || !isPaused(ms, this.cluster(key.namespace, ms.spec.clusterName))) {
       await this.scale(`MachineSet/${key.namespace}/${key.name}`, ms.spec.replicas ?? 1, machines, ms.spec.deletion?.order, async (name) => {
-        const want = machineFromSet(ms, key.name, mdName, Labels.clusterName, Labels.setName, Labels.deploymentName);
+        const want = machineFromSet(ms, key.name, mdName);
         return {
           namespace: key.namespace ?? '', clusterName: ms.spec.clusterName, name, version: want.version ?? '',
           owner: { res: MachineSets, name: key.name, uid: ms.metadata.uid ?? '' },
