@@ -205,6 +205,8 @@ class Simulator {
         return { set, machines: mine.length, available: mine.filter(machineAvailable).length, createdAtMs: Date.parse(set.metadata.creationTimestamp ?? '') || 0 };
       });
       const decision = decideMdRollout(md, this.cluster(key.namespace, md.spec.clusterName), views);
+      // Confirm against the API server (caches lag independently) before rolling out a new MachineSet.
+      if (decision.create && sets.length > 0 && !(await this.rolloutLive(md))) return Action.requeue(100);
       if (decision.create) await this.createMachineSet(md, decision.create.replicas);
       for (const [name, replicas] of Object.entries(decision.scale)) await this.client.patch(MachineSets, key.namespace, name, { spec: { replicas } }, merge);
       for (const name of decision.delete) await this.deleteIgnoringMissing(MachineSets, key.namespace ?? '', name);
@@ -220,6 +222,15 @@ class Simulator {
     const status = { observedGeneration: md.metadata.generation ?? 1, selector: formatLabelSelector(md.spec.selector as LabelSelector), ...counts, phase: phaseOf(desired, counts.replicas) };
     await this.patchStatusIfChanged(MachineDeployments, md, status);
     return Action.awaitChange();
+  }
+
+  /** Whether the API server (not the cache) still shows an unpaused deployment whose template no MachineSet has. */
+  private async rolloutLive(cached: MachineDeployment): Promise<boolean> {
+    const ns = cached.metadata.namespace;
+    const md = await this.client.get<MachineDeployment>(MachineDeployments, ns, cached.metadata.name ?? '');
+    if (!md || isPaused(md, await this.client.get<ClusterView>(Clusters, ns, md.spec.clusterName))) return false;
+    const sets = (await this.client.list<MachineSet>(MachineSets, ns)).items.filter((s) => s.metadata.labels?.[Labels.deploymentName] === md.metadata.name);
+    return findNewMachineSet(md, sets) === undefined;
   }
 
   /** A MachineSet with the deployment's template (upstream: name from the deployment's, labels and selector too). */
@@ -275,7 +286,7 @@ class Simulator {
   private async reconcileControlPlane(key: ObjectKey): Promise<Action> {
     const kcp = this.mgr.informer<KubeadmControlPlane>(KubeadmControlPlanes).store.get(key.namespace, key.name);
     if (!kcp || kcp.metadata.deletionTimestamp) return Action.awaitChange();
-    const clusterName = kcp.metadata.labels?.[Labels.clusterName] ?? kcp.metadata.ownerReferences?.find((r) => r.kind === 'Cluster')?.name ?? '';
+    const clusterName = this.clusterOf(kcp);
     const ownerKey = `KubeadmControlPlane/${key.namespace}/${key.name}`;
     const machines = this.ownedMachines(ownerKey, (m) => m.metadata.labels?.[Labels.controlPlaneName] === key.name && m.metadata.namespace === key.namespace);
     const infraRef = kcp.spec.machineTemplate.spec.infrastructureRef;
@@ -300,6 +311,9 @@ class Simulator {
         createdAtMs: this.createdAtOf(m),
       }));
       const step = decideKcpStep(kcp, this.cluster(key.namespace, clusterName), members);
+      // The caches of KCPs, Machines and their clones lag independently (by milliseconds here, where a plan commits
+      // and unpauses in quick succession): confirm a rollout against the API server before replacing anything.
+      if (members.some((m) => !m.upToDate) && (step.kind === 'create' || step.kind === 'delete') && !(await this.outdatedLive(key, machines))) return Action.requeue(100);
       if (step.kind === 'create') await this.createOwned(ownerKey, blueprint);
       if (step.kind === 'delete') {
         const m = machines.find((x) => x.metadata.name === step.machine);
@@ -316,6 +330,26 @@ class Simulator {
     const version = lowestVersion(real.filter((m) => !m.metadata.deletionTimestamp).map((m) => m.spec.version ?? '')) ?? kcp.spec.version;
     await this.patchStatusIfChanged(KubeadmControlPlanes, kcp, { observedGeneration: kcp.metadata.generation ?? 1, selector, ...counts, version, initialization: { controlPlaneInitialized: true } });
     return Action.awaitChange();
+  }
+
+  /** Whether the API server (not the cache) still shows the KCP paused-free with an out-of-date machine. */
+  private async outdatedLive(key: ObjectKey, machines: Machine[]): Promise<boolean> {
+    const kcp = await this.client.get<KubeadmControlPlane>(KubeadmControlPlanes, key.namespace, key.name);
+    if (!kcp || isPaused(kcp, await this.client.get<ClusterView>(Clusters, key.namespace, this.clusterOf(kcp)))) return false;
+    for (const cached of machines.filter((m) => !this.isPlaceholder(m))) {
+      const m = await this.client.get<Machine>(Machines, key.namespace, cached.metadata.name ?? '');
+      if (!m || m.metadata.deletionTimestamp) continue;
+      const infra = m.spec.infrastructureRef.kind === DevMachines.kind ? await this.client.get(DevMachines, key.namespace, m.spec.infrastructureRef.name) : undefined;
+      const ref = m.spec.bootstrap.configRef;
+      const config = ref?.kind === KubeadmConfigs.kind ? await this.client.get(KubeadmConfigs, key.namespace, ref.name) : undefined;
+      const spec = config?.['spec'] as Record<string, unknown> | undefined;
+      if (!kcpMachineUpToDate(kcp, { machine: m, ...(infra ? { infraMachine: infra } : {}), ...(spec ? { kubeadmConfigSpec: spec } : {}) }).upToDate) return true;
+    }
+    return false;
+  }
+
+  private clusterOf(kcp: KubeadmControlPlane): string {
+    return kcp.metadata.labels?.[Labels.clusterName] ?? kcp.metadata.ownerReferences?.find((r) => r.kind === 'Cluster')?.name ?? '';
   }
 
   /** What the KCP compares for a machine: the machine, its DevMachine and its KubeadmConfig's spec, as cached. */
