@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { Annotations, Clusters, DevMachines, KubeadmConfigs, KubeadmControlPlanes, Labels, MachineDeployments, MachineSets, Machines, type KubeObject } from '../../src/api/index.js';
 import type { KubeClient } from '../../src/runtime/types.js';
 import {
-  CAPI_FIXTURE_CRDS_DIR, CLONED_FROM_GROUPKIND_ANNOTATION, CLONED_FROM_NAME_ANNOTATION, DevMachineTemplates, TOPOLOGY_DEPLOYMENT_NAME_LABEL, applyInventory, buildInventory, capiCrdDirs,
+  CAPI_FIXTURE_CRDS_DIR, CLONED_FROM_GROUPKIND_ANNOTATION, CLONED_FROM_NAME_ANNOTATION, DevMachineTemplates, KubeadmConfigTemplates, TOPOLOGY_DEPLOYMENT_NAME_LABEL, applyInventory, buildInventory, capiCrdDirs,
   deleteWorkloadNodes, startCapiSimulator, type CapiSimulator, type KubeadmControlPlane, type Machine, type MachineDeployment, type MachineSet,
 } from '../../src/capi-sim/index.js';
 import { startTestEnv, type TestEnv } from '../support/env.js';
@@ -139,6 +139,48 @@ describe('capi-sim faithful rollouts', function () {
     await client.patch(MachineDeployments, ns, 'c1-md', { spec: { template: { spec: { version: 'v1.30.1' } } } }, merge);
     expect(await churn()).to.equal(0);
     expect((await client.list(MachineSets, ns)).items).to.have.length(1);
+  });
+
+  it('owners aligned the way a plan must align them see every in-place updated machine as up to date (the contract for owner alignment)', async () => {
+    const pause = async (res: typeof KubeadmControlPlanes, name: string, on: boolean): Promise<void> => {
+      await client.patch(res, ns, name, { metadata: { annotations: { [Annotations.paused]: on ? '' : null } } }, merge);
+    };
+    const ntp = { enabled: true, servers: ['time.example.com'] };
+    await pause(KubeadmControlPlanes, 'c1-cp', true);
+    await pause(MachineDeployments, 'c1-md', true);
+    await sim!.reconcileOwners(2);
+    // In-place commits on every machine and its clones (what C8 writes).
+    for (const m of await machines()) {
+      await client.patch(Machines, ns, m.metadata.name!, { spec: { version: 'v1.30.1' } }, merge);
+      await client.patch(DevMachines, ns, m.spec.infrastructureRef.name, { spec: { backend: { docker: { customImage: 'img-b' } } } }, merge);
+      await client.patch(KubeadmConfigs, ns, m.spec.bootstrap.configRef!.name, { spec: { ntp } }, merge);
+    }
+    // New templates (templates are immutable by CAPI convention): cloned with the new values.
+    const tpl = (res: typeof DevMachineTemplates, name: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: `${res.group}/${res.version}`, kind: res.kind, metadata: { name, namespace: ns }, spec: { template: { spec } } });
+    await client.create(DevMachineTemplates, tpl(DevMachineTemplates, 'c1-cp-v2', { backend: { docker: { customImage: 'img-b' } } }));
+    await client.create(DevMachineTemplates, tpl(DevMachineTemplates, 'c1-md-v2', { backend: { docker: { customImage: 'img-b' } } }));
+    await client.create(KubeadmConfigTemplates, tpl(KubeadmConfigTemplates, 'c1-md-v2', { format: 'cloud-config', ntp }));
+    const infraRef = (name: string) => ({ apiGroup: DevMachineTemplates.group, kind: DevMachineTemplates.kind, name });
+    // KCP: version, kubeadmConfigSpec, infrastructure template; the InfraMachines now count as cloned from the new one.
+    await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.30.1', kubeadmConfigSpec: { ntp }, machineTemplate: { spec: { infrastructureRef: infraRef('c1-cp-v2') } } } }, merge);
+    for (const m of await cp()) await client.patch(DevMachines, ns, m.spec.infrastructureRef.name, { metadata: { annotations: { [CLONED_FROM_NAME_ANNOTATION]: 'c1-cp-v2' } } }, merge);
+    // MachineDeployment and the MachineSet that owns the machines: the same new template.
+    const template = { spec: { version: 'v1.30.1', infrastructureRef: infraRef('c1-md-v2'), bootstrap: { configRef: { apiGroup: KubeadmConfigTemplates.group, kind: KubeadmConfigTemplates.kind, name: 'c1-md-v2' } } } };
+    await client.patch(MachineDeployments, ns, 'c1-md', { spec: { template } }, merge);
+    const [set] = (await client.list<MachineSet>(MachineSets, ns)).items;
+    await client.patch(MachineSets, ns, set!.metadata.name!, { spec: { template } }, merge);
+    const names = (await machines()).map((m) => m.metadata.name).sort();
+    await pause(KubeadmControlPlanes, 'c1-cp', false);
+    await pause(MachineDeployments, 'c1-md', false);
+    expect(await churn(5)).to.equal(0);
+    expect((await machines()).map((m) => m.metadata.name).sort()).to.deep.equal(names);
+    expect((await client.list(MachineSets, ns)).items).to.have.length(1);
+    // Machines created later are born with the new values.
+    await client.patch(MachineDeployments, ns, 'c1-md', { spec: { replicas: 3 } }, merge);
+    const born = await waitFor(async () => (await ofMd()).find((m) => !names.includes(m.metadata.name) && m.status?.phase === 'Running'), { timeoutMs: 30_000, message: 'new MD machine' });
+    expect(born.spec.version).to.equal('v1.30.1');
+    expect(await client.get(DevMachines, ns, born.spec.infrastructureRef.name)).to.have.nested.property('spec.backend.docker.customImage', 'img-b');
+    expect((await client.get(KubeadmConfigs, ns, born.spec.bootstrap.configRef!.name))?.['spec']).to.have.deep.property('ntp', ntp);
   });
 
   it('the topology controller writes Cluster.spec.topology.version to the KCP, then to managed MachineDeployments', async function () {
