@@ -96,6 +96,12 @@ export interface MachineBlueprint {
   /** KubeadmConfig spec (from the bootstrap template or the KCP's kubeadmConfigSpec). */
   bootstrapSpec: Record<string, unknown>;
   failureDomain?: string;
+  /** Annotations of the DevMachine (upstream: the cloned-from annotations of the template it was cloned from). */
+  infraAnnotations?: Record<string, string>;
+  /** Annotations of the KubeadmConfig (cloned-from annotations when cloned from a KubeadmConfigTemplate). */
+  bootstrapAnnotations?: Record<string, string>;
+  /** Annotations of the Machine (from its owner's machine template). */
+  annotations?: Record<string, string>;
 }
 
 /** The CAPI labels of a control-plane machine. */
@@ -125,17 +131,23 @@ export function buildMachine(bp: MachineBlueprint): Machine {
   return {
     apiVersion: apiVersionOf(Machines),
     kind: Machines.kind,
-    metadata: { name: bp.name, namespace: bp.namespace, labels: { ...bp.labels }, ownerReferences: [controllerRef(bp.owner.res, bp.owner.name, bp.owner.uid)] },
+    metadata: {
+      name: bp.name, namespace: bp.namespace, labels: { ...bp.labels },
+      ...(bp.annotations && Object.keys(bp.annotations).length > 0 ? { annotations: { ...bp.annotations } } : {}),
+      ownerReferences: [controllerRef(bp.owner.res, bp.owner.name, bp.owner.uid)],
+    },
     spec,
   };
 }
+
+const annotated = (a: Record<string, string> | undefined): { annotations?: Record<string, string> } => (a && Object.keys(a).length > 0 ? { annotations: { ...a } } : {});
 
 /** The DevMachine of a blueprint, owned by its Machine. */
 export function buildDevMachine(bp: MachineBlueprint, machineUid = ''): KubeObject {
   return {
     apiVersion: apiVersionOf(DevMachines),
     kind: DevMachines.kind,
-    metadata: { name: bp.name, namespace: bp.namespace, labels: { [Labels.clusterName]: bp.clusterName }, ownerReferences: [controllerRef(Machines, bp.name, machineUid)] },
+    metadata: { name: bp.name, namespace: bp.namespace, labels: { [Labels.clusterName]: bp.clusterName }, ...annotated(bp.infraAnnotations), ownerReferences: [controllerRef(Machines, bp.name, machineUid)] },
     spec: { ...structuredClone(bp.infraSpec), providerID: `dev://${bp.namespace}/${bp.name}` },
   };
 }
@@ -148,7 +160,7 @@ export function buildKubeadmConfig(bp: MachineBlueprint, machineUid = ''): KubeO
   return {
     apiVersion: apiVersionOf(KubeadmConfigs),
     kind: KubeadmConfigs.kind,
-    metadata: { name: bp.name, namespace: bp.namespace, labels: { [Labels.clusterName]: bp.clusterName }, ownerReferences: [controllerRef(Machines, bp.name, machineUid)] },
+    metadata: { name: bp.name, namespace: bp.namespace, labels: { [Labels.clusterName]: bp.clusterName }, ...annotated(bp.bootstrapAnnotations), ownerReferences: [controllerRef(Machines, bp.name, machineUid)] },
     spec,
   };
 }

@@ -7,3 +7,4 @@ export {
 export * from './inventory.js';
 export { startCapiSimulator, type CapiSimulator, type CapiSimulatorOptions } from './simulator.js';
 export * from './decisions.js';
+export * from './rollout.js';

@@ -8,7 +8,8 @@ import {
   NODE_CLUSTER_NAMESPACE_ANNOTATION, devMachineReadyStatus, kubeTime, kubeadmConfigReadyStatus, machineRunningStatus, nodeInfoFor, memberSuffix, nodeNameFor, nodeReadyStatus, stableSuffix,
   type MachineBlueprint,
 } from './builders.js';
-import type { KubeadmControlPlane, MachineDeployment, MachineHealthCheck, MachineSet } from './types.js';
+import { clonedFromAnnotations } from './rollout.js';
+import type { KubeadmControlPlane, MachineDeployment, MachineHealthCheck, MachineSet, ObjectRef } from './types.js';
 
 /** What to build: one cluster with an optional control plane, MachineDeployments and a MachineHealthCheck. */
 export interface InventoryOptions {
@@ -93,6 +94,8 @@ export function buildInventory(opts: InventoryOptions): KubeObject[] {
           owner: { res: KubeadmControlPlanes, name: cp.name },
           labels: controlPlaneMachineLabels(clusterName, cp.name),
           infraSpec, bootstrapSpec: { format: 'cloud-config' },
+          // KCP clones the InfraMachine from machineTemplate.spec.infrastructureRef; the KubeadmConfig is generated.
+          infraAnnotations: clonedFromAnnotations(kcp.spec.machineTemplate.spec.infrastructureRef),
         },
       });
     }
@@ -102,7 +105,7 @@ export function buildInventory(opts: InventoryOptions): KubeObject[] {
     const strategy = mdOpts.strategy ?? 'RollingUpdate';
     const msName = inventoryMachineSetName(mdOpts.name);
     const selector = { matchLabels: { [Labels.clusterName]: clusterName, [Labels.deploymentName]: mdOpts.name } };
-    const machineSpec = {
+    const machineSpec: { clusterName: string; version: string; bootstrap: { configRef: ObjectRef }; infrastructureRef: ObjectRef } = {
       clusterName,
       version,
       bootstrap: { configRef: { apiGroup: KubeadmConfigTemplates.group, kind: KubeadmConfigTemplates.kind, name: mdOpts.name } },
@@ -148,6 +151,9 @@ export function buildInventory(opts: InventoryOptions): KubeObject[] {
           owner: { res: MachineSets, name: msName },
           labels: deploymentMachineLabels(clusterName, mdOpts.name, msName),
           infraSpec, bootstrapSpec: { format: 'cloud-config' },
+          // The MachineSet clones both from its template's references.
+          infraAnnotations: clonedFromAnnotations(machineSpec.infrastructureRef),
+          bootstrapAnnotations: clonedFromAnnotations(machineSpec.bootstrap.configRef),
         },
       });
     }

@@ -1,22 +1,29 @@
 // A stand-in for Cluster API's controllers and the workload cluster's kubelets, just enough for the platform's
-// scenarios in local mode: MachineSet / KubeadmControlPlane scaling, machines becoming Ready after a delay with
-// their DevMachine, KubeadmConfig and Node, manual remediation (remediate-machine -> replacement at the owner's
-// version), node info following in-place changes, and replica / MHC status. Writes only fields the real CRDs keep.
+// scenarios in local mode: KubeadmControlPlane and MachineDeployment rollouts on drift as upstream does them
+// (rollout.ts: out-of-date machines are replaced, a template change gets a new MachineSet), MachineSet scaling from
+// its own templates (clones with cloned-from annotations), the topology controller's version writes, paused owners
+// left alone, machines becoming Ready after a delay with their DevMachine, KubeadmConfig and Node, manual remediation
+// (remediate-machine -> replacement at the owner's version), node info following in-place changes, and replica / MHC
+// status. Writes only fields the real CRDs keep.
 import { randomInt } from 'node:crypto';
-import { Labels, MachineHealthChecks, Nodes, type KubeObject, type ResourceType } from '../api/index.js';
+import { Labels, MachineHealthChecks, Nodes, apiVersionOf, type KubeObject, type ResourceType } from '../api/index.js';
 import { createManager } from '../runtime/index.js';
 import { setCondition } from '../runtime/conditions.js';
 import { isNotFound, isAlreadyExists } from '../runtime/errors.js';
 import { formatLabelSelector, type LabelSelector } from '../runtime/labels.js';
-import { Action, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/types.js';
+import { Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/types.js';
 import {
-  DevMachineTemplates, DevMachines, KubeadmConfigTemplates, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines,
+  Clusters, DevMachineTemplates, controllerRef, DevMachines, KubeadmConfigTemplates, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines,
   NODE_CLUSTER_NAMESPACE_ANNOTATION, NODE_MACHINE_ANNOTATION, buildDevMachine, buildKubeadmConfig, buildMachine, buildNode, controlPlaneMachineLabels,
   devMachineReadyStatus, isControlPlaneMachine, kubeTime, kubeadmConfigReadyStatus, machineProvisioningStatus, machineRunningStatus, nodeInfoFor,
   nodeNameFor, nodeReadyStatus, wantsRemediation, type MachineBlueprint,
 } from './builders.js';
-import { countReplicas, decideProvisioning, decideScale, mhcCounts, mhcTargets, newMachineName, mirroredNodeInfo, remediationVerdict } from './decisions.js';
-import type { KubeadmControlPlane, Machine, MachineDeployment, MachineHealthCheck, MachineSet, Node } from './types.js';
+import { DELETE_MACHINE_ANNOTATION, countReplicas, decideProvisioning, decideScale, mhcCounts, mhcTargets, newMachineName, mirroredNodeInfo, remediationVerdict } from './decisions.js';
+import {
+  UPDATE_IN_PROGRESS_ANNOTATION, clonedFromAnnotations, decideKcpStep, decideMdRollout, decideTopology, findNewMachineSet, isPaused, kcpMachineUpToDate,
+  machineAvailable, machineFromSet, machineReady, type ClusterView, type KcpMember, type MdSetView,
+} from './rollout.js';
+import type { KubeadmControlPlane, Machine, MachineDeployment, MachineHealthCheck, MachineSet, Node, ObjectRef } from './types.js';
 
 /** Options of the simulator. */
 export interface CapiSimulatorOptions {
@@ -26,11 +33,30 @@ export interface CapiSimulatorOptions {
   log?: Logger;
   /** How long a new machine takes to become Running and Ready (default 200 ms). */
   readyDelayMs?: number;
+  /**
+   * Upstream's rollout triggers (default true): KCP replaces out-of-date machines, a MachineDeployment whose template
+   * no MachineSet matches rolls out a new one, the topology controller writes versions. False: owners only scale.
+   */
+  faithfulRollouts?: boolean;
+}
+
+/** Machines the simulator created and deleted since it started (remediation, scaling and rollouts alike). */
+export interface SimulatorStats {
+  machinesCreated: number;
+  machinesDeleted: number;
 }
 
 /** A running simulator. */
 export interface CapiSimulator {
   stop(): Promise<void>;
+  /** Machines created and deleted so far. */
+  stats(): SimulatorStats;
+  /**
+   * Runs `rounds` passes over every owner (KubeadmControlPlane, MachineDeployment, MachineSet, topology Cluster):
+   * each pass enqueues every owner and resolves once each has been reconciled again. For state checks such as "CAPI
+   * changes nothing over N passes", which do not depend on timing.
+   */
+  reconcileOwners(rounds?: number): Promise<void>;
 }
 
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -42,12 +68,12 @@ const mergeStatus = { type: 'merge', subresource: 'status' } as const;
 /** Starts the simulator's controllers; resolves once their caches are synced. */
 export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<CapiSimulator> {
   const mgr = createManager({ client: opts.client, name: 'capi-sim', ...(opts.namespace ? { namespace: opts.namespace } : {}), ...(opts.log ? { log: opts.log } : {}) });
-  const sim = new Simulator(mgr, opts.client, opts.readyDelayMs ?? 200);
+  const sim = new Simulator(mgr, opts.client, opts.readyDelayMs ?? 200, opts.faithfulRollouts ?? true);
   sim.setup();
   await mgr.start();
   // Callers act on the simulated world right away: wait for the caches the reconcilers read.
-  await Promise.all([MachineDeployments, MachineSets, KubeadmControlPlanes, Machines, MachineHealthChecks, Nodes].map((r) => mgr.informer(r).synced()));
-  return { stop: () => mgr.stop() };
+  await Promise.all([MachineDeployments, MachineSets, KubeadmControlPlanes, Machines, MachineHealthChecks, Nodes, Clusters, DevMachines, KubeadmConfigs].map((r) => mgr.informer(r).synced()));
+  return { stop: () => mgr.stop(), stats: () => sim.stats(), reconcileOwners: (rounds) => sim.reconcileOwners(rounds ?? 1) };
 }
 
 /** The simulator's reconcilers, sharing the manager's caches and the in-flight creation/deletion expectations. */
@@ -58,8 +84,54 @@ class Simulator {
   private readonly expectedDeletes = new Set<string>();
   /** When this process created a machine (ms precision; creationTimestamp only has seconds). */
   private readonly createdAt = new Map<string, number>();
+  /** MachineSets a deployment created that the cache may not show yet, per deployment key. */
+  private readonly expectedSets = new Map<string, string>();
+  /** Completed owner reconciles per controller/key (what reconcileOwners counts). */
+  private readonly runs = new Map<string, number>();
+  private readonly counters: SimulatorStats = { machinesCreated: 0, machinesDeleted: 0 };
+  private readonly controllers = new Map<string, { ctl: Controller; res: ResourceType }>();
 
-  constructor(private readonly mgr: Manager, private readonly client: KubeClient, private readonly readyDelayMs: number) {}
+  constructor(private readonly mgr: Manager, private readonly client: KubeClient, private readonly readyDelayMs: number, private readonly faithful: boolean) {}
+
+  stats(): SimulatorStats {
+    return { ...this.counters };
+  }
+
+  async reconcileOwners(rounds: number): Promise<void> {
+    for (let r = 0; r < rounds; r++) {
+      const want = new Map<string, number>();
+      for (const [name, { ctl, res }] of this.controllers) {
+        for (const o of this.mgr.informer(res).store.list(this.mgr.namespace)) {
+          const key = { ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name: o.metadata.name ?? '' };
+          const id = `${name}/${key.namespace ?? ''}/${key.name}`;
+          want.set(id, (this.runs.get(id) ?? 0) + 1);
+          ctl.enqueue(key);
+        }
+      }
+      const deadline = Date.now() + 60_000;
+      while ([...want].some(([id, n]) => (this.runs.get(id) ?? 0) < n)) {
+        if (Date.now() > deadline) throw new Error('capi-sim: owners were not reconciled within 60 s');
+        await new Promise((res) => setTimeout(res, 10));
+      }
+    }
+  }
+
+  /** Registers an owner controller whose runs reconcileOwners counts. */
+  private owner(name: string, res: ResourceType, build: (b: ReturnType<Manager['controller']>) => ReturnType<Manager['controller']>, fn: (key: ObjectKey) => Promise<Action>): void {
+    const ctl = build(this.mgr.controller(name).for(res)).reconcile(async (key) => {
+      try {
+        return await fn(key);
+      } finally {
+        const id = `${name}/${key.namespace ?? ''}/${key.name}`;
+        this.runs.set(id, (this.runs.get(id) ?? 0) + 1);
+      }
+    });
+    this.controllers.set(name, { ctl, res });
+  }
+
+  private cluster(namespace: string | undefined, name: string | undefined): ClusterView | undefined {
+    return name ? this.mgr.informer<ClusterView>(Clusters).store.peek(namespace, name) : undefined;
+  }
 
   private get machines(): Machine[] {
     return this.mgr.informer<Machine>(Machines).store.list(this.mgr.namespace);
@@ -67,15 +139,27 @@ class Simulator {
 
   setup(): void {
     const byLabel = (label: string) => (o: KubeObject): ObjectKey[] => nsKey(o, o.metadata.labels?.[label]);
-    this.mgr.controller('capi-sim-machinedeployment').for(MachineDeployments)
-      .watches(MachineSets, byLabel(Labels.deploymentName)).watches(Machines, byLabel(Labels.deploymentName))
-      .reconcile((key) => this.reconcileMachineDeployment(key));
-    this.mgr.controller('capi-sim-machineset').for(MachineSets)
-      .watches(Machines, byLabel(Labels.setName))
-      .reconcile((key) => this.reconcileMachineSet(key));
-    this.mgr.controller('capi-sim-kubeadmcontrolplane').for(KubeadmControlPlanes)
-      .watches(Machines, byLabel(Labels.controlPlaneName))
-      .reconcile((key) => this.reconcileControlPlane(key));
+    // A Cluster's change (spec.paused) concerns every owner of the cluster.
+    const ofCluster = (res: ResourceType) => (c: KubeObject): ObjectKey[] =>
+      this.mgr.informer(res).store.byLabel(Labels.clusterName, c.metadata.name ?? '', c.metadata.namespace).map((o) => ({ namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' }));
+    // A clone's change (a committed value on a DevMachine / KubeadmConfig) concerns its machine's control plane.
+    const toControlPlane = (o: KubeObject): ObjectKey[] => {
+      const owner = o.metadata.ownerReferences?.find((r) => r.kind === Machines.kind)?.name;
+      const m = owner ? this.mgr.informer<Machine>(Machines).store.peek(o.metadata.namespace, owner) : undefined;
+      return m ? nsKey(m, m.metadata.labels?.[Labels.controlPlaneName]) : [];
+    };
+    this.owner('capi-sim-machinedeployment', MachineDeployments, (b) => b
+      .watches(MachineSets, byLabel(Labels.deploymentName)).watches(Machines, byLabel(Labels.deploymentName)).watches(Clusters, ofCluster(MachineDeployments)),
+    (key) => this.reconcileMachineDeployment(key));
+    this.owner('capi-sim-machineset', MachineSets, (b) => b.watches(Machines, byLabel(Labels.setName)).watches(Clusters, ofCluster(MachineSets)), (key) => this.reconcileMachineSet(key));
+    this.owner('capi-sim-kubeadmcontrolplane', KubeadmControlPlanes, (b) => b
+      .watches(Machines, byLabel(Labels.controlPlaneName)).watches(Clusters, ofCluster(KubeadmControlPlanes))
+      .watches(DevMachines, toControlPlane).watches(KubeadmConfigs, toControlPlane),
+    (key) => this.reconcileControlPlane(key));
+    if (this.faithful) {
+      const toCluster = (o: KubeObject): ObjectKey[] => nsKey(o, o.metadata.labels?.[Labels.clusterName]);
+      this.owner('capi-sim-topology', Clusters, (b) => b.watches(KubeadmControlPlanes, toCluster).watches(MachineDeployments, toCluster), (key) => this.reconcileTopology(key));
+    }
     this.mgr.controller('capi-sim-machine').for(Machines)
       .watches<Node>(Nodes, (n) => {
         const machine = n.metadata.annotations?.[NODE_MACHINE_ANNOTATION];
@@ -95,64 +179,221 @@ class Simulator {
 
   // --- owners -------------------------------------------------------------------------------------------------
 
-  /** Keeps the MachineSet's replicas at the deployment's and the deployment's replica status. */
+  /**
+   * A MachineDeployment: with faithful rollouts, upstream's rolloutRolling / rolloutOnDelete (a new MachineSet from
+   * the deployment's template when none matches, old ones scaled down within maxUnavailable); otherwise only the
+   * first MachineSet follows spec.replicas. Keeps the deployment's replica status either way.
+   */
   private async reconcileMachineDeployment(key: ObjectKey): Promise<Action> {
     const md = this.mgr.informer<MachineDeployment>(MachineDeployments).store.get(key.namespace, key.name);
     if (!md || md.metadata.deletionTimestamp) return Action.awaitChange();
+    const mdKey = `${key.namespace ?? ''}/${key.name}`;
     const sets = this.mgr.informer<MachineSet>(MachineSets).store.byLabel(Labels.deploymentName, key.name, key.namespace)
       .filter((s) => s.metadata.ownerReferences?.some((r) => r.kind === MachineDeployments.kind && r.name === key.name));
-    const desired = md.spec.replicas ?? 1;
-    const current = sets[0];
-    if (current && (current.spec.replicas ?? 1) !== desired) {
-      await this.client.patch(MachineSets, key.namespace, current.metadata.name ?? '', { spec: { replicas: desired } }, merge);
+    const pendingSet = this.expectedSets.get(mdKey);
+    if (pendingSet !== undefined) {
+      // The set created last time is not in the cache yet: deciding now would create a second one.
+      if (!sets.some((s) => s.metadata.name === pendingSet)) return Action.requeue(50);
+      this.expectedSets.delete(mdKey);
     }
+    const desired = md.spec.replicas ?? 1;
     const machines = this.machines.filter((m) => m.metadata.namespace === key.namespace && m.metadata.labels?.[Labels.deploymentName] === key.name);
+    const live = machines.filter((m) => !m.metadata.deletionTimestamp);
+    if (this.faithful) {
+      const views: MdSetView[] = sets.map((set) => {
+        const mine = live.filter((m) => m.metadata.labels?.[Labels.setName] === set.metadata.name);
+        return { set, machines: mine.length, available: mine.filter(machineAvailable).length, createdAtMs: Date.parse(set.metadata.creationTimestamp ?? '') || 0 };
+      });
+      const decision = decideMdRollout(md, this.cluster(key.namespace, md.spec.clusterName), views);
+      // Confirm against the API server (caches lag independently) before rolling out a new MachineSet.
+      if (decision.create && sets.length > 0 && !(await this.rolloutLive(md))) return Action.requeue(100);
+      if (decision.create) await this.createMachineSet(md, decision.create.replicas);
+      for (const [name, replicas] of Object.entries(decision.scale)) await this.client.patch(MachineSets, key.namespace, name, { spec: { replicas } }, merge);
+      for (const name of decision.delete) await this.deleteIgnoringMissing(MachineSets, key.namespace ?? '', name);
+    } else {
+      const current = sets[0];
+      if (current && (current.spec.replicas ?? 1) !== desired) {
+        await this.client.patch(MachineSets, key.namespace, current.metadata.name ?? '', { spec: { replicas: desired } }, merge);
+      }
+    }
+    const newSet = this.faithful ? findNewMachineSet(md, sets) : sets[0];
     const counts = countReplicas(machines, md.spec.template.spec.version);
+    if (this.faithful) counts.upToDateReplicas = live.filter((m) => newSet !== undefined && m.metadata.labels?.[Labels.setName] === newSet.metadata.name).length;
     const status = { observedGeneration: md.metadata.generation ?? 1, selector: formatLabelSelector(md.spec.selector as LabelSelector), ...counts, phase: phaseOf(desired, counts.replicas) };
     await this.patchStatusIfChanged(MachineDeployments, md, status);
     return Action.awaitChange();
   }
 
-  /** Scales a MachineSet's machines to its replicas and keeps its replica status. */
+  /** Whether the API server (not the cache) still shows an unpaused deployment whose template no MachineSet has. */
+  private async rolloutLive(cached: MachineDeployment): Promise<boolean> {
+    const ns = cached.metadata.namespace;
+    const md = await this.client.get<MachineDeployment>(MachineDeployments, ns, cached.metadata.name ?? '');
+    if (!md || isPaused(md, await this.client.get<ClusterView>(Clusters, ns, md.spec.clusterName))) return false;
+    const sets = (await this.client.list<MachineSet>(MachineSets, ns)).items.filter((s) => s.metadata.labels?.[Labels.deploymentName] === md.metadata.name);
+    return findNewMachineSet(md, sets) === undefined;
+  }
+
+  /** A MachineSet with the deployment's template (upstream: name from the deployment's, labels and selector too). */
+  private async createMachineSet(md: MachineDeployment, replicas: number): Promise<void> {
+    const ns = md.metadata.namespace ?? '';
+    const mdName = md.metadata.name ?? '';
+    const taken = new Set(this.mgr.informer(MachineSets).store.list(ns).map((s) => s.metadata.name ?? ''));
+    const name = newMachineName(mdName, taken, randomSuffix);
+    const labels = { ...(md.spec.selector.matchLabels ?? {}), [Labels.clusterName]: md.spec.clusterName, [Labels.deploymentName]: mdName };
+    const template = structuredClone(md.spec.template);
+    const ms: MachineSet = {
+      apiVersion: apiVersionOf(MachineSets), kind: MachineSets.kind,
+      metadata: { name, namespace: ns, labels, ownerReferences: [controllerRef(MachineDeployments, mdName, md.metadata.uid ?? '')] },
+      spec: { clusterName: md.spec.clusterName, replicas, selector: structuredClone(md.spec.selector), template, ...(md.spec.deletion ? { deletion: structuredClone(md.spec.deletion) } : {}) },
+    };
+    this.expectedSets.set(`${ns}/${mdName}`, name);
+    await this.client.create(MachineSets, ms);
+    this.mgr.log.info({ machineDeployment: mdName, machineSet: name, replicas }, 'capi-sim: rollout: new MachineSet');
+  }
+
+  /** Scales a MachineSet's machines to its replicas from its own template, and keeps its replica status. */
   private async reconcileMachineSet(key: ObjectKey): Promise<Action> {
     const ms = this.mgr.informer<MachineSet>(MachineSets).store.get(key.namespace, key.name);
     if (!ms || ms.metadata.deletionTimestamp) return Action.awaitChange();
     const machines = this.ownedMachines(`MachineSet/${key.namespace}/${key.name}`, (m) => m.metadata.labels?.[Labels.setName] === key.name && m.metadata.namespace === key.namespace);
     const mdName = ms.metadata.labels?.[Labels.deploymentName];
-    await this.scale(`MachineSet/${key.namespace}/${key.name}`, ms.spec.replicas ?? 1, machines, ms.spec.deletion?.order, async (name) => {
-      const tpl = ms.spec.template;
-      const labels = { ...(tpl.metadata?.labels ?? {}), ...(mdName ? { [Labels.deploymentName]: mdName } : {}), [Labels.clusterName]: ms.spec.clusterName, [Labels.setName]: key.name };
-      return {
-        namespace: key.namespace ?? '', clusterName: ms.spec.clusterName, name, version: tpl.spec.version ?? '',
-        owner: { res: MachineSets, name: key.name, uid: ms.metadata.uid ?? '' },
-        labels,
-        infraSpec: await this.templateSpec(DevMachineTemplates, key.namespace, tpl.spec.infrastructureRef.name),
-        bootstrapSpec: tpl.spec.bootstrap.configRef ? await this.templateSpec(KubeadmConfigTemplates, key.namespace, tpl.spec.bootstrap.configRef.name) : {},
-        ...(tpl.spec.failureDomain ? { failureDomain: tpl.spec.failureDomain } : {}),
-      };
-    });
+    if (!this.faithful || !isPaused(ms, this.cluster(key.namespace, ms.spec.clusterName))) {
+      await this.scale(`MachineSet/${key.namespace}/${key.name}`, ms.spec.replicas ?? 1, machines, ms.spec.deletion?.order, async (name) => {
+        const want = machineFromSet(ms, key.name, mdName);
+        return {
+          namespace: key.namespace ?? '', clusterName: ms.spec.clusterName, name, version: want.version ?? '',
+          owner: { res: MachineSets, name: key.name, uid: ms.metadata.uid ?? '' },
+          labels: want.labels,
+          annotations: want.annotations,
+          infraSpec: await this.templateSpec(DevMachineTemplates, key.namespace, want.infraTemplate.name),
+          infraAnnotations: clonedFromAnnotations(want.infraTemplate),
+          bootstrapSpec: want.bootstrapTemplate ? await this.templateSpec(KubeadmConfigTemplates, key.namespace, want.bootstrapTemplate.name) : {},
+          ...(want.bootstrapTemplate ? { bootstrapAnnotations: clonedFromAnnotations(want.bootstrapTemplate) } : {}),
+          ...(want.failureDomain ? { failureDomain: want.failureDomain } : {}),
+        };
+      });
+    }
     const counts = countReplicas(machines, ms.spec.template.spec.version);
     await this.patchStatusIfChanged(MachineSets, ms, { observedGeneration: ms.metadata.generation ?? 1, selector: formatLabelSelector(ms.spec.selector as LabelSelector), ...counts });
     return Action.awaitChange();
   }
 
-  /** Scales a control plane's machines to its replicas and keeps its replica status. */
+  /**
+   * A control plane: with faithful rollouts, upstream's KCP (out-of-date machines replaced one at a time: scale up
+   * within maxSurge, then delete the oldest out-of-date one; preflight on ready machines); otherwise scaling only.
+   * Keeps the control plane's replica status (status.version: the lowest version its machines run).
+   */
   private async reconcileControlPlane(key: ObjectKey): Promise<Action> {
     const kcp = this.mgr.informer<KubeadmControlPlane>(KubeadmControlPlanes).store.get(key.namespace, key.name);
     if (!kcp || kcp.metadata.deletionTimestamp) return Action.awaitChange();
-    const clusterName = kcp.metadata.labels?.[Labels.clusterName] ?? kcp.metadata.ownerReferences?.find((r) => r.kind === 'Cluster')?.name ?? '';
-    const machines = this.ownedMachines(`KubeadmControlPlane/${key.namespace}/${key.name}`, (m) => m.metadata.labels?.[Labels.controlPlaneName] === key.name && m.metadata.namespace === key.namespace);
-    await this.scale(`KubeadmControlPlane/${key.namespace}/${key.name}`, kcp.spec.replicas ?? 1, machines, 'Oldest', async (name) => ({
+    const clusterName = this.clusterOf(kcp);
+    const ownerKey = `KubeadmControlPlane/${key.namespace}/${key.name}`;
+    const machines = this.ownedMachines(ownerKey, (m) => m.metadata.labels?.[Labels.controlPlaneName] === key.name && m.metadata.namespace === key.namespace);
+    const infraRef = kcp.spec.machineTemplate.spec.infrastructureRef;
+    const blueprint = async (name: string): Promise<MachineBlueprint> => ({
       namespace: key.namespace ?? '', clusterName, name, version: kcp.spec.version,
       owner: { res: KubeadmControlPlanes, name: key.name, uid: kcp.metadata.uid ?? '' },
       labels: { ...(kcp.spec.machineTemplate.metadata?.labels ?? {}), ...controlPlaneMachineLabels(clusterName, key.name) },
-      infraSpec: await this.templateSpec(DevMachineTemplates, key.namespace, kcp.spec.machineTemplate.spec.infrastructureRef.name),
+      ...(kcp.spec.machineTemplate.metadata?.annotations ? { annotations: kcp.spec.machineTemplate.metadata.annotations } : {}),
+      infraSpec: await this.templateSpec(DevMachineTemplates, key.namespace, infraRef.name),
+      infraAnnotations: clonedFromAnnotations(infraRef),
       bootstrapSpec: structuredClone(kcp.spec.kubeadmConfigSpec ?? {}),
-    }));
-    const counts = countReplicas(machines, kcp.spec.version);
+    });
+    const upToDate = new Map(machines.map((m) => [m.metadata.name ?? '', this.isPlaceholder(m) || kcpMachineUpToDate(kcp, this.kcpView(m)).upToDate]));
+    if (this.faithful) {
+      const members: KcpMember[] = machines.map((m) => ({
+        name: m.metadata.name ?? '',
+        upToDate: upToDate.get(m.metadata.name ?? '') ?? true,
+        ready: machineReady(m),
+        deleting: m.metadata.deletionTimestamp !== undefined,
+        deleteMarked: m.metadata.annotations?.[DELETE_MACHINE_ANNOTATION] !== undefined,
+        updatingInPlace: m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] !== undefined,
+        createdAtMs: this.createdAtOf(m),
+      }));
+      const step = decideKcpStep(kcp, this.cluster(key.namespace, clusterName), members);
+      // The caches of KCPs, Machines and their clones lag independently (by milliseconds here, where a plan commits
+      // and unpauses in quick succession): confirm a rollout against the API server before replacing anything.
+      if (members.some((m) => !m.upToDate) && (step.kind === 'create' || step.kind === 'delete') && !(await this.outdatedLive(key, machines))) return Action.requeue(100);
+      if (step.kind === 'create') await this.createOwned(ownerKey, blueprint);
+      if (step.kind === 'delete') {
+        const m = machines.find((x) => x.metadata.name === step.machine);
+        this.mgr.log.info({ controlPlane: key.name, machine: step.machine, why: step.why }, 'capi-sim: KubeadmControlPlane deletes a machine');
+        if (m) await this.deleteMachine(m);
+      }
+    } else {
+      await this.scale(ownerKey, kcp.spec.replicas ?? 1, machines, 'Oldest', blueprint);
+    }
+    const real = machines.filter((m) => !this.isPlaceholder(m));
+    const counts = countReplicas(real, kcp.spec.version);
+    if (this.faithful) counts.upToDateReplicas = real.filter((m) => !m.metadata.deletionTimestamp && upToDate.get(m.metadata.name ?? '') === true).length;
     const selector = `${Labels.clusterName}=${clusterName},${Labels.controlPlane},${Labels.controlPlaneName}=${key.name}`;
-    await this.patchStatusIfChanged(KubeadmControlPlanes, kcp, { observedGeneration: kcp.metadata.generation ?? 1, selector, ...counts, version: kcp.spec.version, initialization: { controlPlaneInitialized: true } });
+    const version = lowestVersion(real.filter((m) => !m.metadata.deletionTimestamp).map((m) => m.spec.version ?? '')) ?? kcp.spec.version;
+    await this.patchStatusIfChanged(KubeadmControlPlanes, kcp, { observedGeneration: kcp.metadata.generation ?? 1, selector, ...counts, version, initialization: { controlPlaneInitialized: true } });
     return Action.awaitChange();
+  }
+
+  /** Whether the API server (not the cache) still shows the KCP paused-free with an out-of-date machine. */
+  private async outdatedLive(key: ObjectKey, machines: Machine[]): Promise<boolean> {
+    const kcp = await this.client.get<KubeadmControlPlane>(KubeadmControlPlanes, key.namespace, key.name);
+    if (!kcp || isPaused(kcp, await this.client.get<ClusterView>(Clusters, key.namespace, this.clusterOf(kcp)))) return false;
+    for (const cached of machines.filter((m) => !this.isPlaceholder(m))) {
+      const m = await this.client.get<Machine>(Machines, key.namespace, cached.metadata.name ?? '');
+      if (!m || m.metadata.deletionTimestamp) continue;
+      const infra = m.spec.infrastructureRef.kind === DevMachines.kind ? await this.client.get(DevMachines, key.namespace, m.spec.infrastructureRef.name) : undefined;
+      const ref = m.spec.bootstrap.configRef;
+      const config = ref?.kind === KubeadmConfigs.kind ? await this.client.get(KubeadmConfigs, key.namespace, ref.name) : undefined;
+      const spec = config?.['spec'] as Record<string, unknown> | undefined;
+      if (!kcpMachineUpToDate(kcp, { machine: m, ...(infra ? { infraMachine: infra } : {}), ...(spec ? { kubeadmConfigSpec: spec } : {}) }).upToDate) return true;
+    }
+    return false;
+  }
+
+  private clusterOf(kcp: KubeadmControlPlane): string {
+    return kcp.metadata.labels?.[Labels.clusterName] ?? kcp.metadata.ownerReferences?.find((r) => r.kind === 'Cluster')?.name ?? '';
+  }
+
+  /** What the KCP compares for a machine: the machine, its DevMachine and its KubeadmConfig's spec, as cached. */
+  private kcpView(m: Machine): { machine: Machine; infraMachine?: KubeObject; kubeadmConfigSpec?: Record<string, unknown> } {
+    const ns = m.metadata.namespace;
+    const infra = m.spec.infrastructureRef.kind === DevMachines.kind ? this.mgr.informer(DevMachines).store.peek(ns, m.spec.infrastructureRef.name) : undefined;
+    const ref = m.spec.bootstrap.configRef;
+    const config = ref?.kind === KubeadmConfigs.kind ? this.mgr.informer<KubeObject & { spec?: Record<string, unknown> }>(KubeadmConfigs).store.peek(ns, ref.name) : undefined;
+    return { machine: m, ...(infra ? { infraMachine: infra } : {}), ...(config?.spec ? { kubeadmConfigSpec: config.spec } : {}) };
+  }
+
+  /** The topology controller: Cluster.spec.topology.version onto the KCP, then onto managed MachineDeployments. */
+  private async reconcileTopology(key: ObjectKey): Promise<Action> {
+    const cluster = this.mgr.informer<ClusterView>(Clusters).store.get(key.namespace, key.name);
+    if (!cluster?.spec?.topology || cluster.metadata.deletionTimestamp) return Action.awaitChange();
+    const cpRef: ObjectRef | undefined = cluster.spec.controlPlaneRef;
+    const kcp = cpRef?.kind === KubeadmControlPlanes.kind ? this.mgr.informer<KubeadmControlPlane>(KubeadmControlPlanes).store.peek(key.namespace, cpRef.name) : undefined;
+    const mds = this.mgr.informer<MachineDeployment>(MachineDeployments).store.list(key.namespace).filter((m) => m.spec.clusterName === key.name);
+    const patches = decideTopology(cluster, kcp, mds);
+    if (patches.controlPlaneVersion && kcp) await this.client.patch(KubeadmControlPlanes, key.namespace, kcp.metadata.name ?? '', { spec: { version: patches.controlPlaneVersion } }, merge);
+    for (const [name, version] of Object.entries(patches.machineDeploymentVersions)) {
+      await this.client.patch(MachineDeployments, key.namespace, name, { spec: { template: { spec: { version } } } }, merge);
+    }
+    return Action.awaitChange();
+  }
+
+  private isPlaceholder(m: Machine): boolean {
+    return m.spec.clusterName === '' && m.metadata.namespace === undefined;
+  }
+
+  private createdAtOf(m: Machine): number {
+    return this.createdAt.get(`${m.metadata.namespace}/${m.metadata.name}`) ?? (Date.parse(m.metadata.creationTimestamp ?? '') || 0);
+  }
+
+  /** Creates one machine for an owner, remembering it until the cache shows it. */
+  private async createOwned(ownerKey: string, blueprint: (name: string) => Promise<MachineBlueprint>): Promise<void> {
+    const owner = ownerKey.split('/')[2] ?? '';
+    const taken = new Set(this.machines.map((m) => m.metadata.name ?? ''));
+    for (const s of this.expectedCreates.values()) for (const n of s) taken.add(n);
+    const bp = await blueprint(newMachineName(owner, taken, randomSuffix));
+    const pending = this.expectedCreates.get(ownerKey) ?? new Set<string>();
+    pending.add(bp.name);
+    this.expectedCreates.set(ownerKey, pending);
+    await this.createMachine(bp);
   }
 
   /** The owner's machines as the cache shows them, plus created ones the cache has not seen, minus deleted ones. */
@@ -168,16 +409,7 @@ class Simulator {
 
   private async scale(ownerKey: string, desired: number, machines: Machine[], order: 'Random' | 'Newest' | 'Oldest' | undefined, blueprint: (name: string) => Promise<MachineBlueprint>): Promise<void> {
     const decision = decideScale(desired, machines, order, (m) => this.createdAt.get(`${m.metadata.namespace}/${m.metadata.name}`) ?? (Date.parse(m.metadata.creationTimestamp ?? '') || 0));
-    for (let i = 0; i < decision.create; i++) {
-      const owner = ownerKey.split('/')[2] ?? '';
-      const taken = new Set(this.machines.map((m) => m.metadata.name ?? ''));
-      for (const s of this.expectedCreates.values()) for (const n of s) taken.add(n);
-      const bp = await blueprint(newMachineName(owner, taken, randomSuffix));
-      const pending = this.expectedCreates.get(ownerKey) ?? new Set<string>();
-      pending.add(bp.name);
-      this.expectedCreates.set(ownerKey, pending);
-      await this.createMachine(bp);
-    }
+    for (let i = 0; i < decision.create; i++) await this.createOwned(ownerKey, blueprint);
     for (const name of decision.delete) {
       const m = machines.find((x) => x.metadata.name === name);
       if (m) await this.deleteMachine(m);
@@ -195,6 +427,7 @@ class Simulator {
   private async createMachine(bp: MachineBlueprint): Promise<void> {
     this.createdAt.set(`${bp.namespace}/${bp.name}`, Date.now());
     const machine = await this.client.create(Machines, buildMachine(bp));
+    this.counters.machinesCreated++;
     const uid = machine.metadata.uid ?? '';
     await this.createIgnoringExisting(DevMachines, buildDevMachine(bp, uid));
     await this.createIgnoringExisting(KubeadmConfigs, buildKubeadmConfig(bp, uid));
@@ -214,6 +447,7 @@ class Simulator {
     const ns = m.metadata.namespace ?? '';
     const name = m.metadata.name ?? '';
     this.expectedDeletes.add(`${ns}/${name}`);
+    this.counters.machinesDeleted++;
     await this.deleteIgnoringMissing(Machines, ns, name);
     await this.deleteChildren(ns, name);
   }
@@ -365,5 +599,14 @@ class Simulator {
 }
 
 const ownedByMachine = (o: KubeObject, machine: string): boolean => o.metadata.ownerReferences?.some((r) => r.kind === Machines.kind && r.name === machine) ?? false;
+
+/** The lowest of some Kubernetes versions (vMAJOR.MINOR.PATCH), or undefined when there are none. */
+function lowestVersion(versions: readonly string[]): string | undefined {
+  const parts = (v: string): number[] => v.replace(/^v/, '').split(/[.+-]/).slice(0, 3).map((x) => Number(x) || 0);
+  return [...versions].filter((v) => v !== '').sort((a, b) => {
+    const [x, y] = [parts(a), parts(b)];
+    return (x[0]! - y[0]!) || (x[1]! - y[1]!) || (x[2]! - y[2]!);
+  })[0];
+}
 
 const phaseOf = (desired: number, current: number): string => (current < desired ? 'ScalingUp' : current > desired ? 'ScalingDown' : 'Running');

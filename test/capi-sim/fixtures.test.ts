@@ -33,11 +33,17 @@ const USED_PATHS: Record<string, string[]> = {
     '/spec/rollout/strategy/rollingUpdate/maxSurge', '/spec/rollout/strategy/rollingUpdate/maxUnavailable', '/spec/template/spec/version',
     '/spec/template/spec/infrastructureRef/name', '/spec/template/spec/bootstrap/configRef/name',
     '/status/replicas', '/status/readyReplicas', '/status/availableReplicas', '/status/upToDateReplicas',
+    '/spec/template/metadata/labels', '/spec/template/spec/infrastructureRef/apiGroup', '/spec/template/spec/infrastructureRef/kind',
+    '/spec/template/spec/bootstrap/configRef/apiGroup', '/spec/template/spec/bootstrap/configRef/kind', '/spec/template/spec/failureDomain',
   ],
-  'machinesets.cluster.x-k8s.io': ['/spec/clusterName', '/spec/replicas', '/spec/selector/matchLabels', '/spec/template/spec/version', '/status/replicas'],
+  'machinesets.cluster.x-k8s.io': [
+    '/spec/clusterName', '/spec/replicas', '/spec/selector/matchLabels', '/spec/template/metadata/labels', '/spec/template/spec/version',
+    '/spec/template/spec/infrastructureRef/name', '/spec/template/spec/bootstrap/configRef/name', '/status/replicas', '/status/upToDateReplicas',
+  ],
   'kubeadmcontrolplanes.controlplane.cluster.x-k8s.io': [
     '/spec/replicas', '/spec/version', '/spec/rollout/strategy/rollingUpdate/maxSurge', '/spec/machineTemplate/spec/infrastructureRef/name',
-    '/status/replicas', '/status/readyReplicas',
+    '/spec/machineTemplate/spec/infrastructureRef/apiGroup', '/spec/machineTemplate/spec/infrastructureRef/kind', '/spec/kubeadmConfigSpec/ntp/servers',
+    '/status/replicas', '/status/readyReplicas', '/status/upToDateReplicas', '/status/version',
   ],
   'machinehealthchecks.cluster.x-k8s.io': [
     '/spec/clusterName', '/spec/selector/matchLabels', '/spec/checks/nodeStartupTimeoutSeconds', '/spec/checks/unhealthyNodeConditions[]/type',
@@ -46,7 +52,7 @@ const USED_PATHS: Record<string, string[]> = {
   ],
   'devmachines.infrastructure.cluster.x-k8s.io': ['/spec/backend/docker/customImage', '/status/initialization/provisioned'],
   'kubeadmconfigs.bootstrap.cluster.x-k8s.io': ['/spec/ntp/servers', '/spec/ntp/enabled', '/spec/files[]/path', '/status/initialization/dataSecretCreated'],
-  'clusters.cluster.x-k8s.io': ['/spec/controlPlaneRef/name', '/spec/infrastructureRef/name', '/status/initialization/controlPlaneInitialized'],
+  'clusters.cluster.x-k8s.io': ['/spec/paused', '/spec/controlPlaneRef/name', '/spec/controlPlaneRef/kind', '/spec/infrastructureRef/name', '/status/initialization/controlPlaneInitialized'],
 };
 
 describe('capi-sim fixture CRDs', () => {

@@ -78,6 +78,12 @@ export class Platform {
     return inventoryMachineName(inventoryMachineSetName(md), i);
   }
 
+  /** The running CAPI simulator (after provision). */
+  get simulator(): CapiSimulator {
+    if (!this.sim) throw new Error('provision() first: the CAPI simulator is not running');
+    return this.sim;
+  }
+
   /** Creates the cluster's CAPI objects and starts the simulator (machines become Ready quickly). */
   async provision(shape: InventoryShape = {}): Promise<void> {
     const objs = buildInventory({
@@ -88,7 +94,8 @@ export class Platform {
       mhc: { name: 'cluster1-mhc', inPlaceUpdateTimeout: '10m', unhealthyLessThanOrEqualTo: '40%' },
     });
     await applyInventory(this.client, objs);
-    this.sim = await startCapiSimulator({ client: this.client, namespace: this.ns, readyDelayMs: 20 });
+    // CAPI_SIM_FAITHFUL=0 turns upstream's rollout triggers off (owners only scale), to tell a failure they cause apart.
+    this.sim = await startCapiSimulator({ client: this.client, namespace: this.ns, readyDelayMs: 20, faithfulRollouts: process.env['CAPI_SIM_FAITHFUL'] !== '0' });
   }
 
   /** Starts a component on its own manager scoped to the scenario namespace. */
