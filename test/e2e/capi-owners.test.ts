@@ -153,7 +153,7 @@ describe('e2e: faithful CAPI owners (the simulator\'s model alone)', function ()
   });
 });
 
-describe('e2e: a plan next to faithful CAPI owners (needs owner alignment)', function () {
+describe('e2e: a plan next to faithful CAPI owners', function () {
   this.timeout(180_000);
   const env = useE2eEnv();
 
@@ -217,8 +217,10 @@ describe('e2e: a plan next to faithful CAPI owners (needs owner alignment)', fun
     await settled(p, 9);
     const live = await expectOriginalsKept(p, originals);
     const updated = (await p.machineUpdates()).filter((m) => m.status?.updateStatus === 'updated').map((m) => m.spec.machineRef.name);
-    expect(updated).to.have.length(1);
-    expect(live.find((m) => m.metadata.name === updated[0])?.spec.version, 'the updated machine keeps its values').to.equal(TO_VERSION);
+    // The in-flight machine may still end updated (C4: a task that finishes before it sees the abort is updated), but the
+    // third never started: the control plane is mixed.
+    expect(updated.length, updated.join(', ')).to.be.within(1, 2);
+    for (const name of updated) expect(live.find((m) => m.metadata.name === name)?.spec.version, `${name} keeps its values`).to.equal(TO_VERSION);
     // A control plane with machines at both versions cannot agree with one unpaused KCP: whether the plan leaves it
     // paused (and says so) is the owner alignment's decision; what must hold is that CAPI replaces nothing.
     for (const md of MDS) {
