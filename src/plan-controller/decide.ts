@@ -206,9 +206,14 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   const surgeOwner = md?.metadata.annotations?.[Annotations.surgePlan];
   const surgeOrig = md?.metadata.annotations?.[Annotations.surgeOriginalReplicas];
   const surged = surgeOrig !== undefined && (surgeOwner === undefined || surgeOwner === ctx.planName);
-  const allCreated = desired === undefined || current.length >= desired;
+  // A paused owner (the plan pauses it for its target, DESIGN §11) acts on no replica count, as CAPI's controllers
+  // skip paused objects: waiting for its size would wait forever. The machines that exist are the target; those it
+  // creates once unpaused are born from the templates the plan aligned.
+  const owner = t.kind === 'ControlPlane' ? snap.controlPlane?.object : md;
+  const sized = desired !== undefined && owner?.metadata.annotations?.[Annotations.paused] === undefined;
+  const allCreated = !sized || current.length >= desired;
   // Updated means the target settled at its desired size: a scale-down (e.g. after the surge) is still in progress.
-  const settled = desired === undefined || current.length === desired;
+  const settled = !sized || current.length === desired;
   const allDone = groups.notStarted.length === 0 && inFlight === 0;
 
   // A target whose object does not exist (an invalid plan) has no machines: "0/0 updated" would be a lie.

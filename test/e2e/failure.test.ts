@@ -17,7 +17,10 @@ describe('e2e: updater failures', function () {
     }));
     const plan = await p.waitStatus('halt', 'failed');
     const row = plan.status?.targets?.find((t) => t.name === 'cluster1-md-0');
-    expect(row).to.include({ updateStatus: 'failed', failed: 1, updated: 0, machines: 3 });
+    expect(row).to.include({ updateStatus: 'failed', failed: 1, updated: 0 });
+    // The MHC may already have remediated the failed machine (deleted, replacement not yet created) when the plan's
+    // last status was written: the target counts current machines, so 2 or 3.
+    expect(row?.machines).to.be.oneOf([2, 3]);
     expect(conditionOf(plan, 'Ready')).to.include({ status: 'False', reason: 'Failed' });
     expect(conditionOf(plan, 'Ready')?.message).to.match(/kubelet did not come back/);
     expect(conditionOf(plan, 'MachineDeploymentUpdate')).to.include({ status: 'False', reason: 'Failed' });

@@ -45,17 +45,24 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
     expect(conditionOf(done, 'Paused')).to.include({ status: 'False' });
   });
 
-  it('machines added by a scale-up during the plan are updated too', async () => {
+  it('a scale-up asked for during the plan waits for the paused MachineDeployment; its machines are born updated', async () => {
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 1 }] });
     await p.startPlatform({ referenceNames: ['ref'] });
     await p.apply(planObject(p.ns, 'p', { mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [manual()] }] }));
     await p.waitTasks('manual', 1);
+    // The plan paused the MachineDeployment for its target (owner alignment), so CAPI does not act on the new
+    // replica count until the target is done, as a real MachineDeployment controller would not.
+    const md = await env().client.get(MachineDeployments, p.ns, 'cluster1-md-0');
+    expect(md?.metadata.annotations?.['cluster.x-k8s.io/paused'], 'paused during its target').to.not.equal(undefined);
     await env().client.patch(MachineDeployments, p.ns, 'cluster1-md-0', { spec: { replicas: 4 } }, { type: 'merge' });
-    await waitFor(async () => current(await p.machines()).filter((m) => m.metadata.labels?.[Labels.deploymentName] === 'cluster1-md-0').length === 4, { message: '4 machines' });
     const done = await p.drive('p', 'manual');
-    expect(done.status?.targets?.[0]).to.include({ machines: 4, updated: 4 });
-    const mdMachines = current(await p.machines()).filter((m) => m.metadata.labels?.[Labels.deploymentName] === 'cluster1-md-0');
+    expect(done.status?.targets?.[0]).to.include({ updated: 2, failed: 0 });
+    // Unpaused with its template aligned: the two new machines are created at the plan's values, without any plan.
+    const mdMachines = await waitFor(async () => {
+      const ms = current(await p.machines()).filter((m) => m.metadata.labels?.[Labels.deploymentName] === 'cluster1-md-0');
+      return ms.length === 4 ? ms : undefined;
+    }, { timeoutMs: 60_000, message: '4 machines after the target' });
     expect(mdMachines.map(versionOf)).to.deep.equal([TO_VERSION, TO_VERSION, TO_VERSION, TO_VERSION]);
   });
 
