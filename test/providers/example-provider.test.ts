@@ -143,6 +143,21 @@ describe('a non-dev provider (ExampleMetalMachine, ExampleControlPlane) with RBA
     for (const [name, c] of Object.entries(clients)) expect(c.denied, name).to.deep.equal([]);
   });
 
+  /** The plan's Valid=False message, once the plan controller reports it. */
+  const invalidMessage = async (ns: string, name: string): Promise<string> => {
+    let message = '';
+    await waitFor(
+      async () => {
+        const p = await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, name);
+        const valid = p?.status?.conditions?.find((c) => c.type === 'Valid');
+        message = valid?.message ?? '';
+        return valid?.status === 'False';
+      },
+      { timeoutMs: 90_000, intervalMs: 200, message: `plan ${name} to be reported invalid` },
+    );
+    return message;
+  };
+
   it('without the InfraMachine kind in the list, the plan is refused before any machine starts and the message names the resource', async () => {
     const ns = await env.newNamespace('provider');
     await provisionFleet(env, ns);
@@ -152,16 +167,7 @@ describe('a non-dev provider (ExampleMetalMachine, ExampleControlPlane) with RBA
 
     // Fail closed: the plan controller's pre-start check (a dry-run of the commit on one InfraMachine) is forbidden,
     // which is a named problem, not a retry loop and not a half-done update.
-    let message = '';
-    await waitFor(
-      async () => {
-        const p = await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, 'metal-os-2');
-        const valid = p?.status?.conditions?.find((c) => c.type === 'Valid');
-        message = valid?.message ?? '';
-        return valid?.status === 'False';
-      },
-      { timeoutMs: 90_000, intervalMs: 200, message: 'the plan to be reported invalid' },
-    );
+    const message = await invalidMessage(ns, 'metal-os-2');
     expect(message, message).to.include('examplemetalmachines');
     expect(clients['plan-controller']!.denied.map((d) => `${d.group}/${d.resource}`)).to.include('infrastructure.example.dev/examplemetalmachines');
     // Nothing started and nothing was committed.
@@ -176,16 +182,7 @@ describe('a non-dev provider (ExampleMetalMachine, ExampleControlPlane) with RBA
     const clients = await startPlatform(ns, EXAMPLE_PROVIDERS.filter((p) => p.role !== 'ControlPlane'), errors);
     await env.client.create(InPlaceUpdatePlans, plan(ns, 'metal-os-2'));
 
-    let message = '';
-    await waitFor(
-      async () => {
-        const p = await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, 'metal-os-2');
-        const valid = p?.status?.conditions?.find((c) => c.type === 'Valid');
-        message = valid?.message ?? '';
-        return valid?.status === 'False';
-      },
-      { timeoutMs: 60_000, intervalMs: 200, message: 'the plan to be reported invalid' },
-    );
+    const message = await invalidMessage(ns, 'metal-os-2');
     expect(message).to.include('examplecontrolplanes.controlplane.example.dev could not be listed');
     expect(message).to.include('provider list');
     expect(clients['plan-controller']!.denied.map((d) => `${d.verb} ${d.resource}`)).to.include('list examplecontrolplanes');
