@@ -27,6 +27,7 @@ import {
 } from '../contract/index.js';
 import { ConflictError, RetryableError, isAlreadyExists, isNotFound, snapshot, Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
 import { commitResponsibilities } from './commit-apply.js';
+import type { CommitJournal } from './journal.js';
 import { decide, reasonOfTerminal, type Decision } from './decide.js';
 import { metricsFor, type TaskControllerMetrics } from './metrics.js';
 import { orderedUpdaters, type MachineState, type MachineUpdateObject, type MachineUpdateUpdater, type Scope, type UpdaterView } from './scope.js';
@@ -109,7 +110,7 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   log.debug({ step: d.step.kind, updateStatus: d.updateStatus, message: d.message }, 'decided');
   if (d.step.kind === 'none') return Action.awaitChange();
   const outcome = await act(deps, scope, d, log);
-  await writeStatus(deps, scope, outcome.status, now);
+  await writeStatus(deps, outcome.mu ? { ...scope, mu: outcome.mu } : scope, outcome.status, now);
   return outcome.action;
 }
 
@@ -158,6 +159,8 @@ async function taskResource(deps: Deps, u: MachineUpdateUpdater): Promise<Resour
 interface Outcome {
   status: StatusInput;
   action: Action;
+  /** The MachineUpdate as last written during the step (the commit journals in its status), when it changed. */
+  mu?: MachineUpdateObject;
 }
 
 const statusOf = (d: Decision): StatusInput => ({ updateStatus: d.updateStatus, ...(d.current !== undefined ? { current: d.current } : {}), reason: d.reason, message: d.message });
@@ -202,16 +205,22 @@ async function act(deps: Deps, scope: Scope, d: Decision, log: Logger): Promise<
     }
     case 'commit': {
       const resps = scope.views.flatMap((v) => v.updater.responsibilities);
-      const result = await commitResponsibilities(client, ns, mu.spec.machineRef.name, resps);
+      let latest = mu;
+      // The journal goes through /status on its own, before the first real write; the final status write builds on it.
+      const save = async (journal: CommitJournal | undefined): Promise<void> => {
+        latest = await client.patch<MachineUpdateObject>(MachineUpdates, ns, mu.metadata.name!, { status: { commit: journal ? { ...journal, reason: journal.reason ?? null } : null } }, { type: 'merge', subresource: 'status', fieldManager: CONTROLLER_NAME });
+      };
+      const result = await commitResponsibilities(client, ns, mu.spec.machineRef.name, resps, mu.status?.commit, save);
       if (!result.ok) {
-        mgr.events.event(mu, 'Warning', Reasons.commitFailed, result.message);
-        return { status: { updateStatus: 'failed', reason: Reasons.commitFailed, message: result.message }, action: Action.awaitChange() };
+        const reason = result.outcome === 'rolled-back' ? Reasons.commitRolledBack : result.outcome === 'restore-failed' ? Reasons.commitRestoreFailed : Reasons.commitFailed;
+        mgr.events.event(mu, 'Warning', reason, result.message);
+        return { status: { updateStatus: 'failed', reason, message: result.message }, action: Action.awaitChange(), mu: latest };
       }
       const message = result.written.length
         ? `updated by ${scope.views.length} updater(s); committed ${result.written.join(', ')}`
         : // A restart after the commit but before this status write, or values that were already at target: verified in place.
           `updated by ${scope.views.length} updater(s); every value was already in place (verified)`;
-      return { status: { updateStatus: 'updated', reason: Reasons.updated, message }, action: Action.awaitChange() };
+      return { status: { updateStatus: 'updated', reason: Reasons.updated, message }, action: Action.awaitChange(), mu: latest };
     }
   }
 }
