@@ -2,6 +2,7 @@
 // MachineUpdate, its Machine and its tasks, decides one step (decide.ts), does it, and writes the status once.
 import {
   ConditionTypes,
+  CustomResourceDefinitions,
   InPlaceUpdatePlans,
   Labels,
   MachineUpdates,
@@ -18,16 +19,20 @@ import {
 import {
   buildGenericTask,
   buildTaskFromTemplate,
+  crdName,
+  isClusterApiGroup,
   machineUpdateOwnerRef,
   owningMachineUpdate,
   taskKindOfTemplate,
   taskLabels,
+  taskKindProblem,
   taskName,
+  taskSizeProblem,
   toLabelValue,
   TemplateKindError,
   type Task,
 } from '../contract/index.js';
-import { ConflictError, RetryableError, isAlreadyExists, isNotFound, setCondition, snapshot, Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
+import { ConflictError, KubeApiError, RetryableError, isAlreadyExists, isNotFound, setCondition, snapshot, Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
 import { commitResponsibilities } from './commit-apply.js';
 import type { CommitJournal } from './journal.js';
 import { controllingPlanRef, ownershipProblem } from './ownership.js';
@@ -52,6 +57,19 @@ interface Deps {
   /** Resource keys of the task kinds already watched. */
   watched: Set<string>;
   metrics: TaskControllerMetrics;
+  /** Task kinds whose CRD was seen declaring the contract, with when (re-checked after TASK_KIND_TTL_MS). */
+  allowedKinds: Map<string, number>;
+}
+
+/** How long a task kind's contract declaration is trusted before its CRD is read again. */
+const TASK_KIND_TTL_MS = 60_000;
+
+/** A template's task kind the platform must not create (terminal: fails the MachineUpdate). */
+export class TaskKindRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TaskKindRefusedError';
+  }
 }
 
 /** Reconciles mostly wait on the API server: at 10,003 machines 32 cut the p99 to ~20 s (16: ~30 s, 4: ~94 s) for the same writes; 64 wrote a third more. */
@@ -68,7 +86,7 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
   const muInformer = mgr.informer<MachineUpdateObject>(MachineUpdates);
   const watched = new Set<string>([resourceKey(UpdaterUpdateTasks)]);
   const holder: { ctrl?: Controller } = {};
-  const deps: Deps = { mgr, client: mgr.client, controller: () => holder.ctrl!, watched, metrics: metricsFor(mgr) };
+  const deps: Deps = { mgr, client: mgr.client, controller: () => holder.ctrl!, watched, metrics: metricsFor(mgr), allowedKinds: new Map() };
   const ctrl = mgr
     .controller<MachineUpdateObject>(CONTROLLER_NAME)
     .for(MachineUpdates)
@@ -116,10 +134,11 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   try {
     scope = await buildScope(deps, mu);
   } catch (err) {
-    if (!(err instanceof TemplateKindError)) throw err;
-    // A template ref that cannot name a task kind never will: fail the update with the reason.
+    if (!(err instanceof TemplateKindError) && !(err instanceof TaskKindRefusedError)) throw err;
+    // A template ref that cannot name an acceptable task kind never will: fail the update with the reason.
     const failedScope: Scope = { mu, machine: 'present', views: [] };
-    await writeStatus(deps, failedScope, { updateStatus: 'failed', reason: Reasons.templateNotFound, message: err.message }, now);
+    const reason = err instanceof TaskKindRefusedError ? Reasons.taskKindRefused : Reasons.templateNotFound;
+    await writeStatus(deps, failedScope, { updateStatus: 'failed', reason, message: err.message }, now);
     return Action.awaitChange();
   }
   const d = decide(scope);
@@ -173,13 +192,26 @@ async function taskResource(deps: Deps, u: MachineUpdateUpdater): Promise<Resour
   if (!ref) return UpdaterUpdateTasks;
   const { group } = parseApiVersion(ref.apiVersion);
   const kind = taskKindOfTemplate(ref.kind);
+  // Checked before anything is resolved or watched: a Cluster API kind is never a task.
+  if (isClusterApiGroup(group)) throw new TaskKindRefusedError(`updater ${u.name}: ${taskKindProblem(group, kind, undefined)!}`);
   let res: ResourceType;
   try {
     res = await deps.client.resolve(group, kind);
   } catch (err) {
+    if (isNotFound(err)) throw new TaskKindRefusedError(`updater ${u.name}: ${taskKindProblem(group, kind, undefined)!}`);
     throw new RetryableError(`resolve task kind ${kind}.${group} of updater ${u.name}`, err);
   }
   const k = resourceKey(res);
+  const seen = deps.allowedKinds.get(k);
+  if (seen === undefined || Date.now() - seen > TASK_KIND_TTL_MS) {
+    const crd = await deps.client.get(CustomResourceDefinitions, undefined, crdName(res.plural, res.group));
+    const problem = taskKindProblem(res.group, res.kind, crd);
+    if (problem) {
+      deps.allowedKinds.delete(k);
+      throw new TaskKindRefusedError(`updater ${u.name}: ${problem}`);
+    }
+    deps.allowedKinds.set(k, Date.now());
+  }
   if (!deps.watched.has(k)) {
     await deps.controller().watch<KubeObject>(res, taskToMachineUpdate);
     await deps.mgr.informer(res).synced();
@@ -289,6 +321,8 @@ async function createTask(
     }
     const tpl = await client.get(tplRes, ns, ref.name);
     if (!tpl) return { failed: `template ${ref.kind} ${ns}/${ref.name} of updater ${u.name} not found`, reason: Reasons.templateNotFound };
+    const tooLarge = taskSizeProblem(`template ${ref.kind} ${ns}/${ref.name} of updater ${u.name}`, tpl.spec);
+    if (tooLarge) return { failed: tooLarge, reason: Reasons.taskCreateFailed };
     task = buildTaskFromTemplate(tpl, inputs);
     task.apiVersion = view.apiVersion;
   } else {
@@ -304,6 +338,10 @@ async function createTask(
     log.info({ task: view.taskName, kind: res.kind, updater: u.name }, 'task created');
     return { task: created };
   } catch (err) {
+    // The API server refuses the object itself (too large, invalid, kind gone): retrying sends the same object.
+    if (err instanceof KubeApiError && [400, 404, 413, 422].includes(err.code) && !isAlreadyExists(err)) {
+      return { failed: `updater ${u.name}: the API server refused to create ${res.kind} ${ns}/${view.taskName}: ${err.status?.message ?? err.message}`, reason: Reasons.taskCreateFailed };
+    }
     if (!isAlreadyExists(err)) throw new RetryableError(`create ${res.kind} ${ns}/${view.taskName}`, err);
     // C9: the name is deterministic, so the task is ours from an earlier reconcile (cache lag) or another update's.
     const existing = await client.get<Task>(res, ns, view.taskName);

@@ -6,6 +6,7 @@ import {
   API_VERSION,
   Annotations,
   Clusters,
+  CustomResourceDefinitions,
   Finalizers,
   InPlaceUpdatePlans,
   KubeadmControlPlanes,
@@ -29,6 +30,8 @@ import { decidePlan } from './decide.js';
 import type { PlanMetrics } from './metrics.js';
 import { planMetricsFor } from './metrics.js';
 import { labelValue } from './names.js';
+import { crdName, isClusterApiGroup } from '../contract/index.js';
+import { taskKindOfRef } from './templates.js';
 import type { ControlPlaneLookup, PlanSnapshot, TemplateLookup, TemplateRef } from './scope.js';
 import { templateKey } from './scope.js';
 
@@ -59,6 +62,8 @@ interface Deps {
   machineDeployments: Store;
   clusters: Store;
   metrics: PlanMetrics;
+  /** Task kinds' CRDs as last looked up, by kind.group (see lookupTaskCrd). */
+  taskCrds: Map<string, { crd?: KubeObject; at: number }>;
   /** MachineUpdates created but not yet seen by the informer, per plan key (no double start on a stale cache). */
   expectations: Map<string, Map<string, { mu: MachineUpdate; at: number }>>;
 }
@@ -83,6 +88,7 @@ export function setupPlanController(mgr: Manager): Controller {
     clusters: mgr.informer(Clusters).store,
     metrics: planMetricsFor(mgr, plans),
     expectations: new Map(),
+    taskCrds: new Map(),
   };
   const byCluster = (o: KubeObject): ObjectKey[] => plansOfCluster(plans, o.metadata.namespace, clusterLabel(o));
   holder.ctrl = mgr
@@ -169,6 +175,8 @@ async function lookupTemplate(deps: Deps, ns: string, ref: TemplateRef, mapper: 
   const { group } = parseApiVersion(ref.apiVersion ?? '');
   // Malformed references are reported by validation; there is nothing to look up.
   if (!group || !/Template$/.test(ref.kind ?? '') || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref.name ?? '')) return { ref, found: false };
+  // A Cluster API kind is refused from the reference alone (templates.ts): neither resolved nor watched.
+  if (isClusterApiGroup(group)) return { ref, found: false };
   let res: ResourceType;
   try {
     res = await deps.client.resolve(group, ref.kind);
@@ -177,7 +185,31 @@ async function lookupTemplate(deps: Deps, ns: string, ref: TemplateRef, mapper: 
     return { ref, found: false, error: `kind ${ref.kind} is not served by group ${group} (is its CRD installed?)` };
   }
   await deps.ctrl().watch(res, mapper);
-  return { ref, found: deps.mgr.informer(res).store.peek(ns, ref.name) !== undefined };
+  const tpl = deps.mgr.informer(res).store.peek(ns, ref.name);
+  const out: TemplateLookup = { ref, found: tpl !== undefined };
+  if (tpl) out.bytes = Buffer.byteLength(JSON.stringify(tpl.spec ?? null), 'utf8');
+  const tk = taskKindOfRef(ref);
+  if (tk) out.task = await lookupTaskCrd(deps, tk.group, tk.kind);
+  return out;
+}
+
+/** How long a task kind's CRD lookup is reused (CRDs change rarely; a plan reconciles often). */
+const TASK_CRD_TTL_MS = 15_000;
+
+/** The CRD of a task kind (crd absent when the kind is not served or has no CRD), cached for TASK_CRD_TTL_MS. */
+async function lookupTaskCrd(deps: Deps, group: string, kind: string): Promise<{ crd?: KubeObject }> {
+  const key = `${kind}.${group}`;
+  const hit = deps.taskCrds.get(key);
+  if (hit && Date.now() - hit.at < TASK_CRD_TTL_MS) return hit.crd ? { crd: hit.crd } : {};
+  let crd: KubeObject | undefined;
+  try {
+    const res = await deps.client.resolve(group, kind);
+    crd = await deps.client.get(CustomResourceDefinitions, undefined, crdName(res.plural, res.group));
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  deps.taskCrds.set(key, { ...(crd ? { crd } : {}), at: Date.now() });
+  return crd ? { crd } : {};
 }
 
 // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
