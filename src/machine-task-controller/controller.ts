@@ -173,7 +173,7 @@ async function buildScope(deps: Deps, mu: MachineUpdateObject): Promise<Scope> {
   const views: UpdaterView[] = [];
   for (const u of orderedUpdaters(mu.spec)) {
     const res = await taskResource(deps, u);
-    const name = taskName(mu.spec.machineRef.name, u.name);
+    const name = taskName(mu.spec.planName, mu.spec.machineRef.name, u.name);
     const found = deps.mgr.informer<Task>(res).store.peek(ns, name);
     const view: UpdaterView = { updater: u, taskName: name, apiVersion: apiVersionOf(res), kind: res.kind };
     if (found) {

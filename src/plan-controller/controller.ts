@@ -70,6 +70,9 @@ interface Deps {
 
 const keyOfPlan = (ns: string, name: string): string => `${ns}/${name}`;
 
+/** True when the plan is the controller owner of the object (same uid: a recreated plan of the same name is not). */
+const ownedBy = (o: KubeObject, plan: KubeObject): boolean => o.metadata.ownerReferences?.find((r) => r.controller)?.uid === plan.metadata.uid;
+
 /** Keys of the plans of `clusterName` in `namespace`. */
 function plansOfCluster(plans: Store<InPlaceUpdatePlan & KubeObject>, namespace: string | undefined, clusterName: string | undefined): ObjectKey[] {
   if (!namespace || !clusterName) return [];
@@ -160,7 +163,8 @@ async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): 
   for (const ref of refs.values()) templates.push(await lookupTemplate(deps, ns, ref, mapToNamespacePlans));
 
   const planLabel = labelValue(name);
-  const fromStore = deps.machineUpdates.byLabel(Labels.planName, planLabel, ns).filter((m) => m.spec?.planName === name);
+  // Never adopt another plan's record (e.g. of a deleted plan of the same name): the controller owner's uid decides.
+  const fromStore = deps.machineUpdates.byLabel(Labels.planName, planLabel, ns).filter((m) => m.spec?.planName === name && ownedBy(m, plan));
   return {
     plan, now: toKubeTime(new Date()), cluster, controlPlane,
     machineDeployments: (plan.spec.machineDeployments ?? []).map((t) => deps.machineDeployments.peek(ns, t.name)).filter((o): o is KubeObject => !!o),
@@ -269,6 +273,13 @@ async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDeci
     } catch (err) {
       // Deterministic names: an existing record means an earlier reconcile (or process) already started this machine.
       if (!isAlreadyExists(err)) throw new RetryableError(`create MachineUpdate ${ns}/${c.name}`, err);
+      const existing = await client.get<MachineUpdate & KubeObject>(MachineUpdates, ns, c.name);
+      // Another plan's record under this name (e.g. of a deleted plan not yet collected) is not ours: retried later.
+      if (existing && !ownedBy(existing, plan)) {
+        log.info({ machineUpdate: c.name }, 'MachineUpdate name held by another plan; not adopted');
+        return;
+      }
+      if (existing) created = existing;
     }
     const planKey = keyOfPlan(ns, name);
     if (!deps.expectations.has(planKey)) deps.expectations.set(planKey, new Map());
