@@ -46,6 +46,8 @@ export const CONTROLLER_NAME = 'machine-task-controller';
 
 /** Retry delay while another MachineUpdate's in-flight task holds a task name. */
 const FOREIGN_TASK_RETRY_MS = 5_000;
+/** Re-check period of a MachineUpdate not (yet) acted on for want of a plan that owns it and labelled its machine. */
+const NOT_OWNED_RECHECK_MS = 3_000;
 /** Retry delay after deleting an earlier update's finished task. */
 const FOREIGN_DELETE_RETRY_MS = 500;
 
@@ -128,7 +130,9 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const problem = ownershipProblem(mu, planOf(deps, mu), deps.mgr.informer<KubeObject>(Machines).store.peek(key.namespace, mu.spec.machineRef.name));
   if (problem) {
     await writeRefusal(deps, mu, problem, now);
-    return Action.awaitChange();
+    // Also re-checked on a timer: the plan labels the machine just before it creates the MachineUpdate, and the
+    // Machine cache may show the label only after this reconcile (a label event seen before the MachineUpdate maps to nothing).
+    return Action.requeue(NOT_OWNED_RECHECK_MS);
   }
   let scope: Scope;
   try {
