@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../api/index.js';
 import { commitPatch } from './commit.js';
-import { journalEntries, mergeJournal, restorePatch } from './journal.js';
+import { journalEntries, mergeJournal, restorePatch, type JournalObject } from './journal.js';
 
 const obj = (spec: Record<string, unknown>, rv = '42'): KubeObject => ({ apiVersion: 'x/v1', kind: 'X', metadata: { name: 'o', resourceVersion: rv }, spec });
 
@@ -22,7 +22,8 @@ describe('commit journal (C8)', () => {
   });
 
   it('merges a resumed run into the journal without losing the first before', () => {
-    const first = [{ apiGroup: 'g', kind: 'K', name: 'a', entries: [{ path: '/spec/v', before: '1', after: '2' }] }];
+    // Frozen, as the informer's cached MachineUpdate is.
+    const first = Object.freeze([Object.freeze({ apiGroup: 'g', kind: 'K', name: 'a', entries: Object.freeze([Object.freeze({ path: '/spec/v', before: '1', after: '2' })]) })]) as unknown as JournalObject[];
     const next = [
       { apiGroup: 'g', kind: 'K', name: 'a', entries: [{ path: '/spec/v', before: '2', after: '3' }, { path: '/spec/w', after: '"x"' }] },
       { apiGroup: 'g', kind: 'K', name: 'b', entries: [{ path: '/spec/v', after: '1' }] },

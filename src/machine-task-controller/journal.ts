@@ -60,11 +60,12 @@ export function journalEntries(obj: KubeObject, ops: readonly JsonPatchOp[]): Jo
  * from before the whole commit, which an earlier, interrupted run may already have overwritten).
  */
 export function mergeJournal(journal: readonly JournalObject[], next: readonly JournalObject[]): JournalObject[] {
-  const out = journal.map((o) => ({ ...o, entries: [...(o.entries ?? [])] }));
+  // Deep enough a copy to write into: the journal read from the cache is frozen.
+  const out = journal.map((o) => ({ ...o, entries: (o.entries ?? []).map((e) => ({ ...e })) }));
   for (const n of next) {
     const same = out.find((o) => o.apiGroup === n.apiGroup && o.kind === n.kind && o.name === n.name);
     if (!same) {
-      out.push({ ...n, entries: [...(n.entries ?? [])] });
+      out.push({ ...n, entries: (n.entries ?? []).map((e) => ({ ...e })) });
       continue;
     }
     for (const e of n.entries ?? []) {
