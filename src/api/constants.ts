@@ -110,6 +110,14 @@ export const Reasons = {
   remediationTriggered: 'RemediationTriggered',
   /** Event on a MachineUpdate: the task of an updater was created. */
   taskCreated: 'TaskCreated',
+  /** A commit failed after a write and every written object was restored (C8). */
+  commitRolledBack: 'CommitRolledBack',
+  /** A commit failed and a written object could not be restored: operator action needed (C8). */
+  commitRestoreFailed: 'CommitRestoreFailed',
+  /** A MachineUpdate not controlled by an existing plan that labelled its machine: never acted on. */
+  notOwnedByPlan: 'NotOwnedByPlan',
+  /** A template's task kind does not declare the updater contract, or is a Cluster API kind. */
+  taskKindRefused: 'TaskKindRefused',
 } as const;
 
 /** Plan / MachineUpdate / task status values. */

@@ -26,12 +26,16 @@ const task = (generation: number | undefined, status?: Task['status'], phase?: '
 
 describe('contract accessors', () => {
   describe('taskName (C9)', () => {
-    it('joins machine and updater with a dot, readable and deterministic', () => {
-      expect(taskName('cluster1-md-0-abc12', 'os-updater')).to.equal('cluster1-md-0-abc12.os-updater');
-      expect(taskName('m1', 'u')).to.equal(taskName('m1', 'u'));
+    it('joins machine and updater with a dot and a hash of plan, machine and updater: readable and deterministic', () => {
+      expect(taskName('p', 'cluster1-md-0-abc12', 'os-updater')).to.match(/^cluster1-md-0-abc12\.os-updater\.[0-9a-f]{8}$/);
+      expect(taskName('p', 'm1', 'u')).to.equal(taskName('p', 'm1', 'u'));
     });
-    it('does not collide when a dash moves between machine and updater', () => {
-      expect(taskName('a-b', 'c')).to.not.equal(taskName('a', 'b-c'));
+    it('differs per plan, so that two plans never share a task', () => {
+      expect(taskName('p1', 'm1', 'u')).to.not.equal(taskName('p2', 'm1', 'u'));
+    });
+    it('does not collide when a dash or a dot moves between the parts', () => {
+      expect(taskName('p', 'a-b', 'c')).to.not.equal(taskName('p', 'a', 'b-c'));
+      expect(taskName('p', 'a.b', 'c')).to.not.equal(taskName('p.a', 'b', 'c'));
     });
     const long = 'm'.repeat(250);
     for (const [machine, updater] of [
@@ -40,14 +44,14 @@ describe('contract accessors', () => {
       ['x'.repeat(253), 'y'.repeat(63)],
     ] as const) {
       it(`stays a DNS-1123 subdomain of at most 253 characters for a ${machine.length}-character machine name`, () => {
-        const n = taskName(machine, updater);
+        const n = taskName('p'.repeat(253), machine, updater);
         expect(n.length).to.be.at.most(253);
         expect(n).to.match(DNS_SUBDOMAIN);
-        expect(n).to.equal(taskName(machine, updater));
+        expect(n).to.equal(taskName('p'.repeat(253), machine, updater));
       });
     }
     it('gives different names to different long inputs sharing a prefix', () => {
-      expect(taskName(`${long}a`, 'u')).to.not.equal(taskName(`${long}b`, 'u'));
+      expect(taskName('p', `${long}a`, 'u')).to.not.equal(taskName('p', `${long}b`, 'u'));
     });
   });
 
@@ -106,7 +110,7 @@ describe('contract accessors', () => {
   describe('building tasks', () => {
     const mu = { apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'MachineUpdate', metadata: { name: 'mu1', namespace: 'ns', uid: 'uid-1' } };
     const inputs = {
-      name: taskName('m1', 'os'),
+      name: taskName('p1', 'm1', 'os'),
       namespace: 'ns',
       labels: taskLabels({ cluster: 'c1', plan: 'p1', machine: 'm1', updater: 'os' }),
       owner: machineUpdateOwnerRef(mu),

@@ -88,12 +88,14 @@ export function taskLabels(i: TaskLabelInputs): Record<string, string> {
 export const TASK_LABEL_KEYS: readonly string[] = [Labels.clusterName, Labels.planName, Labels.machineName, Labels.updaterName];
 
 /**
- * The deterministic task name of a machine's updater (C9): `<machine>.<updater>`. Updater names are DNS labels
- * (no dots), so the last dot separates the two unambiguously; too-long names keep a readable prefix and end
- * in a hash of both parts, staying a DNS-1123 subdomain of at most 253 characters.
+ * The deterministic task name of an updater on a machine in a plan (C9): `<machine>.<updater>.<hash>`, the hash (8 hex)
+ * of plan, machine and updater together, so that two plans never share a task (an earlier plan's tasks stay as its
+ * record) while a restarted platform finds the one it created. Updater names are DNS labels (no dots); too-long names
+ * keep a readable prefix and end in a hash of all three, staying a DNS-1123 subdomain of at most 253 characters.
  */
-export function taskName(machineName: string, updaterName: string): string {
-  return shortenName(`${machineName}.${updaterName}`.toLowerCase(), MAX_NAME, `${machineName}/${updaterName}`);
+export function taskName(planName: string, machineName: string, updaterName: string): string {
+  const tuple = `${planName}/${machineName}/${updaterName}`;
+  return shortenName(`${machineName}.${updaterName}.${hash(tuple, 8)}`.toLowerCase(), MAX_NAME, tuple);
 }
 
 /** spec.updatePhase of a task (C2); absent means updating (the CRD default). */

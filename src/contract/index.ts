@@ -5,3 +5,4 @@ export * from './accessors.js';
 export * from './sdk.js';
 export type { KubeClient, Logger, PolicyRule } from '../runtime/index.js';
 export * from './conformance/index.js';
+export * from './task-kinds.js';

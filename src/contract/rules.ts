@@ -79,14 +79,14 @@ export const RULES: readonly ContractRule[] = [
     title: 'Commit by the platform',
     mandatory: true,
     who: 'platform',
-    note: 'Updaters never write CAPI objects; when every updater of a machine is updated the platform writes each responsibility value at its JSON pointer, then marks the MachineUpdate updated; nothing is committed on abort or failure.',
+    note: 'Updaters never write CAPI objects; when every updater of a machine is updated the platform writes each responsibility value at its JSON pointer, all or nothing across objects, then marks the MachineUpdate updated; nothing is committed on abort or failure.',
   },
   {
     id: 'C9',
     title: 'Deterministic task names',
     mandatory: true,
     who: 'platform',
-    note: 'A task name is derived from the machine and updater names only, so a restarted controller never creates a second task.',
+    note: 'A task name is derived from the plan, machine and updater names only, so a restarted controller never creates a second task and two plans never share one.',
   },
 ];
 

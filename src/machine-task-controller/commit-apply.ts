@@ -1,11 +1,22 @@
-// The effectful part of the commit (C8): read the Machine and the objects it references, JSON-patch each
-// responsibility into place behind a resourceVersion test, and verify on the object the API server returns.
+// The effectful part of the commit (C8), all or nothing across objects: read every object (the Machine, its
+// InfraMachine, its BootstrapConfig), build every patch, server-side dry-run every patch and check the answers keep
+// the values, journal the previous values in the MachineUpdate's status, and only then write. A write that still
+// fails rolls back what was written. The journal makes it restart-safe: a restarted controller finishes the
+// commit (already-written objects need no patch) or, once a rollback started, finishes the rollback.
 import { Machines, type KubeObject, type ResourceType, type Responsibility, type WritePolicy } from '../api/index.js';
 import { ConflictError, KubeApiError, RetryableError, type KubeClient } from '../runtime/index.js';
-import { CommitPathError, commitPatch, verifyCommit } from './commit.js';
+import { CommitPathError, commitPatch, verifyCommit, type JsonPatchOp } from './commit.js';
+import { journalEntries, mergeJournal, objectLabel, restorePatch, type CommitJournal, type JournalObject } from './journal.js';
 
-/** Outcome of a commit: the pointers written, or why the commit cannot succeed (terminal). */
-export type CommitResult = { ok: true; written: string[] } | { ok: false; message: string };
+/**
+ * Outcome of a commit: every value written (or already in place), or why not — `nothing-committed` (no object was
+ * changed), `rolled-back` (a write failed and every written object was restored), `restore-failed` (a written
+ * object could not be restored: operator action needed). All three are terminal.
+ */
+export type CommitResult = { ok: true; written: string[] } | { ok: false; outcome: 'nothing-committed' | 'rolled-back' | 'restore-failed'; message: string };
+
+/** Persists the journal (undefined clears it); the commit calls it before its first real write. */
+export type SaveJournal = (journal: CommitJournal | undefined) => Promise<void>;
 
 /** A v1beta2 object reference (same namespace as the Machine). */
 interface ObjectRef {
@@ -15,67 +26,205 @@ interface ObjectRef {
 }
 
 const SELECTS: Responsibility['selectResource'][] = ['Machine', 'InfraMachine', 'BootstrapConfig'];
+const FIELD_MANAGER = 'machine-task-controller';
+
+/** Thrown inside a commit for a reason that makes it fail terminally (nothing more will be written). */
+class CommitRefused extends Error {}
+
+/** One object the commit writes: where it is, what it held, the patch. */
+interface Target {
+  res: ResourceType;
+  apiGroup: string;
+  kind: string;
+  name: string;
+  obj: KubeObject;
+  items: Responsibility[];
+  ops: JsonPatchOp[];
+}
+const what = (t: Pick<Target, 'kind' | 'name'>): string => `${t.kind} ${t.name}`;
+const show = (v: unknown): string => (v === undefined ? 'nothing' : JSON.stringify(v));
+const apiMessage = (err: unknown): string => (err instanceof KubeApiError ? (err.status?.message ?? err.message) : err instanceof Error ? err.message : String(err));
 
 /** Where a selectResource points for this Machine. */
-async function locate(client: KubeClient, machine: KubeObject, select: Responsibility['selectResource']): Promise<{ res: ResourceType; name: string; what: string } | { error: string }> {
+async function locate(client: KubeClient, machine: KubeObject, select: Responsibility['selectResource']): Promise<{ res: ResourceType; apiGroup: string; kind: string; name: string }> {
   const machineName = machine.metadata.name!;
-  if (select === 'Machine') return { res: Machines, name: machineName, what: `Machine ${machineName}` };
+  if (select === 'Machine') return { res: Machines, apiGroup: Machines.group, kind: Machines.kind, name: machineName };
   const spec = (machine.spec ?? {}) as { infrastructureRef?: ObjectRef; bootstrap?: { configRef?: ObjectRef } };
   const field = select === 'InfraMachine' ? 'spec.infrastructureRef' : 'spec.bootstrap.configRef';
   const ref = select === 'InfraMachine' ? spec.infrastructureRef : spec.bootstrap?.configRef;
-  if (!ref?.apiGroup || !ref.kind || !ref.name) return { error: `Machine ${machineName} has no ${field} to commit ${select} responsibilities to` };
+  if (!ref?.apiGroup || !ref.kind || !ref.name) throw new CommitRefused(`Machine ${machineName} has no ${field} to commit ${select} responsibilities to`);
   try {
-    return { res: await client.resolve(ref.apiGroup, ref.kind), name: ref.name, what: `${ref.kind} ${ref.name}` };
+    return { res: await client.resolve(ref.apiGroup, ref.kind), apiGroup: ref.apiGroup, kind: ref.kind, name: ref.name };
   } catch (err) {
     throw new RetryableError(`resolve ${ref.kind}.${ref.apiGroup} referenced by Machine ${machineName} ${field}`, err);
   }
 }
 
-const show = (v: unknown): string => (v === undefined ? 'nothing' : JSON.stringify(v));
-
-/**
- * Commits every responsibility to the Machine, its InfraMachine and its BootstrapConfig. Already-committed
- * values are not written again (a restart mid-commit finishes it). Conflicts throw a retryable error.
- */
-export async function commitResponsibilities(client: KubeClient, namespace: string, machineName: string, resps: readonly Responsibility[], policy?: WritePolicy): Promise<CommitResult> {
+/** Reads every object and builds every patch (nothing written). */
+async function prepare(client: KubeClient, namespace: string, machineName: string, resps: readonly Responsibility[], policy: WritePolicy | undefined): Promise<Target[]> {
   const machine = await client.get(Machines, namespace, machineName);
-  if (!machine) return { ok: false, message: `commit failed: Machine ${namespace}/${machineName} not found` };
-  const written: string[] = [];
+  if (!machine) throw new CommitRefused(`Machine ${namespace}/${machineName} not found`);
+  const targets: Target[] = [];
   for (const select of SELECTS) {
     const items = resps.filter((r) => r.selectResource === select);
     if (items.length === 0) continue;
-    const target = await locate(client, machine, select);
-    if ('error' in target) return { ok: false, message: `commit failed: ${target.error}` };
-    const obj = select === 'Machine' ? machine : await client.get(target.res, namespace, target.name);
-    if (!obj) return { ok: false, message: `commit failed: ${target.what} not found` };
-    let ops;
+    const at = await locate(client, machine, select);
+    const obj = select === 'Machine' ? machine : await client.get(at.res, namespace, at.name);
+    if (!obj) throw new CommitRefused(`${what(at)} not found`);
+    let ops: JsonPatchOp[];
     try {
       ops = commitPatch(obj, items, policy);
     } catch (err) {
-      if (err instanceof CommitPathError) return { ok: false, message: `commit failed on ${target.what}: ${err.message}` };
+      if (err instanceof CommitPathError) throw new CommitRefused(`cannot write ${what(at)}: ${err.message}`);
       throw err;
     }
-    // What the API server holds afterwards: the patch response is the object as persisted (pruned and defaulted),
-    // so it is the read-back without another GET; with nothing to write, the object just read is.
-    let after: KubeObject = obj;
-    if (ops.length > 0) {
-      const op = `commit to ${target.what}`;
-      try {
-        after = await client.patch(target.res, namespace, target.name, ops, { type: 'json', fieldManager: 'machine-task-controller' });
-      } catch (err) {
-        // A failed resourceVersion test (409/422) means the object moved on: retry from fresh state.
-        const fresh = await client.get(target.res, namespace, target.name);
-        if (err instanceof KubeApiError && (err.code === 409 || fresh?.metadata.resourceVersion !== obj.metadata.resourceVersion)) throw new ConflictError(op, err);
-        if (err instanceof KubeApiError && (err.code === 422 || err.code === 400)) return { ok: false, message: `commit failed on ${target.what}: the API server rejected the values: ${err.status?.message ?? err.message}` };
-        throw new RetryableError(op, err);
-      }
-      written.push(...items.map((r) => `${target.what} ${r.path}`));
-    }
-    const missing = verifyCommit(after, items);
-    if (missing.length > 0) {
-      const detail = missing.map((m) => `${m.path} (wanted ${show(m.expected)}, found ${show(m.actual)})`).join('; ');
-      return { ok: false, message: `commit failed: ${target.what} did not keep ${detail}; the field is not in its schema (pruned) or was overwritten` };
+    targets.push({ ...at, obj, items, ops });
+  }
+  return targets;
+}
+
+/** The values the object does not keep, as one sentence (empty when it keeps them all). */
+function notKept(t: Target, after: KubeObject): string {
+  const missing = verifyCommit(after, t.items);
+  if (missing.length === 0) return '';
+  const detail = missing.map((m) => `${m.path} (wanted ${show(m.expected)}, found ${show(m.actual)})`).join('; ');
+  return `${what(t)} would not keep ${detail}: the field is not in its schema (pruned) or is overwritten`;
+}
+
+/** Sends one patch (dry-run or real); conflicts are retryable, rejections terminal. */
+async function send(client: KubeClient, namespace: string, t: Target, dryRun: boolean): Promise<KubeObject> {
+  const op = `${dryRun ? 'dry-run commit' : 'commit'} to ${what(t)}`;
+  try {
+    return await client.patch(t.res, namespace, t.name, t.ops, { type: 'json', fieldManager: FIELD_MANAGER, ...(dryRun ? { dryRun: true } : {}) });
+  } catch (err) {
+    // A failed resourceVersion test (409, or 422 on a moved object) means the object changed: retry from fresh state.
+    if (err instanceof KubeApiError && err.code === 409) throw new ConflictError(op, err);
+    const fresh = await client.get(t.res, namespace, t.name);
+    if (fresh?.metadata.resourceVersion !== t.obj.metadata.resourceVersion) throw new ConflictError(op, err);
+    if (err instanceof KubeApiError && (err.code === 422 || err.code === 400 || err.code === 403)) throw new CommitRefused(`the API server rejected the values for ${what(t)}: ${apiMessage(err)}`);
+    throw new RetryableError(op, err);
+  }
+}
+
+/**
+ * Commits every responsibility to the Machine, its InfraMachine and its BootstrapConfig, all or nothing. `journal`
+ * is the MachineUpdate's status.commit (from an interrupted earlier run, if any); `save` persists it. Conflicts and
+ * transient errors throw retryable errors with the journal kept, so the next reconcile resumes.
+ */
+export async function commitResponsibilities(
+  client: KubeClient,
+  namespace: string,
+  machineName: string,
+  resps: readonly Responsibility[],
+  journal: CommitJournal | undefined,
+  save: SaveJournal,
+  policy?: WritePolicy,
+): Promise<CommitResult> {
+  if (journal?.state === 'RollingBack') return rollback(client, namespace, journal.objects ?? [], journal.reason ?? 'the commit failed', save);
+  const journaled = journal?.objects ?? [];
+  const fail = async (reason: string): Promise<CommitResult> => {
+    // Objects an interrupted earlier run wrote are restored; otherwise nothing was changed.
+    if (journaled.length > 0) return rollback(client, namespace, journaled, reason, save);
+    if (journal) await save(undefined);
+    return { ok: false, outcome: 'nothing-committed', message: `commit failed, nothing committed: ${reason}` };
+  };
+
+  let targets: Target[];
+  try {
+    targets = await prepare(client, namespace, machineName, resps, policy);
+  } catch (err) {
+    if (err instanceof CommitRefused) return fail(err.message);
+    throw err;
+  }
+  const pending = targets.filter((t) => t.ops.length > 0);
+
+  // Every patch is tried (dry-run) and its answer checked before anything is written.
+  for (const t of pending) {
+    try {
+      const answer = await send(client, namespace, t, true);
+      const why = notKept(t, answer);
+      if (why) return await fail(why);
+    } catch (err) {
+      if (err instanceof CommitRefused) return fail(err.message);
+      throw err;
     }
   }
-  return { ok: true, written };
+  for (const t of targets) {
+    if (t.ops.length > 0) continue;
+    // Already in place (a restart after its write, or values at target from the start): still verified.
+    const why = notKept(t, t.obj);
+    if (why) return fail(why);
+  }
+
+  if (pending.length > 0) {
+    const next: JournalObject[] = pending.map((t) => ({ apiGroup: t.apiGroup, kind: t.kind, name: t.name, entries: journalEntries(t.obj, t.ops) }));
+    const objects = mergeJournal(journaled, next);
+    // Persisted before the first real write: a crash from here on is finished or rolled back by the next run.
+    await save({ state: 'Writing', objects });
+    const written: string[] = [];
+    for (const t of pending) {
+      let after: KubeObject;
+      try {
+        after = await send(client, namespace, t, false);
+      } catch (err) {
+        if (err instanceof CommitRefused) return rollback(client, namespace, objects, `${err.message} (after the dry-run accepted them)`, save);
+        throw err;
+      }
+      written.push(what(t));
+      const why = notKept(t, after);
+      if (why) return rollback(client, namespace, objects, `${why} (after the dry-run kept it)`, save);
+    }
+    await save(undefined);
+    return { ok: true, written: pending.flatMap((t) => t.items.map((r) => `${what(t)} ${r.path}`)) };
+  }
+  if (journal) await save(undefined);
+  return { ok: true, written: [] };
+}
+
+/**
+ * Restores every journaled object to its previous values. The journal is marked RollingBack first, so that a
+ * restart finishes the rollback rather than retrying the commit. Transient errors throw (the next run resumes);
+ * an object changed by someone else since the commit, or a rejected restore, is left and named in the message.
+ */
+async function rollback(client: KubeClient, namespace: string, objects: readonly JournalObject[], reason: string, save: SaveJournal): Promise<CommitResult> {
+  await save({ state: 'RollingBack', reason, objects: [...objects] });
+  const restored: string[] = [];
+  const failed: string[] = [];
+  for (const o of objects) {
+    let res: ResourceType;
+    try {
+      res = await client.resolve(o.apiGroup, o.kind);
+    } catch (err) {
+      throw new RetryableError(`resolve ${o.kind}.${o.apiGroup} to restore it`, err);
+    }
+    const current = await client.get(res, namespace, o.name);
+    if (!current) {
+      // Whatever the commit wrote went with the object: nothing left to restore.
+      restored.push(`${objectLabel(o)} (gone)`);
+      continue;
+    }
+    const plan = restorePatch(current, o.entries ?? []);
+    if (plan.changed.length > 0) failed.push(`${objectLabel(o)} ${plan.changed.join(', ')} (changed by someone else since the commit; left as is)`);
+    if (plan.ops.length === 0) {
+      if (plan.changed.length === 0) restored.push(objectLabel(o));
+      continue;
+    }
+    try {
+      await client.patch(res, namespace, o.name, plan.ops, { type: 'json', fieldManager: FIELD_MANAGER });
+      restored.push(objectLabel(o));
+    } catch (err) {
+      // The guards failed because the object moved on: the next run looks again at the fresh object.
+      if (err instanceof KubeApiError && (err.code === 409 || err.code === 422)) {
+        const fresh = await client.get(res, namespace, o.name);
+        if (fresh && fresh.metadata.resourceVersion !== current.metadata.resourceVersion) throw new ConflictError(`restore ${objectLabel(o)}`, err);
+      }
+      if (err instanceof KubeApiError && (err.code === 422 || err.code === 400 || err.code === 403)) failed.push(`${objectLabel(o)} (restore rejected: ${apiMessage(err)})`);
+      else throw new RetryableError(`restore ${objectLabel(o)}`, err);
+    }
+  }
+  await save(undefined);
+  if (failed.length > 0) {
+    return { ok: false, outcome: 'restore-failed', message: `commit failed: ${reason}; restore failed — operator action needed: ${failed.join('; ')}${restored.length ? `; restored ${restored.join(', ')}` : ''}` };
+  }
+  return { ok: false, outcome: 'rolled-back', message: `commit failed and was rolled back, nothing committed: ${reason}; restored ${restored.join(', ') || 'nothing (no object had been written)'}` };
 }

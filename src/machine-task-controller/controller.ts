@@ -1,6 +1,9 @@
 // The machine task controller (DESIGN §4.2): reconciles MachineUpdates. Per reconcile it snapshots the
 // MachineUpdate, its Machine and its tasks, decides one step (decide.ts), does it, and writes the status once.
 import {
+  ConditionTypes,
+  CustomResourceDefinitions,
+  InPlaceUpdatePlans,
   Labels,
   MachineUpdates,
   Machines,
@@ -16,18 +19,24 @@ import {
 import {
   buildGenericTask,
   buildTaskFromTemplate,
+  crdName,
+  isClusterApiGroup,
   machineUpdateOwnerRef,
   owningMachineUpdate,
   taskKindOfTemplate,
   taskLabels,
+  taskKindProblem,
   taskName,
+  taskSizeProblem,
   toLabelValue,
   TemplateKindError,
   type Task,
 } from '../contract/index.js';
-import { ConflictError, RetryableError, isAlreadyExists, isNotFound, snapshot, Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
+import { ConflictError, KubeApiError, RetryableError, isAlreadyExists, isNotFound, setCondition, snapshot, Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
 import type { WritePolicy } from '../api/index.js';
 import { commitResponsibilities } from './commit-apply.js';
+import type { CommitJournal } from './journal.js';
+import { controllingPlanRef, ownershipProblem } from './ownership.js';
 import { decide, reasonOfTerminal, type Decision } from './decide.js';
 import { metricsFor, type TaskControllerMetrics } from './metrics.js';
 import { orderedUpdaters, type MachineState, type MachineUpdateObject, type MachineUpdateUpdater, type Scope, type UpdaterView } from './scope.js';
@@ -38,6 +47,8 @@ export const CONTROLLER_NAME = 'machine-task-controller';
 
 /** Retry delay while another MachineUpdate's in-flight task holds a task name. */
 const FOREIGN_TASK_RETRY_MS = 5_000;
+/** Re-check period of a MachineUpdate not (yet) acted on for want of a plan that owns it and labelled its machine. */
+const NOT_OWNED_RECHECK_MS = 3_000;
 /** Retry delay after deleting an earlier update's finished task. */
 const FOREIGN_DELETE_RETRY_MS = 500;
 
@@ -51,6 +62,19 @@ interface Deps {
   metrics: TaskControllerMetrics;
   /** The write policy the commit enforces (`--write-policy`; default DEFAULT_WRITE_POLICY). */
   writePolicy?: WritePolicy;
+  /** Task kinds whose CRD was seen declaring the contract, with when (re-checked after TASK_KIND_TTL_MS). */
+  allowedKinds: Map<string, number>;
+}
+
+/** How long a task kind's contract declaration is trusted before its CRD is read again. */
+const TASK_KIND_TTL_MS = 60_000;
+
+/** A template's task kind the platform must not create (terminal: fails the MachineUpdate). */
+export class TaskKindRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TaskKindRefusedError';
+  }
 }
 
 /** Reconciles mostly wait on the API server: at 10,003 machines 32 cut the p99 to ~20 s (16: ~30 s, 4: ~94 s) for the same writes; 64 wrote a third more. */
@@ -69,7 +93,7 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
   const muInformer = mgr.informer<MachineUpdateObject>(MachineUpdates);
   const watched = new Set<string>([resourceKey(UpdaterUpdateTasks)]);
   const holder: { ctrl?: Controller } = {};
-  const deps: Deps = { mgr, client: mgr.client, controller: () => holder.ctrl!, watched, metrics: metricsFor(mgr), ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}) };
+  const deps: Deps = { mgr, client: mgr.client, controller: () => holder.ctrl!, watched, metrics: metricsFor(mgr), allowedKinds: new Map(), ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}) };
   const ctrl = mgr
     .controller<MachineUpdateObject>(CONTROLLER_NAME)
     .for(MachineUpdates)
@@ -80,6 +104,13 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
       muInformer.store
         .byLabel(Labels.machineName, toLabelValue(m.metadata.name ?? ''), m.metadata.namespace)
         .filter((mu) => mu.spec?.machineRef?.name === m.metadata.name)
+        .map((mu) => ({ namespace: mu.metadata.namespace, name: mu.metadata.name! })),
+    )
+    // Ownership is re-checked on every change of the plan that owns a MachineUpdate.
+    .watches<KubeObject>(InPlaceUpdatePlans, (p) =>
+      muInformer.store
+        .byLabel(Labels.planName, toLabelValue(p.metadata.name ?? ''), p.metadata.namespace)
+        .filter((mu) => controllingPlanRef(mu)?.name === p.metadata.name)
         .map((mu) => ({ namespace: mu.metadata.namespace, name: mu.metadata.name! })),
     )
     .withConcurrency(opts.concurrency ?? DEFAULT_CONCURRENCY)
@@ -100,22 +131,47 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const mu = deps.mgr.informer<MachineUpdateObject>(MachineUpdates).store.peek(key.namespace, key.name);
   if (!mu || isTerminal(mu.status?.updateStatus)) return Action.awaitChange();
   const now = new Date();
+  // Only plans drive machines: anything else gets no task and no commit, re-checked on every reconcile.
+  const problem = ownershipProblem(mu, planOf(deps, mu), deps.mgr.informer<KubeObject>(Machines).store.peek(key.namespace, mu.spec.machineRef.name));
+  if (problem) {
+    await writeRefusal(deps, mu, problem, now);
+    // Also re-checked on a timer: the plan labels the machine just before it creates the MachineUpdate, and the
+    // Machine cache may show the label only after this reconcile (a label event seen before the MachineUpdate maps to nothing).
+    return Action.requeue(NOT_OWNED_RECHECK_MS);
+  }
   let scope: Scope;
   try {
     scope = await buildScope(deps, mu);
   } catch (err) {
-    if (!(err instanceof TemplateKindError)) throw err;
-    // A template ref that cannot name a task kind never will: fail the update with the reason.
+    if (!(err instanceof TemplateKindError) && !(err instanceof TaskKindRefusedError)) throw err;
+    // A template ref that cannot name an acceptable task kind never will: fail the update with the reason.
     const failedScope: Scope = { mu, machine: 'present', views: [] };
-    await writeStatus(deps, failedScope, { updateStatus: 'failed', reason: Reasons.templateNotFound, message: err.message }, now);
+    const reason = err instanceof TaskKindRefusedError ? Reasons.taskKindRefused : Reasons.templateNotFound;
+    await writeStatus(deps, failedScope, { updateStatus: 'failed', reason, message: err.message }, now);
     return Action.awaitChange();
   }
   const d = decide(scope);
   log.debug({ step: d.step.kind, updateStatus: d.updateStatus, message: d.message }, 'decided');
   if (d.step.kind === 'none') return Action.awaitChange();
   const outcome = await act(deps, scope, d, log);
-  await writeStatus(deps, scope, outcome.status, now);
+  await writeStatus(deps, outcome.mu ? { ...scope, mu: outcome.mu } : scope, outcome.status, now);
   return outcome.action;
+}
+
+/** The plan a MachineUpdate's controller ownerReference names, from the cache (same namespace). */
+function planOf(deps: Deps, mu: MachineUpdateObject): KubeObject | undefined {
+  const ref = controllingPlanRef(mu);
+  return ref ? deps.mgr.informer<KubeObject>(InPlaceUpdatePlans).store.peek(mu.metadata.namespace, ref.name) : undefined;
+}
+
+/** Says on the MachineUpdate why it is not acted on (status kept otherwise), with a Warning Event when that is news. */
+async function writeRefusal(deps: Deps, mu: MachineUpdateObject, message: string, now: Date): Promise<void> {
+  const old = mu.status ?? {};
+  if (old.message === message) return;
+  const conditions = setCondition(old.conditions ?? [], { type: ConditionTypes.inPlaceUpdate, status: 'False', reason: Reasons.notOwnedByPlan, message }, mu.metadata.generation, now);
+  const next: MachineUpdateObject = { ...mu, status: { ...old, message, conditions } };
+  await snapshot(mu).apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME });
+  deps.mgr.events.event(mu, 'Warning', Reasons.notOwnedByPlan, message);
 }
 
 /** Resolves each updater's task resource, makes sure it is watched and reads its task from the cache. */
@@ -126,7 +182,7 @@ async function buildScope(deps: Deps, mu: MachineUpdateObject): Promise<Scope> {
   const views: UpdaterView[] = [];
   for (const u of orderedUpdaters(mu.spec)) {
     const res = await taskResource(deps, u);
-    const name = taskName(mu.spec.machineRef.name, u.name);
+    const name = taskName(mu.spec.planName, mu.spec.machineRef.name, u.name);
     const found = deps.mgr.informer<Task>(res).store.peek(ns, name);
     const view: UpdaterView = { updater: u, taskName: name, apiVersion: apiVersionOf(res), kind: res.kind };
     if (found) {
@@ -145,13 +201,26 @@ async function taskResource(deps: Deps, u: MachineUpdateUpdater): Promise<Resour
   if (!ref) return UpdaterUpdateTasks;
   const { group } = parseApiVersion(ref.apiVersion);
   const kind = taskKindOfTemplate(ref.kind);
+  // Checked before anything is resolved or watched: a Cluster API kind is never a task.
+  if (isClusterApiGroup(group)) throw new TaskKindRefusedError(`updater ${u.name}: ${taskKindProblem(group, kind, undefined)!}`);
   let res: ResourceType;
   try {
     res = await deps.client.resolve(group, kind);
   } catch (err) {
+    if (isNotFound(err)) throw new TaskKindRefusedError(`updater ${u.name}: ${taskKindProblem(group, kind, undefined)!}`);
     throw new RetryableError(`resolve task kind ${kind}.${group} of updater ${u.name}`, err);
   }
   const k = resourceKey(res);
+  const seen = deps.allowedKinds.get(k);
+  if (seen === undefined || Date.now() - seen > TASK_KIND_TTL_MS) {
+    const crd = await deps.client.get(CustomResourceDefinitions, undefined, crdName(res.plural, res.group));
+    const problem = taskKindProblem(res.group, res.kind, crd);
+    if (problem) {
+      deps.allowedKinds.delete(k);
+      throw new TaskKindRefusedError(`updater ${u.name}: ${problem}`);
+    }
+    deps.allowedKinds.set(k, Date.now());
+  }
   if (!deps.watched.has(k)) {
     await deps.controller().watch<KubeObject>(res, taskToMachineUpdate);
     await deps.mgr.informer(res).synced();
@@ -163,6 +232,8 @@ async function taskResource(deps: Deps, u: MachineUpdateUpdater): Promise<Resour
 interface Outcome {
   status: StatusInput;
   action: Action;
+  /** The MachineUpdate as last written during the step (the commit journals in its status), when it changed. */
+  mu?: MachineUpdateObject;
 }
 
 const statusOf = (d: Decision): StatusInput => ({ updateStatus: d.updateStatus, ...(d.current !== undefined ? { current: d.current } : {}), reason: d.reason, message: d.message });
@@ -207,16 +278,22 @@ async function act(deps: Deps, scope: Scope, d: Decision, log: Logger): Promise<
     }
     case 'commit': {
       const resps = scope.views.flatMap((v) => v.updater.responsibilities);
-      const result = await commitResponsibilities(client, ns, mu.spec.machineRef.name, resps, deps.writePolicy);
+      let latest = mu;
+      // The journal goes through /status on its own, before the first real write; the final status write builds on it.
+      const save = async (journal: CommitJournal | undefined): Promise<void> => {
+        latest = await client.patch<MachineUpdateObject>(MachineUpdates, ns, mu.metadata.name!, { status: { commit: journal ? { ...journal, reason: journal.reason ?? null } : null } }, { type: 'merge', subresource: 'status', fieldManager: CONTROLLER_NAME });
+      };
+      const result = await commitResponsibilities(client, ns, mu.spec.machineRef.name, resps, mu.status?.commit, save, deps.writePolicy);
       if (!result.ok) {
-        mgr.events.event(mu, 'Warning', Reasons.commitFailed, result.message);
-        return { status: { updateStatus: 'failed', reason: Reasons.commitFailed, message: result.message }, action: Action.awaitChange() };
+        const reason = result.outcome === 'rolled-back' ? Reasons.commitRolledBack : result.outcome === 'restore-failed' ? Reasons.commitRestoreFailed : Reasons.commitFailed;
+        mgr.events.event(mu, 'Warning', reason, result.message);
+        return { status: { updateStatus: 'failed', reason, message: result.message }, action: Action.awaitChange(), mu: latest };
       }
       const message = result.written.length
         ? `updated by ${scope.views.length} updater(s); committed ${result.written.join(', ')}`
         : // A restart after the commit but before this status write, or values that were already at target: verified in place.
           `updated by ${scope.views.length} updater(s); every value was already in place (verified)`;
-      return { status: { updateStatus: 'updated', reason: Reasons.updated, message }, action: Action.awaitChange() };
+      return { status: { updateStatus: 'updated', reason: Reasons.updated, message }, action: Action.awaitChange(), mu: latest };
     }
   }
 }
@@ -253,6 +330,8 @@ async function createTask(
     }
     const tpl = await client.get(tplRes, ns, ref.name);
     if (!tpl) return { failed: `template ${ref.kind} ${ns}/${ref.name} of updater ${u.name} not found`, reason: Reasons.templateNotFound };
+    const tooLarge = taskSizeProblem(`template ${ref.kind} ${ns}/${ref.name} of updater ${u.name}`, tpl.spec);
+    if (tooLarge) return { failed: tooLarge, reason: Reasons.taskCreateFailed };
     task = buildTaskFromTemplate(tpl, inputs);
     task.apiVersion = view.apiVersion;
   } else {
@@ -268,6 +347,10 @@ async function createTask(
     log.info({ task: view.taskName, kind: res.kind, updater: u.name }, 'task created');
     return { task: created };
   } catch (err) {
+    // The API server refuses the object itself (too large, invalid, kind gone): retrying sends the same object.
+    if (err instanceof KubeApiError && [400, 404, 413, 422].includes(err.code) && !isAlreadyExists(err)) {
+      return { failed: `updater ${u.name}: the API server refused to create ${res.kind} ${ns}/${view.taskName}: ${err.status?.message ?? err.message}`, reason: Reasons.taskCreateFailed };
+    }
     if (!isAlreadyExists(err)) throw new RetryableError(`create ${res.kind} ${ns}/${view.taskName}`, err);
     // C9: the name is deterministic, so the task is ours from an earlier reconcile (cache lag) or another update's.
     const existing = await client.get<Task>(res, ns, view.taskName);

@@ -20,6 +20,10 @@ export function taskKindRules(apiGroup: string, taskPlurals: string[], templateP
 export const baseRbac: PolicyRule[] = [
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['machineupdates'], verbs: READ },
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['machineupdates/status'], verbs: ['get', 'patch', 'update'] },
+  // Task kinds must declare the updater contract on their CRD.
+  { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get'] },
+  // Only plans drive machines: a MachineUpdate is acted on only when the plan that controls it exists.
+  { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdateplans'], verbs: READ },
   ...taskKindRules('inplace.cluster.x-k8s.io', ['updaterupdatetasks'], []),
   ...taskKindRules('samples.inplace.cluster.x-k8s.io', ['kubernetesversionupdatetasks', 'osimageupdatetasks'], ['kubernetesversionupdatetasktemplates', 'osimageupdatetasktemplates']),
   // Commit (C8): the Machine (the InfraMachine / BootstrapConfig kinds come from the provider list, below).

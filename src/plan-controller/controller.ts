@@ -6,6 +6,7 @@ import {
   API_VERSION,
   Annotations,
   Clusters,
+  CustomResourceDefinitions,
   Finalizers,
   InPlaceUpdatePlans,
   KubeadmControlPlanes,
@@ -32,6 +33,8 @@ import { planMetricsFor } from './metrics.js';
 import { labelValue } from './names.js';
 import { prestartCheck } from './prestart.js';
 import { actOwners, ownersNeedRecheck } from './owners-act.js';
+import { crdName, isClusterApiGroup } from '../contract/index.js';
+import { taskKindOfRef } from './templates.js';
 import type { ControlPlaneLookup, PlanSnapshot, PrestartResult, TemplateLookup, TemplateRef } from './scope.js';
 import { templateKey } from './scope.js';
 
@@ -69,6 +72,8 @@ interface Deps {
   machineDeployments: Store;
   clusters: Store;
   metrics: PlanMetrics;
+  /** Task kinds' CRDs as last looked up, by kind.group (see lookupTaskCrd). */
+  taskCrds: Map<string, { crd?: KubeObject; at: number }>;
   /** MachineUpdates created but not yet seen by the informer, per plan key (no double start on a stale cache). */
   expectations: Map<string, Map<string, { mu: MachineUpdate; at: number }>>;
   /** The write policy plans are validated against (`--write-policy`). */
@@ -84,6 +89,9 @@ export interface PlanSetupOptions {
 }
 
 const keyOfPlan = (ns: string, name: string): string => `${ns}/${name}`;
+
+/** True when the plan is the controller owner of the object (same uid: a recreated plan of the same name is not). */
+const ownedBy = (o: KubeObject, plan: KubeObject): boolean => o.metadata.ownerReferences?.find((r) => r.controller)?.uid === plan.metadata.uid;
 
 /** Keys of the plans of `clusterName` in `namespace`. */
 function plansOfCluster(plans: Store<InPlaceUpdatePlan & KubeObject>, namespace: string | undefined, clusterName: string | undefined): ObjectKey[] {
@@ -105,6 +113,7 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     expectations: new Map(),
     prestart: new Map(),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
+    taskCrds: new Map(),
   };
   const byCluster = (o: KubeObject): ObjectKey[] => plansOfCluster(plans, o.metadata.namespace, clusterLabel(o));
   holder.ctrl = mgr
@@ -186,7 +195,8 @@ async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): 
   for (const ref of refs.values()) templates.push(await lookupTemplate(deps, ns, ref, mapToNamespacePlans));
 
   const planLabel = labelValue(name);
-  const fromStore = deps.machineUpdates.byLabel(Labels.planName, planLabel, ns).filter((m) => m.spec?.planName === name);
+  // Never adopt another plan's record (e.g. of a deleted plan of the same name): the controller owner's uid decides.
+  const fromStore = deps.machineUpdates.byLabel(Labels.planName, planLabel, ns).filter((m) => m.spec?.planName === name && ownedBy(m, plan));
   const snap: PlanSnapshot = {
     plan, now: toKubeTime(new Date()), cluster, controlPlane,
     machineDeployments: (plan.spec.machineDeployments ?? []).map((t) => deps.machineDeployments.peek(ns, t.name)).filter((o): o is KubeObject => !!o),
@@ -225,6 +235,8 @@ async function lookupTemplate(deps: Deps, ns: string, ref: TemplateRef, mapper: 
   const { group } = parseApiVersion(ref.apiVersion ?? '');
   // Malformed references are reported by validation; there is nothing to look up.
   if (!group || !/Template$/.test(ref.kind ?? '') || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref.name ?? '')) return { ref, found: false };
+  // A Cluster API kind is refused from the reference alone (templates.ts): neither resolved nor watched.
+  if (isClusterApiGroup(group)) return { ref, found: false };
   let res: ResourceType;
   try {
     res = await deps.client.resolve(group, ref.kind);
@@ -236,7 +248,31 @@ async function lookupTemplate(deps: Deps, ns: string, ref: TemplateRef, mapper: 
   if (!(await withTimeout(deps.ctrl().watch(res, mapper), CONTROL_PLANE_SYNC_MS))) {
     return { ref, found: false, error: `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it granted to the plan controller? see docs/operations.md)` };
   }
-  return { ref, found: deps.mgr.informer(res).store.peek(ns, ref.name) !== undefined };
+  const tpl = deps.mgr.informer(res).store.peek(ns, ref.name);
+  const out: TemplateLookup = { ref, found: tpl !== undefined };
+  if (tpl) out.bytes = Buffer.byteLength(JSON.stringify(tpl.spec ?? null), 'utf8');
+  const tk = taskKindOfRef(ref);
+  if (tk) out.task = await lookupTaskCrd(deps, tk.group, tk.kind);
+  return out;
+}
+
+/** How long a task kind's CRD lookup is reused (CRDs change rarely; a plan reconciles often). */
+const TASK_CRD_TTL_MS = 15_000;
+
+/** The CRD of a task kind (crd absent when the kind is not served or has no CRD), cached for TASK_CRD_TTL_MS. */
+async function lookupTaskCrd(deps: Deps, group: string, kind: string): Promise<{ crd?: KubeObject }> {
+  const key = `${kind}.${group}`;
+  const hit = deps.taskCrds.get(key);
+  if (hit && Date.now() - hit.at < TASK_CRD_TTL_MS) return hit.crd ? { crd: hit.crd } : {};
+  let crd: KubeObject | undefined;
+  try {
+    const res = await deps.client.resolve(group, kind);
+    crd = await deps.client.get(CustomResourceDefinitions, undefined, crdName(res.plural, res.group));
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  deps.taskCrds.set(key, { ...(crd ? { crd } : {}), at: Date.now() });
+  return crd ? { crd } : {};
 }
 
 // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
@@ -299,6 +335,13 @@ async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDeci
     } catch (err) {
       // Deterministic names: an existing record means an earlier reconcile (or process) already started this machine.
       if (!isAlreadyExists(err)) throw new RetryableError(`create MachineUpdate ${ns}/${c.name}`, err);
+      const existing = await client.get<MachineUpdate & KubeObject>(MachineUpdates, ns, c.name);
+      // Another plan's record under this name (e.g. of a deleted plan not yet collected) is not ours: retried later.
+      if (existing && !ownedBy(existing, plan)) {
+        log.info({ machineUpdate: c.name }, 'MachineUpdate name held by another plan; not adopted');
+        return;
+      }
+      if (existing) created = existing;
     }
     const planKey = keyOfPlan(ns, name);
     if (!deps.expectations.has(planKey)) deps.expectations.set(planKey, new Map());

@@ -3,7 +3,7 @@ import type { KubeObject, MachineUpdate } from '../api/index.js';
 import { Annotations, Finalizers, Labels, PlanAnnotations } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
 import { decidePlan, orderedUpdaters } from './decide.js';
-import { labelValue } from './names.js';
+import { labelValue, machineUpdateName } from './names.js';
 import type { MdOpts, SnapOpts } from './testkit.js';
 import { NOW, cpDone, kcp, machine, machines, md, mu, plan, snapshot, target, versionUpdater } from './testkit.js';
 
@@ -63,11 +63,11 @@ describe('plan-controller decidePlan', () => {
   });
 
   describe('MachineUpdates and machine labels', () => {
-    it('creates a MachineUpdate named <plan>-<machine> with the ordered updaters, and labels the machine', () => {
+    it('creates a MachineUpdate named <plan>-<machine>-<hash> with the ordered updaters, and labels the machine', () => {
       const p = plan({ cp: target('cluster1-cp', 1, [versionUpdater({ name: 'b', sequence: 2 }), versionUpdater({ name: 'a', sequence: 1, responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'x' }] })]) });
       const d = decidePlan(snapshot({ plan: p }));
       expect(d.create).to.have.length(1);
-      expect(d.create[0]!.name).to.equal('p1-cluster1-cp-0');
+      expect(d.create[0]!.name).to.equal(machineUpdateName('p1', 'cluster1-cp-0'));
       expect(d.create[0]!.target).to.deep.equal({ kind: 'ControlPlane', name: 'cluster1-cp' });
       expect(d.create[0]!.updaters.map((u) => u.name)).to.deep.equal(['a', 'b']);
       expect(d.label).to.deep.equal([{ machine: 'cluster1-cp-0', startedAt: NOW }]);
@@ -93,7 +93,7 @@ describe('plan-controller decidePlan', () => {
 
     it('aborts the in-flight update of a machine that is being deleted', () => {
       const d = decidePlan(snapshot(mdOnly({ machines: [machine('cluster1-md-0-0', { md: 'cluster1-md-0', deleting: true }), ...mdMachines().slice(1)], mus: [mu('cluster1-md-0-0', 'updating')] })));
-      expect(d.abort).to.deep.equal(['p1-cluster1-md-0-0']);
+      expect(d.abort).to.deep.equal([machineUpdateName('p1', 'cluster1-md-0-0')]);
       expect(starts(d)).to.deep.equal(['cluster1-md-0-1']);
     });
 
@@ -301,7 +301,7 @@ describe('plan-controller decidePlan', () => {
     const aborting = (o: { deleting?: boolean } = {}) => plan({ ...started, phase: 'aborting', ...o });
     it('aborting moves every in-flight MachineUpdate to aborting and starts nothing', () => {
       const d = decidePlan(snapshot({ ...mdOnly({ mdOpts: { maxUnavailable: 3 }, mus: [mu('cluster1-md-0-0', 'updating'), mu('cluster1-md-0-1', ''), mu('cluster1-md-0-2', 'updated')] }), plan: aborting() }));
-      expect(d.abort).to.deep.equal(['p1-cluster1-md-0-0', 'p1-cluster1-md-0-1']);
+      expect(d.abort).to.deep.equal([machineUpdateName('p1', 'cluster1-md-0-0'), machineUpdateName('p1', 'cluster1-md-0-1')]);
       expect(d.create).to.deep.equal([]);
       expect(d.status.updateStatus).to.equal('aborting');
     });
@@ -326,7 +326,7 @@ describe('plan-controller decidePlan', () => {
     });
     it('deleting an in-progress plan aborts first and keeps the finalizer', () => {
       const d = decidePlan(snapshot({ ...mdOnly({ mus: [mu('cluster1-md-0-0', 'updating')] }), plan: plan({ ...started, deleting: true }) }));
-      expect(d.abort).to.deep.equal(['p1-cluster1-md-0-0']);
+      expect(d.abort).to.deep.equal([machineUpdateName('p1', 'cluster1-md-0-0')]);
       expect(d.finalizer).to.equal(undefined);
       expect(cond(d, 'Ready')).to.include({ reason: 'Deleting' });
     });

@@ -22,6 +22,8 @@ export const baseRbac: PolicyRule[] = [
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machinesets'], verbs: ['get', 'patch'] },
   // Template kinds named by plans must be readable to validate that they exist (add rules for third-party template kinds).
   { apiGroups: ['samples.inplace.cluster.x-k8s.io'], resources: ['kubernetesversionupdatetasktemplates', 'osimageupdatetasktemplates'], verbs: read },
+  // A template's task kind is accepted only when its CRD declares the updater contract (label).
+  { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get'] },
   // Events for every transition; Lease for leader election.
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },

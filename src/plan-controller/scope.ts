@@ -14,6 +14,10 @@ export interface TemplateLookup {
   ref: TemplateRef;
   found: boolean;
   error?: string;
+  /** The task kind's CRD as looked up (crd absent: no CRD), when the lookup got that far. */
+  task?: { crd?: KubeObject };
+  /** Size of the template's spec as JSON, when found. */
+  bytes?: number;
 }
 
 /** Stable key of a template reference. */

@@ -6,6 +6,7 @@ import { ownerProblems } from './owners.js';
 import type { ValidationInput } from './scope.js';
 import { templateKey } from './scope.js';
 import { upgradeProblems } from './upgrade-rules.js';
+import { templateProblems } from './templates.js';
 
 /** Kinds a responsibility may select (DESIGN §2.1). */
 export const SELECTABLE_RESOURCES: readonly string[] = ['Machine', 'InfraMachine', 'BootstrapConfig'];
@@ -133,7 +134,9 @@ function validateUpdaters(input: ValidationInput, targets: NamedTarget[]): strin
         if (!DNS_SUBDOMAIN.test(ref.name ?? '')) problems.push(`${where}: template name ${ref.name} must be the name of an object in the plan's namespace ${ns} (cross-namespace references are not allowed)`);
         else {
           const l = lookups.get(templateKey(ref));
-          if (l?.error) problems.push(`${where}: template ${ref.kind} ${ref.name}: ${l.error}`);
+          const refused = templateProblems(ref, l);
+          if (refused.length > 0) problems.push(...refused.map((p) => `${where}: ${p}`));
+          else if (l?.error) problems.push(`${where}: template ${ref.kind} ${ref.name}: ${l.error}`);
           else if (!l?.found) problems.push(`${where}: template ${ref.kind} ${ns}/${ref.name} not found`);
         }
       }

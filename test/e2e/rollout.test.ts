@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import type { KubeObject, MachineUpdate } from '../../src/api/index.js';
 import { Annotations, DevMachines, Events, KubeadmConfigs, KubernetesVersionUpdateTaskTemplates, Labels, Nodes, OSImageUpdateTaskTemplates, UpdaterUpdateTasks, apiVersionOf, isTerminal } from '../../src/api/index.js';
 import { nodeNameFor } from '../../src/capi-sim/index.js';
+import { machineUpdateName } from '../../src/plan-controller/index.js';
 import { useE2eEnv } from './env.js';
 import { CP, TO_VERSION, conditionOf, isCp, planObject, refUpdater, versionOf } from './harness.js';
 
@@ -71,7 +72,7 @@ describe('e2e: plan rollout', function () {
     // MachineUpdates: deterministic names, the contract labels, owned by the plan, the target's updaters in order.
     const planObj = (await p.plan('cluster1-v1-30-1'))!;
     for (const mu of await p.machineUpdates()) {
-      expect(mu.metadata.name).to.equal(`cluster1-v1-30-1-${mu.spec.machineRef.name}`);
+      expect(mu.metadata.name).to.equal(machineUpdateName('cluster1-v1-30-1', mu.spec.machineRef.name));
       expect(mu.metadata.labels).to.include({ [Labels.planName]: 'cluster1-v1-30-1', [Labels.machineName]: mu.spec.machineRef.name, [Labels.clusterName]: 'cluster1', [Labels.targetName]: mu.spec.target.name });
       expect(mu.metadata.ownerReferences).to.deep.equal([{ apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'InPlaceUpdatePlan', name: 'cluster1-v1-30-1', uid: planObj.metadata!.uid, controller: true, blockOwnerDeletion: true }]);
       expect(mu.spec.updaters.map((u) => u.name)).to.deep.equal(['os', 'k8s', 'ntp']);

@@ -1,7 +1,7 @@
 // Shared set-up of the task controller, sample updater and conformance integration tests: a test env with the
 // platform, sample and CAPI CRDs, a small CAPI inventory, the machine task controller in a manager, and helpers
 // to create and wait for MachineUpdates the way the plan controller would.
-import { Machines, MachineUpdates, type KubeObject, type MachineUpdateSpec, type MachineUpdateStatus } from '../../src/api/index.js';
+import { API_VERSION, InPlaceUpdatePlans, Labels, Machines, MachineUpdates, type KubeObject, type MachineUpdateSpec, type MachineUpdateStatus } from '../../src/api/index.js';
 import { applyInventory, buildInventory, capiCrdDirs } from '../../src/capi-sim/index.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { createManager, type RuntimeManager } from '../../src/runtime/index.js';
@@ -39,13 +39,35 @@ export async function startTaskController(f: Fixture): Promise<RuntimeManager> {
   return mgr;
 }
 
-/** Creates a MachineUpdate as the plan controller would. */
+/** The plan the tests' MachineUpdates belong to (only a plan's MachineUpdates are acted on). */
+export const TEST_PLAN = 'p1';
+
+/** Creates (once) the InPlaceUpdatePlan `plan` the tests' MachineUpdates belong to; no plan controller runs, so it only exists. */
+export async function ensurePlan(f: Fixture, plan = TEST_PLAN): Promise<KubeObject> {
+  const existing = await f.env.client.get(InPlaceUpdatePlans, f.ns, plan);
+  if (existing) return existing;
+  return f.env.client.create(InPlaceUpdatePlans, {
+    apiVersion: API_VERSION,
+    kind: InPlaceUpdatePlans.kind,
+    metadata: { name: plan, namespace: f.ns },
+    spec: { clusterName: 'c1', machineDeployments: [{ name: 'md0', sequence: 1, updaters: [{ name: 'placeholder', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.0' }] }] }] },
+  });
+}
+
+/** Creates a MachineUpdate as the plan controller would: owned by the plan, after labelling the machine with it. */
 export async function createMachineUpdate(f: Fixture, name: string, machine: string, updaters: MachineUpdateSpec['updaters'], phase: 'updating' | 'aborting' = 'updating'): Promise<MU> {
+  const plan = await ensurePlan(f);
+  await f.env.client.patch(Machines, f.ns, machine, { metadata: { labels: { [Labels.planName]: TEST_PLAN } } }, { type: 'merge' });
   return f.env.client.create<MU>(MachineUpdates, {
-    apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'MachineUpdate',
-    metadata: { name, namespace: f.ns, labels: { 'inplace.cluster.x-k8s.io/plan-name': 'p1', 'inplace.cluster.x-k8s.io/machine-name': machine } },
-    spec: { planName: 'p1', clusterName: 'c1', target: { kind: 'MachineDeployment', name: 'md0' }, machineRef: { name: machine }, updatePhase: phase, updaters },
+    metadata: {
+      name,
+      namespace: f.ns,
+      labels: { [Labels.planName]: TEST_PLAN, [Labels.machineName]: machine },
+      ownerReferences: [{ apiVersion: API_VERSION, kind: InPlaceUpdatePlans.kind, name: TEST_PLAN, uid: plan.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+    },
+    spec: { planName: TEST_PLAN, clusterName: 'c1', target: { kind: 'MachineDeployment', name: 'md0' }, machineRef: { name: machine }, updatePhase: phase, updaters },
   });
 }
 

@@ -19,7 +19,7 @@ import { RUNNING_IMAGE_ANNOTATION } from '../../src/sample-updaters/os-image/ind
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { noopLogger, type RuntimeManager } from '../../src/runtime/index.js';
 import { waitFor } from '../support/wait.js';
-import { createMachineUpdate, startFixture, startTaskController, waitMUStatus, type Fixture } from '../machine-task-controller/support.js';
+import { createMachineUpdate, startFixture, startTaskController, waitMUStatus, TEST_PLAN, type Fixture } from '../machine-task-controller/support.js';
 
 type Node = KubeObject & { spec?: { unschedulable?: boolean }; status?: { nodeInfo?: { kubeletVersion?: string } } };
 
@@ -60,13 +60,13 @@ describe('sample updaters (integration)', function () {
     ]);
     const mu = await waitMUStatus(f, 'mu-both', 'updated');
     expect(mu.status?.tasks?.map((t) => [t.kind, t.name])).to.deep.equal([
-      ['OSImageUpdateTask', taskName(machine, 'os')],
-      ['KubernetesVersionUpdateTask', taskName(machine, 'k8s')],
+      ['OSImageUpdateTask', taskName(TEST_PLAN, machine, 'os')],
+      ['KubernetesVersionUpdateTask', taskName(TEST_PLAN, machine, 'k8s')],
     ]);
-    const kvTask = await f.env.client.get<Task>(KubernetesVersionUpdateTasks, f.ns, taskName(machine, 'k8s'));
+    const kvTask = await f.env.client.get<Task>(KubernetesVersionUpdateTasks, f.ns, taskName(TEST_PLAN, machine, 'k8s'));
     expect(kvTask?.spec['simulatedStepSeconds']).to.equal(0.05);
     expect(kvTask?.status).to.include({ updateStatus: 'updated', step: 'Uncordon', nodeName: nodeNameFor(f.ns, machine) });
-    const osTask = await f.env.client.get<Task>(OSImageUpdateTasks, f.ns, taskName(machine, 'os'));
+    const osTask = await f.env.client.get<Task>(OSImageUpdateTasks, f.ns, taskName(TEST_PLAN, machine, 'os'));
     expect(osTask?.status).to.include({ updateStatus: 'updated', step: 'VerifyImage', image: 'registry.local/os/ubuntu-24.04-k8s-1.30.1' });
 
     const n = await node(machine);
@@ -108,7 +108,7 @@ describe('sample updaters (integration)', function () {
     await createMachineUpdate(f, 'mu-kv-restart', machine, [
       { name: 'k8s', sequence: 1, updaterUpdateTemplateRef: ref(KubernetesVersionUpdateTaskTemplates, 'kv-slow'), responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] },
     ]);
-    const name = taskName(machine, 'k8s');
+    const name = taskName(TEST_PLAN, machine, 'k8s');
     const at = await waitFor(async () => {
       const t = await f.env.client.get<Task>(KubernetesVersionUpdateTasks, f.ns, name);
       return t?.status?.['step'] === 'UpgradeKubelet' ? t : undefined;

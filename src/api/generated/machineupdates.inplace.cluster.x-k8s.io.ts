@@ -165,6 +165,41 @@ export interface MachineUpdateStatus {
    */
   message?: string;
   /**
+   * commit is the journal of an all-or-nothing commit in progress (contract C8): the values each CAPI object held before the first write, so that a restarted controller finishes the commit or rolls it back. Absent when no commit is in progress.
+   */
+  commit?: {
+    /**
+     * state is Writing while the values are written, RollingBack once a write failed and the written objects are being restored.
+     */
+    state: 'Writing' | 'RollingBack';
+    /**
+     * reason is why the commit is being rolled back.
+     */
+    reason?: string;
+    /**
+     * objects the commit writes, with each written path's previous and new value.
+     */
+    objects?: {
+      apiGroup: string;
+      kind: string;
+      name: string;
+      entries?: {
+        /**
+         * path is the JSON pointer written.
+         */
+        path: string;
+        /**
+         * before is the JSON encoding of the value before the commit; absent when the path did not exist.
+         */
+        before?: string;
+        /**
+         * after is the JSON encoding of the value the commit writes.
+         */
+        after: string;
+      }[];
+    }[];
+  };
+  /**
    * conditions represent the observations of the current state (metav1.Condition; CAPI semantics: lastTransitionTime moves only when status flips).
    */
   conditions?: Condition[];

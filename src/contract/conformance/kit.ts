@@ -2,7 +2,7 @@
 // workflows — acting as the platform — and reports, per rule, pass/fail with evidence. See docs/contract.md.
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { UpdaterUpdateTasks, apiVersionOf, isTerminal, type KubeObject, type ResourceType, type Responsibility } from '../../api/index.js';
+import { CustomResourceDefinitions, UpdaterUpdateTasks, apiVersionOf, isTerminal, type KubeObject, type ResourceType, type Responsibility } from '../../api/index.js';
 import { isNotFound, type KubeClient } from '../../runtime/index.js';
 import {
   TASK_LABEL_KEYS,
@@ -17,6 +17,7 @@ import {
   type TaskInputs,
 } from '../accessors.js';
 import { RULES, type RuleId } from '../rules.js';
+import { crdName, taskKindProblem } from '../task-kinds.js';
 import { RUN_LABEL, createScratch, defaultResponsibilities, deleteScratch, diffCapi, snapshotCapi, type Scratch } from './scratch.js';
 
 /** Options of runConformance. */
@@ -146,6 +147,22 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       ev.check('C3', expected === kind.kind, `template kind ${opts.template.kind} creates ${kind.kind}`, `template kind ${opts.template.kind} would create ${expected}, not ${kind.kind}`);
     } catch (err) {
       ev.fail('C3', (err as Error).message);
+    }
+  }
+
+  if (!generic) {
+    // The platform creates tasks only of kinds whose CRD declares the contract (docs/contract.md, custom task kinds).
+    let crd: KubeObject | undefined;
+    let unreadable: string | undefined;
+    try {
+      crd = await client.get(CustomResourceDefinitions, undefined, crdName(kind.plural, kind.group));
+    } catch (err) {
+      unreadable = err instanceof Error ? err.message : String(err);
+    }
+    if (unreadable) ev.note('C3', `could not read the CRD of ${kind.kind} to check its updater-contract label: ${unreadable}`);
+    else {
+      const problem = taskKindProblem(kind.group, kind.kind, crd);
+      ev.check('C3', !problem, `task kind ${kind.kind}: its CRD declares the updater contract`, problem ?? '');
     }
   }
 
