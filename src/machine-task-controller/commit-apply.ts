@@ -13,7 +13,7 @@ import { journalEntries, mergeJournal, objectLabel, restorePatch, type CommitJou
  * changed), `rolled-back` (a write failed and every written object was restored), `restore-failed` (a written
  * object could not be restored: operator action needed). All three are terminal.
  */
-export type CommitResult = { ok: true; written: string[] } | { ok: false; outcome: 'nothing-committed' | 'rolled-back' | 'restore-failed'; message: string };
+export type CommitResult = { ok: true; written: string[] } | { ok: false; outcome: 'nothing-committed' | 'machine-gone' | 'rolled-back' | 'restore-failed'; message: string };
 
 /** Persists the journal (undefined clears it); the commit calls it before its first real write. */
 export type SaveJournal = (journal: CommitJournal | undefined) => Promise<void>;
@@ -30,6 +30,12 @@ const FIELD_MANAGER = 'machine-task-controller';
 
 /** Thrown inside a commit for a reason that makes it fail terminally (nothing more will be written). */
 class CommitRefused extends Error {}
+
+/**
+ * The Machine was deleted (or is being deleted) under the update: the cache that decided to commit had not seen it yet.
+ * Not a failure of the update: like a deletion seen earlier, the update ends aborted (nothing to commit to).
+ */
+class MachineGone extends CommitRefused {}
 
 /** One object the commit writes: where it is, what it held, the patch. */
 interface Target {
@@ -63,7 +69,8 @@ async function locate(client: KubeClient, machine: KubeObject, select: Responsib
 /** Reads every object and builds every patch (nothing written). */
 async function prepare(client: KubeClient, namespace: string, machineName: string, resps: readonly Responsibility[], policy: WritePolicy | undefined): Promise<Target[]> {
   const machine = await client.get(Machines, namespace, machineName);
-  if (!machine) throw new CommitRefused(`Machine ${namespace}/${machineName} not found`);
+  if (!machine) throw new MachineGone(`Machine ${namespace}/${machineName} not found`);
+  if (machine.metadata.deletionTimestamp) throw new MachineGone(`Machine ${namespace}/${machineName} is being deleted`);
   const targets: Target[] = [];
   for (const select of SELECTS) {
     const items = resps.filter((r) => r.selectResource === select);
@@ -133,6 +140,10 @@ export async function commitResponsibilities(
   try {
     targets = await prepare(client, namespace, machineName, resps, policy);
   } catch (err) {
+    if (err instanceof MachineGone && journaled.length === 0) {
+      if (journal) await save(undefined);
+      return { ok: false, outcome: 'machine-gone', message: `nothing committed: ${err.message}` };
+    }
     if (err instanceof CommitRefused) return fail(err.message);
     throw err;
   }

@@ -284,6 +284,11 @@ async function act(deps: Deps, scope: Scope, d: Decision, log: Logger): Promise<
         latest = await client.patch<MachineUpdateObject>(MachineUpdates, ns, mu.metadata.name!, { status: { commit: journal ? { ...journal, reason: journal.reason ?? null } : null } }, { type: 'merge', subresource: 'status', fieldManager: CONTROLLER_NAME });
       };
       const result = await commitResponsibilities(client, ns, mu.spec.machineRef.name, resps, mu.status?.commit, save, deps.writePolicy);
+      if (!result.ok && result.outcome === 'machine-gone') {
+        // Deleted under the update (the cache had not shown it): aborted, as a deletion seen earlier would be; no Halt.
+        mgr.events.event(mu, 'Normal', Reasons.aborted, result.message);
+        return { status: { updateStatus: 'aborted', reason: Reasons.aborted, message: result.message }, action: Action.awaitChange(), mu: latest };
+      }
       if (!result.ok) {
         const reason = result.outcome === 'rolled-back' ? Reasons.commitRolledBack : result.outcome === 'restore-failed' ? Reasons.commitRestoreFailed : Reasons.commitFailed;
         mgr.events.event(mu, 'Warning', reason, result.message);

@@ -59,6 +59,14 @@ describe('all-or-nothing commit (C8, integration)', function () {
     expect(d1.metadata.resourceVersion).to.equal(d0.metadata.resourceVersion);
   });
 
+  it('a Machine deleted under the update is machine-gone (the update is aborted), not a failure; nothing is written', async () => {
+    const s = store();
+    const r = await commitResponsibilities(f.env.client, f.ns, 'no-such-machine', [VERSION, NTP], undefined, s.save);
+    expect(r).to.deep.include({ ok: false, outcome: 'machine-gone' });
+    expect(r.ok ? '' : r.message).to.match(/nothing committed: Machine .*no-such-machine not found/);
+    expect(s.saves).to.deep.equal([]);
+  });
+
   it('commits every object and clears its journal', async () => {
     const machine = f.machines[1]!;
     const s = store();
