@@ -110,7 +110,9 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
     .watches<KubeObject>(InPlaceUpdatePlans, (p) =>
       muInformer.store
         .byLabel(Labels.planName, toLabelValue(p.metadata.name ?? ''), p.metadata.namespace)
-        .filter((mu) => controllingPlanRef(mu)?.name === p.metadata.name)
+        // Only MachineUpdates refused for want of their plan care about it: a plan's every progress is a status change,
+        // and mapping it to all its MachineUpdates tripled this controller's reconciles at 1,003 machines.
+        .filter((mu) => controllingPlanRef(mu)?.name === p.metadata.name && mu.status?.conditions?.some((c) => c.reason === Reasons.notOwnedByPlan))
         .map((mu) => ({ namespace: mu.metadata.namespace, name: mu.metadata.name! })),
     )
     .withConcurrency(opts.concurrency ?? DEFAULT_CONCURRENCY)
@@ -132,7 +134,10 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   if (!mu || isTerminal(mu.status?.updateStatus)) return Action.awaitChange();
   const now = new Date();
   // Only plans drive machines: anything else gets no task and no commit, re-checked on every reconcile.
-  const problem = ownershipProblem(mu, planOf(deps, mu), deps.mgr.informer<KubeObject>(Machines).store.peek(key.namespace, mu.spec.machineRef.name));
+  let problem = ownershipProblem(mu, planOf(deps, mu), deps.mgr.informer<KubeObject>(Machines).store.peek(key.namespace, mu.spec.machineRef.name));
+  // The caches lag: the plan labels the machine just before it creates the MachineUpdate, so a refusal is confirmed
+  // against the API server first (one read, only on the refusing path) instead of costing a refusal and a re-check.
+  if (problem) problem = ownershipProblem(mu, await freshPlanOf(deps, mu), (await deps.client.get<KubeObject>(Machines, key.namespace, mu.spec.machineRef.name)) ?? undefined);
   if (problem) {
     await writeRefusal(deps, mu, problem, now);
     // Also re-checked on a timer: the plan labels the machine just before it creates the MachineUpdate, and the
@@ -162,6 +167,12 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
 function planOf(deps: Deps, mu: MachineUpdateObject): KubeObject | undefined {
   const ref = controllingPlanRef(mu);
   return ref ? deps.mgr.informer<KubeObject>(InPlaceUpdatePlans).store.peek(mu.metadata.namespace, ref.name) : undefined;
+}
+
+/** The MachineUpdate's controlling plan as the API server has it now. */
+async function freshPlanOf(deps: Deps, mu: MachineUpdateObject): Promise<KubeObject | undefined> {
+  const ref = controllingPlanRef(mu);
+  return ref ? ((await deps.client.get<KubeObject>(InPlaceUpdatePlans, mu.metadata.namespace, ref.name)) ?? undefined) : undefined;
 }
 
 /** Says on the MachineUpdate why it is not acted on (status kept otherwise), with a Warning Event when that is news. */
