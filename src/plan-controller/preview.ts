@@ -275,7 +275,7 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
     const desiredVersion = owner ? (t.kind === 'ControlPlane' ? cpVersion(owner) : mdVersion(owner)) : undefined;
     const versionClaim = claimFor('Machine', '/spec/version');
     if (desiredVersion !== undefined && versionClaim && !same(versionClaim.value, desiredVersion)) {
-      result.warnings.push(`${t.target.name}: updater ${versionClaim.updater} sets Machine /spec/version to ${String(versionClaim.value)} but the ${t.kind === 'ControlPlane' ? 'control plane spec.version' : 'MachineDeployment spec.template.spec.version'} is ${desiredVersion}: Cluster API would see the machines as out of date`);
+      result.warnings.push(`${t.target.name}: updater ${versionClaim.updater} sets Machine /spec/version to ${String(versionClaim.value)} but the ${t.kind === 'ControlPlane' ? 'control plane spec.version' : 'MachineDeployment spec.template.spec.version'} is ${desiredVersion}: the plan pauses it and aligns it to ${String(versionClaim.value)} when the target is done (see Owners)`);
     }
     const desiredInfra = owner && desiredSpec(owner, t.kind, 'InfraMachine', snapshot.ownerTemplates);
     const desiredBootstrap = owner && desiredSpec(owner, t.kind, 'BootstrapConfig', snapshot.ownerTemplates);

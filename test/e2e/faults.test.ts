@@ -6,7 +6,7 @@ import { KubeadmConfigs } from '../../src/api/index.js';
 import { waitFor } from '../support/wait.js';
 import type { E2eEnv } from './env.js';
 import { startE2eEnv } from './env.js';
-import { CP, FAILURE_DOMAIN_POLICY, TO_VERSION, planObject, refUpdater, versionOf } from './harness.js';
+import { CP, TO_VERSION, planObject, refUpdater, versionOf } from './harness.js';
 
 describe('e2e: API faults', function () {
   this.timeout(180_000);
@@ -22,7 +22,7 @@ describe('e2e: API faults', function () {
   it('completes a plan while the API server fails requests and drops watches', async () => {
     const p = await env.platform();
     await p.provision({ cpReplicas: 3, mds: [{ name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 }] });
-    await p.startPlatform({ writePolicy: FAILURE_DOMAIN_POLICY });
+    await p.startPlatform();
     const faulty = env.setFaults({ errorRate: 0.1, errorCodes: [500, 429, 409], dropWatchesEveryMs: 2000 });
     const updaters = [refUpdater({ name: 'a' }), refUpdater({ name: 'b', sequence: 2, responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true } }] })];
     // The scenario's own writes retry like any client would.

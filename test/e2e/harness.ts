@@ -1,19 +1,16 @@
 // End-to-end harness: one namespace with a CAPI inventory, the CAPI simulator, the three components on their own
 // runtime managers (as separate processes would run them), and the reference updater. Works against the local API
 // server or a real cluster (whatever client it is given).
-import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanTarget, PlanUpdater, WritePolicy } from '../../src/api/index.js';
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanTarget, PlanUpdater } from '../../src/api/index.js';
 import { API_VERSION, InPlaceUpdatePlans, Labels, MachineDeployments, MachineUpdates, Machines, UpdaterUpdateTasks } from '../../src/api/index.js';
 import { applyInventory, buildInventory, inventoryMachineName, inventoryMachineSetName, startCapiSimulator, type CapiSimulator } from '../../src/capi-sim/index.js';
-import { createMachineTaskController, machineTaskController } from '../../src/machine-task-controller/index.js';
+import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { mhcExtension } from '../../src/mhc-extension/index.js';
-import { createPlanController, planController } from '../../src/plan-controller/index.js';
+import { planController } from '../../src/plan-controller/index.js';
 import { createLogger, createManager, type RuntimeManager } from '../../src/runtime/index.js';
 import type { Component, KubeClient, WatchHandle } from '../../src/runtime/types.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { waitFor } from '../support/wait.js';
-
-/** A write policy that also allows Machine /spec/failureDomain (refused by default): scenarios commit it as a second field. */
-export const FAILURE_DOMAIN_POLICY: WritePolicy = { Machine: { allow: ['/spec', '/spec/failureDomain'] } };
 
 /** The cluster every scenario uses. */
 export const CLUSTER = 'cluster1';
@@ -123,9 +120,9 @@ export class Platform {
    * Starts the plan controller, the machine task controller, the MHC extension (unless `mhc` is false), and the reference
    * updater (serving only `referenceNames` when given, so that the scenario can play the other updaters by hand).
    */
-  async startPlatform(opts: { mhc?: boolean; referenceNames?: string[]; writePolicy?: WritePolicy } = {}): Promise<void> {
-    await this.startComponent(opts.writePolicy ? createPlanController({ writePolicy: opts.writePolicy }) : planController);
-    await this.startComponent(opts.writePolicy ? createMachineTaskController({ writePolicy: opts.writePolicy }) : machineTaskController);
+  async startPlatform(opts: { mhc?: boolean; referenceNames?: string[] } = {}): Promise<void> {
+    await this.startComponent(planController);
+    await this.startComponent(machineTaskController);
     if (opts.mhc ?? true) await this.startComponent(mhcExtension);
     this.updaters.push(await sampleUpdaters.reference.start({ client: this.client, namespace: this.ns, ...(opts.referenceNames ? { names: opts.referenceNames } : {}) }));
   }

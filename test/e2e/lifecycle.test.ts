@@ -6,7 +6,7 @@ import { createMachineTaskController } from '../../src/machine-task-controller/i
 import { createPlanController } from '../../src/plan-controller/index.js';
 import { waitFor } from '../support/wait.js';
 import { useE2eEnv } from './env.js';
-import { CP, FAILURE_DOMAIN_POLICY, TO_VERSION, conditionOf, planObject, refUpdater, versionOf } from './harness.js';
+import { CP, TO_VERSION, conditionOf, planObject, refUpdater, versionOf } from './harness.js';
 
 const current = (ms: KubeObject[]): KubeObject[] => ms.filter((m) => !m.metadata.deletionTimestamp);
 
@@ -91,7 +91,7 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
   it('a controller restart mid-update creates no duplicate MachineUpdate or task and the plan completes', async () => {
     const p = await env().platform();
     await p.provision({ cpReplicas: 3, mds: [] });
-    await p.startPlatform({ referenceNames: ['ref'], writePolicy: FAILURE_DOMAIN_POLICY });
+    await p.startPlatform({ referenceNames: ['ref'] });
     const tasks: string[] = [];
     const tw = await env().client.watch(UpdaterUpdateTasks, p.ns, {}, (e) => {
       if (e.type === 'ADDED') tasks.push(e.object.metadata.name!);
@@ -101,8 +101,8 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
     await p.waitTasks('manual', 1);
     await p.stopComponent('plan-controller');
     await p.stopComponent('machine-task-controller');
-    await p.startComponent(createPlanController({ writePolicy: FAILURE_DOMAIN_POLICY }));
-    await p.startComponent(createMachineTaskController({ writePolicy: FAILURE_DOMAIN_POLICY }));
+    await p.startComponent(createPlanController());
+    await p.startComponent(createMachineTaskController());
     const done = await p.drive('p', 'manual');
     tw.abort();
     expect(done.status?.progress).to.equal('3/3');

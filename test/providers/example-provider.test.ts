@@ -19,6 +19,7 @@ import { docsOf, effectiveRules } from '../cli/manifests.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { restrictedClient, type RestrictedClient } from '../support/rbac-client.js';
 import { waitFor } from '../support/wait.js';
+import { waitPlanInvalid } from '../support/plans.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'example-provider.yaml');
 const ExampleMetalMachines: ResourceType = { group: 'infrastructure.example.dev', version: 'v1alpha1', plural: 'examplemetalmachines', kind: 'ExampleMetalMachine', namespaced: true };
@@ -144,19 +145,7 @@ describe('a non-dev provider (ExampleMetalMachine, ExampleControlPlane) with RBA
   });
 
   /** The plan's Valid=False message, once the plan controller reports it. */
-  const invalidMessage = async (ns: string, name: string): Promise<string> => {
-    let message = '';
-    await waitFor(
-      async () => {
-        const p = await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, name);
-        const valid = p?.status?.conditions?.find((c) => c.type === 'Valid');
-        message = valid?.message ?? '';
-        return valid?.status === 'False';
-      },
-      { timeoutMs: 90_000, intervalMs: 200, message: `plan ${name} to be reported invalid` },
-    );
-    return message;
-  };
+  const invalidMessage = async (ns: string, name: string): Promise<string> => (await waitPlanInvalid(env.client, ns, name, 90_000)).message;
 
   it('without the InfraMachine kind in the list, the plan is refused before any machine starts and the message names the resource', async () => {
     const ns = await env.newNamespace('provider');

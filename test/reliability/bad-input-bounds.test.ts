@@ -15,6 +15,7 @@ import { fleetPlan } from '../../bench/lib/fleet.js';
 import { cli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 import { platformSpecs, startProcs, startWorld, stopWorld, waitPlan, type World } from './harness.js';
+import { waitPlanInvalid } from '../support/plans.js';
 
 type Plan = InPlaceUpdatePlan & KubeObject;
 const CONDITION_LIMIT = 32768;
@@ -75,10 +76,7 @@ describe('reliability: hostile input stays bounded (status size, nesting depth, 
           machineDeployments: missing.map((name) => ({ name, sequence: 2, updaters: [{ name: 'ref', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] }] })),
         },
       } as KubeObject);
-      plan = await waitFor(async () => {
-        const p = await w!.client.get<Plan>(InPlaceUpdatePlans, w!.ns, 'many-missing');
-        return p?.status?.conditions?.find((c) => c.type === 'Valid')?.status === 'False' ? p : undefined;
-      }, { timeoutMs: 60_000, intervalMs: 200, message: 'Valid=False on plan many-missing' });
+      plan = (await waitPlanInvalid(w!.client, w!.ns, 'many-missing', 60_000)).plan;
       const valid = plan.status!.conditions!.find((c) => c.type === 'Valid')!;
       expect(bytes(valid.message)).to.be.below(CONDITION_LIMIT);
       expect(valid.message).to.contain(missing[0]).and.to.match(/\.\.\. and \d+ more/);
@@ -145,10 +143,7 @@ describe('reliability: hostile input stays bounded (status size, nesting depth, 
       const md = w!.fleet.mdNames[0]!;
       const r = await raw(w!, 'POST', plans(), body('deep-params', nested(500)).replace('"clusterName":"ghost"', '"clusterName":"c1"').replace('"name":"md"', `"name":"${md}"`), 'application/json');
       expect(r.code, r.body.slice(0, 300)).to.equal(201);
-      const p = await waitFor(async () => {
-        const x = await w!.client.get<Plan>(InPlaceUpdatePlans, w!.ns, 'deep-params');
-        return x?.status?.conditions?.find((c) => c.type === 'Valid')?.status === 'False' ? x : undefined;
-      }, { timeoutMs: 30_000, intervalMs: 200, message: 'Valid=False on plan deep-params' });
+      const { plan: p } = await waitPlanInvalid(w!.client, w!.ns, 'deep-params');
       expect(p.status!.conditions!.find((c) => c.type === 'Valid')!.message).to.match(/nested deeper than 64 levels/);
       const mus = (await w!.client.list<MachineUpdate & KubeObject>(MachineUpdates, w!.ns)).items.filter((m) => m.spec.planName === 'deep-params');
       expect(mus).to.have.length(0);

@@ -17,6 +17,7 @@ import { UPDATER_CONTRACT_LABEL, UPDATER_CONTRACT_VALUE, toLabelValue } from '..
 import { applyFleet, fleetPlan } from '../../bench/lib/fleet.js';
 import { waitFor } from '../support/wait.js';
 import { platformSpecs, startProcs, startWorld, stopWorld, waitPlan, type World } from './harness.js';
+import { waitPlanInvalid } from '../support/plans.js';
 
 type Obj = Record<string, unknown>;
 const GROUP = 'hostile.inplace-test.example.com';
@@ -75,16 +76,7 @@ describe('reliability: bad input against ownership, task kinds, names and the co
     }, { timeoutMs: 30_000, intervalMs: 100, message: `MachineUpdate ${name} refused (${mention}); last message: ${said}` });
   };
   const ownerRef = (kind: string, name: string, uid: string, apiVersion = API_VERSION): Obj => ({ apiVersion, kind, name, uid, controller: true });
-  const validFalse = async (name: string): Promise<string> => {
-    let msg = '';
-    await waitFor(async () => {
-      const p = await w!.client.get(InPlaceUpdatePlans, w!.ns, name);
-      const valid = ((p?.['status'] as Obj | undefined)?.['conditions'] as { type: string; status: string; message?: string }[] | undefined)?.find((x) => x.type === 'Valid');
-      msg = valid?.message ?? '';
-      return valid?.status === 'False';
-    }, { timeoutMs: 30_000, intervalMs: 100, message: `Valid=False on plan ${name}` });
-    return msg;
-  };
+  const validFalse = async (name: string): Promise<string> => (await waitPlanInvalid(w!.client, w!.ns, name)).message;
   const templatePlan = (name: string, ref: Obj): KubeObject => ({
     apiVersion: API_VERSION, kind: InPlaceUpdatePlans.kind, metadata: { name, namespace: w!.ns },
     spec: { clusterName: 'c1', machineDeployments: [{ name: w!.fleet.mdNames[0]!, sequence: 2, updaters: [{ name: 'evil', sequence: 1, updaterUpdateTemplateRef: ref, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.9' }] }] }] },

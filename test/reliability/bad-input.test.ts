@@ -19,6 +19,7 @@ import { applyFleet, fleetPlan } from '../../bench/lib/fleet.js';
 import { waitFor } from '../support/wait.js';
 import { cli } from '../support/cli.js';
 import { machinesBefore, platformSpecs, report, settledInvariants, startProcs, startWorld, stopWorld, waitPlan, type World } from './harness.js';
+import { waitPlanInvalid } from '../support/plans.js';
 
 type Obj = Record<string, unknown>;
 const clone = <T>(x: T): T => structuredClone(x);
@@ -345,13 +346,7 @@ describe('reliability: bad input (malformed plans, tasks and MachineUpdates)', f
         const r = results.get(c.name)!;
         expect(r.error, r.error?.message).to.equal(undefined);
         const name = r.created!.metadata.name!;
-        let msg = '';
-        await waitFor(async () => {
-          const p = await w!.client.get(InPlaceUpdatePlans, w!.ns, name);
-          const valid = ((p?.['status'] as Obj | undefined)?.['conditions'] as { type: string; status: string; message?: string }[] | undefined)?.find((x) => x.type === 'Valid');
-          msg = valid?.message ?? '';
-          return valid?.status === 'False';
-        }, { timeoutMs: 30_000, intervalMs: 100, message: `Valid=False on plan ${name} (${c.name})` });
+        const { message: msg } = await waitPlanInvalid(w!.client, w!.ns, name, 30_000, c.name);
         expect(msg).to.match(o.mention);
         const mus = (await w!.client.list(MachineUpdates, w!.ns, { labelSelector: `${Labels.planName}=${name}` })).items;
         expect(mus.map((m) => m.metadata.name)).to.deep.equal([]);
