@@ -2,7 +2,7 @@
 // real v1beta2 CRDs (the fixture test proves the fixtures declare them with the same schema), so nothing is pruned.
 import { Annotations, Labels, apiVersionOf, type Condition, type KubeObject, type OwnerReference, type ResourceType } from '../api/index.js';
 import { Clusters, DevMachines, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines } from '../api/index.js';
-import type { Machine, MachineSpec, Node, NodeSystemInfo } from './types.js';
+import type { Machine, MachineSpec, Node, NodeSystemInfo } from '../api/capi/index.js';
 
 /** DevMachineTemplate (not in src/api: only the simulator and the inventory use it). */
 export const DevMachineTemplates: ResourceType = { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta2', plural: 'devmachinetemplates', kind: 'DevMachineTemplate', namespaced: true };

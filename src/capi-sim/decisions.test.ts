@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Annotations, Labels } from '../api/index.js';
 import { DELETE_MACHINE_ANNOTATION, countReplicas, decideProvisioning, decideScale, maxUnhealthy, mhcCounts, mirroredNodeInfo, newMachineName, ownerOf, remediationVerdict } from './decisions.js';
 import { nodeInfoFor } from './builders.js';
-import type { Machine, MachineHealthCheck } from './types.js';
+import type { Machine, MachineHealthCheck } from '../api/capi/index.js';
 
 const m = (name: string, opts: { created?: string; ready?: boolean; available?: boolean; deleting?: boolean; del?: boolean; version?: string; phase?: string; node?: string } = {}): Machine => ({
   metadata: {

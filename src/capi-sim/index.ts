@@ -1,6 +1,6 @@
 // Cluster API simulator: fixture CRDs, a demo/test inventory, and a controller standing in for CAPI's controllers.
 export * from './crds.js';
-export * from './types.js';
+export * from '../api/capi/types.js';
 export {
   DevMachineTemplates, KubeadmConfigTemplates, nodeNameFor, defaultImage, stableSuffix, NODE_MACHINE_ANNOTATION,
 } from './builders.js';

@@ -9,7 +9,7 @@ import {
   type MachineBlueprint,
 } from './builders.js';
 import { clonedFromAnnotations } from './rollout.js';
-import type { KubeadmControlPlane, MachineDeployment, MachineHealthCheck, MachineSet, ObjectRef } from './types.js';
+import type { KubeadmControlPlane, MachineDeployment, MachineHealthCheck, MachineSet, ObjectRef } from '../api/capi/index.js';
 
 /** What to build: one cluster with an optional control plane, MachineDeployments and a MachineHealthCheck. */
 export interface InventoryOptions {

@@ -6,7 +6,7 @@ import {
   decideTopology, findNewMachineSet, isPaused, kcpMachineUpToDate, kubeadmConfigMatches, machineFromSet, machineTemplateUpToDate,
   type ClusterView, type KcpMember, type MdSetView,
 } from './rollout.js';
-import type { KubeadmControlPlane, Machine, MachineDeployment, MachineSet, MachineTemplateSpec } from './types.js';
+import type { KubeadmControlPlane, Machine, MachineDeployment, MachineSet, MachineTemplateSpec } from '../api/capi/index.js';
 
 const TPL = { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachineTemplate', name: 'cp-v1' };
 const kcp = (o: { version?: string; replicas?: number; maxSurge?: number; paused?: boolean; spec?: Record<string, unknown>; infra?: string } = {}): KubeadmControlPlane => ({

@@ -3,7 +3,8 @@
 // and when an owner is paused. Each function names the upstream code whose behaviour it models.
 import { Annotations, Labels } from '../api/index.js';
 import type { KubeObject } from '../api/index.js';
-import type { KubeadmControlPlane, Machine, MachineDeployment, MachineSet, MachineTemplateSpec, ObjectRef } from './types.js';
+import type { KubeadmControlPlane, Machine, MachineDeployment, MachineSet, MachineTemplateSpec, ObjectRef } from '../api/capi/index.js';
+import { scaleIntOrPercent } from '../api/capi/index.js';
 
 /** CAPI: on an object cloned from a template, the template's name (api/core/v1beta2 TemplateClonedFromNameAnnotation). */
 export const CLONED_FROM_NAME_ANNOTATION = 'cluster.x-k8s.io/cloned-from-name';
@@ -143,14 +144,11 @@ export interface KcpMember {
 /** What KubeadmControlPlane does next: nothing, wait (preflight), create one machine, or delete one. */
 export type KcpStep = { kind: 'none' } | { kind: 'wait'; why: string } | { kind: 'create' } | { kind: 'delete'; machine: string; why: string };
 
-/** Int-or-percent of `total`, rounded up or down (intstr.GetScaledValueFromIntOrPercent). */
+/** Int-or-percent of `total`, rounded up or down; `dflt` when unset or not a valid int-or-percent. */
 export function scaledValue(v: number | string | undefined, total: number, roundUp: boolean, dflt: number): number {
   if (v === undefined) return dflt;
-  if (typeof v === 'number') return v;
-  const m = /^(\d+)%$/.exec(v);
-  if (!m) return dflt;
-  const x = (Number(m[1]) * total) / 100;
-  return roundUp ? Math.ceil(x) : Math.floor(x);
+  const s = scaleIntOrPercent(v, total, roundUp);
+  return s.ok ? s.value : dflt;
 }
 
 const oldestFirst = (a: KcpMember, b: KcpMember): number => a.createdAtMs - b.createdAtMs || a.name.localeCompare(b.name);

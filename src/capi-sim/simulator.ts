@@ -23,7 +23,7 @@ import {
   UPDATE_IN_PROGRESS_ANNOTATION, clonedFromAnnotations, decideKcpStep, decideMdRollout, decideTopology, findNewMachineSet, isPaused, kcpMachineUpToDate,
   machineAvailable, machineFromSet, machineReady, type ClusterView, type KcpMember, type MdSetView,
 } from './rollout.js';
-import type { KubeadmControlPlane, Machine, MachineDeployment, MachineHealthCheck, MachineSet, Node, ObjectRef } from './types.js';
+import type { KubeadmControlPlane, Machine, MachineDeployment, MachineHealthCheck, MachineSet, Node, ObjectRef } from '../api/capi/index.js';
 
 /** Options of the simulator. */
 export interface CapiSimulatorOptions {

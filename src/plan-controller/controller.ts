@@ -25,7 +25,7 @@ import { forEachLimit } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
 import { Action } from '../runtime/types.js';
-import { clusterControlPlaneRef, clusterLabel, mdClusterName } from './capi.js';
+import { clusterControlPlaneRef, clusterLabel, mdClusterName } from '../api/capi/index.js';
 import type { PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';
 import type { PlanMetrics } from './metrics.js';

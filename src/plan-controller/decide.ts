@@ -3,9 +3,9 @@
 import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, KubeObject, MachineUpdate, PlanUpdater, TargetKind, TargetStatus } from '../api/index.js';
 import { Annotations, ConditionTypes, Finalizers, Labels, MessageBudget, PlanAnnotations, PlanEventReasons, Reasons, UpdatePhase, UpdateStatus, boundMessage, isTerminal, summarizeList } from '../api/index.js';
 import { setCondition } from '../runtime/conditions.js';
-import { controlPlaneNameOf, cpReplicas, deploymentNameOf, isDeleting, isMachineReady, mdReplicas, mdRollingUpdate, nameOf } from './capi.js';
+import { controlPlaneNameOf, cpReplicas, deploymentNameOf, isDeleting, isMachineReady, mdReplicas, mdRollingUpdate, nameOf } from '../api/capi/index.js';
 import { parameterDepthProblems } from './bounds.js';
-import { resolveFenceposts } from './intstr.js';
+import { resolveFenceposts } from '../api/capi/index.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { PlanSnapshot } from './scope.js';
 import type { NamedTarget } from './validate.js';

@@ -6,7 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { PlanSpecSchema } from '../api/index.js';
 import { buildInventory } from '../capi-sim/index.js';
-import { nameOf } from './capi.js';
+import { nameOf } from '../api/capi/index.js';
 import type { PreviewSnapshot } from './preview.js';
 import { previewPlan } from './preview.js';
 import { templateKey } from './scope.js';

@@ -8,10 +8,10 @@ import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../ru
 import { forEachLimit } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { KubeClient, Logger } from '../runtime/types.js';
-import { isDeleting, machineInfraRef, mdReplicas, mdRollingUpdate, nameOf } from './capi.js';
+import { isDeleting, machineInfraRef, mdReplicas, mdRollingUpdate, nameOf } from '../api/capi/index.js';
 import type { PlanDecision } from './decide.js';
 import { machinesOfTarget, planAge } from './decide.js';
-import { resolveFenceposts } from './intstr.js';
+import { resolveFenceposts } from '../api/capi/index.js';
 import type { OwnerOutcome, OwnerStep, OwnerValue } from './owners.js';
 import {
   CLONED_BY_PLAN, OWNERS_ALIGNED, OwnerEventReasons, OwnerReasons, cloneName, isPausedObject, mixedMessage, ownerCarries, ownerStep, ownerValues, ownersCondition, planAlignment, refAt, refPaths,

@@ -17,7 +17,7 @@ import { Annotations } from '../api/index.js';
 import { shortenName } from '../contract/index.js';
 import { jsonEqual } from '../runtime/patch.js';
 import { encodePointer, getPointer, parsePointer, setPointer } from '../runtime/jsonpointer.js';
-import { field, nameOf } from './capi.js';
+import { field, nameOf } from '../api/capi/index.js';
 import { MAX_NAME } from './names.js';
 
 /** CAPI: on an InfraMachine, the name of the template it was cloned from (KCP compares it with its infrastructureRef). */

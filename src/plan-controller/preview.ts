@@ -3,10 +3,10 @@
 // state no updater covers. Pure: `inplace preview` builds the snapshot and renders the result.
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanUpdater, Responsibility, TargetKind } from '../api/index.js';
 import { UpdatePhase, isTerminal } from '../api/index.js';
-import type { ContractRef } from './capi.js';
-import { cpVersion, field, isDeleting, isMachineReady, machineBootstrapRef, machineInfraRef, machineVersion, mdReplicas, mdRollingUpdate, mdVersion, nameOf } from './capi.js';
+import type { ContractRef } from '../api/capi/index.js';
+import { cpVersion, field, isDeleting, isMachineReady, machineBootstrapRef, machineInfraRef, machineVersion, mdReplicas, mdRollingUpdate, mdVersion, nameOf } from '../api/capi/index.js';
 import { machineState, machinesByTarget, orderedUpdaters, planAge } from './decide.js';
-import { resolveFenceposts, scaleIntOrPercent } from './intstr.js';
+import { resolveFenceposts, scaleIntOrPercent } from '../api/capi/index.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
 import type { OwnerChangePreview } from './owners.js';
 import { previewOwnerChanges } from './owners.js';

@@ -1,6 +1,6 @@
 // The typed snapshot a plan reconcile decides from: everything read from the informer stores, nothing else. Pure types.
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, WritePolicy } from '../api/index.js';
-import type { ContractRef } from './capi.js';
+import type { ContractRef } from '../api/capi/index.js';
 
 /** A template reference as written in a plan (apiVersion, kind, name; always in the plan's namespace). */
 export interface TemplateRef {

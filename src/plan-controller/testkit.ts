@@ -1,7 +1,7 @@
 // Builders of plans, CAPI objects and snapshots for the plan controller's table tests. Pure; used by tests only.
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanTarget, PlanUpdater } from '../api/index.js';
 import { API_VERSION, Labels } from '../api/index.js';
-import type { IntOrString } from './intstr.js';
+import type { IntOrString } from '../api/capi/index.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { PlanSnapshot, TemplateLookup } from './scope.js';
 

@@ -3,7 +3,7 @@
 // plane, and keep every worker within the kubelet skew. Pure: works on the validation snapshot.
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { Labels } from '../api/index.js';
-import { cpVersion, isDeleting, machineVersion, nameOf } from './capi.js';
+import { cpVersion, isDeleting, machineVersion, nameOf } from '../api/capi/index.js';
 
 /** Kubernetes versions as CAPI and kubeadm accept them: vMAJOR.MINOR.PATCH with optional pre-release/build. */
 export const K8S_VERSION = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;

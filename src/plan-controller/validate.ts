@@ -1,7 +1,7 @@
 // Plan validation: every problem listed, none short-circuited. Pure: works on a snapshot of the objects the plan names.
 import type { InPlaceUpdatePlan, KubeObject, PlanTarget, WritePolicy } from '../api/index.js';
 import { DEFAULT_WRITE_POLICY, PlanSpecSchema, formatIssues, writeRefusal } from '../api/index.js';
-import { clusterControlPlaneRef, clusterLabel, mdClusterName, mdStrategyType, nameOf } from './capi.js';
+import { clusterControlPlaneRef, clusterLabel, mdClusterName, mdStrategyType, nameOf } from '../api/capi/index.js';
 import { ownerProblems } from './owners.js';
 import type { ValidationInput } from './scope.js';
 import { templateKey } from './scope.js';

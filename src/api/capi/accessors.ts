@@ -1,6 +1,6 @@
-// Typed read accessors for the Cluster API v1beta2 fields the plan controller relies on (DESIGN §9). Pure.
-import type { Condition, KubeObject } from '../api/index.js';
-import { Labels } from '../api/index.js';
+// Typed read accessors for the Cluster API v1beta2 fields this project relies on. Pure.
+import type { Condition, KubeObject } from '../meta.js';
+import { Labels } from '../constants.js';
 import type { IntOrString } from './intstr.js';
 
 type Obj = Record<string, unknown>;

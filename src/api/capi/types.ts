@@ -1,5 +1,5 @@
-// The slices of Cluster API v1beta2 objects the simulator reads and writes (every field exists in the real CRDs).
-import type { Condition, KubeObject } from '../api/index.js';
+// The slices of Cluster API v1beta2 objects this project reads and writes (every field exists in the real CRDs).
+import type { Condition, KubeObject } from '../meta.js';
 
 /** A v1beta2 contract-versioned object reference (same namespace as the referrer). */
 export interface ObjectRef {
