@@ -39,7 +39,7 @@ import type { CommitJournal } from './journal.js';
 import { controllingPlanRef, ownershipProblem } from './ownership.js';
 import { decide, reasonOfTerminal, type Decision } from './decide.js';
 import { metricsFor, type TaskControllerMetrics } from './metrics.js';
-import { orderedUpdaters, type MachineState, type MachineUpdateObject, type MachineUpdateUpdater, type Scope, type UpdaterView } from './scope.js';
+import { orderedSpecUpdaters, type MachineState, type MachineUpdateObject, type MachineUpdateUpdater, type Scope, type UpdaterView } from './scope.js';
 import { buildStatus, type StatusInput } from './status.js';
 
 /** Name of the controller (also its field manager and event source). */
@@ -191,7 +191,7 @@ async function buildScope(deps: Deps, mu: MachineUpdateObject): Promise<Scope> {
   const machine = deps.mgr.informer<KubeObject>(Machines).store.peek(ns, mu.spec.machineRef.name);
   const machineState: MachineState = !machine ? 'missing' : machine.metadata.deletionTimestamp ? 'deleting' : 'present';
   const views: UpdaterView[] = [];
-  for (const u of orderedUpdaters(mu.spec)) {
+  for (const u of orderedSpecUpdaters(mu.spec)) {
     const res = await taskResource(deps, u);
     const name = taskName(mu.spec.planName, mu.spec.machineRef.name, u.name);
     const found = deps.mgr.informer<Task>(res).store.peek(ns, name);

@@ -85,13 +85,13 @@ describe('machine task controller decisions', () => {
   }
 
   it('runs updaters in ascending sequence whatever their order in the spec', async () => {
-    const { orderedUpdaters } = await import('./scope.js');
+    const { orderedSpecUpdaters } = await import('./scope.js');
     const spec = scope({ tasks: [null, null, null] }).mu.spec;
     spec.updaters = [
       { name: 'c', sequence: 3, responsibilities: [] },
       { name: 'a', sequence: 1, responsibilities: [] },
       { name: 'b', sequence: 2, responsibilities: [] },
     ];
-    expect(orderedUpdaters(spec).map((u) => u.name)).to.deep.equal(['a', 'b', 'c']);
+    expect(orderedSpecUpdaters(spec).map((u) => u.name)).to.deep.equal(['a', 'b', 'c']);
   });
 });

@@ -1,6 +1,7 @@
 // Typed view of one MachineUpdate reconcile: the MachineUpdate, its machine's state and, per updater in run
 // order, the task the controller expects and what it found. Built by controller.ts, read by the pure modules.
 import type { KubeObject, MachineUpdateSpec, MachineUpdateStatus } from '../api/index.js';
+import { orderedUpdaters } from '../api/index.js';
 import type { Task } from '../contract/index.js';
 
 /** A MachineUpdate as the controller handles it (metadata always present). */
@@ -39,10 +40,5 @@ export interface Scope {
   views: UpdaterView[];
 }
 
-/** The updaters of a MachineUpdate in run order: ascending sequence, ties in spec order. */
-export function orderedUpdaters(spec: MachineUpdateSpec): MachineUpdateUpdater[] {
-  return spec.updaters
-    .map((u, i) => ({ u, i }))
-    .sort((a, b) => a.u.sequence - b.u.sequence || a.i - b.i)
-    .map((x) => x.u);
-}
+/** The updaters of a MachineUpdate in run order (the shared rule in src/api/updaters.ts). */
+export const orderedSpecUpdaters = (spec: MachineUpdateSpec): MachineUpdateUpdater[] => orderedUpdaters(spec.updaters);

@@ -1,7 +1,7 @@
 // The plan controller's decisions: from a snapshot, what to create, patch and report. Pure (no client, no clock):
 // the reconcile reads a snapshot, calls decidePlan once, and carries out the result.
 import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, KubeObject, MachineUpdate, PlanUpdater, TargetKind, TargetStatus } from '../api/index.js';
-import { Annotations, ConditionTypes, Finalizers, Labels, MessageBudget, PlanAnnotations, PlanEventReasons, Reasons, UpdatePhase, UpdateStatus, boundMessage, isTerminal, summarizeList } from '../api/index.js';
+import { Annotations, ConditionTypes, Finalizers, Labels, MessageBudget, PlanAnnotations, PlanEventReasons, Reasons, UpdatePhase, UpdateStatus, boundMessage, isTerminal, orderedUpdaters, summarizeList } from '../api/index.js';
 import { setCondition } from '../runtime/conditions.js';
 import { controlPlaneNameOf, cpReplicas, deploymentNameOf, isDeleting, isMachineReady, mdReplicas, mdRollingUpdate, nameOf } from '../api/capi/index.js';
 import { parameterDepthProblems } from './bounds.js';
@@ -96,9 +96,6 @@ interface TargetEval {
 
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** The target's updaters in the order they run on a machine: ascending sequence, then name. */
-export const orderedUpdaters = (updaters: readonly PlanUpdater[]): PlanUpdater[] =>
-  [...updaters].sort((a, b) => a.sequence - b.sequence || byName(a.name, b.name));
 
 /** Orders plans oldest first: creationTimestamp, then name (the supersede order). */
 export const planAge = (a: InPlaceUpdatePlan, b: InPlaceUpdatePlan): number =>

@@ -4,13 +4,13 @@
 // does the reads and dry-runs; the findings become sentences (prestartResult) that validatePlan lists, so deciding
 // stays pure. `inplace preview` runs the same dry-runs (same sentences): preview NOT OK <=> Valid=False.
 import type { InPlaceUpdatePlan, KubeObject, ResourceType, Responsibility, WritePolicy } from '../api/index.js';
-import { DEFAULT_WRITE_POLICY, Machines, writeRefusal } from '../api/index.js';
+import { DEFAULT_WRITE_POLICY, Machines, orderedUpdaters, writeRefusal } from '../api/index.js';
 import { KubeApiError, isNotFound } from '../runtime/errors.js';
 import { SetPathError, setValuesPatch, verifyValues, type PointerValue } from '../runtime/set-patch.js';
 import type { KubeClient } from '../runtime/types.js';
 import type { ContractRef } from '../api/capi/index.js';
 import { field, isDeleting, machineBootstrapRef, machineInfraRef, nameOf } from '../api/capi/index.js';
-import { machinesOfTarget, orderedUpdaters } from './decide.js';
+import { machinesOfTarget } from './decide.js';
 import { previewPlan, prestartResult, type PreviewSnapshot } from './preview.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
 import { JSON_POINTER, targetsOf } from './validate.js';

@@ -2,10 +2,10 @@
 // which changes they cover and — fail-closed — which differences between the machines and their owners' desired
 // state no updater covers. Pure: `inplace preview` builds the snapshot and renders the result.
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanUpdater, Responsibility, TargetKind } from '../api/index.js';
-import { UpdatePhase, isTerminal } from '../api/index.js';
+import { UpdatePhase, isTerminal, orderedUpdaters } from '../api/index.js';
 import type { ContractRef } from '../api/capi/index.js';
 import { cpVersion, field, isDeleting, isMachineReady, machineBootstrapRef, machineInfraRef, machineVersion, mdReplicas, mdRollingUpdate, mdVersion, nameOf } from '../api/capi/index.js';
-import { machineState, machinesByTarget, orderedUpdaters, planAge } from './decide.js';
+import { machineState, machinesByTarget, planAge } from './decide.js';
 import { resolveFenceposts, scaleIntOrPercent } from '../api/capi/index.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
 import type { OwnerChangePreview } from './owners.js';
