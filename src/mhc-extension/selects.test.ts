@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Labels } from '../api/index.js';
-import { selects } from './controller.js';
+import { selects } from './scope.js';
 import type { MachineHealthCheck } from './scope.js';
 
 const mhc = (selector: MachineHealthCheck['spec']['selector']): MachineHealthCheck => ({ metadata: { name: 'h', namespace: 'ns' }, spec: { clusterName: 'c1', selector } });
