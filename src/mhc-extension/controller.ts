@@ -49,8 +49,8 @@ export async function reconcile(deps: MhcDeps, key: ObjectKey, log: Logger): Pro
   return reconcileMachineHealthCheck(deps, scope, log);
 }
 
-/** The pass on a given snapshot (exported so tests can drive it with a view older than the API server's). */
-export async function reconcileMachineHealthCheck(deps: MhcDeps, scope: MhcScope, log: Logger): Promise<Action> {
+/** The pass on a snapshot: decide, then act machine by machine. */
+async function reconcileMachineHealthCheck(deps: MhcDeps, scope: MhcScope, log: Logger): Promise<Action> {
   const { mhc } = scope;
   const key: ObjectKey = { ...(mhc.metadata.namespace ? { namespace: mhc.metadata.namespace } : {}), name: mhc.metadata.name ?? '' };
   const plan = planMachineHealthCheck(mhc, scope.machines, scope.updates, scope.nowMs);
@@ -66,8 +66,8 @@ export async function reconcileMachineHealthCheck(deps: MhcDeps, scope: MhcScope
     if (!machine || !update) continue;
     if (!(await reconcileMachine(deps, scope, action, machine, update, log))) stale = true;
   }
-  if (stale) return Action.requeue(STALE_VIEW_RECHECK_MS);
-  return plan.requeueAfterMs !== undefined ? Action.requeue(plan.requeueAfterMs) : Action.awaitChange();
+  const after = stale ? Math.min(STALE_VIEW_RECHECK_MS, plan.requeueAfterMs ?? Infinity) : plan.requeueAfterMs;
+  return after !== undefined ? Action.requeue(after) : Action.awaitChange();
 }
 
 /** Records the MHC's configuration warnings once per configuration value, not once per pass. */

@@ -7,10 +7,8 @@ import { InvalidDurationError, parseGoDuration } from './duration.js';
 import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
 import { fmtDuration, type ConditionWish, type EventWish } from './status.js';
 
-export type { ConditionWish, EventWish } from './status.js';
-
 /** CAPI's default nodeStartupTimeoutSeconds (10 minutes, set by its defaulting webhook when absent). */
-export const DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS = 600;
+const DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS = 600;
 
 /** The MHC's in-place timeout: absent (MHC not configured), valid (ms), or invalid (with the reason). */
 export type TimeoutConfig = { kind: 'absent' } | { kind: 'valid'; ms: number } | { kind: 'invalid'; value: string; message: string };
@@ -123,7 +121,7 @@ export function restorePatch(annotations: Record<string, string> | undefined): A
 }
 
 /** True when the operator's own skip-remediation (present before the update) opts the machine out of remediation. */
-export const operatorSkipsRemediation = (annotations: Record<string, string> | undefined): boolean => {
+const operatorSkipsRemediation = (annotations: Record<string, string> | undefined): boolean => {
   const prior = annotations?.[Annotations.skipRemediationPrior];
   return prior === 'true' || (prior === undefined && annotations?.[Annotations.skipRemediation] !== undefined);
 };
@@ -177,7 +175,7 @@ export function activeUpdateOf(m: Machine, updates: readonly MachineUpdate[]): M
 }
 
 /** When a machine's update started: the MachineUpdate's startTime, else the Machine's annotation, else the MachineUpdate's creation. */
-export function updateStartMs(m: Machine, u: MachineUpdate): number | undefined {
+function updateStartMs(m: Machine, u: MachineUpdate): number | undefined {
   for (const t of [u.status?.startTime, m.metadata.annotations?.[Annotations.updateStartedAt], u.metadata.creationTimestamp]) {
     const ms = t ? Date.parse(t) : NaN;
     if (!Number.isNaN(ms)) return ms;
@@ -231,7 +229,7 @@ export interface MhcPlan {
 export const MAX_REQUEUE_MS = 3_600_000;
 
 /** How long to wait for a deadline `deadlineMs` seen at `nowMs`: until it, at least 1 ms, at most MAX_REQUEUE_MS. */
-export const requeueUntil = (deadlineMs: number, nowMs: number): number => Math.min(MAX_REQUEUE_MS, Math.max(1, Math.ceil(deadlineMs - nowMs)));
+const requeueUntil = (deadlineMs: number, nowMs: number): number => Math.min(MAX_REQUEUE_MS, Math.max(1, Math.ceil(deadlineMs - nowMs)));
 
 const hasFalseHealthCheck = (m: Machine): boolean => (m.status?.conditions ?? []).some((c) => c.type === ConditionTypes.healthCheckSucceeded && c.status === 'False');
 

@@ -29,7 +29,7 @@ export interface MhcExtensionOptions {
 const keyOf = (o: { metadata: { namespace?: string; name?: string } }): ObjectKey => ({ ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name: o.metadata.name ?? '' });
 
 /** Registers the extension's controllers with the manager. */
-export function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
+function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
   const now = opts.now ?? Date.now;
   const stores = {
     mhcs: mgr.informer<MachineHealthCheck>(MachineHealthChecks).store,
@@ -45,9 +45,8 @@ export function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}):
     const mine = updatesOfMachine(stores.updates, m.metadata.namespace, name).filter((u) => machineOfUpdate(u) === name);
     return stores.mhcs
       .list(m.metadata.namespace)
-      .filter((h) => selects(h, m))
-      .map(keyOf)
-      .filter((k) => deps.attention.has(mhcKey(k)) || machineNeedsPass(stores.mhcs.peek(k.namespace, k.name)!, m, mine, now()));
+      .filter((h) => selects(h, m) && (deps.attention.has(mhcKey(keyOf(h))) || machineNeedsPass(h, m, mine, now())))
+      .map(keyOf);
   };
 
   mgr.controller(CONTROLLER_NAME)
