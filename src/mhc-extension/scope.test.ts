@@ -9,7 +9,7 @@ const machine = (o: { ns?: string; cluster?: string; labels?: Record<string, str
   spec: { clusterName: o.cluster ?? 'c1' },
 });
 
-describe('mhc-extension selects', () => {
+describe('mhc-extension scope: selects', () => {
   const cases: Array<{ name: string; mhc: MachineHealthCheck; machine: ReturnType<typeof machine>; want: boolean }> = [
     { name: 'selects a machine of its cluster matching matchLabels', mhc: mhc({ matchLabels: { [Labels.deploymentName]: 'md' } }), machine: machine(), want: true },
     { name: 'does not select a machine of another cluster', mhc: mhc({ matchLabels: { [Labels.deploymentName]: 'md' } }), machine: machine({ cluster: 'c2' }), want: false },
