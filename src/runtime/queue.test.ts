@@ -4,6 +4,14 @@ import { WorkQueue } from './queue.js';
 const tick = (ms = 0): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('WorkQueue', () => {
+  it('a delay beyond what a timer can wait (1000 h) does not hand the key out at once', async () => {
+    const q = new WorkQueue();
+    q.addAfter('a', 3_600_000_000);
+    await tick(50);
+    expect(q.depth).to.equal(0);
+    q.shutDown();
+  });
+
   it('hands out each waiting key once, in order, however often it was added', async () => {
     const q = new WorkQueue();
     q.add('a');

@@ -8,7 +8,7 @@ import {
 } from '../../src/api/index.js';
 import { createManager, type KubeClient, type RuntimeManager } from '../../src/runtime/index.js';
 import { applyInventory, buildInventory, capiCrdDirs, deleteWorkloadNodes, startCapiSimulator, type Machine } from '../../src/capi-sim/index.js';
-import { mhcExtension } from '../../src/mhc-extension/index.js';
+import { createMhcExtension } from '../../src/mhc-extension/index.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 
@@ -20,24 +20,26 @@ const kubeTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\
 
 interface Ctx { env: TestEnv; client: KubeClient; ns: string }
 
-async function startExtension(client: KubeClient, ns: string): Promise<RuntimeManager> {
+/** Starts the extension; `now` replaces its clock where a test controls time. */
+async function startExtension(client: KubeClient, ns: string, now?: () => number): Promise<RuntimeManager> {
   const mgr = createManager({ client, name: 'mhc-extension', namespace: ns });
-  await mhcExtension.setup(mgr);
+  await createMhcExtension(now ? { now } : {}).setup(mgr);
   await mgr.start();
   await Promise.all([MachineHealthChecks, Machines, MachineUpdates].map((r) => mgr.informer(r).synced()));
   return mgr;
 }
 
 /** Creates the MachineUpdate the plan controller would create, and the status the task controller would write. */
-async function startUpdate(c: Ctx, machine: string, o: { startedMsAgo?: number; status?: string; message?: string } = {}): Promise<string> {
-  const name = `p1-${machine}`;
+async function startUpdate(c: Ctx, machine: string, o: { startedMsAgo?: number; startMs?: number; status?: string; message?: string; plan?: string } = {}): Promise<string> {
+  const plan = o.plan ?? 'p1';
+  const name = `${plan}-${machine}`;
   await c.client.create(MachineUpdates, {
     apiVersion: API_VERSION,
     kind: 'MachineUpdate',
-    metadata: { name, namespace: c.ns, labels: { [Labels.machineName]: machine, [Labels.planName]: 'p1', [Labels.clusterName]: 'c1' } },
-    spec: { planName: 'p1', clusterName: 'c1', target: { kind: 'MachineDeployment', name: md }, machineRef: { name: machine }, updatePhase: 'updating', updaters: [{ name: 'u', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] }] },
+    metadata: { name, namespace: c.ns, labels: { [Labels.machineName]: machine, [Labels.planName]: plan, [Labels.clusterName]: 'c1' } },
+    spec: { planName: plan, clusterName: 'c1', target: { kind: 'MachineDeployment', name: md }, machineRef: { name: machine }, updatePhase: 'updating', updaters: [{ name: 'u', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] }] },
   });
-  await setUpdateStatus(c, name, { updateStatus: o.status ?? 'updating', startTime: kubeTime(Date.now() - (o.startedMsAgo ?? 0)), ...(o.message ? { message: o.message } : {}) });
+  await setUpdateStatus(c, name, { updateStatus: o.status ?? 'updating', startTime: kubeTime(o.startMs ?? Date.now() - (o.startedMsAgo ?? 0)), ...(o.message ? { message: o.message } : {}) });
   return name;
 }
 
@@ -51,6 +53,12 @@ const healthCondition = async (c: Ctx, update: string): Promise<Condition | unde
   ((await c.client.get(MachineUpdates, c.ns, update))?.['status'] as { conditions?: Condition[] } | undefined)?.conditions?.find((x) => x.type === ConditionTypes.healthCheckSucceeded);
 const eventsFor = async (c: Ctx, name: string, reason: string): Promise<KubeObject[]> =>
   (await c.client.list(Events, c.ns)).items.filter((e) => (e['involvedObject'] as { name?: string }).name === name && e['reason'] === reason);
+/** The HealthCheckSucceeded condition once its message matches (the condition is written after the annotations). */
+const healthConditionMatching = async (c: Ctx, update: string, re: RegExp): Promise<Condition> =>
+  waitFor(async () => {
+    const x = await healthCondition(c, update);
+    return x && re.test(x.message ?? '') ? x : undefined;
+  }, { message: `HealthCheckSucceeded of ${update} matching ${re}` });
 /** How many times an Event was recorded (repeats are aggregated into `count`). */
 const eventCount = async (c: Ctx, name: string, reason: string): Promise<number> =>
   (await eventsFor(c, name, reason)).reduce((n, e) => n + ((e['count'] as number | undefined) ?? 1), 0);
@@ -66,7 +74,7 @@ describe('mhc-extension (integration)', function () {
   });
   after(async () => c.env.stop());
 
-  async function setUp(mhc: { timeout?: string; max?: number | string; nodeStartup?: number }): Promise<void> {
+  async function setUp(mhc: { timeout?: string; max?: number | string; nodeStartup?: number }, now?: () => number): Promise<void> {
     c.ns = await c.env.newNamespace('mhc-ext');
     const objs = buildInventory({
       namespace: c.ns, clusterName: 'c1', version: 'v1.29.5',
@@ -75,7 +83,7 @@ describe('mhc-extension (integration)', function () {
     });
     await applyInventory(c.client, objs);
     workers = objs.filter((o) => o.kind === 'Machine').map((o) => o.metadata.name ?? '').sort();
-    ext = await startExtension(c.client, c.ns);
+    ext = await startExtension(c.client, c.ns, now);
   }
 
   afterEach(async () => {
@@ -155,7 +163,8 @@ describe('mhc-extension (integration)', function () {
     await setUp({ timeout: '2s', max: 1 });
     const [a, b] = workers;
     const muA = await startUpdate(c, a!, { startedMsAgo: 10_000 });
-    await startUpdate(c, b!);
+    // b's timeout is a minute away: it stays within it however slow the machine is.
+    await startUpdate(c, b!, { startedMsAgo: -60_000 });
     const cond = await waitFor(async () => {
       const x = await healthCondition(c, muA);
       return x?.reason === Reasons.inPlaceUpdateTimedOut ? x : undefined;
@@ -177,7 +186,9 @@ describe('mhc-extension (integration)', function () {
     // b's update ends: it no longer counts against the budget. Only that event can unblock a.
     await setUpdateStatus(c, muB, { updateStatus: 'updated' });
     await waitFor(async () => (await annotations(c, a!))[R] !== undefined || undefined, { message: 'a remediated after the budget freed' });
-    expect((await healthCondition(c, muA))?.message).to.match(/remediation triggered/);
+    // The condition is written after the annotation: wait for it rather than read it at once.
+    expect((await healthConditionMatching(c, muA, /remediation triggered/)).reason).to.equal(Reasons.inPlaceUpdateTimedOut);
+    expect(await annotations(c, b!)).to.not.have.property(R);
   });
 
   it('ignores an MHC with an invalid timeout: a Warning Event on the MHC and no change to any machine', async () => {
@@ -191,29 +202,49 @@ describe('mhc-extension (integration)', function () {
   });
 
   it('keeps the same decisions across a restart: prior state kept, remediation after the timeout passed while it was down', async () => {
-    await setUp({ timeout: '2s' });
+    // The extension's clock is the test's: nothing here depends on how fast the machine runs.
+    let clock = Date.now();
+    await setUp({ timeout: '1h' }, () => clock);
     const [m] = workers;
-    const mu = await startUpdate(c, m!);
+    const mu = await startUpdate(c, m!, { startMs: clock });
     await waitFor(async () => (await annotations(c, m!))[S] !== undefined, { message: 'protected' });
     const protectedCondition = await waitFor(() => healthCondition(c, mu), { message: 'condition' });
+    expect(protectedCondition).to.include({ status: 'True', reason: Reasons.withinInPlaceUpdateTimeout });
     await ext!.stop();
-    // A restart within the timeout: the new instance sees its own skip-remediation and must not record it as the operator's.
-    ext = await startExtension(c.client, c.ns);
-    await waitFor(async () => (await annotations(c, m!))[R] !== undefined, { message: 'remediated once the timeout passed' });
-    expect(await annotations(c, m!)).to.include({ [P]: 'false' }).and.not.have.property(S);
-    const cond = await healthCondition(c, mu);
+    // Down past the timeout. The new instance sees its own skip-remediation and must not record it as the operator's.
+    clock += 2 * 3_600_000;
+    ext = await startExtension(c.client, c.ns, () => clock);
+    const cond = await healthConditionMatching(c, mu, /remediation triggered/);
     expect(cond).to.include({ status: 'False', reason: Reasons.inPlaceUpdateTimedOut });
-    expect(protectedCondition.reason).to.equal(Reasons.withinInPlaceUpdateTimeout);
+    expect(await annotations(c, m!)).to.include({ [P]: 'false', [R]: '' }).and.not.have.property(S);
 
     // Down again while the machine is remediated: a third instance changes nothing and records no second event.
     // Another machine starting its update proves the new instance reconciled the MHC with all of this state.
     const before = await getMachine(c, m!);
     await ext.stop();
-    ext = await startExtension(c.client, c.ns);
-    await startUpdate(c, workers[1]!);
+    ext = await startExtension(c.client, c.ns, () => clock);
+    const mu2 = await startUpdate(c, workers[1]!, { startMs: clock });
     await waitFor(async () => (await annotations(c, workers[1]!))[S] !== undefined, { message: 'second machine protected by the new instance' });
+    expect(await healthConditionMatching(c, mu2, /within its 1h0m0s timeout/)).to.include({ status: 'True' });
     expect((await getMachine(c, m!))?.metadata.annotations).to.deep.equal(before?.metadata.annotations);
     expect((await getMachine(c, m!))?.metadata.resourceVersion).to.equal(before?.metadata.resourceVersion);
     expect(await eventCount(c, m!, Reasons.remediationTriggered)).to.equal(1);
+  });
+
+  it('never remediates a healthy machine for an old plan\'s failure once a retry plan updated it (issue 15)', async () => {
+    await setUp({});
+    const [m, other] = workers;
+    // Plan p1 failed on the machine; the retry plan p2 updated it and unlabelled it (the machine carries no plan label).
+    const failed = await startUpdate(c, m!, { plan: 'p1', status: 'failed', message: 'updater os-image: disk full', startedMsAgo: 600_000 });
+    await startUpdate(c, m!, { plan: 'p2', status: 'updated', startedMsAgo: 60_000 });
+    // Then the operator configures the in-place timeout.
+    await c.client.patch(MachineHealthChecks, c.ns, 'c1-mhc', { metadata: { annotations: { [Annotations.inPlaceUpdateTimeout]: '2s' } } }, { type: 'merge' });
+    // Proof the extension passed over the MHC with the new configuration: another machine in update gets protected.
+    await startUpdate(c, other!, { plan: 'p3', startedMsAgo: -60_000 });
+    await waitFor(async () => (await annotations(c, other!))[S] !== undefined, { message: 'the other machine protected (the MHC was reconciled)' });
+    expect(await annotations(c, m!)).to.not.have.property(R);
+    expect(await annotations(c, m!)).to.not.have.property(S);
+    expect(await healthCondition(c, failed)).to.equal(undefined);
+    expect(await eventCount(c, m!, Reasons.remediationTriggered)).to.equal(0);
   });
 });

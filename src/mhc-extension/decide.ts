@@ -1,12 +1,14 @@
-// Pure decisions of the MHC extension: timeouts, remediation budget, skip-remediation bookkeeping, and the whole
-// per-MHC plan (which annotations to patch on which machine, which MachineUpdate conditions and Events to record,
-// when to look again). No client: the controller acts on the result.
-import { Annotations, ConditionTypes, Labels, MessageBudget, MhcEventReasons, Reasons, UpdateStatus, boundMessage, isTerminal, type Condition } from '../api/index.js';
+// Pure decisions of the MHC extension: timeouts, remediation budget, skip-remediation bookkeeping, a machine's
+// current update, and the whole per-MHC plan (which annotations to patch on which machine, which MachineUpdate
+// conditions and Events to record, when to look again). No client, no clock: the controller acts on the result.
+import { Annotations, ConditionTypes, Labels, MessageBudget, MhcEventReasons, Reasons, UpdateStatus, boundMessage, isTerminal } from '../api/index.js';
+import { scaleIntOrPercent } from '../api/capi/index.js';
 import { InvalidDurationError, parseGoDuration } from './duration.js';
 import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
+import { fmtDuration, type ConditionWish, type EventWish } from './status.js';
 
 /** CAPI's default nodeStartupTimeoutSeconds (10 minutes, set by its defaulting webhook when absent). */
-export const DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS = 600;
+const DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS = 600;
 
 /** The MHC's in-place timeout: absent (MHC not configured), valid (ms), or invalid (with the reason). */
 export type TimeoutConfig = { kind: 'absent' } | { kind: 'valid'; ms: number } | { kind: 'invalid'; value: string; message: string };
@@ -44,17 +46,6 @@ export class InvalidTriggerError extends Error {
   }
 }
 
-/**
- * CAPI's intstr.GetScaledValueFromIntOrPercent(v, total, roundUp=false): an int as is, a percent of `total`
- * rounded down; any other string is an error.
- */
-export function scaledValue(v: number | string, total: number): number {
-  if (typeof v === 'number') return v;
-  const m = /^(-?\d+)%$/.exec(v);
-  if (!m) throw new InvalidTriggerError(`invalid value for IntOrString: ${JSON.stringify(v)} is not a percentage`);
-  return Math.floor((Number(m[1]) * total) / 100);
-}
-
 /** The remediation window of an MHC: at most `max` unhealthy machines, and (unhealthyInRange) at least `min`. */
 export interface RemediationWindow {
   min: number;
@@ -74,7 +65,10 @@ export function remediationWindow(mhc: MachineHealthCheck, expected: number): Re
     if (max < min) throw new InvalidTriggerError(`unhealthyInRange: max value ${max} cannot be less than min value ${min}`);
     return { min, max };
   }
-  return { min: 0, max: Math.max(0, scaledValue(t?.unhealthyLessThanOrEqualTo ?? '100%', expected)) };
+  // CAPI's GetScaledValueFromIntOrPercent(v, expected, roundUp=false): a percentage rounds down.
+  const max = scaleIntOrPercent(t?.unhealthyLessThanOrEqualTo ?? '100%', expected, false);
+  if (!max.ok) throw new InvalidTriggerError(`unhealthyLessThanOrEqualTo: ${max.error}`);
+  return { min: 0, max: max.value };
 }
 
 /**
@@ -127,7 +121,7 @@ export function restorePatch(annotations: Record<string, string> | undefined): A
 }
 
 /** True when the operator's own skip-remediation (present before the update) opts the machine out of remediation. */
-export const operatorSkipsRemediation = (annotations: Record<string, string> | undefined): boolean => {
+const operatorSkipsRemediation = (annotations: Record<string, string> | undefined): boolean => {
   const prior = annotations?.[Annotations.skipRemediationPrior];
   return prior === 'true' || (prior === undefined && annotations?.[Annotations.skipRemediation] !== undefined);
 };
@@ -151,19 +145,37 @@ export function updatesByMachine(updates: readonly MachineUpdate[]): Map<string,
   return out;
 }
 
-// Newest first among one machine's updates: a non-terminal one, else a failed one.
-function pickActive(mine: readonly MachineUpdate[]): MachineUpdate | undefined {
-  const newestFirst = [...mine].sort((a, b) => byName(b.metadata.creationTimestamp ?? '', a.metadata.creationTimestamp ?? '') || byName(b.metadata.name ?? '', a.metadata.name ?? ''));
-  return newestFirst.find((u) => !isTerminal(u.status?.updateStatus)) ?? newestFirst.find((u) => u.status?.updateStatus === UpdateStatus.failed);
+/** Creation order, then name (creationTimestamp has second precision: plans created in the same second tie). */
+const byCreation = (a: MachineUpdate, b: MachineUpdate): number =>
+  byName(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '') || byName(a.metadata.name ?? '', b.metadata.name ?? '');
+
+/**
+ * A machine's current update among its MachineUpdates (deleting ones already left out): while a plan labels the
+ * machine, the latest MachineUpdate of that plan (none yet: the plan has not created it, and no older update
+ * counts); otherwise its latest MachineUpdate. An older update superseded by a newer one, whatever the newer one's
+ * outcome, is history: it never puts the machine in update, so an old failure never triggers remediation.
+ */
+export function currentUpdateOf(m: Machine, mine: readonly MachineUpdate[]): MachineUpdate | undefined {
+  const plan = m.metadata.labels?.[Labels.planName];
+  let latest: MachineUpdate | undefined;
+  for (const u of mine) {
+    if (plan !== undefined && u.metadata.labels?.[Labels.planName] !== plan) continue;
+    if (!latest || byCreation(latest, u) < 0) latest = u;
+  }
+  return latest;
 }
 
-/** The MachineUpdate that puts a machine "in update": a non-terminal one (newest first), else a failed one. */
-export function activeUpdateOf(machineName: string, updates: readonly MachineUpdate[]): MachineUpdate | undefined {
-  return pickActive(updatesByMachine(updates).get(machineName) ?? []);
+/** True when this update puts its machine in update: still running (not terminal), or failed (remediation candidate). */
+export const putsInUpdate = (u: MachineUpdate): boolean => !isTerminal(u.status?.updateStatus) || u.status?.updateStatus === UpdateStatus.failed;
+
+/** The MachineUpdate that puts a machine "in update": its current update when running or failed, else none. */
+export function activeUpdateOf(m: Machine, updates: readonly MachineUpdate[]): MachineUpdate | undefined {
+  const u = currentUpdateOf(m, updatesByMachine(updates).get(m.metadata.name ?? '') ?? []);
+  return u && putsInUpdate(u) ? u : undefined;
 }
 
 /** When a machine's update started: the MachineUpdate's startTime, else the Machine's annotation, else the MachineUpdate's creation. */
-export function updateStartMs(m: Machine, u: MachineUpdate): number | undefined {
+function updateStartMs(m: Machine, u: MachineUpdate): number | undefined {
   for (const t of [u.status?.startTime, m.metadata.annotations?.[Annotations.updateStartedAt], u.metadata.creationTimestamp]) {
     const ms = t ? Date.parse(t) : NaN;
     if (!Number.isNaN(ms)) return ms;
@@ -186,18 +198,6 @@ export function judge(m: Machine, u: MachineUpdate, inPlaceMs: number, nodeStart
   return nowMs >= expiresAtMs ? { kind: 'timedOut', expiresAtMs, timeoutMs } : { kind: 'within', expiresAtMs, timeoutMs };
 }
 
-/** A condition the extension wants on a MachineUpdate (lastTransitionTime is filled by the condition helper). */
-export type ConditionWish = Pick<Condition, 'type' | 'status' | 'reason'> & { message: string };
-
-/** An Event to record. */
-export interface EventWish {
-  on: 'Machine' | 'MachineHealthCheck';
-  name: string;
-  type: 'Normal' | 'Warning';
-  reason: string;
-  message: string;
-}
-
 /** What to do about one machine. */
 export interface MachineAction {
   machine: string;
@@ -218,19 +218,20 @@ export interface MhcPlan {
   /** Events on the MHC (invalid configuration). */
   mhcEvents: EventWish[];
   actions: MachineAction[];
-  /** Reconcile again after this long: the earliest moment a protected machine's timeout expires. */
+  /** Reconcile again after this long: the earliest moment a protected machine's timeout expires (at most MAX_REQUEUE_MS). */
   requeueAfterMs?: number;
 }
 
+/**
+ * The longest a pass waits for a deadline before looking again. Timers cannot wait longer than 2^31−1 ms (a longer
+ * one fires at once: a 1000 h timeout made the extension spin), and an hourly look is free and survives clock jumps.
+ */
+export const MAX_REQUEUE_MS = 3_600_000;
+
+/** How long to wait for a deadline `deadlineMs` seen at `nowMs`: until it, at least 1 ms, at most MAX_REQUEUE_MS. */
+const requeueUntil = (deadlineMs: number, nowMs: number): number => Math.min(MAX_REQUEUE_MS, Math.max(1, Math.ceil(deadlineMs - nowMs)));
+
 const hasFalseHealthCheck = (m: Machine): boolean => (m.status?.conditions ?? []).some((c) => c.type === ConditionTypes.healthCheckSucceeded && c.status === 'False');
-const fmtDuration = (ms: number): string => {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  const s = Math.round(ms / 1000);
-  const h = Math.floor(s / 3600);
-  const min = Math.floor((s % 3600) / 60);
-  const sec = s % 60;
-  return `${h ? `${h}h` : ''}${h || min ? `${min}m` : ''}${sec}s`;
-};
 
 /**
  * Decides, for one MHC and the machines it selects, what to do about every machine in update: protect it while
@@ -257,8 +258,8 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
   const byMachine = updatesByMachine(updates);
   const judged = machines.flatMap((m) => {
     const mine = byMachine.get(m.metadata.name ?? '');
-    const u = mine ? pickActive(mine) : undefined;
-    return u ? [{ m, u, verdict: judge(m, u, timeout.ms, nodeStartup, nowMs) }] : [];
+    const u = mine ? currentUpdateOf(m, mine) : undefined;
+    return u && putsInUpdate(u) ? [{ m, u, verdict: judge(m, u, timeout.ms, nodeStartup, nowMs) }] : [];
   });
   // Unhealthy: judged so by CAPI's MHC, marked for remediation, or judged so here; in-update machines count too.
   const unhealthy = new Set<string>();
@@ -267,14 +268,13 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
   const inUpdateHealthy = new Set(judged.map((j) => j.m.metadata.name ?? '').filter((n) => !unhealthy.has(n)));
 
   const actions: MachineAction[] = [];
-  let requeueAfterMs: number | undefined;
+  let nextDeadlineMs: number | undefined;
   const order = (v: Verdict): number => (v.kind === 'failed' ? -Infinity : v.expiresAtMs);
   for (const { m, u, verdict } of [...judged].sort((a, b) => order(a.verdict) - order(b.verdict) || byName(a.m.metadata.name ?? '', b.m.metadata.name ?? ''))) {
     const name = m.metadata.name ?? '';
     const uName = u.metadata.name ?? '';
     if (verdict.kind === 'within') {
-      const wait = verdict.expiresAtMs - nowMs;
-      requeueAfterMs = requeueAfterMs === undefined ? wait : Math.min(requeueAfterMs, wait);
+      nextDeadlineMs = nextDeadlineMs === undefined ? verdict.expiresAtMs : Math.min(nextDeadlineMs, verdict.expiresAtMs);
       const patch = protectPatch(m.metadata.annotations);
       actions.push({
         machine: name,
@@ -331,7 +331,7 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
       });
     }
   }
-  return { ignored: false, mhcEvents: [], actions, ...(requeueAfterMs !== undefined ? { requeueAfterMs: Math.max(1, Math.ceil(requeueAfterMs)) } : {}) };
+  return { ignored: false, mhcEvents: [], actions, ...(nextDeadlineMs !== undefined ? { requeueAfterMs: requeueUntil(nextDeadlineMs, nowMs) } : {}) };
 }
 
 /**
@@ -342,8 +342,8 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
  */
 export function machineNeedsPass(mhc: MachineHealthCheck, m: Machine, mine: readonly MachineUpdate[], nowMs: number): boolean {
   if (m.metadata.deletionTimestamp || hasFalseHealthCheck(m) || m.metadata.annotations?.[Annotations.remediateMachine] !== undefined) return true;
-  const u = pickActive(mine.filter((x) => !x.metadata.deletionTimestamp));
-  if (!u) return false;
+  const u = currentUpdateOf(m, mine.filter((x) => !x.metadata.deletionTimestamp));
+  if (!u || !putsInUpdate(u)) return false;
   const p = planMachineHealthCheck(mhc, [m], [u], nowMs);
   const a = p.actions[0];
   if (p.ignored || !a?.update) return false;
@@ -355,3 +355,17 @@ export function machineNeedsPass(mhc: MachineHealthCheck, m: Machine, mine: read
 
 /** True when a pass left a machine timed out or failed (its remediation may be blocked by the budget, which any event can free). */
 export const planNeedsAttention = (p: MhcPlan): boolean => p.actions.some((a) => a.update !== undefined && a.update.condition.status !== 'True');
+
+/**
+ * Confirms, on the MachineUpdate as the API server has it now (`fresh`, undefined when gone), a verdict taken on a
+ * cached view before acting on it: the update still puts the machine in update and is failed or past its timeout.
+ * A machine whose update completed (or was deleted or superseded) meanwhile is never remediated for it.
+ */
+export function confirmUnhealthy(mhc: MachineHealthCheck, m: Machine, fresh: MachineUpdate | undefined, nowMs: number): boolean {
+  if (!fresh || fresh.metadata.deletionTimestamp || !putsInUpdate(fresh)) return false;
+  const plan = m.metadata.labels?.[Labels.planName];
+  if (plan !== undefined && fresh.metadata.labels?.[Labels.planName] !== plan) return false;
+  const timeout = readTimeoutAnnotation(mhc);
+  if (timeout.kind !== 'valid') return false;
+  return judge(m, fresh, timeout.ms, mhc.spec.checks?.nodeStartupTimeoutSeconds, nowMs).kind !== 'within';
+}

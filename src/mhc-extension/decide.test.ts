@@ -1,26 +1,26 @@
 import { expect } from 'chai';
 import { Annotations, ConditionTypes, Labels, MhcEventReasons, Reasons } from '../api/index.js';
 import {
-  activeUpdateOf, isNodeInitialized, judge, liftPatch, machineNeedsPass, planMachineHealthCheck, planNeedsAttention, protectPatch, readTimeoutAnnotation, remediationCount,
-  remediationWindow, restorePatch, scaledValue, updateTimeoutMs,
-} from './decisions.js';
+  MAX_REQUEUE_MS, activeUpdateOf, confirmUnhealthy, currentUpdateOf, isNodeInitialized, judge, liftPatch, machineNeedsPass, planMachineHealthCheck, planNeedsAttention, protectPatch,
+  readTimeoutAnnotation, remediationCount, remediationWindow, restorePatch, updateTimeoutMs,
+} from './decide.js';
 import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-const machine = (name: string, o: { annotations?: Record<string, string>; initialized?: boolean; hcFalse?: boolean; deleting?: boolean } = {}): Machine => ({
-  metadata: { name, namespace: 'ns', labels: { [Labels.clusterName]: 'c1' }, ...(o.annotations ? { annotations: o.annotations } : {}), ...(o.deleting ? { deletionTimestamp: iso(T0) } : {}) },
-  spec: { clusterName: 'c1' },
+const machine = (name: string, o: { annotations?: Record<string, string>; initialized?: boolean; hcFalse?: boolean; deleting?: boolean; plan?: string } = {}): Machine => ({
+  metadata: { name, namespace: 'ns', labels: { [Labels.clusterName]: 'c1', ...(o.plan ? { [Labels.planName]: o.plan } : {}) }, ...(o.annotations ? { annotations: o.annotations } : {}), ...(o.deleting ? { deletionTimestamp: iso(T0) } : {}) },
+  spec: { clusterName: 'c1', bootstrap: {}, infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DockerMachine', name } },
   status: {
     ...(o.initialized === false ? {} : { nodeRef: { name: `n-${name}` }, initialization: { infrastructureProvisioned: true, bootstrapDataSecretCreated: true } }),
     conditions: o.hcFalse ? [{ type: 'HealthCheckSucceeded', status: 'False', reason: 'UnhealthyNode', message: '', lastTransitionTime: iso(T0) }] : [],
   },
 });
 
-const update = (machineName: string, o: { status?: string; startMs?: number; created?: number; message?: string; name?: string } = {}): MachineUpdate => ({
-  metadata: { name: o.name ?? `mu-${machineName}`, namespace: 'ns', labels: { [Labels.machineName]: machineName }, creationTimestamp: iso(o.created ?? T0) },
-  spec: { planName: 'p', clusterName: 'c1', target: { kind: 'MachineDeployment', name: 'md' }, machineRef: { name: machineName }, updatePhase: 'updating', updaters: [] },
+const update = (machineName: string, o: { status?: string; startMs?: number; created?: number; message?: string; name?: string; plan?: string } = {}): MachineUpdate => ({
+  metadata: { name: o.name ?? `mu-${machineName}`, namespace: 'ns', labels: { [Labels.machineName]: machineName, [Labels.planName]: o.plan ?? 'p' }, creationTimestamp: iso(o.created ?? T0) },
+  spec: { planName: o.plan ?? 'p', clusterName: 'c1', target: { kind: 'MachineDeployment', name: 'md' }, machineRef: { name: machineName }, updatePhase: 'updating', updaters: [] },
   status: { updateStatus: (o.status ?? 'updating') as 'updating', ...(o.startMs !== undefined ? { startTime: iso(o.startMs) } : {}), ...(o.message ? { message: o.message } : {}) },
 });
 
@@ -80,8 +80,8 @@ describe('mhc-extension decisions', () => {
 
   describe('budget', () => {
     const scaled: Array<[number | string, number, number]> = [[2, 10, 2], ['40%', 10, 4], ['40%', 3, 1], ['50%', 3, 1], ['100%', 3, 3], ['34%', 3, 1], ['33%', 3, 0], ['0%', 5, 0]];
-    for (const [v, total, want] of scaled) it(`${JSON.stringify(v)} of ${total} machines is ${want} (rounded down like CAPI)`, () => expect(scaledValue(v, total)).to.equal(want));
-    it('rejects a string that is not a percentage', () => expect(() => scaledValue('3', 10)).to.throw(/not a percentage/));
+    for (const [v, total, want] of scaled) it(`unhealthyLessThanOrEqualTo ${JSON.stringify(v)} of ${total} machines is ${want} (rounded down like CAPI)`, () => expect(remediationWindow(mhc({ max: v }), total)).to.deep.equal({ min: 0, max: want }));
+    it('rejects a string that is not a percentage', () => expect(() => remediationWindow(mhc({ max: '3' }), 10)).to.throw(/unhealthyLessThanOrEqualTo/));
     it('defaults to 100% of the expected machines', () => expect(remediationWindow(mhc(), 7)).to.deep.equal({ min: 0, max: 7 }));
     it('unhealthyInRange takes precedence', () => expect(remediationWindow(mhc({ max: 1, range: '[2-5]' }), 7)).to.deep.equal({ min: 2, max: 5 }));
     const counts: Array<[number, number, number, number]> = [[3, 0, 0, 3], [1, 0, 0, 1], [1, 1, 0, 0], [2, 0, 1, 1], [2, 1, 1, 0], [1, 2, 0, -1]];
@@ -108,15 +108,60 @@ describe('mhc-extension decisions', () => {
     for (const c of cases) it(c.name, () => expect(c.fn()).to.deep.equal(c.want));
   });
 
-  describe('activeUpdateOf', () => {
-    it('prefers a non-terminal update over an older failed one', () => {
-      const got = activeUpdateOf('a', [update('a', { status: 'failed', name: 'old', created: T0 }), update('a', { status: 'updating', name: 'new', created: T0 + 1000 })]);
-      expect(got?.metadata.name).to.equal('new');
+  describe('a machine\'s current update', () => {
+    const A = (o: { status?: string; created?: number } = {}): MachineUpdate => update('a', { name: 'planA-a', plan: 'planA', status: 'failed', created: T0, message: 'boom', ...o });
+    const B = (o: { status?: string; created?: number } = {}): MachineUpdate => update('a', { name: 'planB-a', plan: 'planB', status: 'updated', created: T0 + 1000, ...o });
+    const cases: Array<{ name: string; m: Machine; mine: MachineUpdate[]; current: string | undefined; active: string | undefined }> = [
+      { name: 'a failed update superseded by a newer successful one (the retry plan) is history', m: machine('a'), mine: [A(), B()], current: 'planB-a', active: undefined },
+      { name: 'a failed update superseded by a newer failed one: only the newer counts', m: machine('a'), mine: [A(), B({ status: 'failed' })], current: 'planB-a', active: 'planB-a' },
+      { name: 'a failed update superseded by a newer running one: the running one counts', m: machine('a'), mine: [B({ status: 'updating' }), A()], current: 'planB-a', active: 'planB-a' },
+      { name: 'the latest update, failed, stays active (remediation candidate)', m: machine('a'), mine: [A()], current: 'planA-a', active: 'planA-a' },
+      { name: 'same creation second: the name breaks the tie', m: machine('a'), mine: [B({ created: T0 }), A()], current: 'planB-a', active: undefined },
+      { name: 'the plan labelling the machine wins over a newer update of another plan', m: machine('a', { plan: 'planA' }), mine: [A({ status: 'updating' }), B()], current: 'planA-a', active: 'planA-a' },
+      { name: 'a machine labelled by a plan that has not created its update yet has no current update (an older failure does not count)', m: machine('a', { plan: 'planC' }), mine: [A(), B()], current: undefined, active: undefined },
+      { name: 'an updated or aborted latest update is not active', m: machine('a'), mine: [A({ status: 'aborted' })], current: 'planA-a', active: undefined },
+      { name: 'a just-created update without status is active', m: machine('a'), mine: [{ ...A(), status: {} }], current: 'planA-a', active: 'planA-a' },
+    ];
+    for (const c of cases) {
+      it(c.name, () => {
+        expect(currentUpdateOf(c.m, c.mine)?.metadata.name).to.equal(c.current);
+        expect(activeUpdateOf(c.m, c.mine)?.metadata.name).to.equal(c.active);
+      });
+    }
+    it('ignores updates of other machines', () => expect(activeUpdateOf(machine('a'), [update('b')])).to.equal(undefined));
+
+    it('never remediates a healthy machine for an old plan\'s failure once a retry updated it (issue 15)', () => {
+      const p = planMachineHealthCheck(mhc({ timeout: '2s' }), [machine('a'), machine('b')], [A(), B()], T0 + 60_000);
+      expect(p.actions).to.deep.equal([]);
+      expect(machineNeedsPass(mhc({ timeout: '2s' }), machine('a'), [A(), B()], T0 + 60_000)).to.equal(false);
     });
-    it('keeps a failed update active', () => expect(activeUpdateOf('a', [update('a', { status: 'failed' })])?.metadata.name).to.equal('mu-a'));
-    it('an updated or aborted update is not active', () => expect(activeUpdateOf('a', [update('a', { status: 'updated' }), update('a', { status: 'aborted', name: 'x' })])).to.equal(undefined));
-    it('a just-created update without status is active', () => expect(activeUpdateOf('a', [{ ...update('a'), status: {} }])).to.not.equal(undefined));
-    it('ignores updates of other machines', () => expect(activeUpdateOf('a', [update('b')])).to.equal(undefined));
+  });
+
+  describe('confirmUnhealthy (the verdict re-checked on the API server\'s current MachineUpdate)', () => {
+    const H = mhc({ timeout: '2s' });
+    const cases: Array<[string, MachineUpdate | undefined, Machine, boolean]> = [
+      ['still updating past its timeout', update('a', { startMs: T0 }), machine('a'), true],
+      ['failed', update('a', { startMs: T0, status: 'failed' }), machine('a'), true],
+      ['completed meanwhile', update('a', { startMs: T0, status: 'updated' }), machine('a'), false],
+      ['aborted meanwhile', update('a', { startMs: T0, status: 'aborted' }), machine('a'), false],
+      ['deleted meanwhile', undefined, machine('a'), false],
+      ['restarted meanwhile (a new start time within the timeout)', update('a', { startMs: T0 + 9000 }), machine('a'), false],
+      ['no longer the update of the plan labelling the machine', update('a', { startMs: T0 }), machine('a', { plan: 'other' }), false],
+    ];
+    for (const [name, fresh, m, want] of cases) it(`${want ? 'confirms' : 'refutes'}: ${name}`, () => expect(confirmUnhealthy(H, m, fresh, T0 + 10_000)).to.equal(want));
+  });
+
+  describe('requeue at the deadline', () => {
+    it('a machine in update with a far timeout requeues at the deadline, bounded (a timer cannot wait 1000 h)', () => {
+      const p = planMachineHealthCheck(mhc({ timeout: '1000h' }), [machine('a')], [update('a', { startMs: T0 })], T0 + 1000);
+      expect(p.requeueAfterMs).to.equal(MAX_REQUEUE_MS);
+      expect(MAX_REQUEUE_MS).to.be.at.most(2 ** 31 - 1);
+    });
+    it('a deadline nearer than the bound requeues exactly at it', () => {
+      const p = planMachineHealthCheck(mhc({ timeout: '30m' }), [machine('a')], [update('a', { startMs: T0 })], T0 + 60_000);
+      expect(p.requeueAfterMs).to.equal(29 * 60_000);
+    });
+    it('nothing in update: no requeue', () => expect(planMachineHealthCheck(mhc({ timeout: '1000h' }), [machine('a')], [], T0).requeueAfterMs).to.equal(undefined));
   });
 
   describe('planMachineHealthCheck', () => {

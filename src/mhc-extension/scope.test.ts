@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Labels } from '../api/index.js';
-import { selects } from './controller.js';
+import { selects } from './scope.js';
 import type { MachineHealthCheck } from './scope.js';
 
 const mhc = (selector: MachineHealthCheck['spec']['selector']): MachineHealthCheck => ({ metadata: { name: 'h', namespace: 'ns' }, spec: { clusterName: 'c1', selector } });
@@ -9,7 +9,7 @@ const machine = (o: { ns?: string; cluster?: string; labels?: Record<string, str
   spec: { clusterName: o.cluster ?? 'c1' },
 });
 
-describe('mhc-extension selects', () => {
+describe('mhc-extension scope: selects', () => {
   const cases: Array<{ name: string; mhc: MachineHealthCheck; machine: ReturnType<typeof machine>; want: boolean }> = [
     { name: 'selects a machine of its cluster matching matchLabels', mhc: mhc({ matchLabels: { [Labels.deploymentName]: 'md' } }), machine: machine(), want: true },
     { name: 'does not select a machine of another cluster', mhc: mhc({ matchLabels: { [Labels.deploymentName]: 'md' } }), machine: machine({ cluster: 'c2' }), want: false },
