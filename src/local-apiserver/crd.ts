@@ -143,6 +143,22 @@ function joinPath(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
 }
 
+/** Schema error types after which a real apiextensions-apiserver does not evaluate CEL rules (type, required, enum, size). */
+const BLOCKING_ERROR_TYPES = new Set(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+
+/** Detail of the fieldless cause a real server adds when it skipped the CEL rules. */
+export const CEL_SKIPPED_DETAIL = 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
+
+/** True when the schema errors stop CEL evaluation (the registry strategy's rule). */
+export function hasBlockingError(errs: readonly FieldError[]): boolean {
+  return errs.some((e) => BLOCKING_ERROR_TYPES.has(e.type));
+}
+
+/** The cause a real server appends instead of the CEL results: a nil path and a nil value, rendered as Go does. */
+export function celSkippedNotice(): FieldError {
+  return { type: 'FieldValueInvalid', field: '<nil>', value: 'null', hasValue: true, detail: CEL_SKIPPED_DETAIL };
+}
+
 /** Evaluates x-kubernetes-validations over a value (and its correlated old value for transition rules). */
 export function celValidate(value: unknown, old: unknown, schema: Schema | undefined, path: string, errs: FieldError[]): void {
   if (!schema || value === undefined || value === null) return;

@@ -411,6 +411,25 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(a.json.message).to.contain('part counts are never negative');
     });
 
+    it('skips the rules after a type, required, enum or size error and says so with a fieldless cause', async function () {
+      const r = await t.raw('POST', widgetPath(ns), widget(ns, uniq('order'), { color: 'purple', mode: 'turbo' }));
+      expect(r.status).to.equal(422);
+      expect(r.json.details.causes).to.deep.equal([
+        { reason: 'FieldValueNotSupported', message: 'Unsupported value: "purple": supported values: "red", "green", "blue"', field: 'spec.color' },
+        { reason: 'FieldValueInvalid', message: 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation', field: '<nil>' },
+      ]);
+      expect(r.json.message).to.equal(`Widget.${GROUP} "${r.json.details.name}" is invalid: [spec.color: Unsupported value: "purple": supported values: "red", "green", "blue", <nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`);
+      expect(r.text).to.not.contain('mode must be fast or slow');
+    });
+
+    it('still evaluates the rules after a pattern or range error (not blocking)', async function () {
+      const r = await t.raw('POST', widgetPath(ns), widget(ns, uniq('order'), { code: 'A1', mode: 'turbo' }));
+      expect(r.status).to.equal(422);
+      const fields = r.json.details.causes.map((c: any) => c.field);
+      expect(fields).to.deep.equal(['spec.code', 'spec']);
+      expect(r.json.details.causes[1].message).to.equal('Invalid value: "object": mode must be fast or slow');
+    });
+
     it('evaluates transition rules (oldSelf) on update only', async function () {
       const name = uniq('cel');
       const c = await t.raw('POST', widgetPath(ns), widget(ns, name, { color: 'blue', parts: [{ name: 'p', phase: 'new' }] }));
