@@ -411,6 +411,26 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(a.json.message).to.contain('part counts are never negative');
     });
 
+    it('refuses a CRD whose rule\'s estimated cost exceeds the budget (no maxItems / maxLength above it)', async function () {
+      const crd = widgetCrd();
+      crd.metadata.name = `costlies.${GROUP}`;
+      crd.spec.names = { plural: 'costlies', singular: 'costly', kind: 'Costly', listKind: 'CostlyList' };
+      for (const v of crd.spec.versions) {
+        const parts = v.schema.openAPIV3Schema.properties.spec.properties.parts;
+        delete parts.maxItems;
+        delete parts.items.properties.phase.maxLength;
+      }
+      const r = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+      expect(r.status, r.text).to.equal(422);
+      const rulePath = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[parts].items.properties[phase].x-kubernetes-validations[0].rule';
+      expect(r.json.details.causes).to.deep.include({
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)',
+        field: rulePath,
+      });
+      expect((await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/costlies.${GROUP}`)).status).to.equal(404);
+    });
+
     it('skips the rules after a type, required, enum or size error and says so with a fieldless cause', async function () {
       const r = await t.raw('POST', widgetPath(ns), widget(ns, uniq('order'), { color: 'purple', mode: 'turbo' }));
       expect(r.status).to.equal(422);
