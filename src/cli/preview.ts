@@ -20,6 +20,7 @@ import type { OpenApiSchema, PlanPreview, PreviewSnapshot } from '../plan-contro
 import type { RestClient } from '../runtime/client.js';
 import { readYamlDocs } from './install.js';
 import { loadWritePolicy } from './write-policy.js';
+import { checkPlan, renderPlanProblems } from './plan-check.js';
 import { call, connect, type Connection } from './kube.js';
 import { safeJson, safeText } from './safe-text.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
@@ -61,13 +62,15 @@ ${KUBE_OPTIONS_HELP}`,
     if (plans.length !== 1) {
       throw new CliError(`"${file}" must contain exactly one InPlaceUpdatePlan, found ${plans.length}`, 'preview one plan at a time (see examples/plan.yaml)');
     }
+    const policyFile = str(args, 'write-policy');
+    const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
+    const offline = checkPlan(plans[0]!, writePolicy ? { writePolicy } : {}); // schema, rules and controller checks at once
+    if (offline.length > 0) throw new CliError(renderPlanProblems(file, offline), 'fix them all, then preview again (nothing was read from the cluster)');
     const parsed = InPlaceUpdatePlanSchema.safeParse(plans[0]);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n');
       throw new CliError(`"${file}" is not a valid InPlaceUpdatePlan:\n${issues}`, 'fix the fields above (the CRD schema in crds/ is the reference; kubectl explain inplaceupdateplan.spec)');
     }
-    const policyFile = str(args, 'write-policy');
-    const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
     const plan = parsed.data as InPlaceUpdatePlan & KubeObject;
     plan.metadata ??= {};
     const conn = connect(args);
