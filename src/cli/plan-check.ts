@@ -3,6 +3,7 @@
 // sees a stored plan), so an operator fixing a plan against a real cluster would otherwise learn one layer per round.
 import { join } from 'node:path';
 import type { InPlaceUpdatePlan, KubeObject, WritePolicy } from '../api/index.js';
+import type { PlanPreview } from '../plan-controller/index.js';
 import { celValidate, crdToResource, hasBlockingError } from '../local-apiserver/crd.js';
 import { fieldErrorString, type FieldError } from '../local-apiserver/errors.js';
 import { applyDefaults, prune, validate, type Schema } from '../local-apiserver/schema.js';
@@ -111,4 +112,14 @@ export function renderPlanProblems(file: string, problems: PlanCheckProblem[]): 
     for (const p of of) lines.push(`    - ${p.message}`);
   }
   return lines.join('\n');
+}
+
+/**
+ * Adds the schema and rule problems to a preview made against the cluster (its controller checks already ran on the
+ * real objects), so a plan a real server would refuse is NOT OK with all its problems in one list.
+ */
+export function withOfflineProblems(preview: PlanPreview, problems: PlanCheckProblem[]): PlanPreview {
+  const extra = problems.filter((p) => p.source !== 'controller').map((p) => p.message);
+  if (extra.length === 0) return preview;
+  return { ...preview, valid: false, problems: [...new Set([...extra, ...preview.problems])] };
 }

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { stringify } from 'yaml';
 import { API_VERSION, type KubeObject } from '../../src/api/index.js';
-import { checkPlan, renderPlanProblems, type PlanCheckProblem } from '../../src/cli/plan-check.js';
+import { checkPlan, renderPlanProblems, withOfflineProblems, type PlanCheckProblem } from '../../src/cli/plan-check.js';
+import type { PlanPreview } from '../../src/plan-controller/index.js';
 import { readYamlDocs } from '../../src/cli/install.js';
 import { projectRoot } from '../../src/cli/procs.js';
 import { cli } from '../support/cli.js';
@@ -79,6 +80,16 @@ describe('plan check (offline, for inplace preview)', function () {
     expect(at('  schema (crds/ openAPIV3Schema):')).to.be.greaterThan(0);
     expect(at('  rules (x-kubernetes-validations):')).to.be.greaterThan(at('  schema'));
     expect(at('  plan controller validation:')).to.be.greaterThan(at('  rules'));
+  });
+
+  it('adds the schema and rule problems to a preview made against the cluster (its controller checks ran on real objects)', function () {
+    const preview = { valid: true, problems: [], groups: [], coverage: [], uncovered: [], impossiblePaths: [], warnings: [] } as PlanPreview;
+    const merged = withOfflineProblems(preview, checkPlan(threeMistakes()));
+    expect(merged.valid).to.equal(false);
+    expect(merged.problems.some((m) => m.includes('Unsupported value: "Node"'))).to.equal(true);
+    expect(merged.problems.some((m) => m.startsWith('spec: Invalid value: "object": every control-plane sequence'))).to.equal(true);
+    expect(merged.problems.some((m) => m.includes('not higher than controlPlane sequence')), 'controller checks come from the real snapshot').to.equal(false);
+    expect(withOfflineProblems(preview, [])).to.equal(preview);
   });
 
   it('inplace preview prints them all and exits 1 without reaching any cluster', async function () {

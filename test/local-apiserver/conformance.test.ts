@@ -683,7 +683,10 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     });
 
     it('sends BOOKMARK events when allowed, carrying only the resourceVersion', async function () {
-      if (!t.local) this.skip(); // real-cluster-only condition: kube-apiserver sends bookmarks about once a minute
+      if (!t.local) {
+        console.log('    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server, a real kube-apiserver sends bookmarks about once a minute)');
+        this.skip();
+      }
       const rv = (await t.raw('GET', widgetPath(ns))).json.metadata.resourceVersion;
       const w = await t.watch(`${widgetPath(ns)}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`);
       try {
