@@ -20,6 +20,7 @@ import type { OpenApiSchema, PlanPreview, PreviewSnapshot } from '../plan-contro
 import type { RestClient } from '../runtime/client.js';
 import { readYamlDocs } from './install.js';
 import { loadWritePolicy } from './write-policy.js';
+import { checkPlan, renderPlanProblems, withOfflineProblems } from './plan-check.js';
 import { call, connect, type Connection } from './kube.js';
 import { safeJson, safeText } from './safe-text.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
@@ -61,16 +62,20 @@ ${KUBE_OPTIONS_HELP}`,
     if (plans.length !== 1) {
       throw new CliError(`"${file}" must contain exactly one InPlaceUpdatePlan, found ${plans.length}`, 'preview one plan at a time (see examples/plan.yaml)');
     }
+    const policyFile = str(args, 'write-policy');
+    const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
+    const offline = checkPlan(plans[0]!, writePolicy ? { writePolicy } : {}); // schema, rules and controller checks, no server
+    const offlineError = (why: string): CliError => new CliError(renderPlanProblems(file, offline), `fix them all, then preview again (${why})`);
     const parsed = InPlaceUpdatePlanSchema.safeParse(plans[0]);
     if (!parsed.success) {
+      if (offline.length > 0) throw offlineError('the plan is too malformed to read the cluster for');
       const issues = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n');
       throw new CliError(`"${file}" is not a valid InPlaceUpdatePlan:\n${issues}`, 'fix the fields above (the CRD schema in crds/ is the reference; kubectl explain inplaceupdateplan.spec)');
     }
-    const policyFile = str(args, 'write-policy');
-    const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
     const plan = parsed.data as InPlaceUpdatePlan & KubeObject;
     plan.metadata ??= {};
-    const conn = connect(args);
+    let conn: Connection;
+    try { conn = connect(args); } catch (e) { if (offline.length > 0) throw offlineError(`the cluster was not read: ${(e as Error).message}`); throw e; }
     try {
       const ns = plan.metadata.namespace ?? str(args, 'namespace') ?? conn.contextNamespace ?? 'default';
       plan.metadata.namespace = ns;
@@ -79,7 +84,7 @@ ${KUBE_OPTIONS_HELP}`,
       const { previewPlan } = await import('../plan-controller/preview.js');
       const { dryRunCommits } = await import('../plan-controller/prestart.js');
       snapshot.dryRunProblems = await call(conn, Machines, () => dryRunCommits(conn.client, plan, snapshot.machines, writePolicy));
-      const result = previewPlan(plan, snapshot);
+      const result = withOfflineProblems(previewPlan(plan, snapshot), offline);
       if (output === 'json') io.out(`${safeJson(result)}\n`);
       else io.out(renderPreview(plan, result, snapshot));
       return result.valid ? ExitCode.ok : ExitCode.failure;

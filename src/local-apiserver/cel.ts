@@ -11,6 +11,9 @@ export class CelError extends Error {
   }
 }
 
+/** A parsed CEL expression (the subset's AST). */
+export type CelNode = Node;
+
 type Node =
   | { k: 'lit'; v: unknown }
   | { k: 'id'; name: string }
@@ -242,6 +245,11 @@ class Parser {
     }
     throw new CelError(`Syntax error: mismatched input '${t.v || '<EOF>'}'`);
   }
+}
+
+/** Parses a rule into its AST (no type check); throws CelError outside the subset. */
+export function parseCel(source: string): CelNode {
+  return new Parser(lex(source), new Set(['self', 'oldSelf'])).parseAll();
 }
 
 /** A compiled rule. */

@@ -1,5 +1,5 @@
 /** The API machinery: resource registry, verbs with their storage semantics, garbage collection, namespace lifecycle. */
-import { celValidate, crdToResource } from './crd.js';
+import { celSkippedNotice, celValidate, crdToResource, hasBlockingError, schemaHasRules } from './crd.js';
 import { objectTooDeep, valueTooDeep } from './depth.js';
 import {
   ApiError, alreadyExists, badRequest, conflict, forbidden, invalid, notFound, unsupportedMediaType,
@@ -236,7 +236,12 @@ export class Core {
       validate(rest, { ...schema, properties: { ...(schema.properties ?? {}) }, required: (schema.required ?? []).filter((r) => r !== 'metadata') }, '', errs);
       // Validation ratcheting (on by default since 1.30): an update may keep a value that is invalid but unchanged.
       if (old) errs = errs.filter((e) => !sameAt(obj, old, e.field));
-      celValidate(obj, old, schema, '', errs);
+      // As the real registry strategy: a structural error means the object lacks the shape the rules were written for;
+      // a schema without rules has no CEL validator, hence no notice either.
+      if (schemaHasRules(schema)) {
+        if (hasBlockingError(errs)) errs.push(celSkippedNotice());
+        else celValidate(obj, old, schema, '', errs);
+      }
     }
     if (errs.length) throw invalid(def.kind, def.group, name, errs);
     return warnings;

@@ -1,5 +1,6 @@
 /** CustomResourceDefinition handling: validation at registration, CRD -> ResourceDef, and CEL rule evaluation on writes. */
 import { CelError, compileCel, type CelProgram } from './cel.js';
+import { ruleCostProblems } from './cel-cost.js';
 import type { FieldError } from './errors.js';
 import type { PrinterColumn, ResourceDef, VersionDef } from './resources.js';
 import { structuralProblems, type Schema } from './schema.js';
@@ -78,6 +79,7 @@ export function crdToResource(crd: Obj): { def?: ResourceDef; errors: FieldError
       structuralProblems(schema, base, probs);
       for (const p of probs) errs.push({ type: 'FieldValueInvalid', field: base, value: '', hasValue: false, detail: p });
       walkRules(schema, base, errs);
+      if (!probs.length) errs.push(...ruleCostProblems(schema, base).errors);
     }
     const subs = (v.subresources ?? {}) as Obj;
     if (subs.status !== undefined) status = true;
@@ -141,6 +143,37 @@ function keyOf(item: unknown, keys: string[]): string | undefined {
 
 function joinPath(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
+}
+
+/** Schema error types after which a real apiextensions-apiserver does not evaluate CEL rules (type, required, enum, size). */
+const BLOCKING_ERROR_TYPES = new Set(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+
+/** Detail of the fieldless cause a real server adds when it skipped the CEL rules. */
+export const CEL_SKIPPED_DETAIL = 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
+
+/** True when the schema errors stop CEL evaluation (the registry strategy's rule). */
+export function hasBlockingError(errs: readonly FieldError[]): boolean {
+  return errs.some((e) => BLOCKING_ERROR_TYPES.has(e.type));
+}
+
+const ruleful = new WeakMap<Schema, boolean>();
+
+/** True when the schema declares a rule anywhere (a real server builds no CEL validator, and adds no notice, otherwise). */
+export function schemaHasRules(schema: Schema): boolean {
+  let has = ruleful.get(schema);
+  if (has === undefined) {
+    has = (schema['x-kubernetes-validations']?.length ?? 0) > 0
+      || Object.values(schema.properties ?? {}).some(schemaHasRules)
+      || (schema.items !== undefined && schemaHasRules(schema.items))
+      || (isObj(schema.additionalProperties) && schemaHasRules(schema.additionalProperties as Schema));
+    ruleful.set(schema, has);
+  }
+  return has;
+}
+
+/** The cause a real server appends instead of the CEL results: a nil path and a nil value, rendered as Go does. */
+export function celSkippedNotice(): FieldError {
+  return { type: 'FieldValueInvalid', field: '<nil>', value: 'null', hasValue: true, detail: CEL_SKIPPED_DETAIL };
 }
 
 /** Evaluates x-kubernetes-validations over a value (and its correlated old value for transition rules). */

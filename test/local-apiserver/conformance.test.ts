@@ -411,6 +411,45 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(a.json.message).to.contain('part counts are never negative');
     });
 
+    it('refuses a CRD whose rule\'s estimated cost exceeds the budget (no maxItems / maxLength above it)', async function () {
+      const crd = widgetCrd();
+      crd.metadata.name = `costlies.${GROUP}`;
+      crd.spec.names = { plural: 'costlies', singular: 'costly', kind: 'Costly', listKind: 'CostlyList' };
+      for (const v of crd.spec.versions) {
+        const parts = v.schema.openAPIV3Schema.properties.spec.properties.parts;
+        delete parts.maxItems;
+        delete parts.items.properties.phase.maxLength;
+      }
+      const r = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+      expect(r.status, r.text).to.equal(422);
+      const rulePath = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[parts].items.properties[phase].x-kubernetes-validations[0].rule';
+      expect(r.json.details.causes).to.deep.include({
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)',
+        field: rulePath,
+      });
+      expect((await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/costlies.${GROUP}`)).status).to.equal(404);
+    });
+
+    it('skips the rules after a type, required, enum or size error and says so with a fieldless cause', async function () {
+      const r = await t.raw('POST', widgetPath(ns), widget(ns, uniq('order'), { color: 'purple', mode: 'turbo' }));
+      expect(r.status).to.equal(422);
+      expect(r.json.details.causes).to.deep.equal([
+        { reason: 'FieldValueNotSupported', message: 'Unsupported value: "purple": supported values: "red", "green", "blue"', field: 'spec.color' },
+        { reason: 'FieldValueInvalid', message: 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation', field: '<nil>' },
+      ]);
+      expect(r.json.message).to.equal(`Widget.${GROUP} "${r.json.details.name}" is invalid: [spec.color: Unsupported value: "purple": supported values: "red", "green", "blue", <nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`);
+      expect(r.text).to.not.contain('mode must be fast or slow');
+    });
+
+    it('still evaluates the rules after a pattern or range error (not blocking)', async function () {
+      const r = await t.raw('POST', widgetPath(ns), widget(ns, uniq('order'), { code: 'A1', mode: 'turbo' }));
+      expect(r.status).to.equal(422);
+      const fields = r.json.details.causes.map((c: any) => c.field);
+      expect(fields).to.deep.equal(['spec.code', 'spec']);
+      expect(r.json.details.causes[1].message).to.equal('Invalid value: "object": mode must be fast or slow');
+    });
+
     it('evaluates transition rules (oldSelf) on update only', async function () {
       const name = uniq('cel');
       const c = await t.raw('POST', widgetPath(ns), widget(ns, name, { color: 'blue', parts: [{ name: 'p', phase: 'new' }] }));
@@ -644,7 +683,10 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     });
 
     it('sends BOOKMARK events when allowed, carrying only the resourceVersion', async function () {
-      if (!t.local) this.skip(); // real-cluster-only condition: kube-apiserver sends bookmarks about once a minute
+      if (!t.local) {
+        console.log('    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server, a real kube-apiserver sends bookmarks about once a minute)');
+        this.skip();
+      }
       const rv = (await t.raw('GET', widgetPath(ns))).json.metadata.resourceVersion;
       const w = await t.watch(`${widgetPath(ns)}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`);
       try {

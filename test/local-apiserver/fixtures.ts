@@ -39,6 +39,8 @@ const widgetSchema = {
         },
         parts: {
           type: 'array',
+          // Bounds (maxItems here, maxLength on phase) keep the rules' estimated cost within a real server's budget.
+          maxItems: 16,
           'x-kubernetes-list-type': 'map',
           'x-kubernetes-list-map-keys': ['name'],
           items: {
@@ -47,7 +49,7 @@ const widgetSchema = {
             properties: {
               name: { type: 'string', minLength: 1 },
               count: { type: 'integer', default: 1 },
-              phase: { type: 'string', 'x-kubernetes-validations': [{ rule: "self == oldSelf || oldSelf == 'new'", message: 'a part leaves phase new only once' }] },
+              phase: { type: 'string', maxLength: 32, 'x-kubernetes-validations': [{ rule: "self == oldSelf || oldSelf == 'new'", message: 'a part leaves phase new only once' }] },
             },
           },
         },

@@ -416,6 +416,43 @@ describe('local API server (local-only behaviour)', function () {
     });
   });
 
+  describe('validation order (issue 19)', function () {
+    it('answers a plan with schema and rule errors as kube-apiserver does: the schema errors and the fieldless notice only', async function () {
+      const t = await local();
+      try {
+        for (const doc of parseAllDocuments(await readFile(join(ROOT, 'crds/inplace.cluster.x-k8s.io_inplaceupdateplans.yaml'), 'utf8'))) {
+          const r = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', doc.toJS());
+          expect(r.status, r.text).to.equal(201);
+        }
+        await t.raw('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'demo' } });
+        const upd = (selectResource: string, path: string) => [{ name: 'v', sequence: 1, responsibilities: [{ selectResource, path, value: 'v1.30.1' }] }];
+        const plan = (cp: unknown, md: unknown) => ({
+          apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'InPlaceUpdatePlan', metadata: { name: 'p', namespace: 'demo' },
+          spec: { clusterName: 'c1', controlPlane: cp, machineDeployments: [md] },
+        });
+        const path = '/apis/inplace.cluster.x-k8s.io/v1alpha1/namespaces/demo/inplaceupdateplans';
+        // A path without a leading / (pattern: not blocking), an unknown selectResource (enum: blocking), and the
+        // control-plane sequence not below the MachineDeployment's (the CEL rule, not evaluated).
+        const r = await t.raw('POST', path, plan({ name: 'c1-cp', sequence: 2, updaters: upd('Machine', 'spec/version') }, { name: 'c1-md-0', sequence: 1, updaters: upd('Node', '/spec/version') }));
+        expect(r.status).to.equal(422);
+        expect(r.json.details.causes.map((c: any) => [c.reason, c.field])).to.deep.equal([
+          ['FieldValueInvalid', 'spec.controlPlane.updaters[0].responsibilities[0].path'],
+          ['FieldValueNotSupported', 'spec.machineDeployments[0].updaters[0].responsibilities[0].selectResource'],
+          ['FieldValueInvalid', '<nil>'],
+        ]);
+        expect(r.json.message).to.contain('<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]');
+        expect(r.text).to.not.contain('version-skew');
+        // With the enum fixed, the pattern error no longer blocks: the rule is evaluated and reported next to it.
+        const next = await t.raw('POST', path, plan({ name: 'c1-cp', sequence: 2, updaters: upd('Machine', 'spec/version') }, { name: 'c1-md-0', sequence: 1, updaters: upd('Machine', '/spec/version') }));
+        expect(next.status).to.equal(422);
+        expect(next.json.details.causes.map((c: any) => c.field)).to.deep.equal(['spec.controlPlane.updaters[0].responsibilities[0].path', 'spec']);
+        expect(next.json.details.causes[1].message).to.contain('every control-plane sequence must be lower than every MachineDeployment sequence');
+      } finally {
+        await t.close();
+      }
+    });
+  });
+
   describe('validation ratcheting', function () {
     it('lets an update keep a value that a tightened schema now rejects, but not change it to another invalid one', async function () {
       const t = await local();

@@ -13,7 +13,7 @@ describe(`reliability: API faults during a plan (${WORKERS + 3} machines, seed $
   let w: World | undefined;
 
   before(async function () {
-    if (process.env['INPLACE_TEST_KUBECONFIG']) this.skip(); // fault injection needs the local API server
+    if (process.env['INPLACE_TEST_KUBECONFIG']) { console.log('    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server for fault injection)'); this.skip(); }
     w = await startWorld({ clusterName: 'c1', version: 'v1.30.0', workers: WORKERS, mdSize: WORKERS <= 100 ? 30 : 100, maxUnavailable: 3, mhcTimeout: '30m' }, 'faults');
   });
   after(async () => stopWorld(w));

@@ -92,7 +92,7 @@ describe('controller against an API server', function () {
   });
 
   it('converges despite injected API errors and dropped watches', async function () {
-    if (env.isRealCluster) this.skip(); // fault injection needs the local API server
+    if (env.isRealCluster) { console.log('    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server for fault injection)'); this.skip(); }
     for (let i = 0; i < 8; i++) await env.client.create(Widgets, widget(ns, `w${i}`, i));
     const mgr = manager();
     mgr.controller('widgets').for(Widgets).withConcurrency(2).reconcile(sizeReconciler(mgr, mgr.client));

@@ -24,7 +24,7 @@ describe('informer against an API server', function () {
     inf = undefined;
   });
   const localOnly = (ctx: Mocha.Context): void => {
-    if (env.isRealCluster) ctx.skip(); // fault injection and server tuning need the local API server
+    if (env.isRealCluster) { console.log('    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server for fault injection and server tuning)'); ctx.skip(); }
   };
 
   it('lists then follows creates, updates and deletes', async () => {

@@ -24,7 +24,7 @@ describe('test env on a real cluster (INPLACE_TEST_KUBECONFIG) touches only what
   // A fresh "cluster" per test: each starts from what someone else left there.
   beforeEach(async function () {
     // Against a real cluster this suite would itself create and change CRDs: it only makes sense locally.
-    if (saved) this.skip();
+    if (saved) { console.log('    (skipped on INPLACE_TEST_KUBECONFIG: plays a real cluster with its own embedded API server, and would change CRDs on yours)'); this.skip(); }
     server = await startLocalApiServer({});
     dir = await mkdtemp(join(tmpdir(), 'inplace-env-test-'));
     const kubeconfig = join(dir, 'kubeconfig');
