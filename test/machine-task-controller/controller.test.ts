@@ -50,7 +50,8 @@ describe('machine task controller (integration)', function () {
     ]);
     const os = (await getTask(taskName(TEST_PLAN, machine, 'os')))!;
     const version = (await getTask(taskName(TEST_PLAN, machine, 'version')))!;
-    expect(Date.parse(version.metadata.creationTimestamp!)).to.be.at.least(Date.parse(os.status!.completionTime!));
+    // creationTimestamp is cut to the second; the task's completionTime is precise (microseconds): compare seconds.
+    expect(Date.parse(version.metadata.creationTimestamp!)).to.be.at.least(Math.floor(Date.parse(os.status!.completionTime!) / 1000) * 1000);
     expect(os.metadata.labels).to.include({ [Labels.clusterName]: 'c1', [Labels.planName]: 'p1', [Labels.machineName]: machine, [Labels.updaterName]: 'os' });
     expect(os.metadata.ownerReferences).to.deep.equal([{ apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'MachineUpdate', name: 'mu-happy', uid: mu.metadata.uid, controller: true, blockOwnerDeletion: true }]);
     expect(os.spec).to.include({ updaterName: 'os', updatePhase: 'updating' });
