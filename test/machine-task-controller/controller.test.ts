@@ -15,7 +15,7 @@ describe('machine task controller (integration)', function () {
   let updater: { stop(): Promise<void> };
 
   before(async () => {
-    f = await startFixture('mtc', 6);
+    f = await startFixture('mtc', 7);
     mgr = await startTaskController(f);
     updater = await sampleUpdaters.reference.start({ client: f.env.client, namespace: f.ns, log: noopLogger });
   });
@@ -69,6 +69,18 @@ describe('machine task controller (integration)', function () {
     expect(mu.status?.conditions?.find((c) => c.type === 'InPlaceUpdate')).to.include({ status: 'False', reason: 'Updated' });
     expect(mu.status?.completionTime).to.be.a('string');
     expect(mu.status?.message).to.match(/committed .*\/spec\/version/);
+    // No updater is in flight any more: the UPDATER column is empty.
+    expect(mu.status?.currentUpdater).to.equal(undefined);
+  });
+
+  it('ends updated with reason AlreadyInPlace (not committed) when every value was already on the objects', async () => {
+    const machine = f.machines[6]!;
+    await createMachineUpdate(f, 'mu-in-place', machine, [{ name: 'same', sequence: 1, parameters: { durationSeconds: 0 }, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.0' }] }]);
+    const mu = await waitMUStatus(f, 'mu-in-place', 'updated');
+    expect(mu.status?.conditions?.find((c) => c.type === 'InPlaceUpdate')).to.include({ status: 'False', reason: 'AlreadyInPlace' });
+    expect(mu.status?.conditions?.find((c) => c.type === 'Ready')).to.include({ status: 'True', reason: 'AlreadyInPlace' });
+    expect(mu.status?.message).to.match(/already in place \(verified\), nothing written$/);
+    expect(mu.status?.currentUpdater).to.equal(undefined);
   });
 
   it("fails with the updater's own message, starts no later updater and commits nothing", async () => {
@@ -79,6 +91,7 @@ describe('machine task controller (integration)', function () {
     ]);
     const mu = await waitMUStatus(f, 'mu-fail', 'failed');
     expect(mu.status?.message).to.equal('updater first failed: kubelet did not come back: disk full');
+    expect(mu.status?.currentUpdater).to.equal(undefined);
     expect(mu.status?.conditions?.find((c) => c.type === 'Ready')).to.include({ status: 'False', reason: 'Failed' });
     expect((await tasksOf(machine)).map((t) => t.metadata.name)).to.deep.equal([taskName(TEST_PLAN, machine, 'first')]);
     const m = await f.env.client.get<KubeObject & { spec: { version: string } }>(Machines, f.ns, machine);
