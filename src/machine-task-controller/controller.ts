@@ -32,7 +32,7 @@ import {
   TemplateKindError,
   type Task,
 } from '../contract/index.js';
-import { ConflictError, KubeApiError, RetryableError, isAlreadyExists, isNotFound, setCondition, snapshot, Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
+import { ConflictError, KubeApiError, RetryableError, isAlreadyExists, isNotFound, setCondition, snapshot, Action, type Controller, type Informer, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
 import type { WritePolicy } from '../api/index.js';
 import { commitResponsibilities } from './commit-apply.js';
 import type { CommitJournal } from './journal.js';
@@ -45,8 +45,6 @@ import { buildStatus, statusEvent, type StatusInput } from './status.js';
 /** Name of the controller (also its field manager and event source). */
 export const CONTROLLER_NAME = 'machine-task-controller';
 
-/** Retry delay while another MachineUpdate's in-flight task holds a task name. */
-const FOREIGN_TASK_RETRY_MS = 5_000;
 /** Retry delay after deleting an earlier update's finished task. */
 const FOREIGN_DELETE_RETRY_MS = 500;
 
@@ -95,7 +93,8 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
   const ctrl = mgr
     .controller<MachineUpdateObject>(CONTROLLER_NAME)
     .for(MachineUpdates)
-    .owns(UpdaterUpdateTasks)
+    // A task wakes its own MachineUpdate and any other in flight for its machine (one waiting for its name, C9).
+    .watches<KubeObject>(UpdaterUpdateTasks, tasksToMachineUpdates(muInformer.store))
     // A Machine that disappears or starts deleting aborts its update; machines are few per MachineUpdate.
     .watches<KubeObject>(Machines, (m) =>
       // Indexed by the machine-name label (every Machine event would otherwise scan every MachineUpdate).
@@ -119,11 +118,26 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
   return ctrl;
 }
 
-/** Maps a task of any kind to the MachineUpdate that controls it. */
-const taskToMachineUpdate = (t: KubeObject): ObjectKey[] => {
-  const owner = owningMachineUpdate(t);
-  return owner ? [{ namespace: t.metadata.namespace, name: owner }] : [];
-};
+/** The cached MachineUpdates a task mapper looks up by machine. */
+type MachineUpdateStore = Pick<Informer<MachineUpdateObject>['store'], 'byLabel'>;
+
+/**
+ * Maps a task of any kind to the MachineUpdate that controls it and to the other MachineUpdates in flight for the same
+ * machine: one of those may be waiting for this task's deterministic name (an earlier update's task still running),
+ * and is woken when it finishes or goes, rather than polling.
+ */
+export const tasksToMachineUpdates =
+  (mus: MachineUpdateStore) =>
+  (t: KubeObject): ObjectKey[] => {
+    const owner = owningMachineUpdate(t);
+    const keys: ObjectKey[] = owner ? [{ namespace: t.metadata.namespace, name: owner }] : [];
+    const machine = t.metadata.labels?.[Labels.machineName];
+    if (!machine) return keys;
+    for (const mu of mus.byLabel(Labels.machineName, machine, t.metadata.namespace)) {
+      if (mu.metadata.name !== owner && !isTerminal(mu.status?.updateStatus)) keys.push({ namespace: mu.metadata.namespace, name: mu.metadata.name! });
+    }
+    return keys;
+  };
 
 /**
  * The top-level reconcile of one MachineUpdate: ownership first (only plans drive machines), then one step — of its
@@ -241,7 +255,7 @@ async function taskResource(deps: Deps, u: MachineUpdateUpdater): Promise<Resour
     deps.allowedKinds.set(k, Date.now());
   }
   if (!deps.watched.has(k)) {
-    await deps.controller().watch<KubeObject>(res, taskToMachineUpdate);
+    await deps.controller().watch<KubeObject>(res, tasksToMachineUpdates(deps.mgr.informer<MachineUpdateObject>(MachineUpdates).store));
     await deps.mgr.informer(res).synced();
     deps.watched.add(k);
   }
@@ -270,8 +284,8 @@ export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log:
     case 'commit':
       return { status: statusOf(d), action: Action.awaitChange() };
     case 'wait':
-      // A foreign task's changes wake its own MachineUpdate, not this one: look again on a timer.
-      return { status: statusOf(d), action: step.foreign ? Action.requeue(FOREIGN_TASK_RETRY_MS) : Action.awaitChange() };
+      // The task's changes (ours, or a foreign one's finishing or going) wake this MachineUpdate: no timer.
+      return { status: statusOf(d), action: Action.awaitChange() };
     case 'createTask': {
       const view = scope.views[step.index]!;
       const created = await createTask(deps, mu, view, scope.views[step.index - 1], log);

@@ -15,7 +15,7 @@ describe('machine task controller (integration)', function () {
   let updater: { stop(): Promise<void> };
 
   before(async () => {
-    f = await startFixture('mtc', 7);
+    f = await startFixture('mtc', 8);
     mgr = await startTaskController(f);
     updater = await sampleUpdaters.reference.start({ client: f.env.client, namespace: f.ns, log: noopLogger });
   });
@@ -151,6 +151,21 @@ describe('machine task controller (integration)', function () {
     expect(mu.status?.tasks?.map((t) => t.updater)).to.deep.equal(['a', 'b']);
     const m = await f.env.client.get<KubeObject & { spec: { version: string } }>(Machines, f.ns, machine);
     expect(m?.spec.version).to.equal('v1.30.2');
+  });
+
+  it("waits for an earlier update's in-flight task that holds its task name, and is woken by that task's end (no polling)", async () => {
+    const machine = f.machines[7]!;
+    const name = taskName(TEST_PLAN, machine, 'shared');
+    await createMachineUpdate(f, 'mu-old', machine, [{ name: 'shared', sequence: 1, parameters: { durationSeconds: 300 }, responsibilities: [NTP] }]);
+    await waitFor(async () => (await getTask(name))?.status?.updateStatus === 'updating', { message: 'old task updating' });
+    await createMachineUpdate(f, 'mu-new', machine, [{ name: 'shared', sequence: 1, parameters: { durationSeconds: 0 }, responsibilities: [NTP] }]);
+    await waitMU(f, 'mu-new', (mu) => /still used by the in-flight update/.test(mu.status?.message ?? ''), 'mu-new waiting for the task name');
+    await f.env.client.patch(MachineUpdates, f.ns, 'mu-old', { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
+    await waitMUStatus(f, 'mu-old', 'aborted');
+    const mu = await waitMUStatus(f, 'mu-new', 'updated', 30_000);
+    const task = await getTask(name);
+    expect(task?.metadata.ownerReferences?.find((r) => r.controller)?.uid).to.equal(mu.metadata.uid);
+    expect(task?.status?.updateStatus).to.equal('updated');
   });
 
   it('never leaves a terminal MachineUpdate', async () => {
