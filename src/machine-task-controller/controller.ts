@@ -1,7 +1,6 @@
 // The machine task controller (DESIGN §4.2): reconciles MachineUpdates. Per reconcile it snapshots the
 // MachineUpdate, its Machine and its tasks, decides one step (decide.ts), does it, and writes the status once.
 import {
-  ConditionTypes,
   CustomResourceDefinitions,
   InPlaceUpdatePlans,
   Labels,
@@ -32,7 +31,7 @@ import {
   TemplateKindError,
   type Task,
 } from '../contract/index.js';
-import { ConflictError, KubeApiError, RetryableError, isAlreadyExists, isNotFound, setCondition, snapshot, Action, type Controller, type Informer, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
+import { ConflictError, KubeApiError, RetryableError, isAlreadyExists, isNotFound, snapshot, Action, type Controller, type Informer, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
 import type { WritePolicy } from '../api/index.js';
 import { commitResponsibilities } from './commit-apply.js';
 import type { CommitJournal } from './journal.js';
@@ -40,7 +39,7 @@ import { controllingPlanRef, ownershipProblem } from './ownership.js';
 import { commitEnding, decide, refusalRecheckMs, type Decision } from './decide.js';
 import { metricsFor, type TaskControllerMetrics } from './metrics.js';
 import { machinePresence, orderedSpecUpdaters, type MachineUpdateObject, type MachineUpdateUpdater, type Scope, type UpdaterView } from './scope.js';
-import { buildStatus, statusEvent, type StatusInput } from './status.js';
+import { buildStatus, refusalStatus, statusEvent, type StatusInput } from './status.js';
 
 /** Name of the controller (also its field manager and event source). */
 export const CONTROLLER_NAME = 'machine-task-controller';
@@ -199,11 +198,8 @@ async function freshPlanOf(deps: Deps, mu: MachineUpdateObject): Promise<KubeObj
 
 /** Says on the MachineUpdate why it is not acted on (status kept otherwise), with a Warning Event when that is news. */
 async function writeRefusal(deps: Deps, mu: MachineUpdateObject, message: string, now: Date): Promise<void> {
-  const old = mu.status ?? {};
-  if (old.message === message) return;
-  const conditions = setCondition(old.conditions ?? [], { type: ConditionTypes.inPlaceUpdate, status: 'False', reason: Reasons.notOwnedByPlan, message }, mu.metadata.generation, now);
-  const next: MachineUpdateObject = { ...mu, status: { ...old, message, conditions } };
-  await snapshot(mu).apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME });
+  if (mu.status?.message === message) return;
+  await snapshot(mu).apply(deps.client, MachineUpdates, { ...mu, status: refusalStatus(mu, message, now) }, { fieldManager: CONTROLLER_NAME });
   deps.mgr.events.event(mu, 'Warning', Reasons.notOwnedByPlan, message);
 }
 

@@ -4,7 +4,7 @@ import { ConditionTypes, MessageBudget, Reasons, boundMessage, isTerminal, type 
 import { taskUpdateStatus } from '../contract/index.js';
 import { setCondition, toKubeTime } from '../runtime/index.js';
 import { reasonOfTerminal, type MachineUpdateStatusValue } from './decide.js';
-import type { Scope, TaskRow } from './scope.js';
+import type { MachineUpdateObject, Scope, TaskRow } from './scope.js';
 
 /** What the status says after a reconcile: the decided (or, after a commit, final) status and its explanation. */
 export interface StatusInput {
@@ -72,6 +72,12 @@ export function buildStatus(scope: Scope, s: StatusInput, now: Date): MachineUpd
   if (currentName && !terminal) out.currentUpdater = currentName;
   if (terminal) out.completionTime = old.completionTime ?? toKubeTime(now);
   return out;
+}
+
+/** The status of a MachineUpdate the controller refuses to act on: the reason in the message and InPlaceUpdate, the rest kept. */
+export function refusalStatus(mu: MachineUpdateObject, message: string, now: Date): MachineUpdateStatus {
+  const old = mu.status ?? {};
+  return { ...old, message, conditions: setCondition([...(old.conditions ?? [])], { type: ConditionTypes.inPlaceUpdate, status: 'False', reason: Reasons.notOwnedByPlan, message }, mu.metadata.generation, now) };
 }
 
 /** An Event to record for a status transition. */
