@@ -39,6 +39,9 @@ FIELDS='{range .items[*]}{.metadata.namespace}{"|"}{.metadata.name}{"|"}{.metada
 
 log() { echo "shell-updater[$NAME]: $*" >&2; }
 now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+# startTime / completionTime to the microsecond (metav1.MicroTime layout): a duration measured from a start cut to
+# the second ends up to a second early.
+stamp() { date -u +%Y-%m-%dT%H:%M:%S.%6NZ; }
 # JSON string escaping for messages (backslash, quote, control characters become spaces).
 json_str() { printf '%s' "$1" | tr '\t\r\n' '   ' | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g'; }
 
@@ -61,7 +64,7 @@ reconcile() { # one task, the fields $FIELDS prints
       if [ "${og:-0}" -lt "$gen" ]; then patch_status "$ns" "$name" "$rv" "{\"observedGeneration\":$gen}"; fi
       return ;;
   esac
-  local t; t="$(now)"
+  local t; t="$(stamp)"
   if [ "$phase" = "aborting" ]; then
     log "$ns/$name: aborting"
     patch_status "$ns" "$name" "$rv" "{\"updateStatus\":\"aborted\",\"observedGeneration\":$gen,\"startTime\":\"${start:-$t}\",\"completionTime\":\"$t\",\"conditions\":$(ready False Aborted "aborted by the shell updater before it finished" "$gen")}"
@@ -72,7 +75,7 @@ reconcile() { # one task, the fields $FIELDS prints
     patch_status "$ns" "$name" "$rv" "{\"updateStatus\":\"updating\",\"observedGeneration\":$gen,\"startTime\":\"${start:-$t}\",\"conditions\":$(ready False Updating "shell updater working for ${dur}s" "$gen")}"
     return
   fi
-  local elapsed=$(( $(date -u +%s) - $(date -u -d "$start" +%s) ))
+  local elapsed; elapsed="$(awk -v a="$(date -u +%s.%N)" -v b="$(date -u -d "$start" +%s.%N)" 'BEGIN { printf "%.3f", a - b }')"
   if awk -v e="$elapsed" -v d="$dur" 'BEGIN { exit !(e < d) }'; then return; fi
   if [ -n "$failwith" ]; then
     log "$ns/$name: failed: $failwith"

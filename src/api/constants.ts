@@ -118,6 +118,8 @@ export const Reasons = {
   notOwnedByPlan: 'NotOwnedByPlan',
   /** A template's task kind does not declare the updater contract, or is a Cluster API kind. */
   taskKindRefused: 'TaskKindRefused',
+  /** A MachineUpdate ended updated with every value already on the objects: verified, nothing written. */
+  alreadyInPlace: 'AlreadyInPlace',
 } as const;
 
 /** Plan / MachineUpdate / task status values. */

@@ -1,7 +1,9 @@
 // The demo's view of a running plan: follow it until it is terminal (drawing progress), then read the final
 // objects and check what the plan promised (every declared change committed, no machine left labelled).
 import {
+  ConditionTypes,
   InPlaceUpdatePlans,
+  Reasons,
   isTerminal,
   Labels,
   Machines,
@@ -31,7 +33,8 @@ export interface DemoState {
   machineUpdates: Mu[];
   machines: KubeObject[];
   stillLabelled: string[];
-  committed: { ok: number; total: number; wrong: string[] };
+  /** Values committed by the plan's MachineUpdates (ok/total); inPlace: values of those that found them already in place. */
+  committed: { ok: number; total: number; wrong: string[]; inPlace?: number };
 }
 
 /** How following a plan ended. */
@@ -109,15 +112,22 @@ export async function finalState(client: RestClient, o: Omit<FollowOptions, 'tim
   }
   const fresh = (await client.get<Plan>(InPlaceUpdatePlans, ns, o.planName)) ?? plan;
   const machineUpdates = (await client.list<Mu>(MachineUpdates, ns)).items.filter((mu) => mu.spec.planName === o.planName);
-  const committed = { ok: 0, total: 0, wrong: [] as string[] };
+  const committed = { ok: 0, total: 0, wrong: [] as string[], inPlace: 0 };
   for (const mu of machineUpdates.filter((m) => m.status?.updateStatus === 'updated')) {
     const machine = machines.find((m) => m.metadata.name === mu.spec.machineRef.name);
+    // A MachineUpdate that found every value already in place wrote nothing: its values are counted as such, not as committed.
+    const inPlace = mu.status?.conditions?.some((c) => c.type === ConditionTypes.inPlaceUpdate && c.reason === Reasons.alreadyInPlace) ?? false;
     for (const u of mu.spec.updaters) {
       for (const r of u.responsibilities) {
-        committed.total++;
         const target = machine ? await selectObject(client, machine, r.selectResource) : undefined;
         const actual = target ? getPointer(target, r.path) : undefined;
-        if (target && jsonEqual(actual, r.value)) committed.ok++;
+        const there = !!target && jsonEqual(actual, r.value);
+        if (there && inPlace) {
+          committed.inPlace++;
+          continue;
+        }
+        committed.total++;
+        if (there) committed.ok++;
         else committed.wrong.push(`${mu.spec.machineRef.name}: ${r.selectResource} ${r.path} is ${JSON.stringify(actual)}, want ${JSON.stringify(r.value)}`);
       }
     }

@@ -104,6 +104,16 @@ describe('cli demo progress', () => {
     expect(out).to.match(/os +1 tasks +avg 2\.0s +max 2\.0s +total 2\.0s/);
   });
 
+  it('counts values a MachineUpdate found already in place apart from the committed ones', () => {
+    const p = plan({ updateStatus: 'updated' });
+    const mus = [mu('cp-1', 'cp', { updateStatus: 'updated' })];
+    const line = (committed: { ok: number; total: number; wrong: string[]; inPlace?: number }): string | undefined =>
+      renderSummary({ view: buildProgress(p, mus), plan: p, mus, wallMs: 1000, stillLabelled: [], committed }).split('\n').find((l) => l.includes('changes committed'));
+    expect(line({ ok: 2, total: 2, wrong: [] })).to.equal('  changes committed: 2/2');
+    expect(line({ ok: 2, total: 2, wrong: [], inPlace: 0 })).to.equal('  changes committed: 2/2');
+    expect(line({ ok: 0, total: 0, wrong: [], inPlace: 3 })).to.equal('  changes committed: 0/0, 3 already in place (nothing written)');
+  });
+
   it('renders hostile updater messages terminal-safe in the live view, the change log and the summary', () => {
     const bad = `disk full\x1b[2J\x1b]0;owned\x07\x1b]52;c;ZXZpbA==\x1b\\\nMachine/fake  updated\r\x9b31m`;
     const p = plan({ updateStatus: 'failed' });

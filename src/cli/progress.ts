@@ -174,7 +174,7 @@ export interface SummaryInput {
   /** Machines still carrying the plan-name label. */
   stillLabelled: string[];
   /** Responsibilities checked on the objects after the run: committed / total, and what is wrong. */
-  committed: { ok: number; total: number; wrong: string[] };
+  committed: { ok: number; total: number; wrong: string[]; inPlace?: number };
 }
 
 /** The end-of-run summary. */
@@ -189,7 +189,7 @@ export function renderSummary(s: SummaryInput): string {
     `Summary: InPlaceUpdatePlan ${s.view.plan} ended ${s.view.status}`,
     `  duration:          ${secs(s.wallMs)} wall clock${planMs !== undefined && !Number.isNaN(planMs) ? `, ${secs(planMs)} plan start -> completion` : ''}`,
     `  machines:          ${count('updated')}/${total} updated, ${count('failed')} failed, ${count('aborted')} aborted`,
-    `  changes committed: ${s.committed.ok}/${s.committed.total}`,
+    `  changes committed: ${s.committed.ok}/${s.committed.total}${s.committed.inPlace ? `, ${s.committed.inPlace} already in place (nothing written)` : ''}`,
     ...s.committed.wrong.slice(0, 10).map((w) => `    ✖ ${w}`),
     `  machines still labelled with the plan: ${s.stillLabelled.length === 0 ? 'none' : s.stillLabelled.join(', ')}`,
   ];

@@ -1,8 +1,25 @@
 // The SDK's pure core: what an updater's handler may return, and how a result (or a terminal task) becomes the
 // task's next status under the contract (C4 terminal never left, C5 observedGeneration, C6 Ready condition).
 import { ConditionTypes, MessageBudget, Reasons, boundMessage, isTerminal } from '../api/index.js';
-import { setCondition, toKubeTime, jsonEqual } from '../runtime/index.js';
+import { setCondition, jsonEqual } from '../runtime/index.js';
 import { taskGeneration, taskPhase, type Task, type TaskStatus, type TaskUpdateStatus } from './accessors.js';
+
+/**
+ * A precise timestamp for status.startTime/completionTime: RFC 3339 with microseconds (the metav1.MicroTime
+ * layout; the schemas' `format: date-time` accepts it). Durations measured from it are exact, where a
+ * second-truncated startTime made a 1.5 s update end after 0.5–1.5 s.
+ */
+export const toMicroTime = (d: Date): string => d.toISOString().replace(/Z$/, '000Z');
+
+/**
+ * Longest wait an updater's requeue is honoured for before the task is looked at again (a resync). Timers cannot
+ * wait longer than 2^31-1 ms (Node fires them at once), and a periodic look is cheap: nothing is written when
+ * nothing changed.
+ */
+export const MAX_REQUEUE_MS = 10 * 60_000;
+
+/** The requeue delay for a handler's `requeueAfterMs`: never negative, never longer than MAX_REQUEUE_MS. */
+export const requeueDelay = (requeueAfterMs: number): number => (Number.isFinite(requeueAfterMs) ? Math.min(MAX_REQUEUE_MS, Math.max(0, requeueAfterMs)) : MAX_REQUEUE_MS);
 
 /** Extra status fields an updater keeps in the task status (e.g. the step it reached, to resume after a restart). */
 export type StatusFields = Record<string, unknown>;
@@ -14,7 +31,10 @@ export type Result =
   | { type: 'failed'; message: string; fields?: StatusFields }
   | { type: 'aborted'; message?: string; fields?: StatusFields };
 
-/** Still working: report `message`, look again after `requeueAfterMs` (or on the next change of the task). */
+/**
+ * Still working: report `message`, look again after `requeueAfterMs` (or on the next change of the task). For a
+ * deadline pass `deadline - now`: the SDK waits that long (capped at MAX_REQUEUE_MS, then asks again), never polls.
+ */
 export const progress = (requeueAfterMs?: number, message?: string, fields?: StatusFields): Result => ({
   type: 'progress',
   ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
@@ -38,9 +58,10 @@ const READY: Record<TaskUpdateStatus, { status: 'True' | 'False'; reason: string
 
 /**
  * The status a task should have after a handler returned `result`, or undefined when nothing changes.
- * `startTime` is kept from the status (so restarts resume), or set to `now` on the first report.
+ * `startTime` is kept from the status (so restarts resume), or set to `startedAt` (default `now`) on the first
+ * report; both times are written to the microsecond (toMicroTime).
  */
-export function statusForResult(task: Task, result: Result, now: Date): TaskStatus {
+export function statusForResult(task: Task, result: Result, now: Date, startedAt: Date = now): TaskStatus {
   const old = task.status ?? {};
   const gen = taskGeneration(task);
   const phase = taskPhase(task);
@@ -74,10 +95,10 @@ export function statusForResult(task: Task, result: Result, now: Date): TaskStat
     ...(result.fields ?? {}),
     updateStatus,
     observedGeneration: gen,
-    startTime: old.startTime ?? toKubeTime(now),
+    startTime: old.startTime ?? toMicroTime(startedAt),
     conditions: setCondition(old.conditions, { type: ConditionTypes.ready, status: ready.status, reason: reason ?? ready.reason, message: boundMessage(message || ready.message, MessageBudget.condition) }, gen, now),
   };
-  if (isTerminal(updateStatus)) next.completionTime = old.completionTime ?? toKubeTime(now);
+  if (isTerminal(updateStatus)) next.completionTime = old.completionTime ?? toMicroTime(now);
   return next;
 }
 
@@ -97,10 +118,9 @@ export function statusForTerminal(task: Task): TaskStatus | undefined {
 }
 
 /** The status to report while a handler keeps failing with an error (still updating, Ready says why). */
-export function statusForError(task: Task, err: unknown, now: Date): TaskStatus {
+export function statusForError(task: Task, err: unknown, now: Date, startedAt: Date = now): TaskStatus {
   const why = err instanceof Error ? err.message : String(err);
-  const r = statusForResult(task, progress(undefined, `retrying after an error: ${why}`), now);
-  return r;
+  return statusForResult(task, progress(undefined, `retrying after an error: ${why}`), now, startedAt);
 }
 
 /** True when `next` differs from the task's current status (so a write is needed). */

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { Labels, UpdaterUpdateTasks } from '../api/index.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import type { Task } from './accessors.js';
-import { aborted, defineUpdater, done, failed, progress, type Result, type UpdaterContext } from './sdk.js';
+import { aborted, defineUpdater, done, failed, MAX_REQUEUE_MS, progress, type Result, type UpdaterContext } from './sdk.js';
 
-const T0 = new Date('2026-01-01T00:00:00Z');
+const T0 = new Date('2026-01-01T00:00:00.250Z');
 
 async function seed(client: FakeClient, opts: { updater?: string; phase?: 'updating' | 'aborting'; status?: Task['status'] } = {}): Promise<Task> {
   const t = await client.create<Task>(UpdaterUpdateTasks, {
@@ -18,13 +18,13 @@ async function seed(client: FakeClient, opts: { updater?: string; phase?: 'updat
 }
 
 /** An updater whose handlers return what the test says and record their calls. */
-function scripted(results: { update?: Result | Error; abort?: Result }, names?: string[]) {
+function scripted(results: { update?: Result | Error; abort?: Result }, names?: string[], now: () => Date = () => T0) {
   const calls: { handler: string; ctx: UpdaterContext }[] = [];
   const u = defineUpdater({
     name: 'test',
     kind: UpdaterUpdateTasks,
     ...(names ? { names } : {}),
-    now: () => T0,
+    now,
     async update(_t, ctx) {
       calls.push({ handler: 'update', ctx });
       if (results.update instanceof Error) throw results.update;
@@ -49,7 +49,8 @@ describe('updater SDK', () => {
     const action = await u.reconcileTask(c, (await get(c))!);
     expect(action).to.deep.equal({ kind: 'requeue', afterMs: 250 });
     const t = await get(c);
-    expect(t?.status).to.include({ updateStatus: 'updating', observedGeneration: 1, startTime: '2026-01-01T00:00:00Z' });
+    // Microseconds (metav1.MicroTime layout): a duration measured from startTime is exact, not cut to the second.
+    expect(t?.status).to.include({ updateStatus: 'updating', observedGeneration: 1, startTime: '2026-01-01T00:00:00.250000Z' });
     expect(ready(t)).to.include({ status: 'False', reason: 'Updating', message: 'step 1/3' });
   });
 
@@ -59,7 +60,7 @@ describe('updater SDK', () => {
     const { u } = scripted({ update: done('all good') });
     expect(await u.reconcileTask(c, (await get(c))!)).to.deep.equal({ kind: 'awaitChange' });
     const t = await get(c);
-    expect(t?.status).to.include({ updateStatus: 'updated', completionTime: '2026-01-01T00:00:00Z' });
+    expect(t?.status).to.include({ updateStatus: 'updated', completionTime: '2026-01-01T00:00:00.250000Z' });
     expect(ready(t)).to.include({ status: 'True', reason: 'Updated', message: 'all good' });
   });
 
@@ -132,6 +133,54 @@ describe('updater SDK', () => {
     await u.reconcileTask(c, (await get(c))!);
     expect(calls[0]?.ctx.startTime.toISOString()).to.equal('2025-12-31T23:59:00.000Z');
     expect((await get(c))?.status?.startTime).to.equal('2025-12-31T23:59:00Z');
+  });
+
+  it('asks for a requeue at the deadline a handler names, so a wait costs nothing until then', async () => {
+    const c = new FakeClient();
+    await seed(c);
+    let clock = T0;
+    const deadline = T0.getTime() + 90_000;
+    const u = defineUpdater({
+      name: 'test',
+      kind: UpdaterUpdateTasks,
+      now: () => clock,
+      update: async (_t, ctx) => (ctx.now().getTime() < deadline ? progress(deadline - ctx.now().getTime(), 'waiting') : done()),
+      abort: async () => aborted(),
+    });
+    expect(await u.reconcileTask(c, (await get(c))!)).to.deep.equal({ kind: 'requeue', afterMs: 90_000 });
+    clock = new Date(T0.getTime() + 60_000);
+    expect(await u.reconcileTask(c, (await get(c))!)).to.deep.equal({ kind: 'requeue', afterMs: 30_000 });
+    clock = new Date(deadline);
+    expect(await u.reconcileTask(c, (await get(c))!)).to.deep.equal({ kind: 'awaitChange' });
+    expect((await get(c))?.status?.updateStatus).to.equal('updated');
+  });
+
+  it('caps a far deadline at a resync (a timer cannot wait past 2^31-1 ms: it would fire at once, a busy loop)', async () => {
+    for (const far of [3_000_000_000, 1e300, Infinity]) {
+      const c = new FakeClient();
+      await seed(c);
+      const { u } = scripted({ update: progress(far, 'a long wait') });
+      expect(await u.reconcileTask(c, (await get(c))!)).to.deep.equal({ kind: 'requeue', afterMs: MAX_REQUEUE_MS });
+    }
+    expect(MAX_REQUEUE_MS).to.be.below(2 ** 31 - 1);
+  });
+
+  it('never asks for a negative requeue (a deadline already passed looks again at once)', async () => {
+    const c = new FakeClient();
+    await seed(c);
+    const { u } = scripted({ update: progress(-500) });
+    expect(await u.reconcileTask(c, (await get(c))!)).to.deep.equal({ kind: 'requeue', afterMs: 0 });
+  });
+
+  it('gives the handler the very instant it records as startTime, so the duration it measures is the one recorded', async () => {
+    const c = new FakeClient();
+    await seed(c);
+    let tick = T0.getTime();
+    // A clock that moves on every read: the start the handler sees must still be the one written.
+    const { u, calls } = scripted({ update: progress(10) }, undefined, () => new Date((tick += 7)));
+    await u.reconcileTask(c, (await get(c))!);
+    const written = (await get(c))?.status?.startTime;
+    expect(Date.parse(written!)).to.equal(calls[0]!.ctx.startTime.getTime());
   });
 
   it('does not write when the result changes nothing', async () => {

@@ -5,9 +5,9 @@
 import { Labels, Machines, UpdaterUpdateTasks, type KubeObject, type ResourceType } from '../api/index.js';
 import { isConflict, createClient, loadKubeConfig, createLogger, noopLogger, createManager, snapshot, Action, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
 import { taskPhase, type Task, type TaskPhase, type TaskStatus } from './accessors.js';
-import { isTerminalTask, statusChanged, statusForError, statusForResult, statusForTerminal, type Result } from './sdk-core.js';
+import { isTerminalTask, requeueDelay, statusChanged, statusForError, statusForResult, statusForTerminal, type Result } from './sdk-core.js';
 
-export { progress, done, failed, aborted, type Result, type StatusFields } from './sdk-core.js';
+export { progress, done, failed, aborted, toMicroTime, MAX_REQUEUE_MS, type Result, type StatusFields } from './sdk-core.js';
 
 /** What a handler gets besides the task. */
 export interface UpdaterContext {
@@ -17,7 +17,7 @@ export interface UpdaterContext {
   log: Logger;
   /** The clock (tests may replace it). */
   now(): Date;
-  /** When this task's update started: status.startTime, or now on the first reconcile. Survives restarts (C7). */
+  /** When this task's update started: status.startTime (to the microsecond), or now on the first reconcile. Survives restarts (C7). */
   startTime: Date;
   /** The task's spec.updatePhase (C2). */
   phase: TaskPhase;
@@ -99,6 +99,7 @@ async function reconcileOne<T extends Task>(def: UpdaterDefinition<T>, client: K
   }
 
   const phase = taskPhase(task);
+  // One instant for the first start: the handler measures from exactly the startTime the status records.
   const startedAt = task.status?.startTime ? new Date(task.status.startTime) : now();
   const ctx: UpdaterContext = {
     client,
@@ -113,13 +114,14 @@ async function reconcileOne<T extends Task>(def: UpdaterDefinition<T>, client: K
   try {
     result = phase === 'aborting' ? await def.abort(task, ctx) : await def.update(task, ctx);
   } catch (err) {
-    const st = statusForError(task, err, now());
+    const st = statusForError(task, err, now(), startedAt);
     if (statusChanged(task, st)) await write(st).catch(() => undefined);
     throw err;
   }
-  const next = statusForResult(task, result, now());
+  const next = statusForResult(task, result, now(), startedAt);
   if (statusChanged(task, next)) await write(next);
-  if (result.type === 'progress' && result.requeueAfterMs !== undefined) return Action.requeue(Math.max(0, result.requeueAfterMs));
+  // A deadline far away is waited for in resync-sized steps (a timer cannot wait longer than ~24.8 days).
+  if (result.type === 'progress' && result.requeueAfterMs !== undefined) return Action.requeue(requeueDelay(result.requeueAfterMs));
   return Action.awaitChange();
 }
 

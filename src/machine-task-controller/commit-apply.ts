@@ -4,26 +4,15 @@
 // fails rolls back what was written. The journal makes it restart-safe: a restarted controller finishes the
 // commit (already-written objects need no patch) or, once a rollback started, finishes the rollback.
 import { Machines, type KubeObject, type ResourceType, type Responsibility, type WritePolicy } from '../api/index.js';
+import { machineBootstrapRef, machineInfraRef } from '../api/capi/index.js';
 import { ConflictError, KubeApiError, RetryableError, type KubeClient } from '../runtime/index.js';
-import { CommitPathError, commitPatch, verifyCommit, type JsonPatchOp } from './commit.js';
+import { CommitPathError, commitPatch, verifyCommit, type CommitResult, type JsonPatchOp } from './commit.js';
 import { journalEntries, mergeJournal, objectLabel, restorePatch, type CommitJournal, type JournalObject } from './journal.js';
 
-/**
- * Outcome of a commit: every value written (or already in place), or why not — `nothing-committed` (no object was
- * changed), `rolled-back` (a write failed and every written object was restored), `restore-failed` (a written
- * object could not be restored: operator action needed). All three are terminal.
- */
-export type CommitResult = { ok: true; written: string[] } | { ok: false; outcome: 'nothing-committed' | 'machine-gone' | 'rolled-back' | 'restore-failed'; message: string };
+export type { CommitResult };
 
 /** Persists the journal (undefined clears it); the commit calls it before its first real write. */
 export type SaveJournal = (journal: CommitJournal | undefined) => Promise<void>;
-
-/** A v1beta2 object reference (same namespace as the Machine). */
-interface ObjectRef {
-  apiGroup?: string;
-  kind?: string;
-  name?: string;
-}
 
 const SELECTS: Responsibility['selectResource'][] = ['Machine', 'InfraMachine', 'BootstrapConfig'];
 const FIELD_MANAGER = 'machine-task-controller';
@@ -55,10 +44,9 @@ const apiMessage = (err: unknown): string => (err instanceof KubeApiError ? (err
 async function locate(client: KubeClient, machine: KubeObject, select: Responsibility['selectResource']): Promise<{ res: ResourceType; apiGroup: string; kind: string; name: string }> {
   const machineName = machine.metadata.name!;
   if (select === 'Machine') return { res: Machines, apiGroup: Machines.group, kind: Machines.kind, name: machineName };
-  const spec = (machine.spec ?? {}) as { infrastructureRef?: ObjectRef; bootstrap?: { configRef?: ObjectRef } };
   const field = select === 'InfraMachine' ? 'spec.infrastructureRef' : 'spec.bootstrap.configRef';
-  const ref = select === 'InfraMachine' ? spec.infrastructureRef : spec.bootstrap?.configRef;
-  if (!ref?.apiGroup || !ref.kind || !ref.name) throw new CommitRefused(`Machine ${machineName} has no ${field} to commit ${select} responsibilities to`);
+  const ref = select === 'InfraMachine' ? machineInfraRef(machine) : machineBootstrapRef(machine);
+  if (!ref?.apiGroup) throw new CommitRefused(`Machine ${machineName} has no ${field} to commit ${select} responsibilities to`);
   try {
     return { res: await client.resolve(ref.apiGroup, ref.kind), apiGroup: ref.apiGroup, kind: ref.kind, name: ref.name };
   } catch (err) {

@@ -8,6 +8,14 @@ import { SetPathError, setValuesPatch, verifyValues, type JsonPatchOp, type Valu
 
 export type { JsonPatchOp };
 
+/**
+ * Outcome of a commit: every value written (`written` names them; empty when every value was already in place and
+ * verified), or why not — `nothing-committed` (no object was changed), `machine-gone` (the Machine was deleted under
+ * the update), `rolled-back` (a write failed and every written object was restored), `restore-failed` (a written
+ * object could not be restored: operator action needed). All but ok are terminal.
+ */
+export type CommitResult = { ok: true; written: string[] } | { ok: false; outcome: 'nothing-committed' | 'machine-gone' | 'rolled-back' | 'restore-failed'; message: string };
+
 /** Thrown when a responsibility's path cannot be written into the object (steps through a string, or the write policy refuses it). */
 export const CommitPathError = SetPathError;
 /** Instance type of CommitPathError. */

@@ -1,7 +1,6 @@
 // The machine task controller (DESIGN §4.2): reconciles MachineUpdates. Per reconcile it snapshots the
 // MachineUpdate, its Machine and its tasks, decides one step (decide.ts), does it, and writes the status once.
 import {
-  ConditionTypes,
   CustomResourceDefinitions,
   InPlaceUpdatePlans,
   Labels,
@@ -32,28 +31,24 @@ import {
   TemplateKindError,
   type Task,
 } from '../contract/index.js';
-import { ConflictError, KubeApiError, RetryableError, isAlreadyExists, isNotFound, setCondition, snapshot, Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
+import { ConflictError, KubeApiError, RetryableError, isAlreadyExists, isNotFound, snapshot, Action, type Controller, type Informer, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
 import type { WritePolicy } from '../api/index.js';
 import { commitResponsibilities } from './commit-apply.js';
 import type { CommitJournal } from './journal.js';
 import { controllingPlanRef, ownershipProblem } from './ownership.js';
-import { decide, reasonOfTerminal, type Decision } from './decide.js';
+import { commitEnding, decide, refusalRecheckMs, type Decision } from './decide.js';
 import { metricsFor, type TaskControllerMetrics } from './metrics.js';
-import { orderedSpecUpdaters, type MachineState, type MachineUpdateObject, type MachineUpdateUpdater, type Scope, type UpdaterView } from './scope.js';
-import { buildStatus, type StatusInput } from './status.js';
+import { machinePresence, orderedSpecUpdaters, type MachineUpdateObject, type MachineUpdateUpdater, type Scope, type UpdaterView } from './scope.js';
+import { buildStatus, refusalStatus, statusEvent, type StatusInput } from './status.js';
 
 /** Name of the controller (also its field manager and event source). */
 export const CONTROLLER_NAME = 'machine-task-controller';
 
-/** Retry delay while another MachineUpdate's in-flight task holds a task name. */
-const FOREIGN_TASK_RETRY_MS = 5_000;
-/** Re-check period of a MachineUpdate not (yet) acted on for want of a plan that owns it and labelled its machine. */
-const NOT_OWNED_RECHECK_MS = 3_000;
 /** Retry delay after deleting an earlier update's finished task. */
 const FOREIGN_DELETE_RETRY_MS = 500;
 
 /** What reconcile needs; built once in setup. */
-interface Deps {
+export interface Deps {
   mgr: Manager;
   client: KubeClient;
   controller: () => Controller;
@@ -97,7 +92,8 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
   const ctrl = mgr
     .controller<MachineUpdateObject>(CONTROLLER_NAME)
     .for(MachineUpdates)
-    .owns(UpdaterUpdateTasks)
+    // A task wakes its own MachineUpdate and any other in flight for its machine (one waiting for its name, C9).
+    .watches<KubeObject>(UpdaterUpdateTasks, tasksToMachineUpdates(muInformer.store))
     // A Machine that disappears or starts deleting aborts its update; machines are few per MachineUpdate.
     .watches<KubeObject>(Machines, (m) =>
       // Indexed by the machine-name label (every Machine event would otherwise scan every MachineUpdate).
@@ -121,29 +117,38 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
   return ctrl;
 }
 
-/** Maps a task of any kind to the MachineUpdate that controls it. */
-const taskToMachineUpdate = (t: KubeObject): ObjectKey[] => {
-  const owner = owningMachineUpdate(t);
-  return owner ? [{ namespace: t.metadata.namespace, name: owner }] : [];
-};
+/** The cached MachineUpdates a task mapper looks up by machine. */
+type MachineUpdateStore = Pick<Informer<MachineUpdateObject>['store'], 'byLabel'>;
 
-/** The top-level reconcile of one MachineUpdate. */
+/**
+ * Maps a task of any kind to the MachineUpdate that controls it and to the other MachineUpdates in flight for the same
+ * machine: one of those may be waiting for this task's deterministic name (an earlier update's task still running),
+ * and is woken when it finishes or goes, rather than polling.
+ */
+export const tasksToMachineUpdates =
+  (mus: MachineUpdateStore) =>
+  (t: KubeObject): ObjectKey[] => {
+    const owner = owningMachineUpdate(t);
+    const keys: ObjectKey[] = owner ? [{ namespace: t.metadata.namespace, name: owner }] : [];
+    const machine = t.metadata.labels?.[Labels.machineName];
+    if (!machine) return keys;
+    for (const mu of mus.byLabel(Labels.machineName, machine, t.metadata.namespace)) {
+      if (mu.metadata.name !== owner && !isTerminal(mu.status?.updateStatus)) keys.push({ namespace: mu.metadata.namespace, name: mu.metadata.name! });
+    }
+    return keys;
+  };
+
+/**
+ * The top-level reconcile of one MachineUpdate: ownership first (only plans drive machines), then one step — of its
+ * updaters' tasks or of its commit — decided purely from a snapshot, then one status write.
+ */
 export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promise<Action> {
-  // Frozen cached objects throughout (no copies): the scope is only read, and writeStatus snapshots what it patches.
+  // Frozen cached objects throughout (no copies): the scope is only read, and reconcileStatus snapshots what it patches.
   const mu = deps.mgr.informer<MachineUpdateObject>(MachineUpdates).store.peek(key.namespace, key.name);
   if (!mu || isTerminal(mu.status?.updateStatus)) return Action.awaitChange();
   const now = new Date();
-  // Only plans drive machines: anything else gets no task and no commit, re-checked on every reconcile.
-  let problem = ownershipProblem(mu, planOf(deps, mu), deps.mgr.informer<KubeObject>(Machines).store.peek(key.namespace, mu.spec.machineRef.name));
-  // The caches lag: the plan labels the machine just before it creates the MachineUpdate, so a refusal is confirmed
-  // against the API server first (one read, only on the refusing path) instead of costing a refusal and a re-check.
-  if (problem) problem = ownershipProblem(mu, await freshPlanOf(deps, mu), (await deps.client.get<KubeObject>(Machines, key.namespace, mu.spec.machineRef.name)) ?? undefined);
-  if (problem) {
-    await writeRefusal(deps, mu, problem, now);
-    // Also re-checked on a timer: the plan labels the machine just before it creates the MachineUpdate, and the
-    // Machine cache may show the label only after this reconcile (a label event seen before the MachineUpdate maps to nothing).
-    return Action.requeue(NOT_OWNED_RECHECK_MS);
-  }
+  const refused = await reconcileOwnership(deps, mu, now);
+  if (refused) return refused;
   let scope: Scope;
   try {
     scope = await buildScope(deps, mu);
@@ -152,15 +157,31 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
     // A template ref that cannot name an acceptable task kind never will: fail the update with the reason.
     const failedScope: Scope = { mu, machine: 'present', views: [] };
     const reason = err instanceof TaskKindRefusedError ? Reasons.taskKindRefused : Reasons.templateNotFound;
-    await writeStatus(deps, failedScope, { updateStatus: 'failed', reason, message: err.message }, now);
+    await reconcileStatus(deps, failedScope, { updateStatus: 'failed', reason, message: err.message }, now);
     return Action.awaitChange();
   }
   const d = decide(scope);
   log.debug({ step: d.step.kind, updateStatus: d.updateStatus, message: d.message }, 'decided');
   if (d.step.kind === 'none') return Action.awaitChange();
-  const outcome = await act(deps, scope, d, log);
-  await writeStatus(deps, outcome.mu ? { ...scope, mu: outcome.mu } : scope, outcome.status, now);
+  const outcome = d.step.kind === 'commit' ? await reconcileCommit(deps, scope) : await reconcileTasks(deps, scope, d, log);
+  await reconcileStatus(deps, outcome.mu ? { ...scope, mu: outcome.mu } : scope, outcome.status, now);
   return outcome.action;
+}
+
+/**
+ * Only plans drive machines: a MachineUpdate no existing plan controls (or whose machine that plan did not label) gets
+ * no task and no commit. Returns what to wait for when it is refused (the refusal written on it), undefined to go on.
+ */
+export async function reconcileOwnership(deps: Deps, mu: MachineUpdateObject, now: Date): Promise<Action | undefined> {
+  let problem = ownershipProblem(mu, planOf(deps, mu), deps.mgr.informer<KubeObject>(Machines).store.peek(mu.metadata.namespace, mu.spec.machineRef.name));
+  // The caches lag: the plan labels the machine just before it creates the MachineUpdate, so a refusal is confirmed
+  // against the API server first (one read, only on the refusing path) instead of costing a refusal and a re-check.
+  if (problem) problem = ownershipProblem(mu, await freshPlanOf(deps, mu), (await deps.client.get<KubeObject>(Machines, mu.metadata.namespace, mu.spec.machineRef.name)) ?? undefined);
+  if (!problem) return undefined;
+  await writeRefusal(deps, mu, problem, now);
+  // Also re-checked on a timer while young: a label event seen before the MachineUpdate existed maps to nothing.
+  const recheck = refusalRecheckMs(mu, now);
+  return recheck === undefined ? Action.awaitChange() : Action.requeue(recheck);
 }
 
 /** The plan a MachineUpdate's controller ownerReference names, from the cache (same namespace). */
@@ -177,11 +198,8 @@ async function freshPlanOf(deps: Deps, mu: MachineUpdateObject): Promise<KubeObj
 
 /** Says on the MachineUpdate why it is not acted on (status kept otherwise), with a Warning Event when that is news. */
 async function writeRefusal(deps: Deps, mu: MachineUpdateObject, message: string, now: Date): Promise<void> {
-  const old = mu.status ?? {};
-  if (old.message === message) return;
-  const conditions = setCondition(old.conditions ?? [], { type: ConditionTypes.inPlaceUpdate, status: 'False', reason: Reasons.notOwnedByPlan, message }, mu.metadata.generation, now);
-  const next: MachineUpdateObject = { ...mu, status: { ...old, message, conditions } };
-  await snapshot(mu).apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME });
+  if (mu.status?.message === message) return;
+  await snapshot(mu).apply(deps.client, MachineUpdates, { ...mu, status: refusalStatus(mu, message, now) }, { fieldManager: CONTROLLER_NAME });
   deps.mgr.events.event(mu, 'Warning', Reasons.notOwnedByPlan, message);
 }
 
@@ -189,7 +207,7 @@ async function writeRefusal(deps: Deps, mu: MachineUpdateObject, message: string
 async function buildScope(deps: Deps, mu: MachineUpdateObject): Promise<Scope> {
   const ns = mu.metadata.namespace!;
   const machine = deps.mgr.informer<KubeObject>(Machines).store.peek(ns, mu.spec.machineRef.name);
-  const machineState: MachineState = !machine ? 'missing' : machine.metadata.deletionTimestamp ? 'deleting' : 'present';
+
   const views: UpdaterView[] = [];
   for (const u of orderedSpecUpdaters(mu.spec)) {
     const res = await taskResource(deps, u);
@@ -203,7 +221,7 @@ async function buildScope(deps: Deps, mu: MachineUpdateObject): Promise<Scope> {
     }
     views.push(view);
   }
-  return { mu, machine: machineState, views };
+  return { mu, machine: machinePresence(machine), views };
 }
 
 /** The task resource of an updater: the generic kind, or the template's kind without "Template" (served version). */
@@ -233,14 +251,15 @@ async function taskResource(deps: Deps, u: MachineUpdateUpdater): Promise<Resour
     deps.allowedKinds.set(k, Date.now());
   }
   if (!deps.watched.has(k)) {
-    await deps.controller().watch<KubeObject>(res, taskToMachineUpdate);
+    await deps.controller().watch<KubeObject>(res, tasksToMachineUpdates(deps.mgr.informer<MachineUpdateObject>(MachineUpdates).store));
     await deps.mgr.informer(res).synced();
     deps.watched.add(k);
   }
   return res;
 }
 
-interface Outcome {
+/** What a phase did: the status to write, what to wait for, and the MachineUpdate as last written (the commit's journal). */
+export interface Outcome {
   status: StatusInput;
   action: Action;
   /** The MachineUpdate as last written during the step (the commit journals in its status), when it changed. */
@@ -249,8 +268,8 @@ interface Outcome {
 
 const statusOf = (d: Decision): StatusInput => ({ updateStatus: d.updateStatus, ...(d.current !== undefined ? { current: d.current } : {}), reason: d.reason, message: d.message });
 
-/** Does the decided step; returns the status to write and what to wait for. */
-async function act(deps: Deps, scope: Scope, d: Decision, log: Logger): Promise<Outcome> {
+/** Does the decided step on the updaters' tasks (create, abort, replace, wait, or finish); returns the status to write and what to wait for. */
+export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log: Logger): Promise<Outcome> {
   const { client, mgr } = deps;
   const mu = scope.mu;
   const ns = mu.metadata.namespace!;
@@ -258,9 +277,11 @@ async function act(deps: Deps, scope: Scope, d: Decision, log: Logger): Promise<
   switch (step.kind) {
     case 'none':
     case 'finish':
+    case 'commit':
       return { status: statusOf(d), action: Action.awaitChange() };
     case 'wait':
-      return { status: statusOf(d), action: step.foreign ? Action.requeue(FOREIGN_TASK_RETRY_MS) : Action.awaitChange() };
+      // The task's changes (ours, or a foreign one's finishing or going) wake this MachineUpdate: no timer.
+      return { status: statusOf(d), action: Action.awaitChange() };
     case 'createTask': {
       const view = scope.views[step.index]!;
       const created = await createTask(deps, mu, view, scope.views[step.index - 1], log);
@@ -270,9 +291,10 @@ async function act(deps: Deps, scope: Scope, d: Decision, log: Logger): Promise<
     }
     case 'abortTask': {
       const view = scope.views[step.index]!;
+      const task = view.task!;
       const res = await taskResource(deps, view.updater);
-      const patched = await client.patch<Task>(res, ns, view.taskName, { spec: { updatePhase: 'aborting' } }, { type: 'merge', fieldManager: CONTROLLER_NAME });
-      view.task = patched;
+      // Through the patch helper: only spec.updatePhase is sent, guarded by the resourceVersion the decision saw.
+      view.task = await snapshot(task).apply(client, res, { ...task, spec: { ...task.spec, updatePhase: 'aborting' } }, { fieldManager: CONTROLLER_NAME });
       mgr.events.event(mu, 'Normal', Reasons.aborting, `asked updater ${view.updater.name} to abort (${view.kind} ${view.taskName})`);
       return { status: statusOf(d), action: Action.awaitChange() };
     }
@@ -287,31 +309,24 @@ async function act(deps: Deps, scope: Scope, d: Decision, log: Logger): Promise<
       }
       return { status: statusOf(d), action: Action.requeue(FOREIGN_DELETE_RETRY_MS) };
     }
-    case 'commit': {
-      const resps = scope.views.flatMap((v) => v.updater.responsibilities);
-      let latest = mu;
-      // The journal goes through /status on its own, before the first real write; the final status write builds on it.
-      const save = async (journal: CommitJournal | undefined): Promise<void> => {
-        latest = await client.patch<MachineUpdateObject>(MachineUpdates, ns, mu.metadata.name!, { status: { commit: journal ? { ...journal, reason: journal.reason ?? null } : null } }, { type: 'merge', subresource: 'status', fieldManager: CONTROLLER_NAME });
-      };
-      const result = await commitResponsibilities(client, ns, mu.spec.machineRef.name, resps, mu.status?.commit, save, deps.writePolicy);
-      if (!result.ok && result.outcome === 'machine-gone') {
-        // Deleted under the update (the cache had not shown it): aborted, as a deletion seen earlier would be; no Halt.
-        mgr.events.event(mu, 'Normal', Reasons.aborted, result.message);
-        return { status: { updateStatus: 'aborted', reason: Reasons.aborted, message: result.message }, action: Action.awaitChange(), mu: latest };
-      }
-      if (!result.ok) {
-        const reason = result.outcome === 'rolled-back' ? Reasons.commitRolledBack : result.outcome === 'restore-failed' ? Reasons.commitRestoreFailed : Reasons.commitFailed;
-        mgr.events.event(mu, 'Warning', reason, result.message);
-        return { status: { updateStatus: 'failed', reason, message: result.message }, action: Action.awaitChange(), mu: latest };
-      }
-      const message = result.written.length
-        ? `updated by ${scope.views.length} updater(s); committed ${result.written.join(', ')}`
-        : // A restart after the commit but before this status write, or values that were already at target: verified in place.
-          `updated by ${scope.views.length} updater(s); every value was already in place (verified)`;
-      return { status: { updateStatus: 'updated', reason: Reasons.updated, message }, action: Action.awaitChange(), mu: latest };
-    }
   }
+}
+
+/** Commits every responsibility once every updater is updated (C8), all or nothing; returns how the MachineUpdate ends. */
+export async function reconcileCommit(deps: Deps, scope: Scope): Promise<Outcome> {
+  const { client, mgr } = deps;
+  const mu = scope.mu;
+  const resps = scope.views.flatMap((v) => v.updater.responsibilities);
+  let latest = mu;
+  // The journal goes through /status on its own (patch helper), before the first real write; the final status write builds on it.
+  const save = async (journal: CommitJournal | undefined): Promise<void> => {
+    const { commit: _old, ...rest } = latest.status ?? {};
+    latest = await snapshot(latest).apply(client, MachineUpdates, { ...latest, status: { ...rest, ...(journal ? { commit: journal } : {}) } }, { fieldManager: CONTROLLER_NAME });
+  };
+  const result = await commitResponsibilities(client, mu.metadata.namespace!, mu.spec.machineRef.name, resps, mu.status?.commit, save, deps.writePolicy);
+  const ending = commitEnding(result, scope.views.length);
+  if (!result.ok) mgr.events.event(mu, ending.updateStatus === 'aborted' ? 'Normal' : 'Warning', ending.reason, ending.message);
+  return { status: ending, action: Action.awaitChange(), mu: latest };
 }
 
 /** Creates the task of an updater (idempotent: an existing task of ours is adopted as is). */
@@ -375,19 +390,14 @@ async function createTask(
   }
 }
 
-/** Writes the status once (only what changed, guarded by resourceVersion) and records transition Events. */
-async function writeStatus(deps: Deps, scope: Scope, s: StatusInput, now: Date): Promise<void> {
+/** Writes the status once (only what changed, guarded by resourceVersion) and records the transition's Event. */
+export async function reconcileStatus(deps: Deps, scope: Scope, s: StatusInput, now: Date): Promise<void> {
   const mu = scope.mu;
   const helper = snapshot(mu);
   // Only the status changes, and buildStatus returns a new one: a shallow copy of the (frozen) MachineUpdate is enough.
   const next: MachineUpdateObject = { ...mu, status: buildStatus(scope, s, now) };
   // apply sends nothing and returns `next` itself when nothing changed: one diff rather than changed() and apply().
   if ((await helper.apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME })) === next) return;
-  const before = mu.status?.updateStatus;
-  if (before !== s.updateStatus && isTerminal(s.updateStatus)) {
-    deps.mgr.events.event(mu, s.updateStatus === 'updated' ? 'Normal' : 'Warning', reasonOfTerminal(s.updateStatus), s.message);
-  } else if (!before && s.updateStatus) {
-    deps.mgr.events.event(mu, 'Normal', Reasons.updating, s.message);
-  }
+  const event = statusEvent(mu.status?.updateStatus, s);
+  if (event) deps.mgr.events.event(mu, event.type, event.reason, event.message);
 }
-

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { Task } from '../contract/index.js';
-import { decide, type Step } from './decide.js';
-import type { MachineState, MachineUpdateObject, Scope, UpdaterView } from './scope.js';
+import { commitEnding, decide, refusalRecheckMs, REFUSAL_RECHECK_MS, type Ending, type Step } from './decide.js';
+import type { CommitResult } from './commit.js';
+import type { MachinePresence, MachineUpdateObject, Scope, UpdaterView } from './scope.js';
 
 type St = NonNullable<Task['status']>['updateStatus'];
 interface TaskSketch {
@@ -29,7 +30,7 @@ const mkTask = (name: string, s: TaskSketch): Task => {
   };
 };
 
-function scope(opts: { phase?: 'updating' | 'aborting'; muStatus?: string; machine?: MachineState; tasks: (TaskSketch | null | { foreign: TaskSketch })[] }): Scope {
+function scope(opts: { phase?: 'updating' | 'aborting'; muStatus?: string; machine?: MachinePresence; tasks: (TaskSketch | null | { foreign: TaskSketch })[] }): Scope {
   const mu: MachineUpdateObject = {
     metadata: { name: 'mu', namespace: 'ns', uid: 'mu-uid', generation: 1 },
     spec: {
@@ -94,4 +95,34 @@ describe('machine task controller decisions', () => {
     ];
     expect(orderedSpecUpdaters(spec).map((u) => u.name)).to.deep.equal(['a', 'b', 'c']);
   });
+});
+
+describe('machine-task-controller commitEnding: the reason says what the commit did', () => {
+  const cases: [string, CommitResult, Ending][] = [
+    ['values written: Updated, naming them', { ok: true, written: ['Machine m1 /spec/version'] }, { updateStatus: 'updated', reason: 'Updated', message: 'updated by 2 updater(s); committed Machine m1 /spec/version' }],
+    [
+      'every value already in place: AlreadyInPlace, not counted as committed',
+      { ok: true, written: [] },
+      { updateStatus: 'updated', reason: 'AlreadyInPlace', message: 'updated by 2 updater(s); every value was already in place (verified), nothing written' },
+    ],
+    ['machine deleted under the update: aborted', { ok: false, outcome: 'machine-gone', message: 'nothing committed: gone' }, { updateStatus: 'aborted', reason: 'Aborted', message: 'nothing committed: gone' }],
+    ['refused before any write: CommitFailed', { ok: false, outcome: 'nothing-committed', message: 'm' }, { updateStatus: 'failed', reason: 'CommitFailed', message: 'm' }],
+    ['rolled back: CommitRolledBack', { ok: false, outcome: 'rolled-back', message: 'm' }, { updateStatus: 'failed', reason: 'CommitRolledBack', message: 'm' }],
+    ['restore failed: CommitRestoreFailed', { ok: false, outcome: 'restore-failed', message: 'm' }, { updateStatus: 'failed', reason: 'CommitRestoreFailed', message: 'm' }],
+  ];
+  for (const [name, result, want] of cases) it(name, () => expect(commitEnding(result, 2)).to.deep.equal(want));
+});
+
+describe('machine-task-controller refusalRecheckMs: a refused MachineUpdate is polled only while young', () => {
+  const created = '2026-01-01T00:00:00Z';
+  const mu = (creationTimestamp?: string): MachineUpdateObject => ({ ...scope({ tasks: [] }).mu, metadata: { name: 'mu', ...(creationTimestamp ? { creationTimestamp } : {}) } });
+  const at = (s: number): Date => new Date(Date.parse(created) + s * 1000);
+  const cases: [string, MachineUpdateObject, Date, number | undefined][] = [
+    ['just created: re-checked soon (the Machine cache may lag the plan label)', mu(created), at(1), REFUSAL_RECHECK_MS],
+    ['59 s old: still re-checked', mu(created), at(59), REFUSAL_RECHECK_MS],
+    ['a minute old: only its plan and Machine events wake it', mu(created), at(60), undefined],
+    ['a day old: no timer at all', mu(created), at(86_400), undefined],
+    ['no creationTimestamp (never from an API server): re-checked', mu(), at(86_400), REFUSAL_RECHECK_MS],
+  ];
+  for (const [name, m, now, want] of cases) it(name, () => expect(refusalRecheckMs(m, now)).to.equal(want));
 });

@@ -2,7 +2,8 @@
 // and its tasks, what to do next and what the MachineUpdate's status says. No client, no clock: table-tested.
 import { Reasons, UpdatePhase, isTerminal, type MachineUpdateStatus } from '../api/index.js';
 import { taskPhase, taskReadyMessage, taskUpdateStatus } from '../contract/index.js';
-import type { Scope } from './scope.js';
+import type { CommitResult } from './commit.js';
+import type { MachineUpdateObject, Scope } from './scope.js';
 
 /** The one action a reconcile takes. */
 export type Step =
@@ -114,4 +115,51 @@ export function reasonOfTerminal(s: string): string {
   if (s === 'updated') return Reasons.updated;
   if (s === 'aborted') return Reasons.aborted;
   return Reasons.failed;
+}
+
+/** How a MachineUpdate ends: its terminal status with the condition reason and message that explain it. */
+export interface Ending {
+  updateStatus: 'updated' | 'failed' | 'aborted';
+  reason: string;
+  message: string;
+}
+
+/**
+ * The ending a commit's result gives the MachineUpdate. Values that were all already on the objects (verified, nothing
+ * written) end `updated` with reason AlreadyInPlace, so that nothing counts them as committed by this update.
+ */
+export function commitEnding(result: CommitResult, updaters: number): Ending {
+  if (result.ok) {
+    if (result.written.length > 0) return { updateStatus: 'updated', reason: Reasons.updated, message: `updated by ${updaters} updater(s); committed ${result.written.join(', ')}` };
+    // A restart after the commit but before this status write, or values that were already at target: verified in place.
+    return { updateStatus: 'updated', reason: Reasons.alreadyInPlace, message: `updated by ${updaters} updater(s); every value was already in place (verified), nothing written` };
+  }
+  switch (result.outcome) {
+    case 'machine-gone':
+      // Deleted under the update (the cache had not shown it): aborted, as a deletion seen earlier would be; no Halt.
+      return { updateStatus: 'aborted', reason: Reasons.aborted, message: result.message };
+    case 'rolled-back':
+      return { updateStatus: 'failed', reason: Reasons.commitRolledBack, message: result.message };
+    case 'restore-failed':
+      return { updateStatus: 'failed', reason: Reasons.commitRestoreFailed, message: result.message };
+    case 'nothing-committed':
+      return { updateStatus: 'failed', reason: Reasons.commitFailed, message: result.message };
+  }
+}
+
+/** How long after its creation a refused MachineUpdate is still re-checked on a timer (cache lag); then events only. */
+export const REFUSAL_RECHECK_WINDOW_MS = 60_000;
+/** Re-check period of a refused MachineUpdate within that window. */
+export const REFUSAL_RECHECK_MS = 3_000;
+
+/**
+ * When to look again at a MachineUpdate refused for want of a plan that owns it and labelled its machine: every few
+ * seconds while it is young (the plan labels the machine just before it creates the MachineUpdate, and the Machine
+ * cache may lag), then only on events (its plan's and its Machine's changes wake it), so a stray MachineUpdate costs
+ * nothing while it waits. Undefined: wait for a change.
+ */
+export function refusalRecheckMs(mu: MachineUpdateObject, now: Date): number | undefined {
+  const created = Date.parse(mu.metadata.creationTimestamp ?? '');
+  if (Number.isNaN(created)) return REFUSAL_RECHECK_MS;
+  return now.getTime() - created < REFUSAL_RECHECK_WINDOW_MS ? REFUSAL_RECHECK_MS : undefined;
 }

@@ -2,8 +2,9 @@
 // one at a time in ascending sequence, and commits the responsibilities when all are updated (contract C8).
 //
 // MachineUpdate conditions: InPlaceUpdate is True while the update is in progress (reason Updating /
-// WaitingForUpdater / Aborting / Committing) and False once terminal (Updated / Aborted / Failed / CommitFailed);
-// Ready is True only when the MachineUpdate is updated.
+// WaitingForUpdater / Aborting / Committing) and False once terminal (Updated / AlreadyInPlace / Aborted / Failed /
+// CommitFailed / CommitRolledBack / CommitRestoreFailed); Ready is True only when the MachineUpdate is updated.
+// status.currentUpdater names the updater whose task is in flight, and is cleared once none is.
 import type { WritePolicy } from '../api/index.js';
 import type { Component, PolicyRule, ProviderResource } from '../runtime/index.js';
 import { CONTROLLER_NAME, setupMachineTaskController } from './controller.js';

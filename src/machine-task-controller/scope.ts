@@ -16,8 +16,11 @@ export type MachineUpdateUpdater = MachineUpdateSpec['updaters'][number];
 /** One row of MachineUpdate.status.tasks. */
 export type TaskRow = NonNullable<MachineUpdateStatus['tasks']>[number];
 
-/** Whether the machine under update still exists. */
-export type MachineState = 'present' | 'missing' | 'deleting';
+/** Whether the machine under update still exists (not the MHC extension's MachineState: in update or not). */
+export type MachinePresence = 'present' | 'missing' | 'deleting';
+
+/** The presence of the Machine a MachineUpdate is for, from the cached Machine (undefined: not found). */
+export const machinePresence = (machine: KubeObject | undefined): MachinePresence => (!machine ? 'missing' : machine.metadata.deletionTimestamp ? 'deleting' : 'present');
 
 /** An updater in run order with its expected task and what the controller found under that name. */
 export interface UpdaterView {
@@ -36,7 +39,7 @@ export interface UpdaterView {
 /** Everything a decision needs (the objects are the informers' frozen cached ones: read only). */
 export interface Scope {
   mu: MachineUpdateObject;
-  machine: MachineState;
+  machine: MachinePresence;
   views: UpdaterView[];
 }
 

@@ -3,8 +3,8 @@
 import { ConditionTypes, MessageBudget, Reasons, boundMessage, isTerminal, type Condition, type MachineUpdateStatus } from '../api/index.js';
 import { taskUpdateStatus } from '../contract/index.js';
 import { setCondition, toKubeTime } from '../runtime/index.js';
-import type { MachineUpdateStatusValue } from './decide.js';
-import type { Scope, TaskRow } from './scope.js';
+import { reasonOfTerminal, type MachineUpdateStatusValue } from './decide.js';
+import type { MachineUpdateObject, Scope, TaskRow } from './scope.js';
 
 /** What the status says after a reconcile: the decided (or, after a commit, final) status and its explanation. */
 export interface StatusInput {
@@ -36,6 +36,17 @@ export function taskRows(scope: Scope): TaskRow[] {
   return rows;
 }
 
+/** Sets the InPlaceUpdate condition: True while the update is in progress, False (with the ending's reason) once terminal. */
+export function setInPlaceUpdateCondition(conditions: readonly Condition[], s: StatusInput, message: string, generation: number | undefined, now: Date): Condition[] {
+  return setCondition([...conditions], { type: ConditionTypes.inPlaceUpdate, status: isTerminal(s.updateStatus) ? 'False' : 'True', reason: s.reason, message }, generation, now);
+}
+
+/** Sets the Ready condition: True only once the MachineUpdate is updated (reason Updated or AlreadyInPlace). */
+export function setReadyCondition(conditions: readonly Condition[], s: StatusInput, message: string, generation: number | undefined, now: Date): Condition[] {
+  const ready = s.updateStatus === 'updated';
+  return setCondition([...conditions], { type: ConditionTypes.ready, status: ready ? 'True' : 'False', reason: ready && s.reason !== Reasons.alreadyInPlace ? Reasons.updated : s.reason, message }, generation, now);
+}
+
 /** The full new status of the MachineUpdate. */
 export function buildStatus(scope: Scope, s: StatusInput, now: Date): MachineUpdateStatus {
   const mu = scope.mu;
@@ -45,27 +56,11 @@ export function buildStatus(scope: Scope, s: StatusInput, now: Date): MachineUpd
   const currentName = s.current !== undefined ? scope.views[s.current]?.updater.name : undefined;
   // The message usually quotes an updater's own text: bounded once, so status.message and both conditions agree.
   const message = boundMessage(s.message, MessageBudget.status);
+  const conditions = setReadyCondition(setInPlaceUpdateCondition(old.conditions ?? [], s, message, gen, now), s, message, gen, now);
 
-  let conditions: Condition[] = old.conditions ?? [];
-  conditions = setCondition(
-    conditions,
-    terminal
-      ? { type: ConditionTypes.inPlaceUpdate, status: 'False', reason: s.reason, message }
-      : { type: ConditionTypes.inPlaceUpdate, status: 'True', reason: s.reason, message },
-    gen,
-    now,
-  );
-  conditions = setCondition(
-    conditions,
-    s.updateStatus === 'updated'
-      ? { type: ConditionTypes.ready, status: 'True', reason: Reasons.updated, message }
-      : { type: ConditionTypes.ready, status: 'False', reason: s.reason, message },
-    gen,
-    now,
-  );
-
+  const { currentUpdater: _previous, ...kept } = old;
   const out: MachineUpdateStatus = {
-    ...old,
+    ...kept,
     updateStatus: s.updateStatus,
     tasks: taskRows(scope),
     startTime: old.startTime ?? toKubeTime(now),
@@ -73,7 +68,28 @@ export function buildStatus(scope: Scope, s: StatusInput, now: Date): MachineUpd
     conditions,
   };
   if (gen !== undefined) out.observedGeneration = gen;
-  if (currentName) out.currentUpdater = currentName;
+  // Only an updater whose task is in flight is current: none while committing, none once terminal (the UPDATER column).
+  if (currentName && !terminal) out.currentUpdater = currentName;
   if (terminal) out.completionTime = old.completionTime ?? toKubeTime(now);
   return out;
+}
+
+/** The status of a MachineUpdate the controller refuses to act on: the reason in the message and InPlaceUpdate, the rest kept. */
+export function refusalStatus(mu: MachineUpdateObject, message: string, now: Date): MachineUpdateStatus {
+  const old = mu.status ?? {};
+  return { ...old, message, conditions: setCondition([...(old.conditions ?? [])], { type: ConditionTypes.inPlaceUpdate, status: 'False', reason: Reasons.notOwnedByPlan, message }, mu.metadata.generation, now) };
+}
+
+/** An Event to record for a status transition. */
+export interface StatusEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/** The Event a status write records: the update started, or it ended (Warning unless updated); undefined otherwise. */
+export function statusEvent(before: MachineUpdateStatus['updateStatus'], s: StatusInput): StatusEvent | undefined {
+  if (before !== s.updateStatus && isTerminal(s.updateStatus)) return { type: s.updateStatus === 'updated' ? 'Normal' : 'Warning', reason: reasonOfTerminal(s.updateStatus), message: s.message };
+  if (!before && s.updateStatus) return { type: 'Normal', reason: Reasons.updating, message: s.message };
+  return undefined;
 }

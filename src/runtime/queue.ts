@@ -86,6 +86,8 @@ export class WorkQueue {
       this.add(key);
       return;
     }
+    // Node fires a timer of more than 2^31-1 ms at once: a far requeue would be a busy loop. Waking early is harmless.
+    ms = Math.min(ms, 2 ** 31 - 1);
     const at = Date.now() + ms;
     const cur = this.delayed.get(key);
     if (cur && cur.at <= at) return;

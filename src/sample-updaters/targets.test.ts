@@ -11,8 +11,12 @@ describe('sample updaters: reading their tasks', () => {
     ['defaults to a 1 s update', undefined, { durationSeconds: 1 }],
     ['accepts 0 s', { durationSeconds: 0 }, { durationSeconds: 0 }],
     ['reads failWith', { durationSeconds: 2, failWith: 'boom' }, { durationSeconds: 2, failWith: 'boom' }],
-    ['rejects a negative duration', { durationSeconds: -1 }, 'parameters.durationSeconds must be a non-negative number, got -1'],
-    ['rejects a string duration', { durationSeconds: '5' }, 'parameters.durationSeconds must be a non-negative number, got "5"'],
+    ['accepts a fractional duration and ignores unknown keys', { durationSeconds: 1.5, other: true }, { durationSeconds: 1.5 }],
+    ['accepts the one-year bound', { durationSeconds: 31536000 }, { durationSeconds: 31536000 }],
+    ['rejects a negative duration', { durationSeconds: -1 }, 'parameters.durationSeconds must be a number between 0 and 31536000, got -1'],
+    ['rejects a string duration', { durationSeconds: '5' }, 'parameters.durationSeconds must be a number between 0 and 31536000, got "5"'],
+    ['rejects a duration beyond any date (1e300)', { durationSeconds: 1e300 }, 'parameters.durationSeconds must be a number between 0 and 31536000, got 1e+300'],
+    ['rejects a duration just over a year', { durationSeconds: 31536001 }, 'parameters.durationSeconds must be a number between 0 and 31536000, got 31536001'],
     ['rejects a non-string failWith', { failWith: 3 }, 'parameters.failWith must be a string, got 3'],
   ];
   for (const [name, p, want] of params) {

@@ -15,7 +15,7 @@ describe('machine task controller (integration)', function () {
   let updater: { stop(): Promise<void> };
 
   before(async () => {
-    f = await startFixture('mtc', 6);
+    f = await startFixture('mtc', 8);
     mgr = await startTaskController(f);
     updater = await sampleUpdaters.reference.start({ client: f.env.client, namespace: f.ns, log: noopLogger });
   });
@@ -50,7 +50,8 @@ describe('machine task controller (integration)', function () {
     ]);
     const os = (await getTask(taskName(TEST_PLAN, machine, 'os')))!;
     const version = (await getTask(taskName(TEST_PLAN, machine, 'version')))!;
-    expect(Date.parse(version.metadata.creationTimestamp!)).to.be.at.least(Date.parse(os.status!.completionTime!));
+    // creationTimestamp is cut to the second; the task's completionTime is precise (microseconds): compare seconds.
+    expect(Date.parse(version.metadata.creationTimestamp!)).to.be.at.least(Math.floor(Date.parse(os.status!.completionTime!) / 1000) * 1000);
     expect(os.metadata.labels).to.include({ [Labels.clusterName]: 'c1', [Labels.planName]: 'p1', [Labels.machineName]: machine, [Labels.updaterName]: 'os' });
     expect(os.metadata.ownerReferences).to.deep.equal([{ apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'MachineUpdate', name: 'mu-happy', uid: mu.metadata.uid, controller: true, blockOwnerDeletion: true }]);
     expect(os.spec).to.include({ updaterName: 'os', updatePhase: 'updating' });
@@ -68,6 +69,18 @@ describe('machine task controller (integration)', function () {
     expect(mu.status?.conditions?.find((c) => c.type === 'InPlaceUpdate')).to.include({ status: 'False', reason: 'Updated' });
     expect(mu.status?.completionTime).to.be.a('string');
     expect(mu.status?.message).to.match(/committed .*\/spec\/version/);
+    // No updater is in flight any more: the UPDATER column is empty.
+    expect(mu.status?.currentUpdater).to.equal(undefined);
+  });
+
+  it('ends updated with reason AlreadyInPlace (not committed) when every value was already on the objects', async () => {
+    const machine = f.machines[6]!;
+    await createMachineUpdate(f, 'mu-in-place', machine, [{ name: 'same', sequence: 1, parameters: { durationSeconds: 0 }, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.0' }] }]);
+    const mu = await waitMUStatus(f, 'mu-in-place', 'updated');
+    expect(mu.status?.conditions?.find((c) => c.type === 'InPlaceUpdate')).to.include({ status: 'False', reason: 'AlreadyInPlace' });
+    expect(mu.status?.conditions?.find((c) => c.type === 'Ready')).to.include({ status: 'True', reason: 'AlreadyInPlace' });
+    expect(mu.status?.message).to.match(/already in place \(verified\), nothing written$/);
+    expect(mu.status?.currentUpdater).to.equal(undefined);
   });
 
   it("fails with the updater's own message, starts no later updater and commits nothing", async () => {
@@ -78,6 +91,7 @@ describe('machine task controller (integration)', function () {
     ]);
     const mu = await waitMUStatus(f, 'mu-fail', 'failed');
     expect(mu.status?.message).to.equal('updater first failed: kubelet did not come back: disk full');
+    expect(mu.status?.currentUpdater).to.equal(undefined);
     expect(mu.status?.conditions?.find((c) => c.type === 'Ready')).to.include({ status: 'False', reason: 'Failed' });
     expect((await tasksOf(machine)).map((t) => t.metadata.name)).to.deep.equal([taskName(TEST_PLAN, machine, 'first')]);
     const m = await f.env.client.get<KubeObject & { spec: { version: string } }>(Machines, f.ns, machine);
@@ -137,6 +151,21 @@ describe('machine task controller (integration)', function () {
     expect(mu.status?.tasks?.map((t) => t.updater)).to.deep.equal(['a', 'b']);
     const m = await f.env.client.get<KubeObject & { spec: { version: string } }>(Machines, f.ns, machine);
     expect(m?.spec.version).to.equal('v1.30.2');
+  });
+
+  it("waits for an earlier update's in-flight task that holds its task name, and is woken by that task's end (no polling)", async () => {
+    const machine = f.machines[7]!;
+    const name = taskName(TEST_PLAN, machine, 'shared');
+    await createMachineUpdate(f, 'mu-old', machine, [{ name: 'shared', sequence: 1, parameters: { durationSeconds: 300 }, responsibilities: [NTP] }]);
+    await waitFor(async () => (await getTask(name))?.status?.updateStatus === 'updating', { message: 'old task updating' });
+    await createMachineUpdate(f, 'mu-new', machine, [{ name: 'shared', sequence: 1, parameters: { durationSeconds: 0 }, responsibilities: [NTP] }]);
+    await waitMU(f, 'mu-new', (mu) => /still used by the in-flight update/.test(mu.status?.message ?? ''), 'mu-new waiting for the task name');
+    await f.env.client.patch(MachineUpdates, f.ns, 'mu-old', { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
+    await waitMUStatus(f, 'mu-old', 'aborted');
+    const mu = await waitMUStatus(f, 'mu-new', 'updated', 30_000);
+    const task = await getTask(name);
+    expect(task?.metadata.ownerReferences?.find((r) => r.controller)?.uid).to.equal(mu.metadata.uid);
+    expect(task?.status?.updateStatus).to.equal('updated');
   });
 
   it('never leaves a terminal MachineUpdate', async () => {

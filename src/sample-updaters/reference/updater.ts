@@ -1,6 +1,8 @@
 // The reference updater: serves the generic UpdaterUpdateTask kind. It simulates an update that takes
-// parameters.durationSeconds (default 1; 0 allowed), measured from status.startTime so a restarted updater
-// resumes rather than restarts, and fails with parameters.failWith when set. Used by tests and benchmarks.
+// parameters.durationSeconds (default 1; 0 allowed), measured from status.startTime (written to the microsecond
+// by the SDK) so a restarted updater resumes rather than restarts, and fails with parameters.failWith when set.
+// Parameters out of bounds fail the task at once with a message naming the bound. Used by tests and benchmarks.
+import { z } from 'zod';
 import { UpdaterUpdateTasks } from '../../api/index.js';
 import { aborted, defineUpdater, done, failed, progress, type Task, type Updater } from '../../contract/index.js';
 
@@ -13,14 +15,37 @@ export interface ReferenceParameters {
   failWith?: string;
 }
 
-/** Reads and checks spec.parameters; a string is an error message for a bad parameter. */
+/** Longest simulated update (one year): beyond it a deadline is not a date any more (1e300 s was "Invalid time value"). */
+export const MAX_DURATION_SECONDS = 31_536_000;
+/** Longest failWith message (the SDK would cut a longer one anyway). */
+export const MAX_FAIL_WITH_LENGTH = 4096;
+
+/** spec.parameters of the reference updater; other keys are ignored. */
+const ParametersSchema = z.looseObject({
+  durationSeconds: z
+    .number({ error: `must be a number between 0 and ${MAX_DURATION_SECONDS}` })
+    .min(0, { error: `must be a number between 0 and ${MAX_DURATION_SECONDS}` })
+    .max(MAX_DURATION_SECONDS, { error: `must be a number between 0 and ${MAX_DURATION_SECONDS}` })
+    .default(DEFAULT_DURATION_SECONDS),
+  failWith: z.string({ error: 'must be a string' }).max(MAX_FAIL_WITH_LENGTH, { error: `must be at most ${MAX_FAIL_WITH_LENGTH} characters` }).optional(),
+});
+
+/**
+ * Reads and checks spec.parameters; a string is the error message for the first bad parameter, e.g.
+ * "parameters.durationSeconds must be a number between 0 and 31536000, got 1e+300". A bad parameter stays bad, so
+ * the updater fails the task with it (terminal) rather than retrying.
+ */
 export function readParameters(task: Task): ReferenceParameters | string {
-  const p = task.spec.parameters ?? {};
-  const d = p['durationSeconds'] ?? DEFAULT_DURATION_SECONDS;
-  if (typeof d !== 'number' || !Number.isFinite(d) || d < 0) return `parameters.durationSeconds must be a non-negative number, got ${JSON.stringify(d)}`;
-  const f = p['failWith'];
-  if (f !== undefined && typeof f !== 'string') return `parameters.failWith must be a string, got ${JSON.stringify(f)}`;
-  return { durationSeconds: d, ...(f ? { failWith: f } : {}) };
+  const raw = task.spec.parameters ?? {};
+  const r = ParametersSchema.safeParse(raw);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    const key = issue.path.map(String).join('.');
+    const got = (raw as Record<string, unknown>)[String(issue.path[0])];
+    return `parameters.${key} ${issue.message}, got ${JSON.stringify(got) ?? String(got)}`;
+  }
+  const { durationSeconds, failWith } = r.data;
+  return { durationSeconds, ...(failWith ? { failWith } : {}) };
 }
 
 /** The reference updater (generic kind); `names` narrows the updater names it serves. */
@@ -32,11 +57,11 @@ export function referenceUpdater(names?: string[]): Updater {
     async update(task, ctx) {
       const p = readParameters(task);
       if (typeof p === 'string') return failed(p);
-      const totalMs = p.durationSeconds * 1000;
-      const elapsed = ctx.now().getTime() - ctx.startTime.getTime();
-      if (elapsed < totalMs) {
-        const end = new Date(ctx.startTime.getTime() + totalMs).toISOString();
-        return progress(totalMs - elapsed, `simulating a ${p.durationSeconds}s update of machine ${task.spec.machineRef.name} (until ${end})`);
+      const deadline = ctx.startTime.getTime() + p.durationSeconds * 1000;
+      const left = deadline - ctx.now().getTime();
+      if (left > 0) {
+        // Woken at the deadline (the SDK requeues; nothing polls meanwhile).
+        return progress(left, `simulating a ${p.durationSeconds}s update of machine ${task.spec.machineRef.name} (until ${new Date(deadline).toISOString()})`);
       }
       if (p.failWith) return failed(p.failWith);
       return done(`simulated update of machine ${task.spec.machineRef.name} finished after ${p.durationSeconds}s`);
