@@ -92,11 +92,10 @@ export class WorkQueue {
     const cur = this.delayed.get(key);
     if (cur && cur.at <= at) return;
     if (cur) clearTimeout(cur.timer);
-    // A timer cannot wait longer than 2^31−1 ms (a longer one fires at once); the run then simply decides again.
     const timer = setTimeout(() => {
       this.delayed.delete(key);
       this.add(key);
-    }, Math.min(ms, 2 ** 31 - 1));
+    }, ms);
     timer.unref?.();
     this.delayed.set(key, { at, timer });
   }
