@@ -2,7 +2,7 @@
 // parameters.durationSeconds (default 1; 0 allowed), measured from status.startTime so a restarted updater
 // resumes rather than restarts, and fails with parameters.failWith when set. Used by tests and benchmarks.
 import { UpdaterUpdateTasks } from '../../api/index.js';
-import { aborted, defineUpdater, done, failed, progress, type Task, type Updater } from '../../contract/index.js';
+import { aborted, defineUpdater, done, failed, progress, type Task, type Updater } from '../../contract/sdk/index.js';
 
 /** Default simulated duration (seconds). */
 export const DEFAULT_DURATION_SECONDS = 1;
