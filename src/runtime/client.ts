@@ -3,7 +3,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { KubeObject, ResourceType } from '../api/index.js';
+import type { KubeObject, ResourceType } from '../api/kube.js';
 import { KubeApiError, type StatusBody } from './errors.js';
 import type {
   DeleteOptions,
