@@ -32,3 +32,5 @@ export const parseApiVersion = (apiVersion: string): { group: string; version: s
 };
 /** Stable string key of a resource type, e.g. for maps of informers. */
 export const resourceKey = (r: ResourceType): string => `${r.plural}.${r.group}/${r.version}`;
+/** `plural.group` (or `plural` for the core group) naming a resource in errors and metrics. */
+export const resourceName = (res: Pick<ResourceType, 'plural' | 'group'>): string => (res.group ? `${res.plural}.${res.group}` : res.plural);
