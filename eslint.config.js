@@ -31,6 +31,12 @@ export default tseslint.config(
     },
   },
   {
+    // Plain-JS Node hooks (test/architecture/record-loads*.mjs) are outside the TypeScript project.
+    files: ['**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { process: 'readonly' } },
+  },
+  {
     files: ['src/api/*.ts'],
     rules: restrict([
       { group: ['../*', '!../api/**'], message: 'src/api is pure: it imports nothing of ours.' },

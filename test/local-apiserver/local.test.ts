@@ -233,7 +233,7 @@ describe('local API server (local-only behaviour)', function () {
 
     it('runs as the CLI verb: prints the kubeconfig path and stops on SIGTERM', async function () {
       const out = join(dir, 'cli-kubeconfig');
-      const child = spawn(process.execPath, ['--import', 'tsx', '-e', `import('${join(ROOT, 'src/local-apiserver/index.ts')}').then(async (m) => { process.exitCode = await m.main(process.argv.slice(1)); })`, '--', '--http', '--kubeconfig-out', out], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [join(ROOT, 'bin/inplace.mjs'), 'local-apiserver', '--http', '--kubeconfig-out', out], { cwd: ROOT, env: { ...process.env, INPLACE_FROM_SOURCE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       child.stdout.on('data', (c) => (stdout += c));
       const exited = new Promise<number>((r) => child.on('exit', (code) => r(code ?? -1)));
