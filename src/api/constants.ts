@@ -129,8 +129,6 @@ export const UpdateStatus = {
   aborted: 'aborted',
   failed: 'failed',
 } as const;
-/** One of the UpdateStatus values. */
-export type UpdateStatusValue = (typeof UpdateStatus)[keyof typeof UpdateStatus];
 
 /** Terminal statuses: never left once reached (contract C4). */
 export const TERMINAL_STATUSES: readonly string[] = [UpdateStatus.updated, UpdateStatus.aborted, UpdateStatus.failed];
