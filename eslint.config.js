@@ -1,4 +1,4 @@
-// ESLint flat config. Module boundaries (DESIGN §10) are enforced with no-restricted-imports:
+// ESLint flat config. Module boundaries (docs/design.md §10) are enforced with no-restricted-imports:
 // a wrong import fails lint with a message that says where the code belongs. In a flat config the last block that
 // sets a rule for a file wins (patterns are not merged), so each block lists every pattern its files must respect.
 import js from '@eslint/js';

@@ -18,7 +18,7 @@ export const KubernetesVersionUpdateTaskTemplates = ns(SAMPLES_GROUP, VERSION, '
 export const OSImageUpdateTasks = ns(SAMPLES_GROUP, VERSION, 'osimageupdatetasks', 'OSImageUpdateTask');
 export const OSImageUpdateTaskTemplates = ns(SAMPLES_GROUP, VERSION, 'osimageupdatetasktemplates', 'OSImageUpdateTaskTemplate');
 
-/** Cluster API v1beta2 kinds (storage version; DESIGN §9). */
+/** Cluster API v1beta2 kinds (storage version; docs/design.md §9). */
 export const CAPI_GROUP = 'cluster.x-k8s.io';
 export const CAPI_VERSION = 'v1beta2';
 export const Clusters = ns(CAPI_GROUP, CAPI_VERSION, 'clusters', 'Cluster');
