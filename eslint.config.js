@@ -1,5 +1,6 @@
-// ESLint flat config. Module boundaries (DESIGN §10) are enforced with no-restricted-imports:
-// a wrong import fails lint with a message that says where the code belongs.
+// ESLint flat config. Module boundaries (docs/design.md §10) are enforced with no-restricted-imports:
+// a wrong import fails lint with a message that says where the code belongs. In a flat config the last block that
+// sets a rule for a file wins (patterns are not merged), so each block lists every pattern its files must respect.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -14,7 +15,34 @@ const noControllers = (except) =>
       group: [`**/${c}/**`, `**/${c}`],
       message: `Controllers talk to each other only through CRs; move shared code to src/api (pure) or src/runtime (generic) instead of importing ${c}.`,
     }));
+const controllerPatterns = (c) => [
+  noLocalApiserver,
+  ...noControllers(c),
+  { group: ['**/cli/**', '**/sample-updaters/**'], message: 'Controllers import only src/runtime, src/api and src/contract.' },
+];
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+
+// Pure modules (decisions, validation, status setters, the plan preview, src/api, the pure contract) do no I/O and
+// must stay importable without the API client: test/architecture/pure-modules.test.ts proves it transitively.
+const noIo = [
+  {
+    group: ['@kubernetes/client-node', '@kubernetes/client-node/*', 'pino', 'pino-pretty', 'prom-client'],
+    message: 'Pure modules do no I/O: decide from the snapshot and let controller.ts act (docs/architecture.md "Import graph").',
+  },
+  {
+    regex: '/runtime(/(index|client|manager|informer|metrics|log|health|leader|events)(\\.js)?)?$',
+    message: 'Pure modules import only the pure runtime modules (conditions, labels, jsonpointer, patch, set-patch, errors, types), never the runtime barrel, the client, the manager or the informer.',
+  },
+  {
+    group: ['**/contract/sdk*', '**/contract/sdk/**', '**/contract/conformance/**', '**/contract/conformance'],
+    message: 'Pure modules import the pure contract entry (src/contract/index.ts), not the updater SDK or the conformance kit.',
+  },
+];
+const contractPatterns = [noLocalApiserver, ...noControllers(), { group: ['**/cli/**', '**/sample-updaters/**'], message: 'The contract module is used by updaters; it cannot depend on the CLI or the samples.' }];
+const capiSimPatterns = [noLocalApiserver, ...noControllers(), { group: ['**/contract/**', '**/sample-updaters/**', '**/cli/**'], message: 'The CAPI simulator depends only on src/runtime and src/api.' }];
+const controllers = ['plan-controller', 'machine-task-controller', 'mhc-extension'];
+/** The pure modules of a component folder (src/cli/status.ts is a CLI verb, not one). */
+const pureFilesOf = (c) => ['decide', 'decisions', 'validate', 'status', 'preview'].map((f) => `src/${c}/${f}.ts`);
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'src/api/generated/**', 'bin/**', 'eslint.config.js', '.inplace/**'] },
@@ -31,10 +59,17 @@ export default tseslint.config(
     },
   },
   {
+    // Plain-JS Node hooks (test/architecture/record-loads*.mjs) are outside the TypeScript project.
+    files: ['**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { process: 'readonly' } },
+  },
+  {
     files: ['src/api/*.ts'],
     rules: restrict([
       { group: ['../*', '!../api/**'], message: 'src/api is pure: it imports nothing of ours.' },
       { group: ['@kubernetes/client-node', 'node:*'], message: 'src/api has no I/O.' },
+      ...noIo,
     ]),
   },
   {
@@ -42,6 +77,7 @@ export default tseslint.config(
     rules: restrict([
       { group: ['../../*', '!../../api/**'], message: 'src/api is pure: it imports nothing of ours.' },
       { group: ['@kubernetes/client-node', 'node:*'], message: 'src/api has no I/O.' },
+      ...noIo,
     ]),
   },
   {
@@ -50,12 +86,17 @@ export default tseslint.config(
       noLocalApiserver,
       ...noControllers(),
       { group: ['**/contract/**', '**/sample-updaters/**', '**/cli/**'], message: 'src/runtime is generic: it imports no product code.' },
+      { group: ['../api/*', '../api/**', '!../api/kube.js'], message: 'src/runtime is generic: of src/api it imports only src/api/kube.ts (Kubernetes metadata, resource descriptors, built-in kinds, bounded messages).' },
     ]),
   },
-  ...['plan-controller', 'machine-task-controller', 'mhc-extension'].map((c) => ({
+  ...controllers.map((c) => ({
     files: [`src/${c}/**/*.ts`],
     ignores: [`src/${c}/**/*.test.ts`],
-    rules: restrict([noLocalApiserver, ...noControllers(c), { group: ['**/cli/**', '**/sample-updaters/**'], message: 'Controllers import only src/runtime, src/api and src/contract.' }]),
+    rules: restrict(controllerPatterns(c)),
+  })),
+  ...controllers.map((c) => ({
+    files: pureFilesOf(c),
+    rules: restrict([...controllerPatterns(c), ...noIo]),
   })),
   {
     files: ['src/sample-updaters/**/*.ts'],
@@ -69,20 +110,33 @@ export default tseslint.config(
   {
     files: ['src/contract/**/*.ts'],
     ignores: ['src/contract/**/*.test.ts'],
-    rules: restrict([noLocalApiserver, ...noControllers(), { group: ['**/cli/**', '**/sample-updaters/**'], message: 'The contract module is used by updaters; it cannot depend on the CLI or the samples.' }]),
+    rules: restrict(contractPatterns),
+  },
+  {
+    // The pure contract entry and what it re-exports: no I/O, nothing of src/runtime.
+    files: ['src/contract/index.ts', 'src/contract/rules.ts', 'src/contract/accessors.ts', 'src/contract/task-kinds.ts'],
+    rules: restrict([
+      ...contractPatterns,
+      ...noIo,
+      { regex: '/runtime(/.*)?$', message: 'The pure contract (src/contract/index.ts) imports nothing of src/runtime; the SDK (src/contract/sdk/index.ts) does.' },
+    ]),
   },
   {
     // The CAPI simulator stands in for CAPI's controllers and the workload cluster in local mode; it is wiring, not platform.
     files: ['src/capi-sim/**/*.ts'],
     ignores: ['src/capi-sim/**/*.test.ts'],
-    rules: restrict([noLocalApiserver, ...noControllers(), { group: ['**/contract/**', '**/sample-updaters/**', '**/cli/**'], message: 'The CAPI simulator depends only on src/runtime and src/api.' }]),
+    rules: restrict(capiSimPatterns),
+  },
+  {
+    files: pureFilesOf('capi-sim'),
+    rules: restrict([...capiSimPatterns, ...noIo]),
   },
   {
     files: ['src/local-apiserver/**/*.ts'],
     ignores: ['src/local-apiserver/**/*.test.ts'],
     rules: restrict([
       ...noControllers(),
-      { group: ['**/runtime/**', '**/contract/**', '**/sample-updaters/**', '**/cli/**', '**/api/**'], message: 'The local API server stands alone (share only tiny pure helpers through src/shared).' },
+      { group: ['**/runtime/**', '**/contract/**', '**/sample-updaters/**', '**/cli/**', '**/api/**'], message: 'The local API server stands alone: it imports nothing of ours (it serves any CRD; copy a tiny helper rather than import one).' },
       { group: ['@kubernetes/client-node'], message: 'The local API server is a server; it does not use the client.' },
     ]),
   },

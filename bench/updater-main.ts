@@ -6,7 +6,7 @@
 //   node --import tsx bench/updater-main.ts --kubeconfig F [--namespace NS] [--metrics-port N] [--mode watch|poll] [--retry-after S] [--concurrency N]
 import { createServer } from 'node:http';
 import { UpdaterUpdateTasks } from '../src/api/index.js';
-import { aborted, defineUpdater, done, failed, progress } from '../src/contract/index.js';
+import { aborted, defineUpdater, done, failed, progress } from '../src/contract/sdk/index.js';
 import { createClient, createLogger, createMetrics, instrumentClient, loadKubeConfig } from '../src/runtime/index.js';
 import { readParameters, referenceUpdater } from '../src/sample-updaters/reference/index.js';
 

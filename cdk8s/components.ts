@@ -1,4 +1,4 @@
-// The deployable components and the RBAC each one declares in its own folder (DESIGN §10: cdk8s takes each
+// The deployable components and the RBAC each one declares in its own folder (docs/design.md §10: cdk8s takes each
 // component's RBAC from what that component exports, so a new API call without a rule fails the RBAC test).
 // Rules on provider kinds (InfraMachine, BootstrapConfig, control plane, their templates) are not fixed: each
 // component declares the verbs it needs per provider role and the deployment supplies the provider list.

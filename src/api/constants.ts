@@ -1,5 +1,5 @@
 // Every label, annotation, finalizer, condition type and reason the platform uses, in one place.
-// Values under cluster.x-k8s.io are Cluster API's own (DESIGN §9); the rest belong to this project.
+// Values under cluster.x-k8s.io are Cluster API's own (docs/design.md §9); the rest belong to this project.
 
 /** API group of the platform's own kinds. */
 export const GROUP = 'inplace.cluster.x-k8s.io';
@@ -131,8 +131,6 @@ export const UpdateStatus = {
   aborted: 'aborted',
   failed: 'failed',
 } as const;
-/** One of the UpdateStatus values. */
-export type UpdateStatusValue = (typeof UpdateStatus)[keyof typeof UpdateStatus];
 
 /** Terminal statuses: never left once reached (contract C4). */
 export const TERMINAL_STATUSES: readonly string[] = [UpdateStatus.updated, UpdateStatus.aborted, UpdateStatus.failed];

@@ -1,11 +1,10 @@
 // The platform's API: generated types, zod schemas, constants, resource descriptors. No I/O.
 export * from './generated/index.js';
-export * from './meta.js';
+export * from './kube.js';
 export * from './constants.js';
 export * from './resources.js';
 export * from './schemas.js';
 export * from './types.js';
-export * from './message.js';
 export * from './depth.js';
 export * from './write-policy.js';
 export * from './updaters.js';

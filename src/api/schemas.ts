@@ -92,15 +92,6 @@ export const MachineUpdateSchema = z.object({
     ...times, message: z.string().optional(), conditions: z.array(ConditionSchema).optional(),
   }).optional(),
 });
-/** The contract fields every task kind carries, generic or custom (C2–C6). */
-export const TaskContractSchema = z.object({
-  apiVersion: z.string().optional(), kind: z.string().optional(), metadata: ObjectMetaSchema.optional(),
-  spec: z.looseObject({ updatePhase: phase.optional(), machineRef: z.object({ name: objectName }), responsibilities: z.array(ResponsibilitySchema).max(64).optional() }),
-  status: z.looseObject({
-    updateStatus: z.enum(['updating', 'updated', 'aborted', 'failed']).optional(), observedGeneration: int.optional(), ...times,
-    conditions: z.array(ConditionSchema).optional(),
-  }).optional(),
-});
 /** The generic UpdaterUpdateTask. */
 export const UpdaterUpdateTaskSchema = z.object({
   apiVersion: z.string().optional(), kind: z.string().optional(), metadata: ObjectMetaSchema.optional(),

@@ -1,5 +1,5 @@
 // Named views into the generated types, for code that handles one part of a resource.
-import type { InPlaceUpdatePlanSpec, InPlaceUpdatePlanStatus, MachineUpdateSpec, MachineUpdateStatus } from './generated/index.js';
+import type { InPlaceUpdatePlanSpec, InPlaceUpdatePlanStatus, MachineUpdateSpec } from './generated/index.js';
 
 /** A plan target (control plane or MachineDeployment) as written in the plan. */
 export type PlanTarget = NonNullable<InPlaceUpdatePlanSpec['controlPlane']>;
@@ -11,5 +11,3 @@ export type Responsibility = PlanUpdater['responsibilities'][number];
 export type TargetStatus = NonNullable<InPlaceUpdatePlanStatus['targets']>[number];
 /** Kind of a plan target. */
 export type TargetKind = MachineUpdateSpec['target']['kind'];
-/** A row of MachineUpdate.status.tasks. */
-export type TaskRef = NonNullable<MachineUpdateStatus['tasks']>[number];

@@ -1,4 +1,4 @@
-// The write policy (DESIGN §11, contract C8): which JSON pointers a plan's responsibilities may write on a Machine,
+// The write policy (docs/design.md §11, contract C8): which JSON pointers a plan's responsibilities may write on a Machine,
 // InfraMachine or BootstrapConfig. One home for plan validation, `inplace preview` and the commit's patch builder, so
 // the three can never disagree. Pure: no I/O, imports nothing of ours.
 

@@ -68,7 +68,7 @@ ${KUBE_OPTIONS_HELP}`,
         await call(conn, Namespaces, () => conn.client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: scratchNs! } }));
         namespace = scratchNs;
       }
-      const { runConformance, formatReport } = await import('../contract/index.js');
+      const { runConformance, formatReport } = await import('../contract/conformance/index.js');
       const taskSpec = json('task-spec');
       const slowSpec = json('slow-spec');
       const failureSpec = json('failure-spec');

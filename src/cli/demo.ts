@@ -13,7 +13,7 @@ import { renderSummary, secs } from './progress.js';
 import { safeLines, safeText } from './safe-text.js';
 import { CliError, ExitCode, flag, secondsOption, str, UsageError, type Io, type Verb } from './verb.js';
 
-/** The demo inventory (DESIGN §7): one cluster, a 3-machine control plane, two 3-machine MachineDeployments, an MHC. */
+/** The demo inventory (docs/design.md §7): one cluster, a 3-machine control plane, two 3-machine MachineDeployments, an MHC. */
 export const DEMO = {
   namespace: 'fleet-a',
   clusterName: 'cluster1',

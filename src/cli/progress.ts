@@ -193,7 +193,7 @@ export function renderSummary(s: SummaryInput): string {
     ...s.committed.wrong.slice(0, 10).map((w) => `    ✖ ${w}`),
     `  machines still labelled with the plan: ${s.stillLabelled.length === 0 ? 'none' : s.stillLabelled.join(', ')}`,
   ];
-  // DESIGN §11: the owners (KCP, MachineDeployments, MachineSets, templates) carry the values, so CAPI replaces nothing.
+  // docs/design.md §11: the owners (KCP, MachineDeployments, MachineSets, templates) carry the values, so CAPI replaces nothing.
   const owners = st?.conditions?.find((c) => c.type === 'OwnersAligned');
   if (owners) lines.push(`  owners aligned:    ${owners.status === 'True' ? '✔' : `✖ ${owners.reason}:`} ${owners.message ?? ''}`);
   const timings = updaterTimings(s.mus);

@@ -1,8 +1,6 @@
-// The updater contract as code (DESIGN §3, docs/contract.md): the rules, typed accessors the platform uses,
-// the updater SDK and the conformance kit.
+// The updater contract's pure core (docs/contract.md): the rules, the typed task accessors the platform uses, task
+// names and labels, and which task kinds may be created. No I/O and nothing of src/runtime: decision modules import
+// it freely. The updater SDK is src/contract/sdk/index.ts; the conformance kit is src/contract/conformance/index.ts.
 export * from './rules.js';
 export * from './accessors.js';
-export * from './sdk.js';
-export type { KubeClient, Logger, PolicyRule } from '../runtime/index.js';
-export * from './conformance/index.js';
 export * from './task-kinds.js';

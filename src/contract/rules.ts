@@ -23,7 +23,7 @@ export interface ContractRule {
 /** Version of the contract this code implements; see "Versioning" in docs/contract.md. */
 export const CONTRACT_VERSION = 'v1alpha1';
 
-/** The rules C1..C9 in order (DESIGN §3). */
+/** The rules C1..C9 in order (docs/design.md §3). */
 export const RULES: readonly ContractRule[] = [
   {
     id: 'C1',

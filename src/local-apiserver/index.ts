@@ -174,6 +174,3 @@ export async function startLocalApiServer(opts: LocalApiServerOptions = {}): Pro
     },
   };
 }
-
-/** The `inplace local-apiserver` entry point (see cli.ts). */
-export { main } from './cli.js';

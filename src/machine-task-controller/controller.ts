@@ -1,4 +1,4 @@
-// The machine task controller (DESIGN §4.2): reconciles MachineUpdates. Per reconcile it snapshots the
+// The machine task controller (docs/design.md §4.2): reconciles MachineUpdates. Per reconcile it snapshots the
 // MachineUpdate, its Machine and its tasks, decides one step (decide.ts), does it, and writes the status once.
 import {
   CustomResourceDefinitions,

@@ -1,4 +1,4 @@
-// Pure decisions of the machine task controller (DESIGN §4.2): from a snapshot of a MachineUpdate, its machine
+// Pure decisions of the machine task controller (docs/design.md §4.2): from a snapshot of a MachineUpdate, its machine
 // and its tasks, what to do next and what the MachineUpdate's status says. No client, no clock: table-tested.
 import { Reasons, UpdatePhase, isTerminal, type MachineUpdateStatus } from '../api/index.js';
 import { taskPhase, taskReadyMessage, taskUpdateStatus } from '../contract/index.js';

@@ -1,4 +1,4 @@
-// The machine task controller component (DESIGN §4.2): runs each MachineUpdate's updaters through task CRs,
+// The machine task controller component (docs/design.md §4.2): runs each MachineUpdate's updaters through task CRs,
 // one at a time in ascending sequence, and commits the responsibilities when all are updated (contract C8).
 //
 // MachineUpdate conditions: InPlaceUpdate is True while the update is in progress (reason Updating /

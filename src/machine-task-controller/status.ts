@@ -2,7 +2,7 @@
 // InPlaceUpdate / Ready conditions. Other conditions on the object (e.g. the MHC extension's) are kept as they are.
 import { ConditionTypes, MessageBudget, Reasons, boundMessage, isTerminal, type Condition, type MachineUpdateStatus } from '../api/index.js';
 import { taskUpdateStatus } from '../contract/index.js';
-import { setCondition, toKubeTime } from '../runtime/index.js';
+import { setCondition, toKubeTime } from '../runtime/conditions.js';
 import { reasonOfTerminal, type MachineUpdateStatusValue } from './decide.js';
 import type { MachineUpdateObject, Scope, TaskRow } from './scope.js';
 

@@ -1,4 +1,4 @@
-// The MHC extension component (DESIGN §4.3): keeps CAPI's MachineHealthChecks from remediating machines that are
+// The MHC extension component (docs/design.md §4.3): keeps CAPI's MachineHealthChecks from remediating machines that are
 // legitimately down for an in-place update, and triggers remediation when an update exceeds its timeout or fails.
 //
 // Configuration is the MHC annotation `inplace.cluster.x-k8s.io/in-place-update-timeout` (Go duration). For each

@@ -1,4 +1,4 @@
-// The plan controller (DESIGN §4.1): reconciles InPlaceUpdatePlans. Per reconcile: snapshot from the informer
+// The plan controller (docs/design.md §4.1): reconciles InPlaceUpdatePlans. Per reconcile: snapshot from the informer
 // stores -> decidePlan (pure) -> act once (supersede, finalizer, labels, MachineUpdates, aborts, surge) -> one
 // status patch through /status with optimistic concurrency -> events and metrics.
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, ResourceType, WritePolicy } from '../api/index.js';
@@ -308,7 +308,7 @@ async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDeci
     current = await ph.apply(client, InPlaceUpdatePlans, current, { fieldManager: FIELD_MANAGER });
   }
 
-  // Owners (DESIGN §11) next: a target's KubeadmControlPlane / MachineDeployment is paused before its first machine starts.
+  // Owners (docs/design.md §11) next: a target's KubeadmControlPlane / MachineDeployment is paused before its first machine starts.
   await owners();
 
   // Label first: the MHC extension protects a machine from remediation as soon as it carries the label.

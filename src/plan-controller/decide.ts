@@ -203,7 +203,7 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   const surgeOwner = md?.metadata.annotations?.[Annotations.surgePlan];
   const surgeOrig = md?.metadata.annotations?.[Annotations.surgeOriginalReplicas];
   const surged = surgeOrig !== undefined && (surgeOwner === undefined || surgeOwner === ctx.planName);
-  // A paused owner (the plan pauses it for its target, DESIGN §11) acts on no replica count, as CAPI's controllers
+  // A paused owner (the plan pauses it for its target, docs/design.md §11) acts on no replica count, as CAPI's controllers
   // skip paused objects: waiting for its size would wait forever. The machines that exist are the target; those it
   // creates once unpaused are born from the templates the plan aligned.
   const owner = t.kind === 'ControlPlane' ? snap.controlPlane?.object : md;

@@ -1,11 +1,11 @@
-// The plan controller component (DESIGN §4.1): validates InPlaceUpdatePlans, supersedes older plans of a cluster,
+// The plan controller component (docs/design.md §4.1): validates InPlaceUpdatePlans, supersedes older plans of a cluster,
 // sequences the control plane before the MachineDeployments, starts machines within health and availability budgets
 // (MachineUpdates), propagates aborts, and reports per-target and plan status.
 //
 // Plan conditions: Valid (False lists every problem), ControlPlaneUpdate, MachineDeploymentUpdate, Paused, OwnersAligned, and Ready
 // (True only when the plan is updated; `kubectl wait --for=condition=Ready inplaceupdateplan/<name>`).
 //
-// Behaviour where DESIGN leaves a choice:
+// Behaviour where docs/design.md leaves a choice:
 // * A MachineDeployment with the OnDelete strategy makes the plan invalid (nothing touched): OnDelete machines are
 //   never updated in place. An invalid plan is re-validated on every change (and every 15 s) and starts once valid.
 //   A plan that becomes invalid after it started (e.g. a MachineDeployment deleted) starts no new machine; in-flight
@@ -20,7 +20,7 @@
 // * Terminal plan statuses are final: machines that appear after a plan ended are not the plan's concern.
 // * A failed or aborted MachineUpdate is never restarted by the same plan; a machine that is deleted mid-update has
 //   its MachineUpdate moved to aborting and no longer counts.
-// * Next to real Cluster API (owners.ts, DESIGN §11): a target's KubeadmControlPlane / MachineDeployment is paused
+// * Next to real Cluster API (owners.ts, docs/design.md §11): a target's KubeadmControlPlane / MachineDeployment is paused
 //   (cluster.x-k8s.io/paused + inplace.cluster.x-k8s.io/paused-by-plan) before its first machine starts — except a
 //   surging MachineDeployment, which must scale; when the target is updated the plan clones the infrastructure /
 //   bootstrap templates, aligns the MachineSets owning the machines, the InfraMachines' cloned-from-name and the

@@ -1,4 +1,4 @@
-// The plan controller's owner effects (DESIGN §11): pause, align, release or keep paused the owners of each target,
+// The plan controller's owner effects (docs/design.md §11): pause, align, release or keep paused the owners of each target,
 // as decided by the pure functions of owners.ts. Called from the act step before any machine starts, so that an owner
 // is paused before its first machine changes; every write is guarded by the resourceVersion it was decided on.
 import type { InPlaceUpdatePlan, KubeObject, ResourceType, TargetKind } from '../api/index.js';

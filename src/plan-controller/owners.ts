@@ -1,4 +1,4 @@
-// Owner alignment (DESIGN §11): what the plan writes to the owners of its machines (KubeadmControlPlane,
+// Owner alignment (docs/design.md §11): what the plan writes to the owners of its machines (KubeadmControlPlane,
 // MachineDeployment and the MachineSets owning the machines, cloned infrastructure / bootstrap templates) so that
 // real Cluster API never sees an updated machine as out of date and machines created later are born updated.
 // Pure: the controller reads the objects, these functions decide, the controller writes.

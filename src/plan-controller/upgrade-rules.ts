@@ -1,4 +1,4 @@
-// Upgrade rules KCP and kubeadm enforce (DESIGN §11), as plan validation: a plan that sets Machine /spec/version must
+// Upgrade rules KCP and kubeadm enforce (docs/design.md §11), as plan validation: a plan that sets Machine /spec/version must
 // name a semantic version, never downgrade a machine, never skip a minor, never put workers ahead of the control
 // plane, and keep every worker within the kubelet skew. Pure: works on the validation snapshot.
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';

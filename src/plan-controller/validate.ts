@@ -8,7 +8,7 @@ import { templateKey } from './scope.js';
 import { upgradeProblems } from './upgrade-rules.js';
 import { templateProblems } from './templates.js';
 
-/** Kinds a responsibility may select (DESIGN §2.1). */
+/** Kinds a responsibility may select (docs/design.md §2.1). */
 export const SELECTABLE_RESOURCES: readonly string[] = ['Machine', 'InfraMachine', 'BootstrapConfig'];
 /** JSON pointer syntax (RFC 6901), at least one reference token. */
 export const JSON_POINTER = /^(\/([^/~]|~[01])*)+$/;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { ResourceType } from '../api/index.js';
+import type { ResourceType } from '../api/kube.js';
 import { createClient, resourcePath, type RequestInfo, type RestClient } from './client.js';
 import { KubeApiError } from './errors.js';
 import type { WatchEvent } from './types.js';

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { KubeObject, ResourceType } from '../api/index.js';
+import { resourceName, type KubeObject, type ResourceType } from '../api/kube.js';
 import { KubeApiError, type StatusBody } from './errors.js';
 import type {
   DeleteOptions,
@@ -67,8 +67,7 @@ export function loadKubeConfig(path?: string): KubeConfig {
   return kc;
 }
 
-/** `plural.group` (or `plural`) naming a resource in errors and metrics. */
-export const resourceName = (res: Pick<ResourceType, 'plural' | 'group'>): string => (res.group ? `${res.plural}.${res.group}` : res.plural);
+export { resourceName };
 
 /** The collection or object path of a resource, e.g. `/apis/g/v1/namespaces/ns/things/name/status`. */
 export function resourcePath(res: ResourceType, namespace: string | undefined, name?: string, subresource?: string): string {

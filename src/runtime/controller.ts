@@ -1,6 +1,6 @@
 // Controllers: informer events -> keys -> de-duplicating work queue -> reconcile workers.
-import type { KubeObject, ResourceType } from '../api/index.js';
-import { parseApiVersion, resourceKey } from '../api/index.js';
+import type { KubeObject, ResourceType } from '../api/kube.js';
+import { parseApiVersion, resourceKey } from '../api/kube.js';
 import { isConflict, isRetryable } from './errors.js';
 import type { SharedInformer } from './informer.js';
 import { errorFields } from './log.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Events, type KubeObject } from '../api/index.js';
+import { Events, type KubeObject } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import { createEventRecorder } from './events.js';
 

@@ -1,6 +1,6 @@
 // Kubernetes Events (core/v1) with aggregation of repeats and rate limiting; never throws.
 import { hostname } from 'node:os';
-import { Events, MessageBudget, boundMessage, type KubeObject } from '../api/index.js';
+import { Events, MessageBudget, boundMessage, type KubeObject } from '../api/kube.js';
 import { isNotFound } from './errors.js';
 import { errorFields, noopLogger } from './log.js';
 import type { EventRecorder, KubeClient, Logger } from './types.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { KubeObject, ResourceType } from '../api/index.js';
+import type { KubeObject, ResourceType } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import { waitFor } from '../../test/support/wait.js';
 import { SharedInformer, type ChangeType, type RestartReason } from './informer.js';

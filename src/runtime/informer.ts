@@ -1,5 +1,5 @@
 // Informer: list, then watch from the list's resourceVersion into a Store; never gives up.
-import type { KubeObject, ResourceType } from '../api/index.js';
+import type { KubeObject, ResourceType } from '../api/kube.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import { KubeApiError, type StatusBody } from './errors.js';
 import { errorFields, noopLogger } from './log.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Leases } from '../api/index.js';
+import { Leases } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import { delay, waitFor } from '../../test/support/wait.js';
 import { LeaderElector, toMicroTime, type Lease } from './leader.js';

@@ -1,7 +1,7 @@
 // Lease-based leader election (coordination.k8s.io/v1), client-go semantics: expiry is judged by when this
 // process last saw the lease record change (not by comparing clocks), writes use optimistic concurrency.
 import { hostname } from 'node:os';
-import { Leases, type KubeObject } from '../api/index.js';
+import { Leases, type KubeObject } from '../api/kube.js';
 import { sleep } from './backoff.js';
 import { isAlreadyExists, isConflict } from './errors.js';
 import { errorFields, noopLogger } from './log.js';

@@ -1,7 +1,6 @@
 // The manager: one client, shared informers, controllers, leader election, events, metrics and probes per process.
-import type { KubeObject, ResourceType } from '../api/index.js';
-import { resourceKey } from '../api/index.js';
-import { resourceName } from './client.js';
+import type { KubeObject, ResourceType } from '../api/kube.js';
+import { resourceKey, resourceName } from '../api/kube.js';
 import { Builder, type ControllerHost, type ControllerImpl } from './controller.js';
 import { createEventRecorder, type FlushableEventRecorder } from './events.js';
 import { startHealthServer, type HealthServer } from './health.js';

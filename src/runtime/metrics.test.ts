@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { ResourceType } from '../api/index.js';
+import type { ResourceType } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import { startHealthServer } from './health.js';
 import { createMetrics, instrumentClient } from './metrics.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { KubeObject, ResourceType } from '../api/index.js';
+import type { KubeObject, ResourceType } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import { ConflictError, isRetryable } from './errors.js';
 import { applyMergePatch, computePatches, jsonEqual, mergePatchDiff, snapshot } from './patch.js';

@@ -1,9 +1,8 @@
 // Snapshot -> mutate -> one patch at the end: JSON merge patches (RFC 7386) computed from a snapshot,
 // status through /status, optimistic concurrency by resourceVersion.
-import type { KubeObject, ResourceType } from '../api/index.js';
+import { resourceName, type KubeObject, type ResourceType } from '../api/kube.js';
 import { ConflictError, KubeApiError } from './errors.js';
 import type { KubeClient } from './types.js';
-import { resourceName } from './client.js';
 
 type Json = unknown;
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { KubeObject } from '../api/index.js';
+import type { KubeObject } from '../api/kube.js';
 import { MemoryStore, deepFreeze } from './store.js';
 
 const nested = (depth: number, leaf: unknown = 1): Record<string, unknown> => {

@@ -1,5 +1,5 @@
 // In-memory cache of one resource kind keyed by namespace/name, with a label index. Fed by an informer.
-import type { KubeObject } from '../api/index.js';
+import type { KubeObject } from '../api/kube.js';
 import { matchesRequirements, parseSelector, type LabelRequirement } from './labels.js';
 import type { Store } from './types.js';
 

@@ -1,4 +1,4 @@
-// The sample updaters (DESIGN §2.3, issue 4), written as third parties would write them: the contract SDK and
+// The sample updaters (docs/design.md §2.3, issue 4), written as third parties would write them: the contract SDK and
 // the API types only. Each has its own folder and entry point (main.ts).
 import { kubernetesVersion } from './kubernetes-version/index.js';
 import { osImage } from './os-image/index.js';

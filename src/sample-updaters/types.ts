@@ -1,5 +1,5 @@
 // The shape every sample updater exports (WIRING: the CLI's `inplace updater <name>` and the demo start them).
-import type { KubeClient, Logger, PolicyRule } from '../contract/index.js';
+import type { KubeClient, Logger, PolicyRule } from '../contract/sdk/index.js';
 
 /** Options of SampleUpdater.start. */
 export interface SampleStartOptions {

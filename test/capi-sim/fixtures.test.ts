@@ -1,10 +1,11 @@
 import { expect } from 'chai';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { CAPI_FIXTURE_CRDS_DIR, capiCrdDirs } from '../../src/capi-sim/index.js';
 import { compareCrds, schemaPaths, type Crd } from './schema-compare.js';
+import { requireRealCapiCrds } from '../support/real-capi-crds.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const realDir = process.env['CAPI_CRDS_DIR'] ?? resolve(repoRoot, '../shared/reference/capi-crds');
@@ -83,10 +84,7 @@ describe('capi-sim fixture CRDs', () => {
 
   describe('match the real CAPI CRDs for every declared path', function () {
     before(function () {
-      if (!existsSync(realDir)) {
-        console.log(`    (real CAPI CRDs not found at ${realDir}; set CAPI_CRDS_DIR to compare)`);
-        this.skip();
-      }
+      requireRealCapiCrds(this, realDir);
     });
 
     let reals = new Map<string, Crd>();

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -11,6 +10,7 @@ import { CAPI_FIXTURE_CRDS_DIR, applyInventory, buildInventory, capiCrdDirs, del
 import { startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 import { loadCrdsByKind, schemaProblems } from './schema-check.js';
+import { requireRealCapiCrds } from '../support/real-capi-crds.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const realDir = process.env['CAPI_CRDS_DIR'] ?? resolve(repoRoot, '../shared/reference/capi-crds');
@@ -174,7 +174,7 @@ describe('capi-sim simulator', () => {
 
   for (const [label, dir] of [['the fixture CRDs', CAPI_FIXTURE_CRDS_DIR], ['the real CAPI CRDs', realDir]] as const) {
     it(`never writes a field ${label} would prune or reject`, async function () {
-      if (!existsSync(dir)) this.skip();
+      requireRealCapiCrds(this, dir);
       await client.patch(MachineDeployments, ns, 'c1-md', { spec: { replicas: 3 } }, merge);
       const [cp] = (await list<Machine>(client, Machines)).filter((m) => m.metadata.labels?.[Labels.controlPlaneName]);
       await client.patch(Machines, ns, cp!.metadata.name!, { metadata: { annotations: { [Annotations.remediateMachine]: '' } } }, merge);

@@ -9,7 +9,7 @@ import {
   UpdaterUpdateTasks,
 } from '../../src/api/index.js';
 import { capiCrdDirs } from '../../src/capi-sim/index.js';
-import { formatReport, runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/contract/index.js';
+import { formatReport, runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/contract/conformance/index.js';
 import { noopLogger } from '../../src/runtime/index.js';
 import { sampleUpdaters, type SampleUpdater } from '../../src/sample-updaters/index.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { UpdaterUpdateTasks } from '../../src/api/index.js';
 import { capiCrdDirs } from '../../src/capi-sim/index.js';
-import { formatReport, runConformance } from '../../src/contract/index.js';
+import { formatReport, runConformance } from '../../src/contract/conformance/index.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '../../examples/updaters/shell-updater.sh');

@@ -3,7 +3,6 @@
 // plain HTTP, the CLI verb, the real Cluster API CRDs, and CRD lifecycle details.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -13,6 +12,7 @@ import { parseAllDocuments } from 'yaml';
 import { startLocalApiServer } from '../../src/local-apiserver/index.js';
 import { CRD_NAME, GROUP, widget, widgetCrd, widgetPath } from './fixtures.js';
 import { eventually, targetFromKubeconfig, type Target } from './target.js';
+import { requireRealCapiCrds } from '../support/real-capi-crds.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const MERGE = { 'Content-Type': 'application/merge-patch+json' };
@@ -233,7 +233,7 @@ describe('local API server (local-only behaviour)', function () {
 
     it('runs as the CLI verb: prints the kubeconfig path and stops on SIGTERM', async function () {
       const out = join(dir, 'cli-kubeconfig');
-      const child = spawn(process.execPath, ['--import', 'tsx', '-e', `import('${join(ROOT, 'src/local-apiserver/index.ts')}').then(async (m) => { process.exitCode = await m.main(process.argv.slice(1)); })`, '--', '--http', '--kubeconfig-out', out], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [join(ROOT, 'bin/inplace.mjs'), 'local-apiserver', '--http', '--kubeconfig-out', out], { cwd: ROOT, env: { ...process.env, INPLACE_FROM_SOURCE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       child.stdout.on('data', (c) => (stdout += c));
       const exited = new Promise<number>((r) => child.on('exit', (code) => r(code ?? -1)));
@@ -483,10 +483,7 @@ describe('local API server (local-only behaviour)', function () {
     const capiDir = process.env['CAPI_CRDS_DIR'] ? resolve(process.env['CAPI_CRDS_DIR']) : resolve(ROOT, '../shared/reference/capi-crds');
     let t: Target;
     before(async function () {
-      if (!existsSync(capiDir)) {
-        console.log(`    (skipped: no Cluster API CRDs at ${capiDir}; set CAPI_CRDS_DIR)`);
-        this.skip();
-      }
+      requireRealCapiCrds(this, capiDir);
       t = await local();
       for (const f of (await readdir(capiDir)).filter((x) => x.endsWith('.yaml')).sort()) {
         for (const doc of parseAllDocuments(await readFile(join(capiDir, f), 'utf8'))) {

@@ -8,7 +8,7 @@ import {
 } from '../../src/api/index.js';
 import { createManager, noopLogger, type Component, type KubeClient, type RuntimeManager } from '../../src/runtime/index.js';
 import { applyInventory, buildInventory, capiCrdDirs, deleteWorkloadNodes, startCapiSimulator, type CapiSimulator, type Machine } from '../../src/capi-sim/index.js';
-import { defineUpdater, done, progress } from '../../src/contract/index.js';
+import { defineUpdater, done, progress } from '../../src/contract/sdk/index.js';
 import { mhcExtension } from '../../src/mhc-extension/index.js';
 import { planController } from '../../src/plan-controller/index.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';

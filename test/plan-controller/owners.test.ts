@@ -1,5 +1,5 @@
 // Integration: the plan keeps the owners of its machines (KubeadmControlPlane, MachineDeployment, MachineSet, cloned
-// templates) in agreement with the machines (DESIGN §11): paused during a target, aligned and unpaused after it, kept
+// templates) in agreement with the machines (docs/design.md §11): paused during a target, aligned and unpaused after it, kept
 // paused over mixed machines after an abort. Against the local API server, or a real cluster (INPLACE_TEST_KUBECONFIG).
 import { expect } from 'chai';
 import type { KubeObject, PlanUpdater } from '../../src/api/index.js';

@@ -161,7 +161,7 @@ describe('security: synthesized manifests', () => {
             expect(allowed(grants, 'create', grp, res, 'ns1'), `create ${res}`).to.equal(false);
           }
           expect(allowed(grants, 'patch', 'cluster.x-k8s.io', 'clusters', 'ns1'), 'patch clusters').to.equal(false);
-          // Owner alignment (DESIGN §11): only the plan controller pauses and aligns the control plane.
+          // Owner alignment (docs/design.md §11): only the plan controller pauses and aligns the control plane.
           expect(allowed(grants, 'patch', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes', 'ns1'), 'patch control planes').to.equal(c.name === 'plan-controller');
         });
       });

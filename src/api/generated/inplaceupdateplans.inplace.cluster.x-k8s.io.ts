@@ -7,7 +7,7 @@ export const InPlaceUpdatePlanAPIVersion = 'inplace.cluster.x-k8s.io/v1alpha1';
 /** Plural resource name of InPlaceUpdatePlan. */
 export const InPlaceUpdatePlanPlural = 'inplaceupdateplans';
 /**
- * InPlaceUpdatePlan — see DESIGN §2 and docs/contract.md.
+ * InPlaceUpdatePlan — see docs/design.md §2 and docs/contract.md.
  */
 export interface InPlaceUpdatePlan {
   apiVersion?: string;

@@ -7,7 +7,7 @@ export const KubernetesVersionUpdateTaskAPIVersion = 'samples.inplace.cluster.x-
 /** Plural resource name of KubernetesVersionUpdateTask. */
 export const KubernetesVersionUpdateTaskPlural = 'kubernetesversionupdatetasks';
 /**
- * KubernetesVersionUpdateTask — see DESIGN §2 and docs/contract.md.
+ * KubernetesVersionUpdateTask — see docs/design.md §2 and docs/contract.md.
  */
 export interface KubernetesVersionUpdateTask {
   apiVersion?: string;

@@ -7,7 +7,7 @@ export const KubernetesVersionUpdateTaskTemplateAPIVersion = 'samples.inplace.cl
 /** Plural resource name of KubernetesVersionUpdateTaskTemplate. */
 export const KubernetesVersionUpdateTaskTemplatePlural = 'kubernetesversionupdatetasktemplates';
 /**
- * KubernetesVersionUpdateTaskTemplate — see DESIGN §2 and docs/contract.md.
+ * KubernetesVersionUpdateTaskTemplate — see docs/design.md §2 and docs/contract.md.
  */
 export interface KubernetesVersionUpdateTaskTemplate {
   apiVersion?: string;

@@ -7,7 +7,7 @@ export const MachineUpdateAPIVersion = 'inplace.cluster.x-k8s.io/v1alpha1';
 /** Plural resource name of MachineUpdate. */
 export const MachineUpdatePlural = 'machineupdates';
 /**
- * MachineUpdate — see DESIGN §2 and docs/contract.md.
+ * MachineUpdate — see docs/design.md §2 and docs/contract.md.
  */
 export interface MachineUpdate {
   apiVersion?: string;

@@ -7,7 +7,7 @@ export const OSImageUpdateTaskAPIVersion = 'samples.inplace.cluster.x-k8s.io/v1a
 /** Plural resource name of OSImageUpdateTask. */
 export const OSImageUpdateTaskPlural = 'osimageupdatetasks';
 /**
- * OSImageUpdateTask — see DESIGN §2 and docs/contract.md.
+ * OSImageUpdateTask — see docs/design.md §2 and docs/contract.md.
  */
 export interface OSImageUpdateTask {
   apiVersion?: string;

@@ -7,7 +7,7 @@ export const OSImageUpdateTaskTemplateAPIVersion = 'samples.inplace.cluster.x-k8
 /** Plural resource name of OSImageUpdateTaskTemplate. */
 export const OSImageUpdateTaskTemplatePlural = 'osimageupdatetasktemplates';
 /**
- * OSImageUpdateTaskTemplate — see DESIGN §2 and docs/contract.md.
+ * OSImageUpdateTaskTemplate — see docs/design.md §2 and docs/contract.md.
  */
 export interface OSImageUpdateTaskTemplate {
   apiVersion?: string;

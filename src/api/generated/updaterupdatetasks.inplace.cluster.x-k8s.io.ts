@@ -7,7 +7,7 @@ export const UpdaterUpdateTaskAPIVersion = 'inplace.cluster.x-k8s.io/v1alpha1';
 /** Plural resource name of UpdaterUpdateTask. */
 export const UpdaterUpdateTaskPlural = 'updaterupdatetasks';
 /**
- * UpdaterUpdateTask — see DESIGN §2 and docs/contract.md.
+ * UpdaterUpdateTask — see docs/design.md §2 and docs/contract.md.
  */
 export interface UpdaterUpdateTask {
   apiVersion?: string;

@@ -1,7 +1,7 @@
 // The node-level work of a Kubernetes version upgrade, behind an interface: the local implementation edits the
 // simulated workload-cluster Node; a real one fills the same four methods against the workload cluster.
 import { Nodes, type KubeObject } from '../../api/index.js';
-import type { KubeClient } from '../../contract/index.js';
+import type { KubeClient } from '../../contract/sdk/index.js';
 
 /** What an upgrade needs to know about a node. */
 export interface NodeState {

@@ -3,7 +3,7 @@
 // in four steps — Cordon, UpgradeKubelet, WaitNodeReady, Uncordon — each recorded in the task status with its
 // start time, so a restarted updater resumes at the step it reached (C7). It never writes the Machine (C8).
 import { KubernetesVersionUpdateTasks, type KubernetesVersionUpdateTask } from '../../api/index.js';
-import { aborted, defineUpdater, done, failed, progress, type Result, type Task, type Updater, type UpdaterContext } from '../../contract/index.js';
+import { aborted, defineUpdater, done, failed, progress, type Result, type Task, type Updater, type UpdaterContext } from '../../contract/sdk/index.js';
 import { LocalNodeActions, NodeNotFoundError, type NodeActions } from './node-actions.js';
 
 /** The steps, in order. */

@@ -1,7 +1,7 @@
 // The host-level work of an OS image update, behind an interface: the local implementation records the running
 // image on the simulated workload-cluster Node; a real one talks to the host (or its BMC / provisioning agent).
 import { Nodes, type KubeObject } from '../../api/index.js';
-import type { KubeClient } from '../../contract/index.js';
+import type { KubeClient } from '../../contract/sdk/index.js';
 
 /** Annotation on the (simulated) Node naming the OS image the host runs. */
 export const RUNNING_IMAGE_ANNOTATION = 'samples.inplace.cluster.x-k8s.io/os-image';

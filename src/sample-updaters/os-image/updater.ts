@@ -4,7 +4,7 @@
 // their start time, so a restarted updater resumes (C7). Abort before the reboot discards the staged image;
 // after the reboot started the update is finished instead. It never writes the InfraMachine (C8).
 import { OSImageUpdateTasks, type OSImageUpdateTask } from '../../api/index.js';
-import { aborted, defineUpdater, done, failed, progress, type Result, type Task, type Updater, type UpdaterContext } from '../../contract/index.js';
+import { aborted, defineUpdater, done, failed, progress, type Result, type Task, type Updater, type UpdaterContext } from '../../contract/sdk/index.js';
 import { LocalHostActions, type HostActions } from './host-actions.js';
 
 /** The steps, in order. */

@@ -4,7 +4,7 @@
 // Parameters out of bounds fail the task at once with a message naming the bound. Used by tests and benchmarks.
 import { z } from 'zod';
 import { UpdaterUpdateTasks } from '../../api/index.js';
-import { aborted, defineUpdater, done, failed, progress, type Task, type Updater } from '../../contract/index.js';
+import { aborted, defineUpdater, done, failed, progress, type Task, type Updater } from '../../contract/sdk/index.js';
 
 /** Default simulated duration (seconds). */
 export const DEFAULT_DURATION_SECONDS = 1;
