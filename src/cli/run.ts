@@ -2,38 +2,22 @@
 import { hostname } from 'node:os';
 import type { Component } from '../runtime/types.js';
 import { createLogger, createManager } from '../runtime/index.js';
-import { InPlaceUpdatePlans, type WritePolicy } from '../api/index.js';
+import { InPlaceUpdatePlans } from '../api/index.js';
+import { COMPONENTS, componentsTaking, type ComponentRunOptions } from '../components.js';
 import { call, connect, explainApiError } from './kube.js';
 import { stopRequested } from './procs.js';
 import { loadWritePolicy } from './write-policy.js';
 import { CliError, concurrencyOption, ExitCode, flag, KUBE_OPTIONS_HELP, kubeOptions, portOption, str, UsageError, type Verb } from './verb.js';
 
-/** Settings from `run`'s flags that a component may take. */
-export interface ComponentRunOptions {
-  /** Keys reconciled in parallel (`--concurrency`); only components in CONCURRENCY_COMPONENTS take it. */
-  concurrency?: number;
-  /** The write policy (`--write-policy`); only components in WRITE_POLICY_COMPONENTS take it. */
-  writePolicy?: WritePolicy;
-}
+export type { ComponentRunOptions } from '../components.js';
 
-/** The controller components `run` knows, loaded on demand (without options: as deployed by default). */
-export const COMPONENT_LOADERS: Readonly<Record<string, (opts?: ComponentRunOptions) => Promise<Component>>> = {
-  'plan-controller': async (opts = {}) => {
-    const m = await import('../plan-controller/index.js');
-    return opts.writePolicy ? m.createPlanController({ writePolicy: opts.writePolicy }) : m.planController;
-  },
-  'machine-task-controller': async (opts = {}) => {
-    const m = await import('../machine-task-controller/index.js');
-    if (opts.concurrency === undefined && !opts.writePolicy) return m.machineTaskController;
-    return m.createMachineTaskController({ ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}) });
-  },
-  'mhc-extension': async () => (await import('../mhc-extension/index.js')).mhcExtension,
-};
+/** The controller components `run` knows, loaded on demand (from the one component list, src/components.ts). */
+export const COMPONENT_LOADERS: Readonly<Record<string, (opts?: ComponentRunOptions) => Promise<Component>>> = Object.fromEntries(COMPONENTS.map((c) => [c.name, c.load]));
 
 /** The components whose concurrency `--concurrency` sets (the others' setup takes no such option yet). */
-export const CONCURRENCY_COMPONENTS: readonly string[] = ['machine-task-controller'];
+export const CONCURRENCY_COMPONENTS: readonly string[] = componentsTaking('concurrency');
 /** The components that enforce the write policy: validation (plan-controller) and the commit (machine-task-controller). */
-export const WRITE_POLICY_COMPONENTS: readonly string[] = ['plan-controller', 'machine-task-controller'];
+export const WRITE_POLICY_COMPONENTS: readonly string[] = componentsTaking('writePolicy');
 
 /** `inplace run`. */
 export const runVerb: Verb = {
