@@ -11,6 +11,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import type { PolicyRule } from '../src/runtime/types.js';
 import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
 import { componentsTaking } from '../src/components.js';
+import { METRICS_AUTH_RULES } from '../src/runtime/rbac.js';
 import { LEADER_ELECTION_RULES, isOwnNamespaceRule, normalizeRules, ruleProblems, type FlatRule } from './rbac.js';
 
 /** Ports every controller process listens on (see `inplace run --metrics-port/--health-port`). */
@@ -61,6 +62,8 @@ export interface WorkloadSpec {
 /** `app.kubernetes.io/part-of` of every object. */
 export const PART_OF = 'inplace-capi';
 const METRICS_LABEL = 'inplace.cluster.x-k8s.io/metrics';
+/** The ClusterRole to bind a Prometheus ServiceAccount to, so that it may scrape the controllers' secure /metrics. */
+export const METRICS_READER = 'inplace-metrics-reader';
 
 /** YAML files directly in `dir`, sorted (deterministic order); none when the directory does not exist. */
 function yamlFilesIn(dir: string): string[] {
@@ -130,6 +133,11 @@ export const selectorLabels = (name: string, role: WorkloadRole, instance: strin
 export function addWorkload(chart: Chart, w: WorkloadSpec, role: WorkloadRole, o: DeploymentOptions, podLabels: Record<string, string> = {}): kplus.Deployment {
   const problems = ruleProblems([...w.rbac, ...(w.providerRbac ?? [])]);
   if (problems.length > 0) throw new Error(`component ${w.name} declares RBAC that is not least-privilege: ${problems.join('; ')}`);
+  // Controllers serve /metrics behind TokenReview/SubjectAccessReview (--metrics-secure): those calls come with the
+  // flag. Updaters serve no metrics in the manifests (only process metrics; their probe port serves the probes only).
+  const controller = role === 'controller';
+  const rules = controller ? [...w.rbac, ...METRICS_AUTH_RULES] : w.rbac;
+  const serving = controller ? ['--metrics-port', String(PORTS.metrics), '--metrics-secure', '--health-port', String(PORTS.health)] : ['--health-port', String(PORTS.health)];
   const name = `inplace-${w.name}`;
   const labels = selectorLabels(w.name, role, o.instance);
   const meta = (suffix = ''): { name: string; namespace: string; labels: Record<string, string> } => ({ name: name + suffix, namespace: o.namespace, labels });
@@ -142,7 +150,7 @@ export function addWorkload(chart: Chart, w: WorkloadSpec, role: WorkloadRole, o
   const base = new kplus.ClusterRole(chart, `${w.name}-clusterrole-rules`, { metadata: { name: `${name}-rules`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } } });
   // The component's rules already carry the runtime's (Events, Lease: src/runtime/rbac.ts); the Lease goes to the
   // namespaced Role below, never cluster-wide.
-  for (const r of normalizeRules(w.rbac).filter((x) => !isOwnNamespaceRule(x))) base.allow(r.verbs, endpointOf(r));
+  for (const r of normalizeRules(rules).filter((x) => !isOwnNamespaceRule(x))) base.allow(r.verbs, endpointOf(r));
   // Provider kinds apart, so that what the provider list granted is visible (and what a provider's own ClusterRole
   // with the same label adds, see docs/operations.md, sits next to it).
   if (w.providerRbac?.length) {
@@ -174,11 +182,8 @@ export function addWorkload(chart: Chart, w: WorkloadSpec, role: WorkloadRole, o
         imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
         workingDir: '/app',
         command: ['node', 'dist/src/cli/main.js'],
-        args: [...w.args, '--leader-elect', '--metrics-port', String(PORTS.metrics), '--health-port', String(PORTS.health)],
-        ports: [
-          { name: 'metrics', number: PORTS.metrics },
-          { name: 'health', number: PORTS.health },
-        ],
+        args: [...w.args, '--leader-elect', ...serving],
+        ports: [...(controller ? [{ name: 'metrics', number: PORTS.metrics }] : []), { name: 'health', number: PORTS.health }],
         envVariables: {
           POD_NAMESPACE: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAMESPACE),
           POD_NAME: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAME),
@@ -247,7 +252,8 @@ export function addNetworkPolicy(chart: Chart, o: DeploymentOptions): ApiObject 
     spec: {
       podSelector: { matchLabels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance } },
       policyTypes: ['Ingress', 'Egress'],
-      // From anywhere, as probes come from the kubelet and scrapes from wherever Prometheus runs; nothing else listens.
+      // From anywhere, as probes come from the kubelet and scrapes from wherever Prometheus runs (/metrics asks for a
+      // token allowed by inplace-metrics-reader); nothing else listens.
       ingress: [{ ports: [tcp(PORTS.metrics), tcp(PORTS.health)] }],
       egress: [{ ports: o.apiServer.ports.map(tcp), ...(o.apiServer.cidrs.length ? { to: o.apiServer.cidrs.map((cidr) => ({ ipBlock: { cidr } })) } : {}) }],
     },
@@ -285,6 +291,13 @@ export class PlatformChart extends Chart {
     });
     svc.selectLabel(METRICS_LABEL, 'true');
     svc.selectLabel('app.kubernetes.io/instance', o.instance);
+    // What a scraper's ServiceAccount is bound to: the controllers' SubjectAccessReview asks for exactly this.
+    new ApiObject(this, 'metrics-reader', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: METRICS_READER, labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance } },
+      rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
+    });
     if (!o.noNetworkPolicy) addNetworkPolicy(this, o);
   }
 }

@@ -35,6 +35,8 @@ Options:
   --lease-namespace NS    namespace of the Lease (default: $POD_NAMESPACE, else --namespace, else default)
   --metrics-port N        serve Prometheus /metrics on this port (0 = any free port; default: off)
   --health-port N         serve /healthz and /readyz on this port (default: off)
+  --metrics-secure        serve /metrics over HTTPS (self-signed) to callers allowed to get /metrics
+                          (TokenReview + SubjectAccessReview, as controller-runtime); needs its own --health-port
   --log-level LEVEL       debug, info, warn, error (default: $LOG_LEVEL or info)
   --concurrency N         MachineUpdates the machine-task-controller reconciles in parallel (default 32);
                           the plan-controller and mhc-extension do not take it
@@ -49,6 +51,7 @@ ${KUBE_OPTIONS_HELP}`,
     'lease-namespace': { type: 'string' },
     'metrics-port': { type: 'string' },
     'health-port': { type: 'string' },
+    'metrics-secure': { type: 'boolean' },
     'log-level': { type: 'string' },
     concurrency: { type: 'string' },
     'write-policy': { type: 'string' },
@@ -59,6 +62,10 @@ ${KUBE_OPTIONS_HELP}`,
     if (unknown.length > 0) throw new UsageError(`unknown component "${unknown[0]}"; components are ${Object.keys(COMPONENT_LOADERS).join(', ')}`);
     const metricsPort = portOption(args, 'metrics-port');
     const healthPort = portOption(args, 'health-port');
+    // The kubelet probes without credentials: authenticated metrics need a probe port of their own.
+    if (flag(args, 'metrics-secure') && (metricsPort === undefined || healthPort === undefined || metricsPort === healthPort)) {
+      throw new UsageError('--metrics-secure needs --metrics-port and a different --health-port');
+    }
     const concurrency = concurrencyOption(args);
     // A tuning flag that silently does nothing would mislead whoever sizes the deployment.
     if (concurrency !== undefined && !names.some((n) => CONCURRENCY_COMPONENTS.includes(n))) {
@@ -82,6 +89,7 @@ ${KUBE_OPTIONS_HELP}`,
       ...(namespace ? { namespace } : {}),
       ...(metricsPort !== undefined ? { metricsPort } : {}),
       ...(healthPort !== undefined ? { healthPort } : {}),
+      ...(flag(args, 'metrics-secure') ? { secureMetrics: true } : {}),
       ...(flag(args, 'leader-elect')
         ? { leaderElection: { enabled: true, leaseName: `inplace-${name}`.replace(/^inplace-inplace-/, 'inplace-'), leaseNamespace, identity: `${process.env['POD_NAME'] ?? hostname()}_${process.pid}` } }
         : {}),

@@ -11,6 +11,15 @@ export const LEADER_ELECTION_RULES: readonly PolicyRule[] = Object.freeze([
 /** Events (core/v1, as events.ts writes them) in the namespace of the object they are about: create, and patch for aggregated repeats. */
 export const EVENT_RULES: readonly PolicyRule[] = Object.freeze([Object.freeze({ apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] })]);
 
+/**
+ * What serving /metrics securely (`inplace run --metrics-secure`, metrics-auth.ts) calls: TokenReviews to authenticate
+ * the scraper's token and SubjectAccessReviews to authorize it. Cluster-wide by nature; create is their only verb.
+ */
+export const METRICS_AUTH_RULES: readonly PolicyRule[] = Object.freeze([
+  Object.freeze({ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }),
+  Object.freeze({ apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] }),
+]);
+
 /** A deep copy, so that a component adding to its rules never changes the shared constants. */
 const copy = (r: PolicyRule): PolicyRule => ({
   apiGroups: [...r.apiGroups],

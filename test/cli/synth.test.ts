@@ -109,7 +109,7 @@ describe('cdk8s synthesis', () => {
         const d = deployments.find((x) => x.metadata.name === `inplace-${c.name}`)!;
         const ctr = podOf(d).containers[0]!;
         expect(ctr.command).to.deep.equal(['node', 'dist/src/cli/main.js']);
-        expect(ctr.args).to.deep.equal(['run', c.name, '--leader-elect', '--metrics-port', '8080', '--health-port', '8081']);
+        expect(ctr.args).to.deep.equal(['run', c.name, '--leader-elect', '--metrics-port', '8080', '--metrics-secure', '--health-port', '8081']);
         expect(podOf(d).serviceAccountName).to.equal(`inplace-${c.name}`);
       });
     }
@@ -174,7 +174,7 @@ describe('cdk8s synthesis', () => {
   });
 
   describe('RBAC', () => {
-    for (const r of byKind('ClusterRole').concat(byKind('Role'))) {
+    for (const r of byKind('ClusterRole').concat(byKind('Role')).filter((x) => x.metadata.name !== 'inplace-metrics-reader')) {
       it(`${r.kind} ${r.metadata.name} has no wildcards and no Secret access`, () => {
         const rules = (r['rules'] as api.KubeObject[] | undefined as unknown as { apiGroups: string[]; resources: string[]; verbs: string[] }[]) ?? [];
         expect(ruleProblems(rules)).to.deep.equal([]);
@@ -338,7 +338,7 @@ describe('cdk8s synthesis', () => {
   });
   describe('RBAC follows what is deployed', () => {
     const samplesGroup = 'samples.inplace.cluster.x-k8s.io';
-    const mentionsSamples = (d: K8sDoc): boolean => ((d['rules'] as { apiGroups: string[] }[] | undefined) ?? []).some((r) => r.apiGroups.includes(samplesGroup));
+    const mentionsSamples = (d: K8sDoc): boolean => ((d['rules'] as { apiGroups?: string[] }[] | undefined) ?? []).some((r) => r.apiGroups?.includes(samplesGroup));
 
     it('--no-samples grants no rule on the sample updaters\' kinds, to any component', () => {
       const noSamples = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test' }));
@@ -451,6 +451,24 @@ describe('cdk8s synthesis', () => {
       }
       const none = docsOf(synthesize({ priorityClassName: '' }));
       for (const d of deploymentsOf(none)) expect(specOf(d).template.spec).to.not.have.property('priorityClassName');
+    });
+
+    it('serves controller metrics behind TokenReview/SubjectAccessReview: the flag, the RBAC it needs, a metrics-reader ClusterRole; updaters serve none', () => {
+      const reader = byKind('ClusterRole').find((r) => r.metadata.name === 'inplace-metrics-reader')!;
+      expect(reader['rules']).to.deep.equal([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+      for (const c of COMPONENTS) {
+        const rules = effectiveRules(docs, c.name);
+        expect(allows(rules, 'create', 'authentication.k8s.io', 'tokenreviews'), c.name).to.equal(true);
+        expect(allows(rules, 'create', 'authorization.k8s.io', 'subjectaccessreviews'), c.name).to.equal(true);
+        expect(allows(rules, 'get', 'authentication.k8s.io', 'tokenreviews'), c.name).to.equal(false);
+      }
+      for (const d of byKind('Deployment').filter((x) => x.metadata.name.startsWith('inplace-updater-'))) {
+        const ctr = specOf(d).template.spec['containers'] as { args: string[]; ports: { name: string }[] }[];
+        expect(ctr[0]!.args, d.metadata.name).to.not.include('--metrics-port');
+        expect(ctr[0]!.ports.map((p) => p.name), d.metadata.name).to.deep.equal(['health']);
+        const rules = effectiveRules(docs, d.metadata.name.replace(/^inplace-/, ''));
+        expect(allows(rules, 'create', 'authentication.k8s.io', 'tokenreviews'), d.metadata.name).to.equal(false);
+      }
     });
 
     it('has a NetworkPolicy over every platform pod: ingress only to the metrics and health ports, egress only to the API server', () => {
