@@ -8,6 +8,7 @@ import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { synthesize, type SynthOptions } from '../../cdk8s/synth.js';
 import { docsOf, type K8sDoc } from './manifests.js';
 import { BUILTIN, manifestProblems } from './manifest-schemas.js';
+import { startTestEnv } from '../support/env.js';
 
 const IMAGE = 'registry.example.com/inplace-capi:test';
 const variants: Record<string, SynthOptions> = {
@@ -82,5 +83,27 @@ describe('synthesized manifests validate against the Kubernetes API schemas', ()
       const plan = { apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'InPlaceUpdatePlan', metadata: { name: 'p', namespace: 'ns' }, spec: { clusterName: 42 } };
       expect(manifestProblems([plan as unknown as KubeObject]).join('\n')).to.match(/InPlaceUpdatePlan p: \/spec\/clusterName must be string/);
     });
+  });
+  // On a real cluster the API server itself is the validator: a server-side dry-run apply of every object (the CRDs
+  // and cluster-scoped RBAC included: dry-run persists nothing), into a namespace of the test's own.
+  it('a real cluster (INPLACE_TEST_KUBECONFIG) accepts every object with a server-side dry-run apply', async function () {
+    if (!process.env['INPLACE_TEST_KUBECONFIG']) this.skip();
+    this.timeout(120_000);
+    const env = await startTestEnv();
+    try {
+      const ns = await env.newNamespace('manifests');
+      const problems: string[] = [];
+      for (const obj of docsFor({ ...variants['the defaults with the sample updaters']!, namespace: ns, replicas: 2 })) {
+        if (obj.kind === 'Namespace') continue;
+        const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : ['', obj.apiVersion];
+        const res = await env.client.resolve(group!, obj.kind);
+        await env.client
+          .patch(res.version === version ? res : { ...res, version: version! }, obj.metadata.namespace, obj.metadata.name, obj, { type: 'apply', force: true, dryRun: true, fieldManager: 'inplace-manifests-test' })
+          .catch((e: unknown) => problems.push(`${obj.kind} ${obj.metadata.name}: ${(e as Error).message}`));
+      }
+      expect(problems).to.deep.equal([]);
+    } finally {
+      await env.stop();
+    }
   });
 });
