@@ -487,4 +487,21 @@ describe('cdk8s synthesis', () => {
       expect(docsOf(synthesize({ noNetworkPolicy: true })).filter((d) => d.kind === 'NetworkPolicy')).to.deep.equal([]);
     });
   });
+  describe('one component list', () => {
+    it('inplace run knows exactly the components the manifests deploy, with the options each takes', async () => {
+      const run = await import('../../src/cli/run.js');
+      expect(Object.keys(run.COMPONENT_LOADERS)).to.deep.equal(COMPONENTS.map((c) => c.name));
+      expect(run.WRITE_POLICY_COMPONENTS).to.deep.equal(COMPONENTS.filter((c) => c.takes.includes('writePolicy')).map((c) => c.name));
+      expect(run.CONCURRENCY_COMPONENTS).to.deep.equal(COMPONENTS.filter((c) => c.takes.includes('concurrency')).map((c) => c.name));
+      expect(byKind('Deployment').filter((d) => !d.metadata.name.startsWith('inplace-updater-')).map((d) => d.metadata.name)).to.deep.equal(COMPONENTS.map((c) => `inplace-${c.name}`));
+    });
+
+    it('cdk8s/ imports nothing from src/cli (the CLI is a consumer of the manifests\' sources, not a source)', () => {
+      const dir = join(PROJECT_ROOT, 'cdk8s');
+      const offenders = readdirSync(dir)
+        .filter((f) => f.endsWith('.ts'))
+        .filter((f) => /from\s+'[^']*src\/cli\//.test(readFileSync(join(dir, f), 'utf8')));
+      expect(offenders).to.deep.equal([]);
+    });
+  });
 });
