@@ -471,6 +471,14 @@ describe('cdk8s synthesis', () => {
       }
     });
 
+    it('gives every leader-electing pod POD_NAMESPACE, where both inplace run and the updater SDK take their Lease (the Role covers only that namespace)', () => {
+      for (const d of byKind('Deployment')) {
+        const ctr = (specOf(d).template.spec['containers'] as { args: string[]; env: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[] }[])[0]!;
+        expect(ctr.args, d.metadata.name).to.include('--leader-elect');
+        expect(ctr.env.find((e) => e.name === 'POD_NAMESPACE')?.valueFrom?.fieldRef?.fieldPath, d.metadata.name).to.equal('metadata.namespace');
+      }
+    });
+
     it('has a NetworkPolicy over every platform pod: ingress only to the metrics and health ports, egress only to the API server', () => {
       const nps = byKind('NetworkPolicy');
       expect(nps).to.have.length(1);
