@@ -1,7 +1,8 @@
 // The deployment, synthesized with cdk8s + cdk8s-plus-28: the CRDs, the controllers (one Deployment per component,
 // Pod Security "restricted", least-privilege RBAC derived from each component's exported rules), a metrics Service,
-// and the sample updaters as an optional chart.
-import { readFileSync } from 'node:fs';
+// a NetworkPolicy, PodDisruptionBudgets for replicated workloads, and the sample updaters as an optional chart.
+// Every value a platform team tunes is a DeploymentOptions prop, documented in docs/operations.md (Deploying).
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiObject, Chart, Include, JsonPatch, Size, type App } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
@@ -9,21 +10,32 @@ import type { Construct } from 'constructs';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { PolicyRule } from '../src/runtime/types.js';
 import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
-import { WRITE_POLICY_COMPONENTS } from '../src/cli/run.js';
-import { yamlFilesIn } from '../src/cli/files.js';
-import { EVENT_RULES, LEADER_ELECTION_RULES, isOwnNamespaceRule, normalizeRules, ruleProblems, type FlatRule } from './rbac.js';
+import { componentsTaking } from '../src/components.js';
+import { METRICS_AUTH_RULES } from '../src/runtime/rbac.js';
+import { LEADER_ELECTION_RULES, isOwnNamespaceRule, normalizeRules, ruleProblems, type FlatRule } from './rbac.js';
 
 /** Ports every controller process listens on (see `inplace run --metrics-port/--health-port`). */
 export const PORTS = { metrics: 8080, health: 8081 } as const;
 
 /** What the synthesized manifests can be tuned with. */
 export interface DeploymentOptions {
-  /** Container image of the platform (the Dockerfile's output). */
+  /** Container image of the platform (the Dockerfile's output), with registry and tag: required, nothing is guessed. */
   image: string;
   /** Namespace the controllers run in (leader-election Leases live here). */
   namespace: string;
-  /** Replicas per controller Deployment; > 1 is safe (leader election). */
+  /** Replicas per controller Deployment; > 1 is safe (leader election) and adds a PodDisruptionBudget. */
   replicas: number;
+  /** `app.kubernetes.io/instance` of every object: tells two installations apart in selectors. */
+  instance: string;
+  /** priorityClassName of every pod (e.g. `system-cluster-critical`); empty = none (the cluster's default). */
+  priorityClassName: string;
+  /**
+   * Where the API server is for the NetworkPolicy's egress rule: the ports its endpoints listen on (egress is matched
+   * after the Service's DNAT, so 6443 for most clusters, 443 for some) and, optionally, their CIDRs (empty = any).
+   */
+  apiServer: { ports: readonly number[]; cidrs: readonly string[] };
+  /** Leave the NetworkPolicy out (for a CNI without NetworkPolicy support, or a policy managed elsewhere). */
+  noNetworkPolicy?: boolean;
   /** Project root: where crds/ lives. */
   root: string;
   /**
@@ -47,9 +59,20 @@ export interface WorkloadSpec {
   providerRbac?: readonly PolicyRule[];
 }
 
-const PART_OF = 'inplace-capi';
-const COMPONENT_LABEL = 'app.kubernetes.io/component';
+/** `app.kubernetes.io/part-of` of every object. */
+export const PART_OF = 'inplace-capi';
 const METRICS_LABEL = 'inplace.cluster.x-k8s.io/metrics';
+/** The ClusterRole to bind a Prometheus ServiceAccount to, so that it may scrape the controllers' secure /metrics. */
+export const METRICS_READER = 'inplace-metrics-reader';
+
+/** YAML files directly in `dir`, sorted (deterministic order); none when the directory does not exist. */
+function yamlFilesIn(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
+    .map((e) => join(dir, e.name))
+    .sort();
+}
 
 /** The kinds a CRD file defines (group, plural, kind), e.g. to grant access to an updater's task kinds. */
 export function crdKinds(file: string): { group: string; plural: string; kind: string }[] {
@@ -88,21 +111,35 @@ export function aggregateTo(chart: Chart, id: string, name: string, component: s
   return role;
 }
 
-const labelsOf = (name: string): Record<string, string> => ({
+/** What a workload is to the platform: a controller (`inplace run`) or an updater (`inplace updater`). */
+export type WorkloadRole = 'controller' | 'updater';
+
+/**
+ * The hand-written labels that select a workload's pods. Deployment selectors are immutable, so they are built only
+ * from these stable values — never from the cdk8s construct path, which would break `kubectl apply` on upgrade.
+ */
+export const selectorLabels = (name: string, role: WorkloadRole, instance: string): Record<string, string> => ({
   'app.kubernetes.io/name': name,
+  'app.kubernetes.io/component': role,
   'app.kubernetes.io/part-of': PART_OF,
-  [COMPONENT_LABEL]: name,
+  'app.kubernetes.io/instance': instance,
 });
 
 /**
- * Adds one workload: ServiceAccount, ClusterRole (+binding) from its declared rules plus Events, Role (+binding)
- * for its leader-election Lease, and a restricted-profile Deployment.
+ * Adds one workload: ServiceAccount, ClusterRole (+binding) from its declared rules, Role (+binding) for its
+ * leader-election Lease, a restricted-profile Deployment spread over nodes and zones, and a PodDisruptionBudget
+ * when it has more than one replica.
  */
-export function addWorkload(chart: Chart, w: WorkloadSpec, o: DeploymentOptions, podLabels: Record<string, string> = {}): kplus.Deployment {
+export function addWorkload(chart: Chart, w: WorkloadSpec, role: WorkloadRole, o: DeploymentOptions, podLabels: Record<string, string> = {}): kplus.Deployment {
   const problems = ruleProblems([...w.rbac, ...(w.providerRbac ?? [])]);
   if (problems.length > 0) throw new Error(`component ${w.name} declares RBAC that is not least-privilege: ${problems.join('; ')}`);
+  // Controllers serve /metrics behind TokenReview/SubjectAccessReview (--metrics-secure): those calls come with the
+  // flag. Updaters serve no metrics in the manifests (only process metrics; their probe port serves the probes only).
+  const controller = role === 'controller';
+  const rules = controller ? [...w.rbac, ...METRICS_AUTH_RULES] : w.rbac;
+  const serving = controller ? ['--metrics-port', String(PORTS.metrics), '--metrics-secure', '--health-port', String(PORTS.health)] : ['--health-port', String(PORTS.health)];
   const name = `inplace-${w.name}`;
-  const labels = labelsOf(w.name);
+  const labels = selectorLabels(w.name, role, o.instance);
   const meta = (suffix = ''): { name: string; namespace: string; labels: Record<string, string> } => ({ name: name + suffix, namespace: o.namespace, labels });
 
   const sa = new kplus.ServiceAccount(chart, `${w.name}-sa`, { metadata: meta(), automountToken: true });
@@ -111,8 +148,9 @@ export function addWorkload(chart: Chart, w: WorkloadSpec, o: DeploymentOptions,
   // (below) and rules that updaters bring for their task kinds (see aggregateTo), as CAPI providers do.
   const clusterRole = new kplus.ClusterRole(chart, `${w.name}-clusterrole`, { metadata: { name, labels }, aggregationLabels: { [aggregateLabel(w.name)]: 'true' } });
   const base = new kplus.ClusterRole(chart, `${w.name}-clusterrole-rules`, { metadata: { name: `${name}-rules`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } } });
-  // Leases a component declares (leader election) go to the namespaced Role below: never cluster-wide.
-  for (const r of normalizeRules([...w.rbac, ...EVENT_RULES]).filter((x) => !isOwnNamespaceRule(x))) base.allow(r.verbs, endpointOf(r));
+  // The component's rules already carry the runtime's (Events, Lease: src/runtime/rbac.ts); the Lease goes to the
+  // namespaced Role below, never cluster-wide.
+  for (const r of normalizeRules(rules).filter((x) => !isOwnNamespaceRule(x))) base.allow(r.verbs, endpointOf(r));
   // Provider kinds apart, so that what the provider list granted is visible (and what a provider's own ClusterRole
   // with the same label adds, see docs/operations.md, sits next to it).
   if (w.providerRbac?.length) {
@@ -121,15 +159,18 @@ export function addWorkload(chart: Chart, w: WorkloadSpec, o: DeploymentOptions,
   }
   new kplus.ClusterRoleBinding(chart, `${w.name}-clusterrolebinding`, { metadata: { name, labels }, role: clusterRole }).addSubjects(sa);
 
-  const role = new kplus.Role(chart, `${w.name}-role`, { metadata: meta('-leader-election') });
+  // Every workload runs with --leader-elect (below): the Lease rules come with that flag.
+  const leaseRole = new kplus.Role(chart, `${w.name}-role`, { metadata: meta('-leader-election') });
   for (const r of normalizeRules([...LEADER_ELECTION_RULES, ...w.rbac]).filter(isOwnNamespaceRule)) {
-    role.allow(r.verbs, kplus.ApiResource.custom({ apiGroup: r.apiGroup, resourceType: r.resource }));
+    leaseRole.allow(r.verbs, kplus.ApiResource.custom({ apiGroup: r.apiGroup, resourceType: r.resource }));
   }
-  new kplus.RoleBinding(chart, `${w.name}-rolebinding`, { metadata: meta('-leader-election'), role }).addSubjects(sa);
+  new kplus.RoleBinding(chart, `${w.name}-rolebinding`, { metadata: meta('-leader-election'), role: leaseRole }).addSubjects(sa);
 
   const deployment = new kplus.Deployment(chart, `${w.name}-deployment`, {
     metadata: { ...meta(), annotations: { 'inplace.cluster.x-k8s.io/description': w.description } },
     replicas: o.replicas,
+    // No generated selector: the selector is the stable labels above (selectorLabels).
+    select: false,
     serviceAccount: sa,
     automountServiceAccountToken: true,
     podMetadata: { labels: { ...labels, ...podLabels } },
@@ -141,11 +182,8 @@ export function addWorkload(chart: Chart, w: WorkloadSpec, o: DeploymentOptions,
         imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
         workingDir: '/app',
         command: ['node', 'dist/src/cli/main.js'],
-        args: [...w.args, '--leader-elect', '--metrics-port', String(PORTS.metrics), '--health-port', String(PORTS.health)],
-        ports: [
-          { name: 'metrics', number: PORTS.metrics },
-          { name: 'health', number: PORTS.health },
-        ],
+        args: [...w.args, '--leader-elect', ...serving],
+        ports: [...(controller ? [{ name: 'metrics', number: PORTS.metrics }] : []), { name: 'health', number: PORTS.health }],
         envVariables: {
           POD_NAMESPACE: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAMESPACE),
           POD_NAME: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAME),
@@ -170,12 +208,56 @@ export function addWorkload(chart: Chart, w: WorkloadSpec, o: DeploymentOptions,
       },
     ],
   });
+  deployment.select(kplus.LabelSelector.of({ labels }));
   // Node writes nothing but temp files; give it a writable /tmp on a read-only root filesystem.
   const tmp = kplus.Volume.fromEmptyDir(chart, `${w.name}-tmp`, 'tmp', { sizeLimit: Size.mebibytes(64) });
   deployment.containers[0]?.mount('/tmp', tmp);
+  const obj = ApiObject.of(deployment);
+  // kplus labels every pod with its construct path; that label would change the pod template whenever the construct
+  // tree does (a needless rollout), and nothing selects on it.
+  obj.addJsonPatch(JsonPatch.remove('/spec/template/metadata/labels/cdk8s.io~1metadata.addr'));
   // The pod-level seccomp profile is what Pod Security "restricted" checks first; kplus only sets it per container.
-  ApiObject.of(deployment).addJsonPatch(JsonPatch.add('/spec/template/spec/securityContext/seccompProfile', { type: 'RuntimeDefault' }));
+  obj.addJsonPatch(JsonPatch.add('/spec/template/spec/securityContext/seccompProfile', { type: 'RuntimeDefault' }));
+  if (o.priorityClassName) obj.addJsonPatch(JsonPatch.add('/spec/template/spec/priorityClassName', o.priorityClassName));
+  // Replicas on different nodes (and zones where there are any): one node going down must not take the standby too.
+  // ScheduleAnyway: a one-node or zoneless cluster still runs every replica.
+  obj.addJsonPatch(
+    JsonPatch.add(
+      '/spec/template/spec/topologySpreadConstraints',
+      ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map((topologyKey) => ({ maxSkew: 1, topologyKey, whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: labels } })),
+    ),
+  );
+  // A drain may take one replica at a time; with a single replica a budget would block every drain, so none.
+  if (o.replicas > 1) {
+    new ApiObject(chart, `${w.name}-pdb`, {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: meta(),
+      spec: { maxUnavailable: 1, selector: { matchLabels: labels } },
+    });
+  }
   return deployment;
+}
+
+/**
+ * The NetworkPolicy of the platform's pods (controllers and updaters): ingress only to the metrics and health ports,
+ * egress only to the API server (the only peer any of them has; the in-cluster config names it by IP, so no DNS).
+ */
+export function addNetworkPolicy(chart: Chart, o: DeploymentOptions): ApiObject {
+  const tcp = (port: number): { protocol: string; port: number } => ({ protocol: 'TCP', port });
+  return new ApiObject(chart, 'network-policy', {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: 'inplace-capi', namespace: o.namespace, labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance } },
+    spec: {
+      podSelector: { matchLabels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance } },
+      policyTypes: ['Ingress', 'Egress'],
+      // From anywhere, as probes come from the kubelet and scrapes from wherever Prometheus runs (/metrics asks for a
+      // token allowed by inplace-metrics-reader); nothing else listens.
+      ingress: [{ ports: [tcp(PORTS.metrics), tcp(PORTS.health)] }],
+      egress: [{ ports: o.apiServer.ports.map(tcp), ...(o.apiServer.cidrs.length ? { to: o.apiServer.cidrs.map((cidr) => ({ ipBlock: { cidr } })) } : {}) }],
+    },
+  });
 }
 
 /** The platform: namespace, one Deployment + ServiceAccount + least-privilege RBAC per component, a metrics Service. */
@@ -196,17 +278,27 @@ export class PlatformChart extends Chart {
     const cm = policy
       ? new kplus.ConfigMap(this, 'write-policy', { metadata: { name: 'inplace-write-policy', namespace: o.namespace }, data: { 'write-policy.yaml': stringify(policy) } })
       : undefined;
+    const enforcing = componentsTaking('writePolicy');
     for (const c of components) {
-      const enforces = cm && WRITE_POLICY_COMPONENTS.includes(c.name);
-      const d = addWorkload(this, enforces ? { ...c, args: [...c.args, '--write-policy', WRITE_POLICY_PATH] } : c, o, { [METRICS_LABEL]: 'true' });
+      const enforces = cm && enforcing.includes(c.name);
+      const d = addWorkload(this, enforces ? { ...c, args: [...c.args, '--write-policy', WRITE_POLICY_PATH] } : c, 'controller', o, { [METRICS_LABEL]: 'true' });
       if (enforces) d.containers[0]?.mount('/etc/inplace', kplus.Volume.fromConfigMap(this, `${c.name}-write-policy`, cm), { readOnly: true });
     }
     const svc = new kplus.Service(this, 'metrics', {
-      metadata: { name: 'inplace-controller-metrics', namespace: o.namespace, labels: { 'app.kubernetes.io/name': 'inplace-controller-metrics' } },
+      metadata: { name: 'inplace-controller-metrics', namespace: o.namespace, labels: { 'app.kubernetes.io/name': 'inplace-controller-metrics', 'app.kubernetes.io/instance': o.instance } },
       type: kplus.ServiceType.CLUSTER_IP,
       ports: [{ name: 'metrics', port: PORTS.metrics, targetPort: PORTS.metrics }],
     });
     svc.selectLabel(METRICS_LABEL, 'true');
+    svc.selectLabel('app.kubernetes.io/instance', o.instance);
+    // What a scraper's ServiceAccount is bound to: the controllers' SubjectAccessReview asks for exactly this.
+    new ApiObject(this, 'metrics-reader', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: METRICS_READER, labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance } },
+      rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
+    });
+    if (!o.noNetworkPolicy) addNetworkPolicy(this, o);
   }
 }
 
@@ -216,7 +308,7 @@ export class SampleUpdatersChart extends Chart {
     super(scope, id, { disableResourceNameHashes: true, labels: { 'app.kubernetes.io/part-of': PART_OF } });
     const crds = [...new Set(updaters.flatMap((u) => u.crds))].sort();
     crds.forEach((url, i) => new Include(this, `crd-${i}`, { url }));
-    for (const u of updaters) addWorkload(this, { ...u, name: `updater-${u.name}` }, o);
+    for (const u of updaters) addWorkload(this, { ...u, name: `updater-${u.name}` }, 'updater', o);
     // The platform creates, watches, aborts and garbage-collects the task kinds and reads the templates.
     const kinds = crds.flatMap(crdKinds);
     const tasks = kinds.filter((k) => !k.kind.endsWith('Template'));

@@ -1,5 +1,5 @@
 // `npm run synth [-- --image REF --namespace NS --replicas N --outdir DIR --no-samples --write-policy FILE
-// --provider ROLE=plural.group]`: writes dist/manifests/.
+// --provider ROLE=plural.group ...]`: writes dist/manifests/ (the values: docs/operations.md, Deploying).
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
@@ -7,15 +7,30 @@ import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
 import { join, relative } from 'node:path';
 import { sampleUpdaters } from '../src/sample-updaters/index.js';
 import { DEFAULT_PROVIDERS, PROVIDER_ROLES, parseProvider, type ProviderResource } from '../src/runtime/rbac.js';
-import { DEFAULT_IMAGE, PROJECT_ROOT, synthesize, writeManifests } from './synth.js';
+import { DEFAULT_IMAGE, DEFAULTS, PROJECT_ROOT, imageWarning, synthesize, writeManifests } from './synth.js';
 
-const USAGE = `Usage: npm run synth -- [--image REF] [--namespace NS] [--replicas N] [--outdir DIR] [--no-samples]
+const USAGE = `Usage: npm run synth -- --image REF [--namespace NS] [--replicas N] [--outdir DIR] [--no-samples]
                          [--write-policy FILE] [--provider ROLE=plural.group]... [--no-default-providers]
+                         [--instance NAME] [--priority-class NAME] [--api-server-port N]... [--api-server-cidr CIDR]...
+                         [--no-network-policy]
 
-Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, sample updaters) to dist/manifests/.
-  --image REF       container image of the platform (default: $INPLACE_IMAGE or ${DEFAULT_IMAGE})
-  --namespace NS    namespace the controllers run in (default: inplace-system)
-  --replicas N      replicas per controller; leader election makes > 1 safe (default: 1)
+Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, NetworkPolicy, sample updaters) to
+dist/manifests/.
+  --image REF       container image of the platform, with registry and tag, e.g. ghcr.io/ORG/inplace-capi:0.1.0
+                    (default: $INPLACE_IMAGE, else ${DEFAULT_IMAGE} with a warning: no registry, not pullable)
+  --namespace NS    namespace the controllers run in (default: ${DEFAULTS.namespace})
+  --replicas N      replicas per controller; leader election makes > 1 safe, and adds a PodDisruptionBudget
+                    (default: ${DEFAULTS.replicas})
+  --instance NAME   app.kubernetes.io/instance of every object and selector (default: ${DEFAULTS.instance})
+  --priority-class NAME
+                    priorityClassName of the pods; "" for none (default: ${DEFAULTS.priorityClassName})
+  --api-server-port N
+                    port of the API server endpoints the NetworkPolicy lets the pods reach (repeatable;
+                    default: ${DEFAULTS.apiServer.ports.join(', ')})
+  --api-server-cidr CIDR
+                    restrict that egress to these addresses (repeatable; default: any address)
+  --no-network-policy
+                    leave the NetworkPolicy out
   --outdir DIR      output directory (default: dist/manifests)
   --no-samples      leave out the sample updaters chart
   --write-policy FILE  the write policy (YAML, allow/deny per selectResource) as a ConfigMap passed to the
@@ -38,6 +53,11 @@ function main(): number {
         'write-policy': { type: 'string' },
         provider: { type: 'string', multiple: true },
         'no-default-providers': { type: 'boolean' },
+        instance: { type: 'string' },
+        'priority-class': { type: 'string' },
+        'api-server-port': { type: 'string', multiple: true },
+        'api-server-cidr': { type: 'string', multiple: true },
+        'no-network-policy': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -49,9 +69,20 @@ function main(): number {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const replicas = values.replicas === undefined ? 1 : Number(values.replicas);
+  const replicas = values.replicas === undefined ? DEFAULTS.replicas : Number(values.replicas);
   if (!Number.isInteger(replicas) || replicas < 1) {
     process.stderr.write(`error: --replicas must be a positive integer, got "${values.replicas}"\n`);
+    return 2;
+  }
+  const ports = (values['api-server-port'] ?? []).map(Number);
+  if (ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)) {
+    process.stderr.write(`error: --api-server-port must be a port number, got "${(values['api-server-port'] ?? []).join(', ')}"\n`);
+    return 2;
+  }
+  const cidrs = values['api-server-cidr'] ?? [];
+  const badCidr = cidrs.find((c) => !/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c));
+  if (badCidr !== undefined) {
+    process.stderr.write(`error: --api-server-cidr must be a CIDR (e.g. 10.0.0.1/32), got "${badCidr}"\n`);
     return 2;
   }
   let providers: ProviderResource[];
@@ -68,12 +99,20 @@ function main(): number {
     process.stderr.write(`error: --write-policy ${values['write-policy']}: ${(e as Error).message}\n`);
     return 2;
   }
+  const image = values.image ?? process.env.INPLACE_IMAGE ?? DEFAULT_IMAGE;
+  const warning = imageWarning(image);
+  // A warning, not an error: synthesizing to read or diff the manifests needs no image.
+  if (warning) process.stderr.write(`warning: ${warning}\n`);
   const files = synthesize({
     providers,
     ...(writePolicy ? { writePolicy } : {}),
-    image: values.image ?? process.env.INPLACE_IMAGE ?? DEFAULT_IMAGE,
-    namespace: values.namespace ?? 'inplace-system',
+    image,
+    namespace: values.namespace ?? DEFAULTS.namespace,
     replicas,
+    ...(values.instance !== undefined ? { instance: values.instance } : {}),
+    ...(values['priority-class'] !== undefined ? { priorityClassName: values['priority-class'] } : {}),
+    ...(ports.length || cidrs.length ? { apiServer: { ports: ports.length ? ports : DEFAULTS.apiServer.ports, cidrs } } : {}),
+    ...(values['no-network-policy'] ? { noNetworkPolicy: true } : {}),
     ...(values['no-samples'] ? {} : { updaters: Object.values(sampleUpdaters) }),
   });
   const outdir = values.outdir ?? join(PROJECT_ROOT, 'dist', 'manifests');

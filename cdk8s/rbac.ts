@@ -1,16 +1,8 @@
 // Pure helpers over RBAC PolicyRules: normalising what components declare and answering "is this call allowed?".
 import type { PolicyRule } from '../src/runtime/types.js';
 
-/** Rules every controller process needs in its own namespace: the Lease of leader election. */
-export const LEADER_ELECTION_RULES: readonly PolicyRule[] = [
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch'] },
-];
-
-/** Rules every controller process needs cluster-wide: Events are written in the namespace of the object they are about. */
-export const EVENT_RULES: readonly PolicyRule[] = [
-  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-  { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
-];
+// The runtime's rules have one home (src/runtime/rbac.ts); re-exported for the tests and tools that read them here.
+export { EVENT_RULES, LEADER_ELECTION_RULES } from '../src/runtime/rbac.js';
 
 const VERB_ORDER = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
 const verbRank = (v: string): number => {

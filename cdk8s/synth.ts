@@ -18,7 +18,7 @@ export interface UpdaterWorkload {
   crds: readonly string[];
 }
 
-/** Options of a synthesis run; everything has a default. */
+/** Options of a synthesis run; everything has a default (DEFAULTS; the image's default is warned about by main.ts). */
 export interface SynthOptions extends Partial<DeploymentOptions> {
   /** Sample updaters to add as the optional chart; omitted = no samples chart. */
   updaters?: readonly UpdaterWorkload[];
@@ -30,8 +30,37 @@ export interface SynthOptions extends Partial<DeploymentOptions> {
   providers?: readonly ProviderResource[];
 }
 
-/** The default image reference (tag = package version); override with --image or INPLACE_IMAGE. */
+/**
+ * The image used when none is given: the local `docker build -t inplace-capi:0.1.0 .` name, which names no registry,
+ * so a cluster cannot pull it (main.ts warns). Give the real one with --image / INPLACE_IMAGE / the `image` prop.
+ */
 export const DEFAULT_IMAGE = 'inplace-capi:0.1.0';
+
+/** The defaults of the tunable values (docs/operations.md, Deploying). */
+export const DEFAULTS = {
+  namespace: 'inplace-system',
+  replicas: 1,
+  instance: 'inplace-capi',
+  priorityClassName: 'system-cluster-critical',
+  apiServer: { ports: [443, 6443], cidrs: [] as string[] },
+} as const;
+
+/**
+ * Why an image reference is unlikely to be pullable by a cluster (the default, no registry host, no tag or digest);
+ * undefined when it looks fine. A registry host is the first path segment when it has a dot or a port, or is localhost.
+ */
+export function imageWarning(image: string): string | undefined {
+  if (image === DEFAULT_IMAGE) {
+    return `no --image given: the manifests use ${DEFAULT_IMAGE}, which names no registry and cannot be pulled by a cluster; push the image (docker build -t REGISTRY/inplace-capi:TAG .) and pass --image REGISTRY/inplace-capi:TAG (or set INPLACE_IMAGE)`;
+  }
+  const first = image.split('/')[0] ?? '';
+  const hasRegistry = image.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
+  const lastSegment = image.slice(image.lastIndexOf('/') + 1);
+  const hasTag = lastSegment.includes(':') || image.includes('@sha256:');
+  if (!hasRegistry) return `image ${image} names no registry host (e.g. ghcr.io/ORG/inplace-capi:TAG): nodes resolve it on Docker Hub`;
+  if (!hasTag) return `image ${image} has no tag or digest: it resolves to :latest, which changes under a running deployment`;
+  return undefined;
+}
 
 /** A synthesized manifest file. */
 export interface ManifestFile {
@@ -51,8 +80,12 @@ export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
   if (problems.length > 0) throw new Error(`invalid provider list: ${problems.join('; ')}`);
   const o: DeploymentOptions = {
     image: opts.image ?? DEFAULT_IMAGE,
-    namespace: opts.namespace ?? 'inplace-system',
-    replicas: opts.replicas ?? 1,
+    namespace: opts.namespace ?? DEFAULTS.namespace,
+    replicas: opts.replicas ?? DEFAULTS.replicas,
+    instance: opts.instance ?? DEFAULTS.instance,
+    priorityClassName: opts.priorityClassName ?? DEFAULTS.priorityClassName,
+    apiServer: opts.apiServer ?? DEFAULTS.apiServer,
+    ...(opts.noNetworkPolicy ? { noNetworkPolicy: true } : {}),
     root,
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
   };

@@ -2,38 +2,22 @@
 import { hostname } from 'node:os';
 import type { Component } from '../runtime/types.js';
 import { createLogger, createManager } from '../runtime/index.js';
-import { InPlaceUpdatePlans, type WritePolicy } from '../api/index.js';
+import { InPlaceUpdatePlans } from '../api/index.js';
+import { COMPONENTS, componentsTaking, type ComponentRunOptions } from '../components.js';
 import { call, connect, explainApiError } from './kube.js';
 import { stopRequested } from './procs.js';
 import { loadWritePolicy } from './write-policy.js';
 import { CliError, concurrencyOption, ExitCode, flag, KUBE_OPTIONS_HELP, kubeOptions, portOption, str, UsageError, type Verb } from './verb.js';
 
-/** Settings from `run`'s flags that a component may take. */
-export interface ComponentRunOptions {
-  /** Keys reconciled in parallel (`--concurrency`); only components in CONCURRENCY_COMPONENTS take it. */
-  concurrency?: number;
-  /** The write policy (`--write-policy`); only components in WRITE_POLICY_COMPONENTS take it. */
-  writePolicy?: WritePolicy;
-}
+export type { ComponentRunOptions } from '../components.js';
 
-/** The controller components `run` knows, loaded on demand (without options: as deployed by default). */
-export const COMPONENT_LOADERS: Readonly<Record<string, (opts?: ComponentRunOptions) => Promise<Component>>> = {
-  'plan-controller': async (opts = {}) => {
-    const m = await import('../plan-controller/index.js');
-    return opts.writePolicy ? m.createPlanController({ writePolicy: opts.writePolicy }) : m.planController;
-  },
-  'machine-task-controller': async (opts = {}) => {
-    const m = await import('../machine-task-controller/index.js');
-    if (opts.concurrency === undefined && !opts.writePolicy) return m.machineTaskController;
-    return m.createMachineTaskController({ ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}) });
-  },
-  'mhc-extension': async () => (await import('../mhc-extension/index.js')).mhcExtension,
-};
+/** The controller components `run` knows, loaded on demand (from the one component list, src/components.ts). */
+export const COMPONENT_LOADERS: Readonly<Record<string, (opts?: ComponentRunOptions) => Promise<Component>>> = Object.fromEntries(COMPONENTS.map((c) => [c.name, c.load]));
 
 /** The components whose concurrency `--concurrency` sets (the others' setup takes no such option yet). */
-export const CONCURRENCY_COMPONENTS: readonly string[] = ['machine-task-controller'];
+export const CONCURRENCY_COMPONENTS: readonly string[] = componentsTaking('concurrency');
 /** The components that enforce the write policy: validation (plan-controller) and the commit (machine-task-controller). */
-export const WRITE_POLICY_COMPONENTS: readonly string[] = ['plan-controller', 'machine-task-controller'];
+export const WRITE_POLICY_COMPONENTS: readonly string[] = componentsTaking('writePolicy');
 
 /** `inplace run`. */
 export const runVerb: Verb = {
@@ -51,6 +35,8 @@ Options:
   --lease-namespace NS    namespace of the Lease (default: $POD_NAMESPACE, else --namespace, else default)
   --metrics-port N        serve Prometheus /metrics on this port (0 = any free port; default: off)
   --health-port N         serve /healthz and /readyz on this port (default: off)
+  --metrics-secure        serve /metrics over HTTPS (self-signed) to callers allowed to get /metrics
+                          (TokenReview + SubjectAccessReview, as controller-runtime); needs its own --health-port
   --log-level LEVEL       debug, info, warn, error (default: $LOG_LEVEL or info)
   --concurrency N         MachineUpdates the machine-task-controller reconciles in parallel (default 32);
                           the plan-controller and mhc-extension do not take it
@@ -65,6 +51,7 @@ ${KUBE_OPTIONS_HELP}`,
     'lease-namespace': { type: 'string' },
     'metrics-port': { type: 'string' },
     'health-port': { type: 'string' },
+    'metrics-secure': { type: 'boolean' },
     'log-level': { type: 'string' },
     concurrency: { type: 'string' },
     'write-policy': { type: 'string' },
@@ -75,6 +62,10 @@ ${KUBE_OPTIONS_HELP}`,
     if (unknown.length > 0) throw new UsageError(`unknown component "${unknown[0]}"; components are ${Object.keys(COMPONENT_LOADERS).join(', ')}`);
     const metricsPort = portOption(args, 'metrics-port');
     const healthPort = portOption(args, 'health-port');
+    // The kubelet probes without credentials: authenticated metrics need a probe port of their own.
+    if (flag(args, 'metrics-secure') && (metricsPort === undefined || healthPort === undefined || metricsPort === healthPort)) {
+      throw new UsageError('--metrics-secure needs --metrics-port and a different --health-port');
+    }
     const concurrency = concurrencyOption(args);
     // A tuning flag that silently does nothing would mislead whoever sizes the deployment.
     if (concurrency !== undefined && !names.some((n) => CONCURRENCY_COMPONENTS.includes(n))) {
@@ -98,6 +89,7 @@ ${KUBE_OPTIONS_HELP}`,
       ...(namespace ? { namespace } : {}),
       ...(metricsPort !== undefined ? { metricsPort } : {}),
       ...(healthPort !== undefined ? { healthPort } : {}),
+      ...(flag(args, 'metrics-secure') ? { secureMetrics: true } : {}),
       ...(flag(args, 'leader-elect')
         ? { leaderElection: { enabled: true, leaseName: `inplace-${name}`.replace(/^inplace-inplace-/, 'inplace-'), leaseNamespace, identity: `${process.env['POD_NAME'] ?? hostname()}_${process.pid}` } }
         : {}),

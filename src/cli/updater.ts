@@ -56,7 +56,8 @@ Options:
     const registry = new Registry();
     collectDefaultMetrics({ register: registry, prefix: 'inplace_' });
     if (metricsPort !== undefined) servers.push(await startHealthServer({ port: metricsPort, registry, isReady: () => started }));
-    if (healthPort !== undefined && healthPort !== metricsPort) servers.push(await startHealthServer({ port: healthPort, registry, isReady: () => started }));
+    // The probe port serves the probes only: metrics are served where --metrics-port says, or nowhere.
+    if (healthPort !== undefined && healthPort !== metricsPort) servers.push(await startHealthServer({ port: healthPort, isReady: () => started }));
     const running = await updater.start({
       ...(kubeconfigPath ? { kubeconfigPath } : {}),
       ...(namespace ? { namespace } : {}),

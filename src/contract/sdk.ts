@@ -54,7 +54,7 @@ export interface StartOptions {
   names?: string[];
   /** Run only while holding a Lease (for several replicas). */
   leaderElect?: boolean;
-  /** Namespace of the lease (default: namespace, else `default`). */
+  /** Namespace of the lease (default: $POD_NAMESPACE — the pod's own, where the manifests grant Leases — else namespace, else `default`). */
   leaseNamespace?: string;
   /** Logger (default: a pino logger named after the updater). */
   log?: Logger;
@@ -146,7 +146,7 @@ export function defineUpdater<T extends Task = Task>(def: UpdaterDefinition<T>):
         name: `updater-${def.name}`,
         ...(opts.namespace ? { namespace: opts.namespace } : {}),
         log,
-        ...(opts.leaderElect ? { leaderElection: { enabled: true, leaseName: `inplace-updater-${def.name}`, leaseNamespace: opts.leaseNamespace ?? opts.namespace ?? 'default' } } : {}),
+        ...(opts.leaderElect ? { leaderElection: { enabled: true, leaseName: `inplace-updater-${def.name}`, leaseNamespace: opts.leaseNamespace ?? process.env['POD_NAMESPACE'] ?? opts.namespace ?? 'default' } } : {}),
       });
       const informer = mgr.informer<T>(res);
       mgr

@@ -1,11 +1,12 @@
-// RBAC the plan controller needs: exactly the calls it makes (cdk8s synthesizes its Role from this list).
-import { DEFAULT_PROVIDERS, providerRules, type ProviderResource, type ProviderVerbs } from '../runtime/rbac.js';
+// RBAC the plan controller needs: exactly the calls it makes (cdk8s synthesizes its Role from this list); Events and
+// the leader-election Lease come from the runtime (componentRbac), the same for every component.
+import { componentRbac, DEFAULT_PROVIDERS, providerRules, type ProviderResource, type ProviderVerbs } from '../runtime/rbac.js';
 import type { PolicyRule } from '../runtime/types.js';
 
 const read = ['get', 'list', 'watch'];
 
-/** The plan controller's rules that do not depend on the fleet's providers (no wildcards). */
-export const baseRbac: PolicyRule[] = [
+/** The plan controller's rules that do not depend on the fleet's providers, runtime rules included (no wildcards). */
+export const baseRbac: PolicyRule[] = componentRbac([
   // Plans: read, add/remove the finalizer, move older plans to aborting (supersede), write status.
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdateplans'], verbs: [...read, 'patch', 'update'] },
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdateplans/status'], verbs: ['get', 'patch', 'update'] },
@@ -20,14 +21,11 @@ export const baseRbac: PolicyRule[] = [
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: [...read, 'patch'] },
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machinedeployments'], verbs: [...read, 'patch'] },
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machinesets'], verbs: ['get', 'patch'] },
-  // Template kinds named by plans must be readable to validate that they exist (add rules for third-party template kinds).
-  { apiGroups: ['samples.inplace.cluster.x-k8s.io'], resources: ['kubernetesversionupdatetasktemplates', 'osimageupdatetasktemplates'], verbs: read },
+  // Template kinds named by plans must be readable to validate that they exist: an updater's kinds are granted by the
+  // chart that deploys the updater (aggregated ClusterRole), so leaving the samples out leaves their rules out too.
   // A template's task kind is accepted only when its CRD declares the updater contract (label).
   { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get'] },
-  // Events for every transition; Lease for leader election.
-  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-];
+]);
 
 /**
  * What the plan controller does with provider kinds: read the control plane its Cluster's controlPlaneRef names and

@@ -1,7 +1,9 @@
 // HTTP endpoints of a manager: /metrics (Prometheus), /healthz (liveness), /readyz (informers synced).
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import type { MetricsAuthorizer } from './metrics-auth.js';
 
 /** Options of the health/metrics server. */
 export interface HealthServerOptions {
@@ -15,6 +17,10 @@ export interface HealthServerOptions {
   isReady?: () => boolean;
   /** /healthz answers 200 only while this returns true (default always). */
   isHealthy?: () => boolean;
+  /** Serve HTTPS with this key and certificate (PEM) instead of HTTP. */
+  tls?: { key: string; cert: string };
+  /** Who may read /metrics (default anyone); the probes stay open, as the kubelet sends no credentials. */
+  authorizeMetrics?: MetricsAuthorizer;
 }
 
 /** A running health/metrics server. */
@@ -26,12 +32,13 @@ export interface HealthServer {
 
 /** Starts the server and resolves once it listens. */
 export async function startHealthServer(opts: HealthServerOptions): Promise<HealthServer> {
-  const server = http.createServer((req, res) => {
+  const listener = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     void handle(req, res).catch((err: unknown) => {
       res.writeHead(500, { 'Content-Type': 'text/plain' });
       res.end(String(err));
     });
-  });
+  };
+  const server = opts.tls ? https.createServer({ key: opts.tls.key, cert: opts.tls.cert }, listener) : http.createServer(listener);
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
     const text = (code: number, body: string, type = 'text/plain; charset=utf-8'): void => {
@@ -46,7 +53,11 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
       const ok = opts.isReady?.() ?? true;
       return text(ok ? 200 : 503, ok ? 'ok' : 'not ready: informers not synced');
     }
-    if (path === '/metrics' && opts.registry) return text(200, await opts.registry.metrics(), opts.registry.contentType);
+    if (path === '/metrics' && opts.registry) {
+      const decision = opts.authorizeMetrics ? await opts.authorizeMetrics(req.headers.authorization, path) : ({ allowed: true } as const);
+      if (!decision.allowed) return text(decision.status, decision.reason);
+      return text(200, await opts.registry.metrics(), opts.registry.contentType);
+    }
     text(404, 'not found');
   }
   server.keepAliveTimeout = 5_000;

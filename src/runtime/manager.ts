@@ -4,6 +4,7 @@ import { resourceKey, resourceName } from '../api/kube.js';
 import { Builder, type ControllerHost, type ControllerImpl } from './controller.js';
 import { createEventRecorder, type FlushableEventRecorder } from './events.js';
 import { startHealthServer, type HealthServer } from './health.js';
+import { kubeMetricsAuthorizer, selfSignedCertificate } from './metrics-auth.js';
 import { SharedInformer, type InformerOptions } from './informer.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader.js';
 import { errorFields, noopLogger } from './log.js';
@@ -29,6 +30,11 @@ export interface ManagerOptions {
   metricsPort?: number;
   /** Serve /healthz, /readyz (and /metrics) on this port; may equal metricsPort. */
   healthPort?: number;
+  /**
+   * Serve /metrics over HTTPS (self-signed) to callers whose token passes a TokenReview and who may `get /metrics`
+   * (SubjectAccessReview), as controller-runtime does; a separate health port then serves the probes only.
+   */
+  secureMetrics?: boolean;
   /** Keys reconciled in parallel per controller unless the builder says otherwise (default 1). */
   defaultConcurrency?: number;
   /** Informer tuning (watchdog, backoff) for every informer of the manager. */
@@ -185,14 +191,19 @@ class ManagerImpl implements RuntimeManager, ControllerHost {
   private async startServers(): Promise<void> {
     const { metricsPort, healthPort } = this.opts;
     const isReady = (): boolean => this.ready;
+    // The kubelet probes without credentials: authenticated metrics need a probe port of their own.
+    if (this.opts.secureMetrics && (metricsPort === undefined || metricsPort === healthPort)) throw new Error('secureMetrics needs a metrics port apart from the health port');
+    const secure = this.opts.secureMetrics === true;
     if (metricsPort !== undefined) {
-      const s = await startHealthServer({ port: metricsPort, registry: this.metrics.registry, isReady });
+      const auth = secure ? { tls: await selfSignedCertificate(this.opts.name), authorizeMetrics: kubeMetricsAuthorizer(this.opts.client) } : {};
+      const s = await startHealthServer({ port: metricsPort, registry: this.metrics.registry, isReady, ...auth });
       this.servers.push(s);
       this.ports.metrics = s.port;
       if (healthPort === metricsPort) this.ports.health = s.port;
     }
     if (healthPort !== undefined && healthPort !== metricsPort) {
-      const s = await startHealthServer({ port: healthPort, registry: this.metrics.registry, isReady });
+      // With secure metrics the metrics live behind authentication only: the probe port does not serve them.
+      const s = await startHealthServer({ port: healthPort, ...(secure ? {} : { registry: this.metrics.registry }), isReady });
       this.servers.push(s);
       this.ports.health = s.port;
     }

@@ -1,10 +1,27 @@
 import { expect } from 'chai';
-import { DEFAULT_PROVIDERS, parseProvider, providerProblems, providerRules, runtimeRbac, type ProviderResource } from './rbac.js';
+import { componentRbac, DEFAULT_PROVIDERS, EVENT_RULES, LEADER_ELECTION_RULES, parseProvider, providerProblems, providerRules, runtimeRbac, type ProviderResource } from './rbac.js';
 
 describe('runtime RBAC', () => {
-  it('asks for events always and leases only with leader election', () => {
+  it('asks for events always and leases only with leader election: exactly the verbs events.ts and leader.ts call', () => {
     expect(runtimeRbac({ leaderElection: false })).to.deep.equal([{ apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }]);
-    expect(runtimeRbac().map((r) => r.resources[0])).to.deep.equal(['events', 'leases']);
+    expect(runtimeRbac()).to.deep.equal([
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    ]);
+  });
+
+  it('appends the runtime rules to a component\'s own, as copies the component cannot change the shared rules through', () => {
+    const own = [{ apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: ['get'] }];
+    const rules = componentRbac(own);
+    expect(rules).to.deep.equal([...own, ...EVENT_RULES, ...LEADER_ELECTION_RULES]);
+    rules[1]!.verbs.push('delete');
+    expect(EVENT_RULES[0]!.verbs).to.deep.equal(['create', 'patch']);
+    expect(componentRbac(own, { leaderElection: false })).to.deep.equal([...own, ...EVENT_RULES]);
+  });
+
+  it('refuses a component that declares Events or Leases itself (they have one home)', () => {
+    expect(() => componentRbac([{ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] }])).to.throw(/come from runtimeRbac/);
+    expect(() => componentRbac([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'patch'] }])).to.throw(/come from runtimeRbac/);
   });
 });
 

@@ -1,14 +1,46 @@
-// What the runtime itself needs from RBAC, so that components can add it to their own rules.
+// The one source of the runtime's RBAC: what the manager itself calls (Events, the leader-election Lease) and how a
+// component's own rules are combined with it. Every component's rbac.ts derives its rules with componentRbac, so the
+// Events and Lease rules are the same everywhere; the manifests (cdk8s) take them from here too.
 import type { PolicyRule } from './types.js';
 
+/** The leader-election Lease, in the component's own namespace: exactly what leader.ts calls (get, create, update). */
+export const LEADER_ELECTION_RULES: readonly PolicyRule[] = Object.freeze([
+  Object.freeze({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }),
+]);
+
+/** Events (core/v1, as events.ts writes them) in the namespace of the object they are about: create, and patch for aggregated repeats. */
+export const EVENT_RULES: readonly PolicyRule[] = Object.freeze([Object.freeze({ apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] })]);
+
 /**
- * RBAC rules the runtime needs besides list/watch of the watched kinds: Events (create, and patch for
- * aggregated repeats) and, with leader election, Leases (get, create, update).
+ * What serving /metrics securely (`inplace run --metrics-secure`, metrics-auth.ts) calls: TokenReviews to authenticate
+ * the scraper's token and SubjectAccessReviews to authorize it. Cluster-wide by nature; create is their only verb.
  */
+export const METRICS_AUTH_RULES: readonly PolicyRule[] = Object.freeze([
+  Object.freeze({ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }),
+  Object.freeze({ apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] }),
+]);
+
+/** A deep copy, so that a component adding to its rules never changes the shared constants. */
+const copy = (r: PolicyRule): PolicyRule => ({
+  apiGroups: [...r.apiGroups],
+  resources: [...r.resources],
+  verbs: [...r.verbs],
+  ...(r.resourceNames ? { resourceNames: [...r.resourceNames] } : {}),
+});
+
+/** RBAC the runtime needs besides the component's own kinds: Events always, the Lease with leader election (default on). */
 export function runtimeRbac(opts: { leaderElection?: boolean } = {}): PolicyRule[] {
-  const rules: PolicyRule[] = [{ apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }];
-  if (opts.leaderElection ?? true) rules.push({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] });
-  return rules;
+  return [...EVENT_RULES, ...((opts.leaderElection ?? true) ? LEADER_ELECTION_RULES : [])].map(copy);
+}
+
+/**
+ * A component's rules: its own kinds and verbs (never Events or Leases: those come from the runtime, once) followed
+ * by runtimeRbac. Throws when `own` grants Events or Leases itself, so no component drifts from the shared rules.
+ */
+export function componentRbac(own: readonly PolicyRule[], opts: { leaderElection?: boolean } = {}): PolicyRule[] {
+  const runtimeOwned = own.filter((r) => r.resources.some((res) => res === 'events' || res === 'leases'));
+  if (runtimeOwned.length > 0) throw new Error(`Events and Leases come from runtimeRbac; a component does not declare them (${JSON.stringify(runtimeOwned)})`);
+  return [...own.map(copy), ...runtimeRbac(opts)];
 }
 
 /**

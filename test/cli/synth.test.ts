@@ -1,5 +1,7 @@
 // The cdk8s synthesis: snapshot of the YAML, CRDs included verbatim, Pod Security "restricted", least-privilege RBAC
-// that covers what each component's code refers to.
+// that covers what each component's code refers to and follows what is deployed (--no-samples), stable selectors,
+// disruption budgets, spread, priority, NetworkPolicy, and the warning for an image no cluster can pull.
+// (Schema validation of every object: manifests-validate.test.ts.)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,9 +11,11 @@ import { parseAllDocuments } from 'yaml';
 import * as api from '../../src/api/index.js';
 import type { ResourceType } from '../../src/api/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
-import { COMPONENTS } from '../../cdk8s/components.js';
-import { COMPONENT_LOADERS } from '../../src/cli/run.js';
-import { PROJECT_ROOT, synthesize } from '../../cdk8s/synth.js';
+import { COMPONENTS } from '../../src/components.js';
+import { runtimeRbac } from '../../src/runtime/rbac.js';
+import { App, Chart } from 'cdk8s';
+import { addWorkload } from '../../cdk8s/charts.js';
+import { DEFAULT_IMAGE, PROJECT_ROOT, componentWorkloads, imageWarning, synthesize } from '../../cdk8s/synth.js';
 import { allows, ruleProblems } from '../../cdk8s/rbac.js';
 import { docsOf, effectiveRules, type K8sDoc } from './manifests.js';
 
@@ -105,7 +109,7 @@ describe('cdk8s synthesis', () => {
         const d = deployments.find((x) => x.metadata.name === `inplace-${c.name}`)!;
         const ctr = podOf(d).containers[0]!;
         expect(ctr.command).to.deep.equal(['node', 'dist/src/cli/main.js']);
-        expect(ctr.args).to.deep.equal(['run', c.name, '--leader-elect', '--metrics-port', '8080', '--health-port', '8081']);
+        expect(ctr.args).to.deep.equal(['run', c.name, '--leader-elect', '--metrics-port', '8080', '--metrics-secure', '--health-port', '8081']);
         expect(podOf(d).serviceAccountName).to.equal(`inplace-${c.name}`);
       });
     }
@@ -170,7 +174,7 @@ describe('cdk8s synthesis', () => {
   });
 
   describe('RBAC', () => {
-    for (const r of byKind('ClusterRole').concat(byKind('Role'))) {
+    for (const r of byKind('ClusterRole').concat(byKind('Role')).filter((x) => x.metadata.name !== 'inplace-metrics-reader')) {
       it(`${r.kind} ${r.metadata.name} has no wildcards and no Secret access`, () => {
         const rules = (r['rules'] as api.KubeObject[] | undefined as unknown as { apiGroups: string[]; resources: string[]; verbs: string[] }[]) ?? [];
         expect(ruleProblems(rules)).to.deep.equal([]);
@@ -196,7 +200,7 @@ describe('cdk8s synthesis', () => {
         });
 
         it('synthesizes the same rules the component itself declares (index.ts)', async () => {
-          const component = await COMPONENT_LOADERS[c.name]!();
+          const component = await c.load();
           expect(component.name).to.equal(c.name);
           expect(component.rbac).to.deep.equal(c.rbac);
         });
@@ -241,6 +245,12 @@ describe('cdk8s synthesis', () => {
           const statusRules = rules.filter((r) => r.resources.some((x) => x.endsWith('/status')));
           if (writesStatus) expect(statusRules.length, `${c.name} writes status but has no */status rule`).to.be.greaterThan(0);
           for (const r of statusRules) expect(r.resources.every((x) => x.endsWith('/status'))).to.equal(true);
+        });
+
+        it("has exactly the runtime's Events and Lease rules (src/runtime/rbac.ts), like every component", () => {
+          const runtimeKinds = (r: { resources: string[] }): boolean => r.resources.some((x) => x === 'events' || x === 'leases');
+          expect(c.rbac.filter(runtimeKinds)).to.deep.equal(runtimeRbac());
+          expect(c.baseRbac.filter(runtimeKinds)).to.deep.equal(runtimeRbac());
         });
 
         it('may take the leader-election Lease and write Events', () => {
@@ -324,6 +334,182 @@ describe('cdk8s synthesis', () => {
       const rules = effectiveRules(docs, 'machine-task-controller');
       expect(allows(rules, 'create', 'samples.inplace.cluster.x-k8s.io', 'osimageupdatetasks')).to.equal(true);
       expect(allows(rules, 'get', 'samples.inplace.cluster.x-k8s.io', 'osimageupdatetasktemplates')).to.equal(true);
+    });
+  });
+  describe('RBAC follows what is deployed', () => {
+    const samplesGroup = 'samples.inplace.cluster.x-k8s.io';
+    const mentionsSamples = (d: K8sDoc): boolean => ((d['rules'] as { apiGroups?: string[] }[] | undefined) ?? []).some((r) => r.apiGroups?.includes(samplesGroup));
+
+    it('--no-samples grants no rule on the sample updaters\' kinds, to any component', () => {
+      const noSamples = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test' }));
+      expect(noSamples.filter(mentionsSamples).map((d) => d.metadata.name)).to.deep.equal([]);
+      for (const c of COMPONENTS) expect(effectiveRules(noSamples, c.name).filter((r) => r.apiGroups.includes(samplesGroup)), c.name).to.deep.equal([]);
+    });
+
+    it('with the samples, their kinds are granted only by the samples chart (aggregated ClusterRoles), not by the components\' own roles', () => {
+      const samplesFile = docsOf(files.filter((f) => f.name === '20-sample-updaters.yaml'));
+      const platformFile = docsOf(files.filter((f) => f.name === '10-platform.yaml'));
+      expect(platformFile.filter(mentionsSamples).map((d) => d.metadata.name)).to.deep.equal([]);
+      expect(samplesFile.filter(mentionsSamples).length).to.be.greaterThan(0);
+      for (const c of COMPONENTS) expect(c.rbac.flatMap((r) => r.apiGroups), c.name).to.not.include(samplesGroup);
+    });
+
+    it('`npm run synth -- --no-samples` writes no samples chart and no rule on the sample kinds', function () {
+      this.timeout(60_000);
+      const out = mkdtempSync(join(tmpdir(), 'inplace-synth-'));
+      try {
+        const r = spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, '--no-samples', '--image', 'ghcr.io/example/inplace-capi:0.1.0'], { encoding: 'utf8' });
+        expect(r.status, r.stderr).to.equal(0);
+        expect(readdirSync(out).sort()).to.deep.equal(['00-crds.yaml', '10-platform.yaml']);
+        expect(readFileSync(join(out, '10-platform.yaml'), 'utf8')).to.not.include(samplesGroup);
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('image', () => {
+    it('warns about the default image, an image without a registry host and one without a tag; not about a full reference', () => {
+      expect(imageWarning(DEFAULT_IMAGE)).to.match(/cannot be pulled.*--image/);
+      expect(imageWarning('inplace-capi:0.2.0')).to.match(/names no registry host/);
+      expect(imageWarning('example/inplace-capi:0.2.0')).to.match(/names no registry host/);
+      expect(imageWarning('ghcr.io/example/inplace-capi')).to.match(/no tag or digest/);
+      for (const ok of ['ghcr.io/example/inplace-capi:0.1.0', 'localhost:5000/inplace-capi:dev', 'registry.example.com:5000/team/inplace-capi@sha256:' + '0'.repeat(64)]) {
+        expect(imageWarning(ok), ok).to.equal(undefined);
+      }
+    });
+
+    it('`npm run synth` without --image prints the warning on stderr (and still writes the manifests); with --image it is quiet', function () {
+      this.timeout(60_000);
+      const out = mkdtempSync(join(tmpdir(), 'inplace-synth-'));
+      try {
+        const env = { ...process.env };
+        delete env['INPLACE_IMAGE'];
+        const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, '--no-samples', ...args], { encoding: 'utf8', env });
+        const dflt = run([]);
+        expect(dflt.status, dflt.stderr).to.equal(0);
+        expect(dflt.stderr).to.match(/^warning: no --image given: the manifests use inplace-capi:0\.1\.0, which names no registry and cannot be pulled/m);
+        expect(readFileSync(join(out, '10-platform.yaml'), 'utf8')).to.include(`image: ${DEFAULT_IMAGE}`);
+        const given = run(['--image', 'ghcr.io/example/inplace-capi:0.1.0']);
+        expect(given.status, given.stderr).to.equal(0);
+        expect(given.stderr).to.not.match(/warning/);
+        expect(readFileSync(join(out, '10-platform.yaml'), 'utf8')).to.include('image: ghcr.io/example/inplace-capi:0.1.0');
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('a platform team applies it as-is', () => {
+    const replicated = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test', replicas: 2, instance: 'fleet-a', updaters: Object.values(sampleUpdaters) }));
+    const deploymentsOf = (ds: readonly K8sDoc[]): K8sDoc[] => ds.filter((d) => d.kind === 'Deployment');
+    const specOf = (d: K8sDoc): { selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: Record<string, unknown> } } =>
+      d['spec'] as never;
+
+    it('selects pods by the hand-written app.kubernetes.io/* labels only (a construct path never reaches a selector or a pod)', () => {
+      for (const d of [...deploymentsOf(docs), ...deploymentsOf(replicated)]) {
+        const sel = specOf(d).selector.matchLabels;
+        expect(Object.keys(sel).sort(), d.metadata.name).to.deep.equal(['app.kubernetes.io/component', 'app.kubernetes.io/instance', 'app.kubernetes.io/name', 'app.kubernetes.io/part-of']);
+        expect(sel['app.kubernetes.io/name']).to.equal(d.metadata.name.replace(/^inplace-/, ''));
+        expect(sel['app.kubernetes.io/component']).to.equal(d.metadata.name.startsWith('inplace-updater-') ? 'updater' : 'controller');
+      }
+      for (const f of [...files, ...synthesize({ image: 'x.io/y:z', replicas: 2 })]) expect(f.content, f.name).to.not.include('cdk8s.io/metadata.addr');
+      expect(specOf(deploymentsOf(replicated)[0]!).selector.matchLabels['app.kubernetes.io/instance']).to.equal('fleet-a');
+    });
+
+    it('keeps the selectors when the construct tree changes (they are immutable on a live Deployment)', () => {
+      // The same workload added under another chart and construct path selects exactly the same pods.
+      const app = new App();
+      const chart = new Chart(app, 'renamed-chart');
+      const spec = componentWorkloads().find((w) => w.name === 'plan-controller')!;
+      const o = { image: 'x.io/y:z', namespace: 'inplace-system', replicas: 1, instance: 'inplace-capi', priorityClassName: '', apiServer: { ports: [6443], cidrs: [] }, root: PROJECT_ROOT };
+      addWorkload(chart, spec, 'controller', o);
+      const moved = chart.toJson().find((d: K8sDoc) => d.kind === 'Deployment') as K8sDoc;
+      const original = byKind('Deployment').find((d) => d.metadata.name === 'inplace-plan-controller')!;
+      expect(specOf(moved).selector).to.deep.equal(specOf(original).selector);
+    });
+
+    it('has a PodDisruptionBudget (maxUnavailable 1) per replicated workload, selecting its pods, and none for a single replica', () => {
+      expect(byKind('PodDisruptionBudget')).to.deep.equal([]);
+      const pdbs = replicated.filter((d) => d.kind === 'PodDisruptionBudget');
+      expect(pdbs.map((p) => p.metadata.name).sort()).to.deep.equal(deploymentsOf(replicated).map((d) => d.metadata.name).sort());
+      for (const p of pdbs) {
+        const d = deploymentsOf(replicated).find((x) => x.metadata.name === p.metadata.name)!;
+        expect(p['spec']).to.deep.equal({ maxUnavailable: 1, selector: specOf(d).selector });
+      }
+    });
+
+    it('spreads replicas over nodes and zones, and sets the priority class (default system-cluster-critical, "" for none)', () => {
+      for (const d of deploymentsOf(replicated)) {
+        const spread = specOf(d).template.spec['topologySpreadConstraints'] as { topologyKey: string; labelSelector: { matchLabels: Record<string, string> }; whenUnsatisfiable: string }[];
+        expect(spread.map((t) => t.topologyKey)).to.deep.equal(['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
+        for (const t of spread) {
+          expect(t.labelSelector.matchLabels).to.deep.equal(specOf(d).selector.matchLabels);
+          expect(t.whenUnsatisfiable).to.equal('ScheduleAnyway');
+        }
+        expect(specOf(d).template.spec['priorityClassName']).to.equal('system-cluster-critical');
+      }
+      const none = docsOf(synthesize({ priorityClassName: '' }));
+      for (const d of deploymentsOf(none)) expect(specOf(d).template.spec).to.not.have.property('priorityClassName');
+    });
+
+    it('serves controller metrics behind TokenReview/SubjectAccessReview: the flag, the RBAC it needs, a metrics-reader ClusterRole; updaters serve none', () => {
+      const reader = byKind('ClusterRole').find((r) => r.metadata.name === 'inplace-metrics-reader')!;
+      expect(reader['rules']).to.deep.equal([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+      for (const c of COMPONENTS) {
+        const rules = effectiveRules(docs, c.name);
+        expect(allows(rules, 'create', 'authentication.k8s.io', 'tokenreviews'), c.name).to.equal(true);
+        expect(allows(rules, 'create', 'authorization.k8s.io', 'subjectaccessreviews'), c.name).to.equal(true);
+        expect(allows(rules, 'get', 'authentication.k8s.io', 'tokenreviews'), c.name).to.equal(false);
+      }
+      for (const d of byKind('Deployment').filter((x) => x.metadata.name.startsWith('inplace-updater-'))) {
+        const ctr = specOf(d).template.spec['containers'] as { args: string[]; ports: { name: string }[] }[];
+        expect(ctr[0]!.args, d.metadata.name).to.not.include('--metrics-port');
+        expect(ctr[0]!.ports.map((p) => p.name), d.metadata.name).to.deep.equal(['health']);
+        const rules = effectiveRules(docs, d.metadata.name.replace(/^inplace-/, ''));
+        expect(allows(rules, 'create', 'authentication.k8s.io', 'tokenreviews'), d.metadata.name).to.equal(false);
+      }
+    });
+
+    it('gives every leader-electing pod POD_NAMESPACE, where both inplace run and the updater SDK take their Lease (the Role covers only that namespace)', () => {
+      for (const d of byKind('Deployment')) {
+        const ctr = (specOf(d).template.spec['containers'] as { args: string[]; env: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[] }[])[0]!;
+        expect(ctr.args, d.metadata.name).to.include('--leader-elect');
+        expect(ctr.env.find((e) => e.name === 'POD_NAMESPACE')?.valueFrom?.fieldRef?.fieldPath, d.metadata.name).to.equal('metadata.namespace');
+      }
+    });
+
+    it('has a NetworkPolicy over every platform pod: ingress only to the metrics and health ports, egress only to the API server', () => {
+      const nps = byKind('NetworkPolicy');
+      expect(nps).to.have.length(1);
+      const spec = nps[0]!['spec'] as { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: unknown[]; egress: unknown[] };
+      expect(spec.policyTypes).to.deep.equal(['Ingress', 'Egress']);
+      expect(spec.ingress).to.deep.equal([{ ports: [{ protocol: 'TCP', port: 8080 }, { protocol: 'TCP', port: 8081 }] }]);
+      expect(spec.egress).to.deep.equal([{ ports: [{ protocol: 'TCP', port: 443 }, { protocol: 'TCP', port: 6443 }] }]);
+      for (const d of byKind('Deployment')) {
+        const labels = specOf(d).template.metadata.labels;
+        expect(Object.entries(spec.podSelector.matchLabels).every(([k, v]) => labels[k] === v), d.metadata.name).to.equal(true);
+      }
+      const pinned = docsOf(synthesize({ apiServer: { ports: [6443], cidrs: ['10.0.0.1/32'] } })).find((d) => d.kind === 'NetworkPolicy')!;
+      expect((pinned['spec'] as { egress: unknown[] }).egress).to.deep.equal([{ ports: [{ protocol: 'TCP', port: 6443 }], to: [{ ipBlock: { cidr: '10.0.0.1/32' } }] }]);
+      expect(docsOf(synthesize({ noNetworkPolicy: true })).filter((d) => d.kind === 'NetworkPolicy')).to.deep.equal([]);
+    });
+  });
+  describe('one component list', () => {
+    it('inplace run knows exactly the components the manifests deploy, with the options each takes', async () => {
+      const run = await import('../../src/cli/run.js');
+      expect(Object.keys(run.COMPONENT_LOADERS)).to.deep.equal(COMPONENTS.map((c) => c.name));
+      expect(run.WRITE_POLICY_COMPONENTS).to.deep.equal(COMPONENTS.filter((c) => c.takes.includes('writePolicy')).map((c) => c.name));
+      expect(run.CONCURRENCY_COMPONENTS).to.deep.equal(COMPONENTS.filter((c) => c.takes.includes('concurrency')).map((c) => c.name));
+      expect(byKind('Deployment').filter((d) => !d.metadata.name.startsWith('inplace-updater-')).map((d) => d.metadata.name)).to.deep.equal(COMPONENTS.map((c) => `inplace-${c.name}`));
+    });
+
+    it('cdk8s/ imports nothing from src/cli (the CLI is a consumer of the manifests\' sources, not a source)', () => {
+      const dir = join(PROJECT_ROOT, 'cdk8s');
+      const offenders = readdirSync(dir)
+        .filter((f) => f.endsWith('.ts'))
+        .filter((f) => /from\s+'[^']*src\/cli\//.test(readFileSync(join(dir, f), 'utf8')));
+      expect(offenders).to.deep.equal([]);
     });
   });
 });

@@ -1,0 +1,85 @@
+// The one list of the platform's controller components: what `inplace run` starts and what the manifests (cdk8s)
+// deploy, one Deployment each. A component is added here once; the CLI and the charts derive everything from it.
+// Only each component's rbac.ts is imported eagerly (pure data); the component itself is loaded on demand, so
+// reading the list (e.g. to synthesize manifests) does not load the controllers or the API client.
+import type { WritePolicy } from './api/index.js';
+import type { ProviderVerbs } from './runtime/rbac.js';
+import type { Component, PolicyRule } from './runtime/types.js';
+import * as planControllerRbac from './plan-controller/rbac.js';
+import * as machineTaskControllerRbac from './machine-task-controller/rbac.js';
+import * as mhcExtensionRbac from './mhc-extension/rbac.js';
+
+/** Settings from `run`'s flags that a component may take (see ComponentSpec.takes). */
+export interface ComponentRunOptions {
+  /** Keys reconciled in parallel (`--concurrency`). */
+  concurrency?: number;
+  /** The write policy (`--write-policy`). */
+  writePolicy?: WritePolicy;
+}
+
+/** A run option a component accepts: `inplace run` refuses a flag no named component takes. */
+export type ComponentOption = keyof ComponentRunOptions;
+
+/** A controller component: one Deployment running `inplace run <name>`. */
+export interface ComponentSpec {
+  /** Component name: the `inplace run` argument, the Deployment name (`inplace-<name>`) and the controller's name. */
+  name: string;
+  /** Source folder (relative to the project root) whose rbac.ts the RBAC is built from. */
+  folder: string;
+  /** One-line description, written as an annotation on the Deployment. */
+  description: string;
+  /** The rules the component declares with the default providers (src/<component>/rbac.ts `rbac`). */
+  rbac: PolicyRule[];
+  /** The rules that do not depend on the providers. */
+  baseRbac: PolicyRule[];
+  /** The verbs it needs per provider role (empty when it touches no provider kind). */
+  providerVerbs: ProviderVerbs;
+  /** The run options it takes. */
+  takes: readonly ComponentOption[];
+  /** Loads the component (without options: as deployed by default). */
+  load(opts?: ComponentRunOptions): Promise<Component>;
+}
+
+/** Every controller component, in deployment order. */
+export const COMPONENTS: readonly ComponentSpec[] = [
+  {
+    name: 'plan-controller',
+    folder: 'src/plan-controller',
+    description: 'Validates InPlaceUpdatePlans, sequences targets and creates MachineUpdates.',
+    rbac: planControllerRbac.rbac,
+    baseRbac: planControllerRbac.baseRbac,
+    providerVerbs: planControllerRbac.PROVIDER_VERBS,
+    takes: ['writePolicy'],
+    load: async (opts = {}) => {
+      const m = await import('./plan-controller/index.js');
+      return opts.writePolicy ? m.createPlanController({ writePolicy: opts.writePolicy }) : m.planController;
+    },
+  },
+  {
+    name: 'machine-task-controller',
+    folder: 'src/machine-task-controller',
+    description: 'Runs the updaters of each MachineUpdate through task CRs and commits the result.',
+    rbac: machineTaskControllerRbac.rbac,
+    baseRbac: machineTaskControllerRbac.baseRbac,
+    providerVerbs: machineTaskControllerRbac.PROVIDER_VERBS,
+    takes: ['concurrency', 'writePolicy'],
+    load: async (opts = {}) => {
+      const m = await import('./machine-task-controller/index.js');
+      if (opts.concurrency === undefined && !opts.writePolicy) return m.machineTaskController;
+      return m.createMachineTaskController({ ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}) });
+    },
+  },
+  {
+    name: 'mhc-extension',
+    folder: 'src/mhc-extension',
+    description: 'Keeps MachineHealthChecks from remediating machines in update; remediates timed-out or failed ones.',
+    rbac: mhcExtensionRbac.rbac,
+    baseRbac: mhcExtensionRbac.rbac,
+    providerVerbs: {},
+    takes: [],
+    load: async () => (await import('./mhc-extension/index.js')).mhcExtension,
+  },
+];
+
+/** The names of the components that take `option`, in deployment order. */
+export const componentsTaking = (option: ComponentOption): string[] => COMPONENTS.filter((c) => c.takes.includes(option)).map((c) => c.name);

@@ -1,0 +1,93 @@
+// Secure /metrics as controller-runtime serves it (WithAuthenticationAndAuthorization): HTTPS with a self-signed
+// certificate, the caller's bearer token checked with a TokenReview and its right to `get /metrics` with a
+// SubjectAccessReview. Prometheus scrapes with its ServiceAccount token, bound to a ClusterRole that allows the
+// non-resource URL /metrics (the manifests' `inplace-metrics-reader`). Decisions are cached briefly, so a scrape
+// every few seconds costs the API server two requests a minute per caller, not two per scrape.
+import { generate } from 'selfsigned';
+import type { KubeObject, ResourceType } from '../api/kube.js';
+import type { KubeClient } from './types.js';
+
+/** authentication.k8s.io/v1 TokenReviews (cluster-scoped, create only). */
+export const TokenReviews: ResourceType = { group: 'authentication.k8s.io', version: 'v1', plural: 'tokenreviews', kind: 'TokenReview', namespaced: false };
+/** authorization.k8s.io/v1 SubjectAccessReviews (cluster-scoped, create only). */
+export const SubjectAccessReviews: ResourceType = { group: 'authorization.k8s.io', version: 'v1', plural: 'subjectaccessreviews', kind: 'SubjectAccessReview', namespaced: false };
+
+/** The outcome of one request's check: the HTTP status to answer with when not allowed. */
+export type MetricsDecision = { allowed: true } | { allowed: false; status: 401 | 403 | 500; reason: string };
+
+/** Decides whether a request (its Authorization header, its path) may read metrics. */
+export type MetricsAuthorizer = (authorization: string | undefined, path: string) => Promise<MetricsDecision>;
+
+interface UserInfo {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+/** Options of kubeMetricsAuthorizer. */
+export interface MetricsAuthorizerOptions {
+  /** How long a decision is reused for the same token and path (default 60 s). */
+  cacheTtlMs?: number;
+  /** Clock (tests). */
+  now?: () => number;
+}
+
+/** An authorizer asking the API server, as kube-rbac-proxy and controller-runtime do: TokenReview, then SubjectAccessReview. */
+export function kubeMetricsAuthorizer(client: KubeClient, opts: MetricsAuthorizerOptions = {}): MetricsAuthorizer {
+  const ttl = opts.cacheTtlMs ?? 60_000;
+  const now = opts.now ?? Date.now;
+  const cache = new Map<string, { at: number; decision: MetricsDecision }>();
+  return async (authorization, path) => {
+    const m = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
+    if (!m) return { allowed: false, status: 401, reason: 'Unauthorized: a bearer token is required' };
+    const token = m[1]!;
+    const key = `${path}\n${token}`;
+    const hit = cache.get(key);
+    if (hit && now() - hit.at < ttl) return hit.decision;
+    let decision: MetricsDecision;
+    try {
+      const review = await client.create<KubeObject & { status?: { authenticated?: boolean; user?: UserInfo; error?: string } }>(TokenReviews, {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        metadata: {},
+        spec: { token },
+      } as KubeObject);
+      const user = review.status?.user;
+      if (!review.status?.authenticated || !user?.username) {
+        decision = { allowed: false, status: 401, reason: `Unauthorized${review.status?.error ? `: ${review.status.error}` : ''}` };
+      } else {
+        const sar = await client.create<KubeObject & { status?: { allowed?: boolean; reason?: string } }>(SubjectAccessReviews, {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          metadata: {},
+          spec: { user: user.username, ...(user.uid ? { uid: user.uid } : {}), groups: user.groups ?? [], ...(user.extra ? { extra: user.extra } : {}), nonResourceAttributes: { path, verb: 'get' } },
+        } as KubeObject);
+        decision = sar.status?.allowed
+          ? { allowed: true }
+          : { allowed: false, status: 403, reason: `Forbidden: user "${user.username}" may not get ${path}${sar.status?.reason ? ` (${sar.status.reason})` : ''}` };
+      }
+    } catch (e) {
+      // Not cached: the API server being unreachable says nothing about the caller.
+      return { allowed: false, status: 500, reason: `authorization failed: ${(e as Error).message}` };
+    }
+    cache.set(key, { at: now(), decision });
+    if (cache.size > 1000) for (const [k, v] of cache) if (now() - v.at >= ttl) cache.delete(k);
+    return decision;
+  };
+}
+
+/** A self-signed serving certificate (as controller-runtime makes when given no certificate directory). */
+export async function selfSignedCertificate(commonName: string): Promise<{ key: string; cert: string }> {
+  const pems = await generate([{ name: 'commonName', value: commonName }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    algorithm: 'sha256',
+    notAfterDate: new Date(Date.now() + 365 * 24 * 3600 * 1000),
+    extensions: [
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+    ],
+  });
+  return { key: pems.private, cert: pems.cert };
+}
