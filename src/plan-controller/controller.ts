@@ -35,6 +35,7 @@ import { prestartCheck } from './prestart.js';
 import { actOwners, ownersNeedRecheck } from './owners-act.js';
 import { crdName, isClusterApiGroup } from '../contract/index.js';
 import { taskKindOfRef } from './templates.js';
+import { machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
 import type { ControlPlaneLookup, PlanSnapshot, PrestartResult, TemplateLookup, TemplateRef } from './scope.js';
 import { templateKey } from './scope.js';
 
@@ -78,6 +79,8 @@ interface Deps {
   expectations: Map<string, Map<string, { mu: MachineUpdate; at: number }>>;
   /** The write policy plans are validated against (`--write-policy`). */
   writePolicy?: WritePolicy;
+  /** Provider kinds (Kind.group) whose informer could not be started, with when: not waited for again until REF_KIND_RETRY_MS. */
+  refKindFailures: Map<string, number>;
   /** Pre-start check results per plan key: once per plan generation, not every reconcile (reads and dry-runs). */
   prestart: Map<string, { uid: string; generation: number; at: number; result: PrestartResult }>;
 }
@@ -99,6 +102,9 @@ function plansOfCluster(plans: Store<InPlaceUpdatePlan & KubeObject>, namespace:
   return plans.list(namespace).filter((p) => p.spec?.clusterName === clusterName).map((p) => ({ namespace, name: p.metadata.name! }));
 }
 
+/** Maps a CAPI object to the plans of its cluster (by its cluster-name label). */
+const byClusterOf = (deps: Pick<Deps, 'plans'>) => (o: KubeObject): ObjectKey[] => plansOfCluster(deps.plans, o.metadata.namespace, clusterLabel(o));
+
 /** Registers the plan controller with the manager. */
 export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): Controller {
   const plans = mgr.informer<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans).store;
@@ -114,8 +120,9 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     prestart: new Map(),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
     taskCrds: new Map(),
+    refKindFailures: new Map(),
   };
-  const byCluster = (o: KubeObject): ObjectKey[] => plansOfCluster(plans, o.metadata.namespace, clusterLabel(o));
+  const byCluster = byClusterOf(deps);
   holder.ctrl = mgr
     .controller<InPlaceUpdatePlan & KubeObject>(CONTROLLER_NAME)
     .for(InPlaceUpdatePlans)
@@ -206,6 +213,9 @@ async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): 
     plans: deps.plans.list(ns).filter((p) => p.spec?.clusterName === clusterName),
     ...(deps.writePolicy ? { writePolicy: deps.writePolicy } : {}),
   };
+  if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
+    snap.atTarget = machinesAtTarget(plan, snap.machines, await refLookup(deps, plan, snap.machines, byClusterOf(deps)), new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)));
+  }
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;
   return snap;
@@ -229,6 +239,38 @@ async function prestartFor(deps: Deps, snap: PlanSnapshot): Promise<PrestartResu
   const result = await prestartCheck(deps.client, snap);
   deps.prestart.set(key, { uid, generation, at: Date.now(), result });
   return result;
+}
+
+/** How long a provider kind whose list did not sync is not waited for again (its machines are then not at target). */
+const REF_KIND_RETRY_MS = 60_000;
+
+/**
+ * The InfraMachines / BootstrapConfigs the plan's values live on, from informers of the kinds the machines reference
+ * (watched at run time, like templates). A kind that is not served or cannot be listed makes its machines "not at
+ * target": their updaters run, as before this check existed.
+ */
+async function refLookup(deps: Deps, plan: InPlaceUpdatePlan, machines: readonly KubeObject[], mapper: (o: KubeObject) => ObjectKey[]): Promise<RefLookup> {
+  const stores = new Map<string, Store>();
+  for (const ref of referencedKinds(plan, machines)) {
+    const key = `${ref.kind}.${ref.apiGroup}`;
+    const failedAt = deps.refKindFailures.get(key);
+    if (failedAt !== undefined && Date.now() - failedAt < REF_KIND_RETRY_MS) continue;
+    let res: ResourceType;
+    try {
+      res = await deps.client.resolve(ref.apiGroup, ref.kind);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      deps.refKindFailures.set(key, Date.now());
+      continue;
+    }
+    if (!(await withTimeout(deps.ctrl().watch(res, mapper), CONTROL_PLANE_SYNC_MS))) {
+      deps.refKindFailures.set(key, Date.now());
+      continue;
+    }
+    deps.refKindFailures.delete(key);
+    stores.set(`${ref.apiGroup}/${ref.kind}`, deps.mgr.informer(res).store);
+  }
+  return (ns, ref) => stores.get(`${ref.apiGroup}/${ref.kind}`)?.peek(ns, ref.name);
 }
 
 async function lookupTemplate(deps: Deps, ns: string, ref: TemplateRef, mapper: (o: KubeObject) => ObjectKey[]): Promise<TemplateLookup> {

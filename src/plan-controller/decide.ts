@@ -92,6 +92,8 @@ interface TargetEval {
   scale?: ScaleIntent;
   inFlight: number;
   started: boolean;
+  /** Machines counted as updated because they were already at target (no MachineUpdate). */
+  skipped: string[];
 }
 
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -153,6 +155,8 @@ interface Ctx {
   planLabel: string;
   halt: boolean;
   mus: Map<string, MachineUpdate>;
+  /** Machines already at target that count as updated (empty when the plan re-runs them or may not start). */
+  atTarget: ReadonlySet<string>;
 }
 
 const inUpdateByOther = (ctx: Ctx, m: KubeObject): string | undefined => {
@@ -180,8 +184,16 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   const all = ctx.machines.get(key) ?? [];
   const current = all.filter((m) => !isDeleting(m));
   const groups: Record<MachineState, string[]> = { notStarted: [], inFlight: [], updated: [], failed: [], aborted: [] };
-  for (const m of current) groups[machineState(ctx.mus.get(nameOf(m)))].push(nameOf(m));
-  const started = (ctx.targetMus.get(key) ?? []).length > 0;
+  const skipped: string[] = [];
+  for (const m of current) {
+    const st = machineState(ctx.mus.get(nameOf(m)));
+    // Already at target (issue 15): updated without running updaters; its own record, if any, decides instead.
+    if (st === 'notStarted' && ctx.atTarget.has(nameOf(m))) {
+      groups.updated.push(nameOf(m));
+      skipped.push(nameOf(m));
+    } else groups[st].push(nameOf(m));
+  }
+  const started = (ctx.targetMus.get(key) ?? []).length > 0 || skipped.length > 0;
   const unsuccessful = groups.failed.length + groups.aborted.length;
   const inFlight = groups.inFlight.length;
   // Failures are the target's history: a failed machine the MHC has since replaced still counts (its replacement
@@ -239,8 +251,8 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   }
 
   const ev: TargetEval = {
-    row: { kind: t.kind, name: t.target.name, sequence: t.target.sequence, updateStatus: status, machines: current.length, updated: groups.updated.length, updating: inFlight, failed: failed.length, aborted: groups.aborted.length },
-    reason, starts: [], inFlight, started,
+    row: { kind: t.kind, name: t.target.name, sequence: t.target.sequence, updateStatus: status, machines: current.length, updated: groups.updated.length, ...(skipped.length > 0 ? { skipped: skipped.length } : {}), updating: inFlight, failed: failed.length, aborted: groups.aborted.length },
+    reason, starts: [], inFlight, started, skipped,
   };
 
   if (mode === 'rollout' && reached && status !== 'updated' && status !== 'failed') {
@@ -386,10 +398,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     if (!list) targetMus.set(k, (list = []));
     list.push(mu);
   }
-  const ctx: Ctx = { snap, machines: machinesByTarget(plan.spec.clusterName, snap.machines), targetMus, planName, planLabel: labelValue(planName), halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt', mus };
-  const started = !!prev.startTime || mus.size > 0;
-  const d: PlanDecision = { problems, status: {}, create: [], abort: [], label: [], unlabel: [], supersede: [], scale: [], events: [], metrics: { started: 0, updated: 0, failed: 0 } };
-
+  const started0 = !!prev.startTime || mus.size > 0;
   const others = snap.plans.filter((p) => p.metadata?.name !== planName && p.spec.clusterName === plan.spec.clusterName);
   const older = others.filter((p) => planAge(p, plan) < 0);
   const olderActive = older.filter((p) => !isTerminal(p.status?.updateStatus));
@@ -398,6 +407,12 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const waiting = olderActive.length > 0;
   const mayStart = !stopping && valid && !waiting && !paused;
   const mode: Mode = stopping ? 'stop' : mayStart ? 'rollout' : 'hold';
+  // A machine at target counts as updated once the plan may start (or has started): a plan that waits, is paused or
+  // invalid before starting reports nothing as done. spec.rerunMachinesAtTarget runs the updaters regardless.
+  const skipping = plan.spec.rerunMachinesAtTarget !== true && (mayStart || started0);
+  const atTarget: ReadonlySet<string> = new Set(skipping ? (snap.atTarget ?? []) : []);
+  const ctx: Ctx = { snap, machines: machinesByTarget(plan.spec.clusterName, snap.machines), targetMus, planName, planLabel: labelValue(planName), halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt', mus, atTarget };
+  const d: PlanDecision = { problems, status: {}, create: [], abort: [], label: [], unlabel: [], supersede: [], scale: [], events: [], metrics: { started: 0, updated: 0, failed: 0 } };
 
   // One active plan per cluster: a plan that wants to start moves every older active plan to aborting.
   if (!stopping && valid && !paused) {
@@ -415,6 +430,8 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     lowerUpdated = lowerUpdated && group.every((t) => evals.get(t)!.row.updateStatus === 'updated');
   }
   const ordered = targets.map((t) => ({ t, e: evals.get(t)! }));
+  const skippedAll = ordered.flatMap(({ e }) => e.skipped);
+  const started = started0 || skippedAll.length > 0;
 
   // Actions: starts, surge/restore, abort propagation, labels.
   if (!terminal) {
@@ -465,7 +482,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const updated = rows.reduce((n, r) => n + (r.updated ?? 0), 0);
   const status: InPlaceUpdatePlanStatus = terminal
     ? { ...prev, conditions: [...(prev.conditions ?? [])] }
-    : { ...prev, updateStatus, targets: rows, machines, updatedMachines: updated, progress: `${updated}/${machines}` };
+    : { ...prev, updateStatus, targets: rows, machines, updatedMachines: updated, skippedMachines: skippedAll.length, progress: `${updated}/${machines}` };
   if (generation !== undefined) status.observedGeneration = generation;
   if (!terminal && (started || updateStatus === 'updating') && !status.startTime) status.startTime = snap.now;
   if (!terminal && isTerminal(updateStatus)) status.completionTime = snap.now;
@@ -501,6 +518,9 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   } else if (!hasFinalizer && !terminal && (mayStart || started)) d.finalizer = 'add';
 
   d.events = eventsFor(planName, prev, status, terminal ? [] : rows, d, problems, ready.reason);
+  if (!terminal && skippedAll.length > (prev.skippedMachines ?? 0)) {
+    d.events.push({ type: 'Normal', reason: PlanEventReasons.alreadyAtTarget, message: `${skippedAll.length} machine(s) already carry every value of the plan and count as updated without running updaters (spec.rerunMachinesAtTarget forces a re-run): ${nameList(skippedAll)}` });
+  }
   if (!terminal) d.metrics = metricDeltas(prev, rows, d);
   return d;
 }

@@ -72,4 +72,9 @@ export interface PlanSnapshot extends ValidationInput {
   machineUpdates: MachineUpdate[];
   /** Every plan of the same cluster in the namespace, this one included. */
   plans: InPlaceUpdatePlan[];
+  /**
+   * Machines without a MachineUpdate of this plan whose objects already carry every value of their target (at-target.ts);
+   * absent when not computed (spec.rerunMachinesAtTarget, a terminal plan).
+   */
+  atTarget?: string[];
 }
