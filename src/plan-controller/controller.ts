@@ -9,7 +9,6 @@ import {
   CustomResourceDefinitions,
   Finalizers,
   InPlaceUpdatePlans,
-  KubeadmControlPlanes,
   Labels,
   MachineDeployments,
   MachineUpdates,
@@ -17,7 +16,6 @@ import {
   PlanAnnotations,
   UpdatePhase,
   isTerminal,
-  parseApiVersion,
 } from '../api/index.js';
 import { toKubeTime } from '../runtime/conditions.js';
 import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/errors.js';
@@ -25,7 +23,7 @@ import { forEachLimit } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
 import { Action } from '../runtime/types.js';
-import { clusterControlPlaneRef, clusterLabel, mdClusterName } from '../api/capi/index.js';
+import { clusterLabel, mdClusterName } from '../api/capi/index.js';
 import type { PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';
 import type { PlanMetrics } from './metrics.js';
@@ -33,11 +31,10 @@ import { planMetricsFor } from './metrics.js';
 import { labelValue } from './names.js';
 import { prestartCheck } from './prestart.js';
 import { actOwners, ownersNeedRecheck } from './owners-act.js';
-import { crdName, isClusterApiGroup } from '../contract/index.js';
-import { taskKindOfRef } from './templates.js';
+import { crdName } from '../contract/index.js';
 import { machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
-import type { ControlPlaneLookup, PlanSnapshot, PrestartResult, TemplateLookup, TemplateRef } from './scope.js';
-import { templateKey } from './scope.js';
+import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
+import { buildScope, ownedBy } from './scope.js';
 
 /** Name of the controller (also its event source and field manager). */
 export const CONTROLLER_NAME = 'plan-controller';
@@ -55,7 +52,6 @@ const PRESTART_RECHECK_MS = 60_000;
 /** How long a created MachineUpdate is assumed to exist before the informer shows it. */
 const EXPECTATION_TTL_MS = 30_000;
 
-const KCP_KIND = { apiGroup: KubeadmControlPlanes.group, kind: KubeadmControlPlanes.kind };
 /**
  * How long a reconcile waits for the first list of a kind named at run time (control plane, template). A list that is
  * forbidden (the kind is not granted) is retried by the informer forever; the plan reports it instead of hanging.
@@ -93,8 +89,6 @@ export interface PlanSetupOptions {
 
 const keyOfPlan = (ns: string, name: string): string => `${ns}/${name}`;
 
-/** True when the plan is the controller owner of the object (same uid: a recreated plan of the same name is not). */
-const ownedBy = (o: KubeObject, plan: KubeObject): boolean => o.metadata.ownerReferences?.find((r) => r.controller)?.uid === plan.metadata.uid;
 
 /** Keys of the plans of `clusterName` in `namespace`. */
 function plansOfCluster(plans: Store<InPlaceUpdatePlan & KubeObject>, namespace: string | undefined, clusterName: string | undefined): ObjectKey[] {
@@ -162,57 +156,43 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   return Action.awaitChange();
 }
 
-/** Reads everything the decision needs from the informer stores (and discovery for kinds named at run time). */
-async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
-  const ns = plan.metadata.namespace ?? '';
-  const name = plan.metadata.name ?? '';
-  const clusterName = plan.spec.clusterName;
-  const cluster = deps.clusters.peek(ns, clusterName);
+/** The plan controller's ScopeReader: the informer stores, and for kinds named at run time discovery plus a watch. */
+function storeReader(deps: Deps): ScopeReader {
   const mapToNamespacePlans = (o: KubeObject): ObjectKey[] => deps.plans.list(o.metadata.namespace).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
   const controlPlanePlans = (cp: KubeObject): ObjectKey[] => deps.plans.list(cp.metadata.namespace).filter((p) => p.spec?.controlPlane?.name === cp.metadata.name).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
-
-  let controlPlane: ControlPlaneLookup | undefined;
-  if (plan.spec.controlPlane) {
-    const ref = cluster ? clusterControlPlaneRef(cluster) : undefined;
-    const kind = ref ? { apiGroup: ref.apiGroup, kind: ref.kind } : KCP_KIND;
-    controlPlane = { kind };
-    let res: ResourceType | undefined;
-    try {
-      res = await deps.client.resolve(kind.apiGroup, kind.kind);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      controlPlane.error = `kind ${kind.kind} is not served (${(err as Error).message})`;
-    }
-    if (res) {
-      const synced = await withTimeout(deps.ctrl().watch(res, controlPlanePlans), CONTROL_PLANE_SYNC_MS);
-      if (!synced) {
-        controlPlane.error = `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it in the plan controller's provider list? see docs/operations.md)`;
-      } else {
-        const obj = deps.mgr.informer(res).store.peek(ns, plan.spec.controlPlane.name);
-        if (obj) controlPlane.object = obj;
+  return {
+    now: () => toKubeTime(new Date()),
+    cluster: async (ns, name) => deps.clusters.peek(ns, name),
+    machineDeployments: async (ns, names) => names.map((n) => deps.machineDeployments.peek(ns, n)).filter((o): o is KubeObject => !!o),
+    machines: async (ns, clusterName) => deps.machines.byLabel(Labels.clusterName, clusterName, ns),
+    machineUpdates: async (ns, planLabel) => deps.machineUpdates.byLabel(Labels.planName, planLabel, ns),
+    plans: async (ns, clusterName) => deps.plans.list(ns).filter((p) => p.spec?.clusterName === clusterName),
+    async read(ns, apiGroup, kind, name, purpose) {
+      let res: ResourceType;
+      try {
+        res = await deps.client.resolve(apiGroup, kind);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        return { notServed: (err as Error).message };
       }
-    }
-  }
-
-  const refs = new Map<string, TemplateRef>();
-  for (const t of [plan.spec.controlPlane, ...(plan.spec.machineDeployments ?? [])]) {
-    for (const u of t?.updaters ?? []) if (u.updaterUpdateTemplateRef) refs.set(templateKey(u.updaterUpdateTemplateRef), u.updaterUpdateTemplateRef);
-  }
-  const templates: TemplateLookup[] = [];
-  for (const ref of refs.values()) templates.push(await lookupTemplate(deps, ns, ref, mapToNamespacePlans));
-
-  const planLabel = labelValue(name);
-  // Never adopt another plan's record (e.g. of a deleted plan of the same name): the controller owner's uid decides.
-  const fromStore = deps.machineUpdates.byLabel(Labels.planName, planLabel, ns).filter((m) => m.spec?.planName === name && ownedBy(m, plan));
-  const snap: PlanSnapshot = {
-    plan, now: toKubeTime(new Date()), cluster, controlPlane,
-    machineDeployments: (plan.spec.machineDeployments ?? []).map((t) => deps.machineDeployments.peek(ns, t.name)).filter((o): o is KubeObject => !!o),
-    templates,
-    machines: deps.machines.byLabel(Labels.clusterName, clusterName, ns),
-    machineUpdates: withExpectations(deps, keyOfPlan(ns, name), fromStore),
-    plans: deps.plans.list(ns).filter((p) => p.spec?.clusterName === clusterName),
-    ...(deps.writePolicy ? { writePolicy: deps.writePolicy } : {}),
+      // A kind the plan controller may not list must not block the worker: the plan reports it instead of hanging.
+      if (!(await withTimeout(deps.ctrl().watch(res, purpose === 'controlPlane' ? controlPlanePlans : mapToNamespacePlans), CONTROL_PLANE_SYNC_MS))) {
+        const hint = purpose === 'controlPlane' ? "is it in the plan controller's provider list?" : 'is it granted to the plan controller?';
+        return { unreadable: `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (${hint} see docs/operations.md)` };
+      }
+      const object = deps.mgr.informer(res).store.peek(ns, name);
+      return object ? { object } : {};
+    },
+    taskCrd: async (group, kind) => (await lookupTaskCrd(deps, group, kind)).crd,
   };
+}
+
+/** Reads everything the decision needs from the informer stores (and discovery for kinds named at run time). */
+async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
+  const snap = await buildScope(plan, storeReader(deps));
+  // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
+  snap.machineUpdates = withExpectations(deps, keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? ''), snap.machineUpdates);
+  if (deps.writePolicy) snap.writePolicy = deps.writePolicy;
   if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
     snap.atTarget = machinesAtTarget(plan, snap.machines, await refLookup(deps, plan, snap.machines, byClusterOf(deps)), new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)));
   }
@@ -273,31 +253,6 @@ async function refLookup(deps: Deps, plan: InPlaceUpdatePlan, machines: readonly
   return (ns, ref) => stores.get(`${ref.apiGroup}/${ref.kind}`)?.peek(ns, ref.name);
 }
 
-async function lookupTemplate(deps: Deps, ns: string, ref: TemplateRef, mapper: (o: KubeObject) => ObjectKey[]): Promise<TemplateLookup> {
-  const { group } = parseApiVersion(ref.apiVersion ?? '');
-  // Malformed references are reported by validation; there is nothing to look up.
-  if (!group || !/Template$/.test(ref.kind ?? '') || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref.name ?? '')) return { ref, found: false };
-  // A Cluster API kind is refused from the reference alone (templates.ts): neither resolved nor watched.
-  if (isClusterApiGroup(group)) return { ref, found: false };
-  let res: ResourceType;
-  try {
-    res = await deps.client.resolve(group, ref.kind);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-    return { ref, found: false, error: `kind ${ref.kind} is not served by group ${group} (is its CRD installed?)` };
-  }
-  // Same as for control planes: a template kind the plan controller may not list must not block the worker.
-  if (!(await withTimeout(deps.ctrl().watch(res, mapper), CONTROL_PLANE_SYNC_MS))) {
-    return { ref, found: false, error: `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it granted to the plan controller? see docs/operations.md)` };
-  }
-  const tpl = deps.mgr.informer(res).store.peek(ns, ref.name);
-  const out: TemplateLookup = { ref, found: tpl !== undefined };
-  if (tpl) out.bytes = Buffer.byteLength(JSON.stringify(tpl.spec ?? null), 'utf8');
-  const tk = taskKindOfRef(ref);
-  if (tk) out.task = await lookupTaskCrd(deps, tk.group, tk.kind);
-  return out;
-}
-
 /** How long a task kind's CRD lookup is reused (CRDs change rarely; a plan reconciles often). */
 const TASK_CRD_TTL_MS = 15_000;
 
@@ -317,7 +272,7 @@ async function lookupTaskCrd(deps: Deps, group: string, kind: string): Promise<{
   return crd ? { crd } : {};
 }
 
-// The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
+/** The plan's MachineUpdates with those it created that the informer does not show yet (within EXPECTATION_TTL_MS). */
 function withExpectations(deps: Deps, planKey: string, fromStore: MachineUpdate[]): MachineUpdate[] {
   const exp = deps.expectations.get(planKey);
   if (!exp) return fromStore;
