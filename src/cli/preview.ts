@@ -16,6 +16,7 @@ import {
   type ResourceType,
 } from '../api/index.js';
 import type { ScopeReader } from '../plan-controller/scope.js';
+import { machineBootstrapRef, machineInfraRef, ownerBootstrapTemplateRef, ownerInfraTemplateRef, type ContractRef } from '../api/capi/index.js';
 import type { OpenApiSchema, PlanPreview, PreviewSnapshot } from '../plan-controller/preview.js';
 import type { RestClient } from '../runtime/client.js';
 import { readYamlDocs } from './install.js';
@@ -24,7 +25,6 @@ import { call, connect, type Connection } from './kube.js';
 import { safeJson, safeText } from './safe-text.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
 
-type Ref = { apiGroup: string; kind: string; name: string };
 
 /** `inplace preview`. */
 export const previewVerb: Verb = {
@@ -139,8 +139,8 @@ async function readSnapshot(conn: Connection, plan: InPlaceUpdatePlan & KubeObje
   const { cluster, controlPlane, machineDeployments, templates, machines, machineUpdates } = scope;
 
   // InfraMachines / BootstrapConfigs of the machines and the owners' templates, listed per kind (read-only).
-  const byKind = async (refsOf: (m: KubeObject) => Ref | undefined, objs: KubeObject[]): Promise<KubeObject[]> => {
-    const kinds = new Map<string, Ref>();
+  const byKind = async (refsOf: (m: KubeObject) => ContractRef | undefined, objs: KubeObject[]): Promise<KubeObject[]> => {
+    const kinds = new Map<string, ContractRef>();
     for (const o of objs) {
       const r = refsOf(o);
       if (r) kinds.set(`${r.apiGroup}/${r.kind}`, r);
@@ -152,23 +152,16 @@ async function readSnapshot(conn: Connection, plan: InPlaceUpdatePlan & KubeObje
     }
     return out;
   };
-  const spec = (o: KubeObject): Record<string, unknown> => (o['spec'] as Record<string, unknown> | undefined) ?? {};
-  const infraMachines = await byKind((m) => spec(m)['infrastructureRef'] as Ref | undefined, machines);
-  const bootstrapConfigs = await byKind((m) => (spec(m)['bootstrap'] as { configRef?: Ref } | undefined)?.configRef, machines);
+  const infraMachines = await byKind(machineInfraRef, machines);
+  const bootstrapConfigs = await byKind(machineBootstrapRef, machines);
   const owners = [...machineDeployments, ...(controlPlane?.object ? [controlPlane.object] : [])];
-  const ownerTemplates = [
-    ...(await byKind((o) => ((spec(o)['template'] as { spec?: { infrastructureRef?: Ref } } | undefined)?.spec?.infrastructureRef ?? (spec(o)['machineTemplate'] as { spec?: { infrastructureRef?: Ref } } | undefined)?.spec?.infrastructureRef), owners)),
-    ...(await byKind((o) => (spec(o)['template'] as { spec?: { bootstrap?: { configRef?: Ref } } } | undefined)?.spec?.bootstrap?.configRef, owners)),
-  ];
+  const ownerTemplates = [...(await byKind(ownerInfraTemplateRef, owners)), ...(await byKind(ownerBootstrapTemplateRef, owners))];
 
   const schemas: PreviewSnapshot['schemas'] = {};
   const machineSchema = await crdSchema(c, Machines);
   if (machineSchema) schemas.Machine = machineSchema;
-  const firstRef = (f: (m: KubeObject) => Ref | undefined): Ref | undefined => machines.map(f).find((r) => r);
-  for (const [sel, ref] of [
-    ['InfraMachine', firstRef((m) => spec(m)['infrastructureRef'] as Ref | undefined)],
-    ['BootstrapConfig', firstRef((m) => (spec(m)['bootstrap'] as { configRef?: Ref } | undefined)?.configRef)],
-  ] as const) {
+  const firstRef = (f: (m: KubeObject) => ContractRef | undefined): ContractRef | undefined => machines.map(f).find((r) => r);
+  for (const [sel, ref] of [['InfraMachine', firstRef(machineInfraRef)], ['BootstrapConfig', firstRef(machineBootstrapRef)]] as const) {
     if (!ref) continue;
     const res = await resolve(ref.apiGroup, ref.kind);
     const s = typeof res === 'string' ? undefined : await crdSchema(c, res);
