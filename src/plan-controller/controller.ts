@@ -1,6 +1,7 @@
-// The plan controller (DESIGN §4.1): reconciles InPlaceUpdatePlans. Per reconcile: snapshot from the informer
-// stores -> decidePlan (pure) -> act once (supersede, finalizer, labels, MachineUpdates, aborts, surge) -> one
-// status patch through /status with optimistic concurrency -> events and metrics.
+// The plan controller (DESIGN §4.1): reconciles InPlaceUpdatePlans. Per reconcile: snapshot (scope.ts buildScope over
+// the informer stores) -> decidePlan (pure, decide.ts + status.ts) -> act once through the phases reconcileSupersede,
+// reconcileFinalizer, owners (owners-act.ts), reconcileMachines, reconcileSurge -> reconcileStatus, the one status patch
+// through /status with optimistic concurrency -> recordEvents (events and metrics).
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, ResourceType, WritePolicy } from '../api/index.js';
 import {
   API_VERSION,
@@ -58,8 +59,8 @@ const EXPECTATION_TTL_MS = 30_000;
  */
 const CONTROL_PLANE_SYNC_MS = 10_000;
 
-/** Built once in setup; what reconcile needs. */
-interface Deps {
+/** Built once in setup; what reconcile and its phases need. */
+export interface Deps {
   mgr: Manager;
   client: KubeClient;
   ctrl: () => Controller;
@@ -150,8 +151,15 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const plan = structuredClone(cached);
   const snap = await buildSnapshot(deps, plan);
   const d = decidePlan(snap);
-  const latest = await act(deps, plan, d, log, () => actOwners({ client: deps.client, fieldManager: FIELD_MANAGER, writesInFlight: WRITES_IN_FLIGHT }, snap, d, log));
-  record(deps, latest, d);
+  // Act once, in this order: supersede, finalizer, owners (paused before a target's first machine starts, DESIGN §11),
+  // machines, surge, then the one status write; Events and metrics once the status reporting them is written.
+  await reconcileSupersede(deps, plan, d, log);
+  let latest = await reconcileFinalizer(deps, plan, d);
+  await actOwners({ client: deps.client, fieldManager: FIELD_MANAGER, writesInFlight: WRITES_IN_FLIGHT }, snap, d, log);
+  await reconcileMachines(deps, latest, d, log);
+  await reconcileSurge(deps, latest, d, log);
+  latest = await reconcileStatus(deps, latest, d);
+  recordEvents(deps, latest, d);
   if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d)) return Action.requeue(INVALID_RECHECK_MS);
   return Action.awaitChange();
 }
@@ -286,28 +294,29 @@ function withExpectations(deps: Deps, planKey: string, fromStore: MachineUpdate[
   return out;
 }
 
-/** Carries out a decision; returns the plan as last written. */
-async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger, owners: () => Promise<void>): Promise<InPlaceUpdatePlan & KubeObject> {
+/** Supersede: moves every older active plan of the cluster to aborting, naming this plan. */
+export async function reconcileSupersede(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<void> {
+  const ns = plan.metadata.namespace ?? '';
+  const name = plan.metadata.name ?? '';
+  for (const other of d.supersede) {
+    await ignoreNotFound(deps.client.patch(InPlaceUpdatePlans, ns, other, { metadata: { annotations: { [PlanAnnotations.supersededBy]: name } }, spec: { updatePhase: UpdatePhase.aborting } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
+    log.info({ superseded: other }, 'superseded an older plan of the cluster');
+  }
+}
+
+/** Finalizer: added before anything is touched, so that a deletion can always undo what the plan did. Returns the plan as written. */
+export async function reconcileFinalizer(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): Promise<InPlaceUpdatePlan & KubeObject> {
+  if (d.finalizer !== 'add') return plan;
+  const ph = patchSnapshot(plan);
+  plan.metadata.finalizers = [...(plan.metadata.finalizers ?? []), Finalizers.plan];
+  return ph.apply(deps.client, InPlaceUpdatePlans, plan, { fieldManager: FIELD_MANAGER });
+}
+
+/** Machines: labels, MachineUpdates to create, aborts to propagate, labels to remove, in that order. */
+export async function reconcileMachines(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<void> {
   const { client } = deps;
   const ns = plan.metadata.namespace ?? '';
   const name = plan.metadata.name ?? '';
-  let current = plan;
-
-  for (const other of d.supersede) {
-    await ignoreNotFound(client.patch(InPlaceUpdatePlans, ns, other, { metadata: { annotations: { [PlanAnnotations.supersededBy]: name } }, spec: { updatePhase: UpdatePhase.aborting } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
-    log.info({ superseded: other }, 'superseded an older plan of the cluster');
-  }
-
-  // The finalizer goes on before anything is touched, so that a deletion can always undo what the plan did.
-  if (d.finalizer === 'add') {
-    const ph = patchSnapshot(current);
-    current.metadata.finalizers = [...(current.metadata.finalizers ?? []), Finalizers.plan];
-    current = await ph.apply(client, InPlaceUpdatePlans, current, { fieldManager: FIELD_MANAGER });
-  }
-
-  // Owners (DESIGN §11) next: a target's KubeadmControlPlane / MachineDeployment is paused before its first machine starts.
-  await owners();
-
   // Label first: the MHC extension protects a machine from remediation as soon as it carries the label.
   await forEachLimit(d.label, WRITES_IN_FLIGHT, async (l) => {
     if (!deps.machines.peek(ns, l.machine)) return;
@@ -353,24 +362,30 @@ async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDeci
     // Guarded by resourceVersion: the label may belong to a newer plan by the time this lands.
     await ignoreNotFound(client.patch(Machines, ns, machine, { metadata: { resourceVersion: m.metadata.resourceVersion, labels: { [Labels.planName]: null }, annotations: { [Annotations.updateStartedAt]: null } } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
   });
+}
+
+/** Surge: scales a MachineDeployment up by one for maxUnavailable 0, or restores it (guarded by resourceVersion). */
+export async function reconcileSurge(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<void> {
+  const ns = plan.metadata.namespace ?? '';
   for (const s of d.scale) {
     const body: Record<string, unknown> = { metadata: { ...(s.resourceVersion ? { resourceVersion: s.resourceVersion } : {}), annotations: s.annotations } };
     if (s.replicas !== undefined) body['spec'] = { replicas: s.replicas };
-    await ignoreNotFound(client.patch(MachineDeployments, ns, s.name, body, { type: 'merge', fieldManager: FIELD_MANAGER }));
+    await ignoreNotFound(deps.client.patch(MachineDeployments, ns, s.name, body, { type: 'merge', fieldManager: FIELD_MANAGER }));
     log.info({ machineDeployment: s.name, replicas: s.replicas, kind: s.kind }, s.kind === 'surge' ? 'surged MachineDeployment' : 'restored MachineDeployment');
   }
+}
 
-  // The one status write (and the finalizer release, last, once deletion has nothing left to undo).
-  const ph = patchSnapshot(current);
-  const next = structuredClone(current);
+/** The one status write (and the finalizer release, last, once deletion has nothing left to undo). Returns the plan as written. */
+export async function reconcileStatus(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): Promise<InPlaceUpdatePlan & KubeObject> {
+  const ph = patchSnapshot(plan);
+  const next = structuredClone(plan);
   next.status = d.status;
   if (d.finalizer === 'remove') next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== Finalizers.plan);
-  if (ph.changed(next)) current = await ph.apply(client, InPlaceUpdatePlans, next, { fieldManager: FIELD_MANAGER });
-  return current;
+  return ph.changed(next) ? ph.apply(deps.client, InPlaceUpdatePlans, next, { fieldManager: FIELD_MANAGER }) : plan;
 }
 
 /** Events and metrics, once the status that reports the transitions is written. */
-function record(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): void {
+export function recordEvents(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): void {
   for (const e of d.events) {
     const target = e.plan ? deps.plans.get(plan.metadata.namespace, e.plan) : plan;
     if (target) deps.mgr.events.event(target, e.type, e.reason, e.message);
