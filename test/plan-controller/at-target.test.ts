@@ -4,6 +4,12 @@
 import { expect } from 'chai';
 import type { KubeObject, MachineUpdate } from '../../src/api/index.js';
 import { DevMachines, Events, PlanEventReasons } from '../../src/api/index.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { PlanPreview } from '../../src/plan-controller/index.js';
+import { cli } from '../support/cli.js';
 import { useE2eEnv } from '../e2e/env.js';
 import { CP, TO_VERSION, planObject, refUpdater, versionOf, type Platform } from '../e2e/harness.js';
 
@@ -41,7 +47,16 @@ describe('plan controller: machines already at target', function () {
     const workers = (await p.machines()).filter((m) => m.metadata.labels?.['cluster.x-k8s.io/deployment-name'] === MD).map((m) => m.metadata.name!).sort();
     expect(workers).to.have.length(3);
 
-    await p.apply(planObject(p.ns, 'b', { cp: { name: CP, sequence: 1, updaters: updaters() }, mds: [{ name: MD, sequence: 2, updaters: updaters() }] }));
+    const planB = planObject(p.ns, 'b', { cp: { name: CP, sequence: 1, updaters: updaters() }, mds: [{ name: MD, sequence: 2, updaters: updaters() }] });
+    // Preview (same rule, same objects) says so before the plan is applied.
+    const file = join(mkdtempSync(join(tmpdir(), 'at-target-')), 'b.yaml');
+    writeFileSync(file, stringify(planB));
+    const r = await cli('preview', '-f', file, '-o', 'json', '--kubeconfig', env().kubeconfigPath);
+    const previewed = (JSON.parse(r.out) as PlanPreview).groups.flatMap((g) => g.targets.flatMap((t) => t.machines.map((m) => [m.name, m.state])));
+    expect(previewed.filter(([, st]) => st === 'alreadyAtTarget').map(([n]) => n).sort()).to.deep.equal(workers);
+    expect(previewed.filter(([, st]) => st === 'notStarted')).to.have.length(1);
+
+    await p.apply(planB);
     const b = await p.waitStatus('b', 'updated', 60_000);
     // Only the control-plane machine was not at target: it alone got a MachineUpdate and tasks.
     const mus = muOf(await p.machineUpdates(), 'b');
