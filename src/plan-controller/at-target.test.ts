@@ -55,7 +55,8 @@ describe('plan-controller machines at target', () => {
       expect(d.create).to.deep.equal([]);
       expect(d.label).to.deep.equal([]);
       expect(d.status.updateStatus).to.equal('updated');
-      expect(d.status.conditions?.find((c) => c.type === 'Ready')).to.include({ status: 'True', reason: Reasons.updated });
+      expect(d.status.conditions?.find((c) => c.type === 'Ready')).to.include({ status: 'True', reason: Reasons.updated, message: '3/3 machines updated (3 already at target: no updater ran)' });
+      expect(d.status.conditions?.find((c) => c.type === 'MachineDeploymentUpdate')?.message).to.equal('cluster1-md-0: 3/3 updated (3 already at target)');
     });
 
     it('the event is recorded once: a later reconcile with the same count adds none', () => {

@@ -104,7 +104,7 @@ export function targetsCondition(type: string, evals: readonly TargetRowReason[]
   if (evals.length === 0) return { type, status: 'True', reason: Reasons.noTarget, message: none };
   const worst = [...evals].sort((a, b) => rowRank[a.row.updateStatus] - rowRank[b.row.updateStatus])[0]!;
   if (worst.row.updateStatus === 'updated') {
-    return { type, status: 'True', reason: Reasons.updated, message: summarizeList(evals.map((e) => `${e.row.name}: ${e.row.updated}/${e.row.machines} updated`)) };
+    return { type, status: 'True', reason: Reasons.updated, message: summarizeList(evals.map((e) => `${e.row.name}: ${e.row.updated}/${e.row.machines} updated${e.row.skipped ? ` (${e.row.skipped} already at target)` : ''}`)) };
   }
   if (override && worst.row.updateStatus === 'pending') return { type, status: 'False', ...override };
   const reason = worst.row.updateStatus === 'pending' || worst.row.updateStatus === 'updating' ? worst.reason : reasonOf[worst.row.updateStatus];
@@ -139,7 +139,10 @@ export function readyCondition(i: ReadyInput): { status: Condition['status']; re
   const withDetail = (s: string): string => (detail ? `${s}; ${detail}` : s);
   if (i.terminal && i.prevReady) return { status: i.prevReady.status, reason: i.prevReady.reason, message: i.prevReady.message ?? '' };
   switch (i.updateStatus) {
-    case 'updated': return { status: 'True', reason: Reasons.updated, message: `${i.progress} machines updated` };
+    case 'updated': {
+      const skipped = i.rows.reduce((n, r) => n + (r.skipped ?? 0), 0);
+      return { status: 'True', reason: Reasons.updated, message: `${i.progress} machines updated${skipped > 0 ? ` (${skipped} already at target: no updater ran)` : ''}` };
+    }
     case 'failed': return { status: 'False', reason: Reasons.failed, message: withDetail(`${i.progress} machines updated`) };
     case 'aborted':
     case 'aborting': {
