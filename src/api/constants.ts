@@ -166,6 +166,8 @@ export const PlanEventReasons = {
   targetFailed: 'TargetFailed',
   /** The update of a machine started (a MachineUpdate was created). */
   machineUpdateStarted: 'MachineUpdateStarted',
+  /** Machines whose objects already carried every value of the plan were counted as updated without running updaters. */
+  alreadyAtTarget: 'MachinesAlreadyAtTarget',
   /** A MachineDeployment was scaled up by one for maxUnavailable 0. */
   surged: 'Surged',
   /** A surged MachineDeployment's replica count was restored. */

@@ -57,6 +57,7 @@ export const PlanSpecSchema = z.object({
   paused: z.boolean().optional(),
   failurePolicy: z.enum(['Halt', 'Continue']).optional(),
   acceptUncoveredChanges: z.boolean().optional(),
+  rerunMachinesAtTarget: z.boolean().optional(),
   controlPlane: TargetSchema.optional(),
   machineDeployments: z.array(TargetSchema).max(500).optional(),
 });
@@ -64,9 +65,9 @@ const countFields = { machines: int.optional(), updated: int.optional(), updatin
 /** InPlaceUpdatePlan.status. */
 export const PlanStatusSchema = z.object({
   updateStatus: status.optional(), observedGeneration: int.optional(), ...times,
-  progress: z.string().optional(), machines: int.optional(), updatedMachines: int.optional(),
+  progress: z.string().optional(), machines: int.optional(), updatedMachines: int.optional(), skippedMachines: int.optional(),
   targets: z.array(z.object({
-    kind: z.enum(['ControlPlane', 'MachineDeployment']), name: z.string(), sequence: int, updateStatus: status, ...countFields, message: z.string().optional(),
+    kind: z.enum(['ControlPlane', 'MachineDeployment']), name: z.string(), sequence: int, updateStatus: status, ...countFields, skipped: int.optional(), message: z.string().optional(),
   })).optional(),
   conditions: z.array(ConditionSchema).optional(),
 });

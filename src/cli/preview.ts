@@ -4,7 +4,7 @@ import {
   Clusters,
   CustomResourceDefinitions,
   InPlaceUpdatePlanSchema,
-  KubeadmControlPlanes,
+  InPlaceUpdatePlans,
   Labels,
   MachineDeployments,
   Machines,
@@ -15,7 +15,8 @@ import {
   type MachineUpdate,
   type ResourceType,
 } from '../api/index.js';
-import type { ControlPlaneLookup, TemplateLookup, TemplateRef } from '../plan-controller/scope.js';
+import type { ScopeReader } from '../plan-controller/scope.js';
+import { machineBootstrapRef, machineInfraRef, ownerBootstrapTemplateRef, ownerInfraTemplateRef, type ContractRef } from '../api/capi/index.js';
 import type { OpenApiSchema, PlanPreview, PreviewSnapshot } from '../plan-controller/preview.js';
 import type { RestClient } from '../runtime/client.js';
 import { readYamlDocs } from './install.js';
@@ -25,7 +26,6 @@ import { call, connect, type Connection } from './kube.js';
 import { safeJson, safeText } from './safe-text.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
 
-type Ref = { apiGroup: string; kind: string; name: string };
 
 /** `inplace preview`. */
 export const previewVerb: Verb = {
@@ -108,38 +108,44 @@ async function readSnapshot(conn: Connection, plan: InPlaceUpdatePlan & KubeObje
     }
   };
 
-  const cluster = await get(Clusters, plan.spec.clusterName);
-  const machineDeployments = await list(MachineDeployments);
-  const machines = await list(Machines, `${Labels.clusterName}=${plan.spec.clusterName}`);
-
-  let controlPlane: ControlPlaneLookup | undefined;
-  if (plan.spec.controlPlane) {
-    const ref = (cluster?.['spec'] as { controlPlaneRef?: Ref } | undefined)?.controlPlaneRef;
-    const kind = ref ? { apiGroup: ref.apiGroup, kind: ref.kind } : { apiGroup: KubeadmControlPlanes.group, kind: KubeadmControlPlanes.kind };
-    const res = await resolve(kind.apiGroup, kind.kind);
-    controlPlane = typeof res === 'string' ? { kind, error: res } : { kind, ...(await optional(get(res, plan.spec.controlPlane.name))) };
-  }
-
-  const refs = new Map<string, TemplateRef>();
-  for (const t of [plan.spec.controlPlane, ...(plan.spec.machineDeployments ?? [])]) {
-    for (const u of t?.updaters ?? []) if (u.updaterUpdateTemplateRef) refs.set(JSON.stringify(u.updaterUpdateTemplateRef), u.updaterUpdateTemplateRef);
-  }
-  const templates: TemplateLookup[] = [];
-  for (const ref of refs.values()) {
-    const inFile = fileDocs.some((d) => d.apiVersion === ref.apiVersion && d.kind === ref.kind && d.metadata?.name === ref.name && (d.metadata.namespace ?? ns) === ns);
-    const res = await resolve(parseApiVersion(ref.apiVersion).group, ref.kind);
-    if (typeof res === 'string') templates.push({ ref, found: false, error: res });
-    else templates.push({ ref, found: inFile || (await get(res, ref.name)) !== undefined });
-  }
-
-  let machineUpdates: MachineUpdate[] = [];
-  if (plan.metadata.name) {
-    machineUpdates = (await list(MachineUpdates, `${Labels.planName}=${plan.metadata.name}`)) as unknown as MachineUpdate[];
-  }
+  // The live plan of the same name, when there is one: its MachineUpdates are shown (the builder keeps only the records
+  // that plan owns, by uid, as the controller does).
+  const live = plan.metadata.name ? await get(InPlaceUpdatePlans, plan.metadata.name) : undefined;
+  const scopePlan: InPlaceUpdatePlan & KubeObject = live?.metadata.uid ? { ...plan, metadata: { ...plan.metadata, uid: live.metadata.uid } } : plan;
+  const reader: ScopeReader = {
+    now: () => new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    cluster: (_ns, name) => get(Clusters, name),
+    machineDeployments: async (_ns, names) => (await list(MachineDeployments)).filter((o) => names.includes(o.metadata.name ?? '')),
+    machines: (_ns, clusterName) => list(Machines, `${Labels.clusterName}=${clusterName}`),
+    machineUpdates: async (_ns, planLabel) => (await list(MachineUpdates, `${Labels.planName}=${planLabel}`)) as unknown as MachineUpdate[],
+    plans: async (_ns, clusterName) => ((await list(InPlaceUpdatePlans)) as unknown as InPlaceUpdatePlan[]).filter((p) => p.spec?.clusterName === clusterName && p.metadata?.name !== plan.metadata.name),
+    async read(_ns, apiGroup, kind, name, purpose) {
+      const res = await resolve(apiGroup, kind);
+      if (typeof res === 'string') return { notServed: res };
+      // Templates in the same file count as present: they are applied together.
+      const inFile = purpose === 'template' ? fileDocs.find((d) => parseApiVersion(d.apiVersion ?? '').group === apiGroup && d.kind === kind && d.metadata?.name === name && (d.metadata.namespace ?? ns) === ns) : undefined;
+      const object = inFile ?? (await get(res, name));
+      return object ? { object } : {};
+    },
+    async taskCrd(group, kind) {
+      const res = await resolve(group, kind);
+      if (typeof res === 'string') return undefined;
+      try {
+        return await c.get(CustomResourceDefinitions, undefined, `${res.plural}.${res.group}`);
+      } catch {
+        return undefined; // best effort: a caller who may not read CRDs gets the controller's check at apply time
+      }
+    },
+  };
+  const { buildScope } = await import('../plan-controller/scope.js');
+  const scope = await buildScope(scopePlan, reader);
+  // The file's plan is the one previewed; the live plan of the same name is replaced by it.
+  scope.plans = [...scope.plans, plan];
+  const { cluster, controlPlane, machineDeployments, templates, machines, machineUpdates } = scope;
 
   // InfraMachines / BootstrapConfigs of the machines and the owners' templates, listed per kind (read-only).
-  const byKind = async (refsOf: (m: KubeObject) => Ref | undefined, objs: KubeObject[]): Promise<KubeObject[]> => {
-    const kinds = new Map<string, Ref>();
+  const byKind = async (refsOf: (m: KubeObject) => ContractRef | undefined, objs: KubeObject[]): Promise<KubeObject[]> => {
+    const kinds = new Map<string, ContractRef>();
     for (const o of objs) {
       const r = refsOf(o);
       if (r) kinds.set(`${r.apiGroup}/${r.kind}`, r);
@@ -151,23 +157,16 @@ async function readSnapshot(conn: Connection, plan: InPlaceUpdatePlan & KubeObje
     }
     return out;
   };
-  const spec = (o: KubeObject): Record<string, unknown> => (o['spec'] as Record<string, unknown> | undefined) ?? {};
-  const infraMachines = await byKind((m) => spec(m)['infrastructureRef'] as Ref | undefined, machines);
-  const bootstrapConfigs = await byKind((m) => (spec(m)['bootstrap'] as { configRef?: Ref } | undefined)?.configRef, machines);
+  const infraMachines = await byKind(machineInfraRef, machines);
+  const bootstrapConfigs = await byKind(machineBootstrapRef, machines);
   const owners = [...machineDeployments, ...(controlPlane?.object ? [controlPlane.object] : [])];
-  const ownerTemplates = [
-    ...(await byKind((o) => ((spec(o)['template'] as { spec?: { infrastructureRef?: Ref } } | undefined)?.spec?.infrastructureRef ?? (spec(o)['machineTemplate'] as { spec?: { infrastructureRef?: Ref } } | undefined)?.spec?.infrastructureRef), owners)),
-    ...(await byKind((o) => (spec(o)['template'] as { spec?: { bootstrap?: { configRef?: Ref } } } | undefined)?.spec?.bootstrap?.configRef, owners)),
-  ];
+  const ownerTemplates = [...(await byKind(ownerInfraTemplateRef, owners)), ...(await byKind(ownerBootstrapTemplateRef, owners))];
 
   const schemas: PreviewSnapshot['schemas'] = {};
   const machineSchema = await crdSchema(c, Machines);
   if (machineSchema) schemas.Machine = machineSchema;
-  const firstRef = (f: (m: KubeObject) => Ref | undefined): Ref | undefined => machines.map(f).find((r) => r);
-  for (const [sel, ref] of [
-    ['InfraMachine', firstRef((m) => spec(m)['infrastructureRef'] as Ref | undefined)],
-    ['BootstrapConfig', firstRef((m) => (spec(m)['bootstrap'] as { configRef?: Ref } | undefined)?.configRef)],
-  ] as const) {
+  const firstRef = (f: (m: KubeObject) => ContractRef | undefined): ContractRef | undefined => machines.map(f).find((r) => r);
+  for (const [sel, ref] of [['InfraMachine', firstRef(machineInfraRef)], ['BootstrapConfig', firstRef(machineBootstrapRef)]] as const) {
     if (!ref) continue;
     const res = await resolve(ref.apiGroup, ref.kind);
     const s = typeof res === 'string' ? undefined : await crdSchema(c, res);
@@ -182,16 +181,12 @@ async function readSnapshot(conn: Connection, plan: InPlaceUpdatePlan & KubeObje
     templates,
     machines,
     machineUpdates,
+    plans: scope.plans,
     infraMachines,
     bootstrapConfigs,
     ownerTemplates,
     schemas,
   };
-}
-
-async function optional<T>(p: Promise<T | undefined>): Promise<{ object?: T }> {
-  const o = await p;
-  return o ? { object: o } : {};
 }
 
 /** The openAPIV3Schema of a served CRD version, when the caller may read CRDs (best effort: absent otherwise). */

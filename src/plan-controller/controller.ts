@@ -1,6 +1,7 @@
-// The plan controller (docs/design.md §4.1): reconciles InPlaceUpdatePlans. Per reconcile: snapshot from the informer
-// stores -> decidePlan (pure) -> act once (supersede, finalizer, labels, MachineUpdates, aborts, surge) -> one
-// status patch through /status with optimistic concurrency -> events and metrics.
+// The plan controller (docs/design.md §4.1): reconciles InPlaceUpdatePlans. Per reconcile: snapshot (scope.ts buildScope over
+// the informer stores) -> decidePlan (pure, decide.ts + status.ts) -> act once through the phases reconcileSupersede,
+// reconcileFinalizer, owners (owners-act.ts), reconcileMachines, reconcileSurge -> reconcileStatus, the one status patch
+// through /status with optimistic concurrency -> recordEvents (events and metrics).
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, ResourceType, WritePolicy } from '../api/index.js';
 import {
   API_VERSION,
@@ -9,7 +10,6 @@ import {
   CustomResourceDefinitions,
   Finalizers,
   InPlaceUpdatePlans,
-  KubeadmControlPlanes,
   Labels,
   MachineDeployments,
   MachineUpdates,
@@ -17,7 +17,6 @@ import {
   PlanAnnotations,
   UpdatePhase,
   isTerminal,
-  parseApiVersion,
 } from '../api/index.js';
 import { toKubeTime } from '../runtime/conditions.js';
 import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/errors.js';
@@ -25,7 +24,7 @@ import { forEachLimit } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
 import { Action } from '../runtime/types.js';
-import { clusterControlPlaneRef, clusterLabel, mdClusterName } from '../api/capi/index.js';
+import { clusterLabel, mdClusterName } from '../api/capi/index.js';
 import type { PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';
 import type { PlanMetrics } from './metrics.js';
@@ -33,10 +32,10 @@ import { planMetricsFor } from './metrics.js';
 import { labelValue } from './names.js';
 import { prestartCheck } from './prestart.js';
 import { actOwners, ownersNeedRecheck } from './owners-act.js';
-import { crdName, isClusterApiGroup } from '../contract/index.js';
-import { taskKindOfRef } from './templates.js';
-import type { ControlPlaneLookup, PlanSnapshot, PrestartResult, TemplateLookup, TemplateRef } from './scope.js';
-import { templateKey } from './scope.js';
+import { crdName } from '../contract/index.js';
+import { machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
+import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
+import { buildScope, ownedBy } from './scope.js';
 
 /** Name of the controller (also its event source and field manager). */
 export const CONTROLLER_NAME = 'plan-controller';
@@ -54,15 +53,14 @@ const PRESTART_RECHECK_MS = 60_000;
 /** How long a created MachineUpdate is assumed to exist before the informer shows it. */
 const EXPECTATION_TTL_MS = 30_000;
 
-const KCP_KIND = { apiGroup: KubeadmControlPlanes.group, kind: KubeadmControlPlanes.kind };
 /**
  * How long a reconcile waits for the first list of a kind named at run time (control plane, template). A list that is
  * forbidden (the kind is not granted) is retried by the informer forever; the plan reports it instead of hanging.
  */
 const CONTROL_PLANE_SYNC_MS = 10_000;
 
-/** Built once in setup; what reconcile needs. */
-interface Deps {
+/** Built once in setup; what reconcile and its phases need. */
+export interface Deps {
   mgr: Manager;
   client: KubeClient;
   ctrl: () => Controller;
@@ -78,6 +76,8 @@ interface Deps {
   expectations: Map<string, Map<string, { mu: MachineUpdate; at: number }>>;
   /** The write policy plans are validated against (`--write-policy`). */
   writePolicy?: WritePolicy;
+  /** Provider kinds (Kind.group) whose informer could not be started, with when: not waited for again until REF_KIND_RETRY_MS. */
+  refKindFailures: Map<string, number>;
   /** Pre-start check results per plan key: once per plan generation, not every reconcile (reads and dry-runs). */
   prestart: Map<string, { uid: string; generation: number; at: number; result: PrestartResult }>;
 }
@@ -90,14 +90,15 @@ export interface PlanSetupOptions {
 
 const keyOfPlan = (ns: string, name: string): string => `${ns}/${name}`;
 
-/** True when the plan is the controller owner of the object (same uid: a recreated plan of the same name is not). */
-const ownedBy = (o: KubeObject, plan: KubeObject): boolean => o.metadata.ownerReferences?.find((r) => r.controller)?.uid === plan.metadata.uid;
 
 /** Keys of the plans of `clusterName` in `namespace`. */
 function plansOfCluster(plans: Store<InPlaceUpdatePlan & KubeObject>, namespace: string | undefined, clusterName: string | undefined): ObjectKey[] {
   if (!namespace || !clusterName) return [];
   return plans.list(namespace).filter((p) => p.spec?.clusterName === clusterName).map((p) => ({ namespace, name: p.metadata.name! }));
 }
+
+/** Maps a CAPI object to the plans of its cluster (by its cluster-name label). */
+const byClusterOf = (deps: Pick<Deps, 'plans'>) => (o: KubeObject): ObjectKey[] => plansOfCluster(deps.plans, o.metadata.namespace, clusterLabel(o));
 
 /** Registers the plan controller with the manager. */
 export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): Controller {
@@ -114,8 +115,9 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     prestart: new Map(),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
     taskCrds: new Map(),
+    refKindFailures: new Map(),
   };
-  const byCluster = (o: KubeObject): ObjectKey[] => plansOfCluster(plans, o.metadata.namespace, clusterLabel(o));
+  const byCluster = byClusterOf(deps);
   holder.ctrl = mgr
     .controller<InPlaceUpdatePlan & KubeObject>(CONTROLLER_NAME)
     .for(InPlaceUpdatePlans)
@@ -149,63 +151,59 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const plan = structuredClone(cached);
   const snap = await buildSnapshot(deps, plan);
   const d = decidePlan(snap);
-  const latest = await act(deps, plan, d, log, () => actOwners({ client: deps.client, fieldManager: FIELD_MANAGER, writesInFlight: WRITES_IN_FLIGHT }, snap, d, log));
-  record(deps, latest, d);
+  // Act once, in this order: supersede, finalizer, owners (paused before a target's first machine starts, docs/design.md §11),
+  // machines, surge, then the one status write; Events and metrics once the status reporting them is written.
+  await reconcileSupersede(deps, plan, d, log);
+  let latest = await reconcileFinalizer(deps, plan, d);
+  await actOwners({ client: deps.client, fieldManager: FIELD_MANAGER, writesInFlight: WRITES_IN_FLIGHT }, snap, d, log);
+  await reconcileMachines(deps, latest, d, log);
+  await reconcileSurge(deps, latest, d, log);
+  latest = await reconcileStatus(deps, latest, d);
+  recordEvents(deps, latest, d);
   if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d)) return Action.requeue(INVALID_RECHECK_MS);
   return Action.awaitChange();
 }
 
-/** Reads everything the decision needs from the informer stores (and discovery for kinds named at run time). */
-async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
-  const ns = plan.metadata.namespace ?? '';
-  const name = plan.metadata.name ?? '';
-  const clusterName = plan.spec.clusterName;
-  const cluster = deps.clusters.peek(ns, clusterName);
+/** The plan controller's ScopeReader: the informer stores, and for kinds named at run time discovery plus a watch. */
+function storeReader(deps: Deps): ScopeReader {
   const mapToNamespacePlans = (o: KubeObject): ObjectKey[] => deps.plans.list(o.metadata.namespace).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
   const controlPlanePlans = (cp: KubeObject): ObjectKey[] => deps.plans.list(cp.metadata.namespace).filter((p) => p.spec?.controlPlane?.name === cp.metadata.name).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
-
-  let controlPlane: ControlPlaneLookup | undefined;
-  if (plan.spec.controlPlane) {
-    const ref = cluster ? clusterControlPlaneRef(cluster) : undefined;
-    const kind = ref ? { apiGroup: ref.apiGroup, kind: ref.kind } : KCP_KIND;
-    controlPlane = { kind };
-    let res: ResourceType | undefined;
-    try {
-      res = await deps.client.resolve(kind.apiGroup, kind.kind);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      controlPlane.error = `kind ${kind.kind} is not served (${(err as Error).message})`;
-    }
-    if (res) {
-      const synced = await withTimeout(deps.ctrl().watch(res, controlPlanePlans), CONTROL_PLANE_SYNC_MS);
-      if (!synced) {
-        controlPlane.error = `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it in the plan controller's provider list? see docs/operations.md)`;
-      } else {
-        const obj = deps.mgr.informer(res).store.peek(ns, plan.spec.controlPlane.name);
-        if (obj) controlPlane.object = obj;
+  return {
+    now: () => toKubeTime(new Date()),
+    cluster: async (ns, name) => deps.clusters.peek(ns, name),
+    machineDeployments: async (ns, names) => names.map((n) => deps.machineDeployments.peek(ns, n)).filter((o): o is KubeObject => !!o),
+    machines: async (ns, clusterName) => deps.machines.byLabel(Labels.clusterName, clusterName, ns),
+    machineUpdates: async (ns, planLabel) => deps.machineUpdates.byLabel(Labels.planName, planLabel, ns),
+    plans: async (ns, clusterName) => deps.plans.list(ns).filter((p) => p.spec?.clusterName === clusterName),
+    async read(ns, apiGroup, kind, name, purpose) {
+      let res: ResourceType;
+      try {
+        res = await deps.client.resolve(apiGroup, kind);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        return { notServed: (err as Error).message };
       }
-    }
-  }
-
-  const refs = new Map<string, TemplateRef>();
-  for (const t of [plan.spec.controlPlane, ...(plan.spec.machineDeployments ?? [])]) {
-    for (const u of t?.updaters ?? []) if (u.updaterUpdateTemplateRef) refs.set(templateKey(u.updaterUpdateTemplateRef), u.updaterUpdateTemplateRef);
-  }
-  const templates: TemplateLookup[] = [];
-  for (const ref of refs.values()) templates.push(await lookupTemplate(deps, ns, ref, mapToNamespacePlans));
-
-  const planLabel = labelValue(name);
-  // Never adopt another plan's record (e.g. of a deleted plan of the same name): the controller owner's uid decides.
-  const fromStore = deps.machineUpdates.byLabel(Labels.planName, planLabel, ns).filter((m) => m.spec?.planName === name && ownedBy(m, plan));
-  const snap: PlanSnapshot = {
-    plan, now: toKubeTime(new Date()), cluster, controlPlane,
-    machineDeployments: (plan.spec.machineDeployments ?? []).map((t) => deps.machineDeployments.peek(ns, t.name)).filter((o): o is KubeObject => !!o),
-    templates,
-    machines: deps.machines.byLabel(Labels.clusterName, clusterName, ns),
-    machineUpdates: withExpectations(deps, keyOfPlan(ns, name), fromStore),
-    plans: deps.plans.list(ns).filter((p) => p.spec?.clusterName === clusterName),
-    ...(deps.writePolicy ? { writePolicy: deps.writePolicy } : {}),
+      // A kind the plan controller may not list must not block the worker: the plan reports it instead of hanging.
+      if (!(await withTimeout(deps.ctrl().watch(res, purpose === 'controlPlane' ? controlPlanePlans : mapToNamespacePlans), CONTROL_PLANE_SYNC_MS))) {
+        const hint = purpose === 'controlPlane' ? "is it in the plan controller's provider list?" : 'is it granted to the plan controller?';
+        return { unreadable: `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (${hint} see docs/operations.md)` };
+      }
+      const object = deps.mgr.informer(res).store.peek(ns, name);
+      return object ? { object } : {};
+    },
+    taskCrd: async (group, kind) => (await lookupTaskCrd(deps, group, kind)).crd,
   };
+}
+
+/** Reads everything the decision needs from the informer stores (and discovery for kinds named at run time). */
+async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
+  const snap = await buildScope(plan, storeReader(deps));
+  // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
+  snap.machineUpdates = withExpectations(deps, keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? ''), snap.machineUpdates);
+  if (deps.writePolicy) snap.writePolicy = deps.writePolicy;
+  if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
+    snap.atTarget = machinesAtTarget(plan, snap.machines, await refLookup(deps, plan, snap.machines, byClusterOf(deps)), new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)));
+  }
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;
   return snap;
@@ -231,29 +229,36 @@ async function prestartFor(deps: Deps, snap: PlanSnapshot): Promise<PrestartResu
   return result;
 }
 
-async function lookupTemplate(deps: Deps, ns: string, ref: TemplateRef, mapper: (o: KubeObject) => ObjectKey[]): Promise<TemplateLookup> {
-  const { group } = parseApiVersion(ref.apiVersion ?? '');
-  // Malformed references are reported by validation; there is nothing to look up.
-  if (!group || !/Template$/.test(ref.kind ?? '') || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref.name ?? '')) return { ref, found: false };
-  // A Cluster API kind is refused from the reference alone (templates.ts): neither resolved nor watched.
-  if (isClusterApiGroup(group)) return { ref, found: false };
-  let res: ResourceType;
-  try {
-    res = await deps.client.resolve(group, ref.kind);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-    return { ref, found: false, error: `kind ${ref.kind} is not served by group ${group} (is its CRD installed?)` };
+/** How long a provider kind whose list did not sync is not waited for again (its machines are then not at target). */
+const REF_KIND_RETRY_MS = 60_000;
+
+/**
+ * The InfraMachines / BootstrapConfigs the plan's values live on, from informers of the kinds the machines reference
+ * (watched at run time, like templates). A kind that is not served or cannot be listed makes its machines "not at
+ * target": their updaters run, as before this check existed.
+ */
+async function refLookup(deps: Deps, plan: InPlaceUpdatePlan, machines: readonly KubeObject[], mapper: (o: KubeObject) => ObjectKey[]): Promise<RefLookup> {
+  const stores = new Map<string, Store>();
+  for (const ref of referencedKinds(plan, machines)) {
+    const key = `${ref.kind}.${ref.apiGroup}`;
+    const failedAt = deps.refKindFailures.get(key);
+    if (failedAt !== undefined && Date.now() - failedAt < REF_KIND_RETRY_MS) continue;
+    let res: ResourceType;
+    try {
+      res = await deps.client.resolve(ref.apiGroup, ref.kind);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      deps.refKindFailures.set(key, Date.now());
+      continue;
+    }
+    if (!(await withTimeout(deps.ctrl().watch(res, mapper), CONTROL_PLANE_SYNC_MS))) {
+      deps.refKindFailures.set(key, Date.now());
+      continue;
+    }
+    deps.refKindFailures.delete(key);
+    stores.set(`${ref.apiGroup}/${ref.kind}`, deps.mgr.informer(res).store);
   }
-  // Same as for control planes: a template kind the plan controller may not list must not block the worker.
-  if (!(await withTimeout(deps.ctrl().watch(res, mapper), CONTROL_PLANE_SYNC_MS))) {
-    return { ref, found: false, error: `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it granted to the plan controller? see docs/operations.md)` };
-  }
-  const tpl = deps.mgr.informer(res).store.peek(ns, ref.name);
-  const out: TemplateLookup = { ref, found: tpl !== undefined };
-  if (tpl) out.bytes = Buffer.byteLength(JSON.stringify(tpl.spec ?? null), 'utf8');
-  const tk = taskKindOfRef(ref);
-  if (tk) out.task = await lookupTaskCrd(deps, tk.group, tk.kind);
-  return out;
+  return (ns, ref) => stores.get(`${ref.apiGroup}/${ref.kind}`)?.peek(ns, ref.name);
 }
 
 /** How long a task kind's CRD lookup is reused (CRDs change rarely; a plan reconciles often). */
@@ -275,7 +280,7 @@ async function lookupTaskCrd(deps: Deps, group: string, kind: string): Promise<{
   return crd ? { crd } : {};
 }
 
-// The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
+/** The plan's MachineUpdates with those it created that the informer does not show yet (within EXPECTATION_TTL_MS). */
 function withExpectations(deps: Deps, planKey: string, fromStore: MachineUpdate[]): MachineUpdate[] {
   const exp = deps.expectations.get(planKey);
   if (!exp) return fromStore;
@@ -289,28 +294,29 @@ function withExpectations(deps: Deps, planKey: string, fromStore: MachineUpdate[
   return out;
 }
 
-/** Carries out a decision; returns the plan as last written. */
-async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger, owners: () => Promise<void>): Promise<InPlaceUpdatePlan & KubeObject> {
+/** Supersede: moves every older active plan of the cluster to aborting, naming this plan. */
+export async function reconcileSupersede(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<void> {
+  const ns = plan.metadata.namespace ?? '';
+  const name = plan.metadata.name ?? '';
+  for (const other of d.supersede) {
+    await ignoreNotFound(deps.client.patch(InPlaceUpdatePlans, ns, other, { metadata: { annotations: { [PlanAnnotations.supersededBy]: name } }, spec: { updatePhase: UpdatePhase.aborting } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
+    log.info({ superseded: other }, 'superseded an older plan of the cluster');
+  }
+}
+
+/** Finalizer: added before anything is touched, so that a deletion can always undo what the plan did. Returns the plan as written. */
+export async function reconcileFinalizer(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): Promise<InPlaceUpdatePlan & KubeObject> {
+  if (d.finalizer !== 'add') return plan;
+  const ph = patchSnapshot(plan);
+  plan.metadata.finalizers = [...(plan.metadata.finalizers ?? []), Finalizers.plan];
+  return ph.apply(deps.client, InPlaceUpdatePlans, plan, { fieldManager: FIELD_MANAGER });
+}
+
+/** Machines: labels, MachineUpdates to create, aborts to propagate, labels to remove, in that order. */
+export async function reconcileMachines(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<void> {
   const { client } = deps;
   const ns = plan.metadata.namespace ?? '';
   const name = plan.metadata.name ?? '';
-  let current = plan;
-
-  for (const other of d.supersede) {
-    await ignoreNotFound(client.patch(InPlaceUpdatePlans, ns, other, { metadata: { annotations: { [PlanAnnotations.supersededBy]: name } }, spec: { updatePhase: UpdatePhase.aborting } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
-    log.info({ superseded: other }, 'superseded an older plan of the cluster');
-  }
-
-  // The finalizer goes on before anything is touched, so that a deletion can always undo what the plan did.
-  if (d.finalizer === 'add') {
-    const ph = patchSnapshot(current);
-    current.metadata.finalizers = [...(current.metadata.finalizers ?? []), Finalizers.plan];
-    current = await ph.apply(client, InPlaceUpdatePlans, current, { fieldManager: FIELD_MANAGER });
-  }
-
-  // Owners (docs/design.md §11) next: a target's KubeadmControlPlane / MachineDeployment is paused before its first machine starts.
-  await owners();
-
   // Label first: the MHC extension protects a machine from remediation as soon as it carries the label.
   await forEachLimit(d.label, WRITES_IN_FLIGHT, async (l) => {
     if (!deps.machines.peek(ns, l.machine)) return;
@@ -356,24 +362,30 @@ async function act(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDeci
     // Guarded by resourceVersion: the label may belong to a newer plan by the time this lands.
     await ignoreNotFound(client.patch(Machines, ns, machine, { metadata: { resourceVersion: m.metadata.resourceVersion, labels: { [Labels.planName]: null }, annotations: { [Annotations.updateStartedAt]: null } } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
   });
+}
+
+/** Surge: scales a MachineDeployment up by one for maxUnavailable 0, or restores it (guarded by resourceVersion). */
+export async function reconcileSurge(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<void> {
+  const ns = plan.metadata.namespace ?? '';
   for (const s of d.scale) {
     const body: Record<string, unknown> = { metadata: { ...(s.resourceVersion ? { resourceVersion: s.resourceVersion } : {}), annotations: s.annotations } };
     if (s.replicas !== undefined) body['spec'] = { replicas: s.replicas };
-    await ignoreNotFound(client.patch(MachineDeployments, ns, s.name, body, { type: 'merge', fieldManager: FIELD_MANAGER }));
+    await ignoreNotFound(deps.client.patch(MachineDeployments, ns, s.name, body, { type: 'merge', fieldManager: FIELD_MANAGER }));
     log.info({ machineDeployment: s.name, replicas: s.replicas, kind: s.kind }, s.kind === 'surge' ? 'surged MachineDeployment' : 'restored MachineDeployment');
   }
+}
 
-  // The one status write (and the finalizer release, last, once deletion has nothing left to undo).
-  const ph = patchSnapshot(current);
-  const next = structuredClone(current);
+/** The one status write (and the finalizer release, last, once deletion has nothing left to undo). Returns the plan as written. */
+export async function reconcileStatus(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): Promise<InPlaceUpdatePlan & KubeObject> {
+  const ph = patchSnapshot(plan);
+  const next = structuredClone(plan);
   next.status = d.status;
   if (d.finalizer === 'remove') next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== Finalizers.plan);
-  if (ph.changed(next)) current = await ph.apply(client, InPlaceUpdatePlans, next, { fieldManager: FIELD_MANAGER });
-  return current;
+  return ph.changed(next) ? ph.apply(deps.client, InPlaceUpdatePlans, next, { fieldManager: FIELD_MANAGER }) : plan;
 }
 
 /** Events and metrics, once the status that reports the transitions is written. */
-function record(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): void {
+export function recordEvents(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): void {
   for (const e of d.events) {
     const target = e.plan ? deps.plans.get(plan.metadata.namespace, e.plan) : plan;
     if (target) deps.mgr.events.event(target, e.type, e.reason, e.message);

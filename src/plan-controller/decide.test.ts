@@ -195,25 +195,6 @@ describe('plan-controller decidePlan', () => {
       expect(d.create).to.deep.equal([]);
       expect(d.status).to.include({ updateStatus: 'updated', progress: '6/6', completionTime: 'y' });
     });
-    it('sets Paused=True and Ready reason Paused while paused', () => {
-      const d = decidePlan(snapshot(mdOnly({ paused: true })));
-      expect(cond(d, 'Paused')).to.include({ status: 'True', reason: 'Paused' });
-      expect(cond(d, 'Ready')).to.include({ status: 'False', reason: 'Paused' });
-      expect(d.status.updateStatus).to.equal('updating');
-    });
-    it('a plan paused before it started stays pending and touches nothing', () => {
-      const d = decidePlan(snapshot({ plan: plan({ paused: true }) }));
-      expect(d.status.updateStatus).to.equal('pending');
-      expect(d.create).to.deep.equal([]);
-      expect(d.finalizer).to.equal(undefined);
-    });
-    it('keeps lastTransitionTime of a condition whose status did not flip', () => {
-      const first = decidePlan(snapshot(mdOnly()));
-      const snap = snapshot(mdOnly());
-      snap.plan.status = { ...first.status, conditions: first.status.conditions!.map((c) => ({ ...c, lastTransitionTime: '2020-01-01T00:00:00Z' })) };
-      snap.now = '2026-01-01T01:00:00Z';
-      expect(cond(decidePlan(snap), 'Ready')!.lastTransitionTime).to.equal('2020-01-01T00:00:00Z');
-    });
   });
 
   describe('validation', () => {
@@ -338,19 +319,6 @@ describe('plan-controller decidePlan', () => {
       expect(withLabel.finalizer).to.equal(undefined);
       const clean = decidePlan(snapshot({ ...mdOnly({ mus: [mu('cluster1-md-0-0', 'aborted')] }), plan: plan({ ...started, deleting: true }) }));
       expect(clean.finalizer).to.equal('remove');
-    });
-  });
-
-  describe('events and metrics', () => {
-    it('records plan and target transitions and one event per started machine', () => {
-      const d = decidePlan(snapshot());
-      expect(d.events.map((e) => e.reason)).to.include.members(['PlanStarted', 'TargetStarted', 'MachineUpdateStarted']);
-      expect(d.metrics.started).to.equal(1);
-    });
-    it('counts newly updated and failed machines from the status change', () => {
-      const snap = snapshot(mdOnly({ failurePolicy: 'Continue', mus: [mu('cluster1-md-0-0', 'updated'), mu('cluster1-md-0-1', 'failed')] }));
-      snap.plan.status = { ...snap.plan.status, targets: [{ kind: 'ControlPlane', name: 'cluster1-cp', sequence: 1, updateStatus: 'updated', machines: 3, updated: 3 }, { kind: 'MachineDeployment', name: 'cluster1-md-0', sequence: 2, updateStatus: 'updating', machines: 3, updated: 0, failed: 0 }] };
-      expect(decidePlan(snap).metrics).to.deep.equal({ started: 1, updated: 1, failed: 1 });
     });
   });
 

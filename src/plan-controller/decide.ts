@@ -1,13 +1,14 @@
 // The plan controller's decisions: from a snapshot, what to create, patch and report. Pure (no client, no clock):
-// the reconcile reads a snapshot, calls decidePlan once, and carries out the result.
-import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, KubeObject, MachineUpdate, PlanUpdater, TargetKind, TargetStatus } from '../api/index.js';
-import { Annotations, ConditionTypes, Finalizers, Labels, MessageBudget, PlanAnnotations, PlanEventReasons, Reasons, UpdatePhase, UpdateStatus, boundMessage, isTerminal, orderedUpdaters, summarizeList } from '../api/index.js';
-import { setCondition } from '../runtime/conditions.js';
-import { controlPlaneNameOf, cpReplicas, deploymentNameOf, isDeleting, isMachineReady, mdReplicas, mdRollingUpdate, nameOf } from '../api/capi/index.js';
+// the reconcile reads a snapshot, calls decidePlan once, and carries out the result. The status language (conditions,
+// Ready reasons, Events, metric deltas) is status.ts.
+import type { InPlaceUpdatePlan, InPlaceUpdatePlanStatus, KubeObject, MachineUpdate, PlanUpdater, TargetKind, TargetStatus } from '../api/index.js';
+import { Annotations, ConditionTypes, Finalizers, Labels, MessageBudget, PlanAnnotations, Reasons, UpdatePhase, UpdateStatus, boundMessage, isTerminal, orderedUpdaters, summarizeList } from '../api/index.js';
+import { controlPlaneNameOf, cpReplicas, deploymentNameOf, isDeleting, isMachineReady, mdReplicas, mdRollingUpdate, nameOf, resolveFenceposts } from '../api/capi/index.js';
 import { parameterDepthProblems } from './bounds.js';
-import { resolveFenceposts } from '../api/capi/index.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { PlanSnapshot } from './scope.js';
+import type { MetricDeltas, PlanEvent } from './status.js';
+import { alreadyAtTargetEvents, eventsFor, metricDeltas, nameList, readyCondition, setPlanConditions } from './status.js';
 import type { NamedTarget } from './validate.js';
 import { targetsOf, validatePlan } from './validate.js';
 
@@ -37,20 +38,7 @@ export interface ScaleIntent {
   kind: 'surge' | 'restore';
 }
 
-/** A Kubernetes Event to record, on this plan unless `plan` names another plan of the namespace. */
-export interface PlanEvent {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  message: string;
-  plan?: string;
-}
-
-/** Counter increments for the controller's metrics, derived from status changes (restart-safe). */
-export interface MetricDeltas {
-  started: number;
-  updated: number;
-  failed: number;
-}
+export type { MetricDeltas, PlanEvent } from './status.js';
 
 /** Everything one reconcile of a plan does. */
 export interface PlanDecision {
@@ -92,6 +80,8 @@ interface TargetEval {
   scale?: ScaleIntent;
   inFlight: number;
   started: boolean;
+  /** Machines counted as updated because they were already at target (no MachineUpdate). */
+  skipped: string[];
 }
 
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -153,6 +143,8 @@ interface Ctx {
   planLabel: string;
   halt: boolean;
   mus: Map<string, MachineUpdate>;
+  /** Machines already at target that count as updated (empty when the plan re-runs them or may not start). */
+  atTarget: ReadonlySet<string>;
 }
 
 const inUpdateByOther = (ctx: Ctx, m: KubeObject): string | undefined => {
@@ -168,20 +160,22 @@ const failureNote = (ctx: Ctx, names: string[]): string =>
     return msg ? `${n}: ${msg}` : n;
   }), { maxBytes: MessageBudget.status, itemMaxBytes: MessageBudget.item });
 
-/** Validation problems for Valid/Ready and the Invalid Event; the same text each time so that repeats compare equal. */
-const problemsNote = (problems: readonly string[]): string => summarizeList(problems);
-
-/** Machine (or plan) names for a message: the first ones and how many more. */
-const nameList = (names: readonly string[]): string => summarizeList(names, { separator: ', ', maxBytes: MessageBudget.status / 2, itemMaxBytes: 256 });
-
 function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): TargetEval {
   const { snap } = ctx;
   const key = targetKey(t.kind, t.target.name);
   const all = ctx.machines.get(key) ?? [];
   const current = all.filter((m) => !isDeleting(m));
   const groups: Record<MachineState, string[]> = { notStarted: [], inFlight: [], updated: [], failed: [], aborted: [] };
-  for (const m of current) groups[machineState(ctx.mus.get(nameOf(m)))].push(nameOf(m));
-  const started = (ctx.targetMus.get(key) ?? []).length > 0;
+  const skipped: string[] = [];
+  for (const m of current) {
+    const st = machineState(ctx.mus.get(nameOf(m)));
+    // Already at target (issue 15): updated without running updaters; its own record, if any, decides instead.
+    if (st === 'notStarted' && ctx.atTarget.has(nameOf(m))) {
+      groups.updated.push(nameOf(m));
+      skipped.push(nameOf(m));
+    } else groups[st].push(nameOf(m));
+  }
+  const started = (ctx.targetMus.get(key) ?? []).length > 0 || skipped.length > 0;
   const unsuccessful = groups.failed.length + groups.aborted.length;
   const inFlight = groups.inFlight.length;
   // Failures are the target's history: a failed machine the MHC has since replaced still counts (its replacement
@@ -239,8 +233,8 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   }
 
   const ev: TargetEval = {
-    row: { kind: t.kind, name: t.target.name, sequence: t.target.sequence, updateStatus: status, machines: current.length, updated: groups.updated.length, updating: inFlight, failed: failed.length, aborted: groups.aborted.length },
-    reason, starts: [], inFlight, started,
+    row: { kind: t.kind, name: t.target.name, sequence: t.target.sequence, updateStatus: status, machines: current.length, updated: groups.updated.length, ...(skipped.length > 0 ? { skipped: skipped.length } : {}), updating: inFlight, failed: failed.length, aborted: groups.aborted.length },
+    reason, starts: [], inFlight, started, skipped,
   };
 
   if (mode === 'rollout' && reached && status !== 'updated' && status !== 'failed') {
@@ -340,25 +334,6 @@ function startMachineDeployment(ctx: Ctx, md: KubeObject | undefined, current: K
   return { starts: [], message: `${why}; ${unavailableNote}${notReady.length ? `; waiting for ${nameList(notReady)} to be Ready` : ''}` };
 }
 
-const rowRank: Record<Status, number> = { failed: 0, aborting: 1, aborted: 2, updating: 3, pending: 4, updated: 5 };
-const reasonOf: Record<Status, string> = { failed: Reasons.failed, aborting: Reasons.aborting, aborted: Reasons.aborted, updating: Reasons.updating, pending: Reasons.pending, updated: Reasons.updated };
-
-// One condition summarizing a set of target rows (worst status first).
-function targetsCondition(type: string, evals: TargetEval[], none: string, override?: { reason: string; message: string }): { type: string; status: Condition['status']; reason: string; message: string } {
-  if (evals.length === 0) return { type, status: 'True', reason: Reasons.noTarget, message: none };
-  const worst = [...evals].sort((a, b) => rowRank[a.row.updateStatus] - rowRank[b.row.updateStatus])[0]!;
-  if (worst.row.updateStatus === 'updated') {
-    return { type, status: 'True', reason: Reasons.updated, message: summarizeList(evals.map((e) => `${e.row.name}: ${e.row.updated}/${e.row.machines} updated`)) };
-  }
-  if (override && worst.row.updateStatus === 'pending') return { type, status: 'False', ...override };
-  const reason = worst.row.updateStatus === 'pending' || worst.row.updateStatus === 'updating' ? worst.reason : reasonOf[worst.row.updateStatus];
-  const message = summarizeList(
-    evals.filter((e) => e.row.updateStatus !== 'updated').map((e) => `${e.row.name}: ${e.row.updateStatus} ${e.row.updated}/${e.row.machines}${e.row.message ? ` (${e.row.message})` : ''}`),
-    { itemMaxBytes: MessageBudget.item * 2 },
-  );
-  return { type, status: 'False', reason, message };
-}
-
 /**
  * Decides one reconcile of a plan: validation, supersede/wait, sequence groups, the next machines of each target,
  * abort propagation, surge/restore, machine labels, status aggregation, events and the finalizer.
@@ -386,10 +361,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     if (!list) targetMus.set(k, (list = []));
     list.push(mu);
   }
-  const ctx: Ctx = { snap, machines: machinesByTarget(plan.spec.clusterName, snap.machines), targetMus, planName, planLabel: labelValue(planName), halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt', mus };
-  const started = !!prev.startTime || mus.size > 0;
-  const d: PlanDecision = { problems, status: {}, create: [], abort: [], label: [], unlabel: [], supersede: [], scale: [], events: [], metrics: { started: 0, updated: 0, failed: 0 } };
-
+  const started0 = !!prev.startTime || mus.size > 0;
   const others = snap.plans.filter((p) => p.metadata?.name !== planName && p.spec.clusterName === plan.spec.clusterName);
   const older = others.filter((p) => planAge(p, plan) < 0);
   const olderActive = older.filter((p) => !isTerminal(p.status?.updateStatus));
@@ -398,6 +370,12 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const waiting = olderActive.length > 0;
   const mayStart = !stopping && valid && !waiting && !paused;
   const mode: Mode = stopping ? 'stop' : mayStart ? 'rollout' : 'hold';
+  // A machine at target counts as updated once the plan may start (or has started): a plan that waits, is paused or
+  // invalid before starting reports nothing as done. spec.rerunMachinesAtTarget runs the updaters regardless.
+  const skipping = plan.spec.rerunMachinesAtTarget !== true && (mayStart || started0);
+  const atTarget: ReadonlySet<string> = new Set(skipping ? (snap.atTarget ?? []) : []);
+  const ctx: Ctx = { snap, machines: machinesByTarget(plan.spec.clusterName, snap.machines), targetMus, planName, planLabel: labelValue(planName), halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt', mus, atTarget };
+  const d: PlanDecision = { problems, status: {}, create: [], abort: [], label: [], unlabel: [], supersede: [], scale: [], events: [], metrics: { started: 0, updated: 0, failed: 0 } };
 
   // One active plan per cluster: a plan that wants to start moves every older active plan to aborting.
   if (!stopping && valid && !paused) {
@@ -415,6 +393,8 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     lowerUpdated = lowerUpdated && group.every((t) => evals.get(t)!.row.updateStatus === 'updated');
   }
   const ordered = targets.map((t) => ({ t, e: evals.get(t)! }));
+  const skippedAll = ordered.flatMap(({ e }) => e.skipped);
+  const started = started0 || skippedAll.length > 0;
 
   // Actions: starts, surge/restore, abort propagation, labels.
   if (!terminal) {
@@ -465,32 +445,17 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const updated = rows.reduce((n, r) => n + (r.updated ?? 0), 0);
   const status: InPlaceUpdatePlanStatus = terminal
     ? { ...prev, conditions: [...(prev.conditions ?? [])] }
-    : { ...prev, updateStatus, targets: rows, machines, updatedMachines: updated, progress: `${updated}/${machines}` };
+    : { ...prev, updateStatus, targets: rows, machines, updatedMachines: updated, skippedMachines: skippedAll.length, progress: `${updated}/${machines}` };
   if (generation !== undefined) status.observedGeneration = generation;
   if (!terminal && (started || updateStatus === 'updating') && !status.startTime) status.startTime = snap.now;
   if (!terminal && isTerminal(updateStatus)) status.completionTime = snap.now;
 
-  // Conditions.
-  let conds = status.conditions ?? [];
-  const set = (type: string, st: Condition['status'], reason: string, message: string): void => {
-    conds = setCondition(conds, { type, status: st, reason, message }, generation, now);
-  };
-  set(ConditionTypes.valid, valid ? 'True' : 'False', valid ? Reasons.valid : Reasons.invalid, valid ? 'the plan is valid' : problemsNote(problems));
-  if (!terminal) {
-    const gate = !valid && !started ? { reason: Reasons.invalid, message: 'the plan is invalid' }
-      : waiting && !started ? { reason: Reasons.waitingForPreviousPlan, message: `waiting for plan ${nameList(olderActive.map((p) => p.metadata?.name ?? ''))} to finish` }
-        : paused && !started ? { reason: Reasons.paused, message: 'the plan is paused' } : undefined;
-    const cp = ordered.filter(({ t }) => t.kind === 'ControlPlane').map(({ e }) => e);
-    const mds = ordered.filter(({ t }) => t.kind === 'MachineDeployment').map(({ e }) => e);
-    const c1 = targetsCondition(ConditionTypes.controlPlaneUpdate, cp, 'the plan has no control-plane target', gate);
-    set(c1.type, c1.status, c1.reason, c1.message);
-    const c2 = targetsCondition(ConditionTypes.machineDeploymentUpdate, mds, 'the plan has no MachineDeployment target', gate);
-    set(c2.type, c2.status, c2.reason, c2.message);
-  }
-  set(ConditionTypes.paused, paused ? 'True' : 'False', paused ? Reasons.paused : Reasons.notPaused, paused ? 'no new machines start; in-flight machines finish' : 'the plan is not paused');
   const ready = readyCondition({ updateStatus: terminal ? prev.updateStatus! : updateStatus, valid, started, waiting, paused, deleting, supersededBy, olderActive, problems, progress: `${updated}/${machines}`, rows, stoppedByAbort: phase === UpdatePhase.aborting, terminal, prevReady: prev.conditions?.find((c) => c.type === ConditionTypes.ready) });
-  set(ConditionTypes.ready, ready.status, ready.reason, ready.message);
-  status.conditions = conds;
+  status.conditions = setPlanConditions(status.conditions ?? [], {
+    valid, problems, terminal, started, waiting, paused, olderActive, ready,
+    controlPlane: ordered.filter(({ t }) => t.kind === 'ControlPlane').map(({ e }) => e),
+    machineDeployments: ordered.filter(({ t }) => t.kind === 'MachineDeployment').map(({ e }) => e),
+  }, generation, now);
   d.status = status;
 
   // Finalizer: held while the plan may touch machines; released once deletion has nothing left to undo.
@@ -501,103 +466,8 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   } else if (!hasFinalizer && !terminal && (mayStart || started)) d.finalizer = 'add';
 
   d.events = eventsFor(planName, prev, status, terminal ? [] : rows, d, problems, ready.reason);
+  if (!terminal) d.events.push(...alreadyAtTargetEvents(prev, skippedAll));
   if (!terminal) d.metrics = metricDeltas(prev, rows, d);
   return d;
 }
 
-interface ReadyInput {
-  updateStatus: Status;
-  valid: boolean;
-  started: boolean;
-  waiting: boolean;
-  paused: boolean;
-  deleting: boolean;
-  supersededBy: string | undefined;
-  olderActive: InPlaceUpdatePlan[];
-  problems: string[];
-  progress: string;
-  rows: TargetStatus[];
-  stoppedByAbort: boolean;
-  terminal: boolean;
-  prevReady: Condition | undefined;
-}
-
-// Ready is True only for an updated plan; otherwise its reason says what the plan is doing or waiting for.
-function readyCondition(i: ReadyInput): { status: Condition['status']; reason: string; message: string } {
-  const detail = summarizeList(i.rows.filter((r) => r.updateStatus !== 'updated' && r.message).map((r) => `${r.name}: ${r.message}`), { itemMaxBytes: MessageBudget.item * 2 });
-  const withDetail = (s: string): string => (detail ? `${s}; ${detail}` : s);
-  if (i.terminal && i.prevReady) return { status: i.prevReady.status, reason: i.prevReady.reason, message: i.prevReady.message ?? '' };
-  switch (i.updateStatus) {
-    case 'updated': return { status: 'True', reason: Reasons.updated, message: `${i.progress} machines updated` };
-    case 'failed': return { status: 'False', reason: Reasons.failed, message: withDetail(`${i.progress} machines updated`) };
-    case 'aborted':
-    case 'aborting': {
-      const reason = i.supersededBy ? Reasons.superseded : i.deleting && !i.stoppedByAbort ? Reasons.deleting : i.updateStatus === 'aborted' ? Reasons.aborted : Reasons.aborting;
-      const why = i.supersededBy ? `superseded by plan ${i.supersededBy}` : i.deleting ? 'the plan is being deleted' : 'the plan was aborted';
-      return { status: 'False', reason, message: withDetail(`${why}; ${i.progress} machines updated`) };
-    }
-    case 'pending':
-      if (!i.valid) return { status: 'False', reason: Reasons.invalid, message: problemsNote(i.problems) };
-      if (i.waiting) return { status: 'False', reason: Reasons.waitingForPreviousPlan, message: `waiting for plan ${nameList(i.olderActive.map((p) => p.metadata?.name ?? ''))} to finish` };
-      if (i.paused) return { status: 'False', reason: Reasons.paused, message: 'the plan is paused' };
-      return { status: 'False', reason: Reasons.pending, message: 'the plan has not started' };
-    default:
-      if (!i.valid) return { status: 'False', reason: Reasons.invalid, message: `no new machines start until the plan is valid again: ${problemsNote(i.problems)}` };
-      if (i.paused) return { status: 'False', reason: Reasons.paused, message: withDetail(`paused at ${i.progress} machines updated`) };
-      return { status: 'False', reason: Reasons.updating, message: withDetail(`${i.progress} machines updated`) };
-  }
-}
-
-function eventsFor(planName: string, prev: InPlaceUpdatePlanStatus, next: InPlaceUpdatePlanStatus, rows: TargetStatus[], d: PlanDecision, problems: string[], readyReason: string): PlanEvent[] {
-  const ev: PlanEvent[] = [];
-  const prevValid = prev.conditions?.find((c) => c.type === ConditionTypes.valid);
-  const prevReady = prev.conditions?.find((c) => c.type === ConditionTypes.ready);
-  if (problems.length > 0 && (prevValid?.status !== 'False' || prevValid.message !== problemsNote(problems))) ev.push({ type: 'Warning', reason: PlanEventReasons.invalid, message: problemsNote(problems) });
-  if (readyReason === Reasons.waitingForPreviousPlan && prevReady?.reason !== Reasons.waitingForPreviousPlan) ev.push({ type: 'Normal', reason: PlanEventReasons.waiting, message: next.conditions?.find((c) => c.type === ConditionTypes.ready)?.message ?? '' });
-  const prevPaused = prev.conditions?.find((c) => c.type === ConditionTypes.paused)?.status === 'True';
-  const nowPaused = next.conditions?.find((c) => c.type === ConditionTypes.paused)?.status === 'True';
-  if (nowPaused && !prevPaused) ev.push({ type: 'Normal', reason: PlanEventReasons.paused, message: 'plan paused: no new machines start' });
-  if (!nowPaused && prevPaused) ev.push({ type: 'Normal', reason: PlanEventReasons.resumed, message: 'plan resumed' });
-  for (const p of d.supersede) {
-    ev.push({ type: 'Normal', reason: PlanEventReasons.superseding, message: `superseding plan ${p}: it is moved to aborting` });
-    ev.push({ type: 'Warning', reason: PlanEventReasons.superseded, message: `superseded by plan ${planName}: aborting`, plan: p });
-  }
-  if (prev.updateStatus !== next.updateStatus) {
-    const progress = next.progress ?? '';
-    switch (next.updateStatus) {
-      case 'updating': ev.push({ type: 'Normal', reason: PlanEventReasons.started, message: `plan started: ${next.machines ?? 0} machines in ${rows.length} target(s)` }); break;
-      case 'updated': ev.push({ type: 'Normal', reason: PlanEventReasons.completed, message: `plan updated: ${progress} machines updated` }); break;
-      case 'failed': ev.push({ type: 'Warning', reason: PlanEventReasons.failed, message: `plan failed at ${progress} machines updated: ${summarizeList(rows.filter((r) => r.updateStatus === 'failed').map((r) => `${r.name}: ${r.message ?? 'failed'}`), { maxBytes: MessageBudget.event })}` }); break;
-      case 'aborting': ev.push({ type: 'Normal', reason: PlanEventReasons.aborting, message: `plan aborting at ${progress} machines updated` }); break;
-      case 'aborted': ev.push({ type: 'Normal', reason: PlanEventReasons.aborted, message: `plan aborted at ${progress} machines updated` }); break;
-      default: break;
-    }
-  }
-  const prevRows = new Map((prev.targets ?? []).map((r) => [`${r.kind}/${r.name}`, r]));
-  for (const r of rows) {
-    const before = prevRows.get(`${r.kind}/${r.name}`)?.updateStatus ?? 'pending';
-    if (before === r.updateStatus) continue;
-    const what = `${r.kind === 'ControlPlane' ? 'control plane' : 'MachineDeployment'} ${r.name}`;
-    if (r.updateStatus === 'updating' && before === 'pending') ev.push({ type: 'Normal', reason: PlanEventReasons.targetStarted, message: `${what} started (${r.machines} machines)` });
-    if (r.updateStatus === 'updated') ev.push({ type: 'Normal', reason: PlanEventReasons.targetUpdated, message: `${what} updated (${r.updated}/${r.machines} machines)` });
-    if (r.updateStatus === 'failed') ev.push({ type: 'Warning', reason: PlanEventReasons.targetFailed, message: `${what} failed: ${r.message ?? ''}` });
-  }
-  for (const c of d.create) ev.push({ type: 'Normal', reason: PlanEventReasons.machineUpdateStarted, message: `started the update of machine ${c.machine} (${c.target.kind} ${c.target.name}) with updaters ${nameList(c.updaters.map((u) => u.name))}` });
-  for (const s of d.scale) {
-    if (s.kind === 'surge') ev.push({ type: 'Normal', reason: PlanEventReasons.surged, message: `scaled MachineDeployment ${s.name} to ${s.replicas} replicas (maxUnavailable 0: surge by one)` });
-    else ev.push({ type: 'Normal', reason: PlanEventReasons.surgeRestored, message: `restored MachineDeployment ${s.name}${s.replicas !== undefined ? ` to ${s.replicas} replicas` : ''}` });
-  }
-  return ev;
-}
-
-function metricDeltas(prev: InPlaceUpdatePlanStatus, rows: TargetStatus[], d: PlanDecision): MetricDeltas {
-  const prevRows = new Map((prev.targets ?? []).map((r) => [`${r.kind}/${r.name}`, r]));
-  let updated = 0;
-  let failed = 0;
-  for (const r of rows) {
-    const p = prevRows.get(`${r.kind}/${r.name}`);
-    updated += Math.max(0, (r.updated ?? 0) - (p?.updated ?? 0));
-    failed += Math.max(0, (r.failed ?? 0) - (p?.failed ?? 0));
-  }
-  return { started: d.create.length, updated, failed };
-}

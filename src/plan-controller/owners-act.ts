@@ -74,8 +74,9 @@ export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
     if (!owner) continue;
     const row = d.status.targets?.find((r) => r.kind === t.kind && r.name === name);
     if (!row) continue;
+    // Machines counted as already at target start the target as well: its owner is aligned like after a rollout.
     const started = snap.machineUpdates.some((mu) => mu.spec.target.kind === t.kind && mu.spec.target.name === name)
-      || d.create.some((c) => c.target.kind === t.kind && c.target.name === name);
+      || d.create.some((c) => c.target.kind === t.kind && c.target.name === name) || (row.skipped ?? 0) > 0;
     const step = ownerStep({ row, started, planTerminal, surge, ownerExists: true });
     out.push({ kind: t.kind, name, res, owner, values: ownerValues(t.kind, Array.isArray(t.target.updaters) ? t.target.updaters : []), step });
   }

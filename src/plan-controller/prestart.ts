@@ -9,7 +9,7 @@ import { KubeApiError, isNotFound } from '../runtime/errors.js';
 import { SetPathError, setValuesPatch, verifyValues, type PointerValue } from '../runtime/set-patch.js';
 import type { KubeClient } from '../runtime/types.js';
 import type { ContractRef } from '../api/capi/index.js';
-import { field, isDeleting, machineBootstrapRef, machineInfraRef, nameOf } from '../api/capi/index.js';
+import { isDeleting, machineBootstrapRef, machineInfraRef, nameOf, ownerBootstrapTemplateRef, ownerInfraTemplateRef } from '../api/capi/index.js';
 import { machinesOfTarget } from './decide.js';
 import { previewPlan, prestartResult, type PreviewSnapshot } from './preview.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
@@ -110,17 +110,10 @@ export async function readCoverageObjects(client: KubeClient, ns: string, machin
     }
     return out;
   };
-  const asRef = (v: unknown): ContractRef | undefined => {
-    const r = v as Partial<ContractRef> | undefined;
-    return r?.apiGroup && r.kind && r.name ? { apiGroup: r.apiGroup, kind: r.kind, name: r.name } : undefined;
-  };
   return {
     infraMachines: await byKind(machines.map(machineInfraRef)),
     bootstrapConfigs: await byKind(machines.map(machineBootstrapRef)),
-    ownerTemplates: [
-      ...(await byKind(owners.map((o) => asRef(field(o, 'spec', 'template', 'spec', 'infrastructureRef')) ?? asRef(field(o, 'spec', 'machineTemplate', 'spec', 'infrastructureRef'))))),
-      ...(await byKind(owners.map((o) => asRef(field(o, 'spec', 'template', 'spec', 'bootstrap', 'configRef'))))),
-    ],
+    ownerTemplates: [...(await byKind(owners.map(ownerInfraTemplateRef))), ...(await byKind(owners.map(ownerBootstrapTemplateRef)))],
   };
 }
 

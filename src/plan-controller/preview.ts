@@ -6,6 +6,7 @@ import { UpdatePhase, isTerminal, orderedUpdaters } from '../api/index.js';
 import type { ContractRef } from '../api/capi/index.js';
 import { cpVersion, field, isDeleting, isMachineReady, machineBootstrapRef, machineInfraRef, machineVersion, mdReplicas, mdRollingUpdate, mdVersion, nameOf } from '../api/capi/index.js';
 import { machineState, machinesByTarget, planAge } from './decide.js';
+import { machinesAtTarget, type RefLookup } from './at-target.js';
 import { resolveFenceposts, scaleIntOrPercent } from '../api/capi/index.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
 import type { OwnerChangePreview } from './owners.js';
@@ -49,8 +50,8 @@ export interface PreviewSnapshot extends ValidationInput {
 export interface PreviewMachine {
   name: string;
   ready: boolean;
-  /** Where the machine stands for this plan: notStarted, inFlight, updated, failed or aborted. */
-  state: ReturnType<typeof machineState>;
+  /** Where the machine stands for this plan: notStarted, inFlight, updated, failed, aborted, or alreadyAtTarget (counted as updated, no updater runs). */
+  state: ReturnType<typeof machineState> | 'alreadyAtTarget';
   /** Machine spec.version today. */
   version?: string;
 }
@@ -244,6 +245,9 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
   const byTarget = machinesByTarget(plan.spec.clusterName, snapshot.machines);
   const infraIndex = indexByKindName(snapshot.infraMachines);
   const bootstrapIndex = indexByKindName(snapshot.bootstrapConfigs);
+  // Same rule as the controller (at-target.ts): machines whose objects already hold every value are not updated again.
+  const lookup: RefLookup = (_ns, ref) => findRef(infraIndex, ref) ?? findRef(bootstrapIndex, ref);
+  const atTarget = new Set(plan.spec.rerunMachinesAtTarget === true ? [] : machinesAtTarget(plan, snapshot.machines, lookup, new Set(mus.keys())));
   for (const t of targetsOf(plan)) {
     const owner = t.kind === 'ControlPlane' ? snapshot.controlPlane?.object : snapshot.machineDeployments.find((m) => nameOf(m) === t.target.name);
     const current = (byTarget.get(`${t.kind}/${t.target.name}`) ?? []).filter((m) => !isDeleting(m));
@@ -251,7 +255,8 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
     const pt: PreviewTarget = {
       kind: t.kind, name: t.target.name, sequence: t.target.sequence,
       machines: current.map((m) => {
-        const pm: PreviewMachine = { name: nameOf(m), ready: isMachineReady(m), state: machineState(mus.get(nameOf(m))) };
+        const state = machineState(mus.get(nameOf(m)));
+        const pm: PreviewMachine = { name: nameOf(m), ready: isMachineReady(m), state: state === 'notStarted' && atTarget.has(nameOf(m)) ? 'alreadyAtTarget' : state };
         const v = machineVersion(m);
         if (v !== undefined) pm.version = v;
         return pm;

@@ -29,16 +29,16 @@ export const baseRbac: PolicyRule[] = componentRbac([
 
 /**
  * What the plan controller does with provider kinds: read the control plane its Cluster's controlPlaneRef names and
- * pause / align it (owners.ts); for the pre-start check (C8) list the InfraMachines / BootstrapConfigs and the owners'
+ * pause / align it (owners.ts); watch the InfraMachines / BootstrapConfigs (machines already at target, at-target.ts); for the pre-start check (C8) list the InfraMachines / BootstrapConfigs and the owners'
  * templates and dry-run the commit patch on one object per target (a dry-run needs the patch verb; nothing is
  * persisted); when a target is done, clone the owners' templates with the new values and move the InfraMachines'
  * cloned-from annotation.
  */
 export const PROVIDER_VERBS: ProviderVerbs = {
   ControlPlane: [...read, 'patch'],
-  InfraMachine: ['get', 'list', 'patch'],
+  InfraMachine: [...read, 'patch'],
   InfraMachineTemplate: ['get', 'list', 'create'],
-  BootstrapConfig: ['get', 'list', 'patch'],
+  BootstrapConfig: [...read, 'patch'],
   BootstrapConfigTemplate: ['get', 'list', 'create'],
 };
 

@@ -1,6 +1,12 @@
-// The typed snapshot a plan reconcile decides from: everything read from the informer stores, nothing else. Pure types.
+// The typed snapshot a plan reconcile decides from, and its one builder (buildScope), shared by the plan controller
+// (informer stores) and `inplace preview` (get/list): both read through a ScopeReader, neither imports the other.
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, WritePolicy } from '../api/index.js';
+import { KubeadmControlPlanes, parseApiVersion } from '../api/index.js';
 import type { ContractRef } from '../api/capi/index.js';
+import { clusterControlPlaneRef } from '../api/capi/index.js';
+import { isClusterApiGroup } from '../contract/index.js';
+import { labelValue } from './names.js';
+import { taskKindOfRef } from './templates.js';
 
 /** A template reference as written in a plan (apiVersion, kind, name; always in the plan's namespace). */
 export interface TemplateRef {
@@ -72,4 +78,116 @@ export interface PlanSnapshot extends ValidationInput {
   machineUpdates: MachineUpdate[];
   /** Every plan of the same cluster in the namespace, this one included. */
   plans: InPlaceUpdatePlan[];
+  /**
+   * Machines without a MachineUpdate of this plan whose objects already carry every value of their target (at-target.ts);
+   * absent when not computed (spec.rerunMachinesAtTarget, a terminal plan).
+   */
+  atTarget?: string[];
+}
+
+/** What reading one object of a kind named at run time (control plane, template) gave. */
+export type KindRead =
+  /** The kind is served and readable; `object` when the name exists. `bytes` of its spec (templates). */
+  | { object?: KubeObject }
+  /** The kind is not served by the API server (message from the discovery). */
+  | { notServed: string }
+  /** The kind is served but could not be read (e.g. not listable: RBAC); the full sentence. */
+  | { unreadable: string };
+
+/**
+ * Where a plan's snapshot is read from: the plan controller's informer stores, or `inplace preview`'s get/list calls.
+ * No client types: each caller adapts its own reads.
+ */
+export interface ScopeReader {
+  /** The current time (RFC 3339). */
+  now(): string;
+  /** The Cluster of the plan. */
+  cluster(namespace: string, name: string): Promise<KubeObject | undefined>;
+  /** The MachineDeployments of the namespace with these names (those that exist). */
+  machineDeployments(namespace: string, names: readonly string[]): Promise<KubeObject[]>;
+  /** Machines labelled with the cluster's name. */
+  machines(namespace: string, clusterName: string): Promise<KubeObject[]>;
+  /** MachineUpdates carrying the plan-name label value (the builder keeps only the plan's own). */
+  machineUpdates(namespace: string, planLabel: string): Promise<MachineUpdate[]>;
+  /** Every plan of the namespace for the cluster. */
+  plans(namespace: string, clusterName: string): Promise<InPlaceUpdatePlan[]>;
+  /** One object of a kind named at run time; `purpose` lets the reader route events (controller watches). */
+  read(namespace: string, apiGroup: string, kind: string, name: string, purpose: 'controlPlane' | 'template'): Promise<KindRead>;
+  /** The CRD of a task kind (undefined: not served or no CRD). */
+  taskCrd(group: string, kind: string): Promise<KubeObject | undefined>;
+}
+
+/** True when the plan is the controller owner of the object (same uid: a recreated plan of the same name is not). */
+export const ownedBy = (o: KubeObject, plan: KubeObject): boolean => plan.metadata.uid !== undefined && o.metadata.ownerReferences?.find((r) => r.controller)?.uid === plan.metadata.uid;
+
+const KCP_KIND = { apiGroup: KubeadmControlPlanes.group, kind: KubeadmControlPlanes.kind };
+const DNS_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** True when a template reference has nothing to look up: malformed (validation reports it) or a Cluster API kind. */
+export function unlookedTemplate(ref: TemplateRef): boolean {
+  const { group } = parseApiVersion(ref.apiVersion ?? '');
+  // Malformed references are reported by validation; a Cluster API kind is refused from the reference alone (templates.ts).
+  return !group || !/Template$/.test(ref.kind ?? '') || !DNS_NAME.test(ref.name ?? '') || isClusterApiGroup(group);
+}
+
+/** The distinct template references of a plan's updaters. */
+export function templateRefsOf(plan: InPlaceUpdatePlan): TemplateRef[] {
+  const refs = new Map<string, TemplateRef>();
+  for (const t of [plan.spec.controlPlane, ...(plan.spec.machineDeployments ?? [])]) {
+    for (const u of t?.updaters ?? []) if (u.updaterUpdateTemplateRef) refs.set(templateKey(u.updaterUpdateTemplateRef), u.updaterUpdateTemplateRef);
+  }
+  return [...refs.values()];
+}
+
+async function lookupTemplate(reader: ScopeReader, ns: string, ref: TemplateRef): Promise<TemplateLookup> {
+  if (unlookedTemplate(ref)) return { ref, found: false };
+  const { group } = parseApiVersion(ref.apiVersion);
+  const r = await reader.read(ns, group, ref.kind, ref.name, 'template');
+  if ('notServed' in r) return { ref, found: false, error: `kind ${ref.kind} is not served by group ${group} (is its CRD installed?)` };
+  if ('unreadable' in r) return { ref, found: false, error: r.unreadable };
+  const out: TemplateLookup = { ref, found: r.object !== undefined };
+  if (r.object) out.bytes = Buffer.byteLength(JSON.stringify(r.object['spec'] ?? null), 'utf8');
+  const tk = taskKindOfRef(ref);
+  if (tk) {
+    const crd = await reader.taskCrd(tk.group, tk.kind);
+    out.task = crd ? { crd } : {};
+  }
+  return out;
+}
+
+/**
+ * Builds the snapshot of one plan: the one builder the plan controller and `inplace preview` share, so that both
+ * decide from the same objects (the hashed plan-name label value, the plan's own MachineUpdates, the same template
+ * lookups). The controller adds what only it computes (pre-start check, expectations, machines at target).
+ */
+export async function buildScope(plan: InPlaceUpdatePlan & KubeObject, reader: ScopeReader): Promise<PlanSnapshot> {
+  const ns = plan.metadata.namespace ?? '';
+  const name = plan.metadata.name ?? '';
+  const clusterName = plan.spec.clusterName;
+  const cluster = await reader.cluster(ns, clusterName);
+
+  let controlPlane: ControlPlaneLookup | undefined;
+  if (plan.spec.controlPlane) {
+    const ref = cluster ? clusterControlPlaneRef(cluster) : undefined;
+    const kind = ref ? { apiGroup: ref.apiGroup, kind: ref.kind } : KCP_KIND;
+    controlPlane = { kind };
+    const r = await reader.read(ns, kind.apiGroup, kind.kind, plan.spec.controlPlane.name, 'controlPlane');
+    if ('notServed' in r) controlPlane.error = `kind ${kind.kind} is not served (${r.notServed})`;
+    else if ('unreadable' in r) controlPlane.error = r.unreadable;
+    else if (r.object) controlPlane.object = r.object;
+  }
+
+  const templates: TemplateLookup[] = [];
+  for (const ref of templateRefsOf(plan)) templates.push(await lookupTemplate(reader, ns, ref));
+
+  // Never adopt another plan's record (e.g. of a deleted plan of the same name): the controller owner's uid decides.
+  const machineUpdates = (await reader.machineUpdates(ns, labelValue(name))).filter((m) => m.spec?.planName === name && ownedBy(m as MachineUpdate & KubeObject, plan));
+  return {
+    plan, now: reader.now(), cluster, controlPlane,
+    machineDeployments: await reader.machineDeployments(ns, (plan.spec.machineDeployments ?? []).map((t) => t.name)),
+    templates,
+    machines: await reader.machines(ns, clusterName),
+    machineUpdates,
+    plans: await reader.plans(ns, clusterName),
+  };
 }

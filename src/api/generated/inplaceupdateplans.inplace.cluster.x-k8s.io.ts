@@ -41,6 +41,10 @@ export interface InPlaceUpdatePlanSpec {
    */
   acceptUncoveredChanges?: boolean;
   /**
+   * rerunMachinesAtTarget: run the updaters on machines whose objects already carry every value of their target (e.g. a retry plan after a failure). Default false: such a machine is recorded as updated without a MachineUpdate (status.targets[].skipped, status.skippedMachines).
+   */
+  rerunMachinesAtTarget?: boolean;
+  /**
    * The control plane (KubeadmControlPlane or any control plane) to update in place.
    */
   controlPlane?: {
@@ -216,6 +220,10 @@ export interface InPlaceUpdatePlanStatus {
    */
   updatedMachines?: number;
   /**
+   * skippedMachines is the number of machines recorded as updated without running updaters because their objects already carried every value of the plan (counted in updatedMachines too).
+   */
+  skippedMachines?: number;
+  /**
    * targets has one row per control plane / MachineDeployment.
    */
   targets?: {
@@ -243,6 +251,10 @@ export interface InPlaceUpdatePlanStatus {
      * updated machines.
      */
     updated?: number;
+    /**
+     * machines counted as updated without a MachineUpdate because they were already at target (included in updated).
+     */
+    skipped?: number;
     /**
      * machines with an update in flight (updating or aborting).
      */

@@ -1,0 +1,77 @@
+// Machines already at target (issue 15): a machine whose Machine / InfraMachine / BootstrapConfig objects already
+// carry every value its target's responsibilities would commit is counted as updated without a MachineUpdate, so a
+// retry plan does not re-run updaters on hosts that are done. Same check as the commit's read-back (verifyValues).
+// Pure: the objects come from the snapshot; the plan controller and the preview compute it alike.
+import type { InPlaceUpdatePlan, KubeObject, PlanUpdater, Responsibility } from '../api/index.js';
+import type { ContractRef } from '../api/capi/index.js';
+import { isDeleting, machineBootstrapRef, machineInfraRef, nameOf } from '../api/capi/index.js';
+import { verifyValues, type PointerValue } from '../runtime/set-patch.js';
+import { machinesByTarget } from './decide.js';
+import { JSON_POINTER, targetsOf } from './validate.js';
+
+/** Looks up the object a Machine's reference names: undefined when it is not known (not listed, not found). */
+export type RefLookup = (namespace: string, ref: ContractRef) => KubeObject | undefined;
+
+/** The responsibilities of a target per selectResource, or undefined when the target cannot be at target by values. */
+export function targetValues(updaters: readonly PlanUpdater[] | undefined): Map<Responsibility['selectResource'], PointerValue[]> | undefined {
+  if (!Array.isArray(updaters) || updaters.length === 0) return undefined;
+  const out = new Map<Responsibility['selectResource'], PointerValue[]>();
+  for (const u of updaters) {
+    const resps = Array.isArray(u.responsibilities) ? u.responsibilities.filter((r: Responsibility) => typeof r.path === 'string' && JSON_POINTER.test(r.path) && r.value !== undefined) : [];
+    // An updater that declares no value does something values cannot show (a reboot, a manual step): never skipped.
+    if (resps.length === 0) return undefined;
+    for (const r of resps) {
+      let list = out.get(r.selectResource);
+      if (!list) out.set(r.selectResource, (list = []));
+      list.push({ path: r.path, value: r.value });
+    }
+  }
+  return out;
+}
+
+/** True when every value of `values` is held by the machine's objects (an object that cannot be looked up holds none). */
+export function machineAtTarget(m: KubeObject, values: ReadonlyMap<Responsibility['selectResource'], PointerValue[]>, lookup: RefLookup): boolean {
+  const ns = m.metadata.namespace ?? '';
+  for (const [sel, items] of values) {
+    let obj: KubeObject | undefined;
+    if (sel === 'Machine') obj = m;
+    else {
+      const ref = sel === 'InfraMachine' ? machineInfraRef(m) : machineBootstrapRef(m);
+      obj = ref ? lookup(ns, ref) : undefined;
+    }
+    if (!obj || verifyValues(obj, items).length > 0) return false;
+  }
+  return true;
+}
+
+/** The selectResources other than Machine that the plan's values live on (the objects the snapshot must provide). */
+export function referencedKinds(plan: InPlaceUpdatePlan, machines: readonly KubeObject[]): ContractRef[] {
+  const sels = new Set<string>();
+  for (const t of targetsOf(plan)) for (const sel of targetValues(t.target?.updaters)?.keys() ?? []) sels.add(sel);
+  const kinds = new Map<string, ContractRef>();
+  for (const m of machines) {
+    for (const ref of [sels.has('InfraMachine') ? machineInfraRef(m) : undefined, sels.has('BootstrapConfig') ? machineBootstrapRef(m) : undefined]) {
+      if (ref) kinds.set(`${ref.apiGroup}/${ref.kind}`, ref);
+    }
+  }
+  return [...kinds.values()];
+}
+
+/**
+ * Names of the current machines of the plan's targets that are already at target (sorted). `exclude` are machines the
+ * plan already has a MachineUpdate for (their record decides, not their objects).
+ */
+export function machinesAtTarget(plan: InPlaceUpdatePlan, machines: readonly KubeObject[], lookup: RefLookup, exclude: ReadonlySet<string> = new Set()): string[] {
+  const byTarget = machinesByTarget(plan.spec.clusterName, machines);
+  const out: string[] = [];
+  for (const t of targetsOf(plan)) {
+    if (typeof t.target?.name !== 'string') continue;
+    const values = targetValues(t.target.updaters);
+    if (!values) continue;
+    for (const m of byTarget.get(`${t.kind}/${t.target.name}`) ?? []) {
+      if (isDeleting(m) || exclude.has(nameOf(m))) continue;
+      if (machineAtTarget(m, values, lookup)) out.push(nameOf(m));
+    }
+  }
+  return out.sort();
+}
