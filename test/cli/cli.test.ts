@@ -269,6 +269,25 @@ describe('inplace CLI', function () {
       expect(r.stdout).to.match(/^InPlaceUpdatePlan\/plugin-plan\s/m);
     });
 
+    it('refuses to resume or pause a finished plan: exit 1, a message that says why, the spec untouched', async () => {
+      for (const st of ['aborted', 'updated'] as const) {
+        const name = `done-${st}`;
+        await env.client.create(InPlaceUpdatePlans, planDoc(ns, name, { paused: true, ...(st === 'aborted' ? { updatePhase: 'aborting' as const } : {}) }));
+        await env.client.patch(InPlaceUpdatePlans, ns, name, { status: { updateStatus: st } }, { type: 'merge', subresource: 'status' });
+        const before = (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, name))!;
+        const r = await cli('resume', name, '-n', ns, ...kc);
+        expect(r.code).to.equal(1);
+        expect(r.out).not.to.contain('resumed');
+        expect(r.err).to.contain(`cannot resume: the plan is ${st}`);
+        const p = await cli('pause', name, '-n', ns, ...kc);
+        expect(p.code).to.equal(1);
+        expect(p.err).to.contain(`cannot pause: the plan is ${st}`);
+        const after = (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, name))!;
+        expect(after.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
+        expect(after.spec.paused).to.equal(true);
+      }
+    });
+
     it('previews a valid plan without writing anything', async () => {
       const file = writeYaml('good-plan.yaml', planDoc(ns, 'preview-plan'));
       const before = await env.client.list(InPlaceUpdatePlans, ns);
