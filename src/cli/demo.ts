@@ -115,7 +115,7 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
     say(`local API server: ${srv.url}`);
     say(`kubeconfig:       ${kubeconfig}`);
     say('watch from another terminal:');
-    say(`  kubectl --kubeconfig ${rel} get inplaceupdateplans,machineupdates -A -w`);
+    for (const h of watchHints(rel, o.planName, o.planNamespace)) say(`  ${h}`);
     say(`logs of the components: ${relative(process.cwd(), logDir) || logDir}/`);
     if (io.signal.aborted) return INTERRUPTED;
 
@@ -192,6 +192,18 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
   } finally {
     await shutdown();
   }
+}
+
+/**
+ * The commands the demo suggests for watching from another terminal (a test runs each of them). kubectl ≥ 1.32 watches
+ * one resource type per command (`get a,b -w` is refused), hence one line per kind.
+ */
+export function watchHints(kubeconfig: string, planName: string, namespace: string): string[] {
+  return [
+    `kubectl --kubeconfig ${kubeconfig} get inplaceupdateplans -A -w`,
+    `kubectl --kubeconfig ${kubeconfig} get machineupdates -n ${namespace} -w`,
+    `npx inplace status ${planName} -n ${namespace} -w --kubeconfig ${kubeconfig}`,
+  ];
 }
 
 /** A free TCP port on loopback (bound and released; the child binds it a moment later). */
