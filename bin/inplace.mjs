@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // Launcher for the `inplace` CLI (also installed as `kubectl-inplace`, see bin/kubectl-inplace).
 // Three ways to run, fastest first:
-//  1. The kubectl-style verbs (status, preview, pause, resume, abort, help) run from the esbuild bundle in dist/cli/
-//     (~0.2 s to start instead of ~1.2 s). In a checkout the bundle is (re)built here when it is missing or older
-//     than src/ — no install hook needed, `npm ci` alone is enough; `npm run build:cli` builds it ahead of time.
+//  1. The kubectl-style verbs (status, preview, pause, resume, abort, help) and the demo's component processes (run,
+//     updater, capi-sim) run from the esbuild bundle in dist/cli/ (~0.2 s to start instead of 1.2–5 s through tsx).
+//     In a checkout the bundle is (re)built here when it is missing or older than src/ — no install hook needed,
+//     `npm ci` alone is enough; `npm run build:cli` builds it ahead of time. `demo` itself runs from the sources
+//     (it reads fixture files next to them) but refreshes the bundle first, so its 7 children do not each build it.
 //  2. The compiled build dist/src (containers; `npm run build`) when it is not older than src/.
 //  3. The TypeScript sources through tsx. INPLACE_FROM_SOURCE=1 forces this (tests of the sources).
 import { existsSync, statSync } from 'node:fs';
@@ -13,14 +15,17 @@ import { dirname, join } from 'node:path';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const fromSource = process.env.INPLACE_FROM_SOURCE === '1';
 const verb = process.argv[2];
-const FAST_VERBS = new Set([undefined, 'status', 'preview', 'pause', 'resume', 'abort', 'help', '--help', '-h', 'version', '--version']);
+const BUNDLED_VERBS = new Set([undefined, 'status', 'preview', 'pause', 'resume', 'abort', 'help', '--help', '-h', 'version', '--version', 'run', 'updater', 'capi-sim']);
+
+// The demo's first output comes after its modules loaded (seconds through tsx): say at once that it is starting.
+if (verb === 'demo' && !process.argv.includes('--help') && !process.argv.includes('-h')) process.stdout.write('inplace demo: starting the local platform…\n');
 
 async function bundled() {
-  if (fromSource || !FAST_VERBS.has(verb)) return undefined;
+  if (fromSource || !(BUNDLED_VERBS.has(verb) || verb === 'demo')) return undefined;
   try {
     const { buildCli, bundleIsFresh } = await import(pathToFileURL(join(root, 'bin', 'lib', 'build-cli.mjs')).href);
     if (!bundleIsFresh(root)) await buildCli(root);
-    return join(root, 'dist', 'cli', 'main.js');
+    return verb === 'demo' ? undefined : join(root, 'dist', 'cli', 'main.js');
   } catch {
     // No build script (an image), no esbuild or a read-only checkout: the slower ways still work.
     return undefined;

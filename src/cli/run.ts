@@ -51,6 +51,7 @@ Options:
   --lease-namespace NS    namespace of the Lease (default: $POD_NAMESPACE, else --namespace, else default)
   --metrics-port N        serve Prometheus /metrics on this port (0 = any free port; default: off)
   --health-port N         serve /healthz and /readyz on this port (default: off)
+  --bind-address ADDR     address the metrics and health servers listen on (default: every interface)
   --log-level LEVEL       debug, info, warn, error (default: $LOG_LEVEL or info)
   --concurrency N         MachineUpdates the machine-task-controller reconciles in parallel (default 32);
                           the plan-controller and mhc-extension do not take it
@@ -65,6 +66,7 @@ ${KUBE_OPTIONS_HELP}`,
     'lease-namespace': { type: 'string' },
     'metrics-port': { type: 'string' },
     'health-port': { type: 'string' },
+    'bind-address': { type: 'string' },
     'log-level': { type: 'string' },
     concurrency: { type: 'string' },
     'write-policy': { type: 'string' },
@@ -98,6 +100,7 @@ ${KUBE_OPTIONS_HELP}`,
       ...(namespace ? { namespace } : {}),
       ...(metricsPort !== undefined ? { metricsPort } : {}),
       ...(healthPort !== undefined ? { healthPort } : {}),
+      ...(str(args, 'bind-address') ? { bindAddress: str(args, 'bind-address') } : {}),
       ...(flag(args, 'leader-elect')
         ? { leaderElection: { enabled: true, leaseName: `inplace-${name}`.replace(/^inplace-inplace-/, 'inplace-'), leaseNamespace, identity: `${process.env['POD_NAME'] ?? hostname()}_${process.pid}` } }
         : {}),

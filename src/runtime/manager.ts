@@ -30,6 +30,8 @@ export interface ManagerOptions {
   metricsPort?: number;
   /** Serve /healthz, /readyz (and /metrics) on this port; may equal metricsPort. */
   healthPort?: number;
+  /** Address the metrics/health servers bind (default: every interface, as in a pod; 127.0.0.1 for a local demo). */
+  bindAddress?: string;
   /** Keys reconciled in parallel per controller unless the builder says otherwise (default 1). */
   defaultConcurrency?: number;
   /** Informer tuning (watchdog, backoff) for every informer of the manager. */
@@ -184,16 +186,17 @@ class ManagerImpl implements RuntimeManager, ControllerHost {
   }
 
   private async startServers(): Promise<void> {
-    const { metricsPort, healthPort } = this.opts;
+    const { metricsPort, healthPort, bindAddress } = this.opts;
     const isReady = (): boolean => this.ready;
+    const host = bindAddress !== undefined ? { host: bindAddress } : {};
     if (metricsPort !== undefined) {
-      const s = await startHealthServer({ port: metricsPort, registry: this.metrics.registry, isReady });
+      const s = await startHealthServer({ port: metricsPort, registry: this.metrics.registry, isReady, ...host });
       this.servers.push(s);
       this.ports.metrics = s.port;
       if (healthPort === metricsPort) this.ports.health = s.port;
     }
     if (healthPort !== undefined && healthPort !== metricsPort) {
-      const s = await startHealthServer({ port: healthPort, registry: this.metrics.registry, isReady });
+      const s = await startHealthServer({ port: healthPort, registry: this.metrics.registry, isReady, ...host });
       this.servers.push(s);
       this.ports.health = s.port;
     }
