@@ -3,7 +3,7 @@
 // @kubernetes/client-node (every generated API class) for KubeConfig alone; the bundle keeps only what is used,
 // and no TypeScript is transpiled at start-up. esbuild comes with tsx (a runtime dependency), so no install step.
 // Used by `npm run build:cli` and, on demand, by bin/inplace.mjs (when the bundle is missing or older than src/).
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -17,7 +17,7 @@ export function newestSource(root) {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.ts') && !e.name.endsWith('.test.ts')) newest = Math.max(newest, statSync(p).mtimeMs);
+      else if ((e.name.endsWith('.ts') && !e.name.endsWith('.test.ts')) || e.name.endsWith('.yaml')) newest = Math.max(newest, statSync(p).mtimeMs);
     }
   };
   if (!existsSync(join(root, 'src'))) return 0;
@@ -53,6 +53,8 @@ export async function buildCli(root) {
     // Bundled CommonJS dependencies call require().
     banner: { js: "import { createRequire as __inplaceCreateRequire } from 'node:module'; const require = __inplaceCreateRequire(import.meta.url);" },
   });
+  // Fixture files a bundled module finds next to itself (new URL('./crds', import.meta.url) in src/capi-sim/crds.ts).
+  cpSync(join(root, 'src', 'capi-sim', 'crds'), join(tmp, 'crds'), { recursive: true });
   mkdirSync(join(root, 'dist'), { recursive: true });
   const old = `${out}.old-${process.pid}-${Date.now()}`;
   if (existsSync(out)) renameSync(out, old);

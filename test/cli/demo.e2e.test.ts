@@ -32,7 +32,8 @@ interface Demo {
 function startDemo(args: string[]): Demo {
   const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'bin', 'inplace.mjs'), 'demo', ...args], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, INPLACE_FROM_SOURCE: '1', LOG_FORMAT: 'json' },
+    // As `npm start` runs it: through the launcher's bundle (rebuilt first when src/ changed).
+    env: { ...process.env, INPLACE_FROM_SOURCE: '0', LOG_FORMAT: 'json' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
