@@ -8,6 +8,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY bin ./bin
 COPY src ./src
 COPY cdk8s ./cdk8s
 COPY crds ./crds

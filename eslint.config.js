@@ -46,6 +46,7 @@ const pureFilesOf = (c) => ['decide', 'decisions', 'validate', 'status', 'previe
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'src/api/generated/**', 'bin/**', 'eslint.config.js', '.inplace/**'] },
+  { ignores: ['.mocharc.cjs'] }, // CommonJS config outside the TypeScript project (computes mocha's spec)
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

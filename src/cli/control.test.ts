@@ -21,7 +21,6 @@ describe('cli control verbs decide', () => {
   const pauseCases: [string, InPlaceUpdatePlan, unknown][] = [
     ['pauses an updating plan', plan('updating'), { spec: { paused: true } }],
     ['does nothing when already paused', plan('updating', { paused: true }), undefined],
-    ['does nothing for a terminal plan', plan('updated'), undefined],
   ];
   for (const [name, p, want] of pauseCases) it(`pause ${name}`, () => expect(patchOf(decidePause(p))).to.deep.equal(want));
 
@@ -30,6 +29,23 @@ describe('cli control verbs decide', () => {
     ['does nothing when not paused', plan('updating'), undefined],
   ];
   for (const [name, p, want] of resumeCases) it(`resume ${name}`, () => expect(patchOf(decideResume(p))).to.deep.equal(want));
+
+  const refused: [string, (p: InPlaceUpdatePlan) => ControlDecision, InPlaceUpdatePlan, RegExp][] = [
+    ['resume', decideResume, plan('aborted', { updatePhase: 'aborting', paused: true }), /cannot resume: the plan is aborted/],
+    ['resume', decideResume, plan('updated', { paused: true }), /cannot resume: the plan is updated/],
+    ['resume', decideResume, plan('failed'), /cannot resume: the plan is failed/],
+    ['resume', decideResume, plan('aborting', { updatePhase: 'aborting', paused: true }), /cannot resume: the plan is being aborted/],
+    ['pause', decidePause, plan('updated'), /cannot pause: the plan is updated/],
+    ['pause', decidePause, plan('aborted', { updatePhase: 'aborting' }), /cannot pause: the plan is aborted/],
+    ['pause', decidePause, plan('updating', { updatePhase: 'aborting' }), /cannot pause: the plan is being aborted/],
+  ];
+  for (const [verb, decide, p, why] of refused) {
+    it(`${verb} refuses a plan with status ${p.status?.updateStatus ?? 'pending'}, phase ${p.spec.updatePhase ?? 'updating'}, and says why`, () => {
+      const d = decide(p);
+      expect(d).to.have.property('refuse').that.matches(why);
+      expect(d).to.have.property('hint').that.is.a('string');
+    });
+  }
 
   it('says why nothing was done', () => {
     const d = decideAbort(plan('updated'));

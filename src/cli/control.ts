@@ -1,11 +1,19 @@
-// Shared body of `inplace abort|pause|resume <plan>`: find the plan, decide, send one merge patch of its spec.
+// Shared body of `inplace abort|pause|resume <plan>`: find the plan, decide, send one merge patch of its spec
+// (guarded by the resourceVersion the decision was made on: a plan that changed meanwhile is decided again).
 import { InPlaceUpdatePlans, isTerminal, type InPlaceUpdatePlan, type KubeObject } from '../api/index.js';
-import { call, connect, findPlan } from './kube.js';
+import { isConflict } from '../runtime/errors.js';
+import { connect, explainApiError, findPlan } from './kube.js';
 import { safeText } from './safe-text.js';
-import { ExitCode, KUBE_OPTIONS_HELP, kubeOptions, positionals, str, type Io, type ParsedArgs, type Verb } from './verb.js';
+import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, positionals, str, type Io, type ParsedArgs, type Verb } from './verb.js';
 
-/** What a control verb does to a plan, decided purely from the plan. */
-export type ControlDecision = { patch: { spec: Record<string, unknown> }; done: string } | { noop: string };
+/**
+ * What a control verb does to a plan, decided purely from the plan: a patch, nothing (already in the asked state,
+ * exit 0), or a refusal (the request cannot take effect on this plan, exit 1).
+ */
+export type ControlDecision = { patch: { spec: Record<string, unknown> }; done: string } | { noop: string } | { refuse: string; hint: string };
+
+/** Attempts at deciding again when the plan changed between the read and the patch. */
+const CONFLICT_ATTEMPTS = 3;
 
 /** Builds a control verb from its pure decision. */
 export function controlVerb(name: string, summary: string, details: string, decide: (plan: InPlaceUpdatePlan & KubeObject) => ControlDecision): Verb {
@@ -16,7 +24,7 @@ export function controlVerb(name: string, summary: string, details: string, deci
 
 ${details}
 Without -n the plan is looked up in every namespace. Exit code 0 when done (or nothing to do), 1 when the
-plan is not found or the change was rejected.
+plan is not found, the plan is finished (updated, failed, aborted) or the change was rejected.
 
 Options:
   -n, --namespace NS  namespace of the plan
@@ -30,19 +38,26 @@ async function runControl(args: ParsedArgs, io: Io, decide: (plan: InPlaceUpdate
   const [name] = positionals(args, ['plan']);
   const conn = connect(args);
   try {
-    const plan = await findPlan(conn, name!, str(args, 'namespace'));
-    const ref = `${plan.metadata.namespace}/${plan.metadata.name}`;
-    const d = decide(plan);
-    if ('noop' in d) {
-      io.out(`${safeText(`InPlaceUpdatePlan ${ref}: ${d.noop}`)}\n`);
+    for (let attempt = 1; ; attempt++) {
+      const plan = await findPlan(conn, name!, str(args, 'namespace'));
+      const ref = `${plan.metadata.namespace}/${plan.metadata.name}`;
+      const d = decide(plan);
+      if ('refuse' in d) throw new CliError(`InPlaceUpdatePlan ${ref}: ${d.refuse}`, d.hint);
+      if ('noop' in d) {
+        io.out(`${safeText(`InPlaceUpdatePlan ${ref}: ${d.noop}`)}\n`);
+        return ExitCode.ok;
+      }
+      const patch = { metadata: { resourceVersion: plan.metadata.resourceVersion }, ...d.patch };
+      try {
+        await conn.client.patch(InPlaceUpdatePlans, plan.metadata.namespace, plan.metadata.name!, patch, { type: 'merge', fieldManager: 'inplace-cli' });
+      } catch (e) {
+        if (isConflict(e) && attempt < CONFLICT_ATTEMPTS) continue;
+        throw explainApiError(e, conn, InPlaceUpdatePlans);
+      }
+      io.out(`${safeText(`InPlaceUpdatePlan ${ref}: ${d.done}`)}\n`);
+      io.out(`${safeText(`follow it with: inplace status ${plan.metadata.name} -n ${plan.metadata.namespace}   (or kubectl get inplaceupdateplans -n ${plan.metadata.namespace} -w)`)}\n`);
       return ExitCode.ok;
     }
-    await call(conn, InPlaceUpdatePlans, () =>
-      conn.client.patch(InPlaceUpdatePlans, plan.metadata.namespace, plan.metadata.name!, d.patch, { type: 'merge', fieldManager: 'inplace-cli' }),
-    );
-    io.out(`${safeText(`InPlaceUpdatePlan ${ref}: ${d.done}`)}\n`);
-    io.out(`${safeText(`follow it with: inplace status ${plan.metadata.name} -n ${plan.metadata.namespace}   (or kubectl get inplaceupdateplans -n ${plan.metadata.namespace} -w)`)}\n`);
-    return ExitCode.ok;
   } finally {
     conn.client.close();
   }
@@ -57,15 +72,27 @@ export function decideAbort(plan: InPlaceUpdatePlan): ControlDecision {
   return { patch: { spec: { updatePhase: 'aborting' } }, done: 'abort requested: no new machines start, machines in update are aborted' };
 }
 
-/** Pause: spec.paused -> true. */
+const refuseFinished = (plan: InPlaceUpdatePlan, verb: string): ControlDecision => ({
+  refuse: `cannot ${verb}: the plan is ${statusOf(plan)} (finished; a finished plan never starts machines again)`,
+  hint: 'to update again, apply a new plan (inplace preview -f plan.yaml first)',
+});
+const refuseAborting = (verb: string): ControlDecision => ({
+  refuse: `cannot ${verb}: the plan is being aborted (spec.updatePhase: aborting is one way)`,
+  hint: 'wait for it to end aborted (inplace status <plan> -w), then apply a new plan',
+});
+
+/** Pause: spec.paused -> true; refused on finished or aborting plans (it could not take effect). */
 export function decidePause(plan: InPlaceUpdatePlan): ControlDecision {
-  if (isTerminal(plan.status?.updateStatus)) return { noop: `already ${statusOf(plan)}; nothing to pause` };
+  if (isTerminal(plan.status?.updateStatus)) return refuseFinished(plan, 'pause');
+  if (plan.spec.updatePhase === 'aborting') return refuseAborting('pause');
   if (plan.spec.paused === true) return { noop: 'already paused' };
   return { patch: { spec: { paused: true } }, done: 'paused: no new machines start; machines in update finish' };
 }
 
-/** Resume: spec.paused -> false. */
+/** Resume: spec.paused -> false; refused on finished or aborting plans (nothing would resume). */
 export function decideResume(plan: InPlaceUpdatePlan): ControlDecision {
+  if (isTerminal(plan.status?.updateStatus)) return refuseFinished(plan, 'resume');
+  if (plan.spec.updatePhase === 'aborting') return refuseAborting('resume');
   if (plan.spec.paused !== true) return { noop: 'not paused; nothing to resume' };
-  return { patch: { spec: { paused: false } }, done: 'resumed' };
+  return { patch: { spec: { paused: false } }, done: 'resumed: new machines start again' };
 }

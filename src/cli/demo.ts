@@ -1,6 +1,6 @@
 // `inplace demo` (= npm start): the whole platform on the local API server, updating a demo CAPI cluster,
 // with live progress and a summary. Components run as separate processes, as they would in a cluster.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join, relative, resolve } from 'node:path';
 import { Namespaces } from '../api/index.js';
@@ -115,7 +115,7 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
     say(`local API server: ${srv.url}`);
     say(`kubeconfig:       ${kubeconfig}`);
     say('watch from another terminal:');
-    say(`  kubectl --kubeconfig ${rel} get inplaceupdateplans,machineupdates -A -w`);
+    for (const h of watchHints(rel, o.planName, o.planNamespace)) say(`  ${h}`);
     say(`logs of the components: ${relative(process.cwd(), logDir) || logDir}/`);
     if (io.signal.aborted) return INTERRUPTED;
 
@@ -145,18 +145,22 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
     say(`✔ demo inventory: cluster ${DEMO.namespace}/${DEMO.clusterName}, ${machines} machines at ${DEMO.version}, MHC ${DEMO.mhc.name} (in-place timeout ${DEMO.mhc.inPlaceUpdateTimeout})`);
 
     const kc = ['--kubeconfig', kubeconfig];
-    // Each controller serves its probes on a free port, so the demo can wait for /readyz as a kubelet would.
+    // Each controller and updater serves its probes and metrics on a free loopback port (the API server is
+    // loopback-only too), so the demo waits for /readyz as a kubelet would and prints where to scrape.
     const controllers = ['plan-controller', 'machine-task-controller', 'mhc-extension'];
-    const healthPorts = new Map<string, number>();
-    for (const c of controllers) healthPorts.set(c, await freePort());
+    const updaters = Object.keys(sampleUpdaters);
+    const ports = new Map<string, number>();
+    for (const c of [...controllers, ...updaters.map((u) => `updater-${u}`)]) ports.set(c, await freePort());
+    const serve = (name: string): string[] => ['--health-port', String(ports.get(name)), '--metrics-port', String(ports.get(name)), '--bind-address', LOOPBACK];
     const specs: [string, string[]][] = [
       ['capi-sim', ['capi-sim', ...kc]],
-      ...controllers.map((c): [string, string[]] => [c, ['run', c, ...kc, '--health-port', String(healthPorts.get(c))]]),
-      ...Object.keys(sampleUpdaters).map((u): [string, string[]] => [`updater-${u}`, ['updater', u, ...kc]]),
+      ...controllers.map((c): [string, string[]] => [c, ['run', c, ...kc, ...serve(c)]]),
+      ...updaters.map((u): [string, string[]] => [`updater-${u}`, ['updater', u, ...kc, ...serve(`updater-${u}`)]]),
     ];
     for (const [name, args] of specs) children.push(spawnInplace(name, args, logDir));
     say(`✔ started ${children.length} processes: ${children.map((c) => `${c.name} (pid ${c.proc.pid})`).join(', ')}`);
-    const ready = await waitForReady(healthPorts, children, io, say);
+    say(`  /readyz, /healthz and /metrics on ${LOOPBACK}: ${[...ports].map(([n, p]) => `${n} :${p}`).join(', ')}`);
+    const ready = await waitForReady(ports, children, io, say);
     if (ready !== true) return ready;
 
     await applyFile(client, o.planPath, DEMO.namespace);
@@ -194,6 +198,18 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
   }
 }
 
+/**
+ * The commands the demo suggests for watching from another terminal (a test runs each of them). kubectl ≥ 1.32 watches
+ * one resource type per command (`get a,b -w` is refused), hence one line per kind.
+ */
+export function watchHints(kubeconfig: string, planName: string, namespace: string): string[] {
+  return [
+    `kubectl --kubeconfig ${kubeconfig} get inplaceupdateplans -A -w`,
+    `kubectl --kubeconfig ${kubeconfig} get machineupdates -n ${namespace} -w`,
+    `npx inplace status ${planName} -n ${namespace} -w --kubeconfig ${kubeconfig}`,
+  ];
+}
+
 /** A free TCP port on loopback (bound and released; the child binds it a moment later). */
 function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -206,36 +222,90 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Polls each controller's /readyz until all answer 200; returns an exit code when a child died or on Ctrl-C. */
+/** The address the demo's components serve probes and metrics on. */
+const LOOPBACK = '127.0.0.1';
+
+/** What the simulator logs once it runs (it serves no probes). */
+const CAPI_SIM_RUNNING = 'CAPI simulator running';
+
+/** Whether a child without probes (the CAPI simulator) said it runs. */
+function loggedRunning(child: Child): boolean {
+  try {
+    return readFileSync(child.logPath, 'utf8').includes(CAPI_SIM_RUNNING);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Waits until every component is ready (/readyz 200; the simulator: its "running" log line), printing each one as it
+ * comes; on a terminal a spinner line below says what is still awaited. Returns an exit code when a child died or on
+ * Ctrl-C.
+ */
 async function waitForReady(ports: Map<string, number>, children: Child[], io: Io, say: (s: string) => void): Promise<true | number> {
+  const started = Date.now();
   const ready = new Set<string>();
-  let shown = -1;
-  for (;;) {
-    if (io.signal.aborted) {
-      say('interrupted: stopping every process');
-      return INTERRUPTED;
-    }
-    const dead = children.find((c) => c.proc.exitCode !== null || c.proc.signalCode !== null);
-    if (dead) {
-      io.err(`error: ${dead.name} exited while starting (${dead.proc.signalCode ?? `exit code ${dead.proc.exitCode}`}); its last log lines:\n${safeLines(tailLog(dead))}\n  full log: ${dead.logPath}\n`);
-      return ExitCode.failure;
-    }
-    for (const [name, port] of ports) {
-      if (ready.has(name)) continue;
-      try {
-        const r = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(1000) });
-        if (r.status === 200) ready.add(name);
-      } catch {
-        // not listening yet
+  const announced = new Set<string>();
+  const SPIN = '⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏';
+  let spun = 0;
+  let spinnerShown = false;
+  const clearSpinner = (): void => {
+    if (spinnerShown) io.out('\r\x1b[K');
+    spinnerShown = false;
+  };
+  const elapsed = (): string => `${((Date.now() - started) / 1000).toFixed(1)}s`;
+  try {
+    for (;;) {
+      if (io.signal.aborted) {
+        clearSpinner();
+        say('interrupted: stopping every process');
+        return INTERRUPTED;
       }
+      const dead = children.find((c) => c.proc.exitCode !== null || c.proc.signalCode !== null);
+      if (dead) {
+        clearSpinner();
+        io.err(`error: ${dead.name} exited while starting (${dead.proc.signalCode ?? `exit code ${dead.proc.exitCode}`}); its last log lines:\n${safeLines(tailLog(dead))}\n  full log: ${dead.logPath}\n`);
+        return ExitCode.failure;
+      }
+      await Promise.all(
+        children
+          .filter((c) => !ready.has(c.name))
+          .map(async (c) => {
+            const port = ports.get(c.name);
+            if (port === undefined) {
+              if (loggedRunning(c)) ready.add(c.name);
+              return;
+            }
+            try {
+              const r = await fetch(`http://${LOOPBACK}:${port}/readyz`, { signal: AbortSignal.timeout(1000) });
+              if (r.status === 200) ready.add(c.name);
+            } catch {
+              // not listening yet
+            }
+          }),
+      );
+      for (const c of children) {
+        if (!ready.has(c.name) || announced.has(c.name)) continue;
+        announced.add(c.name);
+        clearSpinner();
+        const port = ports.get(c.name);
+        say(`  ✔ ${c.name.padEnd(30)} ${port === undefined ? 'running' : `ready    http://${LOOPBACK}:${port}/metrics`}  (${elapsed()})`);
+      }
+      const waiting = children.filter((c) => !ready.has(c.name)).map((c) => c.name);
+      if (waiting.length === 0) {
+        clearSpinner();
+        say(`✔ all ${children.length} components ready after ${elapsed()}`);
+        return true;
+      }
+      if (io.isTTY) {
+        const line = `${SPIN[spun++ % SPIN.length]} ${ready.size}/${children.length} ready after ${elapsed()}, starting: ${waiting.join(', ')}`;
+        io.out(`\r\x1b[K${line.slice(0, Math.max(20, io.columns - 1))}`);
+        spinnerShown = true;
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
-    if (ready.size !== shown && !io.isTTY) say(`  controllers ready: ${ready.size}/${ports.size}${ready.size ? ` (${[...ready].join(', ')})` : ''}`);
-    shown = ready.size;
-    if (ready.size === ports.size) {
-      say(`✔ controllers ready (/readyz): ${[...ready].join(', ')}`);
-      return true;
-    }
-    await new Promise((r) => setTimeout(r, 200));
+  } finally {
+    clearSpinner();
   }
 }
 

@@ -36,7 +36,8 @@ export function spawnInplace(name: string, args: string[], logDir: string): Chil
   const fd = openSync(logPath, 'a');
   const proc = spawn(process.execPath, [join(projectRoot(), 'bin', 'inplace.mjs'), ...args], {
     stdio: ['pipe', fd, fd],
-    env: { ...process.env, [EXIT_WITH_PARENT_ENV]: '1', FORCE_COLOR: '0' },
+    // Human-readable logs for whoever reads the demo's log files (JSON stays the default of deployments).
+    env: { ...process.env, [EXIT_WITH_PARENT_ENV]: '1', FORCE_COLOR: '0', LOG_FORMAT: process.env['LOG_FORMAT'] ?? 'pretty' },
   });
   closeSync(fd);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => {

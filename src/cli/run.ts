@@ -37,6 +37,7 @@ Options:
   --health-port N         serve /healthz and /readyz on this port (default: off)
   --metrics-secure        serve /metrics over HTTPS (self-signed) to callers allowed to get /metrics
                           (TokenReview + SubjectAccessReview, as controller-runtime); needs its own --health-port
+  --bind-address ADDR     address the metrics and health servers listen on (default: every interface)
   --log-level LEVEL       debug, info, warn, error (default: $LOG_LEVEL or info)
   --concurrency N         MachineUpdates the machine-task-controller reconciles in parallel (default 32);
                           the plan-controller and mhc-extension do not take it
@@ -52,6 +53,7 @@ ${KUBE_OPTIONS_HELP}`,
     'metrics-port': { type: 'string' },
     'health-port': { type: 'string' },
     'metrics-secure': { type: 'boolean' },
+    'bind-address': { type: 'string' },
     'log-level': { type: 'string' },
     concurrency: { type: 'string' },
     'write-policy': { type: 'string' },
@@ -90,6 +92,7 @@ ${KUBE_OPTIONS_HELP}`,
       ...(metricsPort !== undefined ? { metricsPort } : {}),
       ...(healthPort !== undefined ? { healthPort } : {}),
       ...(flag(args, 'metrics-secure') ? { secureMetrics: true } : {}),
+      ...(str(args, 'bind-address') ? { bindAddress: str(args, 'bind-address') } : {}),
       ...(flag(args, 'leader-elect')
         ? { leaderElection: { enabled: true, leaseName: `inplace-${name}`.replace(/^inplace-inplace-/, 'inplace-'), leaseNamespace, identity: `${process.env['POD_NAME'] ?? hostname()}_${process.pid}` } }
         : {}),

@@ -26,6 +26,7 @@ Options:
   --concurrency N     tasks reconciled in parallel (default 4; raise it for large fleets)
   --metrics-port N    serve Prometheus /metrics (process metrics) on this port (default: off)
   --health-port N     serve /healthz and /readyz (ready once the updater runs) on this port (default: off)
+  --bind-address ADDR address the metrics and health servers listen on (default: every interface)
   --kubeconfig FILE   kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or in-cluster)`,
   options: {
     kubeconfig: { type: 'string' },
@@ -35,6 +36,7 @@ Options:
     concurrency: { type: 'string' },
     'metrics-port': { type: 'string' },
     'health-port': { type: 'string' },
+    'bind-address': { type: 'string' },
   },
   async run(args, io) {
     const [name] = positionals(args, ['updater']);
@@ -55,9 +57,10 @@ Options:
     const servers: HealthServer[] = [];
     const registry = new Registry();
     collectDefaultMetrics({ register: registry, prefix: 'inplace_' });
-    if (metricsPort !== undefined) servers.push(await startHealthServer({ port: metricsPort, registry, isReady: () => started }));
+    const host = str(args, 'bind-address') ? { host: str(args, 'bind-address') } : {};
+    if (metricsPort !== undefined) servers.push(await startHealthServer({ port: metricsPort, registry, isReady: () => started, ...host }));
     // The probe port serves the probes only: metrics are served where --metrics-port says, or nowhere.
-    if (healthPort !== undefined && healthPort !== metricsPort) servers.push(await startHealthServer({ port: healthPort, isReady: () => started }));
+    if (healthPort !== undefined && healthPort !== metricsPort) servers.push(await startHealthServer({ port: healthPort, isReady: () => started, ...host }));
     const running = await updater.start({
       ...(kubeconfigPath ? { kubeconfigPath } : {}),
       ...(namespace ? { namespace } : {}),

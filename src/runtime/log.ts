@@ -15,8 +15,17 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
 }
 
+/** Where loggers created without a destination write instead of stdout; set by the tests' log capture. */
+let defaultDestination: NodeJS.WritableStream | undefined;
+
+/** Routes every logger created afterwards without a destination to `d` (undefined: stdout again). For tests. */
+export function setDefaultLogDestination(d: NodeJS.WritableStream | undefined): void {
+  defaultDestination = d;
+}
+
 /** Creates a pino logger per the environment (LOG_LEVEL, LOG_FORMAT=json|pretty). */
 export function createLogger(opts: LoggerOptions = {}): Logger {
+  opts = { ...opts, ...(opts.destination === undefined && defaultDestination !== undefined ? { destination: defaultDestination } : {}) };
   const level = opts.level ?? process.env['LOG_LEVEL'] ?? 'info';
   const format = process.env['LOG_FORMAT'];
   const usePretty = opts.pretty ?? (format ? format === 'pretty' : process.stdout.isTTY === true);

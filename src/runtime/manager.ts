@@ -35,6 +35,8 @@ export interface ManagerOptions {
    * (SubjectAccessReview), as controller-runtime does; a separate health port then serves the probes only.
    */
   secureMetrics?: boolean;
+  /** Address the metrics/health servers bind (default: every interface, as in a pod; 127.0.0.1 for a local demo). */
+  bindAddress?: string;
   /** Keys reconciled in parallel per controller unless the builder says otherwise (default 1). */
   defaultConcurrency?: number;
   /** Informer tuning (watchdog, backoff) for every informer of the manager. */
@@ -189,21 +191,22 @@ class ManagerImpl implements RuntimeManager, ControllerHost {
   }
 
   private async startServers(): Promise<void> {
-    const { metricsPort, healthPort } = this.opts;
+    const { metricsPort, healthPort, bindAddress } = this.opts;
     const isReady = (): boolean => this.ready;
     // The kubelet probes without credentials: authenticated metrics need a probe port of their own.
     if (this.opts.secureMetrics && (metricsPort === undefined || metricsPort === healthPort)) throw new Error('secureMetrics needs a metrics port apart from the health port');
     const secure = this.opts.secureMetrics === true;
+    const host = bindAddress !== undefined ? { host: bindAddress } : {};
     if (metricsPort !== undefined) {
       const auth = secure ? { tls: await selfSignedCertificate(this.opts.name), authorizeMetrics: kubeMetricsAuthorizer(this.opts.client) } : {};
-      const s = await startHealthServer({ port: metricsPort, registry: this.metrics.registry, isReady, ...auth });
+      const s = await startHealthServer({ port: metricsPort, registry: this.metrics.registry, isReady, ...auth, ...host });
       this.servers.push(s);
       this.ports.metrics = s.port;
       if (healthPort === metricsPort) this.ports.health = s.port;
     }
     if (healthPort !== undefined && healthPort !== metricsPort) {
       // With secure metrics the metrics live behind authentication only: the probe port does not serve them.
-      const s = await startHealthServer({ port: healthPort, ...(secure ? {} : { registry: this.metrics.registry }), isReady });
+      const s = await startHealthServer({ port: healthPort, ...(secure ? {} : { registry: this.metrics.registry }), isReady, ...host });
       this.servers.push(s);
       this.ports.health = s.port;
     }

@@ -1,7 +1,7 @@
 // The `inplace` verbs against the shared test environment (local API server, or a real cluster with
 // INPLACE_TEST_KUBECONFIG): output, exit codes, and the state they leave — including every kind of bad input.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -10,10 +10,11 @@ import { API_VERSION, InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObjec
 import { applyInventory, buildInventory, capiCrdDirs } from '../../src/capi-sim/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { projectRoot } from '../../src/cli/procs.js';
-import { cli } from '../support/cli.js';
+import { cli, runProcess } from '../support/cli.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 
+const KUBECTL = process.env['KUBECTL'] ?? 'kubectl';
 const tmp = mkdtempSync(join(tmpdir(), 'inplace-cli-test-'));
 const writeYaml = (name: string, ...docs: unknown[]): string => {
   const p = join(tmp, name);
@@ -168,14 +169,6 @@ describe('inplace CLI', function () {
       expect(await exited).to.equal(0);
     });
 
-    it('works as a kubectl plugin (kubectl-inplace on the PATH)', function () {
-      if (spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status !== 0) this.skip(); // kubectl is not installed
-      const pathDir = mkdtempSync(join(tmpdir(), 'inplace-plugin-'));
-      symlinkSync(bin, join(pathDir, 'kubectl-inplace'));
-      const r = spawnSync('kubectl', ['inplace', 'status', '--help'], { env: { ...env, PATH: `${pathDir}:${process.env.PATH ?? ''}` }, encoding: 'utf8' });
-      expect(r.status, r.stderr).to.equal(0);
-      expect(r.stdout).to.contain('Usage: inplace status <plan>');
-    });
   });
 
   describe('against a cluster', () => {
@@ -254,6 +247,45 @@ describe('inplace CLI', function () {
       const a2 = await cli('abort', 'ctl-plan', '-n', ns, ...kc);
       expect(a2.code).to.equal(0);
       expect(a2.out).to.contain('already aborting');
+    });
+
+    it('is a kubectl plugin: listed by `kubectl plugin list` with bin/ on the PATH, `kubectl inplace status` works from any directory', async function () {
+      if (spawnSync(KUBECTL, ['version', '--client'], { stdio: 'ignore' }).status !== 0) {
+        process.stderr.write(`      (skipped: ${KUBECTL} is not installed, the kubectl plugin is not tested)\n`);
+        this.skip();
+      }
+      await env.client.create(InPlaceUpdatePlans, planDoc(ns, 'plugin-plan'));
+      // Not INPLACE_FROM_SOURCE: this runs the launcher as installed (bundle built on demand).
+      const pluginEnv: NodeJS.ProcessEnv = { ...process.env, PATH: `${join(projectRoot(), 'bin')}:${process.env.PATH ?? ''}`, KUBECONFIG: env.kubeconfigPath };
+      delete pluginEnv.INPLACE_FROM_SOURCE;
+      const cwd = mkdtempSync(join(tmpdir(), 'inplace-plugin-cwd-'));
+      // Asynchronously: the local API server answers from this process.
+      const list = await runProcess(KUBECTL, ['plugin', 'list'], { env: pluginEnv, cwd });
+      expect(list.stdout, list.stderr).to.contain(join(projectRoot(), 'bin', 'kubectl-inplace'));
+      expect(list.stderr).not.to.contain('kubectl-inplace is not executable');
+      const r = await runProcess(KUBECTL, ['inplace', 'status', 'plugin-plan', '--kubeconfig', env.kubeconfigPath], { env: pluginEnv, cwd });
+      expect(r.status, r.stderr).to.equal(0);
+      expect(r.stdout).to.contain(`Namespace: ${ns}`);
+      expect(r.stdout).to.match(/^InPlaceUpdatePlan\/plugin-plan\s/m);
+    });
+
+    it('refuses to resume or pause a finished plan: exit 1, a message that says why, the spec untouched', async () => {
+      for (const st of ['aborted', 'updated'] as const) {
+        const name = `done-${st}`;
+        await env.client.create(InPlaceUpdatePlans, planDoc(ns, name, { paused: true, ...(st === 'aborted' ? { updatePhase: 'aborting' as const } : {}) }));
+        await env.client.patch(InPlaceUpdatePlans, ns, name, { status: { updateStatus: st } }, { type: 'merge', subresource: 'status' });
+        const before = (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, name))!;
+        const r = await cli('resume', name, '-n', ns, ...kc);
+        expect(r.code).to.equal(1);
+        expect(r.out).not.to.contain('resumed');
+        expect(r.err).to.contain(`cannot resume: the plan is ${st}`);
+        const p = await cli('pause', name, '-n', ns, ...kc);
+        expect(p.code).to.equal(1);
+        expect(p.err).to.contain(`cannot pause: the plan is ${st}`);
+        const after = (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, name))!;
+        expect(after.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
+        expect(after.spec.paused).to.equal(true);
+      }
     });
 
     it('previews a valid plan without writing anything', async () => {

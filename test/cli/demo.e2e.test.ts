@@ -32,7 +32,8 @@ interface Demo {
 function startDemo(args: string[]): Demo {
   const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'bin', 'inplace.mjs'), 'demo', ...args], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, INPLACE_FROM_SOURCE: '1', LOG_FORMAT: 'json' },
+    // As `npm start` runs it: through the launcher's bundle (rebuilt first when src/ changed).
+    env: { ...process.env, INPLACE_FROM_SOURCE: '0', LOG_FORMAT: 'json' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -103,7 +104,7 @@ describe('npm start (inplace demo), end to end', function () {
 
   it('serves kubectl through the printed kubeconfig while it runs', function () {
     if (!kubectlAvailable()) this.skip(); // kubectl is not installed here; the inplace status check below still runs
-    expect(kubectlOut).to.match(new RegExp(`inplaceupdateplan\\.inplace\\.cluster\\.x-k8s\\.io/${examplePlan().metadata.name}\\s+cluster1\\s+updating\\s+updated\\s+9/9`));
+    expect(kubectlOut).to.match(new RegExp(`inplaceupdateplan\\.inplace\\.cluster\\.x-k8s\\.io/${examplePlan().metadata.name}\\s+cluster1\\s+updated\\s+9/9\\s`));
     expect(kubectlOut.match(/machineupdate\.inplace\.cluster\.x-k8s\.io\//g)).to.have.length(9);
   });
 
@@ -114,7 +115,16 @@ describe('npm start (inplace demo), end to end', function () {
 
   it('prints the kubeconfig path and the kubectl watch command', () => {
     expect(run.out).to.contain(`kubeconfig:       ${join(dir, 'work', 'kubeconfig')}`);
-    expect(run.out).to.match(/kubectl --kubeconfig \S+ get inplaceupdateplans,machineupdates -A -w/);
+    expect(run.out).to.match(/kubectl --kubeconfig \S+ get inplaceupdateplans -A -w/);
+    expect(run.out).not.to.match(/get \S+,\S+ .*-w/); // kubectl >= 1.32 watches one kind per command
+  });
+
+  it('reports each component as it gets ready, with its loopback probe/metrics port', () => {
+    for (const c of ['plan-controller', 'machine-task-controller', 'mhc-extension', 'updater-reference', 'updater-kubernetes-version', 'updater-os-image']) {
+      expect(run.out).to.match(new RegExp(`✔ ${c} +ready +http://127\\.0\\.0\\.1:\\d+/metrics`));
+    }
+    expect(run.out).to.match(/✔ capi-sim +running/);
+    expect(run.out).to.match(/✔ all 7 components ready after/);
   });
 
   it('degrades to plain progress lines without terminal control codes when not a TTY', () => {

@@ -1,6 +1,7 @@
 // `inplace run --concurrency N`: validation (exit 2 with a clear message), the help, and that the value reaches the
 // machine task controller — through the component loader, and end to end in the `controller started` log line.
 import { spawn } from 'node:child_process';
+import { networkInterfaces } from 'node:os';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -11,6 +12,7 @@ import { COMPONENT_LOADERS } from '../../src/cli/run.js';
 import { DEFAULT_CONCURRENCY } from '../../src/machine-task-controller/index.js';
 import { noopLogger, type Controller, type ControllerBuilder, type Informer, type Manager } from '../../src/runtime/index.js';
 import { cli } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 
 /** A manager that records what the component asks its controller builders for (no API server). */
@@ -108,6 +110,43 @@ describe('inplace run --concurrency', function () {
         p.stdout.resume();
         expect(started, 'a "controller started" log line').to.not.equal(undefined);
         expect(started!['concurrency']).to.equal(7);
+      } finally {
+        p.kill('SIGTERM');
+      }
+      expect(await exited).to.equal(0);
+    });
+
+    it('serves probes and metrics on --bind-address only (the demo binds 127.0.0.1)', async () => {
+      const bin = join(projectRoot(), 'bin', 'inplace.mjs');
+      const p = spawn(process.execPath, [bin, 'run', 'plan-controller', '--health-port', '0', '--metrics-port', '0', '--bind-address', '127.0.0.1', '--kubeconfig', env.kubeconfigPath, '-n', ns], {
+        env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      p.stderr.resume();
+      const exited = new Promise<number | null>((r) => p.on('exit', (code) => r(code)));
+      try {
+        let ports: { health?: number; metrics?: number } | undefined;
+        for await (const line of createInterface({ input: p.stdout })) {
+          try {
+            const rec = JSON.parse(line) as Record<string, unknown>;
+            if (rec['msg'] === 'started') {
+              ports = rec['ports'] as typeof ports;
+              break;
+            }
+          } catch {
+            continue;
+          }
+        }
+        p.stdout.resume();
+        expect(ports?.health, 'the ports in the "started" log line').to.be.a('number');
+        await waitFor(async () => (await fetch(`http://127.0.0.1:${ports!.health}/readyz`)).status === 200, { timeoutMs: 60_000, message: '/readyz on 127.0.0.1' });
+        expect((await fetch(`http://127.0.0.1:${ports!.metrics}/metrics`)).status).to.equal(200);
+        // Not reachable through any other address of this host.
+        const other = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal);
+        if (other) {
+          const r = await fetch(`http://${other.address}:${ports!.health}/readyz`, { signal: AbortSignal.timeout(5000) }).then(() => 'answered', () => 'refused');
+          expect(r, `port ${ports!.health} on ${other.address}`).to.equal('refused');
+        }
       } finally {
         p.kill('SIGTERM');
       }
