@@ -76,7 +76,8 @@ describe('e2e: an operator with kubectl', function () {
     expect(waited.out).to.match(/condition met/);
 
     const table = await kubectl(['get', 'iup', '-n', p.ns]);
-    expect(table.out).to.match(/cluster1-v1-30-1\s+cluster1\s+updating\s+updated\s+3\/3/);
+    expect(table.out).to.match(/cluster1-v1-30-1\s+cluster1\s+updated\s+3\/3\s+Updated\s/);
+    expect(table.out, "the requested phase shows only with -o wide").to.not.match(/PHASE|REQUESTED/);
     for (const m of await p.machines()) if (!m.metadata.deletionTimestamp) expect(versionOf(m)).to.equal(TO_VERSION);
   });
 });
