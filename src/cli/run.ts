@@ -14,13 +14,16 @@ export interface ComponentRunOptions {
   concurrency?: number;
   /** The write policy (`--write-policy`); only components in WRITE_POLICY_COMPONENTS take it. */
   writePolicy?: WritePolicy;
+  /** Finished plans kept per cluster (`--finished-plans-per-cluster`); the plan-controller only. */
+  finishedPlansPerCluster?: number;
 }
 
 /** The controller components `run` knows, loaded on demand (without options: as deployed by default). */
 export const COMPONENT_LOADERS: Readonly<Record<string, (opts?: ComponentRunOptions) => Promise<Component>>> = {
   'plan-controller': async (opts = {}) => {
     const m = await import('../plan-controller/index.js');
-    return opts.writePolicy ? m.createPlanController({ writePolicy: opts.writePolicy }) : m.planController;
+    if (!opts.writePolicy && opts.finishedPlansPerCluster === undefined) return m.planController;
+    return m.createPlanController({ ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}), ...(opts.finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster: opts.finishedPlansPerCluster } : {}) });
   },
   'machine-task-controller': async (opts = {}) => {
     const m = await import('../machine-task-controller/index.js');
@@ -57,6 +60,9 @@ Options:
   --write-policy FILE     which JSON pointers plans may write (YAML: allow/deny prefixes per selectResource),
                           for the plan-controller and machine-task-controller; default: below /spec outside the
                           never-list, no labels or annotations (docs/operations.md)
+  --finished-plans-per-cluster N
+                          plan-controller: finished plans kept per cluster, oldest deleted first with their
+                          MachineUpdates (default 10; the newest finished plan always stays)
 ${KUBE_OPTIONS_HELP}`,
   options: {
     ...kubeOptions,
@@ -68,6 +74,7 @@ ${KUBE_OPTIONS_HELP}`,
     'log-level': { type: 'string' },
     concurrency: { type: 'string' },
     'write-policy': { type: 'string' },
+    'finished-plans-per-cluster': { type: 'string' },
   },
   async run(args, io) {
     const names = args.positionals.length > 0 ? [...new Set(args.positionals)] : Object.keys(COMPONENT_LOADERS);
@@ -85,12 +92,15 @@ ${KUBE_OPTIONS_HELP}`,
       throw new UsageError(`--write-policy applies to ${WRITE_POLICY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`);
     }
     const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
+    const keep = str(args, 'finished-plans-per-cluster');
+    const finishedPlansPerCluster = keep === undefined ? undefined : /^[0-9]+$/.test(keep) ? Number(keep) : NaN;
+    if (finishedPlansPerCluster !== undefined && (!Number.isSafeInteger(finishedPlansPerCluster) || !names.includes('plan-controller'))) throw new UsageError(`--finished-plans-per-cluster takes a number of plans (0 or more) and applies to the plan-controller, got "${keep}" for ${names.join(', ')}`);
     const conn = connect(args, `inplace-${names.length === 1 ? names[0] : 'controllers'}`);
     const name = names.length === 1 ? names[0]! : 'inplace-controllers';
     const namespace = str(args, 'namespace');
     const log = createLogger({ name, ...(str(args, 'log-level') ? { level: str(args, 'log-level') } : {}) });
     const leaseNamespace = str(args, 'lease-namespace') ?? process.env['POD_NAMESPACE'] ?? namespace ?? 'default';
-    const components = await Promise.all(names.map((n) => COMPONENT_LOADERS[n]!({ ...(concurrency !== undefined ? { concurrency } : {}), ...(writePolicy ? { writePolicy } : {}) })));
+    const components = await Promise.all(names.map((n) => COMPONENT_LOADERS[n]!({ ...(concurrency !== undefined ? { concurrency } : {}), ...(writePolicy ? { writePolicy } : {}), ...(finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster } : {}) })));
     const mgr = createManager({
       client: conn.client,
       name,
