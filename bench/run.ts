@@ -43,6 +43,8 @@ interface Options {
   /** Plans of the idle-and-history case (bench/history.ts); 0 = the throughput cases. */
   historyPlans: number;
   idleSeconds: number;
+  /** The plan controller's --finished-plans-per-cluster (undefined: its default). */
+  historyLimit: string | undefined;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -67,6 +69,7 @@ function parseOptions(argv: string[]): Options {
     out: get('out') ?? join(ROOT, 'bench', 'results'),
     historyPlans: Number(get('history-plans') ?? 0),
     idleSeconds: Number(get('idle-seconds') ?? 60),
+    historyLimit: get('history-limit'),
   };
   for (const s of o.sizes) if (!Number.isInteger(s) || s < 1) throw new Error(`--sizes: bad size ${s}`);
   for (const x of o.durations) if (!(x >= 0)) throw new Error(`--durations: bad duration ${x}`);
@@ -148,7 +151,8 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
   const controllers = [];
   for (const c of COMPONENTS) {
     const port = await freePort();
-    const proc = new Proc({ name: c, inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port)] }, workDir);
+    const history = c === 'plan-controller' && o.historyLimit !== undefined ? ['--finished-plans-per-cluster', o.historyLimit] : [];
+    const proc = new Proc({ name: c, inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port), ...history] }, workDir);
     proc.start();
     controllers.push({ proc, port });
   }

@@ -62,7 +62,7 @@ Options:
                           never-list, no labels or annotations (docs/operations.md)
   --finished-plans-per-cluster N
                           plan-controller: finished plans kept per cluster, oldest deleted first with their
-                          MachineUpdates (default 10; the newest finished plan always stays)
+                          MachineUpdates (default 3; the newest finished plan always stays)
 ${KUBE_OPTIONS_HELP}`,
   options: {
     ...kubeOptions,

@@ -15,8 +15,12 @@ import type { InPlaceUpdatePlan } from '../api/index.js';
 import { isTerminal } from '../api/index.js';
 import { planAge } from './decide.js';
 
-/** Finished plans kept per cluster when nothing else is configured (`--finished-plans-per-cluster`). */
-export const DEFAULT_FINISHED_PLANS_PER_CLUSTER = 10;
+/**
+ * Finished plans kept per cluster when nothing else is configured (`--finished-plans-per-cluster`). Like a CronJob's
+ * successfulJobsHistoryLimit rather than a Deployment's 10 revisions: a kept plan keeps one MachineUpdate and one task
+ * per machine per updater in every controller's cache, so at 10,000 machines ten plans would hold 200,000 objects.
+ */
+export const DEFAULT_FINISHED_PLANS_PER_CLUSTER = 3;
 
 /** A plan to delete: the uid is the delete's precondition (a plan recreated under the same name is not touched). */
 export interface PlanToPrune {

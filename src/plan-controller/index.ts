@@ -56,7 +56,7 @@ export interface PlanControllerOptions {
   writePolicy?: WritePolicy;
   /** The fleet's provider kinds (the control-plane kinds are read); default DEFAULT_PROVIDERS. */
   providers?: readonly ProviderResource[];
-  /** Finished plans kept per cluster, oldest deleted first (`--finished-plans-per-cluster`; default 10; history.ts). */
+  /** Finished plans kept per cluster, oldest deleted first (`--finished-plans-per-cluster`; default 3; history.ts). */
   finishedPlansPerCluster?: number;
 }
 
