@@ -11,7 +11,7 @@ import type { InPlaceUpdatePlan, KubeObject } from '../src/api/index.js';
 import { Annotations, InPlaceUpdatePlans, MachineHealthChecks, MachineUpdates, UpdaterUpdateTasks, isTerminal } from '../src/api/index.js';
 import type { KubeClient } from '../src/runtime/index.js';
 import { fleetPlan, setMaxUnavailable, type Fleet } from './lib/fleet.js';
-import type { Proc } from './lib/procs.js';
+import { parseProm, scrape, type Proc } from './lib/procs.js';
 
 /** What the history case needs of the running platform. */
 export interface HistoryPlatform {
@@ -20,6 +20,8 @@ export interface HistoryPlatform {
   fleet: Fleet;
   /** Every platform process (API server, controllers, updater), by name. */
   procs: Proc[];
+  /** Metrics ports of the processes that serve /metrics, by process name (for the V8 heap in use). */
+  metricsPorts: Record<string, number>;
 }
 
 /** Options of the history case. */
@@ -40,6 +42,8 @@ export interface HistoryRow {
   machineUpdatesLeft: number;
   tasksLeft: number;
   rssMB: Record<string, number>;
+  /** V8 heap in use (nodejs_heap_size_used_bytes) of the processes that serve /metrics: less noisy than RSS. */
+  heapMB: Record<string, number>;
 }
 
 /** The figures of the case (also written to bench/results/history-<machines>.json). */
@@ -48,6 +52,8 @@ export interface HistoryResult {
   rows: HistoryRow[];
   /** RSS after the last plan vs after the second, per process, in percent. */
   rssGrowthAfterSecondPct: Record<string, number>;
+  /** The same for the V8 heap in use. */
+  heapGrowthAfterSecondPct: Record<string, number>;
   /** CPU of each process while one machine waits in update, in percent of one core. */
   idleCpuPct: Record<string, number>;
   idleSeconds: number;
@@ -71,6 +77,21 @@ async function waitPlanTerminal(client: KubeClient, ns: string, name: string, ti
   return `timeout after ${Math.round(timeoutMs / 1000)} s`;
 }
 
+async function heapOf(ports: Record<string, number>): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [name, port] of Object.entries(ports)) {
+    const used = parseProm((await scrape(port)) ?? '').find((s) => s.name === 'inplace_nodejs_heap_size_used_bytes');
+    if (used) out[name] = round(used.value / 2 ** 20);
+  }
+  return out;
+}
+
+const growth = (rows: HistoryRow[], names: string[], of: (r: HistoryRow) => Record<string, number>): Record<string, number> => {
+  const a = rows[1] ?? rows[0];
+  const b = rows[rows.length - 1];
+  return Object.fromEntries(names.map((n) => [n, a && b ? round((100 * ((of(b)[n] ?? 0) - (of(a)[n] ?? 0))) / (of(a)[n] || 1)) : 0]));
+};
+
 async function count(client: KubeClient, res: typeof MachineUpdates, ns: string): Promise<number> {
   return (await client.list(res, ns)).items.length;
 }
@@ -82,7 +103,7 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
   await setMaxUnavailable(p.client, p.fleet, o.maxUnavailable);
   const controllers = p.procs.filter((x) => !/apiserver|updater/.test(x.name));
   say(`  history: ${o.plans} plans back to back on ${machines} machines (maxUnavailable ${o.maxUnavailable}, d=${o.durationSeconds}s); RSS MiB after each plan:`);
-  say(`    plan | status | wall s | plans / MachineUpdates / tasks left | ${p.procs.map((x) => x.name).join(' / ')}`);
+  say(`    plan | status | wall s | plans / MachineUpdates / tasks left | RSS ${p.procs.map((x) => x.name).join(' / ')} | heap used ${Object.keys(p.metricsPorts).join(' / ')}`);
   const rows: HistoryRow[] = [];
   for (let i = 1; i <= o.plans; i++) {
     const name = `history-${i}`;
@@ -98,14 +119,14 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
       machineUpdatesLeft: await count(p.client, MachineUpdates, p.ns),
       tasksLeft: await count(p.client, UpdaterUpdateTasks, p.ns),
       rssMB: rssOf(p.procs),
+      heapMB: await heapOf(p.metricsPorts),
     };
     rows.push(row);
-    say(`    ${name} | ${status} | ${wallSeconds} | ${row.plansLeft} / ${row.machineUpdatesLeft} / ${row.tasksLeft} | ${p.procs.map((x) => row.rssMB[x.name]).join(' / ')}`);
+    say(`    ${name} | ${status} | ${wallSeconds} | ${row.plansLeft} / ${row.machineUpdatesLeft} / ${row.tasksLeft} | ${p.procs.map((x) => row.rssMB[x.name]).join(' / ')} | ${Object.keys(p.metricsPorts).map((n) => row.heapMB[n] ?? '-').join(' / ')}`);
   }
-  const second = rows[1] ?? rows[0];
-  const last = rows[rows.length - 1];
-  const rssGrowthAfterSecondPct = Object.fromEntries(controllers.map((x) => [x.name, second && last ? round((100 * ((last.rssMB[x.name] ?? 0) - (second.rssMB[x.name] ?? 0))) / (second.rssMB[x.name] || 1)) : 0]));
-  say(`  RSS growth from plan 2 to plan ${rows.length} (target < 5 %): ${Object.entries(rssGrowthAfterSecondPct).map(([k, v]) => `${k} ${v} %`).join(', ')}`);
+  const rssGrowthAfterSecondPct = growth(rows, controllers.map((x) => x.name), (r) => r.rssMB);
+  const heapGrowthAfterSecondPct = growth(rows, controllers.map((x) => x.name), (r) => r.heapMB);
+  say(`  growth from plan 2 to plan ${rows.length} (target < 5 %): RSS ${Object.entries(rssGrowthAfterSecondPct).map(([k, v]) => `${k} ${v} %`).join(', ')}; heap used ${Object.entries(heapGrowthAfterSecondPct).map(([k, v]) => `${k} ${v} %`).join(', ')}`);
 
   // Idle: one control-plane machine in update for an hour, the MHC's in-place timeout far away.
   const mhcName = `${p.fleet.shape.clusterName}-mhc`;
@@ -124,7 +145,7 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
   say(`  idle CPU over ${Math.round(secs)} s with one machine in update for 1 h (target < 1 % of a core): ${Object.entries(idleCpuPct).map(([k, v]) => `${k} ${v} %`).join(', ')}`);
   await p.client.patch(InPlaceUpdatePlans, p.ns, 'history-idle', { spec: { updatePhase: 'aborting' } }, { type: 'merge' }).catch(() => undefined);
 
-  const result: HistoryResult = { machines, rows, rssGrowthAfterSecondPct, idleCpuPct, idleSeconds: round(secs), startedAt };
+  const result: HistoryResult = { machines, rows, rssGrowthAfterSecondPct, heapGrowthAfterSecondPct, idleCpuPct, idleSeconds: round(secs), startedAt };
   writeFileSync(join(o.out, `history-${machines}.json`), JSON.stringify(result, null, 2));
   return result;
 }

@@ -522,7 +522,7 @@ async function main(): Promise<void> {
       const p = await startPlatform(size, o, join(ROOT, '.inplace', 'bench', `history-${size}`));
       current = p;
       try {
-        await runHistoryCase({ client: p.client, ns: p.ns, fleet: p.fleet, procs: procsOf(p) }, { plans: o.historyPlans, maxUnavailable: o.maxUnavailable[0] ?? '10%', durationSeconds: o.durations[0] ?? 0, idleSeconds: o.idleSeconds, out: o.out });
+        await runHistoryCase({ client: p.client, ns: p.ns, fleet: p.fleet, procs: procsOf(p), metricsPorts: Object.fromEntries([...p.controllers, p.updater].map((c) => [c.proc.name, c.port])) }, { plans: o.historyPlans, maxUnavailable: o.maxUnavailable[0] ?? '10%', durationSeconds: o.durations[0] ?? 0, idleSeconds: o.idleSeconds, out: o.out });
       } finally {
         await stopPlatform(p);
         current = undefined;
