@@ -94,7 +94,8 @@ ${KUBE_OPTIONS_HELP}`,
     const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
     const keep = str(args, 'finished-plans-per-cluster');
     const finishedPlansPerCluster = keep === undefined ? undefined : /^[0-9]+$/.test(keep) ? Number(keep) : NaN;
-    if (finishedPlansPerCluster !== undefined && (!Number.isSafeInteger(finishedPlansPerCluster) || !names.includes('plan-controller'))) throw new UsageError(`--finished-plans-per-cluster takes a number of plans (0 or more) and applies to the plan-controller, got "${keep}" for ${names.join(', ')}`);
+    if (finishedPlansPerCluster !== undefined && !Number.isSafeInteger(finishedPlansPerCluster)) throw new UsageError(`--finished-plans-per-cluster must be a number of plans (0 or more), got "${keep}"`);
+    if (finishedPlansPerCluster !== undefined && !names.includes('plan-controller')) throw new UsageError(`--finished-plans-per-cluster applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`);
     const conn = connect(args, `inplace-${names.length === 1 ? names[0] : 'controllers'}`);
     const name = names.length === 1 ? names[0]! : 'inplace-controllers';
     const namespace = str(args, 'namespace');
