@@ -42,6 +42,8 @@ export interface HistoryRow {
   machineUpdatesLeft: number;
   tasksLeft: number;
   rssMB: Record<string, number>;
+  /** CPU seconds each process used during the plan (wall time depends on the machine's load; this does not). */
+  cpuSeconds: Record<string, number>;
   /** V8 heap in use (nodejs_heap_size_used_bytes) of the processes that serve /metrics: less noisy than RSS. */
   heapMB: Record<string, number>;
 }
@@ -103,14 +105,16 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
   await setMaxUnavailable(p.client, p.fleet, o.maxUnavailable);
   const controllers = p.procs.filter((x) => !/apiserver|updater/.test(x.name));
   say(`  history: ${o.plans} plans back to back on ${machines} machines (maxUnavailable ${o.maxUnavailable}, d=${o.durationSeconds}s); RSS MiB after each plan:`);
-  say(`    plan | status | wall s | plans / MachineUpdates / tasks left | RSS ${p.procs.map((x) => x.name).join(' / ')} | heap used ${Object.keys(p.metricsPorts).join(' / ')}`);
+  say(`    plan | status | wall s | plans / MachineUpdates / tasks left | RSS ${p.procs.map((x) => x.name).join(' / ')} | heap used ${Object.keys(p.metricsPorts).join(' / ')} | CPU s during the plan (same order as RSS)`);
   const rows: HistoryRow[] = [];
   for (let i = 1; i <= o.plans; i++) {
     const name = `history-${i}`;
     const t0 = Date.now();
+    const cpu0 = new Map(p.procs.map((x) => [x.name, x.stats().cpuSeconds]));
     await p.client.create(InPlaceUpdatePlans, fleetPlan(p.fleet, { name, toVersion: `v1.${30 + i}.0`, durationSeconds: o.durationSeconds }));
     const status = await waitPlanTerminal(p.client, p.ns, name, Math.max(600_000, machines * 600));
     const wallSeconds = round((Date.now() - t0) / 1000);
+    const cpuSeconds = Object.fromEntries(p.procs.map((x) => [x.name, round(x.stats().cpuSeconds - (cpu0.get(x.name) ?? 0))]));
     // Let pruning, garbage collection and the controllers' caches settle before the memory sample.
     await sleep(5000);
     const row: HistoryRow = {
@@ -119,10 +123,11 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
       machineUpdatesLeft: await count(p.client, MachineUpdates, p.ns),
       tasksLeft: await count(p.client, UpdaterUpdateTasks, p.ns),
       rssMB: rssOf(p.procs),
+      cpuSeconds,
       heapMB: await heapOf(p.metricsPorts),
     };
     rows.push(row);
-    say(`    ${name} | ${status} | ${wallSeconds} | ${row.plansLeft} / ${row.machineUpdatesLeft} / ${row.tasksLeft} | ${p.procs.map((x) => row.rssMB[x.name]).join(' / ')} | ${Object.keys(p.metricsPorts).map((n) => row.heapMB[n] ?? '-').join(' / ')}`);
+    say(`    ${name} | ${status} | ${wallSeconds} | ${row.plansLeft} / ${row.machineUpdatesLeft} / ${row.tasksLeft} | ${p.procs.map((x) => row.rssMB[x.name]).join(' / ')} | ${Object.keys(p.metricsPorts).map((n) => row.heapMB[n] ?? '-').join(' / ')} | ${p.procs.map((x) => cpuSeconds[x.name]).join(' / ')}`);
   }
   const rssGrowthAfterSecondPct = growth(rows, controllers.map((x) => x.name), (r) => r.rssMB);
   const heapGrowthAfterSecondPct = growth(rows, controllers.map((x) => x.name), (r) => r.heapMB);
