@@ -109,16 +109,17 @@ export class WorkQueue {
    * waits are chained in steps that fit.
    */
   private timerUntil(key: string, at: number): NodeJS.Timeout {
+    const wait = Math.max(0, at - Date.now());
     const timer = setTimeout(() => {
       const d = this.delayed.get(key);
       if (d?.timer !== timer) return;
-      if (at - Date.now() > 0) {
+      if (wait > MAX_TIMER_MS) {
         d.timer = this.timerUntil(key, at);
         return;
       }
       this.delayed.delete(key);
       this.add(key);
-    }, Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS));
+    }, Math.min(wait, MAX_TIMER_MS));
     timer.unref?.();
     return timer;
   }
