@@ -88,6 +88,13 @@ async function heapOf(ports: Record<string, number>): Promise<Record<string, num
   return out;
 }
 
+/** Per key, the least value over the samples. */
+const leastOf = (samples: Record<string, number>[]): Record<string, number> => {
+  const out: Record<string, number> = {};
+  for (const s of samples) for (const [k, v] of Object.entries(s)) out[k] = Math.min(out[k] ?? Infinity, v);
+  return out;
+};
+
 const growth = (rows: HistoryRow[], names: string[], of: (r: HistoryRow) => Record<string, number>): Record<string, number> => {
   const a = rows[1] ?? rows[0];
   const b = rows[rows.length - 1];
@@ -104,7 +111,7 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
   const startedAt = new Date().toISOString();
   await setMaxUnavailable(p.client, p.fleet, o.maxUnavailable);
   const controllers = p.procs.filter((x) => !/apiserver|updater/.test(x.name));
-  say(`  history: ${o.plans} plans back to back on ${machines} machines (maxUnavailable ${o.maxUnavailable}, d=${o.durationSeconds}s); RSS MiB after each plan:`);
+  say(`  history: ${o.plans} plans back to back on ${machines} machines (maxUnavailable ${o.maxUnavailable}, d=${o.durationSeconds}s); RSS and V8 heap in use (MiB, least of 8 samples over 8 s) after each plan:`);
   say(`    plan | status | wall s | plans / MachineUpdates / tasks left | RSS ${p.procs.map((x) => x.name).join(' / ')} | heap used ${Object.keys(p.metricsPorts).join(' / ')} | CPU s during the plan (same order as RSS)`);
   const rows: HistoryRow[] = [];
   for (let i = 1; i <= o.plans; i++) {
@@ -115,16 +122,24 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
     const status = await waitPlanTerminal(p.client, p.ns, name, Math.max(600_000, machines * 600));
     const wallSeconds = round((Date.now() - t0) / 1000);
     const cpuSeconds = Object.fromEntries(p.procs.map((x) => [x.name, round(x.stats().cpuSeconds - (cpu0.get(x.name) ?? 0))]));
-    // Let pruning, garbage collection and the controllers' caches settle before the memory sample.
-    await sleep(5000);
+    // Let pruning, garbage collection and the controllers' caches settle, then take the least of several samples: a
+    // sample lands anywhere in a process's garbage-collection cycle (young generation alone moves it by ~16 MiB).
+    await sleep(3000);
+    const rss: Record<string, number>[] = [];
+    const heap: Record<string, number>[] = [];
+    for (let s = 0; s < 8; s++) {
+      rss.push(rssOf(p.procs));
+      heap.push(await heapOf(p.metricsPorts));
+      await sleep(1000);
+    }
     const row: HistoryRow = {
       plan: name, status, wallSeconds,
       plansLeft: await count(p.client, InPlaceUpdatePlans, p.ns),
       machineUpdatesLeft: await count(p.client, MachineUpdates, p.ns),
       tasksLeft: await count(p.client, UpdaterUpdateTasks, p.ns),
-      rssMB: rssOf(p.procs),
+      rssMB: leastOf(rss),
       cpuSeconds,
-      heapMB: await heapOf(p.metricsPorts),
+      heapMB: leastOf(heap),
     };
     rows.push(row);
     say(`    ${name} | ${status} | ${wallSeconds} | ${row.plansLeft} / ${row.machineUpdatesLeft} / ${row.tasksLeft} | ${p.procs.map((x) => row.rssMB[x.name]).join(' / ')} | ${Object.keys(p.metricsPorts).map((n) => row.heapMB[n] ?? '-').join(' / ')} | ${p.procs.map((x) => cpuSeconds[x.name]).join(' / ')}`);
