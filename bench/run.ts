@@ -5,6 +5,7 @@
 //   npm run bench                                            # 1,000 machines (default; about 6-8 minutes on 2 cores)
 //   npm run bench -- --sizes 1000,10000,30000 --duration 2   # larger fleets (opt-in)
 //   npm run bench -- --max-unavailable 10% --durations 0 --no-poll --no-apiserver   # one quick case
+//   npm run bench -- --history-plans 20 --sizes 1000 --max-unavailable 10% --durations 0   # idle and history (bench/history.ts)
 //
 // Every process is separate, as in a cluster: the local API server (`inplace local-apiserver`), the plan controller,
 // the machine task controller and the MHC extension (`inplace run <component> --metrics-port N`), and the updater
@@ -21,6 +22,7 @@ import { installCrds } from '../src/cli/install.js';
 import { yamlFilesIn } from '../src/cli/files.js';
 import { applyFleet, buildFleet, fleetPlan, setMaxUnavailable, type Fleet } from './lib/fleet.js';
 import { PlanObserver, type Summary } from './lib/observe.js';
+import { runHistoryCase } from './history.js';
 import { Proc, ROOT, freePort, parseProm, scrape, type ProcStats } from './lib/procs.js';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -38,6 +40,11 @@ interface Options {
   apiserver: boolean;
   apiserverSizes: number[];
   out: string;
+  /** Plans of the idle-and-history case (bench/history.ts); 0 = the throughput cases. */
+  historyPlans: number;
+  idleSeconds: number;
+  /** The plan controller's --finished-plans-per-cluster (undefined: its default). */
+  historyLimit: string | undefined;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -60,6 +67,9 @@ function parseOptions(argv: string[]): Options {
     apiserver: !argv.includes('--no-apiserver'),
     apiserverSizes: list(get('apiserver-sizes'), '10000').map(Number),
     out: get('out') ?? join(ROOT, 'bench', 'results'),
+    historyPlans: Number(get('history-plans') ?? 0),
+    idleSeconds: Number(get('idle-seconds') ?? 60),
+    historyLimit: get('history-limit'),
   };
   for (const s of o.sizes) if (!Number.isInteger(s) || s < 1) throw new Error(`--sizes: bad size ${s}`);
   for (const x of o.durations) if (!(x >= 0)) throw new Error(`--durations: bad duration ${x}`);
@@ -141,7 +151,8 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
   const controllers = [];
   for (const c of COMPONENTS) {
     const port = await freePort();
-    const proc = new Proc({ name: c, inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port)] }, workDir);
+    const history = c === 'plan-controller' && o.historyLimit !== undefined ? ['--finished-plans-per-cluster', o.historyLimit] : [];
+    const proc = new Proc({ name: c, inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port), ...history] }, workDir);
     proc.start();
     controllers.push({ proc, port });
   }
@@ -505,6 +516,20 @@ async function main(): Promise<void> {
     process.exit(130);
   });
   say(`bench: sizes ${o.sizes.join(', ')}; maxUnavailable ${o.maxUnavailable.join(', ')}; d ${o.durations.join(', ')} s; poll comparison ${o.poll ? `r=${o.pollRetrySeconds}s at ${o.sizes[0]} machines` : 'off'}`);
+  if (o.historyPlans > 0) {
+    for (const size of o.sizes) {
+      say(`\n== idle and history: ${size} worker machines`);
+      const p = await startPlatform(size, o, join(ROOT, '.inplace', 'bench', `history-${size}`));
+      current = p;
+      try {
+        await runHistoryCase({ client: p.client, ns: p.ns, fleet: p.fleet, procs: procsOf(p), metricsPorts: Object.fromEntries([...p.controllers, p.updater].map((c) => [c.proc.name, c.port])) }, { plans: o.historyPlans, maxUnavailable: o.maxUnavailable[0] ?? '10%', durationSeconds: o.durations[0] ?? 0, idleSeconds: o.idleSeconds, out: o.out });
+      } finally {
+        await stopPlatform(p);
+        current = undefined;
+      }
+    }
+    return;
+  }
   for (const size of o.sizes) {
     say(`\n== ${size} worker machines`);
     const workDir = join(ROOT, '.inplace', 'bench', String(size));

@@ -15,6 +15,8 @@ export interface ComponentRunOptions {
   concurrency?: number;
   /** The write policy (`--write-policy`). */
   writePolicy?: WritePolicy;
+  /** Finished plans kept per cluster (`--finished-plans-per-cluster`). */
+  finishedPlansPerCluster?: number;
 }
 
 /** A run option a component accepts: `inplace run` refuses a flag no named component takes. */
@@ -49,10 +51,14 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     rbac: planControllerRbac.rbac,
     baseRbac: planControllerRbac.baseRbac,
     providerVerbs: planControllerRbac.PROVIDER_VERBS,
-    takes: ['writePolicy'],
+    takes: ['writePolicy', 'finishedPlansPerCluster'],
     load: async (opts = {}) => {
       const m = await import('./plan-controller/index.js');
-      return opts.writePolicy ? m.createPlanController({ writePolicy: opts.writePolicy }) : m.planController;
+      if (!opts.writePolicy && opts.finishedPlansPerCluster === undefined) return m.planController;
+      return m.createPlanController({
+        ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
+        ...(opts.finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster: opts.finishedPlansPerCluster } : {}),
+      });
     },
   },
   {

@@ -184,6 +184,8 @@ export const PlanEventReasons = {
   paused: 'PlanPaused',
   /** The plan was resumed. */
   resumed: 'PlanResumed',
+  /** On the newest finished plan of a cluster: older finished plans beyond the history limit were deleted. */
+  pruned: 'PlansPruned',
 } as const;
 
 /** Reasons of the Kubernetes Events the MHC extension records (besides Reasons.remediationTriggered / remediationBlocked). */

@@ -44,6 +44,9 @@ Options:
   --write-policy FILE     which JSON pointers plans may write (YAML: allow/deny prefixes per selectResource),
                           for the plan-controller and machine-task-controller; default: below /spec outside the
                           never-list, no labels or annotations (docs/operations.md)
+  --finished-plans-per-cluster N
+                          plan-controller: finished plans kept per cluster, oldest deleted first with their
+                          MachineUpdates (default 3; the newest finished plan always stays)
 ${KUBE_OPTIONS_HELP}`,
   options: {
     ...kubeOptions,
@@ -57,6 +60,7 @@ ${KUBE_OPTIONS_HELP}`,
     'log-level': { type: 'string' },
     concurrency: { type: 'string' },
     'write-policy': { type: 'string' },
+    'finished-plans-per-cluster': { type: 'string' },
   },
   async run(args, io) {
     const names = args.positionals.length > 0 ? [...new Set(args.positionals)] : Object.keys(COMPONENT_LOADERS);
@@ -78,12 +82,16 @@ ${KUBE_OPTIONS_HELP}`,
       throw new UsageError(`--write-policy applies to ${WRITE_POLICY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`);
     }
     const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
+    const keep = str(args, 'finished-plans-per-cluster');
+    const finishedPlansPerCluster = keep === undefined ? undefined : /^[0-9]+$/.test(keep) ? Number(keep) : NaN;
+    if (finishedPlansPerCluster !== undefined && !Number.isSafeInteger(finishedPlansPerCluster)) throw new UsageError(`--finished-plans-per-cluster must be a number of plans (0 or more), got "${keep}"`);
+    if (finishedPlansPerCluster !== undefined && !names.includes('plan-controller')) throw new UsageError(`--finished-plans-per-cluster applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`);
     const conn = connect(args, `inplace-${names.length === 1 ? names[0] : 'controllers'}`);
     const name = names.length === 1 ? names[0]! : 'inplace-controllers';
     const namespace = str(args, 'namespace');
     const log = createLogger({ name, ...(str(args, 'log-level') ? { level: str(args, 'log-level') } : {}) });
     const leaseNamespace = str(args, 'lease-namespace') ?? process.env['POD_NAMESPACE'] ?? namespace ?? 'default';
-    const components = await Promise.all(names.map((n) => COMPONENT_LOADERS[n]!({ ...(concurrency !== undefined ? { concurrency } : {}), ...(writePolicy ? { writePolicy } : {}) })));
+    const components = await Promise.all(names.map((n) => COMPONENT_LOADERS[n]!({ ...(concurrency !== undefined ? { concurrency } : {}), ...(writePolicy ? { writePolicy } : {}), ...(finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster } : {}) })));
     const mgr = createManager({
       client: conn.client,
       name,

@@ -32,6 +32,8 @@ import type { ProviderResource } from '../runtime/rbac.js';
 import type { Component, PolicyRule } from '../runtime/types.js';
 import { CONTROLLER_NAME, setupPlanController } from './controller.js';
 import { rbacFor } from './rbac.js';
+import { setupHistoryController } from './history-controller.js';
+import { DEFAULT_FINISHED_PLANS_PER_CLUSTER } from './history.js';
 
 export { rbac, baseRbac, rbacFor, PROVIDER_VERBS } from './rbac.js';
 export { CONTROLLER_NAME } from './controller.js';
@@ -43,6 +45,7 @@ export { prestartResult } from './preview.js';
 export { OWNERS_ALIGNED, OwnerReasons, OwnerEventReasons, PAUSED_BY_PLAN, CLONED_BY_PLAN, CLONED_FROM_NAME, ownerFieldFor, ownerProblems, previewOwnerChanges } from './owners.js';
 export type { OwnerField, OwnerChangePreview } from './owners.js';
 export { machineUpdateName, labelValue } from './names.js';
+export { DEFAULT_FINISHED_PLANS_PER_CLUSTER } from './history.js';
 export type { TemplateLookup, TemplateRef, ControlPlaneLookup, ValidationInput } from './scope.js';
 
 /** Options of the component. */
@@ -53,6 +56,8 @@ export interface PlanControllerOptions {
   writePolicy?: WritePolicy;
   /** The fleet's provider kinds (the control-plane kinds are read); default DEFAULT_PROVIDERS. */
   providers?: readonly ProviderResource[];
+  /** Finished plans kept per cluster, oldest deleted first (`--finished-plans-per-cluster`; default 3; history.ts). */
+  finishedPlansPerCluster?: number;
 }
 
 /** The component with RBAC for the fleet's provider kinds and extra RBAC for third-party template kinds. */
@@ -62,6 +67,7 @@ export function createPlanController(opts: PlanControllerOptions = {}): Componen
     rbac: [...rbacFor(opts.providers), ...(opts.extraRbac ?? [])],
     setup(mgr) {
       setupPlanController(mgr, opts.writePolicy ? { writePolicy: opts.writePolicy } : {});
+      setupHistoryController(mgr, opts.finishedPlansPerCluster ?? DEFAULT_FINISHED_PLANS_PER_CLUSTER);
     },
   };
 }

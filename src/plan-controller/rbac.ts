@@ -7,8 +7,9 @@ const read = ['get', 'list', 'watch'];
 
 /** The plan controller's rules that do not depend on the fleet's providers, runtime rules included (no wildcards). */
 export const baseRbac: PolicyRule[] = componentRbac([
-  // Plans: read, add/remove the finalizer, move older plans to aborting (supersede), write status.
-  { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdateplans'], verbs: [...read, 'patch', 'update'] },
+  // Plans: read, add/remove the finalizer, move older plans to aborting (supersede), write status, delete finished
+  // plans beyond the history limit (history.ts).
+  { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdateplans'], verbs: [...read, 'patch', 'update', 'delete'] },
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdateplans/status'], verbs: ['get', 'patch', 'update'] },
   // Owner references with blockOwnerDeletion on MachineUpdates need update on the owner's finalizers subresource.
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdateplans/finalizers'], verbs: ['update'] },

@@ -157,5 +157,41 @@ describe('WorkQueue', () => {
       expect(q.depth).to.equal(1);
       q.shutDown();
     });
+
+    it('waits for a delay longer than a timer can hold (2^31 ms) instead of firing at once', async () => {
+      const warnings: string[] = [];
+      const onWarning = (w: Error): void => void warnings.push(w.name);
+      process.on('warning', onWarning);
+      const q = new WorkQueue();
+      try {
+        q.addAfter('mhc', 1000 * 3600 * 1000); // 1000 h: an MHC in-place timeout
+        await sleep(50);
+        expect(q.depth).to.equal(0);
+        expect(q.pendingDelayed).to.equal(1);
+        expect(warnings).to.not.include('TimeoutOverflowWarning');
+        // An earlier add still wins.
+        q.addAfter('mhc', 10);
+        expect(await q.get()).to.equal('mhc');
+      } finally {
+        q.shutDown();
+        process.off('warning', onWarning);
+      }
+    });
+
+    it('forgets the cooldowns of keys never seen again (objects deleted): memory stays flat over many keys', async () => {
+      const q = new WorkQueue();
+      for (let round = 0; round < 5; round++) {
+        for (let i = 0; i < 200; i++) {
+          const key = `plan-${round}-${i}`;
+          q.add(key);
+          await q.get();
+          q.done(key, 1);
+        }
+        await sleep(10);
+      }
+      // Only the last round's keys may still be remembered (plus those under the sweep threshold).
+      expect(q.coolingDown).to.be.at.most(200 + 64);
+      q.shutDown();
+    });
   });
 });

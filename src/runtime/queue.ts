@@ -12,6 +12,9 @@ export interface WorkQueueOptions {
   onRetry?: (key: string, delayMs: number) => void;
 }
 
+/** The longest delay setTimeout honours (2^31-1 ms); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * Work queue of string keys.
  * - A key waits at most once (adding a waiting key is a no-op).
@@ -32,6 +35,8 @@ export class WorkQueue {
   private readonly failures = new Map<string, number>();
   /** key -> time before which it is not handed out again. */
   private readonly cooldown = new Map<string, number>();
+  /** Size of `cooldown` at which expired entries are swept (keys of deleted objects are never added again). */
+  private sweepCooldownAt = 64;
   private readonly waiters: ((key: string | undefined) => void)[] = [];
   private shuttingDown = false;
   private readonly baseDelayMs: number;
@@ -55,6 +60,11 @@ export class WorkQueue {
   /** Keys with a pending delayed add. */
   get pendingDelayed(): number {
     return this.delayed.size;
+  }
+
+  /** Keys with a cooldown entry (expired ones included until the next sweep). */
+  get coolingDown(): number {
+    return this.cooldown.size;
   }
 
   /** True once `shutDown` was called. */
@@ -86,18 +96,32 @@ export class WorkQueue {
       this.add(key);
       return;
     }
-    // Node fires a timer of more than 2^31-1 ms at once: a far requeue would be a busy loop. Waking early is harmless.
-    ms = Math.min(ms, 2 ** 31 - 1);
     const at = Date.now() + ms;
     const cur = this.delayed.get(key);
     if (cur && cur.at <= at) return;
     if (cur) clearTimeout(cur.timer);
+    this.delayed.set(key, { at, timer: this.timerUntil(key, at) });
+  }
+
+  /**
+   * A timer that adds `key` at `at`. Node fires a delay above 2^31-1 ms (24.8 days) after 1 ms instead (with a
+   * TimeoutOverflowWarning): a requeue at a deadline 1000 h away (an MHC in-place timeout) became a busy loop. Longer
+   * waits are chained in steps that fit.
+   */
+  private timerUntil(key: string, at: number): NodeJS.Timeout {
+    const wait = Math.max(0, at - Date.now());
     const timer = setTimeout(() => {
+      const d = this.delayed.get(key);
+      if (d?.timer !== timer) return;
+      if (wait > MAX_TIMER_MS) {
+        d.timer = this.timerUntil(key, at);
+        return;
+      }
       this.delayed.delete(key);
       this.add(key);
-    }, ms);
+    }, Math.min(wait, MAX_TIMER_MS));
     timer.unref?.();
-    this.delayed.set(key, { at, timer });
+    return timer;
   }
 
   /** Queues a key after its next backoff delay (base * 2^failures, capped) and counts the failure. */
@@ -130,8 +154,10 @@ export class WorkQueue {
   /** Marks a key finished; re-queues it if it was added while in flight (after `cooldownMs`, when given). */
   done(key: string, cooldownMs = 0): void {
     this.processing.delete(key);
-    if (cooldownMs > 0) this.cooldown.set(key, Date.now() + cooldownMs);
-    else this.cooldown.delete(key);
+    if (cooldownMs > 0) {
+      this.cooldown.set(key, Date.now() + cooldownMs);
+      if (this.cooldown.size >= this.sweepCooldownAt) this.sweepCooldowns();
+    } else this.cooldown.delete(key);
     if (!this.dirty.has(key) || this.shuttingDown) return;
     if (cooldownMs > 0) {
       this.dirty.delete(key);
@@ -145,6 +171,13 @@ export class WorkQueue {
     for (const d of this.delayed.values()) clearTimeout(d.timer);
     this.delayed.clear();
     for (const w of this.waiters.splice(0)) w(undefined);
+  }
+
+  // Amortised: the threshold doubles with what is still cooling down, so a sweep costs O(1) per done() on average.
+  private sweepCooldowns(): void {
+    const now = Date.now();
+    for (const [k, until] of this.cooldown) if (until <= now) this.cooldown.delete(k);
+    this.sweepCooldownAt = Math.max(64, 2 * this.cooldown.size);
   }
 
   private push(key: string): void {

@@ -1,0 +1,171 @@
+// The "idle and history" case of `npm run bench -- --history-plans N` (issue 15): N plans back to back on one fleet,
+// never deleted by the benchmark (the plan controller's history limit prunes them), printing each controller's RSS
+// after every plan; then one control-plane machine held in update for an hour (reference updater
+// `durationSeconds: 3600`, MHC in-place timeout 1000h) and each process's CPU over --idle-seconds of that wait.
+// Targets: RSS growth < 5 % after the second plan; idle CPU < 1 % of a core per process.
+//
+//   npm run bench -- --history-plans 6 --sizes 200 --max-unavailable 10% --durations 0 --no-poll --no-apiserver
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { InPlaceUpdatePlan, KubeObject } from '../src/api/index.js';
+import { Annotations, InPlaceUpdatePlans, MachineHealthChecks, MachineUpdates, UpdaterUpdateTasks, isTerminal } from '../src/api/index.js';
+import type { KubeClient } from '../src/runtime/index.js';
+import { fleetPlan, setMaxUnavailable, type Fleet } from './lib/fleet.js';
+import { parseProm, scrape, type Proc } from './lib/procs.js';
+
+/** What the history case needs of the running platform. */
+export interface HistoryPlatform {
+  client: KubeClient;
+  ns: string;
+  fleet: Fleet;
+  /** Every platform process (API server, controllers, updater), by name. */
+  procs: Proc[];
+  /** Metrics ports of the processes that serve /metrics, by process name (for the V8 heap in use). */
+  metricsPorts: Record<string, number>;
+}
+
+/** Options of the history case. */
+export interface HistoryOptions {
+  plans: number;
+  maxUnavailable: number | string;
+  durationSeconds: number;
+  idleSeconds: number;
+  out: string;
+}
+
+/** One plan of the series: how it ended and every process's resident memory after it. */
+export interface HistoryRow {
+  plan: string;
+  status: string;
+  wallSeconds: number;
+  plansLeft: number;
+  machineUpdatesLeft: number;
+  tasksLeft: number;
+  rssMB: Record<string, number>;
+  /** CPU seconds each process used during the plan (wall time depends on the machine's load; this does not). */
+  cpuSeconds: Record<string, number>;
+  /** V8 heap in use (nodejs_heap_size_used_bytes) of the processes that serve /metrics: less noisy than RSS. */
+  heapMB: Record<string, number>;
+}
+
+/** The figures of the case (also written to bench/results/history-<machines>.json). */
+export interface HistoryResult {
+  machines: number;
+  rows: HistoryRow[];
+  /** RSS after the last plan vs after the second, per process, in percent. */
+  rssGrowthAfterSecondPct: Record<string, number>;
+  /** The same for the V8 heap in use. */
+  heapGrowthAfterSecondPct: Record<string, number>;
+  /** CPU of each process while one machine waits in update, in percent of one core. */
+  idleCpuPct: Record<string, number>;
+  idleSeconds: number;
+  startedAt: string;
+}
+
+const say = (s: string): void => {
+  process.stdout.write(`${s}\n`);
+};
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const round = (x: number, digits = 1): number => Math.round(x * 10 ** digits) / 10 ** digits;
+const rssOf = (procs: Proc[]): Record<string, number> => Object.fromEntries(procs.map((p) => [p.name, round(p.stats().rssBytes / 2 ** 20)]));
+
+async function waitPlanTerminal(client: KubeClient, ns: string, name: string, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const s = (await client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, name))?.status?.updateStatus;
+    if (isTerminal(s)) return s!;
+    await sleep(500);
+  }
+  return `timeout after ${Math.round(timeoutMs / 1000)} s`;
+}
+
+async function heapOf(ports: Record<string, number>): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [name, port] of Object.entries(ports)) {
+    const used = parseProm((await scrape(port)) ?? '').find((s) => s.name === 'inplace_nodejs_heap_size_used_bytes');
+    if (used) out[name] = round(used.value / 2 ** 20);
+  }
+  return out;
+}
+
+/** Per key, the least value over the samples. */
+const leastOf = (samples: Record<string, number>[]): Record<string, number> => {
+  const out: Record<string, number> = {};
+  for (const s of samples) for (const [k, v] of Object.entries(s)) out[k] = Math.min(out[k] ?? Infinity, v);
+  return out;
+};
+
+const growth = (rows: HistoryRow[], names: string[], of: (r: HistoryRow) => Record<string, number>): Record<string, number> => {
+  const a = rows[1] ?? rows[0];
+  const b = rows[rows.length - 1];
+  return Object.fromEntries(names.map((n) => [n, a && b ? round((100 * ((of(b)[n] ?? 0) - (of(a)[n] ?? 0))) / (of(a)[n] || 1)) : 0]));
+};
+
+async function count(client: KubeClient, res: typeof MachineUpdates, ns: string): Promise<number> {
+  return (await client.list(res, ns)).items.length;
+}
+
+/** Runs the case and prints its figures. */
+export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Promise<HistoryResult> {
+  const machines = p.fleet.objects.filter((x) => x.kind === 'Machine').length;
+  const startedAt = new Date().toISOString();
+  await setMaxUnavailable(p.client, p.fleet, o.maxUnavailable);
+  const controllers = p.procs.filter((x) => !/apiserver|updater/.test(x.name));
+  say(`  history: ${o.plans} plans back to back on ${machines} machines (maxUnavailable ${o.maxUnavailable}, d=${o.durationSeconds}s); RSS and V8 heap in use (MiB, least of 8 samples over 8 s) after each plan:`);
+  say(`    plan | status | wall s | plans / MachineUpdates / tasks left | RSS ${p.procs.map((x) => x.name).join(' / ')} | heap used ${Object.keys(p.metricsPorts).join(' / ')} | CPU s during the plan (same order as RSS)`);
+  const rows: HistoryRow[] = [];
+  for (let i = 1; i <= o.plans; i++) {
+    const name = `history-${i}`;
+    const t0 = Date.now();
+    const cpu0 = new Map(p.procs.map((x) => [x.name, x.stats().cpuSeconds]));
+    await p.client.create(InPlaceUpdatePlans, fleetPlan(p.fleet, { name, toVersion: `v1.${30 + i}.0`, durationSeconds: o.durationSeconds }));
+    const status = await waitPlanTerminal(p.client, p.ns, name, Math.max(600_000, machines * 600));
+    const wallSeconds = round((Date.now() - t0) / 1000);
+    const cpuSeconds = Object.fromEntries(p.procs.map((x) => [x.name, round(x.stats().cpuSeconds - (cpu0.get(x.name) ?? 0))]));
+    // Let pruning, garbage collection and the controllers' caches settle, then take the least of several samples: a
+    // sample lands anywhere in a process's garbage-collection cycle (young generation alone moves it by ~16 MiB).
+    await sleep(3000);
+    const rss: Record<string, number>[] = [];
+    const heap: Record<string, number>[] = [];
+    for (let s = 0; s < 8; s++) {
+      rss.push(rssOf(p.procs));
+      heap.push(await heapOf(p.metricsPorts));
+      await sleep(1000);
+    }
+    const row: HistoryRow = {
+      plan: name, status, wallSeconds,
+      plansLeft: await count(p.client, InPlaceUpdatePlans, p.ns),
+      machineUpdatesLeft: await count(p.client, MachineUpdates, p.ns),
+      tasksLeft: await count(p.client, UpdaterUpdateTasks, p.ns),
+      rssMB: leastOf(rss),
+      cpuSeconds,
+      heapMB: leastOf(heap),
+    };
+    rows.push(row);
+    say(`    ${name} | ${status} | ${wallSeconds} | ${row.plansLeft} / ${row.machineUpdatesLeft} / ${row.tasksLeft} | ${p.procs.map((x) => row.rssMB[x.name]).join(' / ')} | ${Object.keys(p.metricsPorts).map((n) => row.heapMB[n] ?? '-').join(' / ')} | ${p.procs.map((x) => cpuSeconds[x.name]).join(' / ')}`);
+  }
+  const rssGrowthAfterSecondPct = growth(rows, controllers.map((x) => x.name), (r) => r.rssMB);
+  const heapGrowthAfterSecondPct = growth(rows, controllers.map((x) => x.name), (r) => r.heapMB);
+  say(`  growth from plan 2 to plan ${rows.length} (target < 5 %): RSS ${Object.entries(rssGrowthAfterSecondPct).map(([k, v]) => `${k} ${v} %`).join(', ')}; heap used ${Object.entries(heapGrowthAfterSecondPct).map(([k, v]) => `${k} ${v} %`).join(', ')}`);
+
+  // Idle: one control-plane machine in update for an hour, the MHC's in-place timeout far away.
+  const mhcName = `${p.fleet.shape.clusterName}-mhc`;
+  await p.client.patch(MachineHealthChecks, p.ns, mhcName, { metadata: { annotations: { [Annotations.inPlaceUpdateTimeout]: '1000h' } } }, { type: 'merge' }).catch(() => undefined);
+  const idle = fleetPlan(p.fleet, { name: 'history-idle', toVersion: `v1.${31 + o.plans}.0`, durationSeconds: 3600 });
+  delete idle.spec.machineDeployments;
+  await p.client.create(InPlaceUpdatePlans, idle);
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline && (await p.client.list(UpdaterUpdateTasks, p.ns)).items.every((t) => (t['status'] as { updateStatus?: string } | undefined)?.updateStatus !== 'updating')) await sleep(500);
+  await sleep(10_000);
+  const before = new Map(p.procs.map((x) => [x.name, x.stats().cpuSeconds]));
+  const t0 = performance.now();
+  await sleep(o.idleSeconds * 1000);
+  const secs = (performance.now() - t0) / 1000;
+  const idleCpuPct = Object.fromEntries(p.procs.map((x) => [x.name, round((100 * (x.stats().cpuSeconds - (before.get(x.name) ?? 0))) / secs, 2)]));
+  say(`  idle CPU over ${Math.round(secs)} s with one machine in update for 1 h (target < 1 % of a core): ${Object.entries(idleCpuPct).map(([k, v]) => `${k} ${v} %`).join(', ')}`);
+  await p.client.patch(InPlaceUpdatePlans, p.ns, 'history-idle', { spec: { updatePhase: 'aborting' } }, { type: 'merge' }).catch(() => undefined);
+
+  const result: HistoryResult = { machines, rows, rssGrowthAfterSecondPct, heapGrowthAfterSecondPct, idleCpuPct, idleSeconds: round(secs), startedAt };
+  writeFileSync(join(o.out, `history-${machines}.json`), JSON.stringify(result, null, 2));
+  return result;
+}
