@@ -31,15 +31,30 @@ const noIo = [
   },
   {
     regex: '/runtime(/(index|client|manager|informer|metrics|log|health|leader|events)(\\.js)?)?$',
-    message: 'Pure modules import only the pure runtime modules (conditions, labels, jsonpointer, patch, set-patch, errors, types), never the runtime barrel, the client, the manager or the informer.',
+    message:
+      'Pure modules import only the pure runtime modules (conditions, labels, jsonpointer, patch, set-patch, errors, types), never the runtime barrel, the client, the manager or the informer.',
   },
   {
     group: ['**/contract/sdk*', '**/contract/sdk/**', '**/contract/conformance/**', '**/contract/conformance'],
     message: 'Pure modules import the pure contract entry (src/contract/index.ts), not the updater SDK or the conformance kit.',
   },
 ];
-const contractPatterns = [noLocalApiserver, ...noControllers(), { group: ['**/cli/**', '**/sample-updaters/**'], message: 'The contract module is used by updaters; it cannot depend on the CLI or the samples.' }];
-const capiSimPatterns = [noLocalApiserver, ...noControllers(), { group: ['**/contract/**', '**/sample-updaters/**', '**/cli/**'], message: 'The CAPI simulator depends only on src/runtime and src/api.' }];
+const contractPatterns = [
+  noLocalApiserver,
+  ...noControllers(),
+  {
+    group: ['**/cli/**', '**/sample-updaters/**'],
+    message: 'The contract module is used by updaters; it cannot depend on the CLI or the samples.',
+  },
+];
+const capiSimPatterns = [
+  noLocalApiserver,
+  ...noControllers(),
+  {
+    group: ['**/contract/**', '**/sample-updaters/**', '**/cli/**'],
+    message: 'The CAPI simulator depends only on src/runtime and src/api.',
+  },
+];
 const controllers = ['plan-controller', 'machine-task-controller', 'mhc-extension'];
 /** The pure modules of a component folder (src/cli/status.ts is a CLI verb, not one). */
 const pureFilesOf = (c) => ['decide', 'decisions', 'validate', 'status', 'preview'].map((f) => `src/${c}/${f}.ts`);
@@ -87,7 +102,11 @@ export default tseslint.config(
       noLocalApiserver,
       ...noControllers(),
       { group: ['**/contract/**', '**/sample-updaters/**', '**/cli/**'], message: 'src/runtime is generic: it imports no product code.' },
-      { group: ['../api/*', '../api/**', '!../api/kube.js'], message: 'src/runtime is generic: of src/api it imports only src/api/kube.ts (Kubernetes metadata, resource descriptors, built-in kinds, bounded messages).' },
+      {
+        group: ['../api/*', '../api/**', '!../api/kube.js'],
+        message:
+          'src/runtime is generic: of src/api it imports only src/api/kube.ts (Kubernetes metadata, resource descriptors, built-in kinds, bounded messages).',
+      },
     ]),
   },
   ...controllers.map((c) => ({
@@ -105,7 +124,10 @@ export default tseslint.config(
     rules: restrict([
       noLocalApiserver,
       ...noControllers(),
-      { group: ['**/runtime/**', '**/cli/**'], message: 'Sample updaters are written as a third party would: use the updater SDK in src/contract only.' },
+      {
+        group: ['**/runtime/**', '**/cli/**'],
+        message: 'Sample updaters are written as a third party would: use the updater SDK in src/contract only.',
+      },
     ]),
   },
   {
@@ -119,7 +141,10 @@ export default tseslint.config(
     rules: restrict([
       ...contractPatterns,
       ...noIo,
-      { regex: '/runtime(/.*)?$', message: 'The pure contract (src/contract/index.ts) imports nothing of src/runtime; the SDK (src/contract/sdk/index.ts) does.' },
+      {
+        regex: '/runtime(/.*)?$',
+        message: 'The pure contract (src/contract/index.ts) imports nothing of src/runtime; the SDK (src/contract/sdk/index.ts) does.',
+      },
     ]),
   },
   {
@@ -137,7 +162,11 @@ export default tseslint.config(
     ignores: ['src/local-apiserver/**/*.test.ts'],
     rules: restrict([
       ...noControllers(),
-      { group: ['**/runtime/**', '**/contract/**', '**/sample-updaters/**', '**/cli/**', '**/api/**'], message: 'The local API server stands alone: it imports nothing of ours (it serves any CRD; copy a tiny helper rather than import one).' },
+      {
+        group: ['**/runtime/**', '**/contract/**', '**/sample-updaters/**', '**/cli/**', '**/api/**'],
+        message:
+          'The local API server stands alone: it imports nothing of ours (it serves any CRD; copy a tiny helper rather than import one).',
+      },
       { group: ['@kubernetes/client-node'], message: 'The local API server is a server; it does not use the client.' },
     ]),
   },

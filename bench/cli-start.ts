@@ -24,7 +24,9 @@ function timeRun(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<n
     const p = spawn(cmd, args, { env, cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    p.on('close', (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))));
+    p.on('close', (code) =>
+      code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`)),
+    );
   });
 }
 
@@ -59,13 +61,17 @@ try {
   for (const [what, mode, args, e] of cases) {
     const times: number[] = [];
     for (let i = 0; i < RUNS; i++) times.push(await timeRun(process.execPath, args, e));
-    process.stdout.write(`  ${what.padEnd(16)} ${mode.padEnd(12)} ${s(median(times))}  [${s(Math.min(...times))}–${s(Math.max(...times))}]\n`);
+    process.stdout.write(
+      `  ${what.padEnd(16)} ${mode.padEnd(12)} ${s(median(times))}  [${s(Math.min(...times))}–${s(Math.max(...times))}]\n`,
+    );
   }
   const kubectl = process.env['KUBECTL'] ?? 'kubectl';
   const times: number[] = [];
   try {
     for (let i = 0; i < RUNS; i++) times.push(await timeRun(kubectl, ['get', 'inplaceupdateplans', '-A', ...kc], process.env));
-    process.stdout.write(`  ${'kubectl get'.padEnd(16)} ${'(reference)'.padEnd(12)} ${s(median(times))}  [${s(Math.min(...times))}–${s(Math.max(...times))}]\n`);
+    process.stdout.write(
+      `  ${'kubectl get'.padEnd(16)} ${'(reference)'.padEnd(12)} ${s(median(times))}  [${s(Math.min(...times))}–${s(Math.max(...times))}]\n`,
+    );
   } catch (e) {
     process.stdout.write(`  kubectl get: not measured (${(e as Error).message.split('\n')[0]})\n`);
   }

@@ -67,7 +67,8 @@ const say = (s: string): void => {
 };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const round = (x: number, digits = 1): number => Math.round(x * 10 ** digits) / 10 ** digits;
-const rssOf = (procs: Proc[]): Record<string, number> => Object.fromEntries(procs.map((p) => [p.name, round(p.stats().rssBytes / 2 ** 20)]));
+const rssOf = (procs: Proc[]): Record<string, number> =>
+  Object.fromEntries(procs.map((p) => [p.name, round(p.stats().rssBytes / 2 ** 20)]));
 
 async function waitPlanTerminal(client: KubeClient, ns: string, name: string, timeoutMs: number): Promise<string> {
   const deadline = Date.now() + timeoutMs;
@@ -111,14 +112,21 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
   const startedAt = new Date().toISOString();
   await setMaxUnavailable(p.client, p.fleet, o.maxUnavailable);
   const controllers = p.procs.filter((x) => !/apiserver|updater/.test(x.name));
-  say(`  history: ${o.plans} plans back to back on ${machines} machines (maxUnavailable ${o.maxUnavailable}, d=${o.durationSeconds}s); RSS and V8 heap in use (MiB, least of 8 samples over 8 s) after each plan:`);
-  say(`    plan | status | wall s | plans / MachineUpdates / tasks left | RSS ${p.procs.map((x) => x.name).join(' / ')} | heap used ${Object.keys(p.metricsPorts).join(' / ')} | CPU s during the plan (same order as RSS)`);
+  say(
+    `  history: ${o.plans} plans back to back on ${machines} machines (maxUnavailable ${o.maxUnavailable}, d=${o.durationSeconds}s); RSS and V8 heap in use (MiB, least of 8 samples over 8 s) after each plan:`,
+  );
+  say(
+    `    plan | status | wall s | plans / MachineUpdates / tasks left | RSS ${p.procs.map((x) => x.name).join(' / ')} | heap used ${Object.keys(p.metricsPorts).join(' / ')} | CPU s during the plan (same order as RSS)`,
+  );
   const rows: HistoryRow[] = [];
   for (let i = 1; i <= o.plans; i++) {
     const name = `history-${i}`;
     const t0 = Date.now();
     const cpu0 = new Map(p.procs.map((x) => [x.name, x.stats().cpuSeconds]));
-    await p.client.create(InPlaceUpdatePlans, fleetPlan(p.fleet, { name, toVersion: `v1.${30 + i}.0`, durationSeconds: o.durationSeconds }));
+    await p.client.create(
+      InPlaceUpdatePlans,
+      fleetPlan(p.fleet, { name, toVersion: `v1.${30 + i}.0`, durationSeconds: o.durationSeconds }),
+    );
     const status = await waitPlanTerminal(p.client, p.ns, name, Math.max(600_000, machines * 600));
     const wallSeconds = round((Date.now() - t0) / 1000);
     const cpuSeconds = Object.fromEntries(p.procs.map((x) => [x.name, round(x.stats().cpuSeconds - (cpu0.get(x.name) ?? 0))]));
@@ -133,7 +141,9 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
       await sleep(1000);
     }
     const row: HistoryRow = {
-      plan: name, status, wallSeconds,
+      plan: name,
+      status,
+      wallSeconds,
       plansLeft: await count(p.client, InPlaceUpdatePlans, p.ns),
       machineUpdatesLeft: await count(p.client, MachineUpdates, p.ns),
       tasksLeft: await count(p.client, UpdaterUpdateTasks, p.ns),
@@ -142,30 +152,80 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
       heapMB: leastOf(heap),
     };
     rows.push(row);
-    say(`    ${name} | ${status} | ${wallSeconds} | ${row.plansLeft} / ${row.machineUpdatesLeft} / ${row.tasksLeft} | ${p.procs.map((x) => row.rssMB[x.name]).join(' / ')} | ${Object.keys(p.metricsPorts).map((n) => row.heapMB[n] ?? '-').join(' / ')} | ${p.procs.map((x) => cpuSeconds[x.name]).join(' / ')}`);
+    say(
+      `    ${name} | ${status} | ${wallSeconds} | ${row.plansLeft} / ${row.machineUpdatesLeft} / ${row.tasksLeft} | ${p.procs.map((x) => row.rssMB[x.name]).join(' / ')} | ${Object.keys(
+        p.metricsPorts,
+      )
+        .map((n) => row.heapMB[n] ?? '-')
+        .join(' / ')} | ${p.procs.map((x) => cpuSeconds[x.name]).join(' / ')}`,
+    );
   }
-  const rssGrowthAfterSecondPct = growth(rows, controllers.map((x) => x.name), (r) => r.rssMB);
-  const heapGrowthAfterSecondPct = growth(rows, controllers.map((x) => x.name), (r) => r.heapMB);
-  say(`  growth from plan 2 to plan ${rows.length} (target < 5 %): RSS ${Object.entries(rssGrowthAfterSecondPct).map(([k, v]) => `${k} ${v} %`).join(', ')}; heap used ${Object.entries(heapGrowthAfterSecondPct).map(([k, v]) => `${k} ${v} %`).join(', ')}`);
+  const rssGrowthAfterSecondPct = growth(
+    rows,
+    controllers.map((x) => x.name),
+    (r) => r.rssMB,
+  );
+  const heapGrowthAfterSecondPct = growth(
+    rows,
+    controllers.map((x) => x.name),
+    (r) => r.heapMB,
+  );
+  say(
+    `  growth from plan 2 to plan ${rows.length} (target < 5 %): RSS ${Object.entries(rssGrowthAfterSecondPct)
+      .map(([k, v]) => `${k} ${v} %`)
+      .join(', ')}; heap used ${Object.entries(heapGrowthAfterSecondPct)
+      .map(([k, v]) => `${k} ${v} %`)
+      .join(', ')}`,
+  );
 
   // Idle: one control-plane machine in update for an hour, the MHC's in-place timeout far away.
   const mhcName = `${p.fleet.shape.clusterName}-mhc`;
-  await p.client.patch(MachineHealthChecks, p.ns, mhcName, { metadata: { annotations: { [Annotations.inPlaceUpdateTimeout]: '1000h' } } }, { type: 'merge' }).catch(() => undefined);
+  await p.client
+    .patch(
+      MachineHealthChecks,
+      p.ns,
+      mhcName,
+      { metadata: { annotations: { [Annotations.inPlaceUpdateTimeout]: '1000h' } } },
+      { type: 'merge' },
+    )
+    .catch(() => undefined);
   const idle = fleetPlan(p.fleet, { name: 'history-idle', toVersion: `v1.${31 + o.plans}.0`, durationSeconds: 3600 });
   delete idle.spec.machineDeployments;
   await p.client.create(InPlaceUpdatePlans, idle);
   const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline && (await p.client.list(UpdaterUpdateTasks, p.ns)).items.every((t) => (t['status'] as { updateStatus?: string } | undefined)?.updateStatus !== 'updating')) await sleep(500);
+  while (
+    Date.now() < deadline &&
+    (await p.client.list(UpdaterUpdateTasks, p.ns)).items.every(
+      (t) => (t['status'] as { updateStatus?: string } | undefined)?.updateStatus !== 'updating',
+    )
+  )
+    await sleep(500);
   await sleep(10_000);
   const before = new Map(p.procs.map((x) => [x.name, x.stats().cpuSeconds]));
   const t0 = performance.now();
   await sleep(o.idleSeconds * 1000);
   const secs = (performance.now() - t0) / 1000;
-  const idleCpuPct = Object.fromEntries(p.procs.map((x) => [x.name, round((100 * (x.stats().cpuSeconds - (before.get(x.name) ?? 0))) / secs, 2)]));
-  say(`  idle CPU over ${Math.round(secs)} s with one machine in update for 1 h (target < 1 % of a core): ${Object.entries(idleCpuPct).map(([k, v]) => `${k} ${v} %`).join(', ')}`);
-  await p.client.patch(InPlaceUpdatePlans, p.ns, 'history-idle', { spec: { updatePhase: 'aborting' } }, { type: 'merge' }).catch(() => undefined);
+  const idleCpuPct = Object.fromEntries(
+    p.procs.map((x) => [x.name, round((100 * (x.stats().cpuSeconds - (before.get(x.name) ?? 0))) / secs, 2)]),
+  );
+  say(
+    `  idle CPU over ${Math.round(secs)} s with one machine in update for 1 h (target < 1 % of a core): ${Object.entries(idleCpuPct)
+      .map(([k, v]) => `${k} ${v} %`)
+      .join(', ')}`,
+  );
+  await p.client
+    .patch(InPlaceUpdatePlans, p.ns, 'history-idle', { spec: { updatePhase: 'aborting' } }, { type: 'merge' })
+    .catch(() => undefined);
 
-  const result: HistoryResult = { machines, rows, rssGrowthAfterSecondPct, heapGrowthAfterSecondPct, idleCpuPct, idleSeconds: round(secs), startedAt };
+  const result: HistoryResult = {
+    machines,
+    rows,
+    rssGrowthAfterSecondPct,
+    heapGrowthAfterSecondPct,
+    idleCpuPct,
+    idleSeconds: round(secs),
+    startedAt,
+  };
   writeFileSync(join(o.out, `history-${machines}.json`), JSON.stringify(result, null, 2));
   return result;
 }

@@ -26,7 +26,10 @@ export interface LocalApiServerBenchResult {
   heapBytesPer10k: number;
 }
 
-interface Client { req(method: string, path: string, body?: unknown, ct?: string): Promise<{ status: number; body: string }>; close(): void }
+interface Client {
+  req(method: string, path: string, body?: unknown, ct?: string): Promise<{ status: number; body: string }>;
+  close(): void;
+}
 
 function client(s: LocalApiServer): Client {
   const url = new URL(s.url);
@@ -35,11 +38,25 @@ function client(s: LocalApiServer): Client {
     req: (method, path, body, ct = 'application/json') =>
       new Promise((resolveReq, reject) => {
         const data = body === undefined ? undefined : JSON.stringify(body);
-        const r = https.request({ hostname: url.hostname, port: url.port, path, method, agent, headers: { Authorization: `Bearer ${s.token}`, Accept: 'application/json', ...(data ? { 'Content-Type': ct, 'Content-Length': Buffer.byteLength(data) } : {}) } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolveReq({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        });
+        const r = https.request(
+          {
+            hostname: url.hostname,
+            port: url.port,
+            path,
+            method,
+            agent,
+            headers: {
+              Authorization: `Bearer ${s.token}`,
+              Accept: 'application/json',
+              ...(data ? { 'Content-Type': ct, 'Content-Length': Buffer.byteLength(data) } : {}),
+            },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolveReq({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          },
+        );
         r.on('error', reject);
         if (data) r.write(data);
         r.end();
@@ -48,7 +65,6 @@ function client(s: LocalApiServer): Client {
   };
 }
 
-
 function machineCrd(): { crd: Record<string, unknown>; path: string; make: (i: number) => Record<string, unknown> } {
   const file = join(process.env['CAPI_CRDS_DIR'] ?? join(ROOT, '../shared/reference/capi-crds'), 'cluster.x-k8s.io_machines.yaml');
   if (!existsSync(file)) throw new Error(`the benchmark stores real CAPI Machines; no CRD at ${file} (set CAPI_CRDS_DIR)`);
@@ -56,16 +72,29 @@ function machineCrd(): { crd: Record<string, unknown>; path: string; make: (i: n
     crd: parse(readFileSync(file, 'utf8')) as Record<string, unknown>,
     path: '/apis/cluster.x-k8s.io/v1beta2/namespaces/bench/machines',
     make: (i) => ({
-      apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine',
-      metadata: { name: `m-${i}`, namespace: 'bench', labels: { 'cluster.x-k8s.io/cluster-name': 'c1', 'cluster.x-k8s.io/deployment-name': `md-${i % 100}` } },
-      spec: { clusterName: 'c1', bootstrap: { dataSecretName: `m-${i}-bootstrap` }, infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachine', name: `m-${i}` }, version: 'v1.30.1' },
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'Machine',
+      metadata: {
+        name: `m-${i}`,
+        namespace: 'bench',
+        labels: { 'cluster.x-k8s.io/cluster-name': 'c1', 'cluster.x-k8s.io/deployment-name': `md-${i % 100}` },
+      },
+      spec: {
+        clusterName: 'c1',
+        bootstrap: { dataSecretName: `m-${i}-bootstrap` },
+        infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachine', name: `m-${i}` },
+        version: 'v1.30.1',
+      },
     }),
   };
 }
 
 function heap(): number {
   const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc) { gc(); gc(); }
+  if (gc) {
+    gc();
+    gc();
+  }
   return process.memoryUsage().heapUsed;
 }
 
@@ -100,17 +129,32 @@ async function benchOne(n: number): Promise<LocalApiServerBenchResult> {
     let allDone!: () => void;
     const done = new Promise<void>((r) => (allDone = r));
     let finished = 0;
-    await Promise.all(Array.from({ length: WATCHERS }, (_, w) => new Promise<void>((ready) => {
-      const r = https.request({ hostname: url.hostname, port: url.port, path: `${path}?watch=1&resourceVersion=${rv}`, agent: watchAgent, headers: { Authorization: `Bearer ${server.token}` } }, (res) => {
-        ready();
-        res.on('data', (chunk: Buffer) => {
-          for (const b of chunk) if (b === 10) counts[w]!++;
-          if (counts[w] === n && ++finished === WATCHERS) allDone();
-        });
-      });
-      reqs.push(r);
-      r.end();
-    })));
+    await Promise.all(
+      Array.from(
+        { length: WATCHERS },
+        (_, w) =>
+          new Promise<void>((ready) => {
+            const r = https.request(
+              {
+                hostname: url.hostname,
+                port: url.port,
+                path: `${path}?watch=1&resourceVersion=${rv}`,
+                agent: watchAgent,
+                headers: { Authorization: `Bearer ${server.token}` },
+              },
+              (res) => {
+                ready();
+                res.on('data', (chunk: Buffer) => {
+                  for (const b of chunk) if (b === 10) counts[w]!++;
+                  if (counts[w] === n && ++finished === WATCHERS) allDone();
+                });
+              },
+            );
+            reqs.push(r);
+            r.end();
+          }),
+      ),
+    );
     t0 = performance.now();
     await forEachLimit([...Array(n).keys()], CONCURRENCY, async (i) => {
       const r = await c.req('PATCH', `${path}/m-${i}`, { metadata: { labels: { round: '2' } } }, 'application/merge-patch+json');
@@ -139,14 +183,25 @@ async function benchOne(n: number): Promise<LocalApiServerBenchResult> {
 export async function benchLocalApiServer(sizes: number[]): Promise<object> {
   const results: LocalApiServerBenchResult[] = [];
   for (const n of sizes) results.push(await benchOne(n));
-  return { name: 'local-apiserver', concurrency: CONCURRENCY, watchers: WATCHERS, gcExposed: typeof (globalThis as { gc?: unknown }).gc === 'function', results };
+  return {
+    name: 'local-apiserver',
+    concurrency: CONCURRENCY,
+    watchers: WATCHERS,
+    gcExposed: typeof (globalThis as { gc?: unknown }).gc === 'function',
+    results,
+  };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const sizes = process.argv.slice(2).map(Number).filter((x) => x > 0);
+  const sizes = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((x) => x > 0);
   const out = (await benchLocalApiServer(sizes.length ? sizes : [10000, 100000])) as { results: LocalApiServerBenchResult[] };
   for (const r of out.results) {
-    console.log(`objects=${r.objects}  create=${r.createPerSec}/s  update=${r.updatePerSec}/s  watch fan-out (10 watchers)=${r.watchEventsPerSec} events/s (${r.fanoutUpdatesPerSec} updates/s)  heap per 10k objects=${(r.heapBytesPer10k / 1048576).toFixed(1)} MiB`);
+    console.log(
+      `objects=${r.objects}  create=${r.createPerSec}/s  update=${r.updatePerSec}/s  watch fan-out (10 watchers)=${r.watchEventsPerSec} events/s (${r.fanoutUpdatesPerSec} updates/s)  heap per 10k objects=${(r.heapBytesPer10k / 1048576).toFixed(1)} MiB`,
+    );
   }
   console.log(JSON.stringify(out));
 }

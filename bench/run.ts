@@ -52,7 +52,11 @@ function parseOptions(argv: string[]): Options {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : process.env[`BENCH_${name.toUpperCase().replace(/-/g, '_')}`];
   };
-  const list = (v: string | undefined, dflt: string): string[] => (v ?? dflt).split(',').map((s) => s.trim()).filter(Boolean);
+  const list = (v: string | undefined, dflt: string): string[] =>
+    (v ?? dflt)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   const intOrPct = (s: string): number | string => (s.endsWith('%') ? s : Number(s));
   const d = get('duration');
   const o: Options = {
@@ -76,7 +80,10 @@ function parseOptions(argv: string[]): Options {
   if (!Number.isInteger(o.mdSize) || o.mdSize < 1) throw new Error(`--md-size: bad size ${o.mdSize}`);
   // The plan CRD lists at most MAX_PLAN_MDS MachineDeployments (its maxItems); a bigger fleet needs bigger ones.
   for (const s of o.sizes) {
-    if (Math.ceil(s / o.mdSize) > MAX_PLAN_MDS) throw new Error(`--sizes ${s} with --md-size ${o.mdSize} makes ${Math.ceil(s / o.mdSize)} MachineDeployments; a plan names at most ${MAX_PLAN_MDS}: use --md-size ${Math.ceil(s / MAX_PLAN_MDS)} or more`);
+    if (Math.ceil(s / o.mdSize) > MAX_PLAN_MDS)
+      throw new Error(
+        `--sizes ${s} with --md-size ${o.mdSize} makes ${Math.ceil(s / o.mdSize)} MachineDeployments; a plan names at most ${MAX_PLAN_MDS}: use --md-size ${Math.ceil(s / MAX_PLAN_MDS)} or more`,
+      );
   }
   return o;
 }
@@ -101,7 +108,10 @@ export function concurrencyOf(maxUnavailable: number | string, replicas: number)
  */
 export function lowerBound(fleet: Fleet, maxUnavailable: number | string, step: number): number {
   const cp = fleet.cpReplicas * step;
-  const mds = Math.max(0, ...fleet.mdNames.map((n) => Math.ceil(fleet.mdReplicas[n]! / concurrencyOf(maxUnavailable, fleet.mdReplicas[n]!)) * step));
+  const mds = Math.max(
+    0,
+    ...fleet.mdNames.map((n) => Math.ceil(fleet.mdReplicas[n]! / concurrencyOf(maxUnavailable, fleet.mdReplicas[n]!)) * step),
+  );
   return cp + mds;
 }
 /** The step of a poll-based orchestration with retry period r. */
@@ -136,23 +146,43 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
   mkdirSync(workDir, { recursive: true });
   const kubeconfig = join(workDir, 'kubeconfig');
   // 30,000 machines with their infrastructure and bootstrap objects outgrow V8's default old space (about 4 GiB).
-  const apiserver = new Proc({ name: 'local-apiserver', inplace: ['local-apiserver', '--kubeconfig-out', kubeconfig], env: { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --max-old-space-size=12288`.trim() } }, workDir);
+  const apiserver = new Proc(
+    {
+      name: 'local-apiserver',
+      inplace: ['local-apiserver', '--kubeconfig-out', kubeconfig],
+      env: { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --max-old-space-size=12288`.trim() },
+    },
+    workDir,
+  );
   apiserver.start();
   await waitLog(apiserver, /listening on/);
   const client = createClient(loadKubeConfig(kubeconfig), { userAgent: 'inplace-bench', maxSockets: 64 });
   await installCrds(client, [...yamlFilesIn(join(ROOT, 'crds')), ...yamlFilesIn(join(ROOT, 'crds', 'samples')), ...capiCrdFiles()]);
   const ns = `bench-${size}`;
   await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  const fleet = buildFleet({ namespace: ns, clusterName: 'fleet', version: 'v1.30.0', workers: size, mdSize: o.mdSize, maxUnavailable: 1, mhcTimeout: '30m' });
+  const fleet = buildFleet({
+    namespace: ns,
+    clusterName: 'fleet',
+    version: 'v1.30.0',
+    workers: size,
+    mdSize: o.mdSize,
+    maxUnavailable: 1,
+    mhcTimeout: '30m',
+  });
   const t0 = Date.now();
   await applyFleet(client, fleet.objects, 64);
   const fleetSeconds = (Date.now() - t0) / 1000;
-  say(`  fleet: ${fleet.objects.length} objects (${size + fleet.cpReplicas} machines in ${fleet.mdNames.length} MachineDeployments of ${o.mdSize} + a ${fleet.cpReplicas}-machine control plane) created in ${fleetSeconds.toFixed(1)} s`);
+  say(
+    `  fleet: ${fleet.objects.length} objects (${size + fleet.cpReplicas} machines in ${fleet.mdNames.length} MachineDeployments of ${o.mdSize} + a ${fleet.cpReplicas}-machine control plane) created in ${fleetSeconds.toFixed(1)} s`,
+  );
   const controllers = [];
   for (const c of COMPONENTS) {
     const port = await freePort();
     const history = c === 'plan-controller' && o.historyLimit !== undefined ? ['--finished-plans-per-cluster', o.historyLimit] : [];
-    const proc = new Proc({ name: c, inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port), ...history] }, workDir);
+    const proc = new Proc(
+      { name: c, inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port), ...history] },
+      workDir,
+    );
     proc.start();
     controllers.push({ proc, port });
   }
@@ -161,9 +191,33 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
   return { apiserver, client, kubeconfig, ns, fleet, fleetSeconds, controllers, updater, workDir };
 }
 
-async function startUpdater(kubeconfig: string, ns: string, mode: 'watch' | 'poll', o: Options, workDir: string): Promise<Platform['updater']> {
+async function startUpdater(
+  kubeconfig: string,
+  ns: string,
+  mode: 'watch' | 'poll',
+  o: Options,
+  workDir: string,
+): Promise<Platform['updater']> {
   const port = await freePort();
-  const proc = new Proc({ name: `updater-${mode}`, tsx: 'bench/updater-main.ts', args: ['--kubeconfig', kubeconfig, '--namespace', ns, '--metrics-port', String(port), '--mode', mode, '--retry-after', String(o.pollRetrySeconds)] }, workDir);
+  const proc = new Proc(
+    {
+      name: `updater-${mode}`,
+      tsx: 'bench/updater-main.ts',
+      args: [
+        '--kubeconfig',
+        kubeconfig,
+        '--namespace',
+        ns,
+        '--metrics-port',
+        String(port),
+        '--mode',
+        mode,
+        '--retry-after',
+        String(o.pollRetrySeconds),
+      ],
+    },
+    workDir,
+  );
   proc.start();
   return { proc, port, mode };
 }
@@ -222,7 +276,8 @@ async function requestCounts(p: Platform): Promise<Counts> {
     const text = (await scrape(port)) ?? '';
     const byVerb = new Map<string, number>();
     for (const s of parseProm(text)) {
-      if (s.name === 'inplace_api_requests_total') byVerb.set(s.labels['verb'] ?? '?', (byVerb.get(s.labels['verb'] ?? '?') ?? 0) + s.value);
+      if (s.name === 'inplace_api_requests_total')
+        byVerb.set(s.labels['verb'] ?? '?', (byVerb.get(s.labels['verb'] ?? '?') ?? 0) + s.value);
       const c = s.labels['controller'];
       if (!c) continue;
       const r = out.get(`reconcile:${c}`) ?? new Map<string, number>();
@@ -271,7 +326,10 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
   const wallSeconds = ((terminal?.at ?? Date.now()) - t0) / 1000;
   const countsAfter = await requestCounts(p);
   const stats = new Map<string, ProcStats>(procsOf(p).map((x) => [x.name, x.stats()]));
-  const conc = new Map<string, number>([[fleet.cpName, 1], ...fleet.mdNames.map((n): [string, number] => [n, concurrencyOf(maxUnavailable, fleet.mdReplicas[n]!)])]);
+  const conc = new Map<string, number>([
+    [fleet.cpName, 1],
+    ...fleet.mdNames.map((n): [string, number] => [n, concurrencyOf(maxUnavailable, fleet.mdReplicas[n]!)]),
+  ]);
   const ov = observer.overhead(conc, fleet.cpName);
   await observer.stop();
 
@@ -283,7 +341,12 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
     const b = countsBefore.get(key) ?? new Map<string, number>();
     const count = (after.get('count') ?? 0) - (b.get('count') ?? 0);
     const secs = (after.get('seconds') ?? 0) - (b.get('seconds') ?? 0);
-    reconciles[key.slice('reconcile:'.length)] = { count, meanMs: count > 0 ? round((secs * 1000) / count, 1) : 0, busySeconds: round(secs, 1), errors: (after.get('errors') ?? 0) - (b.get('errors') ?? 0) };
+    reconciles[key.slice('reconcile:'.length)] = {
+      count,
+      meanMs: count > 0 ? round((secs * 1000) / count, 1) : 0,
+      busySeconds: round(secs, 1),
+      errors: (after.get('errors') ?? 0) - (b.get('errors') ?? 0),
+    };
   }
   for (const [comp, after] of countsAfter) {
     if (comp.startsWith('reconcile:') || !countsBefore.has(comp)) continue;
@@ -297,7 +360,10 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
     }
     byComponent[comp] = row;
   }
-  total['all'] = round(Object.values(total).reduce((a, b) => a + b, 0), 3);
+  total['all'] = round(
+    Object.values(total).reduce((a, b) => a + b, 0),
+    3,
+  );
   const mdReplicas = fleet.mdReplicas[fleet.mdNames[0]!]!;
   const r: CaseResult = {
     name,
@@ -316,18 +382,26 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
     lowerBoundFormula: `${fleet.cpReplicas} control-plane machines x ${step}s + max over ${fleet.mdNames.length} MachineDeployments of ceil(${mdReplicas}/${concurrencyOf(maxUnavailable, mdReplicas)}) x ${step}s`,
     ratio: lb > 0 ? round(wallSeconds / lb, 3) : null,
     wallMsPerMachine: round((wallSeconds * 1000) / machines, 2),
-    overheadMs: { nextTask: ov.nextTask, taskToMachineUpdateUpdated: ov.taskToMuUpdated, machineUpdateToTask: ov.muToTask, groupHandoff: ov.groupHandoffMs },
+    overheadMs: {
+      nextTask: ov.nextTask,
+      taskToMachineUpdateUpdated: ov.taskToMuUpdated,
+      machineUpdateToTask: ov.muToTask,
+      groupHandoff: ov.groupHandoffMs,
+    },
     apiRequestsPerMachine: total,
     apiRequestsPerMachineByComponent: byComponent,
     reconciles,
     cpuSeconds: Object.fromEntries([...stats].map(([k, s]) => [k, round(s.cpuSeconds - (cpuBefore.get(k)?.cpuSeconds ?? 0))])),
     peakRssMB: Object.fromEntries([...stats].map(([k, s]) => [k, round(s.peakRssBytes / 2 ** 20, 1)])),
-    processModel: 'separate child processes: inplace local-apiserver; inplace run <component> (plan-controller, machine-task-controller, mhc-extension); bench/updater-main.ts; CPU from /proc/<pid>/stat (delta over the run), peak RSS = VmHWM since process start',
+    processModel:
+      'separate child processes: inplace local-apiserver; inplace run <component> (plan-controller, machine-task-controller, mhc-extension); bench/updater-main.ts; CPU from /proc/<pid>/stat (delta over the run), peak RSS = VmHWM since process start',
     startedAt: startedAt.toISOString(),
     command: COMMAND,
     fleetCreateSeconds: round(p.fleetSeconds, 1),
   };
-  say(`    ${name}: ${r.status} in ${r.wallSeconds} s (lower bound ${r.lowerBoundSeconds} s${r.ratio !== null ? `, ratio ${r.ratio}` : ''}); next task after a slot frees: median ${fmt(ov.nextTask.median)} ms, p99 ${fmt(ov.nextTask.p99)} ms; ${total['all']} API requests/machine`);
+  say(
+    `    ${name}: ${r.status} in ${r.wallSeconds} s (lower bound ${r.lowerBoundSeconds} s${r.ratio !== null ? `, ratio ${r.ratio}` : ''}); next task after a slot frees: median ${fmt(ov.nextTask.median)} ms, p99 ${fmt(ov.nextTask.p99)} ms; ${total['all']} API requests/machine`,
+  );
   await cleanup(p, planName);
   return r;
 }
@@ -340,7 +414,11 @@ async function cleanup(p: Platform, planName: string): Promise<void> {
   const deadline = Date.now() + 15 * 60_000;
   while (Date.now() < deadline) {
     const sel = { labelSelector: `${Labels.planName}=${planName}`, limit: 1 };
-    const [mus, tasks, plan] = await Promise.all([p.client.list(MachineUpdates, p.ns, sel), p.client.list(UpdaterUpdateTasks, p.ns, sel), p.client.get(InPlaceUpdatePlans, p.ns, planName)]);
+    const [mus, tasks, plan] = await Promise.all([
+      p.client.list(MachineUpdates, p.ns, sel),
+      p.client.list(UpdaterUpdateTasks, p.ns, sel),
+      p.client.get(InPlaceUpdatePlans, p.ns, planName),
+    ]);
     if (mus.items.length === 0 && tasks.items.length === 0 && !plan) return;
     await new Promise((r) => setTimeout(r, 1000));
   }
@@ -352,17 +430,45 @@ async function cleanup(p: Platform, planName: string): Promise<void> {
 
 function table(results: CaseResult[]): string {
   const verbs = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'];
-  const head = ['machines', 'maxUnavailable (per MD)', 'd (s)', 'orchestration', 'status', 'wall (s)', 'lower bound (s)', 'ratio', 'wall/machine (ms)', 'next task after slot frees: median / p99 (ms)', 'task updated → MU updated: median / p99 (ms)', 'API req/machine (all)', ...verbs.map((v) => `${v}/machine`), 'CPU s: apiserver / plan / tasks / mhc / updater', 'peak RSS MB: apiserver / plan / tasks / mhc / updater', 'run started (UTC)'];
+  const head = [
+    'machines',
+    'maxUnavailable (per MD)',
+    'd (s)',
+    'orchestration',
+    'status',
+    'wall (s)',
+    'lower bound (s)',
+    'ratio',
+    'wall/machine (ms)',
+    'next task after slot frees: median / p99 (ms)',
+    'task updated → MU updated: median / p99 (ms)',
+    'API req/machine (all)',
+    ...verbs.map((v) => `${v}/machine`),
+    'CPU s: apiserver / plan / tasks / mhc / updater',
+    'peak RSS MB: apiserver / plan / tasks / mhc / updater',
+    'run started (UTC)',
+  ];
   const procOrder = ['local-apiserver', 'plan-controller', 'machine-task-controller', 'mhc-extension'];
   const rows = results.map((r) => {
     const upd = Object.keys(r.cpuSeconds).find((k) => k.startsWith('updater')) ?? '';
     const order = [...procOrder, upd];
     return [
-      String(r.machines), `${r.maxUnavailable} (=${r.concurrencyPerMachineDeployment} of ${r.machinesPerMachineDeployment})`, String(r.durationSeconds), r.orchestration + (r.pollRetrySeconds ? ` (${r.pollRetrySeconds}s)` : ''), r.status,
-      String(r.wallSeconds), String(r.lowerBoundSeconds), r.ratio === null ? '–' : String(r.ratio), String(r.wallMsPerMachine),
-      `${fmt(r.overheadMs.nextTask.median)} / ${fmt(r.overheadMs.nextTask.p99)}`, `${fmt(r.overheadMs.taskToMachineUpdateUpdated.median)} / ${fmt(r.overheadMs.taskToMachineUpdateUpdated.p99)}`,
-      String(r.apiRequestsPerMachine['all'] ?? 0), ...verbs.map((v) => String(r.apiRequestsPerMachine[v] ?? 0)),
-      order.map((k) => r.cpuSeconds[k] ?? '-').join(' / '), order.map((k) => r.peakRssMB[k] ?? '-').join(' / '), r.startedAt.slice(0, 16).replace('T', ' '),
+      String(r.machines),
+      `${r.maxUnavailable} (=${r.concurrencyPerMachineDeployment} of ${r.machinesPerMachineDeployment})`,
+      String(r.durationSeconds),
+      r.orchestration + (r.pollRetrySeconds ? ` (${r.pollRetrySeconds}s)` : ''),
+      r.status,
+      String(r.wallSeconds),
+      String(r.lowerBoundSeconds),
+      r.ratio === null ? '–' : String(r.ratio),
+      String(r.wallMsPerMachine),
+      `${fmt(r.overheadMs.nextTask.median)} / ${fmt(r.overheadMs.nextTask.p99)}`,
+      `${fmt(r.overheadMs.taskToMachineUpdateUpdated.median)} / ${fmt(r.overheadMs.taskToMachineUpdateUpdated.p99)}`,
+      String(r.apiRequestsPerMachine['all'] ?? 0),
+      ...verbs.map((v) => String(r.apiRequestsPerMachine[v] ?? 0)),
+      order.map((k) => r.cpuSeconds[k] ?? '-').join(' / '),
+      order.map((k) => r.peakRssMB[k] ?? '-').join(' / '),
+      r.startedAt.slice(0, 16).replace('T', ' '),
     ];
   });
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
@@ -373,13 +479,28 @@ function reconcileTable(results: CaseResult[]): string {
   if (!withData.length) return '';
   const ctrls = [...new Set(withData.flatMap((r) => Object.keys(r.reconciles!)))].sort();
   const head = ['case', ...ctrls.map((c) => `${c}: reconciles / mean ms / busy s / errors`)];
-  return ['Reconciles during each run (from each process\'s inplace_reconcile_* metrics; busy s = summed reconcile time; a controller busy close to its wall time x concurrency is the bottleneck):', '',
-    `| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`,
-    ...withData.map((r) => `| ${r.name} | ${ctrls.map((c) => { const x = r.reconciles![c]; return x ? `${x.count} / ${x.meanMs} / ${x.busySeconds} / ${x.errors}` : '–'; }).join(' | ')} |`)].join('\n');
+  return [
+    "Reconciles during each run (from each process's inplace_reconcile_* metrics; busy s = summed reconcile time; a controller busy close to its wall time x concurrency is the bottleneck):",
+    '',
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...withData.map(
+      (r) =>
+        `| ${r.name} | ${ctrls
+          .map((c) => {
+            const x = r.reconciles![c];
+            return x ? `${x.count} / ${x.meanMs} / ${x.busySeconds} / ${x.errors}` : '–';
+          })
+          .join(' | ')} |`,
+    ),
+  ].join('\n');
 }
 
 function pollTable(results: CaseResult[], o: Options, fleets: Map<number, Fleet>): string {
-  const lines = ['| machines | maxUnavailable | d (s) | watch-driven lower bound (s) | poll every r s lower bound (s) | poll / watch |', '|---|---|---|---|---|---|'];
+  const lines = [
+    '| machines | maxUnavailable | d (s) | watch-driven lower bound (s) | poll every r s lower bound (s) | poll / watch |',
+    '|---|---|---|---|---|---|',
+  ];
   const seen = new Set<string>();
   for (const r of results) {
     if (r.orchestration !== 'watch' || r.durationSeconds === 0) continue;
@@ -391,10 +512,18 @@ function pollTable(results: CaseResult[], o: Options, fleets: Map<number, Fleet>
     const pl = lowerBound(fleet, r.maxUnavailable, pollStep(r.durationSeconds, o.pollRetrySeconds));
     lines.push(`| ${r.machines} | ${r.maxUnavailable} | ${r.durationSeconds} | ${round(w)} | ${round(pl)} | ${round(pl / w)}× |`);
   }
-  const measured = results.filter((r) => r.orchestration === 'poll').map((pr) => {
-    const wr = results.find((r) => r.orchestration === 'watch' && r.machines === pr.machines && r.maxUnavailable === pr.maxUnavailable && r.durationSeconds === pr.durationSeconds);
-    return `| ${pr.machines} | ${pr.maxUnavailable} | ${pr.durationSeconds} | ${wr ? wr.wallSeconds : '–'} | ${pr.wallSeconds} | ${wr ? `${round(pr.wallSeconds / wr.wallSeconds)}×` : '–'} |`;
-  });
+  const measured = results
+    .filter((r) => r.orchestration === 'poll')
+    .map((pr) => {
+      const wr = results.find(
+        (r) =>
+          r.orchestration === 'watch' &&
+          r.machines === pr.machines &&
+          r.maxUnavailable === pr.maxUnavailable &&
+          r.durationSeconds === pr.durationSeconds,
+      );
+      return `| ${pr.machines} | ${pr.maxUnavailable} | ${pr.durationSeconds} | ${wr ? wr.wallSeconds : '–'} | ${pr.wallSeconds} | ${wr ? `${round(pr.wallSeconds / wr.wallSeconds)}×` : '–'} |`;
+    });
   return [
     `Analytical (r = ${o.pollRetrySeconds} s; a poll-driven step takes max(r, ⌈d/r⌉·r) because completion is only noticed on a retry tick):`,
     '',
@@ -410,14 +539,29 @@ function pollTable(results: CaseResult[], o: Options, fleets: Map<number, Fleet>
 
 /** Every case file in the results directory (earlier invocations included), in a stable order. */
 function allResults(out: string): CaseResult[] {
-  const rs = readdirSync(out).filter((f) => f.endsWith('.json') && f.startsWith('plan-')).map((f) => JSON.parse(readFileSync(join(out, f), 'utf8')) as CaseResult);
+  const rs = readdirSync(out)
+    .filter((f) => f.endsWith('.json') && f.startsWith('plan-'))
+    .map((f) => JSON.parse(readFileSync(join(out, f), 'utf8')) as CaseResult);
   const muKey = (m: number | string): number => (typeof m === 'number' ? m : 1e6 + Number(m.replace('%', '')));
-  return rs.sort((a, b) => a.machines - b.machines || (a.orchestration === b.orchestration ? 0 : a.orchestration === 'watch' ? -1 : 1) || b.durationSeconds - a.durationSeconds || muKey(a.maxUnavailable) - muKey(b.maxUnavailable));
+  return rs.sort(
+    (a, b) =>
+      a.machines - b.machines ||
+      (a.orchestration === b.orchestration ? 0 : a.orchestration === 'watch' ? -1 : 1) ||
+      b.durationSeconds - a.durationSeconds ||
+      muKey(a.maxUnavailable) - muKey(b.maxUnavailable),
+  );
 }
 
-function readme(results: CaseResult[], apiserverResult: unknown, o: Options, fleets: Map<number, Fleet>, fleetSeconds: Map<number, number>): string {
+function readme(
+  results: CaseResult[],
+  apiserverResult: unknown,
+  o: Options,
+  fleets: Map<number, Fleet>,
+  fleetSeconds: Map<number, number>,
+): string {
   const commands = [...new Set(results.map((r) => r.command ?? 'npm run bench'))];
-  for (const r of results) if (r.fleetCreateSeconds !== undefined && !fleetSeconds.has(r.machines)) fleetSeconds.set(r.machines, r.fleetCreateSeconds);
+  for (const r of results)
+    if (r.fleetCreateSeconds !== undefined && !fleetSeconds.has(r.machines)) fleetSeconds.set(r.machines, r.fleetCreateSeconds);
   return `# Benchmark results
 
 Produced by ${commands.map((c) => `\`${c}\``).join(' and ')} (each case file records its command and start time); machine:
@@ -488,7 +632,17 @@ function writeReport(o: Options, fleets: Map<number, Fleet>, fleetSeconds: Map<n
   const apiPath = join(o.out, 'local-apiserver.json');
   const api = apiserverResult ?? (existsSync(apiPath) ? (JSON.parse(readFileSync(apiPath, 'utf8')) as unknown) : undefined);
   for (const r of all) {
-    if (!fleets.has(r.machines)) fleets.set(r.machines, buildFleet({ namespace: 'x', clusterName: 'fleet', version: 'v1.30.0', workers: r.machines - r.controlPlaneMachines, mdSize: r.machinesPerMachineDeployment }));
+    if (!fleets.has(r.machines))
+      fleets.set(
+        r.machines,
+        buildFleet({
+          namespace: 'x',
+          clusterName: 'fleet',
+          version: 'v1.30.0',
+          workers: r.machines - r.controlPlaneMachines,
+          mdSize: r.machinesPerMachineDeployment,
+        }),
+      );
   }
   writeFileSync(join(o.out, 'README.md'), readme(all, api, o, fleets, fleetSeconds));
 }
@@ -515,14 +669,31 @@ async function main(): Promise<void> {
     killAll();
     process.exit(130);
   });
-  say(`bench: sizes ${o.sizes.join(', ')}; maxUnavailable ${o.maxUnavailable.join(', ')}; d ${o.durations.join(', ')} s; poll comparison ${o.poll ? `r=${o.pollRetrySeconds}s at ${o.sizes[0]} machines` : 'off'}`);
+  say(
+    `bench: sizes ${o.sizes.join(', ')}; maxUnavailable ${o.maxUnavailable.join(', ')}; d ${o.durations.join(', ')} s; poll comparison ${o.poll ? `r=${o.pollRetrySeconds}s at ${o.sizes[0]} machines` : 'off'}`,
+  );
   if (o.historyPlans > 0) {
     for (const size of o.sizes) {
       say(`\n== idle and history: ${size} worker machines`);
       const p = await startPlatform(size, o, join(ROOT, '.inplace', 'bench', `history-${size}`));
       current = p;
       try {
-        await runHistoryCase({ client: p.client, ns: p.ns, fleet: p.fleet, procs: procsOf(p), metricsPorts: Object.fromEntries([...p.controllers, p.updater].map((c) => [c.proc.name, c.port])) }, { plans: o.historyPlans, maxUnavailable: o.maxUnavailable[0] ?? '10%', durationSeconds: o.durations[0] ?? 0, idleSeconds: o.idleSeconds, out: o.out });
+        await runHistoryCase(
+          {
+            client: p.client,
+            ns: p.ns,
+            fleet: p.fleet,
+            procs: procsOf(p),
+            metricsPorts: Object.fromEntries([...p.controllers, p.updater].map((c) => [c.proc.name, c.port])),
+          },
+          {
+            plans: o.historyPlans,
+            maxUnavailable: o.maxUnavailable[0] ?? '10%',
+            durationSeconds: o.durations[0] ?? 0,
+            idleSeconds: o.idleSeconds,
+            out: o.out,
+          },
+        );
       } finally {
         await stopPlatform(p);
         current = undefined;
@@ -578,7 +749,9 @@ async function main(): Promise<void> {
     }
   }
   writeReport(o, fleets, fleetSeconds, apiserverResult);
-  say(`\n${table(results)}\n\nwrote ${relative(process.cwd(), join(o.out, 'README.md'))} and ${results.length} case files in ${Math.round((Date.now() - started) / 1000)} s`);
+  say(
+    `\n${table(results)}\n\nwrote ${relative(process.cwd(), join(o.out, 'README.md'))} and ${results.length} case files in ${Math.round((Date.now() - started) / 1000)} s`,
+  );
 }
 
 await main();

@@ -26,7 +26,8 @@ const pollUpdater = defineUpdater({
     if (typeof p === 'string') return failed(p);
     const elapsed = ctx.now().getTime() - ctx.startTime.getTime();
     // The first answer of an upstream extension is "in progress, retry after N s"; later answers reflect the state.
-    if (elapsed < p.durationSeconds * 1000 || elapsed < retryAfterMs) return progress(retryAfterMs, `in progress; retry after ${retryAfterMs / 1000}s`);
+    if (elapsed < p.durationSeconds * 1000 || elapsed < retryAfterMs)
+      return progress(retryAfterMs, `in progress; retry after ${retryAfterMs / 1000}s`);
     if (p.failWith) return failed(p.failWith);
     return done(`update of machine ${task.spec.machineRef.name} finished (noticed on a ${retryAfterMs / 1000}s poll)`);
   },
@@ -36,7 +37,10 @@ const pollUpdater = defineUpdater({
 });
 
 const metrics = createMetrics({ processMetrics: true });
-const client = instrumentClient(createClient(loadKubeConfig(args.get('kubeconfig')), { userAgent: `inplace-bench-updater-${mode}` }), metrics);
+const client = instrumentClient(
+  createClient(loadKubeConfig(args.get('kubeconfig')), { userAgent: `inplace-bench-updater-${mode}` }),
+  metrics,
+);
 const port = Number(args.get('metrics-port') ?? '0');
 const server = createServer((req, res) => {
   void metrics.registry.metrics().then((text) => {
@@ -47,7 +51,12 @@ const server = createServer((req, res) => {
 await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
 const namespace = args.get('namespace');
 const log = createLogger({ name: `bench-updater-${mode}`, level: process.env['LOG_LEVEL'] ?? 'warn' });
-const running = await (mode === 'poll' ? pollUpdater : referenceUpdater()).start({ client, log, concurrency, ...(namespace ? { namespace } : {}) });
+const running = await (mode === 'poll' ? pollUpdater : referenceUpdater()).start({
+  client,
+  log,
+  concurrency,
+  ...(namespace ? { namespace } : {}),
+});
 process.stderr.write(`updater ${mode} running\n`);
 const stop = (): void => {
   void running.stop().then(() => process.exit(0));

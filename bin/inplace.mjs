@@ -14,11 +14,29 @@ import { dirname, join } from 'node:path';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const fromSource = process.env.INPLACE_FROM_SOURCE === '1';
 const verb = process.argv[2];
-const BUNDLED_VERBS = new Set([undefined, 'status', 'preview', 'pause', 'resume', 'abort', 'help', '--help', '-h', 'version', '--version', 'run', 'updater', 'capi-sim', 'demo', 'local-apiserver']);
+const BUNDLED_VERBS = new Set([
+  undefined,
+  'status',
+  'preview',
+  'pause',
+  'resume',
+  'abort',
+  'help',
+  '--help',
+  '-h',
+  'version',
+  '--version',
+  'run',
+  'updater',
+  'capi-sim',
+  'demo',
+  'local-apiserver',
+]);
 
 // The demo's first output comes after its modules loaded (seconds through tsx or a bundle rebuild): say at once
 // that it is starting.
-if (verb === 'demo' && !process.argv.includes('--help') && !process.argv.includes('-h')) process.stdout.write('inplace demo: starting the local platform…\n');
+if (verb === 'demo' && !process.argv.includes('--help') && !process.argv.includes('-h'))
+  process.stdout.write('inplace demo: starting the local platform…\n');
 
 async function bundled() {
   if (fromSource || !BUNDLED_VERBS.has(verb)) return undefined;

@@ -106,7 +106,9 @@ export const aggregateLabel = (component: string): string => `inplace.cluster.x-
 export function aggregateTo(chart: Chart, id: string, name: string, component: string, rules: readonly PolicyRule[]): kplus.ClusterRole {
   const problems = ruleProblems(rules);
   if (problems.length > 0) throw new Error(`rules aggregated to ${component} are not least-privilege: ${problems.join('; ')}`);
-  const role = new kplus.ClusterRole(chart, id, { metadata: { name, labels: { 'app.kubernetes.io/part-of': PART_OF, [aggregateLabel(component)]: 'true' } } });
+  const role = new kplus.ClusterRole(chart, id, {
+    metadata: { name, labels: { 'app.kubernetes.io/part-of': PART_OF, [aggregateLabel(component)]: 'true' } },
+  });
   for (const r of normalizeRules(rules)) role.allow(r.verbs, endpointOf(r));
   return role;
 }
@@ -130,31 +132,50 @@ export const selectorLabels = (name: string, role: WorkloadRole, instance: strin
  * leader-election Lease, a restricted-profile Deployment spread over nodes and zones, and a PodDisruptionBudget
  * when it has more than one replica.
  */
-export function addWorkload(chart: Chart, w: WorkloadSpec, role: WorkloadRole, o: DeploymentOptions, podLabels: Record<string, string> = {}): kplus.Deployment {
+export function addWorkload(
+  chart: Chart,
+  w: WorkloadSpec,
+  role: WorkloadRole,
+  o: DeploymentOptions,
+  podLabels: Record<string, string> = {},
+): kplus.Deployment {
   const problems = ruleProblems([...w.rbac, ...(w.providerRbac ?? [])]);
   if (problems.length > 0) throw new Error(`component ${w.name} declares RBAC that is not least-privilege: ${problems.join('; ')}`);
   // Controllers serve /metrics behind TokenReview/SubjectAccessReview (--metrics-secure): those calls come with the
   // flag. Updaters serve no metrics in the manifests (only process metrics; their probe port serves the probes only).
   const controller = role === 'controller';
   const rules = controller ? [...w.rbac, ...METRICS_AUTH_RULES] : w.rbac;
-  const serving = controller ? ['--metrics-port', String(PORTS.metrics), '--metrics-secure', '--health-port', String(PORTS.health)] : ['--health-port', String(PORTS.health)];
+  const serving = controller
+    ? ['--metrics-port', String(PORTS.metrics), '--metrics-secure', '--health-port', String(PORTS.health)]
+    : ['--health-port', String(PORTS.health)];
   const name = `inplace-${w.name}`;
   const labels = selectorLabels(w.name, role, o.instance);
-  const meta = (suffix = ''): { name: string; namespace: string; labels: Record<string, string> } => ({ name: name + suffix, namespace: o.namespace, labels });
+  const meta = (suffix = ''): { name: string; namespace: string; labels: Record<string, string> } => ({
+    name: name + suffix,
+    namespace: o.namespace,
+    labels,
+  });
 
   const sa = new kplus.ServiceAccount(chart, `${w.name}-sa`, { metadata: meta(), automountToken: true });
 
   // The bound ClusterRole aggregates every ClusterRole labelled for this component: the component's own rules
   // (below) and rules that updaters bring for their task kinds (see aggregateTo), as CAPI providers do.
-  const clusterRole = new kplus.ClusterRole(chart, `${w.name}-clusterrole`, { metadata: { name, labels }, aggregationLabels: { [aggregateLabel(w.name)]: 'true' } });
-  const base = new kplus.ClusterRole(chart, `${w.name}-clusterrole-rules`, { metadata: { name: `${name}-rules`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } } });
+  const clusterRole = new kplus.ClusterRole(chart, `${w.name}-clusterrole`, {
+    metadata: { name, labels },
+    aggregationLabels: { [aggregateLabel(w.name)]: 'true' },
+  });
+  const base = new kplus.ClusterRole(chart, `${w.name}-clusterrole-rules`, {
+    metadata: { name: `${name}-rules`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } },
+  });
   // The component's rules already carry the runtime's (Events, Lease: src/runtime/rbac.ts); the Lease goes to the
   // namespaced Role below, never cluster-wide.
   for (const r of normalizeRules(rules).filter((x) => !isOwnNamespaceRule(x))) base.allow(r.verbs, endpointOf(r));
   // Provider kinds apart, so that what the provider list granted is visible (and what a provider's own ClusterRole
   // with the same label adds, see docs/operations.md, sits next to it).
   if (w.providerRbac?.length) {
-    const providers = new kplus.ClusterRole(chart, `${w.name}-clusterrole-providers`, { metadata: { name: `${name}-providers`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } } });
+    const providers = new kplus.ClusterRole(chart, `${w.name}-clusterrole-providers`, {
+      metadata: { name: `${name}-providers`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } },
+    });
     for (const r of normalizeRules(w.providerRbac)) providers.allow(r.verbs, endpointOf(r));
   }
   new kplus.ClusterRoleBinding(chart, `${w.name}-clusterrolebinding`, { metadata: { name, labels }, role: clusterRole }).addSubjects(sa);
@@ -224,7 +245,12 @@ export function addWorkload(chart: Chart, w: WorkloadSpec, role: WorkloadRole, o
   obj.addJsonPatch(
     JsonPatch.add(
       '/spec/template/spec/topologySpreadConstraints',
-      ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map((topologyKey) => ({ maxSkew: 1, topologyKey, whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: labels } })),
+      ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map((topologyKey) => ({
+        maxSkew: 1,
+        topologyKey,
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: { matchLabels: labels },
+      })),
     ),
   );
   // A drain may take one replica at a time; with a single replica a budget would block every drain, so none.
@@ -248,14 +274,23 @@ export function addNetworkPolicy(chart: Chart, o: DeploymentOptions): ApiObject 
   return new ApiObject(chart, 'network-policy', {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: { name: 'inplace-capi', namespace: o.namespace, labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance } },
+    metadata: {
+      name: 'inplace-capi',
+      namespace: o.namespace,
+      labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance },
+    },
     spec: {
       podSelector: { matchLabels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance } },
       policyTypes: ['Ingress', 'Egress'],
       // From anywhere, as probes come from the kubelet and scrapes from wherever Prometheus runs (/metrics asks for a
       // token allowed by inplace-metrics-reader); nothing else listens.
       ingress: [{ ports: [tcp(PORTS.metrics), tcp(PORTS.health)] }],
-      egress: [{ ports: o.apiServer.ports.map(tcp), ...(o.apiServer.cidrs.length ? { to: o.apiServer.cidrs.map((cidr) => ({ ipBlock: { cidr } })) } : {}) }],
+      egress: [
+        {
+          ports: o.apiServer.ports.map(tcp),
+          ...(o.apiServer.cidrs.length ? { to: o.apiServer.cidrs.map((cidr) => ({ ipBlock: { cidr } })) } : {}),
+        },
+      ],
     },
   });
 }
@@ -276,16 +311,26 @@ export class PlatformChart extends Chart {
     // Checked here too: a policy the controllers would refuse at start must not synthesize.
     const policy = o.writePolicy ? parseWritePolicy(o.writePolicy) : undefined;
     const cm = policy
-      ? new kplus.ConfigMap(this, 'write-policy', { metadata: { name: 'inplace-write-policy', namespace: o.namespace }, data: { 'write-policy.yaml': stringify(policy) } })
+      ? new kplus.ConfigMap(this, 'write-policy', {
+          metadata: { name: 'inplace-write-policy', namespace: o.namespace },
+          data: { 'write-policy.yaml': stringify(policy) },
+        })
       : undefined;
     const enforcing = componentsTaking('writePolicy');
     for (const c of components) {
       const enforces = cm && enforcing.includes(c.name);
-      const d = addWorkload(this, enforces ? { ...c, args: [...c.args, '--write-policy', WRITE_POLICY_PATH] } : c, 'controller', o, { [METRICS_LABEL]: 'true' });
-      if (enforces) d.containers[0]?.mount('/etc/inplace', kplus.Volume.fromConfigMap(this, `${c.name}-write-policy`, cm), { readOnly: true });
+      const d = addWorkload(this, enforces ? { ...c, args: [...c.args, '--write-policy', WRITE_POLICY_PATH] } : c, 'controller', o, {
+        [METRICS_LABEL]: 'true',
+      });
+      if (enforces)
+        d.containers[0]?.mount('/etc/inplace', kplus.Volume.fromConfigMap(this, `${c.name}-write-policy`, cm), { readOnly: true });
     }
     const svc = new kplus.Service(this, 'metrics', {
-      metadata: { name: 'inplace-controller-metrics', namespace: o.namespace, labels: { 'app.kubernetes.io/name': 'inplace-controller-metrics', 'app.kubernetes.io/instance': o.instance } },
+      metadata: {
+        name: 'inplace-controller-metrics',
+        namespace: o.namespace,
+        labels: { 'app.kubernetes.io/name': 'inplace-controller-metrics', 'app.kubernetes.io/instance': o.instance },
+      },
       type: kplus.ServiceType.CLUSTER_IP,
       ports: [{ name: 'metrics', port: PORTS.metrics, targetPort: PORTS.metrics }],
     });
@@ -313,12 +358,22 @@ export class SampleUpdatersChart extends Chart {
     const kinds = crds.flatMap(crdKinds);
     const tasks = kinds.filter((k) => !k.kind.endsWith('Template'));
     const templates = kinds.filter((k) => k.kind.endsWith('Template'));
-    const rule = (ks: typeof kinds, verbs: string[]): PolicyRule[] => (ks.length ? [{ apiGroups: [...new Set(ks.map((k) => k.group))], resources: ks.map((k) => k.plural), verbs }] : []);
-    aggregateTo(this, 'tasks-for-machine-task-controller', 'inplace-sample-updaters-for-machine-task-controller', 'machine-task-controller', [
-      ...rule(tasks, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
-      ...rule(templates, ['get', 'list', 'watch']),
-    ]);
-    aggregateTo(this, 'templates-for-plan-controller', 'inplace-sample-updaters-for-plan-controller', 'plan-controller', rule(templates, ['get', 'list', 'watch']));
+    const rule = (ks: typeof kinds, verbs: string[]): PolicyRule[] =>
+      ks.length ? [{ apiGroups: [...new Set(ks.map((k) => k.group))], resources: ks.map((k) => k.plural), verbs }] : [];
+    aggregateTo(
+      this,
+      'tasks-for-machine-task-controller',
+      'inplace-sample-updaters-for-machine-task-controller',
+      'machine-task-controller',
+      [...rule(tasks, ['get', 'list', 'watch', 'create', 'patch', 'delete']), ...rule(templates, ['get', 'list', 'watch'])],
+    );
+    aggregateTo(
+      this,
+      'templates-for-plan-controller',
+      'inplace-sample-updaters-for-plan-controller',
+      'plan-controller',
+      rule(templates, ['get', 'list', 'watch']),
+    );
   }
 }
 
@@ -329,7 +384,10 @@ export function addCharts(
   components: readonly WorkloadSpec[],
   updaters: readonly (WorkloadSpec & { crds: readonly string[] })[] | undefined,
 ): Chart[] {
-  const charts: Chart[] = [new CrdsChart(app, 'crds', yamlFilesIn(join(o.root, 'crds'))), new PlatformChart(app, 'platform', components, o)];
+  const charts: Chart[] = [
+    new CrdsChart(app, 'crds', yamlFilesIn(join(o.root, 'crds'))),
+    new PlatformChart(app, 'platform', components, o),
+  ];
   if (updaters) charts.push(new SampleUpdatersChart(app, 'sample-updaters', updaters, o));
   return charts;
 }

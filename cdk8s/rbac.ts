@@ -40,7 +40,10 @@ export function normalizeRules(rules: readonly PolicyRule[]): FlatRule[] {
   const out = [...byKey.values()];
   for (const r of out) r.verbs.sort((a, b) => verbRank(a) - verbRank(b) || a.localeCompare(b));
   return out.sort(
-    (a, b) => a.apiGroup.localeCompare(b.apiGroup) || a.resource.localeCompare(b.resource) || (a.resourceName ?? '').localeCompare(b.resourceName ?? ''),
+    (a, b) =>
+      a.apiGroup.localeCompare(b.apiGroup) ||
+      a.resource.localeCompare(b.resource) ||
+      (a.resourceName ?? '').localeCompare(b.resourceName ?? ''),
   );
 }
 
@@ -54,7 +57,8 @@ export function ruleProblems(rules: readonly PolicyRule[]): string[] {
     if (r.apiGroups.includes('*')) problems.push(`rule ${i}: apiGroups contains '*'`);
     if (r.resources.some((x) => x.includes('*'))) problems.push(`rule ${i}: resources contain a wildcard (${r.resources.join(', ')})`);
     if (r.verbs.includes('*')) problems.push(`rule ${i}: verbs contain '*'`);
-    if (r.apiGroups.length === 0 || r.resources.length === 0 || r.verbs.length === 0) problems.push(`rule ${i}: empty apiGroups, resources or verbs`);
+    if (r.apiGroups.length === 0 || r.resources.length === 0 || r.verbs.length === 0)
+      problems.push(`rule ${i}: empty apiGroups, resources or verbs`);
   });
   return problems;
 }

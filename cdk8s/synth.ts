@@ -70,7 +70,13 @@ export interface ManifestFile {
 
 /** The workloads of the platform chart: one per component, running `inplace run <component>`, granted these provider kinds. */
 export const componentWorkloads = (providers: readonly ProviderResource[] = DEFAULT_PROVIDERS): WorkloadSpec[] =>
-  COMPONENTS.map((c) => ({ name: c.name, description: c.description, args: ['run', c.name], rbac: c.baseRbac, providerRbac: providerRules(providers, c.providerVerbs) }));
+  COMPONENTS.map((c) => ({
+    name: c.name,
+    description: c.description,
+    args: ['run', c.name],
+    rbac: c.baseRbac,
+    providerRbac: providerRules(providers, c.providerVerbs),
+  }));
 
 /** Synthesizes every chart to YAML in memory, in apply order (CRDs first). */
 export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
@@ -98,7 +104,10 @@ export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
   }));
   const app = new App();
   const charts = addCharts(app, o, componentWorkloads(providers), updaters);
-  return charts.map((chart, i) => ({ name: `${String(i * 10).padStart(2, '0')}-${chart.node.id}.yaml`, content: Yaml.stringify(...chart.toJson()) }));
+  return charts.map((chart, i) => ({
+    name: `${String(i * 10).padStart(2, '0')}-${chart.node.id}.yaml`,
+    content: Yaml.stringify(...chart.toJson()),
+  }));
 }
 
 /** Writes synthesized files to `outdir` (created if needed); returns their paths. */

@@ -39,7 +39,14 @@ function exportedNames(file: string, text: string): string[] {
     if (!exported) continue;
     if (ts.isVariableStatement(st)) {
       for (const d of st.declarationList.declarations) if (ts.isIdentifier(d.name)) names.push(d.name.text);
-    } else if ((ts.isFunctionDeclaration(st) || ts.isClassDeclaration(st) || ts.isInterfaceDeclaration(st) || ts.isTypeAliasDeclaration(st) || ts.isEnumDeclaration(st)) && st.name) {
+    } else if (
+      (ts.isFunctionDeclaration(st) ||
+        ts.isClassDeclaration(st) ||
+        ts.isInterfaceDeclaration(st) ||
+        ts.isTypeAliasDeclaration(st) ||
+        ts.isEnumDeclaration(st)) &&
+      st.name
+    ) {
       names.push(st.name.text);
     }
   }
@@ -51,7 +58,9 @@ const texts = new Map(all.map((f) => [f, readFileSync(path.join(root, f), 'utf8'
 const findings: string[] = [];
 const localOnly: string[] = [];
 const count = (text: string, re: RegExp): number => text.match(new RegExp(re.source, 'g'))?.length ?? 0;
-for (const file of all.filter((f) => f.startsWith('src/') && f.endsWith('.ts') && !f.endsWith('.test.ts') && !SKIPPED.some((re) => re.test(f)))) {
+for (const file of all.filter(
+  (f) => f.startsWith('src/') && f.endsWith('.ts') && !f.endsWith('.test.ts') && !SKIPPED.some((re) => re.test(f)),
+)) {
   // Names starting with _ are compile-time checks (e.g. the schema/type agreement in src/api/schemas.ts).
   for (const name of exportedNames(file, texts.get(file)!).filter((n) => !n.startsWith('_'))) {
     const word = new RegExp(`\\b${name}\\b`);
@@ -62,5 +71,6 @@ for (const file of all.filter((f) => f.startsWith('src/') && f.endsWith('.ts') &
   }
 }
 process.stdout.write(findings.length ? `dead (named nowhere else):\n${findings.map((f) => `  ${f}`).join('\n')}\n` : 'no dead exports\n');
-if (process.argv.includes('--all') && localOnly.length) process.stdout.write(`used only in their own file:\n${localOnly.map((f) => `  ${f}`).join('\n')}\n`);
+if (process.argv.includes('--all') && localOnly.length)
+  process.stdout.write(`used only in their own file:\n${localOnly.map((f) => `  ${f}`).join('\n')}\n`);
 if (process.argv.includes('--strict') && findings.length) process.exitCode = 1;

@@ -61,13 +61,18 @@ export function toJsonSchema(s: Schema, path: string[] = []): Schema {
 
 /** Renders one CRD's storage version as a TypeScript module. */
 async function render(crd: Schema): Promise<{ file: string; text: string }> {
-  const spec = crd.spec as { group: string; names: { kind: string; plural: string }; versions: Array<{ name: string; storage: boolean; schema: { openAPIV3Schema: Schema } }> };
+  const spec = crd.spec as {
+    group: string;
+    names: { kind: string; plural: string };
+    versions: Array<{ name: string; storage: boolean; schema: { openAPIV3Schema: Schema } }>;
+  };
   const version = spec.versions.find((v) => v.storage) ?? spec.versions[0]!;
   const schema = toJsonSchema(version.schema.openAPIV3Schema);
   schema.title = spec.names.kind;
   // Name spec and status so code can say InPlaceUpdatePlanSpec instead of an indexed access type.
   const props = schema.properties as Record<string, Schema>;
-  for (const part of ['spec', 'status'] as const) if (props[part]) props[part].title = spec.names.kind + (part === 'spec' ? 'Spec' : 'Status');
+  for (const part of ['spec', 'status'] as const)
+    if (props[part]) props[part].title = spec.names.kind + (part === 'spec' ? 'Spec' : 'Status');
   const body = await compile(schema as JSONSchema, spec.names.kind, {
     bannerComment: '',
     additionalProperties: false,

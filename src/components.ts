@@ -72,7 +72,10 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     load: async (opts = {}) => {
       const m = await import('./machine-task-controller/index.js');
       if (opts.concurrency === undefined && !opts.writePolicy) return m.machineTaskController;
-      return m.createMachineTaskController({ ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}) });
+      return m.createMachineTaskController({
+        ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+        ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
+      });
     },
   },
   {
@@ -88,4 +91,5 @@ export const COMPONENTS: readonly ComponentSpec[] = [
 ];
 
 /** The names of the components that take `option`, in deployment order. */
-export const componentsTaking = (option: ComponentOption): string[] => COMPONENTS.filter((c) => c.takes.includes(option)).map((c) => c.name);
+export const componentsTaking = (option: ComponentOption): string[] =>
+  COMPONENTS.filter((c) => c.takes.includes(option)).map((c) => c.name);

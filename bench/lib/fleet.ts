@@ -1,6 +1,14 @@
 // A large CAPI fleet for benchmarks and reliability suites: one cluster, a control plane and N MachineDeployments,
 // built with the capi-sim inventory builder and created in parallel (owners first, one wave per ownership depth).
-import { API_VERSION, Annotations, InPlaceUpdatePlans, MachineDeployments, type InPlaceUpdatePlan, type KubeObject, type PlanUpdater } from '../../src/api/index.js';
+import {
+  API_VERSION,
+  Annotations,
+  InPlaceUpdatePlans,
+  MachineDeployments,
+  type InPlaceUpdatePlan,
+  type KubeObject,
+  type PlanUpdater,
+} from '../../src/api/index.js';
 import { buildInventory, resourceOf, type InventoryOptions } from '../../src/capi-sim/index.js';
 import { forEachLimit, isAlreadyExists, type KubeClient } from '../../src/runtime/index.js';
 
@@ -56,11 +64,19 @@ export function buildFleet(shape: FleetShape): Fleet {
     version: shape.version,
     controlPlane: { name: cpName, replicas: cpReplicas },
     machineDeployments: mds,
-    ...(shape.mhcTimeout ? { mhc: { name: `${shape.clusterName}-mhc`, inPlaceUpdateTimeout: shape.mhcTimeout, unhealthyLessThanOrEqualTo: '100%' } } : {}),
+    ...(shape.mhcTimeout
+      ? { mhc: { name: `${shape.clusterName}-mhc`, inPlaceUpdateTimeout: shape.mhcTimeout, unhealthyLessThanOrEqualTo: '100%' } }
+      : {}),
   });
-  return { shape, cpName, cpReplicas, mdNames: mds.map((m) => m.name), mdReplicas: Object.fromEntries(mds.map((m) => [m.name, m.replicas])), objects };
+  return {
+    shape,
+    cpName,
+    cpReplicas,
+    mdNames: mds.map((m) => m.name),
+    mdReplicas: Object.fromEntries(mds.map((m) => [m.name, m.replicas])),
+    objects,
+  };
 }
-
 
 const ownerKey = (kind: string, ns: string | undefined, name: string): string => `${kind}/${ns ?? ''}/${name}`;
 
@@ -113,9 +129,20 @@ export async function applyFleet(client: KubeClient, objs: readonly KubeObject[]
 }
 
 /** Sets maxUnavailable on every MachineDeployment of the fleet (between benchmark runs). */
-export async function setMaxUnavailable(client: KubeClient, fleet: Fleet, maxUnavailable: number | string, concurrency = 16): Promise<void> {
+export async function setMaxUnavailable(
+  client: KubeClient,
+  fleet: Fleet,
+  maxUnavailable: number | string,
+  concurrency = 16,
+): Promise<void> {
   await forEachLimit(fleet.mdNames, concurrency, async (name) => {
-    await client.patch(MachineDeployments, fleet.shape.namespace, name, { spec: { rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable, maxSurge: 1 } } } } }, { type: 'merge' });
+    await client.patch(
+      MachineDeployments,
+      fleet.shape.namespace,
+      name,
+      { spec: { rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable, maxSurge: 1 } } } } },
+      { type: 'merge' },
+    );
   });
 }
 

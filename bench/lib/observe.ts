@@ -1,6 +1,15 @@
 // Watch-fed timing of a plan run: when each MachineUpdate and task was first seen created and first seen updated, in
 // the benchmark process (ms clock at receipt). Derives the per-step platform overhead figures.
-import { InPlaceUpdatePlans, Labels, MachineUpdates, UpdaterUpdateTasks, isTerminal, type InPlaceUpdatePlan, type KubeObject, type MachineUpdate } from '../../src/api/index.js';
+import {
+  InPlaceUpdatePlans,
+  Labels,
+  MachineUpdates,
+  UpdaterUpdateTasks,
+  isTerminal,
+  type InPlaceUpdatePlan,
+  type KubeObject,
+  type MachineUpdate,
+} from '../../src/api/index.js';
 import { createInformer, type KubeClient, type SharedInformer } from '../../src/runtime/index.js';
 
 /** Times (ms since epoch) seen for one object. */
@@ -37,7 +46,11 @@ export class PlanObserver {
   terminal: { at: number; status: string } | undefined;
   private onTerminal: (() => void) | undefined;
 
-  constructor(private readonly client: KubeClient, private readonly ns: string, private readonly plan: string) {}
+  constructor(
+    private readonly client: KubeClient,
+    private readonly ns: string,
+    private readonly plan: string,
+  ) {}
 
   async start(): Promise<void> {
     const mus = createInformer<MachineUpdate & KubeObject>(this.client, MachineUpdates, { namespace: this.ns });
@@ -97,7 +110,10 @@ export class PlanObserver {
    * after the first `concurrency[target]` starts; groupHandoff = last control-plane task updated -> first
    * MachineDeployment task created.
    */
-  overhead(concurrency: Map<string, number>, cpTarget: string): { taskToMuUpdated: Summary; muToTask: Summary; nextTask: Summary; groupHandoffMs: number | undefined } {
+  overhead(
+    concurrency: Map<string, number>,
+    cpTarget: string,
+  ): { taskToMuUpdated: Summary; muToTask: Summary; nextTask: Summary; groupHandoffMs: number | undefined } {
     const muByMachine = new Map<string, Seen>();
     for (const s of this.mus.values()) if (s.machine) muByMachine.set(s.machine, s);
     const taskToMu: number[] = [];

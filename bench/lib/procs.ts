@@ -10,7 +10,9 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** What to run: `inplace <args>` (bin/inplace.mjs) or a TypeScript entry point through tsx. */
-export type ProcSpec = { name: string; inplace: string[]; env?: Record<string, string> } | { name: string; tsx: string; args: string[]; env?: Record<string, string> };
+export type ProcSpec =
+  | { name: string; inplace: string[]; env?: Record<string, string> }
+  | { name: string; tsx: string; args: string[]; env?: Record<string, string> };
 
 /** A managed child process that can be killed and restarted under the same name. */
 export class Proc {
@@ -27,7 +29,10 @@ export class Proc {
   /** Log size when the current incarnation started (its readiness line comes after). */
   private logOffset = 0;
 
-  constructor(readonly spec: ProcSpec, readonly logDir: string) {}
+  constructor(
+    readonly spec: ProcSpec,
+    readonly logDir: string,
+  ) {}
 
   get name(): string {
     return this.spec.name;
@@ -52,14 +57,21 @@ export class Proc {
     } catch {
       this.logOffset = 0;
     }
-    const [cmd, args] = 'inplace' in this.spec
-      ? [process.execPath, [join(ROOT, 'bin', 'inplace.mjs'), ...this.spec.inplace]]
-      : [process.execPath, ['--import', 'tsx', join(ROOT, this.spec.tsx), ...this.spec.args]];
+    const [cmd, args] =
+      'inplace' in this.spec
+        ? [process.execPath, [join(ROOT, 'bin', 'inplace.mjs'), ...this.spec.inplace]]
+        : [process.execPath, ['--import', 'tsx', join(ROOT, this.spec.tsx), ...this.spec.args]];
     const child = spawn(cmd, args, {
       cwd: ROOT,
       // stdin is a pipe: INPLACE_EXIT_WITH_PARENT makes a child exit when it closes, so a crashed harness leaves no orphans.
       stdio: ['pipe', fd, fd],
-      env: { ...process.env, INPLACE_EXIT_WITH_PARENT: '1', FORCE_COLOR: '0', LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'info', ...(this.spec.env ?? {}) },
+      env: {
+        ...process.env,
+        INPLACE_EXIT_WITH_PARENT: '1',
+        FORCE_COLOR: '0',
+        LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'info',
+        ...(this.spec.env ?? {}),
+      },
     });
     closeSync(fd);
     this.proc = child;
@@ -128,7 +140,11 @@ export class Proc {
   /** CPU seconds (all incarnations) and peak RSS (max over incarnations), from /proc. */
   stats(): ProcStats {
     const live = this.running ? this.sample() : undefined;
-    return { cpuSeconds: this.past.cpuSeconds + (live?.cpuSeconds ?? 0), peakRssBytes: Math.max(this.past.peakRssBytes, live?.peakRssBytes ?? 0), rssBytes: live?.rssBytes ?? 0 };
+    return {
+      cpuSeconds: this.past.cpuSeconds + (live?.cpuSeconds ?? 0),
+      peakRssBytes: Math.max(this.past.peakRssBytes, live?.peakRssBytes ?? 0),
+      rssBytes: live?.rssBytes ?? 0,
+    };
   }
 
   /** The last lines of the log (for failure messages). */

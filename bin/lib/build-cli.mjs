@@ -17,12 +17,14 @@ export function newestSource(root) {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if ((e.name.endsWith('.ts') && !e.name.endsWith('.test.ts')) || e.name.endsWith('.yaml')) newest = Math.max(newest, statSync(p).mtimeMs);
+      else if ((e.name.endsWith('.ts') && !e.name.endsWith('.test.ts')) || e.name.endsWith('.yaml'))
+        newest = Math.max(newest, statSync(p).mtimeMs);
     }
   };
   if (!existsSync(join(root, 'src'))) return 0;
   walk(join(root, 'src'));
-  for (const f of ['package-lock.json', 'bin/lib/build-cli.mjs']) if (existsSync(join(root, f))) newest = Math.max(newest, statSync(join(root, f)).mtimeMs);
+  for (const f of ['package-lock.json', 'bin/lib/build-cli.mjs'])
+    if (existsSync(join(root, f))) newest = Math.max(newest, statSync(join(root, f)).mtimeMs);
   return newest;
 }
 
@@ -51,7 +53,9 @@ export async function buildCli(root) {
     // pino runs its transports (pino-pretty) in worker threads that load these by file name: keep them packages.
     external: ['pino', 'pino-pretty', 'thread-stream'],
     // Bundled CommonJS dependencies call require().
-    banner: { js: "import { createRequire as __inplaceCreateRequire } from 'node:module'; const require = __inplaceCreateRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __inplaceCreateRequire } from 'node:module'; const require = __inplaceCreateRequire(import.meta.url);",
+    },
   });
   // Fixture files a bundled module finds next to itself (new URL('./crds', import.meta.url) in src/capi-sim/crds.ts).
   cpSync(join(root, 'src', 'capi-sim', 'crds'), join(tmp, 'crds'), { recursive: true });

@@ -12,7 +12,13 @@ export interface ResourceType {
   namespaced: boolean;
 }
 
-const ns = (group: string, version: string, plural: string, kind: string): ResourceType => ({ group, version, plural, kind, namespaced: true });
+const ns = (group: string, version: string, plural: string, kind: string): ResourceType => ({
+  group,
+  version,
+  plural,
+  kind,
+  namespaced: true,
+});
 
 /** Core and other built-in kinds. */
 export const Namespaces: ResourceType = { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false };
@@ -21,7 +27,13 @@ export const Secrets = ns('', 'v1', 'secrets', 'Secret');
 export const ConfigMaps = ns('', 'v1', 'configmaps', 'ConfigMap');
 export const Events = ns('', 'v1', 'events', 'Event');
 export const Leases = ns('coordination.k8s.io', 'v1', 'leases', 'Lease');
-export const CustomResourceDefinitions: ResourceType = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false };
+export const CustomResourceDefinitions: ResourceType = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
+};
 
 /** apiVersion string (group/version, or version for the core group) of a resource. */
 export const apiVersionOf = (r: Pick<ResourceType, 'group' | 'version'>): string => (r.group ? `${r.group}/${r.version}` : r.version);
@@ -33,4 +45,5 @@ export const parseApiVersion = (apiVersion: string): { group: string; version: s
 /** Stable string key of a resource type, e.g. for maps of informers. */
 export const resourceKey = (r: ResourceType): string => `${r.plural}.${r.group}/${r.version}`;
 /** `plural.group` (or `plural` for the core group) naming a resource in errors and metrics. */
-export const resourceName = (res: Pick<ResourceType, 'plural' | 'group'>): string => (res.group ? `${res.plural}.${res.group}` : res.plural);
+export const resourceName = (res: Pick<ResourceType, 'plural' | 'group'>): string =>
+  res.group ? `${res.plural}.${res.group}` : res.plural;

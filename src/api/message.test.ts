@@ -62,7 +62,9 @@ describe('bounded messages', () => {
     it('names the first item even when it alone is over the budget', () => {
       const out = summarizeList(['x'.repeat(5000), 'y'], { maxBytes: 200, itemMaxBytes: 5000 });
       expect(byteLength(out)).to.be.at.most(200);
-      expect(out).to.match(/^x+/).and.to.match(/and 1 more$/);
+      expect(out)
+        .to.match(/^x+/)
+        .and.to.match(/and 1 more$/);
     });
 
     it('stays in budget with thousands of items', () => {

@@ -3,7 +3,13 @@
 import { GROUP, VERSION, SAMPLES_GROUP } from './constants.js';
 import type { ResourceType } from './kube.js';
 
-const ns = (group: string, version: string, plural: string, kind: string): ResourceType => ({ group, version, plural, kind, namespaced: true });
+const ns = (group: string, version: string, plural: string, kind: string): ResourceType => ({
+  group,
+  version,
+  plural,
+  kind,
+  namespaced: true,
+});
 
 /** The platform's own kinds. */
 export const InPlaceUpdatePlans = ns(GROUP, VERSION, 'inplaceupdateplans', 'InPlaceUpdatePlan');
@@ -13,7 +19,12 @@ export const MachineUpdates = ns(GROUP, VERSION, 'machineupdates', 'MachineUpdat
 export const UpdaterUpdateTasks = ns(GROUP, VERSION, 'updaterupdatetasks', 'UpdaterUpdateTask');
 /** Sample Kubernetes-version updater task and template kinds. */
 export const KubernetesVersionUpdateTasks = ns(SAMPLES_GROUP, VERSION, 'kubernetesversionupdatetasks', 'KubernetesVersionUpdateTask');
-export const KubernetesVersionUpdateTaskTemplates = ns(SAMPLES_GROUP, VERSION, 'kubernetesversionupdatetasktemplates', 'KubernetesVersionUpdateTaskTemplate');
+export const KubernetesVersionUpdateTaskTemplates = ns(
+  SAMPLES_GROUP,
+  VERSION,
+  'kubernetesversionupdatetasktemplates',
+  'KubernetesVersionUpdateTaskTemplate',
+);
 /** Sample OS-image updater task and template kinds. */
 export const OSImageUpdateTasks = ns(SAMPLES_GROUP, VERSION, 'osimageupdatetasks', 'OSImageUpdateTask');
 export const OSImageUpdateTaskTemplates = ns(SAMPLES_GROUP, VERSION, 'osimageupdatetasktemplates', 'OSImageUpdateTaskTemplate');

@@ -5,8 +5,16 @@ import type { InPlaceUpdatePlan, MachineUpdate, UpdaterUpdateTask } from './gene
 import type { Condition, ObjectMeta } from './meta.js';
 
 const int = z.number().int();
-const jsonPointer = z.string().min(2).max(1024).regex(/^(\/([^/~]|~[01])*)+$/, 'must be a JSON pointer such as /spec/version');
-const dnsLabel = z.string().min(1).max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label (lowercase letters, digits, "-")');
+const jsonPointer = z
+  .string()
+  .min(2)
+  .max(1024)
+  .regex(/^(\/([^/~]|~[01])*)+$/, 'must be a JSON pointer such as /spec/version');
+const dnsLabel = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label (lowercase letters, digits, "-")');
 const objectName = z.string().min(1).max(253);
 const status = z.enum(['pending', 'updating', 'updated', 'aborting', 'aborted', 'failed']);
 const phase = z.enum(['updating', 'aborting']);
@@ -14,21 +22,38 @@ const times = { startTime: z.string().optional(), completionTime: z.string().opt
 
 /** metav1.OwnerReference. */
 export const OwnerReferenceSchema = z.object({
-  apiVersion: z.string(), kind: z.string(), name: z.string(), uid: z.string(),
-  controller: z.boolean().optional(), blockOwnerDeletion: z.boolean().optional(),
+  apiVersion: z.string(),
+  kind: z.string(),
+  name: z.string(),
+  uid: z.string(),
+  controller: z.boolean().optional(),
+  blockOwnerDeletion: z.boolean().optional(),
 });
 /** The metadata subset the platform reads; unknown keys pass through untouched. */
 export const ObjectMetaSchema: z.ZodType<ObjectMeta> = z.looseObject({
-  name: z.string().optional(), generateName: z.string().optional(), namespace: z.string().optional(), uid: z.string().optional(),
-  resourceVersion: z.string().optional(), generation: int.optional(), creationTimestamp: z.string().optional(),
-  deletionTimestamp: z.string().optional(), deletionGracePeriodSeconds: int.optional(),
-  labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional(),
-  finalizers: z.array(z.string()).optional(), ownerReferences: z.array(OwnerReferenceSchema).optional(), managedFields: z.array(z.unknown()).optional(),
+  name: z.string().optional(),
+  generateName: z.string().optional(),
+  namespace: z.string().optional(),
+  uid: z.string().optional(),
+  resourceVersion: z.string().optional(),
+  generation: int.optional(),
+  creationTimestamp: z.string().optional(),
+  deletionTimestamp: z.string().optional(),
+  deletionGracePeriodSeconds: int.optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+  finalizers: z.array(z.string()).optional(),
+  ownerReferences: z.array(OwnerReferenceSchema).optional(),
+  managedFields: z.array(z.unknown()).optional(),
 });
 /** metav1.Condition. */
 export const ConditionSchema = z.object({
-  type: z.string().min(1), status: z.enum(['True', 'False', 'Unknown']), observedGeneration: int.optional(),
-  lastTransitionTime: z.string(), reason: z.string().min(1), message: z.string().optional(),
+  type: z.string().min(1),
+  status: z.enum(['True', 'False', 'Unknown']),
+  observedGeneration: int.optional(),
+  lastTransitionTime: z.string(),
+  reason: z.string().min(1),
+  message: z.string().optional(),
 });
 /** A change an updater owns (selectResource + JSON pointer + any JSON value). */
 export const ResponsibilitySchema = z.object({
@@ -40,11 +65,13 @@ export const ResponsibilitySchema = z.object({
 export const UpdaterSchema = z.object({
   name: dnsLabel,
   sequence: int.min(1).max(1000),
-  updaterUpdateTemplateRef: z.object({
-    apiVersion: z.string().min(1),
-    kind: z.string().regex(/^[A-Z][A-Za-z0-9]*Template$/, 'must be a kind ending in Template'),
-    name: objectName,
-  }).optional(),
+  updaterUpdateTemplateRef: z
+    .object({
+      apiVersion: z.string().min(1),
+      kind: z.string().regex(/^[A-Z][A-Za-z0-9]*Template$/, 'must be a kind ending in Template'),
+      name: objectName,
+    })
+    .optional(),
   responsibilities: z.array(ResponsibilitySchema).min(1).max(64),
   parameters: z.record(z.string(), z.unknown()).optional(),
 });
@@ -61,49 +88,101 @@ export const PlanSpecSchema = z.object({
   controlPlane: TargetSchema.optional(),
   machineDeployments: z.array(TargetSchema).max(500).optional(),
 });
-const countFields = { machines: int.optional(), updated: int.optional(), updating: int.optional(), failed: int.optional(), aborted: int.optional() };
+const countFields = {
+  machines: int.optional(),
+  updated: int.optional(),
+  updating: int.optional(),
+  failed: int.optional(),
+  aborted: int.optional(),
+};
 /** InPlaceUpdatePlan.status. */
 export const PlanStatusSchema = z.object({
-  updateStatus: status.optional(), observedGeneration: int.optional(), ...times,
-  progress: z.string().optional(), machines: int.optional(), updatedMachines: int.optional(), skippedMachines: int.optional(),
-  targets: z.array(z.object({
-    kind: z.enum(['ControlPlane', 'MachineDeployment']), name: z.string(), sequence: int, updateStatus: status, ...countFields, skipped: int.optional(), message: z.string().optional(),
-  })).optional(),
+  updateStatus: status.optional(),
+  observedGeneration: int.optional(),
+  ...times,
+  progress: z.string().optional(),
+  machines: int.optional(),
+  updatedMachines: int.optional(),
+  skippedMachines: int.optional(),
+  targets: z
+    .array(
+      z.object({
+        kind: z.enum(['ControlPlane', 'MachineDeployment']),
+        name: z.string(),
+        sequence: int,
+        updateStatus: status,
+        ...countFields,
+        skipped: int.optional(),
+        message: z.string().optional(),
+      }),
+    )
+    .optional(),
   conditions: z.array(ConditionSchema).optional(),
 });
 /** InPlaceUpdatePlan. */
 export const InPlaceUpdatePlanSchema = z.object({
-  apiVersion: z.string().optional(), kind: z.string().optional(), metadata: ObjectMetaSchema.optional(),
-  spec: PlanSpecSchema, status: PlanStatusSchema.optional(),
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema.optional(),
+  spec: PlanSpecSchema,
+  status: PlanStatusSchema.optional(),
 });
 /** MachineUpdate. */
 export const MachineUpdateSchema = z.object({
-  apiVersion: z.string().optional(), kind: z.string().optional(), metadata: ObjectMetaSchema.optional(),
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema.optional(),
   spec: z.object({
-    planName: objectName, clusterName: objectName,
+    planName: objectName,
+    clusterName: objectName,
     target: z.object({ kind: z.enum(['ControlPlane', 'MachineDeployment']), name: objectName }),
     machineRef: z.object({ name: objectName }),
     updatePhase: phase.optional(),
     updaters: z.array(UpdaterSchema).min(1).max(32),
   }),
-  status: z.object({
-    updateStatus: z.enum(['', 'updating', 'updated', 'aborting', 'aborted', 'failed']).optional(),
-    observedGeneration: int.optional(), currentUpdater: z.string().optional(),
-    tasks: z.array(z.object({ updater: z.string(), apiVersion: z.string(), kind: z.string(), name: z.string(), updateStatus: z.string().optional(), ...times })).optional(),
-    ...times, message: z.string().optional(), conditions: z.array(ConditionSchema).optional(),
-  }).optional(),
+  status: z
+    .object({
+      updateStatus: z.enum(['', 'updating', 'updated', 'aborting', 'aborted', 'failed']).optional(),
+      observedGeneration: int.optional(),
+      currentUpdater: z.string().optional(),
+      tasks: z
+        .array(
+          z.object({
+            updater: z.string(),
+            apiVersion: z.string(),
+            kind: z.string(),
+            name: z.string(),
+            updateStatus: z.string().optional(),
+            ...times,
+          }),
+        )
+        .optional(),
+      ...times,
+      message: z.string().optional(),
+      conditions: z.array(ConditionSchema).optional(),
+    })
+    .optional(),
 });
 /** The generic UpdaterUpdateTask. */
 export const UpdaterUpdateTaskSchema = z.object({
-  apiVersion: z.string().optional(), kind: z.string().optional(), metadata: ObjectMetaSchema.optional(),
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema.optional(),
   spec: z.object({
-    updaterName: dnsLabel, updatePhase: phase.optional(), machineRef: z.object({ name: objectName }),
-    responsibilities: z.array(ResponsibilitySchema).max(64).optional(), parameters: z.record(z.string(), z.unknown()).optional(),
+    updaterName: dnsLabel,
+    updatePhase: phase.optional(),
+    machineRef: z.object({ name: objectName }),
+    responsibilities: z.array(ResponsibilitySchema).max(64).optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
   }),
-  status: z.object({
-    updateStatus: z.enum(['updating', 'updated', 'aborted', 'failed']).optional(), observedGeneration: int.optional(), ...times,
-    conditions: z.array(ConditionSchema).optional(),
-  }).optional(),
+  status: z
+    .object({
+      updateStatus: z.enum(['updating', 'updated', 'aborted', 'failed']).optional(),
+      observedGeneration: int.optional(),
+      ...times,
+      conditions: z.array(ConditionSchema).optional(),
+    })
+    .optional(),
 });
 
 // Compile-time drift check between the zod schemas and the types generated from crds/.

@@ -58,13 +58,24 @@ describe('write policy', () => {
     });
   }
   it('refuses a policy that tries to open the never-list, unknown kinds and keys, malformed pointers', () => {
-    const problems = writePolicyProblems({ Machine: { allow: ['/spec/providerID', '/status', '/metadata/name', 'spec'], deny: 'x', extra: [] }, Pod: {} });
-    expect(problems.join('\n')).to.match(/\/spec\/providerID cannot be allowed/).and.match(/\/status cannot be allowed/).and.match(/\/metadata\/name cannot be allowed/)
-      .and.match(/"spec" is not a JSON pointer/).and.match(/deny: must be a list/).and.match(/extra: unknown key/).and.match(/Pod: not a selectResource/);
+    const problems = writePolicyProblems({
+      Machine: { allow: ['/spec/providerID', '/status', '/metadata/name', 'spec'], deny: 'x', extra: [] },
+      Pod: {},
+    });
+    expect(problems.join('\n'))
+      .to.match(/\/spec\/providerID cannot be allowed/)
+      .and.match(/\/status cannot be allowed/)
+      .and.match(/\/metadata\/name cannot be allowed/)
+      .and.match(/"spec" is not a JSON pointer/)
+      .and.match(/deny: must be a list/)
+      .and.match(/extra: unknown key/)
+      .and.match(/Pod: not a selectResource/);
     expect(() => parseWritePolicy({ Machine: { allow: ['/status'] } })).to.throw(/invalid write policy/);
   });
   it('parses a usable policy', () => {
-    expect(parseWritePolicy({ Machine: { allow: ['/spec/version', '/metadata/labels'], deny: ['/spec/taints'] } })).to.deep.equal({ Machine: { allow: ['/spec/version', '/metadata/labels'], deny: ['/spec/taints'] } });
+    expect(parseWritePolicy({ Machine: { allow: ['/spec/version', '/metadata/labels'], deny: ['/spec/taints'] } })).to.deep.equal({
+      Machine: { allow: ['/spec/version', '/metadata/labels'], deny: ['/spec/taints'] },
+    });
     expect(writePolicyProblems({})).to.deep.equal([]);
   });
 });

@@ -26,7 +26,14 @@ const DEFAULT_ALLOW: readonly string[] = ['/spec'];
  * Label and annotation key prefixes no policy can open: CAPI and Kubernetes act on them (remediate-machine, paused,
  * skip-remediation, the platform's own plan-name label, ...).
  */
-export const RESERVED_KEY_PREFIXES: readonly RegExp[] = [/^cluster\.x-k8s\.io\//, /^[^/]*\.cluster\.x-k8s\.io\//, /^kubernetes\.io\//, /^[^/]*\.kubernetes\.io\//, /^k8s\.io\//, /^[^/]*\.k8s\.io\//];
+export const RESERVED_KEY_PREFIXES: readonly RegExp[] = [
+  /^cluster\.x-k8s\.io\//,
+  /^[^/]*\.cluster\.x-k8s\.io\//,
+  /^kubernetes\.io\//,
+  /^[^/]*\.kubernetes\.io\//,
+  /^k8s\.io\//,
+  /^[^/]*\.k8s\.io\//,
+];
 
 /** Wiring and identity fields per kind that no policy can open. */
 const NEVER: Readonly<Record<PolicyResource, readonly string[]>> = {
@@ -60,15 +67,17 @@ export function writeRefusal(policy: WritePolicy, selectResource: string, path: 
   const head = t[0];
   if (head === undefined) return 'the whole object is never writable';
   if (head === 'apiVersion' || head === 'kind') return `${head} is never writable`;
-  if (head === 'status') return 'status is written by the object\'s own controller, never by a plan';
+  if (head === 'status') return "status is written by the object's own controller, never by a plan";
   if (head === 'spec' && t.length === 1) return 'the whole spec is never writable (name the fields the updater changes)';
   const res = isResource(selectResource) ? selectResource : undefined;
   if (!res) return `selectResource ${selectResource} is not one of Machine, InfraMachine, BootstrapConfig`;
   if (head === 'metadata') {
     const map = t[1];
-    if ((map !== 'labels' && map !== 'annotations') || t.length !== 3) return 'metadata is never writable, except single labels and annotations the write policy allows';
+    if ((map !== 'labels' && map !== 'annotations') || t.length !== 3)
+      return 'metadata is never writable, except single labels and annotations the write policy allows';
     const key = t[2]!;
-    if (RESERVED_KEY_PREFIXES.some((r) => r.test(key))) return `${map === 'labels' ? 'label' : 'annotation'} ${key} has a reserved prefix (cluster.x-k8s.io/, kubernetes.io/, k8s.io/ and their subdomains belong to Cluster API and Kubernetes)`;
+    if (RESERVED_KEY_PREFIXES.some((r) => r.test(key)))
+      return `${map === 'labels' ? 'label' : 'annotation'} ${key} has a reserved prefix (cluster.x-k8s.io/, kubernetes.io/, k8s.io/ and their subdomains belong to Cluster API and Kubernetes)`;
   }
   const never = NEVER[res].find((n) => covers(n, path));
   if (never) return `${res} ${never} is identity or wiring, never writable by a plan`;
@@ -76,11 +85,13 @@ export function writeRefusal(policy: WritePolicy, selectResource: string, path: 
   const allow = rules?.allow ?? DEFAULT_ALLOW;
   const allowedBy = allow.filter((a) => covers(a, path));
   if (allowedBy.length === 0) {
-    if (head === 'metadata') return `${t[1] === 'labels' ? 'labels' : 'annotations'} are not writable unless the write policy allows the key (allow ${path} for ${res})`;
+    if (head === 'metadata')
+      return `${t[1] === 'labels' ? 'labels' : 'annotations'} are not writable unless the write policy allows the key (allow ${path} for ${res})`;
     return `the write policy allows only ${allow.length ? allow.join(', ') : 'nothing'} on ${res}`;
   }
   const explicit = EXPLICIT_ONLY[res].find((e) => covers(e, path));
-  if (explicit && !allowedBy.some((a) => covers(explicit, a))) return `${res} ${explicit} is writable only when the write policy allows it by name`;
+  if (explicit && !allowedBy.some((a) => covers(explicit, a)))
+    return `${res} ${explicit} is writable only when the write policy allows it by name`;
   const denied = (rules?.deny ?? []).find((d) => covers(d, path) || covers(path, d));
   if (denied) return `the write policy denies ${denied} on ${res}`;
   return undefined;
@@ -88,7 +99,8 @@ export function writeRefusal(policy: WritePolicy, selectResource: string, path: 
 
 /** A policy file's problems (empty = usable): unknown kinds, malformed pointers, allow prefixes inside the never-list. */
 export function writePolicyProblems(raw: unknown): string[] {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return ['a write policy is a map from selectResource (Machine, InfraMachine, BootstrapConfig) to {allow, deny}'];
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    return ['a write policy is a map from selectResource (Machine, InfraMachine, BootstrapConfig) to {allow, deny}'];
   const problems: string[] = [];
   for (const [kind, rules] of Object.entries(raw as Record<string, unknown>)) {
     if (!isResource(kind)) {
@@ -111,7 +123,11 @@ export function writePolicyProblems(raw: unknown): string[] {
       for (const p of list as string[]) {
         if (!POINTER.test(p) || p === '') problems.push(`${kind}.${k}: ${JSON.stringify(p)} is not a JSON pointer such as /spec/image`);
         // An allow prefix must be a writable path itself: a policy cannot open the never-list.
-        else if (k === 'allow' && !/^\/metadata\/(labels|annotations)$/.test(p) && writeRefusal({ [kind]: { allow: [p] } }, kind, p) !== undefined) {
+        else if (
+          k === 'allow' &&
+          !/^\/metadata\/(labels|annotations)$/.test(p) &&
+          writeRefusal({ [kind]: { allow: [p] } }, kind, p) !== undefined
+        ) {
           problems.push(`${kind}.allow: ${p} cannot be allowed: ${writeRefusal({ [kind]: { allow: [p] } }, kind, p)}`);
         }
       }

@@ -1,13 +1,33 @@
 // Pure builders of the CAPI objects the inventory and the simulator create. Every field written here exists in the
 // real v1beta2 CRDs (the fixture test proves the fixtures declare them with the same schema), so nothing is pruned.
-import { Annotations, Labels, apiVersionOf, type Condition, type KubeObject, type OwnerReference, type ResourceType } from '../api/index.js';
+import {
+  Annotations,
+  Labels,
+  apiVersionOf,
+  type Condition,
+  type KubeObject,
+  type OwnerReference,
+  type ResourceType,
+} from '../api/index.js';
 import { Clusters, DevMachines, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines } from '../api/index.js';
 import type { Machine, MachineSpec, Node, NodeSystemInfo } from '../api/capi/index.js';
 
 /** DevMachineTemplate (not in src/api: only the simulator and the inventory use it). */
-export const DevMachineTemplates: ResourceType = { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta2', plural: 'devmachinetemplates', kind: 'DevMachineTemplate', namespaced: true };
+export const DevMachineTemplates: ResourceType = {
+  group: 'infrastructure.cluster.x-k8s.io',
+  version: 'v1beta2',
+  plural: 'devmachinetemplates',
+  kind: 'DevMachineTemplate',
+  namespaced: true,
+};
 /** KubeadmConfigTemplate (not in src/api: only the simulator and the inventory use it). */
-export const KubeadmConfigTemplates: ResourceType = { group: 'bootstrap.cluster.x-k8s.io', version: 'v1beta2', plural: 'kubeadmconfigtemplates', kind: 'KubeadmConfigTemplate', namespaced: true };
+export const KubeadmConfigTemplates: ResourceType = {
+  group: 'bootstrap.cluster.x-k8s.io',
+  version: 'v1beta2',
+  plural: 'kubeadmconfigtemplates',
+  kind: 'KubeadmConfigTemplate',
+  namespaced: true,
+};
 
 /** CAPI annotation on workload Nodes naming their Machine. */
 export const NODE_MACHINE_ANNOTATION = 'cluster.x-k8s.io/machine';
@@ -54,7 +74,8 @@ const fnv1a = (s: string): number => {
 };
 
 /** Name of the workload Node of a Machine: namespaced so that several test clusters share one API server. */
-export const nodeNameFor = (namespace: string, machineName: string): string => `${namespace}-${machineName}`.slice(0, 253).replace(/[-.]+$/, '');
+export const nodeNameFor = (namespace: string, machineName: string): string =>
+  `${namespace}-${machineName}`.slice(0, 253).replace(/[-.]+$/, '');
 
 /** The OS image a cluster boots when the caller names none (the plan's OS-image updater moves machines off it). */
 export const defaultImage = (version: string): string => `ubuntu-22.04-k8s-${version.replace(/^v/, '')}`;
@@ -132,7 +153,9 @@ export function buildMachine(bp: MachineBlueprint): Machine {
     apiVersion: apiVersionOf(Machines),
     kind: Machines.kind,
     metadata: {
-      name: bp.name, namespace: bp.namespace, labels: { ...bp.labels },
+      name: bp.name,
+      namespace: bp.namespace,
+      labels: { ...bp.labels },
       ...(bp.annotations && Object.keys(bp.annotations).length > 0 ? { annotations: { ...bp.annotations } } : {}),
       ownerReferences: [controllerRef(bp.owner.res, bp.owner.name, bp.owner.uid)],
     },
@@ -140,14 +163,21 @@ export function buildMachine(bp: MachineBlueprint): Machine {
   };
 }
 
-const annotated = (a: Record<string, string> | undefined): { annotations?: Record<string, string> } => (a && Object.keys(a).length > 0 ? { annotations: { ...a } } : {});
+const annotated = (a: Record<string, string> | undefined): { annotations?: Record<string, string> } =>
+  a && Object.keys(a).length > 0 ? { annotations: { ...a } } : {};
 
 /** The DevMachine of a blueprint, owned by its Machine. */
 export function buildDevMachine(bp: MachineBlueprint, machineUid = ''): KubeObject {
   return {
     apiVersion: apiVersionOf(DevMachines),
     kind: DevMachines.kind,
-    metadata: { name: bp.name, namespace: bp.namespace, labels: { [Labels.clusterName]: bp.clusterName }, ...annotated(bp.infraAnnotations), ownerReferences: [controllerRef(Machines, bp.name, machineUid)] },
+    metadata: {
+      name: bp.name,
+      namespace: bp.namespace,
+      labels: { [Labels.clusterName]: bp.clusterName },
+      ...annotated(bp.infraAnnotations),
+      ownerReferences: [controllerRef(Machines, bp.name, machineUid)],
+    },
     spec: { ...structuredClone(bp.infraSpec), providerID: `dev://${bp.namespace}/${bp.name}` },
   };
 }
@@ -160,7 +190,13 @@ export function buildKubeadmConfig(bp: MachineBlueprint, machineUid = ''): KubeO
   return {
     apiVersion: apiVersionOf(KubeadmConfigs),
     kind: KubeadmConfigs.kind,
-    metadata: { name: bp.name, namespace: bp.namespace, labels: { [Labels.clusterName]: bp.clusterName }, ...annotated(bp.bootstrapAnnotations), ownerReferences: [controllerRef(Machines, bp.name, machineUid)] },
+    metadata: {
+      name: bp.name,
+      namespace: bp.namespace,
+      labels: { [Labels.clusterName]: bp.clusterName },
+      ...annotated(bp.bootstrapAnnotations),
+      ownerReferences: [controllerRef(Machines, bp.name, machineUid)],
+    },
     spec,
   };
 }
@@ -206,7 +242,11 @@ export function buildNode(namespace: string, clusterName: string, machineName: s
     metadata: {
       name,
       labels,
-      annotations: { [NODE_MACHINE_ANNOTATION]: machineName, [NODE_CLUSTER_NAME_ANNOTATION]: clusterName, [NODE_CLUSTER_NAMESPACE_ANNOTATION]: namespace },
+      annotations: {
+        [NODE_MACHINE_ANNOTATION]: machineName,
+        [NODE_CLUSTER_NAME_ANNOTATION]: clusterName,
+        [NODE_CLUSTER_NAMESPACE_ANNOTATION]: namespace,
+      },
     },
     spec: { providerID: `dev://${namespace}/${machineName}` },
   };
@@ -215,7 +255,16 @@ export function buildNode(namespace: string, clusterName: string, machineName: s
 /** Status of a Ready Node. */
 export const nodeReadyStatus = (nodeInfo: NodeSystemInfo, now: string): NonNullable<Node['status']> => ({
   nodeInfo,
-  conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: now, lastTransitionTime: now }],
+  conditions: [
+    {
+      type: 'Ready',
+      status: 'True',
+      reason: 'KubeletReady',
+      message: 'kubelet is posting ready status',
+      lastHeartbeatTime: now,
+      lastTransitionTime: now,
+    },
+  ],
 });
 
 /** Status of a Machine still provisioning (no node yet). */
@@ -231,7 +280,12 @@ export const machineProvisioningStatus = (now: string): NonNullable<Machine['sta
 });
 
 /** Status of a Running machine whose node is healthy. */
-export const machineRunningStatus = (nodeName: string, nodeInfo: NodeSystemInfo, generation: number, now: string): NonNullable<Machine['status']> => ({
+export const machineRunningStatus = (
+  nodeName: string,
+  nodeInfo: NodeSystemInfo,
+  generation: number,
+  now: string,
+): NonNullable<Machine['status']> => ({
   observedGeneration: generation,
   phase: 'Running',
   initialization: { infrastructureProvisioned: true, bootstrapDataSecretCreated: true },
@@ -253,8 +307,8 @@ export const isControlPlaneMachine = (m: KubeObject): boolean => m.metadata.labe
 
 /** True when a machine asks for manual remediation and does not opt out of it (skip-remediation or paused, as CAPI's MHC checks). */
 export const wantsRemediation = (m: KubeObject): boolean =>
-  m.metadata.annotations?.[Annotations.remediateMachine] !== undefined
-  && m.metadata.annotations[Annotations.skipRemediation] === undefined
-  && m.metadata.annotations[Annotations.paused] === undefined;
+  m.metadata.annotations?.[Annotations.remediateMachine] !== undefined &&
+  m.metadata.annotations[Annotations.skipRemediation] === undefined &&
+  m.metadata.annotations[Annotations.paused] === undefined;
 
 export { Clusters, DevMachines, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines };

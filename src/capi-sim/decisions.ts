@@ -27,7 +27,12 @@ export interface ScaleDecision {
  * first so the result is deterministic; `createdAtMs` refines creationTimestamp's second precision).
  * Machines already being deleted count for neither side.
  */
-export function decideScale(desired: number, machines: readonly Machine[], order: DeletionOrder = 'Newest', createdAtMs: (m: Machine) => number = (m) => Date.parse(created(m)) || 0): ScaleDecision {
+export function decideScale(
+  desired: number,
+  machines: readonly Machine[],
+  order: DeletionOrder = 'Newest',
+  createdAtMs: (m: Machine) => number = (m) => Date.parse(created(m)) || 0,
+): ScaleDecision {
   const active = machines.filter((m) => !isDeleting(m));
   if (active.length < desired) return { create: desired - active.length, delete: [] };
   if (active.length === desired) return { create: 0, delete: [] };
@@ -72,7 +77,8 @@ export function decideProvisioning(m: Machine, createdAtMs: number, nowMs: numbe
 }
 
 /** Which owner a machine belongs to, from its CAPI labels. */
-export type MachineOwner = { kind: 'MachineSet'; name: string; deployment?: string } | { kind: 'KubeadmControlPlane'; name: string } | undefined;
+export type MachineOwner =
+  { kind: 'MachineSet'; name: string; deployment?: string } | { kind: 'KubeadmControlPlane'; name: string } | undefined;
 
 /** The owner of a machine: control-plane-name, else set-name (CAPI's labels; the owner reference agrees). */
 export function ownerOf(m: KubeObject): MachineOwner {
@@ -80,19 +86,36 @@ export function ownerOf(m: KubeObject): MachineOwner {
   const cp = l[Labels.controlPlaneName];
   if (cp) return { kind: 'KubeadmControlPlane', name: cp };
   const ms = l[Labels.setName];
-  if (ms) return l[Labels.deploymentName] ? { kind: 'MachineSet', name: ms, deployment: l[Labels.deploymentName] } : { kind: 'MachineSet', name: ms };
+  if (ms)
+    return l[Labels.deploymentName]
+      ? { kind: 'MachineSet', name: ms, deployment: l[Labels.deploymentName] }
+      : { kind: 'MachineSet', name: ms };
   return undefined;
 }
 
 /** The fields CAPI requires in Machine.status.nodeInfo (metav1 NodeSystemInfo). */
-const NODE_INFO_FIELDS = ['architecture', 'bootID', 'containerRuntimeVersion', 'kernelVersion', 'kubeProxyVersion', 'kubeletVersion', 'machineID', 'operatingSystem', 'osImage', 'systemUUID'] as const;
+const NODE_INFO_FIELDS = [
+  'architecture',
+  'bootID',
+  'containerRuntimeVersion',
+  'kernelVersion',
+  'kubeProxyVersion',
+  'kubeletVersion',
+  'machineID',
+  'operatingSystem',
+  'osImage',
+  'systemUUID',
+] as const;
 
 /**
  * What CAPI's machine controller mirrors into Machine.status.nodeInfo: the Node's reported system info (the kubelet
  * is the source of truth: an updater that upgrades it changes the Node, never the Machine). Undefined when the
  * Machine already shows it, or when the Node reports an incomplete info the Machine schema would reject.
  */
-export function mirroredNodeInfo(fromNode: Partial<NodeSystemInfo> | undefined, onMachine: NodeSystemInfo | undefined): NodeSystemInfo | undefined {
+export function mirroredNodeInfo(
+  fromNode: Partial<NodeSystemInfo> | undefined,
+  onMachine: NodeSystemInfo | undefined,
+): NodeSystemInfo | undefined {
   if (!fromNode) return undefined;
   const next = { ...(onMachine ?? {}), ...fromNode } as Partial<NodeSystemInfo>;
   if (NODE_INFO_FIELDS.some((k) => typeof next[k] !== 'string')) return undefined;
@@ -112,14 +135,19 @@ export function newMachineName(owner: string, taken: ReadonlySet<string>, suffix
 /** The machines an MHC targets: same namespace and cluster, labels matching its selector, not being deleted. */
 export function mhcTargets(mhc: MachineHealthCheck, machines: readonly Machine[]): Machine[] {
   const selector = formatLabelSelector(mhc.spec.selector as LabelSelector);
-  return machines.filter((m) => m.metadata.namespace === mhc.metadata.namespace && !isDeleting(m)
-    && m.spec.clusterName === mhc.spec.clusterName && matchesSelector(selector, m.metadata.labels));
+  return machines.filter(
+    (m) =>
+      m.metadata.namespace === mhc.metadata.namespace &&
+      !isDeleting(m) &&
+      m.spec.clusterName === mhc.spec.clusterName &&
+      matchesSelector(selector, m.metadata.labels),
+  );
 }
 
 /** A target counts as healthy unless marked for remediation or judged unhealthy (HealthCheckSucceeded False). */
 export const isHealthyTarget = (m: Machine): boolean =>
-  m.metadata.annotations?.[Annotations.remediateMachine] === undefined
-  && !(m.status?.conditions ?? []).some((c) => c.type === 'HealthCheckSucceeded' && c.status === 'False');
+  m.metadata.annotations?.[Annotations.remediateMachine] === undefined &&
+  !(m.status?.conditions ?? []).some((c) => c.type === 'HealthCheckSucceeded' && c.status === 'False');
 
 /** CAPI's maxUnhealthy: int, or percent of the expected machines rounded down; absent = 100%. */
 export function maxUnhealthy(v: number | string | undefined, expected: number): number {
@@ -146,21 +174,36 @@ export function mhcCounts(mhc: MachineHealthCheck, targets: readonly Machine[]):
   const range = /^\[(\d+)-(\d+)\]$/.exec(mhc.spec.remediation?.triggerIf?.unhealthyInRange ?? '');
   if (range) {
     const [min, max] = [Number(range[1]), Number(range[2])];
-    return { expectedMachines: expected, currentHealthy: healthy, remediationsAllowed: Math.max(0, max - unhealthy), remediationAllowed: unhealthy >= min && unhealthy <= max };
+    return {
+      expectedMachines: expected,
+      currentHealthy: healthy,
+      remediationsAllowed: Math.max(0, max - unhealthy),
+      remediationAllowed: unhealthy >= min && unhealthy <= max,
+    };
   }
   const max = maxUnhealthy(mhc.spec.remediation?.triggerIf?.unhealthyLessThanOrEqualTo, expected);
-  return { expectedMachines: expected, currentHealthy: healthy, remediationsAllowed: Math.max(0, max - unhealthy), remediationAllowed: unhealthy <= max };
+  return {
+    expectedMachines: expected,
+    currentHealthy: healthy,
+    remediationsAllowed: Math.max(0, max - unhealthy),
+    remediationAllowed: unhealthy <= max,
+  };
 }
 
 /**
  * Whether CAPI would remediate a machine marked remediate-machine: an MHC must target it (CAPI's MHC controller is
  * what honours the annotation) and that MHC's unhealthy count must be within its triggerIf.
  */
-export function remediationVerdict(machine: Machine, mhcs: readonly MachineHealthCheck[], machines: readonly Machine[]): { remediate: boolean; why: string } {
+export function remediationVerdict(
+  machine: Machine,
+  mhcs: readonly MachineHealthCheck[],
+  machines: readonly Machine[],
+): { remediate: boolean; why: string } {
   const owners = mhcs.filter((h) => mhcTargets(h, [machine]).length > 0);
   if (owners.length === 0) return { remediate: false, why: 'no MachineHealthCheck targets the machine' };
   for (const h of owners) {
-    if (mhcCounts(h, mhcTargets(h, machines)).remediationAllowed) return { remediate: true, why: `MachineHealthCheck ${h.metadata.name} allows remediation` };
+    if (mhcCounts(h, mhcTargets(h, machines)).remediationAllowed)
+      return { remediate: true, why: `MachineHealthCheck ${h.metadata.name} allows remediation` };
   }
   return { remediate: false, why: `too many unhealthy machines for MachineHealthCheck ${owners.map((h) => h.metadata.name).join(', ')}` };
 }

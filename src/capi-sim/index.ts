@@ -2,7 +2,12 @@
 export * from './crds.js';
 export * from '../api/capi/types.js';
 export {
-  DevMachineTemplates, KubeadmConfigTemplates, nodeNameFor, defaultImage, stableSuffix, NODE_MACHINE_ANNOTATION,
+  DevMachineTemplates,
+  KubeadmConfigTemplates,
+  nodeNameFor,
+  defaultImage,
+  stableSuffix,
+  NODE_MACHINE_ANNOTATION,
 } from './builders.js';
 export * from './inventory.js';
 export { startCapiSimulator, type CapiSimulator, type CapiSimulatorOptions } from './simulator.js';

@@ -1,11 +1,45 @@
 // A CAPI inventory (what a provisioned cluster looks like in the management cluster), for the demo and the tests.
-import { Annotations, Labels, MachineHealthChecks, Namespaces, Nodes, apiVersionOf, type KubeObject, type ResourceType } from '../api/index.js';
+import {
+  Annotations,
+  Labels,
+  MachineHealthChecks,
+  Namespaces,
+  Nodes,
+  apiVersionOf,
+  type KubeObject,
+  type ResourceType,
+} from '../api/index.js';
 import type { KubeClient } from '../runtime/types.js';
 import { isAlreadyExists, isNotFound } from '../runtime/errors.js';
 import {
-  Clusters, DevMachineTemplates, DevMachines, KubeadmConfigTemplates, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines,
-  buildDevMachine, buildKubeadmConfig, buildMachine, buildNode, condition, controlPlaneMachineLabels, controllerRef, defaultImage, deploymentMachineLabels,
-  NODE_CLUSTER_NAMESPACE_ANNOTATION, devMachineReadyStatus, kubeTime, kubeadmConfigReadyStatus, machineRunningStatus, nodeInfoFor, memberSuffix, nodeNameFor, nodeReadyStatus, stableSuffix,
+  Clusters,
+  DevMachineTemplates,
+  DevMachines,
+  KubeadmConfigTemplates,
+  KubeadmConfigs,
+  KubeadmControlPlanes,
+  MachineDeployments,
+  MachineSets,
+  Machines,
+  buildDevMachine,
+  buildKubeadmConfig,
+  buildMachine,
+  buildNode,
+  condition,
+  controlPlaneMachineLabels,
+  controllerRef,
+  defaultImage,
+  deploymentMachineLabels,
+  NODE_CLUSTER_NAMESPACE_ANNOTATION,
+  devMachineReadyStatus,
+  kubeTime,
+  kubeadmConfigReadyStatus,
+  machineRunningStatus,
+  nodeInfoFor,
+  memberSuffix,
+  nodeNameFor,
+  nodeReadyStatus,
+  stableSuffix,
   type MachineBlueprint,
 } from './builders.js';
 import { clonedFromAnnotations } from './rollout.js';
@@ -20,7 +54,13 @@ export interface InventoryOptions {
   /** OS image of every DevMachine (spec.backend.docker.customImage); default `ubuntu-22.04-k8s-<version>`. */
   image?: string;
   controlPlane?: { name: string; replicas: number };
-  machineDeployments?: Array<{ name: string; replicas: number; maxUnavailable?: number | string; maxSurge?: number | string; strategy?: 'RollingUpdate' | 'OnDelete' }>;
+  machineDeployments?: Array<{
+    name: string;
+    replicas: number;
+    maxUnavailable?: number | string;
+    maxSurge?: number | string;
+    strategy?: 'RollingUpdate' | 'OnDelete';
+  }>;
   mhc?: { name: string; inPlaceUpdateTimeout?: string; unhealthyLessThanOrEqualTo?: number | string; nodeStartupTimeoutSeconds?: number };
   /** Time written into conditions (default: now). */
   now?: Date;
@@ -55,12 +95,14 @@ export function buildInventory(opts: InventoryOptions): KubeObject[] {
       ? { controlPlaneRef: { apiGroup: KubeadmControlPlanes.group, kind: KubeadmControlPlanes.kind, name: opts.controlPlane.name } }
       : { paused: false },
   };
-  out.push(withStatus(cluster, {
-    observedGeneration: 1,
-    phase: 'Provisioned',
-    initialization: { infrastructureProvisioned: true, controlPlaneInitialized: true },
-    conditions: [condition('Available', 'True', 'Available', now), condition('ControlPlaneInitialized', 'True', 'Initialized', now)],
-  }));
+  out.push(
+    withStatus(cluster, {
+      observedGeneration: 1,
+      phase: 'Provisioned',
+      initialization: { infrastructureProvisioned: true, controlPlaneInitialized: true },
+      conditions: [condition('Available', 'True', 'Available', now), condition('ControlPlaneInitialized', 'True', 'Initialized', now)],
+    }),
+  );
 
   const machines: Array<{ bp: MachineBlueprint; controlPlane: boolean }> = [];
   const infraSpec = { backend: { docker: { customImage: image } } };
@@ -77,23 +119,31 @@ export function buildInventory(opts: InventoryOptions): KubeObject[] {
         version,
         rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } } },
         kubeadmConfigSpec: { format: 'cloud-config' },
-        machineTemplate: { spec: { infrastructureRef: { apiGroup: DevMachineTemplates.group, kind: DevMachineTemplates.kind, name: cp.name } } },
+        machineTemplate: {
+          spec: { infrastructureRef: { apiGroup: DevMachineTemplates.group, kind: DevMachineTemplates.kind, name: cp.name } },
+        },
       },
     };
-    out.push(withStatus(kcp, {
-      ...replicaStatus(cp.replicas, `${Labels.clusterName}=${clusterName},${Labels.controlPlane},${Labels.controlPlaneName}=${cp.name}`),
-      version,
-      initialization: { controlPlaneInitialized: true },
-      conditions: [condition('Available', 'True', 'Available', now)],
-    }));
+    out.push(
+      withStatus(kcp, {
+        ...replicaStatus(cp.replicas, `${Labels.clusterName}=${clusterName},${Labels.controlPlane},${Labels.controlPlaneName}=${cp.name}`),
+        version,
+        initialization: { controlPlaneInitialized: true },
+        conditions: [condition('Available', 'True', 'Available', now)],
+      }),
+    );
     for (let i = 0; i < cp.replicas; i++) {
       machines.push({
         controlPlane: true,
         bp: {
-          namespace, clusterName, version, name: inventoryMachineName(cp.name, i),
+          namespace,
+          clusterName,
+          version,
+          name: inventoryMachineName(cp.name, i),
           owner: { res: KubeadmControlPlanes, name: cp.name },
           labels: controlPlaneMachineLabels(clusterName, cp.name),
-          infraSpec, bootstrapSpec: { format: 'cloud-config' },
+          infraSpec,
+          bootstrapSpec: { format: 'cloud-config' },
           // KCP clones the InfraMachine from machineTemplate.spec.infrastructureRef; the KubeadmConfig is generated.
           infraAnnotations: clonedFromAnnotations(kcp.spec.machineTemplate.spec.infrastructureRef),
         },
@@ -116,25 +166,42 @@ export function buildInventory(opts: InventoryOptions): KubeObject[] {
     const md: MachineDeployment = {
       apiVersion: apiVersionOf(MachineDeployments),
       kind: MachineDeployments.kind,
-      metadata: { name: mdOpts.name, namespace, labels: { ...clusterLabels }, ownerReferences: [{ ...controllerRef(Clusters, clusterName), controller: false }] },
+      metadata: {
+        name: mdOpts.name,
+        namespace,
+        labels: { ...clusterLabels },
+        ownerReferences: [{ ...controllerRef(Clusters, clusterName), controller: false }],
+      },
       spec: {
         clusterName,
         replicas: mdOpts.replicas,
         selector,
         rollout: {
-          strategy: strategy === 'OnDelete'
-            ? { type: 'OnDelete' }
-            : { type: 'RollingUpdate', rollingUpdate: { maxSurge: mdOpts.maxSurge ?? 1, maxUnavailable: mdOpts.maxUnavailable ?? 0 } },
+          strategy:
+            strategy === 'OnDelete'
+              ? { type: 'OnDelete' }
+              : { type: 'RollingUpdate', rollingUpdate: { maxSurge: mdOpts.maxSurge ?? 1, maxUnavailable: mdOpts.maxUnavailable ?? 0 } },
         },
         template: { metadata: { labels: { ...selector.matchLabels } }, spec: machineSpec },
       },
     };
     const mdSelector = `${Labels.clusterName}=${clusterName},${Labels.deploymentName}=${mdOpts.name}`;
-    out.push(withStatus(md, { ...replicaStatus(mdOpts.replicas, mdSelector), phase: 'Running', conditions: [condition('Available', 'True', 'Available', now)] }));
+    out.push(
+      withStatus(md, {
+        ...replicaStatus(mdOpts.replicas, mdSelector),
+        phase: 'Running',
+        conditions: [condition('Available', 'True', 'Available', now)],
+      }),
+    );
     const ms: MachineSet = {
       apiVersion: apiVersionOf(MachineSets),
       kind: MachineSets.kind,
-      metadata: { name: msName, namespace, labels: { ...selector.matchLabels }, ownerReferences: [controllerRef(MachineDeployments, mdOpts.name)] },
+      metadata: {
+        name: msName,
+        namespace,
+        labels: { ...selector.matchLabels },
+        ownerReferences: [controllerRef(MachineDeployments, mdOpts.name)],
+      },
       spec: {
         clusterName,
         replicas: mdOpts.replicas,
@@ -147,10 +214,14 @@ export function buildInventory(opts: InventoryOptions): KubeObject[] {
       machines.push({
         controlPlane: false,
         bp: {
-          namespace, clusterName, version, name: inventoryMachineName(msName, i),
+          namespace,
+          clusterName,
+          version,
+          name: inventoryMachineName(msName, i),
           owner: { res: MachineSets, name: msName },
           labels: deploymentMachineLabels(clusterName, mdOpts.name, msName),
-          infraSpec, bootstrapSpec: { format: 'cloud-config' },
+          infraSpec,
+          bootstrapSpec: { format: 'cloud-config' },
           // The MachineSet clones both from its template's references.
           infraAnnotations: clonedFromAnnotations(machineSpec.infrastructureRef),
           bootstrapAnnotations: clonedFromAnnotations(machineSpec.bootstrap.configRef),
@@ -189,7 +260,9 @@ export function buildInventory(opts: InventoryOptions): KubeObject[] {
             { type: 'Ready', status: 'False', timeoutSeconds: 300 },
           ],
         },
-        ...(m.unhealthyLessThanOrEqualTo !== undefined ? { remediation: { triggerIf: { unhealthyLessThanOrEqualTo: m.unhealthyLessThanOrEqualTo } } } : {}),
+        ...(m.unhealthyLessThanOrEqualTo !== undefined
+          ? { remediation: { triggerIf: { unhealthyLessThanOrEqualTo: m.unhealthyLessThanOrEqualTo } } }
+          : {}),
       },
     };
     out.push(mhc);
@@ -197,7 +270,13 @@ export function buildInventory(opts: InventoryOptions): KubeObject[] {
   return out;
 }
 
-const template = (res: ResourceType, name: string, namespace: string, labels: Record<string, string>, spec: Record<string, unknown>): KubeObject => ({
+const template = (
+  res: ResourceType,
+  name: string,
+  namespace: string,
+  labels: Record<string, string>,
+  spec: Record<string, unknown>,
+): KubeObject => ({
   apiVersion: apiVersionOf(res),
   kind: res.kind,
   metadata: { name, namespace, labels: { ...labels } },
@@ -215,7 +294,20 @@ const replicaStatus = (n: number, selector: string): Record<string, unknown> => 
 
 /** Resource descriptor of an inventory object, by its apiVersion and kind. */
 export function resourceOf(obj: KubeObject): ResourceType {
-  const all = [Clusters, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines, DevMachines, KubeadmConfigs, DevMachineTemplates, KubeadmConfigTemplates, MachineHealthChecks, Nodes, Namespaces];
+  const all = [
+    Clusters,
+    KubeadmControlPlanes,
+    MachineDeployments,
+    MachineSets,
+    Machines,
+    DevMachines,
+    KubeadmConfigs,
+    DevMachineTemplates,
+    KubeadmConfigTemplates,
+    MachineHealthChecks,
+    Nodes,
+    Namespaces,
+  ];
   const r = all.find((x) => x.kind === obj.kind && apiVersionOf(x) === obj.apiVersion);
   if (!r) throw new Error(`capi-sim: no resource for ${obj.apiVersion} ${obj.kind}`);
   return r;

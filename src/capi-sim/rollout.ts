@@ -23,7 +23,8 @@ export interface ClusterView extends KubeObject {
 }
 
 const isDeleting = (o: KubeObject): boolean => o.metadata.deletionTimestamp !== undefined;
-const hasCondition = (m: Machine, type: string): boolean => (m.status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
+const hasCondition = (m: Machine, type: string): boolean =>
+  (m.status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
 
 /** util/annotations IsPaused: the object carries cluster.x-k8s.io/paused, or its Cluster has spec.paused. */
 export function isPaused(obj: KubeObject, cluster: ClusterView | undefined): boolean {
@@ -87,7 +88,8 @@ export function kubeadmConfigSpecForDiff(spec: Json | undefined): unknown {
   return dropOmittable(s) ?? {};
 }
 
-const canonical = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (isObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x));
+const canonical = (v: unknown): string =>
+  JSON.stringify(v, (_k, x: unknown) => (isObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x));
 
 /** Upstream matchesKubeadmConfig: the machine's KubeadmConfig spec is equivalent to the KCP's kubeadmConfigSpec. */
 export function kubeadmConfigMatches(current: Json | undefined, desired: Json | undefined): boolean {
@@ -119,12 +121,18 @@ export function kcpMachineUpToDate(kcp: KubeadmControlPlane, view: KcpMachineVie
   const reasons: string[] = [];
   const { machine } = view;
   if (machine.spec.version !== kcp.spec.version) reasons.push(`Version ${machine.spec.version ?? ''}, ${kcp.spec.version} required`);
-  if (machine.spec.bootstrap.configRef && view.kubeadmConfigSpec && !kubeadmConfigMatches(view.kubeadmConfigSpec, kcp.spec.kubeadmConfigSpec)) reasons.push('KubeadmConfig is not up-to-date');
+  if (
+    machine.spec.bootstrap.configRef &&
+    view.kubeadmConfigSpec &&
+    !kubeadmConfigMatches(view.kubeadmConfigSpec, kcp.spec.kubeadmConfigSpec)
+  )
+    reasons.push('KubeadmConfig is not up-to-date');
   const a = view.infraMachine?.metadata.annotations ?? {};
   const name = a[CLONED_FROM_NAME_ANNOTATION];
   const gk = a[CLONED_FROM_GROUPKIND_ANNOTATION];
   const ref = kcp.spec.machineTemplate.spec.infrastructureRef;
-  if (name !== undefined && gk !== undefined && (name !== ref.name || gk !== groupKindOf(ref))) reasons.push(`${machine.spec.infrastructureRef.kind} is not up-to-date`);
+  if (name !== undefined && gk !== undefined && (name !== ref.name || gk !== groupKindOf(ref)))
+    reasons.push(`${machine.spec.infrastructureRef.kind} is not up-to-date`);
   return { upToDate: reasons.length === 0, reasons };
 }
 
@@ -142,7 +150,8 @@ export interface KcpMember {
 }
 
 /** What KubeadmControlPlane does next: nothing, wait (preflight), create one machine, or delete one. */
-export type KcpStep = { kind: 'none' } | { kind: 'wait'; why: string } | { kind: 'create' } | { kind: 'delete'; machine: string; why: string };
+export type KcpStep =
+  { kind: 'none' } | { kind: 'wait'; why: string } | { kind: 'create' } | { kind: 'delete'; machine: string; why: string };
 
 /** Int-or-percent of `total`, rounded up or down; `dflt` when unset or not a valid int-or-percent. */
 export function scaledValue(v: number | string | undefined, total: number, roundUp: boolean, dflt: number): number {
@@ -168,8 +177,10 @@ export function decideKcpStep(kcp: KubeadmControlPlane, cluster: ClusterView | u
   const desired = kcp.spec.replicas ?? 1;
   const outdated = live.filter((m) => !m.upToDate);
   const notReady = live.filter((m) => !m.ready).map((m) => m.name);
-  const preflight = (step: KcpStep): KcpStep => (notReady.length > 0 ? { kind: 'wait', why: `machines not ready: ${notReady.join(', ')}` } : step);
-  const pick = (from: KcpMember[]): KcpMember | undefined => [...from].sort((a, b) => Number(b.deleteMarked) - Number(a.deleteMarked) || oldestFirst(a, b))[0];
+  const preflight = (step: KcpStep): KcpStep =>
+    notReady.length > 0 ? { kind: 'wait', why: `machines not ready: ${notReady.join(', ')}` } : step;
+  const pick = (from: KcpMember[]): KcpMember | undefined =>
+    [...from].sort((a, b) => Number(b.deleteMarked) - Number(a.deleteMarked) || oldestFirst(a, b))[0];
   if (outdated.length > 0) {
     const maxSurge = scaledValue(kcp.spec.rollout?.strategy?.rollingUpdate?.maxSurge, desired, true, 1);
     if (live.length < desired + maxSurge) return preflight({ kind: 'create' });
@@ -197,13 +208,16 @@ export function machineTemplateUpToDate(current: MachineTemplateSpec, desired: M
   if ((c.version ?? '') !== (d.version ?? '')) reasons.push(`Version ${c.version ?? ''}, ${d.version ?? ''} required`);
   if (canonical(c.bootstrap) !== canonical(d.bootstrap)) reasons.push('bootstrap is not up-to-date');
   if (canonical(c.infrastructureRef) !== canonical(d.infrastructureRef)) reasons.push('infrastructureRef is not up-to-date');
-  if ((c.failureDomain ?? '') !== (d.failureDomain ?? '')) reasons.push(`Failure domain ${c.failureDomain ?? ''}, ${d.failureDomain ?? ''} required`);
+  if ((c.failureDomain ?? '') !== (d.failureDomain ?? ''))
+    reasons.push(`Failure domain ${c.failureDomain ?? ''}, ${d.failureDomain ?? ''} required`);
   return { upToDate: reasons.length === 0, reasons };
 }
 
 /** mdutil FindNewAndOldMachineSets: the MachineSet whose template matches the deployment's (most replicas first, then name). */
 export function findNewMachineSet(md: MachineDeployment, sets: readonly MachineSet[]): MachineSet | undefined {
-  const sorted = [...sets].sort((a, b) => (b.spec.replicas ?? 0) - (a.spec.replicas ?? 0) || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+  const sorted = [...sets].sort(
+    (a, b) => (b.spec.replicas ?? 0) - (a.spec.replicas ?? 0) || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
+  );
   return sorted.find((s) => !isDeleting(s) && machineTemplateUpToDate(s.spec.template, md.spec.template).upToDate);
 }
 
@@ -239,8 +253,13 @@ export function decideMdRollout(md: MachineDeployment, cluster: ClusterView | un
   if (isPaused(md, cluster) || md.metadata.deletionTimestamp) return out;
   const replicas = md.spec.replicas ?? 1;
   const live = views.filter((v) => !isDeleting(v.set));
-  const newSet = findNewMachineSet(md, live.map((v) => v.set));
-  const olds = live.filter((v) => v.set !== newSet).sort((a, b) => a.createdAtMs - b.createdAtMs || (a.set.metadata.name ?? '').localeCompare(b.set.metadata.name ?? ''));
+  const newSet = findNewMachineSet(
+    md,
+    live.map((v) => v.set),
+  );
+  const olds = live
+    .filter((v) => v.set !== newSet)
+    .sort((a, b) => a.createdAtMs - b.createdAtMs || (a.set.metadata.name ?? '').localeCompare(b.set.metadata.name ?? ''));
   const newView = live.find((v) => v.set === newSet);
   const rep = (s: MachineSet): number => s.spec.replicas ?? 0;
   const oldReplicas = new Map(olds.map((v) => [v.set.metadata.name ?? '', rep(v.set)]));
@@ -316,7 +335,12 @@ export function machineFromSet(ms: MachineSet, setName: string, deployment: stri
   const tpl = ms.spec.template;
   return {
     version: tpl.spec.version,
-    labels: { ...(tpl.metadata?.labels ?? {}), [Labels.clusterName]: ms.spec.clusterName, [Labels.setName]: setName, ...(deployment ? { [Labels.deploymentName]: deployment } : {}) },
+    labels: {
+      ...(tpl.metadata?.labels ?? {}),
+      [Labels.clusterName]: ms.spec.clusterName,
+      [Labels.setName]: setName,
+      ...(deployment ? { [Labels.deploymentName]: deployment } : {}),
+    },
     annotations: { ...(tpl.metadata?.annotations ?? {}) },
     infraTemplate: tpl.spec.infrastructureRef,
     bootstrapTemplate: tpl.spec.bootstrap.configRef,
@@ -342,7 +366,11 @@ export const TOPOLOGY_DEPLOYMENT_NAME_LABEL = 'topology.cluster.x-k8s.io/deploym
  * spec.version, and to managed MachineDeployments' spec.template.spec.version only once the control plane runs it
  * (KCP status.version), so workers are never ahead of the control plane. A paused cluster (or topology-less) is left alone.
  */
-export function decideTopology(cluster: ClusterView, kcp: KubeadmControlPlane | undefined, mds: readonly MachineDeployment[]): TopologyPatches {
+export function decideTopology(
+  cluster: ClusterView,
+  kcp: KubeadmControlPlane | undefined,
+  mds: readonly MachineDeployment[],
+): TopologyPatches {
   const out: TopologyPatches = { machineDeploymentVersions: {} };
   const version = cluster.spec?.topology?.version;
   if (!version || isPaused(cluster, cluster)) return out;

@@ -13,17 +13,71 @@ import { isNotFound, isAlreadyExists } from '../runtime/errors.js';
 import { formatLabelSelector, type LabelSelector } from '../runtime/labels.js';
 import { Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/types.js';
 import {
-  Clusters, DevMachineTemplates, controllerRef, DevMachines, KubeadmConfigTemplates, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines,
-  NODE_CLUSTER_NAMESPACE_ANNOTATION, NODE_MACHINE_ANNOTATION, buildDevMachine, buildKubeadmConfig, buildMachine, buildNode, controlPlaneMachineLabels,
-  devMachineReadyStatus, isControlPlaneMachine, kubeTime, kubeadmConfigReadyStatus, machineProvisioningStatus, machineRunningStatus, nodeInfoFor,
-  nodeNameFor, nodeReadyStatus, wantsRemediation, type MachineBlueprint,
+  Clusters,
+  DevMachineTemplates,
+  controllerRef,
+  DevMachines,
+  KubeadmConfigTemplates,
+  KubeadmConfigs,
+  KubeadmControlPlanes,
+  MachineDeployments,
+  MachineSets,
+  Machines,
+  NODE_CLUSTER_NAMESPACE_ANNOTATION,
+  NODE_MACHINE_ANNOTATION,
+  buildDevMachine,
+  buildKubeadmConfig,
+  buildMachine,
+  buildNode,
+  controlPlaneMachineLabels,
+  devMachineReadyStatus,
+  isControlPlaneMachine,
+  kubeTime,
+  kubeadmConfigReadyStatus,
+  machineProvisioningStatus,
+  machineRunningStatus,
+  nodeInfoFor,
+  nodeNameFor,
+  nodeReadyStatus,
+  wantsRemediation,
+  type MachineBlueprint,
 } from './builders.js';
-import { DELETE_MACHINE_ANNOTATION, countReplicas, decideProvisioning, decideScale, mhcCounts, mhcTargets, newMachineName, mirroredNodeInfo, remediationVerdict } from './decisions.js';
 import {
-  UPDATE_IN_PROGRESS_ANNOTATION, clonedFromAnnotations, decideKcpStep, decideMdRollout, decideTopology, findNewMachineSet, isPaused, kcpMachineUpToDate,
-  machineAvailable, machineFromSet, machineReady, type ClusterView, type KcpMember, type MdSetView,
+  DELETE_MACHINE_ANNOTATION,
+  countReplicas,
+  decideProvisioning,
+  decideScale,
+  mhcCounts,
+  mhcTargets,
+  newMachineName,
+  mirroredNodeInfo,
+  remediationVerdict,
+} from './decisions.js';
+import {
+  UPDATE_IN_PROGRESS_ANNOTATION,
+  clonedFromAnnotations,
+  decideKcpStep,
+  decideMdRollout,
+  decideTopology,
+  findNewMachineSet,
+  isPaused,
+  kcpMachineUpToDate,
+  machineAvailable,
+  machineFromSet,
+  machineReady,
+  type ClusterView,
+  type KcpMember,
+  type MdSetView,
 } from './rollout.js';
-import type { KubeadmControlPlane, Machine, MachineDeployment, MachineHealthCheck, MachineSet, Node, ObjectRef } from '../api/capi/index.js';
+import type {
+  KubeadmControlPlane,
+  Machine,
+  MachineDeployment,
+  MachineHealthCheck,
+  MachineSet,
+  Node,
+  ObjectRef,
+} from '../api/capi/index.js';
 
 /** Options of the simulator. */
 export interface CapiSimulatorOptions {
@@ -61,18 +115,36 @@ export interface CapiSimulator {
 
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const randomSuffix = (): string => Array.from({ length: 5 }, () => ALPHABET[randomInt(ALPHABET.length)]).join('');
-const nsKey = (o: KubeObject, name: string | undefined): ObjectKey[] => (name ? [{ ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name }] : []);
+const nsKey = (o: KubeObject, name: string | undefined): ObjectKey[] =>
+  name ? [{ ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name }] : [];
 const merge = { type: 'merge' } as const;
 const mergeStatus = { type: 'merge', subresource: 'status' } as const;
 
 /** Starts the simulator's controllers; resolves once their caches are synced. */
 export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<CapiSimulator> {
-  const mgr = createManager({ client: opts.client, name: 'capi-sim', ...(opts.namespace ? { namespace: opts.namespace } : {}), ...(opts.log ? { log: opts.log } : {}) });
+  const mgr = createManager({
+    client: opts.client,
+    name: 'capi-sim',
+    ...(opts.namespace ? { namespace: opts.namespace } : {}),
+    ...(opts.log ? { log: opts.log } : {}),
+  });
   const sim = new Simulator(mgr, opts.client, opts.readyDelayMs ?? 200, opts.faithfulRollouts ?? true);
   sim.setup();
   await mgr.start();
   // Callers act on the simulated world right away: wait for the caches the reconcilers read.
-  await Promise.all([MachineDeployments, MachineSets, KubeadmControlPlanes, Machines, MachineHealthChecks, Nodes, Clusters, DevMachines, KubeadmConfigs].map((r) => mgr.informer(r).synced()));
+  await Promise.all(
+    [
+      MachineDeployments,
+      MachineSets,
+      KubeadmControlPlanes,
+      Machines,
+      MachineHealthChecks,
+      Nodes,
+      Clusters,
+      DevMachines,
+      KubeadmConfigs,
+    ].map((r) => mgr.informer(r).synced()),
+  );
   return { stop: () => mgr.stop(), stats: () => sim.stats(), reconcileOwners: (rounds) => sim.reconcileOwners(rounds ?? 1) };
 }
 
@@ -91,7 +163,12 @@ class Simulator {
   private readonly counters: SimulatorStats = { machinesCreated: 0, machinesDeleted: 0 };
   private readonly controllers = new Map<string, { ctl: Controller; res: ResourceType }>();
 
-  constructor(private readonly mgr: Manager, private readonly client: KubeClient, private readonly readyDelayMs: number, private readonly faithful: boolean) {}
+  constructor(
+    private readonly mgr: Manager,
+    private readonly client: KubeClient,
+    private readonly readyDelayMs: number,
+    private readonly faithful: boolean,
+  ) {}
 
   stats(): SimulatorStats {
     return { ...this.counters };
@@ -117,7 +194,12 @@ class Simulator {
   }
 
   /** Registers an owner controller whose runs reconcileOwners counts. */
-  private owner(name: string, res: ResourceType, build: (b: ReturnType<Manager['controller']>) => ReturnType<Manager['controller']>, fn: (key: ObjectKey) => Promise<Action>): void {
+  private owner(
+    name: string,
+    res: ResourceType,
+    build: (b: ReturnType<Manager['controller']>) => ReturnType<Manager['controller']>,
+    fn: (key: ObjectKey) => Promise<Action>,
+  ): void {
     const ctl = build(this.mgr.controller(name).for(res)).reconcile(async (key) => {
       try {
         return await fn(key);
@@ -138,42 +220,85 @@ class Simulator {
   }
 
   setup(): void {
-    const byLabel = (label: string) => (o: KubeObject): ObjectKey[] => nsKey(o, o.metadata.labels?.[label]);
+    const byLabel =
+      (label: string) =>
+      (o: KubeObject): ObjectKey[] =>
+        nsKey(o, o.metadata.labels?.[label]);
     // A Cluster's change (spec.paused) concerns every owner of the cluster.
-    const ofCluster = (res: ResourceType) => (c: KubeObject): ObjectKey[] =>
-      this.mgr.informer(res).store.byLabel(Labels.clusterName, c.metadata.name ?? '', c.metadata.namespace).map((o) => ({ namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' }));
+    const ofCluster =
+      (res: ResourceType) =>
+      (c: KubeObject): ObjectKey[] =>
+        this.mgr
+          .informer(res)
+          .store.byLabel(Labels.clusterName, c.metadata.name ?? '', c.metadata.namespace)
+          .map((o) => ({ namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' }));
     // A clone's change (a committed value on a DevMachine / KubeadmConfig) concerns its machine's control plane.
     const toControlPlane = (o: KubeObject): ObjectKey[] => {
       const owner = o.metadata.ownerReferences?.find((r) => r.kind === Machines.kind)?.name;
       const m = owner ? this.mgr.informer<Machine>(Machines).store.peek(o.metadata.namespace, owner) : undefined;
       return m ? nsKey(m, m.metadata.labels?.[Labels.controlPlaneName]) : [];
     };
-    this.owner('capi-sim-machinedeployment', MachineDeployments, (b) => b
-      .watches(MachineSets, byLabel(Labels.deploymentName)).watches(Machines, byLabel(Labels.deploymentName)).watches(Clusters, ofCluster(MachineDeployments)),
-    (key) => this.reconcileMachineDeployment(key));
-    this.owner('capi-sim-machineset', MachineSets, (b) => b.watches(Machines, byLabel(Labels.setName)).watches(Clusters, ofCluster(MachineSets)), (key) => this.reconcileMachineSet(key));
-    this.owner('capi-sim-kubeadmcontrolplane', KubeadmControlPlanes, (b) => b
-      .watches(Machines, byLabel(Labels.controlPlaneName)).watches(Clusters, ofCluster(KubeadmControlPlanes))
-      .watches(DevMachines, toControlPlane).watches(KubeadmConfigs, toControlPlane),
-    (key) => this.reconcileControlPlane(key));
+    this.owner(
+      'capi-sim-machinedeployment',
+      MachineDeployments,
+      (b) =>
+        b
+          .watches(MachineSets, byLabel(Labels.deploymentName))
+          .watches(Machines, byLabel(Labels.deploymentName))
+          .watches(Clusters, ofCluster(MachineDeployments)),
+      (key) => this.reconcileMachineDeployment(key),
+    );
+    this.owner(
+      'capi-sim-machineset',
+      MachineSets,
+      (b) => b.watches(Machines, byLabel(Labels.setName)).watches(Clusters, ofCluster(MachineSets)),
+      (key) => this.reconcileMachineSet(key),
+    );
+    this.owner(
+      'capi-sim-kubeadmcontrolplane',
+      KubeadmControlPlanes,
+      (b) =>
+        b
+          .watches(Machines, byLabel(Labels.controlPlaneName))
+          .watches(Clusters, ofCluster(KubeadmControlPlanes))
+          .watches(DevMachines, toControlPlane)
+          .watches(KubeadmConfigs, toControlPlane),
+      (key) => this.reconcileControlPlane(key),
+    );
     if (this.faithful) {
       const toCluster = (o: KubeObject): ObjectKey[] => nsKey(o, o.metadata.labels?.[Labels.clusterName]);
-      this.owner('capi-sim-topology', Clusters, (b) => b.watches(KubeadmControlPlanes, toCluster).watches(MachineDeployments, toCluster), (key) => this.reconcileTopology(key));
+      this.owner(
+        'capi-sim-topology',
+        Clusters,
+        (b) => b.watches(KubeadmControlPlanes, toCluster).watches(MachineDeployments, toCluster),
+        (key) => this.reconcileTopology(key),
+      );
     }
-    this.mgr.controller('capi-sim-machine').for(Machines)
+    this.mgr
+      .controller('capi-sim-machine')
+      .for(Machines)
       .watches<Node>(Nodes, (n) => {
         const machine = n.metadata.annotations?.[NODE_MACHINE_ANNOTATION];
         const ns = n.metadata.annotations?.[NODE_CLUSTER_NAMESPACE_ANNOTATION];
         return machine && ns && (!this.mgr.namespace || ns === this.mgr.namespace) ? [{ namespace: ns, name: machine }] : [];
       })
-      .watches<MachineHealthCheck>(MachineHealthChecks, (h) => mhcTargets(h, this.machines).filter(wantsRemediation).map((m) => ({ namespace: m.metadata.namespace ?? '', name: m.metadata.name ?? '' })))
+      .watches<MachineHealthCheck>(MachineHealthChecks, (h) =>
+        mhcTargets(h, this.machines)
+          .filter(wantsRemediation)
+          .map((m) => ({ namespace: m.metadata.namespace ?? '', name: m.metadata.name ?? '' })),
+      )
       .withConcurrency(4)
       .reconcile((key) => this.reconcileMachine(key));
-    this.mgr.controller('capi-sim-machinehealthcheck').for(MachineHealthChecks)
+    this.mgr
+      .controller('capi-sim-machinehealthcheck')
+      .for(MachineHealthChecks)
       .watches<Machine>(Machines, (m) =>
-        this.mgr.informer<MachineHealthCheck>(MachineHealthChecks).store.list(m.metadata.namespace)
+        this.mgr
+          .informer<MachineHealthCheck>(MachineHealthChecks)
+          .store.list(m.metadata.namespace)
           .filter((h) => h.spec.clusterName === m.metadata.labels?.[Labels.clusterName])
-          .map((h) => ({ namespace: h.metadata.namespace ?? '', name: h.metadata.name ?? '' })))
+          .map((h) => ({ namespace: h.metadata.namespace ?? '', name: h.metadata.name ?? '' })),
+      )
       .reconcile((key) => this.reconcileHealthCheck(key));
   }
 
@@ -188,7 +313,9 @@ class Simulator {
     const md = this.mgr.informer<MachineDeployment>(MachineDeployments).store.get(key.namespace, key.name);
     if (!md || md.metadata.deletionTimestamp) return Action.awaitChange();
     const mdKey = `${key.namespace ?? ''}/${key.name}`;
-    const sets = this.mgr.informer<MachineSet>(MachineSets).store.byLabel(Labels.deploymentName, key.name, key.namespace)
+    const sets = this.mgr
+      .informer<MachineSet>(MachineSets)
+      .store.byLabel(Labels.deploymentName, key.name, key.namespace)
       .filter((s) => s.metadata.ownerReferences?.some((r) => r.kind === MachineDeployments.kind && r.name === key.name));
     const pendingSet = this.expectedSets.get(mdKey);
     if (pendingSet !== undefined) {
@@ -197,18 +324,26 @@ class Simulator {
       this.expectedSets.delete(mdKey);
     }
     const desired = md.spec.replicas ?? 1;
-    const machines = this.machines.filter((m) => m.metadata.namespace === key.namespace && m.metadata.labels?.[Labels.deploymentName] === key.name);
+    const machines = this.machines.filter(
+      (m) => m.metadata.namespace === key.namespace && m.metadata.labels?.[Labels.deploymentName] === key.name,
+    );
     const live = machines.filter((m) => !m.metadata.deletionTimestamp);
     if (this.faithful) {
       const views: MdSetView[] = sets.map((set) => {
         const mine = live.filter((m) => m.metadata.labels?.[Labels.setName] === set.metadata.name);
-        return { set, machines: mine.length, available: mine.filter(machineAvailable).length, createdAtMs: Date.parse(set.metadata.creationTimestamp ?? '') || 0 };
+        return {
+          set,
+          machines: mine.length,
+          available: mine.filter(machineAvailable).length,
+          createdAtMs: Date.parse(set.metadata.creationTimestamp ?? '') || 0,
+        };
       });
       const decision = decideMdRollout(md, this.cluster(key.namespace, md.spec.clusterName), views);
       // Confirm against the API server (caches lag independently) before rolling out a new MachineSet.
       if (decision.create && sets.length > 0 && !(await this.rolloutLive(md))) return Action.requeue(100);
       if (decision.create) await this.createMachineSet(md, decision.create.replicas);
-      for (const [name, replicas] of Object.entries(decision.scale)) await this.client.patch(MachineSets, key.namespace, name, { spec: { replicas } }, merge);
+      for (const [name, replicas] of Object.entries(decision.scale))
+        await this.client.patch(MachineSets, key.namespace, name, { spec: { replicas } }, merge);
       for (const name of decision.delete) await this.deleteIgnoringMissing(MachineSets, key.namespace ?? '', name);
     } else {
       const current = sets[0];
@@ -218,8 +353,16 @@ class Simulator {
     }
     const newSet = this.faithful ? findNewMachineSet(md, sets) : sets[0];
     const counts = countReplicas(machines, md.spec.template.spec.version);
-    if (this.faithful) counts.upToDateReplicas = live.filter((m) => newSet !== undefined && m.metadata.labels?.[Labels.setName] === newSet.metadata.name).length;
-    const status = { observedGeneration: md.metadata.generation ?? 1, selector: formatLabelSelector(md.spec.selector as LabelSelector), ...counts, phase: phaseOf(desired, counts.replicas) };
+    if (this.faithful)
+      counts.upToDateReplicas = live.filter(
+        (m) => newSet !== undefined && m.metadata.labels?.[Labels.setName] === newSet.metadata.name,
+      ).length;
+    const status = {
+      observedGeneration: md.metadata.generation ?? 1,
+      selector: formatLabelSelector(md.spec.selector as LabelSelector),
+      ...counts,
+      phase: phaseOf(desired, counts.replicas),
+    };
     await this.patchStatusIfChanged(MachineDeployments, md, status);
     return Action.awaitChange();
   }
@@ -229,7 +372,9 @@ class Simulator {
     const ns = cached.metadata.namespace;
     const md = await this.client.get<MachineDeployment>(MachineDeployments, ns, cached.metadata.name ?? '');
     if (!md || isPaused(md, await this.client.get<ClusterView>(Clusters, ns, md.spec.clusterName))) return false;
-    const sets = (await this.client.list<MachineSet>(MachineSets, ns)).items.filter((s) => s.metadata.labels?.[Labels.deploymentName] === md.metadata.name);
+    const sets = (await this.client.list<MachineSet>(MachineSets, ns)).items.filter(
+      (s) => s.metadata.labels?.[Labels.deploymentName] === md.metadata.name,
+    );
     return findNewMachineSet(md, sets) === undefined;
   }
 
@@ -237,14 +382,26 @@ class Simulator {
   private async createMachineSet(md: MachineDeployment, replicas: number): Promise<void> {
     const ns = md.metadata.namespace ?? '';
     const mdName = md.metadata.name ?? '';
-    const taken = new Set(this.mgr.informer(MachineSets).store.list(ns).map((s) => s.metadata.name ?? ''));
+    const taken = new Set(
+      this.mgr
+        .informer(MachineSets)
+        .store.list(ns)
+        .map((s) => s.metadata.name ?? ''),
+    );
     const name = newMachineName(mdName, taken, randomSuffix);
     const labels = { ...(md.spec.selector.matchLabels ?? {}), [Labels.clusterName]: md.spec.clusterName, [Labels.deploymentName]: mdName };
     const template = structuredClone(md.spec.template);
     const ms: MachineSet = {
-      apiVersion: apiVersionOf(MachineSets), kind: MachineSets.kind,
+      apiVersion: apiVersionOf(MachineSets),
+      kind: MachineSets.kind,
       metadata: { name, namespace: ns, labels, ownerReferences: [controllerRef(MachineDeployments, mdName, md.metadata.uid ?? '')] },
-      spec: { clusterName: md.spec.clusterName, replicas, selector: structuredClone(md.spec.selector), template, ...(md.spec.deletion ? { deletion: structuredClone(md.spec.deletion) } : {}) },
+      spec: {
+        clusterName: md.spec.clusterName,
+        replicas,
+        selector: structuredClone(md.spec.selector),
+        template,
+        ...(md.spec.deletion ? { deletion: structuredClone(md.spec.deletion) } : {}),
+      },
     };
     this.expectedSets.set(`${ns}/${mdName}`, name);
     await this.client.create(MachineSets, ms);
@@ -255,26 +412,44 @@ class Simulator {
   private async reconcileMachineSet(key: ObjectKey): Promise<Action> {
     const ms = this.mgr.informer<MachineSet>(MachineSets).store.get(key.namespace, key.name);
     if (!ms || ms.metadata.deletionTimestamp) return Action.awaitChange();
-    const machines = this.ownedMachines(`MachineSet/${key.namespace}/${key.name}`, (m) => m.metadata.labels?.[Labels.setName] === key.name && m.metadata.namespace === key.namespace);
+    const machines = this.ownedMachines(
+      `MachineSet/${key.namespace}/${key.name}`,
+      (m) => m.metadata.labels?.[Labels.setName] === key.name && m.metadata.namespace === key.namespace,
+    );
     const mdName = ms.metadata.labels?.[Labels.deploymentName];
     if (!this.faithful || !isPaused(ms, this.cluster(key.namespace, ms.spec.clusterName))) {
-      await this.scale(`MachineSet/${key.namespace}/${key.name}`, ms.spec.replicas ?? 1, machines, ms.spec.deletion?.order, async (name) => {
-        const want = machineFromSet(ms, key.name, mdName);
-        return {
-          namespace: key.namespace ?? '', clusterName: ms.spec.clusterName, name, version: want.version ?? '',
-          owner: { res: MachineSets, name: key.name, uid: ms.metadata.uid ?? '' },
-          labels: want.labels,
-          annotations: want.annotations,
-          infraSpec: await this.templateSpec(DevMachineTemplates, key.namespace, want.infraTemplate.name),
-          infraAnnotations: clonedFromAnnotations(want.infraTemplate),
-          bootstrapSpec: want.bootstrapTemplate ? await this.templateSpec(KubeadmConfigTemplates, key.namespace, want.bootstrapTemplate.name) : {},
-          ...(want.bootstrapTemplate ? { bootstrapAnnotations: clonedFromAnnotations(want.bootstrapTemplate) } : {}),
-          ...(want.failureDomain ? { failureDomain: want.failureDomain } : {}),
-        };
-      });
+      await this.scale(
+        `MachineSet/${key.namespace}/${key.name}`,
+        ms.spec.replicas ?? 1,
+        machines,
+        ms.spec.deletion?.order,
+        async (name) => {
+          const want = machineFromSet(ms, key.name, mdName);
+          return {
+            namespace: key.namespace ?? '',
+            clusterName: ms.spec.clusterName,
+            name,
+            version: want.version ?? '',
+            owner: { res: MachineSets, name: key.name, uid: ms.metadata.uid ?? '' },
+            labels: want.labels,
+            annotations: want.annotations,
+            infraSpec: await this.templateSpec(DevMachineTemplates, key.namespace, want.infraTemplate.name),
+            infraAnnotations: clonedFromAnnotations(want.infraTemplate),
+            bootstrapSpec: want.bootstrapTemplate
+              ? await this.templateSpec(KubeadmConfigTemplates, key.namespace, want.bootstrapTemplate.name)
+              : {},
+            ...(want.bootstrapTemplate ? { bootstrapAnnotations: clonedFromAnnotations(want.bootstrapTemplate) } : {}),
+            ...(want.failureDomain ? { failureDomain: want.failureDomain } : {}),
+          };
+        },
+      );
     }
     const counts = countReplicas(machines, ms.spec.template.spec.version);
-    await this.patchStatusIfChanged(MachineSets, ms, { observedGeneration: ms.metadata.generation ?? 1, selector: formatLabelSelector(ms.spec.selector as LabelSelector), ...counts });
+    await this.patchStatusIfChanged(MachineSets, ms, {
+      observedGeneration: ms.metadata.generation ?? 1,
+      selector: formatLabelSelector(ms.spec.selector as LabelSelector),
+      ...counts,
+    });
     return Action.awaitChange();
   }
 
@@ -288,10 +463,16 @@ class Simulator {
     if (!kcp || kcp.metadata.deletionTimestamp) return Action.awaitChange();
     const clusterName = this.clusterOf(kcp);
     const ownerKey = `KubeadmControlPlane/${key.namespace}/${key.name}`;
-    const machines = this.ownedMachines(ownerKey, (m) => m.metadata.labels?.[Labels.controlPlaneName] === key.name && m.metadata.namespace === key.namespace);
+    const machines = this.ownedMachines(
+      ownerKey,
+      (m) => m.metadata.labels?.[Labels.controlPlaneName] === key.name && m.metadata.namespace === key.namespace,
+    );
     const infraRef = kcp.spec.machineTemplate.spec.infrastructureRef;
     const blueprint = async (name: string): Promise<MachineBlueprint> => ({
-      namespace: key.namespace ?? '', clusterName, name, version: kcp.spec.version,
+      namespace: key.namespace ?? '',
+      clusterName,
+      name,
+      version: kcp.spec.version,
       owner: { res: KubeadmControlPlanes, name: key.name, uid: kcp.metadata.uid ?? '' },
       labels: { ...(kcp.spec.machineTemplate.metadata?.labels ?? {}), ...controlPlaneMachineLabels(clusterName, key.name) },
       ...(kcp.spec.machineTemplate.metadata?.annotations ? { annotations: kcp.spec.machineTemplate.metadata.annotations } : {}),
@@ -299,7 +480,9 @@ class Simulator {
       infraAnnotations: clonedFromAnnotations(infraRef),
       bootstrapSpec: structuredClone(kcp.spec.kubeadmConfigSpec ?? {}),
     });
-    const upToDate = new Map(machines.map((m) => [m.metadata.name ?? '', this.isPlaceholder(m) || kcpMachineUpToDate(kcp, this.kcpView(m)).upToDate]));
+    const upToDate = new Map(
+      machines.map((m) => [m.metadata.name ?? '', this.isPlaceholder(m) || kcpMachineUpToDate(kcp, this.kcpView(m)).upToDate]),
+    );
     if (this.faithful) {
       const members: KcpMember[] = machines.map((m) => ({
         name: m.metadata.name ?? '',
@@ -313,11 +496,19 @@ class Simulator {
       const step = decideKcpStep(kcp, this.cluster(key.namespace, clusterName), members);
       // The caches of KCPs, Machines and their clones lag independently (by milliseconds here, where a plan commits
       // and unpauses in quick succession): confirm a rollout against the API server before replacing anything.
-      if (members.some((m) => !m.upToDate) && (step.kind === 'create' || step.kind === 'delete') && !(await this.outdatedLive(key, machines))) return Action.requeue(100);
+      if (
+        members.some((m) => !m.upToDate) &&
+        (step.kind === 'create' || step.kind === 'delete') &&
+        !(await this.outdatedLive(key, machines))
+      )
+        return Action.requeue(100);
       if (step.kind === 'create') await this.createOwned(ownerKey, blueprint);
       if (step.kind === 'delete') {
         const m = machines.find((x) => x.metadata.name === step.machine);
-        this.mgr.log.info({ controlPlane: key.name, machine: step.machine, why: step.why }, 'capi-sim: KubeadmControlPlane deletes a machine');
+        this.mgr.log.info(
+          { controlPlane: key.name, machine: step.machine, why: step.why },
+          'capi-sim: KubeadmControlPlane deletes a machine',
+        );
         if (m) await this.deleteMachine(m);
       }
     } else {
@@ -325,10 +516,17 @@ class Simulator {
     }
     const real = machines.filter((m) => !this.isPlaceholder(m));
     const counts = countReplicas(real, kcp.spec.version);
-    if (this.faithful) counts.upToDateReplicas = real.filter((m) => !m.metadata.deletionTimestamp && upToDate.get(m.metadata.name ?? '') === true).length;
+    if (this.faithful)
+      counts.upToDateReplicas = real.filter((m) => !m.metadata.deletionTimestamp && upToDate.get(m.metadata.name ?? '') === true).length;
     const selector = `${Labels.clusterName}=${clusterName},${Labels.controlPlane},${Labels.controlPlaneName}=${key.name}`;
     const version = lowestVersion(real.filter((m) => !m.metadata.deletionTimestamp).map((m) => m.spec.version ?? '')) ?? kcp.spec.version;
-    await this.patchStatusIfChanged(KubeadmControlPlanes, kcp, { observedGeneration: kcp.metadata.generation ?? 1, selector, ...counts, version, initialization: { controlPlaneInitialized: true } });
+    await this.patchStatusIfChanged(KubeadmControlPlanes, kcp, {
+      observedGeneration: kcp.metadata.generation ?? 1,
+      selector,
+      ...counts,
+      version,
+      initialization: { controlPlaneInitialized: true },
+    });
     return Action.awaitChange();
   }
 
@@ -339,11 +537,18 @@ class Simulator {
     for (const cached of machines.filter((m) => !this.isPlaceholder(m))) {
       const m = await this.client.get<Machine>(Machines, key.namespace, cached.metadata.name ?? '');
       if (!m || m.metadata.deletionTimestamp) continue;
-      const infra = m.spec.infrastructureRef.kind === DevMachines.kind ? await this.client.get(DevMachines, key.namespace, m.spec.infrastructureRef.name) : undefined;
+      const infra =
+        m.spec.infrastructureRef.kind === DevMachines.kind
+          ? await this.client.get(DevMachines, key.namespace, m.spec.infrastructureRef.name)
+          : undefined;
       const ref = m.spec.bootstrap.configRef;
       const config = ref?.kind === KubeadmConfigs.kind ? await this.client.get(KubeadmConfigs, key.namespace, ref.name) : undefined;
       const spec = config?.['spec'] as Record<string, unknown> | undefined;
-      if (!kcpMachineUpToDate(kcp, { machine: m, ...(infra ? { infraMachine: infra } : {}), ...(spec ? { kubeadmConfigSpec: spec } : {}) }).upToDate) return true;
+      if (
+        !kcpMachineUpToDate(kcp, { machine: m, ...(infra ? { infraMachine: infra } : {}), ...(spec ? { kubeadmConfigSpec: spec } : {}) })
+          .upToDate
+      )
+        return true;
     }
     return false;
   }
@@ -355,9 +560,15 @@ class Simulator {
   /** What the KCP compares for a machine: the machine, its DevMachine and its KubeadmConfig's spec, as cached. */
   private kcpView(m: Machine): { machine: Machine; infraMachine?: KubeObject; kubeadmConfigSpec?: Record<string, unknown> } {
     const ns = m.metadata.namespace;
-    const infra = m.spec.infrastructureRef.kind === DevMachines.kind ? this.mgr.informer(DevMachines).store.peek(ns, m.spec.infrastructureRef.name) : undefined;
+    const infra =
+      m.spec.infrastructureRef.kind === DevMachines.kind
+        ? this.mgr.informer(DevMachines).store.peek(ns, m.spec.infrastructureRef.name)
+        : undefined;
     const ref = m.spec.bootstrap.configRef;
-    const config = ref?.kind === KubeadmConfigs.kind ? this.mgr.informer<KubeObject & { spec?: Record<string, unknown> }>(KubeadmConfigs).store.peek(ns, ref.name) : undefined;
+    const config =
+      ref?.kind === KubeadmConfigs.kind
+        ? this.mgr.informer<KubeObject & { spec?: Record<string, unknown> }>(KubeadmConfigs).store.peek(ns, ref.name)
+        : undefined;
     return { machine: m, ...(infra ? { infraMachine: infra } : {}), ...(config?.spec ? { kubeadmConfigSpec: config.spec } : {}) };
   }
 
@@ -366,10 +577,23 @@ class Simulator {
     const cluster = this.mgr.informer<ClusterView>(Clusters).store.get(key.namespace, key.name);
     if (!cluster?.spec?.topology || cluster.metadata.deletionTimestamp) return Action.awaitChange();
     const cpRef: ObjectRef | undefined = cluster.spec.controlPlaneRef;
-    const kcp = cpRef?.kind === KubeadmControlPlanes.kind ? this.mgr.informer<KubeadmControlPlane>(KubeadmControlPlanes).store.peek(key.namespace, cpRef.name) : undefined;
-    const mds = this.mgr.informer<MachineDeployment>(MachineDeployments).store.list(key.namespace).filter((m) => m.spec.clusterName === key.name);
+    const kcp =
+      cpRef?.kind === KubeadmControlPlanes.kind
+        ? this.mgr.informer<KubeadmControlPlane>(KubeadmControlPlanes).store.peek(key.namespace, cpRef.name)
+        : undefined;
+    const mds = this.mgr
+      .informer<MachineDeployment>(MachineDeployments)
+      .store.list(key.namespace)
+      .filter((m) => m.spec.clusterName === key.name);
     const patches = decideTopology(cluster, kcp, mds);
-    if (patches.controlPlaneVersion && kcp) await this.client.patch(KubeadmControlPlanes, key.namespace, kcp.metadata.name ?? '', { spec: { version: patches.controlPlaneVersion } }, merge);
+    if (patches.controlPlaneVersion && kcp)
+      await this.client.patch(
+        KubeadmControlPlanes,
+        key.namespace,
+        kcp.metadata.name ?? '',
+        { spec: { version: patches.controlPlaneVersion } },
+        merge,
+      );
     for (const [name, version] of Object.entries(patches.machineDeploymentVersions)) {
       await this.client.patch(MachineDeployments, key.namespace, name, { spec: { template: { spec: { version } } } }, merge);
     }
@@ -403,12 +627,26 @@ class Simulator {
     const pending = this.expectedCreates.get(ownerKey) ?? new Set<string>();
     for (const n of [...pending]) if (names.has(n)) pending.delete(n);
     for (const n of [...this.expectedDeletes]) if (!this.machines.some((m) => m.metadata.name === n)) this.expectedDeletes.delete(n);
-    const placeholders: Machine[] = [...pending].map((n) => ({ metadata: { name: n }, spec: { clusterName: '', bootstrap: {}, infrastructureRef: { apiGroup: '', kind: '', name: n } } }));
+    const placeholders: Machine[] = [...pending].map((n) => ({
+      metadata: { name: n },
+      spec: { clusterName: '', bootstrap: {}, infrastructureRef: { apiGroup: '', kind: '', name: n } },
+    }));
     return [...cached.filter((m) => !this.expectedDeletes.has(`${m.metadata.namespace}/${m.metadata.name}`)), ...placeholders];
   }
 
-  private async scale(ownerKey: string, desired: number, machines: Machine[], order: 'Random' | 'Newest' | 'Oldest' | undefined, blueprint: (name: string) => Promise<MachineBlueprint>): Promise<void> {
-    const decision = decideScale(desired, machines, order, (m) => this.createdAt.get(`${m.metadata.namespace}/${m.metadata.name}`) ?? (Date.parse(m.metadata.creationTimestamp ?? '') || 0));
+  private async scale(
+    ownerKey: string,
+    desired: number,
+    machines: Machine[],
+    order: 'Random' | 'Newest' | 'Oldest' | undefined,
+    blueprint: (name: string) => Promise<MachineBlueprint>,
+  ): Promise<void> {
+    const decision = decideScale(
+      desired,
+      machines,
+      order,
+      (m) => this.createdAt.get(`${m.metadata.namespace}/${m.metadata.name}`) ?? (Date.parse(m.metadata.creationTimestamp ?? '') || 0),
+    );
     for (let i = 0; i < decision.create; i++) await this.createOwned(ownerKey, blueprint);
     for (const name of decision.delete) {
       const m = machines.find((x) => x.metadata.name === name);
@@ -453,13 +691,23 @@ class Simulator {
   }
 
   private async deleteChildren(ns: string, name: string): Promise<void> {
-    await this.deleteIgnoringMissing(Nodes, undefined, nodeNameFor(ns, name), (o) => o.metadata.annotations?.[NODE_MACHINE_ANNOTATION] === name);
+    await this.deleteIgnoringMissing(
+      Nodes,
+      undefined,
+      nodeNameFor(ns, name),
+      (o) => o.metadata.annotations?.[NODE_MACHINE_ANNOTATION] === name,
+    );
     await this.deleteIgnoringMissing(DevMachines, ns, name, (o) => ownedByMachine(o, name));
     await this.deleteIgnoringMissing(KubeadmConfigs, ns, name, (o) => ownedByMachine(o, name));
     this.createdAt.delete(`${ns}/${name}`);
   }
 
-  private async deleteIgnoringMissing(res: ResourceType, ns: string | undefined, name: string, guard?: (o: KubeObject) => boolean): Promise<void> {
+  private async deleteIgnoringMissing(
+    res: ResourceType,
+    ns: string | undefined,
+    name: string,
+    guard?: (o: KubeObject) => boolean,
+  ): Promise<void> {
     try {
       if (guard) {
         const o = await this.client.get(res, ns, name);
@@ -504,8 +752,23 @@ class Simulator {
   /** What the MHC and the owner do with a machine marked remediate-machine: mark it unhealthy, delete it (the owner replaces it). */
   private async remediate(m: Machine): Promise<void> {
     const now = new Date();
-    let conditions = setCondition(m.status?.conditions, { type: 'HealthCheckSucceeded', status: 'False', reason: 'HasRemediateAnnotation', message: 'Marked for remediation via remediate-machine annotation' }, undefined, now);
-    conditions = setCondition(conditions, { type: 'OwnerRemediated', status: 'False', reason: 'WaitingForRemediation', message: 'Waiting for remediation' }, undefined, now);
+    let conditions = setCondition(
+      m.status?.conditions,
+      {
+        type: 'HealthCheckSucceeded',
+        status: 'False',
+        reason: 'HasRemediateAnnotation',
+        message: 'Marked for remediation via remediate-machine annotation',
+      },
+      undefined,
+      now,
+    );
+    conditions = setCondition(
+      conditions,
+      { type: 'OwnerRemediated', status: 'False', reason: 'WaitingForRemediation', message: 'Waiting for remediation' },
+      undefined,
+      now,
+    );
     try {
       await this.client.patch(Machines, m.metadata.namespace, m.metadata.name ?? '', { status: { conditions } }, mergeStatus);
     } catch (err) {
@@ -524,12 +787,19 @@ class Simulator {
     const nodeName = nodeNameFor(ns, name);
     const info = nodeInfoFor(nodeName, m.spec.version ?? '', image ?? '');
     await this.patchIgnoringMissing(DevMachines, ns, m.spec.infrastructureRef.name, { status: devMachineReadyStatus(now) });
-    if (m.spec.bootstrap.configRef) await this.patchIgnoringMissing(KubeadmConfigs, ns, m.spec.bootstrap.configRef.name, { status: kubeadmConfigReadyStatus(now) });
+    if (m.spec.bootstrap.configRef)
+      await this.patchIgnoringMissing(KubeadmConfigs, ns, m.spec.bootstrap.configRef.name, { status: kubeadmConfigReadyStatus(now) });
     const clusterName = m.spec.clusterName;
     const node = buildNode(ns, clusterName, name, isControlPlaneMachine(m));
     await this.createIgnoringExisting(Nodes, node);
     await this.client.patch(Nodes, undefined, nodeName, { status: nodeReadyStatus(info, now) }, mergeStatus);
-    await this.client.patch(Machines, ns, name, { status: machineRunningStatus(nodeName, info, m.metadata.generation ?? 1, now) }, mergeStatus);
+    await this.client.patch(
+      Machines,
+      ns,
+      name,
+      { status: machineRunningStatus(nodeName, info, m.metadata.generation ?? 1, now) },
+      mergeStatus,
+    );
   }
 
   /** Mirrors what the kubelet reports (node info, Ready) into the Machine, like CAPI's machine controller. */
@@ -544,10 +814,43 @@ class Simulator {
     const healthy = ready?.status === 'True';
     const now = new Date();
     let conditions = m.status?.conditions;
-    conditions = setCondition(conditions, healthy ? { type: 'NodeReady', status: 'True', reason: 'NodeReady' } : { type: 'NodeReady', status: ready?.status === 'False' ? 'False' : 'Unknown', reason: 'NodeNotReady', message: ready?.message ?? 'Node is not ready' }, undefined, now);
-    conditions = setCondition(conditions, healthy ? { type: 'NodeHealthy', status: 'True', reason: 'NodeHealthy' } : { type: 'NodeHealthy', status: 'False', reason: 'NodeNotHealthy', message: 'Node Ready condition is not True' }, undefined, now);
-    conditions = setCondition(conditions, healthy ? { type: 'Ready', status: 'True', reason: 'Ready' } : { type: 'Ready', status: 'False', reason: 'NotReady', message: 'Node is not ready' }, undefined, now);
-    conditions = setCondition(conditions, healthy ? { type: 'Available', status: 'True', reason: 'Available' } : { type: 'Available', status: 'False', reason: 'NotAvailable', message: 'Machine is not ready' }, undefined, now);
+    conditions = setCondition(
+      conditions,
+      healthy
+        ? { type: 'NodeReady', status: 'True', reason: 'NodeReady' }
+        : {
+            type: 'NodeReady',
+            status: ready?.status === 'False' ? 'False' : 'Unknown',
+            reason: 'NodeNotReady',
+            message: ready?.message ?? 'Node is not ready',
+          },
+      undefined,
+      now,
+    );
+    conditions = setCondition(
+      conditions,
+      healthy
+        ? { type: 'NodeHealthy', status: 'True', reason: 'NodeHealthy' }
+        : { type: 'NodeHealthy', status: 'False', reason: 'NodeNotHealthy', message: 'Node Ready condition is not True' },
+      undefined,
+      now,
+    );
+    conditions = setCondition(
+      conditions,
+      healthy
+        ? { type: 'Ready', status: 'True', reason: 'Ready' }
+        : { type: 'Ready', status: 'False', reason: 'NotReady', message: 'Node is not ready' },
+      undefined,
+      now,
+    );
+    conditions = setCondition(
+      conditions,
+      healthy
+        ? { type: 'Available', status: 'True', reason: 'Available' }
+        : { type: 'Available', status: 'False', reason: 'NotAvailable', message: 'Machine is not ready' },
+      undefined,
+      now,
+    );
     const status: Record<string, unknown> = { conditions };
     if (nodeInfo) status['nodeInfo'] = nodeInfo;
     if (JSON.stringify(conditions) !== JSON.stringify(m.status?.conditions) || nodeInfo) {
@@ -556,7 +859,11 @@ class Simulator {
   }
 
   private async imageOf(m: Machine): Promise<string | undefined> {
-    const dm = await this.client.get<KubeObject & { spec?: { backend?: { docker?: { customImage?: string } } } }>(DevMachines, m.metadata.namespace, m.spec.infrastructureRef.name);
+    const dm = await this.client.get<KubeObject & { spec?: { backend?: { docker?: { customImage?: string } } } }>(
+      DevMachines,
+      m.metadata.namespace,
+      m.spec.infrastructureRef.name,
+    );
     return dm?.spec?.backend?.docker?.customImage;
   }
 
@@ -587,7 +894,11 @@ class Simulator {
     return Action.awaitChange();
   }
 
-  private async patchStatusIfChanged(res: ResourceType, obj: KubeObject & { status?: unknown }, status: Record<string, unknown>): Promise<void> {
+  private async patchStatusIfChanged(
+    res: ResourceType,
+    obj: KubeObject & { status?: unknown },
+    status: Record<string, unknown>,
+  ): Promise<void> {
     const current = (obj.status ?? {}) as Record<string, unknown>;
     if (Object.entries(status).every(([k, v]) => JSON.stringify(current[k]) === JSON.stringify(v))) return;
     try {
@@ -598,15 +909,24 @@ class Simulator {
   }
 }
 
-const ownedByMachine = (o: KubeObject, machine: string): boolean => o.metadata.ownerReferences?.some((r) => r.kind === Machines.kind && r.name === machine) ?? false;
+const ownedByMachine = (o: KubeObject, machine: string): boolean =>
+  o.metadata.ownerReferences?.some((r) => r.kind === Machines.kind && r.name === machine) ?? false;
 
 /** The lowest of some Kubernetes versions (vMAJOR.MINOR.PATCH), or undefined when there are none. */
 function lowestVersion(versions: readonly string[]): string | undefined {
-  const parts = (v: string): number[] => v.replace(/^v/, '').split(/[.+-]/).slice(0, 3).map((x) => Number(x) || 0);
-  return [...versions].filter((v) => v !== '').sort((a, b) => {
-    const [x, y] = [parts(a), parts(b)];
-    return (x[0]! - y[0]!) || (x[1]! - y[1]!) || (x[2]! - y[2]!);
-  })[0];
+  const parts = (v: string): number[] =>
+    v
+      .replace(/^v/, '')
+      .split(/[.+-]/)
+      .slice(0, 3)
+      .map((x) => Number(x) || 0);
+  return [...versions]
+    .filter((v) => v !== '')
+    .sort((a, b) => {
+      const [x, y] = [parts(a), parts(b)];
+      return x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]!;
+    })[0];
 }
 
-const phaseOf = (desired: number, current: number): string => (current < desired ? 'ScalingUp' : current > desired ? 'ScalingDown' : 'Running');
+const phaseOf = (desired: number, current: number): string =>
+  current < desired ? 'ScalingUp' : current > desired ? 'ScalingDown' : 'Running';

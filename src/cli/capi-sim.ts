@@ -25,12 +25,18 @@ ${KUBE_OPTIONS_HELP}`,
     if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
     const delay = str(args, 'ready-delay-ms');
     const readyDelayMs = delay === undefined ? undefined : Number(delay);
-    if (readyDelayMs !== undefined && (!Number.isInteger(readyDelayMs) || readyDelayMs < 0)) throw new UsageError(`--ready-delay-ms must be a non-negative integer, got "${delay}"`);
+    if (readyDelayMs !== undefined && (!Number.isInteger(readyDelayMs) || readyDelayMs < 0))
+      throw new UsageError(`--ready-delay-ms must be a non-negative integer, got "${delay}"`);
     const conn = connect(args, 'inplace-capi-sim');
     const { startCapiSimulator } = await import('../capi-sim/index.js');
     const namespace = str(args, 'namespace');
     const log = createLogger({ name: 'capi-sim' });
-    const sim = await startCapiSimulator({ client: conn.client, log, ...(namespace ? { namespace } : {}), ...(readyDelayMs !== undefined ? { readyDelayMs } : {}) });
+    const sim = await startCapiSimulator({
+      client: conn.client,
+      log,
+      ...(namespace ? { namespace } : {}),
+      ...(readyDelayMs !== undefined ? { readyDelayMs } : {}),
+    });
     log.info({ server: conn.client.server, namespace: namespace ?? '(all)' }, 'CAPI simulator running');
     await stopRequested(io.signal);
     await sim.stop();

@@ -13,17 +13,50 @@ interface VerbEntry {
 
 /** Every verb, in help order. */
 export const VERBS: readonly VerbEntry[] = [
-  { name: 'demo', summary: 'Run the whole platform on a local API server and update a demo cluster (npm start)', load: async () => (await import('./demo.js')).demoVerb },
-  { name: 'run', summary: 'Run controllers (plan-controller, machine-task-controller, mhc-extension) against a cluster', load: async () => (await import('./run.js')).runVerb },
-  { name: 'updater', summary: 'Run a sample updater (reference, kubernetes-version, os-image)', load: async () => (await import('./updater.js')).updaterVerb },
-  { name: 'preview', summary: 'Show what a plan would do, without changing anything', load: async () => (await import('./preview.js')).previewVerb },
-  { name: 'status', summary: 'Show a plan as a tree: targets, machines, tasks', load: async () => (await import('./status.js')).statusVerb },
+  {
+    name: 'demo',
+    summary: 'Run the whole platform on a local API server and update a demo cluster (npm start)',
+    load: async () => (await import('./demo.js')).demoVerb,
+  },
+  {
+    name: 'run',
+    summary: 'Run controllers (plan-controller, machine-task-controller, mhc-extension) against a cluster',
+    load: async () => (await import('./run.js')).runVerb,
+  },
+  {
+    name: 'updater',
+    summary: 'Run a sample updater (reference, kubernetes-version, os-image)',
+    load: async () => (await import('./updater.js')).updaterVerb,
+  },
+  {
+    name: 'preview',
+    summary: 'Show what a plan would do, without changing anything',
+    load: async () => (await import('./preview.js')).previewVerb,
+  },
+  {
+    name: 'status',
+    summary: 'Show a plan as a tree: targets, machines, tasks',
+    load: async () => (await import('./status.js')).statusVerb,
+  },
   { name: 'abort', summary: 'Abort a plan', load: async () => (await import('./abort.js')).abortVerb },
   { name: 'pause', summary: 'Pause a plan (no new machines start)', load: async () => (await import('./pause.js')).pauseVerb },
   { name: 'resume', summary: 'Resume a paused plan', load: async () => (await import('./resume.js')).resumeVerb },
-  { name: 'conformance', summary: 'Check an updater against the updater contract', load: async () => (await import('./conformance.js')).conformanceVerb },
-  { name: 'local-apiserver', summary: 'Start the embedded local API server and write a kubeconfig', load: async () => (await import('./local-apiserver.js')).localApiserverVerb },
-  { name: 'capi-sim', summary: 'Simulate the Cluster API controllers (demo internals)', hidden: true, load: async () => (await import('./capi-sim.js')).capiSimVerb },
+  {
+    name: 'conformance',
+    summary: 'Check an updater against the updater contract',
+    load: async () => (await import('./conformance.js')).conformanceVerb,
+  },
+  {
+    name: 'local-apiserver',
+    summary: 'Start the embedded local API server and write a kubeconfig',
+    load: async () => (await import('./local-apiserver.js')).localApiserverVerb,
+  },
+  {
+    name: 'capi-sim',
+    summary: 'Simulate the Cluster API controllers (demo internals)',
+    hidden: true,
+    load: async () => (await import('./capi-sim.js')).capiSimVerb,
+  },
 ];
 
 /** The command's help. */
@@ -59,7 +92,9 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   }
   const entry = VERBS.find((v) => v.name === name);
   if (!entry) {
-    const near = VERBS.filter((v) => !v.hidden && (v.name.startsWith(name.slice(0, 2)) || name.startsWith(v.name.slice(0, 3)))).map((v) => v.name);
+    const near = VERBS.filter((v) => !v.hidden && (v.name.startsWith(name.slice(0, 2)) || name.startsWith(v.name.slice(0, 3)))).map(
+      (v) => v.name,
+    );
     io.err(`error: unknown command "${safeText(name)}"${near.length ? ` (did you mean ${near.join(' or ')}?)` : ''}\n\n${mainHelp()}`);
     return ExitCode.usage;
   }

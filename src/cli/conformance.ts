@@ -65,7 +65,9 @@ ${KUBE_OPTIONS_HELP}`,
       let namespace = str(args, 'namespace');
       if (!namespace) {
         scratchNs = `inplace-conformance-${Math.random().toString(36).slice(2, 8)}`;
-        await call(conn, Namespaces, () => conn.client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: scratchNs! } }));
+        await call(conn, Namespaces, () =>
+          conn.client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: scratchNs! } }),
+        );
         namespace = scratchNs;
       }
       const { runConformance, formatReport } = await import('../contract/conformance/index.js');
@@ -101,15 +103,20 @@ async function resolveKind(conn: Connection, arg: string): Promise<ResourceType>
   let group = dot < 0 ? undefined : arg.slice(dot + 1);
   if (group === undefined) {
     const crds = await call(conn, CustomResourceDefinitions, () => conn.client.list(CustomResourceDefinitions, undefined));
-    const groups = crds.items.map((c) => c['spec'] as { group: string; names: { kind: string } }).filter((s) => s.names.kind === kind).map((s) => s.group);
-    if (groups.length === 0) throw new CliError(`no CRD defines kind ${kind}`, 'install the updater\'s CRDs, or pass --kind Kind.group');
-    if (groups.length > 1) throw new CliError(`kind ${kind} exists in several groups (${groups.join(', ')})`, `pass --kind ${kind}.<group>`);
+    const groups = crds.items
+      .map((c) => c['spec'] as { group: string; names: { kind: string } })
+      .filter((s) => s.names.kind === kind)
+      .map((s) => s.group);
+    if (groups.length === 0) throw new CliError(`no CRD defines kind ${kind}`, "install the updater's CRDs, or pass --kind Kind.group");
+    if (groups.length > 1)
+      throw new CliError(`kind ${kind} exists in several groups (${groups.join(', ')})`, `pass --kind ${kind}.<group>`);
     group = groups[0]!;
   }
   try {
     return await conn.client.resolve(group, kind);
   } catch (e) {
-    if (isNotFound(e) || /not found|no resource|not served/i.test((e as Error).message)) throw new CliError(`the API server does not serve ${kind}.${group}`, 'install its CRD first');
+    if (isNotFound(e) || /not found|no resource|not served/i.test((e as Error).message))
+      throw new CliError(`the API server does not serve ${kind}.${group}`, 'install its CRD first');
     throw e;
   }
 }

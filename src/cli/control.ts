@@ -10,13 +10,19 @@ import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, positionals, str, t
  * What a control verb does to a plan, decided purely from the plan: a patch, nothing (already in the asked state,
  * exit 0), or a refusal (the request cannot take effect on this plan, exit 1).
  */
-export type ControlDecision = { patch: { spec: Record<string, unknown> }; done: string } | { noop: string } | { refuse: string; hint: string };
+export type ControlDecision =
+  { patch: { spec: Record<string, unknown> }; done: string } | { noop: string } | { refuse: string; hint: string };
 
 /** Attempts at deciding again when the plan changed between the read and the patch. */
 const CONFLICT_ATTEMPTS = 3;
 
 /** Builds a control verb from its pure decision. */
-export function controlVerb(name: string, summary: string, details: string, decide: (plan: InPlaceUpdatePlan & KubeObject) => ControlDecision): Verb {
+export function controlVerb(
+  name: string,
+  summary: string,
+  details: string,
+  decide: (plan: InPlaceUpdatePlan & KubeObject) => ControlDecision,
+): Verb {
   return {
     name,
     summary,
@@ -49,13 +55,18 @@ async function runControl(args: ParsedArgs, io: Io, decide: (plan: InPlaceUpdate
       }
       const patch = { metadata: { resourceVersion: plan.metadata.resourceVersion }, ...d.patch };
       try {
-        await conn.client.patch(InPlaceUpdatePlans, plan.metadata.namespace, plan.metadata.name!, patch, { type: 'merge', fieldManager: 'inplace-cli' });
+        await conn.client.patch(InPlaceUpdatePlans, plan.metadata.namespace, plan.metadata.name!, patch, {
+          type: 'merge',
+          fieldManager: 'inplace-cli',
+        });
       } catch (e) {
         if (isConflict(e) && attempt < CONFLICT_ATTEMPTS) continue;
         throw explainApiError(e, conn, InPlaceUpdatePlans);
       }
       io.out(`${safeText(`InPlaceUpdatePlan ${ref}: ${d.done}`)}\n`);
-      io.out(`${safeText(`follow it with: inplace status ${plan.metadata.name} -n ${plan.metadata.namespace}   (or kubectl get inplaceupdateplans -n ${plan.metadata.namespace} -w)`)}\n`);
+      io.out(
+        `${safeText(`follow it with: inplace status ${plan.metadata.name} -n ${plan.metadata.namespace}   (or kubectl get inplaceupdateplans -n ${plan.metadata.namespace} -w)`)}\n`,
+      );
       return ExitCode.ok;
     }
   } finally {

@@ -66,10 +66,15 @@ export async function followPlan(client: RestClient, o: FollowOptions, children:
       const plan = await client.get<Plan>(InPlaceUpdatePlans, o.planNamespace, o.planName);
       if (!plan) throw new CliError(`InPlaceUpdatePlan ${o.planNamespace}/${o.planName} disappeared`);
       const mus = (await client.list<Mu>(MachineUpdates, o.planNamespace, { labelSelector: `${Labels.planName}=${o.planName}` })).items;
-      const machines = (await client.list(Machines, o.planNamespace, { labelSelector: `${Labels.clusterName}=${plan.spec.clusterName}` })).items;
+      const machines = (await client.list(Machines, o.planNamespace, { labelSelector: `${Labels.clusterName}=${plan.spec.clusterName}` }))
+        .items;
       for (const t of [plan.spec.controlPlane, ...(plan.spec.machineDeployments ?? [])]) {
         if (!t) continue;
-        counts[t.name] = machines.filter((m) => !m.metadata.deletionTimestamp && (m.metadata.labels?.[Labels.controlPlaneName] === t.name || m.metadata.labels?.[Labels.deploymentName] === t.name)).length;
+        counts[t.name] = machines.filter(
+          (m) =>
+            !m.metadata.deletionTimestamp &&
+            (m.metadata.labels?.[Labels.controlPlaneName] === t.name || m.metadata.labels?.[Labels.deploymentName] === t.name),
+        ).length;
       }
       const view = buildProgress(plan, mus, counts);
       if (io.isTTY) {
@@ -116,7 +121,8 @@ export async function finalState(client: RestClient, o: Omit<FollowOptions, 'tim
   for (const mu of machineUpdates.filter((m) => m.status?.updateStatus === 'updated')) {
     const machine = machines.find((m) => m.metadata.name === mu.spec.machineRef.name);
     // A MachineUpdate that found every value already in place wrote nothing: its values are counted as such, not as committed.
-    const inPlace = mu.status?.conditions?.some((c) => c.type === ConditionTypes.inPlaceUpdate && c.reason === Reasons.alreadyInPlace) ?? false;
+    const inPlace =
+      mu.status?.conditions?.some((c) => c.type === ConditionTypes.inPlaceUpdate && c.reason === Reasons.alreadyInPlace) ?? false;
     for (const u of mu.spec.updaters) {
       for (const r of u.responsibilities) {
         const target = machine ? await selectObject(client, machine, r.selectResource) : undefined;
@@ -128,7 +134,10 @@ export async function finalState(client: RestClient, o: Omit<FollowOptions, 'tim
         }
         committed.total++;
         if (there) committed.ok++;
-        else committed.wrong.push(`${mu.spec.machineRef.name}: ${r.selectResource} ${r.path} is ${JSON.stringify(actual)}, want ${JSON.stringify(r.value)}`);
+        else
+          committed.wrong.push(
+            `${mu.spec.machineRef.name}: ${r.selectResource} ${r.path} is ${JSON.stringify(actual)}, want ${JSON.stringify(r.value)}`,
+          );
       }
     }
   }
@@ -138,7 +147,10 @@ export async function finalState(client: RestClient, o: Omit<FollowOptions, 'tim
 /** The object a responsibility points into: the Machine, its InfraMachine or its BootstrapConfig. */
 async function selectObject(client: RestClient, machine: KubeObject, select: string): Promise<KubeObject | undefined> {
   if (select === 'Machine') return machine;
-  const spec = machine['spec'] as { infrastructureRef?: { apiGroup: string; kind: string; name: string }; bootstrap?: { configRef?: { apiGroup: string; kind: string; name: string } } };
+  const spec = machine['spec'] as {
+    infrastructureRef?: { apiGroup: string; kind: string; name: string };
+    bootstrap?: { configRef?: { apiGroup: string; kind: string; name: string } };
+  };
   const ref = select === 'InfraMachine' ? spec.infrastructureRef : spec.bootstrap?.configRef;
   if (!ref) return undefined;
   const res = await client.resolve(ref.apiGroup, ref.kind);

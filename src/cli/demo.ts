@@ -61,7 +61,11 @@ Options:
     const planPath = resolve(str(args, 'plan') ?? join(root, 'examples', 'plan.yaml'));
     // Read and check the plan before starting anything: a wrong file fails in a second, not after the setup.
     const planDoc = readYamlDocs(planPath).find((d) => d.kind === 'InPlaceUpdatePlan');
-    if (!planDoc?.metadata?.name) throw new CliError(`"${planPath}" contains no InPlaceUpdatePlan with a name`, 'pass a file with an InPlaceUpdatePlan (see examples/plan.yaml)');
+    if (!planDoc?.metadata?.name)
+      throw new CliError(
+        `"${planPath}" contains no InPlaceUpdatePlan with a name`,
+        'pass a file with an InPlaceUpdatePlan (see examples/plan.yaml)',
+      );
     return runDemo(
       {
         root,
@@ -142,7 +146,9 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
     await createOrReplace(client, Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEMO.namespace } });
     await applyInventory(client, inventory);
     const machines = inventory.filter((x) => x.kind === 'Machine').length;
-    say(`✔ demo inventory: cluster ${DEMO.namespace}/${DEMO.clusterName}, ${machines} machines at ${DEMO.version}, MHC ${DEMO.mhc.name} (in-place timeout ${DEMO.mhc.inPlaceUpdateTimeout})`);
+    say(
+      `✔ demo inventory: cluster ${DEMO.namespace}/${DEMO.clusterName}, ${machines} machines at ${DEMO.version}, MHC ${DEMO.mhc.name} (in-place timeout ${DEMO.mhc.inPlaceUpdateTimeout})`,
+    );
 
     const kc = ['--kubeconfig', kubeconfig];
     // Each controller and updater serves its probes and metrics on a free loopback port (the API server is
@@ -151,7 +157,14 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
     const updaters = Object.keys(sampleUpdaters);
     const ports = new Map<string, number>();
     for (const c of [...controllers, ...updaters.map((u) => `updater-${u}`)]) ports.set(c, await freePort());
-    const serve = (name: string): string[] => ['--health-port', String(ports.get(name)), '--metrics-port', String(ports.get(name)), '--bind-address', LOOPBACK];
+    const serve = (name: string): string[] => [
+      '--health-port',
+      String(ports.get(name)),
+      '--metrics-port',
+      String(ports.get(name)),
+      '--bind-address',
+      LOOPBACK,
+    ];
     const specs: [string, string[]][] = [
       ['capi-sim', ['capi-sim', ...kc]],
       ...controllers.map((c): [string, string[]] => [c, ['run', c, ...kc, ...serve(c)]]),
@@ -173,17 +186,38 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
       return INTERRUPTED;
     }
     if (outcome.kind === 'childExited') {
-      io.err(`\nerror: ${outcome.child.name} exited unexpectedly (${outcome.how}); its last log lines:\n${safeLines(tailLog(outcome.child))}\n`);
+      io.err(
+        `\nerror: ${outcome.child.name} exited unexpectedly (${outcome.how}); its last log lines:\n${safeLines(tailLog(outcome.child))}\n`,
+      );
       io.err(`  full log: ${outcome.child.logPath}\n`);
       return ExitCode.failure;
     }
     const state = await finalState(client, o, outcome.plan);
     if (o.stateOut) writeFileSync(o.stateOut, JSON.stringify(state, null, 2));
-    io.out(renderSummary({ view: outcome.view, plan: state.plan, mus: state.machineUpdates, wallMs: Date.now() - started, stillLabelled: state.stillLabelled, committed: state.committed }));
-    if (outcome.kind === 'invalid') io.err(`\nerror: the plan is invalid and will not start: ${safeText(outcome.message)}\n  fix ${o.planPath} (check it first with: inplace preview -f ${o.planPath} --kubeconfig ${rel})\n`);
-    if (outcome.kind === 'timeout') io.err(`\nerror: the plan is still ${outcome.view.status} after ${secs(o.timeoutMs)}; see inplace status ${o.planName} -n ${o.planNamespace} and the logs in ${logDir}\n`);
+    io.out(
+      renderSummary({
+        view: outcome.view,
+        plan: state.plan,
+        mus: state.machineUpdates,
+        wallMs: Date.now() - started,
+        stillLabelled: state.stillLabelled,
+        committed: state.committed,
+      }),
+    );
+    if (outcome.kind === 'invalid')
+      io.err(
+        `\nerror: the plan is invalid and will not start: ${safeText(outcome.message)}\n  fix ${o.planPath} (check it first with: inplace preview -f ${o.planPath} --kubeconfig ${rel})\n`,
+      );
+    if (outcome.kind === 'timeout')
+      io.err(
+        `\nerror: the plan is still ${outcome.view.status} after ${secs(o.timeoutMs)}; see inplace status ${o.planName} -n ${o.planNamespace} and the logs in ${logDir}\n`,
+      );
 
-    const ok = outcome.kind === 'terminal' && state.plan.status?.updateStatus === 'updated' && state.committed.ok === state.committed.total && state.stillLabelled.length === 0;
+    const ok =
+      outcome.kind === 'terminal' &&
+      state.plan.status?.updateStatus === 'updated' &&
+      state.committed.ok === state.committed.total &&
+      state.stillLabelled.length === 0;
     if (o.keepRunning) {
       say(`\nstill running (--keep-running): kubectl --kubeconfig ${rel} get iup,mu -A   — Ctrl-C to stop`);
       const why = await Promise.race([
@@ -264,7 +298,9 @@ async function waitForReady(ports: Map<string, number>, children: Child[], io: I
       const dead = children.find((c) => c.proc.exitCode !== null || c.proc.signalCode !== null);
       if (dead) {
         clearSpinner();
-        io.err(`error: ${dead.name} exited while starting (${dead.proc.signalCode ?? `exit code ${dead.proc.exitCode}`}); its last log lines:\n${safeLines(tailLog(dead))}\n  full log: ${dead.logPath}\n`);
+        io.err(
+          `error: ${dead.name} exited while starting (${dead.proc.signalCode ?? `exit code ${dead.proc.exitCode}`}); its last log lines:\n${safeLines(tailLog(dead))}\n  full log: ${dead.logPath}\n`,
+        );
         return ExitCode.failure;
       }
       await Promise.all(

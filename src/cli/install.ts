@@ -14,14 +14,20 @@ export function readYamlDocs(path: string): KubeObject[] {
     text = readFileSync(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new CliError(code === 'ENOENT' ? `file "${path}" does not exist` : `cannot read "${path}": ${(e as Error).message}`, 'check the path (relative paths are resolved from the current directory)');
+    throw new CliError(
+      code === 'ENOENT' ? `file "${path}" does not exist` : `cannot read "${path}": ${(e as Error).message}`,
+      'check the path (relative paths are resolved from the current directory)',
+    );
   }
   const docs = parseAllDocuments(text);
   const out: KubeObject[] = [];
   for (const d of docs) {
     if (d.errors.length > 0) {
       const e = d.errors[0]!;
-      throw new CliError(`"${path}" is not valid YAML: ${e.message.split('\n')[0]}`, 'fix the YAML syntax (kubectl apply --dry-run=client -f FILE shows the same problem)');
+      throw new CliError(
+        `"${path}" is not valid YAML: ${e.message.split('\n')[0]}`,
+        'fix the YAML syntax (kubectl apply --dry-run=client -f FILE shows the same problem)',
+      );
     }
     const obj = d.toJSON() as unknown;
     if (obj === null || obj === undefined) continue;
@@ -56,7 +62,7 @@ export async function installCrds(client: RestClient, files: readonly string[], 
   for (const name of names) {
     for (;;) {
       const crd = await client.get(CustomResourceDefinitions, undefined, name);
-      const conds = ((crd?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []);
+      const conds = (crd?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
       if (conds.some((c) => c.type === 'Established' && c.status === 'True')) break;
       if (Date.now() > deadline) throw new CliError(`CRD ${name} did not become Established within ${timeoutMs / 1000}s`);
       await new Promise((r) => setTimeout(r, 50));

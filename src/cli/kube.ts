@@ -20,23 +20,40 @@ export interface Connection {
 export function connect(args: ParsedArgs, userAgent = 'inplace-cli'): Connection {
   const path = str(args, 'kubeconfig');
   if (path !== undefined && !existsSync(path)) {
-    throw new CliError(`kubeconfig "${path}" does not exist`, 'pass the path of an existing kubeconfig, or run `inplace local-apiserver` to start a local API server and write one');
+    throw new CliError(
+      `kubeconfig "${path}" does not exist`,
+      'pass the path of an existing kubeconfig, or run `inplace local-apiserver` to start a local API server and write one',
+    );
   }
   let kc: KubeConfig;
   try {
     kc = loadKubeConfig(path);
   } catch (e) {
-    throw new CliError(`cannot load kubeconfig${path ? ` "${path}"` : ''}: ${(e as Error).message}`, 'check that the file is a valid kubeconfig (kubectl config view --kubeconfig FILE)');
+    throw new CliError(
+      `cannot load kubeconfig${path ? ` "${path}"` : ''}: ${(e as Error).message}`,
+      'check that the file is a valid kubeconfig (kubectl config view --kubeconfig FILE)',
+    );
   }
   const context = str(args, 'context');
   if (context !== undefined) {
     if (!kc.getContexts().some((c) => c.name === context)) {
-      throw new CliError(`context "${context}" is not in the kubeconfig`, `available contexts: ${kc.getContexts().map((c) => c.name).join(', ') || '(none)'}`);
+      throw new CliError(
+        `context "${context}" is not in the kubeconfig`,
+        `available contexts: ${
+          kc
+            .getContexts()
+            .map((c) => c.name)
+            .join(', ') || '(none)'
+        }`,
+      );
     }
     kc.setCurrentContext(context);
   }
   if (!kc.getCurrentCluster()) {
-    throw new CliError('no cluster configured: the kubeconfig has no current context', 'pass --kubeconfig FILE, set KUBECONFIG, or run `npm start` for a local demo cluster');
+    throw new CliError(
+      'no cluster configured: the kubeconfig has no current context',
+      'pass --kubeconfig FILE, set KUBECONFIG, or run `npm start` for a local demo cluster',
+    );
   }
   const ctx = kc.getContextObject(kc.getCurrentContext());
   return {
@@ -51,11 +68,24 @@ export function connect(args: ParsedArgs, userAgent = 'inplace-cli'): Connection
 export function explainApiError(err: unknown, conn: Pick<Connection, 'client' | 'source'>, res?: ResourceType): unknown {
   if (!(err instanceof KubeApiError)) return err;
   if (err.code === 0) {
-    return new CliError(`cannot reach the API server at ${conn.client.server}: ${err.message}`, `check that the cluster in ${conn.source} is running (for a local one: npm start, or inplace local-apiserver)`);
+    return new CliError(
+      `cannot reach the API server at ${conn.client.server}: ${err.message}`,
+      `check that the cluster in ${conn.source} is running (for a local one: npm start, or inplace local-apiserver)`,
+    );
   }
-  if (err.code === 401) return new CliError(`the API server rejected the credentials of ${conn.source}: ${err.message}`, 'refresh the credentials in the kubeconfig');
-  if (err.code === 403) return new CliError(`forbidden: ${err.message}`, 'ask for RBAC that allows this call, or use a kubeconfig with more rights');
-  if (err.code === 404 && res && /the server could not find the requested resource|not found/i.test(err.message) && !err.status?.details?.name) {
+  if (err.code === 401)
+    return new CliError(
+      `the API server rejected the credentials of ${conn.source}: ${err.message}`,
+      'refresh the credentials in the kubeconfig',
+    );
+  if (err.code === 403)
+    return new CliError(`forbidden: ${err.message}`, 'ask for RBAC that allows this call, or use a kubeconfig with more rights');
+  if (
+    err.code === 404 &&
+    res &&
+    /the server could not find the requested resource|not found/i.test(err.message) &&
+    !err.status?.details?.name
+  ) {
     return new CliError(
       `the API server does not serve ${res.plural}.${res.group}/${res.version}`,
       'install the CRDs first: kubectl apply --server-side -f crds/ (or dist/manifests/00-crds.yaml)',
@@ -65,7 +95,11 @@ export function explainApiError(err: unknown, conn: Pick<Connection, 'client' | 
 }
 
 /** Runs an API call, rewriting its failure with `explainApiError`. */
-export async function call<T>(conn: Pick<Connection, 'client' | 'source'>, res: ResourceType | undefined, fn: () => Promise<T>): Promise<T> {
+export async function call<T>(
+  conn: Pick<Connection, 'client' | 'source'>,
+  res: ResourceType | undefined,
+  fn: () => Promise<T>,
+): Promise<T> {
   try {
     return await fn();
   } catch (e) {
@@ -94,7 +128,10 @@ export async function findPlan(conn: Connection, name: string, namespace: string
   const matches = all.items.filter((p) => p.metadata.name === name);
   if (matches.length === 1) return matches[0]!;
   if (matches.length > 1) {
-    throw new CliError(`InPlaceUpdatePlan "${name}" exists in several namespaces (${matches.map((p) => p.metadata.namespace).join(', ')})`, 'pass -n NAMESPACE to pick one');
+    throw new CliError(
+      `InPlaceUpdatePlan "${name}" exists in several namespaces (${matches.map((p) => p.metadata.namespace).join(', ')})`,
+      'pass -n NAMESPACE to pick one',
+    );
   }
   throw new CliError(`InPlaceUpdatePlan "${name}" not found in any namespace`, listHint(all.items));
 }

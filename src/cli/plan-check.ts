@@ -15,7 +15,10 @@ import { projectRoot } from './procs.js';
 export type PlanCheckSource = 'schema' | 'rule' | 'controller';
 
 /** One problem of a plan. */
-export interface PlanCheckProblem { source: PlanCheckSource; message: string }
+export interface PlanCheckProblem {
+  source: PlanCheckSource;
+  message: string;
+}
 
 /** The InPlaceUpdatePlan CRD file of this checkout (the one `kubectl apply -f crds/` installs). */
 export const PLAN_CRD_FILE = 'crds/inplace.cluster.x-k8s.io_inplaceupdateplans.yaml';
@@ -44,11 +47,20 @@ function offlineInput(plan: InPlaceUpdatePlan, writePolicy: WritePolicy | undefi
   const clusterName = typeof plan.spec?.clusterName === 'string' ? plan.spec.clusterName : '';
   const object = (name: string, spec: Obj = {}): KubeObject => ({ metadata: { name, namespace: ns }, spec });
   const mds = Array.isArray(plan.spec?.machineDeployments) ? plan.spec.machineDeployments : [];
-  const refs = [plan.spec?.controlPlane, ...mds].flatMap((t) => (Array.isArray(t?.updaters) ? t.updaters : [])).flatMap((u) => (u.updaterUpdateTemplateRef ? [u.updaterUpdateTemplateRef] : []));
+  const refs = [plan.spec?.controlPlane, ...mds]
+    .flatMap((t) => (Array.isArray(t?.updaters) ? t.updaters : []))
+    .flatMap((u) => (u.updaterUpdateTemplateRef ? [u.updaterUpdateTemplateRef] : []));
   return {
     plan,
     cluster: object(clusterName),
-    ...(plan.spec?.controlPlane ? { controlPlane: { kind: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane' }, object: object(String(plan.spec.controlPlane.name)) } } : {}),
+    ...(plan.spec?.controlPlane
+      ? {
+          controlPlane: {
+            kind: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane' },
+            object: object(String(plan.spec.controlPlane.name)),
+          },
+        }
+      : {}),
     machineDeployments: mds.map((md) => object(String(md.name), { clusterName })),
     templates: refs.map((ref) => ({ ref, found: true })),
     ...(writePolicy ? { writePolicy } : {}),
@@ -104,7 +116,9 @@ const HEADINGS: Record<PlanCheckSource, string> = {
 
 /** The problems as the preview prints them, grouped by where they were found. */
 export function renderPlanProblems(file: string, problems: PlanCheckProblem[]): string {
-  const lines = [`"${file}" is not a valid InPlaceUpdatePlan (${problems.length} problem${problems.length === 1 ? '' : 's'}, found without the cluster):`];
+  const lines = [
+    `"${file}" is not a valid InPlaceUpdatePlan (${problems.length} problem${problems.length === 1 ? '' : 's'}, found without the cluster):`,
+  ];
   for (const source of ['schema', 'rule', 'controller'] as const) {
     const of = problems.filter((p) => p.source === source);
     if (of.length === 0) continue;

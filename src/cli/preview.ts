@@ -16,7 +16,13 @@ import {
   type ResourceType,
 } from '../api/index.js';
 import type { ScopeReader } from '../plan-controller/scope.js';
-import { machineBootstrapRef, machineInfraRef, ownerBootstrapTemplateRef, ownerInfraTemplateRef, type ContractRef } from '../api/capi/index.js';
+import {
+  machineBootstrapRef,
+  machineInfraRef,
+  ownerBootstrapTemplateRef,
+  ownerInfraTemplateRef,
+  type ContractRef,
+} from '../api/capi/index.js';
 import type { OpenApiSchema, PlanPreview, PreviewSnapshot } from '../plan-controller/preview.js';
 import type { RestClient } from '../runtime/client.js';
 import { readYamlDocs } from './install.js';
@@ -25,7 +31,6 @@ import { checkPlan, renderPlanProblems, withOfflineProblems } from './plan-check
 import { call, connect, type Connection } from './kube.js';
 import { safeJson, safeText } from './safe-text.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
-
 
 /** `inplace preview`. */
 export const previewVerb: Verb = {
@@ -49,7 +54,13 @@ Options:
   -o, --output FORMAT   text (default) or json
   --write-policy FILE   the write policy the controllers run with (default: the built-in one)
 ${KUBE_OPTIONS_HELP}`,
-  options: { ...kubeOptions, filename: { type: 'string', short: 'f' }, namespace: { type: 'string', short: 'n' }, output: { type: 'string', short: 'o' }, 'write-policy': { type: 'string' } },
+  options: {
+    ...kubeOptions,
+    filename: { type: 'string', short: 'f' },
+    namespace: { type: 'string', short: 'n' },
+    output: { type: 'string', short: 'o' },
+    'write-policy': { type: 'string' },
+  },
   async run(args, io) {
     if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}" (the plan file goes after -f)`);
     const file = str(args, 'filename');
@@ -60,22 +71,34 @@ ${KUBE_OPTIONS_HELP}`,
     const docs = readYamlDocs(resolvePath(file));
     const plans = docs.filter((d) => d.kind === 'InPlaceUpdatePlan');
     if (plans.length !== 1) {
-      throw new CliError(`"${file}" must contain exactly one InPlaceUpdatePlan, found ${plans.length}`, 'preview one plan at a time (see examples/plan.yaml)');
+      throw new CliError(
+        `"${file}" must contain exactly one InPlaceUpdatePlan, found ${plans.length}`,
+        'preview one plan at a time (see examples/plan.yaml)',
+      );
     }
     const policyFile = str(args, 'write-policy');
     const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
     const offline = checkPlan(plans[0]!, writePolicy ? { writePolicy } : {}); // schema, rules and controller checks, no server
-    const offlineError = (why: string): CliError => new CliError(renderPlanProblems(file, offline), `fix them all, then preview again (${why})`);
+    const offlineError = (why: string): CliError =>
+      new CliError(renderPlanProblems(file, offline), `fix them all, then preview again (${why})`);
     const parsed = InPlaceUpdatePlanSchema.safeParse(plans[0]);
     if (!parsed.success) {
       if (offline.length > 0) throw offlineError('the plan is too malformed to read the cluster for');
       const issues = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n');
-      throw new CliError(`"${file}" is not a valid InPlaceUpdatePlan:\n${issues}`, 'fix the fields above (the CRD schema in crds/ is the reference; kubectl explain inplaceupdateplan.spec)');
+      throw new CliError(
+        `"${file}" is not a valid InPlaceUpdatePlan:\n${issues}`,
+        'fix the fields above (the CRD schema in crds/ is the reference; kubectl explain inplaceupdateplan.spec)',
+      );
     }
     const plan = parsed.data as InPlaceUpdatePlan & KubeObject;
     plan.metadata ??= {};
     let conn: Connection;
-    try { conn = connect(args); } catch (e) { if (offline.length > 0) throw offlineError(`the cluster was not read: ${(e as Error).message}`); throw e; }
+    try {
+      conn = connect(args);
+    } catch (e) {
+      if (offline.length > 0) throw offlineError(`the cluster was not read: ${(e as Error).message}`);
+      throw e;
+    }
     try {
       const ns = plan.metadata.namespace ?? str(args, 'namespace') ?? conn.contextNamespace ?? 'default';
       plan.metadata.namespace = ns;
@@ -95,9 +118,15 @@ ${KUBE_OPTIONS_HELP}`,
 };
 
 /** Reads everything the preview needs with get/list only. */
-async function readSnapshot(conn: Connection, plan: InPlaceUpdatePlan & KubeObject, ns: string, fileDocs: KubeObject[]): Promise<PreviewSnapshot> {
+async function readSnapshot(
+  conn: Connection,
+  plan: InPlaceUpdatePlan & KubeObject,
+  ns: string,
+  fileDocs: KubeObject[],
+): Promise<PreviewSnapshot> {
   const c = conn.client;
-  const get = <T extends KubeObject>(res: ResourceType, name: string): Promise<T | undefined> => call(conn, res, () => c.get<T>(res, res.namespaced ? ns : undefined, name));
+  const get = <T extends KubeObject>(res: ResourceType, name: string): Promise<T | undefined> =>
+    call(conn, res, () => c.get<T>(res, res.namespaced ? ns : undefined, name));
   const list = async (res: ResourceType, labelSelector?: string): Promise<KubeObject[]> =>
     (await call(conn, res, () => c.list(res, res.namespaced ? ns : undefined, labelSelector ? { labelSelector } : {}))).items;
   const resolve = async (group: string, kind: string): Promise<ResourceType | string> => {
@@ -111,19 +140,33 @@ async function readSnapshot(conn: Connection, plan: InPlaceUpdatePlan & KubeObje
   // The live plan of the same name, when there is one: its MachineUpdates are shown (the builder keeps only the records
   // that plan owns, by uid, as the controller does).
   const live = plan.metadata.name ? await get(InPlaceUpdatePlans, plan.metadata.name) : undefined;
-  const scopePlan: InPlaceUpdatePlan & KubeObject = live?.metadata.uid ? { ...plan, metadata: { ...plan.metadata, uid: live.metadata.uid } } : plan;
+  const scopePlan: InPlaceUpdatePlan & KubeObject = live?.metadata.uid
+    ? { ...plan, metadata: { ...plan.metadata, uid: live.metadata.uid } }
+    : plan;
   const reader: ScopeReader = {
     now: () => new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     cluster: (_ns, name) => get(Clusters, name),
     machineDeployments: async (_ns, names) => (await list(MachineDeployments)).filter((o) => names.includes(o.metadata.name ?? '')),
     machines: (_ns, clusterName) => list(Machines, `${Labels.clusterName}=${clusterName}`),
     machineUpdates: async (_ns, planLabel) => (await list(MachineUpdates, `${Labels.planName}=${planLabel}`)) as unknown as MachineUpdate[],
-    plans: async (_ns, clusterName) => ((await list(InPlaceUpdatePlans)) as unknown as InPlaceUpdatePlan[]).filter((p) => p.spec?.clusterName === clusterName && p.metadata?.name !== plan.metadata.name),
+    plans: async (_ns, clusterName) =>
+      ((await list(InPlaceUpdatePlans)) as unknown as InPlaceUpdatePlan[]).filter(
+        (p) => p.spec?.clusterName === clusterName && p.metadata?.name !== plan.metadata.name,
+      ),
     async read(_ns, apiGroup, kind, name, purpose) {
       const res = await resolve(apiGroup, kind);
       if (typeof res === 'string') return { notServed: res };
       // Templates in the same file count as present: they are applied together.
-      const inFile = purpose === 'template' ? fileDocs.find((d) => parseApiVersion(d.apiVersion ?? '').group === apiGroup && d.kind === kind && d.metadata?.name === name && (d.metadata.namespace ?? ns) === ns) : undefined;
+      const inFile =
+        purpose === 'template'
+          ? fileDocs.find(
+              (d) =>
+                parseApiVersion(d.apiVersion ?? '').group === apiGroup &&
+                d.kind === kind &&
+                d.metadata?.name === name &&
+                (d.metadata.namespace ?? ns) === ns,
+            )
+          : undefined;
       const object = inFile ?? (await get(res, name));
       return object ? { object } : {};
     },
@@ -166,7 +209,10 @@ async function readSnapshot(conn: Connection, plan: InPlaceUpdatePlan & KubeObje
   const machineSchema = await crdSchema(c, Machines);
   if (machineSchema) schemas.Machine = machineSchema;
   const firstRef = (f: (m: KubeObject) => ContractRef | undefined): ContractRef | undefined => machines.map(f).find((r) => r);
-  for (const [sel, ref] of [['InfraMachine', firstRef(machineInfraRef)], ['BootstrapConfig', firstRef(machineBootstrapRef)]] as const) {
+  for (const [sel, ref] of [
+    ['InfraMachine', firstRef(machineInfraRef)],
+    ['BootstrapConfig', firstRef(machineBootstrapRef)],
+  ] as const) {
     if (!ref) continue;
     const res = await resolve(ref.apiGroup, ref.kind);
     const s = typeof res === 'string' ? undefined : await crdSchema(c, res);
@@ -193,7 +239,8 @@ async function readSnapshot(conn: Connection, plan: InPlaceUpdatePlan & KubeObje
 async function crdSchema(c: RestClient, res: ResourceType): Promise<OpenApiSchema | undefined> {
   try {
     const crd = await c.get(CustomResourceDefinitions, undefined, `${res.plural}.${res.group}`);
-    const versions = (crd?.['spec'] as { versions?: { name: string; schema?: { openAPIV3Schema?: OpenApiSchema } }[] } | undefined)?.versions ?? [];
+    const versions =
+      (crd?.['spec'] as { versions?: { name: string; schema?: { openAPIV3Schema?: OpenApiSchema } }[] } | undefined)?.versions ?? [];
     return versions.find((v) => v.name === res.version)?.schema?.openAPIV3Schema;
   } catch {
     return undefined;
@@ -205,23 +252,37 @@ const show = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify
 /** Renders a preview for people. */
 export function renderPreview(plan: InPlaceUpdatePlan & KubeObject, r: PlanPreview, s: Pick<PreviewSnapshot, 'machines'>): string {
   const L: string[] = [];
-  L.push(`InPlaceUpdatePlan ${plan.metadata.namespace}/${plan.metadata.name ?? '(unnamed)'} — cluster ${plan.spec.clusterName}, failurePolicy ${plan.spec.failurePolicy ?? 'Halt'}`);
+  L.push(
+    `InPlaceUpdatePlan ${plan.metadata.namespace}/${plan.metadata.name ?? '(unnamed)'} — cluster ${plan.spec.clusterName}, failurePolicy ${plan.spec.failurePolicy ?? 'Halt'}`,
+  );
   L.push('');
-  L.push(r.valid ? 'Validation: OK' : `Validation: INVALID (${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}) — the controller would set Valid=False and touch nothing`);
+  L.push(
+    r.valid
+      ? 'Validation: OK'
+      : `Validation: INVALID (${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}) — the controller would set Valid=False and touch nothing`,
+  );
   for (const p of r.problems) L.push(`  ✖ ${p}`);
   for (const g of r.groups) {
     L.push('');
     L.push(`Sequence ${g.sequence}${g.targets.length > 1 ? ` (${g.targets.length} targets in parallel)` : ''}:`);
     for (const t of g.targets) {
-      L.push(`  ${t.kind} ${t.name}: ${t.machines.length} machine${t.machines.length === 1 ? '' : 's'}, at most ${t.concurrency.max} at once`);
+      L.push(
+        `  ${t.kind} ${t.name}: ${t.machines.length} machine${t.machines.length === 1 ? '' : 's'}, at most ${t.concurrency.max} at once`,
+      );
       L.push(`    concurrency: ${t.concurrency.why}`);
       L.push('    updaters, in order on each machine:');
       for (const u of t.updaters) {
-        L.push(`      ${u.sequence}. ${u.name} -> ${u.taskKind}${u.template ? ` from ${u.template.kind}/${u.template.name}` : ''}${u.parameters ? ` parameters ${JSON.stringify(u.parameters)}` : ''}`);
+        L.push(
+          `      ${u.sequence}. ${u.name} -> ${u.taskKind}${u.template ? ` from ${u.template.kind}/${u.template.name}` : ''}${u.parameters ? ` parameters ${JSON.stringify(u.parameters)}` : ''}`,
+        );
         for (const x of u.responsibilities) L.push(`           ${x.selectResource} ${x.path} = ${show(x.value)}`);
       }
       L.push('    machines, in update order:');
-      t.machines.forEach((m, i) => L.push(`      ${String(i + 1).padStart(2)}. ${m.name.padEnd(30)} ${(m.version ?? '').padEnd(9)} ${m.ready ? 'Ready   ' : 'NotReady'} ${m.state}`));
+      t.machines.forEach((m, i) =>
+        L.push(
+          `      ${String(i + 1).padStart(2)}. ${m.name.padEnd(30)} ${(m.version ?? '').padEnd(9)} ${m.ready ? 'Ready   ' : 'NotReady'} ${m.state}`,
+        ),
+      );
       if (t.machines.length === 0) L.push('      (none)');
     }
   }
@@ -232,8 +293,11 @@ export function renderPreview(plan: InPlaceUpdatePlan & KubeObject, r: PlanPrevi
   L.push('');
   if (r.uncovered.length === 0) L.push('Uncovered changes: none');
   else {
-    L.push(`Uncovered changes: ${r.uncovered.length} — the owners want these and no updater of the plan declares them${plan.spec.acceptUncoveredChanges ? ' (accepted: spec.acceptUncoveredChanges)' : ''}:`);
-    for (const u of r.uncovered) L.push(`  ✖ ${u.target} ${u.machine}: ${u.selectResource} ${u.path} is ${show(u.current)}, wants ${show(u.desired)} (${u.why})`);
+    L.push(
+      `Uncovered changes: ${r.uncovered.length} — the owners want these and no updater of the plan declares them${plan.spec.acceptUncoveredChanges ? ' (accepted: spec.acceptUncoveredChanges)' : ''}:`,
+    );
+    for (const u of r.uncovered)
+      L.push(`  ✖ ${u.target} ${u.machine}: ${u.selectResource} ${u.path} is ${show(u.current)}, wants ${show(u.desired)} (${u.why})`);
   }
   for (const p of r.impossiblePaths) L.push(`  ✖ ${p.target} updater ${p.updater}: ${p.selectResource} ${p.path}: ${p.why}`);
   if (r.owners && r.owners.length > 0) {
@@ -248,7 +312,11 @@ export function renderPreview(plan: InPlaceUpdatePlan & KubeObject, r: PlanPrevi
   }
   L.push('');
   const ok = r.valid;
-  L.push(ok ? `Result: OK — ${s.machines.length} machines in the cluster; nothing was changed.` : 'Result: NOT OK — fix the problems above before applying; nothing was changed.');
+  L.push(
+    ok
+      ? `Result: OK — ${s.machines.length} machines in the cluster; nothing was changed.`
+      : 'Result: NOT OK — fix the problems above before applying; nothing was changed.',
+  );
   // Names, values and problems come from the plan file and the cluster: each line is made terminal-safe.
   return L.map(safeText).join('\n') + '\n';
 }

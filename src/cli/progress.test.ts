@@ -9,23 +9,44 @@ const CONTROL = /[\x00-\x09\x0b-\x1f\x7f-\x9f]/;
 const updater = { name: 'os', sequence: 1, responsibilities: [{ selectResource: 'Machine' as const, path: '/spec/version', value: 'v2' }] };
 const plan = (status?: InPlaceUpdatePlan['status']): InPlaceUpdatePlan & KubeObject => ({
   metadata: { name: 'p', namespace: 'ns' },
-  spec: { clusterName: 'c', controlPlane: { name: 'cp', sequence: 1, updaters: [updater] }, machineDeployments: [{ name: 'md', sequence: 2, updaters: [updater] }] },
+  spec: {
+    clusterName: 'c',
+    controlPlane: { name: 'cp', sequence: 1, updaters: [updater] },
+    machineDeployments: [{ name: 'md', sequence: 2, updaters: [updater] }],
+  },
   ...(status ? { status } : {}),
 });
 const mu = (machine: string, target: string, status?: MachineUpdate['status'], planName = 'p'): MachineUpdate & KubeObject => ({
   metadata: { name: `p-${machine}` },
-  spec: { planName, clusterName: 'c', target: { kind: target === 'cp' ? 'ControlPlane' : 'MachineDeployment', name: target }, machineRef: { name: machine }, updaters: [updater] },
+  spec: {
+    planName,
+    clusterName: 'c',
+    target: { kind: target === 'cp' ? 'ControlPlane' : 'MachineDeployment', name: target },
+    machineRef: { name: machine },
+    updaters: [updater],
+  },
   ...(status ? { status } : {}),
 });
-const task = (updater: string, start: string, end?: string) => ({ updater, apiVersion: 'v', kind: 'K', name: `t-${updater}`, startTime: start, ...(end ? { completionTime: end } : {}) });
+const task = (updater: string, start: string, end?: string) => ({
+  updater,
+  apiVersion: 'v',
+  kind: 'K',
+  name: `t-${updater}`,
+  startTime: start,
+  ...(end ? { completionTime: end } : {}),
+});
 
 describe('cli demo progress', () => {
   it('counts machines per target and shows the updater of machines in flight only', () => {
-    const v = buildProgress(plan({ updateStatus: 'updating' }), [
-      mu('cp-1', 'cp', { updateStatus: 'updated', currentUpdater: 'os' }),
-      mu('cp-2', 'cp', { updateStatus: 'updating', currentUpdater: 'os' }),
-      mu('other', 'cp', { updateStatus: 'updating' }, 'another-plan'),
-    ], { cp: 3, md: 3 });
+    const v = buildProgress(
+      plan({ updateStatus: 'updating' }),
+      [
+        mu('cp-1', 'cp', { updateStatus: 'updated', currentUpdater: 'os' }),
+        mu('cp-2', 'cp', { updateStatus: 'updating', currentUpdater: 'os' }),
+        mu('other', 'cp', { updateStatus: 'updating' }, 'another-plan'),
+      ],
+      { cp: 3, md: 3 },
+    );
     const cp = v.targets[0]!;
     expect(cp).to.include({ kind: 'ControlPlane', total: 3, updated: 1, updating: 1, failed: 0 });
     expect(cp.machines).to.deep.equal([
@@ -36,7 +57,10 @@ describe('cli demo progress', () => {
   });
 
   it('prefers the plan status totals when they are larger than what is seen', () => {
-    const v = buildProgress(plan({ targets: [{ kind: 'MachineDeployment', name: 'md', sequence: 2, updateStatus: 'updating', machines: 4, updated: 2 }] }), []);
+    const v = buildProgress(
+      plan({ targets: [{ kind: 'MachineDeployment', name: 'md', sequence: 2, updateStatus: 'updating', machines: 4, updated: 2 }] }),
+      [],
+    );
     expect(v.targets[1]).to.include({ total: 4, updated: 2, status: 'updating' });
   });
 
@@ -48,7 +72,13 @@ describe('cli demo progress', () => {
   });
 
   it('renders one bar line per target and one line per machine', () => {
-    const out = renderProgress(buildProgress(plan({ updateStatus: 'updating' }), [mu('cp-1', 'cp', { updateStatus: 'updating', currentUpdater: 'os' })], { cp: 3, md: 3 }), 1500);
+    const out = renderProgress(
+      buildProgress(plan({ updateStatus: 'updating' }), [mu('cp-1', 'cp', { updateStatus: 'updating', currentUpdater: 'os' })], {
+        cp: 3,
+        md: 3,
+      }),
+      1500,
+    );
     const lines = out.trimEnd().split('\n');
     expect(lines[0]).to.equal('InPlaceUpdatePlan ns/p  updating  1.5s');
     expect(lines[1]).to.match(/ControlPlane cp .*\[░+\] 0\/3 pending {2}1 updating$/);
@@ -75,15 +105,25 @@ describe('cli demo progress', () => {
 
   it('reports only changes between two views as plain lines', () => {
     const a = buildProgress(plan({ updateStatus: 'updating' }), [mu('cp-1', 'cp', { updateStatus: 'updating', currentUpdater: 'os' })]);
-    const b = buildProgress(plan({ updateStatus: 'updating' }), [mu('cp-1', 'cp', { updateStatus: 'updated' }), mu('cp-2', 'cp', { updateStatus: 'failed', message: 'disk full' })]);
-    expect(diffProgress(undefined, a)).to.deep.equal(['plan ns/p: updating', 'ControlPlane cp: pending (0/1 updated)', '  machine cp-1: updating (updater os)', 'MachineDeployment md: pending (0/0 updated)']);
+    const b = buildProgress(plan({ updateStatus: 'updating' }), [
+      mu('cp-1', 'cp', { updateStatus: 'updated' }),
+      mu('cp-2', 'cp', { updateStatus: 'failed', message: 'disk full' }),
+    ]);
+    expect(diffProgress(undefined, a)).to.deep.equal([
+      'plan ns/p: updating',
+      'ControlPlane cp: pending (0/1 updated)',
+      '  machine cp-1: updating (updater os)',
+      'MachineDeployment md: pending (0/0 updated)',
+    ]);
     expect(diffProgress(a, b)).to.deep.equal(['  machine cp-1: updated', '  machine cp-2: failed — disk full']);
     expect(diffProgress(b, b)).to.deep.equal([]);
   });
 
   it('aggregates finished task times per updater and skips unfinished ones', () => {
     const t = updaterTimings([
-      mu('a', 'cp', { tasks: [task('os', '2026-01-01T00:00:00Z', '2026-01-01T00:00:02Z'), task('k8s', '2026-01-01T00:00:02Z', '2026-01-01T00:00:03Z')] }),
+      mu('a', 'cp', {
+        tasks: [task('os', '2026-01-01T00:00:00Z', '2026-01-01T00:00:02Z'), task('k8s', '2026-01-01T00:00:02Z', '2026-01-01T00:00:03Z')],
+      }),
       mu('b', 'cp', { tasks: [task('os', '2026-01-01T00:00:00Z', '2026-01-01T00:00:04Z'), task('k8s', '2026-01-01T00:00:04Z')] }),
     ]);
     expect(t).to.deep.equal([
@@ -95,7 +135,14 @@ describe('cli demo progress', () => {
   it('summarises outcome, commits, leftovers and timings', () => {
     const p = plan({ updateStatus: 'updated', startTime: '2026-01-01T00:00:00Z', completionTime: '2026-01-01T00:00:10Z' });
     const mus = [mu('cp-1', 'cp', { updateStatus: 'updated', tasks: [task('os', '2026-01-01T00:00:00Z', '2026-01-01T00:00:02Z')] })];
-    const out = renderSummary({ view: buildProgress(p, mus), plan: p, mus, wallMs: 12000, stillLabelled: [], committed: { ok: 1, total: 1, wrong: [] } });
+    const out = renderSummary({
+      view: buildProgress(p, mus),
+      plan: p,
+      mus,
+      wallMs: 12000,
+      stillLabelled: [],
+      committed: { ok: 1, total: 1, wrong: [] },
+    });
     expect(out).to.contain('ended updated');
     expect(out).to.contain('12.0s wall clock, 10.0s plan start -> completion');
     expect(out).to.contain('1/1 updated, 0 failed, 0 aborted');
@@ -108,7 +155,9 @@ describe('cli demo progress', () => {
     const p = plan({ updateStatus: 'updated' });
     const mus = [mu('cp-1', 'cp', { updateStatus: 'updated' })];
     const line = (committed: { ok: number; total: number; wrong: string[]; inPlace?: number }): string | undefined =>
-      renderSummary({ view: buildProgress(p, mus), plan: p, mus, wallMs: 1000, stillLabelled: [], committed }).split('\n').find((l) => l.includes('changes committed'));
+      renderSummary({ view: buildProgress(p, mus), plan: p, mus, wallMs: 1000, stillLabelled: [], committed })
+        .split('\n')
+        .find((l) => l.includes('changes committed'));
     expect(line({ ok: 2, total: 2, wrong: [] })).to.equal('  changes committed: 2/2');
     expect(line({ ok: 2, total: 2, wrong: [], inPlace: 0 })).to.equal('  changes committed: 2/2');
     expect(line({ ok: 0, total: 0, wrong: [], inPlace: 3 })).to.equal('  changes committed: 0/0, 3 already in place (nothing written)');
@@ -118,7 +167,11 @@ describe('cli demo progress', () => {
     const bad = `disk full\x1b[2J\x1b]0;owned\x07\x1b]52;c;ZXZpbA==\x1b\\\nMachine/fake  updated\r\x9b31m`;
     const p = plan({ updateStatus: 'failed' });
     const v = buildProgress(p, [mu('md-1', 'md', { updateStatus: 'failed', message: bad })], { cp: 0, md: 1 });
-    const texts = [renderProgress(v, 1000), diffProgress(undefined, v).join('\n'), renderSummary({ view: v, plan: p, mus: [], wallMs: 1000, stillLabelled: [], committed: { ok: 0, total: 0, wrong: [] } })];
+    const texts = [
+      renderProgress(v, 1000),
+      diffProgress(undefined, v).join('\n'),
+      renderSummary({ view: v, plan: p, mus: [], wallMs: 1000, stillLabelled: [], committed: { ok: 0, total: 0, wrong: [] } }),
+    ];
     for (const t of texts) {
       expect(t).to.not.match(CONTROL);
       expect(t).to.contain('disk full');

@@ -40,9 +40,13 @@ export interface ProgressView {
 /** Builds the view from the plan and its MachineUpdates; `machineCounts` (target name -> machines) fills totals the plan has not reported yet. */
 export function buildProgress(plan: Plan, mus: readonly Mu[], machineCounts: Readonly<Record<string, number>> = {}): ProgressView {
   const specTargets: { kind: TargetKind; name: string; sequence: number }[] = [];
-  if (plan.spec.controlPlane) specTargets.push({ kind: 'ControlPlane', name: plan.spec.controlPlane.name, sequence: plan.spec.controlPlane.sequence });
-  for (const md of plan.spec.machineDeployments ?? []) specTargets.push({ kind: 'MachineDeployment', name: md.name, sequence: md.sequence });
-  specTargets.sort((a, b) => a.sequence - b.sequence || (a.kind === b.kind ? a.name.localeCompare(b.name) : a.kind === 'ControlPlane' ? -1 : 1));
+  if (plan.spec.controlPlane)
+    specTargets.push({ kind: 'ControlPlane', name: plan.spec.controlPlane.name, sequence: plan.spec.controlPlane.sequence });
+  for (const md of plan.spec.machineDeployments ?? [])
+    specTargets.push({ kind: 'MachineDeployment', name: md.name, sequence: md.sequence });
+  specTargets.sort(
+    (a, b) => a.sequence - b.sequence || (a.kind === b.kind ? a.name.localeCompare(b.name) : a.kind === 'ControlPlane' ? -1 : 1),
+  );
 
   const targets = specTargets.map((t): TargetView => {
     const row = plan.status?.targets?.find((r) => r.kind === t.kind && r.name === t.name);
@@ -73,7 +77,9 @@ export function buildProgress(plan: Plan, mus: readonly Mu[], machineCounts: Rea
       machines,
     };
   });
-  const notOk = plan.status?.conditions?.find((c) => (c.type === 'Valid' || c.type === 'Ready') && c.status === 'False' && c.reason !== 'Updating' && c.reason !== 'Pending');
+  const notOk = plan.status?.conditions?.find(
+    (c) => (c.type === 'Valid' || c.type === 'Ready') && c.status === 'False' && c.reason !== 'Updating' && c.reason !== 'Pending',
+  );
   return {
     plan: `${plan.metadata.namespace}/${plan.metadata.name}`,
     status: plan.status?.updateStatus ?? 'pending',
@@ -105,8 +111,16 @@ export function renderProgress(v: ProgressView, elapsedMs: number, width = 80, m
   const compact = full > maxLines;
   const lines = [...head];
   for (const t of v.targets) {
-    const extra = [t.updating ? `${t.updating} updating` : '', t.failed ? `${t.failed} failed` : '', t.aborted ? `${t.aborted} aborted` : ''].filter((x) => x).join(', ');
-    lines.push(`  ${`${t.kind} ${t.name}`.padEnd(nameW)} [${bar(t.updated, t.total, barW)}] ${t.updated}/${t.total} ${t.status}${extra ? `  ${extra}` : ''}`);
+    const extra = [
+      t.updating ? `${t.updating} updating` : '',
+      t.failed ? `${t.failed} failed` : '',
+      t.aborted ? `${t.aborted} aborted` : '',
+    ]
+      .filter((x) => x)
+      .join(', ');
+    lines.push(
+      `  ${`${t.kind} ${t.name}`.padEnd(nameW)} [${bar(t.updated, t.total, barW)}] ${t.updated}/${t.total} ${t.status}${extra ? `  ${extra}` : ''}`,
+    );
     const shown = compact ? t.machines.filter((m) => m.status !== 'updated' && m.status !== 'pending') : t.machines;
     for (const m of shown) {
       const detail = m.updater ? `  (${m.updater})` : m.message ? `  ${m.message}` : '';
@@ -119,12 +133,21 @@ export function renderProgress(v: ProgressView, elapsedMs: number, width = 80, m
 }
 
 const mark = (status: string): string =>
-  status === 'updated' ? '✔' : status === 'failed' ? '✖' : status === 'aborted' ? '■' : status === 'updating' || status === 'aborting' ? '▶' : '·';
+  status === 'updated'
+    ? '✔'
+    : status === 'failed'
+      ? '✖'
+      : status === 'aborted'
+        ? '■'
+        : status === 'updating' || status === 'aborting'
+          ? '▶'
+          : '·';
 
 /** Plain lines describing what changed between two views (non-TTY output: one line per change). */
 export function diffProgress(prev: ProgressView | undefined, next: ProgressView): string[] {
   const out: string[] = [];
-  if (!prev || prev.status !== next.status || prev.paused !== next.paused) out.push(`plan ${next.plan}: ${next.status}${next.paused ? ' (paused)' : ''}`);
+  if (!prev || prev.status !== next.status || prev.paused !== next.paused)
+    out.push(`plan ${next.plan}: ${next.status}${next.paused ? ' (paused)' : ''}`);
   if (next.message && prev?.message !== next.message) out.push(`plan ${next.plan}: ${next.message}`);
   for (const t of next.targets) {
     const pt = prev?.targets.find((x) => x.kind === t.kind && x.name === t.name);
@@ -201,7 +224,9 @@ export function renderSummary(s: SummaryInput): string {
     lines.push('  per updater (task start -> completion):');
     const w = Math.max(...timings.map((t) => t.updater.length));
     for (const t of timings) {
-      lines.push(`    ${t.updater.padEnd(w)}  ${String(t.tasks).padStart(3)} tasks  avg ${secs(t.totalMs / t.tasks)}  max ${secs(t.maxMs)}  total ${secs(t.totalMs)}`);
+      lines.push(
+        `    ${t.updater.padEnd(w)}  ${String(t.tasks).padStart(3)} tasks  avg ${secs(t.totalMs / t.tasks)}  max ${secs(t.maxMs)}  total ${secs(t.totalMs)}`,
+      );
     }
   }
   for (const m of all.filter((x) => x.status === 'failed')) lines.push(`  ✖ ${m.name}: ${m.message || 'failed'}`);

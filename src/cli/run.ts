@@ -7,12 +7,25 @@ import { COMPONENTS, componentsTaking, type ComponentRunOptions } from '../compo
 import { call, connect, explainApiError } from './kube.js';
 import { stopRequested } from './procs.js';
 import { loadWritePolicy } from './write-policy.js';
-import { CliError, concurrencyOption, ExitCode, flag, KUBE_OPTIONS_HELP, kubeOptions, portOption, str, UsageError, type Verb } from './verb.js';
+import {
+  CliError,
+  concurrencyOption,
+  ExitCode,
+  flag,
+  KUBE_OPTIONS_HELP,
+  kubeOptions,
+  portOption,
+  str,
+  UsageError,
+  type Verb,
+} from './verb.js';
 
 export type { ComponentRunOptions } from '../components.js';
 
 /** The controller components `run` knows, loaded on demand (from the one component list, src/components.ts). */
-export const COMPONENT_LOADERS: Readonly<Record<string, (opts?: ComponentRunOptions) => Promise<Component>>> = Object.fromEntries(COMPONENTS.map((c) => [c.name, c.load]));
+export const COMPONENT_LOADERS: Readonly<Record<string, (opts?: ComponentRunOptions) => Promise<Component>>> = Object.fromEntries(
+  COMPONENTS.map((c) => [c.name, c.load]),
+);
 
 /** The components whose concurrency `--concurrency` sets (the others' setup takes no such option yet). */
 export const CONCURRENCY_COMPONENTS: readonly string[] = componentsTaking('concurrency');
@@ -65,7 +78,8 @@ ${KUBE_OPTIONS_HELP}`,
   async run(args, io) {
     const names = args.positionals.length > 0 ? [...new Set(args.positionals)] : Object.keys(COMPONENT_LOADERS);
     const unknown = names.filter((n) => !(n in COMPONENT_LOADERS));
-    if (unknown.length > 0) throw new UsageError(`unknown component "${unknown[0]}"; components are ${Object.keys(COMPONENT_LOADERS).join(', ')}`);
+    if (unknown.length > 0)
+      throw new UsageError(`unknown component "${unknown[0]}"; components are ${Object.keys(COMPONENT_LOADERS).join(', ')}`);
     const metricsPort = portOption(args, 'metrics-port');
     const healthPort = portOption(args, 'health-port');
     // The kubelet probes without credentials: authenticated metrics need a probe port of their own.
@@ -75,23 +89,39 @@ ${KUBE_OPTIONS_HELP}`,
     const concurrency = concurrencyOption(args);
     // A tuning flag that silently does nothing would mislead whoever sizes the deployment.
     if (concurrency !== undefined && !names.some((n) => CONCURRENCY_COMPONENTS.includes(n))) {
-      throw new UsageError(`--concurrency applies to ${CONCURRENCY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`);
+      throw new UsageError(
+        `--concurrency applies to ${CONCURRENCY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
+      );
     }
     const policyFile = str(args, 'write-policy');
     if (policyFile !== undefined && !names.some((n) => WRITE_POLICY_COMPONENTS.includes(n))) {
-      throw new UsageError(`--write-policy applies to ${WRITE_POLICY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`);
+      throw new UsageError(
+        `--write-policy applies to ${WRITE_POLICY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
+      );
     }
     const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
     const keep = str(args, 'finished-plans-per-cluster');
     const finishedPlansPerCluster = keep === undefined ? undefined : /^[0-9]+$/.test(keep) ? Number(keep) : NaN;
-    if (finishedPlansPerCluster !== undefined && !Number.isSafeInteger(finishedPlansPerCluster)) throw new UsageError(`--finished-plans-per-cluster must be a number of plans (0 or more), got "${keep}"`);
-    if (finishedPlansPerCluster !== undefined && !names.includes('plan-controller')) throw new UsageError(`--finished-plans-per-cluster applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`);
+    if (finishedPlansPerCluster !== undefined && !Number.isSafeInteger(finishedPlansPerCluster))
+      throw new UsageError(`--finished-plans-per-cluster must be a number of plans (0 or more), got "${keep}"`);
+    if (finishedPlansPerCluster !== undefined && !names.includes('plan-controller'))
+      throw new UsageError(
+        `--finished-plans-per-cluster applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
+      );
     const conn = connect(args, `inplace-${names.length === 1 ? names[0] : 'controllers'}`);
     const name = names.length === 1 ? names[0]! : 'inplace-controllers';
     const namespace = str(args, 'namespace');
     const log = createLogger({ name, ...(str(args, 'log-level') ? { level: str(args, 'log-level') } : {}) });
     const leaseNamespace = str(args, 'lease-namespace') ?? process.env['POD_NAMESPACE'] ?? namespace ?? 'default';
-    const components = await Promise.all(names.map((n) => COMPONENT_LOADERS[n]!({ ...(concurrency !== undefined ? { concurrency } : {}), ...(writePolicy ? { writePolicy } : {}), ...(finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster } : {}) })));
+    const components = await Promise.all(
+      names.map((n) =>
+        COMPONENT_LOADERS[n]!({
+          ...(concurrency !== undefined ? { concurrency } : {}),
+          ...(writePolicy ? { writePolicy } : {}),
+          ...(finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster } : {}),
+        }),
+      ),
+    );
     const mgr = createManager({
       client: conn.client,
       name,
@@ -102,7 +132,14 @@ ${KUBE_OPTIONS_HELP}`,
       ...(flag(args, 'metrics-secure') ? { secureMetrics: true } : {}),
       ...(str(args, 'bind-address') ? { bindAddress: str(args, 'bind-address') } : {}),
       ...(flag(args, 'leader-elect')
-        ? { leaderElection: { enabled: true, leaseName: `inplace-${name}`.replace(/^inplace-inplace-/, 'inplace-'), leaseNamespace, identity: `${process.env['POD_NAME'] ?? hostname()}_${process.pid}` } }
+        ? {
+            leaderElection: {
+              enabled: true,
+              leaseName: `inplace-${name}`.replace(/^inplace-inplace-/, 'inplace-'),
+              leaseNamespace,
+              identity: `${process.env['POD_NAME'] ?? hostname()}_${process.pid}`,
+            },
+          }
         : {}),
     });
     // Fail fast with a clear message rather than retrying forever against a wrong or empty cluster.
@@ -117,7 +154,17 @@ ${KUBE_OPTIONS_HELP}`,
       if (explained instanceof CliError) throw explained;
       throw new CliError(`starting ${names.join(', ')} failed: ${(e as Error).message}`);
     }
-    log.info({ components: names, ...(concurrency !== undefined ? { concurrency } : {}), namespace: namespace ?? '(all)', server: conn.client.server, ports: mgr.ports, leaderElection: flag(args, 'leader-elect') }, 'started');
+    log.info(
+      {
+        components: names,
+        ...(concurrency !== undefined ? { concurrency } : {}),
+        namespace: namespace ?? '(all)',
+        server: conn.client.server,
+        ports: mgr.ports,
+        leaderElection: flag(args, 'leader-elect'),
+      },
+      'started',
+    );
     const why = await stopRequested(io.signal);
     log.info({ reason: why }, 'stopping');
     await mgr.stop();

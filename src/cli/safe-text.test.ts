@@ -17,7 +17,12 @@ describe('cli safe text', () => {
     { name: 'charset and keypad escapes are removed', input: 'a\x1b(0b\x1b=c\x1bc', line: 'abc' },
     { name: 'a lone ESC at the end is removed', input: 'abc\x1b', line: 'abc' },
     { name: 'CR cannot overwrite the line', input: 'updated\rfailed', line: 'updated\\rfailed' },
-    { name: 'newlines cannot forge rows in one cell', input: 'a\nMachine/x  updated', line: 'a\\nMachine/x  updated', lines: 'a\nMachine/x  updated' },
+    {
+      name: 'newlines cannot forge rows in one cell',
+      input: 'a\nMachine/x  updated',
+      line: 'a\\nMachine/x  updated',
+      lines: 'a\nMachine/x  updated',
+    },
     { name: 'BEL, backspace, NUL and DEL are shown escaped', input: 'a\x07b\x08c\x00d\x7f', line: 'a\\x07b\\x08c\\x00d\\x7f' },
     { name: 'C1 controls are shown escaped', input: 'a\x85b', line: 'a\\x85b' },
     { name: 'bidi overrides are shown escaped', input: 'abc\u202Efed', line: 'abc\\u202efed' },

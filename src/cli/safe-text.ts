@@ -42,5 +42,8 @@ export function safeLines(s: string): string {
  * C1 controls and the Unicode separators/bidi overrides as `\\uXXXX` too. Still valid JSON with the same value.
  */
 export function safeJson(value: unknown): string {
-  return JSON.stringify(value, null, 2).replace(/[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, null, 2).replace(
+    /[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

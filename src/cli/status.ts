@@ -1,5 +1,13 @@
 // `inplace status <plan>`: the plan, its targets, machines and tasks as a tree (once, or until terminal with -w).
-import { InPlaceUpdatePlans, isTerminal, Labels, MachineUpdates, type InPlaceUpdatePlan, type KubeObject, type MachineUpdate } from '../api/index.js';
+import {
+  InPlaceUpdatePlans,
+  isTerminal,
+  Labels,
+  MachineUpdates,
+  type InPlaceUpdatePlan,
+  type KubeObject,
+  type MachineUpdate,
+} from '../api/index.js';
 import { call, connect, findPlan, type Connection } from './kube.js';
 import { safeText } from './safe-text.js';
 import { buildStatusTree, renderTree } from './tree.js';
@@ -62,7 +70,9 @@ ${KUBE_OPTIONS_HELP}`,
 
 async function machineUpdatesOf(conn: Connection, plan: Plan): Promise<(MachineUpdate & KubeObject)[]> {
   const mus = await call(conn, MachineUpdates, () =>
-    conn.client.list<MachineUpdate & KubeObject>(MachineUpdates, plan.metadata.namespace, { labelSelector: `${Labels.planName}=${plan.metadata.name}` }),
+    conn.client.list<MachineUpdate & KubeObject>(MachineUpdates, plan.metadata.namespace, {
+      labelSelector: `${Labels.planName}=${plan.metadata.name}`,
+    }),
   );
   // The label is the index; spec.planName is the truth (a MachineUpdate keeps its plan for life).
   return mus.items.filter((mu) => mu.spec.planName === plan.metadata.name);

@@ -8,7 +8,11 @@ const CONTROL = /[\x00-\x09\x0b-\x1f\x7f-\x9f]/;
 
 const now = new Date('2026-01-01T12:00:00Z');
 const ago = (s: number): string => new Date(now.getTime() - s * 1000).toISOString();
-const updater = { name: 'os', sequence: 1, responsibilities: [{ selectResource: 'Machine' as const, path: '/spec/version', value: 'v1.30.1' }] };
+const updater = {
+  name: 'os',
+  sequence: 1,
+  responsibilities: [{ selectResource: 'Machine' as const, path: '/spec/version', value: 'v1.30.1' }],
+};
 
 const plan = (over: Partial<InPlaceUpdatePlan> = {}): InPlaceUpdatePlan & KubeObject => ({
   metadata: { name: 'p1', namespace: 'fleet-a', creationTimestamp: ago(300) },
@@ -32,7 +36,12 @@ const plan = (over: Partial<InPlaceUpdatePlan> = {}): InPlaceUpdatePlan & KubeOb
   ...over,
 });
 
-const mu = (machine: string, target: string, kind: 'ControlPlane' | 'MachineDeployment', status: MachineUpdate['status']): MachineUpdate & KubeObject => ({
+const mu = (
+  machine: string,
+  target: string,
+  kind: 'ControlPlane' | 'MachineDeployment',
+  status: MachineUpdate['status'],
+): MachineUpdate & KubeObject => ({
   metadata: { name: `p1-${machine}`, namespace: 'fleet-a', creationTimestamp: ago(100) },
   spec: { planName: 'p1', clusterName: 'c1', target: { kind, name: target }, machineRef: { name: machine }, updaters: [updater] },
   ...(status ? { status } : {}),
@@ -71,26 +80,48 @@ describe('cli status tree', () => {
   });
 
   it('puts machines under their target with the current updater and tasks under the machine', () => {
-    const t = buildStatusTree(plan(), [
-      mu('m1', 'c1-md-0', 'MachineDeployment', {
-        updateStatus: 'updating',
-        currentUpdater: 'os',
-        startTime: ago(30),
-        tasks: [{ updater: 'os', apiVersion: 'v', kind: 'OSImageUpdateTask', name: 'm1-os', updateStatus: 'updating', startTime: ago(20) }],
-        conditions: [{ type: 'InPlaceUpdate', status: 'False', reason: 'WaitingForUpdater', lastTransitionTime: ago(20) }],
-      }),
-      mu('m0', 'c1-cp', 'ControlPlane', { updateStatus: 'updated' }),
-    ], now);
+    const t = buildStatusTree(
+      plan(),
+      [
+        mu('m1', 'c1-md-0', 'MachineDeployment', {
+          updateStatus: 'updating',
+          currentUpdater: 'os',
+          startTime: ago(30),
+          tasks: [
+            { updater: 'os', apiVersion: 'v', kind: 'OSImageUpdateTask', name: 'm1-os', updateStatus: 'updating', startTime: ago(20) },
+          ],
+          conditions: [{ type: 'InPlaceUpdate', status: 'False', reason: 'WaitingForUpdater', lastTransitionTime: ago(20) }],
+        }),
+        mu('m0', 'c1-cp', 'ControlPlane', { updateStatus: 'updated' }),
+      ],
+      now,
+    );
     const md0 = t.children[1]!;
     expect(md0.children).to.have.length(1);
-    expect(md0.children[0]).to.include({ name: 'Machine/m1', status: 'updating', reason: 'WaitingForUpdater', age: '30s', message: 'updater os' });
-    expect(md0.children[0]!.children[0]).to.include({ name: 'OSImageUpdateTask/m1-os', status: 'updating', reason: 'updater os', age: '20s' });
+    expect(md0.children[0]).to.include({
+      name: 'Machine/m1',
+      status: 'updating',
+      reason: 'WaitingForUpdater',
+      age: '30s',
+      message: 'updater os',
+    });
+    expect(md0.children[0]!.children[0]).to.include({
+      name: 'OSImageUpdateTask/m1-os',
+      status: 'updating',
+      reason: 'updater os',
+      age: '20s',
+    });
     expect(t.children[0]!.children.map((c) => c.name)).to.deep.equal(['Machine/m0']);
   });
 
   it('shows an invalid plan with the validation message', () => {
     const p = plan({
-      status: { updateStatus: 'pending', conditions: [{ type: 'Valid', status: 'False', reason: 'Invalid', message: 'MachineDeployment nope not found', lastTransitionTime: ago(1) }] },
+      status: {
+        updateStatus: 'pending',
+        conditions: [
+          { type: 'Valid', status: 'False', reason: 'Invalid', message: 'MachineDeployment nope not found', lastTransitionTime: ago(1) },
+        ],
+      },
     });
     const t = buildStatusTree(p, [], now);
     expect(t).to.include({ status: 'pending', reason: 'Invalid', message: 'MachineDeployment nope not found' });
@@ -127,7 +158,19 @@ describe('cli status tree', () => {
     const bad = `disk full\x1b[2J\x1b]0;owned\x07\x1b]52;c;ZXZpbA==\x1b\\\nMachine/fake  updated\r\x9b31m`;
     const p = plan();
     p.status!.conditions = [{ type: 'Ready', status: 'False', reason: 'Updating', message: bad, lastTransitionTime: ago(200) }];
-    const out = renderTree(buildStatusTree(p, [mu('c1-md-0-a', 'c1-md-0', 'MachineDeployment', { updateStatus: 'failed', message: bad, tasks: [{ updater: 'os', apiVersion: 'v', kind: 'K\x1b[31m', name: 't', updateStatus: 'failed' }] })], now));
+    const out = renderTree(
+      buildStatusTree(
+        p,
+        [
+          mu('c1-md-0-a', 'c1-md-0', 'MachineDeployment', {
+            updateStatus: 'failed',
+            message: bad,
+            tasks: [{ updater: 'os', apiVersion: 'v', kind: 'K\x1b[31m', name: 't', updateStatus: 'failed' }],
+          }),
+        ],
+        now,
+      ),
+    );
     expect(out).to.not.match(CONTROL);
     expect(out).to.contain('disk full').and.to.contain('\\nMachine/fake  updated\\r');
     // One line per node: the header, the plan, three targets, one machine, one task.

@@ -65,17 +65,29 @@ export function buildStatusTree(plan: InPlaceUpdatePlan & KubeObject, machineUpd
   };
 
   const targets: { kind: TargetKind; name: string; sequence: number }[] = [];
-  if (plan.spec.controlPlane) targets.push({ kind: 'ControlPlane', name: plan.spec.controlPlane.name, sequence: plan.spec.controlPlane.sequence });
+  if (plan.spec.controlPlane)
+    targets.push({ kind: 'ControlPlane', name: plan.spec.controlPlane.name, sequence: plan.spec.controlPlane.sequence });
   for (const md of plan.spec.machineDeployments ?? []) targets.push({ kind: 'MachineDeployment', name: md.name, sequence: md.sequence });
-  targets.sort((a, b) => a.sequence - b.sequence || (a.kind === b.kind ? 0 : a.kind === 'ControlPlane' ? -1 : 1) || a.name.localeCompare(b.name));
+  targets.sort(
+    (a, b) => a.sequence - b.sequence || (a.kind === b.kind ? 0 : a.kind === 'ControlPlane' ? -1 : 1) || a.name.localeCompare(b.name),
+  );
 
   for (const t of targets) {
     const row = st?.targets?.find((r) => r.kind === t.kind && r.name === t.name);
     const mine = machineUpdates
       .filter((mu) => mu.spec.target.kind === t.kind && mu.spec.target.name === t.name)
-      .sort((a, b) => (a.status?.startTime ?? a.metadata.creationTimestamp ?? '').localeCompare(b.status?.startTime ?? b.metadata.creationTimestamp ?? '') || a.spec.machineRef.name.localeCompare(b.spec.machineRef.name));
+      .sort(
+        (a, b) =>
+          (a.status?.startTime ?? a.metadata.creationTimestamp ?? '').localeCompare(
+            b.status?.startTime ?? b.metadata.creationTimestamp ?? '',
+          ) || a.spec.machineRef.name.localeCompare(b.spec.machineRef.name),
+      );
     const counts = row?.machines !== undefined ? `${row.updated ?? 0}/${row.machines} updated` : '';
-    const extra = [row?.updating ? `${row.updating} updating` : '', row?.failed ? `${row.failed} failed` : '', row?.aborted ? `${row.aborted} aborted` : ''].filter((x) => x);
+    const extra = [
+      row?.updating ? `${row.updating} updating` : '',
+      row?.failed ? `${row.failed} failed` : '',
+      row?.aborted ? `${row.aborted} aborted` : '',
+    ].filter((x) => x);
     root.children.push({
       name: `${t.kind}/${t.name}`,
       status: row?.updateStatus ?? 'pending',
@@ -92,8 +104,13 @@ function machineNode(mu: Mu, now: Date): TreeNode {
   const s = mu.status;
   const c = cond(s?.conditions, ConditionTypes.inPlaceUpdate) ?? cond(s?.conditions, ConditionTypes.ready);
   const health = cond(s?.conditions, ConditionTypes.healthCheckSucceeded);
-  const running = s?.currentUpdater && !['updated', 'aborted', 'failed'].includes(s.updateStatus ?? '') ? `updater ${s.currentUpdater}` : '';
-  const message = [running, s?.message ?? (c?.status !== 'True' ? c?.message : undefined), health?.status === 'False' ? `health: ${health.message ?? health.reason}` : '']
+  const running =
+    s?.currentUpdater && !['updated', 'aborted', 'failed'].includes(s.updateStatus ?? '') ? `updater ${s.currentUpdater}` : '';
+  const message = [
+    running,
+    s?.message ?? (c?.status !== 'True' ? c?.message : undefined),
+    health?.status === 'False' ? `health: ${health.message ?? health.reason}` : '',
+  ]
     .filter((x) => x)
     .join('; ');
   return {
@@ -118,7 +135,10 @@ export function renderTree(root: TreeNode, width = 200): string {
   const rows: { name: string; node: TreeNode }[] = [];
   // Every cell comes from the cluster: made terminal-safe (and single-line) before widths are measured.
   const walk = (n: TreeNode, prefix: string, childPrefix: string): void => {
-    rows.push({ name: prefix + safeText(n.name), node: { ...n, status: safeText(n.status), reason: safeText(n.reason), age: safeText(n.age), message: safeText(n.message) } });
+    rows.push({
+      name: prefix + safeText(n.name),
+      node: { ...n, status: safeText(n.status), reason: safeText(n.reason), age: safeText(n.age), message: safeText(n.message) },
+    });
     n.children.forEach((c, i) => {
       const last = i === n.children.length - 1;
       walk(c, childPrefix + (last ? '└─' : '├─'), childPrefix + (last ? '  ' : '│ '));
@@ -139,5 +159,10 @@ export function renderTree(root: TreeNode, width = 200): string {
     const msg = message.length > room ? `${message.slice(0, room - 1)}…` : message;
     return (left + msg).trimEnd();
   };
-  return [line(head.name, head.status, head.reason, head.age, 'MESSAGE'), ...rows.map((r) => line(r.name, r.node.status, r.node.reason, r.node.age, r.node.message))].join('\n') + '\n';
+  return (
+    [
+      line(head.name, head.status, head.reason, head.age, 'MESSAGE'),
+      ...rows.map((r) => line(r.name, r.node.status, r.node.reason, r.node.age, r.node.message)),
+    ].join('\n') + '\n'
+  );
 }

@@ -40,7 +40,8 @@ Options:
   },
   async run(args, io) {
     const [name] = positionals(args, ['updater']);
-    if (!(NAMES as readonly string[]).includes(name!)) throw new UsageError(`unknown updater "${name}"; sample updaters are ${NAMES.join(', ')}`);
+    if (!(NAMES as readonly string[]).includes(name!))
+      throw new UsageError(`unknown updater "${name}"; sample updaters are ${NAMES.join(', ')}`);
     const kubeconfigPath = str(args, 'kubeconfig');
     if (kubeconfigPath !== undefined && !existsSync(kubeconfigPath)) {
       throw new CliError(`kubeconfig "${kubeconfigPath}" does not exist`, 'pass the path of an existing kubeconfig');
@@ -48,7 +49,10 @@ Options:
     const metricsPort = portOption(args, 'metrics-port');
     const healthPort = portOption(args, 'health-port');
     const concurrency = concurrencyOption(args);
-    const names = str(args, 'names')?.split(',').map((s) => s.trim()).filter((s) => s);
+    const names = str(args, 'names')
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter((s) => s);
     const { sampleUpdaters } = await import('../sample-updaters/index.js');
     const updater = sampleUpdaters[name as (typeof NAMES)[number]];
     const namespace = str(args, 'namespace');
@@ -60,7 +64,8 @@ Options:
     const host = str(args, 'bind-address') ? { host: str(args, 'bind-address') } : {};
     if (metricsPort !== undefined) servers.push(await startHealthServer({ port: metricsPort, registry, isReady: () => started, ...host }));
     // The probe port serves the probes only: metrics are served where --metrics-port says, or nowhere.
-    if (healthPort !== undefined && healthPort !== metricsPort) servers.push(await startHealthServer({ port: healthPort, isReady: () => started, ...host }));
+    if (healthPort !== undefined && healthPort !== metricsPort)
+      servers.push(await startHealthServer({ port: healthPort, isReady: () => started, ...host }));
     const running = await updater.start({
       ...(kubeconfigPath ? { kubeconfigPath } : {}),
       ...(namespace ? { namespace } : {}),

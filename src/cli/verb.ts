@@ -116,7 +116,8 @@ export function concurrencyOption(a: ParsedArgs): number | undefined {
   if (v === undefined) return undefined;
   // Strict digits: Number() would also take "1e3", "0x10" or " 8 ", which are more likely typos than intent.
   const n = /^[0-9]+$/.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`--concurrency must be a positive integer (keys reconciled in parallel), got "${v}"`);
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`--concurrency must be a positive integer (keys reconciled in parallel), got "${v}"`);
   return n;
 }
 
@@ -131,7 +132,13 @@ export function secondsOption(a: ParsedArgs, name: string, dflt: number): number
 
 /** Exactly `n` positionals named by `names`, or a UsageError saying which is missing / extra. */
 export function positionals(a: ParsedArgs, names: string[]): string[] {
-  if (a.positionals.length < names.length) throw new UsageError(`missing ${names.slice(a.positionals.length).map((n) => `<${n}>`).join(' ')}`);
+  if (a.positionals.length < names.length)
+    throw new UsageError(
+      `missing ${names
+        .slice(a.positionals.length)
+        .map((n) => `<${n}>`)
+        .join(' ')}`,
+    );
   if (a.positionals.length > names.length) throw new UsageError(`unexpected argument "${a.positionals[names.length]}"`);
   return a.positionals;
 }

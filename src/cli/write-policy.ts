@@ -23,6 +23,9 @@ export function loadWritePolicy(path: string): WritePolicy {
   try {
     return parseWritePolicy(raw);
   } catch (e) {
-    throw new CliError(`"${path}": ${(e as Error).message}`, 'a write policy maps Machine, InfraMachine, BootstrapConfig to {allow: [JSON pointers], deny: [JSON pointers]}; see docs/operations.md');
+    throw new CliError(
+      `"${path}": ${(e as Error).message}`,
+      'a write policy maps Machine, InfraMachine, BootstrapConfig to {allow: [JSON pointers], deny: [JSON pointers]}; see docs/operations.md',
+    );
   }
 }

@@ -62,7 +62,11 @@ describe('contract accessors', () => {
       ['ignored when observedGeneration is behind', task(3, { updateStatus: 'updated', observedGeneration: 2 }), false],
       ['ignored when observedGeneration is missing', task(1, { updateStatus: 'updated' }), false],
       ['ignored when there is no status', task(1), false],
-      ['current against generation 1 when the server reports none', task(undefined, { updateStatus: 'failed', observedGeneration: 1 }), true],
+      [
+        'current against generation 1 when the server reports none',
+        task(undefined, { updateStatus: 'failed', observedGeneration: 1 }),
+        true,
+      ],
     ];
     for (const [name, t, current] of cases) {
       it(`is ${name}`, () => {
@@ -82,7 +86,11 @@ describe('contract accessors', () => {
   });
 
   it("reads the Ready condition's message (C6)", () => {
-    const t = task(1, { updateStatus: 'failed', observedGeneration: 1, conditions: [{ type: 'Ready', status: 'False', reason: 'Failed', message: 'disk full', lastTransitionTime: '2026-01-01T00:00:00Z' }] });
+    const t = task(1, {
+      updateStatus: 'failed',
+      observedGeneration: 1,
+      conditions: [{ type: 'Ready', status: 'False', reason: 'Failed', message: 'disk full', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+    });
     expect(taskReadyMessage(t)).to.equal('disk full');
     expect(taskReadyMessage(task(1))).to.equal(undefined);
   });
@@ -108,7 +116,11 @@ describe('contract accessors', () => {
   });
 
   describe('building tasks', () => {
-    const mu = { apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'MachineUpdate', metadata: { name: 'mu1', namespace: 'ns', uid: 'uid-1' } };
+    const mu = {
+      apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
+      kind: 'MachineUpdate',
+      metadata: { name: 'mu1', namespace: 'ns', uid: 'uid-1' },
+    };
     const inputs = {
       name: taskName('p1', 'm1', 'os'),
       namespace: 'ns',
@@ -122,9 +134,29 @@ describe('contract accessors', () => {
     it('builds a generic task with the contract labels, controller owner and spec (C1-C3)', () => {
       const t = buildGenericTask({ ...inputs, updaterName: 'os', parameters: { durationSeconds: 0 } });
       expect(t.kind).to.equal('UpdaterUpdateTask');
-      expect(t.metadata.labels).to.deep.equal({ [Labels.clusterName]: 'c1', [Labels.planName]: 'p1', [Labels.machineName]: 'm1', [Labels.updaterName]: 'os' });
-      expect(t.metadata.ownerReferences).to.deep.equal([{ apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'MachineUpdate', name: 'mu1', uid: 'uid-1', controller: true, blockOwnerDeletion: true }]);
-      expect(t.spec).to.deep.equal({ updaterName: 'os', updatePhase: 'updating', machineRef: { name: 'm1' }, responsibilities: inputs.responsibilities, parameters: { durationSeconds: 0 } });
+      expect(t.metadata.labels).to.deep.equal({
+        [Labels.clusterName]: 'c1',
+        [Labels.planName]: 'p1',
+        [Labels.machineName]: 'm1',
+        [Labels.updaterName]: 'os',
+      });
+      expect(t.metadata.ownerReferences).to.deep.equal([
+        {
+          apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
+          kind: 'MachineUpdate',
+          name: 'mu1',
+          uid: 'uid-1',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]);
+      expect(t.spec).to.deep.equal({
+        updaterName: 'os',
+        updatePhase: 'updating',
+        machineRef: { name: 'm1' },
+        responsibilities: inputs.responsibilities,
+        parameters: { durationSeconds: 0 },
+      });
       expect(owningMachineUpdate(t)).to.equal('mu1');
     });
 
@@ -133,12 +165,22 @@ describe('contract accessors', () => {
         apiVersion: 'samples.inplace.cluster.x-k8s.io/v1alpha1',
         kind: 'OSImageUpdateTaskTemplate',
         metadata: { name: 'tpl' },
-        spec: { template: { metadata: { labels: { team: 'os', [Labels.updaterName]: 'spoofed' } }, spec: { rebootTimeoutSeconds: 60, machineRef: { name: 'other' } } } },
+        spec: {
+          template: {
+            metadata: { labels: { team: 'os', [Labels.updaterName]: 'spoofed' } },
+            spec: { rebootTimeoutSeconds: 60, machineRef: { name: 'other' } },
+          },
+        },
       };
       const t = buildTaskFromTemplate(template, inputs);
       expect(t.apiVersion).to.equal('samples.inplace.cluster.x-k8s.io/v1alpha1');
       expect(t.kind).to.equal('OSImageUpdateTask');
-      expect(t.spec).to.deep.equal({ rebootTimeoutSeconds: 60, updatePhase: 'updating', machineRef: { name: 'm1' }, responsibilities: inputs.responsibilities });
+      expect(t.spec).to.deep.equal({
+        rebootTimeoutSeconds: 60,
+        updatePhase: 'updating',
+        machineRef: { name: 'm1' },
+        responsibilities: inputs.responsibilities,
+      });
       expect(t.metadata.labels?.team).to.equal('os');
       expect(t.metadata.labels?.[Labels.updaterName]).to.equal('os');
       expect(template.spec.template.spec.machineRef.name).to.equal('other');

@@ -118,7 +118,8 @@ export function taskStatus(task: Task): TaskStatus | undefined {
 export const taskUpdateStatus = (task: Task): TaskUpdateStatus | undefined => taskStatus(task)?.updateStatus;
 
 /** The task's Ready condition (C6), if any. */
-export const taskReadyCondition = (task: Task): Condition | undefined => task.status?.conditions?.find((c) => c.type === ConditionTypes.ready);
+export const taskReadyCondition = (task: Task): Condition | undefined =>
+  task.status?.conditions?.find((c) => c.type === ConditionTypes.ready);
 
 /** The human message of the task's Ready condition (C6); on failed it says why. */
 export const taskReadyMessage = (task: Task): string | undefined => taskReadyCondition(task)?.message || undefined;
@@ -143,11 +144,19 @@ export function taskKindOfTemplate(templateKind: string): string {
 /** The controller ownerReference of a task to its MachineUpdate (C1). */
 export function machineUpdateOwnerRef(mu: KubeObject): OwnerReference {
   if (!mu.metadata.name || !mu.metadata.uid) throw new Error('machineUpdateOwnerRef: the MachineUpdate needs a name and a uid');
-  return { apiVersion: API_VERSION, kind: 'MachineUpdate', name: mu.metadata.name, uid: mu.metadata.uid, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: API_VERSION,
+    kind: 'MachineUpdate',
+    name: mu.metadata.name,
+    uid: mu.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /** The controller ownerReference of an object, if any. */
-export const controllerOf = (obj: KubeObject): OwnerReference | undefined => obj.metadata.ownerReferences?.find((r) => r.controller === true);
+export const controllerOf = (obj: KubeObject): OwnerReference | undefined =>
+  obj.metadata.ownerReferences?.find((r) => r.controller === true);
 
 /** Name of the MachineUpdate that controls a task (C1), if any. */
 export function owningMachineUpdate(task: KubeObject): string | undefined {
@@ -172,7 +181,10 @@ const contractSpec = (i: TaskInputs): Pick<TaskSpec, 'updatePhase' | 'machineRef
   responsibilities: structuredClone(i.responsibilities),
 });
 
-const contractMetadata = (i: TaskInputs, extra?: { labels?: Record<string, string>; annotations?: Record<string, string> }): KubeObject['metadata'] => ({
+const contractMetadata = (
+  i: TaskInputs,
+  extra?: { labels?: Record<string, string>; annotations?: Record<string, string> },
+): KubeObject['metadata'] => ({
   name: i.name,
   namespace: i.namespace,
   labels: { ...(extra?.labels ?? {}), ...i.labels },
@@ -199,7 +211,16 @@ export function buildGenericTask(i: TaskInputs & { updaterName: string; paramete
  * labels and annotations too, then the contract fields are set (they win over anything the template says).
  */
 export function buildTaskFromTemplate(template: KubeObject, i: TaskInputs): Task {
-  const tpl = (template.spec as { template?: { spec?: Record<string, unknown>; metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> } } } | undefined)?.template;
+  const tpl = (
+    template.spec as
+      | {
+          template?: {
+            spec?: Record<string, unknown>;
+            metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+          };
+        }
+      | undefined
+  )?.template;
   if (!template.apiVersion || !template.kind) throw new Error('buildTaskFromTemplate: the template needs apiVersion and kind');
   return {
     apiVersion: template.apiVersion,

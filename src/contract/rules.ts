@@ -96,4 +96,3 @@ export function rule(id: RuleId): ContractRule {
   if (!r) throw new Error(`unknown contract rule ${id}`);
   return r;
 }
-

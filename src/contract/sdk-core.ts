@@ -19,7 +19,8 @@ export const toMicroTime = (d: Date): string => d.toISOString().replace(/Z$/, '0
 export const MAX_REQUEUE_MS = 10 * 60_000;
 
 /** The requeue delay for a handler's `requeueAfterMs`: never negative, never longer than MAX_REQUEUE_MS. */
-export const requeueDelay = (requeueAfterMs: number): number => (Number.isFinite(requeueAfterMs) ? Math.min(MAX_REQUEUE_MS, Math.max(0, requeueAfterMs)) : MAX_REQUEUE_MS);
+export const requeueDelay = (requeueAfterMs: number): number =>
+  Number.isFinite(requeueAfterMs) ? Math.min(MAX_REQUEUE_MS, Math.max(0, requeueAfterMs)) : MAX_REQUEUE_MS;
 
 /** Extra status fields an updater keeps in the task status (e.g. the step it reached, to resume after a restart). */
 export type StatusFields = Record<string, unknown>;
@@ -42,11 +43,19 @@ export const progress = (requeueAfterMs?: number, message?: string, fields?: Sta
   ...(fields ? { fields } : {}),
 });
 /** The update is finished: updated (terminal). */
-export const done = (message?: string, fields?: StatusFields): Result => ({ type: 'done', ...(message !== undefined ? { message } : {}), ...(fields ? { fields } : {}) });
+export const done = (message?: string, fields?: StatusFields): Result => ({
+  type: 'done',
+  ...(message !== undefined ? { message } : {}),
+  ...(fields ? { fields } : {}),
+});
 /** The update failed (terminal); `message` says why and is shown on the MachineUpdate and the plan. */
 export const failed = (message: string, fields?: StatusFields): Result => ({ type: 'failed', message, ...(fields ? { fields } : {}) });
 /** The update was aborted (terminal); only valid once the task is aborting. */
-export const aborted = (message?: string, fields?: StatusFields): Result => ({ type: 'aborted', ...(message !== undefined ? { message } : {}), ...(fields ? { fields } : {}) });
+export const aborted = (message?: string, fields?: StatusFields): Result => ({
+  type: 'aborted',
+  ...(message !== undefined ? { message } : {}),
+  ...(fields ? { fields } : {}),
+});
 
 /** Reason of the Ready condition for each status the SDK writes. */
 const READY: Record<TaskUpdateStatus, { status: 'True' | 'False'; reason: string; message: string }> = {
@@ -96,7 +105,17 @@ export function statusForResult(task: Task, result: Result, now: Date, startedAt
     updateStatus,
     observedGeneration: gen,
     startTime: old.startTime ?? toMicroTime(startedAt),
-    conditions: setCondition(old.conditions, { type: ConditionTypes.ready, status: ready.status, reason: reason ?? ready.reason, message: boundMessage(message || ready.message, MessageBudget.condition) }, gen, now),
+    conditions: setCondition(
+      old.conditions,
+      {
+        type: ConditionTypes.ready,
+        status: ready.status,
+        reason: reason ?? ready.reason,
+        message: boundMessage(message || ready.message, MessageBudget.condition),
+      },
+      gen,
+      now,
+    ),
   };
   if (isTerminal(updateStatus)) next.completionTime = old.completionTime ?? toMicroTime(now);
   return next;
@@ -113,7 +132,9 @@ export function statusForTerminal(task: Task): TaskStatus | undefined {
   return {
     ...old,
     observedGeneration: gen,
-    ...(old.conditions ? { conditions: old.conditions.map((c) => (c.type === ConditionTypes.ready ? { ...c, observedGeneration: gen } : c)) } : {}),
+    ...(old.conditions
+      ? { conditions: old.conditions.map((c) => (c.type === ConditionTypes.ready ? { ...c, observedGeneration: gen } : c)) }
+      : {}),
   };
 }
 

@@ -6,7 +6,10 @@ import { aborted, defineUpdater, done, failed, MAX_REQUEUE_MS, progress, type Re
 
 const T0 = new Date('2026-01-01T00:00:00.250Z');
 
-async function seed(client: FakeClient, opts: { updater?: string; phase?: 'updating' | 'aborting'; status?: Task['status'] } = {}): Promise<Task> {
+async function seed(
+  client: FakeClient,
+  opts: { updater?: string; phase?: 'updating' | 'aborting'; status?: Task['status'] } = {},
+): Promise<Task> {
   const t = await client.create<Task>(UpdaterUpdateTasks, {
     apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
     kind: 'UpdaterUpdateTask',
@@ -74,7 +77,7 @@ describe('updater SDK', () => {
     expect(ready(t)).to.include({ status: 'False', reason: 'Failed', message: 'disk full' });
   });
 
-  it("cuts an over-long failure message so that the status write still succeeds", async () => {
+  it('cuts an over-long failure message so that the status write still succeeds', async () => {
     const c = new FakeClient();
     await seed(c);
     const { u } = scripted({ update: failed(`stderr: ${'x'.repeat(200_000)}`) });
@@ -115,7 +118,22 @@ describe('updater SDK', () => {
 
   it('only moves observedGeneration of a terminal task whose spec changed', async () => {
     const c = new FakeClient();
-    await seed(c, { status: { updateStatus: 'updated', observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Updated', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 }] } });
+    await seed(c, {
+      status: {
+        updateStatus: 'updated',
+        observedGeneration: 1,
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'Updated',
+            message: 'ok',
+            lastTransitionTime: '2026-01-01T00:00:00Z',
+            observedGeneration: 1,
+          },
+        ],
+      },
+    });
     const bumped = await c.patch<Task>(UpdaterUpdateTasks, 'ns', 'm1.u', { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
     expect(bumped.metadata.generation).to.equal(2);
     const { u, calls } = scripted({ abort: aborted() });

@@ -3,9 +3,30 @@
 // stamped with observedGeneration (C5), Ready with reason and message (C6), status only through /status,
 // optimistic concurrency, backoff on errors, leader election, start and completion times.
 import { Labels, Machines, UpdaterUpdateTasks, type KubeObject, type ResourceType } from '../api/index.js';
-import { isConflict, createClient, loadKubeConfig, createLogger, noopLogger, createManager, snapshot, Action, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
+import {
+  isConflict,
+  createClient,
+  loadKubeConfig,
+  createLogger,
+  noopLogger,
+  createManager,
+  snapshot,
+  Action,
+  type KubeClient,
+  type Logger,
+  type Manager,
+  type ObjectKey,
+} from '../runtime/index.js';
 import { taskPhase, type Task, type TaskPhase, type TaskStatus } from './accessors.js';
-import { isTerminalTask, requeueDelay, statusChanged, statusForError, statusForResult, statusForTerminal, type Result } from './sdk-core.js';
+import {
+  isTerminalTask,
+  requeueDelay,
+  statusChanged,
+  statusForError,
+  statusForResult,
+  statusForTerminal,
+  type Result,
+} from './sdk-core.js';
 
 export { progress, done, failed, aborted, toMicroTime, MAX_REQUEUE_MS, type Result, type StatusFields } from './sdk-core.js';
 
@@ -77,7 +98,14 @@ export interface Updater<T extends Task = Task> {
 }
 
 /** Does the update/abort step for a task and writes the status it leads to. */
-async function reconcileOne<T extends Task>(def: UpdaterDefinition<T>, client: KubeClient, res: ResourceType, task: T, log: Logger, names: string[] | undefined): Promise<Action> {
+async function reconcileOne<T extends Task>(
+  def: UpdaterDefinition<T>,
+  client: KubeClient,
+  res: ResourceType,
+  task: T,
+  log: Logger,
+  names: string[] | undefined,
+): Promise<Action> {
   if (names && !names.includes(task.metadata.labels?.[Labels.updaterName] ?? '')) return Action.awaitChange();
   if (task.metadata.deletionTimestamp) return Action.awaitChange();
   const now = def.now ?? (() => new Date());
@@ -146,7 +174,15 @@ export function defineUpdater<T extends Task = Task>(def: UpdaterDefinition<T>):
         name: `updater-${def.name}`,
         ...(opts.namespace ? { namespace: opts.namespace } : {}),
         log,
-        ...(opts.leaderElect ? { leaderElection: { enabled: true, leaseName: `inplace-updater-${def.name}`, leaseNamespace: opts.leaseNamespace ?? process.env['POD_NAMESPACE'] ?? opts.namespace ?? 'default' } } : {}),
+        ...(opts.leaderElect
+          ? {
+              leaderElection: {
+                enabled: true,
+                leaseName: `inplace-updater-${def.name}`,
+                leaseNamespace: opts.leaseNamespace ?? process.env['POD_NAMESPACE'] ?? opts.namespace ?? 'default',
+              },
+            }
+          : {}),
       });
       const informer = mgr.informer<T>(res);
       mgr

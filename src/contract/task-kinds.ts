@@ -26,7 +26,8 @@ export const crdName = (plural: string, group: string): string => `${plural}.${g
  * or a CRD without UPDATER_CONTRACT_LABEL=UPDATER_CONTRACT_VALUE. `crd` is the kind's CRD, when it exists.
  */
 export function taskKindProblem(group: string, kind: string, crd: KubeObject | undefined): string | undefined {
-  if (isClusterApiGroup(group)) return `task kind ${kind}.${group} is in a Cluster API group: the platform never creates Cluster API objects as tasks`;
+  if (isClusterApiGroup(group))
+    return `task kind ${kind}.${group} is in a Cluster API group: the platform never creates Cluster API objects as tasks`;
   if (!crd) return `task kind ${kind}.${group} has no CustomResourceDefinition (is the updater installed?)`;
   const label = crd.metadata.labels?.[UPDATER_CONTRACT_LABEL];
   if (label !== UPDATER_CONTRACT_VALUE) {

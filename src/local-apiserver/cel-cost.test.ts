@@ -10,7 +10,7 @@ function rootWith(list: Schema): Schema {
 const BASE = 'spec.versions[0].schema.openAPIV3Schema';
 const LIST_RULE_PATH = `${BASE}.properties[spec].properties[list].x-kubernetes-validations[0].rule`;
 
-describe('CEL rule cost estimation (the real server\'s CRD budget)', function () {
+describe("CEL rule cost estimation (the real server's CRD budget)", function () {
   const rule = { rule: "self.all(x, x.contains('gpu'))" };
 
   it('refuses a rule over an unbounded list of unbounded strings, as a real server does', function () {
@@ -20,20 +20,31 @@ describe('CEL rule cost estimation (the real server\'s CRD budget)', function ()
       ['FieldValueForbidden', LIST_RULE_PATH],
       ['FieldValueForbidden', BASE],
     ]);
-    expect(errors[0]!.detail).to.equal('estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)');
+    expect(errors[0]!.detail).to.equal(
+      'estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)',
+    );
     expect(errors[1]!.detail).to.equal('contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema');
-    expect(errors[2]!.detail).to.match(/^x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x/);
+    expect(errors[2]!.detail).to.match(
+      /^x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x/,
+    );
   });
 
   it('accepts the same rule once maxItems and maxLength bound it', function () {
-    const { errors, costs } = ruleCostProblems(rootWith({ type: 'array', maxItems: 64, items: { type: 'string', maxLength: 63 }, 'x-kubernetes-validations': [rule] }), BASE);
+    const { errors, costs } = ruleCostProblems(
+      rootWith({ type: 'array', maxItems: 64, items: { type: 'string', maxLength: 63 }, 'x-kubernetes-validations': [rule] }),
+      BASE,
+    );
     expect(errors).to.deep.equal([]);
     expect(costs).to.have.length(1);
     expect(costs[0]!.cost).to.be.below(STATIC_ESTIMATED_COST_LIMIT);
   });
 
   it('puts the budget edge where the real server does (maxLength 16 items: 909,090 accepted, 909,091 refused)', function () {
-    const at = (maxItems: number) => ruleCostProblems(rootWith({ type: 'array', maxItems, items: { type: 'string', maxLength: 16 }, 'x-kubernetes-validations': [rule] }), BASE).errors;
+    const at = (maxItems: number) =>
+      ruleCostProblems(
+        rootWith({ type: 'array', maxItems, items: { type: 'string', maxLength: 16 }, 'x-kubernetes-validations': [rule] }),
+        BASE,
+      ).errors;
     expect(at(909_090)).to.deep.equal([]);
     expect(at(909_091)[0]?.detail).to.match(/^estimated rule cost exceeds budget by factor of 1\.0000\d\dx/);
   });
@@ -43,7 +54,14 @@ describe('CEL rule cost estimation (the real server\'s CRD budget)', function ()
     const phaseRule = { rule: "self == oldSelf || oldSelf == 'new'" };
     const unbounded = ruleCostProblems(item({ type: 'string', 'x-kubernetes-validations': [phaseRule] }), BASE);
     expect(unbounded.errors[0]?.detail).to.contain('more than 100x');
-    const bounded = ruleCostProblems(rootWith({ type: 'array', maxItems: 16, items: { type: 'object', properties: { phase: { type: 'string', maxLength: 32, 'x-kubernetes-validations': [phaseRule] } } } }), BASE);
+    const bounded = ruleCostProblems(
+      rootWith({
+        type: 'array',
+        maxItems: 16,
+        items: { type: 'object', properties: { phase: { type: 'string', maxLength: 32, 'x-kubernetes-validations': [phaseRule] } } },
+      }),
+      BASE,
+    );
     expect(bounded.errors).to.deep.equal([]);
     expect(bounded.costs[0]!.cost).to.equal(16 * estimateCelCost(phaseRule.rule, { type: 'string', maxLength: 32 }));
   });

@@ -24,8 +24,16 @@ const MAP_CREATE_COST = 30;
 const FORMAT_MAX_LENGTH: Record<string, number> = { 'date-time': 37, date: 12, duration: 36 };
 
 /** The shape the estimator tracks for a value: its kind, its largest size and, for containers, its element. */
-interface Ty { kind: 'string' | 'list' | 'map' | 'object' | 'scalar' | 'dyn'; max: number; schema?: Schema; elem?: Ty }
-interface Est { cost: number; ty: Ty }
+interface Ty {
+  kind: 'string' | 'list' | 'map' | 'object' | 'scalar' | 'dyn';
+  max: number;
+  schema?: Schema;
+  elem?: Ty;
+}
+interface Est {
+  cost: number;
+  ty: Ty;
+}
 
 const DYN: Ty = { kind: 'dyn', max: 1 };
 const SCALAR: Ty = { kind: 'scalar', max: 1 };
@@ -39,10 +47,15 @@ function isSchemaObj(v: unknown): v is Schema {
 export function minSerializedSize(s: Schema | undefined): number {
   if (!s || s['x-kubernetes-int-or-string']) return 1;
   switch (s.type) {
-    case 'string': return 2;
-    case 'integer': case 'number': return 1;
-    case 'boolean': return 4;
-    case 'array': return 2;
+    case 'string':
+      return 2;
+    case 'integer':
+    case 'number':
+      return 1;
+    case 'boolean':
+      return 4;
+    case 'array':
+      return 2;
     case 'object': {
       if (isSchemaObj(s.additionalProperties)) return 2;
       let size = 2;
@@ -52,7 +65,8 @@ export function minSerializedSize(s: Schema | undefined): number {
       }
       return size;
     }
-    default: return 1;
+    default:
+      return 1;
   }
 }
 
@@ -78,8 +92,12 @@ function typeOf(s: Schema | undefined): Ty {
         return { kind: 'map', max, schema: s, elem: typeOf(s.additionalProperties) };
       }
       return { kind: 'object', max: 1, schema: s };
-    case 'integer': case 'number': case 'boolean': return SCALAR;
-    default: return s.properties ? { kind: 'object', max: 1, schema: s } : DYN;
+    case 'integer':
+    case 'number':
+    case 'boolean':
+      return SCALAR;
+    default:
+      return s.properties ? { kind: 'object', max: 1, schema: s } : DYN;
   }
 }
 
@@ -102,12 +120,14 @@ function est(n: CelNode, env: Map<string, Ty>): Est {
     case 'lit':
       if (typeof n.v === 'string') return { cost: 0, ty: { kind: 'string', max: [...n.v].length } };
       return { cost: 0, ty: SCALAR };
-    case 'id': return { cost: 1, ty: env.get(n.name) ?? DYN };
+    case 'id':
+      return { cost: 1, ty: env.get(n.name) ?? DYN };
     case 'sel': {
       const o = est(n.obj, env);
       return { cost: o.cost + 1, ty: field(o.ty, n.field) };
     }
-    case 'has': return { cost: est(n.obj, env).cost + 1, ty: SCALAR };
+    case 'has':
+      return { cost: est(n.obj, env).cost + 1, ty: SCALAR };
     case 'idx': {
       const o = est(n.obj, env);
       const i = est(n.index, env);
@@ -116,20 +136,25 @@ function est(n: CelNode, env: Map<string, Ty>): Est {
     case 'list': {
       const items = n.items.map((x) => est(x, env));
       const elem = items.reduce<Ty | undefined>((a, b) => (a && a.max >= b.ty.max ? a : b.ty), undefined);
-      return { cost: LIST_CREATE_COST + items.reduce((a, b) => a + b.cost, 0), ty: { kind: 'list', max: items.length, ...(elem ? { elem } : {}) } };
+      return {
+        cost: LIST_CREATE_COST + items.reduce((a, b) => a + b.cost, 0),
+        ty: { kind: 'list', max: items.length, ...(elem ? { elem } : {}) },
+      };
     }
     case 'map': {
       const cost = n.entries.reduce((a, [k, v]) => a + est(k, env).cost + est(v, env).cost, 0);
       return { cost: MAP_CREATE_COST + cost, ty: { kind: 'map', max: n.entries.length } };
     }
-    case 'un': return { cost: est(n.x, env).cost + 1, ty: SCALAR };
+    case 'un':
+      return { cost: est(n.x, env).cost + 1, ty: SCALAR };
     case 'cond': {
       const c = est(n.c, env);
       const t = est(n.t, env);
       const f = est(n.f, env);
       return { cost: c.cost + Math.max(t.cost, f.cost), ty: t.ty.max >= f.ty.max ? t.ty : f.ty };
     }
-    case 'bin': return estBin(n.op, est(n.l, env), est(n.r, env));
+    case 'bin':
+      return estBin(n.op, est(n.l, env), est(n.r, env));
     case 'macro': {
       const target = est(n.target, env);
       const count = sized(target.ty) || target.ty.kind === 'dyn' ? target.ty.max : 1;
@@ -138,29 +163,41 @@ function est(n: CelNode, env: Map<string, Ty>): Est {
       inner.set(n.v, elem);
       const body = est(n.body, inner);
       const cost = target.cost + count * (body.cost + (MACRO_STEP[n.fn] ?? 3)) + 1;
-      const ty: Ty = n.fn === 'map' ? { kind: 'list', max: count, elem: body.ty } : n.fn === 'filter' ? { kind: 'list', max: count, elem } : SCALAR;
+      const ty: Ty =
+        n.fn === 'map' ? { kind: 'list', max: count, elem: body.ty } : n.fn === 'filter' ? { kind: 'list', max: count, elem } : SCALAR;
       return { cost, ty };
     }
-    case 'call': return estCall(n, env);
+    case 'call':
+      return estCall(n, env);
   }
 }
 
 function estBin(op: string, l: Est, r: Est): Est {
   const args = l.cost + r.cost;
   switch (op) {
-    case '&&': case '||': return { cost: args, ty: SCALAR };
-    case '==': case '!=': case '<': case '<=': case '>': case '>=':
+    case '&&':
+    case '||':
+      return { cost: args, ty: SCALAR };
+    case '==':
+    case '!=':
+    case '<':
+    case '<=':
+    case '>':
+    case '>=':
       // Comparing two strings, lists or maps traverses the smaller one.
       return { cost: args + 1 + (sized(l.ty) && sized(r.ty) ? traversal(Math.min(l.ty.max, r.ty.max)) : 0), ty: SCALAR };
-    case 'in': return { cost: args + (r.ty.kind === 'list' ? r.ty.max : 1), ty: SCALAR };
+    case 'in':
+      return { cost: args + (r.ty.kind === 'list' ? r.ty.max : 1), ty: SCALAR };
     case '+':
       if (l.ty.kind === 'string' && r.ty.kind === 'string') {
         const max = l.ty.max + r.ty.max;
         return { cost: args + traversal(max), ty: { kind: 'string', max } };
       }
-      if (l.ty.kind === 'list' && r.ty.kind === 'list') return { cost: args + 1, ty: { kind: 'list', max: l.ty.max + r.ty.max, ...(l.ty.elem ? { elem: l.ty.elem } : {}) } };
+      if (l.ty.kind === 'list' && r.ty.kind === 'list')
+        return { cost: args + 1, ty: { kind: 'list', max: l.ty.max + r.ty.max, ...(l.ty.elem ? { elem: l.ty.elem } : {}) } };
       return { cost: args + 1, ty: l.ty.kind === 'dyn' ? r.ty : l.ty };
-    default: return { cost: args + 1, ty: SCALAR };
+    default:
+      return { cost: args + 1, ty: SCALAR };
   }
 }
 
@@ -171,12 +208,21 @@ function estCall(n: Extract<CelNode, { k: 'call' }>, env: Map<string, Ty>): Est 
   const a0 = args[0]?.ty ?? DYN;
   const t = target?.ty ?? DYN;
   switch (n.fn) {
-    case 'matches': return { cost: argCost + traversal(t.max) * traversal(a0.max, REGEX_LENGTH_FACTOR), ty: SCALAR };
-    case 'contains': return { cost: argCost + traversal(t.max) * traversal(a0.max), ty: SCALAR };
-    case 'startsWith': case 'endsWith': return { cost: argCost + traversal(a0.max), ty: SCALAR };
-    case 'lowerAscii': case 'upperAscii': case 'trim': return { cost: argCost + traversal(t.max), ty: t };
-    case 'string': return { cost: argCost + 1, ty: a0.kind === 'string' ? a0 : { kind: 'string', max: 32 } };
-    default: return { cost: argCost + 1, ty: SCALAR };
+    case 'matches':
+      return { cost: argCost + traversal(t.max) * traversal(a0.max, REGEX_LENGTH_FACTOR), ty: SCALAR };
+    case 'contains':
+      return { cost: argCost + traversal(t.max) * traversal(a0.max), ty: SCALAR };
+    case 'startsWith':
+    case 'endsWith':
+      return { cost: argCost + traversal(a0.max), ty: SCALAR };
+    case 'lowerAscii':
+    case 'upperAscii':
+    case 'trim':
+      return { cost: argCost + traversal(t.max), ty: t };
+    case 'string':
+      return { cost: argCost + 1, ty: a0.kind === 'string' ? a0 : { kind: 'string', max: 32 } };
+    default:
+      return { cost: argCost + 1, ty: SCALAR };
   }
 }
 
@@ -189,7 +235,13 @@ export function estimateCelCost(source: string, schema: Schema, root = false): n
     const meta: Schema = { type: 'object', properties: { name: { type: 'string' }, generateName: { type: 'string' } } };
     self = { ...self, schema: { ...schema, properties: { ...(schema.properties ?? {}), metadata: meta } } };
   }
-  return est(ast, new Map([['self', self], ['oldSelf', self]])).cost;
+  return est(
+    ast,
+    new Map([
+      ['self', self],
+      ['oldSelf', self],
+    ]),
+  ).cost;
 }
 
 /** How many times data of this schema can occur in one object when an ancestor does not bound it. */
@@ -212,7 +264,10 @@ export function costErrorMessage(costName: string, cost: number, limit: number):
 }
 
 /** One rule's estimated cost, as the real server computes it at CRD registration (for diagnostics and tests). */
-export interface RuleCost { path: string; cost: number }
+export interface RuleCost {
+  path: string;
+  cost: number;
+}
 
 /**
  * Estimates every rule of one version's schema (rooted at `basePath`, e.g. `spec.versions[0].schema.openAPIV3Schema`)
@@ -236,18 +291,34 @@ export function ruleCostProblems(root: Schema, basePath: string): { errors: Fiel
     (s['x-kubernetes-validations'] ?? []).forEach((r, i) => {
       const rulePath = `${path}.x-kubernetes-validations[${i}]`;
       let base: number;
-      try { base = estimateCelCost(String(r.rule), s, isRoot || s['x-kubernetes-embedded-resource'] === true); } catch (e) {
+      try {
+        base = estimateCelCost(String(r.rule), s, isRoot || s['x-kubernetes-embedded-resource'] === true);
+      } catch (e) {
         if (e instanceof CelError) return; // reported as a compilation error
         throw e;
       }
       const cost = base * (cardinality ?? unboundedCardinality(s));
-      if (cost > STATIC_ESTIMATED_COST_LIMIT) errors.push({ type: 'FieldValueForbidden', field: `${rulePath}.rule`, detail: costErrorMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT) });
+      if (cost > STATIC_ESTIMATED_COST_LIMIT)
+        errors.push({
+          type: 'FieldValueForbidden',
+          field: `${rulePath}.rule`,
+          detail: costErrorMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT),
+        });
       observe(`${rulePath}.rule`, cost);
       if (r.messageExpression) {
         let mcost: number | undefined;
-        try { mcost = estimateCelCost(r.messageExpression, s, isRoot); } catch { mcost = undefined; }
+        try {
+          mcost = estimateCelCost(r.messageExpression, s, isRoot);
+        } catch {
+          mcost = undefined;
+        }
         if (mcost !== undefined) {
-          if (mcost > STATIC_ESTIMATED_COST_LIMIT) errors.push({ type: 'FieldValueForbidden', field: `${rulePath}.messageExpression`, detail: costErrorMessage('estimated messageExpression cost', mcost, STATIC_ESTIMATED_COST_LIMIT) });
+          if (mcost > STATIC_ESTIMATED_COST_LIMIT)
+            errors.push({
+              type: 'FieldValueForbidden',
+              field: `${rulePath}.messageExpression`,
+              detail: costErrorMessage('estimated messageExpression cost', mcost, STATIC_ESTIMATED_COST_LIMIT),
+            });
           observe(`${rulePath}.messageExpression`, mcost);
         }
       }
@@ -260,8 +331,21 @@ export function ruleCostProblems(root: Schema, basePath: string): { errors: Fiel
   };
   walk(root, basePath, 1, true);
   if (total > STATIC_ESTIMATED_CRD_COST_LIMIT) {
-    for (const e of expensive) errors.push({ type: 'FieldValueForbidden', field: e.path, detail: 'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema' });
-    errors.push({ type: 'FieldValueForbidden', field: basePath, detail: costErrorMessage('x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema', total, STATIC_ESTIMATED_CRD_COST_LIMIT) });
+    for (const e of expensive)
+      errors.push({
+        type: 'FieldValueForbidden',
+        field: e.path,
+        detail: 'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema',
+      });
+    errors.push({
+      type: 'FieldValueForbidden',
+      field: basePath,
+      detail: costErrorMessage(
+        'x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema',
+        total,
+        STATIC_ESTIMATED_CRD_COST_LIMIT,
+      ),
+    });
   }
   return { errors, costs };
 }

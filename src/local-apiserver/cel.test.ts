@@ -2,7 +2,17 @@ import { expect } from 'chai';
 import { CelError, compileCel } from './cel.js';
 
 describe('CEL subset', function () {
-  const obj = { a: 1, s: 'abc', list: [1, 2, 3], items: [{ name: 'x', n: 1 }, { name: 'y', n: 2 }], m: { k: 'v' }, flag: true };
+  const obj = {
+    a: 1,
+    s: 'abc',
+    list: [1, 2, 3],
+    items: [
+      { name: 'x', n: 1 },
+      { name: 'y', n: 2 },
+    ],
+    m: { k: 'v' },
+    flag: true,
+  };
   const cases: Array<[string, unknown, unknown?]> = [
     ['self.a == 1', true],
     ['self.a != 1', false],
@@ -60,12 +70,24 @@ describe('CEL subset', function () {
         free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
       },
     };
-    for (const ok of ['self.a == 1', 'has(self.a)', 'self.list.all(x, x.name != "")', 'self.m.anything == "x"', 'self.free.whatever.deep == 1', 'self.list[0].name == oldSelf.list[0].name']) {
+    for (const ok of [
+      'self.a == 1',
+      'has(self.a)',
+      'self.list.all(x, x.name != "")',
+      'self.m.anything == "x"',
+      'self.free.whatever.deep == 1',
+      'self.list[0].name == oldSelf.list[0].name',
+    ]) {
       it(`accepts ${ok}`, function () {
         expect(() => compileCel(ok, schema)).to.not.throw();
       });
     }
-    for (const [bad, msg] of [['self.b == 1', "undefined field 'b'"], ['has(self.zz)', "undefined field 'zz'"], ['self.list.all(x, x.nmae == "")', "undefined field 'nmae'"], ['self.a.b == 1', "type 'integer' does not support field selection"]]) {
+    for (const [bad, msg] of [
+      ['self.b == 1', "undefined field 'b'"],
+      ['has(self.zz)', "undefined field 'zz'"],
+      ['self.list.all(x, x.nmae == "")', "undefined field 'nmae'"],
+      ['self.a.b == 1', "type 'integer' does not support field selection"],
+    ]) {
       it(`rejects ${bad} (${msg})`, function () {
         expect(() => compileCel(bad!, schema)).to.throw(CelError, msg);
       });

@@ -28,7 +28,11 @@ type Node =
   | { k: 'list'; items: Node[] }
   | { k: 'map'; entries: Array<[Node, Node]> };
 
-interface Tok { t: 'num' | 'str' | 'id' | 'op' | 'eof'; v: string; n?: number }
+interface Tok {
+  t: 'num' | 'str' | 'id' | 'op' | 'eof';
+  v: string;
+  n?: number;
+}
 
 const OPS = ['==', '!=', '<=', '>=', '&&', '||', '<', '>', '!', '?', ':', '.', ',', '(', ')', '[', ']', '{', '}', '+', '-', '*', '/', '%'];
 
@@ -37,7 +41,10 @@ function lex(src: string): Tok[] {
   let i = 0;
   while (i < src.length) {
     const c = src[i]!;
-    if (/\s/.test(c)) { i++; continue; }
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
     if (/[0-9]/.test(c)) {
       const m = /^(0x[0-9a-fA-F]+|\d+(\.\d+)?([eE][+-]?\d+)?)[uU]?/.exec(src.slice(i))!;
       const raw = m[0].replace(/[uU]$/, '');
@@ -46,7 +53,10 @@ function lex(src: string): Tok[] {
       continue;
     }
     let raw = false;
-    if ((c === 'r' || c === 'R') && (src[i + 1] === '"' || src[i + 1] === "'")) { raw = true; i++; }
+    if ((c === 'r' || c === 'R') && (src[i + 1] === '"' || src[i + 1] === "'")) {
+      raw = true;
+      i++;
+    }
     const q = src[i]!;
     if (q === '"' || q === "'") {
       const triple = src.startsWith(q.repeat(3), i);
@@ -55,12 +65,32 @@ function lex(src: string): Tok[] {
       let s = '';
       while (true) {
         if (i >= src.length) throw new CelError('Syntax error: unterminated string');
-        if (src.startsWith(end, i)) { i += end.length; break; }
+        if (src.startsWith(end, i)) {
+          i += end.length;
+          break;
+        }
         const ch = src[i]!;
         if (ch === '\\' && !raw) {
           const n = src[i + 1];
-          const map: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', '`': '`', '?': '?', a: '\x07', b: '\b', f: '\f', v: '\v' };
-          if (n !== undefined && map[n] !== undefined) { s += map[n]; i += 2; continue; }
+          const map: Record<string, string> = {
+            n: '\n',
+            t: '\t',
+            r: '\r',
+            '\\': '\\',
+            "'": "'",
+            '"': '"',
+            '`': '`',
+            '?': '?',
+            a: '\x07',
+            b: '\b',
+            f: '\f',
+            v: '\v',
+          };
+          if (n !== undefined && map[n] !== undefined) {
+            s += map[n];
+            i += 2;
+            continue;
+          }
           throw new CelError(`Syntax error: unsupported escape \\${n ?? ''}`);
         }
         s += ch;
@@ -86,17 +116,34 @@ function lex(src: string): Tok[] {
 
 const MACROS = new Set(['all', 'exists', 'exists_one', 'filter', 'map']);
 const METHODS: Record<string, number[]> = {
-  size: [0], matches: [1], startsWith: [1], endsWith: [1], contains: [1], lowerAscii: [0], upperAscii: [0], trim: [0],
+  size: [0],
+  matches: [1],
+  startsWith: [1],
+  endsWith: [1],
+  contains: [1],
+  lowerAscii: [0],
+  upperAscii: [0],
+  trim: [0],
 };
 const GLOBALS: Record<string, number[]> = { size: [1], int: [1], string: [1], double: [1], bool: [1] };
 const RESERVED = new Set(['true', 'false', 'null', 'in']);
 
 class Parser {
   private p = 0;
-  constructor(private toks: Tok[], private vars: Set<string>) {}
-  private peek(): Tok { return this.toks[this.p]!; }
-  private next(): Tok { return this.toks[this.p++]!; }
-  private isOp(v: string): boolean { const t = this.peek(); return t.t === 'op' && t.v === v; }
+  constructor(
+    private toks: Tok[],
+    private vars: Set<string>,
+  ) {}
+  private peek(): Tok {
+    return this.toks[this.p]!;
+  }
+  private next(): Tok {
+    return this.toks[this.p++]!;
+  }
+  private isOp(v: string): boolean {
+    const t = this.peek();
+    return t.t === 'op' && t.v === v;
+  }
   private expect(v: string): void {
     const t = this.next();
     if (t.t !== 'op' || t.v !== v) throw new CelError(`Syntax error: expected '${v}', found '${t.v || 'EOF'}'`);
@@ -119,36 +166,58 @@ class Parser {
   }
   private or(): Node {
     let l = this.and();
-    while (this.isOp('||')) { this.next(); l = { k: 'bin', op: '||', l, r: this.and() }; }
+    while (this.isOp('||')) {
+      this.next();
+      l = { k: 'bin', op: '||', l, r: this.and() };
+    }
     return l;
   }
   private and(): Node {
     let l = this.rel();
-    while (this.isOp('&&')) { this.next(); l = { k: 'bin', op: '&&', l, r: this.rel() }; }
+    while (this.isOp('&&')) {
+      this.next();
+      l = { k: 'bin', op: '&&', l, r: this.rel() };
+    }
     return l;
   }
   private rel(): Node {
     let l = this.add();
     while (true) {
       const t = this.peek();
-      if (t.t === 'op' && ['==', '!=', '<', '<=', '>', '>='].includes(t.v)) { this.next(); l = { k: 'bin', op: t.v, l, r: this.add() }; }
-      else if (t.t === 'id' && t.v === 'in') { this.next(); l = { k: 'bin', op: 'in', l, r: this.add() }; }
-      else return l;
+      if (t.t === 'op' && ['==', '!=', '<', '<=', '>', '>='].includes(t.v)) {
+        this.next();
+        l = { k: 'bin', op: t.v, l, r: this.add() };
+      } else if (t.t === 'id' && t.v === 'in') {
+        this.next();
+        l = { k: 'bin', op: 'in', l, r: this.add() };
+      } else return l;
     }
   }
   private add(): Node {
     let l = this.mul();
-    while (this.isOp('+') || this.isOp('-')) { const op = this.next().v; l = { k: 'bin', op, l, r: this.mul() }; }
+    while (this.isOp('+') || this.isOp('-')) {
+      const op = this.next().v;
+      l = { k: 'bin', op, l, r: this.mul() };
+    }
     return l;
   }
   private mul(): Node {
     let l = this.unary();
-    while (this.isOp('*') || this.isOp('/') || this.isOp('%')) { const op = this.next().v; l = { k: 'bin', op, l, r: this.unary() }; }
+    while (this.isOp('*') || this.isOp('/') || this.isOp('%')) {
+      const op = this.next().v;
+      l = { k: 'bin', op, l, r: this.unary() };
+    }
     return l;
   }
   private unary(): Node {
-    if (this.isOp('!')) { this.next(); return { k: 'un', op: '!', x: this.unary() }; }
-    if (this.isOp('-')) { this.next(); return { k: 'un', op: '-', x: this.unary() }; }
+    if (this.isOp('!')) {
+      this.next();
+      return { k: 'un', op: '!', x: this.unary() };
+    }
+    if (this.isOp('-')) {
+      this.next();
+      return { k: 'un', op: '-', x: this.unary() };
+    }
     return this.member();
   }
   private args(): Node[] {
@@ -156,7 +225,10 @@ class Parser {
     this.expect('(');
     if (!this.isOp(')')) {
       a.push(this.expr());
-      while (this.isOp(',')) { this.next(); a.push(this.expr()); }
+      while (this.isOp(',')) {
+        this.next();
+        a.push(this.expr());
+      }
     }
     this.expect(')');
     return a;
@@ -198,12 +270,20 @@ class Parser {
     const t = this.next();
     if (t.t === 'num') return { k: 'lit', v: t.n };
     if (t.t === 'str') return { k: 'lit', v: t.v };
-    if (t.t === 'op' && t.v === '(') { const e = this.expr(); this.expect(')'); return e; }
+    if (t.t === 'op' && t.v === '(') {
+      const e = this.expr();
+      this.expect(')');
+      return e;
+    }
     if (t.t === 'op' && t.v === '[') {
       const items: Node[] = [];
       if (!this.isOp(']')) {
         items.push(this.expr());
-        while (this.isOp(',')) { this.next(); if (this.isOp(']')) break; items.push(this.expr()); }
+        while (this.isOp(',')) {
+          this.next();
+          if (this.isOp(']')) break;
+          items.push(this.expr());
+        }
       }
       this.expect(']');
       return { k: 'list', items };
@@ -253,21 +333,37 @@ export function parseCel(source: string): CelNode {
 }
 
 /** A compiled rule. */
-export interface CelProgram { source: string; usesOldSelf: boolean; eval(self: unknown, oldSelf?: unknown): unknown }
+export interface CelProgram {
+  source: string;
+  usesOldSelf: boolean;
+  eval(self: unknown, oldSelf?: unknown): unknown;
+}
 
 function usesVar(n: Node, name: string): boolean {
   switch (n.k) {
-    case 'id': return n.name === name;
-    case 'lit': return false;
-    case 'sel': case 'has': return usesVar(n.obj, name);
-    case 'idx': return usesVar(n.obj, name) || usesVar(n.index, name);
-    case 'call': return (n.target ? usesVar(n.target, name) : false) || n.args.some((a) => usesVar(a, name));
-    case 'macro': return usesVar(n.target, name) || usesVar(n.body, name);
-    case 'un': return usesVar(n.x, name);
-    case 'bin': return usesVar(n.l, name) || usesVar(n.r, name);
-    case 'cond': return usesVar(n.c, name) || usesVar(n.t, name) || usesVar(n.f, name);
-    case 'list': return n.items.some((i) => usesVar(i, name));
-    case 'map': return n.entries.some(([a, b]) => usesVar(a, name) || usesVar(b, name));
+    case 'id':
+      return n.name === name;
+    case 'lit':
+      return false;
+    case 'sel':
+    case 'has':
+      return usesVar(n.obj, name);
+    case 'idx':
+      return usesVar(n.obj, name) || usesVar(n.index, name);
+    case 'call':
+      return (n.target ? usesVar(n.target, name) : false) || n.args.some((a) => usesVar(a, name));
+    case 'macro':
+      return usesVar(n.target, name) || usesVar(n.body, name);
+    case 'un':
+      return usesVar(n.x, name);
+    case 'bin':
+      return usesVar(n.l, name) || usesVar(n.r, name);
+    case 'cond':
+      return usesVar(n.c, name) || usesVar(n.t, name) || usesVar(n.f, name);
+    case 'list':
+      return n.items.some((i) => usesVar(i, name));
+    case 'map':
+      return n.entries.some(([a, b]) => usesVar(a, name) || usesVar(b, name));
   }
 }
 
@@ -289,7 +385,8 @@ function isSchemaObj(v: unknown): v is CelSchema {
 /** Field selection on a typed value: the declared field's schema, undefined for dynamic values, or an error. */
 function selectField(t: CelSchema | undefined, field: string): CelSchema | undefined {
   if (!t) return undefined;
-  if (t['x-kubernetes-preserve-unknown-fields'] || t['x-kubernetes-embedded-resource'] || t['x-kubernetes-int-or-string']) return t.properties?.[field];
+  if (t['x-kubernetes-preserve-unknown-fields'] || t['x-kubernetes-embedded-resource'] || t['x-kubernetes-int-or-string'])
+    return t.properties?.[field];
   if (t.type && t.type !== 'object') throw new CelError(`type '${t.type}' does not support field selection`);
   if (t.properties) {
     const p = t.properties[field];
@@ -304,9 +401,12 @@ function selectField(t: CelSchema | undefined, field: string): CelSchema | undef
 /** Checks field selections against the schema, as CEL's type checker does for declared CRD types. */
 function typeCheck(n: Node, env: Map<string, CelSchema | undefined>): CelSchema | undefined {
   switch (n.k) {
-    case 'id': return env.get(n.name);
-    case 'lit': return undefined;
-    case 'sel': return selectField(typeCheck(n.obj, env), n.field);
+    case 'id':
+      return env.get(n.name);
+    case 'lit':
+      return undefined;
+    case 'sel':
+      return selectField(typeCheck(n.obj, env), n.field);
     case 'has':
       selectField(typeCheck(n.obj, env), n.field);
       return { type: 'boolean' };
@@ -330,11 +430,27 @@ function typeCheck(n: Node, env: Map<string, CelSchema | undefined>): CelSchema 
       if (n.target) typeCheck(n.target, env);
       n.args.forEach((a) => typeCheck(a, env));
       return undefined;
-    case 'un': typeCheck(n.x, env); return undefined;
-    case 'bin': typeCheck(n.l, env); typeCheck(n.r, env); return undefined;
-    case 'cond': typeCheck(n.c, env); typeCheck(n.t, env); typeCheck(n.f, env); return undefined;
-    case 'list': n.items.forEach((i) => typeCheck(i, env)); return undefined;
-    case 'map': n.entries.forEach(([a, b]) => { typeCheck(a, env); typeCheck(b, env); }); return undefined;
+    case 'un':
+      typeCheck(n.x, env);
+      return undefined;
+    case 'bin':
+      typeCheck(n.l, env);
+      typeCheck(n.r, env);
+      return undefined;
+    case 'cond':
+      typeCheck(n.c, env);
+      typeCheck(n.t, env);
+      typeCheck(n.f, env);
+      return undefined;
+    case 'list':
+      n.items.forEach((i) => typeCheck(i, env));
+      return undefined;
+    case 'map':
+      n.entries.forEach(([a, b]) => {
+        typeCheck(a, env);
+        typeCheck(b, env);
+      });
+      return undefined;
   }
 }
 
@@ -343,13 +459,28 @@ export function compileCel(source: string, schema?: CelSchema): CelProgram {
   const ast = new Parser(lex(source), new Set(['self', 'oldSelf'])).parseAll();
   if (schema) {
     // The root's metadata is only partly visible to CEL; treat it as dynamic rather than guess.
-    const self = schema.properties?.metadata ? { ...schema, properties: { ...schema.properties, metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } : schema;
-    typeCheck(ast, new Map([['self', self], ['oldSelf', self]]));
+    const self = schema.properties?.metadata
+      ? { ...schema, properties: { ...schema.properties, metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }
+      : schema;
+    typeCheck(
+      ast,
+      new Map([
+        ['self', self],
+        ['oldSelf', self],
+      ]),
+    );
   }
   return {
     source,
     usesOldSelf: usesVar(ast, 'oldSelf'),
-    eval: (self, oldSelf) => evaluate(ast, new Map<string, unknown>([['self', self], ['oldSelf', oldSelf]])),
+    eval: (self, oldSelf) =>
+      evaluate(
+        ast,
+        new Map<string, unknown>([
+          ['self', self],
+          ['oldSelf', oldSelf],
+        ]),
+      ),
   };
 }
 
@@ -383,16 +514,24 @@ function toBool(v: unknown, what: string): boolean {
 }
 
 function compare(op: string, a: unknown, b: unknown): boolean {
-  if (!((typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string') || (typeof a === 'boolean' && typeof b === 'boolean'))) {
+  if (!(
+    (typeof a === 'number' && typeof b === 'number') ||
+    (typeof a === 'string' && typeof b === 'string') ||
+    (typeof a === 'boolean' && typeof b === 'boolean')
+  )) {
     throw new CelError(`no such overload: ${typeName(a)} ${op} ${typeName(b)}`);
   }
   const x = a as number;
   const y = b as number;
   switch (op) {
-    case '<': return x < y;
-    case '<=': return x <= y;
-    case '>': return x > y;
-    default: return x >= y;
+    case '<':
+      return x < y;
+    case '<=':
+      return x <= y;
+    case '>':
+      return x > y;
+    default:
+      return x >= y;
   }
 }
 
@@ -400,8 +539,10 @@ const reCache = new Map<string, RegExp>();
 
 function evaluate(n: Node, env: Map<string, unknown>): unknown {
   switch (n.k) {
-    case 'lit': return n.v;
-    case 'id': return env.get(n.name);
+    case 'lit':
+      return n.v;
+    case 'id':
+      return env.get(n.name);
     case 'sel': {
       const o = evaluate(n.obj, env);
       if (!isMap(o)) throw new CelError(`no such key: ${n.field}`);
@@ -426,7 +567,8 @@ function evaluate(n: Node, env: Map<string, unknown>): unknown {
       }
       throw new CelError(`no such overload: index ${typeName(o)}[${typeName(i)}]`);
     }
-    case 'list': return n.items.map((i) => evaluate(i, env));
+    case 'list':
+      return n.items.map((i) => evaluate(i, env));
     case 'map': {
       const m: Record<string, unknown> = {};
       for (const [k, v] of n.entries) m[String(evaluate(k, env))] = evaluate(v, env);
@@ -438,10 +580,14 @@ function evaluate(n: Node, env: Map<string, unknown>): unknown {
       if (typeof x !== 'number') throw new CelError(`no such overload: -${typeName(x)}`);
       return -x;
     }
-    case 'cond': return toBool(evaluate(n.c, env), '?:') ? evaluate(n.t, env) : evaluate(n.f, env);
-    case 'bin': return evalBin(n.op, n.l, n.r, env);
-    case 'macro': return evalMacro(n, env);
-    case 'call': return evalCall(n, env);
+    case 'cond':
+      return toBool(evaluate(n.c, env), '?:') ? evaluate(n.t, env) : evaluate(n.f, env);
+    case 'bin':
+      return evalBin(n.op, n.l, n.r, env);
+    case 'macro':
+      return evalMacro(n, env);
+    case 'call':
+      return evalCall(n, env);
   }
 }
 
@@ -451,7 +597,11 @@ function evalBin(op: string, ln: Node, rn: Node, env: Map<string, unknown>): unk
     const decide = op === '||';
     let lErr: unknown;
     let l: boolean | undefined;
-    try { l = toBool(evaluate(ln, env), op); } catch (e) { lErr = e; }
+    try {
+      l = toBool(evaluate(ln, env), op);
+    } catch (e) {
+      lErr = e;
+    }
     if (l === decide) return decide;
     const r = toBool(evaluate(rn, env), op);
     if (r === decide) return decide;
@@ -461,9 +611,15 @@ function evalBin(op: string, ln: Node, rn: Node, env: Map<string, unknown>): unk
   const l = evaluate(ln, env);
   const r = evaluate(rn, env);
   switch (op) {
-    case '==': return celEquals(l, r);
-    case '!=': return !celEquals(l, r);
-    case '<': case '<=': case '>': case '>=': return compare(op, l, r);
+    case '==':
+      return celEquals(l, r);
+    case '!=':
+      return !celEquals(l, r);
+    case '<':
+    case '<=':
+    case '>':
+    case '>=':
+      return compare(op, l, r);
     case 'in':
       if (Array.isArray(r)) return r.some((x) => celEquals(x, l));
       if (isMap(r)) return typeof l === 'string' && Object.prototype.hasOwnProperty.call(r, l);
@@ -501,7 +657,11 @@ function evalMacro(n: Extract<Node, { k: 'macro' }>, env: Map<string, unknown>):
       case 'all': {
         let err: unknown;
         for (const e of elems) {
-          try { if (!toBool(run(e), 'all')) return false; } catch (x) { err = x; }
+          try {
+            if (!toBool(run(e), 'all')) return false;
+          } catch (x) {
+            err = x;
+          }
         }
         if (err) throw err;
         return true;
@@ -509,14 +669,21 @@ function evalMacro(n: Extract<Node, { k: 'macro' }>, env: Map<string, unknown>):
       case 'exists': {
         let err: unknown;
         for (const e of elems) {
-          try { if (toBool(run(e), 'exists')) return true; } catch (x) { err = x; }
+          try {
+            if (toBool(run(e), 'exists')) return true;
+          } catch (x) {
+            err = x;
+          }
         }
         if (err) throw err;
         return false;
       }
-      case 'exists_one': return elems.filter((e) => toBool(run(e), 'exists_one')).length === 1;
-      case 'filter': return elems.filter((e) => toBool(run(e), 'filter'));
-      default: return elems.map((e) => run(e));
+      case 'exists_one':
+        return elems.filter((e) => toBool(run(e), 'exists_one')).length === 1;
+      case 'filter':
+        return elems.filter((e) => toBool(run(e), 'filter'));
+      default:
+        return elems.map((e) => run(e));
     }
   } finally {
     if (had) env.set(n.v, saved);
@@ -541,7 +708,8 @@ function evalCall(n: Extract<Node, { k: 'call' }>, env: Map<string, unknown>): u
   if (!n.target) {
     const a = args[0];
     switch (n.fn) {
-      case 'size': return size(a);
+      case 'size':
+        return size(a);
       case 'int':
         if (typeof a === 'number') return Math.trunc(a);
         if (typeof a === 'string' && /^[+-]?\d+$/.test(a)) return Number(a);
@@ -561,21 +729,32 @@ function evalCall(n: Extract<Node, { k: 'call' }>, env: Map<string, unknown>): u
   }
   const t = evaluate(n.target, env);
   switch (n.fn) {
-    case 'size': return size(t);
+    case 'size':
+      return size(t);
     case 'matches': {
       const p = str(args[0], 'matches');
       let re = reCache.get(p);
       if (!re) {
-        try { re = new RegExp(p, 'u'); } catch { throw new CelError(`invalid regular expression: ${p}`); }
+        try {
+          re = new RegExp(p, 'u');
+        } catch {
+          throw new CelError(`invalid regular expression: ${p}`);
+        }
         reCache.set(p, re);
       }
       return re.test(str(t, 'matches'));
     }
-    case 'startsWith': return str(t, 'startsWith').startsWith(str(args[0], 'startsWith'));
-    case 'endsWith': return str(t, 'endsWith').endsWith(str(args[0], 'endsWith'));
-    case 'contains': return str(t, 'contains').includes(str(args[0], 'contains'));
-    case 'lowerAscii': return str(t, 'lowerAscii').replace(/[A-Z]/g, (c) => c.toLowerCase());
-    case 'upperAscii': return str(t, 'upperAscii').replace(/[a-z]/g, (c) => c.toUpperCase());
-    default: return str(t, 'trim').trim();
+    case 'startsWith':
+      return str(t, 'startsWith').startsWith(str(args[0], 'startsWith'));
+    case 'endsWith':
+      return str(t, 'endsWith').endsWith(str(args[0], 'endsWith'));
+    case 'contains':
+      return str(t, 'contains').includes(str(args[0], 'contains'));
+    case 'lowerAscii':
+      return str(t, 'lowerAscii').replace(/[A-Z]/g, (c) => c.toLowerCase());
+    case 'upperAscii':
+      return str(t, 'upperAscii').replace(/[a-z]/g, (c) => c.toUpperCase());
+    default:
+      return str(t, 'trim').trim();
   }
 }

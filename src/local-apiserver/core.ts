@@ -2,7 +2,14 @@
 import { celSkippedNotice, celValidate, crdToResource, hasBlockingError, schemaHasRules } from './crd.js';
 import { objectTooDeep, valueTooDeep } from './depth.js';
 import {
-  ApiError, alreadyExists, badRequest, conflict, forbidden, invalid, notFound, unsupportedMediaType,
+  ApiError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  forbidden,
+  invalid,
+  notFound,
+  unsupportedMediaType,
   type FieldError,
 } from './errors.js';
 import { generateName, newUid, now, validateMeta, validateName } from './meta.js';
@@ -17,16 +24,32 @@ import { ResourceStore, type Entry } from './store.js';
 type Obj = Record<string, unknown>;
 
 /** Options common to writes. */
-export interface WriteOptions { dryRun?: boolean; fieldValidation?: string; fieldManager?: string; force?: boolean }
+export interface WriteOptions {
+  dryRun?: boolean;
+  fieldValidation?: string;
+  fieldManager?: string;
+  force?: boolean;
+}
 
 /** Result of a write: the object as stored and any warnings for the Warning header. */
-export interface WriteResult { obj: Obj; warnings: string[]; created?: boolean }
+export interface WriteResult {
+  obj: Obj;
+  warnings: string[];
+  created?: boolean;
+}
 
 /** A persisted mutation (for the append log). */
-export type PersistOp = { op: 'put'; gr: string; key: string; obj: Obj; rv: number; json?: string } | { op: 'del'; gr: string; key: string; rv: number };
+export type PersistOp =
+  { op: 'put'; gr: string; key: string; obj: Obj; rv: number; json?: string } | { op: 'del'; gr: string; key: string; rv: number };
 
 /** Options of DELETE (DeleteOptions body and query). */
-export interface DeleteOptions { propagationPolicy?: string; preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: boolean; orphanDependents?: boolean; gracePeriodSeconds?: number }
+export interface DeleteOptions {
+  propagationPolicy?: string;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: boolean;
+  orphanDependents?: boolean;
+  gracePeriodSeconds?: number;
+}
 
 function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -52,7 +75,12 @@ function nonMetadataEqual(a: Obj, b: Obj): boolean {
 /** JSON with sorted keys, for semantic equality. */
 export function stableStringify(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableStringify).join(',')}]`;
-  if (isObj(v)) return `{${Object.keys(v).sort().filter((k) => v[k] !== undefined).map((k) => `${JSON.stringify(k)}:${stableStringify(v[k])}`).join(',')}}`;
+  if (isObj(v))
+    return `{${Object.keys(v)
+      .sort()
+      .filter((k) => v[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${stableStringify(v[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }
 
@@ -214,26 +242,46 @@ export class Core {
     const nsObj = this.store(NS_GR).get('', ns);
     if (!nsObj) throw notFound('', 'namespaces', ns);
     if (creating && (nsObj.obj.metadata as Obj).deletionTimestamp) {
-      throw forbidden(`${def.plural}${def.group ? '.' + def.group : ''} "${''}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`, { kind: def.plural, ...(def.group ? { group: def.group } : {}) });
+      throw forbidden(
+        `${def.plural}${def.group ? '.' + def.group : ''} "${''}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
+        { kind: def.plural, ...(def.group ? { group: def.group } : {}) },
+      );
     }
   }
 
   /** Prunes, defaults and validates a CR; handles fieldValidation. Returns warnings. */
-  private admitCustom(def: ResourceDef, version: string, obj: Obj, old: Obj | undefined, opts: WriteOptions, mode: 'body' | 'patch', name: string): string[] {
+  private admitCustom(
+    def: ResourceDef,
+    version: string,
+    obj: Obj,
+    old: Obj | undefined,
+    opts: WriteOptions,
+    mode: 'body' | 'patch',
+    name: string,
+  ): string[] {
     const v = def.versions.find((x) => x.name === version);
     const schema = v?.schema;
     const unknown: string[] = [];
     const before = mode === 'patch' && opts.fieldValidation === 'Strict' ? JSON.stringify(obj) : '';
     if (schema) prune(obj, schema, '', unknown, true);
     else {
-      for (const k of Object.keys(meta(obj))) if (!OBJECT_META_FIELDS.has(k)) { unknown.push(`metadata.${k}`); delete meta(obj)[k]; }
+      for (const k of Object.keys(meta(obj)))
+        if (!OBJECT_META_FIELDS.has(k)) {
+          unknown.push(`metadata.${k}`);
+          delete meta(obj)[k];
+        }
     }
     const warnings = this.fieldValidation(def, version, unknown, opts, mode, before);
     if (schema) applyDefaults(obj, schema);
     let errs: FieldError[] = [];
     if (schema) {
       const { metadata: _m, ...rest } = obj;
-      validate(rest, { ...schema, properties: { ...(schema.properties ?? {}) }, required: (schema.required ?? []).filter((r) => r !== 'metadata') }, '', errs);
+      validate(
+        rest,
+        { ...schema, properties: { ...(schema.properties ?? {}) }, required: (schema.required ?? []).filter((r) => r !== 'metadata') },
+        '',
+        errs,
+      );
       // Validation ratcheting (on by default since 1.30): an update may keep a value that is invalid but unchanged.
       if (old) errs = errs.filter((e) => !sameAt(obj, old, e.field));
       // As the real registry strategy: a structural error means the object lacks the shape the rules were written for;
@@ -250,10 +298,15 @@ export class Core {
   private checkKind(def: ResourceDef, version: string, obj: Obj): void {
     const av = apiVersionOf(def.group, version);
     if (obj.metadata !== undefined && obj.metadata !== null && !isObj(obj.metadata)) {
-      throw badRequest(`${def.kind} in version "${version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(obj.metadata) ? 'array' : typeof obj.metadata} into Go struct field ${def.kind}.metadata of type v1.ObjectMeta`);
+      throw badRequest(
+        `${def.kind} in version "${version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(obj.metadata) ? 'array' : typeof obj.metadata} into Go struct field ${def.kind}.metadata of type v1.ObjectMeta`,
+      );
     }
     for (const k of ['apiVersion', 'kind'] as const) {
-      if (obj[k] !== undefined && typeof obj[k] !== 'string') throw badRequest(`${def.kind} in version "${version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${typeof obj[k]} into Go struct field ${def.kind}.${k} of type string`);
+      if (obj[k] !== undefined && typeof obj[k] !== 'string')
+        throw badRequest(
+          `${def.kind} in version "${version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${typeof obj[k]} into Go struct field ${def.kind}.${k} of type string`,
+        );
     }
     if (obj.kind === undefined || obj.kind === '') {
       if (!def.builtin) throw badRequest(`Object 'Kind' is missing in '${JSON.stringify(obj)}'`);
@@ -263,8 +316,10 @@ export class Core {
       if (!def.builtin) throw badRequest(`Object 'apiVersion' is missing in '${JSON.stringify(obj)}'`);
       obj.apiVersion = av;
     }
-    if (obj.apiVersion !== av) throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${av})`);
-    if (obj.kind !== def.kind) throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${def.kind})`);
+    if (obj.apiVersion !== av)
+      throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${av})`);
+    if (obj.kind !== def.kind)
+      throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${def.kind})`);
   }
 
   /** Unknown top-level and metadata fields of a built-in (typed decoding drops them); handles fieldValidation. */
@@ -273,13 +328,28 @@ export class Core {
     const before = mode === 'patch' && opts.fieldValidation === 'Strict' ? JSON.stringify(obj) : '';
     if (def.topLevelFields) {
       const allowed = new Set(['apiVersion', 'kind', 'metadata', ...def.topLevelFields]);
-      for (const k of Object.keys(obj)) if (!allowed.has(k)) { unknown.push(k); delete obj[k]; }
+      for (const k of Object.keys(obj))
+        if (!allowed.has(k)) {
+          unknown.push(k);
+          delete obj[k];
+        }
     }
-    for (const k of Object.keys(meta(obj))) if (!OBJECT_META_FIELDS.has(k)) { unknown.push(`metadata.${k}`); delete meta(obj)[k]; }
+    for (const k of Object.keys(meta(obj)))
+      if (!OBJECT_META_FIELDS.has(k)) {
+        unknown.push(`metadata.${k}`);
+        delete meta(obj)[k];
+      }
     return this.fieldValidation(def, version, unknown, opts, mode, before);
   }
 
-  private fieldValidation(def: ResourceDef, version: string, unknown: string[], opts: WriteOptions, mode: 'body' | 'patch', before: string): string[] {
+  private fieldValidation(
+    def: ResourceDef,
+    version: string,
+    unknown: string[],
+    opts: WriteOptions,
+    mode: 'body' | 'patch',
+    before: string,
+  ): string[] {
     const warnings: string[] = [];
     const fv = opts.fieldValidation ?? 'Warn';
     if (!unknown.length) return warnings;
@@ -315,11 +385,19 @@ export class Core {
         const d = obj[field];
         if (d === undefined || d === null) continue;
         // Typed decoding in kube-apiserver fails these with 400 before validation.
-        if (!isObj(d)) throw badRequest(`${def.kind} in version "v1" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(d) ? 'array' : typeof d} into Go struct field ${def.kind}.${field} of type map[string]string`);
+        if (!isObj(d))
+          throw badRequest(
+            `${def.kind} in version "v1" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(d) ? 'array' : typeof d} into Go struct field ${def.kind}.${field} of type map[string]string`,
+          );
         for (const [k, v] of Object.entries(d)) {
-          if (typeof v !== 'string') throw badRequest(`${def.kind} in version "v1" cannot be handled as a ${def.kind}: json: cannot unmarshal ${v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v} into Go struct field ${def.kind}.${field} of type string`);
+          if (typeof v !== 'string')
+            throw badRequest(
+              `${def.kind} in version "v1" cannot be handled as a ${def.kind}: json: cannot unmarshal ${v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v} into Go struct field ${def.kind}.${field} of type string`,
+            );
           if ((field === 'binaryData' || (gr === grKey('', 'secrets') && field === 'data')) && !/^[A-Za-z0-9+/]*={0,2}$/.test(v)) {
-            throw badRequest(`${def.kind} in version "v1" cannot be handled as a ${def.kind}: illegal base64 data at input byte 0 (key ${k})`);
+            throw badRequest(
+              `${def.kind} in version "v1" cannot be handled as a ${def.kind}: illegal base64 data at input byte 0 (key ${k})`,
+            );
           }
         }
       }
@@ -344,7 +422,14 @@ export class Core {
   }
 
   /** LIST with selectors and paging; returns entries in key order. */
-  list(def: ResourceDef, ns: string | undefined, label: LabelSelector, field: FieldSelector, limit: number, cont: string | undefined): { entries: Entry[]; rv: number; continue?: string; remaining?: number } {
+  list(
+    def: ResourceDef,
+    ns: string | undefined,
+    label: LabelSelector,
+    field: FieldSelector,
+    limit: number,
+    cont: string | undefined,
+  ): { entries: Entry[]; rv: number; continue?: string; remaining?: number } {
     const s = this.store(grKey(def.group, def.plural));
     const nsKey = def.namespaced ? ns : undefined;
     let startAfter: string | undefined;
@@ -359,8 +444,13 @@ export class Core {
       }
     }
     if (field.exactName !== undefined && limit <= 0 && !cont) {
-      const keys = nsKey !== undefined ? [ResourceStore.key(nsKey, field.exactName)] : [...(def.namespaced ? [...s.byNs.keys()].sort().map((n) => ResourceStore.key(n, field.exactName!)) : [field.exactName])];
-      const entries = keys.map((k) => s.objects.get(k)).filter((e): e is Entry => !!e && label.matches((e.obj.metadata as Obj).labels as Record<string, string>) && field.matches(e.obj));
+      const keys =
+        nsKey !== undefined
+          ? [ResourceStore.key(nsKey, field.exactName)]
+          : [...(def.namespaced ? [...s.byNs.keys()].sort().map((n) => ResourceStore.key(n, field.exactName!)) : [field.exactName])];
+      const entries = keys
+        .map((k) => s.objects.get(k))
+        .filter((e): e is Entry => !!e && label.matches((e.obj.metadata as Obj).labels as Record<string, string>) && field.matches(e.obj));
       return { entries, rv: listRv };
     }
     const keys = s.sortedKeys(nsKey);
@@ -383,7 +473,9 @@ export class Core {
       if (filtering && !(label.matches((e.obj.metadata as Obj).labels as Record<string, string>) && field.matches(e.obj))) continue;
       if (limit > 0 && out.length >= limit) {
         const last = keys[i - 1]!;
-        const token = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: listRv, start: lastKeyOf(out, keys, i) ?? last })).toString('base64');
+        const token = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: listRv, start: lastKeyOf(out, keys, i) ?? last })).toString(
+          'base64',
+        );
         return { entries: out, rv: listRv, continue: token, ...(filtering ? {} : { remaining: keys.length - i }) };
       }
       out.push(e);
@@ -406,7 +498,10 @@ export class Core {
     } else delete m.namespace;
     if ((!m.name || m.name === '') && typeof m.generateName === 'string' && m.generateName) m.name = generateName(m.generateName);
     const name = typeof m.name === 'string' ? m.name : '';
-    if (!name) throw invalid(def.kind, def.group, '', [{ type: 'FieldValueRequired', field: 'metadata.name', detail: 'name or generateName is required' }]);
+    if (!name)
+      throw invalid(def.kind, def.group, '', [
+        { type: 'FieldValueRequired', field: 'metadata.name', detail: 'name or generateName is required' },
+      ]);
     this.checkNamespace(def, ns, true);
     const gr = grKey(def.group, def.plural);
     let warnings: string[] = [];
@@ -445,7 +540,8 @@ export class Core {
     const obj = clone(body);
     this.checkKind(def, version, obj);
     const m = meta(obj);
-    if (m.name !== undefined && m.name !== name) throw badRequest(`the name of the object (${String(m.name)}) does not match the name on the URL (${name})`);
+    if (m.name !== undefined && m.name !== name)
+      throw badRequest(`the name of the object (${String(m.name)}) does not match the name on the URL (${name})`);
     if (def.namespaced && m.namespace !== undefined && m.namespace !== '' && m.namespace !== ns) {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
@@ -460,7 +556,15 @@ export class Core {
     const rv = m.resourceVersion;
     if (rv === undefined || rv === '') {
       if (!def.builtin) {
-        throw invalid(def.kind, def.group, name, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', value: 0, hasValue: true, detail: 'must be specified for an update' }]);
+        throw invalid(def.kind, def.group, name, [
+          {
+            type: 'FieldValueInvalid',
+            field: 'metadata.resourceVersion',
+            value: 0,
+            hasValue: true,
+            detail: 'must be specified for an update',
+          },
+        ]);
       }
     } else if (String(rv) !== String((existing.obj.metadata as Obj).resourceVersion)) {
       throw conflict(def.group, def.plural, name);
@@ -469,7 +573,17 @@ export class Core {
   }
 
   /** Shared tail of update/patch: status semantics, generation, admission, storage, deletion on emptied finalizers. */
-  private applyUpdate(def: ResourceDef, version: string, ns: string, name: string, existing: Entry, incoming: Obj, opts: WriteOptions, subresource: string | undefined, mode: 'body' | 'patch'): WriteResult {
+  private applyUpdate(
+    def: ResourceDef,
+    version: string,
+    ns: string,
+    name: string,
+    existing: Entry,
+    incoming: Obj,
+    opts: WriteOptions,
+    subresource: string | undefined,
+    mode: 'body' | 'patch',
+  ): WriteResult {
     // A JSON patch can nest a value below an existing path: the result is checked, not only the request body.
     if (valueTooDeep(incoming)) throw objectTooDeep();
     const old = existing.obj;
@@ -491,7 +605,12 @@ export class Core {
     const m = meta(obj);
     const om = old.metadata as Obj;
     if (m.uid !== undefined && m.uid !== '' && m.uid !== om.uid) {
-      throw conflict(def.group, def.plural, name, `Precondition failed: UID in precondition: ${String(m.uid)}, UID in object meta: ${String(om.uid)}`);
+      throw conflict(
+        def.group,
+        def.plural,
+        name,
+        `Precondition failed: UID in precondition: ${String(m.uid)}, UID in object meta: ${String(om.uid)}`,
+      );
     }
     m.name = name;
     if (def.namespaced) m.namespace = ns;
@@ -519,7 +638,12 @@ export class Core {
     if (om.deletionTimestamp) {
       const oldFin = new Set((om.finalizers as string[] | undefined) ?? []);
       const added = ((m.finalizers as string[] | undefined) ?? []).filter((f) => !oldFin.has(f));
-      if (added.length) errs.push({ type: 'FieldValueForbidden', field: 'metadata.finalizers', detail: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((a) => JSON.stringify(a)).join(', ')}}` });
+      if (added.length)
+        errs.push({
+          type: 'FieldValueForbidden',
+          field: 'metadata.finalizers',
+          detail: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((a) => JSON.stringify(a)).join(', ')}}`,
+        });
     }
     if (errs.length) throw invalid(def.kind, def.group, name, errs);
     obj.apiVersion = apiVersionOf(def.group, def.storageVersion);
@@ -550,7 +674,16 @@ export class Core {
   }
 
   /** PATCH: merge, JSON patch, strategic (built-ins) or server-side apply. */
-  patch(def: ResourceDef, version: string, ns: string, name: string, contentType: string, patchBody: unknown, opts: WriteOptions, subresource?: string): WriteResult {
+  patch(
+    def: ResourceDef,
+    version: string,
+    ns: string,
+    name: string,
+    contentType: string,
+    patchBody: unknown,
+    opts: WriteOptions,
+    subresource?: string,
+  ): WriteResult {
     const accepted = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
     if (def.strategicMerge) accepted.push('application/strategic-merge-patch+json');
     if (!accepted.includes(contentType)) throw unsupportedMediaType(accepted);
@@ -561,16 +694,36 @@ export class Core {
       const applied = clone(patchBody);
       this.checkKind(def, version, applied);
       const am = meta(applied);
-      if (am.name !== undefined && am.name !== name) throw badRequest(`the name of the object (${String(am.name)}) does not match the name on the URL (${name})`);
+      if (am.name !== undefined && am.name !== name)
+        throw badRequest(`the name of the object (${String(am.name)}) does not match the name on the URL (${name})`);
       if (!existing) {
         if (subresource) throw notFound(def.group, def.plural, name);
-        const created = serverSideApply(undefined, applied, opts.fieldManager, opts.force === true, this.schemaOf(def, version), apiVersionOf(def.group, version), subresource);
+        const created = serverSideApply(
+          undefined,
+          applied,
+          opts.fieldManager,
+          opts.force === true,
+          this.schemaOf(def, version),
+          apiVersionOf(def.group, version),
+          subresource,
+        );
         meta(created).name = name;
         const r = this.create(def, version, ns, created, opts);
         return r;
       }
       const current = this.toVersion(def, version, existing.obj);
-      const merged = serverSideApply(clone(current), applied, opts.fieldManager, opts.force === true, this.schemaOf(def, version), apiVersionOf(def.group, version), subresource, def.group, def.plural, name);
+      const merged = serverSideApply(
+        clone(current),
+        applied,
+        opts.fieldManager,
+        opts.force === true,
+        this.schemaOf(def, version),
+        apiVersionOf(def.group, version),
+        subresource,
+        def.group,
+        def.plural,
+        name,
+      );
       return this.applyUpdate(def, version, ns, name, existing, merged, opts, subresource, 'patch');
     }
     if (!existing) throw notFound(def.group, def.plural, name);
@@ -578,10 +731,16 @@ export class Core {
     let patched: unknown;
     if (contentType === 'application/json-patch+json') patched = jsonPatch(current, patchBody);
     else if (contentType === 'application/merge-patch+json') {
-      if (!isObj(patchBody)) throw badRequest(`json: cannot unmarshal ${Array.isArray(patchBody) ? 'array' : typeof patchBody} into Go value of type map[string]interface {}`);
+      if (!isObj(patchBody))
+        throw badRequest(
+          `json: cannot unmarshal ${Array.isArray(patchBody) ? 'array' : typeof patchBody} into Go value of type map[string]interface {}`,
+        );
       patched = mergePatch(current, patchBody);
     } else {
-      if (!isObj(patchBody)) throw badRequest(`json: cannot unmarshal ${Array.isArray(patchBody) ? 'array' : typeof patchBody} into Go value of type map[string]interface {}`);
+      if (!isObj(patchBody))
+        throw badRequest(
+          `json: cannot unmarshal ${Array.isArray(patchBody) ? 'array' : typeof patchBody} into Go value of type map[string]interface {}`,
+        );
       patched = strategicMergePatch(current, patchBody);
     }
     if (!isObj(patched)) throw badRequest('the patch produced a non-object document');
@@ -606,14 +765,33 @@ export class Core {
     const old = existing.obj;
     const om = old.metadata as Obj;
     if (o.preconditions?.uid && o.preconditions.uid !== om.uid) {
-      throw conflict(def.group, def.plural, name, `Precondition failed: UID in precondition: ${o.preconditions.uid}, UID in object meta: ${String(om.uid)}`);
+      throw conflict(
+        def.group,
+        def.plural,
+        name,
+        `Precondition failed: UID in precondition: ${o.preconditions.uid}, UID in object meta: ${String(om.uid)}`,
+      );
     }
     if (o.preconditions?.resourceVersion && o.preconditions.resourceVersion !== om.resourceVersion) {
-      throw conflict(def.group, def.plural, name, `Precondition failed: ResourceVersion in precondition: ${o.preconditions.resourceVersion}, ResourceVersion in object meta: ${String(om.resourceVersion)}`);
+      throw conflict(
+        def.group,
+        def.plural,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${o.preconditions.resourceVersion}, ResourceVersion in object meta: ${String(om.resourceVersion)}`,
+      );
     }
-    const policy = o.propagationPolicy ?? (o.orphanDependents === true ? 'Orphan' : o.orphanDependents === false ? 'Background' : undefined);
+    const policy =
+      o.propagationPolicy ?? (o.orphanDependents === true ? 'Orphan' : o.orphanDependents === false ? 'Background' : undefined);
     if (policy !== undefined && !['Foreground', 'Background', 'Orphan'].includes(policy)) {
-      throw invalid('DeleteOptions', 'meta.k8s.io', '', [{ type: 'FieldValueNotSupported', field: 'propagationPolicy', value: policy, hasValue: true, detail: 'supported values: "Foreground", "Background", "Orphan", "nil"' }]);
+      throw invalid('DeleteOptions', 'meta.k8s.io', '', [
+        {
+          type: 'FieldValueNotSupported',
+          field: 'propagationPolicy',
+          value: policy,
+          hasValue: true,
+          detail: 'supported values: "Foreground", "Background", "Orphan", "nil"',
+        },
+      ]);
     }
     const gr = grKey(def.group, def.plural);
     const finalizers = [...((om.finalizers as string[] | undefined) ?? [])];
@@ -692,13 +870,25 @@ export class Core {
     const hasTrue = (t: string): boolean => conds.some((c) => c.type === t && c.status === 'True');
     const stored = (status.storedVersions as string[] | undefined) ?? [];
     const acceptedNames = { ...names, singular: def.singular, listKind: def.listKind };
-    if (hasTrue('Established') && hasTrue('NamesAccepted') && stored.includes(def.storageVersion) && stableStringify(status.acceptedNames) === stableStringify(acceptedNames)) return;
+    if (
+      hasTrue('Established') &&
+      hasTrue('NamesAccepted') &&
+      stored.includes(def.storageVersion) &&
+      stableStringify(status.acceptedNames) === stableStringify(acceptedNames)
+    )
+      return;
     const t = now();
     const newStatus: Obj = {
       acceptedNames,
       conditions: [
         { type: 'NamesAccepted', status: 'True', lastTransitionTime: t, reason: 'NoConflicts', message: 'no conflicts found' },
-        { type: 'Established', status: 'True', lastTransitionTime: t, reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
+        {
+          type: 'Established',
+          status: 'True',
+          lastTransitionTime: t,
+          reason: 'InitialNamesAccepted',
+          message: 'the initial names have been accepted',
+        },
       ],
       storedVersions: stored.includes(def.storageVersion) ? stored : [...stored, def.storageVersion],
     };
@@ -730,28 +920,31 @@ export class Core {
       if (def) this.register(def);
       if ((e.obj.metadata as Obj).deletionTimestamp) this.enqueueCrdCleanup(String((e.obj.metadata as Obj).name));
     }
-    for (const e of this.store(NS_GR).objects.values()) if ((e.obj.metadata as Obj).deletionTimestamp) this.enqueueNamespace(String((e.obj.metadata as Obj).name));
+    for (const e of this.store(NS_GR).objects.values())
+      if ((e.obj.metadata as Obj).deletionTimestamp) this.enqueueNamespace(String((e.obj.metadata as Obj).name));
   }
 
   private enqueueCrdCleanup(name: string): void {
-    setImmediate(() => this.safely(() => {
-      if (this.closed) return;
-      const e = this.store(CRD_GR).get('', name);
-      if (!e) return;
-      const spec = (e.obj.spec ?? {}) as Obj;
-      const gr = grKey(String(spec.group ?? ''), String(((spec.names ?? {}) as Obj).plural ?? ''));
-      const def = this.resources.get(gr);
-      if (def && !def.builtin) {
-        const s = this.store(gr);
-        for (const entry of [...s.objects.values()]) {
-          const m = entry.obj.metadata as Obj;
-          const obj = clone(entry.obj);
-          meta(obj).resourceVersion = String(this.nextRv());
-          this.removeStore(def, def.namespaced ? String(m.namespace) : '', String(m.name), obj);
+    setImmediate(() =>
+      this.safely(() => {
+        if (this.closed) return;
+        const e = this.store(CRD_GR).get('', name);
+        if (!e) return;
+        const spec = (e.obj.spec ?? {}) as Obj;
+        const gr = grKey(String(spec.group ?? ''), String(((spec.names ?? {}) as Obj).plural ?? ''));
+        const def = this.resources.get(gr);
+        if (def && !def.builtin) {
+          const s = this.store(gr);
+          for (const entry of [...s.objects.values()]) {
+            const m = entry.obj.metadata as Obj;
+            const obj = clone(entry.obj);
+            meta(obj).resourceVersion = String(this.nextRv());
+            this.removeStore(def, def.namespaced ? String(m.namespace) : '', String(m.name), obj);
+          }
         }
-      }
-      this.removeFinalizer(CRD_GR, '', name, CRD_CLEANUP_FINALIZER);
-    }));
+        this.removeFinalizer(CRD_GR, '', name, CRD_CLEANUP_FINALIZER);
+      }),
+    );
   }
 
   /** Runs background work (GC, namespace and CRD cleanup) without ever crashing the hosting process. */
@@ -784,7 +977,9 @@ export class Core {
         if (!(e.obj.metadata as Obj).deletionTimestamp) {
           try {
             this.delete(def, name, String((e.obj.metadata as Obj).name), { propagationPolicy: 'Background' });
-          } catch { /* already gone */ }
+          } catch {
+            /* already gone */
+          }
         }
       }
     }
@@ -839,7 +1034,6 @@ export class Core {
     if (!rest.length && (obj.metadata as Obj).deletionTimestamp) this.removeStore(def, ns, name, obj);
     else this.writeStore(def, ns, name, obj, 'MODIFIED', e.obj);
   }
-
 }
 
 function lastKeyOf(out: Entry[], _keys: string[], _i: number): string | undefined {

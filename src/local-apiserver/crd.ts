@@ -7,7 +7,14 @@ import { structuralProblems, type Schema } from './schema.js';
 
 type Obj = Record<string, unknown>;
 
-interface CompiledRule { program: CelProgram; message: string; messageProgram?: CelProgram; reason: string; fieldPath: string; rule: string }
+interface CompiledRule {
+  program: CelProgram;
+  message: string;
+  messageProgram?: CelProgram;
+  reason: string;
+  fieldPath: string;
+  rule: string;
+}
 
 const compiled = new WeakMap<Schema, CompiledRule[]>();
 
@@ -25,11 +32,28 @@ function walkRules(schema: Schema, path: string, errs: FieldError[]): void {
         const program = compileCel(String(r.rule), schema);
         let messageProgram: CelProgram | undefined;
         if (r.messageExpression) {
-          try { messageProgram = compileCel(r.messageExpression); } catch { messageProgram = undefined; }
+          try {
+            messageProgram = compileCel(r.messageExpression);
+          } catch {
+            messageProgram = undefined;
+          }
         }
-        out.push({ program, message: r.message ?? '', ...(messageProgram ? { messageProgram } : {}), reason: r.reason ?? 'FieldValueInvalid', fieldPath: r.fieldPath ?? '', rule: String(r.rule) });
+        out.push({
+          program,
+          message: r.message ?? '',
+          ...(messageProgram ? { messageProgram } : {}),
+          reason: r.reason ?? 'FieldValueInvalid',
+          fieldPath: r.fieldPath ?? '',
+          rule: String(r.rule),
+        });
       } catch (e) {
-        errs.push({ type: 'FieldValueInvalid', field: rulePath, value: r.rule, hasValue: true, detail: `compilation failed: ERROR: ${(e as Error).message} (the local API server implements a CEL subset; see src/local-apiserver/README.md)` });
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: rulePath,
+          value: r.rule,
+          hasValue: true,
+          detail: `compilation failed: ERROR: ${(e as Error).message} (the local API server implements a CEL subset; see src/local-apiserver/README.md)`,
+        });
       }
     });
     compiled.set(schema, out);
@@ -51,22 +75,72 @@ export function crdToResource(crd: Obj): { def?: ResourceDef; errors: FieldError
   const plural = String(names.plural ?? '');
   const kind = String(names.kind ?? '');
   const meta = (crd.metadata ?? {}) as Obj;
-  const req = (field: string): void => { errs.push({ type: 'FieldValueRequired', field, detail: '' }); };
+  const req = (field: string): void => {
+    errs.push({ type: 'FieldValueRequired', field, detail: '' });
+  };
   if (!group) req('spec.group');
-  else if (!DNS1123_SUBDOMAIN.test(group) || !group.includes('.')) errs.push({ type: 'FieldValueInvalid', field: 'spec.group', value: group, hasValue: true, detail: 'should be a domain with at least one dot' });
+  else if (!DNS1123_SUBDOMAIN.test(group) || !group.includes('.'))
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.group',
+      value: group,
+      hasValue: true,
+      detail: 'should be a domain with at least one dot',
+    });
   if (!plural) req('spec.names.plural');
-  else if (!DNS1035_LABEL.test(plural)) errs.push({ type: 'FieldValueInvalid', field: 'spec.names.plural', value: plural, hasValue: true, detail: 'a DNS-1035 label must consist of lower case alphanumeric characters or \'-\'' });
+  else if (!DNS1035_LABEL.test(plural))
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.names.plural',
+      value: plural,
+      hasValue: true,
+      detail: "a DNS-1035 label must consist of lower case alphanumeric characters or '-'",
+    });
   if (!kind) req('spec.names.kind');
-  if (meta.name !== `${plural}.${group}`) errs.push({ type: 'FieldValueInvalid', field: 'metadata.name', value: meta.name, hasValue: true, detail: 'must be spec.names.plural+"."+spec.group' });
+  if (meta.name !== `${plural}.${group}`)
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'metadata.name',
+      value: meta.name,
+      hasValue: true,
+      detail: 'must be spec.names.plural+"."+spec.group',
+    });
   const scope = spec.scope;
-  if (scope !== 'Namespaced' && scope !== 'Cluster') errs.push({ type: 'FieldValueNotSupported', field: 'spec.scope', value: scope ?? '', hasValue: true, detail: 'supported values: "Cluster", "Namespaced"' });
+  if (scope !== 'Namespaced' && scope !== 'Cluster')
+    errs.push({
+      type: 'FieldValueNotSupported',
+      field: 'spec.scope',
+      value: scope ?? '',
+      hasValue: true,
+      detail: 'supported values: "Cluster", "Namespaced"',
+    });
   const versionsRaw = Array.isArray(spec.versions) ? (spec.versions as Obj[]) : [];
-  if (!versionsRaw.length) errs.push({ type: 'FieldValueInvalid', field: 'spec.versions', value: [], hasValue: true, detail: 'must have exactly one version marked as storage version' });
+  if (!versionsRaw.length)
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.versions',
+      value: [],
+      hasValue: true,
+      detail: 'must have exactly one version marked as storage version',
+    });
   const storage = versionsRaw.filter((v) => v.storage === true);
-  if (versionsRaw.length && storage.length !== 1) errs.push({ type: 'FieldValueInvalid', field: 'spec.versions', value: versionsRaw.map((v) => v.name), hasValue: true, detail: 'must have exactly one version marked as storage version' });
+  if (versionsRaw.length && storage.length !== 1)
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.versions',
+      value: versionsRaw.map((v) => v.name),
+      hasValue: true,
+      detail: 'must have exactly one version marked as storage version',
+    });
   const conversion = (spec.conversion ?? {}) as Obj;
   if (conversion.strategy && conversion.strategy !== 'None') {
-    errs.push({ type: 'FieldValueNotSupported', field: 'spec.conversion.strategy', value: conversion.strategy, hasValue: true, detail: 'supported values: "None" (the local API server has no conversion webhooks)' });
+    errs.push({
+      type: 'FieldValueNotSupported',
+      field: 'spec.conversion.strategy',
+      value: conversion.strategy,
+      hasValue: true,
+      detail: 'supported values: "None" (the local API server has no conversion webhooks)',
+    });
   }
   let status = false;
   let scale: ResourceDef['scale'];
@@ -85,7 +159,11 @@ export function crdToResource(crd: Obj): { def?: ResourceDef; errors: FieldError
     if (subs.status !== undefined) status = true;
     if (isObj(subs.scale)) {
       const sc = subs.scale;
-      scale = { specReplicasPath: String(sc.specReplicasPath ?? ''), statusReplicasPath: String(sc.statusReplicasPath ?? ''), ...(sc.labelSelectorPath ? { labelSelectorPath: String(sc.labelSelectorPath) } : {}) };
+      scale = {
+        specReplicasPath: String(sc.specReplicasPath ?? ''),
+        statusReplicasPath: String(sc.statusReplicasPath ?? ''),
+        ...(sc.labelSelectorPath ? { labelSelectorPath: String(sc.labelSelectorPath) } : {}),
+      };
     }
     const columns: PrinterColumn[] = ((v.additionalPrinterColumns ?? []) as Obj[]).map((c) => ({
       name: String(c.name),
@@ -132,7 +210,11 @@ export function crdToResource(crd: Obj): { def?: ResourceDef; errors: FieldError
 
 function stable(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stable).join(',')}]`;
-  if (isObj(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stable(v[k])}`).join(',')}}`;
+  if (isObj(v))
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stable(v[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'undefined';
 }
 
@@ -146,10 +228,17 @@ function joinPath(path: string, key: string): string {
 }
 
 /** Schema error types after which a real apiextensions-apiserver does not evaluate CEL rules (type, required, enum, size). */
-const BLOCKING_ERROR_TYPES = new Set(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+const BLOCKING_ERROR_TYPES = new Set([
+  'FieldValueNotSupported',
+  'FieldValueRequired',
+  'FieldValueTooLong',
+  'FieldValueTooMany',
+  'FieldValueTypeInvalid',
+]);
 
 /** Detail of the fieldless cause a real server adds when it skipped the CEL rules. */
-export const CEL_SKIPPED_DETAIL = 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
+export const CEL_SKIPPED_DETAIL =
+  'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
 
 /** True when the schema errors stop CEL evaluation (the registry strategy's rule). */
 export function hasBlockingError(errs: readonly FieldError[]): boolean {
@@ -162,10 +251,11 @@ const ruleful = new WeakMap<Schema, boolean>();
 export function schemaHasRules(schema: Schema): boolean {
   let has = ruleful.get(schema);
   if (has === undefined) {
-    has = (schema['x-kubernetes-validations']?.length ?? 0) > 0
-      || Object.values(schema.properties ?? {}).some(schemaHasRules)
-      || (schema.items !== undefined && schemaHasRules(schema.items))
-      || (isObj(schema.additionalProperties) && schemaHasRules(schema.additionalProperties as Schema));
+    has =
+      (schema['x-kubernetes-validations']?.length ?? 0) > 0 ||
+      Object.values(schema.properties ?? {}).some(schemaHasRules) ||
+      (schema.items !== undefined && schemaHasRules(schema.items)) ||
+      (isObj(schema.additionalProperties) && schemaHasRules(schema.additionalProperties as Schema));
     ruleful.set(schema, has);
   }
   return has;
@@ -196,14 +286,23 @@ export function celValidate(value: unknown, old: unknown, schema: Schema | undef
             try {
               const m = r.messageProgram.eval(value, old);
               if (typeof m === 'string' && m) message = m;
-            } catch { /* fall back to message */ }
+            } catch {
+              /* fall back to message */
+            }
           }
-          if (r.reason === 'FieldValueInvalid') errs.push({ type: 'FieldValueInvalid', field, value: typeValue, hasValue: true, detail: message });
+          if (r.reason === 'FieldValueInvalid')
+            errs.push({ type: 'FieldValueInvalid', field, value: typeValue, hasValue: true, detail: message });
           else errs.push({ type: r.reason, field, detail: message });
         }
       } catch (e) {
         if (!(e instanceof CelError)) throw e;
-        errs.push({ type: 'FieldValueInvalid', field, value: typeValue, hasValue: true, detail: `${e.message} evaluating rule: ${r.rule}` });
+        errs.push({
+          type: 'FieldValueInvalid',
+          field,
+          value: typeValue,
+          hasValue: true,
+          detail: `${e.message} evaluating rule: ${r.rule}`,
+        });
       }
     }
   }
@@ -213,7 +312,10 @@ export function celValidate(value: unknown, old: unknown, schema: Schema | undef
     const keys = schema['x-kubernetes-list-map-keys'];
     if (schema['x-kubernetes-list-type'] === 'map' && keys && Array.isArray(old)) {
       oldByKey = new Map();
-      for (const o of old) { const k = keyOf(o, keys); if (k !== undefined) oldByKey.set(k, o); }
+      for (const o of old) {
+        const k = keyOf(o, keys);
+        if (k !== undefined) oldByKey.set(k, o);
+      }
     }
     value.forEach((v, i) => {
       const k = oldByKey && keys ? keyOf(v, keys) : undefined;

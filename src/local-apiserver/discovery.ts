@@ -94,8 +94,18 @@ export function apiResourceList(core: Core, group: string, version: string): Obj
       ...(d.categories.length ? { categories: d.categories } : {}),
       storageVersionHash: storageVersionHash(d),
     });
-    if (d.statusSubresource) resources.push({ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: STATUS_VERBS });
-    if (d.scale) resources.push({ name: `${d.plural}/scale`, singularName: '', namespaced: d.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: STATUS_VERBS });
+    if (d.statusSubresource)
+      resources.push({ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: STATUS_VERBS });
+    if (d.scale)
+      resources.push({
+        name: `${d.plural}/scale`,
+        singularName: '',
+        namespaced: d.namespaced,
+        group: 'autoscaling',
+        version: 'v1',
+        kind: 'Scale',
+        verbs: STATUS_VERBS,
+      });
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(group, version), resources };
 }
@@ -119,11 +129,21 @@ function aggregatedResource(d: ResourceDef, version: string): Obj {
     ...(d.categories.length ? { categories: d.categories } : {}),
     ...(d.statusSubresource || d.scale
       ? {
-        subresources: [
-          ...(d.statusSubresource ? [{ subresource: 'status', responseKind: d.builtin ? builtinKind : { group: d.group, version, kind: d.kind }, verbs: STATUS_VERBS }] : []),
-          ...(d.scale ? [{ subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: STATUS_VERBS }] : []),
-        ],
-      }
+          subresources: [
+            ...(d.statusSubresource
+              ? [
+                  {
+                    subresource: 'status',
+                    responseKind: d.builtin ? builtinKind : { group: d.group, version, kind: d.kind },
+                    verbs: STATUS_VERBS,
+                  },
+                ]
+              : []),
+            ...(d.scale
+              ? [{ subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: STATUS_VERBS }]
+              : []),
+          ],
+        }
       : {}),
   };
 }
@@ -133,14 +153,19 @@ export function aggregated(core: Core, legacy: boolean): Obj {
   const items: Obj[] = [];
   if (legacy) {
     const defs = [...(core.servedVersions().get('v1')?.values() ?? [])].sort((a, b) => (a.plural < b.plural ? -1 : 1));
-    items.push({ metadata: { creationTimestamp: null }, versions: [{ version: 'v1', resources: defs.map((d) => aggregatedResource(d, 'v1')), freshness: 'Current' }] });
+    items.push({
+      metadata: { creationTimestamp: null },
+      versions: [{ version: 'v1', resources: defs.map((d) => aggregatedResource(d, 'v1')), freshness: 'Current' }],
+    });
   } else {
     for (const [g, versions] of groups(core)) {
       items.push({
         metadata: { name: g, creationTimestamp: null },
         versions: versions.map((v) => ({
           version: v,
-          resources: [...(core.servedVersions().get(`${g}/${v}`)?.values() ?? [])].sort((a, b) => (a.plural < b.plural ? -1 : 1)).map((d) => aggregatedResource(d, v)),
+          resources: [...(core.servedVersions().get(`${g}/${v}`)?.values() ?? [])]
+            .sort((a, b) => (a.plural < b.plural ? -1 : 1))
+            .map((d) => aggregatedResource(d, v)),
           freshness: 'Current',
         })),
       });

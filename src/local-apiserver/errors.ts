@@ -1,10 +1,21 @@
 /** Kubernetes `Status` errors with the reasons and codes kube-apiserver uses. */
 
 /** One `details.causes[]` entry of a Status. */
-export interface StatusCause { reason?: string; message?: string; field?: string }
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
 
 /** `details` of a Status. */
-export interface StatusDetails { name?: string; group?: string; kind?: string; uid?: string; causes?: StatusCause[]; retryAfterSeconds?: number }
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
 
 /** A request failure carried as a Kubernetes Status (thrown inside handlers, rendered by the server). */
 export class ApiError extends Error {
@@ -35,7 +46,11 @@ export function qualifiedResource(group: string, resource: string): string {
 
 /** 404 NotFound for a named object. */
 export function notFound(group: string, resource: string, name: string): ApiError {
-  return new ApiError(404, 'NotFound', `${qualifiedResource(group, resource)} "${name}" not found`, { name, ...(group ? { group } : {}), kind: resource });
+  return new ApiError(404, 'NotFound', `${qualifiedResource(group, resource)} "${name}" not found`, {
+    name,
+    ...(group ? { group } : {}),
+    kind: resource,
+  });
 }
 
 /** 404 for a path that names no known resource. */
@@ -45,16 +60,36 @@ export function resourceNotFound(): ApiError {
 
 /** 409 AlreadyExists. */
 export function alreadyExists(group: string, resource: string, name: string): ApiError {
-  return new ApiError(409, 'AlreadyExists', `${qualifiedResource(group, resource)} "${name}" already exists`, { name, ...(group ? { group } : {}), kind: resource });
+  return new ApiError(409, 'AlreadyExists', `${qualifiedResource(group, resource)} "${name}" already exists`, {
+    name,
+    ...(group ? { group } : {}),
+    kind: resource,
+  });
 }
 
 /** 409 Conflict (stale resourceVersion, failed precondition). */
-export function conflict(group: string, resource: string, name: string, why = 'the object has been modified; please apply your changes to the latest version and try again'): ApiError {
-  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(group, resource)} "${name}": ${why}`, { name, ...(group ? { group } : {}), kind: resource });
+export function conflict(
+  group: string,
+  resource: string,
+  name: string,
+  why = 'the object has been modified; please apply your changes to the latest version and try again',
+): ApiError {
+  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(group, resource)} "${name}": ${why}`, {
+    name,
+    ...(group ? { group } : {}),
+    kind: resource,
+  });
 }
 
 /** One field error, rendered like k8s.io/apimachinery field.Error. */
-export interface FieldError { type: string; field: string; detail: string; value?: unknown; hasValue?: boolean; /** Pre-rendered value (Go %#v form). */ rendered?: string }
+export interface FieldError {
+  type: string;
+  field: string;
+  detail: string;
+  value?: unknown;
+  hasValue?: boolean;
+  /** Pre-rendered value (Go %#v form). */ rendered?: string;
+}
 
 function goValue(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v);
@@ -112,7 +147,11 @@ export function methodNotAllowed(): ApiError {
 
 /** 415 UnsupportedMediaType. */
 export function unsupportedMediaType(accepted: string[]): ApiError {
-  return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
+  return new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
+  );
 }
 
 /** 413 RequestEntityTooLarge. */
@@ -142,7 +181,9 @@ export function internalError(message: string): ApiError {
 
 /** 429 TooManyRequests. */
 export function tooManyRequests(): ApiError {
-  return new ApiError(429, 'TooManyRequests', 'the server has received too many requests and has asked us to try again later', { retryAfterSeconds: 1 });
+  return new ApiError(429, 'TooManyRequests', 'the server has received too many requests and has asked us to try again later', {
+    retryAfterSeconds: 1,
+  });
 }
 
 /** 406 NotAcceptable. */

@@ -50,11 +50,12 @@ export class GarbageCollector {
     const a = owners(after);
     if (!b.length && !a.length) return;
     const id = `${gr}|${key}`;
-    for (const u of b) if (!a.includes(u)) {
-      const s = this.dependents.get(u);
-      s?.delete(id);
-      if (s && s.size === 0) this.dependents.delete(u);
-    }
+    for (const u of b)
+      if (!a.includes(u)) {
+        const s = this.dependents.get(u);
+        s?.delete(id);
+        if (s && s.size === 0) this.dependents.delete(u);
+      }
     for (const u of a) {
       let s = this.dependents.get(u);
       if (!s) {
@@ -127,11 +128,20 @@ export class GarbageCollector {
         if (ref?.blockOwnerDeletion === true) blocking++;
         if (!(e.obj.metadata as Obj).deletionTimestamp) {
           const m = e.obj.metadata as Obj;
-          if (this.hasOtherLiveOwner(e.obj, ownerUid)) { this.dropOwnerRef(d, ownerUid); if (ref?.blockOwnerDeletion === true) blocking--; continue; }
-          try { this.core.delete(def, String(m.namespace ?? ''), String(m.name), { propagationPolicy: 'Foreground' }); } catch { /* gone */ }
+          if (this.hasOtherLiveOwner(e.obj, ownerUid)) {
+            this.dropOwnerRef(d, ownerUid);
+            if (ref?.blockOwnerDeletion === true) blocking--;
+            continue;
+          }
+          try {
+            this.core.delete(def, String(m.namespace ?? ''), String(m.name), { propagationPolicy: 'Foreground' });
+          } catch {
+            /* gone */
+          }
         }
       }
-      if (blocking === 0) this.core.removeFinalizer(grKey(owner!.def.group, owner!.def.plural), owner!.ns, String(ownerMeta!.name), FINALIZER_FOREGROUND);
+      if (blocking === 0)
+        this.core.removeFinalizer(grKey(owner!.def.group, owner!.def.plural), owner!.ns, String(ownerMeta!.name), FINALIZER_FOREGROUND);
       return;
     }
     if (owner) return;
@@ -141,10 +151,17 @@ export class GarbageCollector {
       const e = this.core.store(gr).objects.get(key);
       const def = this.core.resources.get(gr);
       if (!e || !def) continue;
-      if (this.hasOtherLiveOwner(e.obj, ownerUid)) { this.dropOwnerRef(d, ownerUid); continue; }
+      if (this.hasOtherLiveOwner(e.obj, ownerUid)) {
+        this.dropOwnerRef(d, ownerUid);
+        continue;
+      }
       const m = e.obj.metadata as Obj;
       if (m.deletionTimestamp) continue;
-      try { this.core.delete(def, String(m.namespace ?? ''), String(m.name), { propagationPolicy: 'Background' }); } catch { /* gone */ }
+      try {
+        this.core.delete(def, String(m.namespace ?? ''), String(m.name), { propagationPolicy: 'Background' });
+      } catch {
+        /* gone */
+      }
     }
   }
 

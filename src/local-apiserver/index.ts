@@ -75,7 +75,13 @@ async function selfSignedCert(): Promise<{ key: string; cert: string }> {
       { name: 'basicConstraints', cA: true },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true },
       { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+        ],
+      },
     ],
   });
   return { key: pems.private, cert: pems.cert };
@@ -129,28 +135,29 @@ export async function startLocalApiServer(opts: LocalApiServerOptions = {}): Pro
   const port = (server.address() as AddressInfo).port;
   hostPort = `127.0.0.1:${port}`;
   const url = `${https ? 'https' : 'http'}://127.0.0.1:${port}`;
-  const kubeconfigYaml = (): string => [
-    'apiVersion: v1',
-    'kind: Config',
-    'clusters:',
-    '- name: inplace-local',
-    '  cluster:',
-    `    server: ${url}`,
-    // client-node refuses plain http unless TLS verification is marked off (kubectl ignores the flag for http).
-    ...(caData ? [`    certificate-authority-data: ${caData}`] : ['    insecure-skip-tls-verify: true']),
-    'users:',
-    '- name: inplace-local',
-    '  user:',
-    `    token: ${token}`,
-    'contexts:',
-    '- name: inplace-local',
-    '  context:',
-    '    cluster: inplace-local',
-    '    user: inplace-local',
-    '    namespace: default',
-    'current-context: inplace-local',
-    '',
-  ].join('\n');
+  const kubeconfigYaml = (): string =>
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: inplace-local',
+      '  cluster:',
+      `    server: ${url}`,
+      // client-node refuses plain http unless TLS verification is marked off (kubectl ignores the flag for http).
+      ...(caData ? [`    certificate-authority-data: ${caData}`] : ['    insecure-skip-tls-verify: true']),
+      'users:',
+      '- name: inplace-local',
+      '  user:',
+      `    token: ${token}`,
+      'contexts:',
+      '- name: inplace-local',
+      '  context:',
+      '    cluster: inplace-local',
+      '    user: inplace-local',
+      '    namespace: default',
+      'current-context: inplace-local',
+      '',
+    ].join('\n');
   let closed = false;
   return {
     url,

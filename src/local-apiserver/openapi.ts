@@ -16,21 +16,34 @@ export function definitionName(group: string, version: string, kind: string): st
 
 function metaSchemas(): Record<string, Obj> {
   const str = (description: string): Obj => ({ type: 'string', description });
-  const time = { type: 'string', format: 'date-time', description: 'Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.' };
+  const time = {
+    type: 'string',
+    format: 'date-time',
+    description: 'Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.',
+  };
   return {
     [`${META}.Time`]: time,
-    [`${META}.FieldsV1`]: { type: 'object', description: 'FieldsV1 stores a set of fields in a data structure like a Trie, in JSON format.' },
+    [`${META}.FieldsV1`]: {
+      type: 'object',
+      description: 'FieldsV1 stores a set of fields in a data structure like a Trie, in JSON format.',
+    },
     [`${META}.ManagedFieldsEntry`]: {
       type: 'object',
       description: 'ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.',
       properties: {
         apiVersion: str('APIVersion defines the version of this resource that this field set applies to.'),
         fieldsType: str('FieldsType is the discriminator for the different fields format and version.'),
-        fieldsV1: { allOf: [{ $ref: `#/components/schemas/${META}.FieldsV1` }], description: 'FieldsV1 holds the first JSON version format.' },
+        fieldsV1: {
+          allOf: [{ $ref: `#/components/schemas/${META}.FieldsV1` }],
+          description: 'FieldsV1 holds the first JSON version format.',
+        },
         manager: str('Manager is an identifier of the workflow managing these fields.'),
         operation: str('Operation is the type of operation which lead to this ManagedFieldsEntry being created.'),
         subresource: str('Subresource is the name of the subresource used to update that object.'),
-        time: { allOf: [{ $ref: `#/components/schemas/${META}.Time` }], description: 'Time is the timestamp of when the ManagedFields entry was added.' },
+        time: {
+          allOf: [{ $ref: `#/components/schemas/${META}.Time` }],
+          description: 'Time is the timestamp of when the ManagedFields entry was added.',
+        },
       },
     },
     [`${META}.OwnerReference`]: {
@@ -39,7 +52,11 @@ function metaSchemas(): Record<string, Obj> {
       required: ['apiVersion', 'kind', 'name', 'uid'],
       properties: {
         apiVersion: str('API version of the referent.'),
-        blockOwnerDeletion: { type: 'boolean', description: 'If true, AND if the owner has the "foregroundDeletion" finalizer, then the owner cannot be deleted from the key-value store until this reference is removed.' },
+        blockOwnerDeletion: {
+          type: 'boolean',
+          description:
+            'If true, AND if the owner has the "foregroundDeletion" finalizer, then the owner cannot be deleted from the key-value store until this reference is removed.',
+        },
         controller: { type: 'boolean', description: 'If true, this reference points to the managing controller.' },
         kind: str('Kind of the referent.'),
         name: str('Name of the referent.'),
@@ -51,18 +68,59 @@ function metaSchemas(): Record<string, Obj> {
       type: 'object',
       description: 'ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.',
       properties: {
-        annotations: { type: 'object', additionalProperties: { type: 'string', default: '' }, description: 'Annotations is an unstructured key value map stored with a resource.' },
-        creationTimestamp: { allOf: [{ $ref: `#/components/schemas/${META}.Time` }], description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' },
-        deletionGracePeriodSeconds: { type: 'integer', format: 'int64', description: 'Number of seconds allowed for this object to gracefully terminate.' },
-        deletionTimestamp: { allOf: [{ $ref: `#/components/schemas/${META}.Time` }], description: 'DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted.' },
-        finalizers: { type: 'array', items: { type: 'string', default: '' }, 'x-kubernetes-list-type': 'set', 'x-kubernetes-patch-strategy': 'merge', description: 'Must be empty before the object is deleted from the registry.' },
+        annotations: {
+          type: 'object',
+          additionalProperties: { type: 'string', default: '' },
+          description: 'Annotations is an unstructured key value map stored with a resource.',
+        },
+        creationTimestamp: {
+          allOf: [{ $ref: `#/components/schemas/${META}.Time` }],
+          description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+        },
+        deletionGracePeriodSeconds: {
+          type: 'integer',
+          format: 'int64',
+          description: 'Number of seconds allowed for this object to gracefully terminate.',
+        },
+        deletionTimestamp: {
+          allOf: [{ $ref: `#/components/schemas/${META}.Time` }],
+          description: 'DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted.',
+        },
+        finalizers: {
+          type: 'array',
+          items: { type: 'string', default: '' },
+          'x-kubernetes-list-type': 'set',
+          'x-kubernetes-patch-strategy': 'merge',
+          description: 'Must be empty before the object is deleted from the registry.',
+        },
         generateName: str('GenerateName is an optional prefix, used by the server, to generate a unique name.'),
-        generation: { type: 'integer', format: 'int64', description: 'A sequence number representing a specific generation of the desired state.' },
-        labels: { type: 'object', additionalProperties: { type: 'string', default: '' }, description: 'Map of string keys and values that can be used to organize and categorize objects.' },
-        managedFields: { type: 'array', items: { default: {}, allOf: [{ $ref: `#/components/schemas/${META}.ManagedFieldsEntry` }] }, 'x-kubernetes-list-type': 'atomic', description: 'ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow.' },
+        generation: {
+          type: 'integer',
+          format: 'int64',
+          description: 'A sequence number representing a specific generation of the desired state.',
+        },
+        labels: {
+          type: 'object',
+          additionalProperties: { type: 'string', default: '' },
+          description: 'Map of string keys and values that can be used to organize and categorize objects.',
+        },
+        managedFields: {
+          type: 'array',
+          items: { default: {}, allOf: [{ $ref: `#/components/schemas/${META}.ManagedFieldsEntry` }] },
+          'x-kubernetes-list-type': 'atomic',
+          description: 'ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow.',
+        },
         name: str('Name must be unique within a namespace.'),
         namespace: str('Namespace defines the space within which each name must be unique.'),
-        ownerReferences: { type: 'array', items: { default: {}, allOf: [{ $ref: `#/components/schemas/${META}.OwnerReference` }] }, 'x-kubernetes-list-map-keys': ['uid'], 'x-kubernetes-list-type': 'map', 'x-kubernetes-patch-merge-key': 'uid', 'x-kubernetes-patch-strategy': 'merge', description: 'List of objects depended by this object.' },
+        ownerReferences: {
+          type: 'array',
+          items: { default: {}, allOf: [{ $ref: `#/components/schemas/${META}.OwnerReference` }] },
+          'x-kubernetes-list-map-keys': ['uid'],
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-patch-merge-key': 'uid',
+          'x-kubernetes-patch-strategy': 'merge',
+          description: 'List of objects depended by this object.',
+        },
         resourceVersion: str('An opaque value that represents the internal version of this object.'),
         selfLink: str('Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.'),
         uid: str('UID is the unique in time and space value for this object.'),
@@ -73,7 +131,11 @@ function metaSchemas(): Record<string, Obj> {
       description: 'ListMeta describes metadata that synthetic resources must have, including lists and various status objects.',
       properties: {
         continue: str('continue may be set if the user set a limit on the number of items returned.'),
-        remainingItemCount: { type: 'integer', format: 'int64', description: 'remainingItemCount is the number of subsequent items in the list which are not included in this list response.' },
+        remainingItemCount: {
+          type: 'integer',
+          format: 'int64',
+          description: 'remainingItemCount is the number of subsequent items in the list which are not included in this list response.',
+        },
         resourceVersion: str("String that identifies the server's internal version of this object."),
         selfLink: str('Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.'),
       },
@@ -86,7 +148,11 @@ function kindSchema(def: ResourceDef, version: string, schema: Schema | undefine
   const props = { ...((s.properties as Obj | undefined) ?? {}) };
   props.apiVersion = { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' };
   props.kind = { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' };
-  props.metadata = { description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", allOf: [{ $ref: `#/components/schemas/${META}.ObjectMeta` }] };
+  props.metadata = {
+    description:
+      "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    allOf: [{ $ref: `#/components/schemas/${META}.ObjectMeta` }],
+  };
   return { ...s, type: 'object', properties: props, 'x-kubernetes-group-version-kind': [{ group: def.group, kind: def.kind, version }] };
 }
 
@@ -114,27 +180,87 @@ export function groupVersionDoc(core: Core, group: string, version: string): Obj
       'x-kubernetes-group-version-kind': [{ group: def.group, kind: def.listKind, version }],
     };
     const gvk = { group: def.group, version, kind: def.kind };
-    const q = (name: string, description: string): Obj => ({ name, in: 'query', description, schema: { type: 'string', uniqueItems: true } });
+    const q = (name: string, description: string): Obj => ({
+      name,
+      in: 'query',
+      description,
+      schema: { type: 'string', uniqueItems: true },
+    });
     const writeParams = [
       q('dryRun', 'When present, indicates that modifications should not be persisted.'),
       q('fieldManager', 'fieldManager is a name associated with the actor or entity that is making these changes.'),
-      q('fieldValidation', 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields.'),
+      q(
+        'fieldValidation',
+        'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields.',
+      ),
     ];
-    const patchParams = [...writeParams, { name: 'force', in: 'query', description: 'Force is going to "force" Apply requests.', schema: { type: 'boolean', uniqueItems: true } }];
-    const ok = (ref: string): Obj => ({ '200': { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } }, '401': { description: 'Unauthorized' } });
+    const patchParams = [
+      ...writeParams,
+      {
+        name: 'force',
+        in: 'query',
+        description: 'Force is going to "force" Apply requests.',
+        schema: { type: 'boolean', uniqueItems: true },
+      },
+    ];
+    const ok = (ref: string): Obj => ({
+      '200': { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } },
+      '401': { description: 'Unauthorized' },
+    });
     const item = def.namespaced ? `${prefix}/namespaces/{namespace}/${def.plural}/{name}` : `${prefix}/${def.plural}/{name}`;
     const coll = def.namespaced ? `${prefix}/namespaces/{namespace}/${def.plural}` : `${prefix}/${def.plural}`;
     paths[coll] = {
-      get: { description: `list objects of kind ${def.kind}`, responses: ok(`${name}List`), 'x-kubernetes-action': 'list', 'x-kubernetes-group-version-kind': gvk },
-      post: { description: `create a ${def.kind}`, parameters: writeParams, responses: ok(name), 'x-kubernetes-action': 'post', 'x-kubernetes-group-version-kind': gvk },
+      get: {
+        description: `list objects of kind ${def.kind}`,
+        responses: ok(`${name}List`),
+        'x-kubernetes-action': 'list',
+        'x-kubernetes-group-version-kind': gvk,
+      },
+      post: {
+        description: `create a ${def.kind}`,
+        parameters: writeParams,
+        responses: ok(name),
+        'x-kubernetes-action': 'post',
+        'x-kubernetes-group-version-kind': gvk,
+      },
     };
     paths[item] = {
-      get: { description: `read the specified ${def.kind}`, responses: ok(name), 'x-kubernetes-action': 'get', 'x-kubernetes-group-version-kind': gvk },
-      put: { description: `replace the specified ${def.kind}`, parameters: writeParams, responses: ok(name), 'x-kubernetes-action': 'put', 'x-kubernetes-group-version-kind': gvk },
-      patch: { description: `partially update the specified ${def.kind}`, parameters: patchParams, responses: ok(name), 'x-kubernetes-action': 'patch', 'x-kubernetes-group-version-kind': gvk },
-      delete: { description: `delete a ${def.kind}`, responses: ok(name), 'x-kubernetes-action': 'delete', 'x-kubernetes-group-version-kind': gvk },
+      get: {
+        description: `read the specified ${def.kind}`,
+        responses: ok(name),
+        'x-kubernetes-action': 'get',
+        'x-kubernetes-group-version-kind': gvk,
+      },
+      put: {
+        description: `replace the specified ${def.kind}`,
+        parameters: writeParams,
+        responses: ok(name),
+        'x-kubernetes-action': 'put',
+        'x-kubernetes-group-version-kind': gvk,
+      },
+      patch: {
+        description: `partially update the specified ${def.kind}`,
+        parameters: patchParams,
+        responses: ok(name),
+        'x-kubernetes-action': 'patch',
+        'x-kubernetes-group-version-kind': gvk,
+      },
+      delete: {
+        description: `delete a ${def.kind}`,
+        responses: ok(name),
+        'x-kubernetes-action': 'delete',
+        'x-kubernetes-group-version-kind': gvk,
+      },
     };
-    if (def.statusSubresource) paths[`${item}/status`] = { get: { description: `read status of the specified ${def.kind}`, responses: ok(name), 'x-kubernetes-action': 'get', 'x-kubernetes-group-version-kind': gvk } };
+    if (def.statusSubresource)
+      paths[`${item}/status`] = {
+        get: {
+          description: `read status of the specified ${def.kind}`,
+          responses: ok(name),
+          'x-kubernetes-action': 'get',
+          'x-kubernetes-group-version-kind': gvk,
+        },
+      };
   }
   return { openapi: '3.0.0', info: { title: 'Kubernetes CRD Swagger', version: 'v0.1.0' }, paths, components: { schemas } };
 }

@@ -4,7 +4,10 @@ import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 
 describe('patches', function () {
   it('merge patch (RFC 7386): null deletes, objects merge, lists replace', function () {
-    expect(mergePatch({ a: 1, b: { c: 2, d: 3 }, l: [1, 2] }, { a: null, b: { c: 5 }, l: [3] })).to.deep.equal({ b: { c: 5, d: 3 }, l: [3] });
+    expect(mergePatch({ a: 1, b: { c: 2, d: 3 }, l: [1, 2] }, { a: null, b: { c: 5 }, l: [3] })).to.deep.equal({
+      b: { c: 5, d: 3 },
+      l: [3],
+    });
   });
 
   it('JSON patch (RFC 6902): add, replace, remove, move, copy, test', function () {
@@ -23,14 +26,22 @@ describe('patches', function () {
 
   it('JSON patch failures are 422, malformed patches 400, and the input is untouched', function () {
     const doc = { a: 1 };
-    expect(() => jsonPatch(doc, [{ op: 'test', path: '/a', value: 2 }])).to.throw(ApiError).with.property('code', 422);
-    expect(() => jsonPatch(doc, [{ op: 'replace', path: '/zz', value: 2 }])).to.throw(ApiError).with.property('code', 422);
-    expect(() => jsonPatch(doc, { op: 'add' })).to.throw(ApiError).with.property('code', 400);
+    expect(() => jsonPatch(doc, [{ op: 'test', path: '/a', value: 2 }]))
+      .to.throw(ApiError)
+      .with.property('code', 422);
+    expect(() => jsonPatch(doc, [{ op: 'replace', path: '/zz', value: 2 }]))
+      .to.throw(ApiError)
+      .with.property('code', 422);
+    expect(() => jsonPatch(doc, { op: 'add' }))
+      .to.throw(ApiError)
+      .with.property('code', 400);
     expect(doc).to.deep.equal({ a: 1 });
   });
 
   it('strategic merge approximates merge patch and honours $patch: replace/delete', function () {
-    expect(strategicMergePatch({ a: { x: 1, y: 2 }, b: 1 }, { a: { $patch: 'replace', z: 3 }, b: null, $setElementOrder: [] })).to.deep.equal({ a: { z: 3 } });
+    expect(
+      strategicMergePatch({ a: { x: 1, y: 2 }, b: 1 }, { a: { $patch: 'replace', z: 3 }, b: null, $setElementOrder: [] }),
+    ).to.deep.equal({ a: { z: 3 } });
     expect(strategicMergePatch({ a: { x: 1 }, c: 1 }, { a: { $patch: 'delete' } })).to.deep.equal({ c: 1 });
   });
 });

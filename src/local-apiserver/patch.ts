@@ -73,7 +73,11 @@ function deepEqual(a: unknown, b: unknown): boolean {
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (!isObj(v)) return v;
-  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, sortKeys(v[k])]),
+  );
 }
 
 function getParent(doc: unknown, path: string[], op: string, raw: string): { parent: Obj | unknown[]; key: string } {
@@ -82,14 +86,16 @@ function getParent(doc: unknown, path: string[], op: string, raw: string): { par
     const seg = path[i]!;
     if (Array.isArray(cur)) {
       const idx = Number(seg);
-      if (!/^\d+$/.test(seg) || idx >= cur.length) throw jsonPatchError(`${op} operation does not apply: doc is missing path: "${raw}": missing value`);
+      if (!/^\d+$/.test(seg) || idx >= cur.length)
+        throw jsonPatchError(`${op} operation does not apply: doc is missing path: "${raw}": missing value`);
       cur = cur[idx];
     } else if (isObj(cur)) {
       if (!(seg in cur)) throw jsonPatchError(`${op} operation does not apply: doc is missing path: "${raw}": missing value`);
       cur = cur[seg];
     } else throw jsonPatchError(`${op} operation does not apply: doc is missing path: "${raw}": missing value`);
   }
-  if (!Array.isArray(cur) && !isObj(cur)) throw jsonPatchError(`${op} operation does not apply: doc is missing path: "${raw}": missing value`);
+  if (!Array.isArray(cur) && !isObj(cur))
+    throw jsonPatchError(`${op} operation does not apply: doc is missing path: "${raw}": missing value`);
   return { parent: cur, key: path[path.length - 1]! };
 }
 
@@ -107,7 +113,8 @@ function removeAt(doc: unknown, path: string[], op: string, raw: string): unknow
   const { parent, key } = getParent(doc, path, op, raw);
   if (Array.isArray(parent)) {
     const idx = Number(key);
-    if (!/^\d+$/.test(key) || idx >= parent.length) throw jsonPatchError(`${op} operation does not apply: doc is missing path: "${raw}": missing value`);
+    if (!/^\d+$/.test(key) || idx >= parent.length)
+      throw jsonPatchError(`${op} operation does not apply: doc is missing path: "${raw}": missing value`);
     return parent.splice(idx, 1)[0];
   }
   if (!(key in parent)) throw jsonPatchError(`${op} operation does not apply: doc is missing path: "${raw}": missing value`);
@@ -123,7 +130,8 @@ function addAt(doc: unknown, path: string[], value: unknown, op: string, raw: st
     if (key === '-' && !replace) parent.push(value);
     else {
       const idx = Number(key);
-      if (!/^\d+$/.test(key) || idx > parent.length || (replace && idx >= parent.length)) throw jsonPatchError(`${op} operation does not apply: doc is missing path: "${raw}": missing value`);
+      if (!/^\d+$/.test(key) || idx > parent.length || (replace && idx >= parent.length))
+        throw jsonPatchError(`${op} operation does not apply: doc is missing path: "${raw}": missing value`);
       if (replace) parent[idx] = value;
       else parent.splice(idx, 0, value);
     }
@@ -168,7 +176,11 @@ export function jsonPatch(target: unknown, patch: unknown): unknown {
       }
       case 'test': {
         let cur: unknown;
-        try { cur = getAt(doc, path, 'test', raw); } catch { cur = undefined; }
+        try {
+          cur = getAt(doc, path, 'test', raw);
+        } catch {
+          cur = undefined;
+        }
         if (cur === undefined || !deepEqual(cur, opRaw.value)) throw jsonPatchError(`testing value ${raw} failed: test failed`);
         break;
       }

@@ -4,7 +4,11 @@ import type { Core, PersistOp } from './core.js';
 
 type Obj = Record<string, unknown>;
 
-interface Snapshot { t: 'snapshot'; rv: number; objects: Array<{ gr: string; obj: Obj }> }
+interface Snapshot {
+  t: 'snapshot';
+  rv: number;
+  objects: Array<{ gr: string; obj: Obj }>;
+}
 
 /** Loads state from `file` into `core` and keeps appending every mutation to it. */
 export class Persistence {
@@ -12,7 +16,10 @@ export class Persistence {
   private appended = 0;
   private compacting = false;
 
-  constructor(private file: string, private core: Core) {}
+  constructor(
+    private file: string,
+    private core: Core,
+  ) {}
 
   /** Replays the file (if any), restores the resourceVersion counter, compacts, and starts the append log. */
   load(): void {

@@ -7,35 +7,66 @@ import { unsupportedMediaType, badRequest } from './errors.js';
 
 type Obj = Record<string, unknown>;
 type Kind = 'string' | 'bytes' | 'int' | 'bool' | 'time' | { msg: Spec } | { map: 'string' | 'bytes' };
-interface Field { name: string; kind: Kind; repeated?: boolean }
+interface Field {
+  name: string;
+  kind: Kind;
+  repeated?: boolean;
+}
 type Spec = Record<number, Field>;
 
 const TIME: Spec = { 1: { name: 'seconds', kind: 'int' }, 2: { name: 'nanos', kind: 'int' } };
 const OWNER_REF: Spec = {
-  1: { name: 'kind', kind: 'string' }, 3: { name: 'name', kind: 'string' }, 4: { name: 'uid', kind: 'string' },
-  5: { name: 'apiVersion', kind: 'string' }, 6: { name: 'controller', kind: 'bool' }, 7: { name: 'blockOwnerDeletion', kind: 'bool' },
+  1: { name: 'kind', kind: 'string' },
+  3: { name: 'name', kind: 'string' },
+  4: { name: 'uid', kind: 'string' },
+  5: { name: 'apiVersion', kind: 'string' },
+  6: { name: 'controller', kind: 'bool' },
+  7: { name: 'blockOwnerDeletion', kind: 'bool' },
 };
 const OBJECT_META: Spec = {
-  1: { name: 'name', kind: 'string' }, 2: { name: 'generateName', kind: 'string' }, 3: { name: 'namespace', kind: 'string' },
-  5: { name: 'uid', kind: 'string' }, 6: { name: 'resourceVersion', kind: 'string' }, 7: { name: 'generation', kind: 'int' },
-  8: { name: 'creationTimestamp', kind: 'time' }, 11: { name: 'labels', kind: { map: 'string' } }, 12: { name: 'annotations', kind: { map: 'string' } },
-  13: { name: 'ownerReferences', kind: { msg: OWNER_REF }, repeated: true }, 14: { name: 'finalizers', kind: 'string', repeated: true },
+  1: { name: 'name', kind: 'string' },
+  2: { name: 'generateName', kind: 'string' },
+  3: { name: 'namespace', kind: 'string' },
+  5: { name: 'uid', kind: 'string' },
+  6: { name: 'resourceVersion', kind: 'string' },
+  7: { name: 'generation', kind: 'int' },
+  8: { name: 'creationTimestamp', kind: 'time' },
+  11: { name: 'labels', kind: { map: 'string' } },
+  12: { name: 'annotations', kind: { map: 'string' } },
+  13: { name: 'ownerReferences', kind: { msg: OWNER_REF }, repeated: true },
+  14: { name: 'finalizers', kind: 'string', repeated: true },
 };
 const OBJECT_REF: Spec = {
-  1: { name: 'kind', kind: 'string' }, 2: { name: 'namespace', kind: 'string' }, 3: { name: 'name', kind: 'string' }, 4: { name: 'uid', kind: 'string' },
-  5: { name: 'apiVersion', kind: 'string' }, 6: { name: 'resourceVersion', kind: 'string' }, 7: { name: 'fieldPath', kind: 'string' },
+  1: { name: 'kind', kind: 'string' },
+  2: { name: 'namespace', kind: 'string' },
+  3: { name: 'name', kind: 'string' },
+  4: { name: 'uid', kind: 'string' },
+  5: { name: 'apiVersion', kind: 'string' },
+  6: { name: 'resourceVersion', kind: 'string' },
+  7: { name: 'fieldPath', kind: 'string' },
 };
 const META = { name: 'metadata', kind: { msg: OBJECT_META } } as const;
 
 const KINDS: Record<string, Spec> = {
   'v1/Namespace': { 1: META, 2: { name: 'spec', kind: { msg: { 1: { name: 'finalizers', kind: 'string', repeated: true } } } } },
-  'v1/ConfigMap': { 1: META, 2: { name: 'data', kind: { map: 'string' } }, 3: { name: 'binaryData', kind: { map: 'bytes' } }, 4: { name: 'immutable', kind: 'bool' } },
+  'v1/ConfigMap': {
+    1: META,
+    2: { name: 'data', kind: { map: 'string' } },
+    3: { name: 'binaryData', kind: { map: 'bytes' } },
+    4: { name: 'immutable', kind: 'bool' },
+  },
   'v1/Secret': {
-    1: META, 2: { name: 'data', kind: { map: 'bytes' } }, 3: { name: 'type', kind: 'string' }, 4: { name: 'stringData', kind: { map: 'string' } }, 5: { name: 'immutable', kind: 'bool' },
+    1: META,
+    2: { name: 'data', kind: { map: 'bytes' } },
+    3: { name: 'type', kind: 'string' },
+    4: { name: 'stringData', kind: { map: 'string' } },
+    5: { name: 'immutable', kind: 'bool' },
   },
   'v1/ServiceAccount': {
-    1: META, 2: { name: 'secrets', kind: { msg: OBJECT_REF }, repeated: true },
-    3: { name: 'imagePullSecrets', kind: { msg: { 1: { name: 'name', kind: 'string' } } }, repeated: true }, 4: { name: 'automountServiceAccountToken', kind: 'bool' },
+    1: META,
+    2: { name: 'secrets', kind: { msg: OBJECT_REF }, repeated: true },
+    3: { name: 'imagePullSecrets', kind: { msg: { 1: { name: 'name', kind: 'string' } } }, repeated: true },
+    4: { name: 'automountServiceAccountToken', kind: 'bool' },
   },
   'coordination.k8s.io/v1/Lease': {
     1: META,
@@ -43,8 +74,13 @@ const KINDS: Record<string, Spec> = {
       name: 'spec',
       kind: {
         msg: {
-          1: { name: 'holderIdentity', kind: 'string' }, 2: { name: 'leaseDurationSeconds', kind: 'int' }, 3: { name: 'acquireTime', kind: 'time' },
-          4: { name: 'renewTime', kind: 'time' }, 5: { name: 'leaseTransitions', kind: 'int' }, 6: { name: 'strategy', kind: 'string' }, 7: { name: 'preferredHolder', kind: 'string' },
+          1: { name: 'holderIdentity', kind: 'string' },
+          2: { name: 'leaseDurationSeconds', kind: 'int' },
+          3: { name: 'acquireTime', kind: 'time' },
+          4: { name: 'renewTime', kind: 'time' },
+          5: { name: 'leaseTransitions', kind: 'int' },
+          6: { name: 'strategy', kind: 'string' },
+          7: { name: 'preferredHolder', kind: 'string' },
         },
       },
     },
@@ -129,7 +165,8 @@ const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
 /** Decodes a `k8s\0`-prefixed runtime.Unknown envelope into a JSON object; 415 for kinds not supported here. */
 export function decodeProtobufObject(buf: Buffer): Obj {
-  if (buf.length < 4 || !buf.subarray(0, 4).equals(MAGIC)) throw badRequest('provided object is not a Kubernetes protobuf message (missing k8s\\0 prefix)');
+  if (buf.length < 4 || !buf.subarray(0, 4).equals(MAGIC))
+    throw badRequest('provided object is not a Kubernetes protobuf message (missing k8s\\0 prefix)');
   const env = decodeMsg(buf.subarray(4), {
     1: { name: 'typeMeta', kind: { msg: { 1: { name: 'apiVersion', kind: 'string' }, 2: { name: 'kind', kind: 'string' } } } },
     2: { name: 'raw', kind: 'bytes' },

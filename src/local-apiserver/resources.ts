@@ -3,10 +3,26 @@ import type { Schema } from './schema.js';
 import { humanDuration } from './duration.js';
 
 /** A CRD additionalPrinterColumn (or a built-in column). */
-export interface PrinterColumn { name: string; type: string; format?: string; description?: string; priority?: number; jsonPath: string; cell?: (obj: Record<string, unknown>) => unknown }
+export interface PrinterColumn {
+  name: string;
+  type: string;
+  format?: string;
+  description?: string;
+  priority?: number;
+  jsonPath: string;
+  cell?: (obj: Record<string, unknown>) => unknown;
+}
 
 /** One served version of a resource. */
-export interface VersionDef { name: string; served: boolean; storage: boolean; schema?: Schema; columns: PrinterColumn[]; deprecated?: boolean; deprecationWarning?: string }
+export interface VersionDef {
+  name: string;
+  served: boolean;
+  storage: boolean;
+  schema?: Schema;
+  columns: PrinterColumn[];
+  deprecated?: boolean;
+  deprecationWarning?: string;
+}
 
 /** Everything the server needs to serve one group/resource. */
 export interface ResourceDef {
@@ -60,9 +76,18 @@ function lastSeen(o: Record<string, unknown>): string | null {
   return Number.isNaN(t) ? null : humanDuration(Date.now() - t);
 }
 
-const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' };
+const AGE: PrinterColumn = {
+  name: 'Age',
+  type: 'date',
+  jsonPath: '.metadata.creationTimestamp',
+  description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+};
 
-function builtin(p: Partial<ResourceDef> & Pick<ResourceDef, 'group' | 'plural' | 'singular' | 'kind' | 'namespaced'>, version: string, columns: PrinterColumn[] = [AGE]): ResourceDef {
+function builtin(
+  p: Partial<ResourceDef> & Pick<ResourceDef, 'group' | 'plural' | 'singular' | 'kind' | 'namespaced'>,
+  version: string,
+  columns: PrinterColumn[] = [AGE],
+): ResourceDef {
   return {
     listKind: `${p.kind}List`,
     shortNames: [],
@@ -81,49 +106,198 @@ function builtin(p: Partial<ResourceDef> & Pick<ResourceDef, 'group' | 'plural' 
 /** The built-in resources this server serves (schemaless storage). */
 export function builtinResources(): ResourceDef[] {
   return [
-    builtin({ group: '', plural: 'namespaces', singular: 'namespace', kind: 'Namespace', topLevelFields: ['spec', 'status'], namespaced: false, shortNames: ['ns'], statusSubresource: true }, 'v1', [
-      { name: 'Status', type: 'string', jsonPath: '.status.phase', description: 'The status of the namespace' },
-      AGE,
-    ]),
-    builtin({ group: '', plural: 'configmaps', singular: 'configmap', kind: 'ConfigMap', topLevelFields: ['data', 'binaryData', 'immutable'], namespaced: true, shortNames: ['cm'] }, 'v1', [
-      { name: 'Data', type: 'integer', jsonPath: '.data', description: 'Number of entries in data', cell: countData },
-      AGE,
-    ]),
-    builtin({ group: '', plural: 'secrets', singular: 'secret', kind: 'Secret', topLevelFields: ['data', 'stringData', 'type', 'immutable'], namespaced: true }, 'v1', [
-      { name: 'Type', type: 'string', jsonPath: '.type', description: 'The type of the secret' },
-      { name: 'Data', type: 'integer', jsonPath: '.data', description: 'Number of entries in data', cell: countData },
-      AGE,
-    ]),
-    builtin({ group: '', plural: 'events', singular: 'event', kind: 'Event', namespaced: true, shortNames: ['ev'], topLevelFields: ['involvedObject', 'reason', 'message', 'source', 'firstTimestamp', 'lastTimestamp', 'count', 'type', 'eventTime', 'series', 'action', 'related', 'reportingComponent', 'reportingInstance'] }, 'v1', [
-      { name: 'Last Seen', type: 'string', jsonPath: '.lastTimestamp', description: 'Time of the last occurrence', cell: lastSeen },
-      { name: 'Type', type: 'string', jsonPath: '.type', description: 'Type of this event' },
-      { name: 'Reason', type: 'string', jsonPath: '.reason', description: 'Short, machine understandable string' },
-      { name: 'Object', type: 'string', jsonPath: '.involvedObject.name', description: 'The object this event is about', cell: (o) => {
-        const r = (o.involvedObject ?? {}) as Record<string, unknown>;
-        return `${String(r.kind ?? '').toLowerCase()}/${String(r.name ?? '')}`;
-      } },
-      { name: 'Message', type: 'string', jsonPath: '.message', description: 'A human-readable description' },
-    ]),
-    builtin({ group: '', plural: 'serviceaccounts', singular: 'serviceaccount', kind: 'ServiceAccount', topLevelFields: ['secrets', 'imagePullSecrets', 'automountServiceAccountToken'], namespaced: true, shortNames: ['sa'] }, 'v1'),
-    builtin({ group: '', plural: 'nodes', singular: 'node', kind: 'Node', topLevelFields: ['spec', 'status'], namespaced: false, shortNames: ['no'], statusSubresource: true }, 'v1'),
-    builtin({ group: 'coordination.k8s.io', plural: 'leases', singular: 'lease', kind: 'Lease', topLevelFields: ['spec'], namespaced: true }, 'v1', [
-      { name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity', description: 'The current holder of the lease' },
-      AGE,
-    ]),
-    builtin({ group: 'events.k8s.io', plural: 'events', singular: 'event', kind: 'Event', namespaced: true, shortNames: ['ev'], topLevelFields: ['eventTime', 'series', 'reportingController', 'reportingInstance', 'action', 'reason', 'regarding', 'related', 'note', 'type', 'deprecatedSource', 'deprecatedFirstTimestamp', 'deprecatedLastTimestamp', 'deprecatedCount'] }, 'v1', [
-      { name: 'Reason', type: 'string', jsonPath: '.reason', description: 'Short, machine understandable string' },
-      { name: 'Note', type: 'string', jsonPath: '.note', description: 'A human-readable description' },
-      AGE,
-    ]),
-    builtin({ group: 'batch', plural: 'jobs', singular: 'job', kind: 'Job', topLevelFields: ['spec', 'status'], namespaced: true, categories: ['all'], statusSubresource: true, hasGeneration: true, clearStatusOnCreate: true }, 'v1', [
-      { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.status=="True")].type', description: 'Status of the job' },
-      { name: 'Completions', type: 'string', jsonPath: '.status.succeeded', description: 'Succeeded pods' },
-      AGE,
-    ]),
     builtin(
-      { group: 'apiextensions.k8s.io', plural: 'customresourcedefinitions', singular: 'customresourcedefinition', kind: 'CustomResourceDefinition', topLevelFields: ['spec', 'status'], namespaced: false, shortNames: ['crd', 'crds'], statusSubresource: true, hasGeneration: true, clearStatusOnCreate: true, strategicMerge: true },
+      {
+        group: '',
+        plural: 'namespaces',
+        singular: 'namespace',
+        kind: 'Namespace',
+        topLevelFields: ['spec', 'status'],
+        namespaced: false,
+        shortNames: ['ns'],
+        statusSubresource: true,
+      },
       'v1',
-      [{ name: 'Created At', type: 'string', format: 'date-time', jsonPath: '.metadata.creationTimestamp', description: 'When the CRD was created' }],
+      [{ name: 'Status', type: 'string', jsonPath: '.status.phase', description: 'The status of the namespace' }, AGE],
+    ),
+    builtin(
+      {
+        group: '',
+        plural: 'configmaps',
+        singular: 'configmap',
+        kind: 'ConfigMap',
+        topLevelFields: ['data', 'binaryData', 'immutable'],
+        namespaced: true,
+        shortNames: ['cm'],
+      },
+      'v1',
+      [{ name: 'Data', type: 'integer', jsonPath: '.data', description: 'Number of entries in data', cell: countData }, AGE],
+    ),
+    builtin(
+      {
+        group: '',
+        plural: 'secrets',
+        singular: 'secret',
+        kind: 'Secret',
+        topLevelFields: ['data', 'stringData', 'type', 'immutable'],
+        namespaced: true,
+      },
+      'v1',
+      [
+        { name: 'Type', type: 'string', jsonPath: '.type', description: 'The type of the secret' },
+        { name: 'Data', type: 'integer', jsonPath: '.data', description: 'Number of entries in data', cell: countData },
+        AGE,
+      ],
+    ),
+    builtin(
+      {
+        group: '',
+        plural: 'events',
+        singular: 'event',
+        kind: 'Event',
+        namespaced: true,
+        shortNames: ['ev'],
+        topLevelFields: [
+          'involvedObject',
+          'reason',
+          'message',
+          'source',
+          'firstTimestamp',
+          'lastTimestamp',
+          'count',
+          'type',
+          'eventTime',
+          'series',
+          'action',
+          'related',
+          'reportingComponent',
+          'reportingInstance',
+        ],
+      },
+      'v1',
+      [
+        { name: 'Last Seen', type: 'string', jsonPath: '.lastTimestamp', description: 'Time of the last occurrence', cell: lastSeen },
+        { name: 'Type', type: 'string', jsonPath: '.type', description: 'Type of this event' },
+        { name: 'Reason', type: 'string', jsonPath: '.reason', description: 'Short, machine understandable string' },
+        {
+          name: 'Object',
+          type: 'string',
+          jsonPath: '.involvedObject.name',
+          description: 'The object this event is about',
+          cell: (o) => {
+            const r = (o.involvedObject ?? {}) as Record<string, unknown>;
+            return `${String(r.kind ?? '').toLowerCase()}/${String(r.name ?? '')}`;
+          },
+        },
+        { name: 'Message', type: 'string', jsonPath: '.message', description: 'A human-readable description' },
+      ],
+    ),
+    builtin(
+      {
+        group: '',
+        plural: 'serviceaccounts',
+        singular: 'serviceaccount',
+        kind: 'ServiceAccount',
+        topLevelFields: ['secrets', 'imagePullSecrets', 'automountServiceAccountToken'],
+        namespaced: true,
+        shortNames: ['sa'],
+      },
+      'v1',
+    ),
+    builtin(
+      {
+        group: '',
+        plural: 'nodes',
+        singular: 'node',
+        kind: 'Node',
+        topLevelFields: ['spec', 'status'],
+        namespaced: false,
+        shortNames: ['no'],
+        statusSubresource: true,
+      },
+      'v1',
+    ),
+    builtin(
+      { group: 'coordination.k8s.io', plural: 'leases', singular: 'lease', kind: 'Lease', topLevelFields: ['spec'], namespaced: true },
+      'v1',
+      [{ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity', description: 'The current holder of the lease' }, AGE],
+    ),
+    builtin(
+      {
+        group: 'events.k8s.io',
+        plural: 'events',
+        singular: 'event',
+        kind: 'Event',
+        namespaced: true,
+        shortNames: ['ev'],
+        topLevelFields: [
+          'eventTime',
+          'series',
+          'reportingController',
+          'reportingInstance',
+          'action',
+          'reason',
+          'regarding',
+          'related',
+          'note',
+          'type',
+          'deprecatedSource',
+          'deprecatedFirstTimestamp',
+          'deprecatedLastTimestamp',
+          'deprecatedCount',
+        ],
+      },
+      'v1',
+      [
+        { name: 'Reason', type: 'string', jsonPath: '.reason', description: 'Short, machine understandable string' },
+        { name: 'Note', type: 'string', jsonPath: '.note', description: 'A human-readable description' },
+        AGE,
+      ],
+    ),
+    builtin(
+      {
+        group: 'batch',
+        plural: 'jobs',
+        singular: 'job',
+        kind: 'Job',
+        topLevelFields: ['spec', 'status'],
+        namespaced: true,
+        categories: ['all'],
+        statusSubresource: true,
+        hasGeneration: true,
+        clearStatusOnCreate: true,
+      },
+      'v1',
+      [
+        { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.status=="True")].type', description: 'Status of the job' },
+        { name: 'Completions', type: 'string', jsonPath: '.status.succeeded', description: 'Succeeded pods' },
+        AGE,
+      ],
+    ),
+    builtin(
+      {
+        group: 'apiextensions.k8s.io',
+        plural: 'customresourcedefinitions',
+        singular: 'customresourcedefinition',
+        kind: 'CustomResourceDefinition',
+        topLevelFields: ['spec', 'status'],
+        namespaced: false,
+        shortNames: ['crd', 'crds'],
+        statusSubresource: true,
+        hasGeneration: true,
+        clearStatusOnCreate: true,
+        strategicMerge: true,
+      },
+      'v1',
+      [
+        {
+          name: 'Created At',
+          type: 'string',
+          format: 'date-time',
+          jsonPath: '.metadata.creationTimestamp',
+          description: 'When the CRD was created',
+        },
+      ],
     ),
   ];
 }

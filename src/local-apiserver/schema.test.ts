@@ -23,17 +23,36 @@ const schema: Schema = {
 
 describe('structural schema', function () {
   it('prunes unknown fields and reports their paths, keeping preserved and additionalProperties maps', function () {
-    const o = { apiVersion: 'v', kind: 'K', metadata: { name: 'x', bogus: 1 }, spec: { a: 'y', zz: 1, items: [{ k: 'a', q: 1 }], free: { any: 1 }, map: { k: 'v' } }, top: 1 };
+    const o = {
+      apiVersion: 'v',
+      kind: 'K',
+      metadata: { name: 'x', bogus: 1 },
+      spec: { a: 'y', zz: 1, items: [{ k: 'a', q: 1 }], free: { any: 1 }, map: { k: 'v' } },
+      top: 1,
+    };
     const unknown: string[] = [];
     prune(o, schema, '', unknown, true);
     expect(unknown.sort()).to.deep.equal(['metadata.bogus', 'spec.items[0].q', 'spec.zz', 'top']);
-    expect(o).to.deep.equal({ apiVersion: 'v', kind: 'K', metadata: { name: 'x' }, spec: { a: 'y', items: [{ k: 'a' }], free: { any: 1 }, map: { k: 'v' } } });
+    expect(o).to.deep.equal({
+      apiVersion: 'v',
+      kind: 'K',
+      metadata: { name: 'x' },
+      spec: { a: 'y', items: [{ k: 'a' }], free: { any: 1 }, map: { k: 'v' } },
+    });
   });
 
   it('defaults missing fields, inside array items too', function () {
     const o: Record<string, unknown> = { spec: { items: [{ k: 'a' }, { k: 'b', v: 1 }] } };
     applyDefaults(o, schema);
-    expect(o).to.deep.equal({ spec: { a: 'x', items: [{ k: 'a', v: 7 }, { k: 'b', v: 1 }] } });
+    expect(o).to.deep.equal({
+      spec: {
+        a: 'x',
+        items: [
+          { k: 'a', v: 7 },
+          { k: 'b', v: 1 },
+        ],
+      },
+    });
   });
 
   const errs = (v: unknown): FieldError[] => {

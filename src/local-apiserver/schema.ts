@@ -36,17 +36,46 @@ export interface Schema {
   'x-kubernetes-list-type'?: string;
   'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-map-type'?: string;
-  'x-kubernetes-validations'?: Array<{ rule: string; message?: string; messageExpression?: string; reason?: string; fieldPath?: string; optionalOldSelf?: boolean }>;
+  'x-kubernetes-validations'?: Array<{
+    rule: string;
+    message?: string;
+    messageExpression?: string;
+    reason?: string;
+    fieldPath?: string;
+    optionalOldSelf?: boolean;
+  }>;
 }
 
 type Obj = Record<string, unknown>;
 
 /** Fields of ObjectMeta; anything else under `metadata` is unknown and dropped. */
 export const OBJECT_META_FIELDS = new Set([
-  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp',
-  'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
 ]);
-const EMBEDDED_META_FIELDS = new Set(['name', 'generateName', 'namespace', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'uid']);
+const EMBEDDED_META_FIELDS = new Set([
+  'name',
+  'generateName',
+  'namespace',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'uid',
+]);
 
 function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -163,13 +192,20 @@ const IPV4_RE = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 /** String formats kube-openapi checks; unknown formats are accepted as real apiextensions does. */
 function formatOk(format: string, v: string): boolean {
   switch (format) {
-    case 'date-time': return DATE_TIME_RE.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T')));
-    case 'date': return DATE_RE.test(v);
-    case 'byte': return BYTE_RE.test(v);
-    case 'uuid': return UUID_RE.test(v);
-    case 'ipv4': return IPV4_RE.test(v);
-    case 'int-or-string': return true;
-    default: return true;
+    case 'date-time':
+      return DATE_TIME_RE.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T')));
+    case 'date':
+      return DATE_RE.test(v);
+    case 'byte':
+      return BYTE_RE.test(v);
+    case 'uuid':
+      return UUID_RE.test(v);
+    case 'ipv4':
+      return IPV4_RE.test(v);
+    case 'int-or-string':
+      return true;
+    default:
+      return true;
   }
 }
 
@@ -205,7 +241,10 @@ function deepEqual(a: unknown, b: unknown): boolean {
 }
 
 function goFormat(v: unknown): string {
-  if (isObj(v)) return `map[string]interface {}{${Object.entries(v).map(([k, x]) => `"${k}":${typeof x === 'string' ? JSON.stringify(x) : JSON.stringify(x)}`).join(', ')}}`;
+  if (isObj(v))
+    return `map[string]interface {}{${Object.entries(v)
+      .map(([k, x]) => `"${k}":${typeof x === 'string' ? JSON.stringify(x) : JSON.stringify(x)}`)
+      .join(', ')}}`;
   return JSON.stringify(v);
 }
 
@@ -219,52 +258,98 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
   const name = path;
   if (value === null) {
     if (schema.nullable || (!schema.type && !schema['x-kubernetes-int-or-string'])) return;
-    errs.push({ type: 'FieldValueTypeInvalid', field: path, value: 'null', hasValue: true, detail: `${name} in body must be of type ${schema.type ?? 'object'}: "null"` });
+    errs.push({
+      type: 'FieldValueTypeInvalid',
+      field: path,
+      value: 'null',
+      hasValue: true,
+      detail: `${name} in body must be of type ${schema.type ?? 'object'}: "null"`,
+    });
     return;
   }
   if (schema['x-kubernetes-int-or-string']) {
     const t = jsType(value);
     if (t !== 'integer' && t !== 'string') {
-      errs.push({ type: 'FieldValueTypeInvalid', field: path, value: t, hasValue: true, detail: `${name} in body must be of type integer,string: "${t}"` });
+      errs.push({
+        type: 'FieldValueTypeInvalid',
+        field: path,
+        value: t,
+        hasValue: true,
+        detail: `${name} in body must be of type integer,string: "${t}"`,
+      });
       return;
     }
   } else if (schema.type && !typeMatches(schema.type, value)) {
     const t = jsType(value);
-    errs.push({ type: 'FieldValueTypeInvalid', field: path, value: t, hasValue: true, detail: `${name} in body must be of type ${schema.type}: "${t}"` });
+    errs.push({
+      type: 'FieldValueTypeInvalid',
+      field: path,
+      value: t,
+      hasValue: true,
+      detail: `${name} in body must be of type ${schema.type}: "${t}"`,
+    });
     return;
   }
   if (schema.enum && !schema.enum.some((e) => deepEqual(e, value))) {
-    errs.push({ type: 'FieldValueNotSupported', field: path, value, hasValue: true, detail: `supported values: ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}` });
+    errs.push({
+      type: 'FieldValueNotSupported',
+      field: path,
+      value,
+      hasValue: true,
+      detail: `supported values: ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`,
+    });
   }
   if (typeof value === 'string') {
     const len = [...value].length;
     if (schema.maxLength !== undefined && len > schema.maxLength) {
-      errs.push({ type: 'FieldValueTooLong', field: path, value, hasValue: false, detail: `may not be more than ${schema.maxLength} bytes` });
+      errs.push({
+        type: 'FieldValueTooLong',
+        field: path,
+        value,
+        hasValue: false,
+        detail: `may not be more than ${schema.maxLength} bytes`,
+      });
     }
-    if (schema.minLength !== undefined && len < schema.minLength) errs.push(inv(path, value, `${name} in body should be at least ${schema.minLength} chars long`));
+    if (schema.minLength !== undefined && len < schema.minLength)
+      errs.push(inv(path, value, `${name} in body should be at least ${schema.minLength} chars long`));
     if (schema.pattern !== undefined) {
       const re = compileRe(schema.pattern);
       if (re && !re.test(value)) errs.push(inv(path, value, `${name} in body should match '${schema.pattern}'`));
     }
-    if (schema.format && !formatOk(schema.format, value)) errs.push(inv(path, value, `${name} in body must be of type ${schema.format}: ${JSON.stringify(value)}`));
+    if (schema.format && !formatOk(schema.format, value))
+      errs.push(inv(path, value, `${name} in body must be of type ${schema.format}: ${JSON.stringify(value)}`));
   }
   if (typeof value === 'number') {
     if (schema.minimum !== undefined && (schema.exclusiveMinimum ? value <= schema.minimum : value < schema.minimum)) {
-      errs.push(inv(path, value, `${name} in body should be greater than ${schema.exclusiveMinimum ? '' : 'or equal to '}${schema.minimum}`));
+      errs.push(
+        inv(path, value, `${name} in body should be greater than ${schema.exclusiveMinimum ? '' : 'or equal to '}${schema.minimum}`),
+      );
     }
     if (schema.maximum !== undefined && (schema.exclusiveMaximum ? value >= schema.maximum : value > schema.maximum)) {
       errs.push(inv(path, value, `${name} in body should be less than ${schema.exclusiveMaximum ? '' : 'or equal to '}${schema.maximum}`));
     }
-    if (schema.multipleOf !== undefined && schema.multipleOf !== 0 && Math.abs(value / schema.multipleOf - Math.round(value / schema.multipleOf)) > 1e-9) {
+    if (
+      schema.multipleOf !== undefined &&
+      schema.multipleOf !== 0 &&
+      Math.abs(value / schema.multipleOf - Math.round(value / schema.multipleOf)) > 1e-9
+    ) {
       errs.push(inv(path, value, `${name} in body should be a multiple of ${schema.multipleOf}`));
     }
-    if (schema.format === 'int32' && (value > 2147483647 || value < -2147483648)) errs.push(inv(path, value, `${name} in body must be of type int32: "${value}"`));
+    if (schema.format === 'int32' && (value > 2147483647 || value < -2147483648))
+      errs.push(inv(path, value, `${name} in body must be of type int32: "${value}"`));
   }
   if (Array.isArray(value)) {
     if (schema.maxItems !== undefined && value.length > schema.maxItems) {
-      errs.push({ type: 'FieldValueTooMany', field: path, value: value.length, hasValue: true, detail: `must have at most ${schema.maxItems} items` });
+      errs.push({
+        type: 'FieldValueTooMany',
+        field: path,
+        value: value.length,
+        hasValue: true,
+        detail: `must have at most ${schema.maxItems} items`,
+      });
     }
-    if (schema.minItems !== undefined && value.length < schema.minItems) errs.push(inv(path, value.length, `${name} in body should have at least ${schema.minItems} items`));
+    if (schema.minItems !== undefined && value.length < schema.minItems)
+      errs.push(inv(path, value.length, `${name} in body should have at least ${schema.minItems} items`));
     const listType = schema['x-kubernetes-list-type'];
     if (listType === 'map') {
       const keys = schema['x-kubernetes-list-map-keys'] ?? [];
@@ -274,8 +359,17 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
         const k = JSON.stringify(keys.map((kk) => item[kk] ?? schema.items?.properties?.[kk]?.default ?? null));
         if (seen.has(k)) {
           const keyObj: Obj = {};
-          keys.forEach((kk) => { if (item[kk] !== undefined) keyObj[kk] = item[kk]; });
-          errs.push({ type: 'FieldValueDuplicate', field: `${path}[${i}]`, value: keyObj, hasValue: true, rendered: goFormat(keyObj), detail: '' });
+          keys.forEach((kk) => {
+            if (item[kk] !== undefined) keyObj[kk] = item[kk];
+          });
+          errs.push({
+            type: 'FieldValueDuplicate',
+            field: `${path}[${i}]`,
+            value: keyObj,
+            hasValue: true,
+            rendered: goFormat(keyObj),
+            detail: '',
+          });
         }
         seen.add(k);
       });
@@ -292,16 +386,25 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
   if (isObj(value)) {
     const n = Object.keys(value).length;
     if (schema.maxProperties !== undefined && n > schema.maxProperties) {
-      errs.push({ type: 'FieldValueTooMany', field: path, value: n, hasValue: true, detail: `must have at most ${schema.maxProperties} items` });
+      errs.push({
+        type: 'FieldValueTooMany',
+        field: path,
+        value: n,
+        hasValue: true,
+        detail: `must have at most ${schema.maxProperties} items`,
+      });
     }
-    if (schema.minProperties !== undefined && n < schema.minProperties) errs.push(inv(path, n, `${name} in body should have at least ${schema.minProperties} properties`));
+    if (schema.minProperties !== undefined && n < schema.minProperties)
+      errs.push(inv(path, n, `${name} in body should have at least ${schema.minProperties} properties`));
     for (const r of schema.required ?? []) {
       if (value[r] === undefined) errs.push({ type: 'FieldValueRequired', field: joinPath(path, r), detail: '' });
     }
     const embedded = schema['x-kubernetes-embedded-resource'] === true;
     if (embedded && path !== '') {
-      if (typeof value.kind !== 'string' || value.kind === '') errs.push({ type: 'FieldValueRequired', field: joinPath(path, 'kind'), detail: 'must not be empty' });
-      if (typeof value.apiVersion !== 'string' || value.apiVersion === '') errs.push({ type: 'FieldValueRequired', field: joinPath(path, 'apiVersion'), detail: 'must not be empty' });
+      if (typeof value.kind !== 'string' || value.kind === '')
+        errs.push({ type: 'FieldValueRequired', field: joinPath(path, 'kind'), detail: 'must not be empty' });
+      if (typeof value.apiVersion !== 'string' || value.apiVersion === '')
+        errs.push({ type: 'FieldValueRequired', field: joinPath(path, 'apiVersion'), detail: 'must not be empty' });
     }
     for (const [k, v] of Object.entries(value)) {
       const sub = schema.properties?.[k];
@@ -316,7 +419,10 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
       validateValueOnly(value, s, path, e);
       return e.length === 0;
     });
-    if (!ok) errs.push(inv(path, value, `${name} in body must be of type ${schema.anyOf.map((s) => s.type ?? 'any').join(',')}: ${goFormat(value)}`));
+    if (!ok)
+      errs.push(
+        inv(path, value, `${name} in body must be of type ${schema.anyOf.map((s) => s.type ?? 'any').join(',')}: ${goFormat(value)}`),
+      );
   }
   if (schema.oneOf && schema.oneOf.length) {
     const count = schema.oneOf.filter((s) => {
@@ -337,7 +443,13 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
 function validateValueOnly(value: unknown, schema: Schema, path: string, errs: FieldError[]): void {
   if (schema.type && value !== null && !typeMatches(schema.type, value)) {
     const t = jsType(value);
-    errs.push({ type: 'FieldValueTypeInvalid', field: path, value: t, hasValue: true, detail: `${path} in body must be of type ${schema.type}: "${t}"` });
+    errs.push({
+      type: 'FieldValueTypeInvalid',
+      field: path,
+      value: t,
+      hasValue: true,
+      detail: `${path} in body must be of type ${schema.type}: "${t}"`,
+    });
     return;
   }
   validate(value, { ...schema, type: undefined }, path, errs);
@@ -351,7 +463,10 @@ export function structuralProblems(schema: Schema, path: string, out: string[], 
   if (root && schema.type !== 'object') out.push(`${path}.type: Invalid value: "${schema.type ?? ''}": must be object at the root`);
   for (const [k, v] of Object.entries(schema.properties ?? {})) structuralProblems(v, `${path}.properties[${k}]`, out, false);
   if (schema.items) structuralProblems(schema.items, `${path}.items`, out, false);
-  if (isObj(schema.additionalProperties)) structuralProblems(schema.additionalProperties as Schema, `${path}.additionalProperties`, out, false);
-  if (schema.properties && isObj(schema.additionalProperties)) out.push(`${path}.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive`);
-  if (schema.pattern !== undefined && compileRe(schema.pattern) === null) out.push(`${path}.pattern: Invalid value: ${JSON.stringify(schema.pattern)}: must be a valid regular expression`);
+  if (isObj(schema.additionalProperties))
+    structuralProblems(schema.additionalProperties as Schema, `${path}.additionalProperties`, out, false);
+  if (schema.properties && isObj(schema.additionalProperties))
+    out.push(`${path}.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive`);
+  if (schema.pattern !== undefined && compileRe(schema.pattern) === null)
+    out.push(`${path}.pattern: Invalid value: ${JSON.stringify(schema.pattern)}: must be a valid regular expression`);
 }

@@ -28,7 +28,9 @@ describe('label selectors', function () {
   }
   for (const bad of ['a in (b', 'a=b=c', '=x', 'a=-x-']) {
     it(`rejects "${bad}" with 400`, function () {
-      expect(() => parseLabelSelector(bad)).to.throw(ApiError).with.property('code', 400);
+      expect(() => parseLabelSelector(bad))
+        .to.throw(ApiError)
+        .with.property('code', 400);
     });
   }
 });
@@ -43,6 +45,8 @@ describe('field selectors', function () {
   });
   it('supports resource-specific fields when given, and rejects others with 400', function () {
     expect(parseFieldSelector('type=Opaque', { type: (x) => x.type as string }).matches(o)).to.equal(true);
-    expect(() => parseFieldSelector('spec.x=1')).to.throw(ApiError).with.property('code', 400);
+    expect(() => parseFieldSelector('spec.x=1'))
+      .to.throw(ApiError)
+      .with.property('code', 400);
   });
 });

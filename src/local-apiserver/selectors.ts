@@ -4,9 +4,16 @@ import { badRequest } from './errors.js';
 type Labels = Record<string, string> | undefined;
 
 /** A compiled label selector; `matches` is cheap enough to run per watcher per event. */
-export interface LabelSelector { empty: boolean; matches(labels: Labels): boolean }
+export interface LabelSelector {
+  empty: boolean;
+  matches(labels: Labels): boolean;
+}
 
-interface Requirement { key: string; op: 'in' | 'notin' | 'exists' | '!exists' | '=' | '!='; values: string[] }
+interface Requirement {
+  key: string;
+  op: 'in' | 'notin' | 'exists' | '!exists' | '=' | '!=';
+  values: string[];
+}
 
 const EVERYTHING: LabelSelector = { empty: true, matches: () => true };
 
@@ -68,27 +75,42 @@ function reqMatches(r: Requirement, labels: Labels): boolean {
   const has = labels !== undefined && Object.prototype.hasOwnProperty.call(labels, r.key);
   const v = has ? labels![r.key] : undefined;
   switch (r.op) {
-    case 'exists': return has;
-    case '!exists': return !has;
-    case '=': return has && v === r.values[0];
-    case '!=': return !has || v !== r.values[0];
-    case 'in': return has && r.values.includes(v!);
-    case 'notin': return !has || !r.values.includes(v!);
+    case 'exists':
+      return has;
+    case '!exists':
+      return !has;
+    case '=':
+      return has && v === r.values[0];
+    case '!=':
+      return !has || v !== r.values[0];
+    case 'in':
+      return has && r.values.includes(v!);
+    case 'notin':
+      return !has || !r.values.includes(v!);
   }
 }
 
 /** Parses a `labelSelector` query value; throws 400 BadRequest on syntax errors. */
 export function parseLabelSelector(s: string | null | undefined): LabelSelector {
   if (!s || !s.trim()) return EVERYTHING;
-  const reqs = splitTop(s).filter((p) => p.trim() !== '').map(parseRequirement);
+  const reqs = splitTop(s)
+    .filter((p) => p.trim() !== '')
+    .map(parseRequirement);
   return { empty: reqs.length === 0, matches: (labels) => reqs.every((r) => reqMatches(r, labels)) };
 }
 
 /** A compiled field selector over a small set of supported fields. */
-export interface FieldSelector { empty: boolean; matches(obj: { metadata?: { name?: string; namespace?: string } }): boolean; exactName?: string }
+export interface FieldSelector {
+  empty: boolean;
+  matches(obj: { metadata?: { name?: string; namespace?: string } }): boolean;
+  exactName?: string;
+}
 
 /** Parses a `fieldSelector` (metadata.name, metadata.namespace; =, ==, !=). */
-export function parseFieldSelector(s: string | null | undefined, extraFields: Record<string, (o: Record<string, unknown>) => string | undefined> = {}): FieldSelector {
+export function parseFieldSelector(
+  s: string | null | undefined,
+  extraFields: Record<string, (o: Record<string, unknown>) => string | undefined> = {},
+): FieldSelector {
   if (!s || !s.trim()) return { empty: true, matches: () => true };
   const tests: Array<(o: Record<string, unknown>) => boolean> = [];
   let exactName: string | undefined;
@@ -108,5 +130,9 @@ export function parseFieldSelector(s: string | null | undefined, extraFields: Re
       if (field === 'metadata.name') exactName = value;
     }
   }
-  return { empty: false, matches: (o) => tests.every((t) => t(o as Record<string, unknown>)), ...(exactName !== undefined ? { exactName } : {}) };
+  return {
+    empty: false,
+    matches: (o) => tests.every((t) => t(o as Record<string, unknown>)),
+    ...(exactName !== undefined ? { exactName } : {}),
+  };
 }

@@ -5,8 +5,18 @@ import { parse as parseYaml } from 'yaml';
 import type { Core, DeleteOptions, WriteOptions } from './core.js';
 import { aggregated, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
 import {
-  ApiError, badRequest, conflict, internalError, invalid, methodNotAllowed, notAcceptable, resourceNotFound, tooLarge, tooManyRequests,
-  unauthorized, unsupportedMediaType,
+  ApiError,
+  badRequest,
+  conflict,
+  internalError,
+  invalid,
+  methodNotAllowed,
+  notAcceptable,
+  resourceNotFound,
+  tooLarge,
+  tooManyRequests,
+  unauthorized,
+  unsupportedMediaType,
 } from './errors.js';
 import { docHash, groupVersionDoc, openapiRoot } from './openapi.js';
 import { jsonPatch, mergePatch } from './patch.js';
@@ -40,7 +50,13 @@ function setPath(o: Obj, path: string, value: unknown): Obj {
 }
 
 /** Fault injection settings (see index.ts FaultConfig). */
-export interface Faults { errorRate?: number; errorCodes?: number[]; verbs?: string[]; latencyMs?: number; dropWatchesEveryMs?: number }
+export interface Faults {
+  errorRate?: number;
+  errorCodes?: number[];
+  verbs?: string[];
+  latencyMs?: number;
+  dropWatchesEveryMs?: number;
+}
 
 /** Transport settings. */
 export interface ServerSettings {
@@ -71,12 +87,33 @@ function dotted(path: string): (o: Obj) => string | undefined {
 /** Extra field selectors kube-apiserver supports per resource (beyond metadata.name/namespace). */
 const FIELD_SELECTORS: Record<string, Record<string, (o: Obj) => string | undefined>> = {
   '/events': Object.fromEntries(
-    ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type']
-      .map((f) => [f, f === 'source' ? dotted('source.component') : dotted(f)]),
+    [
+      'involvedObject.kind',
+      'involvedObject.namespace',
+      'involvedObject.name',
+      'involvedObject.uid',
+      'involvedObject.apiVersion',
+      'involvedObject.resourceVersion',
+      'involvedObject.fieldPath',
+      'reason',
+      'reportingComponent',
+      'source',
+      'type',
+    ].map((f) => [f, f === 'source' ? dotted('source.component') : dotted(f)]),
   ),
   'events.k8s.io/events': Object.fromEntries(
-    ['regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'regarding.apiVersion', 'regarding.resourceVersion', 'regarding.fieldPath', 'reason', 'reportingController', 'type']
-      .map((f) => [f, dotted(f)]),
+    [
+      'regarding.kind',
+      'regarding.namespace',
+      'regarding.name',
+      'regarding.uid',
+      'regarding.apiVersion',
+      'regarding.resourceVersion',
+      'regarding.fieldPath',
+      'reason',
+      'reportingController',
+      'type',
+    ].map((f) => [f, dotted(f)]),
   ),
   '/secrets': { type: dotted('type') },
   '/namespaces': { 'status.phase': dotted('status.phase') },
@@ -96,9 +133,20 @@ const VERSION = {
   platform: 'linux/amd64',
 };
 
-function sendJson(res: ServerResponse, code: number, body: unknown, headers: Record<string, string | string[]> = {}, contentType = 'application/json'): void {
+function sendJson(
+  res: ServerResponse,
+  code: number,
+  body: unknown,
+  headers: Record<string, string | string[]> = {},
+  contentType = 'application/json',
+): void {
   const data = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(code, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Content-Length': Buffer.byteLength(data), ...headers });
+  res.writeHead(code, {
+    'Content-Type': contentType,
+    'Cache-Control': 'no-cache, private',
+    'Content-Length': Buffer.byteLength(data),
+    ...headers,
+  });
   res.end(data);
 }
 
@@ -129,8 +177,12 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       }
       chunks.push(c);
     });
-    req.on('end', () => { if (!failed) resolve(Buffer.concat(chunks)); });
-    req.on('error', (e) => { if (!failed) reject(e); });
+    req.on('end', () => {
+      if (!failed) resolve(Buffer.concat(chunks));
+    });
+    req.on('error', (e) => {
+      if (!failed) reject(e);
+    });
   });
 }
 
@@ -184,7 +236,15 @@ function wantsTable(accept: string | undefined): boolean {
 }
 
 function wantsAggregated(accept: string | undefined): boolean {
-  return !!accept && accept.split(',').some((a) => a.includes('as=APIGroupDiscoveryList') && a.includes('g=apidiscovery.k8s.io') && /v=v2(;|$|\s)/.test(a.replace(/\s/g, '') + ';'));
+  return (
+    !!accept &&
+    accept
+      .split(',')
+      .some(
+        (a) =>
+          a.includes('as=APIGroupDiscoveryList') && a.includes('g=apidiscovery.k8s.io') && /v=v2(;|$|\s)/.test(a.replace(/\s/g, '') + ';'),
+      )
+  );
 }
 
 function checkAcceptable(accept: string | undefined): void {
@@ -196,7 +256,13 @@ function checkAcceptable(accept: string | undefined): void {
   if (!ok) throw notAcceptable();
 }
 
-interface Route { def: ResourceDef; version: string; ns: string | undefined; name?: string; sub?: string }
+interface Route {
+  def: ResourceDef;
+  version: string;
+  ns: string | undefined;
+  name?: string;
+  sub?: string;
+}
 
 /** Resolves /api/v1/... or /apis/g/v/... to a resource route. */
 function route(core: Core, segs: string[]): Route | undefined {
@@ -216,22 +282,40 @@ function route(core: Core, segs: string[]): Route | undefined {
     const def = core.lookup(group, version, rest[2]!);
     if (def && def.namespaced) {
       if (rest.length > 5) return undefined;
-      return { def, version, ns: rest[1]!, ...(rest[3] !== undefined ? { name: rest[3] } : {}), ...(rest[4] !== undefined ? { sub: rest[4] } : {}) };
+      return {
+        def,
+        version,
+        ns: rest[1]!,
+        ...(rest[3] !== undefined ? { name: rest[3] } : {}),
+        ...(rest[4] !== undefined ? { sub: rest[4] } : {}),
+      };
     }
   }
   const def = core.lookup(group, version, rest[0]!);
   if (!def || rest.length > 3) return undefined;
-  return { def, version, ns: undefined, ...(rest[1] !== undefined ? { name: rest[1] } : {}), ...(rest[2] !== undefined ? { sub: rest[2] } : {}) };
+  return {
+    def,
+    version,
+    ns: undefined,
+    ...(rest[1] !== undefined ? { name: rest[1] } : {}),
+    ...(rest[2] !== undefined ? { sub: rest[2] } : {}),
+  };
 }
 
 function verbOf(method: string, r: Route, watch: boolean): string {
   switch (method) {
-    case 'GET': return r.name ? 'get' : watch ? 'watch' : 'list';
-    case 'POST': return 'create';
-    case 'PUT': return 'update';
-    case 'PATCH': return 'patch';
-    case 'DELETE': return r.name ? 'delete' : 'deletecollection';
-    default: return method.toLowerCase();
+    case 'GET':
+      return r.name ? 'get' : watch ? 'watch' : 'list';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return r.name ? 'delete' : 'deletecollection';
+    default:
+      return method.toLowerCase();
   }
 }
 
@@ -246,7 +330,10 @@ export class Handler {
   private dropTimer: NodeJS.Timeout | undefined;
   private openapiCache = new Map<string, { body: string; hash: string }>();
 
-  constructor(private core: Core, private s: ServerSettings) {
+  constructor(
+    private core: Core,
+    private s: ServerSettings,
+  ) {
     core.onDiscoveryChange = () => this.openapiCache.clear();
   }
 
@@ -307,8 +394,20 @@ export class Handler {
     if (segs[0] !== 'api' && segs[0] !== 'apis') throw resourceNotFound();
     const accept = req.headers.accept;
     // Discovery
-    if (segs[0] === 'api' && segs.length === 1) return this.discovery(res, accept, () => apiVersions(this.s.hostPort()), () => aggregated(this.core, true));
-    if (segs[0] === 'apis' && segs.length === 1) return this.discovery(res, accept, () => apiGroupList(this.core), () => aggregated(this.core, false));
+    if (segs[0] === 'api' && segs.length === 1)
+      return this.discovery(
+        res,
+        accept,
+        () => apiVersions(this.s.hostPort()),
+        () => aggregated(this.core, true),
+      );
+    if (segs[0] === 'apis' && segs.length === 1)
+      return this.discovery(
+        res,
+        accept,
+        () => apiGroupList(this.core),
+        () => aggregated(this.core, false),
+      );
     if (segs[0] === 'apis' && segs.length === 2) {
       const g = apiGroup(this.core, segs[1]!);
       if (!g) throw resourceNotFound();
@@ -323,7 +422,12 @@ export class Handler {
     }
     const r = route(this.core, segs);
     if (!r) throw resourceNotFound();
-    if (r.sub !== undefined && !(r.sub === 'status' && r.def.statusSubresource) && !(r.sub === 'scale' && r.def.scale) && !(r.sub === 'finalize' && grKey(r.def.group, r.def.plural) === '/namespaces')) {
+    if (
+      r.sub !== undefined &&
+      !(r.sub === 'status' && r.def.statusSubresource) &&
+      !(r.sub === 'scale' && r.def.scale) &&
+      !(r.sub === 'finalize' && grKey(r.def.group, r.def.plural) === '/namespaces')
+    ) {
       throw resourceNotFound();
     }
     if (r.sub === 'scale') return this.scale(req, res, r, method, q);
@@ -344,7 +448,8 @@ export class Handler {
       force: boolParam(q, 'force'),
     });
     const fv = q.get('fieldValidation');
-    if (fv !== null && !['Strict', 'Warn', 'Ignore'].includes(fv)) throw badRequest(`fieldValidation must be one of "Ignore", "Warn", or "Strict", but got: ${fv}`);
+    if (fv !== null && !['Strict', 'Warn', 'Ignore'].includes(fv))
+      throw badRequest(`fieldValidation must be one of "Ignore", "Warn", or "Strict", but got: ${fv}`);
     const dryRunVals = q.getAll('dryRun');
     if (dryRunVals.some((d) => d !== 'All')) throw badRequest(`Invalid dryRun values: ${dryRunVals.join(',')}: supported values: "All"`);
     const out = (obj: Obj): Obj => this.core.toVersion(r.def, r.version, obj);
@@ -352,7 +457,12 @@ export class Handler {
       const headers: Record<string, string | string[]> = {};
       if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
       if (table && method === 'GET') {
-        sendJson(res, code, toTable(r.def, r.version, [out(obj)], { resourceVersion: String((obj.metadata as Obj).resourceVersion) }, table.includeObject), headers);
+        sendJson(
+          res,
+          code,
+          toTable(r.def, r.version, [out(obj)], { resourceVersion: String((obj.metadata as Obj).resourceVersion) }, table.includeObject),
+          headers,
+        );
       } else sendJson(res, code, out(obj), headers);
     };
     switch (verb) {
@@ -370,18 +480,44 @@ export class Handler {
         const field = parseFieldSelector(q.get('fieldSelector'), FIELD_SELECTORS[grKey(r.def.group, r.def.plural)]);
         if (verb === 'watch') {
           const timeout = Number(q.get('timeoutSeconds') ?? 0);
-          serveWatch(this.core, {
-            def: r.def, version: r.version, ns, resourceVersion: q.get('resourceVersion') ?? undefined, label, field,
-            bookmarks: boolParam(q, 'allowWatchBookmarks'), sendInitialEvents: boolParam(q, 'sendInitialEvents'),
-            timeoutSeconds: timeout > 0 ? timeout : 1800 + randomInt(1800), bookmarkIntervalMs: this.s.bookmarkIntervalMs,
-            ...(table ? { table } : {}),
-          }, res);
+          serveWatch(
+            this.core,
+            {
+              def: r.def,
+              version: r.version,
+              ns,
+              resourceVersion: q.get('resourceVersion') ?? undefined,
+              label,
+              field,
+              bookmarks: boolParam(q, 'allowWatchBookmarks'),
+              sendInitialEvents: boolParam(q, 'sendInitialEvents'),
+              timeoutSeconds: timeout > 0 ? timeout : 1800 + randomInt(1800),
+              bookmarkIntervalMs: this.s.bookmarkIntervalMs,
+              ...(table ? { table } : {}),
+            },
+            res,
+          );
           return;
         }
         const limit = Number(q.get('limit') ?? 0);
         const l = this.core.list(r.def, ns, label, field, Number.isFinite(limit) && limit > 0 ? limit : 0, q.get('continue') ?? undefined);
-        const listMeta: Obj = { resourceVersion: String(l.rv), ...(l.continue ? { continue: l.continue } : {}), ...(l.remaining !== undefined ? { remainingItemCount: l.remaining } : {}) };
-        if (table) return sendJson(res, 200, toTable(r.def, r.version, l.entries.map((e) => out(e.obj)), listMeta, table.includeObject));
+        const listMeta: Obj = {
+          resourceVersion: String(l.rv),
+          ...(l.continue ? { continue: l.continue } : {}),
+          ...(l.remaining !== undefined ? { remainingItemCount: l.remaining } : {}),
+        };
+        if (table)
+          return sendJson(
+            res,
+            200,
+            toTable(
+              r.def,
+              r.version,
+              l.entries.map((e) => out(e.obj)),
+              listMeta,
+              table.includeObject,
+            ),
+          );
         const av = apiVersionOf(r.def.group, r.version);
         const items = l.entries.map((e) => this.core.entryJson(r.def, r.version, e)).join(',');
         const body = `{"apiVersion":${JSON.stringify(av)},"items":[${items}],"kind":${JSON.stringify(r.def.listKind)},"metadata":${JSON.stringify(listMeta)}}`;
@@ -401,7 +537,17 @@ export class Handler {
         let bodyObj = body as Obj;
         if (r.sub === 'finalize') {
           const cur = this.core.get(r.def, '', r.name).obj;
-          bodyObj = { ...cur, spec: { ...((cur.spec as Obj | undefined) ?? {}), finalizers: ((bodyObj.spec as Obj | undefined)?.finalizers as unknown) ?? [] }, metadata: { ...(cur.metadata as Obj), resourceVersion: (bodyObj.metadata as Obj | undefined)?.resourceVersion ?? (cur.metadata as Obj).resourceVersion } };
+          bodyObj = {
+            ...cur,
+            spec: {
+              ...((cur.spec as Obj | undefined) ?? {}),
+              finalizers: ((bodyObj.spec as Obj | undefined)?.finalizers as unknown) ?? [],
+            },
+            metadata: {
+              ...(cur.metadata as Obj),
+              resourceVersion: (bodyObj.metadata as Obj | undefined)?.resourceVersion ?? (cur.metadata as Obj).resourceVersion,
+            },
+          };
         }
         const result = this.core.update(r.def, r.version, nsOrEmpty, r.name, bodyObj, wopts(), r.sub === 'status' ? 'status' : undefined);
         return respondObj(result.created ? 201 : 200, result.obj, result.warnings);
@@ -416,7 +562,10 @@ export class Handler {
           throw unsupportedMediaType(accepted);
         }
         const buf = await readBody(req, this.s.maxBodyBytes);
-        const body = ct === 'application/apply-patch+yaml' ? parseBody(buf, 'application/yaml', ['application/yaml']) : parseBody(buf, 'application/json', ['application/json']);
+        const body =
+          ct === 'application/apply-patch+yaml'
+            ? parseBody(buf, 'application/yaml', ['application/yaml'])
+            : parseBody(buf, 'application/json', ['application/json']);
         const result = this.core.patch(r.def, r.version, nsOrEmpty, r.name, ct, body, wopts(), r.sub === 'status' ? 'status' : undefined);
         return respondObj(result.created ? 201 : 200, result.obj, result.warnings);
       }
@@ -432,7 +581,9 @@ export class Handler {
         const dopts: DeleteOptions = {
           ...(typeof opts.propagationPolicy === 'string' ? { propagationPolicy: opts.propagationPolicy } : {}),
           ...(q.get('propagationPolicy') ? { propagationPolicy: q.get('propagationPolicy')! } : {}),
-          ...(typeof opts.preconditions === 'object' && opts.preconditions ? { preconditions: opts.preconditions as DeleteOptions['preconditions'] } : {}),
+          ...(typeof opts.preconditions === 'object' && opts.preconditions
+            ? { preconditions: opts.preconditions as DeleteOptions['preconditions'] }
+            : {}),
           ...(typeof opts.orphanDependents === 'boolean' ? { orphanDependents: opts.orphanDependents } : {}),
           dryRun: q.getAll('dryRun').includes('All') || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All')),
         };
@@ -441,12 +592,23 @@ export class Handler {
           const field = parseFieldSelector(q.get('fieldSelector'), FIELD_SELECTORS[grKey(r.def.group, r.def.plural)]);
           const deleted = this.core.deleteCollection(r.def, ns, label, field, dopts);
           const av = apiVersionOf(r.def.group, r.version);
-          return sendJson(res, 200, { apiVersion: av, kind: r.def.listKind, metadata: { resourceVersion: String(this.core.rv) }, items: deleted.map((e) => out(e.obj)) });
+          return sendJson(res, 200, {
+            apiVersion: av,
+            kind: r.def.listKind,
+            metadata: { resourceVersion: String(this.core.rv) },
+            items: deleted.map((e) => out(e.obj)),
+          });
         }
         const result = this.core.delete(r.def, nsOrEmpty, r.name!, dopts);
         if (result.deleted && r.def.builtin && grKey(r.def.group, r.def.plural) !== '/namespaces') {
           const m = result.obj.metadata as Obj;
-          return sendJson(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: m.name, ...(r.def.group ? { group: r.def.group } : {}), kind: r.def.plural, uid: m.uid } });
+          return sendJson(res, 200, {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Success',
+            details: { name: m.name, ...(r.def.group ? { group: r.def.group } : {}), kind: r.def.plural, uid: m.uid },
+          });
         }
         return respondObj(200, result.obj);
       }
@@ -465,8 +627,15 @@ export class Handler {
       const replicas = Number(getPath(o, sc.specReplicasPath) ?? 0);
       const selector = sc.labelSelectorPath ? getPath(o, sc.labelSelectorPath) : undefined;
       return {
-        kind: 'Scale', apiVersion: 'autoscaling/v1',
-        metadata: { name: m.name, ...(m.namespace ? { namespace: m.namespace } : {}), uid: m.uid, resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp },
+        kind: 'Scale',
+        apiVersion: 'autoscaling/v1',
+        metadata: {
+          name: m.name,
+          ...(m.namespace ? { namespace: m.namespace } : {}),
+          uid: m.uid,
+          resourceVersion: m.resourceVersion,
+          creationTimestamp: m.creationTimestamp,
+        },
         spec: { replicas },
         status: { replicas: Number(getPath(o, sc.statusReplicasPath) ?? 0), ...(typeof selector === 'string' ? { selector } : {}) },
       };
@@ -496,7 +665,15 @@ export class Handler {
     }
     const replicas = (scaleObj.spec as Obj | undefined)?.replicas;
     if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
-      throw invalid('Scale', 'autoscaling', r.name!, [{ type: 'FieldValueInvalid', field: 'spec.replicas', value: replicas ?? null, hasValue: true, detail: 'must be greater than or equal to 0' }]);
+      throw invalid('Scale', 'autoscaling', r.name!, [
+        {
+          type: 'FieldValueInvalid',
+          field: 'spec.replicas',
+          value: replicas ?? null,
+          hasValue: true,
+          detail: 'must be greater than or equal to 0',
+        },
+      ]);
     }
     const rv = (scaleObj.metadata as Obj | undefined)?.resourceVersion;
     if (rv && String(rv) !== String((cur.metadata as Obj).resourceVersion)) throw conflict(r.def.group, r.def.plural, r.name!);
@@ -550,7 +727,13 @@ export class Handler {
     const codes = f.errorCodes && f.errorCodes.length ? f.errorCodes : [500, 429, 409];
     const code = codes[randomInt(codes.length)]!;
     if (code === 429) throw tooManyRequests();
-    if (code === 409) throw conflict(r.def.group, r.def.plural, r.name ?? '', 'the object has been modified; please apply your changes to the latest version and try again');
+    if (code === 409)
+      throw conflict(
+        r.def.group,
+        r.def.plural,
+        r.name ?? '',
+        'the object has been modified; please apply your changes to the latest version and try again',
+      );
     if (code === 500) throw internalError('injected fault');
     throw new ApiError(code, code === 503 ? 'ServiceUnavailable' : code === 504 ? 'Timeout' : 'InternalError', `injected fault (${code})`);
   }

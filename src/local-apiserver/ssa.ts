@@ -12,7 +12,19 @@ function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-const IGNORED_META = new Set(['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink', 'generateName']);
+const IGNORED_META = new Set([
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'selfLink',
+  'generateName',
+]);
 
 function childSchema(s: Schema | undefined, key: string): Schema | undefined {
   if (!s) return undefined;
@@ -20,7 +32,7 @@ function childSchema(s: Schema | undefined, key: string): Schema | undefined {
 }
 
 function mapKeys(s: Schema | undefined): string[] | undefined {
-  return s?.['x-kubernetes-list-type'] === 'map' ? s['x-kubernetes-list-map-keys'] ?? [] : undefined;
+  return s?.['x-kubernetes-list-type'] === 'map' ? (s['x-kubernetes-list-map-keys'] ?? []) : undefined;
 }
 
 function keyObj(item: Obj, keys: string[]): Obj {
@@ -115,7 +127,9 @@ function removePath(obj: unknown, path: string[]): void {
   if (last.startsWith('f:') && isObj(parent.value)) delete parent.value[last.slice(2)];
   else if (last.startsWith('k:') && Array.isArray(parent.value)) {
     const key = JSON.parse(last.slice(2)) as Obj;
-    const idx = parent.value.findIndex((it) => isObj(it) && Object.entries(key).every(([kk, vv]) => JSON.stringify(it[kk]) === JSON.stringify(vv)));
+    const idx = parent.value.findIndex(
+      (it) => isObj(it) && Object.entries(key).every(([kk, vv]) => JSON.stringify(it[kk]) === JSON.stringify(vv)),
+    );
     if (idx >= 0) parent.value.splice(idx, 1);
   }
 }
@@ -132,7 +146,9 @@ function merge(current: unknown, applied: unknown, s: Schema | undefined): unkno
       for (const item of v) {
         if (!isObj(item)) continue;
         const ko = keyObj(item, keys);
-        const idx = cur.findIndex((it) => isObj(it) && Object.entries(ko).every(([kk, vv]) => JSON.stringify(it[kk]) === JSON.stringify(vv)));
+        const idx = cur.findIndex(
+          (it) => isObj(it) && Object.entries(ko).every(([kk, vv]) => JSON.stringify(it[kk]) === JSON.stringify(vv)),
+        );
         if (idx >= 0) cur[idx] = merge(cur[idx], item, sub?.items);
         else cur.push(item);
       }
@@ -145,8 +161,16 @@ function merge(current: unknown, applied: unknown, s: Schema | undefined): unkno
 
 /** Server-side apply of `applied` over `current` by `manager`; throws 409 on conflicts with other appliers unless forced. */
 export function serverSideApply(
-  current: Obj | undefined, applied: Obj, manager: string, force: boolean, schema: Schema | undefined, apiVersion: string,
-  subresource?: string, group = '', resource = '', name = '',
+  current: Obj | undefined,
+  applied: Obj,
+  manager: string,
+  force: boolean,
+  schema: Schema | undefined,
+  apiVersion: string,
+  subresource?: string,
+  group = '',
+  resource = '',
+  name = '',
 ): Obj {
   const newSet = new Map<string, string[]>();
   fieldSet(applied, schema, [], newSet, true);
@@ -154,16 +178,21 @@ export function serverSideApply(
   const mine = managed.find((e) => e.manager === manager && e.operation === 'Apply' && (e.subresource ?? '') === (subresource ?? ''));
   const prevSet = new Map<string, string[]>();
   if (mine) fromFieldsV1(mine.fieldsV1, [], prevSet);
-  const others = managed.filter((e) => e !== mine && e.operation === 'Apply').map((e) => {
-    const set = new Map<string, string[]>();
-    fromFieldsV1(e.fieldsV1, [], set);
-    return { entry: e, set };
-  });
+  const others = managed
+    .filter((e) => e !== mine && e.operation === 'Apply')
+    .map((e) => {
+      const set = new Map<string, string[]>();
+      fromFieldsV1(e.fieldsV1, [], set);
+      return { entry: e, set };
+    });
   const conflicts: Array<{ manager: string; path: string[] }> = [];
   if (current) {
     for (const [k, p] of newSet) {
       const cur = getPath(current, p);
-      const want = getPath(applied, p.filter((seg) => seg !== 'f:metadata' || true));
+      const want = getPath(
+        applied,
+        p.filter((seg) => seg !== 'f:metadata' || true),
+      );
       if (!cur.found || JSON.stringify(cur.value) === JSON.stringify(want.value)) continue;
       for (const o of others) if (o.set.has(k)) conflicts.push({ manager: String(o.entry.manager), path: p });
     }
@@ -171,10 +200,17 @@ export function serverSideApply(
   if (conflicts.length && !force) {
     const fmt = (p: string[]): string => p.map((s) => (s.startsWith('f:') ? `.${s.slice(2)}` : `[${s.slice(2)}]`)).join('');
     const msgs = conflicts.map((c) => `conflict with "${c.manager}": ${fmt(c.path)}`);
-    throw new ApiError(409, 'Conflict', `Apply failed with ${conflicts.length} conflict${conflicts.length > 1 ? 's' : ''}: ${msgs.join('\n')}`, {
-      ...(name ? { name } : {}), ...(group ? { group } : {}), ...(resource ? { kind: resource } : {}),
-      causes: conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}"`, field: fmt(c.path) })),
-    });
+    throw new ApiError(
+      409,
+      'Conflict',
+      `Apply failed with ${conflicts.length} conflict${conflicts.length > 1 ? 's' : ''}: ${msgs.join('\n')}`,
+      {
+        ...(name ? { name } : {}),
+        ...(group ? { group } : {}),
+        ...(resource ? { kind: resource } : {}),
+        causes: conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}"`, field: fmt(c.path) })),
+      },
+    );
   }
   let result = merge(current ?? {}, applied, schema) as Obj;
   const ownedByOthers = new Set<string>();
@@ -193,7 +229,15 @@ export function serverSideApply(
       entries.push({ ...e, fieldsV1: toFieldsV1(o.set.values()) });
     } else entries.push(e);
   }
-  entries.push({ manager, operation: 'Apply', apiVersion, time: now(), fieldsType: 'FieldsV1', fieldsV1: toFieldsV1(newSet.values()), ...(subresource ? { subresource } : {}) });
+  entries.push({
+    manager,
+    operation: 'Apply',
+    apiVersion,
+    time: now(),
+    fieldsType: 'FieldsV1',
+    fieldsV1: toFieldsV1(newSet.values()),
+    ...(subresource ? { subresource } : {}),
+  });
   const m = isObj(result.metadata) ? (result.metadata as Obj) : {};
   result.metadata = { ...m, managedFields: entries };
   return result;

@@ -3,7 +3,11 @@
 type Obj = Record<string, unknown>;
 
 /** A stored object (storage-version form) with its cached JSON. */
-export interface Entry { obj: Obj; rv: number; json?: string }
+export interface Entry {
+  obj: Obj;
+  rv: number;
+  json?: string;
+}
 
 /** A change recorded for watchers; serialized lazily once per version. */
 export interface WatchEvent {
@@ -18,7 +22,11 @@ export interface WatchEvent {
 }
 
 /** A live watch; `deliver` is called synchronously for every event of its resource at or after its start. */
-export interface Watcher { ns: string | undefined; deliver(ev: WatchEvent): void; stop?(): void }
+export interface Watcher {
+  ns: string | undefined;
+  deliver(ev: WatchEvent): void;
+  stop?(): void;
+}
 
 /** Objects of one group/resource. */
 export class ResourceStore {
@@ -32,7 +40,10 @@ export class ResourceStore {
   private sorted?: string[];
   private sortedNs = new Map<string, string[]>();
 
-  constructor(readonly windowSize: number, startRv: number) {
+  constructor(
+    readonly windowSize: number,
+    startRv: number,
+  ) {
     this.floor = startRv;
   }
 

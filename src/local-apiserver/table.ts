@@ -7,9 +7,15 @@ export { humanDuration };
 
 type Obj = Record<string, unknown>;
 
-const NAME_DESCRIPTION = 'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names';
+const NAME_DESCRIPTION =
+  'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names';
 
-type Step = { t: 'field'; name: string } | { t: 'index'; i: number } | { t: 'all' } | { t: 'filter'; path: string[]; op: string; value: unknown } | { t: 'exists'; path: string[] };
+type Step =
+  | { t: 'field'; name: string }
+  | { t: 'index'; i: number }
+  | { t: 'all' }
+  | { t: 'filter'; path: string[]; op: string; value: unknown }
+  | { t: 'exists'; path: string[] };
 
 /** Parses the JSONPath forms used in printer columns: .a.b, .a[0], .a[*].b, .a[?(@.x=="y")].b, {...} wrappers. */
 export function parseJsonPath(src: string): Step[] {
@@ -106,12 +112,23 @@ export function evalJsonPath(steps: Step[], root: unknown): unknown[] {
           if (x === undefined) continue;
           let ok = false;
           switch (st.op) {
-            case '==': ok = x === st.value; break;
-            case '!=': ok = x !== st.value; break;
-            case '<': ok = (x as number) < (st.value as number); break;
-            case '<=': ok = (x as number) <= (st.value as number); break;
-            case '>': ok = (x as number) > (st.value as number); break;
-            default: ok = (x as number) >= (st.value as number);
+            case '==':
+              ok = x === st.value;
+              break;
+            case '!=':
+              ok = x !== st.value;
+              break;
+            case '<':
+              ok = (x as number) < (st.value as number);
+              break;
+            case '<=':
+              ok = (x as number) <= (st.value as number);
+              break;
+            case '>':
+              ok = (x as number) > (st.value as number);
+              break;
+            default:
+              ok = (x as number) >= (st.value as number);
           }
           if (ok) next.push(item);
         }
@@ -128,7 +145,11 @@ function cellFor(col: PrinterColumn, obj: Obj): unknown {
   if (col.cell) return col.cell(obj);
   let steps = compiledPaths.get(col.jsonPath);
   if (steps === undefined) {
-    try { steps = parseJsonPath(col.jsonPath); } catch { steps = null; }
+    try {
+      steps = parseJsonPath(col.jsonPath);
+    } catch {
+      steps = null;
+    }
     compiledPaths.set(col.jsonPath, steps);
   }
   if (!steps) return null;
@@ -148,7 +169,15 @@ function cellFor(col: PrinterColumn, obj: Obj): unknown {
 export function columnsOf(def: ResourceDef, version: string): PrinterColumn[] {
   const v = def.versions.find((x) => x.name === version);
   const cols = v?.columns ?? [];
-  if (!def.builtin && cols.length === 0) return [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' }];
+  if (!def.builtin && cols.length === 0)
+    return [
+      {
+        name: 'Age',
+        type: 'date',
+        jsonPath: '.metadata.creationTimestamp',
+        description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+      },
+    ];
   return cols;
 }
 
@@ -162,7 +191,13 @@ export function toTable(def: ResourceDef, version: string, objs: Obj[], listMeta
   const cols = columnsOf(def, version);
   const columnDefinitions = [
     { name: 'Name', type: 'string', format: 'name', description: NAME_DESCRIPTION, priority: 0 },
-    ...cols.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description ?? '', priority: c.priority ?? 0 })),
+    ...cols.map((c) => ({
+      name: c.name,
+      type: c.type,
+      format: c.format ?? '',
+      description: c.description ?? '',
+      priority: c.priority ?? 0,
+    })),
   ];
   const rows = objs.map((o) => {
     const row: Obj = { cells: [(o.metadata as Obj).name, ...cols.map((c) => cellFor(c, o))] };
@@ -170,5 +205,11 @@ export function toTable(def: ResourceDef, version: string, objs: Obj[], listMeta
     else if (includeObject !== 'None') row.object = partial(o);
     return row;
   });
-  return { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, ...(withHeaders ? { columnDefinitions } : { columnDefinitions: [] }), rows };
+  return {
+    kind: 'Table',
+    apiVersion: 'meta.k8s.io/v1',
+    metadata: listMeta,
+    ...(withHeaders ? { columnDefinitions } : { columnDefinitions: [] }),
+    rows,
+  };
 }

@@ -35,7 +35,8 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
   const store = core.store(grKey(def.group, def.plural));
   const av = apiVersionOf(def.group, version);
   const filtering = !p.label.empty || !p.field.empty;
-  const matches = (o: Obj): boolean => p.label.matches((o.metadata as Obj).labels as Record<string, string> | undefined) && p.field.matches(o);
+  const matches = (o: Obj): boolean =>
+    p.label.matches((o.metadata as Obj).labels as Record<string, string> | undefined) && p.field.matches(o);
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
   res.flushHeaders();
   activeWatches.add(res);
@@ -73,7 +74,9 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
     if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
   };
   const bookmark = (extra?: Obj): void => {
-    res.write(`{"type":"BOOKMARK","object":${JSON.stringify({ apiVersion: av, kind: def.kind, metadata: { resourceVersion: String(core.rv), ...(extra ?? {}) } })}}\n`);
+    res.write(
+      `{"type":"BOOKMARK","object":${JSON.stringify({ apiVersion: av, kind: def.kind, metadata: { resourceVersion: String(core.rv), ...(extra ?? {}) } })}}\n`,
+    );
   };
 
   const rvParam = p.resourceVersion;

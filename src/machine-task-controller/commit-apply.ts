@@ -38,10 +38,15 @@ interface Target {
 }
 const what = (t: Pick<Target, 'kind' | 'name'>): string => `${t.kind} ${t.name}`;
 const show = (v: unknown): string => (v === undefined ? 'nothing' : JSON.stringify(v));
-const apiMessage = (err: unknown): string => (err instanceof KubeApiError ? (err.status?.message ?? err.message) : err instanceof Error ? err.message : String(err));
+const apiMessage = (err: unknown): string =>
+  err instanceof KubeApiError ? (err.status?.message ?? err.message) : err instanceof Error ? err.message : String(err);
 
 /** Where a selectResource points for this Machine. */
-async function locate(client: KubeClient, machine: KubeObject, select: Responsibility['selectResource']): Promise<{ res: ResourceType; apiGroup: string; kind: string; name: string }> {
+async function locate(
+  client: KubeClient,
+  machine: KubeObject,
+  select: Responsibility['selectResource'],
+): Promise<{ res: ResourceType; apiGroup: string; kind: string; name: string }> {
   const machineName = machine.metadata.name!;
   if (select === 'Machine') return { res: Machines, apiGroup: Machines.group, kind: Machines.kind, name: machineName };
   const field = select === 'InfraMachine' ? 'spec.infrastructureRef' : 'spec.bootstrap.configRef';
@@ -55,7 +60,13 @@ async function locate(client: KubeClient, machine: KubeObject, select: Responsib
 }
 
 /** Reads every object and builds every patch (nothing written). */
-async function prepare(client: KubeClient, namespace: string, machineName: string, resps: readonly Responsibility[], policy: WritePolicy | undefined): Promise<Target[]> {
+async function prepare(
+  client: KubeClient,
+  namespace: string,
+  machineName: string,
+  resps: readonly Responsibility[],
+  policy: WritePolicy | undefined,
+): Promise<Target[]> {
   const machine = await client.get(Machines, namespace, machineName);
   if (!machine) throw new MachineGone(`Machine ${namespace}/${machineName} not found`);
   if (machine.metadata.deletionTimestamp) throw new MachineGone(`Machine ${namespace}/${machineName} is being deleted`);
@@ -90,13 +101,18 @@ function notKept(t: Target, after: KubeObject): string {
 async function send(client: KubeClient, namespace: string, t: Target, dryRun: boolean): Promise<KubeObject> {
   const op = `${dryRun ? 'dry-run commit' : 'commit'} to ${what(t)}`;
   try {
-    return await client.patch(t.res, namespace, t.name, t.ops, { type: 'json', fieldManager: FIELD_MANAGER, ...(dryRun ? { dryRun: true } : {}) });
+    return await client.patch(t.res, namespace, t.name, t.ops, {
+      type: 'json',
+      fieldManager: FIELD_MANAGER,
+      ...(dryRun ? { dryRun: true } : {}),
+    });
   } catch (err) {
     // A failed resourceVersion test (409, or 422 on a moved object) means the object changed: retry from fresh state.
     if (err instanceof KubeApiError && err.code === 409) throw new ConflictError(op, err);
     const fresh = await client.get(t.res, namespace, t.name);
     if (fresh?.metadata.resourceVersion !== t.obj.metadata.resourceVersion) throw new ConflictError(op, err);
-    if (err instanceof KubeApiError && (err.code === 422 || err.code === 400 || err.code === 403)) throw new CommitRefused(`the API server rejected the values for ${what(t)}: ${apiMessage(err)}`);
+    if (err instanceof KubeApiError && (err.code === 422 || err.code === 400 || err.code === 403))
+      throw new CommitRefused(`the API server rejected the values for ${what(t)}: ${apiMessage(err)}`);
     throw new RetryableError(op, err);
   }
 }
@@ -115,7 +131,8 @@ export async function commitResponsibilities(
   save: SaveJournal,
   policy?: WritePolicy,
 ): Promise<CommitResult> {
-  if (journal?.state === 'RollingBack') return rollback(client, namespace, journal.objects ?? [], journal.reason ?? 'the commit failed', save);
+  if (journal?.state === 'RollingBack')
+    return rollback(client, namespace, journal.objects ?? [], journal.reason ?? 'the commit failed', save);
   const journaled = journal?.objects ?? [];
   const fail = async (reason: string): Promise<CommitResult> => {
     // Objects an interrupted earlier run wrote are restored; otherwise nothing was changed.
@@ -156,7 +173,12 @@ export async function commitResponsibilities(
   }
 
   if (pending.length > 0) {
-    const next: JournalObject[] = pending.map((t) => ({ apiGroup: t.apiGroup, kind: t.kind, name: t.name, entries: journalEntries(t.obj, t.ops) }));
+    const next: JournalObject[] = pending.map((t) => ({
+      apiGroup: t.apiGroup,
+      kind: t.kind,
+      name: t.name,
+      entries: journalEntries(t.obj, t.ops),
+    }));
     const objects = mergeJournal(journaled, next);
     // Persisted before the first real write: a crash from here on is finished or rolled back by the next run.
     await save({ state: 'Writing', objects });
@@ -166,7 +188,8 @@ export async function commitResponsibilities(
       try {
         after = await send(client, namespace, t, false);
       } catch (err) {
-        if (err instanceof CommitRefused) return rollback(client, namespace, objects, `${err.message} (after the dry-run accepted them)`, save);
+        if (err instanceof CommitRefused)
+          return rollback(client, namespace, objects, `${err.message} (after the dry-run accepted them)`, save);
         throw err;
       }
       written.push(what(t));
@@ -185,7 +208,13 @@ export async function commitResponsibilities(
  * restart finishes the rollback rather than retrying the commit. Transient errors throw (the next run resumes);
  * an object changed by someone else since the commit, or a rejected restore, is left and named in the message.
  */
-async function rollback(client: KubeClient, namespace: string, objects: readonly JournalObject[], reason: string, save: SaveJournal): Promise<CommitResult> {
+async function rollback(
+  client: KubeClient,
+  namespace: string,
+  objects: readonly JournalObject[],
+  reason: string,
+  save: SaveJournal,
+): Promise<CommitResult> {
   await save({ state: 'RollingBack', reason, objects: [...objects] });
   const restored: string[] = [];
   const failed: string[] = [];
@@ -203,7 +232,8 @@ async function rollback(client: KubeClient, namespace: string, objects: readonly
       continue;
     }
     const plan = restorePatch(current, o.entries ?? []);
-    if (plan.changed.length > 0) failed.push(`${objectLabel(o)} ${plan.changed.join(', ')} (changed by someone else since the commit; left as is)`);
+    if (plan.changed.length > 0)
+      failed.push(`${objectLabel(o)} ${plan.changed.join(', ')} (changed by someone else since the commit; left as is)`);
     if (plan.ops.length === 0) {
       if (plan.changed.length === 0) restored.push(objectLabel(o));
       continue;
@@ -215,15 +245,25 @@ async function rollback(client: KubeClient, namespace: string, objects: readonly
       // The guards failed because the object moved on: the next run looks again at the fresh object.
       if (err instanceof KubeApiError && (err.code === 409 || err.code === 422)) {
         const fresh = await client.get(res, namespace, o.name);
-        if (fresh && fresh.metadata.resourceVersion !== current.metadata.resourceVersion) throw new ConflictError(`restore ${objectLabel(o)}`, err);
+        if (fresh && fresh.metadata.resourceVersion !== current.metadata.resourceVersion)
+          throw new ConflictError(`restore ${objectLabel(o)}`, err);
       }
-      if (err instanceof KubeApiError && (err.code === 422 || err.code === 400 || err.code === 403)) failed.push(`${objectLabel(o)} (restore rejected: ${apiMessage(err)})`);
+      if (err instanceof KubeApiError && (err.code === 422 || err.code === 400 || err.code === 403))
+        failed.push(`${objectLabel(o)} (restore rejected: ${apiMessage(err)})`);
       else throw new RetryableError(`restore ${objectLabel(o)}`, err);
     }
   }
   await save(undefined);
   if (failed.length > 0) {
-    return { ok: false, outcome: 'restore-failed', message: `commit failed: ${reason}; restore failed — operator action needed: ${failed.join('; ')}${restored.length ? `; restored ${restored.join(', ')}` : ''}` };
+    return {
+      ok: false,
+      outcome: 'restore-failed',
+      message: `commit failed: ${reason}; restore failed — operator action needed: ${failed.join('; ')}${restored.length ? `; restored ${restored.join(', ')}` : ''}`,
+    };
   }
-  return { ok: false, outcome: 'rolled-back', message: `commit failed and was rolled back, nothing committed: ${reason}; restored ${restored.join(', ') || 'nothing (no object had been written)'}` };
+  return {
+    ok: false,
+    outcome: 'rolled-back',
+    message: `commit failed and was rolled back, nothing committed: ${reason}; restored ${restored.join(', ') || 'nothing (no object had been written)'}`,
+  };
 }

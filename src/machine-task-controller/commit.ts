@@ -14,7 +14,9 @@ export type { JsonPatchOp };
  * the update), `rolled-back` (a write failed and every written object was restored), `restore-failed` (a written
  * object could not be restored: operator action needed). All but ok are terminal.
  */
-export type CommitResult = { ok: true; written: string[] } | { ok: false; outcome: 'nothing-committed' | 'machine-gone' | 'rolled-back' | 'restore-failed'; message: string };
+export type CommitResult =
+  | { ok: true; written: string[] }
+  | { ok: false; outcome: 'nothing-committed' | 'machine-gone' | 'rolled-back' | 'restore-failed'; message: string };
 
 /** Thrown when a responsibility's path cannot be written into the object (steps through a string, or the write policy refuses it). */
 export const CommitPathError = SetPathError;

@@ -31,14 +31,35 @@ import {
   TemplateKindError,
   type Task,
 } from '../contract/index.js';
-import { ConflictError, KubeApiError, RetryableError, isAlreadyExists, isNotFound, snapshot, Action, type Controller, type Informer, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/index.js';
+import {
+  ConflictError,
+  KubeApiError,
+  RetryableError,
+  isAlreadyExists,
+  isNotFound,
+  snapshot,
+  Action,
+  type Controller,
+  type Informer,
+  type KubeClient,
+  type Logger,
+  type Manager,
+  type ObjectKey,
+} from '../runtime/index.js';
 import type { WritePolicy } from '../api/index.js';
 import { commitResponsibilities } from './commit-apply.js';
 import type { CommitJournal } from './journal.js';
 import { controllingPlanRef, ownershipProblem } from './ownership.js';
 import { commitEnding, decide, refusalRecheckMs, type Decision } from './decide.js';
 import { metricsFor, type TaskControllerMetrics } from './metrics.js';
-import { machinePresence, orderedSpecUpdaters, type MachineUpdateObject, type MachineUpdateUpdater, type Scope, type UpdaterView } from './scope.js';
+import {
+  machinePresence,
+  orderedSpecUpdaters,
+  type MachineUpdateObject,
+  type MachineUpdateUpdater,
+  type Scope,
+  type UpdaterView,
+} from './scope.js';
 import { buildStatus, refusalStatus, statusEvent, type StatusInput } from './status.js';
 
 /** Name of the controller (also its field manager and event source). */
@@ -88,7 +109,15 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
   const muInformer = mgr.informer<MachineUpdateObject>(MachineUpdates);
   const watched = new Set<string>([resourceKey(UpdaterUpdateTasks)]);
   const holder: { ctrl?: Controller } = {};
-  const deps: Deps = { mgr, client: mgr.client, controller: () => holder.ctrl!, watched, metrics: metricsFor(mgr), allowedKinds: new Map(), ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}) };
+  const deps: Deps = {
+    mgr,
+    client: mgr.client,
+    controller: () => holder.ctrl!,
+    watched,
+    metrics: metricsFor(mgr),
+    allowedKinds: new Map(),
+    ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
+  };
   const ctrl = mgr
     .controller<MachineUpdateObject>(CONTROLLER_NAME)
     .for(MachineUpdates)
@@ -108,7 +137,10 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
         .byLabel(Labels.planName, toLabelValue(p.metadata.name ?? ''), p.metadata.namespace)
         // Only MachineUpdates refused for want of their plan care about it: a plan's every progress is a status change,
         // and mapping it to all its MachineUpdates tripled this controller's reconciles at 1,003 machines.
-        .filter((mu) => controllingPlanRef(mu)?.name === p.metadata.name && mu.status?.conditions?.some((c) => c.reason === Reasons.notOwnedByPlan))
+        .filter(
+          (mu) =>
+            controllingPlanRef(mu)?.name === p.metadata.name && mu.status?.conditions?.some((c) => c.reason === Reasons.notOwnedByPlan),
+        )
         .map((mu) => ({ namespace: mu.metadata.namespace, name: mu.metadata.name! })),
     )
     .withConcurrency(opts.concurrency ?? DEFAULT_CONCURRENCY)
@@ -133,7 +165,8 @@ export const tasksToMachineUpdates =
     const machine = t.metadata.labels?.[Labels.machineName];
     if (!machine) return keys;
     for (const mu of mus.byLabel(Labels.machineName, machine, t.metadata.namespace)) {
-      if (mu.metadata.name !== owner && !isTerminal(mu.status?.updateStatus)) keys.push({ namespace: mu.metadata.namespace, name: mu.metadata.name! });
+      if (mu.metadata.name !== owner && !isTerminal(mu.status?.updateStatus))
+        keys.push({ namespace: mu.metadata.namespace, name: mu.metadata.name! });
     }
     return keys;
   };
@@ -173,10 +206,19 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
  * no task and no commit. Returns what to wait for when it is refused (the refusal written on it), undefined to go on.
  */
 export async function reconcileOwnership(deps: Deps, mu: MachineUpdateObject, now: Date): Promise<Action | undefined> {
-  let problem = ownershipProblem(mu, planOf(deps, mu), deps.mgr.informer<KubeObject>(Machines).store.peek(mu.metadata.namespace, mu.spec.machineRef.name));
+  let problem = ownershipProblem(
+    mu,
+    planOf(deps, mu),
+    deps.mgr.informer<KubeObject>(Machines).store.peek(mu.metadata.namespace, mu.spec.machineRef.name),
+  );
   // The caches lag: the plan labels the machine just before it creates the MachineUpdate, so a refusal is confirmed
   // against the API server first (one read, only on the refusing path) instead of costing a refusal and a re-check.
-  if (problem) problem = ownershipProblem(mu, await freshPlanOf(deps, mu), (await deps.client.get<KubeObject>(Machines, mu.metadata.namespace, mu.spec.machineRef.name)) ?? undefined);
+  if (problem)
+    problem = ownershipProblem(
+      mu,
+      await freshPlanOf(deps, mu),
+      (await deps.client.get<KubeObject>(Machines, mu.metadata.namespace, mu.spec.machineRef.name)) ?? undefined,
+    );
   if (!problem) return undefined;
   await writeRefusal(deps, mu, problem, now);
   // Also re-checked on a timer while young: a label event seen before the MachineUpdate existed maps to nothing.
@@ -199,7 +241,12 @@ async function freshPlanOf(deps: Deps, mu: MachineUpdateObject): Promise<KubeObj
 /** Says on the MachineUpdate why it is not acted on (status kept otherwise), with a Warning Event when that is news. */
 async function writeRefusal(deps: Deps, mu: MachineUpdateObject, message: string, now: Date): Promise<void> {
   if (mu.status?.message === message) return;
-  await snapshot(mu).apply(deps.client, MachineUpdates, { ...mu, status: refusalStatus(mu, message, now) }, { fieldManager: CONTROLLER_NAME });
+  await snapshot(mu).apply(
+    deps.client,
+    MachineUpdates,
+    { ...mu, status: refusalStatus(mu, message, now) },
+    { fieldManager: CONTROLLER_NAME },
+  );
   deps.mgr.events.event(mu, 'Warning', Reasons.notOwnedByPlan, message);
 }
 
@@ -266,7 +313,12 @@ export interface Outcome {
   mu?: MachineUpdateObject;
 }
 
-const statusOf = (d: Decision): StatusInput => ({ updateStatus: d.updateStatus, ...(d.current !== undefined ? { current: d.current } : {}), reason: d.reason, message: d.message });
+const statusOf = (d: Decision): StatusInput => ({
+  updateStatus: d.updateStatus,
+  ...(d.current !== undefined ? { current: d.current } : {}),
+  reason: d.reason,
+  message: d.message,
+});
 
 /** Does the decided step on the updaters' tasks (create, abort, replace, wait, or finish); returns the status to write and what to wait for. */
 export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log: Logger): Promise<Outcome> {
@@ -285,7 +337,8 @@ export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log:
     case 'createTask': {
       const view = scope.views[step.index]!;
       const created = await createTask(deps, mu, view, scope.views[step.index - 1], log);
-      if ('failed' in created) return { status: { updateStatus: 'failed', reason: created.reason, message: created.failed }, action: Action.awaitChange() };
+      if ('failed' in created)
+        return { status: { updateStatus: 'failed', reason: created.reason, message: created.failed }, action: Action.awaitChange() };
       view.task = created.task;
       return { status: statusOf(d), action: Action.awaitChange() };
     }
@@ -294,7 +347,12 @@ export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log:
       const task = view.task!;
       const res = await taskResource(deps, view.updater);
       // Through the patch helper: only spec.updatePhase is sent, guarded by the resourceVersion the decision saw.
-      view.task = await snapshot(task).apply(client, res, { ...task, spec: { ...task.spec, updatePhase: 'aborting' } }, { fieldManager: CONTROLLER_NAME });
+      view.task = await snapshot(task).apply(
+        client,
+        res,
+        { ...task, spec: { ...task.spec, updatePhase: 'aborting' } },
+        { fieldManager: CONTROLLER_NAME },
+      );
       mgr.events.event(mu, 'Normal', Reasons.aborting, `asked updater ${view.updater.name} to abort (${view.kind} ${view.taskName})`);
       return { status: statusOf(d), action: Action.awaitChange() };
     }
@@ -321,9 +379,22 @@ export async function reconcileCommit(deps: Deps, scope: Scope): Promise<Outcome
   // The journal goes through /status on its own (patch helper), before the first real write; the final status write builds on it.
   const save = async (journal: CommitJournal | undefined): Promise<void> => {
     const { commit: _old, ...rest } = latest.status ?? {};
-    latest = await snapshot(latest).apply(client, MachineUpdates, { ...latest, status: { ...rest, ...(journal ? { commit: journal } : {}) } }, { fieldManager: CONTROLLER_NAME });
+    latest = await snapshot(latest).apply(
+      client,
+      MachineUpdates,
+      { ...latest, status: { ...rest, ...(journal ? { commit: journal } : {}) } },
+      { fieldManager: CONTROLLER_NAME },
+    );
   };
-  const result = await commitResponsibilities(client, mu.metadata.namespace!, mu.spec.machineRef.name, resps, mu.status?.commit, save, deps.writePolicy);
+  const result = await commitResponsibilities(
+    client,
+    mu.metadata.namespace!,
+    mu.spec.machineRef.name,
+    resps,
+    mu.status?.commit,
+    save,
+    deps.writePolicy,
+  );
   const ending = commitEnding(result, scope.views.length);
   if (!result.ok) mgr.events.event(mu, ending.updateStatus === 'aborted' ? 'Normal' : 'Warning', ending.reason, ending.message);
   return { status: ending, action: Action.awaitChange(), mu: latest };
@@ -357,7 +428,10 @@ async function createTask(
     try {
       tplRes = await client.resolve(group, ref.kind);
     } catch (err) {
-      return { failed: `template kind ${ref.kind}.${group} of updater ${u.name} is not served: ${err instanceof Error ? err.message : String(err)}`, reason: Reasons.templateNotFound };
+      return {
+        failed: `template kind ${ref.kind}.${group} of updater ${u.name} is not served: ${err instanceof Error ? err.message : String(err)}`,
+        reason: Reasons.templateNotFound,
+      };
     }
     const tpl = await client.get(tplRes, ns, ref.name);
     if (!tpl) return { failed: `template ${ref.kind} ${ns}/${ref.name} of updater ${u.name} not found`, reason: Reasons.templateNotFound };
@@ -380,7 +454,10 @@ async function createTask(
   } catch (err) {
     // The API server refuses the object itself (too large, invalid, kind gone): retrying sends the same object.
     if (err instanceof KubeApiError && [400, 404, 413, 422].includes(err.code) && !isAlreadyExists(err)) {
-      return { failed: `updater ${u.name}: the API server refused to create ${res.kind} ${ns}/${view.taskName}: ${err.status?.message ?? err.message}`, reason: Reasons.taskCreateFailed };
+      return {
+        failed: `updater ${u.name}: the API server refused to create ${res.kind} ${ns}/${view.taskName}: ${err.status?.message ?? err.message}`,
+        reason: Reasons.taskCreateFailed,
+      };
     }
     if (!isAlreadyExists(err)) throw new RetryableError(`create ${res.kind} ${ns}/${view.taskName}`, err);
     // C9: the name is deterministic, so the task is ours from an earlier reconcile (cache lag) or another update's.

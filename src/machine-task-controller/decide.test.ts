@@ -23,14 +23,27 @@ const mkTask = (name: string, s: TaskSketch): Task => {
           status: {
             updateStatus: s.status,
             observedGeneration: generation - (s.lag ?? 0),
-            conditions: [{ type: 'Ready', status: s.status === 'updated' ? 'True' : 'False', reason: 'R', message: s.message ?? '', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+            conditions: [
+              {
+                type: 'Ready',
+                status: s.status === 'updated' ? 'True' : 'False',
+                reason: 'R',
+                message: s.message ?? '',
+                lastTransitionTime: '2026-01-01T00:00:00Z',
+              },
+            ],
           },
         }
       : {}),
   };
 };
 
-function scope(opts: { phase?: 'updating' | 'aborting'; muStatus?: string; machine?: MachinePresence; tasks: (TaskSketch | null | { foreign: TaskSketch })[] }): Scope {
+function scope(opts: {
+  phase?: 'updating' | 'aborting';
+  muStatus?: string;
+  machine?: MachinePresence;
+  tasks: (TaskSketch | null | { foreign: TaskSketch })[];
+}): Scope {
   const mu: MachineUpdateObject = {
     metadata: { name: 'mu', namespace: 'ns', uid: 'mu-uid', generation: 1 },
     spec: {
@@ -44,7 +57,12 @@ function scope(opts: { phase?: 'updating' | 'aborting'; muStatus?: string; machi
     ...(opts.muStatus ? { status: { updateStatus: opts.muStatus as 'updating' } } : {}),
   };
   const views: UpdaterView[] = opts.tasks.map((t, i) => {
-    const v: UpdaterView = { updater: mu.spec.updaters[i]!, taskName: `m1.u${i + 1}`, apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'UpdaterUpdateTask' };
+    const v: UpdaterView = {
+      updater: mu.spec.updaters[i]!,
+      taskName: `m1.u${i + 1}`,
+      apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
+      kind: 'UpdaterUpdateTask',
+    };
     if (t && 'foreign' in t) v.foreign = mkTask(v.taskName, t.foreign);
     else if (t) v.task = mkTask(v.taskName, t);
     return v;
@@ -54,27 +72,141 @@ function scope(opts: { phase?: 'updating' | 'aborting'; muStatus?: string; machi
 
 describe('machine task controller decisions', () => {
   const cases: { name: string; scope: Scope; step: Step; status: string; message?: RegExp }[] = [
-    { name: 'creates the first task when nothing exists', scope: scope({ tasks: [null, null] }), step: { kind: 'createTask', index: 0 }, status: 'updating' },
-    { name: 'waits while the first task is updating', scope: scope({ tasks: [{ status: 'updating', message: 'step 2/4' }, null] }), step: { kind: 'wait', index: 0 }, status: 'updating', message: /u1 \(1\/2\) updating: step 2\/4/ },
-    { name: 'waits while the task has not reported yet', scope: scope({ tasks: [{}, null] }), step: { kind: 'wait', index: 0 }, status: 'updating', message: /waiting for the updater to report/ },
-    { name: 'creates the next task once the previous is updated', scope: scope({ tasks: [{ status: 'updated' }, null] }), step: { kind: 'createTask', index: 1 }, status: 'updating' },
-    { name: 'ignores an updated status that answers an older generation', scope: scope({ tasks: [{ status: 'updated', phase: 'aborting', lag: 1 }, null] }), step: { kind: 'wait', index: 0 }, status: 'updating' },
-    { name: 'commits when every updater is updated', scope: scope({ tasks: [{ status: 'updated' }, { status: 'updated' }] }), step: { kind: 'commit' }, status: 'updating' },
-    { name: "fails with the updater's own message", scope: scope({ tasks: [{ status: 'updated' }, { status: 'failed', message: 'kubelet did not start' }] }), step: { kind: 'finish', updateStatus: 'failed' }, status: 'failed', message: /updater u2 failed: kubelet did not start/ },
-    { name: 'fails when an updater reports aborted without being asked', scope: scope({ tasks: [{ status: 'aborted' }] }), step: { kind: 'finish', updateStatus: 'failed' }, status: 'failed', message: /never asked to abort/ },
-    { name: 'asks the current task to abort when aborting', scope: scope({ phase: 'aborting', tasks: [{ status: 'updating' }, null] }), step: { kind: 'abortTask', index: 0 }, status: 'aborting' },
-    { name: 'waits for an aborting task to finish', scope: scope({ phase: 'aborting', tasks: [{ status: 'updating', phase: 'aborting' }, null] }), step: { kind: 'wait', index: 0 }, status: 'aborting' },
-    { name: 'ends aborted when the aborting task is aborted', scope: scope({ phase: 'aborting', tasks: [{ status: 'aborted', phase: 'aborting' }, null] }), step: { kind: 'finish', updateStatus: 'aborted' }, status: 'aborted' },
-    { name: 'ends aborted at once when no task exists yet', scope: scope({ phase: 'aborting', tasks: [null, null] }), step: { kind: 'finish', updateStatus: 'aborted' }, status: 'aborted', message: /before any updater started/ },
-    { name: 'starts nothing new after the current task finished updated while aborting', scope: scope({ phase: 'aborting', tasks: [{ status: 'updated', phase: 'aborting' }, null] }), step: { kind: 'finish', updateStatus: 'aborted' }, status: 'aborted', message: /before updater u2 started/ },
-    { name: 'commits when the last task finished updated before the abort took effect', scope: scope({ phase: 'aborting', tasks: [{ status: 'updated' }, { status: 'updated', phase: 'aborting' }] }), step: { kind: 'commit' }, status: 'aborting' },
-    { name: 'fails when the aborting task fails', scope: scope({ phase: 'aborting', tasks: [{ status: 'failed', phase: 'aborting', message: 'boom' }] }), step: { kind: 'finish', updateStatus: 'failed' }, status: 'failed', message: /boom/ },
-    { name: 'aborts the current task when the machine is gone', scope: scope({ machine: 'missing', tasks: [{ status: 'updating' }] }), step: { kind: 'abortTask', index: 0 }, status: 'aborting', message: /no longer exists/ },
-    { name: 'ends aborted when the machine is being deleted before any task', scope: scope({ machine: 'deleting', tasks: [null] }), step: { kind: 'finish', updateStatus: 'aborted' }, status: 'aborted', message: /being deleted/ },
-    { name: 'does nothing once terminal', scope: scope({ muStatus: 'failed', tasks: [{ status: 'updating' }] }), step: { kind: 'none' }, status: 'failed' },
-    { name: 'does nothing once updated even if aborting arrives', scope: scope({ muStatus: 'updated', phase: 'aborting', tasks: [{ status: 'updated' }] }), step: { kind: 'none' }, status: 'updated' },
-    { name: "replaces a finished task of an earlier update holding the task's name", scope: scope({ tasks: [{ foreign: { status: 'updated' } }] }), step: { kind: 'deleteForeignTask', index: 0 }, status: 'updating' },
-    { name: 'waits while an in-flight task of another update holds the name', scope: scope({ tasks: [{ foreign: { status: 'updating' } }] }), step: { kind: 'wait', index: 0, foreign: true }, status: 'updating' },
+    {
+      name: 'creates the first task when nothing exists',
+      scope: scope({ tasks: [null, null] }),
+      step: { kind: 'createTask', index: 0 },
+      status: 'updating',
+    },
+    {
+      name: 'waits while the first task is updating',
+      scope: scope({ tasks: [{ status: 'updating', message: 'step 2/4' }, null] }),
+      step: { kind: 'wait', index: 0 },
+      status: 'updating',
+      message: /u1 \(1\/2\) updating: step 2\/4/,
+    },
+    {
+      name: 'waits while the task has not reported yet',
+      scope: scope({ tasks: [{}, null] }),
+      step: { kind: 'wait', index: 0 },
+      status: 'updating',
+      message: /waiting for the updater to report/,
+    },
+    {
+      name: 'creates the next task once the previous is updated',
+      scope: scope({ tasks: [{ status: 'updated' }, null] }),
+      step: { kind: 'createTask', index: 1 },
+      status: 'updating',
+    },
+    {
+      name: 'ignores an updated status that answers an older generation',
+      scope: scope({ tasks: [{ status: 'updated', phase: 'aborting', lag: 1 }, null] }),
+      step: { kind: 'wait', index: 0 },
+      status: 'updating',
+    },
+    {
+      name: 'commits when every updater is updated',
+      scope: scope({ tasks: [{ status: 'updated' }, { status: 'updated' }] }),
+      step: { kind: 'commit' },
+      status: 'updating',
+    },
+    {
+      name: "fails with the updater's own message",
+      scope: scope({ tasks: [{ status: 'updated' }, { status: 'failed', message: 'kubelet did not start' }] }),
+      step: { kind: 'finish', updateStatus: 'failed' },
+      status: 'failed',
+      message: /updater u2 failed: kubelet did not start/,
+    },
+    {
+      name: 'fails when an updater reports aborted without being asked',
+      scope: scope({ tasks: [{ status: 'aborted' }] }),
+      step: { kind: 'finish', updateStatus: 'failed' },
+      status: 'failed',
+      message: /never asked to abort/,
+    },
+    {
+      name: 'asks the current task to abort when aborting',
+      scope: scope({ phase: 'aborting', tasks: [{ status: 'updating' }, null] }),
+      step: { kind: 'abortTask', index: 0 },
+      status: 'aborting',
+    },
+    {
+      name: 'waits for an aborting task to finish',
+      scope: scope({ phase: 'aborting', tasks: [{ status: 'updating', phase: 'aborting' }, null] }),
+      step: { kind: 'wait', index: 0 },
+      status: 'aborting',
+    },
+    {
+      name: 'ends aborted when the aborting task is aborted',
+      scope: scope({ phase: 'aborting', tasks: [{ status: 'aborted', phase: 'aborting' }, null] }),
+      step: { kind: 'finish', updateStatus: 'aborted' },
+      status: 'aborted',
+    },
+    {
+      name: 'ends aborted at once when no task exists yet',
+      scope: scope({ phase: 'aborting', tasks: [null, null] }),
+      step: { kind: 'finish', updateStatus: 'aborted' },
+      status: 'aborted',
+      message: /before any updater started/,
+    },
+    {
+      name: 'starts nothing new after the current task finished updated while aborting',
+      scope: scope({ phase: 'aborting', tasks: [{ status: 'updated', phase: 'aborting' }, null] }),
+      step: { kind: 'finish', updateStatus: 'aborted' },
+      status: 'aborted',
+      message: /before updater u2 started/,
+    },
+    {
+      name: 'commits when the last task finished updated before the abort took effect',
+      scope: scope({ phase: 'aborting', tasks: [{ status: 'updated' }, { status: 'updated', phase: 'aborting' }] }),
+      step: { kind: 'commit' },
+      status: 'aborting',
+    },
+    {
+      name: 'fails when the aborting task fails',
+      scope: scope({ phase: 'aborting', tasks: [{ status: 'failed', phase: 'aborting', message: 'boom' }] }),
+      step: { kind: 'finish', updateStatus: 'failed' },
+      status: 'failed',
+      message: /boom/,
+    },
+    {
+      name: 'aborts the current task when the machine is gone',
+      scope: scope({ machine: 'missing', tasks: [{ status: 'updating' }] }),
+      step: { kind: 'abortTask', index: 0 },
+      status: 'aborting',
+      message: /no longer exists/,
+    },
+    {
+      name: 'ends aborted when the machine is being deleted before any task',
+      scope: scope({ machine: 'deleting', tasks: [null] }),
+      step: { kind: 'finish', updateStatus: 'aborted' },
+      status: 'aborted',
+      message: /being deleted/,
+    },
+    {
+      name: 'does nothing once terminal',
+      scope: scope({ muStatus: 'failed', tasks: [{ status: 'updating' }] }),
+      step: { kind: 'none' },
+      status: 'failed',
+    },
+    {
+      name: 'does nothing once updated even if aborting arrives',
+      scope: scope({ muStatus: 'updated', phase: 'aborting', tasks: [{ status: 'updated' }] }),
+      step: { kind: 'none' },
+      status: 'updated',
+    },
+    {
+      name: "replaces a finished task of an earlier update holding the task's name",
+      scope: scope({ tasks: [{ foreign: { status: 'updated' } }] }),
+      step: { kind: 'deleteForeignTask', index: 0 },
+      status: 'updating',
+    },
+    {
+      name: 'waits while an in-flight task of another update holds the name',
+      scope: scope({ tasks: [{ foreign: { status: 'updating' } }] }),
+      step: { kind: 'wait', index: 0, foreign: true },
+      status: 'updating',
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -99,23 +231,50 @@ describe('machine task controller decisions', () => {
 
 describe('machine-task-controller commitEnding: the reason says what the commit did', () => {
   const cases: [string, CommitResult, Ending][] = [
-    ['values written: Updated, naming them', { ok: true, written: ['Machine m1 /spec/version'] }, { updateStatus: 'updated', reason: 'Updated', message: 'updated by 2 updater(s); committed Machine m1 /spec/version' }],
+    [
+      'values written: Updated, naming them',
+      { ok: true, written: ['Machine m1 /spec/version'] },
+      { updateStatus: 'updated', reason: 'Updated', message: 'updated by 2 updater(s); committed Machine m1 /spec/version' },
+    ],
     [
       'every value already in place: AlreadyInPlace, not counted as committed',
       { ok: true, written: [] },
-      { updateStatus: 'updated', reason: 'AlreadyInPlace', message: 'updated by 2 updater(s); every value was already in place (verified), nothing written' },
+      {
+        updateStatus: 'updated',
+        reason: 'AlreadyInPlace',
+        message: 'updated by 2 updater(s); every value was already in place (verified), nothing written',
+      },
     ],
-    ['machine deleted under the update: aborted', { ok: false, outcome: 'machine-gone', message: 'nothing committed: gone' }, { updateStatus: 'aborted', reason: 'Aborted', message: 'nothing committed: gone' }],
-    ['refused before any write: CommitFailed', { ok: false, outcome: 'nothing-committed', message: 'm' }, { updateStatus: 'failed', reason: 'CommitFailed', message: 'm' }],
-    ['rolled back: CommitRolledBack', { ok: false, outcome: 'rolled-back', message: 'm' }, { updateStatus: 'failed', reason: 'CommitRolledBack', message: 'm' }],
-    ['restore failed: CommitRestoreFailed', { ok: false, outcome: 'restore-failed', message: 'm' }, { updateStatus: 'failed', reason: 'CommitRestoreFailed', message: 'm' }],
+    [
+      'machine deleted under the update: aborted',
+      { ok: false, outcome: 'machine-gone', message: 'nothing committed: gone' },
+      { updateStatus: 'aborted', reason: 'Aborted', message: 'nothing committed: gone' },
+    ],
+    [
+      'refused before any write: CommitFailed',
+      { ok: false, outcome: 'nothing-committed', message: 'm' },
+      { updateStatus: 'failed', reason: 'CommitFailed', message: 'm' },
+    ],
+    [
+      'rolled back: CommitRolledBack',
+      { ok: false, outcome: 'rolled-back', message: 'm' },
+      { updateStatus: 'failed', reason: 'CommitRolledBack', message: 'm' },
+    ],
+    [
+      'restore failed: CommitRestoreFailed',
+      { ok: false, outcome: 'restore-failed', message: 'm' },
+      { updateStatus: 'failed', reason: 'CommitRestoreFailed', message: 'm' },
+    ],
   ];
   for (const [name, result, want] of cases) it(name, () => expect(commitEnding(result, 2)).to.deep.equal(want));
 });
 
 describe('machine-task-controller refusalRecheckMs: a refused MachineUpdate is polled only while young', () => {
   const created = '2026-01-01T00:00:00Z';
-  const mu = (creationTimestamp?: string): MachineUpdateObject => ({ ...scope({ tasks: [] }).mu, metadata: { name: 'mu', ...(creationTimestamp ? { creationTimestamp } : {}) } });
+  const mu = (creationTimestamp?: string): MachineUpdateObject => ({
+    ...scope({ tasks: [] }).mu,
+    metadata: { name: 'mu', ...(creationTimestamp ? { creationTimestamp } : {}) },
+  });
   const at = (s: number): Date => new Date(Date.parse(created) + s * 1000);
   const cases: [string, MachineUpdateObject, Date, number | undefined][] = [
     ['just created: re-checked soon (the Machine cache may lag the plan label)', mu(created), at(1), REFUSAL_RECHECK_MS],

@@ -49,8 +49,20 @@ function abortCause(scope: Scope): string | undefined {
 export function decide(scope: Scope): Decision {
   const mu = scope.mu;
   const prev = mu.status?.updateStatus;
-  if (isTerminal(prev)) return { step: { kind: 'none' }, updateStatus: prev as MachineUpdateStatusValue, reason: reasonOfTerminal(prev!), message: mu.status?.message ?? '' };
-  if (mu.metadata.deletionTimestamp) return { step: { kind: 'none' }, updateStatus: prev || inFlightStatus(false), reason: Reasons.deleting, message: 'the MachineUpdate is being deleted' };
+  if (isTerminal(prev))
+    return {
+      step: { kind: 'none' },
+      updateStatus: prev as MachineUpdateStatusValue,
+      reason: reasonOfTerminal(prev!),
+      message: mu.status?.message ?? '',
+    };
+  if (mu.metadata.deletionTimestamp)
+    return {
+      step: { kind: 'none' },
+      updateStatus: prev || inFlightStatus(false),
+      reason: Reasons.deleting,
+      message: 'the MachineUpdate is being deleted',
+    };
 
   const abort = abortCause(scope);
   const inFlight = inFlightStatus(abort !== undefined);
@@ -65,15 +77,38 @@ export function decide(scope: Scope): Decision {
       if (abort) return finish('aborted', Reasons.aborted, `aborted before updater ${name} started: ${abort}`);
       const foreignStatus = taskUpdateStatus(v.foreign);
       if (isTerminal(foreignStatus) || v.foreign.metadata.deletionTimestamp) {
-        return { step: { kind: 'deleteForeignTask', index: i }, updateStatus: inFlight, current: i, reason: Reasons.waitingForUpdater, message: `replacing the finished task ${where} of an earlier update` };
+        return {
+          step: { kind: 'deleteForeignTask', index: i },
+          updateStatus: inFlight,
+          current: i,
+          reason: Reasons.waitingForUpdater,
+          message: `replacing the finished task ${where} of an earlier update`,
+        };
       }
-      return { step: { kind: 'wait', index: i, foreign: true }, updateStatus: inFlight, current: i, reason: Reasons.waitingForUpdater, message: `task name ${v.taskName} is still used by the in-flight update of another MachineUpdate` };
+      return {
+        step: { kind: 'wait', index: i, foreign: true },
+        updateStatus: inFlight,
+        current: i,
+        reason: Reasons.waitingForUpdater,
+        message: `task name ${v.taskName} is still used by the in-flight update of another MachineUpdate`,
+      };
     }
 
     const task = v.task;
     if (!task) {
-      if (abort) return finish('aborted', Reasons.aborted, i === 0 ? `aborted before any updater started: ${abort}` : `aborted before updater ${name} started: ${abort}`);
-      return { step: { kind: 'createTask', index: i }, updateStatus: inFlight, current: i, reason: Reasons.updating, message: `updater ${name} (${i + 1}/${n}) started: ${where}` };
+      if (abort)
+        return finish(
+          'aborted',
+          Reasons.aborted,
+          i === 0 ? `aborted before any updater started: ${abort}` : `aborted before updater ${name} started: ${abort}`,
+        );
+      return {
+        step: { kind: 'createTask', index: i },
+        updateStatus: inFlight,
+        current: i,
+        reason: Reasons.updating,
+        message: `updater ${name} (${i + 1}/${n}) started: ${where}`,
+      };
     }
 
     const st = taskUpdateStatus(task);
@@ -81,12 +116,23 @@ export function decide(scope: Scope): Decision {
     if (st === 'updated') continue;
     if (st === 'failed') return finish('failed', Reasons.failed, `updater ${name} failed: ${said ?? 'the updater gave no message'}`);
     if (st === 'aborted') {
-      if (abort || taskPhase(task) === 'aborting') return finish('aborted', Reasons.aborted, `updater ${name} aborted${said ? `: ${said}` : ''}`);
-      return finish('failed', Reasons.failed, `updater ${name} reported aborted although its task was never asked to abort${said ? `: ${said}` : ''}`);
+      if (abort || taskPhase(task) === 'aborting')
+        return finish('aborted', Reasons.aborted, `updater ${name} aborted${said ? `: ${said}` : ''}`);
+      return finish(
+        'failed',
+        Reasons.failed,
+        `updater ${name} reported aborted although its task was never asked to abort${said ? `: ${said}` : ''}`,
+      );
     }
 
     if (abort && taskPhase(task) !== 'aborting') {
-      return { step: { kind: 'abortTask', index: i }, updateStatus: 'aborting', current: i, reason: Reasons.aborting, message: `aborting updater ${name}: ${abort}` };
+      return {
+        step: { kind: 'abortTask', index: i },
+        updateStatus: 'aborting',
+        current: i,
+        reason: Reasons.aborting,
+        message: `aborting updater ${name}: ${abort}`,
+      };
     }
     const waitingFor = st === undefined ? 'waiting for the updater to report on the current generation' : said || st;
     return {
@@ -99,7 +145,12 @@ export function decide(scope: Scope): Decision {
   }
   // Every updater finished updated — even if an abort arrived meanwhile, the machine is fully updated, so the
   // values are committed rather than left stale on the CAPI objects.
-  return { step: { kind: 'commit' }, updateStatus: inFlight, reason: Reasons.committing, message: `all ${n} updaters updated; committing responsibilities` };
+  return {
+    step: { kind: 'commit' },
+    updateStatus: inFlight,
+    reason: Reasons.committing,
+    message: `all ${n} updaters updated; committing responsibilities`,
+  };
 }
 
 function finish(updateStatus: 'aborted' | 'failed', reason: string, message: string): Decision {
@@ -130,9 +181,18 @@ export interface Ending {
  */
 export function commitEnding(result: CommitResult, updaters: number): Ending {
   if (result.ok) {
-    if (result.written.length > 0) return { updateStatus: 'updated', reason: Reasons.updated, message: `updated by ${updaters} updater(s); committed ${result.written.join(', ')}` };
+    if (result.written.length > 0)
+      return {
+        updateStatus: 'updated',
+        reason: Reasons.updated,
+        message: `updated by ${updaters} updater(s); committed ${result.written.join(', ')}`,
+      };
     // A restart after the commit but before this status write, or values that were already at target: verified in place.
-    return { updateStatus: 'updated', reason: Reasons.alreadyInPlace, message: `updated by ${updaters} updater(s); every value was already in place (verified), nothing written` };
+    return {
+      updateStatus: 'updated',
+      reason: Reasons.alreadyInPlace,
+      message: `updated by ${updaters} updater(s); every value was already in place (verified), nothing written`,
+    };
   }
   switch (result.outcome) {
     case 'machine-gone':

@@ -31,7 +31,10 @@ export function createMachineTaskController(opts: MachineTaskControllerOptions =
     name: CONTROLLER_NAME,
     rbac: [...rbacFor(opts.providers), ...(opts.extraRbac ?? [])],
     setup(mgr) {
-      setupMachineTaskController(mgr, { ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}), ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}) });
+      setupMachineTaskController(mgr, {
+        ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+        ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
+      });
     },
   };
 }

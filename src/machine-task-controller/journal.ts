@@ -50,7 +50,11 @@ export function journalEntries(obj: KubeObject, ops: readonly JsonPatchOp[]): Jo
       continue;
     }
     const before = read(obj, op.path);
-    byPath.set(op.path, { path: op.path, ...(before === undefined ? {} : { before: JSON.stringify(before) }), after: JSON.stringify(op.value) });
+    byPath.set(op.path, {
+      path: op.path,
+      ...(before === undefined ? {} : { before: JSON.stringify(before) }),
+      after: JSON.stringify(op.value),
+    });
   }
   return [...byPath.values()];
 }
@@ -126,4 +130,3 @@ export function restorePatch(current: KubeObject, entries: readonly JournalEntry
   if (ops.length === 0) return { ops: [], changed };
   return { ops: [{ op: 'test', path: '/metadata/resourceVersion', value: current.metadata.resourceVersion }, ...guards, ...ops], changed };
 }
-

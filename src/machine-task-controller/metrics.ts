@@ -20,7 +20,12 @@ export function metricsFor(mgr: Manager): TaskControllerMetrics {
   if (!m) {
     const registers = [registry];
     m = {
-      tasksCreated: new Counter({ name: 'inplace_machine_task_controller_tasks_created_total', help: 'Update tasks created by the machine task controller, by task kind.', labelNames: ['kind'], registers }),
+      tasksCreated: new Counter({
+        name: 'inplace_machine_task_controller_tasks_created_total',
+        help: 'Update tasks created by the machine task controller, by task kind.',
+        labelNames: ['kind'],
+        registers,
+      }),
       stepLatency: new Histogram({
         name: 'inplace_machine_task_controller_step_latency_seconds',
         help: "Seconds from an updater's task reaching updated to the next updater's task being created.",

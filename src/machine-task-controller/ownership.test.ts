@@ -3,28 +3,91 @@ import type { KubeObject, OwnerReference } from '../api/index.js';
 import { ownershipProblem } from './ownership.js';
 import type { MachineUpdateObject } from './scope.js';
 
-const planRef = (name: string, uid: string, over: Partial<OwnerReference> = {}): OwnerReference => ({ apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'InPlaceUpdatePlan', name, uid, controller: true, ...over });
+const planRef = (name: string, uid: string, over: Partial<OwnerReference> = {}): OwnerReference => ({
+  apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
+  kind: 'InPlaceUpdatePlan',
+  name,
+  uid,
+  controller: true,
+  ...over,
+});
 const mu = (owners: OwnerReference[] | undefined, planName = 'p'): MachineUpdateObject => ({
   apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
   kind: 'MachineUpdate',
   metadata: { name: 'mu', namespace: 'ns', ...(owners ? { ownerReferences: owners } : {}) },
-  spec: { planName, clusterName: 'c', target: { kind: 'MachineDeployment', name: 'md' }, machineRef: { name: 'm' }, updatePhase: 'updating', updaters: [] },
+  spec: {
+    planName,
+    clusterName: 'c',
+    target: { kind: 'MachineDeployment', name: 'md' },
+    machineRef: { name: 'm' },
+    updatePhase: 'updating',
+    updaters: [],
+  },
 });
-const plan = (name: string, uid: string): KubeObject => ({ apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'InPlaceUpdatePlan', metadata: { name, namespace: 'ns', uid } });
-const machine = (label?: string): KubeObject => ({ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', metadata: { name: 'm', ...(label ? { labels: { 'inplace.cluster.x-k8s.io/plan-name': label } } : {}) } });
+const plan = (name: string, uid: string): KubeObject => ({
+  apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
+  kind: 'InPlaceUpdatePlan',
+  metadata: { name, namespace: 'ns', uid },
+});
+const machine = (label?: string): KubeObject => ({
+  apiVersion: 'cluster.x-k8s.io/v1beta2',
+  kind: 'Machine',
+  metadata: { name: 'm', ...(label ? { labels: { 'inplace.cluster.x-k8s.io/plan-name': label } } : {}) },
+});
 
 describe('only plans drive machines (ownership)', () => {
   const cases: { name: string; mu: MachineUpdateObject; plan?: KubeObject; machine?: KubeObject; want: RegExp | undefined }[] = [
-    { name: 'a plan-owned update of a labelled machine is acted on', mu: mu([planRef('p', 'u1')]), plan: plan('p', 'u1'), machine: machine('p'), want: undefined },
+    {
+      name: 'a plan-owned update of a labelled machine is acted on',
+      mu: mu([planRef('p', 'u1')]),
+      plan: plan('p', 'u1'),
+      machine: machine('p'),
+      want: undefined,
+    },
     { name: 'a missing machine is left to the abort logic', mu: mu([planRef('p', 'u1')]), plan: plan('p', 'u1'), want: undefined },
     { name: 'no owner', mu: mu(undefined), plan: plan('p', 'u1'), machine: machine('p'), want: /no controller ownerReference/ },
-    { name: 'owner of another kind', mu: mu([planRef('p', 'u1', { kind: 'ConfigMap', apiVersion: 'v1' })]), machine: machine('p'), want: /its controller is ConfigMap p/ },
-    { name: 'a non-controller plan reference', mu: mu([planRef('p', 'u1', { controller: false })]), plan: plan('p', 'u1'), machine: machine('p'), want: /no controller ownerReference/ },
+    {
+      name: 'owner of another kind',
+      mu: mu([planRef('p', 'u1', { kind: 'ConfigMap', apiVersion: 'v1' })]),
+      machine: machine('p'),
+      want: /its controller is ConfigMap p/,
+    },
+    {
+      name: 'a non-controller plan reference',
+      mu: mu([planRef('p', 'u1', { controller: false })]),
+      plan: plan('p', 'u1'),
+      machine: machine('p'),
+      want: /no controller ownerReference/,
+    },
     { name: 'owner plan deleted', mu: mu([planRef('p', 'u1')]), machine: machine('p'), want: /InPlaceUpdatePlan p does not exist/ },
-    { name: 'owner plan recreated under the same name', mu: mu([planRef('p', 'u1')]), plan: plan('p', 'u2'), machine: machine('p'), want: /not the plan that owns it/ },
-    { name: 'spec.planName names another plan', mu: mu([planRef('p', 'u1')], 'q'), plan: plan('p', 'u1'), machine: machine('p'), want: /spec.planName q/ },
-    { name: 'machine not labelled', mu: mu([planRef('p', 'u1')]), plan: plan('p', 'u1'), machine: machine(), want: /does not carry the label/ },
-    { name: 'machine labelled by another plan', mu: mu([planRef('p', 'u1')]), plan: plan('p', 'u1'), machine: machine('other'), want: /does not carry the label/ },
+    {
+      name: 'owner plan recreated under the same name',
+      mu: mu([planRef('p', 'u1')]),
+      plan: plan('p', 'u2'),
+      machine: machine('p'),
+      want: /not the plan that owns it/,
+    },
+    {
+      name: 'spec.planName names another plan',
+      mu: mu([planRef('p', 'u1')], 'q'),
+      plan: plan('p', 'u1'),
+      machine: machine('p'),
+      want: /spec.planName q/,
+    },
+    {
+      name: 'machine not labelled',
+      mu: mu([planRef('p', 'u1')]),
+      plan: plan('p', 'u1'),
+      machine: machine(),
+      want: /does not carry the label/,
+    },
+    {
+      name: 'machine labelled by another plan',
+      mu: mu([planRef('p', 'u1')]),
+      plan: plan('p', 'u1'),
+      machine: machine('other'),
+      want: /does not carry the label/,
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {

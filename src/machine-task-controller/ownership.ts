@@ -18,7 +18,11 @@ export function controllingPlanRef(mu: KubeObject): { name: string; uid: string 
  * machine does not carry the plan's label. `plan` is the plan named by the owner reference, looked up in the same
  * namespace; `machine` the Machine (a missing machine is not a problem here: the update then aborts without tasks).
  */
-export function ownershipProblem(mu: MachineUpdateObject, plan: KubeObject | undefined, machine: KubeObject | undefined): string | undefined {
+export function ownershipProblem(
+  mu: MachineUpdateObject,
+  plan: KubeObject | undefined,
+  machine: KubeObject | undefined,
+): string | undefined {
   const ref = controllingPlanRef(mu);
   const owner = mu.metadata.ownerReferences?.find((r) => r.controller);
   if (!ref) {
@@ -26,7 +30,8 @@ export function ownershipProblem(mu: MachineUpdateObject, plan: KubeObject | und
     return `not acted on: MachineUpdates are created by InPlaceUpdatePlans only, and ${what}`;
   }
   if (!plan) return `not acted on: its controlling InPlaceUpdatePlan ${ref.name} does not exist`;
-  if (plan.metadata.uid !== ref.uid) return `not acted on: InPlaceUpdatePlan ${ref.name} is not the plan that owns it (uid ${plan.metadata.uid ?? '(none)'}, owner reference uid ${ref.uid})`;
+  if (plan.metadata.uid !== ref.uid)
+    return `not acted on: InPlaceUpdatePlan ${ref.name} is not the plan that owns it (uid ${plan.metadata.uid ?? '(none)'}, owner reference uid ${ref.uid})`;
   if (mu.spec.planName !== ref.name) return `not acted on: spec.planName ${mu.spec.planName} is not its controlling plan ${ref.name}`;
   if (machine && machine.metadata.labels?.[Labels.planName] !== toLabelValue(ref.name)) {
     return `not acted on: Machine ${machine.metadata.name ?? ''} does not carry the label ${Labels.planName}=${toLabelValue(ref.name)} of plan ${ref.name}`;

@@ -37,7 +37,10 @@ export const baseRbac: PolicyRule[] = componentRbac([
 export const PROVIDER_VERBS: ProviderVerbs = { InfraMachine: ['get', 'patch'], BootstrapConfig: ['get', 'patch'] };
 
 /** The controller's rules for a fleet of these provider kinds. */
-export const rbacFor = (providers: readonly ProviderResource[] = DEFAULT_PROVIDERS): PolicyRule[] => [...baseRbac, ...providerRules(providers, PROVIDER_VERBS)];
+export const rbacFor = (providers: readonly ProviderResource[] = DEFAULT_PROVIDERS): PolicyRule[] => [
+  ...baseRbac,
+  ...providerRules(providers, PROVIDER_VERBS),
+];
 
 /** The controller's rules with the default providers and the generic task kind. */
 export const rbac: PolicyRule[] = rbacFor();

@@ -20,7 +20,8 @@ export type TaskRow = NonNullable<MachineUpdateStatus['tasks']>[number];
 export type MachinePresence = 'present' | 'missing' | 'deleting';
 
 /** The presence of the Machine a MachineUpdate is for, from the cached Machine (undefined: not found). */
-export const machinePresence = (machine: KubeObject | undefined): MachinePresence => (!machine ? 'missing' : machine.metadata.deletionTimestamp ? 'deleting' : 'present');
+export const machinePresence = (machine: KubeObject | undefined): MachinePresence =>
+  !machine ? 'missing' : machine.metadata.deletionTimestamp ? 'deleting' : 'present';
 
 /** An updater in run order with its expected task and what the controller found under that name. */
 export interface UpdaterView {

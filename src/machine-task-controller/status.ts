@@ -1,6 +1,14 @@
 // Pure status of a MachineUpdate from a decision: updateStatus, currentUpdater, task rows, times, message and the
 // InPlaceUpdate / Ready conditions. Other conditions on the object (e.g. the MHC extension's) are kept as they are.
-import { ConditionTypes, MessageBudget, Reasons, boundMessage, isTerminal, type Condition, type MachineUpdateStatus } from '../api/index.js';
+import {
+  ConditionTypes,
+  MessageBudget,
+  Reasons,
+  boundMessage,
+  isTerminal,
+  type Condition,
+  type MachineUpdateStatus,
+} from '../api/index.js';
 import { taskUpdateStatus } from '../contract/index.js';
 import { setCondition, toKubeTime } from '../runtime/conditions.js';
 import { reasonOfTerminal, type MachineUpdateStatusValue } from './decide.js';
@@ -37,14 +45,41 @@ export function taskRows(scope: Scope): TaskRow[] {
 }
 
 /** Sets the InPlaceUpdate condition: True while the update is in progress, False (with the ending's reason) once terminal. */
-export function setInPlaceUpdateCondition(conditions: readonly Condition[], s: StatusInput, message: string, generation: number | undefined, now: Date): Condition[] {
-  return setCondition([...conditions], { type: ConditionTypes.inPlaceUpdate, status: isTerminal(s.updateStatus) ? 'False' : 'True', reason: s.reason, message }, generation, now);
+export function setInPlaceUpdateCondition(
+  conditions: readonly Condition[],
+  s: StatusInput,
+  message: string,
+  generation: number | undefined,
+  now: Date,
+): Condition[] {
+  return setCondition(
+    [...conditions],
+    { type: ConditionTypes.inPlaceUpdate, status: isTerminal(s.updateStatus) ? 'False' : 'True', reason: s.reason, message },
+    generation,
+    now,
+  );
 }
 
 /** Sets the Ready condition: True only once the MachineUpdate is updated (reason Updated or AlreadyInPlace). */
-export function setReadyCondition(conditions: readonly Condition[], s: StatusInput, message: string, generation: number | undefined, now: Date): Condition[] {
+export function setReadyCondition(
+  conditions: readonly Condition[],
+  s: StatusInput,
+  message: string,
+  generation: number | undefined,
+  now: Date,
+): Condition[] {
   const ready = s.updateStatus === 'updated';
-  return setCondition([...conditions], { type: ConditionTypes.ready, status: ready ? 'True' : 'False', reason: ready && s.reason !== Reasons.alreadyInPlace ? Reasons.updated : s.reason, message }, generation, now);
+  return setCondition(
+    [...conditions],
+    {
+      type: ConditionTypes.ready,
+      status: ready ? 'True' : 'False',
+      reason: ready && s.reason !== Reasons.alreadyInPlace ? Reasons.updated : s.reason,
+      message,
+    },
+    generation,
+    now,
+  );
 }
 
 /** The full new status of the MachineUpdate. */
@@ -77,7 +112,16 @@ export function buildStatus(scope: Scope, s: StatusInput, now: Date): MachineUpd
 /** The status of a MachineUpdate the controller refuses to act on: the reason in the message and InPlaceUpdate, the rest kept. */
 export function refusalStatus(mu: MachineUpdateObject, message: string, now: Date): MachineUpdateStatus {
   const old = mu.status ?? {};
-  return { ...old, message, conditions: setCondition([...(old.conditions ?? [])], { type: ConditionTypes.inPlaceUpdate, status: 'False', reason: Reasons.notOwnedByPlan, message }, mu.metadata.generation, now) };
+  return {
+    ...old,
+    message,
+    conditions: setCondition(
+      [...(old.conditions ?? [])],
+      { type: ConditionTypes.inPlaceUpdate, status: 'False', reason: Reasons.notOwnedByPlan, message },
+      mu.metadata.generation,
+      now,
+    ),
+  };
 }
 
 /** An Event to record for a status transition. */
@@ -89,7 +133,8 @@ export interface StatusEvent {
 
 /** The Event a status write records: the update started, or it ended (Warning unless updated); undefined otherwise. */
 export function statusEvent(before: MachineUpdateStatus['updateStatus'], s: StatusInput): StatusEvent | undefined {
-  if (before !== s.updateStatus && isTerminal(s.updateStatus)) return { type: s.updateStatus === 'updated' ? 'Normal' : 'Warning', reason: reasonOfTerminal(s.updateStatus), message: s.message };
+  if (before !== s.updateStatus && isTerminal(s.updateStatus))
+    return { type: s.updateStatus === 'updated' ? 'Normal' : 'Warning', reason: reasonOfTerminal(s.updateStatus), message: s.message };
   if (!before && s.updateStatus) return { type: 'Normal', reason: Reasons.updating, message: s.message };
   return undefined;
 }

@@ -3,7 +3,15 @@
 // optimistic concurrency. `reconcileRestore` puts a machine's skip-remediation back once its update ended.
 import { MachineUpdates, Machines, MhcEventReasons } from '../api/index.js';
 import { Action, snapshot, type EventRecorder, type KubeClient, type Logger, type ObjectKey } from '../runtime/index.js';
-import { activeUpdateOf, confirmUnhealthy, planMachineHealthCheck, planNeedsAttention, restorePatch, type AnnotationPatch, type MachineAction } from './decide.js';
+import {
+  activeUpdateOf,
+  confirmUnhealthy,
+  planMachineHealthCheck,
+  planNeedsAttention,
+  restorePatch,
+  type AnnotationPatch,
+  type MachineAction,
+} from './decide.js';
 import { machineUpdatesScope, mhcScope, type Machine, type MachineUpdate, type MhcScope, type MhcStores } from './scope.js';
 import { conditionRecorded, recordEvents, setHealthCheckSucceededCondition, type EventWish } from './status.js';
 
@@ -88,14 +96,24 @@ function reconcileWarnings(deps: MhcDeps, scope: MhcScope, events: readonly Even
  * has it now: the decision was taken on a cache, and an update completing meanwhile must not get its machine
  * remediated. Returns false when the API server contradicted the cached view (nothing written).
  */
-async function reconcileMachine(deps: MhcDeps, scope: MhcScope, action: MachineAction, machine: Machine, cached: MachineUpdate, log: Logger): Promise<boolean> {
+async function reconcileMachine(
+  deps: MhcDeps,
+  scope: MhcScope,
+  action: MachineAction,
+  machine: Machine,
+  cached: MachineUpdate,
+  log: Logger,
+): Promise<boolean> {
   const wish = action.update?.condition;
   if (!wish) return true;
   let update = cached;
   if (wish.status === 'False' && (action.annotations || !conditionRecorded(cached, wish))) {
     const fresh = await deps.client.get<MachineUpdate>(MachineUpdates, machine.metadata.namespace, cached.metadata.name ?? '');
     if (!confirmUnhealthy(scope.mhc, machine, fresh, deps.now())) {
-      log.info({ machine: action.machine, machineUpdate: cached.metadata.name, updateStatus: fresh?.status?.updateStatus }, 'the update changed since the decision; not acting on the stale view');
+      log.info(
+        { machine: action.machine, machineUpdate: cached.metadata.name, updateStatus: fresh?.status?.updateStatus },
+        'the update changed since the decision; not acting on the stale view',
+      );
       return false;
     }
     update = fresh!;
@@ -122,7 +140,12 @@ export async function reconcileRestore(deps: MhcDeps, key: ObjectKey, log: Logge
   if (!patch) return Action.awaitChange();
   await patchMachineAnnotations(deps.client, scope.machine, patch);
   log.info({ machine: key.name }, 'in-place update ended: restored skip-remediation to its prior state');
-  deps.events.event(scope.machine, 'Normal', MhcEventReasons.skipRemediationRestored, `In-place update ended; ${Object.keys(patch).join(', ')} restored to the state before the update`);
+  deps.events.event(
+    scope.machine,
+    'Normal',
+    MhcEventReasons.skipRemediationRestored,
+    `In-place update ended; ${Object.keys(patch).join(', ')} restored to the state before the update`,
+  );
   return Action.awaitChange();
 }
 

@@ -1,7 +1,17 @@
 // Pure decisions of the MHC extension: timeouts, remediation budget, skip-remediation bookkeeping, a machine's
 // current update, and the whole per-MHC plan (which annotations to patch on which machine, which MachineUpdate
 // conditions and Events to record, when to look again). No client, no clock: the controller acts on the result.
-import { Annotations, ConditionTypes, Labels, MessageBudget, MhcEventReasons, Reasons, UpdateStatus, boundMessage, isTerminal } from '../api/index.js';
+import {
+  Annotations,
+  ConditionTypes,
+  Labels,
+  MessageBudget,
+  MhcEventReasons,
+  Reasons,
+  UpdateStatus,
+  boundMessage,
+  isTerminal,
+} from '../api/index.js';
 import { scaleIntOrPercent } from '../api/capi/index.js';
 import { InvalidDurationError, parseGoDuration } from './duration.js';
 import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
@@ -19,10 +29,20 @@ export function readTimeoutAnnotation(mhc: MachineHealthCheck): TimeoutConfig {
   if (value === undefined) return { kind: 'absent' };
   try {
     const ms = parseGoDuration(value.trim());
-    if (ms <= 0) return { kind: 'invalid', value, message: `${Annotations.inPlaceUpdateTimeout} must be a positive duration, got ${JSON.stringify(value)}` };
+    if (ms <= 0)
+      return {
+        kind: 'invalid',
+        value,
+        message: `${Annotations.inPlaceUpdateTimeout} must be a positive duration, got ${JSON.stringify(value)}`,
+      };
     return { kind: 'valid', ms };
   } catch (err) {
-    if (err instanceof InvalidDurationError) return { kind: 'invalid', value, message: `${Annotations.inPlaceUpdateTimeout}: ${err.message} (want a Go duration such as 30m or 1h30m)` };
+    if (err instanceof InvalidDurationError)
+      return {
+        kind: 'invalid',
+        value,
+        message: `${Annotations.inPlaceUpdateTimeout}: ${err.message} (want a Go duration such as 30m or 1h30m)`,
+      };
     throw err;
   }
 }
@@ -89,7 +109,8 @@ export type AnnotationPatch = Record<string, string | null>;
 export function protectPatch(annotations: Record<string, string> | undefined): AnnotationPatch | undefined {
   const a = annotations ?? {};
   const patch: AnnotationPatch = {};
-  if (a[Annotations.skipRemediationPrior] === undefined) patch[Annotations.skipRemediationPrior] = a[Annotations.skipRemediation] !== undefined ? 'true' : 'false';
+  if (a[Annotations.skipRemediationPrior] === undefined)
+    patch[Annotations.skipRemediationPrior] = a[Annotations.skipRemediation] !== undefined ? 'true' : 'false';
   if (a[Annotations.skipRemediation] === undefined) patch[Annotations.skipRemediation] = '';
   return Object.keys(patch).length ? patch : undefined;
 }
@@ -102,7 +123,8 @@ export function liftPatch(annotations: Record<string, string> | undefined, remed
   const a = annotations ?? {};
   const patch: AnnotationPatch = {};
   const priorOwned = a[Annotations.skipRemediationPrior] === 'true';
-  if (a[Annotations.skipRemediationPrior] === undefined) patch[Annotations.skipRemediationPrior] = a[Annotations.skipRemediation] !== undefined ? 'true' : 'false';
+  if (a[Annotations.skipRemediationPrior] === undefined)
+    patch[Annotations.skipRemediationPrior] = a[Annotations.skipRemediation] !== undefined ? 'true' : 'false';
   const operatorSkips = priorOwned || (a[Annotations.skipRemediationPrior] === undefined && a[Annotations.skipRemediation] !== undefined);
   if (!operatorSkips && a[Annotations.skipRemediation] !== undefined) patch[Annotations.skipRemediation] = null;
   if (remediate && !operatorSkips && a[Annotations.remediateMachine] === undefined) patch[Annotations.remediateMachine] = '';
@@ -166,7 +188,8 @@ export function currentUpdateOf(m: Machine, mine: readonly MachineUpdate[]): Mac
 }
 
 /** True when this update puts its machine in update: still running (not terminal), or failed (remediation candidate). */
-export const putsInUpdate = (u: MachineUpdate): boolean => !isTerminal(u.status?.updateStatus) || u.status?.updateStatus === UpdateStatus.failed;
+export const putsInUpdate = (u: MachineUpdate): boolean =>
+  !isTerminal(u.status?.updateStatus) || u.status?.updateStatus === UpdateStatus.failed;
 
 /** The MachineUpdate that puts a machine "in update": its current update when running or failed, else none. */
 export function activeUpdateOf(m: Machine, updates: readonly MachineUpdate[]): MachineUpdate | undefined {
@@ -190,7 +213,13 @@ export type Verdict =
   | { kind: 'failed'; message: string };
 
 /** Judges a machine in update: failed update, timed out (now ≥ start + timeout), or within its timeout. */
-export function judge(m: Machine, u: MachineUpdate, inPlaceMs: number, nodeStartupTimeoutSeconds: number | undefined, nowMs: number): Verdict {
+export function judge(
+  m: Machine,
+  u: MachineUpdate,
+  inPlaceMs: number,
+  nodeStartupTimeoutSeconds: number | undefined,
+  nowMs: number,
+): Verdict {
   if (u.status?.updateStatus === UpdateStatus.failed) return { kind: 'failed', message: u.status.message ?? 'the in-place update failed' };
   const timeoutMs = updateTimeoutMs(inPlaceMs, nodeStartupTimeoutSeconds, isNodeInitialized(m));
   const start = updateStartMs(m, u) ?? nowMs;
@@ -231,27 +260,59 @@ export const MAX_REQUEUE_MS = 3_600_000;
 /** How long to wait for a deadline `deadlineMs` seen at `nowMs`: until it, at least 1 ms, at most MAX_REQUEUE_MS. */
 const requeueUntil = (deadlineMs: number, nowMs: number): number => Math.min(MAX_REQUEUE_MS, Math.max(1, Math.ceil(deadlineMs - nowMs)));
 
-const hasFalseHealthCheck = (m: Machine): boolean => (m.status?.conditions ?? []).some((c) => c.type === ConditionTypes.healthCheckSucceeded && c.status === 'False');
+const hasFalseHealthCheck = (m: Machine): boolean =>
+  (m.status?.conditions ?? []).some((c) => c.type === ConditionTypes.healthCheckSucceeded && c.status === 'False');
 
 /**
  * Decides, for one MHC and the machines it selects, what to do about every machine in update: protect it while
  * within its timeout; once timed out or failed, lift the protection and trigger remediation if the budget allows
  * (candidates in deterministic order: earliest expiry first, then name); and when to look again.
  */
-export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readonly Machine[], updates: readonly MachineUpdate[], nowMs: number): MhcPlan {
+export function planMachineHealthCheck(
+  mhc: MachineHealthCheck,
+  selected: readonly Machine[],
+  updates: readonly MachineUpdate[],
+  nowMs: number,
+): MhcPlan {
   const mhcName = mhc.metadata.name ?? '';
   const timeout = readTimeoutAnnotation(mhc);
   if (timeout.kind === 'absent') return { ignored: true, mhcEvents: [], actions: [] };
   if (timeout.kind === 'invalid') {
-    return { ignored: true, mhcEvents: [{ on: 'MachineHealthCheck', name: mhcName, type: 'Warning', reason: MhcEventReasons.invalidInPlaceUpdateTimeout, message: `${timeout.message}; the MHC extension ignores this MachineHealthCheck` }], actions: [] };
+    return {
+      ignored: true,
+      mhcEvents: [
+        {
+          on: 'MachineHealthCheck',
+          name: mhcName,
+          type: 'Warning',
+          reason: MhcEventReasons.invalidInPlaceUpdateTimeout,
+          message: `${timeout.message}; the MHC extension ignores this MachineHealthCheck`,
+        },
+      ],
+      actions: [],
+    };
   }
-  const machines = selected.filter((m) => !m.metadata.deletionTimestamp).sort((a, b) => byName(a.metadata.name ?? '', b.metadata.name ?? ''));
+  const machines = selected
+    .filter((m) => !m.metadata.deletionTimestamp)
+    .sort((a, b) => byName(a.metadata.name ?? '', b.metadata.name ?? ''));
   let window: RemediationWindow;
   try {
     window = remediationWindow(mhc, machines.length);
   } catch (err) {
     if (!(err instanceof InvalidTriggerError)) throw err;
-    return { ignored: true, mhcEvents: [{ on: 'MachineHealthCheck', name: mhcName, type: 'Warning', reason: MhcEventReasons.invalidRemediationTrigger, message: `${err.message}; the MHC extension ignores this MachineHealthCheck` }], actions: [] };
+    return {
+      ignored: true,
+      mhcEvents: [
+        {
+          on: 'MachineHealthCheck',
+          name: mhcName,
+          type: 'Warning',
+          reason: MhcEventReasons.invalidRemediationTrigger,
+          message: `${err.message}; the MHC extension ignores this MachineHealthCheck`,
+        },
+      ],
+      actions: [],
+    };
   }
 
   const nodeStartup = mhc.spec.checks?.nodeStartupTimeoutSeconds;
@@ -263,14 +324,18 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
   });
   // Unhealthy: judged so by CAPI's MHC, marked for remediation, or judged so here; in-update machines count too.
   const unhealthy = new Set<string>();
-  for (const m of machines) if (hasFalseHealthCheck(m) || m.metadata.annotations?.[Annotations.remediateMachine] !== undefined) unhealthy.add(m.metadata.name ?? '');
+  for (const m of machines)
+    if (hasFalseHealthCheck(m) || m.metadata.annotations?.[Annotations.remediateMachine] !== undefined)
+      unhealthy.add(m.metadata.name ?? '');
   for (const j of judged) if (j.verdict.kind !== 'within') unhealthy.add(j.m.metadata.name ?? '');
   const inUpdateHealthy = new Set(judged.map((j) => j.m.metadata.name ?? '').filter((n) => !unhealthy.has(n)));
 
   const actions: MachineAction[] = [];
   let nextDeadlineMs: number | undefined;
   const order = (v: Verdict): number => (v.kind === 'failed' ? -Infinity : v.expiresAtMs);
-  for (const { m, u, verdict } of [...judged].sort((a, b) => order(a.verdict) - order(b.verdict) || byName(a.m.metadata.name ?? '', b.m.metadata.name ?? ''))) {
+  for (const { m, u, verdict } of [...judged].sort(
+    (a, b) => order(a.verdict) - order(b.verdict) || byName(a.m.metadata.name ?? '', b.m.metadata.name ?? ''),
+  )) {
     const name = m.metadata.name ?? '';
     const uName = u.metadata.name ?? '';
     if (verdict.kind === 'within') {
@@ -279,21 +344,60 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
       actions.push({
         machine: name,
         ...(patch ? { annotations: patch } : {}),
-        update: { name: uName, condition: { type: ConditionTypes.healthCheckSucceeded, status: 'True', reason: Reasons.withinInPlaceUpdateTimeout, message: `In-place update within its ${fmtDuration(verdict.timeoutMs)} timeout (until ${new Date(verdict.expiresAtMs).toISOString()}); remediation skipped by MachineHealthCheck ${mhcName}` } },
+        update: {
+          name: uName,
+          condition: {
+            type: ConditionTypes.healthCheckSucceeded,
+            status: 'True',
+            reason: Reasons.withinInPlaceUpdateTimeout,
+            message: `In-place update within its ${fmtDuration(verdict.timeoutMs)} timeout (until ${new Date(verdict.expiresAtMs).toISOString()}); remediation skipped by MachineHealthCheck ${mhcName}`,
+          },
+        },
         eventsOnChange: [],
-        eventsOnPatch: patch?.[Annotations.skipRemediation] !== undefined ? [{ on: 'Machine', name, type: 'Normal', reason: MhcEventReasons.skipRemediationSet, message: `In-place update in progress (MachineUpdate ${uName}); remediation skipped until ${new Date(verdict.expiresAtMs).toISOString()}` }] : [],
+        eventsOnPatch:
+          patch?.[Annotations.skipRemediation] !== undefined
+            ? [
+                {
+                  on: 'Machine',
+                  name,
+                  type: 'Normal',
+                  reason: MhcEventReasons.skipRemediationSet,
+                  message: `In-place update in progress (MachineUpdate ${uName}); remediation skipped until ${new Date(verdict.expiresAtMs).toISOString()}`,
+                },
+              ]
+            : [],
       });
       continue;
     }
     const reason = verdict.kind === 'failed' ? Reasons.inPlaceUpdateFailed : Reasons.inPlaceUpdateTimedOut;
     // The failure text comes from an updater: bounded so the condition and the Events stay within their limits.
-    const what = verdict.kind === 'failed' ? `In-place update failed: ${boundMessage(verdict.message, MessageBudget.status)}` : `In-place update exceeded its ${fmtDuration(verdict.timeoutMs)} timeout`;
+    const what =
+      verdict.kind === 'failed'
+        ? `In-place update failed: ${boundMessage(verdict.message, MessageBudget.status)}`
+        : `In-place update exceeded its ${fmtDuration(verdict.timeoutMs)} timeout`;
     if (operatorSkipsRemediation(m.metadata.annotations)) {
       const patch = liftPatch(m.metadata.annotations, false);
       actions.push({
-        machine: name, ...(patch ? { annotations: patch } : {}),
-        update: { name: uName, condition: { type: ConditionTypes.healthCheckSucceeded, status: 'False', reason, message: `${what}; not remediated: the machine carried ${Annotations.skipRemediation} before the update` } },
-        eventsOnChange: [{ on: 'Machine', name, type: 'Warning', reason, message: `${what}; not remediated because the machine carried ${Annotations.skipRemediation} before the update` }],
+        machine: name,
+        ...(patch ? { annotations: patch } : {}),
+        update: {
+          name: uName,
+          condition: {
+            type: ConditionTypes.healthCheckSucceeded,
+            status: 'False',
+            reason,
+            message: `${what}; not remediated: the machine carried ${Annotations.skipRemediation} before the update`,
+          },
+        },
+        eventsOnChange: [
+          {
+            on: 'Machine',
+            name,
+            type: 'Warning',
+            reason,
+            message: `${what}; not remediated because the machine carried ${Annotations.skipRemediation} before the update`,
+          },
+        ],
         eventsOnPatch: [],
       });
       continue;
@@ -301,9 +405,19 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
     if (m.metadata.annotations?.[Annotations.remediateMachine] !== undefined) {
       const patch = liftPatch(m.metadata.annotations, true);
       actions.push({
-        machine: name, ...(patch ? { annotations: patch } : {}),
-        update: { name: uName, condition: { type: ConditionTypes.healthCheckSucceeded, status: 'False', reason, message: `${what}; remediation triggered (${Annotations.remediateMachine})` } },
-        eventsOnChange: [], eventsOnPatch: [],
+        machine: name,
+        ...(patch ? { annotations: patch } : {}),
+        update: {
+          name: uName,
+          condition: {
+            type: ConditionTypes.healthCheckSucceeded,
+            status: 'False',
+            reason,
+            message: `${what}; remediation triggered (${Annotations.remediateMachine})`,
+          },
+        },
+        eventsOnChange: [],
+        eventsOnPatch: [],
       });
       continue;
     }
@@ -313,10 +427,27 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
     if (count > 0 && !belowMin) {
       const patch = liftPatch(m.metadata.annotations, true);
       actions.push({
-        machine: name, ...(patch ? { annotations: patch } : {}),
-        update: { name: uName, condition: { type: ConditionTypes.healthCheckSucceeded, status: 'False', reason, message: `${what}; remediation triggered (${Annotations.remediateMachine})` } },
+        machine: name,
+        ...(patch ? { annotations: patch } : {}),
+        update: {
+          name: uName,
+          condition: {
+            type: ConditionTypes.healthCheckSucceeded,
+            status: 'False',
+            reason,
+            message: `${what}; remediation triggered (${Annotations.remediateMachine})`,
+          },
+        },
         eventsOnChange: [],
-        eventsOnPatch: [{ on: 'Machine', name, type: 'Warning', reason: Reasons.remediationTriggered, message: `${what} (MachineUpdate ${uName}); set ${Annotations.remediateMachine} for MachineHealthCheck ${mhcName}` }],
+        eventsOnPatch: [
+          {
+            on: 'Machine',
+            name,
+            type: 'Warning',
+            reason: Reasons.remediationTriggered,
+            message: `${what} (MachineUpdate ${uName}); set ${Annotations.remediateMachine} for MachineHealthCheck ${mhcName}`,
+          },
+        ],
       });
     } else {
       const patch = liftPatch(m.metadata.annotations, false);
@@ -324,14 +455,30 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
         ? `${unhealthy.size + inUpdateHealthy.size} unhealthy or in-update machines is below unhealthyInRange minimum ${window.min}`
         : `remediation budget exhausted: maxAllowedUnhealthy ${window.max} − other unhealthy ${others(unhealthy)} − other in-update ${others(inUpdateHealthy)} = ${count}`;
       actions.push({
-        machine: name, ...(patch ? { annotations: patch } : {}),
-        update: { name: uName, condition: { type: ConditionTypes.healthCheckSucceeded, status: 'False', reason, message: `${what}; remediation blocked (${why})` } },
-        eventsOnChange: [{ on: 'Machine', name, type: 'Warning', reason: Reasons.remediationBlocked, message: `${what} (MachineUpdate ${uName}); ${why}` }],
+        machine: name,
+        ...(patch ? { annotations: patch } : {}),
+        update: {
+          name: uName,
+          condition: {
+            type: ConditionTypes.healthCheckSucceeded,
+            status: 'False',
+            reason,
+            message: `${what}; remediation blocked (${why})`,
+          },
+        },
+        eventsOnChange: [
+          { on: 'Machine', name, type: 'Warning', reason: Reasons.remediationBlocked, message: `${what} (MachineUpdate ${uName}); ${why}` },
+        ],
         eventsOnPatch: [],
       });
     }
   }
-  return { ignored: false, mhcEvents: [], actions, ...(nextDeadlineMs !== undefined ? { requeueAfterMs: requeueUntil(nextDeadlineMs, nowMs) } : {}) };
+  return {
+    ignored: false,
+    mhcEvents: [],
+    actions,
+    ...(nextDeadlineMs !== undefined ? { requeueAfterMs: requeueUntil(nextDeadlineMs, nowMs) } : {}),
+  };
 }
 
 /**
@@ -341,8 +488,12 @@ export function planMachineHealthCheck(mhc: MachineHealthCheck, selected: readon
  * timed-out and failed machines always can (they move the remediation budget).
  */
 export function machineNeedsPass(mhc: MachineHealthCheck, m: Machine, mine: readonly MachineUpdate[], nowMs: number): boolean {
-  if (m.metadata.deletionTimestamp || hasFalseHealthCheck(m) || m.metadata.annotations?.[Annotations.remediateMachine] !== undefined) return true;
-  const u = currentUpdateOf(m, mine.filter((x) => !x.metadata.deletionTimestamp));
+  if (m.metadata.deletionTimestamp || hasFalseHealthCheck(m) || m.metadata.annotations?.[Annotations.remediateMachine] !== undefined)
+    return true;
+  const u = currentUpdateOf(
+    m,
+    mine.filter((x) => !x.metadata.deletionTimestamp),
+  );
   if (!u || !putsInUpdate(u)) return false;
   const p = planMachineHealthCheck(mhc, [m], [u], nowMs);
   const a = p.actions[0];
@@ -354,7 +505,8 @@ export function machineNeedsPass(mhc: MachineHealthCheck, m: Machine, mine: read
 }
 
 /** True when a pass left a machine timed out or failed (its remediation may be blocked by the budget, which any event can free). */
-export const planNeedsAttention = (p: MhcPlan): boolean => p.actions.some((a) => a.update !== undefined && a.update.condition.status !== 'True');
+export const planNeedsAttention = (p: MhcPlan): boolean =>
+  p.actions.some((a) => a.update !== undefined && a.update.condition.status !== 'True');
 
 /**
  * Confirms, on the MachineUpdate as the API server has it now (`fresh`, undefined when gone), a verdict taken on a

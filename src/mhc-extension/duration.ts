@@ -2,13 +2,16 @@
 
 /** Thrown for a string that is not a Go duration. */
 export class InvalidDurationError extends Error {
-  constructor(readonly value: string, why: string) {
+  constructor(
+    readonly value: string,
+    why: string,
+  ) {
     super(`parse duration ${JSON.stringify(value)}: ${why}`);
     this.name = 'InvalidDurationError';
   }
 }
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Parses a Go duration (`30m`, `1h30m`, `90s`, `1.5h`, `-2s`, `0`) into milliseconds. */
 export function parseGoDuration(value: string): number {

@@ -26,7 +26,10 @@ export interface MhcExtensionOptions {
   now?: () => number;
 }
 
-const keyOf = (o: { metadata: { namespace?: string; name?: string } }): ObjectKey => ({ ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name: o.metadata.name ?? '' });
+const keyOf = (o: { metadata: { namespace?: string; name?: string } }): ObjectKey => ({
+  ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+  name: o.metadata.name ?? '',
+});
 
 /** Registers the extension's controllers with the manager. */
 function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
@@ -49,7 +52,8 @@ function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
       .map(keyOf);
   };
 
-  mgr.controller(CONTROLLER_NAME)
+  mgr
+    .controller(CONTROLLER_NAME)
     .for(MachineHealthChecks)
     .watches<Machine>(Machines, mhcsToPass)
     .watches<MachineUpdate>(MachineUpdates, (u) => mhcsToPass(stores.machines.peek(u.metadata.namespace, machineOfUpdate(u))))
@@ -59,7 +63,8 @@ function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
     .withCooldown((_wallMs, cpuMs) => Math.min(2 * cpuMs, 1000))
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
 
-  mgr.controller(RESTORE_CONTROLLER_NAME)
+  mgr
+    .controller(RESTORE_CONTROLLER_NAME)
     .for(Machines)
     .watches<MachineUpdate>(MachineUpdates, (u) => {
       const name = machineOfUpdate(u);

@@ -4,7 +4,16 @@
 import { Labels, type KubeObject, type MachineUpdate as MachineUpdateBody } from '../api/index.js';
 import type { Machine, MachineHealthCheck } from '../api/capi/index.js';
 import { toLabelValue } from '../contract/index.js';
-import { LabelSelectorError, formatLabelSelector, matchesRequirements, parseSelector, type LabelRequirement, type LabelSelector, type ObjectKey, type Store } from '../runtime/index.js';
+import {
+  LabelSelectorError,
+  formatLabelSelector,
+  matchesRequirements,
+  parseSelector,
+  type LabelRequirement,
+  type LabelSelector,
+  type ObjectKey,
+  type Store,
+} from '../runtime/index.js';
 
 export type { Machine, MachineHealthCheck } from '../api/capi/index.js';
 
@@ -32,7 +41,12 @@ export interface MhcScope {
 export function mhcScope(stores: MhcStores, key: ObjectKey, nowMs: number): MhcScope | undefined {
   const mhc = stores.mhcs.peek(key.namespace, key.name);
   if (!mhc || mhc.metadata.deletionTimestamp) return undefined;
-  return { mhc, machines: stores.machines.list(key.namespace).filter((m) => selects(mhc, m)), updates: stores.updates.list(key.namespace), nowMs };
+  return {
+    mhc,
+    machines: stores.machines.list(key.namespace).filter((m) => selects(mhc, m)),
+    updates: stores.updates.list(key.namespace),
+    nowMs,
+  };
 }
 
 /** What the restore of one machine's skip-remediation decides on: the machine and its MachineUpdates. */

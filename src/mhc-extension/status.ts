@@ -35,8 +35,12 @@ export function conditionRecorded(u: MachineUpdate, wish: ConditionWish): boolea
 
 /** Sets the extension's HealthCheckSucceeded verdict on a (mutable) MachineUpdate; other conditions are kept. */
 export function setHealthCheckSucceededCondition(u: MachineUpdate, wish: ConditionWish, now: Date): void {
-  if (wish.type !== ConditionTypes.healthCheckSucceeded) throw new Error(`the MHC extension sets only ${ConditionTypes.healthCheckSucceeded}, not ${wish.type}`);
-  u.status = { ...(u.status ?? {}), conditions: setCondition(u.status?.conditions, wish, u.metadata.generation, now) } as MachineUpdate['status'];
+  if (wish.type !== ConditionTypes.healthCheckSucceeded)
+    throw new Error(`the MHC extension sets only ${ConditionTypes.healthCheckSucceeded}, not ${wish.type}`);
+  u.status = {
+    ...(u.status ?? {}),
+    conditions: setCondition(u.status?.conditions, wish, u.metadata.generation, now),
+  } as MachineUpdate['status'];
 }
 
 /** Records the Events meant for `on` (a Machine's or the MHC's own) against that object. */

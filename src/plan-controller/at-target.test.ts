@@ -5,11 +5,31 @@ import { machinesAtTarget } from './at-target.js';
 import { decidePlan } from './decide.js';
 import { NOW, cpDone, machine, md, mu, plan, snapshot, target, versionUpdater } from './testkit.js';
 
-const mdAt = (n: number, atTarget: number): KubeObject[] => Array.from({ length: n }, (_, i) => machine(`cluster1-md-0-${i}`, { md: 'cluster1-md-0', version: i < atTarget ? 'v1.30.1' : 'v1.30.0' }));
-const started = { finalizers: ['inplace.cluster.x-k8s.io/plan'], status: { updateStatus: 'updating' as const, startTime: '2026-01-01T00:00:30Z' } };
-const infraUpdater = versionUpdater({ name: 'os', responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'v2' }] });
-const withInfra = (m: KubeObject): KubeObject => ({ ...m, spec: { ...(m['spec'] as object), infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachine', name: `${m.metadata.name}-infra` } } });
-const infra = (name: string, image: string): KubeObject => ({ apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2', kind: 'DevMachine', metadata: { name, namespace: 'fleet-a' }, spec: { image } });
+const mdAt = (n: number, atTarget: number): KubeObject[] =>
+  Array.from({ length: n }, (_, i) =>
+    machine(`cluster1-md-0-${i}`, { md: 'cluster1-md-0', version: i < atTarget ? 'v1.30.1' : 'v1.30.0' }),
+  );
+const started = {
+  finalizers: ['inplace.cluster.x-k8s.io/plan'],
+  status: { updateStatus: 'updating' as const, startTime: '2026-01-01T00:00:30Z' },
+};
+const infraUpdater = versionUpdater({
+  name: 'os',
+  responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'v2' }],
+});
+const withInfra = (m: KubeObject): KubeObject => ({
+  ...m,
+  spec: {
+    ...(m['spec'] as object),
+    infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachine', name: `${m.metadata.name}-infra` },
+  },
+});
+const infra = (name: string, image: string): KubeObject => ({
+  apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+  kind: 'DevMachine',
+  metadata: { name, namespace: 'fleet-a' },
+  spec: { image },
+});
 
 describe('plan-controller machines at target', () => {
   describe('machinesAtTarget', () => {
@@ -23,22 +43,36 @@ describe('plan-controller machines at target', () => {
       expect(machinesAtTarget(p, ms, () => undefined, new Set(['cluster1-md-0-0']))).to.deep.equal(['cluster1-md-0-1']);
     });
     it('never skips a target with an updater that declares no value (its effect cannot be verified)', () => {
-      const p = plan({ cp: null, mds: [target('cluster1-md-0', 2, [versionUpdater(), versionUpdater({ name: 'reboot', sequence: 2, responsibilities: [] })])] });
+      const p = plan({
+        cp: null,
+        mds: [target('cluster1-md-0', 2, [versionUpdater(), versionUpdater({ name: 'reboot', sequence: 2, responsibilities: [] })])],
+      });
       expect(machinesAtTarget(p, mdAt(3, 3), () => undefined)).to.deep.equal([]);
     });
     it('reads InfraMachine values through the lookup; an object it does not know holds nothing', () => {
       const p = plan({ cp: null, mds: [target('cluster1-md-0', 2, [versionUpdater(), infraUpdater])] });
       const ms = mdAt(3, 3).map(withInfra);
-      const objs = new Map([['cluster1-md-0-0-infra', infra('cluster1-md-0-0-infra', 'v2')], ['cluster1-md-0-1-infra', infra('cluster1-md-0-1-infra', 'v1')]]);
+      const objs = new Map([
+        ['cluster1-md-0-0-infra', infra('cluster1-md-0-0-infra', 'v2')],
+        ['cluster1-md-0-1-infra', infra('cluster1-md-0-1-infra', 'v1')],
+      ]);
       expect(machinesAtTarget(p, ms, (_ns, ref) => objs.get(ref.name))).to.deep.equal(['cluster1-md-0-0']);
     });
   });
 
   describe('decidePlan', () => {
     const snap = (o: { paused?: boolean; rerun?: boolean; status?: typeof started.status; at?: string[] } = {}) => {
-      const p = plan({ cp: null, mds: [target('cluster1-md-0', 2)], ...(o.paused ? { paused: true } : {}), ...(o.status ? { finalizers: started.finalizers, status: o.status } : {}) });
+      const p = plan({
+        cp: null,
+        mds: [target('cluster1-md-0', 2)],
+        ...(o.paused ? { paused: true } : {}),
+        ...(o.status ? { finalizers: started.finalizers, status: o.status } : {}),
+      });
       if (o.rerun) p.spec.rerunMachinesAtTarget = true;
-      return { ...snapshot({ plan: p, mds: [md('cluster1-md-0', { maxUnavailable: 1 })], machines: [...cpDone(), ...mdAt(3, 2)] }), atTarget: o.at ?? ['cluster1-md-0-0', 'cluster1-md-0-1'] };
+      return {
+        ...snapshot({ plan: p, mds: [md('cluster1-md-0', { maxUnavailable: 1 })], machines: [...cpDone(), ...mdAt(3, 2)] }),
+        atTarget: o.at ?? ['cluster1-md-0-0', 'cluster1-md-0-1'],
+      };
     };
 
     it('counts machines at target as updated without starting them, and says so', () => {
@@ -55,13 +89,22 @@ describe('plan-controller machines at target', () => {
       expect(d.create).to.deep.equal([]);
       expect(d.label).to.deep.equal([]);
       expect(d.status.updateStatus).to.equal('updated');
-      expect(d.status.conditions?.find((c) => c.type === 'Ready')).to.include({ status: 'True', reason: Reasons.updated, message: '3/3 machines updated (3 already at target: no updater ran)' });
-      expect(d.status.conditions?.find((c) => c.type === 'MachineDeploymentUpdate')?.message).to.equal('cluster1-md-0: 3/3 updated (3 already at target)');
+      expect(d.status.conditions?.find((c) => c.type === 'Ready')).to.include({
+        status: 'True',
+        reason: Reasons.updated,
+        message: '3/3 machines updated (3 already at target: no updater ran)',
+      });
+      expect(d.status.conditions?.find((c) => c.type === 'MachineDeploymentUpdate')?.message).to.equal(
+        'cluster1-md-0: 3/3 updated (3 already at target)',
+      );
     });
 
     it('the event is recorded once: a later reconcile with the same count adds none', () => {
       const first = decidePlan(snap());
-      const again = decidePlan({ ...snap({ status: { ...first.status, updateStatus: 'updating' } as typeof started.status }), machineUpdates: [mu('cluster1-md-0-2', 'updating')] });
+      const again = decidePlan({
+        ...snap({ status: { ...first.status, updateStatus: 'updating' } as typeof started.status }),
+        machineUpdates: [mu('cluster1-md-0-2', 'updating')],
+      });
       expect(again.events.filter((e) => e.reason === PlanEventReasons.alreadyAtTarget)).to.deep.equal([]);
       expect(again.status.targets?.[0]).to.include({ updated: 2, skipped: 2 });
     });
@@ -85,4 +128,3 @@ describe('plan-controller machines at target', () => {
     });
   });
 });
-

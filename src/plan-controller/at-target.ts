@@ -13,11 +13,15 @@ import { JSON_POINTER, targetsOf } from './validate.js';
 export type RefLookup = (namespace: string, ref: ContractRef) => KubeObject | undefined;
 
 /** The responsibilities of a target per selectResource, or undefined when the target cannot be at target by values. */
-export function targetValues(updaters: readonly PlanUpdater[] | undefined): Map<Responsibility['selectResource'], PointerValue[]> | undefined {
+export function targetValues(
+  updaters: readonly PlanUpdater[] | undefined,
+): Map<Responsibility['selectResource'], PointerValue[]> | undefined {
   if (!Array.isArray(updaters) || updaters.length === 0) return undefined;
   const out = new Map<Responsibility['selectResource'], PointerValue[]>();
   for (const u of updaters) {
-    const resps = Array.isArray(u.responsibilities) ? u.responsibilities.filter((r: Responsibility) => typeof r.path === 'string' && JSON_POINTER.test(r.path) && r.value !== undefined) : [];
+    const resps = Array.isArray(u.responsibilities)
+      ? u.responsibilities.filter((r: Responsibility) => typeof r.path === 'string' && JSON_POINTER.test(r.path) && r.value !== undefined)
+      : [];
     // An updater that declares no value does something values cannot show (a reboot, a manual step): never skipped.
     if (resps.length === 0) return undefined;
     for (const r of resps) {
@@ -30,7 +34,11 @@ export function targetValues(updaters: readonly PlanUpdater[] | undefined): Map<
 }
 
 /** True when every value of `values` is held by the machine's objects (an object that cannot be looked up holds none). */
-export function machineAtTarget(m: KubeObject, values: ReadonlyMap<Responsibility['selectResource'], PointerValue[]>, lookup: RefLookup): boolean {
+export function machineAtTarget(
+  m: KubeObject,
+  values: ReadonlyMap<Responsibility['selectResource'], PointerValue[]>,
+  lookup: RefLookup,
+): boolean {
   const ns = m.metadata.namespace ?? '';
   for (const [sel, items] of values) {
     let obj: KubeObject | undefined;
@@ -50,7 +58,10 @@ export function referencedKinds(plan: InPlaceUpdatePlan, machines: readonly Kube
   for (const t of targetsOf(plan)) for (const sel of targetValues(t.target?.updaters)?.keys() ?? []) sels.add(sel);
   const kinds = new Map<string, ContractRef>();
   for (const m of machines) {
-    for (const ref of [sels.has('InfraMachine') ? machineInfraRef(m) : undefined, sels.has('BootstrapConfig') ? machineBootstrapRef(m) : undefined]) {
+    for (const ref of [
+      sels.has('InfraMachine') ? machineInfraRef(m) : undefined,
+      sels.has('BootstrapConfig') ? machineBootstrapRef(m) : undefined,
+    ]) {
       if (ref) kinds.set(`${ref.apiGroup}/${ref.kind}`, ref);
     }
   }
@@ -61,7 +72,12 @@ export function referencedKinds(plan: InPlaceUpdatePlan, machines: readonly Kube
  * Names of the current machines of the plan's targets that are already at target (sorted). `exclude` are machines the
  * plan already has a MachineUpdate for (their record decides, not their objects).
  */
-export function machinesAtTarget(plan: InPlaceUpdatePlan, machines: readonly KubeObject[], lookup: RefLookup, exclude: ReadonlySet<string> = new Set()): string[] {
+export function machinesAtTarget(
+  plan: InPlaceUpdatePlan,
+  machines: readonly KubeObject[],
+  lookup: RefLookup,
+  exclude: ReadonlySet<string> = new Set(),
+): string[] {
   const byTarget = machinesByTarget(plan.spec.clusterName, machines);
   const out: string[] = [];
   for (const t of targetsOf(plan)) {

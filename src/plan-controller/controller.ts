@@ -90,22 +90,34 @@ export interface PlanSetupOptions {
 
 const keyOfPlan = (ns: string, name: string): string => `${ns}/${name}`;
 
-
 /** Keys of the plans of `clusterName` in `namespace`. */
-function plansOfCluster(plans: Store<InPlaceUpdatePlan & KubeObject>, namespace: string | undefined, clusterName: string | undefined): ObjectKey[] {
+function plansOfCluster(
+  plans: Store<InPlaceUpdatePlan & KubeObject>,
+  namespace: string | undefined,
+  clusterName: string | undefined,
+): ObjectKey[] {
   if (!namespace || !clusterName) return [];
-  return plans.list(namespace).filter((p) => p.spec?.clusterName === clusterName).map((p) => ({ namespace, name: p.metadata.name! }));
+  return plans
+    .list(namespace)
+    .filter((p) => p.spec?.clusterName === clusterName)
+    .map((p) => ({ namespace, name: p.metadata.name! }));
 }
 
 /** Maps a CAPI object to the plans of its cluster (by its cluster-name label). */
-const byClusterOf = (deps: Pick<Deps, 'plans'>) => (o: KubeObject): ObjectKey[] => plansOfCluster(deps.plans, o.metadata.namespace, clusterLabel(o));
+const byClusterOf =
+  (deps: Pick<Deps, 'plans'>) =>
+  (o: KubeObject): ObjectKey[] =>
+    plansOfCluster(deps.plans, o.metadata.namespace, clusterLabel(o));
 
 /** Registers the plan controller with the manager. */
 export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): Controller {
   const plans = mgr.informer<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans).store;
   const holder: { ctrl?: Controller } = {};
   const deps: Deps = {
-    mgr, client: mgr.client, ctrl: () => holder.ctrl!, plans,
+    mgr,
+    client: mgr.client,
+    ctrl: () => holder.ctrl!,
+    plans,
     machineUpdates: mgr.informer<MachineUpdate & KubeObject>(MachineUpdates).store,
     machines: mgr.informer(Machines).store,
     machineDeployments: mgr.informer(MachineDeployments).store,
@@ -160,14 +172,20 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   await reconcileSurge(deps, latest, d, log);
   latest = await reconcileStatus(deps, latest, d);
   recordEvents(deps, latest, d);
-  if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d)) return Action.requeue(INVALID_RECHECK_MS);
+  if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d))
+    return Action.requeue(INVALID_RECHECK_MS);
   return Action.awaitChange();
 }
 
 /** The plan controller's ScopeReader: the informer stores, and for kinds named at run time discovery plus a watch. */
 function storeReader(deps: Deps): ScopeReader {
-  const mapToNamespacePlans = (o: KubeObject): ObjectKey[] => deps.plans.list(o.metadata.namespace).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
-  const controlPlanePlans = (cp: KubeObject): ObjectKey[] => deps.plans.list(cp.metadata.namespace).filter((p) => p.spec?.controlPlane?.name === cp.metadata.name).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
+  const mapToNamespacePlans = (o: KubeObject): ObjectKey[] =>
+    deps.plans.list(o.metadata.namespace).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
+  const controlPlanePlans = (cp: KubeObject): ObjectKey[] =>
+    deps.plans
+      .list(cp.metadata.namespace)
+      .filter((p) => p.spec?.controlPlane?.name === cp.metadata.name)
+      .map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
   return {
     now: () => toKubeTime(new Date()),
     cluster: async (ns, name) => deps.clusters.peek(ns, name),
@@ -184,9 +202,16 @@ function storeReader(deps: Deps): ScopeReader {
         return { notServed: (err as Error).message };
       }
       // A kind the plan controller may not list must not block the worker: the plan reports it instead of hanging.
-      if (!(await withTimeout(deps.ctrl().watch(res, purpose === 'controlPlane' ? controlPlanePlans : mapToNamespacePlans), CONTROL_PLANE_SYNC_MS))) {
+      if (
+        !(await withTimeout(
+          deps.ctrl().watch(res, purpose === 'controlPlane' ? controlPlanePlans : mapToNamespacePlans),
+          CONTROL_PLANE_SYNC_MS,
+        ))
+      ) {
         const hint = purpose === 'controlPlane' ? "is it in the plan controller's provider list?" : 'is it granted to the plan controller?';
-        return { unreadable: `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (${hint} see docs/operations.md)` };
+        return {
+          unreadable: `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (${hint} see docs/operations.md)`,
+        };
       }
       const object = deps.mgr.informer(res).store.peek(ns, name);
       return object ? { object } : {};
@@ -202,7 +227,12 @@ async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): 
   snap.machineUpdates = withExpectations(deps, keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? ''), snap.machineUpdates);
   if (deps.writePolicy) snap.writePolicy = deps.writePolicy;
   if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
-    snap.atTarget = machinesAtTarget(plan, snap.machines, await refLookup(deps, plan, snap.machines, byClusterOf(deps)), new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)));
+    snap.atTarget = machinesAtTarget(
+      plan,
+      snap.machines,
+      await refLookup(deps, plan, snap.machines, byClusterOf(deps)),
+      new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
+    );
   }
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;
@@ -220,9 +250,15 @@ async function prestartFor(deps: Deps, snap: PlanSnapshot): Promise<PrestartResu
   const generation = plan.metadata?.generation ?? 0;
   const cached = deps.prestart.get(key);
   const fresh = cached && cached.uid === uid && cached.generation === generation ? cached : undefined;
-  const started = snap.machineUpdates.length > 0 || !!plan.status?.startTime || !!plan.metadata?.deletionTimestamp || plan.spec.updatePhase === UpdatePhase.aborting || isTerminal(plan.status?.updateStatus);
+  const started =
+    snap.machineUpdates.length > 0 ||
+    !!plan.status?.startTime ||
+    !!plan.metadata?.deletionTimestamp ||
+    plan.spec.updatePhase === UpdatePhase.aborting ||
+    isTerminal(plan.status?.updateStatus);
   if (started || !snap.cluster) return fresh?.result;
-  const passed = fresh && fresh.result.schemaProblems.length === 0 && (fresh.result.uncovered.length === 0 || plan.spec.acceptUncoveredChanges === true);
+  const passed =
+    fresh && fresh.result.schemaProblems.length === 0 && (fresh.result.uncovered.length === 0 || plan.spec.acceptUncoveredChanges === true);
   if (fresh && (passed || Date.now() - fresh.at < PRESTART_RECHECK_MS)) return fresh.result;
   const result = await prestartCheck(deps.client, snap);
   deps.prestart.set(key, { uid, generation, at: Date.now(), result });
@@ -237,7 +273,12 @@ const REF_KIND_RETRY_MS = 60_000;
  * (watched at run time, like templates). A kind that is not served or cannot be listed makes its machines "not at
  * target": their updaters run, as before this check existed.
  */
-async function refLookup(deps: Deps, plan: InPlaceUpdatePlan, machines: readonly KubeObject[], mapper: (o: KubeObject) => ObjectKey[]): Promise<RefLookup> {
+async function refLookup(
+  deps: Deps,
+  plan: InPlaceUpdatePlan,
+  machines: readonly KubeObject[],
+  mapper: (o: KubeObject) => ObjectKey[],
+): Promise<RefLookup> {
   const stores = new Map<string, Store>();
   for (const ref of referencedKinds(plan, machines)) {
     const key = `${ref.kind}.${ref.apiGroup}`;
@@ -299,13 +340,25 @@ export async function reconcileSupersede(deps: Deps, plan: InPlaceUpdatePlan & K
   const ns = plan.metadata.namespace ?? '';
   const name = plan.metadata.name ?? '';
   for (const other of d.supersede) {
-    await ignoreNotFound(deps.client.patch(InPlaceUpdatePlans, ns, other, { metadata: { annotations: { [PlanAnnotations.supersededBy]: name } }, spec: { updatePhase: UpdatePhase.aborting } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
+    await ignoreNotFound(
+      deps.client.patch(
+        InPlaceUpdatePlans,
+        ns,
+        other,
+        { metadata: { annotations: { [PlanAnnotations.supersededBy]: name } }, spec: { updatePhase: UpdatePhase.aborting } },
+        { type: 'merge', fieldManager: FIELD_MANAGER },
+      ),
+    );
     log.info({ superseded: other }, 'superseded an older plan of the cluster');
   }
 }
 
 /** Finalizer: added before anything is touched, so that a deletion can always undo what the plan did. Returns the plan as written. */
-export async function reconcileFinalizer(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): Promise<InPlaceUpdatePlan & KubeObject> {
+export async function reconcileFinalizer(
+  deps: Deps,
+  plan: InPlaceUpdatePlan & KubeObject,
+  d: PlanDecision,
+): Promise<InPlaceUpdatePlan & KubeObject> {
   if (d.finalizer !== 'add') return plan;
   const ph = patchSnapshot(plan);
   plan.metadata.finalizers = [...(plan.metadata.finalizers ?? []), Finalizers.plan];
@@ -320,18 +373,49 @@ export async function reconcileMachines(deps: Deps, plan: InPlaceUpdatePlan & Ku
   // Label first: the MHC extension protects a machine from remediation as soon as it carries the label.
   await forEachLimit(d.label, WRITES_IN_FLIGHT, async (l) => {
     if (!deps.machines.peek(ns, l.machine)) return;
-    await ignoreNotFound(client.patch(Machines, ns, l.machine, { metadata: { labels: { [Labels.planName]: labelValue(name) }, annotations: { [Annotations.updateStartedAt]: l.startedAt } } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
+    await ignoreNotFound(
+      client.patch(
+        Machines,
+        ns,
+        l.machine,
+        { metadata: { labels: { [Labels.planName]: labelValue(name) }, annotations: { [Annotations.updateStartedAt]: l.startedAt } } },
+        { type: 'merge', fieldManager: FIELD_MANAGER },
+      ),
+    );
   });
   // Only after every label landed (the loop above throws otherwise): no machine is in update without its label.
   await forEachLimit(d.create, WRITES_IN_FLIGHT, async (c) => {
     const mu: MachineUpdate & KubeObject = {
-      apiVersion: API_VERSION, kind: MachineUpdates.kind,
+      apiVersion: API_VERSION,
+      kind: MachineUpdates.kind,
       metadata: {
-        name: c.name, namespace: ns,
-        labels: { [Labels.clusterName]: plan.spec.clusterName, [Labels.planName]: labelValue(name), [Labels.machineName]: labelValue(c.machine), [Labels.targetName]: labelValue(c.target.name) },
-        ownerReferences: [{ apiVersion: API_VERSION, kind: InPlaceUpdatePlans.kind, name, uid: plan.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
+        name: c.name,
+        namespace: ns,
+        labels: {
+          [Labels.clusterName]: plan.spec.clusterName,
+          [Labels.planName]: labelValue(name),
+          [Labels.machineName]: labelValue(c.machine),
+          [Labels.targetName]: labelValue(c.target.name),
+        },
+        ownerReferences: [
+          {
+            apiVersion: API_VERSION,
+            kind: InPlaceUpdatePlans.kind,
+            name,
+            uid: plan.metadata.uid ?? '',
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
       },
-      spec: { planName: name, clusterName: plan.spec.clusterName, target: c.target, machineRef: { name: c.machine }, updatePhase: UpdatePhase.updating, updaters: c.updaters },
+      spec: {
+        planName: name,
+        clusterName: plan.spec.clusterName,
+        target: c.target,
+        machineRef: { name: c.machine },
+        updatePhase: UpdatePhase.updating,
+        updaters: c.updaters,
+      },
     };
     let created: MachineUpdate = mu;
     try {
@@ -354,13 +438,35 @@ export async function reconcileMachines(deps: Deps, plan: InPlaceUpdatePlan & Ku
     deps.expectations.get(planKey)!.set(c.name, { mu: created, at: Date.now() });
   });
   await forEachLimit(d.abort, WRITES_IN_FLIGHT, async (muName) => {
-    await ignoreNotFound(client.patch(MachineUpdates, ns, muName, { spec: { updatePhase: UpdatePhase.aborting } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
+    await ignoreNotFound(
+      client.patch(
+        MachineUpdates,
+        ns,
+        muName,
+        { spec: { updatePhase: UpdatePhase.aborting } },
+        { type: 'merge', fieldManager: FIELD_MANAGER },
+      ),
+    );
   });
   await forEachLimit(d.unlabel, WRITES_IN_FLIGHT, async (machine) => {
     const m = deps.machines.peek(ns, machine);
     if (!m) return;
     // Guarded by resourceVersion: the label may belong to a newer plan by the time this lands.
-    await ignoreNotFound(client.patch(Machines, ns, machine, { metadata: { resourceVersion: m.metadata.resourceVersion, labels: { [Labels.planName]: null }, annotations: { [Annotations.updateStartedAt]: null } } }, { type: 'merge', fieldManager: FIELD_MANAGER }));
+    await ignoreNotFound(
+      client.patch(
+        Machines,
+        ns,
+        machine,
+        {
+          metadata: {
+            resourceVersion: m.metadata.resourceVersion,
+            labels: { [Labels.planName]: null },
+            annotations: { [Annotations.updateStartedAt]: null },
+          },
+        },
+        { type: 'merge', fieldManager: FIELD_MANAGER },
+      ),
+    );
   });
 }
 
@@ -368,15 +474,24 @@ export async function reconcileMachines(deps: Deps, plan: InPlaceUpdatePlan & Ku
 export async function reconcileSurge(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<void> {
   const ns = plan.metadata.namespace ?? '';
   for (const s of d.scale) {
-    const body: Record<string, unknown> = { metadata: { ...(s.resourceVersion ? { resourceVersion: s.resourceVersion } : {}), annotations: s.annotations } };
+    const body: Record<string, unknown> = {
+      metadata: { ...(s.resourceVersion ? { resourceVersion: s.resourceVersion } : {}), annotations: s.annotations },
+    };
     if (s.replicas !== undefined) body['spec'] = { replicas: s.replicas };
     await ignoreNotFound(deps.client.patch(MachineDeployments, ns, s.name, body, { type: 'merge', fieldManager: FIELD_MANAGER }));
-    log.info({ machineDeployment: s.name, replicas: s.replicas, kind: s.kind }, s.kind === 'surge' ? 'surged MachineDeployment' : 'restored MachineDeployment');
+    log.info(
+      { machineDeployment: s.name, replicas: s.replicas, kind: s.kind },
+      s.kind === 'surge' ? 'surged MachineDeployment' : 'restored MachineDeployment',
+    );
   }
 }
 
 /** The one status write (and the finalizer release, last, once deletion has nothing left to undo). Returns the plan as written. */
-export async function reconcileStatus(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): Promise<InPlaceUpdatePlan & KubeObject> {
+export async function reconcileStatus(
+  deps: Deps,
+  plan: InPlaceUpdatePlan & KubeObject,
+  d: PlanDecision,
+): Promise<InPlaceUpdatePlan & KubeObject> {
   const ph = patchSnapshot(plan);
   const next = structuredClone(plan);
   next.status = d.status;

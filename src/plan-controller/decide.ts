@@ -1,9 +1,41 @@
 // The plan controller's decisions: from a snapshot, what to create, patch and report. Pure (no client, no clock):
 // the reconcile reads a snapshot, calls decidePlan once, and carries out the result. The status language (conditions,
 // Ready reasons, Events, metric deltas) is status.ts.
-import type { InPlaceUpdatePlan, InPlaceUpdatePlanStatus, KubeObject, MachineUpdate, PlanUpdater, TargetKind, TargetStatus } from '../api/index.js';
-import { Annotations, ConditionTypes, Finalizers, Labels, MessageBudget, PlanAnnotations, Reasons, UpdatePhase, UpdateStatus, boundMessage, isTerminal, orderedUpdaters, summarizeList } from '../api/index.js';
-import { controlPlaneNameOf, cpReplicas, deploymentNameOf, isDeleting, isMachineReady, mdReplicas, mdRollingUpdate, nameOf, resolveFenceposts } from '../api/capi/index.js';
+import type {
+  InPlaceUpdatePlan,
+  InPlaceUpdatePlanStatus,
+  KubeObject,
+  MachineUpdate,
+  PlanUpdater,
+  TargetKind,
+  TargetStatus,
+} from '../api/index.js';
+import {
+  Annotations,
+  ConditionTypes,
+  Finalizers,
+  Labels,
+  MessageBudget,
+  PlanAnnotations,
+  Reasons,
+  UpdatePhase,
+  UpdateStatus,
+  boundMessage,
+  isTerminal,
+  orderedUpdaters,
+  summarizeList,
+} from '../api/index.js';
+import {
+  controlPlaneNameOf,
+  cpReplicas,
+  deploymentNameOf,
+  isDeleting,
+  isMachineReady,
+  mdReplicas,
+  mdRollingUpdate,
+  nameOf,
+  resolveFenceposts,
+} from '../api/capi/index.js';
 import { parameterDepthProblems } from './bounds.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { PlanSnapshot } from './scope.js';
@@ -86,19 +118,23 @@ interface TargetEval {
 
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-
 /** Orders plans oldest first: creationTimestamp, then name (the supersede order). */
 export const planAge = (a: InPlaceUpdatePlan, b: InPlaceUpdatePlan): number =>
-  byName(a.metadata?.creationTimestamp ?? '', b.metadata?.creationTimestamp ?? '') || byName(a.metadata?.name ?? '', b.metadata?.name ?? '');
+  byName(a.metadata?.creationTimestamp ?? '', b.metadata?.creationTimestamp ?? '') ||
+  byName(a.metadata?.name ?? '', b.metadata?.name ?? '');
 
 /** The state of a MachineUpdate as the plan counts it. */
 export function machineState(mu: MachineUpdate | undefined): MachineState {
   if (!mu) return 'notStarted';
   switch (mu.status?.updateStatus) {
-    case UpdateStatus.updated: return 'updated';
-    case UpdateStatus.failed: return 'failed';
-    case UpdateStatus.aborted: return 'aborted';
-    default: return 'inFlight';
+    case UpdateStatus.updated:
+      return 'updated';
+    case UpdateStatus.failed:
+      return 'failed';
+    case UpdateStatus.aborted:
+      return 'aborted';
+    default:
+      return 'inFlight';
   }
 }
 
@@ -155,10 +191,13 @@ const inUpdateByOther = (ctx: Ctx, m: KubeObject): string | undefined => {
 // Messages below are built from unbounded input (machine names, updaters' messages, many targets): each list is
 // summarised under a budget so that the status write never exceeds the schema's limits, however many fail.
 const failureNote = (ctx: Ctx, names: string[]): string =>
-  summarizeList(names.map((n) => {
-    const msg = ctx.mus.get(n)?.status?.message;
-    return msg ? `${n}: ${msg}` : n;
-  }), { maxBytes: MessageBudget.status, itemMaxBytes: MessageBudget.item });
+  summarizeList(
+    names.map((n) => {
+      const msg = ctx.mus.get(n)?.status?.message;
+      return msg ? `${n}: ${msg}` : n;
+    }),
+    { maxBytes: MessageBudget.status, itemMaxBytes: MessageBudget.item },
+  );
 
 function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): TargetEval {
   const { snap } = ctx;
@@ -188,7 +227,14 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   const everFailed = failed.length + groups.aborted.length;
 
   const md = t.kind === 'MachineDeployment' ? snap.machineDeployments.find((o) => nameOf(o) === t.target.name) : undefined;
-  const desired = t.kind === 'ControlPlane' ? (snap.controlPlane?.object ? cpReplicas(snap.controlPlane.object) : undefined) : md ? mdReplicas(md) : undefined;
+  const desired =
+    t.kind === 'ControlPlane'
+      ? snap.controlPlane?.object
+        ? cpReplicas(snap.controlPlane.object)
+        : undefined
+      : md
+        ? mdReplicas(md)
+        : undefined;
   // Halt stops at the first failure. Continue goes on, but not forever: once as many updates failed as the target has
   // machines the failure is systematic, and remediated replacements would otherwise fail and be replaced in a loop.
   const breaker = Math.max(1, desired ?? current.length);
@@ -216,15 +262,28 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   if (missing && !started) {
     [status, reason, message] = ['pending', Reasons.pending, `${t.kind} ${t.target.name} not found`];
   } else if (mode === 'stop') {
-    if (inFlight > 0) [status, reason, message] = ['aborting', Reasons.aborting, `waiting for ${inFlight} machine(s) to stop: ${nameList(groups.inFlight)}`];
+    if (inFlight > 0)
+      [status, reason, message] = [
+        'aborting',
+        Reasons.aborting,
+        `waiting for ${inFlight} machine(s) to stop: ${nameList(groups.inFlight)}`,
+      ];
     else if (allDone && unsuccessful === 0 && allCreated && started) [status, reason] = ['updated', Reasons.updated];
     else if (failed.length > 0) [status, reason, message] = ['failed', Reasons.failed, `failed: ${failureNote(ctx, failed)}`];
     else [status, reason] = ['aborted', Reasons.aborted];
   } else if (allDone && unsuccessful === 0 && settled && !surged) {
     [status, reason] = ['updated', Reasons.updated];
   } else if (inFlight === 0 && everFailed > 0 && (halted || (groups.notStarted.length === 0 && allCreated))) {
-    const why = halted ? (ctx.halt ? 'halted (failurePolicy Halt); ' : `halted: ${failed.length} updates failed, as many as the target has machines; `) : '';
-    [status, reason, message] = ['failed', Reasons.failed, `${why}${failed.length ? `failed: ${failureNote(ctx, failed)}` : ''}${groups.aborted.length ? `${failed.length ? '; ' : ''}aborted: ${nameList(groups.aborted)}` : ''}`];
+    const why = halted
+      ? ctx.halt
+        ? 'halted (failurePolicy Halt); '
+        : `halted: ${failed.length} updates failed, as many as the target has machines; `
+      : '';
+    [status, reason, message] = [
+      'failed',
+      Reasons.failed,
+      `${why}${failed.length ? `failed: ${failureNote(ctx, failed)}` : ''}${groups.aborted.length ? `${failed.length ? '; ' : ''}aborted: ${nameList(groups.aborted)}` : ''}`,
+    ];
   } else if (started || surged) {
     [status, reason] = ['updating', Reasons.updating];
   } else {
@@ -233,15 +292,36 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   }
 
   const ev: TargetEval = {
-    row: { kind: t.kind, name: t.target.name, sequence: t.target.sequence, updateStatus: status, machines: current.length, updated: groups.updated.length, ...(skipped.length > 0 ? { skipped: skipped.length } : {}), updating: inFlight, failed: failed.length, aborted: groups.aborted.length },
-    reason, starts: [], inFlight, started, skipped,
+    row: {
+      kind: t.kind,
+      name: t.target.name,
+      sequence: t.target.sequence,
+      updateStatus: status,
+      machines: current.length,
+      updated: groups.updated.length,
+      ...(skipped.length > 0 ? { skipped: skipped.length } : {}),
+      updating: inFlight,
+      failed: failed.length,
+      aborted: groups.aborted.length,
+    },
+    reason,
+    starts: [],
+    inFlight,
+    started,
+    skipped,
   };
 
   if (mode === 'rollout' && reached && status !== 'updated' && status !== 'failed') {
-    const policy = ctx.halt ? 'failurePolicy Halt' : `failurePolicy Continue: ${failed.length} updates failed, as many as the target has machines`;
-    if (halted) message = `halted (${policy}) after the failure of ${failureNote(ctx, failed.length ? failed : groups.aborted)}; waiting for ${inFlight} machine(s) in flight`;
+    const policy = ctx.halt
+      ? 'failurePolicy Halt'
+      : `failurePolicy Continue: ${failed.length} updates failed, as many as the target has machines`;
+    if (halted)
+      message = `halted (${policy}) after the failure of ${failureNote(ctx, failed.length ? failed : groups.aborted)}; waiting for ${inFlight} machine(s) in flight`;
     else if (groups.notStarted.length > 0) {
-      const r = t.kind === 'ControlPlane' ? startControlPlane(ctx, all, current, groups, desired) : startMachineDeployment(ctx, md, current, groups, surged, surgeOrig);
+      const r =
+        t.kind === 'ControlPlane'
+          ? startControlPlane(ctx, all, current, groups, desired)
+          : startMachineDeployment(ctx, md, current, groups, surged, surgeOrig);
       ev.starts = r.starts;
       if (r.scale) ev.scale = r.scale;
       // The status answers the state this reconcile leaves behind: machines started now are in flight.
@@ -255,7 +335,8 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
       message = r.message;
       if (r.reason) ev.reason = r.reason;
     } else if (!allCreated) message = `waiting for ${desired! - current.length} machine(s) to be created`;
-    else if (!settled) message = `waiting for ${current.length - desired!} machine(s) to be removed (${current.length} of ${desired} replicas)`;
+    else if (!settled)
+      message = `waiting for ${current.length - desired!} machine(s) to be removed (${current.length} of ${desired} replicas)`;
     else if (inFlight > 0) message = `${inFlight} machine(s) in update: ${nameList(groups.inFlight)}`;
   } else if (mode === 'hold' && status !== 'updated' && status !== 'failed' && inFlight > 0) {
     message = `no new machines start; ${inFlight} machine(s) in update: ${nameList(groups.inFlight)}`;
@@ -264,7 +345,11 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
   // Restore the surge once nothing more will start in this target and nothing is in flight.
   if (md && surged && inFlight === 0 && (mode === 'stop' || groups.notStarted.length === 0 || halted) && !ev.scale) {
     const orig = Number(surgeOrig);
-    const restore: ScaleIntent = { name: t.target.name, annotations: { [Annotations.surgeOriginalReplicas]: null, [Annotations.surgePlan]: null }, kind: 'restore' };
+    const restore: ScaleIntent = {
+      name: t.target.name,
+      annotations: { [Annotations.surgeOriginalReplicas]: null, [Annotations.surgePlan]: null },
+      kind: 'restore',
+    };
     if (Number.isInteger(orig) && mdReplicas(md) === orig + 1) restore.replicas = orig;
     if (md.metadata.resourceVersion) restore.resourceVersion = md.metadata.resourceVersion;
     ev.scale = restore;
@@ -283,7 +368,13 @@ interface StartResult {
 }
 
 // Control plane: one machine at a time, and only when the whole control plane is healthy and settled.
-function startControlPlane(ctx: Ctx, all: KubeObject[], current: KubeObject[], groups: Record<MachineState, string[]>, desired: number | undefined): StartResult {
+function startControlPlane(
+  ctx: Ctx,
+  all: KubeObject[],
+  current: KubeObject[],
+  groups: Record<MachineState, string[]>,
+  desired: number | undefined,
+): StartResult {
   const problems: string[] = [];
   for (const m of all) if (isDeleting(m)) problems.push(`machine ${nameOf(m)} is being deleted`);
   for (const m of current) if (!isMachineReady(m)) problems.push(`machine ${nameOf(m)} is not Ready`);
@@ -293,14 +384,26 @@ function startControlPlane(ctx: Ctx, all: KubeObject[], current: KubeObject[], g
     if (other) problems.push(`machine ${nameOf(m)} is in update by plan ${other}`);
   }
   if (desired !== undefined && current.length !== desired) problems.push(`${current.length} of ${desired} control-plane machines exist`);
-  if (problems.length > 0) return { starts: [], message: `preflight: ${summarizeList(problems, { maxBytes: MessageBudget.status / 2 })}`, reason: groups.inFlight.length ? Reasons.updating : Reasons.preflightFailed };
+  if (problems.length > 0)
+    return {
+      starts: [],
+      message: `preflight: ${summarizeList(problems, { maxBytes: MessageBudget.status / 2 })}`,
+      reason: groups.inFlight.length ? Reasons.updating : Reasons.preflightFailed,
+    };
   const next = groups.notStarted[0]!;
   return { starts: [next], message: `updating ${next} (one control-plane machine at a time)` };
 }
 
 // MachineDeployment: machines in update and machines not Ready are unavailable; maxUnavailable bounds them.
 // maxUnavailable 0 means no machine may go down: surge by one, wait for it, then update one at a time.
-function startMachineDeployment(ctx: Ctx, md: KubeObject | undefined, current: KubeObject[], groups: Record<MachineState, string[]>, surged: boolean, surgeOrig: string | undefined): StartResult {
+function startMachineDeployment(
+  ctx: Ctx,
+  md: KubeObject | undefined,
+  current: KubeObject[],
+  groups: Record<MachineState, string[]>,
+  surged: boolean,
+  surgeOrig: string | undefined,
+): StartResult {
   if (!md) return { starts: [], message: 'MachineDeployment not found' };
   const replicas = mdReplicas(md);
   const orig = surged ? Number(surgeOrig) : replicas;
@@ -310,17 +413,34 @@ function startMachineDeployment(ctx: Ctx, md: KubeObject | undefined, current: K
   const inFlight = new Set(groups.inFlight);
   const unavailable = current.filter((m) => !isMachineReady(m) || inFlight.has(nameOf(m)) || inUpdateByOther(ctx, m) !== undefined);
   const notStarted = new Set(groups.notStarted);
-  const candidates = current.filter((m) => notStarted.has(nameOf(m)) && isMachineReady(m) && inUpdateByOther(ctx, m) === undefined).map(nameOf);
+  const candidates = current
+    .filter((m) => notStarted.has(nameOf(m)) && isMachineReady(m) && inUpdateByOther(ctx, m) === undefined)
+    .map(nameOf);
   const candidateSet = new Set(candidates);
   let budget: number;
   let why: string;
   if (fp.value.unavailable === 0) {
     if (!surged) {
-      const scale: ScaleIntent = { name: nameOf(md), replicas: replicas + 1, annotations: { [Annotations.surgeOriginalReplicas]: String(replicas), [Annotations.surgePlan]: ctx.planName }, kind: 'surge' };
+      const scale: ScaleIntent = {
+        name: nameOf(md),
+        replicas: replicas + 1,
+        annotations: { [Annotations.surgeOriginalReplicas]: String(replicas), [Annotations.surgePlan]: ctx.planName },
+        kind: 'surge',
+      };
       if (md.metadata.resourceVersion) scale.resourceVersion = md.metadata.resourceVersion;
-      return { starts: [], scale, reason: Reasons.surging, message: `maxUnavailable resolves to 0: surging ${nameOf(md)} from ${replicas} to ${replicas + 1} replicas` };
+      return {
+        starts: [],
+        scale,
+        reason: Reasons.surging,
+        message: `maxUnavailable resolves to 0: surging ${nameOf(md)} from ${replicas} to ${replicas + 1} replicas`,
+      };
     }
-    if (current.length < orig + 1) return { starts: [], reason: Reasons.surging, message: `surge: waiting for the extra machine (${current.length} of ${orig + 1} exist)` };
+    if (current.length < orig + 1)
+      return {
+        starts: [],
+        reason: Reasons.surging,
+        message: `surge: waiting for the extra machine (${current.length} of ${orig + 1} exist)`,
+      };
     budget = 1 - unavailable.length;
     why = `surge (maxUnavailable 0): one at a time with ${orig + 1} machines`;
   } else {
@@ -330,7 +450,9 @@ function startMachineDeployment(ctx: Ctx, md: KubeObject | undefined, current: K
   const starts = candidates.slice(0, Math.max(0, budget));
   if (starts.length > 0) return { starts, message: `${why}; starting ${nameList(starts)}` };
   const notReady = groups.notStarted.filter((n) => !candidateSet.has(n));
-  const unavailableNote = unavailable.length ? `${unavailable.length} machine(s) unavailable (${nameList(unavailable.map(nameOf))})` : 'no machine unavailable';
+  const unavailableNote = unavailable.length
+    ? `${unavailable.length} machine(s) unavailable (${nameList(unavailable.map(nameOf))})`
+    : 'no machine unavailable';
   return { starts: [], message: `${why}; ${unavailableNote}${notReady.length ? `; waiting for ${nameList(notReady)} to be Ready` : ''}` };
 }
 
@@ -374,12 +496,33 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   // invalid before starting reports nothing as done. spec.rerunMachinesAtTarget runs the updaters regardless.
   const skipping = plan.spec.rerunMachinesAtTarget !== true && (mayStart || started0);
   const atTarget: ReadonlySet<string> = new Set(skipping ? (snap.atTarget ?? []) : []);
-  const ctx: Ctx = { snap, machines: machinesByTarget(plan.spec.clusterName, snap.machines), targetMus, planName, planLabel: labelValue(planName), halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt', mus, atTarget };
-  const d: PlanDecision = { problems, status: {}, create: [], abort: [], label: [], unlabel: [], supersede: [], scale: [], events: [], metrics: { started: 0, updated: 0, failed: 0 } };
+  const ctx: Ctx = {
+    snap,
+    machines: machinesByTarget(plan.spec.clusterName, snap.machines),
+    targetMus,
+    planName,
+    planLabel: labelValue(planName),
+    halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt',
+    mus,
+    atTarget,
+  };
+  const d: PlanDecision = {
+    problems,
+    status: {},
+    create: [],
+    abort: [],
+    label: [],
+    unlabel: [],
+    supersede: [],
+    scale: [],
+    events: [],
+    metrics: { started: 0, updated: 0, failed: 0 },
+  };
 
   // One active plan per cluster: a plan that wants to start moves every older active plan to aborting.
   if (!stopping && valid && !paused) {
-    for (const p of olderActive) if (p.spec.updatePhase !== UpdatePhase.aborting && !p.metadata?.deletionTimestamp) d.supersede.push(p.metadata?.name ?? '');
+    for (const p of olderActive)
+      if (p.spec.updatePhase !== UpdatePhase.aborting && !p.metadata?.deletionTimestamp) d.supersede.push(p.metadata?.name ?? '');
   }
 
   // Targets in ascending sequence groups; a group may start machines only when every lower group is updated.
@@ -416,13 +559,16 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     if (stopping || !m || isDeleting(m)) d.abort.push(mu.metadata?.name ?? '');
   }
   const inUpdate = new Map<string, string>();
-  for (const mu of mus.values()) if (machineState(mu) === 'inFlight') inUpdate.set(mu.spec.machineRef.name, mu.status?.startTime ?? mu.metadata?.creationTimestamp ?? snap.now);
+  for (const mu of mus.values())
+    if (machineState(mu) === 'inFlight')
+      inUpdate.set(mu.spec.machineRef.name, mu.status?.startTime ?? mu.metadata?.creationTimestamp ?? snap.now);
   for (const c of d.create) inUpdate.set(c.machine, snap.now);
   for (const m of snap.machines) {
     if (isDeleting(m)) continue;
     const labelled = m.metadata.labels?.[Labels.planName] === ctx.planLabel;
     const startedAt = inUpdate.get(nameOf(m));
-    if (startedAt !== undefined && (!labelled || m.metadata.annotations?.[Annotations.updateStartedAt] === undefined)) d.label.push({ machine: nameOf(m), startedAt });
+    if (startedAt !== undefined && (!labelled || m.metadata.annotations?.[Annotations.updateStartedAt] === undefined))
+      d.label.push({ machine: nameOf(m), startedAt });
     else if (startedAt === undefined && labelled) d.unlabel.push(nameOf(m));
   }
 
@@ -437,7 +583,9 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   else if (!started && !mayStart) updateStatus = 'pending';
   else if (allUpdated) updateStatus = 'updated';
   else {
-    const reachedActive = ordered.some(({ e }) => (e.row.updateStatus === 'pending' || e.row.updateStatus === 'updating') && e.reason !== Reasons.waitingForSequence);
+    const reachedActive = ordered.some(
+      ({ e }) => (e.row.updateStatus === 'pending' || e.row.updateStatus === 'updating') && e.reason !== Reasons.waitingForSequence,
+    );
     updateStatus = rows.some((r) => r.updateStatus === 'failed') && !reachedActive && inFlightTotal === 0 ? 'failed' : 'updating';
   }
 
@@ -445,24 +593,67 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const updated = rows.reduce((n, r) => n + (r.updated ?? 0), 0);
   const status: InPlaceUpdatePlanStatus = terminal
     ? { ...prev, conditions: [...(prev.conditions ?? [])] }
-    : { ...prev, updateStatus, targets: rows, machines, updatedMachines: updated, skippedMachines: skippedAll.length, progress: `${updated}/${machines}` };
+    : {
+        ...prev,
+        updateStatus,
+        targets: rows,
+        machines,
+        updatedMachines: updated,
+        skippedMachines: skippedAll.length,
+        progress: `${updated}/${machines}`,
+      };
   if (generation !== undefined) status.observedGeneration = generation;
   if (!terminal && (started || updateStatus === 'updating') && !status.startTime) status.startTime = snap.now;
   if (!terminal && isTerminal(updateStatus)) status.completionTime = snap.now;
 
-  const ready = readyCondition({ updateStatus: terminal ? prev.updateStatus! : updateStatus, valid, started, waiting, paused, deleting, supersededBy, olderActive, problems, progress: `${updated}/${machines}`, rows, stoppedByAbort: phase === UpdatePhase.aborting, terminal, prevReady: prev.conditions?.find((c) => c.type === ConditionTypes.ready) });
-  status.conditions = setPlanConditions(status.conditions ?? [], {
-    valid, problems, terminal, started, waiting, paused, olderActive, ready,
-    controlPlane: ordered.filter(({ t }) => t.kind === 'ControlPlane').map(({ e }) => e),
-    machineDeployments: ordered.filter(({ t }) => t.kind === 'MachineDeployment').map(({ e }) => e),
-  }, generation, now);
+  const ready = readyCondition({
+    updateStatus: terminal ? prev.updateStatus! : updateStatus,
+    valid,
+    started,
+    waiting,
+    paused,
+    deleting,
+    supersededBy,
+    olderActive,
+    problems,
+    progress: `${updated}/${machines}`,
+    rows,
+    stoppedByAbort: phase === UpdatePhase.aborting,
+    terminal,
+    prevReady: prev.conditions?.find((c) => c.type === ConditionTypes.ready),
+  });
+  status.conditions = setPlanConditions(
+    status.conditions ?? [],
+    {
+      valid,
+      problems,
+      terminal,
+      started,
+      waiting,
+      paused,
+      olderActive,
+      ready,
+      controlPlane: ordered.filter(({ t }) => t.kind === 'ControlPlane').map(({ e }) => e),
+      machineDeployments: ordered.filter(({ t }) => t.kind === 'MachineDeployment').map(({ e }) => e),
+    },
+    generation,
+    now,
+  );
   d.status = status;
 
   // Finalizer: held while the plan may touch machines; released once deletion has nothing left to undo.
   const hasFinalizer = plan.metadata?.finalizers?.includes(Finalizers.plan) ?? false;
   if (deleting) {
     const labelled = snap.machines.some((m) => !isDeleting(m) && m.metadata.labels?.[Labels.planName] === ctx.planLabel);
-    if (hasFinalizer && inFlightTotal === 0 && !labelled && d.unlabel.length === 0 && d.scale.length === 0 && !ordered.some(({ e }) => e.scale)) d.finalizer = 'remove';
+    if (
+      hasFinalizer &&
+      inFlightTotal === 0 &&
+      !labelled &&
+      d.unlabel.length === 0 &&
+      d.scale.length === 0 &&
+      !ordered.some(({ e }) => e.scale)
+    )
+      d.finalizer = 'remove';
   } else if (!hasFinalizer && !terminal && (mayStart || started)) d.finalizer = 'add';
 
   d.events = eventsFor(planName, prev, status, terminal ? [] : rows, d, problems, ready.reason);
@@ -470,4 +661,3 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   if (!terminal) d.metrics = metricDeltas(prev, rows, d);
   return d;
 }
-

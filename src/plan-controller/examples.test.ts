@@ -12,29 +12,44 @@ import { previewPlan } from './preview.js';
 import { templateKey } from './scope.js';
 
 const examples = fileURLToPath(new URL('../../examples/', import.meta.url));
-const load = (file: string): KubeObject[] => parseAllDocuments(readFileSync(`${examples}${file}`, 'utf8')).map((d) => d.toJS() as KubeObject).filter(Boolean);
+const load = (file: string): KubeObject[] =>
+  parseAllDocuments(readFileSync(`${examples}${file}`, 'utf8'))
+    .map((d) => d.toJS() as KubeObject)
+    .filter(Boolean);
 
 // The demo's inventory (src/cli demo: cluster1 in fleet-a, CP x3, two MachineDeployments x3) plus the example templates.
 const inventory = buildInventory({
-  namespace: 'fleet-a', clusterName: 'cluster1', version: 'v1.29.5',
+  namespace: 'fleet-a',
+  clusterName: 'cluster1',
+  version: 'v1.29.5',
   controlPlane: { name: 'cluster1-cp', replicas: 3 },
-  machineDeployments: [{ name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 }, { name: 'cluster1-md-1', replicas: 3, maxUnavailable: 1 }],
+  machineDeployments: [
+    { name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 },
+    { name: 'cluster1-md-1', replicas: 3, maxUnavailable: 1 },
+  ],
 });
 const templates = load('plan.yaml').filter((o) => o.kind?.endsWith('Template'));
 
 function snapshotFor(plan: InPlaceUpdatePlan): PreviewSnapshot {
   const of = (kind: string): KubeObject[] => inventory.filter((o) => o.kind === kind);
-  const refs = [plan.spec.controlPlane, ...(plan.spec.machineDeployments ?? [])].flatMap((t) => t?.updaters ?? []).flatMap((u) => (u.updaterUpdateTemplateRef ? [u.updaterUpdateTemplateRef] : []));
+  const refs = [plan.spec.controlPlane, ...(plan.spec.machineDeployments ?? [])]
+    .flatMap((t) => t?.updaters ?? [])
+    .flatMap((u) => (u.updaterUpdateTemplateRef ? [u.updaterUpdateTemplateRef] : []));
   return {
     plan,
     cluster: of('Cluster')[0],
-    controlPlane: { kind: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane' }, object: of('KubeadmControlPlane')[0]! },
+    controlPlane: {
+      kind: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane' },
+      object: of('KubeadmControlPlane')[0]!,
+    },
     machineDeployments: of('MachineDeployment'),
     machines: of('Machine'),
     infraMachines: of('DevMachine'),
     bootstrapConfigs: of('KubeadmConfig'),
     ownerTemplates: [...of('DevMachineTemplate'), ...of('KubeadmConfigTemplate')],
-    templates: refs.map((ref) => ({ ref, found: templates.some((t) => t.kind === ref.kind && nameOf(t) === ref.name) })).filter((l, i, all) => all.findIndex((x) => templateKey(x.ref) === templateKey(l.ref)) === i),
+    templates: refs
+      .map((ref) => ({ ref, found: templates.some((t) => t.kind === ref.kind && nameOf(t) === ref.name) }))
+      .filter((l, i, all) => all.findIndex((x) => templateKey(x.ref) === templateKey(l.ref)) === i),
   };
 }
 
@@ -56,8 +71,15 @@ describe('plan-controller examples', () => {
   it('plan.yaml updates the control plane first, then both MachineDeployments in parallel, with three updaters in order', () => {
     const plan = planIn('plan.yaml');
     const preview = previewPlan(plan, snapshotFor(plan));
-    expect(preview.groups.map((g) => [g.sequence, g.targets.map((t) => t.name)])).to.deep.equal([[1, ['cluster1-cp']], [2, ['cluster1-md-0', 'cluster1-md-1']]]);
-    expect(preview.groups[0]!.targets[0]!.updaters.map((u) => [u.name, u.taskKind])).to.deep.equal([['os-image', 'OSImageUpdateTask'], ['kubernetes-version', 'KubernetesVersionUpdateTask'], ['ntp-config', 'UpdaterUpdateTask']]);
+    expect(preview.groups.map((g) => [g.sequence, g.targets.map((t) => t.name)])).to.deep.equal([
+      [1, ['cluster1-cp']],
+      [2, ['cluster1-md-0', 'cluster1-md-1']],
+    ]);
+    expect(preview.groups[0]!.targets[0]!.updaters.map((u) => [u.name, u.taskKind])).to.deep.equal([
+      ['os-image', 'OSImageUpdateTask'],
+      ['kubernetes-version', 'KubernetesVersionUpdateTask'],
+      ['ntp-config', 'UpdaterUpdateTask'],
+    ]);
     expect(preview.uncovered).to.deep.equal([]);
   });
 

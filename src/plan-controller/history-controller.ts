@@ -31,17 +31,22 @@ interface HistoryDeps {
 /** Registers the history reconciler: keeps at most `limit` finished plans per cluster (history.ts). */
 export function setupHistoryController(mgr: Manager, limit: number): Controller {
   const deps: HistoryDeps = {
-    mgr, limit,
+    mgr,
+    limit,
     plans: mgr.informer<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans).store,
     machineDeployments: mgr.informer(MachineDeployments).store,
     clusters: mgr.informer(Clusters).store,
   };
-  return mgr
-    .controller(HISTORY_CONTROLLER_NAME)
-    // Keyed by cluster: a Cluster's key is its own; a plan maps to its cluster's key (the Cluster need not exist).
-    .for(Clusters)
-    .watches<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, (p) => (p.spec?.clusterName ? [{ ...(p.metadata.namespace ? { namespace: p.metadata.namespace } : {}), name: p.spec.clusterName }] : []))
-    .reconcile((key, ctx) => reconcileHistory(deps, key, ctx.log));
+  return (
+    mgr
+      .controller(HISTORY_CONTROLLER_NAME)
+      // Keyed by cluster: a Cluster's key is its own; a plan maps to its cluster's key (the Cluster need not exist).
+      .for(Clusters)
+      .watches<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, (p) =>
+        p.spec?.clusterName ? [{ ...(p.metadata.namespace ? { namespace: p.metadata.namespace } : {}), name: p.spec.clusterName }] : [],
+      )
+      .reconcile((key, ctx) => reconcileHistory(deps, key, ctx.log))
+  );
 }
 
 /** Deletes the finished plans of one cluster beyond the limit (level-based: from the informer's plans). */
@@ -64,7 +69,10 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
     }
   }
   if (deleted.length === 0) return Action.awaitChange();
-  log.info({ cluster: key.name, deleted: deleted.map((p) => p.name), limit: deps.limit }, 'deleted finished plans beyond the history limit');
+  log.info(
+    { cluster: key.name, deleted: deleted.map((p) => p.name), limit: deps.limit },
+    'deleted finished plans beyond the history limit',
+  );
   const newest = d.newestFinished ? deps.plans.peek(ns, d.newestFinished) : undefined;
   if (newest) deps.mgr.events.event(newest, 'Normal', PlanEventReasons.pruned, prunedMessage(deleted, deps.limit));
   return Action.awaitChange();

@@ -41,7 +41,11 @@ export interface HistoryDecision {
  * Which finished plans of one cluster to delete so that at most `limit` remain (the newest always remains).
  * `plans` are the plans of one cluster in one namespace; `pinned` names plans an owner still holds paused.
  */
-export function pruneFinishedPlans(plans: readonly InPlaceUpdatePlan[], limit: number, pinned: ReadonlySet<string> = new Set()): HistoryDecision {
+export function pruneFinishedPlans(
+  plans: readonly InPlaceUpdatePlan[],
+  limit: number,
+  pinned: ReadonlySet<string> = new Set(),
+): HistoryDecision {
   const finished = plans
     .filter((p) => isTerminal(p.status?.updateStatus) && !p.metadata?.deletionTimestamp && !!p.metadata?.name)
     .sort(planAge)

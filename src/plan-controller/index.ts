@@ -38,11 +38,33 @@ import { DEFAULT_FINISHED_PLANS_PER_CLUSTER } from './history.js';
 export { rbac, baseRbac, rbacFor, PROVIDER_VERBS } from './rbac.js';
 export { CONTROLLER_NAME } from './controller.js';
 export { previewPlan, impossiblePathReason } from './preview.js';
-export type { PlanPreview, PreviewSnapshot, PreviewGroup, PreviewTarget, PreviewMachine, PreviewUpdater, PreviewConcurrency, PreviewCoverage, UncoveredChange, ImpossiblePath, OpenApiSchema } from './preview.js';
+export type {
+  PlanPreview,
+  PreviewSnapshot,
+  PreviewGroup,
+  PreviewTarget,
+  PreviewMachine,
+  PreviewUpdater,
+  PreviewConcurrency,
+  PreviewCoverage,
+  UncoveredChange,
+  ImpossiblePath,
+  OpenApiSchema,
+} from './preview.js';
 export { validatePlan } from './validate.js';
 export { dryRunCommits, prestartCheck } from './prestart.js';
 export { prestartResult } from './preview.js';
-export { OWNERS_ALIGNED, OwnerReasons, OwnerEventReasons, PAUSED_BY_PLAN, CLONED_BY_PLAN, CLONED_FROM_NAME, ownerFieldFor, ownerProblems, previewOwnerChanges } from './owners.js';
+export {
+  OWNERS_ALIGNED,
+  OwnerReasons,
+  OwnerEventReasons,
+  PAUSED_BY_PLAN,
+  CLONED_BY_PLAN,
+  CLONED_FROM_NAME,
+  ownerFieldFor,
+  ownerProblems,
+  previewOwnerChanges,
+} from './owners.js';
 export type { OwnerField, OwnerChangePreview } from './owners.js';
 export { machineUpdateName, labelValue } from './names.js';
 export { DEFAULT_FINISHED_PLANS_PER_CLUSTER } from './history.js';

@@ -40,9 +40,21 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
         for (const [status, n] of counts) this.set({ status }, n);
       },
     }),
-    machinesStarted: new Counter({ name: 'inplace_plan_controller_machines_started_total', help: 'Machine updates started by the plan controller.', registers }),
-    machinesUpdated: new Counter({ name: 'inplace_plan_controller_machines_updated_total', help: 'Machines updated in place, as counted in plan status.', registers }),
-    machinesFailed: new Counter({ name: 'inplace_plan_controller_machines_failed_total', help: 'Machines whose in-place update failed, as counted in plan status.', registers }),
+    machinesStarted: new Counter({
+      name: 'inplace_plan_controller_machines_started_total',
+      help: 'Machine updates started by the plan controller.',
+      registers,
+    }),
+    machinesUpdated: new Counter({
+      name: 'inplace_plan_controller_machines_updated_total',
+      help: 'Machines updated in place, as counted in plan status.',
+      registers,
+    }),
+    machinesFailed: new Counter({
+      name: 'inplace_plan_controller_machines_failed_total',
+      help: 'Machines whose in-place update failed, as counted in plan status.',
+      registers,
+    }),
   };
   byRegistry.set(registry, m);
   return m;

@@ -14,8 +14,23 @@ import { machinesOfTarget, planAge } from './decide.js';
 import { resolveFenceposts } from '../api/capi/index.js';
 import type { OwnerOutcome, OwnerStep, OwnerValue } from './owners.js';
 import {
-  CLONED_BY_PLAN, OWNERS_ALIGNED, OwnerEventReasons, OwnerReasons, cloneName, isPausedObject, mixedMessage, ownerCarries, ownerStep, ownerValues, ownersCondition, planAlignment, refAt, refPaths,
-  withClonedFrom, withPause, withoutPause,
+  CLONED_BY_PLAN,
+  OWNERS_ALIGNED,
+  OwnerEventReasons,
+  OwnerReasons,
+  cloneName,
+  isPausedObject,
+  mixedMessage,
+  ownerCarries,
+  ownerStep,
+  ownerValues,
+  ownersCondition,
+  planAlignment,
+  refAt,
+  refPaths,
+  withClonedFrom,
+  withPause,
+  withoutPause,
 } from './owners.js';
 import type { PlanSnapshot } from './scope.js';
 import { targetsOf } from './validate.js';
@@ -37,10 +52,12 @@ interface TargetOwner {
   step: OwnerStep;
 }
 
-const label = (t: { kind: TargetKind; name: string }): string => `${t.kind === 'ControlPlane' ? 'KubeadmControlPlane' : 'MachineDeployment'} ${t.name}`;
+const label = (t: { kind: TargetKind; name: string }): string =>
+  `${t.kind === 'ControlPlane' ? 'KubeadmControlPlane' : 'MachineDeployment'} ${t.name}`;
 
 /** True when the decision leaves OwnersAligned=False AlignFailed: the reconcile re-checks it periodically (e.g. after an RBAC fix). */
-export const ownersNeedRecheck = (d: PlanDecision): boolean => d.status.conditions?.some((c) => c.type === OWNERS_ALIGNED && c.reason === OwnerReasons.alignFailed) ?? false;
+export const ownersNeedRecheck = (d: PlanDecision): boolean =>
+  d.status.conditions?.some((c) => c.type === OWNERS_ALIGNED && c.reason === OwnerReasons.alignFailed) ?? false;
 
 /** The owner step of every target of the plan (pure given the snapshot and the decision). */
 export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
@@ -75,10 +92,19 @@ export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
     const row = d.status.targets?.find((r) => r.kind === t.kind && r.name === name);
     if (!row) continue;
     // Machines counted as already at target start the target as well: its owner is aligned like after a rollout.
-    const started = snap.machineUpdates.some((mu) => mu.spec.target.kind === t.kind && mu.spec.target.name === name)
-      || d.create.some((c) => c.target.kind === t.kind && c.target.name === name) || (row.skipped ?? 0) > 0;
+    const started =
+      snap.machineUpdates.some((mu) => mu.spec.target.kind === t.kind && mu.spec.target.name === name) ||
+      d.create.some((c) => c.target.kind === t.kind && c.target.name === name) ||
+      (row.skipped ?? 0) > 0;
     const step = ownerStep({ row, started, planTerminal, surge, ownerExists: true });
-    out.push({ kind: t.kind, name, res, owner, values: ownerValues(t.kind, Array.isArray(t.target.updaters) ? t.target.updaters : []), step });
+    out.push({
+      kind: t.kind,
+      name,
+      res,
+      owner,
+      values: ownerValues(t.kind, Array.isArray(t.target.updaters) ? t.target.updaters : []),
+      step,
+    });
   }
   return out;
 }
@@ -100,7 +126,11 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
         const next = withPause(t.owner, planName);
         if (next) {
           await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
-          d.events.push({ type: 'Normal', reason: OwnerEventReasons.paused, message: `paused ${label(t)} while its machines are updated in place (cluster.x-k8s.io/paused; lifted when the target is done)` });
+          d.events.push({
+            type: 'Normal',
+            reason: OwnerEventReasons.paused,
+            message: `paused ${label(t)} while its machines are updated in place (cluster.x-k8s.io/paused; lifted when the target is done)`,
+          });
           log.info({ owner: label(t) }, 'paused owner');
         }
         break;
@@ -109,7 +139,11 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
         const next = withoutPause(t.owner, planName);
         if (next) {
           await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
-          d.events.push({ type: 'Normal', reason: OwnerEventReasons.released, message: `unpaused ${label(t)}: no machine of the target committed anything, its spec is unchanged` });
+          d.events.push({
+            type: 'Normal',
+            reason: OwnerEventReasons.released,
+            message: `unpaused ${label(t)}: no machine of the target committed anything, its spec is unchanged`,
+          });
         }
         break;
       }
@@ -117,9 +151,11 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
         o.updated = t.step.updated;
         o.machines = t.step.machines;
         const next = withPause(t.owner, planName);
-        if (next && !isPausedObject(t.owner)) await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
+        if (next && !isPausedObject(t.owner))
+          await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
         const msg = mixedMessage(o);
-        if (prev?.reason !== OwnerReasons.mixedMachines || !(prev.message ?? '').includes(msg)) d.events.push({ type: 'Warning', reason: OwnerEventReasons.mixedMachines, message: msg });
+        if (prev?.reason !== OwnerReasons.mixedMachines || !(prev.message ?? '').includes(msg))
+          d.events.push({ type: 'Warning', reason: OwnerEventReasons.mixedMachines, message: msg });
         break;
       }
       case 'align': {
@@ -131,22 +167,40 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
     outcomes.push(o);
   }
   const c = ownersCondition(outcomes);
-  if (c) d.status.conditions = setCondition(d.status.conditions, { type: c.type, status: c.status, reason: c.reason, message: c.message ?? '' }, snap.plan.metadata?.generation, new Date(snap.now));
+  if (c)
+    d.status.conditions = setCondition(
+      d.status.conditions,
+      { type: c.type, status: c.status, reason: c.reason, message: c.message ?? '' },
+      snap.plan.metadata?.generation,
+      new Date(snap.now),
+    );
 }
 
 // A kind that is not served or not granted cannot be fixed by retrying: it is reported on OwnersAligned (AlignFailed)
 // and re-tried on the next reconcile, instead of failing every reconcile with the same error.
-async function alignOrExplain(deps: OwnerDeps, snap: PlanSnapshot, t: TargetOwner, planName: string, d: PlanDecision, log: Logger): Promise<string[]> {
+async function alignOrExplain(
+  deps: OwnerDeps,
+  snap: PlanSnapshot,
+  t: TargetOwner,
+  planName: string,
+  d: PlanDecision,
+  log: Logger,
+): Promise<string[]> {
   try {
     return await align(deps, snap, t, planName, d, log);
   } catch (err) {
-    if (err instanceof KubeApiError && err.code === 403) return [`forbidden: ${err.message} (grant the plan controller this kind: deployment configuration, see docs/operations.md)`];
+    if (err instanceof KubeApiError && err.code === 403)
+      return [`forbidden: ${err.message} (grant the plan controller this kind: deployment configuration, see docs/operations.md)`];
     if (err instanceof KubeApiError && err.code === 404 && err.operation.startsWith('resolve')) return [`not served: ${err.message}`];
     throw err;
   }
 }
 
-async function getRef(client: KubeClient, ns: string, ref: { apiGroup: string; kind: string; name: string } | undefined): Promise<{ res: ResourceType; obj: KubeObject | undefined } | undefined> {
+async function getRef(
+  client: KubeClient,
+  ns: string,
+  ref: { apiGroup: string; kind: string; name: string } | undefined,
+): Promise<{ res: ResourceType; obj: KubeObject | undefined } | undefined> {
   if (!ref) return undefined;
   const res = await client.resolve(ref.apiGroup, ref.kind);
   return { res, obj: await client.get(res, ns, ref.name) };
@@ -154,7 +208,14 @@ async function getRef(client: KubeClient, ns: string, ref: { apiGroup: string; k
 
 // Clones first, then the MachineSets owning the machines, then the InfraMachines' cloned-from, then the owner's spec with
 // its pause lifted: while the owner is paused CAPI acts on none of the intermediate states.
-async function align(deps: OwnerDeps, snap: PlanSnapshot, t: TargetOwner, planName: string, d: PlanDecision, log: Logger): Promise<string[]> {
+async function align(
+  deps: OwnerDeps,
+  snap: PlanSnapshot,
+  t: TargetOwner,
+  planName: string,
+  d: PlanDecision,
+  log: Logger,
+): Promise<string[]> {
   const { client } = deps;
   const ns = t.owner.metadata.namespace ?? '';
   const paths = refPaths(t.kind);
@@ -169,7 +230,8 @@ async function align(deps: OwnerDeps, snap: PlanSnapshot, t: TargetOwner, planNa
   let owner = t.owner;
   // An owner that was not paused during the target (a surging MachineDeployment) is paused for the writes below.
   const paused = withPause(owner, planName);
-  if (paused && !isPausedObject(owner)) owner = await patchSnapshot(owner).apply(client, t.res, paused, { fieldManager: deps.fieldManager });
+  if (paused && !isPausedObject(owner))
+    owner = await patchSnapshot(owner).apply(client, t.res, paused, { fieldManager: deps.fieldManager });
 
   const clones: KubeObject[] = [];
   for (const src of [infra, boot]) {
@@ -186,8 +248,15 @@ async function align(deps: OwnerDeps, snap: PlanSnapshot, t: TargetOwner, planNa
     }
   }
   const a = planAlignment({
-    planName, kind: t.kind, owner, cluster: snap.cluster, values: t.values, clones, machineSets,
-    ...(infra?.obj ? { infraTemplate: infra.obj } : {}), ...(boot?.obj ? { bootstrapTemplate: boot.obj } : {}),
+    planName,
+    kind: t.kind,
+    owner,
+    cluster: snap.cluster,
+    values: t.values,
+    clones,
+    machineSets,
+    ...(infra?.obj ? { infraTemplate: infra.obj } : {}),
+    ...(boot?.obj ? { bootstrapTemplate: boot.obj } : {}),
   });
   if (a.problems.length > 0) return a.problems;
 
@@ -215,8 +284,16 @@ async function align(deps: OwnerDeps, snap: PlanSnapshot, t: TargetOwner, planNa
     });
   }
   if (a.owner) await patchSnapshot(a.owner.before).apply(client, t.res, a.owner.after, { fieldManager: deps.fieldManager });
-  const what = [...a.create.map((c) => `created ${c.kind} ${nameOf(c)}`), ...a.machineSets.map((m) => `MachineSet ${nameOf(m.before)}`), ...(a.owner ? [label(t)] : [])];
-  d.events.push({ type: 'Normal', reason: OwnerEventReasons.aligned, message: `${label(t)} carries the plan's values (${what.join(', ') || 'nothing to write'}); CAPI sees its updated machines as up to date` });
+  const what = [
+    ...a.create.map((c) => `created ${c.kind} ${nameOf(c)}`),
+    ...a.machineSets.map((m) => `MachineSet ${nameOf(m.before)}`),
+    ...(a.owner ? [label(t)] : []),
+  ];
+  d.events.push({
+    type: 'Normal',
+    reason: OwnerEventReasons.aligned,
+    message: `${label(t)} carries the plan's values (${what.join(', ') || 'nothing to write'}); CAPI sees its updated machines as up to date`,
+  });
   log.info({ owner: label(t), writes: what }, 'aligned owner');
   return [];
 }

@@ -3,8 +3,22 @@ import type { KubeObject, TargetKind, TargetStatus } from '../api/index.js';
 import { Annotations } from '../api/index.js';
 import type { AlignInput, OwnerField, OwnerStepInput } from './owners.js';
 import {
-  CLONED_BY_PLAN, CLONED_FROM_GROUPKIND, CLONED_FROM_NAME, PAUSED_BY_PLAN, cloneName, ownerCarries, ownerFieldFor, ownerProblems, ownerStep, ownerValues, ownersCondition,
-  planAlignment, previewOwnerChanges, withClonedFrom, withPause, withoutPause,
+  CLONED_BY_PLAN,
+  CLONED_FROM_GROUPKIND,
+  CLONED_FROM_NAME,
+  PAUSED_BY_PLAN,
+  cloneName,
+  ownerCarries,
+  ownerFieldFor,
+  ownerProblems,
+  ownerStep,
+  ownerValues,
+  ownersCondition,
+  planAlignment,
+  previewOwnerChanges,
+  withClonedFrom,
+  withPause,
+  withoutPause,
 } from './owners.js';
 import { previewPlan } from './preview.js';
 import { getPointer } from '../runtime/jsonpointer.js';
@@ -14,14 +28,44 @@ describe('plan-controller owners: responsibility -> owner field', () => {
   const cases: { kind: TargetKind; sel: string; path: string; want: OwnerField }[] = [
     { kind: 'ControlPlane', sel: 'Machine', path: '/spec/version', want: { slot: 'owner', path: '/spec/version' } },
     { kind: 'MachineDeployment', sel: 'Machine', path: '/spec/version', want: { slot: 'owner', path: '/spec/template/spec/version' } },
-    { kind: 'ControlPlane', sel: 'Machine', path: '/spec/deletion/nodeDrainTimeoutSeconds', want: { slot: 'owner', path: '/spec/machineTemplate/spec/deletion/nodeDrainTimeoutSeconds' } },
-    { kind: 'MachineDeployment', sel: 'Machine', path: '/spec/minReadySeconds', want: { slot: 'owner', path: '/spec/template/spec/minReadySeconds' } },
-    { kind: 'ControlPlane', sel: 'Machine', path: '/metadata/labels/tier', want: { slot: 'owner', path: '/spec/machineTemplate/metadata/labels/tier' } },
-    { kind: 'MachineDeployment', sel: 'Machine', path: '/metadata/annotations/a~1b', want: { slot: 'owner', path: '/spec/template/metadata/annotations/a~1b' } },
+    {
+      kind: 'ControlPlane',
+      sel: 'Machine',
+      path: '/spec/deletion/nodeDrainTimeoutSeconds',
+      want: { slot: 'owner', path: '/spec/machineTemplate/spec/deletion/nodeDrainTimeoutSeconds' },
+    },
+    {
+      kind: 'MachineDeployment',
+      sel: 'Machine',
+      path: '/spec/minReadySeconds',
+      want: { slot: 'owner', path: '/spec/template/spec/minReadySeconds' },
+    },
+    {
+      kind: 'ControlPlane',
+      sel: 'Machine',
+      path: '/metadata/labels/tier',
+      want: { slot: 'owner', path: '/spec/machineTemplate/metadata/labels/tier' },
+    },
+    {
+      kind: 'MachineDeployment',
+      sel: 'Machine',
+      path: '/metadata/annotations/a~1b',
+      want: { slot: 'owner', path: '/spec/template/metadata/annotations/a~1b' },
+    },
     { kind: 'ControlPlane', sel: 'BootstrapConfig', path: '/spec/ntp', want: { slot: 'owner', path: '/spec/kubeadmConfigSpec/ntp' } },
-    { kind: 'MachineDeployment', sel: 'BootstrapConfig', path: '/spec/ntp/servers', want: { slot: 'bootstrapTemplate', path: '/spec/template/spec/ntp/servers' } },
+    {
+      kind: 'MachineDeployment',
+      sel: 'BootstrapConfig',
+      path: '/spec/ntp/servers',
+      want: { slot: 'bootstrapTemplate', path: '/spec/template/spec/ntp/servers' },
+    },
     { kind: 'ControlPlane', sel: 'InfraMachine', path: '/spec/image', want: { slot: 'infraTemplate', path: '/spec/template/spec/image' } },
-    { kind: 'MachineDeployment', sel: 'InfraMachine', path: '/spec/backend/docker/customImage', want: { slot: 'infraTemplate', path: '/spec/template/spec/backend/docker/customImage' } },
+    {
+      kind: 'MachineDeployment',
+      sel: 'InfraMachine',
+      path: '/spec/backend/docker/customImage',
+      want: { slot: 'infraTemplate', path: '/spec/template/spec/backend/docker/customImage' },
+    },
     { kind: 'MachineDeployment', sel: 'InfraMachine', path: '/metadata/labels/x', want: { slot: 'untracked' } },
     { kind: 'ControlPlane', sel: 'BootstrapConfig', path: '/metadata/annotations/x', want: { slot: 'untracked' } },
   ];
@@ -31,7 +75,12 @@ describe('plan-controller owners: responsibility -> owner field', () => {
     });
   }
   const none: { kind: TargetKind; sel: string; path: string; why: RegExp }[] = [
-    { kind: 'ControlPlane', sel: 'Machine', path: '/spec/failureDomain', why: /KubeadmControlPlane has no field for Machine \/spec\/failureDomain/ },
+    {
+      kind: 'ControlPlane',
+      sel: 'Machine',
+      path: '/spec/failureDomain',
+      why: /KubeadmControlPlane has no field for Machine \/spec\/failureDomain/,
+    },
     { kind: 'ControlPlane', sel: 'Machine', path: '/spec/minReadySeconds', why: /no field/ },
     { kind: 'MachineDeployment', sel: 'Machine', path: '/spec/providerID', why: /identity/ },
     { kind: 'MachineDeployment', sel: 'Machine', path: '/spec/infrastructureRef/name', why: /identity/ },
@@ -46,7 +95,12 @@ describe('plan-controller owners: responsibility -> owner field', () => {
     });
   }
   it('collects the carried values of a target, leaving untracked ones out', () => {
-    const u = versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }, { selectResource: 'InfraMachine', path: '/metadata/labels/x', value: 'y' }] });
+    const u = versionUpdater({
+      responsibilities: [
+        { selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' },
+        { selectResource: 'InfraMachine', path: '/metadata/labels/x', value: 'y' },
+      ],
+    });
     expect(ownerValues('ControlPlane', [u])).to.deep.equal([{ slot: 'owner', path: '/spec/version', value: 'v1.30.1' }]);
   });
 });
@@ -61,11 +115,19 @@ describe('plan-controller owners: validation', () => {
     expect(ownerProblems({ plan: plan(), cluster: c }).join('\n')).to.match(/ClusterClass topology.*topology controller owns/);
   });
   it('does not apply the KubeadmControlPlane mapping to another control-plane kind', () => {
-    const p = plan({ cp: target('cluster1-cp', 1, [versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/failureDomain', value: 'fd-1' }] })]) });
+    const p = plan({
+      cp: target('cluster1-cp', 1, [
+        versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/failureDomain', value: 'fd-1' }] }),
+      ]),
+    });
     expect(ownerProblems({ plan: p, cluster: cluster(), controlPlane: { kind: { kind: 'K0smotronControlPlane' } } })).to.deep.equal([]);
   });
   it('refuses a responsibility no owner can carry: CAPI would roll the machine back', () => {
-    const p = plan({ cp: target('cluster1-cp', 1, [versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/failureDomain', value: 'fd-1' }] })]) });
+    const p = plan({
+      cp: target('cluster1-cp', 1, [
+        versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/failureDomain', value: 'fd-1' }] }),
+      ]),
+    });
     expect(ownerProblems({ plan: p, cluster: cluster() })).to.deep.equal([
       'controlPlane cluster1-cp updater version: Machine /spec/failureDomain has no owner field (KubeadmControlPlane has no field for Machine /spec/failureDomain): after the plan CAPI would roll this machine back',
     ]);
@@ -73,7 +135,18 @@ describe('plan-controller owners: validation', () => {
 });
 
 describe('plan-controller owners: step per target', () => {
-  const row = (updateStatus: TargetStatus['updateStatus'], o: Partial<TargetStatus> = {}): TargetStatus => ({ kind: 'ControlPlane', name: 'cp', sequence: 1, updateStatus, machines: 3, updated: 0, updating: 0, failed: 0, aborted: 0, ...o });
+  const row = (updateStatus: TargetStatus['updateStatus'], o: Partial<TargetStatus> = {}): TargetStatus => ({
+    kind: 'ControlPlane',
+    name: 'cp',
+    sequence: 1,
+    updateStatus,
+    machines: 3,
+    updated: 0,
+    updating: 0,
+    failed: 0,
+    aborted: 0,
+    ...o,
+  });
   const base: OwnerStepInput = { row: row('updating'), started: true, planTerminal: false, surge: false, ownerExists: true };
   const cases: { name: string; in: Partial<OwnerStepInput>; want: string }[] = [
     { name: 'a target not started touches nothing', in: { row: row('pending'), started: false }, want: 'none' },
@@ -84,8 +157,16 @@ describe('plan-controller owners: step per target', () => {
     { name: 'an updated target aligns', in: { row: row('updated', { updated: 3 }) }, want: 'align' },
     { name: 'an aborted target where nothing committed releases', in: { row: row('aborted', { aborted: 1 }) }, want: 'release' },
     { name: 'a failed target where nothing committed releases', in: { row: row('failed', { failed: 1 }) }, want: 'release' },
-    { name: 'an aborted target with mixed machines is kept paused', in: { row: row('aborted', { updated: 1, aborted: 1 }) }, want: 'mixed' },
-    { name: 'a terminal plan touches nothing (it settled its owners when it got there)', in: { planTerminal: true, row: row('updated') }, want: 'none' },
+    {
+      name: 'an aborted target with mixed machines is kept paused',
+      in: { row: row('aborted', { updated: 1, aborted: 1 }) },
+      want: 'mixed',
+    },
+    {
+      name: 'a terminal plan touches nothing (it settled its owners when it got there)',
+      in: { planTerminal: true, row: row('updated') },
+      want: 'none',
+    },
   ];
   for (const c of cases) it(c.name, () => expect(ownerStep({ ...base, ...c.in }).op).to.equal(c.want));
 });
@@ -108,17 +189,38 @@ describe('plan-controller owners: pause', () => {
 });
 
 describe('plan-controller owners: alignment', () => {
-  const tpl = (kind: string, name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): KubeObject => ({ apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2', kind, metadata: { name, namespace: 'fleet-a', labels: { 'cluster.x-k8s.io/cluster-name': 'cluster1' }, ...(annotations ? { annotations } : {}) }, spec: { template: { spec } } });
+  const tpl = (kind: string, name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): KubeObject => ({
+    apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+    kind,
+    metadata: {
+      name,
+      namespace: 'fleet-a',
+      labels: { 'cluster.x-k8s.io/cluster-name': 'cluster1' },
+      ...(annotations ? { annotations } : {}),
+    },
+    spec: { template: { spec } },
+  });
   const withCluster = (): KubeObject => ({ ...cluster(), metadata: { ...cluster().metadata, uid: 'u-1' } });
   const cpOwner = (): KubeObject => {
     const o = kcp();
-    (o['spec'] as Record<string, unknown>)['machineTemplate'] = { spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachineTemplate', name: 'cluster1-cp' } } };
+    (o['spec'] as Record<string, unknown>)['machineTemplate'] = {
+      spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachineTemplate', name: 'cluster1-cp' } },
+    };
     o.metadata.annotations = { [Annotations.paused]: '', [PAUSED_BY_PLAN]: 'p' };
     return o;
   };
   const cpInput = (over: Partial<AlignInput> = {}): AlignInput => ({
-    planName: 'p', kind: 'ControlPlane', owner: cpOwner(), cluster: withCluster(), clones: [], machineSets: [],
-    values: [{ slot: 'owner', path: '/spec/version', value: 'v1.30.1' }, { slot: 'owner', path: '/spec/kubeadmConfigSpec/ntp', value: { enabled: true } }, { slot: 'infraTemplate', path: '/spec/template/spec/image', value: 'img-2' }],
+    planName: 'p',
+    kind: 'ControlPlane',
+    owner: cpOwner(),
+    cluster: withCluster(),
+    clones: [],
+    machineSets: [],
+    values: [
+      { slot: 'owner', path: '/spec/version', value: 'v1.30.1' },
+      { slot: 'owner', path: '/spec/kubeadmConfigSpec/ntp', value: { enabled: true } },
+      { slot: 'infraTemplate', path: '/spec/template/spec/image', value: 'img-2' },
+    ],
     infraTemplate: tpl('DevMachineTemplate', 'cluster1-cp', { image: 'img-1' }),
     ...over,
   });
@@ -143,7 +245,12 @@ describe('plan-controller owners: alignment', () => {
   it('is level-based: an owner already pointing at its clone and carrying the values needs no write', () => {
     const first = planAlignment(cpInput());
     const again = planAlignment(cpInput({ owner: first.owner!.after, infraTemplate: first.create[0]! }));
-    expect(again).to.deep.equal({ create: [], machineSets: [], problems: [], infraClonedFrom: { name: 'p-cluster1-cp', groupKind: 'DevMachineTemplate.infrastructure.cluster.x-k8s.io' } });
+    expect(again).to.deep.equal({
+      create: [],
+      machineSets: [],
+      problems: [],
+      infraClonedFrom: { name: 'p-cluster1-cp', groupKind: 'DevMachineTemplate.infrastructure.cluster.x-k8s.io' },
+    });
     expect(ownerCarries(first.owner!.after, 'p', cpInput().values)).to.equal(true);
   });
 
@@ -160,15 +267,32 @@ describe('plan-controller owners: alignment', () => {
     const spec = (owner['spec'] as { template: { spec: Record<string, unknown> } }).template.spec;
     spec['infrastructureRef'] = { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachineTemplate', name: 'cluster1-md-0' };
     spec['bootstrap'] = { configRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfigTemplate', name: 'cluster1-md-0' } };
-    const ms: KubeObject = { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineSet', metadata: { name: 'ms-1', namespace: 'fleet-a', resourceVersion: '3' }, spec: { template: structuredClone((owner['spec'] as { template: unknown }).template) } };
+    const ms: KubeObject = {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'MachineSet',
+      metadata: { name: 'ms-1', namespace: 'fleet-a', resourceVersion: '3' },
+      spec: { template: structuredClone((owner['spec'] as { template: unknown }).template) },
+    };
     const a = planAlignment({
-      planName: 'p', kind: 'MachineDeployment', owner, cluster: withCluster(), clones: [], machineSets: [ms],
-      values: [{ slot: 'owner', path: '/spec/template/spec/version', value: 'v1.30.1' }, { slot: 'infraTemplate', path: '/spec/template/spec/image', value: 'img-2' }, { slot: 'bootstrapTemplate', path: '/spec/template/spec/ntp', value: { enabled: true } }],
+      planName: 'p',
+      kind: 'MachineDeployment',
+      owner,
+      cluster: withCluster(),
+      clones: [],
+      machineSets: [ms],
+      values: [
+        { slot: 'owner', path: '/spec/template/spec/version', value: 'v1.30.1' },
+        { slot: 'infraTemplate', path: '/spec/template/spec/image', value: 'img-2' },
+        { slot: 'bootstrapTemplate', path: '/spec/template/spec/ntp', value: { enabled: true } },
+      ],
       infraTemplate: tpl('DevMachineTemplate', 'cluster1-md-0', { image: 'img-1' }),
       bootstrapTemplate: { ...tpl('KubeadmConfigTemplate', 'cluster1-md-0', {}), apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta2' },
     });
     expect(a.problems).to.deep.equal([]);
-    expect(a.create.map((c) => `${c.kind}/${c.metadata.name}`)).to.deep.equal(['DevMachineTemplate/p-cluster1-md-0', 'KubeadmConfigTemplate/p-cluster1-md-0']);
+    expect(a.create.map((c) => `${c.kind}/${c.metadata.name}`)).to.deep.equal([
+      'DevMachineTemplate/p-cluster1-md-0',
+      'KubeadmConfigTemplate/p-cluster1-md-0',
+    ]);
     for (const o of [a.owner!.after, a.machineSets[0]!.after]) {
       expect(getPointer(o, '/spec/template/spec/version')).to.equal('v1.30.1');
       expect(getPointer(o, '/spec/template/spec/infrastructureRef/name')).to.equal('p-cluster1-md-0');
@@ -183,7 +307,11 @@ describe('plan-controller owners: alignment', () => {
   });
 
   it('moves an InfraMachine cloned-from to the clone, once', () => {
-    const dm: KubeObject = { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2', kind: 'DevMachine', metadata: { name: 'm', annotations: { [CLONED_FROM_NAME]: 'cluster1-cp' } } };
+    const dm: KubeObject = {
+      apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+      kind: 'DevMachine',
+      metadata: { name: 'm', annotations: { [CLONED_FROM_NAME]: 'cluster1-cp' } },
+    };
     const to = { name: 'p-cluster1-cp', groupKind: 'DevMachineTemplate.infrastructure.cluster.x-k8s.io' };
     const next = withClonedFrom(dm, to)!;
     expect(next.metadata.annotations).to.deep.equal({ [CLONED_FROM_NAME]: to.name, [CLONED_FROM_GROUPKIND]: to.groupKind });
@@ -201,8 +329,16 @@ describe('plan-controller owners: alignment', () => {
 describe('plan-controller owners: OwnersAligned condition', () => {
   it('is absent before any owner is touched', () => expect(ownersCondition([{ owner: 'x', op: 'none' }])).to.equal(undefined));
   it('is True while owners of running targets are held and finished ones carry the values', () => {
-    expect(ownersCondition([{ owner: 'KubeadmControlPlane cp', op: 'align' }, { owner: 'MachineDeployment md', op: 'hold' }])).to.deep.equal({
-      type: 'OwnersAligned', status: 'True', reason: 'Aligned', message: "carry the plan's values: KubeadmControlPlane cp; paused while their machines update: MachineDeployment md",
+    expect(
+      ownersCondition([
+        { owner: 'KubeadmControlPlane cp', op: 'align' },
+        { owner: 'MachineDeployment md', op: 'hold' },
+      ]),
+    ).to.deep.equal({
+      type: 'OwnersAligned',
+      status: 'True',
+      reason: 'Aligned',
+      message: "carry the plan's values: KubeadmControlPlane cp; paused while their machines update: MachineDeployment md",
     });
   });
   it('is False MixedMachines, saying what to do, when a stopped target left mixed machines', () => {
@@ -211,22 +347,37 @@ describe('plan-controller owners: OwnersAligned condition', () => {
     expect(c?.message).to.match(/KubeadmControlPlane cp kept paused: 1 of 3 machines .* apply a plan with the same changes/);
   });
   it('is False AlignFailed when alignment met a problem', () => {
-    expect(ownersCondition([{ owner: 'o', op: 'align', problems: ['boom'] }])).to.include({ status: 'False', reason: 'AlignFailed', message: 'o: boom' });
+    expect(ownersCondition([{ owner: 'o', op: 'align', problems: ['boom'] }])).to.include({
+      status: 'False',
+      reason: 'AlignFailed',
+      message: 'o: boom',
+    });
   });
 });
 
 describe('plan-controller owners: preview', () => {
   const cpWithInfra = (): KubeObject => {
     const o = kcp();
-    (o['spec'] as Record<string, unknown>)['machineTemplate'] = { spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachineTemplate', name: 'cluster1-cp' } } };
+    (o['spec'] as Record<string, unknown>)['machineTemplate'] = {
+      spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachineTemplate', name: 'cluster1-cp' } },
+    };
     return o;
   };
   it('lists exactly which owner objects change: pause, spec fields, template clone, InfraMachines, MachineSets', () => {
-    const image = versionUpdater({ name: 'os', responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'img-2' }] });
+    const image = versionUpdater({
+      name: 'os',
+      responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'img-2' }],
+    });
     const out = previewOwnerChanges({
-      planName: 'p', controlPlane: cpWithInfra(), machineDeployments: [md('cluster1-md-0', { maxUnavailable: 0 })], surging: new Set(['cluster1-md-0']),
+      planName: 'p',
+      controlPlane: cpWithInfra(),
+      machineDeployments: [md('cluster1-md-0', { maxUnavailable: 0 })],
+      surging: new Set(['cluster1-md-0']),
       machines: [...machines('cluster1-cp', 2, { cp: 'cluster1-cp' }), ...machines('cluster1-md-0', 1, { md: 'cluster1-md-0' })],
-      targets: [{ kind: 'ControlPlane', name: 'cluster1-cp', updaters: [versionUpdater(), image] }, { kind: 'MachineDeployment', name: 'cluster1-md-0', updaters: [versionUpdater()] }],
+      targets: [
+        { kind: 'ControlPlane', name: 'cluster1-cp', updaters: [versionUpdater(), image] },
+        { kind: 'MachineDeployment', name: 'cluster1-md-0', updaters: [versionUpdater()] },
+      ],
     });
     expect(out.map((o) => `${o.object}: ${o.change}`)).to.deep.equal([
       'KubeadmControlPlane cluster1-cp: paused (cluster.x-k8s.io/paused) while its machines update, unpaused when they are done',

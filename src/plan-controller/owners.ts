@@ -71,7 +71,22 @@ export interface OwnerValue {
 const IDENTITY = new Set(['clusterName', 'providerID', 'infrastructureRef', 'bootstrap']);
 const KCP_MACHINE_TEMPLATE_SPEC = new Set(['deletion', 'readinessGates', 'taints']);
 const MD_MACHINE_SPEC = new Set(['deletion', 'failureDomain', 'minReadySeconds', 'readinessGates', 'taints', 'version']);
-const KUBEADM_CONFIG_SPEC = new Set(['bootCommands', 'clusterConfiguration', 'diskSetup', 'files', 'format', 'ignition', 'initConfiguration', 'joinConfiguration', 'mounts', 'ntp', 'postKubeadmCommands', 'preKubeadmCommands', 'users', 'verbosity']);
+const KUBEADM_CONFIG_SPEC = new Set([
+  'bootCommands',
+  'clusterConfiguration',
+  'diskSetup',
+  'files',
+  'format',
+  'ignition',
+  'initConfiguration',
+  'joinConfiguration',
+  'mounts',
+  'ntp',
+  'postKubeadmCommands',
+  'preKubeadmCommands',
+  'users',
+  'verbosity',
+]);
 
 const under = (prefix: string[], rest: string[]): string => encodePointer([...prefix, ...rest]);
 
@@ -121,7 +136,8 @@ export function ownerValues(kind: TargetKind, updaters: readonly PlanUpdater[]):
   for (const u of updaters) {
     for (const r of u.responsibilities ?? []) {
       const f = ownerFieldFor(kind, r.selectResource, r.path);
-      if (f.slot === 'owner' || f.slot === 'infraTemplate' || f.slot === 'bootstrapTemplate') out.push({ slot: f.slot, path: f.path, value: r.value });
+      if (f.slot === 'owner' || f.slot === 'infraTemplate' || f.slot === 'bootstrapTemplate')
+        out.push({ slot: f.slot, path: f.path, value: r.value });
     }
   }
   return out;
@@ -129,7 +145,9 @@ export function ownerValues(kind: TargetKind, updaters: readonly PlanUpdater[]):
 
 /** What owner validation reads: the plan and its Cluster. */
 export interface OwnerValidationInput {
-  plan: { spec: { controlPlane?: { name: string; updaters?: PlanUpdater[] }; machineDeployments?: { name: string; updaters?: PlanUpdater[] }[] } };
+  plan: {
+    spec: { controlPlane?: { name: string; updaters?: PlanUpdater[] }; machineDeployments?: { name: string; updaters?: PlanUpdater[] }[] };
+  };
   cluster: KubeObject | undefined;
   /** The control plane's kind: the mapping is KubeadmControlPlane's, another kind's fields are not checked. */
   controlPlane?: { kind: { kind: string } };
@@ -142,12 +160,15 @@ export interface OwnerValidationInput {
 export function ownerProblems(input: OwnerValidationInput): string[] {
   const problems: string[] = [];
   if (input.cluster && field(input.cluster, 'spec', 'topology') !== undefined) {
-    problems.push(`Cluster ${nameOf(input.cluster)} is managed by a ClusterClass topology (spec.topology is set): the topology controller owns the KubeadmControlPlane and MachineDeployment specs and would rewrite the values this plan carries to them, so CAPI would roll the updated machines back; change Cluster.spec.topology instead`);
+    problems.push(
+      `Cluster ${nameOf(input.cluster)} is managed by a ClusterClass topology (spec.topology is set): the topology controller owns the KubeadmControlPlane and MachineDeployment specs and would rewrite the values this plan carries to them, so CAPI would roll the updated machines back; change Cluster.spec.topology instead`,
+    );
   }
   const targets: { kind: TargetKind; name: string; updaters: PlanUpdater[] }[] = [];
   const spec = input.plan.spec;
   const kcp = (input.controlPlane?.kind.kind ?? 'KubeadmControlPlane') === 'KubeadmControlPlane';
-  if (spec.controlPlane && kcp) targets.push({ kind: 'ControlPlane', name: spec.controlPlane.name, updaters: spec.controlPlane.updaters ?? [] });
+  if (spec.controlPlane && kcp)
+    targets.push({ kind: 'ControlPlane', name: spec.controlPlane.name, updaters: spec.controlPlane.updaters ?? [] });
   for (const md of spec.machineDeployments ?? []) targets.push({ kind: 'MachineDeployment', name: md.name, updaters: md.updaters ?? [] });
   for (const t of targets) {
     for (const u of Array.isArray(t.updaters) ? t.updaters : []) {
@@ -157,7 +178,9 @@ export function ownerProblems(input: OwnerValidationInput): string[] {
         const f = ownerFieldFor(t.kind, r.selectResource, r.path);
         if (f.slot !== 'none') continue;
         const where = `${t.kind === 'ControlPlane' ? 'controlPlane' : 'machineDeployment'} ${t.name} updater ${u.name}`;
-        problems.push(`${where}: ${r.selectResource} ${r.path} has no owner field (${f.why}): after the plan CAPI would roll this machine back`);
+        problems.push(
+          `${where}: ${r.selectResource} ${r.path} has no owner field (${f.why}): after the plan CAPI would roll this machine back`,
+        );
       }
     }
   }
@@ -229,14 +252,17 @@ export function withoutPause(owner: KubeObject, planName: string): KubeObject | 
 }
 
 /** Paths of the template references on an owner of `kind` (MachineSets use the MachineDeployment's). */
-export const refPaths = (kind: TargetKind): { infra: string; bootstrap?: string } => kind === 'ControlPlane'
-  ? { infra: '/spec/machineTemplate/spec/infrastructureRef' }
-  : { infra: '/spec/template/spec/infrastructureRef', bootstrap: '/spec/template/spec/bootstrap/configRef' };
+export const refPaths = (kind: TargetKind): { infra: string; bootstrap?: string } =>
+  kind === 'ControlPlane'
+    ? { infra: '/spec/machineTemplate/spec/infrastructureRef' }
+    : { infra: '/spec/template/spec/infrastructureRef', bootstrap: '/spec/template/spec/bootstrap/configRef' };
 
 /** A {apiGroup, kind, name} reference read at `path`, when complete. */
 export function refAt(o: KubeObject, path: string): { apiGroup: string; kind: string; name: string } | undefined {
   const r = getPointer(o, path) as { apiGroup?: unknown; kind?: unknown; name?: unknown } | undefined;
-  return r && typeof r.apiGroup === 'string' && typeof r.kind === 'string' && typeof r.name === 'string' ? { apiGroup: r.apiGroup, kind: r.kind, name: r.name } : undefined;
+  return r && typeof r.apiGroup === 'string' && typeof r.kind === 'string' && typeof r.name === 'string'
+    ? { apiGroup: r.apiGroup, kind: r.kind, name: r.name }
+    : undefined;
 }
 
 /** Deterministic name of the plan's clone of template `original` (plan + original, hashed down when too long). */
@@ -293,19 +319,39 @@ function cloneFor(i: AlignInput, source: KubeObject | undefined, what: string, v
   if (!source) return { problem: `the ${what} template of ${i.kind} ${nameOf(i.owner)} was not found` };
   const carries = (o: KubeObject): boolean => values.every((v) => jsonEqual(getPointer(o, v.path), v.value));
   if (source.metadata.annotations?.[CLONED_BY_PLAN] === i.planName) {
-    return carries(source) ? { name: nameOf(source) } : { problem: `${source.kind} ${nameOf(source)} (this plan's clone) no longer carries the plan's values` };
+    return carries(source)
+      ? { name: nameOf(source) }
+      : { problem: `${source.kind} ${nameOf(source)} (this plan's clone) no longer carries the plan's values` };
   }
   const name = cloneName(i.planName, nameOf(source));
   const existing = i.clones.find((c) => nameOf(c) === name && c.kind === source.kind);
-  if (existing) return carries(existing) ? { name } : { problem: `${source.kind} ${name} exists but does not carry the plan's values (two targets sharing template ${nameOf(source)} with different values?)` };
+  if (existing)
+    return carries(existing)
+      ? { name }
+      : {
+          problem: `${source.kind} ${name} exists but does not carry the plan's values (two targets sharing template ${nameOf(source)} with different values?)`,
+        };
   const spec = structuredClone(source['spec'] ?? {});
   const clone: KubeObject = {
-    apiVersion: source.apiVersion, kind: source.kind,
+    apiVersion: source.apiVersion,
+    kind: source.kind,
     metadata: {
-      name, namespace: source.metadata.namespace,
+      name,
+      namespace: source.metadata.namespace,
       ...(source.metadata.labels ? { labels: { ...source.metadata.labels } } : {}),
       annotations: { [CLONED_BY_PLAN]: i.planName, [CLONED_FROM_TEMPLATE]: nameOf(source) },
-      ...(i.cluster?.metadata.uid ? { ownerReferences: [{ apiVersion: i.cluster.apiVersion ?? 'cluster.x-k8s.io/v1beta2', kind: i.cluster.kind ?? 'Cluster', name: nameOf(i.cluster), uid: i.cluster.metadata.uid }] } : {}),
+      ...(i.cluster?.metadata.uid
+        ? {
+            ownerReferences: [
+              {
+                apiVersion: i.cluster.apiVersion ?? 'cluster.x-k8s.io/v1beta2',
+                kind: i.cluster.kind ?? 'Cluster',
+                name: nameOf(i.cluster),
+                uid: i.cluster.metadata.uid,
+              },
+            ],
+          }
+        : {}),
     },
     spec,
   };
@@ -318,20 +364,37 @@ function cloneFor(i: AlignInput, source: KubeObject | undefined, what: string, v
 }
 
 // Sets the owner-slot values and the template names on an owner-shaped object (KCP, MD or MachineSet).
-function carry(o: KubeObject, kind: TargetKind, values: OwnerValue[], infraName: string | undefined, bootstrapName: string | undefined): KubeObject {
+function carry(
+  o: KubeObject,
+  kind: TargetKind,
+  values: OwnerValue[],
+  infraName: string | undefined,
+  bootstrapName: string | undefined,
+): KubeObject {
   const next = structuredClone(o);
   for (const v of values) if (v.slot === 'owner') setPointer(next, v.path, structuredClone(v.value));
   const paths = refPaths(kind);
   if (infraName !== undefined && refAt(next, paths.infra)) setPointer(next, `${paths.infra}/name`, infraName);
-  if (bootstrapName !== undefined && paths.bootstrap && refAt(next, paths.bootstrap)) setPointer(next, `${paths.bootstrap}/name`, bootstrapName);
+  if (bootstrapName !== undefined && paths.bootstrap && refAt(next, paths.bootstrap))
+    setPointer(next, `${paths.bootstrap}/name`, bootstrapName);
   return next;
 }
 
 /** Decides the writes that make a target's owners carry its values (nothing when they already do). */
 export function planAlignment(i: AlignInput): Alignment {
   const out: Alignment = { create: [], machineSets: [], problems: [] };
-  const infra = cloneFor(i, i.infraTemplate, 'infrastructure', i.values.filter((v) => v.slot === 'infraTemplate'));
-  const boot = cloneFor(i, i.bootstrapTemplate, 'bootstrap', i.values.filter((v) => v.slot === 'bootstrapTemplate'));
+  const infra = cloneFor(
+    i,
+    i.infraTemplate,
+    'infrastructure',
+    i.values.filter((v) => v.slot === 'infraTemplate'),
+  );
+  const boot = cloneFor(
+    i,
+    i.bootstrapTemplate,
+    'bootstrap',
+    i.values.filter((v) => v.slot === 'bootstrapTemplate'),
+  );
   for (const r of [infra, boot]) {
     if (r.problem) out.problems.push(r.problem);
     if (r.create) out.create.push(r.create);
@@ -346,7 +409,11 @@ export function planAlignment(i: AlignInput): Alignment {
     after = withoutPause(after, i.planName) ?? after;
     if (!jsonEqual(after, i.owner)) out.owner = { before: i.owner, after };
   } catch (err) {
-    return { create: [], machineSets: [], problems: [`cannot set the plan's values on ${i.kind} ${nameOf(i.owner)}: ${(err as Error).message}`] };
+    return {
+      create: [],
+      machineSets: [],
+      problems: [`cannot set the plan's values on ${i.kind} ${nameOf(i.owner)}: ${(err as Error).message}`],
+    };
   }
   if (infra.name !== undefined && i.infraTemplate) {
     const ref = refAt(i.owner, refPaths(i.kind).infra);
@@ -366,7 +433,9 @@ export function withClonedFrom(infraMachine: KubeObject, to: { name: string; gro
 
 /** True when the owner already carries the owner-slot values and is not paused by the plan (a cheap check before reading templates). */
 export function ownerCarries(owner: KubeObject, planName: string, values: OwnerValue[]): boolean {
-  return pausedByPlan(owner) !== planName && values.filter((v) => v.slot === 'owner').every((v) => jsonEqual(getPointer(owner, v.path), v.value));
+  return (
+    pausedByPlan(owner) !== planName && values.filter((v) => v.slot === 'owner').every((v) => jsonEqual(getPointer(owner, v.path), v.value))
+  );
 }
 
 /** One target's owner outcome, for the OwnersAligned condition. */
@@ -384,9 +453,16 @@ export interface OwnerOutcome {
 /** The OwnersAligned condition from every target's outcome (undefined when the plan touched no owner yet). */
 export function ownersCondition(outcomes: readonly OwnerOutcome[]): Pick<Condition, 'type' | 'status' | 'reason' | 'message'> | undefined {
   const failed = outcomes.filter((o) => (o.problems?.length ?? 0) > 0);
-  if (failed.length > 0) return { type: OWNERS_ALIGNED, status: 'False', reason: OwnerReasons.alignFailed, message: failed.map((o) => `${o.owner}: ${o.problems!.join('; ')}`).join('; ') };
+  if (failed.length > 0)
+    return {
+      type: OWNERS_ALIGNED,
+      status: 'False',
+      reason: OwnerReasons.alignFailed,
+      message: failed.map((o) => `${o.owner}: ${o.problems!.join('; ')}`).join('; '),
+    };
   const mixed = outcomes.filter((o) => o.op === 'mixed');
-  if (mixed.length > 0) return { type: OWNERS_ALIGNED, status: 'False', reason: OwnerReasons.mixedMachines, message: mixed.map(mixedMessage).join('; ') };
+  if (mixed.length > 0)
+    return { type: OWNERS_ALIGNED, status: 'False', reason: OwnerReasons.mixedMachines, message: mixed.map(mixedMessage).join('; ') };
   const aligned = outcomes.filter((o) => o.op === 'align').map((o) => o.owner);
   const held = outcomes.filter((o) => o.op === 'hold').map((o) => o.owner);
   if (aligned.length === 0 && held.length === 0) return undefined;
@@ -425,18 +501,31 @@ export function previewOwnerChanges(i: OwnerPreviewInput): OwnerChangePreview[] 
   const out: OwnerChangePreview[] = [];
   for (const t of i.targets) {
     const cp = t.kind === 'ControlPlane';
-    const owner = cp ? (i.controlPlane?.kind === 'KubeadmControlPlane' ? i.controlPlane : undefined) : i.machineDeployments.find((o) => nameOf(o) === t.name);
+    const owner = cp
+      ? i.controlPlane?.kind === 'KubeadmControlPlane'
+        ? i.controlPlane
+        : undefined
+      : i.machineDeployments.find((o) => nameOf(o) === t.name);
     if (!owner) continue;
     const who = `${cp ? 'KubeadmControlPlane' : 'MachineDeployment'} ${t.name}`;
     const add = (object: string, change: string): void => void out.push({ target: t.name, object, change });
-    if (isPausedObject(owner) && pausedByPlan(owner) === undefined) add(who, 'paused by someone else: stays paused (the plan never lifts a pause it did not set)');
+    if (isPausedObject(owner) && pausedByPlan(owner) === undefined)
+      add(who, 'paused by someone else: stays paused (the plan never lifts a pause it did not set)');
     else if (!cp && i.surging.has(t.name)) add(who, 'not paused while machines update (it surges); paused only while its spec is aligned');
     else add(who, 'paused (cluster.x-k8s.io/paused) while its machines update, unpaused when they are done');
     const values = ownerValues(t.kind, t.updaters);
-    for (const v of values.filter((x) => x.slot === 'owner')) if (!jsonEqual(getPointer(owner, v.path), v.value)) add(who, `${v.path} = ${JSON.stringify(v.value)}`);
+    for (const v of values.filter((x) => x.slot === 'owner'))
+      if (!jsonEqual(getPointer(owner, v.path), v.value)) add(who, `${v.path} = ${JSON.stringify(v.value)}`);
     const paths = refPaths(t.kind);
-    const mine = i.machines.filter((m) => (cp ? m.metadata.labels?.['cluster.x-k8s.io/control-plane-name'] : m.metadata.labels?.['cluster.x-k8s.io/deployment-name']) === t.name);
-    for (const [slot, path] of [['infraTemplate', paths.infra], ['bootstrapTemplate', paths.bootstrap]] as const) {
+    const mine = i.machines.filter(
+      (m) =>
+        (cp ? m.metadata.labels?.['cluster.x-k8s.io/control-plane-name'] : m.metadata.labels?.['cluster.x-k8s.io/deployment-name']) ===
+        t.name,
+    );
+    for (const [slot, path] of [
+      ['infraTemplate', paths.infra],
+      ['bootstrapTemplate', paths.bootstrap],
+    ] as const) {
       const vs = values.filter((v) => v.slot === slot);
       const ref = path ? refAt(owner, path) : undefined;
       if (vs.length === 0 || !ref || !path) continue;
@@ -446,7 +535,10 @@ export function previewOwnerChanges(i: OwnerPreviewInput): OwnerChangePreview[] 
       if (slot === 'infraTemplate' && mine.length > 0) add(`${mine.length} InfraMachine(s)`, `annotation ${CLONED_FROM_NAME} = ${clone}`);
     }
     if (!cp) {
-      for (const ms of [...new Set(mine.map((m) => m.metadata.labels?.['cluster.x-k8s.io/set-name']).filter((s): s is string => !!s))].sort()) add(`MachineSet ${ms}`, 'spec.template aligned with the MachineDeployment (same values and template names)');
+      for (const ms of [
+        ...new Set(mine.map((m) => m.metadata.labels?.['cluster.x-k8s.io/set-name']).filter((s): s is string => !!s)),
+      ].sort())
+        add(`MachineSet ${ms}`, 'spec.template aligned with the MachineDeployment (same values and template names)');
     }
   }
   return out;

@@ -9,7 +9,14 @@ import { KubeApiError, isNotFound } from '../runtime/errors.js';
 import { SetPathError, setValuesPatch, verifyValues, type PointerValue } from '../runtime/set-patch.js';
 import type { KubeClient } from '../runtime/types.js';
 import type { ContractRef } from '../api/capi/index.js';
-import { isDeleting, machineBootstrapRef, machineInfraRef, nameOf, ownerBootstrapTemplateRef, ownerInfraTemplateRef } from '../api/capi/index.js';
+import {
+  isDeleting,
+  machineBootstrapRef,
+  machineInfraRef,
+  nameOf,
+  ownerBootstrapTemplateRef,
+  ownerInfraTemplateRef,
+} from '../api/capi/index.js';
 import { machinesOfTarget } from './decide.js';
 import { previewPlan, prestartResult, type PreviewSnapshot } from './preview.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
@@ -24,10 +31,18 @@ const show = (v: unknown): string => {
 };
 
 // Where a selectResource points for a machine: the Machine itself, or the object its reference names.
-async function locate(client: KubeClient, ns: string, m: KubeObject, sel: Responsibility['selectResource']): Promise<{ res: ResourceType; obj: KubeObject; what: string } | { problem: string }> {
+async function locate(
+  client: KubeClient,
+  ns: string,
+  m: KubeObject,
+  sel: Responsibility['selectResource'],
+): Promise<{ res: ResourceType; obj: KubeObject; what: string } | { problem: string }> {
   if (sel === 'Machine') return { res: Machines, obj: m, what: `Machine ${nameOf(m)}` };
   const ref = sel === 'InfraMachine' ? machineInfraRef(m) : machineBootstrapRef(m);
-  if (!ref) return { problem: `Machine ${nameOf(m)} has no ${sel === 'InfraMachine' ? 'spec.infrastructureRef' : 'spec.bootstrap.configRef'} to commit ${sel} responsibilities to` };
+  if (!ref)
+    return {
+      problem: `Machine ${nameOf(m)} has no ${sel === 'InfraMachine' ? 'spec.infrastructureRef' : 'spec.bootstrap.configRef'} to commit ${sel} responsibilities to`,
+    };
   let res: ResourceType;
   try {
     res = await client.resolve(ref.apiGroup, ref.kind);
@@ -45,7 +60,12 @@ async function locate(client: KubeClient, ns: string, m: KubeObject, sel: Respon
  * Returns the problems: the server's 4xx, values pruned or defaulted away, paths that cannot be set. Responsibilities
  * the write policy refuses are left out (validation reports them). Throws on a non-4xx error (retry later).
  */
-export async function dryRunCommits(client: KubeClient, plan: InPlaceUpdatePlan, machines: readonly KubeObject[], policy: WritePolicy = DEFAULT_WRITE_POLICY): Promise<string[]> {
+export async function dryRunCommits(
+  client: KubeClient,
+  plan: InPlaceUpdatePlan,
+  machines: readonly KubeObject[],
+  policy: WritePolicy = DEFAULT_WRITE_POLICY,
+): Promise<string[]> {
   const ns = plan.metadata?.namespace ?? '';
   const problems: string[] = [];
   for (const t of targetsOf(plan)) {
@@ -54,7 +74,13 @@ export async function dryRunCommits(client: KubeClient, plan: InPlaceUpdatePlan,
     if (!m) continue;
     const resps = orderedUpdaters(Array.isArray(t.target.updaters) ? t.target.updaters : [])
       .flatMap((u) => (Array.isArray(u.responsibilities) ? u.responsibilities : []))
-      .filter((r) => typeof r.path === 'string' && JSON_POINTER.test(r.path) && r.value !== undefined && writeRefusal(policy, r.selectResource, r.path) === undefined);
+      .filter(
+        (r) =>
+          typeof r.path === 'string' &&
+          JSON_POINTER.test(r.path) &&
+          r.value !== undefined &&
+          writeRefusal(policy, r.selectResource, r.path) === undefined,
+      );
     for (const sel of SELECTS) {
       const items: PointerValue[] = resps.filter((r) => r.selectResource === sel).map((r) => ({ path: r.path, value: r.value }));
       if (items.length === 0) continue;
@@ -79,13 +105,17 @@ export async function dryRunCommits(client: KubeClient, plan: InPlaceUpdatePlan,
       } catch (err) {
         if (err instanceof KubeApiError && err.code >= 400 && err.code < 500 && err.code !== 409 && err.code !== 429) {
           const msg = (err.status?.message ?? err.message).slice(0, 300);
-          problems.push(`${label}: the API server rejects ${sel} ${items.map((i) => i.path).join(', ')} on ${where.what} (dry-run of the commit, HTTP ${err.code}): ${msg}`);
+          problems.push(
+            `${label}: the API server rejects ${sel} ${items.map((i) => i.path).join(', ')} on ${where.what} (dry-run of the commit, HTTP ${err.code}): ${msg}`,
+          );
           continue;
         }
         throw err;
       }
       for (const x of verifyValues(after, items)) {
-        problems.push(`${label}: ${sel} ${x.path} would not be kept by ${where.what} (dry-run: wanted ${show(x.expected)}, the server keeps ${show(x.actual)}): the field is not in its schema (pruned) or is defaulted away`);
+        problems.push(
+          `${label}: ${sel} ${x.path} would not be kept by ${where.what} (dry-run: wanted ${show(x.expected)}, the server keeps ${show(x.actual)}): the field is not in its schema (pruned) or is defaulted away`,
+        );
       }
     }
   }
@@ -93,7 +123,12 @@ export async function dryRunCommits(client: KubeClient, plan: InPlaceUpdatePlan,
 }
 
 /** The InfraMachines and BootstrapConfigs of the machines and the owners' templates, read per kind (for uncovered changes). */
-export async function readCoverageObjects(client: KubeClient, ns: string, machines: readonly KubeObject[], owners: readonly KubeObject[]): Promise<Pick<PreviewSnapshot, 'infraMachines' | 'bootstrapConfigs' | 'ownerTemplates'>> {
+export async function readCoverageObjects(
+  client: KubeClient,
+  ns: string,
+  machines: readonly KubeObject[],
+  owners: readonly KubeObject[],
+): Promise<Pick<PreviewSnapshot, 'infraMachines' | 'bootstrapConfigs' | 'ownerTemplates'>> {
   const byKind = async (refs: (ContractRef | undefined)[]): Promise<KubeObject[]> => {
     const kinds = new Map<string, ContractRef>();
     for (const r of refs) if (r) kinds.set(`${r.apiGroup}/${r.kind}`, r);
@@ -130,7 +165,13 @@ export async function prestartCheck(client: KubeClient, input: ValidationInput &
   } catch (err) {
     // Fail closed: a check that may not run is a problem of the plan (named), not a silent pass or an endless retry.
     if (err instanceof KubeApiError && (err.code === 401 || err.code === 403)) {
-      return { generation: plan.metadata?.generation ?? 0, schemaProblems: [`the pre-start check cannot run: ${err.message.slice(0, 300)} (the plan controller needs get, list and patch on the InfraMachine and BootstrapConfig kinds and list on their templates; see docs/operations.md)`], uncovered: [] };
+      return {
+        generation: plan.metadata?.generation ?? 0,
+        schemaProblems: [
+          `the pre-start check cannot run: ${err.message.slice(0, 300)} (the plan controller needs get, list and patch on the InfraMachine and BootstrapConfig kinds and list on their templates; see docs/operations.md)`,
+        ],
+        uncovered: [],
+      };
     }
     throw err;
   }

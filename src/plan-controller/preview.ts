@@ -4,7 +4,19 @@
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanUpdater, Responsibility, TargetKind } from '../api/index.js';
 import { UpdatePhase, isTerminal, orderedUpdaters } from '../api/index.js';
 import type { ContractRef } from '../api/capi/index.js';
-import { cpVersion, field, isDeleting, isMachineReady, machineBootstrapRef, machineInfraRef, machineVersion, mdReplicas, mdRollingUpdate, mdVersion, nameOf } from '../api/capi/index.js';
+import {
+  cpVersion,
+  field,
+  isDeleting,
+  isMachineReady,
+  machineBootstrapRef,
+  machineInfraRef,
+  machineVersion,
+  mdReplicas,
+  mdRollingUpdate,
+  mdVersion,
+  nameOf,
+} from '../api/capi/index.js';
 import { machineState, machinesByTarget, planAge } from './decide.js';
 import { machinesAtTarget, type RefLookup } from './at-target.js';
 import { resolveFenceposts, scaleIntOrPercent } from '../api/capi/index.js';
@@ -150,7 +162,11 @@ const show = (v: unknown): string => {
  * The pre-start findings of a preview as validation sentences: uncovered changes grouped per target and field (a
  * fleet of 10,000 machines is one line per field, not per machine), impossible paths, and the dry-run's problems.
  */
-export function prestartResult(plan: InPlaceUpdatePlan, r: Pick<PlanPreview, 'uncovered' | 'impossiblePaths'>, dryRunProblems: string[]): PrestartResult {
+export function prestartResult(
+  plan: InPlaceUpdatePlan,
+  r: Pick<PlanPreview, 'uncovered' | 'impossiblePaths'>,
+  dryRunProblems: string[],
+): PrestartResult {
   const groups = new Map<string, UncoveredChange[]>();
   for (const u of r.uncovered) {
     const k = `${u.target}\u0000${u.selectResource}\u0000${u.path}`;
@@ -160,14 +176,31 @@ export function prestartResult(plan: InPlaceUpdatePlan, r: Pick<PlanPreview, 'un
     const u = us[0]!;
     return `${u.target}: ${u.selectResource} ${u.path} is uncovered on ${us.length} machine(s) (${u.machine} has ${show(u.current)}, its owner wants ${show(u.desired)}): no updater of the plan declares it (cover it, or set spec.acceptUncoveredChanges: true to leave it as drift)`;
   });
-  const impossible = r.impossiblePaths.map((i) => `${i.target} updater ${i.updater}: ${i.selectResource} ${i.path} cannot be committed: ${i.why}`);
+  const impossible = r.impossiblePaths.map(
+    (i) => `${i.target} updater ${i.updater}: ${i.selectResource} ${i.path} cannot be committed: ${i.why}`,
+  );
   return { generation: plan.metadata?.generation ?? 0, schemaProblems: [...impossible, ...dryRunProblems], uncovered };
 }
 
 /** Machine v1beta2 spec fields (fallback when no Machine schema is given). */
-const MACHINE_SPEC_FIELDS = ['bootstrap', 'clusterName', 'deletion', 'failureDomain', 'infrastructureRef', 'minReadySeconds', 'providerID', 'readinessGates', 'taints', 'version'];
+const MACHINE_SPEC_FIELDS = [
+  'bootstrap',
+  'clusterName',
+  'deletion',
+  'failureDomain',
+  'infrastructureRef',
+  'minReadySeconds',
+  'providerID',
+  'readinessGates',
+  'taints',
+  'version',
+];
 
-const tokens = (pointer: string): string[] => pointer.slice(1).split('/').map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+const tokens = (pointer: string): string[] =>
+  pointer
+    .slice(1)
+    .split('/')
+    .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
 const covers = (outer: string, inner: string): boolean => inner === outer || inner.startsWith(`${outer}/`);
 
 /**
@@ -185,7 +218,8 @@ export function impossiblePathReason(schema: OpenApiSchema, pointer: string): st
       cur = cur.items;
     } else if (cur.properties && t in cur.properties) cur = cur.properties[t];
     else if (cur.additionalProperties) cur = cur.additionalProperties === true ? undefined : cur.additionalProperties;
-    else if (cur.properties || cur.type === 'object') return `${walked.length ? `/${walked.join('/')}` : 'the object'} has no field "${t}" (it would be pruned)`;
+    else if (cur.properties || cur.type === 'object')
+      return `${walked.length ? `/${walked.join('/')}` : 'the object'} has no field "${t}" (it would be pruned)`;
     else return `${walked.length ? `/${walked.join('/')}` : 'the object'} is a ${cur.type ?? 'scalar'}, it has no field "${t}"`;
     walked.push(t);
   }
@@ -195,37 +229,59 @@ export function impossiblePathReason(schema: OpenApiSchema, pointer: string): st
 // Leaves (pointer -> value) of a JSON object; arrays and empty objects are compared whole.
 function leaves(v: unknown, prefix: string, out: Map<string, unknown>): Map<string, unknown> {
   if (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0) {
-    for (const [k, x] of Object.entries(v as Record<string, unknown>)) leaves(x, `${prefix}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, out);
+    for (const [k, x] of Object.entries(v as Record<string, unknown>))
+      leaves(x, `${prefix}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, out);
   } else out.set(prefix, v);
   return out;
 }
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined): PreviewConcurrency {
-  if (kind === 'ControlPlane') return { max: 1, why: 'control plane: one machine at a time, after a preflight (every CP machine Ready, none deleting, none in update)', surge: false };
+  if (kind === 'ControlPlane')
+    return {
+      max: 1,
+      why: 'control plane: one machine at a time, after a preflight (every CP machine Ready, none deleting, none in update)',
+      surge: false,
+    };
   if (!owner) return { max: 0, why: 'MachineDeployment not found', surge: false };
   const replicas = mdReplicas(owner);
   const ru = mdRollingUpdate(owner);
   const fp = resolveFenceposts(ru.maxSurge, ru.maxUnavailable, replicas);
   if (!fp.ok) return { max: 0, why: `rollingUpdate: ${fp.error}`, surge: false };
   const raw = `maxUnavailable=${ru.maxUnavailable ?? '0 (default)'}`;
-  if (fp.value.unavailable === 0) return { max: 1, why: `${raw}: surge — scale to ${replicas + 1} replicas, wait for the new machine to be Ready, update one at a time, restore ${replicas}`, surge: true };
+  if (fp.value.unavailable === 0)
+    return {
+      max: 1,
+      why: `${raw}: surge — scale to ${replicas + 1} replicas, wait for the new machine to be Ready, update one at a time, restore ${replicas}`,
+      surge: true,
+    };
   const rounded = typeof ru.maxUnavailable === 'string' ? ` (${ru.maxUnavailable} of ${replicas} replicas, rounded down)` : '';
   const scaled = scaleIntOrPercent(ru.maxUnavailable ?? 0, replicas, false);
   const fence = scaled.ok && scaled.value === 0 ? ' (resolves to 0 with maxSurge 0: 1, the Kubernetes fencepost rule)' : '';
-  return { max: fp.value.unavailable, why: `${raw}${rounded}${fence}: up to ${fp.value.unavailable} machine(s) unavailable at once, machines already not Ready included`, surge: false };
+  return {
+    max: fp.value.unavailable,
+    why: `${raw}${rounded}${fence}: up to ${fp.value.unavailable} machine(s) unavailable at once, machines already not Ready included`,
+    surge: false,
+  };
 }
 
 function previewUpdater(u: PlanUpdater): PreviewUpdater {
   const ref = u.updaterUpdateTemplateRef;
-  const out: PreviewUpdater = { name: u.name, sequence: u.sequence, taskKind: ref ? ref.kind.replace(/Template$/, '') : 'UpdaterUpdateTask', responsibilities: u.responsibilities };
+  const out: PreviewUpdater = {
+    name: u.name,
+    sequence: u.sequence,
+    taskKind: ref ? ref.kind.replace(/Template$/, '') : 'UpdaterUpdateTask',
+    responsibilities: u.responsibilities,
+  };
   if (ref) out.template = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name };
   if (u.parameters) out.parameters = u.parameters as Record<string, unknown>;
   return out;
 }
 
-const indexByKindName = (objs: KubeObject[] | undefined): Map<string, KubeObject> => new Map((objs ?? []).map((o) => [`${o.kind}/${nameOf(o)}`, o]));
-const findRef = (index: Map<string, KubeObject>, r: ContractRef | undefined): KubeObject | undefined => (r ? index.get(`${r.kind}/${r.name}`) : undefined);
+const indexByKindName = (objs: KubeObject[] | undefined): Map<string, KubeObject> =>
+  new Map((objs ?? []).map((o) => [`${o.kind}/${nameOf(o)}`, o]));
+const findRef = (index: Map<string, KubeObject>, r: ContractRef | undefined): KubeObject | undefined =>
+  r ? index.get(`${r.kind}/${r.name}`) : undefined;
 
 /** Previews a plan against a snapshot: validation, groups, per-target order and concurrency, updaters, coverage, uncovered changes. */
 export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot): PlanPreview {
@@ -235,11 +291,18 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
   if (plan.spec.paused) result.warnings.push('the plan is paused: no machine starts until spec.paused is false');
   if (plan.spec.updatePhase === UpdatePhase.aborting) result.warnings.push('the plan is aborting: no machine starts');
   for (const other of snapshot.plans ?? []) {
-    if (other.metadata?.name === planName || other.spec.clusterName !== plan.spec.clusterName || isTerminal(other.status?.updateStatus)) continue;
+    if (other.metadata?.name === planName || other.spec.clusterName !== plan.spec.clusterName || isTerminal(other.status?.updateStatus))
+      continue;
     // A plan not yet in the cluster is newer than every existing one.
     const older = !plan.metadata?.creationTimestamp || planAge(other, plan) < 0;
-    if (older) result.warnings.push(`plan ${other.metadata?.name} of cluster ${plan.spec.clusterName} is ${other.status?.updateStatus ?? 'pending'}: this plan waits until it is terminal${!plan.spec.paused && other.spec.updatePhase !== UpdatePhase.aborting ? ', and aborts it (supersede) once valid' : ''}`);
-    else result.warnings.push(`plan ${other.metadata?.name} of cluster ${plan.spec.clusterName} is newer and ${other.status?.updateStatus ?? 'pending'}: it will supersede this plan`);
+    if (older)
+      result.warnings.push(
+        `plan ${other.metadata?.name} of cluster ${plan.spec.clusterName} is ${other.status?.updateStatus ?? 'pending'}: this plan waits until it is terminal${!plan.spec.paused && other.spec.updatePhase !== UpdatePhase.aborting ? ', and aborts it (supersede) once valid' : ''}`,
+      );
+    else
+      result.warnings.push(
+        `plan ${other.metadata?.name} of cluster ${plan.spec.clusterName} is newer and ${other.status?.updateStatus ?? 'pending'}: it will supersede this plan`,
+      );
   }
 
   const byTarget = machinesByTarget(plan.spec.clusterName, snapshot.machines);
@@ -247,16 +310,25 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
   const bootstrapIndex = indexByKindName(snapshot.bootstrapConfigs);
   // Same rule as the controller (at-target.ts): machines whose objects already hold every value are not updated again.
   const lookup: RefLookup = (_ns, ref) => findRef(infraIndex, ref) ?? findRef(bootstrapIndex, ref);
-  const atTarget = new Set(plan.spec.rerunMachinesAtTarget === true ? [] : machinesAtTarget(plan, snapshot.machines, lookup, new Set(mus.keys())));
+  const atTarget = new Set(
+    plan.spec.rerunMachinesAtTarget === true ? [] : machinesAtTarget(plan, snapshot.machines, lookup, new Set(mus.keys())),
+  );
   for (const t of targetsOf(plan)) {
-    const owner = t.kind === 'ControlPlane' ? snapshot.controlPlane?.object : snapshot.machineDeployments.find((m) => nameOf(m) === t.target.name);
+    const owner =
+      t.kind === 'ControlPlane' ? snapshot.controlPlane?.object : snapshot.machineDeployments.find((m) => nameOf(m) === t.target.name);
     const current = (byTarget.get(`${t.kind}/${t.target.name}`) ?? []).filter((m) => !isDeleting(m));
     const updaters = orderedUpdaters(Array.isArray(t.target.updaters) ? t.target.updaters : []);
     const pt: PreviewTarget = {
-      kind: t.kind, name: t.target.name, sequence: t.target.sequence,
+      kind: t.kind,
+      name: t.target.name,
+      sequence: t.target.sequence,
       machines: current.map((m) => {
         const state = machineState(mus.get(nameOf(m)));
-        const pm: PreviewMachine = { name: nameOf(m), ready: isMachineReady(m), state: state === 'notStarted' && atTarget.has(nameOf(m)) ? 'alreadyAtTarget' : state };
+        const pm: PreviewMachine = {
+          name: nameOf(m),
+          ready: isMachineReady(m),
+          state: state === 'notStarted' && atTarget.has(nameOf(m)) ? 'alreadyAtTarget' : state,
+        };
         const v = machineVersion(m);
         if (v !== undefined) pm.version = v;
         return pm;
@@ -268,37 +340,69 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
     if (!group) result.groups.push((group = { sequence: t.target.sequence, targets: [] }));
     group.targets.push(pt);
 
-    const claims: PreviewCoverage[] = updaters.flatMap((u) => (Array.isArray(u.responsibilities) ? u.responsibilities : []).map((r) => ({ target: t.target.name, selectResource: r.selectResource, path: r.path, value: r.value, updater: u.name })));
+    const claims: PreviewCoverage[] = updaters.flatMap((u) =>
+      (Array.isArray(u.responsibilities) ? u.responsibilities : []).map((r) => ({
+        target: t.target.name,
+        selectResource: r.selectResource,
+        path: r.path,
+        value: r.value,
+        updater: u.name,
+      })),
+    );
     result.coverage.push(...claims);
     for (const c of claims) {
       const why = pathProblem(c.selectResource, c.path, snapshot.schemas);
       if (why) result.impossiblePaths.push({ target: c.target, updater: c.updater, selectResource: c.selectResource, path: c.path, why });
     }
-    const claimFor = (sel: SelectResource, path: string): PreviewCoverage | undefined => claims.find((c) => c.selectResource === sel && covers(c.path, path));
+    const claimFor = (sel: SelectResource, path: string): PreviewCoverage | undefined =>
+      claims.find((c) => c.selectResource === sel && covers(c.path, path));
 
     // Machine /spec/version: the owner's desired version against each machine's.
     const desiredVersion = owner ? (t.kind === 'ControlPlane' ? cpVersion(owner) : mdVersion(owner)) : undefined;
     const versionClaim = claimFor('Machine', '/spec/version');
     if (desiredVersion !== undefined && versionClaim && !same(versionClaim.value, desiredVersion)) {
-      result.warnings.push(`${t.target.name}: updater ${versionClaim.updater} sets Machine /spec/version to ${String(versionClaim.value)} but the ${t.kind === 'ControlPlane' ? 'control plane spec.version' : 'MachineDeployment spec.template.spec.version'} is ${desiredVersion}: the plan pauses it and aligns it to ${String(versionClaim.value)} when the target is done (see Owners)`);
+      result.warnings.push(
+        `${t.target.name}: updater ${versionClaim.updater} sets Machine /spec/version to ${String(versionClaim.value)} but the ${t.kind === 'ControlPlane' ? 'control plane spec.version' : 'MachineDeployment spec.template.spec.version'} is ${desiredVersion}: the plan pauses it and aligns it to ${String(versionClaim.value)} when the target is done (see Owners)`,
+      );
     }
     const desiredInfra = owner && desiredSpec(owner, t.kind, 'InfraMachine', snapshot.ownerTemplates);
     const desiredBootstrap = owner && desiredSpec(owner, t.kind, 'BootstrapConfig', snapshot.ownerTemplates);
     for (const m of current) {
       const have = machineVersion(m);
       if (desiredVersion !== undefined && have !== desiredVersion && !versionClaim) {
-        result.uncovered.push({ target: t.target.name, machine: nameOf(m), selectResource: 'Machine', path: '/spec/version', current: have, desired: desiredVersion, why: 'the owner wants another Kubernetes version and no updater declares Machine /spec/version' });
+        result.uncovered.push({
+          target: t.target.name,
+          machine: nameOf(m),
+          selectResource: 'Machine',
+          path: '/spec/version',
+          current: have,
+          desired: desiredVersion,
+          why: 'the owner wants another Kubernetes version and no updater declares Machine /spec/version',
+        });
       }
-      result.uncovered.push(...templateDrift(t.target.name, m, 'InfraMachine', findRef(infraIndex, machineInfraRef(m)), desiredInfra, claimFor));
-      result.uncovered.push(...templateDrift(t.target.name, m, 'BootstrapConfig', findRef(bootstrapIndex, machineBootstrapRef(m)), desiredBootstrap, claimFor));
+      result.uncovered.push(
+        ...templateDrift(t.target.name, m, 'InfraMachine', findRef(infraIndex, machineInfraRef(m)), desiredInfra, claimFor),
+      );
+      result.uncovered.push(
+        ...templateDrift(t.target.name, m, 'BootstrapConfig', findRef(bootstrapIndex, machineBootstrapRef(m)), desiredBootstrap, claimFor),
+      );
     }
   }
   result.groups.sort((a, b) => a.sequence - b.sequence);
   result.owners = previewOwnerChanges({
-    planName, machines: snapshot.machines, machineDeployments: snapshot.machineDeployments,
+    planName,
+    machines: snapshot.machines,
+    machineDeployments: snapshot.machineDeployments,
     ...(snapshot.controlPlane?.object ? { controlPlane: snapshot.controlPlane.object } : {}),
-    targets: targetsOf(plan).filter((t) => typeof t.target?.name === 'string').map((t) => ({ kind: t.kind, name: t.target.name, updaters: Array.isArray(t.target.updaters) ? t.target.updaters : [] })),
-    surging: new Set(result.groups.flatMap((g) => g.targets).filter((t) => t.kind === 'MachineDeployment' && t.concurrency.surge).map((t) => t.name)),
+    targets: targetsOf(plan)
+      .filter((t) => typeof t.target?.name === 'string')
+      .map((t) => ({ kind: t.kind, name: t.target.name, updaters: Array.isArray(t.target.updaters) ? t.target.updaters : [] })),
+    surging: new Set(
+      result.groups
+        .flatMap((g) => g.targets)
+        .filter((t) => t.kind === 'MachineDeployment' && t.concurrency.surge)
+        .map((t) => t.name),
+    ),
   });
   // One validation: the controller refuses what is listed here (same checks, same sentences), so preview NOT OK <=> Valid=False.
   result.problems = validatePlan({ ...snapshot, plan, prestart: prestartResult(plan, result, snapshot.dryRunProblems ?? []) });
@@ -311,27 +415,56 @@ function pathProblem(sel: SelectResource, path: string, schemas: PreviewSnapshot
   if (schema) return impossiblePathReason(schema, path);
   if (sel !== 'Machine') return undefined;
   const t = tokens(path);
-  if (t[0] === 'spec' && t[1] !== undefined && !MACHINE_SPEC_FIELDS.includes(t[1])) return `Machine spec has no field "${t[1]}" (it would be pruned)`;
+  if (t[0] === 'spec' && t[1] !== undefined && !MACHINE_SPEC_FIELDS.includes(t[1]))
+    return `Machine spec has no field "${t[1]}" (it would be pruned)`;
   return undefined;
 }
 
 // The spec an owner wants its machines' InfraMachine / BootstrapConfig to have, from its templates.
-function desiredSpec(owner: KubeObject, kind: TargetKind, sel: 'InfraMachine' | 'BootstrapConfig', templates: KubeObject[] | undefined): unknown {
+function desiredSpec(
+  owner: KubeObject,
+  kind: TargetKind,
+  sel: 'InfraMachine' | 'BootstrapConfig',
+  templates: KubeObject[] | undefined,
+): unknown {
   if (kind === 'ControlPlane' && sel === 'BootstrapConfig') return field(owner, 'spec', 'kubeadmConfigSpec');
-  const refPath = kind === 'ControlPlane' ? ['spec', 'machineTemplate', 'spec', 'infrastructureRef'] : sel === 'InfraMachine' ? ['spec', 'template', 'spec', 'infrastructureRef'] : ['spec', 'template', 'spec', 'bootstrap', 'configRef'];
+  const refPath =
+    kind === 'ControlPlane'
+      ? ['spec', 'machineTemplate', 'spec', 'infrastructureRef']
+      : sel === 'InfraMachine'
+        ? ['spec', 'template', 'spec', 'infrastructureRef']
+        : ['spec', 'template', 'spec', 'bootstrap', 'configRef'];
   const ref = field(owner, ...refPath) as Partial<ContractRef> | undefined;
   const tpl = ref?.kind && ref.name ? templates?.find((o) => o.kind === ref.kind && nameOf(o) === ref.name) : undefined;
   return tpl ? field(tpl, 'spec', 'template', 'spec') : undefined;
 }
 
-function templateDrift(target: string, m: KubeObject, sel: 'InfraMachine' | 'BootstrapConfig', actual: KubeObject | undefined, desired: unknown, claimFor: (s: SelectResource, p: string) => PreviewCoverage | undefined): UncoveredChange[] {
+function templateDrift(
+  target: string,
+  m: KubeObject,
+  sel: 'InfraMachine' | 'BootstrapConfig',
+  actual: KubeObject | undefined,
+  desired: unknown,
+  claimFor: (s: SelectResource, p: string) => PreviewCoverage | undefined,
+): UncoveredChange[] {
   if (!actual || desired === undefined || desired === null) return [];
   const out: UncoveredChange[] = [];
   const have = field(actual, 'spec');
   for (const [p, want] of leaves(desired, '/spec', new Map())) {
-    const cur = p.split('/').slice(2).reduce<unknown>((o, k) => field(o, k.replace(/~1/g, '/').replace(/~0/g, '~')), have);
+    const cur = p
+      .split('/')
+      .slice(2)
+      .reduce<unknown>((o, k) => field(o, k.replace(/~1/g, '/').replace(/~0/g, '~')), have);
     if (same(cur, want) || claimFor(sel, p)) continue;
-    out.push({ target, machine: nameOf(m), selectResource: sel, path: p, current: cur, desired: want, why: `the owner's template wants another value and no updater declares ${sel} ${p}` });
+    out.push({
+      target,
+      machine: nameOf(m),
+      selectResource: sel,
+      path: p,
+      current: cur,
+      desired: want,
+      why: `the owner's template wants another value and no updater declares ${sel} ${p}`,
+    });
   }
   return out;
 }

@@ -44,7 +44,10 @@ export const PROVIDER_VERBS: ProviderVerbs = {
 };
 
 /** The plan controller's rules for a fleet of these provider kinds. */
-export const rbacFor = (providers: readonly ProviderResource[] = DEFAULT_PROVIDERS): PolicyRule[] => [...baseRbac, ...providerRules(providers, PROVIDER_VERBS)];
+export const rbacFor = (providers: readonly ProviderResource[] = DEFAULT_PROVIDERS): PolicyRule[] => [
+  ...baseRbac,
+  ...providerRules(providers, PROVIDER_VERBS),
+];
 
 /** The plan controller's RBAC rules with the default providers (no wildcards). */
 export const rbac: PolicyRule[] = rbacFor();

@@ -118,7 +118,8 @@ export interface ScopeReader {
 }
 
 /** True when the plan is the controller owner of the object (same uid: a recreated plan of the same name is not). */
-export const ownedBy = (o: KubeObject, plan: KubeObject): boolean => plan.metadata.uid !== undefined && o.metadata.ownerReferences?.find((r) => r.controller)?.uid === plan.metadata.uid;
+export const ownedBy = (o: KubeObject, plan: KubeObject): boolean =>
+  plan.metadata.uid !== undefined && o.metadata.ownerReferences?.find((r) => r.controller)?.uid === plan.metadata.uid;
 
 const KCP_KIND = { apiGroup: KubeadmControlPlanes.group, kind: KubeadmControlPlanes.kind };
 const DNS_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -134,7 +135,8 @@ export function unlookedTemplate(ref: TemplateRef): boolean {
 export function templateRefsOf(plan: InPlaceUpdatePlan): TemplateRef[] {
   const refs = new Map<string, TemplateRef>();
   for (const t of [plan.spec.controlPlane, ...(plan.spec.machineDeployments ?? [])]) {
-    for (const u of t?.updaters ?? []) if (u.updaterUpdateTemplateRef) refs.set(templateKey(u.updaterUpdateTemplateRef), u.updaterUpdateTemplateRef);
+    for (const u of t?.updaters ?? [])
+      if (u.updaterUpdateTemplateRef) refs.set(templateKey(u.updaterUpdateTemplateRef), u.updaterUpdateTemplateRef);
   }
   return [...refs.values()];
 }
@@ -181,10 +183,18 @@ export async function buildScope(plan: InPlaceUpdatePlan & KubeObject, reader: S
   for (const ref of templateRefsOf(plan)) templates.push(await lookupTemplate(reader, ns, ref));
 
   // Never adopt another plan's record (e.g. of a deleted plan of the same name): the controller owner's uid decides.
-  const machineUpdates = (await reader.machineUpdates(ns, labelValue(name))).filter((m) => m.spec?.planName === name && ownedBy(m as MachineUpdate & KubeObject, plan));
+  const machineUpdates = (await reader.machineUpdates(ns, labelValue(name))).filter(
+    (m) => m.spec?.planName === name && ownedBy(m as MachineUpdate & KubeObject, plan),
+  );
   return {
-    plan, now: reader.now(), cluster, controlPlane,
-    machineDeployments: await reader.machineDeployments(ns, (plan.spec.machineDeployments ?? []).map((t) => t.name)),
+    plan,
+    now: reader.now(),
+    cluster,
+    controlPlane,
+    machineDeployments: await reader.machineDeployments(
+      ns,
+      (plan.spec.machineDeployments ?? []).map((t) => t.name),
+    ),
     templates,
     machines: await reader.machines(ns, clusterName),
     machineUpdates,

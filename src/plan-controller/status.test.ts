@@ -9,9 +9,12 @@ import type { MdOpts, SnapOpts } from './testkit.js';
 import { cpDone, machines, md, mu, plan, snapshot } from './testkit.js';
 
 const mdMachines = (n = 3, name = 'cluster1-md-0'): KubeObject[] => machines(name, n, { md: name });
-const cpUpdated = (): MachineUpdate[] => [0, 1, 2].map((i) => mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' }));
+const cpUpdated = (): MachineUpdate[] =>
+  [0, 1, 2].map((i) => mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' }));
 const started = { finalizers: [Finalizers.plan], status: { updateStatus: 'updating' as const, startTime: '2026-01-01T00:00:30Z' } };
-const mdOnly = (o: { mdOpts?: MdOpts; machines?: KubeObject[]; mus?: MachineUpdate[]; failurePolicy?: 'Halt' | 'Continue'; paused?: boolean } = {}): SnapOpts => ({
+const mdOnly = (
+  o: { mdOpts?: MdOpts; machines?: KubeObject[]; mus?: MachineUpdate[]; failurePolicy?: 'Halt' | 'Continue'; paused?: boolean } = {},
+): SnapOpts => ({
   plan: plan({ ...started, ...(o.failurePolicy ? { failurePolicy: o.failurePolicy } : {}), ...(o.paused ? { paused: true } : {}) }),
   mds: [md('cluster1-md-0', o.mdOpts)],
   machines: [...cpDone(), ...(o.machines ?? mdMachines())],
@@ -22,17 +25,53 @@ const cond = (d: PlanDecision, type: string) => d.status.conditions?.find((c) =>
 describe('plan-controller status', () => {
   describe('Ready reason matches the state (issue 17)', () => {
     const older = { metadata: { name: 'old' }, spec: { clusterName: 'cluster1' } } as InPlaceUpdatePlan;
-    const base: ReadyInput = { updateStatus: 'pending', valid: true, started: false, waiting: false, paused: false, deleting: false, supersededBy: undefined, olderActive: [], problems: [], progress: '0/3', rows: [] as TargetStatus[], stoppedByAbort: false, terminal: false, prevReady: undefined };
+    const base: ReadyInput = {
+      updateStatus: 'pending',
+      valid: true,
+      started: false,
+      waiting: false,
+      paused: false,
+      deleting: false,
+      supersededBy: undefined,
+      olderActive: [],
+      problems: [],
+      progress: '0/3',
+      rows: [] as TargetStatus[],
+      stoppedByAbort: false,
+      terminal: false,
+      prevReady: undefined,
+    };
     const table: { name: string; over: Partial<ReadyInput>; reason: string; message?: RegExp; gate?: string }[] = [
       { name: 'pending, nothing holding it', over: {}, reason: Reasons.pending },
-      { name: 'pending behind an older plan', over: { waiting: true, olderActive: [older] }, reason: Reasons.waitingForPreviousPlan, message: /waiting for plan old/, gate: Reasons.waitingForPreviousPlan },
+      {
+        name: 'pending behind an older plan',
+        over: { waiting: true, olderActive: [older] },
+        reason: Reasons.waitingForPreviousPlan,
+        message: /waiting for plan old/,
+        gate: Reasons.waitingForPreviousPlan,
+      },
       { name: 'paused', over: { paused: true }, reason: Reasons.paused, gate: Reasons.paused },
-      { name: 'a paused staged plan (behind an older plan) says Paused', over: { paused: true, waiting: true, olderActive: [older] }, reason: Reasons.paused, message: /paused; once resumed it waits for plan old/, gate: Reasons.paused },
-      { name: 'invalid wins over paused and waiting', over: { valid: false, problems: ['x'], paused: true, waiting: true, olderActive: [older] }, reason: Reasons.invalid, gate: Reasons.invalid },
+      {
+        name: 'a paused staged plan (behind an older plan) says Paused',
+        over: { paused: true, waiting: true, olderActive: [older] },
+        reason: Reasons.paused,
+        message: /paused; once resumed it waits for plan old/,
+        gate: Reasons.paused,
+      },
+      {
+        name: 'invalid wins over paused and waiting',
+        over: { valid: false, problems: ['x'], paused: true, waiting: true, olderActive: [older] },
+        reason: Reasons.invalid,
+        gate: Reasons.invalid,
+      },
       { name: 'updating and paused', over: { updateStatus: 'updating', started: true, paused: true }, reason: Reasons.paused },
       { name: 'updating', over: { updateStatus: 'updating', started: true }, reason: Reasons.updating },
       { name: 'updated', over: { updateStatus: 'updated', started: true }, reason: Reasons.updated },
-      { name: 'aborting because superseded', over: { updateStatus: 'aborting', started: true, supersededBy: 'p2' }, reason: Reasons.superseded },
+      {
+        name: 'aborting because superseded',
+        over: { updateStatus: 'aborting', started: true, supersededBy: 'p2' },
+        reason: Reasons.superseded,
+      },
       { name: 'aborted', over: { updateStatus: 'aborted', stoppedByAbort: true }, reason: Reasons.aborted },
       { name: 'deleting', over: { updateStatus: 'aborting', deleting: true }, reason: Reasons.deleting },
     ];
@@ -71,7 +110,10 @@ describe('plan-controller status', () => {
     it('keeps lastTransitionTime of a condition whose status did not flip', () => {
       const first = decidePlan(snapshot(mdOnly()));
       const snap = snapshot(mdOnly());
-      snap.plan.status = { ...first.status, conditions: first.status.conditions!.map((c) => ({ ...c, lastTransitionTime: '2020-01-01T00:00:00Z' })) };
+      snap.plan.status = {
+        ...first.status,
+        conditions: first.status.conditions!.map((c) => ({ ...c, lastTransitionTime: '2020-01-01T00:00:00Z' })),
+      };
       snap.now = '2026-01-01T01:00:00Z';
       expect(cond(decidePlan(snap), 'Ready')!.lastTransitionTime).to.equal('2020-01-01T00:00:00Z');
     });
@@ -84,8 +126,16 @@ describe('plan-controller status', () => {
       expect(d.metrics.started).to.equal(1);
     });
     it('counts newly updated and failed machines from the status change', () => {
-      const snap = snapshot(mdOnly({ failurePolicy: 'Continue', mus: [mu('cluster1-md-0-0', 'updated'), mu('cluster1-md-0-1', 'failed')] }));
-      snap.plan.status = { ...snap.plan.status, targets: [{ kind: 'ControlPlane', name: 'cluster1-cp', sequence: 1, updateStatus: 'updated', machines: 3, updated: 3 }, { kind: 'MachineDeployment', name: 'cluster1-md-0', sequence: 2, updateStatus: 'updating', machines: 3, updated: 0, failed: 0 }] };
+      const snap = snapshot(
+        mdOnly({ failurePolicy: 'Continue', mus: [mu('cluster1-md-0-0', 'updated'), mu('cluster1-md-0-1', 'failed')] }),
+      );
+      snap.plan.status = {
+        ...snap.plan.status,
+        targets: [
+          { kind: 'ControlPlane', name: 'cluster1-cp', sequence: 1, updateStatus: 'updated', machines: 3, updated: 3 },
+          { kind: 'MachineDeployment', name: 'cluster1-md-0', sequence: 2, updateStatus: 'updating', machines: 3, updated: 0, failed: 0 },
+        ],
+      };
       expect(decidePlan(snap).metrics).to.deep.equal({ started: 1, updated: 1, failed: 1 });
     });
   });

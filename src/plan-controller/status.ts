@@ -25,28 +25,58 @@ export interface MetricDeltas {
 export const problemsNote = (problems: readonly string[]): string => summarizeList(problems);
 
 /** Machine (or plan) names for a message: the first ones and how many more. */
-export const nameList = (names: readonly string[]): string => summarizeList(names, { separator: ', ', maxBytes: MessageBudget.status / 2, itemMaxBytes: 256 });
+export const nameList = (names: readonly string[]): string =>
+  summarizeList(names, { separator: ', ', maxBytes: MessageBudget.status / 2, itemMaxBytes: 256 });
 
 const waitingFor = (olderActive: readonly InPlaceUpdatePlan[]): string => nameList(olderActive.map((p) => p.metadata?.name ?? ''));
 
 /** Valid: True, or False listing every problem. */
 export function setValidCondition(conds: Condition[], problems: readonly string[], generation: number | undefined, now: Date): Condition[] {
   const valid = problems.length === 0;
-  return setCondition(conds, { type: ConditionTypes.valid, status: valid ? 'True' : 'False', reason: valid ? Reasons.valid : Reasons.invalid, message: valid ? 'the plan is valid' : problemsNote(problems) }, generation, now);
+  return setCondition(
+    conds,
+    {
+      type: ConditionTypes.valid,
+      status: valid ? 'True' : 'False',
+      reason: valid ? Reasons.valid : Reasons.invalid,
+      message: valid ? 'the plan is valid' : problemsNote(problems),
+    },
+    generation,
+    now,
+  );
 }
 
 /** Why a plan that has not started holds every target (invalid, paused, waiting for an older plan), if it does. */
-export function startGate(i: { valid: boolean; started: boolean; waiting: boolean; paused: boolean; olderActive: readonly InPlaceUpdatePlan[] }): { reason: string; message: string } | undefined {
+export function startGate(i: {
+  valid: boolean;
+  started: boolean;
+  waiting: boolean;
+  paused: boolean;
+  olderActive: readonly InPlaceUpdatePlan[];
+}): { reason: string; message: string } | undefined {
   if (i.started) return undefined;
   if (!i.valid) return { reason: Reasons.invalid, message: 'the plan is invalid' };
   // Same order as Ready: the operator's pause answers before the wait for an older plan.
-  if (i.paused) return { reason: Reasons.paused, message: i.waiting ? `the plan is paused; once resumed it waits for plan ${waitingFor(i.olderActive)} to finish` : 'the plan is paused' };
+  if (i.paused)
+    return {
+      reason: Reasons.paused,
+      message: i.waiting
+        ? `the plan is paused; once resumed it waits for plan ${waitingFor(i.olderActive)} to finish`
+        : 'the plan is paused',
+    };
   if (i.waiting) return { reason: Reasons.waitingForPreviousPlan, message: `waiting for plan ${waitingFor(i.olderActive)} to finish` };
   return undefined;
 }
 
 /** ControlPlaneUpdate and MachineDeploymentUpdate from the targets' rows. */
-export function setTargetConditions(conds: Condition[], controlPlane: readonly TargetRowReason[], machineDeployments: readonly TargetRowReason[], gate: { reason: string; message: string } | undefined, generation: number | undefined, now: Date): Condition[] {
+export function setTargetConditions(
+  conds: Condition[],
+  controlPlane: readonly TargetRowReason[],
+  machineDeployments: readonly TargetRowReason[],
+  gate: { reason: string; message: string } | undefined,
+  generation: number | undefined,
+  now: Date,
+): Condition[] {
   const c1 = targetsCondition(ConditionTypes.controlPlaneUpdate, controlPlane, 'the plan has no control-plane target', gate);
   const c2 = targetsCondition(ConditionTypes.machineDeploymentUpdate, machineDeployments, 'the plan has no MachineDeployment target', gate);
   return setCondition(setCondition(conds, c1, generation, now), c2, generation, now);
@@ -54,11 +84,26 @@ export function setTargetConditions(conds: Condition[], controlPlane: readonly T
 
 /** Paused mirrors spec.paused. */
 export function setPausedCondition(conds: Condition[], paused: boolean, generation: number | undefined, now: Date): Condition[] {
-  return setCondition(conds, { type: ConditionTypes.paused, status: paused ? 'True' : 'False', reason: paused ? Reasons.paused : Reasons.notPaused, message: paused ? 'no new machines start; in-flight machines finish' : 'the plan is not paused' }, generation, now);
+  return setCondition(
+    conds,
+    {
+      type: ConditionTypes.paused,
+      status: paused ? 'True' : 'False',
+      reason: paused ? Reasons.paused : Reasons.notPaused,
+      message: paused ? 'no new machines start; in-flight machines finish' : 'the plan is not paused',
+    },
+    generation,
+    now,
+  );
 }
 
 /** Ready as readyCondition derived it. */
-export function setReadyCondition(conds: Condition[], ready: { status: Condition['status']; reason: string; message: string }, generation: number | undefined, now: Date): Condition[] {
+export function setReadyCondition(
+  conds: Condition[],
+  ready: { status: Condition['status']; reason: string; message: string },
+  generation: number | undefined,
+  now: Date,
+): Condition[] {
   return setCondition(conds, { type: ConditionTypes.ready, ...ready }, generation, now);
 }
 
@@ -87,11 +132,24 @@ export function setPlanConditions(conds: Condition[], i: PlanConditionsInput, ge
 /** The Event for machines newly counted as already at target (none when the count did not grow). */
 export function alreadyAtTargetEvents(prev: InPlaceUpdatePlanStatus, skipped: readonly string[]): PlanEvent[] {
   if (skipped.length <= (prev.skippedMachines ?? 0)) return [];
-  return [{ type: 'Normal', reason: PlanEventReasons.alreadyAtTarget, message: `${skipped.length} machine(s) already carry every value of the plan and count as updated without running updaters (spec.rerunMachinesAtTarget forces a re-run): ${nameList(skipped)}` }];
+  return [
+    {
+      type: 'Normal',
+      reason: PlanEventReasons.alreadyAtTarget,
+      message: `${skipped.length} machine(s) already carry every value of the plan and count as updated without running updaters (spec.rerunMachinesAtTarget forces a re-run): ${nameList(skipped)}`,
+    },
+  ];
 }
 
 const rowRank: Record<Status, number> = { failed: 0, aborting: 1, aborted: 2, updating: 3, pending: 4, updated: 5 };
-const reasonOf: Record<Status, string> = { failed: Reasons.failed, aborting: Reasons.aborting, aborted: Reasons.aborted, updating: Reasons.updating, pending: Reasons.pending, updated: Reasons.updated };
+const reasonOf: Record<Status, string> = {
+  failed: Reasons.failed,
+  aborting: Reasons.aborting,
+  aborted: Reasons.aborted,
+  updating: Reasons.updating,
+  pending: Reasons.pending,
+  updated: Reasons.updated,
+};
 
 /** A target's row as this reconcile leaves it, with the reason its condition reports while pending or updating. */
 export interface TargetRowReason {
@@ -100,16 +158,33 @@ export interface TargetRowReason {
 }
 
 /** One condition summarizing a set of target rows (worst status first); `override` answers a target not started for a plan-wide reason. */
-export function targetsCondition(type: string, evals: readonly TargetRowReason[], none: string, override?: { reason: string; message: string }): { type: string; status: Condition['status']; reason: string; message: string } {
+export function targetsCondition(
+  type: string,
+  evals: readonly TargetRowReason[],
+  none: string,
+  override?: { reason: string; message: string },
+): { type: string; status: Condition['status']; reason: string; message: string } {
   if (evals.length === 0) return { type, status: 'True', reason: Reasons.noTarget, message: none };
   const worst = [...evals].sort((a, b) => rowRank[a.row.updateStatus] - rowRank[b.row.updateStatus])[0]!;
   if (worst.row.updateStatus === 'updated') {
-    return { type, status: 'True', reason: Reasons.updated, message: summarizeList(evals.map((e) => `${e.row.name}: ${e.row.updated}/${e.row.machines} updated${e.row.skipped ? ` (${e.row.skipped} already at target)` : ''}`)) };
+    return {
+      type,
+      status: 'True',
+      reason: Reasons.updated,
+      message: summarizeList(
+        evals.map(
+          (e) => `${e.row.name}: ${e.row.updated}/${e.row.machines} updated${e.row.skipped ? ` (${e.row.skipped} already at target)` : ''}`,
+        ),
+      ),
+    };
   }
   if (override && worst.row.updateStatus === 'pending') return { type, status: 'False', ...override };
-  const reason = worst.row.updateStatus === 'pending' || worst.row.updateStatus === 'updating' ? worst.reason : reasonOf[worst.row.updateStatus];
+  const reason =
+    worst.row.updateStatus === 'pending' || worst.row.updateStatus === 'updating' ? worst.reason : reasonOf[worst.row.updateStatus];
   const message = summarizeList(
-    evals.filter((e) => e.row.updateStatus !== 'updated').map((e) => `${e.row.name}: ${e.row.updateStatus} ${e.row.updated}/${e.row.machines}${e.row.message ? ` (${e.row.message})` : ''}`),
+    evals
+      .filter((e) => e.row.updateStatus !== 'updated')
+      .map((e) => `${e.row.name}: ${e.row.updateStatus} ${e.row.updated}/${e.row.machines}${e.row.message ? ` (${e.row.message})` : ''}`),
     { itemMaxBytes: MessageBudget.item * 2 },
   );
   return { type, status: 'False', reason, message };
@@ -135,29 +210,64 @@ export interface ReadyInput {
 
 /** Ready is True only for an updated plan; otherwise its reason says what the plan is doing or waiting for. */
 export function readyCondition(i: ReadyInput): { status: Condition['status']; reason: string; message: string } {
-  const detail = summarizeList(i.rows.filter((r) => r.updateStatus !== 'updated' && r.message).map((r) => `${r.name}: ${r.message}`), { itemMaxBytes: MessageBudget.item * 2 });
+  const detail = summarizeList(
+    i.rows.filter((r) => r.updateStatus !== 'updated' && r.message).map((r) => `${r.name}: ${r.message}`),
+    { itemMaxBytes: MessageBudget.item * 2 },
+  );
   const withDetail = (s: string): string => (detail ? `${s}; ${detail}` : s);
   if (i.terminal && i.prevReady) return { status: i.prevReady.status, reason: i.prevReady.reason, message: i.prevReady.message ?? '' };
   switch (i.updateStatus) {
     case 'updated': {
       const skipped = i.rows.reduce((n, r) => n + (r.skipped ?? 0), 0);
-      return { status: 'True', reason: Reasons.updated, message: `${i.progress} machines updated${skipped > 0 ? ` (${skipped} already at target: no updater ran)` : ''}` };
+      return {
+        status: 'True',
+        reason: Reasons.updated,
+        message: `${i.progress} machines updated${skipped > 0 ? ` (${skipped} already at target: no updater ran)` : ''}`,
+      };
     }
-    case 'failed': return { status: 'False', reason: Reasons.failed, message: withDetail(`${i.progress} machines updated`) };
+    case 'failed':
+      return { status: 'False', reason: Reasons.failed, message: withDetail(`${i.progress} machines updated`) };
     case 'aborted':
     case 'aborting': {
-      const reason = i.supersededBy ? Reasons.superseded : i.deleting && !i.stoppedByAbort ? Reasons.deleting : i.updateStatus === 'aborted' ? Reasons.aborted : Reasons.aborting;
-      const why = i.supersededBy ? `superseded by plan ${i.supersededBy}` : i.deleting ? 'the plan is being deleted' : 'the plan was aborted';
+      const reason = i.supersededBy
+        ? Reasons.superseded
+        : i.deleting && !i.stoppedByAbort
+          ? Reasons.deleting
+          : i.updateStatus === 'aborted'
+            ? Reasons.aborted
+            : Reasons.aborting;
+      const why = i.supersededBy
+        ? `superseded by plan ${i.supersededBy}`
+        : i.deleting
+          ? 'the plan is being deleted'
+          : 'the plan was aborted';
       return { status: 'False', reason, message: withDetail(`${why}; ${i.progress} machines updated`) };
     }
     case 'pending':
       if (!i.valid) return { status: 'False', reason: Reasons.invalid, message: problemsNote(i.problems) };
       // The operator's pause is what holds the plan: it answers first, and names the wait that follows a resume.
-      if (i.paused) return { status: 'False', reason: Reasons.paused, message: i.waiting ? `the plan is paused; once resumed it waits for plan ${waitingFor(i.olderActive)} to finish` : 'the plan is paused' };
-      if (i.waiting) return { status: 'False', reason: Reasons.waitingForPreviousPlan, message: `waiting for plan ${waitingFor(i.olderActive)} to finish` };
+      if (i.paused)
+        return {
+          status: 'False',
+          reason: Reasons.paused,
+          message: i.waiting
+            ? `the plan is paused; once resumed it waits for plan ${waitingFor(i.olderActive)} to finish`
+            : 'the plan is paused',
+        };
+      if (i.waiting)
+        return {
+          status: 'False',
+          reason: Reasons.waitingForPreviousPlan,
+          message: `waiting for plan ${waitingFor(i.olderActive)} to finish`,
+        };
       return { status: 'False', reason: Reasons.pending, message: 'the plan has not started' };
     default:
-      if (!i.valid) return { status: 'False', reason: Reasons.invalid, message: `no new machines start until the plan is valid again: ${problemsNote(i.problems)}` };
+      if (!i.valid)
+        return {
+          status: 'False',
+          reason: Reasons.invalid,
+          message: `no new machines start until the plan is valid again: ${problemsNote(i.problems)}`,
+        };
       if (i.paused) return { status: 'False', reason: Reasons.paused, message: withDetail(`paused at ${i.progress} machines updated`) };
       return { status: 'False', reason: Reasons.updating, message: withDetail(`${i.progress} machines updated`) };
   }
@@ -171,12 +281,26 @@ export interface EventActions {
 }
 
 /** The Events of one reconcile: transitions between the previous and the next status, and the actions taken. */
-export function eventsFor(planName: string, prev: InPlaceUpdatePlanStatus, next: InPlaceUpdatePlanStatus, rows: TargetStatus[], d: EventActions, problems: string[], readyReason: string): PlanEvent[] {
+export function eventsFor(
+  planName: string,
+  prev: InPlaceUpdatePlanStatus,
+  next: InPlaceUpdatePlanStatus,
+  rows: TargetStatus[],
+  d: EventActions,
+  problems: string[],
+  readyReason: string,
+): PlanEvent[] {
   const ev: PlanEvent[] = [];
   const prevValid = prev.conditions?.find((c) => c.type === ConditionTypes.valid);
   const prevReady = prev.conditions?.find((c) => c.type === ConditionTypes.ready);
-  if (problems.length > 0 && (prevValid?.status !== 'False' || prevValid.message !== problemsNote(problems))) ev.push({ type: 'Warning', reason: PlanEventReasons.invalid, message: problemsNote(problems) });
-  if (readyReason === Reasons.waitingForPreviousPlan && prevReady?.reason !== Reasons.waitingForPreviousPlan) ev.push({ type: 'Normal', reason: PlanEventReasons.waiting, message: next.conditions?.find((c) => c.type === ConditionTypes.ready)?.message ?? '' });
+  if (problems.length > 0 && (prevValid?.status !== 'False' || prevValid.message !== problemsNote(problems)))
+    ev.push({ type: 'Warning', reason: PlanEventReasons.invalid, message: problemsNote(problems) });
+  if (readyReason === Reasons.waitingForPreviousPlan && prevReady?.reason !== Reasons.waitingForPreviousPlan)
+    ev.push({
+      type: 'Normal',
+      reason: PlanEventReasons.waiting,
+      message: next.conditions?.find((c) => c.type === ConditionTypes.ready)?.message ?? '',
+    });
   const prevPaused = prev.conditions?.find((c) => c.type === ConditionTypes.paused)?.status === 'True';
   const nowPaused = next.conditions?.find((c) => c.type === ConditionTypes.paused)?.status === 'True';
   if (nowPaused && !prevPaused) ev.push({ type: 'Normal', reason: PlanEventReasons.paused, message: 'plan paused: no new machines start' });
@@ -188,12 +312,34 @@ export function eventsFor(planName: string, prev: InPlaceUpdatePlanStatus, next:
   if (prev.updateStatus !== next.updateStatus) {
     const progress = next.progress ?? '';
     switch (next.updateStatus) {
-      case 'updating': ev.push({ type: 'Normal', reason: PlanEventReasons.started, message: `plan started: ${next.machines ?? 0} machines in ${rows.length} target(s)` }); break;
-      case 'updated': ev.push({ type: 'Normal', reason: PlanEventReasons.completed, message: `plan updated: ${progress} machines updated` }); break;
-      case 'failed': ev.push({ type: 'Warning', reason: PlanEventReasons.failed, message: `plan failed at ${progress} machines updated: ${summarizeList(rows.filter((r) => r.updateStatus === 'failed').map((r) => `${r.name}: ${r.message ?? 'failed'}`), { maxBytes: MessageBudget.event })}` }); break;
-      case 'aborting': ev.push({ type: 'Normal', reason: PlanEventReasons.aborting, message: `plan aborting at ${progress} machines updated` }); break;
-      case 'aborted': ev.push({ type: 'Normal', reason: PlanEventReasons.aborted, message: `plan aborted at ${progress} machines updated` }); break;
-      default: break;
+      case 'updating':
+        ev.push({
+          type: 'Normal',
+          reason: PlanEventReasons.started,
+          message: `plan started: ${next.machines ?? 0} machines in ${rows.length} target(s)`,
+        });
+        break;
+      case 'updated':
+        ev.push({ type: 'Normal', reason: PlanEventReasons.completed, message: `plan updated: ${progress} machines updated` });
+        break;
+      case 'failed':
+        ev.push({
+          type: 'Warning',
+          reason: PlanEventReasons.failed,
+          message: `plan failed at ${progress} machines updated: ${summarizeList(
+            rows.filter((r) => r.updateStatus === 'failed').map((r) => `${r.name}: ${r.message ?? 'failed'}`),
+            { maxBytes: MessageBudget.event },
+          )}`,
+        });
+        break;
+      case 'aborting':
+        ev.push({ type: 'Normal', reason: PlanEventReasons.aborting, message: `plan aborting at ${progress} machines updated` });
+        break;
+      case 'aborted':
+        ev.push({ type: 'Normal', reason: PlanEventReasons.aborted, message: `plan aborted at ${progress} machines updated` });
+        break;
+      default:
+        break;
     }
   }
   const prevRows = new Map((prev.targets ?? []).map((r) => [`${r.kind}/${r.name}`, r]));
@@ -201,14 +347,32 @@ export function eventsFor(planName: string, prev: InPlaceUpdatePlanStatus, next:
     const before = prevRows.get(`${r.kind}/${r.name}`)?.updateStatus ?? 'pending';
     if (before === r.updateStatus) continue;
     const what = `${r.kind === 'ControlPlane' ? 'control plane' : 'MachineDeployment'} ${r.name}`;
-    if (r.updateStatus === 'updating' && before === 'pending') ev.push({ type: 'Normal', reason: PlanEventReasons.targetStarted, message: `${what} started (${r.machines} machines)` });
-    if (r.updateStatus === 'updated') ev.push({ type: 'Normal', reason: PlanEventReasons.targetUpdated, message: `${what} updated (${r.updated}/${r.machines} machines)` });
-    if (r.updateStatus === 'failed') ev.push({ type: 'Warning', reason: PlanEventReasons.targetFailed, message: `${what} failed: ${r.message ?? ''}` });
+    if (r.updateStatus === 'updating' && before === 'pending')
+      ev.push({ type: 'Normal', reason: PlanEventReasons.targetStarted, message: `${what} started (${r.machines} machines)` });
+    if (r.updateStatus === 'updated')
+      ev.push({ type: 'Normal', reason: PlanEventReasons.targetUpdated, message: `${what} updated (${r.updated}/${r.machines} machines)` });
+    if (r.updateStatus === 'failed')
+      ev.push({ type: 'Warning', reason: PlanEventReasons.targetFailed, message: `${what} failed: ${r.message ?? ''}` });
   }
-  for (const c of d.create) ev.push({ type: 'Normal', reason: PlanEventReasons.machineUpdateStarted, message: `started the update of machine ${c.machine} (${c.target.kind} ${c.target.name}) with updaters ${nameList(c.updaters.map((u) => u.name))}` });
+  for (const c of d.create)
+    ev.push({
+      type: 'Normal',
+      reason: PlanEventReasons.machineUpdateStarted,
+      message: `started the update of machine ${c.machine} (${c.target.kind} ${c.target.name}) with updaters ${nameList(c.updaters.map((u) => u.name))}`,
+    });
   for (const s of d.scale) {
-    if (s.kind === 'surge') ev.push({ type: 'Normal', reason: PlanEventReasons.surged, message: `scaled MachineDeployment ${s.name} to ${s.replicas} replicas (maxUnavailable 0: surge by one)` });
-    else ev.push({ type: 'Normal', reason: PlanEventReasons.surgeRestored, message: `restored MachineDeployment ${s.name}${s.replicas !== undefined ? ` to ${s.replicas} replicas` : ''}` });
+    if (s.kind === 'surge')
+      ev.push({
+        type: 'Normal',
+        reason: PlanEventReasons.surged,
+        message: `scaled MachineDeployment ${s.name} to ${s.replicas} replicas (maxUnavailable 0: surge by one)`,
+      });
+    else
+      ev.push({
+        type: 'Normal',
+        reason: PlanEventReasons.surgeRestored,
+        message: `restored MachineDeployment ${s.name}${s.replicas !== undefined ? ` to ${s.replicas} replicas` : ''}`,
+      });
   }
   return ev;
 }

@@ -4,7 +4,11 @@ import { MAX_TASK_BYTES, UPDATER_CONTRACT_LABEL } from '../contract/index.js';
 import type { TemplateLookup, TemplateRef } from './scope.js';
 import { taskKindOfRef, templateProblems } from './templates.js';
 
-const crd = (labels?: Record<string, string>): KubeObject => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'footasks.example.com', ...(labels ? { labels } : {}) } });
+const crd = (labels?: Record<string, string>): KubeObject => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'footasks.example.com', ...(labels ? { labels } : {}) },
+});
 const ref = (apiVersion: string, kind: string): TemplateRef => ({ apiVersion, kind, name: 't' });
 const lookup = (r: TemplateRef, over: Partial<TemplateLookup> = {}): TemplateLookup => ({ ref: r, found: true, ...over });
 
@@ -16,15 +20,45 @@ describe('plan template checks (task kinds must declare the contract)', () => {
 
   const ok = ref('example.com/v1', 'FooTaskTemplate');
   const cases: { name: string; ref: TemplateRef; lookup?: TemplateLookup; want: RegExp[] }[] = [
-    { name: 'a labelled CRD and a small template pass', ref: ok, lookup: lookup(ok, { task: { crd: crd({ [UPDATER_CONTRACT_LABEL]: 'v1alpha1' }) }, bytes: 100 }), want: [] },
-    { name: 'KubeadmConfigTemplate (a Cluster API kind) is refused without a lookup', ref: ref('bootstrap.cluster.x-k8s.io/v1beta2', 'KubeadmConfigTemplate'), want: [/KubeadmConfig.bootstrap.cluster.x-k8s.io is in a Cluster API group/] },
-    { name: 'DevMachineTemplate is refused', ref: ref('infrastructure.cluster.x-k8s.io/v1beta2', 'DevMachineTemplate'), want: [/Cluster API group/] },
+    {
+      name: 'a labelled CRD and a small template pass',
+      ref: ok,
+      lookup: lookup(ok, { task: { crd: crd({ [UPDATER_CONTRACT_LABEL]: 'v1alpha1' }) }, bytes: 100 }),
+      want: [],
+    },
+    {
+      name: 'KubeadmConfigTemplate (a Cluster API kind) is refused without a lookup',
+      ref: ref('bootstrap.cluster.x-k8s.io/v1beta2', 'KubeadmConfigTemplate'),
+      want: [/KubeadmConfig.bootstrap.cluster.x-k8s.io is in a Cluster API group/],
+    },
+    {
+      name: 'DevMachineTemplate is refused',
+      ref: ref('infrastructure.cluster.x-k8s.io/v1beta2', 'DevMachineTemplate'),
+      want: [/Cluster API group/],
+    },
     { name: 'the core CAPI group is refused', ref: ref('cluster.x-k8s.io/v1beta2', 'MachineTemplate'), want: [/Cluster API group/] },
-    { name: 'the inplace subgroups are not Cluster API', ref: ref('samples.inplace.cluster.x-k8s.io/v1alpha1', 'OSImageUpdateTaskTemplate'), lookup: lookup(ref('samples.inplace.cluster.x-k8s.io/v1alpha1', 'OSImageUpdateTaskTemplate'), { task: { crd: crd({ [UPDATER_CONTRACT_LABEL]: 'v1alpha1' }) } }), want: [] },
+    {
+      name: 'the inplace subgroups are not Cluster API',
+      ref: ref('samples.inplace.cluster.x-k8s.io/v1alpha1', 'OSImageUpdateTaskTemplate'),
+      lookup: lookup(ref('samples.inplace.cluster.x-k8s.io/v1alpha1', 'OSImageUpdateTaskTemplate'), {
+        task: { crd: crd({ [UPDATER_CONTRACT_LABEL]: 'v1alpha1' }) },
+      }),
+      want: [],
+    },
     { name: 'a task kind without CRD', ref: ok, lookup: lookup(ok, { task: {} }), want: [/has no CustomResourceDefinition/] },
     { name: 'an unlabelled CRD', ref: ok, lookup: lookup(ok, { task: { crd: crd() } }), want: [/does not declare the updater contract/] },
-    { name: 'a CRD labelled with another contract version', ref: ok, lookup: lookup(ok, { task: { crd: crd({ [UPDATER_CONTRACT_LABEL]: 'v9' }) } }), want: [/found "v9"/] },
-    { name: 'a template larger than a task may be', ref: ok, lookup: lookup(ok, { task: { crd: crd({ [UPDATER_CONTRACT_LABEL]: 'v1alpha1' }) }, bytes: MAX_TASK_BYTES + 1 }), want: [/more than the \d+ a task may have/] },
+    {
+      name: 'a CRD labelled with another contract version',
+      ref: ok,
+      lookup: lookup(ok, { task: { crd: crd({ [UPDATER_CONTRACT_LABEL]: 'v9' }) } }),
+      want: [/found "v9"/],
+    },
+    {
+      name: 'a template larger than a task may be',
+      ref: ok,
+      lookup: lookup(ok, { task: { crd: crd({ [UPDATER_CONTRACT_LABEL]: 'v1alpha1' }) }, bytes: MAX_TASK_BYTES + 1 }),
+      want: [/more than the \d+ a task may have/],
+    },
     { name: 'nothing said before the lookup got that far', ref: ok, lookup: lookup(ok, { found: false }), want: [] },
   ];
   for (const c of cases) {

@@ -41,7 +41,9 @@ export interface UpgradeInput {
 function versionValue(target: { updaters?: unknown }): { value: unknown; updater: string } | undefined {
   let out: { value: unknown; updater: string } | undefined;
   for (const u of Array.isArray(target.updaters) ? (target.updaters as { name?: string; responsibilities?: unknown }[]) : []) {
-    for (const r of Array.isArray(u.responsibilities) ? (u.responsibilities as { selectResource?: string; path?: string; value?: unknown }[]) : []) {
+    for (const r of Array.isArray(u.responsibilities)
+      ? (u.responsibilities as { selectResource?: string; path?: string; value?: unknown }[])
+      : []) {
       if (r.selectResource === 'Machine' && r.path === '/spec/version') out = { value: r.value, updater: u.name ?? '' };
     }
   }
@@ -68,7 +70,10 @@ export function upgradeProblems(input: UpgradeInput): string[] {
     const where = `${label} updater ${set.updater}: Machine /spec/version`;
     const want = parseVersion(set.value);
     if (!want) {
-      const shown = typeof set.value === 'string' ? JSON.stringify(set.value.length > 64 ? `${set.value.slice(0, 64)}…` : set.value) : JSON.stringify(set.value)?.slice(0, 64) ?? 'nothing';
+      const shown =
+        typeof set.value === 'string'
+          ? JSON.stringify(set.value.length > 64 ? `${set.value.slice(0, 64)}…` : set.value)
+          : (JSON.stringify(set.value)?.slice(0, 64) ?? 'nothing');
       problems.push(`${where} ${shown} breaks upgrade rule semver: a Kubernetes version is a string vMAJOR.MINOR.PATCH such as v1.30.1`);
       return undefined;
     }
@@ -76,15 +81,27 @@ export function upgradeProblems(input: UpgradeInput): string[] {
       const have = parseVersion(machineVersion(m));
       return have && compareVersions(want, have) < 0;
     });
-    if (older.length > 0) problems.push(`${where} ${fmt(want)} breaks upgrade rule no-downgrade: ${older.length} machine(s) run a newer version (${nameOf(older[0]!)} runs ${machineVersion(older[0]!)})`);
+    if (older.length > 0)
+      problems.push(
+        `${where} ${fmt(want)} breaks upgrade rule no-downgrade: ${older.length} machine(s) run a newer version (${nameOf(older[0]!)} runs ${machineVersion(older[0]!)})`,
+      );
     const low = lowest(versionsOf(machines));
-    if (low && (want.major !== low.major || want.minor > low.minor + 1)) problems.push(`${where} ${fmt(want)} breaks upgrade rule no-skipped-minor: the oldest machine runs v${low.major}.${low.minor}, so the next version is at most v${low.major}.${low.minor + 1}.x`);
+    if (low && (want.major !== low.major || want.minor > low.minor + 1))
+      problems.push(
+        `${where} ${fmt(want)} breaks upgrade rule no-skipped-minor: the oldest machine runs v${low.major}.${low.minor}, so the next version is at most v${low.major}.${low.minor + 1}.x`,
+      );
     return want;
   };
 
-  const cpWant = plan.spec.controlPlane ? checkTarget(`controlPlane ${plan.spec.controlPlane.name}`, plan.spec.controlPlane, cpMachines) : undefined;
+  const cpWant = plan.spec.controlPlane
+    ? checkTarget(`controlPlane ${plan.spec.controlPlane.name}`, plan.spec.controlPlane, cpMachines)
+    : undefined;
   // The control plane's version after the plan: the plan's value, else the control plane's spec.version, else its oldest machine.
-  const cpAfter = cpWant ?? parseVersion(input.controlPlane ? cpVersion(input.controlPlane) : undefined) ?? lowest(versionsOf(cpMachines)) ?? lowest(versionsOf(live.filter((m) => m.metadata.labels?.[Labels.controlPlaneName] !== undefined)));
+  const cpAfter =
+    cpWant ??
+    parseVersion(input.controlPlane ? cpVersion(input.controlPlane) : undefined) ??
+    lowest(versionsOf(cpMachines)) ??
+    lowest(versionsOf(live.filter((m) => m.metadata.labels?.[Labels.controlPlaneName] !== undefined)));
   const mdWant = new Map<string, Semver>();
   for (const md of plan.spec.machineDeployments ?? []) {
     const mine = workers.filter((m) => m.metadata.labels?.[Labels.deploymentName] === md.name);
@@ -92,7 +109,10 @@ export function upgradeProblems(input: UpgradeInput): string[] {
     if (!want) continue;
     mdWant.set(md.name, want);
     // Minor granularity, as the Kubernetes version-skew policy and kubeadm's kubelet check: a worker patch release ahead is fine.
-    if (cpAfter && (want.major > cpAfter.major || (want.major === cpAfter.major && want.minor > cpAfter.minor))) problems.push(`machineDeployment ${md.name}: Machine /spec/version ${fmt(want)} breaks upgrade rule workers-not-ahead-of-control-plane: the control plane runs ${fmt(cpAfter)} after this plan (a kubelet is never a minor newer than its API server)`);
+    if (cpAfter && (want.major > cpAfter.major || (want.major === cpAfter.major && want.minor > cpAfter.minor)))
+      problems.push(
+        `machineDeployment ${md.name}: Machine /spec/version ${fmt(want)} breaks upgrade rule workers-not-ahead-of-control-plane: the control plane runs ${fmt(cpAfter)} after this plan (a kubelet is never a minor newer than its API server)`,
+      );
   }
   // Skew: only a plan that moves the control plane can open it; every worker after the plan must be within range.
   if (cpWant) {
@@ -100,9 +120,13 @@ export function upgradeProblems(input: UpgradeInput): string[] {
     for (const m of workers) {
       const md = m.metadata.labels?.[Labels.deploymentName] ?? '';
       const after = mdWant.get(md) ?? parseVersion(machineVersion(m));
-      if (after && (after.major !== cpWant.major || cpWant.minor - after.minor > KUBELET_MAX_SKEW) && !behind.has(md)) behind.set(md, after);
+      if (after && (after.major !== cpWant.major || cpWant.minor - after.minor > KUBELET_MAX_SKEW) && !behind.has(md))
+        behind.set(md, after);
     }
-    for (const [md, v] of behind) problems.push(`controlPlane ${cpName}: Machine /spec/version ${fmt(cpWant)} breaks upgrade rule version-skew: MachineDeployment ${md} stays at ${fmt(v)}, more than ${KUBELET_MAX_SKEW} minors behind (update its workers in the same plan or first)`);
+    for (const [md, v] of behind)
+      problems.push(
+        `controlPlane ${cpName}: Machine /spec/version ${fmt(cpWant)} breaks upgrade rule version-skew: MachineDeployment ${md} stays at ${fmt(v)}, more than ${KUBELET_MAX_SKEW} minors behind (update its workers in the same plan or first)`,
+      );
   }
   return problems;
 }

@@ -75,7 +75,10 @@ function validateControlPlane(input: ValidationInput, clusterName: string): stri
   const ns = input.plan.metadata?.namespace ?? '';
   const problems: string[] = [];
   const ref = clusterControlPlaneRef(input.cluster);
-  if (ref && ref.name !== cp.name) problems.push(`controlPlane ${cp.name} is not the control plane of Cluster ${clusterName} (its controlPlaneRef names ${ref.kind} ${ref.name})`);
+  if (ref && ref.name !== cp.name)
+    problems.push(
+      `controlPlane ${cp.name} is not the control plane of Cluster ${clusterName} (its controlPlaneRef names ${ref.kind} ${ref.name})`,
+    );
   const lookup = input.controlPlane;
   const kind = lookup?.kind.kind ?? 'KubeadmControlPlane';
   if (lookup?.error) problems.push(`controlPlane ${cp.name}: cannot look up ${kind}: ${lookup.error}`);
@@ -102,7 +105,10 @@ function validateMachineDeployments(input: ValidationInput, clusterName: string)
     }
     const owner = mdClusterName(md) ?? clusterLabel(md);
     if (owner !== clusterName) problems.push(`MachineDeployment ${t.name} belongs to Cluster ${owner ?? '(none)'}, not ${clusterName}`);
-    if (mdStrategyType(md) === 'OnDelete') problems.push(`MachineDeployment ${t.name} uses the OnDelete rollout strategy: its machines are not updated in place (remove it from the plan or switch it to RollingUpdate)`);
+    if (mdStrategyType(md) === 'OnDelete')
+      problems.push(
+        `MachineDeployment ${t.name} uses the OnDelete rollout strategy: its machines are not updated in place (remove it from the plan or switch it to RollingUpdate)`,
+      );
   }
   return problems;
 }
@@ -112,7 +118,10 @@ function validateSequences(plan: InPlaceUpdatePlan): string[] {
   if (!cp || typeof cp.sequence !== 'number') return [];
   return (plan.spec.machineDeployments ?? [])
     .filter((md) => typeof md.sequence === 'number' && md.sequence <= cp.sequence)
-    .map((md) => `machineDeployment ${md.name} has sequence ${md.sequence}, not higher than controlPlane sequence ${cp.sequence}: every control-plane sequence must be lower than every MachineDeployment sequence (Kubernetes version-skew rule)`);
+    .map(
+      (md) =>
+        `machineDeployment ${md.name} has sequence ${md.sequence}, not higher than controlPlane sequence ${cp.sequence}: every control-plane sequence must be lower than every MachineDeployment sequence (Kubernetes version-skew rule)`,
+    );
 }
 
 function validateUpdaters(input: ValidationInput, targets: NamedTarget[]): string[] {
@@ -125,13 +134,17 @@ function validateUpdaters(input: ValidationInput, targets: NamedTarget[]): strin
     const claims: Claim[] = [];
     for (const u of Array.isArray(t.target.updaters) ? t.target.updaters : []) {
       const where = `${label(t)} updater ${u.name}`;
-      if (names.has(u.name)) problems.push(`${label(t)}: updater name ${u.name} is used more than once (updater names are unique per target)`);
+      if (names.has(u.name))
+        problems.push(`${label(t)}: updater name ${u.name} is used more than once (updater names are unique per target)`);
       names.add(u.name);
       const ref = u.updaterUpdateTemplateRef;
       if (ref) {
         if (!TEMPLATE_KIND.test(ref.kind ?? '')) problems.push(`${where}: template kind ${ref.kind} must end in Template`);
         if (!API_VERSION.test(ref.apiVersion ?? '')) problems.push(`${where}: template apiVersion ${ref.apiVersion} is not group/version`);
-        if (!DNS_SUBDOMAIN.test(ref.name ?? '')) problems.push(`${where}: template name ${ref.name} must be the name of an object in the plan's namespace ${ns} (cross-namespace references are not allowed)`);
+        if (!DNS_SUBDOMAIN.test(ref.name ?? ''))
+          problems.push(
+            `${where}: template name ${ref.name} must be the name of an object in the plan's namespace ${ns} (cross-namespace references are not allowed)`,
+          );
         else {
           const l = lookups.get(templateKey(ref));
           const refused = templateProblems(ref, l);
@@ -141,8 +154,10 @@ function validateUpdaters(input: ValidationInput, targets: NamedTarget[]): strin
         }
       }
       for (const r of Array.isArray(u.responsibilities) ? u.responsibilities : []) {
-        if (!SELECTABLE_RESOURCES.includes(r.selectResource)) problems.push(`${where}: selectResource ${String(r.selectResource)} is not one of ${SELECTABLE_RESOURCES.join(', ')}`);
-        if (typeof r.path !== 'string' || !JSON_POINTER.test(r.path)) problems.push(`${where}: path ${String(r.path)} is not a JSON pointer such as /spec/version`);
+        if (!SELECTABLE_RESOURCES.includes(r.selectResource))
+          problems.push(`${where}: selectResource ${String(r.selectResource)} is not one of ${SELECTABLE_RESOURCES.join(', ')}`);
+        if (typeof r.path !== 'string' || !JSON_POINTER.test(r.path))
+          problems.push(`${where}: path ${String(r.path)} is not a JSON pointer such as /spec/version`);
         else if (SELECTABLE_RESOURCES.includes(r.selectResource)) {
           const why = writeRefusal(policy, r.selectResource, r.path);
           if (why) problems.push(`${where}: ${r.selectResource} ${r.path} is not writable: ${why}`);
@@ -150,7 +165,10 @@ function validateUpdaters(input: ValidationInput, targets: NamedTarget[]): strin
         if (r.value === undefined) problems.push(`${where}: responsibility ${r.selectResource} ${r.path} has no value`);
         else {
           const size = Buffer.byteLength(JSON.stringify(r.value) ?? '');
-          if (size > MAX_VALUE_BYTES) problems.push(`${where}: responsibility ${r.selectResource} ${r.path} has a ${Math.round(size / 1024)} KiB value, more than ${MAX_VALUE_BYTES / 1024} KiB`);
+          if (size > MAX_VALUE_BYTES)
+            problems.push(
+              `${where}: responsibility ${r.selectResource} ${r.path} has a ${Math.round(size / 1024)} KiB value, more than ${MAX_VALUE_BYTES / 1024} KiB`,
+            );
         }
         if (typeof r.path === 'string') claims.push({ updater: u.name, selectResource: r.selectResource, path: r.path });
       }
@@ -173,9 +191,11 @@ function overlappingClaims(where: string, claims: Claim[]): string[] {
   claims.forEach((a, i) => {
     for (const b of claims.slice(i + 1)) {
       if (a.selectResource !== b.selectResource || !(within(a.path, b.path) || within(b.path, a.path))) continue;
-      problems.push(a.updater === b.updater
-        ? `${where} updater ${a.updater}: ${a.selectResource} ${a.path} and ${b.path} overlap`
-        : `${where}: ${a.selectResource} ${a.path} (updater ${a.updater}) overlaps ${b.path} (updater ${b.updater}); a field has one owner`);
+      problems.push(
+        a.updater === b.updater
+          ? `${where} updater ${a.updater}: ${a.selectResource} ${a.path} and ${b.path} overlap`
+          : `${where}: ${a.selectResource} ${a.path} (updater ${a.updater}) overlaps ${b.path} (updater ${b.updater}); a field has one owner`,
+      );
     }
   });
   return problems;

@@ -19,7 +19,9 @@ interface Seen {
 }
 
 /** A scripted HTTP server: records requests and answers with the handler's response. */
-async function scripted(handler: (req: Seen, res: http.ServerResponse) => void): Promise<{ url: string; seen: Seen[]; server: http.Server }> {
+async function scripted(
+  handler: (req: Seen, res: http.ServerResponse) => void,
+): Promise<{ url: string; seen: Seen[]; server: http.Server }> {
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
@@ -103,13 +105,20 @@ describe('REST client', () => {
   });
 
   it('fills kind and apiVersion on create and sends delete options', async () => {
-    srv = await scripted((r, res) => json(res, r.method === 'POST' ? 201 : 200, r.method === 'POST' ? JSON.parse(r.body) : { kind: 'Status' }));
+    srv = await scripted((r, res) =>
+      json(res, r.method === 'POST' ? 201 : 200, r.method === 'POST' ? JSON.parse(r.body) : { kind: 'Status' }),
+    );
     client = createClient(kubeconfig(srv.url));
     const created = await client.create(Things, { metadata: { name: 'n', namespace: 'ns' } });
     expect(created).to.deep.include({ kind: 'Thing', apiVersion: 'test.io/v1' });
     await client.delete(Things, 'ns', 'n', { propagationPolicy: 'Foreground', preconditions: { resourceVersion: '5' } });
     expect(srv.seen[1]!.method).to.equal('DELETE');
-    expect(JSON.parse(srv.seen[1]!.body)).to.deep.equal({ kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground', preconditions: { resourceVersion: '5' } });
+    expect(JSON.parse(srv.seen[1]!.body)).to.deep.equal({
+      kind: 'DeleteOptions',
+      apiVersion: 'v1',
+      propagationPolicy: 'Foreground',
+      preconditions: { resourceVersion: '5' },
+    });
   });
 
   it('refuses to create a namespaced object without a namespace', async () => {
@@ -121,18 +130,26 @@ describe('REST client', () => {
   });
 
   it('passes list options and fills kind on list items', async () => {
-    srv = await scripted((_r, res) => json(res, 200, { metadata: { resourceVersion: '42', continue: 'tok' }, items: [{ metadata: { name: 'a' } }] }));
+    srv = await scripted((_r, res) =>
+      json(res, 200, { metadata: { resourceVersion: '42', continue: 'tok' }, items: [{ metadata: { name: 'a' } }] }),
+    );
     client = createClient(kubeconfig(srv.url));
     const l = await client.list(Things, 'ns', { labelSelector: 'a=b', limit: 10, continue: 'prev' });
     expect(srv.seen[0]!.url).to.equal('/apis/test.io/v1/namespaces/ns/things?labelSelector=a%3Db&limit=10&continue=prev');
-    expect(l).to.deep.equal({ items: [{ metadata: { name: 'a' }, kind: 'Thing', apiVersion: 'test.io/v1' }], resourceVersion: '42', continue: 'tok' });
+    expect(l).to.deep.equal({
+      items: [{ metadata: { name: 'a' }, kind: 'Thing', apiVersion: 'test.io/v1' }],
+      resourceVersion: '42',
+      continue: 'tok',
+    });
   });
 
   it('turns error responses into KubeApiErrors naming the operation, with the Status and retryability', async () => {
     const status = { kind: 'Status', status: 'Failure', reason: 'Conflict', code: 409, message: 'the object has been modified' };
     srv = await scripted((_r, res) => json(res, 409, status));
     client = createClient(kubeconfig(srv.url));
-    const err = (await client.update(Things, { metadata: { name: 'n', namespace: 'ns' } }, { subresource: 'status' }).catch((e: unknown) => e)) as KubeApiError;
+    const err = (await client
+      .update(Things, { metadata: { name: 'n', namespace: 'ns' } }, { subresource: 'status' })
+      .catch((e: unknown) => e)) as KubeApiError;
     expect(err).to.be.instanceOf(KubeApiError);
     expect(err.code).to.equal(409);
     expect(err.reason).to.equal('Conflict');
@@ -151,9 +168,20 @@ describe('REST client', () => {
 
   it('resolves a kind through discovery using the preferred version, and caches it', async () => {
     srv = await scripted((r, res) => {
-      if (r.url === '/apis/cluster.x-k8s.io') return json(res, 200, { kind: 'APIGroup', name: 'cluster.x-k8s.io', versions: [{ groupVersion: 'cluster.x-k8s.io/v1beta2', version: 'v1beta2' }, { version: 'v1beta1' }], preferredVersion: { groupVersion: 'cluster.x-k8s.io/v1beta2', version: 'v1beta2' } });
+      if (r.url === '/apis/cluster.x-k8s.io')
+        return json(res, 200, {
+          kind: 'APIGroup',
+          name: 'cluster.x-k8s.io',
+          versions: [{ groupVersion: 'cluster.x-k8s.io/v1beta2', version: 'v1beta2' }, { version: 'v1beta1' }],
+          preferredVersion: { groupVersion: 'cluster.x-k8s.io/v1beta2', version: 'v1beta2' },
+        });
       if (r.url === '/apis/cluster.x-k8s.io/v1beta2')
-        return json(res, 200, { resources: [{ name: 'machines', kind: 'Machine', namespaced: true }, { name: 'machines/status', kind: 'Machine', namespaced: true }] });
+        return json(res, 200, {
+          resources: [
+            { name: 'machines', kind: 'Machine', namespaced: true },
+            { name: 'machines/status', kind: 'Machine', namespaced: true },
+          ],
+        });
       json(res, 404, { kind: 'Status', code: 404, reason: 'NotFound' });
     });
     client = createClient(kubeconfig(srv.url));
@@ -174,10 +202,14 @@ describe('REST client', () => {
     const infos: RequestInfo[] = [];
     client = createClient(kubeconfig(srv.url), { onRequest: (i) => infos.push(i) });
     const events: WatchEvent[] = [];
-    const h = await client.watch(Things, 'ns', { resourceVersion: '0', allowWatchBookmarks: true, timeoutSeconds: 30 }, (e) => events.push(e));
+    const h = await client.watch(Things, 'ns', { resourceVersion: '0', allowWatchBookmarks: true, timeoutSeconds: 30 }, (e) =>
+      events.push(e),
+    );
     await waitFor(() => events.length === 2);
     expect(events.map((e) => `${e.type}:${e.object.metadata.resourceVersion}`)).to.deep.equal(['ADDED:1', 'MODIFIED:2']);
-    expect(srv.seen[0]!.url).to.equal('/apis/test.io/v1/namespaces/ns/things?watch=true&resourceVersion=0&allowWatchBookmarks=true&timeoutSeconds=30');
+    expect(srv.seen[0]!.url).to.equal(
+      '/apis/test.io/v1/namespaces/ns/things?watch=true&resourceVersion=0&allowWatchBookmarks=true&timeoutSeconds=30',
+    );
     h.abort();
     await h.done;
     expect(infos).to.have.length(1);

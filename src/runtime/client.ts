@@ -157,7 +157,13 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
     res: http.IncomingMessage;
   }
 
-  async function open(method: string, path: string, query: URLSearchParams | undefined, body: string | undefined, contentType: string | undefined): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
+  async function open(
+    method: string,
+    path: string,
+    query: URLSearchParams | undefined,
+    body: string | undefined,
+    contentType: string | undefined,
+  ): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
     const [a, au] = await Promise.all([getAgents(), getAuth()]);
     const url = new URL(server + path + (query && query.size ? `?${query.toString()}` : ''));
     const headers: Record<string, string> = { ...au.headers, Accept: 'application/json', 'User-Agent': userAgent };
@@ -206,7 +212,16 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
     }
   }
 
-  async function call<T>(verb: RequestInfo['verb'], resource: string, operation: string, method: string, path: string, query?: URLSearchParams, body?: unknown, contentType?: string): Promise<T> {
+  async function call<T>(
+    verb: RequestInfo['verb'],
+    resource: string,
+    operation: string,
+    method: string,
+    path: string,
+    query?: URLSearchParams,
+    body?: unknown,
+    contentType?: string,
+  ): Promise<T> {
     const started = performance.now();
     let code = 0;
     try {
@@ -235,7 +250,13 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
 
     async get<T extends KubeObject>(res: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
       try {
-        return await call<T>('get', resourceName(res), `get ${resourceName(res)} ${objName(namespace, name)}`, 'GET', resourcePath(res, namespace, name));
+        return await call<T>(
+          'get',
+          resourceName(res),
+          `get ${resourceName(res)} ${objName(namespace, name)}`,
+          'GET',
+          resourcePath(res, namespace, name),
+        );
       } catch (err) {
         if (err instanceof KubeApiError && err.code === 404) return undefined;
         throw err;
@@ -268,33 +289,83 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
 
     create<T extends KubeObject>(res: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
       const ns = obj.metadata.namespace;
-      if (res.namespaced && !ns) return Promise.reject(new KubeApiError(`create ${resourceName(res)} ${obj.metadata.name ?? obj.metadata.generateName ?? ''}`, 400, { reason: 'BadRequest', message: 'metadata.namespace is required for a namespaced resource' }));
+      if (res.namespaced && !ns)
+        return Promise.reject(
+          new KubeApiError(`create ${resourceName(res)} ${obj.metadata.name ?? obj.metadata.generateName ?? ''}`, 400, {
+            reason: 'BadRequest',
+            message: 'metadata.namespace is required for a namespaced resource',
+          }),
+        );
       const name = obj.metadata.name ?? `${obj.metadata.generateName ?? ''}*`;
-      return call<T>('create', resourceName(res), `create ${resourceName(res)} ${objName(ns, name)}`, 'POST', resourcePath(res, ns), writeQuery(opts), withKind(res, obj));
+      return call<T>(
+        'create',
+        resourceName(res),
+        `create ${resourceName(res)} ${objName(ns, name)}`,
+        'POST',
+        resourcePath(res, ns),
+        writeQuery(opts),
+        withKind(res, obj),
+      );
     },
 
     update<T extends KubeObject>(res: ResourceType, obj: T, opts?: WriteOptions): Promise<T> {
       const ns = obj.metadata.namespace;
       const name = obj.metadata.name ?? '';
       const op = `update ${resourceName(res)}${opts?.subresource ? '/status' : ''} ${objName(ns, name)}`;
-      return call<T>('update', resourceName(res), op, 'PUT', resourcePath(res, ns, name, opts?.subresource), writeQuery(opts), withKind(res, obj));
+      return call<T>(
+        'update',
+        resourceName(res),
+        op,
+        'PUT',
+        resourcePath(res, ns, name, opts?.subresource),
+        writeQuery(opts),
+        withKind(res, obj),
+      );
     },
 
-    patch<T extends KubeObject>(res: ResourceType, namespace: string | undefined, name: string, body: unknown, opts: PatchOptions): Promise<T> {
+    patch<T extends KubeObject>(
+      res: ResourceType,
+      namespace: string | undefined,
+      name: string,
+      body: unknown,
+      opts: PatchOptions,
+    ): Promise<T> {
       const q = writeQuery(opts, opts.type === 'apply');
       if (opts.type === 'apply' && opts.force) q.set('force', 'true');
       const op = `patch ${resourceName(res)}${opts.subresource ? '/status' : ''} ${objName(namespace, name)}`;
-      return call<T>('patch', resourceName(res), op, 'PATCH', resourcePath(res, namespace, name, opts.subresource), q, body, CONTENT_TYPES[opts.type]);
+      return call<T>(
+        'patch',
+        resourceName(res),
+        op,
+        'PATCH',
+        resourcePath(res, namespace, name, opts.subresource),
+        q,
+        body,
+        CONTENT_TYPES[opts.type],
+      );
     },
 
     async delete(res: ResourceType, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<void> {
       const body: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'v1' };
       if (opts?.propagationPolicy) body['propagationPolicy'] = opts.propagationPolicy;
       if (opts?.preconditions) body['preconditions'] = opts.preconditions;
-      await call('delete', resourceName(res), `delete ${resourceName(res)} ${objName(namespace, name)}`, 'DELETE', resourcePath(res, namespace, name), undefined, body);
+      await call(
+        'delete',
+        resourceName(res),
+        `delete ${resourceName(res)} ${objName(namespace, name)}`,
+        'DELETE',
+        resourcePath(res, namespace, name),
+        undefined,
+        body,
+      );
     },
 
-    async watch<T extends KubeObject>(res: ResourceType, namespace: string | undefined, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void): Promise<WatchHandle> {
+    async watch<T extends KubeObject>(
+      res: ResourceType,
+      namespace: string | undefined,
+      opts: WatchOptions,
+      onEvent: (e: WatchEvent<T>) => void,
+    ): Promise<WatchHandle> {
       const q = new URLSearchParams({ watch: 'true' });
       if (opts.resourceVersion !== undefined) q.set('resourceVersion', opts.resourceVersion);
       if (opts.labelSelector) q.set('labelSelector', opts.labelSelector);
@@ -418,16 +489,31 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
     let versions: string[];
     if (group === '') versions = ['v1'];
     else {
-      const g = await call<{ preferredVersion?: { version: string }; versions?: { version: string }[] }>('discovery', group, operation, 'GET', `/apis/${group}`);
+      const g = await call<{ preferredVersion?: { version: string }; versions?: { version: string }[] }>(
+        'discovery',
+        group,
+        operation,
+        'GET',
+        `/apis/${group}`,
+      );
       versions = [...new Set([g.preferredVersion?.version, ...(g.versions ?? []).map((v) => v.version)].filter((v): v is string => !!v))];
     }
     for (const version of versions) {
       const path = group ? `/apis/${group}/${version}` : `/api/${version}`;
-      const list = await call<{ resources?: { name: string; kind: string; namespaced: boolean }[] }>('discovery', group || 'core', operation, 'GET', path);
+      const list = await call<{ resources?: { name: string; kind: string; namespaced: boolean }[] }>(
+        'discovery',
+        group || 'core',
+        operation,
+        'GET',
+        path,
+      );
       const r = list.resources?.find((x) => x.kind === kind && !x.name.includes('/'));
       if (r) return { group, version, plural: r.name, kind, namespaced: r.namespaced };
     }
-    throw new KubeApiError(operation, 404, { reason: 'NotFound', message: `kind ${kind} is not served by group ${JSON.stringify(group)} (versions ${versions.join(', ')})` });
+    throw new KubeApiError(operation, 404, {
+      reason: 'NotFound',
+      message: `kind ${kind} is not served by group ${JSON.stringify(group)} (versions ${versions.join(', ')})`,
+    });
   }
 
   return client;

@@ -5,7 +5,11 @@ import { getCondition, isFalse, isTrue, isUnknown, removeCondition, setCondition
 describe('conditions', () => {
   const t0 = new Date('2026-01-01T00:00:00.123Z');
   const t1 = new Date('2026-01-01T00:05:00Z');
-  const ready = (status: Condition['status'], reason = 'R', message = 'm'): { type: string; status: Condition['status']; reason: string; message: string } => ({
+  const ready = (
+    status: Condition['status'],
+    reason = 'R',
+    message = 'm',
+  ): { type: string; status: Condition['status']; reason: string; message: string } => ({
     type: 'Ready',
     status,
     reason,
@@ -14,7 +18,9 @@ describe('conditions', () => {
 
   it('adds a new condition stamped with now (second precision) and the observed generation', () => {
     const out = setCondition(undefined, ready('True'), 3, t0);
-    expect(out).to.deep.equal([{ type: 'Ready', status: 'True', reason: 'R', message: 'm', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 3 }]);
+    expect(out).to.deep.equal([
+      { type: 'Ready', status: 'True', reason: 'R', message: 'm', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 3 },
+    ]);
   });
 
   it('keeps lastTransitionTime when the status does not change but updates reason, message and generation', () => {
@@ -53,15 +59,15 @@ describe('conditions', () => {
       { type: 'F', status: 'False', reason: 'x', lastTransitionTime: 't' },
       { type: 'U', status: 'Unknown', reason: 'x', lastTransitionTime: 't' },
     ];
-    expect([isTrue(cs, 'T'), isTrue(cs, 'F'), isFalse(cs, 'F'), isFalse(cs, 'U'), isUnknown(cs, 'U'), isUnknown(cs, 'M'), isTrue(undefined, 'T')]).to.deep.equal([
-      true,
-      false,
-      true,
-      false,
-      true,
-      true,
-      false,
-    ]);
+    expect([
+      isTrue(cs, 'T'),
+      isTrue(cs, 'F'),
+      isFalse(cs, 'F'),
+      isFalse(cs, 'U'),
+      isUnknown(cs, 'U'),
+      isUnknown(cs, 'M'),
+      isTrue(undefined, 'T'),
+    ]).to.deep.equal([true, false, true, false, true, true, false]);
     expect(getCondition(cs, 'F')?.status).to.equal('False');
     expect(removeCondition(cs, 'F').map((c) => c.type)).to.deep.equal(['T', 'U']);
   });

@@ -61,9 +61,11 @@ export function getCondition(conditions: readonly Condition[] | undefined, type:
 }
 
 /** True when the condition exists with status True. */
-export const isTrue = (conditions: readonly Condition[] | undefined, type: string): boolean => getCondition(conditions, type)?.status === 'True';
+export const isTrue = (conditions: readonly Condition[] | undefined, type: string): boolean =>
+  getCondition(conditions, type)?.status === 'True';
 /** True when the condition exists with status False. */
-export const isFalse = (conditions: readonly Condition[] | undefined, type: string): boolean => getCondition(conditions, type)?.status === 'False';
+export const isFalse = (conditions: readonly Condition[] | undefined, type: string): boolean =>
+  getCondition(conditions, type)?.status === 'False';
 /** True when the condition is missing or Unknown. */
 export const isUnknown = (conditions: readonly Condition[] | undefined, type: string): boolean => {
   const c = getCondition(conditions, type);

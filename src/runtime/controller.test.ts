@@ -34,11 +34,14 @@ describe('controller', () => {
     client.seed(Parents, parent('p1'));
     client.seed(Parents, parent('p2', 'b'));
     const seen: string[] = [];
-    mgr.controller('c').for(Parents).reconcile(async (k) => {
-      expect(mgr.informer(Parents).store.get(k.namespace, k.name)).to.not.equal(undefined);
-      seen.push(formatKey(k));
-      return Action.awaitChange();
-    });
+    mgr
+      .controller('c')
+      .for(Parents)
+      .reconcile(async (k) => {
+        expect(mgr.informer(Parents).store.get(k.namespace, k.name)).to.not.equal(undefined);
+        seen.push(formatKey(k));
+        return Action.awaitChange();
+      });
     await mgr.start();
     await waitFor(() => seen.length === 2);
     expect(seen.sort()).to.deep.equal(['a/p1', 'b/p2']);
@@ -115,11 +118,14 @@ describe('controller', () => {
   it('retries a failing key with backoff until it succeeds and counts the errors', async () => {
     client.seed(Parents, parent('p1'));
     let attempts = 0;
-    mgr.controller('c').for(Parents).reconcile(async () => {
-      attempts++;
-      if (attempts < 4) throw new Error('boom');
-      return Action.awaitChange();
-    });
+    mgr
+      .controller('c')
+      .for(Parents)
+      .reconcile(async () => {
+        attempts++;
+        if (attempts < 4) throw new Error('boom');
+        return Action.awaitChange();
+      });
     await mgr.start();
     await waitFor(() => attempts === 4);
     const total = await mgr.metrics.reconcileTotal.get();
@@ -131,10 +137,13 @@ describe('controller', () => {
   it('retries conflicts like any retryable error', async () => {
     client.seed(Parents, parent('p1'));
     let attempts = 0;
-    mgr.controller('c').for(Parents).reconcile(async () => {
-      if (++attempts === 1) throw new ConflictError('patch Parent a/p1');
-      return Action.awaitChange();
-    });
+    mgr
+      .controller('c')
+      .for(Parents)
+      .reconcile(async () => {
+        if (++attempts === 1) throw new ConflictError('patch Parent a/p1');
+        return Action.awaitChange();
+      });
     await mgr.start();
     await waitFor(() => attempts === 2);
   });
@@ -142,10 +151,13 @@ describe('controller', () => {
   it('does not retry a terminal error until the object changes', async () => {
     client.seed(Parents, parent('p1'));
     let attempts = 0;
-    mgr.controller('c').for(Parents).reconcile(async () => {
-      attempts++;
-      throw new TerminalError('validate Parent a/p1', 'spec is invalid');
-    });
+    mgr
+      .controller('c')
+      .for(Parents)
+      .reconcile(async () => {
+        attempts++;
+        throw new TerminalError('validate Parent a/p1', 'spec is invalid');
+      });
     await mgr.start();
     await waitFor(() => attempts === 1);
     await delay(60);
@@ -157,7 +169,10 @@ describe('controller', () => {
   it('requeues after the asked delay', async () => {
     client.seed(Parents, parent('p1'));
     let runs = 0;
-    mgr.controller('c').for(Parents).reconcile(async () => (++runs < 3 ? Action.requeue(10) : Action.awaitChange()));
+    mgr
+      .controller('c')
+      .for(Parents)
+      .reconcile(async () => (++runs < 3 ? Action.requeue(10) : Action.awaitChange()));
     await mgr.start();
     await waitFor(() => runs === 3);
     await delay(40);
@@ -167,10 +182,13 @@ describe('controller', () => {
   it('adds a watch at run time, enqueueing existing and new objects of that resource', async () => {
     client.seed(Others, { metadata: { name: 'o1', namespace: 'a', labels: { parent: 'p5' } } });
     const seen: string[] = [];
-    const c = mgr.controller('c').for(Parents).reconcile(async (k) => {
-      seen.push(formatKey(k));
-      return Action.awaitChange();
-    });
+    const c = mgr
+      .controller('c')
+      .for(Parents)
+      .reconcile(async (k) => {
+        seen.push(formatKey(k));
+        return Action.awaitChange();
+      });
     await mgr.start();
     const mapper = (o: KubeObject): ObjectKey[] => [{ namespace: 'a', name: String(o.metadata.labels?.['parent']) }];
     await c.watch(Others, mapper);
@@ -185,8 +203,14 @@ describe('controller', () => {
     client.seed(Parents, parent('p1'));
     const a: string[] = [];
     const b: string[] = [];
-    mgr.controller('a').for(Parents).reconcile(async (k) => (a.push(k.name), Action.awaitChange()));
-    mgr.controller('b').for(Parents).reconcile(async (k) => (b.push(k.name), Action.awaitChange()));
+    mgr
+      .controller('a')
+      .for(Parents)
+      .reconcile(async (k) => (a.push(k.name), Action.awaitChange()));
+    mgr
+      .controller('b')
+      .for(Parents)
+      .reconcile(async (k) => (b.push(k.name), Action.awaitChange()));
     await mgr.start();
     await waitFor(() => a.length === 1 && b.length === 1);
     expect(client.calls.filter((c) => c.verb === 'list' && c.res === 'parents').length).to.equal(1);
@@ -194,7 +218,10 @@ describe('controller', () => {
 
   it('enqueues by hand, also with a delay', async () => {
     const seen: string[] = [];
-    const c = mgr.controller('c').for(Clustered).reconcile(async (k) => (seen.push(formatKey(k)), Action.awaitChange()));
+    const c = mgr
+      .controller('c')
+      .for(Clustered)
+      .reconcile(async (k) => (seen.push(formatKey(k)), Action.awaitChange()));
     await mgr.start();
     c.enqueue({ name: 'x' }, 10);
     c.enqueue({ namespace: 'n', name: 'y' });
@@ -206,12 +233,15 @@ describe('controller', () => {
     client.seed(Parents, parent('p1'));
     let finished = false;
     let startedRun = false;
-    mgr.controller('c').for(Parents).reconcile(async () => {
-      startedRun = true;
-      await delay(50);
-      finished = true;
-      return Action.awaitChange();
-    });
+    mgr
+      .controller('c')
+      .for(Parents)
+      .reconcile(async () => {
+        startedRun = true;
+        await delay(50);
+        finished = true;
+        return Action.awaitChange();
+      });
     await mgr.start();
     await waitFor(() => startedRun);
     await mgr.stop();

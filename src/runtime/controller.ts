@@ -19,7 +19,9 @@ export function parseKey(key: string): ObjectKey {
 export const formatKey = (k: ObjectKey): string => keyOf(k.namespace, k.name);
 
 /** Maps an object to itself (the `for` resource). */
-export const selfMapper: Mapper = (o) => [{ ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name: o.metadata.name ?? '' }];
+export const selfMapper: Mapper = (o) => [
+  { ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name: o.metadata.name ?? '' },
+];
 
 /** Maps an object to the owner named by its controller ownerReference, if that owner is of `owner`'s group and kind. */
 export function ownerMapper(owner: Pick<ResourceType, 'group' | 'kind'>): Mapper {
@@ -83,7 +85,11 @@ export class ControllerImpl implements Controller {
    * version, so that a changed owner or label enqueues both). With `onlyIfNew`, a resource already watched
    * is left alone (dynamic watches are idempotent per resource).
    */
-  addWatch<T extends KubeObject>(res: ResourceType, mapper: Mapper<T>, opts: { primary?: boolean; onlyIfNew?: boolean } = {}): SharedInformer<T> {
+  addWatch<T extends KubeObject>(
+    res: ResourceType,
+    mapper: Mapper<T>,
+    opts: { primary?: boolean; onlyIfNew?: boolean } = {},
+  ): SharedInformer<T> {
     const rk = resourceKey(res);
     if (opts.primary) this.primary = res;
     const existing = this.watched.get(rk);

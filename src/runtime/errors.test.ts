@@ -1,7 +1,17 @@
 import { expect } from 'chai';
-import { ConflictError, isAlreadyExists, isConflict, isNotFound, isRetryable, KubeApiError, RetryableError, TerminalError } from './errors.js';
+import {
+  ConflictError,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  isRetryable,
+  KubeApiError,
+  RetryableError,
+  TerminalError,
+} from './errors.js';
 
-const apiErr = (code: number, reason?: string): KubeApiError => new KubeApiError('patch machines.cluster.x-k8s.io ns/m1', code, reason ? { reason, code } : undefined);
+const apiErr = (code: number, reason?: string): KubeApiError =>
+  new KubeApiError('patch machines.cluster.x-k8s.io ns/m1', code, reason ? { reason, code } : undefined);
 
 describe('errors', () => {
   const retryable: [number, boolean][] = [

@@ -7,7 +7,14 @@ export interface StatusBody {
   status?: string;
   message?: string;
   reason?: string;
-  details?: { name?: string; group?: string; kind?: string; uid?: string; causes?: { reason?: string; message?: string; field?: string }[]; retryAfterSeconds?: number };
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    uid?: string;
+    causes?: { reason?: string; message?: string; field?: string }[];
+    retryAfterSeconds?: number;
+  };
   code?: number;
 }
 

@@ -3,7 +3,11 @@ import { Events, type KubeObject } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import { createEventRecorder } from './events.js';
 
-const machine: KubeObject = { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', metadata: { name: 'm1', namespace: 'ns', uid: 'u1', resourceVersion: '7' } };
+const machine: KubeObject = {
+  apiVersion: 'cluster.x-k8s.io/v1beta2',
+  kind: 'Machine',
+  metadata: { name: 'm1', namespace: 'ns', uid: 'u1', resourceVersion: '7' },
+};
 
 describe('event recorder', () => {
   it('writes a core/v1 Event about the object', async () => {
@@ -14,7 +18,14 @@ describe('event recorder', () => {
     const list = await client.list(Events, 'ns');
     expect(list.items).to.have.length(1);
     expect(list.items[0]).to.deep.include({
-      involvedObject: { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', name: 'm1', namespace: 'ns', uid: 'u1', resourceVersion: '7' },
+      involvedObject: {
+        apiVersion: 'cluster.x-k8s.io/v1beta2',
+        kind: 'Machine',
+        name: 'm1',
+        namespace: 'ns',
+        uid: 'u1',
+        resourceVersion: '7',
+      },
       reason: 'UpdateStarted',
       message: 'started updating',
       type: 'Normal',

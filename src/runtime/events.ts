@@ -136,12 +136,15 @@ export function createEventRecorder(client: KubeClient, opts: EventRecorderOptio
         }
         const key = `${id}\u0000${type}\u0000${reason}\u0000${message}`;
         let agg = cache.get(key);
-        if (agg) cache.delete(key); // re-insert below: most recently used last
+        if (agg)
+          cache.delete(key); // re-insert below: most recently used last
         else agg = { name: eventName(obj, new Date()), namespace: obj.metadata.namespace || 'default', count: 0, chain: Promise.resolve() };
         cache.set(key, agg);
         if (cache.size > cacheSize) cache.delete(cache.keys().next().value!);
         const a = agg;
-        const p = a.chain.then(() => write(a, obj, type, reason, message)).catch((err: unknown) => log.warn({ ...errorFields(err), reason }, 'could not record event'));
+        const p = a.chain
+          .then(() => write(a, obj, type, reason, message))
+          .catch((err: unknown) => log.warn({ ...errorFields(err), reason }, 'could not record event'));
         a.chain = p;
         pending.add(p);
         void p.finally(() => pending.delete(p));

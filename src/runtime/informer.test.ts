@@ -5,7 +5,10 @@ import { waitFor } from '../../test/support/wait.js';
 import { SharedInformer, type ChangeType, type RestartReason } from './informer.js';
 
 const Things: ResourceType = { group: 'test.io', version: 'v1', plural: 'things', kind: 'Thing', namespaced: true };
-const thing = (name: string, ns = 'a', labels?: Record<string, string>): KubeObject => ({ metadata: { name, namespace: ns, ...(labels ? { labels } : {}) }, spec: { v: 1 } });
+const thing = (name: string, ns = 'a', labels?: Record<string, string>): KubeObject => ({
+  metadata: { name, namespace: ns, ...(labels ? { labels } : {}) },
+  spec: { v: 1 },
+});
 const fast = { backoff: { baseMs: 1, maxMs: 5 } };
 
 describe('SharedInformer', () => {
@@ -66,7 +69,12 @@ describe('SharedInformer', () => {
     client.seed(Things, thing('late-other', 'b', { app: 'x' }));
     client.seed(Things, thing('late-in', 'a', { app: 'x' }));
     await waitFor(() => inf!.store.list().length === 2);
-    expect(inf.store.list().map((o) => o.metadata.name).sort()).to.deep.equal(['in', 'late-in']);
+    expect(
+      inf.store
+        .list()
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).to.deep.equal(['in', 'late-in']);
   });
 
   it('restarts the watch after the stream ends and misses nothing written meanwhile', async () => {
@@ -129,7 +137,12 @@ describe('SharedInformer', () => {
       ['add', 'appears'],
       ['delete', 'vanishes'],
     ]);
-    expect(inf.store.list().map((o) => o.metadata.name).sort()).to.deep.equal(['appears', 'changes', 'stays']);
+    expect(
+      inf.store
+        .list()
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).to.deep.equal(['appears', 'changes', 'stays']);
     expect(client.calls.filter((c) => c.verb === 'list').length).to.equal(2);
   });
 

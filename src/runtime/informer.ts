@@ -288,6 +288,10 @@ export class SharedInformer<T extends KubeObject = KubeObject> implements Inform
 }
 
 /** Creates (but does not start) an informer. */
-export function createInformer<T extends KubeObject = KubeObject>(client: KubeClient, res: ResourceType, opts?: InformerOptions): SharedInformer<T> {
+export function createInformer<T extends KubeObject = KubeObject>(
+  client: KubeClient,
+  res: ResourceType,
+  opts?: InformerOptions,
+): SharedInformer<T> {
   return new SharedInformer<T>(client, res, opts);
 }

@@ -75,7 +75,10 @@ export function setPointer(doc: unknown, pointer: string, value: unknown): void 
       if (o[t] === undefined || o[t] === null) o[t] = {};
       cur = o[t];
     } else {
-      throw new JsonPointerError(pointer, `cannot step into a ${cur === null ? 'null' : typeof cur} at ${encodePointer(tokens.slice(0, i))}`);
+      throw new JsonPointerError(
+        pointer,
+        `cannot step into a ${cur === null ? 'null' : typeof cur} at ${encodePointer(tokens.slice(0, i))}`,
+      );
     }
   }
 }

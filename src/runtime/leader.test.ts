@@ -61,7 +61,10 @@ describe('leader election', () => {
   });
 
   it('takes over a lease whose holder stopped renewing once it expires', async () => {
-    client.seed(Leases, { metadata: { name: 'ctrl', namespace: 'sys' }, spec: { holderIdentity: 'ghost', leaseDurationSeconds: 1, renewTime: toMicroTime(new Date()), leaseTransitions: 3 } });
+    client.seed(Leases, {
+      metadata: { name: 'ctrl', namespace: 'sys' },
+      spec: { holderIdentity: 'ghost', leaseDurationSeconds: 1, renewTime: toMicroTime(new Date()), leaseTransitions: 3 },
+    });
     const log: string[] = [];
     const b = candidate('b', log);
     b.start();

@@ -64,7 +64,8 @@ export class LeaderElector {
     this.leaseDurationMs = opts.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = opts.retryPeriodMs ?? 2_000;
-    if (this.renewDeadlineMs >= this.leaseDurationMs) throw new Error('leader election: renewDeadlineMs must be shorter than leaseDurationMs');
+    if (this.renewDeadlineMs >= this.leaseDurationMs)
+      throw new Error('leader election: renewDeadlineMs must be shorter than leaseDurationMs');
     this.log = (opts.log ?? noopLogger).child({ lease: `${opts.leaseNamespace}/${opts.leaseName}`, identity: this.identity });
   }
 
@@ -153,7 +154,13 @@ export class LeaderElector {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
         metadata: { name, namespace },
-        spec: { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: toMicroTime(now), renewTime: toMicroTime(now), leaseTransitions: 0 },
+        spec: {
+          holderIdentity: this.identity,
+          leaseDurationSeconds: durationSeconds,
+          acquireTime: toMicroTime(now),
+          renewTime: toMicroTime(now),
+          leaseTransitions: 0,
+        },
       };
       try {
         this.lease = await this.client.create(Leases, lease);

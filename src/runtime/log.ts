@@ -33,7 +33,14 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   let logger: PinoLogger;
   if (usePretty) {
     // A synchronous in-process stream: no worker thread, lines stay in order with other output.
-    logger = pino(base, pretty({ sync: true, colorize: opts.destination ? false : process.stdout.isTTY === true, destination: (opts.destination ?? process.stdout) as NodeJS.WritableStream & { write: (s: string) => boolean } }));
+    logger = pino(
+      base,
+      pretty({
+        sync: true,
+        colorize: opts.destination ? false : process.stdout.isTTY === true,
+        destination: (opts.destination ?? process.stdout) as NodeJS.WritableStream & { write: (s: string) => boolean },
+      }),
+    );
   } else {
     logger = opts.destination ? pino(base, opts.destination as NodeJS.WritableStream & { write: (s: string) => boolean }) : pino(base);
   }

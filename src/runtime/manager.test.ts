@@ -14,7 +14,13 @@ describe('manager', () => {
     await Promise.all(managers.splice(0).map((m) => m.stop()));
   });
   const make = (client: FakeClient, extra: Partial<Parameters<typeof createManager>[0]> = {}): RuntimeManager => {
-    const m = createManager({ client, name: 'test', queue: { baseDelayMs: 1, maxDelayMs: 10 }, informer: { backoff: { baseMs: 1, maxMs: 5 } }, ...extra });
+    const m = createManager({
+      client,
+      name: 'test',
+      queue: { baseDelayMs: 1, maxDelayMs: 10 },
+      informer: { backoff: { baseMs: 1, maxMs: 5 } },
+      ...extra,
+    });
     managers.push(m);
     return m;
   };
@@ -25,11 +31,18 @@ describe('manager', () => {
     client.seed(Things, thing('out', 'other'));
     const seen: string[] = [];
     const m = make(client, { namespace: 'mine' });
-    m.controller('c').for(Things).reconcile(async (k) => (seen.push(`${k.namespace}/${k.name}`), Action.awaitChange()));
+    m.controller('c')
+      .for(Things)
+      .reconcile(async (k) => (seen.push(`${k.namespace}/${k.name}`), Action.awaitChange()));
     await m.start();
     await waitFor(() => seen.length === 1);
     expect(seen).to.deep.equal(['mine/in']);
-    expect(m.informer(Things).store.list().map((o) => o.metadata.name)).to.deep.equal(['in']);
+    expect(
+      m
+        .informer(Things)
+        .store.list()
+        .map((o) => o.metadata.name),
+    ).to.deep.equal(['in']);
   });
 
   it('serves /healthz, /readyz once informers synced, and /metrics with reconcile and API counters', async () => {
@@ -37,7 +50,9 @@ describe('manager', () => {
     client.seed(Things, thing('t', 'ns'));
     const m = make(client, { metricsPort: 0, healthPort: 0 });
     let runs = 0;
-    m.controller('things').for(Things).reconcile(async () => (runs++, Action.awaitChange()));
+    m.controller('things')
+      .for(Things)
+      .reconcile(async () => (runs++, Action.awaitChange()));
     await m.start();
     await waitFor(() => runs === 1);
     const health = `http://127.0.0.1:${m.ports.health}`;
@@ -66,11 +81,23 @@ describe('manager', () => {
     const client = new FakeClient();
     client.seed(Things, thing('t', 'ns'));
     const runsBy: Record<string, number> = { a: 0, b: 0 };
-    const le = (identity: string) => ({ enabled: true, leaseName: 'test', leaseNamespace: 'sys', identity, leaseDurationMs: 2000, renewDeadlineMs: 1000, retryPeriodMs: 20 });
+    const le = (identity: string) => ({
+      enabled: true,
+      leaseName: 'test',
+      leaseNamespace: 'sys',
+      identity,
+      leaseDurationMs: 2000,
+      renewDeadlineMs: 1000,
+      retryPeriodMs: 20,
+    });
     const a = make(client, { leaderElection: le('a') });
     const b = make(client, { leaderElection: le('b') });
-    a.controller('c').for(Things).reconcile(async () => (runsBy['a']!++, Action.awaitChange()));
-    b.controller('c').for(Things).reconcile(async () => (runsBy['b']!++, Action.awaitChange()));
+    a.controller('c')
+      .for(Things)
+      .reconcile(async () => (runsBy['a']!++, Action.awaitChange()));
+    b.controller('c')
+      .for(Things)
+      .reconcile(async () => (runsBy['b']!++, Action.awaitChange()));
     await a.start();
     await waitFor(() => a.isLeader);
     await b.start();

@@ -13,7 +13,10 @@ import type { WorkQueueOptions } from './queue.js';
 import type { ControllerBuilder, Informer, KubeClient, Logger, Manager } from './types.js';
 
 /** Leader election settings of a manager. */
-export interface ManagerLeaderElection extends Pick<LeaderElectionOptions, 'leaseName' | 'leaseNamespace' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'> {
+export interface ManagerLeaderElection extends Pick<
+  LeaderElectionOptions,
+  'leaseName' | 'leaseNamespace' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'
+> {
   enabled: boolean;
 }
 
@@ -171,7 +174,10 @@ class ManagerImpl implements RuntimeManager, ControllerHost {
     } else {
       for (const c of this.controllers) this.startController(c);
     }
-    this.log.info({ namespace: this.namespace ?? '(all)', controllers: this.controllers.map((c) => c.name), leaderElection: !!le?.enabled }, 'manager started');
+    this.log.info(
+      { namespace: this.namespace ?? '(all)', controllers: this.controllers.map((c) => c.name), leaderElection: !!le?.enabled },
+      'manager started',
+    );
   }
 
   async stop(): Promise<void> {
@@ -194,11 +200,14 @@ class ManagerImpl implements RuntimeManager, ControllerHost {
     const { metricsPort, healthPort, bindAddress } = this.opts;
     const isReady = (): boolean => this.ready;
     // The kubelet probes without credentials: authenticated metrics need a probe port of their own.
-    if (this.opts.secureMetrics && (metricsPort === undefined || metricsPort === healthPort)) throw new Error('secureMetrics needs a metrics port apart from the health port');
+    if (this.opts.secureMetrics && (metricsPort === undefined || metricsPort === healthPort))
+      throw new Error('secureMetrics needs a metrics port apart from the health port');
     const secure = this.opts.secureMetrics === true;
     const host = bindAddress !== undefined ? { host: bindAddress } : {};
     if (metricsPort !== undefined) {
-      const auth = secure ? { tls: await selfSignedCertificate(this.opts.name), authorizeMetrics: kubeMetricsAuthorizer(this.opts.client) } : {};
+      const auth = secure
+        ? { tls: await selfSignedCertificate(this.opts.name), authorizeMetrics: kubeMetricsAuthorizer(this.opts.client) }
+        : {};
       const s = await startHealthServer({ port: metricsPort, registry: this.metrics.registry, isReady, ...auth, ...host });
       this.servers.push(s);
       this.ports.metrics = s.port;

@@ -15,7 +15,12 @@ function reviewer(tokens: Record<string, string>, allowed: string[], calls: stri
     const spec = (obj as unknown as { spec: Record<string, unknown> }).spec;
     if (res.plural === 'tokenreviews') {
       const user = tokens[String(spec['token'])];
-      return { ...obj, status: user ? { authenticated: true, user: { username: user, groups: ['system:authenticated'] } } : { authenticated: false, error: 'invalid bearer token' } };
+      return {
+        ...obj,
+        status: user
+          ? { authenticated: true, user: { username: user, groups: ['system:authenticated'] } }
+          : { authenticated: false, error: 'invalid bearer token' },
+      };
     }
     if (res.plural === 'subjectaccessreviews') {
       const attrs = spec['nonResourceAttributes'] as { path: string; verb: string };
@@ -73,11 +78,14 @@ describe('secure metrics (TokenReview + SubjectAccessReview)', () => {
 
     const get = (port: number, path: string, token?: string): Promise<{ status: number; body: string }> =>
       new Promise((resolve, reject) => {
-        const req = https.request({ host: '127.0.0.1', port, path, rejectUnauthorized: false, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        });
+        const req = https.request(
+          { host: '127.0.0.1', port, path, rejectUnauthorized: false, headers: token ? { authorization: `Bearer ${token}` } : {} },
+          (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
         req.on('error', reject);
         req.end();
       });
@@ -100,7 +108,13 @@ describe('secure metrics (TokenReview + SubjectAccessReview)', () => {
       expect(ok.status).to.equal(200);
       expect(ok.body).to.include('inplace_');
       await m.stop();
-      m = createManager({ client: reviewer(tokens, [tokens.good]), name: 'secure-test', metricsPort: 0, healthPort: 0, secureMetrics: true });
+      m = createManager({
+        client: reviewer(tokens, [tokens.good]),
+        name: 'secure-test',
+        metricsPort: 0,
+        healthPort: 0,
+        secureMetrics: true,
+      });
       let error = '';
       await m.start().catch((e: unknown) => (error = (e as Error).message));
       expect(error).to.match(/secureMetrics needs a metrics port apart from the health port/);

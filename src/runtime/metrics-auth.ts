@@ -8,9 +8,21 @@ import type { KubeObject, ResourceType } from '../api/kube.js';
 import type { KubeClient } from './types.js';
 
 /** authentication.k8s.io/v1 TokenReviews (cluster-scoped, create only). */
-export const TokenReviews: ResourceType = { group: 'authentication.k8s.io', version: 'v1', plural: 'tokenreviews', kind: 'TokenReview', namespaced: false };
+export const TokenReviews: ResourceType = {
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  plural: 'tokenreviews',
+  kind: 'TokenReview',
+  namespaced: false,
+};
 /** authorization.k8s.io/v1 SubjectAccessReviews (cluster-scoped, create only). */
-export const SubjectAccessReviews: ResourceType = { group: 'authorization.k8s.io', version: 'v1', plural: 'subjectaccessreviews', kind: 'SubjectAccessReview', namespaced: false };
+export const SubjectAccessReviews: ResourceType = {
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  plural: 'subjectaccessreviews',
+  kind: 'SubjectAccessReview',
+  namespaced: false,
+};
 
 /** The outcome of one request's check: the HTTP status to answer with when not allowed. */
 export type MetricsDecision = { allowed: true } | { allowed: false; status: 401 | 403 | 500; reason: string };
@@ -47,12 +59,15 @@ export function kubeMetricsAuthorizer(client: KubeClient, opts: MetricsAuthorize
     if (hit && now() - hit.at < ttl) return hit.decision;
     let decision: MetricsDecision;
     try {
-      const review = await client.create<KubeObject & { status?: { authenticated?: boolean; user?: UserInfo; error?: string } }>(TokenReviews, {
-        apiVersion: 'authentication.k8s.io/v1',
-        kind: 'TokenReview',
-        metadata: {},
-        spec: { token },
-      } as KubeObject);
+      const review = await client.create<KubeObject & { status?: { authenticated?: boolean; user?: UserInfo; error?: string } }>(
+        TokenReviews,
+        {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenReview',
+          metadata: {},
+          spec: { token },
+        } as KubeObject,
+      );
       const user = review.status?.user;
       if (!review.status?.authenticated || !user?.username) {
         decision = { allowed: false, status: 401, reason: `Unauthorized${review.status?.error ? `: ${review.status.error}` : ''}` };
@@ -61,11 +76,21 @@ export function kubeMetricsAuthorizer(client: KubeClient, opts: MetricsAuthorize
           apiVersion: 'authorization.k8s.io/v1',
           kind: 'SubjectAccessReview',
           metadata: {},
-          spec: { user: user.username, ...(user.uid ? { uid: user.uid } : {}), groups: user.groups ?? [], ...(user.extra ? { extra: user.extra } : {}), nonResourceAttributes: { path, verb: 'get' } },
+          spec: {
+            user: user.username,
+            ...(user.uid ? { uid: user.uid } : {}),
+            groups: user.groups ?? [],
+            ...(user.extra ? { extra: user.extra } : {}),
+            nonResourceAttributes: { path, verb: 'get' },
+          },
         } as KubeObject);
         decision = sar.status?.allowed
           ? { allowed: true }
-          : { allowed: false, status: 403, reason: `Forbidden: user "${user.username}" may not get ${path}${sar.status?.reason ? ` (${sar.status.reason})` : ''}` };
+          : {
+              allowed: false,
+              status: 403,
+              reason: `Forbidden: user "${user.username}" may not get ${path}${sar.status?.reason ? ` (${sar.status.reason})` : ''}`,
+            };
       }
     } catch (e) {
       // Not cached: the API server being unreachable says nothing about the caller.

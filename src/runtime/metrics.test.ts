@@ -16,8 +16,15 @@ describe('metrics', () => {
     await client.get(Things, 'ns', 'missing');
     fake.failNext('patch', 503);
     await client.patch(Things, 'ns', 'a', {}, { type: 'merge' }).catch(() => undefined);
-    const rows = (await m.apiRequests.get()).values.map((v) => `${v.labels['verb']} ${v.labels['resource']} ${v.labels['code']} ${v.value}`);
-    expect(rows).to.have.members(['create things.test.io 201 1', 'get things.test.io 200 1', 'get things.test.io 404 1', 'patch things.test.io 503 1']);
+    const rows = (await m.apiRequests.get()).values.map(
+      (v) => `${v.labels['verb']} ${v.labels['resource']} ${v.labels['code']} ${v.value}`,
+    );
+    expect(rows).to.have.members([
+      'create things.test.io 201 1',
+      'get things.test.io 200 1',
+      'get things.test.io 404 1',
+      'patch things.test.io 503 1',
+    ]);
   });
 
   it('keeps registries of two managers apart', async () => {

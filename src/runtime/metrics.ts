@@ -34,7 +34,12 @@ export function createMetrics(opts: { prefix?: string; processMetrics?: boolean 
   const registers = [registry];
   return {
     registry,
-    reconcileTotal: new Counter({ name: `${p}reconcile_total`, help: 'Reconciles by controller and result.', labelNames: ['controller', 'result'], registers }),
+    reconcileTotal: new Counter({
+      name: `${p}reconcile_total`,
+      help: 'Reconciles by controller and result.',
+      labelNames: ['controller', 'result'],
+      registers,
+    }),
     reconcileDuration: new Histogram({
       name: `${p}reconcile_duration_seconds`,
       help: 'Duration of reconciles.',
@@ -42,11 +47,31 @@ export function createMetrics(opts: { prefix?: string; processMetrics?: boolean 
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     }),
-    reconcileErrors: new Counter({ name: `${p}reconcile_errors_total`, help: 'Reconciles that threw.', labelNames: ['controller'], registers }),
+    reconcileErrors: new Counter({
+      name: `${p}reconcile_errors_total`,
+      help: 'Reconciles that threw.',
+      labelNames: ['controller'],
+      registers,
+    }),
     queueDepth: new Gauge({ name: `${p}workqueue_depth`, help: 'Keys waiting in the work queue.', labelNames: ['controller'], registers }),
-    queueRetries: new Counter({ name: `${p}workqueue_retries_total`, help: 'Keys re-queued with backoff after an error.', labelNames: ['controller'], registers }),
-    apiRequests: new Counter({ name: `${p}api_requests_total`, help: 'API server requests by verb, resource and code.', labelNames: ['verb', 'resource', 'code'], registers }),
-    watchRestarts: new Counter({ name: `${p}watch_restarts_total`, help: 'Informer watch restarts by reason.', labelNames: ['resource', 'reason'], registers }),
+    queueRetries: new Counter({
+      name: `${p}workqueue_retries_total`,
+      help: 'Keys re-queued with backoff after an error.',
+      labelNames: ['controller'],
+      registers,
+    }),
+    apiRequests: new Counter({
+      name: `${p}api_requests_total`,
+      help: 'API server requests by verb, resource and code.',
+      labelNames: ['verb', 'resource', 'code'],
+      registers,
+    }),
+    watchRestarts: new Counter({
+      name: `${p}watch_restarts_total`,
+      help: 'Informer watch restarts by reason.',
+      labelNames: ['resource', 'reason'],
+      registers,
+    }),
     leader: new Gauge({ name: `${p}leader`, help: '1 while this process is the leader.', registers }),
   };
 }
@@ -65,13 +90,27 @@ export function instrumentClient(client: KubeClient, metrics: RuntimeMetrics): K
   };
   return {
     get: <T extends KubeObject>(res: ResourceType, ns: string | undefined, name: string) =>
-      count('get', res, () => client.get<T>(res, ns, name), (r) => (r === undefined ? 404 : 200)),
-    list: <T extends KubeObject>(res: ResourceType, ns: string | undefined, opts?: ListOptions) => count('list', res, () => client.list<T>(res, ns, opts)),
-    create: <T extends KubeObject>(res: ResourceType, obj: T, opts?: WriteOptions) => count('create', res, () => client.create<T>(res, obj, opts), () => 201),
-    update: <T extends KubeObject>(res: ResourceType, obj: T, opts?: WriteOptions) => count('update', res, () => client.update<T>(res, obj, opts)),
+      count(
+        'get',
+        res,
+        () => client.get<T>(res, ns, name),
+        (r) => (r === undefined ? 404 : 200),
+      ),
+    list: <T extends KubeObject>(res: ResourceType, ns: string | undefined, opts?: ListOptions) =>
+      count('list', res, () => client.list<T>(res, ns, opts)),
+    create: <T extends KubeObject>(res: ResourceType, obj: T, opts?: WriteOptions) =>
+      count(
+        'create',
+        res,
+        () => client.create<T>(res, obj, opts),
+        () => 201,
+      ),
+    update: <T extends KubeObject>(res: ResourceType, obj: T, opts?: WriteOptions) =>
+      count('update', res, () => client.update<T>(res, obj, opts)),
     patch: <T extends KubeObject>(res: ResourceType, ns: string | undefined, name: string, body: unknown, opts: PatchOptions) =>
       count('patch', res, () => client.patch<T>(res, ns, name, body, opts)),
-    delete: (res: ResourceType, ns: string | undefined, name: string, opts?: DeleteOptions) => count('delete', res, () => client.delete(res, ns, name, opts)),
+    delete: (res: ResourceType, ns: string | undefined, name: string, opts?: DeleteOptions) =>
+      count('delete', res, () => client.delete(res, ns, name, opts)),
     watch: <T extends KubeObject>(res: ResourceType, ns: string | undefined, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void) =>
       count('watch', res, () => client.watch<T>(res, ns, opts, onEvent)),
     resolve: (apiGroup: string, kind: string) => client.resolve(apiGroup, kind),

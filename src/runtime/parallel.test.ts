@@ -31,7 +31,10 @@ describe('forEachLimit', () => {
       if (x === 1) throw new Error('boom 1');
       if (x === 2) throw new Error('boom 2');
       finished.push(x);
-    }).then(() => undefined, (e: unknown) => e);
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((err as Error).message).to.equal('boom 1');
     expect(started).to.deep.equal([0, 1, 2]);
     expect(finished).to.deep.equal([0]);
@@ -39,7 +42,10 @@ describe('forEachLimit', () => {
 
   it('rejects a limit that is not a positive integer', async () => {
     for (const bad of [0, -1, 1.5, NaN]) {
-      const err = await forEachLimit([1], bad, async () => undefined).then(() => undefined, (e: unknown) => e);
+      const err = await forEachLimit([1], bad, async () => undefined).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).to.be.instanceOf(RangeError);
     }
   });

@@ -10,7 +10,6 @@ const nested = (depth: number, leaf: unknown = 1): Record<string, unknown> => {
   return v as Record<string, unknown>;
 };
 
-
 const Things: ResourceType = { group: 'test.io', version: 'v1', plural: 'things', kind: 'Thing', namespaced: true };
 
 describe('mergePatchDiff', () => {
@@ -20,7 +19,12 @@ describe('mergePatchDiff', () => {
     ['a key was added', { a: 1 }, { a: 1, b: 'x' }, { b: 'x' }],
     ['a key was removed (null)', { a: 1, b: 2 }, { a: 1 }, { b: null }],
     ['a key set to undefined counts as removed', { a: 1, b: 2 }, { a: 1, b: undefined }, { b: null }],
-    ['nested objects are diffed recursively', { m: { l: { x: '1', y: '2' } } }, { m: { l: { x: '1', z: '3' } } }, { m: { l: { y: null, z: '3' } } }],
+    [
+      'nested objects are diffed recursively',
+      { m: { l: { x: '1', y: '2' } } },
+      { m: { l: { x: '1', z: '3' } } },
+      { m: { l: { y: null, z: '3' } } },
+    ],
     ['arrays are replaced whole', { f: ['a', 'b'] }, { f: ['a'] }, { f: ['a'] }],
     ['an object replacing a scalar is sent whole', { a: 1 }, { a: { b: 1 } }, { a: { b: 1 } }],
     ['an explicit null is sent', { a: 1 }, { a: null }, { a: null }],
@@ -29,14 +33,19 @@ describe('mergePatchDiff', () => {
     it(`${name}`, () => {
       const patch = mergePatchDiff(before, after);
       expect(patch).to.deep.equal(want);
-      if (!name.includes('null is sent')) expect(jsonEqual(applyMergePatch(before, patch), JSON.parse(JSON.stringify(after)))).to.equal(true);
+      if (!name.includes('null is sent'))
+        expect(jsonEqual(applyMergePatch(before, patch), JSON.parse(JSON.stringify(after)))).to.equal(true);
     });
   }
 });
 
 describe('computePatches', () => {
   it('splits spec and metadata changes from status changes and ignores other metadata', () => {
-    const before: KubeObject = { metadata: { name: 'n', resourceVersion: '1', labels: { a: '1' }, managedFields: [] }, spec: { x: 1 }, status: { s: 'a' } };
+    const before: KubeObject = {
+      metadata: { name: 'n', resourceVersion: '1', labels: { a: '1' }, managedFields: [] },
+      spec: { x: 1 },
+      status: { s: 'a' },
+    };
     const after = structuredClone(before);
     after.metadata.labels = { b: '2' };
     after.metadata.finalizers = ['f'];
@@ -52,7 +61,12 @@ describe('computePatches', () => {
 
 describe('PatchHelper', () => {
   let client: FakeClient;
-  const seed = (): KubeObject => client.seed(Things, { metadata: { name: 'n', namespace: 'ns', labels: { keep: 'y', drop: 'y' } }, spec: { v: 1 }, status: { phase: 'a' } });
+  const seed = (): KubeObject =>
+    client.seed(Things, {
+      metadata: { name: 'n', namespace: 'ns', labels: { keep: 'y', drop: 'y' } },
+      spec: { v: 1 },
+      status: { phase: 'a' },
+    });
   beforeEach(() => {
     client = new FakeClient();
   });
@@ -78,7 +92,10 @@ describe('PatchHelper', () => {
     expect(patches.map((p) => (p.opts as { subresource?: string }).subresource)).to.deep.equal(['status', undefined]);
     expect(patches[0]!.body).to.deep.equal({ status: { phase: 'b' }, metadata: { resourceVersion: obj.metadata.resourceVersion } });
     const statusRv = String(Number(obj.metadata.resourceVersion) + 1);
-    expect(patches[1]!.body).to.deep.equal({ spec: { v: 2 }, metadata: { labels: { drop: null, added: 'z' }, finalizers: ['x/f'], resourceVersion: statusRv } });
+    expect(patches[1]!.body).to.deep.equal({
+      spec: { v: 2 },
+      metadata: { labels: { drop: null, added: 'z' }, finalizers: ['x/f'], resourceVersion: statusRv },
+    });
     expect(out.metadata.labels).to.deep.equal({ keep: 'y', added: 'z' });
     expect(client.peek(Things, 'ns', 'n')).to.deep.include({ spec: { v: 2 }, status: { phase: 'b' } });
   });
@@ -112,7 +129,11 @@ describe('PatchHelper', () => {
     await h.apply(client, Things, obj, { statusSubresource: false });
     const patches = client.calls.filter((c) => c.verb === 'patch');
     expect(patches).to.have.length(1);
-    expect(patches[0]!.body).to.deep.equal({ spec: { v: 3 }, status: { phase: 'c' }, metadata: { resourceVersion: obj.metadata.resourceVersion } });
+    expect(patches[0]!.body).to.deep.equal({
+      spec: { v: 3 },
+      status: { phase: 'c' },
+      metadata: { resourceVersion: obj.metadata.resourceVersion },
+    });
   });
 
   it('jsonEqual compares values nested 100,000 levels deep without overflowing the stack', () => {

@@ -132,7 +132,11 @@ export function snapshot<T extends KubeObject>(obj: T): PatchHelper<T> {
         const meta = (body['metadata'] ??= {}) as Record<string, unknown>;
         if (rv) meta['resourceVersion'] = rv;
         try {
-          return await client.patch<T>(res, ns, name, body, { type: 'merge', ...(subresource ? { subresource } : {}), ...(opts?.fieldManager ? { fieldManager: opts.fieldManager } : {}) });
+          return await client.patch<T>(res, ns, name, body, {
+            type: 'merge',
+            ...(subresource ? { subresource } : {}),
+            ...(opts?.fieldManager ? { fieldManager: opts.fieldManager } : {}),
+          });
         } catch (err) {
           if (err instanceof KubeApiError && err.code === 409) throw new ConflictError(`${op}${subresource ? '/status' : ''}`, err);
           throw err;

@@ -110,16 +110,19 @@ export class WorkQueue {
    */
   private timerUntil(key: string, at: number): NodeJS.Timeout {
     const wait = Math.max(0, at - Date.now());
-    const timer = setTimeout(() => {
-      const d = this.delayed.get(key);
-      if (d?.timer !== timer) return;
-      if (wait > MAX_TIMER_MS) {
-        d.timer = this.timerUntil(key, at);
-        return;
-      }
-      this.delayed.delete(key);
-      this.add(key);
-    }, Math.min(wait, MAX_TIMER_MS));
+    const timer = setTimeout(
+      () => {
+        const d = this.delayed.get(key);
+        if (d?.timer !== timer) return;
+        if (wait > MAX_TIMER_MS) {
+          d.timer = this.timerUntil(key, at);
+          return;
+        }
+        this.delayed.delete(key);
+        this.add(key);
+      },
+      Math.min(wait, MAX_TIMER_MS),
+    );
     timer.unref?.();
     return timer;
   }

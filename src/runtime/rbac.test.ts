@@ -1,5 +1,15 @@
 import { expect } from 'chai';
-import { componentRbac, DEFAULT_PROVIDERS, EVENT_RULES, LEADER_ELECTION_RULES, parseProvider, providerProblems, providerRules, runtimeRbac, type ProviderResource } from './rbac.js';
+import {
+  componentRbac,
+  DEFAULT_PROVIDERS,
+  EVENT_RULES,
+  LEADER_ELECTION_RULES,
+  parseProvider,
+  providerProblems,
+  providerRules,
+  runtimeRbac,
+  type ProviderResource,
+} from './rbac.js';
 
 describe('runtime RBAC', () => {
   it('asks for events always and leases only with leader election: exactly the verbs events.ts and leader.ts call', () => {
@@ -10,7 +20,7 @@ describe('runtime RBAC', () => {
     ]);
   });
 
-  it('appends the runtime rules to a component\'s own, as copies the component cannot change the shared rules through', () => {
+  it("appends the runtime rules to a component's own, as copies the component cannot change the shared rules through", () => {
     const own = [{ apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: ['get'] }];
     const rules = componentRbac(own);
     expect(rules).to.deep.equal([...own, ...EVENT_RULES, ...LEADER_ELECTION_RULES]);
@@ -20,8 +30,12 @@ describe('runtime RBAC', () => {
   });
 
   it('refuses a component that declares Events or Leases itself (they have one home)', () => {
-    expect(() => componentRbac([{ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] }])).to.throw(/come from runtimeRbac/);
-    expect(() => componentRbac([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'patch'] }])).to.throw(/come from runtimeRbac/);
+    expect(() => componentRbac([{ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] }])).to.throw(
+      /come from runtimeRbac/,
+    );
+    expect(() => componentRbac([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'patch'] }])).to.throw(
+      /come from runtimeRbac/,
+    );
   });
 });
 
@@ -30,7 +44,12 @@ describe('provider rules', () => {
     { role: 'InfraMachine', apiGroup: 'infrastructure.cluster.x-k8s.io', resource: 'metal3machines' },
     { role: 'InfraMachineTemplate', apiGroup: 'infrastructure.cluster.x-k8s.io', resource: 'metal3machinetemplates' },
   ];
-  const cases: { name: string; providers: readonly ProviderResource[]; verbs: Parameters<typeof providerRules>[1]; want: ReturnType<typeof providerRules> }[] = [
+  const cases: {
+    name: string;
+    providers: readonly ProviderResource[];
+    verbs: Parameters<typeof providerRules>[1];
+    want: ReturnType<typeof providerRules>;
+  }[] = [
     { name: 'no verbs: no rules', providers: DEFAULT_PROVIDERS, verbs: {}, want: [] },
     {
       name: 'only the roles given verbs, one rule per role and group',

@@ -9,7 +9,9 @@ export const LEADER_ELECTION_RULES: readonly PolicyRule[] = Object.freeze([
 ]);
 
 /** Events (core/v1, as events.ts writes them) in the namespace of the object they are about: create, and patch for aggregated repeats. */
-export const EVENT_RULES: readonly PolicyRule[] = Object.freeze([Object.freeze({ apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] })]);
+export const EVENT_RULES: readonly PolicyRule[] = Object.freeze([
+  Object.freeze({ apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }),
+]);
 
 /**
  * What serving /metrics securely (`inplace run --metrics-secure`, metrics-auth.ts) calls: TokenReviews to authenticate
@@ -39,7 +41,8 @@ export function runtimeRbac(opts: { leaderElection?: boolean } = {}): PolicyRule
  */
 export function componentRbac(own: readonly PolicyRule[], opts: { leaderElection?: boolean } = {}): PolicyRule[] {
   const runtimeOwned = own.filter((r) => r.resources.some((res) => res === 'events' || res === 'leases'));
-  if (runtimeOwned.length > 0) throw new Error(`Events and Leases come from runtimeRbac; a component does not declare them (${JSON.stringify(runtimeOwned)})`);
+  if (runtimeOwned.length > 0)
+    throw new Error(`Events and Leases come from runtimeRbac; a component does not declare them (${JSON.stringify(runtimeOwned)})`);
   return [...own.map(copy), ...runtimeRbac(opts)];
 }
 
@@ -50,7 +53,13 @@ export function componentRbac(own: readonly PolicyRule[], opts: { leaderElection
 export type ProviderRole = 'InfraMachine' | 'InfraMachineTemplate' | 'BootstrapConfig' | 'BootstrapConfigTemplate' | 'ControlPlane';
 
 /** Every provider role, in the order rules are generated. */
-export const PROVIDER_ROLES: readonly ProviderRole[] = ['InfraMachine', 'InfraMachineTemplate', 'BootstrapConfig', 'BootstrapConfigTemplate', 'ControlPlane'];
+export const PROVIDER_ROLES: readonly ProviderRole[] = [
+  'InfraMachine',
+  'InfraMachineTemplate',
+  'BootstrapConfig',
+  'BootstrapConfigTemplate',
+  'ControlPlane',
+];
 
 /** One provider resource the platform may be granted access to (RBAC speaks resources: group + plural). */
 export interface ProviderResource {
@@ -100,8 +109,10 @@ export function providerProblems(providers: readonly ProviderResource[]): string
   providers.forEach((p, i) => {
     const at = `provider ${i} (${p.resource || '?'}.${p.apiGroup || '?'})`;
     if (!PROVIDER_ROLES.includes(p.role)) out.push(`${at}: role "${String(p.role)}" is not one of ${PROVIDER_ROLES.join(', ')}`);
-    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(p.apiGroup ?? '')) out.push(`${at}: apiGroup must be a DNS subdomain (no wildcard, not the core group)`);
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(p.resource ?? '')) out.push(`${at}: resource must be a lowercase plural without '/' or '*'`);
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(p.apiGroup ?? ''))
+      out.push(`${at}: apiGroup must be a DNS subdomain (no wildcard, not the core group)`);
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(p.resource ?? ''))
+      out.push(`${at}: resource must be a lowercase plural without '/' or '*'`);
   });
   return out;
 }
@@ -114,7 +125,9 @@ export function parseProvider(text: string): ProviderResource {
   const m = /^([A-Za-z]+)=([a-z0-9-]+)\.([a-z0-9.-]+)$/.exec(text.trim());
   const role = m?.[1] as ProviderRole | undefined;
   if (!m || !role || !PROVIDER_ROLES.includes(role)) {
-    throw new Error(`provider "${text}" is not ROLE=plural.group with ROLE one of ${PROVIDER_ROLES.join(', ')} (e.g. InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io)`);
+    throw new Error(
+      `provider "${text}" is not ROLE=plural.group with ROLE one of ${PROVIDER_ROLES.join(', ')} (e.g. InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io)`,
+    );
   }
   return { role, resource: m[2]!, apiGroup: m[3]! };
 }

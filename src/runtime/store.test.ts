@@ -8,7 +8,6 @@ const nested = (depth: number, leaf: unknown = 1): Record<string, unknown> => {
   return v as Record<string, unknown>;
 };
 
-
 const obj = (ns: string | undefined, name: string, labels?: Record<string, string>, rv = '1'): KubeObject => ({
   metadata: { name, ...(ns ? { namespace: ns } : {}), resourceVersion: rv, ...(labels ? { labels } : {}) },
 });
@@ -57,7 +56,11 @@ describe('MemoryStore', () => {
     s.upsert(obj('a', 'cp1', { cluster: 'c1', 'control-plane': '' }));
     s.upsert(obj('a', 'md1', { cluster: 'c1', deployment: 'md-0' }));
     s.upsert(obj('a', 'other', { cluster: 'c2', deployment: 'md-0' }));
-    const names = (sel: string, ns?: string): string[] => s.select(sel, ns).map((o) => o.metadata.name!).sort();
+    const names = (sel: string, ns?: string): string[] =>
+      s
+        .select(sel, ns)
+        .map((o) => o.metadata.name!)
+        .sort();
     expect(names('cluster=c1')).to.deep.equal(['cp1', 'md1']);
     expect(names('cluster=c1,control-plane')).to.deep.equal(['cp1']);
     expect(names('cluster=c1,!control-plane')).to.deep.equal(['md1']);

@@ -72,9 +72,20 @@ export interface KubeClient {
   list<T extends KubeObject = KubeObject>(res: ResourceType, namespace: string | undefined, opts?: ListOptions): Promise<ListResult<T>>;
   create<T extends KubeObject = KubeObject>(res: ResourceType, obj: T, opts?: WriteOptions): Promise<T>;
   update<T extends KubeObject = KubeObject>(res: ResourceType, obj: T, opts?: WriteOptions): Promise<T>;
-  patch<T extends KubeObject = KubeObject>(res: ResourceType, namespace: string | undefined, name: string, body: unknown, opts: PatchOptions): Promise<T>;
+  patch<T extends KubeObject = KubeObject>(
+    res: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    opts: PatchOptions,
+  ): Promise<T>;
   delete(res: ResourceType, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<void>;
-  watch<T extends KubeObject = KubeObject>(res: ResourceType, namespace: string | undefined, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void): Promise<WatchHandle>;
+  watch<T extends KubeObject = KubeObject>(
+    res: ResourceType,
+    namespace: string | undefined,
+    opts: WatchOptions,
+    onEvent: (e: WatchEvent<T>) => void,
+  ): Promise<WatchHandle>;
   /** Resolves the served (preferred) version of group+kind through discovery (cached). */
   resolve(apiGroup: string, kind: string): Promise<ResourceType>;
 }

@@ -13,7 +13,11 @@ export function parseSampleArgs(argv: string[]): SampleStartOptions {
     };
     if (a === '--kubeconfig') opts.kubeconfigPath = next();
     else if (a === '--namespace' || a === '-n') opts.namespace = next();
-    else if (a === '--names') opts.names = next().split(',').map((s) => s.trim()).filter(Boolean);
+    else if (a === '--names')
+      opts.names = next()
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     else if (a === '--leader-elect') opts.leaderElect = true;
     else throw new Error(`unknown flag ${a}`);
   }

@@ -15,8 +15,16 @@ describe('sample updaters: reading their tasks', () => {
     ['accepts the one-year bound', { durationSeconds: 31536000 }, { durationSeconds: 31536000 }],
     ['rejects a negative duration', { durationSeconds: -1 }, 'parameters.durationSeconds must be a number between 0 and 31536000, got -1'],
     ['rejects a string duration', { durationSeconds: '5' }, 'parameters.durationSeconds must be a number between 0 and 31536000, got "5"'],
-    ['rejects a duration beyond any date (1e300)', { durationSeconds: 1e300 }, 'parameters.durationSeconds must be a number between 0 and 31536000, got 1e+300'],
-    ['rejects a duration just over a year', { durationSeconds: 31536001 }, 'parameters.durationSeconds must be a number between 0 and 31536000, got 31536001'],
+    [
+      'rejects a duration beyond any date (1e300)',
+      { durationSeconds: 1e300 },
+      'parameters.durationSeconds must be a number between 0 and 31536000, got 1e+300',
+    ],
+    [
+      'rejects a duration just over a year',
+      { durationSeconds: 31536001 },
+      'parameters.durationSeconds must be a number between 0 and 31536000, got 31536001',
+    ],
     ['rejects a non-string failWith', { failWith: 3 }, 'parameters.failWith must be a string, got 3'],
   ];
   for (const [name, p, want] of params) {
@@ -24,9 +32,15 @@ describe('sample updaters: reading their tasks', () => {
   }
 
   it('kubernetes-version: targets the Machine /spec/version responsibility only', () => {
-    expect(targetVersion(task({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.31.0' }] }))).to.equal('v1.31.0');
-    expect(targetVersion(task({ responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/version', value: 'v1.31.0' }] }))).to.equal(undefined);
-    expect(targetVersion(task({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 131 }] }))).to.equal(undefined);
+    expect(targetVersion(task({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.31.0' }] }))).to.equal(
+      'v1.31.0',
+    );
+    expect(
+      targetVersion(task({ responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/version', value: 'v1.31.0' }] })),
+    ).to.equal(undefined);
+    expect(targetVersion(task({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 131 }] }))).to.equal(
+      undefined,
+    );
   });
 
   it('os-image: qualifies a bare image name with the repository and keeps a qualified one', () => {

@@ -17,7 +17,11 @@ function files(dir: string): string[] {
 
 describe('architecture: docs/design.md references resolve', function () {
   it('every cited section exists', () => {
-    const headings = new Set([...readFileSync(path.join(root, 'docs/design.md'), 'utf8').matchAll(/^#{2,3} (\d+(?:\.\d+)?)\. |^#{2,3} (\d+(?:\.\d+)?) /gm)].map((m) => m[1] ?? m[2]));
+    const headings = new Set(
+      [...readFileSync(path.join(root, 'docs/design.md'), 'utf8').matchAll(/^#{2,3} (\d+(?:\.\d+)?)\. |^#{2,3} (\d+(?:\.\d+)?) /gm)].map(
+        (m) => m[1] ?? m[2],
+      ),
+    );
     expect(headings.size).to.be.greaterThan(10);
     const unresolved: string[] = [];
     let cited = 0;
@@ -32,7 +36,9 @@ describe('architecture: docs/design.md references resolve', function () {
   });
 
   it('nothing cites the old DESIGN document', () => {
-    const old = ['src', 'test', 'cdk8s', 'bench', 'scripts', 'docs', 'crds'].flatMap(files).filter((f) => /\bDESIGN(\.md)? §/.test(readFileSync(path.join(root, f), 'utf8')));
+    const old = ['src', 'test', 'cdk8s', 'bench', 'scripts', 'docs', 'crds']
+      .flatMap(files)
+      .filter((f) => /\bDESIGN(\.md)? §/.test(readFileSync(path.join(root, f), 'utf8')));
     expect(old).to.deep.equal([]);
   });
 });

@@ -105,17 +105,30 @@ describe('architecture: no import cycles in src/', function () {
   });
 
   it('finds a planted cycle (control)', () => {
-    const found = cycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]));
+    const found = cycles(
+      new Map([
+        ['a', ['b']],
+        ['b', ['c']],
+        ['c', ['a']],
+        ['d', ['a']],
+      ]),
+    );
     expect(found).to.deep.equal([['a', 'b', 'c']]);
   });
 
   it('type-only imports are not edges; import() calls are (control)', () => {
-    const specs = runtimeSpecifiers('x.ts', "import type { A } from './a.js';\nexport type { B } from './b.js';\nimport { type C } from './c.js';\nconst d = await import('./d.js');\nexport * from './e.js';");
+    const specs = runtimeSpecifiers(
+      'x.ts',
+      "import type { A } from './a.js';\nexport type { B } from './b.js';\nimport { type C } from './c.js';\nconst d = await import('./d.js');\nexport * from './e.js';",
+    );
     expect(specs).to.deep.equal(['./c.js', './d.js', './e.js']);
   });
 
   it('has no cycle', () => {
     const found = cycles(importGraph());
-    expect(found.map((c) => c.join(' ↔ ')), 'import cycles (each line: the files of one cycle)').to.deep.equal([]);
+    expect(
+      found.map((c) => c.join(' ↔ ')),
+      'import cycles (each line: the files of one cycle)',
+    ).to.deep.equal([]);
   });
 });

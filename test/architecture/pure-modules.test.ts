@@ -62,7 +62,10 @@ describe('architecture: pure modules load no I/O', function () {
 
   it('the recorder sees the client when the runtime barrel is imported (control)', async () => {
     const loads = await loadsOf('src/runtime/index.ts');
-    expect(loads.some((u) => u.includes('/node_modules/@kubernetes/client-node/')), 'the hook recorded no @kubernetes/client-node').to.equal(true);
+    expect(
+      loads.some((u) => u.includes('/node_modules/@kubernetes/client-node/')),
+      'the hook recorded no @kubernetes/client-node',
+    ).to.equal(true);
     expect(loads.some((u) => u.includes('/node_modules/prom-client/'))).to.equal(true);
     expect(loads.some((u) => /\/node_modules\/pino\//.test(u))).to.equal(true);
   });
@@ -70,7 +73,10 @@ describe('architecture: pure modules load no I/O', function () {
   for (const rel of pureModules()) {
     it(`${rel} loads none of the client, pino, prom-client, runtime I/O, SDK or conformance kit`, async () => {
       const loads = await loadsOf(rel);
-      expect(loads.some((u) => u.endsWith(`/${rel}`)), `${rel} was not loaded at all`).to.equal(true);
+      expect(
+        loads.some((u) => u.endsWith(`/${rel}`)),
+        `${rel} was not loaded at all`,
+      ).to.equal(true);
       expect(forbiddenIn(loads), `${rel} pulls in I/O modules`).to.deep.equal([]);
     });
   }

@@ -24,36 +24,94 @@ const loadDir = (dir: string): Map<string, Crd> => {
 /** Paths (per kind, in v1beta2) that the platform, the simulator and the tests read or write. */
 const USED_PATHS: Record<string, string[]> = {
   'machines.cluster.x-k8s.io': [
-    '/spec/clusterName', '/spec/version', '/spec/failureDomain', '/spec/infrastructureRef/apiGroup', '/spec/infrastructureRef/kind',
-    '/spec/infrastructureRef/name', '/spec/bootstrap/configRef/apiGroup', '/spec/bootstrap/configRef/kind', '/spec/bootstrap/configRef/name',
-    '/status/nodeRef/name', '/status/nodeInfo/kubeletVersion', '/status/initialization/infrastructureProvisioned',
-    '/status/initialization/bootstrapDataSecretCreated', '/status/phase', '/status/conditions[]/type', '/status/conditions[]/reason',
+    '/spec/clusterName',
+    '/spec/version',
+    '/spec/failureDomain',
+    '/spec/infrastructureRef/apiGroup',
+    '/spec/infrastructureRef/kind',
+    '/spec/infrastructureRef/name',
+    '/spec/bootstrap/configRef/apiGroup',
+    '/spec/bootstrap/configRef/kind',
+    '/spec/bootstrap/configRef/name',
+    '/status/nodeRef/name',
+    '/status/nodeInfo/kubeletVersion',
+    '/status/initialization/infrastructureProvisioned',
+    '/status/initialization/bootstrapDataSecretCreated',
+    '/status/phase',
+    '/status/conditions[]/type',
+    '/status/conditions[]/reason',
   ],
   'machinedeployments.cluster.x-k8s.io': [
-    '/spec/clusterName', '/spec/replicas', '/spec/selector/matchLabels', '/spec/rollout/strategy/type',
-    '/spec/rollout/strategy/rollingUpdate/maxSurge', '/spec/rollout/strategy/rollingUpdate/maxUnavailable', '/spec/template/spec/version',
-    '/spec/template/spec/infrastructureRef/name', '/spec/template/spec/bootstrap/configRef/name',
-    '/status/replicas', '/status/readyReplicas', '/status/availableReplicas', '/status/upToDateReplicas',
-    '/spec/template/metadata/labels', '/spec/template/spec/infrastructureRef/apiGroup', '/spec/template/spec/infrastructureRef/kind',
-    '/spec/template/spec/bootstrap/configRef/apiGroup', '/spec/template/spec/bootstrap/configRef/kind', '/spec/template/spec/failureDomain',
+    '/spec/clusterName',
+    '/spec/replicas',
+    '/spec/selector/matchLabels',
+    '/spec/rollout/strategy/type',
+    '/spec/rollout/strategy/rollingUpdate/maxSurge',
+    '/spec/rollout/strategy/rollingUpdate/maxUnavailable',
+    '/spec/template/spec/version',
+    '/spec/template/spec/infrastructureRef/name',
+    '/spec/template/spec/bootstrap/configRef/name',
+    '/status/replicas',
+    '/status/readyReplicas',
+    '/status/availableReplicas',
+    '/status/upToDateReplicas',
+    '/spec/template/metadata/labels',
+    '/spec/template/spec/infrastructureRef/apiGroup',
+    '/spec/template/spec/infrastructureRef/kind',
+    '/spec/template/spec/bootstrap/configRef/apiGroup',
+    '/spec/template/spec/bootstrap/configRef/kind',
+    '/spec/template/spec/failureDomain',
   ],
   'machinesets.cluster.x-k8s.io': [
-    '/spec/clusterName', '/spec/replicas', '/spec/selector/matchLabels', '/spec/template/metadata/labels', '/spec/template/spec/version',
-    '/spec/template/spec/infrastructureRef/name', '/spec/template/spec/bootstrap/configRef/name', '/status/replicas', '/status/upToDateReplicas',
+    '/spec/clusterName',
+    '/spec/replicas',
+    '/spec/selector/matchLabels',
+    '/spec/template/metadata/labels',
+    '/spec/template/spec/version',
+    '/spec/template/spec/infrastructureRef/name',
+    '/spec/template/spec/bootstrap/configRef/name',
+    '/status/replicas',
+    '/status/upToDateReplicas',
   ],
   'kubeadmcontrolplanes.controlplane.cluster.x-k8s.io': [
-    '/spec/replicas', '/spec/version', '/spec/rollout/strategy/rollingUpdate/maxSurge', '/spec/machineTemplate/spec/infrastructureRef/name',
-    '/spec/machineTemplate/spec/infrastructureRef/apiGroup', '/spec/machineTemplate/spec/infrastructureRef/kind', '/spec/kubeadmConfigSpec/ntp/servers',
-    '/status/replicas', '/status/readyReplicas', '/status/upToDateReplicas', '/status/version',
+    '/spec/replicas',
+    '/spec/version',
+    '/spec/rollout/strategy/rollingUpdate/maxSurge',
+    '/spec/machineTemplate/spec/infrastructureRef/name',
+    '/spec/machineTemplate/spec/infrastructureRef/apiGroup',
+    '/spec/machineTemplate/spec/infrastructureRef/kind',
+    '/spec/kubeadmConfigSpec/ntp/servers',
+    '/status/replicas',
+    '/status/readyReplicas',
+    '/status/upToDateReplicas',
+    '/status/version',
   ],
   'machinehealthchecks.cluster.x-k8s.io': [
-    '/spec/clusterName', '/spec/selector/matchLabels', '/spec/checks/nodeStartupTimeoutSeconds', '/spec/checks/unhealthyNodeConditions[]/type',
-    '/spec/remediation/triggerIf/unhealthyLessThanOrEqualTo', '/spec/remediation/triggerIf/unhealthyInRange',
-    '/status/expectedMachines', '/status/currentHealthy', '/status/remediationsAllowed', '/status/conditions[]/type',
+    '/spec/clusterName',
+    '/spec/selector/matchLabels',
+    '/spec/checks/nodeStartupTimeoutSeconds',
+    '/spec/checks/unhealthyNodeConditions[]/type',
+    '/spec/remediation/triggerIf/unhealthyLessThanOrEqualTo',
+    '/spec/remediation/triggerIf/unhealthyInRange',
+    '/status/expectedMachines',
+    '/status/currentHealthy',
+    '/status/remediationsAllowed',
+    '/status/conditions[]/type',
   ],
   'devmachines.infrastructure.cluster.x-k8s.io': ['/spec/backend/docker/customImage', '/status/initialization/provisioned'],
-  'kubeadmconfigs.bootstrap.cluster.x-k8s.io': ['/spec/ntp/servers', '/spec/ntp/enabled', '/spec/files[]/path', '/status/initialization/dataSecretCreated'],
-  'clusters.cluster.x-k8s.io': ['/spec/paused', '/spec/controlPlaneRef/name', '/spec/controlPlaneRef/kind', '/spec/infrastructureRef/name', '/status/initialization/controlPlaneInitialized'],
+  'kubeadmconfigs.bootstrap.cluster.x-k8s.io': [
+    '/spec/ntp/servers',
+    '/spec/ntp/enabled',
+    '/spec/files[]/path',
+    '/status/initialization/dataSecretCreated',
+  ],
+  'clusters.cluster.x-k8s.io': [
+    '/spec/paused',
+    '/spec/controlPlaneRef/name',
+    '/spec/controlPlaneRef/kind',
+    '/spec/infrastructureRef/name',
+    '/status/initialization/controlPlaneInitialized',
+  ],
 };
 
 describe('capi-sim fixture CRDs', () => {
@@ -67,7 +125,8 @@ describe('capi-sim fixture CRDs', () => {
       process.env['CAPI_CRDS_DIR'] = '/some/where';
       expect(capiCrdDirs()).to.deep.equal(['/some/where']);
     } finally {
-      if (saved === undefined) delete process.env['CAPI_CRDS_DIR']; else process.env['CAPI_CRDS_DIR'] = saved;
+      if (saved === undefined) delete process.env['CAPI_CRDS_DIR'];
+      else process.env['CAPI_CRDS_DIR'] = saved;
     }
   });
 
@@ -88,7 +147,9 @@ describe('capi-sim fixture CRDs', () => {
     });
 
     let reals = new Map<string, Crd>();
-    before(() => { reals = loadDir(realDir); });
+    before(() => {
+      reals = loadDir(realDir);
+    });
 
     for (const name of [...fixtures.keys()].sort()) {
       it(`${name} is schema-equivalent to upstream`, () => {

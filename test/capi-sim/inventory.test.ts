@@ -2,7 +2,15 @@ import { expect } from 'chai';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Annotations, Labels, type KubeObject } from '../../src/api/index.js';
-import { CAPI_FIXTURE_CRDS_DIR, buildInventory, inventoryMachineSetName, nodeNameFor, type Machine, type MachineDeployment, type MachineHealthCheck } from '../../src/capi-sim/index.js';
+import {
+  CAPI_FIXTURE_CRDS_DIR,
+  buildInventory,
+  inventoryMachineSetName,
+  nodeNameFor,
+  type Machine,
+  type MachineDeployment,
+  type MachineHealthCheck,
+} from '../../src/capi-sim/index.js';
 import { loadCrdsByKind, schemaProblems } from './schema-check.js';
 import { requireRealCapiCrds } from '../support/real-capi-crds.js';
 
@@ -32,7 +40,15 @@ describe('capi-sim inventory', () => {
     expect(buildInventory(opts)).to.deep.equal(objs);
   });
   it('never gives two machines one name, however large a MachineSet (names are a permutation of the index)', () => {
-    const big = buildInventory({ namespace: 'n', clusterName: 'c1', version: 'v1.30.0', machineDeployments: [{ name: 'c1-md-0', replicas: 5000 }, { name: 'c1-md-1', replicas: 5000 }] });
+    const big = buildInventory({
+      namespace: 'n',
+      clusterName: 'c1',
+      version: 'v1.30.0',
+      machineDeployments: [
+        { name: 'c1-md-0', replicas: 5000 },
+        { name: 'c1-md-1', replicas: 5000 },
+      ],
+    });
     const names = ofKind(big, 'Machine').map((m) => m.metadata.name);
     expect(names).to.have.length(10_000);
     expect(new Set(names).size).to.equal(10_000);
@@ -40,15 +56,45 @@ describe('capi-sim inventory', () => {
   });
 
   it('builds a cluster with its control plane, deployments, machine sets, machines, infrastructure, bootstrap configs, nodes and MHC', () => {
-    const counts = Object.fromEntries(['Cluster', 'KubeadmControlPlane', 'MachineDeployment', 'MachineSet', 'Machine', 'DevMachine', 'KubeadmConfig', 'Node', 'MachineHealthCheck', 'DevMachineTemplate', 'KubeadmConfigTemplate'].map((k) => [k, ofKind(objs, k).length]));
-    expect(counts).to.deep.equal({ Cluster: 1, KubeadmControlPlane: 1, MachineDeployment: 3, MachineSet: 3, Machine: 7, DevMachine: 7, KubeadmConfig: 7, Node: 7, MachineHealthCheck: 1, DevMachineTemplate: 4, KubeadmConfigTemplate: 3 });
+    const counts = Object.fromEntries(
+      [
+        'Cluster',
+        'KubeadmControlPlane',
+        'MachineDeployment',
+        'MachineSet',
+        'Machine',
+        'DevMachine',
+        'KubeadmConfig',
+        'Node',
+        'MachineHealthCheck',
+        'DevMachineTemplate',
+        'KubeadmConfigTemplate',
+      ].map((k) => [k, ofKind(objs, k).length]),
+    );
+    expect(counts).to.deep.equal({
+      Cluster: 1,
+      KubeadmControlPlane: 1,
+      MachineDeployment: 3,
+      MachineSet: 3,
+      Machine: 7,
+      DevMachine: 7,
+      KubeadmConfig: 7,
+      Node: 7,
+      MachineHealthCheck: 1,
+      DevMachineTemplate: 4,
+      KubeadmConfigTemplate: 3,
+    });
   });
 
   it('labels control-plane machines with cluster-name, control-plane and control-plane-name', () => {
     const cp = ofKind(objs, 'Machine').filter((m) => m.metadata.labels?.[Labels.controlPlaneName] === 'cluster1-cp');
     expect(cp).to.have.length(3);
     for (const m of cp) {
-      expect(m.metadata.labels).to.deep.equal({ [Labels.clusterName]: 'cluster1', [Labels.controlPlane]: '', [Labels.controlPlaneName]: 'cluster1-cp' });
+      expect(m.metadata.labels).to.deep.equal({
+        [Labels.clusterName]: 'cluster1',
+        [Labels.controlPlane]: '',
+        [Labels.controlPlaneName]: 'cluster1-cp',
+      });
       expect(m.metadata.ownerReferences?.[0]).to.include({ kind: 'KubeadmControlPlane', name: 'cluster1-cp', controller: true });
     }
   });
@@ -58,7 +104,11 @@ describe('capi-sim inventory', () => {
     const workers = ofKind(objs, 'Machine').filter((m) => m.metadata.labels?.[Labels.deploymentName] === 'cluster1-md-0');
     expect(workers).to.have.length(2);
     for (const m of workers) {
-      expect(m.metadata.labels).to.deep.equal({ [Labels.clusterName]: 'cluster1', [Labels.deploymentName]: 'cluster1-md-0', [Labels.setName]: ms });
+      expect(m.metadata.labels).to.deep.equal({
+        [Labels.clusterName]: 'cluster1',
+        [Labels.deploymentName]: 'cluster1-md-0',
+        [Labels.setName]: ms,
+      });
       expect(m.metadata.ownerReferences?.[0]).to.include({ kind: 'MachineSet', name: ms, controller: true });
     }
     const set = ofKind(objs, 'MachineSet').find((s) => s.metadata.name === ms);
@@ -79,7 +129,9 @@ describe('capi-sim inventory', () => {
   });
 
   it('writes the rollout strategy, including int-or-string budgets and OnDelete without rollingUpdate', () => {
-    const mds = Object.fromEntries(ofKind(objs, 'MachineDeployment').map((md) => [md.metadata.name, (md as MachineDeployment).spec.rollout?.strategy]));
+    const mds = Object.fromEntries(
+      ofKind(objs, 'MachineDeployment').map((md) => [md.metadata.name, (md as MachineDeployment).spec.rollout?.strategy]),
+    );
     expect(mds).to.deep.equal({
       'cluster1-md-0': { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 1 } },
       'cluster1-md-1': { type: 'RollingUpdate', rollingUpdate: { maxSurge: '50%', maxUnavailable: '0%' } },
@@ -95,7 +147,10 @@ describe('capi-sim inventory', () => {
     expect(spec.checks?.nodeStartupTimeoutSeconds).to.equal(300);
   });
 
-  for (const [label, dir] of [['the fixture CRDs', CAPI_FIXTURE_CRDS_DIR], ['the real CAPI CRDs', realDir]] as const) {
+  for (const [label, dir] of [
+    ['the fixture CRDs', CAPI_FIXTURE_CRDS_DIR],
+    ['the real CAPI CRDs', realDir],
+  ] as const) {
     it(`writes only fields ${label} keep, with values they accept`, function () {
       requireRealCapiCrds(this, dir);
       const crds = loadCrdsByKind(dir);
@@ -106,7 +161,10 @@ describe('capi-sim inventory', () => {
 
   it('the schema check catches a field the CRD would prune and a value it would reject', () => {
     const crds = loadCrdsByKind(CAPI_FIXTURE_CRDS_DIR);
-    const machine = structuredClone(ofKind(objs, 'Machine')[0]!) as KubeObject & { spec: Record<string, unknown>; status: Record<string, unknown> };
+    const machine = structuredClone(ofKind(objs, 'Machine')[0]!) as KubeObject & {
+      spec: Record<string, unknown>;
+      status: Record<string, unknown>;
+    };
     machine.spec['image'] = 'x';
     machine.status['phase'] = 'Upgrading';
     const problems = schemaProblems(machine, crds);

@@ -54,7 +54,9 @@ export function schemaProblems(obj: KubeObject, crds: Map<string, Crd>, part: 'a
   const clean = JSON.parse(JSON.stringify(body)) as Record<string, unknown>;
   const problems = prunedPaths(clean, schema).map((p) => `${obj.kind} ${obj.metadata.name}: ${p} would be pruned`);
   let validate = compiled.get(schema);
-  if (!validate) compiled.set(schema, (validate = ajv.compile({ ...schema, properties: { ...schema.properties, metadata: { type: 'object' } } })));
-  if (!validate(clean)) problems.push(...(validate.errors ?? []).map((e) => `${obj.kind} ${obj.metadata.name}: ${e.instancePath} ${e.message ?? ''}`));
+  if (!validate)
+    compiled.set(schema, (validate = ajv.compile({ ...schema, properties: { ...schema.properties, metadata: { type: 'object' } } })));
+  if (!validate(clean))
+    problems.push(...(validate.errors ?? []).map((e) => `${obj.kind} ${obj.metadata.name}: ${e.instancePath} ${e.message ?? ''}`));
   return problems;
 }

@@ -22,7 +22,11 @@ const writeYaml = (name: string, ...docs: unknown[]): string => {
   return p;
 };
 
-const updater = (name: string, path: string, value: unknown, sequence = 1) => ({ name, sequence, responsibilities: [{ selectResource: 'Machine' as const, path, value }] });
+const updater = (name: string, path: string, value: unknown, sequence = 1) => ({
+  name,
+  sequence,
+  responsibilities: [{ selectResource: 'Machine' as const, path, value }],
+});
 
 function planDoc(ns: string, name: string, over: Partial<InPlaceUpdatePlan['spec']> = {}): InPlaceUpdatePlan & KubeObject {
   return {
@@ -46,7 +50,8 @@ describe('inplace CLI', function () {
       const r = await cli();
       expect(r.code).to.equal(2);
       expect(r.err).to.contain('Usage: inplace <command>');
-      for (const v of ['demo', 'run', 'updater', 'preview', 'status', 'abort', 'pause', 'resume', 'conformance', 'local-apiserver']) expect(r.err).to.contain(`  ${v}`);
+      for (const v of ['demo', 'run', 'updater', 'preview', 'status', 'abort', 'pause', 'resume', 'conformance', 'local-apiserver'])
+        expect(r.err).to.contain(`  ${v}`);
       expect(r.err).to.not.contain('capi-sim');
     });
 
@@ -63,7 +68,19 @@ describe('inplace CLI', function () {
       expect(r.err).to.contain('did you mean status');
     });
 
-    for (const verb of ['demo', 'run', 'updater', 'preview', 'status', 'abort', 'pause', 'resume', 'conformance', 'local-apiserver', 'capi-sim']) {
+    for (const verb of [
+      'demo',
+      'run',
+      'updater',
+      'preview',
+      'status',
+      'abort',
+      'pause',
+      'resume',
+      'conformance',
+      'local-apiserver',
+      'capi-sim',
+    ]) {
       it(`shows the usage of ${verb} for --help and exits 0`, async () => {
         const r = await cli(verb, '--help');
         expect(r.code).to.equal(0);
@@ -114,7 +131,12 @@ describe('inplace CLI', function () {
     });
 
     it('fails with exit 1 when preview is given a file that is not a valid plan', async () => {
-      const bad = writeYaml('bad-plan.yaml', { apiVersion: API_VERSION, kind: 'InPlaceUpdatePlan', metadata: { name: 'bad' }, spec: { controlPlane: { name: 'cp', sequence: 0, updaters: [] } } });
+      const bad = writeYaml('bad-plan.yaml', {
+        apiVersion: API_VERSION,
+        kind: 'InPlaceUpdatePlan',
+        metadata: { name: 'bad' },
+        spec: { controlPlane: { name: 'cp', sequence: 0, updaters: [] } },
+      });
       const r = await cli('preview', '-f', bad);
       expect(r.code).to.equal(1);
       expect(r.err).to.contain('is not a valid InPlaceUpdatePlan');
@@ -141,7 +163,7 @@ describe('inplace CLI', function () {
     const bin = join(projectRoot(), 'bin', 'inplace.mjs');
     const env = { ...process.env, INPLACE_FROM_SOURCE: '1' };
 
-    it('exits with the verb\'s code through bin/inplace.mjs', () => {
+    it("exits with the verb's code through bin/inplace.mjs", () => {
       const unknown = spawnSync(process.execPath, [bin, 'frobnicate'], { env, encoding: 'utf8' });
       expect(unknown.status).to.equal(2);
       expect(unknown.stderr).to.contain('unknown command "frobnicate"');
@@ -168,7 +190,6 @@ describe('inplace CLI', function () {
       }
       expect(await exited).to.equal(0);
     });
-
   });
 
   describe('against a cluster', () => {
@@ -213,7 +234,10 @@ describe('inplace CLI', function () {
     });
 
     it('status -w returns once the plan is terminal: 0 when updated, 1 when failed', async () => {
-      for (const [name, st, code] of [['watch-ok', 'updated', 0], ['watch-failed', 'failed', 1]] as const) {
+      for (const [name, st, code] of [
+        ['watch-ok', 'updated', 0],
+        ['watch-failed', 'failed', 1],
+      ] as const) {
         await env.client.create(InPlaceUpdatePlans, planDoc(ns, name));
         await env.client.patch(InPlaceUpdatePlans, ns, name, { status: { updateStatus: st } }, { type: 'merge', subresource: 'status' });
         const r = await cli('status', name, '-n', ns, '-w', ...kc);
@@ -224,7 +248,8 @@ describe('inplace CLI', function () {
 
     it('pauses, resumes and aborts a plan through its spec', async () => {
       await env.client.create(InPlaceUpdatePlans, planDoc(ns, 'ctl-plan'));
-      const spec = async (): Promise<InPlaceUpdatePlan['spec']> => (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, 'ctl-plan'))!.spec;
+      const spec = async (): Promise<InPlaceUpdatePlan['spec']> =>
+        (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, 'ctl-plan'))!.spec;
 
       const p = await cli('pause', 'ctl-plan', '-n', ns, ...kc);
       expect(p.code, p.err).to.equal(0);
@@ -256,14 +281,21 @@ describe('inplace CLI', function () {
       }
       await env.client.create(InPlaceUpdatePlans, planDoc(ns, 'plugin-plan'));
       // Not INPLACE_FROM_SOURCE: this runs the launcher as installed (bundle built on demand).
-      const pluginEnv: NodeJS.ProcessEnv = { ...process.env, PATH: `${join(projectRoot(), 'bin')}:${process.env.PATH ?? ''}`, KUBECONFIG: env.kubeconfigPath };
+      const pluginEnv: NodeJS.ProcessEnv = {
+        ...process.env,
+        PATH: `${join(projectRoot(), 'bin')}:${process.env.PATH ?? ''}`,
+        KUBECONFIG: env.kubeconfigPath,
+      };
       delete pluginEnv.INPLACE_FROM_SOURCE;
       const cwd = mkdtempSync(join(tmpdir(), 'inplace-plugin-cwd-'));
       // Asynchronously: the local API server answers from this process.
       const list = await runProcess(KUBECTL, ['plugin', 'list'], { env: pluginEnv, cwd });
       expect(list.stdout, list.stderr).to.contain(join(projectRoot(), 'bin', 'kubectl-inplace'));
       expect(list.stderr).not.to.contain('kubectl-inplace is not executable');
-      const r = await runProcess(KUBECTL, ['inplace', 'status', 'plugin-plan', '--kubeconfig', env.kubeconfigPath], { env: pluginEnv, cwd });
+      const r = await runProcess(KUBECTL, ['inplace', 'status', 'plugin-plan', '--kubeconfig', env.kubeconfigPath], {
+        env: pluginEnv,
+        cwd,
+      });
       expect(r.status, r.stderr).to.equal(0);
       expect(r.stdout).to.contain(`Namespace: ${ns}`);
       expect(r.stdout).to.match(/^InPlaceUpdatePlan\/plugin-plan\s/m);
@@ -272,7 +304,10 @@ describe('inplace CLI', function () {
     it('refuses to resume or pause a finished plan: exit 1, a message that says why, the spec untouched', async () => {
       for (const st of ['aborted', 'updated'] as const) {
         const name = `done-${st}`;
-        await env.client.create(InPlaceUpdatePlans, planDoc(ns, name, { paused: true, ...(st === 'aborted' ? { updatePhase: 'aborting' as const } : {}) }));
+        await env.client.create(
+          InPlaceUpdatePlans,
+          planDoc(ns, name, { paused: true, ...(st === 'aborted' ? { updatePhase: 'aborting' as const } : {}) }),
+        );
         await env.client.patch(InPlaceUpdatePlans, ns, name, { status: { updateStatus: st } }, { type: 'merge', subresource: 'status' });
         const before = (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, name))!;
         const r = await cli('resume', name, '-n', ns, ...kc);
@@ -304,7 +339,12 @@ describe('inplace CLI', function () {
     });
 
     it('previews an invalid plan with every problem and exit 1', async () => {
-      const file = writeYaml('invalid-plan.yaml', planDoc(ns, 'invalid-plan', { machineDeployments: [{ name: 'no-such-md', sequence: 1, updaters: [updater('version', '/spec/version', 'v1.30.1')] }] }));
+      const file = writeYaml(
+        'invalid-plan.yaml',
+        planDoc(ns, 'invalid-plan', {
+          machineDeployments: [{ name: 'no-such-md', sequence: 1, updaters: [updater('version', '/spec/version', 'v1.30.1')] }],
+        }),
+      );
       const r = await cli('preview', '-f', file, ...kc);
       expect(r.code).to.equal(1);
       expect(r.out).to.contain('Validation: INVALID');
@@ -343,7 +383,10 @@ describe('inplace CLI', function () {
         });
       };
       const procs = await Promise.all(
-        [['run', 'plan-controller', '--leader-elect', '--lease-namespace', ns], ['updater', 'reference']].map(async (args) => {
+        [
+          ['run', 'plan-controller', '--leader-elect', '--lease-namespace', ns],
+          ['updater', 'reference'],
+        ].map(async (args) => {
           const health = await port();
           const p = spawn(process.execPath, [bin, ...args, ...kc, '-n', ns, '--health-port', String(health)], {
             env: { ...process.env, INPLACE_FROM_SOURCE: '1', LOG_LEVEL: 'warn' },
@@ -377,26 +420,52 @@ describe('inplace CLI', function () {
       // The owners want v1.30.1; the plan's only updater changes something else.
       const { MachineDeployments, KubeadmControlPlanes } = await import('../../src/api/index.js');
       await env.client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.30.1' } }, { type: 'merge' });
-      await env.client.patch(MachineDeployments, ns, 'c1-md-0', { spec: { template: { spec: { version: 'v1.30.1' } } } }, { type: 'merge' });
+      await env.client.patch(
+        MachineDeployments,
+        ns,
+        'c1-md-0',
+        { spec: { template: { spec: { version: 'v1.30.1' } } } },
+        { type: 'merge' },
+      );
       try {
         const spec = {
           // readinessGates: a Machine field both owners' machine templates carry (no owner problem), not the version.
           controlPlane: { name: 'c1-cp', sequence: 1, updaters: [updater('ready', '/spec/readinessGates', [{ conditionType: 'Ready' }])] },
-          machineDeployments: [{ name: 'c1-md-0', sequence: 2, updaters: [updater('ready', '/spec/readinessGates', [{ conditionType: 'Ready' }])] }],
+          machineDeployments: [
+            { name: 'c1-md-0', sequence: 2, updaters: [updater('ready', '/spec/readinessGates', [{ conditionType: 'Ready' }])] },
+          ],
         };
         const r = await cli('preview', '-f', writeYaml('uncovered-plan.yaml', planDoc(ns, 'uncovered-plan', spec)), '-o', 'json', ...kc);
         expect(r.code, r.out + r.err).to.equal(1);
         const res = JSON.parse(r.out) as { valid: boolean; problems: string[]; uncovered: { path: string; desired: unknown }[] };
         expect(res.valid).to.equal(false);
-        expect(res.problems.join('\n')).to.match(/c1-cp: Machine \/spec\/version is uncovered on 3 machine\(s\)/).and.match(/c1-md-0: Machine \/spec\/version is uncovered on 2 machine\(s\)/);
+        expect(res.problems.join('\n'))
+          .to.match(/c1-cp: Machine \/spec\/version is uncovered on 3 machine\(s\)/)
+          .and.match(/c1-md-0: Machine \/spec\/version is uncovered on 2 machine\(s\)/);
         expect(res.uncovered.length).to.equal(5);
         expect(res.uncovered.every((u) => u.path === '/spec/version' && u.desired === 'v1.30.1')).to.equal(true);
-        const accepted = await cli('preview', '-f', writeYaml('accepted-plan.yaml', planDoc(ns, 'accepted-plan', { ...spec, acceptUncoveredChanges: true })), '-o', 'json', ...kc);
+        const accepted = await cli(
+          'preview',
+          '-f',
+          writeYaml('accepted-plan.yaml', planDoc(ns, 'accepted-plan', { ...spec, acceptUncoveredChanges: true })),
+          '-o',
+          'json',
+          ...kc,
+        );
         expect(accepted.code, accepted.out + accepted.err).to.equal(0);
-        expect((JSON.parse(accepted.out) as { valid: boolean; uncovered: unknown[] })).to.deep.include({ valid: true }).and.have.property('uncovered').with.length(5);
+        expect(JSON.parse(accepted.out) as { valid: boolean; uncovered: unknown[] })
+          .to.deep.include({ valid: true })
+          .and.have.property('uncovered')
+          .with.length(5);
       } finally {
         await env.client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.29.5' } }, { type: 'merge' });
-        await env.client.patch(MachineDeployments, ns, 'c1-md-0', { spec: { template: { spec: { version: 'v1.29.5' } } } }, { type: 'merge' });
+        await env.client.patch(
+          MachineDeployments,
+          ns,
+          'c1-md-0',
+          { spec: { template: { spec: { version: 'v1.29.5' } } } },
+          { type: 'merge' },
+        );
       }
     });
   });

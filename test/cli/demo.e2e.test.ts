@@ -81,11 +81,18 @@ describe('npm start (inplace demo), end to end', function () {
     childPids = [...out.matchAll(/\(pid (\d+)\)/g)].map((m) => Number(m[1]));
     if (kept === true && demo.proc.exitCode === null) {
       const kubeconfig = join(dir, 'work', 'kubeconfig');
-      if (kubectlAvailable()) kubectlOut = execFileSync('kubectl', ['--kubeconfig', kubeconfig, 'get', 'inplaceupdateplans,machineupdates', '-A'], { encoding: 'utf8' });
-      statusOut = execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin', 'inplace.mjs'), 'status', examplePlan().metadata.name!, '--kubeconfig', kubeconfig], {
-        encoding: 'utf8',
-        env: { ...process.env, INPLACE_FROM_SOURCE: '1' },
-      });
+      if (kubectlAvailable())
+        kubectlOut = execFileSync('kubectl', ['--kubeconfig', kubeconfig, 'get', 'inplaceupdateplans,machineupdates', '-A'], {
+          encoding: 'utf8',
+        });
+      statusOut = execFileSync(
+        process.execPath,
+        [join(PROJECT_ROOT, 'bin', 'inplace.mjs'), 'status', examplePlan().metadata.name!, '--kubeconfig', kubeconfig],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, INPLACE_FROM_SOURCE: '1' },
+        },
+      );
     }
     demo.proc.kill('SIGINT');
     run = await demo.ended;
@@ -104,7 +111,9 @@ describe('npm start (inplace demo), end to end', function () {
 
   it('serves kubectl through the printed kubeconfig while it runs', function () {
     if (!kubectlAvailable()) this.skip(); // kubectl is not installed here; the inplace status check below still runs
-    expect(kubectlOut).to.match(new RegExp(`inplaceupdateplan\\.inplace\\.cluster\\.x-k8s\\.io/${examplePlan().metadata.name}\\s+cluster1\\s+updated\\s+9/9\\s`));
+    expect(kubectlOut).to.match(
+      new RegExp(`inplaceupdateplan\\.inplace\\.cluster\\.x-k8s\\.io/${examplePlan().metadata.name}\\s+cluster1\\s+updated\\s+9/9\\s`),
+    );
     expect(kubectlOut.match(/machineupdate\.inplace\.cluster\.x-k8s\.io\//g)).to.have.length(9);
   });
 
@@ -120,7 +129,14 @@ describe('npm start (inplace demo), end to end', function () {
   });
 
   it('reports each component as it gets ready, with its loopback probe/metrics port', () => {
-    for (const c of ['plan-controller', 'machine-task-controller', 'mhc-extension', 'updater-reference', 'updater-kubernetes-version', 'updater-os-image']) {
+    for (const c of [
+      'plan-controller',
+      'machine-task-controller',
+      'mhc-extension',
+      'updater-reference',
+      'updater-kubernetes-version',
+      'updater-os-image',
+    ]) {
       expect(run.out).to.match(new RegExp(`✔ ${c} +ready +http://127\\.0\\.0\\.1:\\d+/metrics`));
     }
     expect(run.out).to.match(/✔ capi-sim +running/);
@@ -153,7 +169,9 @@ describe('npm start (inplace demo), end to end', function () {
   it('committed the new values to every machine (the new Kubernetes version included)', () => {
     const plan = examplePlan();
     const targetOf = (m: KubeObject): PlanTarget | undefined =>
-      m.metadata.labels?.[Labels.controlPlaneName] ? plan.spec.controlPlane : plan.spec.machineDeployments?.find((t) => t.name === m.metadata.labels?.[Labels.deploymentName]);
+      m.metadata.labels?.[Labels.controlPlaneName]
+        ? plan.spec.controlPlane
+        : plan.spec.machineDeployments?.find((t) => t.name === m.metadata.labels?.[Labels.deploymentName]);
     let versionChecks = 0;
     for (const m of state.machines) {
       const t = targetOf(m);
@@ -183,7 +201,14 @@ describe('npm start with an invalid plan (inplace demo --plan examples/invalid-p
   let run: Run;
 
   before(async () => {
-    run = await startDemo(['--plan', join(PROJECT_ROOT, 'examples', 'invalid-plan.yaml'), '--work-dir', join(dir, 'work'), '--timeout', '240']).ended;
+    run = await startDemo([
+      '--plan',
+      join(PROJECT_ROOT, 'examples', 'invalid-plan.yaml'),
+      '--work-dir',
+      join(dir, 'work'),
+      '--timeout',
+      '240',
+    ]).ended;
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -68,19 +68,43 @@ describe('hints: every command the README tour and npm start print works', funct
       InPlaceUpdatePlans,
       DEMO.namespace,
       PLAN,
-      { status: { updateStatus: 'updated', progress: '9/9', conditions: [{ type: 'Ready', status: 'True', reason: 'Updated', message: '9/9', lastTransitionTime: now }] } },
+      {
+        status: {
+          updateStatus: 'updated',
+          progress: '9/9',
+          conditions: [{ type: 'Ready', status: 'True', reason: 'Updated', message: '9/9', lastTransitionTime: now }],
+        },
+      },
       { type: 'merge', subresource: 'status' },
     );
     // Two MachineUpdates of the plan: one finished, one with its os-image task running.
-    for (const [machine, st, current] of [['cluster1-md-0-m1', 'updated', undefined], ['cluster1-md-0-m2', 'updating', 'os-image']] as const) {
+    for (const [machine, st, current] of [
+      ['cluster1-md-0-m1', 'updated', undefined],
+      ['cluster1-md-0-m2', 'updating', 'os-image'],
+    ] as const) {
       const name = `${PLAN}-${machine}`;
       await env.client.create(MachineUpdates, {
         apiVersion: API_VERSION,
         kind: 'MachineUpdate',
         metadata: { name, namespace: DEMO.namespace, labels: { [Labels.planName]: PLAN } },
-        spec: { planName: PLAN, clusterName: DEMO.clusterName, target: { kind: 'MachineDeployment', name: 'cluster1-md-0' }, machineRef: { name: machine }, updatePhase: 'updating', updaters: [{ name: 'os-image', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] }] },
+        spec: {
+          planName: PLAN,
+          clusterName: DEMO.clusterName,
+          target: { kind: 'MachineDeployment', name: 'cluster1-md-0' },
+          machineRef: { name: machine },
+          updatePhase: 'updating',
+          updaters: [
+            { name: 'os-image', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] },
+          ],
+        },
       });
-      await env.client.patch(MachineUpdates, DEMO.namespace, name, { status: { updateStatus: st, ...(current ? { currentUpdater: current } : {}) } }, { type: 'merge', subresource: 'status' });
+      await env.client.patch(
+        MachineUpdates,
+        DEMO.namespace,
+        name,
+        { status: { updateStatus: st, ...(current ? { currentUpdater: current } : {}) } },
+        { type: 'merge', subresource: 'status' },
+      );
     }
     // The tour sets KUBECONFIG and puts bin/ on the PATH; the kubectl plugin runs from the launcher as installed.
     procEnv = { ...process.env, KUBECONFIG: env.kubeconfigPath, PATH: `${join(ROOT, 'bin')}:${process.env.PATH ?? ''}` };
@@ -148,14 +172,23 @@ describe('hints: every command the README tour and npm start print works', funct
     const [header, row] = r.stdout.split('\n');
     // Other columns may join (e.g. machines skipped at target); these stay, in this order, and PHASE is gone.
     const cols = header!.split(/\s+/);
-    expect(cols.filter((c) => ['NAME', 'CLUSTER', 'STATUS', 'PROGRESS', 'REASON', 'AGE'].includes(c))).to.deep.equal(['NAME', 'CLUSTER', 'STATUS', 'PROGRESS', 'REASON', 'AGE']);
+    expect(cols.filter((c) => ['NAME', 'CLUSTER', 'STATUS', 'PROGRESS', 'REASON', 'AGE'].includes(c))).to.deep.equal([
+      'NAME',
+      'CLUSTER',
+      'STATUS',
+      'PROGRESS',
+      'REASON',
+      'AGE',
+    ]);
     expect(cols).not.to.include('PHASE');
     expect(row).to.match(new RegExp(`^${PLAN}\\s+cluster1\\s+updated\\s+9/9\\s.*\\bUpdated\\s.*\\S+$`));
     const mus = await runProcess(KUBECTL, ['get', 'machineupdates', '-n', DEMO.namespace], { env: procEnv });
     const [muHeader, ...muRows] = mus.stdout.trim().split('\n');
     expect(muHeader!.split(/\s+/)).to.deep.equal(['NAME', 'PLAN', 'MACHINE', 'STATUS', 'UPDATING', 'AGE']);
     // A finished MachineUpdate names no updater; a running one names the updater at work.
-    expect(muRows.find((l) => l.includes('-m1 '))).to.match(/\supdated\s+\S+$/).and.not.to.contain('os-image');
+    expect(muRows.find((l) => l.includes('-m1 ')))
+      .to.match(/\supdated\s+\S+$/)
+      .and.not.to.contain('os-image');
     expect(muRows.find((l) => l.includes('-m2 '))).to.match(/\supdating\s+os-image\s+\S+$/);
     const wide = await runProcess(KUBECTL, ['get', 'inplaceupdateplans', '-n', DEMO.namespace, '-o', 'wide'], { env: procEnv });
     expect(wide.stdout.split('\n')[0]).to.match(/\bREQUESTED\b/);

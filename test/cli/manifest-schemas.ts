@@ -54,8 +54,10 @@ function labelProblems(where: string, labels: Record<string, unknown> | undefine
     const slash = k.lastIndexOf('/');
     const prefix = slash >= 0 ? k.slice(0, slash) : undefined;
     const name = slash >= 0 ? k.slice(slash + 1) : k;
-    if ((prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) || name.length > 63 || !LABEL_NAME.test(name)) out.push(`${where}: invalid label key "${k}"`);
-    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) out.push(`${where}: invalid value for label ${k}: ${JSON.stringify(v)}`);
+    if ((prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) || name.length > 63 || !LABEL_NAME.test(name))
+      out.push(`${where}: invalid label key "${k}"`);
+    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v))
+      out.push(`${where}: invalid value for label ${k}: ${JSON.stringify(v)}`);
   }
   return out;
 }
@@ -65,15 +67,21 @@ function semanticProblems(obj: KubeObject, at: string): string[] {
   const out: string[] = [];
   const name = obj.metadata?.name ?? '';
   // RBAC object names are path segments, not DNS names (e.g. system:aggregate-to-view); the others are subdomains.
-  if (!obj.apiVersion?.startsWith('rbac.') && (name.length > 253 || !DNS_SUBDOMAIN.test(name))) out.push(`${at}: metadata.name "${name}" is not a DNS-1123 subdomain`);
+  if (!obj.apiVersion?.startsWith('rbac.') && (name.length > 253 || !DNS_SUBDOMAIN.test(name)))
+    out.push(`${at}: metadata.name "${name}" is not a DNS-1123 subdomain`);
   out.push(...labelProblems(`${at} metadata.labels`, obj.metadata?.labels));
   if (obj.kind === 'Deployment') {
-    const spec = (obj as { spec?: { selector?: { matchLabels?: Record<string, string> }; template?: { metadata?: { labels?: Record<string, string> } } } }).spec;
+    const spec = (
+      obj as {
+        spec?: { selector?: { matchLabels?: Record<string, string> }; template?: { metadata?: { labels?: Record<string, string> } } };
+      }
+    ).spec;
     const sel = spec?.selector?.matchLabels ?? {};
     const podLabels = spec?.template?.metadata?.labels ?? {};
     out.push(...labelProblems(`${at} spec.selector`, sel), ...labelProblems(`${at} spec.template.metadata.labels`, podLabels));
     if (Object.keys(sel).length === 0) out.push(`${at}: spec.selector is empty`);
-    if (Object.entries(sel).some(([k, v]) => podLabels[k] !== v)) out.push(`${at}: spec.template.metadata.labels: Invalid value: selector does not match template labels`);
+    if (Object.entries(sel).some(([k, v]) => podLabels[k] !== v))
+      out.push(`${at}: spec.template.metadata.labels: Invalid value: selector does not match template labels`);
   }
   return out;
 }
@@ -81,7 +89,8 @@ function semanticProblems(obj: KubeObject, at: string): string[] {
 /** CRDs of the project (incl. the samples) and of Cluster API, by `<group>/<kind>`. */
 function customKinds(): Map<string, ReturnType<typeof loadCrdsByKind> extends Map<string, infer C> ? C : never> {
   const all = new Map();
-  for (const dir of [join(PROJECT_ROOT, 'crds'), join(PROJECT_ROOT, 'crds', 'samples'), ...capiCrdDirs()]) for (const [k, v] of loadCrdsByKind(dir)) all.set(k, v);
+  for (const dir of [join(PROJECT_ROOT, 'crds'), join(PROJECT_ROOT, 'crds', 'samples'), ...capiCrdDirs()])
+    for (const [k, v] of loadCrdsByKind(dir)) all.set(k, v);
   return all;
 }
 

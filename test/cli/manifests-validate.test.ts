@@ -39,9 +39,19 @@ describe('synthesized manifests validate against the Kubernetes API schemas', ()
   }
 
   it('has a schema for every kind it synthesizes (none is skipped)', () => {
-    const kinds = new Set(docsFor(variants['3 replicas, a write policy, API server CIDRs, another instance and priority class']!).map((d) => `${d.apiVersion}/${d.kind}`));
+    const kinds = new Set(
+      docsFor(variants['3 replicas, a write policy, API server CIDRs, another instance and priority class']!).map(
+        (d) => `${d.apiVersion}/${d.kind}`,
+      ),
+    );
     expect([...kinds].filter((k) => !BUILTIN[k])).to.deep.equal([]);
-    for (const k of ['apps/v1/Deployment', 'policy/v1/PodDisruptionBudget', 'networking.k8s.io/v1/NetworkPolicy', 'rbac.authorization.k8s.io/v1/Role']) expect(kinds).to.include(k);
+    for (const k of [
+      'apps/v1/Deployment',
+      'policy/v1/PodDisruptionBudget',
+      'networking.k8s.io/v1/NetworkPolicy',
+      'rbac.authorization.k8s.io/v1/Role',
+    ])
+      expect(kinds).to.include(k);
   });
 
   describe('the validator catches broken objects', () => {
@@ -49,9 +59,12 @@ describe('synthesized manifests validate against the Kubernetes API schemas', ()
 
     it('a Deployment whose containerPort is a string', () => {
       const d = deploymentOf(docs);
-      const ctr = (d['spec'] as { template: { spec: { containers: { ports: { containerPort: unknown }[] }[] } } }).template.spec.containers[0]!;
+      const ctr = (d['spec'] as { template: { spec: { containers: { ports: { containerPort: unknown }[] }[] } } }).template.spec
+        .containers[0]!;
       ctr.ports[0]!.containerPort = '8080';
-      expect(manifestProblems([d as KubeObject]).join('\n')).to.match(/Deployment inplace-plan-controller: .*containerPort must be integer/);
+      expect(manifestProblems([d as KubeObject]).join('\n')).to.match(
+        /Deployment inplace-plan-controller: .*containerPort must be integer/,
+      );
     });
 
     it('a Role rule without verbs', () => {
@@ -62,7 +75,8 @@ describe('synthesized manifests validate against the Kubernetes API schemas', ()
 
     it('a Deployment whose selector does not match its pod labels, and a bad label value', () => {
       const d = deploymentOf(docs);
-      (d['spec'] as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels['app.kubernetes.io/name'] = 'something-else';
+      (d['spec'] as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels['app.kubernetes.io/name'] =
+        'something-else';
       d.metadata.labels = { ...d.metadata.labels, 'app.kubernetes.io/version': 'not valid!' };
       const problems = manifestProblems([d as KubeObject]).join('\n');
       expect(problems).to.match(/selector does not match template labels/);
@@ -79,9 +93,18 @@ describe('synthesized manifests validate against the Kubernetes API schemas', ()
     });
 
     it('a kind without a schema, and a custom object its CRD rejects', () => {
-      expect(manifestProblems([{ apiVersion: 'v1', kind: 'Widget', metadata: { name: 'w' } }]).join('\n')).to.match(/no schema for v1 Widget/);
-      const plan = { apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'InPlaceUpdatePlan', metadata: { name: 'p', namespace: 'ns' }, spec: { clusterName: 42 } };
-      expect(manifestProblems([plan as unknown as KubeObject]).join('\n')).to.match(/InPlaceUpdatePlan p: \/spec\/clusterName must be string/);
+      expect(manifestProblems([{ apiVersion: 'v1', kind: 'Widget', metadata: { name: 'w' } }]).join('\n')).to.match(
+        /no schema for v1 Widget/,
+      );
+      const plan = {
+        apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
+        kind: 'InPlaceUpdatePlan',
+        metadata: { name: 'p', namespace: 'ns' },
+        spec: { clusterName: 42 },
+      };
+      expect(manifestProblems([plan as unknown as KubeObject]).join('\n')).to.match(
+        /InPlaceUpdatePlan p: \/spec\/clusterName must be string/,
+      );
     });
   });
   // On a real cluster the API server itself is the validator: a server-side dry-run apply of every object (the CRDs
@@ -98,7 +121,12 @@ describe('synthesized manifests validate against the Kubernetes API schemas', ()
         const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : ['', obj.apiVersion];
         const res = await env.client.resolve(group!, obj.kind);
         await env.client
-          .patch(res.version === version ? res : { ...res, version: version! }, obj.metadata.namespace, obj.metadata.name, obj, { type: 'apply', force: true, dryRun: true, fieldManager: 'inplace-manifests-test' })
+          .patch(res.version === version ? res : { ...res, version: version! }, obj.metadata.namespace, obj.metadata.name, obj, {
+            type: 'apply',
+            force: true,
+            dryRun: true,
+            fieldManager: 'inplace-manifests-test',
+          })
           .catch((e: unknown) => problems.push(`${obj.kind} ${obj.metadata.name}: ${(e as Error).message}`));
       }
       expect(problems).to.deep.equal([]);

@@ -13,7 +13,11 @@ export interface K8sDoc {
 
 /** Every object of the files, in order. */
 export function docsOf(files: readonly ManifestFile[]): K8sDoc[] {
-  return files.flatMap((f) => parseAllDocuments(f.content).map((d) => d.toJSON() as K8sDoc).filter((d) => d));
+  return files.flatMap((f) =>
+    parseAllDocuments(f.content)
+      .map((d) => d.toJSON() as K8sDoc)
+      .filter((d) => d),
+  );
 }
 
 /**
@@ -23,7 +27,11 @@ export function docsOf(files: readonly ManifestFile[]): K8sDoc[] {
 export function effectiveRules(docs: readonly K8sDoc[], component: string): PolicyRule[] {
   const sa = `inplace-${component}`;
   const boundRoles = docs
-    .filter((d) => (d.kind === 'RoleBinding' || d.kind === 'ClusterRoleBinding') && (d['subjects'] as { name: string }[] | undefined)?.some((s) => s.name === sa))
+    .filter(
+      (d) =>
+        (d.kind === 'RoleBinding' || d.kind === 'ClusterRoleBinding') &&
+        (d['subjects'] as { name: string }[] | undefined)?.some((s) => s.name === sa),
+    )
     .map((d) => d['roleRef'] as { kind: string; name: string });
   const rules: PolicyRule[] = [];
   for (const ref of boundRoles) {
@@ -34,10 +42,10 @@ export function effectiveRules(docs: readonly K8sDoc[], component: string): Poli
     for (const sel of agg?.clusterRoleSelectors ?? []) {
       for (const d of docs) {
         if (d.kind !== 'ClusterRole' || d === role) continue;
-        if (Object.entries(sel.matchLabels).every(([k, v]) => d.metadata.labels?.[k] === v)) rules.push(...((d['rules'] as PolicyRule[] | undefined) ?? []));
+        if (Object.entries(sel.matchLabels).every(([k, v]) => d.metadata.labels?.[k] === v))
+          rules.push(...((d['rules'] as PolicyRule[] | undefined) ?? []));
       }
     }
   }
   return rules;
 }
-

@@ -16,28 +16,45 @@ const responsibility = (path: string, selectResource = 'Machine') => ({ selectRe
 const updater = (r = responsibility('/spec/version')) => ({ name: 'version', sequence: 1, responsibilities: [r] });
 
 function plan(spec: Record<string, unknown>): KubeObject {
-  return { apiVersion: API_VERSION, kind: 'InPlaceUpdatePlan', metadata: { name: 'p', namespace: 'ns1' }, spec: { clusterName: 'c1', ...spec } };
+  return {
+    apiVersion: API_VERSION,
+    kind: 'InPlaceUpdatePlan',
+    metadata: { name: 'p', namespace: 'ns1' },
+    spec: { clusterName: 'c1', ...spec },
+  };
 }
 
 /** The plan of issue 19: two schema errors (a path without a leading /, an unknown selectResource) and a rule error. */
-const threeMistakes = (): KubeObject => plan({
-  controlPlane: { name: 'c1-cp', sequence: 2, updaters: [updater(responsibility('spec/version'))] },
-  machineDeployments: [{ name: 'c1-md-0', sequence: 1, updaters: [updater(responsibility('/spec/version', 'Node'))] }],
-});
+const threeMistakes = (): KubeObject =>
+  plan({
+    controlPlane: { name: 'c1-cp', sequence: 2, updaters: [updater(responsibility('spec/version'))] },
+    machineDeployments: [{ name: 'c1-md-0', sequence: 1, updaters: [updater(responsibility('/spec/version', 'Node'))] }],
+  });
 
-const of = (problems: PlanCheckProblem[], source: PlanCheckProblem['source']): string[] => problems.filter((p) => p.source === source).map((p) => p.message);
+const of = (problems: PlanCheckProblem[], source: PlanCheckProblem['source']): string[] =>
+  problems.filter((p) => p.source === source).map((p) => p.message);
 
 describe('plan check (offline, for inplace preview)', function () {
   this.timeout(60_000);
 
-  it('lists the schema errors, the rule a real server would skip, and the controller\'s checks together', function () {
+  it("lists the schema errors, the rule a real server would skip, and the controller's checks together", function () {
     const problems = checkPlan(threeMistakes());
     const schema = of(problems, 'schema');
-    expect(schema.some((m) => m.startsWith('spec.controlPlane.updaters[0].responsibilities[0].path: Invalid value: "spec/version"'))).to.equal(true, schema.join('\n'));
-    expect(schema.some((m) => m.startsWith('spec.machineDeployments[0].updaters[0].responsibilities[0].selectResource: Unsupported value: "Node"'))).to.equal(true, schema.join('\n'));
-    expect(of(problems, 'rule')).to.deep.equal(['spec: Invalid value: "object": every control-plane sequence must be lower than every MachineDeployment sequence (Kubernetes version-skew rule)']);
+    expect(
+      schema.some((m) => m.startsWith('spec.controlPlane.updaters[0].responsibilities[0].path: Invalid value: "spec/version"')),
+    ).to.equal(true, schema.join('\n'));
+    expect(
+      schema.some((m) =>
+        m.startsWith('spec.machineDeployments[0].updaters[0].responsibilities[0].selectResource: Unsupported value: "Node"'),
+      ),
+    ).to.equal(true, schema.join('\n'));
+    expect(of(problems, 'rule')).to.deep.equal([
+      'spec: Invalid value: "object": every control-plane sequence must be lower than every MachineDeployment sequence (Kubernetes version-skew rule)',
+    ]);
     const controller = of(problems, 'controller');
-    expect(controller.some((m) => m.includes('machineDeployment c1-md-0 has sequence 1, not higher than controlPlane sequence 2'))).to.equal(true, controller.join('\n'));
+    expect(
+      controller.some((m) => m.includes('machineDeployment c1-md-0 has sequence 1, not higher than controlPlane sequence 2')),
+    ).to.equal(true, controller.join('\n'));
     expect(controller.some((m) => m.includes('path spec/version is not a JSON pointer'))).to.equal(true, controller.join('\n'));
     expect(controller.some((m) => m.includes('selectResource Node is not one of'))).to.equal(true, controller.join('\n'));
   });
@@ -57,16 +74,22 @@ describe('plan check (offline, for inplace preview)', function () {
     expect(schema).to.include('spec.clusterName: Required value');
   });
 
-  it('reports the controller\'s spec-level checks that no schema expresses (overlapping fields, duplicate updater names)', function () {
+  it("reports the controller's spec-level checks that no schema expresses (overlapping fields, duplicate updater names)", function () {
     const doc = plan({
-      machineDeployments: [{
-        name: 'c1-md-0',
-        sequence: 1,
-        updaters: [
-          { name: 'a', sequence: 1, responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true } }] },
-          { name: 'a', sequence: 2, responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp/servers', value: ['x'] }] },
-        ],
-      }],
+      machineDeployments: [
+        {
+          name: 'c1-md-0',
+          sequence: 1,
+          updaters: [
+            {
+              name: 'a',
+              sequence: 1,
+              responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true } }],
+            },
+            { name: 'a', sequence: 2, responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp/servers', value: ['x'] }] },
+          ],
+        },
+      ],
     });
     const controller = of(checkPlan(doc), 'controller');
     expect(controller.some((m) => /\/spec\/ntp and \/spec\/ntp\/servers overlap/.test(m))).to.equal(true, controller.join('\n'));
@@ -83,12 +106,23 @@ describe('plan check (offline, for inplace preview)', function () {
   });
 
   it('adds the schema and rule problems to a preview made against the cluster (its controller checks ran on real objects)', function () {
-    const preview = { valid: true, problems: [], groups: [], coverage: [], uncovered: [], impossiblePaths: [], warnings: [] } as PlanPreview;
+    const preview = {
+      valid: true,
+      problems: [],
+      groups: [],
+      coverage: [],
+      uncovered: [],
+      impossiblePaths: [],
+      warnings: [],
+    } as PlanPreview;
     const merged = withOfflineProblems(preview, checkPlan(threeMistakes()));
     expect(merged.valid).to.equal(false);
     expect(merged.problems.some((m) => m.includes('Unsupported value: "Node"'))).to.equal(true);
     expect(merged.problems.some((m) => m.startsWith('spec: Invalid value: "object": every control-plane sequence'))).to.equal(true);
-    expect(merged.problems.some((m) => m.includes('not higher than controlPlane sequence')), 'controller checks come from the real snapshot').to.equal(false);
+    expect(
+      merged.problems.some((m) => m.includes('not higher than controlPlane sequence')),
+      'controller checks come from the real snapshot',
+    ).to.equal(false);
     expect(withOfflineProblems(preview, [])).to.equal(preview);
   });
 

@@ -26,7 +26,8 @@ interface Call {
 
 /** Wraps a client so that every call is recorded with its RBAC verb and (sub)resource. */
 function recording(client: KubeClient, calls: Call[]): KubeClient {
-  const rec = (verb: string, res: ResourceType, sub?: string): void => void calls.push({ verb, group: res.group, resource: sub ? `${res.plural}/${sub}` : res.plural });
+  const rec = (verb: string, res: ResourceType, sub?: string): void =>
+    void calls.push({ verb, group: res.group, resource: sub ? `${res.plural}/${sub}` : res.plural });
   return {
     get: (res, ns, name) => (rec('get', res), client.get(res, ns, name)),
     list: (res, ns, o) => (rec('list', res), client.list(res, ns, o)),
@@ -81,7 +82,14 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
         name,
         namespace: ns,
         log: noopLogger,
-        leaderElection: { enabled: true, leaseName: `inplace-${name}`, leaseNamespace: ns, leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 200 },
+        leaderElection: {
+          enabled: true,
+          leaseName: `inplace-${name}`,
+          leaseNamespace: ns,
+          leaseDurationMs: 3000,
+          renewDeadlineMs: 2000,
+          retryPeriodMs: 200,
+        },
       });
       await (await load()).setup(mgr);
       await mgr.start();
@@ -90,14 +98,21 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
     // The example names fleet-a; run it in this test's namespace instead.
     const applied = await applyFile(env.client, join(projectRoot(), 'examples', 'plan.yaml'), ns, true);
     planName = applied.find((o) => o.kind === 'InPlaceUpdatePlan')!.metadata.name!;
-    await waitFor(async () => (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, planName))?.status?.updateStatus === 'updated', {
-      timeoutMs: 120_000,
-      intervalMs: 100,
-      message: `plan ${planName} to be updated`,
-    });
+    await waitFor(
+      async () =>
+        (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, planName))?.status?.updateStatus === 'updated',
+      {
+        timeoutMs: 120_000,
+        intervalMs: 100,
+        message: `plan ${planName} to be updated`,
+      },
+    );
     // Deleting the plan exercises the finalizer path.
     await env.client.delete(InPlaceUpdatePlans, ns, planName);
-    await waitFor(async () => (await env.client.get(InPlaceUpdatePlans, ns, planName)) === undefined, { timeoutMs: 30_000, message: 'plan deletion' });
+    await waitFor(async () => (await env.client.get(InPlaceUpdatePlans, ns, planName)) === undefined, {
+      timeoutMs: 30_000,
+      message: 'plan deletion',
+    });
   });
 
   after(async () => {
@@ -113,7 +128,11 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
       const made = calls.get(name) ?? [];
       expect(made.length, 'no calls recorded').to.be.greaterThan(0);
       const rules = effectiveRules(docs, name);
-      const denied = [...new Set(made.filter((c) => !allows(rules, c.verb, c.group, c.resource)).map((c) => `${c.verb} ${c.resource}.${c.group || 'core'}`))];
+      const denied = [
+        ...new Set(
+          made.filter((c) => !allows(rules, c.verb, c.group, c.resource)).map((c) => `${c.verb} ${c.resource}.${c.group || 'core'}`),
+        ),
+      ];
       expect(denied, `${name} made calls its ClusterRole/Role do not allow`).to.deep.equal([]);
     });
   }

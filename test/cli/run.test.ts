@@ -18,7 +18,11 @@ import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 /** A manager that records what the component asks its controller builders for (no API server). */
 function recordingManager(): { mgr: Manager; concurrency: Map<string, number> } {
   const concurrency = new Map<string, number>();
-  const informer = { store: { get: () => undefined, peek: () => undefined, list: () => [], byLabel: () => [], select: () => [] }, onChange: () => undefined, synced: async () => undefined } as Informer;
+  const informer = {
+    store: { get: () => undefined, peek: () => undefined, list: () => [], byLabel: () => [], select: () => [] },
+    onChange: () => undefined,
+    synced: async () => undefined,
+  } as Informer;
   const mgr: Manager = {
     client: {} as Manager['client'],
     log: noopLogger,
@@ -87,10 +91,14 @@ describe('inplace run --concurrency', function () {
 
     it('starts the machine task controller with the given concurrency', async () => {
       const bin = join(projectRoot(), 'bin', 'inplace.mjs');
-      const p = spawn(process.execPath, [bin, 'run', 'machine-task-controller', '--concurrency', '7', '--kubeconfig', env.kubeconfigPath, '-n', ns], {
-        env: { ...process.env, INPLACE_FROM_SOURCE: '1', LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const p = spawn(
+        process.execPath,
+        [bin, 'run', 'machine-task-controller', '--concurrency', '7', '--kubeconfig', env.kubeconfigPath, '-n', ns],
+        {
+          env: { ...process.env, INPLACE_FROM_SOURCE: '1', LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
       const exited = new Promise<number | null>((r) => p.on('exit', (code) => r(code)));
       try {
         let started: Record<string, unknown> | undefined;
@@ -118,10 +126,28 @@ describe('inplace run --concurrency', function () {
 
     it('serves probes and metrics on --bind-address only (the demo binds 127.0.0.1)', async () => {
       const bin = join(projectRoot(), 'bin', 'inplace.mjs');
-      const p = spawn(process.execPath, [bin, 'run', 'plan-controller', '--health-port', '0', '--metrics-port', '0', '--bind-address', '127.0.0.1', '--kubeconfig', env.kubeconfigPath, '-n', ns], {
-        env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const p = spawn(
+        process.execPath,
+        [
+          bin,
+          'run',
+          'plan-controller',
+          '--health-port',
+          '0',
+          '--metrics-port',
+          '0',
+          '--bind-address',
+          '127.0.0.1',
+          '--kubeconfig',
+          env.kubeconfigPath,
+          '-n',
+          ns,
+        ],
+        {
+          env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       p.stderr.resume();
       const exited = new Promise<number | null>((r) => p.on('exit', (code) => r(code)));
       try {
@@ -139,12 +165,20 @@ describe('inplace run --concurrency', function () {
         }
         p.stdout.resume();
         expect(ports?.health, 'the ports in the "started" log line').to.be.a('number');
-        await waitFor(async () => (await fetch(`http://127.0.0.1:${ports!.health}/readyz`)).status === 200, { timeoutMs: 60_000, message: '/readyz on 127.0.0.1' });
+        await waitFor(async () => (await fetch(`http://127.0.0.1:${ports!.health}/readyz`)).status === 200, {
+          timeoutMs: 60_000,
+          message: '/readyz on 127.0.0.1',
+        });
         expect((await fetch(`http://127.0.0.1:${ports!.metrics}/metrics`)).status).to.equal(200);
         // Not reachable through any other address of this host.
-        const other = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal);
+        const other = Object.values(networkInterfaces())
+          .flat()
+          .find((a) => a && a.family === 'IPv4' && !a.internal);
         if (other) {
-          const r = await fetch(`http://${other.address}:${ports!.health}/readyz`, { signal: AbortSignal.timeout(5000) }).then(() => 'answered', () => 'refused');
+          const r = await fetch(`http://${other.address}:${ports!.health}/readyz`, { signal: AbortSignal.timeout(5000) }).then(
+            () => 'answered',
+            () => 'refused',
+          );
           expect(r, `port ${ports!.health} on ${other.address}`).to.equal('refused');
         }
       } finally {

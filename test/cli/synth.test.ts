@@ -20,7 +20,11 @@ import { allows, ruleProblems } from '../../cdk8s/rbac.js';
 import { docsOf, effectiveRules, type K8sDoc } from './manifests.js';
 
 const SNAPSHOTS = join(PROJECT_ROOT, 'test', 'cli', '__snapshots__');
-const files = synthesize({ image: 'registry.example.com/inplace-capi:test', namespace: 'inplace-system', updaters: Object.values(sampleUpdaters) });
+const files = synthesize({
+  image: 'registry.example.com/inplace-capi:test',
+  namespace: 'inplace-system',
+  updaters: Object.values(sampleUpdaters),
+});
 const docs = docsOf(files);
 const byKind = (kind: string): K8sDoc[] => docs.filter((d) => d.kind === kind);
 
@@ -65,8 +69,13 @@ describe('cdk8s synthesis', () => {
           mkdirSync(SNAPSHOTS, { recursive: true });
           writeFileSync(p, f.content);
         }
-        expect(existsSync(p), `no snapshot ${p}; run UPDATE_SNAPSHOTS=1 npx mocha test/cli/synth.test.ts and review the diff`).to.equal(true);
-        expect(f.content, `synthesized ${f.name} differs from its snapshot; if intended, rerun with UPDATE_SNAPSHOTS=1 and review the diff`).to.equal(readFileSync(p, 'utf8'));
+        expect(existsSync(p), `no snapshot ${p}; run UPDATE_SNAPSHOTS=1 npx mocha test/cli/synth.test.ts and review the diff`).to.equal(
+          true,
+        );
+        expect(
+          f.content,
+          `synthesized ${f.name} differs from its snapshot; if intended, rerun with UPDATE_SNAPSHOTS=1 and review the diff`,
+        ).to.equal(readFileSync(p, 'utf8'));
       });
     }
     it('has no stale snapshot files', () => {
@@ -88,8 +97,13 @@ describe('cdk8s synthesis', () => {
   });
 
   it('puts the sample updaters CRDs in the optional chart', () => {
-    const names = docsOf(files.filter((f) => f.name === '20-sample-updaters.yaml')).filter((d) => d.kind === 'CustomResourceDefinition').map((d) => d.metadata.name);
-    expect(names).to.include.members(['osimageupdatetasks.samples.inplace.cluster.x-k8s.io', 'kubernetesversionupdatetasks.samples.inplace.cluster.x-k8s.io']);
+    const names = docsOf(files.filter((f) => f.name === '20-sample-updaters.yaml'))
+      .filter((d) => d.kind === 'CustomResourceDefinition')
+      .map((d) => d.metadata.name);
+    expect(names).to.include.members([
+      'osimageupdatetasks.samples.inplace.cluster.x-k8s.io',
+      'kubernetesversionupdatetasks.samples.inplace.cluster.x-k8s.io',
+    ]);
   });
 
   it('leaves the samples chart out when no updaters are given', () => {
@@ -109,7 +123,16 @@ describe('cdk8s synthesis', () => {
         const d = deployments.find((x) => x.metadata.name === `inplace-${c.name}`)!;
         const ctr = podOf(d).containers[0]!;
         expect(ctr.command).to.deep.equal(['node', 'dist/src/cli/main.js']);
-        expect(ctr.args).to.deep.equal(['run', c.name, '--leader-elect', '--metrics-port', '8080', '--metrics-secure', '--health-port', '8081']);
+        expect(ctr.args).to.deep.equal([
+          'run',
+          c.name,
+          '--leader-elect',
+          '--metrics-port',
+          '8080',
+          '--metrics-secure',
+          '--health-port',
+          '8081',
+        ]);
         expect(podOf(d).serviceAccountName).to.equal(`inplace-${c.name}`);
       });
     }
@@ -122,7 +145,12 @@ describe('cdk8s synthesis', () => {
           expect(p.hostNetwork ?? false).to.equal(false);
           expect(p.hostPID ?? false).to.equal(false);
           expect(p.hostIPC ?? false).to.equal(false);
-          for (const v of p.volumes ?? []) expect(Object.keys(v).filter((k) => k !== 'name')).to.satisfy((ks: string[]) => ks.every((k) => ['emptyDir', 'configMap', 'secret', 'projected', 'downwardAPI', 'persistentVolumeClaim', 'ephemeral', 'csi'].includes(k)));
+          for (const v of p.volumes ?? [])
+            expect(Object.keys(v).filter((k) => k !== 'name')).to.satisfy((ks: string[]) =>
+              ks.every((k) =>
+                ['emptyDir', 'configMap', 'secret', 'projected', 'downwardAPI', 'persistentVolumeClaim', 'ephemeral', 'csi'].includes(k),
+              ),
+            );
           expect((p.securityContext?.['seccompProfile'] as { type: string } | undefined)?.type).to.equal('RuntimeDefault');
           expect(p.securityContext?.['runAsNonRoot']).to.equal(true);
           for (const c of p.containers) {
@@ -150,10 +178,16 @@ describe('cdk8s synthesis', () => {
   });
 
   it('mounts the write policy (a ConfigMap) into the plan-controller and machine-task-controller and passes --write-policy', () => {
-    const withPolicy = docsOf(synthesize({ namespace: 'inplace-system', writePolicy: { Machine: { allow: ['/spec/version', '/metadata/labels/example.com~1team'] } } }));
+    const withPolicy = docsOf(
+      synthesize({
+        namespace: 'inplace-system',
+        writePolicy: { Machine: { allow: ['/spec/version', '/metadata/labels/example.com~1team'] } },
+      }),
+    );
     const cm = withPolicy.find((d) => d.kind === 'ConfigMap' && d.metadata.name === 'inplace-write-policy')!;
     expect((cm['data'] as Record<string, string>)['write-policy.yaml']).to.match(/\/spec\/version/);
-    const args = (name: string): string[] => podOf(withPolicy.find((d) => d.kind === 'Deployment' && d.metadata.name === `inplace-${name}`)!).containers[0]!.args ?? [];
+    const args = (name: string): string[] =>
+      podOf(withPolicy.find((d) => d.kind === 'Deployment' && d.metadata.name === `inplace-${name}`)!).containers[0]!.args ?? [];
     expect(args('plan-controller').join(' ')).to.include('--write-policy /etc/inplace/write-policy.yaml');
     expect(args('machine-task-controller').join(' ')).to.include('--write-policy /etc/inplace/write-policy.yaml');
     expect(args('mhc-extension').join(' ')).to.not.include('--write-policy');
@@ -164,7 +198,11 @@ describe('cdk8s synthesis', () => {
   it('has a metrics Service selecting the controller pods', () => {
     const svc = byKind('Service').find((s) => s.metadata.name === 'inplace-controller-metrics')!;
     const sel = (svc['spec'] as { selector: Record<string, string> }).selector;
-    const pods = byKind('Deployment').filter((d) => Object.entries(sel).every(([k, v]) => (d['spec'] as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels[k] === v));
+    const pods = byKind('Deployment').filter((d) =>
+      Object.entries(sel).every(
+        ([k, v]) => (d['spec'] as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels[k] === v,
+      ),
+    );
     expect(pods.map((d) => d.metadata.name).sort()).to.deep.equal(COMPONENTS.map((c) => `inplace-${c.name}`).sort());
   });
 
@@ -174,16 +212,20 @@ describe('cdk8s synthesis', () => {
   });
 
   describe('RBAC', () => {
-    for (const r of byKind('ClusterRole').concat(byKind('Role')).filter((x) => x.metadata.name !== 'inplace-metrics-reader')) {
+    for (const r of byKind('ClusterRole')
+      .concat(byKind('Role'))
+      .filter((x) => x.metadata.name !== 'inplace-metrics-reader')) {
       it(`${r.kind} ${r.metadata.name} has no wildcards and no Secret access`, () => {
-        const rules = (r['rules'] as api.KubeObject[] | undefined as unknown as { apiGroups: string[]; resources: string[]; verbs: string[] }[]) ?? [];
+        const rules =
+          (r['rules'] as api.KubeObject[] | undefined as unknown as { apiGroups: string[]; resources: string[]; verbs: string[] }[]) ?? [];
         expect(ruleProblems(rules)).to.deep.equal([]);
         expect(rules.flatMap((x) => x.resources)).to.not.include('secrets');
       });
     }
 
     const resourceConstants = Object.entries(api).filter(
-      (e): e is [string, ResourceType] => typeof e[1] === 'object' && e[1] !== null && 'plural' in e[1] && 'namespaced' in e[1] && 'group' in e[1],
+      (e): e is [string, ResourceType] =>
+        typeof e[1] === 'object' && e[1] !== null && 'plural' in e[1] && 'namespaced' in e[1] && 'group' in e[1],
     );
 
     for (const c of COMPONENTS) {
@@ -206,9 +248,12 @@ describe('cdk8s synthesis', () => {
         });
 
         it('is granted every rule it declares', () => {
-          for (const r of c.rbac) for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) {
-            expect(allows(rules, v, g, res), `${v} ${res}.${g}`).to.equal(true);
-          }
+          for (const r of c.rbac)
+            for (const g of r.apiGroups)
+              for (const res of r.resources)
+                for (const v of r.verbs) {
+                  expect(allows(rules, v, g, res), `${v} ${res}.${g}`).to.equal(true);
+                }
         });
 
         it('can read every resource kind its code refers to', () => {
@@ -227,14 +272,18 @@ describe('cdk8s synthesis', () => {
           for (const m of source.matchAll(/\.(get|list|create|update|patch|delete|watch)\s*(?:<[^>()]*>)?\(\s*([A-Z][A-Za-z]+)\b/g)) {
             calls.push([m[1]!, m[2]!, /subresource:\s*'status'/.test(callArgs(source, m.index + m[0].lastIndexOf('(')))]);
           }
-          for (const m of source.matchAll(/\.(informer|for|owns|watches)\s*(?:<[^>()]*>)?\(\s*([A-Z][A-Za-z]+)\b/g)) calls.push(['list', m[2]!, false], ['watch', m[2]!, false]);
+          for (const m of source.matchAll(/\.(informer|for|owns|watches)\s*(?:<[^>()]*>)?\(\s*([A-Z][A-Za-z]+)\b/g))
+            calls.push(['list', m[2]!, false], ['watch', m[2]!, false]);
           const known = new Map(resourceConstants);
           let checked = 0;
           for (const [verb, name, status] of calls) {
             const res = known.get(name);
             if (!res) continue;
             const resource = status ? `${res.plural}/status` : res.plural;
-            expect(allows(rules, verb, res.group, resource), `${c.name} calls ${verb} on ${name} (${resource}.${res.group}) without a rule`).to.equal(true);
+            expect(
+              allows(rules, verb, res.group, resource),
+              `${c.name} calls ${verb} on ${name} (${resource}.${res.group}) without a rule`,
+            ).to.equal(true);
             checked++;
           }
           expect(checked, 'no client calls found: the scan is broken').to.be.greaterThan(0);
@@ -261,12 +310,16 @@ describe('cdk8s synthesis', () => {
       });
     }
 
-    it('grants Leases only in the controllers\' own namespace, never cluster-wide', () => {
+    it("grants Leases only in the controllers' own namespace, never cluster-wide", () => {
       for (const r of byKind('ClusterRole')) {
         const rules = (r['rules'] as { resources: string[] }[] | undefined) ?? [];
-        expect(rules.flatMap((x) => x.resources), r.metadata.name).to.not.include('leases');
+        expect(
+          rules.flatMap((x) => x.resources),
+          r.metadata.name,
+        ).to.not.include('leases');
       }
-      for (const r of byKind('Role').filter((x) => x.metadata.name.endsWith('-leader-election'))) expect(r.metadata.namespace).to.equal('inplace-system');
+      for (const r of byKind('Role').filter((x) => x.metadata.name.endsWith('-leader-election')))
+        expect(r.metadata.namespace).to.equal('inplace-system');
     });
 
     describe('provider kinds are configuration', () => {
@@ -282,9 +335,13 @@ describe('cdk8s synthesis', () => {
         expect(allows(mtc, 'patch', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(true);
         expect(allows(mtc, 'get', 'bootstrap.cluster.x-k8s.io', 'kubeadmconfigs')).to.equal(true);
         expect(allows(mtc, 'get', 'infrastructure.cluster.x-k8s.io', 'devmachines')).to.equal(false);
-        expect(allows(effectiveRules(custom, 'plan-controller'), 'watch', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes')).to.equal(true);
+        expect(
+          allows(effectiveRules(custom, 'plan-controller'), 'watch', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes'),
+        ).to.equal(true);
         // The plan controller's pre-start check dry-runs the commit patch on one InfraMachine per target.
-        expect(allows(effectiveRules(custom, 'plan-controller'), 'patch', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(true);
+        expect(allows(effectiveRules(custom, 'plan-controller'), 'patch', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(
+          true,
+        );
         expect(allows(effectiveRules(custom, 'plan-controller'), 'get', 'infrastructure.cluster.x-k8s.io', 'devmachines')).to.equal(false);
         expect(allows(effectiveRules(custom, 'mhc-extension'), 'get', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(false);
         const role = custom.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'inplace-machine-task-controller-providers')!;
@@ -293,12 +350,16 @@ describe('cdk8s synthesis', () => {
 
       it('grants no control-plane kind when none is listed', () => {
         const none = docsOf(synthesize({ providers: [metal3[0]] }));
-        expect(allows(effectiveRules(none, 'plan-controller'), 'list', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes')).to.equal(false);
+        expect(allows(effectiveRules(none, 'plan-controller'), 'list', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes')).to.equal(
+          false,
+        );
         expect(allows(effectiveRules(none, 'plan-controller'), 'list', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(true);
       });
 
       it('rejects a provider list with wildcards or unknown roles', () => {
-        expect(() => synthesize({ providers: [{ role: 'InfraMachine', apiGroup: '*', resource: 'metal3machines' }] })).to.throw(/invalid provider list/);
+        expect(() => synthesize({ providers: [{ role: 'InfraMachine', apiGroup: '*', resource: 'metal3machines' }] })).to.throw(
+          /invalid provider list/,
+        );
         expect(() => synthesize({ providers: [{ role: 'Node' as never, apiGroup: 'a.b', resource: 'x' }] })).to.throw(/not one of/);
       });
 
@@ -306,7 +367,12 @@ describe('cdk8s synthesis', () => {
         this.timeout(60_000);
         const out = mkdtempSync(join(tmpdir(), 'inplace-synth-'));
         try {
-          const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, '--no-samples', ...args], { encoding: 'utf8' });
+          const run = (args: string[]) =>
+            spawnSync(
+              process.execPath,
+              ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, '--no-samples', ...args],
+              { encoding: 'utf8' },
+            );
           const ok = run(['--no-default-providers', '--provider', 'InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io']);
           expect(ok.status, ok.stderr).to.equal(0);
           const synthesized = docsOf([{ name: '10-platform.yaml', content: readFileSync(join(out, '10-platform.yaml'), 'utf8') }]);
@@ -325,7 +391,9 @@ describe('cdk8s synthesis', () => {
         for (const c of COMPONENTS) {
           const role = byKind('ClusterRole').find((r) => r.metadata.name === `inplace-${c.name}`)!;
           const agg = role['aggregationRule'] as { clusterRoleSelectors: { matchLabels: Record<string, string> }[] };
-          expect(agg.clusterRoleSelectors).to.deep.equal([{ matchLabels: { [`inplace.cluster.x-k8s.io/aggregate-to-${c.name}`]: 'true' } }]);
+          expect(agg.clusterRoleSelectors).to.deep.equal([
+            { matchLabels: { [`inplace.cluster.x-k8s.io/aggregate-to-${c.name}`]: 'true' } },
+          ]);
         }
       });
     });
@@ -338,27 +406,49 @@ describe('cdk8s synthesis', () => {
   });
   describe('RBAC follows what is deployed', () => {
     const samplesGroup = 'samples.inplace.cluster.x-k8s.io';
-    const mentionsSamples = (d: K8sDoc): boolean => ((d['rules'] as { apiGroups?: string[] }[] | undefined) ?? []).some((r) => r.apiGroups?.includes(samplesGroup));
+    const mentionsSamples = (d: K8sDoc): boolean =>
+      ((d['rules'] as { apiGroups?: string[] }[] | undefined) ?? []).some((r) => r.apiGroups?.includes(samplesGroup));
 
-    it('--no-samples grants no rule on the sample updaters\' kinds, to any component', () => {
+    it("--no-samples grants no rule on the sample updaters' kinds, to any component", () => {
       const noSamples = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test' }));
       expect(noSamples.filter(mentionsSamples).map((d) => d.metadata.name)).to.deep.equal([]);
-      for (const c of COMPONENTS) expect(effectiveRules(noSamples, c.name).filter((r) => r.apiGroups.includes(samplesGroup)), c.name).to.deep.equal([]);
+      for (const c of COMPONENTS)
+        expect(
+          effectiveRules(noSamples, c.name).filter((r) => r.apiGroups.includes(samplesGroup)),
+          c.name,
+        ).to.deep.equal([]);
     });
 
-    it('with the samples, their kinds are granted only by the samples chart (aggregated ClusterRoles), not by the components\' own roles', () => {
+    it("with the samples, their kinds are granted only by the samples chart (aggregated ClusterRoles), not by the components' own roles", () => {
       const samplesFile = docsOf(files.filter((f) => f.name === '20-sample-updaters.yaml'));
       const platformFile = docsOf(files.filter((f) => f.name === '10-platform.yaml'));
       expect(platformFile.filter(mentionsSamples).map((d) => d.metadata.name)).to.deep.equal([]);
       expect(samplesFile.filter(mentionsSamples).length).to.be.greaterThan(0);
-      for (const c of COMPONENTS) expect(c.rbac.flatMap((r) => r.apiGroups), c.name).to.not.include(samplesGroup);
+      for (const c of COMPONENTS)
+        expect(
+          c.rbac.flatMap((r) => r.apiGroups),
+          c.name,
+        ).to.not.include(samplesGroup);
     });
 
     it('`npm run synth -- --no-samples` writes no samples chart and no rule on the sample kinds', function () {
       this.timeout(60_000);
       const out = mkdtempSync(join(tmpdir(), 'inplace-synth-'));
       try {
-        const r = spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, '--no-samples', '--image', 'ghcr.io/example/inplace-capi:0.1.0'], { encoding: 'utf8' });
+        const r = spawnSync(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            join(PROJECT_ROOT, 'cdk8s', 'main.ts'),
+            '--outdir',
+            out,
+            '--no-samples',
+            '--image',
+            'ghcr.io/example/inplace-capi:0.1.0',
+          ],
+          { encoding: 'utf8' },
+        );
         expect(r.status, r.stderr).to.equal(0);
         expect(readdirSync(out).sort()).to.deep.equal(['00-crds.yaml', '10-platform.yaml']);
         expect(readFileSync(join(out, '10-platform.yaml'), 'utf8')).to.not.include(samplesGroup);
@@ -374,7 +464,11 @@ describe('cdk8s synthesis', () => {
       expect(imageWarning('inplace-capi:0.2.0')).to.match(/names no registry host/);
       expect(imageWarning('example/inplace-capi:0.2.0')).to.match(/names no registry host/);
       expect(imageWarning('ghcr.io/example/inplace-capi')).to.match(/no tag or digest/);
-      for (const ok of ['ghcr.io/example/inplace-capi:0.1.0', 'localhost:5000/inplace-capi:dev', 'registry.example.com:5000/team/inplace-capi@sha256:' + '0'.repeat(64)]) {
+      for (const ok of [
+        'ghcr.io/example/inplace-capi:0.1.0',
+        'localhost:5000/inplace-capi:dev',
+        'registry.example.com:5000/team/inplace-capi@sha256:' + '0'.repeat(64),
+      ]) {
         expect(imageWarning(ok), ok).to.equal(undefined);
       }
     });
@@ -385,10 +479,17 @@ describe('cdk8s synthesis', () => {
       try {
         const env = { ...process.env };
         delete env['INPLACE_IMAGE'];
-        const run = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, '--no-samples', ...args], { encoding: 'utf8', env });
+        const run = (args: string[]) =>
+          spawnSync(
+            process.execPath,
+            ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, '--no-samples', ...args],
+            { encoding: 'utf8', env },
+          );
         const dflt = run([]);
         expect(dflt.status, dflt.stderr).to.equal(0);
-        expect(dflt.stderr).to.match(/^warning: no --image given: the manifests use inplace-capi:0\.1\.0, which names no registry and cannot be pulled/m);
+        expect(dflt.stderr).to.match(
+          /^warning: no --image given: the manifests use inplace-capi:0\.1\.0, which names no registry and cannot be pulled/m,
+        );
         expect(readFileSync(join(out, '10-platform.yaml'), 'utf8')).to.include(`image: ${DEFAULT_IMAGE}`);
         const given = run(['--image', 'ghcr.io/example/inplace-capi:0.1.0']);
         expect(given.status, given.stderr).to.equal(0);
@@ -401,19 +502,36 @@ describe('cdk8s synthesis', () => {
   });
 
   describe('a platform team applies it as-is', () => {
-    const replicated = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test', replicas: 2, instance: 'fleet-a', updaters: Object.values(sampleUpdaters) }));
+    const replicated = docsOf(
+      synthesize({
+        image: 'registry.example.com/inplace-capi:test',
+        replicas: 2,
+        instance: 'fleet-a',
+        updaters: Object.values(sampleUpdaters),
+      }),
+    );
     const deploymentsOf = (ds: readonly K8sDoc[]): K8sDoc[] => ds.filter((d) => d.kind === 'Deployment');
-    const specOf = (d: K8sDoc): { selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: Record<string, unknown> } } =>
-      d['spec'] as never;
+    const specOf = (
+      d: K8sDoc,
+    ): {
+      selector: { matchLabels: Record<string, string> };
+      template: { metadata: { labels: Record<string, string> }; spec: Record<string, unknown> };
+    } => d['spec'] as never;
 
     it('selects pods by the hand-written app.kubernetes.io/* labels only (a construct path never reaches a selector or a pod)', () => {
       for (const d of [...deploymentsOf(docs), ...deploymentsOf(replicated)]) {
         const sel = specOf(d).selector.matchLabels;
-        expect(Object.keys(sel).sort(), d.metadata.name).to.deep.equal(['app.kubernetes.io/component', 'app.kubernetes.io/instance', 'app.kubernetes.io/name', 'app.kubernetes.io/part-of']);
+        expect(Object.keys(sel).sort(), d.metadata.name).to.deep.equal([
+          'app.kubernetes.io/component',
+          'app.kubernetes.io/instance',
+          'app.kubernetes.io/name',
+          'app.kubernetes.io/part-of',
+        ]);
         expect(sel['app.kubernetes.io/name']).to.equal(d.metadata.name.replace(/^inplace-/, ''));
         expect(sel['app.kubernetes.io/component']).to.equal(d.metadata.name.startsWith('inplace-updater-') ? 'updater' : 'controller');
       }
-      for (const f of [...files, ...synthesize({ image: 'x.io/y:z', replicas: 2 })]) expect(f.content, f.name).to.not.include('cdk8s.io/metadata.addr');
+      for (const f of [...files, ...synthesize({ image: 'x.io/y:z', replicas: 2 })])
+        expect(f.content, f.name).to.not.include('cdk8s.io/metadata.addr');
       expect(specOf(deploymentsOf(replicated)[0]!).selector.matchLabels['app.kubernetes.io/instance']).to.equal('fleet-a');
     });
 
@@ -422,7 +540,15 @@ describe('cdk8s synthesis', () => {
       const app = new App();
       const chart = new Chart(app, 'renamed-chart');
       const spec = componentWorkloads().find((w) => w.name === 'plan-controller')!;
-      const o = { image: 'x.io/y:z', namespace: 'inplace-system', replicas: 1, instance: 'inplace-capi', priorityClassName: '', apiServer: { ports: [6443], cidrs: [] }, root: PROJECT_ROOT };
+      const o = {
+        image: 'x.io/y:z',
+        namespace: 'inplace-system',
+        replicas: 1,
+        instance: 'inplace-capi',
+        priorityClassName: '',
+        apiServer: { ports: [6443], cidrs: [] },
+        root: PROJECT_ROOT,
+      };
       addWorkload(chart, spec, 'controller', o);
       const moved = chart.toJson().find((d: K8sDoc) => d.kind === 'Deployment') as K8sDoc;
       const original = byKind('Deployment').find((d) => d.metadata.name === 'inplace-plan-controller')!;
@@ -432,7 +558,11 @@ describe('cdk8s synthesis', () => {
     it('has a PodDisruptionBudget (maxUnavailable 1) per replicated workload, selecting its pods, and none for a single replica', () => {
       expect(byKind('PodDisruptionBudget')).to.deep.equal([]);
       const pdbs = replicated.filter((d) => d.kind === 'PodDisruptionBudget');
-      expect(pdbs.map((p) => p.metadata.name).sort()).to.deep.equal(deploymentsOf(replicated).map((d) => d.metadata.name).sort());
+      expect(pdbs.map((p) => p.metadata.name).sort()).to.deep.equal(
+        deploymentsOf(replicated)
+          .map((d) => d.metadata.name)
+          .sort(),
+      );
       for (const p of pdbs) {
         const d = deploymentsOf(replicated).find((x) => x.metadata.name === p.metadata.name)!;
         expect(p['spec']).to.deep.equal({ maxUnavailable: 1, selector: specOf(d).selector });
@@ -441,7 +571,11 @@ describe('cdk8s synthesis', () => {
 
     it('spreads replicas over nodes and zones, and sets the priority class (default system-cluster-critical, "" for none)', () => {
       for (const d of deploymentsOf(replicated)) {
-        const spread = specOf(d).template.spec['topologySpreadConstraints'] as { topologyKey: string; labelSelector: { matchLabels: Record<string, string> }; whenUnsatisfiable: string }[];
+        const spread = specOf(d).template.spec['topologySpreadConstraints'] as {
+          topologyKey: string;
+          labelSelector: { matchLabels: Record<string, string> };
+          whenUnsatisfiable: string;
+        }[];
         expect(spread.map((t) => t.topologyKey)).to.deep.equal(['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
         for (const t of spread) {
           expect(t.labelSelector.matchLabels).to.deep.equal(specOf(d).selector.matchLabels);
@@ -465,7 +599,10 @@ describe('cdk8s synthesis', () => {
       for (const d of byKind('Deployment').filter((x) => x.metadata.name.startsWith('inplace-updater-'))) {
         const ctr = specOf(d).template.spec['containers'] as { args: string[]; ports: { name: string }[] }[];
         expect(ctr[0]!.args, d.metadata.name).to.not.include('--metrics-port');
-        expect(ctr[0]!.ports.map((p) => p.name), d.metadata.name).to.deep.equal(['health']);
+        expect(
+          ctr[0]!.ports.map((p) => p.name),
+          d.metadata.name,
+        ).to.deep.equal(['health']);
         const rules = effectiveRules(docs, d.metadata.name.replace(/^inplace-/, ''));
         expect(allows(rules, 'create', 'authentication.k8s.io', 'tokenreviews'), d.metadata.name).to.equal(false);
       }
@@ -473,25 +610,56 @@ describe('cdk8s synthesis', () => {
 
     it('gives every leader-electing pod POD_NAMESPACE, where both inplace run and the updater SDK take their Lease (the Role covers only that namespace)', () => {
       for (const d of byKind('Deployment')) {
-        const ctr = (specOf(d).template.spec['containers'] as { args: string[]; env: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[] }[])[0]!;
+        const ctr = (
+          specOf(d).template.spec['containers'] as {
+            args: string[];
+            env: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+          }[]
+        )[0]!;
         expect(ctr.args, d.metadata.name).to.include('--leader-elect');
-        expect(ctr.env.find((e) => e.name === 'POD_NAMESPACE')?.valueFrom?.fieldRef?.fieldPath, d.metadata.name).to.equal('metadata.namespace');
+        expect(ctr.env.find((e) => e.name === 'POD_NAMESPACE')?.valueFrom?.fieldRef?.fieldPath, d.metadata.name).to.equal(
+          'metadata.namespace',
+        );
       }
     });
 
     it('has a NetworkPolicy over every platform pod: ingress only to the metrics and health ports, egress only to the API server', () => {
       const nps = byKind('NetworkPolicy');
       expect(nps).to.have.length(1);
-      const spec = nps[0]!['spec'] as { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: unknown[]; egress: unknown[] };
+      const spec = nps[0]!['spec'] as {
+        podSelector: { matchLabels: Record<string, string> };
+        policyTypes: string[];
+        ingress: unknown[];
+        egress: unknown[];
+      };
       expect(spec.policyTypes).to.deep.equal(['Ingress', 'Egress']);
-      expect(spec.ingress).to.deep.equal([{ ports: [{ protocol: 'TCP', port: 8080 }, { protocol: 'TCP', port: 8081 }] }]);
-      expect(spec.egress).to.deep.equal([{ ports: [{ protocol: 'TCP', port: 443 }, { protocol: 'TCP', port: 6443 }] }]);
+      expect(spec.ingress).to.deep.equal([
+        {
+          ports: [
+            { protocol: 'TCP', port: 8080 },
+            { protocol: 'TCP', port: 8081 },
+          ],
+        },
+      ]);
+      expect(spec.egress).to.deep.equal([
+        {
+          ports: [
+            { protocol: 'TCP', port: 443 },
+            { protocol: 'TCP', port: 6443 },
+          ],
+        },
+      ]);
       for (const d of byKind('Deployment')) {
         const labels = specOf(d).template.metadata.labels;
-        expect(Object.entries(spec.podSelector.matchLabels).every(([k, v]) => labels[k] === v), d.metadata.name).to.equal(true);
+        expect(
+          Object.entries(spec.podSelector.matchLabels).every(([k, v]) => labels[k] === v),
+          d.metadata.name,
+        ).to.equal(true);
       }
       const pinned = docsOf(synthesize({ apiServer: { ports: [6443], cidrs: ['10.0.0.1/32'] } })).find((d) => d.kind === 'NetworkPolicy')!;
-      expect((pinned['spec'] as { egress: unknown[] }).egress).to.deep.equal([{ ports: [{ protocol: 'TCP', port: 6443 }], to: [{ ipBlock: { cidr: '10.0.0.1/32' } }] }]);
+      expect((pinned['spec'] as { egress: unknown[] }).egress).to.deep.equal([
+        { ports: [{ protocol: 'TCP', port: 6443 }], to: [{ ipBlock: { cidr: '10.0.0.1/32' } }] },
+      ]);
       expect(docsOf(synthesize({ noNetworkPolicy: true })).filter((d) => d.kind === 'NetworkPolicy')).to.deep.equal([]);
     });
   });
@@ -501,10 +669,14 @@ describe('cdk8s synthesis', () => {
       expect(Object.keys(run.COMPONENT_LOADERS)).to.deep.equal(COMPONENTS.map((c) => c.name));
       expect(run.WRITE_POLICY_COMPONENTS).to.deep.equal(COMPONENTS.filter((c) => c.takes.includes('writePolicy')).map((c) => c.name));
       expect(run.CONCURRENCY_COMPONENTS).to.deep.equal(COMPONENTS.filter((c) => c.takes.includes('concurrency')).map((c) => c.name));
-      expect(byKind('Deployment').filter((d) => !d.metadata.name.startsWith('inplace-updater-')).map((d) => d.metadata.name)).to.deep.equal(COMPONENTS.map((c) => `inplace-${c.name}`));
+      expect(
+        byKind('Deployment')
+          .filter((d) => !d.metadata.name.startsWith('inplace-updater-'))
+          .map((d) => d.metadata.name),
+      ).to.deep.equal(COMPONENTS.map((c) => `inplace-${c.name}`));
     });
 
-    it('cdk8s/ imports nothing from src/cli (the CLI is a consumer of the manifests\' sources, not a source)', () => {
+    it("cdk8s/ imports nothing from src/cli (the CLI is a consumer of the manifests' sources, not a source)", () => {
       const dir = join(PROJECT_ROOT, 'cdk8s');
       const offenders = readdirSync(dir)
         .filter((f) => f.endsWith('.ts'))

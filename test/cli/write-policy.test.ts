@@ -19,7 +19,11 @@ describe('inplace --write-policy', () => {
   after(() => rmSync(tmp, { recursive: true, force: true }));
 
   it('loads a YAML policy', () => {
-    expect(loadWritePolicy(file('ok.yaml', 'Machine:\n  allow: [/spec/version, /metadata/labels/example.com~1team]\nInfraMachine:\n  deny: [/spec/image]\n'))).to.deep.equal({
+    expect(
+      loadWritePolicy(
+        file('ok.yaml', 'Machine:\n  allow: [/spec/version, /metadata/labels/example.com~1team]\nInfraMachine:\n  deny: [/spec/image]\n'),
+      ),
+    ).to.deep.equal({
       Machine: { allow: ['/spec/version', '/metadata/labels/example.com~1team'] },
       InfraMachine: { deny: ['/spec/image'] },
     });
@@ -32,7 +36,9 @@ describe('inplace --write-policy', () => {
   });
 
   it('refuses a policy that opens the never-list, a missing file and bad YAML', () => {
-    expect(() => loadWritePolicy(file('open.yaml', 'Machine:\n  allow: [/spec/providerID]\n'))).to.throw(/\/spec\/providerID cannot be allowed/);
+    expect(() => loadWritePolicy(file('open.yaml', 'Machine:\n  allow: [/spec/providerID]\n'))).to.throw(
+      /\/spec\/providerID cannot be allowed/,
+    );
     expect(() => loadWritePolicy(join(tmp, 'missing.yaml'))).to.throw(/cannot read the write policy/);
     expect(() => loadWritePolicy(file('bad.yaml', 'Machine: [unclosed\n'))).to.throw(/not valid YAML/);
   });
@@ -48,7 +54,10 @@ describe('inplace --write-policy', () => {
     const run = await cli('run', 'plan-controller', '--write-policy', bad, '--kubeconfig', join(tmp, 'no-kubeconfig'));
     expect(run.code).to.equal(1);
     expect(run.err).to.match(/\/status cannot be allowed/);
-    const plan = file('plan.yaml', 'apiVersion: inplace.cluster.x-k8s.io/v1alpha1\nkind: InPlaceUpdatePlan\nmetadata: {name: p}\nspec:\n  clusterName: c1\n  machineDeployments: [{name: md, sequence: 2, updaters: [{name: u, sequence: 1, responsibilities: [{selectResource: Machine, path: /spec/version, value: v1.30.1}]}]}]\n');
+    const plan = file(
+      'plan.yaml',
+      'apiVersion: inplace.cluster.x-k8s.io/v1alpha1\nkind: InPlaceUpdatePlan\nmetadata: {name: p}\nspec:\n  clusterName: c1\n  machineDeployments: [{name: md, sequence: 2, updaters: [{name: u, sequence: 1, responsibilities: [{selectResource: Machine, path: /spec/version, value: v1.30.1}]}]}]\n',
+    );
     const preview = await cli('preview', '-f', plan, '--write-policy', bad, '--kubeconfig', join(tmp, 'no-kubeconfig'));
     expect(preview.code).to.equal(1);
     expect(preview.err).to.match(/\/status cannot be allowed/);

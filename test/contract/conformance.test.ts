@@ -48,7 +48,9 @@ describe('conformance kit (integration)', function () {
   describe('passes conformant updaters', () => {
     it('passes the reference updater on the generic kind, including a restart mid-update', async () => {
       const ns = await env.newNamespace('cf-ref');
-      const r = await withSample(sampleUpdaters.reference, ns, (restart) => kit({ namespace: ns, kind: UpdaterUpdateTasks, updaterName: 'conformance', restart }));
+      const r = await withSample(sampleUpdaters.reference, ns, (restart) =>
+        kit({ namespace: ns, kind: UpdaterUpdateTasks, updaterName: 'conformance', restart }),
+      );
       expect(r.passed, explain(r)).to.equal(true);
       expect(r.rules.filter((x) => x.result === 'pass').map((x) => x.id)).to.deep.equal(['C1', 'C2', 'C3', 'C4', 'C5', 'C6', 'C7', 'C8']);
       expect(r.rules.find((x) => x.id === 'C9')?.result).to.equal('n/a');
@@ -93,7 +95,13 @@ describe('conformance kit (integration)', function () {
       const ns = await env.newNamespace('cf-raw');
       const u = await startFixtureUpdater(env.client, ns, FixtureTasks, 'correct');
       try {
-        const r = await kit({ namespace: ns, kind: FixtureTasks, taskSpec: { parameters: { durationSeconds: 0 } }, slowSpec: { parameters: { durationSeconds: 3600 } }, failureSpec: { parameters: { failWith: 'injected' } } });
+        const r = await kit({
+          namespace: ns,
+          kind: FixtureTasks,
+          taskSpec: { parameters: { durationSeconds: 0 } },
+          slowSpec: { parameters: { durationSeconds: 3600 } },
+          failureSpec: { parameters: { failWith: 'injected' } },
+        });
         expect(r.passed, explain(r)).to.equal(true);
       } finally {
         await u.stop();
@@ -104,10 +112,19 @@ describe('conformance kit (integration)', function () {
   describe('fails broken updaters, naming the rule', () => {
     const cases: { behaviour: Behaviour; custom?: boolean; rule: string; evidence: RegExp }[] = [
       { behaviour: 'neverReports', rule: 'C4', evidence: /no terminal status answering generation 1 within/ },
-      { behaviour: 'leavesTerminal', custom: true, rule: 'C4', evidence: /terminal status left after re-reconcile: updated .* -> updating/ },
+      {
+        behaviour: 'leavesTerminal',
+        custom: true,
+        rule: 'C4',
+        evidence: /terminal status left after re-reconcile: updated .* -> updating/,
+      },
       { behaviour: 'ignoresAborting', rule: 'C4', evidence: /after spec.updatePhase became aborting/ },
       { behaviour: 'writesCapi', rule: 'C8', evidence: /the updater wrote a CAPI object: Machine cf-.* annotations changed/ },
-      { behaviour: 'wrongObservedGeneration', rule: 'C5', evidence: /observedGeneration stayed 1|observedGeneration 1 does not answer generation 2/ },
+      {
+        behaviour: 'wrongObservedGeneration',
+        rule: 'C5',
+        evidence: /observedGeneration stayed 1|observedGeneration 1 does not answer generation 2/,
+      },
     ];
     for (const c of cases) {
       it(`fails an updater that ${c.behaviour.replace(/[A-Z]/g, (m) => ` ${m.toLowerCase()}`)} with ${c.rule}`, async () => {
@@ -120,7 +137,13 @@ describe('conformance kit (integration)', function () {
             kind: res,
             updaterName: 'broken',
             timeoutMs: 2_500,
-            ...(c.custom ? { taskSpec: { parameters: { durationSeconds: 0 } }, slowSpec: { parameters: { durationSeconds: 3600 } }, failureSpec: { parameters: { failWith: 'injected' } } } : {}),
+            ...(c.custom
+              ? {
+                  taskSpec: { parameters: { durationSeconds: 0 } },
+                  slowSpec: { parameters: { durationSeconds: 3600 } },
+                  failureSpec: { parameters: { failWith: 'injected' } },
+                }
+              : {}),
           });
           expect(r.passed, explain(r)).to.equal(false);
           expect(failed(r), explain(r)).to.include(c.rule);

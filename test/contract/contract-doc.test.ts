@@ -14,7 +14,12 @@ function rulesTable(md: string): string[][] {
   const rows: string[][] = [];
   for (const l of lines.slice(start + 2)) {
     if (!l.startsWith('|')) break;
-    rows.push(l.slice(1, -1).split('|').map((c) => c.trim()));
+    rows.push(
+      l
+        .slice(1, -1)
+        .split('|')
+        .map((c) => c.trim()),
+    );
   }
   return rows;
 }

@@ -17,7 +17,11 @@ describe('shell updater example (kubectl, no SDK)', function () {
   let ns: string;
 
   const start = (): void => {
-    proc = spawn('bash', [SCRIPT, '--name', 'shell-conformance', '--namespace', ns, '--kubeconfig', env.kubeconfigPath, '--interval', '0.2'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    proc = spawn(
+      'bash',
+      [SCRIPT, '--name', 'shell-conformance', '--namespace', ns, '--kubeconfig', env.kubeconfigPath, '--interval', '0.2'],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     proc.stderr?.resume();
   };
   const stop = async (): Promise<void> => {

@@ -10,7 +10,10 @@ import { CP, FROM_VERSION, TO_VERSION, conditionOf, planObject, refUpdater, vers
 const SLOW = 600;
 
 async function inFlight(p: Platform, planName: string, n: number): Promise<void> {
-  await waitFor(async () => (await p.machineUpdates()).filter((m) => m.spec.planName === planName && m.status?.updateStatus === 'updating').length >= n, { timeoutMs: 30_000, message: `${n} machine(s) of ${planName} in flight` });
+  await waitFor(
+    async () => (await p.machineUpdates()).filter((m) => m.spec.planName === planName && m.status?.updateStatus === 'updating').length >= n,
+    { timeoutMs: 30_000, message: `${n} machine(s) of ${planName} in flight` },
+  );
 }
 
 /** Every machine ends updated (value committed) or not (value untouched); no label is left behind. */
@@ -33,18 +36,30 @@ describe('e2e: abort, supersede and delete', function () {
     const p = await env().platform();
     await p.provision({ mds: [{ name: 'cluster1-md-0', replicas: 3, maxUnavailable: 2 }] });
     await p.startPlatform();
-    await p.apply(planObject(p.ns, 'p', {
-      cp: { name: CP, sequence: 1, updaters: [refUpdater()] },
-      mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ durationSeconds: SLOW })] }],
-    }));
+    await p.apply(
+      planObject(p.ns, 'p', {
+        cp: { name: CP, sequence: 1, updaters: [refUpdater()] },
+        mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ durationSeconds: SLOW })] }],
+      }),
+    );
     await inFlight(p, 'p', 2);
     await p.patchPlan('p', { updatePhase: 'aborting' });
     const plan = await p.waitStatus('p', 'aborted');
 
     const mus = await p.machineUpdates();
-    expect(mus.filter((m) => m.spec.target.kind === 'ControlPlane').map((m) => m.status?.updateStatus)).to.deep.equal(['updated', 'updated', 'updated']);
-    expect(mus.filter((m) => m.spec.target.kind === 'MachineDeployment').map((m) => m.status?.updateStatus)).to.deep.equal(['aborted', 'aborted']);
-    expect(plan.status?.targets?.map((t) => [t.name, t.updateStatus])).to.deep.equal([[CP, 'updated'], ['cluster1-md-0', 'aborted']]);
+    expect(mus.filter((m) => m.spec.target.kind === 'ControlPlane').map((m) => m.status?.updateStatus)).to.deep.equal([
+      'updated',
+      'updated',
+      'updated',
+    ]);
+    expect(mus.filter((m) => m.spec.target.kind === 'MachineDeployment').map((m) => m.status?.updateStatus)).to.deep.equal([
+      'aborted',
+      'aborted',
+    ]);
+    expect(plan.status?.targets?.map((t) => [t.name, t.updateStatus])).to.deep.equal([
+      [CP, 'updated'],
+      ['cluster1-md-0', 'aborted'],
+    ]);
     expect(conditionOf(plan, 'Ready')).to.include({ status: 'False', reason: 'Aborted' });
     await expectCommittedOnlyForUpdated(p);
   });
@@ -66,9 +81,16 @@ describe('e2e: abort, supersede and delete', function () {
     await p.startPlatform();
     const rec = await p.recordMachineUpdates();
     // Plans created within the same second are ordered by name (creationTimestamp has second precision).
-    await p.apply(planObject(p.ns, 'plan-1', { mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ durationSeconds: SLOW })] }] }));
+    await p.apply(
+      planObject(p.ns, 'plan-1', { mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ durationSeconds: SLOW })] }] }),
+    );
     await inFlight(p, 'plan-1', 1);
-    await p.apply(planObject(p.ns, 'plan-2', { cp: { name: CP, sequence: 1, updaters: [refUpdater()] }, mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater()] }] }));
+    await p.apply(
+      planObject(p.ns, 'plan-2', {
+        cp: { name: CP, sequence: 1, updaters: [refUpdater()] },
+        mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater()] }],
+      }),
+    );
 
     const old = await p.waitStatus('plan-1', 'aborted');
     expect(old.spec.updatePhase).to.equal('aborting');
@@ -85,7 +107,9 @@ describe('e2e: abort, supersede and delete', function () {
       const terminalAt = rec.events.findIndex((e) => e.object.metadata.name === n && isTerminal(e.object.status?.updateStatus));
       expect(terminalAt, `${n} terminal before the newer plan starts`).to.be.within(0, firstNew - 1);
     }
-    const reasons = (await env().client.list(Events, p.ns)).items.filter((e) => (e['involvedObject'] as { name?: string }).name === 'plan-2').map((e) => e['reason']);
+    const reasons = (await env().client.list(Events, p.ns)).items
+      .filter((e) => (e['involvedObject'] as { name?: string }).name === 'plan-2')
+      .map((e) => e['reason']);
     expect(reasons).to.include.members(['WaitingForPreviousPlan', 'SupersedingPlan', 'PlanCompleted']);
   });
 
@@ -93,7 +117,9 @@ describe('e2e: abort, supersede and delete', function () {
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 2 }] });
     await p.startPlatform();
-    await p.apply(planObject(p.ns, 'p', { mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ durationSeconds: SLOW })] }] }));
+    await p.apply(
+      planObject(p.ns, 'p', { mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ durationSeconds: SLOW })] }] }),
+    );
     await inFlight(p, 'p', 2);
     const before = await p.plan('p');
     expect(before?.metadata?.finalizers).to.include(Finalizers.plan);
@@ -103,6 +129,9 @@ describe('e2e: abort, supersede and delete', function () {
     for (const m of await p.machines()) expect(versionOf(m)).to.equal(FROM_VERSION);
     expect(await p.labelledMachines()).to.deep.equal([]);
     // The MachineUpdates (and their tasks) are owned by the plan and garbage-collected with it.
-    await waitFor(async () => (await p.machineUpdates()).length === 0 && (await p.tasks()).length === 0, { timeoutMs: 30_000, message: 'MachineUpdates and tasks garbage-collected' });
+    await waitFor(async () => (await p.machineUpdates()).length === 0 && (await p.tasks()).length === 0, {
+      timeoutMs: 30_000,
+      message: 'MachineUpdates and tasks garbage-collected',
+    });
   });
 });

@@ -11,10 +11,12 @@ describe('e2e: updater failures', function () {
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 }] });
     await p.startPlatform();
-    await p.apply(planObject(p.ns, 'halt', {
-      cp: { name: CP, sequence: 1, updaters: [refUpdater()] },
-      mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ failWith: 'kubelet did not come back' })] }],
-    }));
+    await p.apply(
+      planObject(p.ns, 'halt', {
+        cp: { name: CP, sequence: 1, updaters: [refUpdater()] },
+        mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ failWith: 'kubelet did not come back' })] }],
+      }),
+    );
     const plan = await p.waitStatus('halt', 'failed');
     const row = plan.status?.targets?.find((t) => t.name === 'cluster1-md-0');
     expect(row).to.include({ updateStatus: 'failed', failed: 1, updated: 0 });
@@ -42,10 +44,12 @@ describe('e2e: updater failures', function () {
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 }] });
     await p.startPlatform();
-    await p.apply(planObject(p.ns, 'continue', {
-      failurePolicy: 'Continue',
-      mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ failWith: 'image pull failed' })] }],
-    }));
+    await p.apply(
+      planObject(p.ns, 'continue', {
+        failurePolicy: 'Continue',
+        mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ failWith: 'image pull failed' })] }],
+      }),
+    );
     // Every machine is tried; each failed machine is remediated by the MHC and its replacement tried as well, until
     // as many updates failed as the MachineDeployment has machines (then the target stops: the failure is systematic).
     const plan = await p.waitStatus('continue', 'failed');

@@ -24,12 +24,27 @@ describe('e2e: API faults', function () {
     await p.provision({ cpReplicas: 3, mds: [{ name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 }] });
     await p.startPlatform();
     const faulty = env.setFaults({ errorRate: 0.1, errorCodes: [500, 429, 409], dropWatchesEveryMs: 2000 });
-    const updaters = [refUpdater({ name: 'a' }), refUpdater({ name: 'b', sequence: 2, responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true } }] })];
+    const updaters = [
+      refUpdater({ name: 'a' }),
+      refUpdater({
+        name: 'b',
+        sequence: 2,
+        responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true } }],
+      }),
+    ];
     // The scenario's own writes retry like any client would.
-    await waitFor(async () => p.apply(planObject(p.ns, 'p', { cp: { name: CP, sequence: 1, updaters }, mds: [{ name: 'cluster1-md-0', sequence: 2, updaters }] })).catch(async (err: unknown) => {
-      if (await p.plan('p')) return true;
-      throw err;
-    }), { message: 'plan created' });
+    await waitFor(
+      async () =>
+        p
+          .apply(
+            planObject(p.ns, 'p', { cp: { name: CP, sequence: 1, updaters }, mds: [{ name: 'cluster1-md-0', sequence: 2, updaters }] }),
+          )
+          .catch(async (err: unknown) => {
+            if (await p.plan('p')) return true;
+            throw err;
+          }),
+      { message: 'plan created' },
+    );
     await p.waitStatus('p', 'updated', 150_000);
     env.setFaults(undefined);
 
@@ -41,12 +56,18 @@ describe('e2e: API faults', function () {
     expect(await p.tasks()).to.have.length(12);
     for (const m of await p.machines()) {
       expect(versionOf(m)).to.equal(TO_VERSION);
-      expect((await p.client.get(KubeadmConfigs, p.ns, (m['spec'] as { bootstrap: { configRef: { name: string } } }).bootstrap.configRef.name))?.['spec']).to.deep.include({ ntp: { enabled: true } });
+      expect(
+        (
+          await p.client.get(KubeadmConfigs, p.ns, (m['spec'] as { bootstrap: { configRef: { name: string } } }).bootstrap.configRef.name)
+        )?.['spec'],
+      ).to.deep.include({ ntp: { enabled: true } });
     }
     expect(await p.labelledMachines()).to.deep.equal([]);
     // The faults did reach the controllers (their API request metrics count the injected errors).
     if (faulty) {
-      const failedCalls = [...(await p.metrics('plan-controller')).matchAll(/^inplace_api_requests_total\{[^}]*code="(?:500|429|409)"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+      const failedCalls = [
+        ...(await p.metrics('plan-controller')).matchAll(/^inplace_api_requests_total\{[^}]*code="(?:500|429|409)"[^}]*\} (\d+)$/gm),
+      ].reduce((n, m) => n + Number(m[1]), 0);
       expect(failedCalls).to.be.greaterThan(0);
     }
   });

@@ -2,8 +2,23 @@
 // runtime managers (as separate processes would run them), and the reference updater. Works against the local API
 // server or a real cluster (whatever client it is given).
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanTarget, PlanUpdater } from '../../src/api/index.js';
-import { API_VERSION, InPlaceUpdatePlans, Labels, MachineDeployments, MachineUpdates, Machines, UpdaterUpdateTasks } from '../../src/api/index.js';
-import { applyInventory, buildInventory, inventoryMachineName, inventoryMachineSetName, startCapiSimulator, type CapiSimulator } from '../../src/capi-sim/index.js';
+import {
+  API_VERSION,
+  InPlaceUpdatePlans,
+  Labels,
+  MachineDeployments,
+  MachineUpdates,
+  Machines,
+  UpdaterUpdateTasks,
+} from '../../src/api/index.js';
+import {
+  applyInventory,
+  buildInventory,
+  inventoryMachineName,
+  inventoryMachineSetName,
+  startCapiSimulator,
+  type CapiSimulator,
+} from '../../src/capi-sim/index.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { mhcExtension } from '../../src/mhc-extension/index.js';
 import { planController } from '../../src/plan-controller/index.js';
@@ -31,7 +46,8 @@ export interface InventoryShape {
 export function refUpdater(o: Partial<PlanUpdater> & { durationSeconds?: number; failWith?: string } = {}): PlanUpdater {
   const { durationSeconds, failWith, ...rest } = o;
   return {
-    name: 'ref', sequence: 1,
+    name: 'ref',
+    sequence: 1,
     responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: TO_VERSION }],
     parameters: { durationSeconds: durationSeconds ?? 0.05, ...(failWith ? { failWith } : {}) },
     ...rest,
@@ -39,9 +55,15 @@ export function refUpdater(o: Partial<PlanUpdater> & { durationSeconds?: number;
 }
 
 /** A plan object for CLUSTER. */
-export function planObject(ns: string, name: string, spec: { cp?: PlanTarget; mds?: PlanTarget[]; failurePolicy?: 'Halt' | 'Continue'; paused?: boolean }): InPlaceUpdatePlan & KubeObject {
+export function planObject(
+  ns: string,
+  name: string,
+  spec: { cp?: PlanTarget; mds?: PlanTarget[]; failurePolicy?: 'Halt' | 'Continue'; paused?: boolean },
+): InPlaceUpdatePlan & KubeObject {
   return {
-    apiVersion: API_VERSION, kind: 'InPlaceUpdatePlan', metadata: { name, namespace: ns },
+    apiVersion: API_VERSION,
+    kind: 'InPlaceUpdatePlan',
+    metadata: { name, namespace: ns },
     spec: {
       clusterName: CLUSTER,
       ...(spec.failurePolicy ? { failurePolicy: spec.failurePolicy } : {}),
@@ -65,7 +87,10 @@ export class Platform {
   private updaters: { stop(): Promise<void> }[] = [];
   private watches: WatchHandle[] = [];
 
-  constructor(readonly client: KubeClient, readonly ns: string) {}
+  constructor(
+    readonly client: KubeClient,
+    readonly ns: string,
+  ) {}
 
   /** Machine name of the i-th control-plane machine / MachineDeployment machine of the inventory. */
   cpMachine(i: number): string {
@@ -84,7 +109,9 @@ export class Platform {
   /** Creates the cluster's CAPI objects and starts the simulator (machines become Ready quickly). */
   async provision(shape: InventoryShape = {}): Promise<void> {
     const objs = buildInventory({
-      namespace: this.ns, clusterName: CLUSTER, version: FROM_VERSION,
+      namespace: this.ns,
+      clusterName: CLUSTER,
+      version: FROM_VERSION,
       controlPlane: { name: CP, replicas: shape.cpReplicas ?? 3 },
       machineDeployments: (shape.mds ?? [{ name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 }]).map((m) => ({ ...m })),
       // An MHC with an in-place timeout: the MHC extension keeps machines in update from being remediated.
@@ -92,12 +119,22 @@ export class Platform {
     });
     await applyInventory(this.client, objs);
     // CAPI_SIM_FAITHFUL=0 turns upstream's rollout triggers off (owners only scale), to tell a failure they cause apart.
-    this.sim = await startCapiSimulator({ client: this.client, namespace: this.ns, readyDelayMs: 20, faithfulRollouts: process.env['CAPI_SIM_FAITHFUL'] !== '0' });
+    this.sim = await startCapiSimulator({
+      client: this.client,
+      namespace: this.ns,
+      readyDelayMs: 20,
+      faithfulRollouts: process.env['CAPI_SIM_FAITHFUL'] !== '0',
+    });
   }
 
   /** Starts a component on its own manager scoped to the scenario namespace. */
   async startComponent(c: Component): Promise<void> {
-    const mgr = createManager({ client: this.client, name: c.name, namespace: this.ns, ...(process.env['E2E_LOG'] ? { log: createLogger({ name: c.name, level: process.env['E2E_LOG'] }) } : {}) });
+    const mgr = createManager({
+      client: this.client,
+      name: c.name,
+      namespace: this.ns,
+      ...(process.env['E2E_LOG'] ? { log: createLogger({ name: c.name, level: process.env['E2E_LOG'] }) } : {}),
+    });
     await c.setup(mgr);
     await mgr.start();
     this.managers.set(c.name, mgr);
@@ -124,7 +161,13 @@ export class Platform {
     await this.startComponent(planController);
     await this.startComponent(machineTaskController);
     if (opts.mhc ?? true) await this.startComponent(mhcExtension);
-    this.updaters.push(await sampleUpdaters.reference.start({ client: this.client, namespace: this.ns, ...(opts.referenceNames ? { names: opts.referenceNames } : {}) }));
+    this.updaters.push(
+      await sampleUpdaters.reference.start({
+        client: this.client,
+        namespace: this.ns,
+        ...(opts.referenceNames ? { names: opts.referenceNames } : {}),
+      }),
+    );
   }
 
   /** Starts more sample updaters by name (e.g. the os-image and kubernetes-version updaters with their own kinds). */
@@ -168,13 +211,21 @@ export class Platform {
   }
 
   /** Waits until the plan satisfies `pred` (fails after the deadline with `message` and the plan's status). */
-  async waitPlan(name: string, pred: (p: InPlaceUpdatePlan) => boolean, message: string, timeoutMs = 30_000): Promise<InPlaceUpdatePlan & KubeObject> {
+  async waitPlan(
+    name: string,
+    pred: (p: InPlaceUpdatePlan) => boolean,
+    message: string,
+    timeoutMs = 30_000,
+  ): Promise<InPlaceUpdatePlan & KubeObject> {
     let last: InPlaceUpdatePlan | undefined;
     try {
-      return await waitFor(async () => {
-        last = await this.plan(name);
-        return last && pred(last) ? (last as InPlaceUpdatePlan & KubeObject) : undefined;
-      }, { timeoutMs, intervalMs: 25, message });
+      return await waitFor(
+        async () => {
+          last = await this.plan(name);
+          return last && pred(last) ? (last as InPlaceUpdatePlan & KubeObject) : undefined;
+        },
+        { timeoutMs, intervalMs: 25, message },
+      );
     } catch (err) {
       throw new Error(`${(err as Error).message}\nlast status: ${JSON.stringify(last?.status, null, 1)}`);
     }
@@ -213,18 +264,40 @@ export class Platform {
       const status = st?.updateStatus;
       if (status === 'updated' || status === 'failed' || status === 'aborted') {
         // Terminal statuses are never left (C4), but they answer the current generation (C5).
-        if ((st?.observedGeneration ?? 0) < (t.metadata.generation ?? 0)) await this.client.patch(UpdaterUpdateTasks, this.ns, t.metadata.name!, { status: { observedGeneration: t.metadata.generation } }, { type: 'merge', subresource: 'status' });
+        if ((st?.observedGeneration ?? 0) < (t.metadata.generation ?? 0))
+          await this.client.patch(
+            UpdaterUpdateTasks,
+            this.ns,
+            t.metadata.name!,
+            { status: { observedGeneration: t.metadata.generation } },
+            { type: 'merge', subresource: 'status' },
+          );
         continue;
       }
       const aborting = (t['spec'] as { updatePhase?: string }).updatePhase === 'aborting';
       const end = aborting ? 'aborted' : outcome;
       const reason = end === 'updated' ? 'Updated' : end === 'failed' ? 'Failed' : 'Aborted';
-      await this.client.patch(UpdaterUpdateTasks, this.ns, t.metadata.name!, {
-        status: {
-          updateStatus: end, observedGeneration: t.metadata.generation,
-          conditions: [{ type: 'Ready', status: end === 'updated' ? 'True' : 'False', reason, message: `${end} by the scenario`, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }],
+      await this.client.patch(
+        UpdaterUpdateTasks,
+        this.ns,
+        t.metadata.name!,
+        {
+          status: {
+            updateStatus: end,
+            observedGeneration: t.metadata.generation,
+            conditions: [
+              {
+                type: 'Ready',
+                status: end === 'updated' ? 'True' : 'False',
+                reason,
+                message: `${end} by the scenario`,
+                lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+              },
+            ],
+          },
         },
-      }, { type: 'merge', subresource: 'status' });
+        { type: 'merge', subresource: 'status' },
+      );
       n++;
     }
     return n;
@@ -232,19 +305,29 @@ export class Platform {
 
   /** Waits for at least `n` in-flight tasks of `updater`. */
   async waitTasks(updater: string, n: number): Promise<KubeObject[]> {
-    return waitFor(async () => {
-      const open = (await this.tasks()).filter((t) => t.metadata.labels?.[Labels.updaterName] === updater && !['updated', 'failed', 'aborted'].includes((t['status'] as { updateStatus?: string } | undefined)?.updateStatus ?? ''));
-      return open.length >= n ? open : undefined;
-    }, { message: `${n} in-flight task(s) of updater ${updater}` });
+    return waitFor(
+      async () => {
+        const open = (await this.tasks()).filter(
+          (t) =>
+            t.metadata.labels?.[Labels.updaterName] === updater &&
+            !['updated', 'failed', 'aborted'].includes((t['status'] as { updateStatus?: string } | undefined)?.updateStatus ?? ''),
+        );
+        return open.length >= n ? open : undefined;
+      },
+      { message: `${n} in-flight task(s) of updater ${updater}` },
+    );
   }
 
   /** Plays `updater` until the plan reaches `status`. */
   async drive(planName: string, updater: string, status = 'updated'): Promise<InPlaceUpdatePlan & KubeObject> {
-    return waitFor(async () => {
-      await this.finishTasks(updater);
-      const p = await this.plan(planName);
-      return p?.status?.updateStatus === status ? p : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 25, message: `plan ${planName} ${status} while playing updater ${updater}` });
+    return waitFor(
+      async () => {
+        await this.finishTasks(updater);
+        const p = await this.plan(planName);
+        return p?.status?.updateStatus === status ? p : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 25, message: `plan ${planName} ${status} while playing updater ${updater}` },
+    );
   }
 
   /** Machines carrying the plan-name label (in update). */

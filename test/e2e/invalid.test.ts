@@ -21,21 +21,113 @@ interface Mistake {
 }
 
 const mistakes: Mistake[] = [
-  { name: 'a cluster that does not exist', plan: (ns) => ({ ...planObject(ns, 'x', { cp: cp() }), spec: { ...planObject(ns, 'x', { cp: cp() }).spec, clusterName: 'no-such-cluster' } }), problem: /Cluster .*no-such-cluster not found/ },
-  { name: 'a control plane that does not exist', plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater()], 'no-such-cp') }), problem: /no-such-cp/ },
-  { name: 'a MachineDeployment that does not exist', plan: (ns) => planObject(ns, 'x', { mds: [md('no-such-md')] }), problem: /MachineDeployment .*no-such-md not found/ },
-  { name: 'a MachineDeployment with the OnDelete strategy', plan: (ns) => planObject(ns, 'x', { mds: [md('cluster1-md-ondelete')] }), problem: /OnDelete/ },
-  { name: 'a MachineDeployment sequence not above the control plane\'s', plan: (ns) => planObject(ns, 'x', { cp: cp(), mds: [md('cluster1-md-0', 1)] }), problem: /control-plane sequence must be lower than every MachineDeployment sequence/ },
-  { name: 'two updaters with the same name in a target', plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater(), refUpdater({ sequence: 2, responsibilities: [{ selectResource: 'Machine', path: '/spec/failureDomain', value: 'a' }] })]) }), problem: /[Dd]uplicate|used more than once/ },
-  { name: 'a template that does not exist', plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater({ updaterUpdateTemplateRef: { ...osRef, name: 'no-such-template' } })]) }), problem: /OSImageUpdateTaskTemplate .*no-such-template not found/ },
-  { name: 'a template kind that is not served', plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater({ updaterUpdateTemplateRef: { apiVersion: 'example.com/v1', kind: 'AcmeTemplate', name: 't' } })]) }), problem: /AcmeTemplate is not served/ },
-  { name: 'a template kind not ending in Template', plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater({ updaterUpdateTemplateRef: { ...osRef, kind: 'OSImageUpdateTask' } })]) }), problem: /Template/ },
-  { name: 'a cross-namespace template reference', plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater({ updaterUpdateTemplateRef: { ...osRef, name: 'other-namespace/os-image-task' } })]) }), problem: /cross-namespace/ },
-  { name: 'a path that is not a JSON pointer', plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater({ responsibilities: [{ selectResource: 'Machine', path: 'spec.version', value: 'v1' }] })]) }), problem: /path/ },
-  { name: 'a path into status', plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/status/phase', value: 'Running' }] })]) }), problem: /\/status\/phase is not writable/ },
-  { name: 'a selectResource that is not allowed', plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater({ responsibilities: [{ selectResource: 'Node' as 'Machine', path: '/spec/x', value: 1 }] })]) }), problem: /selectResource|Unsupported value: "Node"/ },
-  { name: 'two updaters owning overlapping fields', plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater({ name: 'a', responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true } }] }), refUpdater({ name: 'b', sequence: 2, responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp/servers', value: ['a'] }] })]) }), problem: /overlaps \/spec\/ntp\/servers/ },
-  { name: 'an updater name that is not a DNS label', plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater({ name: 'Not_A_Label' })]) }), problem: /name/ },
+  {
+    name: 'a cluster that does not exist',
+    plan: (ns) => ({
+      ...planObject(ns, 'x', { cp: cp() }),
+      spec: { ...planObject(ns, 'x', { cp: cp() }).spec, clusterName: 'no-such-cluster' },
+    }),
+    problem: /Cluster .*no-such-cluster not found/,
+  },
+  {
+    name: 'a control plane that does not exist',
+    plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater()], 'no-such-cp') }),
+    problem: /no-such-cp/,
+  },
+  {
+    name: 'a MachineDeployment that does not exist',
+    plan: (ns) => planObject(ns, 'x', { mds: [md('no-such-md')] }),
+    problem: /MachineDeployment .*no-such-md not found/,
+  },
+  {
+    name: 'a MachineDeployment with the OnDelete strategy',
+    plan: (ns) => planObject(ns, 'x', { mds: [md('cluster1-md-ondelete')] }),
+    problem: /OnDelete/,
+  },
+  {
+    name: "a MachineDeployment sequence not above the control plane's",
+    plan: (ns) => planObject(ns, 'x', { cp: cp(), mds: [md('cluster1-md-0', 1)] }),
+    problem: /control-plane sequence must be lower than every MachineDeployment sequence/,
+  },
+  {
+    name: 'two updaters with the same name in a target',
+    plan: (ns) =>
+      planObject(ns, 'x', {
+        cp: cp([
+          refUpdater(),
+          refUpdater({ sequence: 2, responsibilities: [{ selectResource: 'Machine', path: '/spec/failureDomain', value: 'a' }] }),
+        ]),
+      }),
+    problem: /[Dd]uplicate|used more than once/,
+  },
+  {
+    name: 'a template that does not exist',
+    plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater({ updaterUpdateTemplateRef: { ...osRef, name: 'no-such-template' } })]) }),
+    problem: /OSImageUpdateTaskTemplate .*no-such-template not found/,
+  },
+  {
+    name: 'a template kind that is not served',
+    plan: (ns) =>
+      planObject(ns, 'x', {
+        cp: cp([refUpdater({ updaterUpdateTemplateRef: { apiVersion: 'example.com/v1', kind: 'AcmeTemplate', name: 't' } })]),
+      }),
+    problem: /AcmeTemplate is not served/,
+  },
+  {
+    name: 'a template kind not ending in Template',
+    plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater({ updaterUpdateTemplateRef: { ...osRef, kind: 'OSImageUpdateTask' } })]) }),
+    problem: /Template/,
+  },
+  {
+    name: 'a cross-namespace template reference',
+    plan: (ns) =>
+      planObject(ns, 'x', { cp: cp([refUpdater({ updaterUpdateTemplateRef: { ...osRef, name: 'other-namespace/os-image-task' } })]) }),
+    problem: /cross-namespace/,
+  },
+  {
+    name: 'a path that is not a JSON pointer',
+    plan: (ns) =>
+      planObject(ns, 'x', {
+        cp: cp([refUpdater({ responsibilities: [{ selectResource: 'Machine', path: 'spec.version', value: 'v1' }] })]),
+      }),
+    problem: /path/,
+  },
+  {
+    name: 'a path into status',
+    plan: (ns) =>
+      planObject(ns, 'x', {
+        cp: cp([refUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/status/phase', value: 'Running' }] })]),
+      }),
+    problem: /\/status\/phase is not writable/,
+  },
+  {
+    name: 'a selectResource that is not allowed',
+    plan: (ns) =>
+      planObject(ns, 'x', {
+        cp: cp([refUpdater({ responsibilities: [{ selectResource: 'Node' as 'Machine', path: '/spec/x', value: 1 }] })]),
+      }),
+    problem: /selectResource|Unsupported value: "Node"/,
+  },
+  {
+    name: 'two updaters owning overlapping fields',
+    plan: (ns) =>
+      planObject(ns, 'x', {
+        cp: cp([
+          refUpdater({ name: 'a', responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true } }] }),
+          refUpdater({
+            name: 'b',
+            sequence: 2,
+            responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp/servers', value: ['a'] }],
+          }),
+        ]),
+      }),
+    problem: /overlaps \/spec\/ntp\/servers/,
+  },
+  {
+    name: 'an updater name that is not a DNS label',
+    plan: (ns) => planObject(ns, 'x', { cp: cp([refUpdater({ name: 'Not_A_Label' })]) }),
+    problem: /name/,
+  },
 ];
 
 async function nothingTouched(p: Platform, mdReplicas: Map<string, unknown>): Promise<void> {
@@ -45,7 +137,10 @@ async function nothingTouched(p: Platform, mdReplicas: Map<string, unknown>): Pr
   for (const [name, replicas] of mdReplicas) {
     const md = await p.md(name);
     expect((md?.['spec'] as { replicas?: unknown }).replicas, `${name} replicas`).to.equal(replicas);
-    expect(Object.keys(md?.metadata.annotations ?? {}).filter((k) => k.startsWith('inplace.')), `${name} annotations`).to.deep.equal([]);
+    expect(
+      Object.keys(md?.metadata.annotations ?? {}).filter((k) => k.startsWith('inplace.')),
+      `${name} annotations`,
+    ).to.deep.equal([]);
   }
 }
 
@@ -57,9 +152,16 @@ describe('e2e: invalid plans', function () {
   before(async () => {
     env = await startE2eEnv();
     p = await env.platform();
-    await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 1, maxUnavailable: 0 }, { name: 'cluster1-md-ondelete', replicas: 1, strategy: 'OnDelete' }] });
+    await p.provision({
+      cpReplicas: 1,
+      mds: [
+        { name: 'cluster1-md-0', replicas: 1, maxUnavailable: 0 },
+        { name: 'cluster1-md-ondelete', replicas: 1, strategy: 'OnDelete' },
+      ],
+    });
     await p.startPlatform();
-    for (const name of ['cluster1-md-0', 'cluster1-md-ondelete']) replicas.set(name, ((await p.md(name))?.['spec'] as { replicas?: unknown }).replicas);
+    for (const name of ['cluster1-md-0', 'cluster1-md-ondelete'])
+      replicas.set(name, ((await p.md(name))?.['spec'] as { replicas?: unknown }).replicas);
   });
   after(async () => env?.stop());
 
@@ -74,7 +176,11 @@ describe('e2e: invalid plans', function () {
       let rejectedBy: string;
       try {
         await p.apply(plan);
-        const seen = await p.waitPlan(plan.metadata.name, (x) => conditionOf(x, 'Valid')?.status === 'False', `Valid=False on ${plan.metadata.name}`);
+        const seen = await p.waitPlan(
+          plan.metadata.name,
+          (x) => conditionOf(x, 'Valid')?.status === 'False',
+          `Valid=False on ${plan.metadata.name}`,
+        );
         rejectedBy = conditionOf(seen, 'Valid')!.message ?? '';
         expect(seen.status?.updateStatus).to.equal('pending');
         expect(conditionOf(seen, 'Ready')).to.include({ status: 'False', reason: 'Invalid' });
@@ -89,10 +195,16 @@ describe('e2e: invalid plans', function () {
   });
 
   it('a plan with several mistakes lists every one of them', async () => {
-    const plan = planObject(p.ns, 'invalid-many', { cp: cp([refUpdater()], 'no-such-cp'), mds: [md('no-such-md'), md('cluster1-md-ondelete')] });
+    const plan = planObject(p.ns, 'invalid-many', {
+      cp: cp([refUpdater()], 'no-such-cp'),
+      mds: [md('no-such-md'), md('cluster1-md-ondelete')],
+    });
     await p.apply(plan);
     const seen = await p.waitPlan('invalid-many', (x) => conditionOf(x, 'Valid')?.status === 'False', 'Valid=False');
-    expect(conditionOf(seen, 'Valid')?.message).to.match(/no-such-cp/).and.match(/no-such-md/).and.match(/OnDelete/);
+    expect(conditionOf(seen, 'Valid')?.message)
+      .to.match(/no-such-cp/)
+      .and.match(/no-such-md/)
+      .and.match(/OnDelete/);
     await nothingTouched(p, replicas);
   });
 });

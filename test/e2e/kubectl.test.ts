@@ -49,7 +49,15 @@ describe('e2e: an operator with kubectl', function () {
     await p.startPlatform({ referenceNames: ['ref'] });
     const file = join(dir, 'plan.yaml');
     const manual = refUpdater({ name: 'manual' });
-    await writeFile(file, stringify(planObject(p.ns, 'cluster1-v1-30-1', { cp: { name: CP, sequence: 1, updaters: [manual] }, mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [manual] }] })));
+    await writeFile(
+      file,
+      stringify(
+        planObject(p.ns, 'cluster1-v1-30-1', {
+          cp: { name: CP, sequence: 1, updaters: [manual] },
+          mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [manual] }],
+        }),
+      ),
+    );
     const applied = await kubectl(['apply', '-f', file]);
     expect(applied.code, applied.err).to.equal(0);
     expect(applied.out).to.match(/inplaceupdateplan.inplace.cluster.x-k8s.io\/cluster1-v1-30-1 created/);
@@ -57,12 +65,23 @@ describe('e2e: an operator with kubectl', function () {
     // While the first machine is in update it carries the plan label.
     const [task] = await p.waitTasks('manual', 1);
     const inUpdate = (task!['spec'] as { machineRef: { name: string } }).machineRef.name;
-    const listed = await waitFor(async () => {
-      const r = await kubectl(['get', 'machines', '-n', p.ns, '-l', `${Labels.planName}=cluster1-v1-30-1`, '-o', 'name']);
-      return r.code === 0 && r.out.trim() ? r.out.trim() : undefined;
-    }, { message: 'kubectl lists the machine in update' });
+    const listed = await waitFor(
+      async () => {
+        const r = await kubectl(['get', 'machines', '-n', p.ns, '-l', `${Labels.planName}=cluster1-v1-30-1`, '-o', 'name']);
+        return r.code === 0 && r.out.trim() ? r.out.trim() : undefined;
+      },
+      { message: 'kubectl lists the machine in update' },
+    );
     expect(listed).to.equal(`machine.cluster.x-k8s.io/${inUpdate}`);
-    const annotations = await kubectl(['get', 'machine', '-n', p.ns, inUpdate, '-o', `jsonpath={.metadata.annotations.inplace\\.cluster\\.x-k8s\\.io/update-started-at}`]);
+    const annotations = await kubectl([
+      'get',
+      'machine',
+      '-n',
+      p.ns,
+      inUpdate,
+      '-o',
+      `jsonpath={.metadata.annotations.inplace\\.cluster\\.x-k8s\\.io/update-started-at}`,
+    ]);
     expect(annotations.out).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
 
     // Not Ready yet: kubectl wait times out while the plan is updating.
@@ -77,7 +96,7 @@ describe('e2e: an operator with kubectl', function () {
 
     const table = await kubectl(['get', 'iup', '-n', p.ns]);
     expect(table.out).to.match(/cluster1-v1-30-1\s+cluster1\s+updated\s+3\/3\s+Updated\s/);
-    expect(table.out, "the requested phase shows only with -o wide").to.not.match(/PHASE|REQUESTED/);
+    expect(table.out, 'the requested phase shows only with -o wide').to.not.match(/PHASE|REQUESTED/);
     for (const m of await p.machines()) if (!m.metadata.deletionTimestamp) expect(versionOf(m)).to.equal(TO_VERSION);
   });
 });

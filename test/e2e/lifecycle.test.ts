@@ -31,10 +31,18 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
     await p.waitTasks('manual', 1);
     await p.patchPlan('p', { paused: true });
     const generation = (await p.plan('p'))!.metadata!.generation;
-    await p.waitPlan('p', (x) => x.status?.observedGeneration === generation && conditionOf(x, 'Paused')?.status === 'True', 'pause observed');
+    await p.waitPlan(
+      'p',
+      (x) => x.status?.observedGeneration === generation && conditionOf(x, 'Paused')?.status === 'True',
+      'pause observed',
+    );
     expect(await p.finishTasks('manual')).to.equal(1);
     // Settled: the controller has seen the in-flight machine finish while paused.
-    const paused = await p.waitPlan('p', (x) => x.status?.updatedMachines === 1 && x.status?.targets?.[0]?.updating === 0, 'in-flight machine finished while paused');
+    const paused = await p.waitPlan(
+      'p',
+      (x) => x.status?.updatedMachines === 1 && x.status?.targets?.[0]?.updating === 0,
+      'in-flight machine finished while paused',
+    );
     expect(await p.machineUpdates()).to.have.length(1);
     expect(paused.status?.updateStatus).to.equal('updating');
     expect(conditionOf(paused, 'Ready')).to.include({ status: 'False', reason: 'Paused' });
@@ -59,10 +67,13 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
     const done = await p.drive('p', 'manual');
     expect(done.status?.targets?.[0]).to.include({ updated: 2, failed: 0 });
     // Unpaused with its template aligned: the two new machines are created at the plan's values, without any plan.
-    const mdMachines = await waitFor(async () => {
-      const ms = current(await p.machines()).filter((m) => m.metadata.labels?.[Labels.deploymentName] === 'cluster1-md-0');
-      return ms.length === 4 ? ms : undefined;
-    }, { timeoutMs: 60_000, message: '4 machines after the target' });
+    const mdMachines = await waitFor(
+      async () => {
+        const ms = current(await p.machines()).filter((m) => m.metadata.labels?.[Labels.deploymentName] === 'cluster1-md-0');
+        return ms.length === 4 ? ms : undefined;
+      },
+      { timeoutMs: 60_000, message: '4 machines after the target' },
+    );
     expect(mdMachines.map(versionOf)).to.deep.equal([TO_VERSION, TO_VERSION, TO_VERSION, TO_VERSION]);
   });
 
@@ -76,11 +87,14 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
     await env().client.delete(Machines, p.ns, victim);
     const done = await p.drive('p', 'manual');
     // The updater (played here) answers the abort of the deleted machine's task.
-    const victimMu = await waitFor(async () => {
-      await p.finishTasks('manual');
-      const mu = (await p.machineUpdates()).find((m) => m.spec.machineRef.name === victim);
-      return mu && ['aborted', 'failed', 'updated'].includes(mu.status?.updateStatus ?? '') ? mu : undefined;
-    }, { message: `update of the deleted machine ${victim} ended` });
+    const victimMu = await waitFor(
+      async () => {
+        await p.finishTasks('manual');
+        const mu = (await p.machineUpdates()).find((m) => m.spec.machineRef.name === victim);
+        return mu && ['aborted', 'failed', 'updated'].includes(mu.status?.updateStatus ?? '') ? mu : undefined;
+      },
+      { message: `update of the deleted machine ${victim} ended` },
+    );
     expect(victimMu.status?.updateStatus).to.be.oneOf(['aborted', 'failed']);
     expect(done.status?.targets?.[0]).to.include({ machines: 2, updated: 2, failed: 0, aborted: 0 });
     const mdMachines = current(await p.machines()).filter((m) => m.metadata.labels?.[Labels.deploymentName] === 'cluster1-md-0');
@@ -97,7 +111,23 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
       if (e.type === 'ADDED') tasks.push(e.object.metadata.name!);
     });
     const rec = await p.recordMachineUpdates();
-    await p.apply(planObject(p.ns, 'p', { cp: { name: CP, sequence: 1, updaters: [manual(), refUpdater({ name: 'ref', sequence: 2, durationSeconds: 0, responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true } }] })] } }));
+    await p.apply(
+      planObject(p.ns, 'p', {
+        cp: {
+          name: CP,
+          sequence: 1,
+          updaters: [
+            manual(),
+            refUpdater({
+              name: 'ref',
+              sequence: 2,
+              durationSeconds: 0,
+              responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true } }],
+            }),
+          ],
+        },
+      }),
+    );
     await p.waitTasks('manual', 1);
     await p.stopComponent('plan-controller');
     await p.stopComponent('machine-task-controller');
@@ -111,6 +141,11 @@ describe('e2e: pause, scale-up, deletion and restart', function () {
     expect(added).to.have.length(3);
     expect(new Set(tasks).size).to.equal(tasks.length);
     expect(tasks).to.have.length(6);
-    for (const m of await p.machines()) expect((await p.client.get(KubeadmConfigs, p.ns, (m['spec'] as { bootstrap: { configRef: { name: string } } }).bootstrap.configRef.name))?.['spec']).to.deep.include({ ntp: { enabled: true } });
+    for (const m of await p.machines())
+      expect(
+        (
+          await p.client.get(KubeadmConfigs, p.ns, (m['spec'] as { bootstrap: { configRef: { name: string } } }).bootstrap.configRef.name)
+        )?.['spec'],
+      ).to.deep.include({ ntp: { enabled: true } });
   });
 });

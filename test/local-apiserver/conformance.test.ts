@@ -37,10 +37,14 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(r.status, r.text).to.equal(201);
       createdCrd = true;
     }
-    await eventually(async () => {
-      const r = await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
-      return r.json?.status?.conditions?.some((c: any) => c.type === 'Established' && c.status === 'True');
-    }, 30_000, 'CRD Established');
+    await eventually(
+      async () => {
+        const r = await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
+        return r.json?.status?.conditions?.some((c: any) => c.type === 'Established' && c.status === 'True');
+      },
+      30_000,
+      'CRD Established',
+    );
     await eventually(async () => (await t.raw('GET', `/apis/${GROUP}/v1`)).status === 200, 30_000, 'group served');
     const name = uniq('conf');
     await core.createNamespace({ body: { metadata: { name } } });
@@ -89,14 +93,19 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     });
 
     it('serves aggregated discovery v2 with its content type when kubectl asks for it', async function () {
-      const accept = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+      const accept =
+        'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
       const r = await t.raw('GET', '/apis', undefined, { Accept: accept });
       expect(r.headers['content-type']).to.equal('application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
       expect(r.json.kind).to.equal('APIGroupDiscoveryList');
       const item = r.json.items.find((i: any) => i.metadata.name === GROUP);
       const v1 = item.versions.find((v: any) => v.version === 'v1');
       const res = v1.resources.find((x: any) => x.resource === PLURAL);
-      expect(res).to.deep.include({ scope: 'Namespaced', singularResource: 'widget', responseKind: { group: GROUP, version: 'v1', kind: 'Widget' } });
+      expect(res).to.deep.include({
+        scope: 'Namespaced',
+        singularResource: 'widget',
+        responseKind: { group: GROUP, version: 'v1', kind: 'Widget' },
+      });
       expect(res.subresources[0].subresource).to.equal('status');
       const core = await t.raw('GET', '/api', undefined, { Accept: accept });
       expect(core.json.items[0].versions[0].version).to.equal('v1');
@@ -116,7 +125,10 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
 
   describe('CRUD on a built-in kind through client-node', function () {
     it('creates, reads, updates, patches and deletes a ConfigMap with uid, creationTimestamp and a growing resourceVersion', async function () {
-      const created = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'cm1', labels: { app: 'a' } }, data: { k: 'v' } } });
+      const created = await core.createNamespacedConfigMap({
+        namespace: ns,
+        body: { metadata: { name: 'cm1', labels: { app: 'a' } }, data: { k: 'v' } },
+      });
       expect(created.metadata?.uid).to.match(/^[0-9a-f-]{36}$/);
       expect(created.metadata?.creationTimestamp).to.be.instanceOf(Date);
       const rv1 = Number(created.metadata?.resourceVersion);
@@ -127,10 +139,23 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(Number(updated.metadata?.resourceVersion)).to.be.greaterThan(rv1);
       const merged = await t.raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/cm1`, { data: { extra: 'x' } }, MERGE);
       expect(merged.json.data).to.deep.equal({ k: 'v2', extra: 'x' });
-      const jp = await t.raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/cm1`, [{ op: 'remove', path: '/data/extra' }, { op: 'add', path: '/metadata/labels/b', value: 'c' }], JSONPATCH);
+      const jp = await t.raw(
+        'PATCH',
+        `/api/v1/namespaces/${ns}/configmaps/cm1`,
+        [
+          { op: 'remove', path: '/data/extra' },
+          { op: 'add', path: '/metadata/labels/b', value: 'c' },
+        ],
+        JSONPATCH,
+      );
       expect(jp.json.data).to.deep.equal({ k: 'v2' });
       expect(jp.json.metadata.labels).to.deep.equal({ app: 'a', b: 'c' });
-      const smp = await t.raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/cm1`, { data: { s: 't' } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
+      const smp = await t.raw(
+        'PATCH',
+        `/api/v1/namespaces/${ns}/configmaps/cm1`,
+        { data: { s: 't' } },
+        { 'Content-Type': 'application/strategic-merge-patch+json' },
+      );
       expect(smp.status).to.equal(200);
       expect(smp.json.data.s).to.equal('t');
       await core.deleteNamespacedConfigMap({ name: 'cm1', namespace: ns });
@@ -139,38 +164,98 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     });
 
     it('drops unknown top-level fields of a built-in kind, warning about them or rejecting them under Strict', async function () {
-      const w = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'unk' }, data: { a: 'b' }, spec: { x: 1 } });
+      const w = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'unk' },
+        data: { a: 'b' },
+        spec: { x: 1 },
+      });
       expect(w.status).to.equal(201);
       expect(w.json).to.not.have.property('spec');
       expect(String(w.headers.warning)).to.contain('unknown field \\"spec\\"');
-      const s = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps?fieldValidation=Strict`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'unk2' }, spec: { x: 1 } });
+      const s = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps?fieldValidation=Strict`, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'unk2' },
+        spec: { x: 1 },
+      });
       expect(s.status).to.equal(400);
       expect(s.json.message).to.contain('strict decoding error: unknown field "spec"');
-      const bad = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'unk3' }, data: { a: 1 } });
+      const bad = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'unk3' },
+        data: { a: 1 },
+      });
       expect(bad.status, 'a non-string data value does not decode').to.equal(400);
     });
 
     it('generates names from generateName', async function () {
-      const r = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-' } });
+      const r = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { generateName: 'gen-' },
+      });
       expect(r.status).to.equal(201);
       expect(r.json.metadata.name).to.match(/^gen-[a-z0-9]{5}$/);
     });
 
     it('stores Secrets (stringData folded into base64 data), ServiceAccounts, Leases, Events and Jobs', async function () {
-      const s = await t.raw('POST', `/api/v1/namespaces/${ns}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' }, stringData: { a: 'b' } });
+      const s = await t.raw('POST', `/api/v1/namespaces/${ns}/secrets`, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 's1' },
+        stringData: { a: 'b' },
+      });
       expect(s.status).to.equal(201);
       expect(s.json.data).to.deep.equal({ a: Buffer.from('b').toString('base64') });
       expect(s.json.type).to.equal('Opaque');
-      expect((await t.raw('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'sa1' } })).status).to.equal(201);
-      const lease = await t.raw('POST', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l1' }, spec: { holderIdentity: 'me', leaseDurationSeconds: 15 } });
+      expect(
+        (
+          await t.raw('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
+            apiVersion: 'v1',
+            kind: 'ServiceAccount',
+            metadata: { name: 'sa1' },
+          })
+        ).status,
+      ).to.equal(201);
+      const lease = await t.raw('POST', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: 'l1' },
+        spec: { holderIdentity: 'me', leaseDurationSeconds: 15 },
+      });
       expect(lease.status).to.equal(201);
       expect(lease.json.spec.holderIdentity).to.equal('me');
-      const ev = await t.raw('POST', `/api/v1/namespaces/${ns}/events`, { apiVersion: 'v1', kind: 'Event', metadata: { name: 'e1' }, involvedObject: { kind: 'ConfigMap', name: 'x', namespace: ns }, reason: 'Test', message: 'hello', type: 'Normal' });
+      const ev = await t.raw('POST', `/api/v1/namespaces/${ns}/events`, {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: 'e1' },
+        involvedObject: { kind: 'ConfigMap', name: 'x', namespace: ns },
+        reason: 'Test',
+        message: 'hello',
+        type: 'Normal',
+      });
       expect(ev.status).to.equal(201);
-      const ev2 = await t.raw('POST', `/apis/events.k8s.io/v1/namespaces/${ns}/events`, { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'e2' }, eventTime: '2026-01-01T00:00:00.000000Z', reportingController: 'test/x', reportingInstance: 'x-1', action: 'Testing', reason: 'Test', type: 'Normal', regarding: { kind: 'ConfigMap', name: 'x', namespace: ns }, note: 'hi' });
+      const ev2 = await t.raw('POST', `/apis/events.k8s.io/v1/namespaces/${ns}/events`, {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: 'e2' },
+        eventTime: '2026-01-01T00:00:00.000000Z',
+        reportingController: 'test/x',
+        reportingInstance: 'x-1',
+        action: 'Testing',
+        reason: 'Test',
+        type: 'Normal',
+        regarding: { kind: 'ConfigMap', name: 'x', namespace: ns },
+        note: 'hi',
+      });
       expect(ev2.status, ev2.text).to.equal(201);
       const job = await t.raw('POST', `/apis/batch/v1/namespaces/${ns}/jobs`, {
-        apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j1' },
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'j1' },
         spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
       });
       expect(job.status, job.text).to.equal(201);
@@ -183,8 +268,14 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       const r = await t.raw('GET', widgetPath(ns, 'nope'));
       expect(r.status).to.equal(404);
       expect(r.json).to.deep.equal({
-        kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `${PLURAL}.${GROUP} "nope" not found`, reason: 'NotFound',
-        details: { name: 'nope', group: GROUP, kind: PLURAL }, code: 404,
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `${PLURAL}.${GROUP} "nope" not found`,
+        reason: 'NotFound',
+        details: { name: 'nope', group: GROUP, kind: PLURAL },
+        code: 404,
       });
     });
 
@@ -194,8 +285,14 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       const r = await t.raw('POST', widgetPath(ns), widget(ns, name));
       expect(r.status).to.equal(409);
       expect(r.json).to.deep.equal({
-        kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `${PLURAL}.${GROUP} "${name}" already exists`, reason: 'AlreadyExists',
-        details: { name, group: GROUP, kind: PLURAL }, code: 409,
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `${PLURAL}.${GROUP} "${name}" already exists`,
+        reason: 'AlreadyExists',
+        details: { name, group: GROUP, kind: PLURAL },
+        code: 409,
       });
     });
 
@@ -207,17 +304,31 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       const r = await t.raw('PUT', widgetPath(ns, name), stale);
       expect(r.status).to.equal(409);
       expect(r.json).to.deep.equal({
-        kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
         message: `Operation cannot be fulfilled on ${PLURAL}.${GROUP} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-        reason: 'Conflict', details: { name, group: GROUP, kind: PLURAL }, code: 409,
+        reason: 'Conflict',
+        details: { name, group: GROUP, kind: PLURAL },
+        code: 409,
       });
-      const p = await t.raw('PATCH', widgetPath(ns, name), { metadata: { resourceVersion: stale.metadata.resourceVersion }, spec: { size: 3 } }, MERGE);
+      const p = await t.raw(
+        'PATCH',
+        widgetPath(ns, name),
+        { metadata: { resourceVersion: stale.metadata.resourceVersion }, spec: { size: 3 } },
+        MERGE,
+      );
       expect(p.status).to.equal(409);
       expect(p.json.reason).to.equal('Conflict');
     });
 
     it('returns 404 for a create in a namespace that does not exist', async function () {
-      const r = await t.raw('POST', '/api/v1/namespaces/does-not-exist-xyz/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } });
+      const r = await t.raw('POST', '/api/v1/namespaces/does-not-exist-xyz/configmaps', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'a' },
+      });
       expect(r.status).to.equal(404);
       expect(r.json.reason).to.equal('NotFound');
       expect(r.json.details).to.deep.include({ name: 'does-not-exist-xyz', kind: 'namespaces' });
@@ -248,12 +359,22 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     it('returns 415 for an unsupported content type and for strategic merge on a custom resource', async function () {
       const name = uniq('smp');
       await t.raw('POST', widgetPath(ns), widget(ns, name));
-      const r = await t.raw('PATCH', widgetPath(ns, name), { spec: { size: 3 } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
+      const r = await t.raw(
+        'PATCH',
+        widgetPath(ns, name),
+        { spec: { size: 3 } },
+        { 'Content-Type': 'application/strategic-merge-patch+json' },
+      );
       expect(r.status).to.equal(415);
       expect(r.json).to.deep.equal({
-        kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
-        message: 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
-        reason: 'UnsupportedMediaType', code: 415,
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message:
+          'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
+        reason: 'UnsupportedMediaType',
+        code: 415,
       });
       const c = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, 'x=y', { 'Content-Type': 'application/x-www-form-urlencoded' });
       expect(c.status).to.equal(415);
@@ -279,11 +400,20 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       const ca = t.kc.getCurrentCluster()!.caData;
       const r = await new Promise<{ status: number; body: any }>((resolve, reject) => {
         const mod = url.protocol === 'https:' ? https : http;
-        const req = mod.request({ hostname: url.hostname, port: url.port, path: '/api/v1/namespaces', headers: { Authorization: 'Bearer wrong-token' }, ...(ca ? { ca: Buffer.from(ca, 'base64') } : {}) }, (res) => {
-          let s = '';
-          res.on('data', (c) => (s += c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(s) }));
-        });
+        const req = mod.request(
+          {
+            hostname: url.hostname,
+            port: url.port,
+            path: '/api/v1/namespaces',
+            headers: { Authorization: 'Bearer wrong-token' },
+            ...(ca ? { ca: Buffer.from(ca, 'base64') } : {}),
+          },
+          (res) => {
+            let s = '';
+            res.on('data', (c) => (s += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(s) }));
+          },
+        );
         req.on('error', reject);
         req.end();
       });
@@ -294,7 +424,11 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
 
   describe('custom resources: structural schema', function () {
     it('rejects schema violations with 422 Invalid and a cause per field', async function () {
-      const r = await t.raw('POST', widgetPath(ns), widget(ns, 'bad1', { size: 'big', color: 'purple', code: 'TOOLONG1', when: 'yesterday', tags: ['a', 'b', 'c', 'd'], port: true }));
+      const r = await t.raw(
+        'POST',
+        widgetPath(ns),
+        widget(ns, 'bad1', { size: 'big', color: 'purple', code: 'TOOLONG1', when: 'yesterday', tags: ['a', 'b', 'c', 'd'], port: true }),
+      );
       expect(r.status).to.equal(422);
       expect(r.json.reason).to.equal('Invalid');
       expect(r.json.details).to.deep.include({ name: 'bad1', group: GROUP, kind: 'Widget' });
@@ -312,7 +446,11 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     it('reports the type error message in the format kube-apiserver uses', async function () {
       const r = await t.raw('POST', widgetPath(ns), widget(ns, 'bad2', { size: 'big' }));
       const cause = r.json.details.causes.find((c: any) => c.field === 'spec.size');
-      expect(cause).to.deep.equal({ reason: 'FieldValueTypeInvalid', message: 'Invalid value: "string": spec.size in body must be of type integer: "string"', field: 'spec.size' });
+      expect(cause).to.deep.equal({
+        reason: 'FieldValueTypeInvalid',
+        message: 'Invalid value: "string": spec.size in body must be of type integer: "string"',
+        field: 'spec.size',
+      });
     });
 
     it('requires required fields and checks minimum/maximum', async function () {
@@ -329,7 +467,11 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     it('rejects duplicate keys of a list-type map and duplicate set items with Duplicate value', async function () {
       const r = await t.raw('POST', widgetPath(ns), widget(ns, 'bad5', { parts: [{ name: 'a' }, { name: 'a' }] }));
       expect(r.status).to.equal(422);
-      expect(r.json.details.causes).to.deep.include({ reason: 'FieldValueDuplicate', message: 'Duplicate value: map[string]interface {}{"name":"a"}', field: 'spec.parts[1]' });
+      expect(r.json.details.causes).to.deep.include({
+        reason: 'FieldValueDuplicate',
+        message: 'Duplicate value: map[string]interface {}{"name":"a"}',
+        field: 'spec.parts[1]',
+      });
       const s = await t.raw('POST', widgetPath(ns), widget(ns, 'bad6', { tags: ['x', 'x'] }));
       expect(s.status).to.equal(422);
       expect(s.json.details.causes[0]).to.include({ reason: 'FieldValueDuplicate', field: 'spec.tags[1]' });
@@ -337,10 +479,17 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
 
     it('accepts int-or-string, nullable, preserve-unknown-fields and embedded resources', async function () {
       const name = uniq('ok');
-      const r = await t.raw('POST', widgetPath(ns), widget(ns, name, {
-        port: 'http', note: null, when: '2026-01-02T03:04:05Z', extra: { anything: { goes: [1, 2] } },
-        template: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'inner', labels: { a: 'b' } }, data: { x: 'y' } },
-      }));
+      const r = await t.raw(
+        'POST',
+        widgetPath(ns),
+        widget(ns, name, {
+          port: 'http',
+          note: null,
+          when: '2026-01-02T03:04:05Z',
+          extra: { anything: { goes: [1, 2] } },
+          template: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'inner', labels: { a: 'b' } }, data: { x: 'y' } },
+        }),
+      );
       expect(r.status, r.text).to.equal(201);
       expect(r.json.spec.port).to.equal('http');
       expect(r.json.spec.note).to.equal(null);
@@ -359,7 +508,10 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
 
     it('prunes unknown fields, with a Warning header per field under fieldValidation=Warn (the default)', async function () {
       const name = uniq('prune');
-      const r = await t.raw('POST', widgetPath(ns), { ...widget(ns, name, { bogus: 1, nested: { level: 'x', junk: true } }), topLevel: 'x' });
+      const r = await t.raw('POST', widgetPath(ns), {
+        ...widget(ns, name, { bogus: 1, nested: { level: 'x', junk: true } }),
+        topLevel: 'x',
+      });
       expect(r.status).to.equal(201);
       expect(r.json.spec).to.not.have.property('bogus');
       expect(r.json.spec.nested).to.not.have.property('junk');
@@ -397,7 +549,10 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(r.status).to.equal(201);
       expect(r.json.spec.color).to.equal('red');
       expect(r.json.spec.nested).to.deep.equal({ level: 'info', depth: 3 });
-      expect(r.json.spec.parts).to.deep.equal([{ name: 'a', count: 1 }, { name: 'b', count: 5 }]);
+      expect(r.json.spec.parts).to.deep.equal([
+        { name: 'a', count: 1 },
+        { name: 'b', count: 5 },
+      ]);
     });
   });
 
@@ -405,13 +560,17 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     it('evaluates create-time rules with their message', async function () {
       const r = await t.raw('POST', widgetPath(ns), widget(ns, 'cel1', { mode: 'turbo' }));
       expect(r.status).to.equal(422);
-      expect(r.json.details.causes).to.deep.include({ reason: 'FieldValueInvalid', message: 'Invalid value: "object": mode must be fast or slow', field: 'spec' });
+      expect(r.json.details.causes).to.deep.include({
+        reason: 'FieldValueInvalid',
+        message: 'Invalid value: "object": mode must be fast or slow',
+        field: 'spec',
+      });
       const a = await t.raw('POST', widgetPath(ns), widget(ns, 'cel2', { parts: [{ name: 'a', count: -1 }] }));
       expect(a.status).to.equal(422);
       expect(a.json.message).to.contain('part counts are never negative');
     });
 
-    it('refuses a CRD whose rule\'s estimated cost exceeds the budget (no maxItems / maxLength above it)', async function () {
+    it("refuses a CRD whose rule's estimated cost exceeds the budget (no maxItems / maxLength above it)", async function () {
       const crd = widgetCrd();
       crd.metadata.name = `costlies.${GROUP}`;
       crd.spec.names = { plural: 'costlies', singular: 'costly', kind: 'Costly', listKind: 'CostlyList' };
@@ -422,10 +581,12 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       }
       const r = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
       expect(r.status, r.text).to.equal(422);
-      const rulePath = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[parts].items.properties[phase].x-kubernetes-validations[0].rule';
+      const rulePath =
+        'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[parts].items.properties[phase].x-kubernetes-validations[0].rule';
       expect(r.json.details.causes).to.deep.include({
         reason: 'FieldValueForbidden',
-        message: 'Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)',
+        message:
+          'Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)',
         field: rulePath,
       });
       expect((await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/costlies.${GROUP}`)).status).to.equal(404);
@@ -435,10 +596,21 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       const r = await t.raw('POST', widgetPath(ns), widget(ns, uniq('order'), { color: 'purple', mode: 'turbo' }));
       expect(r.status).to.equal(422);
       expect(r.json.details.causes).to.deep.equal([
-        { reason: 'FieldValueNotSupported', message: 'Unsupported value: "purple": supported values: "red", "green", "blue"', field: 'spec.color' },
-        { reason: 'FieldValueInvalid', message: 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation', field: '<nil>' },
+        {
+          reason: 'FieldValueNotSupported',
+          message: 'Unsupported value: "purple": supported values: "red", "green", "blue"',
+          field: 'spec.color',
+        },
+        {
+          reason: 'FieldValueInvalid',
+          message:
+            'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+          field: '<nil>',
+        },
       ]);
-      expect(r.json.message).to.equal(`Widget.${GROUP} "${r.json.details.name}" is invalid: [spec.color: Unsupported value: "purple": supported values: "red", "green", "blue", <nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`);
+      expect(r.json.message).to.equal(
+        `Widget.${GROUP} "${r.json.details.name}" is invalid: [spec.color: Unsupported value: "purple": supported values: "red", "green", "blue", <nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`,
+      );
       expect(r.text).to.not.contain('mode must be fast or slow');
     });
 
@@ -456,13 +628,29 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(c.status, c.text).to.equal(201);
       const r = await t.raw('PATCH', widgetPath(ns, name), { spec: { color: 'green' } }, MERGE);
       expect(r.status).to.equal(422);
-      expect(r.json.details.causes).to.deep.include({ reason: 'FieldValueInvalid', message: 'Invalid value: "object": color is immutable', field: 'spec' });
+      expect(r.json.details.causes).to.deep.include({
+        reason: 'FieldValueInvalid',
+        message: 'Invalid value: "object": color is immutable',
+        field: 'spec',
+      });
       const ok = await t.raw('PATCH', widgetPath(ns, name), { spec: { parts: [{ name: 'p', phase: 'running' }] } }, MERGE);
       expect(ok.status, ok.text).to.equal(200);
       const back = await t.raw('PATCH', widgetPath(ns, name), { spec: { parts: [{ name: 'p', phase: 'new' }] } }, MERGE);
       expect(back.status).to.equal(422);
       expect(back.json.details.causes[0]).to.include({ field: 'spec.parts[0].phase' });
-      const added = await t.raw('PATCH', widgetPath(ns, name), { spec: { parts: [{ name: 'p', phase: 'running' }, { name: 'q', phase: 'done' }] } }, MERGE);
+      const added = await t.raw(
+        'PATCH',
+        widgetPath(ns, name),
+        {
+          spec: {
+            parts: [
+              { name: 'p', phase: 'running' },
+              { name: 'q', phase: 'done' },
+            ],
+          },
+        },
+        MERGE,
+      );
       expect(added.status, 'a new list-map item has no old value, so its transition rule is skipped').to.equal(200);
     });
   });
@@ -473,7 +661,12 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       const c = await t.raw('POST', widgetPath(ns), { ...widget(ns, name), status: { phase: 'Sneaky' } });
       expect(c.json).to.not.have.property('status');
       expect(c.json.metadata.generation).to.equal(1);
-      const s = await t.raw('PATCH', widgetPath(ns, name, 'status'), { status: { phase: 'Running' }, spec: { size: 9 }, metadata: { labels: { ignored: 'yes' } } }, MERGE);
+      const s = await t.raw(
+        'PATCH',
+        widgetPath(ns, name, 'status'),
+        { status: { phase: 'Running' }, spec: { size: 9 }, metadata: { labels: { ignored: 'yes' } } },
+        MERGE,
+      );
       expect(s.status).to.equal(200);
       expect(s.json.status.phase).to.equal('Running');
       expect(s.json.spec.size).to.equal(2);
@@ -575,7 +768,13 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(await names('fieldSelector=metadata.name%3Dc')).to.deep.equal(['c']);
       expect(await names('fieldSelector=metadata.name!%3Dc')).to.deep.equal(['a', 'b', 'd', 'e']);
       const all = await t.raw('GET', `/api/v1/configmaps?fieldSelector=metadata.namespace%3D${lns}`);
-      expect(all.json.items.map((i: any) => i.metadata.name).filter((n: string) => n.length === 1)).to.deep.equal(['a', 'b', 'c', 'd', 'e']);
+      expect(all.json.items.map((i: any) => i.metadata.name).filter((n: string) => n.length === 1)).to.deep.equal([
+        'a',
+        'b',
+        'c',
+        'd',
+        'e',
+      ]);
       const bad = await t.raw('GET', `/api/v1/namespaces/${lns}/configmaps?fieldSelector=spec.bogus%3Dx`);
       expect(bad.status).to.equal(400);
     });
@@ -585,13 +784,16 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(first.json.items.map((i: any) => i.metadata.name)).to.deep.equal(['a', 'b']);
       expect(first.json.metadata.continue).to.be.a('string');
       expect(first.json.metadata.resourceVersion).to.match(/^\d+$/);
-      const second = await t.raw('GET', `/api/v1/namespaces/${lns}/configmaps?labelSelector=tier&limit=2&continue=${encodeURIComponent(first.json.metadata.continue)}`);
+      const second = await t.raw(
+        'GET',
+        `/api/v1/namespaces/${lns}/configmaps?labelSelector=tier&limit=2&continue=${encodeURIComponent(first.json.metadata.continue)}`,
+      );
       expect(second.json.items.map((i: any) => i.metadata.name)).to.deep.equal(['c', 'd']);
       expect(second.json.metadata.continue ?? '').to.equal('');
     });
 
     it('lists across namespaces and through CustomObjectsApi', async function () {
-      const w = await custom.listNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: ns, plural: PLURAL }) as any;
+      const w = (await custom.listNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: ns, plural: PLURAL })) as any;
       expect(w.kind).to.equal('WidgetList');
       expect(w.items.length).to.be.greaterThan(0);
       const all = await t.raw('GET', `/apis/${GROUP}/v1/${PLURAL}`);
@@ -600,17 +802,35 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
   });
 
   describe('tables', function () {
-    const TABLE = { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json' };
+    const TABLE = {
+      Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json',
+    };
 
     it('renders printer columns with jsonPath filters and priority for a CRD', async function () {
       const name = uniq('tbl');
       await t.raw('POST', widgetPath(ns), widget(ns, name, { size: 7 }));
-      await t.raw('PATCH', widgetPath(ns, name, 'status'), { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Waiting' }, { type: 'Other', status: 'True' }] } }, MERGE);
+      await t.raw(
+        'PATCH',
+        widgetPath(ns, name, 'status'),
+        {
+          status: {
+            conditions: [
+              { type: 'Ready', status: 'False', reason: 'Waiting' },
+              { type: 'Other', status: 'True' },
+            ],
+          },
+        },
+        MERGE,
+      );
       const r = await t.raw('GET', `${widgetPath(ns)}?fieldSelector=metadata.name%3D${name}`, undefined, TABLE);
       expect(r.json.kind).to.equal('Table');
       expect(r.json.apiVersion).to.equal('meta.k8s.io/v1');
       expect(r.json.columnDefinitions.map((c: any) => [c.name, c.type, c.priority])).to.deep.equal([
-        ['Name', 'string', 0], ['Size', 'integer', 0], ['Ready', 'string', 0], ['Reason', 'string', 1], ['Age', 'date', 0],
+        ['Name', 'string', 0],
+        ['Size', 'integer', 0],
+        ['Ready', 'string', 0],
+        ['Reason', 'string', 1],
+        ['Age', 'date', 0],
       ]);
       const row = r.json.rows[0];
       expect(row.cells.slice(0, 4)).to.deep.equal([name, 7, 'False', 'Waiting']);
@@ -620,7 +840,12 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     });
 
     it('renders Name and Age at least for a built-in kind', async function () {
-      await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'tblcm' }, data: { a: '1', b: '2' } });
+      await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'tblcm' },
+        data: { a: '1', b: '2' },
+      });
       const r = await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/tblcm`, undefined, TABLE);
       const cols = r.json.columnDefinitions.map((c: any) => c.name);
       expect(cols[0]).to.equal('Name');
@@ -684,7 +909,9 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
 
     it('sends BOOKMARK events when allowed, carrying only the resourceVersion', async function () {
       if (!t.local) {
-        console.log('    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server, a real kube-apiserver sends bookmarks about once a minute)');
+        console.log(
+          '    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server, a real kube-apiserver sends bookmarks about once a minute)',
+        );
         this.skip();
       }
       const rv = (await t.raw('GET', widgetPath(ns))).json.metadata.resourceVersion;
@@ -692,7 +919,11 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       try {
         const evs = await w.until((e) => e.some((x) => x.type === 'BOOKMARK'));
         const b = evs.find((x) => x.type === 'BOOKMARK');
-        expect(b.object).to.deep.equal({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { resourceVersion: b.object.metadata.resourceVersion } });
+        expect(b.object).to.deep.equal({
+          apiVersion: `${GROUP}/v1`,
+          kind: 'Widget',
+          metadata: { resourceVersion: b.object.metadata.resourceVersion },
+        });
       } finally {
         w.stop();
       }
@@ -734,10 +965,18 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     it('fails delete preconditions with 409 Conflict', async function () {
       const name = uniq('pre');
       await t.raw('POST', widgetPath(ns), widget(ns, name));
-      const r = await t.raw('DELETE', widgetPath(ns, name), { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: '00000000-0000-0000-0000-000000000000' } });
+      const r = await t.raw('DELETE', widgetPath(ns, name), {
+        kind: 'DeleteOptions',
+        apiVersion: 'v1',
+        preconditions: { uid: '00000000-0000-0000-0000-000000000000' },
+      });
       expect(r.status).to.equal(409);
       expect(r.json.reason).to.equal('Conflict');
-      const rv = await t.raw('DELETE', widgetPath(ns, name), { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: '1' } });
+      const rv = await t.raw('DELETE', widgetPath(ns, name), {
+        kind: 'DeleteOptions',
+        apiVersion: 'v1',
+        preconditions: { resourceVersion: '1' },
+      });
       expect(rv.status).to.equal(409);
       expect((await t.raw('GET', widgetPath(ns, name))).status).to.equal(200);
     });
@@ -756,7 +995,11 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     });
 
     it('deletes a collection by label selector', async function () {
-      for (const n of ['dc1', 'dc2', 'dc3']) await t.raw('POST', widgetPath(ns), { ...widget(ns, n), metadata: { name: n, namespace: ns, labels: { batch: n === 'dc3' ? 'keep' : 'drop' } } });
+      for (const n of ['dc1', 'dc2', 'dc3'])
+        await t.raw('POST', widgetPath(ns), {
+          ...widget(ns, n),
+          metadata: { name: n, namespace: ns, labels: { batch: n === 'dc3' ? 'keep' : 'drop' } },
+        });
       const r = await t.raw('DELETE', `${widgetPath(ns)}?labelSelector=batch%3Ddrop`);
       expect(r.status).to.equal(200);
       const left = await t.raw('GET', `${widgetPath(ns)}?labelSelector=batch`);
@@ -765,8 +1008,20 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
 
     const owned = async (owner: any, name: string, block = false): Promise<any> => {
       const r = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, {
-        apiVersion: 'v1', kind: 'ConfigMap',
-        metadata: { name, ownerReferences: [{ apiVersion: `${GROUP}/v1`, kind: 'Widget', name: owner.metadata.name, uid: owner.metadata.uid, ...(block ? { blockOwnerDeletion: true } : {}) }] },
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: {
+          name,
+          ownerReferences: [
+            {
+              apiVersion: `${GROUP}/v1`,
+              kind: 'Widget',
+              name: owner.metadata.name,
+              uid: owner.metadata.uid,
+              ...(block ? { blockOwnerDeletion: true } : {}),
+            },
+          ],
+        },
       });
       expect(r.status, r.text).to.equal(201);
       return r.json;
@@ -776,18 +1031,34 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       const owner = (await t.raw('POST', widgetPath(ns), widget(ns, uniq('owner')))).json;
       const dep = uniq('dep');
       await owned(owner, dep);
-      await t.raw('DELETE', widgetPath(ns, owner.metadata.name), { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' });
-      await eventually(async () => (await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/${dep}`)).status === 404, 20_000, 'dependent collected');
+      await t.raw('DELETE', widgetPath(ns, owner.metadata.name), {
+        kind: 'DeleteOptions',
+        apiVersion: 'v1',
+        propagationPolicy: 'Background',
+      });
+      await eventually(
+        async () => (await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/${dep}`)).status === 404,
+        20_000,
+        'dependent collected',
+      );
     });
 
     it('deletes dependents first under foreground deletion, then the owner', async function () {
       const owner = (await t.raw('POST', widgetPath(ns), widget(ns, uniq('fg')))).json;
       const dep = uniq('fgdep');
       await owned(owner, dep, true);
-      const d = await t.raw('DELETE', widgetPath(ns, owner.metadata.name), { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground' });
+      const d = await t.raw('DELETE', widgetPath(ns, owner.metadata.name), {
+        kind: 'DeleteOptions',
+        apiVersion: 'v1',
+        propagationPolicy: 'Foreground',
+      });
       expect(d.status).to.be.oneOf([200, 202]);
       expect(d.json.metadata.finalizers).to.include('foregroundDeletion');
-      await eventually(async () => (await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/${dep}`)).status === 404, 20_000, 'dependent deleted');
+      await eventually(
+        async () => (await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/${dep}`)).status === 404,
+        20_000,
+        'dependent deleted',
+      );
       await eventually(async () => (await t.raw('GET', widgetPath(ns, owner.metadata.name))).status === 404, 20_000, 'owner deleted');
     });
 
@@ -810,7 +1081,11 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       const d = await t.raw('DELETE', `/api/v1/namespaces/${dns}`);
       expect(d.status).to.equal(200);
       expect(d.json.status.phase).to.equal('Terminating');
-      const blocked = await t.raw('POST', `/api/v1/namespaces/${dns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'z' } });
+      const blocked = await t.raw('POST', `/api/v1/namespaces/${dns}/configmaps`, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'z' },
+      });
       expect([403, 404]).to.include(blocked.status);
       await eventually(async () => (await t.raw('GET', `/api/v1/namespaces/${dns}`)).status === 404, 60_000, 'namespace gone');
       expect((await t.raw('GET', widgetPath(dns, 'x'))).status).to.equal(404);
@@ -834,7 +1109,8 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
 
     it('conflicts with another applier unless forced, and removes fields a manager stops applying', async function () {
       const name = uniq('ssa');
-      const cfg = (spec: object): string => JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name, namespace: ns }, spec });
+      const cfg = (spec: object): string =>
+        JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name, namespace: ns }, spec });
       expect((await t.raw('PATCH', `${widgetPath(ns, name)}${APPLY('mgr-a')}`, cfg({ size: 3, mode: 'fast' }), YAML)).status).to.equal(201);
       const c = await t.raw('PATCH', `${widgetPath(ns, name)}${APPLY('mgr-b')}`, cfg({ size: 4 }), YAML);
       expect(c.status).to.equal(409);

@@ -49,7 +49,11 @@ const widgetSchema = {
             properties: {
               name: { type: 'string', minLength: 1 },
               count: { type: 'integer', default: 1 },
-              phase: { type: 'string', maxLength: 32, 'x-kubernetes-validations': [{ rule: "self == oldSelf || oldSelf == 'new'", message: 'a part leaves phase new only once' }] },
+              phase: {
+                type: 'string',
+                maxLength: 32,
+                'x-kubernetes-validations': [{ rule: "self == oldSelf || oldSelf == 'new'", message: 'a part leaves phase new only once' }],
+              },
             },
           },
         },
@@ -91,10 +95,31 @@ export function widgetCrd(): any {
     spec: {
       group: GROUP,
       scope: 'Namespaced',
-      names: { plural: PLURAL, singular: 'widget', kind: 'Widget', listKind: 'WidgetList', shortNames: ['wd'], categories: ['conformance'] },
+      names: {
+        plural: PLURAL,
+        singular: 'widget',
+        kind: 'Widget',
+        listKind: 'WidgetList',
+        shortNames: ['wd'],
+        categories: ['conformance'],
+      },
       versions: [
-        { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: widgetSchema }, subresources: { status: {} }, additionalPrinterColumns: columns },
-        { name: 'v1beta1', served: true, storage: false, schema: { openAPIV3Schema: widgetSchema }, subresources: { status: {} }, additionalPrinterColumns: columns },
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: widgetSchema },
+          subresources: { status: {} },
+          additionalPrinterColumns: columns,
+        },
+        {
+          name: 'v1beta1',
+          served: true,
+          storage: false,
+          schema: { openAPIV3Schema: widgetSchema },
+          subresources: { status: {} },
+          additionalPrinterColumns: columns,
+        },
       ],
     },
   });

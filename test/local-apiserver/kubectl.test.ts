@@ -118,7 +118,18 @@ describe('kubectl against the API server', function () {
     expect(await ok(['patch', 'wd', 'w1', '-n', ns, '--type', 'merge', '-p', '{"spec":{"size":5}}'])).to.contain('patched');
     const waiter = run(['wait', `wd/w1`, '-n', ns, '--for=condition=Ready', '--timeout=30s']);
     await new Promise((r) => setTimeout(r, 300));
-    await ok(['patch', 'wd', 'w1', '-n', ns, '--subresource=status', '--type', 'merge', '-p', '{"status":{"conditions":[{"type":"Ready","status":"True","reason":"Done"}]}}']);
+    await ok([
+      'patch',
+      'wd',
+      'w1',
+      '-n',
+      ns,
+      '--subresource=status',
+      '--type',
+      'merge',
+      '-p',
+      '{"status":{"conditions":[{"type":"Ready","status":"True","reason":"Done"}]}}',
+    ]);
     const w = await waiter;
     expect(w.code, w.err).to.equal(0);
     expect(w.out).to.contain('condition met');
@@ -129,7 +140,9 @@ describe('kubectl against the API server', function () {
   });
 
   it('watches with get -w and prints a change', async function () {
-    const p = spawn(KUBECTL, ['--kubeconfig', kubeconfig, 'get', 'wd', '-n', ns, '-w', '--output-watch-events'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(KUBECTL, ['--kubeconfig', kubeconfig, 'get', 'wd', '-n', ns, '-w', '--output-watch-events'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     p.stdout.on('data', (c) => (out += c));
     try {
@@ -153,7 +166,9 @@ describe('kubectl against the API server', function () {
 
   it('server-side applies with a field manager', async function () {
     await writeFile(join(dir, 'ssa.yaml'), stringify(widget(ns, 'w3', { size: 2 })));
-    expect(await ok(['apply', '--server-side', '--field-manager', 'kubectl-test', '-f', join(dir, 'ssa.yaml')])).to.contain('serverside-applied');
+    expect(await ok(['apply', '--server-side', '--field-manager', 'kubectl-test', '-f', join(dir, 'ssa.yaml')])).to.contain(
+      'serverside-applied',
+    );
     const json = JSON.parse(await ok(['get', 'wd', 'w3', '-n', ns, '-o', 'json', '--show-managed-fields']));
     expect(json.metadata.managedFields.some((m: any) => m.manager === 'kubectl-test' && m.operation === 'Apply')).to.equal(true);
   });

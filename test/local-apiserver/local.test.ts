@@ -57,7 +57,11 @@ describe('local API server (local-only behaviour)', function () {
         expect((await t.raw('GET', '/api/v1/namespaces/default/configmaps/gone')).status).to.equal(404);
         const crd = await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
         expect(crd.status).to.equal(200);
-        const next = await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after' } });
+        const next = await t.raw('POST', '/api/v1/namespaces/default/configmaps', {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'after' },
+        });
         expect(Number(next.json.metadata.resourceVersion)).to.be.greaterThan(lastRv);
         const ns = await t.raw('GET', '/api/v1/namespaces');
         expect(ns.json.items.filter((n: any) => n.metadata.name === 'default')).to.have.length(1);
@@ -92,7 +96,11 @@ describe('local API server (local-only behaviour)', function () {
       try {
         const rvs: number[] = [];
         for (let i = 0; i < 10; i++) {
-          const r = await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${i}` } });
+          const r = await t.raw('POST', '/api/v1/namespaces/default/configmaps', {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: `c${i}` },
+          });
           rvs.push(Number(r.json.metadata.resourceVersion));
         }
         const old = await t.watch(`/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rvs[2]}`);
@@ -100,7 +108,15 @@ describe('local API server (local-only behaviour)', function () {
         expect(old.events).to.have.length(1);
         expect(old.events[0]).to.deep.equal({
           type: 'ERROR',
-          object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${rvs[2]} (${rvs[5]})`, reason: 'Expired', code: 410 },
+          object: {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Failure',
+            message: `too old resource version: ${rvs[2]} (${rvs[5]})`,
+            reason: 'Expired',
+            code: 410,
+          },
         });
         const recent = await t.watch(`/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rvs[6]}`);
         try {
@@ -119,7 +135,9 @@ describe('local API server (local-only behaviour)', function () {
       const t = await local();
       try {
         await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } });
-        const w = await t.watch('/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan');
+        const w = await t.watch(
+          '/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan',
+        );
         try {
           const evs = await w.until((e) => e.some((x) => x.type === 'BOOKMARK'));
           expect(evs[0]).to.include({ type: 'ADDED' });
@@ -141,10 +159,15 @@ describe('local API server (local-only behaviour)', function () {
         let done: (() => void) | undefined;
         const finished = new Promise<void>((r) => (done = r));
         const rv = (await t.raw('GET', '/api/v1/namespaces/default/configmaps')).json.metadata.resourceVersion;
-        const req = await watch.watch('/api/v1/namespaces/default/configmaps', { allowWatchBookmarks: true, resourceVersion: rv }, (type, obj) => {
-          seen.push(`${type}:${obj?.metadata?.name ?? ''}`);
-          if (seen.includes('ADDED:cw') && seen.some((s) => s.startsWith('BOOKMARK'))) done!();
-        }, () => done!());
+        const req = await watch.watch(
+          '/api/v1/namespaces/default/configmaps',
+          { allowWatchBookmarks: true, resourceVersion: rv },
+          (type, obj) => {
+            seen.push(`${type}:${obj?.metadata?.name ?? ''}`);
+            if (seen.includes('ADDED:cw') && seen.some((s) => s.startsWith('BOOKMARK'))) done!();
+          },
+          () => done!(),
+        );
         await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cw' } });
         await finished;
         req.abort();
@@ -163,7 +186,11 @@ describe('local API server (local-only behaviour)', function () {
         t.server!.setFaults({ errorRate: 1, errorCodes: [500, 429, 409], verbs: ['create'] });
         const codes = new Set<number>();
         for (let i = 0; i < 30; i++) {
-          const r = await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `f${i}` } });
+          const r = await t.raw('POST', '/api/v1/namespaces/default/configmaps', {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: `f${i}` },
+          });
           codes.add(r.status);
           expect(r.json.kind).to.equal('Status');
           expect(r.json.code).to.equal(r.status);
@@ -173,7 +200,15 @@ describe('local API server (local-only behaviour)', function () {
         expect((await t.raw('GET', '/api/v1/namespaces/default/configmaps')).status, 'list is not a faulty verb here').to.equal(200);
         expect((await t.raw('GET', '/api/v1/namespaces/default/configmaps')).json.items).to.have.length(0);
         t.server!.setFaults({ latencyMs: 20 });
-        expect((await t.raw('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'slow' } })).status).to.equal(201);
+        expect(
+          (
+            await t.raw('POST', '/api/v1/namespaces/default/configmaps', {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name: 'slow' },
+            })
+          ).status,
+        ).to.equal(201);
         t.server!.setFaults(undefined);
         expect((await t.raw('GET', '/api/v1/namespaces/default/configmaps/slow')).status).to.equal(200);
       } finally {
@@ -207,7 +242,12 @@ describe('local API server (local-only behaviour)', function () {
         expect(list.items.map((n) => n.metadata?.name)).to.include.members(['default', 'kube-system']);
         const http = await import('node:http');
         const get = (headers: Record<string, string>): Promise<number> =>
-          new Promise((res) => http.get(`${server.url}/api/v1/namespaces`, { headers }, (r) => { r.resume(); res(r.statusCode ?? 0); }));
+          new Promise((res) =>
+            http.get(`${server.url}/api/v1/namespaces`, { headers }, (r) => {
+              r.resume();
+              res(r.statusCode ?? 0);
+            }),
+          );
         expect(await get({ Authorization: 'Bearer wrong' }), 'a wrong token is rejected even over http').to.equal(401);
         expect(await get({}), 'kubectl sends no token over http, so none is needed').to.equal(200);
       } finally {
@@ -233,7 +273,11 @@ describe('local API server (local-only behaviour)', function () {
 
     it('runs as the CLI verb: prints the kubeconfig path and stops on SIGTERM', async function () {
       const out = join(dir, 'cli-kubeconfig');
-      const child = spawn(process.execPath, [join(ROOT, 'bin/inplace.mjs'), 'local-apiserver', '--http', '--kubeconfig-out', out], { cwd: ROOT, env: { ...process.env, INPLACE_FROM_SOURCE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [join(ROOT, 'bin/inplace.mjs'), 'local-apiserver', '--http', '--kubeconfig-out', out], {
+        cwd: ROOT,
+        env: { ...process.env, INPLACE_FROM_SOURCE: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       child.stdout.on('data', (c) => (stdout += c));
       const exited = new Promise<number>((r) => child.on('exit', (code) => r(code ?? -1)));
@@ -258,7 +302,9 @@ describe('local API server (local-only behaviour)', function () {
         crd.spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] = [{ rule: 'self.size.quantity() > 1' }];
         const r = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
         expect(r.status).to.equal(422);
-        expect(r.json.details.causes[0].field).to.equal('spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule');
+        expect(r.json.details.causes[0].field).to.equal(
+          'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule',
+        );
         expect(r.json.message).to.contain("undeclared reference to 'quantity'");
         expect((await t.raw('GET', `/apis/${GROUP}/v1`)).status).to.equal(404);
       } finally {
@@ -291,7 +337,11 @@ describe('local API server (local-only behaviour)', function () {
         const d = await t.raw('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
         expect(d.status).to.equal(200);
         await w.until((e) => e.some((x) => x.type === 'DELETED'));
-        await eventually(async () => (await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`)).status === 404, 10_000, 'CRD gone');
+        await eventually(
+          async () => (await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`)).status === 404,
+          10_000,
+          'CRD gone',
+        );
         expect((await t.raw('GET', widgetPath('default'))).status).to.equal(404);
         await installWidgets(t);
         await eventually(async () => (await t.raw('GET', widgetPath('default'))).status === 200, 10_000, 'served again');
@@ -363,22 +413,45 @@ describe('local API server (local-only behaviour)', function () {
           ['POST', widgetPath('default'), JSON.stringify({ ...widget('default', 'm2'), kind: 7 })],
           ['POST', widgetPath('default'), JSON.stringify(widget('default', 'Upper_Case'))],
           ['POST', widgetPath('default'), JSON.stringify(widget('default', 'a'.repeat(300)))],
-          ['POST', widgetPath('default'), JSON.stringify({ ...widget('default', 'm3'), metadata: { name: 'm3', labels: { 'bad key!': 'v' } } })],
+          [
+            'POST',
+            widgetPath('default'),
+            JSON.stringify({ ...widget('default', 'm3'), metadata: { name: 'm3', labels: { 'bad key!': 'v' } } }),
+          ],
           ['POST', widgetPath('default'), JSON.stringify({ ...widget('default', 'm4'), metadata: { name: 'm4', labels: ['x'] } })],
           ['POST', widgetPath('default'), JSON.stringify({ ...widget('default', 'm5'), metadata: {} })],
           ['POST', widgetPath('default'), 'a: [b', { 'Content-Type': 'application/yaml' }],
           ['POST', widgetPath('default'), JSON.stringify(widget('default', 'm6')), { 'Content-Type': 'text/plain' }],
-          ['POST', widgetPath('default'), Buffer.from([0x6b, 0x38, 0x73, 0x00, 0x0a, 0x02]), { 'Content-Type': 'application/vnd.kubernetes.protobuf' }],
+          [
+            'POST',
+            widgetPath('default'),
+            Buffer.from([0x6b, 0x38, 0x73, 0x00, 0x0a, 0x02]),
+            { 'Content-Type': 'application/vnd.kubernetes.protobuf' },
+          ],
           ['PATCH', widgetPath('default', 'exists'), '{"op":"add"}', { 'Content-Type': 'application/json-patch+json' }],
-          ['PATCH', widgetPath('default', 'exists'), '[{"op":"frobnicate","path":"/spec"}]', { 'Content-Type': 'application/json-patch+json' }],
-          ['PATCH', widgetPath('default', 'exists'), '[{"op":"replace","path":"/spec/nope/deeper","value":1}]', { 'Content-Type': 'application/json-patch+json' }],
+          [
+            'PATCH',
+            widgetPath('default', 'exists'),
+            '[{"op":"frobnicate","path":"/spec"}]',
+            { 'Content-Type': 'application/json-patch+json' },
+          ],
+          [
+            'PATCH',
+            widgetPath('default', 'exists'),
+            '[{"op":"replace","path":"/spec/nope/deeper","value":1}]',
+            { 'Content-Type': 'application/json-patch+json' },
+          ],
           ['PATCH', widgetPath('default', 'exists'), '[1]', MERGE],
           ['PATCH', widgetPath('default', 'exists'), '{"spec":{"size":"x"}}', MERGE],
           ['PATCH', widgetPath('default', 'exists'), '{"metadata":{"name":"other"}}', MERGE],
           ['PATCH', widgetPath('default', 'exists'), 'spec: {size: 3}', { 'Content-Type': 'application/apply-patch+yaml' }],
           ['PATCH', widgetPath('default', 'exists'), '{"spec":{}}', { 'Content-Type': 'application/x-unknown' }],
           ['PUT', widgetPath('default', 'exists'), JSON.stringify(widget('default', 'different'))],
-          ['PUT', widgetPath('default', 'missing'), JSON.stringify({ ...widget('default', 'missing'), metadata: { name: 'missing', resourceVersion: '1' } })],
+          [
+            'PUT',
+            widgetPath('default', 'missing'),
+            JSON.stringify({ ...widget('default', 'missing'), metadata: { name: 'missing', resourceVersion: '1' } }),
+          ],
           ['DELETE', widgetPath('default', 'exists'), '{"propagationPolicy":"Sideways"}'],
           ['DELETE', widgetPath('default', 'exists'), '[]'],
           ['GET', widgetPath('default') + '?labelSelector=' + encodeURIComponent('a in ('), undefined],
@@ -390,9 +463,17 @@ describe('local API server (local-only behaviour)', function () {
           ['GET', '/apis/' + GROUP + '/v1/namespaces/default/widgets/exists/scale', undefined],
           ['GET', '/api/v1/namespaces/default/%zz', undefined],
           ['GET', '/apis/' + GROUP + '/v9/widgets', undefined],
-          ['POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: ['x'] })],
+          [
+            'POST',
+            '/api/v1/namespaces/default/configmaps',
+            JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: ['x'] }),
+          ],
           ['POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'c' } })],
-          ['POST', '/api/v1/namespaces/default/secrets', JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { a: 'not base64!' } })],
+          [
+            'POST',
+            '/api/v1/namespaces/default/secrets',
+            JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { a: 'not base64!' } }),
+          ],
           ['TRACE', widgetPath('default'), undefined],
         ];
         for (const [method, path, body, headers] of cases) {
@@ -425,28 +506,53 @@ describe('local API server (local-only behaviour)', function () {
           expect(r.status, r.text).to.equal(201);
         }
         await t.raw('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'demo' } });
-        const upd = (selectResource: string, path: string) => [{ name: 'v', sequence: 1, responsibilities: [{ selectResource, path, value: 'v1.30.1' }] }];
+        const upd = (selectResource: string, path: string) => [
+          { name: 'v', sequence: 1, responsibilities: [{ selectResource, path, value: 'v1.30.1' }] },
+        ];
         const plan = (cp: unknown, md: unknown) => ({
-          apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'InPlaceUpdatePlan', metadata: { name: 'p', namespace: 'demo' },
+          apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
+          kind: 'InPlaceUpdatePlan',
+          metadata: { name: 'p', namespace: 'demo' },
           spec: { clusterName: 'c1', controlPlane: cp, machineDeployments: [md] },
         });
         const path = '/apis/inplace.cluster.x-k8s.io/v1alpha1/namespaces/demo/inplaceupdateplans';
         // A path without a leading / (pattern: not blocking), an unknown selectResource (enum: blocking), and the
         // control-plane sequence not below the MachineDeployment's (the CEL rule, not evaluated).
-        const r = await t.raw('POST', path, plan({ name: 'c1-cp', sequence: 2, updaters: upd('Machine', 'spec/version') }, { name: 'c1-md-0', sequence: 1, updaters: upd('Node', '/spec/version') }));
+        const r = await t.raw(
+          'POST',
+          path,
+          plan(
+            { name: 'c1-cp', sequence: 2, updaters: upd('Machine', 'spec/version') },
+            { name: 'c1-md-0', sequence: 1, updaters: upd('Node', '/spec/version') },
+          ),
+        );
         expect(r.status).to.equal(422);
         expect(r.json.details.causes.map((c: any) => [c.reason, c.field])).to.deep.equal([
           ['FieldValueInvalid', 'spec.controlPlane.updaters[0].responsibilities[0].path'],
           ['FieldValueNotSupported', 'spec.machineDeployments[0].updaters[0].responsibilities[0].selectResource'],
           ['FieldValueInvalid', '<nil>'],
         ]);
-        expect(r.json.message).to.contain('<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]');
+        expect(r.json.message).to.contain(
+          '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
+        );
         expect(r.text).to.not.contain('version-skew');
         // With the enum fixed, the pattern error no longer blocks: the rule is evaluated and reported next to it.
-        const next = await t.raw('POST', path, plan({ name: 'c1-cp', sequence: 2, updaters: upd('Machine', 'spec/version') }, { name: 'c1-md-0', sequence: 1, updaters: upd('Machine', '/spec/version') }));
+        const next = await t.raw(
+          'POST',
+          path,
+          plan(
+            { name: 'c1-cp', sequence: 2, updaters: upd('Machine', 'spec/version') },
+            { name: 'c1-md-0', sequence: 1, updaters: upd('Machine', '/spec/version') },
+          ),
+        );
         expect(next.status).to.equal(422);
-        expect(next.json.details.causes.map((c: any) => c.field)).to.deep.equal(['spec.controlPlane.updaters[0].responsibilities[0].path', 'spec']);
-        expect(next.json.details.causes[1].message).to.contain('every control-plane sequence must be lower than every MachineDeployment sequence');
+        expect(next.json.details.causes.map((c: any) => c.field)).to.deep.equal([
+          'spec.controlPlane.updaters[0].responsibilities[0].path',
+          'spec',
+        ]);
+        expect(next.json.details.causes[1].message).to.contain(
+          'every control-plane sequence must be lower than every MachineDeployment sequence',
+        );
       } finally {
         await t.close();
       }
@@ -462,7 +568,10 @@ describe('local API server (local-only behaviour)', function () {
         const cur = (await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`)).json;
         for (const v of cur.spec.versions) {
           v.schema.openAPIV3Schema.properties.spec.properties.size.maximum = 5;
-          v.schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'].push({ rule: "self.mode != 'fast'", message: 'fast is retired' });
+          v.schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'].push({
+            rule: "self.mode != 'fast'",
+            message: 'fast is retired',
+          });
         }
         expect((await t.raw('PUT', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`, cur)).status).to.equal(200);
         const label = await t.raw('PATCH', widgetPath('default', 'r'), { metadata: { labels: { touched: 'yes' } } }, MERGE);
@@ -500,21 +609,34 @@ describe('local API server (local-only behaviour)', function () {
     });
 
     const machine = (name: string, spec: Record<string, unknown> = {}): any => ({
-      apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', metadata: { name, namespace: 'demo', labels: { 'cluster.x-k8s.io/cluster-name': 'c1' } },
-      spec: { clusterName: 'c1', bootstrap: { dataSecretName: 's1' }, infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachine', name }, version: 'v1.30.1', ...spec },
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'Machine',
+      metadata: { name, namespace: 'demo', labels: { 'cluster.x-k8s.io/cluster-name': 'c1' } },
+      spec: {
+        clusterName: 'c1',
+        bootstrap: { dataSecretName: 's1' },
+        infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachine', name },
+        version: 'v1.30.1',
+        ...spec,
+      },
     });
 
     it('registers every CRD as Established and serves both Machine versions', async function () {
       const crds = (await t.raw('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions')).json.items;
       expect(crds.length).to.be.greaterThan(5);
-      for (const c of crds) expect(c.status.conditions.find((x: any) => x.type === 'Established')?.status, c.metadata.name).to.equal('True');
+      for (const c of crds)
+        expect(c.status.conditions.find((x: any) => x.type === 'Established')?.status, c.metadata.name).to.equal('True');
       const rl = await t.raw('GET', '/apis/cluster.x-k8s.io/v1beta2');
       expect(rl.json.resources.find((r: any) => r.name === 'machines').shortNames).to.deep.equal(['ma']);
       expect((await t.raw('GET', '/apis/cluster.x-k8s.io/v1beta1/namespaces/demo/machines')).status).to.equal(200);
     });
 
     it('creates a Machine, pruning unknown fields', async function () {
-      const r = await t.raw('POST', '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machines', machine('m1', { bogus: 1, bootstrap: { dataSecretName: 's1', junk: 'x' } }));
+      const r = await t.raw(
+        'POST',
+        '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machines',
+        machine('m1', { bogus: 1, bootstrap: { dataSecretName: 's1', junk: 'x' } }),
+      );
       expect(r.status, r.text).to.equal(201);
       expect(r.json.spec).to.not.have.property('bogus');
       expect(r.json.spec.bootstrap).to.deep.equal({ dataSecretName: 's1' });
@@ -525,18 +647,49 @@ describe('local API server (local-only behaviour)', function () {
       const r = await t.raw('POST', '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machines', machine('m2', { version: 1 }));
       expect(r.status).to.equal(422);
       expect(r.json).to.deep.equal({
-        kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
-        message: 'Machine.cluster.x-k8s.io "m2" is invalid: spec.version: Invalid value: "integer": spec.version in body must be of type string: "integer"',
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message:
+          'Machine.cluster.x-k8s.io "m2" is invalid: spec.version: Invalid value: "integer": spec.version in body must be of type string: "integer"',
         reason: 'Invalid',
-        details: { name: 'm2', group: 'cluster.x-k8s.io', kind: 'Machine', causes: [{ reason: 'FieldValueTypeInvalid', message: 'Invalid value: "integer": spec.version in body must be of type string: "integer"', field: 'spec.version' }] },
+        details: {
+          name: 'm2',
+          group: 'cluster.x-k8s.io',
+          kind: 'Machine',
+          causes: [
+            {
+              reason: 'FieldValueTypeInvalid',
+              message: 'Invalid value: "integer": spec.version in body must be of type string: "integer"',
+              field: 'spec.version',
+            },
+          ],
+        },
         code: 422,
       });
     });
 
     it('renders the Machine printer columns like kube-apiserver', async function () {
-      const r = await t.raw('GET', '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machines', undefined, { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' });
+      const r = await t.raw('GET', '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machines', undefined, {
+        Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+      });
       expect(r.json.columnDefinitions.map((c: any) => c.name)).to.deep.equal([
-        'Name', 'Cluster', 'Node Name', 'Provider ID', 'Failure domain', 'Ready', 'Available', 'Up-to-date', 'Internal-IP', 'External-IP', 'OS-Image', 'Paused', 'Phase', 'Age', 'Version',
+        'Name',
+        'Cluster',
+        'Node Name',
+        'Provider ID',
+        'Failure domain',
+        'Ready',
+        'Available',
+        'Up-to-date',
+        'Internal-IP',
+        'External-IP',
+        'OS-Image',
+        'Paused',
+        'Phase',
+        'Age',
+        'Version',
       ]);
       const row = r.json.rows.find((x: any) => x.cells[0] === 'm1');
       expect(row.cells.slice(0, 3)).to.deep.equal(['m1', 'c1', null]);
@@ -545,18 +698,39 @@ describe('local API server (local-only behaviour)', function () {
 
     it('serves the scale subresource of a MachineDeployment (autoscaling/v1 Scale)', async function () {
       const md = {
-        apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineDeployment', metadata: { name: 'md1', namespace: 'demo' },
+        apiVersion: 'cluster.x-k8s.io/v1beta2',
+        kind: 'MachineDeployment',
+        metadata: { name: 'md1', namespace: 'demo' },
         spec: {
-          clusterName: 'c1', replicas: 2, selector: { matchLabels: { md: 'md1' } },
-          template: { metadata: { labels: { md: 'md1' } }, spec: { clusterName: 'c1', bootstrap: { dataSecretName: 's' }, infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachineTemplate', name: 't' } } },
+          clusterName: 'c1',
+          replicas: 2,
+          selector: { matchLabels: { md: 'md1' } },
+          template: {
+            metadata: { labels: { md: 'md1' } },
+            spec: {
+              clusterName: 'c1',
+              bootstrap: { dataSecretName: 's' },
+              infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachineTemplate', name: 't' },
+            },
+          },
         },
       };
       const c = await t.raw('POST', '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machinedeployments', md);
       expect(c.status, c.text).to.equal(201);
-      await t.raw('PATCH', '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machinedeployments/md1/status', { status: { replicas: 2, selector: 'md=md1' } }, MERGE);
+      await t.raw(
+        'PATCH',
+        '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machinedeployments/md1/status',
+        { status: { replicas: 2, selector: 'md=md1' } },
+        MERGE,
+      );
       const path = '/apis/cluster.x-k8s.io/v1beta2/namespaces/demo/machinedeployments/md1/scale';
       const g = await t.raw('GET', path);
-      expect(g.json).to.deep.include({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 2 }, status: { replicas: 2, selector: 'md=md1' } });
+      expect(g.json).to.deep.include({
+        kind: 'Scale',
+        apiVersion: 'autoscaling/v1',
+        spec: { replicas: 2 },
+        status: { replicas: 2, selector: 'md=md1' },
+      });
       const p = await t.raw('PATCH', path, { spec: { replicas: 5 } }, MERGE);
       expect(p.status, p.text).to.equal(200);
       expect(p.json.spec.replicas).to.equal(5);
@@ -566,18 +740,42 @@ describe('local API server (local-only behaviour)', function () {
       const bad = await t.raw('PUT', path, { ...g.json, spec: { replicas: -1 } });
       expect(bad.status).to.equal(422);
       const rl = await t.raw('GET', '/apis/cluster.x-k8s.io/v1beta2');
-      expect(rl.json.resources.find((r: any) => r.name === 'machinedeployments/scale')).to.deep.include({ kind: 'Scale', group: 'autoscaling', version: 'v1' });
+      expect(rl.json.resources.find((r: any) => r.name === 'machinedeployments/scale')).to.deep.include({
+        kind: 'Scale',
+        group: 'autoscaling',
+        version: 'v1',
+      });
     });
 
     it('evaluates the KubeadmConfig CEL rules (exists_one, filter, matches)', async function () {
       const base = { apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta2', kind: 'KubeadmConfig', metadata: { name: 'k1', namespace: 'demo' } };
       const dup = await t.raw('POST', '/apis/bootstrap.cluster.x-k8s.io/v1beta2/namespaces/demo/kubeadmconfigs', {
-        ...base, spec: { clusterConfiguration: { apiServer: { extraArgs: [{ name: 'a', value: '1' }, { name: 'a', value: '2' }] } } },
+        ...base,
+        spec: {
+          clusterConfiguration: {
+            apiServer: {
+              extraArgs: [
+                { name: 'a', value: '1' },
+                { name: 'a', value: '2' },
+              ],
+            },
+          },
+        },
       });
       expect(dup.status).to.equal(422);
       expect(dup.json.message).to.contain('extraArgs name must be unique');
       const ok = await t.raw('POST', '/apis/bootstrap.cluster.x-k8s.io/v1beta2/namespaces/demo/kubeadmconfigs', {
-        ...base, spec: { clusterConfiguration: { apiServer: { extraArgs: [{ name: 'a', value: '1' }, { name: 'b', value: '2' }] } } },
+        ...base,
+        spec: {
+          clusterConfiguration: {
+            apiServer: {
+              extraArgs: [
+                { name: 'a', value: '1' },
+                { name: 'b', value: '2' },
+              ],
+            },
+          },
+        },
       });
       expect(ok.status, ok.text).to.equal(201);
     });
@@ -589,7 +787,9 @@ describe('local API server (local-only behaviour)', function () {
       try {
         await installWidgets(t);
         const list = await t.raw('GET', widgetPath('default'));
-        const w = await t.watch(`${widgetPath('default')}?watch=1&resourceVersion=${list.json.metadata.resourceVersion}&allowWatchBookmarks=true`);
+        const w = await t.watch(
+          `${widgetPath('default')}?watch=1&resourceVersion=${list.json.metadata.resourceVersion}&allowWatchBookmarks=true`,
+        );
         try {
           for (let i = 0; i < 20; i++) await t.raw('POST', widgetPath('default'), widget('default', `w${i}`));
           for (let i = 0; i < 20; i++) await t.raw('PATCH', widgetPath('default', `w${i}`), { spec: { size: 3 } }, MERGE);

@@ -9,7 +9,12 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { startLocalApiServer, type LocalApiServer, type LocalApiServerOptions } from '../../src/local-apiserver/index.js';
 
 /** A raw HTTP response. */
-export interface RawResponse { status: number; headers: http.IncomingHttpHeaders; text: string; json: any }
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  json: any;
+}
 
 /** A server under test. */
 export interface Target {
@@ -59,7 +64,11 @@ export async function targetFromKubeconfig(yaml: string, local: boolean, server?
   };
   const raw = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<RawResponse> => {
     const data = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
-    const h: Record<string, string> = { Accept: 'application/json', ...(data !== undefined ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(data)) } : {}), ...headers };
+    const h: Record<string, string> = {
+      Accept: 'application/json',
+      ...(data !== undefined ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(data)) } : {}),
+      ...headers,
+    };
     const o = await options(method, path, h);
     return new Promise((resolve, reject) => {
       const req = mod.request(o, (res) => {
@@ -113,7 +122,15 @@ export async function targetFromKubeconfig(yaml: string, local: boolean, server?
           stop: () => req.destroy(),
           until: (pred, ms = 10_000) =>
             new Promise((res2, rej2) => {
-              const deadline = setTimeout(() => rej2(new Error(`watch condition not met in ${ms}ms; events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name, e.object?.metadata?.resourceVersion]))}`)), ms);
+              const deadline = setTimeout(
+                () =>
+                  rej2(
+                    new Error(
+                      `watch condition not met in ${ms}ms; events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name, e.object?.metadata?.resourceVersion]))}`,
+                    ),
+                  ),
+                ms,
+              );
               const check = (): void => {
                 if (pred(events)) {
                   clearTimeout(deadline);

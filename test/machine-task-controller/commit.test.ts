@@ -14,15 +14,23 @@ type Spec = KubeObject & { spec: Record<string, unknown> };
 function failingClient(inner: KubeClient, kind: string, fail: () => Error): KubeClient & { armed: boolean } {
   const c = Object.create(inner) as KubeClient & { armed: boolean };
   c.armed = true;
-  c.patch = <T extends KubeObject>(res: ResourceType, ns: string | undefined, name: string, body: unknown, opts: PatchOptions): Promise<T> => {
+  c.patch = <T extends KubeObject>(
+    res: ResourceType,
+    ns: string | undefined,
+    name: string,
+    body: unknown,
+    opts: PatchOptions,
+  ): Promise<T> => {
     if (c.armed && res.kind === kind && !opts.dryRun) return Promise.reject(fail());
     return inner.patch<T>(res, ns, name, body, opts);
   };
   return c;
 }
 
-const rejected = (): Error => new KubeApiError('patch KubeadmConfig', 422, { message: 'admission webhook denied the request', reason: 'Invalid', code: 422 });
-const unavailable = (): Error => new KubeApiError('patch KubeadmConfig', 503, { message: 'etcd timeout', reason: 'ServiceUnavailable', code: 503 });
+const rejected = (): Error =>
+  new KubeApiError('patch KubeadmConfig', 422, { message: 'admission webhook denied the request', reason: 'Invalid', code: 422 });
+const unavailable = (): Error =>
+  new KubeApiError('patch KubeadmConfig', 503, { message: 'etcd timeout', reason: 'ServiceUnavailable', code: 503 });
 
 describe('all-or-nothing commit (C8, integration)', function () {
   let f: Fixture;
@@ -35,21 +43,40 @@ describe('all-or-nothing commit (C8, integration)', function () {
 
   const get = async (res: ResourceType, name: string): Promise<Spec> => (await f.env.client.get<Spec>(res, f.ns, name))!;
   /** An in-memory journal store (the controller keeps it in MachineUpdate.status.commit). */
-  const store = (): { journal: CommitJournal | undefined; saves: (CommitJournal | undefined)[]; save: (j: CommitJournal | undefined) => Promise<void> } => {
-    const s = { journal: undefined as CommitJournal | undefined, saves: [] as (CommitJournal | undefined)[], save: async (j: CommitJournal | undefined) => {
-      s.journal = j && structuredClone(j);
-      s.saves.push(s.journal);
-    } };
+  const store = (): {
+    journal: CommitJournal | undefined;
+    saves: (CommitJournal | undefined)[];
+    save: (j: CommitJournal | undefined) => Promise<void>;
+  } => {
+    const s = {
+      journal: undefined as CommitJournal | undefined,
+      saves: [] as (CommitJournal | undefined)[],
+      save: async (j: CommitJournal | undefined) => {
+        s.journal = j && structuredClone(j);
+        s.saves.push(s.journal);
+      },
+    };
     return s;
   };
   const VERSION: Responsibility = { selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' };
-  const NTP: Responsibility = { selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true, servers: ['time.example.com'] } };
+  const NTP: Responsibility = {
+    selectResource: 'BootstrapConfig',
+    path: '/spec/ntp',
+    value: { enabled: true, servers: ['time.example.com'] },
+  };
 
   it('writes nothing when a later object would not keep its value (dry-run answer checked)', async () => {
     const machine = f.machines[0]!;
     const [m0, d0] = [await get(Machines, machine), await get(DevMachines, machine)];
     const s = store();
-    const r = await commitResponsibilities(f.env.client, f.ns, machine, [VERSION, { selectResource: 'InfraMachine', path: '/spec/image', value: 'img' }], undefined, s.save);
+    const r = await commitResponsibilities(
+      f.env.client,
+      f.ns,
+      machine,
+      [VERSION, { selectResource: 'InfraMachine', path: '/spec/image', value: 'img' }],
+      undefined,
+      s.save,
+    );
     expect(r).to.deep.include({ ok: false, outcome: 'nothing-committed' });
     expect(r.ok ? '' : r.message).to.match(new RegExp(`DevMachine ${machine} would not keep /spec/image`));
     expect(s.saves).to.deep.equal([]);
@@ -129,18 +156,38 @@ describe('all-or-nothing commit (C8, integration)', function () {
       state: 'RollingBack',
       reason: 'test',
       objects: [
-        { apiGroup: 'cluster.x-k8s.io', kind: 'Machine', name: machine, entries: [{ path: '/spec/version', before: JSON.stringify(m0.spec['version']), after: '"v1.30.1"' }] },
-        { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachine', name: machine, entries: [{ path: '/spec/backend/docker/customImage', after: '"ours"' }] },
+        {
+          apiGroup: 'cluster.x-k8s.io',
+          kind: 'Machine',
+          name: machine,
+          entries: [{ path: '/spec/version', before: JSON.stringify(m0.spec['version']), after: '"v1.30.1"' }],
+        },
+        {
+          apiGroup: 'infrastructure.cluster.x-k8s.io',
+          kind: 'DevMachine',
+          name: machine,
+          entries: [{ path: '/spec/backend/docker/customImage', after: '"ours"' }],
+        },
       ],
     };
     await f.env.client.patch(Machines, f.ns, machine, { spec: { version: 'v1.30.1' } }, { type: 'merge' });
-    await f.env.client.patch(DevMachines, f.ns, machine, { spec: { backend: { docker: { customImage: 'someone-elses' } } } }, { type: 'merge' });
+    await f.env.client.patch(
+      DevMachines,
+      f.ns,
+      machine,
+      { spec: { backend: { docker: { customImage: 'someone-elses' } } } },
+      { type: 'merge' },
+    );
     const s = store();
     const r = await commitResponsibilities(f.env.client, f.ns, machine, [VERSION], journal, s.save);
     expect(r).to.deep.include({ ok: false, outcome: 'restore-failed' });
-    expect(r.ok ? '' : r.message).to.match(/operator action needed: DevMachine .* \/spec\/backend\/docker\/customImage \(changed by someone else/);
+    expect(r.ok ? '' : r.message).to.match(
+      /operator action needed: DevMachine .* \/spec\/backend\/docker\/customImage \(changed by someone else/,
+    );
     expect((await get(Machines, machine)).spec['version']).to.equal(m0.spec['version']);
-    expect(((await get(DevMachines, machine)).spec['backend'] as { docker: { customImage: string } }).docker.customImage).to.equal('someone-elses');
+    expect(((await get(DevMachines, machine)).spec['backend'] as { docker: { customImage: string } }).docker.customImage).to.equal(
+      'someone-elses',
+    );
     expect(s.journal).to.equal(undefined);
   });
 });

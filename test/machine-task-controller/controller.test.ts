@@ -26,12 +26,18 @@ describe('machine task controller (integration)', function () {
   });
 
   const getTask = (name: string): Promise<Task | undefined> => f.env.client.get<Task>(UpdaterUpdateTasks, f.ns, name);
-  const tasksOf = async (machine: string): Promise<Task[]> => (await f.env.client.list<Task>(UpdaterUpdateTasks, f.ns, { labelSelector: `${Labels.machineName}=${machine}` })).items;
+  const tasksOf = async (machine: string): Promise<Task[]> =>
+    (await f.env.client.list<Task>(UpdaterUpdateTasks, f.ns, { labelSelector: `${Labels.machineName}=${machine}` })).items;
 
   it('runs the updaters in ascending sequence and commits to the Machine, DevMachine and KubeadmConfig', async () => {
     const machine = f.machines[0]!;
     await createMachineUpdate(f, 'mu-happy', machine, [
-      { name: 'version', sequence: 2, parameters: { durationSeconds: 0 }, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] },
+      {
+        name: 'version',
+        sequence: 2,
+        parameters: { durationSeconds: 0 },
+        responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }],
+      },
       {
         name: 'os',
         sequence: 1,
@@ -51,9 +57,25 @@ describe('machine task controller (integration)', function () {
     const os = (await getTask(taskName(TEST_PLAN, machine, 'os')))!;
     const version = (await getTask(taskName(TEST_PLAN, machine, 'version')))!;
     // creationTimestamp is cut to the second; the task's completionTime is precise (microseconds): compare seconds.
-    expect(Date.parse(version.metadata.creationTimestamp!)).to.be.at.least(Math.floor(Date.parse(os.status!.completionTime!) / 1000) * 1000);
-    expect(os.metadata.labels).to.include({ [Labels.clusterName]: 'c1', [Labels.planName]: 'p1', [Labels.machineName]: machine, [Labels.updaterName]: 'os' });
-    expect(os.metadata.ownerReferences).to.deep.equal([{ apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'MachineUpdate', name: 'mu-happy', uid: mu.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    expect(Date.parse(version.metadata.creationTimestamp!)).to.be.at.least(
+      Math.floor(Date.parse(os.status!.completionTime!) / 1000) * 1000,
+    );
+    expect(os.metadata.labels).to.include({
+      [Labels.clusterName]: 'c1',
+      [Labels.planName]: 'p1',
+      [Labels.machineName]: machine,
+      [Labels.updaterName]: 'os',
+    });
+    expect(os.metadata.ownerReferences).to.deep.equal([
+      {
+        apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
+        kind: 'MachineUpdate',
+        name: 'mu-happy',
+        uid: mu.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
     expect(os.spec).to.include({ updaterName: 'os', updatePhase: 'updating' });
     expect(os.spec.machineRef).to.deep.equal({ name: machine });
 
@@ -75,7 +97,14 @@ describe('machine task controller (integration)', function () {
 
   it('ends updated with reason AlreadyInPlace (not committed) when every value was already on the objects', async () => {
     const machine = f.machines[6]!;
-    await createMachineUpdate(f, 'mu-in-place', machine, [{ name: 'same', sequence: 1, parameters: { durationSeconds: 0 }, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.0' }] }]);
+    await createMachineUpdate(f, 'mu-in-place', machine, [
+      {
+        name: 'same',
+        sequence: 1,
+        parameters: { durationSeconds: 0 },
+        responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.0' }],
+      },
+    ]);
     const mu = await waitMUStatus(f, 'mu-in-place', 'updated');
     expect(mu.status?.conditions?.find((c) => c.type === 'InPlaceUpdate')).to.include({ status: 'False', reason: 'AlreadyInPlace' });
     expect(mu.status?.conditions?.find((c) => c.type === 'Ready')).to.include({ status: 'True', reason: 'AlreadyInPlace' });
@@ -86,7 +115,12 @@ describe('machine task controller (integration)', function () {
   it("fails with the updater's own message, starts no later updater and commits nothing", async () => {
     const machine = f.machines[1]!;
     await createMachineUpdate(f, 'mu-fail', machine, [
-      { name: 'first', sequence: 1, parameters: { durationSeconds: 0, failWith: 'kubelet did not come back: disk full' }, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] },
+      {
+        name: 'first',
+        sequence: 1,
+        parameters: { durationSeconds: 0, failWith: 'kubelet did not come back: disk full' },
+        responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }],
+      },
       { name: 'second', sequence: 2, parameters: { durationSeconds: 0 }, responsibilities: [NTP] },
     ]);
     const mu = await waitMUStatus(f, 'mu-fail', 'failed');
@@ -101,10 +135,17 @@ describe('machine task controller (integration)', function () {
   it('aborts the current task, starts nothing new and commits nothing', async () => {
     const machine = f.machines[2]!;
     await createMachineUpdate(f, 'mu-abort', machine, [
-      { name: 'slow', sequence: 1, parameters: { durationSeconds: 30 }, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] },
+      {
+        name: 'slow',
+        sequence: 1,
+        parameters: { durationSeconds: 30 },
+        responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }],
+      },
       { name: 'never', sequence: 2, parameters: { durationSeconds: 0 }, responsibilities: [NTP] },
     ]);
-    await waitFor(async () => (await getTask(taskName(TEST_PLAN, machine, 'slow')))?.status?.updateStatus === 'updating', { message: 'slow task updating' });
+    await waitFor(async () => (await getTask(taskName(TEST_PLAN, machine, 'slow')))?.status?.updateStatus === 'updating', {
+      message: 'slow task updating',
+    });
     await f.env.client.patch(MachineUpdates, f.ns, 'mu-abort', { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
     const mu = await waitMUStatus(f, 'mu-abort', 'aborted');
     const task = (await getTask(taskName(TEST_PLAN, machine, 'slow')))!;
@@ -127,7 +168,12 @@ describe('machine task controller (integration)', function () {
   it('fails naming the object and the path when the commit is pruned', async () => {
     const machine = f.machines[4]!;
     await createMachineUpdate(f, 'mu-pruned', machine, [
-      { name: 'os', sequence: 1, parameters: { durationSeconds: 0 }, responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'ubuntu-24.04' }] },
+      {
+        name: 'os',
+        sequence: 1,
+        parameters: { durationSeconds: 0 },
+        responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'ubuntu-24.04' }],
+      },
     ]);
     const mu = await waitMUStatus(f, 'mu-pruned', 'failed');
     expect(mu.status?.message).to.match(new RegExp(`nothing committed: DevMachine ${machine} would not keep /spec/image`));
@@ -137,13 +183,26 @@ describe('machine task controller (integration)', function () {
   it('resumes after a controller restart mid-update without creating a second task', async () => {
     const machine = f.machines[5]!;
     await createMachineUpdate(f, 'mu-restart', machine, [
-      { name: 'a', sequence: 1, parameters: { durationSeconds: 1 }, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.2' }] },
+      {
+        name: 'a',
+        sequence: 1,
+        parameters: { durationSeconds: 1 },
+        responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.2' }],
+      },
       { name: 'b', sequence: 2, parameters: { durationSeconds: 0 }, responsibilities: [NTP] },
     ]);
-    await waitFor(async () => (await getTask(taskName(TEST_PLAN, machine, 'a')))?.status?.updateStatus === 'updating', { message: 'task a updating' });
+    await waitFor(async () => (await getTask(taskName(TEST_PLAN, machine, 'a')))?.status?.updateStatus === 'updating', {
+      message: 'task a updating',
+    });
     await mgr.stop();
     // Forget the MachineUpdate's progress as a crash between task creation and status write would.
-    await f.env.client.patch(MachineUpdates, f.ns, 'mu-restart', { status: { tasks: null, currentUpdater: null } }, { type: 'merge', subresource: 'status' });
+    await f.env.client.patch(
+      MachineUpdates,
+      f.ns,
+      'mu-restart',
+      { status: { tasks: null, currentUpdater: null } },
+      { type: 'merge', subresource: 'status' },
+    );
     mgr = await startTaskController(f);
     const mu = await waitMUStatus(f, 'mu-restart', 'updated');
     const tasks = await tasksOf(machine);
@@ -156,10 +215,19 @@ describe('machine task controller (integration)', function () {
   it("waits for an earlier update's in-flight task that holds its task name, and is woken by that task's end (no polling)", async () => {
     const machine = f.machines[7]!;
     const name = taskName(TEST_PLAN, machine, 'shared');
-    await createMachineUpdate(f, 'mu-old', machine, [{ name: 'shared', sequence: 1, parameters: { durationSeconds: 300 }, responsibilities: [NTP] }]);
+    await createMachineUpdate(f, 'mu-old', machine, [
+      { name: 'shared', sequence: 1, parameters: { durationSeconds: 300 }, responsibilities: [NTP] },
+    ]);
     await waitFor(async () => (await getTask(name))?.status?.updateStatus === 'updating', { message: 'old task updating' });
-    await createMachineUpdate(f, 'mu-new', machine, [{ name: 'shared', sequence: 1, parameters: { durationSeconds: 0 }, responsibilities: [NTP] }]);
-    await waitMU(f, 'mu-new', (mu) => /still used by the in-flight update/.test(mu.status?.message ?? ''), 'mu-new waiting for the task name');
+    await createMachineUpdate(f, 'mu-new', machine, [
+      { name: 'shared', sequence: 1, parameters: { durationSeconds: 0 }, responsibilities: [NTP] },
+    ]);
+    await waitMU(
+      f,
+      'mu-new',
+      (mu) => /still used by the in-flight update/.test(mu.status?.message ?? ''),
+      'mu-new waiting for the task name',
+    );
     await f.env.client.patch(MachineUpdates, f.ns, 'mu-old', { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
     await waitMUStatus(f, 'mu-old', 'aborted');
     const mu = await waitMUStatus(f, 'mu-new', 'updated', 30_000);

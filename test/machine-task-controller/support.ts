@@ -1,7 +1,16 @@
 // Shared set-up of the task controller, sample updater and conformance integration tests: a test env with the
 // platform, sample and CAPI CRDs, a small CAPI inventory, the machine task controller in a manager, and helpers
 // to create and wait for MachineUpdates the way the plan controller would.
-import { API_VERSION, InPlaceUpdatePlans, Labels, Machines, MachineUpdates, type KubeObject, type MachineUpdateSpec, type MachineUpdateStatus } from '../../src/api/index.js';
+import {
+  API_VERSION,
+  InPlaceUpdatePlans,
+  Labels,
+  Machines,
+  MachineUpdates,
+  type KubeObject,
+  type MachineUpdateSpec,
+  type MachineUpdateStatus,
+} from '../../src/api/index.js';
 import { applyInventory, buildInventory, capiCrdDirs } from '../../src/capi-sim/index.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { createManager, type RuntimeManager } from '../../src/runtime/index.js';
@@ -26,7 +35,10 @@ export interface Fixture {
 export async function startFixture(prefix: string, replicas = 3): Promise<Fixture> {
   const env = await startTestEnv({ crds: [...PROJECT_CRDS, ...capiCrdDirs()] });
   const ns = await env.newNamespace(prefix);
-  await applyInventory(env.client, buildInventory({ namespace: ns, clusterName: 'c1', version: 'v1.30.0', machineDeployments: [{ name: 'md0', replicas }] }));
+  await applyInventory(
+    env.client,
+    buildInventory({ namespace: ns, clusterName: 'c1', version: 'v1.30.0', machineDeployments: [{ name: 'md0', replicas }] }),
+  );
   const machines = (await env.client.list(Machines, ns)).items.map((m) => m.metadata.name!).sort();
   return { env, ns, machines };
 }
@@ -50,12 +62,33 @@ export async function ensurePlan(f: Fixture, plan = TEST_PLAN): Promise<KubeObje
     apiVersion: API_VERSION,
     kind: InPlaceUpdatePlans.kind,
     metadata: { name: plan, namespace: f.ns },
-    spec: { clusterName: 'c1', machineDeployments: [{ name: 'md0', sequence: 1, updaters: [{ name: 'placeholder', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.0' }] }] }] },
+    spec: {
+      clusterName: 'c1',
+      machineDeployments: [
+        {
+          name: 'md0',
+          sequence: 1,
+          updaters: [
+            {
+              name: 'placeholder',
+              sequence: 1,
+              responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.0' }],
+            },
+          ],
+        },
+      ],
+    },
   });
 }
 
 /** Creates a MachineUpdate as the plan controller would: owned by the plan, after labelling the machine with it. */
-export async function createMachineUpdate(f: Fixture, name: string, machine: string, updaters: MachineUpdateSpec['updaters'], phase: 'updating' | 'aborting' = 'updating'): Promise<MU> {
+export async function createMachineUpdate(
+  f: Fixture,
+  name: string,
+  machine: string,
+  updaters: MachineUpdateSpec['updaters'],
+  phase: 'updating' | 'aborting' = 'updating',
+): Promise<MU> {
   const plan = await ensurePlan(f);
   await f.env.client.patch(Machines, f.ns, machine, { metadata: { labels: { [Labels.planName]: TEST_PLAN } } }, { type: 'merge' });
   return f.env.client.create<MU>(MachineUpdates, {
@@ -65,9 +98,25 @@ export async function createMachineUpdate(f: Fixture, name: string, machine: str
       name,
       namespace: f.ns,
       labels: { [Labels.planName]: TEST_PLAN, [Labels.machineName]: machine },
-      ownerReferences: [{ apiVersion: API_VERSION, kind: InPlaceUpdatePlans.kind, name: TEST_PLAN, uid: plan.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: InPlaceUpdatePlans.kind,
+          name: TEST_PLAN,
+          uid: plan.metadata.uid!,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     },
-    spec: { planName: TEST_PLAN, clusterName: 'c1', target: { kind: 'MachineDeployment', name: 'md0' }, machineRef: { name: machine }, updatePhase: phase, updaters },
+    spec: {
+      planName: TEST_PLAN,
+      clusterName: 'c1',
+      target: { kind: 'MachineDeployment', name: 'md0' },
+      machineRef: { name: machine },
+      updatePhase: phase,
+      updaters,
+    },
   });
 }
 

@@ -3,11 +3,27 @@
 // The plan and task controllers are not running: the tests write MachineUpdates as they would.
 import { expect } from 'chai';
 import {
-  API_VERSION, Annotations, ConditionTypes, Events, Labels, MachineHealthChecks, MachineUpdates, Machines, Reasons,
-  type Condition, type KubeObject,
+  API_VERSION,
+  Annotations,
+  ConditionTypes,
+  Events,
+  Labels,
+  MachineHealthChecks,
+  MachineUpdates,
+  Machines,
+  Reasons,
+  type Condition,
+  type KubeObject,
 } from '../../src/api/index.js';
 import { createManager, type KubeClient, type RuntimeManager } from '../../src/runtime/index.js';
-import { applyInventory, buildInventory, capiCrdDirs, deleteWorkloadNodes, startCapiSimulator, type Machine } from '../../src/capi-sim/index.js';
+import {
+  applyInventory,
+  buildInventory,
+  capiCrdDirs,
+  deleteWorkloadNodes,
+  startCapiSimulator,
+  type Machine,
+} from '../../src/capi-sim/index.js';
 import { createMhcExtension } from '../../src/mhc-extension/index.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
@@ -18,7 +34,11 @@ const R = Annotations.remediateMachine;
 const md = 'c1-md';
 const kubeTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-interface Ctx { env: TestEnv; client: KubeClient; ns: string }
+interface Ctx {
+  env: TestEnv;
+  client: KubeClient;
+  ns: string;
+}
 
 /** Starts the extension; `now` replaces its clock where a test controls time. */
 async function startExtension(client: KubeClient, ns: string, now?: () => number): Promise<RuntimeManager> {
@@ -30,16 +50,31 @@ async function startExtension(client: KubeClient, ns: string, now?: () => number
 }
 
 /** Creates the MachineUpdate the plan controller would create, and the status the task controller would write. */
-async function startUpdate(c: Ctx, machine: string, o: { startedMsAgo?: number; startMs?: number; status?: string; message?: string; plan?: string } = {}): Promise<string> {
+async function startUpdate(
+  c: Ctx,
+  machine: string,
+  o: { startedMsAgo?: number; startMs?: number; status?: string; message?: string; plan?: string } = {},
+): Promise<string> {
   const plan = o.plan ?? 'p1';
   const name = `${plan}-${machine}`;
   await c.client.create(MachineUpdates, {
     apiVersion: API_VERSION,
     kind: 'MachineUpdate',
     metadata: { name, namespace: c.ns, labels: { [Labels.machineName]: machine, [Labels.planName]: plan, [Labels.clusterName]: 'c1' } },
-    spec: { planName: plan, clusterName: 'c1', target: { kind: 'MachineDeployment', name: md }, machineRef: { name: machine }, updatePhase: 'updating', updaters: [{ name: 'u', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] }] },
+    spec: {
+      planName: plan,
+      clusterName: 'c1',
+      target: { kind: 'MachineDeployment', name: md },
+      machineRef: { name: machine },
+      updatePhase: 'updating',
+      updaters: [{ name: 'u', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] }],
+    },
   });
-  await setUpdateStatus(c, name, { updateStatus: o.status ?? 'updating', startTime: kubeTime(o.startMs ?? Date.now() - (o.startedMsAgo ?? 0)), ...(o.message ? { message: o.message } : {}) });
+  await setUpdateStatus(c, name, {
+    updateStatus: o.status ?? 'updating',
+    startTime: kubeTime(o.startMs ?? Date.now() - (o.startedMsAgo ?? 0)),
+    ...(o.message ? { message: o.message } : {}),
+  });
   return name;
 }
 
@@ -48,17 +83,25 @@ async function setUpdateStatus(c: Ctx, name: string, status: Record<string, unkn
 }
 
 const getMachine = async (c: Ctx, name: string): Promise<Machine | undefined> => c.client.get<Machine>(Machines, c.ns, name);
-const annotations = async (c: Ctx, name: string): Promise<Record<string, string>> => (await getMachine(c, name))?.metadata.annotations ?? {};
+const annotations = async (c: Ctx, name: string): Promise<Record<string, string>> =>
+  (await getMachine(c, name))?.metadata.annotations ?? {};
 const healthCondition = async (c: Ctx, update: string): Promise<Condition | undefined> =>
-  ((await c.client.get(MachineUpdates, c.ns, update))?.['status'] as { conditions?: Condition[] } | undefined)?.conditions?.find((x) => x.type === ConditionTypes.healthCheckSucceeded);
+  ((await c.client.get(MachineUpdates, c.ns, update))?.['status'] as { conditions?: Condition[] } | undefined)?.conditions?.find(
+    (x) => x.type === ConditionTypes.healthCheckSucceeded,
+  );
 const eventsFor = async (c: Ctx, name: string, reason: string): Promise<KubeObject[]> =>
-  (await c.client.list(Events, c.ns)).items.filter((e) => (e['involvedObject'] as { name?: string }).name === name && e['reason'] === reason);
+  (await c.client.list(Events, c.ns)).items.filter(
+    (e) => (e['involvedObject'] as { name?: string }).name === name && e['reason'] === reason,
+  );
 /** The HealthCheckSucceeded condition once its message matches (the condition is written after the annotations). */
 const healthConditionMatching = async (c: Ctx, update: string, re: RegExp): Promise<Condition> =>
-  waitFor(async () => {
-    const x = await healthCondition(c, update);
-    return x && re.test(x.message ?? '') ? x : undefined;
-  }, { message: `HealthCheckSucceeded of ${update} matching ${re}` });
+  waitFor(
+    async () => {
+      const x = await healthCondition(c, update);
+      return x && re.test(x.message ?? '') ? x : undefined;
+    },
+    { message: `HealthCheckSucceeded of ${update} matching ${re}` },
+  );
 /** How many times an Event was recorded (repeats are aggregated into `count`). */
 const eventCount = async (c: Ctx, name: string, reason: string): Promise<number> =>
   (await eventsFor(c, name, reason)).reduce((n, e) => n + ((e['count'] as number | undefined) ?? 1), 0);
@@ -77,12 +120,22 @@ describe('mhc-extension (integration)', function () {
   async function setUp(mhc: { timeout?: string; max?: number | string; nodeStartup?: number }, now?: () => number): Promise<void> {
     c.ns = await c.env.newNamespace('mhc-ext');
     const objs = buildInventory({
-      namespace: c.ns, clusterName: 'c1', version: 'v1.29.5',
+      namespace: c.ns,
+      clusterName: 'c1',
+      version: 'v1.29.5',
       machineDeployments: [{ name: md, replicas: 3, maxUnavailable: 1 }],
-      mhc: { name: 'c1-mhc', ...(mhc.timeout !== undefined ? { inPlaceUpdateTimeout: mhc.timeout } : {}), ...(mhc.max !== undefined ? { unhealthyLessThanOrEqualTo: mhc.max } : {}), ...(mhc.nodeStartup !== undefined ? { nodeStartupTimeoutSeconds: mhc.nodeStartup } : {}) },
+      mhc: {
+        name: 'c1-mhc',
+        ...(mhc.timeout !== undefined ? { inPlaceUpdateTimeout: mhc.timeout } : {}),
+        ...(mhc.max !== undefined ? { unhealthyLessThanOrEqualTo: mhc.max } : {}),
+        ...(mhc.nodeStartup !== undefined ? { nodeStartupTimeoutSeconds: mhc.nodeStartup } : {}),
+      },
     });
     await applyInventory(c.client, objs);
-    workers = objs.filter((o) => o.kind === 'Machine').map((o) => o.metadata.name ?? '').sort();
+    workers = objs
+      .filter((o) => o.kind === 'Machine')
+      .map((o) => o.metadata.name ?? '')
+      .sort();
     ext = await startExtension(c.client, c.ns, now);
   }
 
@@ -128,13 +181,21 @@ describe('mhc-extension (integration)', function () {
       const mu = await startUpdate(c, m!);
       await waitFor(async () => (await annotations(c, m!))[S] !== undefined, { message: 'protected at first' });
       // No further change to any object: the extension must wake up by itself when the timeout expires.
-      const cond = await waitFor(async () => {
-        const x = await healthCondition(c, mu);
-        return x?.reason === Reasons.inPlaceUpdateTimedOut ? x : undefined;
-      }, { message: 'timed out verdict' });
+      const cond = await waitFor(
+        async () => {
+          const x = await healthCondition(c, mu);
+          return x?.reason === Reasons.inPlaceUpdateTimedOut ? x : undefined;
+        },
+        { message: 'timed out verdict' },
+      );
       expect(cond.status).to.equal('False');
-      await waitFor(async () => (await getMachine(c, m!)) === undefined, { message: 'timed-out machine remediated (deleted by the simulated owner)' });
-      await waitFor(async () => (await c.client.list<Machine>(Machines, c.ns)).items.filter((x) => x.status?.phase === 'Running').length === 3, { message: 'replacement running' });
+      await waitFor(async () => (await getMachine(c, m!)) === undefined, {
+        message: 'timed-out machine remediated (deleted by the simulated owner)',
+      });
+      await waitFor(
+        async () => (await c.client.list<Machine>(Machines, c.ns)).items.filter((x) => x.status?.phase === 'Running').length === 3,
+        { message: 'replacement running' },
+      );
       expect(await eventCount(c, m!, Reasons.remediationTriggered)).to.equal(1);
     } finally {
       await sim.stop();
@@ -165,10 +226,13 @@ describe('mhc-extension (integration)', function () {
     const muA = await startUpdate(c, a!, { startedMsAgo: 10_000 });
     // b's timeout is a minute away: it stays within it however slow the machine is.
     await startUpdate(c, b!, { startedMsAgo: -60_000 });
-    const cond = await waitFor(async () => {
-      const x = await healthCondition(c, muA);
-      return x?.reason === Reasons.inPlaceUpdateTimedOut ? x : undefined;
-    }, { message: 'a judged timed out' });
+    const cond = await waitFor(
+      async () => {
+        const x = await healthCondition(c, muA);
+        return x?.reason === Reasons.inPlaceUpdateTimedOut ? x : undefined;
+      },
+      { message: 'a judged timed out' },
+    );
     expect(cond.message).to.match(/remediation blocked/);
     await waitFor(async () => (await eventsFor(c, a!, Reasons.remediationBlocked)).length > 0, { message: 'RemediationBlocked event' });
     expect(await annotations(c, a!)).to.not.have.property(R);
@@ -176,13 +240,15 @@ describe('mhc-extension (integration)', function () {
     expect(await annotations(c, b!)).to.include({ [S]: '' });
   });
 
-  it('remediates a blocked machine once the budget frees (another machine\'s update ends)', async () => {
+  it("remediates a blocked machine once the budget frees (another machine's update ends)", async () => {
     await setUp({ timeout: '2s', max: 1 });
     const [a, b] = workers;
     const muA = await startUpdate(c, a!, { startedMsAgo: 10_000 });
     // b's timeout is a minute away, so no timer wakes the extension before the test ends.
     const muB = await startUpdate(c, b!, { startedMsAgo: -60_000 });
-    await waitFor(async () => ((await healthCondition(c, muA))?.message ?? '').includes('remediation blocked') || undefined, { message: 'a blocked' });
+    await waitFor(async () => ((await healthCondition(c, muA))?.message ?? '').includes('remediation blocked') || undefined, {
+      message: 'a blocked',
+    });
     // b's update ends: it no longer counts against the budget. Only that event can unblock a.
     await setUpdateStatus(c, muB, { updateStatus: 'updated' });
     await waitFor(async () => (await annotations(c, a!))[R] !== undefined || undefined, { message: 'a remediated after the budget freed' });
@@ -195,7 +261,13 @@ describe('mhc-extension (integration)', function () {
     await setUp({ timeout: 'half an hour' });
     const [m] = workers;
     const mu = await startUpdate(c, m!, { status: 'failed' });
-    await waitFor(async () => (await c.client.list(Events, c.ns)).items.some((e) => (e['involvedObject'] as { kind?: string }).kind === 'MachineHealthCheck' && e['type'] === 'Warning'), { message: 'warning on the MHC' });
+    await waitFor(
+      async () =>
+        (await c.client.list(Events, c.ns)).items.some(
+          (e) => (e['involvedObject'] as { kind?: string }).kind === 'MachineHealthCheck' && e['type'] === 'Warning',
+        ),
+      { message: 'warning on the MHC' },
+    );
     // The reconcile that warned also decided about the machines: it left them alone.
     expect(await annotations(c, m!)).to.deep.equal({});
     expect(await healthCondition(c, mu)).to.equal(undefined);
@@ -216,7 +288,9 @@ describe('mhc-extension (integration)', function () {
     ext = await startExtension(c.client, c.ns, () => clock);
     const cond = await healthConditionMatching(c, mu, /remediation triggered/);
     expect(cond).to.include({ status: 'False', reason: Reasons.inPlaceUpdateTimedOut });
-    expect(await annotations(c, m!)).to.include({ [P]: 'false', [R]: '' }).and.not.have.property(S);
+    expect(await annotations(c, m!))
+      .to.include({ [P]: 'false', [R]: '' })
+      .and.not.have.property(S);
 
     // Down again while the machine is remediated: a third instance changes nothing and records no second event.
     // Another machine starting its update proves the new instance reconciled the MHC with all of this state.
@@ -224,24 +298,39 @@ describe('mhc-extension (integration)', function () {
     await ext.stop();
     ext = await startExtension(c.client, c.ns, () => clock);
     const mu2 = await startUpdate(c, workers[1]!, { startMs: clock });
-    await waitFor(async () => (await annotations(c, workers[1]!))[S] !== undefined, { message: 'second machine protected by the new instance' });
+    await waitFor(async () => (await annotations(c, workers[1]!))[S] !== undefined, {
+      message: 'second machine protected by the new instance',
+    });
     expect(await healthConditionMatching(c, mu2, /within its 1h0m0s timeout/)).to.include({ status: 'True' });
     expect((await getMachine(c, m!))?.metadata.annotations).to.deep.equal(before?.metadata.annotations);
     expect((await getMachine(c, m!))?.metadata.resourceVersion).to.equal(before?.metadata.resourceVersion);
     expect(await eventCount(c, m!, Reasons.remediationTriggered)).to.equal(1);
   });
 
-  it('never remediates a healthy machine for an old plan\'s failure once a retry plan updated it (issue 15)', async () => {
+  it("never remediates a healthy machine for an old plan's failure once a retry plan updated it (issue 15)", async () => {
     await setUp({});
     const [m, other] = workers;
     // Plan p1 failed on the machine; the retry plan p2 updated it and unlabelled it (the machine carries no plan label).
-    const failed = await startUpdate(c, m!, { plan: 'p1', status: 'failed', message: 'updater os-image: disk full', startedMsAgo: 600_000 });
+    const failed = await startUpdate(c, m!, {
+      plan: 'p1',
+      status: 'failed',
+      message: 'updater os-image: disk full',
+      startedMsAgo: 600_000,
+    });
     await startUpdate(c, m!, { plan: 'p2', status: 'updated', startedMsAgo: 60_000 });
     // Then the operator configures the in-place timeout.
-    await c.client.patch(MachineHealthChecks, c.ns, 'c1-mhc', { metadata: { annotations: { [Annotations.inPlaceUpdateTimeout]: '2s' } } }, { type: 'merge' });
+    await c.client.patch(
+      MachineHealthChecks,
+      c.ns,
+      'c1-mhc',
+      { metadata: { annotations: { [Annotations.inPlaceUpdateTimeout]: '2s' } } },
+      { type: 'merge' },
+    );
     // Proof the extension passed over the MHC with the new configuration: another machine in update gets protected.
     await startUpdate(c, other!, { plan: 'p3', startedMsAgo: -60_000 });
-    await waitFor(async () => (await annotations(c, other!))[S] !== undefined, { message: 'the other machine protected (the MHC was reconciled)' });
+    await waitFor(async () => (await annotations(c, other!))[S] !== undefined, {
+      message: 'the other machine protected (the MHC was reconciled)',
+    });
     expect(await annotations(c, m!)).to.not.have.property(R);
     expect(await annotations(c, m!)).to.not.have.property(S);
     expect(await healthCondition(c, failed)).to.equal(undefined);

@@ -3,9 +3,27 @@
 // cache, in which a machine's update is past its timeout, while on the API server that update has just completed: it
 // must confirm the verdict there and leave the freshly updated machine alone), and the requeue at the deadline.
 import { expect } from 'chai';
-import { API_VERSION, Annotations, ConditionTypes, Labels, MachineHealthChecks, MachineUpdates, Machines, Reasons, type Condition, type KubeObject } from '../../src/api/index.js';
+import {
+  API_VERSION,
+  Annotations,
+  ConditionTypes,
+  Labels,
+  MachineHealthChecks,
+  MachineUpdates,
+  Machines,
+  Reasons,
+  type Condition,
+  type KubeObject,
+} from '../../src/api/index.js';
 import { Action, MemoryStore, noopLogger, type EventRecorder } from '../../src/runtime/index.js';
-import { applyInventory, buildInventory, capiCrdDirs, deleteWorkloadNodes, type Machine, type MachineHealthCheck } from '../../src/capi-sim/index.js';
+import {
+  applyInventory,
+  buildInventory,
+  capiCrdDirs,
+  deleteWorkloadNodes,
+  type Machine,
+  type MachineHealthCheck,
+} from '../../src/capi-sim/index.js';
 import { STALE_VIEW_RECHECK_MS, mhcDeps, reconcile } from '../../src/mhc-extension/controller.js';
 import { MAX_REQUEUE_MS } from '../../src/mhc-extension/decide.js';
 import type { MachineUpdate } from '../../src/mhc-extension/scope.js';
@@ -31,12 +49,24 @@ describe('mhc-extension reconcile on a given view', function () {
    * One machine in update, protected by an earlier pass, its update started 10 minutes before the (fixed) clock with a
    * 2 s timeout. The caches hold that state; `completeOnServer` then marks the update updated on the API server only.
    */
-  async function decideOnStaleView(completeOnServer: boolean, o: { timeout?: string; startedMsAgo?: number } = {}): Promise<{ action: Action; events: string[]; machine: string; mu: string }> {
+  async function decideOnStaleView(
+    completeOnServer: boolean,
+    o: { timeout?: string; startedMsAgo?: number } = {},
+  ): Promise<{ action: Action; events: string[]; machine: string; mu: string }> {
     const client = env.client;
     ns = await env.newNamespace('mhc-race');
-    const objs = buildInventory({ namespace: ns, clusterName: 'c1', version: 'v1.29.5', machineDeployments: [{ name: 'c1-md', replicas: 3, maxUnavailable: 3 }], mhc: { name: 'c1-mhc', inPlaceUpdateTimeout: o.timeout ?? '2s', unhealthyLessThanOrEqualTo: 2 } });
+    const objs = buildInventory({
+      namespace: ns,
+      clusterName: 'c1',
+      version: 'v1.29.5',
+      machineDeployments: [{ name: 'c1-md', replicas: 3, maxUnavailable: 3 }],
+      mhc: { name: 'c1-mhc', inPlaceUpdateTimeout: o.timeout ?? '2s', unhealthyLessThanOrEqualTo: 2 },
+    });
     await applyInventory(client, objs);
-    const machine = objs.filter((x) => x.kind === 'Machine').map((x) => x.metadata.name ?? '').sort()[0]!;
+    const machine = objs
+      .filter((x) => x.kind === 'Machine')
+      .map((x) => x.metadata.name ?? '')
+      .sort()[0]!;
     // Whole seconds: startTime is stored to the second, so the deadline is exact.
     const now = Math.floor(Date.now() / 1000) * 1000;
     const mu = `p1-${machine}`;
@@ -44,29 +74,60 @@ describe('mhc-extension reconcile on a given view', function () {
       apiVersion: API_VERSION,
       kind: 'MachineUpdate',
       metadata: { name: mu, namespace: ns, labels: { [Labels.machineName]: machine, [Labels.planName]: 'p1', [Labels.clusterName]: 'c1' } },
-      spec: { planName: 'p1', clusterName: 'c1', target: { kind: 'MachineDeployment', name: 'c1-md' }, machineRef: { name: machine }, updatePhase: 'updating', updaters: [{ name: 'u', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] }] },
+      spec: {
+        planName: 'p1',
+        clusterName: 'c1',
+        target: { kind: 'MachineDeployment', name: 'c1-md' },
+        machineRef: { name: machine },
+        updatePhase: 'updating',
+        updaters: [{ name: 'u', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] }],
+      },
     } as KubeObject);
-    await client.patch(MachineUpdates, ns, mu, { status: { updateStatus: 'updating', startTime: kubeTime(now - (o.startedMsAgo ?? 600_000)) } }, { type: 'merge', subresource: 'status' });
+    await client.patch(
+      MachineUpdates,
+      ns,
+      mu,
+      { status: { updateStatus: 'updating', startTime: kubeTime(now - (o.startedMsAgo ?? 600_000)) } },
+      { type: 'merge', subresource: 'status' },
+    );
     await client.patch(Machines, ns, machine, { metadata: { annotations: { [S]: '', [P]: 'false' } } }, { type: 'merge' });
 
     // The caches as the extension saw them when it decided.
-    const stores = { mhcs: new MemoryStore<MachineHealthCheck>(), machines: new MemoryStore<Machine>(), updates: new MemoryStore<MachineUpdate>() };
+    const stores = {
+      mhcs: new MemoryStore<MachineHealthCheck>(),
+      machines: new MemoryStore<Machine>(),
+      updates: new MemoryStore<MachineUpdate>(),
+    };
     for (const h of (await client.list<MachineHealthCheck>(MachineHealthChecks, ns)).items) stores.mhcs.upsert(h);
     for (const m of (await client.list<Machine>(Machines, ns)).items) stores.machines.upsert(m);
     for (const u of (await client.list<MachineUpdate>(MachineUpdates, ns)).items) stores.updates.upsert(u);
 
     // The completion lands after the view was taken, before the write.
-    if (completeOnServer) await client.patch(MachineUpdates, ns, mu, { status: { updateStatus: 'updated', completionTime: kubeTime(now) } }, { type: 'merge', subresource: 'status' });
+    if (completeOnServer)
+      await client.patch(
+        MachineUpdates,
+        ns,
+        mu,
+        { status: { updateStatus: 'updated', completionTime: kubeTime(now) } },
+        { type: 'merge', subresource: 'status' },
+      );
 
     const events: string[] = [];
     const recorder: EventRecorder = { event: (_o, _t, reason) => void events.push(reason) };
-    const action = await reconcile(mhcDeps(stores, client, recorder, () => now), { namespace: ns, name: 'c1-mhc' }, noopLogger);
+    const action = await reconcile(
+      mhcDeps(stores, client, recorder, () => now),
+      { namespace: ns, name: 'c1-mhc' },
+      noopLogger,
+    );
     return { action, events, machine, mu };
   }
 
-  const annotationsOf = async (name: string): Promise<Record<string, string>> => (await env.client.get<Machine>(Machines, ns, name))?.metadata.annotations ?? {};
+  const annotationsOf = async (name: string): Promise<Record<string, string>> =>
+    (await env.client.get<Machine>(Machines, ns, name))?.metadata.annotations ?? {};
   const verdictOf = async (mu: string): Promise<Condition | undefined> =>
-    ((await env.client.get(MachineUpdates, ns, mu))?.['status'] as { conditions?: Condition[] } | undefined)?.conditions?.find((c) => c.type === ConditionTypes.healthCheckSucceeded);
+    ((await env.client.get(MachineUpdates, ns, mu))?.['status'] as { conditions?: Condition[] } | undefined)?.conditions?.find(
+      (c) => c.type === ConditionTypes.healthCheckSucceeded,
+    );
 
   describe('an update completing between the decision and the write (issue 19)', () => {
     it('does not remediate a machine whose update completed after the decision, nor lift its protection', async () => {
@@ -83,7 +144,9 @@ describe('mhc-extension reconcile on a given view', function () {
     it('control: the same view remediates when the update is still running on the API server', async () => {
       const { events, machine, mu } = await decideOnStaleView(false);
       const a = await annotationsOf(machine);
-      expect(a).to.include({ [R]: '', [P]: 'false' }).and.not.have.property(S);
+      expect(a)
+        .to.include({ [R]: '', [P]: 'false' })
+        .and.not.have.property(S);
       expect(await verdictOf(mu)).to.include({ status: 'False', reason: Reasons.inPlaceUpdateTimedOut });
       expect(events).to.include(Reasons.remediationTriggered);
     });

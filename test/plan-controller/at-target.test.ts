@@ -17,10 +17,15 @@ const MD = 'cluster1-md-0';
 const IMAGE = 'ubuntu-24.04-k8s-v1.30.1';
 // Values on the Machine and on the InfraMachine: both must be in place for a machine to be at target.
 const updaters = () => [
-  refUpdater({ name: 'os', sequence: 1, responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: IMAGE }] }),
+  refUpdater({
+    name: 'os',
+    sequence: 1,
+    responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: IMAGE }],
+  }),
   refUpdater({ name: 'k8s', sequence: 2 }),
 ];
-const muOf = (mus: (MachineUpdate & KubeObject)[], plan: string): (MachineUpdate & KubeObject)[] => mus.filter((m) => m.spec.planName === plan);
+const muOf = (mus: (MachineUpdate & KubeObject)[], plan: string): (MachineUpdate & KubeObject)[] =>
+  mus.filter((m) => m.spec.planName === plan);
 /** Tasks created for the MachineUpdates of `plan` (tasks are owned by their MachineUpdate). */
 const tasksOf = async (p: Platform, plan: string): Promise<KubeObject[]> => {
   const names = new Set(muOf(await p.machineUpdates(), plan).map((m) => m.metadata.name));
@@ -44,16 +49,29 @@ describe('plan controller: machines already at target', function () {
 
   it('a retry plan counts machines at target as updated without a MachineUpdate or a task', async () => {
     const p = await workersUpdated();
-    const workers = (await p.machines()).filter((m) => m.metadata.labels?.['cluster.x-k8s.io/deployment-name'] === MD).map((m) => m.metadata.name!).sort();
+    const workers = (await p.machines())
+      .filter((m) => m.metadata.labels?.['cluster.x-k8s.io/deployment-name'] === MD)
+      .map((m) => m.metadata.name!)
+      .sort();
     expect(workers).to.have.length(3);
 
-    const planB = planObject(p.ns, 'b', { cp: { name: CP, sequence: 1, updaters: updaters() }, mds: [{ name: MD, sequence: 2, updaters: updaters() }] });
+    const planB = planObject(p.ns, 'b', {
+      cp: { name: CP, sequence: 1, updaters: updaters() },
+      mds: [{ name: MD, sequence: 2, updaters: updaters() }],
+    });
     // Preview (same rule, same objects) says so before the plan is applied.
     const file = join(mkdtempSync(join(tmpdir(), 'at-target-')), 'b.yaml');
     writeFileSync(file, stringify(planB));
     const r = await cli('preview', '-f', file, '-o', 'json', '--kubeconfig', env().kubeconfigPath);
-    const previewed = (JSON.parse(r.out) as PlanPreview).groups.flatMap((g) => g.targets.flatMap((t) => t.machines.map((m) => [m.name, m.state])));
-    expect(previewed.filter(([, st]) => st === 'alreadyAtTarget').map(([n]) => n).sort()).to.deep.equal(workers);
+    const previewed = (JSON.parse(r.out) as PlanPreview).groups.flatMap((g) =>
+      g.targets.flatMap((t) => t.machines.map((m) => [m.name, m.state])),
+    );
+    expect(
+      previewed
+        .filter(([, st]) => st === 'alreadyAtTarget')
+        .map(([n]) => n)
+        .sort(),
+    ).to.deep.equal(workers);
     expect(previewed.filter(([, st]) => st === 'notStarted')).to.have.length(1);
 
     await p.apply(planB);
@@ -67,7 +85,9 @@ describe('plan controller: machines already at target', function () {
     expect(b.status?.targets?.find((r) => r.name === CP)?.skipped).to.equal(undefined);
     const cpMachine = (await p.machines()).find((m) => !workers.includes(m.metadata.name!))!;
     expect(versionOf(cpMachine)).to.equal(TO_VERSION);
-    const events = (await env().client.list(Events, p.ns)).items.filter((e) => (e['involvedObject'] as { name?: string }).name === 'b' && e['reason'] === PlanEventReasons.alreadyAtTarget);
+    const events = (await env().client.list(Events, p.ns)).items.filter(
+      (e) => (e['involvedObject'] as { name?: string }).name === 'b' && e['reason'] === PlanEventReasons.alreadyAtTarget,
+    );
     expect(events, 'MachinesAlreadyAtTarget event').to.have.length(1);
     expect(String(events[0]!['message'])).to.contain(workers[0]);
   });

@@ -3,7 +3,15 @@
 // paused over mixed machines after an abort. Against the local API server, or a real cluster (INPLACE_TEST_KUBECONFIG).
 import { expect } from 'chai';
 import type { KubeObject, PlanUpdater } from '../../src/api/index.js';
-import { Annotations, DevMachines, Events, InPlaceUpdatePlans, KubeadmControlPlanes, MachineDeployments, MachineSets } from '../../src/api/index.js';
+import {
+  Annotations,
+  DevMachines,
+  Events,
+  InPlaceUpdatePlans,
+  KubeadmControlPlanes,
+  MachineDeployments,
+  MachineSets,
+} from '../../src/api/index.js';
 import { DevMachineTemplates, KubeadmConfigTemplates, inventoryMachineSetName } from '../../src/capi-sim/index.js';
 import { CLONED_FROM_NAME, PAUSED_BY_PLAN } from '../../src/plan-controller/owners.js';
 import { waitFor } from '../support/wait.js';
@@ -18,30 +26,45 @@ const UPDATERS = ['os', 'k8s', 'ntp'];
 
 // One updater per selectable resource; nobody serves them: the scenario plays them by hand.
 const updaters = (): PlanUpdater[] => [
-  refUpdater({ name: 'os', sequence: 1, responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: IMAGE }] }),
+  refUpdater({
+    name: 'os',
+    sequence: 1,
+    responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: IMAGE }],
+  }),
   refUpdater({ name: 'k8s', sequence: 2 }),
   refUpdater({ name: 'ntp', sequence: 3, responsibilities: [{ selectResource: 'BootstrapConfig', path: '/spec/ntp', value: NTP }] }),
 ];
 
 const get = (p: Platform, res: typeof KubeadmControlPlanes, name: string): Promise<KubeObject | undefined> => p.client.get(res, p.ns, name);
-const at = (o: KubeObject | undefined, ...keys: string[]): unknown => keys.reduce<unknown>((cur, k) => (cur && typeof cur === 'object' ? (cur as Record<string, unknown>)[k] : undefined), o);
+const at = (o: KubeObject | undefined, ...keys: string[]): unknown =>
+  keys.reduce<unknown>((cur, k) => (cur && typeof cur === 'object' ? (cur as Record<string, unknown>)[k] : undefined), o);
 const ann = (o: KubeObject | undefined, k: string): string | undefined => o?.metadata.annotations?.[k];
 
 /** Finishes every open task of the plan's updaters until the plan reaches `status`. */
 async function playUntil(p: Platform, plan: string, status: string): Promise<void> {
-  await waitFor(async () => {
-    for (const u of UPDATERS) await p.finishTasks(u);
-    return (await p.plan(plan))?.status?.updateStatus === status;
-  }, { timeoutMs: 60_000, intervalMs: 50, message: `plan ${plan} ${status}` });
+  await waitFor(
+    async () => {
+      for (const u of UPDATERS) await p.finishTasks(u);
+      return (await p.plan(plan))?.status?.updateStatus === status;
+    },
+    { timeoutMs: 60_000, intervalMs: 50, message: `plan ${plan} ${status}` },
+  );
 }
 
 /** Plays the in-flight task of a deleted plan only once the platform asked it to abort (so it ends aborted), until the plan is gone. */
 async function abortedAndGone(p: Platform, plan: string): Promise<void> {
-  await waitFor(async () => {
-    const open = (await p.tasks()).filter((t) => (t['spec'] as { updatePhase?: string }).updatePhase !== 'aborting' && !['updated', 'failed', 'aborted'].includes((t['status'] as { updateStatus?: string } | undefined)?.updateStatus ?? ''));
-    if (open.length === 0) await p.finishTasks('k8s');
-    return (await p.plan(plan)) === undefined;
-  }, { timeoutMs: 60_000, intervalMs: 50, message: `plan ${plan} aborted and deleted` });
+  await waitFor(
+    async () => {
+      const open = (await p.tasks()).filter(
+        (t) =>
+          (t['spec'] as { updatePhase?: string }).updatePhase !== 'aborting' &&
+          !['updated', 'failed', 'aborted'].includes((t['status'] as { updateStatus?: string } | undefined)?.updateStatus ?? ''),
+      );
+      if (open.length === 0) await p.finishTasks('k8s');
+      return (await p.plan(plan)) === undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 50, message: `plan ${plan} aborted and deleted` },
+  );
 }
 
 describe('plan controller: owners next to Cluster API', function () {
@@ -52,7 +75,12 @@ describe('plan controller: owners next to Cluster API', function () {
     const p = await env().platform();
     await p.provision({ mds: [{ name: MD, replicas: 2, maxUnavailable: 1 }] });
     await p.startPlatform({ referenceNames: ['nobody'] });
-    await p.apply(planObject(p.ns, 'p', { cp: { name: CP, sequence: 1, updaters: updaters() }, mds: [{ name: MD, sequence: 2, updaters: updaters() }] }));
+    await p.apply(
+      planObject(p.ns, 'p', {
+        cp: { name: CP, sequence: 1, updaters: updaters() },
+        mds: [{ name: MD, sequence: 2, updaters: updaters() }],
+      }),
+    );
 
     // During the control-plane target: the KCP is paused by the plan, the MachineDeployment is not.
     await p.waitTasks('os', 1);
@@ -62,10 +90,13 @@ describe('plan controller: owners next to Cluster API', function () {
     expect(ann(await p.md(MD), Annotations.paused), 'MD not paused before its target').to.equal(undefined);
 
     // During the MachineDeployment target: the MD is paused, the KCP already aligned and unpaused.
-    await waitFor(async () => {
-      for (const u of UPDATERS) await p.finishTasks(u);
-      return (await p.machineUpdates()).some((m) => m.spec.target.kind === 'MachineDeployment') || undefined;
-    }, { timeoutMs: 60_000, intervalMs: 50, message: 'MachineDeployment target started' });
+    await waitFor(
+      async () => {
+        for (const u of UPDATERS) await p.finishTasks(u);
+        return (await p.machineUpdates()).some((m) => m.spec.target.kind === 'MachineDeployment') || undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 50, message: 'MachineDeployment target started' },
+    );
     const mdDuring = await p.md(MD);
     expect(ann(mdDuring, Annotations.paused), 'MD paused during its target').to.equal('');
     expect(ann(mdDuring, PAUSED_BY_PLAN)).to.equal('p');
@@ -82,8 +113,13 @@ describe('plan controller: owners next to Cluster API', function () {
     expect(at(kcp, 'spec', 'version')).to.equal(TO_VERSION);
     expect(at(kcp, 'spec', 'kubeadmConfigSpec', 'ntp')).to.deep.equal(NTP);
     expect(at(kcp, 'spec', 'machineTemplate', 'spec', 'infrastructureRef', 'name')).to.equal(`p-${CP}`);
-    expect(at(await p.client.get(DevMachineTemplates, p.ns, `p-${CP}`), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage')).to.equal(IMAGE);
-    expect(at(await p.client.get(DevMachineTemplates, p.ns, CP), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'), 'original template untouched').to.not.equal(IMAGE);
+    expect(
+      at(await p.client.get(DevMachineTemplates, p.ns, `p-${CP}`), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
+    ).to.equal(IMAGE);
+    expect(
+      at(await p.client.get(DevMachineTemplates, p.ns, CP), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
+      'original template untouched',
+    ).to.not.equal(IMAGE);
 
     // MachineDeployment and the MachineSet owning its machines: version and both cloned templates.
     const md = await p.md(MD);
@@ -93,7 +129,9 @@ describe('plan controller: owners next to Cluster API', function () {
       expect(at(o, 'spec', 'template', 'spec', 'infrastructureRef', 'name'), o?.kind).to.equal(`p-${MD}`);
       expect(at(o, 'spec', 'template', 'spec', 'bootstrap', 'configRef', 'name'), o?.kind).to.equal(`p-${MD}`);
     }
-    expect(at(await p.client.get(DevMachineTemplates, p.ns, `p-${MD}`), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage')).to.equal(IMAGE);
+    expect(
+      at(await p.client.get(DevMachineTemplates, p.ns, `p-${MD}`), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
+    ).to.equal(IMAGE);
     expect(at(await p.client.get(KubeadmConfigTemplates, p.ns, `p-${MD}`), 'spec', 'template', 'spec', 'ntp')).to.deep.equal(NTP);
 
     // Every InfraMachine says it was cloned from its owner's new template (KCP compares it with its infrastructureRef).
@@ -129,7 +167,9 @@ describe('plan controller: owners next to Cluster API', function () {
     await p.apply(planObject(p.ns, 'p', { cp: { name: CP, sequence: 1, updaters: [refUpdater({ name: 'k8s' })] } }));
     await p.waitTasks('k8s', 1);
     await p.finishTasks('k8s');
-    await waitFor(async () => (await p.machineUpdates()).filter((m) => m.status?.updateStatus === 'updated').length === 1 || undefined, { message: 'first CP machine updated' });
+    await waitFor(async () => (await p.machineUpdates()).filter((m) => m.status?.updateStatus === 'updated').length === 1 || undefined, {
+      message: 'first CP machine updated',
+    });
     await p.waitTasks('k8s', 1);
     await p.patchPlan('p', { updatePhase: 'aborting' });
     await playUntil(p, 'p', 'aborted');
@@ -140,10 +180,15 @@ describe('plan controller: owners next to Cluster API', function () {
     expect(ann(kcp, Annotations.paused), 'KCP kept paused over mixed machines').to.equal('');
     expect(ann(kcp, PAUSED_BY_PLAN)).to.equal('p');
     expect(at(kcp, 'spec', 'version'), 'spec left as it was').to.not.equal(TO_VERSION);
-    const events = await waitFor(async () => {
-      const ev = (await p.client.list(Events, p.ns)).items.filter((e) => (e as unknown as { reason?: string }).reason === 'OwnerKeptPaused');
-      return ev.length > 0 ? ev : undefined;
-    }, { message: 'OwnerKeptPaused event' });
+    const events = await waitFor(
+      async () => {
+        const ev = (await p.client.list(Events, p.ns)).items.filter(
+          (e) => (e as unknown as { reason?: string }).reason === 'OwnerKeptPaused',
+        );
+        return ev.length > 0 ? ev : undefined;
+      },
+      { message: 'OwnerKeptPaused event' },
+    );
     expect((events[0] as unknown as { message: string }).message).to.match(/apply a plan with the same changes/);
 
     // The retry plan takes the pause over, finishes the target and aligns.
@@ -168,7 +213,9 @@ describe('plan controller: owners next to Cluster API', function () {
     expect(at(md, 'spec', 'template', 'spec', 'version')).to.equal(TO_VERSION);
     expect(at(md, 'spec', 'replicas')).to.equal(2);
     expect(ann(md, Annotations.paused)).to.equal(undefined);
-    expect(at(await p.client.get(MachineSets, p.ns, inventoryMachineSetName(MD)), 'spec', 'template', 'spec', 'version')).to.equal(TO_VERSION);
+    expect(at(await p.client.get(MachineSets, p.ns, inventoryMachineSetName(MD)), 'spec', 'template', 'spec', 'version')).to.equal(
+      TO_VERSION,
+    );
   });
 
   it('deleting a plan follows the same rule: nothing committed -> owner unpaused; mixed -> owner stays paused', async () => {
@@ -186,7 +233,11 @@ describe('plan controller: owners next to Cluster API', function () {
     await p.apply(planObject(p.ns, 'b', { cp: { name: CP, sequence: 1, updaters: [refUpdater({ name: 'k8s' })] } }));
     await p.waitTasks('k8s', 1);
     await p.finishTasks('k8s');
-    await waitFor(async () => (await p.machineUpdates()).filter((m) => m.spec.planName === 'b' && m.status?.updateStatus === 'updated').length === 1 || undefined, { message: 'one machine of b updated' });
+    await waitFor(
+      async () =>
+        (await p.machineUpdates()).filter((m) => m.spec.planName === 'b' && m.status?.updateStatus === 'updated').length === 1 || undefined,
+      { message: 'one machine of b updated' },
+    );
     await p.waitTasks('k8s', 1);
     await p.client.delete(InPlaceUpdatePlans, p.ns, 'b');
     await abortedAndGone(p, 'b');
@@ -200,13 +251,41 @@ describe('plan controller: owners next to Cluster API', function () {
     const original = (await p.client.get(DevMachineTemplates, p.ns, CP))!;
     await p.client.delete(DevMachineTemplates, p.ns, CP);
     await p.startPlatform();
-    await p.apply(planObject(p.ns, 'p', { cp: { name: CP, sequence: 1, updaters: [refUpdater({ name: 'os', responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: IMAGE }] })] } }));
-    const failed = await p.waitPlan('p', (x) => conditionOf(x, 'OwnersAligned')?.reason === 'AlignFailed', 'OwnersAligned AlignFailed', 60_000);
+    await p.apply(
+      planObject(p.ns, 'p', {
+        cp: {
+          name: CP,
+          sequence: 1,
+          updaters: [
+            refUpdater({
+              name: 'os',
+              responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: IMAGE }],
+            }),
+          ],
+        },
+      }),
+    );
+    const failed = await p.waitPlan(
+      'p',
+      (x) => conditionOf(x, 'OwnersAligned')?.reason === 'AlignFailed',
+      'OwnersAligned AlignFailed',
+      60_000,
+    );
     expect(conditionOf(failed, 'OwnersAligned')?.message).to.match(/infrastructure template of ControlPlane cluster1-cp was not found/);
     expect(ann(await get(p, KubeadmControlPlanes, CP), PAUSED_BY_PLAN), 'kept paused until aligned').to.equal('p');
 
-    await p.client.create(DevMachineTemplates, { apiVersion: original.apiVersion, kind: original.kind, metadata: { name: CP, namespace: p.ns, ...(original.metadata.labels ? { labels: original.metadata.labels } : {}) }, spec: original['spec'] } as KubeObject);
-    const aligned = await p.waitPlan('p', (x) => x.status?.updateStatus === 'updated' && conditionOf(x, 'OwnersAligned')?.status === 'True', 'owners aligned after the fix', 90_000);
+    await p.client.create(DevMachineTemplates, {
+      apiVersion: original.apiVersion,
+      kind: original.kind,
+      metadata: { name: CP, namespace: p.ns, ...(original.metadata.labels ? { labels: original.metadata.labels } : {}) },
+      spec: original['spec'],
+    } as KubeObject);
+    const aligned = await p.waitPlan(
+      'p',
+      (x) => x.status?.updateStatus === 'updated' && conditionOf(x, 'OwnersAligned')?.status === 'True',
+      'owners aligned after the fix',
+      90_000,
+    );
     expect(conditionOf(aligned, 'OwnersAligned')?.reason).to.equal('Aligned');
     const kcp = await get(p, KubeadmControlPlanes, CP);
     expect(at(kcp, 'spec', 'machineTemplate', 'spec', 'infrastructureRef', 'name')).to.equal(`p-${CP}`);

@@ -48,7 +48,13 @@ describe('plan controller and preview: one snapshot builder', function () {
     await p.provision({ cpReplicas: 1, mds: [] });
     await p.startPlanControllerOnly();
     // No API group: nothing to look up; validation names it, and neither side adds a "not served" problem.
-    const plan = planObject(p.ns, 'malformed', { cp: { name: CP, sequence: 1, updaters: [refUpdater({ updaterUpdateTemplateRef: { apiVersion: 'v1', kind: 'FooTemplate', name: 'foo' } })] } });
+    const plan = planObject(p.ns, 'malformed', {
+      cp: {
+        name: CP,
+        sequence: 1,
+        updaters: [refUpdater({ updaterUpdateTemplateRef: { apiVersion: 'v1', kind: 'FooTemplate', name: 'foo' } })],
+      },
+    });
     await p.apply(plan);
     const invalid = await p.waitPlan('malformed', (x) => conditionOf(x, 'Valid')?.status === 'False', 'plan Valid=False');
     const message = conditionOf(invalid, 'Valid')?.message ?? '';
@@ -59,7 +65,13 @@ describe('plan controller and preview: one snapshot builder', function () {
     for (const problem of r.problems) expect(message, `controller's Valid message lacks "${problem}"`).to.contain(problem);
     expect(r.problems.join('\n')).to.not.match(/not served/);
     // The controller's problems, one per line or joined: preview has as many.
-    const controllerCount = await waitFor(async () => (await env().client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, p.ns, 'malformed'))?.status?.conditions?.find((c) => c.type === 'Valid')?.message, { message: 'Valid message' });
+    const controllerCount = await waitFor(
+      async () =>
+        (await env().client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, p.ns, 'malformed'))?.status?.conditions?.find(
+          (c) => c.type === 'Valid',
+        )?.message,
+      { message: 'Valid message' },
+    );
     expect(r.problems.filter((x) => controllerCount.includes(x))).to.have.length(r.problems.length);
   });
 });

@@ -6,7 +6,17 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { API_VERSION, Clusters, InPlaceUpdatePlans, MachineUpdates, Machines, type InPlaceUpdatePlan, type KubeObject, type PlanUpdater, type ResourceType } from '../../src/api/index.js';
+import {
+  API_VERSION,
+  Clusters,
+  InPlaceUpdatePlans,
+  MachineUpdates,
+  Machines,
+  type InPlaceUpdatePlan,
+  type KubeObject,
+  type PlanUpdater,
+  type ResourceType,
+} from '../../src/api/index.js';
 import { capiCrdDirs } from '../../src/capi-sim/index.js';
 import { controlPlaneMachineLabels, kubeTime, machineRunningStatus, nodeInfoFor } from '../../src/capi-sim/builders.js';
 import { createMachineTaskController } from '../../src/machine-task-controller/index.js';
@@ -22,8 +32,20 @@ import { waitFor } from '../support/wait.js';
 import { waitPlanInvalid } from '../support/plans.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'example-provider.yaml');
-const ExampleMetalMachines: ResourceType = { group: 'infrastructure.example.dev', version: 'v1alpha1', plural: 'examplemetalmachines', kind: 'ExampleMetalMachine', namespaced: true };
-const ExampleControlPlanes: ResourceType = { group: 'controlplane.example.dev', version: 'v1alpha1', plural: 'examplecontrolplanes', kind: 'ExampleControlPlane', namespaced: true };
+const ExampleMetalMachines: ResourceType = {
+  group: 'infrastructure.example.dev',
+  version: 'v1alpha1',
+  plural: 'examplemetalmachines',
+  kind: 'ExampleMetalMachine',
+  namespaced: true,
+};
+const ExampleControlPlanes: ResourceType = {
+  group: 'controlplane.example.dev',
+  version: 'v1alpha1',
+  plural: 'examplecontrolplanes',
+  kind: 'ExampleControlPlane',
+  namespaced: true,
+};
 
 /** The example fleet's provider list: no DevMachine, no kubeadm. */
 const EXAMPLE_PROVIDERS: ProviderResource[] = [
@@ -53,45 +75,77 @@ async function provisionFleet(env: TestEnv, ns: string): Promise<void> {
   const now = kubeTime(new Date());
   const c = env.client;
   await c.create(Clusters, {
-    apiVersion: `${Clusters.group}/${Clusters.version}`, kind: Clusters.kind,
+    apiVersion: `${Clusters.group}/${Clusters.version}`,
+    kind: Clusters.kind,
     metadata: { name: CLUSTER, namespace: ns },
     spec: { controlPlaneRef: { apiGroup: ExampleControlPlanes.group, kind: ExampleControlPlanes.kind, name: CP } },
   });
   const cp: KubeObject = await c.create<KubeObject>(ExampleControlPlanes, {
-    apiVersion: `${ExampleControlPlanes.group}/v1alpha1`, kind: ExampleControlPlanes.kind,
+    apiVersion: `${ExampleControlPlanes.group}/v1alpha1`,
+    kind: ExampleControlPlanes.kind,
     metadata: { name: CP, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
     spec: { replicas: 1, version: VERSION },
   });
   await c.create(ExampleMetalMachines, {
-    apiVersion: `${ExampleMetalMachines.group}/v1alpha1`, kind: ExampleMetalMachines.kind,
+    apiVersion: `${ExampleMetalMachines.group}/v1alpha1`,
+    kind: ExampleMetalMachines.kind,
     metadata: { name: MACHINE, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
     spec: { image: 'metal-os-1', providerID: `example://${MACHINE}` },
   });
   const m = await c.create(Machines, {
-    apiVersion: `${Machines.group}/${Machines.version}`, kind: Machines.kind,
+    apiVersion: `${Machines.group}/${Machines.version}`,
+    kind: Machines.kind,
     metadata: {
-      name: MACHINE, namespace: ns, labels: controlPlaneMachineLabels(CLUSTER, CP),
-      ownerReferences: [{ apiVersion: `${ExampleControlPlanes.group}/v1alpha1`, kind: ExampleControlPlanes.kind, name: CP, uid: cp.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+      name: MACHINE,
+      namespace: ns,
+      labels: controlPlaneMachineLabels(CLUSTER, CP),
+      ownerReferences: [
+        {
+          apiVersion: `${ExampleControlPlanes.group}/v1alpha1`,
+          kind: ExampleControlPlanes.kind,
+          name: CP,
+          uid: cp.metadata.uid!,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     },
     spec: {
-      clusterName: CLUSTER, version: VERSION, providerID: `example://${MACHINE}`,
+      clusterName: CLUSTER,
+      version: VERSION,
+      providerID: `example://${MACHINE}`,
       bootstrap: { dataSecretName: `${MACHINE}-bootstrap` },
       infrastructureRef: { apiGroup: ExampleMetalMachines.group, kind: ExampleMetalMachines.kind, name: MACHINE },
     },
   });
   const node = `${ns}-${MACHINE}`;
-  await c.update(Machines, { ...m, status: machineRunningStatus(node, nodeInfoFor(node, VERSION, 'metal-os-1'), 1, now) }, { subresource: 'status' });
+  await c.update(
+    Machines,
+    { ...m, status: machineRunningStatus(node, nodeInfoFor(node, VERSION, 'metal-os-1'), 1, now) },
+    { subresource: 'status' },
+  );
   await c.update(ExampleControlPlanes, { ...cp, status: { readyReplicas: 1 } }, { subresource: 'status' });
 }
 
 /** A plan whose one updater owns the ExampleMetalMachine's image. */
 const plan = (ns: string, name: string, extra: PlanUpdater[] = []): InPlaceUpdatePlan & KubeObject => ({
-  apiVersion: API_VERSION, kind: 'InPlaceUpdatePlan', metadata: { name, namespace: ns },
+  apiVersion: API_VERSION,
+  kind: 'InPlaceUpdatePlan',
+  metadata: { name, namespace: ns },
   spec: {
     clusterName: CLUSTER,
     controlPlane: {
-      name: CP, sequence: 1,
-      updaters: [{ name: 'os', sequence: 1, parameters: { durationSeconds: 0.05 }, responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'metal-os-2' }] }, ...extra],
+      name: CP,
+      sequence: 1,
+      updaters: [
+        {
+          name: 'os',
+          sequence: 1,
+          parameters: { durationSeconds: 0.05 },
+          responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'metal-os-2' }],
+        },
+        ...extra,
+      ],
     },
   },
 });
@@ -110,12 +164,20 @@ describe('a non-dev provider (ExampleMetalMachine, ExampleControlPlane) with RBA
   after(async () => env?.stop());
 
   /** Starts the plan and machine task controllers through clients bound to the rules synthesized for `providers`. */
-  async function startPlatform(ns: string, providers: readonly ProviderResource[], errors: string[]): Promise<Record<string, RestrictedClient>> {
+  async function startPlatform(
+    ns: string,
+    providers: readonly ProviderResource[],
+    errors: string[],
+  ): Promise<Record<string, RestrictedClient>> {
     const docs = docsOf(synthesize({ providers }));
     const clients: Record<string, RestrictedClient> = {};
     const components: Component[] = [createPlanController({ providers }), createMachineTaskController({ providers })];
     for (const comp of components) {
-      const client = restrictedClient(env.client, effectiveRules(docs, comp.name), `system:serviceaccount:inplace-system:inplace-${comp.name}`);
+      const client = restrictedClient(
+        env.client,
+        effectiveRules(docs, comp.name),
+        `system:serviceaccount:inplace-system:inplace-${comp.name}`,
+      );
       clients[comp.name] = client;
       const mgr: RuntimeManager = createManager({ client, name: comp.name, namespace: ns, log: capturingLogger(errors) });
       await comp.setup(mgr);
@@ -133,13 +195,21 @@ describe('a non-dev provider (ExampleMetalMachine, ExampleControlPlane) with RBA
     const clients = await startPlatform(ns, EXAMPLE_PROVIDERS, errors);
     await env.client.create(InPlaceUpdatePlans, plan(ns, 'metal-os-2'));
 
-    await waitFor(async () => (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, 'metal-os-2'))?.status?.updateStatus === 'updated', {
-      timeoutMs: 90_000, intervalMs: 100, message: `plan metal-os-2 to be updated (errors: ${errors.join(' | ')})`,
-    });
+    await waitFor(
+      async () =>
+        (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, 'metal-os-2'))?.status?.updateStatus === 'updated',
+      {
+        timeoutMs: 90_000,
+        intervalMs: 100,
+        message: `plan metal-os-2 to be updated (errors: ${errors.join(' | ')})`,
+      },
+    );
     const infra = await env.client.get(ExampleMetalMachines, ns, MACHINE);
     expect((infra?.spec as { image?: string }).image).to.equal('metal-os-2');
     const done = await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, 'metal-os-2');
-    expect(done?.status?.targets?.map((t) => [t.kind, t.name, t.updateStatus, t.machines])).to.deep.equal([['ControlPlane', CP, 'updated', 1]]);
+    expect(done?.status?.targets?.map((t) => [t.kind, t.name, t.updateStatus, t.machines])).to.deep.equal([
+      ['ControlPlane', CP, 'updated', 1],
+    ]);
     // Nothing was asked of the default kinds, and nothing the generated rules deny was attempted.
     for (const [name, c] of Object.entries(clients)) expect(c.denied, name).to.deep.equal([]);
   });
@@ -151,14 +221,20 @@ describe('a non-dev provider (ExampleMetalMachine, ExampleControlPlane) with RBA
     const ns = await env.newNamespace('provider');
     await provisionFleet(env, ns);
     const errors: string[] = [];
-    const clients = await startPlatform(ns, EXAMPLE_PROVIDERS.filter((p) => p.role !== 'InfraMachine'), errors);
+    const clients = await startPlatform(
+      ns,
+      EXAMPLE_PROVIDERS.filter((p) => p.role !== 'InfraMachine'),
+      errors,
+    );
     await env.client.create(InPlaceUpdatePlans, plan(ns, 'metal-os-2'));
 
     // Fail closed: the plan controller's pre-start check (a dry-run of the commit on one InfraMachine) is forbidden,
     // which is a named problem, not a retry loop and not a half-done update.
     const message = await invalidMessage(ns, 'metal-os-2');
     expect(message, message).to.include('examplemetalmachines');
-    expect(clients['plan-controller']!.denied.map((d) => `${d.group}/${d.resource}`)).to.include('infrastructure.example.dev/examplemetalmachines');
+    expect(clients['plan-controller']!.denied.map((d) => `${d.group}/${d.resource}`)).to.include(
+      'infrastructure.example.dev/examplemetalmachines',
+    );
     // Nothing started and nothing was committed.
     expect((await env.client.list(MachineUpdates, ns)).items).to.deep.equal([]);
     expect(((await env.client.get(ExampleMetalMachines, ns, MACHINE))?.spec as { image?: string }).image).to.equal('metal-os-1');
@@ -168,7 +244,11 @@ describe('a non-dev provider (ExampleMetalMachine, ExampleControlPlane) with RBA
     const ns = await env.newNamespace('provider');
     await provisionFleet(env, ns);
     const errors: string[] = [];
-    const clients = await startPlatform(ns, EXAMPLE_PROVIDERS.filter((p) => p.role !== 'ControlPlane'), errors);
+    const clients = await startPlatform(
+      ns,
+      EXAMPLE_PROVIDERS.filter((p) => p.role !== 'ControlPlane'),
+      errors,
+    );
     await env.client.create(InPlaceUpdatePlans, plan(ns, 'metal-os-2'));
 
     const message = await invalidMessage(ns, 'metal-os-2');

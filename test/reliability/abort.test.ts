@@ -5,7 +5,21 @@ import { expect } from 'chai';
 import { InPlaceUpdatePlans, MachineUpdates, type KubeObject, type MachineUpdate } from '../../src/api/index.js';
 import { fleetPlan } from '../../bench/lib/fleet.js';
 import { waitFor } from '../support/wait.js';
-import { SEED, Recorder, machinesBefore, platformSpecs, reliabilityScale, report, rng, settledInvariants, startProcs, startWorld, stopWorld, waitPlan, type World } from './harness.js';
+import {
+  SEED,
+  Recorder,
+  machinesBefore,
+  platformSpecs,
+  reliabilityScale,
+  report,
+  rng,
+  settledInvariants,
+  startProcs,
+  startWorld,
+  stopWorld,
+  waitPlan,
+  type World,
+} from './harness.js';
 
 const WORKERS = reliabilityScale(40);
 const ROUNDS = 3;
@@ -16,7 +30,10 @@ describe(`reliability: abort at random moments (${WORKERS + 3} machines, ${ROUND
   const random = rng(SEED + 1);
 
   before(async () => {
-    w = await startWorld({ clusterName: 'c1', version: 'v1.30.0', workers: WORKERS, mdSize: 20, maxUnavailable: 2, mhcTimeout: '30m' }, 'abort');
+    w = await startWorld(
+      { clusterName: 'c1', version: 'v1.30.0', workers: WORKERS, mdSize: 20, maxUnavailable: 2, mhcTimeout: '30m' },
+      'abort',
+    );
     const procs = startProcs(w, platformSpecs(w.env.kubeconfigPath, w.ns));
     await Promise.all(procs.map((p) => p.waitReady()));
   });
@@ -38,16 +55,33 @@ describe(`reliability: abort at random moments (${WORKERS + 3} machines, ${ROUND
       const total = world.fleet.objects.filter((o) => o.kind === 'Machine').length;
       const cp = world.fleet.cpReplicas;
       const abortAt = round === 1 ? 0 : round === 2 ? Math.floor(random() * cp) : cp + Math.floor(random() * 0.8 * (total - cp));
-      await waitFor(async () => {
-        const mus = (await world.client.list<MachineUpdate & KubeObject>(MachineUpdates, world.ns)).items.filter((m) => m.spec.planName === name);
-        return mus.filter((m) => m.status?.updateStatus === 'updated').length >= abortAt;
-      }, { timeoutMs: 120_000, intervalMs: 25, message: `${abortAt} machines updated by ${name}` });
+      await waitFor(
+        async () => {
+          const mus = (await world.client.list<MachineUpdate & KubeObject>(MachineUpdates, world.ns)).items.filter(
+            (m) => m.spec.planName === name,
+          );
+          return mus.filter((m) => m.status?.updateStatus === 'updated').length >= abortAt;
+        },
+        { timeoutMs: 120_000, intervalMs: 25, message: `${abortAt} machines updated by ${name}` },
+      );
       await world.client.patch(InPlaceUpdatePlans, world.ns, name, { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
       const final = await waitPlan(world, name, ['aborted', 'updated', 'failed'], 120_000);
-      const mus = (await world.client.list<MachineUpdate & KubeObject>(MachineUpdates, world.ns)).items.filter((m) => m.spec.planName === name);
-      const counts = mus.reduce<Record<string, number>>((a, m) => ({ ...a, [m.status?.updateStatus ?? '']: (a[m.status?.updateStatus ?? ''] ?? 0) + 1 }), {});
-      expect(final.status?.updateStatus, `plan ${name} aborted after ${abortAt} machines were updated; MachineUpdates ${JSON.stringify(counts)}`).to.equal('aborted');
-      const violations = await settledInvariants(world, { plan: name, planStatuses: ['aborted'], allUpdated: false, toVersion, before }, rec);
+      const mus = (await world.client.list<MachineUpdate & KubeObject>(MachineUpdates, world.ns)).items.filter(
+        (m) => m.spec.planName === name,
+      );
+      const counts = mus.reduce<Record<string, number>>(
+        (a, m) => ({ ...a, [m.status?.updateStatus ?? '']: (a[m.status?.updateStatus ?? ''] ?? 0) + 1 }),
+        {},
+      );
+      expect(
+        final.status?.updateStatus,
+        `plan ${name} aborted after ${abortAt} machines were updated; MachineUpdates ${JSON.stringify(counts)}`,
+      ).to.equal('aborted');
+      const violations = await settledInvariants(
+        world,
+        { plan: name, planStatuses: ['aborted'], allUpdated: false, toVersion, before },
+        rec,
+      );
       await rec.stop();
       expect(violations, report(violations)).to.deep.equal([]);
     });
@@ -62,7 +96,11 @@ describe(`reliability: abort at random moments (${WORKERS + 3} machines, ${ROUND
     await world.client.create(InPlaceUpdatePlans, plan);
     const final = await waitPlan(world, 'after-aborts', ['updated', 'failed', 'aborted'], 180_000);
     expect(final.status?.updateStatus).to.equal('updated');
-    const violations = await settledInvariants(world, { plan: 'after-aborts', planStatuses: ['updated'], allUpdated: true, toVersion: 'v1.31.0', before }, rec);
+    const violations = await settledInvariants(
+      world,
+      { plan: 'after-aborts', planStatuses: ['updated'], allUpdated: true, toVersion: 'v1.31.0', before },
+      rec,
+    );
     await rec.stop();
     expect(violations, report(violations)).to.deep.equal([]);
   });

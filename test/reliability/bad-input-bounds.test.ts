@@ -7,8 +7,20 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { expect } from 'chai';
 import {
-  API_VERSION, Clusters, Events, InPlaceUpdatePlans, KubeadmControlPlanes, MachineDeployments, MachineSets, MachineUpdates, Machines,
-  PlanEventReasons, type InPlaceUpdatePlan, type KubeObject, type MachineUpdate, type ResourceType,
+  API_VERSION,
+  Clusters,
+  Events,
+  InPlaceUpdatePlans,
+  KubeadmControlPlanes,
+  MachineDeployments,
+  MachineSets,
+  MachineUpdates,
+  Machines,
+  PlanEventReasons,
+  type InPlaceUpdatePlan,
+  type KubeObject,
+  type MachineUpdate,
+  type ResourceType,
 } from '../../src/api/index.js';
 import { resourcePath } from '../../src/runtime/index.js';
 import { fleetPlan } from '../../bench/lib/fleet.js';
@@ -22,7 +34,13 @@ const CONDITION_LIMIT = 32768;
 const bytes = (s: string | undefined): number => Buffer.byteLength(s ?? '');
 
 /** Sends a raw body (the client's own JSON.stringify cannot even serialise 100,000 levels). */
-async function raw(w: World, method: string, path: string, body: string | Buffer, contentType: string): Promise<{ code: number; body: string }> {
+async function raw(
+  w: World,
+  method: string,
+  path: string,
+  body: string | Buffer,
+  contentType: string,
+): Promise<{ code: number; body: string }> {
   const url = new URL(path, w.env.client.server);
   const opts: https.RequestOptions = { method, headers: { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) } };
   await w.env.kc.applyToHTTPSOptions(opts);
@@ -44,7 +62,8 @@ const nested = (depth: number): string => '{"a":'.repeat(depth) + '1' + '}'.repe
 async function capiVersions(w: World): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const kinds: ResourceType[] = [Clusters, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines];
-  for (const r of kinds) for (const o of (await w.client.list(r, w.ns)).items) out.set(`${r.kind}/${o.metadata.name}`, o.metadata.resourceVersion ?? '');
+  for (const r of kinds)
+    for (const o of (await w.client.list(r, w.ns)).items) out.set(`${r.kind}/${o.metadata.name}`, o.metadata.resourceVersion ?? '');
   return out;
 }
 
@@ -70,24 +89,42 @@ describe('reliability: hostile input stays bounded (status size, nesting depth, 
 
     it('gets Valid=False under 32 KiB, naming the first ones and how many more', async () => {
       await w!.client.create(InPlaceUpdatePlans, {
-        apiVersion: API_VERSION, kind: InPlaceUpdatePlans.kind, metadata: { name: 'many-missing', namespace: w!.ns },
+        apiVersion: API_VERSION,
+        kind: InPlaceUpdatePlans.kind,
+        metadata: { name: 'many-missing', namespace: w!.ns },
         spec: {
           clusterName: 'c1',
-          machineDeployments: missing.map((name) => ({ name, sequence: 2, updaters: [{ name: 'ref', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] }] })),
+          machineDeployments: missing.map((name) => ({
+            name,
+            sequence: 2,
+            updaters: [
+              { name: 'ref', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] },
+            ],
+          })),
         },
       } as KubeObject);
       plan = (await waitPlanInvalid(w!.client, w!.ns, 'many-missing', 60_000)).plan;
       const valid = plan.status!.conditions!.find((c) => c.type === 'Valid')!;
       expect(bytes(valid.message)).to.be.below(CONDITION_LIMIT);
-      expect(valid.message).to.contain(missing[0]).and.to.match(/\.\.\. and \d+ more/);
+      expect(valid.message)
+        .to.contain(missing[0])
+        .and.to.match(/\.\.\. and \d+ more/);
       for (const c of plan.status!.conditions!) expect(bytes(c.message), c.type).to.be.below(CONDITION_LIMIT);
       expect(plan.status!.updateStatus ?? 'pending').to.equal('pending');
     });
 
     it('starts nothing: no MachineUpdate, and its Invalid Event is at most 1 KiB', async () => {
-      const mus = (await w!.client.list(MachineUpdates, w!.ns)).items.filter((m) => (m as unknown as MachineUpdate).spec.planName === 'many-missing');
+      const mus = (await w!.client.list(MachineUpdates, w!.ns)).items.filter(
+        (m) => (m as unknown as MachineUpdate).spec.planName === 'many-missing',
+      );
       expect(mus).to.have.length(0);
-      const ev = await waitFor(async () => (await w!.client.list(Events, w!.ns)).items.find((e) => (e['involvedObject'] as { name?: string }).name === 'many-missing' && e['reason'] === PlanEventReasons.invalid), { timeoutMs: 30_000, intervalMs: 200, message: 'the Invalid Event of plan many-missing' });
+      const ev = await waitFor(
+        async () =>
+          (await w!.client.list(Events, w!.ns)).items.find(
+            (e) => (e['involvedObject'] as { name?: string }).name === 'many-missing' && e['reason'] === PlanEventReasons.invalid,
+          ),
+        { timeoutMs: 30_000, intervalMs: 200, message: 'the Invalid Event of plan many-missing' },
+      );
       expect(bytes(ev['message'] as string)).to.be.at.most(1024);
       expect(ev['message']).to.contain(missing[0]!.slice(0, 40));
     });
@@ -123,12 +160,24 @@ describe('reliability: hostile input stays bounded (status size, nesting depth, 
     });
 
     it('a merge patch nesting a value 10,000 levels deep is refused with a 4xx', async () => {
-      const r = await raw(w!, 'PATCH', resourcePath(InPlaceUpdatePlans, w!.ns, 'shallow'), `{"metadata":{"annotations":{"x":"y"}},"spec":{"machineDeployments":[{"name":"md","sequence":2,"updaters":[{"name":"u","sequence":1,"responsibilities":[{"selectResource":"Machine","path":"/spec/version","value":"v1"}],"parameters":${nested(10_000)}}]}]}}`, 'application/merge-patch+json');
+      const r = await raw(
+        w!,
+        'PATCH',
+        resourcePath(InPlaceUpdatePlans, w!.ns, 'shallow'),
+        `{"metadata":{"annotations":{"x":"y"}},"spec":{"machineDeployments":[{"name":"md","sequence":2,"updaters":[{"name":"u","sequence":1,"responsibilities":[{"selectResource":"Machine","path":"/spec/version","value":"v1"}],"parameters":${nested(10_000)}}]}]}}`,
+        'application/merge-patch+json',
+      );
       expect(r.code, r.body.slice(0, 300)).to.be.within(400, 499);
     });
 
     it('a JSON patch adding a value 10,000 levels deep is refused with a 4xx', async () => {
-      const r = await raw(w!, 'PATCH', resourcePath(InPlaceUpdatePlans, w!.ns, 'shallow'), `[{"op":"add","path":"/spec/machineDeployments/0/updaters/0/parameters/b","value":${nested(10_000)}}]`, 'application/json-patch+json');
+      const r = await raw(
+        w!,
+        'PATCH',
+        resourcePath(InPlaceUpdatePlans, w!.ns, 'shallow'),
+        `[{"op":"add","path":"/spec/machineDeployments/0/updaters/0/parameters/b","value":${nested(10_000)}}]`,
+        'application/json-patch+json',
+      );
       expect(r.code, r.body.slice(0, 300)).to.be.within(400, 499);
       const after = await w!.client.get<Plan>(InPlaceUpdatePlans, w!.ns, 'shallow');
       expect(after?.spec.machineDeployments?.[0]?.updaters[0]?.parameters).to.deep.equal({ a: 1 });
@@ -141,11 +190,19 @@ describe('reliability: hostile input stays bounded (status size, nesting depth, 
 
     it('a plan whose updater parameters nest 500 levels deep is accepted by the server, then made invalid: nothing starts', async () => {
       const md = w!.fleet.mdNames[0]!;
-      const r = await raw(w!, 'POST', plans(), body('deep-params', nested(500)).replace('"clusterName":"ghost"', '"clusterName":"c1"').replace('"name":"md"', `"name":"${md}"`), 'application/json');
+      const r = await raw(
+        w!,
+        'POST',
+        plans(),
+        body('deep-params', nested(500)).replace('"clusterName":"ghost"', '"clusterName":"c1"').replace('"name":"md"', `"name":"${md}"`),
+        'application/json',
+      );
       expect(r.code, r.body.slice(0, 300)).to.equal(201);
       const { plan: p } = await waitPlanInvalid(w!.client, w!.ns, 'deep-params');
       expect(p.status!.conditions!.find((c) => c.type === 'Valid')!.message).to.match(/nested deeper than 64 levels/);
-      const mus = (await w!.client.list<MachineUpdate & KubeObject>(MachineUpdates, w!.ns)).items.filter((m) => m.spec.planName === 'deep-params');
+      const mus = (await w!.client.list<MachineUpdate & KubeObject>(MachineUpdates, w!.ns)).items.filter(
+        (m) => m.spec.planName === 'deep-params',
+      );
       expect(mus).to.have.length(0);
     });
 
@@ -160,8 +217,15 @@ describe('reliability: hostile input stays bounded (status size, nesting depth, 
     let plan: Plan | undefined;
 
     before(async () => {
-      const p = fleetPlan(w!.fleet, { name: 'many-failures', toVersion: 'v1.30.1', durationSeconds: 0, failurePolicy: 'Continue', noControlPlane: true });
-      for (const md of p.spec.machineDeployments ?? []) for (const u of md.updaters) u.parameters = { durationSeconds: 0, failWith: FAIL_WITH };
+      const p = fleetPlan(w!.fleet, {
+        name: 'many-failures',
+        toVersion: 'v1.30.1',
+        durationSeconds: 0,
+        failurePolicy: 'Continue',
+        noControlPlane: true,
+      });
+      for (const md of p.spec.machineDeployments ?? [])
+        for (const u of md.updaters) u.parameters = { durationSeconds: 0, failWith: FAIL_WITH };
       await w!.client.create(InPlaceUpdatePlans, p);
       plan = await waitPlan(w!, 'many-failures', ['failed'], 180_000);
     });
@@ -179,7 +243,9 @@ describe('reliability: hostile input stays bounded (status size, nesting depth, 
     });
 
     it("every MachineUpdate carries the updater's message, bounded", async () => {
-      const mus = (await w!.client.list<MachineUpdate & KubeObject>(MachineUpdates, w!.ns)).items.filter((m) => m.spec.planName === 'many-failures');
+      const mus = (await w!.client.list<MachineUpdate & KubeObject>(MachineUpdates, w!.ns)).items.filter(
+        (m) => m.spec.planName === 'many-failures',
+      );
       expect(mus).to.have.length(20);
       for (const mu of mus) {
         expect(mu.status?.updateStatus).to.equal('failed');

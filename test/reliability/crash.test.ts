@@ -5,7 +5,21 @@
 import { expect } from 'chai';
 import { InPlaceUpdatePlans } from '../../src/api/index.js';
 import { fleetPlan } from '../../bench/lib/fleet.js';
-import { Recorder, SEED, machinesBefore, settledInvariants, platformSpecs, reliabilityScale, report, rng, startProcs, startWorld, stopWorld, waitPlan, type World } from './harness.js';
+import {
+  Recorder,
+  SEED,
+  machinesBefore,
+  settledInvariants,
+  platformSpecs,
+  reliabilityScale,
+  report,
+  rng,
+  startProcs,
+  startWorld,
+  stopWorld,
+  waitPlan,
+  type World,
+} from './harness.js';
 import { delay } from '../support/wait.js';
 
 const WORKERS = reliabilityScale(60);
@@ -17,7 +31,10 @@ describe(`reliability: kill -9 of controller processes during a plan (${WORKERS 
   let w: World | undefined;
 
   before(async () => {
-    w = await startWorld({ clusterName: 'c1', version: 'v1.30.0', workers: WORKERS, mdSize: MD_SIZE, maxUnavailable: MAX_UNAVAILABLE, mhcTimeout: '30m' }, 'crash');
+    w = await startWorld(
+      { clusterName: 'c1', version: 'v1.30.0', workers: WORKERS, mdSize: MD_SIZE, maxUnavailable: MAX_UNAVAILABLE, mhcTimeout: '30m' },
+      'crash',
+    );
   });
   after(async () => stopWorld(w));
 
@@ -36,7 +53,9 @@ describe(`reliability: kill -9 of controller processes during a plan (${WORKERS 
     // Chaos: rounds in which every process is killed once, in random order, at a random moment, and restarted after
     // a random pause; the next kill waits until the restarted process is up again (else nothing would ever run).
     let done = false;
-    const finished = waitPlan(world, plan.metadata.name!, ['updated', 'failed', 'aborted'], this.timeout() - 60_000).finally(() => (done = true));
+    const finished = waitPlan(world, plan.metadata.name!, ['updated', 'failed', 'aborted'], this.timeout() - 60_000).finally(
+      () => (done = true),
+    );
     const selfExits: string[] = [];
     const killsDuringPlan = new Map<string, number>();
     let rounds = 0;
@@ -55,14 +74,20 @@ describe(`reliability: kill -9 of controller processes during a plan (${WORKERS 
       rounds++;
     }
     const final = await finished;
-    if (process.env["INPLACE_RELIABILITY_VERBOSE"]) console.log(`      kills while the plan ran: ${JSON.stringify(Object.fromEntries(killsDuringPlan))}, rounds ${rounds}`);
+    if (process.env['INPLACE_RELIABILITY_VERBOSE'])
+      console.log(`      kills while the plan ran: ${JSON.stringify(Object.fromEntries(killsDuringPlan))}, rounds ${rounds}`);
     await delay(1500); // let the MHC extension and the plan controller settle labels after the last kill
     await rec.stop();
     const kills = Object.fromEntries(killsDuringPlan);
     expect(selfExits, `processes that exited on their own: ${selfExits.join('\n')}`).to.deep.equal([]);
     expect(final.status?.updateStatus, `plan ended ${final.status?.updateStatus}; kills ${JSON.stringify(kills)}`).to.equal('updated');
-    for (const p of procs) expect(killsDuringPlan.get(p.name) ?? 0, `kills of ${p.name} while the plan ran (${JSON.stringify(kills)})`).to.be.at.least(1);
-    const violations = await settledInvariants(world, { plan: plan.metadata.name!, planStatuses: ['updated'], allUpdated: true, toVersion: 'v1.30.1', before }, rec);
+    for (const p of procs)
+      expect(killsDuringPlan.get(p.name) ?? 0, `kills of ${p.name} while the plan ran (${JSON.stringify(kills)})`).to.be.at.least(1);
+    const violations = await settledInvariants(
+      world,
+      { plan: plan.metadata.name!, planStatuses: ['updated'], allUpdated: true, toVersion: 'v1.30.1', before },
+      rec,
+    );
     expect(violations, report(violations)).to.deep.equal([]);
   });
 });

@@ -4,7 +4,20 @@
 import { expect } from 'chai';
 import { InPlaceUpdatePlans } from '../../src/api/index.js';
 import { fleetPlan } from '../../bench/lib/fleet.js';
-import { Recorder, SEED, machinesBefore, platformSpecs, reliabilityScale, report, settledInvariants, startProcs, startWorld, stopWorld, waitPlan, type World } from './harness.js';
+import {
+  Recorder,
+  SEED,
+  machinesBefore,
+  platformSpecs,
+  reliabilityScale,
+  report,
+  settledInvariants,
+  startProcs,
+  startWorld,
+  stopWorld,
+  waitPlan,
+  type World,
+} from './harness.js';
 
 const WORKERS = reliabilityScale(60);
 
@@ -13,8 +26,14 @@ describe(`reliability: API faults during a plan (${WORKERS + 3} machines, seed $
   let w: World | undefined;
 
   before(async function () {
-    if (process.env['INPLACE_TEST_KUBECONFIG']) { console.log('    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server for fault injection)'); this.skip(); }
-    w = await startWorld({ clusterName: 'c1', version: 'v1.30.0', workers: WORKERS, mdSize: WORKERS <= 100 ? 30 : 100, maxUnavailable: 3, mhcTimeout: '30m' }, 'faults');
+    if (process.env['INPLACE_TEST_KUBECONFIG']) {
+      console.log('    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server for fault injection)');
+      this.skip();
+    }
+    w = await startWorld(
+      { clusterName: 'c1', version: 'v1.30.0', workers: WORKERS, mdSize: WORKERS <= 100 ? 30 : 100, maxUnavailable: 3, mhcTimeout: '30m' },
+      'faults',
+    );
   });
   after(async () => stopWorld(w));
 
@@ -46,7 +65,11 @@ describe(`reliability: API faults during a plan (${WORKERS + 3} machines, seed $
     const selfExits = procs.filter((p) => p.crashedOnItsOwn).map((p) => `${p.name}:\n${p.tail(10)}`);
     expect(selfExits, 'processes that exited under faults').to.deep.equal([]);
     expect(final.status?.updateStatus).to.equal('updated');
-    const violations = await settledInvariants(world, { plan: plan.metadata.name!, planStatuses: ['updated'], allUpdated: true, toVersion: 'v1.30.1', before }, rec);
+    const violations = await settledInvariants(
+      world,
+      { plan: plan.metadata.name!, planStatuses: ['updated'], allUpdated: true, toVersion: 'v1.30.1', before },
+      rec,
+    );
     await rec.stop();
     expect(violations, report(violations)).to.deep.equal([]);
   });

@@ -4,8 +4,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  Annotations, InPlaceUpdatePlans, Labels, MachineUpdates, Machines, UpdaterUpdateTasks, isTerminal,
-  type InPlaceUpdatePlan, type KubeObject, type MachineUpdate,
+  Annotations,
+  InPlaceUpdatePlans,
+  Labels,
+  MachineUpdates,
+  Machines,
+  UpdaterUpdateTasks,
+  isTerminal,
+  type InPlaceUpdatePlan,
+  type KubeObject,
+  type MachineUpdate,
 } from '../../src/api/index.js';
 import { capiCrdDirs } from '../../src/capi-sim/index.js';
 import { createInformer, type KubeClient, type SharedInformer } from '../../src/runtime/index.js';
@@ -43,7 +51,10 @@ export function platformSpecs(kubeconfig: string, ns: string, opts: { leaderElec
   const le = opts.leaderElect ? ['--leader-elect'] : [];
   const suffix = opts.replica ? `-${opts.replica}` : '';
   return [
-    ...CONTROLLERS.map((c): ProcSpec => ({ name: `${c}${suffix}`, inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, ...le, ...(opts.leaderElect ? ['--lease-namespace', ns] : [])] })),
+    ...CONTROLLERS.map((c): ProcSpec => ({
+      name: `${c}${suffix}`,
+      inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, ...le, ...(opts.leaderElect ? ['--lease-namespace', ns] : [])],
+    })),
     { name: `updater-reference${suffix}`, inplace: ['updater', 'reference', '--kubeconfig', kubeconfig, '-n', ns, ...le] },
   ];
 }
@@ -88,12 +99,18 @@ export async function stopWorld(w: World | undefined): Promise<void> {
 export async function waitPlan(w: World, name: string, statuses: string[], timeoutMs: number): Promise<InPlaceUpdatePlan & KubeObject> {
   let last: (InPlaceUpdatePlan & KubeObject) | undefined;
   try {
-    return await waitFor(async () => {
-      last = await w.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, w.ns, name);
-      return last && statuses.includes(last.status?.updateStatus ?? '') ? last : undefined;
-    }, { timeoutMs, intervalMs: 200, message: `plan ${name} to be ${statuses.join('|')}` });
+    return await waitFor(
+      async () => {
+        last = await w.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, w.ns, name);
+        return last && statuses.includes(last.status?.updateStatus ?? '') ? last : undefined;
+      },
+      { timeoutMs, intervalMs: 200, message: `plan ${name} to be ${statuses.join('|')}` },
+    );
   } catch (err) {
-    const crashed = w.procs.filter((p) => p.crashedOnItsOwn).map((p) => `\n--- ${p.name} exited on its own:\n${p.tail()}`).join('');
+    const crashed = w.procs
+      .filter((p) => p.crashedOnItsOwn)
+      .map((p) => `\n--- ${p.name} exited on its own:\n${p.tail()}`)
+      .join('');
     throw new Error(`${(err as Error).message}\nlast status: ${JSON.stringify(last?.status)}${crashed}`);
   }
 }
@@ -106,7 +123,10 @@ export class Recorder {
   readonly versions = new Map<string, string[]>();
   private informers: SharedInformer[] = [];
 
-  constructor(private readonly client: KubeClient, private readonly ns: string) {}
+  constructor(
+    private readonly client: KubeClient,
+    private readonly ns: string,
+  ) {}
 
   async start(): Promise<void> {
     const tasks = createInformer(this.client, UpdaterUpdateTasks, { namespace: this.ns });
@@ -160,7 +180,12 @@ export interface MachineBefore {
 /** Generation and spec.version of every Machine now, by name. */
 export async function machinesBefore(client: KubeClient, ns: string): Promise<Map<string, MachineBefore>> {
   const ms = (await client.list(Machines, ns)).items;
-  return new Map(ms.map((m) => [m.metadata.name ?? '', { generation: m.metadata.generation ?? 0, version: String((m['spec'] as { version?: string }).version ?? '') }]));
+  return new Map(
+    ms.map((m) => [
+      m.metadata.name ?? '',
+      { generation: m.metadata.generation ?? 0, version: String((m['spec'] as { version?: string }).version ?? '') },
+    ]),
+  );
 }
 
 /**
@@ -173,7 +198,8 @@ export async function checkInvariants(client: KubeClient, ns: string, e: Expect,
   const v: string[] = [];
   const plan = await client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, e.plan);
   if (!plan) return [`plan ${e.plan} not found`];
-  if (!e.planStatuses.includes(plan.status?.updateStatus ?? '')) v.push(`plan ${e.plan} is ${plan.status?.updateStatus}, expected ${e.planStatuses.join('|')}`);
+  if (!e.planStatuses.includes(plan.status?.updateStatus ?? ''))
+    v.push(`plan ${e.plan} is ${plan.status?.updateStatus}, expected ${e.planStatuses.join('|')}`);
   const machines = (await client.list(Machines, ns)).items;
   const mus = (await client.list<MachineUpdate & KubeObject>(MachineUpdates, ns)).items.filter((m) => m.spec.planName === e.plan);
   const tasks = (await client.list(UpdaterUpdateTasks, ns)).items.filter((t) => t.metadata.labels?.[Labels.planName] === e.plan);
@@ -201,13 +227,17 @@ export async function checkInvariants(client: KubeClient, ns: string, e: Expect,
       if (e.allUpdated) v.push(`machine ${name} has no MachineUpdate`);
     } else if (!isTerminal(st)) v.push(`MachineUpdate of ${name} is stuck in "${st ?? ''}"`);
     if (e.allUpdated && st !== 'updated') v.push(`machine ${name} ended "${st ?? 'not started'}", expected updated`);
-    if (!e.allUpdated && st !== undefined && !['updated', 'aborted'].includes(st)) v.push(`machine ${name} ended "${st}", expected updated or aborted`);
+    if (!e.allUpdated && st !== undefined && !['updated', 'aborted'].includes(st))
+      v.push(`machine ${name} ended "${st}", expected updated or aborted`);
     const committed = st === 'updated';
     if (committed && version !== e.toVersion) v.push(`machine ${name} is updated but spec.version is ${version}`);
-    if (before && !committed && version !== before.version) v.push(`machine ${name} is ${st ?? 'not started'} but spec.version changed ${before.version} -> ${version}`);
-    if (before && gen !== before.generation + (committed ? 1 : 0)) v.push(`machine ${name}: generation ${before.generation} -> ${gen}, expected ${committed ? 'exactly one commit' : 'no spec write'}`);
+    if (before && !committed && version !== before.version)
+      v.push(`machine ${name} is ${st ?? 'not started'} but spec.version changed ${before.version} -> ${version}`);
+    if (before && gen !== before.generation + (committed ? 1 : 0))
+      v.push(`machine ${name}: generation ${before.generation} -> ${gen}, expected ${committed ? 'exactly one commit' : 'no spec write'}`);
     const seen = rec?.versions.get(name);
-    if (seen && seen.length - 1 !== (committed ? 1 : 0)) v.push(`machine ${name}: spec.version went ${seen.join(' -> ')} on the watch, expected ${committed ? 'one commit' : 'none'}`);
+    if (seen && seen.length - 1 !== (committed ? 1 : 0))
+      v.push(`machine ${name}: spec.version went ${seen.join(' -> ')} on the watch, expected ${committed ? 'one commit' : 'none'}`);
     const labels = m.metadata.labels ?? {};
     const ann = m.metadata.annotations ?? {};
     if (labels[Labels.planName] !== undefined) v.push(`machine ${name} still labelled ${Labels.planName}=${labels[Labels.planName]}`);

@@ -9,7 +9,19 @@ import type { Lease } from '../../src/runtime/index.js';
 import { fleetPlan } from '../../bench/lib/fleet.js';
 import type { Proc } from '../../bench/lib/procs.js';
 import { delay, waitFor } from '../support/wait.js';
-import { Recorder, machinesBefore, platformSpecs, reliabilityScale, report, settledInvariants, startProcs, startWorld, stopWorld, waitPlan, type World } from './harness.js';
+import {
+  Recorder,
+  machinesBefore,
+  platformSpecs,
+  reliabilityScale,
+  report,
+  settledInvariants,
+  startProcs,
+  startWorld,
+  stopWorld,
+  waitPlan,
+  type World,
+} from './harness.js';
 
 const WORKERS = reliabilityScale(40);
 /** The runtime's default retry period: how often a follower looks at the Lease. */
@@ -22,7 +34,10 @@ describe(`reliability: leader election, two replicas of each component, leaders 
   this.timeout(300_000);
   let w: World | undefined;
   before(async () => {
-    w = await startWorld({ clusterName: 'c1', version: 'v1.30.0', workers: WORKERS, mdSize: 20, maxUnavailable: 2, mhcTimeout: '30m' }, 'leader');
+    w = await startWorld(
+      { clusterName: 'c1', version: 'v1.30.0', workers: WORKERS, mdSize: 20, maxUnavailable: 2, mhcTimeout: '30m' },
+      'leader',
+    );
   });
   after(async () => stopWorld(w));
 
@@ -36,15 +51,23 @@ describe(`reliability: leader election, two replicas of each component, leaders 
     const lease = async (name: string): Promise<Lease | undefined> => world.client.get<Lease & KubeObject>(Leases, world.ns, name);
     // Every lease is held, and its holder is one of our two replicas (found by the identity in its log).
     const leaders = new Map<string, Proc>();
-    await waitFor(async () => {
-      for (const l of LEASES) {
-        const holder = (await lease(l))?.spec?.holderIdentity;
-        const p = holder ? procs.find((x) => x.name.startsWith(componentOf(l)) && logOf(x).includes(`"identity":"${holder}"`) && logOf(x).includes('became leader')) : undefined;
-        if (!p) return false;
-        leaders.set(l, p);
-      }
-      return true;
-    }, { timeoutMs: 60_000, intervalMs: 200, message: 'every lease held by a replica' });
+    await waitFor(
+      async () => {
+        for (const l of LEASES) {
+          const holder = (await lease(l))?.spec?.holderIdentity;
+          const p = holder
+            ? procs.find(
+                (x) =>
+                  x.name.startsWith(componentOf(l)) && logOf(x).includes(`"identity":"${holder}"`) && logOf(x).includes('became leader'),
+              )
+            : undefined;
+          if (!p) return false;
+          leaders.set(l, p);
+        }
+        return true;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, message: 'every lease held by a replica' },
+    );
 
     const rec = new Recorder(world.client, world.ns);
     await rec.start();
@@ -57,32 +80,50 @@ describe(`reliability: leader election, two replicas of each component, leaders 
     for (const l of LEASES) old.set(l, (await lease(l))!);
     const killedAt = Date.now();
     await Promise.all([...leaders.values()].map((p) => p.kill9()));
-    const handovers = await Promise.all(LEASES.map(async (l) => {
-      const prev = old.get(l)!;
-      const next = await waitFor(async () => {
-        const cur = await lease(l);
-        return cur?.spec?.holderIdentity && cur.spec.holderIdentity !== prev.spec?.holderIdentity ? cur : undefined;
-      }, { timeoutMs: 90_000, intervalMs: 100, message: `a new holder of lease ${l}` });
-      const observedMs = Date.now() - killedAt;
-      const lastRenew = Date.parse(prev.spec?.renewTime ?? prev.spec?.acquireTime ?? '');
-      const acquired = Date.parse(next.spec?.acquireTime ?? next.spec?.renewTime ?? '');
-      const durationMs = (prev.spec?.leaseDurationSeconds ?? 15) * 1000;
-      const follower = procs.find((x) => x.name.startsWith(componentOf(l)) && x !== leaders.get(l))!;
-      return { lease: l, observedMs, sinceLastRenewMs: acquired - lastRenew, durationMs, newHolderIsFollower: logOf(follower).includes(`"identity":"${next.spec?.holderIdentity}"`) };
-    }));
+    const handovers = await Promise.all(
+      LEASES.map(async (l) => {
+        const prev = old.get(l)!;
+        const next = await waitFor(
+          async () => {
+            const cur = await lease(l);
+            return cur?.spec?.holderIdentity && cur.spec.holderIdentity !== prev.spec?.holderIdentity ? cur : undefined;
+          },
+          { timeoutMs: 90_000, intervalMs: 100, message: `a new holder of lease ${l}` },
+        );
+        const observedMs = Date.now() - killedAt;
+        const lastRenew = Date.parse(prev.spec?.renewTime ?? prev.spec?.acquireTime ?? '');
+        const acquired = Date.parse(next.spec?.acquireTime ?? next.spec?.renewTime ?? '');
+        const durationMs = (prev.spec?.leaseDurationSeconds ?? 15) * 1000;
+        const follower = procs.find((x) => x.name.startsWith(componentOf(l)) && x !== leaders.get(l))!;
+        return {
+          lease: l,
+          observedMs,
+          sinceLastRenewMs: acquired - lastRenew,
+          durationMs,
+          newHolderIsFollower: logOf(follower).includes(`"identity":"${next.spec?.holderIdentity}"`),
+        };
+      }),
+    );
     if (process.env['INPLACE_RELIABILITY_VERBOSE']) console.log(`      handovers: ${JSON.stringify(handovers)}`);
     for (const h of handovers) {
       expect(h.newHolderIsFollower, `${h.lease}: the new holder is the surviving replica`).to.equal(true);
       // The lease expires leaseDuration after its last renewal as the follower observed it (it looks every retry period,
       // so it sees the renewal up to one period late) and is taken on the follower's next attempt after expiry: at most
       // two retry periods (plus request latency on a loaded machine) after the lease duration.
-      expect(h.sinceLastRenewMs, `${h.lease}: taken ${h.sinceLastRenewMs} ms after the dead leader's last renewal (lease ${h.durationMs} ms)`).to.be.at.most(h.durationMs + 2 * RETRY_PERIOD_MS + 2000);
+      expect(
+        h.sinceLastRenewMs,
+        `${h.lease}: taken ${h.sinceLastRenewMs} ms after the dead leader's last renewal (lease ${h.durationMs} ms)`,
+      ).to.be.at.most(h.durationMs + 2 * RETRY_PERIOD_MS + 2000);
       expect(h.sinceLastRenewMs, `${h.lease}: not taken before the lease expired`).to.be.at.least(h.durationMs - 1000);
     }
 
     const final = await waitPlan(world, plan.metadata.name!, ['updated', 'failed', 'aborted'], 180_000);
     expect(final.status?.updateStatus).to.equal('updated');
-    const violations = await settledInvariants(world, { plan: plan.metadata.name!, planStatuses: ['updated'], allUpdated: true, toVersion: 'v1.30.1', before }, rec);
+    const violations = await settledInvariants(
+      world,
+      { plan: plan.metadata.name!, planStatuses: ['updated'], allUpdated: true, toVersion: 'v1.30.1', before },
+      rec,
+    );
     await rec.stop();
     expect(violations, report(violations)).to.deep.equal([]);
     expect(procs.filter((p) => p.crashedOnItsOwn).map((p) => p.name)).to.deep.equal([]);

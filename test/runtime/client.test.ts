@@ -1,7 +1,7 @@
 // The REST client against a real API server protocol (local API server, or a real cluster).
 import { expect } from 'chai';
 import { ConfigMaps } from '../../src/api/index.js';
-import type { KubeApiError} from '../../src/runtime/errors.js';
+import type { KubeApiError } from '../../src/runtime/errors.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../src/runtime/errors.js';
 import type { WatchEvent } from '../../src/runtime/types.js';
 import { startTestEnv, type TestEnv } from '../support/env.js';
@@ -64,7 +64,13 @@ describe('REST client against an API server', function () {
     await client.create(Widgets, widget(ns, 'w'));
     await client.patch(Widgets, ns, 'w', [{ op: 'replace', path: '/spec/size', value: 4 }], { type: 'json' });
     expect((await client.get<Widget>(Widgets, ns, 'w'))?.spec.size).to.equal(4);
-    await client.patch(Widgets, ns, 'w', { apiVersion: Widgets.group + '/v1', kind: 'Widget', metadata: { name: 'w', namespace: ns }, spec: { color: 'green' } }, { type: 'apply', fieldManager: 'rt-test', force: true });
+    await client.patch(
+      Widgets,
+      ns,
+      'w',
+      { apiVersion: Widgets.group + '/v1', kind: 'Widget', metadata: { name: 'w', namespace: ns }, spec: { color: 'green' } },
+      { type: 'apply', fieldManager: 'rt-test', force: true },
+    );
     expect((await client.get<Widget>(Widgets, ns, 'w'))?.spec.color).to.equal('green');
     await client.patch(Widgets, ns, 'w', { spec: { size: 99 } }, { type: 'merge', dryRun: true });
     expect((await client.get<Widget>(Widgets, ns, 'w'))?.spec.size).to.equal(4);
@@ -81,7 +87,9 @@ describe('REST client against an API server', function () {
     const { client } = env;
     const start = await client.list(Widgets, ns);
     const events: WatchEvent<Widget>[] = [];
-    const h = await client.watch<Widget>(Widgets, ns, { resourceVersion: start.resourceVersion, allowWatchBookmarks: true }, (e) => events.push(e));
+    const h = await client.watch<Widget>(Widgets, ns, { resourceVersion: start.resourceVersion, allowWatchBookmarks: true }, (e) =>
+      events.push(e),
+    );
     await client.create(Widgets, widget(ns, 'w'));
     await client.patch(Widgets, ns, 'w', { spec: { size: 2 } }, { type: 'merge' });
     await client.delete(Widgets, ns, 'w');

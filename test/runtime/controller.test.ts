@@ -50,7 +50,14 @@ describe('controller against an API server', function () {
     await Promise.all(managers.splice(0).map((m) => m.stop()));
   });
   const manager = (extra: Partial<Parameters<typeof createManager>[0]> = {}): RuntimeManager => {
-    const m = createManager({ client: env.client, name: 'rt-test', namespace: ns, queue: { baseDelayMs: 2, maxDelayMs: 50 }, informer: { backoff: { baseMs: 2, maxMs: 20 } }, ...extra });
+    const m = createManager({
+      client: env.client,
+      name: 'rt-test',
+      namespace: ns,
+      queue: { baseDelayMs: 2, maxDelayMs: 50 },
+      informer: { backoff: { baseMs: 2, maxMs: 20 } },
+      ...extra,
+    });
     managers.push(m);
     return m;
   };
@@ -76,15 +83,18 @@ describe('controller against an API server', function () {
       // Another writer changes the object between our read and our patch.
       await env.client.patch(Widgets, ns, w.metadata.name!, { metadata: { labels: { other: 'writer' } } }, { type: 'merge' });
     });
-    mgr.controller('widgets').for(Widgets).reconcile(async (k, ctx) => {
-      try {
-        return await reconcile(k);
-      } catch (err) {
-        if (isConflict(err)) conflicts++;
-        ctx.log.debug('conflict');
-        throw err;
-      }
-    });
+    mgr
+      .controller('widgets')
+      .for(Widgets)
+      .reconcile(async (k, ctx) => {
+        try {
+          return await reconcile(k);
+        } catch (err) {
+          if (isConflict(err)) conflicts++;
+          ctx.log.debug('conflict');
+          throw err;
+        }
+      });
     await mgr.start();
     await waitFor(() => observed(env.client, ns, 'w', 1), { message: 'w observed after the conflict' });
     expect(conflicts).to.be.greaterThan(0);
@@ -92,13 +102,17 @@ describe('controller against an API server', function () {
   });
 
   it('converges despite injected API errors and dropped watches', async function () {
-    if (env.isRealCluster) { console.log('    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server for fault injection)'); this.skip(); }
+    if (env.isRealCluster) {
+      console.log('    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server for fault injection)');
+      this.skip();
+    }
     for (let i = 0; i < 8; i++) await env.client.create(Widgets, widget(ns, `w${i}`, i));
     const mgr = manager();
     mgr.controller('widgets').for(Widgets).withConcurrency(2).reconcile(sizeReconciler(mgr, mgr.client));
     env.server!.setFaults({ errorRate: 0.3, errorCodes: [500, 429, 409], dropWatchesEveryMs: 50 });
     await mgr.start();
-    for (let i = 0; i < 8; i++) await env.client.patch(Widgets, ns, `w${i}`, { spec: { size: i * 10 } }, { type: 'merge' }).catch(() => undefined);
+    for (let i = 0; i < 8; i++)
+      await env.client.patch(Widgets, ns, `w${i}`, { spec: { size: i * 10 } }, { type: 'merge' }).catch(() => undefined);
     env.server!.setFaults({ errorRate: 0.5, errorCodes: [500, 429, 409], verbs: ['patch', 'list'], dropWatchesEveryMs: 50 });
     await waitFor(
       async () => {
@@ -110,7 +124,9 @@ describe('controller against an API server', function () {
       },
       { timeoutMs: 30_000, message: 'every widget converged under faults' },
     );
-    const errors = (await mgr.metrics.reconcileTotal.get()).values.filter((v) => v.labels['result'] === 'error').reduce((s, v) => s + v.value, 0);
+    const errors = (await mgr.metrics.reconcileTotal.get()).values
+      .filter((v) => v.labels['result'] === 'error')
+      .reduce((s, v) => s + v.value, 0);
     expect(errors).to.be.greaterThan(0);
   });
 
@@ -120,7 +136,9 @@ describe('controller against an API server', function () {
     const r = sizeReconciler(mgr, mgr.client);
     const seen: Array<[number, number]> = [];
     let runs = 0;
-    mgr.controller('widgets').for(Widgets)
+    mgr
+      .controller('widgets')
+      .for(Widgets)
       .withCooldown((wallMs, cpuMs) => (seen.push([wallMs, cpuMs]), 300))
       .reconcile(async (k) => (runs++, r(k)));
     await mgr.start();
@@ -139,14 +157,26 @@ describe('controller against an API server', function () {
 
   it('hands leadership over between two managers through a Lease', async () => {
     await env.client.create(Widgets, widget(ns, 'w', 1));
-    const le = (identity: string) => ({ enabled: true, leaseName: 'rt-test', leaseNamespace: ns, identity, leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 50 });
+    const le = (identity: string) => ({
+      enabled: true,
+      leaseName: 'rt-test',
+      leaseNamespace: ns,
+      identity,
+      leaseDurationMs: 3000,
+      renewDeadlineMs: 2000,
+      retryPeriodMs: 50,
+    });
     const a = manager({ leaderElection: le('a') });
     const b = manager({ leaderElection: le('b') });
     const runs = { a: 0, b: 0 };
     const ra = sizeReconciler(a, a.client);
     const rb = sizeReconciler(b, b.client);
-    a.controller('widgets').for(Widgets).reconcile(async (k) => (runs.a++, ra(k)));
-    b.controller('widgets').for(Widgets).reconcile(async (k) => (runs.b++, rb(k)));
+    a.controller('widgets')
+      .for(Widgets)
+      .reconcile(async (k) => (runs.a++, ra(k)));
+    b.controller('widgets')
+      .for(Widgets)
+      .reconcile(async (k) => (runs.b++, rb(k)));
     await a.start();
     await waitFor(() => a.isLeader, { message: 'a leads' });
     await b.start();
@@ -169,7 +199,9 @@ describe('controller against an API server', function () {
     for (let i = 0; i < 3; i++) mgr.events.event(w, 'Warning', 'TooBig', 'size is too big');
     mgr.events.event(w, 'Normal', 'Resized', 'size changed');
     await mgr.events.flush();
-    const events = (await env.client.list(Events, ns)).items.filter((e) => (e['involvedObject'] as { uid?: string }).uid === w.metadata.uid);
+    const events = (await env.client.list(Events, ns)).items.filter(
+      (e) => (e['involvedObject'] as { uid?: string }).uid === w.metadata.uid,
+    );
     expect(events.map((e) => [e['reason'], e['count'], e['type']]).sort()).to.deep.equal([
       ['Resized', 1, 'Normal'],
       ['TooBig', 3, 'Warning'],

@@ -7,7 +7,13 @@ import type { KubeObject, ResourceType } from '../../src/api/index.js';
 export const WIDGET_CRD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'widgets.yaml');
 
 /** The Widget resource of the test CRD. */
-export const Widgets: ResourceType = { group: 'runtime-test.inplace.cluster.x-k8s.io', version: 'v1', plural: 'widgets', kind: 'Widget', namespaced: true };
+export const Widgets: ResourceType = {
+  group: 'runtime-test.inplace.cluster.x-k8s.io',
+  version: 'v1',
+  plural: 'widgets',
+  kind: 'Widget',
+  namespaced: true,
+};
 
 /** A Widget object. */
 export interface Widget extends KubeObject {

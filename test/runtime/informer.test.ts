@@ -24,7 +24,10 @@ describe('informer against an API server', function () {
     inf = undefined;
   });
   const localOnly = (ctx: Mocha.Context): void => {
-    if (env.isRealCluster) { console.log('    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server for fault injection and server tuning)'); ctx.skip(); }
+    if (env.isRealCluster) {
+      console.log('    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server for fault injection and server tuning)');
+      ctx.skip();
+    }
   };
 
   it('lists then follows creates, updates and deletes', async () => {
@@ -50,7 +53,11 @@ describe('informer against an API server', function () {
   it('keeps the store complete while the server keeps dropping watches', async function () {
     localOnly(this);
     const restarts: RestartReason[] = [];
-    inf = new SharedInformer<Widget>(env.client, Widgets, { namespace: ns, backoff: { baseMs: 5, maxMs: 20 }, onRestart: (r) => restarts.push(r) });
+    inf = new SharedInformer<Widget>(env.client, Widgets, {
+      namespace: ns,
+      backoff: { baseMs: 5, maxMs: 20 },
+      onRestart: (r) => restarts.push(r),
+    });
     inf.start();
     await inf.synced();
     env.server!.setFaults({ dropWatchesEveryMs: 15 });
@@ -96,7 +103,10 @@ describe('informer against an API server', function () {
     await env.client.delete(Widgets, ns, 'vanishes');
     await env.client.patch(Widgets, ns, 'changes', { spec: { size: 7 } }, { type: 'merge' });
     for (let i = 0; i < 8; i++) await env.client.create(Widgets, widget(ns, `filler${i}`));
-    await waitFor(() => restarts.includes('gone') && inf!.store.list(ns).length === 10, { timeoutMs: 20_000, message: 're-list after 410' });
+    await waitFor(() => restarts.includes('gone') && inf!.store.list(ns).length === 10, {
+      timeoutMs: 20_000,
+      message: 're-list after 410',
+    });
     expect(seen).to.deep.include.members([
       ['delete', 'vanishes'],
       ['update', 'changes'],
@@ -111,7 +121,12 @@ describe('informer against an API server', function () {
     const quiet = await startTestEnv({ crds: [WIDGET_CRD], local: { bookmarkIntervalMs: 60_000 } });
     try {
       const restarts: RestartReason[] = [];
-      const i = new SharedInformer<Widget>(quiet.client, Widgets, { namespace: 'default', watchdogMs: 100, backoff: { baseMs: 1, maxMs: 5 }, onRestart: (r) => restarts.push(r) });
+      const i = new SharedInformer<Widget>(quiet.client, Widgets, {
+        namespace: 'default',
+        watchdogMs: 100,
+        backoff: { baseMs: 1, maxMs: 5 },
+        onRestart: (r) => restarts.push(r),
+      });
       i.start();
       await i.synced();
       await waitFor(() => restarts.includes('watchdog'), { message: 'a watchdog restart' });

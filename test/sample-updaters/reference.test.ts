@@ -5,7 +5,14 @@ import { MAX_DURATION_SECONDS } from '../../src/sample-updaters/reference/update
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { noopLogger, type RuntimeManager } from '../../src/runtime/index.js';
 import { waitFor } from '../support/wait.js';
-import { createMachineUpdate, startFixture, startTaskController, waitMUStatus, TEST_PLAN, type Fixture } from '../machine-task-controller/support.js';
+import {
+  createMachineUpdate,
+  startFixture,
+  startTaskController,
+  waitMUStatus,
+  TEST_PLAN,
+  type Fixture,
+} from '../machine-task-controller/support.js';
 
 const UPDATER = 'ref-timing';
 const version = [{ selectResource: 'Machine' as const, path: '/spec/version', value: 'v1.30.1' }];
@@ -17,7 +24,8 @@ describe('reference updater (integration): exact durations and bounded parameter
   const start = async (): Promise<void> => {
     ref = await sampleUpdaters.reference.start({ client: f.env.client, namespace: f.ns, names: [UPDATER], log: noopLogger });
   };
-  const task = (machine: string): Promise<Task | undefined> => f.env.client.get<Task>(UpdaterUpdateTasks, f.ns, taskName(TEST_PLAN, machine, UPDATER));
+  const task = (machine: string): Promise<Task | undefined> =>
+    f.env.client.get<Task>(UpdaterUpdateTasks, f.ns, taskName(TEST_PLAN, machine, UPDATER));
   /** How long the task was updating, from the times the updater recorded in its status. */
   const updatingMs = (t: Task | undefined): number => Date.parse(t!.status!.completionTime!) - Date.parse(t!.status!.startTime!);
 
@@ -34,7 +42,9 @@ describe('reference updater (integration): exact durations and bounded parameter
 
   it('keeps a task updating for at least parameters.durationSeconds (1.5 s), measured from a precise startTime', async () => {
     const machine = f.machines[0]!;
-    await createMachineUpdate(f, 'mu-duration', machine, [{ name: UPDATER, sequence: 1, parameters: { durationSeconds: 1.5 }, responsibilities: version }]);
+    await createMachineUpdate(f, 'mu-duration', machine, [
+      { name: UPDATER, sequence: 1, parameters: { durationSeconds: 1.5 }, responsibilities: version },
+    ]);
     await waitMUStatus(f, 'mu-duration', 'updated', 60_000);
     const t = await task(machine);
     expect(t?.status?.updateStatus).to.equal('updated');
@@ -46,7 +56,9 @@ describe('reference updater (integration): exact durations and bounded parameter
 
   it('measures the duration from the recorded start across an updater restart (resumes, does not restart)', async () => {
     const machine = f.machines[1]!;
-    await createMachineUpdate(f, 'mu-restart', machine, [{ name: UPDATER, sequence: 1, parameters: { durationSeconds: 2 }, responsibilities: version }]);
+    await createMachineUpdate(f, 'mu-restart', machine, [
+      { name: UPDATER, sequence: 1, parameters: { durationSeconds: 2 }, responsibilities: version },
+    ]);
     const updating = await waitFor(
       async () => {
         const t = await task(machine);
@@ -64,7 +76,9 @@ describe('reference updater (integration): exact durations and bounded parameter
 
   it('fails a task whose durationSeconds is out of bounds (1e300) at once, with a message naming the bound', async () => {
     const machine = f.machines[2]!;
-    await createMachineUpdate(f, 'mu-huge', machine, [{ name: UPDATER, sequence: 1, parameters: { durationSeconds: 1e300 }, responsibilities: version }]);
+    await createMachineUpdate(f, 'mu-huge', machine, [
+      { name: UPDATER, sequence: 1, parameters: { durationSeconds: 1e300 }, responsibilities: version },
+    ]);
     const mu = await waitMUStatus(f, 'mu-huge', 'failed', 60_000);
     const want = `parameters.durationSeconds must be a number between 0 and ${MAX_DURATION_SECONDS}, got 1e+300`;
     expect(mu.status?.message).to.equal(`updater ${UPDATER} failed: ${want}`);

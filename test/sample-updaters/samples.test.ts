@@ -19,7 +19,14 @@ import { RUNNING_IMAGE_ANNOTATION } from '../../src/sample-updaters/os-image/ind
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { noopLogger, type RuntimeManager } from '../../src/runtime/index.js';
 import { waitFor } from '../support/wait.js';
-import { createMachineUpdate, startFixture, startTaskController, waitMUStatus, TEST_PLAN, type Fixture } from '../machine-task-controller/support.js';
+import {
+  createMachineUpdate,
+  startFixture,
+  startTaskController,
+  waitMUStatus,
+  TEST_PLAN,
+  type Fixture,
+} from '../machine-task-controller/support.js';
 
 type Node = KubeObject & { spec?: { unschedulable?: boolean }; status?: { nodeInfo?: { kubeletVersion?: string } } };
 
@@ -30,7 +37,12 @@ describe('sample updaters (integration)', function () {
   let kv: { stop(): Promise<void> };
 
   const template = async (res: ResourceType, name: string, spec: Record<string, unknown>): Promise<void> => {
-    await f.env.client.create(res, { apiVersion: apiVersionOf(res), kind: res.kind, metadata: { name, namespace: f.ns }, spec: { template: { spec } } });
+    await f.env.client.create(res, {
+      apiVersion: apiVersionOf(res),
+      kind: res.kind,
+      metadata: { name, namespace: f.ns },
+      spec: { template: { spec } },
+    });
   };
   const ref = (res: ResourceType, name: string) => ({ apiVersion: apiVersionOf(res), kind: res.kind, name });
   const node = (machine: string): Promise<Node | undefined> => f.env.client.get<Node>(Nodes, undefined, nodeNameFor(f.ns, machine));
@@ -55,8 +67,18 @@ describe('sample updaters (integration)', function () {
   it('updates the OS image then the Kubernetes version of a machine through templated tasks, and the platform commits both', async () => {
     const machine = f.machines[0]!;
     await createMachineUpdate(f, 'mu-both', machine, [
-      { name: 'k8s', sequence: 2, updaterUpdateTemplateRef: ref(KubernetesVersionUpdateTaskTemplates, 'kv-fast'), responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] },
-      { name: 'os', sequence: 1, updaterUpdateTemplateRef: ref(OSImageUpdateTaskTemplates, 'os-fast'), responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: 'ubuntu-24.04-k8s-1.30.1' }] },
+      {
+        name: 'k8s',
+        sequence: 2,
+        updaterUpdateTemplateRef: ref(KubernetesVersionUpdateTaskTemplates, 'kv-fast'),
+        responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }],
+      },
+      {
+        name: 'os',
+        sequence: 1,
+        updaterUpdateTemplateRef: ref(OSImageUpdateTaskTemplates, 'os-fast'),
+        responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: 'ubuntu-24.04-k8s-1.30.1' }],
+      },
     ]);
     const mu = await waitMUStatus(f, 'mu-both', 'updated');
     expect(mu.status?.tasks?.map((t) => [t.kind, t.name])).to.deep.equal([
@@ -82,7 +104,12 @@ describe('sample updaters (integration)', function () {
   it('aborts a Kubernetes version update during the cordon step and uncordons the node', async () => {
     const machine = f.machines[1]!;
     await createMachineUpdate(f, 'mu-kv-abort', machine, [
-      { name: 'k8s', sequence: 1, updaterUpdateTemplateRef: ref(KubernetesVersionUpdateTaskTemplates, 'kv-slow'), responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] },
+      {
+        name: 'k8s',
+        sequence: 1,
+        updaterUpdateTemplateRef: ref(KubernetesVersionUpdateTaskTemplates, 'kv-slow'),
+        responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }],
+      },
     ]);
     await waitFor(async () => (await node(machine))?.spec?.unschedulable === true, { message: 'node cordoned' });
     await f.env.client.patch(MachineUpdates, f.ns, 'mu-kv-abort', { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
@@ -97,7 +124,12 @@ describe('sample updaters (integration)', function () {
     const machine = f.machines[2]!;
     await f.env.client.patch(Machines, f.ns, machine, { status: { nodeRef: null } }, { type: 'merge', subresource: 'status' });
     await createMachineUpdate(f, 'mu-kv-nonode', machine, [
-      { name: 'k8s', sequence: 1, updaterUpdateTemplateRef: ref(KubernetesVersionUpdateTaskTemplates, 'kv-fast'), responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] },
+      {
+        name: 'k8s',
+        sequence: 1,
+        updaterUpdateTemplateRef: ref(KubernetesVersionUpdateTaskTemplates, 'kv-fast'),
+        responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }],
+      },
     ]);
     const mu = await waitMUStatus(f, 'mu-kv-nonode', 'failed');
     expect(mu.status?.message).to.match(/updater k8s failed: Machine .* has no status.nodeRef/);
@@ -106,13 +138,21 @@ describe('sample updaters (integration)', function () {
   it('resumes a Kubernetes version update at the step it reached after an updater restart', async () => {
     const machine = f.machines[3]!;
     await createMachineUpdate(f, 'mu-kv-restart', machine, [
-      { name: 'k8s', sequence: 1, updaterUpdateTemplateRef: ref(KubernetesVersionUpdateTaskTemplates, 'kv-slow'), responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] },
+      {
+        name: 'k8s',
+        sequence: 1,
+        updaterUpdateTemplateRef: ref(KubernetesVersionUpdateTaskTemplates, 'kv-slow'),
+        responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }],
+      },
     ]);
     const name = taskName(TEST_PLAN, machine, 'k8s');
-    const at = await waitFor(async () => {
-      const t = await f.env.client.get<Task>(KubernetesVersionUpdateTasks, f.ns, name);
-      return t?.status?.['step'] === 'UpgradeKubelet' ? t : undefined;
-    }, { message: 'task at UpgradeKubelet' });
+    const at = await waitFor(
+      async () => {
+        const t = await f.env.client.get<Task>(KubernetesVersionUpdateTasks, f.ns, name);
+        return t?.status?.['step'] === 'UpgradeKubelet' ? t : undefined;
+      },
+      { message: 'task at UpgradeKubelet' },
+    );
     await kv.stop();
     kv = await sampleUpdaters['kubernetes-version'].start({ client: f.env.client, namespace: f.ns, log: noopLogger });
     await waitMUStatus(f, 'mu-kv-restart', 'updated');
@@ -123,7 +163,13 @@ describe('sample updaters (integration)', function () {
 
   it('serves only the generic updater names it is given', async () => {
     const machine = f.machines[4]!;
-    const mu = await createMachineUpdate(f, 'mu-names', machine, [{ name: 'unused', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] }], 'aborting');
+    const mu = await createMachineUpdate(
+      f,
+      'mu-names',
+      machine,
+      [{ name: 'unused', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] }],
+      'aborting',
+    );
     const mk = (updater: string): Promise<Task> =>
       f.env.client.create<Task>(
         UpdaterUpdateTasks,
@@ -141,7 +187,10 @@ describe('sample updaters (integration)', function () {
       );
     await mk('not-served');
     await mk('served');
-    await waitFor(async () => (await f.env.client.get<Task>(UpdaterUpdateTasks, f.ns, 'names-served'))?.status?.updateStatus === 'updated', { message: 'served task updated' });
+    await waitFor(
+      async () => (await f.env.client.get<Task>(UpdaterUpdateTasks, f.ns, 'names-served'))?.status?.updateStatus === 'updated',
+      { message: 'served task updated' },
+    );
     expect((await f.env.client.get<Task>(UpdaterUpdateTasks, f.ns, 'names-not-served'))?.status).to.equal(undefined);
   });
 });

@@ -49,37 +49,87 @@ const DANGEROUS: { group: string; resource: string; verbs: string[] }[] = [
 /** Problems of one rule that make any role over-broad, whoever holds it. */
 function ruleProblems(r: Rule): string[] {
   const p: string[] = [];
-  for (const [field, list] of Object.entries({ apiGroups: r.apiGroups, resources: r.resources, verbs: r.verbs, resourceNames: r.resourceNames })) {
+  for (const [field, list] of Object.entries({
+    apiGroups: r.apiGroups,
+    resources: r.resources,
+    verbs: r.verbs,
+    resourceNames: r.resourceNames,
+  })) {
     if ((list ?? []).some((x) => x.includes('*'))) p.push(`${field} contains a wildcard (${(list ?? []).join(', ')})`);
   }
   if (r.nonResourceURLs?.length) p.push(`nonResourceURLs ${r.nonResourceURLs.join(', ')}`);
   for (const v of r.verbs) if (ESCALATION_VERBS.includes(v)) p.push(`verb ${v}`);
-  for (const d of DANGEROUS) for (const v of d.verbs) if (ruleAllows(r, v, d.group, d.resource)) p.push(`allows ${v} ${d.resource}${d.group ? `.${d.group}` : ''}`);
+  for (const d of DANGEROUS)
+    for (const v of d.verbs) if (ruleAllows(r, v, d.group, d.resource)) p.push(`allows ${v} ${d.resource}${d.group ? `.${d.group}` : ''}`);
   return [...new Set(p)];
 }
 
 /** Grants flattened to `verb group/resource @scope` strings. */
 const flat = (grants: readonly Grant[]): string[] =>
-  [...new Set(grants.flatMap((g) => (g.rule.apiGroups ?? []).flatMap((grp) => (g.rule.resources ?? []).flatMap((res) => g.rule.verbs.map((v) => `${v} ${grp}/${res} @${g.namespace ?? 'cluster'}`)))))].sort();
+  [
+    ...new Set(
+      grants.flatMap((g) =>
+        (g.rule.apiGroups ?? []).flatMap((grp) =>
+          (g.rule.resources ?? []).flatMap((res) => g.rule.verbs.map((v) => `${v} ${grp}/${res} @${g.namespace ?? 'cluster'}`)),
+        ),
+      ),
+    ),
+  ].sort();
 
 describe('security: synthesized manifests', () => {
   describe('the checkers themselves', () => {
-    const good = { containers: [{ name: 'c', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } } }] };
+    const good = {
+      containers: [
+        {
+          name: 'c',
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            capabilities: { drop: ['ALL'] },
+            runAsNonRoot: true,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+        },
+      ],
+    };
     const bad: [string, (s: { containers: Record<string, unknown>[] } & Record<string, unknown>) => void, RegExp][] = [
       ['hostNetwork', (s) => (s['hostNetwork'] = true), /hostNetwork/],
       ['hostPID', (s) => (s['hostPID'] = true), /hostPID/],
       ['a hostPath volume', (s) => (s['volumes'] = [{ name: 'h', hostPath: { path: '/' } }]), /hostPath/],
       ['privileged', (s) => ((s.containers[0]!['securityContext'] as Record<string, unknown>)['privileged'] = true), /privileged/],
-      ['privilege escalation allowed', (s) => delete (s.containers[0]!['securityContext'] as Record<string, unknown>)['allowPrivilegeEscalation'], /allowPrivilegeEscalation/],
-      ['capabilities not dropped', (s) => ((s.containers[0]!['securityContext'] as Record<string, unknown>)['capabilities'] = { drop: ['NET_RAW'] }), /drop/],
-      ['an added capability', (s) => ((s.containers[0]!['securityContext'] as Record<string, unknown>)['capabilities'] = { drop: ['ALL'], add: ['SYS_ADMIN'] }), /SYS_ADMIN/],
-      ['runAsNonRoot missing', (s) => delete (s.containers[0]!['securityContext'] as Record<string, unknown>)['runAsNonRoot'], /runAsNonRoot/],
+      [
+        'privilege escalation allowed',
+        (s) => delete (s.containers[0]!['securityContext'] as Record<string, unknown>)['allowPrivilegeEscalation'],
+        /allowPrivilegeEscalation/,
+      ],
+      [
+        'capabilities not dropped',
+        (s) => ((s.containers[0]!['securityContext'] as Record<string, unknown>)['capabilities'] = { drop: ['NET_RAW'] }),
+        /drop/,
+      ],
+      [
+        'an added capability',
+        (s) => ((s.containers[0]!['securityContext'] as Record<string, unknown>)['capabilities'] = { drop: ['ALL'], add: ['SYS_ADMIN'] }),
+        /SYS_ADMIN/,
+      ],
+      [
+        'runAsNonRoot missing',
+        (s) => delete (s.containers[0]!['securityContext'] as Record<string, unknown>)['runAsNonRoot'],
+        /runAsNonRoot/,
+      ],
       ['runAsUser 0', (s) => ((s.containers[0]!['securityContext'] as Record<string, unknown>)['runAsUser'] = 0), /runAsUser/],
-      ['seccomp Unconfined', (s) => ((s.containers[0]!['securityContext'] as Record<string, unknown>)['seccompProfile'] = { type: 'Unconfined' }), /seccomp/],
+      [
+        'seccomp Unconfined',
+        (s) => ((s.containers[0]!['securityContext'] as Record<string, unknown>)['seccompProfile'] = { type: 'Unconfined' }),
+        /seccomp/,
+      ],
       ['no seccomp profile', (s) => delete (s.containers[0]!['securityContext'] as Record<string, unknown>)['seccompProfile'], /seccomp/],
       ['a hostPort', (s) => (s.containers[0]!['ports'] = [{ containerPort: 80, hostPort: 80 }]), /hostPort/],
       ['an unsafe sysctl', (s) => (s['securityContext'] = { sysctls: [{ name: 'kernel.msgmax', value: '1' }] }), /sysctl/],
-      ['an init container running as root', (s) => (s['initContainers'] = [{ name: 'i', securityContext: { ...good.containers[0]!.securityContext, runAsNonRoot: false } }]), /initContainers/],
+      [
+        'an init container running as root',
+        (s) => (s['initContainers'] = [{ name: 'i', securityContext: { ...good.containers[0]!.securityContext, runAsNonRoot: false } }]),
+        /initContainers/,
+      ],
     ];
     it('accepts a compliant pod', () => expect(restrictedViolations(structuredClone(good))).to.deep.equal([]));
     for (const [what, mutate, mention] of bad) {
@@ -93,7 +143,9 @@ describe('security: synthesized manifests', () => {
     it('flags wildcard, escalation and Secret rules', () => {
       expect(ruleProblems({ apiGroups: ['*'], resources: ['machines'], verbs: ['get'] })).to.have.length.greaterThan(0);
       expect(ruleProblems({ apiGroups: [''], resources: ['secrets'], verbs: ['list'] })).to.deep.equal(['allows list secrets']);
-      expect(ruleProblems({ apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'] })).to.include('verb bind');
+      expect(ruleProblems({ apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'] })).to.include(
+        'verb bind',
+      );
       expect(ruleProblems({ apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: ['get', 'list'] })).to.deep.equal([]);
     });
     it('resolves aggregated ClusterRoles and namespaced Roles with their scope', () => {
@@ -106,7 +158,9 @@ describe('security: synthesized manifests', () => {
 
   it('has a Deployment for every component and sample updater, each with its own ServiceAccount', () => {
     const names = deployments.map((d) => d.metadata.name).sort();
-    expect(names).to.deep.equal([...COMPONENTS.map((c) => `inplace-${c.name}`), ...Object.keys(sampleUpdaters).map((u) => `inplace-updater-${u}`)].sort());
+    expect(names).to.deep.equal(
+      [...COMPONENTS.map((c) => `inplace-${c.name}`), ...Object.keys(sampleUpdaters).map((u) => `inplace-updater-${u}`)].sort(),
+    );
     const sas = deployments.map(saOf);
     expect(new Set(sas).size, `ServiceAccounts ${sas.join(', ')}`).to.equal(deployments.length);
     expect(sas).to.not.include('default');
@@ -137,10 +191,14 @@ describe('security: synthesized manifests', () => {
       it(`${r.kind} ${r.metadata.name}: no wildcards, no escalation, no Secrets, no dangerous calls`, () => {
         // The two sanctioned exceptions: secure /metrics (--metrics-secure) creates TokenReviews/SubjectAccessReviews
         // (exactly the runtime's METRICS_AUTH_RULES), and scrapers are granted get /metrics by inplace-metrics-reader.
-        const same = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+        const same = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean =>
+          JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
         const sanctioned = (x: Rule): boolean =>
           METRICS_AUTH_RULES.some((m) => same(m.apiGroups, x.apiGroups) && same(m.resources, x.resources) && same(m.verbs, x.verbs)) ||
-          (r.metadata.name === 'inplace-metrics-reader' && same(x.nonResourceURLs, ['/metrics']) && same(x.verbs, ['get']) && !x.resources?.length);
+          (r.metadata.name === 'inplace-metrics-reader' &&
+            same(x.nonResourceURLs, ['/metrics']) &&
+            same(x.verbs, ['get']) &&
+            !x.resources?.length);
         const problems = ((r['rules'] as Rule[] | null) ?? []).filter((x) => !sanctioned(x)).flatMap(ruleProblems);
         expect(problems).to.deep.equal([]);
       });
@@ -154,22 +212,34 @@ describe('security: synthesized manifests', () => {
           const extra = grants.filter((g) => {
             const groups = g.rule.apiGroups ?? [];
             if (groups.every((grp) => grp === 'samples.inplace.cluster.x-k8s.io')) return false; // aggregated from the samples chart
-            return (g.rule.resources ?? []).some((res) => groups.some((grp) => g.rule.verbs.some((v) => !declared.some((d) => ruleAllows(d, v, grp, res)))));
+            return (g.rule.resources ?? []).some((res) =>
+              groups.some((grp) => g.rule.verbs.some((v) => !declared.some((d) => ruleAllows(d, v, grp, res)))),
+            );
           });
           expect(flat(extra)).to.deep.equal([]);
         });
         it('can write Leases only in its own namespace (leader election), not cluster-wide', () => {
-          const wide = grants.filter((g) => g.namespace === undefined && WRITE_VERBS.some((v) => ruleAllows(g.rule, v, 'coordination.k8s.io', 'leases')));
+          const wide = grants.filter(
+            (g) => g.namespace === undefined && WRITE_VERBS.some((v) => ruleAllows(g.rule, v, 'coordination.k8s.io', 'leases')),
+          );
           expect(wide.map((g) => `${g.role}: ${g.rule.verbs.join(',')} leases cluster-wide`)).to.deep.equal([]);
         });
         it('cannot delete or create CAPI objects, and writes only Machines and MachineDeployments / provider objects it commits to (the plan controller also aligns control planes)', () => {
-          for (const [grp, res] of [['cluster.x-k8s.io', 'machines'], ['cluster.x-k8s.io', 'machinedeployments'], ['cluster.x-k8s.io', 'clusters'], ['controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes'], ['cluster.x-k8s.io', 'machinehealthchecks']] as const) {
+          for (const [grp, res] of [
+            ['cluster.x-k8s.io', 'machines'],
+            ['cluster.x-k8s.io', 'machinedeployments'],
+            ['cluster.x-k8s.io', 'clusters'],
+            ['controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes'],
+            ['cluster.x-k8s.io', 'machinehealthchecks'],
+          ] as const) {
             expect(allowed(grants, 'delete', grp, res, 'ns1'), `delete ${res}`).to.equal(false);
             expect(allowed(grants, 'create', grp, res, 'ns1'), `create ${res}`).to.equal(false);
           }
           expect(allowed(grants, 'patch', 'cluster.x-k8s.io', 'clusters', 'ns1'), 'patch clusters').to.equal(false);
           // Owner alignment (docs/design.md §11): only the plan controller pauses and aligns the control plane.
-          expect(allowed(grants, 'patch', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes', 'ns1'), 'patch control planes').to.equal(c.name === 'plan-controller');
+          expect(allowed(grants, 'patch', 'controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes', 'ns1'), 'patch control planes').to.equal(
+            c.name === 'plan-controller',
+          );
         });
       });
     }
@@ -178,14 +248,20 @@ describe('security: synthesized manifests', () => {
       describe(`updater ${name}`, () => {
         const grants = grantsOf(docs, NS, `inplace-updater-${name}`);
         it('cannot write any CAPI object (Cluster API or provider groups), in any namespace (contract C8)', () => {
-          const capiWrites = grants.filter((g) => (g.rule.apiGroups ?? []).some((grp) => isCapiGroup(grp) || grp === '*') && g.rule.verbs.some((v) => WRITE_VERBS.includes(v) || v === '*'));
+          const capiWrites = grants.filter(
+            (g) =>
+              (g.rule.apiGroups ?? []).some((grp) => isCapiGroup(grp) || grp === '*') &&
+              g.rule.verbs.some((v) => WRITE_VERBS.includes(v) || v === '*'),
+          );
           expect(flat(capiWrites)).to.deep.equal([]);
           expect(allowed(grants, 'patch', 'cluster.x-k8s.io', 'machines', 'ns1')).to.equal(false);
           expect(allowed(grants, 'patch', 'infrastructure.cluster.x-k8s.io', 'devmachines', 'ns1')).to.equal(false);
           expect(allowed(grants, 'patch', 'bootstrap.cluster.x-k8s.io', 'kubeadmconfigs', 'ns1')).to.equal(false);
         });
         it('can write Leases only in its own namespace (leader election), not cluster-wide', () => {
-          const wide = grants.filter((g) => g.namespace === undefined && WRITE_VERBS.some((v) => ruleAllows(g.rule, v, 'coordination.k8s.io', 'leases')));
+          const wide = grants.filter(
+            (g) => g.namespace === undefined && WRITE_VERBS.some((v) => ruleAllows(g.rule, v, 'coordination.k8s.io', 'leases')),
+          );
           expect(wide.map((g) => `${g.role}: ${g.rule.verbs.join(',')} leases cluster-wide`)).to.deep.equal([]);
         });
         it("cannot write plans, MachineUpdates or any task's spec (only the status of the task kind it serves)", () => {
@@ -193,14 +269,32 @@ describe('security: synthesized manifests', () => {
             for (const v of WRITE_VERBS) expect(allowed(grants, v, 'inplace.cluster.x-k8s.io', res, 'ns1'), `${v} ${res}`).to.equal(false);
           }
           for (const res of ['osimageupdatetasks', 'kubernetesversionupdatetasks']) {
-            for (const v of WRITE_VERBS) expect(allowed(grants, v, 'samples.inplace.cluster.x-k8s.io', res, 'ns1'), `${v} ${res}`).to.equal(false);
+            for (const v of WRITE_VERBS)
+              expect(allowed(grants, v, 'samples.inplace.cluster.x-k8s.io', res, 'ns1'), `${v} ${res}`).to.equal(false);
           }
-          const statusWrites = flat(grants.filter((g) => (g.rule.resources ?? []).some((r) => r.endsWith('/status')) && g.rule.verbs.some((v) => WRITE_VERBS.includes(v)))).filter((s) => !s.startsWith('get'));
-          expect(statusWrites.every((s) => /tasks\/status|nodes\/status/.test(s)), statusWrites.join('\n')).to.equal(true);
+          const statusWrites = flat(
+            grants.filter(
+              (g) => (g.rule.resources ?? []).some((r) => r.endsWith('/status')) && g.rule.verbs.some((v) => WRITE_VERBS.includes(v)),
+            ),
+          ).filter((s) => !s.startsWith('get'));
+          expect(
+            statusWrites.every((s) => /tasks\/status|nodes\/status/.test(s)),
+            statusWrites.join('\n'),
+          ).to.equal(true);
         });
         it('is granted nothing beyond what it declares, its Lease and Events', () => {
           const declared = u.rbac;
-          const extra = grants.filter((g) => (g.rule.resources ?? []).some((res) => (g.rule.apiGroups ?? []).some((grp) => g.rule.verbs.some((v) => !declared.some((d) => ruleAllows(d, v, grp, res)) && ![...LEADER_ELECTION_RULES, ...EVENT_RULES].some((d) => ruleAllows(d, v, grp, res))))));
+          const extra = grants.filter((g) =>
+            (g.rule.resources ?? []).some((res) =>
+              (g.rule.apiGroups ?? []).some((grp) =>
+                g.rule.verbs.some(
+                  (v) =>
+                    !declared.some((d) => ruleAllows(d, v, grp, res)) &&
+                    ![...LEADER_ELECTION_RULES, ...EVENT_RULES].some((d) => ruleAllows(d, v, grp, res)),
+                ),
+              ),
+            ),
+          );
           expect(flat(extra)).to.deep.equal([]);
         });
       });

@@ -6,11 +6,31 @@ const obj = (v: unknown): Obj | undefined => (v && typeof v === 'object' && !Arr
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** Volume types the restricted profile allows. */
-export const RESTRICTED_VOLUME_TYPES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret'];
+export const RESTRICTED_VOLUME_TYPES = [
+  'configMap',
+  'csi',
+  'downwardAPI',
+  'emptyDir',
+  'ephemeral',
+  'persistentVolumeClaim',
+  'projected',
+  'secret',
+];
 /** Capabilities baseline allows adding (restricted allows NET_BIND_SERVICE only). */
 const RESTRICTED_ADD_CAPS = ['NET_BIND_SERVICE'];
 /** Sysctls baseline calls safe. */
-const SAFE_SYSCTLS = ['kernel.shm_rmid_forced', 'net.ipv4.ip_local_port_range', 'net.ipv4.ip_unprivileged_port_start', 'net.ipv4.tcp_syncookies', 'net.ipv4.ping_group_range', 'net.ipv4.ip_local_reserved_ports', 'net.ipv4.tcp_keepalive_time', 'net.ipv4.tcp_fin_timeout', 'net.ipv4.tcp_keepalive_intvl', 'net.ipv4.tcp_keepalive_probes'];
+const SAFE_SYSCTLS = [
+  'kernel.shm_rmid_forced',
+  'net.ipv4.ip_local_port_range',
+  'net.ipv4.ip_unprivileged_port_start',
+  'net.ipv4.tcp_syncookies',
+  'net.ipv4.ping_group_range',
+  'net.ipv4.ip_local_reserved_ports',
+  'net.ipv4.tcp_keepalive_time',
+  'net.ipv4.tcp_fin_timeout',
+  'net.ipv4.tcp_keepalive_intvl',
+  'net.ipv4.tcp_keepalive_probes',
+];
 const SELINUX_TYPES = ['', 'container_t', 'container_init_t', 'container_kvm_t', 'container_engine_t'];
 
 /** Every violation of the restricted profile in a pod spec, as sentences naming the field; empty = compliant. */
@@ -32,7 +52,8 @@ export function restrictedViolations(podSpec: Obj, annotations: Record<string, s
   if (podSeLinux) v.push(...seLinuxProblems(podSeLinux, 'spec.securityContext.seLinuxOptions'));
   if (obj(psc['windowsOptions'])?.['hostProcess'] === true) v.push('spec.securityContext.windowsOptions.hostProcess is true');
   const podSeccomp = obj(psc['seccompProfile'])?.['type'];
-  if (podSeccomp !== undefined && !['RuntimeDefault', 'Localhost'].includes(String(podSeccomp))) v.push(`spec.securityContext.seccompProfile.type is ${String(podSeccomp)}`);
+  if (podSeccomp !== undefined && !['RuntimeDefault', 'Localhost'].includes(String(podSeccomp)))
+    v.push(`spec.securityContext.seccompProfile.type is ${String(podSeccomp)}`);
   const podAppArmor = obj(psc['appArmorProfile'])?.['type'];
   if (podAppArmor === 'Unconfined') v.push('spec.securityContext.appArmorProfile.type is Unconfined');
   for (const [k, val] of Object.entries(annotations)) {
@@ -53,18 +74,24 @@ export function restrictedViolations(podSpec: Obj, annotations: Record<string, s
     counters.set(field, idx + 1);
     const at = `spec.${field}[${idx}] (${String(c['name'] ?? '?')})`;
     const sc = obj(c['securityContext']) ?? {};
-    for (const [j, p] of arr(c['ports']).entries()) if (obj(p)?.['hostPort'] !== undefined && obj(p)?.['hostPort'] !== 0) v.push(`${at}.ports[${j}].hostPort is set`);
+    for (const [j, p] of arr(c['ports']).entries())
+      if (obj(p)?.['hostPort'] !== undefined && obj(p)?.['hostPort'] !== 0) v.push(`${at}.ports[${j}].hostPort is set`);
     if (sc['privileged'] === true) v.push(`${at}.securityContext.privileged is true`);
     if (sc['allowPrivilegeEscalation'] !== false) v.push(`${at}.securityContext.allowPrivilegeEscalation is not false`);
     const caps = obj(sc['capabilities']) ?? {};
     if (!arr(caps['drop']).includes('ALL')) v.push(`${at}.securityContext.capabilities.drop does not include ALL`);
-    for (const a of arr(caps['add'])) if (!RESTRICTED_ADD_CAPS.includes(String(a))) v.push(`${at}.securityContext.capabilities.add includes ${String(a)}`);
+    for (const a of arr(caps['add']))
+      if (!RESTRICTED_ADD_CAPS.includes(String(a))) v.push(`${at}.securityContext.capabilities.add includes ${String(a)}`);
     const runAsNonRoot = sc['runAsNonRoot'] ?? psc['runAsNonRoot'];
     if (runAsNonRoot !== true) v.push(`${at}: runAsNonRoot is not true (container or pod)`);
     if (sc['runAsUser'] === 0) v.push(`${at}.securityContext.runAsUser is 0 (root)`);
     const seccomp = obj(sc['seccompProfile'])?.['type'] ?? podSeccomp;
-    if (!['RuntimeDefault', 'Localhost'].includes(String(seccomp))) v.push(`${at}: seccompProfile.type is ${seccomp === undefined ? 'unset' : String(seccomp)} (container or pod); RuntimeDefault or Localhost required`);
-    if (sc['procMount'] !== undefined && sc['procMount'] !== 'Default') v.push(`${at}.securityContext.procMount is ${String(sc['procMount'])}`);
+    if (!['RuntimeDefault', 'Localhost'].includes(String(seccomp)))
+      v.push(
+        `${at}: seccompProfile.type is ${seccomp === undefined ? 'unset' : String(seccomp)} (container or pod); RuntimeDefault or Localhost required`,
+      );
+    if (sc['procMount'] !== undefined && sc['procMount'] !== 'Default')
+      v.push(`${at}.securityContext.procMount is ${String(sc['procMount'])}`);
     const seLinux = obj(sc['seLinuxOptions']);
     if (seLinux) v.push(...seLinuxProblems(seLinux, `${at}.securityContext.seLinuxOptions`));
     if (obj(sc['windowsOptions'])?.['hostProcess'] === true) v.push(`${at}.securityContext.windowsOptions.hostProcess is true`);

@@ -31,7 +31,9 @@ export interface Grant {
 
 /** Every object of the YAML texts. */
 export function parseDocs(texts: readonly string[]): Doc[] {
-  return texts.flatMap((t) => parseAllDocuments(t).map((d) => d.toJSON() as Doc | null)).filter((d): d is Doc => !!d && typeof d === 'object');
+  return texts
+    .flatMap((t) => parseAllDocuments(t).map((d) => d.toJSON() as Doc | null))
+    .filter((d): d is Doc => !!d && typeof d === 'object');
 }
 
 const rulesOf = (d: Doc): Rule[] => (d['rules'] as Rule[] | null | undefined) ?? [];
@@ -55,10 +57,16 @@ export function grantsOf(docs: readonly Doc[], namespace: string, name: string):
   for (const b of docs) {
     if (b.kind !== 'RoleBinding' && b.kind !== 'ClusterRoleBinding') continue;
     const subjects = (b['subjects'] as { kind: string; name: string; namespace?: string }[] | undefined) ?? [];
-    if (!subjects.some((s) => s.kind === 'ServiceAccount' && s.name === name && (s.namespace ?? b.metadata.namespace) === namespace)) continue;
+    if (!subjects.some((s) => s.kind === 'ServiceAccount' && s.name === name && (s.namespace ?? b.metadata.namespace) === namespace))
+      continue;
     const ref = b['roleRef'] as { kind: string; name: string };
     const scope = b.kind === 'RoleBinding' ? b.metadata.namespace : undefined;
-    const role = docs.find((d) => d.kind === ref.kind && d.metadata.name === ref.name && (ref.kind === 'ClusterRole' || d.metadata.namespace === b.metadata.namespace));
+    const role = docs.find(
+      (d) =>
+        d.kind === ref.kind &&
+        d.metadata.name === ref.name &&
+        (ref.kind === 'ClusterRole' || d.metadata.namespace === b.metadata.namespace),
+    );
     if (!role) throw new Error(`${b.kind} ${b.metadata.name} refers to missing ${ref.kind} ${ref.name}`);
     const rules = ref.kind === 'ClusterRole' ? clusterRoleRules(docs, role) : rulesOf(role);
     for (const rule of rules) grants.push({ rule, namespace: scope, role: ref.name });
@@ -72,7 +80,8 @@ const has = (list: string[] | undefined, v: string): boolean => !!list && (list.
 export function ruleAllows(r: Rule, verb: string, group: string, resource: string, name?: string): boolean {
   if (!has(r.verbs, verb) || !has(r.apiGroups, group)) return false;
   const [plural] = resource.split('/');
-  const resOk = has(r.resources, resource) || (r.resources ?? []).includes(`${plural}/*`) || (!resource.includes('/') && has(r.resources, plural!));
+  const resOk =
+    has(r.resources, resource) || (r.resources ?? []).includes(`${plural}/*`) || (!resource.includes('/') && has(r.resources, plural!));
   if (!resOk) return false;
   return !r.resourceNames || r.resourceNames.length === 0 || (name !== undefined && r.resourceNames.includes(name));
 }

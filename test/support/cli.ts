@@ -14,7 +14,13 @@ export interface CliRun {
 export async function cli(...argv: string[]): Promise<CliRun> {
   let out = '';
   let err = '';
-  const io: Io = { out: (s) => void (out += s), err: (s) => void (err += s), isTTY: false, columns: 120, signal: new AbortController().signal };
+  const io: Io = {
+    out: (s) => void (out += s),
+    err: (s) => void (err += s),
+    isTTY: false,
+    columns: 120,
+    signal: new AbortController().signal,
+  };
   const code = await runCli(argv, io);
   return { code, out, err };
 }
@@ -30,7 +36,11 @@ export interface ProcessRun {
  * Runs a command as a child process without blocking the event loop (the local API server of the tests answers from
  * this process, so spawnSync would deadlock against it); killed after `timeoutMs`.
  */
-export function runProcess(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<ProcessRun> {
+export function runProcess(
+  cmd: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+): Promise<ProcessRun> {
   return new Promise((resolve) => {
     const p = spawn(cmd, args, { env: opts.env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 120_000 });
     let stdout = '';

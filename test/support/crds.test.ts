@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import { crdDifferences, ExistingCrdMismatchError } from './crds.js';
 
-const crd = (over: { group?: string; schema?: unknown; versions?: string[]; served?: boolean; storage?: boolean; subresources?: unknown } = {}) => ({
+const crd = (
+  over: { group?: string; schema?: unknown; versions?: string[]; served?: boolean; storage?: boolean; subresources?: unknown } = {},
+) => ({
   metadata: { name: 'widgets.example.dev' },
   spec: {
     group: over.group ?? 'example.dev',
@@ -11,7 +13,9 @@ const crd = (over: { group?: string; schema?: unknown; versions?: string[]; serv
       name,
       served: over.served ?? true,
       storage: over.storage ?? true,
-      schema: over.schema ?? { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } },
+      schema: over.schema ?? {
+        openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } },
+      },
       ...(over.subresources !== undefined ? { subresources: over.subresources } : {}),
     })),
   },
@@ -22,15 +26,27 @@ describe('test support: may an existing CRD stand in for the one a suite needs',
     { name: 'identical: usable', existing: crd(), want: [] },
     {
       name: 'same schema with keys in another order: usable',
-      existing: crd({ schema: { openAPIV3Schema: { properties: { spec: { properties: { size: { type: 'integer' } }, type: 'object' } }, type: 'object' } } }),
+      existing: crd({
+        schema: {
+          openAPIV3Schema: { properties: { spec: { properties: { size: { type: 'integer' } }, type: 'object' } }, type: 'object' },
+        },
+      }),
       want: [],
     },
     { name: 'more versions served than the tests need: usable', existing: crd({ versions: ['v1', 'v2'] }), want: [] },
     { name: 'another group', existing: crd({ group: 'other.dev' }), want: [/spec.group is "other.dev"/] },
-    { name: 'a different schema', existing: crd({ schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }), want: [/version v1: schema differs/] },
+    {
+      name: 'a different schema',
+      existing: crd({ schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }),
+      want: [/version v1: schema differs/],
+    },
     { name: 'the version the tests use is missing', existing: crd({ versions: ['v2'] }), want: [/version v1 is missing/] },
     { name: 'not served', existing: crd({ served: false }), want: [/served is false/] },
-    { name: 'a status subresource the tests do not expect', existing: crd({ subresources: { status: {} } }), want: [/subresources differs/] },
+    {
+      name: 'a status subresource the tests do not expect',
+      existing: crd({ subresources: { status: {} } }),
+      want: [/subresources differs/],
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {

@@ -9,15 +9,26 @@ interface CrdLike {
     group?: string;
     scope?: string;
     names?: { kind?: string; plural?: string };
-    versions?: { name?: string; served?: boolean; storage?: boolean; schema?: unknown; subresources?: unknown; additionalPrinterColumns?: unknown }[];
+    versions?: {
+      name?: string;
+      served?: boolean;
+      storage?: boolean;
+      schema?: unknown;
+      subresources?: unknown;
+      additionalPrinterColumns?: unknown;
+    }[];
   };
 }
 
 /** JSON with object keys sorted and undefined dropped, so that key order and absent-vs-undefined do not count. */
 function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : x,
-  ) ?? 'undefined';
+  return (
+    JSON.stringify(v, (_k, x: unknown) =>
+      x && typeof x === 'object' && !Array.isArray(x)
+        ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+        : x,
+    ) ?? 'undefined'
+  );
 }
 
 /**
@@ -43,8 +54,10 @@ export function crdDifferences(existing: CrdLike, wanted: CrdLike): string[] {
       out.push(`version ${wv.name} is missing`);
       continue;
     }
-    if ((ev.served ?? false) !== (wv.served ?? false)) out.push(`version ${wv.name}: served is ${String(ev.served)}, tests need ${String(wv.served)}`);
-    if ((ev.storage ?? false) !== (wv.storage ?? false)) out.push(`version ${wv.name}: storage is ${String(ev.storage)}, tests need ${String(wv.storage)}`);
+    if ((ev.served ?? false) !== (wv.served ?? false))
+      out.push(`version ${wv.name}: served is ${String(ev.served)}, tests need ${String(wv.served)}`);
+    if ((ev.storage ?? false) !== (wv.storage ?? false))
+      out.push(`version ${wv.name}: storage is ${String(ev.storage)}, tests need ${String(wv.storage)}`);
     for (const field of ['schema', 'subresources', 'additionalPrinterColumns'] as const) {
       if (canonical(ev[field]) !== canonical(wv[field])) out.push(`version ${wv.name}: ${field} differs`);
     }

@@ -24,7 +24,12 @@ describe('test env on a real cluster (INPLACE_TEST_KUBECONFIG) touches only what
   // A fresh "cluster" per test: each starts from what someone else left there.
   beforeEach(async function () {
     // Against a real cluster this suite would itself create and change CRDs: it only makes sense locally.
-    if (saved) { console.log('    (skipped on INPLACE_TEST_KUBECONFIG: plays a real cluster with its own embedded API server, and would change CRDs on yours)'); this.skip(); }
+    if (saved) {
+      console.log(
+        '    (skipped on INPLACE_TEST_KUBECONFIG: plays a real cluster with its own embedded API server, and would change CRDs on yours)',
+      );
+      this.skip();
+    }
     server = await startLocalApiServer({});
     dir = await mkdtemp(join(tmpdir(), 'inplace-env-test-'));
     const kubeconfig = join(dir, 'kubeconfig');
@@ -68,14 +73,21 @@ describe('test env on a real cluster (INPLACE_TEST_KUBECONFIG) touches only what
     expect(await admin.get(CustomResourceDefinitions, undefined, crds[templates]!.metadata.name!)).to.not.equal(undefined);
     await env.stop();
 
-    await waitFor(async () => (await admin.get(Namespaces, undefined, ns)) === undefined || (await admin.get<KubeObject>(Namespaces, undefined, ns))?.metadata.deletionTimestamp !== undefined, { timeoutMs: 30_000, message: `namespace ${ns} deleted` });
+    await waitFor(
+      async () =>
+        (await admin.get(Namespaces, undefined, ns)) === undefined ||
+        (await admin.get<KubeObject>(Namespaces, undefined, ns))?.metadata.deletionTimestamp !== undefined,
+      { timeoutMs: 30_000, message: `namespace ${ns} deleted` },
+    );
     const theirs = await admin.get<KubeObject>(Namespaces, undefined, 'someone-elses');
     expect(theirs?.metadata.deletionTimestamp, 'a namespace the tests did not create was deleted').to.equal(undefined);
   });
 
   it('fails, naming the CRD and the difference, when an existing CRD differs, and leaves it as it was', async () => {
     const crds = await readCrds([FIXTURE]);
-    const theirs = structuredClone(crds[controlPlanes]!) as KubeObject & { spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] } };
+    const theirs = structuredClone(crds[controlPlanes]!) as KubeObject & {
+      spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] };
+    };
     theirs.spec.versions[0]!.schema.openAPIV3Schema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
     const pre = await preexisting(theirs);
 

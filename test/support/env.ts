@@ -99,7 +99,11 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
 
     async newNamespace(prefix = 'test'): Promise<string> {
       const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`.toLowerCase().slice(0, 63);
-      await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'inplace.cluster.x-k8s.io/test': 'true' } } });
+      await client.create(Namespaces, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, labels: { 'inplace.cluster.x-k8s.io/test': 'true' } },
+      });
       namespaces.push(name);
       return name;
     },
@@ -121,7 +125,11 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
             if (!cur) throw err;
           }
         }
-        if (!realPath) await client.update(CustomResourceDefinitions, { ...crd, metadata: { ...crd.metadata, resourceVersion: cur.metadata.resourceVersion } });
+        if (!realPath)
+          await client.update(CustomResourceDefinitions, {
+            ...crd,
+            metadata: { ...crd.metadata, resourceVersion: cur.metadata.resourceVersion },
+          });
         else {
           const differences = crdDifferences(cur, crd);
           if (differences.length > 0) mismatches.push({ name, differences });

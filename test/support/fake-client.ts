@@ -6,7 +6,17 @@ import { resourceKey } from '../../src/api/index.js';
 import { KubeApiError } from '../../src/runtime/errors.js';
 import { matchesSelector } from '../../src/runtime/labels.js';
 import { applyMergePatch } from '../../src/runtime/patch.js';
-import type { DeleteOptions, KubeClient, ListOptions, ListResult, PatchOptions, WatchEvent, WatchHandle, WatchOptions, WriteOptions } from '../../src/runtime/types.js';
+import type {
+  DeleteOptions,
+  KubeClient,
+  ListOptions,
+  ListResult,
+  PatchOptions,
+  WatchEvent,
+  WatchHandle,
+  WatchOptions,
+  WriteOptions,
+} from '../../src/runtime/types.js';
 
 interface Watcher {
   res: string;
@@ -18,7 +28,8 @@ interface Watcher {
 
 type Verb = 'get' | 'list' | 'create' | 'update' | 'patch' | 'delete' | 'watch';
 
-const notFound = (op: string, name: string): KubeApiError => new KubeApiError(op, 404, { reason: 'NotFound', code: 404, message: `"${name}" not found` });
+const notFound = (op: string, name: string): KubeApiError =>
+  new KubeApiError(op, 404, { reason: 'NotFound', code: 404, message: `"${name}" not found` });
 
 /** In-memory API server behind the KubeClient interface. */
 export class FakeClient implements KubeClient {
@@ -51,7 +62,11 @@ export class FakeClient implements KubeClient {
 
   /** Sends a watch ERROR event (a Status with `code`) on every open watch. */
   sendWatchError(code: number, reason = 'Expired'): void {
-    for (const w of [...this.watchers]) w.onEvent({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason, code } as unknown as KubeObject });
+    for (const w of [...this.watchers])
+      w.onEvent({
+        type: 'ERROR',
+        object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason, code } as unknown as KubeObject,
+      });
   }
 
   /** Sends a BOOKMARK at the current resourceVersion on every open watch. */
@@ -115,7 +130,12 @@ export class FakeClient implements KubeClient {
     const o = structuredClone(obj);
     if (!o.metadata.name && o.metadata.generateName) o.metadata.name = `${o.metadata.generateName}${(++this.rv).toString(36)}`;
     const k = this.key(o);
-    if (this.bucket(res).has(k)) throw new KubeApiError(`create ${res.plural}`, 409, { reason: 'AlreadyExists', code: 409, message: `"${o.metadata.name}" already exists` });
+    if (this.bucket(res).has(k))
+      throw new KubeApiError(`create ${res.plural}`, 409, {
+        reason: 'AlreadyExists',
+        code: 409,
+        message: `"${o.metadata.name}" already exists`,
+      });
     o.metadata.creationTimestamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     return this.seed(res, o) as T;
   }
@@ -124,7 +144,8 @@ export class FakeClient implements KubeClient {
     this.record('update', res, obj.metadata.name, obj, opts);
     const cur = this.bucket(res).get(this.key(obj));
     if (!cur) throw notFound(`update ${res.plural}`, obj.metadata.name ?? '');
-    if (obj.metadata.resourceVersion && obj.metadata.resourceVersion !== cur.metadata.resourceVersion) throw this.conflict(res, obj.metadata.name);
+    if (obj.metadata.resourceVersion && obj.metadata.resourceVersion !== cur.metadata.resourceVersion)
+      throw this.conflict(res, obj.metadata.name);
     const next = structuredClone(obj) as KubeObject;
     if (opts?.subresource === 'status') {
       const keep = structuredClone(cur);
@@ -135,7 +156,13 @@ export class FakeClient implements KubeClient {
     return this.write(res, cur, next) as T;
   }
 
-  async patch<T extends KubeObject>(res: ResourceType, namespace: string | undefined, name: string, body: unknown, opts: PatchOptions): Promise<T> {
+  async patch<T extends KubeObject>(
+    res: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    opts: PatchOptions,
+  ): Promise<T> {
     this.record('patch', res, name, body, opts);
     const cur = this.bucket(res).get(this.k(res, namespace, name));
     if (!cur) throw notFound(`patch ${res.plural}`, name);
@@ -163,7 +190,12 @@ export class FakeClient implements KubeClient {
     this.unseed(res, cur.metadata.namespace, name);
   }
 
-  async watch<T extends KubeObject>(res: ResourceType, namespace: string | undefined, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void): Promise<WatchHandle> {
+  async watch<T extends KubeObject>(
+    res: ResourceType,
+    namespace: string | undefined,
+    opts: WatchOptions,
+    onEvent: (e: WatchEvent<T>) => void,
+  ): Promise<WatchHandle> {
     this.record('watch', res);
     const from = Number(opts.resourceVersion || this.rv);
     let resolveDone!: () => void;
@@ -183,11 +215,21 @@ export class FakeClient implements KubeClient {
     this.watchers.add(w);
     queueMicrotask(() => {
       if (from < this.compactedRv) {
-        w.onEvent({ type: 'ERROR', object: { kind: 'Status', metadata: {}, reason: 'Expired', code: 410, message: `too old resource version: ${from}` } as unknown as KubeObject });
+        w.onEvent({
+          type: 'ERROR',
+          object: {
+            kind: 'Status',
+            metadata: {},
+            reason: 'Expired',
+            code: 410,
+            message: `too old resource version: ${from}`,
+          } as unknown as KubeObject,
+        });
         w.end();
         return;
       }
-      for (const h of this.history.get(w.res) ?? []) if (h.rv > from && this.matches(w, h.event.object)) w.onEvent(structuredClone(h.event));
+      for (const h of this.history.get(w.res) ?? [])
+        if (h.rv > from && this.matches(w, h.event.object)) w.onEvent(structuredClone(h.event));
     });
     return { abort: () => w.end(), done };
   }
@@ -199,7 +241,9 @@ export class FakeClient implements KubeClient {
   }
 
   private write(res: ResourceType, cur: KubeObject, next: KubeObject): KubeObject {
-    const specChanged = JSON.stringify({ ...cur, metadata: undefined, status: undefined }) !== JSON.stringify({ ...next, metadata: undefined, status: undefined });
+    const specChanged =
+      JSON.stringify({ ...cur, metadata: undefined, status: undefined }) !==
+      JSON.stringify({ ...next, metadata: undefined, status: undefined });
     next.metadata.generation = (cur.metadata.generation ?? 1) + (specChanged ? 1 : 0);
     next.metadata.uid = cur.metadata.uid;
     next.metadata.resourceVersion = String(++this.rv);
@@ -223,15 +267,27 @@ export class FakeClient implements KubeClient {
   }
 
   private matches(w: Watcher, o: KubeObject): boolean {
-    return (!w.namespace || o.metadata.namespace === w.namespace) && (!w.labelSelector || matchesSelector(w.labelSelector, o.metadata.labels));
+    return (
+      (!w.namespace || o.metadata.namespace === w.namespace) && (!w.labelSelector || matchesSelector(w.labelSelector, o.metadata.labels))
+    );
   }
 
   private conflict(res: ResourceType, name?: string): KubeApiError {
-    return new KubeApiError(`write ${res.plural}`, 409, { reason: 'Conflict', code: 409, message: `Operation cannot be fulfilled on ${res.plural} "${name}": the object has been modified` });
+    return new KubeApiError(`write ${res.plural}`, 409, {
+      reason: 'Conflict',
+      code: 409,
+      message: `Operation cannot be fulfilled on ${res.plural} "${name}": the object has been modified`,
+    });
   }
 
   private record(verb: Verb, res: ResourceType, name?: string, body?: unknown, opts?: unknown): void {
-    this.calls.push({ verb, res: res.plural, ...(name ? { name } : {}), ...(body !== undefined ? { body: structuredClone(body) } : {}), ...(opts !== undefined ? { opts } : {}) });
+    this.calls.push({
+      verb,
+      res: res.plural,
+      ...(name ? { name } : {}),
+      ...(body !== undefined ? { body: structuredClone(body) } : {}),
+      ...(opts !== undefined ? { opts } : {}),
+    });
     const i = this.failures.findIndex((f) => f.verb === verb);
     if (i >= 0) {
       const [f] = this.failures.splice(i, 1);

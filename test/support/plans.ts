@@ -7,13 +7,22 @@ import { waitFor } from './wait.js';
 export type PlanObject = InPlaceUpdatePlan & KubeObject;
 
 /** The plan once the plan controller reports it Valid=False, and the message of that condition. */
-export async function waitPlanInvalid(client: KubeClient, ns: string, name: string, timeoutMs = 30_000, what = ''): Promise<{ plan: PlanObject; message: string }> {
+export async function waitPlanInvalid(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  timeoutMs = 30_000,
+  what = '',
+): Promise<{ plan: PlanObject; message: string }> {
   let message = '';
-  const plan = await waitFor(async () => {
-    const p = await client.get<PlanObject>(InPlaceUpdatePlans, ns, name);
-    const valid = p?.status?.conditions?.find((c) => c.type === 'Valid');
-    message = valid?.message ?? '';
-    return valid?.status === 'False' ? p : undefined;
-  }, { timeoutMs, intervalMs: 100, message: `Valid=False on plan ${name}${what ? ` (${what})` : ''}` });
+  const plan = await waitFor(
+    async () => {
+      const p = await client.get<PlanObject>(InPlaceUpdatePlans, ns, name);
+      const valid = p?.status?.conditions?.find((c) => c.type === 'Valid');
+      message = valid?.message ?? '';
+      return valid?.status === 'False' ? p : undefined;
+    },
+    { timeoutMs, intervalMs: 100, message: `Valid=False on plan ${name}${what ? ` (${what})` : ''}` },
+  );
   return { plan, message };
 }

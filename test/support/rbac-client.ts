@@ -34,10 +34,24 @@ export function restrictedClient(client: KubeClient, rules: readonly PolicyRule[
     const message =
       `${full}${name ? ` "${name}"` : ''} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${res.group}"` +
       (namespace && res.namespaced ? ` in the namespace "${namespace}"` : ' at the cluster scope');
-    throw new KubeApiError(`${verb} ${full}${namespace ? ` ${namespace}/` : ' '}${name ?? ''}`.trimEnd(), 403, { kind: 'Status', status: 'Failure', reason: 'Forbidden', code: 403, message, details: { ...(name ? { name } : {}), group: res.group, kind: res.plural } });
+    throw new KubeApiError(`${verb} ${full}${namespace ? ` ${namespace}/` : ' '}${name ?? ''}`.trimEnd(), 403, {
+      kind: 'Status',
+      status: 'Failure',
+      reason: 'Forbidden',
+      code: 403,
+      message,
+      details: { ...(name ? { name } : {}), group: res.group, kind: res.plural },
+    });
   };
   // Rejections, not throws: callers see a failed promise as from the real client.
-  const guard = <T>(f: () => Promise<T>, verb: string, res: ResourceType, ns: string | undefined, name?: string, sub?: string): Promise<T> => {
+  const guard = <T>(
+    f: () => Promise<T>,
+    verb: string,
+    res: ResourceType,
+    ns: string | undefined,
+    name?: string,
+    sub?: string,
+  ): Promise<T> => {
     try {
       check(verb, res, ns, name, sub);
     } catch (err) {
@@ -49,8 +63,10 @@ export function restrictedClient(client: KubeClient, rules: readonly PolicyRule[
     denied,
     get: (res, ns, name) => guard(() => client.get(res, ns, name), 'get', res, ns, name),
     list: (res, ns, o) => guard(() => client.list(res, ns, o), 'list', res, ns),
-    create: (res, obj, o) => guard(() => client.create(res, obj, o), 'create', res, obj.metadata.namespace, obj.metadata.name, o?.subresource),
-    update: (res, obj, o) => guard(() => client.update(res, obj, o), 'update', res, obj.metadata.namespace, obj.metadata.name, o?.subresource),
+    create: (res, obj, o) =>
+      guard(() => client.create(res, obj, o), 'create', res, obj.metadata.namespace, obj.metadata.name, o?.subresource),
+    update: (res, obj, o) =>
+      guard(() => client.update(res, obj, o), 'update', res, obj.metadata.namespace, obj.metadata.name, o?.subresource),
     patch: (res, ns, name, body, o) => guard(() => client.patch(res, ns, name, body, o), 'patch', res, ns, name, o.subresource),
     delete: (res, ns, name, o) => guard(() => client.delete(res, ns, name, o), 'delete', res, ns, name),
     watch: (res, ns, o, on) => guard(() => client.watch(res, ns, o, on), 'watch', res, ns),

@@ -16,7 +16,9 @@ export function realCapiCrdsDir(): string {
 /** Thrown when the real CRDs are required (CI, or CAPI_CRDS_DIR set) but `dir` does not exist. */
 export class RealCapiCrdsMissingError extends Error {
   constructor(dir: string) {
-    super(`the real Cluster API CRDs are required here (${process.env['CI'] ? 'CI is set' : 'CAPI_CRDS_DIR is set'}) but ${dir} does not exist`);
+    super(
+      `the real Cluster API CRDs are required here (${process.env['CI'] ? 'CI is set' : 'CAPI_CRDS_DIR is set'}) but ${dir} does not exist`,
+    );
     this.name = 'RealCapiCrdsMissingError';
   }
 }

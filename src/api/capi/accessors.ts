@@ -50,9 +50,11 @@ export const machineInfraRef = (m: KubeObject): ContractRef | undefined => ref(f
 /** Machine.spec.bootstrap.configRef. */
 export const machineBootstrapRef = (m: KubeObject): ContractRef | undefined => ref(field(m, 'spec', 'bootstrap', 'configRef'));
 /** The infrastructure template an owner stamps machines from: MachineDeployment spec.template.spec.infrastructureRef, KubeadmControlPlane spec.machineTemplate.spec.infrastructureRef. */
-export const ownerInfraTemplateRef = (o: KubeObject): ContractRef | undefined => ref(field(o, 'spec', 'template', 'spec', 'infrastructureRef')) ?? ref(field(o, 'spec', 'machineTemplate', 'spec', 'infrastructureRef'));
+export const ownerInfraTemplateRef = (o: KubeObject): ContractRef | undefined =>
+  ref(field(o, 'spec', 'template', 'spec', 'infrastructureRef')) ?? ref(field(o, 'spec', 'machineTemplate', 'spec', 'infrastructureRef'));
 /** The bootstrap template a MachineDeployment stamps machines from (spec.template.spec.bootstrap.configRef). */
-export const ownerBootstrapTemplateRef = (o: KubeObject): ContractRef | undefined => ref(field(o, 'spec', 'template', 'spec', 'bootstrap', 'configRef'));
+export const ownerBootstrapTemplateRef = (o: KubeObject): ContractRef | undefined =>
+  ref(field(o, 'spec', 'template', 'spec', 'bootstrap', 'configRef'));
 /** Cluster.spec.controlPlaneRef. */
 export const clusterControlPlaneRef = (c: KubeObject): ContractRef | undefined => ref(field(c, 'spec', 'controlPlaneRef'));
 

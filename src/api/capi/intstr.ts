@@ -33,7 +33,11 @@ export const DEFAULT_MAX_UNAVAILABLE: IntOrString = 0;
  * Resolves maxSurge (rounded up) and maxUnavailable (rounded down) against the desired replicas, like CAPI's
  * mdutil.ResolveFenceposts: when both resolve to 0 (rounding), maxUnavailable becomes 1 so the rollout can progress.
  */
-export function resolveFenceposts(maxSurge: IntOrString | undefined, maxUnavailable: IntOrString | undefined, desired: number): { ok: true; value: Fenceposts } | { ok: false; error: string } {
+export function resolveFenceposts(
+  maxSurge: IntOrString | undefined,
+  maxUnavailable: IntOrString | undefined,
+  desired: number,
+): { ok: true; value: Fenceposts } | { ok: false; error: string } {
   const s = scaleIntOrPercent(maxSurge ?? DEFAULT_MAX_SURGE, desired, true);
   if (!s.ok) return { ok: false, error: `maxSurge: ${s.error}` };
   const u = scaleIntOrPercent(maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE, desired, false);

@@ -73,7 +73,9 @@ export interface MachineDeployment extends KubeObject {
     clusterName: string;
     replicas?: number;
     selector: LabelSelectorSpec;
-    rollout?: { strategy?: { type: 'RollingUpdate' | 'OnDelete'; rollingUpdate?: { maxSurge?: number | string; maxUnavailable?: number | string } } };
+    rollout?: {
+      strategy?: { type: 'RollingUpdate' | 'OnDelete'; rollingUpdate?: { maxSurge?: number | string; maxUnavailable?: number | string } };
+    };
     deletion?: { order?: 'Random' | 'Newest' | 'Oldest' };
     template: MachineTemplateSpec;
   };
@@ -99,7 +101,10 @@ export interface KubeadmControlPlane extends KubeObject {
     version: string;
     rollout?: { strategy?: { type: 'RollingUpdate'; rollingUpdate?: { maxSurge?: number | string } } };
     kubeadmConfigSpec?: Record<string, unknown>;
-    machineTemplate: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: { infrastructureRef: ObjectRef } };
+    machineTemplate: {
+      metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+      spec: { infrastructureRef: ObjectRef };
+    };
   };
   status?: ReplicaStatus & { version?: string; initialization?: { controlPlaneInitialized?: boolean } };
 }
@@ -112,11 +117,28 @@ export interface MachineHealthCheck extends KubeObject {
     checks?: { nodeStartupTimeoutSeconds?: number; unhealthyNodeConditions?: { type: string; status: string; timeoutSeconds: number }[] };
     remediation?: { triggerIf?: { unhealthyLessThanOrEqualTo?: number | string; unhealthyInRange?: string } };
   };
-  status?: { observedGeneration?: number; expectedMachines?: number; currentHealthy?: number; remediationsAllowed?: number; targets?: string[]; conditions?: Condition[] };
+  status?: {
+    observedGeneration?: number;
+    expectedMachines?: number;
+    currentHealthy?: number;
+    remediationsAllowed?: number;
+    targets?: string[];
+    conditions?: Condition[];
+  };
 }
 
 /** A core v1 Node, as far as the simulator writes it. */
 export interface Node extends KubeObject {
   spec?: { providerID?: string };
-  status?: { nodeInfo?: NodeSystemInfo; conditions?: { type: string; status: string; reason?: string; message?: string; lastHeartbeatTime?: string; lastTransitionTime?: string }[] };
+  status?: {
+    nodeInfo?: NodeSystemInfo;
+    conditions?: {
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+      lastHeartbeatTime?: string;
+      lastTransitionTime?: string;
+    }[];
+  };
 }

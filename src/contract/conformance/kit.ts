@@ -2,7 +2,15 @@
 // workflows — acting as the platform — and reports, per rule, pass/fail with evidence. See docs/contract.md.
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { CustomResourceDefinitions, UpdaterUpdateTasks, apiVersionOf, isTerminal, type KubeObject, type ResourceType, type Responsibility } from '../../api/index.js';
+import {
+  CustomResourceDefinitions,
+  UpdaterUpdateTasks,
+  apiVersionOf,
+  isTerminal,
+  type KubeObject,
+  type ResourceType,
+  type Responsibility,
+} from '../../api/index.js';
 import { isNotFound, type KubeClient } from '../../runtime/index.js';
 import {
   TASK_LABEL_KEYS,
@@ -112,7 +120,10 @@ class Evidence {
       const list = this.items.get(r.id) ?? [];
       const result: RuleOutcome = r.id === 'C9' ? 'n/a' : list.some((x) => !x.ok) ? 'fail' : list.some((x) => !x.note) ? 'pass' : 'skip';
       const order = [...list.filter((x) => !x.ok), ...list.filter((x) => x.ok && !x.note), ...list.filter((x) => x.note)];
-      const evidence = r.id === 'C9' ? ['platform rule (task names are chosen by the platform); covered by the platform tests'] : order.map((x) => `${x.note ? '-' : x.ok ? '✓' : '✗'} ${x.text}`);
+      const evidence =
+        r.id === 'C9'
+          ? ['platform rule (task names are chosen by the platform); covered by the platform tests']
+          : order.map((x) => `${x.note ? '-' : x.ok ? '✓' : '✗'} ${x.text}`);
       return { id: r.id, title: r.title, mandatory: r.mandatory, result, evidence };
     });
   }
@@ -144,7 +155,12 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   if (opts.template) {
     try {
       const expected = taskKindOfTemplate(opts.template.kind);
-      ev.check('C3', expected === kind.kind, `template kind ${opts.template.kind} creates ${kind.kind}`, `template kind ${opts.template.kind} would create ${expected}, not ${kind.kind}`);
+      ev.check(
+        'C3',
+        expected === kind.kind,
+        `template kind ${opts.template.kind} creates ${kind.kind}`,
+        `template kind ${opts.template.kind} would create ${expected}, not ${kind.kind}`,
+      );
     } catch (err) {
       ev.fail('C3', (err as Error).message);
     }
@@ -181,15 +197,25 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     template = { res: opts.template, name: templateObj.metadata.name! };
   }
   const before = scratch.capi ? await snapshotCapi(client, scratch) : undefined;
-  if (!scratch.capi) ev.note('C8', `not checked: the scratch Machine/DevMachine/KubeadmConfig could not be created (${scratch.capiProblem ?? 'CAPI kinds not served'})`);
+  if (!scratch.capi)
+    ev.note(
+      'C8',
+      `not checked: the scratch Machine/DevMachine/KubeadmConfig could not be created (${scratch.capiProblem ?? 'CAPI kinds not served'})`,
+    );
 
   /** Creates a scratch task, as the platform would, with extra spec fields for the scenario. */
-  const createTask = async (scenario: string, extra: { spec?: Record<string, unknown>; parameters?: Record<string, unknown>; phase?: 'updating' | 'aborting' } = {}): Promise<Task> => {
+  const createTask = async (
+    scenario: string,
+    extra: { spec?: Record<string, unknown>; parameters?: Record<string, unknown>; phase?: 'updating' | 'aborting' } = {},
+  ): Promise<Task> => {
     const name = `cf-${id}-${scenario}`;
     const inputs: TaskInputs = {
       name,
       namespace,
-      labels: { ...taskLabels({ cluster: scratch.cluster, plan: 'conformance', machine: scratch.machine, updater: updaterName }), [RUN_LABEL]: id },
+      labels: {
+        ...taskLabels({ cluster: scratch.cluster, plan: 'conformance', machine: scratch.machine, updater: updaterName }),
+        [RUN_LABEL]: id,
+      },
       owner: machineUpdateOwnerRef(scratch.machineUpdate),
       updatePhase: extra.phase ?? 'updating',
       machineName: scratch.machine,
@@ -199,7 +225,12 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       ? buildGenericTask({ ...inputs, updaterName, parameters: { durationSeconds: 0, ...(extra.parameters ?? {}) } })
       : templateObj
         ? buildTaskFromTemplate(templateObj, inputs)
-        : { apiVersion: apiVersionOf(kind), kind: kind.kind, metadata: { name, namespace, labels: inputs.labels, ownerReferences: [inputs.owner] }, spec: { updatePhase: inputs.updatePhase, machineRef: { name: scratch.machine }, responsibilities: resps } };
+        : {
+            apiVersion: apiVersionOf(kind),
+            kind: kind.kind,
+            metadata: { name, namespace, labels: inputs.labels, ownerReferences: [inputs.owner] },
+            spec: { updatePhase: inputs.updatePhase, machineRef: { name: scratch.machine }, responsibilities: resps },
+          };
     task.apiVersion = apiVersionOf(kind);
     task.spec = { ...task.spec, ...(templateObj || generic ? {} : structuredClone(opts.taskSpec ?? {})), ...(extra.spec ?? {}) };
     task = await client.create<Task>(kind, task);
@@ -221,8 +252,14 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       await sleep(POLL_MS);
     }
   };
-  const answered = (gen: number) => (t: Task): boolean => (t.status?.observedGeneration ?? -1) >= gen;
-  const terminalAt = (gen: number) => (t: Task): boolean => answered(gen)(t) && isTerminal(t.status?.updateStatus);
+  const answered =
+    (gen: number) =>
+    (t: Task): boolean =>
+      (t.status?.observedGeneration ?? -1) >= gen;
+  const terminalAt =
+    (gen: number) =>
+    (t: Task): boolean =>
+      answered(gen)(t) && isTerminal(t.status?.updateStatus);
 
   /** Watches a task for `ms`; returns every status change seen (description and the new updateStatus). */
   const watchForChanges = async (name: string, base: Task, ms: number): Promise<{ desc: string; updateStatus: string | undefined }[]> => {
@@ -234,7 +271,10 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       const t = await get(name);
       const cur = statusOf(t);
       if (!isDeepStrictEqual(cur, last)) {
-        changes.push({ desc: `${describeStatus({ ...base, status: last as Task['status'] })} -> ${describeStatus(t)}`, updateStatus: t?.status?.updateStatus });
+        changes.push({
+          desc: `${describeStatus({ ...base, status: last as Task['status'] })} -> ${describeStatus(t)}`,
+          updateStatus: t?.status?.updateStatus,
+        });
         last = cur;
       }
     }
@@ -260,17 +300,37 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     if (!now) return;
     const missing = TASK_LABEL_KEYS.filter((k) => now.metadata.labels?.[k] !== createdTask.metadata.labels?.[k]);
     const owner = now.metadata.ownerReferences?.find((r) => r.controller && r.uid === scratch.machineUpdate.metadata.uid);
-    ev.check('C1', missing.length === 0 && !!owner, `${scenario}: contract labels and controller ownerReference kept`, `${scenario}: ${missing.length ? `labels changed or removed: ${missing.join(', ')}` : ''}${!owner ? ' controller ownerReference to the MachineUpdate removed' : ''}`);
-    ev.check('C2', (now.spec.updatePhase ?? 'updating') === phase, `${scenario}: spec.updatePhase left as the platform set it (${phase})`, `${scenario}: spec.updatePhase is ${now.spec.updatePhase}, the platform set ${phase}`);
+    ev.check(
+      'C1',
+      missing.length === 0 && !!owner,
+      `${scenario}: contract labels and controller ownerReference kept`,
+      `${scenario}: ${missing.length ? `labels changed or removed: ${missing.join(', ')}` : ''}${!owner ? ' controller ownerReference to the MachineUpdate removed' : ''}`,
+    );
+    ev.check(
+      'C2',
+      (now.spec.updatePhase ?? 'updating') === phase,
+      `${scenario}: spec.updatePhase left as the platform set it (${phase})`,
+      `${scenario}: spec.updatePhase is ${now.spec.updatePhase}, the platform set ${phase}`,
+    );
     const { updatePhase: _a, ...specNow } = now.spec;
     const { updatePhase: _b, ...specCreated } = createdTask.spec;
-    ev.check('C3', isDeepStrictEqual(specNow, specCreated), `${scenario}: spec (machineRef, responsibilities, template fields) unchanged`, `${scenario}: the updater changed the spec: ${JSON.stringify(specCreated)} -> ${JSON.stringify(specNow)}`);
+    ev.check(
+      'C3',
+      isDeepStrictEqual(specNow, specCreated),
+      `${scenario}: spec (machineRef, responsibilities, template fields) unchanged`,
+      `${scenario}: the updater changed the spec: ${JSON.stringify(specCreated)} -> ${JSON.stringify(specNow)}`,
+    );
   };
 
   /** Checks Ready (C6) and observedGeneration (C5) of a task that answered generation `gen`. */
   const checkReportFields = (scenario: string, t: Task, gen: number): void => {
     const og = t.status?.observedGeneration;
-    ev.check('C5', og === gen, `${scenario}: observedGeneration ${og} answers generation ${gen}`, `${scenario}: observedGeneration ${og ?? 'unset'} while the status answers generation ${gen}${og !== undefined && og > gen ? ' (ahead of the object: never valid)' : ''}`);
+    ev.check(
+      'C5',
+      og === gen,
+      `${scenario}: observedGeneration ${og} answers generation ${gen}`,
+      `${scenario}: observedGeneration ${og ?? 'unset'} while the status answers generation ${gen}${og !== undefined && og > gen ? ' (ahead of the object: never valid)' : ''}`,
+    );
     const ready = taskReadyCondition(t);
     const st = t.status?.updateStatus;
     const wantTrue = st === 'updated';
@@ -278,7 +338,9 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       'C6',
       !!ready && !!ready.reason && !!ready.message && (ready.status === 'True') === wantTrue,
       `${scenario}: Ready=${ready?.status} reason ${ready?.reason}, message "${ready?.message}"`,
-      ready ? `${scenario}: Ready=${ready.status} reason "${ready.reason}" message "${ready.message ?? ''}" does not fit ${st} (Ready must be True exactly when updated, with a reason and a message)` : `${scenario}: no Ready condition on a ${st} task`,
+      ready
+        ? `${scenario}: Ready=${ready.status} reason "${ready.reason}" message "${ready.message ?? ''}" does not fit ${st} (Ready must be True exactly when updated, with a reason and a message)`
+        : `${scenario}: no Ready condition on a ${st} task`,
     );
   };
 
@@ -298,7 +360,12 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       return;
     }
     const st = r.task.status!.updateStatus;
-    ev.check('C4', st === 'updated', `normal update: updating -> updated (seen: ${[...seen].join(' -> ')})`, `normal update ended ${st}, expected updated: ${describeStatus(r.task)}`);
+    ev.check(
+      'C4',
+      st === 'updated',
+      `normal update: updating -> updated (seen: ${[...seen].join(' -> ')})`,
+      `normal update ended ${st}, expected updated: ${describeStatus(r.task)}`,
+    );
     const bad = [...seen].filter((s) => !['updating', 'updated', 'failed'].includes(s));
     if (bad.length) ev.fail('C4', `normal update: status ${bad.join(', ')} reported although the task was never aborting`);
     checkReportFields('normal update', r.task, taskGeneration(r.task));
@@ -308,28 +375,64 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     // Idempotency: metadata-only touches re-trigger reconciles; a terminal, idempotent updater changes nothing.
     const terminal = r.task;
     for (let i = 1; i <= 2; i++) {
-      await client.patch(kind, namespace, terminal.metadata.name!, { metadata: { labels: { 'inplace.cluster.x-k8s.io/conformance-touch': String(i) }, annotations: { 'inplace.cluster.x-k8s.io/conformance-touch': new Date().toISOString() } } }, { type: 'merge' });
+      await client.patch(
+        kind,
+        namespace,
+        terminal.metadata.name!,
+        {
+          metadata: {
+            labels: { 'inplace.cluster.x-k8s.io/conformance-touch': String(i) },
+            annotations: { 'inplace.cluster.x-k8s.io/conformance-touch': new Date().toISOString() },
+          },
+        },
+        { type: 'merge' },
+      );
     }
     const changes = await watchForChanges(terminal.metadata.name!, terminal, settleMs);
     const left = changes.filter((c) => c.updateStatus !== terminal.status!.updateStatus);
     if (left.length) ev.fail('C4', `terminal status left after re-reconcile: ${left.map((c) => c.desc).join('; ')}`);
     else ev.pass('C4', `terminal updated kept through 2 re-reconcile triggers (${settleMs / 1000}s watched)`);
-    ev.check('C7', changes.length === 0, `re-reconciling the updated task twice changed nothing`, `re-reconciling the updated task changed its status: ${changes.map((c) => c.desc).join('; ')}`);
+    ev.check(
+      'C7',
+      changes.length === 0,
+      `re-reconciling the updated task twice changed nothing`,
+      `re-reconciling the updated task changed its status: ${changes.map((c) => c.desc).join('; ')}`,
+    );
 
     // observedGeneration follows a spec change, and the terminal status stays.
-    const bumped = await client.patch<Task>(kind, namespace, terminal.metadata.name!, { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
+    const bumped = await client.patch<Task>(
+      kind,
+      namespace,
+      terminal.metadata.name!,
+      { spec: { updatePhase: 'aborting' } },
+      { type: 'merge' },
+    );
     const gen = taskGeneration(bumped);
     const f = await waitTask(terminal.metadata.name!, answered(gen));
-    if (!f.ok || !f.task) ev.fail('C5', `after a spec change to generation ${gen} (updatePhase aborting on an updated task) observedGeneration stayed ${f.task?.status?.observedGeneration ?? 'unset'} for ${timeoutMs / 1000}s`);
+    if (!f.ok || !f.task)
+      ev.fail(
+        'C5',
+        `after a spec change to generation ${gen} (updatePhase aborting on an updated task) observedGeneration stayed ${f.task?.status?.observedGeneration ?? 'unset'} for ${timeoutMs / 1000}s`,
+      );
     else {
       checkReportFields('spec change on the updated task', f.task, gen);
-      ev.check('C4', f.task.status?.updateStatus === 'updated', `aborting an updated task kept it updated (observedGeneration ${gen})`, `aborting an updated task changed it to ${f.task.status?.updateStatus}: a terminal status is never left`);
+      ev.check(
+        'C4',
+        f.task.status?.updateStatus === 'updated',
+        `aborting an updated task kept it updated (observedGeneration ${gen})`,
+        `aborting an updated task changed it to ${f.task.status?.updateStatus}: a terminal status is never left`,
+      );
     }
   };
 
   /** Abort mid-update. */
   const abort = async (): Promise<void> => {
-    const t0 = await createTask('abort', generic ? { parameters: { durationSeconds: 3600, ...(opts.slowSpec?.['parameters'] as Record<string, unknown> | undefined) } } : { spec: opts.slowSpec ?? {} });
+    const t0 = await createTask(
+      'abort',
+      generic
+        ? { parameters: { durationSeconds: 3600, ...(opts.slowSpec?.['parameters'] as Record<string, unknown> | undefined) } }
+        : { spec: opts.slowSpec ?? {} },
+    );
     const first = await waitTask(t0.metadata.name!, (t) => !!t.status?.updateStatus);
     if (!first.ok || !first.task) {
       ev.fail('C4', `abort: the updater never reported on the task within ${timeoutMs / 1000}s; last seen: ${describeStatus(first.task)}`);
@@ -338,7 +441,10 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     let finishedFirst = false;
     if (isTerminal(first.task.status?.updateStatus)) {
       finishedFirst = true;
-      ev.pass('C4', `abort: the update finished (${first.task.status?.updateStatus}) before the abort could be sent; pass a slowSpec to exercise aborting mid-way`);
+      ev.pass(
+        'C4',
+        `abort: the update finished (${first.task.status?.updateStatus}) before the abort could be sent; pass a slowSpec to exercise aborting mid-way`,
+      );
     }
     const patched = await client.patch<Task>(kind, namespace, t0.metadata.name!, { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
     const gen = taskGeneration(patched);
@@ -349,7 +455,13 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       return;
     }
     const st = r.task.status!.updateStatus;
-    if (!finishedFirst) ev.check('C4', st === 'aborted' || st === 'updated' || st === 'failed', `abort: updating -> aborting -> ${st}${st === 'aborted' ? '' : ' (finished first)'}`, `abort ended ${st}`);
+    if (!finishedFirst)
+      ev.check(
+        'C4',
+        st === 'aborted' || st === 'updated' || st === 'failed',
+        `abort: updating -> aborting -> ${st}${st === 'aborted' ? '' : ' (finished first)'}`,
+        `abort ended ${st}`,
+      );
     checkReportFields('abort', r.task, gen);
     checkPlatformFields('abort', t0, r.task, 'aborting');
     if (st === 'aborted') {
@@ -362,10 +474,16 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   const failure = async (): Promise<void> => {
     const message = `conformance: injected failure ${id}`;
     if (!generic && !opts.failureSpec) {
-      ev.note('C6', 'failure scenario not run: no failureSpec given for this custom kind (Ready reason/message still checked in the other scenarios)');
+      ev.note(
+        'C6',
+        'failure scenario not run: no failureSpec given for this custom kind (Ready reason/message still checked in the other scenarios)',
+      );
       return;
     }
-    const t0 = await createTask('failure', generic ? { parameters: { durationSeconds: 0, failWith: message } } : { spec: opts.failureSpec ?? {} });
+    const t0 = await createTask(
+      'failure',
+      generic ? { parameters: { durationSeconds: 0, failWith: message } } : { spec: opts.failureSpec ?? {} },
+    );
     const r = await waitTask(t0.metadata.name!, terminalAt(taskGeneration(t0)));
     if (!r.ok || !r.task) {
       noAnswer('failure', r.task, taskGeneration(t0));
@@ -373,10 +491,20 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     }
     const st = r.task.status!.updateStatus;
     const said = taskReadyCondition(r.task)?.message ?? '';
-    ev.check('C4', st === 'failed', 'failure: updating -> failed', `failure: ended ${st} although the task was set up to fail (${generic ? 'parameters.failWith' : 'failureSpec'})`);
+    ev.check(
+      'C4',
+      st === 'failed',
+      'failure: updating -> failed',
+      `failure: ended ${st} although the task was set up to fail (${generic ? 'parameters.failWith' : 'failureSpec'})`,
+    );
     if (st === 'failed') {
       const explains = generic ? said.includes(message) : said.length > 0;
-      ev.check('C6', explains, `failure: Ready message says why: "${said}"`, `failure: Ready message "${said}" does not say why${generic ? ` (expected it to contain "${message}")` : ''}`);
+      ev.check(
+        'C6',
+        explains,
+        `failure: Ready message says why: "${said}"`,
+        `failure: Ready message "${said}" does not say why${generic ? ` (expected it to contain "${message}")` : ''}`,
+      );
     }
     checkReportFields('failure', r.task, taskGeneration(t0));
     checkPlatformFields('failure', t0, r.task, 'updating');
@@ -396,14 +524,30 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     await opts.restart();
     const r = await waitTask(t0.metadata.name!, terminalAt(taskGeneration(t0)));
     if (!r.ok || !r.task) {
-      ev.fail('C7', `restart: no terminal status within ${timeoutMs / 1000}s after restarting the updater; last seen: ${describeStatus(r.task)}`);
+      ev.fail(
+        'C7',
+        `restart: no terminal status within ${timeoutMs / 1000}s after restarting the updater; last seen: ${describeStatus(r.task)}`,
+      );
       return;
     }
-    ev.check('C7', r.task.status?.updateStatus === 'updated', 'restart mid-update: the update finished updated', `restart mid-update: ended ${r.task.status?.updateStatus}`);
+    ev.check(
+      'C7',
+      r.task.status?.updateStatus === 'updated',
+      'restart mid-update: the update finished updated',
+      `restart mid-update: ended ${r.task.status?.updateStatus}`,
+    );
     if (startTime && first.task?.status?.updateStatus === 'updating') {
-      ev.check('C7', r.task.status?.startTime === startTime, `restart mid-update: resumed (startTime ${startTime} kept)`, `restart mid-update: startTime moved ${startTime} -> ${r.task.status?.startTime}: the update restarted instead of resuming`);
+      ev.check(
+        'C7',
+        r.task.status?.startTime === startTime,
+        `restart mid-update: resumed (startTime ${startTime} kept)`,
+        `restart mid-update: startTime moved ${startTime} -> ${r.task.status?.startTime}: the update restarted instead of resuming`,
+      );
     } else {
-      ev.note('C7', `restart: the update was ${first.task?.status?.updateStatus ?? 'not reported'} before the restart, so resuming was not exercised${generic ? '' : ' (pass a slowSpec)'}`);
+      ev.note(
+        'C7',
+        `restart: the update was ${first.task?.status?.updateStatus ?? 'not reported'} before the restart, so resuming was not exercised${generic ? '' : ' (pass a slowSpec)'}`,
+      );
     }
   };
 
@@ -417,7 +561,11 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       const after = await snapshotCapi(client, scratch);
       const { violations, notes } = diffCapi(before, after);
       if (violations.length) for (const v of violations) ev.fail('C8', `the updater wrote a CAPI object: ${v}`);
-      else ev.pass('C8', `Machine, DevMachine and KubeadmConfig ${scratch.machine}: spec, labels, annotations unchanged through every scenario${notes.length ? ` (${notes.join('; ')})` : ''}`);
+      else
+        ev.pass(
+          'C8',
+          `Machine, DevMachine and KubeadmConfig ${scratch.machine}: spec, labels, annotations unchanged through every scenario${notes.length ? ` (${notes.join('; ')})` : ''}`,
+        );
     }
   } finally {
     await deleteScratch(client, scratch, created, template).catch((err: unknown) => {

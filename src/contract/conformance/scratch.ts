@@ -56,7 +56,13 @@ async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
 }
 
 /** Creates the scratch machine (when CAPI kinds are served) and the owning MachineUpdate. */
-export async function createScratch(client: KubeClient, namespace: string, id: string, updaterName: string, resps: Responsibility[]): Promise<Scratch> {
+export async function createScratch(
+  client: KubeClient,
+  namespace: string,
+  id: string,
+  updaterName: string,
+  resps: Responsibility[],
+): Promise<Scratch> {
   const cluster = `conformance-${id}`;
   const machine = `cf-${id}-machine`;
   const node = `cf-${id}-node`;
@@ -71,7 +77,12 @@ export async function createScratch(client: KubeClient, namespace: string, id: s
       metadata: { name: machine, namespace, labels, annotations },
       spec: { backend: { docker: { customImage: 'conformance-os-image-1' } } },
     });
-    await client.create(KubeadmConfigs, { apiVersion: apiVersionOf(KubeadmConfigs), kind: KubeadmConfigs.kind, metadata: { name: machine, namespace, labels, annotations }, spec: { format: 'cloud-config' } });
+    await client.create(KubeadmConfigs, {
+      apiVersion: apiVersionOf(KubeadmConfigs),
+      kind: KubeadmConfigs.kind,
+      metadata: { name: machine, namespace, labels, annotations },
+      spec: { format: 'cloud-config' },
+    });
     await client.create(Machines, {
       apiVersion: apiVersionOf(Machines),
       kind: Machines.kind,
@@ -89,10 +100,30 @@ export async function createScratch(client: KubeClient, namespace: string, id: s
       Nodes,
       undefined,
       node,
-      { status: { nodeInfo: { kubeletVersion: SCRATCH_VERSION }, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'conformance scratch node', lastHeartbeatTime: now, lastTransitionTime: now }] } },
+      {
+        status: {
+          nodeInfo: { kubeletVersion: SCRATCH_VERSION },
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'KubeletReady',
+              message: 'conformance scratch node',
+              lastHeartbeatTime: now,
+              lastTransitionTime: now,
+            },
+          ],
+        },
+      },
       { type: 'merge', subresource: 'status' },
     );
-    await client.patch(Machines, namespace, machine, { status: { phase: 'Running', nodeRef: { name: node } } }, { type: 'merge', subresource: 'status' });
+    await client.patch(
+      Machines,
+      namespace,
+      machine,
+      { status: { phase: 'Running', nodeRef: { name: node } } },
+      { type: 'merge', subresource: 'status' },
+    );
   } catch (err) {
     s.capi = false;
     s.capiProblem = err instanceof Error ? err.message : String(err);
@@ -116,7 +147,13 @@ export async function createScratch(client: KubeClient, namespace: string, id: s
 
 /** The parts of a CAPI object an updater could write: spec, labels, annotations, finalizers, owners. */
 const writable = (o: KubeObject | undefined): unknown =>
-  o && { spec: o['spec'], labels: o.metadata.labels ?? {}, annotations: o.metadata.annotations ?? {}, finalizers: o.metadata.finalizers ?? [], ownerReferences: o.metadata.ownerReferences ?? [] };
+  o && {
+    spec: o['spec'],
+    labels: o.metadata.labels ?? {},
+    annotations: o.metadata.annotations ?? {},
+    finalizers: o.metadata.finalizers ?? [],
+    ownerReferences: o.metadata.ownerReferences ?? [],
+  };
 
 /** A snapshot of the scratch CAPI objects. */
 export type CapiSnapshot = { what: string; res: ResourceType; name: string; state: unknown; status: unknown }[];
@@ -155,7 +192,12 @@ export function diffCapi(before: CapiSnapshot, after: CapiSnapshot): { violation
 }
 
 /** Deletes everything a run created (tasks go with their owning MachineUpdate, and are deleted explicitly too). */
-export async function deleteScratch(client: KubeClient, s: Scratch, tasks: { res: ResourceType; name: string }[], template?: { res: ResourceType; name: string }): Promise<void> {
+export async function deleteScratch(
+  client: KubeClient,
+  s: Scratch,
+  tasks: { res: ResourceType; name: string }[],
+  template?: { res: ResourceType; name: string },
+): Promise<void> {
   for (const t of tasks) await ignoreNotFound(client.delete(t.res, s.namespace, t.name));
   if (template) await ignoreNotFound(client.delete(template.res, s.namespace, template.name));
   await ignoreNotFound(client.delete(MachineUpdates, s.namespace, s.machineUpdate.metadata.name!));

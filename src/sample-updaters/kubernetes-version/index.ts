@@ -9,10 +9,15 @@ export { LocalNodeActions, NodeNotFoundError, type NodeActions, type NodeState }
 /** The Kubernetes version updater: KubernetesVersionUpdateTask, responsible for Machine /spec/version. */
 export const kubernetesVersion: SampleUpdater = {
   name: 'kubernetes-version',
-  description: 'KubernetesVersionUpdateTask updater: cordons the node, upgrades kubelet, waits for Ready, uncordons (Machine /spec/version).',
+  description:
+    'KubernetesVersionUpdateTask updater: cordons the node, upgrades kubelet, waits for Ready, uncordons (Machine /spec/version).',
   rbac: [
     { apiGroups: ['samples.inplace.cluster.x-k8s.io'], resources: ['kubernetesversionupdatetasks'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: ['samples.inplace.cluster.x-k8s.io'], resources: ['kubernetesversionupdatetasks/status'], verbs: ['get', 'patch', 'update'] },
+    {
+      apiGroups: ['samples.inplace.cluster.x-k8s.io'],
+      resources: ['kubernetesversionupdatetasks/status'],
+      verbs: ['get', 'patch', 'update'],
+    },
     { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: ['get'] },
     // Local mode: the simulated workload-cluster Nodes live in the management API server.
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] },

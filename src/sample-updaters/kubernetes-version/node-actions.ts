@@ -64,7 +64,13 @@ export class LocalNodeActions implements NodeActions {
   async upgradeKubelet(node: string, version: string): Promise<void> {
     const n = await this.get(node);
     if (n.status?.nodeInfo?.kubeletVersion === version) return;
-    await this.client.patch(Nodes, undefined, node, { status: { nodeInfo: { kubeletVersion: version } } }, { type: 'merge', subresource: 'status' });
+    await this.client.patch(
+      Nodes,
+      undefined,
+      node,
+      { status: { nodeInfo: { kubeletVersion: version } } },
+      { type: 'merge', subresource: 'status' },
+    );
   }
 
   async state(node: string): Promise<NodeState> {

@@ -3,7 +3,17 @@
 // in four steps — Cordon, UpgradeKubelet, WaitNodeReady, Uncordon — each recorded in the task status with its
 // start time, so a restarted updater resumes at the step it reached (C7). It never writes the Machine (C8).
 import { KubernetesVersionUpdateTasks, type KubernetesVersionUpdateTask } from '../../api/index.js';
-import { aborted, defineUpdater, done, failed, progress, type Result, type Task, type Updater, type UpdaterContext } from '../../contract/sdk/index.js';
+import {
+  aborted,
+  defineUpdater,
+  done,
+  failed,
+  progress,
+  type Result,
+  type Task,
+  type Updater,
+  type UpdaterContext,
+} from '../../contract/sdk/index.js';
 import { LocalNodeActions, NodeNotFoundError, type NodeActions } from './node-actions.js';
 
 /** The steps, in order. */
@@ -12,7 +22,8 @@ export const STEPS = ['Cordon', 'UpgradeKubelet', 'WaitNodeReady', 'Uncordon'] a
 export type Step = (typeof STEPS)[number];
 
 /** The task as this updater reads it. */
-export type KubernetesVersionTask = Task & Pick<KubernetesVersionUpdateTask, 'spec'> & { status?: KubernetesVersionUpdateTask['status'] & Task['status'] };
+export type KubernetesVersionTask = Task &
+  Pick<KubernetesVersionUpdateTask, 'spec'> & { status?: KubernetesVersionUpdateTask['status'] & Task['status'] };
 
 /** The version this task must install: its Machine /spec/version responsibility. */
 export function targetVersion(task: Task): string | undefined {
@@ -30,7 +41,8 @@ async function runStep(task: KubernetesVersionTask, ctx: UpdaterContext, nodes: 
     const machine = await ctx.machine();
     if (!machine) return failed(`Machine ${task.spec.machineRef.name} not found`);
     node = (machine.status as { nodeRef?: { name?: string } } | undefined)?.nodeRef?.name;
-    if (!node) return failed(`Machine ${task.spec.machineRef.name} has no status.nodeRef: its node is not up, so it cannot be upgraded in place`);
+    if (!node)
+      return failed(`Machine ${task.spec.machineRef.name} has no status.nodeRef: its node is not up, so it cannot be upgraded in place`);
   }
   const step: Step = (ctx.status['step'] as Step | undefined) ?? 'Cordon';
   const i = STEPS.indexOf(step);
@@ -51,8 +63,16 @@ async function runStep(task: KubernetesVersionTask, ctx: UpdaterContext, nodes: 
         const s = await nodes.state(node);
         if (!s.ready || s.kubeletVersion !== version) {
           const timeoutMs = (task.spec.nodeReadyTimeoutSeconds ?? 600) * 1000;
-          if (elapsed > timeoutMs) return failed(`node ${node} was not Ready with kubelet ${version} within ${secs(timeoutMs)} (Ready=${s.ready}, kubelet ${s.kubeletVersion ?? 'unknown'})`, fields);
-          return progress(Math.min(1000, Math.max(100, stepMs)), `step ${i + 1}/${STEPS.length} WaitNodeReady: node ${node} Ready=${s.ready}, kubelet ${s.kubeletVersion ?? 'unknown'}`, fields);
+          if (elapsed > timeoutMs)
+            return failed(
+              `node ${node} was not Ready with kubelet ${version} within ${secs(timeoutMs)} (Ready=${s.ready}, kubelet ${s.kubeletVersion ?? 'unknown'})`,
+              fields,
+            );
+          return progress(
+            Math.min(1000, Math.max(100, stepMs)),
+            `step ${i + 1}/${STEPS.length} WaitNodeReady: node ${node} Ready=${s.ready}, kubelet ${s.kubeletVersion ?? 'unknown'}`,
+            fields,
+          );
         }
         break;
       }
@@ -64,11 +84,16 @@ async function runStep(task: KubernetesVersionTask, ctx: UpdaterContext, nodes: 
     if (err instanceof NodeNotFoundError) return failed(`${err.message} (Machine ${task.spec.machineRef.name} status.nodeRef)`, fields);
     throw err;
   }
-  if (elapsed < stepMs) return progress(stepMs - elapsed, `step ${i + 1}/${STEPS.length} ${step} on node ${node} (target ${version})`, fields);
+  if (elapsed < stepMs)
+    return progress(stepMs - elapsed, `step ${i + 1}/${STEPS.length} ${step} on node ${node} (target ${version})`, fields);
   const next = STEPS[i + 1];
   if (!next) return done(`node ${node} runs kubelet ${version} and is schedulable again`, fields);
   // Advancing changes the status, and the status write triggers the next reconcile.
-  return progress(undefined, `step ${i + 2}/${STEPS.length} ${next} on node ${node} (target ${version})`, { step: next, stepStartTime: now.toISOString(), nodeName: node });
+  return progress(undefined, `step ${i + 2}/${STEPS.length} ${next} on node ${node} (target ${version})`, {
+    step: next,
+    stepStartTime: now.toISOString(),
+    nodeName: node,
+  });
 }
 
 /** The Kubernetes version updater; `nodes` defaults to the local (simulated workload cluster) implementation. */

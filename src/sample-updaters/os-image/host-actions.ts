@@ -28,7 +28,13 @@ export class LocalHostActions implements HostActions {
 
   async reboot(node: string, image: string): Promise<void> {
     if ((await this.runningImage(node)) === image) return;
-    await this.client.patch(Nodes, undefined, node, { metadata: { annotations: { [RUNNING_IMAGE_ANNOTATION]: image } } }, { type: 'merge' });
+    await this.client.patch(
+      Nodes,
+      undefined,
+      node,
+      { metadata: { annotations: { [RUNNING_IMAGE_ANNOTATION]: image } } },
+      { type: 'merge' },
+    );
   }
 
   async runningImage(node: string): Promise<string | undefined> {

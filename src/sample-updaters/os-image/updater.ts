@@ -4,7 +4,17 @@
 // their start time, so a restarted updater resumes (C7). Abort before the reboot discards the staged image;
 // after the reboot started the update is finished instead. It never writes the InfraMachine (C8).
 import { OSImageUpdateTasks, type OSImageUpdateTask } from '../../api/index.js';
-import { aborted, defineUpdater, done, failed, progress, type Result, type Task, type Updater, type UpdaterContext } from '../../contract/sdk/index.js';
+import {
+  aborted,
+  defineUpdater,
+  done,
+  failed,
+  progress,
+  type Result,
+  type Task,
+  type Updater,
+  type UpdaterContext,
+} from '../../contract/sdk/index.js';
 import { LocalHostActions, type HostActions } from './host-actions.js';
 
 /** The steps, in order. */
@@ -47,7 +57,11 @@ async function runStep(task: OSImageTask, ctx: UpdaterContext, host: HostActions
       const running = await host.runningImage(node);
       if (running !== image) {
         const timeoutMs = (task.spec.rebootTimeoutSeconds ?? 900) * 1000;
-        if (elapsed > timeoutMs) return failed(`host of node ${node} did not come back on ${image} within ${timeoutMs / 1000}s (running ${running ?? 'unknown'})`, fields);
+        if (elapsed > timeoutMs)
+          return failed(
+            `host of node ${node} did not come back on ${image} within ${timeoutMs / 1000}s (running ${running ?? 'unknown'})`,
+            fields,
+          );
         return progress(1000, `step 3/3 VerifyImage: node ${node} runs ${running ?? 'an unknown image'}, waiting for ${image}`, fields);
       }
       break;
@@ -56,7 +70,11 @@ async function runStep(task: OSImageTask, ctx: UpdaterContext, host: HostActions
   if (elapsed < stepMs) return progress(stepMs - elapsed, `step ${i + 1}/${STEPS.length} ${step} on node ${node} (${image})`, fields);
   const next = STEPS[i + 1];
   if (!next) return done(`node ${node} booted ${image}`, fields);
-  return progress(undefined, `step ${i + 2}/${STEPS.length} ${next} on node ${node} (${image})`, { step: next, stepStartTime: now.toISOString(), image });
+  return progress(undefined, `step ${i + 2}/${STEPS.length} ${next} on node ${node} (${image})`, {
+    step: next,
+    stepStartTime: now.toISOString(),
+    image,
+  });
 }
 
 /** The OS image updater; `host` defaults to the local (simulated) implementation. */

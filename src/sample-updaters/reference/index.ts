@@ -7,7 +7,8 @@ export { referenceUpdater, readParameters, DEFAULT_DURATION_SECONDS } from './up
 /** The reference updater: generic UpdaterUpdateTask, every updater name unless narrowed. */
 export const reference: SampleUpdater = {
   name: 'reference',
-  description: 'Generic UpdaterUpdateTask updater: simulated duration (parameters.durationSeconds) and failure injection (parameters.failWith).',
+  description:
+    'Generic UpdaterUpdateTask updater: simulated duration (parameters.durationSeconds) and failure injection (parameters.failWith).',
   rbac: [
     { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['updaterupdatetasks'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['updaterupdatetasks/status'], verbs: ['get', 'patch', 'update'] },

@@ -27,7 +27,10 @@ const ParametersSchema = z.looseObject({
     .min(0, { error: `must be a number between 0 and ${MAX_DURATION_SECONDS}` })
     .max(MAX_DURATION_SECONDS, { error: `must be a number between 0 and ${MAX_DURATION_SECONDS}` })
     .default(DEFAULT_DURATION_SECONDS),
-  failWith: z.string({ error: 'must be a string' }).max(MAX_FAIL_WITH_LENGTH, { error: `must be at most ${MAX_FAIL_WITH_LENGTH} characters` }).optional(),
+  failWith: z
+    .string({ error: 'must be a string' })
+    .max(MAX_FAIL_WITH_LENGTH, { error: `must be at most ${MAX_FAIL_WITH_LENGTH} characters` })
+    .optional(),
 });
 
 /**
@@ -61,7 +64,10 @@ export function referenceUpdater(names?: string[]): Updater {
       const left = deadline - ctx.now().getTime();
       if (left > 0) {
         // Woken at the deadline (the SDK requeues; nothing polls meanwhile).
-        return progress(left, `simulating a ${p.durationSeconds}s update of machine ${task.spec.machineRef.name} (until ${new Date(deadline).toISOString()})`);
+        return progress(
+          left,
+          `simulating a ${p.durationSeconds}s update of machine ${task.spec.machineRef.name} (until ${new Date(deadline).toISOString()})`,
+        );
       }
       if (p.failWith) return failed(p.failWith);
       return done(`simulated update of machine ${task.spec.machineRef.name} finished after ${p.durationSeconds}s`);
