@@ -402,9 +402,10 @@ export function planMachineHealthCheck(
       });
       continue;
     }
-    if (m.metadata.annotations?.[Annotations.remediateMachine] !== undefined) {
+    // Remediation triggered: the annotation goes on (or stays), protection is lifted; the Event only when it is new.
+    const triggered = (eventsOnPatch: MachineAction['eventsOnPatch']): MachineAction => {
       const patch = liftPatch(m.metadata.annotations, true);
-      actions.push({
+      return {
         machine: name,
         ...(patch ? { annotations: patch } : {}),
         update: {
@@ -417,29 +418,19 @@ export function planMachineHealthCheck(
           },
         },
         eventsOnChange: [],
-        eventsOnPatch: [],
-      });
+        eventsOnPatch,
+      };
+    };
+    if (m.metadata.annotations?.[Annotations.remediateMachine] !== undefined) {
+      actions.push(triggered([]));
       continue;
     }
     const others = (s: Set<string>): number => s.size - (s.has(name) ? 1 : 0);
     const count = remediationCount(window.max, others(unhealthy), others(inUpdateHealthy));
     const belowMin = unhealthy.size + inUpdateHealthy.size < window.min;
     if (count > 0 && !belowMin) {
-      const patch = liftPatch(m.metadata.annotations, true);
-      actions.push({
-        machine: name,
-        ...(patch ? { annotations: patch } : {}),
-        update: {
-          name: uName,
-          condition: {
-            type: ConditionTypes.healthCheckSucceeded,
-            status: 'False',
-            reason,
-            message: `${what}; remediation triggered (${Annotations.remediateMachine})`,
-          },
-        },
-        eventsOnChange: [],
-        eventsOnPatch: [
+      actions.push(
+        triggered([
           {
             on: 'Machine',
             name,
@@ -447,8 +438,8 @@ export function planMachineHealthCheck(
             reason: Reasons.remediationTriggered,
             message: `${what} (MachineUpdate ${uName}); set ${Annotations.remediateMachine} for MachineHealthCheck ${mhcName}`,
           },
-        ],
-      });
+        ]),
+      );
     } else {
       const patch = liftPatch(m.metadata.annotations, false);
       const why = belowMin

@@ -1,26 +1,30 @@
 import { expect } from 'chai';
-import type { KubeObject, MachineUpdate } from '../api/index.js';
-import { Annotations, Finalizers, Labels, PlanAnnotations } from '../api/index.js';
+import type { KubeObject } from '../api/index.js';
+import { Annotations, Labels, PlanAnnotations } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';
 import { orderedUpdaters } from '../api/index.js';
 import { labelValue, machineUpdateName } from './names.js';
-import type { MdOpts, SnapOpts } from './testkit.js';
-import { NOW, cpDone, kcp, machine, machines, md, mu, plan, snapshot, target, versionUpdater } from './testkit.js';
+import type { SnapOpts } from './testkit.js';
+import {
+  NOW,
+  cpDone,
+  cpUpdated,
+  kcp,
+  machine,
+  machines,
+  md,
+  mdMachines,
+  mdOnly,
+  mu,
+  plan,
+  snapshot,
+  started,
+  target,
+  versionUpdater,
+} from './testkit.js';
 
 const cpMachines = (o: { ready?: boolean } = {}): KubeObject[] => machines('cluster1-cp', 3, { cp: 'cluster1-cp', ...o });
-const mdMachines = (n = 3, name = 'cluster1-md-0'): KubeObject[] => machines(name, n, { md: name });
-const cpUpdated = (): MachineUpdate[] =>
-  [0, 1, 2].map((i) => mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' }));
-const started = { finalizers: [Finalizers.plan], status: { updateStatus: 'updating' as const, startTime: '2026-01-01T00:00:30Z' } };
-const mdOnly = (
-  o: { mdOpts?: MdOpts; machines?: KubeObject[]; mus?: MachineUpdate[]; failurePolicy?: 'Halt' | 'Continue'; paused?: boolean } = {},
-): SnapOpts => ({
-  plan: plan({ ...started, ...(o.failurePolicy ? { failurePolicy: o.failurePolicy } : {}), ...(o.paused ? { paused: true } : {}) }),
-  mds: [md('cluster1-md-0', o.mdOpts)],
-  machines: [...cpDone(), ...(o.machines ?? mdMachines())],
-  mus: [...cpUpdated(), ...(o.mus ?? [])],
-});
 const cond = (d: PlanDecision, type: string) => d.status.conditions?.find((c) => c.type === type);
 const row = (d: PlanDecision, name: string) => d.status.targets?.find((t) => t.name === name);
 const starts = (d: PlanDecision): string[] => d.create.map((c) => c.machine);

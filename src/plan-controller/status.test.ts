@@ -1,25 +1,12 @@
 import { expect } from 'chai';
-import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, TargetStatus } from '../api/index.js';
-import { Finalizers, Reasons } from '../api/index.js';
+import type { InPlaceUpdatePlan, TargetStatus } from '../api/index.js';
+import { Reasons } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';
 import type { ReadyInput } from './status.js';
 import { readyCondition, startGate } from './status.js';
-import type { MdOpts, SnapOpts } from './testkit.js';
-import { cpDone, machines, md, mu, plan, snapshot } from './testkit.js';
+import { mdOnly, mu, plan, snapshot, started } from './testkit.js';
 
-const mdMachines = (n = 3, name = 'cluster1-md-0'): KubeObject[] => machines(name, n, { md: name });
-const cpUpdated = (): MachineUpdate[] =>
-  [0, 1, 2].map((i) => mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' }));
-const started = { finalizers: [Finalizers.plan], status: { updateStatus: 'updating' as const, startTime: '2026-01-01T00:00:30Z' } };
-const mdOnly = (
-  o: { mdOpts?: MdOpts; machines?: KubeObject[]; mus?: MachineUpdate[]; failurePolicy?: 'Halt' | 'Continue'; paused?: boolean } = {},
-): SnapOpts => ({
-  plan: plan({ ...started, ...(o.failurePolicy ? { failurePolicy: o.failurePolicy } : {}), ...(o.paused ? { paused: true } : {}) }),
-  mds: [md('cluster1-md-0', o.mdOpts)],
-  machines: [...cpDone(), ...(o.machines ?? mdMachines())],
-  mus: [...cpUpdated(), ...(o.mus ?? [])],
-});
 const cond = (d: PlanDecision, type: string) => d.status.conditions?.find((c) => c.type === type);
 
 describe('plan-controller status', () => {

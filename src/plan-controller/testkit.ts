@@ -1,6 +1,6 @@
 // Builders of plans, CAPI objects and snapshots for the plan controller's table tests. Pure; used by tests only.
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanTarget, PlanUpdater } from '../api/index.js';
-import { API_VERSION, Labels } from '../api/index.js';
+import { API_VERSION, Finalizers, Labels } from '../api/index.js';
 import type { IntOrString } from '../api/capi/index.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { PlanSnapshot, TemplateLookup } from './scope.js';
@@ -224,3 +224,20 @@ export function snapshot(o: SnapOpts = {}): PlanSnapshot {
 
 /** A plan's status with the control plane already updated (so MachineDeployments may start). */
 export const cpDone = (): KubeObject[] => machines('cluster1-cp', 3, { cp: 'cluster1-cp' });
+
+/** `n` worker machines of a MachineDeployment. */
+export const mdMachines = (n = 3, name = 'cluster1-md-0'): KubeObject[] => machines(name, n, { md: name });
+/** The control plane's three MachineUpdates, updated. */
+export const cpUpdated = (): MachineUpdate[] =>
+  [0, 1, 2].map((i) => mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' }));
+/** A plan that has started (finalizer on, status updating). */
+export const started = { finalizers: [Finalizers.plan], status: { updateStatus: 'updating' as const, startTime: '2026-01-01T00:00:30Z' } };
+/** A started plan whose control plane is done, with one MachineDeployment left to update. */
+export const mdOnly = (
+  o: { mdOpts?: MdOpts; machines?: KubeObject[]; mus?: MachineUpdate[]; failurePolicy?: 'Halt' | 'Continue'; paused?: boolean } = {},
+): SnapOpts => ({
+  plan: plan({ ...started, ...(o.failurePolicy ? { failurePolicy: o.failurePolicy } : {}), ...(o.paused ? { paused: true } : {}) }),
+  mds: [md('cluster1-md-0', o.mdOpts)],
+  machines: [...cpDone(), ...(o.machines ?? mdMachines())],
+  mus: [...cpUpdated(), ...(o.mus ?? [])],
+});
