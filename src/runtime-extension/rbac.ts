@@ -1,0 +1,16 @@
+// RBAC the runtime extension needs: exactly the calls it makes (cdk8s synthesizes its Role from this list); Events and
+// the leader-election Lease come from the runtime (componentRbac), the same for every component.
+import { componentRbac } from '../runtime/rbac.js';
+import type { PolicyRule } from '../runtime/types.js';
+
+const read = ['get', 'list', 'watch'];
+
+/** The runtime extension's RBAC rules, runtime rules included (no wildcards). */
+export const rbac: PolicyRule[] = componentRbac([
+  // Updater registrations: read.
+  { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdaters'], verbs: read },
+  // MachineUpdates: read; create one per in-place update; delete one left from an earlier update to the same state.
+  { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['machineupdates'], verbs: [...read, 'create', 'delete'] },
+  // CAPI: read the Machine an UpdateMachine call is about (its uid owns the MachineUpdate). No write.
+  { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: ['get'] },
+]);
