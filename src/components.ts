@@ -102,8 +102,8 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     folder: 'src/runtime-extension',
     description: "Serves Cluster API's in-place update hooks (CanUpdateMachine, CanUpdateMachineSet, UpdateMachine) from the updaters.",
     rbac: runtimeExtensionRbac.rbac,
-    baseRbac: runtimeExtensionRbac.rbac,
-    providerVerbs: {},
+    baseRbac: runtimeExtensionRbac.baseRbac,
+    providerVerbs: runtimeExtensionRbac.PROVIDER_VERBS,
     takes: ['extensionPort', 'certDir'],
     optIn: true,
     load: async (opts = {}) => {

@@ -7,6 +7,8 @@ import {
   decideCanUpdateMachine,
   decideCanUpdateMachineSet,
   decideUpdateMachine,
+  desiredMismatches,
+  mismatchAnswer,
   type DesiredObjects,
   type UpdateDecision,
 } from './decide.js';
@@ -18,8 +20,8 @@ import type {
   UpdateMachineRequest,
   UpdateMachineResponse,
 } from './hooks.js';
-import { liveMachine, updatersIn, updatesOfMachine, type Stores } from './scope.js';
-import { updateEvent } from './status.js';
+import { liveMachine, liveObjects, updatersIn, updatesOfMachine, type Stores } from './scope.js';
+import { Reasons, updateEvent } from './status.js';
 
 /** The controller name (Events' source, logs, the Deployment `inplace-runtime-extension`). */
 export const CONTROLLER_NAME = 'runtime-extension';
@@ -92,6 +94,14 @@ export async function reconcile(deps: Deps, req: UpdateMachineRequest): Promise<
     updates: machine ? updatesOfMachine(deps.stores, ns, meta.name ?? '') : [],
     retryAfterSeconds: deps.retryAfterSeconds,
   });
+  if (decision.step.kind === 'create' && machine) {
+    const mismatches = desiredMismatches(decision.step.mu, await liveObjects(deps.client, machine));
+    if (mismatches.length > 0) {
+      const refused = mismatchAnswer(meta.name ?? '', mismatches);
+      deps.events.event(machine, 'Warning', Reasons.inPlaceUpdateFailed, refused.message ?? '');
+      return refused;
+    }
+  }
   const response = await reconcileStep(deps, decision);
   const ev = updateEvent(decision.step, response);
   if (ev && machine) deps.events.event(machine, ev.type, ev.reason, ev.message);

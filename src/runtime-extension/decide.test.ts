@@ -8,6 +8,7 @@ import {
   decideCanUpdateMachineSet,
   decideUpdateMachine,
   desiredHash,
+  desiredMismatches,
   machineUpdateName,
   updatersFor,
   type DesiredObjects,
@@ -284,5 +285,18 @@ describe('runtime-extension decide: UpdateMachine', () => {
     expect(desiredHash(desired)).to.equal(desiredHash(structuredClone(desired)));
     expect(desiredHash({ ...desired, InfraMachine: infra('img-c') })).not.to.equal(desiredHash(desired));
     expect(updatersFor([k8s], { InfraMachine: infra('x') })).to.deep.equal([]);
+  });
+
+  it('desired values are checked against the cluster objects: any difference or missing object is listed', () => {
+    const d = decideUpdateMachine(inputs([]));
+    if (d.step.kind !== 'create') throw new Error('expected create');
+    const m = d.step.mu;
+    const liveInfra = infra('img-b') as unknown as KubeObject;
+    const liveMachine = machine('v1.31.0') as unknown as KubeObject;
+    expect(desiredMismatches(m, { Machine: liveMachine, InfraMachine: liveInfra })).to.deep.equal([]);
+    expect(desiredMismatches(m, { Machine: machine('v1.99.0') as unknown as KubeObject, InfraMachine: liveInfra })).to.deep.equal([
+      'Machine m1 /spec/version',
+    ]);
+    expect(desiredMismatches(m, { Machine: liveMachine })).to.deep.equal(['InfraMachine not found']);
   });
 });

@@ -405,6 +405,35 @@ export function decideUpdateMachine(i: UpdateInputs): UpdateDecision {
   };
 }
 
+/** The objects of the machine as the API server has them, by what responsibilities select. */
+export type LiveObjects = Partial<Record<SelectResource, KubeObject>>;
+
+/**
+ * The responsibilities whose value differs from the cluster's object. Cluster API writes the desired objects before
+ * it calls UpdateMachine, so a request whose desired values are not the cluster's is not Cluster API's: the hook
+ * endpoint takes no client credentials, and values from the body alone would let any caller choose what updaters
+ * do and what the commit writes.
+ */
+export function desiredMismatches(mu: MachineUpdate, live: LiveObjects): string[] {
+  const out: string[] = [];
+  for (const u of mu.spec.updaters) {
+    for (const r of u.responsibilities) {
+      const obj = live[r.selectResource];
+      if (!obj) out.push(`${r.selectResource} not found`);
+      else if (!deepEqual(getPointer(obj, r.path), r.value)) out.push(`${r.selectResource} ${obj.metadata.name ?? ''} ${r.path}`);
+    }
+  }
+  return [...new Set(out)];
+}
+
+/** The Failure answered for a request whose desired values are not the cluster's. */
+export const mismatchAnswer = (machine: string, mismatches: readonly string[]): UpdateMachineResponse =>
+  answer(
+    'Failure',
+    `not updating Machine ${machine}: the request's desired values differ from the cluster's objects (${mismatches.join('; ')}); Cluster API writes them before it calls UpdateMachine`,
+    0,
+  );
+
 /** True when the Machine is in an in-place update Cluster API started (its update-in-progress annotation). */
 export const capiUpdateInProgress = (machine: KubeObject | undefined): boolean =>
   machine?.metadata.annotations?.[Annotations.capiUpdateInProgress] !== undefined;

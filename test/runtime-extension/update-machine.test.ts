@@ -225,6 +225,19 @@ describe('runtime extension: Cluster API in-place update hooks (integration)', f
     expect((await env.client.list(MachineUpdates, ns, { labelSelector: `${Labels.machineName}=${machine}` })).items).to.have.length(1);
   });
 
+  it("UpdateMachine: a request whose desired values are not the cluster's is refused, and nothing is created", async () => {
+    const machine = machines[1]!;
+    const req = (await startCapiUpdate(machine, 'v1.30.1', 'kindest/node:v1.30.1')) as {
+      desired: { machine: { spec: { version: string } } };
+    };
+    const forged = structuredClone(req);
+    forged.desired.machine.spec.version = 'v1.99.0';
+    const res = await post(ext, `${PREFIX}/updatemachine/update-machine`, forged);
+    expect(res.body).to.include({ status: 'Failure', retryAfterSeconds: 0 });
+    expect(res.body.message).to.match(/desired values differ from the cluster's objects \(Machine .* \/spec\/version\)/);
+    expect((await env.client.list(MachineUpdates, ns, { labelSelector: `${Labels.machineName}=${machine}` })).items).to.have.length(0);
+  });
+
   it("UpdateMachine: a failing updater gives a Failure carrying the updater's own message", async () => {
     const machine = machines[1]!;
     const req = await startCapiUpdate(machine, 'v1.30.1', 'kindest/node:v1.30.1', { enabled: true, servers: ['time.example.com'] });
