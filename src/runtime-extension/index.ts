@@ -5,6 +5,7 @@
 //
 // This file wires it: the caches it reads, the HTTPS server, metrics. Unlike the controllers it reconciles on
 // request (each hook call), so every replica serves; leader election does not apply to it.
+import { InPlaceUpdaters, MachineUpdates } from '../api/index.js';
 import type { Component, Manager } from '../runtime/index.js';
 import { CONTROLLER_NAME, handleCanUpdateMachine, handleCanUpdateMachineSet, reconcile, type Deps } from './controller.js';
 import { DEFAULT_RETRY_AFTER_SECONDS } from './decide.js';
@@ -17,6 +18,29 @@ export { rbac } from './rbac.js';
 export { CONTROLLER_NAME } from './controller.js';
 export { discoveryResponse, HANDLER_TIMEOUT_SECONDS } from './server.js';
 export * from './hooks.js';
+
+/** How long a hook call waits for the caches at start-up (below upstream's 10 s handler timeout). */
+const CACHE_WAIT_MS = 5000;
+
+/** The caches were not synced in time to answer a hook call (retryable: Cluster API calls again). */
+export class CachesNotSyncedError extends Error {
+  constructor(ms: number) {
+    super(`the InPlaceUpdater and MachineUpdate caches are not synced after ${ms} ms; try again`);
+    this.name = 'CachesNotSyncedError';
+  }
+}
+
+async function waitSynced(synced: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CachesNotSyncedError(ms)), ms);
+  });
+  try {
+    await Promise.race([synced, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Options of the component (`inplace run runtime-extension` flags; tests use port 0). */
 export interface RuntimeExtensionOptions {
@@ -71,6 +95,15 @@ export function createRuntimeExtension(opts: RuntimeExtensionOptions = {}): Runt
         retryAfterSeconds: opts.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS,
       };
       const metrics = metricsFor(mgr);
+      // Before the caches are synced no updater is known, and "nothing covered" would send Cluster API to a rollout:
+      // calls wait for the caches (bounded, within the handler timeout), then fail (failurePolicy Fail: CAPI retries).
+      const synced = Promise.all([InPlaceUpdaters, MachineUpdates].map((r) => mgr.informer(r).synced()));
+      let ready = false;
+      void synced.then(() => (ready = true)).catch(() => undefined);
+      const whenSynced = async <T>(fn: () => T | Promise<T>): Promise<T> => {
+        if (!ready) await waitSynced(synced, CACHE_WAIT_MS);
+        return fn();
+      };
       const podNamespace = process.env['POD_NAMESPACE'];
       server = await startExtensionServer(
         {
@@ -85,9 +118,9 @@ export function createRuntimeExtension(opts: RuntimeExtensionOptions = {}): Runt
           ],
         },
         {
-          CanUpdateMachine: (req) => handleCanUpdateMachine(deps, req),
-          CanUpdateMachineSet: (req) => handleCanUpdateMachineSet(deps, req),
-          UpdateMachine: (req) => reconcile(deps, req),
+          CanUpdateMachine: (req) => whenSynced(() => handleCanUpdateMachine(deps, req)),
+          CanUpdateMachineSet: (req) => whenSynced(() => handleCanUpdateMachineSet(deps, req)),
+          UpdateMachine: (req) => whenSynced(() => reconcile(deps, req)),
           observe: (hook, res, seconds) => {
             const inProgress = (res as { retryAfterSeconds?: number }).retryAfterSeconds;
             metrics.calls.inc({ hook, status: res.status === 'Success' && inProgress ? 'InProgress' : res.status });

@@ -9,11 +9,11 @@ import { noopLogger, type Informer, type Manager } from '../../src/runtime/index
 import { cli } from '../support/cli.js';
 
 /** A manager with empty caches and no API server (discovery needs neither). */
-function emptyManager(): Manager {
+function emptyManager(o: { neverSynced?: boolean } = {}): Manager {
   const informer = {
     store: { get: () => undefined, peek: () => undefined, list: () => [], byLabel: () => [], select: () => [] },
     onChange: () => undefined,
-    synced: async () => undefined,
+    synced: () => (o.neverSynced ? new Promise<void>(() => undefined) : Promise.resolve()),
   } as Informer;
   return {
     client: {} as Manager['client'],
@@ -29,17 +29,18 @@ function emptyManager(): Manager {
   };
 }
 
-const postDiscovery = (ext: RuntimeExtensionComponent): Promise<{ code: number; body: { handlers?: { name: string }[] } }> =>
+type Body = { handlers?: { name: string }[]; status?: string; message?: string };
+const post = (ext: RuntimeExtensionComponent, path = 'discovery', body = '{}'): Promise<{ code: number; body: Body }> =>
   new Promise((resolve, reject) => {
-    const u = new URL(`${ext.url}/hooks.runtime.cluster.x-k8s.io/v1alpha1/discovery`);
+    const u = new URL(`${ext.url}/hooks.runtime.cluster.x-k8s.io/v1alpha1/${path}`);
     const req = request({ hostname: u.hostname, port: u.port, path: u.pathname, method: 'POST', ca: ext.caBundle }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ code: res.statusCode ?? 0, body: JSON.parse(text) as { handlers?: { name: string }[] } }));
+      res.on('end', () => resolve({ code: res.statusCode ?? 0, body: JSON.parse(text) as Body }));
     });
     req.on('error', reject);
-    req.end('{"apiVersion":"hooks.runtime.cluster.x-k8s.io/v1alpha1","kind":"DiscoveryRequest"}');
+    req.end(body);
   });
 
 describe('inplace run runtime-extension', function () {
@@ -66,9 +67,24 @@ describe('inplace run runtime-extension', function () {
       expect(ext.port).to.be.greaterThan(0);
       expect(ext.url).to.equal(`https://127.0.0.1:${ext.port}`);
       expect(ext.caBundle).to.match(/^-----BEGIN CERTIFICATE-----/);
-      const res = await postDiscovery(ext);
+      const res = await post(ext, 'discovery', '{"apiVersion":"hooks.runtime.cluster.x-k8s.io/v1alpha1","kind":"DiscoveryRequest"}');
       expect(res.code).to.equal(200);
       expect(res.body.handlers?.map((h) => h.name)).to.deep.equal(['can-update-machine', 'can-update-machineset', 'update-machine']);
+    } finally {
+      await ext.close();
+    }
+  });
+
+  it('before its caches are synced it answers Failure (never "nothing covered", which would mean a rollout)', async () => {
+    const ext = (await COMPONENT_LOADERS['runtime-extension']!({
+      extensionPort: 0,
+      bindAddress: '127.0.0.1',
+    })) as RuntimeExtensionComponent;
+    await ext.setup(emptyManager({ neverSynced: true }));
+    try {
+      const res = await post(ext, 'canupdatemachine/can-update-machine', '{"current":{},"desired":{}}');
+      expect(res.body.status).to.equal('Failure');
+      expect(res.body.message).to.match(/caches are not synced/);
     } finally {
       await ext.close();
     }
