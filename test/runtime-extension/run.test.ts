@@ -1,6 +1,10 @@
 // `inplace run runtime-extension` flags: validation (exit 2 before connecting), and that --extension-port and
 // --bind-address reach the component through its loader (port 0: the bound port and the CA are exposed).
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generate } from 'selfsigned';
 import { expect } from 'chai';
 import type { KubeObject } from '../../src/api/index.js';
 import { COMPONENT_LOADERS } from '../../src/cli/run.js';
@@ -87,6 +91,44 @@ describe('inplace run runtime-extension', function () {
       expect(res.body.message).to.match(/caches are not synced/);
     } finally {
       await ext.close();
+    }
+  });
+
+  it("--cert-dir serves tls.crt/tls.key from the directory (cert-manager's Secret) and exposes tls.crt as caBundle", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rtx-certs-'));
+    try {
+      const pems = await generate([{ name: 'commonName', value: 'test' }], {
+        keyType: 'ec',
+        curve: 'P-256',
+        algorithm: 'sha256',
+        extensions: [
+          { name: 'basicConstraints', cA: true },
+          { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
+        ],
+      });
+      await writeFile(join(dir, 'tls.crt'), pems.cert);
+      await writeFile(join(dir, 'tls.key'), pems.private);
+      const ext = (await COMPONENT_LOADERS['runtime-extension']!({
+        extensionPort: 0,
+        bindAddress: '127.0.0.1',
+        certDir: dir,
+      })) as RuntimeExtensionComponent;
+      await ext.setup(emptyManager());
+      try {
+        expect(ext.caBundle).to.equal(pems.cert);
+        expect((await post(ext)).code).to.equal(200);
+      } finally {
+        await ext.close();
+      }
+      const missing = (await COMPONENT_LOADERS['runtime-extension']!({
+        extensionPort: 0,
+        certDir: join(dir, 'none'),
+      })) as RuntimeExtensionComponent;
+      let err: Error | undefined;
+      await Promise.resolve(missing.setup(emptyManager())).catch((e: Error) => (err = e));
+      expect(err?.name).to.equal('LoadCertificateError');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
