@@ -244,5 +244,24 @@ describe('runtime extension: Cluster API in-place update hooks (integration)', f
     const res = await callUntilDone(req);
     expect(res.status).to.equal('Failure');
     expect(res.message).to.contain('ntp: no server reachable');
+
+    // Retry, as docs/hooks.md says: fix the updater, delete the failed MachineUpdate; the next calls create a new one
+    // (same name: its tasks replace the failed ones) and end Done.
+    await env.client.patch(InPlaceUpdaters, ns, 'ntp', { spec: { parameters: { failWith: null, durationSeconds: 0 } } }, { type: 'merge' });
+    await waitFor(() => {
+      const u = mgr.informer<KubeObject & { spec: { parameters?: Record<string, unknown> } }>(InPlaceUpdaters).store.peek(ns, 'ntp');
+      return u && u.spec.parameters?.['failWith'] === undefined;
+    });
+    const failed = (await env.client.list(MachineUpdates, ns, { labelSelector: `${Labels.machineName}=${machine}` })).items;
+    expect(failed).to.have.length(1);
+    await env.client.delete(MachineUpdates, ns, failed[0]!.metadata.name!);
+    const retried = await waitFor(
+      async () => {
+        const r = (await post(ext, `${PREFIX}/updatemachine/update-machine`, req)).body;
+        return r.status === 'Success' && r.retryAfterSeconds === 0 ? r : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, message: 'the retried update to answer Done' },
+    );
+    expect(retried.message).to.match(/updated in place/);
   });
 });
