@@ -9,7 +9,7 @@ const noLocalApiserver = {
   message: 'Controllers and the runtime run against any API server; only src/cli, test/ and bench/ may wire in the local API server.',
 };
 const noControllers = (except) =>
-  ['plan-controller', 'machine-task-controller', 'mhc-extension']
+  ['plan-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension']
     .filter((c) => c !== except)
     .map((c) => ({
       group: [`**/${c}/**`, `**/${c}`],
@@ -55,7 +55,7 @@ const capiSimPatterns = [
     message: 'The CAPI simulator depends only on src/runtime and src/api.',
   },
 ];
-const controllers = ['plan-controller', 'machine-task-controller', 'mhc-extension'];
+const controllers = ['plan-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension'];
 /** The pure modules of a component folder (src/cli/status.ts is a CLI verb, not one). */
 const pureFilesOf = (c) => ['decide', 'decisions', 'validate', 'status', 'preview'].map((f) => `src/${c}/${f}.ts`);
 

@@ -8,6 +8,7 @@ import type { Component, PolicyRule } from './runtime/types.js';
 import * as planControllerRbac from './plan-controller/rbac.js';
 import * as machineTaskControllerRbac from './machine-task-controller/rbac.js';
 import * as mhcExtensionRbac from './mhc-extension/rbac.js';
+import * as runtimeExtensionRbac from './runtime-extension/rbac.js';
 
 /** Settings from `run`'s flags that a component may take (see ComponentSpec.takes). */
 export interface ComponentRunOptions {
@@ -17,6 +18,12 @@ export interface ComponentRunOptions {
   writePolicy?: WritePolicy;
   /** Finished plans kept per cluster (`--finished-plans-per-cluster`). */
   finishedPlansPerCluster?: number;
+  /** HTTPS port of the runtime extension (`--extension-port`). */
+  extensionPort?: number;
+  /** Directory with the runtime extension's tls.crt/tls.key (`--cert-dir`). */
+  certDir?: string;
+  /** Address servers listen on (`--bind-address`; every component's metrics and health servers take it too). */
+  bindAddress?: string;
 }
 
 /** A run option a component accepts: `inplace run` refuses a flag no named component takes. */
@@ -38,6 +45,8 @@ export interface ComponentSpec {
   providerVerbs: ProviderVerbs;
   /** The run options it takes. */
   takes: readonly ComponentOption[];
+  /** True when `inplace run` without component names leaves it out (it needs a port and a certificate of its own). */
+  optIn?: boolean;
   /** Loads the component (without options: as deployed by default). */
   load(opts?: ComponentRunOptions): Promise<Component>;
 }
@@ -87,6 +96,25 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     providerVerbs: {},
     takes: [],
     load: async () => (await import('./mhc-extension/index.js')).mhcExtension,
+  },
+  {
+    name: 'runtime-extension',
+    folder: 'src/runtime-extension',
+    description: "Serves Cluster API's in-place update hooks (CanUpdateMachine, CanUpdateMachineSet, UpdateMachine) from the updaters.",
+    rbac: runtimeExtensionRbac.rbac,
+    baseRbac: runtimeExtensionRbac.baseRbac,
+    providerVerbs: runtimeExtensionRbac.PROVIDER_VERBS,
+    takes: ['extensionPort', 'certDir'],
+    optIn: true,
+    load: async (opts = {}) => {
+      const m = await import('./runtime-extension/index.js');
+      if (opts.extensionPort === undefined && !opts.certDir && !opts.bindAddress) return m.runtimeExtension;
+      return m.createRuntimeExtension({
+        ...(opts.extensionPort !== undefined ? { port: opts.extensionPort } : {}),
+        ...(opts.certDir ? { certDir: opts.certDir } : {}),
+        ...(opts.bindAddress ? { bindAddress: opts.bindAddress } : {}),
+      });
+    },
   },
 ];
 

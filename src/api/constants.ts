@@ -30,7 +30,12 @@ export const Labels = {
   updaterName: `${GROUP}/updater-name`,
   /** Target (control plane or MachineDeployment) name of a MachineUpdate. */
   targetName: `${GROUP}/target-name`,
+  /** Who asked for a MachineUpdate that no plan owns: `runtime-extension` (Cluster API's UpdateMachine hook). */
+  requestedBy: `${GROUP}/requested-by`,
 } as const;
+
+/** The value of Labels.requestedBy on MachineUpdates the runtime extension creates. */
+export const REQUESTED_BY_RUNTIME_EXTENSION = 'runtime-extension';
 
 /** Annotations the platform reads or writes. */
 export const Annotations = {
@@ -50,6 +55,8 @@ export const Annotations = {
   remediateMachine: 'cluster.x-k8s.io/remediate-machine',
   /** CAPI: pauses reconciliation of an object. */
   paused: 'cluster.x-k8s.io/paused',
+  /** CAPI (InPlaceUpdates): on a Machine (and its infra/bootstrap objects) while Cluster API updates it in place. */
+  capiUpdateInProgress: 'in-place-updates.internal.cluster.x-k8s.io/update-in-progress',
 } as const;
 
 /** Finalizers the platform owns. */

@@ -15,6 +15,8 @@ const ns = (group: string, version: string, plural: string, kind: string): Resou
 export const InPlaceUpdatePlans = ns(GROUP, VERSION, 'inplaceupdateplans', 'InPlaceUpdatePlan');
 /** Per-machine update records. */
 export const MachineUpdates = ns(GROUP, VERSION, 'machineupdates', 'MachineUpdate');
+/** Updater registrations: what each updater covers when the platform serves Cluster API's in-place update hooks. */
+export const InPlaceUpdaters = ns(GROUP, VERSION, 'inplaceupdaters', 'InPlaceUpdater');
 /** The generic task kind of the updater contract. */
 export const UpdaterUpdateTasks = ns(GROUP, VERSION, 'updaterupdatetasks', 'UpdaterUpdateTask');
 /** Sample Kubernetes-version updater task and template kinds. */

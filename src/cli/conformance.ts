@@ -13,7 +13,7 @@ export const conformanceVerb: Verb = {
 
 Acts as the platform towards an updater that is already running against the cluster: creates scratch
 CAPI objects and tasks of the kind, drives the normal, abort, failure and re-reconcile workflows and
-reports per contract rule (C1..C9) pass / fail / skip with evidence (see docs/contract.md).
+reports per contract rule (C1..C10; C9 and C10 are platform rules, reported n/a) pass / fail / skip with evidence (see docs/contract.md).
 Exit code 0 when no mandatory rule failed, 1 otherwise.
 
 Options:

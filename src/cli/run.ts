@@ -36,9 +36,9 @@ export const WRITE_POLICY_COMPONENTS: readonly string[] = componentsTaking('writ
 export const runVerb: Verb = {
   name: 'run',
   summary: 'Run controllers against a cluster',
-  help: `Usage: inplace run [plan-controller|machine-task-controller|mhc-extension ...] [options]
+  help: `Usage: inplace run [plan-controller|machine-task-controller|mhc-extension|runtime-extension ...] [options]
 
-Runs the named controllers in this process (all of them when none is named) against the cluster of
+Runs the named controllers in this process (all but runtime-extension when none is named) against the cluster of
 the kubeconfig, until SIGINT/SIGTERM. In a cluster each component runs in its own Deployment
 (see npm run synth).
 
@@ -60,6 +60,8 @@ Options:
   --finished-plans-per-cluster N
                           plan-controller: finished plans kept per cluster, oldest deleted first with their
                           MachineUpdates (default 3; the newest finished plan always stays)
+  --extension-port N      runtime-extension: HTTPS port of Cluster API's in-place update hooks (default 9443)
+  --cert-dir DIR          runtime-extension: tls.crt and tls.key to serve (default: a self-signed certificate)
 ${KUBE_OPTIONS_HELP}`,
   options: {
     ...kubeOptions,
@@ -74,9 +76,11 @@ ${KUBE_OPTIONS_HELP}`,
     concurrency: { type: 'string' },
     'write-policy': { type: 'string' },
     'finished-plans-per-cluster': { type: 'string' },
+    'extension-port': { type: 'string' },
+    'cert-dir': { type: 'string' },
   },
   async run(args, io) {
-    const names = args.positionals.length > 0 ? [...new Set(args.positionals)] : Object.keys(COMPONENT_LOADERS);
+    const names = args.positionals.length > 0 ? [...new Set(args.positionals)] : COMPONENTS.filter((c) => !c.optIn).map((c) => c.name);
     const unknown = names.filter((n) => !(n in COMPONENT_LOADERS));
     if (unknown.length > 0)
       throw new UsageError(`unknown component "${unknown[0]}"; components are ${Object.keys(COMPONENT_LOADERS).join(', ')}`);
@@ -108,6 +112,12 @@ ${KUBE_OPTIONS_HELP}`,
       throw new UsageError(
         `--finished-plans-per-cluster applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
       );
+    const extensionPort = portOption(args, 'extension-port');
+    const certDir = str(args, 'cert-dir');
+    if ((extensionPort !== undefined || certDir !== undefined) && !names.includes('runtime-extension'))
+      throw new UsageError(
+        `--extension-port and --cert-dir apply to runtime-extension; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take them`,
+      );
     const conn = connect(args, `inplace-${names.length === 1 ? names[0] : 'controllers'}`);
     const name = names.length === 1 ? names[0]! : 'inplace-controllers';
     const namespace = str(args, 'namespace');
@@ -119,6 +129,9 @@ ${KUBE_OPTIONS_HELP}`,
           ...(concurrency !== undefined ? { concurrency } : {}),
           ...(writePolicy ? { writePolicy } : {}),
           ...(finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster } : {}),
+          ...(extensionPort !== undefined ? { extensionPort } : {}),
+          ...(certDir !== undefined ? { certDir } : {}),
+          ...(str(args, 'bind-address') ? { bindAddress: str(args, 'bind-address') } : {}),
         }),
       ),
     );
@@ -149,6 +162,7 @@ ${KUBE_OPTIONS_HELP}`,
       await mgr.start();
     } catch (e) {
       await mgr.stop().catch(() => undefined);
+      for (const c of components) await (c as { close?: () => Promise<void> }).close?.().catch(() => undefined);
       conn.client.close();
       const explained = explainApiError(e, conn);
       if (explained instanceof CliError) throw explained;
@@ -168,6 +182,7 @@ ${KUBE_OPTIONS_HELP}`,
     const why = await stopRequested(io.signal);
     log.info({ reason: why }, 'stopping');
     await mgr.stop();
+    for (const c of components) await (c as { close?: () => Promise<void> }).close?.();
     conn.client.close();
     return ExitCode.ok;
   },

@@ -2,7 +2,7 @@
 // and the conformance kit reports against these ids, so the document, the platform and the kit cannot drift.
 
 /** Identifier of a contract rule. */
-export type RuleId = 'C1' | 'C2' | 'C3' | 'C4' | 'C5' | 'C6' | 'C7' | 'C8' | 'C9';
+export type RuleId = 'C1' | 'C2' | 'C3' | 'C4' | 'C5' | 'C6' | 'C7' | 'C8' | 'C9' | 'C10';
 
 /** Who is bound by a rule. */
 export type RuleWriter = 'platform' | 'platform only' | 'updater' | 'updater only';
@@ -23,7 +23,7 @@ export interface ContractRule {
 /** Version of the contract this code implements; see "Versioning" in docs/contract.md. */
 export const CONTRACT_VERSION = 'v1alpha1';
 
-/** The rules C1..C9 in order (docs/design.md §3). */
+/** The rules C1..C9 in order (docs/design.md §3), then C10 (Cluster API's in-place update hooks, docs/hooks.md). */
 export const RULES: readonly ContractRule[] = [
   {
     id: 'C1',
@@ -87,6 +87,13 @@ export const RULES: readonly ContractRule[] = [
     mandatory: true,
     who: 'platform',
     note: 'A task name is derived from the plan, machine and updater names only, so a restarted controller never creates a second task and two plans never share one.',
+  },
+  {
+    id: 'C10',
+    title: 'Coverage declaration',
+    mandatory: false,
+    who: 'updater',
+    note: "Behind Cluster API's in-place update hooks, an updater declares the fields it changes in one InPlaceUpdater (spec.covers: selectResource and JSON pointer under /spec, spec.sequence, its task template or parameters); a change is done in place only when every changed field is covered, and each covering updater gets the desired values as responsibilities.",
   },
 ];
 

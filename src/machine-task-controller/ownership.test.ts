@@ -97,3 +97,69 @@ describe('only plans drive machines (ownership)', () => {
     });
   }
 });
+
+describe("Cluster API's in-place updates (MachineUpdates the runtime extension requested)", () => {
+  const machineRef = (over: Partial<OwnerReference> = {}): OwnerReference => ({
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Machine',
+    name: 'm',
+    uid: 'm-uid',
+    controller: true,
+    ...over,
+  });
+  const hookMu = (owner: OwnerReference, labelled = true): MachineUpdateObject => {
+    const m = mu([owner], 'm-abc');
+    m.metadata.labels = labelled ? { 'inplace.cluster.x-k8s.io/requested-by': 'runtime-extension' } : {};
+    return m;
+  };
+  const capiMachine = (o: { uid?: string; inUpdate?: boolean } = {}): KubeObject => ({
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Machine',
+    metadata: {
+      name: 'm',
+      uid: o.uid ?? 'm-uid',
+      ...(o.inUpdate === false ? {} : { annotations: { 'in-place-updates.internal.cluster.x-k8s.io/update-in-progress': '' } }),
+    },
+  });
+  const cases: { name: string; mu: MachineUpdateObject; machine?: KubeObject; want: RegExp | undefined }[] = [
+    {
+      name: 'owned by its Machine, labelled, Machine in update: acted on',
+      mu: hookMu(machineRef()),
+      machine: capiMachine(),
+      want: undefined,
+    },
+    {
+      name: 'not labelled as requested by the runtime extension',
+      mu: hookMu(machineRef(), false),
+      machine: capiMachine(),
+      want: /lacks the label/,
+    },
+    { name: 'owned by another Machine', mu: hookMu(machineRef({ name: 'other' })), machine: capiMachine(), want: /is not spec.machineRef/ },
+    {
+      name: 'the Machine was recreated (uid differs)',
+      mu: hookMu(machineRef()),
+      machine: capiMachine({ uid: 'new' }),
+      want: /not the machine that owns it/,
+    },
+    { name: 'the Machine is missing', mu: hookMu(machineRef()), want: /does not exist/ },
+    {
+      name: 'Cluster API has the Machine in no in-place update',
+      mu: hookMu(machineRef()),
+      machine: capiMachine({ inUpdate: false }),
+      want: /not in an in-place update/,
+    },
+    {
+      name: 'a Machine-kind owner of another group is no Machine',
+      mu: hookMu(machineRef({ apiVersion: 'example.com/v1' })),
+      machine: capiMachine(),
+      want: /its controller is Machine m/,
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const got = ownershipProblem(c.mu, undefined, c.machine);
+      if (c.want) expect(got).to.match(c.want);
+      else expect(got).to.equal(undefined);
+    });
+  }
+});

@@ -1,7 +1,17 @@
 // Only plans drive machines: a MachineUpdate is acted on only when an existing InPlaceUpdatePlan controls it and
 // that plan labelled the machine. Anyone allowed to create MachineUpdates could otherwise run updaters and write
-// CAPI objects through the platform's service account. Pure: decides from the cached objects.
-import { GROUP, InPlaceUpdatePlans, Labels, type KubeObject } from '../api/index.js';
+// CAPI objects through the platform's service account. The one other way in is Cluster API's own in-place update
+// (the runtime extension's MachineUpdates): controlled by the Machine itself, labelled as requested by the runtime
+// extension, while Cluster API has the Machine in update. Pure: decides from the cached objects.
+import {
+  Annotations,
+  GROUP,
+  InPlaceUpdatePlans,
+  Labels,
+  REQUESTED_BY_RUNTIME_EXTENSION,
+  type KubeObject,
+  type OwnerReference,
+} from '../api/index.js';
 import { toLabelValue } from '../contract/index.js';
 import type { MachineUpdateObject } from './scope.js';
 
@@ -25,6 +35,7 @@ export function ownershipProblem(
 ): string | undefined {
   const ref = controllingPlanRef(mu);
   const owner = mu.metadata.ownerReferences?.find((r) => r.controller);
+  if (owner && isMachineRef(owner)) return hookRequestProblem(mu, owner, machine);
   if (!ref) {
     const what = owner ? `its controller is ${owner.kind} ${owner.name}` : 'it has no controller ownerReference';
     return `not acted on: MachineUpdates are created by InPlaceUpdatePlans only, and ${what}`;
@@ -36,5 +47,27 @@ export function ownershipProblem(
   if (machine && machine.metadata.labels?.[Labels.planName] !== toLabelValue(ref.name)) {
     return `not acted on: Machine ${machine.metadata.name ?? ''} does not carry the label ${Labels.planName}=${toLabelValue(ref.name)} of plan ${ref.name}`;
   }
+  return undefined;
+}
+
+const isMachineRef = (r: OwnerReference): boolean => r.kind === 'Machine' && r.apiVersion.startsWith('cluster.x-k8s.io/');
+
+/**
+ * Why a MachineUpdate controlled by a Machine must not be acted on (undefined when it may): it must be the runtime
+ * extension's (label), for its own machine (name and uid), and Cluster API must have that machine in an in-place
+ * update (its update-in-progress annotation, which only who may write Machines can set). A missing machine is refused:
+ * the uid cannot be checked, and the garbage collector removes the MachineUpdate with its owner.
+ */
+export function hookRequestProblem(mu: MachineUpdateObject, owner: OwnerReference, machine: KubeObject | undefined): string | undefined {
+  const prefix = "not acted on: a MachineUpdate controlled by a Machine is Cluster API's in-place update through the runtime extension";
+  if (mu.metadata.labels?.[Labels.requestedBy] !== REQUESTED_BY_RUNTIME_EXTENSION)
+    return `${prefix}, and it lacks the label ${Labels.requestedBy}=${REQUESTED_BY_RUNTIME_EXTENSION}`;
+  if (owner.name !== mu.spec.machineRef.name)
+    return `${prefix}, and its controller Machine ${owner.name} is not spec.machineRef ${mu.spec.machineRef.name}`;
+  if (!machine) return `${prefix}, and Machine ${owner.name} does not exist`;
+  if (machine.metadata.uid !== owner.uid)
+    return `${prefix}, and Machine ${owner.name} is not the machine that owns it (uid ${machine.metadata.uid ?? '(none)'}, owner reference uid ${owner.uid})`;
+  if (machine.metadata.annotations?.[Annotations.capiUpdateInProgress] === undefined)
+    return `${prefix}, and Machine ${owner.name} is not in an in-place update (no ${Annotations.capiUpdateInProgress} annotation)`;
   return undefined;
 }

@@ -364,7 +364,7 @@ describe('inplace CLI', function () {
         expect(r.code, r.out + r.err).to.equal(0);
         const report = JSON.parse(r.out) as { passed: boolean; rules: { id: string; result: string }[] };
         expect(report.passed).to.equal(true);
-        expect(report.rules.map((x) => x.id)).to.deep.equal(['C1', 'C2', 'C3', 'C4', 'C5', 'C6', 'C7', 'C8', 'C9']);
+        expect(report.rules.map((x) => x.id)).to.deep.equal(['C1', 'C2', 'C3', 'C4', 'C5', 'C6', 'C7', 'C8', 'C9', 'C10']);
         expect(report.rules.find((x) => x.id === 'C4')?.result).to.equal('pass');
       } finally {
         await running.stop();
