@@ -65,10 +65,38 @@ import {
   machineAvailable,
   machineFromSet,
   machineReady,
+  kubeadmConfigSpecForDiff,
   type ClusterView,
   type KcpMember,
   type MdSetView,
 } from './rollout.js';
+import {
+  CAN_UPDATE_MACHINE_HOOK,
+  PENDING_HOOKS_ANNOTATION,
+  UPDATE_MACHINE_FAILED_MESSAGE,
+  UPDATE_MACHINE_HOOK,
+  UpdatingReason,
+  decideKcpInPlace,
+  decideMachineInPlace,
+  forHookRequest,
+  inProgressMessage,
+  judgeCanUpdateMachine,
+  pendingHooksValue,
+  updateMachineOutcome,
+  updatingCondition,
+  type CanUpdateMachinePatches,
+  type ConditionInput,
+  type MachineObjects,
+  type UpdateMachineAnswer,
+} from './inplace.js';
+import {
+  ExtensionConfigs,
+  ExtensionFailureError,
+  callExtension,
+  discover,
+  registrationsFor,
+  type ExtensionConfig,
+} from './extension-client.js';
 import type {
   KubeadmControlPlane,
   Machine,
@@ -92,12 +120,22 @@ export interface CapiSimulatorOptions {
    * no MachineSet matches rolls out a new one, the topology controller writes versions. False: owners only scale.
    */
   faithfulRollouts?: boolean;
+  /**
+   * Upstream's InPlaceUpdates feature gate (default false): KubeadmControlPlane asks the runtime extension registered
+   * through an ExtensionConfig (CanUpdateMachine) before replacing an out-of-date machine, and the machine controller
+   * calls UpdateMachine until it is done. Needs faithfulRollouts and the ExtensionConfig CRD.
+   */
+  inPlaceUpdates?: boolean;
 }
 
 /** Machines the simulator created and deleted since it started (remediation, scaling and rollouts alike). */
 export interface SimulatorStats {
   machinesCreated: number;
   machinesDeleted: number;
+  /** Machines whose in-place update completed (UpdateMachine answered done). */
+  machinesUpdatedInPlace: number;
+  /** UpdateMachine calls that failed (Failure answer or call error); each is retried. */
+  updateMachineFailures: number;
 }
 
 /** A running simulator. */
@@ -128,7 +166,7 @@ export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<Ca
     ...(opts.namespace ? { namespace: opts.namespace } : {}),
     ...(opts.log ? { log: opts.log } : {}),
   });
-  const sim = new Simulator(mgr, opts.client, opts.readyDelayMs ?? 200, opts.faithfulRollouts ?? true);
+  const sim = new Simulator(mgr, opts.client, opts.readyDelayMs ?? 200, opts.faithfulRollouts ?? true, opts.inPlaceUpdates ?? false);
   sim.setup();
   await mgr.start();
   // Callers act on the simulated world right away: wait for the caches the reconcilers read.
@@ -143,6 +181,7 @@ export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<Ca
       Clusters,
       DevMachines,
       KubeadmConfigs,
+      ...(opts.inPlaceUpdates ? [ExtensionConfigs] : []),
     ].map((r) => mgr.informer(r).synced()),
   );
   return { stop: () => mgr.stop(), stats: () => sim.stats(), reconcileOwners: (rounds) => sim.reconcileOwners(rounds ?? 1) };
@@ -160,7 +199,7 @@ class Simulator {
   private readonly expectedSets = new Map<string, string>();
   /** Completed owner reconciles per controller/key (what reconcileOwners counts). */
   private readonly runs = new Map<string, number>();
-  private readonly counters: SimulatorStats = { machinesCreated: 0, machinesDeleted: 0 };
+  private readonly counters: SimulatorStats = { machinesCreated: 0, machinesDeleted: 0, machinesUpdatedInPlace: 0, updateMachineFailures: 0 };
   private readonly controllers = new Map<string, { ctl: Controller; res: ResourceType }>();
 
   constructor(
@@ -168,6 +207,7 @@ class Simulator {
     private readonly client: KubeClient,
     private readonly readyDelayMs: number,
     private readonly faithful: boolean,
+    private readonly inPlace: boolean,
   ) {}
 
   stats(): SimulatorStats {
@@ -289,6 +329,12 @@ class Simulator {
       )
       .withConcurrency(4)
       .reconcile((key) => this.reconcileMachine(key));
+    if (this.inPlace) {
+      this.mgr
+        .controller('capi-sim-extensionconfig')
+        .for(ExtensionConfigs)
+        .reconcile((key) => this.reconcileExtensionConfig(key));
+    }
     this.mgr
       .controller('capi-sim-machinehealthcheck')
       .for(MachineHealthChecks)
@@ -503,6 +549,31 @@ class Simulator {
       )
         return Action.requeue(100);
       if (step.kind === 'create') await this.createOwned(ownerKey, blueprint);
+      if (step.kind === 'delete' && this.inPlace) {
+        const outdated = new Set(members.filter((m) => !m.upToDate).map((m) => m.name));
+        const victim = machines.find((x) => x.metadata.name === step.machine);
+        const view = victim ? this.kcpView(victim) : undefined;
+        const inPlace = decideKcpInPlace(step, outdated, {
+          enabled: true,
+          canUpdateHandlers: registrationsFor(this.extensionConfigs, CAN_UPDATE_MACHINE_HOOK).length,
+          eligible: view?.infraMachine !== undefined && (view.kubeadmConfigSpec !== undefined || !victim?.spec.bootstrap.configRef),
+          upToDateReplicas: members.filter((m) => m.upToDate && !m.deleting).length,
+          desiredReplicas: kcp.spec.replicas ?? 1,
+        });
+        if (inPlace.kind === 'error') {
+          this.mgr.log.error({ controlPlane: key.name }, `capi-sim: ${inPlace.message}`);
+          return Action.requeue(1000);
+        }
+        if (inPlace.kind === 'askCanUpdate' && victim && view?.infraMachine) {
+          try {
+            if (await this.tryKcpInPlace(kcp, victim, view.infraMachine)) return Action.awaitChange();
+          } catch (err) {
+            // Upstream returns the error (retried with backoff); the machine is neither updated nor replaced meanwhile.
+            this.mgr.log.error({ controlPlane: key.name, machine: step.machine, err }, 'capi-sim: CanUpdateMachine failed');
+            return Action.requeue(1000);
+          }
+        }
+      }
       if (step.kind === 'delete') {
         const m = machines.find((x) => x.metadata.name === step.machine);
         this.mgr.log.info(
@@ -528,6 +599,192 @@ class Simulator {
       initialization: { controlPlaneInitialized: true },
     });
     return Action.awaitChange();
+  }
+
+  private get extensionConfigs(): ExtensionConfig[] {
+    return this.mgr.informer<ExtensionConfig>(ExtensionConfigs).store.list(undefined);
+  }
+
+  /**
+   * KCP tryInPlaceUpdate: asks the one CanUpdateMachine handler with the machine's current and desired Machine,
+   * DevMachine and KubeadmConfig (cleaned for diff), applies its patches to current and, when that yields desired,
+   * triggers the update (triggerInPlaceUpdate): update-in-progress on the Machine, desired specs with the annotation on
+   * the DevMachine and KubeadmConfig, then the Machine's desired spec with UpdateMachine pending. False: not covered,
+   * the caller scales the machine down as without the gate.
+   */
+  private async tryKcpInPlace(kcp: KubeadmControlPlane, m: Machine, infra: KubeObject): Promise<boolean> {
+    const ns = m.metadata.namespace ?? '';
+    const name = m.metadata.name ?? '';
+    const reg = registrationsFor(this.extensionConfigs, CAN_UPDATE_MACHINE_HOOK)[0];
+    if (!reg) return false;
+    const infraRef = kcp.spec.machineTemplate.spec.infrastructureRef;
+    const infraSpec = (infra['spec'] ?? {}) as Record<string, unknown>;
+    const desiredInfraSpec = {
+      ...(await this.templateSpec(DevMachineTemplates, ns, infraRef.name)),
+      ...(infraSpec['providerID'] !== undefined ? { providerID: infraSpec['providerID'] } : {}),
+    };
+    const configRef = m.spec.bootstrap.configRef;
+    const config = configRef ? await this.client.get<KubeObject & { spec?: Record<string, unknown> }>(KubeadmConfigs, ns, configRef.name) : undefined;
+    const desiredMachine: Machine = { ...m, spec: { ...structuredClone(m.spec), version: kcp.spec.version } };
+    const infraAv = apiVersionOf(DevMachines);
+    const bootAv = apiVersionOf(KubeadmConfigs);
+    const current: MachineObjects = {
+      machine: forHookRequest(m, apiVersionOf(Machines), Machines.kind),
+      infrastructureMachine: forHookRequest(infra, infraAv, DevMachines.kind),
+      ...(config ? { bootstrapConfig: { ...forHookRequest(config, bootAv, KubeadmConfigs.kind), spec: kubeadmConfigSpecForDiff(config.spec) } } : {}),
+    };
+    const desired: MachineObjects = {
+      machine: forHookRequest(desiredMachine, apiVersionOf(Machines), Machines.kind),
+      infrastructureMachine: {
+        ...forHookRequest(infra, infraAv, DevMachines.kind),
+        metadata: { name, namespace: ns, annotations: clonedFromAnnotations(infraRef) },
+        spec: desiredInfraSpec,
+      },
+      ...(config
+        ? { bootstrapConfig: { ...forHookRequest(config, bootAv, KubeadmConfigs.kind), spec: kubeadmConfigSpecForDiff(kcp.spec.kubeadmConfigSpec) } }
+        : {}),
+    };
+    // Upstream diffs with the desired labels and annotations on the current clones: only specs count.
+    current.infrastructureMachine.metadata = structuredClone(desired.infrastructureMachine.metadata);
+    const answer = (await callExtension(reg, CAN_UPDATE_MACHINE_HOOK, { current, desired })) as CanUpdateMachinePatches;
+    const coverage = judgeCanUpdateMachine(current, desired, answer);
+    if (!coverage.covered) {
+      this.mgr.log.info({ machine: name, reasons: coverage.reasons }, 'capi-sim: in-place update not possible, rolling out');
+      return false;
+    }
+    this.mgr.log.info({ controlPlane: kcp.metadata.name, machine: name }, 'capi-sim: triggering in-place update');
+    await this.client.patch(Machines, ns, name, { metadata: { annotations: { [UPDATE_IN_PROGRESS_ANNOTATION]: '' } } }, merge);
+    await this.client.patch(
+      DevMachines,
+      ns,
+      infra.metadata.name ?? '',
+      { metadata: { annotations: { ...clonedFromAnnotations(infraRef), [UPDATE_IN_PROGRESS_ANNOTATION]: '' } }, spec: desiredInfraSpec },
+      merge,
+    );
+    if (config && configRef)
+      await this.client.patch(
+        KubeadmConfigs,
+        ns,
+        configRef.name,
+        { metadata: { annotations: { [UPDATE_IN_PROGRESS_ANNOTATION]: '' } }, spec: structuredClone(kcp.spec.kubeadmConfigSpec ?? {}) },
+        merge,
+      );
+    const pending = pendingHooksValue(m.metadata.annotations, UPDATE_MACHINE_HOOK, true);
+    await this.client.patch(
+      Machines,
+      ns,
+      name,
+      { metadata: { annotations: { [PENDING_HOOKS_ANNOTATION]: pending ?? null } }, spec: { version: kcp.spec.version } },
+      merge,
+    );
+    return true;
+  }
+
+  /** ExtensionConfig controller: discovery, handlers written to status.handlers (condition Discovered). */
+  private async reconcileExtensionConfig(key: ObjectKey): Promise<Action> {
+    const ec = this.mgr.informer<ExtensionConfig>(ExtensionConfigs).store.get(undefined, key.name);
+    if (!ec || ec.metadata.deletionTimestamp) return Action.awaitChange();
+    try {
+      const handlers = await discover(ec);
+      const conditions = setCondition(ec.status?.conditions as never, { type: 'Discovered', status: 'True', reason: 'Discovered' }, ec.metadata.generation);
+      await this.patchStatusIfChanged(ExtensionConfigs, ec, { handlers, conditions });
+      return Action.awaitChange();
+    } catch (err) {
+      const message = (err as Error).message;
+      this.mgr.log.info({ extensionConfig: key.name, err: message }, 'capi-sim: discovery failed');
+      const conditions = setCondition(
+        ec.status?.conditions as never,
+        { type: 'Discovered', status: 'False', reason: 'DiscoveryFailed', message },
+        ec.metadata.generation,
+      );
+      await this.patchStatusIfChanged(ExtensionConfigs, ec, { conditions });
+      return Action.requeue(2000);
+    }
+  }
+
+  /**
+   * The machine controller's in-place part (reconcileInPlaceUpdate): calls UpdateMachine with the machine's and its
+   * clones' current specs while it answers in progress (requeued after retryAfterSeconds), then removes the
+   * update-in-progress annotations and the pending hook; a failed call sets Updating's failure message and is retried.
+   * Undefined: nothing in place to do.
+   */
+  private async reconcileInPlace(m: Machine): Promise<Action | undefined> {
+    const ns = m.metadata.namespace ?? '';
+    const name = m.metadata.name ?? '';
+    const infra = await this.client.get(DevMachines, ns, m.spec.infrastructureRef.name);
+    const ref = m.spec.bootstrap.configRef;
+    const boot = ref ? await this.client.get(KubeadmConfigs, ns, ref.name) : undefined;
+    const step = decideMachineInPlace(this.inPlace, { machine: m, infraMachine: infra, bootstrapConfig: boot, hasBootstrapRef: ref !== undefined });
+    if (step.kind === 'none') return undefined;
+    if (step.kind === 'wait') return Action.requeue(200);
+    if (step.kind === 'complete') {
+      await this.completeInPlace(m, infra, boot);
+      return Action.awaitChange();
+    }
+    if (step.kind === 'failed') {
+      await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdateFailed, step.message));
+      return Action.requeue(1000);
+    }
+    const reg = registrationsFor(this.extensionConfigs, UPDATE_MACHINE_HOOK);
+    if (reg.length !== 1) {
+      this.mgr.log.error({ machine: name, handlers: reg.length }, 'capi-sim: UpdateMachine needs exactly one registered handler');
+      await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdateFailed, UPDATE_MACHINE_FAILED_MESSAGE));
+      return Action.requeue(1000);
+    }
+    const desired: MachineObjects = {
+      machine: forHookRequest(m, apiVersionOf(Machines), Machines.kind),
+      infrastructureMachine: forHookRequest(infra!, apiVersionOf(DevMachines), DevMachines.kind),
+      ...(boot ? { bootstrapConfig: forHookRequest(boot, apiVersionOf(KubeadmConfigs), KubeadmConfigs.kind) } : {}),
+    };
+    let answer: UpdateMachineAnswer;
+    try {
+      answer = (await callExtension(reg[0]!, UPDATE_MACHINE_HOOK, { desired })) as UpdateMachineAnswer;
+    } catch (err) {
+      const extensionMessage = err instanceof ExtensionFailureError ? err.extensionMessage : (err as Error).message;
+      this.mgr.log.info({ machine: name, err: (err as Error).message, extensionMessage }, 'capi-sim: UpdateMachine failed');
+      this.counters.updateMachineFailures++;
+      await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdateFailed, UPDATE_MACHINE_FAILED_MESSAGE));
+      return Action.requeue(1000);
+    }
+    const outcome = updateMachineOutcome(answer);
+    if (outcome.kind === 'inProgress') {
+      await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdating, inProgressMessage(outcome.message)));
+      return Action.requeue(outcome.retryAfterMs);
+    }
+    if (outcome.kind === 'failed') {
+      await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdateFailed, UPDATE_MACHINE_FAILED_MESSAGE));
+      return Action.requeue(1000);
+    }
+    await this.completeInPlace(m, infra, boot);
+    this.counters.machinesUpdatedInPlace++;
+    this.mgr.log.info({ machine: name }, 'capi-sim: in-place update done');
+    return Action.awaitChange();
+  }
+
+  /** completeInPlaceUpdate: annotations off the Machine and its clones, UpdateMachine no longer pending, Updating False. */
+  private async completeInPlace(m: Machine, infra: KubeObject | undefined, boot: KubeObject | undefined): Promise<void> {
+    const ns = m.metadata.namespace ?? '';
+    const off = { metadata: { annotations: { [UPDATE_IN_PROGRESS_ANNOTATION]: null } } };
+    if (infra) await this.patchIgnoringMissing(DevMachines, ns, infra.metadata.name ?? '', off, merge);
+    if (boot) await this.patchIgnoringMissing(KubeadmConfigs, ns, boot.metadata.name ?? '', off, merge);
+    const pending = pendingHooksValue(m.metadata.annotations, UPDATE_MACHINE_HOOK, false);
+    await this.patchIgnoringMissing(
+      Machines,
+      ns,
+      m.metadata.name ?? '',
+      { metadata: { annotations: { [UPDATE_IN_PROGRESS_ANNOTATION]: null, [PENDING_HOOKS_ANNOTATION]: pending ?? null } } },
+      merge,
+    );
+    const fresh = await this.client.get<Machine>(Machines, ns, m.metadata.name ?? '');
+    if (fresh) await this.setUpdating(fresh, updatingCondition(false));
+  }
+
+  /** Writes the machine's Updating condition when it changes. */
+  private async setUpdating(m: Machine, c: ConditionInput): Promise<void> {
+    const before = m.status?.conditions?.find((x) => x.type === c.type);
+    if (before && before.status === c.status && before.reason === c.reason && (before.message ?? '') === (c.message ?? '')) return;
+    const conditions = setCondition(m.status?.conditions, c, m.metadata.generation);
+    await this.patchIgnoringMissing(Machines, m.metadata.namespace ?? '', m.metadata.name ?? '', { status: { conditions } });
   }
 
   /** Whether the API server (not the cache) still shows the KCP paused-free with an out-of-date machine. */
@@ -745,8 +1002,10 @@ class Simulator {
       await this.makeReady(m);
       return Action.awaitChange();
     }
-    await this.followNode(m);
-    return Action.awaitChange();
+    const inPlace = this.inPlace ? await this.reconcileInPlace(m) : undefined;
+    const now = inPlace ? await this.client.get<Machine>(Machines, key.namespace, key.name) : m;
+    if (now) await this.followNode(now);
+    return inPlace ?? Action.awaitChange();
   }
 
   /** What the MHC and the owner do with a machine marked remediate-machine: mark it unhealthy, delete it (the owner replaces it). */
@@ -867,9 +1126,15 @@ class Simulator {
     return dm?.spec?.backend?.docker?.customImage;
   }
 
-  private async patchIgnoringMissing(res: ResourceType, ns: string, name: string, body: unknown): Promise<void> {
+  private async patchIgnoringMissing(
+    res: ResourceType,
+    ns: string,
+    name: string,
+    body: unknown,
+    how: typeof merge | typeof mergeStatus = mergeStatus,
+  ): Promise<void> {
     try {
-      await this.client.patch(res, ns, name, body, mergeStatus);
+      await this.client.patch(res, ns, name, body, how);
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
