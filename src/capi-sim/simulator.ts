@@ -197,6 +197,11 @@ class Simulator {
   private readonly createdAt = new Map<string, number>();
   /** MachineSets a deployment created that the cache may not show yet, per deployment key. */
   private readonly expectedSets = new Map<string, string>();
+  /**
+   * When UpdateMachine may be called again per machine (upstream's hook cache): a watch event in between (our own
+   * condition write) must not call the extension before retryAfterSeconds, nor retry a failure at once.
+   */
+  private readonly updateMachineNotBefore = new Map<string, number>();
   /** Completed owner reconciles per controller/key (what reconcileOwners counts). */
   private readonly runs = new Map<string, number>();
   private readonly counters: SimulatorStats = { machinesCreated: 0, machinesDeleted: 0, machinesUpdatedInPlace: 0, updateMachineFailures: 0 };
@@ -731,6 +736,13 @@ class Simulator {
       await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdateFailed, UPDATE_MACHINE_FAILED_MESSAGE));
       return Action.requeue(1000);
     }
+    const cacheKey = `${ns}/${name}`;
+    const notBefore = this.updateMachineNotBefore.get(cacheKey) ?? 0;
+    if (Date.now() < notBefore) return Action.requeue(notBefore - Date.now());
+    const retryIn = (ms: number): Action => {
+      this.updateMachineNotBefore.set(cacheKey, Date.now() + ms);
+      return Action.requeue(ms);
+    };
     const desired: MachineObjects = {
       machine: forHookRequest(m, apiVersionOf(Machines), Machines.kind),
       infrastructureMachine: forHookRequest(infra!, apiVersionOf(DevMachines), DevMachines.kind),
@@ -744,17 +756,18 @@ class Simulator {
       this.mgr.log.info({ machine: name, err: (err as Error).message, extensionMessage }, 'capi-sim: UpdateMachine failed');
       this.counters.updateMachineFailures++;
       await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdateFailed, UPDATE_MACHINE_FAILED_MESSAGE));
-      return Action.requeue(1000);
+      return retryIn(1000);
     }
     const outcome = updateMachineOutcome(answer);
     if (outcome.kind === 'inProgress') {
       await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdating, inProgressMessage(outcome.message)));
-      return Action.requeue(outcome.retryAfterMs);
+      return retryIn(outcome.retryAfterMs);
     }
     if (outcome.kind === 'failed') {
       await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdateFailed, UPDATE_MACHINE_FAILED_MESSAGE));
-      return Action.requeue(1000);
+      return retryIn(1000);
     }
+    this.updateMachineNotBefore.delete(cacheKey);
     await this.completeInPlace(m, infra, boot);
     this.counters.machinesUpdatedInPlace++;
     this.mgr.log.info({ machine: name }, 'capi-sim: in-place update done');
