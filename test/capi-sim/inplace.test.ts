@@ -245,6 +245,30 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     expect(ext.calls.filter((c) => c.path.endsWith('/canupdatemachine/can-update-machine')).length).to.be.greaterThan(0);
   });
 
+  it('a partial answer (Machine covered, a KubeadmConfig change not) falls back to the rollout', async () => {
+    ext.behaviour.canUpdate = 'machineOnly';
+    const before = names(await cp());
+    await client.patch(
+      KubeadmControlPlanes,
+      ns,
+      'c1-cp',
+      { spec: { version: 'v1.30.1', kubeadmConfigSpec: { ntp: { servers: ['ntp.in-place.test'] } } } },
+      merge,
+    );
+    const done = await waitFor(
+      async () => {
+        const now = await cp();
+        return now.length === 3 && now.every((m) => m.spec.version === 'v1.30.1' && m.status?.phase === 'Running') && names(now).every((n) => !before.includes(n))
+          ? now
+          : undefined;
+      },
+      { timeoutMs: 60_000, message: 'control plane rolled out' },
+    );
+    expect(done).to.have.length(3);
+    expect(sim!.stats().machinesUpdatedInPlace).to.equal(0);
+    expect(ext.updateMachineCalls()).to.deep.equal([]);
+  });
+
   it('a Failure answer shows on the machine (upstream message) and the call is retried until it succeeds', async () => {
     ext.behaviour = { canUpdate: 'full', inProgressCalls: 0, failures: 2 };
     await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.30.1' } }, merge);
