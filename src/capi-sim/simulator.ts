@@ -123,7 +123,8 @@ export interface CapiSimulatorOptions {
   /**
    * Upstream's InPlaceUpdates feature gate (default false): KubeadmControlPlane asks the runtime extension registered
    * through an ExtensionConfig (CanUpdateMachine) before replacing an out-of-date machine, and the machine controller
-   * calls UpdateMachine until it is done. Needs faithfulRollouts and the ExtensionConfig CRD.
+   * calls UpdateMachine until it is done. Needs faithfulRollouts and the ExtensionConfig CRD. Unset: on when the
+   * environment has CAPI_SIM_IN_PLACE=1.
    */
   inPlaceUpdates?: boolean;
 }
@@ -166,7 +167,8 @@ export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<Ca
     ...(opts.namespace ? { namespace: opts.namespace } : {}),
     ...(opts.log ? { log: opts.log } : {}),
   });
-  const sim = new Simulator(mgr, opts.client, opts.readyDelayMs ?? 200, opts.faithfulRollouts ?? true, opts.inPlaceUpdates ?? false);
+  const inPlace = opts.inPlaceUpdates ?? process.env['CAPI_SIM_IN_PLACE'] === '1';
+  const sim = new Simulator(mgr, opts.client, opts.readyDelayMs ?? 200, opts.faithfulRollouts ?? true, inPlace);
   sim.setup();
   await mgr.start();
   // Callers act on the simulated world right away: wait for the caches the reconcilers read.
@@ -181,7 +183,7 @@ export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<Ca
       Clusters,
       DevMachines,
       KubeadmConfigs,
-      ...(opts.inPlaceUpdates ? [ExtensionConfigs] : []),
+      ...(inPlace ? [ExtensionConfigs] : []),
     ].map((r) => mgr.informer(r).synced()),
   );
   return { stop: () => mgr.stop(), stats: () => sim.stats(), reconcileOwners: (rounds) => sim.reconcileOwners(rounds ?? 1) };
