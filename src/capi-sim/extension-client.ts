@@ -86,7 +86,8 @@ export function hookUrl(config: ClientConfig, hook: string, handler?: string): U
   } else {
     if (!config.url) throw new CallExtensionError('failed to compute URL: at least one of service and url should be defined in config');
     u = new URL(config.url);
-    if (u.protocol !== 'https:') throw new CallExtensionError(`failed to compute URL: expected https scheme, got ${u.protocol.replace(':', '')}`);
+    if (u.protocol !== 'https:')
+      throw new CallExtensionError(`failed to compute URL: expected https scheme, got ${u.protocol.replace(':', '')}`);
   }
   u.pathname = (u.pathname.replace(/\/+$/, '') + hookPath(hook, handler)).replace(/\/{2,}/g, '/');
   return u;
@@ -96,7 +97,13 @@ export function hookUrl(config: ClientConfig, hook: string, handler?: string): U
 const goDuration = (seconds: number): string => `${seconds}s`;
 
 /** One HTTPS POST of a hook request, as upstream's httpCall: 200 with a JSON body or a CallExtensionError. */
-export async function postHook(config: ClientConfig, hook: string, handler: string | undefined, body: unknown, timeoutSeconds: number): Promise<unknown> {
+export async function postHook(
+  config: ClientConfig,
+  hook: string,
+  handler: string | undefined,
+  body: unknown,
+  timeoutSeconds: number,
+): Promise<unknown> {
   const url = hookUrl(config, hook, handler);
   if (timeoutSeconds > 0) url.searchParams.set('timeout', goDuration(timeoutSeconds));
   const ca = config.caBundle ? Buffer.from(config.caBundle, 'base64') : undefined;
@@ -118,7 +125,11 @@ export async function postHook(config: ClientConfig, hook: string, handler: stri
           const text = Buffer.concat(chunks).toString('utf8');
           if (res.statusCode !== 200) {
             const shown = text.length > 512 ? `${text.slice(0, 512)}...` : text;
-            reject(new CallExtensionError(`http call failed: got response with status code ${res.statusCode ?? 0} != 200: response : ${JSON.stringify(shown)}`));
+            reject(
+              new CallExtensionError(
+                `http call failed: got response with status code ${res.statusCode ?? 0} != 200: response : ${JSON.stringify(shown)}`,
+              ),
+            );
             return;
           }
           try {
@@ -156,18 +167,24 @@ export async function discover(ec: ExtensionConfig): Promise<ExtensionHandler[]>
     DISCOVERY_TIMEOUT_SECONDS,
   )) as { status?: string; message?: string; handlers?: DiscoveryHandler[] };
   if (resp.status !== 'Success')
-    throw new ExtensionFailureError(`failed to discover extension ${JSON.stringify(name)}: got ${resp.status ?? 'no'} status with message: ${resp.message ?? ''}`, resp.message ?? '');
+    throw new ExtensionFailureError(
+      `failed to discover extension ${JSON.stringify(name)}: got ${resp.status ?? 'no'} status with message: ${resp.message ?? ''}`,
+      resp.message ?? '',
+    );
   const problems: string[] = [];
   const seen = new Set<string>();
   const handlers = (resp.handlers ?? []).map((h): ExtensionHandler => {
     const timeoutSeconds = h.timeoutSeconds ?? DEFAULT_HANDLER_TIMEOUT_SECONDS;
     const failurePolicy = h.failurePolicy ?? 'Fail';
     const hname = h.name ?? '';
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(hname)) problems.push(`handler name ${JSON.stringify(hname)} is not a valid DNS-1123 label`);
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(hname))
+      problems.push(`handler name ${JSON.stringify(hname)} is not a valid DNS-1123 label`);
     if (seen.has(hname)) problems.push(`duplicate handler name ${hname}`);
     seen.add(hname);
-    if (timeoutSeconds < 0 || timeoutSeconds > 30) problems.push(`handler ${hname} timeoutSeconds ${timeoutSeconds} must be between 0 and 30`);
-    if (failurePolicy !== 'Fail' && failurePolicy !== 'Ignore') problems.push(`handler ${hname} failurePolicy ${failurePolicy} must equal "Ignore" or "Fail"`);
+    if (timeoutSeconds < 0 || timeoutSeconds > 30)
+      problems.push(`handler ${hname} timeoutSeconds ${timeoutSeconds} must be between 0 and 30`);
+    if (failurePolicy !== 'Fail' && failurePolicy !== 'Ignore')
+      problems.push(`handler ${hname} failurePolicy ${failurePolicy} must equal "Ignore" or "Fail"`);
     if (!h.requestHook?.hook || !h.requestHook.apiVersion) problems.push(`handler ${hname} has no requestHook`);
     return {
       name: `${hname}.${name}`,
@@ -222,14 +239,23 @@ export async function callExtension(reg: Registration, hook: string, request: Re
   };
   let resp: HookResponse;
   try {
-    resp = (await postHook(reg.clientConfig, hook, handlerName, body, reg.handler.timeoutSeconds ?? DEFAULT_HANDLER_TIMEOUT_SECONDS)) as HookResponse;
+    resp = (await postHook(
+      reg.clientConfig,
+      hook,
+      handlerName,
+      body,
+      reg.handler.timeoutSeconds ?? DEFAULT_HANDLER_TIMEOUT_SECONDS,
+    )) as HookResponse;
   } catch (err) {
     if (err instanceof CallExtensionError && reg.handler.failurePolicy === 'Ignore') return { status: 'Success', message: '' };
     throw err;
   }
   if (resp.status !== 'Success') {
     const what = resp.status === 'Failure' ? 'got failure response' : `got unknown response status ${JSON.stringify(resp.status ?? '')}`;
-    throw new ExtensionFailureError(`failed to call extension handler ${JSON.stringify(reg.handler.name)}: ${what} with message: ${resp.message ?? ''}`, resp.message ?? '');
+    throw new ExtensionFailureError(
+      `failed to call extension handler ${JSON.stringify(reg.handler.name)}: ${what} with message: ${resp.message ?? ''}`,
+      resp.message ?? '',
+    );
   }
   return resp;
 }

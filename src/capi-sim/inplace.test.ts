@@ -127,8 +127,18 @@ describe('capi-sim in-place decisions (upstream InPlaceUpdates)', () => {
       ['not provisioned yet: wait', true, view(machine(triggered, false)), 'wait'],
       ['InfraMachine not yet annotated by the trigger: wait', true, view(machine(triggered), { metadata: { name: 'm1' } }), 'wait'],
       ['InfraMachine gone: failed', true, view(machine(triggered), null), 'failed'],
-      ['pending hook without the annotation: orphan cleaned up', true, view(machine({ [PENDING_HOOKS_ANNOTATION]: 'UpdateMachine' })), 'complete'],
-      ['annotation without the pending hook: nothing (not yet marked)', true, view(machine({ [UPDATE_IN_PROGRESS_ANNOTATION]: '' })), 'none'],
+      [
+        'pending hook without the annotation: orphan cleaned up',
+        true,
+        view(machine({ [PENDING_HOOKS_ANNOTATION]: 'UpdateMachine' })),
+        'complete',
+      ],
+      [
+        'annotation without the pending hook: nothing (not yet marked)',
+        true,
+        view(machine({ [UPDATE_IN_PROGRESS_ANNOTATION]: '' })),
+        'none',
+      ],
     ];
     for (const [name, enabled, v, want] of cases) it(name, () => expect(decideMachineInPlace(enabled, v).kind).to.equal(want));
 
@@ -139,19 +149,28 @@ describe('capi-sim in-place decisions (upstream InPlaceUpdates)', () => {
         message: 'm',
       });
       expect(updateMachineOutcome({ status: 'Success' })).to.deep.equal({ kind: 'done' });
-      expect(updateMachineOutcome({ status: 'Failure', message: 'boom', retryAfterSeconds: 5 })).to.deep.equal({ kind: 'failed', message: 'boom' });
+      expect(updateMachineOutcome({ status: 'Failure', message: 'boom', retryAfterSeconds: 5 })).to.deep.equal({
+        kind: 'failed',
+        message: 'boom',
+      });
     });
     it('the Updating condition: True while in progress or failed, False NotUpdating otherwise', () => {
       expect(updatingCondition(false)).to.deep.equal({ type: 'Updating', status: 'False', reason: 'NotUpdating' });
       expect(updatingCondition(true)).to.include({ status: 'True', reason: 'InPlaceUpdating' });
-      expect(updatingCondition(true, 'InPlaceUpdateFailed', 'x')).to.include({ status: 'True', reason: 'InPlaceUpdateFailed', message: 'x' });
+      expect(updatingCondition(true, 'InPlaceUpdateFailed', 'x')).to.include({
+        status: 'True',
+        reason: 'InPlaceUpdateFailed',
+        message: 'x',
+      });
     });
   });
 
   describe('pending hooks annotation', () => {
     it('adds, removes and lists hooks (comma-separated)', () => {
       expect(pendingHooksValue(undefined, 'UpdateMachine', true)).to.equal('UpdateMachine');
-      expect(pendingHooksValue({ [PENDING_HOOKS_ANNOTATION]: 'AfterUpgrade' }, 'UpdateMachine', true)).to.equal('AfterUpgrade,UpdateMachine');
+      expect(pendingHooksValue({ [PENDING_HOOKS_ANNOTATION]: 'AfterUpgrade' }, 'UpdateMachine', true)).to.equal(
+        'AfterUpgrade,UpdateMachine',
+      );
       expect(pendingHooksValue({ [PENDING_HOOKS_ANNOTATION]: 'UpdateMachine' }, 'UpdateMachine', false)).to.equal(undefined);
       expect(pendingHooks({ [PENDING_HOOKS_ANNOTATION]: 'A, B' })).to.deep.equal(['A', 'B']);
     });

@@ -188,7 +188,9 @@ export function applyHookPatch<T>(obj: T, patch: HookPatch | undefined): T {
 }
 
 const canonical = (v: unknown): string =>
-  JSON.stringify(v ?? {}, (_k, x: unknown) => (isObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x));
+  JSON.stringify(v ?? {}, (_k, x: unknown) =>
+    isObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x,
+  );
 
 /** The result of judging a CanUpdateMachine answer. */
 export interface Coverage {
@@ -217,7 +219,11 @@ export function judgeCanUpdateMachine(current: MachineObjects, desired: MachineO
 }
 
 /** cleanupMachine / cleanupUnstructured: what a hook request carries of an object (type, name, namespace, labels, annotations, spec). */
-export function forHookRequest<T extends KubeObject & { spec?: unknown }>(o: T, apiVersion: string, kind: string): KubeObject & { spec: unknown } {
+export function forHookRequest<T extends KubeObject & { spec?: unknown }>(
+  o: T,
+  apiVersion: string,
+  kind: string,
+): KubeObject & { spec: unknown } {
   return {
     apiVersion,
     kind,
@@ -282,9 +288,7 @@ export interface UpdateMachineAnswer {
 
 /** What an UpdateMachine answer means: keep polling, done, or failed. */
 export type UpdateMachineOutcome =
-  | { kind: 'inProgress'; retryAfterMs: number; message: string }
-  | { kind: 'done' }
-  | { kind: 'failed'; message: string };
+  { kind: 'inProgress'; retryAfterMs: number; message: string } | { kind: 'done' } | { kind: 'failed'; message: string };
 
 /**
  * callUpdateMachineHook: Success with retryAfterSeconds > 0 is "in progress, ask again then", Success with 0 is

@@ -206,7 +206,12 @@ class Simulator {
   private readonly updateMachineNotBefore = new Map<string, number>();
   /** Completed owner reconciles per controller/key (what reconcileOwners counts). */
   private readonly runs = new Map<string, number>();
-  private readonly counters: SimulatorStats = { machinesCreated: 0, machinesDeleted: 0, machinesUpdatedInPlace: 0, updateMachineFailures: 0 };
+  private readonly counters: SimulatorStats = {
+    machinesCreated: 0,
+    machinesDeleted: 0,
+    machinesUpdatedInPlace: 0,
+    updateMachineFailures: 0,
+  };
   private readonly controllers = new Map<string, { ctl: Controller; res: ResourceType }>();
 
   constructor(
@@ -631,14 +636,18 @@ class Simulator {
       ...(infraSpec['providerID'] !== undefined ? { providerID: infraSpec['providerID'] } : {}),
     };
     const configRef = m.spec.bootstrap.configRef;
-    const config = configRef ? await this.client.get<KubeObject & { spec?: Record<string, unknown> }>(KubeadmConfigs, ns, configRef.name) : undefined;
+    const config = configRef
+      ? await this.client.get<KubeObject & { spec?: Record<string, unknown> }>(KubeadmConfigs, ns, configRef.name)
+      : undefined;
     const desiredMachine: Machine = { ...m, spec: { ...structuredClone(m.spec), version: kcp.spec.version } };
     const infraAv = apiVersionOf(DevMachines);
     const bootAv = apiVersionOf(KubeadmConfigs);
     const current: MachineObjects = {
       machine: forHookRequest(m, apiVersionOf(Machines), Machines.kind),
       infrastructureMachine: forHookRequest(infra, infraAv, DevMachines.kind),
-      ...(config ? { bootstrapConfig: { ...forHookRequest(config, bootAv, KubeadmConfigs.kind), spec: kubeadmConfigSpecForDiff(config.spec) } } : {}),
+      ...(config
+        ? { bootstrapConfig: { ...forHookRequest(config, bootAv, KubeadmConfigs.kind), spec: kubeadmConfigSpecForDiff(config.spec) } }
+        : {}),
     };
     const desired: MachineObjects = {
       machine: forHookRequest(desiredMachine, apiVersionOf(Machines), Machines.kind),
@@ -648,7 +657,12 @@ class Simulator {
         spec: desiredInfraSpec,
       },
       ...(config
-        ? { bootstrapConfig: { ...forHookRequest(config, bootAv, KubeadmConfigs.kind), spec: kubeadmConfigSpecForDiff(kcp.spec.kubeadmConfigSpec) } }
+        ? {
+            bootstrapConfig: {
+              ...forHookRequest(config, bootAv, KubeadmConfigs.kind),
+              spec: kubeadmConfigSpecForDiff(kcp.spec.kubeadmConfigSpec),
+            },
+          }
         : {}),
     };
     // Upstream diffs with the desired labels and annotations on the current clones: only specs count.
@@ -693,7 +707,11 @@ class Simulator {
     if (!ec || ec.metadata.deletionTimestamp) return Action.awaitChange();
     try {
       const handlers = await discover(ec);
-      const conditions = setCondition(ec.status?.conditions as never, { type: 'Discovered', status: 'True', reason: 'Discovered' }, ec.metadata.generation);
+      const conditions = setCondition(
+        ec.status?.conditions as never,
+        { type: 'Discovered', status: 'True', reason: 'Discovered' },
+        ec.metadata.generation,
+      );
       await this.patchStatusIfChanged(ExtensionConfigs, ec, { handlers, conditions });
       return Action.awaitChange();
     } catch (err) {
@@ -721,7 +739,12 @@ class Simulator {
     const infra = await this.client.get(DevMachines, ns, m.spec.infrastructureRef.name);
     const ref = m.spec.bootstrap.configRef;
     const boot = ref ? await this.client.get(KubeadmConfigs, ns, ref.name) : undefined;
-    const step = decideMachineInPlace(this.inPlace, { machine: m, infraMachine: infra, bootstrapConfig: boot, hasBootstrapRef: ref !== undefined });
+    const step = decideMachineInPlace(this.inPlace, {
+      machine: m,
+      infraMachine: infra,
+      bootstrapConfig: boot,
+      hasBootstrapRef: ref !== undefined,
+    });
     if (step.kind === 'none') return undefined;
     if (step.kind === 'wait') return Action.requeue(200);
     if (step.kind === 'complete') {

@@ -23,7 +23,12 @@ Options:
                        through an ExtensionConfig (CanUpdateMachine, UpdateMachine) before replacing
                        control-plane machines (also CAPI_SIM_IN_PLACE=1)
 ${KUBE_OPTIONS_HELP}`,
-  options: { ...kubeOptions, namespace: { type: 'string', short: 'n' }, 'ready-delay-ms': { type: 'string' }, 'in-place-updates': { type: 'boolean' } },
+  options: {
+    ...kubeOptions,
+    namespace: { type: 'string', short: 'n' },
+    'ready-delay-ms': { type: 'string' },
+    'in-place-updates': { type: 'boolean' },
+  },
   async run(args, io) {
     if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
     const delay = str(args, 'ready-delay-ms');

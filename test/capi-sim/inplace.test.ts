@@ -109,7 +109,10 @@ class FakeExtension {
       if (this.behaviour.canUpdate === 'full') {
         out['infrastructureMachinePatch'] = { patchType: 'JSONMergePatch', patch: b64({ spec: des['infrastructureMachine']!.spec }) };
         if (cur['bootstrapConfig'])
-          out['bootstrapConfigPatch'] = { patchType: 'JSONPatch', patch: b64([{ op: 'replace', path: '/spec', value: des['bootstrapConfig']!.spec }]) };
+          out['bootstrapConfigPatch'] = {
+            patchType: 'JSONPatch',
+            patch: b64([{ op: 'replace', path: '/spec', value: des['bootstrapConfig']!.spec }]),
+          };
       }
       return out;
     }
@@ -153,7 +156,13 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     ns = await env.newNamespace('capi-sim-inplace');
     await applyInventory(
       client,
-      buildInventory({ namespace: ns, clusterName: 'c1', version: 'v1.29.5', image: 'img-a', controlPlane: { name: 'c1-cp', replicas: 3 } }),
+      buildInventory({
+        namespace: ns,
+        clusterName: 'c1',
+        version: 'v1.29.5',
+        image: 'img-a',
+        controlPlane: { name: 'c1-cp', replicas: 3 },
+      }),
     );
     // Upstream replaces no machine only without a surge: with maxSurge 1 KCP still creates one first.
     await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { rollout: { strategy: { rollingUpdate: { maxSurge: 0 } } } } }, merge);
@@ -169,9 +178,13 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
       spec: { clientConfig: { url: ext.url, caBundle: ext.ca } },
     };
     await client.create(ExtensionConfigs, ec);
-    await waitFor(async () => ((await client.get<ExtensionConfig>(ExtensionConfigs, undefined, ecName()))?.status?.handlers?.length === 3 ? true : undefined), {
-      message: 'discovery wrote status.handlers',
-    });
+    await waitFor(
+      async () =>
+        (await client.get<ExtensionConfig>(ExtensionConfigs, undefined, ecName()))?.status?.handlers?.length === 3 ? true : undefined,
+      {
+        message: 'discovery wrote status.handlers',
+      },
+    );
   });
   afterEach(async () => {
     await sim?.stop();
@@ -218,14 +231,20 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     expect(new Set(order).size).to.equal(3);
     for (const n of before) expect(seq.filter((x) => x === n)).to.have.length(2);
     // The CanUpdateMachine request carries current and desired Machine, InfraMachine and BootstrapConfig.
-    const can = ext.calls.find((c) => c.path.endsWith('/canupdatemachine/can-update-machine'))!.body as Record<string, Record<string, Json>>;
+    const can = ext.calls.find((c) => c.path.endsWith('/canupdatemachine/can-update-machine'))!.body as Record<
+      string,
+      Record<string, Json>
+    >;
     expect(can['kind']).to.equal('CanUpdateMachineRequest');
     expect(Object.keys(can['current']!).sort()).to.deep.equal(['bootstrapConfig', 'infrastructureMachine', 'machine']);
     expect((can['current']!['machine']!['spec'] as Json)['version']).to.equal('v1.29.5');
     expect((can['desired']!['machine']!['spec'] as Json)['version']).to.equal('v1.30.1');
-    await waitFor(async () => ((await client.get(KubeadmControlPlanes, ns, 'c1-cp'))?.['status'] as Json | undefined)?.['version'] === 'v1.30.1', {
-      message: 'KCP status.version follows',
-    });
+    await waitFor(
+      async () => ((await client.get(KubeadmControlPlanes, ns, 'c1-cp'))?.['status'] as Json | undefined)?.['version'] === 'v1.30.1',
+      {
+        message: 'KCP status.version follows',
+      },
+    );
   });
 
   it('an answer that does not cover every change falls back to the rollout (machines replaced)', async () => {
@@ -258,7 +277,9 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     const done = await waitFor(
       async () => {
         const now = await cp();
-        return now.length === 3 && now.every((m) => m.spec.version === 'v1.30.1' && m.status?.phase === 'Running') && names(now).every((n) => !before.includes(n))
+        return now.length === 3 &&
+          now.every((m) => m.spec.version === 'v1.30.1' && m.status?.phase === 'Running') &&
+          names(now).every((n) => !before.includes(n))
           ? now
           : undefined;
       },
