@@ -210,7 +210,8 @@ export function judgeCanUpdateMachine(current: MachineObjects, desired: MachineO
   const m = applyHookPatch(current.machine, answer.machinePatch);
   const infra = applyHookPatch(current.infrastructureMachine, answer.infrastructureMachinePatch);
   const boot = current.bootstrapConfig ? applyHookPatch(current.bootstrapConfig, answer.bootstrapConfigPatch) : undefined;
-  if (canonical(m.spec) !== canonical(desired.machine.spec)) reasons.push('Machine cannot be updated in-place');
+  if (canonical(machineSpecForDiff(m.spec)) !== canonical(machineSpecForDiff(desired.machine.spec)))
+    reasons.push('Machine cannot be updated in-place');
   if (canonical(infra.spec) !== canonical(desired.infrastructureMachine.spec))
     reasons.push(`${desired.infrastructureMachine.kind ?? 'InfraMachine'} cannot be updated in-place`);
   if (canonical(boot?.spec) !== canonical(desired.bootstrapConfig?.spec))
@@ -322,3 +323,151 @@ export function updatingCondition(inProgress: boolean, reason?: string, message?
 /** The message of an in-progress answer as upstream shows it on the Updating condition. */
 export const inProgressMessage = (extensionMessage: string): string =>
   extensionMessage ? `In-place update in progress: ${extensionMessage}` : 'In-place update in progress';
+
+// --- MachineDeployment / MachineSet: moving machines to the new MachineSet, updated in place -------------------
+
+/** CAPI: on an old MachineSet, the MachineSet its surplus machines move to instead of being deleted (MachineSetMoveMachinesToMachineSetAnnotation). */
+export const MOVE_MACHINES_TO_ANNOTATION = 'in-place-updates.internal.cluster.x-k8s.io/move-machines-to-machineset';
+/** CAPI: on the new MachineSet, the MachineSets it accepts machines from, comma-separated (MachineSetReceiveMachinesFromMachineSetsAnnotation). */
+export const RECEIVE_MACHINES_FROM_ANNOTATION = 'in-place-updates.internal.cluster.x-k8s.io/receive-machines-from-machinesets';
+/** CAPI: on the new MachineSet, the moved machines its MachineDeployment counted in spec.replicas (AcknowledgedMoveAnnotation). */
+export const ACKNOWLEDGED_MOVE_ANNOTATION = 'in-place-updates.internal.cluster.x-k8s.io/acknowledged-move';
+/** CAPI: on a moved machine until its MachineDeployment acknowledged the move (PendingAcknowledgeMoveAnnotation). */
+export const PENDING_ACKNOWLEDGE_MOVE_ANNOTATION = 'in-place-updates.internal.cluster.x-k8s.io/pending-acknowledge-move';
+
+const splitNames = (v: string | undefined): string[] => (v ? v.split(',').filter((s) => s !== '') : []);
+const joinNames = (names: Iterable<string>): string => [...new Set(names)].sort().join(',');
+
+/**
+ * inplace.CleanupMachineSpecForDiff: what never makes an in-place update (clusterName, bootstrap, infrastructureRef,
+ * providerID; the fields changed in place without a rollout: minReadySeconds, readinessGates, the deletion timeouts,
+ * taints) is dropped before comparing machine specs.
+ */
+export function machineSpecForDiff(spec: unknown): Json {
+  const s = isObject(spec) ? structuredClone(spec) : {};
+  for (const k of ['clusterName', 'bootstrap', 'infrastructureRef', 'providerID', 'minReadySeconds', 'readinessGates', 'taints'])
+    delete s[k];
+  if (isObject(s['deletion'])) {
+    const d = s['deletion'];
+    for (const k of ['nodeDrainTimeoutSeconds', 'nodeVolumeDetachTimeoutSeconds', 'nodeDeletionTimeoutSeconds']) delete d[k];
+    if (Object.keys(d).length === 0) delete s['deletion'];
+  }
+  return s;
+}
+
+/** The three objects of a CanUpdateMachineSet request side. */
+export interface MachineSetObjects {
+  machineSet: KubeObject & { spec?: unknown };
+  infrastructureMachineTemplate: KubeObject & { spec?: unknown };
+  bootstrapConfigTemplate?: KubeObject & { spec?: unknown };
+}
+
+/** A CanUpdateMachineSet answer's patches. */
+export interface CanUpdateMachineSetPatches {
+  machineSetPatch?: HookPatch;
+  infrastructureMachineTemplatePatch?: HookPatch;
+  bootstrapConfigTemplatePatch?: HookPatch;
+}
+
+const templateSpec = (o: { spec?: unknown } | undefined): unknown => {
+  const t = isObject(o?.spec) ? o.spec['template'] : undefined;
+  return isObject(t) ? t['spec'] : undefined;
+};
+
+/**
+ * machinedeployment_canupdatemachineset.go matchesMachineSet: the answer's patches applied to the old MachineSet and
+ * its templates; in place only when the MachineSet's spec.template.spec (cleaned as machineSpecForDiff) and the
+ * templates' spec.template.spec then equal the new ones.
+ */
+export function judgeCanUpdateMachineSet(
+  current: MachineSetObjects,
+  desired: MachineSetObjects,
+  answer: CanUpdateMachineSetPatches,
+): Coverage {
+  const reasons: string[] = [];
+  const ms = applyHookPatch(current.machineSet, answer.machineSetPatch);
+  const infra = applyHookPatch(current.infrastructureMachineTemplate, answer.infrastructureMachineTemplatePatch);
+  const boot = current.bootstrapConfigTemplate
+    ? applyHookPatch(current.bootstrapConfigTemplate, answer.bootstrapConfigTemplatePatch)
+    : undefined;
+  if (canonical(machineSpecForDiff(templateSpec(ms))) !== canonical(machineSpecForDiff(templateSpec(desired.machineSet))))
+    reasons.push('MachineSet cannot be updated in-place');
+  if (canonical(templateSpec(infra)) !== canonical(templateSpec(desired.infrastructureMachineTemplate)))
+    reasons.push(`${desired.infrastructureMachineTemplate.kind ?? 'InfraMachineTemplate'} cannot be updated in-place`);
+  if (canonical(templateSpec(boot)) !== canonical(templateSpec(desired.bootstrapConfigTemplate)))
+    reasons.push(`${desired.bootstrapConfigTemplate?.kind ?? 'BootstrapConfigTemplate'} cannot be updated in-place`);
+  return { covered: reasons.length === 0, reasons };
+}
+
+/** An old MachineSet as the in-place intent sees it. */
+export interface OldSetView {
+  name: string;
+  /** Live machines of the set (status.replicas upstream). */
+  machines: number;
+}
+
+/**
+ * rollingupdate.go reconcileInPlaceUpdateIntent, first half: while the new MachineSet has fewer replicas than the
+ * deployment, every old MachineSet that still has machines is a candidate to ask CanUpdateMachineSet about (gate on,
+ * exactly one handler; rollout.after eligibility not modelled).
+ */
+export function inPlaceCandidates(
+  enabled: boolean,
+  handlers: number,
+  newReplicas: number,
+  mdReplicas: number,
+  olds: readonly OldSetView[],
+): string[] {
+  if (!enabled || handlers !== 1 || newReplicas >= mdReplicas) return [];
+  return olds.filter((o) => o.machines > 0).map((o) => o.name);
+}
+
+/** The annotations the planner writes once the extension covers old → new: the old sets move to the new one, which receives from them. */
+export function moveAnnotations(
+  newSet: string,
+  covered: readonly string[],
+): { old: Record<string, Record<string, string>>; receive: string | undefined } {
+  return {
+    old: Object.fromEntries(covered.map((n) => [n, { [MOVE_MACHINES_TO_ANNOTATION]: newSet }])),
+    receive: covered.length > 0 ? joinNames(covered) : undefined,
+  };
+}
+
+/**
+ * rollingupdate.go reconcileReplicasPendingAcknowledgeMove: machines moved into the new MachineSet and not yet
+ * acknowledged add to its spec.replicas; the acknowledged list becomes the machines still pending acknowledgement.
+ */
+export function acknowledgeMoves(
+  acknowledgedAnnotation: string | undefined,
+  machinesOfNewSet: readonly KubeObject[],
+): { scaleUp: number; acknowledged: string | undefined } {
+  const before = new Set(splitNames(acknowledgedAnnotation));
+  const pending = machinesOfNewSet.filter((m) => has(m, PENDING_ACKNOWLEDGE_MOVE_ANNOTATION)).map((m) => m.metadata.name ?? '');
+  const scaleUp = pending.filter((n) => !before.has(n)).length;
+  return { scaleUp, acknowledged: pending.length > 0 ? joinNames(pending) : acknowledgedAnnotation };
+}
+
+/** What a MachineSet does with its moved machines and its surplus. */
+export interface MoveDecision {
+  /** Moved machines not yet acknowledged: not counted against spec.replicas. */
+  notAcknowledged: string[];
+  /** Moved and acknowledged machines: drop pending-acknowledge-move and trigger their in-place update. */
+  trigger: string[];
+}
+
+/**
+ * machineset_controller.go: in a MachineSet receiving machines, a moved machine still pending acknowledgement is left
+ * out of the replica count; once its name is in acknowledged-move the set triggers its in-place update.
+ */
+export function decideMoves(ms: KubeObject, machines: readonly KubeObject[]): MoveDecision {
+  const receiving = splitNames(ms.metadata.annotations?.[RECEIVE_MACHINES_FROM_ANNOTATION]).length > 0;
+  const acked = new Set(splitNames(ms.metadata.annotations?.[ACKNOWLEDGED_MOVE_ANNOTATION]));
+  const out: MoveDecision = { notAcknowledged: [], trigger: [] };
+  for (const m of machines) {
+    if (!has(m, PENDING_ACKNOWLEDGE_MOVE_ANNOTATION)) continue;
+    const name = m.metadata.name ?? '';
+    if (acked.has(name)) out.trigger.push(name);
+    else if (receiving) out.notAcknowledged.push(name);
+  }
+  return out;
+}

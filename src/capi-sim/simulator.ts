@@ -71,6 +71,18 @@ import {
   type MdSetView,
 } from './rollout.js';
 import {
+  ACKNOWLEDGED_MOVE_ANNOTATION,
+  CAN_UPDATE_MACHINESET_HOOK,
+  MOVE_MACHINES_TO_ANNOTATION,
+  PENDING_ACKNOWLEDGE_MOVE_ANNOTATION,
+  RECEIVE_MACHINES_FROM_ANNOTATION,
+  acknowledgeMoves,
+  decideMoves,
+  inPlaceCandidates,
+  judgeCanUpdateMachineSet,
+  moveAnnotations,
+  type CanUpdateMachineSetPatches,
+  type MachineSetObjects,
   CAN_UPDATE_MACHINE_HOOK,
   PENDING_HOOKS_ANNOTATION,
   UPDATE_MACHINE_FAILED_MESSAGE,
@@ -387,21 +399,79 @@ class Simulator {
     );
     const live = machines.filter((m) => !m.metadata.deletionTimestamp);
     if (this.faithful) {
-      const views: MdSetView[] = sets.map((set) => {
-        const mine = live.filter((m) => m.metadata.labels?.[Labels.setName] === set.metadata.name);
+      const inPlaceOn = this.inPlace && registrationsFor(this.extensionConfigs, CAN_UPDATE_MACHINESET_HOOK).length === 1;
+      const ofSet = (name: string | undefined): Machine[] => live.filter((m) => m.metadata.labels?.[Labels.setName] === name);
+      // In place: machines moved into the new set count once the deployment acknowledged them (replicas + annotation, one write).
+      const setPatches = new Map<string, { annotations: Record<string, string | null>; replicas?: number }>();
+      const patchOf = (name: string) => setPatches.get(name) ?? setPatches.set(name, { annotations: {} }).get(name)!;
+      let views: MdSetView[] = sets.map((set) => {
+        const mine = ofSet(set.metadata.name);
         return {
           set,
           machines: mine.length,
-          available: mine.filter(machineAvailable).length,
+          // A machine being updated in place is not available (it counts against maxUnavailable).
+          available: mine.filter(
+            (m) => machineAvailable(m) && (!inPlaceOn || m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined),
+          ).length,
           createdAtMs: Date.parse(set.metadata.creationTimestamp ?? '') || 0,
         };
       });
+      const currentNew = findNewMachineSet(md, sets);
+      if (inPlaceOn && currentNew) {
+        const ack = acknowledgeMoves(currentNew.metadata.annotations?.[ACKNOWLEDGED_MOVE_ANNOTATION], ofSet(currentNew.metadata.name));
+        if (ack.scaleUp > 0 || (ack.acknowledged ?? '') !== (currentNew.metadata.annotations?.[ACKNOWLEDGED_MOVE_ANNOTATION] ?? '')) {
+          const replicas = (currentNew.spec.replicas ?? 0) + ack.scaleUp;
+          const p = patchOf(currentNew.metadata.name ?? '');
+          p.replicas = replicas;
+          p.annotations[ACKNOWLEDGED_MOVE_ANNOTATION] = ack.acknowledged ?? null;
+          views = views.map((v) => (v.set === currentNew ? { ...v, set: { ...v.set, spec: { ...v.set.spec, replicas } } } : v));
+        }
+      }
       const decision = decideMdRollout(md, this.cluster(key.namespace, md.spec.clusterName), views);
       // Confirm against the API server (caches lag independently) before rolling out a new MachineSet.
       if (decision.create && sets.length > 0 && !(await this.rolloutLive(md))) return Action.requeue(100);
-      if (decision.create) await this.createMachineSet(md, decision.create.replicas);
-      for (const [name, replicas] of Object.entries(decision.scale))
-        await this.client.patch(MachineSets, key.namespace, name, { spec: { replicas } }, merge);
+      if (decision.create) {
+        await this.createMachineSet(md, decision.create.replicas);
+        // Upstream decides the in-place intent against the new set in the same pass: hold the old sets' scale-down
+        // until the set exists, rather than delete a machine that could have moved.
+        if (inPlaceOn) return Action.requeue(50);
+      }
+      for (const [name, replicas] of Object.entries(decision.scale)) patchOf(name).replicas = replicas;
+      if (inPlaceOn && currentNew) {
+        const newReplicas = setPatches.get(currentNew.metadata.name ?? '')?.replicas ?? currentNew.spec.replicas ?? 0;
+        const olds = views.filter((v) => v.set.metadata.name !== currentNew.metadata.name && !v.set.metadata.deletionTimestamp);
+        const candidates = inPlaceCandidates(
+          true,
+          1,
+          newReplicas,
+          desired,
+          olds.map((v) => ({ name: v.set.metadata.name ?? '', machines: v.machines })),
+        );
+        const covered: string[] = [];
+        for (const name of candidates) {
+          const old = olds.find((v) => v.set.metadata.name === name)!.set;
+          try {
+            if (await this.canUpdateMachineSet(old, currentNew)) covered.push(name);
+          } catch (err) {
+            this.mgr.log.error({ machineDeployment: key.name, machineSet: name, err }, 'capi-sim: CanUpdateMachineSet failed');
+            return Action.requeue(1000);
+          }
+        }
+        const ann = moveAnnotations(currentNew.metadata.name ?? '', covered);
+        for (const [name, a] of Object.entries(ann.old)) {
+          const old = olds.find((v) => v.set.metadata.name === name)!.set;
+          if (old.metadata.annotations?.[MOVE_MACHINES_TO_ANNOTATION] !== a[MOVE_MACHINES_TO_ANNOTATION])
+            Object.assign(patchOf(name).annotations, a);
+        }
+        if (ann.receive && currentNew.metadata.annotations?.[RECEIVE_MACHINES_FROM_ANNOTATION] !== ann.receive)
+          patchOf(currentNew.metadata.name ?? '').annotations[RECEIVE_MACHINES_FROM_ANNOTATION] = ann.receive;
+      }
+      for (const [name, p] of setPatches) {
+        const body: Record<string, unknown> = {};
+        if (Object.keys(p.annotations).length > 0) body['metadata'] = { annotations: p.annotations };
+        if (p.replicas !== undefined) body['spec'] = { replicas: p.replicas };
+        await this.client.patch(MachineSets, key.namespace, name, body, merge);
+      }
       for (const name of decision.delete) await this.deleteIgnoringMissing(MachineSets, key.namespace ?? '', name);
     } else {
       const current = sets[0];
@@ -470,12 +540,46 @@ class Simulator {
   private async reconcileMachineSet(key: ObjectKey): Promise<Action> {
     const ms = this.mgr.informer<MachineSet>(MachineSets).store.get(key.namespace, key.name);
     if (!ms || ms.metadata.deletionTimestamp) return Action.awaitChange();
-    const machines = this.ownedMachines(
+    let machines = this.ownedMachines(
       `MachineSet/${key.namespace}/${key.name}`,
       (m) => m.metadata.labels?.[Labels.setName] === key.name && m.metadata.namespace === key.namespace,
     );
     const mdName = ms.metadata.labels?.[Labels.deploymentName];
-    if (!this.faithful || !isPaused(ms, this.cluster(key.namespace, ms.spec.clusterName))) {
+    const paused = this.faithful && isPaused(ms, this.cluster(key.namespace, ms.spec.clusterName));
+    let moving = false;
+    if (this.inPlace && this.faithful && !paused) {
+      // Machines moved away that the cache still shows here are gone from this set.
+      machines = machines.filter((m) => {
+        const k = `${m.metadata.namespace}/${m.metadata.name}`;
+        const target = this.expectedMoves.get(k);
+        if (target === undefined) return true;
+        if (m.metadata.labels?.[Labels.setName] !== target) return false;
+        this.expectedMoves.delete(k);
+        return true;
+      });
+      const moves = decideMoves(ms, machines);
+      for (const name of moves.trigger) {
+        const m = machines.find((x) => x.metadata.name === name);
+        if (m) await this.triggerMachineSetInPlace(ms, m);
+      }
+      machines = machines.filter((m) => !moves.notAcknowledged.includes(m.metadata.name ?? ''));
+      const target = ms.metadata.annotations?.[MOVE_MACHINES_TO_ANNOTATION];
+      const targetSet = target ? this.mgr.informer<MachineSet>(MachineSets).store.peek(key.namespace, target) : undefined;
+      const active = machines.filter((m) => !m.metadata.deletionTimestamp);
+      if (targetSet && active.length > (ms.spec.replicas ?? 1)) {
+        moving = true;
+        // startMoveMachines: surplus machines move (not those still updating from an earlier move), in deletion order.
+        const movable = active.filter((m) => m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined);
+        const surplus = active.length - (ms.spec.replicas ?? 1);
+        const pick = decideScale(Math.max(0, movable.length - surplus), movable, ms.spec.deletion?.order, (m) => this.createdAtOf(m));
+        for (const name of pick.delete)
+          await this.moveMachine(
+            machines.find((m) => m.metadata.name === name)!,
+            targetSet,
+          );
+      }
+    }
+    if (!moving && !paused) {
       await this.scale(
         `MachineSet/${key.namespace}/${key.name}`,
         ms.spec.replicas ?? 1,
@@ -699,6 +803,124 @@ class Simulator {
       merge,
     );
     return true;
+  }
+
+  /** Machines moved to another MachineSet that the cache may still show in the old one (key → target set). */
+  private readonly expectedMoves = new Map<string, string>();
+
+  /**
+   * startMoveMachines: the machine changes MachineSet (set-name label, controller reference) and carries
+   * update-in-progress and pending-acknowledge-move until the deployment counts it in the target's replicas.
+   */
+  private async moveMachine(m: Machine, target: MachineSet): Promise<void> {
+    const ns = m.metadata.namespace ?? '';
+    const name = m.metadata.name ?? '';
+    this.expectedMoves.set(`${ns}/${name}`, target.metadata.name ?? '');
+    const owners = (m.metadata.ownerReferences ?? []).filter((r) => !r.controller);
+    owners.push(controllerRef(MachineSets, target.metadata.name ?? '', target.metadata.uid ?? ''));
+    this.mgr.log.info({ machine: name, to: target.metadata.name }, 'capi-sim: moving machine to the new MachineSet for an in-place update');
+    await this.client.patch(
+      Machines,
+      ns,
+      name,
+      {
+        metadata: {
+          labels: { [Labels.setName]: target.metadata.name ?? '' },
+          annotations: { [UPDATE_IN_PROGRESS_ANNOTATION]: '', [PENDING_ACKNOWLEDGE_MOVE_ANNOTATION]: '' },
+          ownerReferences: owners,
+        },
+      },
+      merge,
+    );
+  }
+
+  /**
+   * The MachineSet's trigger for an acknowledged moved machine: desired specs from the set's own template on the
+   * Machine (version), DevMachine and KubeadmConfig (with their cloned-from and update-in-progress annotations),
+   * pending-acknowledge-move dropped and UpdateMachine marked pending.
+   */
+  private async triggerMachineSetInPlace(ms: MachineSet, m: Machine): Promise<void> {
+    const ns = m.metadata.namespace ?? '';
+    const name = m.metadata.name ?? '';
+    const want = machineFromSet(ms, ms.metadata.name ?? '', ms.metadata.labels?.[Labels.deploymentName]);
+    const infra = await this.client.get(DevMachines, ns, m.spec.infrastructureRef.name);
+    const providerID = (infra?.['spec'] as Record<string, unknown> | undefined)?.['providerID'];
+    await this.patchIgnoringMissing(
+      DevMachines,
+      ns,
+      m.spec.infrastructureRef.name,
+      {
+        metadata: { annotations: { ...clonedFromAnnotations(want.infraTemplate), [UPDATE_IN_PROGRESS_ANNOTATION]: '' } },
+        spec: { ...(await this.templateSpec(DevMachineTemplates, ns, want.infraTemplate.name)), ...(providerID ? { providerID } : {}) },
+      },
+      merge,
+    );
+    const ref = m.spec.bootstrap.configRef;
+    if (ref && want.bootstrapTemplate)
+      await this.patchIgnoringMissing(
+        KubeadmConfigs,
+        ns,
+        ref.name,
+        {
+          metadata: { annotations: { ...clonedFromAnnotations(want.bootstrapTemplate), [UPDATE_IN_PROGRESS_ANNOTATION]: '' } },
+          spec: await this.templateSpec(KubeadmConfigTemplates, ns, want.bootstrapTemplate.name),
+        },
+        merge,
+      );
+    const pending = pendingHooksValue(m.metadata.annotations, UPDATE_MACHINE_HOOK, true);
+    this.mgr.log.info({ machineSet: ms.metadata.name, machine: name }, 'capi-sim: triggering in-place update');
+    await this.patchIgnoringMissing(
+      Machines,
+      ns,
+      name,
+      {
+        metadata: { annotations: { [PENDING_ACKNOWLEDGE_MOVE_ANNOTATION]: null, [PENDING_HOOKS_ANNOTATION]: pending ?? null } },
+        spec: { ...(want.version ? { version: want.version } : {}) },
+      },
+      merge,
+    );
+  }
+
+  /** CanUpdateMachineSet answers per old/new MachineSet generation pair (upstream caches them too). */
+  private readonly canUpdateMachineSetCache = new Map<string, boolean>();
+
+  /**
+   * canUpdateMachineSetInPlace: asks the one CanUpdateMachineSet handler with the old and new MachineSet and their
+   * DevMachineTemplate / KubeadmConfigTemplate, applies its patches to the old ones and compares with the new ones.
+   */
+  private async canUpdateMachineSet(old: MachineSet, next: MachineSet): Promise<boolean> {
+    const cacheKey = `${old.metadata.namespace}/${old.metadata.name}/${old.metadata.generation}->${next.metadata.name}/${next.metadata.generation}`;
+    const cached = this.canUpdateMachineSetCache.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const reg = registrationsFor(this.extensionConfigs, CAN_UPDATE_MACHINESET_HOOK)[0];
+    if (!reg) return false;
+    const ns = old.metadata.namespace;
+    const tpl = async (res: ResourceType, name: string | undefined): Promise<(KubeObject & { spec?: unknown }) | undefined> => {
+      const o = name ? await this.client.get<KubeObject & { spec?: unknown }>(res, ns, name) : undefined;
+      return o ? forHookRequest(o, apiVersionOf(res), res.kind) : undefined;
+    };
+    const side = async (ms: MachineSet): Promise<MachineSetObjects | undefined> => {
+      const infra = await tpl(DevMachineTemplates, ms.spec.template.spec.infrastructureRef.name);
+      if (!infra) return undefined;
+      const boot = await tpl(KubeadmConfigTemplates, ms.spec.template.spec.bootstrap.configRef?.name);
+      return {
+        machineSet: forHookRequest(ms, apiVersionOf(MachineSets), MachineSets.kind),
+        infrastructureMachineTemplate: infra,
+        ...(boot ? { bootstrapConfigTemplate: boot } : {}),
+      };
+    };
+    const current = await side(old);
+    const desired = await side(next);
+    if (!current || !desired) return false;
+    const answer = (await callExtension(reg, CAN_UPDATE_MACHINESET_HOOK, { current, desired })) as CanUpdateMachineSetPatches;
+    const coverage = judgeCanUpdateMachineSet(current, desired, answer);
+    if (!coverage.covered)
+      this.mgr.log.info(
+        { machineSet: old.metadata.name, reasons: coverage.reasons },
+        'capi-sim: MachineSet cannot be updated in place, rolling out',
+      );
+    this.canUpdateMachineSetCache.set(cacheKey, coverage.covered);
+    return coverage.covered;
   }
 
   /** ExtensionConfig controller: discovery, handlers written to status.handlers (condition Discovered). */

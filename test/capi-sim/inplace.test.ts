@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { KubeadmControlPlanes, Labels, Machines } from '../../src/api/index.js';
+import { KubeadmControlPlanes, Labels, MachineDeployments, MachineSets, Machines } from '../../src/api/index.js';
 import type { KubeClient } from '../../src/runtime/types.js';
 import {
   applyInventory,
@@ -15,6 +15,7 @@ import {
   startCapiSimulator,
   type CapiSimulator,
   type Machine,
+  type MachineSet,
 } from '../../src/capi-sim/index.js';
 import { ExtensionConfigs, type ExtensionConfig } from '../../src/capi-sim/extension-client.js';
 import {
@@ -116,6 +117,21 @@ class FakeExtension {
       }
       return out;
     }
+    if (path === `${base}/canupdatemachineset/can-update-machineset`) {
+      const des = body['desired'] as Record<string, { spec: Json }>;
+      const out: Json = { apiVersion: body['apiVersion'], kind: 'CanUpdateMachineSetResponse', status: 'Success' };
+      if (this.behaviour.canUpdate === 'none') return out;
+      out['machineSetPatch'] = { patchType: 'JSONMergePatch', patch: b64({ spec: { template: des['machineSet']!.spec['template'] } }) };
+      if (this.behaviour.canUpdate === 'full') {
+        out['infrastructureMachineTemplatePatch'] = {
+          patchType: 'JSONMergePatch',
+          patch: b64({ spec: des['infrastructureMachineTemplate']!.spec }),
+        };
+        if (des['bootstrapConfigTemplate'])
+          out['bootstrapConfigTemplatePatch'] = { patchType: 'JSONMergePatch', patch: b64({ spec: des['bootstrapConfigTemplate'].spec }) };
+      }
+      return out;
+    }
     if (path === `${base}/updatemachine/update-machine`) {
       const name = ((body['desired'] as Json)['machine'] as { metadata: { name: string } }).metadata.name;
       const n = (this.perMachine.get(name) ?? 0) + 1;
@@ -143,6 +159,10 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     (await client.list<Machine>(Machines, ns)).items.filter(
       (m) => !m.metadata.deletionTimestamp && m.metadata.labels?.[Labels.controlPlaneName] === 'c1-cp',
     );
+  const workers = async (): Promise<Machine[]> =>
+    (await client.list<Machine>(Machines, ns)).items.filter(
+      (m) => !m.metadata.deletionTimestamp && m.metadata.labels?.[Labels.deploymentName] === 'c1-md',
+    );
   const names = (ms: Machine[]): string[] => ms.map((m) => m.metadata.name ?? '').sort();
 
   before(async () => {
@@ -162,15 +182,22 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
         version: 'v1.29.5',
         image: 'img-a',
         controlPlane: { name: 'c1-cp', replicas: 3 },
+        machineDeployments: [{ name: 'c1-md', replicas: 3, maxUnavailable: 1, maxSurge: 0 }],
       }),
     );
     // Upstream replaces no machine only without a surge: with maxSurge 1 KCP still creates one first.
     await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { rollout: { strategy: { rollingUpdate: { maxSurge: 0 } } } } }, merge);
     sim = await startCapiSimulator({ client, namespace: ns, readyDelayMs: 20, inPlaceUpdates: true });
-    await waitFor(async () => ((await cp()).length === 3 && (await cp()).every((m) => m.status?.phase === 'Running') ? true : undefined), {
-      timeoutMs: 30_000,
-      message: 'control plane running',
-    });
+    await waitFor(
+      async () => {
+        const all = [...(await cp()), ...(await workers())];
+        return all.length === 6 && all.every((m) => m.status?.phase === 'Running') ? true : undefined;
+      },
+      {
+        timeoutMs: 30_000,
+        message: 'control plane running',
+      },
+    );
     const ec: ExtensionConfig = {
       apiVersion: 'runtime.cluster.x-k8s.io/v1beta2',
       kind: 'ExtensionConfig',
@@ -288,6 +315,46 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     expect(done).to.have.length(3);
     expect(sim!.stats().machinesUpdatedInPlace).to.equal(0);
     expect(ext.updateMachineCalls()).to.deep.equal([]);
+  });
+
+  it('an MD template change moves the workers to the new MachineSet and updates them in place within maxUnavailable, none replaced', async () => {
+    const before = names(await workers());
+    const stats = sim!.stats();
+    await client.patch(MachineDeployments, ns, 'c1-md', { spec: { template: { spec: { version: 'v1.30.1' } } } }, merge);
+    const done = await waitFor(
+      async () => {
+        const now = await workers();
+        const sets = (await client.list<MachineSet>(MachineSets, ns)).items.filter((x) => !x.metadata.deletionTimestamp);
+        const finished =
+          now.length === 3 &&
+          sets.length === 1 &&
+          now.every(
+            (m) =>
+              m.spec.version === 'v1.30.1' &&
+              m.metadata.labels?.[Labels.setName] === sets[0]!.metadata.name &&
+              m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined,
+          );
+        return finished ? now : undefined;
+      },
+      { timeoutMs: 60_000, message: 'every worker updated in place' },
+    );
+    expect(names(done)).to.deep.equal(before);
+    expect(sim!.stats()).to.include({
+      machinesCreated: stats.machinesCreated,
+      machinesDeleted: stats.machinesDeleted,
+      machinesUpdatedInPlace: 3,
+    });
+    // maxUnavailable 1: one worker at a time, each polled once more after retryAfterSeconds.
+    const seq = ext.updateMachineCalls();
+    const order = seq.filter((n, i) => i === 0 || seq[i - 1] !== n);
+    expect(order).to.have.length(3);
+    expect(new Set(order).size).to.equal(3);
+    const req = ext.calls.find((c) => c.path.endsWith('/canupdatemachineset/can-update-machineset'))!.body as Record<
+      string,
+      Record<string, unknown>
+    >;
+    expect(req['kind']).to.equal('CanUpdateMachineSetRequest');
+    expect(Object.keys(req['current']!).sort()).to.deep.equal(['bootstrapConfigTemplate', 'infrastructureMachineTemplate', 'machineSet']);
   });
 
   it('a Failure answer shows on the machine (upstream message) and the call is retried until it succeeds', async () => {
