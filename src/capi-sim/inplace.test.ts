@@ -1,6 +1,15 @@
 import { expect } from 'chai';
 import type { Machine } from '../api/capi/index.js';
 import {
+  ACKNOWLEDGED_MOVE_ANNOTATION,
+  PENDING_ACKNOWLEDGE_MOVE_ANNOTATION,
+  RECEIVE_MACHINES_FROM_ANNOTATION,
+  acknowledgeMoves,
+  decideMoves,
+  inPlaceCandidates,
+  judgeCanUpdateMachineSet,
+  machineSpecForDiff,
+  moveAnnotations,
   ApplyPatchError,
   PENDING_HOOKS_ANNOTATION,
   UPDATE_IN_PROGRESS_ANNOTATION,
@@ -174,5 +183,63 @@ describe('capi-sim in-place decisions (upstream InPlaceUpdates)', () => {
       expect(pendingHooksValue({ [PENDING_HOOKS_ANNOTATION]: 'UpdateMachine' }, 'UpdateMachine', false)).to.equal(undefined);
       expect(pendingHooks({ [PENDING_HOOKS_ANNOTATION]: 'A, B' })).to.deep.equal(['A', 'B']);
     });
+  });
+
+  describe('MachineDeployment / MachineSet in place', () => {
+    it('asks about old sets with machines while the new set is short of the deployment (one handler, gate on)', () => {
+      const olds = [
+        { name: 'a', machines: 2 },
+        { name: 'b', machines: 0 },
+      ];
+      expect(inPlaceCandidates(true, 1, 1, 3, olds)).to.deep.equal(['a']);
+      expect(inPlaceCandidates(true, 1, 3, 3, olds)).to.deep.equal([]);
+      expect(inPlaceCandidates(false, 1, 1, 3, olds)).to.deep.equal([]);
+      expect(inPlaceCandidates(true, 2, 1, 3, olds)).to.deep.equal([]);
+    });
+    it('annotates the old sets to move to the new one, which receives from them', () =>
+      expect(moveAnnotations('new', ['b', 'a'])).to.deep.equal({
+        old: {
+          b: { 'in-place-updates.internal.cluster.x-k8s.io/move-machines-to-machineset': 'new' },
+          a: { 'in-place-updates.internal.cluster.x-k8s.io/move-machines-to-machineset': 'new' },
+        },
+        receive: 'a,b',
+      }));
+    const m = (name: string, pending: boolean) => ({
+      metadata: { name, ...(pending ? { annotations: { [PENDING_ACKNOWLEDGE_MOVE_ANNOTATION]: '' } } : {}) },
+    });
+    it('the deployment acknowledges newly moved machines once (replicas + n)', () => {
+      expect(acknowledgeMoves(undefined, [m('x', true), m('y', false)])).to.deep.equal({ scaleUp: 1, acknowledged: 'x' });
+      expect(acknowledgeMoves('x', [m('x', true), m('z', true)])).to.deep.equal({ scaleUp: 1, acknowledged: 'x,z' });
+      expect(acknowledgeMoves('x', [m('x', false)])).to.deep.equal({ scaleUp: 0, acknowledged: 'x' });
+    });
+    it('the new set leaves unacknowledged moved machines out and triggers acknowledged ones', () => {
+      const ms = {
+        metadata: { name: 'new', annotations: { [RECEIVE_MACHINES_FROM_ANNOTATION]: 'old', [ACKNOWLEDGED_MOVE_ANNOTATION]: 'x' } },
+      };
+      expect(decideMoves(ms, [m('x', true), m('y', true), m('z', false)])).to.deep.equal({ notAcknowledged: ['y'], trigger: ['x'] });
+    });
+    it('judges a CanUpdateMachineSet answer on spec.template.spec only, refs and clusterName left out', () => {
+      const set = (version: string, infra: string) => ({
+        metadata: { name: infra },
+        spec: {
+          template: { spec: { clusterName: 'c', version, infrastructureRef: { name: infra }, bootstrap: { configRef: { name: infra } } } },
+        },
+      });
+      const tpl = (image: string) => ({ kind: 'DevMachineTemplate', metadata: { name: image }, spec: { template: { spec: { image } } } });
+      const current = { machineSet: set('v1', 'old'), infrastructureMachineTemplate: tpl('a') };
+      const desired = { machineSet: set('v2', 'new'), infrastructureMachineTemplate: tpl('b') };
+      const machineSetPatch = { patchType: 'JSONMergePatch', patch: b64({ spec: { template: { spec: { version: 'v2' } } } }) };
+      const infraPatch = { patchType: 'JSONMergePatch', patch: b64({ spec: { template: { spec: { image: 'b' } } } }) };
+      expect(
+        judgeCanUpdateMachineSet(current, desired, { machineSetPatch, infrastructureMachineTemplatePatch: infraPatch }).covered,
+      ).to.equal(true);
+      expect(judgeCanUpdateMachineSet(current, desired, { machineSetPatch }).reasons).to.deep.equal([
+        'DevMachineTemplate cannot be updated in-place',
+      ]);
+    });
+    it('machineSpecForDiff drops what never makes an in-place update', () =>
+      expect(
+        machineSpecForDiff({ clusterName: 'c', version: 'v1', providerID: 'p', taints: [], deletion: { nodeDrainTimeoutSeconds: 5 } }),
+      ).to.deep.equal({ version: 'v1' }));
   });
 });
