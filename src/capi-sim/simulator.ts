@@ -4,7 +4,8 @@
 // its own templates (clones with cloned-from annotations), the topology controller's version writes, paused owners
 // left alone, machines becoming Ready after a delay with their DevMachine, KubeadmConfig and Node, manual remediation
 // (remediate-machine -> replacement at the owner's version), node info following in-place changes, and replica / MHC
-// status. Writes only fields the real CRDs keep.
+// status; with inPlaceUpdates, upstream's in-place flow calling a runtime extension (inplace.ts, extension-client.ts).
+// Writes only fields the real CRDs keep.
 import { randomInt } from 'node:crypto';
 import { Labels, MachineHealthChecks, Nodes, apiVersionOf, type KubeObject, type ResourceType } from '../api/index.js';
 import { createManager } from '../runtime/index.js';
@@ -134,8 +135,9 @@ export interface CapiSimulatorOptions {
   faithfulRollouts?: boolean;
   /**
    * Upstream's InPlaceUpdates feature gate (default false): KubeadmControlPlane asks the runtime extension registered
-   * through an ExtensionConfig (CanUpdateMachine) before replacing an out-of-date machine, and the machine controller
-   * calls UpdateMachine until it is done. Needs faithfulRollouts and the ExtensionConfig CRD. Unset: on when the
+   * through an ExtensionConfig (CanUpdateMachine) before replacing an out-of-date machine, a MachineDeployment asks
+   * CanUpdateMachineSet and moves old machines to the new MachineSet instead of replacing them, and the machine
+   * controller calls UpdateMachine until it is done (docs/hooks-sim.md). Needs faithfulRollouts and the ExtensionConfig CRD. Unset: on when the
    * environment has CAPI_SIM_IN_PLACE=1.
    */
   inPlaceUpdates?: boolean;

@@ -20,8 +20,8 @@ Options:
   -n, --namespace NS   simulate only this namespace (default: all)
   --ready-delay-ms N   how long a new machine takes to become Ready (default 200)
   --in-place-updates   play upstream's InPlaceUpdates feature gate: call the runtime extension registered
-                       through an ExtensionConfig (CanUpdateMachine, UpdateMachine) before replacing
-                       control-plane machines (also CAPI_SIM_IN_PLACE=1)
+                       through an ExtensionConfig (CanUpdateMachine[Set], UpdateMachine) before replacing
+                       control-plane or worker machines (also CAPI_SIM_IN_PLACE=1)
 ${KUBE_OPTIONS_HELP}`,
   options: {
     ...kubeOptions,
