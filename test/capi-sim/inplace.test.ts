@@ -5,9 +5,19 @@
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { KubeadmControlPlanes, Labels, MachineDeployments, MachineSets, Machines } from '../../src/api/index.js';
+import {
+  DevMachines,
+  KubeadmControlPlanes,
+  Labels,
+  MachineDeployments,
+  MachineSets,
+  Machines,
+  type KubeObject,
+} from '../../src/api/index.js';
 import type { KubeClient } from '../../src/runtime/types.js';
 import {
+  CLONED_FROM_NAME_ANNOTATION,
+  DevMachineTemplates,
   applyInventory,
   buildInventory,
   capiCrdDirs,
@@ -355,6 +365,40 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     >;
     expect(req['kind']).to.equal('CanUpdateMachineSetRequest');
     expect(Object.keys(req['current']!).sort()).to.deep.equal(['bootstrapConfigTemplate', 'infrastructureMachineTemplate', 'machineSet']);
+  });
+
+  it("an MD image change (a new DevMachineTemplate) is made in place too: the DevMachines get the new template's spec", async () => {
+    const before = names(await workers());
+    const tpl = (await client.get<KubeObject & { spec: { template: { spec: Json } } }>(DevMachineTemplates, ns, 'c1-md'))!;
+    const spec = structuredClone(tpl.spec);
+    (spec.template.spec['backend'] as { docker: Json }).docker['customImage'] = 'img-b';
+    await client.create(DevMachineTemplates, {
+      apiVersion: tpl.apiVersion,
+      kind: tpl.kind,
+      metadata: { name: 'c1-md-b', namespace: ns },
+      spec,
+    });
+    await client.patch(
+      MachineDeployments,
+      ns,
+      'c1-md',
+      { spec: { template: { spec: { infrastructureRef: { name: 'c1-md-b' } } } } },
+      merge,
+    );
+    const done = await waitFor(
+      async () => {
+        const now = await workers();
+        const infra = await Promise.all(now.map((m) => client.get(DevMachines, ns, m.spec.infrastructureRef.name)));
+        const finished =
+          now.length === 3 &&
+          now.every((m) => m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined) &&
+          infra.every((d) => d?.metadata.annotations?.[CLONED_FROM_NAME_ANNOTATION] === 'c1-md-b');
+        return finished ? infra : undefined;
+      },
+      { timeoutMs: 60_000, message: 'every worker updated in place to the new template' },
+    );
+    expect(names(await workers())).to.deep.equal(before);
+    for (const d of done) expect(((d?.['spec'] as Json)['backend'] as { docker: Json }).docker['customImage']).to.equal('img-b');
   });
 
   it('a Failure answer shows on the machine (upstream message) and the call is retried until it succeeds', async () => {
