@@ -411,10 +411,20 @@ class Simulator {
         return {
           set,
           machines: mine.length,
-          // A machine being updated in place is not available (it counts against maxUnavailable).
-          available: mine.filter(
-            (m) => machineAvailable(m) && (!inPlaceOn || m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined),
-          ).length,
+          // In place: a machine being updated (or being moved: the cache may not show it yet) is not available, and
+          // machines above a set's replicas are pending scale-down (upstream subtracts them): neither may widen the
+          // maxUnavailable budget, or a second machine would move while the first one is still updating.
+          available: inPlaceOn
+            ? Math.min(
+                set.spec.replicas ?? 0,
+                mine.filter(
+                  (m) =>
+                    machineAvailable(m) &&
+                    m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined &&
+                    !this.expectedMoves.has(`${m.metadata.namespace}/${m.metadata.name}`),
+                ).length,
+              )
+            : mine.filter(machineAvailable).length,
           createdAtMs: Date.parse(set.metadata.creationTimestamp ?? '') || 0,
         };
       });

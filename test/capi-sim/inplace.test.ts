@@ -338,6 +338,7 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
         const finished =
           now.length === 3 &&
           sets.length === 1 &&
+          sim!.stats().machinesUpdatedInPlace === 3 &&
           now.every(
             (m) =>
               m.spec.version === 'v1.30.1' &&
