@@ -59,6 +59,7 @@ export async function buildCli(root) {
   });
   // Fixture files a bundled module finds next to itself (new URL('./crds', import.meta.url) in src/capi-sim/crds.ts).
   cpSync(join(root, 'src', 'capi-sim', 'crds'), join(tmp, 'crds'), { recursive: true });
+  cpSync(join(root, 'src', 'capi-sim', 'crds-runtime'), join(tmp, 'crds-runtime'), { recursive: true });
   mkdirSync(join(root, 'dist'), { recursive: true });
   const old = `${out}.old-${process.pid}-${Date.now()}`;
   if (existsSync(out)) renameSync(out, old);

@@ -4,7 +4,8 @@
 // its own templates (clones with cloned-from annotations), the topology controller's version writes, paused owners
 // left alone, machines becoming Ready after a delay with their DevMachine, KubeadmConfig and Node, manual remediation
 // (remediate-machine -> replacement at the owner's version), node info following in-place changes, and replica / MHC
-// status. Writes only fields the real CRDs keep.
+// status; with inPlaceUpdates, upstream's in-place flow calling a runtime extension (inplace.ts, extension-client.ts).
+// Writes only fields the real CRDs keep.
 import { randomInt } from 'node:crypto';
 import { Labels, MachineHealthChecks, Nodes, apiVersionOf, type KubeObject, type ResourceType } from '../api/index.js';
 import { createManager } from '../runtime/index.js';
@@ -65,10 +66,50 @@ import {
   machineAvailable,
   machineFromSet,
   machineReady,
+  kubeadmConfigSpecForDiff,
   type ClusterView,
   type KcpMember,
   type MdSetView,
 } from './rollout.js';
+import {
+  ACKNOWLEDGED_MOVE_ANNOTATION,
+  CAN_UPDATE_MACHINESET_HOOK,
+  MOVE_MACHINES_TO_ANNOTATION,
+  PENDING_ACKNOWLEDGE_MOVE_ANNOTATION,
+  RECEIVE_MACHINES_FROM_ANNOTATION,
+  acknowledgeMoves,
+  decideMoves,
+  inPlaceCandidates,
+  judgeCanUpdateMachineSet,
+  moveAnnotations,
+  type CanUpdateMachineSetPatches,
+  type MachineSetObjects,
+  CAN_UPDATE_MACHINE_HOOK,
+  PENDING_HOOKS_ANNOTATION,
+  UPDATE_MACHINE_FAILED_MESSAGE,
+  UPDATE_MACHINE_HOOK,
+  UpdatingReason,
+  decideKcpInPlace,
+  decideMachineInPlace,
+  forHookRequest,
+  inProgressMessage,
+  judgeCanUpdateMachine,
+  pendingHooksValue,
+  updateMachineOutcome,
+  updatingCondition,
+  type CanUpdateMachinePatches,
+  type ConditionInput,
+  type MachineObjects,
+  type UpdateMachineAnswer,
+} from './inplace.js';
+import {
+  ExtensionConfigs,
+  ExtensionFailureError,
+  callExtension,
+  discover,
+  registrationsFor,
+  type ExtensionConfig,
+} from './extension-client.js';
 import type {
   KubeadmControlPlane,
   Machine,
@@ -92,12 +133,24 @@ export interface CapiSimulatorOptions {
    * no MachineSet matches rolls out a new one, the topology controller writes versions. False: owners only scale.
    */
   faithfulRollouts?: boolean;
+  /**
+   * Upstream's InPlaceUpdates feature gate (default false): KubeadmControlPlane asks the runtime extension registered
+   * through an ExtensionConfig (CanUpdateMachine) before replacing an out-of-date machine, a MachineDeployment asks
+   * CanUpdateMachineSet and moves old machines to the new MachineSet instead of replacing them, and the machine
+   * controller calls UpdateMachine until it is done (docs/hooks-sim.md). Needs faithfulRollouts and the ExtensionConfig CRD. Unset: on when the
+   * environment has CAPI_SIM_IN_PLACE=1.
+   */
+  inPlaceUpdates?: boolean;
 }
 
 /** Machines the simulator created and deleted since it started (remediation, scaling and rollouts alike). */
 export interface SimulatorStats {
   machinesCreated: number;
   machinesDeleted: number;
+  /** Machines whose in-place update completed (UpdateMachine answered done). */
+  machinesUpdatedInPlace: number;
+  /** UpdateMachine calls that failed (Failure answer or call error); each is retried. */
+  updateMachineFailures: number;
 }
 
 /** A running simulator. */
@@ -128,7 +181,8 @@ export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<Ca
     ...(opts.namespace ? { namespace: opts.namespace } : {}),
     ...(opts.log ? { log: opts.log } : {}),
   });
-  const sim = new Simulator(mgr, opts.client, opts.readyDelayMs ?? 200, opts.faithfulRollouts ?? true);
+  const inPlace = opts.inPlaceUpdates ?? process.env['CAPI_SIM_IN_PLACE'] === '1';
+  const sim = new Simulator(mgr, opts.client, opts.readyDelayMs ?? 200, opts.faithfulRollouts ?? true, inPlace);
   sim.setup();
   await mgr.start();
   // Callers act on the simulated world right away: wait for the caches the reconcilers read.
@@ -143,6 +197,7 @@ export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<Ca
       Clusters,
       DevMachines,
       KubeadmConfigs,
+      ...(inPlace ? [ExtensionConfigs] : []),
     ].map((r) => mgr.informer(r).synced()),
   );
   return { stop: () => mgr.stop(), stats: () => sim.stats(), reconcileOwners: (rounds) => sim.reconcileOwners(rounds ?? 1) };
@@ -158,9 +213,19 @@ class Simulator {
   private readonly createdAt = new Map<string, number>();
   /** MachineSets a deployment created that the cache may not show yet, per deployment key. */
   private readonly expectedSets = new Map<string, string>();
+  /**
+   * When UpdateMachine may be called again per machine (upstream's hook cache): a watch event in between (our own
+   * condition write) must not call the extension before retryAfterSeconds, nor retry a failure at once.
+   */
+  private readonly updateMachineNotBefore = new Map<string, number>();
   /** Completed owner reconciles per controller/key (what reconcileOwners counts). */
   private readonly runs = new Map<string, number>();
-  private readonly counters: SimulatorStats = { machinesCreated: 0, machinesDeleted: 0 };
+  private readonly counters: SimulatorStats = {
+    machinesCreated: 0,
+    machinesDeleted: 0,
+    machinesUpdatedInPlace: 0,
+    updateMachineFailures: 0,
+  };
   private readonly controllers = new Map<string, { ctl: Controller; res: ResourceType }>();
 
   constructor(
@@ -168,6 +233,7 @@ class Simulator {
     private readonly client: KubeClient,
     private readonly readyDelayMs: number,
     private readonly faithful: boolean,
+    private readonly inPlace: boolean,
   ) {}
 
   stats(): SimulatorStats {
@@ -289,6 +355,12 @@ class Simulator {
       )
       .withConcurrency(4)
       .reconcile((key) => this.reconcileMachine(key));
+    if (this.inPlace) {
+      this.mgr
+        .controller('capi-sim-extensionconfig')
+        .for(ExtensionConfigs)
+        .reconcile((key) => this.reconcileExtensionConfig(key));
+    }
     this.mgr
       .controller('capi-sim-machinehealthcheck')
       .for(MachineHealthChecks)
@@ -329,21 +401,89 @@ class Simulator {
     );
     const live = machines.filter((m) => !m.metadata.deletionTimestamp);
     if (this.faithful) {
-      const views: MdSetView[] = sets.map((set) => {
-        const mine = live.filter((m) => m.metadata.labels?.[Labels.setName] === set.metadata.name);
+      const inPlaceOn = this.inPlace && registrationsFor(this.extensionConfigs, CAN_UPDATE_MACHINESET_HOOK).length === 1;
+      const ofSet = (name: string | undefined): Machine[] => live.filter((m) => m.metadata.labels?.[Labels.setName] === name);
+      // In place: machines moved into the new set count once the deployment acknowledged them (replicas + annotation, one write).
+      const setPatches = new Map<string, { annotations: Record<string, string | null>; replicas?: number }>();
+      const patchOf = (name: string) => setPatches.get(name) ?? setPatches.set(name, { annotations: {} }).get(name)!;
+      let views: MdSetView[] = sets.map((set) => {
+        const mine = ofSet(set.metadata.name);
         return {
           set,
           machines: mine.length,
-          available: mine.filter(machineAvailable).length,
+          // In place: a machine being updated (or being moved: the cache may not show it yet) is not available, and
+          // machines above a set's replicas are pending scale-down (upstream subtracts them): neither may widen the
+          // maxUnavailable budget, or a second machine would move while the first one is still updating.
+          available: inPlaceOn
+            ? Math.min(
+                set.spec.replicas ?? 0,
+                mine.filter(
+                  (m) =>
+                    machineAvailable(m) &&
+                    m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined &&
+                    !this.expectedMoves.has(`${m.metadata.namespace}/${m.metadata.name}`),
+                ).length,
+              )
+            : mine.filter(machineAvailable).length,
           createdAtMs: Date.parse(set.metadata.creationTimestamp ?? '') || 0,
         };
       });
+      const currentNew = findNewMachineSet(md, sets);
+      if (inPlaceOn && currentNew) {
+        const ack = acknowledgeMoves(currentNew.metadata.annotations?.[ACKNOWLEDGED_MOVE_ANNOTATION], ofSet(currentNew.metadata.name));
+        if (ack.scaleUp > 0 || (ack.acknowledged ?? '') !== (currentNew.metadata.annotations?.[ACKNOWLEDGED_MOVE_ANNOTATION] ?? '')) {
+          const replicas = (currentNew.spec.replicas ?? 0) + ack.scaleUp;
+          const p = patchOf(currentNew.metadata.name ?? '');
+          p.replicas = replicas;
+          p.annotations[ACKNOWLEDGED_MOVE_ANNOTATION] = ack.acknowledged ?? null;
+          views = views.map((v) => (v.set === currentNew ? { ...v, set: { ...v.set, spec: { ...v.set.spec, replicas } } } : v));
+        }
+      }
       const decision = decideMdRollout(md, this.cluster(key.namespace, md.spec.clusterName), views);
       // Confirm against the API server (caches lag independently) before rolling out a new MachineSet.
       if (decision.create && sets.length > 0 && !(await this.rolloutLive(md))) return Action.requeue(100);
-      if (decision.create) await this.createMachineSet(md, decision.create.replicas);
-      for (const [name, replicas] of Object.entries(decision.scale))
-        await this.client.patch(MachineSets, key.namespace, name, { spec: { replicas } }, merge);
+      if (decision.create) {
+        await this.createMachineSet(md, decision.create.replicas);
+        // Upstream decides the in-place intent against the new set in the same pass: hold the old sets' scale-down
+        // until the set exists, rather than delete a machine that could have moved.
+        if (inPlaceOn) return Action.requeue(50);
+      }
+      for (const [name, replicas] of Object.entries(decision.scale)) patchOf(name).replicas = replicas;
+      if (inPlaceOn && currentNew) {
+        const newReplicas = setPatches.get(currentNew.metadata.name ?? '')?.replicas ?? currentNew.spec.replicas ?? 0;
+        const olds = views.filter((v) => v.set.metadata.name !== currentNew.metadata.name && !v.set.metadata.deletionTimestamp);
+        const candidates = inPlaceCandidates(
+          true,
+          1,
+          newReplicas,
+          desired,
+          olds.map((v) => ({ name: v.set.metadata.name ?? '', machines: v.machines })),
+        );
+        const covered: string[] = [];
+        for (const name of candidates) {
+          const old = olds.find((v) => v.set.metadata.name === name)!.set;
+          try {
+            if (await this.canUpdateMachineSet(old, currentNew)) covered.push(name);
+          } catch (err) {
+            this.mgr.log.error({ machineDeployment: key.name, machineSet: name, err }, 'capi-sim: CanUpdateMachineSet failed');
+            return Action.requeue(1000);
+          }
+        }
+        const ann = moveAnnotations(currentNew.metadata.name ?? '', covered);
+        for (const [name, a] of Object.entries(ann.old)) {
+          const old = olds.find((v) => v.set.metadata.name === name)!.set;
+          if (old.metadata.annotations?.[MOVE_MACHINES_TO_ANNOTATION] !== a[MOVE_MACHINES_TO_ANNOTATION])
+            Object.assign(patchOf(name).annotations, a);
+        }
+        if (ann.receive && currentNew.metadata.annotations?.[RECEIVE_MACHINES_FROM_ANNOTATION] !== ann.receive)
+          patchOf(currentNew.metadata.name ?? '').annotations[RECEIVE_MACHINES_FROM_ANNOTATION] = ann.receive;
+      }
+      for (const [name, p] of setPatches) {
+        const body: Record<string, unknown> = {};
+        if (Object.keys(p.annotations).length > 0) body['metadata'] = { annotations: p.annotations };
+        if (p.replicas !== undefined) body['spec'] = { replicas: p.replicas };
+        await this.client.patch(MachineSets, key.namespace, name, body, merge);
+      }
       for (const name of decision.delete) await this.deleteIgnoringMissing(MachineSets, key.namespace ?? '', name);
     } else {
       const current = sets[0];
@@ -412,12 +552,46 @@ class Simulator {
   private async reconcileMachineSet(key: ObjectKey): Promise<Action> {
     const ms = this.mgr.informer<MachineSet>(MachineSets).store.get(key.namespace, key.name);
     if (!ms || ms.metadata.deletionTimestamp) return Action.awaitChange();
-    const machines = this.ownedMachines(
+    let machines = this.ownedMachines(
       `MachineSet/${key.namespace}/${key.name}`,
       (m) => m.metadata.labels?.[Labels.setName] === key.name && m.metadata.namespace === key.namespace,
     );
     const mdName = ms.metadata.labels?.[Labels.deploymentName];
-    if (!this.faithful || !isPaused(ms, this.cluster(key.namespace, ms.spec.clusterName))) {
+    const paused = this.faithful && isPaused(ms, this.cluster(key.namespace, ms.spec.clusterName));
+    let moving = false;
+    if (this.inPlace && this.faithful && !paused) {
+      // Machines moved away that the cache still shows here are gone from this set.
+      machines = machines.filter((m) => {
+        const k = `${m.metadata.namespace}/${m.metadata.name}`;
+        const target = this.expectedMoves.get(k);
+        if (target === undefined) return true;
+        if (m.metadata.labels?.[Labels.setName] !== target) return false;
+        this.expectedMoves.delete(k);
+        return true;
+      });
+      const moves = decideMoves(ms, machines);
+      for (const name of moves.trigger) {
+        const m = machines.find((x) => x.metadata.name === name);
+        if (m) await this.triggerMachineSetInPlace(ms, m);
+      }
+      machines = machines.filter((m) => !moves.notAcknowledged.includes(m.metadata.name ?? ''));
+      const target = ms.metadata.annotations?.[MOVE_MACHINES_TO_ANNOTATION];
+      const targetSet = target ? this.mgr.informer<MachineSet>(MachineSets).store.peek(key.namespace, target) : undefined;
+      const active = machines.filter((m) => !m.metadata.deletionTimestamp);
+      if (targetSet && active.length > (ms.spec.replicas ?? 1)) {
+        moving = true;
+        // startMoveMachines: surplus machines move (not those still updating from an earlier move), in deletion order.
+        const movable = active.filter((m) => m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined);
+        const surplus = active.length - (ms.spec.replicas ?? 1);
+        const pick = decideScale(Math.max(0, movable.length - surplus), movable, ms.spec.deletion?.order, (m) => this.createdAtOf(m));
+        for (const name of pick.delete)
+          await this.moveMachine(
+            machines.find((m) => m.metadata.name === name)!,
+            targetSet,
+          );
+      }
+    }
+    if (!moving && !paused) {
       await this.scale(
         `MachineSet/${key.namespace}/${key.name}`,
         ms.spec.replicas ?? 1,
@@ -503,6 +677,31 @@ class Simulator {
       )
         return Action.requeue(100);
       if (step.kind === 'create') await this.createOwned(ownerKey, blueprint);
+      if (step.kind === 'delete' && this.inPlace) {
+        const outdated = new Set(members.filter((m) => !m.upToDate).map((m) => m.name));
+        const victim = machines.find((x) => x.metadata.name === step.machine);
+        const view = victim ? this.kcpView(victim) : undefined;
+        const inPlace = decideKcpInPlace(step, outdated, {
+          enabled: true,
+          canUpdateHandlers: registrationsFor(this.extensionConfigs, CAN_UPDATE_MACHINE_HOOK).length,
+          eligible: view?.infraMachine !== undefined && (view.kubeadmConfigSpec !== undefined || !victim?.spec.bootstrap.configRef),
+          upToDateReplicas: members.filter((m) => m.upToDate && !m.deleting).length,
+          desiredReplicas: kcp.spec.replicas ?? 1,
+        });
+        if (inPlace.kind === 'error') {
+          this.mgr.log.error({ controlPlane: key.name }, `capi-sim: ${inPlace.message}`);
+          return Action.requeue(1000);
+        }
+        if (inPlace.kind === 'askCanUpdate' && victim && view?.infraMachine) {
+          try {
+            if (await this.tryKcpInPlace(kcp, victim, view.infraMachine)) return Action.awaitChange();
+          } catch (err) {
+            // Upstream returns the error (retried with backoff); the machine is neither updated nor replaced meanwhile.
+            this.mgr.log.error({ controlPlane: key.name, machine: step.machine, err }, 'capi-sim: CanUpdateMachine failed');
+            return Action.requeue(1000);
+          }
+        }
+      }
       if (step.kind === 'delete') {
         const m = machines.find((x) => x.metadata.name === step.machine);
         this.mgr.log.info(
@@ -528,6 +727,336 @@ class Simulator {
       initialization: { controlPlaneInitialized: true },
     });
     return Action.awaitChange();
+  }
+
+  private get extensionConfigs(): ExtensionConfig[] {
+    return this.mgr.informer<ExtensionConfig>(ExtensionConfigs).store.list(undefined);
+  }
+
+  /**
+   * KCP tryInPlaceUpdate: asks the one CanUpdateMachine handler with the machine's current and desired Machine,
+   * DevMachine and KubeadmConfig (cleaned for diff), applies its patches to current and, when that yields desired,
+   * triggers the update (triggerInPlaceUpdate): update-in-progress on the Machine, desired specs with the annotation on
+   * the DevMachine and KubeadmConfig, then the Machine's desired spec with UpdateMachine pending. False: not covered,
+   * the caller scales the machine down as without the gate.
+   */
+  private async tryKcpInPlace(kcp: KubeadmControlPlane, m: Machine, infra: KubeObject): Promise<boolean> {
+    const ns = m.metadata.namespace ?? '';
+    const name = m.metadata.name ?? '';
+    const reg = registrationsFor(this.extensionConfigs, CAN_UPDATE_MACHINE_HOOK)[0];
+    if (!reg) return false;
+    const infraRef = kcp.spec.machineTemplate.spec.infrastructureRef;
+    const infraSpec = (infra['spec'] ?? {}) as Record<string, unknown>;
+    const desiredInfraSpec = {
+      ...(await this.templateSpec(DevMachineTemplates, ns, infraRef.name)),
+      ...(infraSpec['providerID'] !== undefined ? { providerID: infraSpec['providerID'] } : {}),
+    };
+    const configRef = m.spec.bootstrap.configRef;
+    const config = configRef
+      ? await this.client.get<KubeObject & { spec?: Record<string, unknown> }>(KubeadmConfigs, ns, configRef.name)
+      : undefined;
+    const desiredMachine: Machine = { ...m, spec: { ...structuredClone(m.spec), version: kcp.spec.version } };
+    const infraAv = apiVersionOf(DevMachines);
+    const bootAv = apiVersionOf(KubeadmConfigs);
+    const current: MachineObjects = {
+      machine: forHookRequest(m, apiVersionOf(Machines), Machines.kind),
+      infrastructureMachine: forHookRequest(infra, infraAv, DevMachines.kind),
+      ...(config
+        ? { bootstrapConfig: { ...forHookRequest(config, bootAv, KubeadmConfigs.kind), spec: kubeadmConfigSpecForDiff(config.spec) } }
+        : {}),
+    };
+    const desired: MachineObjects = {
+      machine: forHookRequest(desiredMachine, apiVersionOf(Machines), Machines.kind),
+      infrastructureMachine: {
+        ...forHookRequest(infra, infraAv, DevMachines.kind),
+        metadata: { name, namespace: ns, annotations: clonedFromAnnotations(infraRef) },
+        spec: desiredInfraSpec,
+      },
+      ...(config
+        ? {
+            bootstrapConfig: {
+              ...forHookRequest(config, bootAv, KubeadmConfigs.kind),
+              spec: kubeadmConfigSpecForDiff(kcp.spec.kubeadmConfigSpec),
+            },
+          }
+        : {}),
+    };
+    // Upstream diffs with the desired labels and annotations on the current clones: only specs count.
+    current.infrastructureMachine.metadata = structuredClone(desired.infrastructureMachine.metadata);
+    const answer = (await callExtension(reg, CAN_UPDATE_MACHINE_HOOK, { current, desired })) as CanUpdateMachinePatches;
+    const coverage = judgeCanUpdateMachine(current, desired, answer);
+    if (!coverage.covered) {
+      this.mgr.log.info({ machine: name, reasons: coverage.reasons }, 'capi-sim: in-place update not possible, rolling out');
+      return false;
+    }
+    this.mgr.log.info({ controlPlane: kcp.metadata.name, machine: name }, 'capi-sim: triggering in-place update');
+    await this.client.patch(Machines, ns, name, { metadata: { annotations: { [UPDATE_IN_PROGRESS_ANNOTATION]: '' } } }, merge);
+    await this.client.patch(
+      DevMachines,
+      ns,
+      infra.metadata.name ?? '',
+      { metadata: { annotations: { ...clonedFromAnnotations(infraRef), [UPDATE_IN_PROGRESS_ANNOTATION]: '' } }, spec: desiredInfraSpec },
+      merge,
+    );
+    if (config && configRef)
+      await this.client.patch(
+        KubeadmConfigs,
+        ns,
+        configRef.name,
+        { metadata: { annotations: { [UPDATE_IN_PROGRESS_ANNOTATION]: '' } }, spec: structuredClone(kcp.spec.kubeadmConfigSpec ?? {}) },
+        merge,
+      );
+    const pending = pendingHooksValue(m.metadata.annotations, UPDATE_MACHINE_HOOK, true);
+    await this.client.patch(
+      Machines,
+      ns,
+      name,
+      { metadata: { annotations: { [PENDING_HOOKS_ANNOTATION]: pending ?? null } }, spec: { version: kcp.spec.version } },
+      merge,
+    );
+    return true;
+  }
+
+  /** Machines moved to another MachineSet that the cache may still show in the old one (key → target set). */
+  private readonly expectedMoves = new Map<string, string>();
+
+  /**
+   * startMoveMachines: the machine changes MachineSet (set-name label, controller reference) and carries
+   * update-in-progress and pending-acknowledge-move until the deployment counts it in the target's replicas.
+   */
+  private async moveMachine(m: Machine, target: MachineSet): Promise<void> {
+    const ns = m.metadata.namespace ?? '';
+    const name = m.metadata.name ?? '';
+    this.expectedMoves.set(`${ns}/${name}`, target.metadata.name ?? '');
+    const owners = (m.metadata.ownerReferences ?? []).filter((r) => !r.controller);
+    owners.push(controllerRef(MachineSets, target.metadata.name ?? '', target.metadata.uid ?? ''));
+    this.mgr.log.info({ machine: name, to: target.metadata.name }, 'capi-sim: moving machine to the new MachineSet for an in-place update');
+    await this.client.patch(
+      Machines,
+      ns,
+      name,
+      {
+        metadata: {
+          labels: { [Labels.setName]: target.metadata.name ?? '' },
+          annotations: { [UPDATE_IN_PROGRESS_ANNOTATION]: '', [PENDING_ACKNOWLEDGE_MOVE_ANNOTATION]: '' },
+          ownerReferences: owners,
+        },
+      },
+      merge,
+    );
+  }
+
+  /**
+   * The MachineSet's trigger for an acknowledged moved machine: desired specs from the set's own template on the
+   * Machine (version), DevMachine and KubeadmConfig (with their cloned-from and update-in-progress annotations),
+   * pending-acknowledge-move dropped and UpdateMachine marked pending.
+   */
+  private async triggerMachineSetInPlace(ms: MachineSet, m: Machine): Promise<void> {
+    const ns = m.metadata.namespace ?? '';
+    const name = m.metadata.name ?? '';
+    const want = machineFromSet(ms, ms.metadata.name ?? '', ms.metadata.labels?.[Labels.deploymentName]);
+    const infra = await this.client.get(DevMachines, ns, m.spec.infrastructureRef.name);
+    const providerID = (infra?.['spec'] as Record<string, unknown> | undefined)?.['providerID'];
+    await this.patchIgnoringMissing(
+      DevMachines,
+      ns,
+      m.spec.infrastructureRef.name,
+      {
+        metadata: { annotations: { ...clonedFromAnnotations(want.infraTemplate), [UPDATE_IN_PROGRESS_ANNOTATION]: '' } },
+        spec: { ...(await this.templateSpec(DevMachineTemplates, ns, want.infraTemplate.name)), ...(providerID ? { providerID } : {}) },
+      },
+      merge,
+    );
+    const ref = m.spec.bootstrap.configRef;
+    if (ref && want.bootstrapTemplate)
+      await this.patchIgnoringMissing(
+        KubeadmConfigs,
+        ns,
+        ref.name,
+        {
+          metadata: { annotations: { ...clonedFromAnnotations(want.bootstrapTemplate), [UPDATE_IN_PROGRESS_ANNOTATION]: '' } },
+          spec: await this.templateSpec(KubeadmConfigTemplates, ns, want.bootstrapTemplate.name),
+        },
+        merge,
+      );
+    const pending = pendingHooksValue(m.metadata.annotations, UPDATE_MACHINE_HOOK, true);
+    this.mgr.log.info({ machineSet: ms.metadata.name, machine: name }, 'capi-sim: triggering in-place update');
+    await this.patchIgnoringMissing(
+      Machines,
+      ns,
+      name,
+      {
+        metadata: { annotations: { [PENDING_ACKNOWLEDGE_MOVE_ANNOTATION]: null, [PENDING_HOOKS_ANNOTATION]: pending ?? null } },
+        spec: { ...(want.version ? { version: want.version } : {}) },
+      },
+      merge,
+    );
+  }
+
+  /** CanUpdateMachineSet answers per old/new MachineSet generation pair (upstream caches them too). */
+  private readonly canUpdateMachineSetCache = new Map<string, boolean>();
+
+  /**
+   * canUpdateMachineSetInPlace: asks the one CanUpdateMachineSet handler with the old and new MachineSet and their
+   * DevMachineTemplate / KubeadmConfigTemplate, applies its patches to the old ones and compares with the new ones.
+   */
+  private async canUpdateMachineSet(old: MachineSet, next: MachineSet): Promise<boolean> {
+    const cacheKey = `${old.metadata.namespace}/${old.metadata.name}/${old.metadata.generation}->${next.metadata.name}/${next.metadata.generation}`;
+    const cached = this.canUpdateMachineSetCache.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const reg = registrationsFor(this.extensionConfigs, CAN_UPDATE_MACHINESET_HOOK)[0];
+    if (!reg) return false;
+    const ns = old.metadata.namespace;
+    const tpl = async (res: ResourceType, name: string | undefined): Promise<(KubeObject & { spec?: unknown }) | undefined> => {
+      const o = name ? await this.client.get<KubeObject & { spec?: unknown }>(res, ns, name) : undefined;
+      return o ? forHookRequest(o, apiVersionOf(res), res.kind) : undefined;
+    };
+    const side = async (ms: MachineSet): Promise<MachineSetObjects | undefined> => {
+      const infra = await tpl(DevMachineTemplates, ms.spec.template.spec.infrastructureRef.name);
+      if (!infra) return undefined;
+      const boot = await tpl(KubeadmConfigTemplates, ms.spec.template.spec.bootstrap.configRef?.name);
+      return {
+        machineSet: forHookRequest(ms, apiVersionOf(MachineSets), MachineSets.kind),
+        infrastructureMachineTemplate: infra,
+        ...(boot ? { bootstrapConfigTemplate: boot } : {}),
+      };
+    };
+    const current = await side(old);
+    const desired = await side(next);
+    if (!current || !desired) return false;
+    const answer = (await callExtension(reg, CAN_UPDATE_MACHINESET_HOOK, { current, desired })) as CanUpdateMachineSetPatches;
+    const coverage = judgeCanUpdateMachineSet(current, desired, answer);
+    if (!coverage.covered)
+      this.mgr.log.info(
+        { machineSet: old.metadata.name, reasons: coverage.reasons },
+        'capi-sim: MachineSet cannot be updated in place, rolling out',
+      );
+    this.canUpdateMachineSetCache.set(cacheKey, coverage.covered);
+    return coverage.covered;
+  }
+
+  /** ExtensionConfig controller: discovery, handlers written to status.handlers (condition Discovered). */
+  private async reconcileExtensionConfig(key: ObjectKey): Promise<Action> {
+    const ec = this.mgr.informer<ExtensionConfig>(ExtensionConfigs).store.get(undefined, key.name);
+    if (!ec || ec.metadata.deletionTimestamp) return Action.awaitChange();
+    try {
+      const handlers = await discover(ec);
+      const conditions = setCondition(
+        ec.status?.conditions as never,
+        { type: 'Discovered', status: 'True', reason: 'Discovered' },
+        ec.metadata.generation,
+      );
+      await this.patchStatusIfChanged(ExtensionConfigs, ec, { handlers, conditions });
+      return Action.awaitChange();
+    } catch (err) {
+      const message = (err as Error).message;
+      this.mgr.log.info({ extensionConfig: key.name, err: message }, 'capi-sim: discovery failed');
+      const conditions = setCondition(
+        ec.status?.conditions as never,
+        { type: 'Discovered', status: 'False', reason: 'DiscoveryFailed', message },
+        ec.metadata.generation,
+      );
+      await this.patchStatusIfChanged(ExtensionConfigs, ec, { conditions });
+      return Action.requeue(2000);
+    }
+  }
+
+  /**
+   * The machine controller's in-place part (reconcileInPlaceUpdate): calls UpdateMachine with the machine's and its
+   * clones' current specs while it answers in progress (requeued after retryAfterSeconds), then removes the
+   * update-in-progress annotations and the pending hook; a failed call sets Updating's failure message and is retried.
+   * Undefined: nothing in place to do.
+   */
+  private async reconcileInPlace(m: Machine): Promise<Action | undefined> {
+    const ns = m.metadata.namespace ?? '';
+    const name = m.metadata.name ?? '';
+    const infra = await this.client.get(DevMachines, ns, m.spec.infrastructureRef.name);
+    const ref = m.spec.bootstrap.configRef;
+    const boot = ref ? await this.client.get(KubeadmConfigs, ns, ref.name) : undefined;
+    const step = decideMachineInPlace(this.inPlace, {
+      machine: m,
+      infraMachine: infra,
+      bootstrapConfig: boot,
+      hasBootstrapRef: ref !== undefined,
+    });
+    if (step.kind === 'none') return undefined;
+    if (step.kind === 'wait') return Action.requeue(200);
+    if (step.kind === 'complete') {
+      await this.completeInPlace(m, infra, boot);
+      return Action.awaitChange();
+    }
+    if (step.kind === 'failed') {
+      await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdateFailed, step.message));
+      return Action.requeue(1000);
+    }
+    const reg = registrationsFor(this.extensionConfigs, UPDATE_MACHINE_HOOK);
+    if (reg.length !== 1) {
+      this.mgr.log.error({ machine: name, handlers: reg.length }, 'capi-sim: UpdateMachine needs exactly one registered handler');
+      await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdateFailed, UPDATE_MACHINE_FAILED_MESSAGE));
+      return Action.requeue(1000);
+    }
+    const cacheKey = `${ns}/${name}`;
+    const notBefore = this.updateMachineNotBefore.get(cacheKey) ?? 0;
+    if (Date.now() < notBefore) return Action.requeue(notBefore - Date.now());
+    const retryIn = (ms: number): Action => {
+      this.updateMachineNotBefore.set(cacheKey, Date.now() + ms);
+      return Action.requeue(ms);
+    };
+    const desired: MachineObjects = {
+      machine: forHookRequest(m, apiVersionOf(Machines), Machines.kind),
+      infrastructureMachine: forHookRequest(infra!, apiVersionOf(DevMachines), DevMachines.kind),
+      ...(boot ? { bootstrapConfig: forHookRequest(boot, apiVersionOf(KubeadmConfigs), KubeadmConfigs.kind) } : {}),
+    };
+    let answer: UpdateMachineAnswer;
+    try {
+      answer = (await callExtension(reg[0]!, UPDATE_MACHINE_HOOK, { desired })) as UpdateMachineAnswer;
+    } catch (err) {
+      const extensionMessage = err instanceof ExtensionFailureError ? err.extensionMessage : (err as Error).message;
+      this.mgr.log.info({ machine: name, err: (err as Error).message, extensionMessage }, 'capi-sim: UpdateMachine failed');
+      this.counters.updateMachineFailures++;
+      await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdateFailed, UPDATE_MACHINE_FAILED_MESSAGE));
+      return retryIn(1000);
+    }
+    const outcome = updateMachineOutcome(answer);
+    if (outcome.kind === 'inProgress') {
+      await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdating, inProgressMessage(outcome.message)));
+      return retryIn(outcome.retryAfterMs);
+    }
+    if (outcome.kind === 'failed') {
+      await this.setUpdating(m, updatingCondition(true, UpdatingReason.inPlaceUpdateFailed, UPDATE_MACHINE_FAILED_MESSAGE));
+      return retryIn(1000);
+    }
+    this.updateMachineNotBefore.delete(cacheKey);
+    await this.completeInPlace(m, infra, boot);
+    this.counters.machinesUpdatedInPlace++;
+    this.mgr.log.info({ machine: name }, 'capi-sim: in-place update done');
+    return Action.awaitChange();
+  }
+
+  /** completeInPlaceUpdate: annotations off the Machine and its clones, UpdateMachine no longer pending, Updating False. */
+  private async completeInPlace(m: Machine, infra: KubeObject | undefined, boot: KubeObject | undefined): Promise<void> {
+    const ns = m.metadata.namespace ?? '';
+    const off = { metadata: { annotations: { [UPDATE_IN_PROGRESS_ANNOTATION]: null } } };
+    if (infra) await this.patchIgnoringMissing(DevMachines, ns, infra.metadata.name ?? '', off, merge);
+    if (boot) await this.patchIgnoringMissing(KubeadmConfigs, ns, boot.metadata.name ?? '', off, merge);
+    const pending = pendingHooksValue(m.metadata.annotations, UPDATE_MACHINE_HOOK, false);
+    await this.patchIgnoringMissing(
+      Machines,
+      ns,
+      m.metadata.name ?? '',
+      { metadata: { annotations: { [UPDATE_IN_PROGRESS_ANNOTATION]: null, [PENDING_HOOKS_ANNOTATION]: pending ?? null } } },
+      merge,
+    );
+    const fresh = await this.client.get<Machine>(Machines, ns, m.metadata.name ?? '');
+    if (fresh) await this.setUpdating(fresh, updatingCondition(false));
+  }
+
+  /** Writes the machine's Updating condition when it changes. */
+  private async setUpdating(m: Machine, c: ConditionInput): Promise<void> {
+    const before = m.status?.conditions?.find((x) => x.type === c.type);
+    if (before && before.status === c.status && before.reason === c.reason && (before.message ?? '') === (c.message ?? '')) return;
+    const conditions = setCondition(m.status?.conditions, c, m.metadata.generation);
+    await this.patchIgnoringMissing(Machines, m.metadata.namespace ?? '', m.metadata.name ?? '', { status: { conditions } });
   }
 
   /** Whether the API server (not the cache) still shows the KCP paused-free with an out-of-date machine. */
@@ -745,8 +1274,10 @@ class Simulator {
       await this.makeReady(m);
       return Action.awaitChange();
     }
-    await this.followNode(m);
-    return Action.awaitChange();
+    const inPlace = this.inPlace ? await this.reconcileInPlace(m) : undefined;
+    const now = inPlace ? await this.client.get<Machine>(Machines, key.namespace, key.name) : m;
+    if (now) await this.followNode(now);
+    return inPlace ?? Action.awaitChange();
   }
 
   /** What the MHC and the owner do with a machine marked remediate-machine: mark it unhealthy, delete it (the owner replaces it). */
@@ -867,9 +1398,15 @@ class Simulator {
     return dm?.spec?.backend?.docker?.customImage;
   }
 
-  private async patchIgnoringMissing(res: ResourceType, ns: string, name: string, body: unknown): Promise<void> {
+  private async patchIgnoringMissing(
+    res: ResourceType,
+    ns: string,
+    name: string,
+    body: unknown,
+    how: typeof merge | typeof mergeStatus = mergeStatus,
+  ): Promise<void> {
     try {
-      await this.client.patch(res, ns, name, body, mergeStatus);
+      await this.client.patch(res, ns, name, body, how);
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

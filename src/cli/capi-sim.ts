@@ -9,7 +9,7 @@ export const capiSimVerb: Verb = {
   name: 'capi-sim',
   summary: 'Simulate the Cluster API controllers (demo internals)',
   hidden: true,
-  help: `Usage: inplace capi-sim [-n NAMESPACE] [--ready-delay-ms N] [--kubeconfig FILE]
+  help: `Usage: inplace capi-sim [-n NAMESPACE] [--ready-delay-ms N] [--in-place-updates] [--kubeconfig FILE]
 
 Simulates the CAPI controllers and the workload clusters' Nodes against a cluster without CAPI:
 MachineDeployment / KubeadmControlPlane replicas become Machines (+ DevMachine, KubeadmConfig, Node),
@@ -19,8 +19,16 @@ Used by the demo and the tests; never point it at a cluster that runs the real C
 Options:
   -n, --namespace NS   simulate only this namespace (default: all)
   --ready-delay-ms N   how long a new machine takes to become Ready (default 200)
+  --in-place-updates   play upstream's InPlaceUpdates feature gate: call the runtime extension registered
+                       through an ExtensionConfig (CanUpdateMachine[Set], UpdateMachine) before replacing
+                       control-plane or worker machines (also CAPI_SIM_IN_PLACE=1)
 ${KUBE_OPTIONS_HELP}`,
-  options: { ...kubeOptions, namespace: { type: 'string', short: 'n' }, 'ready-delay-ms': { type: 'string' } },
+  options: {
+    ...kubeOptions,
+    namespace: { type: 'string', short: 'n' },
+    'ready-delay-ms': { type: 'string' },
+    'in-place-updates': { type: 'boolean' },
+  },
   async run(args, io) {
     if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
     const delay = str(args, 'ready-delay-ms');
@@ -36,6 +44,7 @@ ${KUBE_OPTIONS_HELP}`,
       log,
       ...(namespace ? { namespace } : {}),
       ...(readyDelayMs !== undefined ? { readyDelayMs } : {}),
+      ...(args.values['in-place-updates'] === true ? { inPlaceUpdates: true } : {}),
     });
     log.info({ server: conn.client.server, namespace: namespace ?? '(all)' }, 'CAPI simulator running');
     await stopRequested(io.signal);

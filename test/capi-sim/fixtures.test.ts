@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { CAPI_FIXTURE_CRDS_DIR, capiCrdDirs } from '../../src/capi-sim/index.js';
+import { CAPI_FIXTURE_CRDS_DIR, CAPI_RUNTIME_CRDS_DIR, capiCrdDirs } from '../../src/capi-sim/index.js';
 import { compareCrds, schemaPaths, type Crd } from './schema-compare.js';
 import { requireRealCapiCrds } from '../support/real-capi-crds.js';
 
@@ -117,13 +117,13 @@ const USED_PATHS: Record<string, string[]> = {
 describe('capi-sim fixture CRDs', () => {
   const fixtures = loadDir(CAPI_FIXTURE_CRDS_DIR);
 
-  it('uses the fixtures unless CAPI_CRDS_DIR points elsewhere', () => {
+  it('uses the fixtures unless CAPI_CRDS_DIR points elsewhere (plus the ExtensionConfig fixture)', () => {
     const saved = process.env['CAPI_CRDS_DIR'];
     try {
       delete process.env['CAPI_CRDS_DIR'];
-      expect(capiCrdDirs()).to.deep.equal([CAPI_FIXTURE_CRDS_DIR]);
+      expect(capiCrdDirs()).to.deep.equal([CAPI_FIXTURE_CRDS_DIR, CAPI_RUNTIME_CRDS_DIR]);
       process.env['CAPI_CRDS_DIR'] = '/some/where';
-      expect(capiCrdDirs()).to.deep.equal(['/some/where']);
+      expect(capiCrdDirs()).to.deep.equal(['/some/where', CAPI_RUNTIME_CRDS_DIR]);
     } finally {
       if (saved === undefined) delete process.env['CAPI_CRDS_DIR'];
       else process.env['CAPI_CRDS_DIR'] = saved;

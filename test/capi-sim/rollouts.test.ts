@@ -121,7 +121,7 @@ describe('capi-sim faithful rollouts', function () {
     );
     const now = await cp();
     expect(now.map((m) => m.spec.version)).to.deep.equal(['v1.29.5', 'v1.29.5', 'v1.29.5']);
-    expect(sim!.stats()).to.deep.equal({ machinesCreated: 1, machinesDeleted: 1 });
+    expect(sim!.stats()).to.include({ machinesCreated: 1, machinesDeleted: 1 });
     const kcp = await client.get<KubeadmControlPlane>(KubeadmControlPlanes, ns, 'c1-cp');
     await waitFor(async () => (await client.get<KubeadmControlPlane>(KubeadmControlPlanes, ns, 'c1-cp'))?.status?.upToDateReplicas === 3, {
       message: 'KCP status up to date',
