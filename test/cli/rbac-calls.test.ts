@@ -122,7 +122,7 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
     await env?.stop();
   });
 
-  const docs = docsOf(synthesize({ updaters: Object.values(sampleUpdaters) }));
+  const docs = docsOf(synthesize({ updaters: Object.values(sampleUpdaters), runtimeExtension: {} }));
   for (const name of [...Object.keys(COMPONENT_LOADERS), ...Object.keys(sampleUpdaters).map((u) => `updater-${u}`)]) {
     it(`${name}: every call it made is allowed`, () => {
       const made = calls.get(name) ?? [];
