@@ -1,4 +1,4 @@
-// `npm run synth [-- --image REF --namespace NS --replicas N --outdir DIR --no-samples --write-policy FILE
+// `npm run synth [-- --image REF --namespace NS --replicas N --outdir DIR --no-samples --runtime-extension --write-policy FILE
 // --provider ROLE=plural.group ...]`: writes dist/manifests/ (the values: docs/operations.md, Deploying).
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
