@@ -43,7 +43,33 @@ export interface DeploymentOptions {
    * that enforce it, passed as `--write-policy`. Absent = the built-in default (docs/operations.md).
    */
   writePolicy?: WritePolicy;
+  /**
+   * Deploy the runtime extension (opt-in, like `inplace run`): its Deployment, Service, serving certificate and
+   * ExtensionConfig. Needs Cluster API's ExtensionConfig CRD and, unless `secretName` is given, cert-manager.
+   */
+  runtimeExtension?: RuntimeExtensionOptions;
 }
+
+/** How the runtime extension is deployed. */
+export interface RuntimeExtensionOptions {
+  /**
+   * A Secret of type kubernetes.io/tls (tls.crt, tls.key, ca.crt) you provide for the Service's DNS names; absent =
+   * a cert-manager self-signed Issuer and Certificate write `inplace-runtime-extension-cert`.
+   */
+  secretName?: string;
+}
+
+/** The runtime extension's serving port, Service port and certificate directory (controller-runtime's defaults). */
+export const EXTENSION = {
+  component: 'runtime-extension',
+  port: 9443,
+  servicePort: 443,
+  certDir: '/tmp/k8s-webhook-server/serving-certs',
+  defaultSecret: 'inplace-runtime-extension-cert',
+} as const;
+
+/** The `inplace run runtime-extension` flags of the deployed extension. */
+export const extensionArgs = (): string[] => ['--extension-port', String(EXTENSION.port), '--cert-dir', EXTENSION.certDir];
 
 /** Where the write-policy ConfigMap is mounted in a controller container. */
 export const WRITE_POLICY_PATH = '/etc/inplace/write-policy.yaml';
@@ -295,6 +321,83 @@ export function addNetworkPolicy(chart: Chart, o: DeploymentOptions): ApiObject 
   });
 }
 
+/**
+ * Completes the runtime extension's Deployment `d` with what Cluster API needs to call it: the serving port, the
+ * certificate Secret mounted at --cert-dir, a Service (443 → 9443), the Secret's issuer (cert-manager, self-signed)
+ * unless one is brought, a NetworkPolicy letting callers reach 9443, and the ExtensionConfig that registers it (CAPI
+ * injects the caBundle from the Secret named by the inject-ca-from-secret annotation).
+ */
+export function addRuntimeExtension(chart: Chart, d: kplus.Deployment, o: DeploymentOptions, x: RuntimeExtensionOptions): void {
+  const name = `inplace-${EXTENSION.component}`;
+  const labels = selectorLabels(EXTENSION.component, 'controller', o.instance);
+  const secretName = x.secretName ?? EXTENSION.defaultSecret;
+  const ctr = d.containers[0];
+  if (!ctr) throw new Error(`${name}: the Deployment has no container`);
+  ctr.addPort({ name: 'https', number: EXTENSION.port });
+  const secret = kplus.Secret.fromSecretName(chart, 'runtime-extension-cert-ref', secretName);
+  ctr.mount(EXTENSION.certDir, kplus.Volume.fromSecret(chart, 'runtime-extension-cert', secret, { name: 'serving-cert' }), {
+    readOnly: true,
+  });
+
+  const svc = new kplus.Service(chart, 'runtime-extension-service', {
+    metadata: { name, namespace: o.namespace, labels },
+    type: kplus.ServiceType.CLUSTER_IP,
+    ports: [{ name: 'https', port: EXTENSION.servicePort, targetPort: EXTENSION.port }],
+  });
+  for (const [k, v] of Object.entries(labels)) svc.selectLabel(k, v);
+
+  if (x.secretName === undefined) {
+    const issuer = `${name}-selfsigned`;
+    new ApiObject(chart, 'runtime-extension-issuer', {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: { name: issuer, namespace: o.namespace, labels },
+      spec: { selfSigned: {} },
+    });
+    new ApiObject(chart, 'runtime-extension-certificate', {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name, namespace: o.namespace, labels },
+      spec: {
+        secretName,
+        // The names Cluster API dials: <service>.<namespace>.svc (and the short forms, for tools inside the cluster).
+        dnsNames: [`${name}.${o.namespace}.svc`, `${name}.${o.namespace}.svc.cluster.local`],
+        issuerRef: { kind: 'Issuer', name: issuer },
+      },
+    });
+  }
+
+  if (!o.noNetworkPolicy) {
+    // The callers are Cluster API's controllers (KCP, MachineSet), in whatever namespace they were installed: the
+    // port is open to any peer, like a webhook port; the platform's policy above keeps covering the other ports.
+    new ApiObject(chart, 'runtime-extension-network-policy', {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name, namespace: o.namespace, labels },
+      spec: {
+        podSelector: { matchLabels: labels },
+        policyTypes: ['Ingress'],
+        ingress: [{ ports: [{ protocol: 'TCP', port: EXTENSION.port }] }],
+      },
+    });
+  }
+
+  new ApiObject(chart, 'runtime-extension-config', {
+    apiVersion: 'runtime.cluster.x-k8s.io/v1beta2',
+    kind: 'ExtensionConfig',
+    metadata: {
+      name: 'inplace',
+      labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance },
+      annotations: { 'runtime.cluster.x-k8s.io/inject-ca-from-secret': `${o.namespace}/${secretName}` },
+    },
+    spec: {
+      clientConfig: { service: { name, namespace: o.namespace, port: EXTENSION.servicePort } },
+      // Every namespace: narrow it to the fleets this installation serves.
+      namespaceSelector: {},
+    },
+  });
+}
+
 /** The platform: namespace, one Deployment + ServiceAccount + least-privilege RBAC per component, a metrics Service. */
 export class PlatformChart extends Chart {
   constructor(scope: Construct, id: string, components: readonly WorkloadSpec[], o: DeploymentOptions) {
@@ -324,6 +427,7 @@ export class PlatformChart extends Chart {
       });
       if (enforces)
         d.containers[0]?.mount('/etc/inplace', kplus.Volume.fromConfigMap(this, `${c.name}-write-policy`, cm), { readOnly: true });
+      if (c.name === EXTENSION.component && o.runtimeExtension) addRuntimeExtension(this, d, o, o.runtimeExtension);
     }
     const svc = new kplus.Service(this, 'metrics', {
       metadata: {

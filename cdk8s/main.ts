@@ -1,4 +1,4 @@
-// `npm run synth [-- --image REF --namespace NS --replicas N --outdir DIR --no-samples --write-policy FILE
+// `npm run synth [-- --image REF --namespace NS --replicas N --outdir DIR --no-samples --runtime-extension --write-policy FILE
 // --provider ROLE=plural.group ...]`: writes dist/manifests/ (the values: docs/operations.md, Deploying).
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { DEFAULT_IMAGE, DEFAULTS, PROJECT_ROOT, imageWarning, synthesize, writeM
 const USAGE = `Usage: npm run synth -- --image REF [--namespace NS] [--replicas N] [--outdir DIR] [--no-samples]
                          [--write-policy FILE] [--provider ROLE=plural.group]... [--no-default-providers]
                          [--instance NAME] [--priority-class NAME] [--api-server-port N]... [--api-server-cidr CIDR]...
-                         [--no-network-policy]
+                         [--no-network-policy] [--runtime-extension [--runtime-extension-secret NAME]]
 
 Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, NetworkPolicy, sample updaters) to
 dist/manifests/.
@@ -31,6 +31,13 @@ dist/manifests/.
                     restrict that egress to these addresses (repeatable; default: any address)
   --no-network-policy
                     leave the NetworkPolicy out
+  --runtime-extension
+                    also deploy the runtime extension (Cluster API's in-place update hooks, docs/hooks.md): its
+                    Deployment, Service, a cert-manager self-signed Certificate and the ExtensionConfig; needs
+                    cert-manager and Cluster API's ExtensionConfig CRD (RuntimeSDK)
+  --runtime-extension-secret NAME
+                    serve the certificate of this kubernetes.io/tls Secret (yours, with ca.crt) instead of
+                    cert-manager's; implies --runtime-extension
   --outdir DIR      output directory (default: dist/manifests)
   --no-samples      leave out the sample updaters chart
   --write-policy FILE  the write policy (YAML, allow/deny per selectResource) as a ConfigMap passed to the
@@ -58,6 +65,8 @@ function main(): number {
         'api-server-port': { type: 'string', multiple: true },
         'api-server-cidr': { type: 'string', multiple: true },
         'no-network-policy': { type: 'boolean' },
+        'runtime-extension': { type: 'boolean' },
+        'runtime-extension-secret': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -113,6 +122,9 @@ function main(): number {
     ...(values['priority-class'] !== undefined ? { priorityClassName: values['priority-class'] } : {}),
     ...(ports.length || cidrs.length ? { apiServer: { ports: ports.length ? ports : DEFAULTS.apiServer.ports, cidrs } } : {}),
     ...(values['no-network-policy'] ? { noNetworkPolicy: true } : {}),
+    ...(values['runtime-extension'] || values['runtime-extension-secret'] !== undefined
+      ? { runtimeExtension: values['runtime-extension-secret'] !== undefined ? { secretName: values['runtime-extension-secret'] } : {} }
+      : {}),
     ...(values['no-samples'] ? {} : { updaters: Object.values(sampleUpdaters) }),
   });
   const outdir = values.outdir ?? join(PROJECT_ROOT, 'dist', 'manifests');

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Yaml } from 'cdk8s';
-import { addCharts, type DeploymentOptions, type WorkloadSpec } from './charts.js';
+import { EXTENSION, addCharts, extensionArgs, type DeploymentOptions, type WorkloadSpec } from './charts.js';
 import { COMPONENTS } from './components.js';
 import { DEFAULT_PROVIDERS, providerProblems, providerRules, type ProviderResource } from '../src/runtime/rbac.js';
 
@@ -68,12 +68,15 @@ export interface ManifestFile {
   content: string;
 }
 
-/** The workloads of the platform chart: one per component, running `inplace run <component>`, granted these provider kinds. */
-export const componentWorkloads = (providers: readonly ProviderResource[] = DEFAULT_PROVIDERS): WorkloadSpec[] =>
-  COMPONENTS.map((c) => ({
+/**
+ * The workloads of the platform chart: one per component, running `inplace run <component>`, granted these provider
+ * kinds; the opt-in components (the runtime extension) only when `optIn` is true.
+ */
+export const componentWorkloads = (providers: readonly ProviderResource[] = DEFAULT_PROVIDERS, optIn = false): WorkloadSpec[] =>
+  COMPONENTS.filter((c) => optIn || !c.optIn).map((c) => ({
     name: c.name,
     description: c.description,
-    args: ['run', c.name],
+    args: ['run', c.name, ...(c.name === EXTENSION.component ? extensionArgs() : [])],
     rbac: c.baseRbac,
     providerRbac: providerRules(providers, c.providerVerbs),
   }));
@@ -94,6 +97,7 @@ export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
     ...(opts.noNetworkPolicy ? { noNetworkPolicy: true } : {}),
     root,
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
+    ...(opts.runtimeExtension ? { runtimeExtension: opts.runtimeExtension } : {}),
   };
   const updaters = opts.updaters?.map((u) => ({
     name: u.name,
@@ -103,7 +107,7 @@ export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
     crds: u.crds.map((p) => (isAbsolute(p) ? p : join(root, p))),
   }));
   const app = new App();
-  const charts = addCharts(app, o, componentWorkloads(providers), updaters);
+  const charts = addCharts(app, o, componentWorkloads(providers, opts.runtimeExtension !== undefined), updaters);
   return charts.map((chart, i) => ({
     name: `${String(i * 10).padStart(2, '0')}-${chart.node.id}.yaml`,
     content: Yaml.stringify(...chart.toJson()),

@@ -94,6 +94,28 @@ function customKinds(): Map<string, ReturnType<typeof loadCrdsByKind> extends Ma
   return all;
 }
 
+/**
+ * cert-manager's kinds: their CRDs are not vendored here, so a shape check of the fields the manifests use (the
+ * cert-manager.io/v1 API: Issuer spec.selfSigned, Certificate spec.secretName/dnsNames/issuerRef).
+ */
+export const CERT_MANAGER: Readonly<Record<string, (spec: Record<string, unknown>) => string[]>> = {
+  'cert-manager.io/v1/Issuer': (spec) => {
+    const kinds = ['selfSigned', 'ca', 'acme', 'vault', 'venafi'].filter((k) => k in spec);
+    return kinds.length === 1 ? [] : [`spec must set exactly one issuer type, has ${JSON.stringify(kinds)}`];
+  },
+  'cert-manager.io/v1/Certificate': (spec) => {
+    const out: string[] = [];
+    if (typeof spec['secretName'] !== 'string' || !DNS_SUBDOMAIN.test(spec['secretName'])) out.push('spec.secretName must be a DNS name');
+    const dns = spec['dnsNames'];
+    if (!Array.isArray(dns) || dns.length === 0 || dns.some((n) => typeof n !== 'string' || !DNS_SUBDOMAIN.test(n)))
+      out.push('spec.dnsNames must be a non-empty list of DNS names');
+    const ref = spec['issuerRef'] as { name?: unknown; kind?: unknown } | undefined;
+    if (typeof ref?.name !== 'string' || !['Issuer', 'ClusterIssuer'].includes(String(ref.kind)))
+      out.push('spec.issuerRef must name an Issuer or ClusterIssuer');
+    return out;
+  },
+};
+
 /** Every schema problem of `docs` (empty when all validate); each names the object, e.g. `Deployment inplace-x: ...`. */
 export function manifestProblems(docs: readonly KubeObject[]): string[] {
   let crds: ReturnType<typeof customKinds> | undefined;
@@ -101,7 +123,12 @@ export function manifestProblems(docs: readonly KubeObject[]): string[] {
   for (const obj of docs) {
     const at = `${obj.kind} ${obj.metadata?.name ?? '?'}`;
     const model = BUILTIN[`${obj.apiVersion}/${obj.kind}`];
-    if (model) {
+    const certManager = CERT_MANAGER[`${obj.apiVersion}/${obj.kind}`];
+    if (certManager) {
+      const spec = (obj as { spec?: unknown }).spec;
+      if (typeof spec !== 'object' || spec === null) out.push(`${at}: spec is missing`);
+      else out.push(...certManager(spec as Record<string, unknown>).map((p) => `${at}: ${p}`));
+    } else if (model) {
       try {
         new model(structuredClone(obj) as never).validate();
       } catch (e) {

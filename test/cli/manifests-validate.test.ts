@@ -7,7 +7,7 @@ import type { KubeObject } from '../../src/api/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { synthesize, type SynthOptions } from '../../cdk8s/synth.js';
 import { docsOf, type K8sDoc } from './manifests.js';
-import { BUILTIN, manifestProblems } from './manifest-schemas.js';
+import { BUILTIN, CERT_MANAGER, manifestProblems } from './manifest-schemas.js';
 import { startTestEnv } from '../support/env.js';
 
 const IMAGE = 'registry.example.com/inplace-capi:test';
@@ -24,6 +24,13 @@ const variants: Record<string, SynthOptions> = {
     updaters: Object.values(sampleUpdaters),
   },
   'no NetworkPolicy, no priority class': { image: IMAGE, noNetworkPolicy: true, priorityClassName: '' },
+  '--runtime-extension (cert-manager Certificate, ExtensionConfig)': { image: IMAGE, runtimeExtension: {} },
+  '--runtime-extension-secret, 2 replicas, another namespace': {
+    image: IMAGE,
+    runtimeExtension: { secretName: 'my-tls' },
+    replicas: 2,
+    namespace: 'capi-inplace',
+  },
 };
 
 const docsFor = (o: SynthOptions): K8sDoc[] => docsOf(synthesize(o));
@@ -45,6 +52,9 @@ describe('synthesized manifests validate against the Kubernetes API schemas', ()
       ),
     );
     expect([...kinds].filter((k) => !BUILTIN[k])).to.deep.equal([]);
+    // With the runtime extension: cert-manager's kinds are shape-checked, the ExtensionConfig validates against its CRD.
+    const ext = new Set(docsFor({ image: IMAGE, runtimeExtension: {} }).map((d) => `${d.apiVersion}/${d.kind}`));
+    expect([...ext].filter((k) => !BUILTIN[k] && !CERT_MANAGER[k])).to.deep.equal(['runtime.cluster.x-k8s.io/v1beta2/ExtensionConfig']);
     for (const k of [
       'apps/v1/Deployment',
       'policy/v1/PodDisruptionBudget',
@@ -105,6 +115,18 @@ describe('synthesized manifests validate against the Kubernetes API schemas', ()
       expect(manifestProblems([plan as unknown as KubeObject]).join('\n')).to.match(
         /InPlaceUpdatePlan p: \/spec\/clusterName must be string/,
       );
+    });
+
+    it('an ExtensionConfig whose service port is a string, and a Certificate without DNS names or issuer', () => {
+      const ext = docsFor({ image: IMAGE, runtimeExtension: {} });
+      const ec = structuredClone(ext.find((d) => d.kind === 'ExtensionConfig')!);
+      (ec['spec'] as { clientConfig: { service: Record<string, unknown> } }).clientConfig.service['port'] = '443';
+      expect(manifestProblems([ec as KubeObject]).join('\n')).to.match(/ExtensionConfig inplace: .*port must be integer/);
+      const cert = structuredClone(ext.find((d) => d.kind === 'Certificate')!);
+      cert['spec'] = { secretName: 'x', dnsNames: [], issuerRef: { name: 'i', kind: 'Secret' } };
+      const problems = manifestProblems([cert as KubeObject]).join('\n');
+      expect(problems).to.match(/Certificate inplace-runtime-extension: spec.dnsNames/);
+      expect(problems).to.match(/spec.issuerRef/);
     });
   });
   // On a real cluster the API server itself is the validator: a server-side dry-run apply of every object (the CRDs

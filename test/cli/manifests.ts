@@ -7,7 +7,7 @@ import type { ManifestFile } from '../../cdk8s/synth.js';
 export interface K8sDoc {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   [k: string]: unknown;
 }
 

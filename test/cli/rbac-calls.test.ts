@@ -91,7 +91,8 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
           retryPeriodMs: 200,
         },
       });
-      await (await load()).setup(mgr);
+      // Any free port for the runtime extension: its default (9443) may be taken on a shared machine.
+      await (await load(name === 'runtime-extension' ? { extensionPort: 0 } : undefined)).setup(mgr);
       await mgr.start();
       managers.push(mgr);
     }
@@ -122,7 +123,7 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
     await env?.stop();
   });
 
-  const docs = docsOf(synthesize({ updaters: Object.values(sampleUpdaters) }));
+  const docs = docsOf(synthesize({ updaters: Object.values(sampleUpdaters), runtimeExtension: {} }));
   for (const name of [...Object.keys(COMPONENT_LOADERS), ...Object.keys(sampleUpdaters).map((u) => `updater-${u}`)]) {
     it(`${name}: every call it made is allowed`, () => {
       const made = calls.get(name) ?? [];

@@ -24,6 +24,7 @@ const files = synthesize({
   image: 'registry.example.com/inplace-capi:test',
   namespace: 'inplace-system',
   updaters: Object.values(sampleUpdaters),
+  runtimeExtension: {},
 });
 const docs = docsOf(files);
 const byKind = (kind: string): K8sDoc[] => docs.filter((d) => d.kind === kind);
@@ -126,6 +127,7 @@ describe('cdk8s synthesis', () => {
         expect(ctr.args).to.deep.equal([
           'run',
           c.name,
+          ...(c.name === 'runtime-extension' ? ['--extension-port', '9443', '--cert-dir', '/tmp/k8s-webhook-server/serving-certs'] : []),
           '--leader-elect',
           '--metrics-port',
           '8080',
@@ -624,7 +626,8 @@ describe('cdk8s synthesis', () => {
     });
 
     it('has a NetworkPolicy over every platform pod: ingress only to the metrics and health ports, egress only to the API server', () => {
-      const nps = byKind('NetworkPolicy');
+      // (The runtime extension's own policy, opening 9443 to its pods only, is tested with the extension.)
+      const nps = byKind('NetworkPolicy').filter((n) => n.metadata.name === 'inplace-capi');
       expect(nps).to.have.length(1);
       const spec = nps[0]!['spec'] as {
         podSelector: { matchLabels: Record<string, string> };
@@ -663,6 +666,116 @@ describe('cdk8s synthesis', () => {
       expect(docsOf(synthesize({ noNetworkPolicy: true })).filter((d) => d.kind === 'NetworkPolicy')).to.deep.equal([]);
     });
   });
+  describe('the runtime extension (opt-in: --runtime-extension)', () => {
+    const NS = 'inplace-system';
+    const named = (kind: string, name: string): K8sDoc | undefined => docs.find((d) => d.kind === kind && d.metadata.name === name);
+    const ext = 'inplace-runtime-extension';
+    const labels = {
+      'app.kubernetes.io/name': 'runtime-extension',
+      'app.kubernetes.io/component': 'controller',
+      'app.kubernetes.io/part-of': 'inplace-capi',
+      'app.kubernetes.io/instance': 'inplace-capi',
+    };
+
+    it('is left out by default: no Deployment, Service, Certificate or ExtensionConfig', () => {
+      const plain = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test' }));
+      expect(plain.filter((d) => d.metadata.name.startsWith(ext)).map((d) => `${d.kind} ${d.metadata.name}`)).to.deep.equal([]);
+      expect(plain.filter((d) => ['ExtensionConfig', 'Certificate', 'Issuer'].includes(d.kind))).to.deep.equal([]);
+      expect(plain.filter((d) => d.kind === 'Deployment').map((d) => d.metadata.name)).to.not.include(ext);
+    });
+
+    it('serves on 9443 with the certificate Secret mounted at --cert-dir', () => {
+      const pod = podOf(named('Deployment', ext)!);
+      const ctr = pod.containers[0]! as Container & {
+        ports?: { containerPort: number }[];
+        volumeMounts?: { name: string; mountPath: string }[];
+      };
+      expect(ctr.args?.slice(2, 6)).to.deep.equal(['--extension-port', '9443', '--cert-dir', '/tmp/k8s-webhook-server/serving-certs']);
+      expect(ctr.ports?.map((p) => p.containerPort)).to.include(9443);
+      const mount = ctr.volumeMounts?.find((m) => m.mountPath === '/tmp/k8s-webhook-server/serving-certs');
+      expect(pod.volumes?.find((v) => v['name'] === mount?.name)?.['secret']).to.deep.equal({
+        secretName: 'inplace-runtime-extension-cert',
+      });
+    });
+
+    it('has a Service 443 → 9443 selecting exactly its pods', () => {
+      const spec = named('Service', ext)!['spec'] as { ports: { port: number; targetPort: number }[]; selector: Record<string, string> };
+      expect(spec.ports.map((p) => [p.port, p.targetPort])).to.deep.equal([[443, 9443]]);
+      expect(spec.selector).to.deep.equal(labels);
+    });
+
+    it('has a self-signed cert-manager Issuer and a Certificate for the Service DNS name, writing the mounted Secret', () => {
+      const issuer = named('Issuer', `${ext}-selfsigned`)!;
+      expect(issuer.apiVersion).to.equal('cert-manager.io/v1');
+      expect(issuer['spec']).to.deep.equal({ selfSigned: {} });
+      const cert = named('Certificate', ext)!['spec'] as {
+        secretName: string;
+        dnsNames: string[];
+        issuerRef: { kind: string; name: string };
+      };
+      expect(cert.secretName).to.equal('inplace-runtime-extension-cert');
+      expect(cert.dnsNames).to.include(`${ext}.${NS}.svc`);
+      expect(cert.issuerRef).to.deep.equal({ kind: 'Issuer', name: `${ext}-selfsigned` });
+    });
+
+    it('registers with an ExtensionConfig naming the Service and the Secret CAPI injects the caBundle from', () => {
+      const ec = docs.find((d) => d.kind === 'ExtensionConfig')!;
+      expect(ec.apiVersion).to.equal('runtime.cluster.x-k8s.io/v1beta2');
+      expect(ec.metadata.annotations).to.deep.equal({
+        'runtime.cluster.x-k8s.io/inject-ca-from-secret': `${NS}/inplace-runtime-extension-cert`,
+      });
+      expect((ec['spec'] as { clientConfig: unknown }).clientConfig).to.deep.equal({ service: { name: ext, namespace: NS, port: 443 } });
+    });
+
+    it('lets callers reach 9443 through a NetworkPolicy over its pods only (none with --no-network-policy)', () => {
+      const spec = named('NetworkPolicy', ext)!['spec'] as { podSelector: unknown; ingress: { ports: unknown[] }[]; policyTypes: string[] };
+      expect(spec.podSelector).to.deep.equal({ matchLabels: labels });
+      expect(spec.policyTypes).to.deep.equal(['Ingress']);
+      expect(spec.ingress).to.deep.equal([{ ports: [{ protocol: 'TCP', port: 9443 }] }]);
+      const none = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test', runtimeExtension: {}, noNetworkPolicy: true }));
+      expect(none.filter((d) => d.kind === 'NetworkPolicy')).to.deep.equal([]);
+    });
+
+    it('with a Secret of your own: no cert-manager objects, that Secret mounted and named in the annotation', () => {
+      const own = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test', runtimeExtension: { secretName: 'my-tls' } }));
+      expect(own.filter((d) => ['Certificate', 'Issuer'].includes(d.kind))).to.deep.equal([]);
+      const pod = podOf(own.find((d) => d.kind === 'Deployment' && d.metadata.name === ext)!);
+      expect(pod.volumes?.map((v) => v['secret']).filter(Boolean)).to.deep.equal([{ secretName: 'my-tls' }]);
+      expect(own.find((d) => d.kind === 'ExtensionConfig')!.metadata.annotations).to.deep.equal({
+        'runtime.cluster.x-k8s.io/inject-ca-from-secret': `${NS}/my-tls`,
+      });
+    });
+
+    it('is granted the rules of its rbac.ts but no Secret access (the kubelet mounts the certificate)', () => {
+      const rules = effectiveRules(docs, 'runtime-extension');
+      expect(allows(rules, 'create', 'inplace.cluster.x-k8s.io', 'machineupdates')).to.equal(true);
+      for (const v of ['get', 'list', 'watch']) expect(allows(rules, v, '', 'secrets'), `${v} secrets`).to.equal(false);
+    });
+
+    it('`npm run synth -- --runtime-extension` writes it; without the flag it is left out', function () {
+      this.timeout(120_000);
+      const out = mkdtempSync(join(tmpdir(), 'synth-ext-'));
+      try {
+        const run = (args: string[]): string => {
+          const r = spawnSync(
+            'npx',
+            ['tsx', 'cdk8s/main.ts', '--image', 'registry.example.com/x:1', '--no-samples', '--outdir', out, ...args],
+            {
+              cwd: PROJECT_ROOT,
+              encoding: 'utf8',
+            },
+          );
+          expect(r.status, r.stderr).to.equal(0);
+          return readFileSync(join(out, '10-platform.yaml'), 'utf8');
+        };
+        expect(run(['--runtime-extension'])).to.include('kind: ExtensionConfig');
+        expect(run([])).to.not.include('kind: ExtensionConfig');
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+    });
+  });
+
   describe('one component list', () => {
     it('inplace run knows exactly the components the manifests deploy, with the options each takes', async () => {
       const run = await import('../../src/cli/run.js');

@@ -12,7 +12,7 @@ import { restrictedViolations } from './pod-security.js';
 import { ESCALATION_VERBS, WRITE_VERBS, allowed, grantsOf, parseDocs, ruleAllows, type Doc, type Grant, type Rule } from './rbac.js';
 
 const NS = 'inplace-system';
-const docs = parseDocs(synthesize({ updaters: Object.values(sampleUpdaters) }).map((f) => f.content));
+const docs = parseDocs(synthesize({ updaters: Object.values(sampleUpdaters), runtimeExtension: {} }).map((f) => f.content));
 const deployments = docs.filter((d) => d.kind === 'Deployment');
 const roles = docs.filter((d) => d.kind === 'Role' || d.kind === 'ClusterRole');
 type PodTemplate = { metadata?: { annotations?: Record<string, string> }; spec: Record<string, unknown> };
