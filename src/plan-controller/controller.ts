@@ -36,6 +36,7 @@ import { crdName } from '../contract/index.js';
 import { machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
+import { planMayAct, plansToWake, type WakeView } from './wake.js';
 
 /** Name of the controller (also its event source and field manager). */
 export const CONTROLLER_NAME = 'plan-controller';
@@ -90,24 +91,11 @@ export interface PlanSetupOptions {
 
 const keyOfPlan = (ns: string, name: string): string => `${ns}/${name}`;
 
-/** Keys of the plans of `clusterName` in `namespace`. */
-function plansOfCluster(
-  plans: Store<InPlaceUpdatePlan & KubeObject>,
-  namespace: string | undefined,
-  clusterName: string | undefined,
-): ObjectKey[] {
-  if (!namespace || !clusterName) return [];
-  return plans
-    .list(namespace)
-    .filter((p) => p.spec?.clusterName === clusterName)
-    .map((p) => ({ namespace, name: p.metadata.name! }));
-}
-
-/** Maps a CAPI object to the plans of its cluster (by its cluster-name label). */
+/** Maps a CAPI object to the plans of its cluster (by its cluster-name label) that may still act (wake.ts). */
 const byClusterOf =
-  (deps: Pick<Deps, 'plans'>) =>
+  (deps: WakeView) =>
   (o: KubeObject): ObjectKey[] =>
-    plansOfCluster(deps.plans, o.metadata.namespace, clusterLabel(o));
+    plansToWake(deps, o.metadata.namespace, clusterLabel(o));
 
 /** Registers the plan controller with the manager. */
 export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): Controller {
@@ -134,11 +122,12 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     .controller<InPlaceUpdatePlan & KubeObject>(CONTROLLER_NAME)
     .for(InPlaceUpdatePlans)
     // One active plan per cluster: a plan's change (e.g. reaching a terminal status) wakes the other plans of its cluster.
-    .watches<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, (p) => plansOfCluster(plans, p.metadata.namespace, p.spec?.clusterName))
+    // Cluster-wide events wake only the plans that may still act (wake.ts): kept finished plans cost nothing.
+    .watches<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, (p) => plansToWake(deps, p.metadata.namespace, p.spec?.clusterName))
     .owns(MachineUpdates)
     .watches(Machines, byCluster)
-    .watches(MachineDeployments, (md) => plansOfCluster(plans, md.metadata.namespace, mdClusterName(md) ?? clusterLabel(md)))
-    .watches(Clusters, (c) => plansOfCluster(plans, c.metadata.namespace, c.metadata.name))
+    .watches(MachineDeployments, (md) => plansToWake(deps, md.metadata.namespace, mdClusterName(md) ?? clusterLabel(md)))
+    .watches(Clusters, (c) => plansToWake(deps, c.metadata.namespace, c.metadata.name))
     // No static watch of a control-plane kind: buildSnapshot watches the kind each Cluster's controlPlaneRef names,
     // so a fleet whose RBAC grants another control-plane kind (and not KubeadmControlPlane) still starts.
     .withConcurrency(2)
@@ -180,11 +169,14 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
 /** The plan controller's ScopeReader: the informer stores, and for kinds named at run time discovery plus a watch. */
 function storeReader(deps: Deps): ScopeReader {
   const mapToNamespacePlans = (o: KubeObject): ObjectKey[] =>
-    deps.plans.list(o.metadata.namespace).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
+    deps.plans
+      .list(o.metadata.namespace)
+      .filter((p) => planMayAct(p, deps))
+      .map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
   const controlPlanePlans = (cp: KubeObject): ObjectKey[] =>
     deps.plans
       .list(cp.metadata.namespace)
-      .filter((p) => p.spec?.controlPlane?.name === cp.metadata.name)
+      .filter((p) => p.spec?.controlPlane?.name === cp.metadata.name && planMayAct(p, deps))
       .map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
   return {
     now: () => toKubeTime(new Date()),
