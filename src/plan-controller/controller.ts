@@ -1,6 +1,6 @@
 // The plan controller (docs/design.md §4.1): reconciles InPlaceUpdatePlans. Per reconcile: snapshot (scope.ts buildScope over
 // the informer stores) -> decidePlan (pure, decide.ts + status.ts) -> act once through the phases reconcileSupersede,
-// reconcileFinalizer, owners (owners-act.ts), reconcileMachines, reconcileSurge -> reconcileStatus, the one status patch
+// reconcileFinalizer, owners (owners-act.ts), reconcileMachines, reconcileSurge, reconcileClones -> reconcileStatus, the one status patch
 // through /status with optimistic concurrency -> recordEvents (events and metrics).
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, ResourceType, WritePolicy } from '../api/index.js';
 import {
@@ -37,6 +37,7 @@ import { machinesAtTarget, referencedKinds, type RefLookup } from './at-target.j
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
+import { collectClones } from './clones-act.js';
 
 /** Name of the controller (also its event source and field manager). */
 export const CONTROLLER_NAME = 'plan-controller';
@@ -159,6 +160,7 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   await actOwners({ client: deps.client, fieldManager: FIELD_MANAGER, writesInFlight: WRITES_IN_FLIGHT }, snap, d, log);
   await reconcileMachines(deps, latest, d, log);
   await reconcileSurge(deps, latest, d, log);
+  await reconcileClones(deps, snap, d, log);
   latest = await reconcileStatus(deps, latest, d);
   recordEvents(deps, latest, d);
   if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d))
@@ -476,6 +478,33 @@ export async function reconcileSurge(deps: Deps, plan: InPlaceUpdatePlan & KubeO
       s.kind === 'surge' ? 'surged MachineDeployment' : 'restored MachineDeployment',
     );
   }
+}
+
+/**
+ * Template clones: once a deleted plan has nothing left to undo (its finalizer is released in this reconcile), the
+ * cluster's clones whose plan is gone and that nothing refers to are deleted (clones.ts), before the finalizer goes.
+ */
+export async function reconcileClones(deps: Deps, snap: PlanSnapshot, d: PlanDecision, log: Logger): Promise<void> {
+  if (d.finalizer !== 'remove') return;
+  const ns = snap.plan.metadata?.namespace ?? '';
+  const livePlans = new Set(
+    deps.plans
+      .list(ns)
+      .filter((p) => !p.metadata.deletionTimestamp)
+      .map((p) => p.metadata.name ?? ''),
+  );
+  const cp = snap.controlPlane?.object;
+  await collectClones(
+    { client: deps.client },
+    {
+      namespace: ns,
+      clusterName: snap.plan.spec.clusterName,
+      livePlans,
+      owners: [...deps.machineDeployments.list(ns), ...(cp ? [cp] : [])],
+      machines: snap.machines,
+    },
+    log,
+  );
 }
 
 /** The one status write (and the finalizer release, last, once deletion has nothing left to undo). Returns the plan as written. */
