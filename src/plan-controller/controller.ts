@@ -33,7 +33,7 @@ import { labelValue } from './names.js';
 import { prestartCheck } from './prestart.js';
 import { actOwners, ownersNeedRecheck } from './owners-act.js';
 import { crdName } from '../contract/index.js';
-import { machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
+import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
@@ -82,6 +82,8 @@ export interface Deps {
   refKindFailures: Map<string, number>;
   /** Pre-start check results per plan key: once per plan generation, not every reconcile (reads and dry-runs). */
   prestart: Map<string, { uid: string; generation: number; at: number; result: PrestartResult }>;
+  /** Machines-at-target memo per plan key (at-target.ts), while the plan is active; dropped with the plan. */
+  atTarget: Map<string, { uid: string; memo: AtTargetMemo }>;
 }
 
 /** Options of setupPlanController. */
@@ -114,6 +116,7 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     metrics: planMetricsFor(mgr, plans),
     expectations: new Map(),
     prestart: new Map(),
+    atTarget: new Map(),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
     taskCrds: new Map(),
     refKindFailures: new Map(),
@@ -148,6 +151,7 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   if (!cached) {
     deps.expectations.delete(keyOfPlan(ns, key.name));
     deps.prestart.delete(keyOfPlan(ns, key.name));
+    deps.atTarget.delete(keyOfPlan(ns, key.name));
     return Action.awaitChange();
   }
   const plan = structuredClone(cached);
@@ -220,17 +224,26 @@ async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): 
   // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
   snap.machineUpdates = withExpectations(deps, keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? ''), snap.machineUpdates);
   if (deps.writePolicy) snap.writePolicy = deps.writePolicy;
+  const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
   if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
     snap.atTarget = machinesAtTarget(
       plan,
       snap.machines,
       await refLookup(deps, plan, snap.machines, byClusterOf(deps)),
       new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
+      atTargetMemo(deps, planKey, plan.metadata.uid ?? ''),
     );
-  }
+  } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;
   return snap;
+}
+
+/** The plan's machines-at-target memo (a new one for a plan recreated under the same name). */
+function atTargetMemo(deps: Deps, planKey: string, uid: string): AtTargetMemo {
+  let e = deps.atTarget.get(planKey);
+  if (!e || e.uid !== uid) deps.atTarget.set(planKey, (e = { uid, memo: new AtTargetMemo() }));
+  return e.memo;
 }
 
 /**
