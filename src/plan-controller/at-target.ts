@@ -6,7 +6,8 @@ import type { InPlaceUpdatePlan, KubeObject, PlanUpdater, Responsibility } from 
 import type { ContractRef } from '../api/capi/index.js';
 import { isDeleting, machineBootstrapRef, machineInfraRef, nameOf } from '../api/capi/index.js';
 import { verifyValues, type PointerValue } from '../runtime/set-patch.js';
-import { machinesByTarget } from './decide.js';
+import { targetKey, targetOfMachine } from './decide.js';
+import { Labels } from '../api/index.js';
 import { JSON_POINTER, targetsOf } from './validate.js';
 
 /** Looks up the object a Machine's reference names: undefined when it is not known (not listed, not found). */
@@ -77,7 +78,7 @@ export function referencedKinds(plan: InPlaceUpdatePlan, machines: readonly Kube
  */
 export class AtTargetMemo {
   private generation: number | undefined;
-  private readonly entries = new Map<string, { key: string; atTarget: boolean }>();
+  private readonly entries = new Map<string, MemoEntry>();
   /** Answers served from the memo (for tests and metrics). */
   hits = 0;
   /** Answers computed. */
@@ -99,28 +100,40 @@ export class AtTargetMemo {
   /** machineAtTarget, answered from the memo while the objects it reads are unchanged. */
   check(m: KubeObject, values: ReadonlyMap<Responsibility['selectResource'], PointerValue[]>, lookup: RefLookup): boolean {
     const ns = m.metadata.namespace ?? '';
-    let key = m.metadata.resourceVersion ?? '';
-    // Without a resourceVersion nothing identifies the object's state: always computed.
-    let keyed = key !== '';
-    for (const sel of values.keys()) {
-      if (sel === 'Machine') continue;
-      const ref = sel === 'InfraMachine' ? machineInfraRef(m) : machineBootstrapRef(m);
-      const obj = ref ? lookup(ns, ref) : undefined;
-      if (obj && !obj.metadata.resourceVersion) keyed = false;
-      key += `|${sel}:${ref ? `${ref.apiGroup}/${ref.kind}/${ref.name}` : ''}@${obj?.metadata.resourceVersion ?? '-'}`;
-    }
+    const rv = m.metadata.resourceVersion;
     const name = nameOf(m);
-    const hit = keyed ? this.entries.get(name) : undefined;
-    if (hit && hit.key === key) {
-      this.hits++;
-      return hit.atTarget;
+    const hit = this.entries.get(name);
+    // Same Machine version: same references; only the referenced objects' versions need a look (one map get each).
+    if (hit && rv !== undefined && hit.rv === rv && hit.values === values.size) {
+      let same = true;
+      for (const r of hit.refs) {
+        if (lookup(ns, r.ref)?.metadata.resourceVersion !== r.rv) {
+          same = false;
+          break;
+        }
+      }
+      if (same) {
+        this.hits++;
+        return hit.atTarget;
+      }
     }
     this.misses++;
     const atTarget = machineAtTarget(m, values, lookup);
+    // Without a resourceVersion nothing identifies an object's state: not remembered.
+    let keyed = rv !== undefined;
+    const refs: MemoEntry['refs'] = [];
+    for (const sel of values.keys()) {
+      if (sel === 'Machine') continue;
+      const ref = sel === 'InfraMachine' ? machineInfraRef(m) : machineBootstrapRef(m);
+      if (!ref) continue;
+      const obj = lookup(ns, ref);
+      if (obj && obj.metadata.resourceVersion === undefined) keyed = false;
+      refs.push({ ref, rv: obj?.metadata.resourceVersion });
+    }
     if (keyed) {
       if (this.entries.size >= this.maxEntries && !this.entries.has(name)) this.entries.clear();
-      this.entries.set(name, { key, atTarget });
-    }
+      this.entries.set(name, { rv: rv!, values: values.size, refs, atTarget });
+    } else this.entries.delete(name);
     return atTarget;
   }
 
@@ -129,6 +142,16 @@ export class AtTargetMemo {
     if (this.entries.size <= seen.size) return;
     for (const name of this.entries.keys()) if (!seen.has(name)) this.entries.delete(name);
   }
+}
+
+interface MemoEntry {
+  /** The Machine's resourceVersion the answer was computed at. */
+  rv: string;
+  /** Number of selectResources of the target's values (a machine moved to a target with other kinds recomputes). */
+  values: number;
+  /** The referenced objects read, with their resourceVersion then (undefined: not found). */
+  refs: { ref: ContractRef; rv: string | undefined }[];
+  atTarget: boolean;
 }
 
 /**
@@ -144,18 +167,23 @@ export function machinesAtTarget(
   memo?: AtTargetMemo,
 ): string[] {
   memo?.begin(plan.metadata?.generation);
-  const byTarget = machinesByTarget(plan.spec.clusterName, machines);
-  const out: string[] = [];
-  const seen = new Set<string>();
+  const valuesByTarget = new Map<string, ReadonlyMap<Responsibility['selectResource'], PointerValue[]>>();
   for (const t of targetsOf(plan)) {
     if (typeof t.target?.name !== 'string') continue;
     const values = targetValues(t.target.updaters);
-    if (!values) continue;
-    for (const m of byTarget.get(`${t.kind}/${t.target.name}`) ?? []) {
-      if (isDeleting(m) || exclude.has(nameOf(m))) continue;
-      seen.add(nameOf(m));
-      if (memo ? memo.check(m, values, lookup) : machineAtTarget(m, values, lookup)) out.push(nameOf(m));
-    }
+    if (values) valuesByTarget.set(targetKey(t.kind, t.target.name), values);
+  }
+  const out: string[] = [];
+  const seen = new Set<string>();
+  if (valuesByTarget.size === 0) return out;
+  // One pass over the machines (no grouping and sorting per target): the answer is sorted once at the end.
+  for (const m of machines) {
+    if (m.metadata.labels?.[Labels.clusterName] !== plan.spec.clusterName) continue;
+    const k = targetOfMachine(m);
+    const values = k === undefined ? undefined : valuesByTarget.get(k);
+    if (!values || isDeleting(m) || exclude.has(nameOf(m))) continue;
+    seen.add(nameOf(m));
+    if (memo ? memo.check(m, values, lookup) : machineAtTarget(m, values, lookup)) out.push(nameOf(m));
   }
   memo?.retain(seen);
   return out.sort();
