@@ -1,26 +1,23 @@
 import { expect } from 'chai';
-import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
+import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { Annotations, Finalizers, Labels } from '../api/index.js';
 import { MemoryStore } from '../runtime/store.js';
 import { labelValue } from './names.js';
 import { OWNERS_ALIGNED, OwnerReasons } from './owners.js';
-import { CLUSTER, NS, machine, md, mu, plan } from './testkit.js';
+import { CLUSTER, NS, machine, md, plan } from './testkit.js';
 import type { WakeView } from './wake.js';
 import { plansToWake } from './wake.js';
 
 type P = InPlaceUpdatePlan & KubeObject;
-type M = MachineUpdate & KubeObject;
 
-function view(o: { plans: InPlaceUpdatePlan[]; machines?: KubeObject[]; mus?: MachineUpdate[]; mds?: KubeObject[] }): WakeView {
+function view(o: { plans: InPlaceUpdatePlan[]; machines?: KubeObject[]; mds?: KubeObject[] }): WakeView {
   const v: WakeView = {
     plans: new MemoryStore<P>(),
     machines: new MemoryStore(),
-    machineUpdates: new MemoryStore<M>(),
     machineDeployments: new MemoryStore(),
   };
   for (const p of o.plans) (v.plans as MemoryStore<P>).upsert(p as P);
   for (const m of o.machines ?? []) (v.machines as MemoryStore).upsert(m);
-  for (const m of o.mus ?? []) (v.machineUpdates as MemoryStore<M>).upsert(m as M);
   for (const m of o.mds ?? []) (v.machineDeployments as MemoryStore).upsert(m);
   return v;
 }
@@ -65,14 +62,6 @@ describe('plan-controller wake-up mapper (plansToWake)', () => {
     const v = view({
       plans: [finished('a'), finished('b')],
       machines: [machine('m1', { labels: { [Labels.planName]: labelValue('a') } })],
-    });
-    expect(woken(v)).to.deep.equal(['a']);
-  });
-
-  it('wakes a finished plan with a MachineUpdate of its own still in flight, not for finished ones', () => {
-    const v = view({
-      plans: [finished('a', 'aborted'), finished('b')],
-      mus: [mu('m1', 'updating', { plan: 'a', phase: 'aborting' }), mu('m2', 'updated', { plan: 'b' })],
     });
     expect(woken(v)).to.deep.equal(['a']);
   });

@@ -5,17 +5,18 @@
 //
 // What a terminal plan (updated, failed, aborted) still does in decidePlan / actOwners, and so what keeps it awake:
 // * a MachineDeployment surge to restore (surge-original-replicas with surge-plan naming it, or no surge-plan: legacy);
-// * machines carrying its plan label (unlabel), or MachineUpdates of its own still in flight (abort, label);
+// * machines carrying its plan label (unlabel). A machine in update carries it (labelled before its MachineUpdate is
+//   created, unlabelled only once not in update), and the plan's MachineUpdates wake it through Owns: they are not
+//   scanned here (a kept plan's 1,000 MachineUpdates on every machine event cost more CPU than the wake-ups saved);
 // * its finalizer to release while it is being deleted (waits for the labels and the surge above);
 // * OwnersAligned=False AlignFailed: the alignment is retried while no newer plan exists (ownerSteps).
 // An owner left paused by a terminal plan (mixed machines) is not acted on by that plan (ownerStep is 'none' once the
 // plan is terminal; a newer plan takes the pause over), so it does not keep the plan awake. A terminal plan's
 // conditions other than Valid are frozen; Valid is refreshed on the plan's own events only.
-import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
+import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { Annotations, Finalizers, Labels, isTerminal } from '../api/index.js';
 import type { ObjectKey, Store } from '../runtime/types.js';
 import { clusterLabel, mdClusterName } from '../api/capi/index.js';
-import { machineState } from './decide.js';
 import { labelValue } from './names.js';
 import { OWNERS_ALIGNED, OwnerReasons } from './owners.js';
 
@@ -23,7 +24,6 @@ import { OWNERS_ALIGNED, OwnerReasons } from './owners.js';
 export interface WakeView {
   plans: Store<InPlaceUpdatePlan & KubeObject>;
   machines: Store;
-  machineUpdates: Store<MachineUpdate & KubeObject>;
   machineDeployments: Store;
 }
 
@@ -36,10 +36,6 @@ export function planMayAct(plan: InPlaceUpdatePlan & KubeObject, view: WakeView)
   if (plan.status?.conditions?.some((c) => c.type === OWNERS_ALIGNED && c.reason === OwnerReasons.alignFailed)) return true;
   const planLabel = labelValue(name);
   if (view.machines.byLabel(Labels.planName, planLabel, ns).length > 0) return true;
-  if (
-    view.machineUpdates.byLabel(Labels.planName, planLabel, ns).some((mu) => mu.spec?.planName === name && machineState(mu) === 'inFlight')
-  )
-    return true;
   return view.machineDeployments.list(ns).some((md) => {
     if ((mdClusterName(md) ?? clusterLabel(md)) !== plan.spec.clusterName) return false;
     const a = md.metadata.annotations;
