@@ -77,4 +77,14 @@ describe('resource store', function () {
     expect(s.objects.size).to.equal(0);
     expect(s.eventsSince(rv - 10)!.length).to.equal(10);
   });
+
+  it('shares the serialization with live watchers but does not retain it with the event', function () {
+    const s = new ResourceStore(10, 0);
+    const seen: (string | undefined)[] = [];
+    s.watchers.add({ ns: undefined, deliver: (e) => seen.push(e.json?.get('')) });
+    s.put('ns', 'x', obj('x', 1), 1, 'ADDED', undefined, '{"x":1}');
+    expect(seen).to.deep.equal(['{"x":1}']);
+    expect(s.eventsSince(0)![0]!.json).to.equal(undefined);
+    expect(s.eventsSince(0)![0]!.obj).to.deep.equal(obj('x', 1));
+  });
 });

@@ -167,6 +167,9 @@ export class ResourceStore {
       if (w.ns !== undefined && w.ns !== ev.ns) continue;
       w.deliver(ev);
     }
+    // The serialization is shared by the live watchers above; a retained event keeps only the object (a replay, rare,
+    // serializes again): the JSON of every retained event was about as large again as the objects themselves.
+    delete ev.json;
   }
 
   /** Drops the events beyond the window: over maxEvents, or older than freshMs beyond minEvents (also run on a timer). */
