@@ -177,13 +177,17 @@ export function machinesAtTarget(
   const seen = new Set<string>();
   if (valuesByTarget.size === 0) return out;
   // One pass over the machines (no grouping and sorting per target): the answer is sorted once at the end.
+  const clusterKey = Labels.clusterName;
+  const clusterName = plan.spec.clusterName;
   for (const m of machines) {
-    if (m.metadata.labels?.[Labels.clusterName] !== plan.spec.clusterName) continue;
+    if (m.metadata.labels?.[clusterKey] !== clusterName) continue;
     const k = targetOfMachine(m);
     const values = k === undefined ? undefined : valuesByTarget.get(k);
-    if (!values || isDeleting(m) || exclude.has(nameOf(m))) continue;
-    seen.add(nameOf(m));
-    if (memo ? memo.check(m, values, lookup) : machineAtTarget(m, values, lookup)) out.push(nameOf(m));
+    if (!values || isDeleting(m)) continue;
+    const name = nameOf(m);
+    if (exclude.has(name)) continue;
+    seen.add(name);
+    if (memo ? memo.check(m, values, lookup) : machineAtTarget(m, values, lookup)) out.push(name);
   }
   memo?.retain(seen);
   return out.sort();
