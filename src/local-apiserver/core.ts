@@ -88,6 +88,22 @@ const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-l
 const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 const CRD_GR = grKey('apiextensions.k8s.io', 'customresourcedefinitions');
 const NS_GR = grKey('', 'namespaces');
+const EVENT_GRS = new Set([grKey('', 'events'), grKey('events.k8s.io', 'events')]);
+/** kube-apiserver's default --event-ttl: Events are deleted one hour after their last write. */
+export const EVENT_TTL_MS = 60 * 60 * 1000;
+/** How often the housekeeping (watch-window expiry of quiet resources, Event TTL) runs. */
+const HOUSEKEEPING_MS = 15_000;
+
+/** Options of the core beyond the watch cache size. */
+export interface CoreOptions {
+  /** Event TTL (ms; default EVENT_TTL_MS, like --event-ttl=1h). */
+  eventTtlMs?: number;
+  /** How long watch events stay replayable (ms; default WATCH_EVENT_FRESH_MS). */
+  watchFreshMs?: number;
+  /** The clock (ms); tests control it. */
+  now?: () => number;
+}
+
 const CREATE_ON_UPDATE = new Set([grKey('coordination.k8s.io', 'leases'), grKey('', 'events'), grKey('events.k8s.io', 'events')]);
 
 /** The in-memory API server state and verb semantics (transport-independent). */
@@ -103,9 +119,54 @@ export class Core {
   onPersist?: (op: PersistOp) => void;
   onDiscoveryChange?: () => void;
 
-  constructor(readonly watchCacheSize: number) {
+  /** Last write (ms) of every Event (core and events.k8s.io), for --event-ttl. */
+  private readonly eventWrites = new Map<string, { gr: string; ns: string; name: string; at: number }>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private readonly now: () => number;
+  private readonly eventTtlMs: number;
+  private readonly watchFreshMs: number | undefined;
+
+  constructor(
+    readonly watchCacheSize: number,
+    opts: CoreOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.eventTtlMs = opts.eventTtlMs ?? EVENT_TTL_MS;
+    this.watchFreshMs = opts.watchFreshMs;
     this.gc = new GarbageCollector(this);
     for (const def of builtinResources()) this.register(def);
+  }
+
+  /**
+   * Starts the periodic housekeeping a real control plane does in the background: watch-event windows of quiet
+   * resources expire, Events older than the event TTL are deleted. Stopped by close().
+   */
+  startHousekeeping(intervalMs = HOUSEKEEPING_MS): void {
+    if (this.sweepTimer) return;
+    this.sweepTimer = setInterval(() => this.safely(() => this.housekeep()), intervalMs);
+    this.sweepTimer.unref();
+  }
+
+  /** One housekeeping pass (also called by tests with a controlled clock). */
+  housekeep(): void {
+    const now = this.now();
+    for (const s of this.stores.values()) s.expire(now);
+    for (const [key, e] of this.eventWrites) {
+      if (now - e.at < this.eventTtlMs) continue;
+      this.eventWrites.delete(key);
+      const def = this.resources.get(e.gr);
+      if (!def || !this.store(e.gr).get(e.ns, e.name)) continue;
+      try {
+        this.delete(def, e.ns, e.name, {});
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+  }
+
+  /** Events whose TTL is being tracked (for tests). */
+  get trackedEvents(): number {
+    return this.eventWrites.size;
   }
 
   /** Creates the namespaces every cluster has. */
@@ -122,13 +183,18 @@ export class Core {
   /** Stops background work. */
   close(): void {
     this.closed = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
   }
 
   /** The store of a group/resource (created on demand). */
   store(gr: string): ResourceStore {
     let s = this.stores.get(gr);
     if (!s) {
-      s = new ResourceStore(this.watchCacheSize, this.rv);
+      s = new ResourceStore(
+        { maxEvents: this.watchCacheSize, now: this.now, ...(this.watchFreshMs !== undefined ? { freshMs: this.watchFreshMs } : {}) },
+        this.rv,
+      );
       this.stores.set(gr, s);
     }
     return s;
@@ -218,6 +284,8 @@ export class Core {
     const store = this.store(gr);
     const json = store.watchers.size > 0 || this.onPersist ? JSON.stringify(obj) : undefined;
     store.put(ns, name, obj, Number((obj.metadata as Obj).resourceVersion), type, prev, json);
+    // Like etcd's lease per Event write (kube-apiserver --event-ttl): an Event lives eventTtlMs after its last write.
+    if (EVENT_GRS.has(gr)) this.eventWrites.set(`${gr}|${ResourceStore.key(ns, name)}`, { gr, ns, name, at: this.now() });
     this.gc.written(gr, ResourceStore.key(ns, name), prev, obj);
     this.onPersist?.({ op: 'put', gr, key: ResourceStore.key(ns, name), obj, rv: this.rv, json });
   }
@@ -225,6 +293,7 @@ export class Core {
   private removeStore(def: ResourceDef, ns: string, name: string, finalObj: Obj): void {
     const gr = grKey(def.group, def.plural);
     this.store(gr).remove(ns, name, finalObj, this.rv);
+    if (EVENT_GRS.has(gr)) this.eventWrites.delete(`${gr}|${ResourceStore.key(ns, name)}`);
     this.onPersist?.({ op: 'del', gr, key: ResourceStore.key(ns, name), rv: this.rv });
     this.gc.removed(gr, ResourceStore.key(ns, name), finalObj);
     if (gr === CRD_GR) this.onCrdGone(finalObj);
@@ -233,6 +302,14 @@ export class Core {
   /** Rebuilds indexes after persistence replay. */
   reindex(): void {
     for (const [gr, s] of this.stores) for (const [key, e] of s.objects) this.gc.written(gr, key, undefined, e.obj);
+    // Restored Events live one TTL from the restart (their last write time is not persisted).
+    for (const gr of EVENT_GRS)
+      for (const e of this.stores.get(gr)?.objects.values() ?? []) {
+        const m = e.obj.metadata as Obj;
+        const ns = String(m.namespace ?? '');
+        const name = String(m.name);
+        this.eventWrites.set(`${gr}|${ResourceStore.key(ns, name)}`, { gr, ns, name, at: this.now() });
+      }
   }
 
   // ---------------------------------------------------------------- admission

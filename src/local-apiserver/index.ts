@@ -25,6 +25,10 @@ export interface LocalApiServerOptions {
   persistFile?: string;
   /** Watch events retained per resource for watches from a resourceVersion (default 10000). */
   watchCacheSize?: number;
+  /** How long watch events stay replayable, beyond the last 100 per resource (ms; default 75 s, like kube-apiserver). */
+  watchCacheFreshMs?: number;
+  /** Events are deleted this long after their last write (ms; default 1 h, kube-apiserver's --event-ttl). */
+  eventTtlMs?: number;
   /** Fault injection for reliability tests. */
   faults?: FaultConfig;
   /** Maximum request body size (default 3 MiB); larger bodies get 413. */
@@ -91,7 +95,10 @@ async function selfSignedCert(): Promise<{ key: string; cert: string }> {
 export async function startLocalApiServer(opts: LocalApiServerOptions = {}): Promise<LocalApiServer> {
   const https = opts.https !== false;
   const token = opts.token ?? randomBytes(24).toString('hex');
-  const core = new Core(opts.watchCacheSize ?? 10000);
+  const core = new Core(opts.watchCacheSize ?? 10000, {
+    ...(opts.watchCacheFreshMs !== undefined ? { watchFreshMs: opts.watchCacheFreshMs } : {}),
+    ...(opts.eventTtlMs !== undefined ? { eventTtlMs: opts.eventTtlMs } : {}),
+  });
   let persistence: Persistence | undefined;
   if (opts.persistFile) {
     persistence = new Persistence(opts.persistFile, core);
@@ -100,6 +107,7 @@ export async function startLocalApiServer(opts: LocalApiServerOptions = {}): Pro
     core.onPersist = (op) => p.append(op);
   }
   core.bootstrap();
+  core.startHousekeeping();
   let hostPort = '127.0.0.1:0';
   const handler = new Handler(core, {
     token,

@@ -38,4 +38,53 @@ describe('resource store', function () {
     s.remove('a', 'x', obj('x', 3), 3);
     expect(got).to.deep.equal(['ADDED:x', 'DELETED:x']);
   });
+
+  it('expires events older than the fresh window beyond the minimum kept, like kube-apiserver (410 for older resourceVersions)', function () {
+    let now = 0;
+    const s = new ResourceStore({ maxEvents: 1000, freshMs: 75_000, minEvents: 2, now: () => now }, 0);
+    for (let i = 1; i <= 5; i++) {
+      s.put('ns', `o${i}`, obj(`o${i}`, i), i, 'ADDED');
+      now += 10_000;
+    }
+    expect(s.retainedEvents).to.equal(5);
+    now = 100_000; // events 1-3 (at 0, 10 s, 20 s) are older than 75 s; 4 is at 30 s
+    s.expire();
+    expect(s.eventsSince(2), 'expired: 410').to.equal(undefined);
+    expect(s.eventsSince(3)!.map((e) => e.rv)).to.deep.equal([4, 5]);
+    now = 1_000_000; // everything is old: the minimum stays replayable
+    s.expire();
+    expect(s.retainedEvents).to.equal(2);
+    s.put('ns', 'o6', obj('o6', 6), 6, 'ADDED');
+    expect(
+      s.eventsSince(4)!.map((e) => e.rv),
+      'a write expires the stale ones too',
+    ).to.deep.equal([5, 6]);
+    expect(s.eventsSince(6)).to.deep.equal([]);
+  });
+
+  it('stays bounded over many writes and deletes (retained events, not objects written)', function () {
+    let now = 0;
+    const s = new ResourceStore({ maxEvents: 500, freshMs: 1_000, minEvents: 10, now: () => now }, 0);
+    let rv = 0;
+    for (let round = 0; round < 20; round++) {
+      for (let i = 0; i < 200; i++) s.put('ns', `r${round}-${i}`, obj(`r${round}-${i}`, ++rv), rv, 'ADDED');
+      for (let i = 0; i < 200; i++) s.remove('ns', `r${round}-${i}`, obj(`r${round}-${i}`, ++rv), rv);
+      expect(s.retainedEvents).to.be.at.most(500);
+      now += 2_000;
+    }
+    s.expire();
+    expect(s.retainedEvents).to.equal(10);
+    expect(s.objects.size).to.equal(0);
+    expect(s.eventsSince(rv - 10)!.length).to.equal(10);
+  });
+
+  it('shares the serialization with live watchers but does not retain it with the event', function () {
+    const s = new ResourceStore(10, 0);
+    const seen: (string | undefined)[] = [];
+    s.watchers.add({ ns: undefined, deliver: (e) => seen.push(e.json?.get('')) });
+    s.put('ns', 'x', obj('x', 1), 1, 'ADDED', undefined, '{"x":1}');
+    expect(seen).to.deep.equal(['{"x":1}']);
+    expect(s.eventsSince(0)![0]!.json).to.equal(undefined);
+    expect(s.eventsSince(0)![0]!.obj).to.deep.equal(obj('x', 1));
+  });
 });

@@ -1,5 +1,27 @@
 /** In-memory object storage per group/resource: O(1) get, per-namespace index, a bounded watch-event window, watchers. */
 
+/**
+ * How long watch events stay replayable (kube-apiserver's watch cache keeps about 75 s of history, at least 100 events
+ * and at most a fixed capacity, and answers an older resourceVersion with 410 Expired). Without a time bound every
+ * resource kept its last `windowSize` events, each with the object, its previous state and its JSON: hundreds of MiB
+ * after a few plans at 1,000 machines, for replays no informer needs (they resume from their last event or bookmark).
+ */
+export const WATCH_EVENT_FRESH_MS = 75_000;
+/** Events kept regardless of age (kube-apiserver's lower bound of the watch cache). */
+export const WATCH_EVENT_MIN = 100;
+
+/** Bounds of a store's watch-event window. */
+export interface WindowBounds {
+  /** At most this many events (the oldest go first). */
+  maxEvents: number;
+  /** Events older than this (ms) go, beyond `minEvents`. */
+  freshMs?: number;
+  /** Events kept regardless of age. */
+  minEvents?: number;
+  /** The clock (ms); tests control it. */
+  now?: () => number;
+}
+
 type Obj = Record<string, unknown>;
 
 /** A stored object (storage-version form) with its cached JSON. */
@@ -19,6 +41,8 @@ export interface WatchEvent {
   ns: string;
   /** Serialized object per served version ('' = the storage version), shared by all watchers. */
   json?: Map<string, string>;
+  /** When it was recorded (ms, the store's clock): events older than the fresh window expire. */
+  at?: number;
 }
 
 /** A live watch; `deliver` is called synchronously for every event of its resource at or after its start. */
@@ -33,18 +57,30 @@ export class ResourceStore {
   readonly objects = new Map<string, Entry>();
   readonly byNs = new Map<string, Map<string, Entry>>();
   readonly watchers = new Set<Watcher>();
-  private ring: WatchEvent[] = [];
-  private head = 0;
+  /** Retained events, oldest first, from index `start` (rv strictly increasing). */
+  private events: WatchEvent[] = [];
+  private start = 0;
   /** Events with rv <= floor are no longer available to watches. */
   floor: number;
   private sorted?: string[];
   private sortedNs = new Map<string, string[]>();
+  private readonly maxEvents: number;
+  private readonly freshMs: number;
+  private readonly minEvents: number;
+  private readonly now: () => number;
 
-  constructor(
-    readonly windowSize: number,
-    startRv: number,
-  ) {
+  constructor(bounds: number | WindowBounds, startRv: number) {
+    const b = typeof bounds === 'number' ? { maxEvents: bounds } : bounds;
+    this.maxEvents = Math.max(1, b.maxEvents);
+    this.freshMs = b.freshMs ?? WATCH_EVENT_FRESH_MS;
+    this.minEvents = Math.min(b.minEvents ?? WATCH_EVENT_MIN, this.maxEvents);
+    this.now = b.now ?? Date.now;
     this.floor = startRv;
+  }
+
+  /** Number of events a watch could still replay. */
+  get retainedEvents(): number {
+    return this.events.length - this.start;
   }
 
   /** Storage key for a namespace/name. */
@@ -124,16 +160,33 @@ export class ResourceStore {
   }
 
   private emit(ev: WatchEvent): void {
-    if (this.ring.length < this.windowSize) this.ring.push(ev);
-    else {
-      const dropped = this.ring[this.head]!;
-      this.floor = dropped.rv;
-      this.ring[this.head] = ev;
-      this.head = (this.head + 1) % this.windowSize;
-    }
+    ev.at = this.now();
+    this.events.push(ev);
+    this.expire(ev.at);
     for (const w of this.watchers) {
       if (w.ns !== undefined && w.ns !== ev.ns) continue;
       w.deliver(ev);
+    }
+    // The serialization is shared by the live watchers above; a retained event keeps only the object (a replay, rare,
+    // serializes again): the JSON of every retained event was about as large again as the objects themselves.
+    delete ev.json;
+  }
+
+  /** Drops the events beyond the window: over maxEvents, or older than freshMs beyond minEvents (also run on a timer). */
+  expire(now: number = this.now()): void {
+    const cutoff = now - this.freshMs;
+    while (this.retainedEvents > 0) {
+      const oldest = this.events[this.start]!;
+      const n = this.retainedEvents;
+      if (n <= this.maxEvents && (n <= this.minEvents || (oldest.at ?? now) >= cutoff)) break;
+      this.floor = oldest.rv;
+      this.events[this.start] = undefined as unknown as WatchEvent;
+      this.start++;
+    }
+    // Compact once the dropped prefix dominates (amortized O(1) per event).
+    if (this.start > 1024 && this.start * 2 > this.events.length) {
+      this.events = this.events.slice(this.start);
+      this.start = 0;
     }
   }
 
@@ -145,21 +198,23 @@ export class ResourceStore {
   /** Retained events with rv > `rv`, oldest first; undefined when `rv` is older than the window. */
   eventsSince(rv: number): WatchEvent[] | undefined {
     if (rv < this.floor) return undefined;
-    const out: WatchEvent[] = [];
-    const n = this.ring.length;
-    for (let i = 0; i < n; i++) {
-      const ev = this.ring[(this.head + i) % n]!;
-      if (ev.rv > rv) out.push(ev);
+    // rv increases along the window: binary search for the first event after `rv`.
+    let lo = this.start;
+    let hi = this.events.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.events[mid]!.rv <= rv) lo = mid + 1;
+      else hi = mid;
     }
-    return out;
+    return this.events.slice(lo);
   }
 
   /** Drops every event and object (CRD removal). */
   clear(): void {
     this.objects.clear();
     this.byNs.clear();
-    this.ring = [];
-    this.head = 0;
+    this.events = [];
+    this.start = 0;
     this.sorted = undefined;
     this.sortedNs.clear();
   }

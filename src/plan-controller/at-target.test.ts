@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../api/index.js';
 import { PlanEventReasons, Reasons } from '../api/index.js';
-import { machinesAtTarget } from './at-target.js';
+import { AtTargetMemo, machinesAtTarget } from './at-target.js';
 import { decidePlan } from './decide.js';
 import { NOW, cpDone, machine, md, mu, plan, snapshot, target, versionUpdater } from './testkit.js';
 
@@ -57,6 +57,75 @@ describe('plan-controller machines at target', () => {
         ['cluster1-md-0-1-infra', infra('cluster1-md-0-1-infra', 'v1')],
       ]);
       expect(machinesAtTarget(p, ms, (_ns, ref) => objs.get(ref.name))).to.deep.equal(['cluster1-md-0-0']);
+    });
+  });
+
+  describe('AtTargetMemo', () => {
+    const rv = (o: KubeObject, v: string): KubeObject => ({ ...o, metadata: { ...o.metadata, resourceVersion: v } });
+    const fleet = (): { ms: KubeObject[]; objs: Map<string, KubeObject> } => {
+      const ms = mdAt(6, 4).map((m, i) => rv(withInfra(m), `m${i}`));
+      const objs = new Map(
+        ms.map((m, i) => [`${m.metadata.name}-infra`, rv(infra(`${m.metadata.name}-infra`, i % 2 === 0 ? 'v2' : 'v1'), `i${i}`)]),
+      );
+      return { ms, objs };
+    };
+    const p = plan({ cp: null, mds: [target('cluster1-md-0', 2, [versionUpdater(), infraUpdater])] });
+
+    it('gives the same answers as without the memo, and answers unchanged machines from it', () => {
+      const { ms, objs } = fleet();
+      const lookup = (_ns: string, ref: { name: string }) => objs.get(ref.name);
+      const memo = new AtTargetMemo();
+      const plain = machinesAtTarget(p, ms, lookup);
+      expect(plain).to.deep.equal(['cluster1-md-0-0', 'cluster1-md-0-2']);
+      expect(machinesAtTarget(p, ms, lookup, new Set(), memo)).to.deep.equal(plain);
+      expect({ hits: memo.hits, misses: memo.misses }).to.deep.equal({ hits: 0, misses: 6 });
+      expect(machinesAtTarget(p, ms, lookup, new Set(), memo)).to.deep.equal(plain);
+      expect({ hits: memo.hits, misses: memo.misses }).to.deep.equal({ hits: 6, misses: 6 });
+    });
+
+    it('recomputes a machine whose Machine or InfraMachine changed, and everything when the plan generation changed', () => {
+      const { ms, objs } = fleet();
+      const lookup = (_ns: string, ref: { name: string }) => objs.get(ref.name);
+      const memo = new AtTargetMemo();
+      machinesAtTarget(p, ms, lookup, new Set(), memo);
+      // Machine 1 gets the image (its InfraMachine changes), machine 0 loses its version (its Machine changes).
+      objs.set('cluster1-md-0-1-infra', rv(infra('cluster1-md-0-1-infra', 'v2'), 'i1b'));
+      const m0 = machine('cluster1-md-0-0', { md: 'cluster1-md-0', version: 'v1.30.0' });
+      const changed = [rv(withInfra(m0), 'm0b'), ...ms.slice(1)];
+      const misses = memo.misses;
+      expect(machinesAtTarget(p, changed, lookup, new Set(), memo)).to.deep.equal(['cluster1-md-0-1', 'cluster1-md-0-2']);
+      expect(memo.misses - misses, 'the two changed machines').to.equal(2);
+      expect(machinesAtTarget(p, changed, lookup)).to.deep.equal(['cluster1-md-0-1', 'cluster1-md-0-2']);
+      const p2 = { ...p, metadata: { ...p.metadata, generation: 2 } };
+      const before = memo.misses;
+      machinesAtTarget(p2, changed, lookup, new Set(), memo);
+      expect(memo.misses - before, 'new generation: all recomputed').to.equal(6);
+    });
+
+    it('an InfraMachine that appears later is read (not the remembered "not found")', () => {
+      const { ms, objs } = fleet();
+      const missing = new Map(objs);
+      missing.delete('cluster1-md-0-0-infra');
+      const memo = new AtTargetMemo();
+      expect(machinesAtTarget(p, ms, (_ns, ref) => missing.get(ref.name), new Set(), memo)).to.deep.equal(['cluster1-md-0-2']);
+      expect(machinesAtTarget(p, ms, (_ns, ref) => objs.get(ref.name), new Set(), memo)).to.deep.equal([
+        'cluster1-md-0-0',
+        'cluster1-md-0-2',
+      ]);
+    });
+
+    it('stays bounded: machines gone or excluded are forgotten, and it never exceeds its maximum', () => {
+      const { ms, objs } = fleet();
+      const lookup = (_ns: string, ref: { name: string }) => objs.get(ref.name);
+      const memo = new AtTargetMemo();
+      machinesAtTarget(p, ms, lookup, new Set(), memo);
+      expect(memo.size).to.equal(6);
+      machinesAtTarget(p, ms.slice(0, 3), lookup, new Set(['cluster1-md-0-0']), memo);
+      expect(memo.size).to.equal(2);
+      const small = new AtTargetMemo(3);
+      machinesAtTarget(p, ms, lookup, new Set(), small);
+      expect(small.size).to.be.at.most(3);
+      expect(machinesAtTarget(p, ms, lookup, new Set(), small)).to.deep.equal(machinesAtTarget(p, ms, lookup));
     });
   });
 

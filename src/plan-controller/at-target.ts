@@ -6,7 +6,8 @@ import type { InPlaceUpdatePlan, KubeObject, PlanUpdater, Responsibility } from 
 import type { ContractRef } from '../api/capi/index.js';
 import { isDeleting, machineBootstrapRef, machineInfraRef, nameOf } from '../api/capi/index.js';
 import { verifyValues, type PointerValue } from '../runtime/set-patch.js';
-import { machinesByTarget } from './decide.js';
+import { targetKey, targetOfMachine } from './decide.js';
+import { Labels } from '../api/index.js';
 import { JSON_POINTER, targetsOf } from './validate.js';
 
 /** Looks up the object a Machine's reference names: undefined when it is not known (not listed, not found). */
@@ -69,25 +70,125 @@ export function referencedKinds(plan: InPlaceUpdatePlan, machines: readonly Kube
 }
 
 /**
+ * Memo of machineAtTarget answers for one plan: per machine, keyed by the resourceVersions of the objects the answer
+ * read (Machine, and InfraMachine / BootstrapConfig when the target's values live there) and the plan's generation
+ * (its values). Checking every machine without an update cost ~27 ms per reconcile at 10,000 machines; unchanged
+ * machines are now answered from the memo. Bounded: entries of machines no longer passed in are dropped, and the
+ * memo never holds more than `maxEntries`; the controller drops the whole memo with the plan.
+ */
+export class AtTargetMemo {
+  private generation: number | undefined;
+  private readonly entries = new Map<string, MemoEntry>();
+  /** Answers served from the memo (for tests and metrics). */
+  hits = 0;
+  /** Answers computed. */
+  misses = 0;
+
+  constructor(private readonly maxEntries = 200_000) {}
+
+  /** Number of machines remembered. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Forgets everything when the plan's generation (its values) changed. */
+  begin(generation: number | undefined): void {
+    if (generation !== this.generation) this.entries.clear();
+    this.generation = generation;
+  }
+
+  /** machineAtTarget, answered from the memo while the objects it reads are unchanged. */
+  check(m: KubeObject, values: ReadonlyMap<Responsibility['selectResource'], PointerValue[]>, lookup: RefLookup): boolean {
+    const ns = m.metadata.namespace ?? '';
+    const rv = m.metadata.resourceVersion;
+    const name = nameOf(m);
+    const hit = this.entries.get(name);
+    // Same Machine version: same references; only the referenced objects' versions need a look (one map get each).
+    if (hit && rv !== undefined && hit.rv === rv && hit.values === values.size) {
+      let same = true;
+      for (const r of hit.refs) {
+        if (lookup(ns, r.ref)?.metadata.resourceVersion !== r.rv) {
+          same = false;
+          break;
+        }
+      }
+      if (same) {
+        this.hits++;
+        return hit.atTarget;
+      }
+    }
+    this.misses++;
+    const atTarget = machineAtTarget(m, values, lookup);
+    // Without a resourceVersion nothing identifies an object's state: not remembered.
+    let keyed = rv !== undefined;
+    const refs: MemoEntry['refs'] = [];
+    for (const sel of values.keys()) {
+      if (sel === 'Machine') continue;
+      const ref = sel === 'InfraMachine' ? machineInfraRef(m) : machineBootstrapRef(m);
+      if (!ref) continue;
+      const obj = lookup(ns, ref);
+      if (obj && obj.metadata.resourceVersion === undefined) keyed = false;
+      refs.push({ ref, rv: obj?.metadata.resourceVersion });
+    }
+    if (keyed) {
+      if (this.entries.size >= this.maxEntries && !this.entries.has(name)) this.entries.clear();
+      this.entries.set(name, { rv: rv!, values: values.size, refs, atTarget });
+    } else this.entries.delete(name);
+    return atTarget;
+  }
+
+  /** Drops the entries of machines not in `seen` (deleted, moved to another cluster, or now with a MachineUpdate). */
+  retain(seen: ReadonlySet<string>): void {
+    if (this.entries.size <= seen.size) return;
+    for (const name of this.entries.keys()) if (!seen.has(name)) this.entries.delete(name);
+  }
+}
+
+interface MemoEntry {
+  /** The Machine's resourceVersion the answer was computed at. */
+  rv: string;
+  /** Number of selectResources of the target's values (a machine moved to a target with other kinds recomputes). */
+  values: number;
+  /** The referenced objects read, with their resourceVersion then (undefined: not found). */
+  refs: { ref: ContractRef; rv: string | undefined }[];
+  atTarget: boolean;
+}
+
+/**
  * Names of the current machines of the plan's targets that are already at target (sorted). `exclude` are machines the
- * plan already has a MachineUpdate for (their record decides, not their objects).
+ * plan already has a MachineUpdate for (their record decides, not their objects). With `memo`, unchanged machines are
+ * answered from it (same answers).
  */
 export function machinesAtTarget(
   plan: InPlaceUpdatePlan,
   machines: readonly KubeObject[],
   lookup: RefLookup,
   exclude: ReadonlySet<string> = new Set(),
+  memo?: AtTargetMemo,
 ): string[] {
-  const byTarget = machinesByTarget(plan.spec.clusterName, machines);
-  const out: string[] = [];
+  memo?.begin(plan.metadata?.generation);
+  const valuesByTarget = new Map<string, ReadonlyMap<Responsibility['selectResource'], PointerValue[]>>();
   for (const t of targetsOf(plan)) {
     if (typeof t.target?.name !== 'string') continue;
     const values = targetValues(t.target.updaters);
-    if (!values) continue;
-    for (const m of byTarget.get(`${t.kind}/${t.target.name}`) ?? []) {
-      if (isDeleting(m) || exclude.has(nameOf(m))) continue;
-      if (machineAtTarget(m, values, lookup)) out.push(nameOf(m));
-    }
+    if (values) valuesByTarget.set(targetKey(t.kind, t.target.name), values);
   }
+  const out: string[] = [];
+  const seen = new Set<string>();
+  if (valuesByTarget.size === 0) return out;
+  // One pass over the machines (no grouping and sorting per target): the answer is sorted once at the end.
+  const clusterKey = Labels.clusterName;
+  const clusterName = plan.spec.clusterName;
+  for (const m of machines) {
+    if (m.metadata.labels?.[clusterKey] !== clusterName) continue;
+    const k = targetOfMachine(m);
+    const values = k === undefined ? undefined : valuesByTarget.get(k);
+    if (!values || isDeleting(m)) continue;
+    const name = nameOf(m);
+    if (exclude.has(name)) continue;
+    seen.add(name);
+    if (memo ? memo.check(m, values, lookup) : machineAtTarget(m, values, lookup)) out.push(name);
+  }
+  memo?.retain(seen);
   return out.sort();
 }

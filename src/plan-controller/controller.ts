@@ -1,6 +1,6 @@
 // The plan controller (docs/design.md §4.1): reconciles InPlaceUpdatePlans. Per reconcile: snapshot (scope.ts buildScope over
 // the informer stores) -> decidePlan (pure, decide.ts + status.ts) -> act once through the phases reconcileSupersede,
-// reconcileFinalizer, owners (owners-act.ts), reconcileMachines, reconcileSurge -> reconcileStatus, the one status patch
+// reconcileFinalizer, owners (owners-act.ts), reconcileMachines, reconcileSurge, reconcileClones -> reconcileStatus, the one status patch
 // through /status with optimistic concurrency -> recordEvents (events and metrics).
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, ResourceType, WritePolicy } from '../api/index.js';
 import {
@@ -33,9 +33,11 @@ import { labelValue } from './names.js';
 import { prestartCheck } from './prestart.js';
 import { actOwners, ownersNeedRecheck } from './owners-act.js';
 import { crdName } from '../contract/index.js';
-import { machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
+import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
+import { planMayAct, plansToWake, type WakeView } from './wake.js';
+import { collectClones } from './clones-act.js';
 
 /** Name of the controller (also its event source and field manager). */
 export const CONTROLLER_NAME = 'plan-controller';
@@ -80,6 +82,8 @@ export interface Deps {
   refKindFailures: Map<string, number>;
   /** Pre-start check results per plan key: once per plan generation, not every reconcile (reads and dry-runs). */
   prestart: Map<string, { uid: string; generation: number; at: number; result: PrestartResult }>;
+  /** Machines-at-target memo per plan key (at-target.ts), while the plan is active; dropped with the plan. */
+  atTarget: Map<string, { uid: string; memo: AtTargetMemo }>;
 }
 
 /** Options of setupPlanController. */
@@ -90,24 +94,11 @@ export interface PlanSetupOptions {
 
 const keyOfPlan = (ns: string, name: string): string => `${ns}/${name}`;
 
-/** Keys of the plans of `clusterName` in `namespace`. */
-function plansOfCluster(
-  plans: Store<InPlaceUpdatePlan & KubeObject>,
-  namespace: string | undefined,
-  clusterName: string | undefined,
-): ObjectKey[] {
-  if (!namespace || !clusterName) return [];
-  return plans
-    .list(namespace)
-    .filter((p) => p.spec?.clusterName === clusterName)
-    .map((p) => ({ namespace, name: p.metadata.name! }));
-}
-
-/** Maps a CAPI object to the plans of its cluster (by its cluster-name label). */
+/** Maps a CAPI object to the plans of its cluster (by its cluster-name label) that may still act (wake.ts). */
 const byClusterOf =
-  (deps: Pick<Deps, 'plans'>) =>
+  (deps: WakeView) =>
   (o: KubeObject): ObjectKey[] =>
-    plansOfCluster(deps.plans, o.metadata.namespace, clusterLabel(o));
+    plansToWake(deps, o.metadata.namespace, clusterLabel(o));
 
 /** Registers the plan controller with the manager. */
 export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): Controller {
@@ -125,6 +116,7 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     metrics: planMetricsFor(mgr, plans),
     expectations: new Map(),
     prestart: new Map(),
+    atTarget: new Map(),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
     taskCrds: new Map(),
     refKindFailures: new Map(),
@@ -134,11 +126,12 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     .controller<InPlaceUpdatePlan & KubeObject>(CONTROLLER_NAME)
     .for(InPlaceUpdatePlans)
     // One active plan per cluster: a plan's change (e.g. reaching a terminal status) wakes the other plans of its cluster.
-    .watches<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, (p) => plansOfCluster(plans, p.metadata.namespace, p.spec?.clusterName))
+    // Cluster-wide events wake only the plans that may still act (wake.ts): kept finished plans cost nothing.
+    .watches<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, (p) => plansToWake(deps, p.metadata.namespace, p.spec?.clusterName))
     .owns(MachineUpdates)
     .watches(Machines, byCluster)
-    .watches(MachineDeployments, (md) => plansOfCluster(plans, md.metadata.namespace, mdClusterName(md) ?? clusterLabel(md)))
-    .watches(Clusters, (c) => plansOfCluster(plans, c.metadata.namespace, c.metadata.name))
+    .watches(MachineDeployments, (md) => plansToWake(deps, md.metadata.namespace, mdClusterName(md) ?? clusterLabel(md)))
+    .watches(Clusters, (c) => plansToWake(deps, c.metadata.namespace, c.metadata.name))
     // No static watch of a control-plane kind: buildSnapshot watches the kind each Cluster's controlPlaneRef names,
     // so a fleet whose RBAC grants another control-plane kind (and not KubeadmControlPlane) still starts.
     .withConcurrency(2)
@@ -158,6 +151,7 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   if (!cached) {
     deps.expectations.delete(keyOfPlan(ns, key.name));
     deps.prestart.delete(keyOfPlan(ns, key.name));
+    deps.atTarget.delete(keyOfPlan(ns, key.name));
     return Action.awaitChange();
   }
   const plan = structuredClone(cached);
@@ -170,6 +164,7 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   await actOwners({ client: deps.client, fieldManager: FIELD_MANAGER, writesInFlight: WRITES_IN_FLIGHT }, snap, d, log);
   await reconcileMachines(deps, latest, d, log);
   await reconcileSurge(deps, latest, d, log);
+  await reconcileClones(deps, snap, d, log);
   latest = await reconcileStatus(deps, latest, d);
   recordEvents(deps, latest, d);
   if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d))
@@ -180,11 +175,14 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
 /** The plan controller's ScopeReader: the informer stores, and for kinds named at run time discovery plus a watch. */
 function storeReader(deps: Deps): ScopeReader {
   const mapToNamespacePlans = (o: KubeObject): ObjectKey[] =>
-    deps.plans.list(o.metadata.namespace).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
+    deps.plans
+      .list(o.metadata.namespace)
+      .filter((p) => planMayAct(p, deps))
+      .map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
   const controlPlanePlans = (cp: KubeObject): ObjectKey[] =>
     deps.plans
       .list(cp.metadata.namespace)
-      .filter((p) => p.spec?.controlPlane?.name === cp.metadata.name)
+      .filter((p) => p.spec?.controlPlane?.name === cp.metadata.name && planMayAct(p, deps))
       .map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
   return {
     now: () => toKubeTime(new Date()),
@@ -226,17 +224,26 @@ async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): 
   // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
   snap.machineUpdates = withExpectations(deps, keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? ''), snap.machineUpdates);
   if (deps.writePolicy) snap.writePolicy = deps.writePolicy;
+  const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
   if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
     snap.atTarget = machinesAtTarget(
       plan,
       snap.machines,
       await refLookup(deps, plan, snap.machines, byClusterOf(deps)),
       new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
+      atTargetMemo(deps, planKey, plan.metadata.uid ?? ''),
     );
-  }
+  } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;
   return snap;
+}
+
+/** The plan's machines-at-target memo (a new one for a plan recreated under the same name). */
+function atTargetMemo(deps: Deps, planKey: string, uid: string): AtTargetMemo {
+  let e = deps.atTarget.get(planKey);
+  if (!e || e.uid !== uid) deps.atTarget.set(planKey, (e = { uid, memo: new AtTargetMemo() }));
+  return e.memo;
 }
 
 /**
@@ -484,6 +491,33 @@ export async function reconcileSurge(deps: Deps, plan: InPlaceUpdatePlan & KubeO
       s.kind === 'surge' ? 'surged MachineDeployment' : 'restored MachineDeployment',
     );
   }
+}
+
+/**
+ * Template clones: once a deleted plan has nothing left to undo (its finalizer is released in this reconcile), the
+ * cluster's clones whose plan is gone and that nothing refers to are deleted (clones.ts), before the finalizer goes.
+ */
+export async function reconcileClones(deps: Deps, snap: PlanSnapshot, d: PlanDecision, log: Logger): Promise<void> {
+  if (d.finalizer !== 'remove') return;
+  const ns = snap.plan.metadata?.namespace ?? '';
+  const livePlans = new Set(
+    deps.plans
+      .list(ns)
+      .filter((p) => !p.metadata.deletionTimestamp)
+      .map((p) => p.metadata.name ?? ''),
+  );
+  const cp = snap.controlPlane?.object;
+  await collectClones(
+    { client: deps.client },
+    {
+      namespace: ns,
+      clusterName: snap.plan.spec.clusterName,
+      livePlans,
+      owners: [...deps.machineDeployments.list(ns), ...(cp ? [cp] : [])],
+      machines: snap.machines,
+    },
+    log,
+  );
 }
 
 /** The one status write (and the finalizer release, last, once deletion has nothing left to undo). Returns the plan as written. */

@@ -139,10 +139,10 @@ export function machineState(mu: MachineUpdate | undefined): MachineState {
 }
 
 /** Key of a target in the per-target indexes. */
-const targetKey = (kind: TargetKind, name: string): string => `${kind}/${name}`;
+export const targetKey = (kind: TargetKind, name: string): string => `${kind}/${name}`;
 
 /** The target a Machine belongs to by its CAPI labels (control plane first), if any. */
-function targetOfMachine(m: KubeObject): string | undefined {
+export function targetOfMachine(m: KubeObject): string | undefined {
   const cp = controlPlaneNameOf(m);
   if (cp !== undefined) return targetKey('ControlPlane', cp);
   const md = deploymentNameOf(m);

@@ -17,7 +17,11 @@
 //   maxSurge both resolve to 0, one machine at a time. maxUnavailable 0 (CAPI's default) surges the
 //   MachineDeployment by one (original replicas in annotation surge-original-replicas) and restores it once nothing
 //   more will start in the target; a replica count changed by someone else meanwhile is left alone.
-// * Terminal plan statuses are final: machines that appear after a plan ended are not the plan's concern.
+// * Terminal plan statuses are final: machines that appear after a plan ended are not the plan's concern. A finished
+//   plan is woken by Machine / MachineDeployment / Cluster / other plans' events only while it still holds something
+//   (labels, a surge, its finalizer on deletion, a failed alignment; wake.ts), so kept plans cost no CPU.
+// * A deleted plan (by the operator or the history limit) deletes the cluster's template clones whose plan is gone and
+//   that nothing refers to any more (clones.ts), before its finalizer goes.
 // * A failed or aborted MachineUpdate is never restarted by the same plan; a machine that is deleted mid-update has
 //   its MachineUpdate moved to aborting and no longer counts.
 // * Next to real Cluster API (owners.ts, docs/design.md §11): a target's KubeadmControlPlane / MachineDeployment is paused

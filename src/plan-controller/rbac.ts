@@ -21,7 +21,8 @@ export const baseRbac: PolicyRule[] = componentRbac([
   { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters'], verbs: read },
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: [...read, 'patch'] },
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machinedeployments'], verbs: [...read, 'patch'] },
-  { apiGroups: ['cluster.x-k8s.io'], resources: ['machinesets'], verbs: ['get', 'patch'] },
+  // MachineSets are listed when a deleted plan's template clones are collected (an old MachineSet may still refer to one).
+  { apiGroups: ['cluster.x-k8s.io'], resources: ['machinesets'], verbs: ['get', 'list', 'patch'] },
   // Template kinds named by plans must be readable to validate that they exist: an updater's kinds are granted by the
   // chart that deploys the updater (aggregated ClusterRole), so leaving the samples out leaves their rules out too.
   // A template's task kind is accepted only when its CRD declares the updater contract (label).
@@ -33,14 +34,14 @@ export const baseRbac: PolicyRule[] = componentRbac([
  * pause / align it (owners.ts); watch the InfraMachines / BootstrapConfigs (machines already at target, at-target.ts); for the pre-start check (C8) list the InfraMachines / BootstrapConfigs and the owners'
  * templates and dry-run the commit patch on one object per target (a dry-run needs the patch verb; nothing is
  * persisted); when a target is done, clone the owners' templates with the new values and move the InfraMachines'
- * cloned-from annotation.
+ * cloned-from annotation; once a deleted plan's clones are referenced by nothing, delete them (clones.ts).
  */
 export const PROVIDER_VERBS: ProviderVerbs = {
   ControlPlane: [...read, 'patch'],
   InfraMachine: [...read, 'patch'],
-  InfraMachineTemplate: ['get', 'list', 'create'],
+  InfraMachineTemplate: ['get', 'list', 'create', 'delete'],
   BootstrapConfig: [...read, 'patch'],
-  BootstrapConfigTemplate: ['get', 'list', 'create'],
+  BootstrapConfigTemplate: ['get', 'list', 'create', 'delete'],
 };
 
 /** The plan controller's rules for a fleet of these provider kinds. */

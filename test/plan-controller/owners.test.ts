@@ -245,6 +245,42 @@ describe('plan controller: owners next to Cluster API', function () {
     expect(ann(kept, Annotations.paused), 'kept paused: mixed machines').to.equal('');
     expect(ann(kept, PAUSED_BY_PLAN)).to.equal('b');
   });
+  it('deletes a deleted plan’s template clones once nothing refers to them, never a referenced one', async () => {
+    const p = await env().platform();
+    await p.provision({ cpReplicas: 1, mds: [{ name: MD, replicas: 2, maxUnavailable: 1 }] });
+    await p.startPlatform({ referenceNames: ['nobody'] });
+    const os = (image: string): PlanUpdater[] => [
+      refUpdater({
+        name: 'os',
+        sequence: 1,
+        responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: image }],
+      }),
+    ];
+    const infraRef = async (): Promise<unknown> => at(await p.md(MD), 'spec', 'template', 'spec', 'infrastructureRef', 'name');
+    await p.apply(planObject(p.ns, 'a', { mds: [{ name: MD, sequence: 2, updaters: os(IMAGE) }] }));
+    await playUntil(p, 'a', 'updated');
+    await waitFor(async () => (await infraRef()) === `a-${MD}` || undefined, { message: 'MD on the clone of plan a' });
+    await p.apply(planObject(p.ns, 'b', { mds: [{ name: MD, sequence: 2, updaters: os(`${IMAGE}-2`) }] }));
+    await playUntil(p, 'b', 'updated');
+    // Plan b cloned plan a's clone (the template the MachineDeployment then named).
+    const cloneOfB = `b-a-${MD}`;
+    await waitFor(async () => (await infraRef()) === cloneOfB || undefined, { message: 'MD on the clone of plan b' });
+    expect(await p.client.get(DevMachineTemplates, p.ns, `a-${MD}`), "plan a's clone kept while plan a exists").to.not.equal(undefined);
+
+    // Deleting plan a: its clone is referenced by nothing any more (MD, MachineSet and InfraMachines moved to b's).
+    await p.client.delete(InPlaceUpdatePlans, p.ns, 'a');
+    await waitFor(async () => (await p.plan('a')) === undefined || undefined, { message: 'plan a gone' });
+    await waitFor(async () => (await p.client.get(DevMachineTemplates, p.ns, `a-${MD}`)) === undefined || undefined, {
+      message: "plan a's clone deleted",
+    });
+    // Deleting plan b: its clone is what the MachineDeployment and MachineSet use, it stays; so does the original.
+    await p.client.delete(InPlaceUpdatePlans, p.ns, 'b');
+    await waitFor(async () => (await p.plan('b')) === undefined || undefined, { message: 'plan b gone' });
+    expect(await p.client.get(DevMachineTemplates, p.ns, cloneOfB), "plan b's clone is still referenced").to.not.equal(undefined);
+    expect(await p.client.get(DevMachineTemplates, p.ns, MD), 'original template').to.not.equal(undefined);
+    expect(await infraRef()).to.equal(cloneOfB);
+  });
+
   it('reports an owner it cannot align (AlignFailed) and aligns it once the cause is fixed, even after the plan ended', async () => {
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [] });
