@@ -26,7 +26,7 @@ import {
   type Machine,
 } from '../../src/capi-sim/index.js';
 import { ExtensionConfigs, type ExtensionConfig } from '../../src/capi-sim/extension-client.js';
-import { UPDATE_IN_PROGRESS_ANNOTATION } from '../../src/capi-sim/inplace.js';
+import { UPDATE_IN_PROGRESS_ANNOTATION, UPDATE_MACHINE_FAILED_MESSAGE, UPDATING_CONDITION } from '../../src/capi-sim/inplace.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { mhcExtension } from '../../src/mhc-extension/index.js';
 import { createRuntimeExtension, type RuntimeExtensionComponent } from '../../src/runtime-extension/index.js';
@@ -286,6 +286,12 @@ describe('e2e: Cluster API in-place updates through the runtime extension (capi-
     });
     const m = now.find((x) => x.metadata.name === machine)!;
     expect(m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION]).to.not.equal(undefined);
+    // On the Machine, upstream's generic text only (the extension's message goes to the controller log).
+    expect(m.status?.conditions?.find((c) => c.type === UPDATING_CONDITION)).to.include({
+      status: 'True',
+      reason: 'InPlaceUpdateFailed',
+      message: UPDATE_MACHINE_FAILED_MESSAGE,
+    });
     expect(
       simLog.lines
         .filter((l) => l.msg === 'capi-sim: UpdateMachine failed')
