@@ -20,7 +20,7 @@ import {
 } from '../api/index.js';
 import { toKubeTime } from '../runtime/conditions.js';
 import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/errors.js';
-import { forEachLimit } from '../runtime/parallel.js';
+import { forEachLimit, settlesWithin } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
 import { Action } from '../runtime/types.js';
@@ -201,7 +201,7 @@ function storeReader(deps: Deps): ScopeReader {
       }
       // A kind the plan controller may not list must not block the worker: the plan reports it instead of hanging.
       if (
-        !(await withTimeout(
+        !(await settlesWithin(
           deps.ctrl().watch(res, purpose === 'controlPlane' ? controlPlanePlans : mapToNamespacePlans),
           CONTROL_PLANE_SYNC_MS,
         ))
@@ -299,7 +299,7 @@ async function refLookup(
       deps.refKindFailures.set(key, Date.now());
       continue;
     }
-    if (!(await withTimeout(deps.ctrl().watch(res, mapper), CONTROL_PLANE_SYNC_MS))) {
+    if (!(await settlesWithin(deps.ctrl().watch(res, mapper), CONTROL_PLANE_SYNC_MS))) {
       deps.refKindFailures.set(key, Date.now());
       continue;
     }
@@ -541,17 +541,6 @@ export function recordEvents(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d
   }
   deps.metrics.machinesUpdated.inc(d.metrics.updated);
   deps.metrics.machinesFailed.inc(d.metrics.failed);
-}
-
-/** True when `p` settled within `ms` (its rejection propagates); false when it is still pending. */
-async function withTimeout(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
-  try {
-    return await Promise.race([p.then(() => true as const), timedOut]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {

@@ -12,6 +12,7 @@ import { Action } from '../runtime/types.js';
 import { pausedByPlan } from './owners.js';
 import type { PlanToPrune } from './history.js';
 import { pruneFinishedPlans, prunedMessage } from './history.js';
+import { settlesWithin } from '../runtime/parallel.js';
 
 /** Name of the history reconciler (its log name). */
 export const HISTORY_CONTROLLER_NAME = 'plan-history';
@@ -97,14 +98,4 @@ async function pausingPlans(deps: HistoryDeps, ns: string, clusterName: string):
     }
   }
   return new Set(owners.map(pausedByPlan).filter((n): n is string => !!n));
-}
-
-async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
-  try {
-    return await Promise.race([p.then(() => true as const), timedOut]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -22,3 +22,14 @@ export async function forEachLimit<T>(items: readonly T[], limit: number, fn: (i
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, () => worker()));
   if (failure) throw failure.error;
 }
+
+/** True when `p` settled within `ms` (its rejection propagates); false when it is still pending (it is not cancelled). */
+export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true as const), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
