@@ -7,9 +7,9 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { generate } from 'selfsigned';
 import type { z } from 'zod';
 import type { Logger } from '../runtime/index.js';
+import { selfSignedCertificate } from '../runtime/metrics-auth.js';
 import {
   CanUpdateMachineRequestSchema,
   CanUpdateMachineSetRequestSchema,
@@ -64,30 +64,6 @@ export class LoadCertificateError extends Error {
     super(`load serving certificate from ${dir} (tls.crt, tls.key): ${(cause as Error).message}`, { cause });
     this.name = 'LoadCertificateError';
   }
-}
-
-/** A self-signed CA-capable certificate for localhost, 127.0.0.1 and the given DNS names. */
-async function selfSigned(dnsNames: readonly string[]): Promise<{ key: string; cert: string }> {
-  const pems = await generate([{ name: 'commonName', value: 'inplace-runtime-extension' }], {
-    keyType: 'ec',
-    curve: 'P-256',
-    algorithm: 'sha256',
-    notAfterDate: new Date(Date.now() + 365 * 24 * 3600 * 1000),
-    extensions: [
-      { name: 'basicConstraints', cA: true },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 2, value: 'localhost' },
-          { type: 7, ip: '127.0.0.1' },
-          ...dnsNames.map((value) => ({ type: 2 as const, value })),
-        ],
-      },
-    ],
-  });
-  return { key: pems.private, cert: pems.cert };
 }
 
 /** The discovery answer: the three in-place hooks, upstream's default timeout, failurePolicy Fail. */
@@ -151,7 +127,7 @@ export async function startExtensionServer(opts: ServerOptions, handlers: HookHa
     } catch (err) {
       throw new LoadCertificateError(opts.certDir, err);
     }
-  } else tls = await selfSigned(opts.dnsNames ?? []);
+  } else tls = await selfSignedCertificate('inplace-runtime-extension', opts.dnsNames ?? []);
   const server: Server = createServer({ key: tls.key, cert: tls.cert, minVersion: 'TLSv1.2' }, (req, res) => {
     void serve(req, res);
   });
