@@ -63,11 +63,15 @@ describe('e2e: API faults', function () {
       ).to.deep.include({ ntp: { enabled: true } });
     }
     expect(await p.labelledMachines()).to.deep.equal([]);
-    // The faults did reach the controllers (their API request metrics count the injected errors).
+    // The faults did reach the controllers (their API request metrics count the injected errors). Summed over the
+    // controllers: a fast run may leave one of them without an injected error (each request fails with p = 0.1).
     if (faulty) {
-      const failedCalls = [
-        ...(await p.metrics('plan-controller')).matchAll(/^inplace_api_requests_total\{[^}]*code="(?:500|429|409)"[^}]*\} (\d+)$/gm),
-      ].reduce((n, m) => n + Number(m[1]), 0);
+      let failedCalls = 0;
+      for (const c of ['plan-controller', 'machine-task-controller', 'mhc-extension']) {
+        const text = await p.metrics(c).catch(() => '');
+        for (const m of text.matchAll(/^inplace_api_requests_total\{[^}]*code="(?:500|429|409)"[^}]*\} (\d+)$/gm))
+          failedCalls += Number(m[1]);
+      }
       expect(failedCalls).to.be.greaterThan(0);
     }
   });
