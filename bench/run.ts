@@ -23,6 +23,7 @@ import { yamlFilesIn } from '../src/cli/files.js';
 import { applyFleet, buildFleet, fleetPlan, setMaxUnavailable, type Fleet } from './lib/fleet.js';
 import { PlanObserver, type Summary } from './lib/observe.js';
 import { runHistoryCase } from './history.js';
+import { runHooksLatencyCase } from './hooks-latency.js';
 import { Proc, ROOT, freePort, parseProm, scrape, type ProcStats } from './lib/procs.js';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -654,6 +655,21 @@ async function main(): Promise<void> {
   if (argv.includes('--report-only')) {
     writeReport(o, new Map(), new Map());
     say(`wrote ${relative(process.cwd(), join(o.out, 'README.md'))} from the case files in ${o.out}`);
+    return;
+  }
+  if (argv.includes('--hooks-latency')) {
+    // Completion detection latency, hooks (poll on retryAfterSeconds) vs the plan flow (watch): bench/hooks-latency.ts.
+    const arg = (name: string): string | undefined => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : undefined);
+    await runHooksLatencyCase(
+      {
+        workers: Number(arg('sizes') ?? 6),
+        cp: Number(arg('cp') ?? 3),
+        retryAfterSeconds: Number(arg('retry-after') ?? 5),
+        durationSeconds: Number(arg('duration') ?? 1),
+        out: o.out,
+      },
+      say,
+    );
     return;
   }
   const started = Date.now();
