@@ -9,12 +9,11 @@
 // A task's completionTime has second precision (Kubernetes time), so the reference point is the moment the bench's own
 // watch sees the task terminal (completionTime set): latency = flow noticed − task observed complete, in ms.
 //
-// Known issue (not yet diagnosed): in some runs the hooks phase stalls with the workers never entering the in-place
-// update after the plan phase (the control plane's three do); the wait then times out after 240 s with a progress line.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   API_VERSION,
+  Annotations,
   InPlaceUpdatePlans,
   InPlaceUpdaters,
   KubeadmControlPlanes,
@@ -133,6 +132,16 @@ export async function runHooksLatencyCase(o: HooksLatencyOptions, say: (s: strin
     );
     await waitFor(() => (updatedA.size >= total ? true : undefined), { timeoutMs: 600_000, message: 'plan flow: every machine updated' });
     const a = summarize(updatedA, tasksA.done, Date.now() - t0);
+    // The plan lifts its pause from the KCP and the MachineDeployment after the last MachineUpdate: stopping the plan
+    // controller before would leave them paused, and the hooks flow would never start on them.
+    await p.waitStatus('bench', 'updated', 120_000);
+    await waitFor(
+      async () => {
+        const owners = [await p.client.get(KubeadmControlPlanes, p.ns, CP), await p.client.get(MachineDeployments, p.ns, MD)];
+        return owners.every((o) => o && o.metadata.annotations?.[Annotations.paused] === undefined) ? true : undefined;
+      },
+      { timeoutMs: 120_000, message: 'plan flow: the KCP and the MachineDeployment unpaused' },
+    );
     hA.abort();
     tasksA.stop();
     await p.stopComponent('plan-controller');
@@ -173,6 +182,8 @@ export async function runHooksLatencyCase(o: HooksLatencyOptions, say: (s: strin
         (await p.client.get<ExtensionConfig>(ExtensionConfigs, undefined, ecName))?.status?.handlers?.length === 3 ? true : undefined,
       { timeoutMs: 60_000, message: 'the simulator discovered the extension' },
     );
+    // KCP and the MachineSet controller read the handlers from their own cache, after the status is written.
+    await waitFor(() => (sim!.handlers().length === 3 ? true : undefined), { timeoutMs: 60_000, message: "the simulator's registry" });
     say('hooks flow: extension discovered');
 
     const tasksB = await watchTaskCompletion(p);

@@ -164,6 +164,12 @@ export interface CapiSimulator {
    * changes nothing over N passes", which do not depend on timing.
    */
   reconcileOwners(rounds?: number): Promise<void>;
+  /**
+   * The runtime extension handlers this simulator's registry knows (its ExtensionConfig cache, as upstream's KCP and
+   * core managers each read ExtensionConfig status from their own cache): until a handler shows here, a change is
+   * rolled out, not updated in place, so callers wait for it, not only for the ExtensionConfig's status.
+   */
+  handlers(hook?: string): string[];
 }
 
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -200,7 +206,12 @@ export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<Ca
       ...(inPlace ? [ExtensionConfigs] : []),
     ].map((r) => mgr.informer(r).synced()),
   );
-  return { stop: () => mgr.stop(), stats: () => sim.stats(), reconcileOwners: (rounds) => sim.reconcileOwners(rounds ?? 1) };
+  return {
+    stop: () => mgr.stop(),
+    stats: () => sim.stats(),
+    reconcileOwners: (rounds) => sim.reconcileOwners(rounds ?? 1),
+    handlers: (hook) => sim.handlers(hook),
+  };
 }
 
 /** The simulator's reconcilers, sharing the manager's caches and the in-flight creation/deletion expectations. */
@@ -727,6 +738,13 @@ class Simulator {
       initialization: { controlPlaneInitialized: true },
     });
     return Action.awaitChange();
+  }
+
+  /** The handler names of the registry (all hooks, or one), sorted. */
+  handlers(hook?: string): string[] {
+    if (!this.inPlace) return [];
+    const hooks = hook ? [hook] : [CAN_UPDATE_MACHINE_HOOK, CAN_UPDATE_MACHINESET_HOOK, UPDATE_MACHINE_HOOK];
+    return hooks.flatMap((h) => registrationsFor(this.extensionConfigs, h).map((r) => r.handler.name)).sort();
   }
 
   private get extensionConfigs(): ExtensionConfig[] {
