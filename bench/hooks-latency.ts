@@ -9,7 +9,7 @@
 // A task's completionTime has second precision (Kubernetes time), so the reference point is the moment the bench's own
 // watch sees the task terminal (completionTime set): latency = flow noticed − task observed complete, in ms.
 //
-import { writeFileSync } from 'node:fs';
+import { createWriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   API_VERSION,
@@ -29,6 +29,7 @@ import { DevMachineTemplates, startCapiSimulator, type CapiSimulator, type Machi
 import { ExtensionConfigs, type ExtensionConfig } from '../src/capi-sim/extension-client.js';
 import { UPDATE_IN_PROGRESS_ANNOTATION } from '../src/capi-sim/inplace.js';
 import { createRuntimeExtension } from '../src/runtime-extension/index.js';
+import { createLogger } from '../src/runtime/log.js';
 import { startE2eEnv } from '../test/e2e/env.js';
 import { CLUSTER, CP, FROM_VERSION, TO_VERSION, planObject, refUpdater, type Platform } from '../test/e2e/harness.js';
 import { waitFor } from '../test/support/wait.js';
@@ -166,7 +167,15 @@ export async function runHooksLatencyCase(o: HooksLatencyOptions, say: (s: strin
       } as KubeObject);
     await reg('kubernetes', 1, 'Machine', '/spec/version');
     await reg('os', 2, 'InfraMachine', '/spec/backend/docker/customImage');
-    sim = await startCapiSimulator({ client: p.client, namespace: p.ns, readyDelayMs: 20, inPlaceUpdates: true });
+    // The simulator's log (every rollout decision, hook answer and replaced machine) goes to a file beside the results.
+    const simLog = createWriteStream(join(o.out, 'hooks-latency-sim.log'));
+    sim = await startCapiSimulator({
+      client: p.client,
+      namespace: p.ns,
+      readyDelayMs: 20,
+      inPlaceUpdates: true,
+      log: createLogger({ name: 'capi-sim', level: 'debug', pretty: false, destination: simLog }),
+    });
     ext = createRuntimeExtension({ port: 0, bindAddress: '127.0.0.1', retryAfterSeconds: o.retryAfterSeconds });
     await p.startComponent(ext);
     ecName = `inplace-${p.ns}`;

@@ -618,10 +618,71 @@ ${reconcileTable(results)}
 
 ${pollTable(results, o, fleets)}
 
+## Completion detection: Cluster API's hooks (poll) vs. the plan flow (watch) (bench/hooks-latency.ts)
+
+${hooksSection(o.out)}
+
+## Idle cost and plan history (bench/history.ts)
+
+${historySection(o.out)}
+
 ## Local API server (bench/local-apiserver.ts)
 
 ${apiserverResult === undefined ? 'skipped (--no-apiserver)' : `\`\`\`json\n${JSON.stringify(apiserverResult, null, 2)}\n\`\`\``}
 `;
+}
+
+type PhaseFigures = { machines: number; medianMs: number; p90Ms: number; maxMs: number; wallSeconds: number };
+type HooksFile = {
+  fleet: { controlPlane: number; workers: number };
+  updaterDurationSeconds: number;
+  retryAfterSeconds: number;
+  planFlow: PhaseFigures;
+  hooksFlow: PhaseFigures & { machinesCreated: number; machinesDeleted: number };
+};
+
+/** The hooks-latency case, when its file is there. */
+function hooksSection(out: string): string {
+  const path = join(out, 'hooks-latency.json');
+  if (!existsSync(path)) return 'not run (`npm run bench -- --hooks-latency`)';
+  const h = JSON.parse(readFileSync(path, 'utf8')) as HooksFile;
+  const row = (name: string, r: PhaseFigures): string =>
+    `| ${name} | ${r.machines} | ${r.medianMs} | ${r.p90Ms} | ${r.maxMs} | ${r.wallSeconds} |`;
+  return `\`npm run bench -- --hooks-latency --sizes ${h.fleet.workers} --cp ${h.fleet.controlPlane} --retry-after ${h.retryAfterSeconds} --duration ${h.updaterDurationSeconds}\`:
+the same fleet updated twice in one run, each machine by updaters of ${h.updaterDurationSeconds} s. Latency = the flow noticing a machine
+done − the benchmark's own watch seeing its last task terminal. With the hooks, Cluster API (capi-sim, InPlaceUpdates)
+notices on its next UpdateMachine poll (retryAfterSeconds ${h.retryAfterSeconds}); replaced machines: ${h.hooksFlow.machinesCreated} created, ${h.hooksFlow.machinesDeleted} deleted.
+
+| Flow | machines | median ms | p90 ms | max ms | wall s |
+|------|---------:|----------:|-------:|-------:|-------:|
+${row('plan flow (watch)', h.planFlow)}
+${row(`hooks (poll every ${h.retryAfterSeconds} s)`, h.hooksFlow)}`;
+}
+
+type HistoryFile = {
+  machines: number;
+  rows: { plan: string; plansLeft: number; machineUpdatesLeft: number; rssMB: Record<string, number> }[];
+};
+
+/** The history cases there are: plans and MachineUpdates left, and RSS per process, after the second and the last plan. */
+function historySection(out: string): string {
+  const files = readdirSync(out).filter((f) => f.startsWith('history-') && f.endsWith('.json'));
+  if (files.length === 0) return 'not run (`npm run bench -- --history-plans 20 --sizes 1000 --max-unavailable 10% --durations 0`)';
+  const lines = [
+    '| File | machines | plans | plans left | MachineUpdates left | RSS MiB after plan 2 → last |',
+    '|---|---:|---:|---:|---:|---|',
+  ];
+  for (const f of files.sort()) {
+    const h = JSON.parse(readFileSync(join(out, f), 'utf8')) as HistoryFile;
+    const second = h.rows[1] ?? h.rows[0];
+    const last = h.rows[h.rows.length - 1];
+    if (!second || !last) continue;
+    const rss = Object.keys(last.rssMB)
+      .map((k) => `${k} ${second.rssMB[k] ?? '?'} → ${last.rssMB[k]}`)
+      .join(', ');
+    lines.push(`| ${f} | ${h.machines} | ${h.rows.length} | ${last.plansLeft} | ${last.machineUpdatesLeft} | ${rss} |`);
+  }
+  return lines.join('\n');
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -670,6 +731,7 @@ async function main(): Promise<void> {
       },
       say,
     );
+    writeReport(o, new Map(), new Map());
     return;
   }
   const started = Date.now();
@@ -715,6 +777,7 @@ async function main(): Promise<void> {
         current = undefined;
       }
     }
+    writeReport(o, new Map(), new Map());
     return;
   }
   for (const size of o.sizes) {

@@ -409,6 +409,18 @@ describe('capi-sim rollout (faithful CAPI rollout triggers)', () => {
         want: { scale: { a: 1 }, delete: [] },
       },
       {
+        name: 'an old set scaled to 0 whose machines are still there holds the new set at replicas + maxSurge (NewMSNewReplicas)',
+        md: md({ version: 'v1.30.1', replicas: 3, maxSurge: 0, maxUnavailable: 3 }),
+        views: [view(ms('a', 'v1.30.0', 0), 2, 2, 0), view(ms('b', 'v1.30.1', 1), 1, 1, 1)],
+        want: { scale: {}, delete: [] },
+      },
+      {
+        name: 'in place: a machine moved to the new set and not yet acknowledged counts there (status.replicas), no machine is created for it',
+        md: md({ version: 'v1.30.1', replicas: 30, maxSurge: 0, maxUnavailable: 30 }),
+        views: [view(ms('a', 'v1.30.0', 0), 0, 0, 0), view(ms('b', 'v1.30.1', 29), 30, 0, 1)],
+        want: { scale: {}, delete: ['a'] },
+      },
+      {
         name: 'OnDelete: old sets keep their machines; the new set fills what was deleted',
         md: md({ version: 'v1.30.1', onDelete: true }),
         views: [view(ms('a', 'v1.30.0', 3), 2)],

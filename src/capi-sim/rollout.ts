@@ -275,9 +275,12 @@ export function decideMdRollout(md: MachineDeployment, cluster: ClusterView | un
     if (maxSurge === 0 && maxUnavailable === 0) maxUnavailable = 1;
     const current = newSet ? rep(newSet) : 0;
     const oldTotal = olds.reduce((a, v) => a + rep(v.set), 0);
-    if (olds.length === 0 || oldTotal === 0) newReplicas = replicas;
-    else if (current >= replicas) newReplicas = replicas;
-    else newReplicas = Math.min(replicas, current + Math.max(0, replicas + maxSurge - (current + oldTotal)));
+    // mdutil NewMSNewReplicas: the machines there are count as max(spec.replicas, status.replicas) per set (the view's
+    // machines stand for status.replicas), so an old set scaled to 0 whose machines are still there (being deleted, or
+    // moved to the new set and not yet acknowledged) keeps the new set from growing past replicas + maxSurge.
+    const total = live.reduce((a, v) => a + Math.max(rep(v.set), v.machines), 0);
+    if (olds.length === 0 || current >= replicas) newReplicas = replicas;
+    else newReplicas = current + Math.max(0, Math.min(replicas + maxSurge - total, replicas - current));
     // Old sets: unavailable machines may go within the budget, then available ones down to minAvailable.
     const minAvailable = replicas - maxUnavailable;
     const newUnavailable = newView ? Math.max(0, rep(newView.set) - newView.available) : 0;

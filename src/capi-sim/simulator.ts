@@ -1194,6 +1194,17 @@ class Simulator {
       order,
       (m) => this.createdAt.get(`${m.metadata.namespace}/${m.metadata.name}`) ?? (Date.parse(m.metadata.creationTimestamp ?? '') || 0),
     );
+    if (decision.create > 0 || decision.delete.length > 0)
+      this.mgr.log.info(
+        {
+          owner: ownerKey,
+          replicas: desired,
+          machines: machines.map((m) => m.metadata.name),
+          create: decision.create,
+          delete: decision.delete,
+        },
+        'capi-sim: scaling machines',
+      );
     for (let i = 0; i < decision.create; i++) await this.createOwned(ownerKey, blueprint);
     for (const name of decision.delete) {
       const m = machines.find((x) => x.metadata.name === name);

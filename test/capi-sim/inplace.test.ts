@@ -222,6 +222,8 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
         message: 'discovery wrote status.handlers',
       },
     );
+    // The simulated KCP and MachineSet controllers read the handlers from their own cache of that status.
+    await waitFor(() => (sim!.handlers().length === 3 ? true : undefined), { message: "the simulator's registry knows the handlers" });
   });
   afterEach(async () => {
     await sim?.stop();
@@ -366,6 +368,36 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     >;
     expect(req['kind']).to.equal('CanUpdateMachineSetRequest');
     expect(Object.keys(req['current']!).sort()).to.deep.equal(['bootstrapConfigTemplate', 'infrastructureMachineTemplate', 'machineSet']);
+  });
+
+  it('maxUnavailable = replicas: every worker moves at once and is updated in place, none created for moved machines not yet acknowledged', async () => {
+    await client.patch(
+      MachineDeployments,
+      ns,
+      'c1-md',
+      { spec: { rollout: { strategy: { rollingUpdate: { maxSurge: 0, maxUnavailable: 3 } } } } },
+      merge,
+    );
+    const before = names(await workers());
+    const stats = sim!.stats();
+    await client.patch(MachineDeployments, ns, 'c1-md', { spec: { template: { spec: { version: 'v1.30.1' } } } }, merge);
+    const done = await waitFor(
+      async () => {
+        const now = await workers();
+        const finished =
+          now.length === 3 &&
+          sim!.stats().machinesUpdatedInPlace === 3 &&
+          now.every((m) => m.spec.version === 'v1.30.1' && m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined);
+        return finished ? now : undefined;
+      },
+      { timeoutMs: 60_000, message: 'every worker updated in place' },
+    );
+    expect(names(done)).to.deep.equal(before);
+    // The new set never grew past the machines it had (upstream's NewMSNewReplicas counts status.replicas): nothing
+    // was created for a machine still waiting for its move to be acknowledged, nor deleted afterwards.
+    expect(sim!.stats()).to.include({ machinesCreated: stats.machinesCreated, machinesDeleted: stats.machinesDeleted });
+    const sets = (await client.list<MachineSet>(MachineSets, ns)).items.filter((x) => !x.metadata.deletionTimestamp);
+    expect(sets.map((x) => x.spec.replicas)).to.deep.equal([3]);
   });
 
   it("an MD image change (a new DevMachineTemplate) is made in place too: the DevMachines get the new template's spec", async () => {
