@@ -1188,18 +1188,13 @@ class Simulator {
     order: 'Random' | 'Newest' | 'Oldest' | undefined,
     blueprint: (name: string) => Promise<MachineBlueprint>,
   ): Promise<void> {
-    const decision = decideScale(
-      desired,
-      machines,
-      order,
-      (m) => this.createdAt.get(`${m.metadata.namespace}/${m.metadata.name}`) ?? (Date.parse(m.metadata.creationTimestamp ?? '') || 0),
-    );
+    const decision = decideScale(desired, machines, order, (m) => this.createdAtOf(m));
     if (decision.create > 0 || decision.delete.length > 0)
       this.mgr.log.info(
         {
           owner: ownerKey,
           replicas: desired,
-          machines: machines.map((m) => m.metadata.name),
+          machines: machines.length,
           create: decision.create,
           delete: decision.delete,
         },
