@@ -329,11 +329,10 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     expect(ext.updateMachineCalls()).to.deep.equal([]);
   });
 
-  it('an MD template change moves the workers to the new MachineSet and updates them in place within maxUnavailable, none replaced', async () => {
-    const before = names(await workers());
-    const stats = sim!.stats();
-    await client.patch(MachineDeployments, ns, 'c1-md', { spec: { template: { spec: { version: 'v1.30.1' } } } }, merge);
-    const done = await waitFor(
+  /** Changes the MD's version and waits until the three workers run it in the one MachineSet left, updated in place. */
+  async function changeWorkersVersion(version: string): Promise<Machine[]> {
+    await client.patch(MachineDeployments, ns, 'c1-md', { spec: { template: { spec: { version } } } }, merge);
+    return waitFor(
       async () => {
         const now = await workers();
         const sets = (await client.list<MachineSet>(MachineSets, ns)).items.filter((x) => !x.metadata.deletionTimestamp);
@@ -343,7 +342,7 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
           sim!.stats().machinesUpdatedInPlace === 3 &&
           now.every(
             (m) =>
-              m.spec.version === 'v1.30.1' &&
+              m.spec.version === version &&
               m.metadata.labels?.[Labels.setName] === sets[0]!.metadata.name &&
               m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined,
           );
@@ -351,6 +350,12 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
       },
       { timeoutMs: 60_000, message: 'every worker updated in place' },
     );
+  }
+
+  it('an MD template change moves the workers to the new MachineSet and updates them in place within maxUnavailable, none replaced', async () => {
+    const before = names(await workers());
+    const stats = sim!.stats();
+    const done = await changeWorkersVersion('v1.30.1');
     expect(names(done)).to.deep.equal(before);
     expect(sim!.stats()).to.include({
       machinesCreated: stats.machinesCreated,
@@ -380,18 +385,7 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     );
     const before = names(await workers());
     const stats = sim!.stats();
-    await client.patch(MachineDeployments, ns, 'c1-md', { spec: { template: { spec: { version: 'v1.30.1' } } } }, merge);
-    const done = await waitFor(
-      async () => {
-        const now = await workers();
-        const finished =
-          now.length === 3 &&
-          sim!.stats().machinesUpdatedInPlace === 3 &&
-          now.every((m) => m.spec.version === 'v1.30.1' && m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined);
-        return finished ? now : undefined;
-      },
-      { timeoutMs: 60_000, message: 'every worker updated in place' },
-    );
+    const done = await changeWorkersVersion('v1.30.1');
     expect(names(done)).to.deep.equal(before);
     // The new set never grew past the machines it had (upstream's NewMSNewReplicas counts status.replicas): nothing
     // was created for a machine still waiting for its move to be acknowledged, nor deleted afterwards.
