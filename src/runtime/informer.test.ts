@@ -3,6 +3,7 @@ import type { KubeObject, ResourceType } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import { waitFor } from '../../test/support/wait.js';
 import { SharedInformer, type ChangeType, type RestartReason } from './informer.js';
+import type { Logger } from './types.js';
 
 const Things: ResourceType = { group: 'test.io', version: 'v1', plural: 'things', kind: 'Thing', namespaced: true };
 const thing = (name: string, ns = 'a', labels?: Record<string, string>): KubeObject => ({
@@ -102,6 +103,44 @@ describe('SharedInformer', () => {
     expect(restarts).to.deep.equal(['error', 'error', 'error']);
     client.seed(Things, thing('after'));
     await waitFor(() => inf!.store.get('a', 'after'));
+  });
+
+  // The e2e faults scenario drops every watch every 2 s: each drop used to count as one more failure, the delay grew to
+  // 30 s, and the informers spent most of a slow run disconnected (a plan stalled on its first machine).
+  it('resumes at the base delay after a working watch breaks, however often; backs off only while watches fail at once', async () => {
+    const attempts: number[] = [];
+    const log: Logger = {
+      debug: (o) => {
+        const a = (o as { attempt?: number }).attempt;
+        if (a !== undefined) attempts.push(a);
+      },
+      info: () => undefined,
+      warn: () => undefined,
+      error: () => undefined,
+      child: () => log,
+    };
+    // A cap of an hour: were the drops counted as failures, the 20th re-watch would wait minutes and the test time out.
+    // Health is judged by events only here (healthyWatchMs of an hour), so a slow machine does not change the result.
+    inf = new SharedInformer(client, Things, { backoff: { baseMs: 1, maxMs: 3_600_000 }, healthyWatchMs: 3_600_000, log });
+    inf.start();
+    await inf.synced();
+    for (let i = 0; i < 24; i++) {
+      await waitFor(() => client.openWatches === 1, { message: `watch ${i + 1} open` });
+      client.seed(Things, thing(`t${i}`));
+      await waitFor(() => inf!.store.get('a', `t${i}`), { message: `t${i} delivered` });
+      client.dropWatches(new Error('socket hang up'));
+    }
+    await waitFor(() => client.openWatches === 1, { message: 'watch open after 24 drops' });
+    expect(attempts).to.deep.equal(Array.from({ length: 24 }, () => 1));
+
+    // Watches that break before delivering anything still back off, growing.
+    attempts.length = 0;
+    for (let i = 0; i < 3; i++) {
+      await waitFor(() => client.openWatches === 1, { message: `silent watch ${i + 1} open` });
+      client.dropWatches(new Error('socket hang up'));
+    }
+    await waitFor(() => client.openWatches === 1 && attempts.length === 3, { message: 'watch open after 3 silent drops' });
+    expect(attempts).to.deep.equal([2, 3, 4]);
   });
 
   it('treats a watch ERROR event other than 410 as an error and resumes from the last resourceVersion', async () => {

@@ -128,7 +128,9 @@ export class SharedInformer<T extends KubeObject = KubeObject> implements Inform
         }
         const r = await this.watchOnce();
         if (r.outcome === 'stopped') break;
+        // Set before a failure is thrown: a watch that worked and then broke (a dropped connection) is healthy too.
         healthy = r.healthy;
+        if (r.failure !== undefined) throw r.failure;
         reason = r.outcome;
         if (reason === 'gone') needList = true;
       } catch (err) {
@@ -138,7 +140,8 @@ export class SharedInformer<T extends KubeObject = KubeObject> implements Inform
           reason = 'gone';
         } else {
           reason = 'error';
-          this.log.warn({ ...errorFields(err), needList }, 'list/watch failed; retrying with backoff');
+          if (healthy) this.log.debug({ ...errorFields(err) }, 'watch failed after working; resuming from the last resourceVersion');
+          else this.log.warn({ ...errorFields(err), needList }, 'list/watch failed; retrying with backoff');
         }
       }
       this.restarts_++;
@@ -198,8 +201,11 @@ export class SharedInformer<T extends KubeObject = KubeObject> implements Inform
     this.emit(obj, old, old ? 'update' : 'add');
   }
 
-  /** Runs one watch until it ends; resolves with why, rejects on a stream or server error. */
-  private async watchOnce(): Promise<{ outcome: RestartReason | 'stopped'; healthy: boolean }> {
+  /**
+   * Runs one watch until it ends and says why, whether it was healthy (delivered events or lasted `healthyWatchMs`,
+   * however it ended) and the failure that ended it, if any. Rejects only when the watch could not be opened.
+   */
+  private async watchOnce(): Promise<{ outcome: RestartReason | 'stopped'; healthy: boolean; failure?: unknown }> {
     const signal = this.stopCtl.signal;
     const started = Date.now();
     let last = started;
@@ -264,13 +270,18 @@ export class SharedInformer<T extends KubeObject = KubeObject> implements Inform
     }, checkEvery);
     try {
       await this.handle.done;
+    } catch (err) {
+      // The stream broke (e.g. the connection was dropped): judged by the same rule as a stream that ended cleanly.
+      // Counting every drop as a failure grew the delay towards 30 s under periodic drops even though each watch
+      // worked, and the informer then spent most of its time disconnected (a stalled e2e faults run).
+      failure ??= err;
     } finally {
       clearInterval(watchdog);
       this.handle = undefined;
     }
     if (signal.aborted) return { outcome: 'stopped', healthy: true };
-    if (failure) throw failure;
     const healthy = events > 0 || Date.now() - started >= (this.opts.healthyWatchMs ?? 1_000);
+    if (failure !== undefined) return { outcome: 'error', healthy, failure };
     return { outcome: outcome ?? 'end', healthy };
   }
 

@@ -6,7 +6,36 @@ import { KubeadmConfigs } from '../../src/api/index.js';
 import { waitFor } from '../support/wait.js';
 import type { E2eEnv } from './env.js';
 import { startE2eEnv } from './env.js';
-import { CP, TO_VERSION, planObject, refUpdater, versionOf } from './harness.js';
+import { CP, TO_VERSION, planObject, refUpdater, versionOf, type Platform } from './harness.js';
+
+const COMPONENTS = ['plan-controller', 'machine-task-controller', 'mhc-extension'];
+
+/**
+ * What a stalled run needs to be explained: every MachineUpdate and task with its status, and per component the work
+ * queues and watch restarts (by reason). A component whose watches keep restarting while nothing moves points at the
+ * informers; a MachineUpdate waiting on a task the updater has finished points at the task controller's cache.
+ */
+async function stallReport(p: Platform): Promise<string> {
+  const out: string[] = ['MachineUpdates:'];
+  for (const mu of await p.machineUpdates().catch(() => []))
+    out.push(
+      `  ${mu.metadata.name} rv=${mu.metadata.resourceVersion} gen=${mu.metadata.generation}: ${mu.status?.updateStatus ?? '-'} ` +
+        `(observed ${mu.status?.observedGeneration ?? '-'}) ${mu.status?.message ?? ''}`,
+    );
+  out.push('tasks:');
+  for (const t of await p.tasks().catch(() => [])) {
+    const st = t['status'] as { updateStatus?: string; observedGeneration?: number } | undefined;
+    out.push(
+      `  ${t.metadata.name} rv=${t.metadata.resourceVersion} gen=${t.metadata.generation}: ${st?.updateStatus ?? '-'} (observed ${st?.observedGeneration ?? '-'})`,
+    );
+  }
+  for (const c of COMPONENTS) {
+    const text = await p.metrics(c).catch((e: unknown) => `(no metrics: ${(e as Error).message})`);
+    const lines = text.split('\n').filter((l) => /^inplace_(workqueue_depth|workqueue_retries_total|watch_restarts_total)\b/.test(l));
+    out.push(`${c}:`, ...lines.map((l) => `  ${l}`));
+  }
+  return out.join('\n');
+}
 
 describe('e2e: API faults', function () {
   this.timeout(180_000);
@@ -45,7 +74,10 @@ describe('e2e: API faults', function () {
           }),
       { message: 'plan created' },
     );
-    await p.waitStatus('p', 'updated', 150_000);
+    await p.waitStatus('p', 'updated', 150_000).catch(async (err: unknown) => {
+      env.setFaults(undefined);
+      throw new Error(`${(err as Error).message}\n${await stallReport(p)}`);
+    });
     env.setFaults(undefined);
 
     const plan = (await p.plan('p'))!;
@@ -67,7 +99,7 @@ describe('e2e: API faults', function () {
     // controllers: a fast run may leave one of them without an injected error (each request fails with p = 0.1).
     if (faulty) {
       let failedCalls = 0;
-      for (const c of ['plan-controller', 'machine-task-controller', 'mhc-extension']) {
+      for (const c of COMPONENTS) {
         const text = await p.metrics(c).catch(() => '');
         for (const m of text.matchAll(/^inplace_api_requests_total\{[^}]*code="(?:500|429|409)"[^}]*\} (\d+)$/gm))
           failedCalls += Number(m[1]);
