@@ -246,6 +246,52 @@ describe('e2e: Cluster API in-place updates through the runtime extension (capi-
     );
   });
 
+  it('with a MachineHealthCheck, failed in-place updates are remediated: Cluster API replaces each such machine by one at the new image', async () => {
+    const p = await setUp({ osFailWith: 'os-image: disk full' });
+    const before = await liveMachines(p);
+    const workersBefore = before.filter(isWorker);
+    const original = new Set(workersBefore.map((m) => m.metadata.uid));
+    // MachineUpdates are owned by their Machine and go with it: the record keeps what they said.
+    const rec = await p.recordMachineUpdates();
+
+    await changeMdImage(p, IMG_B);
+
+    // Each worker moved to the new MachineSet fails its update; the MHC extension hands it to Cluster API
+    // (remediate-machine), the simulator's MHC deletes it and the new MachineSet creates a replacement from its own
+    // template, which carries the new image from the start. Within maxUnavailable 1 and the MHC's budget, one by one.
+    const replaced = await waitFor(
+      async () => {
+        const now = (await liveMachines(p)).filter(isWorker);
+        const done = now.length === 3 && now.every((m) => !original.has(m.metadata.uid) && m.status?.phase === 'Running');
+        return done ? now : undefined;
+      },
+      { timeoutMs: 150_000, intervalMs: 200, message: 'every worker remediated and replaced' },
+    );
+    rec.stop();
+    const infra = await Promise.all(replaced.map((m) => p.client.get(DevMachines, p.ns, m.spec.infrastructureRef.name)));
+    for (const [i, m] of replaced.entries()) expect(imageOf(infra[i]), m.metadata.name).to.equal(IMG_B);
+    // Replaced by remediation after a failed update, not rolled out: each original worker had a MachineUpdate that
+    // failed on the os updater, and the simulator's MHC remediated it.
+    const remediated = simLog.lines.filter((l) => l.msg === 'capi-sim: remediating machine').map((l) => l['machine']);
+    for (const w of workersBefore) {
+      const name = w.metadata.name ?? '';
+      const failed = rec.events.find(
+        (e) => e.object.metadata.labels?.[Labels.machineName] === name && e.object.status?.updateStatus === 'failed',
+      );
+      expect(
+        failed?.object.status?.tasks?.map((t) => [t.updater, t.updateStatus]),
+        name,
+      ).to.deep.equal([
+        ['kubernetes', 'updated'],
+        ['os', 'failed'],
+      ]);
+      expect(remediated, name).to.include(name);
+    }
+    expect(sim!.stats().machinesUpdatedInPlace).to.equal(0);
+    // The control plane was not touched: its machines are the same ones.
+    expect(identities((await liveMachines(p)).filter((m) => !isWorker(m)))).to.deep.equal(identities(before.filter((m) => !isWorker(m))));
+  });
+
   it("a failing updater: UpdateMachine answers Failure with the updater's own message, and the machine is not replaced", async () => {
     // No MachineHealthCheck here: with one, the MHC extension lifts its protection from a failed update and CAPI
     // remediates (replaces) the machine within its budget, as designed (docs/hooks.md "MHC"); this scenario looks at
