@@ -125,6 +125,8 @@ const COMPONENTS = ['plan-controller', 'machine-task-controller', 'mhc-extension
 
 interface Platform {
   apiserver: Proc;
+  /** The API server's /metrics port (V8 heap, stored objects and watch events per resource). */
+  apiserverMetricsPort: number;
   client: RestClient;
   kubeconfig: string;
   ns: string;
@@ -146,11 +148,12 @@ async function waitLog(p: Proc, marker: RegExp, timeoutMs = 120_000): Promise<vo
 async function startPlatform(size: number, o: Options, workDir: string): Promise<Platform> {
   mkdirSync(workDir, { recursive: true });
   const kubeconfig = join(workDir, 'kubeconfig');
+  const apiserverMetricsPort = await freePort();
   // 30,000 machines with their infrastructure and bootstrap objects outgrow V8's default old space (about 4 GiB).
   const apiserver = new Proc(
     {
       name: 'local-apiserver',
-      inplace: ['local-apiserver', '--kubeconfig-out', kubeconfig],
+      inplace: ['local-apiserver', '--kubeconfig-out', kubeconfig, '--metrics-port', String(apiserverMetricsPort)],
       env: { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --max-old-space-size=12288`.trim() },
     },
     workDir,
@@ -189,7 +192,7 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
   }
   const updater = await startUpdater(kubeconfig, ns, 'watch', o, workDir);
   await Promise.all([...controllers.map((c) => c.proc.waitReady(180_000)), updater.proc.waitReady(180_000)]);
-  return { apiserver, client, kubeconfig, ns, fleet, fleetSeconds, controllers, updater, workDir };
+  return { apiserver, apiserverMetricsPort, client, kubeconfig, ns, fleet, fleetSeconds, controllers, updater, workDir };
 }
 
 async function startUpdater(
@@ -762,7 +765,10 @@ async function main(): Promise<void> {
             ns: p.ns,
             fleet: p.fleet,
             procs: procsOf(p),
-            metricsPorts: Object.fromEntries([...p.controllers, p.updater].map((c) => [c.proc.name, c.port])),
+            metricsPorts: Object.fromEntries([
+              [p.apiserver.name, p.apiserverMetricsPort],
+              ...[...p.controllers, p.updater].map((c) => [c.proc.name, c.port]),
+            ]),
           },
           {
             plans: o.historyPlans,
