@@ -39,5 +39,6 @@ describe('inplace local-apiserver options and metrics', function () {
     expect(text).to.contain('inplace_apiserver_gc_uids 8');
     expect(text).to.contain('inplace_apiserver_watch_streams 2');
     expect(text).to.match(/^inplace_nodejs_heap_size_used_bytes \d+/m);
+    expect(text).to.match(/^inplace_nodejs_heap_used_after_major_gc_bytes \d+/m);
   });
 });

@@ -3,6 +3,8 @@
 // src/local-apiserver only exports startLocalApiServer.
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { LocalApiServerStats } from '../local-apiserver/index.js';
 import { InvalidDurationError, parseGoDuration } from '../mhc-extension/duration.js';
@@ -25,6 +27,9 @@ export function eventTtlOption(v: string | undefined): number | undefined {
   if (!(ms > 0)) throw new UsageError(`--event-ttl must be positive, got "${v}"`);
   return ms;
 }
+
+const isMajorGc = (e: PerformanceEntry): boolean =>
+  (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
 
 /** "group/plural" as kube-apiserver labels it: "machines.cluster.x-k8s.io", "events". */
 const kubeResource = (gr: string): string => {
@@ -74,6 +79,14 @@ export function apiserverRegistry(stats: () => LocalApiServerStats): Registry {
       },
     });
   };
+  // The heap in use right after the last full collection is the live data: the heap in use at a random instant also
+  // counts garbage, which V8 lets grow to several times the live data before it collects (the RSS follows it).
+  let afterMajorGc = 0;
+  const observer = new PerformanceObserver((list) => {
+    if (list.getEntries().some(isMajorGc)) afterMajorGc = getHeapStatistics().used_heap_size;
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  single('inplace_nodejs_heap_used_after_major_gc_bytes', 'V8 heap in use after the last full collection (live data).', () => afterMajorGc);
   single('inplace_apiserver_event_ttl_tracked', 'Events whose TTL (--event-ttl) is tracked.', (s) => s.eventTtlTracked);
   single('inplace_apiserver_gc_owners', 'Owners with dependents in the garbage collector index.', (s) => s.gc.owners);
   single('inplace_apiserver_gc_uids', 'Objects in the garbage collector uid index.', (s) => s.gc.uids);
