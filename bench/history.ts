@@ -46,6 +46,8 @@ export interface HistoryRow {
   cpuSeconds: Record<string, number>;
   /** V8 heap in use (nodejs_heap_size_used_bytes) of the processes that serve /metrics: less noisy than RSS. */
   heapMB: Record<string, number>;
+  /** The API server's V8 heap in use after its last full collection (its live data; MiB), when it serves /metrics. */
+  apiserverLiveHeapMB?: number;
   /**
    * What the API server holds (its /metrics, when served): objects of the resources that hold any, "watch events"
    * retained for replay over all resources, "event TTL tracked" (Events kept until --event-ttl).
@@ -95,10 +97,11 @@ async function heapOf(ports: Record<string, number>): Promise<Record<string, num
 }
 
 /** Objects per resource (non-zero), retained watch events and TTL-tracked Events of the API server, if it serves /metrics. */
-async function contentOf(port: number | undefined): Promise<Record<string, number> | undefined> {
+async function contentOf(port: number | undefined): Promise<{ liveHeapMB?: number; content: Record<string, number> } | undefined> {
   if (port === undefined) return undefined;
   const samples = parseProm((await scrape(port)) ?? '');
   if (samples.length === 0) return undefined;
+  const live = samples.find((x) => x.name === 'inplace_nodejs_heap_used_after_major_gc_bytes')?.value;
   const out: Record<string, number> = {};
   let watchEvents = 0;
   for (const x of samples) {
@@ -107,7 +110,7 @@ async function contentOf(port: number | undefined): Promise<Record<string, numbe
     if (x.name === 'inplace_apiserver_event_ttl_tracked') out['event TTL tracked'] = x.value;
   }
   out['watch events'] = watchEvents;
-  return out;
+  return { ...(live ? { liveHeapMB: round(live / 2 ** 20) } : {}), content: out };
 }
 
 /** Per key, the least value over the samples. */
@@ -172,7 +175,8 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
       rssMB: leastOf(rss),
       cpuSeconds,
       heapMB: leastOf(heap),
-      ...(content ? { apiserverContent: content } : {}),
+      ...(content?.liveHeapMB !== undefined ? { apiserverLiveHeapMB: content.liveHeapMB } : {}),
+      ...(content ? { apiserverContent: content.content } : {}),
     };
     rows.push(row);
     say(
@@ -183,10 +187,10 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
         .join(' / ')} | ${p.procs.map((x) => cpuSeconds[x.name]).join(' / ')}`,
     );
     if (content) {
-      const c = content;
+      const c = content.content;
       const short = (k: string): string => k.replace(/\..*$/, '');
       say(
-        `      API server holds: ${Object.keys(c)
+        `      API server heap after its last full GC ${content.liveHeapMB ?? '-'} MiB; it holds: ${Object.keys(c)
           .sort((a, b) => (c[b] ?? 0) - (c[a] ?? 0))
           .map((k) => `${short(k)} ${c[k]}`)
           .join(', ')}`,
