@@ -46,6 +46,13 @@ export interface HistoryRow {
   cpuSeconds: Record<string, number>;
   /** V8 heap in use (nodejs_heap_size_used_bytes) of the processes that serve /metrics: less noisy than RSS. */
   heapMB: Record<string, number>;
+  /** The API server's V8 heap in use after its last full collection (its live data; MiB), when it serves /metrics. */
+  apiserverLiveHeapMB?: number;
+  /**
+   * What the API server holds (its /metrics, when served): objects of the resources that hold any, "watch events"
+   * retained for replay over all resources, "event TTL tracked" (Events kept until --event-ttl).
+   */
+  apiserverContent?: Record<string, number>;
 }
 
 /** The figures of the case (also written to bench/results/history-<machines>.json). */
@@ -87,6 +94,23 @@ async function heapOf(ports: Record<string, number>): Promise<Record<string, num
     if (used) out[name] = round(used.value / 2 ** 20);
   }
   return out;
+}
+
+/** Objects per resource (non-zero), retained watch events and TTL-tracked Events of the API server, if it serves /metrics. */
+async function contentOf(port: number | undefined): Promise<{ liveHeapMB?: number; content: Record<string, number> } | undefined> {
+  if (port === undefined) return undefined;
+  const samples = parseProm((await scrape(port)) ?? '');
+  if (samples.length === 0) return undefined;
+  const live = samples.find((x) => x.name === 'inplace_nodejs_heap_used_after_major_gc_bytes')?.value;
+  const out: Record<string, number> = {};
+  let watchEvents = 0;
+  for (const x of samples) {
+    if (x.name === 'apiserver_storage_objects' && x.value > 0) out[x.labels['resource'] ?? '?'] = x.value;
+    if (x.name === 'inplace_apiserver_watch_events') watchEvents += x.value;
+    if (x.name === 'inplace_apiserver_event_ttl_tracked') out['event TTL tracked'] = x.value;
+  }
+  out['watch events'] = watchEvents;
+  return { ...(live ? { liveHeapMB: round(live / 2 ** 20) } : {}), content: out };
 }
 
 /** Per key, the least value over the samples. */
@@ -140,6 +164,7 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
       heap.push(await heapOf(p.metricsPorts));
       await sleep(1000);
     }
+    const content = await contentOf(p.metricsPorts['local-apiserver']);
     const row: HistoryRow = {
       plan: name,
       status,
@@ -150,6 +175,8 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
       rssMB: leastOf(rss),
       cpuSeconds,
       heapMB: leastOf(heap),
+      ...(content?.liveHeapMB !== undefined ? { apiserverLiveHeapMB: content.liveHeapMB } : {}),
+      ...(content ? { apiserverContent: content.content } : {}),
     };
     rows.push(row);
     say(
@@ -159,6 +186,16 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
         .map((n) => row.heapMB[n] ?? '-')
         .join(' / ')} | ${p.procs.map((x) => cpuSeconds[x.name]).join(' / ')}`,
     );
+    if (content) {
+      const c = content.content;
+      const short = (k: string): string => k.replace(/\..*$/, '');
+      say(
+        `      API server heap after its last full GC ${content.liveHeapMB ?? '-'} MiB; it holds: ${Object.keys(c)
+          .sort((a, b) => (c[b] ?? 0) - (c[a] ?? 0))
+          .map((k) => `${short(k)} ${c[k]}`)
+          .join(', ')}`,
+      );
+    }
   }
   const rssGrowthAfterSecondPct = growth(
     rows,
@@ -170,12 +207,19 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
     controllers.map((x) => x.name),
     (r) => r.heapMB,
   );
+  // The API server's heap in use at an instant is mostly garbage awaiting a full collection (a saw-tooth of several
+  // times its live data); its heap after the last full collection is what would show a leak.
+  const live = rows.filter((r) => r.apiserverLiveHeapMB !== undefined);
+  const liveNote =
+    live.length > 1
+      ? `; API server heap after its last full GC ${live[Math.min(1, live.length - 1)]!.apiserverLiveHeapMB} → ${live[live.length - 1]!.apiserverLiveHeapMB} MiB`
+      : '';
   say(
     `  growth from plan 2 to plan ${rows.length} (target < 5 %): RSS ${Object.entries(rssGrowthAfterSecondPct)
       .map(([k, v]) => `${k} ${v} %`)
       .join(', ')}; heap used ${Object.entries(heapGrowthAfterSecondPct)
       .map(([k, v]) => `${k} ${v} %`)
-      .join(', ')}`,
+      .join(', ')}${liveNote}`,
   );
 
   // Idle: one control-plane machine in update for an hour, the MHC's in-place timeout far away.

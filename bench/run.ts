@@ -6,6 +6,7 @@
 //   npm run bench -- --sizes 1000,10000,30000 --duration 2   # larger fleets (opt-in)
 //   npm run bench -- --max-unavailable 10% --durations 0 --no-poll --no-apiserver   # one quick case
 //   npm run bench -- --history-plans 20 --sizes 1000 --max-unavailable 10% --durations 0   # idle and history (bench/history.ts)
+//   ... --apiserver-max-old-space 1024   # the API server's V8 old-space limit in MiB (default 12288, for 30,000 machines)
 //
 // Every process is separate, as in a cluster: the local API server (`inplace local-apiserver`), the plan controller,
 // the machine task controller and the MHC extension (`inplace run <component> --metrics-port N`), and the updater
@@ -46,6 +47,9 @@ interface Options {
   idleSeconds: number;
   /** The plan controller's --finished-plans-per-cluster (undefined: its default). */
   historyLimit: string | undefined;
+  /** The API server's V8 old-space limit (MiB): 30,000 machines need about 12 GiB; the heap grows up to ~4x its live
+   * data between full collections once the limit is 2 GiB or more, less with a smaller limit (history case). */
+  apiserverMaxOldSpaceMB: number;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -75,10 +79,13 @@ function parseOptions(argv: string[]): Options {
     historyPlans: Number(get('history-plans') ?? 0),
     idleSeconds: Number(get('idle-seconds') ?? 60),
     historyLimit: get('history-limit'),
+    apiserverMaxOldSpaceMB: Number(get('apiserver-max-old-space') ?? 12288),
   };
   for (const s of o.sizes) if (!Number.isInteger(s) || s < 1) throw new Error(`--sizes: bad size ${s}`);
   for (const x of o.durations) if (!(x >= 0)) throw new Error(`--durations: bad duration ${x}`);
   if (!Number.isInteger(o.mdSize) || o.mdSize < 1) throw new Error(`--md-size: bad size ${o.mdSize}`);
+  if (!Number.isInteger(o.apiserverMaxOldSpaceMB) || o.apiserverMaxOldSpaceMB < 64)
+    throw new Error(`--apiserver-max-old-space: bad size ${o.apiserverMaxOldSpaceMB} (MiB, at least 64)`);
   // The plan CRD lists at most MAX_PLAN_MDS MachineDeployments (its maxItems); a bigger fleet needs bigger ones.
   for (const s of o.sizes) {
     if (Math.ceil(s / o.mdSize) > MAX_PLAN_MDS)
@@ -125,6 +132,8 @@ const COMPONENTS = ['plan-controller', 'machine-task-controller', 'mhc-extension
 
 interface Platform {
   apiserver: Proc;
+  /** The API server's /metrics port (V8 heap, stored objects and watch events per resource). */
+  apiserverMetricsPort: number;
   client: RestClient;
   kubeconfig: string;
   ns: string;
@@ -146,12 +155,13 @@ async function waitLog(p: Proc, marker: RegExp, timeoutMs = 120_000): Promise<vo
 async function startPlatform(size: number, o: Options, workDir: string): Promise<Platform> {
   mkdirSync(workDir, { recursive: true });
   const kubeconfig = join(workDir, 'kubeconfig');
+  const apiserverMetricsPort = await freePort();
   // 30,000 machines with their infrastructure and bootstrap objects outgrow V8's default old space (about 4 GiB).
   const apiserver = new Proc(
     {
       name: 'local-apiserver',
-      inplace: ['local-apiserver', '--kubeconfig-out', kubeconfig],
-      env: { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --max-old-space-size=12288`.trim() },
+      inplace: ['local-apiserver', '--kubeconfig-out', kubeconfig, '--metrics-port', String(apiserverMetricsPort)],
+      env: { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --max-old-space-size=${o.apiserverMaxOldSpaceMB}`.trim() },
     },
     workDir,
   );
@@ -189,7 +199,7 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
   }
   const updater = await startUpdater(kubeconfig, ns, 'watch', o, workDir);
   await Promise.all([...controllers.map((c) => c.proc.waitReady(180_000)), updater.proc.waitReady(180_000)]);
-  return { apiserver, client, kubeconfig, ns, fleet, fleetSeconds, controllers, updater, workDir };
+  return { apiserver, apiserverMetricsPort, client, kubeconfig, ns, fleet, fleetSeconds, controllers, updater, workDir };
 }
 
 async function startUpdater(
@@ -762,7 +772,10 @@ async function main(): Promise<void> {
             ns: p.ns,
             fleet: p.fleet,
             procs: procsOf(p),
-            metricsPorts: Object.fromEntries([...p.controllers, p.updater].map((c) => [c.proc.name, c.port])),
+            metricsPorts: Object.fromEntries([
+              [p.apiserver.name, p.apiserverMetricsPort],
+              ...[...p.controllers, p.updater].map((c) => [c.proc.name, c.port]),
+            ]),
           },
           {
             plans: o.historyPlans,

@@ -94,6 +94,25 @@ export const EVENT_TTL_MS = 60 * 60 * 1000;
 /** How often the housekeeping (watch-window expiry of quiet resources, Event TTL) runs. */
 const HOUSEKEEPING_MS = 15_000;
 
+/** What one resource's store holds (see Core.stats). */
+export interface ResourceStats {
+  /** group/resource, e.g. "cluster.x-k8s.io/machines" or "/events". */
+  resource: string;
+  objects: number;
+  /** Watch events a watch from an older resourceVersion could still replay. */
+  watchEvents: number;
+  watchers: number;
+}
+
+/** What the API server holds in memory, per resource and per index (for /metrics and leak hunting). */
+export interface CoreStats {
+  resources: ResourceStats[];
+  /** Events whose TTL is tracked (one per live core/v1 or events.k8s.io Event). */
+  eventTtlTracked: number;
+  /** Garbage-collector indexes: owners with dependents, uids of live objects, owners queued for a pass. */
+  gc: { owners: number; uids: number; queued: number };
+}
+
 /** Options of the core beyond the watch cache size. */
 export interface CoreOptions {
   /** Event TTL (ms; default EVENT_TTL_MS, like --event-ttl=1h). */
@@ -162,6 +181,17 @@ export class Core {
         /* gone meanwhile */
       }
     }
+  }
+
+  /** Sizes of the stores and indexes. */
+  stats(): CoreStats {
+    const resources = [...this.stores].map(([resource, s]) => ({
+      resource,
+      objects: s.objects.size,
+      watchEvents: s.retainedEvents,
+      watchers: s.watchers.size,
+    }));
+    return { resources, eventTtlTracked: this.eventWrites.size, gc: this.gc.sizes() };
   }
 
   /** Events whose TTL is being tracked (for tests). */

@@ -22,6 +22,11 @@ export class GarbageCollector {
 
   constructor(private core: Core) {}
 
+  /** Entries of each index (for /metrics and tests: they must follow the live objects, not the deleted ones). */
+  sizes(): { owners: number; uids: number; queued: number } {
+    return { owners: this.dependents.size, uids: this.byUid.size, queued: this.queue.size };
+  }
+
   /** Indexes a written object (before: its previous state). */
   written(gr: string, key: string, before: Obj | undefined, after: Obj): void {
     this.byUid.set(String((after.metadata as Obj).uid), `${gr}|${key}`);

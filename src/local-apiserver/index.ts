@@ -8,9 +8,20 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { generate } from 'selfsigned';
-import { Core } from './core.js';
+import { Core, type CoreStats } from './core.js';
 import { Persistence } from './persist.js';
 import { Handler } from './server.js';
+import { activeWatches } from './watch.js';
+
+export type { CoreStats, ResourceStats } from './core.js';
+
+/** What a running server holds in memory (stores, indexes) and its open connections. */
+export interface LocalApiServerStats extends CoreStats {
+  /** Open watch streams (of every server in this process). */
+  watchStreams: number;
+  /** Open client connections of this server. */
+  connections: number;
+}
 
 /** Options of startLocalApiServer. */
 export interface LocalApiServerOptions {
@@ -65,6 +76,8 @@ export interface LocalApiServer {
   writeKubeconfig(path: string): Promise<void>;
   /** Replaces the fault injection settings (undefined disables faults). */
   setFaults(f: FaultConfig | undefined): void;
+  /** Sizes of the stores and indexes, for metrics. */
+  stats(): LocalApiServerStats;
   /** Ends watches, stops listening, flushes persistence. */
   close(): Promise<void>;
 }
@@ -176,6 +189,7 @@ export async function startLocalApiServer(opts: LocalApiServerOptions = {}): Pro
       await writeFile(path, kubeconfigYaml(), { mode: 0o600 });
     },
     setFaults: (f) => handler.setFaults(f),
+    stats: () => ({ ...core.stats(), watchStreams: activeWatches.size, connections: sockets.size }),
     close: async () => {
       if (closed) return;
       closed = true;

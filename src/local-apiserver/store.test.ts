@@ -20,6 +20,24 @@ describe('resource store', function () {
     expect(s.sortedKeys('a')).to.deep.equal(['a/c', 'a/y']);
   });
 
+  it('keeps no per-namespace index entry for a namespace once its objects are gone, nor for one never written', function () {
+    const s = new ResourceStore(10, 0);
+    s.put('gone', 'a', obj('a', 1), 1, 'ADDED');
+    s.put('gone', 'b', obj('b', 2), 2, 'ADDED');
+    s.put('kept', 'c', obj('c', 3), 3, 'ADDED');
+    expect(s.sortedKeys('gone')).to.deep.equal(['gone/a', 'gone/b']);
+    expect(s.sortedKeys('never-written')).to.deep.equal([]);
+    s.remove('gone', 'a', obj('a', 4), 4);
+    s.remove('gone', 'b', obj('b', 5), 5);
+    expect(s.indexedNamespaces).to.deep.equal(['kept']);
+    expect(s.sortedKeys('gone')).to.deep.equal([]);
+    expect(s.indexedNamespaces).to.deep.equal(['kept']);
+    // Written again, the namespace is indexed again.
+    s.put('gone', 'd', obj('d', 6), 6, 'ADDED');
+    expect(s.sortedKeys('gone')).to.deep.equal(['gone/d']);
+    expect(s.sortedKeys(undefined)).to.deep.equal(['gone/d', 'kept/c']);
+  });
+
   it('retains a bounded window of events and reports what fell out of it', function () {
     const s = new ResourceStore(3, 0);
     for (let i = 1; i <= 5; i++) s.put('ns', `o${i}`, obj(`o${i}`, i), i, 'ADDED');

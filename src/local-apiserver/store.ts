@@ -83,6 +83,11 @@ export class ResourceStore {
     return this.events.length - this.start;
   }
 
+  /** Namespaces the per-namespace indexes hold an entry for (only those with objects; for tests). */
+  get indexedNamespaces(): string[] {
+    return [...new Set([...this.byNs.keys(), ...this.sortedNs.keys()])];
+  }
+
   /** Storage key for a namespace/name. */
   static key(ns: string, name: string): string {
     return ns ? `${ns}/${name}` : name;
@@ -114,10 +119,15 @@ export class ResourceStore {
     if (!this.objects.delete(key)) return;
     const nsMap = this.byNs.get(ns);
     nsMap?.delete(name);
-    if (nsMap && nsMap.size === 0) this.byNs.delete(ns);
     if (this.sorted) removeSorted(this.sorted, key);
-    const s = this.sortedNs.get(ns);
-    if (s) removeSorted(s, key);
+    // A namespace without objects keeps no index entry: namespaces come and go (tests, tenants), their names would stay.
+    if (nsMap && nsMap.size === 0) {
+      this.byNs.delete(ns);
+      this.sortedNs.delete(ns);
+    } else {
+      const s = this.sortedNs.get(ns);
+      if (s) removeSorted(s, key);
+    }
     this.emit({ type: 'DELETED', rv, obj: finalObj, ns });
   }
 
@@ -153,7 +163,9 @@ export class ResourceStore {
     let s = this.sortedNs.get(ns);
     if (!s) {
       const m = this.byNs.get(ns);
-      s = m ? [...m.keys()].sort().map((n) => ResourceStore.key(ns, n)) : [];
+      // Not cached for an empty namespace: a list or watch of any namespace name would otherwise add an entry for good.
+      if (!m) return [];
+      s = [...m.keys()].sort().map((n) => ResourceStore.key(ns, n));
       this.sortedNs.set(ns, s);
     }
     return s;
