@@ -39,6 +39,22 @@ describe('local API server housekeeping', function () {
     core.close();
   });
 
+  it('deleting Events (TTL or client) leaves no TTL entry behind', function () {
+    let now = 0;
+    const core = new Core(10_000, { now: () => now, eventTtlMs: 1_000 });
+    core.bootstrap();
+    const events = core.lookup('', 'v1', 'events')!;
+    for (let i = 0; i < 10; i++) core.create(events, 'v1', 'default', event(`e-${i}`), {});
+    expect(core.stats().eventTtlTracked).to.equal(10);
+    core.delete(events, 'default', 'e-0', {});
+    expect(core.stats().eventTtlTracked).to.equal(9);
+    now = 1_000;
+    core.housekeep();
+    expect(core.stats().eventTtlTracked).to.equal(0);
+    expect(core.stats().resources.find((r) => r.resource === grKey('', 'events'))?.objects).to.equal(0);
+    core.close();
+  });
+
   it('expires watch events beyond the fresh window on every store, also without writes', function () {
     let now = 0;
     const core = new Core(10_000, { now: () => now, watchFreshMs: 1_000 });

@@ -47,31 +47,6 @@ describe('local API server memory: nothing kept for what is gone', function () {
     core.close();
   });
 
-  it('deleting Events (TTL or client) leaves no TTL entry behind', function () {
-    let now = 0;
-    const core = new Core(10_000, { now: () => now, eventTtlMs: 1_000 });
-    core.bootstrap();
-    const events = core.lookup('', 'v1', 'events')!;
-    const ev = (name: string): Obj => ({
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name, namespace: 'default' },
-      involvedObject: { kind: 'ConfigMap', namespace: 'default', name: 'x' },
-      reason: 'Test',
-      message: 'm',
-      type: 'Normal',
-    });
-    for (let i = 0; i < 10; i++) core.create(events, 'v1', 'default', ev(`e-${i}`), {});
-    expect(core.stats().eventTtlTracked).to.equal(10);
-    core.delete(events, 'default', 'e-0', {});
-    expect(core.stats().eventTtlTracked).to.equal(9);
-    now = 1_000;
-    core.housekeep();
-    expect(core.stats().eventTtlTracked).to.equal(0);
-    expect(core.stats().resources.find((r) => r.resource === grKey('', 'events'))?.objects).to.equal(0);
-    core.close();
-  });
-
   it('a watch closed by its client leaves no watcher and no open stream', async function () {
     const server = await startLocalApiServer({ https: false });
     try {
