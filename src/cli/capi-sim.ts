@@ -5,6 +5,15 @@ import { connect } from './kube.js';
 import { stopRequested } from './procs.js';
 import { ExitCode, KUBE_OPTIONS_HELP, kubeOptions, portOption, str, UsageError, type Verb } from './verb.js';
 
+/** The part of an ExtensionConfig readiness looks at. */
+type ExtensionConfigStatus = KubeObject & { status?: { handlers?: { name: string }[] } };
+
+/** The handlers the ExtensionConfigs' status lists that the simulator's registry (`known`) does not know yet. */
+export function missingHandlers(ecs: readonly ExtensionConfigStatus[], known: readonly string[]): string[] {
+  const have = new Set(known);
+  return ecs.flatMap((ec) => (ec.status?.handlers ?? []).map((h) => h.name)).filter((n) => !have.has(n));
+}
+
 /** `inplace capi-sim`. */
 export const capiSimVerb: Verb = {
   name: 'capi-sim',
@@ -65,14 +74,14 @@ ${KUBE_OPTIONS_HELP}`,
       const registryComplete = async (): Promise<boolean> => {
         if (!inPlace) return true;
         // The API server's view, not the simulator's cache: "status written" must not pass for "handlers known".
-        const ecs = await conn.client.list<KubeObject & { status?: { handlers?: { name: string }[] } }>(ExtensionConfigs, undefined);
-        const known = new Set(sim.handlers());
-        return ecs.items.every((ec) => (ec.status?.handlers ?? []).every((h) => known.has(h.name)));
+        const ecs = await conn.client.list<ExtensionConfigStatus>(ExtensionConfigs, undefined);
+        return missingHandlers(ecs.items, sim.handlers()).length === 0;
       };
       health = await startHealthServer({
         port: healthPort,
         ...(bindAddress ? { host: bindAddress } : {}),
         isReady: () => registryComplete().catch(() => false),
+        notReadyMessage: "the ExtensionConfigs' handlers are not all in the simulator's registry yet",
       });
     }
     log.info({ server: conn.client.server, namespace: namespace ?? '(all)', healthPort: health?.port }, 'CAPI simulator running');

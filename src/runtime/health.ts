@@ -15,6 +15,8 @@ export interface HealthServerOptions {
   registry?: Registry;
   /** /readyz answers 200 only while this returns (or resolves to) true; async for checks that must ask the API server. */
   isReady?: () => boolean | Promise<boolean>;
+  /** The body of a 503 /readyz (default: informers not synced). */
+  notReadyMessage?: string;
   /** /healthz answers 200 only while this returns true (default always). */
   isHealthy?: () => boolean;
   /** Serve HTTPS with this key and certificate (PEM) instead of HTTP. */
@@ -51,7 +53,7 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
     }
     if (path === '/readyz') {
       const ok = (await opts.isReady?.()) ?? true;
-      return text(ok ? 200 : 503, ok ? 'ok' : 'not ready: informers not synced');
+      return text(ok ? 200 : 503, ok ? 'ok' : `not ready: ${opts.notReadyMessage ?? 'informers not synced'}`);
     }
     if (path === '/metrics' && opts.registry) {
       const decision = opts.authorizeMetrics ? await opts.authorizeMetrics(req.headers.authorization, path) : ({ allowed: true } as const);
