@@ -13,6 +13,7 @@ import {
   type MachineUpdate,
 } from '../api/index.js';
 import { getPointer, jsonEqual, type RestClient } from '../runtime/index.js';
+import { watchExits } from './demo-platform.js';
 import type { Child } from './procs.js';
 import { buildProgress, diffProgress, renderProgress, secs, type ProgressView } from './progress.js';
 import { CliError, type Io } from './verb.js';
@@ -47,12 +48,7 @@ export type Outcome =
 
 /** Polls the plan and its MachineUpdates, drawing progress, until the plan is terminal (or time out / Ctrl-C / a child died). */
 export async function followPlan(client: RestClient, o: FollowOptions, children: Child[], io: Io, started: number): Promise<Outcome> {
-  let died: { child: Child; how: string } | undefined;
-  for (const c of children) {
-    void c.exited.then(({ code, signal }) => {
-      if (!c.stopping && !died) died = { child: c, how: signal ? `signal ${signal}` : `exit code ${code}` };
-    });
-  }
+  const exited = watchExits(children);
   const counts: Record<string, number> = {};
   let prev: ProgressView | undefined;
   let drawnLines = 0;
@@ -62,6 +58,7 @@ export async function followPlan(client: RestClient, o: FollowOptions, children:
   try {
     for (;;) {
       if (io.signal.aborted) return { kind: 'interrupted' };
+      const died = exited();
       if (died) return { kind: 'childExited', ...died };
       const plan = await client.get<Plan>(InPlaceUpdatePlans, o.planNamespace, o.planName);
       if (!plan) throw new CliError(`InPlaceUpdatePlan ${o.planNamespace}/${o.planName} disappeared`);

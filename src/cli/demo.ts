@@ -1,39 +1,33 @@
 // `inplace demo` (= npm start): the whole platform on the local API server, updating a demo CAPI cluster,
 // with live progress and a summary. Components run as separate processes, as they would in a cluster.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { Namespaces } from '../api/index.js';
-import { createClient, loadKubeConfig, type RestClient } from '../runtime/index.js';
 import { finalState, followPlan } from './demo-follow.js';
-import { yamlFilesIn } from './files.js';
-import { applyFile, createOrReplace, installCrds, readYamlDocs } from './install.js';
-import { spawnInplace, stopChildren, tailLog, projectRoot, type Child } from './procs.js';
+import { HOOKS_TARGET, runHooksDemo } from './demo-hooks.js';
+import {
+  DEMO,
+  INTERRUPTED,
+  freePort,
+  reportExit,
+  serveOn,
+  startComponents,
+  startLocalPlatform,
+  stayUp,
+  type ComponentSpec,
+} from './demo-platform.js';
+import { applyFile, readYamlDocs } from './install.js';
+import { projectRoot } from './procs.js';
 import { renderSummary, secs } from './progress.js';
-import { safeLines, safeText } from './safe-text.js';
+import { safeText } from './safe-text.js';
 import { CliError, ExitCode, flag, secondsOption, str, UsageError, type Io, type Verb } from './verb.js';
 
-/** The demo inventory (docs/design.md §7): one cluster, a 3-machine control plane, two 3-machine MachineDeployments, an MHC. */
-export const DEMO = {
-  namespace: 'fleet-a',
-  clusterName: 'cluster1',
-  version: 'v1.29.5',
-  controlPlane: { name: 'cluster1-cp', replicas: 3 },
-  machineDeployments: [
-    { name: 'cluster1-md-0', replicas: 3, maxUnavailable: 1 },
-    { name: 'cluster1-md-1', replicas: 3, maxUnavailable: 1 },
-  ],
-  mhc: { name: 'cluster1-mhc', inPlaceUpdateTimeout: '10m', unhealthyLessThanOrEqualTo: '40%', nodeStartupTimeoutSeconds: 600 },
-} as const;
-
-/** Exit code of a demo interrupted by Ctrl-C (128 + SIGINT). */
-const INTERRUPTED = 130;
+export { DEMO } from './demo-platform.js';
 
 /** `inplace demo`. */
 export const demoVerb: Verb = {
   name: 'demo',
   summary: 'Run the whole platform on a local API server and update a demo cluster',
-  help: `Usage: inplace demo [--plan FILE] [--keep-running] [--state-out FILE] [--timeout SECONDS]   (npm start)
+  help: `Usage: inplace demo [--plan FILE | --hooks] [--keep-running] [--state-out FILE] [--timeout SECONDS]   (npm start)
 
 Starts the local API server (HTTPS on loopback), writes a kubeconfig to .inplace/demo/kubeconfig,
 installs the CRDs and a demo CAPI inventory (namespace ${DEMO.namespace}: cluster ${DEMO.clusterName}, control plane
@@ -42,14 +36,25 @@ controller, the sample updaters and a CAPI simulator as separate processes, appl
 shows live progress until the plan is terminal, then a summary.
 Exit code 0 when the plan ended updated with every change committed, 1 otherwise, 130 on Ctrl-C.
 
+With --hooks (npm start -- --hooks) it plays an operator of Cluster API >= 1.12 with the InPlaceUpdates gate
+instead (docs/hooks.md): maxSurge 0 on the KCP and the MachineDeployments, the InPlaceUpdaters of
+examples/hooks/updaters.yaml, the simulator with --in-place-updates, the runtime extension (a self-signed
+certificate in <work dir>/extension-certs) registered through an ExtensionConfig; no plan controller. Once the
+simulator knows the extension's handlers it changes the KCP version to ${HOOKS_TARGET.version} and points each
+MachineDeployment at a new DevMachineTemplate (image ${HOOKS_TARGET.image}, version ${HOOKS_TARGET.version}), prints each
+machine's in-place update as Cluster API starts and ends it, then a summary. Exit code 0 only when every machine
+was updated in place and none replaced.
+
 Options:
   --plan FILE         plan (and templates) to apply (default: examples/plan.yaml)
+  --hooks             Cluster API's in-place update hooks through the runtime extension instead of a plan
   --keep-running      stay up after the plan finished (explore with kubectl; Ctrl-C to stop)
   --state-out FILE    write the final plan, MachineUpdates and Machines as JSON
-  --timeout SECONDS   give up when the plan is not terminal after this long (default: 300)
+  --timeout SECONDS   give up when the plan is not terminal (--hooks: the machines not updated) after this long (default: 300)
   --work-dir DIR      where the kubeconfig and logs go (default: .inplace/demo)`,
   options: {
     plan: { type: 'string' },
+    hooks: { type: 'boolean' },
     'keep-running': { type: 'boolean' },
     'state-out': { type: 'string' },
     timeout: { type: 'string' },
@@ -58,6 +63,17 @@ Options:
   async run(args, io) {
     if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
     const root = projectRoot();
+    const common = {
+      root,
+      keepRunning: flag(args, 'keep-running'),
+      stateOut: str(args, 'state-out'),
+      timeoutMs: secondsOption(args, 'timeout', 300) * 1000,
+      workDir: resolve(str(args, 'work-dir') ?? join(root, '.inplace', 'demo')),
+    };
+    if (flag(args, 'hooks')) {
+      if (str(args, 'plan') !== undefined) throw new UsageError('--hooks applies no plan: drop --plan');
+      return runHooksDemo(common, io);
+    }
     const planPath = resolve(str(args, 'plan') ?? join(root, 'examples', 'plan.yaml'));
     // Read and check the plan before starting anything: a wrong file fails in a second, not after the setup.
     const planDoc = readYamlDocs(planPath).find((d) => d.kind === 'InPlaceUpdatePlan');
@@ -68,14 +84,10 @@ Options:
       );
     return runDemo(
       {
-        root,
+        ...common,
         planPath,
         planName: planDoc.metadata.name,
         planNamespace: planDoc.metadata.namespace ?? DEMO.namespace,
-        keepRunning: flag(args, 'keep-running'),
-        stateOut: str(args, 'state-out'),
-        timeoutMs: secondsOption(args, 'timeout', 300) * 1000,
-        workDir: resolve(str(args, 'work-dir') ?? join(root, '.inplace', 'demo')),
       },
       io,
     );
@@ -95,101 +107,44 @@ interface DemoOptions {
 
 async function runDemo(o: DemoOptions, io: Io): Promise<number> {
   const started = Date.now();
-  const say = (s: string): void => io.out(`${s}\n`);
-  const logDir = join(o.workDir, 'logs');
-  rmSync(logDir, { recursive: true, force: true });
-  mkdirSync(logDir, { recursive: true });
-
-  const children: Child[] = [];
-  let server: { close(): Promise<void> } | undefined;
-  let client: RestClient | undefined;
-  const shutdown = async (): Promise<void> => {
-    await stopChildren(children);
-    client?.close();
-    await server?.close();
-  };
-
+  let close: (() => Promise<void>) | undefined;
   try {
-    const { startLocalApiServer } = await import('../local-apiserver/index.js');
-    const srv = await startLocalApiServer({ https: true });
-    server = srv;
-    const kubeconfig = join(o.workDir, 'kubeconfig');
-    await srv.writeKubeconfig(kubeconfig);
-    const rel = relative(process.cwd(), kubeconfig) || kubeconfig;
-    say(`local API server: ${srv.url}`);
-    say(`kubeconfig:       ${kubeconfig}`);
-    say('watch from another terminal:');
-    for (const h of watchHints(rel, o.planName, o.planNamespace)) say(`  ${h}`);
-    say(`logs of the components: ${relative(process.cwd(), logDir) || logDir}/`);
-    if (io.signal.aborted) return INTERRUPTED;
-
-    client = createClient(loadKubeConfig(kubeconfig), { userAgent: 'inplace-demo' });
-    const { capiCrdFiles, buildInventory, applyInventory } = await import('../capi-sim/index.js');
-    const { sampleUpdaters } = await import('../sample-updaters/index.js');
-    const crdFiles = [
-      ...yamlFilesIn(join(o.root, 'crds')),
-      ...yamlFilesIn(join(o.root, 'crds', 'samples')),
-      ...Object.values(sampleUpdaters).flatMap((u) => u.crds.map((p) => resolve(o.root, p))),
-      ...capiCrdFiles(),
-    ];
-    const crds = await installCrds(client, [...new Set(crdFiles)]);
-    say(`✔ installed ${crds.length} CRDs`);
-
-    const inventory = buildInventory({
-      namespace: DEMO.namespace,
-      clusterName: DEMO.clusterName,
-      version: DEMO.version,
-      controlPlane: { ...DEMO.controlPlane },
-      machineDeployments: DEMO.machineDeployments.map((m) => ({ ...m })),
-      mhc: { ...DEMO.mhc },
-    });
-    await createOrReplace(client, Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEMO.namespace } });
-    await applyInventory(client, inventory);
-    const machines = inventory.filter((x) => x.kind === 'Machine').length;
-    say(
-      `✔ demo inventory: cluster ${DEMO.namespace}/${DEMO.clusterName}, ${machines} machines at ${DEMO.version}, MHC ${DEMO.mhc.name} (in-place timeout ${DEMO.mhc.inPlaceUpdateTimeout})`,
+    const p = await startLocalPlatform(
+      o,
+      io,
+      (rel) => watchHints(rel, o.planName, o.planNamespace),
+      (c) => (close = c),
     );
+    if (!p) return INTERRUPTED;
+    const { client, say, rel } = p;
 
-    const kc = ['--kubeconfig', kubeconfig];
+    const kc = ['--kubeconfig', p.kubeconfig];
     // Each controller and updater serves its probes and metrics on a free loopback port (the API server is
     // loopback-only too), so the demo waits for /readyz as a kubelet would and prints where to scrape.
-    const controllers = ['plan-controller', 'machine-task-controller', 'mhc-extension'];
-    const updaters = Object.keys(sampleUpdaters);
-    const ports = new Map<string, number>();
-    for (const c of [...controllers, ...updaters.map((u) => `updater-${u}`)]) ports.set(c, await freePort());
-    const serve = (name: string): string[] => [
-      '--health-port',
-      String(ports.get(name)),
-      '--metrics-port',
-      String(ports.get(name)),
-      '--bind-address',
-      LOOPBACK,
-    ];
-    const specs: [string, string[]][] = [
-      ['capi-sim', ['capi-sim', ...kc]],
-      ...controllers.map((c): [string, string[]] => [c, ['run', c, ...kc, ...serve(c)]]),
-      ...updaters.map((u): [string, string[]] => [`updater-${u}`, ['updater', u, ...kc, ...serve(`updater-${u}`)]]),
-    ];
-    for (const [name, args] of specs) children.push(spawnInplace(name, args, logDir));
-    say(`✔ started ${children.length} processes: ${children.map((c) => `${c.name} (pid ${c.proc.pid})`).join(', ')}`);
-    say(`  /readyz, /healthz and /metrics on ${LOOPBACK}: ${[...ports].map(([n, p]) => `${n} :${p}`).join(', ')}`);
-    const ready = await waitForReady(ports, children, io, say);
+    const { sampleUpdaters } = await import('../sample-updaters/index.js');
+    const specs: ComponentSpec[] = [{ name: 'capi-sim', args: ['capi-sim', ...kc] }];
+    for (const c of ['plan-controller', 'machine-task-controller', 'mhc-extension']) {
+      const port = await freePort();
+      specs.push({ name: c, args: ['run', c, ...kc, ...serveOn(port)], port });
+    }
+    for (const u of Object.keys(sampleUpdaters)) {
+      const port = await freePort();
+      specs.push({ name: `updater-${u}`, args: ['updater', u, ...kc, ...serveOn(port)], port });
+    }
+    const ready = await startComponents(p, specs, io);
     if (ready !== true) return ready;
 
     await applyFile(client, o.planPath, DEMO.namespace);
     say(`✔ applied ${relative(process.cwd(), o.planPath) || o.planPath}: InPlaceUpdatePlan ${o.planNamespace}/${o.planName}`);
     say('');
 
-    const outcome = await followPlan(client, o, children, io, started);
+    const outcome = await followPlan(client, o, p.children, io, started);
     if (outcome.kind === 'interrupted') {
       say('\ninterrupted: stopping every process');
       return INTERRUPTED;
     }
     if (outcome.kind === 'childExited') {
-      io.err(
-        `\nerror: ${outcome.child.name} exited unexpectedly (${outcome.how}); its last log lines:\n${safeLines(tailLog(outcome.child))}\n`,
-      );
-      io.err(`  full log: ${outcome.child.logPath}\n`);
+      reportExit(outcome, io);
       return ExitCode.failure;
     }
     const state = await finalState(client, o, outcome.plan);
@@ -210,7 +165,7 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
       );
     if (outcome.kind === 'timeout')
       io.err(
-        `\nerror: the plan is still ${outcome.view.status} after ${secs(o.timeoutMs)}; see inplace status ${o.planName} -n ${o.planNamespace} and the logs in ${logDir}\n`,
+        `\nerror: the plan is still ${outcome.view.status} after ${secs(o.timeoutMs)}; see inplace status ${o.planName} -n ${o.planNamespace} and the logs in ${p.logDir}\n`,
       );
 
     const ok =
@@ -218,17 +173,10 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
       state.plan.status?.updateStatus === 'updated' &&
       state.committed.ok === state.committed.total &&
       state.stillLabelled.length === 0;
-    if (o.keepRunning) {
-      say(`\nstill running (--keep-running): kubectl --kubeconfig ${rel} get iup,mu -A   — Ctrl-C to stop`);
-      const why = await Promise.race([
-        new Promise<string>((r) => io.signal.addEventListener('abort', () => r('interrupted'), { once: true })),
-        ...children.map((c) => c.exited.then(() => `${c.name} exited (see ${c.logPath})`)),
-      ]);
-      say(`${why}: stopping every process`);
-    }
+    if (o.keepRunning) await stayUp(p, io, `kubectl --kubeconfig ${rel} get iup,mu -A`);
     return ok ? ExitCode.ok : ExitCode.failure;
   } finally {
-    await shutdown();
+    await close?.();
   }
 }
 
@@ -242,107 +190,6 @@ export function watchHints(kubeconfig: string, planName: string, namespace: stri
     `kubectl --kubeconfig ${kubeconfig} get machineupdates -n ${namespace} -w`,
     `npx inplace status ${planName} -n ${namespace} -w --kubeconfig ${kubeconfig}`,
   ];
-}
-
-/** A free TCP port on loopback (bound and released; the child binds it a moment later). */
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as AddressInfo).port;
-      srv.close(() => res(port));
-    });
-  });
-}
-
-/** The address the demo's components serve probes and metrics on. */
-const LOOPBACK = '127.0.0.1';
-
-/** What the simulator logs once it runs (it serves no probes). */
-const CAPI_SIM_RUNNING = 'CAPI simulator running';
-
-/** Whether a child without probes (the CAPI simulator) said it runs. */
-function loggedRunning(child: Child): boolean {
-  try {
-    return readFileSync(child.logPath, 'utf8').includes(CAPI_SIM_RUNNING);
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Waits until every component is ready (/readyz 200; the simulator: its "running" log line), printing each one as it
- * comes; on a terminal a spinner line below says what is still awaited. Returns an exit code when a child died or on
- * Ctrl-C.
- */
-async function waitForReady(ports: Map<string, number>, children: Child[], io: Io, say: (s: string) => void): Promise<true | number> {
-  const started = Date.now();
-  const ready = new Set<string>();
-  const announced = new Set<string>();
-  const SPIN = '⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏';
-  let spun = 0;
-  let spinnerShown = false;
-  const clearSpinner = (): void => {
-    if (spinnerShown) io.out('\r\x1b[K');
-    spinnerShown = false;
-  };
-  const elapsed = (): string => `${((Date.now() - started) / 1000).toFixed(1)}s`;
-  try {
-    for (;;) {
-      if (io.signal.aborted) {
-        clearSpinner();
-        say('interrupted: stopping every process');
-        return INTERRUPTED;
-      }
-      const dead = children.find((c) => c.proc.exitCode !== null || c.proc.signalCode !== null);
-      if (dead) {
-        clearSpinner();
-        io.err(
-          `error: ${dead.name} exited while starting (${dead.proc.signalCode ?? `exit code ${dead.proc.exitCode}`}); its last log lines:\n${safeLines(tailLog(dead))}\n  full log: ${dead.logPath}\n`,
-        );
-        return ExitCode.failure;
-      }
-      await Promise.all(
-        children
-          .filter((c) => !ready.has(c.name))
-          .map(async (c) => {
-            const port = ports.get(c.name);
-            if (port === undefined) {
-              if (loggedRunning(c)) ready.add(c.name);
-              return;
-            }
-            try {
-              const r = await fetch(`http://${LOOPBACK}:${port}/readyz`, { signal: AbortSignal.timeout(1000) });
-              if (r.status === 200) ready.add(c.name);
-            } catch {
-              // not listening yet
-            }
-          }),
-      );
-      for (const c of children) {
-        if (!ready.has(c.name) || announced.has(c.name)) continue;
-        announced.add(c.name);
-        clearSpinner();
-        const port = ports.get(c.name);
-        say(`  ✔ ${c.name.padEnd(30)} ${port === undefined ? 'running' : `ready    http://${LOOPBACK}:${port}/metrics`}  (${elapsed()})`);
-      }
-      const waiting = children.filter((c) => !ready.has(c.name)).map((c) => c.name);
-      if (waiting.length === 0) {
-        clearSpinner();
-        say(`✔ all ${children.length} components ready after ${elapsed()}`);
-        return true;
-      }
-      if (io.isTTY) {
-        const line = `${SPIN[spun++ % SPIN.length]} ${ready.size}/${children.length} ready after ${elapsed()}, starting: ${waiting.join(', ')}`;
-        io.out(`\r\x1b[K${line.slice(0, Math.max(20, io.columns - 1))}`);
-        spinnerShown = true;
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  } finally {
-    clearSpinner();
-  }
 }
 
 export type { DemoState } from './demo-follow.js';

@@ -13,8 +13,10 @@ export interface HealthServerOptions {
   host?: string;
   /** Serve /metrics from this registry. */
   registry?: Registry;
-  /** /readyz answers 200 only while this returns true. */
-  isReady?: () => boolean;
+  /** /readyz answers 200 only while this returns (or resolves to) true; async for checks that must ask the API server. */
+  isReady?: () => boolean | Promise<boolean>;
+  /** The body of a 503 /readyz (default: informers not synced). */
+  notReadyMessage?: string;
   /** /healthz answers 200 only while this returns true (default always). */
   isHealthy?: () => boolean;
   /** Serve HTTPS with this key and certificate (PEM) instead of HTTP. */
@@ -50,8 +52,8 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
       return text(ok ? 200 : 503, ok ? 'ok' : 'unhealthy');
     }
     if (path === '/readyz') {
-      const ok = opts.isReady?.() ?? true;
-      return text(ok ? 200 : 503, ok ? 'ok' : 'not ready: informers not synced');
+      const ok = (await opts.isReady?.()) ?? true;
+      return text(ok ? 200 : 503, ok ? 'ok' : `not ready: ${opts.notReadyMessage ?? 'informers not synced'}`);
     }
     if (path === '/metrics' && opts.registry) {
       const decision = opts.authorizeMetrics ? await opts.authorizeMetrics(req.headers.authorization, path) : ({ allowed: true } as const);

@@ -88,6 +88,17 @@ describe('inplace CLI', function () {
       });
     }
 
+    it('documents demo --hooks and capi-sim --health-port, and rejects --hooks with --plan or --bind-address alone with exit 2', async () => {
+      expect((await cli('demo', '--help')).out).to.match(/--hooks +Cluster API's in-place update hooks/);
+      expect((await cli('capi-sim', '--help')).out).to.match(/--health-port N +serve \/healthz and \/readyz/);
+      const a = await cli('demo', '--hooks', '--plan', 'examples/plan.yaml');
+      expect(a.code).to.equal(2);
+      expect(a.err).to.contain('--hooks applies no plan');
+      const b = await cli('capi-sim', '--bind-address', '127.0.0.1', '--kubeconfig', '/nonexistent');
+      expect(b.code).to.equal(2);
+      expect(b.err).to.contain('--bind-address needs --health-port');
+    });
+
     it('rejects an unknown flag with exit 2 and the usage of the verb', async () => {
       const r = await cli('status', 'p', '--bogus');
       expect(r.code).to.equal(2);
