@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import {
+  Annotations,
   DevMachines,
   KubeadmControlPlanes,
   Labels,
@@ -43,7 +44,7 @@ export const HOOKS_TARGET = { version: 'v1.30.1', image: 'ubuntu-24.04-k8s-1.30.
 /** The cluster-scoped ExtensionConfig the demo registers its runtime extension with. */
 const EXTENSION_CONFIG = 'inplace';
 /** Cluster API's annotation on a Machine while its in-place update runs (docs/hooks-sim.md). */
-const UPDATE_IN_PROGRESS = 'in-place-updates.internal.cluster.x-k8s.io/update-in-progress';
+const UPDATE_IN_PROGRESS = Annotations.capiUpdateInProgress;
 const merge = { type: 'merge' } as const;
 
 /** Options of the hooks demo. */
