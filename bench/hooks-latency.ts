@@ -25,7 +25,7 @@ import {
   type KubeObject,
   type MachineUpdate,
 } from '../src/api/index.js';
-import { DevMachineTemplates, startCapiSimulator, type CapiSimulator, type Machine } from '../src/capi-sim/index.js';
+import { changeMachineDeploymentImage, startCapiSimulator, type CapiSimulator, type Machine } from '../src/capi-sim/index.js';
 import { ExtensionConfigs, type ExtensionConfig } from '../src/capi-sim/extension-client.js';
 import { UPDATE_IN_PROGRESS_ANNOTATION } from '../src/capi-sim/inplace.js';
 import { createRuntimeExtension } from '../src/runtime-extension/index.js';
@@ -37,7 +37,6 @@ import { waitFor } from '../test/support/wait.js';
 const MD = 'cluster1-md-0';
 const HOOKS_VERSION = 'v1.30.2';
 const merge = { type: 'merge' } as const;
-type Json = Record<string, unknown>;
 
 /** Options of the hooks-latency case. */
 export interface HooksLatencyOptions {
@@ -205,31 +204,7 @@ export async function runHooksLatencyCase(o: HooksLatencyOptions, say: (s: strin
     });
     const t1 = Date.now();
     await p.client.patch(KubeadmControlPlanes, p.ns, CP, { spec: { version: HOOKS_VERSION } }, merge);
-    const md = (await p.client.get<KubeObject & { spec: { template: { spec: { infrastructureRef: { name: string } } } } }>(
-      MachineDeployments,
-      p.ns,
-      MD,
-    ))!;
-    const tpl = (await p.client.get<KubeObject & { spec: { template: { spec: Json } } }>(
-      DevMachineTemplates,
-      p.ns,
-      md.spec.template.spec.infrastructureRef.name,
-    ))!;
-    const spec = structuredClone(tpl.spec);
-    ((spec.template.spec['backend'] ??= { docker: {} }) as { docker: Json }).docker['customImage'] = 'img-bench';
-    await p.client.create(DevMachineTemplates, {
-      apiVersion: tpl.apiVersion,
-      kind: tpl.kind,
-      metadata: { name: `${MD}-bench`, namespace: p.ns },
-      spec,
-    });
-    await p.client.patch(
-      MachineDeployments,
-      p.ns,
-      MD,
-      { spec: { template: { spec: { infrastructureRef: { name: `${MD}-bench` } } } } },
-      merge,
-    );
+    await changeMachineDeploymentImage(p.client, p.ns, MD, 'img-bench');
     let lastSay = Date.now();
     await waitFor(
       () => {

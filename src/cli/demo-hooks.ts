@@ -36,7 +36,7 @@ import {
 } from './demo-platform.js';
 import { applyFile, createOrReplace } from './install.js';
 import { secs } from './progress.js';
-import { CliError, ExitCode, type Io } from './verb.js';
+import { ExitCode, type Io } from './verb.js';
 
 /** What the operator changes: the KCP's and the MachineDeployments' version, and the workers' OS image. */
 export const HOOKS_TARGET = { version: 'v1.30.1', image: 'ubuntu-24.04-k8s-1.30.1' } as const;
@@ -191,10 +191,9 @@ export async function runHooksDemo(o: HooksDemoOptions, io: Io): Promise<number>
     const before = await liveMachines(client, ns);
     await client.patch(KubeadmControlPlanes, ns, DEMO.controlPlane.name, { spec: { version: HOOKS_TARGET.version } }, merge);
     say(`✔ KubeadmControlPlane ${DEMO.controlPlane.name}: spec.version ${DEMO.version} → ${HOOKS_TARGET.version}`);
+    const { changeMachineDeploymentImage } = await import('../capi-sim/index.js');
     for (const md of DEMO.machineDeployments) {
-      const tpl = await newInfraTemplate(client, ns, md.name, HOOKS_TARGET.image);
-      const template = { spec: { version: HOOKS_TARGET.version, infrastructureRef: { name: tpl } } };
-      await client.patch(MachineDeployments, ns, md.name, { spec: { template } }, merge);
+      const tpl = await changeMachineDeploymentImage(client, ns, md.name, HOOKS_TARGET.image, { version: HOOKS_TARGET.version });
       say(`✔ MachineDeployment ${md.name}: DevMachineTemplate ${tpl} (image ${HOOKS_TARGET.image}), version ${HOOKS_TARGET.version}`);
     }
     say('');
@@ -249,31 +248,6 @@ const ExtensionConfigs: ResourceType = {
 async function liveMachines(client: RestClient, ns: string): Promise<Machine[]> {
   const all = await client.list<Machine>(Machines, ns, { labelSelector: `${Labels.clusterName}=${DEMO.clusterName}` });
   return all.items.filter((m) => !m.metadata.deletionTimestamp);
-}
-
-/** Upstream's way to change a MachineDeployment's machines: a new DevMachineTemplate, copied from the current one. */
-async function newInfraTemplate(client: RestClient, ns: string, md: string, image: string): Promise<string> {
-  const { DevMachineTemplates } = await import('../capi-sim/index.js');
-  const d = await client.get<KubeObject & { spec: { template: { spec: { infrastructureRef: { name: string } } } } }>(
-    MachineDeployments,
-    ns,
-    md,
-  );
-  const current = d?.spec.template.spec.infrastructureRef.name;
-  const tpl = current
-    ? await client.get<KubeObject & { spec: { template: { spec: Record<string, unknown> } } }>(DevMachineTemplates, ns, current)
-    : undefined;
-  if (!tpl) throw new CliError(`MachineDeployment ${ns}/${md} has no DevMachineTemplate to copy`);
-  const spec = structuredClone(tpl.spec);
-  spec.template.spec['backend'] = { docker: { customImage: image } };
-  const name = `${md}-${image.replace(/[^a-z0-9-]/g, '-')}`.slice(0, 63).replace(/-+$/, '');
-  await createOrReplace(client, DevMachineTemplates, {
-    apiVersion: tpl.apiVersion,
-    kind: tpl.kind,
-    metadata: { name, namespace: ns },
-    spec,
-  });
-  return name;
 }
 
 const imageOf = (d: KubeObject | undefined): unknown =>

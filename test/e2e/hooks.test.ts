@@ -10,15 +10,14 @@ import {
   InPlaceUpdaters,
   KubeadmControlPlanes,
   Labels,
-  MachineDeployments,
   Machines,
   REQUESTED_BY_RUNTIME_EXTENSION,
   type KubeObject,
   type MachineUpdate,
 } from '../../src/api/index.js';
 import {
-  DevMachineTemplates,
   applyInventory,
+  changeMachineDeploymentImage,
   buildInventory,
   deleteWorkloadNodes,
   startCapiSimulator,
@@ -166,33 +165,7 @@ describe('e2e: Cluster API in-place updates through the runtime extension (capi-
   const isWorker = (m: Machine): boolean => m.metadata.labels?.[Labels.deploymentName] === MD;
 
   /** Points the MachineDeployment at a new DevMachineTemplate whose image is `image` (upstream's way to change it). */
-  async function changeMdImage(p: Platform, image: string): Promise<void> {
-    const md = (await p.client.get<KubeObject & { spec: { template: { spec: { infrastructureRef: { name: string } } } } }>(
-      MachineDeployments,
-      p.ns,
-      MD,
-    ))!;
-    const tpl = (await p.client.get<KubeObject & { spec: { template: { spec: Json } } }>(
-      DevMachineTemplates,
-      p.ns,
-      md.spec.template.spec.infrastructureRef.name,
-    ))!;
-    const spec = structuredClone(tpl.spec);
-    (spec.template.spec['backend'] as { docker: Json }).docker['customImage'] = image;
-    await p.client.create(DevMachineTemplates, {
-      apiVersion: tpl.apiVersion,
-      kind: tpl.kind,
-      metadata: { name: `${MD}-${image}`, namespace: p.ns },
-      spec,
-    });
-    await p.client.patch(
-      MachineDeployments,
-      p.ns,
-      MD,
-      { spec: { template: { spec: { infrastructureRef: { name: `${MD}-${image}` } } } } },
-      merge,
-    );
-  }
+  const changeMdImage = (p: Platform, image: string): Promise<string> => changeMachineDeploymentImage(p.client, p.ns, MD, image);
 
   it('a KCP version change and an MD image change end with every machine updated in place by both updaters, none replaced', async () => {
     const p = await setUp();
