@@ -9,7 +9,7 @@
 // A task's completionTime has second precision (Kubernetes time), so the reference point is the moment the bench's own
 // watch sees the task terminal (completionTime set): latency = flow noticed − task observed complete, in ms.
 //
-import { createWriteStream, writeFileSync } from 'node:fs';
+import { createWriteStream, writeFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import {
   API_VERSION,
@@ -101,6 +101,7 @@ export async function runHooksLatencyCase(o: HooksLatencyOptions, say: (s: strin
   let sim: CapiSimulator | undefined;
   let ext: ReturnType<typeof createRuntimeExtension> | undefined;
   let ecName = '';
+  let simLog: WriteStream | undefined;
   const total = o.cp + o.workers;
   try {
     const p = await env.platform();
@@ -167,7 +168,7 @@ export async function runHooksLatencyCase(o: HooksLatencyOptions, say: (s: strin
     await reg('kubernetes', 1, 'Machine', '/spec/version');
     await reg('os', 2, 'InfraMachine', '/spec/backend/docker/customImage');
     // The simulator's log (every rollout decision, hook answer and replaced machine) goes to a file beside the results.
-    const simLog = createWriteStream(join(o.out, 'hooks-latency-sim.log'));
+    simLog = createWriteStream(join(o.out, 'hooks-latency-sim.log'));
     sim = await startCapiSimulator({
       client: p.client,
       namespace: p.ns,
@@ -251,5 +252,6 @@ export async function runHooksLatencyCase(o: HooksLatencyOptions, say: (s: strin
     if (ecName) await env.client.delete(ExtensionConfigs, undefined, ecName).catch(() => undefined);
     await ext?.close();
     await env.stop();
+    simLog?.end();
   }
 }
