@@ -77,6 +77,11 @@ export const ConditionTypes = {
   ready: 'Ready',
   /** Plan: spec.paused is set. */
   paused: 'Paused',
+  /**
+   * Plan: True once the plan failed (reason Failed) or ended invalid before starting (reason Invalid, final for its
+   * generation); usable with `kubectl wait --for=condition=Failed`. False carries the Ready reason.
+   */
+  failed: 'Failed',
   /** MachineUpdate: progress of the in-place update of this machine. */
   inPlaceUpdate: 'InPlaceUpdate',
   /** MachineUpdate: the MHC extension's health verdict for a machine in update. */
