@@ -1,6 +1,7 @@
 // Pure rendering of a plan's status as a tree (plan -> targets -> machines -> tasks), like `clusterctl describe`.
 import {
   ConditionTypes,
+  isTerminal,
   type Condition,
   type InPlaceUpdatePlan,
   type KubeObject,
@@ -130,13 +131,55 @@ function machineNode(mu: Mu, now: Date): TreeNode {
   };
 }
 
-/** Renders the tree as aligned columns with box-drawing branches; `width` truncates the MESSAGE column. */
+/** Longest NAME cell at `width` columns: names beyond it keep their start and their end (a task's hash) around `…`. */
+const nameBudget = (width: number): number => Math.max(32, Math.floor(width * 0.3));
+/** Room the MESSAGE column always gets, however wide the other columns are (it overflows the width rather than hide the reason). */
+const MIN_MESSAGE_ROOM = 40;
+/** A message longer than this many lines of its column is cut with `…` (the whole text is in `kubectl describe`). */
+const MAX_MESSAGE_LINES = 6;
+
+/** Shortens `s` to `max` characters keeping its start and its last 12 characters (where a generated name's hash is). */
+export function shortenMiddle(s: string, max: number): string {
+  const chars = [...s];
+  if (chars.length <= max) return s;
+  const tail = Math.min(12, Math.floor(max / 3));
+  return `${chars.slice(0, max - tail - 1).join('')}…${chars.slice(chars.length - tail).join('')}`;
+}
+
+/** Splits `text` into lines of at most `room` characters, at spaces where it can; at most `maxLines`, the last cut with `…`. */
+export function wrapText(text: string, room: number, maxLines = MAX_MESSAGE_LINES): string[] {
+  const lines: string[] = [];
+  let rest = [...text];
+  while (rest.length > 0) {
+    if (lines.length === maxLines - 1 && rest.length > room) {
+      lines.push(`${rest.slice(0, room - 1).join('')}…`);
+      return lines;
+    }
+    if (rest.length <= room) {
+      lines.push(rest.join(''));
+      break;
+    }
+    const space = rest.slice(0, room + 1).lastIndexOf(' ');
+    const cut = space > room / 3 ? space : room;
+    lines.push(rest.slice(0, cut).join('').trimEnd());
+    rest = rest.slice(cut);
+    while (rest[0] === ' ') rest.shift();
+  }
+  return lines;
+}
+
+/**
+ * Renders the tree as aligned columns with box-drawing branches for `width` columns. Long names (task names carry a
+ * hash) are shortened in the middle so that the MESSAGE column keeps its room, and a message longer than its column
+ * wraps onto continuation lines under it (the reason a plan stopped is where people look, never cut to a few words).
+ */
 export function renderTree(root: TreeNode, width = 200): string {
   const rows: { name: string; node: TreeNode }[] = [];
+  const maxName = nameBudget(width);
   // Every cell comes from the cluster: made terminal-safe (and single-line) before widths are measured.
   const walk = (n: TreeNode, prefix: string, childPrefix: string): void => {
     rows.push({
-      name: prefix + safeText(n.name),
+      name: shortenMiddle(prefix + safeText(n.name), maxName),
       node: { ...n, status: safeText(n.status), reason: safeText(n.reason), age: safeText(n.age), message: safeText(n.message) },
     });
     n.children.forEach((c, i) => {
@@ -153,16 +196,93 @@ export function renderTree(root: TreeNode, width = 200): string {
     age: Math.max(head.age.length, ...rows.map((r) => r.node.age.length)),
   };
   const pad = (s: string, n: number): string => s + ' '.repeat(Math.max(0, n - [...s].length));
-  const line = (name: string, status: string, reason: string, age: string, message: string): string => {
+  const line = (name: string, status: string, reason: string, age: string, message: string): string[] => {
     const left = `${pad(name, w.name)}  ${pad(status, w.status)}  ${pad(reason, w.reason)}  ${pad(age, w.age)}  `;
-    const room = Math.max(10, width - [...left].length);
-    const msg = message.length > room ? `${message.slice(0, room - 1)}…` : message;
-    return (left + msg).trimEnd();
+    const indent = [...left].length;
+    const room = Math.max(MIN_MESSAGE_ROOM, width - indent);
+    const [first = '', ...more] = wrapText(message, room);
+    return [(left + first).trimEnd(), ...more.map((m) => ' '.repeat(indent) + m)];
   };
   return (
     [
-      line(head.name, head.status, head.reason, head.age, 'MESSAGE'),
-      ...rows.map((r) => line(r.name, r.node.status, r.node.reason, r.node.age, r.node.message)),
+      ...line(head.name, head.status, head.reason, head.age, 'MESSAGE'),
+      ...rows.flatMap((r) => line(r.name, r.node.status, r.node.reason, r.node.age, r.node.message)),
     ].join('\n') + '\n'
+  );
+}
+
+/** How a plan ended, for `status -w` (undefined while it may still act). An invalid plan ends with Failed=True reason Invalid. */
+export function planEnd(plan: InPlaceUpdatePlan & KubeObject): 'updated' | 'failed' | 'aborted' | 'invalid' | undefined {
+  const st = plan.status?.updateStatus;
+  if (isTerminal(st)) return st as 'updated' | 'failed' | 'aborted';
+  const failed = cond(plan.status?.conditions, ConditionTypes.failed);
+  // Only the verdict on the current spec counts: an edited plan (a new generation) is being validated again.
+  if (failed?.status === 'True' && failed.reason === 'Invalid' && failed.observedGeneration === plan.metadata.generation) return 'invalid';
+  return undefined;
+}
+
+/**
+ * Lines under the tree that say what ended a plan and what to do: every problem of an invalid plan, and an owner the
+ * plan kept paused (OwnersAligned=False: MixedMachines, AlignFailed) with the condition's own instructions.
+ */
+export function endNotes(plan: InPlaceUpdatePlan & KubeObject): string[] {
+  const out: string[] = [];
+  if (planEnd(plan) === 'invalid') {
+    const valid = cond(plan.status?.conditions, ConditionTypes.valid);
+    out.push('', 'The plan ended invalid and touched nothing. Problems:');
+    for (const p of (valid?.message ?? '').split('; ').filter((x) => x)) out.push(`  - ${p}`);
+    out.push('Edit the plan (a new generation is validated again) or delete it.');
+  }
+  const owners = cond(plan.status?.conditions, 'OwnersAligned');
+  if (owners?.status === 'False') {
+    out.push('', `Owners: OwnersAligned=False ${owners.reason ?? ''}`);
+    for (const p of (owners.message ?? '').split('; ').filter((x) => x)) out.push(`  - ${p}`);
+  }
+  return out;
+}
+
+/** The plan list of `inplace status` without a name: one line per plan, newest last within a namespace. */
+export function renderPlanList(
+  plans: readonly (InPlaceUpdatePlan & KubeObject)[],
+  now: Date,
+  o: { allNamespaces: boolean; width?: number },
+): string {
+  const sorted = [...plans].sort(
+    (a, b) =>
+      (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') ||
+      (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+      (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
+  );
+  const rows = sorted.map((p) => {
+    const failed = cond(p.status?.conditions, ConditionTypes.failed);
+    const ready = cond(p.status?.conditions, ConditionTypes.ready);
+    const shown = failed?.status === 'True' ? failed : ready;
+    const end = planEnd(p);
+    return [
+      ...(o.allNamespaces ? [p.metadata.namespace ?? ''] : []),
+      p.metadata.name ?? '',
+      p.spec?.clusterName ?? '',
+      end === 'invalid' ? 'invalid' : (p.status?.updateStatus ?? 'pending') + (p.spec?.paused ? ' (paused)' : ''),
+      p.status?.progress ?? '',
+      shown?.reason ?? '',
+      humanAge(p.metadata.creationTimestamp, now),
+      shown?.status === 'True' && shown === ready ? '' : (shown?.message ?? ''),
+    ].map(safeText);
+  });
+  const head = [...(o.allNamespaces ? ['NAMESPACE'] : []), 'NAME', 'CLUSTER', 'STATUS', 'PROGRESS', 'REASON', 'AGE', 'MESSAGE'];
+  const widths = head.slice(0, -1).map((h, i) => Math.max(h.length, ...rows.map((r) => [...r[i]!].length)));
+  const width = o.width ?? 200;
+  return (
+    [head, ...rows]
+      .map((r) => {
+        const left = r
+          .slice(0, -1)
+          .map((c, i) => c + ' '.repeat(widths[i]! - [...c].length))
+          .join('  ');
+        const room = Math.max(MIN_MESSAGE_ROOM, width - [...left].length - 2);
+        const msg = r[r.length - 1]!;
+        return `${left}  ${[...msg].length > room ? `${[...msg].slice(0, room - 1).join('')}…` : msg}`.trimEnd();
+      })
+      .join('\n') + '\n'
   );
 }
