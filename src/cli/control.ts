@@ -80,7 +80,12 @@ const statusOf = (p: InPlaceUpdatePlan): string => p.status?.updateStatus ?? 'pe
 export function decideAbort(plan: InPlaceUpdatePlan): ControlDecision {
   if (isTerminal(plan.status?.updateStatus)) return { noop: `already ${statusOf(plan)}; nothing to abort` };
   if (plan.spec.updatePhase === 'aborting') return { noop: 'already aborting' };
-  return { patch: { spec: { updatePhase: 'aborting' } }, done: 'abort requested: no new machines start, machines in update are aborted' };
+  return {
+    patch: { spec: { updatePhase: 'aborting' } },
+    done:
+      'abort requested: no new machines start; machines in update stop at their current task, or finish and commit if their updaters are done. ' +
+      'An owner left over mixed machines stays paused: inplace status <plan> says what to do',
+  };
 }
 
 const refuseFinished = (plan: InPlaceUpdatePlan, verb: string): ControlDecision => ({
