@@ -231,7 +231,10 @@ export function endNotes(plan: InPlaceUpdatePlan & KubeObject): string[] {
     const valid = cond(plan.status?.conditions, ConditionTypes.valid);
     out.push('', 'The plan ended invalid and touched nothing. Problems:');
     for (const p of (valid?.message ?? '').split('; ').filter((x) => x)) out.push(`  - ${p}`);
-    out.push('Edit the plan (a new generation is validated again) or delete it.');
+    out.push(
+      'Apply a corrected plan under a new name and delete this one (the spec is immutable); once a missing object exists,',
+      '`inplace pause` then `inplace resume` (a new generation) validates this plan again.',
+    );
   }
   const owners = cond(plan.status?.conditions, 'OwnersAligned');
   if (owners?.status === 'False') {

@@ -497,7 +497,7 @@ describe('plan-controller decidePlan', () => {
         expect(cond(soon, 'Failed')).to.include({ status: 'False' });
         const d = again(soon, later(INVALID_SETTLE_MS), { kcp: null });
         expect(cond(d, 'Failed')).to.include({ status: 'True', reason: 'Invalid', observedGeneration: 1 });
-        expect(cond(d, 'Failed')!.message).to.match(/ended invalid and touched nothing: .*cluster1-cp not found.*edit its spec/);
+        expect(cond(d, 'Failed')!.message).to.match(/ended invalid and touched nothing: .*cluster1-cp not found.*apply a corrected plan under a new name/);
         expect(cond(d, 'Ready')).to.include({ status: 'False', reason: 'Invalid' });
         expect(d.status.updateStatus).to.equal('pending');
         expect([d.create, d.label, d.scale, d.supersede, d.abort]).to.deep.equal([[], [], [], [], []]);

@@ -114,6 +114,10 @@ export function setReadyCondition(
  */
 export const INVALID_SETTLE_MS = 10_000;
 
+/** What a user does about a plan that ended invalid (the spec is immutable but for updatePhase, paused and the TTL). */
+export const INVALID_NEXT_STEP =
+  'apply a corrected plan under a new name and delete this one; once a missing object exists, inplace pause + inplace resume (a new generation) validates this plan again';
+
 /** What validation means for this reconcile: the problems to report and whether the plan ended invalid. */
 export interface InvalidVerdict {
   problems: string[];
@@ -124,7 +128,8 @@ export interface InvalidVerdict {
 /**
  * Whether an invalid plan has ended. A plan that never started and is invalid ends once it was invalid for
  * INVALID_SETTLE_MS; the end is final for its generation (a referenced object appearing later does not start a plan a
- * CI job already saw fail), and an edit of the spec (a new generation) is validated afresh. A plan that started is
+ * CI job already saw fail), and a new generation (pause/resume, the TTL: the rest of the spec is immutable) is
+ * validated afresh. A plan that started is
  * never ended here: it holds (no new machine starts) until it is valid again or aborted.
  */
 export function invalidVerdict(i: {
@@ -163,7 +168,7 @@ export function setFailedCondition(
         ? {
             status: 'True' as const,
             reason: Reasons.invalid,
-            message: `the plan ended invalid and touched nothing: ${problemsNote(i.problems)}; edit its spec (a new generation is validated again) or delete it`,
+            message: `the plan ended invalid and touched nothing: ${problemsNote(i.problems)}; ${INVALID_NEXT_STEP}`,
           }
         : { status: 'False' as const, reason: i.ready.reason, message: 'the plan has not failed' };
   return setCondition(conds, { type: ConditionTypes.failed, ...c }, generation, now);
