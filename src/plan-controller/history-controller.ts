@@ -104,8 +104,7 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
   for (const p of d.prune) if (await deleteIfSame(deps, InPlaceUpdatePlans, ns, p.name, p.uid)) deleted.push(p);
   if (deleted.length > 0) {
     log.info({ cluster: key.name, deleted: deleted.map((p) => `${p.name} (${p.why})`), limit: deps.limit }, 'deleted finished plans');
-    const gone = new Set(deleted.map((p) => p.name));
-    const newest = d.newestFinished && !gone.has(d.newestFinished) ? deps.plans.peek(ns, d.newestFinished) : undefined;
+    const newest = d.newestFinished ? deps.plans.peek(ns, d.newestFinished) : undefined;
     if (newest) deps.mgr.events.event(newest, 'Normal', PlanEventReasons.pruned, prunedMessage(deleted, deps.limit));
   }
   return next(d);

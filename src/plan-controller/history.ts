@@ -61,7 +61,7 @@ export interface HistoryDecision {
   prune: PlanToPrune[];
   /** Finished plans that stay but whose MachineUpdates (and tasks) go, oldest first. */
   pruneRecords: string[];
-  /** The newest finished plan (kept unless its own TTL is due; where the Event about deleted plans goes). */
+  /** The newest finished plan that stays (where the Event about deleted plans goes), if one does. */
   newestFinished?: string;
   /** When the next TTL falls due (ms from now), if one is pending. */
   requeueAfterMs?: number;
@@ -140,12 +140,13 @@ export function decideHistory(
   // Plans that never touched a machine hold no records: only plan pruning or their campaign removes them (not the newest).
   for (const p of free) if (!touchedMachines(p) && p !== newest && deletable(p)) del(p, deletable(p)!);
 
+  const staying = finished.find((p) => !prune.has(nameOf(p)));
   const age = new Map(finished.map((p, i) => [nameOf(p), i]));
   const oldestFirst = (a: string, b: string): number => age.get(b)! - age.get(a)!;
   return {
     prune: [...prune.values()].sort((a, b) => oldestFirst(a.name, b.name)),
     pruneRecords: pruneRecords.sort(oldestFirst),
-    newestFinished: nameOf(newest),
+    ...(staying ? { newestFinished: nameOf(staying) } : {}),
     ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
   };
 }
