@@ -5,7 +5,8 @@
 // finished plan). A deleted plan's MachineUpdates and tasks follow it (garbage collection); its finalizer is released by
 // the plan controller, which sees a deleted terminal plan with nothing left to undo.
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
-import { Clusters, InPlaceUpdatePlans, MachineDeployments, MachineUpdates, PlanEventReasons } from '../api/index.js';
+import { Clusters, InPlaceUpdatePlans, Labels, MachineDeployments, MachineUpdates, PlanEventReasons } from '../api/index.js';
+import { labelValue } from './names.js';
 import { clusterControlPlaneRef } from '../api/capi/index.js';
 import { isConflict, isNotFound } from '../runtime/errors.js';
 import type { Controller, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
@@ -74,8 +75,9 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
   const recordsOf = (name: string): (MachineUpdate & KubeObject)[] => {
     const plan = deps.plans.peek(ns, name);
     // Only the plan's own records (the controller owner's uid): never another plan's of the same name.
+    // The plan-name label is indexed: no pass over every MachineUpdate of the namespace on each plan change.
     return deps.machineUpdates
-      .list(ns)
+      .byLabel(Labels.planName, labelValue(name), ns)
       .filter((m) => m.spec?.planName === name && m.metadata.ownerReferences?.some((r) => r.controller && r.uid === plan?.metadata.uid));
   };
   const work = (d: ReturnType<typeof decideHistory>): boolean =>
