@@ -157,19 +157,22 @@ describe('cli status tree', () => {
     expect(mine[5]!.endsWith('…')).to.equal(true);
   });
 
-  it('at 160 columns gives the reason of a paused owner its full text, with task names shortened around their hash', () => {
+  it('at 160 columns gives the reason of a paused plan its full text, with task names shortened to what follows their machine', () => {
     const reason =
       'paused at 0/9 machines updated; c1-md-0: preflight: machine c1-md-0-a is not Ready; machine c1-md-0-b is in update by plan other-plan';
     const p = plan();
     p.status!.conditions![0]!.message = reason;
-    const task = 'c1-md-0-very-long-machine-name-abcdefghij-kubernetes-version-updater-task-5d8c7f9b2a';
+    // C9: <machine>.<updater>.<hash>
+    const task = 'cluster1-md-0-7x9k2-abcde.kubernetes-version.5d8c7f9b';
     const out = renderTree(
       buildStatusTree(
         p,
         [
-          mu('c1-md-0-very-long-machine-name-abcdefghij', 'c1-md-0', 'MachineDeployment', {
+          mu('cluster1-md-0-7x9k2-abcde', 'c1-md-0', 'MachineDeployment', {
             updateStatus: 'updating',
-            tasks: [{ updater: 'kubernetes-version', apiVersion: 'v', kind: 'UpdaterUpdateTask', name: task, updateStatus: 'updating' }],
+            tasks: [
+              { updater: 'kubernetes-version', apiVersion: 'v', kind: 'KubernetesVersionUpdateTask', name: task, updateStatus: 'updating' },
+            ],
           }),
         ],
         now,
@@ -181,9 +184,10 @@ describe('cli status tree', () => {
     // The whole reason is on screen (wrapped if it must be), not cut after ~30 characters.
     const col = lines[0]!.indexOf('MESSAGE');
     expect(lines.map((l) => l.slice(col)).join(' ')).to.contain('machine c1-md-0-b is in update by plan other-plan');
-    expect(col).to.be.at.most(160 - 60);
-    // The task's hash (its distinct end) stays visible.
-    expect(out).to.match(/…[a-z-]*5d8c7f9b2a\s/);
+    expect(col).to.be.at.most(160 - 40);
+    // Under its machine (the row above) and with its updater in REASON, a C9 task name shows its hash.
+    expect(out).to.match(/└─KubernetesVersionUpdateTask\/…\.5d8c7f9b\s/);
+    expect(out).to.match(/└─Machine\/cluster1-md-0-7x9k2-abcde\s/);
   });
 
   it('says why a plan ended: the problems of an invalid plan and an owner kept paused with what to do', () => {

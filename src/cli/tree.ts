@@ -101,6 +101,17 @@ export function buildStatusTree(plan: InPlaceUpdatePlan & KubeObject, machineUpd
   return root;
 }
 
+/**
+ * A task name under its machine's row, without what the screen already shows: C9 names are
+ * `<machine>.<updater>.<hash>`, the machine is the row above and the updater is in REASON, so `….<hash>` remains.
+ * Other names keep everything after a machine-name prefix.
+ */
+export function taskLabel(task: string, machine: string, updater: string): string {
+  const full = `${machine}.${updater}.`;
+  if (task.startsWith(full) && task.length > full.length) return `….${task.slice(full.length)}`;
+  return machine.length >= 8 && task.startsWith(machine) && task.length > machine.length ? `…${task.slice(machine.length)}` : task;
+}
+
 function machineNode(mu: Mu, now: Date): TreeNode {
   const s = mu.status;
   const c = cond(s?.conditions, ConditionTypes.inPlaceUpdate) ?? cond(s?.conditions, ConditionTypes.ready);
@@ -121,7 +132,8 @@ function machineNode(mu: Mu, now: Date): TreeNode {
     age: humanAge(s?.startTime ?? mu.metadata.creationTimestamp, now),
     message,
     children: (s?.tasks ?? []).map((t) => ({
-      name: `${t.kind}/${t.name}`,
+      // A task's name starts with its machine's (the row above): shown once, the rest (updater, hash) stays.
+      name: `${t.kind}/${taskLabel(t.name, mu.spec.machineRef.name, t.updater)}`,
       status: t.updateStatus || 'pending',
       reason: `updater ${t.updater}`,
       age: humanAge(t.startTime, now),
@@ -131,8 +143,10 @@ function machineNode(mu: Mu, now: Date): TreeNode {
   };
 }
 
-/** Longest NAME cell at `width` columns: names beyond it keep their start and their end (a task's hash) around `…`. */
-const nameBudget = (width: number): number => Math.max(32, Math.floor(width * 0.3));
+/** Shortest a NAME cell is cut to, however narrow the terminal. */
+const MIN_NAME = 40;
+/** Room the MESSAGE column gets when the names can give it up (names are shortened down to MIN_NAME for it). */
+const WANTED_MESSAGE_ROOM = 60;
 /** Room the MESSAGE column always gets, however wide the other columns are (it overflows the width rather than hide the reason). */
 const MIN_MESSAGE_ROOM = 40;
 /** A message longer than this many lines of its column is cut with `…` (the whole text is in `kubectl describe`). */
@@ -175,11 +189,10 @@ export function wrapText(text: string, room: number, maxLines = MAX_MESSAGE_LINE
  */
 export function renderTree(root: TreeNode, width = 200): string {
   const rows: { name: string; node: TreeNode }[] = [];
-  const maxName = nameBudget(width);
   // Every cell comes from the cluster: made terminal-safe (and single-line) before widths are measured.
   const walk = (n: TreeNode, prefix: string, childPrefix: string): void => {
     rows.push({
-      name: shortenMiddle(prefix + safeText(n.name), maxName),
+      name: prefix + safeText(n.name),
       node: { ...n, status: safeText(n.status), reason: safeText(n.reason), age: safeText(n.age), message: safeText(n.message) },
     });
     n.children.forEach((c, i) => {
@@ -189,6 +202,14 @@ export function renderTree(root: TreeNode, width = 200): string {
   };
   walk(root, '', '');
   const head = { name: 'NAME', status: 'STATUS', reason: 'REASON', age: 'AGE' };
+  // Names give up their middle (their start and a task's hash stay) until MESSAGE has the room it wants.
+  const others =
+    Math.max(head.status.length, ...rows.map((r) => r.node.status.length)) +
+    Math.max(head.reason.length, ...rows.map((r) => r.node.reason.length)) +
+    Math.max(head.age.length, ...rows.map((r) => r.node.age.length)) +
+    8;
+  const maxName = Math.max(MIN_NAME, width - others - WANTED_MESSAGE_ROOM);
+  for (const r of rows) r.name = shortenMiddle(r.name, maxName);
   const w = {
     name: Math.max(head.name.length, ...rows.map((r) => [...r.name].length)),
     status: Math.max(head.status.length, ...rows.map((r) => r.node.status.length)),
