@@ -388,6 +388,7 @@ describe('plan-controller decidePlan', () => {
       expect(d.status.updateStatus).to.equal('updated');
       expect(d.status.completionTime).to.equal(NOW);
       expect(cond(d, 'Ready')).to.include({ status: 'True', reason: 'Updated' });
+      expect(cond(d, 'Failed')).to.include({ status: 'False', reason: 'Updated' });
       expect(cond(d, 'ControlPlaneUpdate')).to.include({ status: 'True' });
       expect(cond(d, 'MachineDeploymentUpdate')).to.include({ status: 'True' });
       expect(d.events.map((e) => e.reason)).to.include('PlanCompleted');
@@ -399,6 +400,9 @@ describe('plan-controller decidePlan', () => {
       expect(cond(d, 'Ready')).to.include({ status: 'False', reason: 'Failed' });
       expect(cond(d, 'Ready')!.message).to.match(/kubelet did not start/);
       expect(cond(d, 'MachineDeploymentUpdate')).to.include({ status: 'False', reason: 'Failed' });
+      // kubectl wait --for=condition=Failed returns.
+      expect(cond(d, 'Failed')).to.include({ status: 'True', reason: 'Failed' });
+      expect(cond(d, 'Failed')!.message).to.match(/kubelet did not start/);
     });
     it('Halt: the plan keeps updating while another machine is still in flight', () => {
       const d = decidePlan(
@@ -497,7 +501,9 @@ describe('plan-controller decidePlan', () => {
         expect(cond(soon, 'Failed')).to.include({ status: 'False' });
         const d = again(soon, later(INVALID_SETTLE_MS), { kcp: null });
         expect(cond(d, 'Failed')).to.include({ status: 'True', reason: 'Invalid', observedGeneration: 1 });
-        expect(cond(d, 'Failed')!.message).to.match(/ended invalid and touched nothing: .*cluster1-cp not found.*apply a corrected plan under a new name/);
+        expect(cond(d, 'Failed')!.message).to.match(
+          /ended invalid and touched nothing: .*cluster1-cp not found.*apply a corrected plan under a new name/,
+        );
         expect(cond(d, 'Ready')).to.include({ status: 'False', reason: 'Invalid' });
         expect(d.status.updateStatus).to.equal('pending');
         expect([d.create, d.label, d.scale, d.supersede, d.abort]).to.deep.equal([[], [], [], [], []]);
