@@ -14,7 +14,7 @@ import { Action } from '../runtime/types.js';
 import { pausedByPlan } from './owners.js';
 import type { HistoryOptions, PlanToPrune } from './history.js';
 import { decideHistory, prunedMessage, recordsPrunedMessage } from './history.js';
-import { settlesWithin } from '../runtime/parallel.js';
+import { forEachLimit, settlesWithin } from '../runtime/parallel.js';
 
 /** Name of the history reconciler (its log name). */
 export const HISTORY_CONTROLLER_NAME = 'plan-history';
@@ -22,6 +22,8 @@ export const HISTORY_CONTROLLER_NAME = 'plan-history';
 const CONTROL_PLANE_SYNC_MS = 10_000;
 /** When an owner could not be read: try again after this long. */
 const RETRY_MS = 60_000;
+/** MachineUpdate deletes in flight at once when a finished plan's records go. */
+const DELETES_IN_FLIGHT = 8;
 
 interface HistoryDeps {
   mgr: Manager;
@@ -92,7 +94,10 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
   for (const name of d.pruneRecords) {
     const records = recordsOf(name).filter((m) => !m.metadata.deletionTimestamp);
     let deleted = 0;
-    for (const m of records) if (await deleteIfSame(deps, MachineUpdates, ns, m.metadata.name!, m.metadata.uid)) deleted++;
+    // A plan of 10,000 machines has as many records: a few deletes in flight, not one at a time.
+    await forEachLimit(records, DELETES_IN_FLIGHT, async (m) => {
+      if (await deleteIfSame(deps, MachineUpdates, ns, m.metadata.name!, m.metadata.uid)) deleted++;
+    });
     if (deleted === 0) continue;
     log.info(
       { cluster: key.name, plan: name, machineUpdates: deleted, limit: deps.limit },
