@@ -133,6 +133,7 @@ describe('plan history (pure)', () => {
     it('the TTL covers the newest plan and a plan that ended invalid', () => {
       const plans = [plan('a', 1, 'updated'), plan('b', 2, undefined, { endedInvalid: true, ttl: 5 })];
       expect(decided(plans, 3, { now: at(17) }).plans).to.deep.equal(['b:ttl']);
+      expect(decideHistory(plans, opts(3, false, at(17))).prune[0]).to.include({ name: 'b', updateStatus: 'invalid' });
       expect(decided([plan('only', 1, 'updated', { ttl: 0 })], 3).plans).to.deep.equal(['only:ttl']);
     });
 

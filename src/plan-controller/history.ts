@@ -114,7 +114,13 @@ export function decideHistory(
   const prune = new Map<string, PlanToPrune>();
   const del = (p: InPlaceUpdatePlan, why: PruneWhy): void => {
     if (!prune.has(nameOf(p)) && p.metadata?.uid)
-      prune.set(nameOf(p), { name: nameOf(p), uid: p.metadata.uid, updateStatus: p.status?.updateStatus ?? 'pending', why });
+      prune.set(nameOf(p), {
+        name: nameOf(p),
+        uid: p.metadata.uid,
+        // A plan that ended invalid never left pending: the message says how it ended.
+        updateStatus: isTerminal(p.status?.updateStatus) ? p.status!.updateStatus! : 'invalid',
+        why,
+      });
   };
   let requeueAfterMs: number | undefined;
   // The plan's own opt-in first: a due TTL deletes it whatever the count says (a plan is never kept by its newness).
