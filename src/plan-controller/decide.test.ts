@@ -527,6 +527,19 @@ describe('plan-controller decidePlan', () => {
         const edited = again(ended, later(INVALID_SETTLE_MS + 1000), { kcp: null }, 2);
         expect(cond(edited, 'Failed')).to.include({ status: 'True', reason: 'Invalid', observedGeneration: 2 });
       });
+      it('stays Failed=True reason Invalid when a newer plan supersedes it afterwards (it never started)', () => {
+        const ended = again(decidePlan(snapshot({ kcp: null })), later(INVALID_SETTLE_MS), { kcp: null });
+        const snap = {
+          ...snapshot({ kcp: null, plan: plan({ phase: 'aborting', annotations: { [PlanAnnotations.supersededBy]: 'p2' } }) }),
+          now: later(INVALID_SETTLE_MS + 1000),
+        };
+        snap.plan.status = ended.status;
+        snap.plan.metadata!.generation = 2;
+        const d = decidePlan(snap);
+        expect(d.status.updateStatus).to.equal('aborted');
+        expect(cond(d, 'Ready')).to.include({ reason: 'Superseded' });
+        expect(cond(d, 'Failed')).to.include({ status: 'True', reason: 'Invalid' });
+      });
       it('a started plan that becomes invalid holds and never ends here (it may be fixed or aborted)', () => {
         const o = { ...mdOnly({ mus: [mu('cluster1-md-0-0', 'updated')] }), kcp: null };
         const first = decidePlan(snapshot(o));

@@ -164,7 +164,8 @@ export function setFailedCondition(
   const c =
     i.updateStatus === 'failed'
       ? { status: 'True' as const, reason: Reasons.failed, message: i.ready.message }
-      : i.invalidFinal && i.updateStatus === 'pending'
+      : // Superseded or aborted after it ended invalid (never started): it still ended invalid, the condition stays.
+        i.invalidFinal && (i.updateStatus === 'pending' || i.updateStatus === 'aborted')
         ? {
             status: 'True' as const,
             reason: Reasons.invalid,
