@@ -16,8 +16,10 @@ export interface ComponentRunOptions {
   concurrency?: number;
   /** The write policy (`--write-policy`). */
   writePolicy?: WritePolicy;
-  /** Finished plans kept per cluster (`--finished-plans-per-cluster`). */
+  /** Finished plans per cluster that keep their MachineUpdates and tasks (`--finished-plans-per-cluster`). */
   finishedPlansPerCluster?: number;
+  /** Delete user-applied plans beyond that limit too (`--prune-finished-plans`). */
+  pruneFinishedPlans?: boolean;
   /** HTTPS port of the runtime extension (`--extension-port`). */
   extensionPort?: number;
   /** Directory with the runtime extension's tls.crt/tls.key (`--cert-dir`). */
@@ -60,13 +62,14 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     rbac: planControllerRbac.rbac,
     baseRbac: planControllerRbac.baseRbac,
     providerVerbs: planControllerRbac.PROVIDER_VERBS,
-    takes: ['writePolicy', 'finishedPlansPerCluster'],
+    takes: ['writePolicy', 'finishedPlansPerCluster', 'pruneFinishedPlans'],
     load: async (opts = {}) => {
       const m = await import('./plan-controller/index.js');
-      if (!opts.writePolicy && opts.finishedPlansPerCluster === undefined) return m.planController;
+      if (!opts.writePolicy && opts.finishedPlansPerCluster === undefined && !opts.pruneFinishedPlans) return m.planController;
       return m.createPlanController({
         ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
         ...(opts.finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster: opts.finishedPlansPerCluster } : {}),
+        ...(opts.pruneFinishedPlans ? { pruneFinishedPlans: true } : {}),
       });
     },
   },

@@ -77,6 +77,11 @@ export const ConditionTypes = {
   ready: 'Ready',
   /** Plan: spec.paused is set. */
   paused: 'Paused',
+  /**
+   * Plan: True once the plan failed (reason Failed) or ended invalid before starting (reason Invalid, final for its
+   * generation); usable with `kubectl wait --for=condition=Failed`. False carries the Ready reason.
+   */
+  failed: 'Failed',
   /** MachineUpdate: progress of the in-place update of this machine. */
   inPlaceUpdate: 'InPlaceUpdate',
   /** MachineUpdate: the MHC extension's health verdict for a machine in update. */
@@ -191,8 +196,10 @@ export const PlanEventReasons = {
   paused: 'PlanPaused',
   /** The plan was resumed. */
   resumed: 'PlanResumed',
-  /** On the newest finished plan of a cluster: older finished plans beyond the history limit were deleted. */
+  /** On the newest finished plan of a cluster: finished plans were deleted (their TTL, plan pruning, or their campaign). */
   pruned: 'PlansPruned',
+  /** On a finished plan beyond the history limit: its MachineUpdates and tasks were deleted; the plan and its status stay. */
+  machineUpdatesPruned: 'MachineUpdatesPruned',
 } as const;
 
 /** Reasons of the Kubernetes Events the MHC extension records (besides Reasons.remediationTriggered / remediationBlocked). */

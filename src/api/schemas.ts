@@ -85,6 +85,7 @@ export const PlanSpecSchema = z.object({
   failurePolicy: z.enum(['Halt', 'Continue']).optional(),
   acceptUncoveredChanges: z.boolean().optional(),
   rerunMachinesAtTarget: z.boolean().optional(),
+  ttlSecondsAfterFinished: int.min(0).max(31_536_000).optional(),
   controlPlane: TargetSchema.optional(),
   machineDeployments: z.array(TargetSchema).max(500).optional(),
 });

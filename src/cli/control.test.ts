@@ -51,4 +51,28 @@ describe('cli control verbs decide', () => {
     const d = decideAbort(plan('updated'));
     expect(d).to.deep.equal({ noop: 'already updated; nothing to abort' });
   });
+
+  it('an aborted plan that kept an owner paused says so, with what to do', () => {
+    const p = plan('aborted', { updatePhase: 'aborting' });
+    p.status!.conditions = [
+      {
+        type: 'OwnersAligned',
+        status: 'False',
+        reason: 'MixedMachines',
+        message: 'MachineDeployment md kept paused: 1 of 3 machines carry the plan values; remove cluster.x-k8s.io/paused yourself',
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      },
+    ];
+    expect(decideAbort(p))
+      .to.have.property('noop')
+      .that.matches(
+        /^already aborted; nothing to abort\. OwnersAligned=False MixedMachines: .*remove cluster\.x-k8s\.io\/paused yourself$/,
+      );
+  });
+
+  it('the abort message says in-flight machines may still finish and commit', () => {
+    expect(decideAbort(plan('updating')))
+      .to.have.property('done')
+      .that.matches(/finish and commit/);
+  });
 });

@@ -76,11 +76,22 @@ async function runControl(args: ParsedArgs, io: Io, decide: (plan: InPlaceUpdate
 
 const statusOf = (p: InPlaceUpdatePlan): string => p.status?.updateStatus ?? 'pending';
 
+/** An owner the plan kept paused (OwnersAligned=False), with the condition's own instructions; '' when none. */
+export function ownersNote(p: InPlaceUpdatePlan): string {
+  const c = p.status?.conditions?.find((x) => x.type === 'OwnersAligned');
+  return c?.status === 'False' ? `. OwnersAligned=False ${c.reason}: ${c.message ?? ''}` : '';
+}
+
 /** Abort: spec.updatePhase -> aborting (one way). */
 export function decideAbort(plan: InPlaceUpdatePlan): ControlDecision {
-  if (isTerminal(plan.status?.updateStatus)) return { noop: `already ${statusOf(plan)}; nothing to abort` };
+  if (isTerminal(plan.status?.updateStatus)) return { noop: `already ${statusOf(plan)}; nothing to abort${ownersNote(plan)}` };
   if (plan.spec.updatePhase === 'aborting') return { noop: 'already aborting' };
-  return { patch: { spec: { updatePhase: 'aborting' } }, done: 'abort requested: no new machines start, machines in update are aborted' };
+  return {
+    patch: { spec: { updatePhase: 'aborting' } },
+    done:
+      'abort requested: no new machines start; machines in update stop at their current task, or finish and commit if their updaters are done. ' +
+      'An owner left over mixed machines stays paused: inplace status <plan> says what to do',
+  };
 }
 
 const refuseFinished = (plan: InPlaceUpdatePlan, verb: string): ControlDecision => ({

@@ -1,10 +1,37 @@
 // Connecting to a cluster from CLI flags, finding plans, and turning API failures into errors that say what to do.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { delimiter } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { parse as parseYaml } from 'yaml';
 import { InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject, type ResourceType } from '../api/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../runtime/client.js';
 import { KubeApiError } from '../runtime/errors.js';
-import { CliError, str, type ParsedArgs } from './verb.js';
+import { CliError, ExitCode, str, type ParsedArgs } from './verb.js';
+
+const KUBECONFIG_HINT = 'pass --kubeconfig FILE, set KUBECONFIG, or run `npm start` for a local demo cluster';
+
+/**
+ * Why a kubeconfig file cannot be one (empty, not YAML, not a mapping), before the client library reads it: given
+ * `/dev/null` or an empty file it fails with a TypeError about `clusters`, which tells the user nothing.
+ */
+export function kubeconfigFileProblem(file: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    return `cannot read kubeconfig "${file}": ${(e as Error).message}`;
+  }
+  if (text.trim() === '') return `kubeconfig "${file}" is empty`;
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (e) {
+    return `kubeconfig "${file}" is not valid YAML: ${(e as Error).message.split('\n')[0]!.replace(/:$/, '')}`;
+  }
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
+    return `kubeconfig "${file}" is not a kubeconfig (a YAML mapping with clusters, users and contexts)`;
+  return undefined;
+}
 
 /** A connection made from --kubeconfig / --context (or the default chain). */
 export interface Connection {
@@ -23,15 +50,24 @@ export function connect(args: ParsedArgs, userAgent = 'inplace-cli'): Connection
     throw new CliError(
       `kubeconfig "${path}" does not exist`,
       'pass the path of an existing kubeconfig, or run `inplace local-apiserver` to start a local API server and write one',
+      ExitCode.usage,
     );
+  }
+  // A configuration mistake, not a failure of the cluster: exit 2 with what is wrong, never the loader's TypeError.
+  const envFiles = (process.env.KUBECONFIG ?? '').split(delimiter).filter((f) => f !== '' && existsSync(f));
+  for (const file of path !== undefined ? [path] : envFiles) {
+    const problem = kubeconfigFileProblem(file);
+    if (problem)
+      throw new CliError(problem, `${path !== undefined ? '' : `it comes from $KUBECONFIG; `}${KUBECONFIG_HINT}`, ExitCode.usage);
   }
   let kc: KubeConfig;
   try {
     kc = loadKubeConfig(path);
   } catch (e) {
     throw new CliError(
-      `cannot load kubeconfig${path ? ` "${path}"` : ''}: ${(e as Error).message}`,
+      `cannot load kubeconfig${path ? ` "${path}"` : ''}: ${e instanceof TypeError ? 'it is not a valid kubeconfig' : (e as Error).message}`,
       'check that the file is a valid kubeconfig (kubectl config view --kubeconfig FILE)',
+      ExitCode.usage,
     );
   }
   const context = str(args, 'context');
@@ -45,15 +81,13 @@ export function connect(args: ParsedArgs, userAgent = 'inplace-cli'): Connection
             .map((c) => c.name)
             .join(', ') || '(none)'
         }`,
+        ExitCode.usage,
       );
     }
     kc.setCurrentContext(context);
   }
   if (!kc.getCurrentCluster()) {
-    throw new CliError(
-      'no cluster configured: the kubeconfig has no current context',
-      'pass --kubeconfig FILE, set KUBECONFIG, or run `npm start` for a local demo cluster',
-    );
+    throw new CliError('no cluster configured: the kubeconfig has no current context', KUBECONFIG_HINT, ExitCode.usage);
   }
   const ctx = kc.getContextObject(kc.getCurrentContext());
   return {

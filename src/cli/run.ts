@@ -58,8 +58,10 @@ Options:
                           for the plan-controller and machine-task-controller; default: below /spec outside the
                           never-list, no labels or annotations (docs/operations.md)
   --finished-plans-per-cluster N
-                          plan-controller: finished plans kept per cluster, oldest deleted first with their
-                          MachineUpdates (default 3; the newest finished plan always stays)
+                          plan-controller: finished plans per cluster that keep their MachineUpdates and tasks;
+                          older plans' records are deleted, the plans stay with their status (default 3)
+  --prune-finished-plans  plan-controller: delete the plans beyond that limit too (default: a plan is deleted
+                          only by its own spec.ttlSecondsAfterFinished, or when a campaign created it)
   --extension-port N      runtime-extension: HTTPS port of Cluster API's in-place update hooks (default 9443)
   --cert-dir DIR          runtime-extension: tls.crt and tls.key to serve (default: a self-signed certificate)
 ${KUBE_OPTIONS_HELP}`,
@@ -76,6 +78,7 @@ ${KUBE_OPTIONS_HELP}`,
     concurrency: { type: 'string' },
     'write-policy': { type: 'string' },
     'finished-plans-per-cluster': { type: 'string' },
+    'prune-finished-plans': { type: 'boolean' },
     'extension-port': { type: 'string' },
     'cert-dir': { type: 'string' },
   },
@@ -112,6 +115,11 @@ ${KUBE_OPTIONS_HELP}`,
       throw new UsageError(
         `--finished-plans-per-cluster applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
       );
+    const pruneFinishedPlans = flag(args, 'prune-finished-plans');
+    if (pruneFinishedPlans && !names.includes('plan-controller'))
+      throw new UsageError(
+        `--prune-finished-plans applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
+      );
     const extensionPort = portOption(args, 'extension-port');
     const certDir = str(args, 'cert-dir');
     if ((extensionPort !== undefined || certDir !== undefined) && !names.includes('runtime-extension'))
@@ -129,6 +137,7 @@ ${KUBE_OPTIONS_HELP}`,
           ...(concurrency !== undefined ? { concurrency } : {}),
           ...(writePolicy ? { writePolicy } : {}),
           ...(finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster } : {}),
+          ...(pruneFinishedPlans ? { pruneFinishedPlans } : {}),
           ...(extensionPort !== undefined ? { extensionPort } : {}),
           ...(certDir !== undefined ? { certDir } : {}),
           ...(str(args, 'bind-address') ? { bindAddress: str(args, 'bind-address') } : {}),

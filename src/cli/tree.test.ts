@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
-import { buildStatusTree, humanAge, renderTree } from './tree.js';
+import { buildStatusTree, endNotes, humanAge, planEnd, renderPlanList, renderTree } from './tree.js';
 
 // Any control character but \n (what a terminal could interpret).
 // eslint-disable-next-line no-control-regex -- the point of the check
@@ -146,12 +146,96 @@ describe('cli status tree', () => {
     for (const l of lines.slice(1)) expect(l[statusCol - 1]).to.equal(' ');
   });
 
-  it('truncates long messages to the width', () => {
+  it('wraps a long message under its column, within the width, and cuts it only after a few lines', () => {
     const p = plan();
-    p.status!.conditions![0]!.message = 'x'.repeat(500);
-    const first = renderTree(buildStatusTree(p, [], now), 100).split('\n')[1]!;
-    expect([...first].length).to.be.at.most(100);
-    expect(first.endsWith('…')).to.equal(true);
+    p.status!.conditions![0]!.message = 'x'.repeat(2000);
+    const lines = renderTree(buildStatusTree(p, [], now), 100).split('\n');
+    const col = lines[0]!.indexOf('MESSAGE');
+    const mine = lines.slice(1).filter((l, i) => i === 0 || (l.startsWith(' '.repeat(col)) && l.trim().startsWith('x')));
+    expect(mine.length).to.equal(6);
+    for (const l of mine) expect([...l].length).to.be.at.most(100);
+    expect(mine[5]!.endsWith('…')).to.equal(true);
+  });
+
+  it('at 160 columns gives the reason of a paused plan its full text, with task names shortened to what follows their machine', () => {
+    const reason =
+      'paused at 0/9 machines updated; c1-md-0: preflight: machine c1-md-0-a is not Ready; machine c1-md-0-b is in update by plan other-plan';
+    const p = plan();
+    p.status!.conditions![0]!.message = reason;
+    // C9: <machine>.<updater>.<hash>
+    const task = 'cluster1-md-0-7x9k2-abcde.kubernetes-version.5d8c7f9b';
+    const out = renderTree(
+      buildStatusTree(
+        p,
+        [
+          mu('cluster1-md-0-7x9k2-abcde', 'c1-md-0', 'MachineDeployment', {
+            updateStatus: 'updating',
+            tasks: [
+              { updater: 'kubernetes-version', apiVersion: 'v', kind: 'KubernetesVersionUpdateTask', name: task, updateStatus: 'updating' },
+            ],
+          }),
+        ],
+        now,
+      ),
+      160,
+    );
+    const lines = out.split('\n');
+    for (const l of lines) expect([...l].length).to.be.at.most(160);
+    // The whole reason is on screen (wrapped if it must be), not cut after ~30 characters.
+    const col = lines[0]!.indexOf('MESSAGE');
+    expect(lines.map((l) => l.slice(col)).join(' ')).to.contain('machine c1-md-0-b is in update by plan other-plan');
+    expect(col).to.be.at.most(160 - 40);
+    // Under its machine (the row above) and with its updater in REASON, a C9 task name shows its hash.
+    expect(out).to.match(/└─KubernetesVersionUpdateTask\/…\.5d8c7f9b\s/);
+    expect(out).to.match(/└─Machine\/cluster1-md-0-7x9k2-abcde\s/);
+  });
+
+  it('says why a plan ended: the problems of an invalid plan and an owner kept paused with what to do', () => {
+    const p = plan({ metadata: { name: 'p1', namespace: 'fleet-a', generation: 2, creationTimestamp: ago(300) } });
+    p.status = {
+      updateStatus: 'pending',
+      conditions: [
+        {
+          type: 'Valid',
+          status: 'False',
+          reason: 'Invalid',
+          message: 'KubeadmControlPlane fleet-a/x not found; /spec/providerID is not writable',
+          lastTransitionTime: ago(60),
+        },
+        { type: 'Failed', status: 'True', reason: 'Invalid', message: 'ended', observedGeneration: 2, lastTransitionTime: ago(30) },
+      ],
+    };
+    expect(planEnd(p)).to.equal('invalid');
+    expect(endNotes(p)).to.include.members(['  - KubeadmControlPlane fleet-a/x not found', '  - /spec/providerID is not writable']);
+    // An edited plan (a new generation) is being validated again: it has not ended.
+    expect(planEnd({ ...p, metadata: { ...p.metadata, generation: 3 } })).to.equal(undefined);
+    const aborted = plan();
+    aborted.status = {
+      updateStatus: 'aborted',
+      conditions: [
+        {
+          type: 'OwnersAligned',
+          status: 'False',
+          reason: 'MixedMachines',
+          message:
+            "KubeadmControlPlane c1-cp kept paused: 1 of 3 machines carry the plan's values; remove cluster.x-k8s.io/paused yourself",
+          lastTransitionTime: ago(5),
+        },
+      ],
+    };
+    expect(planEnd(aborted)).to.equal('aborted');
+    const notes = endNotes(aborted).join('\n');
+    expect(notes).to.contain('OwnersAligned=False MixedMachines').and.to.contain('remove cluster.x-k8s.io/paused yourself');
+  });
+
+  it('lists plans with namespace, status, reason and the message of a plan that is not ready', () => {
+    const a = plan();
+    const b = plan({ metadata: { name: 'p0', namespace: 'fleet-b', creationTimestamp: ago(600) } });
+    const out = renderPlanList([a, b], now, { allNamespaces: true, width: 160 }).split('\n');
+    expect(out[0]).to.match(/^NAMESPACE\s+NAME\s+CLUSTER\s+STATUS\s+PROGRESS\s+REASON\s+AGE\s+MESSAGE$/);
+    expect(out[1]).to.match(/^fleet-a\s+p1\s+c1\s+updating\s+4\/9\s+Updating\s+5m\s+updating machines$/);
+    expect(out[2]).to.match(/^fleet-b\s+p0\s+/);
+    expect(renderPlanList([a], now, { allNamespaces: false }).split('\n')[0]).to.match(/^NAME\s/);
   });
 
   it('renders hostile messages, reasons and names without any escape sequence or forged row', () => {

@@ -1,6 +1,7 @@
 // Pure rendering of a plan's status as a tree (plan -> targets -> machines -> tasks), like `clusterctl describe`.
 import {
   ConditionTypes,
+  isTerminal,
   type Condition,
   type InPlaceUpdatePlan,
   type KubeObject,
@@ -100,6 +101,17 @@ export function buildStatusTree(plan: InPlaceUpdatePlan & KubeObject, machineUpd
   return root;
 }
 
+/**
+ * A task name under its machine's row, without what the screen already shows: C9 names are
+ * `<machine>.<updater>.<hash>`, the machine is the row above and the updater is in REASON, so `….<hash>` remains.
+ * Other names keep everything after a machine-name prefix.
+ */
+export function taskLabel(task: string, machine: string, updater: string): string {
+  const full = `${machine}.${updater}.`;
+  if (task.startsWith(full) && task.length > full.length) return `….${task.slice(full.length)}`;
+  return machine.length >= 8 && task.startsWith(machine) && task.length > machine.length ? `…${task.slice(machine.length)}` : task;
+}
+
 function machineNode(mu: Mu, now: Date): TreeNode {
   const s = mu.status;
   const c = cond(s?.conditions, ConditionTypes.inPlaceUpdate) ?? cond(s?.conditions, ConditionTypes.ready);
@@ -120,7 +132,8 @@ function machineNode(mu: Mu, now: Date): TreeNode {
     age: humanAge(s?.startTime ?? mu.metadata.creationTimestamp, now),
     message,
     children: (s?.tasks ?? []).map((t) => ({
-      name: `${t.kind}/${t.name}`,
+      // A task's name starts with its machine's (the row above): shown once, the rest (updater, hash) stays.
+      name: `${t.kind}/${taskLabel(t.name, mu.spec.machineRef.name, t.updater)}`,
       status: t.updateStatus || 'pending',
       reason: `updater ${t.updater}`,
       age: humanAge(t.startTime, now),
@@ -130,7 +143,50 @@ function machineNode(mu: Mu, now: Date): TreeNode {
   };
 }
 
-/** Renders the tree as aligned columns with box-drawing branches; `width` truncates the MESSAGE column. */
+/** Shortest a NAME cell is cut to, however narrow the terminal. */
+const MIN_NAME = 40;
+/** Room the MESSAGE column gets when the names can give it up (names are shortened down to MIN_NAME for it). */
+const WANTED_MESSAGE_ROOM = 60;
+/** Room the MESSAGE column always gets, however wide the other columns are (it overflows the width rather than hide the reason). */
+const MIN_MESSAGE_ROOM = 40;
+/** A message longer than this many lines of its column is cut with `…` (the whole text is in `kubectl describe`). */
+const MAX_MESSAGE_LINES = 6;
+
+/** Shortens `s` to `max` characters keeping its start and its last 12 characters (where a generated name's hash is). */
+export function shortenMiddle(s: string, max: number): string {
+  const chars = [...s];
+  if (chars.length <= max) return s;
+  const tail = Math.min(12, Math.floor(max / 3));
+  return `${chars.slice(0, max - tail - 1).join('')}…${chars.slice(chars.length - tail).join('')}`;
+}
+
+/** Splits `text` into lines of at most `room` characters, at spaces where it can; at most `maxLines`, the last cut with `…`. */
+export function wrapText(text: string, room: number, maxLines = MAX_MESSAGE_LINES): string[] {
+  const lines: string[] = [];
+  let rest = [...text];
+  while (rest.length > 0) {
+    if (lines.length === maxLines - 1 && rest.length > room) {
+      lines.push(`${rest.slice(0, room - 1).join('')}…`);
+      return lines;
+    }
+    if (rest.length <= room) {
+      lines.push(rest.join(''));
+      break;
+    }
+    const space = rest.slice(0, room + 1).lastIndexOf(' ');
+    const cut = space > room / 3 ? space : room;
+    lines.push(rest.slice(0, cut).join('').trimEnd());
+    rest = rest.slice(cut);
+    while (rest[0] === ' ') rest.shift();
+  }
+  return lines;
+}
+
+/**
+ * Renders the tree as aligned columns with box-drawing branches for `width` columns. Long names (task names carry a
+ * hash) are shortened in the middle so that the MESSAGE column keeps its room, and a message longer than its column
+ * wraps onto continuation lines under it (the reason a plan stopped is where people look, never cut to a few words).
+ */
 export function renderTree(root: TreeNode, width = 200): string {
   const rows: { name: string; node: TreeNode }[] = [];
   // Every cell comes from the cluster: made terminal-safe (and single-line) before widths are measured.
@@ -146,6 +202,14 @@ export function renderTree(root: TreeNode, width = 200): string {
   };
   walk(root, '', '');
   const head = { name: 'NAME', status: 'STATUS', reason: 'REASON', age: 'AGE' };
+  // Names give up their middle (their start and a task's hash stay) until MESSAGE has the room it wants.
+  const others =
+    Math.max(head.status.length, ...rows.map((r) => r.node.status.length)) +
+    Math.max(head.reason.length, ...rows.map((r) => r.node.reason.length)) +
+    Math.max(head.age.length, ...rows.map((r) => r.node.age.length)) +
+    8;
+  const maxName = Math.max(MIN_NAME, width - others - WANTED_MESSAGE_ROOM);
+  for (const r of rows) r.name = shortenMiddle(r.name, maxName);
   const w = {
     name: Math.max(head.name.length, ...rows.map((r) => [...r.name].length)),
     status: Math.max(head.status.length, ...rows.map((r) => r.node.status.length)),
@@ -153,16 +217,96 @@ export function renderTree(root: TreeNode, width = 200): string {
     age: Math.max(head.age.length, ...rows.map((r) => r.node.age.length)),
   };
   const pad = (s: string, n: number): string => s + ' '.repeat(Math.max(0, n - [...s].length));
-  const line = (name: string, status: string, reason: string, age: string, message: string): string => {
+  const line = (name: string, status: string, reason: string, age: string, message: string): string[] => {
     const left = `${pad(name, w.name)}  ${pad(status, w.status)}  ${pad(reason, w.reason)}  ${pad(age, w.age)}  `;
-    const room = Math.max(10, width - [...left].length);
-    const msg = message.length > room ? `${message.slice(0, room - 1)}…` : message;
-    return (left + msg).trimEnd();
+    const indent = [...left].length;
+    const room = Math.max(MIN_MESSAGE_ROOM, width - indent);
+    const [first = '', ...more] = wrapText(message, room);
+    return [(left + first).trimEnd(), ...more.map((m) => ' '.repeat(indent) + m)];
   };
   return (
     [
-      line(head.name, head.status, head.reason, head.age, 'MESSAGE'),
-      ...rows.map((r) => line(r.name, r.node.status, r.node.reason, r.node.age, r.node.message)),
+      ...line(head.name, head.status, head.reason, head.age, 'MESSAGE'),
+      ...rows.flatMap((r) => line(r.name, r.node.status, r.node.reason, r.node.age, r.node.message)),
     ].join('\n') + '\n'
+  );
+}
+
+/** How a plan ended, for `status -w` (undefined while it may still act). An invalid plan ends with Failed=True reason Invalid. */
+export function planEnd(plan: InPlaceUpdatePlan & KubeObject): 'updated' | 'failed' | 'aborted' | 'invalid' | undefined {
+  const st = plan.status?.updateStatus;
+  if (isTerminal(st)) return st as 'updated' | 'failed' | 'aborted';
+  const failed = cond(plan.status?.conditions, ConditionTypes.failed);
+  // Only the verdict on the current spec counts: an edited plan (a new generation) is being validated again.
+  if (failed?.status === 'True' && failed.reason === 'Invalid' && failed.observedGeneration === plan.metadata.generation) return 'invalid';
+  return undefined;
+}
+
+/**
+ * Lines under the tree that say what ended a plan and what to do: every problem of an invalid plan, and an owner the
+ * plan kept paused (OwnersAligned=False: MixedMachines, AlignFailed) with the condition's own instructions.
+ */
+export function endNotes(plan: InPlaceUpdatePlan & KubeObject): string[] {
+  const out: string[] = [];
+  if (planEnd(plan) === 'invalid') {
+    const valid = cond(plan.status?.conditions, ConditionTypes.valid);
+    out.push('', 'The plan ended invalid and touched nothing. Problems:');
+    for (const p of (valid?.message ?? '').split('; ').filter((x) => x)) out.push(`  - ${p}`);
+    out.push(
+      'Apply a corrected plan under a new name and delete this one (the spec is immutable); once a missing object exists,',
+      '`inplace pause` then `inplace resume` (a new generation) validates this plan again.',
+    );
+  }
+  const owners = cond(plan.status?.conditions, 'OwnersAligned');
+  if (owners?.status === 'False') {
+    out.push('', `Owners: OwnersAligned=False ${owners.reason ?? ''}`);
+    for (const p of (owners.message ?? '').split('; ').filter((x) => x)) out.push(`  - ${p}`);
+  }
+  return out;
+}
+
+/** The plan list of `inplace status` without a name: one line per plan, newest last within a namespace. */
+export function renderPlanList(
+  plans: readonly (InPlaceUpdatePlan & KubeObject)[],
+  now: Date,
+  o: { allNamespaces: boolean; width?: number },
+): string {
+  const sorted = [...plans].sort(
+    (a, b) =>
+      (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') ||
+      (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+      (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
+  );
+  const rows = sorted.map((p) => {
+    const failed = cond(p.status?.conditions, ConditionTypes.failed);
+    const ready = cond(p.status?.conditions, ConditionTypes.ready);
+    const shown = failed?.status === 'True' ? failed : ready;
+    const end = planEnd(p);
+    return [
+      ...(o.allNamespaces ? [p.metadata.namespace ?? ''] : []),
+      p.metadata.name ?? '',
+      p.spec?.clusterName ?? '',
+      end === 'invalid' ? 'invalid' : (p.status?.updateStatus ?? 'pending') + (p.spec?.paused ? ' (paused)' : ''),
+      p.status?.progress ?? '',
+      shown?.reason ?? '',
+      humanAge(p.metadata.creationTimestamp, now),
+      shown?.status === 'True' && shown === ready ? '' : (shown?.message ?? ''),
+    ].map(safeText);
+  });
+  const head = [...(o.allNamespaces ? ['NAMESPACE'] : []), 'NAME', 'CLUSTER', 'STATUS', 'PROGRESS', 'REASON', 'AGE', 'MESSAGE'];
+  const widths = head.slice(0, -1).map((h, i) => Math.max(h.length, ...rows.map((r) => [...r[i]!].length)));
+  const width = o.width ?? 200;
+  return (
+    [head, ...rows]
+      .map((r) => {
+        const left = r
+          .slice(0, -1)
+          .map((c, i) => c + ' '.repeat(widths[i]! - [...c].length))
+          .join('  ');
+        const room = Math.max(MIN_MESSAGE_ROOM, width - [...left].length - 2);
+        const msg = r[r.length - 1]!;
+        return `${left}  ${[...msg].length > room ? `${[...msg].slice(0, room - 1).join('')}…` : msg}`.trimEnd();
+      })
+      .join('\n') + '\n'
   );
 }

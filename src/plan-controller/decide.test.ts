@@ -3,6 +3,7 @@ import type { KubeObject } from '../api/index.js';
 import { Annotations, Labels, PlanAnnotations } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';
+import { INVALID_SETTLE_MS } from './status.js';
 import { orderedUpdaters } from '../api/index.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { SnapOpts } from './testkit.js';
@@ -387,6 +388,7 @@ describe('plan-controller decidePlan', () => {
       expect(d.status.updateStatus).to.equal('updated');
       expect(d.status.completionTime).to.equal(NOW);
       expect(cond(d, 'Ready')).to.include({ status: 'True', reason: 'Updated' });
+      expect(cond(d, 'Failed')).to.include({ status: 'False', reason: 'Updated' });
       expect(cond(d, 'ControlPlaneUpdate')).to.include({ status: 'True' });
       expect(cond(d, 'MachineDeploymentUpdate')).to.include({ status: 'True' });
       expect(d.events.map((e) => e.reason)).to.include('PlanCompleted');
@@ -398,6 +400,9 @@ describe('plan-controller decidePlan', () => {
       expect(cond(d, 'Ready')).to.include({ status: 'False', reason: 'Failed' });
       expect(cond(d, 'Ready')!.message).to.match(/kubelet did not start/);
       expect(cond(d, 'MachineDeploymentUpdate')).to.include({ status: 'False', reason: 'Failed' });
+      // kubectl wait --for=condition=Failed returns.
+      expect(cond(d, 'Failed')).to.include({ status: 'True', reason: 'Failed' });
+      expect(cond(d, 'Failed')!.message).to.match(/kubelet did not start/);
     });
     it('Halt: the plan keeps updating while another machine is still in flight', () => {
       const d = decidePlan(
@@ -479,6 +484,69 @@ describe('plan-controller decidePlan', () => {
       expect(d.status.updateStatus).to.equal('updating');
       expect(cond(d, 'Ready')).to.include({ status: 'False', reason: 'Invalid' });
       expect(cond(d, 'Ready')!.message).to.match(/no new machines start until the plan is valid again/);
+    });
+    describe('an invalid plan ends (Failed=True reason Invalid), final for its generation', () => {
+      const later = (ms: number): string => new Date(Date.parse(NOW) + ms).toISOString().replace('.000', '');
+      /** Reconciles `snap` again at `now` on top of the status `prev` left (a later reconcile of the same plan). */
+      const again = (prev: PlanDecision, now: string, o: SnapOpts = {}, generation = 1): PlanDecision => {
+        const snap = { ...snapshot(o), now };
+        snap.plan.status = prev.status;
+        snap.plan.metadata!.generation = generation;
+        return decidePlan(snap);
+      };
+      it('stays open while objects applied with it may still appear, then ends having touched nothing', () => {
+        const first = decidePlan(snapshot({ kcp: null }));
+        expect(cond(first, 'Failed')).to.include({ status: 'False' });
+        const soon = again(first, later(INVALID_SETTLE_MS - 1000), { kcp: null });
+        expect(cond(soon, 'Failed')).to.include({ status: 'False' });
+        const d = again(soon, later(INVALID_SETTLE_MS), { kcp: null });
+        expect(cond(d, 'Failed')).to.include({ status: 'True', reason: 'Invalid', observedGeneration: 1 });
+        expect(cond(d, 'Failed')!.message).to.match(
+          /ended invalid and touched nothing: .*cluster1-cp not found.*apply a corrected plan under a new name/,
+        );
+        expect(cond(d, 'Ready')).to.include({ status: 'False', reason: 'Invalid' });
+        expect(d.status.updateStatus).to.equal('pending');
+        expect([d.create, d.label, d.scale, d.supersede, d.abort]).to.deep.equal([[], [], [], [], []]);
+        expect(d.finalizer).to.equal(undefined);
+      });
+      it('an object appearing later does not start a plan that ended; a new generation is validated again', () => {
+        const first = decidePlan(snapshot({ kcp: null }));
+        const ended = again(first, later(INVALID_SETTLE_MS), { kcp: null });
+        const appeared = again(ended, later(INVALID_SETTLE_MS + 5000), { kcp: kcp() });
+        expect(cond(appeared, 'Failed')).to.include({ status: 'True', reason: 'Invalid' });
+        expect(cond(appeared, 'Valid')).to.include({ status: 'False' });
+        expect(cond(appeared, 'Valid')!.message).to.match(/cluster1-cp not found/);
+        expect(appeared.create).to.deep.equal([]);
+        const edited = again(appeared, later(INVALID_SETTLE_MS + 6000), { kcp: kcp() }, 2);
+        expect(cond(edited, 'Valid')).to.include({ status: 'True' });
+        expect(cond(edited, 'Failed')).to.include({ status: 'False', observedGeneration: 2 });
+        expect(starts(edited)).to.deep.equal(['cluster1-cp-0']);
+      });
+      it('an edit that leaves the plan invalid ends it again at once (it already had its time)', () => {
+        const ended = again(decidePlan(snapshot({ kcp: null })), later(INVALID_SETTLE_MS), { kcp: null });
+        const edited = again(ended, later(INVALID_SETTLE_MS + 1000), { kcp: null }, 2);
+        expect(cond(edited, 'Failed')).to.include({ status: 'True', reason: 'Invalid', observedGeneration: 2 });
+      });
+      it('stays Failed=True reason Invalid when a newer plan supersedes it afterwards (it never started)', () => {
+        const ended = again(decidePlan(snapshot({ kcp: null })), later(INVALID_SETTLE_MS), { kcp: null });
+        const snap = {
+          ...snapshot({ kcp: null, plan: plan({ phase: 'aborting', annotations: { [PlanAnnotations.supersededBy]: 'p2' } }) }),
+          now: later(INVALID_SETTLE_MS + 1000),
+        };
+        snap.plan.status = ended.status;
+        snap.plan.metadata!.generation = 2;
+        const d = decidePlan(snap);
+        expect(d.status.updateStatus).to.equal('aborted');
+        expect(cond(d, 'Ready')).to.include({ reason: 'Superseded' });
+        expect(cond(d, 'Failed')).to.include({ status: 'True', reason: 'Invalid' });
+      });
+      it('a started plan that becomes invalid holds and never ends here (it may be fixed or aborted)', () => {
+        const o = { ...mdOnly({ mus: [mu('cluster1-md-0-0', 'updated')] }), kcp: null };
+        const first = decidePlan(snapshot(o));
+        const d = again(first, later(INVALID_SETTLE_MS * 10), o);
+        expect(cond(d, 'Failed')).to.include({ status: 'False' });
+        expect(d.status.updateStatus).to.equal('updating');
+      });
     });
     it('an OnDelete MachineDeployment makes the plan invalid before anything is touched', () => {
       const d = decidePlan(snapshot({ mds: [md('cluster1-md-0', { strategy: 'OnDelete' })] }));

@@ -40,7 +40,7 @@ import { parameterDepthProblems } from './bounds.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { PlanSnapshot } from './scope.js';
 import type { MetricDeltas, PlanEvent } from './status.js';
-import { alreadyAtTargetEvents, eventsFor, metricDeltas, nameList, readyCondition, setPlanConditions } from './status.js';
+import { alreadyAtTargetEvents, eventsFor, invalidVerdict, metricDeltas, nameList, readyCondition, setPlanConditions } from './status.js';
 import type { NamedTarget } from './validate.js';
 import { targetsOf, validatePlan } from './validate.js';
 
@@ -470,12 +470,20 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const deleting = !!plan.metadata?.deletionTimestamp;
   const phase = plan.spec.updatePhase ?? UpdatePhase.updating;
   const paused = plan.spec.paused === true;
-  // Parameters nested absurdly deep would break every clone of the MachineUpdates and tasks they are copied into.
-  const problems = [...validatePlan(snap), ...parameterDepthProblems(plan)];
-  const valid = problems.length === 0;
   const terminal = isTerminal(prev.updateStatus);
   const mus = new Map<string, MachineUpdate>();
   for (const mu of snap.machineUpdates) if (mu.spec.planName === planName) mus.set(mu.spec.machineRef.name, mu);
+  // Parameters nested absurdly deep would break every clone of the MachineUpdates and tasks they are copied into.
+  // An invalid plan that never started ends (final for its generation, status.ts invalidVerdict).
+  const verdict = invalidVerdict({
+    problems: [...validatePlan(snap), ...parameterDepthProblems(plan)],
+    started: !!prev.startTime || mus.size > 0,
+    generation,
+    prev,
+    now: snap.now,
+  });
+  const problems = verdict.problems;
+  const valid = problems.length === 0;
   const targetMus = new Map<string, MachineUpdate[]>();
   for (const mu of mus.values()) {
     const k = targetKey(mu.spec.target.kind, mu.spec.target.name);
@@ -635,6 +643,8 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
       ready,
       controlPlane: ordered.filter(({ t }) => t.kind === 'ControlPlane').map(({ e }) => e),
       machineDeployments: ordered.filter(({ t }) => t.kind === 'MachineDeployment').map(({ e }) => e),
+      updateStatus: terminal ? prev.updateStatus! : updateStatus,
+      invalidFinal: verdict.final && !started,
     },
     generation,
     now,

@@ -1,18 +1,20 @@
 // The history reconciler: one key per cluster (namespace/clusterName). Reads the cluster's plans from the informer,
-// lets history.ts decide which finished plans go, deletes them with a uid precondition, and records one Event on the
-// newest finished plan (the deleted plans are gone; that plan stays). MachineUpdates and tasks follow their plan
-// through ownerReferences (garbage collection); the plan's finalizer is released by the plan controller, which sees a
-// deleted terminal plan with nothing left to undo.
-import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
-import { Clusters, InPlaceUpdatePlans, MachineDeployments, PlanEventReasons } from '../api/index.js';
+// lets history.ts decide, then deletes with uid preconditions: the MachineUpdates of old finished plans (their tasks
+// follow through ownerReferences; the plans stay with their status, one Event each), and the plans that opted in to
+// deletion (TTL), that plan pruning covers (--prune-finished-plans) or that a campaign created (one Event on the newest
+// finished plan). A deleted plan's MachineUpdates and tasks follow it (garbage collection); its finalizer is released by
+// the plan controller, which sees a deleted terminal plan with nothing left to undo.
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
+import { Clusters, InPlaceUpdatePlans, Labels, MachineDeployments, MachineUpdates, PlanEventReasons } from '../api/index.js';
+import { labelValue } from './names.js';
 import { clusterControlPlaneRef } from '../api/capi/index.js';
 import { isConflict, isNotFound } from '../runtime/errors.js';
 import type { Controller, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
 import { Action } from '../runtime/types.js';
 import { pausedByPlan } from './owners.js';
-import type { PlanToPrune } from './history.js';
-import { pruneFinishedPlans, prunedMessage } from './history.js';
-import { settlesWithin } from '../runtime/parallel.js';
+import type { HistoryOptions, PlanToPrune } from './history.js';
+import { decideHistory, prunedMessage, recordsPrunedMessage } from './history.js';
+import { forEachLimit, settlesWithin } from '../runtime/parallel.js';
 
 /** Name of the history reconciler (its log name). */
 export const HISTORY_CONTROLLER_NAME = 'plan-history';
@@ -20,21 +22,38 @@ export const HISTORY_CONTROLLER_NAME = 'plan-history';
 const CONTROL_PLANE_SYNC_MS = 10_000;
 /** When an owner could not be read: try again after this long. */
 const RETRY_MS = 60_000;
+/** MachineUpdate deletes in flight at once when a finished plan's records go. */
+const DELETES_IN_FLIGHT = 8;
 
 interface HistoryDeps {
   mgr: Manager;
   plans: Store<InPlaceUpdatePlan & KubeObject>;
+  machineUpdates: Store<MachineUpdate & KubeObject>;
   machineDeployments: Store;
   clusters: Store;
   limit: number;
+  prunePlans: boolean;
+  /** The current time (RFC 3339). */
+  now: () => string;
 }
 
-/** Registers the history reconciler: keeps at most `limit` finished plans per cluster (history.ts). */
-export function setupHistoryController(mgr: Manager, limit: number): Controller {
+/** How the history reconciler keeps the history (history.ts). */
+export interface HistorySetup {
+  /** Finished plans per cluster that keep their MachineUpdates and tasks (`--finished-plans-per-cluster`). */
+  limit: number;
+  /** Delete user-applied plans beyond the limit too (`--prune-finished-plans`; default false: only their records go). */
+  prunePlans?: boolean;
+}
+
+/** Registers the history reconciler: prunes old finished plans' records, and plans that opted in or were allowed (history.ts). */
+export function setupHistoryController(mgr: Manager, setup: HistorySetup): Controller {
   const deps: HistoryDeps = {
     mgr,
-    limit,
+    limit: setup.limit,
+    prunePlans: setup.prunePlans === true,
+    now: () => new Date().toISOString(),
     plans: mgr.informer<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans).store,
+    machineUpdates: mgr.informer<MachineUpdate & KubeObject>(MachineUpdates).store,
     machineDeployments: mgr.informer(MachineDeployments).store,
     clusters: mgr.informer(Clusters).store,
   };
@@ -50,33 +69,74 @@ export function setupHistoryController(mgr: Manager, limit: number): Controller 
   );
 }
 
-/** Deletes the finished plans of one cluster beyond the limit (level-based: from the informer's plans). */
+/** Prunes one cluster's history (level-based: from the informer's plans and MachineUpdates). */
 export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: Logger): Promise<Action> {
   const ns = key.namespace ?? '';
   const plans = deps.plans.list(ns).filter((p) => p.spec?.clusterName === key.name);
+  const opts: HistoryOptions = { limit: deps.limit, prunePlans: deps.prunePlans, now: deps.now() };
+  const recordsOf = (name: string): (MachineUpdate & KubeObject)[] => {
+    const plan = deps.plans.peek(ns, name);
+    // Only the plan's own records (the controller owner's uid): never another plan's of the same name.
+    // The plan-name label is indexed: no pass over every MachineUpdate of the namespace on each plan change.
+    return deps.machineUpdates
+      .byLabel(Labels.planName, labelValue(name), ns)
+      .filter((m) => m.spec?.planName === name && m.metadata.ownerReferences?.some((r) => r.controller && r.uid === plan?.metadata.uid));
+  };
+  const work = (d: ReturnType<typeof decideHistory>): boolean =>
+    d.prune.length > 0 || d.pruneRecords.some((name) => recordsOf(name).some((m) => !m.metadata.deletionTimestamp));
   // Owners are read only when something would go (the common reconcile is a filter over the cluster's plans).
-  if (pruneFinishedPlans(plans, deps.limit).prune.length === 0) return Action.awaitChange();
+  const first = decideHistory(plans, opts);
+  if (!work(first)) return next(first);
   const pinned = await pausingPlans(deps, ns, key.name);
   if (!pinned) return Action.requeue(RETRY_MS);
-  const d = pruneFinishedPlans(plans, deps.limit, pinned);
-  const deleted: PlanToPrune[] = [];
-  for (const p of d.prune) {
-    try {
-      await deps.mgr.client.delete(InPlaceUpdatePlans, ns, p.name, { preconditions: { uid: p.uid }, propagationPolicy: 'Background' });
-      deleted.push(p);
-    } catch (err) {
-      // Gone already, or a new plan under the same name (uid precondition): nothing of ours to delete.
-      if (!isNotFound(err) && !isConflict(err)) throw err;
-    }
+  const d = decideHistory(plans, opts, pinned);
+
+  for (const name of d.pruneRecords) {
+    const records = recordsOf(name).filter((m) => !m.metadata.deletionTimestamp);
+    let deleted = 0;
+    // A plan of 10,000 machines has as many records: a few deletes in flight, not one at a time.
+    await forEachLimit(records, DELETES_IN_FLIGHT, async (m) => {
+      if (await deleteIfSame(deps, MachineUpdates, ns, m.metadata.name!, m.metadata.uid)) deleted++;
+    });
+    if (deleted === 0) continue;
+    log.info(
+      { cluster: key.name, plan: name, machineUpdates: deleted, limit: deps.limit },
+      'deleted the MachineUpdates of a finished plan',
+    );
+    const plan = deps.plans.peek(ns, name);
+    if (plan) deps.mgr.events.event(plan, 'Normal', PlanEventReasons.machineUpdatesPruned, recordsPrunedMessage(deleted, deps.limit));
   }
-  if (deleted.length === 0) return Action.awaitChange();
-  log.info(
-    { cluster: key.name, deleted: deleted.map((p) => p.name), limit: deps.limit },
-    'deleted finished plans beyond the history limit',
-  );
-  const newest = d.newestFinished ? deps.plans.peek(ns, d.newestFinished) : undefined;
-  if (newest) deps.mgr.events.event(newest, 'Normal', PlanEventReasons.pruned, prunedMessage(deleted, deps.limit));
-  return Action.awaitChange();
+
+  const deleted: PlanToPrune[] = [];
+  for (const p of d.prune) if (await deleteIfSame(deps, InPlaceUpdatePlans, ns, p.name, p.uid)) deleted.push(p);
+  if (deleted.length > 0) {
+    log.info({ cluster: key.name, deleted: deleted.map((p) => `${p.name} (${p.why})`), limit: deps.limit }, 'deleted finished plans');
+    const newest = d.newestFinished ? deps.plans.peek(ns, d.newestFinished) : undefined;
+    if (newest) deps.mgr.events.event(newest, 'Normal', PlanEventReasons.pruned, prunedMessage(deleted, deps.limit));
+  }
+  return next(d);
+}
+
+/** Waits for a change, or for the next TTL to fall due. */
+const next = (d: { requeueAfterMs?: number }): Action =>
+  d.requeueAfterMs !== undefined ? Action.requeue(Math.max(1000, Math.ceil(d.requeueAfterMs))) : Action.awaitChange();
+
+/** Deletes an object if it is still the one decided on (uid precondition); false when it is gone or was replaced. */
+async function deleteIfSame(
+  deps: HistoryDeps,
+  res: typeof InPlaceUpdatePlans | typeof MachineUpdates,
+  ns: string,
+  name: string,
+  uid: string | undefined,
+): Promise<boolean> {
+  try {
+    await deps.mgr.client.delete(res, ns, name, { ...(uid ? { preconditions: { uid } } : {}), propagationPolicy: 'Background' });
+    return true;
+  } catch (err) {
+    // Gone already, or a new object under the same name (uid precondition): nothing of ours to delete.
+    if (!isNotFound(err) && !isConflict(err)) throw err;
+    return false;
+  }
 }
 
 /**

@@ -71,7 +71,7 @@ export {
 } from './owners.js';
 export type { OwnerField, OwnerChangePreview } from './owners.js';
 export { machineUpdateName, labelValue } from './names.js';
-export { DEFAULT_FINISHED_PLANS_PER_CLUSTER } from './history.js';
+export { CAMPAIGN_KIND, DEFAULT_FINISHED_PLANS_PER_CLUSTER, createdByCampaign } from './history.js';
 export type { TemplateLookup, TemplateRef, ControlPlaneLookup, ValidationInput } from './scope.js';
 
 /** Options of the component. */
@@ -82,8 +82,10 @@ export interface PlanControllerOptions {
   writePolicy?: WritePolicy;
   /** The fleet's provider kinds (the control-plane kinds are read); default DEFAULT_PROVIDERS. */
   providers?: readonly ProviderResource[];
-  /** Finished plans kept per cluster, oldest deleted first (`--finished-plans-per-cluster`; default 3; history.ts). */
+  /** Finished plans per cluster that keep their MachineUpdates and tasks (`--finished-plans-per-cluster`; default 3; history.ts). */
   finishedPlansPerCluster?: number;
+  /** Delete user-applied plans beyond that limit too (`--prune-finished-plans`; default false: the plans stay; history.ts). */
+  pruneFinishedPlans?: boolean;
 }
 
 /** The component with RBAC for the fleet's provider kinds and extra RBAC for third-party template kinds. */
@@ -93,7 +95,10 @@ export function createPlanController(opts: PlanControllerOptions = {}): Componen
     rbac: [...rbacFor(opts.providers), ...(opts.extraRbac ?? [])],
     setup(mgr) {
       setupPlanController(mgr, opts.writePolicy ? { writePolicy: opts.writePolicy } : {});
-      setupHistoryController(mgr, opts.finishedPlansPerCluster ?? DEFAULT_FINISHED_PLANS_PER_CLUSTER);
+      setupHistoryController(mgr, {
+        limit: opts.finishedPlansPerCluster ?? DEFAULT_FINISHED_PLANS_PER_CLUSTER,
+        prunePlans: opts.pruneFinishedPlans === true,
+      });
     },
   };
 }

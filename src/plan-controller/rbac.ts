@@ -14,7 +14,7 @@ export const baseRbac: PolicyRule[] = componentRbac([
   // Owner references with blockOwnerDeletion on MachineUpdates need update on the owner's finalizers subresource.
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdateplans/finalizers'], verbs: ['update'] },
   // MachineUpdates: created per machine, moved to aborting.
-  { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['machineupdates'], verbs: [...read, 'create', 'patch'] },
+  { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['machineupdates'], verbs: [...read, 'create', 'patch', 'delete'] },
   // CAPI: read the cluster; label machines in update; surge/restore MachineDeployments. Owner alignment (owners.ts):
   // pause / align / unpause the MachineDeployments and align the MachineSets owning the machines (the control plane,
   // templates and InfraMachines are provider kinds: PROVIDER_VERBS).

@@ -107,6 +107,74 @@ export function setReadyCondition(
   return setCondition(conds, { type: ConditionTypes.ready, ...ready }, generation, now);
 }
 
+/**
+ * How long an invalid plan that has not started stays open before it ends (Failed=True reason Invalid). Objects applied
+ * together with the plan (a template, a MachineDeployment being created, a GitOps sync applying kinds in its own order)
+ * reach the controller's caches a moment after the plan: they get this long to appear.
+ */
+export const INVALID_SETTLE_MS = 10_000;
+
+/** What a user does about a plan that ended invalid (the spec is immutable but for updatePhase, paused and the TTL). */
+export const INVALID_NEXT_STEP =
+  'apply a corrected plan under a new name and delete this one; once a missing object exists, inplace pause + inplace resume (a new generation) validates this plan again';
+
+/** What validation means for this reconcile: the problems to report and whether the plan ended invalid. */
+export interface InvalidVerdict {
+  problems: string[];
+  /** The plan ended invalid for its generation: it stays so until its spec changes (a new generation is re-validated). */
+  final: boolean;
+}
+
+/**
+ * Whether an invalid plan has ended. A plan that never started and is invalid ends once it was invalid for
+ * INVALID_SETTLE_MS; the end is final for its generation (a referenced object appearing later does not start a plan a
+ * CI job already saw fail), and a new generation (pause/resume, the TTL: the rest of the spec is immutable) is
+ * validated afresh. A plan that started is
+ * never ended here: it holds (no new machine starts) until it is valid again or aborted.
+ */
+export function invalidVerdict(i: {
+  problems: readonly string[];
+  started: boolean;
+  generation: number | undefined;
+  prev: InPlaceUpdatePlanStatus;
+  now: string;
+}): InvalidVerdict {
+  const problems = [...i.problems];
+  if (i.started) return { problems, final: false };
+  const prevValid = i.prev.conditions?.find((c) => c.type === ConditionTypes.valid);
+  const prevFailed = i.prev.conditions?.find((c) => c.type === ConditionTypes.failed);
+  if (prevFailed?.status === 'True' && prevFailed.reason === Reasons.invalid && prevFailed.observedGeneration === i.generation) {
+    // Still the generation that ended: keep it ended, with today's problems or, when they went away, the ones it ended with.
+    const kept = problems.length > 0 ? problems : (prevValid?.message ?? 'the plan was invalid').split('; ');
+    return { problems: kept, final: true };
+  }
+  if (problems.length === 0) return { problems, final: false };
+  const since = prevValid?.status === 'False' ? Date.parse(prevValid.lastTransitionTime ?? '') : NaN;
+  const invalidFor = Number.isNaN(since) ? 0 : Date.parse(i.now) - since;
+  return { problems, final: invalidFor >= INVALID_SETTLE_MS };
+}
+
+/** Failed: True when the plan failed or ended invalid; False carries the Ready reason (what the plan is doing). */
+export function setFailedCondition(
+  conds: Condition[],
+  i: { updateStatus: Status; invalidFinal: boolean; problems: readonly string[]; ready: { reason: string; message: string } },
+  generation: number | undefined,
+  now: Date,
+): Condition[] {
+  const c =
+    i.updateStatus === 'failed'
+      ? { status: 'True' as const, reason: Reasons.failed, message: i.ready.message }
+      : // Superseded or aborted after it ended invalid (never started): it still ended invalid, the condition stays.
+        i.invalidFinal && (i.updateStatus === 'pending' || i.updateStatus === 'aborted')
+        ? {
+            status: 'True' as const,
+            reason: Reasons.invalid,
+            message: `the plan ended invalid and touched nothing: ${problemsNote(i.problems)}; ${INVALID_NEXT_STEP}`,
+          }
+        : { status: 'False' as const, reason: i.ready.reason, message: 'the plan has not failed' };
+  return setCondition(conds, { type: ConditionTypes.failed, ...c }, generation, now);
+}
+
 /** Inputs of setPlanConditions. */
 export interface PlanConditionsInput {
   valid: boolean;
@@ -119,6 +187,9 @@ export interface PlanConditionsInput {
   ready: { status: Condition['status']; reason: string; message: string };
   controlPlane: readonly TargetRowReason[];
   machineDeployments: readonly TargetRowReason[];
+  /** The plan's update status after this reconcile, and whether it ended invalid (the Failed condition). */
+  updateStatus: Status;
+  invalidFinal: boolean;
 }
 
 /** Every plan condition for one reconcile (a terminal plan keeps its target conditions as they ended). */
@@ -126,7 +197,8 @@ export function setPlanConditions(conds: Condition[], i: PlanConditionsInput, ge
   let out = setValidCondition(conds, i.problems, generation, now);
   if (!i.terminal) out = setTargetConditions(out, i.controlPlane, i.machineDeployments, startGate(i), generation, now);
   out = setPausedCondition(out, i.paused, generation, now);
-  return setReadyCondition(out, i.ready, generation, now);
+  out = setReadyCondition(out, i.ready, generation, now);
+  return setFailedCondition(out, { ...i, problems: i.problems }, generation, now);
 }
 
 /** The Event for machines newly counted as already at target (none when the count did not grow). */

@@ -128,9 +128,9 @@ describe('inplace CLI', function () {
       expect((await cli('updater', '--help')).out).to.match(/--concurrency N +tasks reconciled in parallel \(default 4/);
     });
 
-    it('fails with exit 1 and says what to do when the kubeconfig does not exist', async () => {
+    it('fails with exit 2 and says what to do when the kubeconfig does not exist', async () => {
       const r = await cli('status', 'p', '--kubeconfig', join(tmp, 'missing-kubeconfig'));
-      expect(r.code).to.equal(1);
+      expect(r.code).to.equal(2);
       expect(r.err).to.contain('does not exist');
       expect(r.err).to.contain('inplace local-apiserver');
     });
@@ -179,8 +179,29 @@ describe('inplace CLI', function () {
       expect(unknown.status).to.equal(2);
       expect(unknown.stderr).to.contain('unknown command "frobnicate"');
       const missing = spawnSync(process.execPath, [bin, 'status', 'p', '--kubeconfig', join(tmp, 'nope')], { env, encoding: 'utf8' });
-      expect(missing.status).to.equal(1);
+      expect(missing.status).to.equal(2);
       expect(missing.stderr).to.contain('does not exist');
+    });
+
+    it('an empty or invalid kubeconfig (KUBECONFIG=/dev/null) is a clear error with exit 2, never a TypeError', () => {
+      const empty = join(tmp, 'empty.kubeconfig');
+      writeFileSync(empty, '');
+      const list = join(tmp, 'list.kubeconfig');
+      writeFileSync(list, '- a\n- b\n');
+      const broken = join(tmp, 'broken.kubeconfig');
+      writeFileSync(broken, 'clusters: [\n');
+      const cases: [Record<string, string>, string[], RegExp][] = [
+        [{ KUBECONFIG: '/dev/null' }, ['status', 'p'], /kubeconfig "\/dev\/null" is empty/],
+        [{ KUBECONFIG: empty }, ['status'], /is empty/],
+        [{}, ['abort', 'p', '--kubeconfig', list], /is not a kubeconfig \(a YAML mapping/],
+        [{}, ['status', 'p', '--kubeconfig', broken], /is not valid YAML/],
+      ];
+      for (const [extra, argv, want] of cases) {
+        const r = spawnSync(process.execPath, [bin, ...argv], { env: { ...env, ...extra }, encoding: 'utf8' });
+        expect(r.status, r.stderr).to.equal(2);
+        expect(r.stderr).to.match(want);
+        expect(r.stderr).to.not.match(/Cannot read properties|TypeError/);
+      }
     });
 
     it('starts the local API server alone, prints the kubeconfig path and stops on SIGTERM', async () => {
@@ -242,6 +263,60 @@ describe('inplace CLI', function () {
       expect(r.out).to.match(/^InPlaceUpdatePlan\/tree-plan\s/m);
       expect(r.out).to.match(/^├─ControlPlane\/c1-cp\s+\S+\s+sequence 1/m);
       expect(r.out).to.match(/^└─MachineDeployment\/c1-md-0\s+\S+\s+sequence 2/m);
+    });
+
+    it('status without a plan name lists the plans of the namespace, or of every namespace with -A', async () => {
+      await env.client.create(InPlaceUpdatePlans, planDoc(ns, 'list-plan'));
+      const r = await cli('status', '-n', ns, ...kc);
+      expect(r.code, r.err).to.equal(0);
+      expect(r.out).to.match(/^NAME\s+CLUSTER\s+STATUS\s+PROGRESS\s+REASON\s+AGE\s+MESSAGE$/m);
+      expect(r.out).to.match(/^list-plan\s+c1\s+/m);
+      const all = await cli('status', '-A', ...kc);
+      expect(all.code, all.err).to.equal(0);
+      expect(all.out).to.match(new RegExp(`^${ns}\\s+list-plan\\s+c1\\s+`, 'm'));
+      const none = await cli('status', '-n', 'no-plans-here', ...kc);
+      expect(none.out).to.contain('No InPlaceUpdatePlans found in namespace no-plans-here');
+      expect((await cli('status', '-w', ...kc)).code).to.equal(2);
+      expect((await cli('status', '-A', '-n', ns, ...kc)).code).to.equal(2);
+    });
+
+    it('status -w ends with exit 1 and the problems when the plan ended invalid (Failed=True reason Invalid)', async () => {
+      await env.client.create(InPlaceUpdatePlans, planDoc(ns, 'watch-invalid'));
+      const gen = (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, 'watch-invalid'))!.metadata.generation;
+      const t = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      await env.client.patch(
+        InPlaceUpdatePlans,
+        ns,
+        'watch-invalid',
+        {
+          status: {
+            updateStatus: 'pending',
+            conditions: [
+              {
+                type: 'Valid',
+                status: 'False',
+                reason: 'Invalid',
+                message: 'MachineDeployment x not found; /spec/providerID is not writable',
+                lastTransitionTime: t,
+                observedGeneration: gen,
+              },
+              {
+                type: 'Failed',
+                status: 'True',
+                reason: 'Invalid',
+                message: 'the plan ended invalid',
+                lastTransitionTime: t,
+                observedGeneration: gen,
+              },
+            ],
+          },
+        },
+        { type: 'merge', subresource: 'status' },
+      );
+      const r = await cli('status', 'watch-invalid', '-n', ns, '-w', ...kc);
+      expect(r.code, r.err).to.equal(1);
+      expect(r.err).to.contain('ended invalid');
+      expect(r.out).to.contain('  - MachineDeployment x not found\n  - /spec/providerID is not writable\n');
     });
 
     it('status -w returns once the plan is terminal: 0 when updated, 1 when failed', async () => {

@@ -1,5 +1,6 @@
 // End to end: invalid plans are rejected — by the API server (schema, CEL) or by the plan controller (Valid=False) —
-// with the problem named, and touch nothing: no MachineUpdate, no Machine label, no MachineDeployment change.
+// with the problem named, and touch nothing: no MachineUpdate, no Machine label, no MachineDeployment change. An
+// invalid plan ends (Failed=True reason Invalid) so that `kubectl wait` and `inplace status -w` return, non-zero.
 import { expect } from 'chai';
 import type { InPlaceUpdatePlan, KubeObject } from '../../src/api/index.js';
 import { KubeApiError } from '../../src/runtime/errors.js';
@@ -7,6 +8,7 @@ import type { E2eEnv } from './env.js';
 import { startE2eEnv } from './env.js';
 import type { Platform } from './harness.js';
 import { CP, conditionOf, planObject, refUpdater } from './harness.js';
+import { cli } from '../support/cli.js';
 
 type Plan = InPlaceUpdatePlan & KubeObject;
 const osRef = { apiVersion: 'samples.inplace.cluster.x-k8s.io/v1alpha1', kind: 'OSImageUpdateTaskTemplate', name: 'os-image-task' };
@@ -192,6 +194,31 @@ describe('e2e: invalid plans', function () {
       expect(rejectedBy).to.match(m.problem);
       await nothingTouched(p, replicas);
     });
+  });
+
+  it('an invalid plan ends: Failed=True reason Invalid, and `inplace status -w` exits 1 listing the problems', async () => {
+    const plan = planObject(p.ns, 'invalid-ends', {
+      cp: cp([refUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/providerID', value: 'x' }] })]),
+      mds: [md('no-such-md')],
+    });
+    await p.apply(plan);
+    // -w returns by itself once the plan ended (the settle time and a recheck: well under the test's timeout).
+    const r = await cli('status', 'invalid-ends', '-n', p.ns, '-w', '--kubeconfig', env.kubeconfigPath);
+    expect(r.code, r.err).to.equal(1);
+    expect(r.err).to.contain('ended invalid');
+    expect(r.out).to.contain('The plan ended invalid and touched nothing. Problems:');
+    expect(r.out)
+      .to.match(/^ {2}- .*providerID/m)
+      .and.to.match(/^ {2}- MachineDeployment .*no-such-md not found/m);
+    const seen = (await p.plan('invalid-ends'))!;
+    expect(conditionOf(seen, 'Failed')).to.include({ status: 'True', reason: 'Invalid', observedGeneration: seen.metadata.generation });
+    expect(conditionOf(seen, 'Ready')).to.include({ status: 'False', reason: 'Invalid' });
+    expect(seen.status?.updateStatus).to.equal('pending');
+    await nothingTouched(p, replicas);
+    // Listed as ended, not as waiting.
+    const list = await cli('status', '-n', p.ns, '--kubeconfig', env.kubeconfigPath);
+    expect(list.code, list.err).to.equal(0);
+    expect(list.out).to.match(/^invalid-ends\s+cluster1\s+invalid\s+/m);
   });
 
   it('a plan with several mistakes lists every one of them', async () => {

@@ -1,84 +1,135 @@
-// Integration: the history limit. Four small plans in a row on one cluster with --finished-plans-per-cluster 2 leave the
-// two newest plans and their MachineUpdates; the older plans' MachineUpdates and tasks are garbage-collected with them.
-// Against the local API server, or a real cluster (INPLACE_TEST_KUBECONFIG).
+// Integration: the history of finished plans. By default the platform deletes only what it created (the MachineUpdates
+// and tasks of old finished plans); the plans users applied stay with their status. A plan goes only by its own
+// spec.ttlSecondsAfterFinished, or with --prune-finished-plans. Updaters are played by the test (deterministic: no
+// timing). Against the local API server, or a real cluster (INPLACE_TEST_KUBECONFIG).
 import { expect } from 'chai';
-import type { KubeObject } from '../../src/api/index.js';
+import type { KubeObject, PlanTarget } from '../../src/api/index.js';
 import { Annotations, Events, InPlaceUpdatePlans, KubeadmControlPlanes, PlanEventReasons } from '../../src/api/index.js';
 import { PAUSED_BY_PLAN } from '../../src/plan-controller/owners.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
-import { createPlanController } from '../../src/plan-controller/index.js';
+import { createPlanController, type PlanControllerOptions } from '../../src/plan-controller/index.js';
 import { waitFor } from '../support/wait.js';
 import { useE2eEnv } from '../e2e/env.js';
 import { CP, planObject, refUpdater, type Platform } from '../e2e/harness.js';
 
 const MD = 'cluster1-md-0';
+/** The updater the test plays (no updater process runs). */
+const UPDATER = 'manual';
 
-/** Starts the plan controller keeping 2 finished plans, the machine task controller and the reference updater. */
-async function startWithLimit2(p: Platform): Promise<void> {
+async function start(p: Platform, opts: PlanControllerOptions): Promise<void> {
   await p.provision({ cpReplicas: 1, mds: [{ name: MD, replicas: 2, maxUnavailable: 1 }] });
-  await p.startComponent(createPlanController({ finishedPlansPerCluster: 2 }));
+  await p.startComponent(createPlanController(opts));
   await p.startComponent(machineTaskController);
-  await p.startSampleUpdaters(['reference']);
 }
 
-/** Applies a MachineDeployment-only plan carrying a value of its own (every plan updates both machines) and waits until it is updated. */
-async function runPlan(p: Platform, name: string): Promise<void> {
-  const u = refUpdater({
-    responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: `image-${name}` }],
-  });
-  await p.apply(planObject(p.ns, name, { mds: [{ name: MD, sequence: 2, updaters: [u] }] }));
-  await p.waitStatus(name, 'updated', 60_000);
+/** A MachineDeployment target carrying a value of its own (every plan updates both machines). */
+const mdTarget = (name: string, md = MD): PlanTarget => ({
+  name: md,
+  sequence: 2,
+  updaters: [
+    refUpdater({
+      name: UPDATER,
+      responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: `image-${name}` }],
+    }),
+  ],
+});
+
+/** Applies a plan (extra spec fields allowed) and plays its updater until it is updated. */
+async function runPlan(p: Platform, name: string, extra: Record<string, unknown> = {}): Promise<void> {
+  const plan = planObject(p.ns, name, { mds: [mdTarget(name)] });
+  Object.assign(plan.spec, extra);
+  await p.apply(plan);
+  await p.drive(name, UPDATER, 'updated');
 }
 
 const plansLeft = async (p: Platform): Promise<string[]> =>
   (await p.client.list(InPlaceUpdatePlans, p.ns)).items.map((x) => x.metadata.name!).sort();
 
-describe('plan controller: history limit of finished plans', function () {
+const recordsByPlan = async (p: Platform): Promise<Record<string, number>> => {
+  const out: Record<string, number> = {};
+  for (const m of await p.machineUpdates()) out[m.spec.planName] = (out[m.spec.planName] ?? 0) + 1;
+  return out;
+};
+
+const eventsOf = async (p: Platform, reason: string): Promise<(KubeObject & { message?: string; involvedObject?: { name?: string } })[]> =>
+  (await p.client.list<KubeObject & { reason?: string; message?: string; involvedObject?: { name?: string } }>(Events, p.ns)).items.filter(
+    (e) => e.reason === reason,
+  );
+
+describe('plan controller: history of finished plans', function () {
   this.timeout(180_000);
   const env = useE2eEnv();
 
-  it('keeps the 2 newest finished plans of the cluster with their MachineUpdates; older ones go with theirs', async () => {
+  it('by default never deletes a user-applied plan: three invalid plans and a retry keep the successful and the aborted plan', async () => {
     const p = await env().platform();
-    await startWithLimit2(p);
-    for (const name of ['h1', 'h2', 'h3', 'h4']) await runPlan(p, name);
+    // A limit of 1 makes the pruning of records observable: it happens, and it takes no plan with it.
+    await start(p, { finishedPlansPerCluster: 1 });
+    await runPlan(p, 'success');
 
-    await waitFor(async () => (await plansLeft(p)).join() === 'h3,h4', { timeoutMs: 60_000, message: 'plans h1 and h2 deleted' });
-    // Garbage collection is asynchronous: the pruned plans' MachineUpdates and tasks follow.
-    const byPlan = async (): Promise<Record<string, number>> => {
-      const out: Record<string, number> = {};
-      for (const m of await p.machineUpdates()) out[m.spec.planName] = (out[m.spec.planName] ?? 0) + 1;
-      return out;
-    };
-    await waitFor(async () => JSON.stringify(await byPlan()) === JSON.stringify({ h3: 2, h4: 2 }) || undefined, {
-      timeoutMs: 60_000,
-      message: 'only h3 and h4 keep MachineUpdates',
-    });
-    const muNames = new Set((await p.machineUpdates()).map((m) => m.metadata.name));
-    await waitFor(async () => (await p.tasks()).every((t) => t.metadata.ownerReferences?.some((r) => muNames.has(r.name))) || undefined, {
-      timeoutMs: 60_000,
-      message: 'tasks of pruned MachineUpdates gone',
-    });
-    expect(await plansLeft(p)).to.deep.equal(['h3', 'h4']);
+    await p.apply(planObject(p.ns, 'aborted', { mds: [mdTarget('aborted')] }));
+    await p.waitTasks(UPDATER, 1);
+    await p.patchPlan('aborted', { updatePhase: 'aborting' });
+    await p.drive('aborted', UPDATER, 'aborted');
 
-    // The deleted plans are gone: the Event is on the newest finished plan.
+    for (const name of ['invalid-1', 'invalid-2', 'invalid-3']) {
+      await p.apply(planObject(p.ns, name, { mds: [mdTarget(name, 'no-such-md')] }));
+      await p.waitPlan(
+        name,
+        (x) => x.status?.conditions?.some((c) => c.type === 'Valid' && c.status === 'False') ?? false,
+        `${name} invalid`,
+      );
+    }
+    await runPlan(p, 'retry');
+
+    // The older plans' records go (their tasks follow through ownerReferences); the retry keeps its own.
+    await waitFor(async () => JSON.stringify(await recordsByPlan(p)) === JSON.stringify({ retry: 2 }) || undefined, {
+      timeoutMs: 60_000,
+      message: 'only the retry keeps MachineUpdates',
+    });
     const events = await waitFor(
-      async () => {
-        const ev = (
-          await env().client.list<KubeObject & { reason?: string; message?: string; involvedObject?: { name?: string } }>(Events, p.ns)
-        ).items.filter((e) => e.reason === PlanEventReasons.pruned);
-        return ev.length > 0 ? ev : undefined;
+      async () =>
+        (await eventsOf(p, PlanEventReasons.machineUpdatesPruned)).length >= 2
+          ? await eventsOf(p, PlanEventReasons.machineUpdatesPruned)
+          : undefined,
+      {
+        timeoutMs: 30_000,
+        message: `${PlanEventReasons.machineUpdatesPruned} Events`,
       },
-      { timeoutMs: 30_000, message: `a ${PlanEventReasons.pruned} Event` },
     );
-    expect(events.every((e) => e.involvedObject?.name === 'h3' || e.involvedObject?.name === 'h4')).to.equal(true);
-    expect(events.map((e) => e.message).join('\n'))
-      .to.match(/h1 \(updated\)/)
-      .and.to.match(/h2 \(updated\)/);
+    expect(events.map((e) => e.involvedObject?.name).sort()).to.deep.equal(['aborted', 'success']);
+
+    // Every plan is still there, and the pruned ones still tell what happened.
+    expect(await plansLeft(p)).to.deep.equal(['aborted', 'invalid-1', 'invalid-2', 'invalid-3', 'retry', 'success']);
+    const success = await p.plan('success');
+    expect(success?.status).to.include({ updateStatus: 'updated', progress: '2/2' });
+    expect((await p.plan('aborted'))?.status?.updateStatus).to.equal('aborted');
+    expect(await eventsOf(p, PlanEventReasons.pruned)).to.deep.equal([]);
   });
 
-  it('keeps a finished plan an owner still names as its pause holder, beyond the limit', async () => {
+  it('deletes a plan that opted in with spec.ttlSecondsAfterFinished once it finished, with its MachineUpdates', async () => {
     const p = await env().platform();
-    await startWithLimit2(p);
+    await start(p, {});
+    await runPlan(p, 'kept');
+    await runPlan(p, 'short-lived', { ttlSecondsAfterFinished: 0 });
+    await waitFor(async () => (await plansLeft(p)).join() === 'kept' || undefined, { timeoutMs: 60_000, message: 'short-lived deleted' });
+    await waitFor(async () => JSON.stringify(await recordsByPlan(p)) === JSON.stringify({ kept: 2 }) || undefined, {
+      timeoutMs: 60_000,
+      message: "short-lived's MachineUpdates garbage-collected",
+    });
+    const ev = await waitFor(
+      async () => ((await eventsOf(p, PlanEventReasons.pruned)).length > 0 ? await eventsOf(p, PlanEventReasons.pruned) : undefined),
+      {
+        timeoutMs: 30_000,
+        message: `a ${PlanEventReasons.pruned} Event`,
+      },
+    );
+    expect(ev[0]?.involvedObject?.name).to.equal('kept');
+    expect(ev[0]?.message).to.contain('short-lived (updated; spec.ttlSecondsAfterFinished)');
+  });
+
+  it('with --prune-finished-plans deletes plans beyond the limit, but never one an owner still names as its pause holder', async () => {
+    const p = await env().platform();
+    await start(p, { finishedPlansPerCluster: 2, pruneFinishedPlans: true });
     await runPlan(p, 'k1');
     // As after an abort over mixed machines: the control plane stays paused by k1 (no later plan targets it).
     await p.client.patch(
@@ -89,7 +140,14 @@ describe('plan controller: history limit of finished plans', function () {
       { type: 'merge' },
     );
     for (const name of ['k2', 'k3', 'k4']) await runPlan(p, name);
-    await waitFor(async () => (await plansLeft(p)).join() === 'k1,k3,k4', { timeoutMs: 60_000, message: 'k2 deleted, k1 kept (pinned)' });
+    await waitFor(async () => (await plansLeft(p)).join() === 'k1,k3,k4' || undefined, {
+      timeoutMs: 60_000,
+      message: 'k2 deleted, k1 kept (pinned)',
+    });
     expect((await p.client.get(KubeadmControlPlanes, p.ns, CP))?.metadata.annotations?.[PAUSED_BY_PLAN]).to.equal('k1');
+    await waitFor(async () => JSON.stringify(await recordsByPlan(p)) === JSON.stringify({ k1: 2, k3: 2, k4: 2 }) || undefined, {
+      timeoutMs: 60_000,
+      message: "k2's MachineUpdates garbage-collected",
+    });
   });
 });

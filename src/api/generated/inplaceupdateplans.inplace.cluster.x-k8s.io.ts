@@ -45,6 +45,10 @@ export interface InPlaceUpdatePlanSpec {
    */
   rerunMachinesAtTarget?: boolean;
   /**
+   * ttlSecondsAfterFinished: delete this plan that many seconds after it finished (updated, failed, aborted, or ended invalid: Failed=True), like a Job's. Unset (the default): the platform never deletes the plan; it prunes only the MachineUpdates and tasks of old finished plans, and the plan keeps its status. Mutable. A plan an owner is still kept paused by stays until that ends.
+   */
+  ttlSecondsAfterFinished?: number;
+  /**
    * The control plane (KubeadmControlPlane or any control plane) to update in place.
    */
   controlPlane?: {
