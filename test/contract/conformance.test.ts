@@ -34,11 +34,11 @@ describe('conformance kit (integration)', function () {
 
   /** Runs a sample updater, with a restart hook for the kit. */
   async function withSample<T>(s: SampleUpdater, ns: string, fn: (restart: () => Promise<void>) => Promise<T>): Promise<T> {
-    let running = await s.start({ client: env.client, namespace: ns, log: noopLogger });
+    let running = await s.start({ client: env.client, namespace: ns, log: noopLogger, ...(s.generic ? { names: ['conformance'] } : {}) });
     try {
       return await fn(async () => {
         await running.stop();
-        running = await s.start({ client: env.client, namespace: ns, log: noopLogger });
+        running = await s.start({ client: env.client, namespace: ns, log: noopLogger, ...(s.generic ? { names: ['conformance'] } : {}) });
       });
     } finally {
       await running.stop();
