@@ -9,7 +9,13 @@ import {
   UpdaterUpdateTasks,
 } from '../../src/api/index.js';
 import { capiCrdDirs } from '../../src/capi-sim/index.js';
-import { formatReport, runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/contract/conformance/index.js';
+import {
+  formatReport,
+  runConformance,
+  statusManagers,
+  type ConformanceOptions,
+  type ConformanceReport,
+} from '../../src/contract/conformance/index.js';
 import { noopLogger } from '../../src/runtime/index.js';
 import { sampleUpdaters, type SampleUpdater } from '../../src/sample-updaters/index.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
@@ -111,7 +117,6 @@ describe('conformance kit (integration)', function () {
 
   describe('fails broken updaters, naming the rule', () => {
     const cases: { behaviour: Behaviour; custom?: boolean; rule: string; evidence: RegExp }[] = [
-      { behaviour: 'neverReports', rule: 'C4', evidence: /no terminal status answering generation 1 within/ },
       {
         behaviour: 'leavesTerminal',
         custom: true,
@@ -155,5 +160,89 @@ describe('conformance kit (integration)', function () {
         }
       });
     }
+  });
+
+  describe('refuses to pass when nothing under test answers, or someone else does', () => {
+    it('FAILS with the updater under test stopped: no updater reconciled the task', async () => {
+      const ns = await env.newNamespace('cf-none');
+      const r = await kit({ namespace: ns, kind: UpdaterUpdateTasks, updaterName: 'motd', timeoutMs: 2_000 });
+      expect(r.passed, explain(r)).to.equal(false);
+      expect(r.refusals.join('\n'), explain(r)).to.match(
+        /^no updater reconciled UpdaterUpdateTask cf-none-\S+\/cf-\w+-normal within 2s \(no status at all\): is the updater under test running/,
+      );
+      expect(r.refusals.join('\n')).to.contain('an updater serving the generic updater name `motd`');
+      expect(formatReport(r)).to.match(/\nFAILED: no updater reconciled/);
+      expect(formatReport(r)).to.not.contain('PASSED');
+    });
+
+    it('FAILS an updater that never reports, for the same reason', async () => {
+      const ns = await env.newNamespace('cf-silent');
+      const u = await startFixtureUpdater(env.client, ns, UpdaterUpdateTasks, 'neverReports', 'broken');
+      try {
+        const r = await kit({ namespace: ns, kind: UpdaterUpdateTasks, updaterName: 'broken', timeoutMs: 2_000 });
+        expect(r.passed, explain(r)).to.equal(false);
+        expect(r.refusals.join('\n'), explain(r)).to.match(/^no updater reconciled/);
+      } finally {
+        await u.stop();
+      }
+    });
+
+    it('FAILS when a catch-all updater answers for the stopped updater under test, every rule passing notwithstanding', async () => {
+      const ns = await env.newNamespace('cf-catchall');
+      const all = await sampleUpdaters.reference.start({ client: env.client, namespace: ns, catchAll: true, log: noopLogger });
+      try {
+        const r = await kit({ namespace: ns, kind: UpdaterUpdateTasks, updaterName: 'motd' });
+        expect(failed(r), explain(r)).to.deep.equal([]);
+        expect(r.passed, explain(r)).to.equal(false);
+        expect(r.refusals.join('\n'), explain(r)).to.match(
+          /task cf-\w+-decoy of updater name `inplace-conformance-unserved-\w+`, which no updater may serve, got a status.*catch-all/,
+        );
+        expect(formatReport(r)).to.not.contain('PASSED');
+      } finally {
+        await all.stop();
+      }
+    });
+
+    it('hints at --updater-name when a custom-kind updater filters on the updater-name label', async () => {
+      const ns = await env.newNamespace('cf-label');
+      const u = await startFixtureUpdater(env.client, ns, FixtureTasks, 'correct', 'motd');
+      try {
+        const r = await kit({ namespace: ns, kind: FixtureTasks, timeoutMs: 2_000, taskSpec: { parameters: { durationSeconds: 0 } } });
+        expect(r.passed, explain(r)).to.equal(false);
+        expect(r.refusals.join('\n'), explain(r)).to.contain(
+          "if it only takes tasks whose label inplace.cluster.x-k8s.io/updater-name names it, pass that name with --updater-name (the kit's tasks carry inplace.cluster.x-k8s.io/updater-name=conformance)",
+        );
+        // With the name it serves, the same updater passes.
+        const ok = await kit({
+          namespace: ns,
+          kind: FixtureTasks,
+          updaterName: 'motd',
+          taskSpec: { parameters: { durationSeconds: 0 } },
+          slowSpec: { parameters: { durationSeconds: 3600 } },
+          failureSpec: { parameters: { failWith: 'injected' } },
+        });
+        expect(ok.passed, explain(ok)).to.equal(true);
+      } finally {
+        await u.stop();
+      }
+    });
+  });
+});
+
+describe('conformance kit: who wrote a task status (managedFields)', () => {
+  it('names the managers of the status subresource or of f:status, not of spec or metadata', () => {
+    const t = {
+      metadata: {
+        name: 't',
+        managedFields: [
+          { manager: 'inplace-conformance', operation: 'Update', fieldsV1: { 'f:spec': {} } },
+          { manager: 'motd', operation: 'Update', subresource: 'status', fieldsV1: { 'f:status': {} } },
+          { manager: 'reference', operation: 'Apply', fieldsV1: { 'f:status': { 'f:updateStatus': {} } } },
+          { manager: 'labeller', operation: 'Update', fieldsV1: { 'f:metadata': {} } },
+        ],
+      },
+    };
+    expect(statusManagers(t)).to.deep.equal(['motd', 'reference']);
+    expect(statusManagers({ metadata: { name: 'none' } })).to.deep.equal([]);
   });
 });
