@@ -71,7 +71,9 @@ describe('inplace updater: served names and simulated nodes', function () {
         [
           'apiVersion: v1',
           'kind: Config',
-          'clusters: [{name: real, cluster: {server: "http://127.0.0.1:' + String((fake.address() as AddressInfo).port) + '", insecure-skip-tls-verify: true}}]',
+          'clusters: [{name: real, cluster: {server: "http://127.0.0.1:' +
+            String((fake.address() as AddressInfo).port) +
+            '", insecure-skip-tls-verify: true}}]',
           'users: [{name: u, user: {token: t}}]',
           'contexts: [{name: real, context: {cluster: real, user: u}}]',
           'current-context: real',
