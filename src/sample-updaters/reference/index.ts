@@ -21,7 +21,6 @@ export const reference: SampleUpdater = {
   start: async (opts) => {
     const problem = servedNamesProblem(opts);
     if (problem) throw new Error(`reference updater: ${problem}`);
-    const { catchAll: _all, ...rest } = opts;
-    return referenceUpdater(opts.catchAll ? undefined : opts.names).start(rest);
+    return referenceUpdater(opts.catchAll ? undefined : opts.names).start(opts);
   },
 };
