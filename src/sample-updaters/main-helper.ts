@@ -57,6 +57,8 @@ export async function runSampleMain(u: SampleUpdater, argv: string[]): Promise<v
   }
   const { allowRealCluster: _force, ...opts } = args;
   const running = await u.start(opts);
+  const serves = opts.catchAll ? ' (catch-all: every updater name — demo only)' : opts.names ? ` (names: ${opts.names.join(', ')})` : '';
+  process.stderr.write(`sample updater ${u.name} running${serves}${u.simulatesNode ? ' on SIMULATED nodes' : ''}\n`);
   const stop = (): void => {
     void running.stop().then(() => process.exit(0));
   };
