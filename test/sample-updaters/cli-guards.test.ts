@@ -9,7 +9,8 @@ import { expect } from 'chai';
 import { runCli } from '../../src/cli/cli.js';
 import type { Io } from '../../src/cli/verb.js';
 import { EMBEDDED_SERVER_VERSION_SUFFIX, isEmbeddedServer, serverGitVersion, simulationProblem } from '../../src/sample-updaters/index.js';
-import { cli } from '../support/cli.js';
+import { projectRoot } from '../../src/cli/procs.js';
+import { cli, runProcess } from '../support/cli.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 
@@ -106,6 +107,19 @@ describe('inplace updater: served names and simulated nodes', function () {
         expect(r.err).to.contain('pass --allow-real-cluster if you really mean it');
       });
     }
+
+    it("the samples' own entry points (main.ts) refuse the same misuse with exit 2", async () => {
+      const main = (sample: string, ...args: string[]) =>
+        runProcess(process.execPath, ['--import', 'tsx', join(projectRoot(), 'src', 'sample-updaters', sample, 'main.ts'), ...args], {
+          timeoutMs: 60_000,
+        });
+      const ref = await main('reference', '--kubeconfig', fakeKubeconfig);
+      expect(ref.status, ref.stderr).to.equal(2);
+      expect(ref.stderr).to.contain('error: name the updater names to serve with --names a,b');
+      const kv = await main('kubernetes-version', '--kubeconfig', fakeKubeconfig);
+      expect(kv.status, kv.stderr).to.equal(2);
+      expect(kv.stderr).to.contain('the kubernetes-version sample updater SIMULATES the node');
+    });
 
     it('kubernetes-version runs on the embedded server and says its nodes are simulated', async function () {
       if (env.isRealCluster) this.skip();
