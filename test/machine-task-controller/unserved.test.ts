@@ -6,6 +6,7 @@ import { createMachineTaskController } from '../../src/machine-task-controller/i
 import { planController } from '../../src/plan-controller/index.js';
 import { noopLogger } from '../../src/runtime/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
+import { cli } from '../support/cli.js';
 import { useE2eEnv } from '../e2e/env.js';
 import { FROM_VERSION, TO_VERSION, conditionOf, planObject, refUpdater, versionOf } from '../e2e/harness.js';
 
@@ -45,6 +46,12 @@ describe('machine task controller: a task no updater reports on (integration)', 
       const versions = (await p.client.list(Machines, p.ns)).items.map(versionOf);
       expect(versions).to.not.include(TO_VERSION);
       expect(versions).to.include(FROM_VERSION);
+
+      // Where people look: `inplace status` shows the machine's reason and the plan's message.
+      const status = await cli('status', 'p', '-n', p.ns, '--kubeconfig', env().kubeconfigPath);
+      expect(status.code, status.err).to.equal(0);
+      expect(status.out).to.match(/Machine\/\S+\s+updating\s+UpdaterNotReporting/);
+      expect(status.out).to.contain('no updater has reported on task');
 
       running.push(await sampleUpdaters.reference.start({ client: p.client, namespace: p.ns, names: ['motd'], log: noopLogger }));
       const done = await p.waitStatus('p', 'updated');
