@@ -1,6 +1,7 @@
 // The machine task controller (docs/design.md §4.2): reconciles MachineUpdates. Per reconcile it snapshots the
 // MachineUpdate, its Machine and its tasks, decides one step (decide.ts), does it, and writes the status once.
 import {
+  ConditionTypes,
   CustomResourceDefinitions,
   InPlaceUpdatePlans,
   Labels,
@@ -481,6 +482,10 @@ export async function reconcileStatus(deps: Deps, scope: Scope, s: StatusInput, 
   const next: MachineUpdateObject = { ...mu, status: buildStatus(scope, s, now) };
   // apply sends nothing and returns `next` itself when nothing changed: one diff rather than changed() and apply().
   if ((await helper.apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME })) === next) return;
-  const event = statusEvent(mu.status?.updateStatus, s);
+  const event = statusEvent(
+    mu.status?.updateStatus,
+    s,
+    mu.status?.conditions?.find((c) => c.type === ConditionTypes.inPlaceUpdate)?.reason,
+  );
   if (event) deps.mgr.events.event(mu, event.type, event.reason, event.message);
 }
