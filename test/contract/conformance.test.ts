@@ -7,6 +7,7 @@ import {
   OSImageUpdateTaskTemplates,
   OSImageUpdateTasks,
   UpdaterUpdateTasks,
+  apiVersionOf,
 } from '../../src/api/index.js';
 import { capiCrdDirs } from '../../src/capi-sim/index.js';
 import {
@@ -16,7 +17,7 @@ import {
   type ConformanceOptions,
   type ConformanceReport,
 } from '../../src/contract/conformance/index.js';
-import { noopLogger } from '../../src/runtime/index.js';
+import { noopLogger, type KubeClient } from '../../src/runtime/index.js';
 import { sampleUpdaters, type SampleUpdater } from '../../src/sample-updaters/index.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { FixtureTasks, startFixtureUpdater, type Behaviour } from './fixtures/raw-updaters.js';
@@ -200,6 +201,48 @@ describe('conformance kit (integration)', function () {
         expect(formatReport(r)).to.not.contain('PASSED');
       } finally {
         await all.stop();
+      }
+    });
+
+    it('FAILS when the status was written by another field manager than --field-manager (managedFields), not with the right one', async () => {
+      const ns = await env.newNamespace('cf-manager');
+      // The embedded server records managers for server-side apply: the fixture writes its status that way here.
+      const applying: KubeClient = Object.create(env.client) as KubeClient;
+      applying.patch = (res, namespace, name, body, opts) =>
+        opts.subresource === 'status'
+          ? env.client.patch(
+              res,
+              namespace,
+              name,
+              {
+                apiVersion: apiVersionOf(res),
+                kind: res.kind,
+                metadata: { name, namespace },
+                status: (body as { status: unknown }).status,
+              },
+              { type: 'apply', subresource: 'status', fieldManager: 'fixture-ssa', force: true },
+            )
+          : env.client.patch(res, namespace, name, body, opts);
+      const u = await startFixtureUpdater(applying, ns, FixtureTasks, 'correct');
+      const spec = {
+        timeoutMs: 3_000,
+        taskSpec: { parameters: { durationSeconds: 0 } },
+        slowSpec: { parameters: { durationSeconds: 3600 } },
+        failureSpec: { parameters: { failWith: 'injected' } },
+      };
+      try {
+        const wrong = await kit({ namespace: ns, kind: FixtureTasks, fieldManager: 'motd-updater', ...spec });
+        expect(wrong.passed, explain(wrong)).to.equal(false);
+        expect(wrong.refusals.join('\n')).to.contain(
+          "the status of the kit's tasks was written by fixture-ssa, not only by motd-updater (the field manager of the updater under test)",
+        );
+        expect(formatReport(wrong)).to.match(/Task status written by \(field managers, from managedFields\): fixture-ssa \(\d+ tasks\)/);
+        const right = await kit({ namespace: ns, kind: FixtureTasks, fieldManager: 'fixture-ssa', ...spec });
+        // (The rules themselves are not the point here: applying a partial status is not what the fixture was written for.)
+        expect(right.refusals, explain(right)).to.deep.equal([]);
+        expect(Object.keys(right.statusWriters)).to.deep.equal(['fixture-ssa']);
+      } finally {
+        await u.stop();
       }
     });
 
