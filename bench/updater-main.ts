@@ -53,6 +53,8 @@ const namespace = args.get('namespace');
 const log = createLogger({ name: `bench-updater-${mode}`, level: process.env['LOG_LEVEL'] ?? 'warn' });
 const running = await (mode === 'poll' ? pollUpdater : referenceUpdater()).start({
   client,
+  // The bench's fleet has one generic updater per plan, whatever its name: a simulated catch-all is what it measures.
+  catchAll: true,
   log,
   concurrency,
   ...(namespace ? { namespace } : {}),

@@ -26,6 +26,8 @@ export interface ComponentRunOptions {
   certDir?: string;
   /** Address servers listen on (`--bind-address`; every component's metrics and health servers take it too). */
   bindAddress?: string;
+  /** How long a task may go without a first status before its MachineUpdate says so (`--unreported-task-timeout`, ms). */
+  unreportedTaskMs?: number;
 }
 
 /** A run option a component accepts: `inplace run` refuses a flag no named component takes. */
@@ -80,13 +82,14 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     rbac: machineTaskControllerRbac.rbac,
     baseRbac: machineTaskControllerRbac.baseRbac,
     providerVerbs: machineTaskControllerRbac.PROVIDER_VERBS,
-    takes: ['concurrency', 'writePolicy'],
+    takes: ['concurrency', 'writePolicy', 'unreportedTaskMs'],
     load: async (opts = {}) => {
       const m = await import('./machine-task-controller/index.js');
-      if (opts.concurrency === undefined && !opts.writePolicy) return m.machineTaskController;
+      if (opts.concurrency === undefined && !opts.writePolicy && opts.unreportedTaskMs === undefined) return m.machineTaskController;
       return m.createMachineTaskController({
         ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
         ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
+        ...(opts.unreportedTaskMs !== undefined ? { unreportedTaskMs: opts.unreportedTaskMs } : {}),
       });
     },
   },

@@ -115,6 +115,8 @@ export const Reasons = {
   templateNotFound: 'TemplateNotFound',
   machineNotFound: 'MachineNotFound',
   waitingForUpdater: 'WaitingForUpdater',
+  /** MachineUpdate: a task got no first status from any updater within the machine task controller's limit. */
+  updaterNotReporting: 'UpdaterNotReporting',
   inPlaceUpdateTimedOut: 'InPlaceUpdateTimedOut',
   inPlaceUpdateFailed: 'InPlaceUpdateFailed',
   withinInPlaceUpdateTimeout: 'WithinInPlaceUpdateTimeout',

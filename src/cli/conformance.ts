@@ -14,12 +14,20 @@ export const conformanceVerb: Verb = {
 Acts as the platform towards an updater that is already running against the cluster: creates scratch
 CAPI objects and tasks of the kind, drives the normal, abort, failure and re-reconcile workflows and
 reports per contract rule (C1..C10; C9 and C10 are platform rules, reported n/a) pass / fail / skip with evidence (see docs/contract.md).
-Exit code 0 when no mandatory rule failed, 1 otherwise.
+It refuses to pass, and says why, when no updater reconciles its tasks (nothing under test runs, or it ignores them:
+a custom-kind updater that filters on the label inplace.cluster.x-k8s.io/updater-name needs --updater-name), when
+a catch-all updater answers a generic task of a name nobody serves, or when the status of its tasks was written by
+more than one field manager (or, with --field-manager, by any other).
+Exit code 0 when no mandatory rule failed and nothing was refused, 1 otherwise.
 
 Options:
   --kind KIND            the task kind the updater reconciles, e.g. OSImageUpdateTask or UpdaterUpdateTask
   --template KIND        its template kind (tasks are then built from a template, as the platform does)
-  --updater-name NAME    generic kind: the updater name the updater serves (default: conformance)
+  --updater-name NAME    the updater name on the tasks' label inplace.cluster.x-k8s.io/updater-name: for the
+                         generic kind the name the updater serves; for a custom kind, the name an updater that
+                         filters on that label takes (default: conformance)
+  --field-manager NAME   the field manager the updater under test writes status with (SDK updaters: their name);
+                         a status written by any other manager fails the run
   --task-spec JSON       spec fields of every scratch task (e.g. a short simulated step time)
   --slow-spec JSON       spec fields that make an update last long enough to abort it
   --failure-spec JSON    spec fields that make the updater fail (no failure scenario without it for custom kinds)
@@ -32,6 +40,7 @@ ${KUBE_OPTIONS_HELP}`,
     kind: { type: 'string' },
     template: { type: 'string' },
     'updater-name': { type: 'string' },
+    'field-manager': { type: 'string' },
     'task-spec': { type: 'string' },
     'slow-spec': { type: 'string' },
     'failure-spec': { type: 'string' },
@@ -75,6 +84,7 @@ ${KUBE_OPTIONS_HELP}`,
       const slowSpec = json('slow-spec');
       const failureSpec = json('failure-spec');
       const updaterName = str(args, 'updater-name');
+      const fieldManager = str(args, 'field-manager');
       const report = await runConformance({
         client: conn.client,
         namespace,
@@ -82,6 +92,7 @@ ${KUBE_OPTIONS_HELP}`,
         timeoutMs,
         ...(template ? { template } : {}),
         ...(updaterName ? { updaterName } : {}),
+        ...(fieldManager ? { fieldManager } : {}),
         ...(taskSpec ? { taskSpec } : {}),
         ...(slowSpec ? { slowSpec } : {}),
         ...(failureSpec ? { failureSpec } : {}),

@@ -30,6 +30,7 @@ import {
   startComponents,
   startLocalPlatform,
   stayUp,
+  exitedUnexpectedly,
   watchExits,
   type ComponentSpec,
   type UnexpectedExit,
@@ -143,7 +144,9 @@ export async function runHooksDemo(o: HooksDemoOptions, io: Io): Promise<number>
     }
     for (const u of Object.keys(sampleUpdaters)) {
       const port = await freePort();
-      specs.push({ name: `updater-${u}`, args: ['updater', u, ...kc, ...serveOn(port)], port });
+      // The demo alone runs the reference updater as a catch-all (a real deployment names what it serves).
+      const serves = sampleUpdaters[u as keyof typeof sampleUpdaters].generic ? ['--catch-all'] : [];
+      specs.push({ name: `updater-${u}`, args: ['updater', u, ...serves, ...kc, ...serveOn(port)], port });
     }
     say('  (no plan controller: Cluster API decides which machines update and when)');
     const ready = await startComponents(p, specs, io);
@@ -209,7 +212,18 @@ export async function runHooksDemo(o: HooksDemoOptions, io: Io): Promise<number>
       );
     const s = state.summary;
     const ok = outcome === 'done' && s.updatedInPlace === s.total && s.replaced === 0;
-    if (o.keepRunning) await stayUp(p, io, `kubectl --kubeconfig ${p.rel} get machines,machineupdates -n ${ns}`);
+    const died = exitedUnexpectedly(p.children);
+    if (died) {
+      reportExit(died, io);
+      return ExitCode.failure;
+    }
+    if (o.keepRunning) {
+      const gone = await stayUp(p, io, `kubectl --kubeconfig ${p.rel} get machines,machineupdates -n ${ns}`);
+      if (gone) {
+        reportExit(gone, io);
+        return ExitCode.failure;
+      }
+    }
     return ok ? ExitCode.ok : ExitCode.failure;
   } finally {
     await close?.();

@@ -182,14 +182,29 @@ export function reportExit(e: UnexpectedExit, io: Io): void {
   io.err(`  full log: ${e.child.logPath}\n`);
 }
 
-/** --keep-running: stays up until Ctrl-C or a child exits. */
-export async function stayUp(p: LocalPlatform, io: Io, hint: string): Promise<void> {
+/** A child that has exited although nobody asked it to stop (checked now, without waiting). */
+export function exitedUnexpectedly(children: readonly Child[]): UnexpectedExit | undefined {
+  const c = children.find((x) => !x.stopping && (x.proc.exitCode !== null || x.proc.signalCode !== null));
+  if (!c) return undefined;
+  return { child: c, how: c.proc.signalCode ? `signal ${c.proc.signalCode}` : `exit code ${c.proc.exitCode}` };
+}
+
+/**
+ * --keep-running: stays up until Ctrl-C or a child exits. Returns the child that exited (the demo then ends non-zero:
+ * a platform with a component gone is not the one the user explores), undefined on Ctrl-C.
+ */
+export async function stayUp(p: LocalPlatform, io: Io, hint: string): Promise<UnexpectedExit | undefined> {
   p.say(`\nstill running (--keep-running): ${hint}   — Ctrl-C to stop`);
+  const already = exitedUnexpectedly(p.children);
+  if (already) return already;
   const why = await Promise.race([
-    new Promise<string>((r) => io.signal.addEventListener('abort', () => r('interrupted'), { once: true })),
-    ...p.children.map((c) => c.exited.then(() => `${c.name} exited (see ${c.logPath})`)),
+    new Promise<undefined>((r) => io.signal.addEventListener('abort', () => r(undefined), { once: true })),
+    ...p.children.map((c) =>
+      c.exited.then(({ code, signal }): UnexpectedExit => ({ child: c, how: signal ? `signal ${signal}` : `exit code ${code}` })),
+    ),
   ]);
-  p.say(`${why}: stopping every process`);
+  p.say(`${why ? `${why.child.name} exited` : 'interrupted'}: stopping every process`);
+  return why;
 }
 
 /** What the simulator logs once it runs (without --health-port it serves no probes). */

@@ -7,6 +7,7 @@ import { HOOKS_TARGET, runHooksDemo } from './demo-hooks.js';
 import {
   DEMO,
   INTERRUPTED,
+  exitedUnexpectedly,
   freePort,
   reportExit,
   serveOn,
@@ -27,14 +28,20 @@ export { DEMO } from './demo-platform.js';
 export const demoVerb: Verb = {
   name: 'demo',
   summary: 'Run the whole platform on a local API server and update a demo cluster',
-  help: `Usage: inplace demo [--plan FILE | --hooks] [--keep-running] [--state-out FILE] [--timeout SECONDS]   (npm start)
+  help: `Usage: inplace demo [--plan FILE | --hooks] [--keep-running] [--no-reference-updater | --reference-names a,b]
+                   [--state-out FILE] [--timeout SECONDS]   (npm start)
 
 Starts the local API server (HTTPS on loopback), writes a kubeconfig to .inplace/demo/kubeconfig,
 installs the CRDs and a demo CAPI inventory (namespace ${DEMO.namespace}: cluster ${DEMO.clusterName}, control plane
 ${DEMO.controlPlane.name} x3, MachineDeployments ${DEMO.machineDeployments.map((m) => m.name).join(', ')} x3, a MachineHealthCheck), starts every
 controller, the sample updaters and a CAPI simulator as separate processes, applies the plan and
 shows live progress until the plan is terminal, then a summary.
-Exit code 0 when the plan ended updated with every change committed, 1 otherwise, 130 on Ctrl-C.
+Exit code 0 when the plan ended updated with every change committed, 1 otherwise (also when a component exits
+unexpectedly, with --keep-running too: the reason and its last log lines are printed), 130 on Ctrl-C.
+
+The reference updater (a simulation: it changes nothing) serves every generic updater name in the demo
+(--catch-all). To run your own updater in the demo instead, leave it out (--no-reference-updater) or narrow it to
+the names it should still serve (--reference-names ntp-config); see the README, "Run your own updater in the demo".
 
 With --hooks (npm start -- --hooks) it plays an operator of Cluster API >= 1.12 with the InPlaceUpdates gate
 instead (docs/hooks.md): maxSurge 0 on the KCP and the MachineDeployments, the InPlaceUpdaters of
@@ -49,6 +56,10 @@ Options:
   --plan FILE         plan (and templates) to apply (default: examples/plan.yaml)
   --hooks             Cluster API's in-place update hooks through the runtime extension instead of a plan
   --keep-running      stay up after the plan finished (explore with kubectl; Ctrl-C to stop)
+  --no-reference-updater
+                      do not start the reference updater (run your own updater for the plan's generic names)
+  --reference-names a,b
+                      the reference updater serves only these generic updater names (default: every name)
   --state-out FILE    write the final plan, MachineUpdates and Machines as JSON
   --timeout SECONDS   give up when the plan is not terminal (--hooks: the machines not updated) after this long (default: 300)
   --work-dir DIR      where the kubeconfig and logs go (default: .inplace/demo)`,
@@ -59,6 +70,8 @@ Options:
     'state-out': { type: 'string' },
     timeout: { type: 'string' },
     'work-dir': { type: 'string' },
+    'no-reference-updater': { type: 'boolean' },
+    'reference-names': { type: 'string' },
   },
   async run(args, io) {
     if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
@@ -70,8 +83,21 @@ Options:
       timeoutMs: secondsOption(args, 'timeout', 300) * 1000,
       workDir: resolve(str(args, 'work-dir') ?? join(root, '.inplace', 'demo')),
     };
+    const referenceNames = str(args, 'reference-names')
+      ?.split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+    if (referenceNames !== undefined && referenceNames.length === 0)
+      throw new UsageError('--reference-names needs at least one updater name, e.g. --reference-names ntp-config');
+    if (referenceNames && flag(args, 'no-reference-updater'))
+      throw new UsageError('pass either --no-reference-updater or --reference-names, not both');
+    const reference: ReferenceMode = flag(args, 'no-reference-updater') ? 'none' : (referenceNames ?? 'catch-all');
     if (flag(args, 'hooks')) {
       if (str(args, 'plan') !== undefined) throw new UsageError('--hooks applies no plan: drop --plan');
+      if (reference !== 'catch-all')
+        throw new UsageError(
+          '--hooks runs the updaters of examples/hooks/updaters.yaml: --no-reference-updater and --reference-names apply to a plan',
+        );
       return runHooksDemo(common, io);
     }
     const planPath = resolve(str(args, 'plan') ?? join(root, 'examples', 'plan.yaml'));
@@ -88,13 +114,24 @@ Options:
         planPath,
         planName: planDoc.metadata.name,
         planNamespace: planDoc.metadata.namespace ?? DEMO.namespace,
+        reference,
       },
       io,
     );
   },
 };
 
+/** Which generic updater names the demo's reference updater serves: every name, the ones listed, or it is not started. */
+export type ReferenceMode = 'catch-all' | 'none' | string[];
+
+/** The `inplace updater reference` arguments of a reference mode; undefined when the reference updater is left out. */
+export function referenceArgs(mode: ReferenceMode): string[] | undefined {
+  if (mode === 'none') return undefined;
+  return mode === 'catch-all' ? ['--catch-all'] : ['--names', mode.join(',')];
+}
+
 interface DemoOptions {
+  reference: ReferenceMode;
   root: string;
   planPath: string;
   planName: string;
@@ -128,11 +165,15 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
       specs.push({ name: c, args: ['run', c, ...kc, ...serveOn(port)], port });
     }
     for (const u of Object.keys(sampleUpdaters)) {
+      const serves = sampleUpdaters[u as keyof typeof sampleUpdaters].generic ? referenceArgs(o.reference) : [];
+      if (!serves) continue;
       const port = await freePort();
-      specs.push({ name: `updater-${u}`, args: ['updater', u, ...kc, ...serveOn(port)], port });
+      specs.push({ name: `updater-${u}`, args: ['updater', u, ...serves, ...kc, ...serveOn(port)], port });
     }
     const ready = await startComponents(p, specs, io);
     if (ready !== true) return ready;
+    if (o.reference === 'none') say("  (no reference updater: the plan's generic updater names wait for your updater)");
+    else if (o.reference !== 'catch-all') say(`  (the reference updater serves only: ${o.reference.join(', ')})`);
 
     await applyFile(client, o.planPath, DEMO.namespace);
     say(`✔ applied ${relative(process.cwd(), o.planPath) || o.planPath}: InPlaceUpdatePlan ${o.planNamespace}/${o.planName}`);
@@ -145,6 +186,12 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
     }
     if (outcome.kind === 'childExited') {
       reportExit(outcome, io);
+      return ExitCode.failure;
+    }
+    // A component that died as the plan ended is as much a failure as one that died while it ran.
+    const died = exitedUnexpectedly(p.children);
+    if (died) {
+      reportExit(died, io);
       return ExitCode.failure;
     }
     const state = await finalState(client, o, outcome.plan);
@@ -173,7 +220,13 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
       state.plan.status?.updateStatus === 'updated' &&
       state.committed.ok === state.committed.total &&
       state.stillLabelled.length === 0;
-    if (o.keepRunning) await stayUp(p, io, `kubectl --kubeconfig ${rel} get iup,mu -A`);
+    if (o.keepRunning) {
+      const gone = await stayUp(p, io, `kubectl --kubeconfig ${rel} get iup,mu -A`);
+      if (gone) {
+        reportExit(gone, io);
+        return ExitCode.failure;
+      }
+    }
     return ok ? ExitCode.ok : ExitCode.failure;
   } finally {
     await close?.();

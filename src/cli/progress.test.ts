@@ -178,3 +178,27 @@ describe('cli demo progress', () => {
     }
   });
 });
+
+describe('cli demo progress: an update no updater reports on', () => {
+  it('shows the MachineUpdate message beside the updater, live and as a plain line', () => {
+    const message =
+      'no updater has reported on task UpdaterUpdateTask m1.os.0123abcd for updater `os` for 2m — is an updater serving `os` running?';
+    const stuck = mu('m1', 'md', {
+      updateStatus: 'updating',
+      currentUpdater: 'os',
+      message,
+      conditions: [
+        { type: 'InPlaceUpdate', status: 'True', reason: 'UpdaterNotReporting', message, lastTransitionTime: '2026-01-01T00:00:00Z' },
+      ],
+    });
+    const waiting = mu('m2', 'md', { updateStatus: 'updating', currentUpdater: 'os', message: 'updater os (1/1) updating: step 1' });
+    const v = buildProgress(plan({ updateStatus: 'updating' }), [stuck, waiting]);
+    const machines = v.targets.find((t) => t.name === 'md')!.machines;
+    expect(machines.map((m) => [m.name, m.updater, m.message])).to.deep.equal([
+      ['m1', 'os', message],
+      ['m2', 'os', ''],
+    ]);
+    expect(renderProgress(v, 1000, 400, 40)).to.contain(`m1                           updating  (os)  ${message}`);
+    expect(diffProgress(undefined, v).join('\n')).to.contain(`machine m1: updating (updater os) — ${message}`);
+  });
+});

@@ -37,6 +37,10 @@ export interface ProgressView {
   targets: TargetView[];
 }
 
+/** Whether a MachineUpdate waits on a task no updater reports on (reason UpdaterNotReporting). */
+const unreported = (mu: Mu): boolean =>
+  mu.status?.conditions?.some((c) => c.type === 'InPlaceUpdate' && c.status === 'True' && c.reason === 'UpdaterNotReporting') === true;
+
 /** Builds the view from the plan and its MachineUpdates; `machineCounts` (target name -> machines) fills totals the plan has not reported yet. */
 export function buildProgress(plan: Plan, mus: readonly Mu[], machineCounts: Readonly<Record<string, number>> = {}): ProgressView {
   const specTargets: { kind: TargetKind; name: string; sequence: number }[] = [];
@@ -58,7 +62,8 @@ export function buildProgress(plan: Plan, mus: readonly Mu[], machineCounts: Rea
           name: mu.spec.machineRef.name,
           status,
           updater: isTerminal(status) ? '' : (mu.status?.currentUpdater ?? ''),
-          message: status === 'failed' ? (mu.status?.message ?? '') : '',
+          // A failure, or an update stuck because no updater reports on its task, is worth a line of its own.
+          message: status === 'failed' || unreported(mu) ? (mu.status?.message ?? '') : '',
         };
       })
       .sort((a, b) => a.name.localeCompare(b.name));
@@ -123,7 +128,7 @@ export function renderProgress(v: ProgressView, elapsedMs: number, width = 80, m
     );
     const shown = compact ? t.machines.filter((m) => m.status !== 'updated' && m.status !== 'pending') : t.machines;
     for (const m of shown) {
-      const detail = m.updater ? `  (${m.updater})` : m.message ? `  ${m.message}` : '';
+      const detail = [m.updater ? `  (${m.updater})` : '', m.message ? `  ${m.message}` : ''].join('');
       lines.push(`    ${mark(m.status)} ${m.name.padEnd(28)} ${m.status}${detail}`.slice(0, width));
     }
     const hidden = t.machines.length - shown.length;

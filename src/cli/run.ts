@@ -7,6 +7,7 @@ import { COMPONENTS, componentsTaking, type ComponentRunOptions } from '../compo
 import { call, connect, explainApiError } from './kube.js';
 import { stopRequested } from './procs.js';
 import { loadWritePolicy } from './write-policy.js';
+import { parseGoDuration } from '../mhc-extension/duration.js';
 import {
   CliError,
   concurrencyOption,
@@ -21,6 +22,9 @@ import {
 } from './verb.js';
 
 export type { ComponentRunOptions } from '../components.js';
+
+/** Longest --unreported-task-timeout: a day (a timer beyond ~24.8 days does not fire, and no updater is that slow to start). */
+const MAX_UNREPORTED_TASK_MS = 86_400_000;
 
 /** The controller components `run` knows, loaded on demand (from the one component list, src/components.ts). */
 export const COMPONENT_LOADERS: Readonly<Record<string, (opts?: ComponentRunOptions) => Promise<Component>>> = Object.fromEntries(
@@ -57,6 +61,10 @@ Options:
   --write-policy FILE     which JSON pointers plans may write (YAML: allow/deny prefixes per selectResource),
                           for the plan-controller and machine-task-controller; default: below /spec outside the
                           never-list, no labels or annotations (docs/operations.md)
+  --unreported-task-timeout DURATION
+                          machine-task-controller: how long a task may go without a first status from any
+                          updater before its MachineUpdate (and plan) says no updater reports on it, e.g.
+                          90s, 5m (default 2m); nothing fails or commits meanwhile
   --finished-plans-per-cluster N
                           plan-controller: finished plans per cluster that keep their MachineUpdates and tasks;
                           older plans' records are deleted, the plans stay with their status (default 3)
@@ -78,7 +86,11 @@ ${KUBE_OPTIONS_HELP}`,
     concurrency: { type: 'string' },
     'write-policy': { type: 'string' },
     'finished-plans-per-cluster': { type: 'string' },
+<<<<<<< HEAD
     'prune-finished-plans': { type: 'boolean' },
+=======
+    'unreported-task-timeout': { type: 'string' },
+>>>>>>> wip/safe-updaters
     'extension-port': { type: 'string' },
     'cert-dir': { type: 'string' },
   },
@@ -115,11 +127,29 @@ ${KUBE_OPTIONS_HELP}`,
       throw new UsageError(
         `--finished-plans-per-cluster applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
       );
+<<<<<<< HEAD
     const pruneFinishedPlans = flag(args, 'prune-finished-plans');
     if (pruneFinishedPlans && !names.includes('plan-controller'))
       throw new UsageError(
         `--prune-finished-plans applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
       );
+=======
+    const unreported = str(args, 'unreported-task-timeout');
+    let unreportedTaskMs: number | undefined;
+    if (unreported !== undefined) {
+      try {
+        unreportedTaskMs = parseGoDuration(unreported);
+      } catch {
+        unreportedTaskMs = NaN;
+      }
+      if (!(unreportedTaskMs >= 1000) || unreportedTaskMs > MAX_UNREPORTED_TASK_MS)
+        throw new UsageError(`--unreported-task-timeout must be a duration between 1s and 24h such as 90s or 5m, got "${unreported}"`);
+      if (!names.includes('machine-task-controller'))
+        throw new UsageError(
+          `--unreported-task-timeout applies to machine-task-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
+        );
+    }
+>>>>>>> wip/safe-updaters
     const extensionPort = portOption(args, 'extension-port');
     const certDir = str(args, 'cert-dir');
     if ((extensionPort !== undefined || certDir !== undefined) && !names.includes('runtime-extension'))
@@ -137,7 +167,11 @@ ${KUBE_OPTIONS_HELP}`,
           ...(concurrency !== undefined ? { concurrency } : {}),
           ...(writePolicy ? { writePolicy } : {}),
           ...(finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster } : {}),
+<<<<<<< HEAD
           ...(pruneFinishedPlans ? { pruneFinishedPlans } : {}),
+=======
+          ...(unreportedTaskMs !== undefined ? { unreportedTaskMs } : {}),
+>>>>>>> wip/safe-updaters
           ...(extensionPort !== undefined ? { extensionPort } : {}),
           ...(certDir !== undefined ? { certDir } : {}),
           ...(str(args, 'bind-address') ? { bindAddress: str(args, 'bind-address') } : {}),

@@ -54,7 +54,10 @@ export interface UpdaterDefinition<T extends Task = Task> {
   name: string;
   /** The task kind it reconciles; default the generic UpdaterUpdateTask. */
   kind?: ResourceType;
-  /** Generic kind only: the updater names served (label inplace.cluster.x-k8s.io/updater-name); default all. */
+  /**
+   * Generic kind only: the updater names served (label inplace.cluster.x-k8s.io/updater-name). Required to start a
+   * generic-kind updater (or StartOptions.names), unless StartOptions.catchAll.
+   */
   names?: string[];
   /** Moves the update forward; called while spec.updatePhase is updating. Must be idempotent (C7). */
   update(task: T, ctx: UpdaterContext): Promise<Result>;
@@ -73,6 +76,11 @@ export interface StartOptions {
   namespace?: string;
   /** Override the definition's names (generic kind). */
   names?: string[];
+  /**
+   * Generic kind: serve every updater name. An updater answering names nobody else serves makes the platform commit
+   * changes no updater made, so only test doubles and the demo's simulated reference updater do this.
+   */
+  catchAll?: boolean;
   /** Run only while holding a Lease (for several replicas). */
   leaderElect?: boolean;
   /** Namespace of the lease (default: $POD_NAMESPACE — the pod's own, where the manifests grant Leases — else namespace, else `default`). */
@@ -168,7 +176,11 @@ export function defineUpdater<T extends Task = Task>(def: UpdaterDefinition<T>):
       const client = opts.client ?? createClient(loadKubeConfig(opts.kubeconfigPath), { userAgent: `inplace-updater-${def.name}` });
       const log = opts.log ?? createLogger({ name: def.name });
       const rawNames = generic ? (opts.names ?? def.names) : undefined;
-      const names = rawNames && rawNames.length ? rawNames : undefined;
+      const names = rawNames && rawNames.length && !opts.catchAll ? rawNames : undefined;
+      if (generic && !names && !opts.catchAll)
+        throw new Error(
+          `updater ${def.name} serves the generic UpdaterUpdateTask kind: declare the updater names it serves (names), or start it with catchAll (test doubles and demos only)`,
+        );
       const mgr: Manager = createManager({
         client,
         name: `updater-${def.name}`,

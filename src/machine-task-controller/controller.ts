@@ -1,6 +1,7 @@
 // The machine task controller (docs/design.md §4.2): reconciles MachineUpdates. Per reconcile it snapshots the
 // MachineUpdate, its Machine and its tasks, decides one step (decide.ts), does it, and writes the status once.
 import {
+  ConditionTypes,
   CustomResourceDefinitions,
   InPlaceUpdatePlans,
   Labels,
@@ -50,7 +51,7 @@ import type { WritePolicy } from '../api/index.js';
 import { commitResponsibilities } from './commit-apply.js';
 import type { CommitJournal } from './journal.js';
 import { controllingPlanRef, ownershipProblem } from './ownership.js';
-import { commitEnding, decide, refusalRecheckMs, type Decision } from './decide.js';
+import { DEFAULT_UNREPORTED_TASK_MS, commitEnding, decide, refusalRecheckMs, type Decision } from './decide.js';
 import { metricsFor, type TaskControllerMetrics } from './metrics.js';
 import {
   machinePresence,
@@ -80,6 +81,8 @@ export interface Deps {
   writePolicy?: WritePolicy;
   /** Task kinds whose CRD was seen declaring the contract, with when (re-checked after TASK_KIND_TTL_MS). */
   allowedKinds: Map<string, number>;
+  /** How long a task may go without a first status before the MachineUpdate says no updater reports (ms). */
+  unreportedTaskMs: number;
 }
 
 /** How long a task kind's contract declaration is trusted before its CRD is read again. */
@@ -102,6 +105,8 @@ export interface SetupOptions {
   concurrency?: number;
   /** The write policy the commit enforces (default: DEFAULT_WRITE_POLICY). */
   writePolicy?: WritePolicy;
+  /** How long a task may go without a first status before the MachineUpdate says so (default DEFAULT_UNREPORTED_TASK_MS). */
+  unreportedTaskMs?: number;
 }
 
 /** Registers the controller with the manager. */
@@ -116,6 +121,7 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
     watched,
     metrics: metricsFor(mgr),
     allowedKinds: new Map(),
+    unreportedTaskMs: opts.unreportedTaskMs ?? DEFAULT_UNREPORTED_TASK_MS,
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
   };
   const ctrl = mgr
@@ -193,7 +199,7 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
     await reconcileStatus(deps, failedScope, { updateStatus: 'failed', reason, message: err.message }, now);
     return Action.awaitChange();
   }
-  const d = decide(scope);
+  const d = decide(scope, { now, unreportedTaskMs: deps.unreportedTaskMs });
   log.debug({ step: d.step.kind, updateStatus: d.updateStatus, message: d.message }, 'decided');
   if (d.step.kind === 'none') return Action.awaitChange();
   const outcome = d.step.kind === 'commit' ? await reconcileCommit(deps, scope) : await reconcileTasks(deps, scope, d, log);
@@ -332,8 +338,9 @@ export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log:
     case 'commit':
       return { status: statusOf(d), action: Action.awaitChange() };
     case 'wait':
-      // The task's changes (ours, or a foreign one's finishing or going) wake this MachineUpdate: no timer.
-      return { status: statusOf(d), action: Action.awaitChange() };
+      // The task's changes (ours, or a foreign one's finishing or going) wake this MachineUpdate; the one timer is the
+      // deadline of a task that has no first status yet (nothing else changes when no updater serves it).
+      return { status: statusOf(d), action: d.recheckAfterMs !== undefined ? Action.requeue(d.recheckAfterMs) : Action.awaitChange() };
     case 'createTask': {
       const view = scope.views[step.index]!;
       const created = await createTask(deps, mu, view, scope.views[step.index - 1], log);
@@ -475,6 +482,10 @@ export async function reconcileStatus(deps: Deps, scope: Scope, s: StatusInput, 
   const next: MachineUpdateObject = { ...mu, status: buildStatus(scope, s, now) };
   // apply sends nothing and returns `next` itself when nothing changed: one diff rather than changed() and apply().
   if ((await helper.apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME })) === next) return;
-  const event = statusEvent(mu.status?.updateStatus, s);
+  const event = statusEvent(
+    mu.status?.updateStatus,
+    s,
+    mu.status?.conditions?.find((c) => c.type === ConditionTypes.inPlaceUpdate)?.reason,
+  );
   if (event) deps.mgr.events.event(mu, event.type, event.reason, event.message);
 }

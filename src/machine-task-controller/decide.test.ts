@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Task } from '../contract/index.js';
-import { commitEnding, decide, refusalRecheckMs, REFUSAL_RECHECK_MS, type Ending, type Step } from './decide.js';
+import { commitEnding, decide, formatDuration, refusalRecheckMs, REFUSAL_RECHECK_MS, type Ending, type Step } from './decide.js';
 import type { CommitResult } from './commit.js';
 import type { MachinePresence, MachineUpdateObject, Scope, UpdaterView } from './scope.js';
 
@@ -284,4 +284,60 @@ describe('machine-task-controller refusalRecheckMs: a refused MachineUpdate is p
     ['no creationTimestamp (never from an API server): re-checked', mu(), at(86_400), REFUSAL_RECHECK_MS],
   ];
   for (const [name, m, now, want] of cases) it(name, () => expect(refusalRecheckMs(m, now)).to.equal(want));
+});
+
+describe('machine-task-controller decide: a task no updater reports on says so', () => {
+  const created = '2026-01-01T00:00:00Z';
+  const at = (secs: number): Date => new Date(Date.parse(created) + secs * 1000);
+  const silentScope = (sketch: TaskSketch = {}, phase: 'updating' | 'aborting' = 'updating'): Scope => {
+    const s = scope({ phase, tasks: [sketch] });
+    s.views[0]!.task = { ...s.views[0]!.task!, metadata: { ...s.views[0]!.task!.metadata, creationTimestamp: created } };
+    return s;
+  };
+  const opts = (secs: number) => ({ now: at(secs), unreportedTaskMs: 120_000 });
+
+  it('waits (and asks to be woken at the deadline) while the task is younger than the limit', () => {
+    const d = decide(silentScope(), opts(30));
+    expect(d.step).to.deep.equal({ kind: 'wait', index: 0 });
+    expect(d.reason).to.equal('WaitingForUpdater');
+    expect(d.recheckAfterMs).to.equal(90_000);
+  });
+
+  it('past the limit: reason UpdaterNotReporting, a message naming task and updater, still waiting (nothing fails or commits)', () => {
+    const d = decide(silentScope(), opts(120));
+    expect(d.step).to.deep.equal({ kind: 'wait', index: 0 });
+    expect(d.updateStatus).to.equal('updating');
+    expect(d.reason).to.equal('UpdaterNotReporting');
+    expect(d.message).to.equal(
+      'no updater has reported on task UpdaterUpdateTask m1.u1 for updater `u1` for 2m — is an updater serving `u1` running?',
+    );
+    expect(d.recheckAfterMs).to.equal(undefined);
+    // Level-based: the same snapshot later gives the same answer (the message names the limit, not the age).
+    expect(decide(silentScope(), opts(3600))).to.deep.equal(d);
+  });
+
+  it('a custom task kind asks for an updater serving the kind', () => {
+    const s = silentScope();
+    s.views[0]!.kind = 'OSImageUpdateTask';
+    s.views[0]!.updater = {
+      ...s.views[0]!.updater,
+      updaterUpdateTemplateRef: { apiVersion: 'x/v1', kind: 'OSImageUpdateTaskTemplate', name: 't' },
+    };
+    expect(decide(s, opts(121)).message).to.match(/is an updater serving OSImageUpdateTask running\?$/);
+  });
+
+  it('a task with any status from an updater is not "unreported", however old', () => {
+    const d = decide(silentScope({ status: 'updating', message: 'step 1' }), opts(3600));
+    expect(d.reason).to.equal('WaitingForUpdater');
+    expect(d.recheckAfterMs).to.equal(undefined);
+  });
+
+  it('an aborting update keeps its abort message', () => {
+    const d = decide(silentScope({ phase: 'aborting' }, 'aborting'), opts(3600));
+    expect(d.reason).to.equal('Aborting');
+  });
+
+  it('formats the limit as people write it', () => {
+    expect([1000, 90_000, 120_000, 3_600_000, 5_400_000].map(formatDuration)).to.deep.equal(['1s', '1m30s', '2m', '1h', '1h30m']);
+  });
 });

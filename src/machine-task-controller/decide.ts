@@ -35,6 +35,51 @@ export interface Decision {
   /** Condition reason and human message for the status. */
   reason: string;
   message: string;
+  /** Look again after this long even if nothing changes (a task's no-first-status deadline). */
+  recheckAfterMs?: number;
+}
+
+/** How long a task may go without a first status from any updater before the MachineUpdate says so (2 minutes). */
+export const DEFAULT_UNREPORTED_TASK_MS = 120_000;
+
+/** The clock and limits decide() needs for time-derived status (passed in: decide itself reads no clock). */
+export interface DecideOptions {
+  now: Date;
+  /** See DEFAULT_UNREPORTED_TASK_MS. */
+  unreportedTaskMs: number;
+}
+
+/** A duration as people write it: 2m, 90s, 1m30s, 1h. */
+export function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  const parts = [h ? `${h}h` : '', m ? `${m}m` : '', sec || s === 0 ? `${sec}s` : ''].filter(Boolean);
+  return parts.join('');
+}
+
+/**
+ * Whether a task never got a first status from an updater past the limit: the sign that no updater serves it (a typo
+ * in the updater name, an updater not deployed or stopped). Derived from the task's age, so it holds level-based.
+ * Returns the message when overdue, or how long until it would be.
+ */
+export function unreportedTask(
+  task: { metadata: { creationTimestamp?: string }; status?: { updateStatus?: string } },
+  view: { kind: string; taskName: string; updater: { name: string }; generic: boolean },
+  opts: DecideOptions,
+): { overdue: true; message: string } | { overdue: false; inMs: number } | undefined {
+  if (task.status?.updateStatus) return undefined;
+  const created = Date.parse(task.metadata.creationTimestamp ?? '');
+  if (Number.isNaN(created)) return undefined;
+  const left = created + opts.unreportedTaskMs - opts.now.getTime();
+  if (left > 0) return { overdue: false, inMs: left };
+  const name = view.updater.name;
+  const serving = view.generic ? `serving \`${name}\`` : `serving ${view.kind}`;
+  return {
+    overdue: true,
+    message: `no updater has reported on task ${view.kind} ${view.taskName} for updater \`${name}\` for ${formatDuration(opts.unreportedTaskMs)} — is an updater ${serving} running?`,
+  };
 }
 
 /** Why the MachineUpdate is stopping, when it is: the spec asks to abort, or the machine is gone. */
@@ -46,7 +91,7 @@ function abortCause(scope: Scope): string | undefined {
 }
 
 /** Decides the next step of a MachineUpdate (level-based: the same snapshot always gives the same answer). */
-export function decide(scope: Scope): Decision {
+export function decide(scope: Scope, opts?: DecideOptions): Decision {
   const mu = scope.mu;
   const prev = mu.status?.updateStatus;
   if (isTerminal(prev))
@@ -135,7 +180,17 @@ export function decide(scope: Scope): Decision {
       };
     }
     const waitingFor = st === undefined ? 'waiting for the updater to report on the current generation' : said || st;
+    const silent = !abort && opts ? unreportedTask(task, { ...v, generic: !v.updater.updaterUpdateTemplateRef }, opts) : undefined;
+    if (silent?.overdue)
+      return {
+        step: { kind: 'wait', index: i },
+        updateStatus: inFlight,
+        current: i,
+        reason: Reasons.updaterNotReporting,
+        message: silent.message,
+      };
     return {
+      ...(silent ? { recheckAfterMs: silent.inMs } : {}),
       step: { kind: 'wait', index: i },
       updateStatus: inFlight,
       current: i,

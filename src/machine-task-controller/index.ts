@@ -4,7 +4,9 @@
 // MachineUpdate conditions: InPlaceUpdate is True while the update is in progress (reason Updating /
 // WaitingForUpdater / Aborting / Committing) and False once terminal (Updated / AlreadyInPlace / Aborted / Failed /
 // CommitFailed / CommitRolledBack / CommitRestoreFailed); Ready is True only when the MachineUpdate is updated.
-// status.currentUpdater names the updater whose task is in flight, and is cleared once none is.
+// status.currentUpdater names the updater whose task is in flight, and is cleared once none is. A task with no first
+// status from any updater past --unreported-task-timeout (default 2m) gives reason UpdaterNotReporting: nothing fails
+// or commits, the message asks whether an updater serving it runs.
 import type { WritePolicy } from '../api/index.js';
 import type { Component, PolicyRule, ProviderResource } from '../runtime/index.js';
 import { CONTROLLER_NAME, setupMachineTaskController } from './controller.js';
@@ -12,6 +14,7 @@ import { rbacFor } from './rbac.js';
 
 export { rbac, baseRbac, rbacFor, PROVIDER_VERBS, taskKindRules } from './rbac.js';
 export { CONTROLLER_NAME, DEFAULT_CONCURRENCY } from './controller.js';
+export { DEFAULT_UNREPORTED_TASK_MS } from './decide.js';
 
 /** Options of the component. */
 export interface MachineTaskControllerOptions {
@@ -23,6 +26,8 @@ export interface MachineTaskControllerOptions {
   concurrency?: number;
   /** The write policy the commit enforces (`inplace run --write-policy`; default DEFAULT_WRITE_POLICY). */
   writePolicy?: WritePolicy;
+  /** How long a task may go without a first status before its MachineUpdate says so (`--unreported-task-timeout`). */
+  unreportedTaskMs?: number;
 }
 
 /** The component with extra RBAC for third-party task kinds and its reconcile concurrency. */
@@ -34,6 +39,7 @@ export function createMachineTaskController(opts: MachineTaskControllerOptions =
       setupMachineTaskController(mgr, {
         ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
         ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
+        ...(opts.unreportedTaskMs !== undefined ? { unreportedTaskMs: opts.unreportedTaskMs } : {}),
       });
     },
   };

@@ -75,6 +75,13 @@ describe('machine-task-controller buildStatus', () => {
       message: 'started',
     });
     expect(statusEvent('updating', { updateStatus: 'updating', reason: 'WaitingForUpdater', message: 'm' })).to.equal(undefined);
+    const stuck = { updateStatus: 'updating' as const, reason: 'UpdaterNotReporting', message: 'no updater has reported on task T' };
+    expect(statusEvent('updating', stuck, 'WaitingForUpdater')).to.deep.equal({
+      type: 'Warning',
+      reason: 'UpdaterNotReporting',
+      message: 'no updater has reported on task T',
+    });
+    expect(statusEvent('updating', stuck, 'UpdaterNotReporting')).to.equal(undefined);
     expect(statusEvent('updating', { updateStatus: 'updated', reason: 'AlreadyInPlace', message: 'ok' })).to.deep.equal({
       type: 'Normal',
       reason: 'Updated',

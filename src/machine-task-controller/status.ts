@@ -131,8 +131,13 @@ export interface StatusEvent {
   message: string;
 }
 
-/** The Event a status write records: the update started, or it ended (Warning unless updated); undefined otherwise. */
-export function statusEvent(before: MachineUpdateStatus['updateStatus'], s: StatusInput): StatusEvent | undefined {
+/**
+ * The Event a status write records: the update started, it ended (Warning unless updated), or it became stuck on a task
+ * no updater reports on (Warning, once per stretch: `beforeReason` is the InPlaceUpdate reason before); undefined otherwise.
+ */
+export function statusEvent(before: MachineUpdateStatus['updateStatus'], s: StatusInput, beforeReason?: string): StatusEvent | undefined {
+  if (s.reason === Reasons.updaterNotReporting && beforeReason !== s.reason)
+    return { type: 'Warning', reason: Reasons.updaterNotReporting, message: s.message };
   if (before !== s.updateStatus && isTerminal(s.updateStatus))
     return { type: s.updateStatus === 'updated' ? 'Normal' : 'Warning', reason: reasonOfTerminal(s.updateStatus), message: s.message };
   if (!before && s.updateStatus) return { type: 'Normal', reason: Reasons.updating, message: s.message };

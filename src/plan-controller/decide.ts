@@ -40,7 +40,16 @@ import { parameterDepthProblems } from './bounds.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { PlanSnapshot } from './scope.js';
 import type { MetricDeltas, PlanEvent } from './status.js';
-import { alreadyAtTargetEvents, eventsFor, invalidVerdict, metricDeltas, nameList, readyCondition, setPlanConditions } from './status.js';
+import {
+  alreadyAtTargetEvents,
+  eventsFor,
+  invalidVerdict,
+  metricDeltas,
+  nameList,
+  readyCondition,
+  setPlanConditions,
+  unreportedTaskNotes,
+} from './status.js';
 import type { NamedTarget } from './validate.js';
 import { targetsOf, validatePlan } from './validate.js';
 
@@ -629,6 +638,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     stoppedByAbort: phase === UpdatePhase.aborting,
     terminal,
     prevReady: prev.conditions?.find((c) => c.type === ConditionTypes.ready),
+    unreported: unreportedTaskNotes(mus.values()),
   });
   status.conditions = setPlanConditions(
     status.conditions ?? [],

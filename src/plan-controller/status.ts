@@ -1,6 +1,6 @@
 // The plan's status language: conditions (setXCondition, CAPI lastTransitionTime semantics), the Ready reason that
 // matches the state, Events for transitions and metric deltas. Pure: decide.ts computes the rows and calls these.
-import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, TargetStatus } from '../api/index.js';
+import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, MachineUpdate, TargetStatus } from '../api/index.js';
 import { ConditionTypes, MessageBudget, PlanEventReasons, Reasons, summarizeList } from '../api/index.js';
 import { setCondition } from '../runtime/conditions.js';
 
@@ -262,8 +262,24 @@ export function targetsCondition(
   return { type, status: 'False', reason, message };
 }
 
+/**
+ * What in-flight MachineUpdates say when no updater reports on their task (reason UpdaterNotReporting): the plan's
+ * Ready message carries it, so that `inplace status` and `kubectl get iup` show why nothing moves.
+ */
+export function unreportedTaskNotes(mus: Iterable<MachineUpdate>): string[] {
+  const out: string[] = [];
+  for (const mu of mus) {
+    const c = mu.status?.conditions?.find((x) => x.type === ConditionTypes.inPlaceUpdate);
+    if (c?.status === 'True' && c.reason === Reasons.updaterNotReporting)
+      out.push(`machine ${mu.spec.machineRef.name}: ${c.message ?? ''}`);
+  }
+  return out;
+}
+
 /** What the Ready condition is derived from. */
 export interface ReadyInput {
+  /** unreportedTaskNotes of the plan's MachineUpdates. */
+  unreported?: readonly string[];
   updateStatus: Status;
   valid: boolean;
   started: boolean;
@@ -283,7 +299,7 @@ export interface ReadyInput {
 /** Ready is True only for an updated plan; otherwise its reason says what the plan is doing or waiting for. */
 export function readyCondition(i: ReadyInput): { status: Condition['status']; reason: string; message: string } {
   const detail = summarizeList(
-    i.rows.filter((r) => r.updateStatus !== 'updated' && r.message).map((r) => `${r.name}: ${r.message}`),
+    [...(i.unreported ?? []), ...i.rows.filter((r) => r.updateStatus !== 'updated' && r.message).map((r) => `${r.name}: ${r.message}`)],
     { itemMaxBytes: MessageBudget.item * 2 },
   );
   const withDetail = (s: string): string => (detail ? `${s}; ${detail}` : s);

@@ -6,6 +6,8 @@ import { reference } from './reference/index.js';
 import type { SampleUpdater } from './types.js';
 
 export type { SampleUpdater, SampleStartOptions } from './types.js';
+export { servedNamesProblem } from './types.js';
+export { EMBEDDED_SERVER_VERSION_SUFFIX, isEmbeddedServer, serverGitVersion, simulationProblem } from './simulation.js';
 
 /** Every sample updater by name (`inplace updater <name>`). */
 export const sampleUpdaters: Record<'reference' | 'kubernetes-version' | 'os-image', SampleUpdater> = {

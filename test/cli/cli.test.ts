@@ -442,7 +442,7 @@ describe('inplace CLI', function () {
       // The sample updater logs through the environment's level; keep the test output quiet.
       const level = process.env.LOG_LEVEL;
       process.env.LOG_LEVEL = 'warn';
-      const running = await sampleUpdaters.reference.start({ client: env.client, namespace: ns });
+      const running = await sampleUpdaters.reference.start({ client: env.client, namespace: ns, names: ['conformance'] });
       if (level === undefined) delete process.env.LOG_LEVEL;
       else process.env.LOG_LEVEL = level;
       try {
@@ -471,7 +471,7 @@ describe('inplace CLI', function () {
       const procs = await Promise.all(
         [
           ['run', 'plan-controller', '--leader-elect', '--lease-namespace', ns],
-          ['updater', 'reference'],
+          ['updater', 'reference', '--catch-all'],
         ].map(async (args) => {
           const health = await port();
           const p = spawn(process.execPath, [bin, ...args, ...kc, '-n', ns, '--health-port', String(health)], {

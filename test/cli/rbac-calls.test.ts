@@ -72,7 +72,7 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
     for (const [name, u] of Object.entries(sampleUpdaters)) {
       const c: Call[] = [];
       calls.set(`updater-${name}`, c);
-      stops.push((await u.start({ client: recording(env.client, c), namespace: ns })).stop);
+      stops.push((await u.start({ client: recording(env.client, c), namespace: ns, ...(u.generic ? { catchAll: true } : {}) })).stop);
     }
     for (const [name, load] of Object.entries(COMPONENT_LOADERS)) {
       const c: Call[] = [];

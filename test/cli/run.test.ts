@@ -188,3 +188,25 @@ describe('inplace run --concurrency', function () {
     });
   });
 });
+
+describe('inplace run --unreported-task-timeout', () => {
+  it('is in the help with its default', async () => {
+    const r = await cli('run', '--help');
+    expect(r.out).to.match(/--unreported-task-timeout DURATION\s+machine-task-controller: how long a task may go without a first status/);
+    expect(r.out).to.contain('(default 2m)');
+  });
+
+  for (const bad of ['0', '500ms', '-1m', 'abc', '25h', '']) {
+    it(`rejects ${JSON.stringify(bad)} with exit 2 before connecting`, async () => {
+      const r = await cli('run', 'machine-task-controller', `--unreported-task-timeout=${bad}`, '--kubeconfig', '/nonexistent');
+      expect(r.code, r.err).to.equal(2);
+      expect(r.err).to.contain(`--unreported-task-timeout must be a duration between 1s and 24h such as 90s or 5m, got "${bad}"`);
+    });
+  }
+
+  it('rejects it for components that do not take it', async () => {
+    const r = await cli('run', 'plan-controller', '--unreported-task-timeout', '5m', '--kubeconfig', '/nonexistent');
+    expect(r.code).to.equal(2);
+    expect(r.err).to.contain('--unreported-task-timeout applies to machine-task-controller; plan-controller does not take it');
+  });
+});

@@ -7,10 +7,17 @@ import {
   OSImageUpdateTaskTemplates,
   OSImageUpdateTasks,
   UpdaterUpdateTasks,
+  apiVersionOf,
 } from '../../src/api/index.js';
 import { capiCrdDirs } from '../../src/capi-sim/index.js';
-import { formatReport, runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/contract/conformance/index.js';
-import { noopLogger } from '../../src/runtime/index.js';
+import {
+  formatReport,
+  runConformance,
+  statusManagers,
+  type ConformanceOptions,
+  type ConformanceReport,
+} from '../../src/contract/conformance/index.js';
+import { noopLogger, type KubeClient } from '../../src/runtime/index.js';
 import { sampleUpdaters, type SampleUpdater } from '../../src/sample-updaters/index.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { FixtureTasks, startFixtureUpdater, type Behaviour } from './fixtures/raw-updaters.js';
@@ -34,11 +41,11 @@ describe('conformance kit (integration)', function () {
 
   /** Runs a sample updater, with a restart hook for the kit. */
   async function withSample<T>(s: SampleUpdater, ns: string, fn: (restart: () => Promise<void>) => Promise<T>): Promise<T> {
-    let running = await s.start({ client: env.client, namespace: ns, log: noopLogger });
+    let running = await s.start({ client: env.client, namespace: ns, log: noopLogger, ...(s.generic ? { names: ['conformance'] } : {}) });
     try {
       return await fn(async () => {
         await running.stop();
-        running = await s.start({ client: env.client, namespace: ns, log: noopLogger });
+        running = await s.start({ client: env.client, namespace: ns, log: noopLogger, ...(s.generic ? { names: ['conformance'] } : {}) });
       });
     } finally {
       await running.stop();
@@ -111,7 +118,6 @@ describe('conformance kit (integration)', function () {
 
   describe('fails broken updaters, naming the rule', () => {
     const cases: { behaviour: Behaviour; custom?: boolean; rule: string; evidence: RegExp }[] = [
-      { behaviour: 'neverReports', rule: 'C4', evidence: /no terminal status answering generation 1 within/ },
       {
         behaviour: 'leavesTerminal',
         custom: true,
@@ -155,5 +161,131 @@ describe('conformance kit (integration)', function () {
         }
       });
     }
+  });
+
+  describe('refuses to pass when nothing under test answers, or someone else does', () => {
+    it('FAILS with the updater under test stopped: no updater reconciled the task', async () => {
+      const ns = await env.newNamespace('cf-none');
+      const r = await kit({ namespace: ns, kind: UpdaterUpdateTasks, updaterName: 'motd', timeoutMs: 2_000 });
+      expect(r.passed, explain(r)).to.equal(false);
+      expect(r.refusals.join('\n'), explain(r)).to.match(
+        /^no updater reconciled UpdaterUpdateTask cf-none-\S+\/cf-\w+-normal within 2s \(no status at all\): is the updater under test running/,
+      );
+      expect(r.refusals.join('\n')).to.contain('an updater serving the generic updater name `motd`');
+      expect(formatReport(r)).to.match(/\nFAILED: no updater reconciled/);
+      expect(formatReport(r)).to.not.contain('PASSED');
+    });
+
+    it('FAILS an updater that never reports, for the same reason', async () => {
+      const ns = await env.newNamespace('cf-silent');
+      const u = await startFixtureUpdater(env.client, ns, UpdaterUpdateTasks, 'neverReports', 'broken');
+      try {
+        const r = await kit({ namespace: ns, kind: UpdaterUpdateTasks, updaterName: 'broken', timeoutMs: 2_000 });
+        expect(r.passed, explain(r)).to.equal(false);
+        expect(r.refusals.join('\n'), explain(r)).to.match(/^no updater reconciled/);
+      } finally {
+        await u.stop();
+      }
+    });
+
+    it('FAILS when a catch-all updater answers for the stopped updater under test, every rule passing notwithstanding', async () => {
+      const ns = await env.newNamespace('cf-catchall');
+      const all = await sampleUpdaters.reference.start({ client: env.client, namespace: ns, catchAll: true, log: noopLogger });
+      try {
+        const r = await kit({ namespace: ns, kind: UpdaterUpdateTasks, updaterName: 'motd' });
+        expect(failed(r), explain(r)).to.deep.equal([]);
+        expect(r.passed, explain(r)).to.equal(false);
+        expect(r.refusals.join('\n'), explain(r)).to.match(
+          /task cf-\w+-decoy of updater name `inplace-conformance-unserved-\w+`, which no updater may serve, got a status.*catch-all/,
+        );
+        expect(formatReport(r)).to.not.contain('PASSED');
+      } finally {
+        await all.stop();
+      }
+    });
+
+    it('FAILS when the status was written by another field manager than --field-manager (managedFields), not with the right one', async () => {
+      const ns = await env.newNamespace('cf-manager');
+      // The embedded server records managers for server-side apply: the fixture writes its status that way here.
+      const applying: KubeClient = Object.create(env.client) as KubeClient;
+      applying.patch = (res, namespace, name, body, opts) =>
+        opts.subresource === 'status'
+          ? env.client.patch(
+              res,
+              namespace,
+              name,
+              {
+                apiVersion: apiVersionOf(res),
+                kind: res.kind,
+                metadata: { name, namespace },
+                status: (body as { status: unknown }).status,
+              },
+              { type: 'apply', subresource: 'status', fieldManager: 'fixture-ssa', force: true },
+            )
+          : env.client.patch(res, namespace, name, body, opts);
+      const u = await startFixtureUpdater(applying, ns, FixtureTasks, 'correct');
+      const spec = {
+        timeoutMs: 3_000,
+        taskSpec: { parameters: { durationSeconds: 0 } },
+        slowSpec: { parameters: { durationSeconds: 3600 } },
+        failureSpec: { parameters: { failWith: 'injected' } },
+      };
+      try {
+        const wrong = await kit({ namespace: ns, kind: FixtureTasks, fieldManager: 'motd-updater', ...spec });
+        expect(wrong.passed, explain(wrong)).to.equal(false);
+        expect(wrong.refusals.join('\n')).to.contain(
+          "the status of the kit's tasks was written by fixture-ssa, not only by motd-updater (the field manager of the updater under test)",
+        );
+        expect(formatReport(wrong)).to.match(/Task status written by \(field managers, from managedFields\): fixture-ssa \(\d+ tasks\)/);
+        const right = await kit({ namespace: ns, kind: FixtureTasks, fieldManager: 'fixture-ssa', ...spec });
+        // (The rules themselves are not the point here: applying a partial status is not what the fixture was written for.)
+        expect(right.refusals, explain(right)).to.deep.equal([]);
+        expect(Object.keys(right.statusWriters)).to.deep.equal(['fixture-ssa']);
+      } finally {
+        await u.stop();
+      }
+    });
+
+    it('hints at --updater-name when a custom-kind updater filters on the updater-name label', async () => {
+      const ns = await env.newNamespace('cf-label');
+      const u = await startFixtureUpdater(env.client, ns, FixtureTasks, 'correct', 'motd');
+      try {
+        const r = await kit({ namespace: ns, kind: FixtureTasks, timeoutMs: 2_000, taskSpec: { parameters: { durationSeconds: 0 } } });
+        expect(r.passed, explain(r)).to.equal(false);
+        expect(r.refusals.join('\n'), explain(r)).to.contain(
+          "if it only takes tasks whose label inplace.cluster.x-k8s.io/updater-name names it, pass that name with --updater-name (the kit's tasks carry inplace.cluster.x-k8s.io/updater-name=conformance)",
+        );
+        // With the name it serves, the same updater passes.
+        const ok = await kit({
+          namespace: ns,
+          kind: FixtureTasks,
+          updaterName: 'motd',
+          taskSpec: { parameters: { durationSeconds: 0 } },
+          slowSpec: { parameters: { durationSeconds: 3600 } },
+          failureSpec: { parameters: { failWith: 'injected' } },
+        });
+        expect(ok.passed, explain(ok)).to.equal(true);
+      } finally {
+        await u.stop();
+      }
+    });
+  });
+});
+
+describe('conformance kit: who wrote a task status (managedFields)', () => {
+  it('names the managers of the status subresource or of f:status, not of spec or metadata', () => {
+    const t = {
+      metadata: {
+        name: 't',
+        managedFields: [
+          { manager: 'inplace-conformance', operation: 'Update', fieldsV1: { 'f:spec': {} } },
+          { manager: 'motd', operation: 'Update', subresource: 'status', fieldsV1: { 'f:status': {} } },
+          { manager: 'reference', operation: 'Apply', fieldsV1: { 'f:status': { 'f:updateStatus': {} } } },
+          { manager: 'labeller', operation: 'Update', fieldsV1: { 'f:metadata': {} } },
+        ],
+      },
+    };
+    expect(statusManagers(t)).to.deep.equal(['motd', 'reference']);
+    expect(statusManagers({ metadata: { name: 'none' } })).to.deep.equal([]);
   });
 });

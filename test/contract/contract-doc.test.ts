@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { RULES } from '../../src/contract/index.js';
+import { RULES, taskName } from '../../src/contract/index.js';
+import { machineUpdateName } from '../../src/plan-controller/names.js';
 
 const doc = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../docs/contract.md'), 'utf8');
 
@@ -45,5 +46,14 @@ describe('docs/contract.md', () => {
 
   it('says to rely on nothing that is not a rule', () => {
     expect(doc).to.match(/Rely on nothing that is not a rule here/i);
+  });
+
+  it('shows the task and MachineUpdate names the platform gives (C9: with their hash)', () => {
+    const task = taskName('cluster1-v1-30-1', 'cluster1-md-0-x7k2p', 'os-updater');
+    expect(task).to.match(/^cluster1-md-0-x7k2p\.os-updater\.[0-9a-f]{8}$/);
+    expect(doc).to.include(`  name: ${task} `);
+    expect(doc).to.include(`kind: MachineUpdate, name: ${machineUpdateName('cluster1-v1-30-1', 'cluster1-md-0-x7k2p')},`);
+    // No example shows a task name without its hash.
+    expect(doc).to.not.match(/name: cluster1-md-0-x7k2p\.os-updater\s/);
   });
 });

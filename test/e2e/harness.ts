@@ -165,14 +165,21 @@ export class Platform {
       await sampleUpdaters.reference.start({
         client: this.client,
         namespace: this.ns,
-        ...(opts.referenceNames ? { names: opts.referenceNames } : {}),
+        ...(opts.referenceNames ? { names: opts.referenceNames } : { catchAll: true }),
       }),
     );
   }
 
   /** Starts more sample updaters by name (e.g. the os-image and kubernetes-version updaters with their own kinds). */
   async startSampleUpdaters(names: (keyof typeof sampleUpdaters)[]): Promise<void> {
-    for (const n of names) this.updaters.push(await sampleUpdaters[n].start({ client: this.client, namespace: this.ns }));
+    for (const n of names)
+      this.updaters.push(
+        await sampleUpdaters[n].start({
+          client: this.client,
+          namespace: this.ns,
+          ...(sampleUpdaters[n].generic ? { catchAll: true } : {}),
+        }),
+      );
   }
 
   /** Starts only the plan controller (for scenarios that must not progress machines). */

@@ -17,7 +17,7 @@ describe('machine task controller (integration)', function () {
   before(async () => {
     f = await startFixture('mtc', 8);
     mgr = await startTaskController(f);
-    updater = await sampleUpdaters.reference.start({ client: f.env.client, namespace: f.ns, log: noopLogger });
+    updater = await sampleUpdaters.reference.start({ client: f.env.client, namespace: f.ns, catchAll: true, log: noopLogger });
   });
   after(async () => {
     await updater?.stop();

@@ -184,7 +184,7 @@ describe('a non-dev provider (ExampleMetalMachine, ExampleControlPlane) with RBA
       await mgr.start();
       running.push(mgr);
     }
-    running.push(await sampleUpdaters.reference.start({ client: env.client, namespace: ns, log: noopLogger }));
+    running.push(await sampleUpdaters.reference.start({ client: env.client, namespace: ns, catchAll: true, log: noopLogger }));
     return clients;
   }
 

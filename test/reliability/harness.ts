@@ -55,7 +55,7 @@ export function platformSpecs(kubeconfig: string, ns: string, opts: { leaderElec
       name: `${c}${suffix}`,
       inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, ...le, ...(opts.leaderElect ? ['--lease-namespace', ns] : [])],
     })),
-    { name: `updater-reference${suffix}`, inplace: ['updater', 'reference', '--kubeconfig', kubeconfig, '-n', ns, ...le] },
+    { name: `updater-reference${suffix}`, inplace: ['updater', 'reference', '--catch-all', '--kubeconfig', kubeconfig, '-n', ns, ...le] },
   ];
 }
 

@@ -107,7 +107,7 @@ describe('runtime extension: Cluster API in-place update hooks (integration)', f
     await ext.setup(mgr);
     await mgr.start();
     await Promise.all([InPlaceUpdaters, MachineUpdates].map((r) => mgr.informer(r).synced()));
-    updater = await sampleUpdaters.reference.start({ client: env.client, namespace: ns, log: noopLogger });
+    updater = await sampleUpdaters.reference.start({ client: env.client, namespace: ns, catchAll: true, log: noopLogger });
   });
   after(async () => {
     await updater?.stop();

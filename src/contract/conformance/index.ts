@@ -1,4 +1,12 @@
 // The conformance kit (issue 7): runConformance + formatReport, and the scratch helpers it uses.
-export { runConformance, formatReport, type ConformanceOptions, type ConformanceReport, type RuleReport, type RuleOutcome } from './kit.js';
+export {
+  runConformance,
+  formatReport,
+  statusManagers,
+  type ConformanceOptions,
+  type ConformanceReport,
+  type RuleReport,
+  type RuleOutcome,
+} from './kit.js';
 export { RUN_LABEL, TARGET_VERSION, TARGET_IMAGE, SCRATCH_VERSION } from './scratch.js';
 export { resolveTaskKind } from './resolve.js';

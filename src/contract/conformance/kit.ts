@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import {
   CustomResourceDefinitions,
+  Labels,
   UpdaterUpdateTasks,
   apiVersionOf,
   isTerminal,
@@ -64,6 +65,11 @@ export interface ConformanceOptions {
   restart?: () => Promise<void>;
   /** Progress lines (e.g. console.error). */
   log?: (line: string) => void;
+  /**
+   * The field manager the updater under test writes task status with (an SDK updater: its name). When given, a status
+   * written by any other manager (as the API server's managedFields record it) fails the run.
+   */
+  fieldManager?: string;
 }
 
 /** Outcome of one rule. */
@@ -84,8 +90,15 @@ export interface ConformanceReport {
   template?: string;
   updaterName?: string;
   namespace: string;
-  /** True when no mandatory rule failed. */
+  /** True when no mandatory rule failed and nothing below refuses the run. */
   passed: boolean;
+  /**
+   * Why the kit refuses to pass whatever the rules say: nothing reconciled its tasks, or someone other than the
+   * updater under test did (a catch-all updater, a second updater of the kind). Empty when none.
+   */
+  refusals: string[];
+  /** The field managers the API server recorded as writing the status of the kit's tasks, with how many tasks each. */
+  statusWriters: Record<string, number>;
   rules: RuleReport[];
   durationMs: number;
 }
@@ -139,6 +152,18 @@ const describeStatus = (t: Task | undefined): string => {
   const ready = taskReadyCondition(t);
   return `${st.updateStatus} (observedGeneration ${st.observedGeneration ?? 'unset'} of ${taskGeneration(t)}${ready ? `, Ready=${ready.status} ${ready.reason}: ${ready.message ?? ''}` : ', no Ready condition'})`;
 };
+
+/** The field managers that wrote a task's status (managedFields entries of the status subresource or naming f:status). */
+export function statusManagers(t: KubeObject): string[] {
+  const entries = (t.metadata as { managedFields?: { manager?: string; subresource?: string; fieldsV1?: Record<string, unknown> }[] })
+    .managedFields;
+  const out = new Set<string>();
+  for (const e of entries ?? []) {
+    if (!e.manager) continue;
+    if (e.subresource === 'status' || (e.fieldsV1 && 'f:status' in e.fieldsV1)) out.add(e.manager);
+  }
+  return [...out].sort();
+}
 
 /** The subset of a status compared for "nothing changed" (everything the updater writes). */
 const statusOf = (t: Task | undefined): unknown => t?.status ?? null;
@@ -242,7 +267,13 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     return task;
   };
 
-  const get = (name: string): Promise<Task | undefined> => client.get<Task>(kind, namespace, name);
+  const writers = new Map<string, Set<string>>();
+  const get = async (name: string): Promise<Task | undefined> => {
+    const t = await client.get<Task>(kind, namespace, name);
+    for (const m of t ? statusManagers(t) : []) writers.set(m, (writers.get(m) ?? new Set()).add(name));
+    return t;
+  };
+  const refusals: string[] = [];
 
   /** Polls until `pred` holds; returns the last task seen and whether it held. */
   const waitTask = async (name: string, pred: (t: Task) => boolean, ms = timeoutMs): Promise<{ task: Task | undefined; ok: boolean }> => {
@@ -347,8 +378,17 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     );
   };
 
-  /** Normal update, then re-reconcile triggers and a spec bump on the terminal task. */
-  const normal = async (): Promise<void> => {
+  /** Why the run cannot pass when a task got no status at all: nothing under test runs, or it ignores the kit's tasks. */
+  const nobodyAnswered = (task: string): string => {
+    const label = `${Labels.updaterName}=${updaterName}`;
+    const hint = generic
+      ? `an updater serving the generic updater name \`${updaterName}\` (pass the name it serves with --updater-name)`
+      : `an updater of ${kind.kind}; if it only takes tasks whose label ${Labels.updaterName} names it, pass that name with --updater-name (the kit's tasks carry ${label})`;
+    return `no updater reconciled ${kind.kind} ${namespace}/${task} within ${timeoutMs / 1000}s (no status at all): is the updater under test running against this cluster and watching namespace ${namespace}? The kit needs ${hint}`;
+  };
+
+  /** Normal update, then re-reconcile triggers and a spec bump on the terminal task; false when nothing answered at all. */
+  const normal = async (): Promise<boolean> => {
     const t0 = await createTask('normal');
     const seen = new Set<string>();
     const r = await waitTask(t0.metadata.name!, (t) => {
@@ -356,11 +396,15 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       return terminalAt(taskGeneration(t0))(t);
     });
     if (!r.ok || !r.task) {
+      if (!r.task?.status) {
+        refusals.push(nobodyAnswered(t0.metadata.name!));
+        return false;
+      }
       noAnswer('normal update', r.task, taskGeneration(t0));
       if (r.task?.status?.updateStatus) checkReportFields('normal update (in progress)', r.task, taskGeneration(r.task));
       else ev.fail('C6', 'normal update: the updater never reported a status, so no Ready condition either');
       checkPlatformFields('normal update', t0, r.task, 'updating');
-      return;
+      return true;
     }
     const st = r.task.status!.updateStatus;
     ev.check(
@@ -373,7 +417,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     if (bad.length) ev.fail('C4', `normal update: status ${bad.join(', ')} reported although the task was never aborting`);
     checkReportFields('normal update', r.task, taskGeneration(r.task));
     checkPlatformFields('normal update', t0, r.task, 'updating');
-    if (st !== 'updated') return;
+    if (st !== 'updated') return true;
 
     // Idempotency: metadata-only touches re-trigger reconciles; a terminal, idempotent updater changes nothing.
     const terminal = r.task;
@@ -426,6 +470,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
         `aborting an updated task changed it to ${f.task.status?.updateStatus}: a terminal status is never left`,
       );
     }
+    return true;
   };
 
   /** Abort mid-update. */
@@ -554,12 +599,53 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     }
   };
 
+  // Generic kind: a task of an updater name nobody may serve. A status on it means a catch-all updater runs here, and
+  // then nothing tells whether the updater under test or the catch-all answered the other tasks.
+  const decoyName = generic ? `cf-${id}-decoy` : undefined;
+  const decoyUpdater = `inplace-conformance-unserved-${id}`;
   try {
+    if (decoyName) {
+      const decoy = buildGenericTask({
+        name: decoyName,
+        namespace,
+        labels: {
+          ...taskLabels({ cluster: scratch.cluster, plan: 'conformance', machine: scratch.machine, updater: decoyUpdater }),
+          [RUN_LABEL]: id,
+        },
+        owner: machineUpdateOwnerRef(scratch.machineUpdate),
+        updatePhase: 'updating',
+        machineName: scratch.machine,
+        responsibilities: resps,
+        updaterName: decoyUpdater,
+        parameters: { durationSeconds: 0 },
+      });
+      await client.create<Task>(kind, { ...decoy, apiVersion: apiVersionOf(kind) });
+      created.push({ res: kind, name: decoyName });
+    }
     // One scenario at a time: the platform never runs two tasks on one machine at once, and updaters may rely on it.
-    await normal();
-    await failure();
-    await abort();
-    await restart();
+    if (await normal()) {
+      await failure();
+      await abort();
+      await restart();
+    }
+    if (decoyName) {
+      const d = await client.get<Task>(kind, namespace, decoyName);
+      if (d?.status) {
+        const who = statusManagers(d);
+        refusals.push(
+          `task ${decoyName} of updater name \`${decoyUpdater}\`, which no updater may serve, got a status${who.length ? ` (written by ${who.join(', ')})` : ''}: an updater serving every name (a catch-all such as \`inplace updater reference --catch-all\`, or the demo's reference updater) runs against this namespace, so the kit cannot tell whether the updater under test answered its tasks. Stop it (the demo: npm start -- --reference-names <names> or --no-reference-updater) and run the kit again`,
+        );
+      }
+    }
+    const names = [...writers.keys()].sort();
+    if (opts.fieldManager && names.some((m) => m !== opts.fieldManager))
+      refusals.push(
+        `the status of the kit's tasks was written by ${names.filter((m) => m !== opts.fieldManager).join(', ')}, not only by ${opts.fieldManager} (the field manager of the updater under test): another updater reconciles these tasks`,
+      );
+    else if (!opts.fieldManager && names.length > 1)
+      refusals.push(
+        `the status of the kit's tasks was written by several field managers (${names.join(', ')}): more than one updater reconciles these tasks; stop the others, or pass --field-manager <the updater under test's> to say which one is under test`,
+      );
     if (before) {
       const after = await snapshotCapi(client, scratch);
       const { violations, notes } = diffCapi(before, after);
@@ -581,7 +667,9 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     ...(opts.template ? { template: opts.template.kind } : {}),
     ...(generic ? { updaterName } : {}),
     namespace,
-    passed: rules.every((r) => !r.mandatory || r.result !== 'fail'),
+    passed: refusals.length === 0 && rules.every((r) => !r.mandatory || r.result !== 'fail'),
+    refusals,
+    statusWriters: Object.fromEntries([...writers].map(([m, tasks]) => [m, tasks.size])),
     rules,
     durationMs: Date.now() - started,
   };
@@ -600,6 +688,15 @@ export function formatReport(r: ConformanceReport): string {
     for (const more of row.slice(3)) out.push(line('', '', more));
   }
   const failedRules = r.rules.filter((x) => x.result === 'fail').map((x) => x.id);
-  out.push('', r.passed ? 'PASSED: every mandatory rule holds.' : `FAILED: ${failedRules.join(', ')} violated.`);
+  const writers = Object.entries(r.statusWriters ?? {});
+  out.push(
+    '',
+    writers.length
+      ? `Task status written by (field managers, from managedFields): ${writers.map(([m, n]) => `${m} (${n} task${n === 1 ? '' : 's'})`).join(', ')}`
+      : 'Task status written by: not recorded by this API server (managedFields)',
+  );
+  for (const why of r.refusals ?? []) out.push(`FAILED: ${why}`);
+  if (r.refusals?.length) return out.join('\n');
+  out.push(r.passed ? 'PASSED: every mandatory rule holds.' : `FAILED: ${failedRules.join(', ')} violated.`);
   return out.join('\n');
 }

@@ -11,6 +11,8 @@ export const kubernetesVersion: SampleUpdater = {
   name: 'kubernetes-version',
   description:
     'KubernetesVersionUpdateTask updater: cordons the node, upgrades kubelet, waits for Ready, uncordons (Machine /spec/version).',
+  simulatesNode: true,
+  generic: false,
   rbac: [
     { apiGroups: ['samples.inplace.cluster.x-k8s.io'], resources: ['kubernetesversionupdatetasks'], verbs: ['get', 'list', 'watch'] },
     {

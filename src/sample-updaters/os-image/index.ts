@@ -10,6 +10,8 @@ export { LocalHostActions, RUNNING_IMAGE_ANNOTATION, type HostActions } from './
 export const osImage: SampleUpdater = {
   name: 'os-image',
   description: 'OSImageUpdateTask updater: stages the image, reboots into it, verifies it (InfraMachine image).',
+  simulatesNode: true,
+  generic: false,
   rbac: [
     { apiGroups: ['samples.inplace.cluster.x-k8s.io'], resources: ['osimageupdatetasks'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['samples.inplace.cluster.x-k8s.io'], resources: ['osimageupdatetasks/status'], verbs: ['get', 'patch', 'update'] },

@@ -1,14 +1,16 @@
 // The reference sample updater as a runnable unit (see updater.ts).
-import type { SampleUpdater } from '../types.js';
+import { servedNamesProblem, type SampleUpdater } from '../types.js';
 import { referenceUpdater } from './updater.js';
 
 export { referenceUpdater, readParameters, DEFAULT_DURATION_SECONDS } from './updater.js';
 
-/** The reference updater: generic UpdaterUpdateTask, every updater name unless narrowed. */
+/** The reference updater: generic UpdaterUpdateTask, only the updater names it is given (or every name with catchAll). */
 export const reference: SampleUpdater = {
   name: 'reference',
   description:
     'Generic UpdaterUpdateTask updater: simulated duration (parameters.durationSeconds) and failure injection (parameters.failWith).',
+  simulatesNode: false,
+  generic: true,
   rbac: [
     { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['updaterupdatetasks'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['updaterupdatetasks/status'], verbs: ['get', 'patch', 'update'] },
@@ -16,5 +18,9 @@ export const reference: SampleUpdater = {
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
   ],
   crds: [],
-  start: (opts) => referenceUpdater(opts.names).start(opts),
+  start: async (opts) => {
+    const problem = servedNamesProblem(opts);
+    if (problem) throw new Error(`reference updater: ${problem}`);
+    return referenceUpdater(opts.catchAll ? undefined : opts.names).start(opts);
+  },
 };

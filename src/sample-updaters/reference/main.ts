@@ -1,4 +1,4 @@
-// Entry point: `tsx src/sample-updaters/reference/main.ts [--kubeconfig FILE] [--namespace NS] [--names a,b] [--leader-elect]`.
+// Entry point: `tsx src/sample-updaters/reference/main.ts (--names a,b | --catch-all) [--kubeconfig FILE] [--namespace NS] [--leader-elect]`.
 import { reference } from './index.js';
 import { runSampleMain } from '../main-helper.js';
 
