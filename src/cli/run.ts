@@ -86,11 +86,8 @@ ${KUBE_OPTIONS_HELP}`,
     concurrency: { type: 'string' },
     'write-policy': { type: 'string' },
     'finished-plans-per-cluster': { type: 'string' },
-<<<<<<< HEAD
     'prune-finished-plans': { type: 'boolean' },
-=======
     'unreported-task-timeout': { type: 'string' },
->>>>>>> wip/safe-updaters
     'extension-port': { type: 'string' },
     'cert-dir': { type: 'string' },
   },
@@ -127,13 +124,11 @@ ${KUBE_OPTIONS_HELP}`,
       throw new UsageError(
         `--finished-plans-per-cluster applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
       );
-<<<<<<< HEAD
     const pruneFinishedPlans = flag(args, 'prune-finished-plans');
     if (pruneFinishedPlans && !names.includes('plan-controller'))
       throw new UsageError(
         `--prune-finished-plans applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
       );
-=======
     const unreported = str(args, 'unreported-task-timeout');
     let unreportedTaskMs: number | undefined;
     if (unreported !== undefined) {
@@ -149,7 +144,6 @@ ${KUBE_OPTIONS_HELP}`,
           `--unreported-task-timeout applies to machine-task-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
         );
     }
->>>>>>> wip/safe-updaters
     const extensionPort = portOption(args, 'extension-port');
     const certDir = str(args, 'cert-dir');
     if ((extensionPort !== undefined || certDir !== undefined) && !names.includes('runtime-extension'))
@@ -167,11 +161,8 @@ ${KUBE_OPTIONS_HELP}`,
           ...(concurrency !== undefined ? { concurrency } : {}),
           ...(writePolicy ? { writePolicy } : {}),
           ...(finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster } : {}),
-<<<<<<< HEAD
           ...(pruneFinishedPlans ? { pruneFinishedPlans } : {}),
-=======
           ...(unreportedTaskMs !== undefined ? { unreportedTaskMs } : {}),
->>>>>>> wip/safe-updaters
           ...(extensionPort !== undefined ? { extensionPort } : {}),
           ...(certDir !== undefined ? { certDir } : {}),
           ...(str(args, 'bind-address') ? { bindAddress: str(args, 'bind-address') } : {}),
