@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import * as api from '../../src/api/index.js';
@@ -14,17 +14,29 @@ import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { COMPONENTS } from '../../src/components.js';
 import { runtimeRbac } from '../../src/runtime/rbac.js';
 import { App, Chart } from 'cdk8s';
-import { addWorkload } from '../../cdk8s/charts.js';
-import { DEFAULT_IMAGE, PROJECT_ROOT, componentWorkloads, imageWarning, synthesize } from '../../cdk8s/synth.js';
+import { addWorkload, callerNamespaces } from '../../cdk8s/charts.js';
+import {
+  DEFAULT_IMAGE,
+  DEFAULTS,
+  PROJECT_ROOT,
+  SAMPLES_FILE,
+  SAMPLE_GENERIC_UPDATER_NAMES,
+  componentWorkloads,
+  imageWarning,
+  sampleUpdaterWorkloads,
+  synthesize,
+} from '../../cdk8s/synth.js';
 import { allows, ruleProblems } from '../../cdk8s/rbac.js';
 import { docsOf, effectiveRules, type K8sDoc } from './manifests.js';
 
 const SNAPSHOTS = join(PROJECT_ROOT, 'test', 'cli', '__snapshots__');
+/** The runtime extension as the tests deploy it: callers in Cluster API's usual namespaces. */
+const EXT = { callerNamespaceSelector: callerNamespaces(['capi-system', 'capi-kubeadm-control-plane-system']) };
 const files = synthesize({
   image: 'registry.example.com/inplace-capi:test',
   namespace: 'inplace-system',
-  updaters: Object.values(sampleUpdaters),
-  runtimeExtension: {},
+  updaters: sampleUpdaterWorkloads(),
+  runtimeExtension: EXT,
 });
 const docs = docsOf(files);
 const byKind = (kind: string): K8sDoc[] => docs.filter((d) => d.kind === kind);
@@ -67,7 +79,7 @@ describe('cdk8s synthesis', () => {
       it(`${f.name} matches test/cli/__snapshots__/${f.name} (UPDATE_SNAPSHOTS=1 rewrites it)`, () => {
         const p = join(SNAPSHOTS, f.name);
         if (process.env.UPDATE_SNAPSHOTS === '1') {
-          mkdirSync(SNAPSHOTS, { recursive: true });
+          mkdirSync(dirname(p), { recursive: true });
           writeFileSync(p, f.content);
         }
         expect(existsSync(p), `no snapshot ${p}; run UPDATE_SNAPSHOTS=1 npx mocha test/cli/synth.test.ts and review the diff`).to.equal(
@@ -81,12 +93,15 @@ describe('cdk8s synthesis', () => {
     }
     it('has no stale snapshot files', () => {
       const names = new Set(files.map((f) => f.name));
-      expect(readdirSync(SNAPSHOTS).filter((n) => n.endsWith('.yaml') && !names.has(n))).to.deep.equal([]);
+      expect(
+        readdirSync(SNAPSHOTS, { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith('.yaml') && !names.has(n)),
+      ).to.deep.equal([]);
     });
   });
 
-  it('writes the files in apply order: CRDs, platform, sample updaters', () => {
-    expect(files.map((f) => f.name)).to.deep.equal(['00-crds.yaml', '10-platform.yaml', '20-sample-updaters.yaml']);
+  it('writes the files in apply order: CRDs, platform, and the opt-in samples in a directory of their own', () => {
+    expect(files.map((f) => f.name)).to.deep.equal(['00-crds.yaml', '10-platform.yaml', 'samples/20-sample-updaters.yaml']);
+    expect(SAMPLES_FILE).to.equal('samples/20-sample-updaters.yaml');
   });
 
   it('includes every CRD of crds/ verbatim', () => {
@@ -98,7 +113,7 @@ describe('cdk8s synthesis', () => {
   });
 
   it('puts the sample updaters CRDs in the optional chart', () => {
-    const names = docsOf(files.filter((f) => f.name === '20-sample-updaters.yaml'))
+    const names = docsOf(files.filter((f) => f.name === SAMPLES_FILE))
       .filter((d) => d.kind === 'CustomResourceDefinition')
       .map((d) => d.metadata.name);
     expect(names).to.include.members([
@@ -422,7 +437,7 @@ describe('cdk8s synthesis', () => {
     });
 
     it("with the samples, their kinds are granted only by the samples chart (aggregated ClusterRoles), not by the components' own roles", () => {
-      const samplesFile = docsOf(files.filter((f) => f.name === '20-sample-updaters.yaml'));
+      const samplesFile = docsOf(files.filter((f) => f.name === SAMPLES_FILE));
       const platformFile = docsOf(files.filter((f) => f.name === '10-platform.yaml'));
       expect(platformFile.filter(mentionsSamples).map((d) => d.metadata.name)).to.deep.equal([]);
       expect(samplesFile.filter(mentionsSamples).length).to.be.greaterThan(0);
@@ -433,29 +448,74 @@ describe('cdk8s synthesis', () => {
         ).to.not.include(samplesGroup);
     });
 
-    it('`npm run synth -- --no-samples` writes no samples chart and no rule on the sample kinds', function () {
-      this.timeout(60_000);
+    it('`npm run synth` writes no samples and no rule on their kinds; `--samples` writes them apart, and the apply hint leaves them out', function () {
+      this.timeout(120_000);
       const out = mkdtempSync(join(tmpdir(), 'inplace-synth-'));
       try {
-        const r = spawnSync(
-          process.execPath,
-          [
-            '--import',
-            'tsx',
-            join(PROJECT_ROOT, 'cdk8s', 'main.ts'),
-            '--outdir',
-            out,
-            '--no-samples',
-            '--image',
-            'ghcr.io/example/inplace-capi:0.1.0',
-          ],
-          { encoding: 'utf8' },
-        );
-        expect(r.status, r.stderr).to.equal(0);
+        const run = (args: string[]): ReturnType<typeof spawnSync> =>
+          spawnSync(
+            process.execPath,
+            [
+              '--import',
+              'tsx',
+              join(PROJECT_ROOT, 'cdk8s', 'main.ts'),
+              '--outdir',
+              out,
+              '--image',
+              'ghcr.io/example/inplace-capi:0.1.0',
+              ...args,
+            ],
+            { encoding: 'utf8' },
+          );
+        // A samples file an earlier version wrote next to the platform would be applied by `kubectl apply -f DIR/`.
+        writeFileSync(join(out, '20-sample-updaters.yaml'), 'stale');
+        const plain = run([]);
+        expect(plain.status, String(plain.stderr)).to.equal(0);
         expect(readdirSync(out).sort()).to.deep.equal(['00-crds.yaml', '10-platform.yaml']);
         expect(readFileSync(join(out, '10-platform.yaml'), 'utf8')).to.not.include(samplesGroup);
+        expect(String(plain.stdout)).to.match(/removed .*20-sample-updaters\.yaml/);
+
+        const withSamples = run(['--samples']);
+        expect(withSamples.status, String(withSamples.stderr)).to.equal(0);
+        expect(readdirSync(out).sort()).to.deep.equal(['00-crds.yaml', '10-platform.yaml', 'samples']);
+        expect(readdirSync(join(out, 'samples'))).to.deep.equal(['20-sample-updaters.yaml']);
+        const hint = String(withSamples.stdout);
+        // The platform's apply line (not recursive) does not reach samples/; the samples line says what they are.
+        const applyLine = hint.split('\n').find((l) => l.startsWith('apply with:'))!;
+        expect(applyLine.endsWith(`${basename(out)}/`), applyLine).to.equal(true);
+        expect(hint).to.match(/samples \(not for production.*\): kubectl apply --server-side -f .*\/samples\//);
+        const samples = docsOf([{ name: 's', content: readFileSync(join(out, SAMPLES_FILE), 'utf8') }]);
+        expect(samples.filter(mentionsSamples).length).to.be.greaterThan(0);
+
+        // Synthesizing again without --samples removes the samples file it wrote before.
+        expect(run([]).status).to.equal(0);
+        expect(existsSync(join(out, SAMPLES_FILE))).to.equal(false);
+        expect(run(['--samples', '--no-samples']).status).to.equal(2);
       } finally {
         rmSync(out, { recursive: true, force: true });
+      }
+    });
+
+    it('runs the generic sample updater with --names, exactly the generic updaters of examples/plan.yaml (never a catch-all)', () => {
+      const plan = parseAllDocuments(readFileSync(join(PROJECT_ROOT, 'examples', 'plan.yaml'), 'utf8'))
+        .map(
+          (d) =>
+            d.toJSON() as {
+              kind?: string;
+              spec?: { controlPlane?: { updaters?: { name: string; updaterUpdateTemplateRef?: unknown }[] } };
+            },
+        )
+        .find((d) => d?.kind === 'InPlaceUpdatePlan')!;
+      const generic = (plan.spec?.controlPlane?.updaters ?? []).filter((u) => !u.updaterUpdateTemplateRef).map((u) => u.name);
+      expect(generic.length).to.be.greaterThan(0);
+      expect([...SAMPLE_GENERIC_UPDATER_NAMES]).to.deep.equal(generic);
+      for (const d of byKind('Deployment').filter((x) => x.metadata.name.startsWith('inplace-updater-'))) {
+        const args = podOf(d).containers[0]!.args ?? [];
+        if (d.metadata.name === 'inplace-updater-reference')
+          expect(args.slice(0, 4)).to.deep.equal(['updater', 'reference', '--names', generic.join(',')]);
+        else expect(args, d.metadata.name).to.not.include('--names');
+        expect(args, d.metadata.name).to.not.include('--catch-all');
+        expect(args, d.metadata.name).to.not.include('--allow-real-cluster');
       }
     });
   });
@@ -509,7 +569,7 @@ describe('cdk8s synthesis', () => {
         image: 'registry.example.com/inplace-capi:test',
         replicas: 2,
         instance: 'fleet-a',
-        updaters: Object.values(sampleUpdaters),
+        updaters: sampleUpdaterWorkloads(),
       }),
     );
     const deploymentsOf = (ds: readonly K8sDoc[]): K8sDoc[] => ds.filter((d) => d.kind === 'Deployment');
@@ -549,9 +609,10 @@ describe('cdk8s synthesis', () => {
         instance: 'inplace-capi',
         priorityClassName: '',
         apiServer: { ports: [6443], cidrs: [] },
+        resources: DEFAULTS.resources,
         root: PROJECT_ROOT,
       };
-      addWorkload(chart, spec, 'controller', o);
+      addWorkload(chart, { workload: spec, role: 'controller', deployment: o });
       const moved = chart.toJson().find((d: K8sDoc) => d.kind === 'Deployment') as K8sDoc;
       const original = byKind('Deployment').find((d) => d.metadata.name === 'inplace-plan-controller')!;
       expect(specOf(moved).selector).to.deep.equal(specOf(original).selector);
@@ -727,17 +788,24 @@ describe('cdk8s synthesis', () => {
       expect((ec['spec'] as { clientConfig: unknown }).clientConfig).to.deep.equal({ service: { name: ext, namespace: NS, port: 443 } });
     });
 
-    it('lets callers reach 9443 through a NetworkPolicy over its pods only (none with --no-network-policy)', () => {
+    it("lets only the callers' namespaces reach 9443, through a NetworkPolicy over its pods only (none with --no-network-policy)", () => {
       const spec = named('NetworkPolicy', ext)!['spec'] as { podSelector: unknown; ingress: { ports: unknown[] }[]; policyTypes: string[] };
       expect(spec.podSelector).to.deep.equal({ matchLabels: labels });
       expect(spec.policyTypes).to.deep.equal(['Ingress']);
-      expect(spec.ingress).to.deep.equal([{ ports: [{ protocol: 'TCP', port: 9443 }] }]);
+      expect(spec.ingress).to.deep.equal([
+        { from: [{ namespaceSelector: EXT.callerNamespaceSelector }], ports: [{ protocol: 'TCP', port: 9443 }] },
+      ]);
+      // Never open to every namespace by default: without the callers' namespaces synthesis refuses, naming the flag.
+      expect(() => synthesize({ runtimeExtension: {} })).to.throw(/--runtime-extension-caller-namespace/);
+      expect(() => synthesize({ runtimeExtension: { secretName: 'my-tls' } })).to.throw(/callerNamespaceSelector/);
       const none = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test', runtimeExtension: {}, noNetworkPolicy: true }));
       expect(none.filter((d) => d.kind === 'NetworkPolicy')).to.deep.equal([]);
     });
 
     it('with a Secret of your own: no cert-manager objects, that Secret mounted and named in the annotation', () => {
-      const own = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test', runtimeExtension: { secretName: 'my-tls' } }));
+      const own = docsOf(
+        synthesize({ image: 'registry.example.com/inplace-capi:test', runtimeExtension: { ...EXT, secretName: 'my-tls' } }),
+      );
       expect(own.filter((d) => ['Certificate', 'Issuer'].includes(d.kind))).to.deep.equal([]);
       const pod = podOf(own.find((d) => d.kind === 'Deployment' && d.metadata.name === ext)!);
       expect(pod.volumes?.map((v) => v['secret']).filter(Boolean)).to.deep.equal([{ secretName: 'my-tls' }]);
@@ -752,24 +820,34 @@ describe('cdk8s synthesis', () => {
       for (const v of ['get', 'list', 'watch']) expect(allows(rules, v, '', 'secrets'), `${v} secrets`).to.equal(false);
     });
 
-    it('`npm run synth -- --runtime-extension` writes it; without the flag it is left out', function () {
+    it('`npm run synth -- --runtime-extension --runtime-extension-caller-namespace NS` writes it; without the callers it refuses', function () {
       this.timeout(120_000);
       const out = mkdtempSync(join(tmpdir(), 'synth-ext-'));
       try {
-        const run = (args: string[]): string => {
-          const r = spawnSync(
-            'npx',
-            ['tsx', 'cdk8s/main.ts', '--image', 'registry.example.com/x:1', '--no-samples', '--outdir', out, ...args],
+        const run = (args: string[]): ReturnType<typeof spawnSync> =>
+          spawnSync(
+            process.execPath,
+            ['--import', 'tsx', 'cdk8s/main.ts', '--image', 'registry.example.com/x:1', '--outdir', out, ...args],
             {
               cwd: PROJECT_ROOT,
               encoding: 'utf8',
             },
           );
-          expect(r.status, r.stderr).to.equal(0);
-          return readFileSync(join(out, '10-platform.yaml'), 'utf8');
-        };
-        expect(run(['--runtime-extension'])).to.include('kind: ExtensionConfig');
-        expect(run([])).to.not.include('kind: ExtensionConfig');
+        const ok = run(['--runtime-extension', '--runtime-extension-caller-namespace', 'capi-system']);
+        expect(ok.status, String(ok.stderr)).to.equal(0);
+        const platform = docsOf([{ name: 'p', content: readFileSync(join(out, '10-platform.yaml'), 'utf8') }]);
+        expect(platform.map((d) => d.kind)).to.include('ExtensionConfig');
+        const np = platform.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === ext)!;
+        expect((np['spec'] as { ingress: { from: unknown }[] }).ingress[0]!.from).to.deep.equal([
+          { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['capi-system'] }] } },
+        ]);
+        const refused = run(['--runtime-extension']);
+        expect(refused.status).to.equal(2);
+        expect(String(refused.stderr))
+          .to.match(/--runtime-extension-caller-namespace/)
+          .and.match(/--no-network-policy/);
+        expect(run(['--runtime-extension', '--no-network-policy']).status).to.equal(0);
+        expect(readFileSync(join(out, '10-platform.yaml'), 'utf8')).to.include('kind: ExtensionConfig');
       } finally {
         rmSync(out, { recursive: true, force: true });
       }
