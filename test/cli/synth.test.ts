@@ -12,7 +12,8 @@ import * as api from '../../src/api/index.js';
 import type { ResourceType } from '../../src/api/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { COMPONENTS } from '../../src/components.js';
-import { runtimeRbac } from '../../src/runtime/rbac.js';
+import { isClusterScoped, runtimeRbac } from '../../src/runtime/rbac.js';
+import { allowed, grantsOf, type Doc } from '../security/rbac.js';
 import { App, Chart } from 'cdk8s';
 import { addWorkload, callerNamespaces } from '../../cdk8s/charts.js';
 import {
@@ -851,6 +852,148 @@ describe('cdk8s synthesis', () => {
       } finally {
         rmSync(out, { recursive: true, force: true });
       }
+    });
+  });
+
+  describe('provider template kinds come with the machine kinds', () => {
+    it('a Metal3-style provider synth grants the template kind the plan controller clones (and deletes once unreferenced)', () => {
+      const metal3 = docsOf(
+        synthesize({
+          providers: [{ role: 'InfraMachine', apiGroup: 'infrastructure.cluster.x-k8s.io', resource: 'metal3machines' }],
+        }),
+      );
+      const plan = effectiveRules(metal3, 'plan-controller');
+      for (const verb of ['get', 'list', 'create', 'delete'])
+        expect(allows(plan, verb, 'infrastructure.cluster.x-k8s.io', 'metal3machinetemplates'), verb).to.equal(true);
+      expect(allows(plan, 'patch', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(true);
+      // The machine task controller commits to the machine kind only; templates are the plan controller's.
+      expect(
+        allows(effectiveRules(metal3, 'machine-task-controller'), 'get', 'infrastructure.cluster.x-k8s.io', 'metal3machinetemplates'),
+      ).to.equal(false);
+    });
+
+    it('keeps a template kind named explicitly, and refuses a machine kind whose template cannot be derived, naming the entry to add', () => {
+      const named = docsOf(
+        synthesize({
+          providers: [
+            { role: 'BootstrapConfig', apiGroup: 'bootstrap.example.io', resource: 'talosconfigs' },
+            { role: 'BootstrapConfigTemplate', apiGroup: 'bootstrap.example.io', resource: 'taloscfgtemplates' },
+          ],
+        }),
+      );
+      const plan = effectiveRules(named, 'plan-controller');
+      expect(allows(plan, 'create', 'bootstrap.example.io', 'taloscfgtemplates')).to.equal(true);
+      expect(allows(plan, 'create', 'bootstrap.example.io', 'talosconfigtemplates')).to.equal(false);
+      expect(() =>
+        synthesize({ providers: [{ role: 'InfraMachine', apiGroup: 'infrastructure.example.io', resource: 'fleet' }] }),
+      ).to.throw(/InfraMachineTemplate=<plural>\.infrastructure\.example\.io/);
+    });
+  });
+
+  describe('resources fit single-threaded Node processes', () => {
+    const containers = (d: K8sDoc[]): (Container & { env?: { name: string; value?: string }[] })[] =>
+      d.filter((x) => x.kind === 'Deployment').flatMap((x) => podOf(x).containers);
+
+    it('by default: no CPU limit below one core, a modest request, and a V8 heap at 75 % of the memory limit', () => {
+      const all = containers(docs);
+      expect(all.length).to.be.greaterThan(0);
+      for (const c of all) {
+        expect(c.resources?.limits?.['cpu']).to.equal('1000m');
+        expect(c.resources?.requests).to.deep.equal({ cpu: '100m', memory: '256Mi' });
+        expect(c.resources?.limits?.['memory']).to.equal('512Mi');
+        expect(c.env?.find((e) => e.name === 'NODE_OPTIONS')?.value).to.equal('--max-old-space-size=384');
+      }
+    });
+
+    it('takes other values, sizes the heap from the limit, and refuses inconsistent ones', () => {
+      const tuned = containers(
+        docsOf(synthesize({ resources: { cpuLimitMillis: 0, cpuRequestMillis: 250, memoryLimitMiB: 1024, memoryRequestMiB: 512 } })),
+      );
+      for (const c of tuned) {
+        expect(c.resources?.limits).to.deep.equal({ memory: '1024Mi' });
+        expect(c.resources?.requests).to.deep.equal({ cpu: '250m', memory: '512Mi' });
+        expect(c.env?.find((e) => e.name === 'NODE_OPTIONS')?.value).to.equal('--max-old-space-size=768');
+      }
+      expect(() => synthesize({ resources: { cpuRequestMillis: 2000 } })).to.throw(/CPU limit \(1000m\) is below the request/);
+      expect(() => synthesize({ resources: { memoryLimitMiB: 64 } })).to.throw(/at least 128Mi/);
+      expect(() => synthesize({ resources: { memoryRequestMiB: 1024 } })).to.throw(/between 1Mi and the limit/);
+    });
+  });
+
+  describe('images by digest', () => {
+    const digest = `ghcr.io/example/inplace-capi@sha256:${'a1'.repeat(32)}`;
+    it('runs every container from the digest as given, without a warning; refuses a malformed digest', () => {
+      const d = docsOf(synthesize({ image: digest, updaters: sampleUpdaterWorkloads() }));
+      const images = d.filter((x) => x.kind === 'Deployment').map((x) => (podOf(x).containers[0] as { image?: string }).image);
+      expect(new Set(images)).to.deep.equal(new Set([digest]));
+      expect(imageWarning(digest)).to.equal(undefined);
+      expect(imageWarning(`ghcr.io/example/inplace-capi:0.1.0@sha256:${'0'.repeat(64)}`)).to.equal(undefined);
+      expect(() => synthesize({ image: 'ghcr.io/example/inplace-capi@sha256:abc' })).to.throw(/64 lowercase hex digits/);
+      expect(() => synthesize({ image: 'ghcr.io/example/inplace-capi@md5:' + '0'.repeat(32) })).to.throw(/sha256/);
+    });
+  });
+
+  describe('namespace-scoped mode (--namespace-scoped NS)', () => {
+    const NS = 'fleet-a';
+    const scoped = docsOf(
+      synthesize({ watchNamespace: NS, updaters: sampleUpdaterWorkloads(), runtimeExtension: EXT, image: 'x.io/inplace-capi:1' }),
+    );
+    const rulesOf = (d: K8sDoc): { apiGroups: string[]; resources: string[] }[] =>
+      (d['rules'] as { apiGroups: string[]; resources: string[] }[] | undefined) ?? [];
+
+    it('runs every component and updater with --namespace NS (their informers list and watch that namespace only)', () => {
+      for (const d of scoped.filter((x) => x.kind === 'Deployment')) {
+        const args = podOf(d).containers[0]!.args ?? [];
+        expect(args[args.indexOf('--namespace') + 1], d.metadata.name).to.equal(NS);
+      }
+    });
+
+    it('grants namespaced kinds with Roles in NS only; ClusterRoles hold cluster-scoped kinds alone and aggregate nothing', () => {
+      const clusterRoles = scoped.filter((d) => d.kind === 'ClusterRole');
+      for (const r of clusterRoles) {
+        expect(r['aggregationRule'], r.metadata.name).to.equal(undefined);
+        for (const rule of rulesOf(r))
+          for (const res of rule.resources ?? [])
+            expect(
+              isClusterScoped(rule.apiGroups[0]!, res) || r.metadata.name === 'inplace-metrics-reader',
+              `${r.metadata.name}: ${res}`,
+            ).to.equal(true);
+      }
+      const roles = scoped.filter((d) => d.kind === 'Role' && !d.metadata.name.endsWith('-leader-election'));
+      expect(roles.map((r) => r.metadata.namespace)).to.satisfy((ns: string[]) => ns.length > 0 && ns.every((n) => n === NS));
+      for (const b of scoped.filter((d) => d.kind === 'ClusterRoleBinding')) {
+        const ref = b['roleRef'] as { name: string };
+        expect(clusterRoles.some((r) => r.metadata.name === ref.name)).to.equal(true);
+      }
+    });
+
+    it("gives each component in NS what it has cluster-wide in the default mode, and the sample kinds to the platform's controllers", () => {
+      for (const c of COMPONENTS) {
+        const grants = grantsOf(scoped as Doc[], 'inplace-system', `inplace-${c.name}`);
+        for (const r of c.rbac)
+          for (const g of r.apiGroups)
+            for (const res of r.resources)
+              for (const v of r.verbs) {
+                const where = isClusterScoped(g, res) ? undefined : res === 'leases' ? 'inplace-system' : NS;
+                expect(allowed(grants, v, g, res, where), `${c.name}: ${v} ${res}.${g} in ${where ?? 'the cluster'}`).to.equal(true);
+                if (where === NS) expect(allowed(grants, v, g, res, 'fleet-b'), `${c.name}: ${v} ${res}.${g} in fleet-b`).to.equal(false);
+              }
+      }
+      const mtc = grantsOf(scoped as Doc[], 'inplace-system', 'inplace-machine-task-controller');
+      expect(allowed(mtc, 'create', 'samples.inplace.cluster.x-k8s.io', 'osimageupdatetasks', NS)).to.equal(true);
+      expect(allowed(mtc, 'create', 'samples.inplace.cluster.x-k8s.io', 'osimageupdatetasks', 'fleet-b')).to.equal(false);
+    });
+
+    it('registers the runtime extension for NS only', () => {
+      const ec = scoped.find((d) => d.kind === 'ExtensionConfig')!;
+      expect((ec['spec'] as { namespaceSelector: unknown }).namespaceSelector).to.deep.equal({
+        matchLabels: { 'kubernetes.io/metadata.name': NS },
+      });
+    });
+
+    it('leaves the default (cluster-scoped) manifests without --namespace and with the runtime extension for every namespace', () => {
+      for (const d of byKind('Deployment')) expect(podOf(d).containers[0]!.args, d.metadata.name).to.not.include('--namespace');
+      expect((byKind('ExtensionConfig')[0]!['spec'] as { namespaceSelector: unknown }).namespaceSelector).to.deep.equal({});
     });
   });
 
