@@ -16,6 +16,7 @@ import { isClusterScoped, runtimeRbac } from '../../src/runtime/rbac.js';
 import { allowed, grantsOf, type Doc } from '../security/rbac.js';
 import { App, Chart } from 'cdk8s';
 import { addWorkload, callerNamespaces } from '../../cdk8s/charts.js';
+import { providerGrantTable } from '../../cdk8s/docs.js';
 import {
   DEFAULT_IMAGE,
   DEFAULTS,
@@ -888,6 +889,17 @@ describe('cdk8s synthesis', () => {
         synthesize({ providers: [{ role: 'InfraMachine', apiGroup: 'infrastructure.example.io', resource: 'fleet' }] }),
       ).to.throw(/InfraMachineTemplate=<plural>\.infrastructure\.example\.io/);
     });
+  });
+
+  it("docs/operations.md's provider grant table is providerGrantTable() (generated from each component's PROVIDER_VERBS)", () => {
+    const path = join(PROJECT_ROOT, 'docs', 'operations.md');
+    const doc = readFileSync(path, 'utf8');
+    const m = /(<!-- provider-grants:[^\n]*-->\n)([\s\S]*?)\n(<!-- \/provider-grants -->)/.exec(doc);
+    expect(m, 'the provider-grants markers are missing from docs/operations.md').to.not.equal(null);
+    const want = providerGrantTable();
+    if (process.env.UPDATE_DOCS === '1') writeFileSync(path, doc.replace(m![0], `${m![1]}${want}\n${m![3]}`));
+    else expect(m![2], 'stale provider grant table; rerun with UPDATE_DOCS=1').to.equal(want);
+    expect(want).to.not.include('(none)');
   });
 
   describe('resources fit single-threaded Node processes', () => {
