@@ -72,4 +72,59 @@ describe('README numbers come from the code', () => {
     expect(numbers(/updated by (\d+) updater\(s\)/)[0]).to.equal(updaters);
     expect(numbers(/ControlPlane cluster1-cp +\[[^\]]*\] \d+\/(\d+) updated/)).to.deep.equal([cp]);
   });
+
+  it('"Node.js ≥ X" is package.json\'s engines, and every locked package accepts that Node (no EBADENGINE on npm ci)', () => {
+    const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
+    const min = /^>=(\d+\.\d+\.\d+)$/.exec(pkg.engines.node)?.[1];
+    expect(min, pkg.engines.node).to.be.a('string');
+    expect(README).to.include(`Node.js ≥ ${min!.replace(/\.0$/, '')}`);
+    const lock = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { engines?: { node?: string } | string[]; dev?: boolean }>;
+    };
+    const refusing = Object.entries(lock.packages)
+      .map(([name, p]) => [name, Array.isArray(p.engines) ? undefined : p.engines?.node] as const)
+      .filter((e): e is readonly [string, string] => typeof e[1] === 'string' && !satisfies(min!, e[1]))
+      .map(([name, range]) => `${name}: node ${range}`);
+    expect(refusing).to.deep.equal([]);
+    // The evaluator itself: it must be able to say no.
+    expect(satisfies('20.19.0', '>=22')).to.equal(false);
+    expect(satisfies('20.19.0', '^20.19.0 || ^22.13.0 || >=24')).to.equal(true);
+    expect(satisfies('20.19.0', '^20.20.0 || >=22')).to.equal(false);
+  });
 });
+
+/** A version as [major, minor, patch]. */
+const parts = (v: string): number[] => v.split('.').map((x) => Number(x));
+const cmp = (a: number[], b: number[]): number => a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!;
+
+/**
+ * Whether `version` (x.y.z) satisfies an npm engines range: `||` of space-separated comparators (>=, >, <=, <, ^, ~,
+ * =, a bare or x-range version such as `20`, `4.x`, `*`). Throws on a form it does not know, so nothing passes unread.
+ */
+function satisfies(version: string, range: string): boolean {
+  const v = parts(version);
+  return range.split('||').some((alt) =>
+    alt
+      .replace(/(>=|<=|>|<|=|\^|~)\s+/g, '$1')
+      .trim()
+      .split(/\s+/)
+      .every((c) => {
+        if (c === '*' || c === '') return true;
+        const m = /^(>=|<=|>|<|=|\^|~)?v?(\d+)(?:\.(\d+|x))?(?:\.(\d+|x))?$/.exec(c);
+        if (!m) throw new Error(`engines range "${range}": cannot read "${c}"`);
+        const [, op = '', major, minor, patch] = m;
+        const lo = [Number(major), minor && minor !== 'x' ? Number(minor) : 0, patch && patch !== 'x' ? Number(patch) : 0];
+        const partial = !minor || minor === 'x' ? 0 : !patch || patch === 'x' ? 1 : 2;
+        if (op === '>=') return cmp(v, lo) >= 0;
+        if (op === '>') return cmp(v, lo) > 0;
+        if (op === '<') return cmp(v, lo) < 0;
+        if (op === '<=') return cmp(v, lo) <= 0;
+        // ^X.Y.Z: up to the next major; ~ and x-ranges (20, 4.x, 1.2): up to the next major, or minor when given.
+        const nextMajor = [lo[0]! + 1, 0, 0];
+        const nextMinor = [lo[0]!, lo[1]! + 1, 0];
+        const hi = op === '^' || partial === 0 ? nextMajor : op === '~' || partial === 1 ? nextMinor : lo;
+        if ((op === '' || op === '=') && partial === 2) return cmp(v, lo) === 0;
+        return cmp(v, lo) >= 0 && cmp(v, hi) < 0;
+      }),
+  );
+}
