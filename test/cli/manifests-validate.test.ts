@@ -14,7 +14,7 @@ const IMAGE = 'registry.example.com/inplace-capi:test';
 const CALLERS = { callerNamespaceSelector: callerNamespaces(['capi-system', 'capi-kubeadm-control-plane-system']) };
 const variants: Record<string, SynthOptions> = {
   'the defaults with the sample updaters': { image: IMAGE, updaters: sampleUpdaterWorkloads() },
-  '--no-samples': { image: IMAGE },
+  'the defaults (no samples)': { image: IMAGE },
   '3 replicas, a write policy, API server CIDRs, another instance and priority class': {
     image: IMAGE,
     replicas: 3,

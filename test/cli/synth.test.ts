@@ -1,5 +1,5 @@
 // The cdk8s synthesis: snapshot of the YAML, CRDs included verbatim, Pod Security "restricted", least-privilege RBAC
-// that covers what each component's code refers to and follows what is deployed (--no-samples), stable selectors,
+// that covers what each component's code refers to and follows what is deployed (samples only with --samples), stable selectors,
 // disruption budgets, spread, priority, NetworkPolicy, and the warning for an image no cluster can pull.
 // (Schema validation of every object: manifests-validate.test.ts.)
 import { spawnSync } from 'node:child_process';
@@ -387,11 +387,9 @@ describe('cdk8s synthesis', () => {
         const out = mkdtempSync(join(tmpdir(), 'inplace-synth-'));
         try {
           const run = (args: string[]) =>
-            spawnSync(
-              process.execPath,
-              ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, '--no-samples', ...args],
-              { encoding: 'utf8' },
-            );
+            spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, ...args], {
+              encoding: 'utf8',
+            });
           const ok = run(['--no-default-providers', '--provider', 'InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io']);
           expect(ok.status, ok.stderr).to.equal(0);
           const synthesized = docsOf([{ name: '10-platform.yaml', content: readFileSync(join(out, '10-platform.yaml'), 'utf8') }]);
@@ -428,7 +426,7 @@ describe('cdk8s synthesis', () => {
     const mentionsSamples = (d: K8sDoc): boolean =>
       ((d['rules'] as { apiGroups?: string[] }[] | undefined) ?? []).some((r) => r.apiGroups?.includes(samplesGroup));
 
-    it("--no-samples grants no rule on the sample updaters' kinds, to any component", () => {
+    it("without samples no rule on the sample updaters' kinds is granted, to any component", () => {
       const noSamples = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test' }));
       expect(noSamples.filter(mentionsSamples).map((d) => d.metadata.name)).to.deep.equal([]);
       for (const c of COMPONENTS)
@@ -544,11 +542,10 @@ describe('cdk8s synthesis', () => {
         const env = { ...process.env };
         delete env['INPLACE_IMAGE'];
         const run = (args: string[]) =>
-          spawnSync(
-            process.execPath,
-            ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, '--no-samples', ...args],
-            { encoding: 'utf8', env },
-          );
+          spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, ...args], {
+            encoding: 'utf8',
+            env,
+          });
         const dflt = run([]);
         expect(dflt.status, dflt.stderr).to.equal(0);
         expect(dflt.stderr).to.match(
