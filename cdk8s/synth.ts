@@ -207,3 +207,32 @@ export function writeManifests(files: readonly ManifestFile[], outdir: string): 
     return p;
   });
 }
+
+/** A CPU quantity (`250m`, `1`, `1.5`) in millicores; `none` (limits only) is 0. Throws with the accepted forms. */
+export function cpuMillis(flag: string, text: string, allowNone: boolean): number {
+  if (allowNone && text === 'none') return 0;
+  const m = /^([0-9]+)m$/.exec(text);
+  const millis = m ? Number(m[1]) : /^[0-9]+(\.[0-9]{1,3})?$/.test(text) ? Math.round(Number(text) * 1000) : NaN;
+  if (!Number.isSafeInteger(millis) || millis < 1)
+    throw new Error(`${flag} must be a CPU quantity such as 250m or 1${allowNone ? ', or none' : ''}, got "${text}"`);
+  return millis;
+}
+
+/** A memory quantity (`512Mi`, `1Gi`) in MiB. Throws with the accepted forms. */
+export function memoryMiB(flag: string, text: string): number {
+  const m = /^([0-9]+)(Mi|Gi)$/.exec(text);
+  const mib = m ? Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1) : NaN;
+  if (!Number.isSafeInteger(mib) || mib < 1) throw new Error(`${flag} must be a memory quantity such as 512Mi or 1Gi, got "${text}"`);
+  return mib;
+}
+
+/** The resources flags of `npm run synth` (`cpu-request`, `cpu-limit`, `memory-request`, `memory-limit`) as the `resources` prop; throws naming the flag. */
+export function parseResourceFlags(v: Readonly<Record<string, unknown>>): Partial<ContainerResources> {
+  const str = (k: string): string | undefined => (typeof v[k] === 'string' ? v[k] : undefined);
+  const out: { -readonly [K in keyof ContainerResources]?: number } = {};
+  if (str('cpu-request') !== undefined) out.cpuRequestMillis = cpuMillis('--cpu-request', str('cpu-request')!, false);
+  if (str('cpu-limit') !== undefined) out.cpuLimitMillis = cpuMillis('--cpu-limit', str('cpu-limit')!, true);
+  if (str('memory-request') !== undefined) out.memoryRequestMiB = memoryMiB('--memory-request', str('memory-request')!);
+  if (str('memory-limit') !== undefined) out.memoryLimitMiB = memoryMiB('--memory-limit', str('memory-limit')!);
+  return out;
+}

@@ -25,6 +25,7 @@ import {
   SAMPLE_GENERIC_UPDATER_NAMES,
   componentWorkloads,
   imageWarning,
+  parseResourceFlags,
   sampleUpdaterWorkloads,
   synthesize,
 } from '../../cdk8s/synth.js';
@@ -927,6 +928,56 @@ describe('cdk8s synthesis', () => {
       expect(() => synthesize({ resources: { memoryLimitMiB: 64 } })).to.throw(/at least 128Mi/);
       expect(() => synthesize({ resources: { memoryRequestMiB: 1024 } })).to.throw(/between 1Mi and the limit/);
     });
+  });
+
+  it('reads the resources flags as Kubernetes quantities and names the flag of a bad one', () => {
+    expect(
+      parseResourceFlags({ 'cpu-request': '250m', 'cpu-limit': '1.5', 'memory-request': '512Mi', 'memory-limit': '2Gi' }),
+    ).to.deep.equal({
+      cpuRequestMillis: 250,
+      cpuLimitMillis: 1500,
+      memoryRequestMiB: 512,
+      memoryLimitMiB: 2048,
+    });
+    expect(parseResourceFlags({ 'cpu-limit': 'none' })).to.deep.equal({ cpuLimitMillis: 0 });
+    expect(parseResourceFlags({})).to.deep.equal({});
+    expect(() => parseResourceFlags({ 'cpu-request': 'none' })).to.throw(/--cpu-request must be a CPU quantity/);
+    expect(() => parseResourceFlags({ 'memory-limit': '512M' })).to.throw(/--memory-limit must be a memory quantity such as 512Mi/);
+    expect(() => parseResourceFlags({ 'cpu-limit': '0m' })).to.throw(/--cpu-limit/);
+  });
+
+  it('`npm run synth -- --namespace-scoped NS --cpu-limit none --memory-limit 1Gi --image repo@sha256:…` writes those manifests; bad values exit 2', function () {
+    this.timeout(120_000);
+    const out = mkdtempSync(join(tmpdir(), 'inplace-synth-'));
+    const image = `ghcr.io/example/inplace-capi@sha256:${'b2'.repeat(32)}`;
+    try {
+      const run = (args: string[]): ReturnType<typeof spawnSync> =>
+        spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, ...args], {
+          encoding: 'utf8',
+        });
+      const ok = run(['--image', image, '--namespace-scoped', 'fleet-a', '--cpu-limit', 'none', '--memory-limit', '1Gi']);
+      expect(ok.status, String(ok.stderr)).to.equal(0);
+      expect(String(ok.stderr)).to.equal('');
+      const platform = docsOf([{ name: 'p', content: readFileSync(join(out, '10-platform.yaml'), 'utf8') }]);
+      const plan = platform.find((d) => d.kind === 'Deployment' && d.metadata.name === 'inplace-plan-controller')!;
+      const ctr = podOf(plan).containers[0]! as Container & { image: string; env: { name: string; value?: string }[] };
+      expect(ctr.image).to.equal(image);
+      expect(ctr.args).to.include.members(['--namespace', 'fleet-a']);
+      expect(ctr.resources?.limits).to.deep.equal({ memory: '1024Mi' });
+      expect(ctr.env.find((e) => e.name === 'NODE_OPTIONS')?.value).to.equal('--max-old-space-size=768');
+      expect(platform.filter((d) => d.kind === 'Role' && d.metadata.namespace === 'fleet-a').length).to.be.greaterThan(0);
+      for (const [args, message] of [
+        [['--namespace-scoped', 'Fleet_A'], /--namespace-scoped must be a namespace name/],
+        [['--image', 'ghcr.io/x/y@sha256:123'], /64 lowercase hex digits/],
+        [['--memory-limit', '64Mi'], /at least 128Mi/],
+      ] as const) {
+        const bad = run([...args]);
+        expect(bad.status, args.join(' ')).to.equal(2);
+        expect(String(bad.stderr)).to.match(message);
+      }
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 
   describe('images by digest', () => {
