@@ -21,6 +21,11 @@ import {
   type ManifestFile,
 } from './synth.js';
 
+/** The samples of their own task kinds: the node-simulating ones (the generic one simulates no node). */
+const SIMULATING = sampleUpdaterWorkloads()
+  .filter((u) => u.names === undefined)
+  .map((u) => u.name);
+
 const USAGE = `Usage: npm run synth -- --image REF [--namespace NS] [--namespace-scoped NS] [--replicas N] [--outdir DIR]
                          [--write-policy FILE] [--provider ROLE=plural.group]... [--no-default-providers]
                          [--instance NAME] [--priority-class NAME] [--api-server-port N]... [--api-server-cidr CIDR]...
@@ -65,8 +70,8 @@ Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, Netwo
                     serve the certificate of this kubernetes.io/tls Secret (yours, with ca.crt) instead of
                     cert-manager's; implies --runtime-extension
   --outdir DIR      output directory (default: dist/manifests)
-  --samples         also write the sample updaters (CRDs, Deployments, grants) to ${SAMPLES_FILE} under the output
-                    directory: samples, not products; the node-simulating ones (kubernetes-version, os-image) run only
+  --samples         also write the sample updaters (CRDs, Deployments, grants) to ${SAMPLES_FILE}
+                    under the output directory: samples, not products; the node-simulating ones (${SIMULATING.join(', ')}) run only
                     against the embedded API server of npm start (default: no samples)
   --write-policy FILE  the write policy (YAML, allow/deny per selectResource) as a ConfigMap passed to the
                     plan-controller and machine-task-controller (default: the built-in policy)

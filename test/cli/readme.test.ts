@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
-import { crdKinds } from '../../cdk8s/charts.js';
-import { PROJECT_ROOT } from '../../cdk8s/synth.js';
+import { crdKinds, heapSizeMiB } from '../../cdk8s/charts.js';
+import { DEFAULTS, PROJECT_ROOT } from '../../cdk8s/synth.js';
 import { COMPONENTS } from '../../src/components.js';
 import { DEMO, demoCrdFiles } from '../../src/cli/demo-platform.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
@@ -71,6 +71,17 @@ describe('README numbers come from the code', () => {
     expect(numbers(/ {2,}(\d+) tasks {2}avg/)).to.deep.equal(Array<number>(updaters).fill(machines));
     expect(numbers(/updated by (\d+) updater\(s\)/)[0]).to.equal(updaters);
     expect(numbers(/ControlPlane cluster1-cp +\[[^\]]*\] \d+\/(\d+) updated/)).to.deep.equal([cp]);
+  });
+
+  it('the default requests, limits and heap in the README and docs/operations.md are the synthesized defaults', () => {
+    const r = DEFAULTS.resources;
+    expect(r.cpuLimitMillis).to.equal(1000);
+    expect(numbers(/defaults: one core, (\d+)Mi with a \d+ MiB V8 heap/)).to.deep.equal([r.memoryLimitMiB]);
+    expect(numbers(/defaults: one core, \d+Mi with a (\d+) MiB V8 heap/)).to.deep.equal([heapSizeMiB(r.memoryLimitMiB)]);
+    const ops = readFileSync(join(PROJECT_ROOT, 'docs', 'operations.md'), 'utf8');
+    expect(ops).to.include(`| \`${r.cpuRequestMillis}m\`, \`${r.cpuLimitMillis}m\` |`);
+    expect(ops).to.include(`| \`${r.memoryRequestMiB}Mi\`, \`${r.memoryLimitMiB}Mi\` |`);
+    expect(ops).to.include(`--max-old-space-size=${heapSizeMiB(r.memoryLimitMiB)}\` by default`);
   });
 
   it('"Node.js ≥ X" is package.json\'s engines, and every locked package accepts that Node (no EBADENGINE on npm ci)', () => {
