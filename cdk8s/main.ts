@@ -71,8 +71,9 @@ Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, Netwo
                     cert-manager's; implies --runtime-extension
   --outdir DIR      output directory (default: dist/manifests)
   --samples         also write the sample updaters (CRDs, Deployments, grants) to ${SAMPLES_FILE}
-                    under the output directory: samples, not products; the node-simulating ones (${SIMULATING.join(', ')}) run only
-                    against the embedded API server of npm start (default: no samples)
+                    under the output directory: samples, not products; the node-simulating ones
+                    (${SIMULATING.join(', ')}) run only against the embedded API server of npm start
+                    (default: no samples)
   --write-policy FILE  the write policy (YAML, allow/deny per selectResource) as a ConfigMap passed to the
                     plan-controller and machine-task-controller (default: the built-in policy)
   --provider P      grant the controllers a provider kind, e.g. InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io
