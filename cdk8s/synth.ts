@@ -162,6 +162,13 @@ export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
   const image = opts.image ?? DEFAULT_IMAGE;
   const badImage = imageProblem(image);
   if (badImage) throw new Error(badImage);
+  // A namespace that is not a DNS label would synthesize objects every API server rejects.
+  for (const [prop, ns] of [
+    ['namespace', opts.namespace],
+    ['watchNamespace', opts.watchNamespace],
+  ] as const)
+    if (ns !== undefined && (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns) || ns.length > 63))
+      throw new Error(`${prop} must be a namespace name (a DNS label), got "${ns}"`);
   const resources: ContainerResources = { ...DEFAULTS.resources, ...opts.resources };
   const badResources = resourcesProblem(resources);
   if (badResources) throw new Error(badResources);

@@ -1044,6 +1044,11 @@ describe('cdk8s synthesis', () => {
       expect(allowed(mtc, 'create', 'samples.inplace.cluster.x-k8s.io', 'osimageupdatetasks', 'fleet-b')).to.equal(false);
     });
 
+    it('refuses a namespace that is not a DNS label', () => {
+      expect(() => synthesize({ watchNamespace: 'Fleet_A' })).to.throw(/watchNamespace must be a namespace name/);
+      expect(() => synthesize({ namespace: 'inplace system' })).to.throw(/namespace must be a namespace name/);
+    });
+
     it('registers the runtime extension for NS only', () => {
       const ec = scoped.find((d) => d.kind === 'ExtensionConfig')!;
       expect((ec['spec'] as { namespaceSelector: unknown }).namespaceSelector).to.deep.equal({
