@@ -216,7 +216,7 @@ export function writeManifests(files: readonly ManifestFile[], outdir: string): 
 }
 
 /** A CPU quantity (`250m`, `1`, `1.5`) in millicores; `none` (limits only) is 0. Throws with the accepted forms. */
-export function cpuMillis(flag: string, text: string, allowNone: boolean): number {
+function cpuMillis(flag: string, text: string, allowNone: boolean): number {
   if (allowNone && text === 'none') return 0;
   const m = /^([0-9]+)m$/.exec(text);
   const millis = m ? Number(m[1]) : /^[0-9]+(\.[0-9]{1,3})?$/.test(text) ? Math.round(Number(text) * 1000) : NaN;
@@ -226,7 +226,7 @@ export function cpuMillis(flag: string, text: string, allowNone: boolean): numbe
 }
 
 /** A memory quantity (`512Mi`, `1Gi`) in MiB. Throws with the accepted forms. */
-export function memoryMiB(flag: string, text: string): number {
+function memoryMiB(flag: string, text: string): number {
   const m = /^([0-9]+)(Mi|Gi)$/.exec(text);
   const mib = m ? Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1) : NaN;
   if (!Number.isSafeInteger(mib) || mib < 1) throw new Error(`${flag} must be a memory quantity such as 512Mi or 1Gi, got "${text}"`);
