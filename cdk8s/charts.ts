@@ -545,7 +545,8 @@ export function addRuntimeExtension(chart: Chart, p: RuntimeExtensionProps): voi
     apiVersion: 'runtime.cluster.x-k8s.io/v1beta2',
     kind: 'ExtensionConfig',
     metadata: {
-      name: 'inplace',
+      // Cluster-scoped: one installation per watched namespace must not overwrite another's registration.
+      name: o.watchNamespace === undefined ? 'inplace' : `inplace-${o.watchNamespace}`,
       labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance },
       annotations: { 'runtime.cluster.x-k8s.io/inject-ca-from-secret': `${o.namespace}/${secretName}` },
     },

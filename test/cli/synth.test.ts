@@ -1049,8 +1049,10 @@ describe('cdk8s synthesis', () => {
       expect(() => synthesize({ namespace: 'inplace system' })).to.throw(/namespace must be a namespace name/);
     });
 
-    it('registers the runtime extension for NS only', () => {
+    it('registers the runtime extension for NS only, under a name of its own (another installation watches another namespace)', () => {
       const ec = scoped.find((d) => d.kind === 'ExtensionConfig')!;
+      expect(ec.metadata.name).to.equal(`inplace-${NS}`);
+      expect(byKind('ExtensionConfig')[0]!.metadata.name).to.equal('inplace');
       expect((ec['spec'] as { namespaceSelector: unknown }).namespaceSelector).to.deep.equal({
         matchLabels: { 'kubernetes.io/metadata.name': NS },
       });
