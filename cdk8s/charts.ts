@@ -1,8 +1,9 @@
 // The deployment, synthesized with cdk8s + cdk8s-plus-28: the CRDs, the controllers (one Deployment per component,
 // Pod Security "restricted", least-privilege RBAC derived from each component's exported rules), a metrics Service,
-// a NetworkPolicy, PodDisruptionBudgets for replicated workloads, and the sample updaters as an optional chart.
+// a NetworkPolicy, PodDisruptionBudgets for replicated workloads, and the sample updaters as an opt-in chart.
 // Every value a platform team tunes is a DeploymentOptions prop, documented in docs/operations.md (Deploying).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+// Charts and helpers take their inputs as named, readonly props (cdk8s's construct convention), never positionally.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiObject, Chart, Include, JsonPatch, Size, type App } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
@@ -11,53 +12,128 @@ import { parseAllDocuments, stringify } from 'yaml';
 import type { PolicyRule } from '../src/runtime/types.js';
 import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
 import { componentsTaking } from '../src/components.js';
-import { METRICS_AUTH_RULES } from '../src/runtime/rbac.js';
+import { yamlFilesIn } from '../src/files.js';
+import { METRICS_AUTH_RULES, isClusterScoped } from '../src/runtime/rbac.js';
 import { LEADER_ELECTION_RULES, isOwnNamespaceRule, normalizeRules, ruleProblems, type FlatRule } from './rbac.js';
 
 /** Ports every controller process listens on (see `inplace run --metrics-port/--health-port`). */
 export const PORTS = { metrics: 8080, health: 8081 } as const;
 
-/** What the synthesized manifests can be tuned with. */
+/** A Kubernetes label selector, as a NetworkPolicy or an ExtensionConfig takes it. */
+export interface LabelSelector {
+  /** Labels that must all match. @default no label constraint */
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  /** Expressions that must all hold. @default no expression */
+  readonly matchExpressions?: readonly { readonly key: string; readonly operator: string; readonly values?: readonly string[] }[];
+}
+
+/**
+ * Requests and limits of every platform container. The controllers are single-threaded Node processes: a CPU limit
+ * below one core throttles the event loop in bursts (watches read late, decisions on stale state), so the default
+ * limit is one core and the request modest; the V8 heap is sized to a fixed share of the memory limit
+ * (HEAP_LIMIT_FRACTION) so that Node collects garbage before the kernel kills the container.
+ */
+export interface ContainerResources {
+  /** CPU the scheduler reserves, in millicores. @default 100 */
+  readonly cpuRequestMillis: number;
+  /** CPU limit in millicores; 0 = no CPU limit. @default 1000 (one core) */
+  readonly cpuLimitMillis: number;
+  /** Memory the scheduler reserves, in MiB. @default 256 */
+  readonly memoryRequestMiB: number;
+  /** Memory limit in MiB; `--max-old-space-size` is set from it (heapSizeMiB). @default 512 */
+  readonly memoryLimitMiB: number;
+}
+
+/** Share of the memory limit given to the V8 heap: the rest is code, buffers, sockets and native memory. */
+export const HEAP_LIMIT_FRACTION = 0.75;
+
+/** The `--max-old-space-size` (MiB) for a memory limit of `memoryLimitMiB`. */
+export const heapSizeMiB = (memoryLimitMiB: number): number => Math.floor(memoryLimitMiB * HEAP_LIMIT_FRACTION);
+
+/** The smallest memory limit a Node controller starts with (below it the heap cannot hold the informer caches). */
+export const MIN_MEMORY_LIMIT_MIB = 128;
+
+/** Why `r` is not a usable set of requests and limits; undefined when it is. */
+export function resourcesProblem(r: ContainerResources): string | undefined {
+  const ints = Object.entries(r).filter(([, v]) => !Number.isSafeInteger(v) || v < 0);
+  if (ints.length > 0) return `resources: ${ints.map(([k]) => k).join(', ')} must be whole non-negative numbers`;
+  if (r.cpuRequestMillis < 1) return 'resources: the CPU request must be at least 1m';
+  if (r.cpuLimitMillis !== 0 && r.cpuLimitMillis < r.cpuRequestMillis)
+    return `resources: the CPU limit (${r.cpuLimitMillis}m) is below the request (${r.cpuRequestMillis}m)`;
+  if (r.memoryLimitMiB < MIN_MEMORY_LIMIT_MIB) return `resources: the memory limit must be at least ${MIN_MEMORY_LIMIT_MIB}Mi`;
+  if (r.memoryRequestMiB < 1 || r.memoryRequestMiB > r.memoryLimitMiB)
+    return `resources: the memory request (${r.memoryRequestMiB}Mi) must be between 1Mi and the limit (${r.memoryLimitMiB}Mi)`;
+  return undefined;
+}
+
+/**
+ * What the synthesized manifests can be tuned with. Every prop is required here: synthesize() (cdk8s/synth.ts)
+ * fills the defaults named below from DEFAULTS.
+ */
 export interface DeploymentOptions {
-  /** Container image of the platform (the Dockerfile's output), with registry and tag: required, nothing is guessed. */
-  image: string;
-  /** Namespace the controllers run in (leader-election Leases live here). */
-  namespace: string;
-  /** Replicas per controller Deployment; > 1 is safe (leader election) and adds a PodDisruptionBudget. */
-  replicas: number;
-  /** `app.kubernetes.io/instance` of every object: tells two installations apart in selectors. */
-  instance: string;
-  /** priorityClassName of every pod (e.g. `system-cluster-critical`); empty = none (the cluster's default). */
-  priorityClassName: string;
+  /** Container image of the platform (the Dockerfile's output), with registry and tag or digest (`repo@sha256:…`). */
+  readonly image: string;
+  /** Namespace the controllers run in (leader-election Leases live here). @default "inplace-system" */
+  readonly namespace: string;
+  /** Replicas per controller Deployment; > 1 is safe (leader election) and adds a PodDisruptionBudget. @default 1 */
+  readonly replicas: number;
+  /** `app.kubernetes.io/instance` of every object: tells two installations apart in selectors. @default "inplace-capi" */
+  readonly instance: string;
+  /** priorityClassName of every pod; empty = none (the cluster's default). @default "system-cluster-critical" */
+  readonly priorityClassName: string;
   /**
    * Where the API server is for the NetworkPolicy's egress rule: the ports its endpoints listen on (egress is matched
    * after the Service's DNAT, so 6443 for most clusters, 443 for some) and, optionally, their CIDRs (empty = any).
+   * @default ports 443 and 6443, any address
    */
-  apiServer: { ports: readonly number[]; cidrs: readonly string[] };
-  /** Leave the NetworkPolicy out (for a CNI without NetworkPolicy support, or a policy managed elsewhere). */
-  noNetworkPolicy?: boolean;
-  /** Project root: where crds/ lives. */
-  root: string;
+  readonly apiServer: { readonly ports: readonly number[]; readonly cidrs: readonly string[] };
+  /** Requests and limits of every container. @default DEFAULTS.resources (cdk8s/synth.ts) */
+  readonly resources: ContainerResources;
+  /** Leave the NetworkPolicies out (a CNI without NetworkPolicy support, or policies managed elsewhere). @default false */
+  readonly noNetworkPolicy?: boolean;
+  /** Project root: where crds/ lives. @default the directory above cdk8s/ */
+  readonly root: string;
+  /**
+   * Namespace-scoped mode: the components run with `--namespace <this>` (their informers list and watch only it) and
+   * are granted Roles + RoleBindings there instead of ClusterRoles; only cluster-scoped kinds (CRDs, TokenReviews,
+   * SubjectAccessReviews) keep a small ClusterRole. The CRDs stay cluster-scoped objects.
+   * @default undefined (cluster-scoped: every namespace)
+   */
+  readonly watchNamespace?: string;
   /**
    * The write policy (allow/deny JSON-pointer prefixes per selectResource): a ConfigMap mounted into the components
-   * that enforce it, passed as `--write-policy`. Absent = the built-in default (docs/operations.md).
+   * that enforce it, passed as `--write-policy`.
+   * @default undefined (the built-in policy, docs/operations.md)
    */
-  writePolicy?: WritePolicy;
+  readonly writePolicy?: WritePolicy;
   /**
    * Deploy the runtime extension (opt-in, like `inplace run`): its Deployment, Service, serving certificate and
    * ExtensionConfig. Needs Cluster API's ExtensionConfig CRD and, unless `secretName` is given, cert-manager.
+   * @default undefined (left out)
    */
-  runtimeExtension?: RuntimeExtensionOptions;
+  readonly runtimeExtension?: RuntimeExtensionOptions;
 }
 
 /** How the runtime extension is deployed. */
 export interface RuntimeExtensionOptions {
   /**
-   * A Secret of type kubernetes.io/tls (tls.crt, tls.key, ca.crt) you provide for the Service's DNS names; absent =
-   * a cert-manager self-signed Issuer and Certificate write `inplace-runtime-extension-cert`.
+   * A Secret of type kubernetes.io/tls (tls.crt, tls.key, ca.crt) you provide for the Service's DNS names.
+   * @default undefined (a cert-manager self-signed Issuer and Certificate write `inplace-runtime-extension-cert`)
    */
-  secretName?: string;
+  readonly secretName?: string;
+  /**
+   * The namespaces allowed to reach the hook port (9443): those of Cluster API's controllers that call the hooks
+   * (core, KCP). Required unless the NetworkPolicies are left out — the port is never open to every namespace by
+   * default. `callerNamespaces` builds this selector from namespace names.
+   * @default undefined (synthesis refuses)
+   */
+  readonly callerNamespaceSelector?: LabelSelector;
 }
+
+/** The selector of the namespaces named `names` (by the `kubernetes.io/metadata.name` label every namespace has). */
+export const callerNamespaces = (names: readonly string[]): LabelSelector => ({
+  matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...names] }],
+});
 
 /** The runtime extension's serving port, Service port and certificate directory (controller-runtime's defaults). */
 export const EXTENSION = {
@@ -76,13 +152,16 @@ export const WRITE_POLICY_PATH = '/etc/inplace/write-policy.yaml';
 
 /** A component to deploy: what `inplace run <name>` (or `inplace updater <name>`) starts, and the rules it declares. */
 export interface WorkloadSpec {
-  name: string;
-  description: string;
+  /** Component or updater name: the Deployment is `inplace-<name>`. */
+  readonly name: string;
+  /** One line, written as an annotation on the Deployment. */
+  readonly description: string;
   /** Arguments after `node dist/src/cli/main.js`. */
-  args: string[];
-  rbac: readonly PolicyRule[];
-  /** Rules on the fleet's provider kinds: a ClusterRole of their own (`<name>-providers`), aggregated like the rest. */
-  providerRbac?: readonly PolicyRule[];
+  readonly args: readonly string[];
+  /** The rules it declares (runtime rules included). */
+  readonly rbac: readonly PolicyRule[];
+  /** Rules on the fleet's provider kinds: granted apart (`<name>-providers`). @default none */
+  readonly providerRbac?: readonly PolicyRule[];
 }
 
 /** `app.kubernetes.io/part-of` of every object. */
@@ -90,15 +169,6 @@ export const PART_OF = 'inplace-capi';
 const METRICS_LABEL = 'inplace.cluster.x-k8s.io/metrics';
 /** The ClusterRole to bind a Prometheus ServiceAccount to, so that it may scrape the controllers' secure /metrics. */
 export const METRICS_READER = 'inplace-metrics-reader';
-
-/** YAML files directly in `dir`, sorted (deterministic order); none when the directory does not exist. */
-function yamlFilesIn(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
-    .map((e) => join(dir, e.name))
-    .sort();
-}
 
 /** The kinds a CRD file defines (group, plural, kind), e.g. to grant access to an updater's task kinds. */
 export function crdKinds(file: string): { group: string; plural: string; kind: string }[] {
@@ -108,11 +178,17 @@ export function crdKinds(file: string): { group: string; plural: string; kind: s
     .map((d) => ({ group: d!.spec!.group!, plural: d!.spec!.names!.plural!, kind: d!.spec!.names!.kind! }));
 }
 
+/** Props of CrdsChart. */
+export interface CrdsChartProps {
+  /** The CRD YAML files, included verbatim in this order. */
+  readonly files: readonly string[];
+}
+
 /** Chart of CustomResourceDefinitions included verbatim from YAML files (crds/ is the source of truth). */
 export class CrdsChart extends Chart {
-  constructor(scope: Construct, id: string, files: readonly string[]) {
+  constructor(scope: Construct, id: string, props: CrdsChartProps) {
     super(scope, id, { disableResourceNameHashes: true });
-    files.forEach((url, i) => new Include(this, `crd-${i}`, { url }));
+    props.files.forEach((url, i) => new Include(this, `crd-${i}`, { url }));
   }
 }
 
@@ -122,21 +198,51 @@ const endpointOf = (r: FlatRule): kplus.IApiEndpoint => ({
   asNonApiResource: () => undefined,
 });
 
+/** An IApiResource for one flattened rule (what a namespaced kplus.Role takes). */
+const resourceOf = (r: FlatRule): kplus.IApiResource => ({
+  apiGroup: r.apiGroup,
+  resourceType: r.resource,
+  ...(r.resourceName ? { resourceName: r.resourceName } : {}),
+});
+
 /** Label that adds a ClusterRole's rules to a component's aggregated ClusterRole. */
 export const aggregateLabel = (component: string): string => `inplace.cluster.x-k8s.io/aggregate-to-${component}`;
 
+/** Props of grantTo. */
+export interface GrantProps {
+  /** Construct id, unique in the chart. */
+  readonly id: string;
+  /** Name of the ClusterRole (cluster-scoped mode) or Role (namespace-scoped mode). */
+  readonly name: string;
+  /** The component granted the rules (its ServiceAccount is `inplace-<component>`). */
+  readonly component: string;
+  /** The rules, least-privilege (no wildcards). */
+  readonly rules: readonly PolicyRule[];
+  /** The deployment (its namespace-scoped mode decides the kind of role). */
+  readonly deployment: DeploymentOptions;
+}
+
 /**
- * Adds a ClusterRole whose rules are aggregated into `component`'s ClusterRole: how an updater grants the platform
- * access to the task and template kinds it brings, without the platform's roles naming every updater.
+ * Grants `component` more rules, how an updater grants the platform access to the task and template kinds it brings
+ * without the platform's roles naming every updater: a ClusterRole aggregated into the component's ClusterRole, or
+ * in namespace-scoped mode a Role in the watched namespace bound to the component's ServiceAccount.
  */
-export function aggregateTo(chart: Chart, id: string, name: string, component: string, rules: readonly PolicyRule[]): kplus.ClusterRole {
-  const problems = ruleProblems(rules);
-  if (problems.length > 0) throw new Error(`rules aggregated to ${component} are not least-privilege: ${problems.join('; ')}`);
-  const role = new kplus.ClusterRole(chart, id, {
-    metadata: { name, labels: { 'app.kubernetes.io/part-of': PART_OF, [aggregateLabel(component)]: 'true' } },
-  });
-  for (const r of normalizeRules(rules)) role.allow(r.verbs, endpointOf(r));
-  return role;
+export function grantTo(chart: Chart, p: GrantProps): void {
+  const problems = ruleProblems(p.rules);
+  if (problems.length > 0) throw new Error(`rules granted to ${p.component} are not least-privilege: ${problems.join('; ')}`);
+  const o = p.deployment;
+  if (o.watchNamespace === undefined) {
+    const role = new kplus.ClusterRole(chart, p.id, {
+      metadata: { name: p.name, labels: { 'app.kubernetes.io/part-of': PART_OF, [aggregateLabel(p.component)]: 'true' } },
+    });
+    for (const r of normalizeRules(p.rules)) role.allow(r.verbs, endpointOf(r));
+    return;
+  }
+  const meta = { name: p.name, namespace: o.watchNamespace, labels: { 'app.kubernetes.io/part-of': PART_OF } };
+  const role = new kplus.Role(chart, p.id, { metadata: meta });
+  for (const r of normalizeRules(p.rules)) role.allow(r.verbs, resourceOf(r));
+  const sa = kplus.ServiceAccount.fromServiceAccountName(chart, `${p.id}-sa`, `inplace-${p.component}`, { namespaceName: o.namespace });
+  new kplus.RoleBinding(chart, `${p.id}-binding`, { metadata: meta, role }).addSubjects(sa);
 }
 
 /** What a workload is to the platform: a controller (`inplace run`) or an updater (`inplace updater`). */
@@ -153,18 +259,26 @@ export const selectorLabels = (name: string, role: WorkloadRole, instance: strin
   'app.kubernetes.io/instance': instance,
 });
 
+/** Props of addWorkload. */
+export interface WorkloadProps {
+  /** What to run and the rules it declares. */
+  readonly workload: WorkloadSpec;
+  /** A controller (`inplace run`, serves secure metrics) or an updater (`inplace updater`). */
+  readonly role: WorkloadRole;
+  /** The deployment's options. */
+  readonly deployment: DeploymentOptions;
+  /** Extra labels of the pods (not of the selector). @default none */
+  readonly podLabels?: Readonly<Record<string, string>>;
+}
+
 /**
- * Adds one workload: ServiceAccount, ClusterRole (+binding) from its declared rules, Role (+binding) for its
- * leader-election Lease, a restricted-profile Deployment spread over nodes and zones, and a PodDisruptionBudget
- * when it has more than one replica.
+ * Adds one workload: ServiceAccount, its rules (a ClusterRole + binding, or in namespace-scoped mode a Role + binding in
+ * the watched namespace and a ClusterRole for the cluster-scoped kinds only), a Role (+binding) for its leader-election
+ * Lease, a restricted-profile Deployment spread over nodes and zones, and a PodDisruptionBudget when it has more
+ * than one replica.
  */
-export function addWorkload(
-  chart: Chart,
-  w: WorkloadSpec,
-  role: WorkloadRole,
-  o: DeploymentOptions,
-  podLabels: Record<string, string> = {},
-): kplus.Deployment {
+export function addWorkload(chart: Chart, p: WorkloadProps): kplus.Deployment {
+  const { workload: w, role, deployment: o } = p;
   const problems = ruleProblems([...w.rbac, ...(w.providerRbac ?? [])]);
   if (problems.length > 0) throw new Error(`component ${w.name} declares RBAC that is not least-privilege: ${problems.join('; ')}`);
   // Controllers serve /metrics behind TokenReview/SubjectAccessReview (--metrics-secure): those calls come with the
@@ -184,27 +298,48 @@ export function addWorkload(
 
   const sa = new kplus.ServiceAccount(chart, `${w.name}-sa`, { metadata: meta(), automountToken: true });
 
-  // The bound ClusterRole aggregates every ClusterRole labelled for this component: the component's own rules
-  // (below) and rules that updaters bring for their task kinds (see aggregateTo), as CAPI providers do.
-  const clusterRole = new kplus.ClusterRole(chart, `${w.name}-clusterrole`, {
-    metadata: { name, labels },
-    aggregationLabels: { [aggregateLabel(w.name)]: 'true' },
-  });
-  const base = new kplus.ClusterRole(chart, `${w.name}-clusterrole-rules`, {
-    metadata: { name: `${name}-rules`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } },
-  });
   // The component's rules already carry the runtime's (Events, Lease: src/runtime/rbac.ts); the Lease goes to the
   // namespaced Role below, never cluster-wide.
-  for (const r of normalizeRules(rules).filter((x) => !isOwnNamespaceRule(x))) base.allow(r.verbs, endpointOf(r));
-  // Provider kinds apart, so that what the provider list granted is visible (and what a provider's own ClusterRole
-  // with the same label adds, see docs/operations.md, sits next to it).
-  if (w.providerRbac?.length) {
-    const providers = new kplus.ClusterRole(chart, `${w.name}-clusterrole-providers`, {
-      metadata: { name: `${name}-providers`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } },
+  const own = normalizeRules(rules).filter((x) => !isOwnNamespaceRule(x));
+  const providers = normalizeRules(w.providerRbac ?? []);
+  if (o.watchNamespace === undefined) {
+    // The bound ClusterRole aggregates every ClusterRole labelled for this component: the component's own rules
+    // (below) and rules that updaters bring for their task kinds (see grantTo), as CAPI providers do.
+    const clusterRole = new kplus.ClusterRole(chart, `${w.name}-clusterrole`, {
+      metadata: { name, labels },
+      aggregationLabels: { [aggregateLabel(w.name)]: 'true' },
     });
-    for (const r of normalizeRules(w.providerRbac)) providers.allow(r.verbs, endpointOf(r));
+    const base = new kplus.ClusterRole(chart, `${w.name}-clusterrole-rules`, {
+      metadata: { name: `${name}-rules`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } },
+    });
+    for (const r of own) base.allow(r.verbs, endpointOf(r));
+    // Provider kinds apart, so that what the provider list granted is visible (and what a provider's own ClusterRole
+    // with the same label adds, see docs/operations.md, sits next to it).
+    if (providers.length) {
+      const pr = new kplus.ClusterRole(chart, `${w.name}-clusterrole-providers`, {
+        metadata: { name: `${name}-providers`, labels: { ...labels, [aggregateLabel(w.name)]: 'true' } },
+      });
+      for (const r of providers) pr.allow(r.verbs, endpointOf(r));
+    }
+    new kplus.ClusterRoleBinding(chart, `${w.name}-clusterrolebinding`, { metadata: { name, labels }, role: clusterRole }).addSubjects(sa);
+  } else {
+    // Namespace-scoped: everything namespaced in a Role of the watched namespace (a Role cannot aggregate, so the
+    // provider rules join it); cluster-scoped kinds, which no Role can grant, in a ClusterRole named after the
+    // install namespace (two installations must not overwrite each other's binding).
+    const inNs = { name, namespace: o.watchNamespace, labels };
+    const nsRole = new kplus.Role(chart, `${w.name}-role-watched`, { metadata: inNs });
+    for (const r of [...own, ...providers].filter((x) => !isClusterScoped(x.apiGroup, x.resource))) nsRole.allow(r.verbs, resourceOf(r));
+    new kplus.RoleBinding(chart, `${w.name}-rolebinding-watched`, { metadata: inNs, role: nsRole }).addSubjects(sa);
+    const clusterScoped = own.filter((x) => isClusterScoped(x.apiGroup, x.resource));
+    if (clusterScoped.length) {
+      const clusterMeta = { name: `${name}-${o.namespace}-cluster-scoped`, labels };
+      const cr = new kplus.ClusterRole(chart, `${w.name}-clusterrole-cluster-scoped`, { metadata: clusterMeta });
+      for (const r of clusterScoped) cr.allow(r.verbs, endpointOf(r));
+      new kplus.ClusterRoleBinding(chart, `${w.name}-clusterrolebinding-cluster-scoped`, { metadata: clusterMeta, role: cr }).addSubjects(
+        sa,
+      );
+    }
   }
-  new kplus.ClusterRoleBinding(chart, `${w.name}-clusterrolebinding`, { metadata: { name, labels }, role: clusterRole }).addSubjects(sa);
 
   // Every workload runs with --leader-elect (below): the Lease rules come with that flag.
   const leaseRole = new kplus.Role(chart, `${w.name}-role`, { metadata: meta('-leader-election') });
@@ -213,6 +348,7 @@ export function addWorkload(
   }
   new kplus.RoleBinding(chart, `${w.name}-rolebinding`, { metadata: meta('-leader-election'), role: leaseRole }).addSubjects(sa);
 
+  const res = o.resources;
   const deployment = new kplus.Deployment(chart, `${w.name}-deployment`, {
     metadata: { ...meta(), annotations: { 'inplace.cluster.x-k8s.io/description': w.description } },
     replicas: o.replicas,
@@ -220,7 +356,7 @@ export function addWorkload(
     select: false,
     serviceAccount: sa,
     automountServiceAccountToken: true,
-    podMetadata: { labels: { ...labels, ...podLabels } },
+    podMetadata: { labels: { ...labels, ...p.podLabels } },
     securityContext: { ensureNonRoot: true, user: 65532, group: 65532, fsGroup: 65532 },
     containers: [
       {
@@ -229,18 +365,24 @@ export function addWorkload(
         imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
         workingDir: '/app',
         command: ['node', 'dist/src/cli/main.js'],
-        args: [...w.args, '--leader-elect', ...serving],
+        args: [...w.args, ...(o.watchNamespace !== undefined ? ['--namespace', o.watchNamespace] : []), '--leader-elect', ...serving],
         ports: [...(controller ? [{ name: 'metrics', number: PORTS.metrics }] : []), { name: 'health', number: PORTS.health }],
         envVariables: {
           POD_NAMESPACE: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAMESPACE),
           POD_NAME: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAME),
           NODE_ENV: kplus.EnvValue.fromValue('production'),
+          // The heap within the container's memory limit: without it V8 sizes the heap from the node's memory and
+          // the kernel kills the container before a collection would have run.
+          NODE_OPTIONS: kplus.EnvValue.fromValue(`--max-old-space-size=${heapSizeMiB(res.memoryLimitMiB)}`),
         },
         liveness: kplus.Probe.fromHttpGet('/healthz', { port: PORTS.health }),
         readiness: kplus.Probe.fromHttpGet('/readyz', { port: PORTS.health }),
         resources: {
-          cpu: { request: kplus.Cpu.millis(50), limit: kplus.Cpu.millis(500) },
-          memory: { request: Size.mebibytes(128), limit: Size.mebibytes(512) },
+          cpu: {
+            request: kplus.Cpu.millis(res.cpuRequestMillis),
+            ...(res.cpuLimitMillis > 0 ? { limit: kplus.Cpu.millis(res.cpuLimitMillis) } : {}),
+          },
+          memory: { request: Size.mebibytes(res.memoryRequestMiB), limit: Size.mebibytes(res.memoryLimitMiB) },
         },
         securityContext: {
           ensureNonRoot: true,
@@ -321,13 +463,30 @@ export function addNetworkPolicy(chart: Chart, o: DeploymentOptions): ApiObject 
   });
 }
 
+/** Props of addRuntimeExtension. */
+export interface RuntimeExtensionProps {
+  /** The extension's Deployment (from addWorkload), completed here. */
+  readonly workload: kplus.Deployment;
+  /** The deployment's options. */
+  readonly deployment: DeploymentOptions;
+  /** How the extension is deployed. */
+  readonly extension: RuntimeExtensionOptions;
+}
+
+/** The message synthesis refuses a runtime extension with when nobody said who may call its hooks. */
+export const CALLERS_REQUIRED =
+  "the runtime extension's NetworkPolicy opens its hook port (9443) only to the namespaces of Cluster API's controllers that call the hooks: name them (npm run synth -- --runtime-extension-caller-namespace capi-system --runtime-extension-caller-namespace capi-kubeadm-control-plane-system; the callerNamespaceSelector prop of runtimeExtension), or leave the NetworkPolicies out with --no-network-policy";
+
 /**
- * Completes the runtime extension's Deployment `d` with what Cluster API needs to call it: the serving port, the
+ * Completes the runtime extension's Deployment with what Cluster API needs to call it: the serving port, the
  * certificate Secret mounted at --cert-dir, a Service (443 → 9443), the Secret's issuer (cert-manager, self-signed)
- * unless one is brought, a NetworkPolicy letting callers reach 9443, and the ExtensionConfig that registers it (CAPI
- * injects the caBundle from the Secret named by the inject-ca-from-secret annotation).
+ * unless one is brought, a NetworkPolicy letting only the callers' namespaces reach 9443, and the ExtensionConfig that
+ * registers it (CAPI injects the caBundle from the Secret named by the inject-ca-from-secret annotation). Throws
+ * CALLERS_REQUIRED when the NetworkPolicy is on and the callers' namespaces are not given.
  */
-export function addRuntimeExtension(chart: Chart, d: kplus.Deployment, o: DeploymentOptions, x: RuntimeExtensionOptions): void {
+export function addRuntimeExtension(chart: Chart, p: RuntimeExtensionProps): void {
+  const { workload: d, deployment: o, extension: x } = p;
+  if (!o.noNetworkPolicy && x.callerNamespaceSelector === undefined) throw new Error(CALLERS_REQUIRED);
   const name = `inplace-${EXTENSION.component}`;
   const labels = selectorLabels(EXTENSION.component, 'controller', o.instance);
   const secretName = x.secretName ?? EXTENSION.defaultSecret;
@@ -367,9 +526,9 @@ export function addRuntimeExtension(chart: Chart, d: kplus.Deployment, o: Deploy
     });
   }
 
-  if (!o.noNetworkPolicy) {
-    // The callers are Cluster API's controllers (KCP, MachineSet), in whatever namespace they were installed: the
-    // port is open to any peer, like a webhook port; the platform's policy above keeps covering the other ports.
+  if (!o.noNetworkPolicy && x.callerNamespaceSelector !== undefined) {
+    // The callers are Cluster API's controllers (core, KCP) in the namespaces they were installed in, named
+    // explicitly: the hook port is never open to every peer. The platform's policy keeps covering the other ports.
     new ApiObject(chart, 'runtime-extension-network-policy', {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'NetworkPolicy',
@@ -377,7 +536,7 @@ export function addRuntimeExtension(chart: Chart, d: kplus.Deployment, o: Deploy
       spec: {
         podSelector: { matchLabels: labels },
         policyTypes: ['Ingress'],
-        ingress: [{ ports: [{ protocol: 'TCP', port: EXTENSION.port }] }],
+        ingress: [{ from: [{ namespaceSelector: x.callerNamespaceSelector }], ports: [{ protocol: 'TCP', port: EXTENSION.port }] }],
       },
     });
   }
@@ -386,22 +545,33 @@ export function addRuntimeExtension(chart: Chart, d: kplus.Deployment, o: Deploy
     apiVersion: 'runtime.cluster.x-k8s.io/v1beta2',
     kind: 'ExtensionConfig',
     metadata: {
-      name: 'inplace',
+      // Cluster-scoped: one installation per watched namespace must not overwrite another's registration.
+      name: o.watchNamespace === undefined ? 'inplace' : `inplace-${o.watchNamespace}`,
       labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance },
       annotations: { 'runtime.cluster.x-k8s.io/inject-ca-from-secret': `${o.namespace}/${secretName}` },
     },
     spec: {
       clientConfig: { service: { name, namespace: o.namespace, port: EXTENSION.servicePort } },
-      // Every namespace: narrow it to the fleets this installation serves.
-      namespaceSelector: {},
+      // Cluster-scoped: every namespace (narrow it to the fleets this installation serves); namespace-scoped: the
+      // watched namespace only, the one the extension's Roles cover.
+      namespaceSelector: o.watchNamespace === undefined ? {} : { matchLabels: { 'kubernetes.io/metadata.name': o.watchNamespace } },
     },
   });
 }
 
+/** Props of PlatformChart. */
+export interface PlatformChartProps {
+  /** The controller workloads, one Deployment each. */
+  readonly components: readonly WorkloadSpec[];
+  /** The deployment's options. */
+  readonly deployment: DeploymentOptions;
+}
+
 /** The platform: namespace, one Deployment + ServiceAccount + least-privilege RBAC per component, a metrics Service. */
 export class PlatformChart extends Chart {
-  constructor(scope: Construct, id: string, components: readonly WorkloadSpec[], o: DeploymentOptions) {
+  constructor(scope: Construct, id: string, props: PlatformChartProps) {
     super(scope, id, { disableResourceNameHashes: true, labels: { 'app.kubernetes.io/part-of': PART_OF } });
+    const { components, deployment: o } = props;
     new kplus.Namespace(this, 'namespace', {
       metadata: {
         name: o.namespace,
@@ -422,12 +592,16 @@ export class PlatformChart extends Chart {
     const enforcing = componentsTaking('writePolicy');
     for (const c of components) {
       const enforces = cm && enforcing.includes(c.name);
-      const d = addWorkload(this, enforces ? { ...c, args: [...c.args, '--write-policy', WRITE_POLICY_PATH] } : c, 'controller', o, {
-        [METRICS_LABEL]: 'true',
+      const d = addWorkload(this, {
+        workload: enforces ? { ...c, args: [...c.args, '--write-policy', WRITE_POLICY_PATH] } : c,
+        role: 'controller',
+        deployment: o,
+        podLabels: { [METRICS_LABEL]: 'true' },
       });
       if (enforces)
         d.containers[0]?.mount('/etc/inplace', kplus.Volume.fromConfigMap(this, `${c.name}-write-policy`, cm), { readOnly: true });
-      if (c.name === EXTENSION.component && o.runtimeExtension) addRuntimeExtension(this, d, o, o.runtimeExtension);
+      if (c.name === EXTENSION.component && o.runtimeExtension)
+        addRuntimeExtension(this, { workload: d, deployment: o, extension: o.runtimeExtension });
     }
     const svc = new kplus.Service(this, 'metrics', {
       metadata: {
@@ -451,47 +625,72 @@ export class PlatformChart extends Chart {
   }
 }
 
-/** Optional chart: the sample updaters' CRDs and Deployments (in the platform namespace). */
+/** A sample updater to deploy: its workload plus the CRDs it brings. */
+export interface SampleWorkloadSpec extends WorkloadSpec {
+  /** CRD files (absolute paths) of its task and template kinds. */
+  readonly crds: readonly string[];
+}
+
+/** Props of SampleUpdatersChart. */
+export interface SampleUpdatersChartProps {
+  /** The sample updaters. */
+  readonly updaters: readonly SampleWorkloadSpec[];
+  /** The deployment's options. */
+  readonly deployment: DeploymentOptions;
+}
+
+/**
+ * Opt-in chart, written apart from the platform (samples/): the sample updaters' CRDs and Deployments (in the platform
+ * namespace) and the grants of their kinds to the platform. Samples, not products: the node-simulating ones run only
+ * against the embedded API server (docs/operations.md).
+ */
 export class SampleUpdatersChart extends Chart {
-  constructor(scope: Construct, id: string, updaters: readonly (WorkloadSpec & { crds: readonly string[] })[], o: DeploymentOptions) {
+  constructor(scope: Construct, id: string, props: SampleUpdatersChartProps) {
     super(scope, id, { disableResourceNameHashes: true, labels: { 'app.kubernetes.io/part-of': PART_OF } });
+    const { updaters, deployment: o } = props;
     const crds = [...new Set(updaters.flatMap((u) => u.crds))].sort();
     crds.forEach((url, i) => new Include(this, `crd-${i}`, { url }));
-    for (const u of updaters) addWorkload(this, { ...u, name: `updater-${u.name}` }, 'updater', o);
+    for (const u of updaters) addWorkload(this, { workload: { ...u, name: `updater-${u.name}` }, role: 'updater', deployment: o });
     // The platform creates, watches, aborts and garbage-collects the task kinds and reads the templates.
     const kinds = crds.flatMap(crdKinds);
     const tasks = kinds.filter((k) => !k.kind.endsWith('Template'));
     const templates = kinds.filter((k) => k.kind.endsWith('Template'));
     const rule = (ks: typeof kinds, verbs: string[]): PolicyRule[] =>
       ks.length ? [{ apiGroups: [...new Set(ks.map((k) => k.group))], resources: ks.map((k) => k.plural), verbs }] : [];
-    aggregateTo(
-      this,
-      'tasks-for-machine-task-controller',
-      'inplace-sample-updaters-for-machine-task-controller',
-      'machine-task-controller',
-      [...rule(tasks, ['get', 'list', 'watch', 'create', 'patch', 'delete']), ...rule(templates, ['get', 'list', 'watch'])],
-    );
-    aggregateTo(
-      this,
-      'templates-for-plan-controller',
-      'inplace-sample-updaters-for-plan-controller',
-      'plan-controller',
-      rule(templates, ['get', 'list', 'watch']),
-    );
+    grantTo(this, {
+      id: 'tasks-for-machine-task-controller',
+      name: 'inplace-sample-updaters-for-machine-task-controller',
+      component: 'machine-task-controller',
+      rules: [...rule(tasks, ['get', 'list', 'watch', 'create', 'patch', 'delete']), ...rule(templates, ['get', 'list', 'watch'])],
+      deployment: o,
+    });
+    grantTo(this, {
+      id: 'templates-for-plan-controller',
+      name: 'inplace-sample-updaters-for-plan-controller',
+      component: 'plan-controller',
+      rules: rule(templates, ['get', 'list', 'watch']),
+      deployment: o,
+    });
   }
 }
 
-/** Adds all charts to an app; returns them in apply order. */
-export function addCharts(
-  app: App,
-  o: DeploymentOptions,
-  components: readonly WorkloadSpec[],
-  updaters: readonly (WorkloadSpec & { crds: readonly string[] })[] | undefined,
-): Chart[] {
+/** Props of addCharts. */
+export interface ChartsProps {
+  /** The deployment's options. */
+  readonly deployment: DeploymentOptions;
+  /** The controller workloads. */
+  readonly components: readonly WorkloadSpec[];
+  /** Sample updaters: the opt-in samples chart. @default undefined (no samples chart) */
+  readonly updaters?: readonly SampleWorkloadSpec[];
+}
+
+/** Adds all charts to an app; returns them in apply order (CRDs, platform, then the opt-in samples). */
+export function addCharts(app: App, p: ChartsProps): Chart[] {
+  const o = p.deployment;
   const charts: Chart[] = [
-    new CrdsChart(app, 'crds', yamlFilesIn(join(o.root, 'crds'))),
-    new PlatformChart(app, 'platform', components, o),
+    new CrdsChart(app, 'crds', { files: yamlFilesIn(join(o.root, 'crds')) }),
+    new PlatformChart(app, 'platform', { components: p.components, deployment: o }),
   ];
-  if (updaters) charts.push(new SampleUpdatersChart(app, 'sample-updaters', updaters, o));
+  if (p.updaters) charts.push(new SampleUpdatersChart(app, 'sample-updaters', { updaters: p.updaters, deployment: o }));
   return charts;
 }

@@ -1,24 +1,47 @@
-// `npm run synth [-- --image REF --namespace NS --replicas N --outdir DIR --no-samples --runtime-extension --write-policy FILE
-// --provider ROLE=plural.group ...]`: writes dist/manifests/ (the values: docs/operations.md, Deploying).
+// `npm run synth [-- --image REF --namespace NS --namespace-scoped NS --replicas N --outdir DIR --samples
+// --runtime-extension --write-policy FILE --provider ROLE=plural.group ...]`: writes dist/manifests/ (the values:
+// docs/operations.md, Deploying).
 import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { parse } from 'yaml';
 import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
-import { join, relative } from 'node:path';
-import { sampleUpdaters } from '../src/sample-updaters/index.js';
+import { dirname, join, relative } from 'node:path';
 import { DEFAULT_PROVIDERS, PROVIDER_ROLES, parseProvider, type ProviderResource } from '../src/runtime/rbac.js';
-import { DEFAULT_IMAGE, DEFAULTS, PROJECT_ROOT, imageWarning, synthesize, writeManifests } from './synth.js';
+import { callerNamespaces, heapSizeMiB, type ContainerResources } from './charts.js';
+import {
+  DEFAULT_IMAGE,
+  DEFAULTS,
+  PROJECT_ROOT,
+  SAMPLES_FILE,
+  imageWarning,
+  parseResourceFlags,
+  sampleUpdaterWorkloads,
+  synthesize,
+  writeManifests,
+  type ManifestFile,
+} from './synth.js';
 
-const USAGE = `Usage: npm run synth -- --image REF [--namespace NS] [--replicas N] [--outdir DIR] [--no-samples]
+/** The samples of their own task kinds: the node-simulating ones (the generic one simulates no node). */
+const SIMULATING = sampleUpdaterWorkloads()
+  .filter((u) => u.names === undefined)
+  .map((u) => u.name);
+
+const USAGE = `Usage: npm run synth -- --image REF [--namespace NS] [--namespace-scoped NS] [--replicas N] [--outdir DIR]
                          [--write-policy FILE] [--provider ROLE=plural.group]... [--no-default-providers]
                          [--instance NAME] [--priority-class NAME] [--api-server-port N]... [--api-server-cidr CIDR]...
-                         [--no-network-policy] [--runtime-extension [--runtime-extension-secret NAME]]
+                         [--cpu-request Q] [--cpu-limit Q|none] [--memory-request Q] [--memory-limit Q]
+                         [--no-network-policy] [--runtime-extension --runtime-extension-caller-namespace NS...
+                         [--runtime-extension-secret NAME]] [--samples]
 
-Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, NetworkPolicy, sample updaters) to
-dist/manifests/.
-  --image REF       container image of the platform, with registry and tag, e.g. ghcr.io/ORG/inplace-capi:0.1.0
+Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, NetworkPolicy) to dist/manifests/.
+  --image REF       container image of the platform, with registry and tag or digest, e.g.
+                    ghcr.io/ORG/inplace-capi:0.1.0 or ghcr.io/ORG/inplace-capi@sha256:<64 hex>
                     (default: $INPLACE_IMAGE, else ${DEFAULT_IMAGE} with a warning: no registry, not pullable)
   --namespace NS    namespace the controllers run in (default: ${DEFAULTS.namespace})
+  --namespace-scoped NS
+                    watch and act in namespace NS only: the components run with --namespace NS and are granted
+                    Roles there instead of ClusterRoles (a small ClusterRole keeps the cluster-scoped kinds: CRDs,
+                    TokenReviews, SubjectAccessReviews); default: every namespace, ClusterRoles
   --replicas N      replicas per controller; leader election makes > 1 safe, and adds a PodDisruptionBudget
                     (default: ${DEFAULTS.replicas})
   --instance NAME   app.kubernetes.io/instance of every object and selector (default: ${DEFAULTS.instance})
@@ -29,17 +52,28 @@ dist/manifests/.
                     default: ${DEFAULTS.apiServer.ports.join(', ')})
   --api-server-cidr CIDR
                     restrict that egress to these addresses (repeatable; default: any address)
+  --cpu-request Q, --cpu-limit Q|none, --memory-request Q, --memory-limit Q
+                    requests and limits of every container (CPU: 250m or 1; memory: 512Mi or 1Gi); the V8 heap
+                    (NODE_OPTIONS=--max-old-space-size) is 75 % of the memory limit (defaults: CPU
+                    ${DEFAULTS.resources.cpuRequestMillis}m / ${DEFAULTS.resources.cpuLimitMillis}m, memory ${DEFAULTS.resources.memoryRequestMiB}Mi / ${DEFAULTS.resources.memoryLimitMiB}Mi, heap ${heapSizeMiB(DEFAULTS.resources.memoryLimitMiB)} MiB)
   --no-network-policy
-                    leave the NetworkPolicy out
+                    leave the NetworkPolicies out
   --runtime-extension
                     also deploy the runtime extension (Cluster API's in-place update hooks, docs/hooks.md): its
                     Deployment, Service, a cert-manager self-signed Certificate and the ExtensionConfig; needs
                     cert-manager and Cluster API's ExtensionConfig CRD (RuntimeSDK)
+  --runtime-extension-caller-namespace NS
+                    a namespace whose pods may call the hooks (port 9443): where Cluster API's controllers run, e.g.
+                    capi-system and capi-kubeadm-control-plane-system (repeatable; required with
+                    --runtime-extension unless --no-network-policy)
   --runtime-extension-secret NAME
                     serve the certificate of this kubernetes.io/tls Secret (yours, with ca.crt) instead of
                     cert-manager's; implies --runtime-extension
   --outdir DIR      output directory (default: dist/manifests)
-  --no-samples      leave out the sample updaters chart
+  --samples         also write the sample updaters (CRDs, Deployments, grants) to ${SAMPLES_FILE}
+                    under the output directory: samples, not products; the node-simulating ones
+                    (${SIMULATING.join(', ')}) run only against the embedded API server of npm start
+                    (default: no samples)
   --write-policy FILE  the write policy (YAML, allow/deny per selectResource) as a ConfigMap passed to the
                     plan-controller and machine-task-controller (default: the built-in policy)
   --provider P      grant the controllers a provider kind, e.g. InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io
@@ -56,7 +90,15 @@ function main(): number {
         namespace: { type: 'string' },
         replicas: { type: 'string' },
         outdir: { type: 'string' },
+        samples: { type: 'boolean' },
+        // The default now; still accepted so that scripts written for earlier versions keep working.
         'no-samples': { type: 'boolean' },
+        'namespace-scoped': { type: 'string' },
+        'cpu-request': { type: 'string' },
+        'cpu-limit': { type: 'string' },
+        'memory-request': { type: 'string' },
+        'memory-limit': { type: 'string' },
+        'runtime-extension-caller-namespace': { type: 'string', multiple: true },
         'write-policy': { type: 'string' },
         provider: { type: 'string', multiple: true },
         'no-default-providers': { type: 'boolean' },
@@ -94,6 +136,29 @@ function main(): number {
     process.stderr.write(`error: --api-server-cidr must be a CIDR (e.g. 10.0.0.1/32), got "${badCidr}"\n`);
     return 2;
   }
+  if (values.samples && values['no-samples']) {
+    process.stderr.write('error: --samples and --no-samples contradict each other\n');
+    return 2;
+  }
+  const dns1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+  const scoped = values['namespace-scoped'];
+  if (scoped !== undefined && (!dns1123.test(scoped) || scoped.length > 63)) {
+    process.stderr.write(`error: --namespace-scoped must be a namespace name, got "${scoped}"\n`);
+    return 2;
+  }
+  const callers = values['runtime-extension-caller-namespace'] ?? [];
+  const badCaller = callers.find((c) => !dns1123.test(c) || c.length > 63);
+  if (badCaller !== undefined) {
+    process.stderr.write(`error: --runtime-extension-caller-namespace must be a namespace name, got "${badCaller}"\n`);
+    return 2;
+  }
+  let resources: Partial<ContainerResources>;
+  try {
+    resources = parseResourceFlags(values);
+  } catch (e) {
+    process.stderr.write(`error: ${(e as Error).message}\n`);
+    return 2;
+  }
   let providers: ProviderResource[];
   try {
     providers = [...(values['no-default-providers'] ? [] : DEFAULT_PROVIDERS), ...(values.provider ?? []).map(parseProvider)];
@@ -112,24 +177,55 @@ function main(): number {
   const warning = imageWarning(image);
   // A warning, not an error: synthesizing to read or diff the manifests needs no image.
   if (warning) process.stderr.write(`warning: ${warning}\n`);
-  const files = synthesize({
-    providers,
-    ...(writePolicy ? { writePolicy } : {}),
-    image,
-    namespace: values.namespace ?? DEFAULTS.namespace,
-    replicas,
-    ...(values.instance !== undefined ? { instance: values.instance } : {}),
-    ...(values['priority-class'] !== undefined ? { priorityClassName: values['priority-class'] } : {}),
-    ...(ports.length || cidrs.length ? { apiServer: { ports: ports.length ? ports : DEFAULTS.apiServer.ports, cidrs } } : {}),
-    ...(values['no-network-policy'] ? { noNetworkPolicy: true } : {}),
-    ...(values['runtime-extension'] || values['runtime-extension-secret'] !== undefined
-      ? { runtimeExtension: values['runtime-extension-secret'] !== undefined ? { secretName: values['runtime-extension-secret'] } : {} }
-      : {}),
-    ...(values['no-samples'] ? {} : { updaters: Object.values(sampleUpdaters) }),
-  });
+  const runtimeExtension = values['runtime-extension'] || values['runtime-extension-secret'] !== undefined;
+  if (callers.length > 0 && !runtimeExtension) {
+    process.stderr.write('error: --runtime-extension-caller-namespace applies to the runtime extension; add --runtime-extension\n');
+    return 2;
+  }
+  let files: ManifestFile[];
+  try {
+    files = synthesize({
+      providers,
+      ...(writePolicy ? { writePolicy } : {}),
+      image,
+      namespace: values.namespace ?? DEFAULTS.namespace,
+      replicas,
+      ...(values.instance !== undefined ? { instance: values.instance } : {}),
+      ...(values['priority-class'] !== undefined ? { priorityClassName: values['priority-class'] } : {}),
+      ...(ports.length || cidrs.length ? { apiServer: { ports: ports.length ? ports : DEFAULTS.apiServer.ports, cidrs } } : {}),
+      ...(values['no-network-policy'] ? { noNetworkPolicy: true } : {}),
+      resources,
+      ...(scoped !== undefined ? { watchNamespace: scoped } : {}),
+      ...(runtimeExtension
+        ? {
+            runtimeExtension: {
+              ...(values['runtime-extension-secret'] !== undefined ? { secretName: values['runtime-extension-secret'] } : {}),
+              ...(callers.length > 0 ? { callerNamespaceSelector: callerNamespaces(callers) } : {}),
+            },
+          }
+        : {}),
+      ...(values.samples ? { updaters: sampleUpdaterWorkloads() } : {}),
+    });
+  } catch (e) {
+    // Every refusal of synthesize names what to change (an option, the flag to add).
+    process.stderr.write(`error: ${(e as Error).message}\n`);
+    return 2;
+  }
   const outdir = values.outdir ?? join(PROJECT_ROOT, 'dist', 'manifests');
-  for (const p of writeManifests(files, outdir)) process.stdout.write(`wrote ${relative(process.cwd(), p) || p}\n`);
-  process.stdout.write(`apply with: kubectl apply --server-side -f ${relative(process.cwd(), outdir) || outdir}/\n`);
+  const show = (p: string): string => relative(process.cwd(), p) || p;
+  // Earlier versions wrote the samples next to the platform, where `kubectl apply -f DIR/` applied them: remove that
+  // file, and a samples file this run did not write, so that nothing stale is applied.
+  for (const stale of [join(outdir, '20-sample-updaters.yaml'), ...(values.samples ? [] : [join(outdir, SAMPLES_FILE)])]) {
+    if (!existsSync(stale)) continue;
+    rmSync(stale);
+    process.stdout.write(`removed ${show(stale)} (samples are written only with --samples, to ${SAMPLES_FILE})\n`);
+  }
+  for (const p of writeManifests(files, outdir)) process.stdout.write(`wrote ${show(p)}\n`);
+  process.stdout.write(`apply with: kubectl apply --server-side -f ${show(outdir)}/\n`);
+  if (values.samples)
+    process.stdout.write(
+      `samples (not for production; the node-simulating updaters refuse a real cluster): kubectl apply --server-side -f ${show(dirname(join(outdir, SAMPLES_FILE)))}/\n`,
+    );
   return 0;
 }
 

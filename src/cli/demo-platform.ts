@@ -25,6 +25,19 @@ export const DEMO = {
   mhc: { name: 'cluster1-mhc', inPlaceUpdateTimeout: '10m', unhealthyLessThanOrEqualTo: '40%', nodeStartupTimeoutSeconds: 600 },
 } as const;
 
+/** The CRD files the demo installs (the README's "installed N CRDs" is checked against them, test/cli/readme.test.ts). */
+export async function demoCrdFiles(root: string): Promise<string[]> {
+  const { capiCrdFiles } = await import('../capi-sim/index.js');
+  const { sampleUpdaters } = await import('../sample-updaters/index.js');
+  const files = [
+    ...yamlFilesIn(join(root, 'crds')),
+    ...yamlFilesIn(join(root, 'crds', 'samples')),
+    ...Object.values(sampleUpdaters).flatMap((u) => u.crds.map((f) => resolve(root, f))),
+    ...capiCrdFiles(),
+  ];
+  return [...new Set(files)];
+}
+
 /** Exit code of a demo interrupted by Ctrl-C (128 + SIGINT). */
 export const INTERRUPTED = 130;
 
@@ -79,15 +92,8 @@ export async function startLocalPlatform(
 
   const client = createClient(loadKubeConfig(kubeconfig), { userAgent: 'inplace-demo' });
   conn.client = client;
-  const { capiCrdFiles, buildInventory, applyInventory } = await import('../capi-sim/index.js');
-  const { sampleUpdaters } = await import('../sample-updaters/index.js');
-  const crdFiles = [
-    ...yamlFilesIn(join(o.root, 'crds')),
-    ...yamlFilesIn(join(o.root, 'crds', 'samples')),
-    ...Object.values(sampleUpdaters).flatMap((u) => u.crds.map((f) => resolve(o.root, f))),
-    ...capiCrdFiles(),
-  ];
-  const crds = await installCrds(client, [...new Set(crdFiles)]);
+  const { buildInventory, applyInventory } = await import('../capi-sim/index.js');
+  const crds = await installCrds(client, await demoCrdFiles(o.root));
   say(`✔ installed ${crds.length} CRDs`);
 
   const inventory = buildInventory({

@@ -4,10 +4,13 @@ import {
   DEFAULT_PROVIDERS,
   EVENT_RULES,
   LEADER_ELECTION_RULES,
+  isClusterScoped,
   parseProvider,
   providerProblems,
   providerRules,
   runtimeRbac,
+  templateResourceOf,
+  withTemplateKinds,
   type ProviderResource,
 } from './rbac.js';
 
@@ -93,5 +96,30 @@ describe('provider rules', () => {
     expect(parseProvider('InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io')).to.deep.equal(metal3[0]);
     expect(() => parseProvider('Machine=machines.cluster.x-k8s.io')).to.throw(/ROLE=plural.group/);
     expect(() => parseProvider('InfraMachine=metal3machines')).to.throw(/ROLE=plural.group/);
+  });
+
+  it('grants the template kind of a machine kind by construction (Cluster API naming), unless one is listed for that group', () => {
+    expect(templateResourceOf('metal3machines')).to.equal('metal3machinetemplates');
+    expect(templateResourceOf('kubeadmconfigs')).to.equal('kubeadmconfigtemplates');
+    expect(templateResourceOf('fleet')).to.equal(undefined);
+    expect(withTemplateKinds([metal3[0]!])).to.deep.equal(metal3);
+    expect(withTemplateKinds(metal3)).to.deep.equal(metal3);
+    expect(withTemplateKinds(DEFAULT_PROVIDERS)).to.deep.equal([...DEFAULT_PROVIDERS]);
+    const rules = providerRules([metal3[0]!], { InfraMachineTemplate: ['get', 'create'] });
+    expect(rules).to.deep.equal([
+      { apiGroups: ['infrastructure.cluster.x-k8s.io'], resources: ['metal3machinetemplates'], verbs: ['get', 'create'] },
+    ]);
+    const bad = [{ role: 'BootstrapConfig', apiGroup: 'bootstrap.example.dev', resource: 'fleet' }] as const;
+    expect(() => withTemplateKinds(bad)).to.throw(/BootstrapConfigTemplate=<plural>\.bootstrap\.example\.dev/);
+    expect(providerProblems(bad).join('')).to.match(/cannot be derived/);
+  });
+
+  it('knows which kinds are cluster-scoped (a namespace-scoped deployment grants them with a ClusterRole)', () => {
+    expect(isClusterScoped('apiextensions.k8s.io', 'customresourcedefinitions')).to.equal(true);
+    expect(isClusterScoped('authorization.k8s.io', 'subjectaccessreviews')).to.equal(true);
+    expect(isClusterScoped('', 'nodes/status')).to.equal(true);
+    expect(isClusterScoped('cluster.x-k8s.io', 'machines')).to.equal(false);
+    expect(isClusterScoped('infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(false);
+    expect(isClusterScoped('', 'events')).to.equal(false);
   });
 });

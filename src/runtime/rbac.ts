@@ -83,16 +83,59 @@ export const DEFAULT_PROVIDERS: readonly ProviderResource[] = [
 export type ProviderVerbs = Partial<Record<ProviderRole, readonly string[]>>;
 
 /**
+ * The template role of each machine-level role: a Machine's InfraMachine / BootstrapConfig is cloned from a template
+ * its owner names, and the plan controller clones that template when a target is done. Naming one grants the other.
+ */
+export const TEMPLATE_ROLE_OF: Readonly<Partial<Record<ProviderRole, ProviderRole>>> = Object.freeze({
+  InfraMachine: 'InfraMachineTemplate',
+  BootstrapConfig: 'BootstrapConfigTemplate',
+});
+
+/**
+ * The template resource of a machine-level provider resource by Cluster API's naming convention (kind `Metal3Machine`
+ * -> `Metal3MachineTemplate`, so plural `metal3machines` -> `metal3machinetemplates`, `kubeadmconfigs` ->
+ * `kubeadmconfigtemplates`); undefined when the plural does not end in `s` (no convention to follow).
+ */
+export function templateResourceOf(resource: string): string | undefined {
+  return resource.length > 1 && resource.endsWith('s') ? `${resource.slice(0, -1)}templates` : undefined;
+}
+
+/**
+ * The provider list completed with the template kind of every InfraMachine / BootstrapConfig it names, so that a
+ * deployment granting a machine kind can also clone its templates (a missing template grant left plans stuck with
+ * the owner paused, AlignFailed). A template already listed for that role in the same API group is kept as given
+ * (a provider whose template plural breaks the convention names it with its own entry). Throws, naming the entry to
+ * add, when the template's name cannot be derived.
+ */
+export function withTemplateKinds(providers: readonly ProviderResource[]): ProviderResource[] {
+  const out = [...providers];
+  for (const p of providers) {
+    const templateRole = TEMPLATE_ROLE_OF[p.role];
+    if (!templateRole) continue;
+    if (out.some((t) => t.role === templateRole && t.apiGroup === p.apiGroup)) continue;
+    const resource = templateResourceOf(p.resource);
+    if (!resource)
+      throw new Error(
+        `provider ${p.role}=${p.resource}.${p.apiGroup}: the plan controller clones its template kind, whose plural cannot be derived from "${p.resource}"; add it: ${templateRole}=<plural>.${p.apiGroup}`,
+      );
+    out.push({ role: templateRole, apiGroup: p.apiGroup, resource });
+  }
+  return out;
+}
+
+/**
  * The rules a component needs on the given provider resources: one rule per role and API group, listing the
- * resources of that role in that group. Pure, so the manifests (cdk8s) and the components derive the same rules.
+ * resources of that role in that group. The template kinds of the machine kinds are included (withTemplateKinds).
+ * Pure, so the manifests (cdk8s) and the components derive the same rules.
  */
 export function providerRules(providers: readonly ProviderResource[], verbs: ProviderVerbs): PolicyRule[] {
   const rules: PolicyRule[] = [];
+  const complete = withTemplateKinds(providers);
   for (const role of PROVIDER_ROLES) {
     const v = verbs[role];
     if (!v || v.length === 0) continue;
     const groups = new Map<string, string[]>();
-    for (const p of providers) {
+    for (const p of complete) {
       if (p.role !== role) continue;
       const list = groups.get(p.apiGroup) ?? [];
       if (!list.includes(p.resource)) list.push(p.resource);
@@ -103,7 +146,10 @@ export function providerRules(providers: readonly ProviderResource[], verbs: Pro
   return rules;
 }
 
-/** Problems of a provider list (unknown role, empty or wildcard group/resource, a subresource); empty when fine. */
+/**
+ * Problems of a provider list (unknown role, empty or wildcard group/resource, a subresource, a machine kind whose
+ * template kind can be neither derived nor found in the list); empty when fine.
+ */
 export function providerProblems(providers: readonly ProviderResource[]): string[] {
   const out: string[] = [];
   providers.forEach((p, i) => {
@@ -114,8 +160,32 @@ export function providerProblems(providers: readonly ProviderResource[]): string
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(p.resource ?? ''))
       out.push(`${at}: resource must be a lowercase plural without '/' or '*'`);
   });
+  if (out.length === 0) {
+    try {
+      withTemplateKinds(providers);
+    } catch (e) {
+      out.push((e as Error).message);
+    }
+  }
   return out;
 }
+
+/**
+ * Cluster-scoped resources the components and updaters call: a namespace-scoped deployment grants these with a
+ * ClusterRole (a Role cannot), everything else with Roles in the watched namespace. Provider, task and template
+ * kinds are namespaced by Cluster API's contract, so an unknown resource counts as namespaced.
+ */
+export const CLUSTER_SCOPED_RESOURCES: readonly { readonly apiGroup: string; readonly resource: string }[] = Object.freeze([
+  { apiGroup: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' },
+  { apiGroup: 'authentication.k8s.io', resource: 'tokenreviews' },
+  { apiGroup: 'authorization.k8s.io', resource: 'subjectaccessreviews' },
+  { apiGroup: '', resource: 'nodes' },
+  { apiGroup: '', resource: 'namespaces' },
+]);
+
+/** True when `resource` (maybe `plural/subresource`) of `apiGroup` is cluster-scoped (CLUSTER_SCOPED_RESOURCES). */
+export const isClusterScoped = (apiGroup: string, resource: string): boolean =>
+  CLUSTER_SCOPED_RESOURCES.some((c) => c.apiGroup === apiGroup && c.resource === resource.split('/')[0]);
 
 /**
  * Parses `ROLE=plural.group` (e.g. `InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io`), the form the

@@ -1,7 +1,7 @@
 // Validates synthesized manifests the way `kubectl apply --dry-run=server` would, without a cluster:
-// * built-in kinds against the Kubernetes API schemas, from the devDependency kubernetes-models 5.1.0 (validators
-//   generated from the upstream OpenAPI spec — it carries resource.k8s.io/v1, so Kubernetes 1.34; every kind the
-//   manifests use is a long-GA version): types, required fields, enums, int-or-string;
+// * built-in kinds against the Kubernetes API schemas, from the devDependency kubernetes-models 4.5.1 (validators
+//   generated from the upstream OpenAPI spec — its PodSpec has pod-level resources, so Kubernetes 1.32; every kind
+//   the manifests use is a long-GA version; 5.x needs Node >= 22, which machines here do not have): types, required fields, enums, int-or-string;
 // * custom kinds against their CRD's openAPIV3Schema (the project's crds/ and the real CAPI CRDs, $CAPI_CRDS_DIR),
 //   through the same ajv helper the fixture tests use (test/capi-sim/schema-check.ts);
 // * plus the checks the API server makes in code rather than in the schema and that a typo here would trip:

@@ -4,16 +4,17 @@
 // that does not match its pods, a kind nobody knows).
 import { expect } from 'chai';
 import type { KubeObject } from '../../src/api/index.js';
-import { sampleUpdaters } from '../../src/sample-updaters/index.js';
-import { synthesize, type SynthOptions } from '../../cdk8s/synth.js';
+import { callerNamespaces } from '../../cdk8s/charts.js';
+import { sampleUpdaterWorkloads, synthesize, type SynthOptions } from '../../cdk8s/synth.js';
 import { docsOf, type K8sDoc } from './manifests.js';
 import { BUILTIN, CERT_MANAGER, manifestProblems } from './manifest-schemas.js';
 import { startTestEnv } from '../support/env.js';
 
 const IMAGE = 'registry.example.com/inplace-capi:test';
+const CALLERS = { callerNamespaceSelector: callerNamespaces(['capi-system', 'capi-kubeadm-control-plane-system']) };
 const variants: Record<string, SynthOptions> = {
-  'the defaults with the sample updaters': { image: IMAGE, updaters: Object.values(sampleUpdaters) },
-  '--no-samples': { image: IMAGE },
+  'the defaults with the sample updaters': { image: IMAGE, updaters: sampleUpdaterWorkloads() },
+  'the defaults (no samples)': { image: IMAGE },
   '3 replicas, a write policy, API server CIDRs, another instance and priority class': {
     image: IMAGE,
     replicas: 3,
@@ -21,15 +22,22 @@ const variants: Record<string, SynthOptions> = {
     priorityClassName: 'platform-critical',
     apiServer: { ports: [6443], cidrs: ['10.0.0.1/32', 'fd00::1/128'] },
     writePolicy: { Machine: { allow: ['/spec/version'] } },
-    updaters: Object.values(sampleUpdaters),
+    updaters: sampleUpdaterWorkloads(),
   },
   'no NetworkPolicy, no priority class': { image: IMAGE, noNetworkPolicy: true, priorityClassName: '' },
-  '--runtime-extension (cert-manager Certificate, ExtensionConfig)': { image: IMAGE, runtimeExtension: {} },
+  '--runtime-extension (cert-manager Certificate, ExtensionConfig)': { image: IMAGE, runtimeExtension: CALLERS },
   '--runtime-extension-secret, 2 replicas, another namespace': {
     image: IMAGE,
-    runtimeExtension: { secretName: 'my-tls' },
+    runtimeExtension: { ...CALLERS, secretName: 'my-tls' },
     replicas: 2,
     namespace: 'capi-inplace',
+  },
+  '--namespace-scoped with the samples and the runtime extension, an image by digest, no CPU limit': {
+    image: `registry.example.com/inplace-capi@sha256:${'0f'.repeat(32)}`,
+    watchNamespace: 'fleet-a',
+    updaters: sampleUpdaterWorkloads(),
+    runtimeExtension: CALLERS,
+    resources: { cpuLimitMillis: 0, memoryLimitMiB: 1024 },
   },
 };
 
@@ -53,7 +61,7 @@ describe('synthesized manifests validate against the Kubernetes API schemas', ()
     );
     expect([...kinds].filter((k) => !BUILTIN[k])).to.deep.equal([]);
     // With the runtime extension: cert-manager's kinds are shape-checked, the ExtensionConfig validates against its CRD.
-    const ext = new Set(docsFor({ image: IMAGE, runtimeExtension: {} }).map((d) => `${d.apiVersion}/${d.kind}`));
+    const ext = new Set(docsFor({ image: IMAGE, runtimeExtension: CALLERS }).map((d) => `${d.apiVersion}/${d.kind}`));
     expect([...ext].filter((k) => !BUILTIN[k] && !CERT_MANAGER[k])).to.deep.equal(['runtime.cluster.x-k8s.io/v1beta2/ExtensionConfig']);
     for (const k of [
       'apps/v1/Deployment',
@@ -118,7 +126,7 @@ describe('synthesized manifests validate against the Kubernetes API schemas', ()
     });
 
     it('an ExtensionConfig whose service port is a string, and a Certificate without DNS names or issuer', () => {
-      const ext = docsFor({ image: IMAGE, runtimeExtension: {} });
+      const ext = docsFor({ image: IMAGE, runtimeExtension: CALLERS });
       const ec = structuredClone(ext.find((d) => d.kind === 'ExtensionConfig')!);
       (ec['spec'] as { clientConfig: { service: Record<string, unknown> } }).clientConfig.service['port'] = '443';
       expect(manifestProblems([ec as KubeObject]).join('\n')).to.match(/ExtensionConfig inplace: .*port must be integer/);

@@ -1,6 +1,8 @@
 // The RBAC of the synthesized manifests against what each component actually calls: every component and sample
 // updater runs with a recording client through a whole plan (and its deletion), and every recorded call must be
-// allowed by the rules its ServiceAccount is bound to in the synthesized YAML. A new API call without a rule fails here.
+// allowed by the rules its ServiceAccount is bound to in the synthesized YAML — in the default (cluster-scoped)
+// manifests, and in the namespace-scoped ones where each call must be allowed in the namespace it was made in (the
+// components run scoped to one namespace, as `--namespace-scoped` deploys them). A new API call without a rule fails here.
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject, type ResourceType } from '../../src/api/index.js';
@@ -12,7 +14,9 @@ import { createManager, noopLogger, type RuntimeManager } from '../../src/runtim
 import type { KubeClient } from '../../src/runtime/types.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { allows } from '../../cdk8s/rbac.js';
-import { synthesize } from '../../cdk8s/synth.js';
+import { callerNamespaces } from '../../cdk8s/charts.js';
+import { sampleUpdaterWorkloads, synthesize } from '../../cdk8s/synth.js';
+import { allowed, grantsOf, parseDocs } from '../security/rbac.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 import { docsOf, effectiveRules } from './manifests.js';
@@ -22,20 +26,27 @@ interface Call {
   verb: string;
   group: string;
   resource: string;
+  /** The namespace of the call; undefined for a cluster-wide call or a cluster-scoped kind. */
+  namespace: string | undefined;
 }
 
 /** Wraps a client so that every call is recorded with its RBAC verb and (sub)resource. */
 function recording(client: KubeClient, calls: Call[]): KubeClient {
-  const rec = (verb: string, res: ResourceType, sub?: string): void =>
-    void calls.push({ verb, group: res.group, resource: sub ? `${res.plural}/${sub}` : res.plural });
+  const rec = (verb: string, res: ResourceType, ns: string | undefined, sub?: string): void =>
+    void calls.push({
+      verb,
+      group: res.group,
+      resource: sub ? `${res.plural}/${sub}` : res.plural,
+      namespace: res.namespaced ? ns : undefined,
+    });
   return {
-    get: (res, ns, name) => (rec('get', res), client.get(res, ns, name)),
-    list: (res, ns, o) => (rec('list', res), client.list(res, ns, o)),
-    create: (res, obj, o) => (rec('create', res, o?.subresource), client.create(res, obj, o)),
-    update: (res, obj, o) => (rec('update', res, o?.subresource), client.update(res, obj, o)),
-    patch: (res, ns, name, body, o) => (rec('patch', res, o.subresource), client.patch(res, ns, name, body, o)),
-    delete: (res, ns, name, o) => (rec('delete', res), client.delete(res, ns, name, o)),
-    watch: (res, ns, o, on) => (rec('watch', res), client.watch(res, ns, o, on)),
+    get: (res, ns, name) => (rec('get', res, ns), client.get(res, ns, name)),
+    list: (res, ns, o) => (rec('list', res, ns), client.list(res, ns, o)),
+    create: (res, obj, o) => (rec('create', res, obj.metadata.namespace, o?.subresource), client.create(res, obj, o)),
+    update: (res, obj, o) => (rec('update', res, obj.metadata.namespace, o?.subresource), client.update(res, obj, o)),
+    patch: (res, ns, name, body, o) => (rec('patch', res, ns, o.subresource), client.patch(res, ns, name, body, o)),
+    delete: (res, ns, name, o) => (rec('delete', res, ns), client.delete(res, ns, name, o)),
+    watch: (res, ns, o, on) => (rec('watch', res, ns), client.watch(res, ns, o, on)),
     // Discovery is open to every authenticated user (system:discovery); no rule needed.
     resolve: (g, k) => client.resolve(g, k),
   };
@@ -123,7 +134,8 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
     await env?.stop();
   });
 
-  const docs = docsOf(synthesize({ updaters: Object.values(sampleUpdaters), runtimeExtension: {} }));
+  const ext = { runtimeExtension: { callerNamespaceSelector: callerNamespaces(['capi-system']) }, updaters: sampleUpdaterWorkloads() };
+  const docs = docsOf(synthesize(ext));
   for (const name of [...Object.keys(COMPONENT_LOADERS), ...Object.keys(sampleUpdaters).map((u) => `updater-${u}`)]) {
     it(`${name}: every call it made is allowed`, () => {
       const made = calls.get(name) ?? [];
@@ -137,6 +149,30 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
       expect(denied, `${name} made calls its ClusterRole/Role do not allow`).to.deep.equal([]);
     });
   }
+
+  describe('namespace-scoped manifests (--namespace-scoped): every call is allowed in the namespace it was made in', () => {
+    const INSTALL = 'inplace-system';
+    let scoped: ReturnType<typeof parseDocs> | undefined;
+    for (const name of [...Object.keys(COMPONENT_LOADERS), ...Object.keys(sampleUpdaters).map((u) => `updater-${u}`)]) {
+      it(`${name}: no call needs a cluster-wide grant of a namespaced kind`, () => {
+        // The namespace is known once before() ran; synthesized once for every component.
+        scoped ??= parseDocs(synthesize({ ...ext, watchNamespace: ns }).map((f) => f.content));
+        const grants = grantsOf(scoped, INSTALL, `inplace-${name}`);
+        const made = calls.get(name) ?? [];
+        expect(made.length, 'no calls recorded').to.be.greaterThan(0);
+        // The Lease lives where the pod runs (POD_NAMESPACE); this test ran the components with their Lease in `ns`.
+        const where = (c: Call): string | undefined => (c.resource === 'leases' ? INSTALL : c.namespace);
+        const denied = [
+          ...new Set(
+            made
+              .filter((c) => !allowed(grants, c.verb, c.group, c.resource, where(c)))
+              .map((c) => `${c.verb} ${c.resource}.${c.group || 'core'} in ${where(c) ?? 'the cluster'}`),
+          ),
+        ];
+        expect(denied, `${name} made calls its Roles in ${ns} do not allow`).to.deep.equal([]);
+      });
+    }
+  });
 
   it('the recorded calls include status writes, leases and events', () => {
     const all = [...calls.values()].flat();

@@ -1,30 +1,45 @@
 // The cdk8s synthesis: snapshot of the YAML, CRDs included verbatim, Pod Security "restricted", least-privilege RBAC
-// that covers what each component's code refers to and follows what is deployed (--no-samples), stable selectors,
+// that covers what each component's code refers to and follows what is deployed (samples only with --samples), stable selectors,
 // disruption budgets, spread, priority, NetworkPolicy, and the warning for an image no cluster can pull.
 // (Schema validation of every object: manifests-validate.test.ts.)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import * as api from '../../src/api/index.js';
 import type { ResourceType } from '../../src/api/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { COMPONENTS } from '../../src/components.js';
-import { runtimeRbac } from '../../src/runtime/rbac.js';
+import { isClusterScoped, runtimeRbac } from '../../src/runtime/rbac.js';
+import { allowed, grantsOf, type Doc } from '../security/rbac.js';
 import { App, Chart } from 'cdk8s';
-import { addWorkload } from '../../cdk8s/charts.js';
-import { DEFAULT_IMAGE, PROJECT_ROOT, componentWorkloads, imageWarning, synthesize } from '../../cdk8s/synth.js';
+import { addWorkload, callerNamespaces } from '../../cdk8s/charts.js';
+import { providerGrantTable } from '../../cdk8s/docs.js';
+import {
+  DEFAULT_IMAGE,
+  DEFAULTS,
+  PROJECT_ROOT,
+  SAMPLES_FILE,
+  SAMPLE_GENERIC_UPDATER_NAMES,
+  componentWorkloads,
+  imageWarning,
+  parseResourceFlags,
+  sampleUpdaterWorkloads,
+  synthesize,
+} from '../../cdk8s/synth.js';
 import { allows, ruleProblems } from '../../cdk8s/rbac.js';
 import { docsOf, effectiveRules, type K8sDoc } from './manifests.js';
 
 const SNAPSHOTS = join(PROJECT_ROOT, 'test', 'cli', '__snapshots__');
+/** The runtime extension as the tests deploy it: callers in Cluster API's usual namespaces. */
+const EXT = { callerNamespaceSelector: callerNamespaces(['capi-system', 'capi-kubeadm-control-plane-system']) };
 const files = synthesize({
   image: 'registry.example.com/inplace-capi:test',
   namespace: 'inplace-system',
-  updaters: Object.values(sampleUpdaters),
-  runtimeExtension: {},
+  updaters: sampleUpdaterWorkloads(),
+  runtimeExtension: EXT,
 });
 const docs = docsOf(files);
 const byKind = (kind: string): K8sDoc[] => docs.filter((d) => d.kind === kind);
@@ -67,7 +82,7 @@ describe('cdk8s synthesis', () => {
       it(`${f.name} matches test/cli/__snapshots__/${f.name} (UPDATE_SNAPSHOTS=1 rewrites it)`, () => {
         const p = join(SNAPSHOTS, f.name);
         if (process.env.UPDATE_SNAPSHOTS === '1') {
-          mkdirSync(SNAPSHOTS, { recursive: true });
+          mkdirSync(dirname(p), { recursive: true });
           writeFileSync(p, f.content);
         }
         expect(existsSync(p), `no snapshot ${p}; run UPDATE_SNAPSHOTS=1 npx mocha test/cli/synth.test.ts and review the diff`).to.equal(
@@ -81,12 +96,15 @@ describe('cdk8s synthesis', () => {
     }
     it('has no stale snapshot files', () => {
       const names = new Set(files.map((f) => f.name));
-      expect(readdirSync(SNAPSHOTS).filter((n) => n.endsWith('.yaml') && !names.has(n))).to.deep.equal([]);
+      expect(
+        readdirSync(SNAPSHOTS, { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith('.yaml') && !names.has(n)),
+      ).to.deep.equal([]);
     });
   });
 
-  it('writes the files in apply order: CRDs, platform, sample updaters', () => {
-    expect(files.map((f) => f.name)).to.deep.equal(['00-crds.yaml', '10-platform.yaml', '20-sample-updaters.yaml']);
+  it('writes the files in apply order: CRDs, platform, and the opt-in samples in a directory of their own', () => {
+    expect(files.map((f) => f.name)).to.deep.equal(['00-crds.yaml', '10-platform.yaml', 'samples/20-sample-updaters.yaml']);
+    expect(SAMPLES_FILE).to.equal('samples/20-sample-updaters.yaml');
   });
 
   it('includes every CRD of crds/ verbatim', () => {
@@ -98,7 +116,7 @@ describe('cdk8s synthesis', () => {
   });
 
   it('puts the sample updaters CRDs in the optional chart', () => {
-    const names = docsOf(files.filter((f) => f.name === '20-sample-updaters.yaml'))
+    const names = docsOf(files.filter((f) => f.name === SAMPLES_FILE))
       .filter((d) => d.kind === 'CustomResourceDefinition')
       .map((d) => d.metadata.name);
     expect(names).to.include.members([
@@ -370,11 +388,9 @@ describe('cdk8s synthesis', () => {
         const out = mkdtempSync(join(tmpdir(), 'inplace-synth-'));
         try {
           const run = (args: string[]) =>
-            spawnSync(
-              process.execPath,
-              ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, '--no-samples', ...args],
-              { encoding: 'utf8' },
-            );
+            spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, ...args], {
+              encoding: 'utf8',
+            });
           const ok = run(['--no-default-providers', '--provider', 'InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io']);
           expect(ok.status, ok.stderr).to.equal(0);
           const synthesized = docsOf([{ name: '10-platform.yaml', content: readFileSync(join(out, '10-platform.yaml'), 'utf8') }]);
@@ -411,7 +427,7 @@ describe('cdk8s synthesis', () => {
     const mentionsSamples = (d: K8sDoc): boolean =>
       ((d['rules'] as { apiGroups?: string[] }[] | undefined) ?? []).some((r) => r.apiGroups?.includes(samplesGroup));
 
-    it("--no-samples grants no rule on the sample updaters' kinds, to any component", () => {
+    it("without samples no rule on the sample updaters' kinds is granted, to any component", () => {
       const noSamples = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test' }));
       expect(noSamples.filter(mentionsSamples).map((d) => d.metadata.name)).to.deep.equal([]);
       for (const c of COMPONENTS)
@@ -422,7 +438,7 @@ describe('cdk8s synthesis', () => {
     });
 
     it("with the samples, their kinds are granted only by the samples chart (aggregated ClusterRoles), not by the components' own roles", () => {
-      const samplesFile = docsOf(files.filter((f) => f.name === '20-sample-updaters.yaml'));
+      const samplesFile = docsOf(files.filter((f) => f.name === SAMPLES_FILE));
       const platformFile = docsOf(files.filter((f) => f.name === '10-platform.yaml'));
       expect(platformFile.filter(mentionsSamples).map((d) => d.metadata.name)).to.deep.equal([]);
       expect(samplesFile.filter(mentionsSamples).length).to.be.greaterThan(0);
@@ -433,29 +449,74 @@ describe('cdk8s synthesis', () => {
         ).to.not.include(samplesGroup);
     });
 
-    it('`npm run synth -- --no-samples` writes no samples chart and no rule on the sample kinds', function () {
-      this.timeout(60_000);
+    it('`npm run synth` writes no samples and no rule on their kinds; `--samples` writes them apart, and the apply hint leaves them out', function () {
+      this.timeout(120_000);
       const out = mkdtempSync(join(tmpdir(), 'inplace-synth-'));
       try {
-        const r = spawnSync(
-          process.execPath,
-          [
-            '--import',
-            'tsx',
-            join(PROJECT_ROOT, 'cdk8s', 'main.ts'),
-            '--outdir',
-            out,
-            '--no-samples',
-            '--image',
-            'ghcr.io/example/inplace-capi:0.1.0',
-          ],
-          { encoding: 'utf8' },
-        );
-        expect(r.status, r.stderr).to.equal(0);
+        const run = (args: string[]): ReturnType<typeof spawnSync> =>
+          spawnSync(
+            process.execPath,
+            [
+              '--import',
+              'tsx',
+              join(PROJECT_ROOT, 'cdk8s', 'main.ts'),
+              '--outdir',
+              out,
+              '--image',
+              'ghcr.io/example/inplace-capi:0.1.0',
+              ...args,
+            ],
+            { encoding: 'utf8' },
+          );
+        // A samples file an earlier version wrote next to the platform would be applied by `kubectl apply -f DIR/`.
+        writeFileSync(join(out, '20-sample-updaters.yaml'), 'stale');
+        const plain = run([]);
+        expect(plain.status, String(plain.stderr)).to.equal(0);
         expect(readdirSync(out).sort()).to.deep.equal(['00-crds.yaml', '10-platform.yaml']);
         expect(readFileSync(join(out, '10-platform.yaml'), 'utf8')).to.not.include(samplesGroup);
+        expect(String(plain.stdout)).to.match(/removed .*20-sample-updaters\.yaml/);
+
+        const withSamples = run(['--samples']);
+        expect(withSamples.status, String(withSamples.stderr)).to.equal(0);
+        expect(readdirSync(out).sort()).to.deep.equal(['00-crds.yaml', '10-platform.yaml', 'samples']);
+        expect(readdirSync(join(out, 'samples'))).to.deep.equal(['20-sample-updaters.yaml']);
+        const hint = String(withSamples.stdout);
+        // The platform's apply line (not recursive) does not reach samples/; the samples line says what they are.
+        const applyLine = hint.split('\n').find((l) => l.startsWith('apply with:'))!;
+        expect(applyLine.endsWith(`${basename(out)}/`), applyLine).to.equal(true);
+        expect(hint).to.match(/samples \(not for production.*\): kubectl apply --server-side -f .*\/samples\//);
+        const samples = docsOf([{ name: 's', content: readFileSync(join(out, SAMPLES_FILE), 'utf8') }]);
+        expect(samples.filter(mentionsSamples).length).to.be.greaterThan(0);
+
+        // Synthesizing again without --samples removes the samples file it wrote before.
+        expect(run([]).status).to.equal(0);
+        expect(existsSync(join(out, SAMPLES_FILE))).to.equal(false);
+        expect(run(['--samples', '--no-samples']).status).to.equal(2);
       } finally {
         rmSync(out, { recursive: true, force: true });
+      }
+    });
+
+    it('runs the generic sample updater with --names, exactly the generic updaters of examples/plan.yaml (never a catch-all)', () => {
+      const plan = parseAllDocuments(readFileSync(join(PROJECT_ROOT, 'examples', 'plan.yaml'), 'utf8'))
+        .map(
+          (d) =>
+            d.toJSON() as {
+              kind?: string;
+              spec?: { controlPlane?: { updaters?: { name: string; updaterUpdateTemplateRef?: unknown }[] } };
+            },
+        )
+        .find((d) => d?.kind === 'InPlaceUpdatePlan')!;
+      const generic = (plan.spec?.controlPlane?.updaters ?? []).filter((u) => !u.updaterUpdateTemplateRef).map((u) => u.name);
+      expect(generic.length).to.be.greaterThan(0);
+      expect([...SAMPLE_GENERIC_UPDATER_NAMES]).to.deep.equal(generic);
+      for (const d of byKind('Deployment').filter((x) => x.metadata.name.startsWith('inplace-updater-'))) {
+        const args = podOf(d).containers[0]!.args ?? [];
+        if (d.metadata.name === 'inplace-updater-reference')
+          expect(args.slice(0, 4)).to.deep.equal(['updater', 'reference', '--names', generic.join(',')]);
+        else expect(args, d.metadata.name).to.not.include('--names');
+        expect(args, d.metadata.name).to.not.include('--catch-all');
+        expect(args, d.metadata.name).to.not.include('--allow-real-cluster');
       }
     });
   });
@@ -482,11 +543,10 @@ describe('cdk8s synthesis', () => {
         const env = { ...process.env };
         delete env['INPLACE_IMAGE'];
         const run = (args: string[]) =>
-          spawnSync(
-            process.execPath,
-            ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, '--no-samples', ...args],
-            { encoding: 'utf8', env },
-          );
+          spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, ...args], {
+            encoding: 'utf8',
+            env,
+          });
         const dflt = run([]);
         expect(dflt.status, dflt.stderr).to.equal(0);
         expect(dflt.stderr).to.match(
@@ -509,7 +569,7 @@ describe('cdk8s synthesis', () => {
         image: 'registry.example.com/inplace-capi:test',
         replicas: 2,
         instance: 'fleet-a',
-        updaters: Object.values(sampleUpdaters),
+        updaters: sampleUpdaterWorkloads(),
       }),
     );
     const deploymentsOf = (ds: readonly K8sDoc[]): K8sDoc[] => ds.filter((d) => d.kind === 'Deployment');
@@ -549,9 +609,10 @@ describe('cdk8s synthesis', () => {
         instance: 'inplace-capi',
         priorityClassName: '',
         apiServer: { ports: [6443], cidrs: [] },
+        resources: DEFAULTS.resources,
         root: PROJECT_ROOT,
       };
-      addWorkload(chart, spec, 'controller', o);
+      addWorkload(chart, { workload: spec, role: 'controller', deployment: o });
       const moved = chart.toJson().find((d: K8sDoc) => d.kind === 'Deployment') as K8sDoc;
       const original = byKind('Deployment').find((d) => d.metadata.name === 'inplace-plan-controller')!;
       expect(specOf(moved).selector).to.deep.equal(specOf(original).selector);
@@ -727,17 +788,24 @@ describe('cdk8s synthesis', () => {
       expect((ec['spec'] as { clientConfig: unknown }).clientConfig).to.deep.equal({ service: { name: ext, namespace: NS, port: 443 } });
     });
 
-    it('lets callers reach 9443 through a NetworkPolicy over its pods only (none with --no-network-policy)', () => {
+    it("lets only the callers' namespaces reach 9443, through a NetworkPolicy over its pods only (none with --no-network-policy)", () => {
       const spec = named('NetworkPolicy', ext)!['spec'] as { podSelector: unknown; ingress: { ports: unknown[] }[]; policyTypes: string[] };
       expect(spec.podSelector).to.deep.equal({ matchLabels: labels });
       expect(spec.policyTypes).to.deep.equal(['Ingress']);
-      expect(spec.ingress).to.deep.equal([{ ports: [{ protocol: 'TCP', port: 9443 }] }]);
+      expect(spec.ingress).to.deep.equal([
+        { from: [{ namespaceSelector: EXT.callerNamespaceSelector }], ports: [{ protocol: 'TCP', port: 9443 }] },
+      ]);
+      // Never open to every namespace by default: without the callers' namespaces synthesis refuses, naming the flag.
+      expect(() => synthesize({ runtimeExtension: {} })).to.throw(/--runtime-extension-caller-namespace/);
+      expect(() => synthesize({ runtimeExtension: { secretName: 'my-tls' } })).to.throw(/callerNamespaceSelector/);
       const none = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test', runtimeExtension: {}, noNetworkPolicy: true }));
       expect(none.filter((d) => d.kind === 'NetworkPolicy')).to.deep.equal([]);
     });
 
     it('with a Secret of your own: no cert-manager objects, that Secret mounted and named in the annotation', () => {
-      const own = docsOf(synthesize({ image: 'registry.example.com/inplace-capi:test', runtimeExtension: { secretName: 'my-tls' } }));
+      const own = docsOf(
+        synthesize({ image: 'registry.example.com/inplace-capi:test', runtimeExtension: { ...EXT, secretName: 'my-tls' } }),
+      );
       expect(own.filter((d) => ['Certificate', 'Issuer'].includes(d.kind))).to.deep.equal([]);
       const pod = podOf(own.find((d) => d.kind === 'Deployment' && d.metadata.name === ext)!);
       expect(pod.volumes?.map((v) => v['secret']).filter(Boolean)).to.deep.equal([{ secretName: 'my-tls' }]);
@@ -752,27 +820,247 @@ describe('cdk8s synthesis', () => {
       for (const v of ['get', 'list', 'watch']) expect(allows(rules, v, '', 'secrets'), `${v} secrets`).to.equal(false);
     });
 
-    it('`npm run synth -- --runtime-extension` writes it; without the flag it is left out', function () {
+    it('`npm run synth -- --runtime-extension --runtime-extension-caller-namespace NS` writes it; without the callers it refuses', function () {
       this.timeout(120_000);
       const out = mkdtempSync(join(tmpdir(), 'synth-ext-'));
       try {
-        const run = (args: string[]): string => {
-          const r = spawnSync(
-            'npx',
-            ['tsx', 'cdk8s/main.ts', '--image', 'registry.example.com/x:1', '--no-samples', '--outdir', out, ...args],
+        const run = (args: string[]): ReturnType<typeof spawnSync> =>
+          spawnSync(
+            process.execPath,
+            ['--import', 'tsx', 'cdk8s/main.ts', '--image', 'registry.example.com/x:1', '--outdir', out, ...args],
             {
               cwd: PROJECT_ROOT,
               encoding: 'utf8',
             },
           );
-          expect(r.status, r.stderr).to.equal(0);
-          return readFileSync(join(out, '10-platform.yaml'), 'utf8');
-        };
-        expect(run(['--runtime-extension'])).to.include('kind: ExtensionConfig');
-        expect(run([])).to.not.include('kind: ExtensionConfig');
+        const ok = run(['--runtime-extension', '--runtime-extension-caller-namespace', 'capi-system']);
+        expect(ok.status, String(ok.stderr)).to.equal(0);
+        const platform = docsOf([{ name: 'p', content: readFileSync(join(out, '10-platform.yaml'), 'utf8') }]);
+        expect(platform.map((d) => d.kind)).to.include('ExtensionConfig');
+        const np = platform.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === ext)!;
+        expect((np['spec'] as { ingress: { from: unknown }[] }).ingress[0]!.from).to.deep.equal([
+          { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['capi-system'] }] } },
+        ]);
+        const refused = run(['--runtime-extension']);
+        expect(refused.status).to.equal(2);
+        expect(String(refused.stderr))
+          .to.match(/--runtime-extension-caller-namespace/)
+          .and.match(/--no-network-policy/);
+        expect(run(['--runtime-extension', '--no-network-policy']).status).to.equal(0);
+        expect(readFileSync(join(out, '10-platform.yaml'), 'utf8')).to.include('kind: ExtensionConfig');
       } finally {
         rmSync(out, { recursive: true, force: true });
       }
+    });
+  });
+
+  describe('provider template kinds come with the machine kinds', () => {
+    it('a Metal3-style provider synth grants the template kind the plan controller clones (and deletes once unreferenced)', () => {
+      const metal3 = docsOf(
+        synthesize({
+          providers: [{ role: 'InfraMachine', apiGroup: 'infrastructure.cluster.x-k8s.io', resource: 'metal3machines' }],
+        }),
+      );
+      const plan = effectiveRules(metal3, 'plan-controller');
+      for (const verb of ['get', 'list', 'create', 'delete'])
+        expect(allows(plan, verb, 'infrastructure.cluster.x-k8s.io', 'metal3machinetemplates'), verb).to.equal(true);
+      expect(allows(plan, 'patch', 'infrastructure.cluster.x-k8s.io', 'metal3machines')).to.equal(true);
+      // The machine task controller commits to the machine kind only; templates are the plan controller's.
+      expect(
+        allows(effectiveRules(metal3, 'machine-task-controller'), 'get', 'infrastructure.cluster.x-k8s.io', 'metal3machinetemplates'),
+      ).to.equal(false);
+    });
+
+    it('keeps a template kind named explicitly, and refuses a machine kind whose template cannot be derived, naming the entry to add', () => {
+      const named = docsOf(
+        synthesize({
+          providers: [
+            { role: 'BootstrapConfig', apiGroup: 'bootstrap.example.io', resource: 'talosconfigs' },
+            { role: 'BootstrapConfigTemplate', apiGroup: 'bootstrap.example.io', resource: 'taloscfgtemplates' },
+          ],
+        }),
+      );
+      const plan = effectiveRules(named, 'plan-controller');
+      expect(allows(plan, 'create', 'bootstrap.example.io', 'taloscfgtemplates')).to.equal(true);
+      expect(allows(plan, 'create', 'bootstrap.example.io', 'talosconfigtemplates')).to.equal(false);
+      expect(() =>
+        synthesize({ providers: [{ role: 'InfraMachine', apiGroup: 'infrastructure.example.io', resource: 'fleet' }] }),
+      ).to.throw(/InfraMachineTemplate=<plural>\.infrastructure\.example\.io/);
+    });
+  });
+
+  it("docs/operations.md's provider grant table is providerGrantTable() (generated from each component's PROVIDER_VERBS)", () => {
+    const path = join(PROJECT_ROOT, 'docs', 'operations.md');
+    const doc = readFileSync(path, 'utf8');
+    const m = /(<!-- provider-grants:[^\n]*-->\n)([\s\S]*?)\n(<!-- \/provider-grants -->)/.exec(doc);
+    expect(m, 'the provider-grants markers are missing from docs/operations.md').to.not.equal(null);
+    const want = providerGrantTable();
+    if (process.env.UPDATE_DOCS === '1') writeFileSync(path, doc.replace(m![0], `${m![1]}${want}\n${m![3]}`));
+    else expect(m![2], 'stale provider grant table; rerun with UPDATE_DOCS=1').to.equal(want);
+    expect(want).to.not.include('(none)');
+  });
+
+  describe('resources fit single-threaded Node processes', () => {
+    const containers = (d: K8sDoc[]): (Container & { env?: { name: string; value?: string }[] })[] =>
+      d.filter((x) => x.kind === 'Deployment').flatMap((x) => podOf(x).containers);
+
+    it('by default: no CPU limit below one core, a modest request, and a V8 heap at 75 % of the memory limit', () => {
+      const all = containers(docs);
+      expect(all.length).to.be.greaterThan(0);
+      for (const c of all) {
+        expect(c.resources?.limits?.['cpu']).to.equal('1000m');
+        expect(c.resources?.requests).to.deep.equal({ cpu: '100m', memory: '256Mi' });
+        expect(c.resources?.limits?.['memory']).to.equal('512Mi');
+        expect(c.env?.find((e) => e.name === 'NODE_OPTIONS')?.value).to.equal('--max-old-space-size=384');
+      }
+    });
+
+    it('takes other values, sizes the heap from the limit, and refuses inconsistent ones', () => {
+      const tuned = containers(
+        docsOf(synthesize({ resources: { cpuLimitMillis: 0, cpuRequestMillis: 250, memoryLimitMiB: 1024, memoryRequestMiB: 512 } })),
+      );
+      for (const c of tuned) {
+        expect(c.resources?.limits).to.deep.equal({ memory: '1024Mi' });
+        expect(c.resources?.requests).to.deep.equal({ cpu: '250m', memory: '512Mi' });
+        expect(c.env?.find((e) => e.name === 'NODE_OPTIONS')?.value).to.equal('--max-old-space-size=768');
+      }
+      expect(() => synthesize({ resources: { cpuRequestMillis: 2000 } })).to.throw(/CPU limit \(1000m\) is below the request/);
+      expect(() => synthesize({ resources: { memoryLimitMiB: 64 } })).to.throw(/at least 128Mi/);
+      expect(() => synthesize({ resources: { memoryRequestMiB: 1024 } })).to.throw(/between 1Mi and the limit/);
+    });
+  });
+
+  it('reads the resources flags as Kubernetes quantities and names the flag of a bad one', () => {
+    expect(
+      parseResourceFlags({ 'cpu-request': '250m', 'cpu-limit': '1.5', 'memory-request': '512Mi', 'memory-limit': '2Gi' }),
+    ).to.deep.equal({
+      cpuRequestMillis: 250,
+      cpuLimitMillis: 1500,
+      memoryRequestMiB: 512,
+      memoryLimitMiB: 2048,
+    });
+    expect(parseResourceFlags({ 'cpu-limit': 'none' })).to.deep.equal({ cpuLimitMillis: 0 });
+    expect(parseResourceFlags({})).to.deep.equal({});
+    expect(() => parseResourceFlags({ 'cpu-request': 'none' })).to.throw(/--cpu-request must be a CPU quantity/);
+    expect(() => parseResourceFlags({ 'memory-limit': '512M' })).to.throw(/--memory-limit must be a memory quantity such as 512Mi/);
+    expect(() => parseResourceFlags({ 'cpu-limit': '0m' })).to.throw(/--cpu-limit/);
+  });
+
+  it('`npm run synth -- --namespace-scoped NS --cpu-limit none --memory-limit 1Gi --image repo@sha256:…` writes those manifests; bad values exit 2', function () {
+    this.timeout(120_000);
+    const out = mkdtempSync(join(tmpdir(), 'inplace-synth-'));
+    const image = `ghcr.io/example/inplace-capi@sha256:${'b2'.repeat(32)}`;
+    try {
+      const run = (args: string[]): ReturnType<typeof spawnSync> =>
+        spawnSync(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'cdk8s', 'main.ts'), '--outdir', out, ...args], {
+          encoding: 'utf8',
+        });
+      const ok = run(['--image', image, '--namespace-scoped', 'fleet-a', '--cpu-limit', 'none', '--memory-limit', '1Gi']);
+      expect(ok.status, String(ok.stderr)).to.equal(0);
+      expect(String(ok.stderr)).to.equal('');
+      const platform = docsOf([{ name: 'p', content: readFileSync(join(out, '10-platform.yaml'), 'utf8') }]);
+      const plan = platform.find((d) => d.kind === 'Deployment' && d.metadata.name === 'inplace-plan-controller')!;
+      const ctr = podOf(plan).containers[0]! as Container & { image: string; env: { name: string; value?: string }[] };
+      expect(ctr.image).to.equal(image);
+      expect(ctr.args).to.include.members(['--namespace', 'fleet-a']);
+      expect(ctr.resources?.limits).to.deep.equal({ memory: '1024Mi' });
+      expect(ctr.env.find((e) => e.name === 'NODE_OPTIONS')?.value).to.equal('--max-old-space-size=768');
+      expect(platform.filter((d) => d.kind === 'Role' && d.metadata.namespace === 'fleet-a').length).to.be.greaterThan(0);
+      for (const [args, message] of [
+        [['--namespace-scoped', 'Fleet_A'], /--namespace-scoped must be a namespace name/],
+        [['--image', 'ghcr.io/x/y@sha256:123'], /64 lowercase hex digits/],
+        [['--memory-limit', '64Mi'], /at least 128Mi/],
+      ] as const) {
+        const bad = run([...args]);
+        expect(bad.status, args.join(' ')).to.equal(2);
+        expect(String(bad.stderr)).to.match(message);
+      }
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  describe('images by digest', () => {
+    const digest = `ghcr.io/example/inplace-capi@sha256:${'a1'.repeat(32)}`;
+    it('runs every container from the digest as given, without a warning; refuses a malformed digest', () => {
+      const d = docsOf(synthesize({ image: digest, updaters: sampleUpdaterWorkloads() }));
+      const images = d.filter((x) => x.kind === 'Deployment').map((x) => (podOf(x).containers[0] as { image?: string }).image);
+      expect(new Set(images)).to.deep.equal(new Set([digest]));
+      expect(imageWarning(digest)).to.equal(undefined);
+      expect(imageWarning(`ghcr.io/example/inplace-capi:0.1.0@sha256:${'0'.repeat(64)}`)).to.equal(undefined);
+      expect(() => synthesize({ image: 'ghcr.io/example/inplace-capi@sha256:abc' })).to.throw(/64 lowercase hex digits/);
+      expect(() => synthesize({ image: 'ghcr.io/example/inplace-capi@md5:' + '0'.repeat(32) })).to.throw(/sha256/);
+    });
+  });
+
+  describe('namespace-scoped mode (--namespace-scoped NS)', () => {
+    const NS = 'fleet-a';
+    const scoped = docsOf(
+      synthesize({ watchNamespace: NS, updaters: sampleUpdaterWorkloads(), runtimeExtension: EXT, image: 'x.io/inplace-capi:1' }),
+    );
+    const rulesOf = (d: K8sDoc): { apiGroups: string[]; resources: string[] }[] =>
+      (d['rules'] as { apiGroups: string[]; resources: string[] }[] | undefined) ?? [];
+
+    it('runs every component and updater with --namespace NS (their informers list and watch that namespace only)', () => {
+      for (const d of scoped.filter((x) => x.kind === 'Deployment')) {
+        const args = podOf(d).containers[0]!.args ?? [];
+        expect(args[args.indexOf('--namespace') + 1], d.metadata.name).to.equal(NS);
+      }
+    });
+
+    it('grants namespaced kinds with Roles in NS only; ClusterRoles hold cluster-scoped kinds alone and aggregate nothing', () => {
+      const clusterRoles = scoped.filter((d) => d.kind === 'ClusterRole');
+      for (const r of clusterRoles) {
+        expect(r['aggregationRule'], r.metadata.name).to.equal(undefined);
+        for (const rule of rulesOf(r))
+          for (const res of rule.resources ?? [])
+            expect(
+              isClusterScoped(rule.apiGroups[0]!, res) || r.metadata.name === 'inplace-metrics-reader',
+              `${r.metadata.name}: ${res}`,
+            ).to.equal(true);
+      }
+      const roles = scoped.filter((d) => d.kind === 'Role' && !d.metadata.name.endsWith('-leader-election'));
+      expect(roles.map((r) => r.metadata.namespace)).to.satisfy((ns: string[]) => ns.length > 0 && ns.every((n) => n === NS));
+      for (const b of scoped.filter((d) => d.kind === 'ClusterRoleBinding')) {
+        const ref = b['roleRef'] as { name: string };
+        expect(clusterRoles.some((r) => r.metadata.name === ref.name)).to.equal(true);
+      }
+    });
+
+    it("gives each component in NS what it has cluster-wide in the default mode, and the sample kinds to the platform's controllers", () => {
+      for (const c of COMPONENTS) {
+        const grants = grantsOf(scoped as Doc[], 'inplace-system', `inplace-${c.name}`);
+        for (const r of c.rbac)
+          for (const g of r.apiGroups)
+            for (const res of r.resources)
+              for (const v of r.verbs) {
+                const where = isClusterScoped(g, res) ? undefined : res === 'leases' ? 'inplace-system' : NS;
+                expect(allowed(grants, v, g, res, where), `${c.name}: ${v} ${res}.${g} in ${where ?? 'the cluster'}`).to.equal(true);
+                if (where === NS) expect(allowed(grants, v, g, res, 'fleet-b'), `${c.name}: ${v} ${res}.${g} in fleet-b`).to.equal(false);
+              }
+      }
+      const mtc = grantsOf(scoped as Doc[], 'inplace-system', 'inplace-machine-task-controller');
+      expect(allowed(mtc, 'create', 'samples.inplace.cluster.x-k8s.io', 'osimageupdatetasks', NS)).to.equal(true);
+      expect(allowed(mtc, 'create', 'samples.inplace.cluster.x-k8s.io', 'osimageupdatetasks', 'fleet-b')).to.equal(false);
+    });
+
+    it('refuses a namespace that is not a DNS label', () => {
+      expect(() => synthesize({ watchNamespace: 'Fleet_A' })).to.throw(/watchNamespace must be a namespace name/);
+      expect(() => synthesize({ namespace: 'inplace system' })).to.throw(/namespace must be a namespace name/);
+    });
+
+    it('registers the runtime extension for NS only, under a name of its own (another installation watches another namespace)', () => {
+      const ec = scoped.find((d) => d.kind === 'ExtensionConfig')!;
+      expect(ec.metadata.name).to.equal(`inplace-${NS}`);
+      expect(byKind('ExtensionConfig')[0]!.metadata.name).to.equal('inplace');
+      expect((ec['spec'] as { namespaceSelector: unknown }).namespaceSelector).to.deep.equal({
+        matchLabels: { 'kubernetes.io/metadata.name': NS },
+      });
+    });
+
+    it('leaves the default (cluster-scoped) manifests without --namespace and with the runtime extension for every namespace', () => {
+      for (const d of byKind('Deployment')) expect(podOf(d).containers[0]!.args, d.metadata.name).to.not.include('--namespace');
+      expect((byKind('ExtensionConfig')[0]!['spec'] as { namespaceSelector: unknown }).namespaceSelector).to.deep.equal({});
     });
   });
 

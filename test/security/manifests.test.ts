@@ -3,16 +3,18 @@
 // the Pod Security "restricted" profile. The checkers are tested against bad inputs too, so these tests can fail.
 import { expect } from 'chai';
 import { LEADER_ELECTION_RULES, EVENT_RULES } from '../../cdk8s/rbac.js';
-import { METRICS_AUTH_RULES } from '../../src/runtime/rbac.js';
+import { METRICS_AUTH_RULES, isClusterScoped } from '../../src/runtime/rbac.js';
 import { COMPONENTS } from '../../cdk8s/components.js';
-import { synthesize } from '../../cdk8s/synth.js';
+import { callerNamespaces } from '../../cdk8s/charts.js';
+import { sampleUpdaterWorkloads, synthesize } from '../../cdk8s/synth.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import type { PolicyRule } from '../../src/runtime/types.js';
 import { restrictedViolations } from './pod-security.js';
 import { ESCALATION_VERBS, WRITE_VERBS, allowed, grantsOf, parseDocs, ruleAllows, type Doc, type Grant, type Rule } from './rbac.js';
 
 const NS = 'inplace-system';
-const docs = parseDocs(synthesize({ updaters: Object.values(sampleUpdaters), runtimeExtension: {} }).map((f) => f.content));
+const EXT = { callerNamespaceSelector: callerNamespaces(['capi-system']) };
+const docs = parseDocs(synthesize({ updaters: sampleUpdaterWorkloads(), runtimeExtension: EXT }).map((f) => f.content));
 const deployments = docs.filter((d) => d.kind === 'Deployment');
 const roles = docs.filter((d) => d.kind === 'Role' || d.kind === 'ClusterRole');
 type PodTemplate = { metadata?: { annotations?: Record<string, string> }; spec: Record<string, unknown> };
@@ -299,5 +301,37 @@ describe('security: synthesized manifests', () => {
         });
       });
     }
+  });
+
+  describe('namespace-scoped mode (--namespace-scoped fleet-a)', () => {
+    const scoped = parseDocs(
+      synthesize({ watchNamespace: 'fleet-a', updaters: sampleUpdaterWorkloads(), runtimeExtension: EXT }).map((f) => f.content),
+    );
+    const accounts = scoped.filter((d) => d.kind === 'Deployment').map(saOf);
+
+    it('grants no ServiceAccount a namespaced kind cluster-wide: only CRDs, TokenReviews, SubjectAccessReviews (and the nodes a node-simulating sample patches)', () => {
+      expect(accounts.length).to.equal(COMPONENTS.length + Object.keys(sampleUpdaters).length);
+      for (const sa of accounts) {
+        const wide = grantsOf(scoped, NS, sa).filter((g) => g.namespace === undefined);
+        const namespaced = wide.flatMap((g) =>
+          (g.rule.resources ?? []).flatMap((res) =>
+            (g.rule.apiGroups ?? []).filter((grp) => !isClusterScoped(grp, res)).map((grp) => `${g.role}: ${res}.${grp}`),
+          ),
+        );
+        expect(namespaced, sa).to.deep.equal([]);
+      }
+    });
+
+    it('grants the namespaced kinds in fleet-a (and the Lease in the install namespace) only', () => {
+      for (const sa of accounts) {
+        const scopes = new Set(grantsOf(scoped, NS, sa).map((g) => g.namespace));
+        scopes.delete(undefined);
+        expect([...scopes].sort(), sa).to.deep.equal(['fleet-a', NS].sort());
+      }
+      const mtc = grantsOf(scoped, NS, 'inplace-machine-task-controller');
+      expect(allowed(mtc, 'patch', 'infrastructure.cluster.x-k8s.io', 'devmachines', 'fleet-a')).to.equal(true);
+      expect(allowed(mtc, 'patch', 'infrastructure.cluster.x-k8s.io', 'devmachines', 'fleet-b')).to.equal(false);
+      expect(allowed(mtc, 'get', 'apiextensions.k8s.io', 'customresourcedefinitions')).to.equal(true);
+    });
   });
 });

@@ -1,0 +1,141 @@
+// The README's numbers come from the code: the demo transcript's CRD count, inventory, process count and totals are
+// computed here from what the demo installs and starts (src/cli/demo-platform.ts, src/components.ts, the sample
+// updaters, examples/plan.yaml) and must equal what the README says. An illustrative value (a port, a pid, a
+// duration) is not a number the code decides and is not checked.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { parseAllDocuments } from 'yaml';
+import { crdKinds, heapSizeMiB } from '../../cdk8s/charts.js';
+import { DEFAULTS, PROJECT_ROOT } from '../../cdk8s/synth.js';
+import { COMPONENTS } from '../../src/components.js';
+import { DEMO, demoCrdFiles } from '../../src/cli/demo-platform.js';
+import { sampleUpdaters } from '../../src/sample-updaters/index.js';
+
+const README = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
+/** The numbers `re` captures everywhere in the README (at least one occurrence required). */
+function numbers(re: RegExp): number[] {
+  const found = [...README.matchAll(new RegExp(re.source, 'g'))].map((m) => Number(m[1]));
+  expect(found.length, `README has no ${re}`).to.be.greaterThan(0);
+  return found;
+}
+
+type Target = { updaters?: { responsibilities?: unknown[] }[] };
+const plan = parseAllDocuments(readFileSync(join(PROJECT_ROOT, 'examples', 'plan.yaml'), 'utf8'))
+  .map((d) => d.toJSON() as { kind?: string; spec?: { controlPlane?: Target; machineDeployments?: (Target & { name: string })[] } })
+  .find((d) => d?.kind === 'InPlaceUpdatePlan')!;
+const machines = DEMO.controlPlane.replicas + DEMO.machineDeployments.reduce((n, m) => n + m.replicas, 0);
+const changesPer = (t: Target | undefined): number => (t?.updaters ?? []).reduce((n, u) => n + (u.responsibilities?.length ?? 0), 0);
+
+describe('README numbers come from the code', () => {
+  it('"installed N CRDs" is the number of CRDs the demo installs', async () => {
+    const crds = (await demoCrdFiles(PROJECT_ROOT)).flatMap(crdKinds).length;
+    expect(crds).to.be.greaterThan(0);
+    expect(numbers(/installed (\d+) CRDs/)).to.deep.equal([crds]);
+  });
+
+  it('the inventory: N-machine cluster, control plane and MachineDeployment sizes, "N machines at"', () => {
+    expect(numbers(/(\d+)-machine demo cluster/)).to.deep.equal([machines]);
+    expect(numbers(/(\d+) machines at v/)).to.deep.equal([machines]);
+    expect(numbers(/a (\d+)-machine control plane/)).to.deep.equal([DEMO.controlPlane.replicas]);
+    const mdSizes = [...new Set(DEMO.machineDeployments.map((m) => m.replicas))];
+    expect(mdSizes).to.have.length(1);
+    expect(numbers(/two (\d+)-machine MachineDeployments/)).to.deep.equal(mdSizes);
+    expect(DEMO.machineDeployments).to.have.length(2);
+  });
+
+  it('"started N processes" and "all N components ready": the CAPI simulator, the default controllers and the sample updaters', () => {
+    const processes = 1 + COMPONENTS.filter((c) => !c.optIn).length + Object.keys(sampleUpdaters).length;
+    expect(numbers(/started (\d+) processes/)).to.deep.equal([processes]);
+    expect(numbers(/all (\d+) components ready/)).to.deep.equal([processes]);
+    // The prose spells them out.
+    const WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];
+    const spelt = (re: RegExp): number[] => [...README.matchAll(new RegExp(re.source, 'g'))].map((m) => WORDS.indexOf(m[1]!));
+    expect(spelt(/While the ([a-z]+) processes/)).to.deep.equal([processes]);
+    expect(spelt(/the ([a-z]+) sample updaters/)).to.deep.equal([Object.keys(sampleUpdaters).length]);
+    expect(spelt(/runs ([a-z]+) updaters/)).to.deep.equal([(plan.spec?.controlPlane?.updaters ?? []).length]);
+  });
+
+  it('the summary: machines updated, changes committed and tasks per updater follow examples/plan.yaml', () => {
+    const cp = DEMO.controlPlane.replicas;
+    const changes =
+      changesPer(plan.spec?.controlPlane) * cp +
+      DEMO.machineDeployments.reduce(
+        (n, m) => n + changesPer(plan.spec?.machineDeployments?.find((t) => t.name === m.name)) * m.replicas,
+        0,
+      );
+    expect(numbers(/machines: +(\d+)\/\d+ updated/)).to.deep.equal([machines]);
+    expect(numbers(/changes committed: (\d+)\/\d+/)).to.deep.equal([changes]);
+    expect(numbers(/changes committed: \d+\/(\d+)/)).to.deep.equal([changes]);
+    const updaters = (plan.spec?.controlPlane?.updaters ?? []).length;
+    expect(numbers(/ {2,}(\d+) tasks {2}avg/)).to.deep.equal(Array<number>(updaters).fill(machines));
+    expect(numbers(/updated by (\d+) updater\(s\)/)[0]).to.equal(updaters);
+    expect(numbers(/ControlPlane cluster1-cp +\[[^\]]*\] \d+\/(\d+) updated/)).to.deep.equal([cp]);
+  });
+
+  it('the default requests, limits and heap in the README and docs/operations.md are the synthesized defaults', () => {
+    const r = DEFAULTS.resources;
+    expect(r.cpuLimitMillis).to.equal(1000);
+    expect(numbers(/defaults: one core, (\d+)Mi with a \d+ MiB V8 heap/)).to.deep.equal([r.memoryLimitMiB]);
+    expect(numbers(/defaults: one core, \d+Mi with a (\d+) MiB V8 heap/)).to.deep.equal([heapSizeMiB(r.memoryLimitMiB)]);
+    const ops = readFileSync(join(PROJECT_ROOT, 'docs', 'operations.md'), 'utf8');
+    expect(ops).to.include(`| \`${r.cpuRequestMillis}m\`, \`${r.cpuLimitMillis}m\` |`);
+    expect(ops).to.include(`| \`${r.memoryRequestMiB}Mi\`, \`${r.memoryLimitMiB}Mi\` |`);
+    expect(ops).to.include(`--max-old-space-size=${heapSizeMiB(r.memoryLimitMiB)}\` by default`);
+  });
+
+  it('"Node.js ≥ X" is package.json\'s engines, and every locked package accepts that Node (no EBADENGINE on npm ci)', () => {
+    const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
+    const min = /^>=(\d+\.\d+\.\d+)$/.exec(pkg.engines.node)?.[1];
+    expect(min, pkg.engines.node).to.be.a('string');
+    expect(README).to.include(`Node.js ≥ ${min!.replace(/\.0$/, '')}`);
+    const lock = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { engines?: { node?: string } | string[]; dev?: boolean }>;
+    };
+    const refusing = Object.entries(lock.packages)
+      .map(([name, p]) => [name, Array.isArray(p.engines) ? undefined : p.engines?.node] as const)
+      .filter((e): e is readonly [string, string] => typeof e[1] === 'string' && !satisfies(min!, e[1]))
+      .map(([name, range]) => `${name}: node ${range}`);
+    expect(refusing).to.deep.equal([]);
+    // The evaluator itself: it must be able to say no.
+    expect(satisfies('20.19.0', '>=22')).to.equal(false);
+    expect(satisfies('20.19.0', '^20.19.0 || ^22.13.0 || >=24')).to.equal(true);
+    expect(satisfies('20.19.0', '^20.20.0 || >=22')).to.equal(false);
+  });
+});
+
+/** A version as [major, minor, patch]. */
+const parts = (v: string): number[] => v.split('.').map((x) => Number(x));
+const cmp = (a: number[], b: number[]): number => a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!;
+
+/**
+ * Whether `version` (x.y.z) satisfies an npm engines range: `||` of space-separated comparators (>=, >, <=, <, ^, ~,
+ * =, a bare or x-range version such as `20`, `4.x`, `*`). Throws on a form it does not know, so nothing passes unread.
+ */
+function satisfies(version: string, range: string): boolean {
+  const v = parts(version);
+  return range.split('||').some((alt) =>
+    alt
+      .replace(/(>=|<=|>|<|=|\^|~)\s+/g, '$1')
+      .trim()
+      .split(/\s+/)
+      .every((c) => {
+        if (c === '*' || c === '') return true;
+        const m = /^(>=|<=|>|<|=|\^|~)?v?(\d+)(?:\.(\d+|x))?(?:\.(\d+|x))?$/.exec(c);
+        if (!m) throw new Error(`engines range "${range}": cannot read "${c}"`);
+        const [, op = '', major, minor, patch] = m;
+        const lo = [Number(major), minor && minor !== 'x' ? Number(minor) : 0, patch && patch !== 'x' ? Number(patch) : 0];
+        const partial = !minor || minor === 'x' ? 0 : !patch || patch === 'x' ? 1 : 2;
+        if (op === '>=') return cmp(v, lo) >= 0;
+        if (op === '>') return cmp(v, lo) > 0;
+        if (op === '<') return cmp(v, lo) < 0;
+        if (op === '<=') return cmp(v, lo) <= 0;
+        // ^X.Y.Z: up to the next major; ~ and x-ranges (20, 4.x, 1.2): up to the next major, or minor when given.
+        const nextMajor = [lo[0]! + 1, 0, 0];
+        const nextMinor = [lo[0]!, lo[1]! + 1, 0];
+        const hi = op === '^' || partial === 0 ? nextMajor : op === '~' || partial === 1 ? nextMinor : lo;
+        if ((op === '' || op === '=') && partial === 2) return cmp(v, lo) === 0;
+        return cmp(v, lo) >= 0 && cmp(v, hi) < 0;
+      }),
+  );
+}
