@@ -4,9 +4,16 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// The development tools (tools/local-apiserver, tools/capi-sim) are not product: controllers, the runtime and the
+// contract run against any API server and a real Cluster API; only the CLI's wiring (src/cli), test/ and bench/ load them.
+const noTools = {
+  group: ['**/tools/**', '**/tools', '**/local-apiserver/**', '**/local-apiserver'],
+  message:
+    'Product code in src/ runs against any API server and a real Cluster API; only the CLI wiring (src/cli), test/ and bench/ may import tools/ (the local API server, the CAPI simulator).',
+};
 const noLocalApiserver = {
   group: ['**/local-apiserver/**', '**/local-apiserver'],
-  message: 'Controllers and the runtime run against any API server; only src/cli, test/ and bench/ may wire in the local API server.',
+  message: 'The CAPI simulator is a client of any API server; only src/cli, test/ and bench/ wire in the local API server.',
 };
 const noControllers = (except) =>
   ['plan-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension']
@@ -16,7 +23,7 @@ const noControllers = (except) =>
       message: `Controllers talk to each other only through CRs; move shared code to src/api (pure) or src/runtime (generic) instead of importing ${c}.`,
     }));
 const controllerPatterns = (c) => [
-  noLocalApiserver,
+  noTools,
   ...noControllers(c),
   { group: ['**/cli/**', '**/sample-updaters/**'], message: 'Controllers import only src/runtime, src/api and src/contract.' },
 ];
@@ -40,7 +47,7 @@ const noIo = [
   },
 ];
 const contractPatterns = [
-  noLocalApiserver,
+  noTools,
   ...noControllers(),
   {
     group: ['**/cli/**', '**/sample-updaters/**'],
@@ -51,13 +58,13 @@ const capiSimPatterns = [
   noLocalApiserver,
   ...noControllers(),
   {
-    group: ['**/contract/**', '**/sample-updaters/**', '**/cli/**'],
+    group: ['../../src/*', '!../../src/runtime', '!../../src/api'],
     message: 'The CAPI simulator depends only on src/runtime and src/api.',
   },
 ];
 const controllers = ['plan-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension'];
 /** The pure modules of a component folder (src/cli/status.ts is a CLI verb, not one). */
-const pureFilesOf = (c) => ['decide', 'decisions', 'validate', 'status', 'preview'].map((f) => `src/${c}/${f}.ts`);
+const pureFilesOf = (c, base = 'src') => ['decide', 'decisions', 'validate', 'status', 'preview'].map((f) => `${base}/${c}/${f}.ts`);
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'src/api/generated/**', 'bin/**', 'eslint.config.js', '.inplace/**'] },
@@ -99,7 +106,7 @@ export default tseslint.config(
   {
     files: ['src/runtime/**/*.ts'],
     rules: restrict([
-      noLocalApiserver,
+      noTools,
       ...noControllers(),
       { group: ['**/contract/**', '**/sample-updaters/**', '**/cli/**'], message: 'src/runtime is generic: it imports no product code.' },
       {
@@ -122,7 +129,7 @@ export default tseslint.config(
     files: ['src/sample-updaters/**/*.ts'],
     ignores: ['src/sample-updaters/**/*.test.ts'],
     rules: restrict([
-      noLocalApiserver,
+      noTools,
       ...noControllers(),
       {
         group: ['**/runtime/**', '**/cli/**'],
@@ -148,22 +155,22 @@ export default tseslint.config(
     ]),
   },
   {
-    // The CAPI simulator stands in for CAPI's controllers and the workload cluster in local mode; it is wiring, not platform.
-    files: ['src/capi-sim/**/*.ts'],
-    ignores: ['src/capi-sim/**/*.test.ts'],
+    // The CAPI simulator stands in for CAPI's controllers and the workload cluster in local mode; a tool, not platform.
+    files: ['tools/capi-sim/**/*.ts'],
+    ignores: ['tools/capi-sim/**/*.test.ts'],
     rules: restrict(capiSimPatterns),
   },
   {
-    files: pureFilesOf('capi-sim'),
+    files: pureFilesOf('capi-sim', 'tools'),
     rules: restrict([...capiSimPatterns, ...noIo]),
   },
   {
-    files: ['src/local-apiserver/**/*.ts'],
-    ignores: ['src/local-apiserver/**/*.test.ts'],
+    files: ['tools/local-apiserver/**/*.ts'],
+    ignores: ['tools/local-apiserver/**/*.test.ts'],
     rules: restrict([
       ...noControllers(),
       {
-        group: ['**/runtime/**', '**/contract/**', '**/sample-updaters/**', '**/cli/**', '**/api/**'],
+        group: ['../*', '**/runtime/**', '**/contract/**', '**/sample-updaters/**', '**/cli/**', '**/api/**'],
         message:
           'The local API server stands alone: it imports nothing of ours (it serves any CRD; copy a tiny helper rather than import one).',
       },

@@ -58,7 +58,7 @@ export async function startLocalPlatform(
   const logDir = join(o.workDir, 'logs');
   rmSync(logDir, { recursive: true, force: true });
   mkdirSync(logDir, { recursive: true });
-  const { startLocalApiServer } = await import('../local-apiserver/index.js');
+  const { startLocalApiServer } = await import('../../tools/local-apiserver/index.js');
   const srv = await startLocalApiServer({ https: true });
   const kubeconfig = join(o.workDir, 'kubeconfig');
   const children: Child[] = [];
@@ -79,7 +79,7 @@ export async function startLocalPlatform(
 
   const client = createClient(loadKubeConfig(kubeconfig), { userAgent: 'inplace-demo' });
   conn.client = client;
-  const { capiCrdFiles, buildInventory, applyInventory } = await import('../capi-sim/index.js');
+  const { capiCrdFiles, buildInventory, applyInventory } = await import('../../tools/capi-sim/index.js');
   const { sampleUpdaters } = await import('../sample-updaters/index.js');
   const crdFiles = [
     ...yamlFilesIn(join(o.root, 'crds')),

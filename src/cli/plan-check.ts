@@ -4,9 +4,9 @@
 import { join } from 'node:path';
 import type { InPlaceUpdatePlan, KubeObject, WritePolicy } from '../api/index.js';
 import type { PlanPreview } from '../plan-controller/index.js';
-import { celValidate, crdToResource, hasBlockingError } from '../local-apiserver/crd.js';
-import { fieldErrorString, type FieldError } from '../local-apiserver/errors.js';
-import { applyDefaults, prune, validate, type Schema } from '../local-apiserver/schema.js';
+import { celValidate, crdToResource, hasBlockingError } from '../../tools/local-apiserver/crd.js';
+import { fieldErrorString, type FieldError } from '../../tools/local-apiserver/errors.js';
+import { applyDefaults, prune, validate, type Schema } from '../../tools/local-apiserver/schema.js';
 import { validatePlan, type ValidationInput } from '../plan-controller/index.js';
 import { readYamlDocs } from './install.js';
 import { projectRoot } from './procs.js';

@@ -22,20 +22,21 @@ const FORBIDDEN: readonly RegExp[] = [
   /\/src\/runtime\/(client|manager|informer|index|metrics|log|health|leader|events)\.ts$/,
   /\/src\/contract\/(sdk|sdk-core)\.ts$/,
   /\/src\/contract\/(sdk|conformance)\//,
-  /\/src\/local-apiserver\//,
+  /\/tools\/local-apiserver\//,
 ];
 
 /** The decision modules (src/<component>/{decide,decisions,validate,status}.ts, the plan preview) and the pure entries. */
 function pureModules(): string[] {
   const found: string[] = [];
-  for (const dir of readdirSync(path.join(root, 'src'), { withFileTypes: true })) {
-    // src/cli's status.ts is a CLI verb (it talks to the API server), not a controller's status module.
-    if (!dir.isDirectory() || dir.name === 'cli') continue;
-    for (const name of ['decide.ts', 'decisions.ts', 'validate.ts', 'status.ts', 'preview.ts']) {
-      const rel = `src/${dir.name}/${name}`;
-      if (existsSync(path.join(root, rel))) found.push(rel);
+  for (const base of ['src', 'tools'])
+    for (const dir of readdirSync(path.join(root, base), { withFileTypes: true })) {
+      // src/cli's status.ts is a CLI verb (it talks to the API server), not a controller's status module.
+      if (!dir.isDirectory() || dir.name === 'cli') continue;
+      for (const name of ['decide.ts', 'decisions.ts', 'validate.ts', 'status.ts', 'preview.ts']) {
+        const rel = `${base}/${dir.name}/${name}`;
+        if (existsSync(path.join(root, rel))) found.push(rel);
+      }
     }
-  }
   return [...found, 'src/api/index.ts', 'src/api/capi/index.ts', 'src/contract/index.ts'];
 }
 

@@ -12,7 +12,7 @@ import {
   hookUrl,
   type ExtensionConfig,
   type Registration,
-} from '../../src/capi-sim/extension-client.js';
+} from '../../tools/capi-sim/extension-client.js';
 import { selfSignedCertificate } from '../../src/runtime/metrics-auth.js';
 
 describe('capi-sim runtime extension client', function () {

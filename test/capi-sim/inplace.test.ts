@@ -26,14 +26,14 @@ import {
   type CapiSimulator,
   type Machine,
   type MachineSet,
-} from '../../src/capi-sim/index.js';
-import { ExtensionConfigs, type ExtensionConfig } from '../../src/capi-sim/extension-client.js';
+} from '../../tools/capi-sim/index.js';
+import { ExtensionConfigs, type ExtensionConfig } from '../../tools/capi-sim/extension-client.js';
 import {
   PENDING_HOOKS_ANNOTATION,
   UPDATE_IN_PROGRESS_ANNOTATION,
   UPDATE_MACHINE_FAILED_MESSAGE,
   UPDATING_CONDITION,
-} from '../../src/capi-sim/inplace.js';
+} from '../../tools/capi-sim/inplace.js';
 import { selfSignedCertificate } from '../../src/runtime/metrics-auth.js';
 import { startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';

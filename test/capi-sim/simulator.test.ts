@@ -26,7 +26,7 @@ import {
   startCapiSimulator,
   type CapiSimulator,
   type Machine,
-} from '../../src/capi-sim/index.js';
+} from '../../tools/capi-sim/index.js';
 import { startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 import { loadCrdsByKind, schemaProblems } from './schema-check.js';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { expect } from 'chai';
 import { API_VERSION, InPlaceUpdatePlans, Labels, MachineUpdates, Namespaces } from '../../src/api/index.js';
-import { applyInventory, buildInventory, capiCrdDirs } from '../../src/capi-sim/index.js';
+import { applyInventory, buildInventory, capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { DEMO, watchHints } from '../../src/cli/demo.js';
 import { applyFile } from '../../src/cli/install.js';
 import { projectRoot } from '../../src/cli/procs.js';

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject, type ResourceType } from '../../src/api/index.js';
-import { applyInventory, buildInventory, capiCrdDirs, startCapiSimulator, type CapiSimulator } from '../../src/capi-sim/index.js';
+import { applyInventory, buildInventory, capiCrdDirs, startCapiSimulator, type CapiSimulator } from '../../tools/capi-sim/index.js';
 import { COMPONENT_LOADERS } from '../../src/cli/run.js';
 import { applyFile } from '../../src/cli/install.js';
 import { projectRoot } from '../../src/cli/procs.js';

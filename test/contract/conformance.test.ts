@@ -8,7 +8,7 @@ import {
   OSImageUpdateTasks,
   UpdaterUpdateTasks,
 } from '../../src/api/index.js';
-import { capiCrdDirs } from '../../src/capi-sim/index.js';
+import { capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { formatReport, runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/contract/conformance/index.js';
 import { noopLogger } from '../../src/runtime/index.js';
 import { sampleUpdaters, type SampleUpdater } from '../../src/sample-updaters/index.js';

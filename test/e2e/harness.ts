@@ -18,7 +18,7 @@ import {
   inventoryMachineSetName,
   startCapiSimulator,
   type CapiSimulator,
-} from '../../src/capi-sim/index.js';
+} from '../../tools/capi-sim/index.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { mhcExtension } from '../../src/mhc-extension/index.js';
 import { planController } from '../../src/plan-controller/index.js';

@@ -23,9 +23,9 @@ import {
   startCapiSimulator,
   type CapiSimulator,
   type Machine,
-} from '../../src/capi-sim/index.js';
-import { ExtensionConfigs, type ExtensionConfig } from '../../src/capi-sim/extension-client.js';
-import { UPDATE_IN_PROGRESS_ANNOTATION, UPDATE_MACHINE_FAILED_MESSAGE, UPDATING_CONDITION } from '../../src/capi-sim/inplace.js';
+} from '../../tools/capi-sim/index.js';
+import { ExtensionConfigs, type ExtensionConfig } from '../../tools/capi-sim/extension-client.js';
+import { UPDATE_IN_PROGRESS_ANNOTATION, UPDATE_MACHINE_FAILED_MESSAGE, UPDATING_CONDITION } from '../../tools/capi-sim/inplace.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { mhcExtension } from '../../src/mhc-extension/index.js';
 import { createRuntimeExtension, type RuntimeExtensionComponent } from '../../src/runtime-extension/index.js';

@@ -8,9 +8,17 @@ import {
   type KubeObject,
   type OwnerReference,
   type ResourceType,
-} from '../api/index.js';
-import { Clusters, DevMachines, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines } from '../api/index.js';
-import type { Machine, MachineSpec, Node, NodeSystemInfo } from '../api/capi/index.js';
+} from '../../src/api/index.js';
+import {
+  Clusters,
+  DevMachines,
+  KubeadmConfigs,
+  KubeadmControlPlanes,
+  MachineDeployments,
+  MachineSets,
+  Machines,
+} from '../../src/api/index.js';
+import type { Machine, MachineSpec, Node, NodeSystemInfo } from '../../src/api/capi/index.js';
 
 /** DevMachineTemplate (not in src/api: only the simulator and the inventory use it). */
 export const DevMachineTemplates: ResourceType = {

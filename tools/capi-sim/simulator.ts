@@ -7,12 +7,12 @@
 // status; with inPlaceUpdates, upstream's in-place flow calling a runtime extension (inplace.ts, extension-client.ts).
 // Writes only fields the real CRDs keep.
 import { randomInt } from 'node:crypto';
-import { Labels, MachineHealthChecks, Nodes, apiVersionOf, type KubeObject, type ResourceType } from '../api/index.js';
-import { createManager } from '../runtime/index.js';
-import { setCondition } from '../runtime/conditions.js';
-import { isNotFound, isAlreadyExists } from '../runtime/errors.js';
-import { formatLabelSelector, type LabelSelector } from '../runtime/labels.js';
-import { Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/types.js';
+import { Labels, MachineHealthChecks, Nodes, apiVersionOf, type KubeObject, type ResourceType } from '../../src/api/index.js';
+import { createManager } from '../../src/runtime/index.js';
+import { setCondition } from '../../src/runtime/conditions.js';
+import { isNotFound, isAlreadyExists } from '../../src/runtime/errors.js';
+import { formatLabelSelector, type LabelSelector } from '../../src/runtime/labels.js';
+import { Action, type Controller, type KubeClient, type Logger, type Manager, type ObjectKey } from '../../src/runtime/types.js';
 import {
   Clusters,
   DevMachineTemplates,
@@ -118,7 +118,7 @@ import type {
   MachineSet,
   Node,
   ObjectRef,
-} from '../api/capi/index.js';
+} from '../../src/api/capi/index.js';
 
 /** Options of the simulator. */
 export interface CapiSimulatorOptions {
