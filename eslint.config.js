@@ -155,6 +155,21 @@ export default tseslint.config(
     ]),
   },
   {
+    // The CLI wires in the tools through their public entries only, never their internals.
+    files: ['src/cli/**/*.ts'],
+    rules: restrict([
+      {
+        group: ['**/tools/local-apiserver/*', '!**/tools/local-apiserver/index.js', '!**/tools/local-apiserver/offline.js'],
+        message:
+          'The CLI uses the local API server through its public entries: index.ts (the server) and offline.ts (CRD validation without a server), not its internals.',
+      },
+      {
+        group: ['**/tools/capi-sim/*', '!**/tools/capi-sim/index.js'],
+        message: 'The CLI uses the CAPI simulator through its entry, tools/capi-sim/index.ts.',
+      },
+    ]),
+  },
+  {
     // The CAPI simulator stands in for CAPI's controllers and the workload cluster in local mode; a tool, not platform.
     files: ['tools/capi-sim/**/*.ts'],
     ignores: ['tools/capi-sim/**/*.test.ts'],
