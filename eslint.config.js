@@ -37,9 +37,10 @@ const noIo = [
     message: 'Pure modules do no I/O: decide from the snapshot and let controller.ts act (docs/architecture.md "Import graph").',
   },
   {
-    regex: '/runtime(/(index|client|manager|informer|metrics|log|health|leader|events)(\\.js)?)?$',
+    // The runtime barrel, and every runtime module outside src/runtime/pure/ (client, manager, informer, patch, ...).
+    regex: '/runtime(/index(\\.js)?)?$|/runtime/(?!pure/)[^/]+$',
     message:
-      'Pure modules import only the pure runtime modules (conditions, labels, jsonpointer, patch, set-patch, errors, types), never the runtime barrel, the client, the manager or the informer.',
+      'Pure modules import the runtime only from src/runtime/pure/ (conditions, labels, jsonpointer, set-patch, merge-patch, errors, types, or its index.ts), never the runtime barrel, the client, the manager or the informer.',
   },
   {
     group: ['**/contract/sdk*', '**/contract/sdk/**', '**/contract/conformance/**', '**/contract/conformance'],
@@ -63,8 +64,17 @@ const capiSimPatterns = [
   },
 ];
 const controllers = ['plan-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension'];
-/** The pure modules of a component folder (src/cli/status.ts is a CLI verb, not one). */
-const pureFilesOf = (c, base = 'src') => ['decide', 'decisions', 'validate', 'status', 'preview'].map((f) => `${base}/${c}/${f}.ts`);
+/**
+ * The pure modules of a component folder, by location: its decide/decisions/validate/status/preview modules and
+ * everything in a decide/ or pure/ subfolder (src/cli/status.ts is a CLI verb, not one).
+ */
+const pureFilesOf = (c, base = 'src') => [
+  ...['decide', 'decisions', 'validate', 'status', 'preview'].map((f) => `${base}/${c}/${f}.ts`),
+  `${base}/${c}/decide/**/*.ts`,
+  `${base}/${c}/pure/**/*.ts`,
+];
+/** Modules outside those locations that are pure by role: the machine task controller's commit patch and journal. */
+const PURE_BY_ROLE = { 'machine-task-controller': ['src/machine-task-controller/commit.ts', 'src/machine-task-controller/journal.ts'] };
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'src/api/generated/**', 'bin/**', 'eslint.config.js', '.inplace/**'] },
@@ -116,13 +126,27 @@ export default tseslint.config(
       },
     ]),
   },
+  {
+    // The pure runtime: no I/O, nothing outside its folder but src/api/kube.ts (test/architecture/pure-modules.test.ts
+    // proves it transitively for every file here).
+    files: ['src/runtime/pure/**/*.ts'],
+    ignores: ['src/runtime/pure/**/*.test.ts'],
+    rules: restrict([
+      ...noIo,
+      {
+        regex: '^\\.\\./(?!\\.\\./api/kube\\.js$)',
+        message: 'src/runtime/pure imports nothing outside its folder but src/api/kube.ts: the rest of the runtime may do I/O.',
+      },
+    ]),
+  },
   ...controllers.map((c) => ({
     files: [`src/${c}/**/*.ts`],
     ignores: [`src/${c}/**/*.test.ts`],
     rules: restrict(controllerPatterns(c)),
   })),
   ...controllers.map((c) => ({
-    files: pureFilesOf(c),
+    files: [...pureFilesOf(c), ...(PURE_BY_ROLE[c] ?? [])],
+    ignores: ['**/*.test.ts'],
     rules: restrict([...controllerPatterns(c), ...noIo]),
   })),
   {
@@ -177,6 +201,7 @@ export default tseslint.config(
   },
   {
     files: pureFilesOf('capi-sim', 'tools'),
+    ignores: ['**/*.test.ts'],
     rules: restrict([...capiSimPatterns, ...noIo]),
   },
   {

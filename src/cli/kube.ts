@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject, type ResourceType } from '../api/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../runtime/client.js';
-import { KubeApiError } from '../runtime/errors.js';
+import { KubeApiError } from '../runtime/pure/errors.js';
 import { CliError, str, type ParsedArgs } from './verb.js';
 
 /** A connection made from --kubeconfig / --context (or the default chain). */

@@ -6,9 +6,9 @@
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { Clusters, InPlaceUpdatePlans, MachineDeployments, PlanEventReasons } from '../api/index.js';
 import { clusterControlPlaneRef } from '../api/capi/index.js';
-import { isConflict, isNotFound } from '../runtime/errors.js';
-import type { Controller, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
-import { Action } from '../runtime/types.js';
+import { isConflict, isNotFound } from '../runtime/pure/errors.js';
+import type { Controller, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
+import { Action } from '../runtime/pure/types.js';
 import { pausedByPlan } from './owners.js';
 import type { PlanToPrune } from './history.js';
 import { pruneFinishedPlans, prunedMessage } from './history.js';

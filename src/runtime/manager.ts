@@ -10,7 +10,7 @@ import { LeaderElector, type LeaderElectionOptions } from './leader.js';
 import { errorFields, noopLogger } from './log.js';
 import { createMetrics, instrumentClient, type RuntimeMetrics } from './metrics.js';
 import type { WorkQueueOptions } from './queue.js';
-import type { ControllerBuilder, Informer, KubeClient, Logger, Manager } from './types.js';
+import type { ControllerBuilder, Informer, KubeClient, Logger, Manager } from './pure/types.js';
 
 /** Leader election settings of a manager. */
 export interface ManagerLeaderElection extends Pick<

@@ -5,7 +5,7 @@
 // every few seconds costs the API server two requests a minute per caller, not two per scrape.
 import { generate } from 'selfsigned';
 import type { KubeObject, ResourceType } from '../api/kube.js';
-import type { KubeClient } from './types.js';
+import type { KubeClient } from './pure/types.js';
 
 /** authentication.k8s.io/v1 TokenReviews (cluster-scoped, create only). */
 export const TokenReviews: ResourceType = {

@@ -14,7 +14,7 @@ import {
   Machines,
   type KubeObject,
 } from '../../src/api/index.js';
-import type { KubeClient } from '../../src/runtime/types.js';
+import type { KubeClient } from '../../src/runtime/pure/types.js';
 import {
   CLONED_FROM_NAME_ANNOTATION,
   DevMachineTemplates,

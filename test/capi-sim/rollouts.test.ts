@@ -14,7 +14,7 @@ import {
   Machines,
   type KubeObject,
 } from '../../src/api/index.js';
-import type { KubeClient } from '../../src/runtime/types.js';
+import type { KubeClient } from '../../src/runtime/pure/types.js';
 import {
   CAPI_FIXTURE_CRDS_DIR,
   CLONED_FROM_GROUPKIND_ANNOTATION,

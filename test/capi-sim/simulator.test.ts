@@ -15,7 +15,7 @@ import {
   type KubeObject,
   type ResourceType,
 } from '../../src/api/index.js';
-import type { KubeClient } from '../../src/runtime/types.js';
+import type { KubeClient } from '../../src/runtime/pure/types.js';
 import {
   CAPI_FIXTURE_CRDS_DIR,
   applyInventory,

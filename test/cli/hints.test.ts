@@ -12,7 +12,7 @@ import { DEMO, watchHints } from '../../src/cli/demo.js';
 import { applyFile } from '../../src/cli/install.js';
 import { projectRoot } from '../../src/cli/procs.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
-import { isAlreadyExists } from '../../src/runtime/errors.js';
+import { isAlreadyExists } from '../../src/runtime/pure/errors.js';
 import { runProcess } from '../support/cli.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';

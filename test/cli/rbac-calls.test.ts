@@ -9,7 +9,7 @@ import { COMPONENT_LOADERS } from '../../src/cli/run.js';
 import { applyFile } from '../../src/cli/install.js';
 import { projectRoot } from '../../src/cli/procs.js';
 import { createManager, noopLogger, type RuntimeManager } from '../../src/runtime/index.js';
-import type { KubeClient } from '../../src/runtime/types.js';
+import type { KubeClient } from '../../src/runtime/pure/types.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { allows } from '../../cdk8s/rbac.js';
 import { synthesize } from '../../cdk8s/synth.js';

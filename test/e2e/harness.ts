@@ -23,7 +23,7 @@ import { machineTaskController } from '../../src/machine-task-controller/index.j
 import { mhcExtension } from '../../src/mhc-extension/index.js';
 import { planController } from '../../src/plan-controller/index.js';
 import { createLogger, createManager, type RuntimeManager } from '../../src/runtime/index.js';
-import type { Component, KubeClient, WatchHandle } from '../../src/runtime/types.js';
+import type { Component, KubeClient, WatchHandle } from '../../src/runtime/pure/types.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { waitFor } from '../support/wait.js';
 

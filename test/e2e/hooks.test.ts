@@ -29,7 +29,7 @@ import { UPDATE_IN_PROGRESS_ANNOTATION, UPDATE_MACHINE_FAILED_MESSAGE, UPDATING_
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { mhcExtension } from '../../src/mhc-extension/index.js';
 import { createRuntimeExtension, type RuntimeExtensionComponent } from '../../src/runtime-extension/index.js';
-import type { Logger } from '../../src/runtime/types.js';
+import type { Logger } from '../../src/runtime/pure/types.js';
 import { waitFor } from '../support/wait.js';
 import { useE2eEnv } from './env.js';
 import { CLUSTER, CP, FROM_VERSION, TO_VERSION, type Platform } from './harness.js';

@@ -2,7 +2,7 @@
 // with the problem named, and touch nothing: no MachineUpdate, no Machine label, no MachineDeployment change.
 import { expect } from 'chai';
 import type { InPlaceUpdatePlan, KubeObject } from '../../src/api/index.js';
-import { KubeApiError } from '../../src/runtime/errors.js';
+import { KubeApiError } from '../../src/runtime/pure/errors.js';
 import type { E2eEnv } from './env.js';
 import { startE2eEnv } from './env.js';
 import type { Platform } from './harness.js';

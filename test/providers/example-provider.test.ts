@@ -22,7 +22,7 @@ import { controlPlaneMachineLabels, kubeTime, machineRunningStatus, nodeInfoFor 
 import { createMachineTaskController } from '../../src/machine-task-controller/index.js';
 import { createPlanController } from '../../src/plan-controller/index.js';
 import { createManager, noopLogger, type ProviderResource, type RuntimeManager } from '../../src/runtime/index.js';
-import type { Component, Logger } from '../../src/runtime/types.js';
+import type { Component, Logger } from '../../src/runtime/pure/types.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { synthesize } from '../../cdk8s/synth.js';
 import { docsOf, effectiveRules } from '../cli/manifests.js';

@@ -7,7 +7,7 @@ import { METRICS_AUTH_RULES } from '../../src/runtime/rbac.js';
 import { COMPONENTS } from '../../cdk8s/components.js';
 import { synthesize } from '../../cdk8s/synth.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
-import type { PolicyRule } from '../../src/runtime/types.js';
+import type { PolicyRule } from '../../src/runtime/pure/types.js';
 import { restrictedViolations } from './pod-security.js';
 import { ESCALATION_VERBS, WRITE_VERBS, allowed, grantsOf, parseDocs, ruleAllows, type Doc, type Grant, type Rule } from './rbac.js';
 

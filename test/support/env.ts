@@ -12,7 +12,7 @@ import { parseAllDocuments } from 'yaml';
 import { CustomResourceDefinitions, Namespaces, type KubeObject } from '../../src/api/index.js';
 import { startLocalApiServer, type LocalApiServer, type LocalApiServerOptions } from '../../tools/local-apiserver/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../../src/runtime/client.js';
-import { isAlreadyExists, isNotFound } from '../../src/runtime/errors.js';
+import { isAlreadyExists, isNotFound } from '../../src/runtime/pure/errors.js';
 import { crdDifferences, ExistingCrdMismatchError } from './crds.js';
 import { waitFor } from './wait.js';
 

@@ -9,8 +9,8 @@ import {
   type KubeObject,
   type ResourceType,
 } from '../../src/api/index.js';
-import type { KubeClient } from '../../src/runtime/types.js';
-import { isAlreadyExists, isNotFound } from '../../src/runtime/errors.js';
+import type { KubeClient } from '../../src/runtime/pure/types.js';
+import { isAlreadyExists, isNotFound } from '../../src/runtime/pure/errors.js';
 import {
   Clusters,
   DevMachineTemplates,

@@ -10,7 +10,7 @@
 import { Labels, MachineHealthChecks, Nodes, type KubeObject, type ResourceType } from '../../src/api/index.js';
 import type { Machine, MachineHealthCheck, Node } from '../../src/api/capi/index.js';
 import { createManager } from '../../src/runtime/index.js';
-import type { Action, Controller, Logger, KubeClient, Manager, ObjectKey } from '../../src/runtime/types.js';
+import type { Action, Controller, Logger, KubeClient, Manager, ObjectKey } from '../../src/runtime/pure/types.js';
 import {
   Clusters,
   DevMachines,

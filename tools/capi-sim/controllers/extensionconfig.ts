@@ -1,6 +1,6 @@
 // The simulated ExtensionConfig controller (upstream: exp/runtime/internal/controllers).
-import { setCondition } from '../../../src/runtime/conditions.js';
-import { Action, type ObjectKey } from '../../../src/runtime/types.js';
+import { setCondition } from '../../../src/runtime/pure/conditions.js';
+import { Action, type ObjectKey } from '../../../src/runtime/pure/types.js';
 import { ExtensionConfigs, discover, type ExtensionConfig } from '../extension-client.js';
 import { type SimWorld } from './world.js';
 

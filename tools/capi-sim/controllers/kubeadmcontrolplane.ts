@@ -1,6 +1,6 @@
 // The simulated KubeadmControlPlane controller (upstream: controlplane/kubeadm/internal/controllers).
 import { Labels, apiVersionOf, type KubeObject } from '../../../src/api/index.js';
-import { Action, type ObjectKey } from '../../../src/runtime/types.js';
+import { Action, type ObjectKey } from '../../../src/runtime/pure/types.js';
 import {
   Clusters,
   DevMachineTemplates,

@@ -1,8 +1,8 @@
 // The simulated Machine controller (upstream: internal/controllers/machine) and the kubelet side of the workload cluster.
 import { MachineHealthChecks, Nodes, apiVersionOf, type KubeObject } from '../../../src/api/index.js';
-import { setCondition } from '../../../src/runtime/conditions.js';
-import { isNotFound } from '../../../src/runtime/errors.js';
-import { Action, type ObjectKey } from '../../../src/runtime/types.js';
+import { setCondition } from '../../../src/runtime/pure/conditions.js';
+import { isNotFound } from '../../../src/runtime/pure/errors.js';
+import { Action, type ObjectKey } from '../../../src/runtime/pure/types.js';
 import {
   DevMachines,
   KubeadmConfigs,

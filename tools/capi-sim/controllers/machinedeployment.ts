@@ -1,7 +1,7 @@
 // The simulated MachineDeployment controller (upstream: internal/controllers/machinedeployment).
 import { Labels, apiVersionOf, type KubeObject, type ResourceType } from '../../../src/api/index.js';
-import { formatLabelSelector, type LabelSelector } from '../../../src/runtime/labels.js';
-import { Action, type ObjectKey } from '../../../src/runtime/types.js';
+import { formatLabelSelector, type LabelSelector } from '../../../src/runtime/pure/labels.js';
+import { Action, type ObjectKey } from '../../../src/runtime/pure/types.js';
 import { Clusters, DevMachineTemplates, controllerRef, KubeadmConfigTemplates, MachineDeployments, MachineSets } from '../builders.js';
 import { countReplicas, newMachineName } from '../decisions.js';
 import {

@@ -1,6 +1,6 @@
 // The simulated MachineHealthCheck status (upstream: internal/controllers/machinehealthcheck).
 import { MachineHealthChecks } from '../../../src/api/index.js';
-import { Action, type ObjectKey } from '../../../src/runtime/types.js';
+import { Action, type ObjectKey } from '../../../src/runtime/pure/types.js';
 import { mhcCounts, mhcTargets } from '../decisions.js';
 import type { MachineHealthCheck } from '../../../src/api/capi/index.js';
 import { type SimWorld } from './world.js';

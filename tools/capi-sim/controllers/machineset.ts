@@ -1,7 +1,7 @@
 // The simulated MachineSet controller (upstream: internal/controllers/machineset).
 import { Labels } from '../../../src/api/index.js';
-import { formatLabelSelector, type LabelSelector } from '../../../src/runtime/labels.js';
-import { Action, type ObjectKey } from '../../../src/runtime/types.js';
+import { formatLabelSelector, type LabelSelector } from '../../../src/runtime/pure/labels.js';
+import { Action, type ObjectKey } from '../../../src/runtime/pure/types.js';
 import {
   DevMachineTemplates,
   controllerRef,

@@ -1,5 +1,5 @@
 // The simulated topology controller (upstream: internal/controllers/topology/cluster).
-import { Action, type ObjectKey } from '../../../src/runtime/types.js';
+import { Action, type ObjectKey } from '../../../src/runtime/pure/types.js';
 import { Clusters, KubeadmControlPlanes, MachineDeployments } from '../builders.js';
 import { decideTopology, type ClusterView } from '../rollout.js';
 import type { KubeadmControlPlane, MachineDeployment, ObjectRef } from '../../../src/api/capi/index.js';

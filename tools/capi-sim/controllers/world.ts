@@ -1,8 +1,8 @@
 // The simulated CAPI controllers' shared state: caches, client, options and the expectations that bridge cache lag.
 import { randomInt } from 'node:crypto';
 import { Nodes, type KubeObject, type ResourceType } from '../../../src/api/index.js';
-import { isNotFound, isAlreadyExists } from '../../../src/runtime/errors.js';
-import { type KubeClient, type Manager } from '../../../src/runtime/types.js';
+import { isNotFound, isAlreadyExists } from '../../../src/runtime/pure/errors.js';
+import { type KubeClient, type Manager } from '../../../src/runtime/pure/types.js';
 import {
   Clusters,
   DevMachineTemplates,
