@@ -18,7 +18,7 @@ import {
   type MachineUpdate,
   type ResourceType,
 } from '../api/index.js';
-import { selfSignedCertificate } from '../runtime/metrics-auth.js';
+import { selfSignedCertificate } from '../runtime/tls.js';
 import type { RestClient } from '../runtime/index.js';
 import {
   DEMO,

@@ -13,7 +13,7 @@ import {
   type ExtensionConfig,
   type Registration,
 } from '../../tools/capi-sim/extension-client.js';
-import { selfSignedCertificate } from '../../src/runtime/metrics-auth.js';
+import { selfSignedCertificate } from '../../src/runtime/tls.js';
 
 describe('capi-sim runtime extension client', function () {
   this.timeout(30_000);

@@ -34,7 +34,7 @@ import {
   UPDATE_MACHINE_FAILED_MESSAGE,
   UPDATING_CONDITION,
 } from '../../tools/capi-sim/inplace.js';
-import { selfSignedCertificate } from '../../src/runtime/metrics-auth.js';
+import { selfSignedCertificate } from '../../src/runtime/tls.js';
 import { startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 
