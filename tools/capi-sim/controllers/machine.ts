@@ -145,44 +145,27 @@ export class MachineController {
     const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
     const healthy = ready?.status === 'True';
     const now = new Date();
-    let conditions = m.status?.conditions;
-    conditions = setCondition(
-      conditions,
-      healthy
-        ? { type: 'NodeReady', status: 'True', reason: 'NodeReady' }
-        : {
+    // The machine controller's node-derived conditions, in the order it sets them.
+    const inputs: ConditionInput[] = healthy
+      ? [
+          { type: 'NodeReady', status: 'True', reason: 'NodeReady' },
+          { type: 'NodeHealthy', status: 'True', reason: 'NodeHealthy' },
+          { type: 'Ready', status: 'True', reason: 'Ready' },
+          { type: 'Available', status: 'True', reason: 'Available' },
+        ]
+      : [
+          {
             type: 'NodeReady',
             status: ready?.status === 'False' ? 'False' : 'Unknown',
             reason: 'NodeNotReady',
             message: ready?.message ?? 'Node is not ready',
           },
-      undefined,
-      now,
-    );
-    conditions = setCondition(
-      conditions,
-      healthy
-        ? { type: 'NodeHealthy', status: 'True', reason: 'NodeHealthy' }
-        : { type: 'NodeHealthy', status: 'False', reason: 'NodeNotHealthy', message: 'Node Ready condition is not True' },
-      undefined,
-      now,
-    );
-    conditions = setCondition(
-      conditions,
-      healthy
-        ? { type: 'Ready', status: 'True', reason: 'Ready' }
-        : { type: 'Ready', status: 'False', reason: 'NotReady', message: 'Node is not ready' },
-      undefined,
-      now,
-    );
-    conditions = setCondition(
-      conditions,
-      healthy
-        ? { type: 'Available', status: 'True', reason: 'Available' }
-        : { type: 'Available', status: 'False', reason: 'NotAvailable', message: 'Machine is not ready' },
-      undefined,
-      now,
-    );
+          { type: 'NodeHealthy', status: 'False', reason: 'NodeNotHealthy', message: 'Node Ready condition is not True' },
+          { type: 'Ready', status: 'False', reason: 'NotReady', message: 'Node is not ready' },
+          { type: 'Available', status: 'False', reason: 'NotAvailable', message: 'Machine is not ready' },
+        ];
+    let conditions = m.status?.conditions;
+    for (const c of inputs) conditions = setCondition(conditions, c, undefined, now);
     const status: Record<string, unknown> = { conditions };
     if (nodeInfo) status['nodeInfo'] = nodeInfo;
     if (JSON.stringify(conditions) !== JSON.stringify(m.status?.conditions) || nodeInfo) {
