@@ -98,6 +98,11 @@ export default tseslint.config(
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { process: 'readonly' } },
   },
   {
+    // Files at the top of src/ (the component list): product code, so no tools.
+    files: ['src/*.ts'],
+    rules: restrict([noTools]),
+  },
+  {
     files: ['src/api/*.ts'],
     rules: restrict([
       { group: ['../*', '!../api/**'], message: 'src/api is pure: it imports nothing of ours.' },
