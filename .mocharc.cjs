@@ -8,7 +8,7 @@ module.exports = {
   'node-option': ['import=tsx'],
   // Component logs are captured per test and printed only for failed tests (INPLACE_TEST_LOGS=1: print them live).
   require: ['test/support/quiet-logs.ts'],
-  spec: named.length > 0 ? [] : ['src/**/*.test.ts', 'test/**/*.test.ts'],
+  spec: named.length > 0 ? [] : ['src/**/*.test.ts', 'tools/**/*.test.ts', 'test/**/*.test.ts'],
   timeout: 60000,
   exit: true,
   reporter: 'dot',

@@ -10,10 +10,12 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
 COPY src ./src
+COPY tools ./tools
 COPY cdk8s ./cdk8s
 COPY crds ./crds
 RUN npm run build \
- && cp -r src/capi-sim/crds dist/src/capi-sim/crds \
+ && cp -r tools/capi-sim/crds dist/tools/capi-sim/crds \
+ && cp -r tools/capi-sim/crds-runtime dist/tools/capi-sim/crds-runtime \
  && npm prune --omit=dev
 
 # --- runtime: no compilers, no dev dependencies, non-root ---

@@ -4,9 +4,16 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// The development tools (tools/local-apiserver, tools/capi-sim) are not product: controllers, the runtime and the
+// contract run against any API server and a real Cluster API; only the CLI's wiring (src/cli), test/ and bench/ load them.
+const noTools = {
+  group: ['**/tools/**', '**/tools', '**/local-apiserver/**', '**/local-apiserver'],
+  message:
+    'Product code in src/ runs against any API server and a real Cluster API; only the CLI wiring (src/cli), test/ and bench/ may import tools/ (the local API server, the CAPI simulator).',
+};
 const noLocalApiserver = {
   group: ['**/local-apiserver/**', '**/local-apiserver'],
-  message: 'Controllers and the runtime run against any API server; only src/cli, test/ and bench/ may wire in the local API server.',
+  message: 'The CAPI simulator is a client of any API server; only src/cli, test/ and bench/ wire in the local API server.',
 };
 const noControllers = (except) =>
   ['plan-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension']
@@ -16,7 +23,7 @@ const noControllers = (except) =>
       message: `Controllers talk to each other only through CRs; move shared code to src/api (pure) or src/runtime (generic) instead of importing ${c}.`,
     }));
 const controllerPatterns = (c) => [
-  noLocalApiserver,
+  noTools,
   ...noControllers(c),
   { group: ['**/cli/**', '**/sample-updaters/**'], message: 'Controllers import only src/runtime, src/api and src/contract.' },
 ];
@@ -30,9 +37,10 @@ const noIo = [
     message: 'Pure modules do no I/O: decide from the snapshot and let controller.ts act (docs/architecture.md "Import graph").',
   },
   {
-    regex: '/runtime(/(index|client|manager|informer|metrics|log|health|leader|events)(\\.js)?)?$',
+    // The runtime barrel, and every runtime module outside src/runtime/pure/ (client, manager, informer, patch, ...).
+    regex: '/runtime(/index(\\.js)?)?$|/runtime/(?!pure/)[^/]+$',
     message:
-      'Pure modules import only the pure runtime modules (conditions, labels, jsonpointer, patch, set-patch, errors, types), never the runtime barrel, the client, the manager or the informer.',
+      'Pure modules import the runtime only from src/runtime/pure/ (conditions, labels, jsonpointer, set-patch, merge-patch, errors, types, or its index.ts), never the runtime barrel, the client, the manager or the informer.',
   },
   {
     group: ['**/contract/sdk*', '**/contract/sdk/**', '**/contract/conformance/**', '**/contract/conformance'],
@@ -40,7 +48,7 @@ const noIo = [
   },
 ];
 const contractPatterns = [
-  noLocalApiserver,
+  noTools,
   ...noControllers(),
   {
     group: ['**/cli/**', '**/sample-updaters/**'],
@@ -51,13 +59,22 @@ const capiSimPatterns = [
   noLocalApiserver,
   ...noControllers(),
   {
-    group: ['**/contract/**', '**/sample-updaters/**', '**/cli/**'],
+    group: ['../../src/*', '!../../src/runtime', '!../../src/api'],
     message: 'The CAPI simulator depends only on src/runtime and src/api.',
   },
 ];
 const controllers = ['plan-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension'];
-/** The pure modules of a component folder (src/cli/status.ts is a CLI verb, not one). */
-const pureFilesOf = (c) => ['decide', 'decisions', 'validate', 'status', 'preview'].map((f) => `src/${c}/${f}.ts`);
+/**
+ * The pure modules of a component folder, by location: its decide/decisions/validate/status/preview modules and
+ * everything in a decide/ or pure/ subfolder (src/cli/status.ts is a CLI verb, not one).
+ */
+const pureFilesOf = (c, base = 'src') => [
+  ...['decide', 'decisions', 'validate', 'status', 'preview'].map((f) => `${base}/${c}/${f}.ts`),
+  `${base}/${c}/decide/**/*.ts`,
+  `${base}/${c}/pure/**/*.ts`,
+];
+/** Modules outside those locations that are pure by role: the machine task controller's commit patch and journal. */
+const PURE_BY_ROLE = { 'machine-task-controller': ['src/machine-task-controller/commit.ts', 'src/machine-task-controller/journal.ts'] };
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'src/api/generated/**', 'bin/**', 'eslint.config.js', '.inplace/**'] },
@@ -81,6 +98,11 @@ export default tseslint.config(
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { process: 'readonly' } },
   },
   {
+    // Files at the top of src/ (the component list): product code, so no tools.
+    files: ['src/*.ts'],
+    rules: restrict([noTools]),
+  },
+  {
     files: ['src/api/*.ts'],
     rules: restrict([
       { group: ['../*', '!../api/**'], message: 'src/api is pure: it imports nothing of ours.' },
@@ -99,7 +121,7 @@ export default tseslint.config(
   {
     files: ['src/runtime/**/*.ts'],
     rules: restrict([
-      noLocalApiserver,
+      noTools,
       ...noControllers(),
       { group: ['**/contract/**', '**/sample-updaters/**', '**/cli/**'], message: 'src/runtime is generic: it imports no product code.' },
       {
@@ -109,20 +131,34 @@ export default tseslint.config(
       },
     ]),
   },
+  {
+    // The pure runtime: no I/O, nothing outside its folder but src/api/kube.ts (test/architecture/pure-modules.test.ts
+    // proves it transitively for every file here).
+    files: ['src/runtime/pure/**/*.ts'],
+    ignores: ['src/runtime/pure/**/*.test.ts'],
+    rules: restrict([
+      ...noIo,
+      {
+        regex: '^\\.\\./(?!\\.\\./api/kube\\.js$)',
+        message: 'src/runtime/pure imports nothing outside its folder but src/api/kube.ts: the rest of the runtime may do I/O.',
+      },
+    ]),
+  },
   ...controllers.map((c) => ({
     files: [`src/${c}/**/*.ts`],
     ignores: [`src/${c}/**/*.test.ts`],
     rules: restrict(controllerPatterns(c)),
   })),
   ...controllers.map((c) => ({
-    files: pureFilesOf(c),
+    files: [...pureFilesOf(c), ...(PURE_BY_ROLE[c] ?? [])],
+    ignores: ['**/*.test.ts'],
     rules: restrict([...controllerPatterns(c), ...noIo]),
   })),
   {
     files: ['src/sample-updaters/**/*.ts'],
     ignores: ['src/sample-updaters/**/*.test.ts'],
     rules: restrict([
-      noLocalApiserver,
+      noTools,
       ...noControllers(),
       {
         group: ['**/runtime/**', '**/cli/**'],
@@ -148,24 +184,50 @@ export default tseslint.config(
     ]),
   },
   {
-    // The CAPI simulator stands in for CAPI's controllers and the workload cluster in local mode; it is wiring, not platform.
-    files: ['src/capi-sim/**/*.ts'],
-    ignores: ['src/capi-sim/**/*.test.ts'],
+    // Leaves shared with the standalone local API server: they import nothing of ours, so it still stands alone.
+    files: ['src/api/depth.ts', 'src/runtime/tls.ts'],
+    rules: restrict([
+      ...noIo,
+      { regex: '^\\.', message: 'Shared with the standalone local API server (tools/local-apiserver): import nothing of ours here.' },
+    ]),
+  },
+  {
+    // The CLI wires in the tools through their public entries only, never their internals.
+    files: ['src/cli/**/*.ts'],
+    rules: restrict([
+      {
+        group: ['**/tools/local-apiserver/*', '!**/tools/local-apiserver/index.js', '!**/tools/local-apiserver/offline.js'],
+        message:
+          'The CLI uses the local API server through its public entries: index.ts (the server) and offline.ts (CRD validation without a server), not its internals.',
+      },
+      {
+        group: ['**/tools/capi-sim/*', '!**/tools/capi-sim/index.js'],
+        message: 'The CLI uses the CAPI simulator through its entry, tools/capi-sim/index.ts.',
+      },
+    ]),
+  },
+  {
+    // The CAPI simulator stands in for CAPI's controllers and the workload cluster in local mode; a tool, not platform.
+    files: ['tools/capi-sim/**/*.ts'],
+    ignores: ['tools/capi-sim/**/*.test.ts'],
     rules: restrict(capiSimPatterns),
   },
   {
-    files: pureFilesOf('capi-sim'),
+    files: pureFilesOf('capi-sim', 'tools'),
+    ignores: ['**/*.test.ts'],
     rules: restrict([...capiSimPatterns, ...noIo]),
   },
   {
-    files: ['src/local-apiserver/**/*.ts'],
-    ignores: ['src/local-apiserver/**/*.test.ts'],
+    files: ['tools/local-apiserver/**/*.ts'],
+    ignores: ['tools/local-apiserver/**/*.test.ts'],
     rules: restrict([
       ...noControllers(),
       {
-        group: ['**/runtime/**', '**/contract/**', '**/sample-updaters/**', '**/cli/**', '**/api/**'],
+        // The two exceptions are leaves that import nothing of ours (see the block below): one home for the JSON depth
+        // walk and for self-signed TLS, rather than a copy here.
+        regex: '^\\.\\./(?!\\.\\./src/(api/depth|runtime/tls)\\.js$)',
         message:
-          'The local API server stands alone: it imports nothing of ours (it serves any CRD; copy a tiny helper rather than import one).',
+          'The local API server stands alone: of ours it imports only the leaf helpers src/api/depth.ts and src/runtime/tls.ts (it serves any CRD; it knows nothing of the product).',
       },
       { group: ['@kubernetes/client-node'], message: 'The local API server is a server; it does not use the client.' },
     ]),

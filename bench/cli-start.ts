@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { Namespaces } from '../src/api/index.js';
-import { applyInventory, buildInventory, capiCrdDirs } from '../src/capi-sim/index.js';
+import { applyInventory, buildInventory, capiCrdDirs } from '../tools/capi-sim/index.js';
 import { DEMO } from '../src/cli/demo.js';
 import { applyFile } from '../src/cli/install.js';
 import { projectRoot } from '../src/cli/procs.js';

@@ -25,9 +25,9 @@ import {
   type KubeObject,
   type MachineUpdate,
 } from '../src/api/index.js';
-import { changeMachineDeploymentImage, startCapiSimulator, type CapiSimulator, type Machine } from '../src/capi-sim/index.js';
-import { ExtensionConfigs, type ExtensionConfig } from '../src/capi-sim/extension-client.js';
-import { UPDATE_IN_PROGRESS_ANNOTATION } from '../src/capi-sim/inplace.js';
+import { changeMachineDeploymentImage, startCapiSimulator, type CapiSimulator, type Machine } from '../tools/capi-sim/index.js';
+import { ExtensionConfigs, type ExtensionConfig } from '../tools/capi-sim/extension-client.js';
+import { UPDATE_IN_PROGRESS_ANNOTATION } from '../tools/capi-sim/inplace.js';
 import { createRuntimeExtension } from '../src/runtime-extension/index.js';
 import { createLogger } from '../src/runtime/log.js';
 import { startE2eEnv } from '../test/e2e/env.js';

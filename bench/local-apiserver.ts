@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { startLocalApiServer, type LocalApiServer } from '../src/local-apiserver/index.js';
+import { startLocalApiServer, type LocalApiServer } from '../tools/local-apiserver/index.js';
 import { forEachLimit } from '../src/runtime/index.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');

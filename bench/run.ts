@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { join, relative } from 'node:path';
 import { cpus, totalmem } from 'node:os';
 import { InPlaceUpdatePlans, Labels, MachineUpdates, Namespaces, UpdaterUpdateTasks } from '../src/api/index.js';
-import { capiCrdFiles } from '../src/capi-sim/index.js';
+import { capiCrdFiles } from '../tools/capi-sim/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../src/runtime/index.js';
 import { installCrds } from '../src/cli/install.js';
 import { yamlFilesIn } from '../src/cli/files.js';

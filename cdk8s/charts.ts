@@ -9,7 +9,7 @@ import { ApiObject, Chart, Include, JsonPatch, Size, type App } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { parseAllDocuments, stringify } from 'yaml';
-import type { PolicyRule } from '../src/runtime/types.js';
+import type { PolicyRule } from '../src/runtime/pure/types.js';
 import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
 import { componentsTaking } from '../src/components.js';
 import { yamlFilesIn } from '../src/files.js';

@@ -1,5 +1,5 @@
 // Pure helpers over RBAC PolicyRules: normalising what components declare and answering "is this call allowed?".
-import type { PolicyRule } from '../src/runtime/types.js';
+import type { PolicyRule } from '../src/runtime/pure/types.js';
 
 // The runtime's rules have one home (src/runtime/rbac.ts); re-exported for the tests and tools that read them here.
 export { EVENT_RULES, LEADER_ELECTION_RULES } from '../src/runtime/rbac.js';

@@ -1,5 +1,5 @@
-// Lists dead exports of src/: an exported declaration of a src/ file (not a test) whose name appears as a word nowhere
-// else, neither in another file of src/, test/, bench/, cdk8s/ or scripts/ nor elsewhere in its own file. With --all it
+// Lists dead exports of src/ and tools/: an exported declaration of such a file (not a test) whose name appears as a
+// word nowhere else, neither in another file of src/, tools/, test/, bench/, cdk8s/ or scripts/ nor elsewhere in its own file. With --all it
 // also lists exports used only inside their own file (the `export` could go, or they are public API by intent). A
 // heuristic on words, so read the list before deleting: a hint, not a verdict.
 // Usage: npx tsx scripts/dead-exports.ts [--all] [--strict] (with --strict it exits 1 when something is dead).
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SEARCHED = ['src', 'test', 'bench', 'cdk8s', 'scripts'];
+const SEARCHED = ['src', 'tools', 'test', 'bench', 'cdk8s', 'scripts'];
 /** Generated code and entry points whose exports are used by name from outside (the CLI, other processes). */
 const SKIPPED = [/^src\/api\/generated\//];
 
@@ -59,7 +59,8 @@ const findings: string[] = [];
 const localOnly: string[] = [];
 const count = (text: string, re: RegExp): number => text.match(new RegExp(re.source, 'g'))?.length ?? 0;
 for (const file of all.filter(
-  (f) => f.startsWith('src/') && f.endsWith('.ts') && !f.endsWith('.test.ts') && !SKIPPED.some((re) => re.test(f)),
+  (f) =>
+    (f.startsWith('src/') || f.startsWith('tools/')) && f.endsWith('.ts') && !f.endsWith('.test.ts') && !SKIPPED.some((re) => re.test(f)),
 )) {
   // Names starting with _ are compile-time checks (e.g. the schema/type agreement in src/api/schemas.ts).
   for (const name of exportedNames(file, texts.get(file)!).filter((n) => !n.startsWith('_'))) {

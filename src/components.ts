@@ -4,7 +4,7 @@
 // reading the list (e.g. to synthesize manifests) does not load the controllers or the API client.
 import type { WritePolicy } from './api/index.js';
 import type { ProviderVerbs } from './runtime/rbac.js';
-import type { Component, PolicyRule } from './runtime/types.js';
+import type { Component, PolicyRule } from './runtime/pure/types.js';
 import * as planControllerRbac from './plan-controller/rbac.js';
 import * as machineTaskControllerRbac from './machine-task-controller/rbac.js';
 import * as mhcExtensionRbac from './mhc-extension/rbac.js';

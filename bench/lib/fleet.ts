@@ -9,7 +9,7 @@ import {
   type KubeObject,
   type PlanUpdater,
 } from '../../src/api/index.js';
-import { buildInventory, resourceOf, type InventoryOptions } from '../../src/capi-sim/index.js';
+import { buildInventory, resourceOf, type InventoryOptions } from '../../tools/capi-sim/index.js';
 import { forEachLimit, isAlreadyExists, type KubeClient } from '../../src/runtime/index.js';
 
 /** Shape of a benchmark fleet. */

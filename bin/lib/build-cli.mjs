@@ -2,7 +2,7 @@
 // kubectl-style verbs start in ~0.2 s instead of ~1.2 s: most of a verb's start-up was evaluating all of
 // @kubernetes/client-node (every generated API class) for KubeConfig alone; the bundle keeps only what is used,
 // and no TypeScript is transpiled at start-up. esbuild comes with tsx (a runtime dependency), so no install step.
-// Used by `npm run build:cli` and, on demand, by bin/inplace.mjs (when the bundle is missing or older than src/).
+// Used by `npm run build:cli` and, on demand, by bin/inplace.mjs (when the bundle is missing or older than src/ or tools/).
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -22,7 +22,8 @@ export function newestSource(root) {
     }
   };
   if (!existsSync(join(root, 'src'))) return 0;
-  walk(join(root, 'src'));
+  // The CLI's wiring bundles the development tools (the local API server, the CAPI simulator) too.
+  for (const dir of ['src', 'tools']) if (existsSync(join(root, dir))) walk(join(root, dir));
   for (const f of ['package-lock.json', 'bin/lib/build-cli.mjs'])
     if (existsSync(join(root, f))) newest = Math.max(newest, statSync(join(root, f)).mtimeMs);
   return newest;
@@ -57,9 +58,9 @@ export async function buildCli(root) {
       js: "import { createRequire as __inplaceCreateRequire } from 'node:module'; const require = __inplaceCreateRequire(import.meta.url);",
     },
   });
-  // Fixture files a bundled module finds next to itself (new URL('./crds', import.meta.url) in src/capi-sim/crds.ts).
-  cpSync(join(root, 'src', 'capi-sim', 'crds'), join(tmp, 'crds'), { recursive: true });
-  cpSync(join(root, 'src', 'capi-sim', 'crds-runtime'), join(tmp, 'crds-runtime'), { recursive: true });
+  // Fixture files a bundled module finds next to itself (new URL('./crds', import.meta.url) in tools/capi-sim/crds.ts).
+  cpSync(join(root, 'tools', 'capi-sim', 'crds'), join(tmp, 'crds'), { recursive: true });
+  cpSync(join(root, 'tools', 'capi-sim', 'crds-runtime'), join(tmp, 'crds-runtime'), { recursive: true });
   mkdirSync(join(root, 'dist'), { recursive: true });
   const old = `${out}.old-${process.pid}-${Date.now()}`;
   if (existsSync(out)) renameSync(out, old);

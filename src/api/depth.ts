@@ -1,4 +1,5 @@
-// Nesting depth of free-form JSON (updater parameters). Pure and iterative, so that it cannot overflow itself.
+// Nesting depth of free-form JSON: the one iterative walk (it cannot overflow itself) behind the plan's bound on
+// updater parameters and the local API server's request-depth limit (tools/local-apiserver/depth.ts). Pure.
 
 /**
  * Deepest nesting of updater parameters a plan may carry. They are copied into MachineUpdates and tasks (a few

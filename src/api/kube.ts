@@ -12,7 +12,8 @@ export interface ResourceType {
   namespaced: boolean;
 }
 
-const ns = (group: string, version: string, plural: string, kind: string): ResourceType => ({
+/** The descriptor of a namespaced resource (the common case; cluster-scoped kinds spell `namespaced: false` out). */
+export const namespacedResource = (group: string, version: string, plural: string, kind: string): ResourceType => ({
   group,
   version,
   plural,
@@ -23,10 +24,10 @@ const ns = (group: string, version: string, plural: string, kind: string): Resou
 /** Core and other built-in kinds. */
 export const Namespaces: ResourceType = { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false };
 export const Nodes: ResourceType = { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false };
-export const Secrets = ns('', 'v1', 'secrets', 'Secret');
-export const ConfigMaps = ns('', 'v1', 'configmaps', 'ConfigMap');
-export const Events = ns('', 'v1', 'events', 'Event');
-export const Leases = ns('coordination.k8s.io', 'v1', 'leases', 'Lease');
+export const Secrets = namespacedResource('', 'v1', 'secrets', 'Secret');
+export const ConfigMaps = namespacedResource('', 'v1', 'configmaps', 'ConfigMap');
+export const Events = namespacedResource('', 'v1', 'events', 'Event');
+export const Leases = namespacedResource('coordination.k8s.io', 'v1', 'leases', 'Lease');
 export const CustomResourceDefinitions: ResourceType = {
   group: 'apiextensions.k8s.io',
   version: 'v1',

@@ -56,7 +56,7 @@ ${KUBE_OPTIONS_HELP}`,
     const bindAddress = str(args, 'bind-address');
     if (bindAddress !== undefined && healthPort === undefined) throw new UsageError('--bind-address needs --health-port');
     const conn = connect(args, 'inplace-capi-sim');
-    const { startCapiSimulator } = await import('../capi-sim/index.js');
+    const { startCapiSimulator } = await import('../../tools/capi-sim/index.js');
     const namespace = str(args, 'namespace');
     const log = createLogger({ name: 'capi-sim' });
     const sim = await startCapiSimulator({
@@ -69,7 +69,7 @@ ${KUBE_OPTIONS_HELP}`,
     // startCapiSimulator resolved: its caches are synced, so readiness only waits for the handler registry.
     let health: HealthServer | undefined;
     if (healthPort !== undefined) {
-      const { ExtensionConfigs } = await import('../capi-sim/index.js');
+      const { ExtensionConfigs } = await import('../../tools/capi-sim/index.js');
       const inPlace = args.values['in-place-updates'] === true || process.env['CAPI_SIM_IN_PLACE'] === '1';
       const registryComplete = async (): Promise<boolean> => {
         if (!inPlace) return true;

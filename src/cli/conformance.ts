@@ -1,7 +1,7 @@
 // `inplace conformance --kind <Kind>`: runs an updater (already running against the cluster) through the updater
 // contract's workflows and reports which rules hold (src/contract/conformance).
 import { CustomResourceDefinitions, Namespaces, type ResourceType } from '../api/index.js';
-import { isNotFound } from '../runtime/errors.js';
+import { isNotFound } from '../runtime/pure/errors.js';
 import { call, connect, type Connection } from './kube.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, secondsOption, str, UsageError, type Verb } from './verb.js';
 

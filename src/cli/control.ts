@@ -1,7 +1,7 @@
 // Shared body of `inplace abort|pause|resume <plan>`: find the plan, decide, send one merge patch of its spec
 // (guarded by the resourceVersion the decision was made on: a plan that changed meanwhile is decided again).
 import { InPlaceUpdatePlans, isTerminal, type InPlaceUpdatePlan, type KubeObject } from '../api/index.js';
-import { isConflict } from '../runtime/errors.js';
+import { isConflict } from '../runtime/pure/errors.js';
 import { connect, explainApiError, findPlan } from './kube.js';
 import { safeText } from './safe-text.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, positionals, str, type Io, type ParsedArgs, type Verb } from './verb.js';

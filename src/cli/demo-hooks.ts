@@ -18,7 +18,7 @@ import {
   type MachineUpdate,
   type ResourceType,
 } from '../api/index.js';
-import { selfSignedCertificate } from '../runtime/metrics-auth.js';
+import { selfSignedCertificate } from '../runtime/tls.js';
 import type { RestClient } from '../runtime/index.js';
 import {
   DEMO,
@@ -194,7 +194,7 @@ export async function runHooksDemo(o: HooksDemoOptions, io: Io): Promise<number>
     const before = await liveMachines(client, ns);
     await client.patch(KubeadmControlPlanes, ns, DEMO.controlPlane.name, { spec: { version: HOOKS_TARGET.version } }, merge);
     say(`✔ KubeadmControlPlane ${DEMO.controlPlane.name}: spec.version ${DEMO.version} → ${HOOKS_TARGET.version}`);
-    const { changeMachineDeploymentImage } = await import('../capi-sim/index.js');
+    const { changeMachineDeploymentImage } = await import('../../tools/capi-sim/index.js');
     for (const md of DEMO.machineDeployments) {
       const tpl = await changeMachineDeploymentImage(client, ns, md.name, HOOKS_TARGET.image, { version: HOOKS_TARGET.version });
       say(`✔ MachineDeployment ${md.name}: DevMachineTemplate ${tpl} (image ${HOOKS_TARGET.image}), version ${HOOKS_TARGET.version}`);
@@ -250,7 +250,7 @@ async function waitUntil(
   }
 }
 
-/** Cluster API's ExtensionConfig (cluster-scoped; as src/capi-sim's, which the CLI only loads lazily). */
+/** Cluster API's ExtensionConfig (cluster-scoped; as tools/capi-sim's, which the CLI only loads lazily). */
 const ExtensionConfigs: ResourceType = {
   group: 'runtime.cluster.x-k8s.io',
   version: 'v1beta2',

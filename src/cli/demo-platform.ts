@@ -27,7 +27,7 @@ export const DEMO = {
 
 /** The CRD files the demo installs (the README's "installed N CRDs" is checked against them, test/cli/readme.test.ts). */
 export async function demoCrdFiles(root: string): Promise<string[]> {
-  const { capiCrdFiles } = await import('../capi-sim/index.js');
+  const { capiCrdFiles } = await import('../../tools/capi-sim/index.js');
   const { sampleUpdaters } = await import('../sample-updaters/index.js');
   const files = [
     ...yamlFilesIn(join(root, 'crds')),
@@ -71,7 +71,7 @@ export async function startLocalPlatform(
   const logDir = join(o.workDir, 'logs');
   rmSync(logDir, { recursive: true, force: true });
   mkdirSync(logDir, { recursive: true });
-  const { startLocalApiServer } = await import('../local-apiserver/index.js');
+  const { startLocalApiServer } = await import('../../tools/local-apiserver/index.js');
   const srv = await startLocalApiServer({ https: true });
   const kubeconfig = join(o.workDir, 'kubeconfig');
   const children: Child[] = [];
@@ -92,7 +92,7 @@ export async function startLocalPlatform(
 
   const client = createClient(loadKubeConfig(kubeconfig), { userAgent: 'inplace-demo' });
   conn.client = client;
-  const { buildInventory, applyInventory } = await import('../capi-sim/index.js');
+  const { buildInventory, applyInventory } = await import('../../tools/capi-sim/index.js');
   const crds = await installCrds(client, await demoCrdFiles(o.root));
   say(`✔ installed ${crds.length} CRDs`);
 

@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { CustomResourceDefinitions, parseApiVersion, type KubeObject, type ResourceType } from '../api/index.js';
-import { isAlreadyExists, isNotFound } from '../runtime/errors.js';
-import type { KubeClient } from '../runtime/types.js';
+import { isAlreadyExists, isNotFound } from '../runtime/pure/errors.js';
+import type { KubeClient } from '../runtime/pure/types.js';
 import type { RestClient } from '../runtime/client.js';
 import { CliError } from './verb.js';
 

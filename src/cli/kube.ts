@@ -5,7 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject, type ResourceType } from '../api/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../runtime/client.js';
-import { KubeApiError } from '../runtime/errors.js';
+import { KubeApiError } from '../runtime/pure/errors.js';
 import { CliError, ExitCode, str, type ParsedArgs } from './verb.js';
 
 const KUBECONFIG_HINT = 'pass --kubeconfig FILE, set KUBECONFIG, or run `npm start` for a local demo cluster';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { LocalApiServerStats } from '../local-apiserver/index.js';
+import type { LocalApiServerStats } from '../../tools/local-apiserver/index.js';
 import { runCli } from './cli.js';
 import { apiserverRegistry, eventTtlOption } from './local-apiserver.js';
 import { UsageError, type Io } from './verb.js';

@@ -1,12 +1,12 @@
-// `inplace local-apiserver`: the embedded API server alone (src/local-apiserver), e.g. to run the controllers,
+// `inplace local-apiserver`: the embedded API server alone (tools/local-apiserver), e.g. to run the controllers,
 // kubectl or the tests' INPLACE_TEST_KUBECONFIG against it from several terminals. The options are parsed here, once;
-// src/local-apiserver only exports startLocalApiServer.
+// tools/local-apiserver only exports startLocalApiServer.
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import type { LocalApiServerStats } from '../local-apiserver/index.js';
+import type { LocalApiServerStats } from '../../tools/local-apiserver/index.js';
 import { InvalidDurationError, parseGoDuration } from '../mhc-extension/duration.js';
 import { startHealthServer, type HealthServer } from '../runtime/index.js';
 import { portOption, str, untilAborted, UsageError, type Verb } from './verb.js';
@@ -128,7 +128,7 @@ Options:
     const metricsPort = portOption(args, 'metrics-port');
     const eventTtlMs = eventTtlOption(str(args, 'event-ttl'));
     const persist = str(args, 'persist');
-    const { startLocalApiServer } = await import('../local-apiserver/index.js');
+    const { startLocalApiServer } = await import('../../tools/local-apiserver/index.js');
     const server = await startLocalApiServer({
       ...(port !== undefined ? { port } : {}),
       ...(persist ? { persistFile: resolve(persist) } : {}),

@@ -4,9 +4,7 @@
 import { join } from 'node:path';
 import type { InPlaceUpdatePlan, KubeObject, WritePolicy } from '../api/index.js';
 import type { PlanPreview } from '../plan-controller/index.js';
-import { celValidate, crdToResource, hasBlockingError } from '../local-apiserver/crd.js';
-import { fieldErrorString, type FieldError } from '../local-apiserver/errors.js';
-import { applyDefaults, prune, validate, type Schema } from '../local-apiserver/schema.js';
+import { crdVersionChecks, type CrdVersionCheck } from '../../tools/local-apiserver/offline.js';
 import { validatePlan, type ValidationInput } from '../plan-controller/index.js';
 import { readYamlDocs } from './install.js';
 import { projectRoot } from './procs.js';
@@ -27,17 +25,20 @@ type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The served versions' schemas of the plan CRD, with their rules compiled (once per process). */
-let planSchemas: Map<string, Schema> | undefined;
+/** The served versions of the plan CRD, with their rules compiled (once per process). */
+let planVersions: Map<string, CrdVersionCheck> | undefined;
 
-function schemasOf(crdFile: string | undefined): Map<string, Schema> {
-  if (!crdFile && planSchemas) return planSchemas;
+function versionsOf(crdFile: string | undefined): Map<string, CrdVersionCheck> {
+  if (!crdFile && planVersions) return planVersions;
   const crd = readYamlDocs(crdFile ?? join(projectRoot(), PLAN_CRD_FILE)).find((d) => d.kind === 'CustomResourceDefinition');
   if (!crd) throw new Error(`no CustomResourceDefinition in ${crdFile ?? PLAN_CRD_FILE}`);
-  const { def, errors } = crdToResource(crd);
-  if (!def) throw new Error(`the InPlaceUpdatePlan CRD is not acceptable: ${errors.map((e) => fieldErrorString(e)).join('; ')}`);
-  const out = new Map(def.versions.flatMap((v) => (v.schema ? [[`${def.group}/${v.name}`, v.schema] as const] : [])));
-  if (!crdFile) planSchemas = out;
+  let out: Map<string, CrdVersionCheck>;
+  try {
+    out = crdVersionChecks(crd);
+  } catch (e) {
+    throw new Error(`the InPlaceUpdatePlan ${(e as Error).message.replace(/^the /, '')}`);
+  }
+  if (!crdFile) planVersions = out;
   return out;
 }
 
@@ -77,26 +78,17 @@ export function checkPlan(doc: KubeObject, opts: { writePolicy?: WritePolicy; cr
   const add = (source: PlanCheckSource, message: string): void => {
     if (!problems.some((p) => p.message === message)) problems.push({ source, message });
   };
-  const schemas = schemasOf(opts.crdFile);
-  const schema = schemas.get(String(doc.apiVersion));
-  if (!schema) {
-    add('schema', `apiVersion ${String(doc.apiVersion)} is not served for InPlaceUpdatePlan (served: ${[...schemas.keys()].join(', ')})`);
+  const versions = versionsOf(opts.crdFile);
+  const version = versions.get(String(doc.apiVersion));
+  if (!version) {
+    add('schema', `apiVersion ${String(doc.apiVersion)} is not served for InPlaceUpdatePlan (served: ${[...versions.keys()].join(', ')})`);
     return problems;
   }
-  const obj = structuredClone(doc) as Obj;
-  const unknown: string[] = [];
-  prune(obj, schema, '', unknown, true);
-  for (const u of unknown) add('schema', `${u}: unknown field (kubectl apply refuses it: strict field validation)`);
-  applyDefaults(obj, schema);
-  const errs: FieldError[] = [];
-  const { metadata: _meta, ...rest } = obj;
-  validate(rest, { ...schema, required: (schema.required ?? []).filter((r) => r !== 'metadata') }, '', errs);
-  for (const e of errs) add('schema', fieldErrorString(e));
-  const ruleErrs: FieldError[] = [];
-  celValidate(obj, undefined, schema, '', ruleErrs);
-  // A rule that could not run on a malformed value repeats a schema error in other words; a failed rule is new.
-  const blocked = hasBlockingError(errs);
-  for (const e of ruleErrs) if (!(blocked && e.detail.includes(' evaluating rule: '))) add('rule', fieldErrorString(e));
+  const checked = version.check(doc as unknown as Obj);
+  const obj = checked.object;
+  for (const u of checked.unknownFields) add('schema', `${u}: unknown field (kubectl apply refuses it: strict field validation)`);
+  for (const e of checked.schemaErrors) add('schema', e);
+  for (const e of checked.ruleErrors) add('rule', e);
   if (isObj(obj.spec)) {
     try {
       for (const p of validatePlan(offlineInput(obj as unknown as InPlaceUpdatePlan, opts.writePolicy))) add('controller', p);

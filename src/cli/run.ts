@@ -1,6 +1,6 @@
 // `inplace run [component ...]`: one process, one manager, the named controllers (all when none is named).
 import { hostname } from 'node:os';
-import type { Component } from '../runtime/types.js';
+import type { Component } from '../runtime/pure/types.js';
 import { createLogger, createManager } from '../runtime/index.js';
 import { InPlaceUpdatePlans } from '../api/index.js';
 import { COMPONENTS, componentsTaking, type ComponentRunOptions } from '../components.js';

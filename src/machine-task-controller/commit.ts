@@ -1,10 +1,10 @@
 // Pure part of the commit (C8): the JSON patch that writes each responsibility's value at its pointer on one
 // CAPI object (guarded by a resourceVersion test), and the read-back check that every value was persisted. The
-// generic set/verify lives in src/runtime/set-patch.ts (the plan controller dry-runs the same patch before any
+// generic set/verify lives in src/runtime/pure/set-patch.ts (the plan controller dry-runs the same patch before any
 // machine starts); here the write policy is enforced, whoever created the MachineUpdate.
 import type { KubeObject, Responsibility, WritePolicy } from '../api/index.js';
 import { DEFAULT_WRITE_POLICY, writeRefusal } from '../api/index.js';
-import { SetPathError, setValuesPatch, verifyValues, type JsonPatchOp, type ValueMismatch } from '../runtime/index.js';
+import { SetPathError, setValuesPatch, verifyValues, type JsonPatchOp, type ValueMismatch } from '../runtime/pure/index.js';
 
 export type { JsonPatchOp };
 

@@ -3,7 +3,7 @@
 // first real write, so a restarted controller can finish the commit or roll it back, never leave half of it.
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, MachineUpdateStatus } from '../api/index.js';
-import { encodePointer, getPointer, parsePointer, setPointer } from '../runtime/index.js';
+import { encodePointer, getPointer, parsePointer, setPointer } from '../runtime/pure/index.js';
 import type { JsonPatchOp } from './commit.js';
 
 /** status.commit of a MachineUpdate: the commit in progress. */

@@ -2,7 +2,7 @@
 // needs one more rule for its group — pass it to createMachineTaskController({ extraRbac }) / the cdk8s option. Events
 // and the leader-election Lease come from the runtime (componentRbac), the same for every component.
 import { componentRbac, DEFAULT_PROVIDERS, providerRules, type ProviderResource, type ProviderVerbs } from '../runtime/rbac.js';
-import type { PolicyRule } from '../runtime/types.js';
+import type { PolicyRule } from '../runtime/pure/types.js';
 
 /** Verbs to run tasks of a kind: create them, watch them, set updatePhase, replace an earlier update's task. */
 const TASK_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'];

@@ -10,7 +10,7 @@ import {
   type MachineUpdateStatus,
 } from '../api/index.js';
 import { taskUpdateStatus } from '../contract/index.js';
-import { setCondition, toKubeTime } from '../runtime/conditions.js';
+import { setCondition, toKubeTime } from '../runtime/pure/conditions.js';
 import { reasonOfTerminal, type MachineUpdateStatusValue } from './decide.js';
 import type { MachineUpdateObject, Scope, TaskRow } from './scope.js';
 

@@ -1,8 +1,8 @@
 // What the MHC extension records: the HealthCheckSucceeded condition on a MachineUpdate (its verdict on the machine)
 // and Events on Machines and MachineHealthChecks. Pure except `recordEvents`, which hands Events to the recorder.
 import { ConditionTypes, type Condition, type KubeObject } from '../api/index.js';
-import { setCondition } from '../runtime/conditions.js';
-import type { EventRecorder } from '../runtime/types.js';
+import { setCondition } from '../runtime/pure/conditions.js';
+import type { EventRecorder } from '../runtime/pure/types.js';
 import type { MachineUpdate } from './scope.js';
 
 /** A condition the extension wants on a MachineUpdate (lastTransitionTime is filled by the condition helper). */

@@ -5,7 +5,7 @@
 import type { InPlaceUpdatePlan, KubeObject, PlanUpdater, Responsibility } from '../api/index.js';
 import type { ContractRef } from '../api/capi/index.js';
 import { isDeleting, machineBootstrapRef, machineInfraRef, nameOf } from '../api/capi/index.js';
-import { verifyValues, type PointerValue } from '../runtime/set-patch.js';
+import { verifyValues, type PointerValue } from '../runtime/pure/set-patch.js';
 import { targetKey, targetOfMachine } from './decide.js';
 import { Labels } from '../api/index.js';
 import { JSON_POINTER, targetsOf } from './validate.js';

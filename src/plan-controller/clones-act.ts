@@ -5,8 +5,8 @@ import type { KubeObject, ResourceType } from '../api/index.js';
 import { MachineSets } from '../api/index.js';
 import type { ContractRef } from '../api/capi/index.js';
 import { machineInfraRef, nameOf, ownerBootstrapTemplateRef, ownerInfraTemplateRef } from '../api/capi/index.js';
-import { isConflict, isNotFound, KubeApiError } from '../runtime/errors.js';
-import type { KubeClient, Logger } from '../runtime/types.js';
+import { isConflict, isNotFound, KubeApiError } from '../runtime/pure/errors.js';
+import type { KubeClient, Logger } from '../runtime/pure/types.js';
 import { clonesToDelete, referencedTemplates } from './clones.js';
 
 /** What the clone collection needs from the controller. */

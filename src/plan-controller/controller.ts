@@ -18,12 +18,12 @@ import {
   UpdatePhase,
   isTerminal,
 } from '../api/index.js';
-import { toKubeTime } from '../runtime/conditions.js';
-import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/errors.js';
+import { toKubeTime } from '../runtime/pure/conditions.js';
+import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/pure/errors.js';
 import { forEachLimit, settlesWithin } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
-import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
-import { Action } from '../runtime/types.js';
+import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
+import { Action } from '../runtime/pure/types.js';
 import { clusterLabel, mdClusterName } from '../api/capi/index.js';
 import type { PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';

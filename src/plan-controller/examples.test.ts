@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { PlanSpecSchema } from '../api/index.js';
-import { buildInventory } from '../capi-sim/index.js';
+import { buildInventory } from '../../tools/capi-sim/index.js';
 import { nameOf } from '../api/capi/index.js';
 import type { PreviewSnapshot } from './preview.js';
 import { previewPlan } from './preview.js';

@@ -8,9 +8,9 @@ import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.
 import { Clusters, InPlaceUpdatePlans, Labels, MachineDeployments, MachineUpdates, PlanEventReasons } from '../api/index.js';
 import { labelValue } from './names.js';
 import { clusterControlPlaneRef } from '../api/capi/index.js';
-import { isConflict, isNotFound } from '../runtime/errors.js';
-import type { Controller, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
-import { Action } from '../runtime/types.js';
+import { isConflict, isNotFound } from '../runtime/pure/errors.js';
+import type { Controller, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
+import { Action } from '../runtime/pure/types.js';
 import { pausedByPlan } from './owners.js';
 import type { HistoryOptions, PlanToPrune } from './history.js';
 import { decideHistory, prunedMessage, recordsPrunedMessage } from './history.js';

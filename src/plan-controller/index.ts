@@ -33,7 +33,7 @@
 //   topologies and responsibilities no owner field can carry make the plan invalid.
 import type { WritePolicy } from '../api/index.js';
 import type { ProviderResource } from '../runtime/rbac.js';
-import type { Component, PolicyRule } from '../runtime/types.js';
+import type { Component, PolicyRule } from '../runtime/pure/types.js';
 import { CONTROLLER_NAME, setupPlanController } from './controller.js';
 import { rbacFor } from './rbac.js';
 import { setupHistoryController } from './history-controller.js';

@@ -2,7 +2,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { UpdateStatus } from '../api/index.js';
-import type { Manager, Store } from '../runtime/types.js';
+import type { Manager, Store } from '../runtime/pure/types.js';
 
 /** The plan controller's metrics. */
 export interface PlanMetrics {

@@ -3,11 +3,11 @@
 // is paused before its first machine changes; every write is guarded by the resourceVersion it was decided on.
 import type { InPlaceUpdatePlan, KubeObject, ResourceType, TargetKind } from '../api/index.js';
 import { KubeadmControlPlanes, Labels, MachineDeployments, MachineSets, isTerminal } from '../api/index.js';
-import { setCondition } from '../runtime/conditions.js';
-import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../runtime/errors.js';
+import { setCondition } from '../runtime/pure/conditions.js';
+import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../runtime/pure/errors.js';
 import { forEachLimit } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
-import type { KubeClient, Logger } from '../runtime/types.js';
+import type { KubeClient, Logger } from '../runtime/pure/types.js';
 import { isDeleting, machineInfraRef, mdReplicas, mdRollingUpdate, nameOf } from '../api/capi/index.js';
 import type { PlanDecision } from './decide.js';
 import { machinesOfTarget, planAge } from './decide.js';

@@ -21,7 +21,7 @@ import {
   withoutPause,
 } from './owners.js';
 import { previewPlan } from './preview.js';
-import { getPointer } from '../runtime/jsonpointer.js';
+import { getPointer } from '../runtime/pure/jsonpointer.js';
 import { cluster, kcp, machines, md, plan, snapshot, target, versionUpdater } from './testkit.js';
 
 describe('plan-controller owners: responsibility -> owner field', () => {

@@ -15,8 +15,8 @@
 import type { Condition, KubeObject, PlanUpdater, TargetKind, TargetStatus } from '../api/index.js';
 import { Annotations } from '../api/index.js';
 import { shortenName } from '../contract/index.js';
-import { jsonEqual } from '../runtime/patch.js';
-import { encodePointer, getPointer, parsePointer, setPointer } from '../runtime/jsonpointer.js';
+import { jsonEqual } from '../runtime/pure/merge-patch.js';
+import { encodePointer, getPointer, parsePointer, setPointer } from '../runtime/pure/jsonpointer.js';
 import { field, nameOf } from '../api/capi/index.js';
 import { MAX_NAME } from './names.js';
 

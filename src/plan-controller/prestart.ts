@@ -5,9 +5,9 @@
 // stays pure. `inplace preview` runs the same dry-runs (same sentences): preview NOT OK <=> Valid=False.
 import type { InPlaceUpdatePlan, KubeObject, ResourceType, Responsibility, WritePolicy } from '../api/index.js';
 import { DEFAULT_WRITE_POLICY, Machines, orderedUpdaters, writeRefusal } from '../api/index.js';
-import { KubeApiError, isNotFound } from '../runtime/errors.js';
-import { SetPathError, setValuesPatch, verifyValues, type PointerValue } from '../runtime/set-patch.js';
-import type { KubeClient } from '../runtime/types.js';
+import { KubeApiError, isNotFound } from '../runtime/pure/errors.js';
+import { SetPathError, setValuesPatch, verifyValues, type PointerValue } from '../runtime/pure/set-patch.js';
+import type { KubeClient } from '../runtime/pure/types.js';
 import type { ContractRef } from '../api/capi/index.js';
 import {
   isDeleting,

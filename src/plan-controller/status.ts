@@ -2,7 +2,7 @@
 // matches the state, Events for transitions and metric deltas. Pure: decide.ts computes the rows and calls these.
 import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, MachineUpdate, TargetStatus } from '../api/index.js';
 import { ConditionTypes, MessageBudget, PlanEventReasons, Reasons, summarizeList } from '../api/index.js';
-import { setCondition } from '../runtime/conditions.js';
+import { setCondition } from '../runtime/pure/conditions.js';
 
 type Status = TargetStatus['updateStatus'];
 

@@ -15,7 +15,7 @@
 // conditions other than Valid are frozen; Valid is refreshed on the plan's own events only.
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { Annotations, Finalizers, Labels, isTerminal } from '../api/index.js';
-import type { ObjectKey, Store } from '../runtime/types.js';
+import type { ObjectKey, Store } from '../runtime/pure/types.js';
 import { clusterLabel, mdClusterName } from '../api/capi/index.js';
 import { labelValue } from './names.js';
 import { OWNERS_ALIGNED, OwnerReasons } from './owners.js';

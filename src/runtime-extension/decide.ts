@@ -19,7 +19,7 @@ import {
   type TargetKind,
 } from '../api/index.js';
 import { shortenName, toLabelValue } from '../contract/index.js';
-import { encodePointer, getPointer, parsePointer } from '../runtime/jsonpointer.js';
+import { encodePointer, getPointer, parsePointer } from '../runtime/pure/jsonpointer.js';
 import {
   HOOKS_API_VERSION,
   encodePatchBytes,

@@ -1,7 +1,7 @@
 // RBAC the runtime extension needs: exactly the calls it makes (cdk8s synthesizes its Role from this list); Events and
 // the leader-election Lease come from the runtime (componentRbac), the same for every component.
 import { componentRbac, DEFAULT_PROVIDERS, providerRules, type ProviderResource, type ProviderVerbs } from '../runtime/rbac.js';
-import type { PolicyRule } from '../runtime/types.js';
+import type { PolicyRule } from '../runtime/pure/types.js';
 
 const read = ['get', 'list', 'watch'];
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { Logger } from '../runtime/index.js';
-import { selfSignedCertificate } from '../runtime/metrics-auth.js';
+import { selfSignedCertificate } from '../runtime/tls.js';
 import {
   CanUpdateMachineRequestSchema,
   CanUpdateMachineSetRequestSchema,

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ResourceType } from '../api/kube.js';
 import { createClient, resourcePath, type RequestInfo, type RestClient } from './client.js';
-import { KubeApiError } from './errors.js';
-import type { WatchEvent } from './types.js';
+import { KubeApiError } from './pure/errors.js';
+import type { WatchEvent } from './pure/types.js';
 import { waitFor } from '../../test/support/wait.js';
 
 const Things: ResourceType = { group: 'test.io', version: 'v1', plural: 'things', kind: 'Thing', namespaced: true };

@@ -4,7 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { resourceName, type KubeObject, type ResourceType } from '../api/kube.js';
-import { KubeApiError, type StatusBody } from './errors.js';
+import { KubeApiError, type StatusBody } from './pure/errors.js';
 import type {
   DeleteOptions,
   KubeClient,
@@ -16,7 +16,7 @@ import type {
   WatchHandle,
   WatchOptions,
   WriteOptions,
-} from './types.js';
+} from './pure/types.js';
 
 /** One finished API request, as reported to `ClientOptions.onRequest` (metrics). */
 export interface RequestInfo {

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import type { KubeObject, ResourceType } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import { delay, waitFor } from '../../test/support/wait.js';
-import { ConflictError, TerminalError } from './errors.js';
+import { ConflictError, TerminalError } from './pure/errors.js';
 import { createManager, type RuntimeManager } from './manager.js';
-import { Action, type ObjectKey } from './types.js';
+import { Action, type ObjectKey } from './pure/types.js';
 import { ownerMapper, parseKey, formatKey } from './controller.js';
 
 const Parents: ResourceType = { group: 'test.io', version: 'v1', plural: 'parents', kind: 'Parent', namespaced: true };

@@ -1,13 +1,13 @@
 // Controllers: informer events -> keys -> de-duplicating work queue -> reconcile workers.
 import type { KubeObject, ResourceType } from '../api/kube.js';
 import { parseApiVersion, resourceKey } from '../api/kube.js';
-import { isConflict, isRetryable } from './errors.js';
+import { isConflict, isRetryable } from './pure/errors.js';
 import type { SharedInformer } from './informer.js';
 import { errorFields } from './log.js';
 import type { RuntimeMetrics } from './metrics.js';
 import { WorkQueue, type WorkQueueOptions } from './queue.js';
 import { keyOf } from './store.js';
-import type { Controller, ControllerBuilder, CooldownFn, Logger, Mapper, ObjectKey, ReconcileFn } from './types.js';
+import type { Controller, ControllerBuilder, CooldownFn, Logger, Mapper, ObjectKey, ReconcileFn } from './pure/types.js';
 
 /** Parses a queue key (`namespace/name` or `name`) back into an ObjectKey. */
 export function parseKey(key: string): ObjectKey {

@@ -1,10 +1,10 @@
 // Kubernetes Events (core/v1) with aggregation of repeats and rate limiting; never throws.
 import { hostname } from 'node:os';
 import { Events, MessageBudget, boundMessage, type KubeObject } from '../api/kube.js';
-import { isNotFound } from './errors.js';
+import { isNotFound } from './pure/errors.js';
 import { errorFields, noopLogger } from './log.js';
-import type { EventRecorder, KubeClient, Logger } from './types.js';
-import { toKubeTime } from './conditions.js';
+import type { EventRecorder, KubeClient, Logger } from './pure/types.js';
+import { toKubeTime } from './pure/conditions.js';
 
 /** Options of an event recorder. */
 export interface EventRecorderOptions {

@@ -1,5 +1,5 @@
 // The controller runtime's public surface. Controllers import from here only.
-export * from './types.js';
+export * from './pure/types.js';
 export {
   KubeApiError,
   TerminalError,
@@ -11,7 +11,7 @@ export {
   isRetryable,
   apiErrorCode,
   type StatusBody,
-} from './errors.js';
+} from './pure/errors.js';
 export {
   createClient,
   loadKubeConfig,
@@ -30,8 +30,8 @@ export {
   type LabelRequirement,
   type LabelSelector,
   type LabelOperator,
-} from './labels.js';
-export { parsePointer, encodePointer, getPointer, setPointer, isPointer, JsonPointerError } from './jsonpointer.js';
+} from './pure/labels.js';
+export { parsePointer, encodePointer, getPointer, setPointer, isPointer, JsonPointerError } from './pure/jsonpointer.js';
 export { MemoryStore, keyOf, objectKey } from './store.js';
 export {
   SharedInformer,
@@ -55,7 +55,7 @@ export {
   isUnknown,
   toKubeTime,
   type ConditionInput,
-} from './conditions.js';
+} from './pure/conditions.js';
 export { LeaderElector, toMicroTime, type LeaderElectionOptions, type Lease } from './leader.js';
 export { createEventRecorder, type EventRecorderOptions, type FlushableEventRecorder } from './events.js';
 export { createMetrics, instrumentClient, type RuntimeMetrics } from './metrics.js';
@@ -74,4 +74,4 @@ export {
   type ProviderRole,
   type ProviderVerbs,
 } from './rbac.js';
-export { setValuesPatch, verifyValues, SetPathError, type JsonPatchOp, type PointerValue, type ValueMismatch } from './set-patch.js';
+export { setValuesPatch, verifyValues, SetPathError, type JsonPatchOp, type PointerValue, type ValueMismatch } from './pure/set-patch.js';

@@ -3,7 +3,7 @@ import type { KubeObject, ResourceType } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import { waitFor } from '../../test/support/wait.js';
 import { SharedInformer, type ChangeType, type RestartReason } from './informer.js';
-import type { Logger } from './types.js';
+import type { Logger } from './pure/types.js';
 
 const Things: ResourceType = { group: 'test.io', version: 'v1', plural: 'things', kind: 'Thing', namespaced: true };
 const thing = (name: string, ns = 'a', labels?: Record<string, string>): KubeObject => ({

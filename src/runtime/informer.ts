@@ -1,10 +1,10 @@
 // Informer: list, then watch from the list's resourceVersion into a Store; never gives up.
 import type { KubeObject, ResourceType } from '../api/kube.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
-import { KubeApiError, type StatusBody } from './errors.js';
+import { KubeApiError, type StatusBody } from './pure/errors.js';
 import { errorFields, noopLogger } from './log.js';
 import { MemoryStore, objectKey } from './store.js';
-import type { Informer, KubeClient, Logger, WatchEvent, WatchHandle } from './types.js';
+import type { Informer, KubeClient, Logger, WatchEvent, WatchHandle } from './pure/types.js';
 
 /** Why a watch was restarted (reported to `onRestart`). */
 export type RestartReason = 'gone' | 'error' | 'end' | 'watchdog';

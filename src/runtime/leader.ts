@@ -3,9 +3,9 @@
 import { hostname } from 'node:os';
 import { Leases, type KubeObject } from '../api/kube.js';
 import { sleep } from './backoff.js';
-import { isAlreadyExists, isConflict } from './errors.js';
+import { isAlreadyExists, isConflict } from './pure/errors.js';
 import { errorFields, noopLogger } from './log.js';
-import type { KubeClient, Logger } from './types.js';
+import type { KubeClient, Logger } from './pure/types.js';
 
 /** A coordination.k8s.io/v1 Lease. */
 export interface Lease extends KubeObject {

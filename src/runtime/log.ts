@@ -1,7 +1,7 @@
 // Logging: pino, JSON by default (production), pretty when stdout is a terminal or LOG_FORMAT=pretty.
 import { pino, type Logger as PinoLogger } from 'pino';
 import pretty from 'pino-pretty';
-import type { Logger } from './types.js';
+import type { Logger } from './pure/types.js';
 
 /** Options of `createLogger`. */
 export interface LoggerOptions {

@@ -3,7 +3,7 @@ import type { KubeObject, ResourceType } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import { waitFor } from '../../test/support/wait.js';
 import { createManager, type RuntimeManager } from './manager.js';
-import { Action } from './types.js';
+import { Action } from './pure/types.js';
 
 const Things: ResourceType = { group: 'test.io', version: 'v1', plural: 'things', kind: 'Thing', namespaced: true };
 const thing = (name: string, ns: string): KubeObject => ({ metadata: { name, namespace: ns } });

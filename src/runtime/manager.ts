@@ -4,13 +4,14 @@ import { resourceKey, resourceName } from '../api/kube.js';
 import { Builder, type ControllerHost, type ControllerImpl } from './controller.js';
 import { createEventRecorder, type FlushableEventRecorder } from './events.js';
 import { startHealthServer, type HealthServer } from './health.js';
-import { kubeMetricsAuthorizer, selfSignedCertificate } from './metrics-auth.js';
+import { kubeMetricsAuthorizer } from './metrics-auth.js';
+import { selfSignedCertificate } from './tls.js';
 import { SharedInformer, type InformerOptions } from './informer.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader.js';
 import { errorFields, noopLogger } from './log.js';
 import { createMetrics, instrumentClient, type RuntimeMetrics } from './metrics.js';
 import type { WorkQueueOptions } from './queue.js';
-import type { ControllerBuilder, Informer, KubeClient, Logger, Manager } from './types.js';
+import type { ControllerBuilder, Informer, KubeClient, Logger, Manager } from './pure/types.js';
 
 /** Leader election settings of a manager. */
 export interface ManagerLeaderElection extends Pick<

@@ -5,7 +5,7 @@ import type { KubeObject, ResourceType } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import { createManager, type RuntimeManager } from './manager.js';
 import { kubeMetricsAuthorizer } from './metrics-auth.js';
-import type { KubeClient } from './types.js';
+import type { KubeClient } from './pure/types.js';
 
 /** A client that answers TokenReviews and SubjectAccessReviews like an API server with these tokens and grants. */
 function reviewer(tokens: Record<string, string>, allowed: string[], calls: string[] = []): KubeClient {

@@ -3,9 +3,8 @@
 // SubjectAccessReview. Prometheus scrapes with its ServiceAccount token, bound to a ClusterRole that allows the
 // non-resource URL /metrics (the manifests' `inplace-metrics-reader`). Decisions are cached briefly, so a scrape
 // every few seconds costs the API server two requests a minute per caller, not two per scrape.
-import { generate } from 'selfsigned';
 import type { KubeObject, ResourceType } from '../api/kube.js';
-import type { KubeClient } from './types.js';
+import type { KubeClient } from './pure/types.js';
 
 /** authentication.k8s.io/v1 TokenReviews (cluster-scoped, create only). */
 export const TokenReviews: ResourceType = {
@@ -100,31 +99,4 @@ export function kubeMetricsAuthorizer(client: KubeClient, opts: MetricsAuthorize
     if (cache.size > 1000) for (const [k, v] of cache) if (now() - v.at >= ttl) cache.delete(k);
     return decision;
   };
-}
-
-/**
- * A self-signed certificate (its own CA, so a client can trust it through a caBundle) for `commonName`, valid for
- * localhost, 127.0.0.1 and `dnsNames`: the metrics server and the runtime extension serve TLS with it.
- */
-export async function selfSignedCertificate(commonName: string, dnsNames: readonly string[] = []): Promise<{ key: string; cert: string }> {
-  const pems = await generate([{ name: 'commonName', value: commonName }], {
-    keyType: 'ec',
-    curve: 'P-256',
-    algorithm: 'sha256',
-    notAfterDate: new Date(Date.now() + 365 * 24 * 3600 * 1000),
-    extensions: [
-      { name: 'basicConstraints', cA: true },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 2, value: 'localhost' },
-          { type: 7, ip: '127.0.0.1' },
-          ...dnsNames.map((value) => ({ type: 2 as const, value })),
-        ],
-      },
-    ],
-  });
-  return { key: pems.private, cert: pems.cert };
 }

@@ -1,9 +1,9 @@
 // Prometheus metrics of one manager (its own Registry, so several managers in one process do not clash).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { resourceName, type ResourceType } from '../api/kube.js';
-import type { DeleteOptions, KubeClient, ListOptions, PatchOptions, WatchEvent, WatchOptions, WriteOptions } from './types.js';
+import type { DeleteOptions, KubeClient, ListOptions, PatchOptions, WatchEvent, WatchOptions, WriteOptions } from './pure/types.js';
 import type { KubeObject } from '../api/kube.js';
-import { apiErrorCode } from './errors.js';
+import { apiErrorCode } from './pure/errors.js';
 
 /** The metrics a manager exports on /metrics. */
 export interface RuntimeMetrics {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubeObject, ResourceType } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
-import { ConflictError, isRetryable } from './errors.js';
+import { ConflictError, isRetryable } from './pure/errors.js';
 import { applyMergePatch, computePatches, jsonEqual, mergePatchDiff, snapshot } from './patch.js';
 
 const nested = (depth: number, leaf: unknown = 1): Record<string, unknown> => {

@@ -1,7 +1,7 @@
 // The one source of the runtime's RBAC: what the manager itself calls (Events, the leader-election Lease) and how a
 // component's own rules are combined with it. Every component's rbac.ts derives its rules with componentRbac, so the
 // Events and Lease rules are the same everywhere; the manifests (cdk8s) take them from here too.
-import type { PolicyRule } from './types.js';
+import type { PolicyRule } from './pure/types.js';
 
 /** The leader-election Lease, in the component's own namespace: exactly what leader.ts calls (get, create, update). */
 export const LEADER_ELECTION_RULES: readonly PolicyRule[] = Object.freeze([

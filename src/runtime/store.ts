@@ -1,7 +1,7 @@
 // In-memory cache of one resource kind keyed by namespace/name, with a label index. Fed by an informer.
 import type { KubeObject } from '../api/kube.js';
-import { matchesRequirements, parseSelector, type LabelRequirement } from './labels.js';
-import type { Store } from './types.js';
+import { matchesRequirements, parseSelector, type LabelRequirement } from './pure/labels.js';
+import type { Store } from './pure/types.js';
 
 /** Store key of an object: `namespace/name`, or `name` when cluster-scoped. */
 export const keyOf = (namespace: string | undefined, name: string): string => (namespace ? `${namespace}/${name}` : name);

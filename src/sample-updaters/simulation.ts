@@ -3,7 +3,7 @@
 import { KubeConfig, VersionApi } from '@kubernetes/client-node';
 
 /**
- * What the embedded API server (src/local-apiserver) reports as /version gitVersion ends with; a real kube-apiserver
+ * What the embedded API server (tools/local-apiserver) reports as /version gitVersion ends with; a real kube-apiserver
  * reports a release (`v1.32.1`, `v1.31.4+k3s1`, `v1.30.2-eks-…`), never this suffix. A test pins it to the server.
  */
 export const EMBEDDED_SERVER_VERSION_SUFFIX = '-inplace-local';

@@ -1,4 +1,4 @@
-// No import cycles in src/: the import graph (every relative import, re-export and dynamic import(), read with the
+// No import cycles in src/ and tools/: the import graph (every relative import, re-export and dynamic import(), read with the
 // TypeScript parser) must be acyclic. A cycle means two modules are one module in disguise, and with ES modules it can
 // leave a binding undefined at load time depending on which side is imported first. `import type` / `export type`
 // declarations are erased from the build (verbatimModuleSyntax), load nothing, and are not edges.
@@ -21,12 +21,12 @@ function sources(dir: string): string[] {
   return out;
 }
 
-/** The file a relative specifier names (`./x.js` is `./x.ts`, a folder is its index.ts); undefined outside src/. */
+/** The file a relative specifier names (`./x.js` is `./x.ts`, a folder is its index.ts); undefined outside src/ and tools/. */
 function resolveImport(from: string, spec: string): string | undefined {
   if (!spec.startsWith('.')) return undefined;
   const base = path.posix.join(path.posix.dirname(from), spec);
   const candidates = [base.replace(/\.js$/, '.ts'), base, `${base}.ts`, `${base}/index.ts`];
-  return candidates.find((c) => c.startsWith('src/') && c.endsWith('.ts') && existsSync(path.join(root, c)));
+  return candidates.find((c) => (c.startsWith('src/') || c.startsWith('tools/')) && c.endsWith('.ts') && existsSync(path.join(root, c)));
 }
 
 /** The specifiers `file` loads at run time: static imports and re-exports that are not type-only, and import() calls. */
@@ -48,10 +48,10 @@ function runtimeSpecifiers(file: string, text: string): string[] {
   return specs;
 }
 
-/** The import graph of src/: file → the files it loads at run time. */
+/** The import graph of src/ and tools/: file → the files it loads at run time. */
 export function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
-  for (const file of sources('src')) {
+  for (const file of [...sources('src'), ...sources('tools')]) {
     const deps = runtimeSpecifiers(file, readFileSync(path.join(root, file), 'utf8'))
       .map((spec) => resolveImport(file, spec))
       .filter((d): d is string => d !== undefined);
@@ -95,7 +95,7 @@ export function cycles(graph: Map<string, string[]>): string[][] {
   return out;
 }
 
-describe('architecture: no import cycles in src/', function () {
+describe('architecture: no import cycles in src/ and tools/', function () {
   this.timeout(60_000);
 
   it('the graph is read (sanity: a controller imports the runtime and the API)', () => {

@@ -1,10 +1,13 @@
-// The pure cores really are pure: each decision module (and each pure entry point) is imported alone in a fresh
-// Node process with a resolve hook that records every module it loads, and none of the I/O stack may appear: the
-// Kubernetes client, pino, prom-client, the runtime's client/manager/informer/barrel, the updater SDK or the
-// conformance kit. The lint rule in eslint.config.js catches direct imports; this catches transitive ones.
+// The pure cores really are pure: each pure module is imported alone in a fresh Node process with a resolve hook that
+// records every module it loads, and none of the I/O stack may appear: the Kubernetes client, pino, prom-client, any
+// runtime module outside src/runtime/pure/ (the barrel, client, manager, informer, patch helper, ...), the updater
+// SDK or the conformance kit. Pure is a location, not a promise: every module under src/runtime/pure/, every
+// decide/decisions/validate/status/preview module (and decide/ or pure/ subfolder) of a component, the modules pure by
+// role (the commit patch and journal), and every module whose header says it is "Pure". The lint rule in
+// eslint.config.js catches direct imports; this catches transitive ones.
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -19,24 +22,52 @@ const FORBIDDEN: readonly RegExp[] = [
   /\/node_modules\/@kubernetes\/client-node\//,
   /\/node_modules\/pino(-pretty)?\//,
   /\/node_modules\/prom-client\//,
-  /\/src\/runtime\/(client|manager|informer|index|metrics|log|health|leader|events)\.ts$/,
+  /\/src\/runtime\/(?!pure\/)[^/]+\.ts$/,
   /\/src\/contract\/(sdk|sdk-core)\.ts$/,
   /\/src\/contract\/(sdk|conformance)\//,
-  /\/src\/local-apiserver\//,
+  /\/tools\/local-apiserver\//,
 ];
 
-/** The decision modules (src/<component>/{decide,decisions,validate,status}.ts, the plan preview) and the pure entries. */
-function pureModules(): string[] {
-  const found: string[] = [];
-  for (const dir of readdirSync(path.join(root, 'src'), { withFileTypes: true })) {
-    // src/cli's status.ts is a CLI verb (it talks to the API server), not a controller's status module.
-    if (!dir.isDirectory() || dir.name === 'cli') continue;
-    for (const name of ['decide.ts', 'decisions.ts', 'validate.ts', 'status.ts', 'preview.ts']) {
-      const rel = `src/${dir.name}/${name}`;
-      if (existsSync(path.join(root, rel))) found.push(rel);
-    }
+/** The names of a component's decision modules; a decide/ or pure/ subfolder is pure as a whole. */
+const PURE_NAMES = ['decide.ts', 'decisions.ts', 'validate.ts', 'status.ts', 'preview.ts'];
+const PURE_FOLDERS = ['decide', 'pure'];
+/** Pure by role, outside those names: the machine task controller's commit patch and its journal. */
+const PURE_BY_ROLE = ['src/machine-task-controller/commit.ts', 'src/machine-task-controller/journal.ts'];
+/** The pure entry points of whole modules. */
+const PURE_ENTRIES = ['src/api/index.ts', 'src/api/capi/index.ts', 'src/contract/index.ts'];
+
+/** Every non-test .ts file under `rel` (recursively), as paths relative to the repository root. */
+function sourcesUnder(rel: string): string[] {
+  if (!existsSync(path.join(root, rel))) return [];
+  return readdirSync(path.join(root, rel), { withFileTypes: true }).flatMap((e) => {
+    const child = `${rel}/${e.name}`;
+    if (e.isDirectory()) return sourcesUnder(child);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') && !e.name.endsWith('.d.ts') ? [child] : [];
+  });
+}
+
+/** True when the file's leading comment declares it pure ("Pure.", "Pure:", "Pure decisions ..."). */
+function declaresPure(rel: string): boolean {
+  const header: string[] = [];
+  for (const line of readFileSync(path.join(root, rel), 'utf8').split('\n')) {
+    if (!/^\s*(\/\/|\/\*|\*)/.test(line)) break;
+    header.push(line);
   }
-  return [...found, 'src/api/index.ts', 'src/api/capi/index.ts', 'src/contract/index.ts'];
+  return /(^|[^\w])Pure\b/.test(header.join('\n'));
+}
+
+/** Every module that must be pure, by location (and by its own declaration); sorted, no duplicates. */
+function pureModules(): string[] {
+  const found = new Set<string>([...sourcesUnder('src/runtime/pure'), ...PURE_BY_ROLE, ...PURE_ENTRIES]);
+  for (const base of ['src', 'tools'])
+    for (const dir of readdirSync(path.join(root, base), { withFileTypes: true })) {
+      // src/cli's status.ts is a CLI verb (it talks to the API server), not a controller's status module.
+      if (!dir.isDirectory() || dir.name === 'cli') continue;
+      for (const name of PURE_NAMES) if (existsSync(path.join(root, base, dir.name, name))) found.add(`${base}/${dir.name}/${name}`);
+      for (const folder of PURE_FOLDERS) for (const f of sourcesUnder(`${base}/${dir.name}/${folder}`)) found.add(f);
+    }
+  for (const f of [...sourcesUnder('src'), ...sourcesUnder('tools')]) if (declaresPure(f)) found.add(f);
+  return [...found].filter((f) => existsSync(path.join(root, f))).sort();
 }
 
 /** Imports `rel` alone in a fresh process; returns every module URL it resolved. */
@@ -68,6 +99,28 @@ describe('architecture: pure modules load no I/O', function () {
     ).to.equal(true);
     expect(loads.some((u) => u.includes('/node_modules/prom-client/'))).to.equal(true);
     expect(loads.some((u) => /\/node_modules\/pino\//.test(u))).to.equal(true);
+  });
+
+  it('covers the pure runtime folder by location, and fails on a module planted there that loads the client (control)', async () => {
+    const planted = 'src/runtime/pure/zz-planted-violation.ts';
+    writeFileSync(
+      path.join(root, planted),
+      "// Planted by test/architecture/pure-modules.test.ts (removed at once).\nexport { createClient } from '../index.js';\n",
+    );
+    try {
+      expect(pureModules()).to.include(planted);
+      const loads = await loadsOf(planted);
+      expect(forbiddenIn(loads).some((u) => u.endsWith('/src/runtime/index.ts'))).to.equal(true);
+      expect(forbiddenIn(loads).some((u) => u.includes('/node_modules/@kubernetes/client-node/'))).to.equal(true);
+    } finally {
+      rmSync(path.join(root, planted), { force: true });
+    }
+  });
+
+  it('lists every module of src/runtime/pure/, the decision modules and the modules pure by role', () => {
+    const listed = pureModules();
+    for (const f of [...sourcesUnder('src/runtime/pure'), ...PURE_BY_ROLE, 'src/plan-controller/decide.ts', 'tools/capi-sim/decisions.ts'])
+      expect(listed, f).to.include(f);
   });
 
   for (const rel of pureModules()) {

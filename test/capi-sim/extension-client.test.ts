@@ -12,8 +12,8 @@ import {
   hookUrl,
   type ExtensionConfig,
   type Registration,
-} from '../../src/capi-sim/extension-client.js';
-import { selfSignedCertificate } from '../../src/runtime/metrics-auth.js';
+} from '../../tools/capi-sim/extension-client.js';
+import { selfSignedCertificate } from '../../src/runtime/tls.js';
 
 describe('capi-sim runtime extension client', function () {
   this.timeout(30_000);

@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { CAPI_FIXTURE_CRDS_DIR, CAPI_RUNTIME_CRDS_DIR, capiCrdDirs } from '../../src/capi-sim/index.js';
+import { CAPI_FIXTURE_CRDS_DIR, CAPI_RUNTIME_CRDS_DIR, capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { compareCrds, schemaPaths, type Crd } from './schema-compare.js';
 import { requireRealCapiCrds } from '../support/real-capi-crds.js';
 

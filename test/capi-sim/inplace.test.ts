@@ -14,7 +14,7 @@ import {
   Machines,
   type KubeObject,
 } from '../../src/api/index.js';
-import type { KubeClient } from '../../src/runtime/types.js';
+import type { KubeClient } from '../../src/runtime/pure/types.js';
 import {
   CLONED_FROM_NAME_ANNOTATION,
   DevMachineTemplates,
@@ -26,15 +26,15 @@ import {
   type CapiSimulator,
   type Machine,
   type MachineSet,
-} from '../../src/capi-sim/index.js';
-import { ExtensionConfigs, type ExtensionConfig } from '../../src/capi-sim/extension-client.js';
+} from '../../tools/capi-sim/index.js';
+import { ExtensionConfigs, type ExtensionConfig } from '../../tools/capi-sim/extension-client.js';
 import {
   PENDING_HOOKS_ANNOTATION,
   UPDATE_IN_PROGRESS_ANNOTATION,
   UPDATE_MACHINE_FAILED_MESSAGE,
   UPDATING_CONDITION,
-} from '../../src/capi-sim/inplace.js';
-import { selfSignedCertificate } from '../../src/runtime/metrics-auth.js';
+} from '../../tools/capi-sim/inplace.js';
+import { selfSignedCertificate } from '../../src/runtime/tls.js';
 import { startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 

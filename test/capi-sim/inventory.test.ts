@@ -10,7 +10,7 @@ import {
   type Machine,
   type MachineDeployment,
   type MachineHealthCheck,
-} from '../../src/capi-sim/index.js';
+} from '../../tools/capi-sim/index.js';
 import { loadCrdsByKind, schemaProblems } from './schema-check.js';
 import { requireRealCapiCrds } from '../support/real-capi-crds.js';
 

@@ -1,6 +1,6 @@
 // The simulator's faithful rollouts against an API server: what upstream's KubeadmControlPlane, MachineDeployment,
 // MachineSet and topology controllers would do with the same objects (the decisions are table-tested in
-// src/capi-sim/rollout.test.ts; these check the wiring and the objects written).
+// tools/capi-sim/rollout.test.ts; these check the wiring and the objects written).
 import { expect } from 'chai';
 import {
   Annotations,
@@ -14,7 +14,7 @@ import {
   Machines,
   type KubeObject,
 } from '../../src/api/index.js';
-import type { KubeClient } from '../../src/runtime/types.js';
+import type { KubeClient } from '../../src/runtime/pure/types.js';
 import {
   CAPI_FIXTURE_CRDS_DIR,
   CLONED_FROM_GROUPKIND_ANNOTATION,
@@ -32,7 +32,7 @@ import {
   type Machine,
   type MachineDeployment,
   type MachineSet,
-} from '../../src/capi-sim/index.js';
+} from '../../tools/capi-sim/index.js';
 import { startTestEnv, type TestEnv } from '../support/env.js';
 import { loadCrdsByKind, schemaProblems } from './schema-check.js';
 import { waitFor } from '../support/wait.js';

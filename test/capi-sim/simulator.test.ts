@@ -15,7 +15,7 @@ import {
   type KubeObject,
   type ResourceType,
 } from '../../src/api/index.js';
-import type { KubeClient } from '../../src/runtime/types.js';
+import type { KubeClient } from '../../src/runtime/pure/types.js';
 import {
   CAPI_FIXTURE_CRDS_DIR,
   applyInventory,
@@ -26,7 +26,7 @@ import {
   startCapiSimulator,
   type CapiSimulator,
   type Machine,
-} from '../../src/capi-sim/index.js';
+} from '../../tools/capi-sim/index.js';
 import { startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 import { loadCrdsByKind, schemaProblems } from './schema-check.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { stringify } from 'yaml';
 import { API_VERSION, InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject } from '../../src/api/index.js';
-import { applyInventory, buildInventory, capiCrdDirs } from '../../src/capi-sim/index.js';
+import { applyInventory, buildInventory, capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { projectRoot } from '../../src/cli/procs.js';
 import { cli, runProcess } from '../support/cli.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import { Annotations, Labels, type InPlaceUpdatePlan, type KubeObject, type PlanTarget } from '../../src/api/index.js';
-import { getPointer } from '../../src/runtime/jsonpointer.js';
+import { getPointer } from '../../src/runtime/pure/jsonpointer.js';
 import type { DemoState } from '../../src/cli/demo.js';
 import { waitFor } from '../support/wait.js';
 import { projectRoot } from '../../src/cli/procs.js';

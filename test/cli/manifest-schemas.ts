@@ -20,7 +20,7 @@ import * as policy from 'kubernetes-models/policy/v1';
 import * as networking from 'kubernetes-models/networking.k8s.io/v1';
 import * as apiextensions from 'kubernetes-models/apiextensions.k8s.io/v1';
 import type { KubeObject } from '../../src/api/index.js';
-import { capiCrdDirs } from '../../src/capi-sim/index.js';
+import { capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { PROJECT_ROOT } from '../../cdk8s/synth.js';
 import { loadCrdsByKind, schemaProblems } from '../capi-sim/schema-check.js';
 

@@ -1,6 +1,6 @@
 // Helpers to read synthesized manifests in tests: parse the YAML, find objects, compute a component's effective RBAC.
 import { parseAllDocuments } from 'yaml';
-import type { PolicyRule } from '../../src/runtime/types.js';
+import type { PolicyRule } from '../../src/runtime/pure/types.js';
 import type { ManifestFile } from '../../cdk8s/synth.js';
 
 /** A parsed manifest object. */

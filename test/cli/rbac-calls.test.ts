@@ -6,12 +6,12 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject, type ResourceType } from '../../src/api/index.js';
-import { applyInventory, buildInventory, capiCrdDirs, startCapiSimulator, type CapiSimulator } from '../../src/capi-sim/index.js';
+import { applyInventory, buildInventory, capiCrdDirs, startCapiSimulator, type CapiSimulator } from '../../tools/capi-sim/index.js';
 import { COMPONENT_LOADERS } from '../../src/cli/run.js';
 import { applyFile } from '../../src/cli/install.js';
 import { projectRoot } from '../../src/cli/procs.js';
 import { createManager, noopLogger, type RuntimeManager } from '../../src/runtime/index.js';
-import type { KubeClient } from '../../src/runtime/types.js';
+import type { KubeClient } from '../../src/runtime/pure/types.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { allows } from '../../cdk8s/rbac.js';
 import { callerNamespaces } from '../../cdk8s/charts.js';

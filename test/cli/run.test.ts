@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { KubeObject, ResourceType } from '../../src/api/index.js';
-import { capiCrdDirs } from '../../src/capi-sim/index.js';
+import { capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { projectRoot } from '../../src/cli/procs.js';
 import { COMPONENT_LOADERS } from '../../src/cli/run.js';
 import { DEFAULT_CONCURRENCY } from '../../src/machine-task-controller/index.js';

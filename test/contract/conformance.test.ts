@@ -9,7 +9,7 @@ import {
   UpdaterUpdateTasks,
   apiVersionOf,
 } from '../../src/api/index.js';
-import { capiCrdDirs } from '../../src/capi-sim/index.js';
+import { capiCrdDirs } from '../../tools/capi-sim/index.js';
 import {
   formatReport,
   runConformance,

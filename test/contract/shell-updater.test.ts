@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { UpdaterUpdateTasks } from '../../src/api/index.js';
-import { capiCrdDirs } from '../../src/capi-sim/index.js';
+import { capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { formatReport, runConformance } from '../../src/contract/conformance/index.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 

@@ -25,7 +25,7 @@ import {
   type Machine,
   type MachineDeployment,
   type MachineSet,
-} from '../../src/capi-sim/index.js';
+} from '../../tools/capi-sim/index.js';
 import { waitFor } from '../support/wait.js';
 import { useE2eEnv } from './env.js';
 import { CP, FROM_VERSION, TO_VERSION, refUpdater, planObject, type Platform } from './harness.js';

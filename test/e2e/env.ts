@@ -1,8 +1,8 @@
 // The environment of the end-to-end scenarios: the shared test env (local API server, or a real cluster when
 // INPLACE_TEST_KUBECONFIG is set) with the platform's, the samples' and the CAPI CRDs installed.
-import { capiCrdDirs } from '../../src/capi-sim/index.js';
+import { capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
-import type { KubeClient } from '../../src/runtime/types.js';
+import type { KubeClient } from '../../src/runtime/pure/types.js';
 import { PROJECT_CRDS, startTestEnv } from '../support/env.js';
 import { Platform } from './harness.js';
 

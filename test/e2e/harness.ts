@@ -18,12 +18,12 @@ import {
   inventoryMachineSetName,
   startCapiSimulator,
   type CapiSimulator,
-} from '../../src/capi-sim/index.js';
+} from '../../tools/capi-sim/index.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { mhcExtension } from '../../src/mhc-extension/index.js';
 import { planController } from '../../src/plan-controller/index.js';
 import { createLogger, createManager, type RuntimeManager } from '../../src/runtime/index.js';
-import type { Component, KubeClient, WatchHandle } from '../../src/runtime/types.js';
+import type { Component, KubeClient, WatchHandle } from '../../src/runtime/pure/types.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { waitFor } from '../support/wait.js';
 

@@ -23,13 +23,13 @@ import {
   startCapiSimulator,
   type CapiSimulator,
   type Machine,
-} from '../../src/capi-sim/index.js';
-import { ExtensionConfigs, type ExtensionConfig } from '../../src/capi-sim/extension-client.js';
-import { UPDATE_IN_PROGRESS_ANNOTATION, UPDATE_MACHINE_FAILED_MESSAGE, UPDATING_CONDITION } from '../../src/capi-sim/inplace.js';
+} from '../../tools/capi-sim/index.js';
+import { ExtensionConfigs, type ExtensionConfig } from '../../tools/capi-sim/extension-client.js';
+import { UPDATE_IN_PROGRESS_ANNOTATION, UPDATE_MACHINE_FAILED_MESSAGE, UPDATING_CONDITION } from '../../tools/capi-sim/inplace.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { mhcExtension } from '../../src/mhc-extension/index.js';
 import { createRuntimeExtension, type RuntimeExtensionComponent } from '../../src/runtime-extension/index.js';
-import type { Logger } from '../../src/runtime/types.js';
+import type { Logger } from '../../src/runtime/pure/types.js';
 import { waitFor } from '../support/wait.js';
 import { useE2eEnv } from './env.js';
 import { CLUSTER, CP, FROM_VERSION, TO_VERSION, type Platform } from './harness.js';

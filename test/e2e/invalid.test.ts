@@ -3,7 +3,7 @@
 // invalid plan ends (Failed=True reason Invalid) so that `kubectl wait` and `inplace status -w` return, non-zero.
 import { expect } from 'chai';
 import type { InPlaceUpdatePlan, KubeObject } from '../../src/api/index.js';
-import { KubeApiError } from '../../src/runtime/errors.js';
+import { KubeApiError } from '../../src/runtime/pure/errors.js';
 import type { E2eEnv } from './env.js';
 import { startE2eEnv } from './env.js';
 import type { Platform } from './harness.js';

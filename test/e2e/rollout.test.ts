@@ -14,7 +14,7 @@ import {
   apiVersionOf,
   isTerminal,
 } from '../../src/api/index.js';
-import { nodeNameFor } from '../../src/capi-sim/index.js';
+import { nodeNameFor } from '../../tools/capi-sim/index.js';
 import { machineUpdateName } from '../../src/plan-controller/index.js';
 import { useE2eEnv } from './env.js';
 import { CP, TO_VERSION, conditionOf, isCp, planObject, refUpdater, versionOf } from './harness.js';

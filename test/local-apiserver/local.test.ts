@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { startLocalApiServer } from '../../src/local-apiserver/index.js';
+import { startLocalApiServer } from '../../tools/local-apiserver/index.js';
 import { CRD_NAME, GROUP, widget, widgetCrd, widgetPath } from './fixtures.js';
 import { eventually, targetFromKubeconfig, type Target } from './target.js';
 import { requireRealCapiCrds } from '../support/real-capi-crds.js';

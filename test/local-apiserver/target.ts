@@ -6,7 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
-import { startLocalApiServer, type LocalApiServer, type LocalApiServerOptions } from '../../src/local-apiserver/index.js';
+import { startLocalApiServer, type LocalApiServer, type LocalApiServerOptions } from '../../tools/local-apiserver/index.js';
 
 /** A raw HTTP response. */
 export interface RawResponse {

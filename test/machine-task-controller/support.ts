@@ -11,7 +11,7 @@ import {
   type MachineUpdateSpec,
   type MachineUpdateStatus,
 } from '../../src/api/index.js';
-import { applyInventory, buildInventory, capiCrdDirs } from '../../src/capi-sim/index.js';
+import { applyInventory, buildInventory, capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { createManager, type RuntimeManager } from '../../src/runtime/index.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';

@@ -23,7 +23,7 @@ import {
   deleteWorkloadNodes,
   startCapiSimulator,
   type Machine,
-} from '../../src/capi-sim/index.js';
+} from '../../tools/capi-sim/index.js';
 import { createMhcExtension } from '../../src/mhc-extension/index.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';

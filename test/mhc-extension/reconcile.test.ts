@@ -23,7 +23,7 @@ import {
   deleteWorkloadNodes,
   type Machine,
   type MachineHealthCheck,
-} from '../../src/capi-sim/index.js';
+} from '../../tools/capi-sim/index.js';
 import { STALE_VIEW_RECHECK_MS, mhcDeps, reconcile } from '../../src/mhc-extension/controller.js';
 import { MAX_REQUEUE_MS } from '../../src/mhc-extension/decide.js';
 import type { MachineUpdate } from '../../src/mhc-extension/scope.js';

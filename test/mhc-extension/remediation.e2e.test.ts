@@ -24,7 +24,7 @@ import {
   startCapiSimulator,
   type CapiSimulator,
   type Machine,
-} from '../../src/capi-sim/index.js';
+} from '../../tools/capi-sim/index.js';
 import { defineUpdater, done, progress } from '../../src/contract/sdk/index.js';
 import { mhcExtension } from '../../src/mhc-extension/index.js';
 import { planController } from '../../src/plan-controller/index.js';

@@ -12,7 +12,7 @@ import {
   MachineDeployments,
   MachineSets,
 } from '../../src/api/index.js';
-import { DevMachineTemplates, KubeadmConfigTemplates, inventoryMachineSetName } from '../../src/capi-sim/index.js';
+import { DevMachineTemplates, KubeadmConfigTemplates, inventoryMachineSetName } from '../../tools/capi-sim/index.js';
 import { CLONED_FROM_NAME, PAUSED_BY_PLAN } from '../../src/plan-controller/owners.js';
 import { waitFor } from '../support/wait.js';
 import { useE2eEnv } from '../e2e/env.js';

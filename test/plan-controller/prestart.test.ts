@@ -10,10 +10,10 @@ import {
   type InPlaceUpdatePlan,
   type KubeObject,
 } from '../../src/api/index.js';
-import { applyInventory, buildInventory, capiCrdDirs } from '../../src/capi-sim/index.js';
+import { applyInventory, buildInventory, capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { createPlanController } from '../../src/plan-controller/index.js';
 import { createManager, noopLogger, type RuntimeManager } from '../../src/runtime/index.js';
-import type { KubeClient, PatchOptions } from '../../src/runtime/types.js';
+import type { KubeClient, PatchOptions } from '../../src/runtime/pure/types.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 

@@ -17,12 +17,12 @@ import {
   type PlanUpdater,
   type ResourceType,
 } from '../../src/api/index.js';
-import { capiCrdDirs } from '../../src/capi-sim/index.js';
-import { controlPlaneMachineLabels, kubeTime, machineRunningStatus, nodeInfoFor } from '../../src/capi-sim/builders.js';
+import { capiCrdDirs } from '../../tools/capi-sim/index.js';
+import { controlPlaneMachineLabels, kubeTime, machineRunningStatus, nodeInfoFor } from '../../tools/capi-sim/builders.js';
 import { createMachineTaskController } from '../../src/machine-task-controller/index.js';
 import { createPlanController } from '../../src/plan-controller/index.js';
 import { createManager, noopLogger, type ProviderResource, type RuntimeManager } from '../../src/runtime/index.js';
-import type { Component, Logger } from '../../src/runtime/types.js';
+import type { Component, Logger } from '../../src/runtime/pure/types.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { synthesize } from '../../cdk8s/synth.js';
 import { docsOf, effectiveRules } from '../cli/manifests.js';

@@ -23,7 +23,7 @@ import {
   type KubeObject,
   type MachineUpdateSpec,
 } from '../../src/api/index.js';
-import { buildInventory } from '../../src/capi-sim/index.js';
+import { buildInventory } from '../../tools/capi-sim/index.js';
 import { UPDATER_CONTRACT_LABEL, UPDATER_CONTRACT_VALUE, toLabelValue } from '../../src/contract/index.js';
 import { applyFleet, fleetPlan } from '../../bench/lib/fleet.js';
 import { waitFor } from '../support/wait.js';

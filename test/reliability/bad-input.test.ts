@@ -29,7 +29,7 @@ import {
   type KubeObject,
   type ResourceType,
 } from '../../src/api/index.js';
-import { DevMachineTemplates, KubeadmConfigTemplates, buildInventory } from '../../src/capi-sim/index.js';
+import { DevMachineTemplates, KubeadmConfigTemplates, buildInventory } from '../../tools/capi-sim/index.js';
 import { KubeApiError } from '../../src/runtime/index.js';
 import { applyFleet, fleetPlan } from '../../bench/lib/fleet.js';
 import { waitFor } from '../support/wait.js';

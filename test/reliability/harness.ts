@@ -15,7 +15,7 @@ import {
   type KubeObject,
   type MachineUpdate,
 } from '../../src/api/index.js';
-import { capiCrdDirs } from '../../src/capi-sim/index.js';
+import { capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { createInformer, type KubeClient, type SharedInformer } from '../../src/runtime/index.js';
 import { applyFleet, buildFleet, type Fleet, type FleetShape } from '../../bench/lib/fleet.js';
 import { Proc, type ProcSpec } from '../../bench/lib/procs.js';

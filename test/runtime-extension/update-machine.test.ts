@@ -20,7 +20,7 @@ import {
   type KubeObject,
   type MachineUpdate,
 } from '../../src/api/index.js';
-import { applyInventory, buildInventory, capiCrdDirs } from '../../src/capi-sim/index.js';
+import { applyInventory, buildInventory, capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { createRuntimeExtension, decodePatchBytes, type RuntimeExtensionComponent } from '../../src/runtime-extension/index.js';
 import { createManager, noopLogger, type RuntimeManager } from '../../src/runtime/index.js';

@@ -1,9 +1,9 @@
 // The REST client against a real API server protocol (local API server, or a real cluster).
 import { expect } from 'chai';
 import { ConfigMaps } from '../../src/api/index.js';
-import type { KubeApiError } from '../../src/runtime/errors.js';
-import { isAlreadyExists, isConflict, isNotFound } from '../../src/runtime/errors.js';
-import type { WatchEvent } from '../../src/runtime/types.js';
+import type { KubeApiError } from '../../src/runtime/pure/errors.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../../src/runtime/pure/errors.js';
+import type { WatchEvent } from '../../src/runtime/pure/types.js';
 import { startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 import { WIDGET_CRD, widget, Widgets, type Widget } from './fixtures.js';

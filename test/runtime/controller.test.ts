@@ -2,11 +2,11 @@
 // optimistic concurrency, faults; plus leader handover and events.
 import { expect } from 'chai';
 import { Events, Leases } from '../../src/api/index.js';
-import { isTrue, setStatusCondition } from '../../src/runtime/conditions.js';
-import { isConflict } from '../../src/runtime/errors.js';
+import { isTrue, setStatusCondition } from '../../src/runtime/pure/conditions.js';
+import { isConflict } from '../../src/runtime/pure/errors.js';
 import { createManager, type RuntimeManager } from '../../src/runtime/manager.js';
 import { snapshot } from '../../src/runtime/patch.js';
-import { Action, type KubeClient, type ObjectKey } from '../../src/runtime/types.js';
+import { Action, type KubeClient, type ObjectKey } from '../../src/runtime/pure/types.js';
 import type { Lease } from '../../src/runtime/leader.js';
 import { startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';

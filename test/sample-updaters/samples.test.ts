@@ -13,7 +13,7 @@ import {
   type KubeObject,
   type ResourceType,
 } from '../../src/api/index.js';
-import { nodeNameFor } from '../../src/capi-sim/index.js';
+import { nodeNameFor } from '../../tools/capi-sim/index.js';
 import { buildGenericTask, machineUpdateOwnerRef, taskLabels, taskName, type Task } from '../../src/contract/index.js';
 import { RUNNING_IMAGE_ANNOTATION } from '../../src/sample-updaters/os-image/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';

@@ -8,7 +8,7 @@ import { COMPONENTS } from '../../cdk8s/components.js';
 import { callerNamespaces } from '../../cdk8s/charts.js';
 import { sampleUpdaterWorkloads, synthesize } from '../../cdk8s/synth.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
-import type { PolicyRule } from '../../src/runtime/types.js';
+import type { PolicyRule } from '../../src/runtime/pure/types.js';
 import { restrictedViolations } from './pod-security.js';
 import { ESCALATION_VERBS, WRITE_VERBS, allowed, grantsOf, parseDocs, ruleAllows, type Doc, type Grant, type Rule } from './rbac.js';
 

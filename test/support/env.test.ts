@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { CustomResourceDefinitions, Namespaces, type KubeObject } from '../../src/api/index.js';
-import { startLocalApiServer, type LocalApiServer } from '../../src/local-apiserver/index.js';
+import { startLocalApiServer, type LocalApiServer } from '../../tools/local-apiserver/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../../src/runtime/client.js';
 import { ExistingCrdMismatchError } from './crds.js';
 import { readCrds, startTestEnv } from './env.js';

@@ -10,9 +10,9 @@ import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { CustomResourceDefinitions, Namespaces, type KubeObject } from '../../src/api/index.js';
-import { startLocalApiServer, type LocalApiServer, type LocalApiServerOptions } from '../../src/local-apiserver/index.js';
+import { startLocalApiServer, type LocalApiServer, type LocalApiServerOptions } from '../../tools/local-apiserver/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../../src/runtime/client.js';
-import { isAlreadyExists, isNotFound } from '../../src/runtime/errors.js';
+import { isAlreadyExists, isNotFound } from '../../src/runtime/pure/errors.js';
 import { crdDifferences, ExistingCrdMismatchError } from './crds.js';
 import { waitFor } from './wait.js';
 

@@ -3,8 +3,8 @@
 // protocol through startTestEnv instead.
 import type { KubeObject, ResourceType } from '../../src/api/index.js';
 import { resourceKey } from '../../src/api/index.js';
-import { KubeApiError } from '../../src/runtime/errors.js';
-import { matchesSelector } from '../../src/runtime/labels.js';
+import { KubeApiError } from '../../src/runtime/pure/errors.js';
+import { matchesSelector } from '../../src/runtime/pure/labels.js';
 import { applyMergePatch } from '../../src/runtime/patch.js';
 import type {
   DeleteOptions,
@@ -16,7 +16,7 @@ import type {
   WatchHandle,
   WatchOptions,
   WriteOptions,
-} from '../../src/runtime/types.js';
+} from '../../src/runtime/pure/types.js';
 
 interface Watcher {
   res: string;

@@ -3,8 +3,8 @@
 // The local API server has no authorizer, so tests that must show "the platform is forbidden without this rule"
 // run the components through this client (against a real cluster too: it only narrows what the client may do).
 import type { ResourceType } from '../../src/api/index.js';
-import { KubeApiError } from '../../src/runtime/errors.js';
-import type { KubeClient, PolicyRule } from '../../src/runtime/types.js';
+import { KubeApiError } from '../../src/runtime/pure/errors.js';
+import type { KubeClient, PolicyRule } from '../../src/runtime/pure/types.js';
 import { allows } from '../../cdk8s/rbac.js';
 
 /** A call the rules did not allow. */

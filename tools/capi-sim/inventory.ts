@@ -8,9 +8,9 @@ import {
   apiVersionOf,
   type KubeObject,
   type ResourceType,
-} from '../api/index.js';
-import type { KubeClient } from '../runtime/types.js';
-import { isAlreadyExists, isNotFound } from '../runtime/errors.js';
+} from '../../src/api/index.js';
+import type { KubeClient } from '../../src/runtime/pure/types.js';
+import { isAlreadyExists, isNotFound } from '../../src/runtime/pure/errors.js';
 import {
   Clusters,
   DevMachineTemplates,
@@ -43,7 +43,7 @@ import {
   type MachineBlueprint,
 } from './builders.js';
 import { clonedFromAnnotations } from './rollout.js';
-import type { KubeadmControlPlane, MachineDeployment, MachineHealthCheck, MachineSet, ObjectRef } from '../api/capi/index.js';
+import type { KubeadmControlPlane, MachineDeployment, MachineHealthCheck, MachineSet, ObjectRef } from '../../src/api/capi/index.js';
 
 /** What to build: one cluster with an optional control plane, MachineDeployments and a MachineHealthCheck. */
 export interface InventoryOptions {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { Annotations, Labels } from '../api/index.js';
-import type { KubeObject } from '../api/index.js';
+import { Annotations, Labels } from '../../src/api/index.js';
+import type { KubeObject } from '../../src/api/index.js';
 import {
   CLONED_FROM_GROUPKIND_ANNOTATION,
   CLONED_FROM_NAME_ANNOTATION,
@@ -19,7 +19,7 @@ import {
   type KcpMember,
   type MdSetView,
 } from './rollout.js';
-import type { KubeadmControlPlane, Machine, MachineDeployment, MachineSet, MachineTemplateSpec } from '../api/capi/index.js';
+import type { KubeadmControlPlane, Machine, MachineDeployment, MachineSet, MachineTemplateSpec } from '../../src/api/capi/index.js';
 
 const TPL = { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachineTemplate', name: 'cp-v1' };
 const kcp = (

@@ -1,10 +1,17 @@
 // Cluster API's rollout triggers, decided purely from objects (no client): when KubeadmControlPlane and
 // MachineDeployment replace machines, what a MachineSet clones for a new machine, what the topology controller writes,
 // and when an owner is paused. Each function names the upstream code whose behaviour it models.
-import { Annotations, Labels } from '../api/index.js';
-import type { KubeObject } from '../api/index.js';
-import type { KubeadmControlPlane, Machine, MachineDeployment, MachineSet, MachineTemplateSpec, ObjectRef } from '../api/capi/index.js';
-import { scaleIntOrPercent } from '../api/capi/index.js';
+import { Annotations, Labels } from '../../src/api/index.js';
+import type { KubeObject } from '../../src/api/index.js';
+import type {
+  KubeadmControlPlane,
+  Machine,
+  MachineDeployment,
+  MachineSet,
+  MachineTemplateSpec,
+  ObjectRef,
+} from '../../src/api/capi/index.js';
+import { scaleIntOrPercent } from '../../src/api/capi/index.js';
 
 /** CAPI: on an object cloned from a template, the template's name (api/core/v1beta2 TemplateClonedFromNameAnnotation). */
 export const CLONED_FROM_NAME_ANNOTATION = 'cluster.x-k8s.io/cloned-from-name';

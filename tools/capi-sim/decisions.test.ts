@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Annotations, Labels } from '../api/index.js';
+import { Annotations, Labels } from '../../src/api/index.js';
 import {
   DELETE_MACHINE_ANNOTATION,
   countReplicas,
@@ -13,7 +13,7 @@ import {
   remediationVerdict,
 } from './decisions.js';
 import { nodeInfoFor } from './builders.js';
-import type { Machine, MachineHealthCheck } from '../api/capi/index.js';
+import type { Machine, MachineHealthCheck } from '../../src/api/capi/index.js';
 
 const m = (
   name: string,

@@ -1,7 +1,7 @@
 // What CAPI's controllers would do, decided purely from objects (no client): the simulator acts on these.
-import { Annotations, Labels, type Condition, type KubeObject } from '../api/index.js';
-import { formatLabelSelector, matchesSelector, type LabelSelector } from '../runtime/labels.js';
-import type { Machine, MachineHealthCheck, NodeSystemInfo } from '../api/capi/index.js';
+import { Annotations, Labels, type Condition, type KubeObject } from '../../src/api/index.js';
+import { formatLabelSelector, matchesSelector, type LabelSelector } from '../../src/runtime/pure/labels.js';
+import type { Machine, MachineHealthCheck, NodeSystemInfo } from '../../src/api/capi/index.js';
 
 /** CAPI: a machine carrying it is deleted first when its MachineSet scales down. */
 export const DELETE_MACHINE_ANNOTATION = 'cluster.x-k8s.io/delete-machine';

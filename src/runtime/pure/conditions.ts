@@ -1,5 +1,5 @@
 // Conditions with Cluster API semantics: lastTransitionTime moves only when the status flips. Pure.
-import { CONDITION_MESSAGE_MAX, boundMessage, type Condition } from '../api/kube.js';
+import { CONDITION_MESSAGE_MAX, boundMessage, type Condition } from '../../api/kube.js';
 
 /** What a caller sets; the helper fills lastTransitionTime and observedGeneration. */
 export interface ConditionInput {

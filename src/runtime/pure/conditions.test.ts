@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Condition } from '../api/kube.js';
+import type { Condition } from '../../api/kube.js';
 import { getCondition, isFalse, isTrue, isUnknown, removeCondition, setCondition, setStatusCondition, toKubeTime } from './conditions.js';
 
 describe('conditions', () => {

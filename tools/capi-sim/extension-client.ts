@@ -3,7 +3,7 @@
 // calls as HTTPS POSTs of the request JSON to `/hooks.runtime.cluster.x-k8s.io/v1alpha1/<hook>/<handler>?timeout=…`,
 // trusting spec.clientConfig.caBundle, with the handler's timeout and failurePolicy.
 import { request as httpsRequest } from 'node:https';
-import type { KubeObject, ResourceType } from '../api/index.js';
+import type { KubeObject, ResourceType } from '../../src/api/index.js';
 
 /** runtime.cluster.x-k8s.io ExtensionConfig (cluster-scoped; v1beta2 stored, v1alpha1 served with the same fields used here). */
 export const ExtensionConfigs: ResourceType = {

@@ -3,8 +3,8 @@
 // how a CanUpdateMachine answer is judged (its patches applied to `current`, then compared with `desired`), what the
 // trigger writes on the Machine and its clones, and what an UpdateMachine answer means for the machine. Each
 // function names the upstream code whose behaviour it models; the HTTP side is extension-client.ts.
-import type { Condition, KubeObject } from '../api/index.js';
-import type { Machine } from '../api/capi/index.js';
+import type { Condition, KubeObject } from '../../src/api/index.js';
+import type { Machine } from '../../src/api/capi/index.js';
 import { UPDATE_IN_PROGRESS_ANNOTATION, type KcpStep } from './rollout.js';
 
 export { UPDATE_IN_PROGRESS_ANNOTATION };

@@ -7,11 +7,11 @@ import { writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { generate } from 'selfsigned';
 import { Core, type CoreStats } from './core.js';
 import { Persistence } from './persist.js';
 import { Handler } from './server.js';
 import { activeWatches } from './watch.js';
+import { selfSignedCertificate } from '../../src/runtime/tls.js';
 
 export type { CoreStats, ResourceStats } from './core.js';
 
@@ -82,28 +82,6 @@ export interface LocalApiServer {
   close(): Promise<void>;
 }
 
-async function selfSignedCert(): Promise<{ key: string; cert: string }> {
-  const pems = await generate([{ name: 'commonName', value: 'inplace-local-apiserver' }], {
-    keyType: 'ec',
-    curve: 'P-256',
-    algorithm: 'sha256',
-    notAfterDate: new Date(Date.now() + 365 * 24 * 3600 * 1000),
-    extensions: [
-      { name: 'basicConstraints', cA: true },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 2, value: 'localhost' },
-          { type: 7, ip: '127.0.0.1' },
-        ],
-      },
-    ],
-  });
-  return { key: pems.private, cert: pems.cert };
-}
-
 /** Starts the server on 127.0.0.1. */
 export async function startLocalApiServer(opts: LocalApiServerOptions = {}): Promise<LocalApiServer> {
   const https = opts.https !== false;
@@ -135,7 +113,7 @@ export async function startLocalApiServer(opts: LocalApiServerOptions = {}): Pro
   let server: Server;
   let caData: string | undefined;
   if (https) {
-    const { key, cert } = await selfSignedCert();
+    const { key, cert } = await selfSignedCertificate('inplace-local-apiserver');
     caData = Buffer.from(cert).toString('base64');
     server = createHttpsServer({ key, cert }, handler.handle);
   } else server = createHttpServer(handler.handle);

@@ -1,6 +1,6 @@
 // Cluster API simulator: fixture CRDs, a demo/test inventory, and a controller standing in for CAPI's controllers.
 export * from './crds.js';
-export * from '../api/capi/types.js';
+export * from '../../src/api/capi/types.js';
 export {
   DevMachineTemplates,
   KubeadmConfigTemplates,

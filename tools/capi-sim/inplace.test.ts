@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Machine } from '../api/capi/index.js';
+import type { Machine } from '../../src/api/capi/index.js';
 import {
   ACKNOWLEDGED_MOVE_ANNOTATION,
   PENDING_ACKNOWLEDGE_MOVE_ANNOTATION,

@@ -8,9 +8,17 @@ import {
   type KubeObject,
   type OwnerReference,
   type ResourceType,
-} from '../api/index.js';
-import { Clusters, DevMachines, KubeadmConfigs, KubeadmControlPlanes, MachineDeployments, MachineSets, Machines } from '../api/index.js';
-import type { Machine, MachineSpec, Node, NodeSystemInfo } from '../api/capi/index.js';
+} from '../../src/api/index.js';
+import {
+  Clusters,
+  DevMachines,
+  KubeadmConfigs,
+  KubeadmControlPlanes,
+  MachineDeployments,
+  MachineSets,
+  Machines,
+} from '../../src/api/index.js';
+import type { Machine, MachineSpec, Node, NodeSystemInfo } from '../../src/api/capi/index.js';
 
 /** DevMachineTemplate (not in src/api: only the simulator and the inventory use it). */
 export const DevMachineTemplates: ResourceType = {
@@ -166,20 +174,34 @@ export function buildMachine(bp: MachineBlueprint): Machine {
 const annotated = (a: Record<string, string> | undefined): { annotations?: Record<string, string> } =>
   a && Object.keys(a).length > 0 ? { annotations: { ...a } } : {};
 
-/** The DevMachine of a blueprint, owned by its Machine. */
-export function buildDevMachine(bp: MachineBlueprint, machineUid = ''): KubeObject {
+/** A clone a Machine owns (its DevMachine or KubeadmConfig): the machine's name, cluster label and controller. */
+function machineClone(
+  res: ResourceType,
+  bp: MachineBlueprint,
+  machineUid: string,
+  annotations: Record<string, string> | undefined,
+  spec: Record<string, unknown>,
+): KubeObject {
   return {
-    apiVersion: apiVersionOf(DevMachines),
-    kind: DevMachines.kind,
+    apiVersion: apiVersionOf(res),
+    kind: res.kind,
     metadata: {
       name: bp.name,
       namespace: bp.namespace,
       labels: { [Labels.clusterName]: bp.clusterName },
-      ...annotated(bp.infraAnnotations),
+      ...annotated(annotations),
       ownerReferences: [controllerRef(Machines, bp.name, machineUid)],
     },
-    spec: { ...structuredClone(bp.infraSpec), providerID: `dev://${bp.namespace}/${bp.name}` },
+    spec,
   };
+}
+
+/** The DevMachine of a blueprint, owned by its Machine. */
+export function buildDevMachine(bp: MachineBlueprint, machineUid = ''): KubeObject {
+  return machineClone(DevMachines, bp, machineUid, bp.infraAnnotations, {
+    ...structuredClone(bp.infraSpec),
+    providerID: `dev://${bp.namespace}/${bp.name}`,
+  });
 }
 
 /** The KubeadmConfig of a blueprint, owned by its Machine. */
@@ -187,18 +209,7 @@ export function buildKubeadmConfig(bp: MachineBlueprint, machineUid = ''): KubeO
   const spec = structuredClone(bp.bootstrapSpec);
   // The real schema requires at least one property in spec.
   if (Object.keys(spec).length === 0) spec['format'] = 'cloud-config';
-  return {
-    apiVersion: apiVersionOf(KubeadmConfigs),
-    kind: KubeadmConfigs.kind,
-    metadata: {
-      name: bp.name,
-      namespace: bp.namespace,
-      labels: { [Labels.clusterName]: bp.clusterName },
-      ...annotated(bp.bootstrapAnnotations),
-      ownerReferences: [controllerRef(Machines, bp.name, machineUid)],
-    },
-    spec,
-  };
+  return machineClone(KubeadmConfigs, bp, machineUid, bp.bootstrapAnnotations, spec);
 }
 
 /** Status of a provisioned DevMachine. */

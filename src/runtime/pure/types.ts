@@ -1,6 +1,6 @@
 // Public interfaces of the controller runtime. Controllers, the updater SDK and the CLI code against these;
 // src/runtime/*.ts implements them. Generic: nothing here knows about plans or machines.
-import type { KubeObject, ResourceType } from '../api/kube.js';
+import type { KubeObject, ResourceType } from '../../api/kube.js';
 
 /** Options of a list call. */
 export interface ListOptions {

@@ -2,8 +2,8 @@
 // immutable by convention, so the new image goes into a new DevMachineTemplate copied from the current one, and the
 // deployment's template points at it (plus a version, when it changes too). Used by the hooks demo, the e2e tests
 // and the benchmarks alike.
-import { MachineDeployments, type KubeObject } from '../api/index.js';
-import { isAlreadyExists, type KubeClient } from '../runtime/index.js';
+import { MachineDeployments, type KubeObject } from '../../src/api/index.js';
+import { isAlreadyExists, type KubeClient } from '../../src/runtime/index.js';
 import { DevMachineTemplates } from './builders.js';
 
 type Json = Record<string, unknown>;
