@@ -14,6 +14,7 @@ import { Handler } from './server.js';
 import { activeWatches } from './watch.js';
 
 export type { CoreStats, ResourceStats } from './core.js';
+export { storedCrdForm } from './crd.js';
 
 /** What a running server holds in memory (stores, indexes) and its open connections. */
 export interface LocalApiServerStats extends CoreStats {

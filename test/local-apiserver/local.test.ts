@@ -303,7 +303,7 @@ describe('local API server (local-only behaviour)', function () {
         const r = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
         expect(r.status).to.equal(422);
         expect(r.json.details.causes[0].field).to.equal(
-          'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule',
+          'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule',
         );
         expect(r.json.message).to.contain("undeclared reference to 'quantity'");
         expect((await t.raw('GET', `/apis/${GROUP}/v1`)).status).to.equal(404);
