@@ -18,6 +18,12 @@ import { waitFor } from './wait.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
+/**
+ * The label on every namespace and CRD the environment creates: scripts/test-real.ts removes what a run created by
+ * it (and only what did not exist before the run).
+ */
+export const TEST_LABEL = 'inplace.cluster.x-k8s.io/test';
+
 /** The project's CRD directories (the platform's kinds and the sample updaters' kinds). */
 export const PROJECT_CRDS: string[] = [join(ROOT, 'crds'), join(ROOT, 'crds/samples')];
 
@@ -102,7 +108,7 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
       await client.create(Namespaces, {
         apiVersion: 'v1',
         kind: 'Namespace',
-        metadata: { name, labels: { 'inplace.cluster.x-k8s.io/test': 'true' } },
+        metadata: { name, labels: { [TEST_LABEL]: 'true' } },
       });
       namespaces.push(name);
       return name;
@@ -116,7 +122,8 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
         let cur = await client.get(CustomResourceDefinitions, undefined, name);
         if (!cur) {
           try {
-            await client.create(CustomResourceDefinitions, crd);
+            const labels = { ...(crd.metadata.labels ?? {}), [TEST_LABEL]: 'true' };
+            await client.create(CustomResourceDefinitions, { ...crd, metadata: { ...crd.metadata, labels } });
             continue;
           } catch (err) {
             // Another test process created it meanwhile: judge theirs like any existing CRD.
