@@ -1046,27 +1046,39 @@ export class Core {
       if ((e.obj.metadata as Obj).deletionTimestamp) this.enqueueNamespace(String((e.obj.metadata as Obj).name));
   }
 
-  private enqueueCrdCleanup(name: string): void {
-    setImmediate(() =>
-      this.safely(() => {
-        if (this.closed) return;
-        const e = this.store(CRD_GR).get('', name);
-        if (!e) return;
-        const spec = (e.obj.spec ?? {}) as Obj;
-        const gr = grKey(String(spec.group ?? ''), String(((spec.names ?? {}) as Obj).plural ?? ''));
-        const def = this.resources.get(gr);
-        if (def && !def.builtin) {
-          const s = this.store(gr);
-          for (const entry of [...s.objects.values()]) {
-            const m = entry.obj.metadata as Obj;
-            const obj = clone(entry.obj);
-            meta(obj).resourceVersion = String(this.nextRv());
-            this.removeStore(def, def.namespaced ? String(m.namespace) : '', String(m.name), obj);
-          }
+  private enqueueCrdCleanup(name: string, afterMs = 0): void {
+    setTimeout(() => this.safely(() => this.cleanupCrd(name)), afterMs).unref();
+  }
+
+  /**
+   * kube-apiserver's CRD finalizer: deletes every object of the CRD and removes its cleanup finalizer once they are
+   * all gone. An object with finalizers gets its deletionTimestamp and stays until they are removed, and so does the
+   * CRD (Terminating), as on a real cluster.
+   */
+  private cleanupCrd(name: string): void {
+    if (this.closed) return;
+    const e = this.store(CRD_GR).get('', name);
+    if (!e || !(e.obj.metadata as Obj).deletionTimestamp) return;
+    const spec = (e.obj.spec ?? {}) as Obj;
+    const gr = grKey(String(spec.group ?? ''), String(((spec.names ?? {}) as Obj).plural ?? ''));
+    const def = this.resources.get(gr);
+    if (def && !def.builtin) {
+      const s = this.store(gr);
+      for (const entry of [...s.objects.values()]) {
+        const m = entry.obj.metadata as Obj;
+        if (m.deletionTimestamp) continue;
+        try {
+          this.delete(def, def.namespaced ? String(m.namespace) : '', String(m.name), { propagationPolicy: 'Background' });
+        } catch {
+          /* gone meanwhile */
         }
-        this.removeFinalizer(CRD_GR, '', name, CRD_CLEANUP_FINALIZER);
-      }),
-    );
+      }
+      if (s.objects.size > 0) {
+        this.enqueueCrdCleanup(name, 50);
+        return;
+      }
+    }
+    this.removeFinalizer(CRD_GR, '', name, CRD_CLEANUP_FINALIZER);
   }
 
   /** Runs background work (GC, namespace and CRD cleanup) without ever crashing the hosting process. */

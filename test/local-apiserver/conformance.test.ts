@@ -514,6 +514,60 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     });
   });
 
+  describe('CRD deletion', function () {
+    it('keeps a deleted CRD while one of its objects holds a finalizer, and removes both once it is released', async function () {
+      this.timeout(180_000);
+      const suffix = uniq('d')
+        .slice(2)
+        .replace(/[^a-z]/g, 'x');
+      const kind = `Doomed${suffix[0]!.toUpperCase()}${suffix.slice(1)}`;
+      const plural = kind.toLowerCase() + 's';
+      const name = `${plural}.${GROUP}`;
+      const crd = widgetCrd();
+      crd.metadata.name = name;
+      crd.spec.names = { plural, kind, singular: kind.toLowerCase(), listKind: `${kind}List` };
+      const created = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+      expect(created.status, created.text).to.equal(201);
+      const path = `/apis/${GROUP}/v1/namespaces/${ns}/${plural}`;
+      try {
+        await eventually(async () => (await t.raw('GET', path)).status === 200, 30_000, `${plural} served`);
+        const obj = {
+          ...widget(ns, 'held'),
+          kind,
+          metadata: { name: 'held', namespace: ns, finalizers: ['conformance.inplace.dev/hold'] },
+        };
+        const r = await t.raw('POST', path, obj);
+        expect(r.status, r.text).to.equal(201);
+        await t.raw('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+        // The object is being deleted but held: it and the CRD stay.
+        const held = await eventually(
+          async () => {
+            const o = await t.raw('GET', `${path}/held`);
+            return o.status === 200 && o.json.metadata.deletionTimestamp ? o.json : undefined;
+          },
+          60_000,
+          'the object to be marked for deletion',
+        );
+        const c = await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+        expect(c.status).to.equal(200);
+        expect(c.json.metadata.deletionTimestamp).to.be.a('string');
+        const release = await t.raw(
+          'PATCH',
+          `${path}/held`,
+          { metadata: { resourceVersion: held.metadata.resourceVersion, finalizers: null } },
+          MERGE,
+        );
+        expect(release.status, release.text).to.equal(200);
+        await waitCrdGone(t, name);
+      } finally {
+        // Whatever failed above, leave nothing behind.
+        await t.raw('PATCH', `${path}/held`, { metadata: { finalizers: null } }, MERGE);
+        await t.raw('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+        await waitCrdGone(t, name);
+      }
+    });
+  });
+
   describe('custom resources: structural schema', function () {
     it('rejects schema violations with 422 Invalid and a cause per field', async function () {
       const r = await t.raw(

@@ -2,14 +2,15 @@
 // cluster"), else the project's local API server in-process. Every integration test goes through this.
 // On a real cluster the environment touches only what it created: CRDs are created when absent and never updated
 // (an existing one is used when it serves what the tests need, else the suite fails naming it), and only the
-// namespaces newNamespace() created are deleted.
+// namespaces newNamespace() created are deleted (after the platform's finalizers, which no stopped controller would
+// remove, are taken off their plans).
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { CustomResourceDefinitions, Namespaces, type KubeObject } from '../../src/api/index.js';
+import { CustomResourceDefinitions, Finalizers, InPlaceUpdatePlans, Namespaces, type KubeObject } from '../../src/api/index.js';
 import { startLocalApiServer, type LocalApiServer, type LocalApiServerOptions } from '../../src/local-apiserver/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../../src/runtime/client.js';
 import { isAlreadyExists, isNotFound } from '../../src/runtime/errors.js';
@@ -76,6 +77,27 @@ export async function readCrds(paths: string[]): Promise<KubeObject[]> {
     }
   }
   return out;
+}
+
+/** Removes the platform's finalizers from the plans of `ns` (nothing to do when the plan CRD is not installed). */
+async function releasePlatformFinalizers(client: RestClient, ns: string): Promise<void> {
+  let plans: KubeObject[];
+  try {
+    plans = (await client.list(InPlaceUpdatePlans, ns)).items;
+  } catch (err) {
+    if (isNotFound(err)) return;
+    throw err;
+  }
+  for (const p of plans) {
+    const finalizers = p.metadata.finalizers ?? [];
+    if (!finalizers.includes(Finalizers.plan)) continue;
+    const metadata = { resourceVersion: p.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== Finalizers.plan) };
+    try {
+      await client.patch(InPlaceUpdatePlans, ns, p.metadata.name!, { metadata }, { type: 'merge' });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
 }
 
 /** Starts the environment (see module comment). */
@@ -160,6 +182,9 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
 
     async stop(): Promise<void> {
       for (const ns of namespaces.splice(0)) {
+        // The suite's controllers have stopped: a platform finalizer still on a plan would keep the namespace
+        // Terminating for good on a real cluster (issue 24). The local server goes away with its namespaces.
+        if (realPath) await releasePlatformFinalizers(client, ns);
         try {
           await client.delete(Namespaces, undefined, ns, { propagationPolicy: 'Background' });
         } catch (err) {
