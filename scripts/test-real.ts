@@ -10,7 +10,8 @@
 //    and carry the tests' label (TEST_LABEL), never another CRD (--keep-crds keeps them, e.g. for a second run);
 // 4. prints the duration and what is left behind, and exits with mocha's code, or 3 when the tests passed but
 //    something the run created is still there.
-// Do not run two at once against one cluster: the second would delete CRDs the first still uses.
+// Ctrl-C stops the tests, then the clean-up runs. Do not run two at once against one cluster: the second would
+// delete CRDs the first still uses.
 import { spawn } from 'node:child_process';
 import { VersionApi } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
@@ -96,11 +97,15 @@ async function main(argv: string[]): Promise<number> {
     );
 
     const started = Date.now();
+    // Ctrl-C stops mocha (same process group) but not the clean-up below.
+    const ignore = (): void => undefined;
+    process.on('SIGINT', ignore);
     const code = await runMocha(mochaArgs, {
       ...process.env,
       INPLACE_TEST_KUBECONFIG: kubeconfig,
       ...(capi ? { CAPI_CRDS_DIR: capi } : {}),
     });
+    process.off('SIGINT', ignore);
     const testsSeconds = Math.round((Date.now() - started) / 1000);
 
     console.log(`test:real: tests done in ${testsSeconds} s (mocha exit ${code}); removing what the run created`);
