@@ -8,3 +8,4 @@ export * from './types.js';
 export * from './depth.js';
 export * from './write-policy.js';
 export * from './updaters.js';
+export * from './limits.js';

@@ -152,14 +152,14 @@ describe('plan-controller validatePlan: upgrade rules and write policy', () => {
       }).join('\n'),
     ).to.match(/InfraMachine \/spec\/image is not writable: the write policy denies \/spec\/image/);
   });
-  it('refuses a value larger than 256 KiB', () => {
+  it('refuses a value larger than 64 KiB (MAX_PLAN_VALUE_BYTES)', () => {
     const p = plan({
       cp: target('cluster1-cp', 1, [
         versionUpdater({ responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'x'.repeat(300 * 1024) }] }),
       ]),
       mds: [],
     });
-    expect(validatePlan(snapshot({ plan: p })).join('\n')).to.match(/300 KiB value, more than 256 KiB/);
+    expect(validatePlan(snapshot({ plan: p })).join('\n')).to.match(/301 KiB value, more than the 64 KiB a plan value may have/);
   });
   it("lists the pre-start check's problems; uncovered changes only without the opt-in", () => {
     const prestart = { generation: 1, schemaProblems: ['dry-run: pruned'], uncovered: ['uncovered: drift'] };

@@ -1,6 +1,6 @@
 // Plan validation: every problem listed, none short-circuited. Pure: works on a snapshot of the objects the plan names.
 import type { InPlaceUpdatePlan, KubeObject, PlanTarget, WritePolicy } from '../api/index.js';
-import { DEFAULT_WRITE_POLICY, PlanSpecSchema, formatIssues, writeRefusal } from '../api/index.js';
+import { DEFAULT_WRITE_POLICY, PlanSpecSchema, formatIssues, planValueSizeProblems, writeRefusal } from '../api/index.js';
 import { clusterControlPlaneRef, clusterLabel, mdClusterName, mdStrategyType, nameOf } from '../api/capi/index.js';
 import { ownerProblems } from './owners.js';
 import type { ValidationInput } from './scope.js';
@@ -12,8 +12,6 @@ import { templateProblems } from './templates.js';
 export const SELECTABLE_RESOURCES: readonly string[] = ['Machine', 'InfraMachine', 'BootstrapConfig'];
 /** JSON pointer syntax (RFC 6901), at least one reference token. */
 export const JSON_POINTER = /^(\/([^/~]|~[01])*)+$/;
-/** Largest responsibility value (serialized JSON): it is copied into every MachineUpdate and task, and into a CAPI object. */
-export const MAX_VALUE_BYTES = 256 * 1024;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const TEMPLATE_KIND = /^[A-Z][A-Za-z0-9]*Template$/;
 const API_VERSION = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
@@ -39,7 +37,7 @@ const label = (t: NamedTarget): string => `${t.kind === 'ControlPlane' ? 'contro
  * Checks: schema (zod); cluster exists; control plane exists and is the cluster's; MachineDeployments exist, belong to the
  * cluster and do not use the OnDelete strategy; every control-plane sequence below every MachineDeployment sequence;
  * unique target and updater names; no two updaters of a target owning the same field; templates are *Template kinds that
- * exist in the plan's namespace; JSON pointers valid and allowed by the write policy; values at most MAX_VALUE_BYTES;
+ * exist in the plan's namespace; JSON pointers valid and allowed by the write policy; values at most MAX_PLAN_VALUE_BYTES;
  * selectResource allowed; the upgrade rules (semver, no downgrade, no skipped minor, workers never ahead, skew); and
  * what the pre-start check found (schema dry-run; uncovered changes unless spec.acceptUncoveredChanges).
  */
@@ -163,13 +161,7 @@ function validateUpdaters(input: ValidationInput, targets: NamedTarget[]): strin
           if (why) problems.push(`${where}: ${r.selectResource} ${r.path} is not writable: ${why}`);
         }
         if (r.value === undefined) problems.push(`${where}: responsibility ${r.selectResource} ${r.path} has no value`);
-        else {
-          const size = Buffer.byteLength(JSON.stringify(r.value) ?? '');
-          if (size > MAX_VALUE_BYTES)
-            problems.push(
-              `${where}: responsibility ${r.selectResource} ${r.path} has a ${Math.round(size / 1024)} KiB value, more than ${MAX_VALUE_BYTES / 1024} KiB`,
-            );
-        }
+        else problems.push(...planValueSizeProblems(r.value, `${where}: responsibility ${r.selectResource} ${r.path}`));
         if (typeof r.path === 'string') claims.push({ updater: u.name, selectResource: r.selectResource, path: r.path });
       }
     }

@@ -179,7 +179,7 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     env = await startTestEnv({ crds: capiCrdDirs() });
     client = env.client;
   });
-  after(async () => env.stop());
+  after(async () => env?.stop());
   beforeEach(async () => {
     ext = new FakeExtension();
     await ext.start();

@@ -64,7 +64,7 @@ describe('capi-sim faithful rollouts', function () {
     env = await startTestEnv({ crds: capiCrdDirs() });
     client = env.client;
   });
-  after(async () => env.stop());
+  after(async () => env?.stop());
   beforeEach(async () => {
     ns = await env.newNamespace('capi-sim-rollout');
     await applyInventory(

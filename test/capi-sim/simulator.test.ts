@@ -51,7 +51,7 @@ describe('capi-sim simulator', () => {
     env = await startTestEnv({ crds: capiCrdDirs() });
     client = env.client;
   });
-  after(async () => env.stop());
+  after(async () => env?.stop());
 
   beforeEach(async () => {
     ns = await env.newNamespace('capi-sim');

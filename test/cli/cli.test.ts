@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { stringify } from 'yaml';
-import { API_VERSION, InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject } from '../../src/api/index.js';
+import { API_VERSION, Finalizers, InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject } from '../../src/api/index.js';
 import { applyInventory, buildInventory, capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { projectRoot } from '../../src/cli/procs.js';
@@ -244,7 +244,28 @@ describe('inplace CLI', function () {
         }),
       );
     });
-    after(async () => env?.stop());
+    after(async function () {
+      this.timeout(120_000);
+      if (env && ns) {
+        // A plan controller process below put the plan finalizer on this namespace's plans and has stopped since: no
+        // one would remove it, and the namespace would stay Terminating (issue 24). Remove it, then delete the plans
+        // and wait until they are gone, so a finalizer still held fails here instead of leaking a namespace.
+        for (const p of (await env.client.list<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns)).items) {
+          const fins = p.metadata.finalizers ?? [];
+          if (fins.includes(Finalizers.plan)) {
+            const finalizers = fins.filter((f) => f !== Finalizers.plan);
+            const meta = { resourceVersion: p.metadata.resourceVersion, finalizers };
+            await env.client.patch(InPlaceUpdatePlans, ns, p.metadata.name!, { metadata: meta }, { type: 'merge' });
+          }
+          await env.client.delete(InPlaceUpdatePlans, ns, p.metadata.name!);
+        }
+        await waitFor(async () => (await env.client.list(InPlaceUpdatePlans, ns)).items.length === 0, {
+          timeoutMs: 60_000,
+          message: `the plans of ${ns} to be gone`,
+        });
+      }
+      await env?.stop();
+    });
 
     it('reports an unknown plan with exit 1 and where plans are', async () => {
       const r = await cli('status', 'no-such-plan', '-n', ns, ...kc);

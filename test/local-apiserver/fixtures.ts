@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- raw API JSON is asserted structurally, as a client sees it */
 // A CRD that exercises every structural-schema feature the local API server implements.
+import { TEST_LABEL } from '../support/env.js';
 /** API group of the conformance CRD. */
 export const GROUP = 'conformance.inplace.dev';
 /** Its plural resource name. */
@@ -91,7 +92,8 @@ export function widgetCrd(): any {
   return structuredClone({
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: CRD_NAME },
+    // Labelled like every CRD the tests create, so scripts/test-real.ts can remove it should a suite not get to.
+    metadata: { name: CRD_NAME, labels: { [TEST_LABEL]: 'true' } },
     spec: {
       group: GROUP,
       scope: 'Namespaced',

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { CRD_NAME, GROUP, PLURAL, widget, widgetCrd } from './fixtures.js';
-import { startTarget, uniq, type Target } from './target.js';
+import { existingCrd, startTarget, uniq, waitCrdGone, type Target } from './target.js';
 import { crdDifferences, ExistingCrdMismatchError } from '../support/crds.js';
 
 const KUBECTL = process.env['KUBECTL'] ?? 'kubectl';
@@ -41,6 +41,7 @@ describe('kubectl against the API server', function () {
   };
 
   before(async function () {
+    this.timeout(180_000);
     if (!hasKubectl) {
       console.log(`    (skipped: no kubectl on PATH; install Debian's kubernetes-client or set KUBECTL)`);
       this.skip();
@@ -51,20 +52,26 @@ describe('kubectl against the API server', function () {
     await writeFile(kubeconfig, t.kubeconfigYaml);
     ns = uniq('kctl');
     if (!t.local) {
-      const existing = await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
-      if (existing.status === 200) {
+      // One being deleted (e.g. by the conformance suite on a shared cluster) is waited out, not taken as present.
+      const existing = await existingCrd(t, CRD_NAME);
+      if (existing) {
         crdPreexisted = true;
-        const differences = crdDifferences(existing.json, widgetCrd());
+        const differences = crdDifferences(existing, widgetCrd());
         if (differences.length > 0) throw new ExistingCrdMismatchError([{ name: CRD_NAME, differences }]);
       }
     }
   });
 
   after(async function () {
+    this.timeout(180_000);
     if (!t) return;
     // Only what this run created.
     if (createdNs) await run(['delete', 'namespace', ns, '--wait=false']);
-    if (!t.local && !crdPreexisted) await run(['delete', 'crd', CRD_NAME, '--wait=false']);
+    if (!t.local && !crdPreexisted) {
+      // Gone before the next suite looks for it (a terminating CRD passes for present, then vanishes).
+      await run(['delete', 'crd', CRD_NAME, '--wait=false']);
+      await waitCrdGone(t, CRD_NAME);
+    }
     await t.close();
     await rm(dir, { recursive: true, force: true });
   });

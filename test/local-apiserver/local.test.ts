@@ -91,6 +91,36 @@ describe('local API server (local-only behaviour)', function () {
   });
 
   describe('watch window', function () {
+    it('serves a watch from an old resourceVersion that was never compacted with every event since (200, no ERROR)', async function () {
+      const t = await local();
+      try {
+        for (const name of ['a', 'b']) {
+          const r = await t.raw('POST', '/api/v1/namespaces/default/configmaps', {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name },
+          });
+          expect(r.status, r.text).to.equal(201);
+        }
+        await t.raw('DELETE', '/api/v1/namespaces/default/configmaps/a');
+        // resourceVersion 1 is older than anything this server holds, but nothing was compacted since it started.
+        const w = await t.watch('/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1');
+        try {
+          expect(w.status).to.equal(200);
+          const evs = await w.until((e) => e.length >= 3);
+          expect(evs.map((e) => [e.type, e.object.metadata.name])).to.deep.equal([
+            ['ADDED', 'a'],
+            ['ADDED', 'b'],
+            ['DELETED', 'a'],
+          ]);
+        } finally {
+          w.stop();
+        }
+      } finally {
+        await t.close();
+      }
+    });
+
     it('answers 410 Expired for a resourceVersion older than the retained window and replays newer ones', async function () {
       const t = await local({ watchCacheSize: 5 });
       try {
@@ -303,7 +333,7 @@ describe('local API server (local-only behaviour)', function () {
         const r = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
         expect(r.status).to.equal(422);
         expect(r.json.details.causes[0].field).to.equal(
-          'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule',
+          'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule',
         );
         expect(r.json.message).to.contain("undeclared reference to 'quantity'");
         expect((await t.raw('GET', `/apis/${GROUP}/v1`)).status).to.equal(404);

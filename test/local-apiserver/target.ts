@@ -193,3 +193,26 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ms
 export function uniq(prefix: string): string {
   return `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
 }
+
+/**
+ * Waits until the CRD `name` is absent: a CRD being deleted (by this suite or by another suite sharing the cluster)
+ * still answers GET while its objects are removed, and vanishes later. A suite that finds one terminating, or that
+ * deleted one, waits here instead of taking it as present.
+ */
+export async function waitCrdGone(t: Target, name: string, ms = 120_000): Promise<void> {
+  await eventually(
+    async () => (await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)).status === 404,
+    ms,
+    `CRD ${name} to be gone`,
+  );
+}
+
+/** The CRD `name` as the server has it, or undefined when absent; one that is being deleted is waited out first. */
+export async function existingCrd(t: Target, name: string): Promise<any> {
+  const r = await t.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+  if (r.status === 404) return undefined;
+  if (r.status !== 200) throw new Error(`GET CRD ${name}: ${r.status} ${r.text}`);
+  if (!r.json?.metadata?.deletionTimestamp) return r.json;
+  await waitCrdGone(t, name);
+  return undefined;
+}

@@ -115,7 +115,7 @@ describe('mhc-extension (integration)', function () {
     c.env = await startTestEnv({ crds: [...PROJECT_CRDS, ...capiCrdDirs()] });
     c.client = c.env.client;
   });
-  after(async () => c.env.stop());
+  after(async () => c.env?.stop());
 
   async function setUp(mhc: { timeout?: string; max?: number | string; nodeStartup?: number }, now?: () => number): Promise<void> {
     c.ns = await c.env.newNamespace('mhc-ext');

@@ -40,7 +40,7 @@ describe('mhc-extension reconcile on a given view', function () {
   before(async () => {
     env = await startTestEnv({ crds: [...PROJECT_CRDS, ...capiCrdDirs()] });
   });
-  after(async () => env.stop());
+  after(async () => env?.stop());
   afterEach(async () => {
     if (ns) await deleteWorkloadNodes(env.client, ns);
   });

@@ -51,8 +51,8 @@ describe('mhc-extension e2e: remediation of a timed-out update and update of the
   });
   after(async () => {
     for (const stop of stops.reverse()) await stop();
-    if (ns) await deleteWorkloadNodes(env.client, ns);
-    await env.stop();
+    if (ns && env) await deleteWorkloadNodes(env.client, ns);
+    await env?.stop();
   });
 
   it('replaces the machine whose update hung past the timeout, and the plan updates the replacement', async () => {

@@ -45,15 +45,37 @@ async function raw(
   const opts: https.RequestOptions = { method, headers: { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) } };
   await w.env.kc.applyToHTTPSOptions(opts);
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = (url.protocol === 'https:' ? https : http).request(url, opts, (res) => {
+      answered = true;
       const chunks: Buffer[] = [];
+      const done = (): void => resolve({ code: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ code: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
+      res.on('end', done);
+      // A server that answers before reading the whole body (413) may then close the connection: the answer counts.
+      res.on('error', done);
+      res.on('close', done);
     });
-    // The server may answer 413 and close before it read everything: the answer is what counts.
-    req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'EPIPE' || e.code === 'ECONNRESET' ? undefined : reject(e)));
-    req.end(body);
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      if (answered && (e.code === 'EPIPE' || e.code === 'ECONNRESET')) return;
+      reject(e);
+    });
+    // Sent in pieces, and no more once the server has answered: a server that answers 413 before reading the body
+    // and closes would otherwise make the rest of the write fail (EPIPE) before the answer is read.
+    const data = Buffer.from(body);
+    let offset = 0;
+    const pump = (): void => {
+      while (offset < data.length && !answered) {
+        const piece = data.subarray(offset, offset + 64 * 1024);
+        offset += piece.length;
+        if (!req.write(piece)) {
+          req.once('drain', pump);
+          return;
+        }
+      }
+      req.end();
+    };
+    pump();
   });
 }
 

@@ -56,6 +56,25 @@ describe('test support: may an existing CRD stand in for the one a suite needs',
     });
   }
 
+  it('compares the form a real server stores: empty optional fields and defaults do not count, real differences do', () => {
+    const spec = { type: 'object', properties: { size: { type: 'integer' } } };
+    const file = crd({
+      schema: { openAPIV3Schema: { type: 'object', description: '', properties: { spec, status: { type: 'object', properties: {} } } } },
+    });
+    const stored = crd({ schema: { openAPIV3Schema: { type: 'object', properties: { spec, status: { type: 'object' } } } } });
+    const withDefaults = {
+      ...stored,
+      spec: { ...stored.spec, names: { ...stored.spec.names, singular: 'widget', listKind: 'WidgetList' } },
+    };
+    expect(crdDifferences(withDefaults, file)).to.deep.equal([]);
+    const otherStatus = crd({
+      schema: {
+        openAPIV3Schema: { type: 'object', properties: { spec, status: { type: 'object', properties: { x: { type: 'string' } } } } },
+      },
+    });
+    expect(crdDifferences(otherStatus, file)).to.deep.equal(['version v1: schema differs']);
+  });
+
   it('fails with a message naming each CRD, the difference and what to do', () => {
     const e = new ExistingCrdMismatchError([{ name: 'machines.cluster.x-k8s.io', differences: ['version v1beta2: schema differs'] }]);
     expect(e.message).to.match(/machines\.cluster\.x-k8s\.io: version v1beta2: schema differs/);

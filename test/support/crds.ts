@@ -1,6 +1,9 @@
 // Whether a CRD that already exists on a cluster can stand in for the one a test suite would install: on a real
 // cluster (INPLACE_TEST_KUBECONFIG) tests never update or delete CRDs they did not create, so they use an existing
 // CRD only when it serves what the suite needs, and otherwise stop with a message naming the CRD and the difference.
+// Both sides are compared in the form kube-apiserver stores (storedCrdForm): a real server drops empty optional
+// fields and sets defaults, so a file is never compared with what the server made of it verbatim.
+import { storedCrdForm } from '../../tools/local-apiserver/index.js';
 
 /** The parts of a CRD the comparison looks at (a parsed YAML document or the API server's object). */
 interface CrdLike {
@@ -33,13 +36,13 @@ function canonical(v: unknown): string {
 
 /**
  * What makes `existing` unusable in place of `wanted`: group, scope, kind and plural, and for every version `wanted`
- * declares: served, storage, schema, subresources and printer columns. Versions only `existing` has do not count
+ * declares: served, storage, schema, subresources and printer columns, each side in its stored form. Versions only `existing` has do not count
  * (a newer CAPI may serve more). Empty when the existing CRD serves what the tests need.
  */
 export function crdDifferences(existing: CrdLike, wanted: CrdLike): string[] {
   const out: string[] = [];
-  const e = existing.spec ?? {};
-  const w = wanted.spec ?? {};
+  const e = storedCrdForm(existing).spec ?? {};
+  const w = storedCrdForm(wanted).spec ?? {};
   for (const [field, a, b] of [
     ['spec.group', e.group, w.group],
     ['spec.scope', e.scope, w.scope],

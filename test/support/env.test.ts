@@ -9,7 +9,7 @@ import { CustomResourceDefinitions, Namespaces, type KubeObject } from '../../sr
 import { startLocalApiServer, type LocalApiServer } from '../../tools/local-apiserver/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../../src/runtime/client.js';
 import { ExistingCrdMismatchError } from './crds.js';
-import { readCrds, startTestEnv } from './env.js';
+import { PROJECT_CRDS, readCrds, startTestEnv } from './env.js';
 import { waitFor } from './wait.js';
 
 const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), '..', 'providers', 'fixtures', 'example-provider.yaml');
@@ -81,6 +81,25 @@ describe('test env on a real cluster (INPLACE_TEST_KUBECONFIG) touches only what
     );
     const theirs = await admin.get<KubeObject>(Namespaces, undefined, 'someone-elses');
     expect(theirs?.metadata.deletionTimestamp, 'a namespace the tests did not create was deleted').to.equal(undefined);
+  });
+
+  it("lets a later suite use the project's CRDs an earlier suite created (compared in the form the server stores)", async () => {
+    // Issue 24: crds/samples have `status.properties: {}`, which a real server drops when it stores the CRD; every
+    // suite after the first failed with "schema differs".
+    const first = await startTestEnv({ crds: PROJECT_CRDS });
+    await first.stop();
+    const second = await startTestEnv({ crds: PROJECT_CRDS });
+    await second.stop();
+    const templates = (await readCrds(PROJECT_CRDS)).filter((c) =>
+      c.metadata.name!.endsWith('updatetasktemplates.samples.inplace.cluster.x-k8s.io'),
+    );
+    expect(templates).to.have.length(2);
+    for (const c of templates) {
+      const stored = await admin.get<
+        KubeObject & { spec: { versions: { schema: { openAPIV3Schema: { properties: Record<string, unknown> } } }[] } }
+      >(CustomResourceDefinitions, undefined, c.metadata.name!);
+      expect(stored!.spec.versions[0]!.schema.openAPIV3Schema.properties.status, c.metadata.name).to.deep.equal({ type: 'object' });
+    }
   });
 
   it('fails, naming the CRD and the difference, when an existing CRD differs, and leaves it as it was', async () => {

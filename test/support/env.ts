@@ -2,14 +2,15 @@
 // cluster"), else the project's local API server in-process. Every integration test goes through this.
 // On a real cluster the environment touches only what it created: CRDs are created when absent and never updated
 // (an existing one is used when it serves what the tests need, else the suite fails naming it), and only the
-// namespaces newNamespace() created are deleted.
+// namespaces newNamespace() created are deleted (after the platform's finalizers, which no stopped controller would
+// remove, are taken off their plans).
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { CustomResourceDefinitions, Namespaces, type KubeObject } from '../../src/api/index.js';
+import { CustomResourceDefinitions, Finalizers, InPlaceUpdatePlans, Namespaces, type KubeObject } from '../../src/api/index.js';
 import { startLocalApiServer, type LocalApiServer, type LocalApiServerOptions } from '../../tools/local-apiserver/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../../src/runtime/client.js';
 import { isAlreadyExists, isNotFound } from '../../src/runtime/pure/errors.js';
@@ -17,6 +18,12 @@ import { crdDifferences, ExistingCrdMismatchError } from './crds.js';
 import { waitFor } from './wait.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/**
+ * The label on every namespace and CRD the environment creates: scripts/test-real.ts removes what a run created by
+ * it (and only what did not exist before the run).
+ */
+export const TEST_LABEL = 'inplace.cluster.x-k8s.io/test';
 
 /** The project's CRD directories (the platform's kinds and the sample updaters' kinds). */
 export const PROJECT_CRDS: string[] = [join(ROOT, 'crds'), join(ROOT, 'crds/samples')];
@@ -72,6 +79,27 @@ export async function readCrds(paths: string[]): Promise<KubeObject[]> {
   return out;
 }
 
+/** Removes the platform's finalizers from the plans of `ns` (nothing to do when the plan CRD is not installed). */
+async function releasePlatformFinalizers(client: RestClient, ns: string): Promise<void> {
+  let plans: KubeObject[];
+  try {
+    plans = (await client.list(InPlaceUpdatePlans, ns)).items;
+  } catch (err) {
+    if (isNotFound(err)) return;
+    throw err;
+  }
+  for (const p of plans) {
+    const finalizers = p.metadata.finalizers ?? [];
+    if (!finalizers.includes(Finalizers.plan)) continue;
+    const metadata = { resourceVersion: p.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== Finalizers.plan) };
+    try {
+      await client.patch(InPlaceUpdatePlans, ns, p.metadata.name!, { metadata }, { type: 'merge' });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}
+
 /** Starts the environment (see module comment). */
 export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
   const realPath = process.env['INPLACE_TEST_KUBECONFIG'];
@@ -102,7 +130,7 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
       await client.create(Namespaces, {
         apiVersion: 'v1',
         kind: 'Namespace',
-        metadata: { name, labels: { 'inplace.cluster.x-k8s.io/test': 'true' } },
+        metadata: { name, labels: { [TEST_LABEL]: 'true' } },
       });
       namespaces.push(name);
       return name;
@@ -116,7 +144,8 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
         let cur = await client.get(CustomResourceDefinitions, undefined, name);
         if (!cur) {
           try {
-            await client.create(CustomResourceDefinitions, crd);
+            const labels = { ...(crd.metadata.labels ?? {}), [TEST_LABEL]: 'true' };
+            await client.create(CustomResourceDefinitions, { ...crd, metadata: { ...crd.metadata, labels } });
             continue;
           } catch (err) {
             // Another test process created it meanwhile: judge theirs like any existing CRD.
@@ -153,6 +182,9 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
 
     async stop(): Promise<void> {
       for (const ns of namespaces.splice(0)) {
+        // The suite's controllers have stopped: a platform finalizer still on a plan would keep the namespace
+        // Terminating for good on a real cluster (issue 24). The local server goes away with its namespaces.
+        if (realPath) await releasePlatformFinalizers(client, ns);
         try {
           await client.delete(Namespaces, undefined, ns, { propagationPolicy: 'Background' });
         } catch (err) {

@@ -1,5 +1,5 @@
 /** The API machinery: resource registry, verbs with their storage semantics, garbage collection, namespace lifecycle. */
-import { celSkippedNotice, celValidate, crdToResource, hasBlockingError, schemaHasRules } from './crd.js';
+import { celSkippedNotice, celValidate, crdToResource, hasBlockingError, schemaHasRules, storedCrdForm } from './crd.js';
 import { objectTooDeep, valueTooDeep } from './depth.js';
 import {
   ApiError,
@@ -144,6 +144,12 @@ export class Core {
   private readonly now: () => number;
   private readonly eventTtlMs: number;
   private readonly watchFreshMs: number | undefined;
+  /**
+   * The resourceVersion before which no watch history exists (etcd's compaction point): 0 for a fresh server, the
+   * restored resourceVersion after a restart from a persist file. A watch from an older resourceVersion that was never
+   * compacted is served (200) as etcd serves it; 410 Expired only below a store's floor.
+   */
+  historyFrom = 0;
 
   constructor(
     readonly watchCacheSize: number,
@@ -206,8 +212,6 @@ export class Core {
         this.create(this.resources.get(NS_GR)!, 'v1', '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, {});
       }
     }
-    // Like kube-apiserver's watch caches, which start from a list at the current revision, older versions are gone.
-    for (const s of this.stores.values()) s.floor = Math.max(s.floor, this.rv);
   }
 
   /** Stops background work. */
@@ -223,7 +227,8 @@ export class Core {
     if (!s) {
       s = new ResourceStore(
         { maxEvents: this.watchCacheSize, now: this.now, ...(this.watchFreshMs !== undefined ? { freshMs: this.watchFreshMs } : {}) },
-        this.rv,
+        // A store is created before its resource's first write, so every event of it since historyFrom is retained.
+        this.historyFrom,
       );
       this.stores.set(gr, s);
     }
@@ -425,8 +430,16 @@ export class Core {
     }
     if (obj.apiVersion !== av)
       throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${av})`);
-    if (obj.kind !== def.kind)
+    if (obj.kind !== def.kind) {
+      // A custom resource is decoded as unstructured, whatever its kind; its validator then refuses the kind (422).
+      if (!def.builtin) {
+        const name = typeof meta(obj).name === 'string' ? String(meta(obj).name) : '';
+        throw invalid(def.kind, def.group, name, [
+          { type: 'FieldValueInvalid', field: 'kind', value: obj.kind, hasValue: true, detail: `must be ${def.kind}` },
+        ]);
+      }
       throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${def.kind})`);
+    }
   }
 
   /** Unknown top-level and metadata fields of a built-in (typed decoding drops them); handles fieldValidation. */
@@ -483,6 +496,8 @@ export class Core {
       const labels = { ...((meta(obj).labels as Obj | undefined) ?? {}), 'kubernetes.io/metadata.name': name };
       meta(obj).labels = labels;
     } else if (gr === CRD_GR) {
+      // Stored as kube-apiserver stores it (empty optional fields dropped, v1 defaults), so readers see the same CRD.
+      obj.spec = storedCrdForm(obj).spec;
       const { errors } = crdToResource(obj);
       if (errors.length) throw invalid(def.kind, def.group, name, errors);
     }
@@ -1016,7 +1031,7 @@ export class Core {
       const s = this.stores.get(gr);
       // Watches of a resource that stops being served end, as they do when kube-apiserver removes the CRD.
       for (const w of [...(s?.watchers ?? [])]) w.stop?.();
-      s?.clear();
+      s?.clear(this.rv);
     }
   }
 
@@ -1031,27 +1046,39 @@ export class Core {
       if ((e.obj.metadata as Obj).deletionTimestamp) this.enqueueNamespace(String((e.obj.metadata as Obj).name));
   }
 
-  private enqueueCrdCleanup(name: string): void {
-    setImmediate(() =>
-      this.safely(() => {
-        if (this.closed) return;
-        const e = this.store(CRD_GR).get('', name);
-        if (!e) return;
-        const spec = (e.obj.spec ?? {}) as Obj;
-        const gr = grKey(String(spec.group ?? ''), String(((spec.names ?? {}) as Obj).plural ?? ''));
-        const def = this.resources.get(gr);
-        if (def && !def.builtin) {
-          const s = this.store(gr);
-          for (const entry of [...s.objects.values()]) {
-            const m = entry.obj.metadata as Obj;
-            const obj = clone(entry.obj);
-            meta(obj).resourceVersion = String(this.nextRv());
-            this.removeStore(def, def.namespaced ? String(m.namespace) : '', String(m.name), obj);
-          }
+  private enqueueCrdCleanup(name: string, afterMs = 0): void {
+    setTimeout(() => this.safely(() => this.cleanupCrd(name)), afterMs).unref();
+  }
+
+  /**
+   * kube-apiserver's CRD finalizer: deletes every object of the CRD and removes its cleanup finalizer once they are
+   * all gone. An object with finalizers gets its deletionTimestamp and stays until they are removed, and so does the
+   * CRD (Terminating), as on a real cluster.
+   */
+  private cleanupCrd(name: string): void {
+    if (this.closed) return;
+    const e = this.store(CRD_GR).get('', name);
+    if (!e || !(e.obj.metadata as Obj).deletionTimestamp) return;
+    const spec = (e.obj.spec ?? {}) as Obj;
+    const gr = grKey(String(spec.group ?? ''), String(((spec.names ?? {}) as Obj).plural ?? ''));
+    const def = this.resources.get(gr);
+    if (def && !def.builtin) {
+      const s = this.store(gr);
+      for (const entry of [...s.objects.values()]) {
+        const m = entry.obj.metadata as Obj;
+        if (m.deletionTimestamp) continue;
+        try {
+          this.delete(def, def.namespaced ? String(m.namespace) : '', String(m.name), { propagationPolicy: 'Background' });
+        } catch {
+          /* gone meanwhile */
         }
-        this.removeFinalizer(CRD_GR, '', name, CRD_CLEANUP_FINALIZER);
-      }),
-    );
+      }
+      if (s.objects.size > 0) {
+        this.enqueueCrdCleanup(name, 50);
+        return;
+      }
+    }
+    this.removeFinalizer(CRD_GR, '', name, CRD_CLEANUP_FINALIZER);
   }
 
   /** Runs background work (GC, namespace and CRD cleanup) without ever crashing the hosting process. */

@@ -22,6 +22,16 @@ function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Deep equality of JSON values regardless of key order. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  if (!isObj(a) || !isObj(b)) return false;
+  const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => sameJson(a[k], b[k]));
+}
+
 function walkRules(schema: Schema, path: string, errs: FieldError[]): void {
   const rules = schema['x-kubernetes-validations'];
   if (Array.isArray(rules) && rules.length) {
@@ -144,17 +154,22 @@ export function crdToResource(crd: Obj): { def?: ResourceDef; errors: FieldError
   }
   let status = false;
   let scale: ResourceDef['scale'];
+  const schemaOf = (v: Obj): Schema | undefined => ((v.schema as Obj | undefined)?.openAPIV3Schema ?? undefined) as Schema | undefined;
+  // kube-apiserver converts a CRD whose versions all have the same schema to one top-level schema before validating
+  // it, so its errors name `spec.validation.openAPIV3Schema…`, once, whatever the number of versions.
+  const first = versionsRaw[0] ? schemaOf(versionsRaw[0]) : undefined;
+  const shared = first !== undefined && versionsRaw.every((v) => sameJson(schemaOf(v), first));
   const versions: VersionDef[] = versionsRaw.map((v, i) => {
-    const schema = ((v.schema as Obj | undefined)?.openAPIV3Schema ?? undefined) as Schema | undefined;
-    const base = `spec.versions[${i}].schema.openAPIV3Schema`;
+    const schema = schemaOf(v);
+    const base = shared ? 'spec.validation.openAPIV3Schema' : `spec.versions[${i}].schema.openAPIV3Schema`;
     if (!schema) req(base);
-    else {
+    else if (!shared || i === 0) {
       const probs: string[] = [];
       structuralProblems(schema, base, probs);
       for (const p of probs) errs.push({ type: 'FieldValueInvalid', field: base, value: '', hasValue: false, detail: p });
       walkRules(schema, base, errs);
       if (!probs.length) errs.push(...ruleCostProblems(schema, base).errors);
-    }
+    } else walkRules(schema, base, []); // compiles this version's rules; their errors were reported for the first
     const subs = (v.subresources ?? {}) as Obj;
     if (subs.status !== undefined) status = true;
     if (isObj(subs.scale)) {
@@ -330,4 +345,91 @@ export function celValidate(value: unknown, old: unknown, schema: Schema | undef
       if (sub) celValidate(v, oldObj?.[k], sub, joinPath(path, k), errs);
     }
   }
+}
+
+// ---------------------------------------------------------------- stored form
+
+// kube-apiserver decodes a CRD into Go structs whose optional fields carry `omitempty` and encodes it again when it
+// stores it: an empty string, false, empty list or empty map in those fields does not survive (a sample CRD's
+// `status.properties: {}` came back without `properties`), and a null never does. Fields that are pointers keep
+// their zero value (`x-kubernetes-preserve-unknown-fields: false`, `minimum: 0`, `labelSelectorPath: ""`).
+const SCHEMA_STRINGS = new Set(['id', '$schema', 'description', 'type', 'format', 'title', 'pattern']);
+const SCHEMA_BOOLS = new Set([
+  'exclusiveMaximum',
+  'exclusiveMinimum',
+  'uniqueItems',
+  'nullable',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-int-or-string',
+]);
+const SCHEMA_LISTS = new Set(['enum', 'required', 'x-kubernetes-list-map-keys']);
+const SCHEMA_SCHEMA_LISTS = new Set(['allOf', 'oneOf', 'anyOf']);
+const SCHEMA_SCHEMA_MAPS = new Set(['properties', 'patternProperties', 'definitions']);
+const SCHEMA_ONE = new Set(['not', 'items', 'additionalProperties', 'additionalItems']);
+
+function storedSchema(s: unknown): unknown {
+  if (!isObj(s)) return s;
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(s)) {
+    if (v === null || v === undefined) continue;
+    if (SCHEMA_STRINGS.has(k) && v === '') continue;
+    if (SCHEMA_BOOLS.has(k) && v === false) continue;
+    if ((SCHEMA_LISTS.has(k) || SCHEMA_SCHEMA_LISTS.has(k) || k === 'x-kubernetes-validations') && Array.isArray(v) && !v.length) continue;
+    if ((SCHEMA_SCHEMA_MAPS.has(k) || k === 'dependencies') && isObj(v) && !Object.keys(v).length) continue;
+    if (SCHEMA_SCHEMA_LISTS.has(k) && Array.isArray(v)) out[k] = v.map(storedSchema);
+    else if ((SCHEMA_SCHEMA_MAPS.has(k) || k === 'dependencies') && isObj(v))
+      out[k] = Object.fromEntries(Object.entries(v).map(([n, x]) => [n, isObj(x) ? storedSchema(x) : x]));
+    else if (SCHEMA_ONE.has(k)) out[k] = Array.isArray(v) ? v.map(storedSchema) : storedSchema(v);
+    else if (k === 'x-kubernetes-validations' && Array.isArray(v))
+      out[k] = v.map((r) => dropEmpty(r, ['message', 'messageExpression', 'fieldPath']));
+    else out[k] = v;
+  }
+  return out;
+}
+
+/** `o` without the listed keys whose value is "", false, 0, null or absent (Go's omitempty on plain fields). */
+function dropEmpty(o: unknown, keys: string[]): unknown {
+  if (!isObj(o)) return o;
+  const out: Obj = { ...o };
+  for (const k of keys) if (out[k] === '' || out[k] === false || out[k] === 0 || out[k] === null) delete out[k];
+  return out;
+}
+
+/**
+ * A CRD as kube-apiserver stores it: the spec's empty optional fields dropped as the Go types' `omitempty` does
+ * (schemas at every depth, versions, printer columns, names) and the v1 defaults set (`names.singular`,
+ * `names.listKind`, `conversion.strategy: None`). Pure; the input is not changed. Used by the embedded server when it
+ * stores a CRD and by the test environment when it compares a cluster's CRD with a file.
+ */
+export function storedCrdForm<T>(crd: T): T {
+  if (!isObj(crd) || !isObj(crd.spec)) return crd;
+  const spec: Obj = { ...crd.spec };
+  if (spec.preserveUnknownFields === false) delete spec.preserveUnknownFields;
+  if (isObj(spec.names)) {
+    const names = dropEmpty(spec.names, ['singular', 'listKind']) as Obj;
+    for (const k of ['shortNames', 'categories']) if (Array.isArray(names[k]) && !(names[k] as unknown[]).length) delete names[k];
+    if (typeof names.kind === 'string' && names.kind) {
+      names.singular ??= names.kind.toLowerCase();
+      names.listKind ??= `${names.kind}List`;
+    }
+    spec.names = names;
+  }
+  if (spec.conversion === undefined || spec.conversion === null) spec.conversion = { strategy: 'None' };
+  if (Array.isArray(spec.versions)) {
+    spec.versions = spec.versions.map((v: unknown) => {
+      if (!isObj(v)) return v;
+      const out = dropEmpty(v, ['deprecated']) as Obj;
+      for (const k of ['schema', 'subresources', 'deprecationWarning']) if (out[k] === null) delete out[k];
+      for (const k of ['additionalPrinterColumns', 'selectableFields'])
+        if (Array.isArray(out[k]) && !(out[k] as unknown[]).length) delete out[k];
+      if (isObj(out.schema) && isObj(out.schema.openAPIV3Schema))
+        out.schema = { ...out.schema, openAPIV3Schema: storedSchema(out.schema.openAPIV3Schema) };
+      if (Array.isArray(out.additionalPrinterColumns))
+        out.additionalPrinterColumns = out.additionalPrinterColumns.map((c: unknown) =>
+          dropEmpty(c, ['format', 'description', 'priority']),
+        );
+      return out;
+    });
+  }
+  return { ...crd, spec } as T;
 }

@@ -14,6 +14,7 @@ import { activeWatches } from './watch.js';
 import { selfSignedCertificate } from '../../src/runtime/tls.js';
 
 export type { CoreStats, ResourceStats } from './core.js';
+export { storedCrdForm } from './crd.js';
 
 /** What a running server holds in memory (stores, indexes) and its open connections. */
 export interface LocalApiServerStats extends CoreStats {

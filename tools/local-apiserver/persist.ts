@@ -62,6 +62,8 @@ export class Persistence {
         }
       }
       this.core.rv = Math.max(this.core.rv, rv);
+      // History before the restart is gone, as after a kube-apiserver restart with a compacted etcd.
+      this.core.historyFrom = this.core.rv;
       for (const s of this.core.stores.values()) s.floor = this.core.rv;
       this.core.reindex();
       this.core.registerStoredCrds();

@@ -300,6 +300,8 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
     });
   }
   if (typeof value === 'string') {
+    // kube-openapi's string validator stops at the first of maxLength, minLength, pattern (a too-long value gets no
+    // pattern error); its format validator runs apart and reports a bad format as a type error.
     const len = [...value].length;
     if (schema.maxLength !== undefined && len > schema.maxLength) {
       errs.push({
@@ -309,15 +311,20 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
         hasValue: false,
         detail: `may not be more than ${schema.maxLength} bytes`,
       });
-    }
-    if (schema.minLength !== undefined && len < schema.minLength)
+    } else if (schema.minLength !== undefined && len < schema.minLength)
       errs.push(inv(path, value, `${name} in body should be at least ${schema.minLength} chars long`));
-    if (schema.pattern !== undefined) {
+    else if (schema.pattern !== undefined) {
       const re = compileRe(schema.pattern);
       if (re && !re.test(value)) errs.push(inv(path, value, `${name} in body should match '${schema.pattern}'`));
     }
     if (schema.format && !formatOk(schema.format, value))
-      errs.push(inv(path, value, `${name} in body must be of type ${schema.format}: ${JSON.stringify(value)}`));
+      errs.push({
+        type: 'FieldValueTypeInvalid',
+        field: path,
+        value,
+        hasValue: true,
+        detail: `${name} in body must be of type ${schema.format}: ${JSON.stringify(value)}`,
+      });
   }
   if (typeof value === 'number') {
     if (schema.minimum !== undefined && (schema.exclusiveMinimum ? value <= schema.minimum : value < schema.minimum)) {

@@ -524,7 +524,9 @@ export class Handler {
         return sendJson(res, 200, body);
       }
       case 'create': {
-        if (r.name !== undefined) throw methodNotAllowed();
+        // kube-apiserver's custom resource handler serves POST on an object's path as a create of the body (the name
+        // in the path is not used); built-in kinds only accept POST on the collection.
+        if (r.name !== undefined && (r.def.builtin || r.sub !== undefined)) throw methodNotAllowed();
         const body = parseBody(await readBody(req, this.s.maxBodyBytes), mediaType(req.headers['content-type']), BODY_TYPES);
         if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body of the request must be an object');
         const result = this.core.create(r.def, r.version, nsOrEmpty, body as Obj, wopts());

@@ -221,8 +221,9 @@ export class ResourceStore {
     return this.events.slice(lo);
   }
 
-  /** Drops every event and object (CRD removal). */
-  clear(): void {
+  /** Drops every event and object (CRD removal); history up to `rv` is gone for watches. */
+  clear(rv: number): void {
+    this.floor = Math.max(this.floor, rv);
     this.objects.clear();
     this.byNs.clear();
     this.events = [];
