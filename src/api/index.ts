@@ -8,3 +8,5 @@ export * from './types.js';
 export * from './depth.js';
 export * from './write-policy.js';
 export * from './updaters.js';
+export * from './duration.js';
+export * from './windows.js';
