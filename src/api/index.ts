@@ -9,3 +9,5 @@ export * from './depth.js';
 export * from './write-policy.js';
 export * from './updaters.js';
 export * from './limits.js';
+export * from './duration.js';
+export * from './windows.js';

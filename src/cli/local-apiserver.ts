@@ -7,7 +7,7 @@ import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf
 import { getHeapStatistics } from 'node:v8';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { LocalApiServerStats } from '../../tools/local-apiserver/index.js';
-import { InvalidDurationError, parseGoDuration } from '../mhc-extension/duration.js';
+import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
 import { startHealthServer, type HealthServer } from '../runtime/index.js';
 import { portOption, str, untilAborted, UsageError, type Verb } from './verb.js';
 

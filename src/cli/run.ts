@@ -7,7 +7,7 @@ import { COMPONENTS, componentsTaking, type ComponentRunOptions } from '../compo
 import { call, connect, explainApiError } from './kube.js';
 import { stopRequested } from './procs.js';
 import { loadWritePolicy } from './write-policy.js';
-import { parseGoDuration } from '../mhc-extension/duration.js';
+import { parseGoDuration } from '../api/duration.js';
 import {
   CliError,
   concurrencyOption,

@@ -13,7 +13,7 @@ import {
   isTerminal,
 } from '../api/index.js';
 import { scaleIntOrPercent } from '../api/capi/index.js';
-import { InvalidDurationError, parseGoDuration } from './duration.js';
+import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
 import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
 import { fmtDuration, type ConditionWish, type EventWish } from './status.js';
 

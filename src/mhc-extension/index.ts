@@ -19,7 +19,7 @@ import { selects, updatesOfMachine, type Machine, type MachineHealthCheck, type 
 export { rbac } from './rbac.js';
 export { CONTROLLER_NAME } from './controller.js';
 export { selects } from './scope.js';
-export { parseGoDuration, InvalidDurationError } from './duration.js';
+export { parseGoDuration, InvalidDurationError } from '../api/duration.js';
 
 /** Options of the controllers (tests inject the clock). */
 export interface MhcExtensionOptions {

@@ -1,4 +1,4 @@
-// Go's time.ParseDuration, for the MHC annotation `in-place-update-timeout` (CAPI users write Go durations).
+// Go's time.ParseDuration: CAPI users write Go durations (the MHC annotation `in-place-update-timeout`, maintenance windows).
 
 /** Thrown for a string that is not a Go duration. */
 export class InvalidDurationError extends Error {
