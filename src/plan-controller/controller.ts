@@ -12,6 +12,7 @@ import {
   InPlaceUpdatePlans,
   Labels,
   MachineDeployments,
+  MachineSets,
   MachineUpdates,
   Machines,
   PlanAnnotations,
@@ -19,7 +20,7 @@ import {
   isTerminal,
 } from '../api/index.js';
 import { toKubeTime } from '../runtime/conditions.js';
-import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/errors.js';
+import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../runtime/errors.js';
 import { forEachLimit, settlesWithin } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
@@ -31,7 +32,9 @@ import type { PlanMetrics } from './metrics.js';
 import { planMetricsFor } from './metrics.js';
 import { labelValue } from './names.js';
 import { prestartCheck } from './prestart.js';
-import { actOwners, ownersNeedRecheck } from './owners-act.js';
+import { actOwners, blockedTargets, ownersNeedRecheck, type OwnerDeps } from './owners-act.js';
+import type { OwnerOutcome } from './owners.js';
+import { settleOwnersStatus } from './status.js';
 import { crdName } from '../contract/index.js';
 import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
@@ -70,6 +73,8 @@ export interface Deps {
   machineUpdates: Store<MachineUpdate & KubeObject>;
   machines: Store;
   machineDeployments: Store;
+  /** MachineSets (owner alignment reads the ones owning a target's machines from here). */
+  machineSets: Store;
   clusters: Store;
   metrics: PlanMetrics;
   /** Task kinds' CRDs as last looked up, by kind.group (see lookupTaskCrd). */
@@ -112,6 +117,7 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     machineUpdates: mgr.informer<MachineUpdate & KubeObject>(MachineUpdates).store,
     machines: mgr.informer(Machines).store,
     machineDeployments: mgr.informer(MachineDeployments).store,
+    machineSets: mgr.informer(MachineSets).store,
     clusters: mgr.informer(Clusters).store,
     metrics: planMetricsFor(mgr, plans),
     expectations: new Map(),
@@ -132,6 +138,7 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     .watches(Machines, byCluster)
     .watches(MachineDeployments, (md) => plansToWake(deps, md.metadata.namespace, mdClusterName(md) ?? clusterLabel(md)))
     .watches(Clusters, (c) => plansToWake(deps, c.metadata.namespace, c.metadata.name))
+    .watches(MachineSets, byCluster)
     // No static watch of a control-plane kind: buildSnapshot watches the kind each Cluster's controlPlaneRef names,
     // so a fleet whose RBAC grants another control-plane kind (and not KubeadmControlPlane) still starts.
     .withConcurrency(2)
@@ -158,27 +165,87 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const snap = await buildSnapshot(deps, plan);
   const d = decidePlan(snap);
   // Act once, in this order: supersede, finalizer, owners (paused before a target's first machine starts, docs/design.md §11),
-  // machines, surge, then the one status write; Events and metrics once the status reporting them is written.
-  await reconcileSupersede(deps, plan, d, log);
-  let latest = await reconcileFinalizer(deps, plan, d);
-  await actOwners({ client: deps.client, fieldManager: FIELD_MANAGER, writesInFlight: WRITES_IN_FLIGHT }, snap, d, log);
-  await reconcileMachines(deps, latest, d, log);
-  await reconcileSurge(deps, latest, d, log);
-  await reconcileClones(deps, snap, d, log);
+  // machines, surge; a failed effect stops the ones after it (each depends on the one before), yet the status is written
+  // from what is known either way, so it never freezes while machines finish. Events and metrics once it is written.
+  let latest = plan;
+  let outcomes: OwnerOutcome[] = [];
+  let failure: unknown;
+  try {
+    await reconcileSupersede(deps, plan, d, log);
+    latest = await reconcileFinalizer(deps, plan, d);
+    outcomes = await actOwners(ownerDeps(deps), snap, d, log);
+    await reconcileMachines(deps, latest, d, log, blockedTargets(outcomes));
+    await reconcileSurge(deps, latest, d, log);
+    await reconcileClones(deps, snap, d, log);
+  } catch (err) {
+    failure = err;
+    log.info({ err: (err as Error).message }, 'an effect failed; status written from what is known, retrying');
+  }
+  settleOwnersStatus(plan.status ?? {}, d, outcomes, plan.metadata.generation, new Date(snap.now));
+  if (failure !== undefined && d.finalizer === 'remove') d.finalizer = undefined;
   latest = await reconcileStatus(deps, latest, d);
   recordEvents(deps, latest, d);
+  // A failed request or writes left: the next reconcile continues from what the objects show (no growing backoff: each
+  // reconcile makes progress, and its requests are bounded).
+  if (failure !== undefined) return Action.requeue(EFFECT_RETRY_MS);
+  if (outcomes.some((o) => o.pending !== undefined)) return Action.requeue(OWNER_CONTINUE_MS);
   if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d))
     return Action.requeue(INVALID_RECHECK_MS);
   return Action.awaitChange();
 }
 
-/** The plan controller's ScopeReader: the informer stores, and for kinds named at run time discovery plus a watch. */
-function storeReader(deps: Deps): ScopeReader {
-  const mapToNamespacePlans = (o: KubeObject): ObjectKey[] =>
+/** How long after a failed effect the plan is reconciled again. */
+const EFFECT_RETRY_MS = 2_000;
+/** How soon an owner alignment with writes left (or a failed one) continues. */
+const OWNER_CONTINUE_MS = 500;
+/** Most InfraMachine annotations one reconcile writes (the rest in the next ones): bounded requests per reconcile. */
+const MAX_INFRA_WRITES = 128;
+
+/** What owner alignment needs: the client for writes, the informer caches for every read. */
+function ownerDeps(deps: Deps): OwnerDeps {
+  return {
+    client: deps.client,
+    fieldManager: FIELD_MANAGER,
+    writesInFlight: WRITES_IN_FLIGHT,
+    maxInfraWrites: MAX_INFRA_WRITES,
+    reads: {
+      async ref(ns, ref) {
+        const res = await deps.client.resolve(ref.apiGroup, ref.kind);
+        // Templates and InfraMachines wake the plans of their namespace that may still act (their alignment may wait on them).
+        if (!(await settlesWithin(deps.ctrl().watch(res, namespacePlansOf(deps)), CONTROL_PLANE_SYNC_MS)))
+          throw new KubeApiError(
+            `list ${res.plural}.${res.group}`,
+            403,
+            undefined,
+            new Error(`not listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it granted to the plan controller?)`),
+          );
+        const store = deps.mgr.informer(res).store;
+        const apiVersion = res.group ? `${res.group}/${res.version}` : res.version;
+        // List items may omit kind and apiVersion; a clone copies them from its source.
+        const typed = (o: KubeObject | undefined): KubeObject | undefined => (o ? { ...o, kind: res.kind, apiVersion } : undefined);
+        const obj = typed(store.peek(ns, ref.name));
+        return { res, ...(obj ? { obj } : {}), byName: (n: string) => typed(store.peek(ns, n)) };
+      },
+      machineSet: (ns, name) => {
+        const ms = deps.machineSets.peek(ns, name);
+        return ms ? { ...ms, kind: MachineSets.kind, apiVersion: `${MachineSets.group}/${MachineSets.version}` } : undefined;
+      },
+    },
+  };
+}
+
+/** Maps an object to the plans of its namespace that may still act (wake.ts). */
+const namespacePlansOf =
+  (deps: Deps) =>
+  (o: KubeObject): ObjectKey[] =>
     deps.plans
       .list(o.metadata.namespace)
       .filter((p) => planMayAct(p, deps))
       .map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
+
+/** The plan controller's ScopeReader: the informer stores, and for kinds named at run time discovery plus a watch. */
+function storeReader(deps: Deps): ScopeReader {
+  const mapToNamespacePlans = namespacePlansOf(deps);
   const controlPlanePlans = (cp: KubeObject): ObjectKey[] =>
     deps.plans
       .list(cp.metadata.namespace)
@@ -373,12 +440,22 @@ export async function reconcileFinalizer(
 }
 
 /** Machines: labels, MachineUpdates to create, aborts to propagate, labels to remove, in that order. */
-export async function reconcileMachines(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<void> {
+export async function reconcileMachines(
+  deps: Deps,
+  plan: InPlaceUpdatePlan & KubeObject,
+  d: PlanDecision,
+  log: Logger,
+  blocked: ReadonlySet<string> = new Set(),
+): Promise<void> {
   const { client } = deps;
   const ns = plan.metadata.namespace ?? '';
   const name = plan.metadata.name ?? '';
+  // A target whose owner could not be paused starts none of its machines in this reconcile (docs/design.md §11).
+  const held = new Set(d.create.filter((c) => blocked.has(`${c.target.kind}/${c.target.name}`)).map((c) => c.machine));
+  const creates = d.create.filter((c) => !held.has(c.machine));
+  const labels = d.label.filter((l) => !held.has(l.machine));
   // Label first: the MHC extension protects a machine from remediation as soon as it carries the label.
-  await forEachLimit(d.label, WRITES_IN_FLIGHT, async (l) => {
+  await forEachLimit(labels, WRITES_IN_FLIGHT, async (l) => {
     if (!deps.machines.peek(ns, l.machine)) return;
     await ignoreNotFound(
       client.patch(
@@ -391,7 +468,7 @@ export async function reconcileMachines(deps: Deps, plan: InPlaceUpdatePlan & Ku
     );
   });
   // Only after every label landed (the loop above throws otherwise): no machine is in update without its label.
-  await forEachLimit(d.create, WRITES_IN_FLIGHT, async (c) => {
+  await forEachLimit(creates, WRITES_IN_FLIGHT, async (c) => {
     const mu: MachineUpdate & KubeObject = {
       apiVersion: API_VERSION,
       kind: MachineUpdates.kind,

@@ -22,7 +22,7 @@ import { machinesAtTarget, type RefLookup } from './at-target.js';
 import { resolveFenceposts, scaleIntOrPercent } from '../api/capi/index.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
 import type { OwnerChangePreview } from './owners.js';
-import { previewOwnerChanges } from './owners.js';
+import { ALREADY_CARRIES, previewOwnerChanges } from './owners.js';
 import { targetsOf, validatePlan } from './validate.js';
 
 /** A minimal OpenAPI v3 (structural) schema, as CRDs carry it. */
@@ -151,6 +151,8 @@ export interface PlanPreview {
   warnings: string[];
   /** The owner objects (KCP, MachineDeployments, MachineSets, template clones, InfraMachines) the plan will change (owners.ts). */
   owners?: OwnerChangePreview[];
+  /** True when every machine and owner already carries the plan's values (e.g. the plan already ran): applying it changes nothing. */
+  alreadyDone?: boolean;
 }
 
 const show = (v: unknown): string => {
@@ -389,8 +391,16 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
     }
   }
   result.groups.sort((a, b) => a.sequence - b.sequence);
+  const targetsDone = new Set(
+    result.groups
+      .flatMap((g) => g.targets)
+      .filter((t) => t.machines.every((m) => m.state === 'alreadyAtTarget' || m.state === 'updated'))
+      .map((t) => t.name),
+  );
   result.owners = previewOwnerChanges({
     planName,
+    done: targetsDone,
+    ...(snapshot.ownerTemplates ? { templates: snapshot.ownerTemplates } : {}),
     machines: snapshot.machines,
     machineDeployments: snapshot.machineDeployments,
     ...(snapshot.controlPlane?.object ? { controlPlane: snapshot.controlPlane.object } : {}),
@@ -407,6 +417,11 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
   // One validation: the controller refuses what is listed here (same checks, same sentences), so preview NOT OK <=> Valid=False.
   result.problems = validatePlan({ ...snapshot, plan, prestart: prestartResult(plan, result, snapshot.dryRunProblems ?? []) });
   result.valid = result.problems.length === 0;
+  const allTargets = result.groups.flatMap((g) => g.targets);
+  result.alreadyDone =
+    allTargets.length > 0 &&
+    allTargets.every((t) => targetsDone.has(t.name)) &&
+    (result.owners ?? []).every((o) => o.change === ALREADY_CARRIES);
   return result;
 }
 
