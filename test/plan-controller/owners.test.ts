@@ -39,6 +39,8 @@ const get = (p: Platform, res: typeof KubeadmControlPlanes, name: string): Promi
 const at = (o: KubeObject | undefined, ...keys: string[]): unknown =>
   keys.reduce<unknown>((cur, k) => (cur && typeof cur === 'object' ? (cur as Record<string, unknown>)[k] : undefined), o);
 const ann = (o: KubeObject | undefined, k: string): string | undefined => o?.metadata.annotations?.[k];
+/** A clone's name: the original template's name and a hash of the clone's spec (never a previous clone's name). */
+const cloneOf = (original: string): RegExp => new RegExp(`^${original}-[0-9a-f]{10}$`);
 
 /** Finishes every open task of the plan's updaters until the plan reaches `status`. */
 async function playUntil(p: Platform, plan: string, status: string): Promise<void> {
@@ -112,9 +114,11 @@ describe('plan controller: owners next to Cluster API', function () {
     const kcp = await get(p, KubeadmControlPlanes, CP);
     expect(at(kcp, 'spec', 'version')).to.equal(TO_VERSION);
     expect(at(kcp, 'spec', 'kubeadmConfigSpec', 'ntp')).to.deep.equal(NTP);
-    expect(at(kcp, 'spec', 'machineTemplate', 'spec', 'infrastructureRef', 'name')).to.equal(`p-${CP}`);
+    // The clone is named from the original template and its content (stable over plans, never chained).
+    const cpClone = at(kcp, 'spec', 'machineTemplate', 'spec', 'infrastructureRef', 'name') as string;
+    expect(cpClone).to.match(cloneOf(CP));
     expect(
-      at(await p.client.get(DevMachineTemplates, p.ns, `p-${CP}`), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
+      at(await p.client.get(DevMachineTemplates, p.ns, cpClone), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
     ).to.equal(IMAGE);
     expect(
       at(await p.client.get(DevMachineTemplates, p.ns, CP), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
@@ -126,19 +130,21 @@ describe('plan controller: owners next to Cluster API', function () {
     const ms = await p.client.get(MachineSets, p.ns, inventoryMachineSetName(MD));
     for (const o of [md, ms]) {
       expect(at(o, 'spec', 'template', 'spec', 'version'), o?.kind).to.equal(TO_VERSION);
-      expect(at(o, 'spec', 'template', 'spec', 'infrastructureRef', 'name'), o?.kind).to.equal(`p-${MD}`);
-      expect(at(o, 'spec', 'template', 'spec', 'bootstrap', 'configRef', 'name'), o?.kind).to.equal(`p-${MD}`);
+      expect(at(o, 'spec', 'template', 'spec', 'infrastructureRef', 'name'), o?.kind).to.match(cloneOf(MD));
+      expect(at(o, 'spec', 'template', 'spec', 'bootstrap', 'configRef', 'name'), o?.kind).to.match(cloneOf(MD));
     }
+    const mdInfra = at(md, 'spec', 'template', 'spec', 'infrastructureRef', 'name') as string;
+    const mdBoot = at(md, 'spec', 'template', 'spec', 'bootstrap', 'configRef', 'name') as string;
     expect(
-      at(await p.client.get(DevMachineTemplates, p.ns, `p-${MD}`), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
+      at(await p.client.get(DevMachineTemplates, p.ns, mdInfra), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
     ).to.equal(IMAGE);
-    expect(at(await p.client.get(KubeadmConfigTemplates, p.ns, `p-${MD}`), 'spec', 'template', 'spec', 'ntp')).to.deep.equal(NTP);
+    expect(at(await p.client.get(KubeadmConfigTemplates, p.ns, mdBoot), 'spec', 'template', 'spec', 'ntp')).to.deep.equal(NTP);
 
     // Every InfraMachine says it was cloned from its owner's new template (KCP compares it with its infrastructureRef).
     for (const m of await p.machines()) {
       const dm = await p.client.get(DevMachines, p.ns, m.metadata.name!);
       const owner = m.metadata.labels?.['cluster.x-k8s.io/control-plane-name'] !== undefined ? CP : MD;
-      expect(ann(dm, CLONED_FROM_NAME), m.metadata.name).to.equal(`p-${owner}`);
+      expect(ann(dm, CLONED_FROM_NAME), m.metadata.name).to.equal(owner === CP ? cpClone : mdInfra);
     }
     // Owners unpaused.
     expect(ann(kcp, Annotations.paused)).to.equal(undefined);
@@ -259,18 +265,29 @@ describe('plan controller: owners next to Cluster API', function () {
     const infraRef = async (): Promise<unknown> => at(await p.md(MD), 'spec', 'template', 'spec', 'infrastructureRef', 'name');
     await p.apply(planObject(p.ns, 'a', { mds: [{ name: MD, sequence: 2, updaters: os(IMAGE) }] }));
     await playUntil(p, 'a', 'updated');
-    await waitFor(async () => (await infraRef()) === `a-${MD}` || undefined, { message: 'MD on the clone of plan a' });
+    const cloneOfA = await waitFor(
+      async () => {
+        const r = await infraRef();
+        return typeof r === 'string' && cloneOf(MD).test(r) ? r : undefined;
+      },
+      { message: 'MD on the clone of plan a' },
+    );
     await p.apply(planObject(p.ns, 'b', { mds: [{ name: MD, sequence: 2, updaters: os(`${IMAGE}-2`) }] }));
     await playUntil(p, 'b', 'updated');
-    // Plan b cloned plan a's clone (the template the MachineDeployment then named).
-    const cloneOfB = `b-a-${MD}`;
-    await waitFor(async () => (await infraRef()) === cloneOfB || undefined, { message: 'MD on the clone of plan b' });
-    expect(await p.client.get(DevMachineTemplates, p.ns, `a-${MD}`), "plan a's clone kept while plan a exists").to.not.equal(undefined);
+    // Plan b cloned plan a's clone (the template the MachineDeployment then named), named from the original: no chain.
+    const cloneOfB = await waitFor(
+      async () => {
+        const r = await infraRef();
+        return typeof r === 'string' && r !== cloneOfA && cloneOf(MD).test(r) ? r : undefined;
+      },
+      { message: 'MD on the clone of plan b' },
+    );
+    expect(await p.client.get(DevMachineTemplates, p.ns, cloneOfA), "plan a's clone kept while plan a exists").to.not.equal(undefined);
 
     // Deleting plan a: its clone is referenced by nothing any more (MD, MachineSet and InfraMachines moved to b's).
     await p.client.delete(InPlaceUpdatePlans, p.ns, 'a');
     await waitFor(async () => (await p.plan('a')) === undefined || undefined, { message: 'plan a gone' });
-    await waitFor(async () => (await p.client.get(DevMachineTemplates, p.ns, `a-${MD}`)) === undefined || undefined, {
+    await waitFor(async () => (await p.client.get(DevMachineTemplates, p.ns, cloneOfA)) === undefined || undefined, {
       message: "plan a's clone deleted",
     });
     // Deleting plan b: its clone is what the MachineDeployment and MachineSet use, it stays; so does the original.
@@ -324,7 +341,7 @@ describe('plan controller: owners next to Cluster API', function () {
     );
     expect(conditionOf(aligned, 'OwnersAligned')?.reason).to.equal('Aligned');
     const kcp = await get(p, KubeadmControlPlanes, CP);
-    expect(at(kcp, 'spec', 'machineTemplate', 'spec', 'infrastructureRef', 'name')).to.equal(`p-${CP}`);
+    expect(at(kcp, 'spec', 'machineTemplate', 'spec', 'infrastructureRef', 'name')).to.match(cloneOf(CP));
     expect(ann(kcp, Annotations.paused)).to.equal(undefined);
   });
 });
