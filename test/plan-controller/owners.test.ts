@@ -14,6 +14,11 @@ import {
 } from '../../src/api/index.js';
 import { DevMachineTemplates, KubeadmConfigTemplates, inventoryMachineSetName } from '../../src/capi-sim/index.js';
 import { CLONED_FROM_NAME, PAUSED_BY_PLAN } from '../../src/plan-controller/owners.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { cli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 import { useE2eEnv } from '../e2e/env.js';
 import type { Platform } from '../e2e/harness.js';
@@ -296,6 +301,53 @@ describe('plan controller: owners next to Cluster API', function () {
     expect(await p.client.get(DevMachineTemplates, p.ns, cloneOfB), "plan b's clone is still referenced").to.not.equal(undefined);
     expect(await p.client.get(DevMachineTemplates, p.ns, MD), 'original template').to.not.equal(undefined);
     expect(await infraRef()).to.equal(cloneOfB);
+  });
+
+  it('over 6 successive plans the clone name stays bounded and never chains; preview of a plan that already ran says already done', async () => {
+    const p = await env().platform();
+    await p.provision({ cpReplicas: 1, mds: [] });
+    await p.startPlatform({ referenceNames: ['nobody'] });
+    const infraRef = async (): Promise<unknown> =>
+      at(await get(p, KubeadmControlPlanes, CP), 'spec', 'machineTemplate', 'spec', 'infrastructureRef', 'name');
+    const planOf = (n: number): ReturnType<typeof planObject> =>
+      planObject(p.ns, `${'image-rollout-number-'.repeat(3)}${n}`, {
+        cp: {
+          name: CP,
+          sequence: 1,
+          updaters: [
+            refUpdater({
+              name: 'os',
+              responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: `${IMAGE}-${n}` }],
+            }),
+          ],
+        },
+      });
+    const names: string[] = [];
+    for (let n = 1; n <= 6; n++) {
+      const plan = planOf(n);
+      await p.apply(plan);
+      await playUntil(p, plan.metadata.name!, 'updated');
+      names.push(
+        await waitFor(
+          async () => {
+            const r = await infraRef();
+            return typeof r === 'string' && !names.includes(r) && r !== CP ? r : undefined;
+          },
+          { message: `KCP on the clone of plan ${n}` },
+        ),
+      );
+    }
+    for (const name of names) {
+      expect(name.length, name).to.be.at.most(63);
+      expect(name).to.match(cloneOf(CP));
+    }
+    expect(new Set(names).size).to.equal(6);
+
+    const file = join(mkdtempSync(join(tmpdir(), 'owners-')), 'plan.yaml');
+    writeFileSync(file, stringify(planOf(6)));
+    const r = await cli('preview', '-f', file, '--kubeconfig', env().kubeconfigPath);
+    expect(r.out).to.match(/Result: already done/);
+    expect(r.out).to.not.match(/\(new\)/);
   });
 
   it('reports an owner it cannot align (AlignFailed) and aligns it once the cause is fixed, even after the plan ended', async () => {
