@@ -7,10 +7,10 @@ import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../ru
 import { forEachLimit } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { KubeClient, Logger } from '../runtime/types.js';
-import { isDeleting, machineInfraRef, mdReplicas, mdRollingUpdate, nameOf } from '../api/capi/index.js';
+import { isDeleting, machineInfraRef, nameOf } from '../api/capi/index.js';
 import type { PlanDecision } from './decide.js';
 import { machinesOfTarget, planAge } from './decide.js';
-import { resolveFenceposts } from '../api/capi/index.js';
+import { mdConcurrency } from './concurrency.js';
 import type { OwnerOutcome, OwnerStep, OwnerValue } from './owners.js';
 import {
   OWNERS_ALIGNED,
@@ -103,9 +103,8 @@ export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
       owner = snap.machineDeployments.find((o) => nameOf(o) === name);
       res = MachineDeployments;
       if (owner) {
-        const ru = mdRollingUpdate(owner);
-        const fp = resolveFenceposts(ru.maxSurge, ru.maxUnavailable, mdReplicas(owner));
-        surge = fp.ok && fp.value.unavailable === 0;
+        const c = mdConcurrency(owner);
+        surge = c.ok && c.surge;
       }
     }
     if (!owner) continue;

@@ -19,7 +19,8 @@ import {
 } from '../api/capi/index.js';
 import { machineState, machinesByTarget, planAge } from './decide.js';
 import { machinesAtTarget, type RefLookup } from './at-target.js';
-import { resolveFenceposts, scaleIntOrPercent } from '../api/capi/index.js';
+import { scaleIntOrPercent } from '../api/capi/index.js';
+import { mdConcurrency } from './concurrency.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
 import type { OwnerChangePreview } from './owners.js';
 import { ALREADY_CARRIES, previewOwnerChanges } from './owners.js';
@@ -248,10 +249,10 @@ function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined): Preview
   if (!owner) return { max: 0, why: 'MachineDeployment not found', surge: false };
   const replicas = mdReplicas(owner);
   const ru = mdRollingUpdate(owner);
-  const fp = resolveFenceposts(ru.maxSurge, ru.maxUnavailable, replicas);
-  if (!fp.ok) return { max: 0, why: `rollingUpdate: ${fp.error}`, surge: false };
+  const fp = mdConcurrency(owner, replicas);
+  if (!fp.ok) return { max: 0, why: fp.error, surge: false };
   const raw = `maxUnavailable=${ru.maxUnavailable ?? '0 (default)'}`;
-  if (fp.value.unavailable === 0)
+  if (fp.surge)
     return {
       max: 1,
       why: `${raw}: surge — scale to ${replicas + 1} replicas, wait for the new machine to be Ready, update one at a time, restore ${replicas}`,
@@ -261,8 +262,8 @@ function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined): Preview
   const scaled = scaleIntOrPercent(ru.maxUnavailable ?? 0, replicas, false);
   const fence = scaled.ok && scaled.value === 0 ? ' (resolves to 0 with maxSurge 0: 1, the Kubernetes fencepost rule)' : '';
   return {
-    max: fp.value.unavailable,
-    why: `${raw}${rounded}${fence}: up to ${fp.value.unavailable} machine(s) unavailable at once, machines already not Ready included`,
+    max: fp.max,
+    why: `${raw}${rounded}${fence}: up to ${fp.max} machine(s) unavailable at once, machines already not Ready included`,
     surge: false,
   };
 }
