@@ -450,25 +450,38 @@ export async function reconcileMachines(
   const { client } = deps;
   const ns = plan.metadata.namespace ?? '';
   const name = plan.metadata.name ?? '';
-  // A target whose owner could not be paused starts none of its machines in this reconcile (docs/design.md §11).
+  // A target whose owner could not be paused starts none of its machines in this reconcile (docs/design.md §11); past
+  // MAX_STARTS_PER_RECONCILE the rest start in the next reconcile (bounded requests per reconcile).
   const held = new Set(d.create.filter((c) => blocked.has(`${c.target.kind}/${c.target.name}`)).map((c) => c.machine));
-  const creates = d.create.filter((c) => !held.has(c.machine));
+  const allowed = d.create.filter((c) => !held.has(c.machine));
+  for (const c of allowed.slice(MAX_STARTS_PER_RECONCILE)) held.add(c.machine);
+  if (allowed.length > MAX_STARTS_PER_RECONCILE) deps.ctrl().enqueue({ namespace: ns, name });
   const labels = d.label.filter((l) => !held.has(l.machine));
-  // Label first: the MHC extension protects a machine from remediation as soon as it carries the label.
-  await forEachLimit(labels, WRITES_IN_FLIGHT, async (l) => {
+  // Label first: the MHC extension protects a machine from remediation as soon as it carries the label. Each write is
+  // independent: one failure does not stop the others (under a flaky API server that would cap a reconcile's progress
+  // at a handful of writes); the failures are reported once all ran.
+  const failures: unknown[] = [];
+  const unlabelled = new Set<string>();
+  await eachSettled(labels, failures, async (l) => {
     if (!deps.machines.peek(ns, l.machine)) return;
-    await ignoreNotFound(
-      client.patch(
-        Machines,
-        ns,
-        l.machine,
-        { metadata: { labels: { [Labels.planName]: labelValue(name) }, annotations: { [Annotations.updateStartedAt]: l.startedAt } } },
-        { type: 'merge', fieldManager: FIELD_MANAGER },
-      ),
-    );
+    try {
+      await ignoreNotFound(
+        client.patch(
+          Machines,
+          ns,
+          l.machine,
+          { metadata: { labels: { [Labels.planName]: labelValue(name) }, annotations: { [Annotations.updateStartedAt]: l.startedAt } } },
+          { type: 'merge', fieldManager: FIELD_MANAGER },
+        ),
+      );
+    } catch (err) {
+      unlabelled.add(l.machine);
+      throw err;
+    }
   });
-  // Only after every label landed (the loop above throws otherwise): no machine is in update without its label.
-  await forEachLimit(creates, WRITES_IN_FLIGHT, async (c) => {
+  // Only machines whose label landed start: no machine is in update without its label.
+  const creates = d.create.filter((c) => !held.has(c.machine) && !unlabelled.has(c.machine));
+  await eachSettled(creates, failures, async (c) => {
     const mu: MachineUpdate & KubeObject = {
       apiVersion: API_VERSION,
       kind: MachineUpdates.kind,
@@ -521,7 +534,7 @@ export async function reconcileMachines(
     if (!deps.expectations.has(planKey)) deps.expectations.set(planKey, new Map());
     deps.expectations.get(planKey)!.set(c.name, { mu: created, at: Date.now() });
   });
-  await forEachLimit(d.abort, WRITES_IN_FLIGHT, async (muName) => {
+  await eachSettled(d.abort, failures, async (muName) => {
     await ignoreNotFound(
       client.patch(
         MachineUpdates,
@@ -532,7 +545,7 @@ export async function reconcileMachines(
       ),
     );
   });
-  await forEachLimit(d.unlabel, WRITES_IN_FLIGHT, async (machine) => {
+  await eachSettled(d.unlabel, failures, async (machine) => {
     const m = deps.machines.peek(ns, machine);
     if (!m) return;
     // Guarded by resourceVersion: the label may belong to a newer plan by the time this lands.
@@ -551,6 +564,21 @@ export async function reconcileMachines(
         { type: 'merge', fieldManager: FIELD_MANAGER },
       ),
     );
+  });
+  if (failures.length > 0) throw failures[0];
+}
+
+/** Most machines one reconcile starts (labels + MachineUpdates); the rest start in the next one, right after. */
+const MAX_STARTS_PER_RECONCILE = 1000;
+
+/** Runs `fn` on every item, WRITES_IN_FLIGHT at once, to the end; the errors are collected in `failures`. */
+async function eachSettled<T>(items: readonly T[], failures: unknown[], fn: (item: T) => Promise<void>): Promise<void> {
+  await forEachLimit(items, WRITES_IN_FLIGHT, async (item) => {
+    try {
+      await fn(item);
+    } catch (err) {
+      failures.push(err);
+    }
   });
 }
 

@@ -19,7 +19,7 @@ import {
 import { fleetPlan } from '../../bench/lib/fleet.js';
 import { DevMachineTemplates } from '../../src/capi-sim/index.js';
 import { PAUSED_BY_PLAN } from '../../src/plan-controller/owners.js';
-import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+import { startFaultProxy, type FaultProxy } from '../../bench/lib/fault-proxy.js';
 import {
   Recorder,
   SEED,
