@@ -210,19 +210,7 @@ function ownerDeps(deps: Deps): OwnerDeps {
     maxInfraWrites: MAX_INFRA_WRITES,
     reads: {
       async ref(ns, ref) {
-        const res = await deps.client.resolve(ref.apiGroup, ref.kind);
-        // Templates and InfraMachines wake the plans of their namespace that may still act (their alignment may wait on them).
-        if (!(await settlesWithin(deps.ctrl().watch(res, namespacePlansOf(deps)), CONTROL_PLANE_SYNC_MS)))
-          throw new KubeApiError(
-            `list ${res.plural}.${res.group}`,
-            403,
-            undefined,
-            new Error(`not listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it granted to the plan controller?)`),
-          );
-        const store = deps.mgr.informer(res).store;
-        const apiVersion = res.group ? `${res.group}/${res.version}` : res.version;
-        // List items may omit kind and apiVersion; a clone copies them from its source.
-        const typed = (o: KubeObject | undefined): KubeObject | undefined => (o ? { ...o, kind: res.kind, apiVersion } : undefined);
+        const { res, store, typed } = await cachedKind(deps, ref);
         const obj = typed(store.peek(ns, ref.name));
         return { res, ...(obj ? { obj } : {}), byName: (n: string) => typed(store.peek(ns, n)) };
       },
@@ -232,6 +220,29 @@ function ownerDeps(deps: Deps): OwnerDeps {
       },
     },
   };
+}
+
+/**
+ * The informer store of a provider kind (InfraMachine, BootstrapConfig, their templates), started on first use. A kind
+ * not served throws (404 resolve); one not listed within CONTROL_PLANE_SYNC_MS throws a 403-like error naming it.
+ */
+async function cachedKind(
+  deps: Deps,
+  ref: { apiGroup: string; kind: string },
+): Promise<{ res: ResourceType; store: Store; typed: (o: KubeObject | undefined) => KubeObject | undefined }> {
+  const res = await deps.client.resolve(ref.apiGroup, ref.kind);
+  // They wake the plans of their namespace that may still act (an alignment or a check may wait on them).
+  if (!(await settlesWithin(deps.ctrl().watch(res, namespacePlansOf(deps)), CONTROL_PLANE_SYNC_MS)))
+    throw new KubeApiError(
+      `list ${res.plural}.${res.group}`,
+      403,
+      undefined,
+      new Error(`not listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it granted to the plan controller?)`),
+    );
+  const apiVersion = res.group ? `${res.group}/${res.version}` : res.version;
+  // List items may omit kind and apiVersion; a clone copies them from its source, the checks compare kinds.
+  const typed = (o: KubeObject | undefined): KubeObject | undefined => (o ? { ...o, kind: res.kind, apiVersion } : undefined);
+  return { res, store: deps.mgr.informer(res).store, typed };
 }
 
 /** Maps an object to the plans of its namespace that may still act (wake.ts). */
@@ -334,7 +345,18 @@ async function prestartFor(deps: Deps, snap: PlanSnapshot): Promise<PrestartResu
   const passed =
     fresh && fresh.result.schemaProblems.length === 0 && (fresh.result.uncovered.length === 0 || plan.spec.acceptUncoveredChanges === true);
   if (fresh && (passed || Date.now() - fresh.at < PRESTART_RECHECK_MS)) return fresh.result;
-  const result = await prestartCheck(deps.client, snap);
+  // Reads from the informer caches: the check costs its dry-runs only (a kind that cannot be cached is listed).
+  const result = await prestartCheck(deps.client, snap, {
+    async list(ns, ref) {
+      try {
+        const { store, typed } = await cachedKind(deps, ref);
+        return store.list(ns).map((o) => typed(o)!);
+      } catch (err) {
+        if (isNotFound(err) || (err instanceof KubeApiError && err.code === 403)) return undefined;
+        throw err;
+      }
+    },
+  });
   deps.prestart.set(key, { uid, generation, at: Date.now(), result });
   return result;
 }
