@@ -177,3 +177,15 @@ export async function startFaultProxy(upstream: string, rand: () => number, faul
     },
   };
 }
+
+/** A seeded PRNG (mulberry32): a faults run can be replayed with the same seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
