@@ -11,7 +11,7 @@ import { isDeleting, machineInfraRef, nameOf } from '../api/capi/index.js';
 import type { PlanDecision } from './decide.js';
 import { machinesOfTarget, planAge } from './decide.js';
 import { mdConcurrency } from './concurrency.js';
-import type { OwnerOutcome, OwnerStep, OwnerValue } from './owners.js';
+import type { Alignment, OwnerOutcome, OwnerStep, OwnerValue } from './owners.js';
 import {
   OWNERS_ALIGNED,
   OwnerEventReasons,
@@ -154,6 +154,7 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
             });
             log.info({ owner: label(t) }, 'paused owner');
           }
+          await annotateAhead(deps, snap, t, planName, log);
           break;
         }
         case 'release': {
@@ -223,19 +224,23 @@ async function alignOrExplain(
   }
 }
 
-// Clones first, then the MachineSets owning the machines, then the InfraMachines' cloned-from, then the owner's spec with
-// its pause lifted: while the owner is paused CAPI acts on none of the intermediate states. Every read comes from the
-// informer caches and every step is a level (a clone that exists, a MachineSet or InfraMachine that carries the values),
-// so a reconcile that fails half-way leaves the next one the rest; requests are O(writes still needed).
-async function align(
+interface Prepared {
+  a: Alignment;
+  infra?: CachedRef;
+  boot?: CachedRef;
+  /** InfraMachines still to move to the clone (from the cache; each write is guarded by the resourceVersion read). */
+  infraWrites: { res: ResourceType; obj: KubeObject; next: KubeObject }[];
+}
+
+// What aligning the target's owners writes, from the informer caches (no request); `only` limits the InfraMachines to
+// those machines.
+async function prepare(
   deps: OwnerDeps,
   snap: PlanSnapshot,
   t: TargetOwner,
   planName: string,
-  d: PlanDecision,
-  log: Logger,
-): Promise<{ problems: string[]; pending?: string }> {
-  const { client } = deps;
+  only?: ReadonlySet<string>,
+): Promise<Prepared | { problems: string[] }> {
   const ns = t.owner.metadata.namespace ?? '';
   const paths = refPaths(t.kind);
   const needsInfra = t.values.some((v) => v.slot === 'infraTemplate');
@@ -279,18 +284,90 @@ async function align(
     if (clones.length > 0) a = planAlignment(input);
   }
   if (a.problems.length > 0) return { problems: a.problems };
-
-  // InfraMachines still to move to the clone (from the cache; each write is guarded by the resourceVersion read).
-  const infraWrites: { res: ResourceType; obj: KubeObject; next: KubeObject }[] = [];
+  const infraWrites: Prepared['infraWrites'] = [];
   if (a.infraClonedFrom) {
     for (const m of machines) {
       const ref = machineInfraRef(m);
-      if (!ref) continue;
+      if (!ref || (only && !only.has(nameOf(m)))) continue;
       const got = await deps.reads.ref(ns, ref);
       const next = got.obj ? withClonedFrom(got.obj, a.infraClonedFrom) : undefined;
       if (got.obj && next) infraWrites.push({ res: got.res, obj: got.obj, next });
     }
   }
+  return { a, ...(infra ? { infra } : {}), ...(boot ? { boot } : {}), infraWrites };
+}
+
+// Creates the clones an alignment needs (an existing one, e.g. our earlier create whose answer was lost, is the same:
+// its name is content-addressed).
+async function createClones(deps: OwnerDeps, p: Prepared): Promise<void> {
+  for (const c of p.a.create) {
+    const res = p.infra && c.kind === p.infra.res.kind ? p.infra.res : p.boot!.res;
+    try {
+      await deps.client.create(res, c, { fieldManager: deps.fieldManager });
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw new RetryableError(`create ${c.kind} ${c.metadata.namespace}/${nameOf(c)}`, err);
+    }
+  }
+}
+
+// Writes up to maxInfraWrites InfraMachine annotations; one failure does not stop the others. Returns how many are
+// left and the first error.
+async function annotateInfraMachines(deps: OwnerDeps, writes: Prepared['infraWrites']): Promise<{ left: number; firstError?: unknown }> {
+  const batch = writes.slice(0, deps.maxInfraWrites);
+  let failed = 0;
+  let firstError: unknown;
+  await forEachLimit(batch, deps.writesInFlight, async (w) => {
+    try {
+      await patchSnapshot(w.obj).apply(deps.client, w.res, w.next, { fieldManager: deps.fieldManager });
+    } catch (err) {
+      if (isNotFound(err)) return;
+      failed++;
+      firstError ??= err;
+    }
+  });
+  return { left: writes.length - batch.length + failed, ...(firstError !== undefined ? { firstError } : {}) };
+}
+
+/**
+ * While a paused target runs, the InfraMachines of its machines that finished already get the cloned-from annotation of
+ * the clone the target will end on (its name is known in advance: content-addressed), so the end of the target writes
+ * only the owners (O(targets), not O(machines), on the critical path). Best effort: a failure leaves it to the next
+ * reconcile or to the end-of-target alignment, which writes whatever is still missing.
+ */
+async function annotateAhead(deps: OwnerDeps, snap: PlanSnapshot, t: TargetOwner, planName: string, log: Logger): Promise<void> {
+  if (!t.values.some((v) => v.slot === 'infraTemplate')) return;
+  const done = new Set(
+    snap.machineUpdates
+      .filter((mu) => mu.spec.target.kind === t.kind && mu.spec.target.name === t.name && mu.status?.updateStatus === 'updated')
+      .map((mu) => mu.spec.machineRef.name),
+  );
+  if (done.size === 0) return;
+  try {
+    const p = await prepare(deps, snap, t, planName, done);
+    if ('problems' in p || p.infraWrites.length === 0) return;
+    await createClones(deps, p);
+    await annotateInfraMachines(deps, p.infraWrites);
+  } catch (err) {
+    log.debug({ owner: label(t), err: (err as Error).message }, 'InfraMachine annotations ahead of the target end: continuing later');
+  }
+}
+
+// Clones first, then the MachineSets owning the machines, then the InfraMachines' cloned-from, then the owner's spec with
+// its pause lifted: while the owner is paused CAPI acts on none of the intermediate states. Every read comes from the
+// informer caches and every step is a level (a clone that exists, a MachineSet or InfraMachine that carries the values),
+// so a reconcile that fails half-way leaves the next one the rest; requests are O(writes still needed).
+async function align(
+  deps: OwnerDeps,
+  snap: PlanSnapshot,
+  t: TargetOwner,
+  planName: string,
+  d: PlanDecision,
+  log: Logger,
+): Promise<{ problems: string[]; pending?: string }> {
+  const { client } = deps;
+  const prepared = await prepare(deps, snap, t, planName);
+  if ('problems' in prepared) return { problems: prepared.problems };
+  const { a, infraWrites } = prepared;
   if (a.create.length === 0 && a.machineSets.length === 0 && infraWrites.length === 0 && !a.owner) return { problems: [] };
 
   let owner = t.owner;
@@ -299,30 +376,9 @@ async function align(
   if (paused && !isPausedObject(owner))
     owner = await patchSnapshot(owner).apply(client, t.res, paused, { fieldManager: deps.fieldManager });
 
-  for (const c of a.create) {
-    const res = infra && c.kind === infra.res.kind ? infra.res : boot!.res;
-    try {
-      await client.create(res, c, { fieldManager: deps.fieldManager });
-    } catch (err) {
-      // Content-addressed name: an existing clone (our earlier create whose answer was lost) carries the same spec.
-      if (!isAlreadyExists(err)) throw new RetryableError(`create ${c.kind} ${ns}/${nameOf(c)}`, err);
-    }
-  }
+  await createClones(deps, prepared);
   for (const ms of a.machineSets) await patchSnapshot(ms.before).apply(client, MachineSets, ms.after, { fieldManager: deps.fieldManager });
-  const batch = infraWrites.slice(0, deps.maxInfraWrites);
-  let failed = 0;
-  let firstError: unknown;
-  await forEachLimit(batch, deps.writesInFlight, async (w) => {
-    try {
-      await patchSnapshot(w.obj).apply(client, w.res, w.next, { fieldManager: deps.fieldManager });
-    } catch (err) {
-      if (isNotFound(err)) return;
-      // One failed annotation does not stop the others: they are each a level the next reconcile skips.
-      failed++;
-      firstError ??= err;
-    }
-  });
-  const left = infraWrites.length - batch.length + failed;
+  const { left, firstError } = await annotateInfraMachines(deps, infraWrites);
   if (left > 0) {
     const why = firstError ? `: ${(firstError as Error).message.slice(0, 160)}` : '';
     return { problems: [], pending: `${left} InfraMachine(s) of ${label(t)} still to annotate${why} (continuing)` };
