@@ -350,6 +350,41 @@ describe('plan controller: owners next to Cluster API', function () {
     expect(r.out).to.not.match(/\(new\)/);
   });
 
+  it("moves a finished machine's InfraMachine to the target's clone while the target runs (the end writes only the owners)", async () => {
+    const p = await env().platform();
+    await p.provision({ cpReplicas: 1, mds: [{ name: MD, replicas: 2, maxUnavailable: 1 }] });
+    await p.startPlatform({ referenceNames: ['nobody'] });
+    const os = refUpdater({
+      name: 'os',
+      responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: IMAGE }],
+    });
+    await p.apply(planObject(p.ns, 'ahead', { mds: [{ name: MD, sequence: 2, updaters: [os] }] }));
+    await p.waitTasks('os', 1);
+    await p.finishTasks('os');
+    const first = await waitFor(
+      async () => (await p.machineUpdates()).find((m) => m.status?.updateStatus === 'updated')?.spec.machineRef.name,
+      { message: 'first machine updated' },
+    );
+    // Only one machine at a time: the target is still running, its MachineDeployment paused, when the annotation lands.
+    const clone = await waitFor(
+      async () => {
+        const v = ann(await p.client.get(DevMachines, p.ns, first), CLONED_FROM_NAME);
+        return v && cloneOf(MD).test(v) ? v : undefined;
+      },
+      { message: "first machine's InfraMachine on the clone" },
+    );
+    expect(ann(await p.md(MD), PAUSED_BY_PLAN), 'target still running').to.equal('ahead');
+    expect(
+      at(await p.client.get(DevMachineTemplates, p.ns, clone), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
+    ).to.equal(IMAGE);
+    await playUntil(p, 'ahead', 'updated');
+    expect(at(await p.md(MD), 'spec', 'template', 'spec', 'infrastructureRef', 'name')).to.equal(clone);
+    const workers = (await p.machines()).filter((m) => m.metadata.labels?.['cluster.x-k8s.io/deployment-name'] === MD);
+    expect(workers).to.have.length(2);
+    for (const m of workers)
+      expect(ann(await p.client.get(DevMachines, p.ns, m.metadata.name!), CLONED_FROM_NAME), m.metadata.name).to.equal(clone);
+  });
+
   it('reports an owner it cannot align (AlignFailed) and aligns it once the cause is fixed, even after the plan ended', async () => {
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [] });
