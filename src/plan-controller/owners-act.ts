@@ -9,7 +9,7 @@ import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { KubeClient, Logger } from '../runtime/types.js';
 import { isDeleting, machineInfraRef, nameOf } from '../api/capi/index.js';
 import type { PlanDecision } from './decide.js';
-import { machinesOfTarget, planAge } from './decide.js';
+import { machinesByTarget, planAge, targetKey } from './decide.js';
 import { mdConcurrency } from './concurrency.js';
 import type { Alignment, OwnerOutcome, OwnerStep, OwnerValue } from './owners.js';
 import {
@@ -88,6 +88,10 @@ export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
   const newer = snap.plans.some((o) => o.metadata?.name !== plan.metadata?.name && planAge(plan, o) < 0);
   const planTerminal = isTerminal(plan.status?.updateStatus) && !(alignFailed && !newer);
   const out: TargetOwner[] = [];
+  const startedTargets = new Set([
+    ...snap.machineUpdates.map((mu) => targetKey(mu.spec.target.kind, mu.spec.target.name)),
+    ...d.create.map((c) => targetKey(c.target.kind, c.target.name)),
+  ]);
   for (const t of targetsOf(plan)) {
     const name = t.target?.name;
     if (typeof name !== 'string') continue;
@@ -111,10 +115,7 @@ export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
     const row = d.status.targets?.find((r) => r.kind === t.kind && r.name === name);
     if (!row) continue;
     // Machines counted as already at target start the target as well: its owner is aligned like after a rollout.
-    const started =
-      snap.machineUpdates.some((mu) => mu.spec.target.kind === t.kind && mu.spec.target.name === name) ||
-      d.create.some((c) => c.target.kind === t.kind && c.target.name === name) ||
-      (row.skipped ?? 0) > 0;
+    const started = startedTargets.has(targetKey(t.kind, name)) || (row.skipped ?? 0) > 0;
     const step = ownerStep({ row, started, planTerminal, surge, ownerExists: true });
     out.push({
       kind: t.kind,
@@ -137,7 +138,11 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
   const planName = snap.plan.metadata?.name ?? '';
   const prev = snap.plan.status?.conditions?.find((c) => c.type === OWNERS_ALIGNED);
   const outcomes: OwnerOutcome[] = [];
-  for (const t of ownerSteps(snap, d)) {
+  const steps = ownerSteps(snap, d);
+  if (steps.every((t) => t.step.op === 'none')) return outcomes;
+  // Indexed once per reconcile: every target reads its own machines and updates (O(machines), not O(targets x machines)).
+  const view = targetView(snap);
+  for (const t of steps) {
     const o: OwnerOutcome = { owner: label(t), op: t.step.op, kind: t.kind, name: t.name };
     try {
       switch (t.step.op) {
@@ -154,7 +159,7 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
             });
             log.info({ owner: label(t) }, 'paused owner');
           }
-          await annotateAhead(deps, snap, t, planName, log);
+          await annotateAhead(deps, snap, view, t, planName, log);
           break;
         }
         case 'release': {
@@ -181,7 +186,7 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
           break;
         }
         case 'align': {
-          const r = await alignOrExplain(deps, snap, t, planName, d, log);
+          const r = await alignOrExplain(deps, snap, view, t, planName, d, log);
           if (r.problems.length > 0) o.problems = r.problems;
           if (r.pending) o.pending = r.pending;
           break;
@@ -206,13 +211,14 @@ export const blockedTargets = (outcomes: readonly OwnerOutcome[]): Set<string> =
 async function alignOrExplain(
   deps: OwnerDeps,
   snap: PlanSnapshot,
+  view: TargetView,
   t: TargetOwner,
   planName: string,
   d: PlanDecision,
   log: Logger,
 ): Promise<{ problems: string[]; pending?: string }> {
   try {
-    return await align(deps, snap, t, planName, d, log);
+    return await align(deps, snap, view, t, planName, d, log);
   } catch (err) {
     if (err instanceof KubeApiError && err.code === 403)
       return {
@@ -222,6 +228,30 @@ async function alignOrExplain(
       return { problems: [`not served: ${err.message}`] };
     throw err;
   }
+}
+
+/** A reconcile's machines (not deleting) and this plan's finished machines, per target key. */
+interface TargetView {
+  machines: Map<string, KubeObject[]>;
+  updated: Map<string, Set<string>>;
+}
+
+function targetView(snap: PlanSnapshot): TargetView {
+  const machines = new Map<string, KubeObject[]>();
+  for (const [k, list] of machinesByTarget(snap.plan.spec.clusterName, snap.machines))
+    machines.set(
+      k,
+      list.filter((m) => !isDeleting(m)),
+    );
+  const updated = new Map<string, Set<string>>();
+  for (const mu of snap.machineUpdates) {
+    if (mu.status?.updateStatus !== 'updated') continue;
+    const k = targetKey(mu.spec.target.kind, mu.spec.target.name);
+    let set = updated.get(k);
+    if (!set) updated.set(k, (set = new Set()));
+    set.add(mu.spec.machineRef.name);
+  }
+  return { machines, updated };
 }
 
 interface Prepared {
@@ -237,6 +267,7 @@ interface Prepared {
 async function prepare(
   deps: OwnerDeps,
   snap: PlanSnapshot,
+  view: TargetView,
   t: TargetOwner,
   planName: string,
   only?: ReadonlySet<string>,
@@ -253,7 +284,7 @@ async function prepare(
   const originals: { infraOriginal?: string; bootstrapOriginal?: string } = {};
   if (infra?.obj) originals.infraOriginal = originalTemplateName(infra.obj, infra.byName);
   if (boot?.obj) originals.bootstrapOriginal = originalTemplateName(boot.obj, boot.byName);
-  const machines = machinesOfTarget(t.kind, t.name, snap.plan.spec.clusterName, snap.machines).filter((m) => !isDeleting(m));
+  const machines = view.machines.get(targetKey(t.kind, t.name)) ?? [];
   const machineSets: KubeObject[] = [];
   if (t.kind === 'MachineDeployment') {
     for (const set of new Set(machines.map((m) => m.metadata.labels?.[Labels.setName]).filter((s): s is string => !!s))) {
@@ -334,16 +365,19 @@ async function annotateInfraMachines(deps: OwnerDeps, writes: Prepared['infraWri
  * only the owners (O(targets), not O(machines), on the critical path). Best effort: a failure leaves it to the next
  * reconcile or to the end-of-target alignment, which writes whatever is still missing.
  */
-async function annotateAhead(deps: OwnerDeps, snap: PlanSnapshot, t: TargetOwner, planName: string, log: Logger): Promise<void> {
+async function annotateAhead(
+  deps: OwnerDeps,
+  snap: PlanSnapshot,
+  view: TargetView,
+  t: TargetOwner,
+  planName: string,
+  log: Logger,
+): Promise<void> {
   if (!t.values.some((v) => v.slot === 'infraTemplate')) return;
-  const done = new Set(
-    snap.machineUpdates
-      .filter((mu) => mu.spec.target.kind === t.kind && mu.spec.target.name === t.name && mu.status?.updateStatus === 'updated')
-      .map((mu) => mu.spec.machineRef.name),
-  );
-  if (done.size === 0) return;
+  const done = view.updated.get(targetKey(t.kind, t.name));
+  if (!done || done.size === 0) return;
   try {
-    const p = await prepare(deps, snap, t, planName, done);
+    const p = await prepare(deps, snap, view, t, planName, done);
     if ('problems' in p || p.infraWrites.length === 0) return;
     await createClones(deps, p);
     await annotateInfraMachines(deps, p.infraWrites);
@@ -359,13 +393,14 @@ async function annotateAhead(deps: OwnerDeps, snap: PlanSnapshot, t: TargetOwner
 async function align(
   deps: OwnerDeps,
   snap: PlanSnapshot,
+  view: TargetView,
   t: TargetOwner,
   planName: string,
   d: PlanDecision,
   log: Logger,
 ): Promise<{ problems: string[]; pending?: string }> {
   const { client } = deps;
-  const prepared = await prepare(deps, snap, t, planName);
+  const prepared = await prepare(deps, snap, view, t, planName);
   if ('problems' in prepared) return { problems: prepared.problems };
   const { a, infraWrites } = prepared;
   if (a.create.length === 0 && a.machineSets.length === 0 && infraWrites.length === 0 && !a.owner) return { problems: [] };

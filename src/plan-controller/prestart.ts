@@ -17,7 +17,7 @@ import {
   ownerBootstrapTemplateRef,
   ownerInfraTemplateRef,
 } from '../api/capi/index.js';
-import { machinesOfTarget } from './decide.js';
+import { machinesByTarget, targetKey } from './decide.js';
 import { previewPlan, prestartResult, type PreviewSnapshot } from './preview.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
 import { JSON_POINTER, targetsOf } from './validate.js';
@@ -84,9 +84,10 @@ export async function dryRunCommits(
   // The same patch on the same kind gets the same answer from the schema: targets sharing their updaters (a fleet's
   // MachineDeployments) are checked once. Only a clean answer is reused; a problem is looked up per target.
   const clean = new Set<string>();
+  const byTarget = machinesByTarget(plan.spec.clusterName, machines);
   for (const t of targetsOf(plan)) {
     const label = `${t.kind === 'ControlPlane' ? 'controlPlane' : 'machineDeployment'} ${t.target.name}`;
-    const m = machinesOfTarget(t.kind, t.target.name, plan.spec.clusterName, machines).find((x) => !isDeleting(x));
+    const m = (byTarget.get(targetKey(t.kind, t.target.name)) ?? []).find((x) => !isDeleting(x));
     if (!m) continue;
     const resps = orderedUpdaters(Array.isArray(t.target.updaters) ? t.target.updaters : [])
       .flatMap((u) => (Array.isArray(u.responsibilities) ? u.responsibilities : []))
