@@ -55,6 +55,8 @@ interface Options {
   apiserverMaxOldSpaceMB: number;
   /** Route the platform through the fault proxy and re-run the first case with faults on (bench/lib/fault-proxy.ts). */
   faults: boolean;
+  /** Three updaters per machine (Machine, InfraMachine, BootstrapConfig): the plan's end of target clones templates. */
+  threeUpdaters: boolean;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -86,6 +88,7 @@ function parseOptions(argv: string[]): Options {
     historyLimit: get('history-limit'),
     apiserverMaxOldSpaceMB: Number(get('apiserver-max-old-space') ?? 12288),
     faults: argv.includes('--faults'),
+    threeUpdaters: argv.includes('--three-updaters'),
   };
   for (const s of o.sizes) if (!Number.isInteger(s) || s < 1) throw new Error(`--sizes: bad size ${s}`);
   for (const x of o.durations) if (!(x >= 0)) throw new Error(`--durations: bad duration ${x}`);
@@ -351,7 +354,7 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
   const fleet = p.fleet;
   const machines = fleet.objects.filter((x) => x.kind === 'Machine').length;
   const mode = p.updater.mode;
-  const name = `plan-${machines}-mu${String(maxUnavailable).replace('%', 'pct')}-d${d}${mode === 'poll' ? `-poll${o.pollRetrySeconds}s` : ''}${faulty ? '-faults' : ''}`;
+  const name = `plan-${machines}-mu${String(maxUnavailable).replace('%', 'pct')}-d${d}${mode === 'poll' ? `-poll${o.pollRetrySeconds}s` : ''}${o.threeUpdaters ? '-3u' : ''}${faulty ? '-faults' : ''}`;
   planCounter++;
   const planName = `bench-${planCounter}`;
   const toVersion = `v1.${30 + planCounter}.0`;
@@ -360,14 +363,18 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
   await observer.start();
   const countsBefore = await requestCounts(p);
   const cpuBefore = new Map(procsOf(p).map((x) => [x.name, x.stats()]));
-  const step = mode === 'poll' ? pollStep(d, o.pollRetrySeconds) : d;
+  // Three updaters run one after the other on a machine: a step is three durations.
+  const step = (mode === 'poll' ? pollStep(d, o.pollRetrySeconds) : d) * (o.threeUpdaters ? 3 : 1);
   const lb = lowerBound(fleet, maxUnavailable, step);
   const timeoutMs = Math.max(300_000, lb * 4000 + machines * 60);
   const startedAt = new Date();
   const countsProxy = p.proxy ? { ...p.proxy.counts } : undefined;
   if (faulty) p.proxy?.setFaults(BENCH_FAULTS);
   const t0 = Date.now();
-  await p.client.create(InPlaceUpdatePlans, fleetPlan(fleet, { name: planName, toVersion, durationSeconds: d }));
+  await p.client.create(
+    InPlaceUpdatePlans,
+    fleetPlan(fleet, { name: planName, toVersion, durationSeconds: d, ...(o.threeUpdaters ? { infraValue: `img-${planCounter}` } : {}) }),
+  );
   const ticker = setInterval(() => {
     const pr = observer.progress();
     say(`      ${name}: ${pr.updated}/${machines} updated after ${((Date.now() - t0) / 1000).toFixed(0)} s`);
@@ -647,7 +654,7 @@ npm run bench -- --sizes 30000 --md-size 100 --max-unavailable 1,10%,100% --dura
 Options: \`--sizes\` (worker machines; a 3-machine control plane is added), \`--duration d\` (the updater's simulated
 seconds; runs use d and 0) or \`--durations a,b\`, \`--max-unavailable 1,10%,100%\` (set on every MachineDeployment),
 \`--md-size\` (machines per MachineDeployment, default 50), \`--no-poll\`, \`--poll-retry 5\`, \`--poll-max-unavailable 10%\`,
-\`--no-apiserver\`, \`--apiserver-sizes 10000\`, \`--faults\` (the platform talks through a fault proxy; the first case is re-run with 5 % of requests failing before the server, 5 % of writes failing after it and watches dropped every 5 s: completion time under faults next to the clean run). Each case writes \`bench/results/<case>.json\`.
+\`--no-apiserver\`, \`--apiserver-sizes 10000\`, \`--three-updaters\` (each target also writes the InfraMachine's image and the BootstrapConfig's NTP: three tasks per machine, template clones at each target's end; the lower bound counts one d per updater), \`--faults\` (the platform talks through a fault proxy; the first case is re-run with 5 % of requests failing before the server, 5 % of writes failing after it and watches dropped every 5 s: completion time under faults next to the clean run). Each case writes \`bench/results/<case>.json\`.
 
 ## Setup
 
