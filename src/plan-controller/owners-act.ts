@@ -13,9 +13,11 @@ import { machinesByTarget, planAge, targetKey } from './decide.js';
 import { mdConcurrency } from './concurrency.js';
 import type { Alignment, OwnerOutcome, OwnerStep, OwnerValue } from './owners.js';
 import {
+  CLONED_FROM_NAME,
   OWNERS_ALIGNED,
   OwnerEventReasons,
   OwnerReasons,
+  carrierName,
   isPausedObject,
   mixedMessage,
   originalTemplateName,
@@ -377,7 +379,27 @@ async function annotateAhead(
   const done = view.updated.get(targetKey(t.kind, t.name));
   if (!done || done.size === 0) return;
   try {
-    const p = await prepare(deps, snap, view, t, planName, done);
+    // Cheap level check first (runs every reconcile of a running target): which finished machines' InfraMachines do not
+    // name the carrier yet, from the caches; the full alignment is computed only when some are left.
+    const ns = t.owner.metadata.namespace ?? '';
+    const ref = refAt(t.owner, refPaths(t.kind).infra);
+    const infra = ref ? await deps.reads.ref(ns, ref) : undefined;
+    if (!infra?.obj) return;
+    const carrier = carrierName(
+      infra.obj,
+      originalTemplateName(infra.obj, infra.byName),
+      t.values.filter((v) => v.slot === 'infraTemplate'),
+    );
+    if (carrier === undefined) return;
+    const left = new Set<string>();
+    for (const m of view.machines.get(targetKey(t.kind, t.name)) ?? []) {
+      const r = done.has(nameOf(m)) ? machineInfraRef(m) : undefined;
+      if (!r) continue;
+      const im = (await deps.reads.ref(ns, r)).obj;
+      if (im && im.metadata.annotations?.[CLONED_FROM_NAME] !== carrier) left.add(nameOf(m));
+    }
+    if (left.size === 0) return;
+    const p = await prepare(deps, snap, view, t, planName, left);
     if ('problems' in p || p.infraWrites.length === 0) return;
     await createClones(deps, p);
     await annotateInfraMachines(deps, p.infraWrites);

@@ -10,6 +10,7 @@ import {
   CLONED_FROM_TEMPLATE,
   MAX_CLONE_NAME,
   PAUSED_BY_PLAN,
+  carrierName,
   cloneName,
   originalTemplateName,
   ownerCarries,
@@ -374,6 +375,13 @@ describe('plan-controller owners: alignment', () => {
     expect(again.create).to.deep.equal([]);
     expect(again.owner).to.equal(undefined);
     expect(again.infraClonedFrom?.name).to.equal(last.metadata.name);
+  });
+
+  it('carrierName names the clone the alignment creates, or the template itself when it already carries the values', () => {
+    const a = planAlignment(cpInput());
+    const values = cpInput().values.filter((v) => v.slot === 'infraTemplate');
+    expect(carrierName(cpInput().infraTemplate!, 'cluster1-cp', values)).to.equal(a.create[0]!.metadata.name);
+    expect(carrierName(a.create[0]!, 'cluster1-cp', values)).to.equal(a.create[0]!.metadata.name);
   });
 
   it('follows a chain of old-style clones back to the original template', () => {

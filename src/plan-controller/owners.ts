@@ -563,19 +563,29 @@ export interface OwnerPreviewInput {
   templates?: readonly KubeObject[];
 }
 
+/**
+ * The name of the template that carries `values` for a target whose template is `source`: `source` itself when it
+ * carries them, else its clone (content-addressed from the original template); undefined when they cannot be set.
+ */
+export function carrierName(source: KubeObject, original: string, values: readonly OwnerValue[]): string | undefined {
+  if (values.every((v) => jsonEqual(getPointer(source, v.path), v.value))) return nameOf(source);
+  const next: KubeObject = { metadata: {}, spec: structuredClone(source['spec'] ?? {}) };
+  try {
+    for (const v of values) setPointer(next, v.path, structuredClone(v.value));
+  } catch {
+    return undefined;
+  }
+  return cloneName(original, next['spec']);
+}
+
 // The clone a preview proposes for the template `ref` names (undefined: the template already carries the values).
 function plannedClone(ref: { kind: string; name: string }, templates: readonly KubeObject[], values: OwnerValue[]): string | undefined {
   const byName = (n: string): KubeObject | undefined => templates.find((t) => t.kind === ref.kind && nameOf(t) === n);
   const source = byName(ref.name);
   if (!source) return `${ref.name}-<hash>`;
-  if (values.every((v) => jsonEqual(getPointer(source, v.path), v.value))) return undefined;
-  const next = structuredClone(source);
-  try {
-    for (const v of values) setPointer(next, v.path, structuredClone(v.value));
-  } catch {
-    return `${ref.name}-<hash>`;
-  }
-  return cloneName(originalTemplateName(source, byName), next['spec'] ?? {});
+  const name = carrierName(source, originalTemplateName(source, byName), values);
+  if (name === undefined) return `${ref.name}-<hash>`;
+  return name === nameOf(source) ? undefined : name;
 }
 
 /** Lists exactly which owner objects the plan will change, and how (pure). */
