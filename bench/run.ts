@@ -6,6 +6,7 @@
 //   npm run bench -- --sizes 1000,10000,30000 --duration 2   # larger fleets (opt-in)
 //   npm run bench -- --max-unavailable 10% --durations 0 --no-poll --no-apiserver   # one quick case
 //   npm run bench -- --history-plans 20 --sizes 1000 --max-unavailable 10% --durations 0   # idle and history (bench/history.ts)
+//   npm run bench -- --sizes 1000 --max-unavailable 1 --durations 2 --no-poll --no-apiserver --faults   # + the case under API faults
 //   ... --apiserver-max-old-space 1024   # the API server's V8 old-space limit in MiB (default 12288, for 30,000 machines)
 //
 // Every process is separate, as in a cluster: the local API server (`inplace local-apiserver`), the plan controller,
@@ -26,6 +27,8 @@ import { PlanObserver, type Summary } from './lib/observe.js';
 import { runHistoryCase } from './history.js';
 import { runHooksLatencyCase } from './hooks-latency.js';
 import { Proc, ROOT, freePort, parseProm, scrape, type ProcStats } from './lib/procs.js';
+import { seededRandom, startFaultProxy, type FaultProxy, type ProxyFaults } from './lib/fault-proxy.js';
+import { parse as parseYaml } from 'yaml';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Options
@@ -50,6 +53,10 @@ interface Options {
   /** The API server's V8 old-space limit (MiB): 30,000 machines need about 12 GiB; the heap grows up to ~4x its live
    * data between full collections once the limit is 2 GiB or more, less with a smaller limit (history case). */
   apiserverMaxOldSpaceMB: number;
+  /** Route the platform through the fault proxy and re-run the first case with faults on (bench/lib/fault-proxy.ts). */
+  faults: boolean;
+  /** Three updaters per machine (Machine, InfraMachine, BootstrapConfig): the plan's end of target clones templates. */
+  threeUpdaters: boolean;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -80,6 +87,8 @@ function parseOptions(argv: string[]): Options {
     idleSeconds: Number(get('idle-seconds') ?? 60),
     historyLimit: get('history-limit'),
     apiserverMaxOldSpaceMB: Number(get('apiserver-max-old-space') ?? 12288),
+    faults: argv.includes('--faults'),
+    threeUpdaters: argv.includes('--three-updaters'),
   };
   for (const s of o.sizes) if (!Number.isInteger(s) || s < 1) throw new Error(`--sizes: bad size ${s}`);
   for (const x of o.durations) if (!(x >= 0)) throw new Error(`--durations: bad duration ${x}`);
@@ -142,7 +151,12 @@ interface Platform {
   controllers: { proc: Proc; port: number }[];
   updater: { proc: Proc; port: number; mode: 'watch' | 'poll' };
   workDir: string;
+  /** The fault proxy the platform's processes talk through (--faults); transparent outside the faults case. */
+  proxy?: FaultProxy;
 }
+
+/** The faults of the faults case: as issue 25's hostile network (10 % of requests fail, half of them after executing). */
+const BENCH_FAULTS: ProxyFaults = { errorRate: 0.05, ambiguousWriteRate: 0.05, dropWatchesEveryMs: 5000 };
 
 const say = (s: string): void => {
   process.stdout.write(`${s}\n`);
@@ -168,6 +182,18 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
   apiserver.start();
   await waitLog(apiserver, /listening on/);
   const client = createClient(loadKubeConfig(kubeconfig), { userAgent: 'inplace-bench', maxSockets: 64 });
+  // With --faults the platform's processes talk through the proxy; this process (fleet, observer) talks to the server.
+  let proxy: FaultProxy | undefined;
+  let platformKubeconfig = kubeconfig;
+  if (o.faults) {
+    const kc = parseYaml(readFileSync(kubeconfig, 'utf8')) as {
+      clusters: { cluster: { server: string } }[];
+      users: { user: { token: string } }[];
+    };
+    proxy = await startFaultProxy(kc.clusters[0]!.cluster.server, seededRandom(Number(process.env['BENCH_FAULT_SEED'] ?? 25)));
+    platformKubeconfig = join(workDir, 'proxy-kubeconfig');
+    writeFileSync(platformKubeconfig, proxy.kubeconfigYaml(kc.users[0]!.user.token), { mode: 0o600 });
+  }
   await installCrds(client, [...yamlFilesIn(join(ROOT, 'crds')), ...yamlFilesIn(join(ROOT, 'crds', 'samples')), ...capiCrdFiles()]);
   const ns = `bench-${size}`;
   await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
@@ -191,15 +217,27 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
     const port = await freePort();
     const history = c === 'plan-controller' && o.historyLimit !== undefined ? ['--finished-plans-per-cluster', o.historyLimit] : [];
     const proc = new Proc(
-      { name: c, inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port), ...history] },
+      { name: c, inplace: ['run', c, '--kubeconfig', platformKubeconfig, '-n', ns, '--metrics-port', String(port), ...history] },
       workDir,
     );
     proc.start();
     controllers.push({ proc, port });
   }
-  const updater = await startUpdater(kubeconfig, ns, 'watch', o, workDir);
+  const updater = await startUpdater(platformKubeconfig, ns, 'watch', o, workDir);
   await Promise.all([...controllers.map((c) => c.proc.waitReady(180_000)), updater.proc.waitReady(180_000)]);
-  return { apiserver, apiserverMetricsPort, client, kubeconfig, ns, fleet, fleetSeconds, controllers, updater, workDir };
+  return {
+    apiserver,
+    apiserverMetricsPort,
+    client,
+    kubeconfig: platformKubeconfig,
+    ns,
+    fleet,
+    fleetSeconds,
+    controllers,
+    updater,
+    workDir,
+    ...(proxy ? { proxy } : {}),
+  };
 }
 
 async function startUpdater(
@@ -236,6 +274,7 @@ async function startUpdater(
 async function stopPlatform(p: Platform): Promise<void> {
   await Promise.all([...p.controllers.map((c) => c.proc.stop()), p.updater.proc.stop()]);
   p.client.close();
+  await p.proxy?.close();
   await p.apiserver.stop();
 }
 
@@ -253,6 +292,8 @@ export interface CaseResult {
   concurrencyPerMachineDeployment: number;
   durationSeconds: number;
   orchestration: 'watch' | 'poll';
+  /** The faults injected in this case (--faults), with what the proxy did. */
+  faults?: ProxyFaults & { failedBefore: number; failedAfter: number; watchesDropped: number };
   pollRetrySeconds?: number;
   status: string;
   wallSeconds: number;
@@ -309,11 +350,11 @@ let planCounter = 0;
 /** The command line of this invocation (recorded in every case file). */
 const COMMAND = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
-async function runCase(p: Platform, maxUnavailable: number | string, d: number, o: Options): Promise<CaseResult> {
+async function runCase(p: Platform, maxUnavailable: number | string, d: number, o: Options, faulty = false): Promise<CaseResult> {
   const fleet = p.fleet;
   const machines = fleet.objects.filter((x) => x.kind === 'Machine').length;
   const mode = p.updater.mode;
-  const name = `plan-${machines}-mu${String(maxUnavailable).replace('%', 'pct')}-d${d}${mode === 'poll' ? `-poll${o.pollRetrySeconds}s` : ''}`;
+  const name = `plan-${machines}-mu${String(maxUnavailable).replace('%', 'pct')}-d${d}${mode === 'poll' ? `-poll${o.pollRetrySeconds}s` : ''}${o.threeUpdaters ? '-3u' : ''}${faulty ? '-faults' : ''}`;
   planCounter++;
   const planName = `bench-${planCounter}`;
   const toVersion = `v1.${30 + planCounter}.0`;
@@ -322,18 +363,25 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
   await observer.start();
   const countsBefore = await requestCounts(p);
   const cpuBefore = new Map(procsOf(p).map((x) => [x.name, x.stats()]));
-  const step = mode === 'poll' ? pollStep(d, o.pollRetrySeconds) : d;
+  // Three updaters run one after the other on a machine: a step is three durations.
+  const step = (mode === 'poll' ? pollStep(d, o.pollRetrySeconds) : d) * (o.threeUpdaters ? 3 : 1);
   const lb = lowerBound(fleet, maxUnavailable, step);
   const timeoutMs = Math.max(300_000, lb * 4000 + machines * 60);
   const startedAt = new Date();
+  const countsProxy = p.proxy ? { ...p.proxy.counts } : undefined;
+  if (faulty) p.proxy?.setFaults(BENCH_FAULTS);
   const t0 = Date.now();
-  await p.client.create(InPlaceUpdatePlans, fleetPlan(fleet, { name: planName, toVersion, durationSeconds: d }));
+  await p.client.create(
+    InPlaceUpdatePlans,
+    fleetPlan(fleet, { name: planName, toVersion, durationSeconds: d, ...(o.threeUpdaters ? { infraValue: `img-${planCounter}` } : {}) }),
+  );
   const ticker = setInterval(() => {
     const pr = observer.progress();
     say(`      ${name}: ${pr.updated}/${machines} updated after ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   }, 15_000);
   const terminal = await observer.waitTerminal(timeoutMs);
   clearInterval(ticker);
+  p.proxy?.setFaults(undefined);
   const wallSeconds = ((terminal?.at ?? Date.now()) - t0) / 1000;
   const countsAfter = await requestCounts(p);
   const stats = new Map<string, ProcStats>(procsOf(p).map((x) => [x.name, x.stats()]));
@@ -409,6 +457,16 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
     startedAt: startedAt.toISOString(),
     command: COMMAND,
     fleetCreateSeconds: round(p.fleetSeconds, 1),
+    ...(faulty && p.proxy && countsProxy
+      ? {
+          faults: {
+            ...BENCH_FAULTS,
+            failedBefore: p.proxy.counts.failedBefore - countsProxy.failedBefore,
+            failedAfter: p.proxy.counts.failedAfter - countsProxy.failedAfter,
+            watchesDropped: p.proxy.counts.watchesDropped - countsProxy.watchesDropped,
+          },
+        }
+      : {}),
   };
   say(
     `    ${name}: ${r.status} in ${r.wallSeconds} s (lower bound ${r.lowerBoundSeconds} s${r.ratio !== null ? `, ratio ${r.ratio}` : ''}); next task after a slot frees: median ${fmt(ov.nextTask.median)} ms, p99 ${fmt(ov.nextTask.p99)} ms; ${total['all']} API requests/machine`,
@@ -467,7 +525,11 @@ function table(results: CaseResult[]): string {
       String(r.machines),
       `${r.maxUnavailable} (=${r.concurrencyPerMachineDeployment} of ${r.machinesPerMachineDeployment})`,
       String(r.durationSeconds),
-      r.orchestration + (r.pollRetrySeconds ? ` (${r.pollRetrySeconds}s)` : ''),
+      r.orchestration +
+        (r.pollRetrySeconds ? ` (${r.pollRetrySeconds}s)` : '') +
+        (r.faults
+          ? ` + faults (${Math.round((r.faults.errorRate + r.faults.ambiguousWriteRate) * 100)} % errors, half after executing; watches dropped every ${r.faults.dropWatchesEveryMs / 1000} s)`
+          : ''),
       r.status,
       String(r.wallSeconds),
       String(r.lowerBoundSeconds),
@@ -592,7 +654,7 @@ npm run bench -- --sizes 30000 --md-size 100 --max-unavailable 1,10%,100% --dura
 Options: \`--sizes\` (worker machines; a 3-machine control plane is added), \`--duration d\` (the updater's simulated
 seconds; runs use d and 0) or \`--durations a,b\`, \`--max-unavailable 1,10%,100%\` (set on every MachineDeployment),
 \`--md-size\` (machines per MachineDeployment, default 50), \`--no-poll\`, \`--poll-retry 5\`, \`--poll-max-unavailable 10%\`,
-\`--no-apiserver\`, \`--apiserver-sizes 10000\`. Each case writes \`bench/results/<case>.json\`.
+\`--no-apiserver\`, \`--apiserver-sizes 10000\`, \`--three-updaters\` (each target also writes the InfraMachine's image and the BootstrapConfig's NTP: three tasks per machine, template clones at each target's end; the lower bound counts one d per updater), \`--faults\` (the platform talks through a fault proxy; the first case is re-run with 5 % of requests failing before the server, 5 % of writes failing after it and watches dropped every 5 s: completion time under faults next to the clean run). Each case writes \`bench/results/<case>.json\`.
 
 ## Setup
 
@@ -808,6 +870,13 @@ async function main(): Promise<void> {
           writeFileSync(join(o.out, `${r.name}.json`), JSON.stringify(r, null, 2));
           writeReport(o, fleets, fleetSeconds);
         }
+      }
+      if (o.faults) {
+        // The first case again with the proxy failing requests: completion time under faults next to the clean run.
+        const r = await runCase(p, o.maxUnavailable[0] ?? 1, o.durations[0] ?? 2, o, true);
+        results.push(r);
+        writeFileSync(join(o.out, `${r.name}.json`), JSON.stringify(r, null, 2));
+        writeReport(o, fleets, fleetSeconds);
       }
       if (o.poll && size === o.sizes[0]) {
         await p.updater.proc.stop();

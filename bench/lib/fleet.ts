@@ -158,6 +158,12 @@ export interface FleetPlanOptions {
   failurePolicy?: 'Halt' | 'Continue';
   /** Leave out the control plane (default false). */
   noControlPlane?: boolean;
+  /**
+   * Two more updaters per target, run after the version one: `os` writes the InfraMachine's image, `ntp` the
+   * BootstrapConfig's NTP servers (both to this value), so owner alignment clones both templates and moves every
+   * InfraMachine's cloned-from (issue 25's three updaters per machine).
+   */
+  infraValue?: string;
 }
 
 /** A plan updating every machine of the fleet with the reference updater: control plane at sequence 1, all MDs at 2. */
@@ -168,6 +174,22 @@ export function fleetPlan(fleet: Fleet, o: FleetPlanOptions): InPlaceUpdatePlan 
     responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: o.toVersion }],
     parameters: { durationSeconds: o.durationSeconds },
   });
+  const extra = (name: string, sequence: number, r: PlanUpdater['responsibilities']): PlanUpdater => ({
+    name,
+    sequence,
+    responsibilities: r,
+    parameters: { durationSeconds: o.durationSeconds },
+  });
+  const updaters = (): PlanUpdater[] =>
+    o.infraValue === undefined
+      ? [updater()]
+      : [
+          updater(),
+          extra('os', 2, [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: o.infraValue }]),
+          extra('ntp', 3, [
+            { selectResource: 'BootstrapConfig', path: '/spec/ntp', value: { enabled: true, servers: [`${o.infraValue}.ntp`] } },
+          ]),
+        ];
   return {
     apiVersion: API_VERSION,
     kind: InPlaceUpdatePlans.kind,
@@ -175,8 +197,8 @@ export function fleetPlan(fleet: Fleet, o: FleetPlanOptions): InPlaceUpdatePlan 
     spec: {
       clusterName: fleet.shape.clusterName,
       ...(o.failurePolicy ? { failurePolicy: o.failurePolicy } : {}),
-      ...(o.noControlPlane ? {} : { controlPlane: { name: fleet.cpName, sequence: 1, updaters: [updater()] } }),
-      machineDeployments: fleet.mdNames.map((name) => ({ name, sequence: 2, updaters: [updater()] })),
+      ...(o.noControlPlane ? {} : { controlPlane: { name: fleet.cpName, sequence: 1, updaters: updaters() } }),
+      machineDeployments: fleet.mdNames.map((name) => ({ name, sequence: 2, updaters: updaters() })),
     },
   };
 }

@@ -313,9 +313,11 @@ export function renderPreview(plan: InPlaceUpdatePlan & KubeObject, r: PlanPrevi
   L.push('');
   const ok = r.valid;
   L.push(
-    ok
-      ? `Result: OK — ${s.machines.length} machines in the cluster; nothing was changed.`
-      : 'Result: NOT OK — fix the problems above before applying; nothing was changed.',
+    ok && r.alreadyDone
+      ? `Result: already done — every machine and owner already carries the plan's values; applying it changes nothing.`
+      : ok
+        ? `Result: OK — ${s.machines.length} machines in the cluster; nothing was changed.`
+        : 'Result: NOT OK — fix the problems above before applying; nothing was changed.',
   );
   // Names, values and problems come from the plan file and the cluster: each line is made terminal-safe.
   return L.map(safeText).join('\n') + '\n';

@@ -12,6 +12,7 @@ import {
   InPlaceUpdatePlans,
   Labels,
   MachineDeployments,
+  MachineSets,
   MachineUpdates,
   Machines,
   PlanAnnotations,
@@ -19,7 +20,7 @@ import {
   isTerminal,
 } from '../api/index.js';
 import { toKubeTime } from '../runtime/pure/conditions.js';
-import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/pure/errors.js';
+import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../runtime/pure/errors.js';
 import { forEachLimit, settlesWithin } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
@@ -31,7 +32,9 @@ import type { PlanMetrics } from './metrics.js';
 import { planMetricsFor } from './metrics.js';
 import { labelValue } from './names.js';
 import { prestartCheck } from './prestart.js';
-import { actOwners, ownersNeedRecheck } from './owners-act.js';
+import { actOwners, blockedTargets, ownersNeedRecheck, type OwnerDeps } from './owners-act.js';
+import type { OwnerOutcome } from './owners.js';
+import { settleOwnersStatus } from './status.js';
 import { crdName } from '../contract/index.js';
 import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
@@ -70,6 +73,8 @@ export interface Deps {
   machineUpdates: Store<MachineUpdate & KubeObject>;
   machines: Store;
   machineDeployments: Store;
+  /** MachineSets (owner alignment reads the ones owning a target's machines from here). */
+  machineSets: Store;
   clusters: Store;
   metrics: PlanMetrics;
   /** Task kinds' CRDs as last looked up, by kind.group (see lookupTaskCrd). */
@@ -112,6 +117,7 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     machineUpdates: mgr.informer<MachineUpdate & KubeObject>(MachineUpdates).store,
     machines: mgr.informer(Machines).store,
     machineDeployments: mgr.informer(MachineDeployments).store,
+    machineSets: mgr.informer(MachineSets).store,
     clusters: mgr.informer(Clusters).store,
     metrics: planMetricsFor(mgr, plans),
     expectations: new Map(),
@@ -132,6 +138,7 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     .watches(Machines, byCluster)
     .watches(MachineDeployments, (md) => plansToWake(deps, md.metadata.namespace, mdClusterName(md) ?? clusterLabel(md)))
     .watches(Clusters, (c) => plansToWake(deps, c.metadata.namespace, c.metadata.name))
+    .watches(MachineSets, byCluster)
     // No static watch of a control-plane kind: buildSnapshot watches the kind each Cluster's controlPlaneRef names,
     // so a fleet whose RBAC grants another control-plane kind (and not KubeadmControlPlane) still starts.
     .withConcurrency(2)
@@ -158,27 +165,98 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const snap = await buildSnapshot(deps, plan);
   const d = decidePlan(snap);
   // Act once, in this order: supersede, finalizer, owners (paused before a target's first machine starts, docs/design.md §11),
-  // machines, surge, then the one status write; Events and metrics once the status reporting them is written.
-  await reconcileSupersede(deps, plan, d, log);
-  let latest = await reconcileFinalizer(deps, plan, d);
-  await actOwners({ client: deps.client, fieldManager: FIELD_MANAGER, writesInFlight: WRITES_IN_FLIGHT }, snap, d, log);
-  await reconcileMachines(deps, latest, d, log);
-  await reconcileSurge(deps, latest, d, log);
-  await reconcileClones(deps, snap, d, log);
+  // machines, surge; a failed effect stops the ones after it (each depends on the one before), yet the status is written
+  // from what is known either way, so it never freezes while machines finish. Events and metrics once it is written.
+  let latest = plan;
+  let outcomes: OwnerOutcome[] = [];
+  let failure: unknown;
+  try {
+    await reconcileSupersede(deps, plan, d, log);
+    latest = await reconcileFinalizer(deps, plan, d);
+    outcomes = await actOwners(ownerDeps(deps), snap, d, log);
+    await reconcileMachines(deps, latest, d, log, blockedTargets(outcomes));
+    await reconcileSurge(deps, latest, d, log);
+    await reconcileClones(deps, snap, d, log);
+  } catch (err) {
+    failure = err;
+    log.info({ err: (err as Error).message }, 'an effect failed; status written from what is known, retrying');
+  }
+  settleOwnersStatus(plan.status ?? {}, d, outcomes, plan.metadata.generation, new Date(snap.now));
+  if (failure !== undefined && d.finalizer === 'remove') d.finalizer = undefined;
   latest = await reconcileStatus(deps, latest, d);
   recordEvents(deps, latest, d);
+  // A failed request or writes left: the next reconcile continues from what the objects show (no growing backoff: each
+  // reconcile makes progress, and its requests are bounded).
+  if (failure !== undefined) return Action.requeue(EFFECT_RETRY_MS);
+  if (outcomes.some((o) => o.pending !== undefined)) return Action.requeue(OWNER_CONTINUE_MS);
   if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d))
     return Action.requeue(INVALID_RECHECK_MS);
   return Action.awaitChange();
 }
 
-/** The plan controller's ScopeReader: the informer stores, and for kinds named at run time discovery plus a watch. */
-function storeReader(deps: Deps): ScopeReader {
-  const mapToNamespacePlans = (o: KubeObject): ObjectKey[] =>
+/** How long after a failed effect the plan is reconciled again. */
+const EFFECT_RETRY_MS = 2_000;
+/** How soon an owner alignment with writes left (or a failed one) continues. */
+const OWNER_CONTINUE_MS = 500;
+/** Most InfraMachine annotations one reconcile writes (the rest in the next ones): bounded requests per reconcile. */
+const MAX_INFRA_WRITES = 128;
+
+/** What owner alignment needs: the client for writes, the informer caches for every read. */
+function ownerDeps(deps: Deps): OwnerDeps {
+  return {
+    client: deps.client,
+    fieldManager: FIELD_MANAGER,
+    writesInFlight: WRITES_IN_FLIGHT,
+    maxInfraWrites: MAX_INFRA_WRITES,
+    reads: {
+      async ref(ns, ref) {
+        const { res, store, typed } = await cachedKind(deps, ref);
+        const obj = typed(store.peek(ns, ref.name));
+        return { res, ...(obj ? { obj } : {}), byName: (n: string) => typed(store.peek(ns, n)) };
+      },
+      machineSet: (ns, name) => {
+        const ms = deps.machineSets.peek(ns, name);
+        return ms ? { ...ms, kind: MachineSets.kind, apiVersion: `${MachineSets.group}/${MachineSets.version}` } : undefined;
+      },
+    },
+  };
+}
+
+/**
+ * The informer store of a provider kind (InfraMachine, BootstrapConfig, their templates), started on first use. A kind
+ * not served throws (404 resolve); one not listed within CONTROL_PLANE_SYNC_MS throws a 403-like error naming it.
+ */
+async function cachedKind(
+  deps: Deps,
+  ref: { apiGroup: string; kind: string },
+): Promise<{ res: ResourceType; store: Store; typed: (o: KubeObject | undefined) => KubeObject | undefined }> {
+  const res = await deps.client.resolve(ref.apiGroup, ref.kind);
+  // They wake the plans of their namespace that may still act (an alignment or a check may wait on them).
+  if (!(await settlesWithin(deps.ctrl().watch(res, namespacePlansOf(deps)), CONTROL_PLANE_SYNC_MS)))
+    throw new KubeApiError(
+      `list ${res.plural}.${res.group}`,
+      403,
+      undefined,
+      new Error(`not listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it granted to the plan controller?)`),
+    );
+  const apiVersion = res.group ? `${res.group}/${res.version}` : res.version;
+  // List items may omit kind and apiVersion; a clone copies them from its source, the checks compare kinds.
+  const typed = (o: KubeObject | undefined): KubeObject | undefined => (o ? { ...o, kind: res.kind, apiVersion } : undefined);
+  return { res, store: deps.mgr.informer(res).store, typed };
+}
+
+/** Maps an object to the plans of its namespace that may still act (wake.ts). */
+const namespacePlansOf =
+  (deps: Deps) =>
+  (o: KubeObject): ObjectKey[] =>
     deps.plans
       .list(o.metadata.namespace)
       .filter((p) => planMayAct(p, deps))
       .map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
+
+/** The plan controller's ScopeReader: the informer stores, and for kinds named at run time discovery plus a watch. */
+function storeReader(deps: Deps): ScopeReader {
+  const mapToNamespacePlans = namespacePlansOf(deps);
   const controlPlanePlans = (cp: KubeObject): ObjectKey[] =>
     deps.plans
       .list(cp.metadata.namespace)
@@ -267,7 +345,18 @@ async function prestartFor(deps: Deps, snap: PlanSnapshot): Promise<PrestartResu
   const passed =
     fresh && fresh.result.schemaProblems.length === 0 && (fresh.result.uncovered.length === 0 || plan.spec.acceptUncoveredChanges === true);
   if (fresh && (passed || Date.now() - fresh.at < PRESTART_RECHECK_MS)) return fresh.result;
-  const result = await prestartCheck(deps.client, snap);
+  // Reads from the informer caches: the check costs its dry-runs only (a kind that cannot be cached is listed).
+  const result = await prestartCheck(deps.client, snap, {
+    async list(ns, ref) {
+      try {
+        const { store, typed } = await cachedKind(deps, ref);
+        return store.list(ns).map((o) => typed(o)!);
+      } catch (err) {
+        if (isNotFound(err) || (err instanceof KubeApiError && err.code === 403)) return undefined;
+        throw err;
+      }
+    },
+  });
   deps.prestart.set(key, { uid, generation, at: Date.now(), result });
   return result;
 }
@@ -373,25 +462,48 @@ export async function reconcileFinalizer(
 }
 
 /** Machines: labels, MachineUpdates to create, aborts to propagate, labels to remove, in that order. */
-export async function reconcileMachines(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<void> {
+export async function reconcileMachines(
+  deps: Deps,
+  plan: InPlaceUpdatePlan & KubeObject,
+  d: PlanDecision,
+  log: Logger,
+  blocked: ReadonlySet<string> = new Set(),
+): Promise<void> {
   const { client } = deps;
   const ns = plan.metadata.namespace ?? '';
   const name = plan.metadata.name ?? '';
-  // Label first: the MHC extension protects a machine from remediation as soon as it carries the label.
-  await forEachLimit(d.label, WRITES_IN_FLIGHT, async (l) => {
+  // A target whose owner could not be paused starts none of its machines in this reconcile (docs/design.md §11); past
+  // MAX_STARTS_PER_RECONCILE the rest start in the next reconcile (bounded requests per reconcile).
+  const held = new Set(d.create.filter((c) => blocked.has(`${c.target.kind}/${c.target.name}`)).map((c) => c.machine));
+  const allowed = d.create.filter((c) => !held.has(c.machine));
+  for (const c of allowed.slice(MAX_STARTS_PER_RECONCILE)) held.add(c.machine);
+  if (allowed.length > MAX_STARTS_PER_RECONCILE) deps.ctrl().enqueue({ namespace: ns, name });
+  const labels = d.label.filter((l) => !held.has(l.machine));
+  // Label first: the MHC extension protects a machine from remediation as soon as it carries the label. Each write is
+  // independent: one failure does not stop the others (under a flaky API server that would cap a reconcile's progress
+  // at a handful of writes); the failures are reported once all ran.
+  const failures: unknown[] = [];
+  const unlabelled = new Set<string>();
+  await eachSettled(labels, failures, async (l) => {
     if (!deps.machines.peek(ns, l.machine)) return;
-    await ignoreNotFound(
-      client.patch(
-        Machines,
-        ns,
-        l.machine,
-        { metadata: { labels: { [Labels.planName]: labelValue(name) }, annotations: { [Annotations.updateStartedAt]: l.startedAt } } },
-        { type: 'merge', fieldManager: FIELD_MANAGER },
-      ),
-    );
+    try {
+      await ignoreNotFound(
+        client.patch(
+          Machines,
+          ns,
+          l.machine,
+          { metadata: { labels: { [Labels.planName]: labelValue(name) }, annotations: { [Annotations.updateStartedAt]: l.startedAt } } },
+          { type: 'merge', fieldManager: FIELD_MANAGER },
+        ),
+      );
+    } catch (err) {
+      unlabelled.add(l.machine);
+      throw err;
+    }
   });
-  // Only after every label landed (the loop above throws otherwise): no machine is in update without its label.
-  await forEachLimit(d.create, WRITES_IN_FLIGHT, async (c) => {
+  // Only machines whose label landed start: no machine is in update without its label.
+  const creates = d.create.filter((c) => !held.has(c.machine) && !unlabelled.has(c.machine));
+  await eachSettled(creates, failures, async (c) => {
     const mu: MachineUpdate & KubeObject = {
       apiVersion: API_VERSION,
       kind: MachineUpdates.kind,
@@ -444,7 +556,7 @@ export async function reconcileMachines(deps: Deps, plan: InPlaceUpdatePlan & Ku
     if (!deps.expectations.has(planKey)) deps.expectations.set(planKey, new Map());
     deps.expectations.get(planKey)!.set(c.name, { mu: created, at: Date.now() });
   });
-  await forEachLimit(d.abort, WRITES_IN_FLIGHT, async (muName) => {
+  await eachSettled(d.abort, failures, async (muName) => {
     await ignoreNotFound(
       client.patch(
         MachineUpdates,
@@ -455,7 +567,7 @@ export async function reconcileMachines(deps: Deps, plan: InPlaceUpdatePlan & Ku
       ),
     );
   });
-  await forEachLimit(d.unlabel, WRITES_IN_FLIGHT, async (machine) => {
+  await eachSettled(d.unlabel, failures, async (machine) => {
     const m = deps.machines.peek(ns, machine);
     if (!m) return;
     // Guarded by resourceVersion: the label may belong to a newer plan by the time this lands.
@@ -474,6 +586,21 @@ export async function reconcileMachines(deps: Deps, plan: InPlaceUpdatePlan & Ku
         { type: 'merge', fieldManager: FIELD_MANAGER },
       ),
     );
+  });
+  if (failures.length > 0) throw failures[0];
+}
+
+/** Most machines one reconcile starts (labels + MachineUpdates); the rest start in the next one, right after. */
+const MAX_STARTS_PER_RECONCILE = 1000;
+
+/** Runs `fn` on every item, WRITES_IN_FLIGHT at once, to the end; the errors are collected in `failures`. */
+async function eachSettled<T>(items: readonly T[], failures: unknown[], fn: (item: T) => Promise<void>): Promise<void> {
+  await forEachLimit(items, WRITES_IN_FLIGHT, async (item) => {
+    try {
+      await fn(item);
+    } catch (err) {
+      failures.push(err);
+    }
   });
 }
 

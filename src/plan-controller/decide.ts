@@ -25,17 +25,8 @@ import {
   orderedUpdaters,
   summarizeList,
 } from '../api/index.js';
-import {
-  controlPlaneNameOf,
-  cpReplicas,
-  deploymentNameOf,
-  isDeleting,
-  isMachineReady,
-  mdReplicas,
-  mdRollingUpdate,
-  nameOf,
-  resolveFenceposts,
-} from '../api/capi/index.js';
+import { controlPlaneNameOf, cpReplicas, deploymentNameOf, isDeleting, isMachineReady, mdReplicas, nameOf } from '../api/capi/index.js';
+import { mdConcurrency } from './concurrency.js';
 import { parameterDepthProblems } from './bounds.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { PlanSnapshot } from './scope.js';
@@ -416,9 +407,8 @@ function startMachineDeployment(
   if (!md) return { starts: [], message: 'MachineDeployment not found' };
   const replicas = mdReplicas(md);
   const orig = surged ? Number(surgeOrig) : replicas;
-  const ru = mdRollingUpdate(md);
-  const fp = resolveFenceposts(ru.maxSurge, ru.maxUnavailable, Number.isInteger(orig) ? orig : replicas);
-  if (!fp.ok) return { starts: [], message: `rollingUpdate: ${fp.error}` };
+  const fp = mdConcurrency(md, Number.isInteger(orig) ? orig : replicas);
+  if (!fp.ok) return { starts: [], message: fp.error };
   const inFlight = new Set(groups.inFlight);
   const unavailable = current.filter((m) => !isMachineReady(m) || inFlight.has(nameOf(m)) || inUpdateByOther(ctx, m) !== undefined);
   const notStarted = new Set(groups.notStarted);
@@ -428,7 +418,7 @@ function startMachineDeployment(
   const candidateSet = new Set(candidates);
   let budget: number;
   let why: string;
-  if (fp.value.unavailable === 0) {
+  if (fp.surge) {
     if (!surged) {
       const scale: ScaleIntent = {
         name: nameOf(md),
@@ -453,8 +443,8 @@ function startMachineDeployment(
     budget = 1 - unavailable.length;
     why = `surge (maxUnavailable 0): one at a time with ${orig + 1} machines`;
   } else {
-    budget = fp.value.unavailable - unavailable.length;
-    why = `maxUnavailable=${fp.value.unavailable}`;
+    budget = fp.max - unavailable.length;
+    why = `maxUnavailable=${fp.max}`;
   }
   const starts = candidates.slice(0, Math.max(0, budget));
   if (starts.length > 0) return { starts, message: `${why}; starting ${nameList(starts)}` };

@@ -3,28 +3,26 @@
 // is paused before its first machine changes; every write is guarded by the resourceVersion it was decided on.
 import type { InPlaceUpdatePlan, KubeObject, ResourceType, TargetKind } from '../api/index.js';
 import { KubeadmControlPlanes, Labels, MachineDeployments, MachineSets, isTerminal } from '../api/index.js';
-import { setCondition } from '../runtime/pure/conditions.js';
 import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../runtime/pure/errors.js';
 import { forEachLimit } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { KubeClient, Logger } from '../runtime/pure/types.js';
-import { isDeleting, machineInfraRef, mdReplicas, mdRollingUpdate, nameOf } from '../api/capi/index.js';
+import { isDeleting, machineInfraRef, nameOf } from '../api/capi/index.js';
 import type { PlanDecision } from './decide.js';
-import { machinesOfTarget, planAge } from './decide.js';
-import { resolveFenceposts } from '../api/capi/index.js';
-import type { OwnerOutcome, OwnerStep, OwnerValue } from './owners.js';
+import { machinesByTarget, planAge, targetKey } from './decide.js';
+import { mdConcurrency } from './concurrency.js';
+import type { Alignment, OwnerOutcome, OwnerStep, OwnerValue } from './owners.js';
 import {
-  CLONED_BY_PLAN,
+  CLONED_FROM_NAME,
   OWNERS_ALIGNED,
   OwnerEventReasons,
   OwnerReasons,
-  cloneName,
+  carrierName,
   isPausedObject,
   mixedMessage,
-  ownerCarries,
+  originalTemplateName,
   ownerStep,
   ownerValues,
-  ownersCondition,
   planAlignment,
   refAt,
   refPaths,
@@ -35,12 +33,36 @@ import {
 import type { PlanSnapshot } from './scope.js';
 import { targetsOf } from './validate.js';
 
+/** A template or InfraMachine as the informer of its kind holds it. */
+export interface CachedRef {
+  res: ResourceType;
+  /** The object, when the cache has it. */
+  obj?: KubeObject;
+  /** Another object of the same kind and namespace by name (clones, the templates a clone came from). */
+  byName(name: string): KubeObject | undefined;
+}
+
+/**
+ * Reads of owner alignment, all from informer caches (never a live GET per object: under a flaky API server a
+ * reconcile that needs a hundred reads to all succeed never completes). A kind that is not served or not readable throws
+ * a KubeApiError (404 resolve / 403), reported as AlignFailed.
+ */
+export interface OwnerReads {
+  /** The object a {apiGroup, kind, name} reference names, from its kind's informer (started on first use). */
+  ref(ns: string, ref: { apiGroup: string; kind: string; name: string }): Promise<CachedRef>;
+  /** A MachineSet from the informer. */
+  machineSet(ns: string, name: string): KubeObject | undefined;
+}
+
 /** What the owner effects need from the controller. */
 export interface OwnerDeps {
   client: KubeClient;
   fieldManager: string;
   /** Writes of one kind in flight at once (InfraMachine annotations). */
   writesInFlight: number;
+  /** Most InfraMachine annotations written in one reconcile (the rest in the next: bounded requests per reconcile). */
+  maxInfraWrites: number;
+  reads: OwnerReads;
 }
 
 interface TargetOwner {
@@ -68,6 +90,10 @@ export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
   const newer = snap.plans.some((o) => o.metadata?.name !== plan.metadata?.name && planAge(plan, o) < 0);
   const planTerminal = isTerminal(plan.status?.updateStatus) && !(alignFailed && !newer);
   const out: TargetOwner[] = [];
+  const startedTargets = new Set([
+    ...snap.machineUpdates.map((mu) => targetKey(mu.spec.target.kind, mu.spec.target.name)),
+    ...d.create.map((c) => targetKey(c.target.kind, c.target.name)),
+  ]);
   for (const t of targetsOf(plan)) {
     const name = t.target?.name;
     if (typeof name !== 'string') continue;
@@ -83,19 +109,15 @@ export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
       owner = snap.machineDeployments.find((o) => nameOf(o) === name);
       res = MachineDeployments;
       if (owner) {
-        const ru = mdRollingUpdate(owner);
-        const fp = resolveFenceposts(ru.maxSurge, ru.maxUnavailable, mdReplicas(owner));
-        surge = fp.ok && fp.value.unavailable === 0;
+        const c = mdConcurrency(owner);
+        surge = c.ok && c.surge;
       }
     }
     if (!owner) continue;
     const row = d.status.targets?.find((r) => r.kind === t.kind && r.name === name);
     if (!row) continue;
     // Machines counted as already at target start the target as well: its owner is aligned like after a rollout.
-    const started =
-      snap.machineUpdates.some((mu) => mu.spec.target.kind === t.kind && mu.spec.target.name === name) ||
-      d.create.some((c) => c.target.kind === t.kind && c.target.name === name) ||
-      (row.skipped ?? 0) > 0;
+    const started = startedTargets.has(targetKey(t.kind, name)) || (row.skipped ?? 0) > 0;
     const step = ownerStep({ row, started, planTerminal, surge, ownerExists: true });
     out.push({
       kind: t.kind,
@@ -110,122 +132,300 @@ export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
 }
 
 /**
- * Carries out the owner steps (before any machine of this reconcile starts), then sets the OwnersAligned condition on
- * the decision's status and adds its events. Throws (retryable) when a write fails: the next reconcile re-derives.
+ * Carries out the owner steps (before any machine of this reconcile starts) and returns one outcome per target. Never
+ * throws on a failed request: that target's outcome is `pending` (its machines do not start when it was not paused yet,
+ * its alignment continues in the next reconcile from what the objects show), and the others go on.
  */
-export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDecision, log: Logger): Promise<void> {
+export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDecision, log: Logger): Promise<OwnerOutcome[]> {
   const planName = snap.plan.metadata?.name ?? '';
   const prev = snap.plan.status?.conditions?.find((c) => c.type === OWNERS_ALIGNED);
   const outcomes: OwnerOutcome[] = [];
-  for (const t of ownerSteps(snap, d)) {
-    const o: OwnerOutcome = { owner: label(t), op: t.step.op };
-    switch (t.step.op) {
-      case 'none':
-        break;
-      case 'hold': {
-        const next = withPause(t.owner, planName);
-        if (next) {
-          await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
-          d.events.push({
-            type: 'Normal',
-            reason: OwnerEventReasons.paused,
-            message: `paused ${label(t)} while its machines are updated in place (cluster.x-k8s.io/paused; lifted when the target is done)`,
-          });
-          log.info({ owner: label(t) }, 'paused owner');
+  const steps = ownerSteps(snap, d);
+  if (steps.every((t) => t.step.op === 'none')) return outcomes;
+  // Indexed once per reconcile: every target reads its own machines and updates (O(machines), not O(targets x machines)).
+  const view = targetView(snap);
+  for (const t of steps) {
+    const o: OwnerOutcome = { owner: label(t), op: t.step.op, kind: t.kind, name: t.name };
+    try {
+      switch (t.step.op) {
+        case 'none':
+          break;
+        case 'hold': {
+          const next = withPause(t.owner, planName);
+          if (next) {
+            await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
+            d.events.push({
+              type: 'Normal',
+              reason: OwnerEventReasons.paused,
+              message: `paused ${label(t)} while its machines are updated in place (cluster.x-k8s.io/paused; lifted when the target is done)`,
+            });
+            log.info({ owner: label(t) }, 'paused owner');
+          }
+          await annotateAhead(deps, snap, view, t, planName, log);
+          break;
         }
-        break;
-      }
-      case 'release': {
-        const next = withoutPause(t.owner, planName);
-        if (next) {
-          await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
-          d.events.push({
-            type: 'Normal',
-            reason: OwnerEventReasons.released,
-            message: `unpaused ${label(t)}: no machine of the target committed anything, its spec is unchanged`,
-          });
+        case 'release': {
+          const next = withoutPause(t.owner, planName);
+          if (next) {
+            await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
+            d.events.push({
+              type: 'Normal',
+              reason: OwnerEventReasons.released,
+              message: `unpaused ${label(t)}: no machine of the target committed anything, its spec is unchanged`,
+            });
+          }
+          break;
         }
-        break;
+        case 'mixed': {
+          o.updated = t.step.updated;
+          o.machines = t.step.machines;
+          const next = withPause(t.owner, planName);
+          if (next && !isPausedObject(t.owner))
+            await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
+          const msg = mixedMessage(o);
+          if (prev?.reason !== OwnerReasons.mixedMachines || !(prev.message ?? '').includes(msg))
+            d.events.push({ type: 'Warning', reason: OwnerEventReasons.mixedMachines, message: msg });
+          break;
+        }
+        case 'align': {
+          const r = await alignOrExplain(deps, snap, view, t, planName, d, log);
+          if (r.problems.length > 0) o.problems = r.problems;
+          if (r.pending) o.pending = r.pending;
+          break;
+        }
       }
-      case 'mixed': {
-        o.updated = t.step.updated;
-        o.machines = t.step.machines;
-        const next = withPause(t.owner, planName);
-        if (next && !isPausedObject(t.owner))
-          await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
-        const msg = mixedMessage(o);
-        if (prev?.reason !== OwnerReasons.mixedMachines || !(prev.message ?? '').includes(msg))
-          d.events.push({ type: 'Warning', reason: OwnerEventReasons.mixedMachines, message: msg });
-        break;
-      }
-      case 'align': {
-        const problems = await alignOrExplain(deps, snap, t, planName, d, log);
-        if (problems.length > 0) o.problems = problems;
-        break;
-      }
+    } catch (err) {
+      // Transient (5xx, 429, a conflict with a newer version, a network error): what landed is visible in the objects.
+      o.pending = `${(err as Error).message.slice(0, 200)} (retrying)`;
+      log.info({ owner: label(t), err: (err as Error).message }, 'owner step not finished; continues in the next reconcile');
     }
     outcomes.push(o);
   }
-  const c = ownersCondition(outcomes);
-  if (c)
-    d.status.conditions = setCondition(
-      d.status.conditions,
-      { type: c.type, status: c.status, reason: c.reason, message: c.message ?? '' },
-      snap.plan.metadata?.generation,
-      new Date(snap.now),
-    );
+  return outcomes;
 }
+
+/** Targets whose machines must not start in this reconcile: their owner should be paused first and that write did not land. */
+export const blockedTargets = (outcomes: readonly OwnerOutcome[]): Set<string> =>
+  new Set(outcomes.filter((o) => o.op === 'hold' && o.pending !== undefined).map((o) => `${o.kind}/${o.name}`));
 
 // A kind that is not served or not granted cannot be fixed by retrying: it is reported on OwnersAligned (AlignFailed)
 // and re-tried on the next reconcile, instead of failing every reconcile with the same error.
 async function alignOrExplain(
   deps: OwnerDeps,
   snap: PlanSnapshot,
+  view: TargetView,
   t: TargetOwner,
   planName: string,
   d: PlanDecision,
   log: Logger,
-): Promise<string[]> {
+): Promise<{ problems: string[]; pending?: string }> {
   try {
-    return await align(deps, snap, t, planName, d, log);
+    return await align(deps, snap, view, t, planName, d, log);
   } catch (err) {
     if (err instanceof KubeApiError && err.code === 403)
-      return [`forbidden: ${err.message} (grant the plan controller this kind: deployment configuration, see docs/operations.md)`];
-    if (err instanceof KubeApiError && err.code === 404 && err.operation.startsWith('resolve')) return [`not served: ${err.message}`];
+      return {
+        problems: [`forbidden: ${err.message} (grant the plan controller this kind: deployment configuration, see docs/operations.md)`],
+      };
+    if (err instanceof KubeApiError && err.code === 404 && err.operation.startsWith('resolve'))
+      return { problems: [`not served: ${err.message}`] };
     throw err;
   }
 }
 
-async function getRef(
-  client: KubeClient,
-  ns: string,
-  ref: { apiGroup: string; kind: string; name: string } | undefined,
-): Promise<{ res: ResourceType; obj: KubeObject | undefined } | undefined> {
-  if (!ref) return undefined;
-  const res = await client.resolve(ref.apiGroup, ref.kind);
-  return { res, obj: await client.get(res, ns, ref.name) };
+/** A reconcile's machines (not deleting) and this plan's finished machines, per target key. */
+interface TargetView {
+  machines: Map<string, KubeObject[]>;
+  updated: Map<string, Set<string>>;
 }
 
-// Clones first, then the MachineSets owning the machines, then the InfraMachines' cloned-from, then the owner's spec with
-// its pause lifted: while the owner is paused CAPI acts on none of the intermediate states.
-async function align(
+function targetView(snap: PlanSnapshot): TargetView {
+  const machines = new Map<string, KubeObject[]>();
+  for (const [k, list] of machinesByTarget(snap.plan.spec.clusterName, snap.machines))
+    machines.set(
+      k,
+      list.filter((m) => !isDeleting(m)),
+    );
+  const updated = new Map<string, Set<string>>();
+  for (const mu of snap.machineUpdates) {
+    if (mu.status?.updateStatus !== 'updated') continue;
+    const k = targetKey(mu.spec.target.kind, mu.spec.target.name);
+    let set = updated.get(k);
+    if (!set) updated.set(k, (set = new Set()));
+    set.add(mu.spec.machineRef.name);
+  }
+  return { machines, updated };
+}
+
+interface Prepared {
+  a: Alignment;
+  infra?: CachedRef;
+  boot?: CachedRef;
+  /** InfraMachines still to move to the clone (from the cache; each write is guarded by the resourceVersion read). */
+  infraWrites: { res: ResourceType; obj: KubeObject; next: KubeObject }[];
+}
+
+// What aligning the target's owners writes, from the informer caches (no request); `only` limits the InfraMachines to
+// those machines.
+async function prepare(
   deps: OwnerDeps,
   snap: PlanSnapshot,
+  view: TargetView,
   t: TargetOwner,
   planName: string,
-  d: PlanDecision,
-  log: Logger,
-): Promise<string[]> {
-  const { client } = deps;
+  only?: ReadonlySet<string>,
+): Promise<Prepared | { problems: string[] }> {
   const ns = t.owner.metadata.namespace ?? '';
   const paths = refPaths(t.kind);
   const needsInfra = t.values.some((v) => v.slot === 'infraTemplate');
   const needsBoot = t.values.some((v) => v.slot === 'bootstrapTemplate');
-  const infra = needsInfra ? await getRef(client, ns, refAt(t.owner, paths.infra)) : undefined;
-  const boot = needsBoot && paths.bootstrap ? await getRef(client, ns, refAt(t.owner, paths.bootstrap)) : undefined;
-  // Level check first: an owner that carries the values and points at this plan's clones is done (two reads at most).
-  const isOurs = (o: KubeObject | undefined): boolean => o?.metadata.annotations?.[CLONED_BY_PLAN] === planName;
-  if (ownerCarries(t.owner, planName, t.values) && (!needsInfra || isOurs(infra?.obj)) && (!needsBoot || isOurs(boot?.obj))) return [];
+  const infraRef = needsInfra ? refAt(t.owner, paths.infra) : undefined;
+  const bootRef = needsBoot && paths.bootstrap ? refAt(t.owner, paths.bootstrap) : undefined;
+  const infra = infraRef ? await deps.reads.ref(ns, infraRef) : undefined;
+  const boot = bootRef ? await deps.reads.ref(ns, bootRef) : undefined;
+  const clones: KubeObject[] = [];
+  const originals: { infraOriginal?: string; bootstrapOriginal?: string } = {};
+  if (infra?.obj) originals.infraOriginal = originalTemplateName(infra.obj, infra.byName);
+  if (boot?.obj) originals.bootstrapOriginal = originalTemplateName(boot.obj, boot.byName);
+  const machines = view.machines.get(targetKey(t.kind, t.name)) ?? [];
+  const machineSets: KubeObject[] = [];
+  if (t.kind === 'MachineDeployment') {
+    for (const set of new Set(machines.map((m) => m.metadata.labels?.[Labels.setName]).filter((s): s is string => !!s))) {
+      const ms = deps.reads.machineSet(ns, set);
+      if (ms) machineSets.push(ms);
+    }
+  }
+  const input = {
+    planName,
+    kind: t.kind,
+    owner: t.owner,
+    cluster: snap.cluster,
+    values: t.values,
+    clones,
+    machineSets,
+    ...originals,
+    ...(infra?.obj ? { infraTemplate: infra.obj } : {}),
+    ...(boot?.obj ? { bootstrapTemplate: boot.obj } : {}),
+  };
+  // The clone's name is content-addressed: look it up in the cache once the alignment named it.
+  let a = planAlignment(input);
+  if (a.create.length > 0) {
+    for (const c of a.create) {
+      const src = infra && c.kind === infra.res.kind ? infra : boot;
+      const existing = src?.byName(nameOf(c));
+      if (existing) clones.push(existing);
+    }
+    if (clones.length > 0) a = planAlignment(input);
+  }
+  if (a.problems.length > 0) return { problems: a.problems };
+  const infraWrites: Prepared['infraWrites'] = [];
+  if (a.infraClonedFrom) {
+    for (const m of machines) {
+      const ref = machineInfraRef(m);
+      if (!ref || (only && !only.has(nameOf(m)))) continue;
+      const got = await deps.reads.ref(ns, ref);
+      const next = got.obj ? withClonedFrom(got.obj, a.infraClonedFrom) : undefined;
+      if (got.obj && next) infraWrites.push({ res: got.res, obj: got.obj, next });
+    }
+  }
+  return { a, ...(infra ? { infra } : {}), ...(boot ? { boot } : {}), infraWrites };
+}
+
+// Creates the clones an alignment needs (an existing one, e.g. our earlier create whose answer was lost, is the same:
+// its name is content-addressed).
+async function createClones(deps: OwnerDeps, p: Prepared): Promise<void> {
+  for (const c of p.a.create) {
+    const res = p.infra && c.kind === p.infra.res.kind ? p.infra.res : p.boot!.res;
+    try {
+      await deps.client.create(res, c, { fieldManager: deps.fieldManager });
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw new RetryableError(`create ${c.kind} ${c.metadata.namespace}/${nameOf(c)}`, err);
+    }
+  }
+}
+
+// Writes up to maxInfraWrites InfraMachine annotations; one failure does not stop the others. Returns how many are
+// left and the first error.
+async function annotateInfraMachines(deps: OwnerDeps, writes: Prepared['infraWrites']): Promise<{ left: number; firstError?: unknown }> {
+  const batch = writes.slice(0, deps.maxInfraWrites);
+  let failed = 0;
+  let firstError: unknown;
+  await forEachLimit(batch, deps.writesInFlight, async (w) => {
+    try {
+      await patchSnapshot(w.obj).apply(deps.client, w.res, w.next, { fieldManager: deps.fieldManager });
+    } catch (err) {
+      if (isNotFound(err)) return;
+      failed++;
+      firstError ??= err;
+    }
+  });
+  return { left: writes.length - batch.length + failed, ...(firstError !== undefined ? { firstError } : {}) };
+}
+
+/**
+ * While a paused target runs, the InfraMachines of its machines that finished already get the cloned-from annotation of
+ * the clone the target will end on (its name is known in advance: content-addressed), so the end of the target writes
+ * only the owners (O(targets), not O(machines), on the critical path). Best effort: a failure leaves it to the next
+ * reconcile or to the end-of-target alignment, which writes whatever is still missing.
+ */
+async function annotateAhead(
+  deps: OwnerDeps,
+  snap: PlanSnapshot,
+  view: TargetView,
+  t: TargetOwner,
+  planName: string,
+  log: Logger,
+): Promise<void> {
+  if (!t.values.some((v) => v.slot === 'infraTemplate')) return;
+  const done = view.updated.get(targetKey(t.kind, t.name));
+  if (!done || done.size === 0) return;
+  try {
+    // Cheap level check first (runs every reconcile of a running target): which finished machines' InfraMachines do not
+    // name the carrier yet, from the caches; the full alignment is computed only when some are left.
+    const ns = t.owner.metadata.namespace ?? '';
+    const ref = refAt(t.owner, refPaths(t.kind).infra);
+    const infra = ref ? await deps.reads.ref(ns, ref) : undefined;
+    if (!infra?.obj) return;
+    const carrier = carrierName(
+      infra.obj,
+      originalTemplateName(infra.obj, infra.byName),
+      t.values.filter((v) => v.slot === 'infraTemplate'),
+    );
+    if (carrier === undefined) return;
+    const left = new Set<string>();
+    for (const m of view.machines.get(targetKey(t.kind, t.name)) ?? []) {
+      const r = done.has(nameOf(m)) ? machineInfraRef(m) : undefined;
+      if (!r) continue;
+      const im = (await deps.reads.ref(ns, r)).obj;
+      if (im && im.metadata.annotations?.[CLONED_FROM_NAME] !== carrier) left.add(nameOf(m));
+    }
+    if (left.size === 0) return;
+    const p = await prepare(deps, snap, view, t, planName, left);
+    if ('problems' in p || p.infraWrites.length === 0) return;
+    await createClones(deps, p);
+    await annotateInfraMachines(deps, p.infraWrites);
+  } catch (err) {
+    log.debug({ owner: label(t), err: (err as Error).message }, 'InfraMachine annotations ahead of the target end: continuing later');
+  }
+}
+
+// Clones first, then the MachineSets owning the machines, then the InfraMachines' cloned-from, then the owner's spec with
+// its pause lifted: while the owner is paused CAPI acts on none of the intermediate states. Every read comes from the
+// informer caches and every step is a level (a clone that exists, a MachineSet or InfraMachine that carries the values),
+// so a reconcile that fails half-way leaves the next one the rest; requests are O(writes still needed).
+async function align(
+  deps: OwnerDeps,
+  snap: PlanSnapshot,
+  view: TargetView,
+  t: TargetOwner,
+  planName: string,
+  d: PlanDecision,
+  log: Logger,
+): Promise<{ problems: string[]; pending?: string }> {
+  const { client } = deps;
+  const prepared = await prepare(deps, snap, view, t, planName);
+  if ('problems' in prepared) return { problems: prepared.problems };
+  const { a, infraWrites } = prepared;
+  if (a.create.length === 0 && a.machineSets.length === 0 && infraWrites.length === 0 && !a.owner) return { problems: [] };
 
   let owner = t.owner;
   // An owner that was not paused during the target (a surging MachineDeployment) is paused for the writes below.
@@ -233,60 +433,23 @@ async function align(
   if (paused && !isPausedObject(owner))
     owner = await patchSnapshot(owner).apply(client, t.res, paused, { fieldManager: deps.fieldManager });
 
-  const clones: KubeObject[] = [];
-  for (const src of [infra, boot]) {
-    if (!src?.obj || isOurs(src.obj)) continue;
-    const c = await client.get(src.res, ns, cloneName(planName, nameOf(src.obj)));
-    if (c) clones.push(c);
-  }
-  const machines = machinesOfTarget(t.kind, t.name, snap.plan.spec.clusterName, snap.machines).filter((m) => !isDeleting(m));
-  const machineSets: KubeObject[] = [];
-  if (t.kind === 'MachineDeployment') {
-    for (const set of new Set(machines.map((m) => m.metadata.labels?.[Labels.setName]).filter((s): s is string => !!s))) {
-      const ms = await client.get(MachineSets, ns, set);
-      if (ms) machineSets.push(ms);
-    }
-  }
-  const a = planAlignment({
-    planName,
-    kind: t.kind,
-    owner,
-    cluster: snap.cluster,
-    values: t.values,
-    clones,
-    machineSets,
-    ...(infra?.obj ? { infraTemplate: infra.obj } : {}),
-    ...(boot?.obj ? { bootstrapTemplate: boot.obj } : {}),
-  });
-  if (a.problems.length > 0) return a.problems;
-
-  for (const c of a.create) {
-    const res = infra && c.kind === infra.res.kind ? infra.res : boot!.res;
-    try {
-      await client.create(res, c, { fieldManager: deps.fieldManager });
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw new RetryableError(`create ${c.kind} ${ns}/${nameOf(c)}`, err);
-    }
-  }
+  await createClones(deps, prepared);
   for (const ms of a.machineSets) await patchSnapshot(ms.before).apply(client, MachineSets, ms.after, { fieldManager: deps.fieldManager });
-  if (a.infraClonedFrom) {
-    const to = a.infraClonedFrom;
-    await forEachLimit(machines, deps.writesInFlight, async (m) => {
-      const got = await getRef(client, ns, machineInfraRef(m));
-      if (!got?.obj) return;
-      const next = withClonedFrom(got.obj, to);
-      if (!next) return;
-      try {
-        await patchSnapshot(got.obj).apply(client, got.res, next, { fieldManager: deps.fieldManager });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    });
+  const { left, firstError } = await annotateInfraMachines(deps, infraWrites);
+  if (left > 0) {
+    const why = firstError ? `: ${(firstError as Error).message.slice(0, 160)}` : '';
+    return { problems: [], pending: `${left} InfraMachine(s) of ${label(t)} still to annotate${why} (continuing)` };
   }
-  if (a.owner) await patchSnapshot(a.owner.before).apply(client, t.res, a.owner.after, { fieldManager: deps.fieldManager });
+  if (a.owner) {
+    // The owner as paused above (its resourceVersion moved) with the alignment's change on top.
+    const after = a.owner.after;
+    if (owner !== t.owner) after.metadata.resourceVersion = owner.metadata.resourceVersion;
+    await patchSnapshot(owner === t.owner ? a.owner.before : owner).apply(client, t.res, after, { fieldManager: deps.fieldManager });
+  }
   const what = [
     ...a.create.map((c) => `created ${c.kind} ${nameOf(c)}`),
     ...a.machineSets.map((m) => `MachineSet ${nameOf(m.before)}`),
+    ...(infraWrites.length ? [`${infraWrites.length} InfraMachine(s)`] : []),
     ...(a.owner ? [label(t)] : []),
   ];
   d.events.push({
@@ -295,5 +458,5 @@ async function align(
     message: `${label(t)} carries the plan's values (${what.join(', ') || 'nothing to write'}); CAPI sees its updated machines as up to date`,
   });
   log.info({ owner: label(t), writes: what }, 'aligned owner');
-  return [];
+  return { problems: [] };
 }

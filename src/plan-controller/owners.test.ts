@@ -3,11 +3,16 @@ import type { KubeObject, TargetKind, TargetStatus } from '../api/index.js';
 import { Annotations } from '../api/index.js';
 import type { AlignInput, OwnerField, OwnerStepInput } from './owners.js';
 import {
+  ALREADY_CARRIES,
   CLONED_BY_PLAN,
   CLONED_FROM_GROUPKIND,
   CLONED_FROM_NAME,
+  CLONED_FROM_TEMPLATE,
+  MAX_CLONE_NAME,
   PAUSED_BY_PLAN,
+  carrierName,
   cloneName,
+  originalTemplateName,
   ownerCarries,
   ownerFieldFor,
   ownerProblems,
@@ -230,16 +235,16 @@ describe('plan-controller owners: alignment', () => {
     expect(a.problems).to.deep.equal([]);
     expect(a.create).to.have.length(1);
     const clone = a.create[0]!;
-    expect(clone.metadata.name).to.equal('p-cluster1-cp');
-    expect(clone.metadata.annotations).to.include({ [CLONED_BY_PLAN]: 'p' });
+    expect(clone.metadata.name).to.match(/^cluster1-cp-[0-9a-f]{10}$/);
+    expect(clone.metadata.annotations).to.include({ [CLONED_BY_PLAN]: 'p', [CLONED_FROM_TEMPLATE]: 'cluster1-cp' });
     expect(clone.metadata.ownerReferences?.[0]).to.include({ kind: 'Cluster', name: 'cluster1', uid: 'u-1' });
     expect(clone['spec']).to.deep.equal({ template: { spec: { image: 'img-2' } } });
     const after = a.owner!.after;
     expect(getPointer(after, '/spec/version')).to.equal('v1.30.1');
     expect(getPointer(after, '/spec/kubeadmConfigSpec')).to.deep.equal({ ntp: { enabled: true } });
-    expect(getPointer(after, '/spec/machineTemplate/spec/infrastructureRef/name')).to.equal('p-cluster1-cp');
+    expect(getPointer(after, '/spec/machineTemplate/spec/infrastructureRef/name')).to.equal(clone.metadata.name);
     expect(after.metadata.annotations).to.deep.equal({});
-    expect(a.infraClonedFrom).to.deep.equal({ name: 'p-cluster1-cp', groupKind: 'DevMachineTemplate.infrastructure.cluster.x-k8s.io' });
+    expect(a.infraClonedFrom).to.deep.equal({ name: clone.metadata.name, groupKind: 'DevMachineTemplate.infrastructure.cluster.x-k8s.io' });
   });
 
   it('is level-based: an owner already pointing at its clone and carrying the values needs no write', () => {
@@ -249,7 +254,7 @@ describe('plan-controller owners: alignment', () => {
       create: [],
       machineSets: [],
       problems: [],
-      infraClonedFrom: { name: 'p-cluster1-cp', groupKind: 'DevMachineTemplate.infrastructure.cluster.x-k8s.io' },
+      infraClonedFrom: { name: first.create[0]!.metadata.name, groupKind: 'DevMachineTemplate.infrastructure.cluster.x-k8s.io' },
     });
     expect(ownerCarries(first.owner!.after, 'p', cpInput().values)).to.equal(true);
   });
@@ -289,14 +294,13 @@ describe('plan-controller owners: alignment', () => {
       bootstrapTemplate: { ...tpl('KubeadmConfigTemplate', 'cluster1-md-0', {}), apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta2' },
     });
     expect(a.problems).to.deep.equal([]);
-    expect(a.create.map((c) => `${c.kind}/${c.metadata.name}`)).to.deep.equal([
-      'DevMachineTemplate/p-cluster1-md-0',
-      'KubeadmConfigTemplate/p-cluster1-md-0',
-    ]);
+    const [infraClone, bootClone] = a.create.map((c) => `${c.kind}/${c.metadata.name}`);
+    expect(infraClone).to.match(/^DevMachineTemplate\/cluster1-md-0-[0-9a-f]{10}$/);
+    expect(bootClone).to.match(/^KubeadmConfigTemplate\/cluster1-md-0-[0-9a-f]{10}$/);
     for (const o of [a.owner!.after, a.machineSets[0]!.after]) {
       expect(getPointer(o, '/spec/template/spec/version')).to.equal('v1.30.1');
-      expect(getPointer(o, '/spec/template/spec/infrastructureRef/name')).to.equal('p-cluster1-md-0');
-      expect(getPointer(o, '/spec/template/spec/bootstrap/configRef/name')).to.equal('p-cluster1-md-0');
+      expect(getPointer(o, '/spec/template/spec/infrastructureRef/name')).to.equal(a.create[0]!.metadata.name);
+      expect(getPointer(o, '/spec/template/spec/bootstrap/configRef/name')).to.equal(a.create[1]!.metadata.name);
     }
   });
 
@@ -318,11 +322,75 @@ describe('plan-controller owners: alignment', () => {
     expect(withClonedFrom(next, to)).to.equal(undefined);
   });
 
-  it('names clones deterministically, hashed when long', () => {
-    expect(cloneName('p', 'tpl')).to.equal('p-tpl');
-    const long = cloneName('p'.repeat(200), 't'.repeat(200));
-    expect(long.length).to.be.at.most(253);
-    expect(cloneName('p'.repeat(200), 't'.repeat(200))).to.equal(long);
+  it('names clones from the original template and the spec: deterministic, key-order independent, bounded to 63', () => {
+    expect(cloneName('tpl', { a: 1, b: 2 })).to.equal(cloneName('tpl', { b: 2, a: 1 }));
+    expect(cloneName('tpl', { a: 1 })).to.not.equal(cloneName('tpl', { a: 2 }));
+    expect(cloneName('tpl', { a: 1 })).to.match(/^tpl-[0-9a-f]{10}$/);
+    const long = cloneName('t'.repeat(300), {});
+    expect(long.length).to.be.at.most(MAX_CLONE_NAME);
+    expect(cloneName('t'.repeat(300), {})).to.equal(long);
+  });
+
+  it('over 6 successive plans the clone name stays bounded and never chains; a plan that already ran writes nothing', () => {
+    // Each plan aligns the owner as the controller would: the new clone becomes the template the next plan starts from.
+    const templates: KubeObject[] = [tpl('DevMachineTemplate', 'cluster1-cp', { image: 'img-0' })];
+    let owner = cpOwner();
+    const names: string[] = [];
+    for (let n = 1; n <= 6; n++) {
+      const planName = `${'long-plan-name-'.repeat(4)}${n}`;
+      owner.metadata.annotations = { [Annotations.paused]: '', [PAUSED_BY_PLAN]: planName };
+      const ref = getPointer(owner, '/spec/machineTemplate/spec/infrastructureRef/name') as string;
+      const current = templates.find((t) => t.metadata.name === ref)!;
+      const byName = (x: string): KubeObject | undefined => templates.find((t) => t.metadata.name === x);
+      const a = planAlignment(
+        cpInput({
+          planName,
+          owner,
+          infraTemplate: current,
+          infraOriginal: originalTemplateName(current, byName),
+          values: [{ slot: 'infraTemplate', path: '/spec/template/spec/image', value: `img-${n}` }],
+        }),
+      );
+      expect(a.problems).to.deep.equal([]);
+      expect(a.create).to.have.length(1);
+      templates.push(a.create[0]!);
+      names.push(a.create[0]!.metadata.name!);
+      owner = a.owner!.after;
+    }
+    for (const name of names) {
+      expect(name.length).to.be.at.most(MAX_CLONE_NAME);
+      expect(name).to.match(/^cluster1-cp-[0-9a-f]{10}$/);
+    }
+    expect(new Set(names).size).to.equal(6);
+    // The last plan again: the owner's template already carries its value, nothing to create or write.
+    const last = templates[templates.length - 1]!;
+    const again = planAlignment(
+      cpInput({
+        planName: 'again',
+        owner,
+        infraTemplate: last,
+        values: [{ slot: 'infraTemplate', path: '/spec/template/spec/image', value: 'img-6' }],
+      }),
+    );
+    expect(again.create).to.deep.equal([]);
+    expect(again.owner).to.equal(undefined);
+    expect(again.infraClonedFrom?.name).to.equal(last.metadata.name);
+  });
+
+  it('carrierName names the clone the alignment creates, or the template itself when it already carries the values', () => {
+    const a = planAlignment(cpInput());
+    const values = cpInput().values.filter((v) => v.slot === 'infraTemplate');
+    expect(carrierName(cpInput().infraTemplate!, 'cluster1-cp', values)).to.equal(a.create[0]!.metadata.name);
+    expect(carrierName(a.create[0]!, 'cluster1-cp', values)).to.equal(a.create[0]!.metadata.name);
+  });
+
+  it('follows a chain of old-style clones back to the original template', () => {
+    const orig = tpl('DevMachineTemplate', 'cluster1-cp', {});
+    const c1 = tpl('DevMachineTemplate', 'p1-cluster1-cp', {}, { [CLONED_BY_PLAN]: 'p1', [CLONED_FROM_TEMPLATE]: 'cluster1-cp' });
+    const c2 = tpl('DevMachineTemplate', 'p2-p1-cluster1-cp', {}, { [CLONED_BY_PLAN]: 'p2', [CLONED_FROM_TEMPLATE]: 'p1-cluster1-cp' });
+    const all = [orig, c1, c2];
+    expect(originalTemplateName(c2, (n) => all.find((t) => t.metadata.name === n))).to.equal('cluster1-cp');
+    expect(originalTemplateName(orig, () => undefined)).to.equal('cluster1-cp');
   });
 });
 
@@ -382,13 +450,42 @@ describe('plan-controller owners: preview', () => {
     expect(out.map((o) => `${o.object}: ${o.change}`)).to.deep.equal([
       'KubeadmControlPlane cluster1-cp: paused (cluster.x-k8s.io/paused) while its machines update, unpaused when they are done',
       'KubeadmControlPlane cluster1-cp: /spec/version = "v1.30.1"',
-      'DevMachineTemplate p-cluster1-cp (new): clone of cluster1-cp with /spec/template/spec/image = "img-2"',
-      'KubeadmControlPlane cluster1-cp: /spec/machineTemplate/spec/infrastructureRef/name = p-cluster1-cp',
-      `2 InfraMachine(s): annotation ${CLONED_FROM_NAME} = p-cluster1-cp`,
+      'DevMachineTemplate cluster1-cp-<hash> (new): clone of cluster1-cp with /spec/template/spec/image = "img-2"',
+      'KubeadmControlPlane cluster1-cp: /spec/machineTemplate/spec/infrastructureRef/name = cluster1-cp-<hash>',
+      `2 InfraMachine(s): annotation ${CLONED_FROM_NAME} = cluster1-cp-<hash>`,
       'MachineDeployment cluster1-md-0: not paused while machines update (it surges); paused only while its spec is aligned',
       'MachineDeployment cluster1-md-0: /spec/template/spec/version = "v1.30.1"',
       'MachineSet cluster1-md-0-abc: spec.template aligned with the MachineDeployment (same values and template names)',
     ]);
+  });
+  it('names the clone it would create from the template, and says "already carries" for a plan that already ran', () => {
+    const image = versionUpdater({
+      name: 'os',
+      responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value: 'img-2' }],
+    });
+    const template: KubeObject = {
+      apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+      kind: 'DevMachineTemplate',
+      metadata: { name: 'cluster1-cp', namespace: 'fleet-a' },
+      spec: { template: { spec: { image: 'img-1' } } },
+    };
+    const input = {
+      planName: 'p',
+      controlPlane: cpWithInfra(),
+      machineDeployments: [],
+      surging: new Set<string>(),
+      machines: machines('cluster1-cp', 2, { cp: 'cluster1-cp' }),
+      targets: [{ kind: 'ControlPlane' as const, name: 'cluster1-cp', updaters: [image] }],
+      templates: [template],
+    };
+    const want = cloneName('cluster1-cp', { template: { spec: { image: 'img-2' } } });
+    expect(previewOwnerChanges(input).map((o) => o.object)).to.include(`DevMachineTemplate ${want} (new)`);
+    // After the plan ran: the KCP points at the clone, which carries the value; every machine is done.
+    const ran = cpWithInfra();
+    (getPointer(ran, '/spec/machineTemplate/spec/infrastructureRef') as { name: string }).name = want;
+    const clone = { ...template, metadata: { name: want, namespace: 'fleet-a' }, spec: { template: { spec: { image: 'img-2' } } } };
+    const after = previewOwnerChanges({ ...input, controlPlane: ran, templates: [template, clone], done: new Set(['cluster1-cp']) });
+    expect(after.map((o) => `${o.object}: ${o.change}`)).to.deep.equal([`KubeadmControlPlane cluster1-cp: ${ALREADY_CARRIES}`]);
   });
   it('is part of previewPlan', () => {
     expect(previewPlan(plan(), snapshot()).owners?.map((o) => o.object)).to.include('KubeadmControlPlane cluster1-cp');

@@ -14,11 +14,10 @@
 //             owner would replace or revert machines) and OwnersAligned=False reason MixedMachines says what to do.
 import type { Condition, KubeObject, PlanUpdater, TargetKind, TargetStatus } from '../api/index.js';
 import { Annotations } from '../api/index.js';
-import { shortenName } from '../contract/index.js';
+import { createHash } from 'node:crypto';
 import { jsonEqual } from '../runtime/pure/merge-patch.js';
 import { encodePointer, getPointer, parsePointer, setPointer } from '../runtime/pure/jsonpointer.js';
 import { field, nameOf } from '../api/capi/index.js';
-import { MAX_NAME } from './names.js';
 
 /** CAPI: on an InfraMachine, the name of the template it was cloned from (KCP compares it with its infrastructureRef). */
 export const CLONED_FROM_NAME = 'cluster.x-k8s.io/cloned-from-name';
@@ -37,6 +36,8 @@ export const OwnerReasons = {
   aligned: 'Aligned',
   mixedMachines: 'MixedMachines',
   alignFailed: 'AlignFailed',
+  /** A finished target's alignment is under way (a request failed or writes are left): it continues in the next reconcile. */
+  aligning: 'Aligning',
 } as const;
 /** Event reasons of owner alignment. */
 export const OwnerEventReasons = {
@@ -265,8 +266,49 @@ export function refAt(o: KubeObject, path: string): { apiGroup: string; kind: st
     : undefined;
 }
 
-/** Deterministic name of the plan's clone of template `original` (plan + original, hashed down when too long). */
-export const cloneName = (planName: string, original: string): string => shortenName(`${planName}-${original}`, MAX_NAME);
+/** Longest clone name: a template name is a DNS subdomain, but 63 keeps it valid wherever a name becomes a label value. */
+export const MAX_CLONE_NAME = 63;
+
+// JSON with object keys sorted, so that equal specs hash equal whatever order their keys were written in.
+const canonical = (v: unknown): string =>
+  v !== null && typeof v === 'object' && !Array.isArray(v)
+    ? `{${Object.keys(v as Record<string, unknown>)
+        .sort()
+        .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+        .join(',')}}`
+    : Array.isArray(v)
+      ? `[${v.map(canonical).join(',')}]`
+      : (JSON.stringify(v) ?? 'null');
+
+/**
+ * Name of a clone of template `original` (the template no plan created) whose spec is `spec`: a readable prefix of the
+ * original and a hash of the spec, at most MAX_CLONE_NAME characters. Content-addressed, so it is idempotent, never
+ * chains over successive plans, and two different specs never share a name.
+ */
+export function cloneName(original: string, spec: unknown): string {
+  const h = createHash('sha256')
+    .update(`${original}\n${canonical(spec)}`)
+    .digest('hex')
+    .slice(0, 10);
+  const prefix = original.slice(0, MAX_CLONE_NAME - h.length - 1).replace(/[^a-z0-9]+$/, '');
+  return prefix ? `${prefix}-${h}` : `t-${h}`;
+}
+
+/**
+ * The original template (no plan's clone) a template was cloned from: the cloned-from-template annotation followed
+ * back through `byName` (clones made before names were content-addressed recorded the previous clone), at most 16 steps.
+ */
+export function originalTemplateName(t: KubeObject, byName: (name: string) => KubeObject | undefined): string {
+  let cur = t;
+  for (let i = 0; i < 16; i++) {
+    const from = cur.metadata.annotations?.[CLONED_FROM_TEMPLATE];
+    if (!from || cur.metadata.annotations?.[CLONED_BY_PLAN] === undefined) return nameOf(cur);
+    const prev = byName(from);
+    if (!prev) return from;
+    cur = prev;
+  }
+  return nameOf(cur);
+}
 
 /** Inputs of the alignment of one target's owners. */
 export interface AlignInput {
@@ -281,7 +323,11 @@ export interface AlignInput {
   infraTemplate?: KubeObject;
   /** The template the MachineDeployment's bootstrap configRef names (needed when values carry bootstrapTemplate fields). */
   bootstrapTemplate?: KubeObject;
-  /** Clones that already exist (by name). */
+  /** The original template (no plan's clone) the infrastructure template derives from (originalTemplateName); default its own name. */
+  infraOriginal?: string;
+  /** The original of the bootstrap template; default its own name. */
+  bootstrapOriginal?: string;
+  /** Templates of the same kinds that exist with a clone's name (a clone made earlier is reused). */
   clones: KubeObject[];
   /** MachineDeployment targets: the MachineSets owning the target's machines. */
   machineSets: KubeObject[];
@@ -313,33 +359,28 @@ interface CloneResult {
   problem?: string;
 }
 
-// The clone of `source` carrying `values`, or `source` itself when it already is this plan's clone carrying them.
-function cloneFor(i: AlignInput, source: KubeObject | undefined, what: string, values: OwnerValue[]): CloneResult {
+// The template carrying `values`: `source` itself when it already carries them (e.g. a plan that already ran), else a
+// clone of it named from the original template and the clone's spec (cloneName), reused when it exists.
+function cloneFor(
+  i: AlignInput,
+  source: KubeObject | undefined,
+  original: string | undefined,
+  what: string,
+  values: OwnerValue[],
+): CloneResult {
   if (values.length === 0) return {};
   if (!source) return { problem: `the ${what} template of ${i.kind} ${nameOf(i.owner)} was not found` };
   const carries = (o: KubeObject): boolean => values.every((v) => jsonEqual(getPointer(o, v.path), v.value));
-  if (source.metadata.annotations?.[CLONED_BY_PLAN] === i.planName) {
-    return carries(source)
-      ? { name: nameOf(source) }
-      : { problem: `${source.kind} ${nameOf(source)} (this plan's clone) no longer carries the plan's values` };
-  }
-  const name = cloneName(i.planName, nameOf(source));
-  const existing = i.clones.find((c) => nameOf(c) === name && c.kind === source.kind);
-  if (existing)
-    return carries(existing)
-      ? { name }
-      : {
-          problem: `${source.kind} ${name} exists but does not carry the plan's values (two targets sharing template ${nameOf(source)} with different values?)`,
-        };
-  const spec = structuredClone(source['spec'] ?? {});
+  if (carries(source)) return { name: nameOf(source) };
+  const from = original ?? nameOf(source);
   const clone: KubeObject = {
     apiVersion: source.apiVersion,
     kind: source.kind,
     metadata: {
-      name,
+      name: '',
       namespace: source.metadata.namespace,
       ...(source.metadata.labels ? { labels: { ...source.metadata.labels } } : {}),
-      annotations: { [CLONED_BY_PLAN]: i.planName, [CLONED_FROM_TEMPLATE]: nameOf(source) },
+      annotations: { [CLONED_BY_PLAN]: i.planName, [CLONED_FROM_TEMPLATE]: from },
       ...(i.cluster?.metadata.uid
         ? {
             ownerReferences: [
@@ -353,13 +394,20 @@ function cloneFor(i: AlignInput, source: KubeObject | undefined, what: string, v
           }
         : {}),
     },
-    spec,
+    spec: structuredClone(source['spec'] ?? {}),
   };
   try {
     for (const v of values) setPointer(clone, v.path, structuredClone(v.value));
   } catch (err) {
     return { problem: `cannot set the plan's values on a clone of ${source.kind} ${nameOf(source)}: ${(err as Error).message}` };
   }
+  const name = cloneName(from, clone['spec']);
+  clone.metadata.name = name;
+  const existing = i.clones.find((c) => nameOf(c) === name && c.kind === source.kind);
+  if (existing)
+    return carries(existing)
+      ? { name }
+      : { problem: `${source.kind} ${name} exists but does not carry the plan's values (changed after it was cloned?)` };
   return { name, create: clone };
 }
 
@@ -386,12 +434,14 @@ export function planAlignment(i: AlignInput): Alignment {
   const infra = cloneFor(
     i,
     i.infraTemplate,
+    i.infraOriginal,
     'infrastructure',
     i.values.filter((v) => v.slot === 'infraTemplate'),
   );
   const boot = cloneFor(
     i,
     i.bootstrapTemplate,
+    i.bootstrapOriginal,
     'bootstrap',
     i.values.filter((v) => v.slot === 'bootstrapTemplate'),
   );
@@ -443,6 +493,11 @@ export interface OwnerOutcome {
   /** e.g. "KubeadmControlPlane cluster1-cp". */
   owner: string;
   op: OwnerStep['op'];
+  /** The target (absent in outcomes built by hand). */
+  kind?: TargetKind;
+  name?: string;
+  /** The step did not finish (a request failed, or more writes are left for the next reconcile): what is left. */
+  pending?: string;
   /** Problems met while aligning. */
   problems?: string[];
   /** For mixed: machines updated / current machines. */
@@ -463,6 +518,14 @@ export function ownersCondition(outcomes: readonly OwnerOutcome[]): Pick<Conditi
   const mixed = outcomes.filter((o) => o.op === 'mixed');
   if (mixed.length > 0)
     return { type: OWNERS_ALIGNED, status: 'False', reason: OwnerReasons.mixedMachines, message: mixed.map(mixedMessage).join('; ') };
+  const pending = outcomes.filter((o) => o.pending !== undefined && o.op === 'align');
+  if (pending.length > 0)
+    return {
+      type: OWNERS_ALIGNED,
+      status: 'False',
+      reason: OwnerReasons.aligning,
+      message: pending.map((o) => `${o.owner}: ${o.pending}`).join('; '),
+    };
   const aligned = outcomes.filter((o) => o.op === 'align').map((o) => o.owner);
   const held = outcomes.filter((o) => o.op === 'hold').map((o) => o.owner);
   if (aligned.length === 0 && held.length === 0) return undefined;
@@ -494,6 +557,35 @@ export interface OwnerPreviewInput {
   machines: readonly KubeObject[];
   /** MachineDeployment names that surge (maxUnavailable resolves to 0). */
   surging: ReadonlySet<string>;
+  /** Targets whose every current machine already carries the plan's values (at target, or updated by this plan). */
+  done?: ReadonlySet<string>;
+  /** The owners' infrastructure / bootstrap templates (clones included), when read: a template already carrying the values needs no clone. */
+  templates?: readonly KubeObject[];
+}
+
+/**
+ * The name of the template that carries `values` for a target whose template is `source`: `source` itself when it
+ * carries them, else its clone (content-addressed from the original template); undefined when they cannot be set.
+ */
+export function carrierName(source: KubeObject, original: string, values: readonly OwnerValue[]): string | undefined {
+  if (values.every((v) => jsonEqual(getPointer(source, v.path), v.value))) return nameOf(source);
+  const next: KubeObject = { metadata: {}, spec: structuredClone(source['spec'] ?? {}) };
+  try {
+    for (const v of values) setPointer(next, v.path, structuredClone(v.value));
+  } catch {
+    return undefined;
+  }
+  return cloneName(original, next['spec']);
+}
+
+// The clone a preview proposes for the template `ref` names (undefined: the template already carries the values).
+function plannedClone(ref: { kind: string; name: string }, templates: readonly KubeObject[], values: OwnerValue[]): string | undefined {
+  const byName = (n: string): KubeObject | undefined => templates.find((t) => t.kind === ref.kind && nameOf(t) === n);
+  const source = byName(ref.name);
+  if (!source) return `${ref.name}-<hash>`;
+  const name = carrierName(source, originalTemplateName(source, byName), values);
+  if (name === undefined) return `${ref.name}-<hash>`;
+  return name === nameOf(source) ? undefined : name;
 }
 
 /** Lists exactly which owner objects the plan will change, and how (pure). */
@@ -508,11 +600,8 @@ export function previewOwnerChanges(i: OwnerPreviewInput): OwnerChangePreview[] 
       : i.machineDeployments.find((o) => nameOf(o) === t.name);
     if (!owner) continue;
     const who = `${cp ? 'KubeadmControlPlane' : 'MachineDeployment'} ${t.name}`;
-    const add = (object: string, change: string): void => void out.push({ target: t.name, object, change });
-    if (isPausedObject(owner) && pausedByPlan(owner) === undefined)
-      add(who, 'paused by someone else: stays paused (the plan never lifts a pause it did not set)');
-    else if (!cp && i.surging.has(t.name)) add(who, 'not paused while machines update (it surges); paused only while its spec is aligned');
-    else add(who, 'paused (cluster.x-k8s.io/paused) while its machines update, unpaused when they are done');
+    const changes: OwnerChangePreview[] = [];
+    const add = (object: string, change: string): void => void changes.push({ target: t.name, object, change });
     const values = ownerValues(t.kind, t.updaters);
     for (const v of values.filter((x) => x.slot === 'owner'))
       if (!jsonEqual(getPointer(owner, v.path), v.value)) add(who, `${v.path} = ${JSON.stringify(v.value)}`);
@@ -529,17 +618,49 @@ export function previewOwnerChanges(i: OwnerPreviewInput): OwnerChangePreview[] 
       const vs = values.filter((v) => v.slot === slot);
       const ref = path ? refAt(owner, path) : undefined;
       if (vs.length === 0 || !ref || !path) continue;
-      const clone = cloneName(i.planName, ref.name);
+      const clone = plannedClone(ref, i.templates ?? [], vs);
+      if (clone === undefined) continue;
       add(`${ref.kind} ${clone} (new)`, `clone of ${ref.name} with ${vs.map((v) => `${v.path} = ${JSON.stringify(v.value)}`).join(', ')}`);
       add(who, `${path}/name = ${clone}`);
       if (slot === 'infraTemplate' && mine.length > 0) add(`${mine.length} InfraMachine(s)`, `annotation ${CLONED_FROM_NAME} = ${clone}`);
     }
+    // A target whose machines and owners already carry every value (a plan that already ran) changes nothing.
+    if (changes.length === 0 && i.done?.has(t.name)) {
+      out.push({ target: t.name, object: who, change: ALREADY_CARRIES });
+      continue;
+    }
+    if (isPausedObject(owner) && pausedByPlan(owner) === undefined)
+      out.push({
+        target: t.name,
+        object: who,
+        change: 'paused by someone else: stays paused (the plan never lifts a pause it did not set)',
+      });
+    else if (!cp && i.surging.has(t.name))
+      out.push({
+        target: t.name,
+        object: who,
+        change: 'not paused while machines update (it surges); paused only while its spec is aligned',
+      });
+    else
+      out.push({
+        target: t.name,
+        object: who,
+        change: 'paused (cluster.x-k8s.io/paused) while its machines update, unpaused when they are done',
+      });
+    out.push(...changes);
     if (!cp) {
       for (const ms of [
         ...new Set(mine.map((m) => m.metadata.labels?.['cluster.x-k8s.io/set-name']).filter((s): s is string => !!s)),
       ].sort())
-        add(`MachineSet ${ms}`, 'spec.template aligned with the MachineDeployment (same values and template names)');
+        out.push({
+          target: t.name,
+          object: `MachineSet ${ms}`,
+          change: 'spec.template aligned with the MachineDeployment (same values and template names)',
+        });
     }
   }
   return out;
 }
+
+/** The preview line of an owner that already carries the plan's values (nothing to write). */
+export const ALREADY_CARRIES = "already carries the plan's values: nothing to change";

@@ -17,7 +17,7 @@ import {
   ownerBootstrapTemplateRef,
   ownerInfraTemplateRef,
 } from '../api/capi/index.js';
-import { machinesOfTarget } from './decide.js';
+import { machinesByTarget, targetKey } from './decide.js';
 import { previewPlan, prestartResult, type PreviewSnapshot } from './preview.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
 import { JSON_POINTER, targetsOf } from './validate.js';
@@ -30,12 +30,23 @@ const show = (v: unknown): string => {
   return s.length > 80 ? `${s.slice(0, 80)}…` : s;
 };
 
+/**
+ * Where the pre-start check reads the objects it checks from instead of the API (the plan controller's informer
+ * caches): with them a check costs a few dry-runs, not a GET and a list per kind and target (under a flaky API server
+ * a check that needs a hundred requests to all succeed never completes, and the plan never starts).
+ */
+export interface PrestartReads {
+  /** Every object of the kind in the namespace, with kind set (undefined: not cached, the check lists it). */
+  list(ns: string, ref: ContractRef): Promise<KubeObject[] | undefined>;
+}
+
 // Where a selectResource points for a machine: the Machine itself, or the object its reference names.
 async function locate(
   client: KubeClient,
   ns: string,
   m: KubeObject,
   sel: Responsibility['selectResource'],
+  reads?: PrestartReads,
 ): Promise<{ res: ResourceType; obj: KubeObject; what: string } | { problem: string }> {
   if (sel === 'Machine') return { res: Machines, obj: m, what: `Machine ${nameOf(m)}` };
   const ref = sel === 'InfraMachine' ? machineInfraRef(m) : machineBootstrapRef(m);
@@ -50,7 +61,8 @@ async function locate(
     if (!isNotFound(err)) throw err;
     return { problem: `${ref.kind}.${ref.apiGroup} referenced by Machine ${nameOf(m)} is not served` };
   }
-  const obj = await client.get(res, ns, ref.name);
+  const cached = await reads?.list(ns, ref);
+  const obj = cached ? cached.find((o) => nameOf(o) === ref.name) : await client.get(res, ns, ref.name);
   if (!obj) return { problem: `${ref.kind} ${ns}/${ref.name} referenced by Machine ${nameOf(m)} not found` };
   return { res, obj, what: `${ref.kind} ${ref.name}` };
 }
@@ -65,12 +77,17 @@ export async function dryRunCommits(
   plan: InPlaceUpdatePlan,
   machines: readonly KubeObject[],
   policy: WritePolicy = DEFAULT_WRITE_POLICY,
+  reads?: PrestartReads,
 ): Promise<string[]> {
   const ns = plan.metadata?.namespace ?? '';
   const problems: string[] = [];
+  // The same patch on the same kind gets the same answer from the schema: targets sharing their updaters (a fleet's
+  // MachineDeployments) are checked once. Only a clean answer is reused; a problem is looked up per target.
+  const clean = new Set<string>();
+  const byTarget = machinesByTarget(plan.spec.clusterName, machines);
   for (const t of targetsOf(plan)) {
     const label = `${t.kind === 'ControlPlane' ? 'controlPlane' : 'machineDeployment'} ${t.target.name}`;
-    const m = machinesOfTarget(t.kind, t.target.name, plan.spec.clusterName, machines).find((x) => !isDeleting(x));
+    const m = (byTarget.get(targetKey(t.kind, t.target.name)) ?? []).find((x) => !isDeleting(x));
     if (!m) continue;
     const resps = orderedUpdaters(Array.isArray(t.target.updaters) ? t.target.updaters : [])
       .flatMap((u) => (Array.isArray(u.responsibilities) ? u.responsibilities : []))
@@ -84,7 +101,7 @@ export async function dryRunCommits(
     for (const sel of SELECTS) {
       const items: PointerValue[] = resps.filter((r) => r.selectResource === sel).map((r) => ({ path: r.path, value: r.value }));
       if (items.length === 0) continue;
-      const where = await locate(client, ns, m, sel);
+      const where = await locate(client, ns, m, sel, reads);
       if ('problem' in where) {
         problems.push(`${label}: ${where.problem}`);
         continue;
@@ -99,6 +116,8 @@ export async function dryRunCommits(
         continue;
       }
       if (ops.length === 0) continue;
+      const key = `${where.res.group}/${where.res.kind}\n${JSON.stringify(ops)}`;
+      if (clean.has(key)) continue;
       let after: KubeObject;
       try {
         after = await client.patch(where.res, ns, nameOf(where.obj), ops, { type: 'json', dryRun: true, fieldManager: FIELD_MANAGER });
@@ -112,7 +131,9 @@ export async function dryRunCommits(
         }
         throw err;
       }
-      for (const x of verifyValues(after, items)) {
+      const kept = verifyValues(after, items);
+      if (kept.length === 0) clean.add(key);
+      for (const x of kept) {
         problems.push(
           `${label}: ${sel} ${x.path} would not be kept by ${where.what} (dry-run: wanted ${show(x.expected)}, the server keeps ${show(x.actual)}): the field is not in its schema (pruned) or is defaulted away`,
         );
@@ -128,12 +149,18 @@ export async function readCoverageObjects(
   ns: string,
   machines: readonly KubeObject[],
   owners: readonly KubeObject[],
+  reads?: PrestartReads,
 ): Promise<Pick<PreviewSnapshot, 'infraMachines' | 'bootstrapConfigs' | 'ownerTemplates'>> {
   const byKind = async (refs: (ContractRef | undefined)[]): Promise<KubeObject[]> => {
     const kinds = new Map<string, ContractRef>();
     for (const r of refs) if (r) kinds.set(`${r.apiGroup}/${r.kind}`, r);
     const out: KubeObject[] = [];
     for (const r of kinds.values()) {
+      const cached = await reads?.list(ns, r);
+      if (cached) {
+        out.push(...cached);
+        continue;
+      }
       let res: ResourceType;
       try {
         res = await client.resolve(r.apiGroup, r.kind);
@@ -153,14 +180,18 @@ export async function readCoverageObjects(
 }
 
 /** Runs the whole pre-start check of a plan against the cluster (reads and dry-runs only). */
-export async function prestartCheck(client: KubeClient, input: ValidationInput & { machines: KubeObject[] }): Promise<PrestartResult> {
+export async function prestartCheck(
+  client: KubeClient,
+  input: ValidationInput & { machines: KubeObject[] },
+  reads?: PrestartReads,
+): Promise<PrestartResult> {
   const { plan } = input;
   const ns = plan.metadata?.namespace ?? '';
   const owners = [...input.machineDeployments, ...(input.controlPlane?.object ? [input.controlPlane.object] : [])];
   try {
-    const coverage = await readCoverageObjects(client, ns, input.machines, owners);
+    const coverage = await readCoverageObjects(client, ns, input.machines, owners, reads);
     const preview = previewPlan(plan, { ...input, ...coverage });
-    const dryRun = await dryRunCommits(client, plan, input.machines, input.writePolicy);
+    const dryRun = await dryRunCommits(client, plan, input.machines, input.writePolicy, reads);
     return prestartResult(plan, preview, dryRun);
   } catch (err) {
     // Fail closed: a check that may not run is a problem of the plan (named), not a silent pass or an endless retry.

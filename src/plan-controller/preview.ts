@@ -19,10 +19,11 @@ import {
 } from '../api/capi/index.js';
 import { machineState, machinesByTarget, planAge } from './decide.js';
 import { machinesAtTarget, type RefLookup } from './at-target.js';
-import { resolveFenceposts, scaleIntOrPercent } from '../api/capi/index.js';
+import { scaleIntOrPercent } from '../api/capi/index.js';
+import { mdConcurrency } from './concurrency.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
 import type { OwnerChangePreview } from './owners.js';
-import { previewOwnerChanges } from './owners.js';
+import { ALREADY_CARRIES, previewOwnerChanges } from './owners.js';
 import { targetsOf, validatePlan } from './validate.js';
 
 /** A minimal OpenAPI v3 (structural) schema, as CRDs carry it. */
@@ -151,6 +152,8 @@ export interface PlanPreview {
   warnings: string[];
   /** The owner objects (KCP, MachineDeployments, MachineSets, template clones, InfraMachines) the plan will change (owners.ts). */
   owners?: OwnerChangePreview[];
+  /** True when every machine and owner already carries the plan's values (e.g. the plan already ran): applying it changes nothing. */
+  alreadyDone?: boolean;
 }
 
 const show = (v: unknown): string => {
@@ -246,10 +249,10 @@ function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined): Preview
   if (!owner) return { max: 0, why: 'MachineDeployment not found', surge: false };
   const replicas = mdReplicas(owner);
   const ru = mdRollingUpdate(owner);
-  const fp = resolveFenceposts(ru.maxSurge, ru.maxUnavailable, replicas);
-  if (!fp.ok) return { max: 0, why: `rollingUpdate: ${fp.error}`, surge: false };
+  const fp = mdConcurrency(owner, replicas);
+  if (!fp.ok) return { max: 0, why: fp.error, surge: false };
   const raw = `maxUnavailable=${ru.maxUnavailable ?? '0 (default)'}`;
-  if (fp.value.unavailable === 0)
+  if (fp.surge)
     return {
       max: 1,
       why: `${raw}: surge — scale to ${replicas + 1} replicas, wait for the new machine to be Ready, update one at a time, restore ${replicas}`,
@@ -259,8 +262,8 @@ function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined): Preview
   const scaled = scaleIntOrPercent(ru.maxUnavailable ?? 0, replicas, false);
   const fence = scaled.ok && scaled.value === 0 ? ' (resolves to 0 with maxSurge 0: 1, the Kubernetes fencepost rule)' : '';
   return {
-    max: fp.value.unavailable,
-    why: `${raw}${rounded}${fence}: up to ${fp.value.unavailable} machine(s) unavailable at once, machines already not Ready included`,
+    max: fp.max,
+    why: `${raw}${rounded}${fence}: up to ${fp.max} machine(s) unavailable at once, machines already not Ready included`,
     surge: false,
   };
 }
@@ -389,8 +392,16 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
     }
   }
   result.groups.sort((a, b) => a.sequence - b.sequence);
+  const targetsDone = new Set(
+    result.groups
+      .flatMap((g) => g.targets)
+      .filter((t) => t.machines.every((m) => m.state === 'alreadyAtTarget' || m.state === 'updated'))
+      .map((t) => t.name),
+  );
   result.owners = previewOwnerChanges({
     planName,
+    done: targetsDone,
+    ...(snapshot.ownerTemplates ? { templates: snapshot.ownerTemplates } : {}),
     machines: snapshot.machines,
     machineDeployments: snapshot.machineDeployments,
     ...(snapshot.controlPlane?.object ? { controlPlane: snapshot.controlPlane.object } : {}),
@@ -407,6 +418,11 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
   // One validation: the controller refuses what is listed here (same checks, same sentences), so preview NOT OK <=> Valid=False.
   result.problems = validatePlan({ ...snapshot, plan, prestart: prestartResult(plan, result, snapshot.dryRunProblems ?? []) });
   result.valid = result.problems.length === 0;
+  const allTargets = result.groups.flatMap((g) => g.targets);
+  result.alreadyDone =
+    allTargets.length > 0 &&
+    allTargets.every((t) => targetsDone.has(t.name)) &&
+    (result.owners ?? []).every((o) => o.change === ALREADY_CARRIES);
   return result;
 }
 

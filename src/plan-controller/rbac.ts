@@ -21,8 +21,9 @@ export const baseRbac: PolicyRule[] = componentRbac([
   { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters'], verbs: read },
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: [...read, 'patch'] },
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machinedeployments'], verbs: [...read, 'patch'] },
-  // MachineSets are listed when a deleted plan's template clones are collected (an old MachineSet may still refer to one).
-  { apiGroups: ['cluster.x-k8s.io'], resources: ['machinesets'], verbs: ['get', 'list', 'patch'] },
+  // MachineSets: watched (owner alignment reads the ones owning a target's machines from the cache) and listed when a
+  // deleted plan's template clones are collected (an old MachineSet may still refer to one).
+  { apiGroups: ['cluster.x-k8s.io'], resources: ['machinesets'], verbs: [...read, 'patch'] },
   // Template kinds named by plans must be readable to validate that they exist: an updater's kinds are granted by the
   // chart that deploys the updater (aggregated ClusterRole), so leaving the samples out leaves their rules out too.
   // A template's task kind is accepted only when its CRD declares the updater contract (label).
@@ -33,15 +34,15 @@ export const baseRbac: PolicyRule[] = componentRbac([
  * What the plan controller does with provider kinds: read the control plane its Cluster's controlPlaneRef names and
  * pause / align it (owners.ts); watch the InfraMachines / BootstrapConfigs (machines already at target, at-target.ts); for the pre-start check (C8) list the InfraMachines / BootstrapConfigs and the owners'
  * templates and dry-run the commit patch on one object per target (a dry-run needs the patch verb; nothing is
- * persisted); when a target is done, clone the owners' templates with the new values and move the InfraMachines'
+ * persisted); when a target is done, read the owners' templates from a watch (informer cache), clone the owners' templates with the new values and move the InfraMachines'
  * cloned-from annotation; once a deleted plan's clones are referenced by nothing, delete them (clones.ts).
  */
 export const PROVIDER_VERBS: ProviderVerbs = {
   ControlPlane: [...read, 'patch'],
   InfraMachine: [...read, 'patch'],
-  InfraMachineTemplate: ['get', 'list', 'create', 'delete'],
+  InfraMachineTemplate: [...read, 'create', 'delete'],
   BootstrapConfig: [...read, 'patch'],
-  BootstrapConfigTemplate: ['get', 'list', 'create', 'delete'],
+  BootstrapConfigTemplate: [...read, 'create', 'delete'],
 };
 
 /** The plan controller's rules for a fleet of these provider kinds. */

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import type { InPlaceUpdatePlan, TargetStatus } from '../api/index.js';
-import { Reasons } from '../api/index.js';
+import { PlanEventReasons, Reasons } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';
 import type { ReadyInput } from './status.js';
-import { readyCondition, startGate } from './status.js';
-import { mdOnly, mu, plan, snapshot, started } from './testkit.js';
+import { ALIGNING_OWNERS, readyCondition, settleOwnersStatus, startGate } from './status.js';
+import { mdMachines, mdOnly, mu, plan, snapshot, started } from './testkit.js';
 
 const cond = (d: PlanDecision, type: string) => d.status.conditions?.find((c) => c.type === type);
 
@@ -125,5 +125,39 @@ describe('plan-controller status', () => {
       };
       expect(decidePlan(snap).metrics).to.deep.equal({ started: 1, updated: 1, failed: 1 });
     });
+  });
+});
+
+describe('plan-controller status: owner outcomes (settleOwnersStatus)', () => {
+  const allDone = (): PlanDecision =>
+    decidePlan(snapshot(mdOnly({ machines: mdMachines(3), mus: [0, 1, 2].map((i) => mu(`cluster1-md-0-${i}`, 'updated')) })));
+  const NOW_DATE = new Date('2026-01-01T00:01:00Z');
+
+  it('holds an otherwise finished plan at updating while a target is still aligning, with its counts written', () => {
+    const d = allDone();
+    expect(d.status.updateStatus).to.equal('updated');
+    settleOwnersStatus(
+      { updateStatus: 'updating' },
+      d,
+      [{ owner: 'MachineDeployment cluster1-md-0', op: 'align', pending: '503 injected (retrying)' }],
+      1,
+      NOW_DATE,
+    );
+    expect(d.status.updateStatus).to.equal('updating');
+    expect(d.status.progress).to.equal('6/6');
+    expect(d.status.completionTime).to.equal(undefined);
+    expect(cond(d, 'Ready')).to.include({ status: 'False', reason: ALIGNING_OWNERS });
+    expect(cond(d, 'OwnersAligned')).to.include({ status: 'False', reason: 'Aligning' });
+    expect(cond(d, 'OwnersAligned')?.message).to.match(/503 injected/);
+    expect(d.events.map((e) => e.reason)).to.not.include(PlanEventReasons.completed);
+  });
+
+  it('lets the plan end once every alignment finished, OwnersAligned True', () => {
+    const d = allDone();
+    settleOwnersStatus({ updateStatus: 'updating' }, d, [{ owner: 'MachineDeployment cluster1-md-0', op: 'align' }], 1, NOW_DATE);
+    expect(d.status.updateStatus).to.equal('updated');
+    expect(cond(d, 'Ready')).to.include({ status: 'True' });
+    expect(cond(d, 'OwnersAligned')).to.include({ status: 'True', reason: 'Aligned' });
+    expect(d.events.map((e) => e.reason)).to.include(PlanEventReasons.completed);
   });
 });

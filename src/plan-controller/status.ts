@@ -3,6 +3,8 @@
 import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, MachineUpdate, TargetStatus } from '../api/index.js';
 import { ConditionTypes, MessageBudget, PlanEventReasons, Reasons, summarizeList } from '../api/index.js';
 import { setCondition } from '../runtime/pure/conditions.js';
+import type { OwnerOutcome } from './owners.js';
+import { OWNERS_ALIGNED, OwnerReasons, ownersCondition } from './owners.js';
 
 type Status = TargetStatus['updateStatus'];
 
@@ -476,4 +478,42 @@ export function metricDeltas(prev: InPlaceUpdatePlanStatus, rows: TargetStatus[]
     failed += Math.max(0, (r.failed ?? 0) - (p?.failed ?? 0));
   }
   return { started: d.create.length, updated, failed };
+}
+
+/** Ready reason of a plan whose machines are done while a target's owner alignment continues. */
+export const ALIGNING_OWNERS = 'AligningOwners';
+
+const TERMINAL: readonly (Status | undefined)[] = ['updated', 'failed', 'aborted'];
+const TRANSITION_EVENTS: readonly string[] = [PlanEventReasons.completed, PlanEventReasons.failed, PlanEventReasons.aborted];
+
+/**
+ * The one place OwnersAligned is set: from the decision and the owner effects' outcomes. A plan whose machines all
+ * finished while a target's owner alignment did not (a request failed, or writes are left) is not terminal yet: it
+ * stays in its previous status with Ready False reason AligningOwners, and its counts are written (never frozen); the
+ * next reconcile continues the alignment and then ends the plan. Mutates the decision's status and events.
+ */
+export function settleOwnersStatus(
+  prev: InPlaceUpdatePlanStatus,
+  d: { status: InPlaceUpdatePlanStatus; events: PlanEvent[] },
+  outcomes: readonly OwnerOutcome[],
+  generation: number | undefined,
+  now: Date,
+): void {
+  const c = ownersCondition(outcomes);
+  if (c) d.status.conditions = setCondition(d.status.conditions, { ...c, message: c.message ?? '' }, generation, now);
+  const aligning = c?.reason === OwnerReasons.aligning;
+  if (!aligning || TERMINAL.includes(prev.updateStatus) || !TERMINAL.includes(d.status.updateStatus)) return;
+  d.status.updateStatus = prev.updateStatus === 'aborting' ? 'aborting' : 'updating';
+  if (prev.completionTime) d.status.completionTime = prev.completionTime;
+  else delete d.status.completionTime;
+  const message = `${d.status.progress ?? ''} machines done; aligning owners: ${
+    d.status.conditions?.find((x) => x.type === OWNERS_ALIGNED)?.message ?? ''
+  }`;
+  d.status.conditions = setReadyCondition(
+    d.status.conditions ?? [],
+    { status: 'False', reason: ALIGNING_OWNERS, message: summarizeList([message], { maxBytes: MessageBudget.status }) },
+    generation,
+    now,
+  );
+  d.events = d.events.filter((e) => e.plan !== undefined || !TRANSITION_EVENTS.includes(e.reason));
 }

@@ -14,6 +14,11 @@ import {
 } from '../../src/api/index.js';
 import { DevMachineTemplates, KubeadmConfigTemplates, inventoryMachineSetName } from '../../tools/capi-sim/index.js';
 import { CLONED_FROM_NAME, PAUSED_BY_PLAN } from '../../src/plan-controller/owners.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { cli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 import { useE2eEnv } from '../e2e/env.js';
 import type { Platform } from '../e2e/harness.js';
@@ -39,6 +44,8 @@ const get = (p: Platform, res: typeof KubeadmControlPlanes, name: string): Promi
 const at = (o: KubeObject | undefined, ...keys: string[]): unknown =>
   keys.reduce<unknown>((cur, k) => (cur && typeof cur === 'object' ? (cur as Record<string, unknown>)[k] : undefined), o);
 const ann = (o: KubeObject | undefined, k: string): string | undefined => o?.metadata.annotations?.[k];
+/** A clone's name: the original template's name and a hash of the clone's spec (never a previous clone's name). */
+const cloneOf = (original: string): RegExp => new RegExp(`^${original}-[0-9a-f]{10}$`);
 
 /** Finishes every open task of the plan's updaters until the plan reaches `status`. */
 async function playUntil(p: Platform, plan: string, status: string): Promise<void> {
@@ -112,9 +119,11 @@ describe('plan controller: owners next to Cluster API', function () {
     const kcp = await get(p, KubeadmControlPlanes, CP);
     expect(at(kcp, 'spec', 'version')).to.equal(TO_VERSION);
     expect(at(kcp, 'spec', 'kubeadmConfigSpec', 'ntp')).to.deep.equal(NTP);
-    expect(at(kcp, 'spec', 'machineTemplate', 'spec', 'infrastructureRef', 'name')).to.equal(`p-${CP}`);
+    // The clone is named from the original template and its content (stable over plans, never chained).
+    const cpClone = at(kcp, 'spec', 'machineTemplate', 'spec', 'infrastructureRef', 'name') as string;
+    expect(cpClone).to.match(cloneOf(CP));
     expect(
-      at(await p.client.get(DevMachineTemplates, p.ns, `p-${CP}`), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
+      at(await p.client.get(DevMachineTemplates, p.ns, cpClone), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
     ).to.equal(IMAGE);
     expect(
       at(await p.client.get(DevMachineTemplates, p.ns, CP), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
@@ -126,19 +135,21 @@ describe('plan controller: owners next to Cluster API', function () {
     const ms = await p.client.get(MachineSets, p.ns, inventoryMachineSetName(MD));
     for (const o of [md, ms]) {
       expect(at(o, 'spec', 'template', 'spec', 'version'), o?.kind).to.equal(TO_VERSION);
-      expect(at(o, 'spec', 'template', 'spec', 'infrastructureRef', 'name'), o?.kind).to.equal(`p-${MD}`);
-      expect(at(o, 'spec', 'template', 'spec', 'bootstrap', 'configRef', 'name'), o?.kind).to.equal(`p-${MD}`);
+      expect(at(o, 'spec', 'template', 'spec', 'infrastructureRef', 'name'), o?.kind).to.match(cloneOf(MD));
+      expect(at(o, 'spec', 'template', 'spec', 'bootstrap', 'configRef', 'name'), o?.kind).to.match(cloneOf(MD));
     }
+    const mdInfra = at(md, 'spec', 'template', 'spec', 'infrastructureRef', 'name') as string;
+    const mdBoot = at(md, 'spec', 'template', 'spec', 'bootstrap', 'configRef', 'name') as string;
     expect(
-      at(await p.client.get(DevMachineTemplates, p.ns, `p-${MD}`), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
+      at(await p.client.get(DevMachineTemplates, p.ns, mdInfra), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
     ).to.equal(IMAGE);
-    expect(at(await p.client.get(KubeadmConfigTemplates, p.ns, `p-${MD}`), 'spec', 'template', 'spec', 'ntp')).to.deep.equal(NTP);
+    expect(at(await p.client.get(KubeadmConfigTemplates, p.ns, mdBoot), 'spec', 'template', 'spec', 'ntp')).to.deep.equal(NTP);
 
     // Every InfraMachine says it was cloned from its owner's new template (KCP compares it with its infrastructureRef).
     for (const m of await p.machines()) {
       const dm = await p.client.get(DevMachines, p.ns, m.metadata.name!);
       const owner = m.metadata.labels?.['cluster.x-k8s.io/control-plane-name'] !== undefined ? CP : MD;
-      expect(ann(dm, CLONED_FROM_NAME), m.metadata.name).to.equal(`p-${owner}`);
+      expect(ann(dm, CLONED_FROM_NAME), m.metadata.name).to.equal(owner === CP ? cpClone : mdInfra);
     }
     // Owners unpaused.
     expect(ann(kcp, Annotations.paused)).to.equal(undefined);
@@ -259,18 +270,29 @@ describe('plan controller: owners next to Cluster API', function () {
     const infraRef = async (): Promise<unknown> => at(await p.md(MD), 'spec', 'template', 'spec', 'infrastructureRef', 'name');
     await p.apply(planObject(p.ns, 'a', { mds: [{ name: MD, sequence: 2, updaters: os(IMAGE) }] }));
     await playUntil(p, 'a', 'updated');
-    await waitFor(async () => (await infraRef()) === `a-${MD}` || undefined, { message: 'MD on the clone of plan a' });
+    const cloneOfA = await waitFor(
+      async () => {
+        const r = await infraRef();
+        return typeof r === 'string' && cloneOf(MD).test(r) ? r : undefined;
+      },
+      { message: 'MD on the clone of plan a' },
+    );
     await p.apply(planObject(p.ns, 'b', { mds: [{ name: MD, sequence: 2, updaters: os(`${IMAGE}-2`) }] }));
     await playUntil(p, 'b', 'updated');
-    // Plan b cloned plan a's clone (the template the MachineDeployment then named).
-    const cloneOfB = `b-a-${MD}`;
-    await waitFor(async () => (await infraRef()) === cloneOfB || undefined, { message: 'MD on the clone of plan b' });
-    expect(await p.client.get(DevMachineTemplates, p.ns, `a-${MD}`), "plan a's clone kept while plan a exists").to.not.equal(undefined);
+    // Plan b cloned plan a's clone (the template the MachineDeployment then named), named from the original: no chain.
+    const cloneOfB = await waitFor(
+      async () => {
+        const r = await infraRef();
+        return typeof r === 'string' && r !== cloneOfA && cloneOf(MD).test(r) ? r : undefined;
+      },
+      { message: 'MD on the clone of plan b' },
+    );
+    expect(await p.client.get(DevMachineTemplates, p.ns, cloneOfA), "plan a's clone kept while plan a exists").to.not.equal(undefined);
 
     // Deleting plan a: its clone is referenced by nothing any more (MD, MachineSet and InfraMachines moved to b's).
     await p.client.delete(InPlaceUpdatePlans, p.ns, 'a');
     await waitFor(async () => (await p.plan('a')) === undefined || undefined, { message: 'plan a gone' });
-    await waitFor(async () => (await p.client.get(DevMachineTemplates, p.ns, `a-${MD}`)) === undefined || undefined, {
+    await waitFor(async () => (await p.client.get(DevMachineTemplates, p.ns, cloneOfA)) === undefined || undefined, {
       message: "plan a's clone deleted",
     });
     // Deleting plan b: its clone is what the MachineDeployment and MachineSet use, it stays; so does the original.
@@ -279,6 +301,88 @@ describe('plan controller: owners next to Cluster API', function () {
     expect(await p.client.get(DevMachineTemplates, p.ns, cloneOfB), "plan b's clone is still referenced").to.not.equal(undefined);
     expect(await p.client.get(DevMachineTemplates, p.ns, MD), 'original template').to.not.equal(undefined);
     expect(await infraRef()).to.equal(cloneOfB);
+  });
+
+  it('over 6 successive plans the clone name stays bounded and never chains; preview of a plan that already ran says already done', async () => {
+    const p = await env().platform();
+    await p.provision({ cpReplicas: 1, mds: [] });
+    await p.startPlatform({ referenceNames: ['nobody'] });
+    const infraRef = async (): Promise<unknown> =>
+      at(await get(p, KubeadmControlPlanes, CP), 'spec', 'machineTemplate', 'spec', 'infrastructureRef', 'name');
+    const planOf = (n: number): ReturnType<typeof planObject> =>
+      planObject(p.ns, `${'image-rollout-number-'.repeat(3)}${n}`, {
+        cp: {
+          name: CP,
+          sequence: 1,
+          updaters: [
+            refUpdater({
+              name: 'os',
+              responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: `${IMAGE}-${n}` }],
+            }),
+          ],
+        },
+      });
+    const names: string[] = [];
+    for (let n = 1; n <= 6; n++) {
+      const plan = planOf(n);
+      await p.apply(plan);
+      await playUntil(p, plan.metadata.name!, 'updated');
+      names.push(
+        await waitFor(
+          async () => {
+            const r = await infraRef();
+            return typeof r === 'string' && !names.includes(r) && r !== CP ? r : undefined;
+          },
+          { message: `KCP on the clone of plan ${n}` },
+        ),
+      );
+    }
+    for (const name of names) {
+      expect(name.length, name).to.be.at.most(63);
+      expect(name).to.match(cloneOf(CP));
+    }
+    expect(new Set(names).size).to.equal(6);
+
+    const file = join(mkdtempSync(join(tmpdir(), 'owners-')), 'plan.yaml');
+    writeFileSync(file, stringify(planOf(6)));
+    const r = await cli('preview', '-f', file, '--kubeconfig', env().kubeconfigPath);
+    expect(r.out).to.match(/Result: already done/);
+    expect(r.out).to.not.match(/\(new\)/);
+  });
+
+  it("moves a finished machine's InfraMachine to the target's clone while the target runs (the end writes only the owners)", async () => {
+    const p = await env().platform();
+    await p.provision({ cpReplicas: 1, mds: [{ name: MD, replicas: 2, maxUnavailable: 1 }] });
+    await p.startPlatform({ referenceNames: ['nobody'] });
+    const os = refUpdater({
+      name: 'os',
+      responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: IMAGE }],
+    });
+    await p.apply(planObject(p.ns, 'ahead', { mds: [{ name: MD, sequence: 2, updaters: [os] }] }));
+    await p.waitTasks('os', 1);
+    await p.finishTasks('os');
+    const first = await waitFor(
+      async () => (await p.machineUpdates()).find((m) => m.status?.updateStatus === 'updated')?.spec.machineRef.name,
+      { message: 'first machine updated' },
+    );
+    // Only one machine at a time: the target is still running, its MachineDeployment paused, when the annotation lands.
+    const clone = await waitFor(
+      async () => {
+        const v = ann(await p.client.get(DevMachines, p.ns, first), CLONED_FROM_NAME);
+        return v && cloneOf(MD).test(v) ? v : undefined;
+      },
+      { message: "first machine's InfraMachine on the clone" },
+    );
+    expect(ann(await p.md(MD), PAUSED_BY_PLAN), 'target still running').to.equal('ahead');
+    expect(
+      at(await p.client.get(DevMachineTemplates, p.ns, clone), 'spec', 'template', 'spec', 'backend', 'docker', 'customImage'),
+    ).to.equal(IMAGE);
+    await playUntil(p, 'ahead', 'updated');
+    expect(at(await p.md(MD), 'spec', 'template', 'spec', 'infrastructureRef', 'name')).to.equal(clone);
+    const workers = (await p.machines()).filter((m) => m.metadata.labels?.['cluster.x-k8s.io/deployment-name'] === MD);
+    expect(workers).to.have.length(2);
+    for (const m of workers)
+      expect(ann(await p.client.get(DevMachines, p.ns, m.metadata.name!), CLONED_FROM_NAME), m.metadata.name).to.equal(clone);
   });
 
   it('reports an owner it cannot align (AlignFailed) and aligns it once the cause is fixed, even after the plan ended', async () => {
@@ -324,7 +428,7 @@ describe('plan controller: owners next to Cluster API', function () {
     );
     expect(conditionOf(aligned, 'OwnersAligned')?.reason).to.equal('Aligned');
     const kcp = await get(p, KubeadmControlPlanes, CP);
-    expect(at(kcp, 'spec', 'machineTemplate', 'spec', 'infrastructureRef', 'name')).to.equal(`p-${CP}`);
+    expect(at(kcp, 'spec', 'machineTemplate', 'spec', 'infrastructureRef', 'name')).to.match(cloneOf(CP));
     expect(ann(kcp, Annotations.paused)).to.equal(undefined);
   });
 });
