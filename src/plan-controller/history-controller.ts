@@ -22,6 +22,9 @@ export const HISTORY_CONTROLLER_NAME = 'plan-history';
 const CONTROL_PLANE_SYNC_MS = 10_000;
 /** When an owner could not be read: try again after this long. */
 const RETRY_MS = 60_000;
+/** A plan kept only because an owner still names it as pause holder: look again after this long (the control plane's
+ * kind is not watched here; MachineDeployments are). */
+const PINNED_RECHECK_MS = 30_000;
 /** MachineUpdate deletes in flight at once when a finished plan's records go. */
 const DELETES_IN_FLIGHT = 8;
 
@@ -65,6 +68,11 @@ export function setupHistoryController(mgr: Manager, setup: HistorySetup): Contr
       .watches<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, (p) =>
         p.spec?.clusterName ? [{ ...(p.metadata.namespace ? { namespace: p.metadata.namespace } : {}), name: p.spec.clusterName }] : [],
       )
+      // An owner that lets go of its pause holder (unpaused after alignment) frees that plan's records for pruning.
+      .watches(MachineDeployments, (md) => {
+        const cluster = (md.spec as { clusterName?: string } | undefined)?.clusterName ?? md.metadata.labels?.[Labels.clusterName];
+        return cluster ? [{ ...(md.metadata.namespace ? { namespace: md.metadata.namespace } : {}), name: cluster }] : [];
+      })
       .reconcile((key, ctx) => reconcileHistory(deps, key, ctx.log))
   );
 }
@@ -114,7 +122,10 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
     const newest = d.newestFinished ? deps.plans.peek(ns, d.newestFinished) : undefined;
     if (newest) deps.mgr.events.event(newest, 'Normal', PlanEventReasons.pruned, prunedMessage(deleted, deps.limit));
   }
-  return next(d);
+  // Something held back only by a pause holder: the control plane that holds it is not watched here, so look again.
+  const held = first.prune.length + first.pruneRecords.length > d.prune.length + d.pruneRecords.length;
+  const action = next(d);
+  return held && (d.requeueAfterMs === undefined || d.requeueAfterMs > PINNED_RECHECK_MS) ? Action.requeue(PINNED_RECHECK_MS) : action;
 }
 
 /** Waits for a change, or for the next TTL to fall due. */

@@ -111,8 +111,14 @@ describe('plan history (pure)', () => {
       expect(decided(plans, 1, { prunePlans: true }).plans).to.deep.equal(['b:limit']);
     });
 
-    it('same second: the name orders (the supersede order)', () => {
+    it('same second and same finish: the name orders (the supersede order)', () => {
       expect(decided([plan('y', 1, 'updated'), plan('x', 1, 'updated'), plan('z', 1, 'updated')], 2).records).to.deep.equal(['x']);
+    });
+
+    it('applied in the same second: the plan that finished last is the newest, whatever its name', () => {
+      // "success" sorts after "retry" by name, but the retry finished later: the success loses its records.
+      const plans = [plan('success', 1, 'updated', { ranFor: 1 }), plan('retry', 1, 'updated', { ranFor: 2 })];
+      expect(decided(plans, 1).records).to.deep.equal(['success']);
     });
 
     it('a plan an owner holds paused keeps its records, is never deleted and does not count', () => {

@@ -101,9 +101,11 @@ export function decideHistory(
   pinned: ReadonlySet<string> = new Set(),
 ): HistoryDecision {
   const now = Date.parse(opts.now);
+  // Newest finished first: by when they finished (plans applied within one second tie on creationTimestamp, and the
+  // name would then decide), then by creation.
   const finished = plans
     .filter((p) => finishedAt(p) !== undefined && !p.metadata?.deletionTimestamp && !!p.metadata?.name)
-    .sort(planAge)
+    .sort((a, b) => (finishedAt(a)! < finishedAt(b)! ? -1 : finishedAt(a)! > finishedAt(b)! ? 1 : planAge(a, b)))
     .reverse();
   const newest = finished[0];
   if (!newest) return { prune: [], pruneRecords: [] };
