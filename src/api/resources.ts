@@ -13,6 +13,8 @@ const ns = (group: string, version: string, plural: string, kind: string): Resou
 
 /** The platform's own kinds. */
 export const InPlaceUpdatePlans = ns(GROUP, VERSION, 'inplaceupdateplans', 'InPlaceUpdatePlan');
+/** Fleet campaigns: one plan template rolled over many Clusters (canary, waves, failure budget). */
+export const InPlaceUpdateCampaigns = ns(GROUP, VERSION, 'inplaceupdatecampaigns', 'InPlaceUpdateCampaign');
 /** Per-machine update records. */
 export const MachineUpdates = ns(GROUP, VERSION, 'machineupdates', 'MachineUpdate');
 /** Updater registrations: what each updater covers when the platform serves Cluster API's in-place update hooks. */
