@@ -2,7 +2,7 @@
 // snapshot (scope.ts over the informer stores: Clusters, MachineDeployments, plans, campaigns — never Machines) ->
 // decideCampaign (pure, decide.ts) -> act once: abort / pause / resume the campaign's plans, create the next wave's
 // plans -> the one status write through /status (status.ts) -> Events and metrics.
-import type { InPlaceUpdateCampaign, KubeObject } from '../api/index.js';
+import type { InPlaceUpdateCampaign } from '../api/index.js';
 import {
   API_VERSION,
   CampaignLabels,
@@ -19,12 +19,12 @@ import { forEachLimit } from '../runtime/parallel.js';
 import { jsonEqual } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
 import { Action } from '../runtime/types.js';
-import type { CampaignDecision } from './decide.js';
+import type { CampaignDecision, PlanView } from './decide.js';
 import { decideCampaign } from './decide.js';
 import type { CampaignMetrics } from './metrics.js';
 import { campaignMetricsFor } from './metrics.js';
 import type { CampaignObject, CampaignReader, PlanObject } from './scope.js';
-import { buildCampaignScope, campaignFinished, campaignOf, planView, selects } from './scope.js';
+import { buildCampaignScope, campaignFinished, campaignOf, selects } from './scope.js';
 import { campaignEvents, campaignStatus } from './status.js';
 
 /** Name of the controller (also its event source and field manager). */
@@ -211,12 +211,7 @@ async function createPlans(deps: Deps, c: CampaignObject, d: CampaignDecision, k
 }
 
 /** The one status write, through /status, only when something changed. Returns the campaign as written. */
-async function reconcileStatus(
-  deps: Deps,
-  c: CampaignObject,
-  d: CampaignDecision,
-  plans: ReturnType<typeof planView>[],
-): Promise<CampaignObject | undefined> {
+async function reconcileStatus(deps: Deps, c: CampaignObject, d: CampaignDecision, plans: PlanView[]): Promise<CampaignObject | undefined> {
   const next = campaignStatus(c, d, plans, new Date());
   const prev = c.status ?? {};
   // Times that only restate "now" must not make every reconcile a write.
