@@ -92,8 +92,21 @@ export async function startFleet(p: Platform, clusters: readonly FleetCluster[])
       let n = 0;
       for (const t of await p.tasks()) {
         if (t.metadata.labels?.[Labels.updaterName] !== 'manual' || t.metadata.labels?.[Labels.clusterName] !== cluster) continue;
-        const st = (t['status'] as { updateStatus?: string } | undefined)?.updateStatus;
-        if (st === 'updated' || st === 'failed' || st === 'aborted') continue;
+        const status = t['status'] as { updateStatus?: string; observedGeneration?: number } | undefined;
+        const st = status?.updateStatus;
+        if (st === 'updated' || st === 'failed' || st === 'aborted') {
+          // Terminal statuses are never left (C4), but they answer the current generation (C5): an abort that landed
+          // after the scenario finished the task is acknowledged.
+          if ((status?.observedGeneration ?? 0) < (t.metadata.generation ?? 0))
+            await p.client.patch(
+              UpdaterUpdateTasks,
+              p.ns,
+              t.metadata.name!,
+              { status: { observedGeneration: t.metadata.generation } },
+              { type: 'merge', subresource: 'status' },
+            );
+          continue;
+        }
         const end = (t['spec'] as { updatePhase?: string }).updatePhase === 'aborting' ? 'aborted' : outcome;
         const reason = end === 'updated' ? 'Updated' : end === 'failed' ? 'Failed' : 'Aborted';
         await p.client.patch(

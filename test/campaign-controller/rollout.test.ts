@@ -162,6 +162,14 @@ describe('campaign controller: rollout', function () {
     );
     await p.client.patch(InPlaceUpdateCampaigns, p.ns, 'pra', { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
     await waitFor(() => allPlans((x) => x.spec.updatePhase === 'aborting'), { message: 'plans aborting' });
+    // The abort reaches the tasks (plan -> MachineUpdate -> task) before the scenario plays them.
+    await waitFor(
+      async () => {
+        const open = (await p.tasks()).filter((t) => (t['spec'] as { updatePhase?: string }).updatePhase === 'aborting');
+        return open.length === 2;
+      },
+      { timeoutMs: 60_000, message: 'both tasks asked to abort' },
+    );
     await waitFor(
       async () => {
         await f.finishManual('q-000');
