@@ -11,6 +11,7 @@ import {
 import { call, connect, findPlan, type Connection } from './kube.js';
 import { safeText } from './safe-text.js';
 import { buildStatusTree, renderTree } from './tree.js';
+import { runCampaignStatus } from './campaign-status.js';
 import { CliError, ExitCode, flag, KUBE_OPTIONS_HELP, kubeOptions, positionals, str, type Verb } from './verb.js';
 
 type Plan = InPlaceUpdatePlan & KubeObject;
@@ -19,10 +20,11 @@ type Plan = InPlaceUpdatePlan & KubeObject;
 export const statusVerb: Verb = {
   name: 'status',
   summary: 'Show a plan as a tree: plan -> targets -> machines -> tasks, with status, reason and age',
-  help: `Usage: inplace status <plan> [-n NAMESPACE] [-w] [--kubeconfig FILE]
+  help: `Usage: inplace status <plan | campaign/NAME> [-n NAMESPACE] [-w] [--kubeconfig FILE]
 
 Prints the plan, its targets (control plane, MachineDeployments), the machines in update and their
-updater tasks with status, reason and age. Without -n the plan is looked up in every namespace.
+updater tasks with status, reason and age. campaign/NAME shows an InPlaceUpdateCampaign as waves ->
+clusters -> progress instead. Without -n the plan is looked up in every namespace.
 Exit code: 0 when the plan is found (whatever its status; with -w: when it ended updated), 1 when not
 found or unreachable (with -w: when it ended failed or aborted).
 
@@ -35,6 +37,8 @@ ${KUBE_OPTIONS_HELP}`,
     const [name] = positionals(args, ['plan']);
     const conn = connect(args);
     try {
+      // campaign/<name>: the campaign as a tree of waves -> clusters -> progress (src/cli/campaign-status.ts).
+      if (name!.startsWith('campaign/')) return await runCampaignStatus(conn, name!.slice('campaign/'.length), args, io);
       let plan = await findPlan(conn, name!, str(args, 'namespace'));
       const ns = safeText(plan.metadata.namespace!);
       const width = io.isTTY ? io.columns : 200;
