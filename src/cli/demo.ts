@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { finalState, followPlan } from './demo-follow.js';
 import { HOOKS_TARGET, runHooksDemo } from './demo-hooks.js';
+import { runFleetDemo } from './demo-fleet.js';
 import {
   DEMO,
   INTERRUPTED,
@@ -27,7 +28,7 @@ export { DEMO } from './demo-platform.js';
 export const demoVerb: Verb = {
   name: 'demo',
   summary: 'Run the whole platform on a local API server and update a demo cluster',
-  help: `Usage: inplace demo [--plan FILE | --hooks] [--keep-running] [--state-out FILE] [--timeout SECONDS]   (npm start)
+  help: `Usage: inplace demo [--plan FILE | --hooks | --fleet] [--keep-running] [--state-out FILE] [--timeout SECONDS]   (npm start)
 
 Starts the local API server (HTTPS on loopback), writes a kubeconfig to .inplace/demo/kubeconfig,
 installs the CRDs and a demo CAPI inventory (namespace ${DEMO.namespace}: cluster ${DEMO.clusterName}, control plane
@@ -48,6 +49,7 @@ was updated in place and none replaced.
 Options:
   --plan FILE         plan (and templates) to apply (default: examples/plan.yaml)
   --hooks             Cluster API's in-place update hooks through the runtime extension instead of a plan
+  --fleet             a fleet campaign (examples/campaign.yaml, or --plan FILE) over 24 simulated clusters
   --keep-running      stay up after the plan finished (explore with kubectl; Ctrl-C to stop)
   --state-out FILE    write the final plan, MachineUpdates and Machines as JSON
   --timeout SECONDS   give up when the plan is not terminal (--hooks: the machines not updated) after this long (default: 300)
@@ -55,6 +57,7 @@ Options:
   options: {
     plan: { type: 'string' },
     hooks: { type: 'boolean' },
+    fleet: { type: 'boolean' },
     'keep-running': { type: 'boolean' },
     'state-out': { type: 'string' },
     timeout: { type: 'string' },
@@ -70,6 +73,12 @@ Options:
       timeoutMs: secondsOption(args, 'timeout', 300) * 1000,
       workDir: resolve(str(args, 'work-dir') ?? join(root, '.inplace', 'demo')),
     };
+    if (flag(args, 'fleet')) {
+      if (flag(args, 'hooks')) throw new UsageError('--fleet and --hooks are two demos: pick one');
+      // --plan names the campaign file here (default examples/campaign.yaml).
+      const campaignPath = str(args, 'plan');
+      return runFleetDemo({ ...common, ...(campaignPath ? { campaignPath: resolve(campaignPath) } : {}) }, io);
+    }
     if (flag(args, 'hooks')) {
       if (str(args, 'plan') !== undefined) throw new UsageError('--hooks applies no plan: drop --plan');
       return runHooksDemo(common, io);
