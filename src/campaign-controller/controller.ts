@@ -16,7 +16,7 @@ import { clusterLabel, mdClusterName } from '../api/capi/index.js';
 import { toKubeTime } from '../runtime/conditions.js';
 import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/errors.js';
 import { forEachLimit } from '../runtime/parallel.js';
-import { jsonEqual } from '../runtime/patch.js';
+import { jsonEqual, mergePatchDiff } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
 import { Action } from '../runtime/types.js';
 import type { CampaignDecision, PlanView } from './decide.js';
@@ -221,7 +221,11 @@ async function reconcileStatus(deps: Deps, c: CampaignObject, d: CampaignDecisio
       InPlaceUpdateCampaigns,
       c.metadata.namespace,
       c.metadata.name!,
-      { metadata: { resourceVersion: c.metadata.resourceVersion }, status: next },
+      // A merge patch of the difference: a field the new status leaves out (soakUntil after the soak) is removed.
+      {
+        metadata: { resourceVersion: c.metadata.resourceVersion },
+        status: mergePatchDiff(prev as Record<string, unknown>, next as Record<string, unknown>),
+      },
       { type: 'merge', subresource: 'status', fieldManager: FIELD_MANAGER },
     );
   } catch (err) {

@@ -134,10 +134,10 @@ export async function runFleetDemo(o: FleetDemoOptions, io: Io): Promise<number>
 /** Creates the namespace and the fleet's clusters; returns the number of machines. */
 async function applyFleet(client: RestClient): Promise<number> {
   const { applyInventory, buildFleetInventory, fleetOf } = await import('../../tools/capi-sim/index.js');
-  // Three rings: ring 0 (first 8 by name), ring 1, ring 2; the campaign orders by ring, then name.
+  // Three rollout rings mixing the shapes (pairs of clusters take turns); the campaign orders by ring, then name.
   const clusters = fleetOf(FLEET.clusters, 'edge', FLEET.label).map((c, i) => ({
     ...c,
-    labels: { ...c.labels, 'rollout-ring': String(Math.floor((i * 3) / FLEET.clusters)) },
+    labels: { ...c.labels, 'rollout-ring': String(Math.floor(i / 2) % 3) },
   }));
   await createOrReplace(client, Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: FLEET.namespace } });
   const objs: KubeObject[] = buildFleetInventory({ namespace: FLEET.namespace, version: FLEET.version, clusters });
