@@ -410,3 +410,27 @@ describe('campaign-controller decideCampaign', () => {
     expect(campaignPlanName('x'.repeat(200), 'y'.repeat(63))).to.equal(long);
   });
 });
+
+describe('campaign-controller projectWaves', () => {
+  it('canaries, then chunks of maxConcurrentClusters in rollout order; started waves from the plans', async () => {
+    const { projectWaves } = await import('./decide.js');
+    const fresh = projectWaves(snap({ campaign: campaign({ rollout: { canary: { count: 1 }, maxConcurrentClusters: 2 } }) }));
+    expect(fresh.map((w) => [w.index, w.clusters.join(','), w.started])).to.deep.equal([
+      [0, 'a', false],
+      [1, 'b,c', false],
+      [2, 'd,e', false],
+    ]);
+    const midway = projectWaves(
+      snap({
+        campaign: campaign({ rollout: { canary: { count: 1 }, maxConcurrentClusters: 2 } }),
+        plans: [plan('a', 0, 'updated'), plan('b', 1, 'updating')],
+      }),
+    );
+    expect(midway.map((w) => [w.index, w.clusters.join(','), w.started])).to.deep.equal([
+      [0, 'a', true],
+      [1, 'b', true],
+      [2, 'c,d', false],
+      [3, 'e', false],
+    ]);
+  });
+});

@@ -568,3 +568,45 @@ export function updaterProblems(template: InPlaceUpdateCampaign['spec']['templat
   }
   return problems;
 }
+
+/** A wave as the preview shows it: started (from the plans) or projected (if every cluster before it succeeds). */
+export interface ProjectedWave {
+  index: number;
+  clusters: string[];
+  started: boolean;
+}
+
+/**
+ * The campaign's waves: those started (recorded on the plans), then the pending clusters in rollout order as the
+ * controller would start them if every cluster succeeds and nothing else changes (canaries first when nothing started;
+ * clusters waiting for another plan are left out: when they join is unknown).
+ */
+export function projectWaves(snap: CampaignSnapshot): ProjectedWave[] {
+  const rollout = snap.campaign.spec.rollout ?? {};
+  const d = decideCampaign(snap);
+  const waves = new Map<number, string[]>();
+  for (const r of d.rows) if (r.wave !== undefined) waves.set(r.wave, [...(waves.get(r.wave) ?? []), r.name]);
+  const out: ProjectedWave[] = [...waves.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([index, clusters]) => ({ index, clusters, started: true }));
+  const pending = new Set(d.rows.filter((r) => r.state === 'pending').map((r) => r.name));
+  let ordered = rolloutOrder(snap.selected, rollout.orderBy)
+    .map((c) => c.name)
+    .filter((n) => pending.has(n));
+  let next = out.length > 0 ? out[out.length - 1]!.index + 1 : 0;
+  if (out.length === 0) {
+    const names = rollout.canary?.clusterNames ?? [];
+    const canaries =
+      names.length > 0
+        ? names.filter((n) => pending.has(n))
+        : ordered.slice(0, resolveIntOrPercent(rollout.canary?.count, snap.selected.length, 0, 'up'));
+    if (canaries.length > 0) {
+      out.push({ index: 0, clusters: canaries, started: false });
+      ordered = ordered.filter((n) => !canaries.includes(n));
+    }
+    next = 1;
+  }
+  const size = Math.max(1, resolveIntOrPercent(rollout.maxConcurrentClusters, snap.selected.length, 1, 'down'));
+  for (let i = 0; i < ordered.length; i += size) out.push({ index: next++, clusters: ordered.slice(i, i + size), started: false });
+  return out;
+}

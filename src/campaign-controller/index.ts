@@ -20,8 +20,8 @@ import { rbac } from './rbac.js';
 
 export { rbac, baseRbac } from './rbac.js';
 export { CONTROLLER_NAME } from './controller.js';
-export { decideCampaign, buildPlanSpec, rolloutOrder, campaignPlanName, resolveIntOrPercent, waveLabel } from './decide.js';
-export type { CampaignDecision, CampaignSnapshot, ClusterRow, ClusterView, PlanView } from './decide.js';
+export { decideCampaign, buildPlanSpec, rolloutOrder, campaignPlanName, resolveIntOrPercent, waveLabel, projectWaves } from './decide.js';
+export type { CampaignDecision, CampaignSnapshot, ClusterRow, ClusterView, PlanView, ProjectedWave } from './decide.js';
 export { buildCampaignScope, selects, planView, campaignOf } from './scope.js';
 
 /** The campaign controller as deployed. */
