@@ -15,6 +15,10 @@ export interface FleetCluster {
   labels?: Record<string, string>;
   /** Workers of a with-workers cluster (default 2). */
   workers?: number;
+  /** Control-plane machines, overriding the shape's (1 or 3). */
+  controlPlaneReplicas?: number;
+  /** maxUnavailable of a with-workers cluster's MachineDeployment (default 1). */
+  maxUnavailable?: number | string;
 }
 
 /** Options of buildFleetInventory. */
@@ -25,8 +29,9 @@ export interface FleetOptions {
 }
 
 /** Machines of a fleet cluster of this shape. */
-export const fleetMachines = (c: FleetCluster): number =>
-  c.shape === 'single-node' ? 1 : c.shape === 'three-node' ? 3 : 1 + (c.workers ?? 2);
+export const fleetMachines = (c: FleetCluster): number => cpReplicasOf(c) + (c.shape === 'with-workers' ? (c.workers ?? 2) : 0);
+
+const cpReplicasOf = (c: FleetCluster): number => c.controlPlaneReplicas ?? (c.shape === 'three-node' ? 3 : 1);
 
 /**
  * Builds every object of every cluster: single-node (one control-plane machine), three-node (three control-plane
