@@ -2,7 +2,7 @@
 // simulator, the plan controller, the machine task controller and the reference updater. Assertions are on state
 // (the order of watch events, status, timestamps the API wrote), never on how long something took.
 import { expect } from 'chai';
-import { InPlaceUpdateCampaigns, Labels } from '../../src/api/index.js';
+import { Events, InPlaceUpdateCampaigns, Labels, type KubeObject } from '../../src/api/index.js';
 import { fleetOf } from '../../tools/capi-sim/index.js';
 import { useE2eEnv } from '../e2e/env.js';
 import { TO_VERSION, versionOf } from '../e2e/harness.js';
@@ -67,6 +67,20 @@ describe('campaign controller: rollout', function () {
     ]);
     expect(conditionOf(done, 'Ready')).to.include({ status: 'True' });
     expect(conditionOf(done, 'Failed')).to.include({ status: 'False' });
+    // Events: one WaveStarted per wave and CampaignCompleted; metrics: clusters by state from the status.
+    const events = await waitFor(
+      async () => {
+        const ev = (await p.client.list<KubeObject & { reason?: string; involvedObject?: { name?: string } }>(Events, p.ns)).items.filter(
+          (e) => e.involvedObject?.name === 'roll',
+        );
+        return ev.some((e) => e.reason === 'CampaignCompleted') ? ev : undefined;
+      },
+      { message: 'campaign Events' },
+    );
+    expect(events.filter((e) => e.reason === 'WaveStarted')).to.have.length(3);
+    expect(await p.metrics('campaign-controller')).to.match(
+      /inplace_campaign_controller_clusters\{namespace="[^"]+",campaign="roll",state="updated"\} 5/,
+    );
     const machines = await p.machines();
     expect(machines.length).to.equal(1 + 3 + 3 + 1 + 3);
     expect(machines.every((m) => versionOf(m) === TO_VERSION)).to.equal(true);
