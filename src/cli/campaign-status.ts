@@ -61,6 +61,14 @@ const planState = (p: Plan): string => {
   return s;
 };
 
+/** Why a cluster failed, or why its plan holds (Valid=False: the plan's problems). */
+const whyOf = (p: Plan): string => {
+  const cond = (t: string) => p.status?.conditions?.find((x) => x.type === t);
+  if (planState(p) === 'failed') return `: ${cond('Ready')?.message ?? ''}`;
+  if (cond('Valid')?.status === 'False') return `: the plan is invalid: ${cond('Valid')?.message ?? ''}`;
+  return '';
+};
+
 const RANK: Record<string, number> = { failed: 0, updating: 1, aborting: 1, pending: 2, aborted: 3, updated: 4, 'at-target': 5 };
 
 /** The campaign as a tree: the campaign line, one node per wave with its clusters, then pending and skipped clusters. */
@@ -84,7 +92,7 @@ export function buildCampaignTree(c: CampaignObject, plans: readonly Plan[], now
       status: planState(p),
       reason: reasonOf(p),
       age: humanAge(p.status?.startTime ?? p.metadata.creationTimestamp, now),
-      message: `${p.status?.progress ?? '0/0'} machines${planState(p) === 'failed' ? `: ${p.status?.conditions?.find((x) => x.type === 'Ready')?.message ?? ''}` : ''}`,
+      message: `${p.status?.progress ?? '0/0'} machines${whyOf(p)}`,
       children: [],
     }));
     if (sorted.length > shown.length)
