@@ -103,7 +103,10 @@ export function buildCampaignTree(c: CampaignObject, plans: readonly Plan[], now
       status: waveDone ? 'done' : 'running',
       reason: '',
       age: humanAge(ps.map((p) => p.metadata.creationTimestamp ?? '').sort()[0], now),
-      message: [...counts.entries()].map(([s, n]) => `${n} ${s}`).join(', '),
+      message: [...counts.entries()]
+        .sort((a, b) => (RANK[a[0]] ?? 9) - (RANK[b[0]] ?? 9))
+        .map(([s, n]) => `${n} ${s}`)
+        .join(', '),
       children: shown,
     });
   }
