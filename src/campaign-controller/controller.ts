@@ -24,7 +24,7 @@ import { decideCampaign } from './decide.js';
 import type { CampaignMetrics } from './metrics.js';
 import { campaignMetricsFor } from './metrics.js';
 import type { CampaignObject, CampaignReader, PlanObject } from './scope.js';
-import { buildCampaignScope, campaignFinished, campaignOf, selects } from './scope.js';
+import { buildCampaignScope, campaignFinished, campaignOf } from './scope.js';
 import { campaignEvents, campaignStatus } from './status.js';
 
 /** Name of the controller (also its event source and field manager). */
@@ -238,6 +238,3 @@ async function reconcileStatus(deps: Deps, c: CampaignObject, d: CampaignDecisio
 function recordEvents(deps: Deps, c: CampaignObject, prev: InPlaceUpdateCampaign['status'], d: CampaignDecision): void {
   for (const e of campaignEvents(prev, d)) deps.mgr.events.event(c, e.type, e.reason, e.message);
 }
-
-/** Whether a campaign selects a Cluster (for the CLI and tests). */
-export const campaignSelects = selects;

@@ -247,8 +247,6 @@ function planState(p: PlanView): { state: ClusterState; reason?: string } {
   }
 }
 
-const isDone = (s: ClusterState): boolean => s === 'updated' || s === 'skipped' || s === 'failed' || s === 'aborted';
-
 /** Decides the campaign's next step (level-based: everything from the snapshot). */
 export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
   const { campaign } = snap;
@@ -528,9 +526,6 @@ function completedMessage(rows: readonly ClusterRow[]): string {
   if (n('aborted')) parts.push(`${n('aborted')} aborted`);
   return `completed: ${parts.join(', ')}`;
 }
-
-/** True when every row is done (for the CLI's summary). */
-export const allDone = (rows: readonly ClusterRow[]): boolean => rows.every((r) => isDone(r.state));
 
 type TemplateTarget = { sequence: number; updaters: PlanTarget['updaters'] };
 

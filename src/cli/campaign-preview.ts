@@ -9,7 +9,6 @@ import {
   InPlaceUpdateCampaigns,
   InPlaceUpdatePlans,
   MachineDeployments,
-  type InPlaceUpdateCampaign,
   type InPlaceUpdatePlan,
   type KubeObject,
 } from '../api/index.js';
@@ -217,6 +216,3 @@ export async function runCampaignPreview(
     conn.client.close();
   }
 }
-
-/** The type of the campaign spec (re-exported for tests). */
-export type CampaignSpec = InPlaceUpdateCampaign['spec'];

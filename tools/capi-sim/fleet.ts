@@ -28,14 +28,12 @@ export interface FleetOptions {
   clusters: readonly FleetCluster[];
 }
 
-/** Machines of a fleet cluster of this shape. */
-export const fleetMachines = (c: FleetCluster): number => cpReplicasOf(c) + (c.shape === 'with-workers' ? (c.workers ?? 2) : 0);
-
 const cpReplicasOf = (c: FleetCluster): number => c.controlPlaneReplicas ?? (c.shape === 'three-node' ? 3 : 1);
 
 /**
  * Builds every object of every cluster: single-node (one control-plane machine), three-node (three control-plane
- * machines) and with-workers (one control-plane machine and one MachineDeployment of `workers`, maxUnavailable 1).
+ * machines) and with-workers (one control-plane machine and one MachineDeployment of `workers`, maxUnavailable 1);
+ * controlPlaneReplicas and maxUnavailable override the shape's.
  */
 export function buildFleetInventory(opts: FleetOptions): KubeObject[] {
   return opts.clusters.flatMap((c) => {
@@ -43,9 +41,9 @@ export function buildFleetInventory(opts: FleetOptions): KubeObject[] {
       namespace: opts.namespace,
       clusterName: c.name,
       version: opts.version,
-      controlPlane: { name: `${c.name}-cp`, replicas: c.shape === 'three-node' ? 3 : 1 },
+      controlPlane: { name: `${c.name}-cp`, replicas: cpReplicasOf(c) },
       ...(c.shape === 'with-workers'
-        ? { machineDeployments: [{ name: `${c.name}-md-0`, replicas: c.workers ?? 2, maxUnavailable: 1 }] }
+        ? { machineDeployments: [{ name: `${c.name}-md-0`, replicas: c.workers ?? 2, maxUnavailable: c.maxUnavailable ?? 1 }] }
         : {}),
     });
     for (const o of objs) if (o.kind === 'Cluster') o.metadata.labels = { ...(o.metadata.labels ?? {}), ...(c.labels ?? {}) };
