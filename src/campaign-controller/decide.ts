@@ -362,8 +362,10 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
   const abort = active
     .filter((p) => !p.aborting && (aborting || rows.find((r) => r.plan === p.name)?.removed === 'deleted'))
     .map((p) => p.name);
-  const pause = !aborting && spec.paused ? active.filter((p) => !p.paused).map((p) => p.name) : [];
-  const resume = !spec.paused ? active.filter((p) => p.paused && p.pausedByCampaign).map((p) => p.name) : [];
+  // One patch per plan: a plan being aborted is neither paused nor resumed in the same reconcile.
+  const toAbort = new Set(abort);
+  const pause = !aborting && spec.paused ? active.filter((p) => !p.paused && !toAbort.has(p.name)).map((p) => p.name) : [];
+  const resume = !spec.paused ? active.filter((p) => p.paused && p.pausedByCampaign && !toAbort.has(p.name)).map((p) => p.name) : [];
 
   const pendingRows = rows.filter((r) => r.state === 'pending');
   const eligible = new Set(pendingRows.map((r) => r.name));
