@@ -2,7 +2,7 @@
 // snapshot (scope.ts over the informer stores: Clusters, MachineDeployments, plans, campaigns — never Machines) ->
 // decideCampaign (pure, decide.ts) -> act once: abort / pause / resume the campaign's plans, create the next wave's
 // plans -> the one status write through /status (status.ts) -> Events and metrics.
-import type { InPlaceUpdateCampaign } from '../api/index.js';
+import type { InPlaceUpdateCampaign, InPlaceUpdateCampaignStatus } from '../api/index.js';
 import {
   API_VERSION,
   CampaignLabels,
@@ -19,7 +19,7 @@ import { forEachLimit } from '../runtime/parallel.js';
 import { jsonEqual, mergePatchDiff } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/types.js';
 import { Action } from '../runtime/types.js';
-import type { CampaignDecision, PlanView } from './decide.js';
+import type { CampaignDecision } from './decide.js';
 import { decideCampaign } from './decide.js';
 import type { CampaignMetrics } from './metrics.js';
 import { campaignMetricsFor } from './metrics.js';
@@ -147,8 +147,9 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const d = decideCampaign(snap);
   await actOnPlans(deps, campaign, d, log);
   await createPlans(deps, campaign, d, k, log);
-  const written = await reconcileStatus(deps, campaign, d, snap.plans);
-  recordEvents(deps, written ?? campaign, cached.status, d);
+  const next = campaignStatus(campaign, d, snap.plans, new Date());
+  const written = await reconcileStatus(deps, campaign, next);
+  recordEvents(deps, written ?? campaign, cached.status, next, d);
   if (d.requeueAfterMs !== undefined) return Action.requeue(Math.max(1, d.requeueAfterMs));
   if (d.problems.length > 0 || d.phase === 'Waiting') return Action.requeue(RECHECK_MS);
   return Action.awaitChange();
@@ -211,8 +212,7 @@ async function createPlans(deps: Deps, c: CampaignObject, d: CampaignDecision, k
 }
 
 /** The one status write, through /status, only when something changed. Returns the campaign as written. */
-async function reconcileStatus(deps: Deps, c: CampaignObject, d: CampaignDecision, plans: PlanView[]): Promise<CampaignObject | undefined> {
-  const next = campaignStatus(c, d, plans, new Date());
+async function reconcileStatus(deps: Deps, c: CampaignObject, next: InPlaceUpdateCampaignStatus): Promise<CampaignObject | undefined> {
   const prev = c.status ?? {};
   // Times that only restate "now" must not make every reconcile a write.
   if (jsonEqual(JSON.parse(JSON.stringify(prev)) as never, JSON.parse(JSON.stringify(next)) as never)) return undefined;
@@ -235,6 +235,13 @@ async function reconcileStatus(deps: Deps, c: CampaignObject, d: CampaignDecisio
 }
 
 /** Events and metrics, once the status that reports them is written. */
-function recordEvents(deps: Deps, c: CampaignObject, prev: InPlaceUpdateCampaign['status'], d: CampaignDecision): void {
-  for (const e of campaignEvents(prev, d)) deps.mgr.events.event(c, e.type, e.reason, e.message);
+function recordEvents(
+  deps: Deps,
+  c: CampaignObject,
+  prev: InPlaceUpdateCampaign['status'],
+  next: InPlaceUpdateCampaignStatus,
+  d: CampaignDecision,
+): void {
+  // A status that did not change (nothing written) records nothing new either: the Events compare against the previous one.
+  for (const e of campaignEvents(prev, next, d)) deps.mgr.events.event(c, e.type, e.reason, e.message);
 }

@@ -147,8 +147,20 @@ export function campaignStatus(
 }
 
 /** The Events a status change stands for (compared with the previous status, so a repeat records nothing). */
-export function campaignEvents(prev: InPlaceUpdateCampaignStatus | undefined, d: CampaignDecision): CampaignEvent[] {
+export function campaignEvents(
+  prev: InPlaceUpdateCampaignStatus | undefined,
+  next: InPlaceUpdateCampaignStatus,
+  d: CampaignDecision,
+): CampaignEvent[] {
   const out: CampaignEvent[] = [];
+  const wasDone = new Set((prev?.waves ?? []).filter((w) => w.completionTime).map((w) => w.index));
+  for (const w of next.waves ?? [])
+    if (w.completionTime && !wasDone.has(w.index))
+      out.push({
+        type: 'Normal',
+        reason: CampaignEventReasons.waveFinished,
+        message: `${waveLabel(w.index)} finished: ${w.updated ?? 0} of ${w.clusters ?? 0} clusters updated, ${w.failed ?? 0} failed`,
+      });
   const prevValid = prev?.conditions?.find((c) => c.type === 'Valid');
   if (d.problems.length > 0 && prevValid?.status !== 'False')
     out.push({ type: 'Warning', reason: CampaignEventReasons.invalid, message: summarizeList(d.problems) });
@@ -168,7 +180,6 @@ export function campaignEvents(prev: InPlaceUpdateCampaignStatus | undefined, d:
     if (d.phase === 'Aborted') out.push({ type: 'Normal', reason: CampaignEventReasons.aborted, message: d.message });
     if (d.phase === 'Paused') out.push({ type: 'Normal', reason: CampaignEventReasons.paused, message: d.message });
     if (prev?.phase === 'Paused') out.push({ type: 'Normal', reason: CampaignEventReasons.resumed, message: 'resumed' });
-    if (d.phase === 'Soaking') out.push({ type: 'Normal', reason: CampaignEventReasons.waveFinished, message: d.message });
   }
   return out;
 }

@@ -102,7 +102,9 @@ describe('campaign controller: overlap, at-target clusters, bad input', function
     expect(refusals[0])
       .to.match(/clusterNames/)
       .and.to.match(/must have at most 1000 items/);
-    expect(refusals[1]).to.match(/failureBudget/).and.to.match(/150%/);
+    expect(refusals[1])
+      .to.match(/failureBudget/)
+      .and.to.match(/150%/);
     expect(refusals[2]).to.match(/name/);
     for (const r of refusals) expect(r.length).to.be.below(4096);
     expect((await p.client.list(InPlaceUpdateCampaigns, p.ns)).items).to.deep.equal([]);

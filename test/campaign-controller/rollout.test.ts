@@ -78,6 +78,12 @@ describe('campaign controller: rollout', function () {
       { message: 'campaign Events' },
     );
     expect(events.filter((e) => e.reason === 'WaveStarted')).to.have.length(3);
+    const finished = new Set(
+      events
+        .filter((e) => e.reason === 'WaveFinished')
+        .map((e) => /^(canary wave|wave \d+) finished/.exec((e as { message?: string }).message ?? '')?.[1]),
+    );
+    expect([...finished].sort()).to.deep.equal(['canary wave', 'wave 1', 'wave 2']);
     expect(await p.metrics('campaign-controller')).to.match(
       /inplace_campaign_controller_clusters\{namespace="[^"]+",campaign="roll",state="updated"\} 5/,
     );
