@@ -2,7 +2,7 @@
 // simulator, the plan controller, the machine task controller and the reference updater. Assertions are on state
 // (the order of watch events, status, timestamps the API wrote), never on how long something took.
 import { expect } from 'chai';
-import { Events, InPlaceUpdateCampaigns, Labels, type KubeObject } from '../../src/api/index.js';
+import { Clusters, Events, InPlaceUpdateCampaigns, Labels, type KubeObject } from '../../src/api/index.js';
 import { fleetOf } from '../../tools/capi-sim/index.js';
 import { useE2eEnv } from '../e2e/env.js';
 import { TO_VERSION, versionOf } from '../e2e/harness.js';
@@ -245,5 +245,27 @@ describe('campaign controller: rollout', function () {
     expect(
       (await p.machines()).filter((m) => m.metadata.labels?.[Labels.clusterName] === 'late').every((m) => versionOf(m) === TO_VERSION),
     ).to.equal(true);
+  });
+  it('a cluster that leaves the selection keeps its running plan, reported removed; the campaign completes', async () => {
+    const p = await env().platform();
+    fleet = await startFleet(
+      p,
+      fleetOf(2, 'u', FLEET_LABEL).map((c) => ({ ...c, shape: 'single-node' as const })),
+    );
+    await p.client.create(
+      InPlaceUpdateCampaigns,
+      campaignObject(p.ns, 'unsel', { updater: manualUpdater(), rollout: { maxConcurrentClusters: 2 } }),
+    );
+    await waitManualTasks(p, 'u-000');
+    await p.client.patch(Clusters, p.ns, 'u-000', { metadata: { labels: { fleet: null } } }, { type: 'merge' });
+    const c = await fleet.waitCampaign('unsel', (x) => x.status?.clusters?.removed === 1, 'u-000 removed');
+    expect(c.status?.skippedClusters?.find((s) => s.name === 'u-000')?.reason).to.match(/left the selection/);
+    const plan = (await fleet.plans('unsel')).find((x) => x.spec.clusterName === 'u-000');
+    expect(plan?.spec.updatePhase).to.equal('updating');
+    await fleet.finishManual('u-000');
+    await waitManualTasks(p, 'u-001');
+    await fleet.finishManual('u-001');
+    const done = await fleet.waitCampaign('unsel', (x) => x.status?.updateStatus === 'updated', 'updated');
+    expect(done.status?.clusters).to.include({ selected: 1, removed: 1, updated: 2 });
   });
 });
