@@ -434,3 +434,33 @@ describe('campaign-controller projectWaves', () => {
     ]);
   });
 });
+
+describe('campaign-controller finished records', () => {
+  it('a cluster whose finished plan was deleted keeps its recorded outcome: never started twice, failures still count', async () => {
+    const { finishedRecordsOf } = await import('./decide.js');
+    const clusters = [cluster('a'), cluster('b'), cluster('c')];
+    const before = decideCampaign(
+      snap({ clusters, plans: [plan('a', 1, 'updated'), plan('b', 2, 'failed')], campaign: campaign({ rollout: { failureBudget: 1 } }) }),
+    );
+    const records = finishedRecordsOf(before.rows, undefined);
+    expect(records).to.deep.equal(['1:updated:a', '2:failed:b']);
+    // Both plans pruned: a and b are not pending again; c goes in wave 3; b's failure still counts.
+    const after = decideCampaign(
+      snap({
+        clusters,
+        plans: [],
+        campaign: campaign({ rollout: { failureBudget: 1 } }, { finishedClusters: records, updateStatus: 'updating' }),
+      }),
+    );
+    expect(after.create.map((c) => [c.clusterName, c.wave])).to.deep.equal([['c', 3]]);
+    expect(after.rows.find((r) => r.name === 'b')).to.include({ state: 'failed', wave: 2 });
+    const halted = decideCampaign(
+      snap({
+        clusters,
+        plans: [plan('c', 3, 'failed')],
+        campaign: campaign({ rollout: { failureBudget: 1 } }, { finishedClusters: records }),
+      }),
+    );
+    expect(halted.halted).to.equal('BudgetSpent');
+  });
+});

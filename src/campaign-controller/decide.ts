@@ -260,13 +260,26 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
     if (!prev || prev.name < p.name) planByCluster.set(p.clusterName, p);
   }
 
+  const recorded = finishedRecords(campaign.status?.finishedClusters);
+
   // Rows: every selected cluster, then clusters of plans that are no longer selected.
   const rows: ClusterRow[] = [];
   for (const c of snap.selected) {
     const p = planByCluster.get(c.name);
+    const rec = recorded.get(c.name);
     if (p) {
       const s = planState(p);
       rows.push({ name: c.name, ...s, wave: p.wave, plan: p.name, machines: p.machines, updated: p.updated });
+    } else if (rec) {
+      // Its finished plan was deleted (history limit, by hand): the recorded outcome stands; never started twice.
+      rows.push({
+        name: c.name,
+        state: rec.state,
+        wave: rec.wave,
+        reason: 'finished (its plan was deleted since)',
+        machines: 0,
+        updated: 0,
+      });
     } else {
       const foreign = snap.foreignPlans.get(c.name);
       rows.push(
@@ -313,7 +326,7 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
     ...updaterProblems(spec.template),
     ...snap.templateProblems,
   ];
-  if (snap.selected.length === 0 && snap.plans.length === 0) {
+  if (snap.selected.length === 0 && snap.plans.length === 0 && recorded.size === 0) {
     const sel = selectorString(spec.clusterSelector as LabelSelector | undefined);
     problems.push(
       `no Cluster in namespace ${campaign.metadata.namespace ?? ''} matches the campaign's selection` +
@@ -352,9 +365,10 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
   // Wave bookkeeping from the plans.
   const waves = new Map<number, PlanView[]>();
   for (const p of planByCluster.values()) waves.set(p.wave, [...(waves.get(p.wave) ?? []), p]);
-  const currentWave = waves.size > 0 ? Math.max(...waves.keys()) : undefined;
+  const startedWaves = rows.map((r) => r.wave).filter((w): w is number => w !== undefined);
+  const currentWave = startedWaves.length > 0 ? Math.max(...startedWaves) : undefined;
   const failed = rows.filter((r) => r.state === 'failed');
-  const canaryFailed = (waves.get(0) ?? []).some((p) => planState(p).state === 'failed');
+  const canaryFailed = rows.some((r) => r.wave === 0 && r.state === 'failed');
   const halted: CampaignDecision['halted'] = canaryFailed ? 'CanaryFailed' : failed.length > failureBudget ? 'BudgetSpent' : undefined;
   const active = snap.plans.filter((p) => !isTerminal(p.updateStatus) && !p.invalid);
 
@@ -381,7 +395,7 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
       : currentWave + 1 + remainingAfter(pendingRows.length + waitingRows.length);
 
   const base = { problems, pause, resume, abort, plannedWaves, failureBudget, rows, ...(currentWave !== undefined ? { currentWave } : {}) };
-  const started = snap.plans.length > 0;
+  const started = snap.plans.length > 0 || recorded.size > 0;
   const finished =
     campaign.status?.updateStatus === UpdateStatus.updated && campaign.status.observedGeneration === campaign.metadata.generation;
 
@@ -606,4 +620,27 @@ export function projectWaves(snap: CampaignSnapshot): ProjectedWave[] {
   const size = Math.max(1, resolveIntOrPercent(rollout.maxConcurrentClusters, snap.selected.length, 1, 'down'));
   for (let i = 0; i < ordered.length; i += size) out.push({ index: next++, clusters: ordered.slice(i, i + size), started: false });
   return out;
+}
+
+const RECORD = /^(\d+):(updated|skipped|failed|aborted):(.+)$/;
+
+/** The clusters recorded in status.finishedClusters (`<wave>:<state>:<cluster>`), by name. */
+export function finishedRecords(list: readonly string[] | undefined): Map<string, { wave: number; state: ClusterState }> {
+  const out = new Map<string, { wave: number; state: ClusterState }>();
+  for (const s of list ?? []) {
+    const m = RECORD.exec(s);
+    if (m) out.set(m[3]!, { wave: Number(m[1]), state: m[2] as ClusterState });
+  }
+  return out;
+}
+
+/** status.finishedClusters for the rows: every finished cluster (plan terminal, or recorded before), sorted. */
+export function finishedRecordsOf(rows: readonly ClusterRow[], previous: readonly string[] | undefined): string[] {
+  const out = new Map<string, string>();
+  // Records of clusters no longer in the rows (unselected after their plan was deleted) are kept: they still happened.
+  for (const [name, r] of finishedRecords(previous)) out.set(name, `${r.wave}:${r.state}:${name}`);
+  for (const r of rows)
+    if (r.wave !== undefined && (r.state === 'updated' || r.state === 'skipped' || r.state === 'failed' || r.state === 'aborted'))
+      out.set(r.name, `${r.wave}:${r.state}:${r.name}`);
+  return [...out.values()].sort();
 }

@@ -5,10 +5,12 @@ import type { Condition, InPlaceUpdateCampaign, InPlaceUpdateCampaignStatus } fr
 import { CampaignEventReasons, summarizeList } from '../api/index.js';
 import { setCondition } from '../runtime/conditions.js';
 import type { CampaignDecision, ClusterRow, PlanView } from './decide.js';
-import { MAX_NAMED_CLUSTERS, waveLabel } from './decide.js';
+import { MAX_NAMED_CLUSTERS, finishedRecordsOf, waveLabel } from './decide.js';
 
 /** Waves listed in status (the last ones). */
 const MAX_WAVES = 50;
+/** Clusters recorded in status.finishedClusters (the CRD's maxItems). */
+const MAX_FINISHED = 10_000;
 /** One reason in status lists. */
 const REASON_MAX = 1024;
 
@@ -138,6 +140,7 @@ export function campaignStatus(
     machines,
     failedClusters: failedRows.slice(0, MAX_NAMED_CLUSTERS).map(named),
     skippedClusters: skippedRows.slice(0, MAX_NAMED_CLUSTERS).map(named),
+    finishedClusters: finishedRecordsOf(d.rows, prev.finishedClusters).slice(0, MAX_FINISHED),
     waves: [...waves.values()].sort((a, b) => a.index - b.index).slice(-MAX_WAVES),
     conditions: conds,
   };

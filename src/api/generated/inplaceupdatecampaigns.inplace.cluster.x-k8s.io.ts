@@ -318,6 +318,10 @@ export interface InPlaceUpdateCampaignStatus {
     reason?: string;
   }[];
   /**
+   * finishedClusters records every cluster whose plan ended, as <wave>:<state>:<cluster> (state updated, skipped, failed, aborted): the campaign's memory when a finished plan is deleted (history limit, by hand), so that a cluster is never started twice.
+   */
+  finishedClusters?: string[];
+  /**
    * waves summarizes the waves started so far (the last 50).
    */
   waves?: {
