@@ -16,7 +16,7 @@ const noLocalApiserver = {
   message: 'The CAPI simulator is a client of any API server; only src/cli, test/ and bench/ wire in the local API server.',
 };
 const noControllers = (except) =>
-  ['plan-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension']
+  ['plan-controller', 'campaign-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension']
     .filter((c) => c !== except)
     .map((c) => ({
       group: [`**/${c}/**`, `**/${c}`],
@@ -63,7 +63,7 @@ const capiSimPatterns = [
     message: 'The CAPI simulator depends only on src/runtime and src/api.',
   },
 ];
-const controllers = ['plan-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension'];
+const controllers = ['plan-controller', 'campaign-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension'];
 /**
  * The pure modules of a component folder, by location: its decide/decisions/validate/status/preview modules and
  * everything in a decide/ or pure/ subfolder (src/cli/status.ts is a CLI verb, not one).

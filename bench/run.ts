@@ -7,6 +7,7 @@
 //   npm run bench -- --max-unavailable 10% --durations 0 --no-poll --no-apiserver   # one quick case
 //   npm run bench -- --history-plans 20 --sizes 1000 --max-unavailable 10% --durations 0   # idle and history (bench/history.ts)
 //   npm run bench -- --sizes 1000 --max-unavailable 1 --durations 2 --no-poll --no-apiserver --faults   # + the case under API faults
+//   npm run bench -- --campaign [--clusters 1000 --cp 3 --workers 27 --worker-max-unavailable 9]   # one campaign (bench/campaign.ts)
 //   ... --apiserver-max-old-space 1024   # the API server's V8 old-space limit in MiB (default 12288, for 30,000 machines)
 //
 // Every process is separate, as in a cluster: the local API server (`inplace local-apiserver`), the plan controller,
@@ -26,6 +27,7 @@ import { applyFleet, buildFleet, fleetPlan, setMaxUnavailable, type Fleet } from
 import { PlanObserver, type Summary } from './lib/observe.js';
 import { runHistoryCase } from './history.js';
 import { runHooksLatencyCase } from './hooks-latency.js';
+import { runCampaignCase } from './campaign.js';
 import { Proc, ROOT, freePort, parseProm, scrape, type ProcStats } from './lib/procs.js';
 import { seededRandom, startFaultProxy, type FaultProxy, type ProxyFaults } from './lib/fault-proxy.js';
 import { parse as parseYaml } from 'yaml';
@@ -788,6 +790,28 @@ async function main(): Promise<void> {
   if (argv.includes('--report-only')) {
     writeReport(o, new Map(), new Map());
     say(`wrote ${relative(process.cwd(), join(o.out, 'README.md'))} from the case files in ${o.out}`);
+    return;
+  }
+  if (argv.includes('--campaign')) {
+    // One campaign over many clusters (issue 27): bench/campaign.ts.
+    const arg = (name: string): string | undefined => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : undefined);
+    const wave = arg('wave') ?? '10%';
+    await runCampaignCase(
+      {
+        clusters: Number(arg('clusters') ?? 30),
+        cp: Number(arg('cp') ?? 1),
+        workers: Number(arg('workers') ?? 2),
+        workerMaxUnavailable: Number(arg('worker-max-unavailable') ?? 1),
+        wave: wave.endsWith('%') ? wave : Number(wave),
+        canaries: Number(arg('canaries') ?? 1),
+        soakSeconds: Number(arg('soak') ?? 0),
+        durationSeconds: Number(arg('duration') ?? 1),
+        apiserverMaxOldSpaceMB: o.apiserverMaxOldSpaceMB,
+        out: o.out,
+        command: COMMAND,
+      },
+      say,
+    );
     return;
   }
   if (argv.includes('--hooks-latency')) {

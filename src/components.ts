@@ -9,6 +9,7 @@ import * as planControllerRbac from './plan-controller/rbac.js';
 import * as machineTaskControllerRbac from './machine-task-controller/rbac.js';
 import * as mhcExtensionRbac from './mhc-extension/rbac.js';
 import * as runtimeExtensionRbac from './runtime-extension/rbac.js';
+import * as campaignControllerRbac from './campaign-controller/rbac.js';
 
 /** Settings from `run`'s flags that a component may take (see ComponentSpec.takes). */
 export interface ComponentRunOptions {
@@ -74,6 +75,16 @@ export const COMPONENTS: readonly ComponentSpec[] = [
         ...(opts.pruneFinishedPlans ? { pruneFinishedPlans: true } : {}),
       });
     },
+  },
+  {
+    name: 'campaign-controller',
+    folder: 'src/campaign-controller',
+    description: 'Rolls InPlaceUpdateCampaigns over many Clusters: one plan per cluster, canaries, waves, failure budget.',
+    rbac: campaignControllerRbac.rbac,
+    baseRbac: campaignControllerRbac.baseRbac,
+    providerVerbs: {},
+    takes: [],
+    load: async () => (await import('./campaign-controller/index.js')).campaignController,
   },
   {
     name: 'machine-task-controller',

@@ -204,6 +204,37 @@ export const PlanEventReasons = {
   machineUpdatesPruned: 'MachineUpdatesPruned',
 } as const;
 
+/** Labels and annotations on the plans a campaign creates (written by the campaign controller). */
+export const CampaignLabels = {
+  /** On a campaign's plan: the campaign's name. */
+  campaign: `${GROUP}/campaign-name`,
+  /** On a campaign's plan: the wave it was started in (0 = the canaries). */
+  wave: `${GROUP}/campaign-wave`,
+  /** On a campaign's plan the campaign paused (so that resume lifts only the campaign's own pause, never an operator's). */
+  pausedByCampaign: `${GROUP}/paused-by-campaign`,
+} as const;
+
+/** Reasons of the Kubernetes Events the campaign controller records on campaigns (stable: tools match on them). */
+export const CampaignEventReasons = {
+  /** The campaign's selection or template has problems; nothing starts. */
+  invalid: 'CampaignInvalid',
+  /** A wave (0 = the canaries) started: its plans were created. */
+  waveStarted: 'WaveStarted',
+  /** Every plan of a wave is terminal; the soak (if any) starts. */
+  waveFinished: 'WaveFinished',
+  /** The campaign halted: a canary failed or the failure budget is spent. */
+  halted: 'CampaignHalted',
+  /** Every selected cluster is done. */
+  completed: 'CampaignCompleted',
+  /** The campaign is aborting its plans. */
+  aborting: 'CampaignAborting',
+  /** The campaign ended aborted. */
+  aborted: 'CampaignAborted',
+  /** The campaign was paused / resumed. */
+  paused: 'CampaignPaused',
+  resumed: 'CampaignResumed',
+} as const;
+
 /** Reasons of the Kubernetes Events the MHC extension records (besides Reasons.remediationTriggered / remediationBlocked). */
 export const MhcEventReasons = {
   /** On a Machine: skip-remediation set because its in-place update is within the MHC's timeout. */

@@ -5,6 +5,8 @@ import { namespacedResource } from './kube.js';
 
 /** The platform's own kinds. */
 export const InPlaceUpdatePlans = namespacedResource(GROUP, VERSION, 'inplaceupdateplans', 'InPlaceUpdatePlan');
+/** Fleet campaigns: one plan template rolled over many Clusters (canary, waves, failure budget). */
+export const InPlaceUpdateCampaigns = namespacedResource(GROUP, VERSION, 'inplaceupdatecampaigns', 'InPlaceUpdateCampaign');
 /** Per-machine update records. */
 export const MachineUpdates = namespacedResource(GROUP, VERSION, 'machineupdates', 'MachineUpdate');
 /** Updater registrations: what each updater covers when the platform serves Cluster API's in-place update hooks. */

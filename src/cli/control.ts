@@ -1,6 +1,7 @@
 // Shared body of `inplace abort|pause|resume <plan>`: find the plan, decide, send one merge patch of its spec
 // (guarded by the resourceVersion the decision was made on: a plan that changed meanwhile is decided again).
-import { InPlaceUpdatePlans, isTerminal, type InPlaceUpdatePlan, type KubeObject } from '../api/index.js';
+import { InPlaceUpdateCampaigns, InPlaceUpdatePlans, isTerminal, type InPlaceUpdatePlan, type KubeObject } from '../api/index.js';
+import { findCampaign } from './campaign-status.js';
 import { isConflict } from '../runtime/pure/errors.js';
 import { connect, explainApiError, findPlan } from './kube.js';
 import { safeText } from './safe-text.js';
@@ -26,9 +27,10 @@ export function controlVerb(
   return {
     name,
     summary,
-    help: `Usage: inplace ${name} <plan> [-n NAMESPACE] [--kubeconfig FILE]
+    help: `Usage: inplace ${name} <plan | campaign/NAME> [-n NAMESPACE] [--kubeconfig FILE]
 
 ${details}
+campaign/NAME does the same to an InPlaceUpdateCampaign, which passes it on to the plans it runs.
 Without -n the plan is looked up in every namespace. Exit code 0 when done (or nothing to do), 1 when the
 plan is not found, the plan is finished (updated, failed, aborted) or the change was rejected.
 
@@ -44,34 +46,50 @@ async function runControl(args: ParsedArgs, io: Io, decide: (plan: InPlaceUpdate
   const [name] = positionals(args, ['plan']);
   const conn = connect(args);
   try {
+    // campaign/<name>: the same spec fields on an InPlaceUpdateCampaign (which propagates them to its plans). A halted
+    // campaign (status failed) is not finished: a higher budget resumes it, so it is decided as still updating.
+    const campaign = name!.startsWith('campaign/') ? name!.slice('campaign/'.length) : undefined;
+    const res = campaign ? InPlaceUpdateCampaigns : InPlaceUpdatePlans;
+    const kind = campaign ? 'InPlaceUpdateCampaign' : 'InPlaceUpdatePlan';
     for (let attempt = 1; ; attempt++) {
-      const plan = await findPlan(conn, name!, str(args, 'namespace'));
+      const plan = campaign
+        ? asPlanShape(await findCampaign(conn, campaign, str(args, 'namespace')))
+        : await findPlan(conn, name!, str(args, 'namespace'));
       const ref = `${plan.metadata.namespace}/${plan.metadata.name}`;
       const d = decide(plan);
-      if ('refuse' in d) throw new CliError(`InPlaceUpdatePlan ${ref}: ${d.refuse}`, d.hint);
+      if ('refuse' in d) throw new CliError(`${kind} ${ref}: ${d.refuse}`, d.hint);
       if ('noop' in d) {
-        io.out(`${safeText(`InPlaceUpdatePlan ${ref}: ${d.noop}`)}\n`);
+        io.out(`${safeText(`${kind} ${ref}: ${d.noop}`)}\n`);
         return ExitCode.ok;
       }
       const patch = { metadata: { resourceVersion: plan.metadata.resourceVersion }, ...d.patch };
       try {
-        await conn.client.patch(InPlaceUpdatePlans, plan.metadata.namespace, plan.metadata.name!, patch, {
+        await conn.client.patch(res, plan.metadata.namespace, plan.metadata.name!, patch, {
           type: 'merge',
           fieldManager: 'inplace-cli',
         });
       } catch (e) {
         if (isConflict(e) && attempt < CONFLICT_ATTEMPTS) continue;
-        throw explainApiError(e, conn, InPlaceUpdatePlans);
+        throw explainApiError(e, conn, res);
       }
-      io.out(`${safeText(`InPlaceUpdatePlan ${ref}: ${d.done}`)}\n`);
+      io.out(`${safeText(`${kind} ${ref}: ${d.done}`)}\n`);
+      const follow = campaign ? `campaign/${plan.metadata.name}` : plan.metadata.name;
       io.out(
-        `${safeText(`follow it with: inplace status ${plan.metadata.name} -n ${plan.metadata.namespace}   (or kubectl get inplaceupdateplans -n ${plan.metadata.namespace} -w)`)}\n`,
+        `${safeText(`follow it with: inplace status ${follow} -n ${plan.metadata.namespace}   (or kubectl get ${res.plural} -n ${plan.metadata.namespace} -w)`)}\n`,
       );
       return ExitCode.ok;
     }
   } finally {
     conn.client.close();
   }
+}
+
+/** A campaign seen through the fields the control decisions read (spec.updatePhase, spec.paused, status.updateStatus). */
+function asPlanShape(
+  c: KubeObject & { spec: { updatePhase?: string; paused?: boolean }; status?: { updateStatus?: string } },
+): InPlaceUpdatePlan & KubeObject {
+  const st = c.status?.updateStatus === 'failed' ? 'updating' : c.status?.updateStatus;
+  return { ...c, status: st ? { updateStatus: st } : {} } as unknown as InPlaceUpdatePlan & KubeObject;
 }
 
 const statusOf = (p: InPlaceUpdatePlan): string => p.status?.updateStatus ?? 'pending';

@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { finalState, followPlan } from './demo-follow.js';
 import { HOOKS_TARGET, runHooksDemo } from './demo-hooks.js';
+import { runFleetDemo } from './demo-fleet.js';
 import {
   DEMO,
   INTERRUPTED,
@@ -28,7 +29,7 @@ export { DEMO } from './demo-platform.js';
 export const demoVerb: Verb = {
   name: 'demo',
   summary: 'Run the whole platform on a local API server and update a demo cluster',
-  help: `Usage: inplace demo [--plan FILE | --hooks] [--keep-running] [--no-reference-updater | --reference-names a,b]
+  help: `Usage: inplace demo [--plan FILE | --hooks | --fleet] [--keep-running] [--no-reference-updater | --reference-names a,b]
                    [--state-out FILE] [--timeout SECONDS]   (npm start)
 
 Starts the local API server (HTTPS on loopback), writes a kubeconfig to .inplace/demo/kubeconfig,
@@ -55,6 +56,7 @@ was updated in place and none replaced.
 Options:
   --plan FILE         plan (and templates) to apply (default: examples/plan.yaml)
   --hooks             Cluster API's in-place update hooks through the runtime extension instead of a plan
+  --fleet             a fleet campaign (examples/campaign.yaml, or --plan FILE) over 24 simulated clusters
   --keep-running      stay up after the plan finished (explore with kubectl; Ctrl-C to stop)
   --no-reference-updater
                       do not start the reference updater (run your own updater for the plan's generic names)
@@ -66,6 +68,7 @@ Options:
   options: {
     plan: { type: 'string' },
     hooks: { type: 'boolean' },
+    fleet: { type: 'boolean' },
     'keep-running': { type: 'boolean' },
     'state-out': { type: 'string' },
     timeout: { type: 'string' },
@@ -83,6 +86,14 @@ Options:
       timeoutMs: secondsOption(args, 'timeout', 300) * 1000,
       workDir: resolve(str(args, 'work-dir') ?? join(root, '.inplace', 'demo')),
     };
+    if (flag(args, 'fleet')) {
+      if (flag(args, 'hooks')) throw new UsageError('--fleet and --hooks are two demos: pick one');
+      if (flag(args, 'no-reference-updater') || str(args, 'reference-names') !== undefined)
+        throw new UsageError('--no-reference-updater and --reference-names apply to the single-plan demo, not to --fleet');
+      // --plan names the campaign file here (default examples/campaign.yaml).
+      const campaignPath = str(args, 'plan');
+      return runFleetDemo({ ...common, ...(campaignPath ? { campaignPath: resolve(campaignPath) } : {}) }, io);
+    }
     const referenceNames = str(args, 'reference-names')
       ?.split(',')
       .map((x) => x.trim())

@@ -36,7 +36,7 @@ import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, ty
 export const previewVerb: Verb = {
   name: 'preview',
   summary: 'Show what a plan would do, without changing anything',
-  help: `Usage: inplace preview -f plan.yaml [-n NAMESPACE] [-o text|json] [--write-policy FILE] [--kubeconfig FILE]
+  help: `Usage: inplace preview -f plan.yaml|campaign.yaml [-n NAMESPACE] [-o text|json] [--write-policy FILE] [--kubeconfig FILE]
 
 Reads the plan file and the cluster (read-only: nothing is created or changed) and shows:
 validation result, the ordered sequence groups, the machines of each target in update order with
@@ -45,6 +45,8 @@ between the machines and their owners' desired state that no updater of the plan
 It runs the controller's validation on the same snapshot, including the server-side dry-run of each
 commit patch (nothing is persisted) and the write policy: NOT OK here is Valid=False in the cluster.
 Templates in the same file count as present (they are applied together).
+With an InPlaceUpdateCampaign: the campaign's validation, its waves in order and per cluster the preview
+of the plan it would create (without the commit dry-run).
 Exit code: 0 when the plan is valid and covers every change (or accepts uncovered ones with
 spec.acceptUncoveredChanges), 1 otherwise, 2 for wrong usage.
 
@@ -53,6 +55,7 @@ Options:
   -n, --namespace NS    namespace when the plan has none (default: the context's, else default)
   -o, --output FORMAT   text (default) or json
   --write-policy FILE   the write policy the controllers run with (default: the built-in one)
+  --max-clusters N      campaign: clusters previewed in detail, in rollout order (default 25)
 ${KUBE_OPTIONS_HELP}`,
   options: {
     ...kubeOptions,
@@ -60,6 +63,7 @@ ${KUBE_OPTIONS_HELP}`,
     namespace: { type: 'string', short: 'n' },
     output: { type: 'string', short: 'o' },
     'write-policy': { type: 'string' },
+    'max-clusters': { type: 'string' },
   },
   async run(args, io) {
     if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}" (the plan file goes after -f)`);
@@ -70,6 +74,9 @@ ${KUBE_OPTIONS_HELP}`,
 
     const docs = readYamlDocs(resolvePath(file));
     const plans = docs.filter((d) => d.kind === 'InPlaceUpdatePlan');
+    // A campaign: its waves and, per cluster, the preview of the plan it would create (src/cli/campaign-preview.ts).
+    if (plans.length === 0 && docs.some((d) => d.kind === 'InPlaceUpdateCampaign'))
+      return (await import('./campaign-preview.js')).runCampaignPreview(file, docs, args, io, output, readSnapshot);
     if (plans.length !== 1) {
       throw new CliError(
         `"${file}" must contain exactly one InPlaceUpdatePlan, found ${plans.length}`,

@@ -4,6 +4,7 @@ import { InPlaceUpdatePlans, Labels, MachineUpdates, type InPlaceUpdatePlan, typ
 import { call, connect, findPlan, type Connection } from './kube.js';
 import { safeText } from './safe-text.js';
 import { buildStatusTree, endNotes, planEnd, renderPlanList, renderTree } from './tree.js';
+import { runCampaignStatus } from './campaign-status.js';
 import { CliError, ExitCode, flag, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
 
 type Plan = InPlaceUpdatePlan & KubeObject;
@@ -11,12 +12,13 @@ type Plan = InPlaceUpdatePlan & KubeObject;
 /** `inplace status`. */
 export const statusVerb: Verb = {
   name: 'status',
-  summary: 'Show a plan as a tree: plan -> targets -> machines -> tasks (without a name: list the plans)',
-  help: `Usage: inplace status <plan> [-n NAMESPACE] [-w] [--kubeconfig FILE]
+  summary: 'Show a plan (or a campaign) as a tree: plan -> targets -> machines -> tasks (without a name: list the plans)',
+  help: `Usage: inplace status <plan | campaign/NAME> [-n NAMESPACE] [-w] [--kubeconfig FILE]
        inplace status [-n NAMESPACE | -A]
 
 Prints the plan, its targets (control plane, MachineDeployments), the machines in update and their
-updater tasks with status, reason and age. Without -n the plan is looked up in every namespace.
+updater tasks with status, reason and age. campaign/NAME shows an InPlaceUpdateCampaign as waves ->
+clusters -> progress instead. Without -n the plan is looked up in every namespace.
 Without a plan name, lists the plans (of -n NAMESPACE, of the kubeconfig context's namespace, or with -A
 or no namespace known, of every namespace) with status, progress and reason.
 Exit code: 0 when the plan is found (whatever its status; with -w: when it ended updated), 1 when not
@@ -43,6 +45,8 @@ ${KUBE_OPTIONS_HELP}`,
     const conn = connect(args);
     try {
       if (name === undefined) return await listPlans(conn, args.values, io);
+      // campaign/<name>: the campaign as a tree of waves -> clusters -> progress (src/cli/campaign-status.ts).
+      if (name.startsWith('campaign/')) return await runCampaignStatus(conn, name.slice('campaign/'.length), args, io);
       let plan = await findPlan(conn, name, str(args, 'namespace'));
       const ns = safeText(plan.metadata.namespace!);
       const width = io.isTTY ? io.columns : 200;

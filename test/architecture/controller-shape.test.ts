@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The controller folders under src/ and the files each must have. */
-const CONTROLLERS = ['plan-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension'];
+const CONTROLLERS = ['plan-controller', 'campaign-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension'];
 const TEMPLATE = ['index.ts', 'controller.ts', 'scope.ts', 'decide.ts', 'status.ts', 'rbac.ts'];
 
 describe('architecture: one shape for every controller folder', () => {

@@ -10,6 +10,7 @@ export {
   NODE_MACHINE_ANNOTATION,
 } from './builders.js';
 export * from './inventory.js';
+export * from './fleet.js';
 export * from './operator.js';
 export { startCapiSimulator, type CapiSimulator, type CapiSimulatorOptions, type SimulatorStats } from './simulator.js';
 export * from './decisions.js';

@@ -1,0 +1,230 @@
+// The campaign case of `npm run bench -- --campaign` (issue 27): one InPlaceUpdateCampaign over many clusters in one
+// management cluster, every component its own process (local API server, plan controller, machine task controller,
+// campaign controller, the benchmark's reference updater). Reports the wall time against the campaign's lower bound
+// (waves × the per-cluster bound, plus the soaks), CPU seconds per machine per process, API requests per machine per
+// process, and peak RSS. Results: bench/results/campaign-<clusters>x<machines per cluster>.json.
+//
+//   npm run bench -- --campaign                                         # 30 clusters x 3 machines (default)
+//   npm run bench -- --campaign --clusters 1000 --cp 3 --workers 27 --wave 10% --worker-max-unavailable 9 --apiserver-max-old-space 12288
+//                                                                       # 1,000 clusters, 30,000 machines
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { API_VERSION, InPlaceUpdateCampaigns, Namespaces, type InPlaceUpdateCampaign, type KubeObject } from '../src/api/index.js';
+import { createClient, loadKubeConfig, type RestClient } from '../src/runtime/index.js';
+import { installCrds } from '../src/cli/install.js';
+import { yamlFilesIn } from '../src/cli/files.js';
+import { buildFleetInventory, capiCrdFiles, type FleetCluster } from '../tools/capi-sim/index.js';
+import { applyFleet } from './lib/fleet.js';
+import { Proc, ROOT, freePort, parseProm, scrape, stopAll } from './lib/procs.js';
+
+/** Options of the campaign case. */
+export interface CampaignBenchOptions {
+  clusters: number;
+  cp: number;
+  workers: number;
+  workerMaxUnavailable: number;
+  /** maxConcurrentClusters (count or percentage). */
+  wave: number | string;
+  canaries: number;
+  soakSeconds: number;
+  durationSeconds: number;
+  apiserverMaxOldSpaceMB: number;
+  out: string;
+  command: string;
+}
+
+/** The figures of the case. */
+export interface CampaignBenchResult {
+  name: string;
+  command: string;
+  clusters: number;
+  machines: number;
+  machinesPerCluster: { controlPlane: number; workers: number; workerMaxUnavailable: number };
+  waves: number;
+  waveSize: number;
+  canaries: number;
+  soakSeconds: number;
+  durationSeconds: number;
+  status: string;
+  wallSeconds: number;
+  perClusterBoundSeconds: number;
+  lowerBoundSeconds: number;
+  lowerBoundFormula: string;
+  ratio: number;
+  cpuSecondsPerMachine: Record<string, number>;
+  apiRequestsPerMachine: Record<string, number>;
+  peakRssMB: Record<string, number>;
+  fleetCreateSeconds: number;
+  startedAt: string;
+}
+
+const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves an int-or-percentage of `total` (percentages round down, at least 1), as the campaign does for waves. */
+const waveSizeOf = (wave: number | string, total: number): number =>
+  Math.max(1, typeof wave === 'number' ? wave : Math.floor((Number(wave.replace('%', '')) * total) / 100));
+
+/** Runs the case and writes its file. */
+export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) => void): Promise<CampaignBenchResult> {
+  const workDir = join(ROOT, '.inplace', 'bench-campaign');
+  mkdirSync(workDir, { recursive: true });
+  const kubeconfig = join(workDir, 'kubeconfig');
+  const procs: Proc[] = [];
+  const ports = new Map<string, number>();
+  let client: RestClient | undefined;
+  try {
+    const apiserver = new Proc(
+      {
+        name: 'local-apiserver',
+        inplace: ['local-apiserver', '--kubeconfig-out', kubeconfig],
+        env: { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --max-old-space-size=${o.apiserverMaxOldSpaceMB}`.trim() },
+      },
+      workDir,
+    );
+    procs.push(apiserver);
+    apiserver.start();
+    await apiserver.waitReady(120_000, /listening on/);
+    client = createClient(loadKubeConfig(kubeconfig), { userAgent: 'inplace-bench', maxSockets: 64 });
+    await installCrds(client, [...yamlFilesIn(join(ROOT, 'crds')), ...yamlFilesIn(join(ROOT, 'crds', 'samples')), ...capiCrdFiles()]);
+    const ns = 'bench-campaign';
+    await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const clusters: FleetCluster[] = Array.from({ length: o.clusters }, (_, i) => ({
+      name: `c${String(i).padStart(4, '0')}`,
+      shape: o.workers > 0 ? 'with-workers' : 'single-node',
+      controlPlaneReplicas: o.cp,
+      workers: o.workers,
+      maxUnavailable: o.workerMaxUnavailable,
+      labels: { fleet: 'bench' },
+    }));
+    const objs: KubeObject[] = buildFleetInventory({ namespace: ns, version: 'v1.30.0', clusters });
+    const machines = objs.filter((x) => x.kind === 'Machine').length;
+    const t0 = Date.now();
+    await applyFleet(client, objs, 64);
+    const fleetCreateSeconds = (Date.now() - t0) / 1000;
+    say(`  fleet: ${o.clusters} clusters, ${machines} machines (${objs.length} objects) created in ${fleetCreateSeconds.toFixed(1)} s`);
+
+    for (const c of ['plan-controller', 'machine-task-controller', 'campaign-controller']) {
+      const port = await freePort();
+      ports.set(c, port);
+      const p = new Proc({ name: c, inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port)] }, workDir);
+      procs.push(p);
+      p.start();
+    }
+    const uport = await freePort();
+    ports.set('updater', uport);
+    const updater = new Proc(
+      {
+        name: 'updater',
+        tsx: 'bench/updater-main.ts',
+        args: ['--kubeconfig', kubeconfig, '--namespace', ns, '--metrics-port', String(uport)],
+      },
+      workDir,
+    );
+    procs.push(updater);
+    updater.start();
+    await Promise.all(procs.slice(1).map((p) => p.waitReady(180_000)));
+
+    const requests = async (): Promise<Map<string, number>> => {
+      const out = new Map<string, number>();
+      for (const [name, port] of ports) {
+        const n = parseProm((await scrape(port)) ?? '')
+          .filter((s) => s.name === 'inplace_api_requests_total')
+          .reduce((a, s) => a + s.value, 0);
+        out.set(name, n);
+      }
+      return out;
+    };
+    const before = await requests();
+    const cpuBefore = new Map(procs.map((p) => [p.name, p.stats().cpuSeconds]));
+
+    const updater0 = {
+      name: 'ref',
+      sequence: 1,
+      responsibilities: [{ selectResource: 'Machine' as const, path: '/spec/version', value: 'v1.30.1' }],
+      parameters: { durationSeconds: o.durationSeconds },
+    };
+    const campaign: InPlaceUpdateCampaign & KubeObject = {
+      apiVersion: API_VERSION,
+      kind: 'InPlaceUpdateCampaign',
+      metadata: { name: 'bench', namespace: ns },
+      spec: {
+        clusterSelector: { matchLabels: { fleet: 'bench' } },
+        rollout: { canary: { count: o.canaries }, maxConcurrentClusters: o.wave, soakSeconds: o.soakSeconds, failureBudget: 0 },
+        template: {
+          controlPlane: { sequence: 1, updaters: [updater0] },
+          ...(o.workers > 0 ? { machineDeployments: [{ sequence: 2, updaters: [updater0] }] } : {}),
+        },
+      },
+    };
+    const waveSize = waveSizeOf(o.wave, o.clusters);
+    const waves = (o.canaries > 0 ? 1 : 0) + Math.ceil((o.clusters - o.canaries) / waveSize);
+    const perCluster =
+      o.cp * o.durationSeconds +
+      (o.workers > 0 ? Math.ceil(o.workers / Math.min(o.workerMaxUnavailable, o.workers)) * o.durationSeconds : 0);
+    const lowerBound = waves * perCluster + (waves - 1) * o.soakSeconds;
+    say(
+      `  campaign: ${waves} waves (canaries ${o.canaries}, then ${waveSize} clusters), per-cluster bound ${perCluster} s, lower bound ${lowerBound} s`,
+    );
+    const startedAt = new Date().toISOString();
+    const t1 = Date.now();
+    await client.create(InPlaceUpdateCampaigns, campaign);
+    let status = '';
+    let lastLine = '';
+    const deadline = Date.now() + Math.max(600_000, lowerBound * 10_000 + machines * 100);
+    for (;;) {
+      const c = await client.get<InPlaceUpdateCampaign & KubeObject>(InPlaceUpdateCampaigns, ns, 'bench');
+      status = c?.status?.updateStatus ?? '';
+      const line = `${c?.status?.phase ?? ''} clusters ${c?.status?.progress ?? ''} machines ${c?.status?.machineProgress ?? ''}`;
+      if (line !== lastLine) {
+        say(`  ${((Date.now() - t1) / 1000).toFixed(1).padStart(7)} s  ${line}`);
+        lastLine = line;
+      }
+      if (['updated', 'failed', 'aborted'].includes(status)) break;
+      if (Date.now() > deadline) {
+        status = `timeout (${status})`;
+        break;
+      }
+      const dead = procs.find((p) => p.crashedOnItsOwn);
+      if (dead) throw new Error(`${dead.name} exited; see ${dead.logPath}`);
+      await sleep(1000);
+    }
+    const wallSeconds = (Date.now() - t1) / 1000;
+    const after = await requests();
+    const result: CampaignBenchResult = {
+      name: `campaign-${o.clusters}x${o.cp + o.workers}`,
+      command: o.command,
+      clusters: o.clusters,
+      machines,
+      machinesPerCluster: { controlPlane: o.cp, workers: o.workers, workerMaxUnavailable: o.workerMaxUnavailable },
+      waves,
+      waveSize,
+      canaries: o.canaries,
+      soakSeconds: o.soakSeconds,
+      durationSeconds: o.durationSeconds,
+      status,
+      wallSeconds: round(wallSeconds, 1),
+      perClusterBoundSeconds: perCluster,
+      lowerBoundSeconds: lowerBound,
+      lowerBoundFormula: `waves (${waves}) x per-cluster bound (${o.cp} control-plane machines one at a time + ceil(${o.workers} workers / ${o.workerMaxUnavailable}) steps, x ${o.durationSeconds} s) + ${waves - 1} soaks x ${o.soakSeconds} s`,
+      ratio: round(lowerBound > 0 ? wallSeconds / lowerBound : 0, 2),
+      cpuSecondsPerMachine: Object.fromEntries(
+        procs.map((p) => [p.name, round((p.stats().cpuSeconds - (cpuBefore.get(p.name) ?? 0)) / machines, 4)]),
+      ),
+      apiRequestsPerMachine: Object.fromEntries([...after].map(([n, v]) => [n, round((v - (before.get(n) ?? 0)) / machines, 2)])),
+      peakRssMB: Object.fromEntries(procs.map((p) => [p.name, round(p.stats().peakRssBytes / 2 ** 20, 0)])),
+      fleetCreateSeconds: round(fleetCreateSeconds, 1),
+      startedAt,
+    };
+    mkdirSync(o.out, { recursive: true });
+    writeFileSync(join(o.out, `${result.name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+    say(`  ${result.name}: ${status} in ${result.wallSeconds} s (lower bound ${lowerBound} s, ratio ${result.ratio})`);
+    say(`  CPU s/machine: ${JSON.stringify(result.cpuSecondsPerMachine)}`);
+    say(`  API requests/machine: ${JSON.stringify(result.apiRequestsPerMachine)}`);
+    say(`  peak RSS MiB: ${JSON.stringify(result.peakRssMB)}`);
+    return result;
+  } finally {
+    client?.close();
+    await stopAll(procs);
+  }
+}

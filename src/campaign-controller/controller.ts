@@ -1,0 +1,247 @@
+// The campaign controller (docs/operations.md "Fleet campaigns"): reconciles InPlaceUpdateCampaigns. Per reconcile:
+// snapshot (scope.ts over the informer stores: Clusters, MachineDeployments, plans, campaigns — never Machines) ->
+// decideCampaign (pure, decide.ts) -> act once: abort / pause / resume the campaign's plans, create the next wave's
+// plans -> the one status write through /status (status.ts) -> Events and metrics.
+import type { InPlaceUpdateCampaign, InPlaceUpdateCampaignStatus } from '../api/index.js';
+import {
+  API_VERSION,
+  CampaignLabels,
+  Clusters,
+  InPlaceUpdateCampaigns,
+  InPlaceUpdatePlans,
+  MachineDeployments,
+  UpdatePhase,
+} from '../api/index.js';
+import { clusterLabel, mdClusterName } from '../api/capi/index.js';
+import { toKubeTime } from '../runtime/pure/conditions.js';
+import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/pure/errors.js';
+import { forEachLimit } from '../runtime/parallel.js';
+import { jsonEqual, mergePatchDiff } from '../runtime/patch.js';
+import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
+import { Action } from '../runtime/pure/types.js';
+import type { CampaignDecision } from './decide.js';
+import { decideCampaign } from './decide.js';
+import type { CampaignMetrics } from './metrics.js';
+import { campaignMetricsFor } from './metrics.js';
+import type { CampaignObject, CampaignReader, PlanObject } from './scope.js';
+import { buildCampaignScope, campaignFinished, campaignOf } from './scope.js';
+import { campaignEvents, campaignStatus } from './status.js';
+
+/** Name of the controller (also its event source and field manager). */
+export const CONTROLLER_NAME = 'campaign-controller';
+const FIELD_MANAGER = CONTROLLER_NAME;
+/** Plan writes in flight at once (a wave of hundreds of clusters is hundreds of creates). */
+const WRITES_IN_FLIGHT = 16;
+/** Re-check period of an invalid or waiting campaign (a template kind may appear without an event we watch). */
+const RECHECK_MS = 15_000;
+/** How long a created plan is assumed to exist before the informer shows it. */
+const EXPECTATION_TTL_MS = 30_000;
+
+/** Built once in setup; what reconcile and its phases need. */
+export interface Deps {
+  mgr: Manager;
+  client: KubeClient;
+  campaigns: Store<CampaignObject>;
+  plans: Store<PlanObject>;
+  clusters: Store;
+  machineDeployments: Store;
+  metrics: CampaignMetrics;
+  /** Plans created but not yet seen by the informer, per campaign key: no wave started twice on a stale cache. */
+  expectations: Map<string, Map<string, { plan: PlanObject; at: number }>>;
+}
+
+const keyOf = (ns: string, name: string): string => `${ns}/${name}`;
+
+/** The unfinished campaigns of a namespace (every one of them may care about a Cluster or a foreign plan). */
+const activeCampaigns = (deps: Deps, ns: string | undefined): ObjectKey[] =>
+  deps.campaigns
+    .list(ns)
+    .filter((c) => !campaignFinished(c) || c.status?.observedGeneration !== c.metadata.generation)
+    .map((c) => ({ namespace: c.metadata.namespace, name: c.metadata.name! }));
+
+/** Registers the campaign controller with the manager. */
+export function setupCampaignController(mgr: Manager): Controller {
+  const campaigns = mgr.informer<CampaignObject>(InPlaceUpdateCampaigns).store;
+  const deps: Deps = {
+    mgr,
+    client: mgr.client,
+    campaigns,
+    plans: mgr.informer<PlanObject>(InPlaceUpdatePlans).store,
+    clusters: mgr.informer(Clusters).store,
+    machineDeployments: mgr.informer(MachineDeployments).store,
+    metrics: campaignMetricsFor(mgr, campaigns),
+    expectations: new Map(),
+  };
+  return (
+    mgr
+      .controller<CampaignObject>(CONTROLLER_NAME)
+      .for(InPlaceUpdateCampaigns)
+      // A campaign's own plans wake it; a plan no campaign owns wakes the namespace's campaigns (the overlap rule).
+      .watches<PlanObject>(InPlaceUpdatePlans, (p) => {
+        const owner = campaignOf(p);
+        return owner ? [{ namespace: p.metadata.namespace, name: owner }] : activeCampaigns(deps, p.metadata.namespace);
+      })
+      // A campaign that finishes releases its clusters to newer campaigns of the namespace.
+      .watches<CampaignObject>(InPlaceUpdateCampaigns, (c) => (campaignFinished(c) ? activeCampaigns(deps, c.metadata.namespace) : []))
+      .watches(Clusters, (c) => activeCampaigns(deps, c.metadata.namespace))
+      // MachineDeployments decide a not-yet-started cluster's targets; only their appearance, labels or strategy matter.
+      .watches(MachineDeployments, (md) => ((mdClusterName(md) ?? clusterLabel(md)) ? activeCampaigns(deps, md.metadata.namespace) : []))
+      .withConcurrency(2)
+      // A reconcile is O(clusters + plans of the namespace) and every plan's progress is an event: at a thousand
+      // clusters, resting twice the CPU the last run used keeps the campaign from competing with the plan controller.
+      .withCooldown((_wallMs, cpuMs) => Math.min(2 * cpuMs, 1000))
+      .reconcile((key, ctx) => reconcile(deps, key, ctx.log))
+  );
+}
+
+/** The campaign controller's CampaignReader: the informer stores, and discovery for the template kinds. */
+function storeReader(deps: Deps, key: string): CampaignReader {
+  return {
+    now: () => toKubeTime(new Date()),
+    clusters: (ns) => deps.clusters.list(ns),
+    machineDeployments: (ns) => deps.machineDeployments.list(ns),
+    plans: (ns) => {
+      const listed = deps.plans.list(ns);
+      const exp = deps.expectations.get(key);
+      if (!exp) return listed;
+      const seen = new Set(listed.map((p) => p.metadata.name));
+      const now = Date.now();
+      for (const [name, e] of exp) if (seen.has(name) || now - e.at > EXPECTATION_TTL_MS) exp.delete(name);
+      return [...listed, ...[...exp.values()].map((e) => e.plan)];
+    },
+    campaigns: (ns) => deps.campaigns.list(ns),
+    templateProblems: (c) => templateProblems(deps, c),
+  };
+}
+
+/** The updater template kinds the template names must be served (the plan checks each template object itself). */
+async function templateProblems(deps: Deps, c: InPlaceUpdateCampaign): Promise<string[]> {
+  const t = c.spec.template;
+  const refs = [...(t.controlPlane?.updaters ?? []), ...(t.machineDeployments ?? []).flatMap((g) => g.updaters ?? [])]
+    .map((u) => u.updaterUpdateTemplateRef)
+    .filter((r): r is NonNullable<typeof r> => !!r);
+  const problems = new Set<string>();
+  for (const ref of refs) {
+    const group = ref.apiVersion.includes('/') ? ref.apiVersion.split('/')[0]! : '';
+    try {
+      await deps.client.resolve(group, ref.kind);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      problems.add(`updater template kind ${ref.kind} (${ref.apiVersion}) is not served by the API server`);
+    }
+  }
+  return [...problems];
+}
+
+/** Reconciles one campaign (level-based: everything derives from the current state). */
+export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promise<Action> {
+  const ns = key.namespace ?? '';
+  const k = keyOf(ns, key.name);
+  const cached = deps.campaigns.peek(ns, key.name);
+  if (!cached || cached.metadata.deletionTimestamp) {
+    deps.expectations.delete(k);
+    return Action.awaitChange();
+  }
+  const campaign = structuredClone(cached);
+  const snap = await buildCampaignScope(campaign, storeReader(deps, k));
+  const d = decideCampaign(snap);
+  await actOnPlans(deps, campaign, d, log);
+  await createPlans(deps, campaign, d, k, log);
+  const next = campaignStatus(campaign, d, snap.plans, new Date());
+  const written = await reconcileStatus(deps, campaign, next);
+  recordEvents(deps, written ?? campaign, cached.status, next, d);
+  if (d.requeueAfterMs !== undefined) return Action.requeue(Math.max(1, d.requeueAfterMs));
+  if (d.problems.length > 0 || d.phase === 'Waiting') return Action.requeue(RECHECK_MS);
+  return Action.awaitChange();
+}
+
+/** Abort, pause and resume the campaign's running plans (one merge patch per plan). */
+async function actOnPlans(deps: Deps, c: CampaignObject, d: CampaignDecision, log: Logger): Promise<void> {
+  const ns = c.metadata.namespace ?? '';
+  const patches: [string, Record<string, unknown>][] = [
+    ...d.abort.map((n): [string, Record<string, unknown>] => [n, { spec: { updatePhase: UpdatePhase.aborting } }]),
+    ...d.pause.map((n): [string, Record<string, unknown>] => [
+      n,
+      { metadata: { annotations: { [CampaignLabels.pausedByCampaign]: c.metadata.name } }, spec: { paused: true } },
+    ]),
+    ...d.resume.map((n): [string, Record<string, unknown>] => [
+      n,
+      { metadata: { annotations: { [CampaignLabels.pausedByCampaign]: null } }, spec: { paused: false } },
+    ]),
+  ];
+  await forEachLimit(patches, WRITES_IN_FLIGHT, async ([name, body]) => {
+    try {
+      await deps.client.patch(InPlaceUpdatePlans, ns, name, body, { type: 'merge', fieldManager: FIELD_MANAGER });
+    } catch (err) {
+      if (!isNotFound(err)) throw new RetryableError(`patch plan ${ns}/${name}`, err);
+    }
+  });
+  if (patches.length > 0) log.info({ abort: d.abort.length, pause: d.pause.length, resume: d.resume.length }, 'propagated to plans');
+}
+
+/** Creates the next wave's plans: ordinary InPlaceUpdatePlans with a controller ownerReference to the campaign. */
+async function createPlans(deps: Deps, c: CampaignObject, d: CampaignDecision, key: string, log: Logger): Promise<void> {
+  if (d.create.length === 0) return;
+  const ns = c.metadata.namespace ?? '';
+  const exp = deps.expectations.get(key) ?? new Map<string, { plan: PlanObject; at: number }>();
+  deps.expectations.set(key, exp);
+  await forEachLimit(d.create, WRITES_IN_FLIGHT, async (p) => {
+    const plan: PlanObject = {
+      apiVersion: API_VERSION,
+      kind: 'InPlaceUpdatePlan',
+      metadata: {
+        name: p.name,
+        namespace: ns,
+        labels: { [CampaignLabels.campaign]: c.metadata.name!, [CampaignLabels.wave]: String(p.wave) },
+        ownerReferences: [
+          { apiVersion: API_VERSION, kind: 'InPlaceUpdateCampaign', name: c.metadata.name!, uid: c.metadata.uid!, controller: true },
+        ],
+      },
+      spec: { ...p.spec, ...(c.spec.paused ? { paused: true } : {}) },
+    };
+    try {
+      const created = await deps.client.create(InPlaceUpdatePlans, plan, { fieldManager: FIELD_MANAGER });
+      exp.set(p.name, { plan: created, at: Date.now() });
+      deps.metrics.plansCreated.inc();
+    } catch (err) {
+      // Deterministic names: an existing plan means an earlier reconcile (or process) created it.
+      if (!isAlreadyExists(err)) throw new RetryableError(`create plan ${ns}/${p.name}`, err);
+    }
+  });
+  log.info({ wave: d.create[0]!.wave, clusters: d.create.length }, 'wave started');
+}
+
+/** The one status write, through /status, only when something changed. Returns the campaign as written. */
+async function reconcileStatus(deps: Deps, c: CampaignObject, next: InPlaceUpdateCampaignStatus): Promise<CampaignObject | undefined> {
+  const prev = c.status ?? {};
+  // Times that only restate "now" must not make every reconcile a write.
+  if (jsonEqual(JSON.parse(JSON.stringify(prev)) as never, JSON.parse(JSON.stringify(next)) as never)) return undefined;
+  try {
+    return await deps.client.patch<CampaignObject>(
+      InPlaceUpdateCampaigns,
+      c.metadata.namespace,
+      c.metadata.name!,
+      // A merge patch of the difference: a field the new status leaves out (soakUntil after the soak) is removed.
+      {
+        metadata: { resourceVersion: c.metadata.resourceVersion },
+        status: mergePatchDiff(prev as Record<string, unknown>, next as Record<string, unknown>),
+      },
+      { type: 'merge', subresource: 'status', fieldManager: FIELD_MANAGER },
+    );
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Events and metrics, once the status that reports them is written. */
+function recordEvents(
+  deps: Deps,
+  c: CampaignObject,
+  prev: InPlaceUpdateCampaign['status'],
+  next: InPlaceUpdateCampaignStatus,
+  d: CampaignDecision,
+): void {
+  // A status that did not change (nothing written) records nothing new either: the Events compare against the previous one.
+  for (const e of campaignEvents(prev, next, d)) deps.mgr.events.event(c, e.type, e.reason, e.message);
+}

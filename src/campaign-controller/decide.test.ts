@@ -1,0 +1,466 @@
+import { expect } from 'chai';
+import type { InPlaceUpdateCampaign } from '../api/index.js';
+import type { CampaignSnapshot, ClusterView, PlanView } from './decide.js';
+import { buildPlanSpec, campaignPlanName, decideCampaign, resolveIntOrPercent, rolloutOrder } from './decide.js';
+
+const NOW = '2026-01-01T00:10:00Z';
+const updater = {
+  name: 'ref',
+  sequence: 1,
+  responsibilities: [{ selectResource: 'Machine' as const, path: '/spec/version', value: 'v1.30.1' }],
+};
+
+function campaign(
+  spec: Partial<InPlaceUpdateCampaign['spec']> = {},
+  status?: InPlaceUpdateCampaign['status'],
+): CampaignSnapshot['campaign'] {
+  return {
+    metadata: { name: 'c', namespace: 'ns', generation: 1 },
+    spec: {
+      clusterSelector: { matchLabels: { fleet: 'edge' } },
+      template: { controlPlane: { sequence: 1, updaters: [updater] }, machineDeployments: [{ sequence: 2, updaters: [updater] }] },
+      ...spec,
+    },
+    ...(status ? { status } : {}),
+  };
+}
+
+const cluster = (name: string, o: Partial<ClusterView> = {}): ClusterView => ({
+  name,
+  labels: { fleet: 'edge' },
+  annotations: {},
+  controlPlaneName: `${name}-cp`,
+  machineDeployments: [],
+  ...o,
+});
+
+const plan = (cluster: string, wave: number, updateStatus: string | undefined, o: Partial<PlanView> = {}): PlanView => ({
+  name: campaignPlanName('c', cluster),
+  clusterName: cluster,
+  wave,
+  ...(updateStatus ? { updateStatus } : {}),
+  paused: false,
+  pausedByCampaign: false,
+  aborting: false,
+  machines: 3,
+  updated: updateStatus === 'updated' ? 3 : 0,
+  skipped: 0,
+  updating: 0,
+  failed: 0,
+  ...o,
+});
+
+function snap(o: Partial<CampaignSnapshot> & { clusters?: ClusterView[] } = {}): CampaignSnapshot {
+  const selected = o.clusters ?? ['a', 'b', 'c', 'd', 'e'].map((n) => cluster(n));
+  return {
+    campaign: campaign(),
+    now: NOW,
+    selected,
+    existing: new Set(selected.map((c) => c.name)),
+    plans: [],
+    foreignPlans: new Map(),
+    overlappingCampaigns: [],
+    templateProblems: [],
+    ...o,
+  };
+}
+
+const created = (s: CampaignSnapshot): string[] => decideCampaign(s).create.map((c) => c.clusterName);
+
+describe('campaign-controller decideCampaign', () => {
+  describe('waves', () => {
+    const table: {
+      name: string;
+      spec?: Partial<InPlaceUpdateCampaign['spec']>;
+      plans?: PlanView[];
+      creates: string[];
+      wave?: number;
+      phase: string;
+    }[] = [
+      { name: 'no canary, wave size 1 (default): the first cluster in name order', creates: ['a'], wave: 1, phase: 'Wave' },
+      {
+        name: 'canary by name goes first, alone',
+        spec: { rollout: { canary: { clusterNames: ['d'] }, maxConcurrentClusters: 2 } },
+        creates: ['d'],
+        wave: 0,
+        phase: 'Canary',
+      },
+      {
+        name: 'canary count 40% of 5 rounds up to 2',
+        spec: { rollout: { canary: { count: '40%' }, maxConcurrentClusters: 3 } },
+        creates: ['a', 'b'],
+        wave: 0,
+        phase: 'Canary',
+      },
+      {
+        name: 'while the canary runs, nothing else starts',
+        spec: { rollout: { canary: { clusterNames: ['d'] }, maxConcurrentClusters: 2 } },
+        plans: [plan('d', 0, 'updating')],
+        creates: [],
+        phase: 'Canary',
+      },
+      {
+        name: 'after the canary: a wave of maxConcurrentClusters in order',
+        spec: { rollout: { canary: { clusterNames: ['d'] }, maxConcurrentClusters: 2 } },
+        plans: [plan('d', 0, 'updated', { completionTime: '2026-01-01T00:00:00Z' })],
+        creates: ['a', 'b'],
+        wave: 1,
+        phase: 'Wave',
+      },
+      {
+        name: 'maxConcurrentClusters 50% of 5 rounds down to 2',
+        spec: { rollout: { maxConcurrentClusters: '50%' } },
+        creates: ['a', 'b'],
+        wave: 1,
+        phase: 'Wave',
+      },
+      {
+        name: 'a wave waits for every plan of the previous one',
+        spec: { rollout: { maxConcurrentClusters: 2 } },
+        plans: [plan('a', 1, 'updated'), plan('b', 1, 'updating')],
+        creates: [],
+        phase: 'Wave',
+      },
+      {
+        name: 'the last wave takes what is left',
+        spec: { rollout: { maxConcurrentClusters: 2 } },
+        plans: [plan('a', 1, 'updated'), plan('b', 1, 'updated'), plan('c', 2, 'updated'), plan('d', 2, 'updated')],
+        creates: ['e'],
+        wave: 3,
+        phase: 'Wave',
+      },
+      {
+        name: 'soak: the next wave waits soakSeconds after the last completion',
+        spec: { rollout: { soakSeconds: 900 } },
+        plans: [plan('a', 1, 'updated', { completionTime: '2026-01-01T00:00:00Z' })],
+        creates: [],
+        phase: 'Soaking',
+      },
+      {
+        name: 'soak over: the next wave starts',
+        spec: { rollout: { soakSeconds: 300 } },
+        plans: [plan('a', 1, 'updated', { completionTime: '2026-01-01T00:00:00Z' })],
+        creates: ['b'],
+        wave: 2,
+        phase: 'Wave',
+      },
+      {
+        name: 'a failure within the budget goes on',
+        spec: { rollout: { failureBudget: 1 } },
+        plans: [plan('a', 1, 'failed')],
+        creates: ['b'],
+        wave: 2,
+        phase: 'Wave',
+      },
+      {
+        name: 'budget 0: one failure halts',
+        plans: [plan('a', 1, 'failed')],
+        creates: [],
+        phase: 'Halted',
+      },
+      {
+        name: 'budget 20% of 5 = 1: the second failure halts',
+        spec: { rollout: { failureBudget: '20%', maxConcurrentClusters: 2 } },
+        plans: [plan('a', 1, 'failed'), plan('b', 1, 'failed')],
+        creates: [],
+        phase: 'Halted',
+      },
+      {
+        name: 'a failed canary halts before any wave even with budget left',
+        spec: { rollout: { canary: { clusterNames: ['a'] }, failureBudget: 3 } },
+        plans: [plan('a', 0, 'failed')],
+        creates: [],
+        phase: 'Halted',
+      },
+      {
+        name: 'an invalid plan (Failed=True Invalid) counts as a failed cluster',
+        plans: [plan('a', 1, 'pending', { invalid: true, failure: 'the plan is invalid: no upgrade path' })],
+        creates: [],
+        phase: 'Halted',
+      },
+      {
+        name: 'paused: nothing new starts',
+        spec: { paused: true },
+        creates: [],
+        phase: 'Paused',
+      },
+      {
+        name: 'priority label orders before the name',
+        spec: { rollout: { orderBy: 'prio', maxConcurrentClusters: 2 } },
+        creates: ['e', 'c'],
+        wave: 1,
+        phase: 'Wave',
+      },
+    ];
+    for (const t of table)
+      it(t.name, () => {
+        const clusters = ['a', 'b', 'c', 'd', 'e'].map((n) =>
+          cluster(n, n === 'e' ? { labels: { fleet: 'edge', prio: '1' } } : n === 'c' ? { annotations: { prio: '2' } } : {}),
+        );
+        const d = decideCampaign(snap({ clusters, campaign: campaign(t.spec), plans: t.plans ?? [] }));
+        expect(d.create.map((c) => c.clusterName)).to.deep.equal(t.creates);
+        if (t.wave !== undefined) expect(d.create.every((c) => c.wave === t.wave)).to.equal(true);
+        expect(d.phase).to.equal(t.phase);
+      });
+  });
+
+  it('halted with a running plan: still updating, names the failed cluster and why, starts nothing', () => {
+    const d = decideCampaign(
+      snap({
+        campaign: campaign({ rollout: { maxConcurrentClusters: 2 } }),
+        plans: [plan('a', 1, 'failed', { failure: 'machine a-cp-0: updater ref failed: disk full' }), plan('b', 1, 'updating')],
+      }),
+    );
+    expect(d.create).to.deep.equal([]);
+    expect(d.halted).to.equal('BudgetSpent');
+    expect(d.updateStatus).to.equal('updating');
+    expect(d.message).to.match(/failure budget \(0\) is spent: 1 failed clusters \(a\)/);
+    expect(d.rows.find((r) => r.name === 'a')?.reason).to.match(/disk full/);
+  });
+
+  it('halted and nothing running: failed', () => {
+    const d = decideCampaign(snap({ plans: [plan('a', 1, 'failed')] }));
+    expect(d.updateStatus).to.equal('failed');
+  });
+
+  it('all done: updated; a cluster whose machines were all skipped counts as at target', () => {
+    const clusters = [cluster('a'), cluster('b')];
+    const d = decideCampaign(snap({ clusters, plans: [plan('a', 1, 'updated'), plan('b', 2, 'updated', { skipped: 3 })] }));
+    expect(d.updateStatus).to.equal('updated');
+    expect(d.rows.map((r) => r.state)).to.deep.equal(['updated', 'skipped']);
+  });
+
+  it('overlap: a cluster a foreign plan updates waits and the wave takes the next one', () => {
+    const d = decideCampaign(snap({ foreignPlans: new Map([['a', 'by-hand']]) }));
+    expect(d.create.map((c) => c.clusterName)).to.deep.equal(['b']);
+    expect(d.rows.find((r) => r.name === 'a')).to.include({ state: 'waiting' });
+    expect(d.rows.find((r) => r.name === 'a')?.reason).to.match(/plan by-hand/);
+  });
+
+  it('overlap: only waiting clusters left -> Waiting, not completed', () => {
+    const clusters = [cluster('a'), cluster('b')];
+    const d = decideCampaign(snap({ clusters, plans: [plan('b', 1, 'updated')], foreignPlans: new Map([['a', 'by-hand']]) }));
+    expect(d.phase).to.equal('Waiting');
+    expect(d.updateStatus).to.equal('updating');
+  });
+
+  it('overlap with an older unfinished campaign: Valid=False naming the clusters and the campaign, nothing created', () => {
+    const d = decideCampaign(snap({ overlappingCampaigns: [{ name: 'older', clusters: ['a', 'c'] }] }));
+    expect(d.create).to.deep.equal([]);
+    expect(d.problems.join('\n')).to.match(/Clusters a, c are also selected by campaign older/);
+  });
+
+  it('late joiner: a new pending cluster goes in the next wave', () => {
+    const clusters = [cluster('a'), cluster('b'), cluster('z')];
+    expect(created(snap({ clusters, plans: [plan('a', 1, 'updated'), plan('b', 2, 'updated')] }))).to.deep.equal(['z']);
+  });
+
+  it('a deleted cluster: its running plan is aborted and it is reported removed; an unselected one keeps running', () => {
+    const d = decideCampaign(
+      snap({
+        clusters: [cluster('c')],
+        existing: new Set(['b', 'c']),
+        campaign: campaign({ rollout: { maxConcurrentClusters: 2 } }),
+        plans: [plan('a', 1, 'updating'), plan('b', 1, 'updating')],
+      }),
+    );
+    expect(d.abort).to.deep.equal([campaignPlanName('c', 'a')]);
+    expect(d.rows.find((r) => r.name === 'a')).to.include({ removed: 'deleted' });
+    expect(d.rows.find((r) => r.name === 'b')).to.include({ removed: 'unselected' });
+    expect(d.create).to.deep.equal([]);
+  });
+
+  it('pause propagates to running plans; resume lifts only the campaign own pause', () => {
+    const plans = [
+      plan('a', 1, 'updating'),
+      plan('b', 1, 'updating', { paused: true }),
+      plan('c', 1, 'updating', { paused: true, pausedByCampaign: true }),
+    ];
+    const paused = decideCampaign(snap({ campaign: campaign({ paused: true }), plans }));
+    expect(paused.pause).to.deep.equal([campaignPlanName('c', 'a')]);
+    const resumed = decideCampaign(snap({ plans }));
+    expect(resumed.resume).to.deep.equal([campaignPlanName('c', 'c')]);
+  });
+
+  it('abort: running plans move to aborting, nothing new; aborted once all are terminal', () => {
+    const d = decideCampaign(
+      snap({ campaign: campaign({ updatePhase: 'aborting' }), plans: [plan('a', 1, 'updating'), plan('b', 1, 'updated')] }),
+    );
+    expect(d.abort).to.deep.equal([campaignPlanName('c', 'a')]);
+    expect(d.create).to.deep.equal([]);
+    expect(d.updateStatus).to.equal('aborting');
+    const done = decideCampaign(
+      snap({ campaign: campaign({ updatePhase: 'aborting' }), plans: [plan('a', 1, 'aborted'), plan('b', 1, 'updated')] }),
+    );
+    expect(done.updateStatus).to.equal('aborted');
+  });
+
+  it('a finished campaign stays finished for its generation (a late joiner does not reopen it)', () => {
+    const d = decideCampaign(
+      snap({ campaign: campaign({}, { updateStatus: 'updated', observedGeneration: 1 }), plans: [plan('a', 1, 'updated')] }),
+    );
+    expect(d.create).to.deep.equal([]);
+    expect(d.updateStatus).to.equal('updated');
+  });
+
+  describe('bad input: Valid=False, nothing created', () => {
+    const table: { name: string; s: () => CampaignSnapshot; problem: RegExp }[] = [
+      {
+        name: 'selector matching nothing',
+        s: () => snap({ clusters: [] }),
+        problem: /no Cluster in namespace ns matches the campaign's selection \(clusterSelector fleet=edge\)/,
+      },
+      {
+        name: 'canary not selected',
+        s: () => snap({ campaign: campaign({ rollout: { canary: { clusterNames: ['nope'] } } }) }),
+        problem: /canary cluster not selected by the campaign: nope/,
+      },
+      {
+        name: 'failure budget over 100%',
+        s: () => snap({ campaign: campaign({ rollout: { failureBudget: '150%' } }) }),
+        problem: /failureBudget 150% is over 100%/,
+      },
+      {
+        name: 'an updater writing status',
+        s: () =>
+          snap({
+            campaign: campaign({
+              template: {
+                controlPlane: {
+                  sequence: 1,
+                  updaters: [{ ...updater, responsibilities: [{ selectResource: 'Machine', path: '/status/x', value: 1 }] }],
+                },
+              },
+            }),
+          }),
+        problem: /template.controlPlane updater ref: Machine \/status\/x is not writable/,
+      },
+      {
+        name: 'a template kind not served',
+        s: () => snap({ templateProblems: ['updater template kind FooTemplate (x/v1) is not served by the API server'] }),
+        problem: /FooTemplate/,
+      },
+      {
+        name: 'a cluster without a control plane for a control-plane template',
+        s: () =>
+          snap({
+            clusters: [cluster('a', { controlPlaneName: undefined as never })],
+            campaign: campaign({ template: { controlPlane: { sequence: 1, updaters: [updater] } } }),
+          }),
+        problem: /Cluster a: the template updates a control plane but the Cluster has no spec.controlPlaneRef/,
+      },
+      {
+        name: 'an OnDelete MachineDeployment',
+        s: () => snap({ clusters: [cluster('a', { machineDeployments: [{ name: 'a-md', labels: {}, strategy: 'OnDelete' }] })] }),
+        problem: /Cluster a: MachineDeployment a-md uses the OnDelete strategy/,
+      },
+    ];
+    for (const t of table)
+      it(t.name, () => {
+        const d = decideCampaign(t.s());
+        expect(d.create).to.deep.equal([]);
+        expect(d.phase).to.equal('Invalid');
+        expect(d.problems.join('\n')).to.match(t.problem);
+      });
+
+    it('problems of many clusters are bounded: 20 named, the rest counted', () => {
+      const clusters = Array.from({ length: 500 }, (_, i) =>
+        cluster(`c${String(i).padStart(3, '0')}-${'x'.repeat(50)}`, { controlPlaneName: undefined as never }),
+      );
+      const d = decideCampaign(
+        snap({ clusters, campaign: campaign({ template: { controlPlane: { sequence: 1, updaters: [updater] } } }) }),
+      );
+      expect(d.problems).to.have.length(21);
+      expect(d.problems[20]).to.equal('... and 480 more clusters with problems');
+      expect(d.create).to.deep.equal([]);
+    });
+  });
+
+  it('buildPlanSpec: control plane by the Cluster ref, MachineDeployments by the first matching group', () => {
+    const c = cluster('a', {
+      machineDeployments: [
+        { name: 'a-gpu', labels: { pool: 'gpu' } },
+        { name: 'a-md', labels: {} },
+      ],
+    });
+    const { spec, problems } = buildPlanSpec(
+      {
+        controlPlane: { sequence: 1, updaters: [updater] },
+        machineDeployments: [
+          { selector: { matchLabels: { pool: 'gpu' } }, sequence: 3, updaters: [updater] },
+          { sequence: 2, updaters: [updater] },
+        ],
+      },
+      c,
+    );
+    expect(problems).to.deep.equal([]);
+    expect(spec.controlPlane?.name).to.equal('a-cp');
+    expect(spec.machineDeployments?.map((m) => [m.name, m.sequence])).to.deep.equal([
+      ['a-gpu', 3],
+      ['a-md', 2],
+    ]);
+  });
+
+  it('helpers: percentages, order, plan names', () => {
+    expect(resolveIntOrPercent('10%', 95, 0, 'down')).to.equal(9);
+    expect(resolveIntOrPercent('10%', 95, 0, 'up')).to.equal(10);
+    expect(rolloutOrder([cluster('b'), cluster('a')], undefined).map((c) => c.name)).to.deep.equal(['a', 'b']);
+    const long = campaignPlanName('x'.repeat(200), 'y'.repeat(63));
+    expect(long.length).to.be.at.most(253);
+    expect(campaignPlanName('x'.repeat(200), 'y'.repeat(63))).to.equal(long);
+  });
+});
+
+describe('campaign-controller projectWaves', () => {
+  it('canaries, then chunks of maxConcurrentClusters in rollout order; started waves from the plans', async () => {
+    const { projectWaves } = await import('./decide.js');
+    const fresh = projectWaves(snap({ campaign: campaign({ rollout: { canary: { count: 1 }, maxConcurrentClusters: 2 } }) }));
+    expect(fresh.map((w) => [w.index, w.clusters.join(','), w.started])).to.deep.equal([
+      [0, 'a', false],
+      [1, 'b,c', false],
+      [2, 'd,e', false],
+    ]);
+    const midway = projectWaves(
+      snap({
+        campaign: campaign({ rollout: { canary: { count: 1 }, maxConcurrentClusters: 2 } }),
+        plans: [plan('a', 0, 'updated'), plan('b', 1, 'updating')],
+      }),
+    );
+    expect(midway.map((w) => [w.index, w.clusters.join(','), w.started])).to.deep.equal([
+      [0, 'a', true],
+      [1, 'b', true],
+      [2, 'c,d', false],
+      [3, 'e', false],
+    ]);
+  });
+});
+
+describe('campaign-controller finished records', () => {
+  it('a cluster whose finished plan was deleted keeps its recorded outcome: never started twice, failures still count', async () => {
+    const { finishedRecordsOf } = await import('./decide.js');
+    const clusters = [cluster('a'), cluster('b'), cluster('c')];
+    const before = decideCampaign(
+      snap({ clusters, plans: [plan('a', 1, 'updated'), plan('b', 2, 'failed')], campaign: campaign({ rollout: { failureBudget: 1 } }) }),
+    );
+    const records = finishedRecordsOf(before.rows, undefined);
+    expect(records).to.deep.equal(['1:updated:a', '2:failed:b']);
+    // Both plans pruned: a and b are not pending again; c goes in wave 3; b's failure still counts.
+    const after = decideCampaign(
+      snap({
+        clusters,
+        plans: [],
+        campaign: campaign({ rollout: { failureBudget: 1 } }, { finishedClusters: records, updateStatus: 'updating' }),
+      }),
+    );
+    expect(after.create.map((c) => [c.clusterName, c.wave])).to.deep.equal([['c', 3]]);
+    expect(after.rows.find((r) => r.name === 'b')).to.include({ state: 'failed', wave: 2 });
+    const halted = decideCampaign(
+      snap({
+        clusters,
+        plans: [plan('c', 3, 'failed')],
+        campaign: campaign({ rollout: { failureBudget: 1 } }, { finishedClusters: records }),
+      }),
+    );
+    expect(halted.halted).to.equal('BudgetSpent');
+  });
+});

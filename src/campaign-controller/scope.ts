@@ -1,0 +1,148 @@
+// The campaign's snapshot: from the informer stores (Clusters, MachineDeployments, plans, campaigns) build what
+// decide.ts reads. Reads Clusters and plans' status only: never a Machine (the plans hold per-machine state).
+import type { InPlaceUpdateCampaign, InPlaceUpdatePlan, KubeObject } from '../api/index.js';
+import { API_VERSION, CampaignLabels, PlanAnnotations, UpdatePhase, UpdateStatus, isTerminal } from '../api/index.js';
+import { clusterControlPlaneRef, mdClusterName, mdStrategyType } from '../api/capi/index.js';
+import type { LabelSelector } from '../runtime/pure/labels.js';
+import { formatLabelSelector, matchesSelector } from '../runtime/pure/labels.js';
+import type { CampaignSnapshot, ClusterView, PlanView } from './decide.js';
+
+/** A campaign object as the informer holds it. */
+export type CampaignObject = InPlaceUpdateCampaign & KubeObject;
+/** A plan object as the informer holds it. */
+export type PlanObject = InPlaceUpdatePlan & KubeObject;
+
+/** What buildCampaignScope reads (the controller's stores, or anything else with the same answers). */
+export interface CampaignReader {
+  now(): string;
+  clusters(ns: string): KubeObject[];
+  machineDeployments(ns: string): KubeObject[];
+  plans(ns: string): PlanObject[];
+  campaigns(ns: string): CampaignObject[];
+  /** Problems with the updater template kinds the template names (e.g. a kind no API serves). */
+  templateProblems(c: CampaignObject): Promise<string[]>;
+}
+
+/** True when `c` selects the Cluster `cluster` (labels and explicit names both, when both are given). */
+export function selects(c: InPlaceUpdateCampaign, cluster: KubeObject): boolean {
+  if (cluster.metadata.deletionTimestamp) return false;
+  const names = c.spec.clusterNames;
+  if (names && names.length > 0 && !names.includes(cluster.metadata.name ?? '')) return false;
+  if (c.spec.clusterSelector)
+    return matchesSelector(formatLabelSelector(c.spec.clusterSelector as LabelSelector), cluster.metadata.labels ?? {});
+  return !!names && names.length > 0;
+}
+
+/** The campaign that controls a plan (controller ownerReference), if any. */
+export function campaignOf(p: KubeObject): string | undefined {
+  return p.metadata.ownerReferences?.find((r) => r.controller && r.kind === 'InPlaceUpdateCampaign' && r.apiVersion === API_VERSION)?.name;
+}
+
+/** True when a campaign is finished for its generation and holds no cluster any more. */
+export function campaignFinished(c: InPlaceUpdateCampaign & KubeObject): boolean {
+  const s = c.status?.updateStatus;
+  return !!c.metadata.deletionTimestamp || s === UpdateStatus.updated || s === UpdateStatus.aborted;
+}
+
+/** True when a plan will do nothing more: terminal, or Failed=True reason Invalid (final for its generation). */
+export function planFinal(p: InPlaceUpdatePlan): boolean {
+  return isTerminal(p.status?.updateStatus) || invalidFinal(p);
+}
+
+const invalidFinal = (p: InPlaceUpdatePlan): boolean =>
+  p.status?.conditions?.some((c) => c.type === 'Failed' && c.status === 'True' && c.reason === 'Invalid') ?? false;
+
+/** The campaign's view of one of its plans (status only). */
+export function planView(p: PlanObject): PlanView {
+  const st = p.status ?? {};
+  const cond = (t: string) => st.conditions?.find((c) => c.type === t);
+  const failedCond = cond('Failed');
+  const invalid = invalidFinal(p);
+  const failure = invalid
+    ? `the plan is invalid: ${failedCond?.message ?? cond('Valid')?.message ?? ''}`
+    : st.updateStatus === UpdateStatus.failed
+      ? (failedCond?.status === 'True' ? failedCond.message : undefined) ||
+        st.targets?.find((t) => t.updateStatus === UpdateStatus.failed)?.message ||
+        cond('Ready')?.message ||
+        'the plan failed'
+      : undefined;
+  const sum = (k: 'updating' | 'failed'): number => (st.targets ?? []).reduce((a, t) => a + (t[k] ?? 0), 0);
+  const wave = Number(p.metadata.labels?.[CampaignLabels.wave]);
+  const supersededBy = p.metadata.annotations?.[PlanAnnotations.supersededBy];
+  return {
+    name: p.metadata.name ?? '',
+    clusterName: p.spec.clusterName,
+    wave: Number.isInteger(wave) && wave >= 0 ? wave : 0,
+    ...(st.updateStatus ? { updateStatus: st.updateStatus } : {}),
+    ...(failure ? { failure: failure.slice(0, 900) } : {}),
+    ...(invalid ? { invalid } : {}),
+    paused: !!p.spec.paused,
+    pausedByCampaign: p.metadata.annotations?.[CampaignLabels.pausedByCampaign] !== undefined,
+    aborting: p.spec.updatePhase === UpdatePhase.aborting,
+    ...(supersededBy ? { supersededBy } : {}),
+    ...(st.completionTime ? { completionTime: st.completionTime } : {}),
+    machines: st.machines ?? 0,
+    updated: st.updatedMachines ?? 0,
+    skipped: st.skippedMachines ?? 0,
+    updating: sum('updating'),
+    failed: sum('failed'),
+  };
+}
+
+const olderThan = (a: KubeObject, b: KubeObject): boolean => {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  return ta !== tb ? ta < tb : (a.metadata.name ?? '') < (b.metadata.name ?? '');
+};
+
+/** Builds the snapshot decideCampaign reads. */
+export async function buildCampaignScope(c: CampaignObject, r: CampaignReader): Promise<CampaignSnapshot> {
+  const ns = c.metadata.namespace ?? '';
+  const name = c.metadata.name ?? '';
+  const clusters = r.clusters(ns);
+  const selectedObjs = clusters.filter((cl) => selects(c, cl));
+  const mdsByCluster = new Map<string, KubeObject[]>();
+  for (const md of r.machineDeployments(ns)) {
+    const cn = mdClusterName(md);
+    if (cn) mdsByCluster.set(cn, [...(mdsByCluster.get(cn) ?? []), md]);
+  }
+  const selected: ClusterView[] = selectedObjs.map((cl) => {
+    const ref = clusterControlPlaneRef(cl);
+    return {
+      name: cl.metadata.name ?? '',
+      labels: { ...(cl.metadata.labels ?? {}) },
+      annotations: { ...(cl.metadata.annotations ?? {}) },
+      ...(ref?.name ? { controlPlaneName: ref.name } : {}),
+      machineDeployments: (mdsByCluster.get(cl.metadata.name ?? '') ?? [])
+        .filter((md) => !md.metadata.deletionTimestamp)
+        .map((md) => {
+          const strategy = mdStrategyType(md);
+          return { name: md.metadata.name ?? '', labels: { ...(md.metadata.labels ?? {}) }, ...(strategy ? { strategy } : {}) };
+        }),
+    };
+  });
+  const selectedNames = new Set(selected.map((s) => s.name));
+  const plans = r.plans(ns);
+  const own = plans.filter((p) => campaignOf(p) === name && p.metadata.ownerReferences?.some((o) => o.uid === c.metadata.uid));
+  const foreignPlans = new Map<string, string>();
+  for (const p of plans) {
+    if (own.includes(p) || planFinal(p) || !selectedNames.has(p.spec?.clusterName)) continue;
+    foreignPlans.set(p.spec.clusterName, p.metadata.name ?? '');
+  }
+  const overlappingCampaigns: CampaignSnapshot['overlappingCampaigns'] = [];
+  for (const other of r.campaigns(ns)) {
+    if (other.metadata.name === name || !olderThan(other, c) || campaignFinished(other)) continue;
+    const shared = selectedObjs.filter((cl) => selects(other, cl)).map((cl) => cl.metadata.name ?? '');
+    if (shared.length > 0) overlappingCampaigns.push({ name: other.metadata.name ?? '', clusters: shared });
+  }
+  return {
+    campaign: c as CampaignSnapshot['campaign'],
+    now: r.now(),
+    selected,
+    existing: new Set(clusters.filter((cl) => !cl.metadata.deletionTimestamp).map((cl) => cl.metadata.name ?? '')),
+    plans: own.map(planView),
+    foreignPlans,
+    overlappingCampaigns,
+    templateProblems: await r.templateProblems(c),
+  };
+}

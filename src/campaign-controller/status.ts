@@ -1,0 +1,188 @@
+// The campaign's status language, pure: the status object (counts of clusters and machines by state, waves, named
+// failed / skipped clusters, bounded), the conditions (Valid, Ready, Failed, Paused: `kubectl wait
+// --for=condition=Ready` or `--for=condition=Failed`), and the Events a status change stands for.
+import type { Condition, InPlaceUpdateCampaign, InPlaceUpdateCampaignStatus } from '../api/index.js';
+import { CampaignEventReasons, summarizeList } from '../api/index.js';
+import { setCondition } from '../runtime/pure/conditions.js';
+import type { CampaignDecision, ClusterRow, PlanView } from './decide.js';
+import { MAX_NAMED_CLUSTERS, finishedRecordsOf, waveLabel } from './decide.js';
+
+/** Waves listed in status (the last ones). */
+const MAX_WAVES = 50;
+/** Clusters recorded in status.finishedClusters (the CRD's maxItems). */
+const MAX_FINISHED = 10_000;
+/** One reason in status lists. */
+const REASON_MAX = 1024;
+
+/** A Kubernetes Event to record on the campaign. */
+export interface CampaignEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+const named = (r: ClusterRow): { name: string; wave?: number; reason?: string } => ({
+  name: r.name,
+  ...(r.wave !== undefined ? { wave: r.wave } : {}),
+  ...(r.reason ? { reason: r.reason.slice(0, REASON_MAX) } : {}),
+});
+
+/** The campaign's status for a decision (conditions keep CAPI lastTransitionTime semantics). */
+export function campaignStatus(
+  campaign: InPlaceUpdateCampaign & { metadata?: { generation?: number } },
+  d: CampaignDecision,
+  plans: readonly PlanView[],
+  now: Date,
+): InPlaceUpdateCampaignStatus {
+  const prev = campaign.status ?? {};
+  const gen = campaign.metadata?.generation;
+  const count = (s: ClusterRow['state']): number => d.rows.filter((r) => r.state === s).length;
+  const selected = d.rows.filter((r) => !r.removed).length;
+  const done = d.rows.filter((r) => ['updated', 'skipped', 'failed', 'aborted'].includes(r.state)).length;
+  const machines = plans.reduce(
+    (a, p) => ({
+      total: a.total + p.machines,
+      updated: a.updated + p.updated,
+      skipped: a.skipped + p.skipped,
+      updating: a.updating + p.updating,
+      failed: a.failed + p.failed,
+    }),
+    { total: 0, updated: 0, skipped: 0, updating: 0, failed: 0 },
+  );
+  const waves = new Map<
+    number,
+    { index: number; clusters: number; updated: number; failed: number; updating: number; completionTime?: string }
+  >();
+  for (const r of d.rows) {
+    if (r.wave === undefined) continue;
+    const w = waves.get(r.wave) ?? { index: r.wave, clusters: 0, updated: 0, failed: 0, updating: 0 };
+    w.clusters++;
+    if (r.state === 'updated' || r.state === 'skipped') w.updated++;
+    if (r.state === 'failed') w.failed++;
+    if (r.state === 'updating') w.updating++;
+    waves.set(r.wave, w);
+  }
+  for (const p of plans) {
+    const w = waves.get(p.wave);
+    if (w && w.updating === 0 && p.completionTime && (!w.completionTime || p.completionTime > w.completionTime))
+      w.completionTime = p.completionTime;
+  }
+  for (const w of waves.values()) if (w.updating > 0) delete w.completionTime;
+  const terminal = d.updateStatus === 'updated' || d.updateStatus === 'failed' || d.updateStatus === 'aborted';
+  const nowTime = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+  let conds: Condition[] = prev.conditions ?? [];
+  conds = setCondition(
+    conds,
+    d.problems.length === 0
+      ? { type: 'Valid', status: 'True', reason: 'Valid', message: 'the campaign is valid' }
+      : { type: 'Valid', status: 'False', reason: 'Invalid', message: summarizeList(d.problems) },
+    gen,
+    now,
+  );
+  conds = setCondition(
+    conds,
+    { type: 'Ready', status: d.updateStatus === 'updated' ? 'True' : 'False', reason: d.phase, message: d.message },
+    gen,
+    now,
+  );
+  conds = setCondition(
+    conds,
+    d.halted
+      ? { type: 'Failed', status: 'True', reason: d.halted, message: d.message }
+      : {
+          type: 'Failed',
+          status: 'False',
+          reason: d.phase === 'Completed' ? 'Completed' : 'WithinBudget',
+          message: `failed clusters ${count('failed')} of a budget of ${d.failureBudget}`,
+        },
+    gen,
+    now,
+  );
+  conds = setCondition(
+    conds,
+    campaign.spec.paused
+      ? {
+          type: 'Paused',
+          status: 'True',
+          reason: 'Paused',
+          message: 'spec.paused: no new cluster starts; the campaign paused its running plans',
+        }
+      : { type: 'Paused', status: 'False', reason: 'NotPaused', message: '' },
+    gen,
+    now,
+  );
+
+  const failedRows = d.rows.filter((r) => r.state === 'failed');
+  const skippedRows = d.rows.filter((r) => r.state === 'waiting' || r.state === 'aborted' || (r.removed && r.state !== 'failed'));
+  const status: InPlaceUpdateCampaignStatus = {
+    updateStatus: d.updateStatus,
+    phase: d.phase === 'Wave' || d.phase === 'Canary' ? `${d.phase === 'Canary' ? 'Canary' : `Wave ${d.currentWave ?? 1}`}` : d.phase,
+    ...(gen !== undefined ? { observedGeneration: gen } : {}),
+    ...(d.currentWave !== undefined ? { currentWave: d.currentWave } : {}),
+    plannedWaves: d.plannedWaves,
+    ...(d.soakUntil ? { soakUntil: d.soakUntil } : {}),
+    ...(prev.startTime ? { startTime: prev.startTime } : plans.length > 0 || d.create.length > 0 ? { startTime: nowTime } : {}),
+    ...(terminal ? { completionTime: prev.completionTime ?? nowTime } : {}),
+    progress: `${done}/${selected + d.rows.filter((r) => r.removed).length}`,
+    machineProgress: `${machines.updated}/${machines.total}`,
+    clusters: {
+      selected,
+      pending: count('pending'),
+      waiting: count('waiting'),
+      updating: count('updating') + d.create.length,
+      updated: count('updated'),
+      skipped: count('skipped'),
+      failed: count('failed'),
+      aborted: count('aborted'),
+      removed: d.rows.filter((r) => r.removed).length,
+    },
+    machines,
+    failedClusters: failedRows.slice(0, MAX_NAMED_CLUSTERS).map(named),
+    skippedClusters: skippedRows.slice(0, MAX_NAMED_CLUSTERS).map(named),
+    finishedClusters: finishedRecordsOf(d.rows, prev.finishedClusters).slice(0, MAX_FINISHED),
+    waves: [...waves.values()].sort((a, b) => a.index - b.index).slice(-MAX_WAVES),
+    conditions: conds,
+  };
+  // The plans just created are pending in the counts until their plans report.
+  if (status.clusters && d.create.length > 0) status.clusters.pending = Math.max(0, (status.clusters.pending ?? 0) - d.create.length);
+  return status;
+}
+
+/** The Events a status change stands for (compared with the previous status, so a repeat records nothing). */
+export function campaignEvents(
+  prev: InPlaceUpdateCampaignStatus | undefined,
+  next: InPlaceUpdateCampaignStatus,
+  d: CampaignDecision,
+): CampaignEvent[] {
+  const out: CampaignEvent[] = [];
+  const wasDone = new Set((prev?.waves ?? []).filter((w) => w.completionTime).map((w) => w.index));
+  for (const w of next.waves ?? [])
+    if (w.completionTime && !wasDone.has(w.index))
+      out.push({
+        type: 'Normal',
+        reason: CampaignEventReasons.waveFinished,
+        message: `${waveLabel(w.index)} finished: ${w.updated ?? 0} of ${w.clusters ?? 0} clusters updated, ${w.failed ?? 0} failed`,
+      });
+  const prevValid = prev?.conditions?.find((c) => c.type === 'Valid');
+  if (d.problems.length > 0 && prevValid?.status !== 'False')
+    out.push({ type: 'Warning', reason: CampaignEventReasons.invalid, message: summarizeList(d.problems) });
+  if (d.create.length > 0)
+    out.push({
+      type: 'Normal',
+      reason: CampaignEventReasons.waveStarted,
+      message: `${waveLabel(d.create[0]!.wave)} started: ${summarizeList(
+        d.create.map((c) => c.clusterName),
+        { separator: ', ', maxBytes: 2048 },
+      )}`,
+    });
+  if (prev?.phase !== d.phase) {
+    if (d.phase === 'Halted') out.push({ type: 'Warning', reason: CampaignEventReasons.halted, message: d.message });
+    if (d.phase === 'Completed') out.push({ type: 'Normal', reason: CampaignEventReasons.completed, message: d.message });
+    if (d.phase === 'Aborting') out.push({ type: 'Normal', reason: CampaignEventReasons.aborting, message: d.message });
+    if (d.phase === 'Aborted') out.push({ type: 'Normal', reason: CampaignEventReasons.aborted, message: d.message });
+    if (d.phase === 'Paused') out.push({ type: 'Normal', reason: CampaignEventReasons.paused, message: d.message });
+    if (prev?.phase === 'Paused') out.push({ type: 'Normal', reason: CampaignEventReasons.resumed, message: 'resumed' });
+  }
+  return out;
+}
