@@ -167,9 +167,14 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   await reconcileClones(deps, snap, d, log);
   latest = await reconcileStatus(deps, latest, d);
   recordEvents(deps, latest, d);
-  if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d))
-    return Action.requeue(INVALID_RECHECK_MS);
-  return Action.awaitChange();
+  const recheck =
+    d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d)
+      ? INVALID_RECHECK_MS
+      : Infinity;
+  // A maintenance window opens or closes by the clock alone: wake up then (a second late, so the instant has passed).
+  const atWindow = d.requeueAt ? Math.max(1000, Date.parse(d.requeueAt) - Date.now() + 1000) : Infinity;
+  const after = Math.min(recheck, atWindow);
+  return Number.isFinite(after) ? Action.requeue(after) : Action.awaitChange();
 }
 
 /** The plan controller's ScopeReader: the informer stores, and for kinds named at run time discovery plus a watch. */

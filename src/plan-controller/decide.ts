@@ -37,6 +37,7 @@ import {
   resolveFenceposts,
 } from '../api/capi/index.js';
 import { parameterDepthProblems } from './bounds.js';
+import { windowEvents, windowGate, windowStatus } from './gates.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { PlanSnapshot } from './scope.js';
 import type { MetricDeltas, PlanEvent } from './status.js';
@@ -105,6 +106,8 @@ export interface PlanDecision {
   finalizer?: 'add' | 'remove';
   /** Metric increments. */
   metrics: MetricDeltas;
+  /** When the decision changes by the clock alone (a maintenance window opens or closes): reconcile again then. */
+  requeueAt?: string;
 }
 
 type Status = TargetStatus['updateStatus'];
@@ -482,10 +485,11 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const terminal = isTerminal(prev.updateStatus);
   const mus = new Map<string, MachineUpdate>();
   for (const mu of snap.machineUpdates) if (mu.spec.planName === planName) mus.set(mu.spec.machineRef.name, mu);
+  const win = windowGate(plan, now);
   // Parameters nested absurdly deep would break every clone of the MachineUpdates and tasks they are copied into.
   // An invalid plan that never started ends (final for its generation, status.ts invalidVerdict).
   const verdict = invalidVerdict({
-    problems: [...validatePlan(snap), ...parameterDepthProblems(plan)],
+    problems: [...validatePlan(snap), ...parameterDepthProblems(plan), ...win.problems],
     started: !!prev.startTime || mus.size > 0,
     generation,
     prev,
@@ -505,9 +509,18 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const older = others.filter((p) => planAge(p, plan) < 0);
   const olderActive = older.filter((p) => !isTerminal(p.status?.updateStatus));
   const supersededBy = plan.metadata?.annotations?.[PlanAnnotations.supersededBy];
-  const stopping = deleting || phase === UpdatePhase.aborting || terminal;
+  // Maintenance windows (gates.ts): a closed window holds new starts as paused does. With maintenanceWindowEnd Abort,
+  // machines in flight when it closes are aborted and the plan ends aborted; the Ready reason it records keeps it
+  // stopping once nothing is in flight any more (level-based, from status).
+  const windowClosed = valid && win.state?.open === false;
+  const windowEnded =
+    !terminal &&
+    ((windowClosed && win.abortAtEnd && [...mus.values()].some((mu) => machineState(mu) === 'inFlight')) ||
+      (prev.updateStatus === UpdateStatus.aborting &&
+        prev.conditions?.find((c) => c.type === ConditionTypes.ready)?.reason === Reasons.maintenanceWindowEnded));
+  const stopping = deleting || phase === UpdatePhase.aborting || terminal || windowEnded;
   const waiting = olderActive.length > 0;
-  const mayStart = !stopping && valid && !waiting && !paused;
+  const mayStart = !stopping && valid && !waiting && !paused && !windowClosed;
   const mode: Mode = stopping ? 'stop' : mayStart ? 'rollout' : 'hold';
   // A machine at target counts as updated once the plan may start (or has started): a plan that waits, is paused or
   // invalid before starting reports nothing as done. spec.rerunMachinesAtTarget runs the updaters regardless.
@@ -537,7 +550,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   };
 
   // One active plan per cluster: a plan that wants to start moves every older active plan to aborting.
-  if (!stopping && valid && !paused) {
+  if (!stopping && valid && !paused && !windowClosed) {
     for (const p of olderActive)
       if (p.spec.updatePhase !== UpdatePhase.aborting && !p.metadata?.deletionTimestamp) d.supersede.push(p.metadata?.name ?? '');
   }
@@ -622,6 +635,12 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   if (generation !== undefined) status.observedGeneration = generation;
   if (!terminal && (started || updateStatus === 'updating') && !status.startTime) status.startTime = snap.now;
   if (!terminal && isTerminal(updateStatus)) status.completionTime = snap.now;
+  if (!terminal) {
+    const ws = windowStatus(prev.maintenanceWindow, win, snap.now);
+    if (ws) status.maintenanceWindow = ws;
+    else delete status.maintenanceWindow;
+  }
+  const windowNote = windowClosed ? win.state!.message : undefined;
 
   const ready = readyCondition({
     updateStatus: terminal ? prev.updateStatus! : updateStatus,
@@ -629,6 +648,8 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     started,
     waiting,
     paused,
+    ...(windowNote ? { window: windowNote } : {}),
+    windowEnded,
     deleting,
     supersededBy,
     olderActive,
@@ -649,6 +670,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
       started,
       waiting,
       paused,
+      ...(windowNote ? { window: windowNote } : {}),
       olderActive,
       ready,
       controlPlane: ordered.filter(({ t }) => t.kind === 'ControlPlane').map(({ e }) => e),
@@ -678,6 +700,8 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
 
   d.events = eventsFor(planName, prev, status, terminal ? [] : rows, d, problems, ready.reason);
   if (!terminal) d.events.push(...alreadyAtTargetEvents(prev, skippedAll));
+  if (!terminal) d.events.push(...windowEvents(prev.maintenanceWindow, status.maintenanceWindow, win.abortAtEnd));
+  if (!terminal && win.state) d.requeueAt = win.state.nextChange.toISOString();
   if (!terminal) d.metrics = metricDeltas(prev, rows, d);
   return d;
 }

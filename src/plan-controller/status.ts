@@ -52,6 +52,8 @@ export function startGate(i: {
   started: boolean;
   waiting: boolean;
   paused: boolean;
+  /** Set while a maintenance window holds the plan: "window closed until …". */
+  window?: string;
   olderActive: readonly InPlaceUpdatePlan[];
 }): { reason: string; message: string } | undefined {
   if (i.started) return undefined;
@@ -64,6 +66,7 @@ export function startGate(i: {
         ? `the plan is paused; once resumed it waits for plan ${waitingFor(i.olderActive)} to finish`
         : 'the plan is paused',
     };
+  if (i.window) return { reason: Reasons.waitingForMaintenanceWindow, message: i.window };
   if (i.waiting) return { reason: Reasons.waitingForPreviousPlan, message: `waiting for plan ${waitingFor(i.olderActive)} to finish` };
   return undefined;
 }
@@ -183,6 +186,8 @@ export interface PlanConditionsInput {
   started: boolean;
   waiting: boolean;
   paused: boolean;
+  /** Set while a maintenance window holds the plan: "window closed until …". */
+  window?: string;
   olderActive: readonly InPlaceUpdatePlan[];
   ready: { status: Condition['status']; reason: string; message: string };
   controlPlane: readonly TargetRowReason[];
@@ -285,6 +290,10 @@ export interface ReadyInput {
   started: boolean;
   waiting: boolean;
   paused: boolean;
+  /** Set while a maintenance window holds the plan: "window closed until …". */
+  window?: string;
+  /** The plan stops because a window closed with machines in update (spec.maintenanceWindowEnd Abort). */
+  windowEnded?: boolean;
   deleting: boolean;
   supersededBy: string | undefined;
   olderActive: InPlaceUpdatePlan[];
@@ -321,14 +330,18 @@ export function readyCondition(i: ReadyInput): { status: Condition['status']; re
         ? Reasons.superseded
         : i.deleting && !i.stoppedByAbort
           ? Reasons.deleting
-          : i.updateStatus === 'aborted'
-            ? Reasons.aborted
-            : Reasons.aborting;
+          : i.windowEnded && !i.stoppedByAbort
+            ? Reasons.maintenanceWindowEnded
+            : i.updateStatus === 'aborted'
+              ? Reasons.aborted
+              : Reasons.aborting;
       const why = i.supersededBy
         ? `superseded by plan ${i.supersededBy}`
         : i.deleting
           ? 'the plan is being deleted'
-          : 'the plan was aborted';
+          : i.windowEnded && !i.stoppedByAbort
+            ? 'the maintenance window closed with machines in update: they are aborted (spec.maintenanceWindowEnd Abort; a retry plan continues in the next window)'
+            : 'the plan was aborted';
       return { status: 'False', reason, message: withDetail(`${why}; ${i.progress} machines updated`) };
     }
     case 'pending':
@@ -341,6 +354,12 @@ export function readyCondition(i: ReadyInput): { status: Condition['status']; re
           message: i.waiting
             ? `the plan is paused; once resumed it waits for plan ${waitingFor(i.olderActive)} to finish`
             : 'the plan is paused',
+        };
+      if (i.window)
+        return {
+          status: 'False',
+          reason: Reasons.waitingForMaintenanceWindow,
+          message: i.waiting ? `${i.window}; then it waits for plan ${waitingFor(i.olderActive)} to finish` : i.window,
         };
       if (i.waiting)
         return {
@@ -357,6 +376,12 @@ export function readyCondition(i: ReadyInput): { status: Condition['status']; re
           message: `no new machines start until the plan is valid again: ${problemsNote(i.problems)}`,
         };
       if (i.paused) return { status: 'False', reason: Reasons.paused, message: withDetail(`paused at ${i.progress} machines updated`) };
+      if (i.window)
+        return {
+          status: 'False',
+          reason: Reasons.waitingForMaintenanceWindow,
+          message: withDetail(`${i.window}; ${i.progress} machines updated`),
+        };
       return { status: 'False', reason: Reasons.updating, message: withDetail(`${i.progress} machines updated`) };
   }
 }

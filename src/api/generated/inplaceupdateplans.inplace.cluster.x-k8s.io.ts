@@ -17,7 +17,7 @@ export interface InPlaceUpdatePlan {
   status?: InPlaceUpdatePlanStatus;
 }
 /**
- * spec is immutable except updatePhase (updating -> aborting) and paused. A new change is a new plan.
+ * spec is immutable except updatePhase (updating -> aborting), paused, ttlSecondsAfterFinished, maintenanceWindows and maintenanceWindowEnd. A new change is a new plan.
  */
 export interface InPlaceUpdatePlanSpec {
   /**
@@ -48,6 +48,31 @@ export interface InPlaceUpdatePlanSpec {
    * ttlSecondsAfterFinished: delete this plan that many seconds after it finished (updated, failed, aborted, or ended invalid: Failed=True), like a Job's. Unset (the default): the platform never deletes the plan; it prunes only the MachineUpdates and tasks of old finished plans, and the plan keeps its status. Mutable. A plan an owner is still kept paused by stays until that ends.
    */
   ttlSecondsAfterFinished?: number;
+  /**
+   * maintenanceWindows: recurring local-time windows (several allowed, none overlapping); outside every window no new machine starts (in-flight machines finish unless maintenanceWindowEnd is Abort). Unset or empty: always open. Mutable, like paused. Checked by the plan's validation (Valid=False lists every problem). See docs/operations.md.
+   */
+  maintenanceWindows?: {
+    /**
+     * days: local days of the week on which the window opens (Mon..Sun); absent or empty means every day.
+     */
+    days?: string[];
+    /**
+     * start: local opening time HH:MM (24 h) in timeZone.
+     */
+    start: string;
+    /**
+     * duration: Go duration the window stays open, elapsed time (1m to 168h); a window may cross midnight.
+     */
+    duration: string;
+    /**
+     * timeZone: IANA time zone, e.g. Europe/Berlin or UTC (daylight-saving changes follow the zone).
+     */
+    timeZone: string;
+  }[];
+  /**
+   * maintenanceWindowEnd: what happens to machines still in update when a window closes. Finish (the default): they finish, no new machine starts. Abort: they are aborted and the plan ends aborted, as with updatePhase aborting (a retry plan continues in the next window); a plan with nothing in flight just waits. Mutable.
+   */
+  maintenanceWindowEnd?: 'Finish' | 'Abort';
   /**
    * The control plane (KubeadmControlPlane or any control plane) to update in place.
    */
@@ -276,6 +301,27 @@ export interface InPlaceUpdatePlanStatus {
      */
     message?: string;
   }[];
+  /**
+   * maintenanceWindow is the window state the plan last observed (set while spec.maintenanceWindows is set); a change records an Event.
+   */
+  maintenanceWindow?: {
+    /**
+     * state: Open (machines may start) or Closed (no new machine starts).
+     */
+    state: 'Open' | 'Closed';
+    /**
+     * since is when the plan first observed the current state.
+     */
+    since?: string;
+    /**
+     * nextChange is when the window closes (Open) or the next one opens (Closed).
+     */
+    nextChange?: string;
+    /**
+     * message says it in the window's time zone, e.g. "closed until Sat 22:00 Europe/Berlin (2026-11-28T21:00:00.000Z)".
+     */
+    message?: string;
+  };
   /**
    * conditions represent the observations of the current state (metav1.Condition; CAPI semantics: lastTransitionTime moves only when status flips).
    */

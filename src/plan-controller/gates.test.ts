@@ -1,0 +1,169 @@
+import { expect } from 'chai';
+import type { InPlaceUpdatePlan } from '../api/index.js';
+import { PlanEventReasons, Reasons } from '../api/index.js';
+import type { PlanDecision } from './decide.js';
+import { decidePlan } from './decide.js';
+import type { SnapOpts } from './testkit.js';
+import { mdOnly, mu, plan, snapshot, started } from './testkit.js';
+
+type Windows = NonNullable<InPlaceUpdatePlan['spec']['maintenanceWindows']>;
+
+// Saturday 22:00 in Berlin for 4 hours: crosses midnight into Sunday.
+const SAT_NIGHT: Windows = [{ days: ['Sat'], start: '22:00', duration: '4h', timeZone: 'Europe/Berlin' }];
+
+const cond = (d: PlanDecision, type: string) => d.status.conditions?.find((c) => c.type === type);
+const ready = (d: PlanDecision) => cond(d, 'Ready');
+const starts = (d: PlanDecision): string[] => d.create.map((c) => c.machine);
+
+/** decidePlan on the snapshot `o` with the plan's windows set and the clock at `now`. */
+function decideAt(now: string, windows: Windows, o: SnapOpts = {}, end?: 'Finish' | 'Abort'): PlanDecision {
+  const snap = snapshot(o);
+  snap.plan.spec.maintenanceWindows = windows;
+  if (end) snap.plan.spec.maintenanceWindowEnd = end;
+  snap.now = now;
+  return decidePlan(snap);
+}
+
+describe('plan-controller maintenance windows (decide, injected clock)', () => {
+  it('a closed window holds a fresh plan: pending, reason and message name the next opening, requeue then', () => {
+    const d = decideAt('2026-11-28T20:00:00Z', SAT_NIGHT); // Sat 21:00 in Berlin
+    expect(starts(d)).to.deep.equal([]);
+    expect(d.status.updateStatus).to.equal('pending');
+    expect(ready(d)?.reason).to.equal(Reasons.waitingForMaintenanceWindow);
+    expect(ready(d)?.message).to.equal('window closed until Sat 22:00 Europe/Berlin (2026-11-28T21:00:00.000Z)');
+    expect(cond(d, 'MachineDeploymentUpdate')?.reason).to.equal(Reasons.waitingForMaintenanceWindow);
+    expect(d.status.maintenanceWindow).to.deep.equal({
+      state: 'Closed',
+      since: '2026-11-28T20:00:00Z',
+      nextChange: '2026-11-28T21:00:00.000Z',
+      message: 'window closed until Sat 22:00 Europe/Berlin (2026-11-28T21:00:00.000Z)',
+    });
+    expect(d.requeueAt).to.equal('2026-11-28T21:00:00.000Z');
+    expect(d.events.map((e) => e.reason)).to.include(PlanEventReasons.windowClosed);
+    // Holding the plan is not wanting to start: it neither takes the finalizer nor counts machines as done.
+    expect(d.finalizer).to.equal(undefined);
+  });
+
+  it('an open window lets the plan start and requeues at its close (4h of elapsed time, across midnight)', () => {
+    const d = decideAt('2026-11-28T21:30:00Z', SAT_NIGHT);
+    expect(starts(d)).to.deep.equal(['cluster1-cp-0']);
+    expect(ready(d)?.reason).to.equal(Reasons.updating);
+    expect(d.status.maintenanceWindow?.state).to.equal('Open');
+    expect(d.status.maintenanceWindow?.message).to.equal('window open until Sun 02:00 Europe/Berlin (2026-11-29T01:00:00.000Z)');
+    expect(d.requeueAt).to.equal('2026-11-29T01:00:00.000Z');
+  });
+
+  it('after midnight the Saturday window is still open; at its end it is closed until next Saturday', () => {
+    expect(starts(decideAt('2026-11-29T00:59:59Z', SAT_NIGHT))).to.deep.equal(['cluster1-cp-0']);
+    const d = decideAt('2026-11-29T01:00:00Z', SAT_NIGHT);
+    expect(starts(d)).to.deep.equal([]);
+    expect(ready(d)?.message).to.equal('window closed until Sat 22:00 Europe/Berlin (2026-12-05T21:00:00.000Z)');
+  });
+
+  it('spring forward: a 02:30 opening the clocks skip opens at 03:30 local (01:30Z)', () => {
+    const daily: Windows = [{ start: '02:30', duration: '1h', timeZone: 'Europe/Berlin' }];
+    const d = decideAt('2026-03-29T01:00:00Z', daily); // 03:00 CEST, just after the jump
+    expect(starts(d)).to.deep.equal([]);
+    expect(ready(d)?.message).to.equal('window closed until Sun 03:30 Europe/Berlin (2026-03-29T01:30:00.000Z)');
+    expect(starts(decideAt('2026-03-29T01:30:00Z', daily))).to.deep.equal(['cluster1-cp-0']);
+  });
+
+  it('fall back: the duration is elapsed time, so a midnight window closes at 03:00 CET (4h after 00:00 CEST)', () => {
+    const daily: Windows = [{ start: '00:00', duration: '4h', timeZone: 'Europe/Berlin' }];
+    const d = decideAt('2026-10-25T01:30:00Z', daily); // the repeated hour
+    expect(starts(d)).to.deep.equal(['cluster1-cp-0']);
+    expect(d.status.maintenanceWindow?.message).to.equal('window open until Sun 03:00 Europe/Berlin (2026-10-25T02:00:00.000Z)');
+    expect(starts(decideAt('2026-10-25T02:00:00Z', daily))).to.deep.equal([]);
+  });
+
+  it('window end, default Finish: the machine in flight finishes, no new one starts, nothing is aborted', () => {
+    const d = decideAt('2026-11-29T01:00:00Z', SAT_NIGHT, mdOnly({ mus: [mu('cluster1-md-0-0', 'updating')] }));
+    expect(starts(d)).to.deep.equal([]);
+    expect(d.abort).to.deep.equal([]);
+    expect(d.status.updateStatus).to.equal('updating');
+    expect(ready(d)?.reason).to.equal(Reasons.waitingForMaintenanceWindow);
+    expect(ready(d)?.message).to.match(/^window closed until Sat 22:00 Europe\/Berlin .*; 3\/6 machines updated; .*cluster1-md-0-0/);
+  });
+
+  it('window end, Abort: the machine in flight is aborted and the plan ends aborted, even when the window reopens', () => {
+    const at = '2026-11-29T01:00:00Z';
+    const d1 = decideAt(at, SAT_NIGHT, mdOnly({ mus: [mu('cluster1-md-0-0', 'updating')] }), 'Abort');
+    expect(d1.abort).to.have.length(1);
+    expect(starts(d1)).to.deep.equal([]);
+    expect(d1.status.updateStatus).to.equal('aborting');
+    expect(ready(d1)?.reason).to.equal(Reasons.maintenanceWindowEnded);
+    // Next reconcile: the update stopped; the plan's recorded reason keeps it stopping although nothing is in flight,
+    // and a window that is open again does not restart it.
+    const o = mdOnly({ mus: [mu('cluster1-md-0-0', 'aborted', { phase: 'aborting' })] });
+    o.plan = plan({ ...started, status: { ...d1.status } });
+    const d2 = decideAt('2026-12-05T21:30:00Z', SAT_NIGHT, o, 'Abort');
+    expect(starts(d2)).to.deep.equal([]);
+    expect(d2.status.updateStatus).to.equal('aborted');
+    expect(ready(d2)?.reason).to.equal(Reasons.maintenanceWindowEnded);
+    expect(ready(d2)?.message).to.match(/maintenance window closed with machines in update/);
+  });
+
+  it('window end, Abort, nothing in flight: the plan just waits for the next window', () => {
+    const d = decideAt('2026-11-29T01:00:00Z', SAT_NIGHT, mdOnly({ mus: [mu('cluster1-md-0-0', 'updated')] }), 'Abort');
+    expect(d.abort).to.deep.equal([]);
+    expect(d.status.updateStatus).to.equal('updating');
+    expect(ready(d)?.reason).to.equal(Reasons.waitingForMaintenanceWindow);
+  });
+
+  it('paused answers before the window; the window before the wait for an older plan, which it does not supersede', () => {
+    const paused = decideAt('2026-11-28T20:00:00Z', SAT_NIGHT, { plan: plan({ paused: true }) });
+    expect(ready(paused)?.reason).to.equal(Reasons.paused);
+    const older = plan({ name: 'p0', created: '2025-12-31T00:00:00Z', status: { updateStatus: 'updating' } });
+    const p = plan();
+    const d = decideAt('2026-11-28T20:00:00Z', SAT_NIGHT, { plan: p, plans: [older, p] });
+    expect(d.supersede).to.deep.equal([]);
+    expect(ready(d)?.reason).to.equal(Reasons.waitingForMaintenanceWindow);
+    expect(ready(d)?.message).to.match(/then it waits for plan p0 to finish$/);
+  });
+
+  it('Events follow the recorded state: Opened on a change, nothing while it stays', () => {
+    const closed = decideAt('2026-11-28T20:00:00Z', SAT_NIGHT);
+    const o: SnapOpts = { plan: plan({ status: { ...closed.status } }) };
+    const still = decideAt('2026-11-28T20:30:00Z', SAT_NIGHT, o);
+    expect(still.events.map((e) => e.reason)).to.not.include(PlanEventReasons.windowClosed);
+    expect(still.status.maintenanceWindow?.since).to.equal('2026-11-28T20:00:00Z');
+    const opened = decideAt('2026-11-28T21:00:00Z', SAT_NIGHT, o);
+    const ev = opened.events.find((e) => e.reason === PlanEventReasons.windowOpened);
+    expect(ev?.message).to.equal('maintenanceWindow: window open until Sun 02:00 Europe/Berlin (2026-11-29T01:00:00.000Z)');
+    expect(opened.status.maintenanceWindow?.since).to.equal('2026-11-28T21:00:00Z');
+  });
+
+  it('bad windows: Valid=False lists every problem and the plan starts nothing', () => {
+    const d = decideAt('2026-11-28T21:30:00Z', [
+      { days: ['Sunday'], start: '25:00', duration: '4h', timeZone: 'Mars/Olympus' },
+      { start: '22:00', duration: '0s', timeZone: 'UTC' },
+    ]);
+    expect(starts(d)).to.deep.equal([]);
+    const valid = cond(d, 'Valid');
+    expect(valid?.status).to.equal('False');
+    for (const part of [
+      'spec.maintenanceWindows[0].start',
+      'spec.maintenanceWindows[0].timeZone',
+      'spec.maintenanceWindows[0].days',
+      'spec.maintenanceWindows[1].duration',
+    ])
+      expect(valid?.message).to.contain(part);
+    expect(d.status.maintenanceWindow).to.equal(undefined);
+  });
+
+  it('overlapping windows are invalid', () => {
+    const d = decideAt('2026-11-28T21:30:00Z', [
+      { days: ['Sat'], start: '22:00', duration: '4h', timeZone: 'Europe/Berlin' },
+      { days: ['Sun'], start: '01:00', duration: '1h', timeZone: 'Europe/Berlin' },
+    ]);
+    expect(cond(d, 'Valid')?.message).to.match(/maintenanceWindows\[0\] and spec.maintenanceWindows\[1\] overlap/);
+    expect(starts(d)).to.deep.equal([]);
+  });
+
+  it('without windows nothing changes: no window status, no clock requeue', () => {
+    const d = decideAt('2026-11-28T20:00:00Z', []);
+    expect(starts(d)).to.deep.equal(['cluster1-cp-0']);
+    expect(d.status.maintenanceWindow).to.equal(undefined);
+    expect(d.requeueAt).to.equal(undefined);
+  });
+});
