@@ -2,7 +2,7 @@
 // new machine starts, exactly like spec.paused; machines in flight finish, or with spec.maintenanceWindowEnd Abort the
 // plan aborts them when a window closes. Pure: the snapshot's clock is passed in, the calendar is src/api/windows.ts.
 import type { InPlaceUpdatePlan, InPlaceUpdatePlanStatus } from '../api/index.js';
-import { PlanEventReasons } from '../api/index.js';
+import { ConditionTypes, PlanEventReasons, Reasons, isTerminal } from '../api/index.js';
 import type { MaintenanceWindowSpec } from '../api/windows.js';
 import { describeWindowInstant, maintenanceWindowState, validateMaintenanceWindows } from '../api/windows.js';
 import type { PlanEvent } from './status.js';
@@ -86,4 +86,14 @@ export function windowEvents(prev: WindowStatus | undefined, next: WindowStatus 
       message: `maintenanceWindow: ${next.message}; no new machine starts, ${inFlight}`,
     },
   ];
+}
+
+/** The gate holding a plan as its recorded status says (Ready reason), with since when; undefined when none holds it. */
+export function heldBy(plan: InPlaceUpdatePlan): { gate: string; since: number } | undefined {
+  const st = plan.status;
+  if (!st || isTerminal(st.updateStatus)) return undefined;
+  const ready = st.conditions?.find((c) => c.type === ConditionTypes.ready);
+  if (ready?.reason !== Reasons.waitingForMaintenanceWindow) return undefined;
+  const since = Date.parse(st.maintenanceWindow?.since ?? ready.lastTransitionTime);
+  return Number.isFinite(since) ? { gate: GateNames.maintenanceWindow, since } : undefined;
 }
