@@ -93,6 +93,7 @@ export const PlanSpecSchema = z.object({
   acceptUncoveredChanges: z.boolean().optional(),
   rerunMachinesAtTarget: z.boolean().optional(),
   ttlSecondsAfterFinished: int.min(0).max(31_536_000).optional(),
+  soak: z.string().max(32).optional(),
   maintenanceWindows: z.array(MaintenanceWindowSchema).max(32).optional(),
   maintenanceWindowEnd: z.enum(['Finish', 'Abort']).optional(),
   controlPlane: TargetSchema.optional(),
@@ -126,6 +127,10 @@ export const PlanStatusSchema = z.object({
         message: z.string().optional(),
       }),
     )
+    .optional(),
+  soakFailures: z
+    .array(z.object({ machine: z.string().max(253), message: z.string().max(1024) }))
+    .max(1000)
     .optional(),
   maintenanceWindow: z
     .object({

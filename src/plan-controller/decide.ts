@@ -37,7 +37,7 @@ import {
   resolveFenceposts,
 } from '../api/capi/index.js';
 import { parameterDepthProblems } from './bounds.js';
-import { windowEvents, windowGate, windowStatus } from './gates.js';
+import { soakGate, windowEvents, windowGate, windowStatus } from './gates.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { PlanSnapshot } from './scope.js';
 import type { MetricDeltas, PlanEvent } from './status.js';
@@ -486,10 +486,11 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const mus = new Map<string, MachineUpdate>();
   for (const mu of snap.machineUpdates) if (mu.spec.planName === planName) mus.set(mu.spec.machineRef.name, mu);
   const win = windowGate(plan, now);
+  const soak = soakGate(plan, mus, snap.machines, now);
   // Parameters nested absurdly deep would break every clone of the MachineUpdates and tasks they are copied into.
   // An invalid plan that never started ends (final for its generation, status.ts invalidVerdict).
   const verdict = invalidVerdict({
-    problems: [...validatePlan(snap), ...parameterDepthProblems(plan), ...win.problems],
+    problems: [...validatePlan(snap), ...parameterDepthProblems(plan), ...win.problems, ...soak.problems],
     started: !!prev.startTime || mus.size > 0,
     generation,
     prev,
@@ -497,13 +498,6 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   });
   const problems = verdict.problems;
   const valid = problems.length === 0;
-  const targetMus = new Map<string, MachineUpdate[]>();
-  for (const mu of mus.values()) {
-    const k = targetKey(mu.spec.target.kind, mu.spec.target.name);
-    let list = targetMus.get(k);
-    if (!list) targetMus.set(k, (list = []));
-    list.push(mu);
-  }
   const started0 = !!prev.startTime || mus.size > 0;
   const others = snap.plans.filter((p) => p.metadata?.name !== planName && p.spec.clusterName === plan.spec.clusterName);
   const older = others.filter((p) => planAge(p, plan) < 0);
@@ -519,6 +513,16 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
       (prev.updateStatus === UpdateStatus.aborting &&
         prev.conditions?.find((c) => c.type === ConditionTypes.ready)?.reason === Reasons.maintenanceWindowEnded));
   const stopping = deleting || phase === UpdatePhase.aborting || terminal || windowEnded;
+  // Soak (gates.ts): the rollout counts a soaking machine in flight and a failed soak failed; a stopping plan starts
+  // nothing more, so there its machines count as their MachineUpdates say.
+  const rolloutMus = stopping ? mus : soak.mus;
+  const targetMus = new Map<string, MachineUpdate[]>();
+  for (const mu of rolloutMus.values()) {
+    const k = targetKey(mu.spec.target.kind, mu.spec.target.name);
+    let list = targetMus.get(k);
+    if (!list) targetMus.set(k, (list = []));
+    list.push(mu);
+  }
   const waiting = olderActive.length > 0;
   const mayStart = !stopping && valid && !waiting && !paused && !windowClosed;
   const mode: Mode = stopping ? 'stop' : mayStart ? 'rollout' : 'hold';
@@ -533,7 +537,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     planName,
     planLabel: labelValue(planName),
     halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt',
-    mus,
+    mus: rolloutMus,
     atTarget,
   };
   const d: PlanDecision = {
@@ -566,6 +570,11 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     lowerUpdated = lowerUpdated && group.every((t) => evals.get(t)!.row.updateStatus === 'updated');
   }
   const ordered = targets.map((t) => ({ t, e: evals.get(t)! }));
+  if (!stopping)
+    for (const { t, e } of ordered) {
+      const notes = soak.soaking.get(targetKey(t.kind, t.target.name));
+      if (notes) e.row.message = boundMessage([e.row.message, ...notes].filter((x) => x).join('; '), MessageBudget.status);
+    }
   const skippedAll = ordered.flatMap(({ e }) => e.skipped);
   const started = started0 || skippedAll.length > 0;
 
@@ -639,6 +648,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     const ws = windowStatus(prev.maintenanceWindow, win, snap.now);
     if (ws) status.maintenanceWindow = ws;
     else delete status.maintenanceWindow;
+    if (soak.failures.length > 0) status.soakFailures = soak.failures.slice(0, 1000);
   }
   const windowNote = windowClosed ? win.state!.message : undefined;
 
@@ -701,7 +711,10 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   d.events = eventsFor(planName, prev, status, terminal ? [] : rows, d, problems, ready.reason);
   if (!terminal) d.events.push(...alreadyAtTargetEvents(prev, skippedAll));
   if (!terminal) d.events.push(...windowEvents(prev.maintenanceWindow, status.maintenanceWindow, win.abortAtEnd));
-  if (!terminal && win.state) d.requeueAt = win.state.nextChange.toISOString();
+  if (!terminal) {
+    const wakes = [win.state?.nextChange, stopping ? undefined : soak.wakeAt].filter((x): x is Date => !!x);
+    if (wakes.length > 0) d.requeueAt = new Date(Math.min(...wakes.map((w) => w.getTime()))).toISOString();
+  }
   if (!terminal) d.metrics = metricDeltas(prev, rows, d);
   return d;
 }

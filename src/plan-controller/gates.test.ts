@@ -4,7 +4,7 @@ import { PlanEventReasons, Reasons } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';
 import type { SnapOpts } from './testkit.js';
-import { mdOnly, mu, plan, snapshot, started } from './testkit.js';
+import { machine, mdMachines, mdOnly, mu, plan, snapshot, started } from './testkit.js';
 
 type Windows = NonNullable<InPlaceUpdatePlan['spec']['maintenanceWindows']>;
 
@@ -165,5 +165,59 @@ describe('plan-controller maintenance windows (decide, injected clock)', () => {
     expect(starts(d)).to.deep.equal(['cluster1-cp-0']);
     expect(d.status.maintenanceWindow).to.equal(undefined);
     expect(d.requeueAt).to.equal(undefined);
+  });
+});
+
+describe('plan-controller soak (decide, injected clock)', () => {
+  /** md-0-0's update completed at 00:00; decide at `now` with spec.soak `soak` and the plan's recorded status. */
+  function decideSoak(now: string, soak: string, o: { ready?: boolean; status?: InPlaceUpdatePlan['status'] } = {}): PlanDecision {
+    const done = mu('cluster1-md-0-0', 'updated');
+    done.status!.completionTime = '2026-01-01T00:00:00Z';
+    const snapOpts = mdOnly({
+      mus: [done],
+      machines: [machine('cluster1-md-0-0', { md: 'cluster1-md-0', ready: o.ready ?? true }), ...mdMachines(3).slice(1)],
+    });
+    snapOpts.plan = plan({ ...started, ...(o.status ? { status: o.status } : {}) });
+    const snap = snapshot(snapOpts);
+    snap.plan.spec.soak = soak;
+    snap.now = now;
+    return decidePlan(snap);
+  }
+  const md0 = (d: PlanDecision) => d.status.targets?.find((t) => t.name === 'cluster1-md-0');
+
+  it('an updated machine keeps its slot while it soaks, says so, and the plan wakes when the soak ends', () => {
+    const d = decideSoak('2026-01-01T00:03:00Z', '10m');
+    expect(starts(d)).to.deep.equal([]);
+    expect(md0(d)?.message).to.contain('machine cluster1-md-0-0 soaking 3m/10m');
+    expect(ready(d)?.message).to.contain('soaking 3m/10m');
+    expect(md0(d)?.updated).to.equal(0);
+    expect(d.requeueAt).to.equal('2026-01-01T00:10:00.000Z');
+  });
+
+  it('once the soak is over the machine counts as updated and the next one starts', () => {
+    const d = decideSoak('2026-01-01T00:10:00Z', '10m');
+    expect(starts(d)).to.deep.equal(['cluster1-md-0-1']);
+    expect(md0(d)?.updated).to.equal(1);
+  });
+
+  it('a machine that turns unhealthy during its soak fails under Halt, and the failure is recorded', () => {
+    const d = decideSoak('2026-01-01T00:04:00Z', '10m', { ready: false });
+    expect(starts(d)).to.deep.equal([]);
+    expect(md0(d)?.failed).to.equal(1);
+    expect(md0(d)?.updateStatus).to.equal('failed');
+    expect(md0(d)?.message).to.match(
+      /machine cluster1-md-0-0 turned unhealthy during its soak \(4m of 10m after its update\): Ready=False/,
+    );
+    expect(d.status.soakFailures?.map((f) => f.machine)).to.deep.equal(['cluster1-md-0-0']);
+    // Level-based: healthy again and past the soak, the recorded failure still counts.
+    const later = decideSoak('2026-01-01T00:30:00Z', '10m', { status: { ...d.status, updateStatus: 'updating' } });
+    expect(md0(later)?.failed).to.equal(1);
+    expect(starts(later)).to.deep.equal([]);
+  });
+
+  it('a bad soak is a validation problem', () => {
+    const d = decideSoak('2026-01-01T00:03:00Z', 'ten minutes');
+    expect(cond(d, 'Valid')?.message).to.contain('spec.soak');
+    expect(starts(d)).to.deep.equal([]);
   });
 });

@@ -1,8 +1,11 @@
-// Gates that hold a plan's next machine start. Maintenance windows (spec.maintenanceWindows): outside every window no
+// Gates that hold a plan's next machine start. Soak (spec.soak): an updated machine keeps its slot until it stayed
+// healthy that long (soakGate). Maintenance windows (spec.maintenanceWindows): outside every window no
 // new machine starts, exactly like spec.paused; machines in flight finish, or with spec.maintenanceWindowEnd Abort the
 // plan aborts them when a window closes. Pure: the snapshot's clock is passed in, the calendar is src/api/windows.ts.
-import type { InPlaceUpdatePlan, InPlaceUpdatePlanStatus } from '../api/index.js';
-import { ConditionTypes, PlanEventReasons, Reasons, isTerminal } from '../api/index.js';
+import type { InPlaceUpdatePlan, InPlaceUpdatePlanStatus, KubeObject, MachineUpdate } from '../api/index.js';
+import { ConditionTypes, PlanEventReasons, Reasons, UpdateStatus, boundMessage, isTerminal } from '../api/index.js';
+import { conditionsOf } from '../api/capi/index.js';
+import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
 import type { MaintenanceWindowSpec } from '../api/windows.js';
 import { describeWindowInstant, maintenanceWindowState, validateMaintenanceWindows } from '../api/windows.js';
 import type { PlanEvent } from './status.js';
@@ -96,4 +99,108 @@ export function heldBy(plan: InPlaceUpdatePlan): { gate: string; since: number }
   if (ready?.reason !== Reasons.waitingForMaintenanceWindow) return undefined;
   const since = Date.parse(st.maintenanceWindow?.since ?? ready.lastTransitionTime);
   return Number.isFinite(since) ? { gate: GateNames.maintenanceWindow, since } : undefined;
+}
+
+/** Shortest and longest spec.soak. */
+export const SOAK_MIN_MS = 1_000;
+/** Longest spec.soak: a day; a longer hold is a maintenance window's job. */
+export const SOAK_MAX_MS = 24 * 3_600_000;
+
+/** A recorded soak failure (status.soakFailures). */
+export type SoakFailure = NonNullable<InPlaceUpdatePlanStatus['soakFailures']>[number];
+
+/** The soak gate over the plan's MachineUpdates at `now`. */
+export interface SoakView {
+  /** Problems with spec.soak (empty when valid or unset). */
+  problems: string[];
+  /** The MachineUpdates as the rollout counts them: soaking ones in flight, failed soaks failed. */
+  mus: Map<string, MachineUpdate>;
+  /** Machine name to "machine m soaking 3m/10m", per target key (kind/name). */
+  soaking: Map<string, string[]>;
+  /** Every soak failure: the recorded ones and those seen now (status.soakFailures). */
+  failures: SoakFailure[];
+  /** When the first soak ends (reconcile again then). */
+  wakeAt?: Date;
+}
+
+/** "3m", "1h5m", "42s": an elapsed time for soak messages (whole seconds). */
+export function shortDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  const out = `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${sec ? `${sec}s` : ''}`;
+  return out || '0s';
+}
+
+function soakProblems(soak: string | undefined): { problems: string[]; ms?: number } {
+  if (soak === undefined || soak === '') return { problems: [] };
+  try {
+    const ms = parseGoDuration(soak);
+    if (ms < SOAK_MIN_MS || ms > SOAK_MAX_MS) return { problems: [`spec.soak: ${soak} is outside 1s..24h`] };
+    return { problems: [], ms };
+  } catch (e) {
+    if (!(e instanceof InvalidDurationError)) throw e;
+    return { problems: [`spec.soak: ${e.message.slice(0, 120)} (a Go duration such as 10m)`] };
+  }
+}
+
+/**
+ * The soak gate: a machine whose MachineUpdate completed `updated` less than spec.soak ago keeps its slot (counted in
+ * flight); one whose Machine reports v1beta2 Ready or NodeHealthy False in that time fails, and the failure is
+ * recorded (status.soakFailures) so that a machine that recovers later still counts as failed (level-based). Unknown
+ * or absent conditions do not fail a machine: they hold it like a not-Ready machine. The soak starts at the
+ * MachineUpdate's completionTime.
+ */
+export function soakGate(
+  plan: InPlaceUpdatePlan,
+  mus: ReadonlyMap<string, MachineUpdate>,
+  machines: readonly KubeObject[],
+  now: Date,
+): SoakView {
+  const { problems, ms } = soakProblems(plan.spec.soak);
+  const recorded = plan.status?.soakFailures ?? [];
+  const failed = new Map(recorded.map((f) => [f.machine, f.message]));
+  const view: SoakView = { problems, mus: new Map(mus), soaking: new Map(), failures: [...recorded] };
+  const byName = new Map(machines.map((m) => [m.metadata.name ?? '', m]));
+  for (const [name, mu] of mus) {
+    if (mu.status?.updateStatus !== UpdateStatus.updated) continue;
+    const recordedMessage = failed.get(name);
+    if (recordedMessage !== undefined) {
+      view.mus.set(name, withStatus(mu, UpdateStatus.failed, recordedMessage));
+      continue;
+    }
+    if (ms === undefined) continue;
+    const done = Date.parse(mu.status.completionTime ?? '');
+    const machine = byName.get(name);
+    // A machine gone (or an update with no completion time) has nothing to soak.
+    if (!Number.isFinite(done) || !machine || now.getTime() >= done + ms) continue;
+    const bad = conditionsOf(machine).filter((c) => (c.type === 'Ready' || c.type === 'NodeHealthy') && c.status === 'False');
+    if (bad.length > 0) {
+      const why = bad.map((c) => `${c.type}=False${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`).join(', ');
+      const message = boundMessage(
+        `machine ${name} turned unhealthy during its soak (${shortDuration(now.getTime() - done)} of ${shortDuration(ms)} after its update): ${why}`,
+        512,
+      );
+      view.failures.push({ machine: name, message });
+      view.mus.set(name, withStatus(mu, UpdateStatus.failed, message));
+      continue;
+    }
+    const key = `${mu.spec.target.kind}/${mu.spec.target.name}`;
+    const notes = view.soaking.get(key) ?? [];
+    notes.push(`machine ${name} soaking ${shortDuration(now.getTime() - done)}/${shortDuration(ms)}`);
+    view.soaking.set(key, notes);
+    view.mus.set(name, withStatus(mu, UpdateStatus.updating));
+    const end = new Date(done + ms);
+    if (!view.wakeAt || end < view.wakeAt) view.wakeAt = end;
+  }
+  return view;
+}
+
+/** A copy of `mu` whose status the rollout reads differently (never written back). */
+function withStatus(mu: MachineUpdate, updateStatus: string, message?: string): MachineUpdate {
+  return {
+    ...mu,
+    status: { ...mu.status, updateStatus, ...(message !== undefined ? { message } : {}) },
+  } as MachineUpdate;
 }

@@ -17,7 +17,7 @@ export interface InPlaceUpdatePlan {
   status?: InPlaceUpdatePlanStatus;
 }
 /**
- * spec is immutable except updatePhase (updating -> aborting), paused, ttlSecondsAfterFinished, maintenanceWindows and maintenanceWindowEnd. A new change is a new plan.
+ * spec is immutable except updatePhase (updating -> aborting), paused, ttlSecondsAfterFinished, soak, maintenanceWindows and maintenanceWindowEnd. A new change is a new plan.
  */
 export interface InPlaceUpdatePlanSpec {
   /**
@@ -48,6 +48,10 @@ export interface InPlaceUpdatePlanSpec {
    * ttlSecondsAfterFinished: delete this plan that many seconds after it finished (updated, failed, aborted, or ended invalid: Failed=True), like a Job's. Unset (the default): the platform never deletes the plan; it prunes only the MachineUpdates and tasks of old finished plans, and the plan keeps its status. Mutable. A plan an owner is still kept paused by stays until that ends.
    */
   ttlSecondsAfterFinished?: number;
+  /**
+   * soak: Go duration (1s to 24h) an updated machine keeps its budget slot after its MachineUpdate completed, so the next machine starts only after it stayed healthy. A Machine whose v1beta2 Ready or NodeHealthy condition is False during the soak counts as a failed machine under failurePolicy (recorded in status.soakFailures). Unset: no soak. Mutable.
+   */
+  soak?: string;
   /**
    * maintenanceWindows: recurring local-time windows (several allowed, none overlapping); outside every window no new machine starts (in-flight machines finish unless maintenanceWindowEnd is Abort). Unset or empty: always open. Mutable, like paused. Checked by the plan's validation (Valid=False lists every problem). See docs/operations.md.
    */
@@ -300,6 +304,19 @@ export interface InPlaceUpdatePlanStatus {
      * message explains a waiting, halted or failed target.
      */
     message?: string;
+  }[];
+  /**
+   * soakFailures records the machines that turned unhealthy during their soak (spec.soak); they count as failed for good.
+   */
+  soakFailures?: {
+    /**
+     * machine is the Machine's name.
+     */
+    machine: string;
+    /**
+     * message says which condition was not True and when.
+     */
+    message: string;
   }[];
   /**
    * maintenanceWindow is the window state the plan last observed (set while spec.maintenanceWindows is set); a change records an Event.
