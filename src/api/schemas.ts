@@ -94,6 +94,7 @@ export const PlanSpecSchema = z.object({
   rerunMachinesAtTarget: z.boolean().optional(),
   ttlSecondsAfterFinished: int.min(0).max(31_536_000).optional(),
   soak: z.string().max(32).optional(),
+  verification: z.object({ timeout: z.string().max(32) }).optional(),
   maintenanceWindows: z.array(MaintenanceWindowSchema).max(32).optional(),
   maintenanceWindowEnd: z.enum(['Finish', 'Abort']).optional(),
   controlPlane: TargetSchema.optional(),
@@ -128,7 +129,7 @@ export const PlanStatusSchema = z.object({
       }),
     )
     .optional(),
-  soakFailures: z
+  gateFailures: z
     .array(z.object({ machine: z.string().max(253), message: z.string().max(1024) }))
     .max(1000)
     .optional(),

@@ -648,7 +648,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     const ws = windowStatus(prev.maintenanceWindow, win, snap.now);
     if (ws) status.maintenanceWindow = ws;
     else delete status.maintenanceWindow;
-    if (soak.failures.length > 0) status.soakFailures = soak.failures.slice(0, 1000);
+    if (soak.failures.length > 0) status.gateFailures = soak.failures.slice(0, 1000);
   }
   const windowNote = windowClosed ? win.state!.message : undefined;
 

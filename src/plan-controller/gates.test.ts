@@ -208,7 +208,7 @@ describe('plan-controller soak (decide, injected clock)', () => {
     expect(md0(d)?.message).to.match(
       /machine cluster1-md-0-0 turned unhealthy during its soak \(4m of 10m after its update\): Ready=False/,
     );
-    expect(d.status.soakFailures?.map((f) => f.machine)).to.deep.equal(['cluster1-md-0-0']);
+    expect(d.status.gateFailures?.map((f) => f.machine)).to.deep.equal(['cluster1-md-0-0']);
     // Level-based: healthy again and past the soak, the recorded failure still counts.
     const later = decideSoak('2026-01-01T00:30:00Z', '10m', { status: { ...d.status, updateStatus: 'updating' } });
     expect(md0(later)?.failed).to.equal(1);
@@ -218,6 +218,42 @@ describe('plan-controller soak (decide, injected clock)', () => {
   it('a bad soak is a validation problem', () => {
     const d = decideSoak('2026-01-01T00:03:00Z', 'ten minutes');
     expect(cond(d, 'Valid')?.message).to.contain('spec.soak');
+    expect(starts(d)).to.deep.equal([]);
+  });
+});
+
+describe('plan-controller verification (decide, injected clock)', () => {
+  /** md-0-0's update to v1.30.1 completed at 00:00; its Machine mirrors kubelet `kubelet` from the Node. */
+  function decideVerify(now: string, kubelet: string | undefined): PlanDecision {
+    const done = mu('cluster1-md-0-0', 'updated');
+    done.status!.completionTime = '2026-01-01T00:00:00Z';
+    const m = machine('cluster1-md-0-0', { md: 'cluster1-md-0' });
+    if (kubelet) (m['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: kubelet };
+    const snapOpts = mdOnly({ mus: [done], machines: [m, ...mdMachines(3).slice(1)] });
+    const snap = snapshot(snapOpts);
+    snap.plan.spec.verification = { timeout: '5m' };
+    snap.now = now;
+    return decidePlan(snap);
+  }
+  const md0 = (d: PlanDecision) => d.status.targets?.find((t) => t.name === 'cluster1-md-0');
+
+  it('holds the machine until the node reports the new kubelet, then it counts as updated', () => {
+    const waiting = decideVerify('2026-01-01T00:01:00Z', 'v1.30.0');
+    expect(starts(waiting)).to.deep.equal([]);
+    expect(md0(waiting)?.message).to.contain('machine cluster1-md-0-0 verifying: kubelet v1.30.0, want v1.30.1 (1m/5m)');
+    expect(waiting.requeueAt).to.equal('2026-01-01T00:05:00.000Z');
+    const ok = decideVerify('2026-01-01T00:01:00Z', 'v1.30.1');
+    expect(md0(ok)?.updated).to.equal(1);
+    expect(starts(ok)).to.deep.equal(['cluster1-md-0-1']);
+  });
+
+  it('a node still on the old kubelet at the timeout fails the machine, naming the mismatch', () => {
+    const d = decideVerify('2026-01-01T00:05:00Z', 'v1.30.0');
+    expect(md0(d)?.failed).to.equal(1);
+    expect(md0(d)?.message).to.contain(
+      'machine cluster1-md-0-0 failed verification: Machine.status.nodeInfo.kubeletVersion is v1.30.0, not v1.30.1, 5m after its update',
+    );
+    expect(d.status.gateFailures?.map((f) => f.machine)).to.deep.equal(['cluster1-md-0-0']);
     expect(starts(d)).to.deep.equal([]);
   });
 });

@@ -106,8 +106,8 @@ export const SOAK_MIN_MS = 1_000;
 /** Longest spec.soak: a day; a longer hold is a maintenance window's job. */
 export const SOAK_MAX_MS = 24 * 3_600_000;
 
-/** A recorded soak failure (status.soakFailures). */
-export type SoakFailure = NonNullable<InPlaceUpdatePlanStatus['soakFailures']>[number];
+/** A recorded soak failure (status.gateFailures). */
+export type GateFailure = NonNullable<InPlaceUpdatePlanStatus['gateFailures']>[number];
 
 /** The soak gate over the plan's MachineUpdates at `now`. */
 export interface SoakView {
@@ -117,8 +117,8 @@ export interface SoakView {
   mus: Map<string, MachineUpdate>;
   /** Machine name to "machine m soaking 3m/10m", per target key (kind/name). */
   soaking: Map<string, string[]>;
-  /** Every soak failure: the recorded ones and those seen now (status.soakFailures). */
-  failures: SoakFailure[];
+  /** Every soak failure: the recorded ones and those seen now (status.gateFailures). */
+  failures: GateFailure[];
   /** When the first soak ends (reconcile again then). */
   wakeAt?: Date;
 }
@@ -133,22 +133,38 @@ export function shortDuration(ms: number): string {
   return out || '0s';
 }
 
-function soakProblems(soak: string | undefined): { problems: string[]; ms?: number } {
-  if (soak === undefined || soak === '') return { problems: [] };
+function durationProblems(value: string | undefined, path: string): { problems: string[]; ms?: number } {
+  if (value === undefined || value === '') return { problems: [] };
   try {
-    const ms = parseGoDuration(soak);
-    if (ms < SOAK_MIN_MS || ms > SOAK_MAX_MS) return { problems: [`spec.soak: ${soak} is outside 1s..24h`] };
+    const ms = parseGoDuration(value);
+    if (ms < SOAK_MIN_MS || ms > SOAK_MAX_MS) return { problems: [`${path}: ${value} is outside 1s..24h`] };
     return { problems: [], ms };
   } catch (e) {
     if (!(e instanceof InvalidDurationError)) throw e;
-    return { problems: [`spec.soak: ${e.message.slice(0, 120)} (a Go duration such as 10m)`] };
+    return { problems: [`${path}: ${e.message.slice(0, 120)} (a Go duration such as 10m)`] };
   }
 }
 
+/** The Kubernetes version a MachineUpdate sets (an updater responsible for Machine /spec/version), if any. */
+function targetVersion(mu: MachineUpdate): string | undefined {
+  for (const u of mu.spec.updaters ?? [])
+    for (const r of u.responsibilities ?? [])
+      if (r.selectResource === 'Machine' && r.path === '/spec/version' && typeof r.value === 'string') return r.value;
+  return undefined;
+}
+
+/** Machine.status.nodeInfo.kubeletVersion: what Cluster API mirrors from the Node. */
+function kubeletVersionOf(m: KubeObject): string | undefined {
+  const v = (m['status'] as { nodeInfo?: { kubeletVersion?: unknown } } | undefined)?.nodeInfo?.kubeletVersion;
+  return typeof v === 'string' ? v : undefined;
+}
+
 /**
- * The soak gate: a machine whose MachineUpdate completed `updated` less than spec.soak ago keeps its slot (counted in
+ * The machine gates after an update. Verification (spec.verification): a machine whose update set a Kubernetes version
+ * counts as updated only once Machine.status.nodeInfo.kubeletVersion shows it; until the timeout it keeps its slot,
+ * after it fails naming the mismatch. Soak: a machine whose MachineUpdate completed `updated` less than spec.soak ago keeps its slot (counted in
  * flight); one whose Machine reports v1beta2 Ready or NodeHealthy False in that time fails, and the failure is
- * recorded (status.soakFailures) so that a machine that recovers later still counts as failed (level-based). Unknown
+ * recorded (status.gateFailures) so that a machine that recovers later still counts as failed (level-based). Unknown
  * or absent conditions do not fail a machine: they hold it like a not-Ready machine. The soak starts at the
  * MachineUpdate's completionTime.
  */
@@ -158,11 +174,27 @@ export function soakGate(
   machines: readonly KubeObject[],
   now: Date,
 ): SoakView {
-  const { problems, ms } = soakProblems(plan.spec.soak);
-  const recorded = plan.status?.soakFailures ?? [];
+  const soakSpec = durationProblems(plan.spec.soak, 'spec.soak');
+  const verifySpec = durationProblems(plan.spec.verification?.timeout, 'spec.verification.timeout');
+  const problems = [...soakSpec.problems, ...verifySpec.problems];
+  const ms = soakSpec.ms;
+  const verifyMs = verifySpec.ms;
+  const recorded = plan.status?.gateFailures ?? [];
   const failed = new Map(recorded.map((f) => [f.machine, f.message]));
   const view: SoakView = { problems, mus: new Map(mus), soaking: new Map(), failures: [...recorded] };
   const byName = new Map(machines.map((m) => [m.metadata.name ?? '', m]));
+  const hold = (mu: MachineUpdate, note: string, until: Date): void => {
+    const key = `${mu.spec.target.kind}/${mu.spec.target.name}`;
+    const notes = view.soaking.get(key) ?? [];
+    notes.push(note);
+    view.soaking.set(key, notes);
+    view.mus.set(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.updating));
+    if (!view.wakeAt || until < view.wakeAt) view.wakeAt = until;
+  };
+  const fail = (mu: MachineUpdate, message: string): void => {
+    view.failures.push({ machine: mu.spec.machineRef.name, message });
+    view.mus.set(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.failed, message));
+  };
   for (const [name, mu] of mus) {
     if (mu.status?.updateStatus !== UpdateStatus.updated) continue;
     const recordedMessage = failed.get(name);
@@ -170,11 +202,32 @@ export function soakGate(
       view.mus.set(name, withStatus(mu, UpdateStatus.failed, recordedMessage));
       continue;
     }
-    if (ms === undefined) continue;
     const done = Date.parse(mu.status.completionTime ?? '');
     const machine = byName.get(name);
-    // A machine gone (or an update with no completion time) has nothing to soak.
-    if (!Number.isFinite(done) || !machine || now.getTime() >= done + ms) continue;
+    // A machine gone (or an update with no completion time) has nothing to verify or soak.
+    if (!Number.isFinite(done) || !machine) continue;
+    const want = verifyMs !== undefined ? targetVersion(mu) : undefined;
+    if (want !== undefined && verifyMs !== undefined) {
+      const have = kubeletVersionOf(machine);
+      if (have !== want) {
+        if (now.getTime() < done + verifyMs)
+          hold(
+            mu,
+            `machine ${name} verifying: kubelet ${have ?? 'unknown'}, want ${want} (${shortDuration(now.getTime() - done)}/${shortDuration(verifyMs)})`,
+            new Date(done + verifyMs),
+          );
+        else
+          fail(
+            mu,
+            boundMessage(
+              `machine ${name} failed verification: Machine.status.nodeInfo.kubeletVersion is ${have ?? 'unset'}, not ${want}, ${shortDuration(verifyMs)} after its update (the updater reported updated, the node does not run the new kubelet)`,
+              512,
+            ),
+          );
+        continue;
+      }
+    }
+    if (ms === undefined || now.getTime() >= done + ms) continue;
     const bad = conditionsOf(machine).filter((c) => (c.type === 'Ready' || c.type === 'NodeHealthy') && c.status === 'False');
     if (bad.length > 0) {
       const why = bad.map((c) => `${c.type}=False${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`).join(', ');
@@ -182,17 +235,10 @@ export function soakGate(
         `machine ${name} turned unhealthy during its soak (${shortDuration(now.getTime() - done)} of ${shortDuration(ms)} after its update): ${why}`,
         512,
       );
-      view.failures.push({ machine: name, message });
-      view.mus.set(name, withStatus(mu, UpdateStatus.failed, message));
+      fail(mu, message);
       continue;
     }
-    const key = `${mu.spec.target.kind}/${mu.spec.target.name}`;
-    const notes = view.soaking.get(key) ?? [];
-    notes.push(`machine ${name} soaking ${shortDuration(now.getTime() - done)}/${shortDuration(ms)}`);
-    view.soaking.set(key, notes);
-    view.mus.set(name, withStatus(mu, UpdateStatus.updating));
-    const end = new Date(done + ms);
-    if (!view.wakeAt || end < view.wakeAt) view.wakeAt = end;
+    hold(mu, `machine ${name} soaking ${shortDuration(now.getTime() - done)}/${shortDuration(ms)}`, new Date(done + ms));
   }
   return view;
 }

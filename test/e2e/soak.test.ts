@@ -43,7 +43,7 @@ describe('e2e: soak', function () {
     );
     await env().client.patch(Machines, p.ns, first, { status: { conditions } }, { type: 'merge', subresource: 'status' });
     const failed = await p.waitPlan('p', (x) => x.status?.updateStatus === 'failed', 'plan failed by the soak');
-    expect(failed.status?.soakFailures?.map((f) => f.machine)).to.deep.equal([first]);
+    expect(failed.status?.gateFailures?.map((f) => f.machine)).to.deep.equal([first]);
     expect(failed.status?.targets?.[0]?.message).to.match(
       new RegExp(`machine ${first} turned unhealthy during its soak .*NodeHealthy=False`),
     );
@@ -61,7 +61,7 @@ describe('e2e: soak', function () {
     await p.apply(plan);
     const done = await p.drive('p', 'manual');
     expect(done.status?.progress).to.equal('2/2');
-    expect(done.status?.soakFailures).to.equal(undefined);
+    expect(done.status?.gateFailures).to.equal(undefined);
     // The updates ran one after the other: the second started after the first one's soak.
     const mus = await p.machineUpdates();
     const [a, b] = mus.sort((x, y) => (x.status?.startTime ?? '').localeCompare(y.status?.startTime ?? ''));

@@ -17,7 +17,7 @@ export interface InPlaceUpdatePlan {
   status?: InPlaceUpdatePlanStatus;
 }
 /**
- * spec is immutable except updatePhase (updating -> aborting), paused, ttlSecondsAfterFinished, soak, maintenanceWindows and maintenanceWindowEnd. A new change is a new plan.
+ * spec is immutable except updatePhase (updating -> aborting), paused, ttlSecondsAfterFinished, soak, verification, maintenanceWindows and maintenanceWindowEnd. A new change is a new plan.
  */
 export interface InPlaceUpdatePlanSpec {
   /**
@@ -49,9 +49,18 @@ export interface InPlaceUpdatePlanSpec {
    */
   ttlSecondsAfterFinished?: number;
   /**
-   * soak: Go duration (1s to 24h) an updated machine keeps its budget slot after its MachineUpdate completed, so the next machine starts only after it stayed healthy. A Machine whose v1beta2 Ready or NodeHealthy condition is False during the soak counts as a failed machine under failurePolicy (recorded in status.soakFailures). Unset: no soak. Mutable.
+   * soak: Go duration (1s to 24h) an updated machine keeps its budget slot after its MachineUpdate completed, so the next machine starts only after it stayed healthy. A Machine whose v1beta2 Ready or NodeHealthy condition is False during the soak counts as a failed machine under failurePolicy (recorded in status.gateFailures). Unset: no soak. Mutable.
    */
   soak?: string;
+  /**
+   * verification: before a machine counts as updated, what Cluster API mirrors from its Node must agree with the target: for a Kubernetes version change (an updater responsible for Machine /spec/version), Machine.status.nodeInfo.kubeletVersion must equal the new version within timeout after the MachineUpdate completed; otherwise the machine fails (recorded in status.gateFailures) with a message naming the mismatch. Unset: the updater's word is the evidence. Mutable.
+   */
+  verification?: {
+    /**
+     * timeout: Go duration (1s to 24h) the node has, after the update completed, to report the target.
+     */
+    timeout: string;
+  };
   /**
    * maintenanceWindows: recurring local-time windows (several allowed, none overlapping); outside every window no new machine starts (in-flight machines finish unless maintenanceWindowEnd is Abort). Unset or empty: always open. Mutable, like paused. Checked by the plan's validation (Valid=False lists every problem). See docs/operations.md.
    */
@@ -306,15 +315,15 @@ export interface InPlaceUpdatePlanStatus {
     message?: string;
   }[];
   /**
-   * soakFailures records the machines that turned unhealthy during their soak (spec.soak); they count as failed for good.
+   * gateFailures records the machines a gate failed (unhealthy during spec.soak, or spec.verification found the node not at target); they count as failed for good.
    */
-  soakFailures?: {
+  gateFailures?: {
     /**
      * machine is the Machine's name.
      */
     machine: string;
     /**
-     * message says which condition was not True and when.
+     * message says what the gate saw (the condition that was not True, the mismatching node field) and when.
      */
     message: string;
   }[];
