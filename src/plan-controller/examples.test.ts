@@ -66,7 +66,11 @@ describe('plan-controller examples', () => {
       if (file === 'gated-plan.yaml')
         snap.writePolicy = parseWritePolicy({
           Machine: {
-            allow: ['/spec/version', '/metadata/annotations/gates.example.com~1pre-drain-check', '/metadata/annotations/gates.example.com~1smoke-test'],
+            allow: [
+              '/spec/version',
+              '/metadata/annotations/gates.example.com~1pre-drain-check',
+              '/metadata/annotations/gates.example.com~1smoke-test',
+            ],
           },
         });
       const preview = previewPlan(plan, snap);
