@@ -106,6 +106,8 @@ export const Reasons = {
   notPaused: 'NotPaused',
   /** Plan: outside every spec.maintenanceWindows window, no new machine starts. */
   waitingForMaintenanceWindow: 'WaitingForMaintenanceWindow',
+  /** Plan: an alert matching spec.alertGate fires, or its endpoint cannot be read: no new machine starts. */
+  waitingForAlerts: 'WaitingForAlerts',
   /** Plan: machines still in update when a window closed were aborted (spec.maintenanceWindowEnd Abort). */
   maintenanceWindowEnded: 'MaintenanceWindowEnded',
   deleting: 'Deleting',
@@ -202,6 +204,12 @@ export const PlanEventReasons = {
   paused: 'PlanPaused',
   /** The plan was resumed. */
   resumed: 'PlanResumed',
+  /** spec.alertGate started holding the plan (an alert fires, or the endpoint cannot be read). */
+  alertGateHolding: 'AlertGateHolding',
+  /** spec.alertGate no longer holds the plan. */
+  alertGateCleared: 'AlertGateCleared',
+  /** spec.alertGate held the plan longer than its holdTimeout: the plan halts. */
+  alertGateHalted: 'AlertGateHalted',
   /** A maintenance window of the plan opened: machines may start. */
   windowOpened: 'MaintenanceWindowOpened',
   /** A maintenance window of the plan closed (or the plan first saw it closed): no new machine starts. */

@@ -95,6 +95,9 @@ export const PlanSpecSchema = z.object({
   ttlSecondsAfterFinished: int.min(0).max(31_536_000).optional(),
   soak: z.string().max(32).optional(),
   verification: z.object({ timeout: z.string().max(32) }).optional(),
+  alertGate: z
+    .object({ url: z.string().max(2048), matchers: z.array(z.string().max(256)).max(16).optional(), holdTimeout: z.string().max(32) })
+    .optional(),
   maintenanceWindows: z.array(MaintenanceWindowSchema).max(32).optional(),
   maintenanceWindowEnd: z.enum(['Finish', 'Abort']).optional(),
   controlPlane: TargetSchema.optional(),
@@ -132,6 +135,13 @@ export const PlanStatusSchema = z.object({
   gateFailures: z
     .array(z.object({ machine: z.string().max(253), message: z.string().max(1024) }))
     .max(1000)
+    .optional(),
+  alertGate: z
+    .object({
+      state: z.enum(['Clear', 'Firing', 'Unreachable', 'Halted']),
+      since: z.string().optional(),
+      message: z.string().max(1024).optional(),
+    })
     .optional(),
   maintenanceWindow: z
     .object({

@@ -36,6 +36,7 @@ import { crdName } from '../contract/index.js';
 import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
+import { queryAlerts } from './alerts.js';
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
 import { collectClones } from './clones-act.js';
 
@@ -241,6 +242,8 @@ async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): 
   } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;
+  // spec.alertGate: the endpoint is read every reconcile of an active plan (alerts.ts; bounded by its timeout).
+  if (plan.spec.alertGate && !isTerminal(plan.status?.updateStatus)) snap.alerts = await queryAlerts(plan.spec.alertGate.url);
   return snap;
 }
 

@@ -37,7 +37,7 @@ import {
   resolveFenceposts,
 } from '../api/capi/index.js';
 import { parameterDepthProblems } from './bounds.js';
-import { soakGate, windowEvents, windowGate, windowStatus } from './gates.js';
+import { ALERTS_POLL_MS, alertGate, alertGateEvents, soakGate, windowEvents, windowGate, windowStatus } from './gates.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { PlanSnapshot } from './scope.js';
 import type { MetricDeltas, PlanEvent } from './status.js';
@@ -487,10 +487,11 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   for (const mu of snap.machineUpdates) if (mu.spec.planName === planName) mus.set(mu.spec.machineRef.name, mu);
   const win = windowGate(plan, now);
   const soak = soakGate(plan, mus, snap.machines, now);
+  const alerts = alertGate(plan, snap.alerts, now);
   // Parameters nested absurdly deep would break every clone of the MachineUpdates and tasks they are copied into.
   // An invalid plan that never started ends (final for its generation, status.ts invalidVerdict).
   const verdict = invalidVerdict({
-    problems: [...validatePlan(snap), ...parameterDepthProblems(plan), ...win.problems, ...soak.problems],
+    problems: [...validatePlan(snap), ...parameterDepthProblems(plan), ...win.problems, ...soak.problems, ...alerts.problems],
     started: !!prev.startTime || mus.size > 0,
     generation,
     prev,
@@ -524,7 +525,9 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     list.push(mu);
   }
   const waiting = olderActive.length > 0;
-  const mayStart = !stopping && valid && !waiting && !paused && !windowClosed;
+  // spec.alertGate (gates.ts): a matching firing alert, or an endpoint that cannot be read, holds new starts too.
+  const alertHeld = valid && alerts.held;
+  const mayStart = !stopping && valid && !waiting && !paused && !windowClosed && !alertHeld;
   const mode: Mode = stopping ? 'stop' : mayStart ? 'rollout' : 'hold';
   // A machine at target counts as updated once the plan may start (or has started): a plan that waits, is paused or
   // invalid before starting reports nothing as done. spec.rerunMachinesAtTarget runs the updaters regardless.
@@ -554,7 +557,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   };
 
   // One active plan per cluster: a plan that wants to start moves every older active plan to aborting.
-  if (!stopping && valid && !paused && !windowClosed) {
+  if (!stopping && valid && !paused && !windowClosed && !alertHeld) {
     for (const p of olderActive)
       if (p.spec.updatePhase !== UpdatePhase.aborting && !p.metadata?.deletionTimestamp) d.supersede.push(p.metadata?.name ?? '');
   }
@@ -619,6 +622,8 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   if (terminal) updateStatus = prev.updateStatus!;
   // An abort that arrives after the last machine finished does not undo the result (contract C4).
   else if (stopping) updateStatus = inFlightTotal > 0 ? 'aborting' : started && allUpdated && valid ? 'updated' : 'aborted';
+  // Halted by the alert gate: the machines in flight finish, then the plan ends failed.
+  else if (valid && alerts.halted && inFlightTotal === 0 && !(started && allUpdated)) updateStatus = 'failed';
   else if (!started && !mayStart) updateStatus = 'pending';
   else if (allUpdated) updateStatus = 'updated';
   else {
@@ -649,8 +654,10 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     if (ws) status.maintenanceWindow = ws;
     else delete status.maintenanceWindow;
     if (soak.failures.length > 0) status.gateFailures = soak.failures.slice(0, 1000);
+    if (alerts.status) status.alertGate = alerts.status;
+    else delete status.alertGate;
   }
-  const windowNote = windowClosed ? win.state!.message : undefined;
+  const windowNote = windowClosed ? win.state!.message : alertHeld ? alerts.message : undefined;
 
   const ready = readyCondition({
     updateStatus: terminal ? prev.updateStatus! : updateStatus,
@@ -658,7 +665,10 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     started,
     waiting,
     paused,
-    ...(windowNote ? { window: windowNote } : {}),
+    ...(windowNote
+      ? { window: windowNote, windowReason: windowClosed ? Reasons.waitingForMaintenanceWindow : Reasons.waitingForAlerts }
+      : {}),
+    ...(alertHeld && alerts.halted ? { halt: alerts.message ?? 'halted by the alert gate' } : {}),
     windowEnded,
     deleting,
     supersededBy,
@@ -680,7 +690,9 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
       started,
       waiting,
       paused,
-      ...(windowNote ? { window: windowNote } : {}),
+      ...(windowNote
+        ? { window: windowNote, windowReason: windowClosed ? Reasons.waitingForMaintenanceWindow : Reasons.waitingForAlerts }
+        : {}),
       olderActive,
       ready,
       controlPlane: ordered.filter(({ t }) => t.kind === 'ControlPlane').map(({ e }) => e),
@@ -711,8 +723,13 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   d.events = eventsFor(planName, prev, status, terminal ? [] : rows, d, problems, ready.reason);
   if (!terminal) d.events.push(...alreadyAtTargetEvents(prev, skippedAll));
   if (!terminal) d.events.push(...windowEvents(prev.maintenanceWindow, status.maintenanceWindow, win.abortAtEnd));
+  if (!terminal) d.events.push(...alertGateEvents(prev.alertGate, status.alertGate));
   if (!terminal) {
-    const wakes = [win.state?.nextChange, stopping ? undefined : soak.wakeAt].filter((x): x is Date => !!x);
+    const wakes = [
+      win.state?.nextChange,
+      stopping ? undefined : soak.wakeAt,
+      alerts.status && !stopping ? new Date(now.getTime() + ALERTS_POLL_MS) : undefined,
+    ].filter((x): x is Date => !!x);
     if (wakes.length > 0) d.requeueAt = new Date(Math.min(...wakes.map((w) => w.getTime()))).toISOString();
   }
   if (!terminal) d.metrics = metricDeltas(prev, rows, d);

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { InPlaceUpdatePlan } from '../api/index.js';
 import { PlanEventReasons, Reasons } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
+import type { PlanSnapshot } from './scope.js';
 import { decidePlan } from './decide.js';
 import type { SnapOpts } from './testkit.js';
 import { machine, mdMachines, mdOnly, mu, plan, snapshot, started } from './testkit.js';
@@ -254,6 +255,61 @@ describe('plan-controller verification (decide, injected clock)', () => {
       'machine cluster1-md-0-0 failed verification: Machine.status.nodeInfo.kubeletVersion is v1.30.0, not v1.30.1, 5m after its update',
     );
     expect(d.status.gateFailures?.map((f) => f.machine)).to.deep.equal(['cluster1-md-0-0']);
+    expect(starts(d)).to.deep.equal([]);
+  });
+});
+
+describe('plan-controller alert gate (decide, injected clock and endpoint answer)', () => {
+  const firing = (alertname: string, severity: string) => ({ labels: { alertname, severity, cluster: 'cluster1' }, state: 'firing' });
+  function decideAlerts(
+    now: string,
+    alerts: PlanSnapshot['alerts'],
+    o: { status?: InPlaceUpdatePlan['status']; matchers?: string[] } = {},
+  ) {
+    const snap = snapshot({ plan: plan(o.status ? { status: o.status } : {}) });
+    snap.plan.spec.alertGate = { url: 'http://prometheus:9090', matchers: o.matchers ?? ['severity="critical"'], holdTimeout: '10m' };
+    if (alerts) snap.alerts = alerts;
+    snap.now = now;
+    return decidePlan(snap);
+  }
+
+  it('a matching firing alert holds new starts and is named; others do not', () => {
+    const d = decideAlerts('2026-01-01T00:10:00Z', { ok: true, alerts: [firing('NodeDown', 'critical'), firing('DiskSlow', 'warning')] });
+    expect(starts(d)).to.deep.equal([]);
+    expect(ready(d)?.reason).to.equal(Reasons.waitingForAlerts);
+    expect(ready(d)?.message).to.equal('alert NodeDown firing (severity="critical")');
+    expect(d.status.alertGate).to.include({ state: 'Firing', since: '2026-01-01T00:10:00.000Z' });
+    expect(d.events.map((e) => e.reason)).to.include(PlanEventReasons.alertGateHolding);
+    const clear = decideAlerts('2026-01-01T00:10:00Z', { ok: true, alerts: [firing('DiskSlow', 'warning')] });
+    expect(starts(clear)).to.deep.equal(['cluster1-cp-0']);
+    expect(clear.status.alertGate?.state).to.equal('Clear');
+    expect(clear.requeueAt).to.equal('2026-01-01T00:10:05.000Z');
+  });
+
+  it('an endpoint that cannot be read holds the plan (fail closed), with the error', () => {
+    const d = decideAlerts('2026-01-01T00:10:00Z', { ok: false, error: 'GET http://prometheus:9090/api/v1/alerts failed: ECONNREFUSED' });
+    expect(starts(d)).to.deep.equal([]);
+    expect(ready(d)?.message).to.match(/^alert endpoint unreadable, holding the plan \(fail closed\): .*ECONNREFUSED/);
+    expect(d.status.alertGate?.state).to.equal('Unreachable');
+  });
+
+  it('held for holdTimeout since the hold began, the plan halts and ends failed naming the alerts', () => {
+    const alerts = { ok: true as const, alerts: [firing('NodeDown', 'critical')] };
+    const first = decideAlerts('2026-01-01T00:10:00Z', alerts);
+    const still = decideAlerts('2026-01-01T00:19:59Z', alerts, { status: first.status });
+    expect(still.status.updateStatus).to.equal('pending');
+    expect(still.status.alertGate?.since).to.equal('2026-01-01T00:10:00.000Z');
+    const halted = decideAlerts('2026-01-01T00:20:00Z', alerts, { status: still.status });
+    expect(halted.status.updateStatus).to.equal('failed');
+    expect(halted.status.alertGate?.state).to.equal('Halted');
+    expect(ready(halted)?.message).to.contain('halted: held longer than holdTimeout 10m: alert NodeDown firing');
+    expect(halted.events.map((e) => e.reason)).to.include(PlanEventReasons.alertGateHalted);
+  });
+
+  it('malformed matchers and URLs are validation problems', () => {
+    const d = decideAlerts('2026-01-01T00:10:00Z', { ok: true, alerts: [] }, { matchers: ['severity=critical', 'cluster="c1"'] });
+    expect(cond(d, 'Valid')?.message).to.contain('spec.alertGate.matchers[0]');
+    expect(cond(d, 'Valid')?.message).to.not.contain('matchers[1]');
     expect(starts(d)).to.deep.equal([]);
   });
 });

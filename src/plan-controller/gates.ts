@@ -8,10 +8,11 @@ import { conditionsOf } from '../api/capi/index.js';
 import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
 import type { MaintenanceWindowSpec } from '../api/windows.js';
 import { describeWindowInstant, maintenanceWindowState, validateMaintenanceWindows } from '../api/windows.js';
+import type { AlertsResult } from './alerts.js';
 import type { PlanEvent } from './status.js';
 
 /** Gate names as metrics and docs spell them. */
-export const GateNames = { maintenanceWindow: 'maintenanceWindow' } as const;
+export const GateNames = { maintenanceWindow: 'maintenanceWindow', alerts: 'alerts' } as const;
 
 /** The plan's window status field (status.maintenanceWindow). */
 export type WindowStatus = NonNullable<InPlaceUpdatePlanStatus['maintenanceWindow']>;
@@ -96,6 +97,10 @@ export function heldBy(plan: InPlaceUpdatePlan): { gate: string; since: number }
   const st = plan.status;
   if (!st || isTerminal(st.updateStatus)) return undefined;
   const ready = st.conditions?.find((c) => c.type === ConditionTypes.ready);
+  if (ready?.reason === Reasons.waitingForAlerts) {
+    const since = Date.parse(st.alertGate?.since ?? ready.lastTransitionTime);
+    return Number.isFinite(since) ? { gate: GateNames.alerts, since } : undefined;
+  }
   if (ready?.reason !== Reasons.waitingForMaintenanceWindow) return undefined;
   const since = Date.parse(st.maintenanceWindow?.since ?? ready.lastTransitionTime);
   return Number.isFinite(since) ? { gate: GateNames.maintenanceWindow, since } : undefined;
@@ -249,4 +254,113 @@ function withStatus(mu: MachineUpdate, updateStatus: string, message?: string): 
     ...mu,
     status: { ...mu.status, updateStatus, ...(message !== undefined ? { message } : {}) },
   } as MachineUpdate;
+}
+
+/** How often a plan with an alert gate is reconciled (alerts change without Kubernetes events). */
+export const ALERTS_POLL_MS = 5_000;
+/** Longest spec.alertGate.holdTimeout. */
+export const ALERT_HOLD_MAX_MS = 7 * 24 * 3_600_000;
+
+/** The plan's alert gate status field (status.alertGate). */
+export type AlertGateStatus = NonNullable<InPlaceUpdatePlanStatus['alertGate']>;
+
+/** One label matcher: name="value" or name!="value". */
+interface Matcher {
+  name: string;
+  negate: boolean;
+  value: string;
+}
+
+const MATCHER = /^([a-zA-Z_][a-zA-Z0-9_]*)\s*(!=|=)\s*"((?:[^"\\]|\\.)*)"$/;
+
+/** Parses a matcher; undefined when malformed. */
+export function parseMatcher(text: string): Matcher | undefined {
+  const m = MATCHER.exec(text.trim());
+  if (!m) return undefined;
+  return { name: m[1]!, negate: m[2] === '!=', value: m[3]!.replace(/\\(.)/g, '$1') };
+}
+
+/** Where the alert gate stands this reconcile. */
+export interface AlertGate {
+  problems: string[];
+  /** No new machine starts. */
+  held: boolean;
+  /** Held longer than holdTimeout (sticky, from status): the plan ends failed once nothing is in flight. */
+  halted: boolean;
+  /** "alert NodeDown firing (…)", the endpoint's error, or the halt. */
+  message?: string;
+  status?: AlertGateStatus;
+}
+
+/**
+ * The alert gate from the endpoint's answer (`result`, read by alerts.ts) and the recorded status: a matching firing
+ * alert or an endpoint that cannot be read (fail closed) holds the plan; held for holdTimeout since the hold began,
+ * the plan halts, for good (status state Halted).
+ */
+export function alertGate(plan: InPlaceUpdatePlan, result: AlertsResult | undefined, now: Date): AlertGate {
+  const spec = plan.spec.alertGate;
+  if (!spec) return { problems: [], held: false, halted: false };
+  const problems: string[] = [];
+  let url: URL | undefined;
+  try {
+    url = new URL(spec.url);
+  } catch {
+    /* reported below */
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    problems.push(`spec.alertGate.url: ${JSON.stringify(spec.url.slice(0, 200))} is not an http(s) URL`);
+  const matchers: Matcher[] = [];
+  (spec.matchers ?? []).forEach((t, i) => {
+    const m = parseMatcher(t);
+    if (m) matchers.push(m);
+    else problems.push(`spec.alertGate.matchers[${i}]: ${JSON.stringify(t.slice(0, 100))} is not name="value" or name!="value"`);
+  });
+  const hold = durationProblems(spec.holdTimeout, 'spec.alertGate.holdTimeout');
+  problems.push(...hold.problems);
+  if (hold.ms !== undefined && hold.ms > ALERT_HOLD_MAX_MS) problems.push(`spec.alertGate.holdTimeout: ${spec.holdTimeout} is over 168h`);
+  if (problems.length > 0) return { problems, held: false, halted: false };
+  const prev = plan.status?.alertGate;
+  if (prev?.state === 'Halted') return { problems, held: true, halted: true, message: prev.message ?? 'halted by the alert gate', status: prev };
+  let state: AlertGateStatus['state'];
+  let message: string;
+  if (!result) [state, message] = ['Unreachable', 'alerts not read yet (fail closed)'];
+  else if (!result.ok) [state, message] = ['Unreachable', `alert endpoint unreadable, holding the plan (fail closed): ${result.error}`];
+  else {
+    const firing = result.alerts.filter(
+      (a) => a.state === 'firing' && matchers.every((m) => ((a.labels[m.name] ?? '') === m.value) !== m.negate),
+    );
+    const names = [...new Set(firing.map((a) => a.labels['alertname'] ?? '(no alertname)'))];
+    [state, message] =
+      firing.length === 0
+        ? ['Clear', 'no matching alert fires']
+        : [
+            'Firing',
+            `alert ${names.slice(0, 5).join(', ')}${names.length > 5 ? ` and ${names.length - 5} more` : ''} firing (${(spec.matchers ?? []).join(', ') || 'any alert'})`,
+          ];
+  }
+  const holding = state !== 'Clear';
+  const wasHolding = prev?.state === 'Firing' || prev?.state === 'Unreachable';
+  const since = holding && wasHolding && prev?.since ? prev.since : now.toISOString();
+  if (holding && now.getTime() - Date.parse(since) >= hold.ms!) {
+    const halted = boundMessage(`halted: held longer than holdTimeout ${spec.holdTimeout}: ${message}`, 1024);
+    return { problems, held: true, halted: true, message: halted, status: { state: 'Halted', since: now.toISOString(), message: halted } };
+  }
+  return { problems, held: holding, halted: false, message, status: { state, since, message: boundMessage(message, 1024) } };
+}
+
+/** The Event of an alert gate state change (from the recorded state). */
+export function alertGateEvents(prev: AlertGateStatus | undefined, next: AlertGateStatus | undefined): PlanEvent[] {
+  if (!next || prev?.state === next.state) return [];
+  const msg = next.message ?? '';
+  switch (next.state) {
+    case 'Clear':
+      return prev ? [{ type: 'Normal', reason: PlanEventReasons.alertGateCleared, message: `alertGate: ${msg}` }] : [];
+    case 'Halted':
+      return [{ type: 'Warning', reason: PlanEventReasons.alertGateHalted, message: `alertGate: ${msg}` }];
+    default:
+      // Firing <-> Unreachable are both a hold: one Event when the hold starts.
+      return prev?.state === 'Firing' || prev?.state === 'Unreachable'
+        ? []
+        : [{ type: 'Warning', reason: PlanEventReasons.alertGateHolding, message: `alertGate: ${msg}; no new machine starts` }];
+  }
 }

@@ -54,6 +54,8 @@ export function startGate(i: {
   paused: boolean;
   /** Set while a maintenance window holds the plan: "window closed until …". */
   window?: string;
+  /** The Ready reason of `window` (WaitingForMaintenanceWindow, or WaitingForAlerts for the alert gate). */
+  windowReason?: string;
   olderActive: readonly InPlaceUpdatePlan[];
 }): { reason: string; message: string } | undefined {
   if (i.started) return undefined;
@@ -66,7 +68,7 @@ export function startGate(i: {
         ? `the plan is paused; once resumed it waits for plan ${waitingFor(i.olderActive)} to finish`
         : 'the plan is paused',
     };
-  if (i.window) return { reason: Reasons.waitingForMaintenanceWindow, message: i.window };
+  if (i.window) return { reason: i.windowReason ?? Reasons.waitingForMaintenanceWindow, message: i.window };
   if (i.waiting) return { reason: Reasons.waitingForPreviousPlan, message: `waiting for plan ${waitingFor(i.olderActive)} to finish` };
   return undefined;
 }
@@ -188,6 +190,8 @@ export interface PlanConditionsInput {
   paused: boolean;
   /** Set while a maintenance window holds the plan: "window closed until …". */
   window?: string;
+  /** The Ready reason of `window`. */
+  windowReason?: string;
   olderActive: readonly InPlaceUpdatePlan[];
   ready: { status: Condition['status']; reason: string; message: string };
   controlPlane: readonly TargetRowReason[];
@@ -290,8 +294,12 @@ export interface ReadyInput {
   started: boolean;
   waiting: boolean;
   paused: boolean;
-  /** Set while a maintenance window holds the plan: "window closed until …". */
+  /** Set while a gate (maintenance window, alerts) holds the plan: "window closed until …". */
   window?: string;
+  /** The Ready reason of `window` (default WaitingForMaintenanceWindow). */
+  windowReason?: string;
+  /** Set when the alert gate halted the plan: the failed plan's message says why. */
+  halt?: string;
   /** The plan stops because a window closed with machines in update (spec.maintenanceWindowEnd Abort). */
   windowEnded?: boolean;
   deleting: boolean;
@@ -323,7 +331,11 @@ export function readyCondition(i: ReadyInput): { status: Condition['status']; re
       };
     }
     case 'failed':
-      return { status: 'False', reason: Reasons.failed, message: withDetail(`${i.progress} machines updated`) };
+      return {
+        status: 'False',
+        reason: Reasons.failed,
+        message: withDetail(`${i.halt ? `alertGate ${i.halt}; ` : ''}${i.progress} machines updated`),
+      };
     case 'aborted':
     case 'aborting': {
       const reason = i.supersededBy
@@ -358,7 +370,7 @@ export function readyCondition(i: ReadyInput): { status: Condition['status']; re
       if (i.window)
         return {
           status: 'False',
-          reason: Reasons.waitingForMaintenanceWindow,
+          reason: i.windowReason ?? Reasons.waitingForMaintenanceWindow,
           message: i.waiting ? `${i.window}; then it waits for plan ${waitingFor(i.olderActive)} to finish` : i.window,
         };
       if (i.waiting)
@@ -379,7 +391,7 @@ export function readyCondition(i: ReadyInput): { status: Condition['status']; re
       if (i.window)
         return {
           status: 'False',
-          reason: Reasons.waitingForMaintenanceWindow,
+          reason: i.windowReason ?? Reasons.waitingForMaintenanceWindow,
           message: withDetail(`${i.window}; ${i.progress} machines updated`),
         };
       return { status: 'False', reason: Reasons.updating, message: withDetail(`${i.progress} machines updated`) };

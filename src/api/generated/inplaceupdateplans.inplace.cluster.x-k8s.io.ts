@@ -17,7 +17,7 @@ export interface InPlaceUpdatePlan {
   status?: InPlaceUpdatePlanStatus;
 }
 /**
- * spec is immutable except updatePhase (updating -> aborting), paused, ttlSecondsAfterFinished, soak, verification, maintenanceWindows and maintenanceWindowEnd. A new change is a new plan.
+ * spec is immutable except updatePhase (updating -> aborting), paused, ttlSecondsAfterFinished, soak, verification, alertGate, maintenanceWindows and maintenanceWindowEnd. A new change is a new plan.
  */
 export interface InPlaceUpdatePlanSpec {
   /**
@@ -60,6 +60,23 @@ export interface InPlaceUpdatePlanSpec {
      * timeout: Go duration (1s to 24h) the node has, after the update completed, to report the target.
      */
     timeout: string;
+  };
+  /**
+   * alertGate: a Prometheus-compatible alerts endpoint; while an alert matching every matcher fires, no new machine starts; held longer than holdTimeout, the plan halts (no new starts, ends failed once nothing is in flight) naming the alerts. An endpoint that cannot be read holds the plan (fail closed). Mutable.
+   */
+  alertGate?: {
+    /**
+     * url: base URL of Prometheus (or Alertmanager-compatible /api/v1/alerts), e.g. http://prometheus.monitoring:9090; the plan controller GETs <url>/api/v1/alerts.
+     */
+    url: string;
+    /**
+     * matchers: label matchers an alert must all satisfy, name="value" or name!="value" (e.g. severity="critical", cluster="cluster1"); empty: every firing alert.
+     */
+    matchers?: string[];
+    /**
+     * holdTimeout: Go duration (1s to 168h) the gate may hold the plan before it halts.
+     */
+    holdTimeout: string;
   };
   /**
    * maintenanceWindows: recurring local-time windows (several allowed, none overlapping); outside every window no new machine starts (in-flight machines finish unless maintenanceWindowEnd is Abort). Unset or empty: always open. Mutable, like paused. Checked by the plan's validation (Valid=False lists every problem). See docs/operations.md.
@@ -327,6 +344,23 @@ export interface InPlaceUpdatePlanStatus {
      */
     message: string;
   }[];
+  /**
+   * alertGate is what the plan last saw at spec.alertGate.url.
+   */
+  alertGate?: {
+    /**
+     * state: Clear (no matching alert), Firing, Unreachable (held, fail closed) or Halted (held longer than holdTimeout).
+     */
+    state: 'Clear' | 'Firing' | 'Unreachable' | 'Halted';
+    /**
+     * since is when the gate started holding (Firing or Unreachable) or the state began.
+     */
+    since?: string;
+    /**
+     * message names the firing alerts or the endpoint's error.
+     */
+    message?: string;
+  };
   /**
    * maintenanceWindow is the window state the plan last observed (set while spec.maintenanceWindows is set); a change records an Event.
    */
