@@ -320,7 +320,8 @@ export function alertGate(plan: InPlaceUpdatePlan, result: AlertsResult | undefi
   if (hold.ms !== undefined && hold.ms > ALERT_HOLD_MAX_MS) problems.push(`spec.alertGate.holdTimeout: ${spec.holdTimeout} is over 168h`);
   if (problems.length > 0) return { problems, held: false, halted: false };
   const prev = plan.status?.alertGate;
-  if (prev?.state === 'Halted') return { problems, held: true, halted: true, message: prev.message ?? 'halted by the alert gate', status: prev };
+  if (prev?.state === 'Halted')
+    return { problems, held: true, halted: true, message: prev.message ?? 'halted by the alert gate', status: prev };
   let state: AlertGateStatus['state'];
   let message: string;
   if (!result) [state, message] = ['Unreachable', 'alerts not read yet (fail closed)'];
