@@ -1,7 +1,7 @@
 // End to end on the embedded API server: spec.soak holds an updated machine's slot; a machine that turns unhealthy
 // during its soak fails the plan (failurePolicy Halt) with a message saying so.
 import { expect } from 'chai';
-import { Machines } from '../../src/api/index.js';
+import { Machines, Nodes } from '../../src/api/index.js';
 import { useE2eEnv } from './env.js';
 import { conditionOf, planObject, refUpdater } from './harness.js';
 
@@ -28,25 +28,32 @@ describe('e2e: soak', function () {
     // Its slot is held: the second machine has not started.
     expect(await p.machineUpdates()).to.have.length(1);
 
-    // The node goes bad during the soak (as Cluster API would mirror it on the Machine).
+    // The node goes bad during the soak: its kubelet reports NotReady, and the CAPI simulator mirrors that into the
+    // Machine's NodeHealthy / Ready conditions as Cluster API does.
     const m = (await env().client.get(Machines, p.ns, first))!;
-    const conditions = ((m['status'] as { conditions?: { type: string }[] }).conditions ?? []).map((c) =>
-      c.type === 'NodeHealthy'
+    const nodeName = (m['status'] as { nodeRef: { name: string } }).nodeRef.name;
+    const node = (await env().client.get(Nodes, undefined, nodeName))!;
+    const nodeConditions = ((node['status'] as { conditions?: { type: string }[] }).conditions ?? []).map((c) =>
+      c.type === 'Ready'
         ? {
             ...c,
             status: 'False',
-            reason: 'NodeConditionsFailed',
+            reason: 'KubeletNotReady',
             message: 'kubelet stopped posting',
             lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
           }
         : c,
     );
-    await env().client.patch(Machines, p.ns, first, { status: { conditions } }, { type: 'merge', subresource: 'status' });
+    await env().client.patch(
+      Nodes,
+      undefined,
+      nodeName,
+      { status: { conditions: nodeConditions } },
+      { type: 'merge', subresource: 'status' },
+    );
     const failed = await p.waitPlan('p', (x) => x.status?.updateStatus === 'failed', 'plan failed by the soak');
     expect(failed.status?.gateFailures?.map((f) => f.machine)).to.deep.equal([first]);
-    expect(failed.status?.targets?.[0]?.message).to.match(
-      new RegExp(`machine ${first} turned unhealthy during its soak .*NodeHealthy=False`),
-    );
+    expect(failed.status?.targets?.[0]?.message).to.match(new RegExp(`machine ${first} turned unhealthy during its soak .*=False`));
     expect(conditionOf(failed, 'Ready')).to.include({ reason: 'Failed' });
     expect(await p.machineUpdates()).to.have.length(1);
   });
