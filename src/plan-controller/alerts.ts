@@ -13,8 +13,6 @@ export type AlertsResult = { ok: true; alerts: Alert[] } | { ok: false; error: s
 
 /** How long one query may take: a hanging endpoint must not hold the plan's worker. */
 export const ALERTS_QUERY_TIMEOUT_MS = 5_000;
-/** How often a plan with an alert gate queries while it may start machines (alerts change without Kubernetes events). */
-export const ALERTS_POLL_MS = 5_000;
 /** Largest response read: a Prometheus with thousands of alerts answers in a few MiB. */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
