@@ -104,6 +104,12 @@ export const Reasons = {
   halted: 'Halted',
   paused: 'Paused',
   notPaused: 'NotPaused',
+  /** Plan: outside every spec.maintenanceWindows window, no new machine starts. */
+  waitingForMaintenanceWindow: 'WaitingForMaintenanceWindow',
+  /** Plan: an alert matching spec.alertGate fires, or its endpoint cannot be read: no new machine starts. */
+  waitingForAlerts: 'WaitingForAlerts',
+  /** Plan: machines still in update when a window closed were aborted (spec.maintenanceWindowEnd Abort). */
+  maintenanceWindowEnded: 'MaintenanceWindowEnded',
   deleting: 'Deleting',
   preflightFailed: 'PreflightFailed',
   surging: 'Surging',
@@ -198,6 +204,16 @@ export const PlanEventReasons = {
   paused: 'PlanPaused',
   /** The plan was resumed. */
   resumed: 'PlanResumed',
+  /** spec.alertGate started holding the plan (an alert fires, or the endpoint cannot be read). */
+  alertGateHolding: 'AlertGateHolding',
+  /** spec.alertGate no longer holds the plan. */
+  alertGateCleared: 'AlertGateCleared',
+  /** spec.alertGate held the plan longer than its holdTimeout: the plan halts. */
+  alertGateHalted: 'AlertGateHalted',
+  /** A maintenance window of the plan opened: machines may start. */
+  windowOpened: 'MaintenanceWindowOpened',
+  /** A maintenance window of the plan closed (or the plan first saw it closed): no new machine starts. */
+  windowClosed: 'MaintenanceWindowClosed',
   /** On the newest finished plan of a cluster: finished plans were deleted (their TTL, plan pruning, or their campaign). */
   pruned: 'PlansPruned',
   /** On a finished plan beyond the history limit: its MachineUpdates and tasks were deleted; the plan and its status stay. */

@@ -77,6 +77,13 @@ export const UpdaterSchema = z.object({
 });
 /** A plan target (control plane or MachineDeployment). */
 export const TargetSchema = z.object({ name: objectName, sequence: int.min(1).max(1000), updaters: z.array(UpdaterSchema).min(1).max(32) });
+/** One recurring maintenance window (shape only: the calendar checks are validateMaintenanceWindows, src/api/windows.ts). */
+export const MaintenanceWindowSchema = z.object({
+  days: z.array(z.string().max(3)).max(7).optional(),
+  start: z.string().max(5),
+  duration: z.string().max(32),
+  timeZone: z.string().max(64),
+});
 /** InPlaceUpdatePlan.spec. */
 export const PlanSpecSchema = z.object({
   clusterName: objectName,
@@ -86,6 +93,13 @@ export const PlanSpecSchema = z.object({
   acceptUncoveredChanges: z.boolean().optional(),
   rerunMachinesAtTarget: z.boolean().optional(),
   ttlSecondsAfterFinished: int.min(0).max(31_536_000).optional(),
+  soak: z.string().max(32).optional(),
+  verification: z.object({ timeout: z.string().max(32) }).optional(),
+  alertGate: z
+    .object({ url: z.string().max(2048), matchers: z.array(z.string().max(256)).max(16).optional(), holdTimeout: z.string().max(32) })
+    .optional(),
+  maintenanceWindows: z.array(MaintenanceWindowSchema).max(32).optional(),
+  maintenanceWindowEnd: z.enum(['Finish', 'Abort']).optional(),
   controlPlane: TargetSchema.optional(),
   machineDeployments: z.array(TargetSchema).max(500).optional(),
 });
@@ -117,6 +131,25 @@ export const PlanStatusSchema = z.object({
         message: z.string().optional(),
       }),
     )
+    .optional(),
+  gateFailures: z
+    .array(z.object({ machine: z.string().max(253), message: z.string().max(1024) }))
+    .max(1000)
+    .optional(),
+  alertGate: z
+    .object({
+      state: z.enum(['Clear', 'Firing', 'Unreachable', 'Halted']),
+      since: z.string().optional(),
+      message: z.string().max(1024).optional(),
+    })
+    .optional(),
+  maintenanceWindow: z
+    .object({
+      state: z.enum(['Open', 'Closed']),
+      since: z.string().optional(),
+      nextChange: z.string().optional(),
+      message: z.string().max(256).optional(),
+    })
     .optional(),
   conditions: z.array(ConditionSchema).optional(),
 });

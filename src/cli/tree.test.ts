@@ -260,4 +260,19 @@ describe('cli status tree', () => {
     // One line per node: the header, the plan, three targets, one machine, one task.
     expect(out.trimEnd().split('\n')).to.have.length(7);
   });
+
+  it('shows the maintenance window: open until when, and a closed window once (it is the Ready message)', () => {
+    const open = plan();
+    open.status!.maintenanceWindow = { state: 'Open', message: 'window open until Sun 02:00 Europe/Berlin (2026-11-29T01:00:00.000Z)' };
+    expect(buildStatusTree(open, [], now).message).to.contain('window open until Sun 02:00 Europe/Berlin');
+    const closed = plan();
+    const msg = 'window closed until Sat 22:00 Europe/Berlin (2026-11-28T21:00:00.000Z)';
+    closed.status!.maintenanceWindow = { state: 'Closed', message: msg };
+    closed.status!.conditions = [
+      { type: 'Ready', status: 'False', reason: 'WaitingForMaintenanceWindow', message: msg, lastTransitionTime: ago(200) },
+    ];
+    const node = buildStatusTree(closed, [], now);
+    expect(node.reason).to.equal('WaitingForMaintenanceWindow');
+    expect(node.message.split(msg)).to.have.length(2);
+  });
 });

@@ -64,6 +64,11 @@ export function buildStatusTree(plan: InPlaceUpdatePlan & KubeObject, machineUpd
     message: [pc?.status === 'False' || pc?.status === 'Unknown' ? pc.message : undefined, progress].filter((x) => x).join(' — '),
     children: [],
   };
+  // spec.maintenanceWindows: an open window's close matters too (no new machine starts after it); a closed one is
+  // already the Ready message (reason WaitingForMaintenanceWindow). A finished plan waits for nothing.
+  const mw = st?.maintenanceWindow;
+  if (mw?.message && !isTerminal(st?.updateStatus) && !root.message.includes(mw.message))
+    root.message = [root.message, mw.message].filter((x) => x).join(' — ');
 
   const targets: { kind: TargetKind; name: string; sequence: number }[] = [];
   if (plan.spec.controlPlane)

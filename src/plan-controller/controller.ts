@@ -39,6 +39,7 @@ import { crdName } from '../contract/index.js';
 import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
+import { queryAlerts } from './alerts.js';
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
 import { collectClones } from './clones-act.js';
 
@@ -189,9 +190,14 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   // reconcile makes progress, and its requests are bounded).
   if (failure !== undefined) return Action.requeue(EFFECT_RETRY_MS);
   if (outcomes.some((o) => o.pending !== undefined)) return Action.requeue(OWNER_CONTINUE_MS);
-  if (d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d))
-    return Action.requeue(INVALID_RECHECK_MS);
-  return Action.awaitChange();
+  const recheck =
+    d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d)
+      ? INVALID_RECHECK_MS
+      : Infinity;
+  // A maintenance window opens or closes by the clock alone: wake up then (a second late, so the instant has passed).
+  const atWindow = d.requeueAt ? Math.max(1000, Date.parse(d.requeueAt) - Date.now() + 1000) : Infinity;
+  const after = Math.min(recheck, atWindow);
+  return Number.isFinite(after) ? Action.requeue(after) : Action.awaitChange();
 }
 
 /** How long after a failed effect the plan is reconciled again. */
@@ -314,6 +320,8 @@ async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): 
   } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;
+  // spec.alertGate: the endpoint is read every reconcile of an active plan (alerts.ts; bounded by its timeout).
+  if (plan.spec.alertGate && !isTerminal(plan.status?.updateStatus)) snap.alerts = await queryAlerts(plan.spec.alertGate.url);
   return snap;
 }
 

@@ -28,6 +28,7 @@ import {
 import { controlPlaneNameOf, cpReplicas, deploymentNameOf, isDeleting, isMachineReady, mdReplicas, nameOf } from '../api/capi/index.js';
 import { mdConcurrency } from './concurrency.js';
 import { parameterDepthProblems } from './bounds.js';
+import { ALERTS_POLL_MS, alertGate, alertGateEvents, soakGate, windowEvents, windowGate, windowStatus } from './gates.js';
 import { labelValue, machineUpdateName } from './names.js';
 import type { PlanSnapshot } from './scope.js';
 import type { MetricDeltas, PlanEvent } from './status.js';
@@ -96,6 +97,8 @@ export interface PlanDecision {
   finalizer?: 'add' | 'remove';
   /** Metric increments. */
   metrics: MetricDeltas;
+  /** When the decision changes by the clock alone (a maintenance window opens or closes): reconcile again then. */
+  requeueAt?: string;
 }
 
 type Status = TargetStatus['updateStatus'];
@@ -472,10 +475,13 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const terminal = isTerminal(prev.updateStatus);
   const mus = new Map<string, MachineUpdate>();
   for (const mu of snap.machineUpdates) if (mu.spec.planName === planName) mus.set(mu.spec.machineRef.name, mu);
+  const win = windowGate(plan, now);
+  const soak = soakGate(plan, mus, snap.machines, now);
+  const alerts = alertGate(plan, snap.alerts, now);
   // Parameters nested absurdly deep would break every clone of the MachineUpdates and tasks they are copied into.
   // An invalid plan that never started ends (final for its generation, status.ts invalidVerdict).
   const verdict = invalidVerdict({
-    problems: [...validatePlan(snap), ...parameterDepthProblems(plan)],
+    problems: [...validatePlan(snap), ...parameterDepthProblems(plan), ...win.problems, ...soak.problems, ...alerts.problems],
     started: !!prev.startTime || mus.size > 0,
     generation,
     prev,
@@ -483,21 +489,35 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   });
   const problems = verdict.problems;
   const valid = problems.length === 0;
-  const targetMus = new Map<string, MachineUpdate[]>();
-  for (const mu of mus.values()) {
-    const k = targetKey(mu.spec.target.kind, mu.spec.target.name);
-    let list = targetMus.get(k);
-    if (!list) targetMus.set(k, (list = []));
-    list.push(mu);
-  }
   const started0 = !!prev.startTime || mus.size > 0;
   const others = snap.plans.filter((p) => p.metadata?.name !== planName && p.spec.clusterName === plan.spec.clusterName);
   const older = others.filter((p) => planAge(p, plan) < 0);
   const olderActive = older.filter((p) => !isTerminal(p.status?.updateStatus));
   const supersededBy = plan.metadata?.annotations?.[PlanAnnotations.supersededBy];
-  const stopping = deleting || phase === UpdatePhase.aborting || terminal;
+  // Maintenance windows (gates.ts): a closed window holds new starts as paused does. With maintenanceWindowEnd Abort,
+  // machines in flight when it closes are aborted and the plan ends aborted; the Ready reason it records keeps it
+  // stopping once nothing is in flight any more (level-based, from status).
+  const windowClosed = valid && win.state?.open === false;
+  const windowEnded =
+    !terminal &&
+    ((windowClosed && win.abortAtEnd && [...mus.values()].some((mu) => machineState(mu) === 'inFlight')) ||
+      (prev.updateStatus === UpdateStatus.aborting &&
+        prev.conditions?.find((c) => c.type === ConditionTypes.ready)?.reason === Reasons.maintenanceWindowEnded));
+  const stopping = deleting || phase === UpdatePhase.aborting || terminal || windowEnded;
+  // Soak (gates.ts): the rollout counts a soaking machine in flight and a failed soak failed; a stopping plan starts
+  // nothing more, so there its machines count as their MachineUpdates say.
+  const rolloutMus = stopping ? mus : soak.mus;
+  const targetMus = new Map<string, MachineUpdate[]>();
+  for (const mu of rolloutMus.values()) {
+    const k = targetKey(mu.spec.target.kind, mu.spec.target.name);
+    let list = targetMus.get(k);
+    if (!list) targetMus.set(k, (list = []));
+    list.push(mu);
+  }
   const waiting = olderActive.length > 0;
-  const mayStart = !stopping && valid && !waiting && !paused;
+  // spec.alertGate (gates.ts): a matching firing alert, or an endpoint that cannot be read, holds new starts too.
+  const alertHeld = valid && alerts.held;
+  const mayStart = !stopping && valid && !waiting && !paused && !windowClosed && !alertHeld;
   const mode: Mode = stopping ? 'stop' : mayStart ? 'rollout' : 'hold';
   // A machine at target counts as updated once the plan may start (or has started): a plan that waits, is paused or
   // invalid before starting reports nothing as done. spec.rerunMachinesAtTarget runs the updaters regardless.
@@ -510,7 +530,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     planName,
     planLabel: labelValue(planName),
     halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt',
-    mus,
+    mus: rolloutMus,
     atTarget,
   };
   const d: PlanDecision = {
@@ -527,7 +547,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   };
 
   // One active plan per cluster: a plan that wants to start moves every older active plan to aborting.
-  if (!stopping && valid && !paused) {
+  if (!stopping && valid && !paused && !windowClosed && !alertHeld) {
     for (const p of olderActive)
       if (p.spec.updatePhase !== UpdatePhase.aborting && !p.metadata?.deletionTimestamp) d.supersede.push(p.metadata?.name ?? '');
   }
@@ -543,6 +563,11 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     lowerUpdated = lowerUpdated && group.every((t) => evals.get(t)!.row.updateStatus === 'updated');
   }
   const ordered = targets.map((t) => ({ t, e: evals.get(t)! }));
+  if (!stopping)
+    for (const { t, e } of ordered) {
+      const notes = soak.soaking.get(targetKey(t.kind, t.target.name));
+      if (notes) e.row.message = boundMessage([e.row.message, ...notes].filter((x) => x).join('; '), MessageBudget.status);
+    }
   const skippedAll = ordered.flatMap(({ e }) => e.skipped);
   const started = started0 || skippedAll.length > 0;
 
@@ -587,6 +612,8 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   if (terminal) updateStatus = prev.updateStatus!;
   // An abort that arrives after the last machine finished does not undo the result (contract C4).
   else if (stopping) updateStatus = inFlightTotal > 0 ? 'aborting' : started && allUpdated && valid ? 'updated' : 'aborted';
+  // Halted by the alert gate: the machines in flight finish, then the plan ends failed.
+  else if (valid && alerts.halted && inFlightTotal === 0 && !(started && allUpdated)) updateStatus = 'failed';
   else if (!started && !mayStart) updateStatus = 'pending';
   else if (allUpdated) updateStatus = 'updated';
   else {
@@ -612,6 +639,15 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   if (generation !== undefined) status.observedGeneration = generation;
   if (!terminal && (started || updateStatus === 'updating') && !status.startTime) status.startTime = snap.now;
   if (!terminal && isTerminal(updateStatus)) status.completionTime = snap.now;
+  if (!terminal) {
+    const ws = windowStatus(prev.maintenanceWindow, win, snap.now);
+    if (ws) status.maintenanceWindow = ws;
+    else delete status.maintenanceWindow;
+    if (soak.failures.length > 0) status.gateFailures = soak.failures.slice(0, 1000);
+    if (alerts.status) status.alertGate = alerts.status;
+    else delete status.alertGate;
+  }
+  const windowNote = windowClosed ? win.state!.message : alertHeld ? alerts.message : undefined;
 
   const ready = readyCondition({
     updateStatus: terminal ? prev.updateStatus! : updateStatus,
@@ -619,6 +655,11 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     started,
     waiting,
     paused,
+    ...(windowNote
+      ? { window: windowNote, windowReason: windowClosed ? Reasons.waitingForMaintenanceWindow : Reasons.waitingForAlerts }
+      : {}),
+    ...(alertHeld && alerts.halted ? { halt: alerts.message ?? 'halted by the alert gate' } : {}),
+    windowEnded,
     deleting,
     supersededBy,
     olderActive,
@@ -639,6 +680,9 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
       started,
       waiting,
       paused,
+      ...(windowNote
+        ? { window: windowNote, windowReason: windowClosed ? Reasons.waitingForMaintenanceWindow : Reasons.waitingForAlerts }
+        : {}),
       olderActive,
       ready,
       controlPlane: ordered.filter(({ t }) => t.kind === 'ControlPlane').map(({ e }) => e),
@@ -668,6 +712,16 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
 
   d.events = eventsFor(planName, prev, status, terminal ? [] : rows, d, problems, ready.reason);
   if (!terminal) d.events.push(...alreadyAtTargetEvents(prev, skippedAll));
+  if (!terminal) d.events.push(...windowEvents(prev.maintenanceWindow, status.maintenanceWindow, win.abortAtEnd));
+  if (!terminal) d.events.push(...alertGateEvents(prev.alertGate, status.alertGate));
+  if (!terminal) {
+    const wakes = [
+      win.state?.nextChange,
+      stopping ? undefined : soak.wakeAt,
+      alerts.status && !stopping ? new Date(now.getTime() + ALERTS_POLL_MS) : undefined,
+    ].filter((x): x is Date => !!x);
+    if (wakes.length > 0) d.requeueAt = new Date(Math.min(...wakes.map((w) => w.getTime()))).toISOString();
+  }
   if (!terminal) d.metrics = metricDeltas(prev, rows, d);
   return d;
 }

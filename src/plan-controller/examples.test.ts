@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
-import { PlanSpecSchema } from '../api/index.js';
+import { PlanSpecSchema, parseWritePolicy } from '../api/index.js';
 import { buildInventory } from '../../tools/capi-sim/index.js';
 import { nameOf } from '../api/capi/index.js';
 import type { PreviewSnapshot } from './preview.js';
@@ -56,12 +56,23 @@ function snapshotFor(plan: InPlaceUpdatePlan): PreviewSnapshot {
 const planIn = (file: string): InPlaceUpdatePlan => load(file).find((o) => o.kind === 'InPlaceUpdatePlan') as unknown as InPlaceUpdatePlan;
 
 describe('plan-controller examples', () => {
-  for (const file of ['plan.yaml', 'workers-only-plan.yaml', 'staged-plan.yaml']) {
+  for (const file of ['plan.yaml', 'workers-only-plan.yaml', 'staged-plan.yaml', 'gated-plan.yaml']) {
     it(`${file} is a valid plan for the demo cluster`, () => {
       const plan = planIn(file);
       expect(PlanSpecSchema.safeParse(plan.spec).success).to.equal(true);
       const snap = snapshotFor(plan);
       if (file === 'staged-plan.yaml') snap.templates = snap.templates.map((t) => ({ ...t, found: true }));
+      // The write policy its comment gives: the custom gates' verdict annotations.
+      if (file === 'gated-plan.yaml')
+        snap.writePolicy = parseWritePolicy({
+          Machine: {
+            allow: [
+              '/spec/version',
+              '/metadata/annotations/gates.example.com~1pre-drain-check',
+              '/metadata/annotations/gates.example.com~1smoke-test',
+            ],
+          },
+        });
       const preview = previewPlan(plan, snap);
       expect(preview.problems).to.deep.equal([]);
       expect(preview.impossiblePaths).to.deep.equal([]);

@@ -1,5 +1,6 @@
 // The typed snapshot a plan reconcile decides from, and its one builder (buildScope), shared by the plan controller
 // (informer stores) and `inplace preview` (get/list): both read through a ScopeReader, neither imports the other.
+import type { AlertsResult } from './alerts.js';
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, WritePolicy } from '../api/index.js';
 import { KubeadmControlPlanes, parseApiVersion } from '../api/index.js';
 import type { ContractRef } from '../api/capi/index.js';
@@ -83,6 +84,8 @@ export interface PlanSnapshot extends ValidationInput {
    * absent when not computed (spec.rerunMachinesAtTarget, a terminal plan).
    */
   atTarget?: string[];
+  /** What spec.alertGate's endpoint answered this reconcile (alerts.ts); absent when the plan has no alert gate. */
+  alerts?: AlertsResult;
 }
 
 /** What reading one object of a kind named at run time (control plane, template) gave. */

@@ -54,6 +54,10 @@ export function startGate(i: {
   started: boolean;
   waiting: boolean;
   paused: boolean;
+  /** Set while a maintenance window holds the plan: "window closed until …". */
+  window?: string;
+  /** The Ready reason of `window` (WaitingForMaintenanceWindow, or WaitingForAlerts for the alert gate). */
+  windowReason?: string;
   olderActive: readonly InPlaceUpdatePlan[];
 }): { reason: string; message: string } | undefined {
   if (i.started) return undefined;
@@ -66,6 +70,7 @@ export function startGate(i: {
         ? `the plan is paused; once resumed it waits for plan ${waitingFor(i.olderActive)} to finish`
         : 'the plan is paused',
     };
+  if (i.window) return { reason: i.windowReason ?? Reasons.waitingForMaintenanceWindow, message: i.window };
   if (i.waiting) return { reason: Reasons.waitingForPreviousPlan, message: `waiting for plan ${waitingFor(i.olderActive)} to finish` };
   return undefined;
 }
@@ -185,6 +190,10 @@ export interface PlanConditionsInput {
   started: boolean;
   waiting: boolean;
   paused: boolean;
+  /** Set while a maintenance window holds the plan: "window closed until …". */
+  window?: string;
+  /** The Ready reason of `window`. */
+  windowReason?: string;
   olderActive: readonly InPlaceUpdatePlan[];
   ready: { status: Condition['status']; reason: string; message: string };
   controlPlane: readonly TargetRowReason[];
@@ -287,6 +296,14 @@ export interface ReadyInput {
   started: boolean;
   waiting: boolean;
   paused: boolean;
+  /** Set while a gate (maintenance window, alerts) holds the plan: "window closed until …". */
+  window?: string;
+  /** The Ready reason of `window` (default WaitingForMaintenanceWindow). */
+  windowReason?: string;
+  /** Set when the alert gate halted the plan: the failed plan's message says why. */
+  halt?: string;
+  /** The plan stops because a window closed with machines in update (spec.maintenanceWindowEnd Abort). */
+  windowEnded?: boolean;
   deleting: boolean;
   supersededBy: string | undefined;
   olderActive: InPlaceUpdatePlan[];
@@ -316,21 +333,29 @@ export function readyCondition(i: ReadyInput): { status: Condition['status']; re
       };
     }
     case 'failed':
-      return { status: 'False', reason: Reasons.failed, message: withDetail(`${i.progress} machines updated`) };
+      return {
+        status: 'False',
+        reason: Reasons.failed,
+        message: withDetail(`${i.halt ? `alertGate ${i.halt}; ` : ''}${i.progress} machines updated`),
+      };
     case 'aborted':
     case 'aborting': {
       const reason = i.supersededBy
         ? Reasons.superseded
         : i.deleting && !i.stoppedByAbort
           ? Reasons.deleting
-          : i.updateStatus === 'aborted'
-            ? Reasons.aborted
-            : Reasons.aborting;
+          : i.windowEnded && !i.stoppedByAbort
+            ? Reasons.maintenanceWindowEnded
+            : i.updateStatus === 'aborted'
+              ? Reasons.aborted
+              : Reasons.aborting;
       const why = i.supersededBy
         ? `superseded by plan ${i.supersededBy}`
         : i.deleting
           ? 'the plan is being deleted'
-          : 'the plan was aborted';
+          : i.windowEnded && !i.stoppedByAbort
+            ? 'the maintenance window closed with machines in update: they are aborted (spec.maintenanceWindowEnd Abort; a retry plan continues in the next window)'
+            : 'the plan was aborted';
       return { status: 'False', reason, message: withDetail(`${why}; ${i.progress} machines updated`) };
     }
     case 'pending':
@@ -343,6 +368,12 @@ export function readyCondition(i: ReadyInput): { status: Condition['status']; re
           message: i.waiting
             ? `the plan is paused; once resumed it waits for plan ${waitingFor(i.olderActive)} to finish`
             : 'the plan is paused',
+        };
+      if (i.window)
+        return {
+          status: 'False',
+          reason: i.windowReason ?? Reasons.waitingForMaintenanceWindow,
+          message: i.waiting ? `${i.window}; then it waits for plan ${waitingFor(i.olderActive)} to finish` : i.window,
         };
       if (i.waiting)
         return {
@@ -359,6 +390,12 @@ export function readyCondition(i: ReadyInput): { status: Condition['status']; re
           message: `no new machines start until the plan is valid again: ${problemsNote(i.problems)}`,
         };
       if (i.paused) return { status: 'False', reason: Reasons.paused, message: withDetail(`paused at ${i.progress} machines updated`) };
+      if (i.window)
+        return {
+          status: 'False',
+          reason: i.windowReason ?? Reasons.waitingForMaintenanceWindow,
+          message: withDetail(`${i.window}; ${i.progress} machines updated`),
+        };
       return { status: 'False', reason: Reasons.updating, message: withDetail(`${i.progress} machines updated`) };
   }
 }

@@ -17,7 +17,7 @@ export interface InPlaceUpdatePlan {
   status?: InPlaceUpdatePlanStatus;
 }
 /**
- * spec is immutable except updatePhase (updating -> aborting) and paused. A new change is a new plan.
+ * spec is immutable except updatePhase (updating -> aborting), paused, ttlSecondsAfterFinished, soak, verification, alertGate, maintenanceWindows and maintenanceWindowEnd. A new change is a new plan.
  */
 export interface InPlaceUpdatePlanSpec {
   /**
@@ -48,6 +48,61 @@ export interface InPlaceUpdatePlanSpec {
    * ttlSecondsAfterFinished: delete this plan that many seconds after it finished (updated, failed, aborted, or ended invalid: Failed=True), like a Job's. Unset (the default): the platform never deletes the plan; it prunes only the MachineUpdates and tasks of old finished plans, and the plan keeps its status. Mutable. A plan an owner is still kept paused by stays until that ends.
    */
   ttlSecondsAfterFinished?: number;
+  /**
+   * soak: Go duration (1s to 24h) an updated machine keeps its budget slot after its MachineUpdate completed, so the next machine starts only after it stayed healthy. A Machine whose v1beta2 Ready or NodeHealthy condition is False during the soak counts as a failed machine under failurePolicy (recorded in status.gateFailures). Unset: no soak. Mutable.
+   */
+  soak?: string;
+  /**
+   * verification: before a machine counts as updated, what Cluster API mirrors from its Node must agree with the target: for a Kubernetes version change (an updater responsible for Machine /spec/version), Machine.status.nodeInfo.kubeletVersion must equal the new version within timeout after the MachineUpdate completed; otherwise the machine fails (recorded in status.gateFailures) with a message naming the mismatch. Unset: the updater's word is the evidence. Mutable.
+   */
+  verification?: {
+    /**
+     * timeout: Go duration (1s to 24h) the node has, after the update completed, to report the target.
+     */
+    timeout: string;
+  };
+  /**
+   * alertGate: a Prometheus-compatible alerts endpoint; while an alert matching every matcher fires, no new machine starts; held longer than holdTimeout, the plan halts (no new starts, ends failed once nothing is in flight) naming the alerts. An endpoint that cannot be read holds the plan (fail closed). Mutable.
+   */
+  alertGate?: {
+    /**
+     * url: base URL of Prometheus (or Alertmanager-compatible /api/v1/alerts), e.g. http://prometheus.monitoring:9090; the plan controller GETs <url>/api/v1/alerts.
+     */
+    url: string;
+    /**
+     * matchers: label matchers an alert must all satisfy, name="value" or name!="value" (e.g. severity="critical", cluster="cluster1"); empty: every firing alert.
+     */
+    matchers?: string[];
+    /**
+     * holdTimeout: Go duration (1s to 168h) the gate may hold the plan before it halts.
+     */
+    holdTimeout: string;
+  };
+  /**
+   * maintenanceWindows: recurring local-time windows (several allowed, none overlapping); outside every window no new machine starts (in-flight machines finish unless maintenanceWindowEnd is Abort). Unset or empty: always open. Mutable, like paused. Checked by the plan's validation (Valid=False lists every problem). See docs/operations.md.
+   */
+  maintenanceWindows?: {
+    /**
+     * days: local days of the week on which the window opens (Mon..Sun); absent or empty means every day.
+     */
+    days?: string[];
+    /**
+     * start: local opening time HH:MM (24 h) in timeZone.
+     */
+    start: string;
+    /**
+     * duration: Go duration the window stays open, elapsed time (1m to 168h); a window may cross midnight.
+     */
+    duration: string;
+    /**
+     * timeZone: IANA time zone, e.g. Europe/Berlin or UTC (daylight-saving changes follow the zone).
+     */
+    timeZone: string;
+  }[];
+  /**
+   * maintenanceWindowEnd: what happens to machines still in update when a window closes. Finish (the default): they finish, no new machine starts. Abort: they are aborted and the plan ends aborted, as with updatePhase aborting (a retry plan continues in the next window); a plan with nothing in flight just waits. Mutable.
+   */
+  maintenanceWindowEnd?: 'Finish' | 'Abort';
   /**
    * The control plane (KubeadmControlPlane or any control plane) to update in place.
    */
@@ -276,6 +331,57 @@ export interface InPlaceUpdatePlanStatus {
      */
     message?: string;
   }[];
+  /**
+   * gateFailures records the machines a gate failed (unhealthy during spec.soak, or spec.verification found the node not at target); they count as failed for good.
+   */
+  gateFailures?: {
+    /**
+     * machine is the Machine's name.
+     */
+    machine: string;
+    /**
+     * message says what the gate saw (the condition that was not True, the mismatching node field) and when.
+     */
+    message: string;
+  }[];
+  /**
+   * alertGate is what the plan last saw at spec.alertGate.url.
+   */
+  alertGate?: {
+    /**
+     * state: Clear (no matching alert), Firing, Unreachable (held, fail closed) or Halted (held longer than holdTimeout).
+     */
+    state: 'Clear' | 'Firing' | 'Unreachable' | 'Halted';
+    /**
+     * since is when the gate started holding (Firing or Unreachable) or the state began.
+     */
+    since?: string;
+    /**
+     * message names the firing alerts or the endpoint's error.
+     */
+    message?: string;
+  };
+  /**
+   * maintenanceWindow is the window state the plan last observed (set while spec.maintenanceWindows is set); a change records an Event.
+   */
+  maintenanceWindow?: {
+    /**
+     * state: Open (machines may start) or Closed (no new machine starts).
+     */
+    state: 'Open' | 'Closed';
+    /**
+     * since is when the plan first observed the current state.
+     */
+    since?: string;
+    /**
+     * nextChange is when the window closes (Open) or the next one opens (Closed).
+     */
+    nextChange?: string;
+    /**
+     * message says it in the window's time zone, e.g. "closed until Sat 22:00 Europe/Berlin (2026-11-28T21:00:00.000Z)".
+     */
+    message?: string;
+  };
   /**
    * conditions represent the observations of the current state (metav1.Condition; CAPI semantics: lastTransitionTime moves only when status flips).
    */

@@ -1,0 +1,315 @@
+import { expect } from 'chai';
+import type { InPlaceUpdatePlan } from '../api/index.js';
+import { PlanEventReasons, Reasons } from '../api/index.js';
+import type { PlanDecision } from './decide.js';
+import type { PlanSnapshot } from './scope.js';
+import { decidePlan } from './decide.js';
+import type { SnapOpts } from './testkit.js';
+import { machine, mdMachines, mdOnly, mu, plan, snapshot, started } from './testkit.js';
+
+type Windows = NonNullable<InPlaceUpdatePlan['spec']['maintenanceWindows']>;
+
+// Saturday 22:00 in Berlin for 4 hours: crosses midnight into Sunday.
+const SAT_NIGHT: Windows = [{ days: ['Sat'], start: '22:00', duration: '4h', timeZone: 'Europe/Berlin' }];
+
+const cond = (d: PlanDecision, type: string) => d.status.conditions?.find((c) => c.type === type);
+const ready = (d: PlanDecision) => cond(d, 'Ready');
+const starts = (d: PlanDecision): string[] => d.create.map((c) => c.machine);
+
+/** decidePlan on the snapshot `o` with the plan's windows set and the clock at `now`. */
+function decideAt(now: string, windows: Windows, o: SnapOpts = {}, end?: 'Finish' | 'Abort'): PlanDecision {
+  const snap = snapshot(o);
+  snap.plan.spec.maintenanceWindows = windows;
+  if (end) snap.plan.spec.maintenanceWindowEnd = end;
+  snap.now = now;
+  return decidePlan(snap);
+}
+
+describe('plan-controller maintenance windows (decide, injected clock)', () => {
+  it('a closed window holds a fresh plan: pending, reason and message name the next opening, requeue then', () => {
+    const d = decideAt('2026-11-28T20:00:00Z', SAT_NIGHT); // Sat 21:00 in Berlin
+    expect(starts(d)).to.deep.equal([]);
+    expect(d.status.updateStatus).to.equal('pending');
+    expect(ready(d)?.reason).to.equal(Reasons.waitingForMaintenanceWindow);
+    expect(ready(d)?.message).to.equal('window closed until Sat 22:00 Europe/Berlin (2026-11-28T21:00:00.000Z)');
+    expect(cond(d, 'MachineDeploymentUpdate')?.reason).to.equal(Reasons.waitingForMaintenanceWindow);
+    expect(d.status.maintenanceWindow).to.deep.equal({
+      state: 'Closed',
+      since: '2026-11-28T20:00:00Z',
+      nextChange: '2026-11-28T21:00:00.000Z',
+      message: 'window closed until Sat 22:00 Europe/Berlin (2026-11-28T21:00:00.000Z)',
+    });
+    expect(d.requeueAt).to.equal('2026-11-28T21:00:00.000Z');
+    expect(d.events.map((e) => e.reason)).to.include(PlanEventReasons.windowClosed);
+    // Holding the plan is not wanting to start: it neither takes the finalizer nor counts machines as done.
+    expect(d.finalizer).to.equal(undefined);
+  });
+
+  it('an open window lets the plan start and requeues at its close (4h of elapsed time, across midnight)', () => {
+    const d = decideAt('2026-11-28T21:30:00Z', SAT_NIGHT);
+    expect(starts(d)).to.deep.equal(['cluster1-cp-0']);
+    expect(ready(d)?.reason).to.equal(Reasons.updating);
+    expect(d.status.maintenanceWindow?.state).to.equal('Open');
+    expect(d.status.maintenanceWindow?.message).to.equal('window open until Sun 02:00 Europe/Berlin (2026-11-29T01:00:00.000Z)');
+    expect(d.requeueAt).to.equal('2026-11-29T01:00:00.000Z');
+  });
+
+  it('after midnight the Saturday window is still open; at its end it is closed until next Saturday', () => {
+    expect(starts(decideAt('2026-11-29T00:59:59Z', SAT_NIGHT))).to.deep.equal(['cluster1-cp-0']);
+    const d = decideAt('2026-11-29T01:00:00Z', SAT_NIGHT);
+    expect(starts(d)).to.deep.equal([]);
+    expect(ready(d)?.message).to.equal('window closed until Sat 22:00 Europe/Berlin (2026-12-05T21:00:00.000Z)');
+  });
+
+  it('spring forward: a 02:30 opening the clocks skip opens at 03:30 local (01:30Z)', () => {
+    const daily: Windows = [{ start: '02:30', duration: '1h', timeZone: 'Europe/Berlin' }];
+    const d = decideAt('2026-03-29T01:00:00Z', daily); // 03:00 CEST, just after the jump
+    expect(starts(d)).to.deep.equal([]);
+    expect(ready(d)?.message).to.equal('window closed until Sun 03:30 Europe/Berlin (2026-03-29T01:30:00.000Z)');
+    expect(starts(decideAt('2026-03-29T01:30:00Z', daily))).to.deep.equal(['cluster1-cp-0']);
+  });
+
+  it('fall back: the duration is elapsed time, so a midnight window closes at 03:00 CET (4h after 00:00 CEST)', () => {
+    const daily: Windows = [{ start: '00:00', duration: '4h', timeZone: 'Europe/Berlin' }];
+    const d = decideAt('2026-10-25T01:30:00Z', daily); // the repeated hour
+    expect(starts(d)).to.deep.equal(['cluster1-cp-0']);
+    expect(d.status.maintenanceWindow?.message).to.equal('window open until Sun 03:00 Europe/Berlin (2026-10-25T02:00:00.000Z)');
+    expect(starts(decideAt('2026-10-25T02:00:00Z', daily))).to.deep.equal([]);
+  });
+
+  it('window end, default Finish: the machine in flight finishes, no new one starts, nothing is aborted', () => {
+    const d = decideAt('2026-11-29T01:00:00Z', SAT_NIGHT, mdOnly({ mus: [mu('cluster1-md-0-0', 'updating')] }));
+    expect(starts(d)).to.deep.equal([]);
+    expect(d.abort).to.deep.equal([]);
+    expect(d.status.updateStatus).to.equal('updating');
+    expect(ready(d)?.reason).to.equal(Reasons.waitingForMaintenanceWindow);
+    expect(ready(d)?.message).to.match(/^window closed until Sat 22:00 Europe\/Berlin .*; 3\/6 machines updated; .*cluster1-md-0-0/);
+  });
+
+  it('window end, Abort: the machine in flight is aborted and the plan ends aborted, even when the window reopens', () => {
+    const at = '2026-11-29T01:00:00Z';
+    const d1 = decideAt(at, SAT_NIGHT, mdOnly({ mus: [mu('cluster1-md-0-0', 'updating')] }), 'Abort');
+    expect(d1.abort).to.have.length(1);
+    expect(starts(d1)).to.deep.equal([]);
+    expect(d1.status.updateStatus).to.equal('aborting');
+    expect(ready(d1)?.reason).to.equal(Reasons.maintenanceWindowEnded);
+    // Next reconcile: the update stopped; the plan's recorded reason keeps it stopping although nothing is in flight,
+    // and a window that is open again does not restart it.
+    const o = mdOnly({ mus: [mu('cluster1-md-0-0', 'aborted', { phase: 'aborting' })] });
+    o.plan = plan({ ...started, status: { ...d1.status } });
+    const d2 = decideAt('2026-12-05T21:30:00Z', SAT_NIGHT, o, 'Abort');
+    expect(starts(d2)).to.deep.equal([]);
+    expect(d2.status.updateStatus).to.equal('aborted');
+    expect(ready(d2)?.reason).to.equal(Reasons.maintenanceWindowEnded);
+    expect(ready(d2)?.message).to.match(/maintenance window closed with machines in update/);
+  });
+
+  it('window end, Abort, nothing in flight: the plan just waits for the next window', () => {
+    const d = decideAt('2026-11-29T01:00:00Z', SAT_NIGHT, mdOnly({ mus: [mu('cluster1-md-0-0', 'updated')] }), 'Abort');
+    expect(d.abort).to.deep.equal([]);
+    expect(d.status.updateStatus).to.equal('updating');
+    expect(ready(d)?.reason).to.equal(Reasons.waitingForMaintenanceWindow);
+  });
+
+  it('paused answers before the window; the window before the wait for an older plan, which it does not supersede', () => {
+    const paused = decideAt('2026-11-28T20:00:00Z', SAT_NIGHT, { plan: plan({ paused: true }) });
+    expect(ready(paused)?.reason).to.equal(Reasons.paused);
+    const older = plan({ name: 'p0', created: '2025-12-31T00:00:00Z', status: { updateStatus: 'updating' } });
+    const p = plan();
+    const d = decideAt('2026-11-28T20:00:00Z', SAT_NIGHT, { plan: p, plans: [older, p] });
+    expect(d.supersede).to.deep.equal([]);
+    expect(ready(d)?.reason).to.equal(Reasons.waitingForMaintenanceWindow);
+    expect(ready(d)?.message).to.match(/then it waits for plan p0 to finish$/);
+  });
+
+  it('Events follow the recorded state: Opened on a change, nothing while it stays', () => {
+    const closed = decideAt('2026-11-28T20:00:00Z', SAT_NIGHT);
+    const o: SnapOpts = { plan: plan({ status: { ...closed.status } }) };
+    const still = decideAt('2026-11-28T20:30:00Z', SAT_NIGHT, o);
+    expect(still.events.map((e) => e.reason)).to.not.include(PlanEventReasons.windowClosed);
+    expect(still.status.maintenanceWindow?.since).to.equal('2026-11-28T20:00:00Z');
+    const opened = decideAt('2026-11-28T21:00:00Z', SAT_NIGHT, o);
+    const ev = opened.events.find((e) => e.reason === PlanEventReasons.windowOpened);
+    expect(ev?.message).to.equal('maintenanceWindow: window open until Sun 02:00 Europe/Berlin (2026-11-29T01:00:00.000Z)');
+    expect(opened.status.maintenanceWindow?.since).to.equal('2026-11-28T21:00:00Z');
+  });
+
+  it('bad windows: Valid=False lists every problem and the plan starts nothing', () => {
+    const d = decideAt('2026-11-28T21:30:00Z', [
+      { days: ['Sunday'], start: '25:00', duration: '4h', timeZone: 'Mars/Olympus' },
+      { start: '22:00', duration: '0s', timeZone: 'UTC' },
+    ]);
+    expect(starts(d)).to.deep.equal([]);
+    const valid = cond(d, 'Valid');
+    expect(valid?.status).to.equal('False');
+    for (const part of [
+      'spec.maintenanceWindows[0].start',
+      'spec.maintenanceWindows[0].timeZone',
+      'spec.maintenanceWindows[0].days',
+      'spec.maintenanceWindows[1].duration',
+    ])
+      expect(valid?.message).to.contain(part);
+    expect(d.status.maintenanceWindow).to.equal(undefined);
+  });
+
+  it('overlapping windows are invalid', () => {
+    const d = decideAt('2026-11-28T21:30:00Z', [
+      { days: ['Sat'], start: '22:00', duration: '4h', timeZone: 'Europe/Berlin' },
+      { days: ['Sun'], start: '01:00', duration: '1h', timeZone: 'Europe/Berlin' },
+    ]);
+    expect(cond(d, 'Valid')?.message).to.match(/maintenanceWindows\[0\] and spec.maintenanceWindows\[1\] overlap/);
+    expect(starts(d)).to.deep.equal([]);
+  });
+
+  it('without windows nothing changes: no window status, no clock requeue', () => {
+    const d = decideAt('2026-11-28T20:00:00Z', []);
+    expect(starts(d)).to.deep.equal(['cluster1-cp-0']);
+    expect(d.status.maintenanceWindow).to.equal(undefined);
+    expect(d.requeueAt).to.equal(undefined);
+  });
+});
+
+describe('plan-controller soak (decide, injected clock)', () => {
+  /** md-0-0's update completed at 00:00; decide at `now` with spec.soak `soak` and the plan's recorded status. */
+  function decideSoak(now: string, soak: string, o: { ready?: boolean; status?: InPlaceUpdatePlan['status'] } = {}): PlanDecision {
+    const done = mu('cluster1-md-0-0', 'updated');
+    done.status!.completionTime = '2026-01-01T00:00:00Z';
+    const snapOpts = mdOnly({
+      mus: [done],
+      machines: [machine('cluster1-md-0-0', { md: 'cluster1-md-0', ready: o.ready ?? true }), ...mdMachines(3).slice(1)],
+    });
+    snapOpts.plan = plan({ ...started, ...(o.status ? { status: o.status } : {}) });
+    const snap = snapshot(snapOpts);
+    snap.plan.spec.soak = soak;
+    snap.now = now;
+    return decidePlan(snap);
+  }
+  const md0 = (d: PlanDecision) => d.status.targets?.find((t) => t.name === 'cluster1-md-0');
+
+  it('an updated machine keeps its slot while it soaks, says so, and the plan wakes when the soak ends', () => {
+    const d = decideSoak('2026-01-01T00:03:00Z', '10m');
+    expect(starts(d)).to.deep.equal([]);
+    expect(md0(d)?.message).to.contain('machine cluster1-md-0-0 soaking 3m/10m');
+    expect(ready(d)?.message).to.contain('soaking 3m/10m');
+    expect(md0(d)?.updated).to.equal(0);
+    expect(d.requeueAt).to.equal('2026-01-01T00:10:00.000Z');
+  });
+
+  it('once the soak is over the machine counts as updated and the next one starts', () => {
+    const d = decideSoak('2026-01-01T00:10:00Z', '10m');
+    expect(starts(d)).to.deep.equal(['cluster1-md-0-1']);
+    expect(md0(d)?.updated).to.equal(1);
+  });
+
+  it('a machine that turns unhealthy during its soak fails under Halt, and the failure is recorded', () => {
+    const d = decideSoak('2026-01-01T00:04:00Z', '10m', { ready: false });
+    expect(starts(d)).to.deep.equal([]);
+    expect(md0(d)?.failed).to.equal(1);
+    expect(md0(d)?.updateStatus).to.equal('failed');
+    expect(md0(d)?.message).to.match(
+      /machine cluster1-md-0-0 turned unhealthy during its soak \(4m of 10m after its update\): Ready=False/,
+    );
+    expect(d.status.gateFailures?.map((f) => f.machine)).to.deep.equal(['cluster1-md-0-0']);
+    // Level-based: healthy again and past the soak, the recorded failure still counts.
+    const later = decideSoak('2026-01-01T00:30:00Z', '10m', { status: { ...d.status, updateStatus: 'updating' } });
+    expect(md0(later)?.failed).to.equal(1);
+    expect(starts(later)).to.deep.equal([]);
+  });
+
+  it('a bad soak is a validation problem', () => {
+    const d = decideSoak('2026-01-01T00:03:00Z', 'ten minutes');
+    expect(cond(d, 'Valid')?.message).to.contain('spec.soak');
+    expect(starts(d)).to.deep.equal([]);
+  });
+});
+
+describe('plan-controller verification (decide, injected clock)', () => {
+  /** md-0-0's update to v1.30.1 completed at 00:00; its Machine mirrors kubelet `kubelet` from the Node. */
+  function decideVerify(now: string, kubelet: string | undefined): PlanDecision {
+    const done = mu('cluster1-md-0-0', 'updated');
+    done.status!.completionTime = '2026-01-01T00:00:00Z';
+    const m = machine('cluster1-md-0-0', { md: 'cluster1-md-0' });
+    if (kubelet) (m['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: kubelet };
+    const snapOpts = mdOnly({ mus: [done], machines: [m, ...mdMachines(3).slice(1)] });
+    const snap = snapshot(snapOpts);
+    snap.plan.spec.verification = { timeout: '5m' };
+    snap.now = now;
+    return decidePlan(snap);
+  }
+  const md0 = (d: PlanDecision) => d.status.targets?.find((t) => t.name === 'cluster1-md-0');
+
+  it('holds the machine until the node reports the new kubelet, then it counts as updated', () => {
+    const waiting = decideVerify('2026-01-01T00:01:00Z', 'v1.30.0');
+    expect(starts(waiting)).to.deep.equal([]);
+    expect(md0(waiting)?.message).to.contain('machine cluster1-md-0-0 verifying: kubelet v1.30.0, want v1.30.1 (1m/5m)');
+    expect(waiting.requeueAt).to.equal('2026-01-01T00:05:00.000Z');
+    const ok = decideVerify('2026-01-01T00:01:00Z', 'v1.30.1');
+    expect(md0(ok)?.updated).to.equal(1);
+    expect(starts(ok)).to.deep.equal(['cluster1-md-0-1']);
+  });
+
+  it('a node still on the old kubelet at the timeout fails the machine, naming the mismatch', () => {
+    const d = decideVerify('2026-01-01T00:05:00Z', 'v1.30.0');
+    expect(md0(d)?.failed).to.equal(1);
+    expect(md0(d)?.message).to.contain(
+      'machine cluster1-md-0-0 failed verification: Machine.status.nodeInfo.kubeletVersion is v1.30.0, not v1.30.1, 5m after its update',
+    );
+    expect(d.status.gateFailures?.map((f) => f.machine)).to.deep.equal(['cluster1-md-0-0']);
+    expect(starts(d)).to.deep.equal([]);
+  });
+});
+
+describe('plan-controller alert gate (decide, injected clock and endpoint answer)', () => {
+  const firing = (alertname: string, severity: string) => ({ labels: { alertname, severity, cluster: 'cluster1' }, state: 'firing' });
+  function decideAlerts(
+    now: string,
+    alerts: PlanSnapshot['alerts'],
+    o: { status?: InPlaceUpdatePlan['status']; matchers?: string[] } = {},
+  ) {
+    const snap = snapshot({ plan: plan(o.status ? { status: o.status } : {}) });
+    snap.plan.spec.alertGate = { url: 'http://prometheus:9090', matchers: o.matchers ?? ['severity="critical"'], holdTimeout: '10m' };
+    if (alerts) snap.alerts = alerts;
+    snap.now = now;
+    return decidePlan(snap);
+  }
+
+  it('a matching firing alert holds new starts and is named; others do not', () => {
+    const d = decideAlerts('2026-01-01T00:10:00Z', { ok: true, alerts: [firing('NodeDown', 'critical'), firing('DiskSlow', 'warning')] });
+    expect(starts(d)).to.deep.equal([]);
+    expect(ready(d)?.reason).to.equal(Reasons.waitingForAlerts);
+    expect(ready(d)?.message).to.equal('alert NodeDown firing (severity="critical")');
+    expect(d.status.alertGate).to.include({ state: 'Firing', since: '2026-01-01T00:10:00.000Z' });
+    expect(d.events.map((e) => e.reason)).to.include(PlanEventReasons.alertGateHolding);
+    const clear = decideAlerts('2026-01-01T00:10:00Z', { ok: true, alerts: [firing('DiskSlow', 'warning')] });
+    expect(starts(clear)).to.deep.equal(['cluster1-cp-0']);
+    expect(clear.status.alertGate?.state).to.equal('Clear');
+    expect(clear.requeueAt).to.equal('2026-01-01T00:10:05.000Z');
+  });
+
+  it('an endpoint that cannot be read holds the plan (fail closed), with the error', () => {
+    const d = decideAlerts('2026-01-01T00:10:00Z', { ok: false, error: 'GET http://prometheus:9090/api/v1/alerts failed: ECONNREFUSED' });
+    expect(starts(d)).to.deep.equal([]);
+    expect(ready(d)?.message).to.match(/^alert endpoint unreadable, holding the plan \(fail closed\): .*ECONNREFUSED/);
+    expect(d.status.alertGate?.state).to.equal('Unreachable');
+  });
+
+  it('held for holdTimeout since the hold began, the plan halts and ends failed naming the alerts', () => {
+    const alerts = { ok: true as const, alerts: [firing('NodeDown', 'critical')] };
+    const first = decideAlerts('2026-01-01T00:10:00Z', alerts);
+    const still = decideAlerts('2026-01-01T00:19:59Z', alerts, { status: first.status });
+    expect(still.status.updateStatus).to.equal('pending');
+    expect(still.status.alertGate?.since).to.equal('2026-01-01T00:10:00.000Z');
+    const halted = decideAlerts('2026-01-01T00:20:00Z', alerts, { status: still.status });
+    expect(halted.status.updateStatus).to.equal('failed');
+    expect(halted.status.alertGate?.state).to.equal('Halted');
+    expect(ready(halted)?.message).to.contain('halted: held longer than holdTimeout 10m: alert NodeDown firing');
+    expect(halted.events.map((e) => e.reason)).to.include(PlanEventReasons.alertGateHalted);
+  });
+
+  it('malformed matchers and URLs are validation problems', () => {
+    const d = decideAlerts('2026-01-01T00:10:00Z', { ok: true, alerts: [] }, { matchers: ['severity=critical', 'cluster="c1"'] });
+    expect(cond(d, 'Valid')?.message).to.contain('spec.alertGate.matchers[0]');
+    expect(cond(d, 'Valid')?.message).to.not.contain('matchers[1]');
+    expect(starts(d)).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,367 @@
+// Gates that hold a plan's next machine start. Soak (spec.soak): an updated machine keeps its slot until it stayed
+// healthy that long (soakGate). Maintenance windows (spec.maintenanceWindows): outside every window no
+// new machine starts, exactly like spec.paused; machines in flight finish, or with spec.maintenanceWindowEnd Abort the
+// plan aborts them when a window closes. Pure: the snapshot's clock is passed in, the calendar is src/api/windows.ts.
+import type { InPlaceUpdatePlan, InPlaceUpdatePlanStatus, KubeObject, MachineUpdate } from '../api/index.js';
+import { ConditionTypes, PlanEventReasons, Reasons, UpdateStatus, boundMessage, isTerminal } from '../api/index.js';
+import { conditionsOf } from '../api/capi/index.js';
+import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
+import type { MaintenanceWindowSpec } from '../api/windows.js';
+import { describeWindowInstant, maintenanceWindowState, validateMaintenanceWindows } from '../api/windows.js';
+import type { AlertsResult } from './alerts.js';
+import type { PlanEvent } from './status.js';
+
+/** Gate names as metrics and docs spell them. */
+export const GateNames = { maintenanceWindow: 'maintenanceWindow', alerts: 'alerts' } as const;
+
+/** The plan's window status field (status.maintenanceWindow). */
+export type WindowStatus = NonNullable<InPlaceUpdatePlanStatus['maintenanceWindow']>;
+
+/** Where the plan stands against its windows at the snapshot's instant. */
+export interface WindowGate {
+  /** Validation problems of spec.maintenanceWindows (paths prefixed), empty when valid or unset. */
+  problems: string[];
+  /** Undefined without windows or with invalid ones; otherwise open/closed and when that changes. */
+  state?: { open: boolean; nextChange: Date; message: string };
+  /** spec.maintenanceWindowEnd is Abort. */
+  abortAtEnd: boolean;
+}
+
+// Overlap checks enumerate a year of openings (tens of thousands of luxon instants for 32 windows): too costly for
+// every reconcile of every plan. The answer depends on the specs and, through the year's daylight-saving changes,
+// only on the day, so it is memoised per (specs, UTC day), bounded.
+const MEMO_MAX = 256;
+const memo = new Map<string, string[]>();
+
+function validateMemo(specs: readonly MaintenanceWindowSpec[], now: Date): string[] {
+  const key = `${now.toISOString().slice(0, 10)}|${JSON.stringify(specs)}`;
+  const hit = memo.get(key);
+  if (hit) return hit;
+  const problems = validateMaintenanceWindows(specs, now);
+  if (memo.size >= MEMO_MAX) memo.delete(memo.keys().next().value!);
+  memo.set(key, problems);
+  return problems;
+}
+
+/** The plan's window gate at `now`. */
+export function windowGate(plan: InPlaceUpdatePlan, now: Date): WindowGate {
+  const specs = (plan.spec.maintenanceWindows ?? []) as MaintenanceWindowSpec[];
+  const abortAtEnd = plan.spec.maintenanceWindowEnd === 'Abort';
+  if (specs.length === 0) return { problems: [], abortAtEnd };
+  const problems = validateMemo(specs, now);
+  if (problems.length > 0) return { problems, abortAtEnd };
+  const st = maintenanceWindowState(specs, now)!;
+  const spec = specs[st.window]!;
+  return st.open
+    ? {
+        problems,
+        abortAtEnd,
+        state: { open: true, nextChange: st.closesAt, message: `window open until ${describeWindowInstant(spec, st.closesAt)}` },
+      }
+    : {
+        problems,
+        abortAtEnd,
+        state: { open: false, nextChange: st.opensAt, message: `window closed until ${describeWindowInstant(spec, st.opensAt)}` },
+      };
+}
+
+/** status.maintenanceWindow for this reconcile (since moves only when the state flips), undefined without windows. */
+export function windowStatus(prev: WindowStatus | undefined, gate: WindowGate, now: string): WindowStatus | undefined {
+  if (!gate.state) return undefined;
+  const state = gate.state.open ? 'Open' : 'Closed';
+  return {
+    state,
+    since: prev?.state === state && prev.since ? prev.since : now,
+    nextChange: gate.state.nextChange.toISOString(),
+    message: gate.state.message,
+  };
+}
+
+/** The Event of a window state change, from the recorded state (level-based: a restart records nothing twice). */
+export function windowEvents(prev: WindowStatus | undefined, next: WindowStatus | undefined, abortAtEnd: boolean): PlanEvent[] {
+  if (!next || prev?.state === next.state) return [];
+  if (next.state === 'Open')
+    return prev ? [{ type: 'Normal', reason: PlanEventReasons.windowOpened, message: `maintenanceWindow: ${next.message}` }] : [];
+  const inFlight = abortAtEnd ? 'machines in update are aborted (maintenanceWindowEnd Abort)' : 'machines in update finish';
+  return [
+    {
+      type: 'Normal',
+      reason: PlanEventReasons.windowClosed,
+      message: `maintenanceWindow: ${next.message}; no new machine starts, ${inFlight}`,
+    },
+  ];
+}
+
+/** The gate holding a plan as its recorded status says (Ready reason), with since when; undefined when none holds it. */
+export function heldBy(plan: InPlaceUpdatePlan): { gate: string; since: number } | undefined {
+  const st = plan.status;
+  if (!st || isTerminal(st.updateStatus)) return undefined;
+  const ready = st.conditions?.find((c) => c.type === ConditionTypes.ready);
+  if (ready?.reason === Reasons.waitingForAlerts) {
+    const since = Date.parse(st.alertGate?.since ?? ready.lastTransitionTime);
+    return Number.isFinite(since) ? { gate: GateNames.alerts, since } : undefined;
+  }
+  if (ready?.reason !== Reasons.waitingForMaintenanceWindow) return undefined;
+  const since = Date.parse(st.maintenanceWindow?.since ?? ready.lastTransitionTime);
+  return Number.isFinite(since) ? { gate: GateNames.maintenanceWindow, since } : undefined;
+}
+
+/** Shortest and longest spec.soak. */
+export const SOAK_MIN_MS = 1_000;
+/** Longest spec.soak: a day; a longer hold is a maintenance window's job. */
+export const SOAK_MAX_MS = 24 * 3_600_000;
+
+/** A recorded soak failure (status.gateFailures). */
+export type GateFailure = NonNullable<InPlaceUpdatePlanStatus['gateFailures']>[number];
+
+/** The soak gate over the plan's MachineUpdates at `now`. */
+export interface SoakView {
+  /** Problems with spec.soak (empty when valid or unset). */
+  problems: string[];
+  /** The MachineUpdates as the rollout counts them: soaking ones in flight, failed soaks failed. */
+  mus: Map<string, MachineUpdate>;
+  /** Machine name to "machine m soaking 3m/10m", per target key (kind/name). */
+  soaking: Map<string, string[]>;
+  /** Every soak failure: the recorded ones and those seen now (status.gateFailures). */
+  failures: GateFailure[];
+  /** When the first soak ends (reconcile again then). */
+  wakeAt?: Date;
+}
+
+/** "3m", "1h5m", "42s": an elapsed time for soak messages (whole seconds). */
+export function shortDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  const out = `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${sec ? `${sec}s` : ''}`;
+  return out || '0s';
+}
+
+function durationProblems(value: string | undefined, path: string): { problems: string[]; ms?: number } {
+  if (value === undefined || value === '') return { problems: [] };
+  try {
+    const ms = parseGoDuration(value);
+    if (ms < SOAK_MIN_MS || ms > SOAK_MAX_MS) return { problems: [`${path}: ${value} is outside 1s..24h`] };
+    return { problems: [], ms };
+  } catch (e) {
+    if (!(e instanceof InvalidDurationError)) throw e;
+    return { problems: [`${path}: ${e.message.slice(0, 120)} (a Go duration such as 10m)`] };
+  }
+}
+
+/** The Kubernetes version a MachineUpdate sets (an updater responsible for Machine /spec/version), if any. */
+function targetVersion(mu: MachineUpdate): string | undefined {
+  for (const u of mu.spec.updaters ?? [])
+    for (const r of u.responsibilities ?? [])
+      if (r.selectResource === 'Machine' && r.path === '/spec/version' && typeof r.value === 'string') return r.value;
+  return undefined;
+}
+
+/** Machine.status.nodeInfo.kubeletVersion: what Cluster API mirrors from the Node. */
+function kubeletVersionOf(m: KubeObject): string | undefined {
+  const v = (m['status'] as { nodeInfo?: { kubeletVersion?: unknown } } | undefined)?.nodeInfo?.kubeletVersion;
+  return typeof v === 'string' ? v : undefined;
+}
+
+/**
+ * The machine gates after an update. Verification (spec.verification): a machine whose update set a Kubernetes version
+ * counts as updated only once Machine.status.nodeInfo.kubeletVersion shows it; until the timeout it keeps its slot,
+ * after it fails naming the mismatch. Soak: a machine whose MachineUpdate completed `updated` less than spec.soak ago keeps its slot (counted in
+ * flight); one whose Machine reports v1beta2 Ready or NodeHealthy False in that time fails, and the failure is
+ * recorded (status.gateFailures) so that a machine that recovers later still counts as failed (level-based). Unknown
+ * or absent conditions do not fail a machine: they hold it like a not-Ready machine. The soak starts at the
+ * MachineUpdate's completionTime.
+ */
+export function soakGate(
+  plan: InPlaceUpdatePlan,
+  mus: ReadonlyMap<string, MachineUpdate>,
+  machines: readonly KubeObject[],
+  now: Date,
+): SoakView {
+  const soakSpec = durationProblems(plan.spec.soak, 'spec.soak');
+  const verifySpec = durationProblems(plan.spec.verification?.timeout, 'spec.verification.timeout');
+  const problems = [...soakSpec.problems, ...verifySpec.problems];
+  const ms = soakSpec.ms;
+  const verifyMs = verifySpec.ms;
+  const recorded = plan.status?.gateFailures ?? [];
+  const failed = new Map(recorded.map((f) => [f.machine, f.message]));
+  const view: SoakView = { problems, mus: new Map(mus), soaking: new Map(), failures: [...recorded] };
+  const byName = new Map(machines.map((m) => [m.metadata.name ?? '', m]));
+  const hold = (mu: MachineUpdate, note: string, until: Date): void => {
+    const key = `${mu.spec.target.kind}/${mu.spec.target.name}`;
+    const notes = view.soaking.get(key) ?? [];
+    notes.push(note);
+    view.soaking.set(key, notes);
+    view.mus.set(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.updating));
+    if (!view.wakeAt || until < view.wakeAt) view.wakeAt = until;
+  };
+  const fail = (mu: MachineUpdate, message: string): void => {
+    view.failures.push({ machine: mu.spec.machineRef.name, message });
+    view.mus.set(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.failed, message));
+  };
+  for (const [name, mu] of mus) {
+    if (mu.status?.updateStatus !== UpdateStatus.updated) continue;
+    const recordedMessage = failed.get(name);
+    if (recordedMessage !== undefined) {
+      view.mus.set(name, withStatus(mu, UpdateStatus.failed, recordedMessage));
+      continue;
+    }
+    const done = Date.parse(mu.status.completionTime ?? '');
+    const machine = byName.get(name);
+    // A machine gone (or an update with no completion time) has nothing to verify or soak.
+    if (!Number.isFinite(done) || !machine) continue;
+    const want = verifyMs !== undefined ? targetVersion(mu) : undefined;
+    if (want !== undefined && verifyMs !== undefined) {
+      const have = kubeletVersionOf(machine);
+      if (have !== want) {
+        if (now.getTime() < done + verifyMs)
+          hold(
+            mu,
+            `machine ${name} verifying: kubelet ${have ?? 'unknown'}, want ${want} (${shortDuration(now.getTime() - done)}/${shortDuration(verifyMs)})`,
+            new Date(done + verifyMs),
+          );
+        else
+          fail(
+            mu,
+            boundMessage(
+              `machine ${name} failed verification: Machine.status.nodeInfo.kubeletVersion is ${have ?? 'unset'}, not ${want}, ${shortDuration(verifyMs)} after its update (the updater reported updated, the node does not run the new kubelet)`,
+              512,
+            ),
+          );
+        continue;
+      }
+    }
+    if (ms === undefined || now.getTime() >= done + ms) continue;
+    const bad = conditionsOf(machine).filter((c) => (c.type === 'Ready' || c.type === 'NodeHealthy') && c.status === 'False');
+    if (bad.length > 0) {
+      const why = bad.map((c) => `${c.type}=False${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`).join(', ');
+      const message = boundMessage(
+        `machine ${name} turned unhealthy during its soak (${shortDuration(now.getTime() - done)} of ${shortDuration(ms)} after its update): ${why}`,
+        512,
+      );
+      fail(mu, message);
+      continue;
+    }
+    hold(mu, `machine ${name} soaking ${shortDuration(now.getTime() - done)}/${shortDuration(ms)}`, new Date(done + ms));
+  }
+  return view;
+}
+
+/** A copy of `mu` whose status the rollout reads differently (never written back). */
+function withStatus(mu: MachineUpdate, updateStatus: string, message?: string): MachineUpdate {
+  return {
+    ...mu,
+    status: { ...mu.status, updateStatus, ...(message !== undefined ? { message } : {}) },
+  } as MachineUpdate;
+}
+
+/** How often a plan with an alert gate is reconciled (alerts change without Kubernetes events). */
+export const ALERTS_POLL_MS = 5_000;
+/** Longest spec.alertGate.holdTimeout. */
+export const ALERT_HOLD_MAX_MS = 7 * 24 * 3_600_000;
+
+/** The plan's alert gate status field (status.alertGate). */
+export type AlertGateStatus = NonNullable<InPlaceUpdatePlanStatus['alertGate']>;
+
+/** One label matcher: name="value" or name!="value". */
+interface Matcher {
+  name: string;
+  negate: boolean;
+  value: string;
+}
+
+const MATCHER = /^([a-zA-Z_][a-zA-Z0-9_]*)\s*(!=|=)\s*"((?:[^"\\]|\\.)*)"$/;
+
+/** Parses a matcher; undefined when malformed. */
+export function parseMatcher(text: string): Matcher | undefined {
+  const m = MATCHER.exec(text.trim());
+  if (!m) return undefined;
+  return { name: m[1]!, negate: m[2] === '!=', value: m[3]!.replace(/\\(.)/g, '$1') };
+}
+
+/** Where the alert gate stands this reconcile. */
+export interface AlertGate {
+  problems: string[];
+  /** No new machine starts. */
+  held: boolean;
+  /** Held longer than holdTimeout (sticky, from status): the plan ends failed once nothing is in flight. */
+  halted: boolean;
+  /** "alert NodeDown firing (…)", the endpoint's error, or the halt. */
+  message?: string;
+  status?: AlertGateStatus;
+}
+
+/**
+ * The alert gate from the endpoint's answer (`result`, read by alerts.ts) and the recorded status: a matching firing
+ * alert or an endpoint that cannot be read (fail closed) holds the plan; held for holdTimeout since the hold began,
+ * the plan halts, for good (status state Halted).
+ */
+export function alertGate(plan: InPlaceUpdatePlan, result: AlertsResult | undefined, now: Date): AlertGate {
+  const spec = plan.spec.alertGate;
+  if (!spec) return { problems: [], held: false, halted: false };
+  const problems: string[] = [];
+  let url: URL | undefined;
+  try {
+    url = new URL(spec.url);
+  } catch {
+    /* reported below */
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    problems.push(`spec.alertGate.url: ${JSON.stringify(spec.url.slice(0, 200))} is not an http(s) URL`);
+  const matchers: Matcher[] = [];
+  (spec.matchers ?? []).forEach((t, i) => {
+    const m = parseMatcher(t);
+    if (m) matchers.push(m);
+    else problems.push(`spec.alertGate.matchers[${i}]: ${JSON.stringify(t.slice(0, 100))} is not name="value" or name!="value"`);
+  });
+  const hold = durationProblems(spec.holdTimeout, 'spec.alertGate.holdTimeout');
+  problems.push(...hold.problems);
+  if (hold.ms !== undefined && hold.ms > ALERT_HOLD_MAX_MS) problems.push(`spec.alertGate.holdTimeout: ${spec.holdTimeout} is over 168h`);
+  if (problems.length > 0) return { problems, held: false, halted: false };
+  const prev = plan.status?.alertGate;
+  if (prev?.state === 'Halted')
+    return { problems, held: true, halted: true, message: prev.message ?? 'halted by the alert gate', status: prev };
+  let state: AlertGateStatus['state'];
+  let message: string;
+  if (!result) [state, message] = ['Unreachable', 'alerts not read yet (fail closed)'];
+  else if (!result.ok) [state, message] = ['Unreachable', `alert endpoint unreadable, holding the plan (fail closed): ${result.error}`];
+  else {
+    const firing = result.alerts.filter(
+      (a) => a.state === 'firing' && matchers.every((m) => ((a.labels[m.name] ?? '') === m.value) !== m.negate),
+    );
+    const names = [...new Set(firing.map((a) => a.labels['alertname'] ?? '(no alertname)'))];
+    [state, message] =
+      firing.length === 0
+        ? ['Clear', 'no matching alert fires']
+        : [
+            'Firing',
+            `alert ${names.slice(0, 5).join(', ')}${names.length > 5 ? ` and ${names.length - 5} more` : ''} firing (${(spec.matchers ?? []).join(', ') || 'any alert'})`,
+          ];
+  }
+  const holding = state !== 'Clear';
+  const wasHolding = prev?.state === 'Firing' || prev?.state === 'Unreachable';
+  const since = holding && wasHolding && prev?.since ? prev.since : now.toISOString();
+  if (holding && now.getTime() - Date.parse(since) >= hold.ms!) {
+    const halted = boundMessage(`halted: held longer than holdTimeout ${spec.holdTimeout}: ${message}`, 1024);
+    return { problems, held: true, halted: true, message: halted, status: { state: 'Halted', since: now.toISOString(), message: halted } };
+  }
+  return { problems, held: holding, halted: false, message, status: { state, since, message: boundMessage(message, 1024) } };
+}
+
+/** The Event of an alert gate state change (from the recorded state). */
+export function alertGateEvents(prev: AlertGateStatus | undefined, next: AlertGateStatus | undefined): PlanEvent[] {
+  if (!next || prev?.state === next.state) return [];
+  const msg = next.message ?? '';
+  switch (next.state) {
+    case 'Clear':
+      return prev ? [{ type: 'Normal', reason: PlanEventReasons.alertGateCleared, message: `alertGate: ${msg}` }] : [];
+    case 'Halted':
+      return [{ type: 'Warning', reason: PlanEventReasons.alertGateHalted, message: `alertGate: ${msg}` }];
+    default:
+      // Firing <-> Unreachable are both a hold: one Event when the hold starts.
+      return prev?.state === 'Firing' || prev?.state === 'Unreachable'
+        ? []
+        : [{ type: 'Warning', reason: PlanEventReasons.alertGateHolding, message: `alertGate: ${msg}; no new machine starts` }];
+  }
+}

@@ -1,0 +1,39 @@
+import { expect } from 'chai';
+import { Registry } from 'prom-client';
+import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
+import type { Manager, Store } from '../runtime/pure/types.js';
+import { planMetricsFor } from './metrics.js';
+
+type Plan = InPlaceUpdatePlan & KubeObject;
+
+const held = (name: string, since: string): Plan => ({
+  metadata: { name, namespace: 'fleet-a', uid: `uid-${name}` },
+  spec: { clusterName: 'c1' },
+  status: {
+    updateStatus: 'pending',
+    maintenanceWindow: { state: 'Closed', since, message: 'window closed until …' },
+    conditions: [{ type: 'Ready', status: 'False', reason: 'WaitingForMaintenanceWindow', message: 'x', lastTransitionTime: since }],
+  },
+});
+
+async function value(registry: Registry, name: string, gate: string): Promise<number> {
+  const m = (await registry.getMetricsAsJSON()).find((x) => x.name === name);
+  return (m?.values.find((v) => v.labels['gate'] === gate)?.value as number | undefined) ?? NaN;
+}
+
+describe('plan-controller gate metrics', () => {
+  it('counts plans held by a window and the seconds they wait, never going back', async () => {
+    const registry = new Registry();
+    let plans: Plan[] = [held('a', new Date(Date.now() - 3_600_000).toISOString())];
+    const store = { list: () => plans } as unknown as Store<Plan>;
+    planMetricsFor({ metrics: { registry } } as unknown as Manager, store);
+    expect(await value(registry, 'inplace_plan_controller_plans_held', 'maintenanceWindow')).to.equal(1);
+    await new Promise((r) => setTimeout(r, 20));
+    const first = await value(registry, 'inplace_plan_controller_gate_wait_seconds_total', 'maintenanceWindow');
+    // The hour before this process started is not counted (a restart must not count a wait twice).
+    expect(first).to.be.greaterThan(0).and.lessThan(3_600);
+    plans = [];
+    expect(await value(registry, 'inplace_plan_controller_plans_held', 'maintenanceWindow')).to.equal(0);
+    expect(await value(registry, 'inplace_plan_controller_gate_wait_seconds_total', 'maintenanceWindow')).to.equal(first);
+  });
+});
