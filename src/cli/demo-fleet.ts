@@ -17,7 +17,7 @@ import type { RestClient } from '../runtime/index.js';
 import { campaignFrame, type CampaignObject } from './campaign-status.js';
 import { INTERRUPTED, freePort, reportExit, serveOn, startComponents, startLocalPlatform, stayUp, watchExits } from './demo-platform.js';
 import type { ComponentSpec } from './demo-platform.js';
-import { applyFile, createOrReplace } from './install.js';
+import { applyFile, createOrReplace, readYamlDocs } from './install.js';
 import { secs } from './progress.js';
 import { ExitCode, type Io } from './verb.js';
 
@@ -65,7 +65,13 @@ export async function runFleetDemo(o: FleetDemoOptions, io: Io): Promise<number>
       specs.push({ name: c, args: ['run', c, ...kc, ...serveOn(port)], port });
     }
     const port = await freePort();
-    specs.push({ name: 'updater-reference', args: ['updater', 'reference', ...kc, ...serveOn(port)], port });
+    // The reference updater serves exactly the generic updater names the campaign's template uses (never a catch-all).
+    const names = campaignUpdaterNames(campaignPath);
+    if (names.length === 0) {
+      io.err(`error: ${campaignPath} names no generic updater for the reference updater to serve\n`);
+      return ExitCode.usage;
+    }
+    specs.push({ name: 'updater-reference', args: ['updater', 'reference', '--names', names.join(','), ...kc, ...serveOn(port)], port });
     const ready = await startComponents(p, specs, io);
     if (ready !== true) return ready;
 
@@ -160,4 +166,15 @@ export function renderSummary(c: CampaignObject, wallMs: number): string {
   ];
   for (const f of st.failedClusters ?? []) lines.push(`  failed: ${f.name} (wave ${f.wave}): ${f.reason ?? ''}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The generic updater names (no task template kind of their own) in a campaign file's plan template. */
+export function campaignUpdaterNames(campaignPath: string): string[] {
+  type U = { name?: string; updaterUpdateTemplateRef?: unknown };
+  type T = { updaters?: U[] };
+  const doc = readYamlDocs(campaignPath).find((d) => d.kind === 'InPlaceUpdateCampaign') as
+    { spec?: { template?: { controlPlane?: T; machineDeployments?: T[] } } } | undefined;
+  const t = doc?.spec?.template;
+  const updaters = [...(t?.controlPlane?.updaters ?? []), ...(t?.machineDeployments ?? []).flatMap((m) => m.updaters ?? [])];
+  return [...new Set(updaters.filter((u) => u.name && u.updaterUpdateTemplateRef === undefined).map((u) => u.name!))].sort();
 }
