@@ -118,7 +118,65 @@ async function send(client: KubeClient, namespace: string, t: Target, dryRun: bo
 }
 
 /**
- * Commits every responsibility to the Machine, its InfraMachine and its BootstrapConfig, all or nothing. `journal`
+ * Phase 2 of a commit: every patch is tried (dry-run) and its answer checked, and every target already in place
+ * verified, before anything is written. Returns why the commit cannot go on, or undefined.
+ */
+async function dryRunAll(client: KubeClient, namespace: string, targets: readonly Target[]): Promise<string | undefined> {
+  for (const t of targets) {
+    if (t.ops.length === 0) continue;
+    try {
+      const why = notKept(t, await send(client, namespace, t, true));
+      if (why) return why;
+    } catch (err) {
+      if (err instanceof CommitRefused) return err.message;
+      throw err;
+    }
+  }
+  for (const t of targets) {
+    if (t.ops.length > 0) continue;
+    // Already in place (a restart after its write, or values at target from the start): still verified.
+    const why = notKept(t, t.obj);
+    if (why) return why;
+  }
+  return undefined;
+}
+
+/** Phase 3 of a commit: journal the previous values, then write every pending patch; roll back on a refusal or a value not kept. */
+async function writeAll(
+  client: KubeClient,
+  namespace: string,
+  pending: readonly Target[],
+  journaled: readonly JournalObject[],
+  save: SaveJournal,
+): Promise<CommitResult> {
+  const next: JournalObject[] = pending.map((t) => ({
+    apiGroup: t.apiGroup,
+    kind: t.kind,
+    name: t.name,
+    entries: journalEntries(t.obj, t.ops),
+  }));
+  const objects = mergeJournal(journaled, next);
+  // Persisted before the first real write: a crash from here on is finished or rolled back by the next run.
+  await save({ state: 'Writing', objects });
+  for (const t of pending) {
+    let after: KubeObject;
+    try {
+      after = await send(client, namespace, t, false);
+    } catch (err) {
+      if (err instanceof CommitRefused)
+        return rollback(client, namespace, objects, `${err.message} (after the dry-run accepted them)`, save);
+      throw err;
+    }
+    const why = notKept(t, after);
+    if (why) return rollback(client, namespace, objects, `${why} (after the dry-run kept it)`, save);
+  }
+  await save(undefined);
+  return { ok: true, written: pending.flatMap((t) => t.items.map((r) => `${what(t)} ${r.path}`)) };
+}
+
+/**
+ * Commits every responsibility to the Machine, its InfraMachine and its BootstrapConfig, all or nothing: prepare
+ * every patch, dry-run them all (`dryRunAll`), then journal and write (`writeAll`). `journal`
  * is the MachineUpdate's status.commit (from an interrupted earlier run, if any); `save` persists it. Conflicts and
  * transient errors throw retryable errors with the journal kept, so the next reconcile resumes.
  */
@@ -152,53 +210,10 @@ export async function commitResponsibilities(
     if (err instanceof CommitRefused) return fail(err.message);
     throw err;
   }
+  const why = await dryRunAll(client, namespace, targets);
+  if (why !== undefined) return fail(why);
   const pending = targets.filter((t) => t.ops.length > 0);
-
-  // Every patch is tried (dry-run) and its answer checked before anything is written.
-  for (const t of pending) {
-    try {
-      const answer = await send(client, namespace, t, true);
-      const why = notKept(t, answer);
-      if (why) return await fail(why);
-    } catch (err) {
-      if (err instanceof CommitRefused) return fail(err.message);
-      throw err;
-    }
-  }
-  for (const t of targets) {
-    if (t.ops.length > 0) continue;
-    // Already in place (a restart after its write, or values at target from the start): still verified.
-    const why = notKept(t, t.obj);
-    if (why) return fail(why);
-  }
-
-  if (pending.length > 0) {
-    const next: JournalObject[] = pending.map((t) => ({
-      apiGroup: t.apiGroup,
-      kind: t.kind,
-      name: t.name,
-      entries: journalEntries(t.obj, t.ops),
-    }));
-    const objects = mergeJournal(journaled, next);
-    // Persisted before the first real write: a crash from here on is finished or rolled back by the next run.
-    await save({ state: 'Writing', objects });
-    const written: string[] = [];
-    for (const t of pending) {
-      let after: KubeObject;
-      try {
-        after = await send(client, namespace, t, false);
-      } catch (err) {
-        if (err instanceof CommitRefused)
-          return rollback(client, namespace, objects, `${err.message} (after the dry-run accepted them)`, save);
-        throw err;
-      }
-      written.push(what(t));
-      const why = notKept(t, after);
-      if (why) return rollback(client, namespace, objects, `${why} (after the dry-run kept it)`, save);
-    }
-    await save(undefined);
-    return { ok: true, written: pending.flatMap((t) => t.items.map((r) => `${what(t)} ${r.path}`)) };
-  }
+  if (pending.length > 0) return writeAll(client, namespace, pending, journaled, save);
   if (journal) await save(undefined);
   return { ok: true, written: [] };
 }

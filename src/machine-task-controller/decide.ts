@@ -90,9 +90,8 @@ function abortCause(scope: Scope): string | undefined {
   return undefined;
 }
 
-/** Decides the next step of a MachineUpdate (level-based: the same snapshot always gives the same answer). */
-export function decide(scope: Scope, opts?: DecideOptions): Decision {
-  const mu = scope.mu;
+/** The MachineUpdate needs nothing more: terminal (its status stands) or being deleted. Undefined while it runs. */
+function settledDecision(mu: MachineUpdateObject): Decision | undefined {
   const prev = mu.status?.updateStatus;
   if (isTerminal(prev))
     return {
@@ -108,95 +107,126 @@ export function decide(scope: Scope, opts?: DecideOptions): Decision {
       reason: Reasons.deleting,
       message: 'the MachineUpdate is being deleted',
     };
+  return undefined;
+}
 
-  const abort = abortCause(scope);
-  const inFlight = inFlightStatus(abort !== undefined);
-  const n = scope.views.length;
+/** What one updater's turn shares: its view's index, the number of updaters, the abort cause and the in-flight status. */
+interface Turn {
+  i: number;
+  n: number;
+  abort: string | undefined;
+  inFlight: MachineUpdateStatusValue;
+}
 
-  for (let i = 0; i < n; i++) {
-    const v = scope.views[i]!;
-    const name = v.updater.name;
-    const where = `${v.kind} ${v.taskName}`;
-
-    if (!v.task && v.foreign) {
-      if (abort) return finish('aborted', Reasons.aborted, `aborted before updater ${name} started: ${abort}`);
-      const foreignStatus = taskUpdateStatus(v.foreign);
-      if (isTerminal(foreignStatus) || v.foreign.metadata.deletionTimestamp) {
-        return {
-          step: { kind: 'deleteForeignTask', index: i },
-          updateStatus: inFlight,
-          current: i,
-          reason: Reasons.waitingForUpdater,
-          message: `replacing the finished task ${where} of an earlier update`,
-        };
-      }
-      return {
-        step: { kind: 'wait', index: i, foreign: true },
-        updateStatus: inFlight,
-        current: i,
-        reason: Reasons.waitingForUpdater,
-        message: `task name ${v.taskName} is still used by the in-flight update of another MachineUpdate`,
-      };
-    }
-
-    const task = v.task;
-    if (!task) {
-      if (abort)
-        return finish(
-          'aborted',
-          Reasons.aborted,
-          i === 0 ? `aborted before any updater started: ${abort}` : `aborted before updater ${name} started: ${abort}`,
-        );
-      return {
-        step: { kind: 'createTask', index: i },
-        updateStatus: inFlight,
-        current: i,
-        reason: Reasons.updating,
-        message: `updater ${name} (${i + 1}/${n}) started: ${where}`,
-      };
-    }
-
-    const st = taskUpdateStatus(task);
-    const said = taskReadyMessage(task);
-    if (st === 'updated') continue;
-    if (st === 'failed') return finish('failed', Reasons.failed, `updater ${name} failed: ${said ?? 'the updater gave no message'}`);
-    if (st === 'aborted') {
-      if (abort || taskPhase(task) === 'aborting')
-        return finish('aborted', Reasons.aborted, `updater ${name} aborted${said ? `: ${said}` : ''}`);
-      return finish(
-        'failed',
-        Reasons.failed,
-        `updater ${name} reported aborted although its task was never asked to abort${said ? `: ${said}` : ''}`,
-      );
-    }
-
-    if (abort && taskPhase(task) !== 'aborting') {
-      return {
-        step: { kind: 'abortTask', index: i },
-        updateStatus: 'aborting',
-        current: i,
-        reason: Reasons.aborting,
-        message: `aborting updater ${name}: ${abort}`,
-      };
-    }
-    const waitingFor = st === undefined ? 'waiting for the updater to report on the current generation' : said || st;
-    const silent = !abort && opts ? unreportedTask(task, { ...v, generic: !v.updater.updaterUpdateTemplateRef }, opts) : undefined;
-    if (silent?.overdue)
-      return {
-        step: { kind: 'wait', index: i },
-        updateStatus: inFlight,
-        current: i,
-        reason: Reasons.updaterNotReporting,
-        message: silent.message,
-      };
+/** Our task name is held by another MachineUpdate's task: replace it once finished, else wait (abort ends us first). */
+function foreignTaskStep(v: Scope['views'][number], t: Turn): Decision {
+  const { i, abort, inFlight } = t;
+  if (abort) return finish('aborted', Reasons.aborted, `aborted before updater ${v.updater.name} started: ${abort}`);
+  const foreignStatus = taskUpdateStatus(v.foreign!);
+  if (isTerminal(foreignStatus) || v.foreign!.metadata.deletionTimestamp) {
     return {
-      ...(silent ? { recheckAfterMs: silent.inMs } : {}),
+      step: { kind: 'deleteForeignTask', index: i },
+      updateStatus: inFlight,
+      current: i,
+      reason: Reasons.waitingForUpdater,
+      message: `replacing the finished task ${v.kind} ${v.taskName} of an earlier update`,
+    };
+  }
+  return {
+    step: { kind: 'wait', index: i, foreign: true },
+    updateStatus: inFlight,
+    current: i,
+    reason: Reasons.waitingForUpdater,
+    message: `task name ${v.taskName} is still used by the in-flight update of another MachineUpdate`,
+  };
+}
+
+/** The updater has no task yet: create it, unless the update is stopping. */
+function startStep(v: Scope['views'][number], t: Turn): Decision {
+  const { i, n, abort, inFlight } = t;
+  const name = v.updater.name;
+  if (abort)
+    return finish(
+      'aborted',
+      Reasons.aborted,
+      i === 0 ? `aborted before any updater started: ${abort}` : `aborted before updater ${name} started: ${abort}`,
+    );
+  return {
+    step: { kind: 'createTask', index: i },
+    updateStatus: inFlight,
+    current: i,
+    reason: Reasons.updating,
+    message: `updater ${name} (${i + 1}/${n}) started: ${v.kind} ${v.taskName}`,
+  };
+}
+
+/** The updater's task exists: follow its status (undefined when it finished updated: on to the next updater). */
+function taskStep(
+  v: Scope['views'][number],
+  task: NonNullable<Scope['views'][number]['task']>,
+  t: Turn,
+  opts: DecideOptions | undefined,
+): Decision | undefined {
+  const { i, n, abort, inFlight } = t;
+  const name = v.updater.name;
+  const st = taskUpdateStatus(task);
+  const said = taskReadyMessage(task);
+  if (st === 'updated') return undefined;
+  if (st === 'failed') return finish('failed', Reasons.failed, `updater ${name} failed: ${said ?? 'the updater gave no message'}`);
+  if (st === 'aborted') {
+    if (abort || taskPhase(task) === 'aborting')
+      return finish('aborted', Reasons.aborted, `updater ${name} aborted${said ? `: ${said}` : ''}`);
+    return finish(
+      'failed',
+      Reasons.failed,
+      `updater ${name} reported aborted although its task was never asked to abort${said ? `: ${said}` : ''}`,
+    );
+  }
+
+  if (abort && taskPhase(task) !== 'aborting') {
+    return {
+      step: { kind: 'abortTask', index: i },
+      updateStatus: 'aborting',
+      current: i,
+      reason: Reasons.aborting,
+      message: `aborting updater ${name}: ${abort}`,
+    };
+  }
+  const waitingFor = st === undefined ? 'waiting for the updater to report on the current generation' : said || st;
+  const silent = !abort && opts ? unreportedTask(task, { ...v, generic: !v.updater.updaterUpdateTemplateRef }, opts) : undefined;
+  if (silent?.overdue)
+    return {
       step: { kind: 'wait', index: i },
       updateStatus: inFlight,
       current: i,
-      reason: abort ? Reasons.aborting : Reasons.waitingForUpdater,
-      message: `updater ${name} (${i + 1}/${n}) ${abort ? 'aborting' : 'updating'}: ${waitingFor}`,
+      reason: Reasons.updaterNotReporting,
+      message: silent.message,
     };
+  return {
+    ...(silent ? { recheckAfterMs: silent.inMs } : {}),
+    step: { kind: 'wait', index: i },
+    updateStatus: inFlight,
+    current: i,
+    reason: abort ? Reasons.aborting : Reasons.waitingForUpdater,
+    message: `updater ${name} (${i + 1}/${n}) ${abort ? 'aborting' : 'updating'}: ${waitingFor}`,
+  };
+}
+
+/** Decides the next step of a MachineUpdate (level-based: the same snapshot always gives the same answer). */
+export function decide(scope: Scope, opts?: DecideOptions): Decision {
+  const settled = settledDecision(scope.mu);
+  if (settled) return settled;
+  const abort = abortCause(scope);
+  const inFlight = inFlightStatus(abort !== undefined);
+  const n = scope.views.length;
+  // Updaters run in order: the first one not finished updated decides the step.
+  for (let i = 0; i < n; i++) {
+    const v = scope.views[i]!;
+    const turn: Turn = { i, n, abort, inFlight };
+    if (!v.task && v.foreign) return foreignTaskStep(v, turn);
+    if (!v.task) return startStep(v, turn);
+    const step = taskStep(v, v.task, turn, opts);
+    if (step) return step;
   }
   // Every updater finished updated — even if an abort arrived meanwhile, the machine is fully updated, so the
   // values are committed rather than left stale on the CAPI objects.
