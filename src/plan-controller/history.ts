@@ -88,6 +88,9 @@ export function finishedAt(p: InPlaceUpdatePlan): string | undefined {
   return undefined;
 }
 
+/** Orders RFC 3339 instants (one-second resolution; absent sorts first). */
+const byTime = (a: string | undefined, b: string | undefined): number => ((a ?? '') < (b ?? '') ? -1 : (a ?? '') > (b ?? '') ? 1 : 0);
+
 /** True when the plan touched machines (it started): only such plans have records and count against the limit. */
 const touchedMachines = (p: InPlaceUpdatePlan): boolean => !!p.status?.startTime;
 
@@ -101,11 +104,11 @@ export function decideHistory(
   pinned: ReadonlySet<string> = new Set(),
 ): HistoryDecision {
   const now = Date.parse(opts.now);
-  // Newest finished first: by when they finished (plans applied within one second tie on creationTimestamp, and the
-  // name would then decide), then by creation.
+  // Newest finished first: by when they finished, then when they started (plans applied within one second tie on
+  // creationTimestamp, and the name would then decide), then by creation and name.
   const finished = plans
     .filter((p) => finishedAt(p) !== undefined && !p.metadata?.deletionTimestamp && !!p.metadata?.name)
-    .sort((a, b) => (finishedAt(a)! < finishedAt(b)! ? -1 : finishedAt(a)! > finishedAt(b)! ? 1 : planAge(a, b)))
+    .sort((a, b) => byTime(finishedAt(a), finishedAt(b)) || byTime(a.status?.startTime, b.status?.startTime) || planAge(a, b))
     .reverse();
   const newest = finished[0];
   if (!newest) return { prune: [], pruneRecords: [] };

@@ -79,6 +79,10 @@ describe('plan controller: history of finished plans', function () {
         `${name} invalid`,
       );
     }
+    // Plan times have one-second resolution: let the retry finish in a later second than the success, so which of the
+    // two is newer does not fall to the tie-break (the name, the supersede order).
+    const successDone = Date.parse((await p.plan('success'))?.status?.completionTime ?? '');
+    while (Date.now() < successDone + 1000) await new Promise((r) => setTimeout(r, 100));
     await runPlan(p, 'retry');
 
     // The older plans' records go (their tasks follow through ownerReferences); the retry keeps its own.
