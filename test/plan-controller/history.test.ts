@@ -114,7 +114,19 @@ describe('plan controller: history of finished plans', function () {
     const p = await env().platform();
     await start(p, {});
     await runPlan(p, 'kept');
-    await runPlan(p, 'short-lived', { ttlSecondsAfterFinished: 0 });
+    // With a TTL of 0 the plan may be deleted before a poll sees it updated: play the updater until it ended or is gone
+    // (the Event checked below says it ended updated).
+    const shortLived = planObject(p.ns, 'short-lived', { mds: [mdTarget('short-lived')] });
+    Object.assign(shortLived.spec, { ttlSecondsAfterFinished: 0 });
+    await p.apply(shortLived);
+    await waitFor(
+      async () => {
+        await p.finishTasks(UPDATER);
+        const x = await p.plan('short-lived');
+        return !x || x.status?.updateStatus === 'updated' || undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 25, message: 'short-lived updated (or already deleted by its TTL)' },
+    );
     await waitFor(async () => (await plansLeft(p)).join() === 'kept' || undefined, { timeoutMs: 60_000, message: 'short-lived deleted' });
     await waitFor(async () => JSON.stringify(await recordsByPlan(p)) === JSON.stringify({ kept: 2 }) || undefined, {
       timeoutMs: 60_000,
