@@ -2,7 +2,6 @@
 // for repeats and rate limiting; never throws. kube-apiserver shows them as core/v1 Events too (kubectl describe).
 import { hostname } from 'node:os';
 import { EventsV1, MessageBudget, boundMessage, type KubeObject } from '../api/kube.js';
-import { eventAction } from '../api/event-actions.js';
 import { isNotFound } from './pure/errors.js';
 import { errorFields, noopLogger } from './log.js';
 import type { EventRecorder, KubeClient, Logger } from './pure/types.js';
@@ -11,6 +10,8 @@ import type { EventRecorder, KubeClient, Logger } from './pure/types.js';
 export interface EventRecorderOptions {
   /** `reportingController` of every event (a qualified name). */
   component: string;
+  /** The events.k8s.io/v1 `action` of a reason (required by the API): what the component did; default `Reconcile`. */
+  eventAction?: (reason: string) => string;
   /** `reportingInstance` (default the hostname; at most 128 bytes). */
   host?: string;
   log?: Logger;
@@ -115,7 +116,7 @@ export function createEventRecorder(client: KubeClient, opts: EventRecorderOptio
       eventTime: microTime(now),
       reportingController: opts.component,
       reportingInstance: host,
-      action: eventAction(ev.reason),
+      action: opts.eventAction?.(ev.reason) ?? 'Reconcile',
       reason: ev.reason,
       regarding: reference(ev.regarding),
       ...(ev.related ? { related: reference(ev.related) } : {}),
