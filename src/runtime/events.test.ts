@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { EventsV1, type KubeObject } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
-import { PlanEventReasons } from '../api/constants.js';
 import { createEventRecorder } from './events.js';
 
 const machine: KubeObject = {
@@ -13,13 +12,17 @@ const machine: KubeObject = {
 describe('event recorder', () => {
   it('writes an events.k8s.io/v1 Event regarding the object, with an action and a microsecond eventTime', async () => {
     const client = new FakeClient();
-    const rec = createEventRecorder(client, { component: 'plan-controller', host: 'h' });
+    const rec = createEventRecorder(client, {
+      component: 'plan-controller',
+      host: 'h',
+      eventAction: (r) => (r === 'MachineUpdateStarted' ? 'Start' : 'Other'),
+    });
     const plan: KubeObject = {
       apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
       kind: 'InPlaceUpdatePlan',
       metadata: { name: 'p', namespace: 'ns' },
     };
-    rec.event(machine, 'Normal', PlanEventReasons.machineUpdateStarted, 'started updating', plan);
+    rec.event(machine, 'Normal', 'MachineUpdateStarted', 'started updating', plan);
     await rec.flush();
     const list = await client.list(EventsV1, 'ns');
     expect(list.items).to.have.length(1);
@@ -35,7 +38,7 @@ describe('event recorder', () => {
         resourceVersion: '7',
       },
       related: { apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'InPlaceUpdatePlan', name: 'p', namespace: 'ns' },
-      reason: PlanEventReasons.machineUpdateStarted,
+      reason: 'MachineUpdateStarted',
       action: 'Start',
       note: 'started updating',
       type: 'Normal',
@@ -45,6 +48,14 @@ describe('event recorder', () => {
     expect(ev['eventTime']).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     expect(ev).not.to.have.property('series');
     expect(ev.metadata.name).to.match(/^m1\.[0-9a-f]+$/);
+  });
+
+  it('records the action Reconcile when the component gives no action table', async () => {
+    const client = new FakeClient();
+    const rec = createEventRecorder(client, { component: 'c' });
+    rec.event(machine, 'Normal', 'Anything', 'm');
+    await rec.flush();
+    expect((await client.list(EventsV1, 'ns')).items[0]).to.include({ action: 'Reconcile', reason: 'Anything' });
   });
 
   it('records repeats of the same event as a series, and a different message as its own Event', async () => {
