@@ -26,7 +26,10 @@ export const Namespaces: ResourceType = { group: '', version: 'v1', plural: 'nam
 export const Nodes: ResourceType = { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false };
 export const Secrets = namespacedResource('', 'v1', 'secrets', 'Secret');
 export const ConfigMaps = namespacedResource('', 'v1', 'configmaps', 'ConfigMap');
+/** core/v1 Events: what kubectl describe and kubectl events read (the same objects as EventsV1 on a real server). */
 export const Events = namespacedResource('', 'v1', 'events', 'Event');
+/** events.k8s.io/v1 Events: what the platform's recorders write. */
+export const EventsV1 = namespacedResource('events.k8s.io', 'v1', 'events', 'Event');
 export const Leases = namespacedResource('coordination.k8s.io', 'v1', 'leases', 'Lease');
 export const CustomResourceDefinitions: ResourceType = {
   group: 'apiextensions.k8s.io',

@@ -8,6 +8,7 @@ import { call, connect, explainApiError } from './kube.js';
 import { stopRequested } from './procs.js';
 import { loadWritePolicy } from './write-policy.js';
 import { parseGoDuration } from '../api/duration.js';
+import { eventAction } from '../api/event-actions.js';
 import {
   CliError,
   concurrencyOption,
@@ -172,6 +173,7 @@ ${KUBE_OPTIONS_HELP}`,
     const mgr = createManager({
       client: conn.client,
       name,
+      eventAction,
       log,
       ...(namespace ? { namespace } : {}),
       ...(metricsPort !== undefined ? { metricsPort } : {}),

@@ -2,6 +2,7 @@
 // task kind, calls update/abort, and keeps the contract for the updater: terminal never left (C4), status
 // stamped with observedGeneration (C5), Ready with reason and message (C6), status only through /status,
 // optimistic concurrency, backoff on errors, leader election, start and completion times.
+import { eventAction } from '../api/event-actions.js';
 import { Labels, Machines, UpdaterUpdateTasks, type KubeObject, type ResourceType } from '../api/index.js';
 import {
   isConflict,
@@ -184,6 +185,7 @@ export function defineUpdater<T extends Task = Task>(def: UpdaterDefinition<T>):
       const mgr: Manager = createManager({
         client,
         name: `updater-${def.name}`,
+        eventAction,
         ...(opts.namespace ? { namespace: opts.namespace } : {}),
         log,
         ...(opts.leaderElect

@@ -672,7 +672,8 @@ export async function reconcileStatus(
 export function recordEvents(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): void {
   for (const e of d.events) {
     const target = e.plan ? deps.plans.get(plan.metadata.namespace, e.plan) : plan;
-    if (target) deps.mgr.events.event(target, e.type, e.reason, e.message);
+    // An Event on another plan (superseded, pruned) names the plan that acted on it as related.
+    if (target) deps.mgr.events.event(target, e.type, e.reason, e.message, target === plan ? undefined : plan);
   }
   deps.metrics.machinesUpdated.inc(d.metrics.updated);
   deps.metrics.machinesFailed.inc(d.metrics.failed);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Events, type KubeObject } from '../api/kube.js';
+import { EventsV1, type KubeObject } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import { createEventRecorder } from './events.js';
 
@@ -10,15 +10,26 @@ const machine: KubeObject = {
 };
 
 describe('event recorder', () => {
-  it('writes a core/v1 Event about the object', async () => {
+  it('writes an events.k8s.io/v1 Event regarding the object, with an action and a microsecond eventTime', async () => {
     const client = new FakeClient();
-    const rec = createEventRecorder(client, { component: 'plan-controller', host: 'h' });
-    rec.event(machine, 'Normal', 'UpdateStarted', 'started updating');
+    const rec = createEventRecorder(client, {
+      component: 'plan-controller',
+      host: 'h',
+      eventAction: (r) => (r === 'MachineUpdateStarted' ? 'Start' : 'Other'),
+    });
+    const plan: KubeObject = {
+      apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
+      kind: 'InPlaceUpdatePlan',
+      metadata: { name: 'p', namespace: 'ns' },
+    };
+    rec.event(machine, 'Normal', 'MachineUpdateStarted', 'started updating', plan);
     await rec.flush();
-    const list = await client.list(Events, 'ns');
+    const list = await client.list(EventsV1, 'ns');
     expect(list.items).to.have.length(1);
-    expect(list.items[0]).to.deep.include({
-      involvedObject: {
+    const ev = list.items[0]!;
+    expect(ev).to.deep.include({
+      apiVersion: 'events.k8s.io/v1',
+      regarding: {
         apiVersion: 'cluster.x-k8s.io/v1beta2',
         kind: 'Machine',
         name: 'm1',
@@ -26,26 +37,40 @@ describe('event recorder', () => {
         uid: 'u1',
         resourceVersion: '7',
       },
-      reason: 'UpdateStarted',
-      message: 'started updating',
+      related: { apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1', kind: 'InPlaceUpdatePlan', name: 'p', namespace: 'ns' },
+      reason: 'MachineUpdateStarted',
+      action: 'Start',
+      note: 'started updating',
       type: 'Normal',
-      source: { component: 'plan-controller', host: 'h' },
-      count: 1,
+      reportingController: 'plan-controller',
+      reportingInstance: 'h',
     });
-    expect(list.items[0]!.metadata.name).to.match(/^m1\.[0-9a-f]+$/);
+    expect(ev['eventTime']).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    expect(ev).not.to.have.property('series');
+    expect(ev.metadata.name).to.match(/^m1\.[0-9a-f]+$/);
   });
 
-  it('aggregates repeats of the same event into a count', async () => {
+  it('records the action Reconcile when the component gives no action table', async () => {
+    const client = new FakeClient();
+    const rec = createEventRecorder(client, { component: 'c' });
+    rec.event(machine, 'Normal', 'Anything', 'm');
+    await rec.flush();
+    expect((await client.list(EventsV1, 'ns')).items[0]).to.include({ action: 'Reconcile', reason: 'Anything' });
+  });
+
+  it('records repeats of the same event as a series, and a different message as its own Event', async () => {
     const client = new FakeClient();
     const rec = createEventRecorder(client, { component: 'c' });
     for (let i = 0; i < 3; i++) rec.event(machine, 'Warning', 'Failed', 'boom');
     rec.event(machine, 'Warning', 'Failed', 'different');
     await rec.flush();
-    const items = (await client.list(Events, 'ns')).items;
-    expect(items.map((e) => [e['message'], e['count']]).sort()).to.deep.equal([
+    const items = (await client.list(EventsV1, 'ns')).items;
+    expect(items.map((e) => [e['note'], (e['series'] as { count?: number } | undefined)?.count ?? 1]).sort()).to.deep.equal([
       ['boom', 3],
       ['different', 1],
     ]);
+    const series = items.find((e) => e['note'] === 'boom')!['series'] as { lastObservedTime?: string };
+    expect(series.lastObservedTime).to.match(/\.\d{6}Z$/);
   });
 
   it('keeps a long message under 1 KiB and still aggregates its repeats', async () => {
@@ -55,12 +80,12 @@ describe('event recorder', () => {
     rec.event(machine, 'Warning', 'Failed', long);
     rec.event(machine, 'Warning', 'Failed', long);
     await rec.flush();
-    const items = (await client.list(Events, 'ns')).items;
+    const items = (await client.list(EventsV1, 'ns')).items;
     expect(items).to.have.length(1);
-    const msg = items[0]!['message'] as string;
+    const msg = items[0]!['note'] as string;
     expect(Buffer.byteLength(msg)).to.be.at.most(1024);
     expect(msg).to.match(/^updater failed: é+\.\.\. \(\d+ more bytes\)$/);
-    expect(items[0]!['count']).to.equal(2);
+    expect(items[0]!['series']).to.include({ count: 2 });
   });
 
   it('starts a new Event when the aggregated one is gone', async () => {
@@ -68,13 +93,13 @@ describe('event recorder', () => {
     const rec = createEventRecorder(client, { component: 'c' });
     rec.event(machine, 'Normal', 'R', 'm');
     await rec.flush();
-    const first = (await client.list(Events, 'ns')).items[0]!;
-    await client.delete(Events, 'ns', first.metadata.name!);
+    const first = (await client.list(EventsV1, 'ns')).items[0]!;
+    await client.delete(EventsV1, 'ns', first.metadata.name!);
     rec.event(machine, 'Normal', 'R', 'm');
     await rec.flush();
-    const items = (await client.list(Events, 'ns')).items;
+    const items = (await client.list(EventsV1, 'ns')).items;
     expect(items).to.have.length(1);
-    expect(items[0]!['count']).to.equal(1);
+    expect(items[0]).not.to.have.property('series');
   });
 
   it('never throws when the API fails', async () => {
@@ -83,7 +108,7 @@ describe('event recorder', () => {
     const rec = createEventRecorder(client, { component: 'c' });
     expect(() => rec.event(machine, 'Normal', 'R', 'm')).to.not.throw();
     await rec.flush();
-    expect((await client.list(Events, 'ns')).items).to.have.length(0);
+    expect((await client.list(EventsV1, 'ns')).items).to.have.length(0);
   });
 
   it('drops events beyond the per-object burst', async () => {
@@ -91,7 +116,7 @@ describe('event recorder', () => {
     const rec = createEventRecorder(client, { component: 'c', perObjectBurst: 2, perObjectRefillPerSec: 0.001 });
     for (let i = 0; i < 5; i++) rec.event(machine, 'Normal', 'R', `m${i}`);
     await rec.flush();
-    expect((await client.list(Events, 'ns')).items).to.have.length(2);
+    expect((await client.list(EventsV1, 'ns')).items).to.have.length(2);
     expect(rec.dropped).to.equal(3);
   });
 });

@@ -1,16 +1,18 @@
-// Kubernetes Events (core/v1) with aggregation of repeats and rate limiting; never throws.
+// Kubernetes Events (events.k8s.io/v1, as controller-runtime v0.23 and client-go tools/events write them) with series
+// for repeats and rate limiting; never throws. kube-apiserver shows them as core/v1 Events too (kubectl describe).
 import { hostname } from 'node:os';
-import { Events, MessageBudget, boundMessage, type KubeObject } from '../api/kube.js';
+import { EventsV1, MessageBudget, boundMessage, type KubeObject } from '../api/kube.js';
 import { isNotFound } from './pure/errors.js';
 import { errorFields, noopLogger } from './log.js';
 import type { EventRecorder, KubeClient, Logger } from './pure/types.js';
-import { toKubeTime } from './pure/conditions.js';
 
 /** Options of an event recorder. */
 export interface EventRecorderOptions {
-  /** `source.component` / `reportingComponent` of every event. */
+  /** `reportingController` of every event (a qualified name). */
   component: string;
-  /** `source.host` / `reportingInstance` (default hostname). */
+  /** The events.k8s.io/v1 `action` of a reason (required by the API): what the component did; default `Reconcile`. */
+  eventAction?: (reason: string) => string;
+  /** `reportingInstance` (default the hostname; at most 128 bytes). */
   host?: string;
   log?: Logger;
   /** Events a single object may burst (default 25), refilled at `perObjectRefillPerSec` (default 0.2/s). */
@@ -50,6 +52,15 @@ interface Aggregate {
   chain: Promise<void>;
 }
 
+/** One Event as the recorder writes it. */
+interface Recorded {
+  regarding: KubeObject;
+  related: KubeObject | undefined;
+  type: 'Normal' | 'Warning';
+  reason: string;
+  note: string;
+}
+
 /** An EventRecorder that also lets callers wait for pending writes (tests, shutdown). */
 export interface FlushableEventRecorder extends EventRecorder {
   /** Resolves when every event recorded so far was written (or dropped). */
@@ -64,7 +75,10 @@ export interface FlushableEventRecorder extends EventRecorder {
  */
 export function createEventRecorder(client: KubeClient, opts: EventRecorderOptions): FlushableEventRecorder {
   const log = (opts.log ?? noopLogger).child({ events: opts.component });
-  const host = opts.host ?? hostname();
+  const host = Buffer.from(opts.host ?? hostname())
+    .subarray(0, 128)
+    .toString()
+    .replace(/\uFFFD$/, '');
   const global = new TokenBucket(opts.burst ?? 100, opts.refillPerSec ?? 10);
   const perObject = new Map<string, TokenBucket>();
   const cache = new Map<string, Aggregate>();
@@ -74,44 +88,41 @@ export function createEventRecorder(client: KubeClient, opts: EventRecorderOptio
 
   const objectId = (o: KubeObject): string => o.metadata.uid ?? `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
 
-  async function write(agg: Aggregate, obj: KubeObject, type: string, reason: string, message: string): Promise<void> {
+  async function write(agg: Aggregate, ev: Recorded): Promise<void> {
     const now = new Date();
     if (agg.count > 0) {
       try {
-        await client.patch(Events, agg.namespace, agg.name, { count: agg.count + 1, lastTimestamp: toKubeTime(now) }, { type: 'merge' });
+        // A repeat updates the Event's series (count >= 2), as client-go's events broadcaster does.
+        await client.patch(
+          EventsV1,
+          agg.namespace,
+          agg.name,
+          { series: { count: agg.count + 1, lastObservedTime: microTime(now) } },
+          { type: 'merge' },
+        );
         agg.count++;
         return;
       } catch (err) {
         if (!isNotFound(err)) throw err;
         // The aggregated Event expired (events have a TTL): start a new one.
         agg.count = 0;
-        agg.name = eventName(obj, now);
+        agg.name = eventName(ev.regarding, now);
       }
     }
-    const ev: KubeObject = {
-      apiVersion: 'v1',
+    await client.create(EventsV1, {
+      apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
       metadata: { name: agg.name, namespace: agg.namespace },
-      involvedObject: {
-        ...(obj.apiVersion ? { apiVersion: obj.apiVersion } : {}),
-        ...(obj.kind ? { kind: obj.kind } : {}),
-        name: obj.metadata.name,
-        ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}),
-        ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
-        ...(obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {}),
-      },
-      reason,
-      message,
-      type,
-      source: { component: opts.component, host },
-      reportingComponent: opts.component,
+      eventTime: microTime(now),
+      reportingController: opts.component,
       reportingInstance: host,
-      firstTimestamp: toKubeTime(now),
-      lastTimestamp: toKubeTime(now),
-      eventTime: null,
-      count: 1,
-    };
-    await client.create(Events, ev);
+      action: opts.eventAction?.(ev.reason) ?? 'Reconcile',
+      reason: ev.reason,
+      regarding: reference(ev.regarding),
+      ...(ev.related ? { related: reference(ev.related) } : {}),
+      note: ev.note,
+      type: ev.type,
+    });
     agg.count = 1;
   }
 
@@ -119,7 +130,7 @@ export function createEventRecorder(client: KubeClient, opts: EventRecorderOptio
     get dropped() {
       return dropped;
     },
-    event(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, fullMessage: string): void {
+    event(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, fullMessage: string, related?: KubeObject): void {
       try {
         // Bounded before the aggregation key, so that repeats of a long message still aggregate.
         const message = boundMessage(fullMessage, MessageBudget.event);
@@ -134,7 +145,8 @@ export function createEventRecorder(client: KubeClient, opts: EventRecorderOptio
           log.debug({ reason, object: id }, 'event dropped by rate limit');
           return;
         }
-        const key = `${id}\u0000${type}\u0000${reason}\u0000${message}`;
+        // Unlike client-go (action, reason, regarding, related), the note is part of the key: a different message is news.
+        const key = `${id}\u0000${type}\u0000${reason}\u0000${message}\u0000${related ? objectId(related) : ''}`;
         let agg = cache.get(key);
         if (agg)
           cache.delete(key); // re-insert below: most recently used last
@@ -143,7 +155,7 @@ export function createEventRecorder(client: KubeClient, opts: EventRecorderOptio
         if (cache.size > cacheSize) cache.delete(cache.keys().next().value!);
         const a = agg;
         const p = a.chain
-          .then(() => write(a, obj, type, reason, message))
+          .then(() => write(a, { regarding: obj, related, type, reason, note: message }))
           .catch((err: unknown) => log.warn({ ...errorFields(err), reason }, 'could not record event'));
         a.chain = p;
         pending.add(p);
@@ -162,4 +174,21 @@ export function createEventRecorder(client: KubeClient, opts: EventRecorderOptio
 function eventName(obj: KubeObject, now: Date): string {
   const ns = BigInt(now.getTime()) * 1_000_000n + BigInt(Math.floor(Math.random() * 1_000_000));
   return `${(obj.metadata.name ?? 'object').slice(0, 230)}.${ns.toString(16)}`;
+}
+
+/** metav1.MicroTime: RFC 3339 with microseconds, as events.k8s.io/v1 requires for eventTime and lastObservedTime. */
+function microTime(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+/** An ObjectReference to `o`, as `regarding` / `related` carry it. */
+function reference(o: KubeObject): Record<string, string> {
+  return {
+    ...(o.apiVersion ? { apiVersion: o.apiVersion } : {}),
+    ...(o.kind ? { kind: o.kind } : {}),
+    name: o.metadata.name ?? '',
+    ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+    ...(o.metadata.uid ? { uid: o.metadata.uid } : {}),
+    ...(o.metadata.resourceVersion ? { resourceVersion: o.metadata.resourceVersion } : {}),
+  };
 }

@@ -28,6 +28,8 @@ export interface ManagerOptions {
   namespace?: string;
   /** Component name: logger name, event source, lease holder prefix. */
   name: string;
+  /** The events.k8s.io/v1 `action` recorded with each Event reason (default `Reconcile`). */
+  eventAction?: (reason: string) => string;
   log?: Logger;
   leaderElection?: ManagerLeaderElection;
   /** Serve /metrics (and the probes) on this port; 0 = any free port. */
@@ -97,7 +99,11 @@ class ManagerImpl implements RuntimeManager, ControllerHost {
     this.log = (opts.log ?? noopLogger).child({ manager: opts.name });
     this.metrics = opts.metrics ?? createMetrics();
     this.client = instrumentClient(opts.client, this.metrics);
-    this.events = createEventRecorder(this.client, { component: opts.name, log: this.log });
+    this.events = createEventRecorder(this.client, {
+      component: opts.name,
+      log: this.log,
+      ...(opts.eventAction ? { eventAction: opts.eventAction } : {}),
+    });
     this.defaultConcurrency = opts.defaultConcurrency ?? 1;
     this.queueOptions = opts.queue;
   }

@@ -16,9 +16,11 @@ import {
 
 describe('runtime RBAC', () => {
   it('asks for events always and leases only with leader election: exactly the verbs events.ts and leader.ts call', () => {
-    expect(runtimeRbac({ leaderElection: false })).to.deep.equal([{ apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }]);
+    expect(runtimeRbac({ leaderElection: false })).to.deep.equal([
+      { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+    ]);
     expect(runtimeRbac()).to.deep.equal([
-      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
     ]);
   });

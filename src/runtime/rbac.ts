@@ -8,9 +8,9 @@ export const LEADER_ELECTION_RULES: readonly PolicyRule[] = Object.freeze([
   Object.freeze({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }),
 ]);
 
-/** Events (core/v1, as events.ts writes them) in the namespace of the object they are about: create, and patch for aggregated repeats. */
+/** Events (events.k8s.io/v1, as events.ts writes them) in the namespace of the object they are about: create, and patch for series. */
 export const EVENT_RULES: readonly PolicyRule[] = Object.freeze([
-  Object.freeze({ apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }),
+  Object.freeze({ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] }),
 ]);
 
 /**

@@ -322,10 +322,12 @@ describe('cdk8s synthesis', () => {
           expect(c.baseRbac.filter(runtimeKinds)).to.deep.equal(runtimeRbac());
         });
 
-        it('may take the leader-election Lease and write Events', () => {
+        it('may take the leader-election Lease and write events.k8s.io/v1 Events (and not core/v1 ones it never writes)', () => {
           expect(allows(rules, 'create', 'coordination.k8s.io', 'leases')).to.equal(true);
           expect(allows(rules, 'update', 'coordination.k8s.io', 'leases')).to.equal(true);
-          expect(allows(rules, 'create', '', 'events')).to.equal(true);
+          expect(allows(rules, 'create', 'events.k8s.io', 'events')).to.equal(true);
+          expect(allows(rules, 'patch', 'events.k8s.io', 'events')).to.equal(true);
+          expect(allows(rules, 'create', '', 'events')).to.equal(false);
         });
       });
     }

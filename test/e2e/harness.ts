@@ -1,6 +1,7 @@
 // End-to-end harness: one namespace with a CAPI inventory, the CAPI simulator, the three components on their own
 // runtime managers (as separate processes would run them), and the reference updater. Works against the local API
 // server or a real cluster (whatever client it is given).
+import { eventAction } from '../../src/api/event-actions.js';
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanTarget, PlanUpdater } from '../../src/api/index.js';
 import {
   API_VERSION,
@@ -132,6 +133,7 @@ export class Platform {
     const mgr = createManager({
       client: this.client,
       name: c.name,
+      eventAction,
       namespace: this.ns,
       ...(process.env['E2E_LOG'] ? { log: createLogger({ name: c.name, level: process.env['E2E_LOG'] }) } : {}),
     });

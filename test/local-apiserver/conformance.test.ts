@@ -272,6 +272,87 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(job.status, job.text).to.equal(201);
       expect(job.json.metadata.generation).to.equal(1);
     });
+
+    it('serves core/v1 and events.k8s.io/v1 Events from one storage, as kubectl describe and kubectl events read them', async function () {
+      const name = uniq('ev');
+      const cm = `cm-${name}`;
+      const eventsV1 = `/apis/events.k8s.io/v1/namespaces/${ns}/events`;
+      const created = await t.raw('POST', eventsV1, {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name },
+        eventTime: '2026-01-01T00:00:00.000000Z',
+        reportingController: 'example.com/recorder',
+        reportingInstance: 'recorder-1',
+        action: 'Testing',
+        reason: 'Tested',
+        type: 'Warning',
+        regarding: { apiVersion: 'v1', kind: 'ConfigMap', name: cm, namespace: ns },
+        note: 'first',
+      });
+      expect(created.status, created.text).to.equal(201);
+      expect(created.json).to.include({ apiVersion: 'events.k8s.io/v1', note: 'first', action: 'Testing' });
+      expect(created.json.regarding.name).to.equal(cm);
+
+      const core = await t.raw('GET', `/api/v1/namespaces/${ns}/events/${name}`);
+      expect(core.status, core.text).to.equal(200);
+      expect(core.json).to.include({ apiVersion: 'v1', message: 'first', reason: 'Tested', type: 'Warning', action: 'Testing' });
+      expect(core.json.reportingComponent).to.equal('example.com/recorder');
+      expect(core.json.involvedObject).to.include({ kind: 'ConfigMap', name: cm });
+      expect(core.json.metadata.uid).to.equal(created.json.metadata.uid);
+      expect(core.json).not.to.have.property('note');
+
+      // kubectl describe lists core/v1 Events by involvedObject; kubectl get events.events.k8s.io by regarding.
+      const byInvolved = await t.raw(
+        'GET',
+        `/api/v1/namespaces/${ns}/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${cm}`)}`,
+      );
+      expect(byInvolved.json.items.map((e: any) => e.metadata.name)).to.deep.equal([name]);
+      const byRegarding = await t.raw('GET', `${eventsV1}?fieldSelector=${encodeURIComponent(`regarding.name=${cm}`)}`);
+      expect(byRegarding.json.items.map((e: any) => [e.metadata.name, e.note])).to.deep.equal([[name, 'first']]);
+
+      const repeated = await t.raw(
+        'PATCH',
+        `${eventsV1}/${name}`,
+        { series: { count: 2, lastObservedTime: '2026-01-01T00:00:05.000000Z' } },
+        MERGE,
+      );
+      expect(repeated.status, repeated.text).to.equal(200);
+      const again = await t.raw('GET', `/api/v1/namespaces/${ns}/events/${name}`);
+      expect(again.json.series).to.deep.equal({ count: 2, lastObservedTime: '2026-01-01T00:00:05.000000Z' });
+      expect(again.json.metadata.resourceVersion).to.equal(repeated.json.metadata.resourceVersion);
+
+      const legacy = uniq('ev-core');
+      const coreCreated = await t.raw('POST', `/api/v1/namespaces/${ns}/events`, {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: legacy },
+        involvedObject: { kind: 'ConfigMap', name: cm, namespace: ns },
+        reason: 'Legacy',
+        message: 'from core',
+        type: 'Normal',
+        count: 3,
+      });
+      expect(coreCreated.status, coreCreated.text).to.equal(201);
+      const viaV1 = await t.raw('GET', `${eventsV1}/${legacy}`);
+      expect(viaV1.status, viaV1.text).to.equal(200);
+      expect(viaV1.json).to.include({ apiVersion: 'events.k8s.io/v1', note: 'from core', deprecatedCount: 3 });
+      expect(viaV1.json.regarding.name).to.equal(cm);
+
+      const bad = await t.raw('POST', eventsV1, {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: uniq('ev-bad') },
+        reason: 'Tested',
+        type: 'Normal',
+        regarding: { kind: 'ConfigMap', name: cm, namespace: ns },
+      });
+      expect(bad.status, bad.text).to.equal(422);
+      const fields = (bad.json.details.causes as { field: string }[]).map((c) => c.field);
+      expect(fields).to.include.members(['eventTime', 'reportingController', 'reportingInstance', 'action']);
+      const all = await t.raw('GET', `/api/v1/namespaces/${ns}/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${cm}`)}`);
+      expect(all.json.items.map((e: any) => e.metadata.name).sort()).to.deep.equal([name, legacy].sort());
+    });
   });
 
   describe('Status errors', function () {

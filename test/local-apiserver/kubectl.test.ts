@@ -10,6 +10,9 @@ import { stringify } from 'yaml';
 import { CRD_NAME, GROUP, PLURAL, widget, widgetCrd } from './fixtures.js';
 import { existingCrd, startTarget, uniq, waitCrdGone, type Target } from './target.js';
 import { crdDifferences, ExistingCrdMismatchError } from '../support/crds.js';
+import { ConfigMaps, type KubeObject } from '../../src/api/kube.js';
+import { createClient } from '../../src/runtime/client.js';
+import { createEventRecorder } from '../../src/runtime/events.js';
 
 const KUBECTL = process.env['KUBECTL'] ?? 'kubectl';
 const hasKubectl = spawnSync(KUBECTL, ['version', '--client'], { encoding: 'utf8' }).status === 0;
@@ -190,6 +193,28 @@ describe('kubectl against the API server', function () {
     expect(s.data).to.deep.equal({ a: Buffer.from('b').toString('base64') });
     await ok(['label', 'configmap', 'cm1', '-n', ns, 'x=y']);
     expect(await ok(['get', 'cm', '-n', ns, '-l', 'x=y', '-o', 'name'])).to.contain('configmap/cm1');
+  });
+
+  it('shows the events.k8s.io/v1 Events the platform records in kubectl describe and kubectl events', async function () {
+    const client = createClient(t.kc, { userAgent: 'kubectl-test-recorder' });
+    const cm = await client.get<KubeObject>(ConfigMaps, ns, 'cm1');
+    if (!cm) throw new Error('configmap cm1 is missing');
+    const rec = createEventRecorder(client, { component: 'inplace-test-recorder', host: 'test-host', eventAction: () => 'Testing' });
+    rec.event(cm, 'Warning', 'SeriesReason', 'seen twice');
+    rec.event(cm, 'Warning', 'SeriesReason', 'seen twice');
+    rec.event(cm, 'Normal', 'OnceReason', 'seen once');
+    await rec.flush();
+    const described = await ok(['describe', 'configmap', 'cm1', '-n', ns]);
+    expect(described).to.match(/Events:[\s\S]*Warning\s+SeriesReason[\s\S]*seen twice/);
+    expect(described).to.match(/Normal\s+OnceReason[\s\S]*seen once/);
+    expect(described).to.contain('inplace-test-recorder');
+    const events = await ok(['events', '-n', ns, '--for', 'configmap/cm1']);
+    expect(events).to.match(/SeriesReason[\s\S]*seen twice/);
+    expect(events).to.match(/OnceReason[\s\S]*seen once/);
+    const v1 = JSON.parse(await ok(['get', 'events.v1.events.k8s.io', '-n', ns, '-o', 'json']));
+    const series = v1.items.find((e: any) => e.reason === 'SeriesReason');
+    expect(series).to.deep.include({ action: 'Testing', note: 'seen twice', reportingController: 'inplace-test-recorder' });
+    expect(series.series.count).to.equal(2);
   });
 
   it('deletes, and reports NotFound for a missing object', async function () {

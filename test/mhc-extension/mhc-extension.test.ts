@@ -102,9 +102,9 @@ const healthConditionMatching = async (c: Ctx, update: string, re: RegExp): Prom
     },
     { message: `HealthCheckSucceeded of ${update} matching ${re}` },
   );
-/** How many times an Event was recorded (repeats are aggregated into `count`). */
+/** How many times an Event was recorded (repeats are aggregated into a `series`). */
 const eventCount = async (c: Ctx, name: string, reason: string): Promise<number> =>
-  (await eventsFor(c, name, reason)).reduce((n, e) => n + ((e['count'] as number | undefined) ?? 1), 0);
+  (await eventsFor(c, name, reason)).reduce((n, e) => n + ((e['series'] as { count?: number } | undefined)?.count ?? 1), 0);
 
 describe('mhc-extension (integration)', function () {
   const c = {} as Ctx;

@@ -7,6 +7,7 @@ import {
   badRequest,
   conflict,
   forbidden,
+  internalError,
   invalid,
   notFound,
   unsupportedMediaType,
@@ -29,6 +30,13 @@ export interface WriteOptions {
   fieldValidation?: string;
   fieldManager?: string;
   force?: boolean;
+}
+
+/** A write through a resource that shares another's storage, in the owner's form. */
+interface SharedWrite {
+  owner: ResourceDef;
+  body: Obj;
+  warnings: string[];
 }
 
 /** Result of a write: the object as stored and any warnings for the Warning header. */
@@ -235,6 +243,32 @@ export class Core {
     return s;
   }
 
+  /** The store holding a resource's objects (its own, or the one it shares: events.k8s.io Events are core Events). */
+  storeOf(def: ResourceDef): ResourceStore {
+    return this.store(def.sharedStorage?.gr ?? grKey(def.group, def.plural));
+  }
+
+  /** The definition owning a shared storage, and a body written through `def` in that definition's form. */
+  private toSharedStorage(
+    def: ResourceDef,
+    version: string,
+    body: Obj,
+    ns: string,
+    opts: WriteOptions,
+    mode: 'body' | 'patch',
+  ): SharedWrite {
+    const shared = def.sharedStorage!;
+    const owner = this.resources.get(shared.gr);
+    if (!owner) throw internalError(`storage ${shared.gr} of ${grKey(def.group, def.plural)} is not served`);
+    const obj = clone(body);
+    if (!isObj(obj)) throw badRequest('the body of the request was not an object');
+    this.checkKind(def, version, obj);
+    const warnings = this.builtinUnknownFields(def, version, obj, opts, mode);
+    const errs = shared.validate(obj, ns);
+    if (errs.length) throw invalid(def.kind, def.group, String(meta(obj).name ?? ''), errs);
+    return { owner, body: shared.write(obj), warnings };
+  }
+
   /** Serves a resource definition (built-in or from a CRD). */
   register(def: ResourceDef): void {
     const gr = grKey(def.group, def.plural);
@@ -298,6 +332,7 @@ export class Core {
 
   /** Converts a stored object to the requested version (conversion strategy None: apiVersion rewrite). */
   toVersion(def: ResourceDef, version: string, obj: Obj): Obj {
+    if (def.sharedStorage) return def.sharedStorage.read(obj);
     const av = apiVersionOf(def.group, version);
     if (obj.apiVersion === av) return obj;
     return { ...obj, apiVersion: av };
@@ -306,7 +341,7 @@ export class Core {
   /** JSON of a stored entry in the requested version (cached for the storage version). */
   entryJson(def: ResourceDef, version: string, e: Entry): string {
     // Objects written before a storage-version change keep their old apiVersion until rewritten.
-    if (e.obj.apiVersion === apiVersionOf(def.group, version)) {
+    if (!def.sharedStorage && e.obj.apiVersion === apiVersionOf(def.group, version)) {
       if (e.json === undefined) e.json = JSON.stringify(e.obj);
       return e.json;
     }
@@ -538,7 +573,7 @@ export class Core {
 
   /** GET of one object. */
   get(def: ResourceDef, ns: string, name: string): Entry {
-    const e = this.store(grKey(def.group, def.plural)).get(def.namespaced ? ns : '', name);
+    const e = this.storeOf(def).get(def.namespaced ? ns : '', name);
     if (!e) throw notFound(def.group, def.plural, name);
     return e;
   }
@@ -552,7 +587,9 @@ export class Core {
     limit: number,
     cont: string | undefined,
   ): { entries: Entry[]; rv: number; continue?: string; remaining?: number } {
-    const s = this.store(grKey(def.group, def.plural));
+    const s = this.storeOf(def);
+    // Field selectors see the object as the requested resource shows it (regarding.name for events.k8s.io Events).
+    const fieldOf = def.sharedStorage ? (e: Entry): Obj => def.sharedStorage!.read(e.obj) : (e: Entry): Obj => e.obj;
     const nsKey = def.namespaced ? ns : undefined;
     let startAfter: string | undefined;
     let listRv = this.rv;
@@ -572,7 +609,9 @@ export class Core {
           : [...(def.namespaced ? [...s.byNs.keys()].sort().map((n) => ResourceStore.key(n, field.exactName!)) : [field.exactName])];
       const entries = keys
         .map((k) => s.objects.get(k))
-        .filter((e): e is Entry => !!e && label.matches((e.obj.metadata as Obj).labels as Record<string, string>) && field.matches(e.obj));
+        .filter(
+          (e): e is Entry => !!e && label.matches((e.obj.metadata as Obj).labels as Record<string, string>) && field.matches(fieldOf(e)),
+        );
       return { entries, rv: listRv };
     }
     const keys = s.sortedKeys(nsKey);
@@ -592,7 +631,7 @@ export class Core {
     for (; i < keys.length; i++) {
       const e = s.objects.get(keys[i]!);
       if (!e) continue;
-      if (filtering && !(label.matches((e.obj.metadata as Obj).labels as Record<string, string>) && field.matches(e.obj))) continue;
+      if (filtering && !(label.matches((e.obj.metadata as Obj).labels as Record<string, string>) && field.matches(fieldOf(e)))) continue;
       if (limit > 0 && out.length >= limit) {
         const last = keys[i - 1]!;
         const token = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: listRv, start: lastKeyOf(out, keys, i) ?? last })).toString(
@@ -608,6 +647,11 @@ export class Core {
   /** CREATE. */
   create(def: ResourceDef, version: string, ns: string, body: Obj, opts: WriteOptions): WriteResult {
     if (valueTooDeep(body)) throw objectTooDeep();
+    if (def.sharedStorage) {
+      const w = this.toSharedStorage(def, version, body, ns, opts, 'body');
+      const r = this.create(w.owner, w.owner.storageVersion, ns, w.body, opts);
+      return { ...r, warnings: [...w.warnings, ...r.warnings] };
+    }
     const obj = clone(body);
     if (!isObj(obj)) throw badRequest('the body of the request was not an object');
     this.checkKind(def, version, obj);
@@ -659,6 +703,11 @@ export class Core {
   /** UPDATE (PUT) of the main resource or the status subresource. */
   update(def: ResourceDef, version: string, ns: string, name: string, body: Obj, opts: WriteOptions, subresource?: string): WriteResult {
     if (!isObj(body)) throw badRequest('the body of the request was not an object');
+    if (def.sharedStorage) {
+      const w = this.toSharedStorage(def, version, body, ns, opts, 'body');
+      const r = this.update(w.owner, w.owner.storageVersion, ns, name, w.body, opts, subresource);
+      return { ...r, warnings: [...w.warnings, ...r.warnings] };
+    }
     const obj = clone(body);
     this.checkKind(def, version, obj);
     const m = meta(obj);
@@ -667,7 +716,7 @@ export class Core {
     if (def.namespaced && m.namespace !== undefined && m.namespace !== '' && m.namespace !== ns) {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
-    const existing = this.store(grKey(def.group, def.plural)).get(def.namespaced ? ns : '', name);
+    const existing = this.storeOf(def).get(def.namespaced ? ns : '', name);
     if (!existing) {
       if (!subresource && CREATE_ON_UPDATE.has(grKey(def.group, def.plural))) {
         m.name = name;
@@ -708,6 +757,11 @@ export class Core {
   ): WriteResult {
     // A JSON patch can nest a value below an existing path: the result is checked, not only the request body.
     if (valueTooDeep(incoming)) throw objectTooDeep();
+    if (def.sharedStorage) {
+      const w = this.toSharedStorage(def, version, incoming, ns, opts, mode);
+      const r = this.applyUpdate(w.owner, w.owner.storageVersion, ns, name, existing, w.body, opts, subresource, mode);
+      return { ...r, warnings: [...w.warnings, ...r.warnings] };
+    }
     const old = existing.obj;
     let obj: Obj;
     if (subresource === 'status') {
@@ -809,7 +863,7 @@ export class Core {
     const accepted = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
     if (def.strategicMerge) accepted.push('application/strategic-merge-patch+json');
     if (!accepted.includes(contentType)) throw unsupportedMediaType(accepted);
-    const existing = this.store(grKey(def.group, def.plural)).get(def.namespaced ? ns : '', name);
+    const existing = this.storeOf(def).get(def.namespaced ? ns : '', name);
     if (contentType === 'application/apply-patch+yaml') {
       if (!isObj(patchBody)) throw badRequest('error decoding YAML: the apply configuration must be an object');
       if (!opts.fieldManager) throw badRequest('PATCH, application/apply-patch+yaml requires fieldManager to be set');
@@ -881,8 +935,9 @@ export class Core {
 
   /** DELETE honouring preconditions, finalizers and propagationPolicy. */
   delete(def: ResourceDef, ns: string, name: string, o: DeleteOptions): { obj: Obj; deleted: boolean } {
+    if (def.sharedStorage) return this.delete(this.resources.get(def.sharedStorage.gr)!, ns, name, o);
     const nsKey = def.namespaced ? ns : '';
-    const existing = this.store(grKey(def.group, def.plural)).get(nsKey, name);
+    const existing = this.storeOf(def).get(nsKey, name);
     if (!existing) throw notFound(def.group, def.plural, name);
     const old = existing.obj;
     const om = old.metadata as Obj;

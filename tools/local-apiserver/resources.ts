@@ -1,6 +1,10 @@
 /** Resource descriptors: the built-in kinds served schemaless, and CRD-defined kinds. */
 import type { Schema } from './schema.js';
 import { humanDuration } from './duration.js';
+import type { FieldError } from './errors.js';
+import { CORE_EVENTS_GR, coreToEventsV1, eventsV1ToCore, validateEventsV1 } from './events.js';
+
+type Obj = Record<string, unknown>;
 
 /** A CRD additionalPrinterColumn (or a built-in column). */
 export interface PrinterColumn {
@@ -51,6 +55,20 @@ export interface ResourceDef {
   crdName?: string;
   /** Top-level fields of a built-in kind (others are unknown: dropped, warned about or rejected per fieldValidation). */
   topLevelFields?: string[];
+  /** Served from another resource's storage, as events.k8s.io/v1 Events are core/v1 Events in kube-apiserver. */
+  sharedStorage?: SharedStorage;
+}
+
+/** How a resource is converted to and from the storage it shares with another resource. */
+export interface SharedStorage {
+  /** Storage key (grKey) of the resource that owns the objects. */
+  gr: string;
+  /** A stored object as this resource shows it. */
+  read(stored: Obj): Obj;
+  /** A body written through this resource in its stored form. */
+  write(body: Obj): Obj;
+  /** What the real server refuses in a body written through this resource. */
+  validate(body: Obj, namespace: string): FieldError[];
 }
 
 /** Storage key of a group/resource. */
@@ -246,6 +264,7 @@ export function builtinResources(): ResourceDef[] {
           'deprecatedLastTimestamp',
           'deprecatedCount',
         ],
+        sharedStorage: { gr: CORE_EVENTS_GR, read: coreToEventsV1, write: eventsV1ToCore, validate: validateEventsV1 },
       },
       'v1',
       [

@@ -2,7 +2,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Core } from './core.js';
 import { ApiError, expired } from './errors.js';
-import { apiVersionOf, grKey, type ResourceDef } from './resources.js';
+import { apiVersionOf, type ResourceDef } from './resources.js';
 import type { FieldSelector, LabelSelector } from './selectors.js';
 import type { Watcher, WatchEvent } from './store.js';
 import { toTable } from './table.js';
@@ -32,16 +32,19 @@ export const activeWatches = new Set<ServerResponse>();
 /** Serves a watch on `res`; returns once the stream is set up (it ends on timeout, client close or drop). */
 export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): void {
   const { def, version } = p;
-  const store = core.store(grKey(def.group, def.plural));
+  const store = core.storeOf(def);
   const av = apiVersionOf(def.group, version);
+  // A resource served from another's storage (events.k8s.io Events) is converted per event, never cached as stored.
+  const view = def.sharedStorage?.read;
   const filtering = !p.label.empty || !p.field.empty;
   const matches = (o: Obj): boolean =>
-    p.label.matches((o.metadata as Obj).labels as Record<string, string> | undefined) && p.field.matches(o);
+    p.label.matches((o.metadata as Obj).labels as Record<string, string> | undefined) && p.field.matches(view ? view(o) : o);
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
   res.flushHeaders();
   activeWatches.add(res);
 
   const objJson = (ev: WatchEvent): string => {
+    if (view) return JSON.stringify(view(ev.obj));
     if (!ev.json) ev.json = new Map();
     const key = ev.obj.apiVersion === av ? '' : version;
     let j = ev.json.get(key);
@@ -53,7 +56,7 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
   };
   const line = (type: string, ev: WatchEvent): string => {
     if (p.table) {
-      const o = ev.obj.apiVersion === av ? ev.obj : { ...ev.obj, apiVersion: av };
+      const o = view ? view(ev.obj) : ev.obj.apiVersion === av ? ev.obj : { ...ev.obj, apiVersion: av };
       return `{"type":"${type}","object":${JSON.stringify(toTable(def, version, [o], { resourceVersion: String((ev.obj.metadata as Obj).resourceVersion) }, p.table.includeObject))}}\n`;
     }
     return `{"type":"${type}","object":${objJson(ev)}}\n`;

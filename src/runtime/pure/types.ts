@@ -190,7 +190,8 @@ export interface ControllerBuilder<T extends KubeObject = KubeObject> {
 
 /** Records Kubernetes Events (fire-and-forget: failures are logged, never thrown). */
 export interface EventRecorder {
-  event(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): void;
+  /** An Event `regarding` obj; `related` names a second object it involves (events.k8s.io/v1 `related`). */
+  event(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string, related?: KubeObject): void;
 }
 
 /** An RBAC PolicyRule as a component declares what it needs (cdk8s synthesizes Roles from these). */

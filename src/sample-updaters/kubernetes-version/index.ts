@@ -25,7 +25,7 @@ export const kubernetesVersion: SampleUpdater = {
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] },
     { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ],
   crds: [
     projectFile('crds/samples/samples.inplace.cluster.x-k8s.io_kubernetesversionupdatetasks.yaml'),

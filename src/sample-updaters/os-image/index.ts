@@ -19,7 +19,7 @@ export const osImage: SampleUpdater = {
     // Local mode: the simulated workload-cluster Nodes live in the management API server.
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ],
   crds: [
     projectFile('crds/samples/samples.inplace.cluster.x-k8s.io_osimageupdatetasks.yaml'),

@@ -15,7 +15,7 @@ export const reference: SampleUpdater = {
     { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['updaterupdatetasks'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['updaterupdatetasks/status'], verbs: ['get', 'patch', 'update'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ],
   crds: [],
   start: async (opts) => {
