@@ -42,6 +42,7 @@ import { buildScope, ownedBy } from './scope.js';
 import { queryAlerts } from './alerts.js';
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
 import { collectClones } from './clones-act.js';
+import { finishedAt } from './history.js';
 
 /** Name of the controller (also its event source and field manager). */
 export const CONTROLLER_NAME = 'plan-controller';
@@ -635,6 +636,12 @@ export async function reconcileSurge(deps: Deps, plan: InPlaceUpdatePlan & KubeO
 export async function reconcileClones(deps: Deps, snap: PlanSnapshot, d: PlanDecision, log: Logger): Promise<void> {
   if (d.finalizer !== 'remove') return;
   const ns = snap.plan.metadata?.namespace ?? '';
+  // A plan of the cluster in flight may be about to name a clone an older plan created (names are content-addressed):
+  // the history reconciler sweeps once the cluster is quiet.
+  const inFlight = deps.plans
+    .list(ns)
+    .some((p) => p.spec?.clusterName === snap.plan.spec.clusterName && !p.metadata.deletionTimestamp && finishedAt(p) === undefined);
+  if (inFlight) return;
   const livePlans = new Set(
     deps.plans
       .list(ns)

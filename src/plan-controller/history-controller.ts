@@ -3,9 +3,11 @@
 // follow through ownerReferences; the plans stay with their status, one Event each), and the plans that opted in to
 // deletion (TTL), that plan pruning covers (--prune-finished-plans) or that a campaign created (one Event on the newest
 // finished plan). A deleted plan's MachineUpdates and tasks follow it (garbage collection); its finalizer is released by
-// the plan controller, which sees a deleted terminal plan with nothing left to undo.
+// the plan controller, which sees a deleted terminal plan with nothing left to undo. The template clones of plans whose
+// records went (and of deleted plans) go too once nothing refers to them, swept while no plan of the cluster is in
+// flight: an in-flight plan may be about to name a clone an older plan created (clone names are content-addressed).
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
-import { Clusters, InPlaceUpdatePlans, Labels, MachineDeployments, MachineUpdates, PlanEventReasons } from '../api/index.js';
+import { Clusters, InPlaceUpdatePlans, Labels, MachineDeployments, Machines, MachineUpdates, PlanEventReasons } from '../api/index.js';
 import { labelValue } from './names.js';
 import { clusterControlPlaneRef } from '../api/capi/index.js';
 import { isConflict, isNotFound } from '../runtime/pure/errors.js';
@@ -13,7 +15,8 @@ import type { Controller, Logger, Manager, ObjectKey, Store } from '../runtime/p
 import { Action } from '../runtime/pure/types.js';
 import { pausedByPlan } from './owners.js';
 import type { HistoryOptions, PlanToPrune } from './history.js';
-import { decideHistory, prunedMessage, recordsPrunedMessage } from './history.js';
+import { decideHistory, finishedAt, prunedMessage, recordsPrunedMessage } from './history.js';
+import { collectClones } from './clones-act.js';
 import { forEachLimit, settlesWithin } from '../runtime/parallel.js';
 
 /** Name of the history reconciler (its log name). */
@@ -33,7 +36,10 @@ interface HistoryDeps {
   plans: Store<InPlaceUpdatePlan & KubeObject>;
   machineUpdates: Store<MachineUpdate & KubeObject>;
   machineDeployments: Store;
+  machines: Store;
   clusters: Store;
+  /** Per cluster key: the plans of the last clone sweep (a sweep runs again only when they changed). */
+  swept: Map<string, string>;
   limit: number;
   prunePlans: boolean;
   /** The current time (RFC 3339). */
@@ -58,7 +64,9 @@ export function setupHistoryController(mgr: Manager, setup: HistorySetup): Contr
     plans: mgr.informer<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans).store,
     machineUpdates: mgr.informer<MachineUpdate & KubeObject>(MachineUpdates).store,
     machineDeployments: mgr.informer(MachineDeployments).store,
+    machines: mgr.informer(Machines).store,
     clusters: mgr.informer(Clusters).store,
+    swept: new Map(),
   };
   return (
     mgr
@@ -94,9 +102,17 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
     d.prune.length > 0 || d.pruneRecords.some((name) => recordsOf(name).some((m) => !m.metadata.deletionTimestamp));
   // Owners are read only when something would go (the common reconcile is a filter over the cluster's plans).
   const first = decideHistory(plans, opts);
-  if (!work(first)) return next(first);
-  const pinned = await pausingPlans(deps, ns, key.name);
-  if (!pinned) return Action.requeue(RETRY_MS);
+  if (!work(first)) {
+    if (sweepDue(deps, key, plans, first.pruneRecords)) {
+      const owners = await clusterOwners(deps, ns, key.name);
+      if (!owners) return Action.requeue(RETRY_MS);
+      await sweepClones(deps, key, plans, first.pruneRecords, owners, log);
+    }
+    return next(first);
+  }
+  const owners = await clusterOwners(deps, ns, key.name);
+  if (!owners) return Action.requeue(RETRY_MS);
+  const pinned = new Set(owners.map(pausedByPlan).filter((n): n is string => !!n));
   const d = decideHistory(plans, opts, pinned);
 
   for (const name of d.pruneRecords) {
@@ -122,6 +138,15 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
     const newest = d.newestFinished ? deps.plans.peek(ns, d.newestFinished) : undefined;
     if (newest) deps.mgr.events.event(newest, 'Normal', PlanEventReasons.pruned, prunedMessage(deleted, deps.limit));
   }
+  if (
+    sweepDue(
+      deps,
+      key,
+      deps.plans.list(ns).filter((p) => p.spec?.clusterName === key.name),
+      d.pruneRecords,
+    )
+  )
+    await sweepClones(deps, key, plans, d.pruneRecords, owners, log);
   // Something held back only by a pause holder: the control plane that holds it is not watched here, so look again.
   const held = first.prune.length + first.pruneRecords.length > d.prune.length + d.pruneRecords.length;
   const action = next(d);
@@ -151,10 +176,10 @@ async function deleteIfSame(
 }
 
 /**
- * Plans an owner of the cluster still names as its pause holder (MachineDeployments of the namespace and the cluster's
- * control plane); undefined when the control plane's kind could not be read in time.
+ * The cluster's owners: the namespace's MachineDeployments and the cluster's control plane; undefined when the control
+ * plane's kind could not be read in time. Their pause holders pin plans; their templates keep clones.
  */
-async function pausingPlans(deps: HistoryDeps, ns: string, clusterName: string): Promise<Set<string> | undefined> {
+async function clusterOwners(deps: HistoryDeps, ns: string, clusterName: string): Promise<KubeObject[] | undefined> {
   const owners: KubeObject[] = [...deps.machineDeployments.list(ns)];
   const ref = deps.clusters.peek(ns, clusterName) ? clusterControlPlaneRef(deps.clusters.peek(ns, clusterName)!) : undefined;
   if (ref?.name) {
@@ -168,5 +193,44 @@ async function pausingPlans(deps: HistoryDeps, ns: string, clusterName: string):
       if (!isNotFound(err)) throw err;
     }
   }
-  return new Set(owners.map(pausedByPlan).filter((n): n is string => !!n));
+  return owners;
+}
+
+/** What a clone sweep is keyed on: the cluster's plans and which of them lost their records. */
+const sweepSignature = (plans: readonly InPlaceUpdatePlan[], pruneRecords: readonly string[]): string =>
+  JSON.stringify([plans.map((p) => `${p.metadata?.name ?? ''}/${p.metadata?.uid ?? ''}`).sort(), [...pruneRecords].sort()]);
+
+/**
+ * True when the cluster's clones should be swept now: some finished plan lost its records (or plans were deleted since
+ * the last sweep), no plan of the cluster is in flight, and the plans changed since the last sweep (level-based: after
+ * a restart every such cluster is swept once).
+ */
+function sweepDue(deps: HistoryDeps, key: ObjectKey, plans: readonly InPlaceUpdatePlan[], pruneRecords: readonly string[]): boolean {
+  const id = `${key.namespace ?? ''}/${key.name}`;
+  const last = deps.swept.get(id);
+  if (pruneRecords.length === 0 && last === undefined) return false;
+  if (plans.some((p) => finishedAt(p) === undefined && !p.metadata?.deletionTimestamp)) return false;
+  return last !== sweepSignature(plans, pruneRecords);
+}
+
+/** Deletes the cluster's clones of plans that are gone or lost their records, where nothing refers to them (clones.ts). */
+async function sweepClones(
+  deps: HistoryDeps,
+  key: ObjectKey,
+  plans: readonly InPlaceUpdatePlan[],
+  pruneRecords: readonly string[],
+  owners: readonly KubeObject[],
+  log: Logger,
+): Promise<void> {
+  const ns = key.namespace ?? '';
+  const gone = new Set(pruneRecords);
+  const livePlans = new Set(
+    deps.plans
+      .list(ns)
+      .filter((p) => !p.metadata.deletionTimestamp && !gone.has(p.metadata.name ?? ''))
+      .map((p) => p.metadata.name ?? ''),
+  );
+  const machines = deps.machines.byLabel(Labels.clusterName, key.name, ns);
+  await collectClones({ client: deps.mgr.client }, { namespace: ns, clusterName: key.name, livePlans, owners, machines }, log);
+  deps.swept.set(`${ns}/${key.name}`, sweepSignature(plans, pruneRecords));
 }

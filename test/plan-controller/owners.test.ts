@@ -303,7 +303,7 @@ describe('plan controller: owners next to Cluster API', function () {
     expect(await infraRef()).to.equal(cloneOfB);
   });
 
-  it('over 6 successive plans the clone name stays bounded and never chains; preview of a plan that already ran says already done', async () => {
+  it('over 6 successive plans the clone name stays bounded and never chains, clones of plans beyond the history limit go; preview of a plan that already ran says already done', async () => {
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [] });
     await p.startPlatform({ referenceNames: ['nobody'] });
@@ -342,6 +342,18 @@ describe('plan controller: owners next to Cluster API', function () {
       expect(name).to.match(cloneOf(CP));
     }
     expect(new Set(names).size).to.equal(6);
+
+    // The plans stay (user-applied plans are never deleted by default), but the three beyond the history limit (3)
+    // lose their records and, since nothing refers to them any more, their clones; the newest three keep theirs.
+    const [old1, old2, old3, kept4, kept5, current] = names as [string, string, string, string, string, string];
+    for (const gone of [old1, old2, old3])
+      await waitFor(async () => (await p.client.get(DevMachineTemplates, p.ns, gone)) === undefined || undefined, {
+        message: `clone ${gone} of a plan beyond the history limit deleted`,
+      });
+    for (const kept of [kept4, kept5, current])
+      expect(await p.client.get(DevMachineTemplates, p.ns, kept), `clone ${kept} kept`).to.not.equal(undefined);
+    expect(await p.client.get(DevMachineTemplates, p.ns, CP), 'original template').to.not.equal(undefined);
+    expect(await p.plan(planOf(1).metadata.name!), 'the oldest plan itself stays').to.not.equal(undefined);
 
     const file = join(mkdtempSync(join(tmpdir(), 'owners-')), 'plan.yaml');
     writeFileSync(file, stringify(planOf(6)));
