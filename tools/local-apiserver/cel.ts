@@ -460,7 +460,11 @@ export function celEquals(a: unknown, b: unknown): boolean {
 
 /** cel-go's words for the runtime errors whose wording the library differs in (they reach users in 422 causes). */
 function runtimeError(e: Error): CelError {
-  const m = e.message.replace(/^field not found: /, 'no such key: ').replace(/^index (\S+) out of bounds.*$/, 'index out of bounds: $1');
+  const m = e.message
+    .replace(/^field not found: /, 'no such key: ')
+    .replace(/^index (\S+) out of bounds.*$/, 'index out of bounds: $1')
+    .replace(/^int divide by zero$/, 'division by zero')
+    .replace(/^int modulus by zero$/, 'modulus by zero');
   return new CelError(m);
 }
 
