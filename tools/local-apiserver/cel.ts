@@ -413,29 +413,64 @@ function isMap(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-// Conversions are cached per JSON object: rules on nested nodes see the subtrees the root's conversion made.
-const converted = new WeakMap<object, { schema: CelSchema | undefined; value: CelInput }>();
+/**
+ * A JSON object as a CEL map, converting a field only when the expression reads it: a rule usually reads a few fields
+ * of a large object, and converting it all for every rule dominated the evaluation time.
+ */
+class JsonMap extends Map<string, CelInput> {
+  private readonly memo = new Map<string, CelInput>();
+  constructor(
+    private readonly obj: Record<string, unknown>,
+    private readonly schema: CelSchema | undefined,
+  ) {
+    super();
+  }
+  private names(): string[] {
+    return Object.keys(this.obj).filter((k) => this.obj[k] !== undefined);
+  }
+  override get size(): number {
+    return this.names().length;
+  }
+  override has(key: string): boolean {
+    return typeof key === 'string' && Object.prototype.hasOwnProperty.call(this.obj, key) && this.obj[key] !== undefined;
+  }
+  override get(key: string): CelInput | undefined {
+    if (!this.has(key)) return undefined;
+    let v = this.memo.get(key);
+    if (v === undefined) {
+      const extra = isSchemaObj(this.schema?.additionalProperties) ? this.schema.additionalProperties : undefined;
+      v = toCel(this.obj[key], this.schema?.properties?.[key] ?? extra);
+      this.memo.set(key, v);
+    }
+    return v;
+  }
+  override keys(): MapIterator<string> {
+    return this.names()[Symbol.iterator]();
+  }
+  override *values(): MapIterator<CelInput> {
+    for (const k of this.names()) yield this.get(k)!;
+  }
+  override *entries(): MapIterator<[string, CelInput]> {
+    for (const k of this.names()) yield [k, this.get(k)!];
+  }
+  override [Symbol.iterator](): MapIterator<[string, CelInput]> {
+    return this.entries();
+  }
+  override forEach(cb: (value: CelInput, key: string, map: Map<string, CelInput>) => void, thisArg?: unknown): void {
+    for (const [k, v] of this.entries()) cb.call(thisArg, v, k, this);
+  }
+}
 
 /**
  * A JSON value as CEL sees it: integers become CEL ints (bigint) unless the schema says `number`, as the real
- * server's schema-typed values do; absent (undefined) fields are dropped.
+ * server's schema-typed values do; absent (undefined) fields do not exist. Made afresh for every evaluation (no cache
+ * keyed on the object): stored objects may change in place between requests.
  */
 function toCel(v: unknown, schema: CelSchema | undefined): CelInput {
   if (typeof v === 'number') return Number.isInteger(v) && schema?.type !== 'number' ? BigInt(v) : v;
   if (typeof v !== 'object' || v === null) return v as CelInput;
-  const hit = converted.get(v);
-  if (hit && hit.schema === schema) return hit.value;
-  let value: CelInput;
-  if (Array.isArray(v)) value = v.map((x) => toCel(x, schema?.items));
-  else {
-    const out: Record<string, CelInput> = {};
-    const extra = isSchemaObj(schema?.additionalProperties) ? schema.additionalProperties : undefined;
-    for (const [k, x] of Object.entries(v as Record<string, unknown>))
-      if (x !== undefined) out[k] = toCel(x, schema?.properties?.[k] ?? extra);
-    value = out;
-  }
-  converted.set(v, { schema, value });
-  return value;
+  if (Array.isArray(v)) return v.map((x) => toCel(x, schema?.items));
+  return new JsonMap(v as Record<string, unknown>, schema);
 }
 
 /** A CEL result as JSON: ints and uints as numbers, lists as arrays, maps as objects. */
@@ -475,24 +510,31 @@ export interface CelExpression {
   source: string;
   /** Names of the declared variables the expression reads. */
   reads: ReadonlySet<string>;
-  eval(vars: Readonly<Record<string, unknown>>, schemas?: Readonly<Record<string, CelSchema | undefined>>): unknown;
+  eval(vars: Readonly<Record<string, unknown>>): unknown;
 }
 
 /**
- * Compiles an expression over the given variables (JSON values at evaluation); throws CelError, with cel-go's
- * words, on a syntax error, an undeclared reference or a function called with no matching overload.
+ * Compiles an expression over the given variables (JSON values at evaluation), each optionally typed by a schema:
+ * field selections are then checked against it and its `number` fields evaluate as doubles. Throws CelError, with
+ * cel-go's words, on a syntax error, an undeclared reference, a function called with no matching overload or an
+ * undefined field.
  */
-export function compileCelExpression(source: string, variables: readonly string[]): CelExpression {
+export function compileCelExpression(
+  source: string,
+  variables: readonly string[],
+  schemas: Readonly<Record<string, CelSchema | undefined>> = {},
+): CelExpression {
   const parsed = parseExpr(source);
   const ast = toNode(parsed);
   checkReferences(ast, new Set(variables));
+  if (Object.values(schemas).some((x) => x !== undefined)) typeCheck(ast, new Map(Object.entries(schemas)));
   const program = plan(ENV, parsed);
   return {
     source,
     reads: new Set(variables.filter((v) => usesVar(ast, v))),
-    eval(vars, schemas) {
+    eval(vars) {
       const bindings: Record<string, CelInput> = {};
-      for (const name of variables) if (vars[name] !== undefined) bindings[name] = toCel(vars[name], schemas?.[name]);
+      for (const name of variables) if (vars[name] !== undefined) bindings[name] = toCel(vars[name], schemas[name]);
       let r: ReturnType<typeof program>;
       try {
         r = program(bindings);
@@ -514,24 +556,14 @@ export interface CelProgram {
 
 /** Compiles a rule over `self`/`oldSelf` (type-checked against `schema` when given); throws CelError when it fails. */
 export function compileCel(source: string, schema?: CelSchema): CelProgram {
-  const expr = compileCelExpression(source, ['self', 'oldSelf']);
-  if (schema) {
-    // The root's metadata is only partly visible to CEL; treat it as dynamic rather than guess.
-    const self = schema.properties?.metadata
-      ? { ...schema, properties: { ...schema.properties, metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }
-      : schema;
-    typeCheck(
-      parseCel(source),
-      new Map([
-        ['self', self],
-        ['oldSelf', self],
-      ]),
-    );
-  }
-  const schemas = { self: schema, oldSelf: schema };
+  // The root's metadata is only partly visible to CEL; treat it as dynamic rather than guess.
+  const self = schema?.properties?.metadata
+    ? { ...schema, properties: { ...schema.properties, metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }
+    : schema;
+  const expr = compileCelExpression(source, ['self', 'oldSelf'], { self, oldSelf: self });
   return {
     source,
     usesOldSelf: expr.reads.has('oldSelf'),
-    eval: (self, oldSelf) => expr.eval({ self, oldSelf }, schemas),
+    eval: (value, old) => expr.eval({ self: value, oldSelf: old }),
   };
 }
