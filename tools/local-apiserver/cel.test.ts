@@ -141,6 +141,9 @@ describe('CEL (on @bufbuild/cel)', function () {
       ["self.v.findAll('[0-9]+')", ['1', '31', '2']],
       ["self.v.findAll('[0-9]+', 2)", ['1', '31']],
       ["self.name.matches('(?i)^worker-[0-9]+$')", true],
+      ["strings.quote('a\"b')", '"a\\"b"'],
+      ['self.l.map(x, x > 1, x * 10)', [30, 20]],
+      ['type(self.l) == list && type(self.name) == string && type(1) != double', true],
     ];
     for (const [src, want] of cases) {
       it(`evaluates ${src}`, function () {

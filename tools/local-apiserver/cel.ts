@@ -232,11 +232,23 @@ function toNode(parsed: Parsed): CelNode {
         if (c.function === '_?_:_') return { k: 'cond', c: a[0]!, t: a[1]!, f: a[2]! };
         if (c.function === '_[_]') return { k: 'idx', obj: a[0]!, index: a[1]! };
         if (c.function === 'has') throw new CelError('invalid argument to has() macro');
+        const ns = c.target ? qualifiedName(c.target) : undefined;
+        // `strings.quote(x)` parses as a method on `strings`; it names a namespaced global function.
+        if (ns && ENV.funcs.find(`${ns}.${c.function}`)) return { k: 'call', fn: `${ns}.${c.function}`, args: a };
         return { k: 'call', fn: c.function, ...(c.target ? { target: conv(c.target) } : {}), args: a };
       }
     }
   };
   return conv(parsed.expr);
+}
+
+/** `a.b.c` for an identifier with field selections, else undefined. */
+function qualifiedName(e: Expr): string | undefined {
+  const k = e.exprKind;
+  if (k.case === 'identExpr') return k.value.name;
+  if (k.case !== 'selectExpr' || k.value.testOnly || !k.value.operand) return undefined;
+  const base = qualifiedName(k.value.operand);
+  return base === undefined ? undefined : `${base}.${k.value.field}`;
 }
 
 function parseExpr(source: string): Parsed {
@@ -254,12 +266,15 @@ export function parseCel(source: string): CelNode {
 
 // ------------------------------------------------------------------ compile-time checks
 
+// Type identifiers usable as values (`type(x) == int`).
+const TYPE_NAMES = new Set(['int', 'uint', 'double', 'bool', 'string', 'bytes', 'list', 'map', 'null_type', 'type']);
+
 /** Fails, as cel-go's checker does, on an undeclared variable or a function with no overload of that shape. */
 function checkReferences(n: CelNode, vars: ReadonlySet<string>): void {
   const walk = (x: CelNode, scope: ReadonlySet<string>): void => {
     switch (x.k) {
       case 'id':
-        if (!scope.has(x.name)) throw new CelError(`undeclared reference to '${x.name}'`);
+        if (!scope.has(x.name) && !TYPE_NAMES.has(x.name)) throw new CelError(`undeclared reference to '${x.name}'`);
         return;
       case 'lit':
         return;
