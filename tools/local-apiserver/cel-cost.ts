@@ -221,13 +221,6 @@ function estCall(n: Extract<CelNode, { k: 'call' }>, env: Map<string, Ty>): Est 
     case 'substring':
     case 'charAt':
       return { cost: argCost + traversal(t.max), ty: t.kind === 'string' ? { kind: 'string', max: t.max } : t };
-    case 'find':
-      return { cost: argCost + traversal(t.max) * traversal(a0.max, REGEX_LENGTH_FACTOR), ty: { kind: 'string', max: t.max } };
-    case 'findAll':
-      return {
-        cost: argCost + traversal(t.max) * traversal(a0.max, REGEX_LENGTH_FACTOR),
-        ty: { kind: 'list', max: t.max, elem: { kind: 'string', max: t.max } },
-      };
     case 'split':
       return { cost: argCost + traversal(t.max), ty: { kind: 'list', max: t.max, elem: { kind: 'string', max: t.max } } };
     case 'replace':

@@ -49,7 +49,7 @@ export type CelNode =
 type Parsed = ReturnType<typeof parse>;
 type Expr = Parsed['expr'];
 
-const { DYN, INT, BOOL, STRING } = CelScalar;
+const { DYN, INT, BOOL } = CelScalar;
 const LIST = listType(DYN);
 
 function listItems(l: CelList): CelValue[] {
@@ -103,32 +103,7 @@ const KUBERNETES_LISTS: CelFunc[] = [
   celMethod('lastIndexOf', LIST, [DYN], INT, function (v) {
     return indexIn(this, v, true);
   }),
-  // The Kubernetes regex library: the first match, or all of them (up to a limit), of an RE2 pattern.
-  celMethod('find', STRING, [STRING], STRING, function (re) {
-    return compileRegex(re).exec(this)?.[0] ?? '';
-  }),
-  celMethod('findAll', STRING, [STRING], LIST, function (re) {
-    return [...this.matchAll(new RegExp(compileRegex(re).source, 'gu'))].map((m) => m[0]);
-  }),
-  celMethod('findAll', STRING, [STRING, INT], LIST, function (re, n) {
-    const all = [...this.matchAll(new RegExp(compileRegex(re).source, 'gu'))].map((m) => m[0]);
-    return n < 0n ? all : all.slice(0, Number(n));
-  }),
 ];
-
-const regexCache = new Map<string, RegExp>();
-function compileRegex(re: string): RegExp {
-  let r = regexCache.get(re);
-  if (!r) {
-    try {
-      r = new RegExp(re, 'u');
-    } catch {
-      throw new Error(`invalid regular expression: ${re}`);
-    }
-    regexCache.set(re, r);
-  }
-  return r;
-}
 
 /** The functions a rule may call: CEL's standard library, the strings extension and the Kubernetes additions. */
 const FUNCS: CelFunc[] = [...strings, ...KUBERNETES_LISTS];
