@@ -473,7 +473,7 @@ function fromCel(v: CelValue): unknown {
 }
 
 /** CEL equality of JSON values: deep, maps unordered, lists ordered. */
-export function celEquals(a: unknown, b: unknown): boolean {
+function celEquals(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => celEquals(x, b[i]));
   if (isMap(a) && isMap(b)) {
