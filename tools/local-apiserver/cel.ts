@@ -245,53 +245,47 @@ export function parseCel(source: string): CelNode {
 const TYPE_NAMES = new Set(['int', 'uint', 'double', 'bool', 'string', 'bytes', 'list', 'map', 'null_type', 'type']);
 
 /** Fails, as cel-go's checker does, on an undeclared variable or a function with no overload of that shape. */
-function checkReferences(n: CelNode, vars: ReadonlySet<string>): void {
-  const walk = (x: CelNode, scope: ReadonlySet<string>): void => {
-    switch (x.k) {
-      case 'id':
-        if (!scope.has(x.name) && !TYPE_NAMES.has(x.name)) throw new CelError(`undeclared reference to '${x.name}'`);
-        return;
-      case 'lit':
-        return;
-      case 'sel':
-      case 'has':
-        return walk(x.obj, scope);
-      case 'idx':
-        walk(x.obj, scope);
-        return walk(x.index, scope);
-      case 'un':
-        return walk(x.x, scope);
-      case 'bin':
-        walk(x.l, scope);
-        return walk(x.r, scope);
-      case 'cond':
-        [x.c, x.t, x.f].forEach((y) => walk(y, scope));
-        return;
-      case 'list':
-        x.items.forEach((y) => walk(y, scope));
-        return;
-      case 'map':
-        x.entries.forEach(([a, b]) => {
-          walk(a, scope);
-          walk(b, scope);
-        });
-        return;
-      case 'macro':
-        walk(x.target, scope);
-        return walk(x.body, new Set([...scope, x.v]));
-      case 'call': {
-        const group = ENV.funcs.find(x.fn);
-        if (!group) throw new CelError(`undeclared reference to '${x.fn}'`);
-        const member = x.target !== undefined;
-        if (![...group].some((f) => (f.target !== undefined) === member && f.arguments.length === x.args.length))
-          throw new CelError(`found no matching overload for '${x.fn}' with ${x.args.length} arguments`);
-        if (x.target) walk(x.target, scope);
-        x.args.forEach((y) => walk(y, scope));
-        return;
-      }
-    }
-  };
-  walk(n, vars);
+function checkReferences(x: CelNode, scope: ReadonlySet<string>): void {
+  if (x.k === 'id' && !scope.has(x.name) && !TYPE_NAMES.has(x.name)) throw new CelError(`undeclared reference to '${x.name}'`);
+  if (x.k === 'call') {
+    const group = ENV.funcs.find(x.fn);
+    if (!group) throw new CelError(`undeclared reference to '${x.fn}'`);
+    const member = x.target !== undefined;
+    if (![...group].some((f) => (f.target !== undefined) === member && f.arguments.length === x.args.length))
+      throw new CelError(`found no matching overload for '${x.fn}' with ${x.args.length} arguments`);
+  }
+  if (x.k === 'macro') {
+    checkReferences(x.target, scope);
+    checkReferences(x.body, new Set([...scope, x.v]));
+  } else children(x).forEach((c) => checkReferences(c, scope));
+}
+
+/** The direct sub-expressions of a node. */
+function children(n: CelNode): CelNode[] {
+  switch (n.k) {
+    case 'id':
+    case 'lit':
+      return [];
+    case 'sel':
+    case 'has':
+      return [n.obj];
+    case 'idx':
+      return [n.obj, n.index];
+    case 'call':
+      return n.target ? [n.target, ...n.args] : n.args;
+    case 'macro':
+      return [n.target, n.body];
+    case 'un':
+      return [n.x];
+    case 'bin':
+      return [n.l, n.r];
+    case 'cond':
+      return [n.c, n.t, n.f];
+    case 'list':
+      return n.items;
+    case 'map':
+      return n.entries.flat();
+  }
 }
 
 /** The schema shape the checker needs (a structural-schema node). */
@@ -327,10 +321,6 @@ function selectField(t: CelSchema | undefined, field: string): CelSchema | undef
 
 /** Checks field selections against the schema, as CEL's type checker does for declared CRD types. */
 function typeCheck(n: CelNode, env: Map<string, CelSchema | undefined>): CelSchema | undefined {
-  const each = (...xs: CelNode[]): undefined => {
-    xs.forEach((x) => typeCheck(x, env));
-    return undefined;
-  };
   switch (n.k) {
     case 'id':
       return env.get(n.name);
@@ -354,47 +344,14 @@ function typeCheck(n: CelNode, env: Map<string, CelSchema | undefined>): CelSche
       typeCheck(n.body, new Map(env).set(n.v, elem));
       return n.fn === 'filter' ? t : undefined;
     }
-    case 'call':
-      return each(...(n.target ? [n.target] : []), ...n.args);
-    case 'un':
-      return each(n.x);
-    case 'bin':
-      return each(n.l, n.r);
-    case 'cond':
-      return each(n.c, n.t, n.f);
-    case 'list':
-      return each(...n.items);
-    case 'map':
-      return each(...n.entries.flat());
+    default:
+      children(n).forEach((c) => typeCheck(c, env));
+      return undefined;
   }
 }
 
 function usesVar(n: CelNode, name: string): boolean {
-  switch (n.k) {
-    case 'id':
-      return n.name === name;
-    case 'lit':
-      return false;
-    case 'sel':
-    case 'has':
-      return usesVar(n.obj, name);
-    case 'idx':
-      return usesVar(n.obj, name) || usesVar(n.index, name);
-    case 'call':
-      return (n.target ? usesVar(n.target, name) : false) || n.args.some((a) => usesVar(a, name));
-    case 'macro':
-      return usesVar(n.target, name) || usesVar(n.body, name);
-    case 'un':
-      return usesVar(n.x, name);
-    case 'bin':
-      return usesVar(n.l, name) || usesVar(n.r, name);
-    case 'cond':
-      return usesVar(n.c, name) || usesVar(n.t, name) || usesVar(n.f, name);
-    case 'list':
-      return n.items.some((i) => usesVar(i, name));
-    case 'map':
-      return n.entries.some(([a, b]) => usesVar(a, name) || usesVar(b, name));
-  }
+  return n.k === 'id' ? n.name === name : children(n).some((c) => usesVar(c, name));
 }
 
 // ------------------------------------------------------------------ values
