@@ -173,6 +173,7 @@ describe('CEL (on @bufbuild/cel)', function () {
       ['self.m.nope', 'no such key: nope'],
       ["self.m['nope']", 'no such key: nope'],
       ['[].min()', 'empty list'],
+      ['[9223372036854775807, 1].sum()', 'integer overflow'],
       ["'x'.matches('[')", 'missing closing ]'],
     ]) {
       it(`fails at run time: ${src} (${msg})`, function () {

@@ -87,7 +87,12 @@ const KUBERNETES_LISTS: CelFunc[] = [
   celMethod('sum', LIST, [], DYN, function () {
     const items = listItems(this);
     if (!items.length) return 0n;
-    if (items.every((x) => typeof x === 'bigint')) return items.reduce((a, b) => (a as bigint) + (b as bigint));
+    if (items.every((x) => typeof x === 'bigint')) {
+      const sum = items.reduce((a, b) => (a as bigint) + (b as bigint)) as bigint;
+      // CEL ints are 64-bit: a sum outside that range is an error, not a larger number.
+      if (sum !== BigInt.asIntN(64, sum)) throw new Error('integer overflow');
+      return sum;
+    }
     if (items.every((x) => typeof x === 'number')) return items.reduce((a, b) => (a as number) + (b as number));
     throw new Error('no such overload: sum of a list that is not all ints or all doubles');
   }),
