@@ -22,6 +22,7 @@ import {
   type CelValue,
 } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
+import { RE2JS } from '@bufbuild/re2';
 
 /** Thrown for syntax/unsupported constructs (compile time) and for runtime errors (no such key...). */
 export class CelError extends Error {
@@ -112,7 +113,21 @@ const KUBERNETES_LISTS: CelFunc[] = [
 
 /** The functions a rule may call: CEL's standard library, the strings extension and the Kubernetes additions. */
 const FUNCS: CelFunc[] = [...strings, ...KUBERNETES_LISTS];
-const ENV = celEnv({ funcs: FUNCS });
+
+/** Bounded memo: sources and patterns repeat (every test server registers the same CRDs), parsing is the slow part. */
+function memo<T>(cache: Map<string, T>, key: string, make: () => T): T {
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = make();
+    if (cache.size >= 2000) cache.clear();
+    cache.set(key, v);
+  }
+  return v;
+}
+
+// The library compiles a `matches` pattern on every call; the same RE2 engine, compiled once per pattern.
+const patterns = new Map<string, RE2JS>();
+const ENV = celEnv({ funcs: FUNCS, re2: { compile: (p: string) => memo(patterns, p, () => RE2JS.compile(p)) } });
 
 // ------------------------------------------------------------------ parsing into CelNode
 
@@ -231,17 +246,28 @@ function qualifiedName(e: Expr): string | undefined {
   return base === undefined ? undefined : `${base}.${k.value.field}`;
 }
 
-function parseExpr(source: string): Parsed {
-  try {
-    return parse(source);
-  } catch (e) {
-    throw new CelError(`Syntax error: ${(e as Error).message.replace(/^<input>:/, '')}`);
-  }
+interface Compiled {
+  ast: CelNode;
+  program: ReturnType<typeof plan>;
+}
+const sources = new Map<string, Compiled>();
+
+/** The macro-level AST and the library's evaluation plan of a source (memoized; a syntax error is not). */
+function parseSource(source: string): Compiled {
+  return memo(sources, source, () => {
+    let parsed: Parsed;
+    try {
+      parsed = parse(source);
+    } catch (e) {
+      throw new CelError(`Syntax error: ${(e as Error).message.replace(/^<input>:/, '')}`);
+    }
+    return { ast: toNode(parsed), program: plan(ENV, parsed) };
+  });
 }
 
 /** Parses a rule into its AST (no type check); throws CelError on a syntax error. */
 export function parseCel(source: string): CelNode {
-  return toNode(parseExpr(source));
+  return parseSource(source).ast;
 }
 
 // ------------------------------------------------------------------ compile-time checks
@@ -476,11 +502,9 @@ export function compileCelExpression(
   variables: readonly string[],
   schemas: Readonly<Record<string, CelSchema | undefined>> = {},
 ): CelExpression {
-  const parsed = parseExpr(source);
-  const ast = toNode(parsed);
+  const { ast, program } = parseSource(source);
   checkReferences(ast, new Set(variables));
   if (Object.values(schemas).some((x) => x !== undefined)) typeCheck(ast, new Map(Object.entries(schemas)));
-  const program = plan(ENV, parsed);
   return {
     source,
     reads: new Set(variables.filter((v) => usesVar(ast, v))),
