@@ -73,6 +73,23 @@ describe("CEL rule cost estimation (the real server's CRD budget)", function () 
     expect(cost({ type: 'string' })).to.be.above(100_000);
   });
 
+  it('charges the Kubernetes list and string functions by the size they traverse', function () {
+    const list = (maxItems: number): Schema => ({ type: 'array', maxItems, items: { type: 'integer' } });
+    expect(estimateCelCost('self.isSorted()', list(1000)) - estimateCelCost('self.isSorted()', list(10))).to.equal(990);
+    expect(estimateCelCost('self.sum() > 0', list(1000))).to.be.above(1000);
+    const str = (maxLength: number): Schema => ({ type: 'string', maxLength });
+    expect(estimateCelCost("self.split(',').size() > 1", str(10_000))).to.be.above(estimateCelCost("self.split(',').size() > 1", str(100)));
+    const { errors } = ruleCostProblems(
+      rootWith({
+        type: 'array',
+        items: { type: 'string' },
+        'x-kubernetes-validations': [{ rule: "self.all(x, x.lowerAscii().indexOf('gpu') >= 0)" }],
+      }),
+      BASE,
+    );
+    expect(errors[0]?.detail).to.contain('estimated rule cost exceeds budget');
+  });
+
   it('formats the factor as the real server does', function () {
     expect(costErrorMessage('estimated rule cost', 12_000_000, 10_000_000)).to.match(/factor of 1\.200000x /);
     expect(costErrorMessage('estimated rule cost', 25_000_000, 10_000_000)).to.match(/factor of 2\.5x /);

@@ -218,7 +218,33 @@ function estCall(n: Extract<CelNode, { k: 'call' }>, env: Map<string, Ty>): Est 
     case 'lowerAscii':
     case 'upperAscii':
     case 'trim':
-      return { cost: argCost + traversal(t.max), ty: t };
+    case 'substring':
+    case 'charAt':
+      return { cost: argCost + traversal(t.max), ty: t.kind === 'string' ? { kind: 'string', max: t.max } : t };
+    case 'split':
+      return { cost: argCost + traversal(t.max), ty: { kind: 'list', max: t.max, elem: { kind: 'string', max: t.max } } };
+    case 'replace':
+      // The result can grow by the replacement for every character replaced.
+      return {
+        cost: argCost + traversal(t.max) * Math.max(1, traversal(a0.max)),
+        ty: { kind: 'string', max: t.max * Math.max(1, args[1]?.ty.max ?? 1) },
+      };
+    case 'join': {
+      const max = t.max * (t.elem?.max ?? 1) + (a0.kind === 'string' ? a0.max * t.max : 0);
+      return { cost: argCost + traversal(max), ty: { kind: 'string', max } };
+    }
+    case 'format':
+      return { cost: argCost + traversal(t.max) + a0.max, ty: { kind: 'string', max: MAX_REQUEST_SIZE_BYTES - 2 } };
+    case 'indexOf':
+    case 'lastIndexOf':
+      // On a string, a substring search; on a list, one comparison per element.
+      return { cost: argCost + (t.kind === 'string' ? traversal(t.max) * Math.max(1, traversal(a0.max)) : t.max), ty: SCALAR };
+    case 'isSorted':
+    case 'sum':
+      return { cost: argCost + t.max, ty: SCALAR };
+    case 'min':
+    case 'max':
+      return { cost: argCost + t.max, ty: t.elem ?? DYN };
     case 'string':
       return { cost: argCost + 1, ty: a0.kind === 'string' ? a0 : { kind: 'string', max: 32 } };
     default:

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { CelError, compileCel } from './cel.js';
+import { crdVersionChecks, evaluateCel } from './offline.js';
 
-describe('CEL subset', function () {
+describe('CEL (on @bufbuild/cel)', function () {
   const obj = {
     a: 1,
     s: 'abc',
@@ -111,5 +112,171 @@ describe('CEL subset', function () {
     }
     expect(rules.length).to.be.greaterThan(5);
     for (const r of rules) expect(() => compileCel(r), r).to.not.throw();
+  });
+  describe('the Kubernetes library functions', function () {
+    const vars = { self: { l: [3, 1, 2], sorted: [1, 2, 2], d: [1.5, 2.25], s: 'a,b,c', name: 'Worker-01', v: 'v1.31.2' } };
+    const cases: Array<[string, unknown]> = [
+      ['self.l.isSorted()', false],
+      ['self.sorted.isSorted()', true],
+      ["['a', 'b'].isSorted()", true],
+      ['self.l.sum()', 6],
+      ['self.d.sum()', 3.75],
+      ['self.l.min()', 1],
+      ['self.l.max()', 3],
+      ['self.l.indexOf(1)', 1],
+      ['self.sorted.lastIndexOf(2)', 2],
+      ['self.l.indexOf(9)', -1],
+      ['self.name.lowerAscii()', 'worker-01'],
+      ['self.name.upperAscii()', 'WORKER-01'],
+      ["self.name.indexOf('-')", 6],
+      ["self.v.lastIndexOf('.')", 5],
+      ["self.s.split(',')", ['a', 'b', 'c']],
+      ["self.s.split(',').join('/')", 'a/b/c'],
+      ["self.s.replace(',', ';')", 'a;b;c'],
+      ['self.name.substring(0, 6)', 'Worker'],
+      ['self.name.charAt(0)', 'W'],
+      ["'  x '.trim()", 'x'],
+      ["'%s has %d parts'.format([self.name, size(self.l)])", 'Worker-01 has 3 parts'],
+      ["self.name.matches('(?i)^worker-[0-9]+$')", true],
+      ["strings.quote('a\"b')", '"a\\"b"'],
+      ['self.l.map(x, x > 1, x * 10)', [30, 20]],
+      ['type(self.l) == list && type(self.name) == string && type(1) != double', true],
+    ];
+    for (const [src, want] of cases) {
+      it(`evaluates ${src}`, function () {
+        expect(evaluateCel(src, vars)).to.deep.equal(want);
+      });
+    }
+  });
+
+  describe('numbers: integers are CEL ints, schema numbers are doubles', function () {
+    const schema = { type: 'object', properties: { n: { type: 'integer' }, x: { type: 'number' } } };
+    it('does integer arithmetic on integer fields (truncating division) and refuses int + double', function () {
+      expect(compileCel('self.n / 2 == 3 && self.n % 2 == 1', schema).eval({ n: 7, x: 1 })).to.equal(true);
+      expect(() => compileCel('self.n + 0.5 > 0', schema).eval({ n: 7, x: 1 })).to.throw(CelError, "no matching overload for '_+_'");
+    });
+    it('treats a `number` field as a double even when its JSON value is integral', function () {
+      expect(compileCel('self.x / 2.0 == 0.5', schema).eval({ n: 7, x: 1 })).to.equal(true);
+      expect(() => compileCel('self.x + 1 > 0', schema).eval({ n: 7, x: 1 })).to.throw(CelError, 'no matching overload');
+    });
+    it('compares ints with doubles numerically, and fails on int overflow', function () {
+      expect(evaluateCel('self.n < 7.5 && self.n == 7.0', { self: { n: 7 } })).to.equal(true);
+      expect(() => evaluateCel('9223372036854775807 + self.n', { self: { n: 1 } })).to.throw(CelError, 'overflow');
+    });
+  });
+
+  describe('errors', function () {
+    for (const [src, msg] of [
+      ['self.a / self.zero', 'division by zero'],
+      ['self.a % self.zero', 'modulus by zero'],
+      ['self.l[3]', 'index out of bounds: 3'],
+      ['self.m.nope', 'no such key: nope'],
+      ["self.m['nope']", 'no such key: nope'],
+      ['[].min()', 'empty list'],
+      ['[9223372036854775807, 1].sum()', 'integer overflow'],
+      ["'x'.matches('[')", 'missing closing ]'],
+    ]) {
+      it(`fails at run time: ${src} (${msg})`, function () {
+        expect(() => evaluateCel(src!, { self: { a: 1, zero: 0, l: [1, 2, 3], m: { k: 'v' } } })).to.throw(CelError, msg);
+      });
+    }
+    for (const [src, msg] of [
+      ['self.a +', 'Syntax error'],
+      ['nope(self.a)', "undeclared reference to 'nope'"],
+      ['self.a.quantity()', "undeclared reference to 'quantity'"],
+      ['self.l.isSorted(1)', "found no matching overload for 'isSorted' with 1 arguments"],
+      ['other.a == 1', "undeclared reference to 'other'"],
+      ['self.l.all(x, y > 0)', "undeclared reference to 'y'"],
+    ]) {
+      it(`fails at compile time: ${src} (${msg})`, function () {
+        expect(() => evaluateCel(src!, { self: {} })).to.throw(CelError, msg);
+      });
+    }
+  });
+
+  describe('through a CRD (the server path)', function () {
+    const crd = (rule: Record<string, unknown>): Record<string, unknown> => ({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.cel.example.com' },
+      spec: {
+        group: 'cel.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  spec: {
+                    type: 'object',
+                    'x-kubernetes-validations': [rule],
+                    properties: {
+                      total: { type: 'integer' },
+                      parts: { type: 'array', maxItems: 10, items: { type: 'integer' } },
+                      name: { type: 'string', maxLength: 63 },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    });
+    const check = (rule: Record<string, unknown>, spec: Record<string, unknown>) =>
+      crdVersionChecks(crd(rule)).get('cel.example.com/v1')!.check({ apiVersion: 'cel.example.com/v1', kind: 'Gadget', spec });
+
+    it('refuses a CRD whose rule does not compile, naming the rule and the reason', function () {
+      expect(() => crdVersionChecks(crd({ rule: 'self.parts.isSorted() && nope(self.total)' }))).to.throw(
+        'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: "self.parts.isSorted() && nope(self.total)": compilation failed: ERROR: undeclared reference to \'nope\'',
+      );
+      expect(() => crdVersionChecks(crd({ rule: 'self.totl == 1' }))).to.throw("undefined field 'totl'");
+    });
+
+    it('accepts or refuses an object by a rule using a Kubernetes list function', function () {
+      const rule = { rule: 'self.parts.isSorted() && self.parts.sum() == self.total', message: 'parts must be sorted and add up' };
+      expect(check(rule, { total: 6, parts: [1, 2, 3] }).ruleErrors).to.deep.equal([]);
+      expect(check(rule, { total: 6, parts: [3, 2, 1] }).ruleErrors).to.deep.equal([
+        'spec: Invalid value: "object": parts must be sorted and add up',
+      ]);
+    });
+
+    it('refuses an object whose rule fails at run time, as a real server words it', function () {
+      const rule = { rule: 'self.total / size(self.parts) > 1' };
+      expect(check(rule, { total: 6, parts: [] }).ruleErrors).to.deep.equal([
+        'spec: Invalid value: "object": division by zero evaluating rule: self.total / size(self.parts) > 1',
+      ]);
+    });
+
+    it('words the failure with messageExpression', function () {
+      const rule = {
+        rule: 'self.total <= 5',
+        messageExpression: "'total ' + string(self.total) + ' of ' + self.name.upperAscii() + ' is over 5'",
+      };
+      expect(check(rule, { total: 6, name: 'a1' }).ruleErrors).to.deep.equal(['spec: Invalid value: "object": total 6 of A1 is over 5']);
+    });
+  });
+
+  describe('evaluateCel (the public entry, e.g. for ValidatingAdmissionPolicy expressions)', function () {
+    it('binds any variables and returns JSON', function () {
+      const vars = {
+        object: { metadata: { labels: { 'inplace.dev/guard': 'true' } }, spec: { replicas: 3 } },
+        oldObject: { spec: { replicas: 2 } },
+        request: { operation: 'UPDATE' },
+      };
+      expect(
+        evaluateCel(
+          "request.operation == 'UPDATE' && object.metadata.labels['inplace.dev/guard'] == 'true' && object.spec.replicas > oldObject.spec.replicas",
+          vars,
+        ),
+      ).to.equal(true);
+      expect(evaluateCel('[object.spec.replicas, {"a": oldObject.spec.replicas}]', vars)).to.deep.equal([3, { a: 2 }]);
+      expect(evaluateCel("has(object.spec.paused) ? 'paused' : 'running'", vars)).to.equal('running');
+    });
   });
 });

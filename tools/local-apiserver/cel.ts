@@ -1,7 +1,28 @@
 /**
- * A CEL subset for CRD `x-kubernetes-validations`: enough for the rules in this project's CRDs and the
- * Cluster API CRDs. Anything outside the subset fails compilation, and the CRD is rejected at registration.
+ * CEL for CRD `x-kubernetes-validations` (and any expression over JSON variables) on @bufbuild/cel, a CEL evaluator
+ * conformance-tested against the CEL spec. This file adapts it to the API server: JSON values in (integers as CEL
+ * ints, as the real server's schema-typed values are), JSON out, the Kubernetes library functions the library lacks,
+ * and the compile-time checks cel-go's checker makes that the library leaves to run time (undeclared references,
+ * function arity, field selections against the schema).
  */
+import {
+  celEnv,
+  celMethod,
+  CelScalar,
+  isCelError,
+  isCelList,
+  isCelMap,
+  isCelUint,
+  listType,
+  parse,
+  plan,
+  type CelFunc,
+  type CelInput,
+  type CelList,
+  type CelValue,
+} from '@bufbuild/cel';
+import { strings } from '@bufbuild/cel/ext';
+import { RE2JS } from '@bufbuild/re2';
 
 /** Thrown for syntax/unsupported constructs (compile time) and for runtime errors (no such key...). */
 export class CelError extends Error {
@@ -11,359 +32,290 @@ export class CelError extends Error {
   }
 }
 
-/** A parsed CEL expression (the subset's AST). */
-export type CelNode = Node;
-
-type Node =
+/** A parsed CEL expression in the shape the schema checker and the cost estimator walk (macros not expanded). */
+export type CelNode =
   | { k: 'lit'; v: unknown }
   | { k: 'id'; name: string }
-  | { k: 'sel'; obj: Node; field: string }
-  | { k: 'idx'; obj: Node; index: Node }
-  | { k: 'call'; fn: string; target?: Node; args: Node[] }
-  | { k: 'macro'; fn: string; target: Node; v: string; body: Node }
-  | { k: 'has'; obj: Node; field: string }
-  | { k: 'un'; op: string; x: Node }
-  | { k: 'bin'; op: string; l: Node; r: Node }
-  | { k: 'cond'; c: Node; t: Node; f: Node }
-  | { k: 'list'; items: Node[] }
-  | { k: 'map'; entries: Array<[Node, Node]> };
+  | { k: 'sel'; obj: CelNode; field: string }
+  | { k: 'idx'; obj: CelNode; index: CelNode }
+  | { k: 'call'; fn: string; target?: CelNode; args: CelNode[] }
+  | { k: 'macro'; fn: string; target: CelNode; v: string; body: CelNode }
+  | { k: 'has'; obj: CelNode; field: string }
+  | { k: 'un'; op: string; x: CelNode }
+  | { k: 'bin'; op: string; l: CelNode; r: CelNode }
+  | { k: 'cond'; c: CelNode; t: CelNode; f: CelNode }
+  | { k: 'list'; items: CelNode[] }
+  | { k: 'map'; entries: Array<[CelNode, CelNode]> };
 
-interface Tok {
-  t: 'num' | 'str' | 'id' | 'op' | 'eof';
-  v: string;
-  n?: number;
+type Parsed = ReturnType<typeof parse>;
+type Expr = Parsed['expr'];
+
+const { DYN, INT, BOOL } = CelScalar;
+const LIST = listType(DYN);
+
+function listItems(l: CelList): CelValue[] {
+  return [...l];
 }
 
-const OPS = ['==', '!=', '<=', '>=', '&&', '||', '<', '>', '!', '?', ':', '.', ',', '(', ')', '[', ']', '{', '}', '+', '-', '*', '/', '%'];
+/** CEL ordering for the Kubernetes list functions: ints, uints, doubles, strings and bools of one kind. */
+function order(a: CelValue, b: CelValue): number {
+  const x = isCelUint(a) ? a.value : a;
+  const y = isCelUint(b) ? b.value : b;
+  if (typeof x !== typeof y || !['bigint', 'number', 'string', 'boolean'].includes(typeof x))
+    throw new Error(`no such overload: comparison of ${typeof x} and ${typeof y}`);
+  return (x as number) < (y as number) ? -1 : (x as number) > (y as number) ? 1 : 0;
+}
 
-function lex(src: string): Tok[] {
-  const out: Tok[] = [];
-  let i = 0;
-  while (i < src.length) {
-    const c = src[i]!;
-    if (/\s/.test(c)) {
-      i++;
-      continue;
+function indexIn(l: CelList, v: CelValue, last: boolean): bigint {
+  const items = listItems(l);
+  const eq = (x: CelValue): boolean => celEquals(fromCel(x), fromCel(v));
+  const i = last ? items.findLastIndex(eq) : items.findIndex(eq);
+  return BigInt(i);
+}
+
+function extreme(l: CelList, sign: 1 | -1, fn: string): CelValue {
+  const items = listItems(l);
+  if (!items.length) throw new Error(`${fn}(list) called on an empty list`);
+  return items.reduce((a, b) => (order(b, a) * sign > 0 ? b : a));
+}
+
+/** k8s.io/apiserver/pkg/cel/library lists: the Kubernetes list functions @bufbuild/cel does not have. */
+const KUBERNETES_LISTS: CelFunc[] = [
+  celMethod('isSorted', LIST, [], BOOL, function () {
+    const items = listItems(this);
+    return items.every((x, i) => i === 0 || order(items[i - 1]!, x) <= 0);
+  }),
+  celMethod('sum', LIST, [], DYN, function () {
+    const items = listItems(this);
+    if (!items.length) return 0n;
+    if (items.every((x) => typeof x === 'bigint')) {
+      const sum = items.reduce((a, b) => (a as bigint) + (b as bigint)) as bigint;
+      // CEL ints are 64-bit: a sum outside that range is an error, not a larger number.
+      if (sum !== BigInt.asIntN(64, sum)) throw new Error('integer overflow');
+      return sum;
     }
-    if (/[0-9]/.test(c)) {
-      const m = /^(0x[0-9a-fA-F]+|\d+(\.\d+)?([eE][+-]?\d+)?)[uU]?/.exec(src.slice(i))!;
-      const raw = m[0].replace(/[uU]$/, '');
-      out.push({ t: 'num', v: m[0], n: Number(raw) });
-      i += m[0].length;
-      continue;
-    }
-    let raw = false;
-    if ((c === 'r' || c === 'R') && (src[i + 1] === '"' || src[i + 1] === "'")) {
-      raw = true;
-      i++;
-    }
-    const q = src[i]!;
-    if (q === '"' || q === "'") {
-      const triple = src.startsWith(q.repeat(3), i);
-      const end = triple ? q.repeat(3) : q;
-      i += end.length;
-      let s = '';
-      while (true) {
-        if (i >= src.length) throw new CelError('Syntax error: unterminated string');
-        if (src.startsWith(end, i)) {
-          i += end.length;
-          break;
-        }
-        const ch = src[i]!;
-        if (ch === '\\' && !raw) {
-          const n = src[i + 1];
-          const map: Record<string, string> = {
-            n: '\n',
-            t: '\t',
-            r: '\r',
-            '\\': '\\',
-            "'": "'",
-            '"': '"',
-            '`': '`',
-            '?': '?',
-            a: '\x07',
-            b: '\b',
-            f: '\f',
-            v: '\v',
-          };
-          if (n !== undefined && map[n] !== undefined) {
-            s += map[n];
-            i += 2;
-            continue;
-          }
-          throw new CelError(`Syntax error: unsupported escape \\${n ?? ''}`);
-        }
-        s += ch;
-        i++;
-      }
-      out.push({ t: 'str', v: s });
-      continue;
-    }
-    if (/[A-Za-z_]/.test(c)) {
-      const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i))!;
-      out.push({ t: 'id', v: m[0] });
-      i += m[0].length;
-      continue;
-    }
-    const op = OPS.find((o) => src.startsWith(o, i));
-    if (!op) throw new CelError(`Syntax error: token recognition error at: '${c}'`);
-    out.push({ t: 'op', v: op });
-    i += op.length;
+    if (items.every((x) => typeof x === 'number')) return items.reduce((a, b) => (a as number) + (b as number));
+    throw new Error('no such overload: sum of a list that is not all ints or all doubles');
+  }),
+  celMethod('min', LIST, [], DYN, function () {
+    return extreme(this, -1, 'min');
+  }),
+  celMethod('max', LIST, [], DYN, function () {
+    return extreme(this, 1, 'max');
+  }),
+  celMethod('indexOf', LIST, [DYN], INT, function (v) {
+    return indexIn(this, v, false);
+  }),
+  celMethod('lastIndexOf', LIST, [DYN], INT, function (v) {
+    return indexIn(this, v, true);
+  }),
+];
+
+/** The functions a rule may call: CEL's standard library, the strings extension and the Kubernetes additions. */
+const FUNCS: CelFunc[] = [...strings, ...KUBERNETES_LISTS];
+
+/** Bounded memo: sources and patterns repeat (every test server registers the same CRDs), parsing is the slow part. */
+function memo<T>(cache: Map<string, T>, key: string, make: () => T): T {
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = make();
+    if (cache.size >= 2000) cache.clear();
+    cache.set(key, v);
   }
-  out.push({ t: 'eof', v: '' });
-  return out;
+  return v;
 }
 
-const MACROS = new Set(['all', 'exists', 'exists_one', 'filter', 'map']);
-const METHODS: Record<string, number[]> = {
-  size: [0],
-  matches: [1],
-  startsWith: [1],
-  endsWith: [1],
-  contains: [1],
-  lowerAscii: [0],
-  upperAscii: [0],
-  trim: [0],
+// The library compiles a `matches` pattern on every call; the same RE2 engine, compiled once per pattern.
+const patterns = new Map<string, RE2JS>();
+const ENV = celEnv({ funcs: FUNCS, re2: { compile: (p: string) => memo(patterns, p, () => RE2JS.compile(p)) } });
+
+// ------------------------------------------------------------------ parsing into CelNode
+
+const BIN: Record<string, string> = {
+  '_==_': '==',
+  '_!=_': '!=',
+  '_<_': '<',
+  '_<=_': '<=',
+  '_>_': '>',
+  '_>=_': '>=',
+  '_&&_': '&&',
+  '_||_': '||',
+  '_+_': '+',
+  '_-_': '-',
+  '_*_': '*',
+  '_/_': '/',
+  '_%_': '%',
+  '@in': 'in',
 };
-const GLOBALS: Record<string, number[]> = { size: [1], int: [1], string: [1], double: [1], bool: [1] };
-const RESERVED = new Set(['true', 'false', 'null', 'in']);
 
-class Parser {
-  private p = 0;
-  constructor(
-    private toks: Tok[],
-    private vars: Set<string>,
-  ) {}
-  private peek(): Tok {
-    return this.toks[this.p]!;
-  }
-  private next(): Tok {
-    return this.toks[this.p++]!;
-  }
-  private isOp(v: string): boolean {
-    const t = this.peek();
-    return t.t === 'op' && t.v === v;
-  }
-  private expect(v: string): void {
-    const t = this.next();
-    if (t.t !== 'op' || t.v !== v) throw new CelError(`Syntax error: expected '${v}', found '${t.v || 'EOF'}'`);
-  }
-  parseAll(): Node {
-    const n = this.expr();
-    if (this.peek().t !== 'eof') throw new CelError(`Syntax error: extraneous input '${this.peek().v}'`);
-    return n;
-  }
-  private expr(): Node {
-    const c = this.or();
-    if (this.isOp('?')) {
-      this.next();
-      const t = this.or();
-      this.expect(':');
-      const f = this.expr();
-      return { k: 'cond', c, t, f };
+/** Converts the library's AST (macros expanded into comprehensions) back to the macro-level CelNode. */
+function toNode(parsed: Parsed): CelNode {
+  const macroCalls = parsed.sourceInfo?.macroCalls ?? {};
+  const byId = new Map<bigint, Expr>();
+  const index = (e: Expr | undefined): void => {
+    if (!e) return;
+    byId.set(e.id, e);
+    const k = e.exprKind;
+    if (k.case === 'selectExpr') index(k.value.operand);
+    else if (k.case === 'callExpr') {
+      index(k.value.target);
+      k.value.args.forEach(index);
+    } else if (k.case === 'listExpr') k.value.elements.forEach(index);
+    else if (k.case === 'structExpr')
+      k.value.entries.forEach((en) => {
+        if (en.keyKind.case === 'mapKey') index(en.keyKind.value);
+        index(en.value);
+      });
+    else if (k.case === 'comprehensionExpr') {
+      const c = k.value;
+      [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result].forEach(index);
     }
-    return c;
-  }
-  private or(): Node {
-    let l = this.and();
-    while (this.isOp('||')) {
-      this.next();
-      l = { k: 'bin', op: '||', l, r: this.and() };
-    }
-    return l;
-  }
-  private and(): Node {
-    let l = this.rel();
-    while (this.isOp('&&')) {
-      this.next();
-      l = { k: 'bin', op: '&&', l, r: this.rel() };
-    }
-    return l;
-  }
-  private rel(): Node {
-    let l = this.add();
-    while (true) {
-      const t = this.peek();
-      if (t.t === 'op' && ['==', '!=', '<', '<=', '>', '>='].includes(t.v)) {
-        this.next();
-        l = { k: 'bin', op: t.v, l, r: this.add() };
-      } else if (t.t === 'id' && t.v === 'in') {
-        this.next();
-        l = { k: 'bin', op: 'in', l, r: this.add() };
-      } else return l;
-    }
-  }
-  private add(): Node {
-    let l = this.mul();
-    while (this.isOp('+') || this.isOp('-')) {
-      const op = this.next().v;
-      l = { k: 'bin', op, l, r: this.mul() };
-    }
-    return l;
-  }
-  private mul(): Node {
-    let l = this.unary();
-    while (this.isOp('*') || this.isOp('/') || this.isOp('%')) {
-      const op = this.next().v;
-      l = { k: 'bin', op, l, r: this.unary() };
-    }
-    return l;
-  }
-  private unary(): Node {
-    if (this.isOp('!')) {
-      this.next();
-      return { k: 'un', op: '!', x: this.unary() };
-    }
-    if (this.isOp('-')) {
-      this.next();
-      return { k: 'un', op: '-', x: this.unary() };
-    }
-    return this.member();
-  }
-  private args(): Node[] {
-    const a: Node[] = [];
-    this.expect('(');
-    if (!this.isOp(')')) {
-      a.push(this.expr());
-      while (this.isOp(',')) {
-        this.next();
-        a.push(this.expr());
+  };
+  index(parsed.expr);
+  const conv = (e: Expr | undefined): CelNode => {
+    if (!e) throw new CelError('Syntax error: incomplete expression');
+    const k = e.exprKind;
+    switch (k.case) {
+      case undefined: {
+        // A nested macro inside a macro call's arguments is a placeholder for the expanded expression.
+        const full = byId.get(e.id);
+        if (!full || full.exprKind.case === undefined) throw new CelError('Syntax error: incomplete expression');
+        return conv(full);
+      }
+      case 'constExpr': {
+        const c = k.value.constantKind;
+        if (c.case === 'int64Value') return { k: 'lit', v: Number(c.value) };
+        if (c.case === 'uint64Value') return { k: 'lit', v: Number(c.value) };
+        if (c.case === 'nullValue') return { k: 'lit', v: null };
+        return { k: 'lit', v: c.value };
+      }
+      case 'identExpr':
+        return { k: 'id', name: k.value.name };
+      case 'selectExpr':
+        return k.value.testOnly
+          ? { k: 'has', obj: conv(k.value.operand), field: k.value.field }
+          : { k: 'sel', obj: conv(k.value.operand), field: k.value.field };
+      case 'listExpr':
+        return { k: 'list', items: k.value.elements.map(conv) };
+      case 'structExpr':
+        if (k.value.messageName) throw new CelError(`undeclared reference to '${k.value.messageName}'`);
+        return {
+          k: 'map',
+          entries: k.value.entries.map((en): [CelNode, CelNode] => [
+            en.keyKind.case === 'mapKey' ? conv(en.keyKind.value) : { k: 'lit', v: en.keyKind.value },
+            conv(en.value),
+          ]),
+        };
+      case 'comprehensionExpr': {
+        const call = macroCalls[e.id.toString()];
+        if (call?.exprKind.case !== 'callExpr' || !call.exprKind.value.target)
+          throw new CelError('Syntax error: unsupported comprehension');
+        const m = call.exprKind.value;
+        const v = m.args[0]?.exprKind;
+        if (v?.case !== 'identExpr') throw new CelError(`Syntax error: argument is not an identifier in ${m.function}()`);
+        const body =
+          m.args.length === 3
+            ? { k: 'cond' as const, c: conv(m.args[1]), t: conv(m.args[2]), f: { k: 'lit' as const, v: null } }
+            : conv(m.args[1]);
+        return { k: 'macro', fn: m.function === 'existsOne' ? 'exists_one' : m.function, target: conv(m.target), v: v.value.name, body };
+      }
+      case 'callExpr': {
+        const c = k.value;
+        const a = c.args.map(conv);
+        if (BIN[c.function]) return { k: 'bin', op: BIN[c.function]!, l: a[0]!, r: a[1]! };
+        if (c.function === '!_' || c.function === '-_') return { k: 'un', op: c.function[0]!, x: a[0]! };
+        if (c.function === '_?_:_') return { k: 'cond', c: a[0]!, t: a[1]!, f: a[2]! };
+        if (c.function === '_[_]') return { k: 'idx', obj: a[0]!, index: a[1]! };
+        if (c.function === 'has') throw new CelError('invalid argument to has() macro');
+        const ns = c.target ? qualifiedName(c.target) : undefined;
+        // `strings.quote(x)` parses as a method on `strings`; it names a namespaced global function.
+        if (ns && ENV.funcs.find(`${ns}.${c.function}`)) return { k: 'call', fn: `${ns}.${c.function}`, args: a };
+        return { k: 'call', fn: c.function, ...(c.target ? { target: conv(c.target) } : {}), args: a };
       }
     }
-    this.expect(')');
-    return a;
-  }
-  private member(): Node {
-    let n = this.primary();
-    while (true) {
-      if (this.isOp('.')) {
-        this.next();
-        const id = this.next();
-        if (id.t !== 'id') throw new CelError(`Syntax error: expected identifier after '.'`);
-        if (this.isOp('(')) {
-          if (MACROS.has(id.v)) {
-            this.expect('(');
-            const v = this.next();
-            if (v.t !== 'id') throw new CelError(`Syntax error: argument is not an identifier in ${id.v}()`);
-            this.expect(',');
-            this.vars.add(v.v);
-            const body = this.expr();
-            this.expect(')');
-            n = { k: 'macro', fn: id.v, target: n, v: v.v, body };
-          } else {
-            const args = this.args();
-            const arity = METHODS[id.v];
-            if (!arity) throw new CelError(`undeclared reference to '${id.v}'`);
-            if (!arity.includes(args.length)) throw new CelError(`found no matching overload for '${id.v}' with ${args.length} arguments`);
-            n = { k: 'call', fn: id.v, target: n, args };
-          }
-        } else n = { k: 'sel', obj: n, field: id.v };
-      } else if (this.isOp('[')) {
-        this.next();
-        const index = this.expr();
-        this.expect(']');
-        n = { k: 'idx', obj: n, index };
-      } else return n;
-    }
-  }
-  private primary(): Node {
-    const t = this.next();
-    if (t.t === 'num') return { k: 'lit', v: t.n };
-    if (t.t === 'str') return { k: 'lit', v: t.v };
-    if (t.t === 'op' && t.v === '(') {
-      const e = this.expr();
-      this.expect(')');
-      return e;
-    }
-    if (t.t === 'op' && t.v === '[') {
-      const items: Node[] = [];
-      if (!this.isOp(']')) {
-        items.push(this.expr());
-        while (this.isOp(',')) {
-          this.next();
-          if (this.isOp(']')) break;
-          items.push(this.expr());
-        }
-      }
-      this.expect(']');
-      return { k: 'list', items };
-    }
-    if (t.t === 'op' && t.v === '{') {
-      const entries: Array<[Node, Node]> = [];
-      if (!this.isOp('}')) {
-        do {
-          if (this.isOp(',')) this.next();
-          if (this.isOp('}')) break;
-          const key = this.expr();
-          this.expect(':');
-          entries.push([key, this.expr()]);
-        } while (this.isOp(','));
-      }
-      this.expect('}');
-      return { k: 'map', entries };
-    }
-    if (t.t === 'id') {
-      if (t.v === 'true') return { k: 'lit', v: true };
-      if (t.v === 'false') return { k: 'lit', v: false };
-      if (t.v === 'null') return { k: 'lit', v: null };
-      if (this.isOp('(')) {
-        if (t.v === 'has') {
-          const args = this.args();
-          const a = args[0];
-          if (args.length !== 1 || !a || a.k !== 'sel') throw new CelError('invalid argument to has() macro');
-          return { k: 'has', obj: a.obj, field: a.field };
-        }
-        const args = this.args();
-        const arity = GLOBALS[t.v];
-        if (!arity) throw new CelError(`undeclared reference to '${t.v}'`);
-        if (!arity.includes(args.length)) throw new CelError(`found no matching overload for '${t.v}' with ${args.length} arguments`);
-        return { k: 'call', fn: t.v, args };
-      }
-      if (RESERVED.has(t.v)) throw new CelError(`Syntax error: unexpected '${t.v}'`);
-      if (!this.vars.has(t.v)) throw new CelError(`undeclared reference to '${t.v}'`);
-      return { k: 'id', name: t.v };
-    }
-    throw new CelError(`Syntax error: mismatched input '${t.v || '<EOF>'}'`);
-  }
+  };
+  return conv(parsed.expr);
 }
 
-/** Parses a rule into its AST (no type check); throws CelError outside the subset. */
+/** `a.b.c` for an identifier with field selections, else undefined. */
+function qualifiedName(e: Expr): string | undefined {
+  const k = e.exprKind;
+  if (k.case === 'identExpr') return k.value.name;
+  if (k.case !== 'selectExpr' || k.value.testOnly || !k.value.operand) return undefined;
+  const base = qualifiedName(k.value.operand);
+  return base === undefined ? undefined : `${base}.${k.value.field}`;
+}
+
+interface Compiled {
+  ast: CelNode;
+  program: ReturnType<typeof plan>;
+}
+const sources = new Map<string, Compiled>();
+
+/** The macro-level AST and the library's evaluation plan of a source (memoized; a syntax error is not). */
+function parseSource(source: string): Compiled {
+  return memo(sources, source, () => {
+    let parsed: Parsed;
+    try {
+      parsed = parse(source);
+    } catch (e) {
+      throw new CelError(`Syntax error: ${(e as Error).message.replace(/^<input>:/, '')}`);
+    }
+    return { ast: toNode(parsed), program: plan(ENV, parsed) };
+  });
+}
+
+/** Parses a rule into its AST (no type check); throws CelError on a syntax error. */
 export function parseCel(source: string): CelNode {
-  return new Parser(lex(source), new Set(['self', 'oldSelf'])).parseAll();
+  return parseSource(source).ast;
 }
 
-/** A compiled rule. */
-export interface CelProgram {
-  source: string;
-  usesOldSelf: boolean;
-  eval(self: unknown, oldSelf?: unknown): unknown;
+// ------------------------------------------------------------------ compile-time checks
+
+// Type identifiers usable as values (`type(x) == int`).
+const TYPE_NAMES = new Set(['int', 'uint', 'double', 'bool', 'string', 'bytes', 'list', 'map', 'null_type', 'type']);
+
+/** Fails, as cel-go's checker does, on an undeclared variable or a function with no overload of that shape. */
+function checkReferences(x: CelNode, scope: ReadonlySet<string>): void {
+  if (x.k === 'id' && !scope.has(x.name) && !TYPE_NAMES.has(x.name)) throw new CelError(`undeclared reference to '${x.name}'`);
+  if (x.k === 'call') {
+    const group = ENV.funcs.find(x.fn);
+    if (!group) throw new CelError(`undeclared reference to '${x.fn}'`);
+    const member = x.target !== undefined;
+    if (![...group].some((f) => (f.target !== undefined) === member && f.arguments.length === x.args.length))
+      throw new CelError(`found no matching overload for '${x.fn}' with ${x.args.length} arguments`);
+  }
+  if (x.k === 'macro') {
+    checkReferences(x.target, scope);
+    checkReferences(x.body, new Set([...scope, x.v]));
+  } else children(x).forEach((c) => checkReferences(c, scope));
 }
 
-function usesVar(n: Node, name: string): boolean {
+/** The direct sub-expressions of a node. */
+function children(n: CelNode): CelNode[] {
   switch (n.k) {
     case 'id':
-      return n.name === name;
     case 'lit':
-      return false;
+      return [];
     case 'sel':
     case 'has':
-      return usesVar(n.obj, name);
+      return [n.obj];
     case 'idx':
-      return usesVar(n.obj, name) || usesVar(n.index, name);
+      return [n.obj, n.index];
     case 'call':
-      return (n.target ? usesVar(n.target, name) : false) || n.args.some((a) => usesVar(a, name));
+      return n.target ? [n.target, ...n.args] : n.args;
     case 'macro':
-      return usesVar(n.target, name) || usesVar(n.body, name);
+      return [n.target, n.body];
     case 'un':
-      return usesVar(n.x, name);
+      return [n.x];
     case 'bin':
-      return usesVar(n.l, name) || usesVar(n.r, name);
+      return [n.l, n.r];
     case 'cond':
-      return usesVar(n.c, name) || usesVar(n.t, name) || usesVar(n.f, name);
+      return [n.c, n.t, n.f];
     case 'list':
-      return n.items.some((i) => usesVar(i, name));
+      return n.items;
     case 'map':
-      return n.entries.some(([a, b]) => usesVar(a, name) || usesVar(b, name));
+      return n.entries.flat();
   }
 }
 
@@ -399,7 +351,7 @@ function selectField(t: CelSchema | undefined, field: string): CelSchema | undef
 }
 
 /** Checks field selections against the schema, as CEL's type checker does for declared CRD types. */
-function typeCheck(n: Node, env: Map<string, CelSchema | undefined>): CelSchema | undefined {
+function typeCheck(n: CelNode, env: Map<string, CelSchema | undefined>): CelSchema | undefined {
   switch (n.k) {
     case 'id':
       return env.get(n.name);
@@ -420,76 +372,96 @@ function typeCheck(n: Node, env: Map<string, CelSchema | undefined>): CelSchema 
     case 'macro': {
       const t = typeCheck(n.target, env);
       const elem = t?.type === 'array' ? t.items : t && (t.additionalProperties || t.properties) ? { type: 'string' } : undefined;
-      const inner = new Map(env);
-      inner.set(n.v, elem);
-      typeCheck(n.body, inner);
-      if (n.fn === 'filter') return t;
-      return undefined;
+      typeCheck(n.body, new Map(env).set(n.v, elem));
+      return n.fn === 'filter' ? t : undefined;
     }
-    case 'call':
-      if (n.target) typeCheck(n.target, env);
-      n.args.forEach((a) => typeCheck(a, env));
-      return undefined;
-    case 'un':
-      typeCheck(n.x, env);
-      return undefined;
-    case 'bin':
-      typeCheck(n.l, env);
-      typeCheck(n.r, env);
-      return undefined;
-    case 'cond':
-      typeCheck(n.c, env);
-      typeCheck(n.t, env);
-      typeCheck(n.f, env);
-      return undefined;
-    case 'list':
-      n.items.forEach((i) => typeCheck(i, env));
-      return undefined;
-    case 'map':
-      n.entries.forEach(([a, b]) => {
-        typeCheck(a, env);
-        typeCheck(b, env);
-      });
+    default:
+      children(n).forEach((c) => typeCheck(c, env));
       return undefined;
   }
 }
 
-/** Compiles a rule (type-checked against `schema` when given); throws CelError when it is outside the subset. */
-export function compileCel(source: string, schema?: CelSchema): CelProgram {
-  const ast = new Parser(lex(source), new Set(['self', 'oldSelf'])).parseAll();
-  if (schema) {
-    // The root's metadata is only partly visible to CEL; treat it as dynamic rather than guess.
-    const self = schema.properties?.metadata
-      ? { ...schema, properties: { ...schema.properties, metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }
-      : schema;
-    typeCheck(
-      ast,
-      new Map([
-        ['self', self],
-        ['oldSelf', self],
-      ]),
-    );
-  }
-  return {
-    source,
-    usesOldSelf: usesVar(ast, 'oldSelf'),
-    eval: (self, oldSelf) =>
-      evaluate(
-        ast,
-        new Map<string, unknown>([
-          ['self', self],
-          ['oldSelf', oldSelf],
-        ]),
-      ),
-  };
+function usesVar(n: CelNode, name: string): boolean {
+  return n.k === 'id' ? n.name === name : children(n).some((c) => usesVar(c, name));
 }
+
+// ------------------------------------------------------------------ values
 
 function isMap(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** CEL equality: deep, maps unordered, lists ordered. */
-export function celEquals(a: unknown, b: unknown): boolean {
+/**
+ * A JSON object as a CEL map, converting a field only when the expression reads it: a rule usually reads a few fields
+ * of a large object, and converting it all for every rule dominated the evaluation time.
+ */
+class JsonMap extends Map<string, CelInput> {
+  private readonly memo = new Map<string, CelInput>();
+  constructor(
+    private readonly obj: Record<string, unknown>,
+    private readonly schema: CelSchema | undefined,
+  ) {
+    super();
+  }
+  private names(): string[] {
+    return Object.keys(this.obj).filter((k) => this.obj[k] !== undefined);
+  }
+  override get size(): number {
+    return this.names().length;
+  }
+  override has(key: string): boolean {
+    return typeof key === 'string' && Object.prototype.hasOwnProperty.call(this.obj, key) && this.obj[key] !== undefined;
+  }
+  override get(key: string): CelInput | undefined {
+    if (!this.has(key)) return undefined;
+    let v = this.memo.get(key);
+    if (v === undefined) {
+      const extra = isSchemaObj(this.schema?.additionalProperties) ? this.schema.additionalProperties : undefined;
+      v = toCel(this.obj[key], this.schema?.properties?.[key] ?? extra);
+      this.memo.set(key, v);
+    }
+    return v;
+  }
+  override keys(): MapIterator<string> {
+    return this.names()[Symbol.iterator]();
+  }
+  override *values(): MapIterator<CelInput> {
+    for (const k of this.names()) yield this.get(k)!;
+  }
+  override *entries(): MapIterator<[string, CelInput]> {
+    for (const k of this.names()) yield [k, this.get(k)!];
+  }
+  override [Symbol.iterator](): MapIterator<[string, CelInput]> {
+    return this.entries();
+  }
+  override forEach(cb: (value: CelInput, key: string, map: Map<string, CelInput>) => void, thisArg?: unknown): void {
+    for (const [k, v] of this.entries()) cb.call(thisArg, v, k, this);
+  }
+}
+
+/**
+ * A JSON value as CEL sees it: integers become CEL ints (bigint) unless the schema says `number`, as the real
+ * server's schema-typed values do; absent (undefined) fields do not exist. Made afresh for every evaluation (no cache
+ * keyed on the object): stored objects may change in place between requests.
+ */
+function toCel(v: unknown, schema: CelSchema | undefined): CelInput {
+  if (typeof v === 'number') return Number.isInteger(v) && schema?.type !== 'number' ? BigInt(v) : v;
+  if (typeof v !== 'object' || v === null) return v as CelInput;
+  if (Array.isArray(v)) return v.map((x) => toCel(x, schema?.items));
+  return new JsonMap(v as Record<string, unknown>, schema);
+}
+
+/** A CEL result as JSON: ints and uints as numbers, lists as arrays, maps as objects. */
+function fromCel(v: CelValue): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (isCelUint(v)) return Number(v.value);
+  if (isCelList(v)) return [...v].map(fromCel);
+  if (isCelMap(v)) return Object.fromEntries([...v].map(([k, x]) => [String(fromCel(k as CelValue)), fromCel(x)]));
+  return v;
+}
+
+/** CEL equality of JSON values: deep, maps unordered, lists ordered. */
+function celEquals(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => celEquals(x, b[i]));
   if (isMap(a) && isMap(b)) {
@@ -499,262 +471,75 @@ export function celEquals(a: unknown, b: unknown): boolean {
   return false;
 }
 
-function typeName(v: unknown): string {
-  if (v === null) return 'null_type';
-  if (Array.isArray(v)) return 'list';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'double';
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'boolean') return 'bool';
-  return 'map';
+/** cel-go's words for the runtime errors whose wording the library differs in (they reach users in 422 causes). */
+function runtimeError(e: Error): CelError {
+  const m = e.message
+    .replace(/^field not found: /, 'no such key: ')
+    .replace(/^index (\S+) out of bounds.*$/, 'index out of bounds: $1')
+    .replace(/^int divide by zero$/, 'division by zero')
+    .replace(/^int modulus by zero$/, 'modulus by zero');
+  return new CelError(m);
 }
 
-function toBool(v: unknown, what: string): boolean {
-  if (typeof v !== 'boolean') throw new CelError(`no such overload: ${what} applied to ${typeName(v)}`);
-  return v;
+// ------------------------------------------------------------------ compiling
+
+/** An expression compiled once, evaluated many times with JSON variables; throws CelError on runtime errors. */
+export interface CelExpression {
+  source: string;
+  /** Names of the declared variables the expression reads. */
+  reads: ReadonlySet<string>;
+  eval(vars: Readonly<Record<string, unknown>>): unknown;
 }
 
-function compare(op: string, a: unknown, b: unknown): boolean {
-  if (!(
-    (typeof a === 'number' && typeof b === 'number') ||
-    (typeof a === 'string' && typeof b === 'string') ||
-    (typeof a === 'boolean' && typeof b === 'boolean')
-  )) {
-    throw new CelError(`no such overload: ${typeName(a)} ${op} ${typeName(b)}`);
-  }
-  const x = a as number;
-  const y = b as number;
-  switch (op) {
-    case '<':
-      return x < y;
-    case '<=':
-      return x <= y;
-    case '>':
-      return x > y;
-    default:
-      return x >= y;
-  }
-}
-
-const reCache = new Map<string, RegExp>();
-
-function evaluate(n: Node, env: Map<string, unknown>): unknown {
-  switch (n.k) {
-    case 'lit':
-      return n.v;
-    case 'id':
-      return env.get(n.name);
-    case 'sel': {
-      const o = evaluate(n.obj, env);
-      if (!isMap(o)) throw new CelError(`no such key: ${n.field}`);
-      if (!Object.prototype.hasOwnProperty.call(o, n.field)) throw new CelError(`no such key: ${n.field}`);
-      return o[n.field];
-    }
-    case 'has': {
-      const o = evaluate(n.obj, env);
-      if (!isMap(o)) throw new CelError(`invalid type for field selection.`);
-      return Object.prototype.hasOwnProperty.call(o, n.field) && o[n.field] !== undefined;
-    }
-    case 'idx': {
-      const o = evaluate(n.obj, env);
-      const i = evaluate(n.index, env);
-      if (Array.isArray(o)) {
-        if (typeof i !== 'number' || i < 0 || i >= o.length) throw new CelError(`index out of bounds: ${String(i)}`);
-        return o[i];
+/**
+ * Compiles an expression over the given variables (JSON values at evaluation), each optionally typed by a schema:
+ * field selections are then checked against it and its `number` fields evaluate as doubles. Throws CelError, with
+ * cel-go's words, on a syntax error, an undeclared reference, a function called with no matching overload or an
+ * undefined field.
+ */
+export function compileCelExpression(
+  source: string,
+  variables: readonly string[],
+  schemas: Readonly<Record<string, CelSchema | undefined>> = {},
+): CelExpression {
+  const { ast, program } = parseSource(source);
+  checkReferences(ast, new Set(variables));
+  if (Object.values(schemas).some((x) => x !== undefined)) typeCheck(ast, new Map(Object.entries(schemas)));
+  return {
+    source,
+    reads: new Set(variables.filter((v) => usesVar(ast, v))),
+    eval(vars) {
+      const bindings: Record<string, CelInput> = {};
+      for (const name of variables) if (vars[name] !== undefined) bindings[name] = toCel(vars[name], schemas[name]);
+      let r: ReturnType<typeof program>;
+      try {
+        r = program(bindings);
+      } catch (e) {
+        throw runtimeError(e as Error);
       }
-      if (isMap(o) && typeof i === 'string') {
-        if (!Object.prototype.hasOwnProperty.call(o, i)) throw new CelError(`no such key: ${i}`);
-        return o[i];
-      }
-      throw new CelError(`no such overload: index ${typeName(o)}[${typeName(i)}]`);
-    }
-    case 'list':
-      return n.items.map((i) => evaluate(i, env));
-    case 'map': {
-      const m: Record<string, unknown> = {};
-      for (const [k, v] of n.entries) m[String(evaluate(k, env))] = evaluate(v, env);
-      return m;
-    }
-    case 'un': {
-      const x = evaluate(n.x, env);
-      if (n.op === '!') return !toBool(x, '!');
-      if (typeof x !== 'number') throw new CelError(`no such overload: -${typeName(x)}`);
-      return -x;
-    }
-    case 'cond':
-      return toBool(evaluate(n.c, env), '?:') ? evaluate(n.t, env) : evaluate(n.f, env);
-    case 'bin':
-      return evalBin(n.op, n.l, n.r, env);
-    case 'macro':
-      return evalMacro(n, env);
-    case 'call':
-      return evalCall(n, env);
-  }
-}
-
-function evalBin(op: string, ln: Node, rn: Node, env: Map<string, unknown>): unknown {
-  if (op === '&&' || op === '||') {
-    // CEL logical operators are commutative: an error on one side is absorbed when the other side decides.
-    const decide = op === '||';
-    let lErr: unknown;
-    let l: boolean | undefined;
-    try {
-      l = toBool(evaluate(ln, env), op);
-    } catch (e) {
-      lErr = e;
-    }
-    if (l === decide) return decide;
-    const r = toBool(evaluate(rn, env), op);
-    if (r === decide) return decide;
-    if (lErr) throw lErr;
-    return !decide;
-  }
-  const l = evaluate(ln, env);
-  const r = evaluate(rn, env);
-  switch (op) {
-    case '==':
-      return celEquals(l, r);
-    case '!=':
-      return !celEquals(l, r);
-    case '<':
-    case '<=':
-    case '>':
-    case '>=':
-      return compare(op, l, r);
-    case 'in':
-      if (Array.isArray(r)) return r.some((x) => celEquals(x, l));
-      if (isMap(r)) return typeof l === 'string' && Object.prototype.hasOwnProperty.call(r, l);
-      throw new CelError(`no such overload: ${typeName(l)} in ${typeName(r)}`);
-    case '+':
-      if (typeof l === 'number' && typeof r === 'number') return l + r;
-      if (typeof l === 'string' && typeof r === 'string') return l + r;
-      if (Array.isArray(l) && Array.isArray(r)) return [...l, ...r];
-      throw new CelError(`no such overload: ${typeName(l)} + ${typeName(r)}`);
-    default: {
-      if (typeof l !== 'number' || typeof r !== 'number') throw new CelError(`no such overload: ${typeName(l)} ${op} ${typeName(r)}`);
-      if (op === '-') return l - r;
-      if (op === '*') return l * r;
-      if ((op === '/' || op === '%') && r === 0) throw new CelError(op === '/' ? 'division by zero' : 'modulus by zero');
-      if (op === '/') return Number.isInteger(l) && Number.isInteger(r) ? Math.trunc(l / r) : l / r;
-      return l % r;
-    }
-  }
-}
-
-function evalMacro(n: Extract<Node, { k: 'macro' }>, env: Map<string, unknown>): unknown {
-  const target = evaluate(n.target, env);
-  let elems: unknown[];
-  if (Array.isArray(target)) elems = target;
-  else if (isMap(target)) elems = Object.keys(target);
-  else throw new CelError(`no such overload: ${n.fn} on ${typeName(target)}`);
-  const saved = env.get(n.v);
-  const had = env.has(n.v);
-  const run = (e: unknown): unknown => {
-    env.set(n.v, e);
-    return evaluate(n.body, env);
+      if (isCelError(r)) throw runtimeError(r);
+      return fromCel(r);
+    },
   };
-  try {
-    switch (n.fn) {
-      case 'all': {
-        let err: unknown;
-        for (const e of elems) {
-          try {
-            if (!toBool(run(e), 'all')) return false;
-          } catch (x) {
-            err = x;
-          }
-        }
-        if (err) throw err;
-        return true;
-      }
-      case 'exists': {
-        let err: unknown;
-        for (const e of elems) {
-          try {
-            if (toBool(run(e), 'exists')) return true;
-          } catch (x) {
-            err = x;
-          }
-        }
-        if (err) throw err;
-        return false;
-      }
-      case 'exists_one':
-        return elems.filter((e) => toBool(run(e), 'exists_one')).length === 1;
-      case 'filter':
-        return elems.filter((e) => toBool(run(e), 'filter'));
-      default:
-        return elems.map((e) => run(e));
-    }
-  } finally {
-    if (had) env.set(n.v, saved);
-    else env.delete(n.v);
-  }
 }
 
-function size(v: unknown): number {
-  if (typeof v === 'string') return [...v].length;
-  if (Array.isArray(v)) return v.length;
-  if (isMap(v)) return Object.keys(v).length;
-  throw new CelError(`no such overload: size(${typeName(v)})`);
+/** A compiled rule. */
+export interface CelProgram {
+  source: string;
+  usesOldSelf: boolean;
+  eval(self: unknown, oldSelf?: unknown): unknown;
 }
 
-function str(v: unknown, fn: string): string {
-  if (typeof v !== 'string') throw new CelError(`no such overload: ${fn} on ${typeName(v)}`);
-  return v;
-}
-
-function evalCall(n: Extract<Node, { k: 'call' }>, env: Map<string, unknown>): unknown {
-  const args = n.args.map((a) => evaluate(a, env));
-  if (!n.target) {
-    const a = args[0];
-    switch (n.fn) {
-      case 'size':
-        return size(a);
-      case 'int':
-        if (typeof a === 'number') return Math.trunc(a);
-        if (typeof a === 'string' && /^[+-]?\d+$/.test(a)) return Number(a);
-        throw new CelError(`cannot convert ${JSON.stringify(a)} to int`);
-      case 'double':
-        if (typeof a === 'number') return a;
-        if (typeof a === 'string' && !Number.isNaN(Number(a))) return Number(a);
-        throw new CelError(`cannot convert ${JSON.stringify(a)} to double`);
-      case 'string':
-        if (typeof a === 'string' || typeof a === 'number' || typeof a === 'boolean') return String(a);
-        throw new CelError(`no such overload: string(${typeName(a)})`);
-      default:
-        if (typeof a === 'boolean') return a;
-        if (a === 'true' || a === 'false') return a === 'true';
-        throw new CelError(`cannot convert ${JSON.stringify(a)} to bool`);
-    }
-  }
-  const t = evaluate(n.target, env);
-  switch (n.fn) {
-    case 'size':
-      return size(t);
-    case 'matches': {
-      const p = str(args[0], 'matches');
-      let re = reCache.get(p);
-      if (!re) {
-        try {
-          re = new RegExp(p, 'u');
-        } catch {
-          throw new CelError(`invalid regular expression: ${p}`);
-        }
-        reCache.set(p, re);
-      }
-      return re.test(str(t, 'matches'));
-    }
-    case 'startsWith':
-      return str(t, 'startsWith').startsWith(str(args[0], 'startsWith'));
-    case 'endsWith':
-      return str(t, 'endsWith').endsWith(str(args[0], 'endsWith'));
-    case 'contains':
-      return str(t, 'contains').includes(str(args[0], 'contains'));
-    case 'lowerAscii':
-      return str(t, 'lowerAscii').replace(/[A-Z]/g, (c) => c.toLowerCase());
-    case 'upperAscii':
-      return str(t, 'upperAscii').replace(/[a-z]/g, (c) => c.toUpperCase());
-    default:
-      return str(t, 'trim').trim();
-  }
+/** Compiles a rule over `self`/`oldSelf` (type-checked against `schema` when given); throws CelError when it fails. */
+export function compileCel(source: string, schema?: CelSchema): CelProgram {
+  // The root's metadata is only partly visible to CEL; treat it as dynamic rather than guess.
+  const self = schema?.properties?.metadata
+    ? { ...schema, properties: { ...schema.properties, metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }
+    : schema;
+  const expr = compileCelExpression(source, ['self', 'oldSelf'], { self, oldSelf: self });
+  return {
+    source,
+    usesOldSelf: expr.reads.has('oldSelf'),
+    eval: (value, old) => expr.eval({ self: value, oldSelf: old }),
+  };
 }

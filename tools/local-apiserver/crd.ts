@@ -62,7 +62,7 @@ function walkRules(schema: Schema, path: string, errs: FieldError[]): void {
           field: rulePath,
           value: r.rule,
           hasValue: true,
-          detail: `compilation failed: ERROR: ${(e as Error).message} (the local API server implements a CEL subset; see tools/local-apiserver/README.md)`,
+          detail: `compilation failed: ERROR: ${(e as Error).message}`,
         });
       }
     });

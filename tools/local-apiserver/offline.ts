@@ -1,5 +1,6 @@
 // The server's validation of custom resources without a server: the public entry for checking a document against a
 // CRD offline (the CLI's `inplace preview` of a plan file), so callers need not know the schema or CEL internals.
+import { compileCelExpression, type CelExpression } from './cel.js';
 import { celValidate, crdToResource, hasBlockingError } from './crd.js';
 import { fieldErrorString, type FieldError } from './errors.js';
 import { applyDefaults, prune, validate, type Schema } from './schema.js';
@@ -58,4 +59,28 @@ function versionCheck(schema: Schema): CrdVersionCheck {
       };
     },
   };
+}
+
+export { CelError } from './cel.js';
+
+const expressions = new Map<string, CelExpression>();
+
+/**
+ * Evaluates a CEL expression over JSON variables (e.g. `object`, `oldObject`, `request`, `params` of a
+ * ValidatingAdmissionPolicy) as the server's CEL does: integers are CEL ints, results come back as JSON (ints as
+ * numbers, lists as arrays, maps as objects). Compiled once per expression and variable names. Throws CelError, with
+ * cel-go's words, when the expression does not compile (syntax, undeclared reference, no matching overload) or fails
+ * at run time (no such key, division by zero...).
+ */
+export function evaluateCel(expression: string, variables: Readonly<Record<string, unknown>>): unknown {
+  const names = Object.keys(variables).sort();
+  const key = `${names.join(',')}\n${expression}`;
+  let compiled = expressions.get(key);
+  if (!compiled) {
+    compiled = compileCelExpression(expression, names);
+    // Bounded: a caller evaluating generated expressions must not grow this without limit.
+    if (expressions.size >= 1000) expressions.clear();
+    expressions.set(key, compiled);
+  }
+  return compiled.eval(variables);
 }
