@@ -3,6 +3,7 @@
 import type { InPlaceUpdatePlanStatus } from '../../api/index.js';
 import { ConditionTypes, Reasons, UpdatePhase, isTerminal } from '../../api/index.js';
 import type { PlanSnapshot } from '../scope.js';
+import type { ReadyVerdict } from '../status.js';
 import { readyCondition, setPlanConditions, unreportedTaskNotes } from '../status.js';
 import { windowStatus } from '../gates.js';
 import type { PlanStance } from './mode.js';
@@ -76,7 +77,7 @@ export function planConditions(
   status: InPlaceUpdatePlanStatus,
   started: boolean,
   updateStatus: UpdateStatusValue,
-): { conditions: NonNullable<InPlaceUpdatePlanStatus['conditions']>; ready: ReturnType<typeof readyCondition> } {
+): { conditions: NonNullable<InPlaceUpdatePlanStatus['conditions']>; ready: ReadyVerdict } {
   const { prev, terminal, valid, problems, waiting, paused, olderActive } = s;
   const rows = ordered.map(({ e }) => e.row);
   const windowNote = s.windowClosed ? s.win.state!.message : s.alertHeld ? s.alerts.message : undefined;
