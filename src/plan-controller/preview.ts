@@ -250,10 +250,10 @@ function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined): Preview
   if (!owner) return { max: 0, why: 'MachineDeployment not found', surge: false };
   const replicas = mdReplicas(owner);
   const ru = mdRollingUpdate(owner);
-  const fp = mdConcurrency(owner, replicas);
-  if (!fp.ok) return { max: 0, why: fp.error, surge: false };
+  const concurrency = mdConcurrency(owner, replicas);
+  if (!concurrency.ok) return { max: 0, why: concurrency.error, surge: false };
   const raw = `maxUnavailable=${ru.maxUnavailable ?? '0 (default)'}`;
-  if (fp.surge)
+  if (concurrency.surge)
     return {
       max: 1,
       why: `${raw}: surge — scale to ${replicas + 1} replicas, wait for the new machine to be Ready, update one at a time, restore ${replicas}`,
@@ -263,8 +263,8 @@ function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined): Preview
   const scaled = scaleIntOrPercent(ru.maxUnavailable ?? 0, replicas, false);
   const fence = scaled.ok && scaled.value === 0 ? ' (resolves to 0 with maxSurge 0: 1, the Kubernetes fencepost rule)' : '';
   return {
-    max: fp.max,
-    why: `${raw}${rounded}${fence}: up to ${fp.max} machine(s) unavailable at once, machines already not Ready included`,
+    max: concurrency.max,
+    why: `${raw}${rounded}${fence}: up to ${concurrency.max} machine(s) unavailable at once, machines already not Ready included`,
     surge: false,
   };
 }
