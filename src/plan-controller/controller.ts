@@ -1,7 +1,7 @@
 // The plan controller (docs/design.md §4.1): reconciles InPlaceUpdatePlans. Per reconcile: snapshot (scope.ts buildScope over
 // the informer stores) -> decidePlan (pure, decide.ts + status.ts) -> act once through the phases reconcileSupersede,
 // reconcileFinalizer, owners (owners-act.ts), reconcileMachines, reconcileSurge, reconcileClones -> reconcileStatus, the one status patch
-// through /status with optimistic concurrency -> recordEvents (events and metrics).
+// through /status with optimistic concurrency -> recordEvents (events and metrics) -> nextAction (when to look again).
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, ResourceType, WritePolicy } from '../api/index.js';
 import {
   API_VERSION,

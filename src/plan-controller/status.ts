@@ -1,5 +1,6 @@
 // The plan's status language: conditions (setXCondition, CAPI lastTransitionTime semantics), the Ready reason that
-// matches the state, Events for transitions and metric deltas. Pure: decide.ts computes the rows and calls these.
+// matches the state, Events for transitions and metric deltas. Pure: decidePlan (its phases in decide/) computes the
+// rows and calls these.
 import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, MachineUpdate, TargetStatus } from '../api/index.js';
 import { ConditionTypes, MessageBudget, PlanEventReasons, Reasons, summarizeList } from '../api/index.js';
 import { setCondition } from '../runtime/pure/conditions.js';
