@@ -1,7 +1,7 @@
 // The plan controller (docs/design.md §4.1): reconciles InPlaceUpdatePlans. Per reconcile: snapshot (scope.ts buildScope over
 // the informer stores) -> decidePlan (pure, decide.ts + status.ts) -> act once through the phases reconcileSupersede,
 // reconcileFinalizer, owners (owners-act.ts), reconcileMachines, reconcileSurge, reconcileClones -> reconcileStatus, the one status patch
-// through /status with optimistic concurrency -> recordEvents (events and metrics).
+// through /status with optimistic concurrency -> recordEvents (events and metrics) -> nextAction (when to look again).
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, ResourceType, WritePolicy } from '../api/index.js';
 import {
   API_VERSION,
@@ -26,7 +26,7 @@ import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
 import { Action } from '../runtime/pure/types.js';
 import { clusterLabel, mdClusterName } from '../api/capi/index.js';
-import type { PlanDecision } from './decide.js';
+import type { MachineLabelIntent, MachineUpdateIntent, PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';
 import type { PlanMetrics } from './metrics.js';
 import { planMetricsFor } from './metrics.js';
@@ -67,7 +67,7 @@ const EXPECTATION_TTL_MS = 30_000;
 const CONTROL_PLANE_SYNC_MS = 10_000;
 
 /** Built once in setup; what reconcile and its phases need. */
-export interface Deps {
+export interface PlanDeps {
   mgr: Manager;
   client: KubeClient;
   ctrl: () => Controller;
@@ -111,7 +111,7 @@ const byClusterOf =
 export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): Controller {
   const plans = mgr.informer<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans).store;
   const holder: { ctrl?: Controller } = {};
-  const deps: Deps = {
+  const deps: PlanDeps = {
     mgr,
     client: mgr.client,
     ctrl: () => holder.ctrl!,
@@ -154,7 +154,7 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
 }
 
 /** Reconciles one plan (level-based: everything derives from the current state). */
-export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promise<Action> {
+export async function reconcile(deps: PlanDeps, key: ObjectKey, log: Logger): Promise<Action> {
   const ns = key.namespace ?? '';
   const cached = deps.plans.peek(ns, key.name);
   if (!cached) {
@@ -187,6 +187,11 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   if (failure !== undefined && d.finalizer === 'remove') d.finalizer = undefined;
   latest = await reconcileStatus(deps, latest, d);
   recordEvents(deps, latest, d);
+  return nextAction(snap, d, outcomes, failure);
+}
+
+/** When the plan is reconciled again, besides on a change of what it watches. */
+function nextAction(snap: PlanSnapshot, d: PlanDecision, outcomes: readonly OwnerOutcome[], failure: unknown): Action {
   // A failed request or writes left: the next reconcile continues from what the objects show (no growing backoff: each
   // reconcile makes progress, and its requests are bounded).
   if (failure !== undefined) return Action.requeue(EFFECT_RETRY_MS);
@@ -209,7 +214,7 @@ const OWNER_CONTINUE_MS = 500;
 const MAX_INFRA_WRITES = 128;
 
 /** What owner alignment needs: the client for writes, the informer caches for every read. */
-function ownerDeps(deps: Deps): OwnerDeps {
+function ownerDeps(deps: PlanDeps): OwnerDeps {
   return {
     client: deps.client,
     fieldManager: FIELD_MANAGER,
@@ -234,7 +239,7 @@ function ownerDeps(deps: Deps): OwnerDeps {
  * not served throws (404 resolve); one not listed within CONTROL_PLANE_SYNC_MS throws a 403-like error naming it.
  */
 async function cachedKind(
-  deps: Deps,
+  deps: PlanDeps,
   ref: { apiGroup: string; kind: string },
 ): Promise<{ res: ResourceType; store: Store; typed: (o: KubeObject | undefined) => KubeObject | undefined }> {
   const res = await deps.client.resolve(ref.apiGroup, ref.kind);
@@ -254,7 +259,7 @@ async function cachedKind(
 
 /** Maps an object to the plans of its namespace that may still act (wake.ts). */
 const namespacePlansOf =
-  (deps: Deps) =>
+  (deps: PlanDeps) =>
   (o: KubeObject): ObjectKey[] =>
     deps.plans
       .list(o.metadata.namespace)
@@ -262,7 +267,7 @@ const namespacePlansOf =
       .map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
 
 /** The plan controller's ScopeReader: the informer stores, and for kinds named at run time discovery plus a watch. */
-function storeReader(deps: Deps): ScopeReader {
+function storeReader(deps: PlanDeps): ScopeReader {
   const mapToNamespacePlans = namespacePlansOf(deps);
   const controlPlanePlans = (cp: KubeObject): ObjectKey[] =>
     deps.plans
@@ -304,7 +309,7 @@ function storeReader(deps: Deps): ScopeReader {
 }
 
 /** Reads everything the decision needs from the informer stores (and discovery for kinds named at run time). */
-async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
+async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
   const snap = await buildScope(plan, storeReader(deps));
   // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
   snap.machineUpdates = withExpectations(deps, keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? ''), snap.machineUpdates);
@@ -327,7 +332,7 @@ async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): 
 }
 
 /** The plan's machines-at-target memo (a new one for a plan recreated under the same name). */
-function atTargetMemo(deps: Deps, planKey: string, uid: string): AtTargetMemo {
+function atTargetMemo(deps: PlanDeps, planKey: string, uid: string): AtTargetMemo {
   let e = deps.atTarget.get(planKey);
   if (!e || e.uid !== uid) deps.atTarget.set(planKey, (e = { uid, memo: new AtTargetMemo() }));
   return e.memo;
@@ -337,7 +342,7 @@ function atTargetMemo(deps: Deps, planKey: string, uid: string): AtTargetMemo {
  * The pre-start check of this plan generation: run while the plan has started no machine (a passing result stands for
  * the generation; one with problems is re-run after PRESTART_RECHECK_MS, the cluster may have been fixed), then kept.
  */
-async function prestartFor(deps: Deps, snap: PlanSnapshot): Promise<PrestartResult | undefined> {
+async function prestartFor(deps: PlanDeps, snap: PlanSnapshot): Promise<PrestartResult | undefined> {
   const { plan } = snap;
   const key = keyOfPlan(plan.metadata?.namespace ?? '', plan.metadata?.name ?? '');
   const uid = plan.metadata?.uid ?? '';
@@ -379,7 +384,7 @@ const REF_KIND_RETRY_MS = 60_000;
  * target": their updaters run, as before this check existed.
  */
 async function refLookup(
-  deps: Deps,
+  deps: PlanDeps,
   plan: InPlaceUpdatePlan,
   machines: readonly KubeObject[],
   mapper: (o: KubeObject) => ObjectKey[],
@@ -411,7 +416,7 @@ async function refLookup(
 const TASK_CRD_TTL_MS = 15_000;
 
 /** The CRD of a task kind (crd absent when the kind is not served or has no CRD), cached for TASK_CRD_TTL_MS. */
-async function lookupTaskCrd(deps: Deps, group: string, kind: string): Promise<{ crd?: KubeObject }> {
+async function lookupTaskCrd(deps: PlanDeps, group: string, kind: string): Promise<{ crd?: KubeObject }> {
   const key = `${kind}.${group}`;
   const hit = deps.taskCrds.get(key);
   if (hit && Date.now() - hit.at < TASK_CRD_TTL_MS) return hit.crd ? { crd: hit.crd } : {};
@@ -427,7 +432,7 @@ async function lookupTaskCrd(deps: Deps, group: string, kind: string): Promise<{
 }
 
 /** The plan's MachineUpdates with those it created that the informer does not show yet (within EXPECTATION_TTL_MS). */
-function withExpectations(deps: Deps, planKey: string, fromStore: MachineUpdate[]): MachineUpdate[] {
+function withExpectations(deps: PlanDeps, planKey: string, fromStore: MachineUpdate[]): MachineUpdate[] {
   const exp = deps.expectations.get(planKey);
   if (!exp) return fromStore;
   const seen = new Set(fromStore.map((m) => m.metadata?.name));
@@ -441,7 +446,12 @@ function withExpectations(deps: Deps, planKey: string, fromStore: MachineUpdate[
 }
 
 /** Supersede: moves every older active plan of the cluster to aborting, naming this plan. */
-export async function reconcileSupersede(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<void> {
+export async function reconcileSupersede(
+  deps: PlanDeps,
+  plan: InPlaceUpdatePlan & KubeObject,
+  d: PlanDecision,
+  log: Logger,
+): Promise<void> {
   const ns = plan.metadata.namespace ?? '';
   const name = plan.metadata.name ?? '';
   for (const other of d.supersede) {
@@ -460,7 +470,7 @@ export async function reconcileSupersede(deps: Deps, plan: InPlaceUpdatePlan & K
 
 /** Finalizer: added before anything is touched, so that a deletion can always undo what the plan did. Returns the plan as written. */
 export async function reconcileFinalizer(
-  deps: Deps,
+  deps: PlanDeps,
   plan: InPlaceUpdatePlan & KubeObject,
   d: PlanDecision,
 ): Promise<InPlaceUpdatePlan & KubeObject> {
@@ -472,13 +482,12 @@ export async function reconcileFinalizer(
 
 /** Machines: labels, MachineUpdates to create, aborts to propagate, labels to remove, in that order. */
 export async function reconcileMachines(
-  deps: Deps,
+  deps: PlanDeps,
   plan: InPlaceUpdatePlan & KubeObject,
   d: PlanDecision,
   log: Logger,
   blocked: ReadonlySet<string> = new Set(),
 ): Promise<void> {
-  const { client } = deps;
   const ns = plan.metadata.namespace ?? '';
   const name = plan.metadata.name ?? '';
   // A target whose owner could not be paused starts none of its machines in this reconcile (docs/design.md §11); past
@@ -487,87 +496,22 @@ export async function reconcileMachines(
   const allowed = d.create.filter((c) => !held.has(c.machine));
   for (const c of allowed.slice(MAX_STARTS_PER_RECONCILE)) held.add(c.machine);
   if (allowed.length > MAX_STARTS_PER_RECONCILE) deps.ctrl().enqueue({ namespace: ns, name });
-  const labels = d.label.filter((l) => !held.has(l.machine));
-  // Label first: the MHC extension protects a machine from remediation as soon as it carries the label. Each write is
-  // independent: one failure does not stop the others (under a flaky API server that would cap a reconcile's progress
-  // at a handful of writes); the failures are reported once all ran.
+  // Each write is independent: one failure does not stop the others (under a flaky API server that would cap a
+  // reconcile's progress at a handful of writes); the failures are reported once all ran.
   const failures: unknown[] = [];
-  const unlabelled = new Set<string>();
-  await eachSettled(labels, failures, async (l) => {
-    if (!deps.machines.peek(ns, l.machine)) return;
-    try {
-      await ignoreNotFound(
-        client.patch(
-          Machines,
-          ns,
-          l.machine,
-          { metadata: { labels: { [Labels.planName]: labelValue(name) }, annotations: { [Annotations.updateStartedAt]: l.startedAt } } },
-          { type: 'merge', fieldManager: FIELD_MANAGER },
-        ),
-      );
-    } catch (err) {
-      unlabelled.add(l.machine);
-      throw err;
-    }
-  });
+  // Label first: the MHC extension protects a machine from remediation as soon as it carries the label.
+  const unlabelled = await labelMachines(
+    deps,
+    plan,
+    d.label.filter((l) => !held.has(l.machine)),
+    failures,
+  );
   // Only machines whose label landed start: no machine is in update without its label.
   const creates = d.create.filter((c) => !held.has(c.machine) && !unlabelled.has(c.machine));
-  await eachSettled(creates, failures, async (c) => {
-    const mu: MachineUpdate & KubeObject = {
-      apiVersion: API_VERSION,
-      kind: MachineUpdates.kind,
-      metadata: {
-        name: c.name,
-        namespace: ns,
-        labels: {
-          [Labels.clusterName]: plan.spec.clusterName,
-          [Labels.planName]: labelValue(name),
-          [Labels.machineName]: labelValue(c.machine),
-          [Labels.targetName]: labelValue(c.target.name),
-        },
-        ownerReferences: [
-          {
-            apiVersion: API_VERSION,
-            kind: InPlaceUpdatePlans.kind,
-            name,
-            uid: plan.metadata.uid ?? '',
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
-      },
-      spec: {
-        planName: name,
-        clusterName: plan.spec.clusterName,
-        target: c.target,
-        machineRef: { name: c.machine },
-        updatePhase: UpdatePhase.updating,
-        updaters: c.updaters,
-      },
-    };
-    let created: MachineUpdate = mu;
-    try {
-      created = await client.create(MachineUpdates, mu, { fieldManager: FIELD_MANAGER });
-      // Counted here, not after the status write: a later conflict must not lose a start that happened.
-      deps.metrics.machinesStarted.inc();
-    } catch (err) {
-      // Deterministic names: an existing record means an earlier reconcile (or process) already started this machine.
-      if (!isAlreadyExists(err)) throw new RetryableError(`create MachineUpdate ${ns}/${c.name}`, err);
-      const existing = await client.get<MachineUpdate & KubeObject>(MachineUpdates, ns, c.name);
-      // Another plan's record under this name (e.g. of a deleted plan not yet collected) is not ours: retried later.
-      if (existing && !ownedBy(existing, plan)) {
-        log.info({ machineUpdate: c.name }, 'MachineUpdate name held by another plan; not adopted');
-        return;
-      }
-      if (existing) created = existing;
-    }
-    const planKey = keyOfPlan(ns, name);
-    if (!deps.expectations.has(planKey)) deps.expectations.set(planKey, new Map());
-    deps.expectations.get(planKey)!.set(c.name, { mu: created, at: Date.now() });
-  });
+  await eachSettled(creates, failures, async (c) => startMachine(deps, plan, c, log));
   await eachSettled(d.abort, failures, async (muName) => {
     await ignoreNotFound(
-      client.patch(
+      deps.client.patch(
         MachineUpdates,
         ns,
         muName,
@@ -576,27 +520,123 @@ export async function reconcileMachines(
       ),
     );
   });
-  await eachSettled(d.unlabel, failures, async (machine) => {
-    const m = deps.machines.peek(ns, machine);
-    if (!m) return;
-    // Guarded by resourceVersion: the label may belong to a newer plan by the time this lands.
-    await ignoreNotFound(
-      client.patch(
-        Machines,
-        ns,
-        machine,
-        {
-          metadata: {
-            resourceVersion: m.metadata.resourceVersion,
-            labels: { [Labels.planName]: null },
-            annotations: { [Annotations.updateStartedAt]: null },
-          },
-        },
-        { type: 'merge', fieldManager: FIELD_MANAGER },
-      ),
-    );
-  });
+  await eachSettled(d.unlabel, failures, async (machine) => unlabelMachine(deps, ns, machine));
   if (failures.length > 0) throw failures[0];
+}
+
+/** Labels the machines in update by this plan (label and start time); returns the machines whose label did not land. */
+async function labelMachines(
+  deps: PlanDeps,
+  plan: InPlaceUpdatePlan & KubeObject,
+  labels: readonly MachineLabelIntent[],
+  failures: unknown[],
+): Promise<Set<string>> {
+  const ns = plan.metadata.namespace ?? '';
+  const value = labelValue(plan.metadata.name ?? '');
+  const unlabelled = new Set<string>();
+  await eachSettled(labels, failures, async (l) => {
+    if (!deps.machines.peek(ns, l.machine)) return;
+    try {
+      await ignoreNotFound(
+        deps.client.patch(
+          Machines,
+          ns,
+          l.machine,
+          { metadata: { labels: { [Labels.planName]: value }, annotations: { [Annotations.updateStartedAt]: l.startedAt } } },
+          { type: 'merge', fieldManager: FIELD_MANAGER },
+        ),
+      );
+    } catch (err) {
+      unlabelled.add(l.machine);
+      throw err;
+    }
+  });
+  return unlabelled;
+}
+
+/** The MachineUpdate that starts one machine's update, owned by the plan. */
+function machineUpdateFor(plan: InPlaceUpdatePlan & KubeObject, c: MachineUpdateIntent): MachineUpdate & KubeObject {
+  const name = plan.metadata.name ?? '';
+  return {
+    apiVersion: API_VERSION,
+    kind: MachineUpdates.kind,
+    metadata: {
+      name: c.name,
+      namespace: plan.metadata.namespace ?? '',
+      labels: {
+        [Labels.clusterName]: plan.spec.clusterName,
+        [Labels.planName]: labelValue(name),
+        [Labels.machineName]: labelValue(c.machine),
+        [Labels.targetName]: labelValue(c.target.name),
+      },
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: InPlaceUpdatePlans.kind,
+          name,
+          uid: plan.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: {
+      planName: name,
+      clusterName: plan.spec.clusterName,
+      target: c.target,
+      machineRef: { name: c.machine },
+      updatePhase: UpdatePhase.updating,
+      updaters: c.updaters,
+    },
+  };
+}
+
+/** Creates a machine's MachineUpdate (adopting our own existing one) and expects it until the informer shows it. */
+async function startMachine(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject, c: MachineUpdateIntent, log: Logger): Promise<void> {
+  const { client } = deps;
+  const ns = plan.metadata.namespace ?? '';
+  const mu = machineUpdateFor(plan, c);
+  let created: MachineUpdate = mu;
+  try {
+    created = await client.create(MachineUpdates, mu, { fieldManager: FIELD_MANAGER });
+    // Counted here, not after the status write: a later conflict must not lose a start that happened.
+    deps.metrics.machinesStarted.inc();
+  } catch (err) {
+    // Deterministic names: an existing record means an earlier reconcile (or process) already started this machine.
+    if (!isAlreadyExists(err)) throw new RetryableError(`create MachineUpdate ${ns}/${c.name}`, err);
+    const existing = await client.get<MachineUpdate & KubeObject>(MachineUpdates, ns, c.name);
+    // Another plan's record under this name (e.g. of a deleted plan not yet collected) is not ours: retried later.
+    if (existing && !ownedBy(existing, plan)) {
+      log.info({ machineUpdate: c.name }, 'MachineUpdate name held by another plan; not adopted');
+      return;
+    }
+    if (existing) created = existing;
+  }
+  const planKey = keyOfPlan(ns, plan.metadata.name ?? '');
+  if (!deps.expectations.has(planKey)) deps.expectations.set(planKey, new Map());
+  deps.expectations.get(planKey)!.set(c.name, { mu: created, at: Date.now() });
+}
+
+/** Removes this plan's label and start time from a machine no longer in update. */
+async function unlabelMachine(deps: PlanDeps, ns: string, machine: string): Promise<void> {
+  const m = deps.machines.peek(ns, machine);
+  if (!m) return;
+  // Guarded by resourceVersion: the label may belong to a newer plan by the time this lands.
+  await ignoreNotFound(
+    deps.client.patch(
+      Machines,
+      ns,
+      machine,
+      {
+        metadata: {
+          resourceVersion: m.metadata.resourceVersion,
+          labels: { [Labels.planName]: null },
+          annotations: { [Annotations.updateStartedAt]: null },
+        },
+      },
+      { type: 'merge', fieldManager: FIELD_MANAGER },
+    ),
+  );
 }
 
 /** Most machines one reconcile starts (labels + MachineUpdates); the rest start in the next one, right after. */
@@ -614,7 +654,7 @@ async function eachSettled<T>(items: readonly T[], failures: unknown[], fn: (ite
 }
 
 /** Surge: scales a MachineDeployment up by one for maxUnavailable 0, or restores it (guarded by resourceVersion). */
-export async function reconcileSurge(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<void> {
+export async function reconcileSurge(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision, log: Logger): Promise<void> {
   const ns = plan.metadata.namespace ?? '';
   for (const s of d.scale) {
     const body: Record<string, unknown> = {
@@ -633,7 +673,7 @@ export async function reconcileSurge(deps: Deps, plan: InPlaceUpdatePlan & KubeO
  * Template clones: once a deleted plan has nothing left to undo (its finalizer is released in this reconcile), the
  * cluster's clones whose plan is gone and that nothing refers to are deleted (clones.ts), before the finalizer goes.
  */
-export async function reconcileClones(deps: Deps, snap: PlanSnapshot, d: PlanDecision, log: Logger): Promise<void> {
+export async function reconcileClones(deps: PlanDeps, snap: PlanSnapshot, d: PlanDecision, log: Logger): Promise<void> {
   if (d.finalizer !== 'remove') return;
   const ns = snap.plan.metadata?.namespace ?? '';
   // A plan of the cluster in flight may be about to name a clone an older plan created (names are content-addressed):
@@ -664,7 +704,7 @@ export async function reconcileClones(deps: Deps, snap: PlanSnapshot, d: PlanDec
 
 /** The one status write (and the finalizer release, last, once deletion has nothing left to undo). Returns the plan as written. */
 export async function reconcileStatus(
-  deps: Deps,
+  deps: PlanDeps,
   plan: InPlaceUpdatePlan & KubeObject,
   d: PlanDecision,
 ): Promise<InPlaceUpdatePlan & KubeObject> {
@@ -676,7 +716,7 @@ export async function reconcileStatus(
 }
 
 /** Events and metrics, once the status that reports the transitions is written. */
-export function recordEvents(deps: Deps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): void {
+export function recordEvents(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject, d: PlanDecision): void {
   for (const e of d.events) {
     const target = e.plan ? deps.plans.get(plan.metadata.namespace, e.plan) : plan;
     // An Event on another plan (superseded, pruned) names the plan that acted on it as related.

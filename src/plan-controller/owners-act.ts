@@ -131,6 +131,20 @@ export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
   return out;
 }
 
+/** Writes an owner's pause change (`next`, undefined when there is none) and records its Event; true when it wrote. */
+async function writePause(
+  deps: OwnerDeps,
+  t: TargetOwner,
+  next: KubeObject | undefined,
+  d: PlanDecision,
+  event: { reason: string; message: string },
+): Promise<boolean> {
+  if (!next) return false;
+  await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
+  d.events.push({ type: 'Normal', ...event });
+  return true;
+}
+
 /**
  * Carries out the owner steps (before any machine of this reconcile starts) and returns one outcome per target. Never
  * throws on a failed request: that target's outcome is `pending` (its machines do not start when it was not paused yet,
@@ -151,29 +165,19 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
         case 'none':
           break;
         case 'hold': {
-          const next = withPause(t.owner, planName);
-          if (next) {
-            await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
-            d.events.push({
-              type: 'Normal',
-              reason: OwnerEventReasons.paused,
-              message: `paused ${label(t)} while its machines are updated in place (cluster.x-k8s.io/paused; lifted when the target is done)`,
-            });
-            log.info({ owner: label(t) }, 'paused owner');
-          }
+          const paused = await writePause(deps, t, withPause(t.owner, planName), d, {
+            reason: OwnerEventReasons.paused,
+            message: `paused ${label(t)} while its machines are updated in place (cluster.x-k8s.io/paused; lifted when the target is done)`,
+          });
+          if (paused) log.info({ owner: label(t) }, 'paused owner');
           await annotateAhead(deps, snap, view, t, planName, log);
           break;
         }
         case 'release': {
-          const next = withoutPause(t.owner, planName);
-          if (next) {
-            await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
-            d.events.push({
-              type: 'Normal',
-              reason: OwnerEventReasons.released,
-              message: `unpaused ${label(t)}: no machine of the target committed anything, its spec is unchanged`,
-            });
-          }
+          await writePause(deps, t, withoutPause(t.owner, planName), d, {
+            reason: OwnerEventReasons.released,
+            message: `unpaused ${label(t)}: no machine of the target committed anything, its spec is unchanged`,
+          });
           break;
         }
         case 'mixed': {

@@ -24,6 +24,7 @@ import { mdConcurrency } from './concurrency.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
 import type { OwnerChangePreview } from './owners.js';
 import { ALREADY_CARRIES, previewOwnerChanges } from './owners.js';
+import type { NamedTarget } from './validate.js';
 import { targetsOf, validatePlan } from './validate.js';
 
 /** A minimal OpenAPI v3 (structural) schema, as CRDs carry it. */
@@ -249,10 +250,10 @@ function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined): Preview
   if (!owner) return { max: 0, why: 'MachineDeployment not found', surge: false };
   const replicas = mdReplicas(owner);
   const ru = mdRollingUpdate(owner);
-  const fp = mdConcurrency(owner, replicas);
-  if (!fp.ok) return { max: 0, why: fp.error, surge: false };
+  const concurrency = mdConcurrency(owner, replicas);
+  if (!concurrency.ok) return { max: 0, why: concurrency.error, surge: false };
   const raw = `maxUnavailable=${ru.maxUnavailable ?? '0 (default)'}`;
-  if (fp.surge)
+  if (concurrency.surge)
     return {
       max: 1,
       why: `${raw}: surge — scale to ${replicas + 1} replicas, wait for the new machine to be Ready, update one at a time, restore ${replicas}`,
@@ -262,8 +263,8 @@ function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined): Preview
   const scaled = scaleIntOrPercent(ru.maxUnavailable ?? 0, replicas, false);
   const fence = scaled.ok && scaled.value === 0 ? ' (resolves to 0 with maxSurge 0: 1, the Kubernetes fencepost rule)' : '';
   return {
-    max: fp.max,
-    why: `${raw}${rounded}${fence}: up to ${fp.max} machine(s) unavailable at once, machines already not Ready included`,
+    max: concurrency.max,
+    why: `${raw}${rounded}${fence}: up to ${concurrency.max} machine(s) unavailable at once, machines already not Ready included`,
     surge: false,
   };
 }
@@ -286,121 +287,186 @@ const indexByKindName = (objs: KubeObject[] | undefined): Map<string, KubeObject
 const findRef = (index: Map<string, KubeObject>, r: ContractRef | undefined): KubeObject | undefined =>
   r ? index.get(`${r.kind}/${r.name}`) : undefined;
 
+/** The snapshot indexed once for every target of a preview. */
+interface PreviewIndex {
+  snapshot: PreviewSnapshot;
+  /** The plan's MachineUpdates by machine name. */
+  mus: Map<string, MachineUpdate>;
+  byTarget: Map<string, KubeObject[]>;
+  infra: Map<string, KubeObject>;
+  bootstrap: Map<string, KubeObject>;
+  /** Machines already at target (not updated again). */
+  atTarget: ReadonlySet<string>;
+}
+
 /** Previews a plan against a snapshot: validation, groups, per-target order and concurrency, updaters, coverage, uncovered changes. */
 export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot): PlanPreview {
-  const planName = plan.metadata?.name ?? '';
-  const mus = new Map((snapshot.machineUpdates ?? []).filter((m) => m.spec.planName === planName).map((m) => [m.spec.machineRef.name, m]));
   const result: PlanPreview = { valid: false, problems: [], groups: [], coverage: [], uncovered: [], impossiblePaths: [], warnings: [] };
-  if (plan.spec.paused) result.warnings.push('the plan is paused: no machine starts until spec.paused is false');
-  if (plan.spec.updatePhase === UpdatePhase.aborting) result.warnings.push('the plan is aborting: no machine starts');
-  for (const other of snapshot.plans ?? []) {
+  result.warnings.push(...planWarnings(plan, snapshot.plans ?? []));
+  const index = previewIndex(plan, snapshot);
+  for (const t of targetsOf(plan)) {
+    const owner =
+      t.kind === 'ControlPlane' ? snapshot.controlPlane?.object : snapshot.machineDeployments.find((m) => nameOf(m) === t.target.name);
+    const current = (index.byTarget.get(`${t.kind}/${t.target.name}`) ?? []).filter((m) => !isDeleting(m));
+    const updaters = orderedUpdaters(Array.isArray(t.target.updaters) ? t.target.updaters : []);
+    let group = result.groups.find((g) => g.sequence === t.target.sequence);
+    if (!group) result.groups.push((group = { sequence: t.target.sequence, targets: [] }));
+    group.targets.push(previewTarget(index, t, owner, current, updaters));
+    previewCoverage(result, index, t, owner, current, updaters);
+  }
+  result.groups.sort((a, b) => a.sequence - b.sequence);
+  const allTargets = result.groups.flatMap((g) => g.targets);
+  const targetsDone = new Set(
+    allTargets.filter((t) => t.machines.every((m) => m.state === 'alreadyAtTarget' || m.state === 'updated')).map((t) => t.name),
+  );
+  result.owners = previewOwners(plan, snapshot, allTargets, targetsDone);
+  // One validation: the controller refuses what is listed here (same checks, same sentences), so preview NOT OK <=> Valid=False.
+  result.problems = validatePlan({ ...snapshot, plan, prestart: prestartResult(plan, result, snapshot.dryRunProblems ?? []) });
+  result.valid = result.problems.length === 0;
+  result.alreadyDone =
+    allTargets.length > 0 &&
+    allTargets.every((t) => targetsDone.has(t.name)) &&
+    (result.owners ?? []).every((o) => o.change === ALREADY_CARRIES);
+  return result;
+}
+
+/** What holds or stops the plan as a whole: paused, aborting, an older plan it waits for, a newer one superseding it. */
+function planWarnings(plan: InPlaceUpdatePlan, plans: readonly InPlaceUpdatePlan[]): string[] {
+  const planName = plan.metadata?.name ?? '';
+  const out: string[] = [];
+  if (plan.spec.paused) out.push('the plan is paused: no machine starts until spec.paused is false');
+  if (plan.spec.updatePhase === UpdatePhase.aborting) out.push('the plan is aborting: no machine starts');
+  for (const other of plans) {
     if (other.metadata?.name === planName || other.spec.clusterName !== plan.spec.clusterName || isTerminal(other.status?.updateStatus))
       continue;
     // A plan not yet in the cluster is newer than every existing one.
     const older = !plan.metadata?.creationTimestamp || planAge(other, plan) < 0;
     if (older)
-      result.warnings.push(
+      out.push(
         `plan ${other.metadata?.name} of cluster ${plan.spec.clusterName} is ${other.status?.updateStatus ?? 'pending'}: this plan waits until it is terminal${!plan.spec.paused && other.spec.updatePhase !== UpdatePhase.aborting ? ', and aborts it (supersede) once valid' : ''}`,
       );
     else
-      result.warnings.push(
+      out.push(
         `plan ${other.metadata?.name} of cluster ${plan.spec.clusterName} is newer and ${other.status?.updateStatus ?? 'pending'}: it will supersede this plan`,
       );
   }
+  return out;
+}
 
-  const byTarget = machinesByTarget(plan.spec.clusterName, snapshot.machines);
-  const infraIndex = indexByKindName(snapshot.infraMachines);
-  const bootstrapIndex = indexByKindName(snapshot.bootstrapConfigs);
+/** Indexes the snapshot once: machines by target, InfraMachines and BootstrapConfigs by kind/name, machines at target. */
+function previewIndex(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot): PreviewIndex {
+  const planName = plan.metadata?.name ?? '';
+  const mus = new Map((snapshot.machineUpdates ?? []).filter((m) => m.spec.planName === planName).map((m) => [m.spec.machineRef.name, m]));
+  const infra = indexByKindName(snapshot.infraMachines);
+  const bootstrap = indexByKindName(snapshot.bootstrapConfigs);
   // Same rule as the controller (at-target.ts): machines whose objects already hold every value are not updated again.
-  const lookup: RefLookup = (_ns, ref) => findRef(infraIndex, ref) ?? findRef(bootstrapIndex, ref);
+  const lookup: RefLookup = (_ns, ref) => findRef(infra, ref) ?? findRef(bootstrap, ref);
   const atTarget = new Set(
     plan.spec.rerunMachinesAtTarget === true ? [] : machinesAtTarget(plan, snapshot.machines, lookup, new Set(mus.keys())),
   );
-  for (const t of targetsOf(plan)) {
-    const owner =
-      t.kind === 'ControlPlane' ? snapshot.controlPlane?.object : snapshot.machineDeployments.find((m) => nameOf(m) === t.target.name);
-    const current = (byTarget.get(`${t.kind}/${t.target.name}`) ?? []).filter((m) => !isDeleting(m));
-    const updaters = orderedUpdaters(Array.isArray(t.target.updaters) ? t.target.updaters : []);
-    const pt: PreviewTarget = {
-      kind: t.kind,
-      name: t.target.name,
-      sequence: t.target.sequence,
-      machines: current.map((m) => {
-        const state = machineState(mus.get(nameOf(m)));
-        const pm: PreviewMachine = {
-          name: nameOf(m),
-          ready: isMachineReady(m),
-          state: state === 'notStarted' && atTarget.has(nameOf(m)) ? 'alreadyAtTarget' : state,
-        };
-        const v = machineVersion(m);
-        if (v !== undefined) pm.version = v;
-        return pm;
-      }),
-      concurrency: concurrencyOf(t.kind, owner),
-      updaters: updaters.map(previewUpdater),
-    };
-    let group = result.groups.find((g) => g.sequence === t.target.sequence);
-    if (!group) result.groups.push((group = { sequence: t.target.sequence, targets: [] }));
-    group.targets.push(pt);
+  return { snapshot, mus, byTarget: machinesByTarget(plan.spec.clusterName, snapshot.machines), infra, bootstrap, atTarget };
+}
 
-    const claims: PreviewCoverage[] = updaters.flatMap((u) =>
-      (Array.isArray(u.responsibilities) ? u.responsibilities : []).map((r) => ({
-        target: t.target.name,
-        selectResource: r.selectResource,
-        path: r.path,
-        value: r.value,
-        updater: u.name,
-      })),
-    );
-    result.coverage.push(...claims);
-    for (const c of claims) {
-      const why = pathProblem(c.selectResource, c.path, snapshot.schemas);
-      if (why) result.impossiblePaths.push({ target: c.target, updater: c.updater, selectResource: c.selectResource, path: c.path, why });
-    }
-    const claimFor = (sel: SelectResource, path: string): PreviewCoverage | undefined =>
-      claims.find((c) => c.selectResource === sel && covers(c.path, path));
+/** One target of the preview: its machines in order with their state, its concurrency and its updaters. */
+function previewTarget(
+  index: PreviewIndex,
+  t: NamedTarget,
+  owner: KubeObject | undefined,
+  current: readonly KubeObject[],
+  updaters: readonly PlanUpdater[],
+): PreviewTarget {
+  return {
+    kind: t.kind,
+    name: t.target.name,
+    sequence: t.target.sequence,
+    machines: current.map((m) => {
+      const state = machineState(index.mus.get(nameOf(m)));
+      const pm: PreviewMachine = {
+        name: nameOf(m),
+        ready: isMachineReady(m),
+        state: state === 'notStarted' && index.atTarget.has(nameOf(m)) ? 'alreadyAtTarget' : state,
+      };
+      const v = machineVersion(m);
+      if (v !== undefined) pm.version = v;
+      return pm;
+    }),
+    concurrency: concurrencyOf(t.kind, owner),
+    updaters: updaters.map(previewUpdater),
+  };
+}
 
-    // Machine /spec/version: the owner's desired version against each machine's.
-    const desiredVersion = owner ? (t.kind === 'ControlPlane' ? cpVersion(owner) : mdVersion(owner)) : undefined;
-    const versionClaim = claimFor('Machine', '/spec/version');
-    if (desiredVersion !== undefined && versionClaim && !same(versionClaim.value, desiredVersion)) {
-      result.warnings.push(
-        `${t.target.name}: updater ${versionClaim.updater} sets Machine /spec/version to ${String(versionClaim.value)} but the ${t.kind === 'ControlPlane' ? 'control plane spec.version' : 'MachineDeployment spec.template.spec.version'} is ${desiredVersion}: the plan pauses it and aligns it to ${String(versionClaim.value)} when the target is done (see Owners)`,
-      );
-    }
-    const desiredInfra = owner && desiredSpec(owner, t.kind, 'InfraMachine', snapshot.ownerTemplates);
-    const desiredBootstrap = owner && desiredSpec(owner, t.kind, 'BootstrapConfig', snapshot.ownerTemplates);
-    for (const m of current) {
-      const have = machineVersion(m);
-      if (desiredVersion !== undefined && have !== desiredVersion && !versionClaim) {
-        result.uncovered.push({
-          target: t.target.name,
-          machine: nameOf(m),
-          selectResource: 'Machine',
-          path: '/spec/version',
-          current: have,
-          desired: desiredVersion,
-          why: 'the owner wants another Kubernetes version and no updater declares Machine /spec/version',
-        });
-      }
-      result.uncovered.push(
-        ...templateDrift(t.target.name, m, 'InfraMachine', findRef(infraIndex, machineInfraRef(m)), desiredInfra, claimFor),
-      );
-      result.uncovered.push(
-        ...templateDrift(t.target.name, m, 'BootstrapConfig', findRef(bootstrapIndex, machineBootstrapRef(m)), desiredBootstrap, claimFor),
-      );
-    }
-  }
-  result.groups.sort((a, b) => a.sequence - b.sequence);
-  const targetsDone = new Set(
-    result.groups
-      .flatMap((g) => g.targets)
-      .filter((t) => t.machines.every((m) => m.state === 'alreadyAtTarget' || m.state === 'updated'))
-      .map((t) => t.name),
+/**
+ * A target's coverage into `result`: what its updaters claim, the paths that cannot exist, a version its owner
+ * disagrees with, and every difference between its machines and their owner's desired state that no updater covers.
+ */
+function previewCoverage(
+  result: PlanPreview,
+  index: PreviewIndex,
+  t: NamedTarget,
+  owner: KubeObject | undefined,
+  current: readonly KubeObject[],
+  updaters: readonly PlanUpdater[],
+): void {
+  const { snapshot } = index;
+  const claims: PreviewCoverage[] = updaters.flatMap((u) =>
+    (Array.isArray(u.responsibilities) ? u.responsibilities : []).map((r) => ({
+      target: t.target.name,
+      selectResource: r.selectResource,
+      path: r.path,
+      value: r.value,
+      updater: u.name,
+    })),
   );
-  result.owners = previewOwnerChanges({
-    planName,
-    done: targetsDone,
+  result.coverage.push(...claims);
+  for (const c of claims) {
+    const why = pathProblem(c.selectResource, c.path, snapshot.schemas);
+    if (why) result.impossiblePaths.push({ target: c.target, updater: c.updater, selectResource: c.selectResource, path: c.path, why });
+  }
+  const claimFor = (sel: SelectResource, path: string): PreviewCoverage | undefined =>
+    claims.find((c) => c.selectResource === sel && covers(c.path, path));
+
+  // Machine /spec/version: the owner's desired version against each machine's.
+  const desiredVersion = owner ? (t.kind === 'ControlPlane' ? cpVersion(owner) : mdVersion(owner)) : undefined;
+  const versionClaim = claimFor('Machine', '/spec/version');
+  if (desiredVersion !== undefined && versionClaim && !same(versionClaim.value, desiredVersion)) {
+    result.warnings.push(
+      `${t.target.name}: updater ${versionClaim.updater} sets Machine /spec/version to ${String(versionClaim.value)} but the ${t.kind === 'ControlPlane' ? 'control plane spec.version' : 'MachineDeployment spec.template.spec.version'} is ${desiredVersion}: the plan pauses it and aligns it to ${String(versionClaim.value)} when the target is done (see Owners)`,
+    );
+  }
+  const desiredInfra = owner && desiredSpec(owner, t.kind, 'InfraMachine', snapshot.ownerTemplates);
+  const desiredBootstrap = owner && desiredSpec(owner, t.kind, 'BootstrapConfig', snapshot.ownerTemplates);
+  for (const m of current) {
+    const have = machineVersion(m);
+    if (desiredVersion !== undefined && have !== desiredVersion && !versionClaim) {
+      result.uncovered.push({
+        target: t.target.name,
+        machine: nameOf(m),
+        selectResource: 'Machine',
+        path: '/spec/version',
+        current: have,
+        desired: desiredVersion,
+        why: 'the owner wants another Kubernetes version and no updater declares Machine /spec/version',
+      });
+    }
+    result.uncovered.push(
+      ...templateDrift(t.target.name, m, 'InfraMachine', findRef(index.infra, machineInfraRef(m)), desiredInfra, claimFor),
+    );
+    result.uncovered.push(
+      ...templateDrift(t.target.name, m, 'BootstrapConfig', findRef(index.bootstrap, machineBootstrapRef(m)), desiredBootstrap, claimFor),
+    );
+  }
+}
+
+/** What the plan does to the owners (pause, template clones, alignment), as owner alignment would. */
+function previewOwners(
+  plan: InPlaceUpdatePlan,
+  snapshot: PreviewSnapshot,
+  targets: readonly PreviewTarget[],
+  done: ReadonlySet<string>,
+): OwnerChangePreview[] {
+  return previewOwnerChanges({
+    planName: plan.metadata?.name ?? '',
+    done: new Set(done),
     ...(snapshot.ownerTemplates ? { templates: snapshot.ownerTemplates } : {}),
     machines: snapshot.machines,
     machineDeployments: snapshot.machineDeployments,
@@ -408,22 +474,8 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
     targets: targetsOf(plan)
       .filter((t) => typeof t.target?.name === 'string')
       .map((t) => ({ kind: t.kind, name: t.target.name, updaters: Array.isArray(t.target.updaters) ? t.target.updaters : [] })),
-    surging: new Set(
-      result.groups
-        .flatMap((g) => g.targets)
-        .filter((t) => t.kind === 'MachineDeployment' && t.concurrency.surge)
-        .map((t) => t.name),
-    ),
+    surging: new Set(targets.filter((t) => t.kind === 'MachineDeployment' && t.concurrency.surge).map((t) => t.name)),
   });
-  // One validation: the controller refuses what is listed here (same checks, same sentences), so preview NOT OK <=> Valid=False.
-  result.problems = validatePlan({ ...snapshot, plan, prestart: prestartResult(plan, result, snapshot.dryRunProblems ?? []) });
-  result.valid = result.problems.length === 0;
-  const allTargets = result.groups.flatMap((g) => g.targets);
-  result.alreadyDone =
-    allTargets.length > 0 &&
-    allTargets.every((t) => targetsDone.has(t.name)) &&
-    (result.owners ?? []).every((o) => o.change === ALREADY_CARRIES);
-  return result;
 }
 
 function pathProblem(sel: SelectResource, path: string, schemas: PreviewSnapshot['schemas']): string | undefined {

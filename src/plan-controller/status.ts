@@ -1,5 +1,6 @@
 // The plan's status language: conditions (setXCondition, CAPI lastTransitionTime semantics), the Ready reason that
-// matches the state, Events for transitions and metric deltas. Pure: decide.ts computes the rows and calls these.
+// matches the state, Events for transitions and metric deltas. Pure: decidePlan (its phases in decide/) computes the
+// rows and calls these.
 import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, MachineUpdate, TargetStatus } from '../api/index.js';
 import { ConditionTypes, MessageBudget, PlanEventReasons, Reasons, summarizeList } from '../api/index.js';
 import { setCondition } from '../runtime/pure/conditions.js';
@@ -315,8 +316,11 @@ export interface ReadyInput {
   prevReady: Condition | undefined;
 }
 
+/** The Ready verdict: status, reason and message. */
+export type ReadyVerdict = { status: Condition['status']; reason: string; message: string };
+
 /** Ready is True only for an updated plan; otherwise its reason says what the plan is doing or waiting for. */
-export function readyCondition(i: ReadyInput): { status: Condition['status']; reason: string; message: string } {
+export function readyCondition(i: ReadyInput): ReadyVerdict {
   const detail = summarizeList(
     [...(i.unreported ?? []), ...i.rows.filter((r) => r.updateStatus !== 'updated' && r.message).map((r) => `${r.name}: ${r.message}`)],
     { itemMaxBytes: MessageBudget.item * 2 },
@@ -339,65 +343,79 @@ export function readyCondition(i: ReadyInput): { status: Condition['status']; re
         message: withDetail(`${i.halt ? `alertGate ${i.halt}; ` : ''}${i.progress} machines updated`),
       };
     case 'aborted':
-    case 'aborting': {
-      const reason = i.supersededBy
-        ? Reasons.superseded
-        : i.deleting && !i.stoppedByAbort
-          ? Reasons.deleting
-          : i.windowEnded && !i.stoppedByAbort
-            ? Reasons.maintenanceWindowEnded
-            : i.updateStatus === 'aborted'
-              ? Reasons.aborted
-              : Reasons.aborting;
-      const why = i.supersededBy
-        ? `superseded by plan ${i.supersededBy}`
-        : i.deleting
-          ? 'the plan is being deleted'
-          : i.windowEnded && !i.stoppedByAbort
-            ? 'the maintenance window closed with machines in update: they are aborted (spec.maintenanceWindowEnd Abort; a retry plan continues in the next window)'
-            : 'the plan was aborted';
-      return { status: 'False', reason, message: withDetail(`${why}; ${i.progress} machines updated`) };
-    }
+    case 'aborting':
+      return stoppedReady(i, withDetail);
     case 'pending':
-      if (!i.valid) return { status: 'False', reason: Reasons.invalid, message: problemsNote(i.problems) };
-      // The operator's pause is what holds the plan: it answers first, and names the wait that follows a resume.
-      if (i.paused)
-        return {
-          status: 'False',
-          reason: Reasons.paused,
-          message: i.waiting
-            ? `the plan is paused; once resumed it waits for plan ${waitingFor(i.olderActive)} to finish`
-            : 'the plan is paused',
-        };
-      if (i.window)
-        return {
-          status: 'False',
-          reason: i.windowReason ?? Reasons.waitingForMaintenanceWindow,
-          message: i.waiting ? `${i.window}; then it waits for plan ${waitingFor(i.olderActive)} to finish` : i.window,
-        };
-      if (i.waiting)
-        return {
-          status: 'False',
-          reason: Reasons.waitingForPreviousPlan,
-          message: `waiting for plan ${waitingFor(i.olderActive)} to finish`,
-        };
-      return { status: 'False', reason: Reasons.pending, message: 'the plan has not started' };
+      return pendingReady(i);
     default:
-      if (!i.valid)
-        return {
-          status: 'False',
-          reason: Reasons.invalid,
-          message: `no new machines start until the plan is valid again: ${problemsNote(i.problems)}`,
-        };
-      if (i.paused) return { status: 'False', reason: Reasons.paused, message: withDetail(`paused at ${i.progress} machines updated`) };
-      if (i.window)
-        return {
-          status: 'False',
-          reason: i.windowReason ?? Reasons.waitingForMaintenanceWindow,
-          message: withDetail(`${i.window}; ${i.progress} machines updated`),
-        };
-      return { status: 'False', reason: Reasons.updating, message: withDetail(`${i.progress} machines updated`) };
+      return updatingReady(i, withDetail);
   }
+}
+
+/** Ready of a plan that stops or stopped: who stopped it (supersede, deletion, the window's end, an abort). */
+function stoppedReady(i: ReadyInput, withDetail: (s: string) => string): ReadyVerdict {
+  const reason = i.supersededBy
+    ? Reasons.superseded
+    : i.deleting && !i.stoppedByAbort
+      ? Reasons.deleting
+      : i.windowEnded && !i.stoppedByAbort
+        ? Reasons.maintenanceWindowEnded
+        : i.updateStatus === 'aborted'
+          ? Reasons.aborted
+          : Reasons.aborting;
+  const why = i.supersededBy
+    ? `superseded by plan ${i.supersededBy}`
+    : i.deleting
+      ? 'the plan is being deleted'
+      : i.windowEnded && !i.stoppedByAbort
+        ? 'the maintenance window closed with machines in update: they are aborted (spec.maintenanceWindowEnd Abort; a retry plan continues in the next window)'
+        : 'the plan was aborted';
+  return { status: 'False', reason, message: withDetail(`${why}; ${i.progress} machines updated`) };
+}
+
+/** Ready of a plan that has not started: what holds it (invalid, paused, a gate, an older plan). */
+function pendingReady(i: ReadyInput): ReadyVerdict {
+  if (!i.valid) return { status: 'False', reason: Reasons.invalid, message: problemsNote(i.problems) };
+  // The operator's pause is what holds the plan: it answers first, and names the wait that follows a resume.
+  if (i.paused)
+    return {
+      status: 'False',
+      reason: Reasons.paused,
+      message: i.waiting
+        ? `the plan is paused; once resumed it waits for plan ${waitingFor(i.olderActive)} to finish`
+        : 'the plan is paused',
+    };
+  if (i.window)
+    return {
+      status: 'False',
+      reason: i.windowReason ?? Reasons.waitingForMaintenanceWindow,
+      message: i.waiting ? `${i.window}; then it waits for plan ${waitingFor(i.olderActive)} to finish` : i.window,
+    };
+  if (i.waiting)
+    return {
+      status: 'False',
+      reason: Reasons.waitingForPreviousPlan,
+      message: `waiting for plan ${waitingFor(i.olderActive)} to finish`,
+    };
+  return { status: 'False', reason: Reasons.pending, message: 'the plan has not started' };
+}
+
+/** Ready of a plan in progress: what holds its next starts, if anything, and how far it got. */
+function updatingReady(i: ReadyInput, withDetail: (s: string) => string): ReadyVerdict {
+  if (!i.valid)
+    return {
+      status: 'False',
+      reason: Reasons.invalid,
+      message: `no new machines start until the plan is valid again: ${problemsNote(i.problems)}`,
+    };
+  if (i.paused) return { status: 'False', reason: Reasons.paused, message: withDetail(`paused at ${i.progress} machines updated`) };
+  if (i.window)
+    return {
+      status: 'False',
+      reason: i.windowReason ?? Reasons.waitingForMaintenanceWindow,
+      message: withDetail(`${i.window}; ${i.progress} machines updated`),
+    };
+  return { status: 'False', reason: Reasons.updating, message: withDetail(`${i.progress} machines updated`) };
 }
 
 /** The actions of a decision that Events report. */
@@ -417,6 +435,24 @@ export function eventsFor(
   problems: string[],
   readyReason: string,
 ): PlanEvent[] {
+  const ev = conditionEvents(prev, next, problems, readyReason);
+  for (const p of d.supersede) {
+    ev.push({ type: 'Normal', reason: PlanEventReasons.superseding, message: `superseding plan ${p}: it is moved to aborting` });
+    ev.push({ type: 'Warning', reason: PlanEventReasons.superseded, message: `superseded by plan ${planName}: aborting`, plan: p });
+  }
+  const transition = prev.updateStatus !== next.updateStatus ? planTransitionEvent(next, rows) : undefined;
+  if (transition) ev.push(transition);
+  ev.push(...targetTransitionEvents(prev, rows), ...actionEvents(d));
+  return ev;
+}
+
+/** Events of the conditions' changes: a new invalid verdict, the start of a wait for an older plan, pause and resume. */
+function conditionEvents(
+  prev: InPlaceUpdatePlanStatus,
+  next: InPlaceUpdatePlanStatus,
+  problems: string[],
+  readyReason: string,
+): PlanEvent[] {
   const ev: PlanEvent[] = [];
   const prevValid = prev.conditions?.find((c) => c.type === ConditionTypes.valid);
   const prevReady = prev.conditions?.find((c) => c.type === ConditionTypes.ready);
@@ -432,43 +468,42 @@ export function eventsFor(
   const nowPaused = next.conditions?.find((c) => c.type === ConditionTypes.paused)?.status === 'True';
   if (nowPaused && !prevPaused) ev.push({ type: 'Normal', reason: PlanEventReasons.paused, message: 'plan paused: no new machines start' });
   if (!nowPaused && prevPaused) ev.push({ type: 'Normal', reason: PlanEventReasons.resumed, message: 'plan resumed' });
-  for (const p of d.supersede) {
-    ev.push({ type: 'Normal', reason: PlanEventReasons.superseding, message: `superseding plan ${p}: it is moved to aborting` });
-    ev.push({ type: 'Warning', reason: PlanEventReasons.superseded, message: `superseded by plan ${planName}: aborting`, plan: p });
+  return ev;
+}
+
+/** The Event of the plan's new updateStatus, if it has one. */
+function planTransitionEvent(next: InPlaceUpdatePlanStatus, rows: TargetStatus[]): PlanEvent | undefined {
+  const progress = next.progress ?? '';
+  switch (next.updateStatus) {
+    case 'updating':
+      return {
+        type: 'Normal',
+        reason: PlanEventReasons.started,
+        message: `plan started: ${next.machines ?? 0} machines in ${rows.length} target(s)`,
+      };
+    case 'updated':
+      return { type: 'Normal', reason: PlanEventReasons.completed, message: `plan updated: ${progress} machines updated` };
+    case 'failed':
+      return {
+        type: 'Warning',
+        reason: PlanEventReasons.failed,
+        message: `plan failed at ${progress} machines updated: ${summarizeList(
+          rows.filter((r) => r.updateStatus === 'failed').map((r) => `${r.name}: ${r.message ?? 'failed'}`),
+          { maxBytes: MessageBudget.event },
+        )}`,
+      };
+    case 'aborting':
+      return { type: 'Normal', reason: PlanEventReasons.aborting, message: `plan aborting at ${progress} machines updated` };
+    case 'aborted':
+      return { type: 'Normal', reason: PlanEventReasons.aborted, message: `plan aborted at ${progress} machines updated` };
+    default:
+      return undefined;
   }
-  if (prev.updateStatus !== next.updateStatus) {
-    const progress = next.progress ?? '';
-    switch (next.updateStatus) {
-      case 'updating':
-        ev.push({
-          type: 'Normal',
-          reason: PlanEventReasons.started,
-          message: `plan started: ${next.machines ?? 0} machines in ${rows.length} target(s)`,
-        });
-        break;
-      case 'updated':
-        ev.push({ type: 'Normal', reason: PlanEventReasons.completed, message: `plan updated: ${progress} machines updated` });
-        break;
-      case 'failed':
-        ev.push({
-          type: 'Warning',
-          reason: PlanEventReasons.failed,
-          message: `plan failed at ${progress} machines updated: ${summarizeList(
-            rows.filter((r) => r.updateStatus === 'failed').map((r) => `${r.name}: ${r.message ?? 'failed'}`),
-            { maxBytes: MessageBudget.event },
-          )}`,
-        });
-        break;
-      case 'aborting':
-        ev.push({ type: 'Normal', reason: PlanEventReasons.aborting, message: `plan aborting at ${progress} machines updated` });
-        break;
-      case 'aborted':
-        ev.push({ type: 'Normal', reason: PlanEventReasons.aborted, message: `plan aborted at ${progress} machines updated` });
-        break;
-      default:
-        break;
-    }
-  }
+}
+
+/** Events of the targets whose updateStatus changed: started, updated, failed. */
+function targetTransitionEvents(prev: InPlaceUpdatePlanStatus, rows: TargetStatus[]): PlanEvent[] {
+  const ev: PlanEvent[] = [];
   const prevRows = new Map((prev.targets ?? []).map((r) => [`${r.kind}/${r.name}`, r]));
   for (const r of rows) {
     const before = prevRows.get(`${r.kind}/${r.name}`)?.updateStatus ?? 'pending';
@@ -481,12 +516,16 @@ export function eventsFor(
     if (r.updateStatus === 'failed')
       ev.push({ type: 'Warning', reason: PlanEventReasons.targetFailed, message: `${what} failed: ${r.message ?? ''}` });
   }
-  for (const c of d.create)
-    ev.push({
-      type: 'Normal',
-      reason: PlanEventReasons.machineUpdateStarted,
-      message: `started the update of machine ${c.machine} (${c.target.kind} ${c.target.name}) with updaters ${nameList(c.updaters.map((u) => u.name))}`,
-    });
+  return ev;
+}
+
+/** Events of the actions taken: machines started, surges and their restores. */
+function actionEvents(d: EventActions): PlanEvent[] {
+  const ev: PlanEvent[] = d.create.map((c) => ({
+    type: 'Normal',
+    reason: PlanEventReasons.machineUpdateStarted,
+    message: `started the update of machine ${c.machine} (${c.target.kind} ${c.target.name}) with updaters ${nameList(c.updaters.map((u) => u.name))}`,
+  }));
   for (const s of d.scale) {
     if (s.kind === 'surge')
       ev.push({

@@ -115,7 +115,7 @@ describe('architecture: the controller template inside the files', () => {
       expect(facts.get(`src/${c}/controller.ts`)?.exportsReconcile, `src/${c}/controller.ts exports reconcile`).to.equal(true);
     });
 
-    it(`src/${c}: conditions are set only by the status module; writes only in controller.ts and the allowed effect files`, () => {
+    it(`src/${c}: no other file exports reconcile or a Component; conditions are set only by the status module; writes only in controller.ts and the allowed effect files`, () => {
       expect([...facts].flatMap(([rel, f]) => violations(rel, f))).to.deep.equal([]);
     });
   }

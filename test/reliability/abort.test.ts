@@ -2,24 +2,11 @@
 // after creation); every machine must end updated or aborted, only updated machines are committed, nothing stays
 // in flight or labelled, and a following plan then runs to completion. Seed: INPLACE_RELIABILITY_SEED.
 import { expect } from 'chai';
-import { InPlaceUpdatePlans, MachineUpdates, type KubeObject, type MachineUpdate } from '../../src/api/index.js';
+import { InPlaceUpdatePlans } from '../../src/api/index.js';
 import { fleetPlan } from '../../bench/lib/fleet.js';
 import { waitFor } from '../support/wait.js';
-import {
-  SEED,
-  Recorder,
-  machinesBefore,
-  platformSpecs,
-  reliabilityScale,
-  report,
-  rng,
-  settledInvariants,
-  startProcs,
-  startWorld,
-  stopWorld,
-  waitPlan,
-  type World,
-} from './harness.js';
+import { planUpdates, recordRun, startFleet } from './fleet-run.js';
+import { SEED, platformSpecs, reliabilityScale, report, rng, startProcs, stopWorld, waitPlan, type World } from './harness.js';
 
 const WORKERS = reliabilityScale(40);
 const ROUNDS = 3;
@@ -30,10 +17,7 @@ describe(`reliability: abort at random moments (${WORKERS + 3} machines, ${ROUND
   const random = rng(SEED + 1);
 
   before(async () => {
-    w = await startWorld(
-      { clusterName: 'c1', version: 'v1.30.0', workers: WORKERS, mdSize: 20, maxUnavailable: 2, mhcTimeout: '30m' },
-      'abort',
-    );
+    w = await startFleet({ workers: WORKERS, mdSize: 20, maxUnavailable: 2 }, 'abort');
     const procs = startProcs(w, platformSpecs(w.env.kubeconfigPath, w.ns));
     await Promise.all(procs.map((p) => p.waitReady()));
   });
@@ -44,9 +28,7 @@ describe(`reliability: abort at random moments (${WORKERS + 3} machines, ${ROUND
       const world = w!;
       const toVersion = `v1.30.${round}`;
       const name = `abort-${round}`;
-      const rec = new Recorder(world.client, world.ns);
-      await rec.start();
-      const before = await machinesBefore(world.client, world.ns);
+      const run = await recordRun(world);
       const plan = fleetPlan(world.fleet, { name, toVersion, durationSeconds: 0.5 });
       await world.client.create(InPlaceUpdatePlans, plan);
       // Round 1 aborts right after creation, round 2 during the control plane, later rounds at a random point of the
@@ -55,21 +37,14 @@ describe(`reliability: abort at random moments (${WORKERS + 3} machines, ${ROUND
       const total = world.fleet.objects.filter((o) => o.kind === 'Machine').length;
       const cp = world.fleet.cpReplicas;
       const abortAt = round === 1 ? 0 : round === 2 ? Math.floor(random() * cp) : cp + Math.floor(random() * 0.8 * (total - cp));
-      await waitFor(
-        async () => {
-          const mus = (await world.client.list<MachineUpdate & KubeObject>(MachineUpdates, world.ns)).items.filter(
-            (m) => m.spec.planName === name,
-          );
-          return mus.filter((m) => m.status?.updateStatus === 'updated').length >= abortAt;
-        },
-        { timeoutMs: 120_000, intervalMs: 25, message: `${abortAt} machines updated by ${name}` },
-      );
+      await waitFor(async () => (await planUpdates(world, name)).filter((m) => m.status?.updateStatus === 'updated').length >= abortAt, {
+        timeoutMs: 120_000,
+        intervalMs: 25,
+        message: `${abortAt} machines updated by ${name}`,
+      });
       await world.client.patch(InPlaceUpdatePlans, world.ns, name, { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
       const final = await waitPlan(world, name, ['aborted', 'updated', 'failed'], 120_000);
-      const mus = (await world.client.list<MachineUpdate & KubeObject>(MachineUpdates, world.ns)).items.filter(
-        (m) => m.spec.planName === name,
-      );
-      const counts = mus.reduce<Record<string, number>>(
+      const counts = (await planUpdates(world, name)).reduce<Record<string, number>>(
         (a, m) => ({ ...a, [m.status?.updateStatus ?? '']: (a[m.status?.updateStatus ?? ''] ?? 0) + 1 }),
         {},
       );
@@ -77,31 +52,19 @@ describe(`reliability: abort at random moments (${WORKERS + 3} machines, ${ROUND
         final.status?.updateStatus,
         `plan ${name} aborted after ${abortAt} machines were updated; MachineUpdates ${JSON.stringify(counts)}`,
       ).to.equal('aborted');
-      const violations = await settledInvariants(
-        world,
-        { plan: name, planStatuses: ['aborted'], allUpdated: false, toVersion, before },
-        rec,
-      );
-      await rec.stop();
+      const violations = await run.settle({ plan: name, planStatuses: ['aborted'], allUpdated: false, toVersion });
       expect(violations, report(violations)).to.deep.equal([]);
     });
   }
 
   it('then runs a new plan to completion over the mixed fleet, committing every machine exactly once', async () => {
     const world = w!;
-    const rec = new Recorder(world.client, world.ns);
-    await rec.start();
-    const before = await machinesBefore(world.client, world.ns);
+    const run = await recordRun(world);
     const plan = fleetPlan(world.fleet, { name: 'after-aborts', toVersion: 'v1.31.0', durationSeconds: 0.05 });
     await world.client.create(InPlaceUpdatePlans, plan);
     const final = await waitPlan(world, 'after-aborts', ['updated', 'failed', 'aborted'], 180_000);
     expect(final.status?.updateStatus).to.equal('updated');
-    const violations = await settledInvariants(
-      world,
-      { plan: 'after-aborts', planStatuses: ['updated'], allUpdated: true, toVersion: 'v1.31.0', before },
-      rec,
-    );
-    await rec.stop();
+    const violations = await run.settle({ plan: 'after-aborts', planStatuses: ['updated'], allUpdated: true, toVersion: 'v1.31.0' });
     expect(violations, report(violations)).to.deep.equal([]);
   });
 });

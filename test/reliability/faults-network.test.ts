@@ -20,21 +20,8 @@ import { fleetPlan } from '../../bench/lib/fleet.js';
 import { DevMachineTemplates } from '../../tools/capi-sim/index.js';
 import { PAUSED_BY_PLAN } from '../../src/plan-controller/owners.js';
 import { startFaultProxy, type FaultProxy } from '../../bench/lib/fault-proxy.js';
-import {
-  Recorder,
-  SEED,
-  machinesBefore,
-  platformSpecs,
-  reliabilityScale,
-  report,
-  rng,
-  settledInvariants,
-  startProcs,
-  startWorld,
-  stopWorld,
-  waitPlan,
-  type World,
-} from './harness.js';
+import { recordRun, startFleet } from './fleet-run.js';
+import { SEED, platformSpecs, reliabilityScale, report, rng, startProcs, stopWorld, waitPlan, type World } from './harness.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -57,10 +44,7 @@ describe(`reliability: a hostile network at fleet scale (${WORKERS + 3} machines
       console.log('    (skipped on INPLACE_TEST_KUBECONFIG: needs the embedded API server behind the fault proxy)');
       this.skip();
     }
-    w = await startWorld(
-      { clusterName: 'c1', version: 'v1.30.0', workers: WORKERS, mdSize: 50, maxUnavailable: 10, mhcTimeout: '30m' },
-      'netfaults',
-    );
+    w = await startFleet({ workers: WORKERS, mdSize: 50, maxUnavailable: 10 }, 'netfaults');
   });
   after(async () => {
     await stopWorld(w);
@@ -73,9 +57,7 @@ describe(`reliability: a hostile network at fleet scale (${WORKERS + 3} machines
     proxy = await startFaultProxy(server.url, rng(SEED));
     const kubeconfig = join(world.logDir, 'proxy-kubeconfig');
     writeFileSync(kubeconfig, proxy.kubeconfigYaml(server.token), { mode: 0o600 });
-    const rec = new Recorder(world.client, world.ns);
-    await rec.start();
-    const before = await machinesBefore(world.client, world.ns);
+    const run = await recordRun(world);
     const infraGen = new Map((await world.client.list(DevMachines, world.ns)).items.map((o) => [o.metadata.name, o.metadata.generation]));
     const procs = startProcs(world, platformSpecs(kubeconfig, world.ns));
     await Promise.all(procs.map((p) => p.waitReady()));
@@ -112,12 +94,7 @@ describe(`reliability: a hostile network at fleet scale (${WORKERS + 3} machines
     expect(final.status?.conditions?.find((c) => c.type === 'OwnersAligned')).to.include({ status: 'True', reason: 'Aligned' });
 
     // Machines: one MachineUpdate each, one task per updater, spec.version committed exactly once (harness invariants).
-    const violations = await settledInvariants(
-      world,
-      { plan: plan.metadata.name!, planStatuses: ['updated'], allUpdated: true, toVersion: 'v1.30.1', before },
-      rec,
-    );
-    await rec.stop();
+    const violations = await run.settle({ plan: plan.metadata.name!, planStatuses: ['updated'], allUpdated: true, toVersion: 'v1.30.1' });
     // InfraMachines and BootstrapConfigs: the value committed, the InfraMachine's spec written exactly once.
     for (const dm of (await world.client.list(DevMachines, world.ns)).items) {
       if (get(dm, 'spec', 'backend', 'docker', 'customImage') !== IMAGE) violations.push(`${dm.metadata.name}: image not committed`);

@@ -1,0 +1,70 @@
+// Phase 4 of decidePlan: the actions on machines. The MachineUpdates to create and the surge/restore patches the
+// targets asked for, the aborts to propagate, and the machine labels that follow what is in flight. Pure.
+import type { MachineUpdate } from '../../api/index.js';
+import { Annotations, Labels, UpdatePhase, orderedUpdaters } from '../../api/index.js';
+import { isDeleting, nameOf } from '../../api/capi/index.js';
+import { machineUpdateName } from '../names.js';
+import type { PlanSnapshot } from '../scope.js';
+import { machineState } from './machines.js';
+import type { EvaluatedTarget } from './targets.js';
+import type { MachineLabelIntent, MachineUpdateIntent, ScaleIntent } from './types.js';
+
+/** The MachineUpdates to create and the scale patches; an ended plan starts nothing and only restores its surges. */
+export function startIntents(
+  planName: string,
+  ordered: readonly EvaluatedTarget[],
+  terminal: boolean,
+): { create: MachineUpdateIntent[]; scale: ScaleIntent[] } {
+  if (terminal) return { create: [], scale: ordered.flatMap(({ e }) => (e.scale?.kind === 'restore' ? [e.scale] : [])) };
+  const create: MachineUpdateIntent[] = [];
+  const scale: ScaleIntent[] = [];
+  for (const { t, e } of ordered) {
+    for (const machine of e.starts)
+      create.push({
+        name: machineUpdateName(planName, machine),
+        machine,
+        target: { kind: t.kind, name: t.target.name },
+        updaters: orderedUpdaters(t.target.updaters),
+      });
+    if (e.scale) scale.push(e.scale);
+  }
+  return { create, scale };
+}
+
+/** The in-flight MachineUpdates to abort: all of them when the plan stops, else those whose machine is going away. */
+export function abortsOf(snap: PlanSnapshot, mus: ReadonlyMap<string, MachineUpdate>, stopping: boolean): string[] {
+  const machinesByName = new Map(snap.machines.map((m) => [nameOf(m), m]));
+  const abort: string[] = [];
+  for (const mu of mus.values()) {
+    if (machineState(mu) !== 'inFlight' || mu.spec.updatePhase === UpdatePhase.aborting) continue;
+    const m = machinesByName.get(mu.spec.machineRef.name);
+    // Abort on request, and for machines that are going away (their update cannot complete).
+    if (stopping || !m || isDeleting(m)) abort.push(mu.metadata?.name ?? '');
+  }
+  return abort;
+}
+
+/** The machine labels that follow what is in flight: label machines in update (with their start), unlabel the rest. */
+export function labelChanges(
+  snap: PlanSnapshot,
+  mus: ReadonlyMap<string, MachineUpdate>,
+  planLabel: string,
+  create: readonly MachineUpdateIntent[],
+): { label: MachineLabelIntent[]; unlabel: string[] } {
+  const inUpdate = new Map<string, string>();
+  for (const mu of mus.values())
+    if (machineState(mu) === 'inFlight')
+      inUpdate.set(mu.spec.machineRef.name, mu.status?.startTime ?? mu.metadata?.creationTimestamp ?? snap.now);
+  for (const c of create) inUpdate.set(c.machine, snap.now);
+  const label: MachineLabelIntent[] = [];
+  const unlabel: string[] = [];
+  for (const m of snap.machines) {
+    if (isDeleting(m)) continue;
+    const labelled = m.metadata.labels?.[Labels.planName] === planLabel;
+    const startedAt = inUpdate.get(nameOf(m));
+    if (startedAt !== undefined && (!labelled || m.metadata.annotations?.[Annotations.updateStartedAt] === undefined))
+      label.push({ machine: nameOf(m), startedAt });
+    else if (startedAt === undefined && labelled) unlabel.push(nameOf(m));
+  }
+  return { label, unlabel };
+}

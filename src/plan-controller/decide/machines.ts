@@ -1,0 +1,78 @@
+// How the plan counts machines and plans: the machine state of a MachineUpdate, machines grouped by target, the
+// supersede order. Pure; shared by the decision phases, the preview, owner alignment and the pre-start checks.
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, TargetKind } from '../../api/index.js';
+import { Labels, MessageBudget, UpdateStatus, summarizeList } from '../../api/index.js';
+import { controlPlaneNameOf, deploymentNameOf, nameOf } from '../../api/capi/index.js';
+import type { MachineState, TargetScope } from './types.js';
+
+/** Orders names bytewise (the same order on every machine, whatever the locale). */
+export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Orders plans oldest first: creationTimestamp, then name (the supersede order). */
+export const planAge = (a: InPlaceUpdatePlan, b: InPlaceUpdatePlan): number =>
+  byName(a.metadata?.creationTimestamp ?? '', b.metadata?.creationTimestamp ?? '') ||
+  byName(a.metadata?.name ?? '', b.metadata?.name ?? '');
+
+/** The state of a MachineUpdate as the plan counts it. */
+export function machineState(mu: MachineUpdate | undefined): MachineState {
+  if (!mu) return 'notStarted';
+  switch (mu.status?.updateStatus) {
+    case UpdateStatus.updated:
+      return 'updated';
+    case UpdateStatus.failed:
+      return 'failed';
+    case UpdateStatus.aborted:
+      return 'aborted';
+    default:
+      return 'inFlight';
+  }
+}
+
+/** Key of a target in the per-target indexes. */
+export const targetKey = (kind: TargetKind, name: string): string => `${kind}/${name}`;
+
+/** The target a Machine belongs to by its CAPI labels (control plane first), if any. */
+export function targetOfMachine(m: KubeObject): string | undefined {
+  const cp = controlPlaneNameOf(m);
+  if (cp !== undefined) return targetKey('ControlPlane', cp);
+  const md = deploymentNameOf(m);
+  return md !== undefined ? targetKey('MachineDeployment', md) : undefined;
+}
+
+/** Machines of a cluster grouped by target, each group sorted by name (one pass, whatever the number of targets). */
+export function machinesByTarget(clusterName: string, machines: readonly KubeObject[]): Map<string, KubeObject[]> {
+  const out = new Map<string, KubeObject[]>();
+  for (const m of machines) {
+    if (m.metadata.labels?.[Labels.clusterName] !== clusterName) continue;
+    const k = targetOfMachine(m);
+    if (k === undefined) continue;
+    let list = out.get(k);
+    if (!list) out.set(k, (list = []));
+    list.push(m);
+  }
+  for (const list of out.values()) list.sort((a, b) => byName(nameOf(a), nameOf(b)));
+  return out;
+}
+
+/** The machines of a target (deleting ones included): CP machines by control-plane-name, MD machines by deployment-name. */
+export function machinesOfTarget(kind: TargetKind, name: string, clusterName: string, machines: readonly KubeObject[]): KubeObject[] {
+  return machinesByTarget(clusterName, machines).get(targetKey(kind, name)) ?? [];
+}
+
+/** The other plan a machine is labelled in update by, if any. */
+export const inUpdateByOther = (scope: TargetScope, m: KubeObject): string | undefined => {
+  const v = m.metadata.labels?.[Labels.planName];
+  return v !== undefined && v !== scope.planLabel ? v : undefined;
+};
+
+// Messages are built from unbounded input (machine names, updaters' messages, many targets): each list is
+// summarised under a budget so that the status write never exceeds the schema's limits, however many fail.
+/** The failed machines with their updaters' messages, bounded for a status message. */
+export const failureNote = (scope: TargetScope, names: string[]): string =>
+  summarizeList(
+    names.map((n) => {
+      const msg = scope.mus.get(n)?.status?.message;
+      return msg ? `${n}: ${msg}` : n;
+    }),
+    { maxBytes: MessageBudget.status, itemMaxBytes: MessageBudget.item },
+  );

@@ -1,0 +1,131 @@
+// Phase 1 of decidePlan: what the plan may do this reconcile. Validation and the gates (maintenance window, soak,
+// alerts) decide whether it rolls out, holds (starts nothing new) or stops (aborts what is in flight). Pure.
+import type { InPlaceUpdatePlan, InPlaceUpdatePlanStatus, MachineUpdate } from '../../api/index.js';
+import { ConditionTypes, PlanAnnotations, Reasons, UpdatePhase, UpdateStatus, isTerminal } from '../../api/index.js';
+import { parameterDepthProblems } from '../bounds.js';
+import type { AlertGate, SoakView, WindowGate } from '../gates.js';
+import { alertGate, soakGate, windowGate } from '../gates.js';
+import type { PlanSnapshot } from '../scope.js';
+import type { InvalidVerdict } from '../status.js';
+import { invalidVerdict } from '../status.js';
+import { validatePlan } from '../validate.js';
+import { machineState, planAge } from './machines.js';
+import type { Mode } from './types.js';
+
+/** The plan's standing this reconcile: its own state, the gates, and the mode its targets are evaluated in. */
+export interface PlanStance {
+  planName: string;
+  prev: InPlaceUpdatePlanStatus;
+  now: Date;
+  generation?: number;
+  deleting: boolean;
+  phase: string;
+  paused: boolean;
+  /** The plan already ended: it keeps its status and only cleans up. */
+  terminal: boolean;
+  /** This plan's MachineUpdates by machine name. */
+  mus: Map<string, MachineUpdate>;
+  win: WindowGate;
+  soak: SoakView;
+  alerts: AlertGate;
+  verdict: InvalidVerdict;
+  problems: string[];
+  valid: boolean;
+  /** The plan started before this reconcile (a start time, or MachineUpdates). */
+  startedBefore: boolean;
+  /** Older plans of the cluster not yet ended: this plan waits for them. */
+  olderActive: InPlaceUpdatePlan[];
+  waiting: boolean;
+  supersededBy?: string;
+  windowClosed: boolean;
+  /** The maintenance window closed with maintenanceWindowEnd Abort: the plan stops. */
+  windowEnded: boolean;
+  alertHeld: boolean;
+  stopping: boolean;
+  mayStart: boolean;
+  mode: Mode;
+  /** The MachineUpdates the targets count: soaking machines in flight unless the plan stops. */
+  rolloutMus: Map<string, MachineUpdate>;
+}
+
+/** This plan's MachineUpdates by machine name. */
+function ownUpdates(snap: PlanSnapshot, planName: string): Map<string, MachineUpdate> {
+  const mus = new Map<string, MachineUpdate>();
+  for (const mu of snap.machineUpdates) if (mu.spec.planName === planName) mus.set(mu.spec.machineRef.name, mu);
+  return mus;
+}
+
+/** Decides the plan's stance: valid or not, held by which gate, rolling out, holding or stopping. */
+export function decideStance(snap: PlanSnapshot): PlanStance {
+  const plan = snap.plan;
+  const planName = plan.metadata?.name ?? '';
+  const prev = plan.status ?? {};
+  const now = new Date(snap.now);
+  const generation = plan.metadata?.generation;
+  const terminal = isTerminal(prev.updateStatus);
+  const mus = ownUpdates(snap, planName);
+  const win = windowGate(plan, now);
+  const soak = soakGate(plan, mus, snap.machines, now);
+  const alerts = alertGate(plan, snap.alerts, now);
+  const startedBefore = !!prev.startTime || mus.size > 0;
+  // Parameters nested absurdly deep would break every clone of the MachineUpdates and tasks they are copied into.
+  // An invalid plan that never started ends (final for its generation, status.ts invalidVerdict).
+  const verdict = invalidVerdict({
+    problems: [...validatePlan(snap), ...parameterDepthProblems(plan), ...win.problems, ...soak.problems, ...alerts.problems],
+    started: startedBefore,
+    generation,
+    prev,
+    now: snap.now,
+  });
+  const valid = verdict.problems.length === 0;
+  const others = snap.plans.filter((p) => p.metadata?.name !== planName && p.spec.clusterName === plan.spec.clusterName);
+  const olderActive = others.filter((p) => planAge(p, plan) < 0 && !isTerminal(p.status?.updateStatus));
+  // Maintenance windows (gates.ts): a closed window holds new starts as paused does. With maintenanceWindowEnd Abort,
+  // machines in flight when it closes are aborted and the plan ends aborted; the Ready reason it records keeps it
+  // stopping once nothing is in flight any more (level-based, from status).
+  const windowClosed = valid && win.state?.open === false;
+  const windowEnded =
+    !terminal &&
+    ((windowClosed && win.abortAtEnd && [...mus.values()].some((mu) => machineState(mu) === 'inFlight')) ||
+      (prev.updateStatus === UpdateStatus.aborting &&
+        prev.conditions?.find((c) => c.type === ConditionTypes.ready)?.reason === Reasons.maintenanceWindowEnded));
+  const deleting = !!plan.metadata?.deletionTimestamp;
+  const phase = plan.spec.updatePhase ?? UpdatePhase.updating;
+  const paused = plan.spec.paused === true;
+  const stopping = deleting || phase === UpdatePhase.aborting || terminal || windowEnded;
+  const waiting = olderActive.length > 0;
+  // spec.alertGate (gates.ts): a matching firing alert, or an endpoint that cannot be read, holds new starts too.
+  const alertHeld = valid && alerts.held;
+  const mayStart = !stopping && valid && !waiting && !paused && !windowClosed && !alertHeld;
+  const supersededBy = plan.metadata?.annotations?.[PlanAnnotations.supersededBy];
+  return {
+    planName,
+    prev,
+    now,
+    ...(generation !== undefined ? { generation } : {}),
+    deleting,
+    phase,
+    paused,
+    terminal,
+    mus,
+    win,
+    soak,
+    alerts,
+    verdict,
+    problems: verdict.problems,
+    valid,
+    startedBefore,
+    olderActive,
+    waiting,
+    ...(supersededBy !== undefined ? { supersededBy } : {}),
+    windowClosed,
+    windowEnded,
+    alertHeld,
+    stopping,
+    mayStart,
+    mode: stopping ? 'stop' : mayStart ? 'rollout' : 'hold',
+    // Soak (gates.ts): the rollout counts a soaking machine in flight and a failed soak failed; a stopping plan starts
+    // nothing more, so there its machines count as their MachineUpdates say.
+    rolloutMus: stopping ? mus : soak.mus,
+  };
+}

@@ -1,0 +1,227 @@
+// Phase 3 of decidePlan: every target evaluated against the snapshot, in ascending sequence groups (a group may start
+// machines only when every lower group is updated). Each target is counted, sized, given a verdict, then (start.ts)
+// its next machines and (surge.ts) the restore of its surge. Pure.
+import type { MachineUpdate } from '../../api/index.js';
+import { Annotations, MessageBudget, Reasons, UpdatePhase, boundMessage } from '../../api/index.js';
+import { cpReplicas, isDeleting, mdReplicas, nameOf } from '../../api/capi/index.js';
+import { labelValue } from '../names.js';
+import type { PlanSnapshot } from '../scope.js';
+import { nameList } from '../status.js';
+import type { NamedTarget } from '../validate.js';
+import { targetsOf } from '../validate.js';
+import type { PlanStance } from './mode.js';
+import { failureNote, machineState, machinesByTarget, targetKey } from './machines.js';
+import { rolloutTarget } from './start.js';
+import { restoreSurge } from './surge.js';
+import type { MachineGroups, Mode, TargetCount, TargetEval, TargetScope, TargetSize, UpdateStatusValue } from './types.js';
+
+/** A target and its evaluation, in the plan's order. */
+export interface EvaluatedTarget {
+  t: NamedTarget;
+  e: TargetEval;
+}
+
+/** The snapshot indexed by target for the evaluation of every target. */
+export function targetScope(snap: PlanSnapshot, s: PlanStance): TargetScope {
+  const plan = snap.plan;
+  const targetMus = new Map<string, MachineUpdate[]>();
+  for (const mu of s.rolloutMus.values()) {
+    const k = targetKey(mu.spec.target.kind, mu.spec.target.name);
+    let list = targetMus.get(k);
+    if (!list) targetMus.set(k, (list = []));
+    list.push(mu);
+  }
+  // A machine at target counts as updated once the plan may start (or has started): a plan that waits, is paused or
+  // invalid before starting reports nothing as done. spec.rerunMachinesAtTarget runs the updaters regardless.
+  const skipping = plan.spec.rerunMachinesAtTarget !== true && (s.mayStart || s.startedBefore);
+  return {
+    snap,
+    machines: machinesByTarget(plan.spec.clusterName, snap.machines),
+    targetMus,
+    planName: s.planName,
+    planLabel: labelValue(s.planName),
+    halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt',
+    mus: s.rolloutMus,
+    atTarget: new Set(skipping ? (snap.atTarget ?? []) : []),
+  };
+}
+
+/** Evaluates every target in ascending sequence groups; soak notes join the rows of a plan that is not stopping. */
+export function evaluateTargets(scope: TargetScope, s: PlanStance): EvaluatedTarget[] {
+  const targets = targetsOf(scope.snap.plan).filter((t) => typeof t.target?.name === 'string');
+  const sequences = [...new Set(targets.map((t) => t.target.sequence))].sort((a, b) => a - b);
+  const evals = new Map<NamedTarget, TargetEval>();
+  let lowerUpdated = true;
+  for (const seq of sequences) {
+    const group = targets.filter((t) => t.target.sequence === seq);
+    for (const t of group) evals.set(t, evalTarget(scope, t, s.mode, lowerUpdated));
+    lowerUpdated = lowerUpdated && group.every((t) => evals.get(t)!.row.updateStatus === 'updated');
+  }
+  const ordered = targets.map((t) => ({ t, e: evals.get(t)! }));
+  if (!s.stopping)
+    for (const { t, e } of ordered) {
+      const notes = s.soak.soaking.get(targetKey(t.kind, t.target.name));
+      if (notes) e.row.message = boundMessage([e.row.message, ...notes].filter((x) => x).join('; '), MessageBudget.status);
+    }
+  return ordered;
+}
+
+/** Counts a target's machines by state. */
+export function countTarget(scope: TargetScope, t: NamedTarget): TargetCount {
+  const key = targetKey(t.kind, t.target.name);
+  const all = scope.machines.get(key) ?? [];
+  const current = all.filter((m) => !isDeleting(m));
+  const groups: MachineGroups = { notStarted: [], inFlight: [], updated: [], failed: [], aborted: [] };
+  const skipped: string[] = [];
+  for (const m of current) {
+    const st = machineState(scope.mus.get(nameOf(m)));
+    // Already at target (issue 15): updated without running updaters; its own record, if any, decides instead.
+    if (st === 'notStarted' && scope.atTarget.has(nameOf(m))) {
+      groups.updated.push(nameOf(m));
+      skipped.push(nameOf(m));
+    } else groups[st].push(nameOf(m));
+  }
+  const targetMus = scope.targetMus.get(key) ?? [];
+  // Failures are the target's history: a failed machine the MHC has since replaced still counts (its replacement
+  // would otherwise restart the rollout). Updates we aborted because their machine went away do not.
+  const currentNames = new Set(current.map(nameOf));
+  const failed = targetMus
+    .filter((mu) => machineState(mu) === 'failed')
+    .filter((mu) => currentNames.has(mu.spec.machineRef.name) || mu.spec.updatePhase !== UpdatePhase.aborting)
+    .map((mu) => mu.spec.machineRef.name);
+  return {
+    all,
+    current,
+    groups,
+    skipped,
+    started: targetMus.length > 0 || skipped.length > 0,
+    inFlight: groups.inFlight.length,
+    unsuccessful: groups.failed.length + groups.aborted.length,
+    failed,
+    everFailed: failed.length + groups.aborted.length,
+  };
+}
+
+/** A target's object, its desired size and whether it got there. */
+export function sizeTarget(scope: TargetScope, t: NamedTarget, current: number): TargetSize {
+  const { snap } = scope;
+  const md = t.kind === 'MachineDeployment' ? snap.machineDeployments.find((o) => nameOf(o) === t.target.name) : undefined;
+  const cp = snap.controlPlane?.object;
+  const desired = t.kind === 'ControlPlane' ? (cp ? cpReplicas(cp) : undefined) : md ? mdReplicas(md) : undefined;
+  const surgeOwner = md?.metadata.annotations?.[Annotations.surgePlan];
+  const surgeOrig = md?.metadata.annotations?.[Annotations.surgeOriginalReplicas];
+  // A paused owner (the plan pauses it for its target, docs/design.md §11) acts on no replica count, as CAPI's controllers
+  // skip paused objects: waiting for its size would wait forever. The machines that exist are the target; those it
+  // creates once unpaused are born from the templates the plan aligned.
+  const owner = t.kind === 'ControlPlane' ? cp : md;
+  const sized = desired !== undefined && owner?.metadata.annotations?.[Annotations.paused] === undefined;
+  return {
+    ...(md ? { md } : {}),
+    ...(desired !== undefined ? { desired } : {}),
+    surged: surgeOrig !== undefined && (surgeOwner === undefined || surgeOwner === scope.planName),
+    ...(surgeOrig !== undefined ? { surgeOrig } : {}),
+    allCreated: !sized || current >= desired,
+    // Updated means the target settled at its desired size: a scale-down (e.g. after the surge) is still in progress.
+    settled: !sized || current === desired,
+    // A target whose object does not exist (an invalid plan) has no machines: "0/0 updated" would be a lie.
+    missing: t.kind === 'ControlPlane' ? !cp : !md,
+  };
+}
+
+/**
+ * Halt stops at the first failure. Continue goes on, but not forever: once as many updates failed as the target has
+ * machines the failure is systematic, and remediated replacements would otherwise fail and be replaced in a loop.
+ */
+export function isHalted(scope: TargetScope, c: TargetCount, size: TargetSize): boolean {
+  const breaker = Math.max(1, size.desired ?? c.current.length);
+  return scope.halt ? c.everFailed > 0 : c.failed.length >= breaker;
+}
+
+/** A target's verdict before anything starts: its updateStatus, Ready-style reason and message. */
+export interface TargetVerdict {
+  status: UpdateStatusValue;
+  reason: string;
+  message: string;
+}
+
+/** The target's updateStatus from its counts, its size and the plan's mode. */
+export function targetVerdict(
+  scope: TargetScope,
+  t: NamedTarget,
+  mode: Mode,
+  reached: boolean,
+  c: TargetCount,
+  size: TargetSize,
+  halted: boolean,
+): TargetVerdict {
+  const allDone = c.groups.notStarted.length === 0 && c.inFlight === 0;
+  if (size.missing && !c.started) return { status: 'pending', reason: Reasons.pending, message: `${t.kind} ${t.target.name} not found` };
+  if (mode === 'stop') {
+    if (c.inFlight > 0)
+      return {
+        status: 'aborting',
+        reason: Reasons.aborting,
+        message: `waiting for ${c.inFlight} machine(s) to stop: ${nameList(c.groups.inFlight)}`,
+      };
+    if (allDone && c.unsuccessful === 0 && size.allCreated && c.started) return { status: 'updated', reason: Reasons.updated, message: '' };
+    if (c.failed.length > 0) return { status: 'failed', reason: Reasons.failed, message: `failed: ${failureNote(scope, c.failed)}` };
+    return { status: 'aborted', reason: Reasons.aborted, message: '' };
+  }
+  if (allDone && c.unsuccessful === 0 && size.settled && !size.surged) return { status: 'updated', reason: Reasons.updated, message: '' };
+  if (c.inFlight === 0 && c.everFailed > 0 && (halted || (c.groups.notStarted.length === 0 && size.allCreated)))
+    return { status: 'failed', reason: Reasons.failed, message: failedMessage(scope, c, halted) };
+  if (c.started || size.surged) return { status: 'updating', reason: Reasons.updating, message: '' };
+  if (reached) return { status: 'pending', reason: Reasons.pending, message: '' };
+  return {
+    status: 'pending',
+    reason: Reasons.waitingForSequence,
+    message: `waiting for the targets with a lower sequence than ${t.target.sequence} to be updated`,
+  };
+}
+
+/** Why a target failed: the halt, the failed machines with their messages, the aborted ones. */
+function failedMessage(scope: TargetScope, c: TargetCount, halted: boolean): string {
+  const why = halted
+    ? scope.halt
+      ? 'halted (failurePolicy Halt); '
+      : `halted: ${c.failed.length} updates failed, as many as the target has machines; `
+    : '';
+  const failed = c.failed.length ? `failed: ${failureNote(scope, c.failed)}` : '';
+  const aborted = c.groups.aborted.length ? `${c.failed.length ? '; ' : ''}aborted: ${nameList(c.groups.aborted)}` : '';
+  return `${why}${failed}${aborted}`;
+}
+
+/** Evaluates one target: count, size, verdict, then what starts (rollout) and the surge's restore. */
+function evalTarget(scope: TargetScope, t: NamedTarget, mode: Mode, reached: boolean): TargetEval {
+  const c = countTarget(scope, t);
+  const size = sizeTarget(scope, t, c.current.length);
+  const halted = isHalted(scope, c, size);
+  const verdict = targetVerdict(scope, t, mode, reached, c, size, halted);
+  const ev: TargetEval = {
+    row: {
+      kind: t.kind,
+      name: t.target.name,
+      sequence: t.target.sequence,
+      updateStatus: verdict.status,
+      machines: c.current.length,
+      updated: c.groups.updated.length,
+      ...(c.skipped.length > 0 ? { skipped: c.skipped.length } : {}),
+      updating: c.inFlight,
+      failed: c.failed.length,
+      aborted: c.groups.aborted.length,
+    },
+    reason: verdict.reason,
+    starts: [],
+    inFlight: c.inFlight,
+    started: c.started,
+    skipped: c.skipped,
+  };
+  let message = verdict.message;
+  const open = verdict.status !== 'updated' && verdict.status !== 'failed';
+  if (mode === 'rollout' && reached && open) message = rolloutTarget(scope, t, c, size, halted, ev) ?? message;
+  else if (mode === 'hold' && open && c.inFlight > 0)
+    message = `no new machines start; ${c.inFlight} machine(s) in update: ${nameList(c.groups.inFlight)}`;
+  message = restoreSurge(t, c, size, mode, halted, ev) ?? message;
+  if (message) ev.row.message = boundMessage(message, MessageBudget.status);
+  return ev;
+}
