@@ -367,7 +367,16 @@ export interface CanUpdateMachineSetPatches {
   machineSetPatch?: HookPatch;
   infrastructureMachineTemplatePatch?: HookPatch;
   bootstrapConfigTemplatePatch?: HookPatch;
+  /** Cluster API v1.15+: false when the change does not disrupt the machines (absent: true). */
+  affectsAvailability?: boolean;
 }
+
+/**
+ * Whether a CanUpdate answer's change may disrupt the machines, as the simulated Cluster API reads it: before v1.15
+ * the field does not exist (always true); from v1.15 only an explicit false counts (capi#14160: unset means true).
+ */
+export const answerAffectsAvailability = (answer: { affectsAvailability?: unknown }, readsAffectsAvailability: boolean): boolean =>
+  !readsAffectsAvailability || answer.affectsAvailability !== false;
 
 const templateSpec = (o: { spec?: unknown } | undefined): unknown => {
   const t = isObject(o?.spec) ? o.spec['template'] : undefined;
