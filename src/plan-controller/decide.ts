@@ -26,7 +26,7 @@ import {
   summarizeList,
 } from '../api/index.js';
 import { controlPlaneNameOf, cpReplicas, deploymentNameOf, isDeleting, isMachineReady, mdReplicas, nameOf } from '../api/capi/index.js';
-import { mdConcurrency } from './concurrency.js';
+import { mdConcurrency, mdConcurrencyNote, mdStartBudget, targetDisruptive } from './concurrency.js';
 import { parameterDepthProblems } from './bounds.js';
 import { ALERTS_POLL_MS, alertGate, alertGateEvents, soakGate, windowEvents, windowGate, windowStatus } from './gates.js';
 import { labelValue, machineUpdateName } from './names.js';
@@ -324,7 +324,7 @@ function evalTarget(ctx: Ctx, t: NamedTarget, mode: Mode, reached: boolean): Tar
       const r =
         t.kind === 'ControlPlane'
           ? startControlPlane(ctx, all, current, groups, desired)
-          : startMachineDeployment(ctx, md, current, groups, surged, surgeOrig);
+          : startMachineDeployment(ctx, md, current, groups, surged, surgeOrig, targetDisruptive(t.target.updaters));
       ev.starts = r.starts;
       if (r.scale) ev.scale = r.scale;
       // The status answers the state this reconcile leaves behind: machines started now are in flight.
@@ -406,11 +406,12 @@ function startMachineDeployment(
   groups: Record<MachineState, string[]>,
   surged: boolean,
   surgeOrig: string | undefined,
+  disruptive: boolean,
 ): StartResult {
   if (!md) return { starts: [], message: 'MachineDeployment not found' };
   const replicas = mdReplicas(md);
   const orig = surged ? Number(surgeOrig) : replicas;
-  const fp = mdConcurrency(md, Number.isInteger(orig) ? orig : replicas);
+  const fp = mdConcurrency(md, Number.isInteger(orig) ? orig : replicas, disruptive);
   if (!fp.ok) return { starts: [], message: fp.error };
   const inFlight = new Set(groups.inFlight);
   const unavailable = current.filter((m) => !isMachineReady(m) || inFlight.has(nameOf(m)) || inUpdateByOther(ctx, m) !== undefined);
@@ -446,8 +447,8 @@ function startMachineDeployment(
     budget = 1 - unavailable.length;
     why = `surge (maxUnavailable 0): one at a time with ${orig + 1} machines`;
   } else {
-    budget = fp.max - unavailable.length;
-    why = `maxUnavailable=${fp.max}`;
+    budget = mdStartBudget(fp, unavailable.length, groups.inFlight.length);
+    why = mdConcurrencyNote(fp);
   }
   const starts = candidates.slice(0, Math.max(0, budget));
   if (starts.length > 0) return { starts, message: `${why}; starting ${nameList(starts)}` };
