@@ -117,6 +117,7 @@ class FakeExtension {
       const des = body['desired'] as Record<string, { spec: unknown }>;
       const out: Json = { apiVersion: body['apiVersion'], kind: 'CanUpdateMachineResponse', status: 'Success' };
       if (this.behaviour.canUpdate === 'none') return out;
+      if (this.behaviour.affectsAvailability !== undefined) out['affectsAvailability'] = this.behaviour.affectsAvailability;
       // A JSONPatch for the Machine, JSON merge patches for the clones: both patch types upstream defines.
       out['machinePatch'] = { patchType: 'JSONPatch', patch: b64([{ op: 'replace', path: '/spec', value: des['machine']!.spec }]) };
       if (this.behaviour.canUpdate === 'full') {
@@ -420,6 +421,39 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
       expect(order).to.have.length(3);
       const req = ext.calls.find((c) => c.path.endsWith('/canupdatemachineset/can-update-machineset'))!.body;
       expect(req['kind']).to.equal('CanUpdateMachineSetRequest');
+    });
+
+    it('v1.15 KCP with maxSurge 1: a non-disruptive answer updates every control-plane machine in place, no surge machine', async () => {
+      await restartSim('v1.15.0');
+      ext.behaviour.affectsAvailability = false;
+      await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { rollout: { strategy: { rollingUpdate: { maxSurge: 1 } } } } }, merge);
+      const before = names(await cp());
+      const stats = sim!.stats();
+      await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.30.1' } }, merge);
+      const done = await waitFor(
+        async () => {
+          const now = await cp();
+          const finished = now.every(
+            (m) => m.spec.version === 'v1.30.1' && m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined,
+          );
+          return finished && sim!.stats().machinesUpdatedInPlace === 3 ? now : undefined;
+        },
+        { timeoutMs: 60_000, message: 'every control-plane machine updated in place' },
+      );
+      expect(names(done)).to.deep.equal(before);
+      expect(sim!.stats()).to.include({ machinesCreated: stats.machinesCreated, machinesDeleted: stats.machinesDeleted });
+    });
+
+    it('v1.15 KCP with maxSurge 1 and a disruptive answer: the surge machine comes first, as in v1.12', async () => {
+      await restartSim('v1.15.0');
+      ext.behaviour.affectsAvailability = true;
+      await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { rollout: { strategy: { rollingUpdate: { maxSurge: 1 } } } } }, merge);
+      const stats = sim!.stats();
+      await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.30.1' } }, merge);
+      await waitFor(() => (sim!.stats().machinesCreated > stats.machinesCreated ? true : undefined), {
+        timeoutMs: 60_000,
+        message: 'a surge machine',
+      });
     });
 
     it('v1.15 with the answer true (or unset), and v1.12 whatever the answer: maxUnavailable 0 surges by one machine first', async () => {

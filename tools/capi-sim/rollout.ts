@@ -169,6 +169,10 @@ export function scaledValue(v: number | string | undefined, total: number, round
 
 const oldestFirst = (a: KcpMember, b: KcpMember): number => a.createdAtMs - b.createdAtMs || a.name.localeCompare(b.name);
 
+/** The machine KCP deletes first among `from`: marked with delete-machine first, then the oldest (selectMachineForScaleDown). */
+export const pickKcpVictim = (from: readonly KcpMember[]): KcpMember | undefined =>
+  [...from].sort((a, b) => Number(b.deleteMarked) - Number(a.deleteMarked) || oldestFirst(a, b))[0];
+
 /**
  * One step of KubeadmControlPlane's reconcile (reconcilers/kubeadmcontrolplane: scale.go preflight, update.go
  * rollingUpdate): while any machine is out of date, scale up to replicas + maxSurge (maxSurge 0 or 1, default 1), then
@@ -186,8 +190,7 @@ export function decideKcpStep(kcp: KubeadmControlPlane, cluster: ClusterView | u
   const notReady = live.filter((m) => !m.ready).map((m) => m.name);
   const preflight = (step: KcpStep): KcpStep =>
     notReady.length > 0 ? { kind: 'wait', why: `machines not ready: ${notReady.join(', ')}` } : step;
-  const pick = (from: KcpMember[]): KcpMember | undefined =>
-    [...from].sort((a, b) => Number(b.deleteMarked) - Number(a.deleteMarked) || oldestFirst(a, b))[0];
+  const pick = pickKcpVictim;
   if (outdated.length > 0) {
     const maxSurge = scaledValue(kcp.spec.rollout?.strategy?.rollingUpdate?.maxSurge, desired, true, 1);
     if (live.length < desired + maxSurge) return preflight({ kind: 'create' });
