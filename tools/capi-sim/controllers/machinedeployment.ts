@@ -113,7 +113,10 @@ export class MachineDeploymentController {
       // v1.15: the in-place answers are known before the rollout is planned, so a non-disruptive change gets no surge.
       let nonDisruptive = false;
       if (inPlaceOn && currentNew && this.world.readsAffectsAvailability) {
-        const olds = views.filter((v) => v.set !== currentNew && !v.set.metadata.deletionTimestamp && v.machines > 0);
+        // By name: the acknowledgement above may have replaced the new set's view with an updated copy.
+        const olds = views.filter(
+          (v) => v.set.metadata.name !== currentNew.metadata.name && !v.set.metadata.deletionTimestamp && v.machines > 0,
+        );
         try {
           const answers = [];
           for (const v of olds) answers.push(await this.canUpdateMachineSet(v.set, currentNew));
