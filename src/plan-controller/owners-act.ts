@@ -10,7 +10,7 @@ import type { KubeClient, Logger } from '../runtime/pure/types.js';
 import { isDeleting, machineInfraRef, nameOf } from '../api/capi/index.js';
 import type { PlanDecision } from './decide.js';
 import { machinesByTarget, planAge, targetKey } from './decide.js';
-import { mdConcurrency } from './concurrency.js';
+import { mdConcurrency, targetDisruptive } from './concurrency.js';
 import type { Alignment, OwnerOutcome, OwnerStep, OwnerValue } from './owners.js';
 import {
   CLONED_FROM_NAME,
@@ -109,7 +109,7 @@ export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
       owner = snap.machineDeployments.find((o) => nameOf(o) === name);
       res = MachineDeployments;
       if (owner) {
-        const c = mdConcurrency(owner);
+        const c = mdConcurrency(owner, undefined, targetDisruptive(t.target?.updaters));
         surge = c.ok && c.surge;
       }
     }

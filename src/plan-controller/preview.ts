@@ -20,7 +20,7 @@ import {
 import { machineState, machinesByTarget, planAge } from './decide.js';
 import { machinesAtTarget, type RefLookup } from './at-target.js';
 import { scaleIntOrPercent } from '../api/capi/index.js';
-import { mdConcurrency } from './concurrency.js';
+import { mdConcurrency, mdConcurrencyNote, targetDisruptive } from './concurrency.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
 import type { OwnerChangePreview } from './owners.js';
 import { ALREADY_CARRIES, previewOwnerChanges } from './owners.js';
@@ -240,7 +240,7 @@ function leaves(v: unknown, prefix: string, out: Map<string, unknown>): Map<stri
 }
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
-function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined): PreviewConcurrency {
+function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined, disruptive: boolean): PreviewConcurrency {
   if (kind === 'ControlPlane')
     return {
       max: 1,
@@ -250,8 +250,9 @@ function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined): Preview
   if (!owner) return { max: 0, why: 'MachineDeployment not found', surge: false };
   const replicas = mdReplicas(owner);
   const ru = mdRollingUpdate(owner);
-  const concurrency = mdConcurrency(owner, replicas);
+  const concurrency = mdConcurrency(owner, replicas, disruptive);
   if (!concurrency.ok) return { max: 0, why: concurrency.error, surge: false };
+  if (!concurrency.disruptive) return { max: concurrency.max, why: mdConcurrencyNote(concurrency), surge: false };
   const raw = `maxUnavailable=${ru.maxUnavailable ?? '0 (default)'}`;
   if (concurrency.surge)
     return {
@@ -390,7 +391,7 @@ function previewTarget(
       if (v !== undefined) pm.version = v;
       return pm;
     }),
-    concurrency: concurrencyOf(t.kind, owner),
+    concurrency: concurrencyOf(t.kind, owner, targetDisruptive(t.target.updaters)),
     updaters: updaters.map(previewUpdater),
   };
 }

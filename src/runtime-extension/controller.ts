@@ -1,7 +1,7 @@
 // The runtime extension's handlers: each hook call is one snapshot → decide → act-once pass. `reconcile` is the
 // UpdateMachine pass (idempotent: it makes the machine's MachineUpdate exist and answers from its status); the
 // CanUpdate hooks only read. The HTTPS surface is server.ts.
-import { MachineUpdates, type KubeObject, type MachineUpdate } from '../api/index.js';
+import { MachineUpdates, type InPlaceUpdater, type KubeObject, type MachineUpdate } from '../api/index.js';
 import { isAlreadyExists, isNotFound, type EventRecorder, type KubeClient, type Logger } from '../runtime/index.js';
 import {
   decideCanUpdateMachine,
@@ -20,7 +20,8 @@ import type {
   UpdateMachineRequest,
   UpdateMachineResponse,
 } from './hooks.js';
-import { liveMachine, liveObjects, updatersIn, updatesOfMachine, type Stores } from './scope.js';
+import { clusterLabels, liveMachine, liveObjects, updatersIn, updatesOfMachine, type Stores } from './scope.js';
+import { clusterNameOf, machineSetSubject, machineSubject, needsClusterLabels, updatersServing, type ScopeSubject } from './validate.js';
 import { Reasons, updateEvent } from './status.js';
 
 /** The controller name (Events' source, logs, the Deployment `inplace-runtime-extension`). */
@@ -54,16 +55,33 @@ export class DeleteMachineUpdateError extends Error {
 const nsOf = (o: Record<string, unknown> | undefined): string | undefined =>
   (o?.metadata as { namespace?: string } | undefined)?.namespace || undefined;
 
+/**
+ * The updaters of the namespace that serve the request's machine (their scope: cluster, provider kinds); the others
+ * are as if not registered, so a change only they cover is "not covered" and Cluster API rolls it out as without us.
+ */
+async function servingUpdaters(
+  deps: Deps,
+  ns: string | undefined,
+  clusterOf: unknown,
+  subject: Omit<ScopeSubject, 'clusterLabels'>,
+): Promise<InPlaceUpdater[]> {
+  const all = updatersIn(deps.stores, ns);
+  const labels = ns && needsClusterLabels(all) ? await clusterLabels(deps.client, ns, clusterNameOf(clusterOf)) : undefined;
+  return updatersServing(all, { ...subject, clusterLabels: labels });
+}
+
 /** CanUpdateMachine: the covered changes of one machine, as patches (read only). */
-export function handleCanUpdateMachine(deps: Deps, req: CanUpdateMachineRequest): CanUpdateMachineResponse {
+export async function handleCanUpdateMachine(deps: Deps, req: CanUpdateMachineRequest): Promise<CanUpdateMachineResponse> {
   const ns = nsOf(req.desired.machine) ?? nsOf(req.current.machine);
-  return decideCanUpdateMachine(req, updatersIn(deps.stores, ns));
+  const updaters = await servingUpdaters(deps, ns, req.desired.machine ?? req.current.machine, machineSubject(req.desired));
+  return decideCanUpdateMachine(req, updaters);
 }
 
 /** CanUpdateMachineSet: the covered changes of a MachineSet's machine template, as patches (read only). */
-export function handleCanUpdateMachineSet(deps: Deps, req: CanUpdateMachineSetRequest): CanUpdateMachineSetResponse {
+export async function handleCanUpdateMachineSet(deps: Deps, req: CanUpdateMachineSetRequest): Promise<CanUpdateMachineSetResponse> {
   const ns = nsOf(req.desired.machineSet) ?? nsOf(req.current.machineSet);
-  return decideCanUpdateMachineSet(req, updatersIn(deps.stores, ns));
+  const updaters = await servingUpdaters(deps, ns, req.desired.machineSet ?? req.current.machineSet, machineSetSubject(req.desired));
+  return decideCanUpdateMachineSet(req, updaters);
 }
 
 /** The desired objects of an UpdateMachine request by what responsibilities select. */
@@ -90,7 +108,7 @@ export async function reconcile(deps: Deps, req: UpdateMachineRequest): Promise<
   const decision = decideUpdateMachine({
     desired,
     machine,
-    updaters: updatersIn(deps.stores, ns),
+    updaters: machine ? await servingUpdaters(deps, ns, req.desired.machine, machineSubject(req.desired)) : [],
     updates: machine ? updatesOfMachine(deps.stores, ns, meta.name ?? '') : [],
     retryAfterSeconds: deps.retryAfterSeconds,
   });

@@ -30,6 +30,7 @@ import {
   type HookPatch,
   type UpdateMachineResponse,
 } from './hooks.js';
+import { callerReadsAffectsAvailability } from './validate.js';
 
 /** The object an updater's cover selects, as in responsibilities. */
 export type SelectResource = InPlaceUpdater['spec']['covers'][number]['selectResource'];
@@ -136,6 +137,30 @@ function coverageMessage(parts: { kind: string; c: ObjectCoverage }[]): string {
   return uncovered.length ? `${a}; not covered: ${uncovered.join('; ')}` : a;
 }
 
+/**
+ * Whether the covered changes may disrupt the machine: false only when every updater covering one of them declares
+ * `affectsAvailability: false` (unset is true, the safe default); undefined when nothing is covered. Only changed
+ * fields count: an updater whose field is already at its value also runs on UpdateMachine, and finishes at once
+ * without acting (contract rule C7).
+ */
+export function coverageAffectsAvailability(parts: readonly ObjectCoverage[], updaters: readonly InPlaceUpdater[]): boolean | undefined {
+  const names = new Set(parts.flatMap((p) => p.covered.flatMap((c) => c.updaters)));
+  if (names.size === 0) return undefined;
+  const declared = new Map(updaters.map((u) => [u.metadata?.name ?? '', u.spec.affectsAvailability]));
+  return ![...names].every((n) => declared.get(n) === false);
+}
+
+/** The `affectsAvailability` to answer: only to a caller that reads it (v1.15+, by its settings), when something is covered. */
+function availabilityField(
+  settings: Record<string, string> | undefined,
+  parts: readonly ObjectCoverage[],
+  updaters: readonly InPlaceUpdater[],
+): { affectsAvailability?: boolean } {
+  if (!callerReadsAffectsAvailability(settings)) return {};
+  const a = coverageAffectsAvailability(parts, updaters);
+  return a === undefined ? {} : { affectsAvailability: a };
+}
+
 /** The CanUpdateMachine answer: patches for the covered changes of the Machine, InfraMachine and BootstrapConfig. */
 export function decideCanUpdateMachine(req: CanUpdateMachineRequest, updaters: readonly InPlaceUpdater[]): CanUpdateMachineResponse {
   const machine = coverObject(req.current.machine, req.desired.machine, 'Machine', '/spec', updaters);
@@ -157,7 +182,7 @@ export function decideCanUpdateMachine(req: CanUpdateMachineRequest, updaters: r
   if (mp) res.machinePatch = mp;
   if (ip) res.infrastructureMachinePatch = ip;
   if (bp) res.bootstrapConfigPatch = bp;
-  return res;
+  return { ...res, ...availabilityField(req.settings, [machine, infra, bootstrap], updaters) };
 }
 
 /** The CanUpdateMachineSet answer: the same decision on spec.template.spec of the MachineSet and the templates. */
@@ -197,7 +222,7 @@ export function decideCanUpdateMachineSet(
   if (mp) res.machineSetPatch = mp;
   if (ip) res.infrastructureMachineTemplatePatch = ip;
   if (bp) res.bootstrapConfigTemplatePatch = bp;
-  return res;
+  return { ...res, ...availabilityField(req.settings, [ms, infra, bootstrap], updaters) };
 }
 
 /** The desired objects of an UpdateMachine request, by what responsibilities select. */
@@ -225,6 +250,7 @@ export function updatersFor(updaters: readonly InPlaceUpdater[], desired: Desire
     out.push({
       name: u.metadata?.name ?? '',
       sequence: u.spec.sequence,
+      ...(u.spec.affectsAvailability !== undefined ? { affectsAvailability: u.spec.affectsAvailability } : {}),
       ...(u.spec.updaterUpdateTemplateRef ? { updaterUpdateTemplateRef: u.spec.updaterUpdateTemplateRef } : {}),
       ...(u.spec.parameters ? { parameters: u.spec.parameters } : {}),
       responsibilities: responsibilities.slice(0, 64),

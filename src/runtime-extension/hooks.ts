@@ -105,12 +105,16 @@ export interface CanUpdateMachineResponse extends CommonResponse {
   machinePatch?: HookPatch;
   infrastructureMachinePatch?: HookPatch;
   bootstrapConfigPatch?: HookPatch;
+  /** Whether the update may disrupt the machine (Cluster API v1.15+; absent means true). */
+  affectsAvailability?: boolean;
 }
 /** CanUpdateMachineSetResponse. */
 export interface CanUpdateMachineSetResponse extends CommonResponse {
   machineSetPatch?: HookPatch;
   infrastructureMachineTemplatePatch?: HookPatch;
   bootstrapConfigTemplatePatch?: HookPatch;
+  /** Whether the update may disrupt the machine (Cluster API v1.15+; absent means true). */
+  affectsAvailability?: boolean;
 }
 /** UpdateMachineResponse (CommonRetryResponse: retryAfterSeconds is always written, 0 when done). */
 export interface UpdateMachineResponse extends CommonResponse {

@@ -13,6 +13,8 @@ export const baseRbac: PolicyRule[] = componentRbac([
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['machineupdates'], verbs: [...read, 'create', 'delete'] },
   // CAPI: read the Machine an UpdateMachine call is about (its uid owns the MachineUpdate). No write.
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: ['get'] },
+  // CAPI: read the Cluster of a request when an InPlaceUpdater scopes itself with a clusterSelector. No write.
+  { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters'], verbs: ['get'] },
 ]);
 
 /** Provider kinds: read the InfraMachine and BootstrapConfig, to check a request's desired values against them. */

@@ -2,6 +2,7 @@
 // MachineUpdates it created for a machine (from the caches), the Machine (from the API server: the request carries
 // no uid, and the MachineUpdate's owner reference needs the live one).
 import {
+  Clusters,
   InPlaceUpdaters,
   Labels,
   Machines,
@@ -69,4 +70,30 @@ export async function liveObjects(client: KubeClient, machine: KubeObject): Prom
   const infra = await getRef(client, ns, spec?.infrastructureRef, 'InfraMachine');
   const boot = await getRef(client, ns, spec?.bootstrap?.configRef, 'BootstrapConfig');
   return { Machine: machine, ...(infra ? { InfraMachine: infra } : {}), ...(boot ? { BootstrapConfig: boot } : {}) };
+}
+
+/** Reading the Cluster an updater scope selects on failed (retryable: Cluster API calls again). */
+export class ReadClusterError extends Error {
+  constructor(namespace: string, name: string, cause: unknown) {
+    super(`read Cluster ${namespace}/${name} (an InPlaceUpdater has a clusterSelector): ${(cause as Error).message}`, { cause });
+    this.name = 'ReadClusterError';
+  }
+}
+
+/**
+ * The labels of the Cluster a request is about, undefined when it does not exist (no updater with a clusterSelector
+ * serves it). A failed read throws: answering "nothing covered" on a passing error would send Cluster API to a rollout.
+ */
+export async function clusterLabels(
+  client: KubeClient,
+  namespace: string,
+  name: string | undefined,
+): Promise<Record<string, string> | undefined> {
+  if (!name) return undefined;
+  try {
+    const c = await client.get<KubeObject>(Clusters, namespace, name);
+    return c ? (c.metadata.labels ?? {}) : undefined;
+  } catch (err) {
+    throw new ReadClusterError(namespace, name, err);
+  }
 }

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { Logger } from '../runtime/index.js';
 import { selfSignedCertificate } from '../runtime/tls.js';
+import { badRequestMessage, requestProblems } from './validate.js';
 import {
   CanUpdateMachineRequestSchema,
   CanUpdateMachineSetRequestSchema,
@@ -109,6 +110,30 @@ const send = (res: ServerResponse, code: number, body: unknown): void => {
   res.end(text);
 };
 
+/** A hook request the extension cannot read (not JSON, another type, a v1beta1 object): answered Failure, nothing done. */
+export class BadHookRequestError extends Error {
+  constructor(hook: HookName, problems: readonly string[]) {
+    super(badRequestMessage(hook, problems));
+    this.name = 'BadHookRequestError';
+  }
+}
+
+function parseBody(hook: HookName, text: string): unknown {
+  try {
+    return JSON.parse(text || '{}') as unknown;
+  } catch (err) {
+    throw new BadHookRequestError(hook, [`the body is not JSON (${(err as Error).message})`]);
+  }
+}
+
+/** Why a path has no handler, naming the hook API version served when the path asks for another (as upstream: 404). */
+export function notServed(path: string): string {
+  const m = /^\/hooks\.runtime\.cluster\.x-k8s\.io\/([^/]+)\//.exec(path);
+  if (m && `hooks.runtime.cluster.x-k8s.io/${m[1]}` !== HOOKS_API_VERSION)
+    return `no handler at ${path}: hook API version ${m[1]} is not served; this extension serves ${HOOKS_API_VERSION}`;
+  return `no handler at ${path}`;
+}
+
 /** The route of a path: the hook, and whether the handler name is one announced. */
 function route(path: string): HookName | undefined {
   if (path === hookPath(Hooks.discovery)) return Hooks.discovery;
@@ -134,12 +159,14 @@ export async function startExtensionServer(opts: ServerOptions, handlers: HookHa
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '').split('?')[0] ?? '';
     const hook = route(path);
-    if (!hook) return send(res, 404, { message: `no handler at ${path}` });
+    if (!hook) return send(res, 404, { message: notServed(path) });
     if (req.method !== 'POST') return send(res, 405, { message: 'hooks are called with POST' });
     const started = process.hrtime.bigint();
     let answer: CommonResponse;
     try {
-      const body = JSON.parse((await readBody(req)) || '{}') as unknown;
+      const body = parseBody(hook, await readBody(req));
+      const problems = requestProblems(hook, body);
+      if (problems.length > 0) throw new BadHookRequestError(hook, problems);
       if (hook === Hooks.discovery) {
         DiscoveryRequestSchema.parse(body);
         answer = discoveryResponse();

@@ -50,6 +50,8 @@ interface FakeBehaviour {
   inProgressCalls: number;
   /** UpdateMachine calls per machine answered Failure first. */
   failures: number;
+  /** affectsAvailability on CanUpdate answers (Cluster API v1.15); unset: not answered. */
+  affectsAvailability?: boolean;
 }
 
 /** A runtime extension speaking upstream's Runtime SDK, recording the calls it gets. */
@@ -115,6 +117,7 @@ class FakeExtension {
       const des = body['desired'] as Record<string, { spec: unknown }>;
       const out: Json = { apiVersion: body['apiVersion'], kind: 'CanUpdateMachineResponse', status: 'Success' };
       if (this.behaviour.canUpdate === 'none') return out;
+      if (this.behaviour.affectsAvailability !== undefined) out['affectsAvailability'] = this.behaviour.affectsAvailability;
       // A JSONPatch for the Machine, JSON merge patches for the clones: both patch types upstream defines.
       out['machinePatch'] = { patchType: 'JSONPatch', patch: b64([{ op: 'replace', path: '/spec', value: des['machine']!.spec }]) };
       if (this.behaviour.canUpdate === 'full') {
@@ -131,6 +134,7 @@ class FakeExtension {
       const des = body['desired'] as Record<string, { spec: Json }>;
       const out: Json = { apiVersion: body['apiVersion'], kind: 'CanUpdateMachineSetResponse', status: 'Success' };
       if (this.behaviour.canUpdate === 'none') return out;
+      if (this.behaviour.affectsAvailability !== undefined) out['affectsAvailability'] = this.behaviour.affectsAvailability;
       out['machineSetPatch'] = { patchType: 'JSONMergePatch', patch: b64({ spec: { template: des['machineSet']!.spec['template'] } }) };
       if (this.behaviour.canUpdate === 'full') {
         out['infrastructureMachineTemplatePatch'] = {
@@ -392,6 +396,93 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     expect(sim!.stats()).to.include({ machinesCreated: stats.machinesCreated, machinesDeleted: stats.machinesDeleted });
     const sets = (await client.list<MachineSet>(MachineSets, ns)).items.filter((x) => !x.metadata.deletionTimestamp);
     expect(sets.map((x) => x.spec.replicas)).to.deep.equal([3]);
+  });
+
+  describe('affectsAvailability (Cluster API v1.15, capi#14160)', () => {
+    const noSurgeBudget = { spec: { rollout: { strategy: { rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } } } };
+    const restartSim = async (clusterAPIVersion: string) => {
+      await sim?.stop();
+      sim = await startCapiSimulator({ client, namespace: ns, readyDelayMs: 20, inPlaceUpdates: true, clusterAPIVersion });
+      await waitFor(() => (sim!.handlers().length === 3 ? true : undefined), { message: "the simulator's registry knows the handlers" });
+    };
+
+    it('v1.15, maxUnavailable 0, the answer says false: no surge machine, one worker at a time, none replaced', async () => {
+      await restartSim('v1.15.0');
+      ext.behaviour.affectsAvailability = false;
+      await client.patch(MachineDeployments, ns, 'c1-md', noSurgeBudget, merge);
+      const before = names(await workers());
+      const stats = sim!.stats();
+      const done = await changeWorkersVersion('v1.30.1');
+      expect(names(done)).to.deep.equal(before);
+      expect(sim!.stats()).to.include({ machinesCreated: stats.machinesCreated, machinesDeleted: stats.machinesDeleted });
+      // Paced by the rollout's speed (maxSurge + maxUnavailable = 1): one machine in update at a time.
+      const seq = ext.updateMachineCalls();
+      const order = seq.filter((n, i) => i === 0 || seq[i - 1] !== n);
+      expect(order).to.have.length(3);
+      const req = ext.calls.find((c) => c.path.endsWith('/canupdatemachineset/can-update-machineset'))!.body;
+      expect(req['kind']).to.equal('CanUpdateMachineSetRequest');
+    });
+
+    it('v1.15 KCP with maxSurge 1: a non-disruptive answer updates every control-plane machine in place, no surge machine', async () => {
+      await restartSim('v1.15.0');
+      ext.behaviour.affectsAvailability = false;
+      await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { rollout: { strategy: { rollingUpdate: { maxSurge: 1 } } } } }, merge);
+      const before = names(await cp());
+      const stats = sim!.stats();
+      await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.30.1' } }, merge);
+      const done = await waitFor(
+        async () => {
+          const now = await cp();
+          const finished = now.every(
+            (m) => m.spec.version === 'v1.30.1' && m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined,
+          );
+          return finished && sim!.stats().machinesUpdatedInPlace === 3 ? now : undefined;
+        },
+        { timeoutMs: 60_000, message: 'every control-plane machine updated in place' },
+      );
+      expect(names(done)).to.deep.equal(before);
+      expect(sim!.stats()).to.include({ machinesCreated: stats.machinesCreated, machinesDeleted: stats.machinesDeleted });
+    });
+
+    it('v1.15 KCP with maxSurge 1 and a disruptive answer: the surge machine comes first, as in v1.12', async () => {
+      await restartSim('v1.15.0');
+      ext.behaviour.affectsAvailability = true;
+      await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { rollout: { strategy: { rollingUpdate: { maxSurge: 1 } } } } }, merge);
+      const stats = sim!.stats();
+      await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.30.1' } }, merge);
+      await waitFor(() => (sim!.stats().machinesCreated > stats.machinesCreated ? true : undefined), {
+        timeoutMs: 60_000,
+        message: 'a surge machine',
+      });
+    });
+
+    it('v1.15 with the answer true (or unset), and v1.12 whatever the answer: maxUnavailable 0 surges by one machine first', async () => {
+      for (const [version, answer] of [
+        ['v1.15.0', true],
+        ['v1.15.0', undefined],
+        ['v1.12.0', false],
+      ] as const) {
+        await restartSim(version);
+        if (answer === undefined) delete ext.behaviour.affectsAvailability;
+        else ext.behaviour.affectsAvailability = answer;
+        await client.patch(MachineDeployments, ns, 'c1-md', noSurgeBudget, merge);
+        const stats = sim!.stats();
+        const next = `v1.30.${version === 'v1.12.0' ? 3 : answer === true ? 1 : 2}`;
+        await client.patch(MachineDeployments, ns, 'c1-md', { spec: { template: { spec: { version: next } } } }, merge);
+        await waitFor(() => (sim!.stats().machinesCreated > stats.machinesCreated ? true : undefined), {
+          timeoutMs: 60_000,
+          message: `${version} answer ${String(answer)}: a surge machine`,
+        });
+        // Let this rollout finish before the next case starts another one.
+        await waitFor(
+          async () => {
+            const now = await workers();
+            return now.length === 3 && now.every((m) => m.spec.version === next && m.status?.phase === 'Running') ? true : undefined;
+          },
+          { timeoutMs: 60_000, message: `${version}: workers at ${next}` },
+        );
+      }
+    });
   });
 
   it("an MD image change (a new DevMachineTemplate) is made in place too: the DevMachines get the new template's spec", async () => {

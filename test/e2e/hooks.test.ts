@@ -92,7 +92,7 @@ describe('e2e: Cluster API in-place updates through the runtime extension (capi-
   });
 
   /** Inventory (3 CP + 3 workers, maxSurge 0), two InPlaceUpdaters, the simulator in-place, the platform, the ExtensionConfig. */
-  async function setUp(o: { osFailWith?: string; mhc?: boolean } = {}): Promise<Platform> {
+  async function setUp(o: { osFailWith?: string; mhc?: boolean; v115?: boolean } = {}): Promise<Platform> {
     const e = env();
     const p = await e.platform();
     const client = p.client;
@@ -104,25 +104,36 @@ describe('e2e: Cluster API in-place updates through the runtime extension (capi-
         version: FROM_VERSION,
         image: IMG_A,
         controlPlane: { name: CP, replicas: 3 },
-        machineDeployments: [{ name: MD, replicas: 3, maxUnavailable: 1, maxSurge: 0 }],
+        machineDeployments: [
+          { name: MD, replicas: 3, ...(o.v115 ? { maxUnavailable: 0, maxSurge: 1 } : { maxUnavailable: 1, maxSurge: 0 }) },
+        ],
         ...(o.mhc === false ? {} : { mhc: { name: 'cluster1-mhc', inPlaceUpdateTimeout: '10m', unhealthyLessThanOrEqualTo: '40%' } }),
       }),
     );
     // With KCP's default maxSurge 1 upstream still creates one new machine first: 0 updates every machine in place.
-    await client.patch(KubeadmControlPlanes, p.ns, CP, { spec: { rollout: { strategy: { rollingUpdate: { maxSurge: 0 } } } } }, merge);
+    // v1.15 with non-disruptive updaters needs no such setting: the extension's affectsAvailability false skips the surge.
+    if (!o.v115)
+      await client.patch(KubeadmControlPlanes, p.ns, CP, { spec: { rollout: { strategy: { rollingUpdate: { maxSurge: 0 } } } } }, merge);
     const updater = (name: string, sequence: number, selectResource: string, path: string, parameters: Json) =>
       client.create(InPlaceUpdaters, {
         apiVersion: API_VERSION,
         kind: 'InPlaceUpdater',
         metadata: { name, namespace: p.ns },
-        spec: { sequence, covers: [{ selectResource, path }], parameters },
+        spec: { sequence, covers: [{ selectResource, path }], parameters, ...(o.v115 ? { affectsAvailability: false } : {}) },
       } as KubeObject);
     await updater('kubernetes', 1, 'Machine', '/spec/version', { durationSeconds: 0.05 });
     await updater('os', 2, 'InfraMachine', IMAGE_PATH, { durationSeconds: 0.05, ...(o.osFailWith ? { failWith: o.osFailWith } : {}) });
 
     simLog = new RecordingLogger();
     simNs = p.ns;
-    sim = await startCapiSimulator({ client, namespace: p.ns, readyDelayMs: 20, inPlaceUpdates: true, log: simLog });
+    sim = await startCapiSimulator({
+      client,
+      namespace: p.ns,
+      readyDelayMs: 20,
+      inPlaceUpdates: true,
+      log: simLog,
+      ...(o.v115 ? { clusterAPIVersion: 'v1.15.0' } : {}),
+    });
     await waitFor(
       async () => {
         const all = await liveMachines(p);
@@ -142,7 +153,10 @@ describe('e2e: Cluster API in-place updates through the runtime extension (capi-
       apiVersion: 'runtime.cluster.x-k8s.io/v1beta2',
       kind: 'ExtensionConfig',
       metadata: { name: ecName },
-      spec: { clientConfig: { url: ext.url, caBundle: Buffer.from(ext.caBundle).toString('base64') } },
+      spec: {
+        clientConfig: { url: ext.url, caBundle: Buffer.from(ext.caBundle).toString('base64') },
+        ...(o.v115 ? { settings: { clusterAPIVersion: 'v1.15.0' } } : {}),
+      },
     };
     await client.create(ExtensionConfigs, ec);
     await waitFor(
@@ -166,6 +180,27 @@ describe('e2e: Cluster API in-place updates through the runtime extension (capi-
 
   /** Points the MachineDeployment at a new DevMachineTemplate whose image is `image` (upstream's way to change it). */
   const changeMdImage = (p: Platform, image: string): Promise<string> => changeMachineDeploymentImage(p.client, p.ns, MD, image);
+
+  it('Cluster API v1.15 with non-disruptive updaters (affectsAvailability false) and surge budgets: still none created or replaced', async () => {
+    const p = await setUp({ v115: true });
+    const before = await liveMachines(p);
+    const stats = sim!.stats();
+    await p.client.patch(KubeadmControlPlanes, p.ns, CP, { spec: { version: TO_VERSION } }, merge);
+    await changeMdImage(p, IMG_B);
+    const done = await waitFor(
+      async () => {
+        const now = await liveMachines(p);
+        if (now.length !== 6 || now.some((m) => m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] !== undefined)) return undefined;
+        const infra = await Promise.all(now.map((m) => p.client.get(DevMachines, p.ns, m.spec.infrastructureRef.name)));
+        const atTarget = now.every((m, i) => (isWorker(m) ? imageOf(infra[i]) === IMG_B : m.spec.version === TO_VERSION));
+        return atTarget && sim!.stats().machinesUpdatedInPlace === 6 ? now : undefined;
+      },
+      { timeoutMs: 150_000, intervalMs: 200, message: 'every machine updated in place without a surge machine' },
+    );
+    // KCP maxSurge 1 and the MachineDeployment's maxUnavailable 0 would each surge one machine before v1.15.
+    expect(identities(done)).to.deep.equal(identities(before));
+    expect(sim!.stats()).to.include({ machinesCreated: stats.machinesCreated, machinesDeleted: stats.machinesDeleted });
+  });
 
   it('a KCP version change and an MD image change end with every machine updated in place by both updaters, none replaced', async () => {
     const p = await setUp();

@@ -15,6 +15,7 @@ import {
   UPDATE_IN_PROGRESS_ANNOTATION,
   applyHookPatch,
   decideKcpInPlace,
+  kcpSurgeCandidate,
   decideMachineInPlace,
   judgeCanUpdateMachine,
   pendingHooks,
@@ -46,6 +47,27 @@ describe('capi-sim in-place decisions (upstream InPlaceUpdates)', () => {
       it(name, () => expect(decideKcpInPlace(step, outdated, { ...base, ...patch }).kind).to.equal(want));
     it('a scale-down of an up-to-date machine is never offered in place', () =>
       expect(decideKcpInPlace({ kind: 'delete', machine: 'm2', why: 'scale down' }, outdated, base).kind).to.equal('asIs'));
+  });
+
+  describe('kcpSurgeCandidate (v1.15: offer the machine before surging)', () => {
+    const member = (name: string, upToDate: boolean, createdAtMs: number) => ({
+      name,
+      upToDate,
+      ready: true,
+      deleting: false,
+      deleteMarked: false,
+      updatingInPlace: false,
+      createdAtMs,
+    });
+    const members = [member('new', true, 3), member('old-b', false, 2), member('old-a', false, 1)];
+    it("offers the out-of-date machine KCP would replace (the oldest) instead of the rollout's surge", () =>
+      expect(kcpSurgeCandidate({ kind: 'create' }, members, 3, 1)).to.equal('old-a'));
+    it('not for a real scale-up, another step, no out-of-date machine, or not exactly one handler', () => {
+      expect(kcpSurgeCandidate({ kind: 'create' }, members, 4, 1)).to.equal(undefined);
+      expect(kcpSurgeCandidate({ kind: 'delete', machine: 'old-a', why: '' }, members, 3, 1)).to.equal(undefined);
+      expect(kcpSurgeCandidate({ kind: 'create' }, [member('a', true, 1)], 1, 1)).to.equal(undefined);
+      expect(kcpSurgeCandidate({ kind: 'create' }, members, 3, 2)).to.equal(undefined);
+    });
   });
 
   describe('applyHookPatch', () => {

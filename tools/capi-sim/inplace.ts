@@ -5,7 +5,7 @@
 // function names the upstream code whose behaviour it models; the HTTP side is extension-client.ts.
 import type { Condition, KubeObject } from '../../src/api/index.js';
 import type { Machine } from '../../src/api/capi/index.js';
-import { UPDATE_IN_PROGRESS_ANNOTATION, type KcpStep } from './rollout.js';
+import { UPDATE_IN_PROGRESS_ANNOTATION, pickKcpVictim, type KcpMember, type KcpStep } from './rollout.js';
 
 export { UPDATE_IN_PROGRESS_ANNOTATION };
 
@@ -87,6 +87,24 @@ export function decideKcpInPlace(step: KcpStep, outdated: ReadonlySet<string>, i
   return { kind: 'askCanUpdate', machine: step.machine };
 }
 
+/**
+ * Cluster API v1.15 KCP (capi#14200): before creating the surge machine of a rollout, the out-of-date machine it would
+ * replace is offered in place; when the answer covers everything and says affectsAvailability false, it is updated at
+ * once and the surge is skipped. The machine to offer, or undefined when the step is not a rollout's surge (a real
+ * scale-up, no out-of-date machine, not exactly one handler).
+ */
+export function kcpSurgeCandidate(
+  step: KcpStep,
+  members: readonly KcpMember[],
+  desiredReplicas: number,
+  handlers: number,
+): string | undefined {
+  if (step.kind !== 'create' || handlers !== 1) return undefined;
+  const live = members.filter((m) => !m.deleting);
+  if (live.length < desiredReplicas) return undefined;
+  return pickKcpVictim(live.filter((m) => !m.upToDate))?.name;
+}
+
 // --- CanUpdateMachine: patches applied to current, compared with desired --------------------------------------
 
 /** Runtime SDK Patch: patchType JSONPatch (RFC 6902) or JSONMergePatch (RFC 7386), patch as base64 of the JSON bytes. */
@@ -107,6 +125,8 @@ export interface CanUpdateMachinePatches {
   machinePatch?: HookPatch;
   infrastructureMachinePatch?: HookPatch;
   bootstrapConfigPatch?: HookPatch;
+  /** Cluster API v1.15+: false when the change does not disrupt the machine (absent: true). */
+  affectsAvailability?: boolean;
 }
 
 /** A patch the simulator could not apply (bad base64/JSON, unknown type, a path that does not exist). */
@@ -367,7 +387,16 @@ export interface CanUpdateMachineSetPatches {
   machineSetPatch?: HookPatch;
   infrastructureMachineTemplatePatch?: HookPatch;
   bootstrapConfigTemplatePatch?: HookPatch;
+  /** Cluster API v1.15+: false when the change does not disrupt the machines (absent: true). */
+  affectsAvailability?: boolean;
 }
+
+/**
+ * Whether a CanUpdate answer's change may disrupt the machines, as the simulated Cluster API reads it: before v1.15
+ * the field does not exist (always true); from v1.15 only an explicit false counts (capi#14160: unset means true).
+ */
+export const answerAffectsAvailability = (answer: { affectsAvailability?: unknown }, readsAffectsAvailability: boolean): boolean =>
+  !readsAffectsAvailability || answer.affectsAvailability !== false;
 
 const templateSpec = (o: { spec?: unknown } | undefined): unknown => {
   const t = isObject(o?.spec) ? o.spec['template'] : undefined;

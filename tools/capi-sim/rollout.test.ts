@@ -434,6 +434,17 @@ describe('capi-sim rollout (faithful CAPI rollout triggers)', () => {
       },
     ];
     for (const c of cases) it(c.name, () => expect(decideMdRollout(c.md, undefined, c.views)).to.deep.equal(c.want));
+    it('non-disruptive in place (v1.15): no surge machine with maxUnavailable 0, paced by maxSurge + maxUnavailable', () => {
+      const next = md({ version: 'v1.30.1' });
+      // The new set exists with no machine yet: a disruptive rollout surges, a non-disruptive one moves one old machine.
+      const start = [view(ms('a', 'v1.30.0', 3), 3, 3, 0), view(ms('b', 'v1.30.1', 0), 0, 0, 1)];
+      expect(decideMdRollout(next, undefined, start)).to.deep.equal({ scale: { b: 1 }, delete: [] });
+      expect(decideMdRollout(next, undefined, start, { nonDisruptive: true })).to.deep.equal({ scale: { a: 2 }, delete: [] });
+      // One machine in update: the pace (1) is used, nothing more moves until it is done.
+      const busy = [{ ...view(ms('a', 'v1.30.0', 2), 3, 2, 0), updating: 1 }, view(ms('b', 'v1.30.1', 0), 0, 0, 1)];
+      expect(decideMdRollout(next, undefined, busy, { nonDisruptive: true })).to.deep.equal({ scale: {}, delete: [] });
+    });
+
     it('a paused Cluster stops the deployment', () => {
       expect(
         decideMdRollout(md({ version: 'v1.30.1' }), { metadata: { name: 'c' }, spec: { paused: true } }, [view(ms('a', 'v1.30.0', 3), 3)]),

@@ -169,6 +169,10 @@ export function scaledValue(v: number | string | undefined, total: number, round
 
 const oldestFirst = (a: KcpMember, b: KcpMember): number => a.createdAtMs - b.createdAtMs || a.name.localeCompare(b.name);
 
+/** The machine KCP deletes first among `from`: marked with delete-machine first, then the oldest (selectMachineForScaleDown). */
+export const pickKcpVictim = (from: readonly KcpMember[]): KcpMember | undefined =>
+  [...from].sort((a, b) => Number(b.deleteMarked) - Number(a.deleteMarked) || oldestFirst(a, b))[0];
+
 /**
  * One step of KubeadmControlPlane's reconcile (reconcilers/kubeadmcontrolplane: scale.go preflight, update.go
  * rollingUpdate): while any machine is out of date, scale up to replicas + maxSurge (maxSurge 0 or 1, default 1), then
@@ -186,8 +190,7 @@ export function decideKcpStep(kcp: KubeadmControlPlane, cluster: ClusterView | u
   const notReady = live.filter((m) => !m.ready).map((m) => m.name);
   const preflight = (step: KcpStep): KcpStep =>
     notReady.length > 0 ? { kind: 'wait', why: `machines not ready: ${notReady.join(', ')}` } : step;
-  const pick = (from: KcpMember[]): KcpMember | undefined =>
-    [...from].sort((a, b) => Number(b.deleteMarked) - Number(a.deleteMarked) || oldestFirst(a, b))[0];
+  const pick = pickKcpVictim;
   if (outdated.length > 0) {
     const maxSurge = scaledValue(kcp.spec.rollout?.strategy?.rollingUpdate?.maxSurge, desired, true, 1);
     if (live.length < desired + maxSurge) return preflight({ kind: 'create' });
@@ -236,6 +239,19 @@ export interface MdSetView {
   /** Live machines of the set that are Available. */
   available: number;
   createdAtMs: number;
+  /** Live machines of the set in an in-place update (or moving to the new set); counted by non-disruptive updates. */
+  updating?: number;
+}
+
+/** How the in-place updates of a rollout affect availability (Cluster API v1.15, capi#14160). */
+export interface MdRolloutOptions {
+  /**
+   * The extension answered CanUpdateMachineSet with affectsAvailability false for every old set, and the simulated
+   * Cluster API reads it (v1.15+): no surge machine is created for the update, and machines updating in place do not
+   * count against maxUnavailable; they are paced instead (at most max(1, maxSurge + maxUnavailable) in update at once,
+   * as upstream keeps them in the rollout's speed).
+   */
+  nonDisruptive?: boolean;
 }
 
 /** What a MachineDeployment reconcile does: maybe create the new MachineSet, set replicas, delete drained old sets. */
@@ -255,7 +271,12 @@ export interface MdDecision {
  * available, unavailable old machines going first; both 0 means maxUnavailable 1. OnDelete: old sets only lose the
  * machines someone deleted; the new set fills up to replicas. Paused: nothing.
  */
-export function decideMdRollout(md: MachineDeployment, cluster: ClusterView | undefined, views: readonly MdSetView[]): MdDecision {
+export function decideMdRollout(
+  md: MachineDeployment,
+  cluster: ClusterView | undefined,
+  views: readonly MdSetView[],
+  opts: MdRolloutOptions = {},
+): MdDecision {
   const out: MdDecision = { scale: {}, delete: [] };
   if (isPaused(md, cluster) || md.metadata.deletionTimestamp) return out;
   const replicas = md.spec.replicas ?? 1;
@@ -286,8 +307,10 @@ export function decideMdRollout(md: MachineDeployment, cluster: ClusterView | un
     // machines stand for status.replicas), so an old set scaled to 0 whose machines are still there (being deleted, or
     // moved to the new set and not yet acknowledged) keeps the new set from growing past replicas + maxSurge.
     const total = live.reduce((a, v) => a + Math.max(rep(v.set), v.machines), 0);
+    // Non-disruptive in place (v1.15): no surge machine, only machines the deployment is short of.
+    const surge = opts.nonDisruptive ? 0 : maxSurge;
     if (olds.length === 0 || current >= replicas) newReplicas = replicas;
-    else newReplicas = current + Math.max(0, Math.min(replicas + maxSurge - total, replicas - current));
+    else newReplicas = current + Math.max(0, Math.min(replicas + surge - total, replicas - current));
     // Old sets: unavailable machines may go within the budget, then available ones down to minAvailable.
     const minAvailable = replicas - maxUnavailable;
     const newUnavailable = newView ? Math.max(0, rep(newView.set) - newView.available) : 0;
@@ -300,7 +323,10 @@ export function decideMdRollout(md: MachineDeployment, cluster: ClusterView | un
       cleanup -= down;
     }
     const available = live.reduce((a, v) => a + v.available, 0);
-    let budget = Math.max(0, available - minAvailable);
+    const updating = live.reduce((a, v) => a + (v.updating ?? 0), 0);
+    let budget = opts.nonDisruptive
+      ? Math.max(0, Math.max(1, maxSurge + maxUnavailable) - updating)
+      : Math.max(0, available - minAvailable);
     for (const v of olds) {
       const name = v.set.metadata.name ?? '';
       const down = Math.min(budget, oldReplicas.get(name) ?? 0);

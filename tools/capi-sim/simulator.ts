@@ -59,6 +59,20 @@ export interface CapiSimulatorOptions {
    * environment has CAPI_SIM_IN_PLACE=1.
    */
   inPlaceUpdates?: boolean;
+  /**
+   * The Cluster API version whose in-place flow is modelled (default v1.12): from v1.15 a CanUpdateMachineSet answer
+   * with affectsAvailability false moves and updates machines without a surge machine, paced by the rollout's speed
+   * instead of maxUnavailable (capi#14160); before, the field is ignored and every in-place update counts as disruptive.
+   */
+  clusterAPIVersion?: string;
+}
+
+/** True when a Cluster API version (v1.15, 1.16.2, v2.0) reads CanUpdate `affectsAvailability`. */
+export function readsAffectsAvailability(version: string | undefined): boolean {
+  const m = /^v?(\d+)\.(\d+)/.exec(version ?? '');
+  if (!m) return false;
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  return major > 1 || (major === 1 && minor >= 15);
 }
 
 /** A running simulator. */
@@ -92,7 +106,15 @@ export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<Ca
     ...(opts.log ? { log: opts.log } : {}),
   });
   const inPlace = opts.inPlaceUpdates ?? process.env['CAPI_SIM_IN_PLACE'] === '1';
-  const sim = new Simulator(new SimWorld(mgr, opts.client, opts.readyDelayMs ?? 200, opts.faithfulRollouts ?? true, inPlace));
+  const world = new SimWorld(
+    mgr,
+    opts.client,
+    opts.readyDelayMs ?? 200,
+    opts.faithfulRollouts ?? true,
+    inPlace,
+    readsAffectsAvailability(opts.clusterAPIVersion),
+  );
+  const sim = new Simulator(world);
   sim.setup();
   await mgr.start();
   // Callers act on the simulated world right away: wait for the caches the reconcilers read.

@@ -118,6 +118,10 @@ export interface InPlaceUpdateCampaignSpec {
          */
         sequence: number;
         /**
+         * affectsAvailability: as on a plan's updater entry (copied to the campaign's plans); unset means true.
+         */
+        affectsAvailability?: boolean;
+        /**
          * updaterUpdateTemplateRef names a template (kind FooTemplate, same namespace) whose spec.template.spec is copied into a new Foo task; absent = the generic UpdaterUpdateTask.
          */
         updaterUpdateTemplateRef?: {
@@ -196,6 +200,10 @@ export interface InPlaceUpdateCampaignSpec {
          * sequence orders the updaters of a machine (ascending, one at a time).
          */
         sequence: number;
+        /**
+         * affectsAvailability: as on a plan's updater entry (copied to the campaign's plans); unset means true.
+         */
+        affectsAvailability?: boolean;
         /**
          * updaterUpdateTemplateRef names a template (kind FooTemplate, same namespace) whose spec.template.spec is copied into a new Foo task; absent = the generic UpdaterUpdateTask.
          */

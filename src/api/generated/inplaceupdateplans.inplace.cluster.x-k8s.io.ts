@@ -130,6 +130,10 @@ export interface InPlaceUpdatePlanSpec {
        */
       sequence: number;
       /**
+       * affectsAvailability: whether this updater's change can disrupt the node (drain, reboot, restart of the kubelet or container runtime). Unset means true (the safe default). A target whose updaters all declare false is non-disruptive: its machines in update do not count against the MachineDeployment's maxUnavailable (they are paced by it instead) and maxUnavailable 0 does not surge (docs/design.md). Mirrors InPlaceUpdater spec.affectsAvailability and Cluster API's CanUpdate affectsAvailability.
+       */
+      affectsAvailability?: boolean;
+      /**
        * updaterUpdateTemplateRef names a template (kind FooTemplate, same namespace) whose spec.template.spec is copied into a new Foo task; absent = the generic UpdaterUpdateTask.
        */
       updaterUpdateTemplateRef?: {
@@ -201,6 +205,10 @@ export interface InPlaceUpdatePlanSpec {
        * sequence orders the updaters of a machine (ascending, one at a time).
        */
       sequence: number;
+      /**
+       * affectsAvailability: whether this updater's change can disrupt the node (drain, reboot, restart of the kubelet or container runtime). Unset means true (the safe default). A target whose updaters all declare false is non-disruptive: its machines in update do not count against the MachineDeployment's maxUnavailable (they are paced by it instead) and maxUnavailable 0 does not surge (docs/design.md). Mirrors InPlaceUpdater spec.affectsAvailability and Cluster API's CanUpdate affectsAvailability.
+       */
+      affectsAvailability?: boolean;
       /**
        * updaterUpdateTemplateRef names a template (kind FooTemplate, same namespace) whose spec.template.spec is copied into a new Foo task; absent = the generic UpdaterUpdateTask.
        */

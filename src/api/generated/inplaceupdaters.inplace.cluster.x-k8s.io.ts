@@ -39,6 +39,36 @@ export interface InPlaceUpdaterSpec {
     path: string;
   }[];
   /**
+   * Whether the updater's change can disrupt the node (drain, reboot, restart of the kubelet or container runtime). Unset means true (the safe default). The runtime extension answers affectsAvailability false to Cluster API (v1.15+) only when every updater covering the change declares false (docs/hooks.md).
+   */
+  affectsAvailability?: boolean;
+  /**
+   * Which machines the updater serves; unset, every machine of its namespace. Out of scope, the updater is ignored: a change only it covers is reported not covered, so Cluster API rolls it out as without the extension.
+   */
+  scope?: {
+    /**
+     * clusterSelector: the updater serves only machines whose Cluster (spec.clusterName, same namespace) carries matching labels; a Cluster that cannot be read is not served.
+     */
+    clusterSelector?: {
+      matchLabels?: {
+        [k: string]: string | undefined;
+      };
+      matchExpressions?: {
+        key: string;
+        operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+        values?: string[];
+      }[];
+    };
+    /**
+     * Kinds of InfraMachine served (e.g. DockerMachine; a template's kind is matched without its Template suffix). Empty or unset: every kind.
+     */
+    infrastructureKinds?: string[];
+    /**
+     * Kinds of BootstrapConfig served (e.g. KubeadmConfig; a template's kind is matched without its Template suffix). Empty or unset: every kind; a machine without a BootstrapConfig is served only when this is empty.
+     */
+    bootstrapKinds?: string[];
+  };
+  /**
    * Parameters of a generic-kind updater, copied to its tasks.
    */
   parameters?: {

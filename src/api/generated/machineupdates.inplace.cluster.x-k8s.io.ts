@@ -63,6 +63,10 @@ export interface MachineUpdateSpec {
      */
     sequence: number;
     /**
+     * affectsAvailability: as declared by the plan's updater or the InPlaceUpdater (unset means true); recorded so the machine's record says whether its update was declared non-disruptive.
+     */
+    affectsAvailability?: boolean;
+    /**
      * updaterUpdateTemplateRef names a template (kind FooTemplate, same namespace) whose spec.template.spec is copied into a new Foo task; absent = the generic UpdaterUpdateTask.
      */
     updaterUpdateTemplateRef?: {

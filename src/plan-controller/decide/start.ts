@@ -4,7 +4,7 @@
 import type { KubeObject } from '../../api/index.js';
 import { Annotations, MessageBudget, Reasons, summarizeList } from '../../api/index.js';
 import { isDeleting, isMachineReady, mdReplicas, nameOf } from '../../api/capi/index.js';
-import { mdConcurrency } from '../concurrency.js';
+import { mdConcurrency, mdConcurrencyNote, mdStartBudget, targetDisruptive } from '../concurrency.js';
 import { nameList } from '../status.js';
 import type { NamedTarget } from '../validate.js';
 import { failureNote, inUpdateByOther } from './machines.js';
@@ -42,7 +42,7 @@ export function rolloutTarget(
     const r =
       t.kind === 'ControlPlane'
         ? startControlPlane(scope, c.all, current, groups, size.desired)
-        : startMachineDeployment(scope, size.md, current, groups, size.surged, size.surgeOrig);
+        : startMachineDeployment(scope, size.md, current, groups, size.surged, size.surgeOrig, targetDisruptive(t.target.updaters));
     ev.starts = r.starts;
     if (r.scale) ev.scale = r.scale;
     if (r.starts.length > 0 || r.scale) {
@@ -117,11 +117,12 @@ export function startMachineDeployment(
   groups: MachineGroups,
   surged: boolean,
   surgeOrig: string | undefined,
+  disruptive: boolean,
 ): StartResult {
   if (!md) return { starts: [], message: 'MachineDeployment not found' };
   const replicas = mdReplicas(md);
   const orig = surged ? Number(surgeOrig) : replicas;
-  const concurrency = mdConcurrency(md, Number.isInteger(orig) ? orig : replicas);
+  const concurrency = mdConcurrency(md, Number.isInteger(orig) ? orig : replicas, disruptive);
   if (!concurrency.ok) return { starts: [], message: concurrency.error };
   const inFlight = new Set(groups.inFlight);
   const unavailable = current.filter((m) => !isMachineReady(m) || inFlight.has(nameOf(m)) || inUpdateByOther(scope, m) !== undefined);
@@ -142,8 +143,8 @@ export function startMachineDeployment(
     budget = 1 - unavailable.length;
     why = `surge (maxUnavailable 0): one at a time with ${orig + 1} machines`;
   } else {
-    budget = concurrency.max - unavailable.length;
-    why = `maxUnavailable=${concurrency.max}`;
+    budget = mdStartBudget(concurrency, unavailable.length, groups.inFlight.length);
+    why = mdConcurrencyNote(concurrency);
   }
   const starts = candidates.slice(0, Math.max(0, budget));
   if (starts.length > 0) return { starts, message: `${why}; starting ${nameList(starts)}` };

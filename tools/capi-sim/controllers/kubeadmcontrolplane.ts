@@ -30,6 +30,8 @@ import {
   decideKcpInPlace,
   forHookRequest,
   judgeCanUpdateMachine,
+  answerAffectsAvailability,
+  kcpSurgeCandidate,
   pendingHooksValue,
   type CanUpdateMachinePatches,
   type MachineObjects,
@@ -91,6 +93,24 @@ export class KubeadmControlPlaneController {
         !(await this.outdatedLive(key, machines))
       )
         return Action.requeue(100);
+      if (step.kind === 'create' && this.world.inPlace && this.world.readsAffectsAvailability) {
+        const candidate = kcpSurgeCandidate(
+          step,
+          members,
+          kcp.spec.replicas ?? 1,
+          registrationsFor(this.world.extensionConfigs, CAN_UPDATE_MACHINE_HOOK).length,
+        );
+        const victim = machines.find((x) => x.metadata.name === candidate);
+        const infra = victim ? this.kcpView(victim).infraMachine : undefined;
+        if (victim && infra) {
+          try {
+            if (await this.tryKcpInPlace(kcp, victim, infra, true)) return Action.awaitChange();
+          } catch (err) {
+            this.world.mgr.log.error({ controlPlane: key.name, machine: candidate, err }, 'capi-sim: CanUpdateMachine failed');
+            return Action.requeue(1000);
+          }
+        }
+      }
       if (step.kind === 'create') await this.world.createOwned(ownerKey, blueprint);
       if (step.kind === 'delete' && this.world.inPlace) {
         const outdated = new Set(members.filter((m) => !m.upToDate).map((m) => m.name));
@@ -151,7 +171,7 @@ export class KubeadmControlPlaneController {
    * the DevMachine and KubeadmConfig, then the Machine's desired spec with UpdateMachine pending. False: not covered,
    * the caller scales the machine down as without the gate.
    */
-  private async tryKcpInPlace(kcp: KubeadmControlPlane, m: Machine, infra: KubeObject): Promise<boolean> {
+  private async tryKcpInPlace(kcp: KubeadmControlPlane, m: Machine, infra: KubeObject, onlyNonDisruptive = false): Promise<boolean> {
     const ns = m.metadata.namespace ?? '';
     const name = m.metadata.name ?? '';
     const reg = registrationsFor(this.world.extensionConfigs, CAN_UPDATE_MACHINE_HOOK)[0];
@@ -200,6 +220,8 @@ export class KubeadmControlPlaneController {
       this.world.mgr.log.info({ machine: name, reasons: coverage.reasons }, 'capi-sim: in-place update not possible, rolling out');
       return false;
     }
+    // Before the surge (v1.15): only a non-disruptive answer skips it; otherwise the surge machine comes first.
+    if (onlyNonDisruptive && answerAffectsAvailability(answer, true)) return false;
     this.world.mgr.log.info({ controlPlane: kcp.metadata.name, machine: name }, 'capi-sim: triggering in-place update');
     await this.world.client.patch(Machines, ns, name, { metadata: { annotations: { [UPDATE_IN_PROGRESS_ANNOTATION]: '' } } }, merge);
     await this.world.client.patch(

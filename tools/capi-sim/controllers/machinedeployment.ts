@@ -21,6 +21,7 @@ import {
   acknowledgeMoves,
   inPlaceCandidates,
   judgeCanUpdateMachineSet,
+  answerAffectsAvailability,
   moveAnnotations,
   type CanUpdateMachineSetPatches,
   type MachineSetObjects,
@@ -35,7 +36,7 @@ export class MachineDeploymentController {
   /** MachineSets a deployment created that the cache may not show yet, per deployment key. */
   private readonly expectedSets = new Map<string, string>();
   /** CanUpdateMachineSet answers per old/new MachineSet generation pair (upstream caches them too). */
-  private readonly canUpdateMachineSetCache = new Map<string, boolean>();
+  private readonly canUpdateMachineSetCache = new Map<string, SetAnswer>();
 
   constructor(private readonly world: SimWorld) {}
 
@@ -89,6 +90,13 @@ export class MachineDeploymentController {
               )
             : mine.filter(machineAvailable).length,
           createdAtMs: Date.parse(set.metadata.creationTimestamp ?? '') || 0,
+          updating: inPlaceOn
+            ? mine.filter(
+                (m) =>
+                  m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] !== undefined ||
+                  this.world.expectedMoves.has(`${m.metadata.namespace}/${m.metadata.name}`),
+              ).length
+            : 0,
         };
       });
       const currentNew = findNewMachineSet(md, sets);
@@ -102,11 +110,29 @@ export class MachineDeploymentController {
           views = views.map((v) => (v.set === currentNew ? { ...v, set: { ...v.set, spec: { ...v.set.spec, replicas } } } : v));
         }
       }
-      const decision = decideMdRollout(md, this.world.cluster(key.namespace, md.spec.clusterName), views);
+      // v1.15: the in-place answers are known before the rollout is planned, so a non-disruptive change gets no surge.
+      let nonDisruptive = false;
+      if (inPlaceOn && currentNew && this.world.readsAffectsAvailability) {
+        // By name: the acknowledgement above may have replaced the new set's view with an updated copy.
+        const olds = views.filter(
+          (v) => v.set.metadata.name !== currentNew.metadata.name && !v.set.metadata.deletionTimestamp && v.machines > 0,
+        );
+        try {
+          const answers = [];
+          for (const v of olds) answers.push(await this.canUpdateMachineSet(v.set, currentNew));
+          nonDisruptive = answers.length > 0 && answers.every((a) => a.covered && !a.affectsAvailability);
+        } catch (err) {
+          this.world.mgr.log.error({ machineDeployment: key.name, err }, 'capi-sim: CanUpdateMachineSet failed');
+          return Action.requeue(1000);
+        }
+      }
+      const decision = decideMdRollout(md, this.world.cluster(key.namespace, md.spec.clusterName), views, { nonDisruptive });
       // Confirm against the API server (caches lag independently) before rolling out a new MachineSet.
       if (decision.create && sets.length > 0 && !(await this.rolloutLive(md))) return Action.requeue(100);
       if (decision.create) {
-        await this.createMachineSet(md, decision.create.replicas);
+        // v1.15 asks CanUpdateMachineSet about the new set before sizing it (upstream plans on the set in memory): the
+        // simulator creates it empty and sizes it next pass, once the answer (and affectsAvailability) is known.
+        await this.createMachineSet(md, inPlaceOn && this.world.readsAffectsAvailability ? 0 : decision.create.replicas);
         // Upstream decides the in-place intent against the new set in the same pass: hold the old sets' scale-down
         // until the set exists, rather than delete a machine that could have moved.
         if (inPlaceOn) return Action.requeue(50);
@@ -126,7 +152,7 @@ export class MachineDeploymentController {
         for (const name of candidates) {
           const old = olds.find((v) => v.set.metadata.name === name)!.set;
           try {
-            if (await this.canUpdateMachineSet(old, currentNew)) covered.push(name);
+            if ((await this.canUpdateMachineSet(old, currentNew)).covered) covered.push(name);
           } catch (err) {
             this.world.mgr.log.error({ machineDeployment: key.name, machineSet: name, err }, 'capi-sim: CanUpdateMachineSet failed');
             return Action.requeue(1000);
@@ -215,12 +241,12 @@ export class MachineDeploymentController {
    * canUpdateMachineSetInPlace: asks the one CanUpdateMachineSet handler with the old and new MachineSet and their
    * DevMachineTemplate / KubeadmConfigTemplate, applies its patches to the old ones and compares with the new ones.
    */
-  private async canUpdateMachineSet(old: MachineSet, next: MachineSet): Promise<boolean> {
+  private async canUpdateMachineSet(old: MachineSet, next: MachineSet): Promise<SetAnswer> {
     const cacheKey = `${old.metadata.namespace}/${old.metadata.name}/${old.metadata.generation}->${next.metadata.name}/${next.metadata.generation}`;
     const cached = this.canUpdateMachineSetCache.get(cacheKey);
     if (cached !== undefined) return cached;
     const reg = registrationsFor(this.world.extensionConfigs, CAN_UPDATE_MACHINESET_HOOK)[0];
-    if (!reg) return false;
+    if (!reg) return NOT_COVERED;
     const ns = old.metadata.namespace;
     const tpl = async (res: ResourceType, name: string | undefined): Promise<(KubeObject & { spec?: unknown }) | undefined> => {
       const o = name ? await this.world.client.get<KubeObject & { spec?: unknown }>(res, ns, name) : undefined;
@@ -238,7 +264,7 @@ export class MachineDeploymentController {
     };
     const current = await side(old);
     const desired = await side(next);
-    if (!current || !desired) return false;
+    if (!current || !desired) return NOT_COVERED;
     const answer = (await callExtension(reg, CAN_UPDATE_MACHINESET_HOOK, { current, desired })) as CanUpdateMachineSetPatches;
     const coverage = judgeCanUpdateMachineSet(current, desired, answer);
     if (!coverage.covered)
@@ -246,10 +272,21 @@ export class MachineDeploymentController {
         { machineSet: old.metadata.name, reasons: coverage.reasons },
         'capi-sim: MachineSet cannot be updated in place, rolling out',
       );
-    this.canUpdateMachineSetCache.set(cacheKey, coverage.covered);
-    return coverage.covered;
+    const result = {
+      covered: coverage.covered,
+      affectsAvailability: answerAffectsAvailability(answer, this.world.readsAffectsAvailability),
+    };
+    this.canUpdateMachineSetCache.set(cacheKey, result);
+    return result;
   }
 }
+
+/** A judged CanUpdateMachineSet answer: every change covered, and whether it may disrupt the machines. */
+interface SetAnswer {
+  covered: boolean;
+  affectsAvailability: boolean;
+}
+const NOT_COVERED: SetAnswer = { covered: false, affectsAvailability: true };
 
 const phaseOf = (desired: number, current: number): string =>
   current < desired ? 'ScalingUp' : current > desired ? 'ScalingDown' : 'Running';

@@ -69,6 +69,8 @@ export class SimWorld {
     readonly readyDelayMs: number,
     readonly faithful: boolean,
     readonly inPlace: boolean,
+    /** The simulated Cluster API reads CanUpdate `affectsAvailability` (v1.15+): no surge for non-disruptive updates. */
+    readonly readsAffectsAvailability: boolean = false,
   ) {}
 
   /** The cached Cluster an owner belongs to (its paused flag and topology). */
