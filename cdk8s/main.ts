@@ -5,9 +5,10 @@ import { parseArgs } from 'node:util';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { parse } from 'yaml';
 import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { DEFAULT_PROVIDERS, PROVIDER_ROLES, parseProvider, type ProviderResource } from '../src/runtime/rbac.js';
 import { callerNamespaces, heapSizeMiB, type ContainerResources } from './charts.js';
+import { CLUSTERCTL_COMPONENTS_FILE, CLUSTERCTL_PROVIDER, CLUSTERCTL_PROVIDER_LABEL, clusterctlRelease } from './clusterctl.js';
 import {
   DEFAULT_IMAGE,
   DEFAULTS,
@@ -32,6 +33,7 @@ const USAGE = `Usage: npm run synth -- --image REF [--namespace NS] [--namespace
                          [--cpu-request Q] [--cpu-limit Q|none] [--memory-request Q] [--memory-limit Q]
                          [--no-network-policy] [--runtime-extension --runtime-extension-caller-namespace NS...
                          [--runtime-extension-secret NAME]] [--samples]
+       npm run synth -- --clusterctl DIR [--clusterctl-version vX.Y.Z] [--image REF] [--namespace NS] ...
 
 Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, NetworkPolicy) to dist/manifests/.
   --image REF       container image of the platform, with registry and tag or digest, e.g.
@@ -74,12 +76,23 @@ Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, Netwo
                     under the output directory: samples, not products; the node-simulating ones
                     (${SIMULATING.join(', ')}) run only against the embedded API server of npm start
                     (default: no samples)
+  --clusterctl DIR  instead, write a clusterctl provider release (a RuntimeExtensionProvider) into the local
+                    repository DIR: DIR/${CLUSTERCTL_PROVIDER_LABEL}/VERSION/{metadata.yaml,${CLUSTERCTL_COMPONENTS_FILE}},
+                    the runtime extension included; image, namespace, priority class and the callers' namespaces are
+                    clusterctl variables whose defaults are the values given here (docs/operations.md, "Installing
+                    with clusterctl"); not with --namespace-scoped, --samples, --no-network-policy or the
+                    --runtime-extension flags
+  --clusterctl-version V
+                    the release version (default: v + the version in package.json)
   --write-policy FILE  the write policy (YAML, allow/deny per selectResource) as a ConfigMap passed to the
                     plan-controller and machine-task-controller (default: the built-in policy)
   --provider P      grant the controllers a provider kind, e.g. InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io
                     (repeatable; ROLE is one of ${PROVIDER_ROLES.join(', ')})
   --no-default-providers
                     do not grant the default kinds (DevMachine, KubeadmConfig, KubeadmControlPlane and their templates)`;
+
+/** The version in package.json (the default release version of --clusterctl). */
+const packageVersion = (): string => (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 function main(): number {
   let values;
@@ -109,6 +122,8 @@ function main(): number {
         'no-network-policy': { type: 'boolean' },
         'runtime-extension': { type: 'boolean' },
         'runtime-extension-secret': { type: 'string' },
+        clusterctl: { type: 'string' },
+        'clusterctl-version': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -178,9 +193,59 @@ function main(): number {
   // A warning, not an error: synthesizing to read or diff the manifests needs no image.
   if (warning) process.stderr.write(`warning: ${warning}\n`);
   const runtimeExtension = values['runtime-extension'] || values['runtime-extension-secret'] !== undefined;
-  if (callers.length > 0 && !runtimeExtension) {
+  if (callers.length > 0 && !runtimeExtension && values.clusterctl === undefined) {
     process.stderr.write('error: --runtime-extension-caller-namespace applies to the runtime extension; add --runtime-extension\n');
     return 2;
+  }
+  if (values['clusterctl-version'] !== undefined && values.clusterctl === undefined) {
+    process.stderr.write('error: --clusterctl-version applies to --clusterctl DIR\n');
+    return 2;
+  }
+  if (values.clusterctl !== undefined) {
+    // clusterctl installs every namespaced object into one namespace and the release always carries the extension
+    // with its callers as variables: the options that contradict that are refused rather than ignored.
+    const clash = (
+      [
+        ['--namespace-scoped', scoped !== undefined],
+        ['--samples', values.samples === true],
+        ['--no-network-policy', values['no-network-policy'] === true],
+        ['--runtime-extension', values['runtime-extension'] === true],
+        ['--runtime-extension-secret', values['runtime-extension-secret'] !== undefined],
+        ['--runtime-extension-caller-namespace', callers.length > 0],
+      ] as const
+    ).filter(([, set]) => set);
+    if (clash.length > 0) {
+      process.stderr.write(
+        `error: --clusterctl does not take ${clash.map(([f]) => f).join(', ')} (the release is one namespace with the runtime extension; its callers' namespaces are the variables INPLACE_CAPI_NAMESPACE and INPLACE_KCP_NAMESPACE)\n`,
+      );
+      return 2;
+    }
+    const version = values['clusterctl-version'] ?? `v${packageVersion()}`;
+    let release: ManifestFile[];
+    try {
+      release = clusterctlRelease({
+        version,
+        providers,
+        ...(writePolicy ? { writePolicy } : {}),
+        image,
+        namespace: values.namespace ?? DEFAULTS.namespace,
+        replicas,
+        ...(values.instance !== undefined ? { instance: values.instance } : {}),
+        ...(values['priority-class'] !== undefined ? { priorityClassName: values['priority-class'] } : {}),
+        ...(ports.length || cidrs.length ? { apiServer: { ports: ports.length ? ports : DEFAULTS.apiServer.ports, cidrs } } : {}),
+        resources,
+      });
+    } catch (e) {
+      process.stderr.write(`error: ${(e as Error).message}\n`);
+      return 2;
+    }
+    const dir = join(values.clusterctl, CLUSTERCTL_PROVIDER_LABEL, version);
+    const show = (p: string): string => relative(process.cwd(), p) || p;
+    for (const p of writeManifests(release, dir)) process.stdout.write(`wrote ${show(p)}\n`);
+    process.stdout.write(
+      `add to clusterctl.yaml:\n  providers:\n    - name: ${CLUSTERCTL_PROVIDER}\n      url: file://${resolve(dir, CLUSTERCTL_COMPONENTS_FILE)}\n      type: RuntimeExtensionProvider\nthen: clusterctl init --runtime-extension ${CLUSTERCTL_PROVIDER}:${version}\n`,
+    );
+    return 0;
   }
   let files: ManifestFile[];
   try {
