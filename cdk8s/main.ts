@@ -3,11 +3,12 @@
 // docs/operations.md, Deploying).
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
 import { dirname, join, relative, resolve } from 'node:path';
 import { DEFAULT_PROVIDERS, PROVIDER_ROLES, parseProvider, type ProviderResource } from '../src/runtime/rbac.js';
 import { callerNamespaces, heapSizeMiB, type ContainerResources } from './charts.js';
+import { GUARD_FILE, GUARD_LABEL, guardCoversOf, synthesizeGuard } from './in-place-guard.js';
 import { CLUSTERCTL_COMPONENTS_FILE, CLUSTERCTL_PROVIDER, CLUSTERCTL_PROVIDER_LABEL, clusterctlRelease } from './clusterctl.js';
 import {
   DEFAULT_IMAGE,
@@ -32,7 +33,7 @@ const USAGE = `Usage: npm run synth -- --image REF [--namespace NS] [--namespace
                          [--instance NAME] [--priority-class NAME] [--api-server-port N]... [--api-server-cidr CIDR]...
                          [--cpu-request Q] [--cpu-limit Q|none] [--memory-request Q] [--memory-limit Q]
                          [--no-network-policy] [--runtime-extension --runtime-extension-caller-namespace NS...
-                         [--runtime-extension-secret NAME]] [--samples]
+                         [--runtime-extension-secret NAME]] [--samples] [--in-place-guard FILE]...
        npm run synth -- --clusterctl DIR [--clusterctl-version vX.Y.Z] [--image REF] [--namespace NS] ...
 
 Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, NetworkPolicy) to dist/manifests/.
@@ -76,6 +77,12 @@ Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, Netwo
                     under the output directory: samples, not products; the node-simulating ones
                     (${SIMULATING.join(', ')}) run only against the embedded API server of npm start
                     (default: no samples)
+  --in-place-guard FILE
+                    also write the in-place-only guard to ${GUARD_FILE}: a ValidatingAdmissionPolicy per owner kind
+                    refusing, for a KubeadmControlPlane or MachineDeployment labelled ${GUARD_LABEL}=true,
+                    a change that would make Cluster API replace machines; FILE holds the InPlaceUpdaters whose
+                    covers it judges by (repeatable; e.g. examples/hooks/updaters.yaml; docs/operations.md,
+                    "In-place-only guard"; Kubernetes >= 1.30) (default: no guard)
   --clusterctl DIR  instead, write a clusterctl provider release (a RuntimeExtensionProvider) into the local
                     repository DIR: DIR/${CLUSTERCTL_PROVIDER_LABEL}/VERSION/{metadata.yaml,${CLUSTERCTL_COMPONENTS_FILE}},
                     the runtime extension included; image, namespace, priority class and the callers' namespaces are
@@ -123,6 +130,7 @@ function main(): number {
         'runtime-extension': { type: 'boolean' },
         'runtime-extension-secret': { type: 'string' },
         clusterctl: { type: 'string' },
+        'in-place-guard': { type: 'string', multiple: true },
         'clusterctl-version': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -212,6 +220,7 @@ function main(): number {
         ['--runtime-extension', values['runtime-extension'] === true],
         ['--runtime-extension-secret', values['runtime-extension-secret'] !== undefined],
         ['--runtime-extension-caller-namespace', callers.length > 0],
+        ['--in-place-guard', values['in-place-guard'] !== undefined],
       ] as const
     ).filter(([, set]) => set);
     if (clash.length > 0) {
@@ -276,6 +285,28 @@ function main(): number {
     process.stderr.write(`error: ${(e as Error).message}\n`);
     return 2;
   }
+  try {
+    const guardFiles = values['in-place-guard'] ?? [];
+    if (guardFiles.length > 0) {
+      const covers = guardFiles.flatMap((f) => {
+        try {
+          return guardCoversOf(parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS() as unknown));
+        } catch (e) {
+          throw new Error(`--in-place-guard ${f}: ${(e as Error).message}`);
+        }
+      });
+      if (covers.length === 0)
+        throw new Error(`--in-place-guard ${guardFiles.join(', ')}: no InPlaceUpdater found (the guard would refuse every rollout change)`);
+      files = [
+        ...files,
+        synthesizeGuard({ covers, namespace: values.namespace ?? DEFAULTS.namespace, instance: values.instance ?? DEFAULTS.instance }),
+      ];
+    }
+  } catch (e) {
+    // An updaters file that cannot be read or judged is named with the flag.
+    process.stderr.write(`error: ${(e as Error).message}\n`);
+    return 2;
+  }
   const outdir = values.outdir ?? join(PROJECT_ROOT, 'dist', 'manifests');
   const show = (p: string): string => relative(process.cwd(), p) || p;
   // Earlier versions wrote the samples next to the platform, where `kubectl apply -f DIR/` applied them: remove that
@@ -284,6 +315,12 @@ function main(): number {
     if (!existsSync(stale)) continue;
     rmSync(stale);
     process.stdout.write(`removed ${show(stale)} (samples are written only with --samples, to ${SAMPLES_FILE})\n`);
+  }
+  // A guard an earlier run wrote would still be applied by `kubectl apply -f DIR/`, judging by stale covers.
+  const staleGuard = join(outdir, GUARD_FILE);
+  if (values['in-place-guard'] === undefined && existsSync(staleGuard)) {
+    rmSync(staleGuard);
+    process.stdout.write(`removed ${show(staleGuard)} (the in-place-only guard is written only with --in-place-guard)\n`);
   }
   for (const p of writeManifests(files, outdir)) process.stdout.write(`wrote ${show(p)}\n`);
   process.stdout.write(`apply with: kubectl apply --server-side -f ${show(outdir)}/\n`);
