@@ -41,15 +41,25 @@ interface Policy {
   };
 }
 
-// The embedded API server's CEL evaluator binds one root variable (`self`, as in CRD rules); the admission variables
-// (object, oldObject, request, variables) become its fields. Only identifiers outside string literals are rewritten.
+// The embedded API server's CEL, through its public entry: offline.ts's evaluateCel(expression, variables) where it
+// exists (the @bufbuild/cel adapter). Before it, the evaluator binds one root variable (`self`, as in CRD rules) and
+// the admission variables (object, oldObject, request, variables) become its fields: only identifiers outside string
+// literals are rewritten.
+type Evaluate = (expr: string, vars: Record<string, unknown>) => unknown;
+let evaluate: Evaluate | undefined;
 const ROOTS = /(?<![.\w])(object|oldObject|request|variables|params)\b/g;
 const rewrite = (expr: string): string =>
   expr
     .split(/('(?:[^'\\]|\\.)*')/)
     .map((part, i) => (i % 2 === 1 ? part : part.replace(ROOTS, 'self.$1')))
     .join('');
-const evalCel = (expr: string, root: Record<string, unknown>): unknown => compileCel(rewrite(expr)).eval(root);
+async function loadEvaluator(): Promise<Evaluate> {
+  const offline = (await import('../../tools/local-apiserver/offline.js')) as Record<string, unknown>;
+  const pub = offline['evaluateCel'];
+  if (typeof pub === 'function') return (expr, vars) => (pub as Evaluate)(expr, vars);
+  return (expr, vars) => compileCel(rewrite(expr)).eval(vars);
+}
+const evalCel = (expr: string, root: Record<string, unknown>): unknown => evaluate!(expr, root);
 
 /** What kube-apiserver does with an UPDATE under `policy`: match conditions, variables in order, validations. */
 function admit(
@@ -143,6 +153,10 @@ const named = (message: string | undefined): string[] =>
   (/covers:(.*?)\. Cover/.exec(message ?? '')?.[1] ?? '').trim().split(' ').filter(Boolean);
 
 describe('in-place-only guard (ValidatingAdmissionPolicy, npm run synth -- --in-place-guard)', () => {
+  before(async () => {
+    evaluate = await loadEvaluator();
+  });
+
   // Against the real CRDs ($CAPI_CRDS_DIR, set by .ci/run): the simulator's fixture CRDs are trimmed to what it uses.
   it('the fixtures are upstream-shaped: they validate against the real v1beta2 CRDs', function () {
     if (!process.env['CAPI_CRDS_DIR']) this.skip();
