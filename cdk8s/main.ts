@@ -87,8 +87,8 @@ Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, Netwo
                     repository DIR: DIR/${CLUSTERCTL_PROVIDER_LABEL}/VERSION/{metadata.yaml,${CLUSTERCTL_COMPONENTS_FILE}},
                     the runtime extension included; image, namespace, priority class and the callers' namespaces are
                     clusterctl variables whose defaults are the values given here (docs/operations.md, "Installing
-                    with clusterctl"); not with --namespace-scoped, --samples, --no-network-policy or the
-                    --runtime-extension flags
+                    with clusterctl"); not with --namespace-scoped, --samples, --no-network-policy,
+                    --in-place-guard (synthesize the guard apart) or the --runtime-extension flags
   --clusterctl-version V
                     the release version (default: v + the version in package.json)
   --write-policy FILE  the write policy (YAML, allow/deny per selectResource) as a ConfigMap passed to the
