@@ -1,7 +1,8 @@
 // The clusterctl provider release (`npm run synth -- --clusterctl DIR`): metadata.yaml maps the release series to the
 // contract; the components YAML, once its variables are substituted the way clusterctl does it (envsubst.ts), is
 // exactly what synthesize() writes for those values, validates against the API schemas, keeps every namespaced object
-// in one namespace (clusterctl's rule), and passes a server-side dry-run on the embedded API server (and the real one with INPLACE_TEST_KUBECONFIG).
+// in one namespace (clusterctl's rule), and passes a server-side dry-run on the embedded API server (and on the real
+// one with INPLACE_TEST_KUBECONFIG).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
