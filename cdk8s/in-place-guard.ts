@@ -152,7 +152,7 @@ const select = (root: string, path: readonly string[]): string => [root, ...path
 const present = (root: string, path: readonly string[]): string =>
   path.map((_, i) => `has(${select(root, path.slice(0, i + 1))})`).join(' && ');
 /** True when the field was added, removed or changed between oldObject and object. */
-export const changedExpr = (path: readonly string[]): string =>
+const changedExpr = (path: readonly string[]): string =>
   `((${present('oldObject', path)}) != (${present('object', path)}) || ((${present('object', path)}) && ${select('oldObject', path)} != ${select('object', path)}))`;
 
 /** The CEL of one guarded field: true when it changed in a namespace none of whose updaters covers it. */
