@@ -196,6 +196,32 @@ describe('in-place-only guard (ValidatingAdmissionPolicy, npm run synth -- --in-
     expect(parseAllDocuments(file.content).map((d) => d.toJS() as unknown)).to.deep.equal(objects);
   });
 
+  it('reads covers from InPlaceUpdater documents only, and refuses a bad updater naming it and what is wrong', () => {
+    const u = (metadata: Record<string, unknown>, covers: unknown): Record<string, unknown> => ({
+      apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
+      kind: 'InPlaceUpdater',
+      metadata,
+      spec: { sequence: 1, covers },
+    });
+    const good = u({ name: 'k', namespace: 'fleet-x' }, [{ selectResource: 'Machine', path: '/spec/version' }]);
+    const other = {
+      apiVersion: 'samples.inplace.cluster.x-k8s.io/v1alpha1',
+      kind: 'KubernetesVersionUpdateTaskTemplate',
+      metadata: { name: 't' },
+    };
+    expect(guardCoversOf([good, other, null])).to.deep.equal([
+      { namespace: 'fleet-x', updater: 'k', selectResource: 'Machine', path: '/spec/version' },
+    ]);
+    expect(() => guardCoversOf([u({ name: 'a' }, [])])).to.throw('InPlaceUpdater a has no metadata.namespace');
+    expect(() => guardCoversOf([u({ name: 'b', namespace: 'n' }, [])])).to.throw('InPlaceUpdater b has no spec.covers');
+    expect(() => guardCoversOf([u({ name: 'c', namespace: 'n' }, [{ selectResource: 'Node', path: '/spec/x' }])])).to.throw(
+      /InPlaceUpdater c: selectResource must be Machine, InfraMachine or BootstrapConfig, got "Node"/,
+    );
+    expect(() => guardCoversOf([u({ name: 'd', namespace: 'n' }, [{ selectResource: 'Machine', path: '/status/x' }])])).to.throw(
+      /InPlaceUpdater d: path must be a JSON pointer under \/spec/,
+    );
+  });
+
   describe('KubeadmControlPlane', () => {
     const policy = (): Policy => policyOf('KubeadmControlPlane');
 
