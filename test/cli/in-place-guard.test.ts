@@ -11,7 +11,6 @@ import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import * as admission from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import type { KubeObject } from '../../src/api/index.js';
-import { capiCrdDirs } from '../../tools/capi-sim/index.js';
 import {
   GUARDED_KINDS,
   GUARD_FILE,
@@ -23,8 +22,8 @@ import {
   type GuardCover,
 } from '../../cdk8s/in-place-guard.js';
 import { PROJECT_ROOT } from '../../cdk8s/synth.js';
-import { loadCrdsByKind } from '../capi-sim/schema-check.js';
-import { manifestProblems } from './manifest-schemas.js';
+import { loadCrdsByKind, schemaProblems } from '../capi-sim/schema-check.js';
+import { realCapiCrdsDir, requireRealCapiCrds } from '../support/real-capi-crds.js';
 import { startTestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
 
@@ -157,15 +156,17 @@ describe('in-place-only guard (ValidatingAdmissionPolicy, npm run synth -- --in-
     evaluate = await loadEvaluator();
   });
 
-  // Against the real CRDs ($CAPI_CRDS_DIR, set by .ci/run): the simulator's fixture CRDs are trimmed to what it uses.
+  // Against the real CRDs (the simulator's fixture CRDs are trimmed to what it uses): skipped locally without them,
+  // failing in CI.
   it('the fixtures are upstream-shaped: they validate against the real v1beta2 CRDs', function () {
-    if (!process.env['CAPI_CRDS_DIR']) this.skip();
-    expect(manifestProblems([kcp('fleet-a'), md('fleet-a')] as unknown as KubeObject[])).to.deep.equal([]);
+    requireRealCapiCrds(this);
+    const crds = loadCrdsByKind(realCapiCrdsDir());
+    expect([kcp('fleet-a'), md('fleet-a')].flatMap((o) => schemaProblems(o as unknown as KubeObject, crds))).to.deep.equal([]);
   });
 
   it('every field it compares exists in the v1beta2 schema of its kind (the CEL type-checks on a real server)', function () {
-    if (!process.env['CAPI_CRDS_DIR']) this.skip();
-    const crds = new Map(capiCrdDirs().flatMap((d) => [...loadCrdsByKind(d)]));
+    requireRealCapiCrds(this);
+    const crds = loadCrdsByKind(realCapiCrdsDir());
     for (const k of GUARDED_KINDS) {
       const crd = crds.get(`${k.group}/${k.kind}`)!;
       const schema = crd.spec.versions.find((v) => v.name === k.version)!.schema.openAPIV3Schema;
@@ -426,15 +427,13 @@ describe('in-place-only guard (ValidatingAdmissionPolicy, npm run synth -- --in-
   // informer sees it, so the refusal is waited for (dry-run updates: nothing changes meanwhile).
   it('a real kube-apiserver (INPLACE_TEST_KUBECONFIG) enforces it', async function () {
     if (!process.env['INPLACE_TEST_KUBECONFIG']) this.skip();
+    requireRealCapiCrds(this);
     this.timeout(240_000);
     const env = await startTestEnv();
     const created: { res: Awaited<ReturnType<typeof env.client.resolve>>; name: string }[] = [];
     try {
-      await env.installCrds(
-        capiCrdDirs()
-          .map((d) => join(d, 'controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml'))
-          .filter((f) => existsSync(f)),
-      );
+      // The real KubeadmControlPlane CRD (used as it is when the cluster has it), so the policy type-checks against it.
+      await env.installCrds([join(realCapiCrdsDir(), 'controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml')]);
       const ns = await env.newNamespace('guard');
       const covers: GuardCover[] = [{ namespace: ns, updater: 'kubernetes-version', selectResource: 'Machine', path: '/spec/version' }];
       const suffix = ns.slice(-6);
