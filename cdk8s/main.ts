@@ -290,7 +290,12 @@ function main(): number {
     if (guardFiles.length > 0) {
       const covers = guardFiles.flatMap((f) => {
         try {
-          return guardCoversOf(parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS() as unknown));
+          const docs = parseAllDocuments(readFileSync(f, 'utf8'));
+          // The yaml parser records syntax errors on the document instead of throwing: a broken file must not read as
+          // "no updaters here".
+          const syntax = docs.flatMap((d) => d.errors)[0];
+          if (syntax) throw new Error(syntax.message);
+          return guardCoversOf(docs.map((d) => d.toJS() as unknown));
         } catch (e) {
           throw new Error(`--in-place-guard ${f}: ${(e as Error).message}`);
         }
