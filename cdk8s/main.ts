@@ -3,11 +3,13 @@
 // docs/operations.md, Deploying).
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { DEFAULT_PROVIDERS, PROVIDER_ROLES, parseProvider, type ProviderResource } from '../src/runtime/rbac.js';
 import { callerNamespaces, heapSizeMiB, type ContainerResources } from './charts.js';
+import { GUARD_FILE, GUARD_LABEL, guardCoversOf, synthesizeGuard } from './in-place-guard.js';
+import { CLUSTERCTL_COMPONENTS_FILE, CLUSTERCTL_PROVIDER, CLUSTERCTL_PROVIDER_LABEL, clusterctlRelease } from './clusterctl.js';
 import {
   DEFAULT_IMAGE,
   DEFAULTS,
@@ -31,7 +33,8 @@ const USAGE = `Usage: npm run synth -- --image REF [--namespace NS] [--namespace
                          [--instance NAME] [--priority-class NAME] [--api-server-port N]... [--api-server-cidr CIDR]...
                          [--cpu-request Q] [--cpu-limit Q|none] [--memory-request Q] [--memory-limit Q]
                          [--no-network-policy] [--runtime-extension --runtime-extension-caller-namespace NS...
-                         [--runtime-extension-secret NAME]] [--samples]
+                         [--runtime-extension-secret NAME]] [--samples] [--in-place-guard FILE]...
+       npm run synth -- --clusterctl DIR [--clusterctl-version vX.Y.Z] [--image REF] [--namespace NS] ...
 
 Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, NetworkPolicy) to dist/manifests/.
   --image REF       container image of the platform, with registry and tag or digest, e.g.
@@ -74,12 +77,29 @@ Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, Netwo
                     under the output directory: samples, not products; the node-simulating ones
                     (${SIMULATING.join(', ')}) run only against the embedded API server of npm start
                     (default: no samples)
+  --in-place-guard FILE
+                    also write the in-place-only guard to ${GUARD_FILE}: a ValidatingAdmissionPolicy per owner kind
+                    refusing, for a KubeadmControlPlane or MachineDeployment labelled ${GUARD_LABEL}=true,
+                    a change that would make Cluster API replace machines; FILE holds the InPlaceUpdaters whose
+                    covers it judges by (repeatable; e.g. examples/hooks/updaters.yaml; docs/operations.md,
+                    "In-place-only guard"; Kubernetes >= 1.30) (default: no guard)
+  --clusterctl DIR  instead, write a clusterctl provider release (a RuntimeExtensionProvider) into the local
+                    repository DIR: DIR/${CLUSTERCTL_PROVIDER_LABEL}/VERSION/{metadata.yaml,${CLUSTERCTL_COMPONENTS_FILE}},
+                    the runtime extension included; image, namespace, priority class and the callers' namespaces are
+                    clusterctl variables whose defaults are the values given here (docs/operations.md, "Installing
+                    with clusterctl"); not with --namespace-scoped, --samples, --no-network-policy,
+                    --in-place-guard (synthesize the guard apart) or the --runtime-extension flags
+  --clusterctl-version V
+                    the release version (default: v + the version in package.json)
   --write-policy FILE  the write policy (YAML, allow/deny per selectResource) as a ConfigMap passed to the
                     plan-controller and machine-task-controller (default: the built-in policy)
   --provider P      grant the controllers a provider kind, e.g. InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io
                     (repeatable; ROLE is one of ${PROVIDER_ROLES.join(', ')})
   --no-default-providers
                     do not grant the default kinds (DevMachine, KubeadmConfig, KubeadmControlPlane and their templates)`;
+
+/** The version in package.json (the default release version of --clusterctl). */
+const packageVersion = (): string => (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 function main(): number {
   let values;
@@ -109,6 +129,9 @@ function main(): number {
         'no-network-policy': { type: 'boolean' },
         'runtime-extension': { type: 'boolean' },
         'runtime-extension-secret': { type: 'string' },
+        clusterctl: { type: 'string' },
+        'in-place-guard': { type: 'string', multiple: true },
+        'clusterctl-version': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -178,9 +201,60 @@ function main(): number {
   // A warning, not an error: synthesizing to read or diff the manifests needs no image.
   if (warning) process.stderr.write(`warning: ${warning}\n`);
   const runtimeExtension = values['runtime-extension'] || values['runtime-extension-secret'] !== undefined;
-  if (callers.length > 0 && !runtimeExtension) {
+  if (callers.length > 0 && !runtimeExtension && values.clusterctl === undefined) {
     process.stderr.write('error: --runtime-extension-caller-namespace applies to the runtime extension; add --runtime-extension\n');
     return 2;
+  }
+  if (values['clusterctl-version'] !== undefined && values.clusterctl === undefined) {
+    process.stderr.write('error: --clusterctl-version applies to --clusterctl DIR\n');
+    return 2;
+  }
+  if (values.clusterctl !== undefined) {
+    // clusterctl installs every namespaced object into one namespace and the release always carries the extension
+    // with its callers as variables: the options that contradict that are refused rather than ignored.
+    const clash = (
+      [
+        ['--namespace-scoped', scoped !== undefined],
+        ['--samples', values.samples === true],
+        ['--no-network-policy', values['no-network-policy'] === true],
+        ['--runtime-extension', values['runtime-extension'] === true],
+        ['--runtime-extension-secret', values['runtime-extension-secret'] !== undefined],
+        ['--runtime-extension-caller-namespace', callers.length > 0],
+        ['--in-place-guard', values['in-place-guard'] !== undefined],
+      ] as const
+    ).filter(([, set]) => set);
+    if (clash.length > 0) {
+      process.stderr.write(
+        `error: --clusterctl does not take ${clash.map(([f]) => f).join(', ')} (the release is one namespace with the runtime extension; its callers' namespaces are the variables INPLACE_CAPI_NAMESPACE and INPLACE_KCP_NAMESPACE)\n`,
+      );
+      return 2;
+    }
+    const version = values['clusterctl-version'] ?? `v${packageVersion()}`;
+    let release: ManifestFile[];
+    try {
+      release = clusterctlRelease({
+        version,
+        providers,
+        ...(writePolicy ? { writePolicy } : {}),
+        image,
+        namespace: values.namespace ?? DEFAULTS.namespace,
+        replicas,
+        ...(values.instance !== undefined ? { instance: values.instance } : {}),
+        ...(values['priority-class'] !== undefined ? { priorityClassName: values['priority-class'] } : {}),
+        ...(ports.length || cidrs.length ? { apiServer: { ports: ports.length ? ports : DEFAULTS.apiServer.ports, cidrs } } : {}),
+        resources,
+      });
+    } catch (e) {
+      process.stderr.write(`error: ${(e as Error).message}\n`);
+      return 2;
+    }
+    const dir = join(values.clusterctl, CLUSTERCTL_PROVIDER_LABEL, version);
+    const show = (p: string): string => relative(process.cwd(), p) || p;
+    for (const p of writeManifests(release, dir)) process.stdout.write(`wrote ${show(p)}\n`);
+    process.stdout.write(
+      `add to clusterctl.yaml:\n  providers:\n    - name: ${CLUSTERCTL_PROVIDER}\n      url: file://${resolve(dir, CLUSTERCTL_COMPONENTS_FILE)}\n      type: RuntimeExtensionProvider\nthen: clusterctl init --runtime-extension ${CLUSTERCTL_PROVIDER}:${version}\n`,
+    );
+    return 0;
   }
   let files: ManifestFile[];
   try {
@@ -211,6 +285,33 @@ function main(): number {
     process.stderr.write(`error: ${(e as Error).message}\n`);
     return 2;
   }
+  try {
+    const guardFiles = values['in-place-guard'] ?? [];
+    if (guardFiles.length > 0) {
+      const covers = guardFiles.flatMap((f) => {
+        try {
+          const docs = parseAllDocuments(readFileSync(f, 'utf8'));
+          // The yaml parser records syntax errors on the document instead of throwing: a broken file must not read as
+          // "no updaters here".
+          const syntax = docs.flatMap((d) => d.errors)[0];
+          if (syntax) throw new Error(syntax.message);
+          return guardCoversOf(docs.map((d) => d.toJS() as unknown));
+        } catch (e) {
+          throw new Error(`--in-place-guard ${f}: ${(e as Error).message}`);
+        }
+      });
+      if (covers.length === 0)
+        throw new Error(`--in-place-guard ${guardFiles.join(', ')}: no InPlaceUpdater found (the guard would refuse every rollout change)`);
+      files = [
+        ...files,
+        synthesizeGuard({ covers, namespace: values.namespace ?? DEFAULTS.namespace, instance: values.instance ?? DEFAULTS.instance }),
+      ];
+    }
+  } catch (e) {
+    // An updaters file that cannot be read or judged is named with the flag.
+    process.stderr.write(`error: ${(e as Error).message}\n`);
+    return 2;
+  }
   const outdir = values.outdir ?? join(PROJECT_ROOT, 'dist', 'manifests');
   const show = (p: string): string => relative(process.cwd(), p) || p;
   // Earlier versions wrote the samples next to the platform, where `kubectl apply -f DIR/` applied them: remove that
@@ -219,6 +320,12 @@ function main(): number {
     if (!existsSync(stale)) continue;
     rmSync(stale);
     process.stdout.write(`removed ${show(stale)} (samples are written only with --samples, to ${SAMPLES_FILE})\n`);
+  }
+  // A guard an earlier run wrote would still be applied by `kubectl apply -f DIR/`, judging by stale covers.
+  const staleGuard = join(outdir, GUARD_FILE);
+  if (values['in-place-guard'] === undefined && existsSync(staleGuard)) {
+    rmSync(staleGuard);
+    process.stdout.write(`removed ${show(staleGuard)} (the in-place-only guard is written only with --in-place-guard)\n`);
   }
   for (const p of writeManifests(files, outdir)) process.stdout.write(`wrote ${show(p)}\n`);
   process.stdout.write(`apply with: kubectl apply --server-side -f ${show(outdir)}/\n`);
