@@ -22,6 +22,7 @@ import {
   type GuardCover,
 } from '../../cdk8s/in-place-guard.js';
 import { PROJECT_ROOT } from '../../cdk8s/synth.js';
+import { evaluateCel } from '../../tools/local-apiserver/offline.js';
 import { loadCrdsByKind, schemaProblems } from '../capi-sim/schema-check.js';
 import { realCapiCrdsDir, requireRealCapiCrds } from '../support/real-capi-crds.js';
 import { startTestEnv } from '../support/env.js';
@@ -39,26 +40,9 @@ interface Policy {
   };
 }
 
-// The embedded API server's CEL, through its public entry: offline.ts's evaluateCel(expression, variables) (the
-// @bufbuild/cel adapter, issue 29 item 8). Until that entry is merged, the interpreter it replaces is used: it binds
-// one root variable (`self`, as in CRD rules), so the admission variables (object, oldObject, request, variables)
-// become its fields, rewritten outside string literals only. Remove that fallback once evaluateCel is on main.
-type Evaluate = (expr: string, vars: Record<string, unknown>) => unknown;
-let evaluate: Evaluate | undefined;
-const ROOTS = /(?<![.\w])(object|oldObject|request|variables|params)\b/g;
-const rewrite = (expr: string): string =>
-  expr
-    .split(/('(?:[^'\\]|\\.)*')/)
-    .map((part, i) => (i % 2 === 1 ? part : part.replace(ROOTS, 'self.$1')))
-    .join('');
-async function loadEvaluator(): Promise<Evaluate> {
-  const offline = (await import('../../tools/local-apiserver/offline.js')) as Record<string, unknown>;
-  const pub = offline['evaluateCel'];
-  if (typeof pub === 'function') return (expr, vars) => (pub as Evaluate)(expr, vars);
-  const { compileCel } = await import('../../tools/local-apiserver/cel.js');
-  return (expr, vars) => compileCel(rewrite(expr)).eval(vars);
-}
-const evalCel = (expr: string, root: Record<string, unknown>): unknown => evaluate!(expr, root);
+// The embedded API server's CEL (@bufbuild/cel), through its public entry: the admission variables (object,
+// oldObject, request, variables) bound as kube-apiserver binds them.
+const evalCel = (expr: string, root: Record<string, unknown>): unknown => evaluateCel(expr, root);
 
 /** What kube-apiserver does with an UPDATE under `policy`: match conditions, variables in order, validations. */
 function admit(
@@ -152,10 +136,6 @@ const named = (message: string | undefined): string[] =>
   (/covers:(.*?)\. Cover/.exec(message ?? '')?.[1] ?? '').trim().split(' ').filter(Boolean);
 
 describe('in-place-only guard (ValidatingAdmissionPolicy, npm run synth -- --in-place-guard)', () => {
-  before(async () => {
-    evaluate = await loadEvaluator();
-  });
-
   // Against the real CRDs (the simulator's fixture CRDs are trimmed to what it uses): skipped locally without them,
   // failing in CI.
   it('the fixtures are upstream-shaped: they validate against the real v1beta2 CRDs', function () {
