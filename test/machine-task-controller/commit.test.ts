@@ -46,14 +46,17 @@ describe('all-or-nothing commit (C8, integration)', function () {
   const store = (): {
     journal: CommitJournal | undefined;
     saves: (CommitJournal | undefined)[];
-    save: (j: CommitJournal | undefined) => Promise<void>;
+    committed: CommitJournal['objects'] | undefined;
+    save: (j: CommitJournal | undefined, committed?: Readonly<CommitJournal['objects']>) => Promise<void>;
   } => {
     const s = {
       journal: undefined as CommitJournal | undefined,
       saves: [] as (CommitJournal | undefined)[],
-      save: async (j: CommitJournal | undefined) => {
+      committed: undefined as CommitJournal['objects'] | undefined,
+      save: async (j: CommitJournal | undefined, committed?: Readonly<CommitJournal['objects']>) => {
         s.journal = j && structuredClone(j);
         s.saves.push(s.journal);
+        if (committed) s.committed = structuredClone([...committed]);
       },
     };
     return s;
@@ -94,12 +97,20 @@ describe('all-or-nothing commit (C8, integration)', function () {
     expect(s.saves).to.deep.equal([]);
   });
 
-  it('commits every object and clears its journal', async () => {
+  it('commits every object and clears its journal, keeping what it changed (for inplace revert)', async () => {
     const machine = f.machines[1]!;
+    const before = (await get(Machines, machine)).spec['version'];
     const s = store();
     const r = await commitResponsibilities(f.env.client, f.ns, machine, [VERSION, NTP], undefined, s.save);
     expect(r.ok).to.equal(true);
     expect(s.saves.map((j) => j?.state)).to.deep.equal(['Writing', undefined]);
+    const version = s.committed?.find((o) => o.kind === 'Machine')?.entries?.find((e) => e.path === '/spec/version');
+    expect(version).to.deep.equal({ path: '/spec/version', before: JSON.stringify(before), after: JSON.stringify('v1.30.1') });
+    expect(s.committed?.find((o) => o.kind === 'KubeadmConfig')?.entries?.map((e) => e.path)).to.include('/spec/ntp');
+    // Committing again finds every value in place: it changed nothing, and says so.
+    const again = store();
+    expect((await commitResponsibilities(f.env.client, f.ns, machine, [VERSION, NTP], undefined, again.save)).ok).to.equal(true);
+    expect(again.committed).to.deep.equal([]);
     expect((await get(Machines, machine)).spec['version']).to.equal('v1.30.1');
     expect((await get(KubeadmConfigs, machine)).spec['ntp']).to.deep.equal(NTP.value);
   });
