@@ -199,8 +199,8 @@ export function decideRevert(i: RevertInput): RevertDecision {
         ]);
       }
     }
-    if (pending === 0 && (committed.objects ?? []).length > 0 && !out.problems.some((p) => p.includes(`machine ${machineName} `)))
-      out.alreadyReverted.push(machineName);
+    const left = out.refused.some((r) => r.machine === machineName) || out.problems.some((p) => p.includes(`machine ${machineName} `));
+    if (pending === 0 && (committed.objects ?? []).length > 0 && !left) out.alreadyReverted.push(machineName);
   }
   for (const values of byKey.values()) {
     const distinct = [...new Map(values.map((v) => [JSON.stringify(v.to), v])).values()];
