@@ -30,7 +30,7 @@ export const VERBS: readonly VerbEntry[] = [
   },
   {
     name: 'preview',
-    summary: 'Show what a plan would do, without changing anything',
+    summary: 'Show what a plan, or Cluster API with a KCP / MachineDeployment change, would do, without changing anything',
     load: async () => (await import('./preview.js')).previewVerb,
   },
   {

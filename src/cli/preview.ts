@@ -35,7 +35,7 @@ import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, ty
 /** `inplace preview`. */
 export const previewVerb: Verb = {
   name: 'preview',
-  summary: 'Show what a plan would do, without changing anything',
+  summary: 'Show what a plan, or Cluster API with a KCP / MachineDeployment change, would do, without changing anything',
   help: `Usage: inplace preview -f plan.yaml|campaign.yaml [-n NAMESPACE] [-o text|json] [--write-policy FILE] [--kubeconfig FILE]
        inplace preview -f kcp.yaml|md.yaml [-n NAMESPACE] [-o text|json] [--version V] [--set PATH=VALUE]...
        inplace preview kcp/NAME|md/NAME [--version V] [--set PATH=VALUE]... [-n NAMESPACE] [-o text|json]

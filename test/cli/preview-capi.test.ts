@@ -8,9 +8,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { stringify } from 'yaml';
-import { API_VERSION, InPlaceUpdaters, KubeadmControlPlanes, MachineDeployments, Machines, type KubeObject } from '../../src/api/index.js';
+import {
+  API_VERSION,
+  DevMachines,
+  InPlaceUpdaters,
+  KubeadmControlPlanes,
+  Labels,
+  MachineDeployments,
+  Machines,
+  type KubeObject,
+} from '../../src/api/index.js';
 import type { CapiPreview } from '../../src/cli/preview-capi-decide.js';
-import { DevMachineTemplates, applyInventory, buildInventory, startCapiSimulator, type Machine } from '../../tools/capi-sim/index.js';
+import {
+  DevMachineTemplates,
+  applyInventory,
+  buildInventory,
+  deleteWorkloadNodes,
+  startCapiSimulator,
+  type CapiSimulator,
+  type Machine,
+} from '../../tools/capi-sim/index.js';
+import { ExtensionConfigs, type ExtensionConfig } from '../../tools/capi-sim/extension-client.js';
+import { UPDATE_IN_PROGRESS_ANNOTATION } from '../../tools/capi-sim/inplace.js';
+import { machineTaskController } from '../../src/machine-task-controller/index.js';
+import { createRuntimeExtension, type RuntimeExtensionComponent } from '../../src/runtime-extension/index.js';
 import { useE2eEnv } from '../e2e/env.js';
 import type { Platform } from '../e2e/harness.js';
 import { cli } from '../support/cli.js';
@@ -20,6 +41,8 @@ const CLUSTER = 'cluster1';
 const CP = 'cluster1-cp';
 const MD = 'cluster1-md-0';
 const IMAGE_PATH = '/spec/backend/docker/customImage';
+const imageOf = (d: KubeObject | undefined): unknown =>
+  ((d?.['spec'] as { backend?: { docker?: { customImage?: unknown } } } | undefined)?.backend?.docker ?? {}).customImage;
 
 describe('inplace preview of a Cluster API change (KubeadmControlPlane / MachineDeployment)', function () {
   this.timeout(180_000);
@@ -224,5 +247,124 @@ describe('inplace preview of a Cluster API change (KubeadmControlPlane / Machine
     expect(nothing.code).to.equal(2);
     expect(nothing.err).to.contain('nothing to preview');
     expect(await resourceVersions()).to.deep.equal(before);
+  });
+});
+
+// The preview against what the simulated Cluster API then does (InPlaceUpdates gate, the platform's runtime extension
+// registered): a change it calls in place is updated in place, one it calls replaced is rolled out.
+describe('inplace preview of a Cluster API change agrees with what Cluster API then does (capi-sim, InPlaceUpdates)', function () {
+  this.timeout(240_000);
+  const env = useE2eEnv();
+  let sim: CapiSimulator | undefined;
+  let ext: RuntimeExtensionComponent | undefined;
+  let ecName = '';
+  let simNs = '';
+
+  afterEach(async () => {
+    await sim?.stop();
+    sim = undefined;
+    if (simNs) await deleteWorkloadNodes(env().client, simNs);
+    if (ecName)
+      await env()
+        .client.delete(ExtensionConfigs, undefined, ecName)
+        .catch(() => undefined);
+    await ext?.close();
+    ext = undefined;
+  });
+
+  it('an image change previewed in place is updated in place; a version change no updater covers is previewed and done as a replacement', async () => {
+    const p = await env().platform();
+    const kc = ['--kubeconfig', env().kubeconfigPath, '-n', p.ns];
+    const client = p.client;
+    await applyInventory(
+      client,
+      buildInventory({
+        namespace: p.ns,
+        clusterName: CLUSTER,
+        version: 'v1.30.0',
+        image: 'img-a',
+        controlPlane: { name: CP, replicas: 1 },
+        machineDeployments: [{ name: MD, replicas: 2, maxUnavailable: 1, maxSurge: 0 }],
+      }),
+    );
+    await client.create(InPlaceUpdaters, {
+      apiVersion: API_VERSION,
+      kind: 'InPlaceUpdater',
+      metadata: { name: 'os', namespace: p.ns },
+      spec: { sequence: 1, covers: [{ selectResource: 'InfraMachine', path: IMAGE_PATH }], parameters: { durationSeconds: 0.05 } },
+    } as KubeObject);
+    simNs = p.ns;
+    sim = await startCapiSimulator({ client, namespace: p.ns, readyDelayMs: 20, inPlaceUpdates: true });
+    const live = async (): Promise<Machine[]> =>
+      (await client.list<Machine>(Machines, p.ns)).items.filter((m) => !m.metadata.deletionTimestamp);
+    await waitFor(
+      async () => ((await live()).length === 3 && (await live()).every((m) => m.status?.phase === 'Running') ? true : undefined),
+      {
+        timeoutMs: 60_000,
+        message: 'three machines running',
+      },
+    );
+    ext = createRuntimeExtension({ port: 0, bindAddress: '127.0.0.1', retryAfterSeconds: 1 });
+    await p.startComponent(ext);
+    await p.startComponent(machineTaskController);
+    await p.startSampleUpdaters(['reference']);
+    ecName = `inplace-${p.ns}`;
+    await client.create(ExtensionConfigs, {
+      apiVersion: 'runtime.cluster.x-k8s.io/v1beta2',
+      kind: 'ExtensionConfig',
+      metadata: { name: ecName },
+      spec: { clientConfig: { url: ext.url, caBundle: Buffer.from(ext.caBundle).toString('base64') } },
+    } as ExtensionConfig);
+    await waitFor(() => (sim!.handlers().length === 3 ? true : undefined), {
+      timeoutMs: 30_000,
+      message: 'the simulator knows the handlers',
+    });
+
+    // The MachineDeployment onto a new template with another image: previewed in place, then done in place.
+    const tpl = (await client.get<KubeObject>(DevMachineTemplates, p.ns, MD))!;
+    await client.create(DevMachineTemplates, {
+      apiVersion: tpl.apiVersion,
+      kind: tpl.kind,
+      metadata: { name: 'img-b', namespace: p.ns },
+      spec: { template: { spec: { backend: { docker: { customImage: 'img-b' } } } } },
+    } as KubeObject);
+    const workers = async (): Promise<Machine[]> => (await live()).filter((m) => m.metadata.labels?.[Labels.deploymentName] === MD);
+    const before = (await workers()).map((m) => m.metadata.uid).sort();
+    const md = await cli('preview', `md/${MD}`, '--set', 'spec.template.spec.infrastructureRef.name=img-b', ...kc);
+    expect(md.code, md.out + md.err).to.equal(0);
+    expect(md.out).to.contain('2 in place, 0 replaced');
+    await client.patch(
+      MachineDeployments,
+      p.ns,
+      MD,
+      { spec: { template: { spec: { infrastructureRef: { name: 'img-b' } } } } },
+      { type: 'merge' },
+    );
+    await waitFor(
+      async () => {
+        const now = await workers();
+        if (now.length !== 2 || now.some((m) => m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] !== undefined)) return undefined;
+        const images = await Promise.all(now.map((m) => client.get(DevMachines, p.ns, m.spec.infrastructureRef.name)));
+        return images.every((d) => imageOf(d) === 'img-b') ? true : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 200, message: 'both workers at img-b' },
+    );
+    expect((await workers()).map((m) => m.metadata.uid).sort(), 'the same workers: updated in place').to.deep.equal(before);
+
+    // A KCP version change no InPlaceUpdater covers: previewed as a replacement (exit 1), then rolled out.
+    const cpBefore = (await live()).filter((m) => m.metadata.labels?.[Labels.controlPlaneName] === CP).map((m) => m.metadata.uid);
+    const cp = await cli('preview', `kcp/${CP}`, '--version', 'v1.30.1', ...kc);
+    expect(cp.code, cp.out + cp.err).to.equal(1);
+    expect(cp.out).to.contain('0 in place, 1 replaced');
+    expect(cp.out).to.contain('not covered: Machine /spec/version');
+    await client.patch(KubeadmControlPlanes, p.ns, CP, { spec: { version: 'v1.30.1' } }, { type: 'merge' });
+    const replaced = await waitFor(
+      async () => {
+        const now = (await live()).filter((m) => m.metadata.labels?.[Labels.controlPlaneName] === CP);
+        return now.length === 1 && now[0]!.spec.version === 'v1.30.1' && now[0]!.status?.phase === 'Running' ? now[0]! : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 200, message: 'the control-plane machine at v1.30.1' },
+    );
+    expect(cpBefore, 'the control-plane machine was replaced').to.not.include(replaced.metadata.uid);
   });
 });
