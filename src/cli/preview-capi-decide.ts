@@ -44,8 +44,10 @@ export interface CapiPreviewMachine {
   outOfDate: string[];
   /** In-place: the updaters in the order they run (the MachineUpdate the UpdateMachine hook creates runs them so). */
   updaters: CapiPreviewUpdater[];
-  /** Replaced: the changed fields no InPlaceUpdater covers, as `Kind /json/pointer`, or why no update is possible. */
+  /** Replaced: the changed fields no InPlaceUpdater covers, as `Kind /json/pointer`. */
   uncovered: string[];
+  /** Replaced for another reason than a field: the surge, an object not found, nothing an updater could apply. */
+  reason?: string;
 }
 
 /** The preview of an owner change. */
@@ -156,9 +158,8 @@ function previewKcp(i: CapiPreviewInput, kcp: KubeadmControlPlane): { machines: 
         verdict: 'replaced',
         outOfDate: up.reasons,
         updaters: [],
-        uncovered: [
-          `${!infra ? `${m.spec.infrastructureRef.kind} ${m.spec.infrastructureRef.name}` : !template ? `${infraRef.kind} ${infraRef.name}` : `${configRef?.kind} ${configRef?.name}`} not found: not eligible for an in-place update`,
-        ],
+        uncovered: [],
+        reason: `${!infra ? `${m.spec.infrastructureRef.kind} ${m.spec.infrastructureRef.name}` : !template ? `${infraRef.kind} ${infraRef.name}` : `${configRef?.kind} ${configRef?.name}`} not found: not eligible for an in-place update`,
       };
     const infraSpec = specOf(infra);
     const desiredInfra = {
@@ -226,7 +227,8 @@ function previewMd(i: CapiPreviewInput, md: MachineDeployment): { machines: Capi
         verdict: 'replaced',
         outOfDate: up.reasons,
         updaters: [],
-        uncovered: [`${missing.kind} ${missing.name} not found: Cluster API rolls out`],
+        uncovered: [],
+        reason: `${missing.kind} ${missing.name} not found: Cluster API rolls out`,
       };
     } else {
       const pairs: Pair[] = [
@@ -275,9 +277,8 @@ export function previewCapiChange(i: CapiPreviewInput): { preview: CapiPreview; 
   const surge = Math.min(surgeOf(i), inPlace.length);
   for (const m of inPlace.slice(inPlace.length - surge)) {
     m.verdict = 'replaced';
-    m.uncovered = [
-      `maxSurge ${surge}: Cluster API creates ${surge} new machine${surge === 1 ? '' : 's'} first and scales as many old ones down instead of updating them (set spec.rollout.strategy.rollingUpdate.maxSurge to 0 to update every machine in place)`,
-    ];
+    m.updaters = [];
+    m.reason = `maxSurge ${surge}: Cluster API creates ${surge} new machine${surge === 1 ? '' : 's'} first and scales as many old ones down instead of updating them (set spec.rollout.strategy.rollingUpdate.maxSurge to 0 to update every machine in place)`;
   }
   if (surge > 0)
     notes.push(

@@ -324,6 +324,7 @@ export function renderCapiPreview(p: CapiPreview): string {
     if (m.verdict === 'in-place')
       m.updaters.forEach((u, i) => L.push(`      ${i + 1}. ${u.name} (sequence ${u.sequence}): ${u.fields.join(', ')}`));
     if (m.verdict === 'replaced') for (const x of m.uncovered) L.push(`      not covered: ${x}`);
+    if (m.reason) L.push(`      replaced: ${m.reason}`);
     if (m.verdict !== 'unchanged' && m.outOfDate.length > 0) L.push(`      out of date: ${m.outOfDate.join('; ')}`);
   }
   if (p.machines.length === 0) L.push('  (no machines)');

@@ -186,7 +186,7 @@ export function decideRevert(i: RevertInput): RevertDecision {
           const [b, a] = [parseVersion(before), parseVersion(after)];
           if (b && a && compareVersions(b, a) < 0) {
             refuse(
-              `Kubernetes version ${show(after)} back to ${show(before)} is a downgrade, which kubeadm does not support (upgrade rule no-downgrade): the version stays`,
+              `Kubernetes version ${show(after)} back to ${show(before)} is a downgrade, which kubeadm does not support (upgrade rule no-downgrade)`,
             );
             continue;
           }

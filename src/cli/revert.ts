@@ -68,7 +68,7 @@ ${KUBE_OPTIONS_HELP}`,
         );
       if (!d.plan)
         throw new CliError(
-          `nothing to revert in ${ref}${d.refused.length > 0 ? ':\n' + renderRefused(d) : ': no machine holds a value the plan committed'}`,
+          `nothing to revert in ${ref}${d.refused.length > 0 ? `:\n${refusedLines(d).join('\n')}` : ': no machine holds a value the plan committed'}`,
         );
       if (output === 'yaml') io.out(safeLines(stringify(d.plan)));
       else io.out(renderRevert(ref, d));
@@ -139,9 +139,8 @@ async function readRevertInput(conn: Connection, plan: InPlaceUpdatePlan & KubeO
 
 const show = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
 
-function renderRefused(d: RevertDecision): string {
-  return d.refused.map((r) => `  ✖ ${r.target} ${r.machine}: ${r.selectResource} ${r.path} stays: ${r.why}`).join('\n');
-}
+const refusedLines = (d: RevertDecision): string[] =>
+  d.refused.map((r) => `  ✖ ${r.target} ${r.machine}: ${r.selectResource} ${r.path} stays: ${r.why}`);
 
 /** The revert plan for people: per target the values back, the machines they go back on, and what stays. */
 export function renderRevert(ref: string, d: RevertDecision): string {
@@ -159,7 +158,7 @@ export function renderRevert(ref: string, d: RevertDecision): string {
         L.push(`  ${u.sequence}. ${u.name}: ${r.selectResource} ${r.path} ${show(from)} -> ${show(r.value)}`);
       }
   }
-  if (d.refused.length > 0) L.push('', 'Not reverted:', renderRefused(d));
+  if (d.refused.length > 0) L.push('', 'Not reverted:', ...refusedLines(d));
   if (d.alreadyReverted.length > 0) L.push('', `Already back at the values before: ${d.alreadyReverted.join(', ')}`);
   L.push('');
   return L.map(safeText).join('\n') + '\n';
