@@ -18,7 +18,7 @@ import {
 } from '../api/index.js';
 import type { KubeadmControlPlane, Machine, MachineDeployment, MachineSet, ObjectRef } from '../api/capi/index.js';
 import { parsePointer } from '../runtime/pure/jsonpointer.js';
-import { call, connect, type Connection } from './kube.js';
+import { call, connect, explainApiError, type Connection } from './kube.js';
 import { previewCapiChange, type CapiOwnerKind, type CapiPreview } from './preview-capi-decide.js';
 import { safeJson, safeText } from './safe-text.js';
 import { CliError, ExitCode, str, type Io, type ParsedArgs } from './verb.js';
@@ -197,7 +197,7 @@ export async function runCapiPreview(
     if (!o)
       throw badInput(
         `"${source.target}" names no KubeadmControlPlane or MachineDeployment`,
-        'use kubeadmcontrolplane/NAME (kcp/NAME) or machinedeployment/NAME (md/NAME), or -f with the changed object',
+        'use kubeadmcontrolplane/NAME (kcp/NAME) or machinedeployment/NAME (md/NAME), or -f FILE (a plan, a campaign, or the changed object)',
       );
     ({ kind, name } = o);
     if (str(args, 'version') === undefined && !Array.isArray(args.values['set']))
@@ -221,7 +221,7 @@ export async function runCapiPreview(
       );
       if (!served)
         throw badInput(`the API server does not serve ${ownerRes.plural}.${ownerRes.group}`, 'is Cluster API installed in this cluster?');
-      throw e;
+      throw explainApiError(e, conn, ownerRes);
     }
     if (!live)
       throw badInput(
