@@ -129,8 +129,9 @@ describe('all-or-nothing commit (C8, integration)', function () {
     expect(k1.metadata.resourceVersion).to.equal(k0.metadata.resourceVersion);
   });
 
-  it('resumes an interrupted commit from its journal and finishes it', async () => {
+  it('resumes an interrupted commit from its journal and finishes it, keeping the values from before the first run', async () => {
     const machine = f.machines[3]!;
+    const before = (await get(Machines, machine)).spec['version'];
     const s = store();
     const client = failingClient(f.env.client, KubeadmConfigs.kind, unavailable);
     // The Machine is written, the KubeadmConfig write fails transiently: the journal stays (as after a crash).
@@ -144,6 +145,9 @@ describe('all-or-nothing commit (C8, integration)', function () {
     expect(r.ok).to.equal(true);
     expect(s.journal).to.equal(undefined);
     expect((await get(KubeadmConfigs, machine)).spec['ntp']).to.deep.equal(NTP.value);
+    // The Machine was written by the first run: its value before comes from that run's journal, not from now.
+    const version = s.committed?.find((o) => o.kind === 'Machine')?.entries?.find((e) => e.path === '/spec/version');
+    expect(version?.before).to.equal(JSON.stringify(before));
   });
 
   it('rolls back the half an interrupted run wrote when the rest can no longer be committed', async () => {
