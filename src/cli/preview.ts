@@ -150,6 +150,19 @@ ${KUBE_OPTIONS_HELP}`,
   },
 };
 
+/**
+ * The preview of a plan object built by the CLI itself (e.g. `inplace revert`), against the cluster: the offline
+ * checks (schema, rules) and the controller's validation with the commit dry-run, as `inplace preview -f` does.
+ */
+export async function previewPlanObject(conn: Connection, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanPreview> {
+  const offline = checkPlan(plan);
+  const snapshot = await readSnapshot(conn, plan, plan.metadata.namespace ?? 'default', []);
+  const { previewPlan } = await import('../plan-controller/preview.js');
+  const { dryRunCommits } = await import('../plan-controller/prestart.js');
+  snapshot.dryRunProblems = await call(conn, Machines, () => dryRunCommits(conn.client, plan, snapshot.machines));
+  return withOfflineProblems(previewPlan(plan, snapshot), offline);
+}
+
 /** Reads everything the preview needs with get/list only. */
 async function readSnapshot(
   conn: Connection,

@@ -15,6 +15,7 @@ import {
 import { toLabelValue } from '../contract/index.js';
 import { isAlreadyExists } from '../runtime/pure/errors.js';
 import { call, connect, explainApiError, findPlan, type Connection } from './kube.js';
+import type { PlanPreview } from '../plan-controller/preview.js';
 import { decideRevert, type LiveMachine, type RevertDecision } from './revert-decide.js';
 import { safeLines, safeText } from './safe-text.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, flag, kubeOptions, positionals, str, UsageError, type Verb } from './verb.js';
@@ -31,7 +32,8 @@ Builds a plan that brings the machines a finished (updated, failed) or aborted p
 they held before its commit (each MachineUpdate keeps them in status.committed), on the same targets with the same
 sequences and updaters: the same order and the owners' budgets. Only values a machine still holds from the plan
 revert. A Kubernetes version is never set back (kubeadm does not support a downgrade: it stays, and is listed);
-OS images, configuration and other values revert. Nothing is created without --apply.
+OS images, configuration and other values revert. The revert plan is validated as inplace preview -f does
+(an invalid one is not created). Nothing is created without --apply.
 Refused, with nothing created: a plan still running, a plan whose MachineUpdates were pruned by the plan history,
 machines changed since the plan (another value now, replaced, gone), machines of a target that held different
 values before (one plan sets one value per target).
@@ -70,8 +72,15 @@ ${KUBE_OPTIONS_HELP}`,
         throw new CliError(
           `nothing to revert in ${ref}${d.refused.length > 0 ? `:\n${refusedLines(d).join('\n')}` : ': no machine holds a value the plan committed'}`,
         );
+      // The plan controller's own validation of the revert plan, as `inplace preview -f` runs it: an invalid plan is not created.
+      const checked = await (await import('./preview.js')).previewPlanObject(conn, structuredClone(d.plan));
       if (output === 'yaml') io.out(safeLines(stringify(d.plan)));
-      else io.out(renderRevert(ref, d));
+      else io.out(renderRevert(ref, d) + renderValidation(checked));
+      if (!checked.valid)
+        throw new CliError(
+          `the revert plan of ${ref} is not valid (nothing created):\n  ${checked.problems.join('\n  ')}`,
+          'fix the causes above, or write a plan of your own from -o yaml',
+        );
       if (!flag(args, 'apply')) {
         if (output === 'text') io.out('Nothing was created: run again with --apply to create the revert plan.\n');
         return ExitCode.ok;
@@ -138,6 +147,20 @@ async function readRevertInput(conn: Connection, plan: InPlaceUpdatePlan & KubeO
 }
 
 const show = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
+/** The validation result of the revert plan (the preview's own words), with what the plan's preview warns about. */
+function renderValidation(p: PlanPreview): string {
+  const L = [
+    p.valid
+      ? `Validation (as inplace preview -f): OK${p.alreadyDone ? ' — already done' : ''}`
+      : `Validation (as inplace preview -f): INVALID — ${p.problems.length} problem${p.problems.length === 1 ? '' : 's'}`,
+    ...p.problems.map((x) => `  ✖ ${x}`),
+    ...p.uncovered.map((u) => `  ! uncovered: ${u.target} ${u.machine}: ${u.selectResource} ${u.path} (${u.why})`),
+    ...p.warnings.map((w) => `  ! ${w}`),
+    '',
+  ];
+  return L.map(safeText).join('\n') + '\n';
+}
 
 const refusedLines = (d: RevertDecision): string[] =>
   d.refused.map((r) => `  ✖ ${r.target} ${r.machine}: ${r.selectResource} ${r.path} stays: ${r.why}`);

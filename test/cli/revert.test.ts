@@ -89,6 +89,7 @@ describe('inplace revert of a finished plan (OS image, configuration; the versio
     expect(preview.out).to.contain(
       `Machine /spec/version stays: Kubernetes version "${TO_VERSION}" back to "${FROM_VERSION}" is a downgrade, which kubeadm does not support`,
     );
+    expect(preview.out).to.contain('Validation (as inplace preview -f): OK');
     expect(preview.out).to.contain('Nothing was created');
     expect((await p.client.list(InPlaceUpdatePlans, p.ns)).items.map((x) => x.metadata.name)).to.deep.equal(['upgrade']);
 
