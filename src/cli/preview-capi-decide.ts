@@ -74,9 +74,19 @@ export interface CapiPreviewInput {
   machineSets?: readonly MachineSet[];
   /** The object a reference names in the owner's namespace (InfraMachines, bootstrap configs, templates), if found. */
   lookup(ref: ObjectRef): KubeObject | undefined;
-  /** The InPlaceUpdaters the runtime extension serves in the owner's namespace. */
+  /** The InPlaceUpdaters registered in the owner's namespace. */
   updaters: readonly InPlaceUpdater[];
+  /**
+   * The updaters the runtime extension would use for one request, given its desired side (the objects of a
+   * CanUpdateMachine or CanUpdateMachineSet request): those whose scope serves the machine. Default: all of them.
+   */
+  serving?: (side: CapiRequestSide) => readonly InPlaceUpdater[];
 }
+
+/** The desired side of the CanUpdate request Cluster API would send for a machine (KCP) or a MachineSet (MD). */
+export type CapiRequestSide =
+  | { machine: unknown; infrastructureMachine: unknown; bootstrapConfig?: unknown }
+  | { machineSet: unknown; infrastructureMachineTemplate: unknown; bootstrapConfigTemplate?: unknown };
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -182,7 +192,12 @@ function previewKcp(i: CapiPreviewInput, kcp: KubeadmControlPlane): { machines: 
         current: { spec: kubeadmConfigSpecForDiff(specOf(config)) },
         desired: { spec: kubeadmConfigSpecForDiff(kcp.spec.kubeadmConfigSpec) },
       });
-    return judge(name, up.reasons, pairs, '/spec', i.updaters);
+    const side = {
+      machine: { kind: 'Machine', spec: m.spec },
+      infrastructureMachine: infra,
+      ...(config ? { bootstrapConfig: config } : {}),
+    };
+    return judge(name, up.reasons, pairs, '/spec', i.serving ? i.serving(side) : i.updaters);
   });
   return { machines, problems };
 }
@@ -247,7 +262,12 @@ function previewMd(i: CapiPreviewInput, md: MachineDeployment): { machines: Capi
           current: { spec: specOf(oldBoot) },
           desired: { spec: specOf(desiredBoot) },
         });
-      const { name: _n, ...rest } = judge('', up.reasons, pairs, '/spec/template/spec', i.updaters);
+      const side = {
+        machineSet: { kind: 'MachineSet', spec: md.spec },
+        infrastructureMachineTemplate: desiredInfra,
+        ...(desiredBoot ? { bootstrapConfigTemplate: desiredBoot } : {}),
+      };
+      const { name: _n, ...rest } = judge('', up.reasons, pairs, '/spec/template/spec', i.serving ? i.serving(side) : i.updaters);
       out = rest;
     }
     bySet.set(nameOf(set), out);

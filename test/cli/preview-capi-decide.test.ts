@@ -96,6 +96,16 @@ describe('Cluster API preview decision', () => {
     expect(none.surgeReplaced).to.equal(0);
   });
 
+  it("only the updaters serving the request side count (the extension's scope): the others are as if not registered", () => {
+    const i = kcpInput({ replicas: 1, maxSurge: 0, version: 'v1.30.1', updaters: [updater('k', 1, 'Machine', '/spec/version')] });
+    const sides: unknown[] = [];
+    const p = previewCapiChange({ ...i, serving: (side) => (sides.push(side), []) }).preview;
+    expect(p.machines[0]).to.deep.include({ verdict: 'replaced', uncovered: ['Machine /spec/version'] });
+    expect(sides).to.have.length(1);
+    expect(sides[0]).to.have.nested.property('infrastructureMachine.kind', 'DevMachine');
+    expect(sides[0]).to.have.nested.property('bootstrapConfig.kind', 'KubeadmConfig');
+  });
+
   it('KCP: an infrastructure template that does not exist is a problem; a machine without its InfraMachine is replaced', () => {
     const i = kcpInput({ replicas: 1, maxSurge: 0, version: 'v1.30.1', updaters: [updater('k', 1, 'Machine', '/spec/version')] });
     const missingTemplate = previewCapiChange({ ...i, lookup: (r) => (r.kind === 'DevMachineTemplate' ? undefined : i.lookup(r)) });
