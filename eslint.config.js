@@ -201,8 +201,9 @@ export default tseslint.config(
           'The CLI uses the local API server through its public entries: index.ts (the server) and offline.ts (CRD validation without a server), not its internals.',
       },
       {
-        group: ['**/tools/capi-sim/*', '!**/tools/capi-sim/index.js'],
-        message: 'The CLI uses the CAPI simulator through its entry, tools/capi-sim/index.ts.',
+        group: ['**/tools/capi-sim/*', '!**/tools/capi-sim/index.js', '!**/tools/capi-sim/model.js'],
+        message:
+          'The CLI uses the CAPI simulator through its entries: index.ts (the simulator) and model.ts (the pure upstream model, for previews).',
       },
     ]),
   },

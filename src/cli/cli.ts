@@ -30,7 +30,7 @@ export const VERBS: readonly VerbEntry[] = [
   },
   {
     name: 'preview',
-    summary: 'Show what a plan would do, without changing anything',
+    summary: 'Show what a plan, or Cluster API with a KCP / MachineDeployment change, would do, without changing anything',
     load: async () => (await import('./preview.js')).previewVerb,
   },
   {
@@ -39,6 +39,11 @@ export const VERBS: readonly VerbEntry[] = [
     load: async () => (await import('./status.js')).statusVerb,
   },
   { name: 'abort', summary: 'Abort a plan', load: async () => (await import('./abort.js')).abortVerb },
+  {
+    name: 'revert',
+    summary: 'Build (--apply: create) a plan that puts back the values a finished plan committed',
+    load: async () => (await import('./revert.js')).revertVerb,
+  },
   { name: 'pause', summary: 'Pause a plan (no new machines start)', load: async () => (await import('./pause.js')).pauseVerb },
   { name: 'resume', summary: 'Resume a paused plan', load: async () => (await import('./resume.js')).resumeVerb },
   {

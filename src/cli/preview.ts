@@ -35,8 +35,10 @@ import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, ty
 /** `inplace preview`. */
 export const previewVerb: Verb = {
   name: 'preview',
-  summary: 'Show what a plan would do, without changing anything',
+  summary: 'Show what a plan, or Cluster API with a KCP / MachineDeployment change, would do, without changing anything',
   help: `Usage: inplace preview -f plan.yaml|campaign.yaml [-n NAMESPACE] [-o text|json] [--write-policy FILE] [--kubeconfig FILE]
+       inplace preview -f kcp.yaml|md.yaml [-n NAMESPACE] [-o text|json] [--version V] [--set PATH=VALUE]...
+       inplace preview kcp/NAME|md/NAME [--version V] [--set PATH=VALUE]... [-n NAMESPACE] [-o text|json]
 
 Reads the plan file and the cluster (read-only: nothing is created or changed) and shows:
 validation result, the ordered sequence groups, the machines of each target in update order with
@@ -50,8 +52,16 @@ of the plan it would create (without the commit dry-run).
 Exit code: 0 when the plan is valid and covers every change (or accepts uncovered ones with
 spec.acceptUncoveredChanges), 1 otherwise, 2 for wrong usage.
 
+With a KubeadmControlPlane or MachineDeployment (a file, merged over the live object as kubectl apply
+would, or kind/NAME with --version / --set): per machine, whether Cluster API would update it in place
+(by which InPlaceUpdaters, in which order: the runtime extension's coverage) or replace it (which changed
+fields no updater covers). Exit code 0 when no machine would be replaced, 1 otherwise (a CI gate), 2 for
+bad input (an object that does not exist, a file of another kind, an unknown --set path).
+
 Options:
-  -f, --filename FILE   the plan (YAML; may also contain its templates)
+  -f, --filename FILE   the plan (YAML; may also contain its templates), or a changed KCP / MachineDeployment
+  --version V           Cluster API preview: the proposed Kubernetes version
+  --set PATH=VALUE      Cluster API preview: set a field of the owner (spec.x.y or /spec/x/y; VALUE is YAML)
   -n, --namespace NS    namespace when the plan has none (default: the context's, else default)
   -o, --output FORMAT   text (default) or json
   --write-policy FILE   the write policy the controllers run with (default: the built-in one)
@@ -64,15 +74,31 @@ ${KUBE_OPTIONS_HELP}`,
     output: { type: 'string', short: 'o' },
     'write-policy': { type: 'string' },
     'max-clusters': { type: 'string' },
+    version: { type: 'string' },
+    set: { type: 'string', multiple: true },
   },
   async run(args, io) {
-    if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}" (the plan file goes after -f)`);
-    const file = str(args, 'filename');
-    if (!file) throw new UsageError('missing -f plan.yaml');
     const output = str(args, 'output') ?? 'text';
     if (output !== 'text' && output !== 'json') throw new UsageError(`--output must be text or json, got "${output}"`);
+    const file = str(args, 'filename');
+    const capi = await import('./preview-capi.js');
+    if (args.positionals.length > 1 || (args.positionals.length === 1 && file))
+      throw new UsageError(`unexpected argument "${args.positionals[file ? 0 : 1]}"`);
+    // A live owner by kind/NAME: the Cluster API preview of --version / --set.
+    if (args.positionals.length === 1) return capi.runCapiPreview(args, io, { target: args.positionals[0]! }, output);
+    if (!file) throw new UsageError('missing -f plan.yaml');
 
     const docs = readYamlDocs(resolvePath(file));
+    const plans0 = docs.filter((d) => d.kind === 'InPlaceUpdatePlan' || d.kind === 'InPlaceUpdateCampaign');
+    if (plans0.length === 0 && capi.isOwnerFile(docs)) return capi.runCapiPreview(args, io, { file, docs }, output);
+    if (str(args, 'version') !== undefined || args.values['set'] !== undefined)
+      throw new UsageError('--version and --set apply to a KubeadmControlPlane or MachineDeployment, not to a plan');
+    if (plans0.length === 0)
+      throw new CliError(
+        `"${file}" contains no InPlaceUpdatePlan, InPlaceUpdateCampaign, KubeadmControlPlane or MachineDeployment (found: ${[...new Set(docs.map((d) => d.kind ?? '(no kind)'))].join(', ') || 'nothing'})`,
+        'preview a plan (see examples/plan.yaml), a campaign, or a changed KubeadmControlPlane / MachineDeployment',
+        ExitCode.usage,
+      );
     const plans = docs.filter((d) => d.kind === 'InPlaceUpdatePlan');
     // A campaign: its waves and, per cluster, the preview of the plan it would create (src/cli/campaign-preview.ts).
     if (plans.length === 0 && docs.some((d) => d.kind === 'InPlaceUpdateCampaign'))
@@ -123,6 +149,19 @@ ${KUBE_OPTIONS_HELP}`,
     }
   },
 };
+
+/**
+ * The preview of a plan object built by the CLI itself (e.g. `inplace revert`), against the cluster: the offline
+ * checks (schema, rules) and the controller's validation with the commit dry-run, as `inplace preview -f` does.
+ */
+export async function previewPlanObject(conn: Connection, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanPreview> {
+  const offline = checkPlan(plan);
+  const snapshot = await readSnapshot(conn, plan, plan.metadata.namespace ?? 'default', []);
+  const { previewPlan } = await import('../plan-controller/preview.js');
+  const { dryRunCommits } = await import('../plan-controller/prestart.js');
+  snapshot.dryRunProblems = await call(conn, Machines, () => dryRunCommits(conn.client, plan, snapshot.machines));
+  return withOfflineProblems(previewPlan(plan, snapshot), offline);
+}
 
 /** Reads everything the preview needs with get/list only. */
 async function readSnapshot(

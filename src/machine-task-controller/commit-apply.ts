@@ -11,8 +11,11 @@ import { journalEntries, mergeJournal, objectLabel, restorePatch, type CommitJou
 
 export type { CommitResult };
 
-/** Persists the journal (undefined clears it); the commit calls it before its first real write. */
-export type SaveJournal = (journal: CommitJournal | undefined) => Promise<void>;
+/**
+ * Persists the journal (undefined clears it); the commit calls it before its first real write. A finished commit clears
+ * it and passes what it wrote as `committed` (kept on the MachineUpdate for `inplace revert`).
+ */
+export type SaveJournal = (journal: CommitJournal | undefined, committed?: readonly JournalObject[]) => Promise<void>;
 
 const SELECTS: Responsibility['selectResource'][] = ['Machine', 'InfraMachine', 'BootstrapConfig'];
 const FIELD_MANAGER = 'machine-task-controller';
@@ -170,7 +173,7 @@ async function writeAll(
     const why = notKept(t, after);
     if (why) return rollback(client, namespace, objects, `${why} (after the dry-run kept it)`, save);
   }
-  await save(undefined);
+  await save(undefined, objects);
   return { ok: true, written: pending.flatMap((t) => t.items.map((r) => `${what(t)} ${r.path}`)) };
 }
 
@@ -214,7 +217,8 @@ export async function commitResponsibilities(
   if (why !== undefined) return fail(why);
   const pending = targets.filter((t) => t.ops.length > 0);
   if (pending.length > 0) return writeAll(client, namespace, pending, journaled, save);
-  if (journal) await save(undefined);
+  // Everything in place: what an interrupted earlier run wrote (its journal) is what this commit changed, else nothing.
+  await save(undefined, journaled);
   return { ok: true, written: [] };
 }
 

@@ -49,7 +49,7 @@ import {
 } from '../runtime/index.js';
 import type { WritePolicy } from '../api/index.js';
 import { commitResponsibilities } from './commit-apply.js';
-import type { CommitJournal } from './journal.js';
+import type { CommitJournal, JournalObject } from './journal.js';
 import { controllingPlanRef, ownershipProblem } from './ownership.js';
 import { DEFAULT_UNREPORTED_TASK_MS, commitEnding, decide, refusalRecheckMs, type Decision } from './decide.js';
 import { metricsFor, type TaskControllerMetrics } from './metrics.js';
@@ -384,12 +384,15 @@ export async function reconcileCommit(deps: Deps, scope: Scope): Promise<Outcome
   const resps = scope.views.flatMap((v) => v.updater.responsibilities);
   let latest = mu;
   // The journal goes through /status on its own (patch helper), before the first real write; the final status write builds on it.
-  const save = async (journal: CommitJournal | undefined): Promise<void> => {
+  const save = async (journal: CommitJournal | undefined, committed?: readonly JournalObject[]): Promise<void> => {
     const { commit: _old, ...rest } = latest.status ?? {};
     latest = await snapshot(latest).apply(
       client,
       MachineUpdates,
-      { ...latest, status: { ...rest, ...(journal ? { commit: journal } : {}) } },
+      {
+        ...latest,
+        status: { ...rest, ...(journal ? { commit: journal } : {}), ...(committed ? { committed: { objects: [...committed] } } : {}) },
+      },
       { fieldManager: CONTROLLER_NAME },
     );
   };

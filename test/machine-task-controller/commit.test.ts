@@ -46,14 +46,17 @@ describe('all-or-nothing commit (C8, integration)', function () {
   const store = (): {
     journal: CommitJournal | undefined;
     saves: (CommitJournal | undefined)[];
-    save: (j: CommitJournal | undefined) => Promise<void>;
+    committed: CommitJournal['objects'] | undefined;
+    save: (j: CommitJournal | undefined, committed?: Readonly<CommitJournal['objects']>) => Promise<void>;
   } => {
     const s = {
       journal: undefined as CommitJournal | undefined,
       saves: [] as (CommitJournal | undefined)[],
-      save: async (j: CommitJournal | undefined) => {
+      committed: undefined as CommitJournal['objects'] | undefined,
+      save: async (j: CommitJournal | undefined, committed?: Readonly<CommitJournal['objects']>) => {
         s.journal = j && structuredClone(j);
         s.saves.push(s.journal);
+        if (committed) s.committed = structuredClone([...committed]);
       },
     };
     return s;
@@ -94,12 +97,20 @@ describe('all-or-nothing commit (C8, integration)', function () {
     expect(s.saves).to.deep.equal([]);
   });
 
-  it('commits every object and clears its journal', async () => {
+  it('commits every object and clears its journal, keeping what it changed (for inplace revert)', async () => {
     const machine = f.machines[1]!;
+    const before = (await get(Machines, machine)).spec['version'];
     const s = store();
     const r = await commitResponsibilities(f.env.client, f.ns, machine, [VERSION, NTP], undefined, s.save);
     expect(r.ok).to.equal(true);
     expect(s.saves.map((j) => j?.state)).to.deep.equal(['Writing', undefined]);
+    const version = s.committed?.find((o) => o.kind === 'Machine')?.entries?.find((e) => e.path === '/spec/version');
+    expect(version).to.deep.equal({ path: '/spec/version', before: JSON.stringify(before), after: JSON.stringify('v1.30.1') });
+    expect(s.committed?.find((o) => o.kind === 'KubeadmConfig')?.entries?.map((e) => e.path)).to.include('/spec/ntp');
+    // Committing again finds every value in place: it changed nothing, and says so.
+    const again = store();
+    expect((await commitResponsibilities(f.env.client, f.ns, machine, [VERSION, NTP], undefined, again.save)).ok).to.equal(true);
+    expect(again.committed).to.deep.equal([]);
     expect((await get(Machines, machine)).spec['version']).to.equal('v1.30.1');
     expect((await get(KubeadmConfigs, machine)).spec['ntp']).to.deep.equal(NTP.value);
   });
@@ -118,8 +129,9 @@ describe('all-or-nothing commit (C8, integration)', function () {
     expect(k1.metadata.resourceVersion).to.equal(k0.metadata.resourceVersion);
   });
 
-  it('resumes an interrupted commit from its journal and finishes it', async () => {
+  it('resumes an interrupted commit from its journal and finishes it, keeping the values from before the first run', async () => {
     const machine = f.machines[3]!;
+    const before = (await get(Machines, machine)).spec['version'];
     const s = store();
     const client = failingClient(f.env.client, KubeadmConfigs.kind, unavailable);
     // The Machine is written, the KubeadmConfig write fails transiently: the journal stays (as after a crash).
@@ -133,6 +145,9 @@ describe('all-or-nothing commit (C8, integration)', function () {
     expect(r.ok).to.equal(true);
     expect(s.journal).to.equal(undefined);
     expect((await get(KubeadmConfigs, machine)).spec['ntp']).to.deep.equal(NTP.value);
+    // The Machine was written by the first run: its value before comes from that run's journal, not from now.
+    const version = s.committed?.find((o) => o.kind === 'Machine')?.entries?.find((e) => e.path === '/spec/version');
+    expect(version?.before).to.equal(JSON.stringify(before));
   });
 
   it('rolls back the half an interrupted run wrote when the rest can no longer be committed', async () => {

@@ -204,6 +204,33 @@ export interface MachineUpdateStatus {
     }[];
   };
   /**
+   * committed records what a successful commit changed: each written path's value before and after it (the commit journal, kept once the commit finished). `inplace revert` builds a plan back to the values before from it. Absent when the update did not commit (failed, aborted) or finished before this field existed; no objects when every value was already in place.
+   */
+  committed?: {
+    /**
+     * objects the commit wrote, with each written path's previous and new value.
+     */
+    objects?: {
+      apiGroup: string;
+      kind: string;
+      name: string;
+      entries?: {
+        /**
+         * path is the JSON pointer written.
+         */
+        path: string;
+        /**
+         * before is the JSON encoding of the value before the commit; absent when the path did not exist.
+         */
+        before?: string;
+        /**
+         * after is the JSON encoding of the value the commit writes.
+         */
+        after: string;
+      }[];
+    }[];
+  };
+  /**
    * conditions represent the observations of the current state (metav1.Condition; CAPI semantics: lastTransitionTime moves only when status flips).
    */
   conditions?: Condition[];
