@@ -4,6 +4,7 @@
 // replaced: a CI gate before the change is applied.
 import { parse as parseYaml } from 'yaml';
 import {
+  Clusters,
   CustomResourceDefinitions,
   InPlaceUpdaters,
   KubeadmControlPlanes,
@@ -18,6 +19,7 @@ import {
 } from '../api/index.js';
 import type { KubeadmControlPlane, Machine, MachineDeployment, MachineSet, ObjectRef } from '../api/capi/index.js';
 import { parsePointer } from '../runtime/pure/jsonpointer.js';
+import { clusterNameOf, machineSetSubject, machineSubject, needsClusterLabels, updatersServing } from '../runtime-extension/validate.js';
 import { call, connect, explainApiError, type Connection } from './kube.js';
 import { previewCapiChange, type CapiOwnerKind, type CapiPreview } from './preview-capi-decide.js';
 import { safeJson, safeText } from './safe-text.js';
@@ -284,6 +286,13 @@ export async function runCapiPreview(
       found.set(key(r), (await call(conn, res, () => c.get<KubeObject>(res, ns, r.name))) ?? undefined);
     }
 
+    // The extension's scope (InPlaceUpdater spec.scope): an updater that does not serve the cluster or the provider
+    // kinds is as if not registered for that request. A cluster selector needs the Cluster's labels.
+    const clusterName = clusterNameOf(proposed) ?? machines[0]?.spec.clusterName ?? '';
+    const cluster = needsClusterLabels(updaters)
+      ? await call(conn, Clusters, () => c.get<KubeObject>(Clusters, ns, clusterName))
+      : undefined;
+    const labels = cluster ? (cluster.metadata.labels ?? {}) : undefined;
     const { preview, problems } = previewCapiChange({
       owner: proposed as unknown as KubeadmControlPlane | MachineDeployment,
       kind,
@@ -291,6 +300,8 @@ export async function runCapiPreview(
       machineSets,
       lookup: (r) => found.get(key(r)),
       updaters,
+      serving: (side) =>
+        updatersServing(updaters, { ...('machineSet' in side ? machineSetSubject(side) : machineSubject(side)), clusterLabels: labels }),
     });
     if (problems.length > 0)
       throw badInput(

@@ -10,6 +10,7 @@ import { expect } from 'chai';
 import { stringify } from 'yaml';
 import {
   API_VERSION,
+  Clusters,
   DevMachines,
   InPlaceUpdaters,
   KubeadmControlPlanes,
@@ -208,6 +209,38 @@ describe('inplace preview of a Cluster API change (KubeadmControlPlane / Machine
     expect(uncovered.code, uncovered.err).to.equal(1);
     expect(uncovered.out).to.contain('0 in place, 3 replaced, 0 unchanged');
     expect(uncovered.out).to.contain('not covered: DevMachineTemplate /spec/template/spec/backend/docker/preLoadImages');
+  });
+
+  it("the extension's scope: an updater whose clusterSelector does not match the cluster is as if not registered", async () => {
+    const tpl = (await p.client.get<KubeObject>(DevMachineTemplates, p.ns, MD))!;
+    const file = writeYaml('scoped.yaml', [
+      {
+        apiVersion: tpl.apiVersion,
+        kind: tpl.kind,
+        metadata: { name: 'tpl-scoped', namespace: p.ns },
+        spec: { template: { spec: { backend: { docker: { customImage: 'img-c' } } } } },
+      } as KubeObject,
+      {
+        apiVersion: 'cluster.x-k8s.io/v1beta2',
+        kind: 'MachineDeployment',
+        metadata: { name: MD },
+        spec: { template: { spec: { infrastructureRef: { name: 'tpl-scoped' } } } },
+      } as KubeObject,
+    ]);
+    const scope = (clusterSelector: unknown) =>
+      p.client.patch(InPlaceUpdaters, p.ns, 'os', { spec: { scope: clusterSelector ? { clusterSelector } : null } }, { type: 'merge' });
+    await scope({ matchLabels: { tier: 'gold' } });
+    try {
+      const off = await cli('preview', '-f', file, ...kc);
+      expect(off.code, off.out + off.err).to.equal(1);
+      expect(off.out).to.contain('not covered: DevMachineTemplate /spec/template/spec/backend/docker/customImage');
+      await p.client.patch(Clusters, p.ns, CLUSTER, { metadata: { labels: { tier: 'gold' } } }, { type: 'merge' });
+      const on = await cli('preview', '-f', file, ...kc);
+      expect(on.code, on.out + on.err).to.equal(0);
+      expect(on.out).to.contain('3 in place, 0 replaced');
+    } finally {
+      await scope(undefined);
+    }
   });
 
   it('an unchanged owner: every machine unchanged, exit 0', async () => {
