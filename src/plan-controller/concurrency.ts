@@ -40,11 +40,12 @@ export const targetDisruptive = (updaters: readonly AvailabilityDeclaration[] | 
  */
 export function mdConcurrency(md: KubeObject, replicas: number = mdReplicas(md), disruptive = true): MdConcurrency {
   const ru = mdRollingUpdate(md);
-  const fp = resolveFenceposts(ru.maxSurge, ru.maxUnavailable, replicas);
-  if (!fp.ok) return { ok: false, error: `rollingUpdate: ${fp.error}` };
-  if (!disruptive) return { ok: true, max: Math.max(1, fp.value.surge + fp.value.unavailable), surge: false, replicas, disruptive };
-  const surge = fp.value.unavailable === 0;
-  return { ok: true, max: surge ? 1 : fp.value.unavailable, surge, replicas, disruptive };
+  const fenceposts = resolveFenceposts(ru.maxSurge, ru.maxUnavailable, replicas);
+  if (!fenceposts.ok) return { ok: false, error: `rollingUpdate: ${fenceposts.error}` };
+  if (!disruptive)
+    return { ok: true, max: Math.max(1, fenceposts.value.surge + fenceposts.value.unavailable), surge: false, replicas, disruptive };
+  const surge = fenceposts.value.unavailable === 0;
+  return { ok: true, max: surge ? 1 : fenceposts.value.unavailable, surge, replicas, disruptive };
 }
 
 /**

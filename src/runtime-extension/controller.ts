@@ -28,7 +28,7 @@ import { Reasons, updateEvent } from './status.js';
 export const CONTROLLER_NAME = 'runtime-extension';
 
 /** What the handlers use. */
-export interface Deps {
+export interface ExtensionDeps {
   client: KubeClient;
   stores: Stores;
   events: EventRecorder;
@@ -60,7 +60,7 @@ const nsOf = (o: Record<string, unknown> | undefined): string | undefined =>
  * are as if not registered, so a change only they cover is "not covered" and Cluster API rolls it out as without us.
  */
 async function servingUpdaters(
-  deps: Deps,
+  deps: ExtensionDeps,
   ns: string | undefined,
   clusterOf: unknown,
   subject: Omit<ScopeSubject, 'clusterLabels'>,
@@ -71,14 +71,17 @@ async function servingUpdaters(
 }
 
 /** CanUpdateMachine: the covered changes of one machine, as patches (read only). */
-export async function handleCanUpdateMachine(deps: Deps, req: CanUpdateMachineRequest): Promise<CanUpdateMachineResponse> {
+export async function handleCanUpdateMachine(deps: ExtensionDeps, req: CanUpdateMachineRequest): Promise<CanUpdateMachineResponse> {
   const ns = nsOf(req.desired.machine) ?? nsOf(req.current.machine);
   const updaters = await servingUpdaters(deps, ns, req.desired.machine ?? req.current.machine, machineSubject(req.desired));
   return decideCanUpdateMachine(req, updaters);
 }
 
 /** CanUpdateMachineSet: the covered changes of a MachineSet's machine template, as patches (read only). */
-export async function handleCanUpdateMachineSet(deps: Deps, req: CanUpdateMachineSetRequest): Promise<CanUpdateMachineSetResponse> {
+export async function handleCanUpdateMachineSet(
+  deps: ExtensionDeps,
+  req: CanUpdateMachineSetRequest,
+): Promise<CanUpdateMachineSetResponse> {
   const ns = nsOf(req.desired.machineSet) ?? nsOf(req.current.machineSet);
   const updaters = await servingUpdaters(deps, ns, req.desired.machineSet ?? req.current.machineSet, machineSetSubject(req.desired));
   return decideCanUpdateMachineSet(req, updaters);
@@ -100,7 +103,7 @@ const desiredOf = (req: UpdateMachineRequest): DesiredObjects => ({
  * one write (create or replace the MachineUpdate) → the answer. A create that finds the object already there (the
  * cache lagged) answers from the existing one.
  */
-export async function reconcile(deps: Deps, req: UpdateMachineRequest): Promise<UpdateMachineResponse> {
+export async function reconcile(deps: ExtensionDeps, req: UpdateMachineRequest): Promise<UpdateMachineResponse> {
   const desired = desiredOf(req);
   const meta = (req.desired.machine?.metadata ?? {}) as { name?: string; namespace?: string };
   const ns = meta.namespace ?? '';
@@ -131,7 +134,7 @@ export async function reconcile(deps: Deps, req: UpdateMachineRequest): Promise<
 }
 
 /** Does the decided write and returns the answer (the decided one, or the existing MachineUpdate's after a lost race). */
-export async function reconcileStep(deps: Deps, d: UpdateDecision): Promise<UpdateMachineResponse> {
+export async function reconcileStep(deps: ExtensionDeps, d: UpdateDecision): Promise<UpdateMachineResponse> {
   const step = d.step;
   if (step.kind === 'create') {
     const ns = step.mu.metadata?.namespace ?? '';

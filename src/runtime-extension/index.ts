@@ -7,7 +7,7 @@
 // request (each hook call), so every replica serves; leader election does not apply to it.
 import { InPlaceUpdaters, MachineUpdates } from '../api/index.js';
 import type { Component, Manager } from '../runtime/index.js';
-import { CONTROLLER_NAME, handleCanUpdateMachine, handleCanUpdateMachineSet, reconcile, type Deps } from './controller.js';
+import { CONTROLLER_NAME, handleCanUpdateMachine, handleCanUpdateMachineSet, reconcile, type ExtensionDeps } from './controller.js';
 import { DEFAULT_RETRY_AFTER_SECONDS } from './decide.js';
 import { metricsFor } from './metrics.js';
 import { rbac } from './rbac.js';
@@ -87,7 +87,7 @@ export function createRuntimeExtension(opts: RuntimeExtensionOptions = {}): Runt
       return need().caBundle;
     },
     async setup(mgr: Manager) {
-      const deps: Deps = {
+      const deps: ExtensionDeps = {
         client: mgr.client,
         stores: storesOf(mgr),
         events: mgr.events,
