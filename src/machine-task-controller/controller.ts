@@ -500,13 +500,7 @@ async function createTask(
 }
 
 /** Writes the status once (only what changed, guarded by resourceVersion) and records the transition's Event. */
-export async function reconcileStatus(
-  deps: Deps,
-  scope: Scope,
-  s: StatusInput,
-  now: Date,
-  commit?: CommitJournal | null,
-): Promise<void> {
+export async function reconcileStatus(deps: Deps, scope: Scope, s: StatusInput, now: Date, commit?: CommitJournal | null): Promise<void> {
   const mu = scope.mu;
   const helper = snapshot(mu);
   // Only the status changes, and buildStatus returns a new one: a shallow copy of the (frozen) MachineUpdate is enough.

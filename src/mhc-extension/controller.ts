@@ -1,8 +1,18 @@
 // The MHC extension's two reconciles. `reconcile` passes over one MachineHealthCheck: snapshot (scope.ts) → decide
 // (decide.ts) → per machine one annotation patch and one condition write, through the snapshot/patch helper with
 // optimistic concurrency. `reconcileRestore` puts a machine's skip-remediation back once its update ended.
-import { MachineUpdates, Machines, MhcEventReasons } from '../api/index.js';
-import { Action, snapshot, type EventRecorder, type KubeClient, type Logger, type ObjectKey } from '../runtime/index.js';
+import { MachineUpdates, Machines } from '../api/index.js';
+import {
+  Action,
+  ConflictError,
+  KubeApiError,
+  snapshot,
+  type EventRecorder,
+  type KubeClient,
+  type Logger,
+  type ObjectKey,
+} from '../runtime/index.js';
+import { encodePointer } from '../runtime/pure/index.js';
 import {
   activeUpdateOf,
   confirmUnhealthy,
@@ -139,23 +149,39 @@ export async function reconcileRestore(deps: MhcDeps, key: ObjectKey, log: Logge
   const patch = restorePatch(scope.machine.metadata.annotations);
   if (!patch) return Action.awaitChange();
   await patchMachineAnnotations(deps.client, scope.machine, patch);
-  log.info({ machine: key.name }, 'in-place update ended: restored skip-remediation to its prior state');
-  deps.events.event(
-    scope.machine,
-    'Normal',
-    MhcEventReasons.skipRemediationRestored,
-    `In-place update ended; ${Object.keys(patch).join(', ')} restored to the state before the update`,
-  );
+  // No Event: one per machine per update repeated what the MachineUpdate's end (its Updated/Failed Event and status)
+  // and the annotations themselves show; SkipRemediationSet explains the annotation appearing.
+  log.info({ machine: key.name, restored: Object.keys(patch) }, 'in-place update ended: restored skip-remediation to its prior state');
   return Action.awaitChange();
 }
 
-/** Patches only the machine's annotations, guarded by the resourceVersion the decision was made on (409: ConflictError, retried). */
+/**
+ * Patches only the machine's annotations. The decision rests on the annotations alone, so the patch is guarded by
+ * them (a JSON patch `test` of the whole map as the decision saw it), not by the resourceVersion: a label or spec
+ * write by another controller (the plan's label, the commit) no longer costs a conflict, an annotation change still
+ * does (409/422: ConflictError, retried). A machine without annotations has no map to test: resourceVersion as before.
+ */
 async function patchMachineAnnotations(client: KubeClient, m: Machine, patch: AnnotationPatch): Promise<void> {
-  const annotations: Record<string, string> = { ...(m.metadata.annotations ?? {}) };
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete annotations[k];
-    else annotations[k] = v;
+  const seen = m.metadata.annotations;
+  if (!seen) {
+    const annotations: Record<string, string> = {};
+    for (const [k, v] of Object.entries(patch)) if (v !== null) annotations[k] = v;
+    await snapshot(m).apply(client, Machines, { ...m, metadata: { ...m.metadata, annotations } }, { fieldManager: CONTROLLER_NAME });
+    return;
   }
-  const snap = snapshot(m);
-  await snap.apply(client, Machines, { ...m, metadata: { ...m.metadata, annotations } }, { fieldManager: CONTROLLER_NAME });
+  const ops: unknown[] = [{ op: 'test', path: '/metadata/annotations', value: seen }];
+  for (const [k, v] of Object.entries(patch)) {
+    const path = `/metadata/annotations/${encodePointer([k]).slice(1)}`;
+    if (v !== null) ops.push({ op: 'add', path, value: v });
+    else if (seen[k] !== undefined) ops.push({ op: 'remove', path });
+  }
+  const name = m.metadata.name ?? '';
+  try {
+    await client.patch(Machines, m.metadata.namespace, name, ops, { type: 'json', fieldManager: CONTROLLER_NAME });
+  } catch (err) {
+    // A failed test is a 422 (as in Kubernetes): the annotations moved since the decision; decide again on fresh ones.
+    if (err instanceof KubeApiError && (err.code === 409 || err.code === 422))
+      throw new ConflictError(`patch annotations of Machine ${m.metadata.namespace ?? ''}/${name}`, err);
+    throw err;
+  }
 }
