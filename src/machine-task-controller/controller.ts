@@ -52,7 +52,7 @@ import { commitResponsibilities } from './commit-apply.js';
 import { Expectations } from './expectations.js';
 import type { CommitJournal } from './journal.js';
 import { controllingPlanRef, ownershipProblem } from './ownership.js';
-import { DEFAULT_UNREPORTED_TASK_MS, commitEnding, decide, refusalRecheckMs, type Decision } from './decide.js';
+import { DEFAULT_UNREPORTED_TASK_MS, commitEnding, decide, refusalRecheckMs, type DecideOptions, type Decision } from './decide.js';
 import { metricsFor, type TaskControllerMetrics } from './metrics.js';
 import {
   machinePresence,
@@ -211,11 +211,12 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
     scope.views.filter((v) => v.task).map((v) => v.taskName),
   );
   if (wait !== undefined) return Action.requeue(wait);
-  const d = decide(scope, { now, unreportedTaskMs: deps.unreportedTaskMs });
+  const opts: DecideOptions = { now, unreportedTaskMs: deps.unreportedTaskMs };
+  const d = decide(scope, opts);
   log.debug({ step: d.step.kind, updateStatus: d.updateStatus, message: d.message }, 'decided');
   if (d.step.kind === 'none') return Action.awaitChange();
-  const outcome = d.step.kind === 'commit' ? await reconcileCommit(deps, scope, d, now) : await reconcileTasks(deps, scope, d, log);
-  await reconcileStatus(deps, outcome.mu ? { ...scope, mu: outcome.mu } : scope, outcome.status, now, outcome.commit);
+  const outcome = d.step.kind === 'commit' ? await reconcileCommit(deps, scope, d, now) : await reconcileTasks(deps, scope, d, log, opts);
+  await reconcileStatus(deps, outcome.mu ? { ...scope, mu: outcome.mu } : scope, outcome.status, now, outcome.commit, outcome.startMessage);
   return outcome.action;
 }
 
@@ -332,6 +333,8 @@ export interface Outcome {
   mu?: MachineUpdateObject;
   /** The commit journal the status write leaves (null: cleared); undefined keeps what is there. */
   commit?: CommitJournal | null;
+  /** The message of the Event recording the update's start, when it differs from the status message. */
+  startMessage?: string;
 }
 
 const statusOf = (d: Decision): StatusInput => ({
@@ -342,7 +345,7 @@ const statusOf = (d: Decision): StatusInput => ({
 });
 
 /** Does the decided step on the updaters' tasks (create, abort, replace, wait, or finish); returns the status to write and what to wait for. */
-export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log: Logger): Promise<Outcome> {
+export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log: Logger, opts: DecideOptions): Promise<Outcome> {
   const { client, mgr } = deps;
   const mu = scope.mu;
   const ns = mu.metadata.namespace!;
@@ -362,7 +365,11 @@ export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log:
       if ('failed' in created)
         return { status: { updateStatus: 'failed', reason: created.reason, message: created.failed }, action: Action.awaitChange() };
       view.task = created.task;
-      return { status: statusOf(d), action: Action.awaitChange() };
+      // The status is what the next reconcile will decide with the task in place (waiting for its updater), so that
+      // reconcile has nothing to write; the start Event keeps this step's message, which names the task.
+      const next = decide(scope, opts);
+      const action = next.recheckAfterMs !== undefined ? Action.requeue(next.recheckAfterMs) : Action.awaitChange();
+      return { status: statusOf(next), action, startMessage: d.message };
     }
     case 'abortTask': {
       const view = scope.views[step.index]!;
@@ -500,7 +507,14 @@ async function createTask(
 }
 
 /** Writes the status once (only what changed, guarded by resourceVersion) and records the transition's Event. */
-export async function reconcileStatus(deps: Deps, scope: Scope, s: StatusInput, now: Date, commit?: CommitJournal | null): Promise<void> {
+export async function reconcileStatus(
+  deps: Deps,
+  scope: Scope,
+  s: StatusInput,
+  now: Date,
+  commit?: CommitJournal | null,
+  startMessage?: string,
+): Promise<void> {
   const mu = scope.mu;
   const helper = snapshot(mu);
   // Only the status changes, and buildStatus returns a new one: a shallow copy of the (frozen) MachineUpdate is enough.
@@ -517,5 +531,6 @@ export async function reconcileStatus(deps: Deps, scope: Scope, s: StatusInput, 
     s,
     mu.status?.conditions?.find((c) => c.type === ConditionTypes.inPlaceUpdate)?.reason,
   );
-  if (event) deps.mgr.events.event(mu, event.type, event.reason, event.message);
+  if (event)
+    deps.mgr.events.event(mu, event.type, event.reason, event.reason === Reasons.updating && startMessage ? startMessage : event.message);
 }
