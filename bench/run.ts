@@ -150,6 +150,8 @@ interface Platform {
   ns: string;
   fleet: Fleet;
   fleetSeconds: number;
+  /** Plans run on this fleet so far: each goes one minor version up (the no-skipped-minor rule refuses more). */
+  plansRun: number;
   controllers: { proc: Proc; port: number }[];
   updater: { proc: Proc; port: number; mode: 'watch' | 'poll' };
   workDir: string;
@@ -235,6 +237,7 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
     ns,
     fleet,
     fleetSeconds,
+    plansRun: 0,
     controllers,
     updater,
     workDir,
@@ -370,7 +373,9 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
   const name = `plan-${machines}-mu${String(maxUnavailable).replace('%', 'pct')}-d${d}${mode === 'poll' ? `-poll${o.pollRetrySeconds}s` : ''}${o.threeUpdaters ? '-3u' : ''}${faulty ? '-faults' : ''}`;
   planCounter++;
   const planName = `bench-${planCounter}`;
-  const toVersion = `v1.${30 + planCounter}.0`;
+  // Per fleet, not per invocation: a second size's fleet starts at v1.30 again.
+  p.plansRun++;
+  const toVersion = `v1.${30 + p.plansRun}.0`;
   await setMaxUnavailable(p.client, fleet, maxUnavailable);
   const observer = new PlanObserver(p.client, p.ns, planName);
   await observer.start();
