@@ -208,6 +208,7 @@ async function patchMachineAnnotations(deps: MhcDeps, m: Machine, patch: Annotat
   if (rv) deps.ownWrites.set(mhcKey(keyOf(m)), { rv, at: deps.now() });
 }
 
+/** The patch itself (see patchMachineAnnotations); returns the Machine as written. */
 async function sendAnnotations(client: KubeClient, m: Machine, patch: AnnotationPatch): Promise<Machine> {
   const seen = m.metadata.annotations;
   if (!seen) {
