@@ -150,6 +150,8 @@ interface Platform {
   ns: string;
   fleet: Fleet;
   fleetSeconds: number;
+  /** Plans run on this fleet so far: each goes one minor version up (the no-skipped-minor rule refuses more). */
+  plansRun: number;
   controllers: { proc: Proc; port: number }[];
   updater: { proc: Proc; port: number; mode: 'watch' | 'poll' };
   workDir: string;
@@ -235,6 +237,7 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
     ns,
     fleet,
     fleetSeconds,
+    plansRun: 0,
     controllers,
     updater,
     workDir,
@@ -306,6 +309,8 @@ export interface CaseResult {
   overheadMs: { nextTask: Summary; taskToMachineUpdateUpdated: Summary; machineUpdateToTask: Summary; groupHandoff: number | undefined };
   apiRequestsPerMachine: Record<string, number>;
   apiRequestsPerMachineByComponent: Record<string, Record<string, number>>;
+  /** Per component: requests per machine by `verb resource` (with the code when it was an error). */
+  apiRequestsPerMachineByResource?: Record<string, Record<string, number>>;
   /** Reconciles during the run per controller: count, mean duration, total busy seconds, errors (retried). */
   reconciles?: Record<string, { count: number; meanMs: number; busySeconds: number; errors: number }>;
   cpuSeconds: Record<string, number>;
@@ -329,9 +334,15 @@ async function requestCounts(p: Platform): Promise<Counts> {
   for (const { proc, port } of [...p.controllers, p.updater]) {
     const text = (await scrape(port)) ?? '';
     const byVerb = new Map<string, number>();
+    const detail = new Map<string, number>();
     for (const s of parseProm(text)) {
-      if (s.name === 'inplace_api_requests_total')
+      if (s.name === 'inplace_api_requests_total') {
         byVerb.set(s.labels['verb'] ?? '?', (byVerb.get(s.labels['verb'] ?? '?') ?? 0) + s.value);
+        // Which resource, and whether it failed (a 409 is a conflict the controller caused or met).
+        const code = s.labels['code'] ?? '?';
+        const k = `${s.labels['verb'] ?? '?'} ${s.labels['resource'] ?? '?'}${/^2|^404$/.test(code) ? '' : ` ${code}`}`;
+        detail.set(k, (detail.get(k) ?? 0) + s.value);
+      }
       const c = s.labels['controller'];
       if (!c) continue;
       const r = out.get(`reconcile:${c}`) ?? new Map<string, number>();
@@ -340,7 +351,10 @@ async function requestCounts(p: Platform): Promise<Counts> {
       if (s.name === 'inplace_reconcile_total' && s.labels['result'] === 'error') r.set('errors', s.value);
       out.set(`reconcile:${c}`, r);
     }
-    if (text) out.set(proc.name.replace(/-(watch|poll)$/, ''), byVerb);
+    if (text) {
+      out.set(proc.name.replace(/-(watch|poll)$/, ''), byVerb);
+      out.set(`detail:${proc.name.replace(/-(watch|poll)$/, '')}`, detail);
+    }
   }
   return out;
 }
@@ -359,7 +373,9 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
   const name = `plan-${machines}-mu${String(maxUnavailable).replace('%', 'pct')}-d${d}${mode === 'poll' ? `-poll${o.pollRetrySeconds}s` : ''}${o.threeUpdaters ? '-3u' : ''}${faulty ? '-faults' : ''}`;
   planCounter++;
   const planName = `bench-${planCounter}`;
-  const toVersion = `v1.${30 + planCounter}.0`;
+  // Per fleet, not per invocation: a second size's fleet starts at v1.30 again.
+  p.plansRun++;
+  const toVersion = `v1.${30 + p.plansRun}.0`;
   await setMaxUnavailable(p.client, fleet, maxUnavailable);
   const observer = new PlanObserver(p.client, p.ns, planName);
   await observer.start();
@@ -409,8 +425,19 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
       errors: (after.get('errors') ?? 0) - (b.get('errors') ?? 0),
     };
   }
+  const byResource: Record<string, Record<string, number>> = {};
+  for (const [key, after] of countsAfter) {
+    if (!key.startsWith('detail:')) continue;
+    const before = countsBefore.get(key) ?? new Map<string, number>();
+    const row: Record<string, number> = {};
+    for (const [k, n] of [...after].sort(([a], [b]) => a.localeCompare(b))) {
+      const delta = n - (before.get(k) ?? 0);
+      if (delta > 0) row[k] = round(delta / machines, 3);
+    }
+    byResource[key.slice('detail:'.length)] = row;
+  }
   for (const [comp, after] of countsAfter) {
-    if (comp.startsWith('reconcile:') || !countsBefore.has(comp)) continue;
+    if (comp.startsWith('reconcile:') || comp.startsWith('detail:') || !countsBefore.has(comp)) continue;
     const before = countsBefore.get(comp) ?? new Map<string, number>();
     const row: Record<string, number> = {};
     for (const [verb, n] of after) {
@@ -451,6 +478,7 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
     },
     apiRequestsPerMachine: total,
     apiRequestsPerMachineByComponent: byComponent,
+    apiRequestsPerMachineByResource: byResource,
     reconciles,
     cpuSeconds: Object.fromEntries([...stats].map(([k, s]) => [k, round(s.cpuSeconds - (cpuBefore.get(k)?.cpuSeconds ?? 0))])),
     peakRssMB: Object.fromEntries([...stats].map(([k, s]) => [k, round(s.peakRssBytes / 2 ** 20, 1)])),

@@ -69,8 +69,11 @@ async function prepare(
   machineName: string,
   resps: readonly Responsibility[],
   policy: WritePolicy | undefined,
+  cachedMachine: KubeObject | undefined,
 ): Promise<Target[]> {
-  const machine = await client.get(Machines, namespace, machineName);
+  // A cached Machine saves a GET per commit: the patch is guarded by its resourceVersion, so a stale copy costs a
+  // conflict (retried), never a write on outdated values.
+  const machine = cachedMachine ?? (await client.get(Machines, namespace, machineName));
   if (!machine) throw new MachineGone(`Machine ${namespace}/${machineName} not found`);
   if (machine.metadata.deletionTimestamp) throw new MachineGone(`Machine ${namespace}/${machineName} is being deleted`);
   const targets: Target[] = [];
@@ -181,7 +184,8 @@ async function writeAll(
  * Commits every responsibility to the Machine, its InfraMachine and its BootstrapConfig, all or nothing: prepare
  * every patch, dry-run them all (`dryRunAll`), then journal and write (`writeAll`). `journal`
  * is the MachineUpdate's status.commit (from an interrupted earlier run, if any); `save` persists it. Conflicts and
- * transient errors throw retryable errors with the journal kept, so the next reconcile resumes.
+ * transient errors throw retryable errors with the journal kept, so the next reconcile resumes. `cachedMachine`,
+ * when given, is used instead of reading the Machine (its resourceVersion guards the patch).
  */
 export async function commitResponsibilities(
   client: KubeClient,
@@ -191,6 +195,7 @@ export async function commitResponsibilities(
   journal: CommitJournal | undefined,
   save: SaveJournal,
   policy?: WritePolicy,
+  cachedMachine?: KubeObject,
 ): Promise<CommitResult> {
   if (journal?.state === 'RollingBack')
     return rollback(client, namespace, journal.objects ?? [], journal.reason ?? 'the commit failed', save);
@@ -204,7 +209,7 @@ export async function commitResponsibilities(
 
   let targets: Target[];
   try {
-    targets = await prepare(client, namespace, machineName, resps, policy);
+    targets = await prepare(client, namespace, machineName, resps, policy, cachedMachine);
   } catch (err) {
     if (err instanceof MachineGone && journaled.length === 0) {
       if (journal) await save(undefined);

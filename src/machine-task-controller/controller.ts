@@ -49,9 +49,10 @@ import {
 } from '../runtime/index.js';
 import type { WritePolicy } from '../api/index.js';
 import { commitResponsibilities } from './commit-apply.js';
+import { Expectations } from './expectations.js';
 import type { CommitJournal, JournalObject } from './journal.js';
 import { controllingPlanRef, ownershipProblem } from './ownership.js';
-import { DEFAULT_UNREPORTED_TASK_MS, commitEnding, decide, refusalRecheckMs, type Decision } from './decide.js';
+import { DEFAULT_UNREPORTED_TASK_MS, commitEnding, decide, refusalRecheckMs, type DecideOptions, type Decision } from './decide.js';
 import { metricsFor, type TaskControllerMetrics } from './metrics.js';
 import {
   machinePresence,
@@ -83,6 +84,8 @@ export interface Deps {
   allowedKinds: Map<string, number>;
   /** How long a task may go without a first status before the MachineUpdate says no updater reports (ms). */
   unreportedTaskMs: number;
+  /** Our writes the caches have not shown yet (a reconcile on such a cache waits rather than conflict). */
+  expect: Expectations;
 }
 
 /** How long a task kind's contract declaration is trusted before its CRD is read again. */
@@ -122,6 +125,7 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
     metrics: metricsFor(mgr),
     allowedKinds: new Map(),
     unreportedTaskMs: opts.unreportedTaskMs ?? DEFAULT_UNREPORTED_TASK_MS,
+    expect: new Expectations(),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
   };
   const ctrl = mgr
@@ -151,6 +155,8 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
     )
     .withConcurrency(opts.concurrency ?? DEFAULT_CONCURRENCY)
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
+  // After the controller's own handler: the key is queued, and this only marks our write as seen.
+  muInformer.onChange((mu, _old, type) => deps.expect.observed(mu, type === 'delete'));
   holder.ctrl = ctrl;
   return ctrl;
 }
@@ -199,11 +205,18 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
     await reconcileStatus(deps, failedScope, { updateStatus: 'failed', reason, message: err.message }, now);
     return Action.awaitChange();
   }
-  const d = decide(scope, { now, unreportedTaskMs: deps.unreportedTaskMs });
+  // Deciding on a cache that has not shown our last write would conflict or redo it; its watch event wakes us.
+  const wait = deps.expect.waitMs(
+    mu,
+    scope.views.filter((v) => v.task).map((v) => v.taskName),
+  );
+  if (wait !== undefined) return Action.requeue(wait);
+  const opts: DecideOptions = { now, unreportedTaskMs: deps.unreportedTaskMs };
+  const d = decide(scope, opts);
   log.debug({ step: d.step.kind, updateStatus: d.updateStatus, message: d.message }, 'decided');
   if (d.step.kind === 'none') return Action.awaitChange();
-  const outcome = d.step.kind === 'commit' ? await reconcileCommit(deps, scope) : await reconcileTasks(deps, scope, d, log);
-  await reconcileStatus(deps, outcome.mu ? { ...scope, mu: outcome.mu } : scope, outcome.status, now);
+  const outcome = d.step.kind === 'commit' ? await reconcileCommit(deps, scope, d, now) : await reconcileTasks(deps, scope, d, log, opts);
+  await reconcileStatus(deps, outcome.mu ? { ...scope, mu: outcome.mu } : scope, outcome.status, now, outcome);
   return outcome.action;
 }
 
@@ -247,12 +260,13 @@ async function freshPlanOf(deps: Deps, mu: MachineUpdateObject): Promise<KubeObj
 /** Says on the MachineUpdate why it is not acted on (status kept otherwise), with a Warning Event when that is news. */
 async function writeRefusal(deps: Deps, mu: MachineUpdateObject, message: string, now: Date): Promise<void> {
   if (mu.status?.message === message) return;
-  await snapshot(mu).apply(
+  const written = await snapshot(mu).apply(
     deps.client,
     MachineUpdates,
     { ...mu, status: refusalStatus(mu, message, now) },
     { fieldManager: CONTROLLER_NAME },
   );
+  deps.expect.wrote(written);
   deps.mgr.events.event(mu, 'Warning', Reasons.notOwnedByPlan, message);
 }
 
@@ -317,6 +331,12 @@ export interface Outcome {
   action: Action;
   /** The MachineUpdate as last written during the step (the commit journals in its status), when it changed. */
   mu?: MachineUpdateObject;
+  /** The commit journal the status write leaves (null: cleared); undefined keeps what is there. */
+  commit?: CommitJournal | null;
+  /** What the finished commit wrote (status.committed), set by the status write that ends the MachineUpdate. */
+  committed?: readonly JournalObject[];
+  /** The message of the Event recording the update's start, when it differs from the status message. */
+  startMessage?: string;
 }
 
 const statusOf = (d: Decision): StatusInput => ({
@@ -327,7 +347,7 @@ const statusOf = (d: Decision): StatusInput => ({
 });
 
 /** Does the decided step on the updaters' tasks (create, abort, replace, wait, or finish); returns the status to write and what to wait for. */
-export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log: Logger): Promise<Outcome> {
+export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log: Logger, opts: DecideOptions): Promise<Outcome> {
   const { client, mgr } = deps;
   const mu = scope.mu;
   const ns = mu.metadata.namespace!;
@@ -347,7 +367,11 @@ export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log:
       if ('failed' in created)
         return { status: { updateStatus: 'failed', reason: created.reason, message: created.failed }, action: Action.awaitChange() };
       view.task = created.task;
-      return { status: statusOf(d), action: Action.awaitChange() };
+      // The status is what the next reconcile will decide with the task in place (waiting for its updater), so that
+      // reconcile has nothing to write; the start Event keeps this step's message, which names the task.
+      const next = decide(scope, opts);
+      const action = next.recheckAfterMs !== undefined ? Action.requeue(next.recheckAfterMs) : Action.awaitChange();
+      return { status: statusOf(next), action, startMessage: d.message };
     }
     case 'abortTask': {
       const view = scope.views[step.index]!;
@@ -377,25 +401,31 @@ export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log:
   }
 }
 
-/** Commits every responsibility once every updater is updated (C8), all or nothing; returns how the MachineUpdate ends. */
-export async function reconcileCommit(deps: Deps, scope: Scope): Promise<Outcome> {
+/**
+ * Commits every responsibility once every updater is updated (C8), all or nothing; returns how the MachineUpdate ends.
+ * The journal rides on status writes that happen anyway: it is written with the decided status (every updater
+ * updated, committing) before the first object is written, and cleared by the final status write that follows.
+ */
+export async function reconcileCommit(deps: Deps, scope: Scope, d: Decision, now: Date): Promise<Outcome> {
   const { client, mgr } = deps;
   const mu = scope.mu;
   const resps = scope.views.flatMap((v) => v.updater.responsibilities);
   let latest = mu;
-  // The journal goes through /status on its own (patch helper), before the first real write; the final status write builds on it.
-  const save = async (journal: CommitJournal | undefined, committed?: readonly JournalObject[]): Promise<void> => {
-    const { commit: _old, ...rest } = latest.status ?? {};
-    latest = await snapshot(latest).apply(
-      client,
-      MachineUpdates,
-      {
-        ...latest,
-        status: { ...rest, ...(journal ? { commit: journal } : {}), ...(committed ? { committed: { objects: [...committed] } } : {}) },
-      },
-      { fieldManager: CONTROLLER_NAME },
-    );
+  let journal: CommitJournal | undefined = mu.status?.commit;
+  let committed: readonly JournalObject[] | undefined;
+  const save = async (next: CommitJournal | undefined, done?: readonly JournalObject[]): Promise<void> => {
+    journal = next;
+    // What a finished commit wrote (before and after) stays as status.committed, for `inplace revert`.
+    if (done) committed = done;
+    // Clearing waits for the final status write of this reconcile; if that write fails, the journal left behind makes
+    // the next run verify the values in place (finished) or finish the rollback, as after a crash.
+    if (!next) return;
+    // Durable before any object is written (commit-apply calls save first): one /status patch, guarded by resourceVersion.
+    const status = { ...buildStatus({ ...scope, mu: latest }, statusOf(d), now), commit: next };
+    latest = await snapshot(latest).apply(client, MachineUpdates, { ...latest, status }, { fieldManager: CONTROLLER_NAME });
+    deps.expect.wrote(latest);
   };
+  const cachedMachine = mgr.informer<KubeObject>(Machines).store.peek(mu.metadata.namespace, mu.spec.machineRef.name);
   const result = await commitResponsibilities(
     client,
     mu.metadata.namespace!,
@@ -404,10 +434,11 @@ export async function reconcileCommit(deps: Deps, scope: Scope): Promise<Outcome
     mu.status?.commit,
     save,
     deps.writePolicy,
+    cachedMachine,
   );
   const ending = commitEnding(result, scope.views.length);
   if (!result.ok) mgr.events.event(mu, ending.updateStatus === 'aborted' ? 'Normal' : 'Warning', ending.reason, ending.message);
-  return { status: ending, action: Action.awaitChange(), mu: latest };
+  return { status: ending, action: Action.awaitChange(), mu: latest, commit: journal ?? null, ...(committed ? { committed } : {}) };
 }
 
 /** Creates the task of an updater (idempotent: an existing task of ours is adopted as is). */
@@ -455,10 +486,13 @@ async function createTask(
   const res = await taskResource(deps, u);
   try {
     const created = await client.create<Task>(res, task, { fieldManager: CONTROLLER_NAME });
+    deps.expect.created(ns, mu.metadata.name!, view.taskName);
     deps.metrics.tasksCreated.inc({ kind: res.kind });
     const prevDone = previous?.task?.status?.completionTime;
     if (prevDone) deps.metrics.stepLatency.observe(Math.max(0, (Date.now() - Date.parse(prevDone)) / 1000));
-    mgr.events.event(mu, 'Normal', Reasons.taskCreated, `created ${res.kind} ${view.taskName} for updater ${u.name}`);
+    // The first task's creation is the update's start: the Updating Event of this reconcile's status write names it.
+    if (mu.status?.updateStatus)
+      mgr.events.event(mu, 'Normal', Reasons.taskCreated, `created ${res.kind} ${view.taskName} for updater ${u.name}`);
     log.info({ task: view.taskName, kind: res.kind, updater: u.name }, 'task created');
     return { task: created };
   } catch (err) {
@@ -478,17 +512,31 @@ async function createTask(
 }
 
 /** Writes the status once (only what changed, guarded by resourceVersion) and records the transition's Event. */
-export async function reconcileStatus(deps: Deps, scope: Scope, s: StatusInput, now: Date): Promise<void> {
+export async function reconcileStatus(
+  deps: Deps,
+  scope: Scope,
+  s: StatusInput,
+  now: Date,
+  phase: Pick<Outcome, 'commit' | 'committed' | 'startMessage'> = {},
+): Promise<void> {
+  const { commit, committed, startMessage } = phase;
   const mu = scope.mu;
   const helper = snapshot(mu);
   // Only the status changes, and buildStatus returns a new one: a shallow copy of the (frozen) MachineUpdate is enough.
-  const next: MachineUpdateObject = { ...mu, status: buildStatus(scope, s, now) };
+  const status = buildStatus(scope, s, now);
+  if (commit === null) delete status.commit;
+  else if (commit) status.commit = commit;
+  if (committed) status.committed = { objects: [...committed] };
+  const next: MachineUpdateObject = { ...mu, status };
   // apply sends nothing and returns `next` itself when nothing changed: one diff rather than changed() and apply().
-  if ((await helper.apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME })) === next) return;
+  const written = await helper.apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME });
+  if (written === next) return;
+  deps.expect.wrote(written);
   const event = statusEvent(
     mu.status?.updateStatus,
     s,
     mu.status?.conditions?.find((c) => c.type === ConditionTypes.inPlaceUpdate)?.reason,
   );
-  if (event) deps.mgr.events.event(mu, event.type, event.reason, event.message);
+  if (event)
+    deps.mgr.events.event(mu, event.type, event.reason, event.reason === Reasons.updating && startMessage ? startMessage : event.message);
 }

@@ -1,8 +1,18 @@
 // The MHC extension's two reconciles. `reconcile` passes over one MachineHealthCheck: snapshot (scope.ts) → decide
 // (decide.ts) → per machine one annotation patch and one condition write, through the snapshot/patch helper with
 // optimistic concurrency. `reconcileRestore` puts a machine's skip-remediation back once its update ended.
-import { MachineUpdates, Machines, MhcEventReasons } from '../api/index.js';
-import { Action, snapshot, type EventRecorder, type KubeClient, type Logger, type ObjectKey } from '../runtime/index.js';
+import { MachineUpdates, Machines } from '../api/index.js';
+import {
+  Action,
+  ConflictError,
+  KubeApiError,
+  snapshot,
+  type EventRecorder,
+  type KubeClient,
+  type Logger,
+  type ObjectKey,
+} from '../runtime/index.js';
+import { encodePointer } from '../runtime/pure/index.js';
 import {
   activeUpdateOf,
   confirmUnhealthy,
@@ -37,11 +47,45 @@ export interface MhcDeps {
   attention: Set<string>;
   /** Configuration warnings already given (one per MHC configuration, not one per pass). */
   warned: Set<string>;
+  /**
+   * Machines whose annotations we patched, by `namespace/name`: the resourceVersion written and when. Until the
+   * Machine cache shows that version, a decision on the machine would rest on the annotations before our write (the
+   * pass or the restore runs again on the next event, often before the watch delivered it: a failed test, retried).
+   */
+  ownWrites: Map<string, { rv: string; at: number }>;
 }
+
+/** How long a decision waits for the Machine cache to show our own annotation write (then decides on what is cached). */
+export const OWN_WRITE_TTL_MS = 5_000;
+
+/** The Machine cache delivered `m`: our write to it is seen once its resourceVersion passes by (or it is deleted). */
+export function observeMachine(deps: Pick<MhcDeps, 'ownWrites'>, m: Machine, deleted: boolean): void {
+  const k = mhcKey(keyOf(m));
+  const w = deps.ownWrites.get(k);
+  if (w && (deleted || w.rv === m.metadata.resourceVersion)) deps.ownWrites.delete(k);
+}
+
+/** How long to wait before deciding on the cached `m` (undefined: decide now): it does not yet show our last write. */
+function ownWritePendingMs(deps: MhcDeps, m: Machine): number | undefined {
+  const k = mhcKey(keyOf(m));
+  const w = deps.ownWrites.get(k);
+  if (!w) return undefined;
+  const left = w.at + OWN_WRITE_TTL_MS - deps.now();
+  if (w.rv === m.metadata.resourceVersion || left <= 0) {
+    deps.ownWrites.delete(k);
+    return undefined;
+  }
+  return left;
+}
+
+const keyOf = (o: { metadata: { namespace?: string; name?: string } }): ObjectKey => ({
+  ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+  name: o.metadata.name ?? '',
+});
 
 /** Creates the reconciles' dependencies. */
 export function mhcDeps(stores: MhcStores, client: KubeClient, events: EventRecorder, now: () => number = Date.now): MhcDeps {
-  return { stores, client, events, now, attention: new Set(), warned: new Set() };
+  return { stores, client, events, now, attention: new Set(), warned: new Set(), ownWrites: new Map() };
 }
 
 /** The key of an MHC in `MhcDeps.attention`. */
@@ -72,6 +116,11 @@ async function reconcileMachineHealthCheck(deps: MhcDeps, scope: MhcScope, log: 
     const machine = machineByName.get(action.machine);
     const update = action.update ? updateByName.get(action.update.name) : undefined;
     if (!machine || !update) continue;
+    // Decided on annotations from before our own write: the write's watch event brings a pass if one is still needed.
+    if (ownWritePendingMs(deps, machine) !== undefined) {
+      stale = true;
+      continue;
+    }
     if (!(await reconcileMachine(deps, scope, action, machine, update, log))) stale = true;
   }
   const after = stale ? Math.min(STALE_VIEW_RECHECK_MS, plan.requeueAfterMs ?? Infinity) : plan.requeueAfterMs;
@@ -119,7 +168,7 @@ async function reconcileMachine(
     update = fresh!;
   }
   if (action.annotations) {
-    await patchMachineAnnotations(deps.client, machine, action.annotations);
+    await patchMachineAnnotations(deps, machine, action.annotations);
     log.info({ machine: action.machine, annotations: action.annotations }, 'patched machine annotations');
     recordEvents(deps.events, machine, 'Machine', action.eventsOnPatch);
   }
@@ -136,26 +185,50 @@ async function reconcileMachine(
 export async function reconcileRestore(deps: MhcDeps, key: ObjectKey, log: Logger): Promise<Action> {
   const scope = machineUpdatesScope(deps.stores, key);
   if (!scope || activeUpdateOf(scope.machine, scope.updates)) return Action.awaitChange();
+  const wait = ownWritePendingMs(deps, scope.machine);
+  if (wait !== undefined) return Action.requeue(wait);
   const patch = restorePatch(scope.machine.metadata.annotations);
   if (!patch) return Action.awaitChange();
-  await patchMachineAnnotations(deps.client, scope.machine, patch);
-  log.info({ machine: key.name }, 'in-place update ended: restored skip-remediation to its prior state');
-  deps.events.event(
-    scope.machine,
-    'Normal',
-    MhcEventReasons.skipRemediationRestored,
-    `In-place update ended; ${Object.keys(patch).join(', ')} restored to the state before the update`,
-  );
+  await patchMachineAnnotations(deps, scope.machine, patch);
+  // No Event: one per machine per update repeated what the MachineUpdate's end (its Updated/Failed Event and status)
+  // and the annotations themselves show; SkipRemediationSet explains the annotation appearing.
+  log.info({ machine: key.name, restored: Object.keys(patch) }, 'in-place update ended: restored skip-remediation to its prior state');
   return Action.awaitChange();
 }
 
-/** Patches only the machine's annotations, guarded by the resourceVersion the decision was made on (409: ConflictError, retried). */
-async function patchMachineAnnotations(client: KubeClient, m: Machine, patch: AnnotationPatch): Promise<void> {
-  const annotations: Record<string, string> = { ...(m.metadata.annotations ?? {}) };
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete annotations[k];
-    else annotations[k] = v;
+/**
+ * Patches only the machine's annotations. The decision rests on the annotations alone, so the patch is guarded by
+ * them (a JSON patch `test` of the whole map as the decision saw it), not by the resourceVersion: a label or spec
+ * write by another controller (the plan's label, the commit) no longer costs a conflict, an annotation change still
+ * does (409/422: ConflictError, retried). A machine without annotations has no map to test: resourceVersion as before.
+ */
+async function patchMachineAnnotations(deps: MhcDeps, m: Machine, patch: AnnotationPatch): Promise<void> {
+  const written = await sendAnnotations(deps.client, m, patch);
+  const rv = written.metadata.resourceVersion;
+  if (rv) deps.ownWrites.set(mhcKey(keyOf(m)), { rv, at: deps.now() });
+}
+
+/** The patch itself (see patchMachineAnnotations); returns the Machine as written. */
+async function sendAnnotations(client: KubeClient, m: Machine, patch: AnnotationPatch): Promise<Machine> {
+  const seen = m.metadata.annotations;
+  if (!seen) {
+    const annotations: Record<string, string> = {};
+    for (const [k, v] of Object.entries(patch)) if (v !== null) annotations[k] = v;
+    return snapshot(m).apply(client, Machines, { ...m, metadata: { ...m.metadata, annotations } }, { fieldManager: CONTROLLER_NAME });
   }
-  const snap = snapshot(m);
-  await snap.apply(client, Machines, { ...m, metadata: { ...m.metadata, annotations } }, { fieldManager: CONTROLLER_NAME });
+  const ops: unknown[] = [{ op: 'test', path: '/metadata/annotations', value: seen }];
+  for (const [k, v] of Object.entries(patch)) {
+    const path = `/metadata/annotations/${encodePointer([k]).slice(1)}`;
+    if (v !== null) ops.push({ op: 'add', path, value: v });
+    else if (seen[k] !== undefined) ops.push({ op: 'remove', path });
+  }
+  const name = m.metadata.name ?? '';
+  try {
+    return await client.patch<Machine>(Machines, m.metadata.namespace, name, ops, { type: 'json', fieldManager: CONTROLLER_NAME });
+  } catch (err) {
+    // A failed test is a 422 (as in Kubernetes): the annotations moved since the decision; decide again on fresh ones.
+    if (err instanceof KubeApiError && (err.code === 409 || err.code === 422))
+      throw new ConflictError(`patch annotations of Machine ${m.metadata.namespace ?? ''}/${name}`, err);
+    throw err;
+  }
 }

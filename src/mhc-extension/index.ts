@@ -11,7 +11,7 @@
 // This file wires the controllers: informers, which events trigger which reconcile, cooldown.
 import { MachineHealthChecks, MachineUpdates, Machines } from '../api/index.js';
 import type { Component, Manager, ObjectKey } from '../runtime/index.js';
-import { CONTROLLER_NAME, RESTORE_CONTROLLER_NAME, mhcDeps, mhcKey, reconcile, reconcileRestore } from './controller.js';
+import { CONTROLLER_NAME, RESTORE_CONTROLLER_NAME, mhcDeps, mhcKey, observeMachine, reconcile, reconcileRestore } from './controller.js';
 import { machineNeedsPass, machineOfUpdate } from './decide.js';
 import { rbac } from './rbac.js';
 import { selects, updatesOfMachine, type Machine, type MachineHealthCheck, type MachineUpdate } from './scope.js';
@@ -62,6 +62,9 @@ function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
     // most 1 s more.
     .withCooldown((_wallMs, cpuMs) => Math.min(2 * cpuMs, 1000))
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
+
+  // Marks our own annotation writes as seen (decisions on the machine wait for that; see MhcDeps.ownWrites).
+  mgr.informer<Machine>(Machines).onChange((m, _old, type) => observeMachine(deps, m, type === 'delete'));
 
   mgr
     .controller(RESTORE_CONTROLLER_NAME)

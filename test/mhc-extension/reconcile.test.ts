@@ -51,7 +51,7 @@ describe('mhc-extension reconcile on a given view', function () {
    */
   async function decideOnStaleView(
     completeOnServer: boolean,
-    o: { timeout?: string; startedMsAgo?: number } = {},
+    o: { timeout?: string; startedMsAgo?: number; machineChange?: Record<string, unknown> } = {},
   ): Promise<{ action: Action; events: string[]; machine: string; mu: string }> {
     const client = env.client;
     ns = await env.newNamespace('mhc-race');
@@ -112,6 +112,9 @@ describe('mhc-extension reconcile on a given view', function () {
         { type: 'merge', subresource: 'status' },
       );
 
+    // Someone else writes the Machine after the view was taken (the plan's label, an operator's annotation).
+    if (o.machineChange) await client.patch(Machines, ns, machine, o.machineChange, { type: 'merge' });
+
     const events: string[] = [];
     const recorder: EventRecorder = { event: (_o, _t, reason) => void events.push(reason) };
     const action = await reconcile(
@@ -149,6 +152,30 @@ describe('mhc-extension reconcile on a given view', function () {
         .and.not.have.property(S);
       expect(await verdictOf(mu)).to.include({ status: 'False', reason: Reasons.inPlaceUpdateTimedOut });
       expect(events).to.include(Reasons.remediationTriggered);
+    });
+  });
+
+  describe('the annotation patch is guarded by the annotations the decision read, not the resourceVersion (issue 25)', () => {
+    it('a label written after the decision does not conflict: the machine is remediated in one patch', async () => {
+      const { events, machine } = await decideOnStaleView(false, { machineChange: { metadata: { labels: { 'example.com/other': 'x' } } } });
+      const m = await env.client.get<Machine>(Machines, ns, machine);
+      expect(m?.metadata.labels).to.include({ 'example.com/other': 'x' });
+      expect(m?.metadata.annotations)
+        .to.include({ [R]: '', [P]: 'false' })
+        .and.not.have.property(S);
+      expect(events).to.include(Reasons.remediationTriggered);
+    });
+
+    it('an annotation written after the decision conflicts: nothing is written, the pass is retried on fresh annotations', async () => {
+      let err: unknown;
+      try {
+        await decideOnStaleView(false, { machineChange: { metadata: { annotations: { 'example.com/note': 'x' } } } });
+      } catch (e) {
+        err = e;
+      }
+      expect((err as Error | undefined)?.name).to.equal('ConflictError');
+      const machine = (await env.client.list<Machine>(Machines, ns)).items.map((x) => x.metadata.name ?? '').sort()[0]!;
+      expect(await annotationsOf(machine)).to.deep.equal({ [S]: '', [P]: 'false', 'example.com/note': 'x' });
     });
   });
 
