@@ -71,7 +71,7 @@ export const CONTROLLER_NAME = 'machine-task-controller';
 const FOREIGN_DELETE_RETRY_MS = 500;
 
 /** What reconcile needs; built once in setup. */
-export interface Deps {
+export interface TaskDeps {
   mgr: Manager;
   client: KubeClient;
   controller: () => Controller;
@@ -117,7 +117,7 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
   const muInformer = mgr.informer<MachineUpdateObject>(MachineUpdates);
   const watched = new Set<string>([resourceKey(UpdaterUpdateTasks)]);
   const holder: { ctrl?: Controller } = {};
-  const deps: Deps = {
+  const deps: TaskDeps = {
     mgr,
     client: mgr.client,
     controller: () => holder.ctrl!,
@@ -187,7 +187,7 @@ export const tasksToMachineUpdates =
  * The top-level reconcile of one MachineUpdate: ownership first (only plans drive machines), then one step — of its
  * updaters' tasks or of its commit — decided purely from a snapshot, then one status write.
  */
-export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promise<Action> {
+export async function reconcile(deps: TaskDeps, key: ObjectKey, log: Logger): Promise<Action> {
   // Frozen cached objects throughout (no copies): the scope is only read, and reconcileStatus snapshots what it patches.
   const mu = deps.mgr.informer<MachineUpdateObject>(MachineUpdates).store.peek(key.namespace, key.name);
   if (!mu || isTerminal(mu.status?.updateStatus)) return Action.awaitChange();
@@ -224,7 +224,7 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
  * Only plans drive machines: a MachineUpdate no existing plan controls (or whose machine that plan did not label) gets
  * no task and no commit. Returns what to wait for when it is refused (the refusal written on it), undefined to go on.
  */
-export async function reconcileOwnership(deps: Deps, mu: MachineUpdateObject, now: Date): Promise<Action | undefined> {
+export async function reconcileOwnership(deps: TaskDeps, mu: MachineUpdateObject, now: Date): Promise<Action | undefined> {
   let problem = ownershipProblem(
     mu,
     planOf(deps, mu),
@@ -246,19 +246,19 @@ export async function reconcileOwnership(deps: Deps, mu: MachineUpdateObject, no
 }
 
 /** The plan a MachineUpdate's controller ownerReference names, from the cache (same namespace). */
-function planOf(deps: Deps, mu: MachineUpdateObject): KubeObject | undefined {
+function planOf(deps: TaskDeps, mu: MachineUpdateObject): KubeObject | undefined {
   const ref = controllingPlanRef(mu);
   return ref ? deps.mgr.informer<KubeObject>(InPlaceUpdatePlans).store.peek(mu.metadata.namespace, ref.name) : undefined;
 }
 
 /** The MachineUpdate's controlling plan as the API server has it now. */
-async function freshPlanOf(deps: Deps, mu: MachineUpdateObject): Promise<KubeObject | undefined> {
+async function freshPlanOf(deps: TaskDeps, mu: MachineUpdateObject): Promise<KubeObject | undefined> {
   const ref = controllingPlanRef(mu);
   return ref ? ((await deps.client.get<KubeObject>(InPlaceUpdatePlans, mu.metadata.namespace, ref.name)) ?? undefined) : undefined;
 }
 
 /** Says on the MachineUpdate why it is not acted on (status kept otherwise), with a Warning Event when that is news. */
-async function writeRefusal(deps: Deps, mu: MachineUpdateObject, message: string, now: Date): Promise<void> {
+async function writeRefusal(deps: TaskDeps, mu: MachineUpdateObject, message: string, now: Date): Promise<void> {
   if (mu.status?.message === message) return;
   const written = await snapshot(mu).apply(
     deps.client,
@@ -271,7 +271,7 @@ async function writeRefusal(deps: Deps, mu: MachineUpdateObject, message: string
 }
 
 /** Resolves each updater's task resource, makes sure it is watched and reads its task from the cache. */
-async function buildScope(deps: Deps, mu: MachineUpdateObject): Promise<Scope> {
+async function buildScope(deps: TaskDeps, mu: MachineUpdateObject): Promise<Scope> {
   const ns = mu.metadata.namespace!;
   const machine = deps.mgr.informer<KubeObject>(Machines).store.peek(ns, mu.spec.machineRef.name);
 
@@ -292,7 +292,7 @@ async function buildScope(deps: Deps, mu: MachineUpdateObject): Promise<Scope> {
 }
 
 /** The task resource of an updater: the generic kind, or the template's kind without "Template" (served version). */
-async function taskResource(deps: Deps, u: MachineUpdateUpdater): Promise<ResourceType> {
+async function taskResource(deps: TaskDeps, u: MachineUpdateUpdater): Promise<ResourceType> {
   const ref = u.updaterUpdateTemplateRef;
   if (!ref) return UpdaterUpdateTasks;
   const { group } = parseApiVersion(ref.apiVersion);
@@ -347,7 +347,7 @@ const statusOf = (d: Decision): StatusInput => ({
 });
 
 /** Does the decided step on the updaters' tasks (create, abort, replace, wait, or finish); returns the status to write and what to wait for. */
-export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log: Logger, opts: DecideOptions): Promise<Outcome> {
+export async function reconcileTasks(deps: TaskDeps, scope: Scope, d: Decision, log: Logger, opts: DecideOptions): Promise<Outcome> {
   const { client, mgr } = deps;
   const mu = scope.mu;
   const ns = mu.metadata.namespace!;
@@ -406,7 +406,7 @@ export async function reconcileTasks(deps: Deps, scope: Scope, d: Decision, log:
  * The journal rides on status writes that happen anyway: it is written with the decided status (every updater
  * updated, committing) before the first object is written, and cleared by the final status write that follows.
  */
-export async function reconcileCommit(deps: Deps, scope: Scope, d: Decision, now: Date): Promise<Outcome> {
+export async function reconcileCommit(deps: TaskDeps, scope: Scope, d: Decision, now: Date): Promise<Outcome> {
   const { client, mgr } = deps;
   const mu = scope.mu;
   const resps = scope.views.flatMap((v) => v.updater.responsibilities);
@@ -443,7 +443,7 @@ export async function reconcileCommit(deps: Deps, scope: Scope, d: Decision, now
 
 /** Creates the task of an updater (idempotent: an existing task of ours is adopted as is). */
 async function createTask(
-  deps: Deps,
+  deps: TaskDeps,
   mu: MachineUpdateObject,
   view: UpdaterView,
   previous: UpdaterView | undefined,
@@ -513,7 +513,7 @@ async function createTask(
 
 /** Writes the status once (only what changed, guarded by resourceVersion) and records the transition's Event. */
 export async function reconcileStatus(
-  deps: Deps,
+  deps: TaskDeps,
   scope: Scope,
   s: StatusInput,
   now: Date,
