@@ -7,6 +7,7 @@ import {
   API_VERSION,
   Annotations,
   Clusters,
+  Secrets,
   CustomResourceDefinitions,
   Finalizers,
   InPlaceUpdatePlans,
@@ -39,7 +40,7 @@ import { crdName } from '../contract/index.js';
 import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
-import { queryAlerts } from './alerts.js';
+import { readAlerts } from './alerts.js';
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
 import { collectClones } from './clones-act.js';
 
@@ -321,7 +322,12 @@ async function buildSnapshot(deps: Deps, plan: InPlaceUpdatePlan & KubeObject): 
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;
   // spec.alertGate: the endpoint is read every reconcile of an active plan (alerts.ts; bounded by its timeout).
-  if (plan.spec.alertGate && !isTerminal(plan.status?.updateStatus)) snap.alerts = await queryAlerts(plan.spec.alertGate.url);
+  if (plan.spec.alertGate && !isTerminal(plan.status?.updateStatus))
+    snap.alerts = await readAlerts(
+      (ns, name) => deps.client.get<KubeObject & { data?: Record<string, string> }>(Secrets, ns, name),
+      plan.metadata.namespace ?? '',
+      plan.spec.alertGate,
+    );
   return snap;
 }
 

@@ -8,7 +8,7 @@ import { conditionsOf } from '../api/capi/index.js';
 import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
 import type { MaintenanceWindowSpec } from '../api/windows.js';
 import { describeWindowInstant, maintenanceWindowState, validateMaintenanceWindows } from '../api/windows.js';
-import type { AlertsResult } from './alerts.js';
+import type { AlertsRead } from './alerts.js';
 import type { PlanEvent } from './status.js';
 
 /** Gate names as metrics and docs spell them. */
@@ -297,7 +297,7 @@ export interface AlertGate {
  * alert or an endpoint that cannot be read (fail closed) holds the plan; held for holdTimeout since the hold began,
  * the plan halts, for good (status state Halted).
  */
-export function alertGate(plan: InPlaceUpdatePlan, result: AlertsResult | undefined, now: Date): AlertGate {
+export function alertGate(plan: InPlaceUpdatePlan, result: AlertsRead | undefined, now: Date): AlertGate {
   const spec = plan.spec.alertGate;
   if (!spec) return { problems: [], held: false, halted: false };
   const problems: string[] = [];
@@ -318,6 +318,8 @@ export function alertGate(plan: InPlaceUpdatePlan, result: AlertsResult | undefi
   const hold = durationProblems(spec.holdTimeout, 'spec.alertGate.holdTimeout');
   problems.push(...hold.problems);
   if (hold.ms !== undefined && hold.ms > ALERT_HOLD_MAX_MS) problems.push(`spec.alertGate.holdTimeout: ${spec.holdTimeout} is over 168h`);
+  // A Secret missing (or missing a key) before the plan started is a validation problem; once started, a hold.
+  if (result?.secretProblem && !plan.status?.startTime) problems.push(result.secretProblem);
   if (problems.length > 0) return { problems, held: false, halted: false };
   const prev = plan.status?.alertGate;
   if (prev?.state === 'Halted')

@@ -77,6 +77,15 @@ export interface InPlaceUpdatePlanSpec {
      * holdTimeout: Go duration (1s to 168h) the gate may hold the plan before it halts.
      */
     holdTimeout: string;
+    /**
+     * secretRef: a Secret in the plan's namespace with the endpoint's credentials and TLS CA: key token (a bearer token) or keys username and password (basic auth), and/or ca.crt (PEM CA bundle trusted for an https url). Read on every query (the plan controller may get Secrets, not list them); missing before the plan started: Valid=False naming it; gone later: the gate holds (fail closed).
+     */
+    secretRef?: {
+      /**
+       * name of the Secret in the plan's namespace.
+       */
+      name: string;
+    };
   };
   /**
    * maintenanceWindows: recurring local-time windows (several allowed, none overlapping); outside every window no new machine starts (in-flight machines finish unless maintenanceWindowEnd is Abort). Unset or empty: always open. Mutable, like paused. Checked by the plan's validation (Valid=False lists every problem). See docs/operations.md.
