@@ -41,6 +41,7 @@ import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from 
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
 import { readAlerts } from './alerts.js';
+import { BOOT_ID_BEFORE_ANNOTATION, bootIdBefore } from './gates.js';
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
 import { collectClones } from './clones-act.js';
 
@@ -518,6 +519,8 @@ export async function reconcileMachines(
   // Only machines whose label landed start: no machine is in update without its label.
   const creates = d.create.filter((c) => !held.has(c.machine) && !unlabelled.has(c.machine));
   await eachSettled(creates, failures, async (c) => {
+    // The node's boot before the update, for an updater's verify.reboot (gates.ts).
+    const bootId = bootIdBefore(deps.machines.peek(ns, c.machine));
     const mu: MachineUpdate & KubeObject = {
       apiVersion: API_VERSION,
       kind: MachineUpdates.kind,
@@ -530,6 +533,7 @@ export async function reconcileMachines(
           [Labels.machineName]: labelValue(c.machine),
           [Labels.targetName]: labelValue(c.target.name),
         },
+        ...(bootId !== undefined ? { annotations: { [BOOT_ID_BEFORE_ANNOTATION]: bootId } } : {}),
         ownerReferences: [
           {
             apiVersion: API_VERSION,

@@ -158,10 +158,77 @@ function targetVersion(mu: MachineUpdate): string | undefined {
   return undefined;
 }
 
-/** Machine.status.nodeInfo.kubeletVersion: what Cluster API mirrors from the Node. */
-function kubeletVersionOf(m: KubeObject): string | undefined {
-  const v = (m['status'] as { nodeInfo?: { kubeletVersion?: unknown } } | undefined)?.nodeInfo?.kubeletVersion;
+/** A field of Machine.status.nodeInfo: what Cluster API mirrors from the Node. */
+function nodeInfoOf(m: KubeObject, field: 'kubeletVersion' | 'osImage' | 'kernelVersion' | 'bootID'): string | undefined {
+  const v = (m['status'] as { nodeInfo?: Record<string, unknown> } | undefined)?.nodeInfo?.[field];
   return typeof v === 'string' ? v : undefined;
+}
+
+/**
+ * Annotation on a MachineUpdate: the Machine's status.nodeInfo.bootID when its update started (written at create), so
+ * an updater's `verify.reboot` can be checked against a changed bootID.
+ */
+export const BOOT_ID_BEFORE_ANNOTATION = 'inplace.cluster.x-k8s.io/boot-id-before';
+
+/** The bootID to record on a new MachineUpdate of `machine`, if Cluster API mirrors one. */
+export function bootIdBefore(machine: KubeObject | undefined): string | undefined {
+  return machine ? nodeInfoOf(machine, 'bootID') : undefined;
+}
+
+/** spec.verification.timeout when unset. */
+export const DEFAULT_VERIFY_TIMEOUT_MS = 10 * 60_000;
+
+/** What the node of an updated machine must show, and what it shows instead. */
+interface Mismatch {
+  /** Short form for the hold message: "kubelet v1.29.5, want v1.30.1". */
+  short: string;
+  /** Long form for the failure: "Machine.status.nodeInfo.kubeletVersion is v1.29.5, not v1.30.1". */
+  long: string;
+  kubelet: boolean;
+}
+
+/**
+ * The checks of a MachineUpdate against its Machine: the Kubernetes version (when `kubelet`) and every updater's
+ * `verify` (osImage, kernelVersion, reboot). Empty when the node shows everything.
+ */
+export function verificationMismatches(mu: MachineUpdate, machine: KubeObject, kubelet: boolean): Mismatch[] {
+  const out: Mismatch[] = [];
+  const field = (f: 'kubeletVersion' | 'osImage' | 'kernelVersion', label: string, want: string | undefined): void => {
+    if (want === undefined) return;
+    const have = nodeInfoOf(machine, f);
+    if (have !== want)
+      out.push({
+        short: `${label} ${have ?? 'unknown'}, want ${want}`,
+        long: `Machine.status.nodeInfo.${f} is ${have ?? 'unset'}, not ${want}`,
+        kubelet: f === 'kubeletVersion',
+      });
+  };
+  if (kubelet) field('kubeletVersion', 'kubelet', targetVersion(mu));
+  const ups = mu.spec.updaters ?? [];
+  const verify = (k: 'osImage' | 'kernelVersion'): string | undefined =>
+    ups
+      .map((u) => u.verify?.[k])
+      .filter((x) => x !== undefined)
+      .pop();
+  field('osImage', 'osImage', verify('osImage'));
+  field('kernelVersion', 'kernel', verify('kernelVersion'));
+  if (ups.some((u) => u.verify?.reboot === true)) {
+    const before = mu.metadata?.annotations?.[BOOT_ID_BEFORE_ANNOTATION];
+    const now = nodeInfoOf(machine, 'bootID');
+    if (before === undefined)
+      out.push({
+        short: 'bootID before the update unknown',
+        long: `the bootID before the update is unknown (no ${BOOT_ID_BEFORE_ANNOTATION} annotation), so the reboot cannot be verified`,
+        kubelet: false,
+      });
+    else if (now === undefined || now === before)
+      out.push({
+        short: `bootID ${now ?? 'unknown'} unchanged (no reboot seen)`,
+        long: `Machine.status.nodeInfo.bootID is still ${now ?? 'unset'} (the node did not reboot)`,
+        kubelet: false,
+      });
+  }
+  return out;
 }
 
 /**
@@ -183,7 +250,10 @@ export function soakGate(
   const verifySpec = durationProblems(plan.spec.verification?.timeout, 'spec.verification.timeout');
   const problems = [...soakSpec.problems, ...verifySpec.problems];
   const ms = soakSpec.ms;
-  const verifyMs = verifySpec.ms;
+  const verifying = plan.spec.verification?.mode !== 'Disabled';
+  const verifyMs = verifySpec.ms ?? DEFAULT_VERIFY_TIMEOUT_MS;
+  // The kubelet check: with spec.verification set (and not Disabled).
+  const kubelet = verifying && plan.spec.verification !== undefined;
   const recorded = plan.status?.gateFailures ?? [];
   const failed = new Map(recorded.map((f) => [f.machine, f.message]));
   const view: SoakView = { problems, mus: new Map(mus), soaking: new Map(), failures: [...recorded] };
@@ -211,26 +281,25 @@ export function soakGate(
     const machine = byName.get(name);
     // A machine gone (or an update with no completion time) has nothing to verify or soak.
     if (!Number.isFinite(done) || !machine) continue;
-    const want = verifyMs !== undefined ? targetVersion(mu) : undefined;
-    if (want !== undefined && verifyMs !== undefined) {
-      const have = kubeletVersionOf(machine);
-      if (have !== want) {
-        if (now.getTime() < done + verifyMs)
-          hold(
-            mu,
-            `machine ${name} verifying: kubelet ${have ?? 'unknown'}, want ${want} (${shortDuration(now.getTime() - done)}/${shortDuration(verifyMs)})`,
-            new Date(done + verifyMs),
-          );
-        else
-          fail(
-            mu,
-            boundMessage(
-              `machine ${name} failed verification: Machine.status.nodeInfo.kubeletVersion is ${have ?? 'unset'}, not ${want}, ${shortDuration(verifyMs)} after its update (the updater reported updated, the node does not run the new kubelet)`,
-              512,
-            ),
-          );
-        continue;
+    const mismatches = verifying ? verificationMismatches(mu, machine, kubelet) : [];
+    if (mismatches.length > 0) {
+      if (now.getTime() < done + verifyMs)
+        hold(
+          mu,
+          `machine ${name} verifying: ${mismatches.map((x) => x.short).join(', ')} (${shortDuration(now.getTime() - done)}/${shortDuration(verifyMs)})`,
+          new Date(done + verifyMs),
+        );
+      else {
+        const what = mismatches.every((x) => x.kubelet) ? 'the node does not run the new kubelet' : 'the node does not show it';
+        fail(
+          mu,
+          boundMessage(
+            `machine ${name} failed verification: ${mismatches.map((x) => x.long).join('; ')}, ${shortDuration(verifyMs)} after its update (the updater reported updated, ${what})`,
+            512,
+          ),
+        );
       }
+      continue;
     }
     if (ms === undefined || now.getTime() >= done + ms) continue;
     const bad = conditionsOf(machine).filter((c) => (c.type === 'Ready' || c.type === 'NodeHealthy') && c.status === 'False');

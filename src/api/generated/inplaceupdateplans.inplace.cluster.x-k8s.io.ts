@@ -53,13 +53,17 @@ export interface InPlaceUpdatePlanSpec {
    */
   soak?: string;
   /**
-   * verification: before a machine counts as updated, what Cluster API mirrors from its Node must agree with the target: for a Kubernetes version change (an updater responsible for Machine /spec/version), Machine.status.nodeInfo.kubeletVersion must equal the new version within timeout after the MachineUpdate completed; otherwise the machine fails (recorded in status.gateFailures) with a message naming the mismatch. Unset: the updater's word is the evidence. Mutable.
+   * verification: before a machine counts as updated, what Cluster API mirrors from its Node (Machine.status.nodeInfo) must agree with the target within timeout after the MachineUpdate completed: kubeletVersion equals the new version for a Kubernetes version change (an updater responsible for Machine /spec/version), and what an updater declares in its verify (osImage, kernelVersion, a changed bootID). Otherwise the machine fails (recorded in status.gateFailures) with a message naming the mismatch. Unset: the checks an updater declares run with the default timeout; the kubelet check runs only when verification is set. mode Disabled: the updaters' word is the evidence. Mutable.
    */
   verification?: {
     /**
-     * timeout: Go duration (1s to 24h) the node has, after the update completed, to report the target.
+     * mode: Enabled (default) or Disabled (no check: the updaters' word is the evidence).
      */
-    timeout: string;
+    mode?: 'Enabled' | 'Disabled';
+    /**
+     * timeout: Go duration (1s to 24h) the node has, after the update completed, to report the target; default 10m.
+     */
+    timeout?: string;
   };
   /**
    * alertGate: a Prometheus-compatible alerts endpoint; while an alert matching every matcher fires, no new machine starts; held longer than holdTimeout, the plan halts (no new starts, ends failed once nothing is in flight) naming the alerts. An endpoint that cannot be read holds the plan (fail closed). Mutable.
@@ -139,6 +143,23 @@ export interface InPlaceUpdatePlanSpec {
        */
       sequence: number;
       /**
+       * verify: what this updater makes true on the node, checked against Machine.status.nodeInfo (as Cluster API mirrors it from the Node) before the machine counts as updated (spec.verification: timeout, mode). Absent: nothing beyond the Kubernetes version check.
+       */
+      verify?: {
+        /**
+         * osImage: the Node's status.nodeInfo.osImage once the update is done (e.g. Ubuntu 24.04.1 LTS).
+         */
+        osImage?: string;
+        /**
+         * kernelVersion: the Node's status.nodeInfo.kernelVersion once the update is done.
+         */
+        kernelVersion?: string;
+        /**
+         * reboot: the update reboots the node: its status.nodeInfo.bootID must differ from the one recorded when the machine's update started.
+         */
+        reboot?: boolean;
+      };
+      /**
        * updaterUpdateTemplateRef names a template (kind FooTemplate, same namespace) whose spec.template.spec is copied into a new Foo task; absent = the generic UpdaterUpdateTask.
        */
       updaterUpdateTemplateRef?: {
@@ -210,6 +231,23 @@ export interface InPlaceUpdatePlanSpec {
        * sequence orders the updaters of a machine (ascending, one at a time).
        */
       sequence: number;
+      /**
+       * verify: what this updater makes true on the node, checked against Machine.status.nodeInfo (as Cluster API mirrors it from the Node) before the machine counts as updated (spec.verification: timeout, mode). Absent: nothing beyond the Kubernetes version check.
+       */
+      verify?: {
+        /**
+         * osImage: the Node's status.nodeInfo.osImage once the update is done (e.g. Ubuntu 24.04.1 LTS).
+         */
+        osImage?: string;
+        /**
+         * kernelVersion: the Node's status.nodeInfo.kernelVersion once the update is done.
+         */
+        kernelVersion?: string;
+        /**
+         * reboot: the update reboots the node: its status.nodeInfo.bootID must differ from the one recorded when the machine's update started.
+         */
+        reboot?: boolean;
+      };
       /**
        * updaterUpdateTemplateRef names a template (kind FooTemplate, same namespace) whose spec.template.spec is copied into a new Foo task; absent = the generic UpdaterUpdateTask.
        */
