@@ -145,7 +145,7 @@ export const PlanStatusSchema = z.object({
     )
     .optional(),
   gateFailures: z
-    .array(z.object({ machine: z.string().max(253), message: z.string().max(1024) }))
+    .array(z.object({ machine: z.string().max(253), gate: z.enum(['soak', 'verification']).optional(), message: z.string().max(1024) }))
     .max(1000)
     .optional(),
   alertGate: z

@@ -41,7 +41,7 @@ import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from 
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
 import { readAlerts } from './alerts.js';
-import { BOOT_ID_BEFORE_ANNOTATION, bootIdBefore } from './gates.js';
+import { BOOT_ID_BEFORE_ANNOTATION, bootIdBefore, gateFailureDeltas } from './gates.js';
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
 import { collectClones } from './clones-act.js';
 
@@ -186,8 +186,11 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   }
   settleOwnersStatus(plan.status ?? {}, d, outcomes, plan.metadata.generation, new Date(snap.now));
   if (failure !== undefined && d.finalizer === 'remove') d.finalizer = undefined;
+  const gateFailures = gateFailureDeltas(plan.status, d.status);
   latest = await reconcileStatus(deps, latest, d);
   recordEvents(deps, latest, d);
+  for (const [gate, n] of gateFailures) deps.metrics.gateFailures.inc({ gate }, n);
+  deps.metrics.recordMachineGates(latest, d.gatesHolding ?? []);
   // A failed request or writes left: the next reconcile continues from what the objects show (no growing backoff: each
   // reconcile makes progress, and its requests are bounded).
   if (failure !== undefined) return Action.requeue(EFFECT_RETRY_MS);

@@ -99,6 +99,8 @@ export interface PlanDecision {
   metrics: MetricDeltas;
   /** When the decision changes by the clock alone (a maintenance window opens or closes): reconcile again then. */
   requeueAt?: string;
+  /** The machine gates (soak, verification) holding a slot now, for the gate metrics. */
+  gatesHolding?: string[];
 }
 
 type Status = TargetStatus['updateStatus'];
@@ -723,5 +725,6 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     if (wakes.length > 0) d.requeueAt = new Date(Math.min(...wakes.map((w) => w.getTime()))).toISOString();
   }
   if (!terminal) d.metrics = metricDeltas(prev, rows, d);
+  d.gatesHolding = stopping ? [] : [...soak.holding];
   return d;
 }

@@ -12,7 +12,9 @@ import type { AlertsRead } from './alerts.js';
 import type { PlanEvent } from './status.js';
 
 /** Gate names as metrics and docs spell them. */
-export const GateNames = { maintenanceWindow: 'maintenanceWindow', alerts: 'alerts' } as const;
+export const GateNames = { maintenanceWindow: 'maintenanceWindow', alerts: 'alerts', soak: 'soak', verification: 'verification' } as const;
+/** One gate's name. */
+export type GateName = (typeof GateNames)[keyof typeof GateNames];
 
 /** The plan's window status field (status.maintenanceWindow). */
 export type WindowStatus = NonNullable<InPlaceUpdatePlanStatus['maintenanceWindow']>;
@@ -126,6 +128,8 @@ export interface SoakView {
   failures: GateFailure[];
   /** When the first soak ends (reconcile again then). */
   wakeAt?: Date;
+  /** The machine gates holding a machine's slot now (soak, verification). */
+  holding: Set<GateName>;
 }
 
 /** "3m", "1h5m", "42s": an elapsed time for soak messages (whole seconds). */
@@ -256,9 +260,10 @@ export function soakGate(
   const kubelet = verifying && plan.spec.verification !== undefined;
   const recorded = plan.status?.gateFailures ?? [];
   const failed = new Map(recorded.map((f) => [f.machine, f.message]));
-  const view: SoakView = { problems, mus: new Map(mus), soaking: new Map(), failures: [...recorded] };
+  const view: SoakView = { problems, mus: new Map(mus), soaking: new Map(), failures: [...recorded], holding: new Set() };
   const byName = new Map(machines.map((m) => [m.metadata.name ?? '', m]));
-  const hold = (mu: MachineUpdate, note: string, until: Date): void => {
+  const hold = (mu: MachineUpdate, note: string, until: Date, gate: GateName): void => {
+    view.holding.add(gate);
     const key = `${mu.spec.target.kind}/${mu.spec.target.name}`;
     const notes = view.soaking.get(key) ?? [];
     notes.push(note);
@@ -266,8 +271,8 @@ export function soakGate(
     view.mus.set(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.updating));
     if (!view.wakeAt || until < view.wakeAt) view.wakeAt = until;
   };
-  const fail = (mu: MachineUpdate, message: string): void => {
-    view.failures.push({ machine: mu.spec.machineRef.name, message });
+  const fail = (mu: MachineUpdate, message: string, gate: 'soak' | 'verification'): void => {
+    view.failures.push({ machine: mu.spec.machineRef.name, message, gate });
     view.mus.set(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.failed, message));
   };
   for (const [name, mu] of mus) {
@@ -288,6 +293,7 @@ export function soakGate(
           mu,
           `machine ${name} verifying: ${mismatches.map((x) => x.short).join(', ')} (${shortDuration(now.getTime() - done)}/${shortDuration(verifyMs)})`,
           new Date(done + verifyMs),
+          GateNames.verification,
         );
       else {
         const what = mismatches.every((x) => x.kubelet) ? 'the node does not run the new kubelet' : 'the node does not show it';
@@ -297,6 +303,7 @@ export function soakGate(
             `machine ${name} failed verification: ${mismatches.map((x) => x.long).join('; ')}, ${shortDuration(verifyMs)} after its update (the updater reported updated, ${what})`,
             512,
           ),
+          GateNames.verification,
         );
       }
       continue;
@@ -309,10 +316,10 @@ export function soakGate(
         `machine ${name} turned unhealthy during its soak (${shortDuration(now.getTime() - done)} of ${shortDuration(ms)} after its update): ${why}`,
         512,
       );
-      fail(mu, message);
+      fail(mu, message, GateNames.soak);
       continue;
     }
-    hold(mu, `machine ${name} soaking ${shortDuration(now.getTime() - done)}/${shortDuration(ms)}`, new Date(done + ms));
+    hold(mu, `machine ${name} soaking ${shortDuration(now.getTime() - done)}/${shortDuration(ms)}`, new Date(done + ms), GateNames.soak);
   }
   return view;
 }
@@ -435,4 +442,21 @@ export function alertGateEvents(prev: AlertGateStatus | undefined, next: AlertGa
         ? []
         : [{ type: 'Warning', reason: PlanEventReasons.alertGateHolding, message: `alertGate: ${msg}; no new machine starts` }];
   }
+}
+
+/**
+ * Gate failures this reconcile adds (for the metrics), from the recorded status and the next: machines newly in
+ * status.gateFailures by gate (soak or verification; older records without a gate count as soak), and an alert gate
+ * that turned Halted.
+ */
+export function gateFailureDeltas(prev: InPlaceUpdatePlanStatus | undefined, next: InPlaceUpdatePlanStatus): Map<GateName, number> {
+  const out = new Map<GateName, number>();
+  const before = new Set((prev?.gateFailures ?? []).map((f) => f.machine));
+  for (const f of next.gateFailures ?? []) {
+    if (before.has(f.machine)) continue;
+    const gate = f.gate === GateNames.verification ? GateNames.verification : GateNames.soak;
+    out.set(gate, (out.get(gate) ?? 0) + 1);
+  }
+  if (next.alertGate?.state === 'Halted' && prev?.alertGate?.state !== 'Halted') out.set(GateNames.alerts, 1);
+  return out;
 }

@@ -1,7 +1,7 @@
 // Prometheus metrics of the plan controller, registered in the manager's registry (served on /metrics).
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
-import { UpdateStatus } from '../api/index.js';
+import { UpdateStatus, isTerminal } from '../api/index.js';
 import type { Manager, Store } from '../runtime/pure/types.js';
 import { GateNames, heldBy } from './gates.js';
 
@@ -15,14 +15,22 @@ export interface PlanMetrics {
   machinesUpdated: Counter;
   /** Machines whose update failed, as counted in plan status. */
   machinesFailed: Counter;
-  /** Plans a gate holds now (no new machine starts), by gate. */
+  /** Plans a gate holds now (no new machine starts, or a machine keeps its slot), by gate. */
   plansHeld: Gauge<'gate'>;
-  /** Plan-seconds spent held, by gate (accumulated at scrape time from the plans' recorded status). */
+  /** Plan-seconds spent held, by gate (accumulated at scrape time). */
   gateWaitSeconds: Counter<'gate'>;
+  /** Seconds one plan spent held, by gate. */
+  planGateWaitSeconds: Counter<'namespace' | 'plan' | 'gate'>;
+  /** Gate failures: machines failed by soak or verification, plans halted by the alert gate. */
+  gateFailures: Counter<'gate'>;
+  /** Records the machine gates (soak, verification) holding `plan` after a reconcile (decision gatesHolding). */
+  recordMachineGates(plan: InPlaceUpdatePlan & KubeObject, gates: readonly string[]): void;
 }
 
 const byRegistry = new WeakMap<Registry, PlanMetrics>();
 let fallback: Registry | undefined;
+
+const planUid = (p: KubeObject): string => p.metadata.uid ?? `${p.metadata.namespace}/${p.metadata.name}`;
 
 /** The metrics in the manager's registry (a private registry when the manager has none). */
 export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & KubeObject>): PlanMetrics {
@@ -30,10 +38,53 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
   let m = byRegistry.get(registry);
   if (m) return m;
   const registers = [registry];
-  // Per held plan (by uid): up to when its wait is already counted. Counting starts no earlier than this process, so a
-  // restart (which resets the counter anyway) does not count a wait twice.
-  const counted = new Map<string, number>();
   const startedAt = Date.now();
+  // Machine gates per plan (by uid), with since when each holds: only the reconcile sees them (they are not a plan
+  // condition), so they live here; a restart starts them again at its first reconcile.
+  const machineGates = new Map<string, Map<string, number>>();
+  // Per held (plan, gate): up to when its wait is already counted. Counting starts no earlier than this process, so a
+  // restart (which resets the counters anyway) does not count a wait twice.
+  const counted = new Map<string, number>();
+  const series = new Map<string, { namespace: string; plan: string; gate: string }>();
+  /** Every gate holding each plan now, with since when (window and alerts from status, machine gates from reconciles). */
+  const holds = (): { p: InPlaceUpdatePlan & KubeObject; gate: string; since: number }[] => {
+    const out: { p: InPlaceUpdatePlan & KubeObject; gate: string; since: number }[] = [];
+    const live = new Set<string>();
+    for (const p of plans.list()) {
+      const uid = planUid(p);
+      live.add(uid);
+      const h = heldBy(p);
+      if (h) out.push({ p, ...h });
+      if (!isTerminal(p.status?.updateStatus)) for (const [gate, since] of machineGates.get(uid) ?? []) out.push({ p, gate, since });
+    }
+    for (const uid of machineGates.keys()) if (!live.has(uid)) machineGates.delete(uid);
+    return out;
+  };
+  /** Adds the seconds waited since the last scrape to both wait counters (called by either collect). */
+  const accumulate = (): void => {
+    const now = Date.now();
+    const seen = new Set<string>();
+    for (const { p, gate, since } of holds()) {
+      const key = `${planUid(p)}|${gate}`;
+      seen.add(key);
+      const from = Math.max(since, counted.get(key) ?? startedAt);
+      const labels = { namespace: p.metadata.namespace ?? '', plan: p.metadata.name ?? '', gate };
+      series.set(key, labels);
+      if (now > from) {
+        m!.gateWaitSeconds.inc({ gate }, (now - from) / 1000);
+        m!.planGateWaitSeconds.inc(labels, (now - from) / 1000);
+      } else m!.planGateWaitSeconds.inc(labels, 0);
+      counted.set(key, now);
+    }
+    for (const key of counted.keys()) if (!seen.has(key)) counted.delete(key);
+    // A plan that is gone keeps no series (its name may come back as another plan).
+    const names = new Set(plans.list().map(planUid));
+    for (const [key, labels] of series)
+      if (!names.has(key.split('|')[0]!)) {
+        m!.planGateWaitSeconds.remove(labels);
+        series.delete(key);
+      }
+  };
   m = {
     plans: new Gauge({
       name: 'inplace_plan_controller_plans',
@@ -66,39 +117,51 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
     }),
     plansHeld: new Gauge({
       name: 'inplace_plan_controller_plans_held',
-      help: 'Plans a gate holds now (no new machine starts), by gate (maintenanceWindow).',
+      help: 'Plans a gate holds now, by gate (maintenanceWindow, alerts: no new machine starts; soak, verification: a machine keeps its slot).',
       labelNames: ['gate'],
       registers,
       collect() {
         const n = new Map<string, number>(Object.values(GateNames).map((g) => [g, 0]));
-        for (const p of plans.list()) {
-          const h = heldBy(p);
-          if (h) n.set(h.gate, (n.get(h.gate) ?? 0) + 1);
-        }
+        for (const h of holds()) n.set(h.gate, (n.get(h.gate) ?? 0) + 1);
         for (const [gate, v] of n) this.set({ gate }, v);
       },
     }),
     gateWaitSeconds: new Counter({
       name: 'inplace_plan_controller_gate_wait_seconds_total',
-      help: 'Seconds plans spent held by a gate, summed over plans, by gate (maintenanceWindow).',
+      help: 'Seconds plans spent held by a gate, summed over plans, by gate (maintenanceWindow, alerts, soak, verification).',
       labelNames: ['gate'],
       registers,
       collect() {
-        const now = Date.now();
-        const seen = new Set<string>();
         for (const gate of Object.values(GateNames)) this.inc({ gate }, 0);
-        for (const p of plans.list()) {
-          const h = heldBy(p);
-          const uid = p.metadata.uid ?? `${p.metadata.namespace}/${p.metadata.name}`;
-          if (!h) continue;
-          seen.add(uid);
-          const from = Math.max(h.since, counted.get(uid) ?? startedAt);
-          if (now > from) this.inc({ gate: h.gate }, (now - from) / 1000);
-          counted.set(uid, now);
-        }
-        for (const uid of counted.keys()) if (!seen.has(uid)) counted.delete(uid);
+        accumulate();
       },
     }),
+    planGateWaitSeconds: new Counter({
+      name: 'inplace_plan_controller_plan_gate_wait_seconds_total',
+      help: 'Seconds one plan spent held by a gate, by namespace, plan and gate (series of deleted plans are dropped).',
+      labelNames: ['namespace', 'plan', 'gate'],
+      registers,
+      collect() {
+        accumulate();
+      },
+    }),
+    gateFailures: new Counter({
+      name: 'inplace_plan_controller_gate_failures_total',
+      help: 'Gate failures by gate: machines failed by soak or verification, plans halted by the alert gate.',
+      labelNames: ['gate'],
+      registers,
+      collect() {
+        for (const gate of [GateNames.soak, GateNames.verification, GateNames.alerts]) this.inc({ gate }, 0);
+      },
+    }),
+    recordMachineGates(plan, gates) {
+      const uid = planUid(plan);
+      const prev = machineGates.get(uid);
+      const next = new Map<string, number>();
+      for (const g of gates) next.set(g, prev?.get(g) ?? Date.now());
+      if (next.size > 0) machineGates.set(uid, next);
+      else machineGates.delete(uid);
+    },
   };
   byRegistry.set(registry, m);
   return m;

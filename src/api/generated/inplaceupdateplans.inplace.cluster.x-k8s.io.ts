@@ -387,6 +387,10 @@ export interface InPlaceUpdatePlanStatus {
      */
     machine: string;
     /**
+     * gate: soak or verification.
+     */
+    gate?: 'soak' | 'verification';
+    /**
      * message says what the gate saw (the condition that was not True, the mismatching node field) and when.
      */
     message: string;
