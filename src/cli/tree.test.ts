@@ -125,7 +125,7 @@ describe('cli status tree', () => {
         message: 'machine c1-md-0-2 failed verification: Machine.status.nodeInfo.osImage is img-a, not img-b, 10m after its update',
       },
     ];
-    const updated = { updateStatus: 'updated', startTime: ago(100), completionTime: ago(90) };
+    const updated = { updateStatus: 'updated' as const, startTime: ago(100), completionTime: ago(90) };
     const tree = buildStatusTree(
       p,
       ['c1-md-0-0', 'c1-md-0-1', 'c1-md-0-2'].map((m) => mu(m, 'c1-md-0', 'MachineDeployment', updated)),
