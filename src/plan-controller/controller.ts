@@ -190,7 +190,7 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   latest = await reconcileStatus(deps, latest, d);
   recordEvents(deps, latest, d);
   for (const [gate, n] of gateFailures) deps.metrics.gateFailures.inc({ gate }, n);
-  deps.metrics.recordMachineGates(latest, d.gatesHolding ?? []);
+  deps.metrics.recordHolds(latest, d.gatesHolding ?? []);
   // A failed request or writes left: the next reconcile continues from what the objects show (no growing backoff: each
   // reconcile makes progress, and its requests are bounded).
   if (failure !== undefined) return Action.requeue(EFFECT_RETRY_MS);

@@ -26,7 +26,7 @@ describe('plan-controller gate metrics', () => {
     const registry = new Registry();
     let plans: Plan[] = [held('a', new Date(Date.now() - 3_600_000).toISOString())];
     const store = { list: () => plans } as unknown as Store<Plan>;
-    planMetricsFor({ metrics: { registry } } as unknown as Manager, store);
+    planMetricsFor({ metrics: { registry } } as unknown as Manager, store).recordHolds(plans[0]!, []);
     expect(await value(registry, 'inplace_plan_controller_plans_held', 'maintenanceWindow')).to.equal(1);
     await new Promise((r) => setTimeout(r, 20));
     const first = await value(registry, 'inplace_plan_controller_gate_wait_seconds_total', 'maintenanceWindow');
@@ -47,7 +47,7 @@ describe('plan-controller gate metrics', () => {
     let plans: Plan[] = [plan];
     const store = { list: () => plans } as unknown as Store<Plan>;
     const m = planMetricsFor({ metrics: { registry } } as unknown as Manager, store);
-    m.recordMachineGates(plan, ['soak']);
+    m.recordHolds(plan, ['soak']);
     expect(await value(registry, 'inplace_plan_controller_plans_held', 'soak')).to.equal(1);
     expect(await value(registry, 'inplace_plan_controller_plans_held', 'verification')).to.equal(0);
     await new Promise((r) => setTimeout(r, 30));
@@ -59,8 +59,14 @@ describe('plan-controller gate metrics', () => {
     expect(await value(registry, 'inplace_plan_controller_gate_wait_seconds_total', 'soak')).to.be.greaterThan(0);
     m.gateFailures.inc({ gate: 'verification' });
     expect(await registry.metrics()).to.contain('inplace_plan_controller_gate_failures_total{gate="verification"} 1');
+    // A hold that starts and ends between two scrapes counts too (the reconcile that ends it counts it).
+    const v0 = await value(registry, 'inplace_plan_controller_gate_wait_seconds_total', 'verification');
+    m.recordHolds(plan, ['soak', 'verification']);
+    await new Promise((r) => setTimeout(r, 20));
+    m.recordHolds(plan, ['soak']);
+    expect(await value(registry, 'inplace_plan_controller_gate_wait_seconds_total', 'verification')).to.be.greaterThan(v0);
     // The soak ended: the plan is held no more, its wait stays counted.
-    m.recordMachineGates(plan, []);
+    m.recordHolds(plan, []);
     const after = await value(registry, 'inplace_plan_controller_gate_wait_seconds_total', 'soak');
     expect(await value(registry, 'inplace_plan_controller_plans_held', 'soak')).to.equal(0);
     await new Promise((r) => setTimeout(r, 20));

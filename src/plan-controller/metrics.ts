@@ -1,7 +1,7 @@
 // Prometheus metrics of the plan controller, registered in the manager's registry (served on /metrics).
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
-import { UpdateStatus, isTerminal } from '../api/index.js';
+import { UpdateStatus } from '../api/index.js';
 import type { Manager, Store } from '../runtime/pure/types.js';
 import { GateNames, heldBy } from './gates.js';
 
@@ -23,8 +23,11 @@ export interface PlanMetrics {
   planGateWaitSeconds: Counter<'namespace' | 'plan' | 'gate'>;
   /** Gate failures: machines failed by soak or verification, plans halted by the alert gate. */
   gateFailures: Counter<'gate'>;
-  /** Records the machine gates (soak, verification) holding `plan` after a reconcile (decision gatesHolding). */
-  recordMachineGates(plan: InPlaceUpdatePlan & KubeObject, gates: readonly string[]): void;
+  /**
+   * Records what holds `plan` after a reconcile: the gate its written status names (window, alerts) and the machine
+   * gates of its decision (soak, verification); a hold that ended is counted up to now.
+   */
+  recordHolds(plan: InPlaceUpdatePlan & KubeObject, machineGates: readonly string[]): void;
 }
 
 const byRegistry = new WeakMap<Registry, PlanMetrics>();
@@ -39,50 +42,51 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
   if (m) return m;
   const registers = [registry];
   const startedAt = Date.now();
-  // Machine gates per plan (by uid), with since when each holds: only the reconcile sees them (they are not a plan
-  // condition), so they live here; a restart starts them again at its first reconcile.
-  const machineGates = new Map<string, Map<string, number>>();
-  // Per held (plan, gate): up to when its wait is already counted. Counting starts no earlier than this process, so a
-  // restart (which resets the counters anyway) does not count a wait twice.
+  // What holds each plan (by uid) with since when, as its last reconcile saw it: window and alerts from the status it
+  // wrote, soak and verification from its decision. Counting starts no earlier than this process, so a restart (which
+  // resets the counters anyway) does not count a wait twice.
+  const held = new Map<string, { namespace: string; plan: string; gates: Map<string, number> }>();
+  // Per held (plan, gate): up to when its wait is already counted.
   const counted = new Map<string, number>();
-  const series = new Map<string, { namespace: string; plan: string; gate: string }>();
-  /** Every gate holding each plan now, with since when (window and alerts from status, machine gates from reconciles). */
-  const holds = (): { p: InPlaceUpdatePlan & KubeObject; gate: string; since: number }[] => {
-    const out: { p: InPlaceUpdatePlan & KubeObject; gate: string; since: number }[] = [];
-    const live = new Set<string>();
-    for (const p of plans.list()) {
-      const uid = planUid(p);
-      live.add(uid);
-      const h = heldBy(p);
-      if (h) out.push({ p, ...h });
-      if (!isTerminal(p.status?.updateStatus)) for (const [gate, since] of machineGates.get(uid) ?? []) out.push({ p, gate, since });
-    }
-    for (const uid of machineGates.keys()) if (!live.has(uid)) machineGates.delete(uid);
-    return out;
+  // Plans with a per-plan series (by uid), to drop them once the plan is gone.
+  const series = new Map<string, { namespace: string; plan: string }>();
+  /** Counts the wait of (uid, gate) up to `now`. */
+  const count = (uid: string, labels: { namespace: string; plan: string }, gate: string, since: number, now: number): void => {
+    const key = `${uid}|${gate}`;
+    series.set(uid, labels);
+    const from = Math.max(since, counted.get(key) ?? startedAt);
+    if (now > from) {
+      m!.gateWaitSeconds.inc({ gate }, (now - from) / 1000);
+      m!.planGateWaitSeconds.inc({ ...labels, gate }, (now - from) / 1000);
+    } else m!.planGateWaitSeconds.inc({ ...labels, gate }, 0);
+    counted.set(key, now);
   };
-  /** Adds the seconds waited since the last scrape to both wait counters (called by either collect). */
+  /** Forgets a plan (or one of its gates) after counting its wait so far. */
+  const release = (uid: string, gates: readonly string[], now: number, forget: boolean): void => {
+    const h = held.get(uid);
+    if (!h) return;
+    for (const gate of gates) {
+      const since = h.gates.get(gate);
+      if (since === undefined) continue;
+      count(uid, { namespace: h.namespace, plan: h.plan }, gate, since, now);
+      h.gates.delete(gate);
+      counted.delete(`${uid}|${gate}`);
+    }
+    if (h.gates.size === 0 || forget) held.delete(uid);
+  };
+  /** Adds the seconds waited since the last count to both wait counters (called at scrape time); plans gone are dropped. */
   const accumulate = (): void => {
     const now = Date.now();
-    const seen = new Set<string>();
-    for (const { p, gate, since } of holds()) {
-      const key = `${planUid(p)}|${gate}`;
-      seen.add(key);
-      const from = Math.max(since, counted.get(key) ?? startedAt);
-      const labels = { namespace: p.metadata.namespace ?? '', plan: p.metadata.name ?? '', gate };
-      series.set(key, labels);
-      if (now > from) {
-        m!.gateWaitSeconds.inc({ gate }, (now - from) / 1000);
-        m!.planGateWaitSeconds.inc(labels, (now - from) / 1000);
-      } else m!.planGateWaitSeconds.inc(labels, 0);
-      counted.set(key, now);
+    const live = new Set(plans.list().map(planUid));
+    for (const [uid, h] of held) {
+      if (!live.has(uid)) release(uid, [...h.gates.keys()], now, true);
+      else for (const [gate, since] of h.gates) count(uid, { namespace: h.namespace, plan: h.plan }, gate, since, now);
     }
-    for (const key of counted.keys()) if (!seen.has(key)) counted.delete(key);
     // A plan that is gone keeps no series (its name may come back as another plan).
-    const names = new Set(plans.list().map(planUid));
-    for (const [key, labels] of series)
-      if (!names.has(key.split('|')[0]!)) {
-        m!.planGateWaitSeconds.remove(labels);
-        series.delete(key);
+    for (const [uid, labels] of series)
+      if (!live.has(uid)) {
+        for (const gate of Object.values(GateNames)) m!.planGateWaitSeconds.remove({ ...labels, gate });
+        series.delete(uid);
       }
   };
   m = {
@@ -121,8 +125,9 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
       labelNames: ['gate'],
       registers,
       collect() {
+        const live = new Set(plans.list().map(planUid));
         const n = new Map<string, number>(Object.values(GateNames).map((g) => [g, 0]));
-        for (const h of holds()) n.set(h.gate, (n.get(h.gate) ?? 0) + 1);
+        for (const [uid, h] of held) if (live.has(uid)) for (const gate of h.gates.keys()) n.set(gate, (n.get(gate) ?? 0) + 1);
         for (const [gate, v] of n) this.set({ gate }, v);
       },
     }),
@@ -154,13 +159,26 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
         for (const gate of [GateNames.soak, GateNames.verification, GateNames.alerts]) this.inc({ gate }, 0);
       },
     }),
-    recordMachineGates(plan, gates) {
+    recordHolds(plan, machineGates) {
       const uid = planUid(plan);
-      const prev = machineGates.get(uid);
+      const now = Date.now();
       const next = new Map<string, number>();
-      for (const g of gates) next.set(g, prev?.get(g) ?? Date.now());
-      if (next.size > 0) machineGates.set(uid, next);
-      else machineGates.delete(uid);
+      const h = heldBy(plan);
+      if (h) next.set(h.gate, h.since);
+      const prev = held.get(uid);
+      for (const g of machineGates) next.set(g, prev?.gates.get(g) ?? now);
+      // A hold that ended since the last reconcile: its wait up to now counts (a wait between two scrapes too).
+      if (prev)
+        release(
+          uid,
+          [...prev.gates.keys()].filter((g) => !next.has(g)),
+          now,
+          false,
+        );
+      if (next.size === 0) return;
+      const cur = held.get(uid) ?? { namespace: plan.metadata.namespace ?? '', plan: plan.metadata.name ?? '', gates: new Map() };
+      for (const [g, since] of next) if (!cur.gates.has(g)) cur.gates.set(g, since);
+      held.set(uid, cur);
     },
   };
   byRegistry.set(registry, m);
