@@ -61,8 +61,8 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
     } else m!.planGateWaitSeconds.inc({ ...labels, gate }, 0);
     counted.set(key, now);
   };
-  /** Forgets a plan (or one of its gates) after counting its wait so far. */
-  const release = (uid: string, gates: readonly string[], now: number, forget: boolean): void => {
+  /** Ends holds of a plan after counting their wait up to `now`. */
+  const release = (uid: string, gates: readonly string[], now: number): void => {
     const h = held.get(uid);
     if (!h) return;
     for (const gate of gates) {
@@ -72,15 +72,18 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
       h.gates.delete(gate);
       counted.delete(`${uid}|${gate}`);
     }
-    if (h.gates.size === 0 || forget) held.delete(uid);
+    if (h.gates.size === 0) held.delete(uid);
   };
   /** Adds the seconds waited since the last count to both wait counters (called at scrape time); plans gone are dropped. */
   const accumulate = (): void => {
     const now = Date.now();
     const live = new Set(plans.list().map(planUid));
     for (const [uid, h] of held) {
-      if (!live.has(uid)) release(uid, [...h.gates.keys()], now, true);
-      else for (const [gate, since] of h.gates) count(uid, { namespace: h.namespace, plan: h.plan }, gate, since, now);
+      // A plan gone: when it went is unknown, so its wait is counted up to the last count only.
+      if (!live.has(uid)) {
+        held.delete(uid);
+        for (const gate of h.gates.keys()) counted.delete(`${uid}|${gate}`);
+      } else for (const [gate, since] of h.gates) count(uid, { namespace: h.namespace, plan: h.plan }, gate, since, now);
     }
     // A plan that is gone keeps no series (its name may come back as another plan).
     for (const [uid, labels] of series)
@@ -173,7 +176,6 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
           uid,
           [...prev.gates.keys()].filter((g) => !next.has(g)),
           now,
-          false,
         );
       if (next.size === 0) return;
       const cur = held.get(uid) ?? { namespace: plan.metadata.namespace ?? '', plan: plan.metadata.name ?? '', gates: new Map() };
