@@ -175,10 +175,10 @@ describe('plan-controller soak (decide, injected clock)', () => {
   function decideSoak(now: string, soak: string, o: { ready?: boolean; status?: InPlaceUpdatePlan['status'] } = {}): PlanDecision {
     const done = mu('cluster1-md-0-0', 'updated');
     done.status!.completionTime = '2026-01-01T00:00:00Z';
-    const snapOpts = mdOnly({
-      mus: [done],
-      machines: [machine('cluster1-md-0-0', { md: 'cluster1-md-0', ready: o.ready ?? true }), ...mdMachines(3).slice(1)],
-    });
+    // The node runs the new kubelet (verification passes): the soak is what is tested.
+    const m0 = machine('cluster1-md-0-0', { md: 'cluster1-md-0', ready: o.ready ?? true });
+    (m0['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: 'v1.30.1' };
+    const snapOpts = mdOnly({ mus: [done], machines: [m0, ...mdMachines(3).slice(1)] });
     snapOpts.plan = plan({ ...started, ...(o.status ? { status: o.status } : {}) });
     const snap = snapshot(snapOpts);
     snap.plan.spec.soak = soak;
@@ -247,6 +247,25 @@ describe('plan-controller verification (decide, injected clock)', () => {
     const ok = decideVerify('2026-01-01T00:01:00Z', 'v1.30.1');
     expect(md0(ok)?.updated).to.equal(1);
     expect(starts(ok)).to.deep.equal(['cluster1-md-0-1']);
+  });
+
+  it('is the default for a Kubernetes version change (10m timeout); mode Disabled trusts the updater', () => {
+    const snapFor = (verification?: { mode: 'Disabled' }) => {
+      const done = mu('cluster1-md-0-0', 'updated');
+      done.status!.completionTime = '2026-01-01T00:00:00Z';
+      const m = machine('cluster1-md-0-0', { md: 'cluster1-md-0' });
+      (m['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: 'v1.30.0' };
+      const snap = snapshot(mdOnly({ mus: [done], machines: [m, ...mdMachines(3).slice(1)] }));
+      if (verification) snap.plan.spec.verification = verification;
+      snap.now = '2026-01-01T00:01:00Z';
+      return decidePlan(snap);
+    };
+    const byDefault = snapFor();
+    expect(md0(byDefault)?.message).to.contain('machine cluster1-md-0-0 verifying: kubelet v1.30.0, want v1.30.1 (1m/10m)');
+    expect(starts(byDefault)).to.deep.equal([]);
+    const disabled = snapFor({ mode: 'Disabled' });
+    expect(md0(disabled)?.updated).to.equal(1);
+    expect(starts(disabled)).to.deep.equal(['cluster1-md-0-1']);
   });
 
   it('a node still on the old kubelet at the timeout fails the machine, naming the mismatch', () => {

@@ -257,7 +257,7 @@ export function soakGate(
   const verifying = plan.spec.verification?.mode !== 'Disabled';
   const verifyMs = verifySpec.ms ?? DEFAULT_VERIFY_TIMEOUT_MS;
   // The kubelet check: with spec.verification set (and not Disabled).
-  const kubelet = verifying && plan.spec.verification !== undefined;
+  const kubelet = verifying;
   const recorded = plan.status?.gateFailures ?? [];
   const failed = new Map(recorded.map((f) => [f.machine, f.message]));
   const view: SoakView = { problems, mus: new Map(mus), soaking: new Map(), failures: [...recorded], holding: new Set() };

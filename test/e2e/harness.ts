@@ -9,6 +9,7 @@ import {
   MachineDeployments,
   MachineUpdates,
   Machines,
+  Nodes,
   UpdaterUpdateTasks,
 } from '../../src/api/index.js';
 import {
@@ -25,6 +26,7 @@ import { planController } from '../../src/plan-controller/index.js';
 import { createLogger, createManager, type RuntimeManager } from '../../src/runtime/index.js';
 import type { Component, KubeClient, WatchHandle } from '../../src/runtime/pure/types.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
+import { isNotFound } from '../../src/runtime/pure/errors.js';
 import { waitFor } from '../support/wait.js';
 
 /** The cluster every scenario uses. */
@@ -283,6 +285,8 @@ export class Platform {
       }
       const aborting = (t['spec'] as { updatePhase?: string }).updatePhase === 'aborting';
       const end = aborting ? 'aborted' : outcome;
+      // An honest updater of a Kubernetes version leaves the node on the new kubelet (what the plan verifies).
+      if (end === 'updated') await this.playKubelet(t);
       const reason = end === 'updated' ? 'Updated' : end === 'failed' ? 'Failed' : 'Aborted';
       await this.client.patch(
         UpdaterUpdateTasks,
@@ -308,6 +312,33 @@ export class Platform {
       n++;
     }
     return n;
+  }
+
+  /**
+   * What the kubernetes-version updater does to the node, for a task played by hand that owns Machine /spec/version:
+   * the simulated Node's kubelet reports the new version (the CAPI simulator mirrors it into the Machine).
+   */
+  async playKubelet(task: KubeObject): Promise<void> {
+    const spec = task['spec'] as {
+      machineRef?: { name?: string };
+      responsibilities?: { selectResource: string; path: string; value: unknown }[];
+    };
+    const version = spec.responsibilities?.find((r) => r.selectResource === 'Machine' && r.path === '/spec/version')?.value;
+    if (typeof version !== 'string' || !spec.machineRef?.name) return;
+    const m = await this.client.get(Machines, this.ns, spec.machineRef.name);
+    const node = (m?.['status'] as { nodeRef?: { name?: string } } | undefined)?.nodeRef?.name;
+    if (!node) return;
+    try {
+      await this.client.patch(
+        Nodes,
+        undefined,
+        node,
+        { status: { nodeInfo: { kubeletVersion: version } } },
+        { type: 'merge', subresource: 'status' },
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
   }
 
   /** Waits for at least `n` in-flight tasks of `updater`. */

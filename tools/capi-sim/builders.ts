@@ -19,6 +19,7 @@ import {
   Machines,
 } from '../../src/api/index.js';
 import type { Machine, MachineSpec, Node, NodeSystemInfo } from '../../src/api/capi/index.js';
+import { SIMULATED_NODE_ANNOTATION } from '../../src/sample-updaters/simulation.js';
 
 /** DevMachineTemplate (not in src/api: only the simulator and the inventory use it). */
 export const DevMachineTemplates: ResourceType = {
@@ -257,6 +258,7 @@ export function buildNode(namespace: string, clusterName: string, machineName: s
         [NODE_MACHINE_ANNOTATION]: machineName,
         [NODE_CLUSTER_NAME_ANNOTATION]: clusterName,
         [NODE_CLUSTER_NAMESPACE_ANNOTATION]: namespace,
+        [SIMULATED_NODE_ANNOTATION]: 'true',
       },
     },
     spec: { providerID: `dev://${namespace}/${machineName}` },

@@ -53,7 +53,7 @@ export interface InPlaceUpdatePlanSpec {
    */
   soak?: string;
   /**
-   * verification: before a machine counts as updated, what Cluster API mirrors from its Node (Machine.status.nodeInfo) must agree with the target within timeout after the MachineUpdate completed: kubeletVersion equals the new version for a Kubernetes version change (an updater responsible for Machine /spec/version), and what an updater declares in its verify (osImage, kernelVersion, a changed bootID). Otherwise the machine fails (recorded in status.gateFailures) with a message naming the mismatch. Unset: the checks an updater declares run with the default timeout; the kubelet check runs only when verification is set. mode Disabled: the updaters' word is the evidence. Mutable.
+   * verification: before a machine counts as updated, what Cluster API mirrors from its Node (Machine.status.nodeInfo) must agree with the target within timeout after the MachineUpdate completed: kubeletVersion equals the new version for a Kubernetes version change (an updater responsible for Machine /spec/version), and what an updater declares in its verify (osImage, kernelVersion, a changed bootID). Otherwise the machine fails (recorded in status.gateFailures) with a message naming the mismatch. On by default (the safe default; unset means mode Enabled, timeout 10m); mode Disabled: the updaters' word is the evidence. Mutable.
    */
   verification?: {
     /**
