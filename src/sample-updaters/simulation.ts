@@ -8,12 +8,6 @@ import { KubeConfig, VersionApi } from '@kubernetes/client-node';
  */
 export const EMBEDDED_SERVER_VERSION_SUFFIX = '-inplace-local';
 
-/**
- * Annotation the CAPI simulator (tools/capi-sim) puts on the Nodes it makes: no kubelet runs behind them, so a sample
- * updater plays what the kubelet would report after its update (the reference updater: the new kubeletVersion).
- */
-export const SIMULATED_NODE_ANNOTATION = 'capi-sim.inplace.cluster.x-k8s.io/simulated';
-
 /** The server's /version gitVersion (through the kubeconfig's credentials). */
 export async function serverGitVersion(kubeconfigPath?: string): Promise<string> {
   const kc = new KubeConfig();

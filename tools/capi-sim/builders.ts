@@ -17,9 +17,9 @@ import {
   MachineDeployments,
   MachineSets,
   Machines,
+  SIMULATED_NODE_ANNOTATION,
 } from '../../src/api/index.js';
 import type { Machine, MachineSpec, Node, NodeSystemInfo } from '../../src/api/capi/index.js';
-import { SIMULATED_NODE_ANNOTATION } from '../../src/sample-updaters/simulation.js';
 
 /** DevMachineTemplate (not in src/api: only the simulator and the inventory use it). */
 export const DevMachineTemplates: ResourceType = {

@@ -3,9 +3,8 @@
 // by the SDK) so a restarted updater resumes rather than restarts, and fails with parameters.failWith when set.
 // Parameters out of bounds fail the task at once with a message naming the bound. Used by tests and benchmarks.
 import { z } from 'zod';
-import { Nodes, UpdaterUpdateTasks, type KubeObject } from '../../api/index.js';
+import { Nodes, SIMULATED_NODE_ANNOTATION, UpdaterUpdateTasks, type KubeObject } from '../../api/index.js';
 import { aborted, defineUpdater, done, failed, progress, type Task, type Updater, type UpdaterContext } from '../../contract/sdk/index.js';
-import { SIMULATED_NODE_ANNOTATION } from '../simulation.js';
 
 /** Default simulated duration (seconds). */
 export const DEFAULT_DURATION_SECONDS = 1;
