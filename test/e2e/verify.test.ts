@@ -19,7 +19,7 @@ describe('e2e: verification against what Cluster API mirrors from the node', fun
     await p.apply(plan);
     await p.waitTasks('liar', 1);
     // The "updater" says updated and never touches the Node.
-    const failed = await p.drive('p', 'liar', 'failed');
+    const failed = await p.drive('p', 'liar', 'failed', false);
     const row = failed.status?.targets?.[0];
     expect(row).to.include({ failed: 1, updated: 0 });
     expect(row?.message).to.match(
@@ -46,7 +46,7 @@ describe('e2e: verification against what Cluster API mirrors from the node', fun
     plan.spec.verification = { timeout: '2s' };
     await p.apply(plan);
     await p.waitTasks('liar', 1);
-    const failed = await p.drive('p', 'liar', 'failed');
+    const failed = await p.drive('p', 'liar', 'failed', false);
     const [mu] = await p.machineUpdates();
     const machine = mu!.spec.machineRef.name;
     // The boot the node had when the update started was recorded; the node still has it.
@@ -66,7 +66,7 @@ describe('e2e: verification against what Cluster API mirrors from the node', fun
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 1 }] });
     await p.startPlatform({ referenceNames: ['ref'] });
     const plan = planObject(p.ns, 'p', { mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ name: 'honest' })] }] });
-    plan.spec.verification = { timeout: '1h' };
+    // Verification is on by default (timeout 10m): no spec.verification needed.
     await p.apply(plan);
     for (let i = 0; i < 2; i++) {
       const [task] = await p.waitTasks('honest', 1);
@@ -81,7 +81,7 @@ describe('e2e: verification against what Cluster API mirrors from the node', fun
         { status: { nodeInfo: { kubeletVersion: TO_VERSION } } },
         { type: 'merge', subresource: 'status' },
       );
-      expect(await p.finishTasks('honest')).to.equal(1);
+      expect(await p.finishTasks('honest', 'updated', false)).to.equal(1);
       await p.waitPlan('p', (x) => (x.status?.targets?.[0]?.updated ?? 0) > i, `machine ${i + 1} verified`);
     }
     const done = await p.waitPlan('p', (x) => x.status?.updateStatus === 'updated', 'plan updated');
