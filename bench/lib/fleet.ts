@@ -196,6 +196,9 @@ export function fleetPlan(fleet: Fleet, o: FleetPlanOptions): InPlaceUpdatePlan 
     metadata: { name: o.name, namespace: fleet.shape.namespace },
     spec: {
       clusterName: fleet.shape.clusterName,
+      // These worlds run no Cluster API machine controller: nothing mirrors a Node into Machine.status.nodeInfo, so
+      // the plan cannot verify the node (docs/operations.md, "Verification") and takes the updater's word.
+      verification: { mode: 'Disabled' },
       ...(o.failurePolicy ? { failurePolicy: o.failurePolicy } : {}),
       ...(o.noControlPlane ? {} : { controlPlane: { name: fleet.cpName, sequence: 1, updaters: updaters() } }),
       machineDeployments: fleet.mdNames.map((name) => ({ name, sequence: 2, updaters: updaters() })),

@@ -51,3 +51,9 @@ export const resourceKey = (r: ResourceType): string => `${r.plural}.${r.group}/
 /** `plural.group` (or `plural` for the core group) naming a resource in errors and metrics. */
 export const resourceName = (res: Pick<ResourceType, 'plural' | 'group'>): string =>
   res.group ? `${res.plural}.${res.group}` : res.plural;
+
+/**
+ * Annotation the CAPI simulator (tools/capi-sim) puts on the Nodes it makes: no kubelet runs behind them, so a sample
+ * updater plays what the kubelet would report after its update (the reference updater: the new kubeletVersion).
+ */
+export const SIMULATED_NODE_ANNOTATION = 'capi-sim.inplace.cluster.x-k8s.io/simulated';

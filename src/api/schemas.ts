@@ -65,6 +65,13 @@ export const ResponsibilitySchema = z.object({
 export const UpdaterSchema = z.object({
   name: dnsLabel,
   sequence: int.min(1).max(1000),
+  verify: z
+    .object({
+      osImage: z.string().min(1).max(256).optional(),
+      kernelVersion: z.string().min(1).max(256).optional(),
+      reboot: z.boolean().optional(),
+    })
+    .optional(),
   updaterUpdateTemplateRef: z
     .object({
       apiVersion: z.string().min(1),
@@ -94,9 +101,14 @@ export const PlanSpecSchema = z.object({
   rerunMachinesAtTarget: z.boolean().optional(),
   ttlSecondsAfterFinished: int.min(0).max(31_536_000).optional(),
   soak: z.string().max(32).optional(),
-  verification: z.object({ timeout: z.string().max(32) }).optional(),
+  verification: z.object({ mode: z.enum(['Enabled', 'Disabled']).optional(), timeout: z.string().max(32).optional() }).optional(),
   alertGate: z
-    .object({ url: z.string().max(2048), matchers: z.array(z.string().max(256)).max(16).optional(), holdTimeout: z.string().max(32) })
+    .object({
+      url: z.string().max(2048),
+      matchers: z.array(z.string().max(256)).max(16).optional(),
+      holdTimeout: z.string().max(32),
+      secretRef: z.object({ name: z.string().min(1).max(253) }).optional(),
+    })
     .optional(),
   maintenanceWindows: z.array(MaintenanceWindowSchema).max(32).optional(),
   maintenanceWindowEnd: z.enum(['Finish', 'Abort']).optional(),
@@ -133,7 +145,7 @@ export const PlanStatusSchema = z.object({
     )
     .optional(),
   gateFailures: z
-    .array(z.object({ machine: z.string().max(253), message: z.string().max(1024) }))
+    .array(z.object({ machine: z.string().max(253), gate: z.enum(['soak', 'verification']).optional(), message: z.string().max(1024) }))
     .max(1000)
     .optional(),
   alertGate: z

@@ -114,6 +114,38 @@ describe('cli status tree', () => {
     expect(t.children[0]!.children.map((c) => c.name)).to.deep.equal(['Machine/m0']);
   });
 
+  it('says which gate judges an updated machine: soaking, verifying, or failed by a gate with its message', () => {
+    const p = plan();
+    p.status!.targets![1]!.message =
+      'maxUnavailable=1; machine c1-md-0-0 soaking 3m/10m; machine c1-md-0-1 verifying: kubelet v1.30.0, want v1.30.1 (1m/10m)';
+    p.status!.gateFailures = [
+      {
+        machine: 'c1-md-0-2',
+        gate: 'verification',
+        message: 'machine c1-md-0-2 failed verification: Machine.status.nodeInfo.osImage is img-a, not img-b, 10m after its update',
+      },
+    ];
+    const updated = { updateStatus: 'updated' as const, startTime: ago(100), completionTime: ago(90) };
+    const tree = buildStatusTree(
+      p,
+      ['c1-md-0-0', 'c1-md-0-1', 'c1-md-0-2'].map((m) => mu(m, 'c1-md-0', 'MachineDeployment', updated)),
+      now,
+    );
+    const rows = tree.children
+      .find((c) => c.name === 'MachineDeployment/c1-md-0')!
+      .children.map((c) => [c.name, c.status, c.reason, c.message]);
+    expect(rows).to.deep.equal([
+      ['Machine/c1-md-0-0', 'updating', 'Soaking', 'machine c1-md-0-0 soaking 3m/10m'],
+      ['Machine/c1-md-0-1', 'updating', 'Verifying', 'machine c1-md-0-1 verifying: kubelet v1.30.0, want v1.30.1 (1m/10m)'],
+      [
+        'Machine/c1-md-0-2',
+        'failed',
+        'VerificationFailed',
+        'machine c1-md-0-2 failed verification: Machine.status.nodeInfo.osImage is img-a, not img-b, 10m after its update',
+      ],
+    ]);
+  });
+
   it('shows an invalid plan with the validation message', () => {
     const p = plan({
       status: {

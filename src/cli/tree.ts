@@ -100,7 +100,7 @@ export function buildStatusTree(plan: InPlaceUpdatePlan & KubeObject, machineUpd
       reason: `sequence ${t.sequence}`,
       age: '',
       message: [counts, ...extra, row?.message ?? ''].filter((x) => x).join(', '),
-      children: mine.map((mu) => machineNode(mu, now)),
+      children: mine.map((mu) => machineNode(mu, now, machineGate(st, row?.message, mu.spec.machineRef.name))),
     });
   }
   return root;
@@ -117,7 +117,25 @@ export function taskLabel(task: string, machine: string, updater: string): strin
   return machine.length >= 8 && task.startsWith(machine) && task.length > machine.length ? `…${task.slice(machine.length)}` : task;
 }
 
-function machineNode(mu: Mu, now: Date): TreeNode {
+/** What a plan gate says about one machine after its update: failed by soak/verification, or soaking / verifying. */
+interface MachineGate {
+  failed?: { gate: string; message: string };
+  /** The target's note on it: "machine m soaking 3m/10m", "machine m verifying: kubelet …". */
+  note?: { reason: string; message: string };
+}
+
+/** The gate state of `machine` from the plan status (status.gateFailures, the target row's soak/verify notes). */
+function machineGate(st: InPlaceUpdatePlan['status'], rowMessage: string | undefined, machine: string): MachineGate {
+  const f = st?.gateFailures?.find((x) => x.machine === machine);
+  if (f) return { failed: { gate: f.gate ?? 'soak', message: f.message } };
+  for (const part of (rowMessage ?? '').split('; ')) {
+    if (part.startsWith(`machine ${machine} soaking `)) return { note: { reason: 'Soaking', message: part } };
+    if (part.startsWith(`machine ${machine} verifying: `)) return { note: { reason: 'Verifying', message: part } };
+  }
+  return {};
+}
+
+function machineNode(mu: Mu, now: Date, gate: MachineGate = {}): TreeNode {
   const s = mu.status;
   const c = cond(s?.conditions, ConditionTypes.inPlaceUpdate) ?? cond(s?.conditions, ConditionTypes.ready);
   const health = cond(s?.conditions, ConditionTypes.healthCheckSucceeded);
@@ -130,12 +148,17 @@ function machineNode(mu: Mu, now: Date): TreeNode {
   ]
     .filter((x) => x)
     .join('; ');
+  // The plan judges an updated machine by its gates: its MachineUpdate says updated, the plan counts it failed (or not
+  // yet updated) and the screen says why.
+  const judged = s?.updateStatus === 'updated' ? gate : {};
   return {
     name: `Machine/${mu.spec.machineRef.name}`,
-    status: s?.updateStatus || 'pending',
-    reason: c?.reason ?? '',
+    status: judged.failed ? 'failed' : judged.note ? 'updating' : s?.updateStatus || 'pending',
+    reason: judged.failed
+      ? `${judged.failed.gate === 'verification' ? 'Verification' : 'Soak'}Failed`
+      : (judged.note?.reason ?? c?.reason ?? ''),
     age: humanAge(s?.startTime ?? mu.metadata.creationTimestamp, now),
-    message,
+    message: judged.failed?.message ?? judged.note?.message ?? message,
     children: (s?.tasks ?? []).map((t) => ({
       // A task's name starts with its machine's (the row above): shown once, the rest (updater, hash) stays.
       name: `${t.kind}/${taskLabel(t.name, mu.spec.machineRef.name, t.updater)}`,

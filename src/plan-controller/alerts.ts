@@ -1,5 +1,8 @@
 // The alert gate's effect: GET <url>/api/v1/alerts of a Prometheus-compatible endpoint. The result (alerts, or why
-// they could not be read) feeds the plan's snapshot; the decision (gates.ts alertGate) stays pure.
+// they could not be read) feeds the plan's snapshot; the decision (gates.ts alertGate) stays pure. node:http(s), not
+// fetch: Node's fetch cannot trust a CA of the Secret's (ca.crt) for one request.
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 
 /** One alert as the Prometheus API reports it. */
 export interface Alert {
@@ -40,23 +43,146 @@ export function parseAlerts(body: string): AlertsResult {
   return { ok: true, alerts };
 }
 
-/** Queries `<url>/api/v1/alerts`; every failure (network, status, shape, timeout) is a bounded error, never a throw. */
-export async function queryAlerts(url: string, timeoutMs = ALERTS_QUERY_TIMEOUT_MS): Promise<AlertsResult> {
+/** How the alerts endpoint is reached: credentials and a TLS CA from spec.alertGate.secretRef. */
+export interface AlertsAccess {
+  /** An Authorization header value (Bearer … or Basic …). */
+  authorization?: string;
+  /** PEM CA bundle trusted for an https endpoint (instead of the system's). */
+  ca?: string;
+}
+
+/** Largest value read from the Secret (a CA bundle of a few certificates is a few KiB). */
+const MAX_SECRET_VALUE_BYTES = 256 * 1024;
+
+/**
+ * What spec.alertGate.secretRef's Secret gives (its `data`, base64 as the API serves it): token (bearer) or
+ * username + password (basic), and/or ca.crt; a string names what is missing or wrong. Pure.
+ */
+export function accessFromSecret(secretName: string, data: Record<string, string> | undefined, url: string): AlertsAccess | string {
+  const value = (k: string): string | undefined => {
+    const b64 = data?.[k];
+    if (typeof b64 !== 'string' || b64 === '') return undefined;
+    return Buffer.from(b64, 'base64').toString('utf8');
+  };
+  const token = value('token');
+  const username = value('username');
+  const password = value('password');
+  const ca = value('ca.crt');
+  const name = `Secret ${secretName}`;
+  for (const [k, v] of [
+    ['token', token],
+    ['username', username],
+    ['password', password],
+    ['ca.crt', ca],
+  ] as const)
+    if (v !== undefined && v.length > MAX_SECRET_VALUE_BYTES) return `${name}: key ${k} is larger than ${MAX_SECRET_VALUE_BYTES} bytes`;
+  if (token === undefined && username === undefined && password === undefined && ca === undefined)
+    return `${name} has none of the keys token, username/password, ca.crt`;
+  if (token !== undefined && (username !== undefined || password !== undefined))
+    return `${name} has both token and username/password: keep one`;
+  if ((username === undefined) !== (password === undefined))
+    return `${name} has key ${username === undefined ? 'password' : 'username'} but not key ${username === undefined ? 'username' : 'password'}`;
+  if (token !== undefined && /[\r\n]/.test(token.trim())) return `${name}: key token spans several lines`;
+  if (ca !== undefined && !ca.includes('-----BEGIN CERTIFICATE-----')) return `${name}: key ca.crt is not a PEM certificate`;
+  if (ca !== undefined && !url.startsWith('https:')) return `${name} has key ca.crt but spec.alertGate.url is not https`;
+  const access: AlertsAccess = {};
+  if (token !== undefined) access.authorization = `Bearer ${token.trim()}`;
+  if (username !== undefined && password !== undefined)
+    access.authorization = `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
+  if (ca !== undefined) access.ca = ca;
+  return access;
+}
+
+/** The reason of an HTTP error answer, with a hint where the Secret is the likely cause. */
+function httpError(href: string, status: number): string {
+  const hint = status === 401 || status === 403 ? ' (check the credentials in spec.alertGate.secretRef)' : '';
+  return `GET ${href} answered HTTP ${status}${hint}`;
+}
+
+/** A GET of `target` with `access`, its body capped at MAX_BODY_BYTES; rejects on network and TLS errors and timeout. */
+function get(target: URL, access: AlertsAccess, timeoutMs: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (access.authorization) headers['authorization'] = access.authorization;
+    const options = { method: 'GET', headers, signal: AbortSignal.timeout(timeoutMs), ...(access.ca ? { ca: access.ca } : {}) };
+    const req = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, options, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (b: Buffer) => {
+        size += b.length;
+        if (size > MAX_BODY_BYTES) {
+          res.destroy();
+          reject(new Error(`response larger than ${MAX_BODY_BYTES} bytes`));
+        } else chunks.push(b);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * Queries `<url>/api/v1/alerts` (with `access`: credentials, CA); every failure (network, TLS, status, shape,
+ * timeout) is a bounded error, never a throw.
+ */
+export async function queryAlerts(url: string, timeoutMs = ALERTS_QUERY_TIMEOUT_MS, access: AlertsAccess = {}): Promise<AlertsResult> {
   let target: URL;
   try {
     target = new URL(`${url.replace(/\/+$/, '')}/api/v1/alerts`);
   } catch {
     return { ok: false, error: `${url.slice(0, 200)} is not a URL` };
   }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') return { ok: false, error: `${url.slice(0, 200)} is not http(s)` };
   try {
-    const res = await fetch(target, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
-    const body = await res.text();
-    if (!res.ok) return { ok: false, error: `GET ${target.href} answered HTTP ${res.status}` };
-    if (body.length > MAX_BODY_BYTES) return { ok: false, error: `GET ${target.href}: response larger than ${MAX_BODY_BYTES} bytes` };
-    return parseAlerts(body);
+    const res = await get(target, access, timeoutMs);
+    if (res.status < 200 || res.status > 299) return { ok: false, error: httpError(target.href, res.status) };
+    return parseAlerts(res.body);
   } catch (err) {
-    const e = err as Error & { cause?: { code?: string; message?: string } };
-    const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000}s` : (e.cause?.code ?? e.cause?.message ?? e.message);
-    return { ok: false, error: `GET ${target.href} failed: ${String(why).slice(0, 200)}` };
+    const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
+    const why =
+      e.name === 'TimeoutError' || e.name === 'AbortError'
+        ? `no answer within ${timeoutMs / 1000}s`
+        : (e.code ?? e.cause?.code ?? e.cause?.message ?? e.message);
+    const tls = /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(String(why))
+      ? ' (TLS: is ca.crt in spec.alertGate.secretRef the CA of the endpoint?)'
+      : '';
+    return { ok: false, error: `GET ${target.href} failed: ${String(why).slice(0, 200)}${tls}` };
   }
+}
+
+/** What the plan's alert gate read this reconcile: the Secret's problem (`secret`) or the endpoint's answer. */
+export type AlertsRead = AlertsResult & { secretProblem?: string };
+
+/**
+ * Reads the plan's alert gate: spec.alertGate.secretRef's Secret with a live GET (see docs/operations.md: the plan
+ * controller may get Secrets, not list or watch them, so no Secret of the namespace sits in its memory), then the
+ * endpoint. A missing Secret or key is not queried around: the result names it (fail closed).
+ */
+export async function readAlerts(
+  getSecret: (namespace: string, name: string) => Promise<{ data?: Record<string, string> } | undefined>,
+  namespace: string,
+  spec: { url: string; secretRef?: { name: string } },
+): Promise<AlertsRead> {
+  let access: AlertsAccess = {};
+  if (spec.secretRef) {
+    const name = `${namespace}/${spec.secretRef.name}`;
+    let secret: { data?: Record<string, string> } | undefined;
+    try {
+      secret = await getSecret(namespace, spec.secretRef.name);
+    } catch (err) {
+      const problem = `spec.alertGate.secretRef: Secret ${name} could not be read: ${String((err as Error).message).slice(0, 200)}`;
+      return { ok: false, error: problem, secretProblem: problem };
+    }
+    if (!secret) {
+      const problem = `spec.alertGate.secretRef: Secret ${name} not found`;
+      return { ok: false, error: problem, secretProblem: problem };
+    }
+    const a = accessFromSecret(name, secret.data, spec.url);
+    if (typeof a === 'string')
+      return { ok: false, error: `spec.alertGate.secretRef: ${a}`, secretProblem: `spec.alertGate.secretRef: ${a}` };
+    access = a;
+  }
+  return queryAlerts(spec.url, ALERTS_QUERY_TIMEOUT_MS, access);
 }

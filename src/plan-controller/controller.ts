@@ -7,6 +7,7 @@ import {
   API_VERSION,
   Annotations,
   Clusters,
+  Secrets,
   CustomResourceDefinitions,
   Finalizers,
   InPlaceUpdatePlans,
@@ -39,7 +40,8 @@ import { crdName } from '../contract/index.js';
 import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
-import { queryAlerts } from './alerts.js';
+import { readAlerts } from './alerts.js';
+import { BOOT_ID_BEFORE_ANNOTATION, bootIdBefore, gateFailureDeltas } from './gates.js';
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
 import { collectClones } from './clones-act.js';
 import { finishedAt } from './history.js';
@@ -185,8 +187,11 @@ export async function reconcile(deps: PlanDeps, key: ObjectKey, log: Logger): Pr
   }
   settleOwnersStatus(plan.status ?? {}, d, outcomes, plan.metadata.generation, new Date(snap.now));
   if (failure !== undefined && d.finalizer === 'remove') d.finalizer = undefined;
+  const gateFailures = gateFailureDeltas(plan.status, d.status);
   latest = await reconcileStatus(deps, latest, d);
   recordEvents(deps, latest, d);
+  for (const [gate, n] of gateFailures) deps.metrics.gateFailures.inc({ gate }, n);
+  deps.metrics.recordHolds(latest, d.gatesHolding ?? []);
   return nextAction(snap, d, outcomes, failure);
 }
 
@@ -327,7 +332,12 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;
   // spec.alertGate: the endpoint is read every reconcile of an active plan (alerts.ts; bounded by its timeout).
-  if (plan.spec.alertGate && !isTerminal(plan.status?.updateStatus)) snap.alerts = await queryAlerts(plan.spec.alertGate.url);
+  if (plan.spec.alertGate && !isTerminal(plan.status?.updateStatus))
+    snap.alerts = await readAlerts(
+      (ns, name) => deps.client.get<KubeObject & { data?: Record<string, string> }>(Secrets, ns, name),
+      plan.metadata.namespace ?? '',
+      plan.spec.alertGate,
+    );
   return snap;
 }
 
@@ -555,7 +565,11 @@ async function labelMachines(
 }
 
 /** The MachineUpdate that starts one machine's update, owned by the plan. */
-function machineUpdateFor(plan: InPlaceUpdatePlan & KubeObject, c: MachineUpdateIntent): MachineUpdate & KubeObject {
+function machineUpdateFor(
+  plan: InPlaceUpdatePlan & KubeObject,
+  c: MachineUpdateIntent,
+  bootId: string | undefined,
+): MachineUpdate & KubeObject {
   const name = plan.metadata.name ?? '';
   return {
     apiVersion: API_VERSION,
@@ -569,6 +583,8 @@ function machineUpdateFor(plan: InPlaceUpdatePlan & KubeObject, c: MachineUpdate
         [Labels.machineName]: labelValue(c.machine),
         [Labels.targetName]: labelValue(c.target.name),
       },
+      // The node's boot before the update, for an updater's verify.reboot (gates.ts).
+      ...(bootId !== undefined ? { annotations: { [BOOT_ID_BEFORE_ANNOTATION]: bootId } } : {}),
       ownerReferences: [
         {
           apiVersion: API_VERSION,
@@ -595,7 +611,7 @@ function machineUpdateFor(plan: InPlaceUpdatePlan & KubeObject, c: MachineUpdate
 async function startMachine(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject, c: MachineUpdateIntent, log: Logger): Promise<void> {
   const { client } = deps;
   const ns = plan.metadata.namespace ?? '';
-  const mu = machineUpdateFor(plan, c);
+  const mu = machineUpdateFor(plan, c, bootIdBefore(deps.machines.peek(ns, c.machine)));
   let created: MachineUpdate = mu;
   try {
     created = await client.create(MachineUpdates, mu, { fieldManager: FIELD_MANAGER });

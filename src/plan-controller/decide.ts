@@ -61,5 +61,6 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const wake = requeueAt(stance);
   if (wake) d.requeueAt = wake;
   d.metrics = planMetrics(stance, ordered, d);
+  d.gatesHolding = stance.stopping ? [] : [...stance.soak.holding];
   return d;
 }

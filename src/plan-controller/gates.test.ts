@@ -4,6 +4,7 @@ import { PlanEventReasons, Reasons } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
 import type { PlanSnapshot } from './scope.js';
 import { decidePlan } from './decide.js';
+import { BOOT_ID_BEFORE_ANNOTATION } from './gates.js';
 import type { SnapOpts } from './testkit.js';
 import { machine, mdMachines, mdOnly, mu, plan, snapshot, started } from './testkit.js';
 
@@ -174,10 +175,10 @@ describe('plan-controller soak (decide, injected clock)', () => {
   function decideSoak(now: string, soak: string, o: { ready?: boolean; status?: InPlaceUpdatePlan['status'] } = {}): PlanDecision {
     const done = mu('cluster1-md-0-0', 'updated');
     done.status!.completionTime = '2026-01-01T00:00:00Z';
-    const snapOpts = mdOnly({
-      mus: [done],
-      machines: [machine('cluster1-md-0-0', { md: 'cluster1-md-0', ready: o.ready ?? true }), ...mdMachines(3).slice(1)],
-    });
+    // The node runs the new kubelet (verification passes): the soak is what is tested.
+    const m0 = machine('cluster1-md-0-0', { md: 'cluster1-md-0', ready: o.ready ?? true });
+    (m0['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: 'v1.30.1' };
+    const snapOpts = mdOnly({ mus: [done], machines: [m0, ...mdMachines(3).slice(1)] });
     snapOpts.plan = plan({ ...started, ...(o.status ? { status: o.status } : {}) });
     const snap = snapshot(snapOpts);
     snap.plan.spec.soak = soak;
@@ -248,6 +249,25 @@ describe('plan-controller verification (decide, injected clock)', () => {
     expect(starts(ok)).to.deep.equal(['cluster1-md-0-1']);
   });
 
+  it('is the default for a Kubernetes version change (10m timeout); mode Disabled trusts the updater', () => {
+    const snapFor = (verification?: { mode: 'Disabled' }) => {
+      const done = mu('cluster1-md-0-0', 'updated');
+      done.status!.completionTime = '2026-01-01T00:00:00Z';
+      const m = machine('cluster1-md-0-0', { md: 'cluster1-md-0' });
+      (m['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: 'v1.30.0' };
+      const snap = snapshot(mdOnly({ mus: [done], machines: [m, ...mdMachines(3).slice(1)] }));
+      if (verification) snap.plan.spec.verification = verification;
+      snap.now = '2026-01-01T00:01:00Z';
+      return decidePlan(snap);
+    };
+    const byDefault = snapFor();
+    expect(md0(byDefault)?.message).to.contain('machine cluster1-md-0-0 verifying: kubelet v1.30.0, want v1.30.1 (1m/10m)');
+    expect(starts(byDefault)).to.deep.equal([]);
+    const disabled = snapFor({ mode: 'Disabled' });
+    expect(md0(disabled)?.updated).to.equal(1);
+    expect(starts(disabled)).to.deep.equal(['cluster1-md-0-1']);
+  });
+
   it('a node still on the old kubelet at the timeout fails the machine, naming the mismatch', () => {
     const d = decideVerify('2026-01-01T00:05:00Z', 'v1.30.0');
     expect(md0(d)?.failed).to.equal(1);
@@ -256,6 +276,92 @@ describe('plan-controller verification (decide, injected clock)', () => {
     );
     expect(d.status.gateFailures?.map((f) => f.machine)).to.deep.equal(['cluster1-md-0-0']);
     expect(starts(d)).to.deep.equal([]);
+  });
+});
+
+describe('plan-controller verification of what an updater declares (verify: osImage, kernelVersion, reboot)', () => {
+  type NodeInfo = { osImage?: string; kernelVersion?: string; bootID?: string; kubeletVersion?: string };
+  /**
+   * md-0-0's update completed at 00:00 with an updater declaring `verify`; its Machine mirrors `info` from the Node; the
+   * MachineUpdate recorded bootID `boot-1` when it started (unless `recorded` is false).
+   */
+  function decideDeclared(now: string, verify: Record<string, unknown>, info: NodeInfo, o: { recorded?: boolean; mode?: 'Disabled' } = {}) {
+    const done = mu('cluster1-md-0-0', 'updated');
+    done.status!.completionTime = '2026-01-01T00:00:00Z';
+    done.spec.updaters = done.spec.updaters.map((u) => ({ ...u, verify }));
+    if (o.recorded !== false) done.metadata = { ...done.metadata, annotations: { [BOOT_ID_BEFORE_ANNOTATION]: 'boot-1' } };
+    const m = machine('cluster1-md-0-0', { md: 'cluster1-md-0' });
+    (m['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: 'v1.30.1', ...info };
+    const snap = snapshot(mdOnly({ mus: [done], machines: [m, ...mdMachines(3).slice(1)] }));
+    snap.plan.spec.verification = { timeout: '5m', ...(o.mode ? { mode: o.mode } : {}) };
+    snap.now = now;
+    return decidePlan(snap);
+  }
+  const md0 = (d: PlanDecision) => d.status.targets?.find((t) => t.name === 'cluster1-md-0');
+  const later = '2026-01-01T00:05:00Z';
+
+  it('a lying updater is caught for each check, with a message naming the mismatch', () => {
+    const cases: [Record<string, unknown>, NodeInfo, string][] = [
+      [
+        { osImage: 'Ubuntu 24.04.1 LTS' },
+        { osImage: 'Ubuntu 22.04.4 LTS' },
+        'Machine.status.nodeInfo.osImage is Ubuntu 22.04.4 LTS, not Ubuntu 24.04.1 LTS',
+      ],
+      [
+        { kernelVersion: '6.11.0-9-generic' },
+        { kernelVersion: '6.8.0-45-generic' },
+        'Machine.status.nodeInfo.kernelVersion is 6.8.0-45-generic, not 6.11.0-9-generic',
+      ],
+      [{ reboot: true }, { bootID: 'boot-1' }, 'Machine.status.nodeInfo.bootID is still boot-1 (the node did not reboot)'],
+    ];
+    for (const [verify, info, mismatch] of cases) {
+      const d = decideDeclared(later, verify, info);
+      expect(md0(d)?.failed, mismatch).to.equal(1);
+      expect(md0(d)?.message).to.contain(
+        `machine cluster1-md-0-0 failed verification: ${mismatch}, 5m after its update (the updater reported updated, the node does not show it)`,
+      );
+      expect(d.status.gateFailures?.map((f) => f.machine)).to.deep.equal(['cluster1-md-0-0']);
+      expect(starts(d)).to.deep.equal([]);
+    }
+  });
+
+  it('holds the machine while the node does not show it yet, naming every difference', () => {
+    const d = decideDeclared(
+      '2026-01-01T00:02:00Z',
+      { osImage: 'img-b', kernelVersion: '6.11.0', reboot: true },
+      { osImage: 'img-a', kernelVersion: '6.8.0', bootID: 'boot-1' },
+    );
+    expect(md0(d)?.message).to.contain(
+      'machine cluster1-md-0-0 verifying: osImage img-a, want img-b, kernel 6.8.0, want 6.11.0, bootID boot-1 unchanged (no reboot seen) (2m/5m)',
+    );
+    expect(starts(d)).to.deep.equal([]);
+  });
+
+  it('an honest updater passes: the node shows the image, the kernel and a new boot', () => {
+    const d = decideDeclared(
+      later,
+      { osImage: 'img-b', kernelVersion: '6.11.0', reboot: true },
+      { osImage: 'img-b', kernelVersion: '6.11.0', bootID: 'boot-2' },
+    );
+    expect(md0(d)?.updated).to.equal(1);
+    expect(d.status.gateFailures).to.equal(undefined);
+    expect(starts(d)).to.deep.equal(['cluster1-md-0-1']);
+  });
+
+  it('a reboot whose boot before the update was not recorded cannot be verified, and says so', () => {
+    const d = decideDeclared(later, { reboot: true }, { bootID: 'boot-2' }, { recorded: false });
+    expect(md0(d)?.message).to.contain(`the bootID before the update is unknown (no ${BOOT_ID_BEFORE_ANNOTATION} annotation)`);
+  });
+
+  it('mode Disabled trusts the updater', () => {
+    const d = decideDeclared(later, { osImage: 'img-b' }, { osImage: 'img-a' }, { mode: 'Disabled' });
+    expect(md0(d)?.updated).to.equal(1);
+  });
+
+  it('a bad timeout is a validation problem', () => {
+    const snap = snapshot(mdOnly());
+    snap.plan.spec.verification = { timeout: 'soon' };
+    expect(cond(decidePlan(snap), 'Valid')?.message).to.contain('spec.verification.timeout');
   });
 });
 

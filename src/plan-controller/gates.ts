@@ -8,11 +8,13 @@ import { conditionsOf } from '../api/capi/index.js';
 import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
 import type { MaintenanceWindowSpec } from '../api/windows.js';
 import { describeWindowInstant, maintenanceWindowState, validateMaintenanceWindows } from '../api/windows.js';
-import type { AlertsResult } from './alerts.js';
+import type { AlertsRead } from './alerts.js';
 import type { PlanEvent } from './status.js';
 
 /** Gate names as metrics and docs spell them. */
-export const GateNames = { maintenanceWindow: 'maintenanceWindow', alerts: 'alerts' } as const;
+export const GateNames = { maintenanceWindow: 'maintenanceWindow', alerts: 'alerts', soak: 'soak', verification: 'verification' } as const;
+/** One gate's name. */
+export type GateName = (typeof GateNames)[keyof typeof GateNames];
 
 /** The plan's window status field (status.maintenanceWindow). */
 export type WindowStatus = NonNullable<InPlaceUpdatePlanStatus['maintenanceWindow']>;
@@ -126,6 +128,8 @@ export interface SoakView {
   failures: GateFailure[];
   /** When the first soak ends (reconcile again then). */
   wakeAt?: Date;
+  /** The machine gates holding a machine's slot now (soak, verification). */
+  holding: Set<GateName>;
 }
 
 /** "3m", "1h5m", "42s": an elapsed time for soak messages (whole seconds). */
@@ -158,10 +162,77 @@ function targetVersion(mu: MachineUpdate): string | undefined {
   return undefined;
 }
 
-/** Machine.status.nodeInfo.kubeletVersion: what Cluster API mirrors from the Node. */
-function kubeletVersionOf(m: KubeObject): string | undefined {
-  const v = (m['status'] as { nodeInfo?: { kubeletVersion?: unknown } } | undefined)?.nodeInfo?.kubeletVersion;
+/** A field of Machine.status.nodeInfo: what Cluster API mirrors from the Node. */
+function nodeInfoOf(m: KubeObject, field: 'kubeletVersion' | 'osImage' | 'kernelVersion' | 'bootID'): string | undefined {
+  const v = (m['status'] as { nodeInfo?: Record<string, unknown> } | undefined)?.nodeInfo?.[field];
   return typeof v === 'string' ? v : undefined;
+}
+
+/**
+ * Annotation on a MachineUpdate: the Machine's status.nodeInfo.bootID when its update started (written at create), so
+ * an updater's `verify.reboot` can be checked against a changed bootID.
+ */
+export const BOOT_ID_BEFORE_ANNOTATION = 'inplace.cluster.x-k8s.io/boot-id-before';
+
+/** The bootID to record on a new MachineUpdate of `machine`, if Cluster API mirrors one. */
+export function bootIdBefore(machine: KubeObject | undefined): string | undefined {
+  return machine ? nodeInfoOf(machine, 'bootID') : undefined;
+}
+
+/** spec.verification.timeout when unset. */
+export const DEFAULT_VERIFY_TIMEOUT_MS = 10 * 60_000;
+
+/** What the node of an updated machine must show, and what it shows instead. */
+interface Mismatch {
+  /** Short form for the hold message: "kubelet v1.29.5, want v1.30.1". */
+  short: string;
+  /** Long form for the failure: "Machine.status.nodeInfo.kubeletVersion is v1.29.5, not v1.30.1". */
+  long: string;
+  kubelet: boolean;
+}
+
+/**
+ * The checks of a MachineUpdate against its Machine: the Kubernetes version (when `kubelet`) and every updater's
+ * `verify` (osImage, kernelVersion, reboot). Empty when the node shows everything.
+ */
+export function verificationMismatches(mu: MachineUpdate, machine: KubeObject, kubelet: boolean): Mismatch[] {
+  const out: Mismatch[] = [];
+  const field = (f: 'kubeletVersion' | 'osImage' | 'kernelVersion', label: string, want: string | undefined): void => {
+    if (want === undefined) return;
+    const have = nodeInfoOf(machine, f);
+    if (have !== want)
+      out.push({
+        short: `${label} ${have ?? 'unknown'}, want ${want}`,
+        long: `Machine.status.nodeInfo.${f} is ${have ?? 'unset'}, not ${want}`,
+        kubelet: f === 'kubeletVersion',
+      });
+  };
+  if (kubelet) field('kubeletVersion', 'kubelet', targetVersion(mu));
+  const ups = mu.spec.updaters ?? [];
+  const verify = (k: 'osImage' | 'kernelVersion'): string | undefined =>
+    ups
+      .map((u) => u.verify?.[k])
+      .filter((x) => x !== undefined)
+      .pop();
+  field('osImage', 'osImage', verify('osImage'));
+  field('kernelVersion', 'kernel', verify('kernelVersion'));
+  if (ups.some((u) => u.verify?.reboot === true)) {
+    const before = mu.metadata?.annotations?.[BOOT_ID_BEFORE_ANNOTATION];
+    const now = nodeInfoOf(machine, 'bootID');
+    if (before === undefined)
+      out.push({
+        short: 'bootID before the update unknown',
+        long: `the bootID before the update is unknown (no ${BOOT_ID_BEFORE_ANNOTATION} annotation), so the reboot cannot be verified`,
+        kubelet: false,
+      });
+    else if (now === undefined || now === before)
+      out.push({
+        short: `bootID ${now ?? 'unknown'} unchanged (no reboot seen)`,
+        long: `Machine.status.nodeInfo.bootID is still ${now ?? 'unset'} (the node did not reboot)`,
+        kubelet: false,
+      });
+  }
+  return out;
 }
 
 /**
@@ -183,12 +254,16 @@ export function soakGate(
   const verifySpec = durationProblems(plan.spec.verification?.timeout, 'spec.verification.timeout');
   const problems = [...soakSpec.problems, ...verifySpec.problems];
   const ms = soakSpec.ms;
-  const verifyMs = verifySpec.ms;
+  const verifying = plan.spec.verification?.mode !== 'Disabled';
+  const verifyMs = verifySpec.ms ?? DEFAULT_VERIFY_TIMEOUT_MS;
+  // The kubelet check: with spec.verification set (and not Disabled).
+  const kubelet = verifying;
   const recorded = plan.status?.gateFailures ?? [];
   const failed = new Map(recorded.map((f) => [f.machine, f.message]));
-  const view: SoakView = { problems, mus: new Map(mus), soaking: new Map(), failures: [...recorded] };
+  const view: SoakView = { problems, mus: new Map(mus), soaking: new Map(), failures: [...recorded], holding: new Set() };
   const byName = new Map(machines.map((m) => [m.metadata.name ?? '', m]));
-  const hold = (mu: MachineUpdate, note: string, until: Date): void => {
+  const hold = (mu: MachineUpdate, note: string, until: Date, gate: GateName): void => {
+    view.holding.add(gate);
     const key = `${mu.spec.target.kind}/${mu.spec.target.name}`;
     const notes = view.soaking.get(key) ?? [];
     notes.push(note);
@@ -196,8 +271,8 @@ export function soakGate(
     view.mus.set(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.updating));
     if (!view.wakeAt || until < view.wakeAt) view.wakeAt = until;
   };
-  const fail = (mu: MachineUpdate, message: string): void => {
-    view.failures.push({ machine: mu.spec.machineRef.name, message });
+  const fail = (mu: MachineUpdate, message: string, gate: 'soak' | 'verification'): void => {
+    view.failures.push({ machine: mu.spec.machineRef.name, message, gate });
     view.mus.set(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.failed, message));
   };
   for (const [name, mu] of mus) {
@@ -211,26 +286,27 @@ export function soakGate(
     const machine = byName.get(name);
     // A machine gone (or an update with no completion time) has nothing to verify or soak.
     if (!Number.isFinite(done) || !machine) continue;
-    const want = verifyMs !== undefined ? targetVersion(mu) : undefined;
-    if (want !== undefined && verifyMs !== undefined) {
-      const have = kubeletVersionOf(machine);
-      if (have !== want) {
-        if (now.getTime() < done + verifyMs)
-          hold(
-            mu,
-            `machine ${name} verifying: kubelet ${have ?? 'unknown'}, want ${want} (${shortDuration(now.getTime() - done)}/${shortDuration(verifyMs)})`,
-            new Date(done + verifyMs),
-          );
-        else
-          fail(
-            mu,
-            boundMessage(
-              `machine ${name} failed verification: Machine.status.nodeInfo.kubeletVersion is ${have ?? 'unset'}, not ${want}, ${shortDuration(verifyMs)} after its update (the updater reported updated, the node does not run the new kubelet)`,
-              512,
-            ),
-          );
-        continue;
+    const mismatches = verifying ? verificationMismatches(mu, machine, kubelet) : [];
+    if (mismatches.length > 0) {
+      if (now.getTime() < done + verifyMs)
+        hold(
+          mu,
+          `machine ${name} verifying: ${mismatches.map((x) => x.short).join(', ')} (${shortDuration(now.getTime() - done)}/${shortDuration(verifyMs)})`,
+          new Date(done + verifyMs),
+          GateNames.verification,
+        );
+      else {
+        const what = mismatches.every((x) => x.kubelet) ? 'the node does not run the new kubelet' : 'the node does not show it';
+        fail(
+          mu,
+          boundMessage(
+            `machine ${name} failed verification: ${mismatches.map((x) => x.long).join('; ')}, ${shortDuration(verifyMs)} after its update (the updater reported updated, ${what})`,
+            512,
+          ),
+          GateNames.verification,
+        );
       }
+      continue;
     }
     if (ms === undefined || now.getTime() >= done + ms) continue;
     const bad = conditionsOf(machine).filter((c) => (c.type === 'Ready' || c.type === 'NodeHealthy') && c.status === 'False');
@@ -240,10 +316,10 @@ export function soakGate(
         `machine ${name} turned unhealthy during its soak (${shortDuration(now.getTime() - done)} of ${shortDuration(ms)} after its update): ${why}`,
         512,
       );
-      fail(mu, message);
+      fail(mu, message, GateNames.soak);
       continue;
     }
-    hold(mu, `machine ${name} soaking ${shortDuration(now.getTime() - done)}/${shortDuration(ms)}`, new Date(done + ms));
+    hold(mu, `machine ${name} soaking ${shortDuration(now.getTime() - done)}/${shortDuration(ms)}`, new Date(done + ms), GateNames.soak);
   }
   return view;
 }
@@ -297,7 +373,7 @@ export interface AlertGate {
  * alert or an endpoint that cannot be read (fail closed) holds the plan; held for holdTimeout since the hold began,
  * the plan halts, for good (status state Halted).
  */
-export function alertGate(plan: InPlaceUpdatePlan, result: AlertsResult | undefined, now: Date): AlertGate {
+export function alertGate(plan: InPlaceUpdatePlan, result: AlertsRead | undefined, now: Date): AlertGate {
   const spec = plan.spec.alertGate;
   if (!spec) return { problems: [], held: false, halted: false };
   const problems: string[] = [];
@@ -318,6 +394,8 @@ export function alertGate(plan: InPlaceUpdatePlan, result: AlertsResult | undefi
   const hold = durationProblems(spec.holdTimeout, 'spec.alertGate.holdTimeout');
   problems.push(...hold.problems);
   if (hold.ms !== undefined && hold.ms > ALERT_HOLD_MAX_MS) problems.push(`spec.alertGate.holdTimeout: ${spec.holdTimeout} is over 168h`);
+  // A Secret missing (or missing a key) before the plan started is a validation problem; once started, a hold.
+  if (result?.secretProblem && !plan.status?.startTime) problems.push(result.secretProblem);
   if (problems.length > 0) return { problems, held: false, halted: false };
   const prev = plan.status?.alertGate;
   if (prev?.state === 'Halted')
@@ -364,4 +442,21 @@ export function alertGateEvents(prev: AlertGateStatus | undefined, next: AlertGa
         ? []
         : [{ type: 'Warning', reason: PlanEventReasons.alertGateHolding, message: `alertGate: ${msg}; no new machine starts` }];
   }
+}
+
+/**
+ * Gate failures this reconcile adds (for the metrics), from the recorded status and the next: machines newly in
+ * status.gateFailures by gate (soak or verification; older records without a gate count as soak), and an alert gate
+ * that turned Halted.
+ */
+export function gateFailureDeltas(prev: InPlaceUpdatePlanStatus | undefined, next: InPlaceUpdatePlanStatus): Map<GateName, number> {
+  const out = new Map<GateName, number>();
+  const before = new Set((prev?.gateFailures ?? []).map((f) => f.machine));
+  for (const f of next.gateFailures ?? []) {
+    if (before.has(f.machine)) continue;
+    const gate = f.gate === GateNames.verification ? GateNames.verification : GateNames.soak;
+    out.set(gate, (out.get(gate) ?? 0) + 1);
+  }
+  if (next.alertGate?.state === 'Halted' && prev?.alertGate?.state !== 'Halted') out.set(GateNames.alerts, 1);
+  return out;
 }

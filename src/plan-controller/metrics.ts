@@ -15,14 +15,25 @@ export interface PlanMetrics {
   machinesUpdated: Counter;
   /** Machines whose update failed, as counted in plan status. */
   machinesFailed: Counter;
-  /** Plans a gate holds now (no new machine starts), by gate. */
+  /** Plans a gate holds now (no new machine starts, or a machine keeps its slot), by gate. */
   plansHeld: Gauge<'gate'>;
-  /** Plan-seconds spent held, by gate (accumulated at scrape time from the plans' recorded status). */
+  /** Plan-seconds spent held, by gate (accumulated at scrape time). */
   gateWaitSeconds: Counter<'gate'>;
+  /** Seconds one plan spent held, by gate. */
+  planGateWaitSeconds: Counter<'namespace' | 'plan' | 'gate'>;
+  /** Gate failures: machines failed by soak or verification, plans halted by the alert gate. */
+  gateFailures: Counter<'gate'>;
+  /**
+   * Records what holds `plan` after a reconcile: the gate its written status names (window, alerts) and the machine
+   * gates of its decision (soak, verification); a hold that ended is counted up to now.
+   */
+  recordHolds(plan: InPlaceUpdatePlan & KubeObject, machineGates: readonly string[]): void;
 }
 
 const byRegistry = new WeakMap<Registry, PlanMetrics>();
 let fallback: Registry | undefined;
+
+const planUid = (p: KubeObject): string => p.metadata.uid ?? `${p.metadata.namespace}/${p.metadata.name}`;
 
 /** The metrics in the manager's registry (a private registry when the manager has none). */
 export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & KubeObject>): PlanMetrics {
@@ -30,10 +41,57 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
   let m = byRegistry.get(registry);
   if (m) return m;
   const registers = [registry];
-  // Per held plan (by uid): up to when its wait is already counted. Counting starts no earlier than this process, so a
-  // restart (which resets the counter anyway) does not count a wait twice.
-  const counted = new Map<string, number>();
   const startedAt = Date.now();
+  // What holds each plan (by uid) with since when, as its last reconcile saw it: window and alerts from the status it
+  // wrote, soak and verification from its decision. Counting starts no earlier than this process, so a restart (which
+  // resets the counters anyway) does not count a wait twice.
+  const held = new Map<string, { namespace: string; plan: string; gates: Map<string, number> }>();
+  // Per held (plan, gate): up to when its wait is already counted.
+  const counted = new Map<string, number>();
+  // Plans with a per-plan series (by uid), to drop them once the plan is gone.
+  const series = new Map<string, { namespace: string; plan: string }>();
+  /** Counts the wait of (uid, gate) up to `now`. */
+  const count = (uid: string, labels: { namespace: string; plan: string }, gate: string, since: number, now: number): void => {
+    const key = `${uid}|${gate}`;
+    series.set(uid, labels);
+    const from = Math.max(since, counted.get(key) ?? startedAt);
+    if (now > from) {
+      m!.gateWaitSeconds.inc({ gate }, (now - from) / 1000);
+      m!.planGateWaitSeconds.inc({ ...labels, gate }, (now - from) / 1000);
+    } else m!.planGateWaitSeconds.inc({ ...labels, gate }, 0);
+    counted.set(key, now);
+  };
+  /** Ends holds of a plan after counting their wait up to `now`. */
+  const release = (uid: string, gates: readonly string[], now: number): void => {
+    const h = held.get(uid);
+    if (!h) return;
+    for (const gate of gates) {
+      const since = h.gates.get(gate);
+      if (since === undefined) continue;
+      count(uid, { namespace: h.namespace, plan: h.plan }, gate, since, now);
+      h.gates.delete(gate);
+      counted.delete(`${uid}|${gate}`);
+    }
+    if (h.gates.size === 0) held.delete(uid);
+  };
+  /** Adds the seconds waited since the last count to both wait counters (called at scrape time); plans gone are dropped. */
+  const accumulate = (): void => {
+    const now = Date.now();
+    const live = new Set(plans.list().map(planUid));
+    for (const [uid, h] of held) {
+      // A plan gone: when it went is unknown, so its wait is counted up to the last count only.
+      if (!live.has(uid)) {
+        held.delete(uid);
+        for (const gate of h.gates.keys()) counted.delete(`${uid}|${gate}`);
+      } else for (const [gate, since] of h.gates) count(uid, { namespace: h.namespace, plan: h.plan }, gate, since, now);
+    }
+    // A plan that is gone keeps no series (its name may come back as another plan).
+    for (const [uid, labels] of series)
+      if (!live.has(uid)) {
+        for (const gate of Object.values(GateNames)) m!.planGateWaitSeconds.remove({ ...labels, gate });
+        series.delete(uid);
+      }
+  };
   m = {
     plans: new Gauge({
       name: 'inplace_plan_controller_plans',
@@ -66,39 +124,64 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
     }),
     plansHeld: new Gauge({
       name: 'inplace_plan_controller_plans_held',
-      help: 'Plans a gate holds now (no new machine starts), by gate (maintenanceWindow).',
+      help: 'Plans a gate holds now, by gate (maintenanceWindow, alerts: no new machine starts; soak, verification: a machine keeps its slot).',
       labelNames: ['gate'],
       registers,
       collect() {
+        const live = new Set(plans.list().map(planUid));
         const n = new Map<string, number>(Object.values(GateNames).map((g) => [g, 0]));
-        for (const p of plans.list()) {
-          const h = heldBy(p);
-          if (h) n.set(h.gate, (n.get(h.gate) ?? 0) + 1);
-        }
+        for (const [uid, h] of held) if (live.has(uid)) for (const gate of h.gates.keys()) n.set(gate, (n.get(gate) ?? 0) + 1);
         for (const [gate, v] of n) this.set({ gate }, v);
       },
     }),
     gateWaitSeconds: new Counter({
       name: 'inplace_plan_controller_gate_wait_seconds_total',
-      help: 'Seconds plans spent held by a gate, summed over plans, by gate (maintenanceWindow).',
+      help: 'Seconds plans spent held by a gate, summed over plans, by gate (maintenanceWindow, alerts, soak, verification).',
       labelNames: ['gate'],
       registers,
       collect() {
-        const now = Date.now();
-        const seen = new Set<string>();
         for (const gate of Object.values(GateNames)) this.inc({ gate }, 0);
-        for (const p of plans.list()) {
-          const h = heldBy(p);
-          const uid = p.metadata.uid ?? `${p.metadata.namespace}/${p.metadata.name}`;
-          if (!h) continue;
-          seen.add(uid);
-          const from = Math.max(h.since, counted.get(uid) ?? startedAt);
-          if (now > from) this.inc({ gate: h.gate }, (now - from) / 1000);
-          counted.set(uid, now);
-        }
-        for (const uid of counted.keys()) if (!seen.has(uid)) counted.delete(uid);
+        accumulate();
       },
     }),
+    planGateWaitSeconds: new Counter({
+      name: 'inplace_plan_controller_plan_gate_wait_seconds_total',
+      help: 'Seconds one plan spent held by a gate, by namespace, plan and gate (series of deleted plans are dropped).',
+      labelNames: ['namespace', 'plan', 'gate'],
+      registers,
+      collect() {
+        accumulate();
+      },
+    }),
+    gateFailures: new Counter({
+      name: 'inplace_plan_controller_gate_failures_total',
+      help: 'Gate failures by gate: machines failed by soak or verification, plans halted by the alert gate.',
+      labelNames: ['gate'],
+      registers,
+      collect() {
+        for (const gate of [GateNames.soak, GateNames.verification, GateNames.alerts]) this.inc({ gate }, 0);
+      },
+    }),
+    recordHolds(plan, machineGates) {
+      const uid = planUid(plan);
+      const now = Date.now();
+      const next = new Map<string, number>();
+      const h = heldBy(plan);
+      if (h) next.set(h.gate, h.since);
+      const prev = held.get(uid);
+      for (const g of machineGates) next.set(g, prev?.gates.get(g) ?? now);
+      // A hold that ended since the last reconcile: its wait up to now counts (a wait between two scrapes too).
+      if (prev)
+        release(
+          uid,
+          [...prev.gates.keys()].filter((g) => !next.has(g)),
+          now,
+        );
+      if (next.size === 0) return;
+      const cur = held.get(uid) ?? { namespace: plan.metadata.namespace ?? '', plan: plan.metadata.name ?? '', gates: new Map() };
+      for (const [g, since] of next) if (!cur.gates.has(g)) cur.gates.set(g, since);
+      held.set(uid, cur);
+    },
   };
   byRegistry.set(registry, m);
   return m;

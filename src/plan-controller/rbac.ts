@@ -28,6 +28,9 @@ export const baseRbac: PolicyRule[] = componentRbac([
   // chart that deploys the updater (aggregated ClusterRole), so leaving the samples out leaves their rules out too.
   // A template's task kind is accepted only when its CRD declares the updater contract (label).
   { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get'] },
+  // spec.alertGate.secretRef: the endpoint's credentials / CA, read with a live GET per query. get only: no list or
+  // watch, so the controller never holds (or may enumerate) the namespace's other Secrets.
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
 ]);
 
 /**

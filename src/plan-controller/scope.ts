@@ -1,6 +1,6 @@
 // The typed snapshot a plan reconcile decides from, and its one builder (buildScope), shared by the plan controller
 // (informer stores) and `inplace preview` (get/list): both read through a ScopeReader, neither imports the other.
-import type { AlertsResult } from './alerts.js';
+import type { AlertsRead } from './alerts.js';
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, WritePolicy } from '../api/index.js';
 import { KubeadmControlPlanes, parseApiVersion } from '../api/index.js';
 import type { ContractRef } from '../api/capi/index.js';
@@ -85,7 +85,7 @@ export interface PlanSnapshot extends ValidationInput {
    */
   atTarget?: string[];
   /** What spec.alertGate's endpoint answered this reconcile (alerts.ts); absent when the plan has no alert gate. */
-  alerts?: AlertsResult;
+  alerts?: AlertsRead;
 }
 
 /** What reading one object of a kind named at run time (control plane, template) gave. */

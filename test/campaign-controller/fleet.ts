@@ -108,6 +108,8 @@ export async function startFleet(p: Platform, clusters: readonly FleetCluster[])
           continue;
         }
         const end = (t['spec'] as { updatePhase?: string }).updatePhase === 'aborting' ? 'aborted' : outcome;
+        // What an honest version updater leaves on the node (the plan verifies the kubelet).
+        if (end === 'updated') await p.playKubelet(t);
         const reason = end === 'updated' ? 'Updated' : end === 'failed' ? 'Failed' : 'Aborted';
         await p.client.patch(
           UpdaterUpdateTasks,

@@ -10,6 +10,7 @@ import {
   MachineDeployments,
   MachineUpdates,
   Machines,
+  Nodes,
   UpdaterUpdateTasks,
 } from '../../src/api/index.js';
 import {
@@ -26,6 +27,7 @@ import { planController } from '../../src/plan-controller/index.js';
 import { createLogger, createManager, type RuntimeManager } from '../../src/runtime/index.js';
 import type { Component, KubeClient, WatchHandle } from '../../src/runtime/pure/types.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
+import { isNotFound } from '../../src/runtime/pure/errors.js';
 import { waitFor } from '../support/wait.js';
 
 /** The cluster every scenario uses. */
@@ -263,9 +265,10 @@ export class Platform {
 
   /**
    * Plays updater `updater` by hand (contract C4–C6): every task of it not yet terminal ends `updated` (or
-   * `outcome`), or `aborted` when the platform asked for an abort. Returns how many tasks it finished.
+   * `outcome`), or `aborted` when the platform asked for an abort; `honest` (default) also leaves a version task's
+   * node on the new kubelet (playKubelet), a liar does not. Returns how many tasks it finished.
    */
-  async finishTasks(updater: string, outcome: 'updated' | 'failed' = 'updated'): Promise<number> {
+  async finishTasks(updater: string, outcome: 'updated' | 'failed' = 'updated', honest = true): Promise<number> {
     let n = 0;
     for (const t of await this.tasks()) {
       if (t.metadata.labels?.[Labels.updaterName] !== updater) continue;
@@ -285,6 +288,8 @@ export class Platform {
       }
       const aborting = (t['spec'] as { updatePhase?: string }).updatePhase === 'aborting';
       const end = aborting ? 'aborted' : outcome;
+      // An honest updater of a Kubernetes version leaves the node on the new kubelet (what the plan verifies).
+      if (end === 'updated' && honest) await this.playKubelet(t);
       const reason = end === 'updated' ? 'Updated' : end === 'failed' ? 'Failed' : 'Aborted';
       await this.client.patch(
         UpdaterUpdateTasks,
@@ -312,6 +317,33 @@ export class Platform {
     return n;
   }
 
+  /**
+   * What the kubernetes-version updater does to the node, for a task played by hand that owns Machine /spec/version:
+   * the simulated Node's kubelet reports the new version (the CAPI simulator mirrors it into the Machine).
+   */
+  async playKubelet(task: KubeObject): Promise<void> {
+    const spec = task['spec'] as {
+      machineRef?: { name?: string };
+      responsibilities?: { selectResource: string; path: string; value: unknown }[];
+    };
+    const version = spec.responsibilities?.find((r) => r.selectResource === 'Machine' && r.path === '/spec/version')?.value;
+    if (typeof version !== 'string' || !spec.machineRef?.name) return;
+    const m = await this.client.get(Machines, this.ns, spec.machineRef.name);
+    const node = (m?.['status'] as { nodeRef?: { name?: string } } | undefined)?.nodeRef?.name;
+    if (!node) return;
+    try {
+      await this.client.patch(
+        Nodes,
+        undefined,
+        node,
+        { status: { nodeInfo: { kubeletVersion: version } } },
+        { type: 'merge', subresource: 'status' },
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
   /** Waits for at least `n` in-flight tasks of `updater`. */
   async waitTasks(updater: string, n: number): Promise<KubeObject[]> {
     return waitFor(
@@ -327,11 +359,11 @@ export class Platform {
     );
   }
 
-  /** Plays `updater` until the plan reaches `status`. */
-  async drive(planName: string, updater: string, status = 'updated'): Promise<InPlaceUpdatePlan & KubeObject> {
+  /** Plays `updater` until the plan reaches `status` (`honest`: see finishTasks). */
+  async drive(planName: string, updater: string, status = 'updated', honest = true): Promise<InPlaceUpdatePlan & KubeObject> {
     return waitFor(
       async () => {
-        await this.finishTasks(updater);
+        await this.finishTasks(updater, 'updated', honest);
         const p = await this.plan(planName);
         return p?.status?.updateStatus === status ? p : undefined;
       },

@@ -19,7 +19,7 @@ describe('e2e: verification against what Cluster API mirrors from the node', fun
     await p.apply(plan);
     await p.waitTasks('liar', 1);
     // The "updater" says updated and never touches the Node.
-    const failed = await p.drive('p', 'liar', 'failed');
+    const failed = await p.drive('p', 'liar', 'failed', false);
     const row = failed.status?.targets?.[0];
     expect(row).to.include({ failed: 1, updated: 0 });
     expect(row?.message).to.match(
@@ -33,12 +33,40 @@ describe('e2e: verification against what Cluster API mirrors from the node', fun
     expect(await p.machineUpdates()).to.have.length(1);
   });
 
+  it('an updater that declares an image and a reboot but did neither is caught, naming both', async () => {
+    const p = await env().platform();
+    await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 1, maxUnavailable: 1 }] });
+    await p.startPlatform({ referenceNames: ['ref'] });
+    const liar = refUpdater({
+      name: 'liar',
+      verify: { osImage: 'ubuntu-24.04-k8s-1.30.1', reboot: true },
+      responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: 'ubuntu-24.04-k8s-1.30.1' }],
+    });
+    const plan = planObject(p.ns, 'p', { mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [liar] }] });
+    plan.spec.verification = { timeout: '2s' };
+    await p.apply(plan);
+    await p.waitTasks('liar', 1);
+    const failed = await p.drive('p', 'liar', 'failed', false);
+    const [mu] = await p.machineUpdates();
+    const machine = mu!.spec.machineRef.name;
+    // The boot the node had when the update started was recorded; the node still has it.
+    const boot = mu!.metadata.annotations?.['inplace.cluster.x-k8s.io/boot-id-before'];
+    expect(boot).to.be.a('string');
+    expect(failed.status?.gateFailures?.[0]).to.include({ machine, gate: 'verification' });
+    expect(failed.status?.gateFailures?.[0]?.message).to.match(
+      new RegExp(
+        `^machine ${machine} failed verification: Machine\\.status\\.nodeInfo\\.osImage is \\S+, not ubuntu-24\\.04-k8s-1\\.30\\.1; ` +
+          `Machine\\.status\\.nodeInfo\\.bootID is still ${boot} \\(the node did not reboot\\), 2s after its update`,
+      ),
+    );
+  });
+
   it('an updater that changed the node passes verification and the plan completes', async () => {
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 1 }] });
     await p.startPlatform({ referenceNames: ['ref'] });
     const plan = planObject(p.ns, 'p', { mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ name: 'honest' })] }] });
-    plan.spec.verification = { timeout: '1h' };
+    // Verification is on by default (timeout 10m): no spec.verification needed.
     await p.apply(plan);
     for (let i = 0; i < 2; i++) {
       const [task] = await p.waitTasks('honest', 1);
@@ -53,7 +81,7 @@ describe('e2e: verification against what Cluster API mirrors from the node', fun
         { status: { nodeInfo: { kubeletVersion: TO_VERSION } } },
         { type: 'merge', subresource: 'status' },
       );
-      expect(await p.finishTasks('honest')).to.equal(1);
+      expect(await p.finishTasks('honest', 'updated', false)).to.equal(1);
       await p.waitPlan('p', (x) => (x.status?.targets?.[0]?.updated ?? 0) > i, `machine ${i + 1} verified`);
     }
     const done = await p.waitPlan('p', (x) => x.status?.updateStatus === 'updated', 'plan updated');

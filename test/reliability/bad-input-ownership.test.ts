@@ -404,6 +404,8 @@ describe('reliability: bad input against ownership, task kinds, names and the co
         metadata: { name: 'p-c1', namespace: w!.ns },
         spec: {
           clusterName: 'c2',
+          // As fleetPlan: no Cluster API machine controller mirrors the Nodes in this world.
+          verification: { mode: 'Disabled' },
           machineDeployments: [
             {
               name: 'c2-md',

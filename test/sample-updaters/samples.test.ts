@@ -28,7 +28,10 @@ import {
   type Fixture,
 } from '../machine-task-controller/support.js';
 
-type Node = KubeObject & { spec?: { unschedulable?: boolean }; status?: { nodeInfo?: { kubeletVersion?: string } } };
+type Node = KubeObject & {
+  spec?: { unschedulable?: boolean };
+  status?: { nodeInfo?: { kubeletVersion?: string; osImage?: string; bootID?: string } };
+};
 
 describe('sample updaters (integration)', function () {
   let f: Fixture;
@@ -66,6 +69,8 @@ describe('sample updaters (integration)', function () {
 
   it('updates the OS image then the Kubernetes version of a machine through templated tasks, and the platform commits both', async () => {
     const machine = f.machines[0]!;
+    const bootBefore = (await node(machine))?.status?.nodeInfo?.bootID;
+    expect(bootBefore).to.be.a('string');
     await createMachineUpdate(f, 'mu-both', machine, [
       {
         name: 'k8s',
@@ -95,6 +100,9 @@ describe('sample updaters (integration)', function () {
     expect(n?.status?.nodeInfo?.kubeletVersion).to.equal('v1.30.1');
     expect(n?.spec?.unschedulable ?? false).to.equal(false);
     expect(n?.metadata.annotations?.[RUNNING_IMAGE_ANNOTATION]).to.equal('registry.local/os/ubuntu-24.04-k8s-1.30.1');
+    // The simulated host reports what it booted (the plan's verification reads it, mirrored into the Machine).
+    expect(n?.status?.nodeInfo?.osImage).to.equal('ubuntu-24.04-k8s-1.30.1');
+    expect(n?.status?.nodeInfo?.bootID).to.not.equal(bootBefore);
     const m = await f.env.client.get<KubeObject & { spec: { version: string } }>(Machines, f.ns, machine);
     expect(m?.spec.version).to.equal('v1.30.1');
     const dm = await f.env.client.get<KubeObject & { spec: { backend: { docker: { customImage: string } } } }>(DevMachines, f.ns, machine);

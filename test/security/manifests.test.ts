@@ -191,7 +191,7 @@ describe('security: synthesized manifests', () => {
   describe('RBAC least privilege', () => {
     for (const r of roles) {
       it(`${r.kind} ${r.metadata.name}: no wildcards, no escalation, no Secrets, no dangerous calls`, () => {
-        // The two sanctioned exceptions: secure /metrics (--metrics-secure) creates TokenReviews/SubjectAccessReviews
+        // The sanctioned exceptions: secure /metrics (--metrics-secure) creates TokenReviews/SubjectAccessReviews
         // (exactly the runtime's METRICS_AUTH_RULES), and scrapers are granted get /metrics by inplace-metrics-reader.
         const same = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean =>
           JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
@@ -200,7 +200,12 @@ describe('security: synthesized manifests', () => {
           (r.metadata.name === 'inplace-metrics-reader' &&
             same(x.nonResourceURLs, ['/metrics']) &&
             same(x.verbs, ['get']) &&
-            !x.resources?.length);
+            !x.resources?.length) ||
+          // The plan controller gets (never lists or watches) the Secret a plan's spec.alertGate.secretRef names.
+          (r.metadata.name === 'inplace-plan-controller-rules' &&
+            same(x.apiGroups, ['']) &&
+            same(x.resources, ['secrets']) &&
+            same(x.verbs, ['get']));
         const problems = ((r['rules'] as Rule[] | null) ?? []).filter((x) => !sanctioned(x)).flatMap(ruleProblems);
         expect(problems).to.deep.equal([]);
       });

@@ -17,6 +17,7 @@ import {
   MachineDeployments,
   MachineSets,
   Machines,
+  SIMULATED_NODE_ANNOTATION,
 } from '../../src/api/index.js';
 import type { Machine, MachineSpec, Node, NodeSystemInfo } from '../../src/api/capi/index.js';
 
@@ -257,6 +258,7 @@ export function buildNode(namespace: string, clusterName: string, machineName: s
         [NODE_MACHINE_ANNOTATION]: machineName,
         [NODE_CLUSTER_NAME_ANNOTATION]: clusterName,
         [NODE_CLUSTER_NAMESPACE_ANNOTATION]: namespace,
+        [SIMULATED_NODE_ANNOTATION]: 'true',
       },
     },
     spec: { providerID: `dev://${namespace}/${machineName}` },

@@ -53,13 +53,17 @@ export interface InPlaceUpdatePlanSpec {
    */
   soak?: string;
   /**
-   * verification: before a machine counts as updated, what Cluster API mirrors from its Node must agree with the target: for a Kubernetes version change (an updater responsible for Machine /spec/version), Machine.status.nodeInfo.kubeletVersion must equal the new version within timeout after the MachineUpdate completed; otherwise the machine fails (recorded in status.gateFailures) with a message naming the mismatch. Unset: the updater's word is the evidence. Mutable.
+   * verification: before a machine counts as updated, what Cluster API mirrors from its Node (Machine.status.nodeInfo) must agree with the target within timeout after the MachineUpdate completed: kubeletVersion equals the new version for a Kubernetes version change (an updater responsible for Machine /spec/version), and what an updater declares in its verify (osImage, kernelVersion, a changed bootID). Otherwise the machine fails (recorded in status.gateFailures) with a message naming the mismatch. On by default (the safe default; unset means mode Enabled, timeout 10m); mode Disabled: the updaters' word is the evidence. Mutable.
    */
   verification?: {
     /**
-     * timeout: Go duration (1s to 24h) the node has, after the update completed, to report the target.
+     * mode: Enabled (default) or Disabled (no check: the updaters' word is the evidence).
      */
-    timeout: string;
+    mode?: 'Enabled' | 'Disabled';
+    /**
+     * timeout: Go duration (1s to 24h) the node has, after the update completed, to report the target; default 10m.
+     */
+    timeout?: string;
   };
   /**
    * alertGate: a Prometheus-compatible alerts endpoint; while an alert matching every matcher fires, no new machine starts; held longer than holdTimeout, the plan halts (no new starts, ends failed once nothing is in flight) naming the alerts. An endpoint that cannot be read holds the plan (fail closed). Mutable.
@@ -77,6 +81,15 @@ export interface InPlaceUpdatePlanSpec {
      * holdTimeout: Go duration (1s to 168h) the gate may hold the plan before it halts.
      */
     holdTimeout: string;
+    /**
+     * secretRef: a Secret in the plan's namespace with the endpoint's credentials and TLS CA: key token (a bearer token) or keys username and password (basic auth), and/or ca.crt (PEM CA bundle trusted for an https url). Read on every query (the plan controller may get Secrets, not list them); missing before the plan started: Valid=False naming it; gone later: the gate holds (fail closed).
+     */
+    secretRef?: {
+      /**
+       * name of the Secret in the plan's namespace.
+       */
+      name: string;
+    };
   };
   /**
    * maintenanceWindows: recurring local-time windows (several allowed, none overlapping); outside every window no new machine starts (in-flight machines finish unless maintenanceWindowEnd is Abort). Unset or empty: always open. Mutable, like paused. Checked by the plan's validation (Valid=False lists every problem). See docs/operations.md.
@@ -133,6 +146,23 @@ export interface InPlaceUpdatePlanSpec {
        * affectsAvailability: whether this updater's change can disrupt the node (drain, reboot, restart of the kubelet or container runtime). Unset means true (the safe default). A target whose updaters all declare false is non-disruptive: its machines in update do not count against the MachineDeployment's maxUnavailable (they are paced by it instead) and maxUnavailable 0 does not surge (docs/design.md). Mirrors InPlaceUpdater spec.affectsAvailability and Cluster API's CanUpdate affectsAvailability.
        */
       affectsAvailability?: boolean;
+      /**
+       * verify: what this updater makes true on the node, checked against Machine.status.nodeInfo (as Cluster API mirrors it from the Node) before the machine counts as updated (spec.verification: timeout, mode). Absent: nothing beyond the Kubernetes version check.
+       */
+      verify?: {
+        /**
+         * osImage: the Node's status.nodeInfo.osImage once the update is done (e.g. Ubuntu 24.04.1 LTS).
+         */
+        osImage?: string;
+        /**
+         * kernelVersion: the Node's status.nodeInfo.kernelVersion once the update is done.
+         */
+        kernelVersion?: string;
+        /**
+         * reboot: the update reboots the node: its status.nodeInfo.bootID must differ from the one recorded when the machine's update started.
+         */
+        reboot?: boolean;
+      };
       /**
        * updaterUpdateTemplateRef names a template (kind FooTemplate, same namespace) whose spec.template.spec is copied into a new Foo task; absent = the generic UpdaterUpdateTask.
        */
@@ -209,6 +239,23 @@ export interface InPlaceUpdatePlanSpec {
        * affectsAvailability: whether this updater's change can disrupt the node (drain, reboot, restart of the kubelet or container runtime). Unset means true (the safe default). A target whose updaters all declare false is non-disruptive: its machines in update do not count against the MachineDeployment's maxUnavailable (they are paced by it instead) and maxUnavailable 0 does not surge (docs/design.md). Mirrors InPlaceUpdater spec.affectsAvailability and Cluster API's CanUpdate affectsAvailability.
        */
       affectsAvailability?: boolean;
+      /**
+       * verify: what this updater makes true on the node, checked against Machine.status.nodeInfo (as Cluster API mirrors it from the Node) before the machine counts as updated (spec.verification: timeout, mode). Absent: nothing beyond the Kubernetes version check.
+       */
+      verify?: {
+        /**
+         * osImage: the Node's status.nodeInfo.osImage once the update is done (e.g. Ubuntu 24.04.1 LTS).
+         */
+        osImage?: string;
+        /**
+         * kernelVersion: the Node's status.nodeInfo.kernelVersion once the update is done.
+         */
+        kernelVersion?: string;
+        /**
+         * reboot: the update reboots the node: its status.nodeInfo.bootID must differ from the one recorded when the machine's update started.
+         */
+        reboot?: boolean;
+      };
       /**
        * updaterUpdateTemplateRef names a template (kind FooTemplate, same namespace) whose spec.template.spec is copied into a new Foo task; absent = the generic UpdaterUpdateTask.
        */
@@ -347,6 +394,10 @@ export interface InPlaceUpdatePlanStatus {
      * machine is the Machine's name.
      */
     machine: string;
+    /**
+     * gate: soak or verification.
+     */
+    gate?: 'soak' | 'verification';
     /**
      * message says what the gate saw (the condition that was not True, the mismatching node field) and when.
      */

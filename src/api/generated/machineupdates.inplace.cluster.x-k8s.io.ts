@@ -67,6 +67,23 @@ export interface MachineUpdateSpec {
      */
     affectsAvailability?: boolean;
     /**
+     * verify: what this updater makes true on the node, checked against Machine.status.nodeInfo (as Cluster API mirrors it from the Node) before the machine counts as updated (spec.verification: timeout, mode). Absent: nothing beyond the Kubernetes version check.
+     */
+    verify?: {
+      /**
+       * osImage: the Node's status.nodeInfo.osImage once the update is done (e.g. Ubuntu 24.04.1 LTS).
+       */
+      osImage?: string;
+      /**
+       * kernelVersion: the Node's status.nodeInfo.kernelVersion once the update is done.
+       */
+      kernelVersion?: string;
+      /**
+       * reboot: the update reboots the node: its status.nodeInfo.bootID must differ from the one recorded when the machine's update started.
+       */
+      reboot?: boolean;
+    };
+    /**
      * updaterUpdateTemplateRef names a template (kind FooTemplate, same namespace) whose spec.template.spec is copied into a new Foo task; absent = the generic UpdaterUpdateTask.
      */
     updaterUpdateTemplateRef?: {

@@ -56,6 +56,8 @@ export interface PlanDecision {
   metrics: MetricDeltas;
   /** When the decision changes by the clock alone (a maintenance window opens or closes): reconcile again then. */
   requeueAt?: string;
+  /** The machine gates (soak, verification) holding a slot now, for the gate metrics. */
+  gatesHolding?: string[];
 }
 
 /** A target's (or the plan's) updateStatus. */

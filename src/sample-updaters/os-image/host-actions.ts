@@ -1,5 +1,6 @@
 // The host-level work of an OS image update, behind an interface: the local implementation records the running
 // image on the simulated workload-cluster Node; a real one talks to the host (or its BMC / provisioning agent).
+import { randomUUID } from 'node:crypto';
 import { Nodes, type KubeObject } from '../../api/index.js';
 import type { KubeClient } from '../../contract/sdk/index.js';
 
@@ -18,7 +19,11 @@ export interface HostActions {
   runningImage(node: string): Promise<string | undefined>;
 }
 
-/** Local mode: staging is simulated time; the "reboot" records the image on the Node. */
+/**
+ * Local mode: staging is simulated time; the "reboot" records the image on the Node and makes the Node report what a
+ * host booted into it reports (status.nodeInfo: osImage the image's name, a new bootID), which Cluster API mirrors into
+ * Machine.status.nodeInfo for the plan's verification.
+ */
 export class LocalHostActions implements HostActions {
   constructor(private readonly client: KubeClient) {}
 
@@ -34,6 +39,14 @@ export class LocalHostActions implements HostActions {
       node,
       { metadata: { annotations: { [RUNNING_IMAGE_ANNOTATION]: image } } },
       { type: 'merge' },
+    );
+    await this.client.patch(
+      Nodes,
+      undefined,
+      node,
+      // A host reports the OS it runs, not the registry it came from: the image's last path segment.
+      { status: { nodeInfo: { osImage: image.split('/').pop() ?? image, bootID: `boot-${randomUUID()}` } } },
+      { type: 'merge', subresource: 'status' },
     );
   }
 

@@ -18,6 +18,7 @@ export const osImage: SampleUpdater = {
     { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: ['get'] },
     // Local mode: the simulated workload-cluster Nodes live in the management API server.
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] },
+    { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ],

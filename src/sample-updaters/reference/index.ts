@@ -14,6 +14,10 @@ export const reference: SampleUpdater = {
   rbac: [
     { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['updaterupdatetasks'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['updaterupdatetasks/status'], verbs: ['get', 'patch', 'update'] },
+    // A Kubernetes version task on a Node of the CAPI simulator: the simulated kubelet reports the new version.
+    { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: ['get'] },
+    { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
+    { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ],

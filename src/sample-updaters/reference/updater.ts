@@ -3,8 +3,8 @@
 // by the SDK) so a restarted updater resumes rather than restarts, and fails with parameters.failWith when set.
 // Parameters out of bounds fail the task at once with a message naming the bound. Used by tests and benchmarks.
 import { z } from 'zod';
-import { UpdaterUpdateTasks } from '../../api/index.js';
-import { aborted, defineUpdater, done, failed, progress, type Task, type Updater } from '../../contract/sdk/index.js';
+import { Nodes, SIMULATED_NODE_ANNOTATION, UpdaterUpdateTasks, type KubeObject } from '../../api/index.js';
+import { aborted, defineUpdater, done, failed, progress, type Task, type Updater, type UpdaterContext } from '../../contract/sdk/index.js';
 
 /** Default simulated duration (seconds). */
 export const DEFAULT_DURATION_SECONDS = 1;
@@ -51,6 +51,28 @@ export function readParameters(task: Task): ReferenceParameters | string {
   return { durationSeconds, ...(failWith ? { failWith } : {}) };
 }
 
+/**
+ * A task owning Machine /spec/version on a Node the CAPI simulator made (no kubelet behind it): the simulated kubelet
+ * reports the new version, as a real one restarted on it would, so the plan's verification sees what a real update
+ * leaves. On any other Node nothing is written: this updater changes nothing real, and verification says so.
+ */
+async function playKubelet(task: Task, ctx: UpdaterContext): Promise<void> {
+  const version = task.spec.responsibilities?.find((r) => r.selectResource === 'Machine' && r.path === '/spec/version')?.value;
+  if (typeof version !== 'string') return;
+  const machine = await ctx.machine();
+  const nodeName = (machine?.status as { nodeRef?: { name?: string } } | undefined)?.nodeRef?.name;
+  if (!nodeName) return;
+  const node = await ctx.client.get<KubeObject & { status?: { nodeInfo?: { kubeletVersion?: string } } }>(Nodes, undefined, nodeName);
+  if (node?.metadata.annotations?.[SIMULATED_NODE_ANNOTATION] !== 'true' || node.status?.nodeInfo?.kubeletVersion === version) return;
+  await ctx.client.patch(
+    Nodes,
+    undefined,
+    nodeName,
+    { status: { nodeInfo: { kubeletVersion: version } } },
+    { type: 'merge', subresource: 'status' },
+  );
+}
+
 /** The reference updater (generic kind); `names` narrows the updater names it serves. */
 export function referenceUpdater(names?: string[]): Updater {
   return defineUpdater({
@@ -70,6 +92,7 @@ export function referenceUpdater(names?: string[]): Updater {
         );
       }
       if (p.failWith) return failed(p.failWith);
+      await playKubelet(task, ctx);
       return done(`simulated update of machine ${task.spec.machineRef.name} finished after ${p.durationSeconds}s`);
     },
     async abort(task, ctx) {
