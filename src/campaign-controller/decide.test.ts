@@ -464,3 +464,84 @@ describe('campaign-controller finished records', () => {
     expect(halted.halted).to.equal('BudgetSpent');
   });
 });
+
+describe('campaign-controller per-cluster validation (the plan validation, before any plan)', () => {
+  const kcp = (name: string, version: string) => ({
+    apiVersion: 'controlplane.cluster.x-k8s.io/v1beta2',
+    kind: 'KubeadmControlPlane',
+    metadata: { name, namespace: 'ns', labels: { 'cluster.x-k8s.io/cluster-name': name.replace(/-cp$/, '') } },
+    spec: { version, replicas: 1 },
+  });
+  const md = (clusterName: string, version: string) => ({
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'MachineDeployment',
+    metadata: { name: `${clusterName}-md`, namespace: 'ns', labels: { 'cluster.x-k8s.io/cluster-name': clusterName } },
+    spec: { clusterName, template: { spec: { version } } },
+  });
+  // A cluster as scope.ts builds it: with the Cluster, its control plane and MachineDeployment objects.
+  const shaped = (name: string, cpVersion: string, mdVersion = cpVersion): ClusterView =>
+    cluster(name, {
+      machineDeployments: [{ name: `${name}-md`, labels: {} }],
+      objects: {
+        cluster: {
+          apiVersion: 'cluster.x-k8s.io/v1beta2',
+          kind: 'Cluster',
+          metadata: { name, namespace: 'ns', labels: { fleet: 'edge' } },
+          spec: { controlPlaneRef: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane', name: `${name}-cp` } },
+        },
+        controlPlane: {
+          kind: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane' },
+          object: kcp(`${name}-cp`, cpVersion),
+        },
+        machineDeployments: [md(name, mdVersion)],
+      },
+    });
+  const three = (): ClusterView[] => [shaped('a', 'v1.29.4'), shaped('b', 'v1.28.9'), shaped('c', 'v1.29.0')];
+
+  it('a version skip on one cluster of three: Valid=False naming that cluster and the rule, no plan', () => {
+    const d = decideCampaign(snap({ clusters: three() }));
+    expect(d.phase).to.equal('Invalid');
+    expect(d.create).to.deep.equal([]);
+    expect(d.problems).to.have.length(1);
+    expect(d.problems[0]).to.match(
+      /^Cluster b: controlPlane b-cp updater ref: Machine \/spec\/version v1\.30\.1 breaks upgrade rule no-skipped-minor/,
+    );
+  });
+
+  it('the same template on clusters that allow it is valid and starts', () => {
+    const d = decideCampaign(snap({ clusters: [shaped('a', 'v1.29.4'), shaped('c', 'v1.29.0')] }));
+    expect(d.problems).to.deep.equal([]);
+    expect(d.create.map((c) => c.clusterName)).to.deep.equal(['a']);
+  });
+
+  it('the plan checks run per cluster: a missing control plane object and an OnDelete MachineDeployment are named', () => {
+    const a = shaped('a', 'v1.29.4');
+    a.objects!.controlPlane = { kind: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane' } };
+    const b = shaped('b', 'v1.29.4');
+    (b.objects!.machineDeployments[0]!['spec'] as Record<string, unknown>)['rollout'] = { strategy: { type: 'OnDelete' } };
+    (b.objects!.machineDeployments[0]!['spec'] as Record<string, unknown>)['strategy'] = { type: 'OnDelete' };
+    const d = decideCampaign(snap({ clusters: [a, b] }));
+    expect(d.problems.join('\n')).to.match(/Cluster a: KubeadmControlPlane ns\/a-cp not found/);
+    expect(d.problems.join('\n')).to.match(/Cluster b: MachineDeployment b-md uses the OnDelete rollout strategy/);
+  });
+
+  it('found invalid after the campaign started: skipped with the reason, the others go on, pending again once fixed', () => {
+    const started = [plan('a', 1, 'updated')];
+    const d = decideCampaign(snap({ clusters: three(), plans: started }));
+    expect(d.problems).to.deep.equal([]);
+    expect(d.create.map((c) => c.clusterName)).to.deep.equal(['c']);
+    const b = d.rows.find((r) => r.name === 'b')!;
+    expect(b).to.include({ state: 'skipped', invalid: true });
+    expect(b.reason).to.match(/^invalid for this cluster, not started: .*no-skipped-minor/);
+    const fixed = decideCampaign(
+      snap({
+        clusters: [shaped('a', 'v1.29.4'), shaped('b', 'v1.29.9'), shaped('c', 'v1.29.0')],
+        plans: [...started, plan('c', 2, 'updated')],
+      }),
+    );
+    expect(fixed.create.map((c) => c.clusterName)).to.deep.equal(['b']);
+    const done = decideCampaign(snap({ clusters: three(), plans: [...started, plan('c', 2, 'updated')] }));
+    expect(done.phase).to.equal('Completed');
+    expect(done.message).to.match(/1 skipped as invalid/);
+  });
+});

@@ -30,8 +30,14 @@ import {
   isTerminal,
   writeRefusal,
 } from '../api/index.js';
+import type { KubeObject } from '../api/index.js';
+import { Labels } from '../api/index.js';
+import { cpVersion, mdVersion } from '../api/capi/index.js';
 import type { LabelSelector } from '../runtime/pure/labels.js';
 import { formatLabelSelector, matchesSelector } from '../runtime/pure/labels.js';
+import type { ControlPlaneLookup, TemplateLookup } from '../plan-controller/scope.js';
+import { templateRefsOf } from '../plan-controller/scope.js';
+import { validatePlan } from '../plan-controller/validate.js';
 
 /** Clusters named in a status list or a Valid=False message (beyond: "... and N more"). */
 export const MAX_NAMED_CLUSTERS = 20;
@@ -49,6 +55,19 @@ export interface ClusterView {
   controlPlaneName?: string;
   /** The cluster's MachineDeployments (name, labels, rollout strategy type). */
   machineDeployments: { name: string; labels: Record<string, string>; strategy?: string }[];
+  /**
+   * The objects the plan's validation reads (the informer's, not copies), when the snapshot builder read them: with
+   * them a cluster not started yet gets the plan's own checks (validatePlan) before any plan exists.
+   */
+  objects?: ClusterObjects;
+}
+
+/** A cluster's objects as the plan validation reads them: the Cluster, its control plane and MachineDeployments. */
+export interface ClusterObjects {
+  cluster: KubeObject;
+  /** The control plane spec.controlPlaneRef names (looked up when the template updates a control plane). */
+  controlPlane?: ControlPlaneLookup;
+  machineDeployments: KubeObject[];
 }
 
 /** One of the campaign's plans, as far as the campaign needs it (from its status). */
@@ -104,6 +123,8 @@ export interface ClusterRow {
   reason?: string;
   /** The cluster was deleted or left the selection after its plan was created. */
   removed?: 'deleted' | 'unselected';
+  /** Skipped because the plan it would get is invalid (found after the campaign started; reason says why). */
+  invalid?: boolean;
   machines: number;
   updated: number;
 }
@@ -215,7 +236,7 @@ export function buildPlanSpec(
     for (const md of [...cluster.machineDeployments].sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const g = groups.find((x) => matchesSelector(selectorString(x.selector as LabelSelector | undefined), md.labels));
       if (!g) continue;
-      if (md.strategy === 'OnDelete')
+      if (md.strategy === 'OnDelete' && !cluster.objects)
         problems.push(`MachineDeployment ${md.name} uses the OnDelete strategy (its machines are never updated in place)`);
       mds.push({ name: md.name, sequence: g.sequence, updaters: g.updaters });
     }
@@ -223,11 +244,64 @@ export function buildPlanSpec(
   }
   if (!spec.controlPlane && !spec.machineDeployments && problems.length === 0)
     problems.push('nothing to update: the template matches neither a control plane nor a MachineDeployment of the Cluster');
-  if (spec.controlPlane || spec.machineDeployments) {
+  if ((spec.controlPlane || spec.machineDeployments) && !cluster.objects) {
     const parsed = PlanSpecSchema.safeParse(spec);
     if (!parsed.success) problems.push(...formatIssues(parsed.error, 'plan spec'));
   }
   return { spec, problems };
+}
+
+/**
+ * A Machine-shaped stand-in per owner for the upgrade rules: the version the control plane (spec.version) or the
+ * MachineDeployment (spec.template.spec.version) declares, which its machines run once CAPI converged. The campaign
+ * never holds Machines (30,000 of them at fleet scale); the plan checks the real machines again when it is created.
+ */
+export function ownerVersionMachines(clusterName: string, o: ClusterObjects): KubeObject[] {
+  const out: KubeObject[] = [];
+  const cp = o.controlPlane?.object;
+  const cpv = cp ? cpVersion(cp) : undefined;
+  if (cp && cpv)
+    out.push({
+      metadata: {
+        name: `${cp.kind ?? 'control plane'} ${cp.metadata.name ?? ''} (spec.version)`,
+        labels: { [Labels.clusterName]: clusterName, [Labels.controlPlaneName]: cp.metadata.name ?? '' },
+      },
+      spec: { version: cpv },
+    });
+  for (const md of o.machineDeployments) {
+    const v = mdVersion(md);
+    if (v)
+      out.push({
+        metadata: {
+          name: `MachineDeployment ${md.metadata.name ?? ''} (spec.template.spec.version)`,
+          labels: { [Labels.clusterName]: clusterName, [Labels.deploymentName]: md.metadata.name ?? '' },
+        },
+        spec: { version: v },
+      });
+  }
+  return out;
+}
+
+/**
+ * Every problem the plan controller's validation would find with the plan the campaign would create for `cluster`
+ * (validatePlan: schema, control plane and MachineDeployments, sequences, updaters, upgrade rules against the owners'
+ * declared versions, owner fields), except what needs per-machine reads or objects the plan looks up itself: the
+ * updater template objects (the same for every cluster; their kinds are checked once, templateProblems) and the
+ * pre-start check (uncovered drift, dry-runs). Those the plan finds when it is created: it goes Valid=False and its
+ * cluster counts as failed.
+ */
+export function clusterPlanProblems(namespace: string, planName: string, spec: InPlaceUpdatePlan['spec'], c: ClusterView): string[] {
+  if (!c.objects) return [];
+  const plan: InPlaceUpdatePlan = { metadata: { name: planName, namespace }, spec } as InPlaceUpdatePlan;
+  const templates: TemplateLookup[] = templateRefsOf(plan).map((ref) => ({ ref, found: false, unchecked: true }));
+  return validatePlan({
+    plan,
+    cluster: c.objects.cluster,
+    ...(c.objects.controlPlane ? { controlPlane: c.objects.controlPlane } : {}),
+    machineDeployments: c.objects.machineDeployments,
+    templates,
+    machines: ownerVersionMachines(c.name, c.objects),
+  });
 }
 
 /** The state of a cluster that has a campaign plan. */
@@ -344,23 +418,43 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
     problems.push(
       `${o.clusters.length === 1 ? 'Cluster' : 'Clusters'} ${namesList(o.clusters)} ${o.clusters.length === 1 ? 'is' : 'are'} also selected by campaign ${o.name}, which is older and not finished (one campaign per cluster at a time)`,
     );
+  // Per cluster not started yet: the template's shape on it, then the plan's own validation of the plan it would get.
+  // Before the campaign started anything, any problem is Valid=False (nothing starts); once it started, a cluster
+  // found invalid (joined later with a bad shape, its control plane moved on) is skipped with the reason and does not
+  // hold the others; it is pending again as soon as it is fixed.
+  const started = snap.plans.length > 0 || recorded.size > 0;
+  const ns = campaign.metadata.namespace ?? '';
   const byCluster: string[] = [];
-  let badClusters = 0;
+  const invalidClusters = new Map<string, string>();
   const specs = new Map<string, InPlaceUpdatePlan['spec']>();
   for (const c of ordered) {
-    if (planByCluster.has(c.name)) continue;
+    if (planByCluster.has(c.name) || recorded.has(c.name)) continue;
     const b = buildPlanSpec(spec.template, c);
     specs.set(c.name, b.spec);
-    if (b.problems.length === 0) continue;
-    badClusters++;
-    if (byCluster.length < MAX_NAMED_CLUSTERS) {
-      const shown = b.problems.slice(0, MAX_PROBLEMS_PER_CLUSTER).join('; ');
-      const more = b.problems.length > MAX_PROBLEMS_PER_CLUSTER ? ` (and ${b.problems.length - MAX_PROBLEMS_PER_CLUSTER} more)` : '';
-      byCluster.push(boundMessage(`Cluster ${c.name}: ${shown}${more}`, REASON_BYTES));
-    }
+    const found = [
+      ...b.problems,
+      ...(b.spec.controlPlane || b.spec.machineDeployments
+        ? clusterPlanProblems(ns, campaignPlanName(campaign.metadata.name, c.name), b.spec, c)
+        : []),
+    ];
+    if (found.length === 0) continue;
+    const shown = found.slice(0, MAX_PROBLEMS_PER_CLUSTER).join('; ');
+    const more = found.length > MAX_PROBLEMS_PER_CLUSTER ? ` (and ${found.length - MAX_PROBLEMS_PER_CLUSTER} more)` : '';
+    invalidClusters.set(c.name, boundMessage(`${shown}${more}`, REASON_BYTES));
+    if (byCluster.length < MAX_NAMED_CLUSTERS) byCluster.push(boundMessage(`Cluster ${c.name}: ${shown}${more}`, REASON_BYTES));
   }
-  problems.push(...byCluster);
-  if (badClusters > byCluster.length) problems.push(`... and ${badClusters - byCluster.length} more clusters with problems`);
+  if (!started) {
+    problems.push(...byCluster);
+    if (invalidClusters.size > byCluster.length)
+      problems.push(`... and ${invalidClusters.size - byCluster.length} more clusters with problems`);
+  } else
+    for (const r of rows) {
+      const why = invalidClusters.get(r.name);
+      if (why === undefined || (r.state !== 'pending' && r.state !== 'waiting')) continue;
+      r.state = 'skipped';
+      r.invalid = true;
+      r.reason = `invalid for this cluster, not started: ${why}`;
+    }
 
   // Wave bookkeeping from the plans.
   const waves = new Map<number, PlanView[]>();
@@ -395,7 +489,6 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
       : currentWave + 1 + remainingAfter(pendingRows.length + waitingRows.length);
 
   const base = { problems, pause, resume, abort, plannedWaves, failureBudget, rows, ...(currentWave !== undefined ? { currentWave } : {}) };
-  const started = snap.plans.length > 0 || recorded.size > 0;
   const finished =
     campaign.status?.updateStatus === UpdateStatus.updated && campaign.status.observedGeneration === campaign.metadata.generation;
 
@@ -537,7 +630,9 @@ export function namesList(names: readonly string[]): string {
 
 function completedMessage(rows: readonly ClusterRow[]): string {
   const n = (s: ClusterState): number => rows.filter((r) => r.state === s).length;
-  const parts = [`${n('updated')} updated`, `${n('skipped')} already at target`];
+  const invalid = rows.filter((r) => r.invalid).length;
+  const parts = [`${n('updated')} updated`, `${n('skipped') - invalid} already at target`];
+  if (invalid) parts.push(`${invalid} skipped as invalid`);
   if (n('failed')) parts.push(`${n('failed')} failed within the budget`);
   if (n('aborted')) parts.push(`${n('aborted')} aborted`);
   return `completed: ${parts.join(', ')}`;

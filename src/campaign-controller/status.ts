@@ -114,7 +114,9 @@ export function campaignStatus(
   );
 
   const failedRows = d.rows.filter((r) => r.state === 'failed');
-  const skippedRows = d.rows.filter((r) => r.state === 'waiting' || r.state === 'aborted' || (r.removed && r.state !== 'failed'));
+  const skippedRows = d.rows.filter(
+    (r) => r.state === 'waiting' || r.state === 'aborted' || r.invalid || (r.removed && r.state !== 'failed'),
+  );
   const status: InPlaceUpdateCampaignStatus = {
     updateStatus: d.updateStatus,
     phase: d.phase === 'Wave' || d.phase === 'Canary' ? `${d.phase === 'Canary' ? 'Canary' : `Wave ${d.currentWave ?? 1}`}` : d.phase,

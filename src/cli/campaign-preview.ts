@@ -140,6 +140,16 @@ async function readCampaignScope(conn: Connection, c: CampaignObject, ns: string
       }
       return [...problems];
     },
+    controlPlane: async (_ns, apiGroup, kind, name) => {
+      let res;
+      try {
+        res = await conn.client.resolve(apiGroup, kind);
+      } catch (err) {
+        return { notServed: (err as Error).message };
+      }
+      const object = await call(conn, res, () => conn.client.get(res, ns, name));
+      return object ? { object } : {};
+    },
   });
 }
 
