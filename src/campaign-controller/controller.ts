@@ -186,7 +186,13 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const next = campaignStatus(campaign, d, snap.plans, new Date());
   const written = await reconcileStatus(deps, campaign, next);
   recordEvents(deps, written ?? campaign, cached.status, next, d);
-  if (d.requeueAfterMs !== undefined) return Action.requeue(Math.max(1, d.requeueAfterMs));
+  // A campaign with windows that is not finished wakes when the window changes (status, Event, the next wave).
+  const untilWindow =
+    d.window.state && !['updated', 'aborted', 'failed'].includes(d.updateStatus)
+      ? Math.max(1, d.window.state.nextChange.getTime() - Date.now())
+      : undefined;
+  const after = Math.min(d.requeueAfterMs ?? Infinity, untilWindow ?? Infinity);
+  if (after !== Infinity) return Action.requeue(Math.max(1, after));
   if (d.problems.length > 0 || d.phase === 'Waiting') return Action.requeue(RECHECK_MS);
   return Action.awaitChange();
 }

@@ -38,6 +38,8 @@ import { formatLabelSelector, matchesSelector } from '../runtime/pure/labels.js'
 import type { ControlPlaneLookup, TemplateLookup } from '../plan-controller/scope.js';
 import { templateRefsOf } from '../plan-controller/scope.js';
 import { validatePlan } from '../plan-controller/validate.js';
+import type { WindowGate } from '../plan-controller/gates.js';
+import { alertGate, windowGate } from '../plan-controller/gates.js';
 
 /** Clusters named in a status list or a Valid=False message (beyond: "... and N more"). */
 export const MAX_NAMED_CLUSTERS = 20;
@@ -139,7 +141,18 @@ export interface PlanToCreate {
 
 /** Where the campaign is. */
 export type CampaignPhase =
-  'Invalid' | 'Pending' | 'Canary' | 'Wave' | 'Soaking' | 'Paused' | 'Halted' | 'Waiting' | 'Completed' | 'Aborting' | 'Aborted';
+  | 'Invalid'
+  | 'Pending'
+  | 'Canary'
+  | 'Wave'
+  | 'Soaking'
+  | 'Paused'
+  | 'Halted'
+  | 'Waiting'
+  | 'WaitingForMaintenanceWindow'
+  | 'Completed'
+  | 'Aborting'
+  | 'Aborted';
 
 /** What the campaign does now and what its status says. */
 export interface CampaignDecision {
@@ -160,8 +173,10 @@ export interface CampaignDecision {
   halted?: 'CanaryFailed' | 'BudgetSpent';
   failureBudget: number;
   rows: ClusterRow[];
-  /** Re-run after this long (soak end). */
+  /** Re-run after this long (soak end, the next window change). */
   requeueAfterMs?: number;
+  /** spec.maintenanceWindows at `now` (state absent without windows or with invalid ones). */
+  window: WindowGate;
 }
 
 /** Resolves an int-or-percentage against `total`; `round` decides how a percentage rounds. */
@@ -213,11 +228,18 @@ const selectorString = (s: LabelSelector | undefined): string => (s ? formatLabe
 export function buildPlanSpec(
   template: InPlaceUpdateCampaign['spec']['template'],
   cluster: ClusterView,
+  campaign: Pick<InPlaceUpdateCampaign['spec'], 'maintenanceWindows' | 'alertGate'> = {},
 ): { spec: InPlaceUpdatePlan['spec']; problems: string[] } {
   const problems: string[] = [];
+  // The campaign's windows and alert gate go down into every plan unless the template sets its own (even empty).
+  const windows = template.maintenanceWindows ?? campaign.maintenanceWindows;
+  const alerts = template.alertGate ?? campaign.alertGate;
   const spec: InPlaceUpdatePlan['spec'] = {
     clusterName: cluster.name,
     ...(template.failurePolicy ? { failurePolicy: template.failurePolicy } : {}),
+    ...(windows && windows.length > 0 ? { maintenanceWindows: windows } : {}),
+    ...(template.maintenanceWindowEnd ? { maintenanceWindowEnd: template.maintenanceWindowEnd } : {}),
+    ...(alerts ? { alertGate: alerts } : {}),
     ...(template.acceptUncoveredChanges !== undefined ? { acceptUncoveredChanges: template.acceptUncoveredChanges } : {}),
     ...(template.rerunMachinesAtTarget !== undefined ? { rerunMachinesAtTarget: template.rerunMachinesAtTarget } : {}),
   };
@@ -325,6 +347,7 @@ function planState(p: PlanView): { state: ClusterState; reason?: string } {
 export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
   const { campaign } = snap;
   const spec = campaign.spec;
+  const now = new Date(snap.now);
   const rollout = spec.rollout ?? {};
   const aborting = spec.updatePhase === UpdatePhase.aborting;
   const selectedByName = new Map(snap.selected.map((c) => [c.name, c]));
@@ -399,7 +422,9 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
     ...percentProblem('spec.rollout.canary.count', rollout.canary?.count),
     ...updaterProblems(spec.template),
     ...snap.templateProblems,
+    ...gateProblems(spec, now),
   ];
+  const window = windowGate(asPlanGates(spec.maintenanceWindows), now);
   if (snap.selected.length === 0 && snap.plans.length === 0 && recorded.size === 0) {
     const sel = selectorString(spec.clusterSelector as LabelSelector | undefined);
     problems.push(
@@ -429,7 +454,7 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
   const specs = new Map<string, InPlaceUpdatePlan['spec']>();
   for (const c of ordered) {
     if (planByCluster.has(c.name) || recorded.has(c.name)) continue;
-    const b = buildPlanSpec(spec.template, c);
+    const b = buildPlanSpec(spec.template, c, spec);
     specs.set(c.name, b.spec);
     const found = [
       ...b.problems,
@@ -488,7 +513,19 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
       ? (canarySet.length > 0 ? 1 : 0) + remainingAfter(pendingRows.length + waitingRows.length - canarySet.length)
       : currentWave + 1 + remainingAfter(pendingRows.length + waitingRows.length);
 
-  const base = { problems, pause, resume, abort, plannedWaves, failureBudget, rows, ...(currentWave !== undefined ? { currentWave } : {}) };
+  const base = {
+    problems,
+    pause,
+    resume,
+    abort,
+    plannedWaves,
+    failureBudget,
+    rows,
+    window,
+    ...(currentWave !== undefined ? { currentWave } : {}),
+  };
+  // Until the window state changes: the Event and status say so on time, and a closed window's opening starts the next wave.
+  const untilWindowChange = window.state ? Math.max(1, window.state.nextChange.getTime() - now.getTime()) : undefined;
   const finished =
     campaign.status?.updateStatus === UpdateStatus.updated && campaign.status.observedGeneration === campaign.metadata.generation;
 
@@ -542,7 +579,8 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
       create: [],
       phase: wave === 0 ? 'Canary' : 'Wave',
       updateStatus: 'updating',
-      message: `${waveLabel(wave)}: ${active.length} clusters updating`,
+      message: `${waveLabel(wave)}: ${active.length} clusters updating${window.state && !window.state.open ? ` (maintenance ${window.state.message}: no new cluster starts)` : ''}`,
+      ...(untilWindowChange !== undefined ? { requeueAfterMs: untilWindowChange } : {}),
     };
   }
 
@@ -591,6 +629,15 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
       .map((c) => c.name);
     next = { wave: (currentWave ?? 0) + 1, members };
   }
+  if (next && window.state && !window.state.open)
+    return {
+      ...base,
+      create: [],
+      phase: 'WaitingForMaintenanceWindow',
+      updateStatus: statusWhileRunning,
+      requeueAfterMs: untilWindowChange!,
+      message: `maintenance ${window.state.message}: ${waveLabel(next.wave)} (${next.members.length} clusters) starts when it opens`,
+    };
   if (next) {
     const create = next.members.map((n) => ({
       name: campaignPlanName(campaign.metadata.name, n),
@@ -617,6 +664,27 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
       message: `waiting for other plans on ${namesList(waitingRows.map((r) => r.name))}`,
     };
   return { ...base, create: [], phase: 'Completed', updateStatus: 'updated', message: completedMessage(rows) };
+}
+
+// windowGate and alertGate read a plan's spec fields only: the campaign's fields, shaped as a plan's, get the same
+// checks and the same window arithmetic (src/api/windows.ts underneath).
+const asPlanGates = (
+  maintenanceWindows: InPlaceUpdateCampaign['spec']['maintenanceWindows'],
+  alerts?: InPlaceUpdateCampaign['spec']['alertGate'],
+): InPlaceUpdatePlan =>
+  ({
+    spec: { clusterName: '', ...(maintenanceWindows ? { maintenanceWindows } : {}), ...(alerts ? { alertGate: alerts } : {}) },
+  }) as InPlaceUpdatePlan;
+
+/** Problems of the campaign's and the template's windows and alert gates, with the campaign's paths. */
+function gateProblems(spec: InPlaceUpdateCampaign['spec'], now: Date): string[] {
+  const at = (path: string) => (p: string) => p.replace(/^spec\./, path);
+  return [
+    ...windowGate(asPlanGates(spec.maintenanceWindows), now).problems,
+    ...windowGate(asPlanGates(spec.template.maintenanceWindows), now).problems.map(at('spec.template.')),
+    ...alertGate(asPlanGates(undefined, spec.alertGate), undefined, now).problems,
+    ...alertGate(asPlanGates(undefined, spec.template.alertGate), undefined, now).problems.map(at('spec.template.')),
+  ];
 }
 
 /** "wave N" or "canary wave". */
