@@ -3,25 +3,19 @@
 import { expect } from 'chai';
 import { Clusters, InPlaceUpdateCampaigns } from '../../src/api/index.js';
 import { applyInventory, buildFleetInventory, fleetOf } from '../../tools/capi-sim/index.js';
-import { useE2eEnv } from '../e2e/env.js';
 import { refUpdater } from '../e2e/harness.js';
-import { campaignObject, conditionOf, FLEET_LABEL, startFleet, type Fleet } from './fleet.js';
+import { campaignObject, conditionOf, FLEET_LABEL, useFleetEnv } from './fleet.js';
 
 describe('campaign controller: per-cluster validation before anything starts', function () {
   this.timeout(240_000);
-  const env = useE2eEnv();
-  let fleet: Fleet | undefined;
-  afterEach(async () => {
-    await fleet?.stop();
-    fleet = undefined;
-  });
+  const { env, start } = useFleetEnv();
 
   it('a version skip on one cluster of three: Valid=False naming that cluster, no plan created', async () => {
     const p = await env().platform();
     // v-001 runs v1.29.0 (the others v1.30.0): the template's v1.31.0 skips a minor there only.
     const [a, b, c] = fleetOf(3, 'v', FLEET_LABEL).map((x) => ({ ...x, shape: 'single-node' as const }));
     await applyInventory(p.client, buildFleetInventory({ namespace: p.ns, version: 'v1.29.0', clusters: [b!] }));
-    fleet = await startFleet(p, [a!, c!]);
+    const fleet = await start(p, [a!, c!]);
     const updater = refUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.31.0' }] });
     await p.client.create(InPlaceUpdateCampaigns, campaignObject(p.ns, 'skip', { updater, rollout: { maxConcurrentClusters: 3 } }));
 

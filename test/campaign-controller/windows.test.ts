@@ -3,29 +3,17 @@
 import { expect } from 'chai';
 import { Events, InPlaceUpdateCampaigns } from '../../src/api/index.js';
 import { fleetOf } from '../../tools/capi-sim/index.js';
-import { useE2eEnv } from '../e2e/env.js';
+import { dailyUtcWindow } from '../e2e/harness.js';
 import { waitFor } from '../support/wait.js';
-import { campaignObject, conditionOf, FLEET_LABEL, startFleet, type Fleet } from './fleet.js';
-
-/** A daily UTC window opening `fromNowH` hours from the real clock (the controller's clock), `hours` long. */
-function dailyUtcWindow(fromNowH: number, hours: number): { start: string; duration: string; timeZone: string } {
-  const at = new Date(Date.now() + fromNowH * 3_600_000);
-  const hhmm = `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')}`;
-  return { start: hhmm, duration: `${hours}h`, timeZone: 'UTC' };
-}
+import { campaignObject, conditionOf, FLEET_LABEL, useFleetEnv } from './fleet.js';
 
 describe('campaign controller: maintenance windows', function () {
   this.timeout(240_000);
-  const env = useE2eEnv();
-  let fleet: Fleet | undefined;
-  afterEach(async () => {
-    await fleet?.stop();
-    fleet = undefined;
-  });
+  const { env, start } = useFleetEnv();
 
   it('outside its window no cluster starts (reason, next opening, Event); opened, the waves go and the plans carry the windows', async () => {
     const p = await env().platform();
-    fleet = await startFleet(
+    const fleet = await start(
       p,
       fleetOf(2, 'w', FLEET_LABEL).map((c) => ({ ...c, shape: 'single-node' as const })),
     );

@@ -54,6 +54,13 @@ export function refUpdater(o: Partial<PlanUpdater> & { durationSeconds?: number;
   };
 }
 
+/** A daily UTC maintenance window opening `fromNowH` hours from the real clock (the controllers' clock), `hours` long. */
+export function dailyUtcWindow(fromNowH: number, hours: number): { start: string; duration: string; timeZone: string } {
+  const at = new Date(Date.now() + fromNowH * 3_600_000);
+  const hhmm = `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')}`;
+  return { start: hhmm, duration: `${hours}h`, timeZone: 'UTC' };
+}
+
 /** A plan object for CLUSTER. */
 export function planObject(
   ns: string,
@@ -261,12 +268,18 @@ export class Platform {
 
   /**
    * Plays updater `updater` by hand (contract C4–C6): every task of it not yet terminal ends `updated` (or
-   * `outcome`), or `aborted` when the platform asked for an abort. Returns how many tasks it finished.
+   * `outcome`), or `aborted` when the platform asked for an abort. Returns how many tasks it finished. `o.cluster`
+   * keeps to one cluster's tasks (a fleet); `o.failMessage` is the Ready message of a failed task.
    */
-  async finishTasks(updater: string, outcome: 'updated' | 'failed' = 'updated'): Promise<number> {
+  async finishTasks(
+    updater: string,
+    outcome: 'updated' | 'failed' = 'updated',
+    o: { cluster?: string; failMessage?: string } = {},
+  ): Promise<number> {
     let n = 0;
     for (const t of await this.tasks()) {
       if (t.metadata.labels?.[Labels.updaterName] !== updater) continue;
+      if (o.cluster !== undefined && t.metadata.labels?.[Labels.clusterName] !== o.cluster) continue;
       const st = t['status'] as { updateStatus?: string; observedGeneration?: number } | undefined;
       const status = st?.updateStatus;
       if (status === 'updated' || status === 'failed' || status === 'aborted') {
@@ -297,7 +310,7 @@ export class Platform {
                 type: 'Ready',
                 status: end === 'updated' ? 'True' : 'False',
                 reason,
-                message: `${end} by the scenario`,
+                message: end === 'failed' && o.failMessage ? o.failMessage : `${end} by the scenario`,
                 lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
               },
             ],
@@ -310,18 +323,19 @@ export class Platform {
     return n;
   }
 
-  /** Waits for at least `n` in-flight tasks of `updater`. */
-  async waitTasks(updater: string, n: number): Promise<KubeObject[]> {
+  /** Waits for at least `n` in-flight tasks of `updater` (of one cluster's machines, with `cluster`). */
+  async waitTasks(updater: string, n: number, cluster?: string): Promise<KubeObject[]> {
     return waitFor(
       async () => {
         const open = (await this.tasks()).filter(
           (t) =>
             t.metadata.labels?.[Labels.updaterName] === updater &&
+            (cluster === undefined || t.metadata.labels?.[Labels.clusterName] === cluster) &&
             !['updated', 'failed', 'aborted'].includes((t['status'] as { updateStatus?: string } | undefined)?.updateStatus ?? ''),
         );
         return open.length >= n ? open : undefined;
       },
-      { message: `${n} in-flight task(s) of updater ${updater}` },
+      { timeoutMs: 60_000, message: `${n} in-flight task(s) of updater ${updater}${cluster ? ` on ${cluster}` : ''}` },
     );
   }
 
