@@ -312,17 +312,50 @@ export function ownerVersionMachines(clusterName: string, o: ClusterObjects): Ku
  * pre-start check (uncovered drift, dry-runs). Those the plan finds when it is created: it goes Valid=False and its
  * cluster counts as failed.
  */
-export function clusterPlanProblems(namespace: string, planName: string, spec: InPlaceUpdatePlan['spec'], c: ClusterView): string[] {
+export function clusterPlanProblems(
+  namespace: string,
+  planName: string,
+  spec: InPlaceUpdatePlan['spec'],
+  c: ClusterView,
+  campaignVersion?: string,
+): string[] {
   if (!c.objects) return [];
+  const key = campaignVersion !== undefined ? objectsVersion(c.objects) : undefined;
+  const memoKey = key !== undefined ? `${campaignVersion}|${planName}|${key}` : undefined;
+  const hit = memoKey !== undefined ? validationMemo.get(memoKey) : undefined;
+  if (hit) return hit;
+  const problems = validateClusterPlan(namespace, planName, spec, c.objects);
+  if (memoKey !== undefined) {
+    if (validationMemo.size >= VALIDATION_MEMO_MAX) validationMemo.delete(validationMemo.keys().next().value!);
+    validationMemo.set(memoKey, problems);
+  }
+  return problems;
+}
+
+// A thousand pending clusters validated on every reconcile (each plan's progress is one) would cost tens of ms each
+// time for answers that change only with the objects: memoised per campaign generation and the objects'
+// resourceVersions (only when every one is known), bounded.
+const VALIDATION_MEMO_MAX = 20_000;
+const validationMemo = new Map<string, string[]>();
+
+function objectsVersion(o: ClusterObjects): string | undefined {
+  const rvs = [o.cluster, ...(o.controlPlane?.object ? [o.controlPlane.object] : []), ...o.machineDeployments].map(
+    (x) => x.metadata.resourceVersion,
+  );
+  if (rvs.some((rv) => rv === undefined) || o.controlPlane?.error) return undefined;
+  return `${rvs.join(',')}|${o.controlPlane && !o.controlPlane.object ? 'no-cp' : ''}`;
+}
+
+function validateClusterPlan(namespace: string, planName: string, spec: InPlaceUpdatePlan['spec'], objects: ClusterObjects): string[] {
   const plan: InPlaceUpdatePlan = { metadata: { name: planName, namespace }, spec } as InPlaceUpdatePlan;
   const templates: TemplateLookup[] = templateRefsOf(plan).map((ref) => ({ ref, found: false, unchecked: true }));
   return validatePlan({
     plan,
-    cluster: c.objects.cluster,
-    ...(c.objects.controlPlane ? { controlPlane: c.objects.controlPlane } : {}),
-    machineDeployments: c.objects.machineDeployments,
+    cluster: objects.cluster,
+    ...(objects.controlPlane ? { controlPlane: objects.controlPlane } : {}),
+    machineDeployments: objects.machineDeployments,
     templates,
-    machines: ownerVersionMachines(c.name, c.objects),
+    machines: ownerVersionMachines(spec.clusterName, objects),
   });
 }
 
@@ -449,6 +482,8 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
   // hold the others; it is pending again as soon as it is fixed.
   const started = snap.plans.length > 0 || recorded.size > 0;
   const ns = campaign.metadata.namespace ?? '';
+  const meta = campaign.metadata as { uid?: string; generation?: number };
+  const campaignVersion = meta.uid !== undefined && meta.generation !== undefined ? `${meta.uid}/${meta.generation}` : undefined;
   const byCluster: string[] = [];
   const invalidClusters = new Map<string, string>();
   const specs = new Map<string, InPlaceUpdatePlan['spec']>();
@@ -459,7 +494,7 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
     const found = [
       ...b.problems,
       ...(b.spec.controlPlane || b.spec.machineDeployments
-        ? clusterPlanProblems(ns, campaignPlanName(campaign.metadata.name, c.name), b.spec, c)
+        ? clusterPlanProblems(ns, campaignPlanName(campaign.metadata.name, c.name), b.spec, c, campaignVersion)
         : []),
     ];
     if (found.length === 0) continue;
