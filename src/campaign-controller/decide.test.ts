@@ -675,3 +675,23 @@ describe('campaign-controller window status and Events', () => {
     expect(campaignEvents(s2, s3, open).find((e) => e.reason === 'MaintenanceWindowClosed')?.message).to.match(/no new cluster starts/);
   });
 });
+
+describe('campaign-controller examples/campaign-windows.yaml', () => {
+  it('is valid; on a Wednesday noon in Berlin it waits for Thursday 01:00, then starts the canaries with the windows and the alert gate', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { parse } = await import('yaml');
+    const doc = parse(
+      readFileSync(new URL('../../examples/campaign-windows.yaml', import.meta.url), 'utf8'),
+    ) as CampaignSnapshot['campaign'];
+    const c = { ...doc, metadata: { ...doc.metadata, generation: 1 } };
+    const noon = decideCampaign(snap({ campaign: c, now: '2026-06-03T10:00:00Z' }));
+    expect(noon.problems).to.deep.equal([]);
+    expect(noon.phase).to.equal('WaitingForMaintenanceWindow');
+    expect(noon.message).to.match(/closed until Thu 01:00 Europe\/Berlin \(2026-06-03T23:00:00.000Z\)/);
+    const night = decideCampaign(snap({ campaign: c, now: '2026-06-03T23:30:00Z' }));
+    expect(night.create.map((x) => x.clusterName)).to.deep.equal(['a', 'b']);
+    expect(night.create[0]!.spec.maintenanceWindows).to.have.length(2);
+    expect(night.create[0]!.spec.alertGate?.matchers).to.deep.equal(['severity="critical"']);
+    expect(night.create[0]!.spec.maintenanceWindowEnd).to.equal('Finish');
+  });
+});

@@ -190,7 +190,7 @@ export async function runCampaignPreview(
     for (const name of order.slice(0, detail)) {
       const view = snap.selected.find((s) => s.name === name);
       if (!view) continue;
-      const { spec } = buildPlanSpec(c.spec.template, view);
+      const { spec } = buildPlanSpec(c.spec.template, view, c.spec);
       const plan: InPlaceUpdatePlan & KubeObject = {
         apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
         kind: 'InPlaceUpdatePlan',
