@@ -1,9 +1,14 @@
 // Integration: the campaign validates its template against every selected cluster with the plan's own checks
 // (upgrade rules against the cluster's control plane and MachineDeployments) before it creates a single plan.
 import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { Clusters, InPlaceUpdateCampaigns } from '../../src/api/index.js';
 import { applyInventory, buildFleetInventory, fleetOf } from '../../tools/capi-sim/index.js';
 import { refUpdater } from '../e2e/harness.js';
+import { cli } from '../support/cli.js';
 import { campaignObject, conditionOf, FLEET_LABEL, useFleetEnv } from './fleet.js';
 
 describe('campaign controller: per-cluster validation before anything starts', function () {
@@ -17,6 +22,24 @@ describe('campaign controller: per-cluster validation before anything starts', f
     await applyInventory(p.client, buildFleetInventory({ namespace: p.ns, version: 'v1.29.0', clusters: [b!] }));
     const fleet = await start(p, [a!, c!]);
     const updater = refUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.31.0' }] });
+
+    // The preview says the same before anything is applied: that cluster's problem, the others' changes.
+    const dir = mkdtempSync(join(tmpdir(), 'campaign-validation-'));
+    try {
+      const file = join(dir, 'c.yaml');
+      writeFileSync(file, stringify(campaignObject(p.ns, 'skip', { updater, rollout: { maxConcurrentClusters: 3 } })));
+      const preview = await cli('preview', '-f', file, '--kubeconfig', env().kubeconfigPath);
+      expect(preview.code).to.equal(1);
+      expect(preview.out).to.match(/3 clusters selected, NOT VALID/);
+      expect(preview.out).to.match(
+        /✗ Cluster v-001: controlPlane v-001-cp updater ref: Machine \/spec\/version v1\.31\.0 breaks upgrade rule no-skipped-minor/,
+      );
+      expect(preview.out).to.match(/NOT OK v-001 \(wave 1\)/);
+      expect(preview.out).to.match(/OK +v-000 \(wave 1\): 1 machines; ControlPlane v-000-cp x1/);
+      expect(preview.out).to.match(/changes Machine \/spec\/version -> v1\.31\.0 \(ref\)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     await p.client.create(InPlaceUpdateCampaigns, campaignObject(p.ns, 'skip', { updater, rollout: { maxConcurrentClusters: 3 } }));
 
     const invalid = await fleet.waitCampaign('skip', (x) => conditionOf(x, 'Valid')?.status === 'False', 'Valid=False');
