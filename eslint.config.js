@@ -15,11 +15,16 @@ const noLocalApiserver = {
   group: ['**/local-apiserver/**', '**/local-apiserver'],
   message: 'The CAPI simulator is a client of any API server; only src/cli, test/ and bench/ wire in the local API server.',
 };
+// The one allowed crossing: a campaign validates the plan it would create with the plan's own pure validation
+// (validate.ts and its snapshot types in scope.ts, the gates' checks), never a copy (issue 27 item 4).
+const SHARED_PURE = { 'campaign-controller': { 'plan-controller': ['validate', 'scope', 'gates'] } };
 const noControllers = (except) =>
   ['plan-controller', 'campaign-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension']
     .filter((c) => c !== except)
     .map((c) => ({
-      group: [`**/${c}/**`, `**/${c}`],
+      ...(SHARED_PURE[except]?.[c]
+        ? { regex: `(^|/)${c}(/(?!(${SHARED_PURE[except][c].join('|')})\\.js$).*)?$` }
+        : { group: [`**/${c}/**`, `**/${c}`] }),
       message: `Controllers talk to each other only through CRs; move shared code to src/api (pure) or src/runtime (generic) instead of importing ${c}.`,
     }));
 const controllerPatterns = (c) => [

@@ -7,6 +7,7 @@
 //   npm run bench -- --campaign                                         # 30 clusters x 3 machines (default)
 //   npm run bench -- --campaign --clusters 1000 --cp 3 --workers 27 --wave 10% --worker-max-unavailable 9 --apiserver-max-old-space 12288
 //                                                                       # 1,000 clusters, 30,000 machines
+//   ... --max-wall 1800   # stop after 30 min (setup included) and write what was reached, figures per machine updated
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_VERSION, InPlaceUpdateCampaigns, Namespaces, type InPlaceUpdateCampaign, type KubeObject } from '../src/api/index.js';
@@ -29,6 +30,11 @@ export interface CampaignBenchOptions {
   soakSeconds: number;
   durationSeconds: number;
   apiserverMaxOldSpaceMB: number;
+  /**
+   * Stop waiting this many seconds after the case started (setup included) and write what was reached (status
+   * "timeout (...)", figures per machine updated): a case too large for the time at hand still leaves its figures.
+   */
+  maxWallSeconds?: number;
   out: string;
   command: string;
 }
@@ -56,6 +62,15 @@ export interface CampaignBenchResult {
   peakRssMB: Record<string, number>;
   fleetCreateSeconds: number;
   startedAt: string;
+  /** Seconds from starting the API server to creating the campaign (fleet, controllers' caches). */
+  setupSeconds: number;
+  /** Clusters done and machines updated when the case ended (all of them unless it ran out of time). */
+  clustersDone: number;
+  machinesUpdated: number;
+  /** What the per-machine figures divide by: every machine, or (a case cut short) the machines updated. */
+  perMachineOf: 'machines' | 'machines updated';
+  /** The campaign's progress over time (phase, clusters done, machines updated), at most one entry per 30 s. */
+  timeline: { seconds: number; phase: string; clusters: string; machines: string }[];
 }
 
 const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -67,6 +82,7 @@ const waveSizeOf = (wave: number | string, total: number): number =>
 
 /** Runs the case and writes its file. */
 export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) => void): Promise<CampaignBenchResult> {
+  const caseStart = Date.now();
   const workDir = join(ROOT, '.inplace', 'bench-campaign');
   mkdirSync(workDir, { recursive: true });
   const kubeconfig = join(workDir, 'kubeconfig');
@@ -169,16 +185,35 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
     const startedAt = new Date().toISOString();
     const t1 = Date.now();
     await client.create(InPlaceUpdateCampaigns, campaign);
+    const setupSeconds = (t1 - caseStart) / 1000;
     let status = '';
     let lastLine = '';
-    const deadline = Date.now() + Math.max(600_000, lowerBound * 10_000 + machines * 100);
+    let last: InPlaceUpdateCampaign['status'] = {};
+    const timeline: CampaignBenchResult['timeline'] = [];
+    const deadline =
+      o.maxWallSeconds !== undefined
+        ? caseStart + o.maxWallSeconds * 1000
+        : Date.now() + Math.max(600_000, lowerBound * 10_000 + machines * 100);
     for (;;) {
       const c = await client.get<InPlaceUpdateCampaign & KubeObject>(InPlaceUpdateCampaigns, ns, 'bench');
       status = c?.status?.updateStatus ?? '';
+      last = c?.status ?? last;
       const line = `${c?.status?.phase ?? ''} clusters ${c?.status?.progress ?? ''} machines ${c?.status?.machineProgress ?? ''}`;
       if (line !== lastLine) {
-        say(`  ${((Date.now() - t1) / 1000).toFixed(1).padStart(7)} s  ${line}`);
+        const seconds = round((Date.now() - t1) / 1000, 1);
+        say(`  ${seconds.toFixed(1).padStart(7)} s  ${line}`);
         lastLine = line;
+        if (
+          timeline.length === 0 ||
+          seconds - timeline[timeline.length - 1]!.seconds >= 30 ||
+          ['updated', 'failed', 'aborted'].includes(status)
+        )
+          timeline.push({
+            seconds,
+            phase: c?.status?.phase ?? '',
+            clusters: c?.status?.progress ?? '',
+            machines: c?.status?.machineProgress ?? '',
+          });
       }
       if (['updated', 'failed', 'aborted'].includes(status)) break;
       if (Date.now() > deadline) {
@@ -191,6 +226,10 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
     }
     const wallSeconds = (Date.now() - t1) / 1000;
     const after = await requests();
+    const clustersDone = Number((last?.progress ?? '0/0').split('/')[0]) || 0;
+    const machinesUpdated = last?.machines?.updated ?? 0;
+    const complete = status === 'updated';
+    const denom = complete ? machines : Math.max(1, machinesUpdated);
     const result: CampaignBenchResult = {
       name: `campaign-${o.clusters}x${o.cp + o.workers}`,
       command: o.command,
@@ -209,12 +248,17 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
       lowerBoundFormula: `waves (${waves}) x per-cluster bound (${o.cp} control-plane machines one at a time + ceil(${o.workers} workers / ${o.workerMaxUnavailable}) steps, x ${o.durationSeconds} s) + ${waves - 1} soaks x ${o.soakSeconds} s`,
       ratio: round(lowerBound > 0 ? wallSeconds / lowerBound : 0, 2),
       cpuSecondsPerMachine: Object.fromEntries(
-        procs.map((p) => [p.name, round((p.stats().cpuSeconds - (cpuBefore.get(p.name) ?? 0)) / machines, 4)]),
+        procs.map((p) => [p.name, round((p.stats().cpuSeconds - (cpuBefore.get(p.name) ?? 0)) / denom, 4)]),
       ),
-      apiRequestsPerMachine: Object.fromEntries([...after].map(([n, v]) => [n, round((v - (before.get(n) ?? 0)) / machines, 2)])),
+      apiRequestsPerMachine: Object.fromEntries([...after].map(([n, v]) => [n, round((v - (before.get(n) ?? 0)) / denom, 2)])),
       peakRssMB: Object.fromEntries(procs.map((p) => [p.name, round(p.stats().peakRssBytes / 2 ** 20, 0)])),
       fleetCreateSeconds: round(fleetCreateSeconds, 1),
       startedAt,
+      setupSeconds: round(setupSeconds, 1),
+      clustersDone,
+      machinesUpdated,
+      perMachineOf: complete ? 'machines' : 'machines updated',
+      timeline,
     };
     mkdirSync(o.out, { recursive: true });
     writeFileSync(join(o.out, `${result.name}.json`), `${JSON.stringify(result, null, 2)}\n`);

@@ -834,6 +834,7 @@ async function main(): Promise<void> {
         canaries: Number(arg('canaries') ?? 1),
         soakSeconds: Number(arg('soak') ?? 0),
         durationSeconds: Number(arg('duration') ?? 1),
+        ...(arg('max-wall') !== undefined ? { maxWallSeconds: Number(arg('max-wall')) } : {}),
         apiserverMaxOldSpaceMB: o.apiserverMaxOldSpaceMB,
         out: o.out,
         command: COMMAND,

@@ -82,7 +82,7 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     description: 'Rolls InPlaceUpdateCampaigns over many Clusters: one plan per cluster, canaries, waves, failure budget.',
     rbac: campaignControllerRbac.rbac,
     baseRbac: campaignControllerRbac.baseRbac,
-    providerVerbs: {},
+    providerVerbs: campaignControllerRbac.PROVIDER_VERBS,
     takes: [],
     load: async () => (await import('./campaign-controller/index.js')).campaignController,
   },

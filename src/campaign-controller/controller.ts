@@ -2,7 +2,7 @@
 // snapshot (scope.ts over the informer stores: Clusters, MachineDeployments, plans, campaigns — never Machines) ->
 // decideCampaign (pure, decide.ts) -> act once: abort / pause / resume the campaign's plans, create the next wave's
 // plans -> the one status write through /status (status.ts) -> Events and metrics.
-import type { InPlaceUpdateCampaign, InPlaceUpdateCampaignStatus } from '../api/index.js';
+import type { InPlaceUpdateCampaign, InPlaceUpdateCampaignStatus, ResourceType } from '../api/index.js';
 import {
   API_VERSION,
   CampaignLabels,
@@ -18,6 +18,7 @@ import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/pure/err
 import { forEachLimit } from '../runtime/parallel.js';
 import { jsonEqual, mergePatchDiff } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
+import type { KindRead } from '../plan-controller/scope.js';
 import { Action } from '../runtime/pure/types.js';
 import type { CampaignDecision } from './decide.js';
 import { decideCampaign } from './decide.js';
@@ -37,9 +38,14 @@ const RECHECK_MS = 15_000;
 /** How long a created plan is assumed to exist before the informer shows it. */
 const EXPECTATION_TTL_MS = 30_000;
 
+/** How long a control plane kind's first list may take before the campaign reports it unreadable. */
+const CONTROL_PLANE_SYNC_MS = 10_000;
+
 /** Built once in setup; what reconcile and its phases need. */
 export interface Deps {
   mgr: Manager;
+  /** The controller (to add the control plane kinds' watches at run time). */
+  ctrl: () => Controller;
   client: KubeClient;
   campaigns: Store<CampaignObject>;
   plans: Store<PlanObject>;
@@ -62,8 +68,11 @@ const activeCampaigns = (deps: Deps, ns: string | undefined): ObjectKey[] =>
 /** Registers the campaign controller with the manager. */
 export function setupCampaignController(mgr: Manager): Controller {
   const campaigns = mgr.informer<CampaignObject>(InPlaceUpdateCampaigns).store;
+  // eslint-disable-next-line prefer-const -- assigned once the builder returns, read only by reconciles after that
+  let ctrl: Controller | undefined;
   const deps: Deps = {
     mgr,
+    ctrl: () => ctrl!,
     client: mgr.client,
     campaigns,
     plans: mgr.informer<PlanObject>(InPlaceUpdatePlans).store,
@@ -72,26 +81,25 @@ export function setupCampaignController(mgr: Manager): Controller {
     metrics: campaignMetricsFor(mgr, campaigns),
     expectations: new Map(),
   };
-  return (
-    mgr
-      .controller<CampaignObject>(CONTROLLER_NAME)
-      .for(InPlaceUpdateCampaigns)
-      // A campaign's own plans wake it; a plan no campaign owns wakes the namespace's campaigns (the overlap rule).
-      .watches<PlanObject>(InPlaceUpdatePlans, (p) => {
-        const owner = campaignOf(p);
-        return owner ? [{ namespace: p.metadata.namespace, name: owner }] : activeCampaigns(deps, p.metadata.namespace);
-      })
-      // A campaign that finishes releases its clusters to newer campaigns of the namespace.
-      .watches<CampaignObject>(InPlaceUpdateCampaigns, (c) => (campaignFinished(c) ? activeCampaigns(deps, c.metadata.namespace) : []))
-      .watches(Clusters, (c) => activeCampaigns(deps, c.metadata.namespace))
-      // MachineDeployments decide a not-yet-started cluster's targets; only their appearance, labels or strategy matter.
-      .watches(MachineDeployments, (md) => ((mdClusterName(md) ?? clusterLabel(md)) ? activeCampaigns(deps, md.metadata.namespace) : []))
-      .withConcurrency(2)
-      // A reconcile is O(clusters + plans of the namespace) and every plan's progress is an event: at a thousand
-      // clusters, resting twice the CPU the last run used keeps the campaign from competing with the plan controller.
-      .withCooldown((_wallMs, cpuMs) => Math.min(2 * cpuMs, 1000))
-      .reconcile((key, ctx) => reconcile(deps, key, ctx.log))
-  );
+  ctrl = mgr
+    .controller<CampaignObject>(CONTROLLER_NAME)
+    .for(InPlaceUpdateCampaigns)
+    // A campaign's own plans wake it; a plan no campaign owns wakes the namespace's campaigns (the overlap rule).
+    .watches<PlanObject>(InPlaceUpdatePlans, (p) => {
+      const owner = campaignOf(p);
+      return owner ? [{ namespace: p.metadata.namespace, name: owner }] : activeCampaigns(deps, p.metadata.namespace);
+    })
+    // A campaign that finishes releases its clusters to newer campaigns of the namespace.
+    .watches<CampaignObject>(InPlaceUpdateCampaigns, (c) => (campaignFinished(c) ? activeCampaigns(deps, c.metadata.namespace) : []))
+    .watches(Clusters, (c) => activeCampaigns(deps, c.metadata.namespace))
+    // MachineDeployments decide a not-yet-started cluster's targets; only their appearance, labels or strategy matter.
+    .watches(MachineDeployments, (md) => ((mdClusterName(md) ?? clusterLabel(md)) ? activeCampaigns(deps, md.metadata.namespace) : []))
+    .withConcurrency(2)
+    // A reconcile is O(clusters + plans of the namespace) and every plan's progress is an event: at a thousand
+    // clusters, resting twice the CPU the last run used keeps the campaign from competing with the plan controller.
+    .withCooldown((_wallMs, cpuMs) => Math.min(2 * cpuMs, 1000))
+    .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
+  return ctrl;
 }
 
 /** The campaign controller's CampaignReader: the informer stores, and discovery for the template kinds. */
@@ -111,7 +119,35 @@ function storeReader(deps: Deps, key: string): CampaignReader {
     },
     campaigns: (ns) => deps.campaigns.list(ns),
     templateProblems: (c) => templateProblems(deps, c),
+    controlPlane: (ns, apiGroup, kind, name) => readControlPlane(deps, ns, apiGroup, kind, name),
   };
+}
+
+/**
+ * A Cluster's control plane from a watch of its kind, added the first time a campaign needs it (as the plan
+ * controller does): a kind never listed in time is reported unreadable, not waited for, so the worker never hangs.
+ */
+async function readControlPlane(deps: Deps, ns: string, apiGroup: string, kind: string, name: string): Promise<KindRead> {
+  let res: ResourceType;
+  try {
+    res = await deps.client.resolve(apiGroup, kind);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    return { notServed: (err as Error).message };
+  }
+  // A control plane's version change can make a pending cluster valid or invalid: it wakes the namespace's campaigns.
+  const synced = deps.ctrl().watch(res, (o) => activeCampaigns(deps, o.metadata.namespace));
+  let timer: NodeJS.Timeout | undefined;
+  const inTime = await Promise.race([
+    synced.then(() => true),
+    new Promise<boolean>((r) => (timer = setTimeout(() => r(false), CONTROL_PLANE_SYNC_MS))),
+  ]).finally(() => clearTimeout(timer));
+  if (!inTime)
+    return {
+      unreadable: `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it in the campaign controller's provider list? see docs/operations.md)`,
+    };
+  const object = deps.mgr.informer(res).store.peek(ns, name);
+  return object ? { object } : {};
 }
 
 /** The updater template kinds the template names must be served (the plan checks each template object itself). */
@@ -150,7 +186,13 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
   const next = campaignStatus(campaign, d, snap.plans, new Date());
   const written = await reconcileStatus(deps, campaign, next);
   recordEvents(deps, written ?? campaign, cached.status, next, d);
-  if (d.requeueAfterMs !== undefined) return Action.requeue(Math.max(1, d.requeueAfterMs));
+  // A campaign with windows that is not finished wakes when the window changes (status, Event, the next wave).
+  const untilWindow =
+    d.window.state && !['updated', 'aborted', 'failed'].includes(d.updateStatus)
+      ? Math.max(1, d.window.state.nextChange.getTime() - Date.now())
+      : undefined;
+  const after = Math.min(d.requeueAfterMs ?? Infinity, untilWindow ?? Infinity);
+  if (after !== Infinity) return Action.requeue(Math.max(1, after));
   if (d.problems.length > 0 || d.phase === 'Waiting') return Action.requeue(RECHECK_MS);
   return Action.awaitChange();
 }

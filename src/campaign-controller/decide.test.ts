@@ -464,3 +464,234 @@ describe('campaign-controller finished records', () => {
     expect(halted.halted).to.equal('BudgetSpent');
   });
 });
+
+describe('campaign-controller per-cluster validation (the plan validation, before any plan)', () => {
+  const kcp = (name: string, version: string) => ({
+    apiVersion: 'controlplane.cluster.x-k8s.io/v1beta2',
+    kind: 'KubeadmControlPlane',
+    metadata: { name, namespace: 'ns', labels: { 'cluster.x-k8s.io/cluster-name': name.replace(/-cp$/, '') } },
+    spec: { version, replicas: 1 },
+  });
+  const md = (clusterName: string, version: string) => ({
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'MachineDeployment',
+    metadata: { name: `${clusterName}-md`, namespace: 'ns', labels: { 'cluster.x-k8s.io/cluster-name': clusterName } },
+    spec: { clusterName, template: { spec: { version } } },
+  });
+  // A cluster as scope.ts builds it: with the Cluster, its control plane and MachineDeployment objects.
+  const shaped = (name: string, cpVersion: string, mdVersion = cpVersion): ClusterView =>
+    cluster(name, {
+      machineDeployments: [{ name: `${name}-md`, labels: {} }],
+      objects: {
+        cluster: {
+          apiVersion: 'cluster.x-k8s.io/v1beta2',
+          kind: 'Cluster',
+          metadata: { name, namespace: 'ns', labels: { fleet: 'edge' } },
+          spec: { controlPlaneRef: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane', name: `${name}-cp` } },
+        },
+        controlPlane: {
+          kind: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane' },
+          object: kcp(`${name}-cp`, cpVersion),
+        },
+        machineDeployments: [md(name, mdVersion)],
+      },
+    });
+  const three = (): ClusterView[] => [shaped('a', 'v1.29.4'), shaped('b', 'v1.28.9'), shaped('c', 'v1.29.0')];
+
+  it('a version skip on one cluster of three: Valid=False naming that cluster and the rule, no plan', () => {
+    const d = decideCampaign(snap({ clusters: three() }));
+    expect(d.phase).to.equal('Invalid');
+    expect(d.create).to.deep.equal([]);
+    expect(d.problems).to.have.length(1);
+    expect(d.problems[0]).to.match(
+      /^Cluster b: controlPlane b-cp updater ref: Machine \/spec\/version v1\.30\.1 breaks upgrade rule no-skipped-minor/,
+    );
+  });
+
+  it('the same template on clusters that allow it is valid and starts', () => {
+    const d = decideCampaign(snap({ clusters: [shaped('a', 'v1.29.4'), shaped('c', 'v1.29.0')] }));
+    expect(d.problems).to.deep.equal([]);
+    expect(d.create.map((c) => c.clusterName)).to.deep.equal(['a']);
+  });
+
+  it('the plan checks run per cluster: a missing control plane object and an OnDelete MachineDeployment are named', () => {
+    const a = shaped('a', 'v1.29.4');
+    a.objects!.controlPlane = { kind: { apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane' } };
+    const b = shaped('b', 'v1.29.4');
+    (b.objects!.machineDeployments[0]!['spec'] as Record<string, unknown>)['rollout'] = { strategy: { type: 'OnDelete' } };
+    (b.objects!.machineDeployments[0]!['spec'] as Record<string, unknown>)['strategy'] = { type: 'OnDelete' };
+    const d = decideCampaign(snap({ clusters: [a, b] }));
+    expect(d.problems.join('\n')).to.match(/Cluster a: KubeadmControlPlane ns\/a-cp not found/);
+    expect(d.problems.join('\n')).to.match(/Cluster b: MachineDeployment b-md uses the OnDelete rollout strategy/);
+  });
+
+  it('found invalid after the campaign started: skipped with the reason, the others go on, pending again once fixed', () => {
+    const started = [plan('a', 1, 'updated')];
+    const d = decideCampaign(snap({ clusters: three(), plans: started }));
+    expect(d.problems).to.deep.equal([]);
+    expect(d.create.map((c) => c.clusterName)).to.deep.equal(['c']);
+    const b = d.rows.find((r) => r.name === 'b')!;
+    expect(b).to.include({ state: 'skipped', invalid: true });
+    expect(b.reason).to.match(/^invalid for this cluster, not started: .*no-skipped-minor/);
+    const fixed = decideCampaign(
+      snap({
+        clusters: [shaped('a', 'v1.29.4'), shaped('b', 'v1.29.9'), shaped('c', 'v1.29.0')],
+        plans: [...started, plan('c', 2, 'updated')],
+      }),
+    );
+    expect(fixed.create.map((c) => c.clusterName)).to.deep.equal(['b']);
+    const done = decideCampaign(snap({ clusters: three(), plans: [...started, plan('c', 2, 'updated')] }));
+    expect(done.phase).to.equal('Completed');
+    expect(done.message).to.match(/1 skipped as invalid/);
+  });
+});
+
+describe('campaign-controller maintenance windows and alert gate (injected clock)', () => {
+  // NOW is Thursday 2026-01-01 00:10 UTC.
+  const saturdayNight = { days: ['Sat'], start: '22:00', duration: '4h', timeZone: 'UTC' };
+  const acrossMidnight = { start: '23:00', duration: '2h', timeZone: 'UTC' }; // open 23:00-01:00 every day
+  const at = (now: string, spec: Partial<InPlaceUpdateCampaign['spec']>, o: Partial<CampaignSnapshot> = {}) =>
+    decideCampaign(snap({ now, campaign: campaign(spec), ...o }));
+
+  it('outside every window no cluster starts: phase, message in the window zone, requeue at the opening', () => {
+    const d = at(NOW, { maintenanceWindows: [saturdayNight] });
+    expect(d.create).to.deep.equal([]);
+    expect(d.problems).to.deep.equal([]);
+    expect(d.phase).to.equal('WaitingForMaintenanceWindow');
+    expect(d.updateStatus).to.equal('pending');
+    expect(d.message).to.equal(
+      'maintenance window closed until Sat 22:00 UTC (2026-01-03T22:00:00.000Z): wave 1 (1 clusters) starts when it opens',
+    );
+    expect(d.requeueAfterMs).to.equal(Date.parse('2026-01-03T22:00:00Z') - Date.parse(NOW));
+  });
+
+  it('inside a window (one crossing midnight) the wave starts, and the plans carry the campaign windows', () => {
+    const d = at(NOW, { maintenanceWindows: [acrossMidnight] });
+    expect(d.phase).to.equal('Wave');
+    expect(d.create.map((c) => c.clusterName)).to.deep.equal(['a']);
+    expect(d.create[0]!.spec.maintenanceWindows).to.deep.equal([acrossMidnight]);
+    expect(d.window.state).to.include({ open: true });
+    expect(d.window.state!.nextChange.toISOString()).to.equal('2026-01-01T01:00:00.000Z');
+  });
+
+  it("the template's own windows (even empty) replace the campaign's in the plans; the campaign's still gate new clusters", () => {
+    const t = campaign().spec.template;
+    const own = at('2026-01-03T23:00:00Z', {
+      maintenanceWindows: [saturdayNight],
+      template: { ...t, maintenanceWindows: [acrossMidnight] },
+    });
+    expect(own.create[0]!.spec.maintenanceWindows).to.deep.equal([acrossMidnight]);
+    const none = at('2026-01-03T23:00:00Z', { maintenanceWindows: [saturdayNight], template: { ...t, maintenanceWindows: [] } });
+    expect(none.create).to.have.length(1);
+    expect(none.create[0]!.spec).not.to.have.property('maintenanceWindows');
+    const closed = at(NOW, { maintenanceWindows: [saturdayNight], template: { ...t, maintenanceWindows: [acrossMidnight] } });
+    expect(closed.create).to.deep.equal([]);
+  });
+
+  it('a window closing during a wave: the running plans are left alone, nothing new starts', () => {
+    const d = at(
+      '2026-01-04T02:30:00Z',
+      { maintenanceWindows: [saturdayNight], rollout: { maxConcurrentClusters: 2 } },
+      {
+        plans: [plan('a', 1, 'updating'), plan('b', 1, 'updated')],
+      },
+    );
+    expect(d.phase).to.equal('Wave');
+    expect(d.create).to.deep.equal([]);
+    expect([...d.pause, ...d.abort, ...d.resume]).to.deep.equal([]);
+    const after = at(
+      '2026-01-04T02:30:00Z',
+      { maintenanceWindows: [saturdayNight], rollout: { maxConcurrentClusters: 2 } },
+      {
+        plans: [plan('a', 1, 'updated'), plan('b', 1, 'updated')],
+      },
+    );
+    expect(after.phase).to.equal('WaitingForMaintenanceWindow');
+    expect(after.create).to.deep.equal([]);
+  });
+
+  it('daylight saving: a 01:30 Europe/Berlin window opens at 00:30 UTC in winter and 23:30 UTC the day before in summer', () => {
+    const berlin = { start: '01:30', duration: '1h', timeZone: 'Europe/Berlin' };
+    expect(at('2026-01-01T00:45:00Z', { maintenanceWindows: [berlin] }).create).to.have.length(1);
+    const summer = at('2026-07-01T00:45:00Z', { maintenanceWindows: [berlin] });
+    expect(summer.phase).to.equal('WaitingForMaintenanceWindow');
+    expect(summer.message).to.match(/closed until \w{3} 01:30 Europe\/Berlin \(2026-07-01T23:30:00.000Z\)/);
+  });
+
+  it('bad windows and alert gates (campaign and template): Valid=False naming each path, nothing starts', () => {
+    const t = campaign().spec.template;
+    const d = at(NOW, {
+      maintenanceWindows: [{ start: '25:00', duration: '1h', timeZone: 'Europe/Atlantis' }],
+      alertGate: { url: 'not a url', holdTimeout: '10m' },
+      template: {
+        ...t,
+        maintenanceWindows: [{ start: '22:00', duration: '0s', timeZone: 'UTC' }],
+        alertGate: { url: 'http://p:9090', matchers: ['severity=critical'], holdTimeout: '1h' },
+      },
+    });
+    expect(d.phase).to.equal('Invalid');
+    expect(d.create).to.deep.equal([]);
+    const all = d.problems.join('\n');
+    expect(all).to.match(/^spec\.maintenanceWindows\[0\]\.start/m);
+    expect(all).to.match(/^spec\.maintenanceWindows\[0\]\.timeZone/m);
+    expect(all).to.match(/^spec\.alertGate\.url/m);
+    expect(all).to.match(/^spec\.template\.maintenanceWindows\[0\]\.duration/m);
+    expect(all).to.match(/^spec\.template\.alertGate\.matchers\[0\]/m);
+  });
+
+  it('the alert gate goes down into the plans unless the template sets its own', () => {
+    const gate = { url: 'http://prometheus:9090', matchers: ['severity="critical"'], holdTimeout: '30m' };
+    expect(at(NOW, { alertGate: gate }).create[0]!.spec.alertGate).to.deep.equal(gate);
+    const own = { ...gate, holdTimeout: '5m' };
+    const t = campaign().spec.template;
+    expect(at(NOW, { alertGate: gate, template: { ...t, alertGate: own } }).create[0]!.spec.alertGate).to.deep.equal(own);
+  });
+});
+
+describe('campaign-controller window status and Events', () => {
+  it('status.maintenanceWindow follows the window; Events only on a change of the recorded state', async () => {
+    const { campaignEvents, campaignStatus } = await import('./status.js');
+    const c = campaign({ maintenanceWindows: [{ days: ['Sat'], start: '22:00', duration: '4h', timeZone: 'UTC' }] });
+    const closed = decideCampaign(snap({ campaign: c }));
+    const s1 = campaignStatus(c, closed, [], new Date(NOW));
+    expect(s1.maintenanceWindow).to.include({ state: 'Closed', nextChange: '2026-01-03T22:00:00.000Z' });
+    expect(s1.conditions?.find((x) => x.type === 'Ready')?.reason).to.equal('WaitingForMaintenanceWindow');
+    // First observation of a closed window: one Event (why nothing starts); the same state again: none.
+    expect(campaignEvents(undefined, s1, closed).map((e) => e.reason)).to.include('MaintenanceWindowClosed');
+    expect(campaignEvents(s1, s1, closed).filter((e) => e.reason.startsWith('MaintenanceWindow'))).to.deep.equal([]);
+    const opening = '2026-01-03T22:00:05Z';
+    const c2 = { ...c, status: s1 };
+    const open = decideCampaign(snap({ campaign: c2, now: opening }));
+    const s2 = campaignStatus(c2, open, [], new Date(opening));
+    expect(s2.maintenanceWindow).to.include({ state: 'Open', nextChange: '2026-01-04T02:00:00.000Z' });
+    const ev = campaignEvents(s1, s2, open).filter((e) => e.reason.startsWith('MaintenanceWindow'));
+    expect(ev.map((e) => e.reason)).to.deep.equal(['MaintenanceWindowOpened']);
+    const s3 = campaignStatus(
+      { ...c, status: s2 },
+      decideCampaign(snap({ campaign: { ...c, status: s2 }, now: '2026-01-04T02:00:01Z' })),
+      [],
+      new Date('2026-01-04T02:00:01Z'),
+    );
+    expect(campaignEvents(s2, s3, open).find((e) => e.reason === 'MaintenanceWindowClosed')?.message).to.match(/no new cluster starts/);
+  });
+});
+
+describe('campaign-controller examples/campaign-windows.yaml', () => {
+  it('is valid; on a Wednesday noon in Berlin it waits for Thursday 01:00, then starts the canaries with the windows and the alert gate', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { parse } = await import('yaml');
+    const doc = parse(
+      readFileSync(new URL('../../examples/campaign-windows.yaml', import.meta.url), 'utf8'),
+    ) as CampaignSnapshot['campaign'];
+    const c = { ...doc, metadata: { ...doc.metadata, generation: 1 } };
+    const noon = decideCampaign(snap({ campaign: c, now: '2026-06-03T10:00:00Z' }));
+    expect(noon.problems).to.deep.equal([]);
+    expect(noon.phase).to.equal('WaitingForMaintenanceWindow');
+    expect(noon.message).to.match(/closed until Thu 01:00 Europe\/Berlin \(2026-06-03T23:00:00.000Z\)/);
+    const night = decideCampaign(snap({ campaign: c, now: '2026-06-03T23:30:00Z' }));
+    expect(night.create.map((x) => x.clusterName)).to.deep.equal(['a', 'b']);
+    expect(night.create[0]!.spec.maintenanceWindows).to.have.length(2);
+    expect(night.create[0]!.spec.alertGate?.matchers).to.deep.equal(['severity="critical"']);
+    expect(night.create[0]!.spec.maintenanceWindowEnd).to.equal('Finish');
+  });
+});

@@ -30,8 +30,16 @@ import {
   isTerminal,
   writeRefusal,
 } from '../api/index.js';
+import type { KubeObject } from '../api/index.js';
+import { Labels } from '../api/index.js';
+import { cpVersion, mdVersion } from '../api/capi/index.js';
 import type { LabelSelector } from '../runtime/pure/labels.js';
 import { formatLabelSelector, matchesSelector } from '../runtime/pure/labels.js';
+import type { ControlPlaneLookup, TemplateLookup } from '../plan-controller/scope.js';
+import { templateRefsOf } from '../plan-controller/scope.js';
+import { validatePlan } from '../plan-controller/validate.js';
+import type { WindowGate } from '../plan-controller/gates.js';
+import { alertGate, windowGate } from '../plan-controller/gates.js';
 
 /** Clusters named in a status list or a Valid=False message (beyond: "... and N more"). */
 export const MAX_NAMED_CLUSTERS = 20;
@@ -49,6 +57,19 @@ export interface ClusterView {
   controlPlaneName?: string;
   /** The cluster's MachineDeployments (name, labels, rollout strategy type). */
   machineDeployments: { name: string; labels: Record<string, string>; strategy?: string }[];
+  /**
+   * The objects the plan's validation reads (the informer's, not copies), when the snapshot builder read them: with
+   * them a cluster not started yet gets the plan's own checks (validatePlan) before any plan exists.
+   */
+  objects?: ClusterObjects;
+}
+
+/** A cluster's objects as the plan validation reads them: the Cluster, its control plane and MachineDeployments. */
+export interface ClusterObjects {
+  cluster: KubeObject;
+  /** The control plane spec.controlPlaneRef names (looked up when the template updates a control plane). */
+  controlPlane?: ControlPlaneLookup;
+  machineDeployments: KubeObject[];
 }
 
 /** One of the campaign's plans, as far as the campaign needs it (from its status). */
@@ -104,6 +125,8 @@ export interface ClusterRow {
   reason?: string;
   /** The cluster was deleted or left the selection after its plan was created. */
   removed?: 'deleted' | 'unselected';
+  /** Skipped because the plan it would get is invalid (found after the campaign started; reason says why). */
+  invalid?: boolean;
   machines: number;
   updated: number;
 }
@@ -118,7 +141,18 @@ export interface PlanToCreate {
 
 /** Where the campaign is. */
 export type CampaignPhase =
-  'Invalid' | 'Pending' | 'Canary' | 'Wave' | 'Soaking' | 'Paused' | 'Halted' | 'Waiting' | 'Completed' | 'Aborting' | 'Aborted';
+  | 'Invalid'
+  | 'Pending'
+  | 'Canary'
+  | 'Wave'
+  | 'Soaking'
+  | 'Paused'
+  | 'Halted'
+  | 'Waiting'
+  | 'WaitingForMaintenanceWindow'
+  | 'Completed'
+  | 'Aborting'
+  | 'Aborted';
 
 /** What the campaign does now and what its status says. */
 export interface CampaignDecision {
@@ -139,8 +173,10 @@ export interface CampaignDecision {
   halted?: 'CanaryFailed' | 'BudgetSpent';
   failureBudget: number;
   rows: ClusterRow[];
-  /** Re-run after this long (soak end). */
+  /** Re-run after this long (soak end, the next window change). */
   requeueAfterMs?: number;
+  /** spec.maintenanceWindows at `now` (state absent without windows or with invalid ones). */
+  window: WindowGate;
 }
 
 /** Resolves an int-or-percentage against `total`; `round` decides how a percentage rounds. */
@@ -192,11 +228,18 @@ const selectorString = (s: LabelSelector | undefined): string => (s ? formatLabe
 export function buildPlanSpec(
   template: InPlaceUpdateCampaign['spec']['template'],
   cluster: ClusterView,
+  campaign: Pick<InPlaceUpdateCampaign['spec'], 'maintenanceWindows' | 'alertGate'> = {},
 ): { spec: InPlaceUpdatePlan['spec']; problems: string[] } {
   const problems: string[] = [];
+  // The campaign's windows and alert gate go down into every plan unless the template sets its own (even empty).
+  const windows = template.maintenanceWindows ?? campaign.maintenanceWindows;
+  const alerts = template.alertGate ?? campaign.alertGate;
   const spec: InPlaceUpdatePlan['spec'] = {
     clusterName: cluster.name,
     ...(template.failurePolicy ? { failurePolicy: template.failurePolicy } : {}),
+    ...(windows && windows.length > 0 ? { maintenanceWindows: windows } : {}),
+    ...(template.maintenanceWindowEnd ? { maintenanceWindowEnd: template.maintenanceWindowEnd } : {}),
+    ...(alerts ? { alertGate: alerts } : {}),
     ...(template.acceptUncoveredChanges !== undefined ? { acceptUncoveredChanges: template.acceptUncoveredChanges } : {}),
     ...(template.rerunMachinesAtTarget !== undefined ? { rerunMachinesAtTarget: template.rerunMachinesAtTarget } : {}),
   };
@@ -215,7 +258,7 @@ export function buildPlanSpec(
     for (const md of [...cluster.machineDeployments].sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const g = groups.find((x) => matchesSelector(selectorString(x.selector as LabelSelector | undefined), md.labels));
       if (!g) continue;
-      if (md.strategy === 'OnDelete')
+      if (md.strategy === 'OnDelete' && !cluster.objects)
         problems.push(`MachineDeployment ${md.name} uses the OnDelete strategy (its machines are never updated in place)`);
       mds.push({ name: md.name, sequence: g.sequence, updaters: g.updaters });
     }
@@ -223,11 +266,97 @@ export function buildPlanSpec(
   }
   if (!spec.controlPlane && !spec.machineDeployments && problems.length === 0)
     problems.push('nothing to update: the template matches neither a control plane nor a MachineDeployment of the Cluster');
-  if (spec.controlPlane || spec.machineDeployments) {
+  if ((spec.controlPlane || spec.machineDeployments) && !cluster.objects) {
     const parsed = PlanSpecSchema.safeParse(spec);
     if (!parsed.success) problems.push(...formatIssues(parsed.error, 'plan spec'));
   }
   return { spec, problems };
+}
+
+/**
+ * A Machine-shaped stand-in per owner for the upgrade rules: the version the control plane (spec.version) or the
+ * MachineDeployment (spec.template.spec.version) declares, which its machines run once CAPI converged. The campaign
+ * never holds Machines (30,000 of them at fleet scale); the plan checks the real machines again when it is created.
+ */
+export function ownerVersionMachines(clusterName: string, o: ClusterObjects): KubeObject[] {
+  const out: KubeObject[] = [];
+  const cp = o.controlPlane?.object;
+  const cpv = cp ? cpVersion(cp) : undefined;
+  if (cp && cpv)
+    out.push({
+      metadata: {
+        name: `${cp.kind ?? 'control plane'} ${cp.metadata.name ?? ''} (spec.version)`,
+        labels: { [Labels.clusterName]: clusterName, [Labels.controlPlaneName]: cp.metadata.name ?? '' },
+      },
+      spec: { version: cpv },
+    });
+  for (const md of o.machineDeployments) {
+    const v = mdVersion(md);
+    if (v)
+      out.push({
+        metadata: {
+          name: `MachineDeployment ${md.metadata.name ?? ''} (spec.template.spec.version)`,
+          labels: { [Labels.clusterName]: clusterName, [Labels.deploymentName]: md.metadata.name ?? '' },
+        },
+        spec: { version: v },
+      });
+  }
+  return out;
+}
+
+/**
+ * Every problem the plan controller's validation would find with the plan the campaign would create for `cluster`
+ * (validatePlan: schema, control plane and MachineDeployments, sequences, updaters, upgrade rules against the owners'
+ * declared versions, owner fields), except what needs per-machine reads or objects the plan looks up itself: the
+ * updater template objects (the same for every cluster; their kinds are checked once, templateProblems) and the
+ * pre-start check (uncovered drift, dry-runs). Those the plan finds when it is created: it goes Valid=False and its
+ * cluster counts as failed.
+ */
+export function clusterPlanProblems(
+  namespace: string,
+  planName: string,
+  spec: InPlaceUpdatePlan['spec'],
+  c: ClusterView,
+  campaignVersion?: string,
+): string[] {
+  if (!c.objects) return [];
+  const key = campaignVersion !== undefined ? objectsVersion(c.objects) : undefined;
+  const memoKey = key !== undefined ? `${campaignVersion}|${planName}|${key}` : undefined;
+  const hit = memoKey !== undefined ? validationMemo.get(memoKey) : undefined;
+  if (hit) return hit;
+  const problems = validateClusterPlan(namespace, planName, spec, c.objects);
+  if (memoKey !== undefined) {
+    if (validationMemo.size >= VALIDATION_MEMO_MAX) validationMemo.delete(validationMemo.keys().next().value!);
+    validationMemo.set(memoKey, problems);
+  }
+  return problems;
+}
+
+// A thousand pending clusters validated on every reconcile (each plan's progress is one) would cost tens of ms each
+// time for answers that change only with the objects: memoised per campaign generation and the objects'
+// resourceVersions (only when every one is known), bounded.
+const VALIDATION_MEMO_MAX = 20_000;
+const validationMemo = new Map<string, string[]>();
+
+function objectsVersion(o: ClusterObjects): string | undefined {
+  const rvs = [o.cluster, ...(o.controlPlane?.object ? [o.controlPlane.object] : []), ...o.machineDeployments].map(
+    (x) => x.metadata.resourceVersion,
+  );
+  if (rvs.some((rv) => rv === undefined) || o.controlPlane?.error) return undefined;
+  return `${rvs.join(',')}|${o.controlPlane && !o.controlPlane.object ? 'no-cp' : ''}`;
+}
+
+function validateClusterPlan(namespace: string, planName: string, spec: InPlaceUpdatePlan['spec'], objects: ClusterObjects): string[] {
+  const plan: InPlaceUpdatePlan = { metadata: { name: planName, namespace }, spec } as InPlaceUpdatePlan;
+  const templates: TemplateLookup[] = templateRefsOf(plan).map((ref) => ({ ref, found: false, unchecked: true }));
+  return validatePlan({
+    plan,
+    cluster: objects.cluster,
+    ...(objects.controlPlane ? { controlPlane: objects.controlPlane } : {}),
+    machineDeployments: objects.machineDeployments,
+    templates,
+    machines: ownerVersionMachines(spec.clusterName, objects),
+  });
 }
 
 /** The state of a cluster that has a campaign plan. */
@@ -251,6 +380,7 @@ function planState(p: PlanView): { state: ClusterState; reason?: string } {
 export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
   const { campaign } = snap;
   const spec = campaign.spec;
+  const now = new Date(snap.now);
   const rollout = spec.rollout ?? {};
   const aborting = spec.updatePhase === UpdatePhase.aborting;
   const selectedByName = new Map(snap.selected.map((c) => [c.name, c]));
@@ -325,7 +455,9 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
     ...percentProblem('spec.rollout.canary.count', rollout.canary?.count),
     ...updaterProblems(spec.template),
     ...snap.templateProblems,
+    ...gateProblems(spec, now),
   ];
+  const window = windowGate(asPlanGates(spec.maintenanceWindows), now);
   if (snap.selected.length === 0 && snap.plans.length === 0 && recorded.size === 0) {
     const sel = selectorString(spec.clusterSelector as LabelSelector | undefined);
     problems.push(
@@ -344,23 +476,45 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
     problems.push(
       `${o.clusters.length === 1 ? 'Cluster' : 'Clusters'} ${namesList(o.clusters)} ${o.clusters.length === 1 ? 'is' : 'are'} also selected by campaign ${o.name}, which is older and not finished (one campaign per cluster at a time)`,
     );
+  // Per cluster not started yet: the template's shape on it, then the plan's own validation of the plan it would get.
+  // Before the campaign started anything, any problem is Valid=False (nothing starts); once it started, a cluster
+  // found invalid (joined later with a bad shape, its control plane moved on) is skipped with the reason and does not
+  // hold the others; it is pending again as soon as it is fixed.
+  const started = snap.plans.length > 0 || recorded.size > 0;
+  const ns = campaign.metadata.namespace ?? '';
+  const meta = campaign.metadata as { uid?: string; generation?: number };
+  const campaignVersion = meta.uid !== undefined && meta.generation !== undefined ? `${meta.uid}/${meta.generation}` : undefined;
   const byCluster: string[] = [];
-  let badClusters = 0;
+  const invalidClusters = new Map<string, string>();
   const specs = new Map<string, InPlaceUpdatePlan['spec']>();
   for (const c of ordered) {
-    if (planByCluster.has(c.name)) continue;
-    const b = buildPlanSpec(spec.template, c);
+    if (planByCluster.has(c.name) || recorded.has(c.name)) continue;
+    const b = buildPlanSpec(spec.template, c, spec);
     specs.set(c.name, b.spec);
-    if (b.problems.length === 0) continue;
-    badClusters++;
-    if (byCluster.length < MAX_NAMED_CLUSTERS) {
-      const shown = b.problems.slice(0, MAX_PROBLEMS_PER_CLUSTER).join('; ');
-      const more = b.problems.length > MAX_PROBLEMS_PER_CLUSTER ? ` (and ${b.problems.length - MAX_PROBLEMS_PER_CLUSTER} more)` : '';
-      byCluster.push(boundMessage(`Cluster ${c.name}: ${shown}${more}`, REASON_BYTES));
-    }
+    const found = [
+      ...b.problems,
+      ...(b.spec.controlPlane || b.spec.machineDeployments
+        ? clusterPlanProblems(ns, campaignPlanName(campaign.metadata.name, c.name), b.spec, c, campaignVersion)
+        : []),
+    ];
+    if (found.length === 0) continue;
+    const shown = found.slice(0, MAX_PROBLEMS_PER_CLUSTER).join('; ');
+    const more = found.length > MAX_PROBLEMS_PER_CLUSTER ? ` (and ${found.length - MAX_PROBLEMS_PER_CLUSTER} more)` : '';
+    invalidClusters.set(c.name, boundMessage(`${shown}${more}`, REASON_BYTES));
+    if (byCluster.length < MAX_NAMED_CLUSTERS) byCluster.push(boundMessage(`Cluster ${c.name}: ${shown}${more}`, REASON_BYTES));
   }
-  problems.push(...byCluster);
-  if (badClusters > byCluster.length) problems.push(`... and ${badClusters - byCluster.length} more clusters with problems`);
+  if (!started) {
+    problems.push(...byCluster);
+    if (invalidClusters.size > byCluster.length)
+      problems.push(`... and ${invalidClusters.size - byCluster.length} more clusters with problems`);
+  } else
+    for (const r of rows) {
+      const why = invalidClusters.get(r.name);
+      if (why === undefined || (r.state !== 'pending' && r.state !== 'waiting')) continue;
+      r.state = 'skipped';
+      r.invalid = true;
+      r.reason = `invalid for this cluster, not started: ${why}`;
+    }
 
   // Wave bookkeeping from the plans.
   const waves = new Map<number, PlanView[]>();
@@ -394,8 +548,19 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
       ? (canarySet.length > 0 ? 1 : 0) + remainingAfter(pendingRows.length + waitingRows.length - canarySet.length)
       : currentWave + 1 + remainingAfter(pendingRows.length + waitingRows.length);
 
-  const base = { problems, pause, resume, abort, plannedWaves, failureBudget, rows, ...(currentWave !== undefined ? { currentWave } : {}) };
-  const started = snap.plans.length > 0 || recorded.size > 0;
+  const base = {
+    problems,
+    pause,
+    resume,
+    abort,
+    plannedWaves,
+    failureBudget,
+    rows,
+    window,
+    ...(currentWave !== undefined ? { currentWave } : {}),
+  };
+  // Until the window state changes: the Event and status say so on time, and a closed window's opening starts the next wave.
+  const untilWindowChange = window.state ? Math.max(1, window.state.nextChange.getTime() - now.getTime()) : undefined;
   const finished =
     campaign.status?.updateStatus === UpdateStatus.updated && campaign.status.observedGeneration === campaign.metadata.generation;
 
@@ -449,7 +614,8 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
       create: [],
       phase: wave === 0 ? 'Canary' : 'Wave',
       updateStatus: 'updating',
-      message: `${waveLabel(wave)}: ${active.length} clusters updating`,
+      message: `${waveLabel(wave)}: ${active.length} clusters updating${window.state && !window.state.open ? ` (maintenance ${window.state.message}: no new cluster starts)` : ''}`,
+      ...(untilWindowChange !== undefined ? { requeueAfterMs: untilWindowChange } : {}),
     };
   }
 
@@ -498,6 +664,15 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
       .map((c) => c.name);
     next = { wave: (currentWave ?? 0) + 1, members };
   }
+  if (next && window.state && !window.state.open)
+    return {
+      ...base,
+      create: [],
+      phase: 'WaitingForMaintenanceWindow',
+      updateStatus: statusWhileRunning,
+      requeueAfterMs: untilWindowChange!,
+      message: `maintenance ${window.state.message}: ${waveLabel(next.wave)} (${next.members.length} clusters) starts when it opens`,
+    };
   if (next) {
     const create = next.members.map((n) => ({
       name: campaignPlanName(campaign.metadata.name, n),
@@ -526,6 +701,27 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
   return { ...base, create: [], phase: 'Completed', updateStatus: 'updated', message: completedMessage(rows) };
 }
 
+// windowGate and alertGate read a plan's spec fields only: the campaign's fields, shaped as a plan's, get the same
+// checks and the same window arithmetic (src/api/windows.ts underneath).
+const asPlanGates = (
+  maintenanceWindows: InPlaceUpdateCampaign['spec']['maintenanceWindows'],
+  alerts?: InPlaceUpdateCampaign['spec']['alertGate'],
+): InPlaceUpdatePlan =>
+  ({
+    spec: { clusterName: '', ...(maintenanceWindows ? { maintenanceWindows } : {}), ...(alerts ? { alertGate: alerts } : {}) },
+  }) as InPlaceUpdatePlan;
+
+/** Problems of the campaign's and the template's windows and alert gates, with the campaign's paths. */
+function gateProblems(spec: InPlaceUpdateCampaign['spec'], now: Date): string[] {
+  const at = (path: string) => (p: string) => p.replace(/^spec\./, path);
+  return [
+    ...windowGate(asPlanGates(spec.maintenanceWindows), now).problems,
+    ...windowGate(asPlanGates(spec.template.maintenanceWindows), now).problems.map(at('spec.template.')),
+    ...alertGate(asPlanGates(undefined, spec.alertGate), undefined, now).problems,
+    ...alertGate(asPlanGates(undefined, spec.template.alertGate), undefined, now).problems.map(at('spec.template.')),
+  ];
+}
+
 /** "wave N" or "canary wave". */
 export const waveLabel = (w: number): string => (w === 0 ? 'canary wave' : `wave ${w}`);
 
@@ -537,7 +733,9 @@ export function namesList(names: readonly string[]): string {
 
 function completedMessage(rows: readonly ClusterRow[]): string {
   const n = (s: ClusterState): number => rows.filter((r) => r.state === s).length;
-  const parts = [`${n('updated')} updated`, `${n('skipped')} already at target`];
+  const invalid = rows.filter((r) => r.invalid).length;
+  const parts = [`${n('updated')} updated`, `${n('skipped') - invalid} already at target`];
+  if (invalid) parts.push(`${invalid} skipped as invalid`);
   if (n('failed')) parts.push(`${n('failed')} failed within the budget`);
   if (n('aborted')) parts.push(`${n('aborted')} aborted`);
   return `completed: ${parts.join(', ')}`;

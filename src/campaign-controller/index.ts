@@ -18,7 +18,7 @@ import type { Component } from '../runtime/pure/types.js';
 import { CONTROLLER_NAME, setupCampaignController } from './controller.js';
 import { rbac } from './rbac.js';
 
-export { rbac, baseRbac } from './rbac.js';
+export { rbac, baseRbac, PROVIDER_VERBS } from './rbac.js';
 export { CONTROLLER_NAME } from './controller.js';
 export { decideCampaign, buildPlanSpec, rolloutOrder, campaignPlanName, resolveIntOrPercent, waveLabel, projectWaves } from './decide.js';
 export type { CampaignDecision, CampaignSnapshot, ClusterRow, ClusterView, PlanView, ProjectedWave } from './decide.js';

@@ -5,7 +5,8 @@ import { API_VERSION, CampaignLabels, PlanAnnotations, UpdatePhase, UpdateStatus
 import { clusterControlPlaneRef, mdClusterName, mdStrategyType } from '../api/capi/index.js';
 import type { LabelSelector } from '../runtime/pure/labels.js';
 import { formatLabelSelector, matchesSelector } from '../runtime/pure/labels.js';
-import type { CampaignSnapshot, ClusterView, PlanView } from './decide.js';
+import type { KindRead } from '../plan-controller/scope.js';
+import type { CampaignSnapshot, ClusterObjects, ClusterView, PlanView } from './decide.js';
 
 /** A campaign object as the informer holds it. */
 export type CampaignObject = InPlaceUpdateCampaign & KubeObject;
@@ -21,6 +22,8 @@ export interface CampaignReader {
   campaigns(ns: string): CampaignObject[];
   /** Problems with the updater template kinds the template names (e.g. a kind no API serves). */
   templateProblems(c: CampaignObject): Promise<string[]>;
+  /** The control plane a Cluster's controlPlaneRef names (the controller: its KubeadmControlPlane cache). */
+  controlPlane(ns: string, apiGroup: string, kind: string, name: string): Promise<KindRead>;
 }
 
 /** True when `c` selects the Cluster `cluster` (labels and explicit names both, when both are given). */
@@ -106,24 +109,39 @@ export async function buildCampaignScope(c: CampaignObject, r: CampaignReader): 
     const cn = mdClusterName(md);
     if (cn) mdsByCluster.set(cn, [...(mdsByCluster.get(cn) ?? []), md]);
   }
-  const selected: ClusterView[] = selectedObjs.map((cl) => {
+  const plans = r.plans(ns);
+  const own = plans.filter((p) => campaignOf(p) === name && p.metadata.ownerReferences?.some((o) => o.uid === c.metadata.uid));
+  const started = new Set(own.map((p) => p.spec.clusterName));
+  const selected: ClusterView[] = [];
+  for (const cl of selectedObjs) {
     const ref = clusterControlPlaneRef(cl);
-    return {
+    const mds = (mdsByCluster.get(cl.metadata.name ?? '') ?? []).filter((md) => !md.metadata.deletionTimestamp);
+    const view: ClusterView = {
       name: cl.metadata.name ?? '',
       labels: { ...(cl.metadata.labels ?? {}) },
       annotations: { ...(cl.metadata.annotations ?? {}) },
       ...(ref?.name ? { controlPlaneName: ref.name } : {}),
-      machineDeployments: (mdsByCluster.get(cl.metadata.name ?? '') ?? [])
-        .filter((md) => !md.metadata.deletionTimestamp)
-        .map((md) => {
-          const strategy = mdStrategyType(md);
-          return { name: md.metadata.name ?? '', labels: { ...(md.metadata.labels ?? {}) }, ...(strategy ? { strategy } : {}) };
-        }),
+      machineDeployments: mds.map((md) => {
+        const strategy = mdStrategyType(md);
+        return { name: md.metadata.name ?? '', labels: { ...(md.metadata.labels ?? {}) }, ...(strategy ? { strategy } : {}) };
+      }),
     };
-  });
+    // A started cluster was validated when its plan was made (the plan validates itself since): no lookups for it.
+    if (!started.has(view.name)) {
+      const objects: ClusterObjects = { cluster: cl, machineDeployments: mds };
+      if (c.spec.template.controlPlane && ref?.name) {
+        const lookup: NonNullable<ClusterObjects['controlPlane']> = { kind: { apiGroup: ref.apiGroup, kind: ref.kind } };
+        const got = await r.controlPlane(ns, ref.apiGroup, ref.kind, ref.name);
+        if ('notServed' in got) lookup.error = `kind ${ref.kind} is not served (${got.notServed})`;
+        else if ('unreadable' in got) lookup.error = got.unreadable;
+        else if (got.object) lookup.object = got.object;
+        objects.controlPlane = lookup;
+      }
+      view.objects = objects;
+    }
+    selected.push(view);
+  }
   const selectedNames = new Set(selected.map((s) => s.name));
-  const plans = r.plans(ns);
-  const own = plans.filter((p) => campaignOf(p) === name && p.metadata.ownerReferences?.some((o) => o.uid === c.metadata.uid));
   const foreignPlans = new Map<string, string>();
   for (const p of plans) {
     if (own.includes(p) || planFinal(p) || !selectedNames.has(p.spec?.clusterName)) continue;

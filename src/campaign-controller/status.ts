@@ -2,7 +2,8 @@
 // failed / skipped clusters, bounded), the conditions (Valid, Ready, Failed, Paused: `kubectl wait
 // --for=condition=Ready` or `--for=condition=Failed`), and the Events a status change stands for.
 import type { Condition, InPlaceUpdateCampaign, InPlaceUpdateCampaignStatus } from '../api/index.js';
-import { CampaignEventReasons, summarizeList } from '../api/index.js';
+import { CampaignEventReasons, PlanEventReasons, summarizeList } from '../api/index.js';
+import { windowStatus } from '../plan-controller/gates.js';
 import { setCondition } from '../runtime/pure/conditions.js';
 import type { CampaignDecision, ClusterRow, PlanView } from './decide.js';
 import { MAX_NAMED_CLUSTERS, finishedRecordsOf, waveLabel } from './decide.js';
@@ -114,7 +115,9 @@ export function campaignStatus(
   );
 
   const failedRows = d.rows.filter((r) => r.state === 'failed');
-  const skippedRows = d.rows.filter((r) => r.state === 'waiting' || r.state === 'aborted' || (r.removed && r.state !== 'failed'));
+  const skippedRows = d.rows.filter(
+    (r) => r.state === 'waiting' || r.state === 'aborted' || r.invalid || (r.removed && r.state !== 'failed'),
+  );
   const status: InPlaceUpdateCampaignStatus = {
     updateStatus: d.updateStatus,
     phase: d.phase === 'Wave' || d.phase === 'Canary' ? `${d.phase === 'Canary' ? 'Canary' : `Wave ${d.currentWave ?? 1}`}` : d.phase,
@@ -144,6 +147,8 @@ export function campaignStatus(
     waves: [...waves.values()].sort((a, b) => a.index - b.index).slice(-MAX_WAVES),
     conditions: conds,
   };
+  const window = windowStatus(prev.maintenanceWindow, d.window, nowTime);
+  if (window) status.maintenanceWindow = window;
   // The plans just created are pending in the counts until their plans report.
   if (status.clusters && d.create.length > 0) status.clusters.pending = Math.max(0, (status.clusters.pending ?? 0) - d.create.length);
   return status;
@@ -176,6 +181,24 @@ export function campaignEvents(
         { separator: ', ', maxBytes: 2048 },
       )}`,
     });
+  // A window opening or closing, from the recorded state (a restart records nothing twice); as for a plan, a closed
+  // window is reported on first sight too: it is why nothing starts.
+  const pw = prev?.maintenanceWindow;
+  const nw = next.maintenanceWindow;
+  if (nw && pw?.state !== nw.state && (pw || nw.state === 'Closed'))
+    out.push(
+      nw.state === 'Open'
+        ? {
+            type: 'Normal',
+            reason: PlanEventReasons.windowOpened,
+            message: `maintenanceWindow: ${nw.message ?? 'open'}; new clusters may start`,
+          }
+        : {
+            type: 'Normal',
+            reason: PlanEventReasons.windowClosed,
+            message: `maintenanceWindow: ${nw.message ?? 'closed'}; no new cluster starts, running clusters' plans keep their own windows`,
+          },
+    );
   if (prev?.phase !== d.phase) {
     if (d.phase === 'Halted') out.push({ type: 'Warning', reason: CampaignEventReasons.halted, message: d.message });
     if (d.phase === 'Completed') out.push({ type: 'Normal', reason: CampaignEventReasons.completed, message: d.message });

@@ -140,6 +140,16 @@ async function readCampaignScope(conn: Connection, c: CampaignObject, ns: string
       }
       return [...problems];
     },
+    controlPlane: async (_ns, apiGroup, kind, name) => {
+      let res;
+      try {
+        res = await conn.client.resolve(apiGroup, kind);
+      } catch (err) {
+        return { notServed: (err as Error).message };
+      }
+      const object = await call(conn, res, () => conn.client.get(res, ns, name));
+      return object ? { object } : {};
+    },
   });
 }
 
@@ -180,7 +190,7 @@ export async function runCampaignPreview(
     for (const name of order.slice(0, detail)) {
       const view = snap.selected.find((s) => s.name === name);
       if (!view) continue;
-      const { spec } = buildPlanSpec(c.spec.template, view);
+      const { spec } = buildPlanSpec(c.spec.template, view, c.spec);
       const plan: InPlaceUpdatePlan & KubeObject = {
         apiVersion: 'inplace.cluster.x-k8s.io/v1alpha1',
         kind: 'InPlaceUpdatePlan',

@@ -129,7 +129,7 @@ export function buildCampaignTree(c: CampaignObject, plans: readonly Plan[], now
     reason: reasonOf(c),
     age: humanAge(c.metadata.creationTimestamp, now),
     message:
-      `${st.phase ?? ''}${st.soakUntil ? ` until ${st.soakUntil}` : ''}; clusters ${st.progress ?? '0/0'} done (${cl.updated ?? 0} updated, ${cl.skipped ?? 0} at target, ${cl.failed ?? 0} failed, ${cl.updating ?? 0} updating); ` +
+      `${st.phase ?? ''}${st.soakUntil ? ` until ${st.soakUntil}` : ''}${st.maintenanceWindow?.message ? ` (maintenance ${st.maintenanceWindow.message})` : ''}; clusters ${st.progress ?? '0/0'} done (${cl.updated ?? 0} updated, ${cl.skipped ?? 0} at target, ${cl.failed ?? 0} failed, ${cl.updating ?? 0} updating); ` +
       `machines ${m.updated ?? 0}/${m.total ?? 0}${c.spec.paused ? '; PAUSED' : ''}`,
     children,
   };

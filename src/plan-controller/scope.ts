@@ -25,6 +25,8 @@ export interface TemplateLookup {
   task?: { crd?: KubeObject };
   /** Size of the template's spec as JSON, when found. */
   bytes?: number;
+  /** Not looked up by this caller (a campaign's pre-check): the plan looks it up itself, so absence is no problem here. */
+  unchecked?: boolean;
 }
 
 /** Stable key of a template reference. */

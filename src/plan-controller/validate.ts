@@ -148,7 +148,7 @@ function validateUpdaters(input: ValidationInput, targets: NamedTarget[]): strin
           const refused = templateProblems(ref, l);
           if (refused.length > 0) problems.push(...refused.map((p) => `${where}: ${p}`));
           else if (l?.error) problems.push(`${where}: template ${ref.kind} ${ref.name}: ${l.error}`);
-          else if (!l?.found) problems.push(`${where}: template ${ref.kind} ${ns}/${ref.name} not found`);
+          else if (!l?.found && !l?.unchecked) problems.push(`${where}: template ${ref.kind} ${ns}/${ref.name} not found`);
         }
       }
       for (const r of Array.isArray(u.responsibilities) ? u.responsibilities : []) {

@@ -8,25 +8,19 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { InPlaceUpdateCampaigns } from '../../src/api/index.js';
 import { fleetOf } from '../../tools/capi-sim/index.js';
-import { useE2eEnv } from '../e2e/env.js';
 import { cli } from '../support/cli.js';
-import { campaignObject, FLEET_LABEL, manualUpdater, startFleet, waitManualTasks, type Fleet } from './fleet.js';
+import { campaignObject, FLEET_LABEL, manualUpdater, waitManualTasks, useFleetEnv } from './fleet.js';
 
 describe('CLI on campaigns', function () {
   this.timeout(240_000);
-  const env = useE2eEnv();
-  let fleet: Fleet | undefined;
+  const { env, start } = useFleetEnv();
   let dir: string;
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'campaign-cli-'))));
-  afterEach(async () => {
-    await fleet?.stop();
-    fleet = undefined;
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('preview shows the waves and per cluster what changes; an invalid campaign exits 1 naming the problem; nothing is created', async () => {
     const p = await env().platform();
-    fleet = await startFleet(p, fleetOf(5, 'pv', FLEET_LABEL));
+    const fleet = await start(p, fleetOf(5, 'pv', FLEET_LABEL));
     const kc = ['--kubeconfig', env().kubeconfigPath];
     const file = join(dir, 'c.yaml');
     writeFileSync(
@@ -58,7 +52,7 @@ describe('CLI on campaigns', function () {
 
   it('status shows waves -> clusters; pause, resume and abort act on the campaign', async () => {
     const p = await env().platform();
-    fleet = await startFleet(
+    const fleet = await start(
       p,
       fleetOf(3, 'st', FLEET_LABEL).map((c) => ({ ...c, shape: 'single-node' as const })),
     );

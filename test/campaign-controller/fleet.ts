@@ -2,14 +2,7 @@
 // only the `ref` updater so that `manual` tasks are played by the scenario), the campaign controller, and a fleet of
 // small clusters with the CAPI simulator. Works against the local API server or a real cluster.
 import type { InPlaceUpdateCampaign, InPlaceUpdatePlan, KubeObject, PlanUpdater } from '../../src/api/index.js';
-import {
-  API_VERSION,
-  CampaignLabels,
-  InPlaceUpdateCampaigns,
-  InPlaceUpdatePlans,
-  Labels,
-  UpdaterUpdateTasks,
-} from '../../src/api/index.js';
+import { API_VERSION, CampaignLabels, InPlaceUpdateCampaigns, InPlaceUpdatePlans } from '../../src/api/index.js';
 import { campaignController } from '../../src/campaign-controller/index.js';
 import {
   applyInventory,
@@ -19,6 +12,8 @@ import {
   type FleetCluster,
 } from '../../tools/capi-sim/index.js';
 import type { WatchHandle } from '../../src/runtime/pure/types.js';
+import type { E2eEnv } from '../e2e/env.js';
+import { useE2eEnv } from '../e2e/env.js';
 import type { Platform } from '../e2e/harness.js';
 import { FROM_VERSION, refUpdater } from '../e2e/harness.js';
 import { waitFor } from '../support/wait.js';
@@ -88,54 +83,7 @@ export async function startFleet(p: Platform, clusters: readonly FleetCluster[])
       const all = (await p.client.list<Plan>(InPlaceUpdatePlans, p.ns)).items;
       return campaign ? all.filter((x) => x.metadata.labels?.[CampaignLabels.campaign] === campaign) : all;
     },
-    async finishManual(cluster, outcome = 'updated') {
-      let n = 0;
-      for (const t of await p.tasks()) {
-        if (t.metadata.labels?.[Labels.updaterName] !== 'manual' || t.metadata.labels?.[Labels.clusterName] !== cluster) continue;
-        const status = t['status'] as { updateStatus?: string; observedGeneration?: number } | undefined;
-        const st = status?.updateStatus;
-        if (st === 'updated' || st === 'failed' || st === 'aborted') {
-          // Terminal statuses are never left (C4), but they answer the current generation (C5): an abort that landed
-          // after the scenario finished the task is acknowledged.
-          if ((status?.observedGeneration ?? 0) < (t.metadata.generation ?? 0))
-            await p.client.patch(
-              UpdaterUpdateTasks,
-              p.ns,
-              t.metadata.name!,
-              { status: { observedGeneration: t.metadata.generation } },
-              { type: 'merge', subresource: 'status' },
-            );
-          continue;
-        }
-        const end = (t['spec'] as { updatePhase?: string }).updatePhase === 'aborting' ? 'aborted' : outcome;
-        // What an honest version updater leaves on the node (the plan verifies the kubelet).
-        if (end === 'updated') await p.playKubelet(t);
-        const reason = end === 'updated' ? 'Updated' : end === 'failed' ? 'Failed' : 'Aborted';
-        await p.client.patch(
-          UpdaterUpdateTasks,
-          p.ns,
-          t.metadata.name!,
-          {
-            status: {
-              updateStatus: end,
-              observedGeneration: t.metadata.generation,
-              conditions: [
-                {
-                  type: 'Ready',
-                  status: end === 'updated' ? 'True' : 'False',
-                  reason,
-                  message: end === 'failed' ? `disk full on ${cluster}` : `${end} by the scenario`,
-                  lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-                },
-              ],
-            },
-          },
-          { type: 'merge', subresource: 'status' },
-        );
-        n++;
-      }
-      return n;
-    },
+    finishManual: (cluster, outcome = 'updated') => p.finishTasks('manual', outcome, { cluster, failMessage: `disk full on ${cluster}` }),
     async waitCampaign(name, pred, message, timeoutMs = 60_000) {
       return waitFor(
         async () => {
@@ -159,16 +107,24 @@ export async function startFleet(p: Platform, clusters: readonly FleetCluster[])
 
 /** Waits for `n` open tasks of the manual updater on `cluster`. */
 export async function waitManualTasks(p: Platform, cluster: string, n = 1): Promise<void> {
-  await waitFor(
-    async () =>
-      (await p.tasks()).filter(
-        (t) =>
-          t.metadata.labels?.[Labels.updaterName] === 'manual' &&
-          t.metadata.labels?.[Labels.clusterName] === cluster &&
-          !['updated', 'failed', 'aborted'].includes((t['status'] as { updateStatus?: string } | undefined)?.updateStatus ?? ''),
-      ).length >= n,
-    { timeoutMs: 60_000, message: `${n} open manual task(s) on ${cluster}` },
-  );
+  await p.waitTasks('manual', n, cluster);
+}
+
+/** The scenarios' environment (one per file): the e2e environment, and `start` (startFleet) whose fleet stops after each test. */
+export function useFleetEnv(): { env: () => E2eEnv; start(p: Platform, clusters: readonly FleetCluster[]): Promise<Fleet> } {
+  const env = useE2eEnv();
+  let fleet: Fleet | undefined;
+  afterEach(async () => {
+    await fleet?.stop();
+    fleet = undefined;
+  });
+  return {
+    env,
+    async start(p, clusters) {
+      fleet = await startFleet(p, clusters);
+      return fleet;
+    },
+  };
 }
 
 /** The condition `type` of an object with status.conditions. */

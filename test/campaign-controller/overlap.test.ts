@@ -7,25 +7,19 @@ import { API_VERSION, InPlaceUpdateCampaigns, InPlaceUpdatePlans, Labels, PlanAn
 import { campaignPlanName } from '../../src/campaign-controller/index.js';
 import { apiErrorCode } from '../../src/runtime/pure/errors.js';
 import { fleetOf } from '../../tools/capi-sim/index.js';
-import { useE2eEnv } from '../e2e/env.js';
 import { TO_VERSION, versionOf } from '../e2e/harness.js';
 import { waitFor } from '../support/wait.js';
-import { campaignObject, conditionOf, FLEET_LABEL, manualUpdater, startFleet, waitManualTasks, type Fleet, type Plan } from './fleet.js';
+import { campaignObject, conditionOf, FLEET_LABEL, manualUpdater, waitManualTasks, type Plan, useFleetEnv } from './fleet.js';
 
 const singleNodes = (n: number, prefix: string) => fleetOf(n, prefix, FLEET_LABEL).map((c) => ({ ...c, shape: 'single-node' as const }));
 
 describe('campaign controller: overlap, at-target clusters, bad input', function () {
   this.timeout(240_000);
-  const env = useE2eEnv();
-  let fleet: Fleet | undefined;
-  afterEach(async () => {
-    await fleet?.stop();
-    fleet = undefined;
-  });
+  const { env, start } = useFleetEnv();
 
   it("waits for a hand-written plan's cluster (never supersedes it), then finds it at target: skipped, no MachineUpdate", async () => {
     const p = await env().platform();
-    fleet = await startFleet(p, singleNodes(2, 'o'));
+    const fleet = await start(p, singleNodes(2, 'o'));
     // A hand-written plan on o-000, played by the scenario (manual updater), stays running.
     const hand: Plan = {
       apiVersion: API_VERSION,
@@ -63,7 +57,7 @@ describe('campaign controller: overlap, at-target clusters, bad input', function
 
   it('two campaigns over one cluster: the newer is Valid=False naming the older and creates nothing until it is finished', async () => {
     const p = await env().platform();
-    fleet = await startFleet(p, singleNodes(1, 'w'));
+    const fleet = await start(p, singleNodes(1, 'w'));
     await p.client.create(InPlaceUpdateCampaigns, campaignObject(p.ns, 'first', { updater: manualUpdater() }));
     await waitManualTasks(p, 'w-000');
     // Creation timestamps have second precision: make the second campaign strictly newer.
@@ -112,7 +106,7 @@ describe('campaign controller: overlap, at-target clusters, bad input', function
 
   it('bad input: selector matching nothing, canary not selected, a template kind no API serves: Valid=False, no plan, no MachineUpdate', async () => {
     const p = await env().platform();
-    fleet = await startFleet(p, singleNodes(2, 'v'));
+    const fleet = await start(p, singleNodes(2, 'v'));
     await p.client.create(InPlaceUpdateCampaigns, campaignObject(p.ns, 'nothing', { clusterSelector: { matchLabels: { fleet: 'none' } } }));
     await p.client.create(
       InPlaceUpdateCampaigns,

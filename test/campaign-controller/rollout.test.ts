@@ -4,26 +4,20 @@
 import { expect } from 'chai';
 import { Clusters, Events, InPlaceUpdateCampaigns, Labels, type KubeObject } from '../../src/api/index.js';
 import { fleetOf } from '../../tools/capi-sim/index.js';
-import { useE2eEnv } from '../e2e/env.js';
 import { TO_VERSION, versionOf } from '../e2e/harness.js';
-import { campaignObject, conditionOf, FLEET_LABEL, manualUpdater, startFleet, waitManualTasks, type Fleet, type Plan } from './fleet.js';
+import { campaignObject, conditionOf, FLEET_LABEL, manualUpdater, waitManualTasks, type Plan, useFleetEnv } from './fleet.js';
 import { waitFor } from '../support/wait.js';
 
 const terminal = (s: string | undefined): boolean => s === 'updated' || s === 'failed' || s === 'aborted';
 
 describe('campaign controller: rollout', function () {
   this.timeout(240_000);
-  const env = useE2eEnv();
-  let fleet: Fleet | undefined;
-  afterEach(async () => {
-    await fleet?.stop();
-    fleet = undefined;
-  });
+  const { env, start } = useFleetEnv();
 
   it('canary first, then waves of at most maxConcurrentClusters, ending updated with every machine at target', async () => {
     const p = await env().platform();
     const clusters = fleetOf(5, 'f', FLEET_LABEL);
-    fleet = await startFleet(p, clusters);
+    const fleet = await start(p, clusters);
     const rec = await fleet.recordPlans();
     await p.client.create(
       InPlaceUpdateCampaigns,
@@ -94,7 +88,7 @@ describe('campaign controller: rollout', function () {
 
   it('soak: the next wave is created at least soakSeconds after the previous wave completed', async () => {
     const p = await env().platform();
-    fleet = await startFleet(
+    const fleet = await start(
       p,
       fleetOf(2, 's', FLEET_LABEL).map((c) => ({ ...c, shape: 'single-node' as const })),
     );
@@ -109,7 +103,7 @@ describe('campaign controller: rollout', function () {
 
   it('failure budget: a failure halts; the running cluster finishes; no new cluster starts; failed cluster named with why', async () => {
     const p = await env().platform();
-    fleet = await startFleet(
+    const fleet = await start(
       p,
       fleetOf(4, 'b', FLEET_LABEL).map((c) => ({ ...c, shape: 'single-node' as const })),
     );
@@ -135,7 +129,7 @@ describe('campaign controller: rollout', function () {
 
   it('a failing canary halts the campaign before any wave', async () => {
     const p = await env().platform();
-    fleet = await startFleet(
+    const fleet = await start(
       p,
       fleetOf(3, 'k', FLEET_LABEL).map((c) => ({ ...c, shape: 'single-node' as const })),
     );
@@ -155,7 +149,7 @@ describe('campaign controller: rollout', function () {
 
   it('pause, resume and abort propagate to the campaign plans', async () => {
     const p = await env().platform();
-    fleet = await startFleet(
+    const fleet = await start(
       p,
       fleetOf(3, 'q', FLEET_LABEL).map((c) => ({ ...c, shape: 'single-node' as const })),
     );
@@ -208,7 +202,7 @@ describe('campaign controller: rollout', function () {
       ...c,
       shape: 'single-node' as const,
     }));
-    fleet = await startFleet(p, clusters);
+    const fleet = await start(p, clusters);
     await p.client.create(
       InPlaceUpdateCampaigns,
       campaignObject(p.ns, 'late', { updater: manualUpdater(), rollout: { failureBudget: 1 } }),
@@ -248,7 +242,7 @@ describe('campaign controller: rollout', function () {
   });
   it('a cluster that leaves the selection keeps its running plan, reported removed; the campaign completes', async () => {
     const p = await env().platform();
-    fleet = await startFleet(
+    const fleet = await start(
       p,
       fleetOf(2, 'u', FLEET_LABEL).map((c) => ({ ...c, shape: 'single-node' as const })),
     );

@@ -57,6 +57,13 @@ export function refUpdater(o: Partial<PlanUpdater> & { durationSeconds?: number;
   };
 }
 
+/** A daily UTC maintenance window opening `fromNowH` hours from the real clock (the controllers' clock), `hours` long. */
+export function dailyUtcWindow(fromNowH: number, hours: number): { start: string; duration: string; timeZone: string } {
+  const at = new Date(Date.now() + fromNowH * 3_600_000);
+  const hhmm = `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')}`;
+  return { start: hhmm, duration: `${hours}h`, timeZone: 'UTC' };
+}
+
 /** A plan object for CLUSTER. */
 export function planObject(
   ns: string,
@@ -265,13 +272,19 @@ export class Platform {
 
   /**
    * Plays updater `updater` by hand (contract C4–C6): every task of it not yet terminal ends `updated` (or
-   * `outcome`), or `aborted` when the platform asked for an abort; `honest` (default) also leaves a version task's
-   * node on the new kubelet (playKubelet), a liar does not. Returns how many tasks it finished.
+   * `outcome`), or `aborted` when the platform asked for an abort. Returns how many tasks it finished. `o.cluster`
+   * keeps to one cluster's tasks (a fleet); `o.failMessage` is the Ready message of a failed task; `o.honest`
+   * (default) also leaves a version task's node on the new kubelet (playKubelet), a liar (`honest: false`) does not.
    */
-  async finishTasks(updater: string, outcome: 'updated' | 'failed' = 'updated', honest = true): Promise<number> {
+  async finishTasks(
+    updater: string,
+    outcome: 'updated' | 'failed' = 'updated',
+    o: { cluster?: string; failMessage?: string; honest?: boolean } = {},
+  ): Promise<number> {
     let n = 0;
     for (const t of await this.tasks()) {
       if (t.metadata.labels?.[Labels.updaterName] !== updater) continue;
+      if (o.cluster !== undefined && t.metadata.labels?.[Labels.clusterName] !== o.cluster) continue;
       const st = t['status'] as { updateStatus?: string; observedGeneration?: number } | undefined;
       const status = st?.updateStatus;
       if (status === 'updated' || status === 'failed' || status === 'aborted') {
@@ -289,7 +302,7 @@ export class Platform {
       const aborting = (t['spec'] as { updatePhase?: string }).updatePhase === 'aborting';
       const end = aborting ? 'aborted' : outcome;
       // An honest updater of a Kubernetes version leaves the node on the new kubelet (what the plan verifies).
-      if (end === 'updated' && honest) await this.playKubelet(t);
+      if (end === 'updated' && o.honest !== false) await this.playKubelet(t);
       const reason = end === 'updated' ? 'Updated' : end === 'failed' ? 'Failed' : 'Aborted';
       await this.client.patch(
         UpdaterUpdateTasks,
@@ -304,7 +317,7 @@ export class Platform {
                 type: 'Ready',
                 status: end === 'updated' ? 'True' : 'False',
                 reason,
-                message: `${end} by the scenario`,
+                message: end === 'failed' && o.failMessage ? o.failMessage : `${end} by the scenario`,
                 lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
               },
             ],
@@ -344,18 +357,19 @@ export class Platform {
     }
   }
 
-  /** Waits for at least `n` in-flight tasks of `updater`. */
-  async waitTasks(updater: string, n: number): Promise<KubeObject[]> {
+  /** Waits for at least `n` in-flight tasks of `updater` (of one cluster's machines, with `cluster`). */
+  async waitTasks(updater: string, n: number, cluster?: string): Promise<KubeObject[]> {
     return waitFor(
       async () => {
         const open = (await this.tasks()).filter(
           (t) =>
             t.metadata.labels?.[Labels.updaterName] === updater &&
+            (cluster === undefined || t.metadata.labels?.[Labels.clusterName] === cluster) &&
             !['updated', 'failed', 'aborted'].includes((t['status'] as { updateStatus?: string } | undefined)?.updateStatus ?? ''),
         );
         return open.length >= n ? open : undefined;
       },
-      { message: `${n} in-flight task(s) of updater ${updater}` },
+      { timeoutMs: 60_000, message: `${n} in-flight task(s) of updater ${updater}${cluster ? ` on ${cluster}` : ''}` },
     );
   }
 
@@ -363,7 +377,7 @@ export class Platform {
   async drive(planName: string, updater: string, status = 'updated', honest = true): Promise<InPlaceUpdatePlan & KubeObject> {
     return waitFor(
       async () => {
-        await this.finishTasks(updater, 'updated', honest);
+        await this.finishTasks(updater, 'updated', { honest });
         const p = await this.plan(planName);
         return p?.status?.updateStatus === status ? p : undefined;
       },

@@ -81,7 +81,7 @@ describe('e2e: verification against what Cluster API mirrors from the node', fun
         { status: { nodeInfo: { kubeletVersion: TO_VERSION } } },
         { type: 'merge', subresource: 'status' },
       );
-      expect(await p.finishTasks('honest', 'updated', false)).to.equal(1);
+      expect(await p.finishTasks('honest', 'updated', { honest: false })).to.equal(1);
       await p.waitPlan('p', (x) => (x.status?.targets?.[0]?.updated ?? 0) > i, `machine ${i + 1} verified`);
     }
     const done = await p.waitPlan('p', (x) => x.status?.updateStatus === 'updated', 'plan updated');

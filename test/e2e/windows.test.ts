@@ -4,14 +4,7 @@ import { expect } from 'chai';
 import { Events } from '../../src/api/index.js';
 import { waitFor } from '../support/wait.js';
 import { useE2eEnv } from './env.js';
-import { conditionOf, planObject, refUpdater } from './harness.js';
-
-/** A daily UTC window opening `fromNowH` hours from the real clock (the controller's clock), `hours` long. */
-function dailyUtcWindow(fromNowH: number, hours: number): { start: string; duration: string; timeZone: string } {
-  const at = new Date(Date.now() + fromNowH * 3_600_000);
-  const hhmm = `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')}`;
-  return { start: hhmm, duration: `${hours}h`, timeZone: 'UTC' };
-}
+import { conditionOf, dailyUtcWindow, planObject, refUpdater } from './harness.js';
 
 describe('e2e: maintenance windows', function () {
   this.timeout(120_000);

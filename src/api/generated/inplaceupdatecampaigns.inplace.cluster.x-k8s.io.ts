@@ -46,6 +46,44 @@ export interface InPlaceUpdateCampaignSpec {
    */
   updatePhase?: 'updating' | 'aborting';
   /**
+   * maintenanceWindows: recurring local-time windows, as in a plan (same validation: several allowed, none overlapping). Outside every window no new cluster starts; running clusters' plans keep their own behaviour. Passed down into every plan the campaign creates unless spec.template.maintenanceWindows is set. Unset or empty: always open. Mutable. See docs/operations.md "Fleet campaigns".
+   */
+  maintenanceWindows?: {
+    /**
+     * days: local days of the week on which the window opens (Mon..Sun); absent or empty means every day.
+     */
+    days?: string[];
+    /**
+     * start: local opening time HH:MM (24 h) in timeZone.
+     */
+    start: string;
+    /**
+     * duration: Go duration the window stays open, elapsed time (1m to 168h); a window may cross midnight.
+     */
+    duration: string;
+    /**
+     * timeZone: IANA time zone, e.g. Europe/Berlin or UTC (daylight-saving changes follow the zone).
+     */
+    timeZone: string;
+  }[];
+  /**
+   * alertGate: as in a plan; passed down into every plan the campaign creates unless spec.template.alertGate is set, so each running cluster holds its next machine while a matching alert fires (the campaign itself does not query the endpoint). Mutable (applies to plans created from then on).
+   */
+  alertGate?: {
+    /**
+     * url: base URL of Prometheus (or Alertmanager-compatible /api/v1/alerts), e.g. http://prometheus.monitoring:9090; the plan controller GETs <url>/api/v1/alerts.
+     */
+    url: string;
+    /**
+     * matchers: label matchers an alert must all satisfy, name="value" or name!="value" (e.g. severity="critical", cluster="cluster1"); empty: every firing alert.
+     */
+    matchers?: string[];
+    /**
+     * holdTimeout: Go duration (1s to 168h) the gate may hold the plan before it halts.
+     */
+    holdTimeout: string;
+  };
+  /**
    * rollout is the order and pace over the selected clusters.
    */
   rollout?: {
@@ -95,6 +133,48 @@ export interface InPlaceUpdateCampaignSpec {
      * rerunMachinesAtTarget of each plan, as in a plan.
      */
     rerunMachinesAtTarget?: boolean;
+    /**
+     * maintenanceWindows of each plan, as in a plan; when set (even empty) it replaces the campaign's spec.maintenanceWindows in the plans.
+     */
+    maintenanceWindows?: {
+      /**
+       * days: local days of the week on which the window opens (Mon..Sun); absent or empty means every day.
+       */
+      days?: string[];
+      /**
+       * start: local opening time HH:MM (24 h) in timeZone.
+       */
+      start: string;
+      /**
+       * duration: Go duration the window stays open, elapsed time (1m to 168h); a window may cross midnight.
+       */
+      duration: string;
+      /**
+       * timeZone: IANA time zone, e.g. Europe/Berlin or UTC (daylight-saving changes follow the zone).
+       */
+      timeZone: string;
+    }[];
+    /**
+     * maintenanceWindowEnd of each plan (Finish or Abort), as in a plan.
+     */
+    maintenanceWindowEnd?: 'Finish' | 'Abort';
+    /**
+     * alertGate of each plan, as in a plan; when set it replaces the campaign's spec.alertGate in the plans.
+     */
+    alertGate?: {
+      /**
+       * url: base URL of Prometheus (or Alertmanager-compatible /api/v1/alerts), e.g. http://prometheus.monitoring:9090; the plan controller GETs <url>/api/v1/alerts.
+       */
+      url: string;
+      /**
+       * matchers: label matchers an alert must all satisfy, name="value" or name!="value" (e.g. severity="critical", cluster="cluster1"); empty: every firing alert.
+       */
+      matchers?: string[];
+      /**
+       * holdTimeout: Go duration (1s to 168h) the gate may hold the plan before it halts.
+       */
+      holdTimeout: string;
+    };
     /**
      * controlPlane updates the control plane each Cluster's spec.controlPlaneRef names.
      */
@@ -340,6 +420,27 @@ export interface InPlaceUpdateCampaignStatus {
     updating?: number;
     completionTime?: string;
   }[];
+  /**
+   * maintenanceWindow is the state of spec.maintenanceWindows the campaign last observed (set while they are set); a change records an Event.
+   */
+  maintenanceWindow?: {
+    /**
+     * state: Open (machines may start) or Closed (no new machine starts).
+     */
+    state: 'Open' | 'Closed';
+    /**
+     * since is when the plan first observed the current state.
+     */
+    since?: string;
+    /**
+     * nextChange is when the window closes (Open) or the next one opens (Closed).
+     */
+    nextChange?: string;
+    /**
+     * message says it in the window's time zone, e.g. "closed until Sat 22:00 Europe/Berlin (2026-11-28T21:00:00.000Z)".
+     */
+    message?: string;
+  };
   /**
    * conditions represent the observations of the current state (metav1.Condition; CAPI semantics: lastTransitionTime moves only when status flips).
    */
