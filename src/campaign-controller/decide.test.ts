@@ -401,6 +401,26 @@ describe('campaign-controller decideCampaign', () => {
     ]);
   });
 
+  it("buildPlanSpec: the plans get the template soak, verification and the updaters' verify declarations", () => {
+    const declared = { ...updater, verify: { osImage: 'Ubuntu 24.04.1 LTS', reboot: true } };
+    const { spec } = buildPlanSpec(
+      {
+        soak: '2m',
+        verification: { mode: 'Enabled', timeout: '15m' },
+        machineDeployments: [{ sequence: 1, updaters: [declared] }],
+      },
+      cluster('a', { machineDeployments: [{ name: 'a-md', labels: {} }] }),
+    );
+    expect(spec.soak).to.equal('2m');
+    expect(spec.verification).to.deep.equal({ mode: 'Enabled', timeout: '15m' });
+    expect(spec.machineDeployments?.[0]?.updaters[0]?.verify).to.deep.equal({ osImage: 'Ubuntu 24.04.1 LTS', reboot: true });
+    const plain = buildPlanSpec(
+      { machineDeployments: [{ sequence: 1, updaters: [updater] }] },
+      cluster('a', { machineDeployments: [{ name: 'a-md', labels: {} }] }),
+    );
+    expect(plain.spec).to.not.have.any.keys('soak', 'verification');
+  });
+
   it('helpers: percentages, order, plan names', () => {
     expect(resolveIntOrPercent('10%', 95, 0, 'down')).to.equal(9);
     expect(resolveIntOrPercent('10%', 95, 0, 'up')).to.equal(10);

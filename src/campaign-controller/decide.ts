@@ -242,6 +242,8 @@ export function buildPlanSpec(
     ...(alerts ? { alertGate: alerts } : {}),
     ...(template.acceptUncoveredChanges !== undefined ? { acceptUncoveredChanges: template.acceptUncoveredChanges } : {}),
     ...(template.rerunMachinesAtTarget !== undefined ? { rerunMachinesAtTarget: template.rerunMachinesAtTarget } : {}),
+    ...(template.soak !== undefined ? { soak: template.soak } : {}),
+    ...(template.verification ? { verification: template.verification } : {}),
   };
   if (template.controlPlane) {
     if (!cluster.controlPlaneName) problems.push('the template updates a control plane but the Cluster has no spec.controlPlaneRef');

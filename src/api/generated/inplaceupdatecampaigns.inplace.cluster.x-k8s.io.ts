@@ -134,6 +134,23 @@ export interface InPlaceUpdateCampaignSpec {
      */
     rerunMachinesAtTarget?: boolean;
     /**
+     * soak: as a plan's spec.soak (copied to the campaign's plans): Go duration (1s to 24h) an updated machine keeps its budget slot and must stay healthy.
+     */
+    soak?: string;
+    /**
+     * verification: as a plan's spec.verification (copied to the campaign's plans); unset: the plans verify with their default (mode Enabled, timeout 10m).
+     */
+    verification?: {
+      /**
+       * mode: Enabled (default) or Disabled (no check: the updaters' word is the evidence).
+       */
+      mode?: 'Enabled' | 'Disabled';
+      /**
+       * timeout: Go duration (1s to 24h) the node has, after the update completed, to report the target; default 10m.
+       */
+      timeout?: string;
+    };
+    /**
      * maintenanceWindows of each plan, as in a plan; when set (even empty) it replaces the campaign's spec.maintenanceWindows in the plans.
      */
     maintenanceWindows?: {
@@ -201,6 +218,23 @@ export interface InPlaceUpdateCampaignSpec {
          * affectsAvailability: as on a plan's updater entry (copied to the campaign's plans); unset means true.
          */
         affectsAvailability?: boolean;
+        /**
+         * verify: as on a plan's updater entry (copied to the campaign's plans): what this updater makes true on the node, checked against Machine.status.nodeInfo before the machine counts as updated.
+         */
+        verify?: {
+          /**
+           * osImage: the Node's status.nodeInfo.osImage once the update is done.
+           */
+          osImage?: string;
+          /**
+           * kernelVersion: the Node's status.nodeInfo.kernelVersion once the update is done.
+           */
+          kernelVersion?: string;
+          /**
+           * reboot: the update reboots the node: its status.nodeInfo.bootID must change.
+           */
+          reboot?: boolean;
+        };
         /**
          * updaterUpdateTemplateRef names a template (kind FooTemplate, same namespace) whose spec.template.spec is copied into a new Foo task; absent = the generic UpdaterUpdateTask.
          */
@@ -284,6 +318,23 @@ export interface InPlaceUpdateCampaignSpec {
          * affectsAvailability: as on a plan's updater entry (copied to the campaign's plans); unset means true.
          */
         affectsAvailability?: boolean;
+        /**
+         * verify: as on a plan's updater entry (copied to the campaign's plans): what this updater makes true on the node, checked against Machine.status.nodeInfo before the machine counts as updated.
+         */
+        verify?: {
+          /**
+           * osImage: the Node's status.nodeInfo.osImage once the update is done.
+           */
+          osImage?: string;
+          /**
+           * kernelVersion: the Node's status.nodeInfo.kernelVersion once the update is done.
+           */
+          kernelVersion?: string;
+          /**
+           * reboot: the update reboots the node: its status.nodeInfo.bootID must change.
+           */
+          reboot?: boolean;
+        };
         /**
          * updaterUpdateTemplateRef names a template (kind FooTemplate, same namespace) whose spec.template.spec is copied into a new Foo task; absent = the generic UpdaterUpdateTask.
          */
