@@ -42,7 +42,7 @@ const EXPECTATION_TTL_MS = 30_000;
 const CONTROL_PLANE_SYNC_MS = 10_000;
 
 /** Built once in setup; what reconcile and its phases need. */
-export interface Deps {
+export interface CampaignDeps {
   mgr: Manager;
   /** The controller (to add the control plane kinds' watches at run time). */
   ctrl: () => Controller;
@@ -59,7 +59,7 @@ export interface Deps {
 const keyOf = (ns: string, name: string): string => `${ns}/${name}`;
 
 /** The unfinished campaigns of a namespace (every one of them may care about a Cluster or a foreign plan). */
-const activeCampaigns = (deps: Deps, ns: string | undefined): ObjectKey[] =>
+const activeCampaigns = (deps: CampaignDeps, ns: string | undefined): ObjectKey[] =>
   deps.campaigns
     .list(ns)
     .filter((c) => !campaignFinished(c) || c.status?.observedGeneration !== c.metadata.generation)
@@ -70,7 +70,7 @@ export function setupCampaignController(mgr: Manager): Controller {
   const campaigns = mgr.informer<CampaignObject>(InPlaceUpdateCampaigns).store;
   // eslint-disable-next-line prefer-const -- assigned once the builder returns, read only by reconciles after that
   let ctrl: Controller | undefined;
-  const deps: Deps = {
+  const deps: CampaignDeps = {
     mgr,
     ctrl: () => ctrl!,
     client: mgr.client,
@@ -103,7 +103,7 @@ export function setupCampaignController(mgr: Manager): Controller {
 }
 
 /** The campaign controller's CampaignReader: the informer stores, and discovery for the template kinds. */
-function storeReader(deps: Deps, key: string): CampaignReader {
+function storeReader(deps: CampaignDeps, key: string): CampaignReader {
   return {
     now: () => toKubeTime(new Date()),
     clusters: (ns) => deps.clusters.list(ns),
@@ -127,7 +127,7 @@ function storeReader(deps: Deps, key: string): CampaignReader {
  * A Cluster's control plane from a watch of its kind, added the first time a campaign needs it (as the plan
  * controller does): a kind never listed in time is reported unreadable, not waited for, so the worker never hangs.
  */
-async function readControlPlane(deps: Deps, ns: string, apiGroup: string, kind: string, name: string): Promise<KindRead> {
+async function readControlPlane(deps: CampaignDeps, ns: string, apiGroup: string, kind: string, name: string): Promise<KindRead> {
   let res: ResourceType;
   try {
     res = await deps.client.resolve(apiGroup, kind);
@@ -151,7 +151,7 @@ async function readControlPlane(deps: Deps, ns: string, apiGroup: string, kind: 
 }
 
 /** The updater template kinds the template names must be served (the plan checks each template object itself). */
-async function templateProblems(deps: Deps, c: InPlaceUpdateCampaign): Promise<string[]> {
+async function templateProblems(deps: CampaignDeps, c: InPlaceUpdateCampaign): Promise<string[]> {
   const t = c.spec.template;
   const refs = [...(t.controlPlane?.updaters ?? []), ...(t.machineDeployments ?? []).flatMap((g) => g.updaters ?? [])]
     .map((u) => u.updaterUpdateTemplateRef)
@@ -170,7 +170,7 @@ async function templateProblems(deps: Deps, c: InPlaceUpdateCampaign): Promise<s
 }
 
 /** Reconciles one campaign (level-based: everything derives from the current state). */
-export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promise<Action> {
+export async function reconcile(deps: CampaignDeps, key: ObjectKey, log: Logger): Promise<Action> {
   const ns = key.namespace ?? '';
   const k = keyOf(ns, key.name);
   const cached = deps.campaigns.peek(ns, key.name);
@@ -198,7 +198,7 @@ export async function reconcile(deps: Deps, key: ObjectKey, log: Logger): Promis
 }
 
 /** Abort, pause and resume the campaign's running plans (one merge patch per plan). */
-async function actOnPlans(deps: Deps, c: CampaignObject, d: CampaignDecision, log: Logger): Promise<void> {
+async function actOnPlans(deps: CampaignDeps, c: CampaignObject, d: CampaignDecision, log: Logger): Promise<void> {
   const ns = c.metadata.namespace ?? '';
   const patches: [string, Record<string, unknown>][] = [
     ...d.abort.map((n): [string, Record<string, unknown>] => [n, { spec: { updatePhase: UpdatePhase.aborting } }]),
@@ -222,7 +222,7 @@ async function actOnPlans(deps: Deps, c: CampaignObject, d: CampaignDecision, lo
 }
 
 /** Creates the next wave's plans: ordinary InPlaceUpdatePlans with a controller ownerReference to the campaign. */
-async function createPlans(deps: Deps, c: CampaignObject, d: CampaignDecision, key: string, log: Logger): Promise<void> {
+async function createPlans(deps: CampaignDeps, c: CampaignObject, d: CampaignDecision, key: string, log: Logger): Promise<void> {
   if (d.create.length === 0) return;
   const ns = c.metadata.namespace ?? '';
   const exp = deps.expectations.get(key) ?? new Map<string, { plan: PlanObject; at: number }>();
@@ -254,7 +254,11 @@ async function createPlans(deps: Deps, c: CampaignObject, d: CampaignDecision, k
 }
 
 /** The one status write, through /status, only when something changed. Returns the campaign as written. */
-async function reconcileStatus(deps: Deps, c: CampaignObject, next: InPlaceUpdateCampaignStatus): Promise<CampaignObject | undefined> {
+async function reconcileStatus(
+  deps: CampaignDeps,
+  c: CampaignObject,
+  next: InPlaceUpdateCampaignStatus,
+): Promise<CampaignObject | undefined> {
   const prev = c.status ?? {};
   // Times that only restate "now" must not make every reconcile a write.
   if (jsonEqual(JSON.parse(JSON.stringify(prev)) as never, JSON.parse(JSON.stringify(next)) as never)) return undefined;
@@ -278,7 +282,7 @@ async function reconcileStatus(deps: Deps, c: CampaignObject, next: InPlaceUpdat
 
 /** Events and metrics, once the status that reports them is written. */
 function recordEvents(
-  deps: Deps,
+  deps: CampaignDeps,
   c: CampaignObject,
   prev: InPlaceUpdateCampaign['status'],
   next: InPlaceUpdateCampaignStatus,
