@@ -4,7 +4,7 @@ import { PlanEventReasons, Reasons } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
 import type { PlanSnapshot } from './scope.js';
 import { decidePlan } from './decide.js';
-import { BOOT_ID_BEFORE_ANNOTATION } from './gates.js';
+import { BOOT_ID_BEFORE_ANNOTATION, sameKubeletVersion } from './gates.js';
 import type { SnapOpts } from './testkit.js';
 import { machine, mdMachines, mdOnly, mu, plan, snapshot, started } from './testkit.js';
 
@@ -417,5 +417,19 @@ describe('plan-controller alert gate (decide, injected clock and endpoint answer
     expect(cond(d, 'Valid')?.message).to.contain('spec.alertGate.matchers[0]');
     expect(cond(d, 'Valid')?.message).to.not.contain('matchers[1]');
     expect(starts(d)).to.deep.equal([]);
+  });
+});
+
+describe('plan-controller verification: the kubelet version', () => {
+  it('matches up to a leading v and build metadata only one side carries; never a different version', () => {
+    expect(sameKubeletVersion('v1.30.1', 'v1.30.1')).to.equal(true);
+    expect(sameKubeletVersion('1.30.1', 'v1.30.1')).to.equal(true);
+    expect(sameKubeletVersion('v1.30.1+rke2r1', 'v1.30.1')).to.equal(true);
+    expect(sameKubeletVersion('v1.30.1+rke2r1', 'v1.30.1+rke2r1')).to.equal(true);
+    expect(sameKubeletVersion('v1.30.1+rke2r1', 'v1.30.1+rke2r2')).to.equal(false);
+    expect(sameKubeletVersion('v1.29.5', 'v1.30.1')).to.equal(false);
+    expect(sameKubeletVersion('v1.30.10', 'v1.30.1')).to.equal(false);
+    expect(sameKubeletVersion('v1.30.1-rc.1', 'v1.30.1')).to.equal(false);
+    expect(sameKubeletVersion(undefined, 'v1.30.1')).to.equal(false);
   });
 });

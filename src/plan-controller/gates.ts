@@ -179,6 +179,19 @@ export function bootIdBefore(machine: KubeObject | undefined): string | undefine
   return machine ? nodeInfoOf(machine, 'bootID') : undefined;
 }
 
+/**
+ * The kubelet reports the version Cluster API asked for: equal up to a leading `v` and, when only one side carries
+ * semver build metadata (`+rke2r1`, `+k3s1`), that metadata (distributions append it to the kubelet's version).
+ */
+export function sameKubeletVersion(have: string | undefined, want: string): boolean {
+  if (have === undefined) return false;
+  const norm = (v: string): string => v.trim().replace(/^v/, '');
+  const [h, w] = [norm(have), norm(want)];
+  if (h === w) return true;
+  const core = (v: string): string => v.split('+')[0]!;
+  return h.includes('+') !== w.includes('+') && core(h) === core(w);
+}
+
 /** spec.verification.timeout when unset. */
 export const DEFAULT_VERIFY_TIMEOUT_MS = 10 * 60_000;
 
@@ -200,7 +213,7 @@ export function verificationMismatches(mu: MachineUpdate, machine: KubeObject, k
   const field = (f: 'kubeletVersion' | 'osImage' | 'kernelVersion', label: string, want: string | undefined): void => {
     if (want === undefined) return;
     const have = nodeInfoOf(machine, f);
-    if (have !== want)
+    if (f === 'kubeletVersion' ? !sameKubeletVersion(have, want) : have !== want)
       out.push({
         short: `${label} ${have ?? 'unknown'}, want ${want}`,
         long: `Machine.status.nodeInfo.${f} is ${have ?? 'unset'}, not ${want}`,
