@@ -2,28 +2,17 @@
 // its validation, a plan's state, the gates' and the template's problems, the finished records (decide.ts re-exports
 // what other modules import).
 import type { InPlaceUpdateCampaign, InPlaceUpdatePlan, PlanTarget } from '../../api/index.js';
-import {
-  DEFAULT_WRITE_POLICY,
-  PlanSpecSchema,
-  UpdatePhase,
-  UpdateStatus,
-  boundMessage,
-  formatIssues,
-  isTerminal,
-  writeRefusal,
-} from '../../api/index.js';
+import { DEFAULT_WRITE_POLICY, PlanSpecSchema, UpdateStatus, formatIssues, writeRefusal } from '../../api/index.js';
 import type { KubeObject } from '../../api/index.js';
 import { Labels } from '../../api/index.js';
 import { cpVersion, mdVersion } from '../../api/capi/index.js';
 import type { LabelSelector } from '../../runtime/pure/labels.js';
 import { formatLabelSelector, matchesSelector } from '../../runtime/pure/labels.js';
-import type { ControlPlaneLookup, TemplateLookup } from '../../plan-controller/scope.js';
+import type { TemplateLookup } from '../../plan-controller/scope.js';
 import { templateRefsOf } from '../../plan-controller/scope.js';
 import { validatePlan } from '../../plan-controller/validate.js';
-import type { WindowGate } from '../../plan-controller/gates.js';
 import { alertGate, windowGate } from '../../plan-controller/gates.js';
-
-import type { CampaignDecision, ClusterObjects, ClusterRow, ClusterState, ClusterView, PlanView } from './types.js';
+import type { ClusterObjects, ClusterRow, ClusterState, ClusterView, PlanView } from './types.js';
 
 /** Clusters named in a status list or a Valid=False message (beyond: "... and N more"). */
 export const MAX_NAMED_CLUSTERS = 20;
