@@ -119,13 +119,16 @@ describe('architecture: pure modules load no I/O', function () {
 
   it('lists every module of src/runtime/pure/, of the decide/ folders, the decision modules and the modules pure by role', () => {
     const listed = pureModules();
-    const decideFolders = ['src/plan-controller/decide', 'src/mhc-extension/decide'].flatMap(sourcesUnder);
+    const decideFolders = ['src/plan-controller/decide', 'src/mhc-extension/decide', 'src/campaign-controller/decide'].flatMap(
+      sourcesUnder,
+    );
     expect(decideFolders.length, 'the decide/ folders have modules').to.be.greaterThan(8);
     for (const f of [
       ...sourcesUnder('src/runtime/pure'),
       ...PURE_BY_ROLE,
       ...decideFolders,
       'src/plan-controller/decide.ts',
+      'src/campaign-controller/decide.ts',
       'tools/capi-sim/decisions.ts',
     ])
       expect(listed, f).to.include(f);
