@@ -7,7 +7,7 @@
 // typed object cannot select a field by a path held in data. No I/O: main.ts reads the updaters' files.
 import { ApiObject, App, Chart, Yaml } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { ownerFieldFor } from '../src/plan-controller/owners.js';
+import { KUBEADM_CONFIG_SPEC_FIELDS, ownerFieldFor } from '../src/plan-controller/owners.js';
 import type { TargetKind } from '../src/api/index.js';
 import { PART_OF } from './charts.js';
 import type { ManifestFile } from './synth.js';
@@ -55,24 +55,6 @@ export interface GuardedKind {
   readonly fields: readonly GuardedField[];
 }
 
-// KubeadmConfigSpec's fields in KCP v1beta2 (each is rendered into the machines' KubeadmConfigs: a rollout trigger).
-const KUBEADM_CONFIG_SPEC = [
-  'bootCommands',
-  'clusterConfiguration',
-  'diskSetup',
-  'files',
-  'format',
-  'ignition',
-  'initConfiguration',
-  'joinConfiguration',
-  'mounts',
-  'ntp',
-  'postKubeadmCommands',
-  'preKubeadmCommands',
-  'users',
-  'verbosity',
-] as const;
-
 /**
  * The owner kinds and their rollout fields. Left out on purpose, because Cluster API propagates them to the machines
  * in place: template metadata (labels, annotations), `deletion` (drain/detach/delete timeouts), `taints`,
@@ -87,7 +69,7 @@ export const GUARDED_KINDS: readonly GuardedKind[] = [
     resource: 'kubeadmcontrolplanes',
     fields: [
       { path: ['spec', 'version'], via: 'field' },
-      ...KUBEADM_CONFIG_SPEC.map((f): GuardedField => ({ path: ['spec', 'kubeadmConfigSpec', f], via: 'field' })),
+      ...KUBEADM_CONFIG_SPEC_FIELDS.map((f): GuardedField => ({ path: ['spec', 'kubeadmConfigSpec', f], via: 'field' })),
       { path: ['spec', 'machineTemplate', 'spec', 'infrastructureRef'], via: 'infraTemplate' },
       { path: ['spec', 'machineTemplate', 'spec', 'readinessGates'], via: 'field' },
       { path: ['spec', 'rollout', 'after'], via: 'never' },

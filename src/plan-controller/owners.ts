@@ -72,7 +72,8 @@ export interface OwnerValue {
 const IDENTITY = new Set(['clusterName', 'providerID', 'infrastructureRef', 'bootstrap']);
 const KCP_MACHINE_TEMPLATE_SPEC = new Set(['deletion', 'readinessGates', 'taints']);
 const MD_MACHINE_SPEC = new Set(['deletion', 'failureDomain', 'minReadySeconds', 'readinessGates', 'taints', 'version']);
-const KUBEADM_CONFIG_SPEC = new Set([
+/** KubeadmConfigSpec's fields in KCP v1beta2: each is rendered into the machines' KubeadmConfigs (a rollout trigger). */
+export const KUBEADM_CONFIG_SPEC_FIELDS = [
   'bootCommands',
   'clusterConfiguration',
   'diskSetup',
@@ -87,7 +88,8 @@ const KUBEADM_CONFIG_SPEC = new Set([
   'preKubeadmCommands',
   'users',
   'verbosity',
-]);
+] as const;
+const KUBEADM_CONFIG_SPEC: ReadonlySet<string> = new Set(KUBEADM_CONFIG_SPEC_FIELDS);
 
 const under = (prefix: string[], rest: string[]): string => encodePointer([...prefix, ...rest]);
 

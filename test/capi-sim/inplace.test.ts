@@ -247,7 +247,8 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     expect(ext.calls[0]?.body).to.include({ apiVersion: 'hooks.runtime.cluster.x-k8s.io/v1alpha1', kind: 'DiscoveryRequest' });
   });
 
-  it('a KCP version change updates every control-plane machine in place, one at a time, none replaced', async () => {
+  /** Moves the KCP to v1.30.1 and waits until its three machines were updated in place: the same machines, none created or deleted. */
+  async function versionInPlace(): Promise<Awaited<ReturnType<typeof cp>>> {
     const before = names(await cp());
     const stats = sim!.stats();
     await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.30.1' } }, merge);
@@ -259,10 +260,15 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
         );
         return finished && sim!.stats().machinesUpdatedInPlace === 3 ? now : undefined;
       },
-      { timeoutMs: 60_000, message: 'every machine updated in place' },
+      { timeoutMs: 60_000, message: 'every control-plane machine updated in place' },
     );
     expect(names(done)).to.deep.equal(before);
     expect(sim!.stats()).to.include({ machinesCreated: stats.machinesCreated, machinesDeleted: stats.machinesDeleted });
+    return done;
+  }
+
+  it('a KCP version change updates every control-plane machine in place, one at a time, none replaced', async () => {
+    const done = await versionInPlace();
     for (const m of done) {
       expect(m.metadata.annotations?.[PENDING_HOOKS_ANNOTATION]).to.equal(undefined);
       expect(m.status?.conditions?.find((c) => c.type === UPDATING_CONDITION)).to.include({ status: 'False', reason: 'NotUpdating' });
@@ -272,7 +278,7 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
     const order = seq.filter((n, i) => i === 0 || seq[i - 1] !== n);
     expect(order).to.have.length(3);
     expect(new Set(order).size).to.equal(3);
-    for (const n of before) expect(seq.filter((x) => x === n)).to.have.length(2);
+    for (const n of names(done)) expect(seq.filter((x) => x === n)).to.have.length(2);
     // The CanUpdateMachine request carries current and desired Machine, InfraMachine and BootstrapConfig.
     const can = ext.calls.find((c) => c.path.endsWith('/canupdatemachine/can-update-machine'))!.body as Record<
       string,
@@ -427,21 +433,7 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
       await restartSim('v1.15.0');
       ext.behaviour.affectsAvailability = false;
       await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { rollout: { strategy: { rollingUpdate: { maxSurge: 1 } } } } }, merge);
-      const before = names(await cp());
-      const stats = sim!.stats();
-      await client.patch(KubeadmControlPlanes, ns, 'c1-cp', { spec: { version: 'v1.30.1' } }, merge);
-      const done = await waitFor(
-        async () => {
-          const now = await cp();
-          const finished = now.every(
-            (m) => m.spec.version === 'v1.30.1' && m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined,
-          );
-          return finished && sim!.stats().machinesUpdatedInPlace === 3 ? now : undefined;
-        },
-        { timeoutMs: 60_000, message: 'every control-plane machine updated in place' },
-      );
-      expect(names(done)).to.deep.equal(before);
-      expect(sim!.stats()).to.include({ machinesCreated: stats.machinesCreated, machinesDeleted: stats.machinesDeleted });
+      await versionInPlace();
     });
 
     it('v1.15 KCP with maxSurge 1 and a disruptive answer: the surge machine comes first, as in v1.12', async () => {

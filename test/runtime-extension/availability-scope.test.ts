@@ -6,7 +6,6 @@
 // read are answered with the problem named and nothing created.
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -19,6 +18,7 @@ import {
   type InPlaceUpdater,
   type KubeObject,
 } from '../../src/api/index.js';
+import { postHook, postRaw } from './hook-client.js';
 import { createRuntimeExtension, decodePatchBytes, type RuntimeExtensionComponent } from '../../src/runtime-extension/index.js';
 import { createManager, type RuntimeManager } from '../../src/runtime/index.js';
 import { applyInventory, buildInventory, capiCrdDirs } from '../../tools/capi-sim/index.js';
@@ -35,31 +35,10 @@ const IMAGE = '/spec/backend/docker/customImage';
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- request fixtures are edited by path
 type Answer = Json & { status: string; message?: string };
 
-/** POSTs a raw body as Cluster API's runtime client does (JSON over HTTPS, the server verified against caBundle). */
-function postRaw(ext: RuntimeExtensionComponent, path: string, text: string): Promise<{ code: number; body: Answer }> {
-  return new Promise((resolve, reject) => {
-    const u = new URL(ext.url + path);
-    const req = request(
-      {
-        hostname: u.hostname,
-        port: u.port,
-        path: u.pathname,
-        method: 'POST',
-        ca: ext.caBundle,
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ code: res.statusCode ?? 0, body: JSON.parse(body || '{}') as Answer }));
-      },
-    );
-    req.on('error', reject);
-    req.end(text);
-  });
-}
-const post = (ext: RuntimeExtensionComponent, path: string, body: unknown) => postRaw(ext, path, JSON.stringify(body));
+const post = (ext: RuntimeExtensionComponent, path: string, body: unknown): Promise<{ code: number; body: Answer }> =>
+  postHook<Answer>(ext, path, body);
+const postText = (ext: RuntimeExtensionComponent, path: string, text: string): Promise<{ code: number; body: Answer }> =>
+  postRaw<Answer>(ext, path, text);
 
 describe('runtime extension: affectsAvailability, scope and bad input (integration)', function () {
   let env: TestEnv;
@@ -278,7 +257,7 @@ describe('runtime extension: affectsAvailability, scope and bad input (integrati
     });
 
     it('a malformed body, another request kind, or a side that is not an object: Failure naming it', async () => {
-      const broken = await postRaw(ext, CAN_MACHINE, '{"apiVersion": "hooks.runtime.cluster.x-k8s.io/v1alpha1", "current": ');
+      const broken = await postText(ext, CAN_MACHINE, '{"apiVersion": "hooks.runtime.cluster.x-k8s.io/v1alpha1", "current": ');
       expect(broken.code).to.equal(200);
       expect(broken.body).to.deep.include({ kind: 'CanUpdateMachineResponse', status: 'Failure' });
       expect(broken.body.message).to.match(/^bad CanUpdateMachine request, nothing done: the body is not JSON/);

@@ -5,7 +5,6 @@
 // its own message.
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -22,6 +21,7 @@ import {
 } from '../../src/api/index.js';
 import { applyInventory, buildInventory, capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
+import { postHook } from './hook-client.js';
 import { createRuntimeExtension, decodePatchBytes, type RuntimeExtensionComponent } from '../../src/runtime-extension/index.js';
 import { createManager, noopLogger, type RuntimeManager } from '../../src/runtime/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
@@ -36,30 +36,8 @@ const IMAGE = '/spec/backend/docker/customImage';
 
 type Answer = Record<string, unknown> & { status: string; message?: string; retryAfterSeconds?: number };
 
-/** POSTs a hook request as Cluster API's runtime client does: JSON over HTTPS, the server verified against caBundle. */
-function post(ext: RuntimeExtensionComponent, path: string, body: unknown): Promise<{ code: number; body: Answer }> {
-  return new Promise((resolve, reject) => {
-    const u = new URL(ext.url + path);
-    const req = request(
-      {
-        hostname: u.hostname,
-        port: u.port,
-        path: u.pathname,
-        method: 'POST',
-        ca: ext.caBundle,
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ code: res.statusCode ?? 0, body: JSON.parse(text || '{}') as Answer }));
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
+const post = (ext: RuntimeExtensionComponent, path: string, body: unknown): Promise<{ code: number; body: Answer }> =>
+  postHook<Answer>(ext, path, body);
 
 /** An object as Cluster API puts it in an UpdateMachine request: name, namespace, labels, annotations and spec only. */
 const cleaned = (o: KubeObject): Record<string, unknown> => ({
