@@ -22,6 +22,7 @@ import {
 } from '../api/index.js';
 import { toKubeTime } from '../runtime/pure/conditions.js';
 import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../runtime/pure/errors.js';
+import { encodePointer } from '../runtime/pure/jsonpointer.js';
 import { forEachLimit, settlesWithin } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
@@ -530,7 +531,7 @@ export async function reconcileMachines(
       ),
     );
   });
-  await eachSettled(d.unlabel, failures, async (machine) => unlabelMachine(deps, ns, machine));
+  await eachSettled(d.unlabel, failures, async (machine) => unlabelMachine(deps, ns, machine, labelValue(plan.metadata.name ?? '')));
   if (failures.length > 0) throw failures[0];
 }
 
@@ -634,25 +635,19 @@ async function startMachine(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject
 }
 
 /** Removes this plan's label and start time from a machine no longer in update. */
-async function unlabelMachine(deps: PlanDeps, ns: string, machine: string): Promise<void> {
+async function unlabelMachine(deps: PlanDeps, ns: string, machine: string, planLabel: string): Promise<void> {
   const m = deps.machines.peek(ns, machine);
   if (!m) return;
-  // Guarded by resourceVersion: the label may belong to a newer plan by the time this lands.
-  await ignoreNotFound(
-    deps.client.patch(
-      Machines,
-      ns,
-      machine,
-      {
-        metadata: {
-          resourceVersion: m.metadata.resourceVersion,
-          labels: { [Labels.planName]: null },
-          annotations: { [Annotations.updateStartedAt]: null },
-        },
-      },
-      { type: 'merge', fieldManager: FIELD_MANAGER },
-    ),
-  );
+  // Guarded by the label itself (a JSON patch test), not the resourceVersion: the label may belong to a newer plan by
+  // the time this lands, but the MHC extension's annotation write at the same moment (the update ended) is no conflict.
+  const ops: unknown[] = [
+    { op: 'test', path: `/metadata/labels/${encodePointer([Labels.planName]).slice(1)}`, value: planLabel },
+    { op: 'remove', path: `/metadata/labels/${encodePointer([Labels.planName]).slice(1)}` },
+  ];
+  if (m.metadata.annotations?.[Annotations.updateStartedAt] !== undefined)
+    ops.push({ op: 'remove', path: `/metadata/annotations/${encodePointer([Annotations.updateStartedAt]).slice(1)}` });
+  // A failed test (422) means the label is no longer this plan's, or the cache was stale: decided again on fresh state.
+  await ignoreNotFound(deps.client.patch(Machines, ns, machine, ops, { type: 'json', fieldManager: FIELD_MANAGER }));
 }
 
 /** Most machines one reconcile starts (labels + MachineUpdates); the rest start in the next one, right after. */
