@@ -15,9 +15,10 @@ const noLocalApiserver = {
   group: ['**/local-apiserver/**', '**/local-apiserver'],
   message: 'The CAPI simulator is a client of any API server; only src/cli, test/ and bench/ wire in the local API server.',
 };
-// The one allowed crossing: a campaign validates the plan it would create with the plan's own pure validation
-// (validate.ts and its snapshot types in scope.ts, the gates' checks), never a copy (issue 27 item 4).
-const SHARED_PURE = { 'campaign-controller': { 'plan-controller': ['validate', 'scope', 'gates'] } };
+// The one allowed crossing: a campaign validates the plan it would create with the plan's own validation (validate.ts
+// and its snapshot types in scope.ts, the gates' checks, and the pre-start check's reads and dry-runs in prestart.ts),
+// never a copy (issue 27 item 4).
+const SHARED_PURE = { 'campaign-controller': { 'plan-controller': ['validate', 'scope', 'gates', 'prestart'] } };
 const noControllers = (except) =>
   ['plan-controller', 'campaign-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension']
     .filter((c) => c !== except)

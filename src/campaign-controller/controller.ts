@@ -27,6 +27,8 @@ import { campaignMetricsFor } from './metrics.js';
 import type { CampaignObject, CampaignReader, PlanObject } from './scope.js';
 import { buildCampaignScope, campaignFinished, campaignOf } from './scope.js';
 import { campaignEvents, campaignStatus } from './status.js';
+import { CampaignPrestart } from './prestart.js';
+import { templateRefsOf } from '../plan-controller/scope.js';
 
 /** Name of the controller (also its event source and field manager). */
 export const CONTROLLER_NAME = 'campaign-controller';
@@ -52,6 +54,8 @@ export interface CampaignDeps {
   clusters: Store;
   machineDeployments: Store;
   metrics: CampaignMetrics;
+  /** The plan's pre-start check per cluster not started yet (template objects, uncovered drift, dry-run), memoised. */
+  prestart: CampaignPrestart;
   /** Plans created but not yet seen by the informer, per campaign key: no wave started twice on a stale cache. */
   expectations: Map<string, Map<string, { plan: PlanObject; at: number }>>;
 }
@@ -79,6 +83,9 @@ export function setupCampaignController(mgr: Manager): Controller {
     clusters: mgr.informer(Clusters).store,
     machineDeployments: mgr.informer(MachineDeployments).store,
     metrics: campaignMetricsFor(mgr, campaigns),
+    // Template objects from a watch of their kind (added on first use, as for control planes): a template created or
+    // fixed wakes the namespace's campaigns.
+    prestart: new CampaignPrestart(mgr.client, { template: (ns, g, k, n) => readWatched(deps, ns, g, k, n) }),
     expectations: new Map(),
   };
   ctrl = mgr
@@ -119,15 +126,23 @@ function storeReader(deps: CampaignDeps, key: string): CampaignReader {
     },
     campaigns: (ns) => deps.campaigns.list(ns),
     templateProblems: (c) => templateProblems(deps, c),
-    controlPlane: (ns, apiGroup, kind, name) => readControlPlane(deps, ns, apiGroup, kind, name),
+    controlPlane: (ns, apiGroup, kind, name) => readWatched(deps, ns, apiGroup, kind, name),
+    async clusterChecks(c, clusters) {
+      const ns = c.metadata.namespace ?? '';
+      const refs = clusters.flatMap((x) => templateRefsOf(x.plan));
+      const templates = await deps.prestart.templates(ns, refs);
+      const checks = await deps.prestart.check(ns, `${c.metadata.uid ?? ''}/${c.metadata.generation ?? 0}`, templates, clusters);
+      return { templates, checks };
+    },
   };
 }
 
 /**
- * A Cluster's control plane from a watch of its kind, added the first time a campaign needs it (as the plan
- * controller does): a kind never listed in time is reported unreadable, not waited for, so the worker never hangs.
+ * An object of a kind named at run time (a Cluster's control plane, an updater template) from a watch of its kind,
+ * added the first time a campaign needs it (as the plan controller does): a kind never listed in time is reported
+ * unreadable, not waited for, so the worker never hangs.
  */
-async function readControlPlane(deps: CampaignDeps, ns: string, apiGroup: string, kind: string, name: string): Promise<KindRead> {
+async function readWatched(deps: CampaignDeps, ns: string, apiGroup: string, kind: string, name: string): Promise<KindRead> {
   let res: ResourceType;
   try {
     res = await deps.client.resolve(apiGroup, kind);
@@ -135,7 +150,8 @@ async function readControlPlane(deps: CampaignDeps, ns: string, apiGroup: string
     if (!isNotFound(err)) throw err;
     return { notServed: (err as Error).message };
   }
-  // A control plane's version change can make a pending cluster valid or invalid: it wakes the namespace's campaigns.
+  // A control plane's version change or a template's appearance can make a pending cluster valid or invalid: it wakes
+  // the namespace's campaigns.
   const synced = deps.ctrl().watch(res, (o) => activeCampaigns(deps, o.metadata.namespace));
   let timer: NodeJS.Timeout | undefined;
   const inTime = await Promise.race([

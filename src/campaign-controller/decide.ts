@@ -23,7 +23,7 @@
 // waves.ts, propagation.ts, then the outcome: stance.ts, soak.ts, starts.ts (docs/architecture.md).
 import { UpdatePhase } from '../api/index.js';
 import { windowGate } from '../plan-controller/gates.js';
-import { applyClusterValidity, campaignProblems, clusterValidity } from './decide/validity.js';
+import { applyClusterValidity, campaignProblems, clusterValidity, uncheckedLines } from './decide/validity.js';
 import { clusterRows } from './decide/rows.js';
 import { propagation } from './decide/propagation.js';
 import { waveState } from './decide/waves.js';
@@ -85,6 +85,7 @@ export function decideCampaign(snap: CampaignSnapshot): CampaignDecision {
   const { currentWave } = waves;
   const base: DecisionBase = {
     problems,
+    checking: uncheckedLines(validity),
     pause: running.pause,
     resume: running.resume,
     abort: running.abort,

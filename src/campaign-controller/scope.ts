@@ -7,6 +7,8 @@ import type { LabelSelector } from '../runtime/pure/labels.js';
 import { formatLabelSelector, matchesSelector } from '../runtime/pure/labels.js';
 import type { KindRead } from '../plan-controller/scope.js';
 import type { CampaignSnapshot, ClusterObjects, ClusterView, PlanView } from './decide.js';
+import { buildPlanSpec, campaignPlanName, clusterPlanProblems } from './decide.js';
+import type { ClusterCheck, ClusterToCheck, TemplateLookups } from './prestart.js';
 
 /** A campaign object as the informer holds it. */
 export type CampaignObject = InPlaceUpdateCampaign & KubeObject;
@@ -24,6 +26,11 @@ export interface CampaignReader {
   templateProblems(c: CampaignObject): Promise<string[]>;
   /** The control plane a Cluster's controlPlaneRef names (the controller: its KubeadmControlPlane cache). */
   controlPlane(ns: string, apiGroup: string, kind: string, name: string): Promise<KindRead>;
+  /**
+   * The updater template objects and the plan's pre-start check (uncovered drift, commit dry-run) of each cluster not
+   * started yet (campaign-controller/prestart.ts); absent: those checks are left to each plan.
+   */
+  clusterChecks?(c: CampaignObject, clusters: ClusterToCheck[]): Promise<{ templates: TemplateLookups; checks: Map<string, ClusterCheck> }>;
 }
 
 /** True when `c` selects the Cluster `cluster` (labels and explicit names both, when both are given). */
@@ -141,6 +148,7 @@ export async function buildCampaignScope(c: CampaignObject, r: CampaignReader): 
     }
     selected.push(view);
   }
+  if (r.clusterChecks) await attachChecks(c, r, selected);
   const selectedNames = new Set(selected.map((s) => s.name));
   const foreignPlans = new Map<string, string>();
   for (const p of plans) {
@@ -163,4 +171,39 @@ export async function buildCampaignScope(c: CampaignObject, r: CampaignReader): 
     overlappingCampaigns,
     templateProblems: await r.templateProblems(c),
   };
+}
+
+/**
+ * The checks that need reads, for the clusters not started yet whose plan passes the checks that do not (a cluster
+ * invalid already costs no request): the template lookups go to every such cluster, the pre-start result or the
+ * reason it could not run to each checked one.
+ */
+async function attachChecks(c: CampaignObject, r: CampaignReader, selected: ClusterView[]): Promise<void> {
+  const ns = c.metadata.namespace ?? '';
+  const name = c.metadata.name ?? '';
+  const meta = c.metadata as { uid?: string; generation?: number };
+  const campaignVersion = meta.uid !== undefined && meta.generation !== undefined ? `${meta.uid}/${meta.generation}` : undefined;
+  const pending = selected.filter((v) => v.objects);
+  if (pending.length === 0) return;
+  const toCheck: ClusterToCheck[] = [];
+  for (const v of pending) {
+    const b = buildPlanSpec(c.spec.template, v, c.spec);
+    if (b.problems.length > 0 || (!b.spec.controlPlane && !b.spec.machineDeployments)) continue;
+    const planName = campaignPlanName(name, v.name);
+    if (clusterPlanProblems(ns, planName, b.spec, v, campaignVersion).length > 0) continue;
+    toCheck.push({
+      name: v.name,
+      plan: { metadata: { name: planName, namespace: ns }, spec: b.spec } as InPlaceUpdatePlan,
+      objects: v.objects!,
+    });
+  }
+  const { templates, checks } = await r.clusterChecks!(c, toCheck);
+  for (const v of toCheck.map((x) => selected.find((s) => s.name === x.name)!)) {
+    const objects = v.objects!;
+    objects.templates = templates.lookups;
+    const got = checks.get(v.name);
+    if (got && 'error' in got) v.checkError = got.error;
+    else if (got) objects.prestart = got.result;
+    objects.checkKey = `${templates.version}|${got && 'key' in got ? got.key : ''}`;
+  }
 }

@@ -75,9 +75,11 @@ export function campaignStatus(
   let conds: Condition[] = prev.conditions ?? [];
   conds = setCondition(
     conds,
-    d.problems.length === 0
-      ? { type: 'Valid', status: 'True', reason: 'Valid', message: 'the campaign is valid' }
-      : { type: 'Valid', status: 'False', reason: 'Invalid', message: summarizeList(d.problems) },
+    d.problems.length > 0
+      ? { type: 'Valid', status: 'False', reason: 'Invalid', message: summarizeList(d.problems) }
+      : d.checking.length > 0
+        ? { type: 'Valid', status: 'Unknown', reason: 'Checking', message: summarizeList(d.checking) }
+        : { type: 'Valid', status: 'True', reason: 'Valid', message: 'the campaign is valid' },
     gen,
     now,
   );

@@ -38,6 +38,16 @@ const show = (v: unknown): string => {
 export interface PrestartReads {
   /** Every object of the kind in the namespace, with kind set (undefined: not cached, the check lists it). */
   list(ns: string, ref: ContractRef): Promise<KubeObject[] | undefined>;
+  /**
+   * When set, the objects the machines and owners reference are read one by one by name instead of listing their kinds
+   * (a caller that samples one machine per target, the campaign controller, stays O(targets), not O(machines)).
+   */
+  get?(ns: string, ref: ContractRef): Promise<KubeObject | undefined>;
+  /**
+   * Dry-run answers known clean ((kind, patch) keys), shared across calls: a fleet's clusters share their patches, so
+   * one dry-run stands for all of them. Absent: one set per call.
+   */
+  cleanDryRuns?: Set<string>;
 }
 
 // Where a selectResource points for a machine: the Machine itself, or the object its reference names.
@@ -61,8 +71,12 @@ async function locate(
     if (!isNotFound(err)) throw err;
     return { problem: `${ref.kind}.${ref.apiGroup} referenced by Machine ${nameOf(m)} is not served` };
   }
-  const cached = await reads?.list(ns, ref);
-  const obj = cached ? cached.find((o) => nameOf(o) === ref.name) : await client.get(res, ns, ref.name);
+  const cached = reads?.get ? undefined : await reads?.list(ns, ref);
+  const obj = reads?.get
+    ? await reads.get(ns, ref)
+    : cached
+      ? cached.find((o) => nameOf(o) === ref.name)
+      : await client.get(res, ns, ref.name);
   if (!obj) return { problem: `${ref.kind} ${ns}/${ref.name} referenced by Machine ${nameOf(m)} not found` };
   return { res, obj, what: `${ref.kind} ${ref.name}` };
 }
@@ -83,7 +97,7 @@ export async function dryRunCommits(
   const problems: string[] = [];
   // The same patch on the same kind gets the same answer from the schema: targets sharing their updaters (a fleet's
   // MachineDeployments) are checked once. Only a clean answer is reused; a problem is looked up per target.
-  const clean = new Set<string>();
+  const clean = reads?.cleanDryRuns ?? new Set<string>();
   const byTarget = machinesByTarget(plan.spec.clusterName, machines);
   for (const t of targetsOf(plan)) {
     const label = `${t.kind === 'ControlPlane' ? 'controlPlane' : 'machineDeployment'} ${t.target.name}`;
@@ -116,7 +130,7 @@ export async function dryRunCommits(
         continue;
       }
       if (ops.length === 0) continue;
-      const key = `${where.res.group}/${where.res.kind}\n${JSON.stringify(ops)}`;
+      const key = `${where.res.group}/${where.res.version}/${where.res.kind}\n${JSON.stringify(ops)}`;
       if (clean.has(key)) continue;
       let after: KubeObject;
       try {
@@ -152,6 +166,17 @@ export async function readCoverageObjects(
   reads?: PrestartReads,
 ): Promise<Pick<PreviewSnapshot, 'infraMachines' | 'bootstrapConfigs' | 'ownerTemplates'>> {
   const byKind = async (refs: (ContractRef | undefined)[]): Promise<KubeObject[]> => {
+    const get = reads?.get;
+    if (get) {
+      const named = new Map<string, ContractRef>();
+      for (const r of refs) if (r) named.set(`${r.apiGroup}/${r.kind}/${r.name}`, r);
+      const out: KubeObject[] = [];
+      for (const r of named.values()) {
+        const o = await get(ns, r);
+        if (o) out.push({ ...o, kind: r.kind });
+      }
+      return out;
+    }
     const kinds = new Map<string, ContractRef>();
     for (const r of refs) if (r) kinds.set(`${r.apiGroup}/${r.kind}`, r);
     const out: KubeObject[] = [];

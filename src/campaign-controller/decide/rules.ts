@@ -152,10 +152,9 @@ export function ownerVersionMachines(clusterName: string, o: ClusterObjects): Ku
 /**
  * Every problem the plan controller's validation would find with the plan the campaign would create for `cluster`
  * (validatePlan: schema, control plane and MachineDeployments, sequences, updaters, upgrade rules against the owners'
- * declared versions, owner fields), except what needs per-machine reads or objects the plan looks up itself: the
- * updater template objects (the same for every cluster; their kinds are checked once, templateProblems) and the
- * pre-start check (uncovered drift, dry-runs). Those the plan finds when it is created: it goes Valid=False and its
- * cluster counts as failed.
+ * declared versions, owner fields), and — when the reader ran them (`objects.templates`, `objects.prestart`) — the
+ * updater template objects and the plan's pre-start check (uncovered drift, the commit dry-run) on one machine per
+ * target (campaign-controller/prestart.ts).
  */
 export function clusterPlanProblems(
   namespace: string,
@@ -166,7 +165,7 @@ export function clusterPlanProblems(
 ): string[] {
   if (!c.objects) return [];
   const key = campaignVersion !== undefined ? objectsVersion(c.objects) : undefined;
-  const memoKey = key !== undefined ? `${campaignVersion}|${planName}|${key}` : undefined;
+  const memoKey = key !== undefined ? `${campaignVersion}|${planName}|${key}|${c.objects.checkKey ?? ''}` : undefined;
   const hit = memoKey !== undefined ? validationMemo.get(memoKey) : undefined;
   if (hit) return hit;
   const problems = validateClusterPlan(namespace, planName, spec, c.objects);
@@ -183,7 +182,8 @@ export function clusterPlanProblems(
 const VALIDATION_MEMO_MAX = 20_000;
 const validationMemo = new Map<string, string[]>();
 
-function objectsVersion(o: ClusterObjects): string | undefined {
+/** The resourceVersions of a cluster's objects (Cluster, control plane, MachineDeployments); undefined when one is unknown. */
+export function objectsVersion(o: ClusterObjects): string | undefined {
   const rvs = [o.cluster, ...(o.controlPlane?.object ? [o.controlPlane.object] : []), ...o.machineDeployments].map(
     (x) => x.metadata.resourceVersion,
   );
@@ -193,7 +193,7 @@ function objectsVersion(o: ClusterObjects): string | undefined {
 
 function validateClusterPlan(namespace: string, planName: string, spec: InPlaceUpdatePlan['spec'], objects: ClusterObjects): string[] {
   const plan: InPlaceUpdatePlan = { metadata: { name: planName, namespace }, spec } as InPlaceUpdatePlan;
-  const templates: TemplateLookup[] = templateRefsOf(plan).map((ref) => ({ ref, found: false, unchecked: true }));
+  const templates: TemplateLookup[] = objects.templates ?? templateRefsOf(plan).map((ref) => ({ ref, found: false, unchecked: true }));
   return validatePlan({
     plan,
     cluster: objects.cluster,
@@ -201,6 +201,7 @@ function validateClusterPlan(namespace: string, planName: string, spec: InPlaceU
     machineDeployments: objects.machineDeployments,
     templates,
     machines: ownerVersionMachines(spec.clusterName, objects),
+    ...(objects.prestart ? { prestart: objects.prestart } : {}),
   });
 }
 

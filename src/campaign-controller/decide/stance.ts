@@ -11,7 +11,7 @@ import { completedMessage, namesList, waveLabel } from './rules.js';
 /** The fields every outcome shares. */
 export type DecisionBase = Pick<
   CampaignDecision,
-  'problems' | 'pause' | 'resume' | 'abort' | 'plannedWaves' | 'failureBudget' | 'rows' | 'window' | 'currentWave'
+  'problems' | 'checking' | 'pause' | 'resume' | 'abort' | 'plannedWaves' | 'failureBudget' | 'rows' | 'window' | 'currentWave'
 >;
 
 /** What the outcome phases read: the earlier phases' results. */
@@ -77,6 +77,15 @@ export function heldOutcome(x: OutcomeInput): CampaignDecision | undefined {
       phase: 'Invalid',
       updateStatus: statusWhileRunning,
       message: 'the campaign is invalid: nothing new starts until the problems are fixed',
+    };
+  // Before the first plan every selected cluster must pass: a check that could not run holds the whole campaign.
+  if (!x.started && base.checking.length > 0)
+    return {
+      ...base,
+      create: [],
+      phase: 'Waiting',
+      updateStatus: 'pending',
+      message: `validating: the pre-start check could not run on ${base.checking.length === 1 ? 'a cluster' : 'some clusters'} (retried); nothing starts until every selected cluster passed it`,
     };
   if (campaign.spec.paused)
     return {

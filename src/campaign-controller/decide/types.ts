@@ -1,6 +1,6 @@
 // The campaign decision's shapes: the snapshot it reads and the decision it returns (decide.ts re-exports them).
 import type { InPlaceUpdateCampaign, InPlaceUpdatePlan, KubeObject } from '../../api/index.js';
-import type { ControlPlaneLookup } from '../../plan-controller/scope.js';
+import type { ControlPlaneLookup, PrestartResult, TemplateLookup } from '../../plan-controller/scope.js';
 import type { WindowGate } from '../../plan-controller/gates.js';
 
 export interface ClusterView {
@@ -16,6 +16,8 @@ export interface ClusterView {
    * them a cluster not started yet gets the plan's own checks (validatePlan) before any plan exists.
    */
   objects?: ClusterObjects;
+  /** Why the plan's pre-start check could not run for this cluster (a failed read: retried, not a verdict). */
+  checkError?: string;
 }
 
 /** A cluster's objects as the plan validation reads them: the Cluster, its control plane and MachineDeployments. */
@@ -24,6 +26,12 @@ export interface ClusterObjects {
   /** The control plane spec.controlPlaneRef names (looked up when the template updates a control plane). */
   controlPlane?: ControlPlaneLookup;
   machineDeployments: KubeObject[];
+  /** The updater template lookups (absent: not looked up by this reader; the plan looks them up itself). */
+  templates?: TemplateLookup[];
+  /** The plan's pre-start check on this cluster (uncovered drift, commit dry-run), when it ran (campaign-controller/prestart.ts). */
+  prestart?: PrestartResult;
+  /** What the templates and the pre-start check were read for (part of the validation memo key). */
+  checkKey?: string;
 }
 
 /** One of the campaign's plans, as far as the campaign needs it (from its status). */
@@ -112,6 +120,8 @@ export type CampaignPhase =
 export interface CampaignDecision {
   /** Valid=False problems (campaign level, then per cluster), bounded. Empty = valid. */
   problems: string[];
+  /** Clusters whose pre-start check could not run yet (a failed read, retried), bounded lines: Valid=Unknown when no problem. */
+  checking: string[];
   create: PlanToCreate[];
   pause: string[];
   resume: string[];

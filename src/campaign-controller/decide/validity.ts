@@ -60,6 +60,8 @@ export interface ClusterValidity {
   invalidClusters: Map<string, string>;
   /** The first MAX_NAMED_CLUSTERS as Valid=False lines. */
   byCluster: string[];
+  /** Clusters whose pre-start check could not run (a failed read, retried), by cluster: the reason. */
+  unchecked: Map<string, string>;
 }
 
 /** The template's shape on each cluster not started yet, then the plan's own validation of the plan it would get. */
@@ -68,7 +70,7 @@ export function clusterValidity(snap: CampaignSnapshot, r: CampaignRows, ordered
   const ns = campaign.metadata.namespace ?? '';
   const meta = campaign.metadata as { uid?: string; generation?: number };
   const campaignVersion = meta.uid !== undefined && meta.generation !== undefined ? `${meta.uid}/${meta.generation}` : undefined;
-  const out: ClusterValidity = { specs: new Map(), invalidClusters: new Map(), byCluster: [] };
+  const out: ClusterValidity = { specs: new Map(), invalidClusters: new Map(), byCluster: [], unchecked: new Map() };
   for (const c of ordered) {
     if (r.planByCluster.has(c.name) || r.recorded.has(c.name)) continue;
     const b = buildPlanSpec(campaign.spec.template, c, campaign.spec);
@@ -79,7 +81,10 @@ export function clusterValidity(snap: CampaignSnapshot, r: CampaignRows, ordered
         ? clusterPlanProblems(ns, campaignPlanName(campaign.metadata.name, c.name), b.spec, c, campaignVersion)
         : []),
     ];
-    if (found.length === 0) continue;
+    if (found.length === 0) {
+      if (c.checkError !== undefined) out.unchecked.set(c.name, boundMessage(c.checkError, REASON_BYTES));
+      continue;
+    }
     const shown = found.slice(0, MAX_PROBLEMS_PER_CLUSTER).join('; ');
     const more = found.length > MAX_PROBLEMS_PER_CLUSTER ? ` (and ${found.length - MAX_PROBLEMS_PER_CLUSTER} more)` : '';
     out.invalidClusters.set(c.name, boundMessage(`${shown}${more}`, REASON_BYTES));
@@ -88,12 +93,26 @@ export function clusterValidity(snap: CampaignSnapshot, r: CampaignRows, ordered
   return out;
 }
 
+/** The Valid=Unknown lines: clusters whose pre-start check could not run (bounded like the problems). */
+export function uncheckedLines(v: ClusterValidity): string[] {
+  const lines = [...v.unchecked].slice(0, MAX_NAMED_CLUSTERS).map(([n, why]) => boundMessage(`Cluster ${n}: ${why}`, REASON_BYTES));
+  if (v.unchecked.size > lines.length) lines.push(`... and ${v.unchecked.size - lines.length} more clusters not checked yet`);
+  return lines;
+}
+
 /**
  * Before the campaign started anything, any cluster problem is Valid=False (nothing starts): added to `problems`. Once
  * it started, a cluster found invalid (joined later with a bad shape, its control plane moved on) is skipped with the
  * reason and does not hold the others; it is pending again as soon as it is fixed: its row changes.
  */
 export function applyClusterValidity(started: boolean, v: ClusterValidity, problems: string[], rows: ClusterRow[]): void {
+  // A check that could not run is no verdict: the cluster waits for it (before the start, so does the campaign: stance.ts).
+  for (const r of rows) {
+    const why = v.unchecked.get(r.name);
+    if (why === undefined || r.state !== 'pending') continue;
+    r.state = 'waiting';
+    r.reason = `not validated yet: ${why}`;
+  }
   if (!started) {
     problems.push(...v.byCluster);
     if (v.invalidClusters.size > v.byCluster.length)
