@@ -26,6 +26,10 @@ const PROBLEM_RECHECK_MS = 30_000;
 const CLEAN_DRY_RUN_TTL_MS = 10 * 60_000;
 const MEMO_MAX = 20_000;
 
+// What decides a cluster's commit patches: its targets' kinds and responsibilities (not their names).
+const shapeOf = (plan: InPlaceUpdatePlan): string =>
+  JSON.stringify(targetsOf(plan).map((t) => [t.kind, (t.target.updaters ?? []).map((u) => [u.sequence, u.responsibilities])]));
+
 /** What the campaign's check reads besides its client: an updater template object by name. */
 export interface CampaignCheckReads {
   /** An updater template object (the controller: an informer of its kind; the CLI: a GET, or the file's documents). */
@@ -100,7 +104,7 @@ export class CampaignPrestart {
       this.cleanSince = Date.now();
     }
     const out = new Map<string, ClusterCheck>();
-    await forEachLimit(clusters, CHECKS_IN_FLIGHT, async (c) => {
+    const run = async (c: ClusterToCheck): Promise<void> => {
       const objects = objectsVersion(c.objects);
       const key = `${campaignVersion}|${c.name}|${objects ?? `unversioned-${Date.now()}`}|${templates.version}`;
       const hit = this.memo.get(key);
@@ -119,7 +123,18 @@ export class CampaignPrestart {
       } catch (err) {
         out.set(c.name, { error: `the pre-start check could not run: ${String((err as Error).message ?? err).slice(0, 300)}` });
       }
-    });
+    };
+    // One cluster per plan shape first: its clean dry-runs then answer for the rest of the fleet, which runs
+    // concurrently (started together, every cluster would send the same dry-run before any answer is known).
+    const firsts = new Map<string, ClusterToCheck>();
+    for (const c of clusters) if (!firsts.has(shapeOf(c.plan))) firsts.set(shapeOf(c.plan), c);
+    const leaders = new Set(firsts.values());
+    await forEachLimit([...leaders], CHECKS_IN_FLIGHT, run);
+    await forEachLimit(
+      clusters.filter((c) => !leaders.has(c)),
+      CHECKS_IN_FLIGHT,
+      run,
+    );
     return out;
   }
 

@@ -1,8 +1,9 @@
 // `inplace preview -f campaign.yaml`: what a campaign would do, read-only. The campaign's own validation (the same
 // snapshot and decisions as its controller: selection, canaries, budget, overlap, the template per cluster), its
 // waves in order, and per cluster the plan preview of the plan the campaign would create (the plan controller's
-// validation, sequence groups, machines and what changes, uncovered drift). The per-cluster preview skips the
-// server-side dry-run of the commit patches that `inplace preview` of a plan does (one per target, per cluster).
+// validation, sequence groups, machines and what changes, uncovered drift). The campaign's validation runs the
+// controller's own per-cluster pre-start check (campaign-controller/prestart.ts: updater template objects, uncovered
+// drift and the server-side dry-run of the commit on one machine per target), so NOT VALID here is Valid=False there.
 import { resolve as resolvePath } from 'node:path';
 import {
   Clusters,
@@ -20,6 +21,8 @@ import {
   type CampaignSnapshot,
 } from '../campaign-controller/decide.js';
 import { buildCampaignScope, type CampaignObject, type PlanObject } from '../campaign-controller/scope.js';
+import { CampaignPrestart } from '../campaign-controller/prestart.js';
+import { templateRefsOf } from '../plan-controller/scope.js';
 import type { PlanPreview } from '../plan-controller/preview.js';
 import { call, connect, type Connection } from './kube.js';
 import type { PreviewSnapshot } from '../plan-controller/preview.js';
@@ -105,8 +108,8 @@ export function renderCampaignPreview(p: CampaignPreview): string {
   return `${safeText(out.join('\n'))}\n`;
 }
 
-/** Reads the namespace the way the controller's informers would see it (list calls only). */
-async function readCampaignScope(conn: Connection, c: CampaignObject, ns: string): Promise<CampaignSnapshot> {
+/** Reads the namespace the way the controller's informers would see it (list calls, and the controller's per-cluster checks). */
+async function readCampaignScope(conn: Connection, c: CampaignObject, ns: string, docs: KubeObject[]): Promise<CampaignSnapshot> {
   const list = async <T extends KubeObject>(res: typeof Clusters): Promise<T[]> =>
     (await call(conn, res, () => conn.client.list<T>(res, ns))).items;
   const [clusters, mds, plans, campaigns] = await Promise.all([
@@ -150,6 +153,35 @@ async function readCampaignScope(conn: Connection, c: CampaignObject, ns: string
       const object = await call(conn, res, () => conn.client.get(res, ns, name));
       return object ? { object } : {};
     },
+    async clusterChecks(x, toCheck) {
+      const prestart = new CampaignPrestart(conn.client, {
+        async template(_ns, apiGroup, kind, name) {
+          // Templates in the same file count as present: they are applied together (as for a plan's preview).
+          const inFile = docs.find(
+            (d) =>
+              d.kind === kind &&
+              d.metadata?.name === name &&
+              (d.apiVersion ?? '').split('/')[0] === apiGroup &&
+              (d.metadata.namespace ?? ns) === ns,
+          );
+          if (inFile) return { object: inFile };
+          let res;
+          try {
+            res = await conn.client.resolve(apiGroup, kind);
+          } catch (err) {
+            return { notServed: (err as Error).message };
+          }
+          const object = await call(conn, res, () => conn.client.get(res, ns, name));
+          return object ? { object } : {};
+        },
+      });
+      const templates = await prestart.templates(
+        ns,
+        toCheck.flatMap((t) => templateRefsOf(t.plan)),
+      );
+      const checks = await prestart.check(ns, `${x.metadata.uid ?? ''}/${x.metadata.generation ?? 0}`, templates, toCheck);
+      return { templates, checks };
+    },
   });
 }
 
@@ -179,7 +211,7 @@ export async function runCampaignPreview(
     const ns = c.metadata.namespace ?? str(args, 'namespace') ?? conn.contextNamespace ?? 'default';
     c.metadata.namespace = ns;
     c.metadata.name ??= 'campaign';
-    const snap = await readCampaignScope(conn, c, ns);
+    const snap = await readCampaignScope(conn, c, ns, docs);
     const d = decideCampaign(snap);
     const waves = projectWaves(snap);
     const waveOf = new Map(waves.flatMap((w) => w.clusters.map((n) => [n, w.index] as const)));
@@ -198,14 +230,20 @@ export async function runCampaignPreview(
         spec,
       };
       const s = await readPreviewSnapshot(conn, plan, ns, docs);
-      clusters.push(summarizeClusterPreview(name, waveOf.get(name) ?? 0, previewPlan(plan, s)));
+      // The commit dry-run of the campaign's check (one machine per target) counts for the cluster's preview too.
+      const pre = view.objects?.prestart;
+      if (pre) s.dryRunProblems = pre.schemaProblems;
+      const cp = summarizeClusterPreview(name, waveOf.get(name) ?? 0, previewPlan(plan, s));
+      if (view.checkError) cp.problems.push(view.checkError);
+      cp.valid = cp.valid && !view.checkError;
+      clusters.push(cp);
     }
     const r = c.spec.rollout ?? {};
     const n = snap.selected.length;
     const preview: CampaignPreview = {
       campaign: `${ns}/${c.metadata.name}`,
-      valid: d.problems.length === 0 && clusters.every((x) => x.valid),
-      problems: d.problems,
+      valid: d.problems.length === 0 && d.checking.length === 0 && clusters.every((x) => x.valid),
+      problems: [...d.problems, ...d.checking],
       selected: n,
       rollout: [
         r.canary?.clusterNames?.length
