@@ -69,6 +69,11 @@ export interface CampaignBenchResult {
   machinesUpdated: number;
   /** What the per-machine figures divide by: every machine, or (a case cut short) the machines updated. */
   perMachineOf: 'machines' | 'machines updated';
+  /**
+   * Validation before the first plan: seconds from creating the campaign to its first wave (the per-cluster checks,
+   * pre-start check included) and the campaign controller's API requests in that time, per cluster.
+   */
+  validation: { secondsToFirstWave: number; campaignControllerRequests: number; requestsPerCluster: number };
   /** The campaign's progress over time (phase, clusters done, machines updated), at most one entry per 30 s. */
   timeline: { seconds: number; phase: string; clusters: string; machines: string }[];
 }
@@ -190,6 +195,7 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
     let lastLine = '';
     let last: InPlaceUpdateCampaign['status'] = {};
     const timeline: CampaignBenchResult['timeline'] = [];
+    let validation: CampaignBenchResult['validation'] | undefined;
     const deadline =
       o.maxWallSeconds !== undefined
         ? caseStart + o.maxWallSeconds * 1000
@@ -198,6 +204,15 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
       const c = await client.get<InPlaceUpdateCampaign & KubeObject>(InPlaceUpdateCampaigns, ns, 'bench');
       status = c?.status?.updateStatus ?? '';
       last = c?.status ?? last;
+      if (!validation && ['Canary', 'Wave'].includes(c?.status?.phase ?? '')) {
+        const n = (await requests()).get('campaign-controller')! - before.get('campaign-controller')!;
+        validation = {
+          secondsToFirstWave: round((Date.now() - t1) / 1000, 1),
+          campaignControllerRequests: n,
+          requestsPerCluster: round(n / o.clusters, 2),
+        };
+        say(`  validation: first wave after ${validation.secondsToFirstWave} s, ${n} campaign-controller requests`);
+      }
       const line = `${c?.status?.phase ?? ''} clusters ${c?.status?.progress ?? ''} machines ${c?.status?.machineProgress ?? ''}`;
       if (line !== lastLine) {
         const seconds = round((Date.now() - t1) / 1000, 1);
@@ -258,6 +273,7 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
       clustersDone,
       machinesUpdated,
       perMachineOf: complete ? 'machines' : 'machines updated',
+      validation: validation ?? { secondsToFirstWave: -1, campaignControllerRequests: -1, requestsPerCluster: -1 },
       timeline,
     };
     mkdirSync(o.out, { recursive: true });

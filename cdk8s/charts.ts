@@ -671,6 +671,14 @@ export class SampleUpdatersChart extends Chart {
       rules: rule(templates, ['get', 'list', 'watch']),
       deployment: o,
     });
+    // A campaign checks its updater template objects per cluster before it creates a plan (watched, like the plan's).
+    grantTo(this, {
+      id: 'templates-for-campaign-controller',
+      name: 'inplace-sample-updaters-for-campaign-controller',
+      component: 'campaign-controller',
+      rules: rule(templates, ['get', 'list', 'watch']),
+      deployment: o,
+    });
   }
 }
 
