@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { InPlaceUpdateCampaign } from '../api/index.js';
 import type { CampaignSnapshot, ClusterView, PlanView } from './decide.js';
 import { buildPlanSpec, campaignPlanName, decideCampaign, resolveIntOrPercent, rolloutOrder } from './decide.js';
+import { campaignStatus } from './status.js';
 
 const NOW = '2026-01-01T00:10:00Z';
 const updater = {
@@ -563,6 +564,33 @@ describe('campaign-controller per-cluster validation (the plan validation, befor
     const done = decideCampaign(snap({ clusters: three(), plans: [...started, plan('c', 2, 'updated')] }));
     expect(done.phase).to.equal('Completed');
     expect(done.message).to.match(/1 skipped as invalid/);
+  });
+
+  it("the pre-start check's findings (dry-run, uncovered drift) are the cluster's problems; a check that could not run holds the campaign", () => {
+    const a = shaped('a', 'v1.29.4');
+    const c = shaped('c', 'v1.29.0');
+    a.objects!.prestart = { generation: 0, schemaProblems: ['a-md: the API server rejects it'], uncovered: ['a-cp: drift'] };
+    const invalid = decideCampaign(snap({ clusters: [a, c] }));
+    expect(invalid.phase).to.equal('Invalid');
+    expect(invalid.problems).to.deep.equal(['Cluster a: a-md: the API server rejects it; a-cp: drift']);
+
+    // A failed read is no verdict: nothing starts before the first plan, Valid is neither True nor False.
+    const unread = shaped('a', 'v1.29.4');
+    unread.checkError = 'the pre-start check could not run: HTTP 503';
+    const waiting = decideCampaign(snap({ clusters: [unread, shaped('c', 'v1.29.0')] }));
+    expect(waiting.problems).to.deep.equal([]);
+    expect(waiting.checking).to.deep.equal(['Cluster a: the pre-start check could not run: HTTP 503']);
+    expect(waiting.create).to.deep.equal([]);
+    expect(waiting.phase).to.equal('Waiting');
+    const status = campaignStatus(snap().campaign as never, waiting, [], new Date(NOW));
+    expect(status.conditions?.find((x) => x.type === 'Valid')).to.include({ status: 'Unknown', reason: 'Checking' });
+
+    // After the start, such a cluster waits while the others go on.
+    const later = decideCampaign(
+      snap({ clusters: [unread, shaped('c', 'v1.29.0'), shaped('d', 'v1.29.0')], plans: [plan('c', 1, 'updated')] }),
+    );
+    expect(later.create.map((x) => x.clusterName)).to.deep.equal(['d']);
+    expect(later.rows.find((r) => r.name === 'a')).to.include({ state: 'waiting' });
   });
 });
 
