@@ -1,5 +1,6 @@
 // The campaign controller (docs/operations.md "Fleet campaigns"): reconciles InPlaceUpdateCampaigns. Per reconcile:
-// snapshot (scope.ts over the informer stores: Clusters, MachineDeployments, plans, campaigns — never Machines) ->
+// snapshot (scope.ts over the informer stores: Clusters, MachineDeployments, plans, campaigns — never a Machine
+// informer; prestart.ts samples one machine per target for the clusters not started yet) ->
 // decideCampaign (pure, decide.ts) -> act once: abort / pause / resume the campaign's plans, create the next wave's
 // plans -> the one status write through /status (status.ts) -> Events and metrics.
 import type { InPlaceUpdateCampaign, InPlaceUpdateCampaignStatus, ResourceType } from '../api/index.js';
