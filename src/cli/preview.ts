@@ -47,8 +47,9 @@ between the machines and their owners' desired state that no updater of the plan
 It runs the controller's validation on the same snapshot, including the server-side dry-run of each
 commit patch (nothing is persisted) and the write policy: NOT OK here is Valid=False in the cluster.
 Templates in the same file count as present (they are applied together).
-With an InPlaceUpdateCampaign: the campaign's validation, its waves in order and per cluster the preview
-of the plan it would create (without the commit dry-run).
+With an InPlaceUpdateCampaign: the campaign controller's validation (per cluster the plan's checks and its
+pre-start check: template objects, uncovered drift, the commit dry-run on one machine per target), its
+waves in order and per cluster the preview of the plan it would create.
 Exit code: 0 when the plan is valid and covers every change (or accepts uncovered ones with
 spec.acceptUncoveredChanges), 1 otherwise, 2 for wrong usage.
 
