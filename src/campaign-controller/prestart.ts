@@ -20,8 +20,12 @@ import { objectsVersion } from './decide/rules.js';
 
 /** Cluster checks in flight at once (each is a few reads and, for a new patch, a dry-run). */
 const CHECKS_IN_FLIGHT = 8;
-/** A check that found problems is run again after this long (a machine or a schema may be fixed without an owner change). */
-const PROBLEM_RECHECK_MS = 30_000;
+/**
+ * A check that found problems is run again after this long (a machine or a schema may be fixed without an owner
+ * change; a fix of the owners, the templates or the campaign changes the memo key and is seen at once). Not shorter: a
+ * fleet invalid everywhere would otherwise cost its whole check again every few reconciles.
+ */
+const PROBLEM_RECHECK_MS = 120_000;
 /** Clean dry-run answers are trusted this long (a CRD's schema may change). */
 const CLEAN_DRY_RUN_TTL_MS = 10 * 60_000;
 const MEMO_MAX = 20_000;
@@ -144,6 +148,8 @@ export class CampaignPrestart {
       list: () => Promise.resolve(undefined),
       get: (n, ref) => this.getRef(n, ref),
       cleanDryRuns: this.clean,
+      permissionHint:
+        'the campaign controller needs list and patch on Machines, get and patch on the InfraMachine and BootstrapConfig kinds and get on their templates',
     };
     return prestartCheck(
       this.client,

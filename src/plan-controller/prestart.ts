@@ -48,6 +48,8 @@ export interface PrestartReads {
    * one dry-run stands for all of them. Absent: one set per call.
    */
   cleanDryRuns?: Set<string>;
+  /** What the caller needs, for the problem named when the API refuses the check (401/403); default: the plan controller's. */
+  permissionHint?: string;
 }
 
 // Where a selectResource points for a machine: the Machine itself, or the object its reference names.
@@ -224,7 +226,7 @@ export async function prestartCheck(
       return {
         generation: plan.metadata?.generation ?? 0,
         schemaProblems: [
-          `the pre-start check cannot run: ${err.message.slice(0, 300)} (the plan controller needs get, list and patch on the InfraMachine and BootstrapConfig kinds and list on their templates; see docs/operations.md)`,
+          `the pre-start check cannot run: ${err.message.slice(0, 300)} (${reads?.permissionHint ?? 'the plan controller needs get, list and patch on the InfraMachine and BootstrapConfig kinds and list on their templates'}; see docs/operations.md)`,
         ],
         uncovered: [],
       };
