@@ -5,7 +5,15 @@
 // components run scoped to one namespace, as `--namespace-scoped` deploys them). A new API call without a rule fails here.
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject, type ResourceType } from '../../src/api/index.js';
+import {
+  API_VERSION,
+  InPlaceUpdateCampaigns,
+  InPlaceUpdatePlans,
+  type InPlaceUpdateCampaign,
+  type InPlaceUpdatePlan,
+  type KubeObject,
+  type ResourceType,
+} from '../../src/api/index.js';
 import { applyInventory, buildInventory, capiCrdDirs, startCapiSimulator, type CapiSimulator } from '../../tools/capi-sim/index.js';
 import { COMPONENT_LOADERS } from '../../src/cli/run.js';
 import { applyFile } from '../../src/cli/install.js';
@@ -109,7 +117,31 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
     }
     // The example names fleet-a; run it in this test's namespace instead.
     const applied = await applyFile(env.client, join(projectRoot(), 'examples', 'plan.yaml'), ns, true);
-    planName = applied.find((o) => o.kind === 'InPlaceUpdatePlan')!.metadata.name!;
+    const appliedPlan = applied.find((o) => o.kind === 'InPlaceUpdatePlan')! as InPlaceUpdatePlan & KubeObject;
+    planName = appliedPlan.metadata.name!;
+    // A paused campaign over the same cluster with the plan's updaters: its per-cluster pre-start check (template
+    // objects, one machine per target, the dry-runs on the three kinds) makes its calls; it creates nothing.
+    await env.client.create(InPlaceUpdateCampaigns, {
+      apiVersion: API_VERSION,
+      kind: 'InPlaceUpdateCampaign',
+      metadata: { name: 'rbac', namespace: ns },
+      spec: {
+        clusterNames: ['cluster1'],
+        paused: true,
+        template: {
+          controlPlane: { sequence: 1, updaters: appliedPlan.spec.controlPlane!.updaters },
+          machineDeployments: [{ sequence: 2, updaters: appliedPlan.spec.controlPlane!.updaters }],
+        },
+      },
+    } as KubeObject);
+    await waitFor(
+      async () =>
+        (calls.get('campaign-controller') ?? []).some((c) => c.verb === 'patch' && c.resource === 'devmachines') &&
+        (await env.client.get<InPlaceUpdateCampaign & KubeObject>(InPlaceUpdateCampaigns, ns, 'rbac'))?.status?.conditions?.some(
+          (c) => c.type === 'Valid',
+        ),
+      { timeoutMs: 60_000, intervalMs: 100, message: "the campaign's pre-start check" },
+    );
     await waitFor(
       async () =>
         (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, planName))?.status?.updateStatus === 'updated',
