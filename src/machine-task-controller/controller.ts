@@ -62,7 +62,7 @@ import {
   type Scope,
   type UpdaterView,
 } from './scope.js';
-import { buildStatus, refusalStatus, statusEvent, type StatusInput } from './status.js';
+import { buildStatus, progressHoldMs, refusalStatus, statusEvent, type StatusInput } from './status.js';
 
 /** Name of the controller (also its field manager and event source). */
 export const CONTROLLER_NAME = 'machine-task-controller';
@@ -86,6 +86,8 @@ export interface TaskDeps {
   unreportedTaskMs: number;
   /** Our writes the caches have not shown yet (a reconcile on such a cache waits rather than conflict). */
   expect: Expectations;
+  /** When each MachineUpdate in flight last had its status written by us (ms), for PROGRESS_WRITE_INTERVAL_MS. */
+  statusWrites: Map<string, number>;
 }
 
 /** How long a task kind's contract declaration is trusted before its CRD is read again. */
@@ -126,6 +128,7 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
     allowedKinds: new Map(),
     unreportedTaskMs: opts.unreportedTaskMs ?? DEFAULT_UNREPORTED_TASK_MS,
     expect: new Expectations(),
+    statusWrites: new Map(),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
   };
   const ctrl = mgr
@@ -156,10 +159,16 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
     .withConcurrency(opts.concurrency ?? DEFAULT_CONCURRENCY)
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
   // After the controller's own handler: the key is queued, and this only marks our write as seen.
-  muInformer.onChange((mu, _old, type) => deps.expect.observed(mu, type === 'delete'));
+  muInformer.onChange((mu, _old, type) => {
+    deps.expect.observed(mu, type === 'delete');
+    if (type === 'delete') deps.statusWrites.delete(muKey(mu));
+  });
   holder.ctrl = ctrl;
   return ctrl;
 }
+
+/** The key of a MachineUpdate in TaskDeps.statusWrites. */
+const muKey = (mu: MachineUpdateObject): string => `${mu.metadata.namespace ?? ''}/${mu.metadata.name ?? ''}`;
 
 /** The cached MachineUpdates a task mapper looks up by machine. */
 type MachineUpdateStore = Pick<Informer<MachineUpdateObject>['store'], 'byLabel'>;
@@ -216,8 +225,10 @@ export async function reconcile(deps: TaskDeps, key: ObjectKey, log: Logger): Pr
   log.debug({ step: d.step.kind, updateStatus: d.updateStatus, message: d.message }, 'decided');
   if (d.step.kind === 'none') return Action.awaitChange();
   const outcome = d.step.kind === 'commit' ? await reconcileCommit(deps, scope, d, now) : await reconcileTasks(deps, scope, d, log, opts);
-  await reconcileStatus(deps, outcome.mu ? { ...scope, mu: outcome.mu } : scope, outcome.status, now, outcome);
-  return outcome.action;
+  const hold = await reconcileStatus(deps, outcome.mu ? { ...scope, mu: outcome.mu } : scope, outcome.status, now, outcome);
+  // A progress-only change held back is written when due, unless an earlier wake-up (the task's next change) comes first.
+  if (hold === undefined) return outcome.action;
+  return Action.requeue(outcome.action.kind === 'requeue' ? Math.min(outcome.action.afterMs, hold) : hold);
 }
 
 /**
@@ -424,6 +435,7 @@ export async function reconcileCommit(deps: TaskDeps, scope: Scope, d: Decision,
     const status = { ...buildStatus({ ...scope, mu: latest }, statusOf(d), now), commit: next };
     latest = await snapshot(latest).apply(client, MachineUpdates, { ...latest, status }, { fieldManager: CONTROLLER_NAME });
     deps.expect.wrote(latest);
+    deps.statusWrites.set(muKey(latest), Date.now());
   };
   const cachedMachine = mgr.informer<KubeObject>(Machines).store.peek(mu.metadata.namespace, mu.spec.machineRef.name);
   const result = await commitResponsibilities(
@@ -511,14 +523,18 @@ async function createTask(
   }
 }
 
-/** Writes the status once (only what changed, guarded by resourceVersion) and records the transition's Event. */
+/**
+ * Writes the status once (only what changed, guarded by resourceVersion) and records the transition's Event. A change
+ * that is only an updater's progress is held back within PROGRESS_WRITE_INTERVAL_MS of our last write: returns how
+ * long until it is due (nothing written), undefined otherwise.
+ */
 export async function reconcileStatus(
   deps: TaskDeps,
   scope: Scope,
   s: StatusInput,
   now: Date,
   phase: Pick<Outcome, 'commit' | 'committed' | 'startMessage'> = {},
-): Promise<void> {
+): Promise<number | undefined> {
   const { commit, committed, startMessage } = phase;
   const mu = scope.mu;
   const helper = snapshot(mu);
@@ -528,10 +544,15 @@ export async function reconcileStatus(
   else if (commit) status.commit = commit;
   if (committed) status.committed = { objects: [...committed] };
   const next: MachineUpdateObject = { ...mu, status };
+  const key = muKey(mu);
+  const hold = progressHoldMs(mu.status, status, deps.statusWrites.get(key), now.getTime());
+  if (hold !== undefined) return hold;
   // apply sends nothing and returns `next` itself when nothing changed: one diff rather than changed() and apply().
   const written = await helper.apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME });
-  if (written === next) return;
+  if (written === next) return undefined;
   deps.expect.wrote(written);
+  if (isTerminal(status.updateStatus)) deps.statusWrites.delete(key);
+  else deps.statusWrites.set(key, now.getTime());
   const event = statusEvent(
     mu.status?.updateStatus,
     s,
@@ -539,4 +560,5 @@ export async function reconcileStatus(
   );
   if (event)
     deps.mgr.events.event(mu, event.type, event.reason, event.reason === Reasons.updating && startMessage ? startMessage : event.message);
+  return undefined;
 }

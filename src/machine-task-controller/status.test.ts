@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { Scope } from './scope.js';
-import { buildStatus, statusEvent } from './status.js';
+import type { MachineUpdateStatus } from '../api/index.js';
+import { buildStatus, progressHoldMs, statusEvent } from './status.js';
 
 describe('machine-task-controller buildStatus', () => {
   const scope = (status?: Scope['mu']['status']): Scope => ({
@@ -112,5 +113,45 @@ describe('machine-task-controller buildStatus', () => {
       new Date('2026-01-01T00:00:00Z'),
     );
     expect(s.message).to.equal('updater x (1/1) updating');
+  });
+});
+
+describe('machine-task-controller progressHoldMs', () => {
+  const at = '2026-01-01T00:00:00Z';
+  const row = (updateStatus?: string): NonNullable<MachineUpdateStatus['tasks']>[number] => ({
+    updater: 'u',
+    apiVersion: 'v',
+    kind: 'UpdaterUpdateTask',
+    name: 't',
+    ...(updateStatus ? { updateStatus } : {}),
+  });
+  const st = (o: Partial<MachineUpdateStatus> = {}): MachineUpdateStatus => ({
+    updateStatus: 'updating',
+    currentUpdater: 'u',
+    message: 'updater u (1/1) updating: waiting',
+    tasks: [row()],
+    conditions: [{ type: 'InPlaceUpdate', status: 'True', reason: 'WaitingForUpdater', message: 'waiting', lastTransitionTime: at }],
+    ...o,
+  });
+  const last = 10_000;
+  const cases: [string, MachineUpdateStatus, number | undefined][] = [
+    ['a new progress message is held', st({ message: 'step 2/3' }), 4_000],
+    ['a task turning in progress is held', st({ message: 'step 1/3', tasks: [row('updating')] }), 4_000],
+    ['a task ending is written at once', st({ tasks: [row('updated')] }), undefined],
+    [
+      'a reason change is written at once',
+      st({ conditions: [{ type: 'InPlaceUpdate', status: 'True', reason: 'UpdaterNotReporting', message: 'x', lastTransitionTime: at }] }),
+      undefined,
+    ],
+    ['a phase change is written at once', st({ updateStatus: 'aborting' }), undefined],
+    ['the commit journal is written at once', st({ commit: { state: 'Writing', objects: [] } }), undefined],
+    ['the end is written at once', st({ updateStatus: 'updated', message: 'done' }), undefined],
+    ['nothing changed: nothing to hold', st(), undefined],
+  ];
+  for (const [name, next, want] of cases) it(name, () => expect(progressHoldMs(st(), next, last, last + 1_000, 5_000)).to.equal(want));
+
+  it('writes progress once the interval passed, and at once after a restart (no last write known)', () => {
+    expect(progressHoldMs(st(), st({ message: 'step 2/3' }), last, last + 5_000, 5_000)).to.equal(undefined);
+    expect(progressHoldMs(st(), st({ message: 'step 2/3' }), undefined, last, 5_000)).to.equal(undefined);
   });
 });
