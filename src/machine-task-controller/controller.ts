@@ -49,6 +49,7 @@ import {
 } from '../runtime/index.js';
 import type { WritePolicy } from '../api/index.js';
 import { commitResponsibilities } from './commit-apply.js';
+import { DryRunMemo } from './commit.js';
 import { Expectations } from './expectations.js';
 import type { CommitJournal, JournalObject } from './journal.js';
 import { controllingPlanRef, ownershipProblem } from './ownership.js';
@@ -88,6 +89,8 @@ export interface TaskDeps {
   expect: Expectations;
   /** When each MachineUpdate in flight last had its status written by us (ms), for PROGRESS_WRITE_INTERVAL_MS. */
   statusWrites: Map<string, number>;
+  /** Single-object commit patches that dry-ran clean, per plan and kind (see DryRunMemo). */
+  dryRuns: DryRunMemo;
 }
 
 /** How long a task kind's contract declaration is trusted before its CRD is read again. */
@@ -129,6 +132,7 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
     unreportedTaskMs: opts.unreportedTaskMs ?? DEFAULT_UNREPORTED_TASK_MS,
     expect: new Expectations(),
     statusWrites: new Map(),
+    dryRuns: new DryRunMemo(),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
   };
   const ctrl = mgr
@@ -438,6 +442,7 @@ export async function reconcileCommit(deps: TaskDeps, scope: Scope, d: Decision,
     deps.statusWrites.set(muKey(latest), Date.now());
   };
   const cachedMachine = mgr.informer<KubeObject>(Machines).store.peek(mu.metadata.namespace, mu.spec.machineRef.name);
+  const plan = controllingPlanRef(mu)?.uid;
   const result = await commitResponsibilities(
     client,
     mu.metadata.namespace!,
@@ -447,6 +452,7 @@ export async function reconcileCommit(deps: TaskDeps, scope: Scope, d: Decision,
     save,
     deps.writePolicy,
     cachedMachine,
+    plan ? { memo: deps.dryRuns, plan } : undefined,
   );
   const ending = commitEnding(result, scope.views.length);
   if (!result.ok) mgr.events.event(mu, ending.updateStatus === 'aborted' ? 'Normal' : 'Warning', ending.reason, ending.message);
