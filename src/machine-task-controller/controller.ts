@@ -467,7 +467,7 @@ async function createTask(
   previous: UpdaterView | undefined,
   log: Logger,
 ): Promise<{ task: Task } | { failed: string; reason: string }> {
-  const { client, mgr } = deps;
+  const { client } = deps;
   const ns = mu.metadata.namespace!;
   const u = view.updater;
   const inputs = {
@@ -508,9 +508,8 @@ async function createTask(
     deps.metrics.tasksCreated.inc({ kind: res.kind });
     const prevDone = previous?.task?.status?.completionTime;
     if (prevDone) deps.metrics.stepLatency.observe(Math.max(0, (Date.now() - Date.parse(prevDone)) / 1000));
-    // The first task's creation is the update's start: the Updating Event of this reconcile's status write names it.
-    if (mu.status?.updateStatus)
-      mgr.events.event(mu, 'Normal', Reasons.taskCreated, `created ${res.kind} ${view.taskName} for updater ${u.name}`);
+    // No per-task Event: status.tasks lists every task with its start (a Normal Event per machine and updater cost a
+    // request each and said nothing more; issue 25).
     log.info({ task: view.taskName, kind: res.kind, updater: u.name }, 'task created');
     return { task: created };
   } catch (err) {

@@ -69,12 +69,8 @@ describe('machine-task-controller buildStatus', () => {
     });
   }
 
-  it('records an Event when the update starts and when it ends, none in between', () => {
-    expect(statusEvent(undefined, { updateStatus: 'updating', reason: 'Updating', message: 'started' })).to.deep.equal({
-      type: 'Normal',
-      reason: 'Updating',
-      message: 'started',
-    });
+  it('records a Warning when the update fails or is stuck; no per-machine Event for its start or its successful end', () => {
+    expect(statusEvent(undefined, { updateStatus: 'updating', reason: 'Updating', message: 'started' })).to.equal(undefined);
     expect(statusEvent('updating', { updateStatus: 'updating', reason: 'WaitingForUpdater', message: 'm' })).to.equal(undefined);
     const stuck = { updateStatus: 'updating' as const, reason: 'UpdaterNotReporting', message: 'no updater has reported on task T' };
     expect(statusEvent('updating', stuck, 'WaitingForUpdater')).to.deep.equal({
@@ -83,10 +79,10 @@ describe('machine-task-controller buildStatus', () => {
       message: 'no updater has reported on task T',
     });
     expect(statusEvent('updating', stuck, 'UpdaterNotReporting')).to.equal(undefined);
-    expect(statusEvent('updating', { updateStatus: 'updated', reason: 'AlreadyInPlace', message: 'ok' })).to.deep.equal({
-      type: 'Normal',
-      reason: 'Updated',
-      message: 'ok',
+    expect(statusEvent('updating', { updateStatus: 'updated', reason: 'AlreadyInPlace', message: 'ok' })).to.equal(undefined);
+    expect(statusEvent('aborting', { updateStatus: 'aborted', reason: 'Aborted', message: 'stop' })).to.deep.include({
+      type: 'Warning',
+      reason: 'Aborted',
     });
     expect(statusEvent('updating', { updateStatus: 'failed', reason: 'CommitFailed', message: 'no' })).to.deep.equal({
       type: 'Warning',

@@ -181,14 +181,16 @@ export interface StatusEvent {
 }
 
 /**
- * The Event a status write records: the update started, it ended (Warning unless updated), or it became stuck on a task
- * no updater reports on (Warning, once per stretch: `beforeReason` is the InPlaceUpdate reason before); undefined otherwise.
+ * The Event a status write records: the update ended failed or aborted (Warning), or it became stuck on a task no
+ * updater reports on (Warning, once per stretch: `beforeReason` is the InPlaceUpdate reason before); undefined
+ * otherwise. A start and a successful end record none: one Normal Event per machine repeated what the MachineUpdate's
+ * status (startTime, completionTime, conditions) and the plan's progress and Events already show, and cost a request
+ * per machine (issue 25).
  */
 export function statusEvent(before: MachineUpdateStatus['updateStatus'], s: StatusInput, beforeReason?: string): StatusEvent | undefined {
   if (s.reason === Reasons.updaterNotReporting && beforeReason !== s.reason)
     return { type: 'Warning', reason: Reasons.updaterNotReporting, message: s.message };
-  if (before !== s.updateStatus && isTerminal(s.updateStatus))
-    return { type: s.updateStatus === 'updated' ? 'Normal' : 'Warning', reason: reasonOfTerminal(s.updateStatus), message: s.message };
-  if (!before && s.updateStatus) return { type: 'Normal', reason: Reasons.updating, message: s.message };
+  if (before !== s.updateStatus && isTerminal(s.updateStatus) && s.updateStatus !== 'updated')
+    return { type: 'Warning', reason: reasonOfTerminal(s.updateStatus), message: s.message };
   return undefined;
 }
