@@ -350,8 +350,6 @@ export interface Outcome {
   commit?: CommitJournal | null;
   /** What the finished commit wrote (status.committed), set by the status write that ends the MachineUpdate. */
   committed?: readonly JournalObject[];
-  /** The message of the Event recording the update's start, when it differs from the status message. */
-  startMessage?: string;
 }
 
 const statusOf = (d: Decision): StatusInput => ({
@@ -383,10 +381,10 @@ export async function reconcileTasks(deps: TaskDeps, scope: Scope, d: Decision, 
         return { status: { updateStatus: 'failed', reason: created.reason, message: created.failed }, action: Action.awaitChange() };
       view.task = created.task;
       // The status is what the next reconcile will decide with the task in place (waiting for its updater), so that
-      // reconcile has nothing to write; the start Event keeps this step's message, which names the task.
+      // reconcile has nothing to write.
       const next = decide(scope, opts);
       const action = next.recheckAfterMs !== undefined ? Action.requeue(next.recheckAfterMs) : Action.awaitChange();
-      return { status: statusOf(next), action, startMessage: d.message };
+      return { status: statusOf(next), action };
     }
     case 'abortTask': {
       const view = scope.views[step.index]!;
@@ -538,9 +536,9 @@ export async function reconcileStatus(
   scope: Scope,
   s: StatusInput,
   now: Date,
-  phase: Pick<Outcome, 'commit' | 'committed' | 'startMessage'> = {},
+  phase: Pick<Outcome, 'commit' | 'committed'> = {},
 ): Promise<number | undefined> {
-  const { commit, committed, startMessage } = phase;
+  const { commit, committed } = phase;
   const mu = scope.mu;
   const helper = snapshot(mu);
   // Only the status changes, and buildStatus returns a new one: a shallow copy of the (frozen) MachineUpdate is enough.
@@ -563,7 +561,6 @@ export async function reconcileStatus(
     s,
     mu.status?.conditions?.find((c) => c.type === ConditionTypes.inPlaceUpdate)?.reason,
   );
-  if (event)
-    deps.mgr.events.event(mu, event.type, event.reason, event.reason === Reasons.updating && startMessage ? startMessage : event.message);
+  if (event) deps.mgr.events.event(mu, event.type, event.reason, event.message);
   return undefined;
 }
