@@ -6,7 +6,7 @@
 import { Machines, type KubeObject, type ResourceType, type Responsibility, type WritePolicy } from '../api/index.js';
 import { machineBootstrapRef, machineInfraRef } from '../api/capi/index.js';
 import { ConflictError, KubeApiError, RetryableError, type KubeClient } from '../runtime/index.js';
-import { CommitPathError, commitPatch, verifyCommit, type CommitResult, type JsonPatchOp } from './commit.js';
+import { CommitPathError, DryRunMemo, commitPatch, verifyCommit, type CommitResult, type JsonPatchOp } from './commit.js';
 import { journalEntries, mergeJournal, objectLabel, restorePatch, type CommitJournal, type JournalObject } from './journal.js';
 
 export type { CommitResult };
@@ -123,16 +123,38 @@ async function send(client: KubeClient, namespace: string, t: Target, dryRun: bo
   }
 }
 
+/** Where the commit remembers clean dry-runs of single-object patches: the memo and the plan (its uid) committing. */
+export interface DryRunMemoRef {
+  memo: DryRunMemo;
+  plan: string;
+}
+
+/** The memo key of a single-object commit's patch, undefined when the commit spans several objects (always dry-run). */
+function memoKey(targets: readonly Target[], ref: DryRunMemoRef | undefined): string | undefined {
+  if (!ref || targets.length !== 1) return undefined;
+  const t = targets[0]!;
+  return DryRunMemo.key(ref.plan, t.apiGroup, t.kind, t.items);
+}
+
 /**
  * Phase 2 of a commit: every patch is tried (dry-run) and its answer checked, and every target already in place
- * verified, before anything is written. Returns why the commit cannot go on, or undefined.
+ * verified, before anything is written. Returns why the commit cannot go on, or undefined. A single-object patch this
+ * plan already dry-ran clean on the kind (`memo`) is not tried again: the server applies one object's patch whole or
+ * not at all, so a rejection still changes nothing, and the real write's answer is verified all the same.
  */
-async function dryRunAll(client: KubeClient, namespace: string, targets: readonly Target[]): Promise<string | undefined> {
+async function dryRunAll(
+  client: KubeClient,
+  namespace: string,
+  targets: readonly Target[],
+  memo: { ref: DryRunMemoRef; key: string } | undefined,
+): Promise<string | undefined> {
   for (const t of targets) {
     if (t.ops.length === 0) continue;
+    if (memo?.ref.memo.has(memo.key)) continue;
     try {
       const why = notKept(t, await send(client, namespace, t, true));
       if (why) return why;
+      memo?.ref.memo.remember(memo.key);
     } catch (err) {
       if (err instanceof CommitRefused) return err.message;
       throw err;
@@ -154,6 +176,7 @@ async function writeAll(
   pending: readonly Target[],
   journaled: readonly JournalObject[],
   save: SaveJournal,
+  memo: { ref: DryRunMemoRef; key: string } | undefined,
 ): Promise<CommitResult> {
   const next: JournalObject[] = pending.map((t) => ({
     apiGroup: t.apiGroup,
@@ -169,12 +192,20 @@ async function writeAll(
     try {
       after = await send(client, namespace, t, false);
     } catch (err) {
-      if (err instanceof CommitRefused)
-        return rollback(client, namespace, objects, `${err.message} (after the dry-run accepted them)`, save);
-      throw err;
+      if (!(err instanceof CommitRefused)) throw err;
+      memo?.ref.memo.forget(memo.key);
+      // One object, rejected whole (nothing of it was written) and nothing from an earlier run to restore.
+      if (memo && pending.length === 1 && journaled.length === 0) {
+        await save(undefined);
+        return { ok: false, outcome: 'nothing-committed', message: `commit failed, nothing committed: ${err.message}` };
+      }
+      return rollback(client, namespace, objects, `${err.message} (after the dry-run accepted them)`, save);
     }
     const why = notKept(t, after);
-    if (why) return rollback(client, namespace, objects, `${why} (after the dry-run kept it)`, save);
+    if (why) {
+      memo?.ref.memo.forget(memo.key);
+      return rollback(client, namespace, objects, `${why} (after the dry-run kept it)`, save);
+    }
   }
   await save(undefined, objects);
   return { ok: true, written: pending.flatMap((t) => t.items.map((r) => `${what(t)} ${r.path}`)) };
@@ -185,7 +216,8 @@ async function writeAll(
  * every patch, dry-run them all (`dryRunAll`), then journal and write (`writeAll`). `journal`
  * is the MachineUpdate's status.commit (from an interrupted earlier run, if any); `save` persists it. Conflicts and
  * transient errors throw retryable errors with the journal kept, so the next reconcile resumes. `cachedMachine`,
- * when given, is used instead of reading the Machine (its resourceVersion guards the patch).
+ * when given, is used instead of reading the Machine (its resourceVersion guards the patch). `memoRef`, when given,
+ * lets a single-object commit skip a dry-run its plan already passed on that kind (see dryRunAll).
  */
 export async function commitResponsibilities(
   client: KubeClient,
@@ -196,6 +228,7 @@ export async function commitResponsibilities(
   save: SaveJournal,
   policy?: WritePolicy,
   cachedMachine?: KubeObject,
+  memoRef?: DryRunMemoRef,
 ): Promise<CommitResult> {
   if (journal?.state === 'RollingBack')
     return rollback(client, namespace, journal.objects ?? [], journal.reason ?? 'the commit failed', save);
@@ -218,10 +251,12 @@ export async function commitResponsibilities(
     if (err instanceof CommitRefused) return fail(err.message);
     throw err;
   }
-  const why = await dryRunAll(client, namespace, targets);
+  const key = memoKey(targets, memoRef);
+  const memo = key !== undefined && memoRef ? { ref: memoRef, key } : undefined;
+  const why = await dryRunAll(client, namespace, targets, memo);
   if (why !== undefined) return fail(why);
   const pending = targets.filter((t) => t.ops.length > 0);
-  if (pending.length > 0) return writeAll(client, namespace, pending, journaled, save);
+  if (pending.length > 0) return writeAll(client, namespace, pending, journaled, save, memo);
   // Everything in place: what an interrupted earlier run wrote (its journal) is what this commit changed, else nothing.
   await save(undefined, journaled);
   return { ok: true, written: [] };

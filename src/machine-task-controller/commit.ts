@@ -48,3 +48,46 @@ export type CommitMismatch = ValueMismatch;
 export function verifyCommit(obj: KubeObject, resps: readonly Pick<Responsibility, 'path' | 'value'>[]): CommitMismatch[] {
   return verifyValues(obj, resps);
 }
+
+/** How many clean dry-runs a controller process remembers (least recently used forgotten first). */
+export const DRY_RUN_MEMO_SIZE = 1024;
+
+/**
+ * Single-object commit patches that dry-ran clean, by plan, kind and paths+values. Whether the schema prunes or rejects
+ * a value is a property of the kind's schema, not of the machine, so once a plan's patch dry-ran clean on a kind, the
+ * same patch on other machines of that kind skips the dry-run. In memory only (a restart dry-runs again), bounded LRU.
+ */
+export class DryRunMemo {
+  private readonly keys = new Set<string>();
+  constructor(private readonly max = DRY_RUN_MEMO_SIZE) {}
+
+  /** The memo key of a patch: the plan (its uid), the object's API group and kind, and every path with its value. */
+  static key(plan: string, apiGroup: string, kind: string, items: readonly Pick<Responsibility, 'path' | 'value'>[]): string {
+    return JSON.stringify([plan, apiGroup, kind, items.map((r) => [r.path, r.value])]);
+  }
+
+  /** Number of remembered patches. */
+  get size(): number {
+    return this.keys.size;
+  }
+
+  /** True when this patch dry-ran clean before (and marks it recently used). */
+  has(key: string): boolean {
+    if (!this.keys.has(key)) return false;
+    this.keys.delete(key);
+    this.keys.add(key);
+    return true;
+  }
+
+  /** Remembers a patch that dry-ran clean. */
+  remember(key: string): void {
+    this.keys.delete(key);
+    this.keys.add(key);
+    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value!);
+  }
+
+  /** Forgets a patch the API server did not take as the memo promised (the schema changed): the next commit dry-runs. */
+  forget(key: string): void {
+    this.keys.delete(key);
+  }
+}

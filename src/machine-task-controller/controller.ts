@@ -49,6 +49,7 @@ import {
 } from '../runtime/index.js';
 import type { WritePolicy } from '../api/index.js';
 import { commitResponsibilities } from './commit-apply.js';
+import { DryRunMemo } from './commit.js';
 import { Expectations } from './expectations.js';
 import type { CommitJournal, JournalObject } from './journal.js';
 import { controllingPlanRef, ownershipProblem } from './ownership.js';
@@ -62,7 +63,7 @@ import {
   type Scope,
   type UpdaterView,
 } from './scope.js';
-import { buildStatus, refusalStatus, statusEvent, type StatusInput } from './status.js';
+import { buildStatus, progressHoldMs, refusalStatus, statusEvent, type StatusInput } from './status.js';
 
 /** Name of the controller (also its field manager and event source). */
 export const CONTROLLER_NAME = 'machine-task-controller';
@@ -86,6 +87,10 @@ export interface TaskDeps {
   unreportedTaskMs: number;
   /** Our writes the caches have not shown yet (a reconcile on such a cache waits rather than conflict). */
   expect: Expectations;
+  /** When each MachineUpdate in flight last had its status written by us (ms), for PROGRESS_WRITE_INTERVAL_MS. */
+  statusWrites: Map<string, number>;
+  /** Single-object commit patches that dry-ran clean, per plan and kind (see DryRunMemo). */
+  dryRuns: DryRunMemo;
 }
 
 /** How long a task kind's contract declaration is trusted before its CRD is read again. */
@@ -126,6 +131,8 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
     allowedKinds: new Map(),
     unreportedTaskMs: opts.unreportedTaskMs ?? DEFAULT_UNREPORTED_TASK_MS,
     expect: new Expectations(),
+    statusWrites: new Map(),
+    dryRuns: new DryRunMemo(),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
   };
   const ctrl = mgr
@@ -156,10 +163,16 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
     .withConcurrency(opts.concurrency ?? DEFAULT_CONCURRENCY)
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
   // After the controller's own handler: the key is queued, and this only marks our write as seen.
-  muInformer.onChange((mu, _old, type) => deps.expect.observed(mu, type === 'delete'));
+  muInformer.onChange((mu, _old, type) => {
+    deps.expect.observed(mu, type === 'delete');
+    if (type === 'delete') deps.statusWrites.delete(muKey(mu));
+  });
   holder.ctrl = ctrl;
   return ctrl;
 }
+
+/** The key of a MachineUpdate in TaskDeps.statusWrites. */
+const muKey = (mu: MachineUpdateObject): string => `${mu.metadata.namespace ?? ''}/${mu.metadata.name ?? ''}`;
 
 /** The cached MachineUpdates a task mapper looks up by machine. */
 type MachineUpdateStore = Pick<Informer<MachineUpdateObject>['store'], 'byLabel'>;
@@ -216,8 +229,10 @@ export async function reconcile(deps: TaskDeps, key: ObjectKey, log: Logger): Pr
   log.debug({ step: d.step.kind, updateStatus: d.updateStatus, message: d.message }, 'decided');
   if (d.step.kind === 'none') return Action.awaitChange();
   const outcome = d.step.kind === 'commit' ? await reconcileCommit(deps, scope, d, now) : await reconcileTasks(deps, scope, d, log, opts);
-  await reconcileStatus(deps, outcome.mu ? { ...scope, mu: outcome.mu } : scope, outcome.status, now, outcome);
-  return outcome.action;
+  const hold = await reconcileStatus(deps, outcome.mu ? { ...scope, mu: outcome.mu } : scope, outcome.status, now, outcome);
+  // A progress-only change held back is written when due, unless an earlier wake-up (the task's next change) comes first.
+  if (hold === undefined) return outcome.action;
+  return Action.requeue(outcome.action.kind === 'requeue' ? Math.min(outcome.action.afterMs, hold) : hold);
 }
 
 /**
@@ -335,8 +350,6 @@ export interface Outcome {
   commit?: CommitJournal | null;
   /** What the finished commit wrote (status.committed), set by the status write that ends the MachineUpdate. */
   committed?: readonly JournalObject[];
-  /** The message of the Event recording the update's start, when it differs from the status message. */
-  startMessage?: string;
 }
 
 const statusOf = (d: Decision): StatusInput => ({
@@ -368,10 +381,10 @@ export async function reconcileTasks(deps: TaskDeps, scope: Scope, d: Decision, 
         return { status: { updateStatus: 'failed', reason: created.reason, message: created.failed }, action: Action.awaitChange() };
       view.task = created.task;
       // The status is what the next reconcile will decide with the task in place (waiting for its updater), so that
-      // reconcile has nothing to write; the start Event keeps this step's message, which names the task.
+      // reconcile has nothing to write.
       const next = decide(scope, opts);
       const action = next.recheckAfterMs !== undefined ? Action.requeue(next.recheckAfterMs) : Action.awaitChange();
-      return { status: statusOf(next), action, startMessage: d.message };
+      return { status: statusOf(next), action };
     }
     case 'abortTask': {
       const view = scope.views[step.index]!;
@@ -424,8 +437,10 @@ export async function reconcileCommit(deps: TaskDeps, scope: Scope, d: Decision,
     const status = { ...buildStatus({ ...scope, mu: latest }, statusOf(d), now), commit: next };
     latest = await snapshot(latest).apply(client, MachineUpdates, { ...latest, status }, { fieldManager: CONTROLLER_NAME });
     deps.expect.wrote(latest);
+    deps.statusWrites.set(muKey(latest), Date.now());
   };
   const cachedMachine = mgr.informer<KubeObject>(Machines).store.peek(mu.metadata.namespace, mu.spec.machineRef.name);
+  const plan = controllingPlanRef(mu)?.uid;
   const result = await commitResponsibilities(
     client,
     mu.metadata.namespace!,
@@ -435,6 +450,7 @@ export async function reconcileCommit(deps: TaskDeps, scope: Scope, d: Decision,
     save,
     deps.writePolicy,
     cachedMachine,
+    plan ? { memo: deps.dryRuns, plan } : undefined,
   );
   const ending = commitEnding(result, scope.views.length);
   if (!result.ok) mgr.events.event(mu, ending.updateStatus === 'aborted' ? 'Normal' : 'Warning', ending.reason, ending.message);
@@ -449,7 +465,7 @@ async function createTask(
   previous: UpdaterView | undefined,
   log: Logger,
 ): Promise<{ task: Task } | { failed: string; reason: string }> {
-  const { client, mgr } = deps;
+  const { client } = deps;
   const ns = mu.metadata.namespace!;
   const u = view.updater;
   const inputs = {
@@ -490,9 +506,8 @@ async function createTask(
     deps.metrics.tasksCreated.inc({ kind: res.kind });
     const prevDone = previous?.task?.status?.completionTime;
     if (prevDone) deps.metrics.stepLatency.observe(Math.max(0, (Date.now() - Date.parse(prevDone)) / 1000));
-    // The first task's creation is the update's start: the Updating Event of this reconcile's status write names it.
-    if (mu.status?.updateStatus)
-      mgr.events.event(mu, 'Normal', Reasons.taskCreated, `created ${res.kind} ${view.taskName} for updater ${u.name}`);
+    // No per-task Event: status.tasks lists every task with its start (a Normal Event per machine and updater cost a
+    // request each and said nothing more; issue 25).
     log.info({ task: view.taskName, kind: res.kind, updater: u.name }, 'task created');
     return { task: created };
   } catch (err) {
@@ -511,15 +526,19 @@ async function createTask(
   }
 }
 
-/** Writes the status once (only what changed, guarded by resourceVersion) and records the transition's Event. */
+/**
+ * Writes the status once (only what changed, guarded by resourceVersion) and records the transition's Event. A change
+ * that is only an updater's progress is held back within PROGRESS_WRITE_INTERVAL_MS of our last write: returns how
+ * long until it is due (nothing written), undefined otherwise.
+ */
 export async function reconcileStatus(
   deps: TaskDeps,
   scope: Scope,
   s: StatusInput,
   now: Date,
-  phase: Pick<Outcome, 'commit' | 'committed' | 'startMessage'> = {},
-): Promise<void> {
-  const { commit, committed, startMessage } = phase;
+  phase: Pick<Outcome, 'commit' | 'committed'> = {},
+): Promise<number | undefined> {
+  const { commit, committed } = phase;
   const mu = scope.mu;
   const helper = snapshot(mu);
   // Only the status changes, and buildStatus returns a new one: a shallow copy of the (frozen) MachineUpdate is enough.
@@ -528,15 +547,20 @@ export async function reconcileStatus(
   else if (commit) status.commit = commit;
   if (committed) status.committed = { objects: [...committed] };
   const next: MachineUpdateObject = { ...mu, status };
+  const key = muKey(mu);
+  const hold = progressHoldMs(mu.status, status, deps.statusWrites.get(key), now.getTime());
+  if (hold !== undefined) return hold;
   // apply sends nothing and returns `next` itself when nothing changed: one diff rather than changed() and apply().
   const written = await helper.apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME });
-  if (written === next) return;
+  if (written === next) return undefined;
   deps.expect.wrote(written);
+  if (isTerminal(status.updateStatus)) deps.statusWrites.delete(key);
+  else deps.statusWrites.set(key, now.getTime());
   const event = statusEvent(
     mu.status?.updateStatus,
     s,
     mu.status?.conditions?.find((c) => c.type === ConditionTypes.inPlaceUpdate)?.reason,
   );
-  if (event)
-    deps.mgr.events.event(mu, event.type, event.reason, event.reason === Reasons.updating && startMessage ? startMessage : event.message);
+  if (event) deps.mgr.events.event(mu, event.type, event.reason, event.message);
+  return undefined;
 }

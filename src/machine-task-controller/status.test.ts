@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { Scope } from './scope.js';
-import { buildStatus, statusEvent } from './status.js';
+import type { MachineUpdateStatus } from '../api/index.js';
+import { buildStatus, progressHoldMs, statusEvent } from './status.js';
 
 describe('machine-task-controller buildStatus', () => {
   const scope = (status?: Scope['mu']['status']): Scope => ({
@@ -68,12 +69,8 @@ describe('machine-task-controller buildStatus', () => {
     });
   }
 
-  it('records an Event when the update starts and when it ends, none in between', () => {
-    expect(statusEvent(undefined, { updateStatus: 'updating', reason: 'Updating', message: 'started' })).to.deep.equal({
-      type: 'Normal',
-      reason: 'Updating',
-      message: 'started',
-    });
+  it('records a Warning when the update fails or is stuck; no per-machine Event for its start or its successful end', () => {
+    expect(statusEvent(undefined, { updateStatus: 'updating', reason: 'Updating', message: 'started' })).to.equal(undefined);
     expect(statusEvent('updating', { updateStatus: 'updating', reason: 'WaitingForUpdater', message: 'm' })).to.equal(undefined);
     const stuck = { updateStatus: 'updating' as const, reason: 'UpdaterNotReporting', message: 'no updater has reported on task T' };
     expect(statusEvent('updating', stuck, 'WaitingForUpdater')).to.deep.equal({
@@ -82,10 +79,10 @@ describe('machine-task-controller buildStatus', () => {
       message: 'no updater has reported on task T',
     });
     expect(statusEvent('updating', stuck, 'UpdaterNotReporting')).to.equal(undefined);
-    expect(statusEvent('updating', { updateStatus: 'updated', reason: 'AlreadyInPlace', message: 'ok' })).to.deep.equal({
-      type: 'Normal',
-      reason: 'Updated',
-      message: 'ok',
+    expect(statusEvent('updating', { updateStatus: 'updated', reason: 'AlreadyInPlace', message: 'ok' })).to.equal(undefined);
+    expect(statusEvent('aborting', { updateStatus: 'aborted', reason: 'Aborted', message: 'stop' })).to.deep.include({
+      type: 'Warning',
+      reason: 'Aborted',
     });
     expect(statusEvent('updating', { updateStatus: 'failed', reason: 'CommitFailed', message: 'no' })).to.deep.equal({
       type: 'Warning',
@@ -112,5 +109,45 @@ describe('machine-task-controller buildStatus', () => {
       new Date('2026-01-01T00:00:00Z'),
     );
     expect(s.message).to.equal('updater x (1/1) updating');
+  });
+});
+
+describe('machine-task-controller progressHoldMs', () => {
+  const at = '2026-01-01T00:00:00Z';
+  const row = (updateStatus?: string): NonNullable<MachineUpdateStatus['tasks']>[number] => ({
+    updater: 'u',
+    apiVersion: 'v',
+    kind: 'UpdaterUpdateTask',
+    name: 't',
+    ...(updateStatus ? { updateStatus } : {}),
+  });
+  const st = (o: Partial<MachineUpdateStatus> = {}): MachineUpdateStatus => ({
+    updateStatus: 'updating',
+    currentUpdater: 'u',
+    message: 'updater u (1/1) updating: waiting',
+    tasks: [row()],
+    conditions: [{ type: 'InPlaceUpdate', status: 'True', reason: 'WaitingForUpdater', message: 'waiting', lastTransitionTime: at }],
+    ...o,
+  });
+  const last = 10_000;
+  const cases: [string, MachineUpdateStatus, number | undefined][] = [
+    ['a new progress message is held', st({ message: 'step 2/3' }), 4_000],
+    ['a task turning in progress is held', st({ message: 'step 1/3', tasks: [row('updating')] }), 4_000],
+    ['a task ending is written at once', st({ tasks: [row('updated')] }), undefined],
+    [
+      'a reason change is written at once',
+      st({ conditions: [{ type: 'InPlaceUpdate', status: 'True', reason: 'UpdaterNotReporting', message: 'x', lastTransitionTime: at }] }),
+      undefined,
+    ],
+    ['a phase change is written at once', st({ updateStatus: 'aborting' }), undefined],
+    ['the commit journal is written at once', st({ commit: { state: 'Writing', objects: [] } }), undefined],
+    ['the end is written at once', st({ updateStatus: 'updated', message: 'done' }), undefined],
+    ['nothing changed: nothing to hold', st(), undefined],
+  ];
+  for (const [name, next, want] of cases) it(name, () => expect(progressHoldMs(st(), next, last, last + 1_000, 5_000)).to.equal(want));
+
+  it('writes progress once the interval passed, and at once after a restart (no last write known)', () => {
+    expect(progressHoldMs(st(), st({ message: 'step 2/3' }), last, last + 5_000, 5_000)).to.equal(undefined);
+    expect(progressHoldMs(st(), st({ message: 'step 2/3' }), undefined, last, 5_000)).to.equal(undefined);
   });
 });

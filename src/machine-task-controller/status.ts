@@ -9,6 +9,7 @@ import {
   type Condition,
   type MachineUpdateStatus,
 } from '../api/index.js';
+import { isDeepStrictEqual } from 'node:util';
 import { taskUpdateStatus } from '../contract/index.js';
 import { setCondition, toKubeTime } from '../runtime/pure/conditions.js';
 import { reasonOfTerminal, type MachineUpdateStatusValue } from './decide.js';
@@ -124,6 +125,54 @@ export function refusalStatus(mu: MachineUpdateObject, message: string, now: Dat
   };
 }
 
+/**
+ * How often at most a MachineUpdate's status is written for an updater's progress alone (a progress message, a task
+ * turning in progress). A progress-only change waits for this long after the last status write (or rides on the next
+ * write that happens anyway: a phase change, the commit journal, the end), so a chatty updater costs at most one
+ * write per interval while a long update still shows live progress.
+ */
+export const PROGRESS_WRITE_INTERVAL_MS = 5_000;
+
+/** What of a status a progress-only change leaves as it was: no message, conditions without messages, task rows without times or in-flight states. */
+function progressShape(s: MachineUpdateStatus | undefined): unknown {
+  const { message: _m, conditions, tasks, ...rest } = s ?? {};
+  return {
+    ...rest,
+    conditions: (conditions ?? []).map((c) => [c.type, c.status, c.reason, c.observedGeneration]),
+    tasks: (tasks ?? []).map(({ startTime: _s, updateStatus, ...row }) => ({
+      ...row,
+      // A row's way from no status to updating is progress; its end (terminal) never is.
+      state: isTerminal(updateStatus) ? updateStatus : 'in-flight',
+    })),
+  };
+}
+
+/**
+ * True when `next` differs from `old` only in what an updater's progress moves: the message (and the conditions'
+ * messages), a task row's start time or its in-flight state. A phase, an updater, a reason, a task's end, the commit
+ * journal or any other field changing is not progress-only.
+ */
+export function progressOnly(old: MachineUpdateStatus | undefined, next: MachineUpdateStatus): boolean {
+  return !isTerminal(next.updateStatus) && isDeepStrictEqual(progressShape(old), progressShape(next));
+}
+
+/**
+ * How long to hold back the status write of `next` (undefined: write now): only a progress-only change is held, until
+ * PROGRESS_WRITE_INTERVAL_MS after the last write (`lastWriteMs`; unknown after a restart: written at once).
+ */
+export function progressHoldMs(
+  old: MachineUpdateStatus | undefined,
+  next: MachineUpdateStatus,
+  lastWriteMs: number | undefined,
+  nowMs: number,
+  intervalMs = PROGRESS_WRITE_INTERVAL_MS,
+): number | undefined {
+  // Nothing changed: nothing to hold (apply sends nothing).
+  if (lastWriteMs === undefined || isDeepStrictEqual(old, next) || !progressOnly(old, next)) return undefined;
+  const left = lastWriteMs + intervalMs - nowMs;
+  return left > 0 ? left : undefined;
+}
+
 /** An Event to record for a status transition. */
 export interface StatusEvent {
   type: 'Normal' | 'Warning';
@@ -132,14 +181,16 @@ export interface StatusEvent {
 }
 
 /**
- * The Event a status write records: the update started, it ended (Warning unless updated), or it became stuck on a task
- * no updater reports on (Warning, once per stretch: `beforeReason` is the InPlaceUpdate reason before); undefined otherwise.
+ * The Event a status write records: the update ended failed or aborted (Warning), or it became stuck on a task no
+ * updater reports on (Warning, once per stretch: `beforeReason` is the InPlaceUpdate reason before); undefined
+ * otherwise. A start and a successful end record none: one Normal Event per machine repeated what the MachineUpdate's
+ * status (startTime, completionTime, conditions) and the plan's progress and Events already show, and cost a request
+ * per machine (issue 25).
  */
 export function statusEvent(before: MachineUpdateStatus['updateStatus'], s: StatusInput, beforeReason?: string): StatusEvent | undefined {
   if (s.reason === Reasons.updaterNotReporting && beforeReason !== s.reason)
     return { type: 'Warning', reason: Reasons.updaterNotReporting, message: s.message };
-  if (before !== s.updateStatus && isTerminal(s.updateStatus))
-    return { type: s.updateStatus === 'updated' ? 'Normal' : 'Warning', reason: reasonOfTerminal(s.updateStatus), message: s.message };
-  if (!before && s.updateStatus) return { type: 'Normal', reason: Reasons.updating, message: s.message };
+  if (before !== s.updateStatus && isTerminal(s.updateStatus) && s.updateStatus !== 'updated')
+    return { type: 'Warning', reason: reasonOfTerminal(s.updateStatus), message: s.message };
   return undefined;
 }

@@ -115,7 +115,7 @@ async function reconcileMachineHealthCheck(deps: MhcDeps, scope: MhcScope, log: 
   for (const action of plan.actions) {
     const machine = machineByName.get(action.machine);
     const update = action.update ? updateByName.get(action.update.name) : undefined;
-    if (!machine || !update) continue;
+    if (!machine || (action.update && !update)) continue;
     // Decided on annotations from before our own write: the write's watch event brings a pass if one is still needed.
     if (ownWritePendingMs(deps, machine) !== undefined) {
       stale = true;
@@ -140,8 +140,8 @@ function reconcileWarnings(deps: MhcDeps, scope: MhcScope, events: readonly Even
 }
 
 /**
- * Applies one machine's decision: its annotations (one patch), then its MachineUpdate's condition (one status
- * write), then Events. A verdict of timed out or failed is first confirmed on the MachineUpdate as the API server
+ * Applies one machine's decision: its annotations (one patch), then, when the decision has one, its MachineUpdate's
+ * condition (one status write), then Events. A verdict of timed out or failed is first confirmed on the MachineUpdate as the API server
  * has it now: the decision was taken on a cache, and an update completing meanwhile must not get its machine
  * remediated. Returns false when the API server contradicted the cached view (nothing written).
  */
@@ -150,11 +150,19 @@ async function reconcileMachine(
   scope: MhcScope,
   action: MachineAction,
   machine: Machine,
-  cached: MachineUpdate,
+  cached: MachineUpdate | undefined,
   log: Logger,
 ): Promise<boolean> {
   const wish = action.update?.condition;
-  if (!wish) return true;
+  if (!wish || !cached) {
+    // Protected and within its timeout: the annotation (naming the MHC and the expiry) is the whole record.
+    if (action.annotations) {
+      await patchMachineAnnotations(deps, machine, action.annotations);
+      log.info({ machine: action.machine, annotations: action.annotations }, 'patched machine annotations');
+      recordEvents(deps.events, machine, 'Machine', action.eventsOnPatch);
+    }
+    return true;
+  }
   let update = cached;
   if (wish.status === 'False' && (action.annotations || !conditionRecorded(cached, wish))) {
     const fresh = await deps.client.get<MachineUpdate>(MachineUpdates, machine.metadata.namespace, cached.metadata.name ?? '');

@@ -374,8 +374,7 @@ describe('mhc-extension decisions', () => {
           a.machine,
           {
             ...(a.annotations ? { annotations: a.annotations } : {}),
-            reason: a.update?.condition.reason,
-            status: a.update?.condition.status,
+            ...(a.update ? { reason: a.update.condition.reason, status: a.update.condition.status } : {}),
           },
         ]),
       );
@@ -396,12 +395,38 @@ describe('mhc-extension decisions', () => {
       expect(p.mhcEvents[0]).to.include({ on: 'MachineHealthCheck', type: 'Warning', reason: MhcEventReasons.invalidInPlaceUpdateTimeout });
     });
 
-    it('protects a machine within its timeout and asks to look again when it expires', () => {
+    it('protects a machine within its timeout by the annotation alone (naming the MHC, the update and the expiry) and asks to look again when it expires', () => {
       const p = planMachineHealthCheck(mhc({ timeout: '2s' }), [machine('a'), machine('b')], [update('a', { startMs: T0 })], T0 + 500);
       expect(byMachine(p)).to.deep.equal({
-        a: { annotations: { [P]: 'false', [S]: '' }, reason: Reasons.withinInPlaceUpdateTimeout, status: 'True' },
+        a: {
+          annotations: {
+            [P]: 'false',
+            [S]: `in-place update mu-a: MachineHealthCheck mhc skips remediation until ${new Date(T0 + 2000).toISOString()}`,
+          },
+        },
       });
+      expect(p.actions[0]).to.not.have.property('update');
+      expect(p.actions[0]?.eventsOnPatch).to.deep.equal([]);
       expect(p.requeueAfterMs).to.equal(1500);
+    });
+
+    it('writes True over a non-True verdict written before (a timeout raised since), and leaves an operator value of skip-remediation alone', () => {
+      const m = machine('a', { annotations: { [S]: 'operator', [P]: 'true' } });
+      const stale = update('a', { startMs: T0 });
+      stale.status = {
+        ...stale.status,
+        conditions: [
+          {
+            type: 'HealthCheckSucceeded',
+            status: 'False',
+            reason: Reasons.inPlaceUpdateTimedOut,
+            message: 'x',
+            lastTransitionTime: iso(T0),
+          },
+        ],
+      };
+      const p = planMachineHealthCheck(mhc({ timeout: '2s' }), [m], [stale], T0 + 500);
+      expect(byMachine(p)).to.deep.equal({ a: { reason: Reasons.withinInPlaceUpdateTimeout, status: 'True' } });
     });
 
     it('looks again at the earliest expiry among protected machines', () => {
@@ -473,7 +498,7 @@ describe('mhc-extension decisions', () => {
       );
       expect(byMachine(p)).to.deep.equal({
         a: { annotations: { [S]: null }, reason: Reasons.inPlaceUpdateTimedOut, status: 'False' },
-        b: { reason: Reasons.withinInPlaceUpdateTimeout, status: 'True' },
+        b: {},
       });
       const a = p.actions.find((x) => x.machine === 'a')!;
       expect(a.eventsOnChange[0]).to.include({ reason: Reasons.remediationBlocked, type: 'Warning' });
@@ -561,16 +586,13 @@ describe('mhc-extension decisions', () => {
 
   describe('machineNeedsPass', () => {
     const H = mhc({ timeout: '1h' });
-    /** The machine as the pass leaves it: protected, with the condition the pass records. */
+    /** The machine as the pass leaves it: protected (no condition is written for a machine within its timeout). */
     const settled = (): [Machine, MachineUpdate] => {
       const m = machine('a');
       const u = update('a', { startMs: T0 });
       const a = planMachineHealthCheck(H, [m], [u], T0).actions[0]!;
-      const c = a.update!.condition;
-      return [
-        { ...m, metadata: { ...m.metadata, annotations: { ...(a.annotations as Record<string, string>) } } },
-        { ...u, status: { ...u.status, conditions: [{ ...c, lastTransitionTime: iso(T0) }] } },
-      ];
+      expect(a.update).to.equal(undefined);
+      return [{ ...m, metadata: { ...m.metadata, annotations: { ...(a.annotations as Record<string, string>) } } }, u];
     };
     const cases: Array<[string, () => [MachineHealthCheck, Machine, MachineUpdate[], number], boolean]> = [
       ['a healthy machine not in update', () => [H, machine('a'), [], T0], false],
@@ -578,7 +600,7 @@ describe('mhc-extension decisions', () => {
       ['an MHC without the timeout annotation', () => [mhc(), machine('a'), [update('a', { startMs: T0 })], T0], false],
       ['a machine in update, not yet protected', () => [H, machine('a'), [update('a', { startMs: T0 })], T0], true],
       [
-        'a machine in update, protected, condition recorded',
+        'a machine in update, protected',
         () => {
           const [m, u] = settled();
           return [H, m, [u], T0 + 1000];

@@ -80,8 +80,8 @@ export function planMachineHealthCheck(
 
 /**
  * Whether an event on this machine can change what a pass over its MHC decides (level-based: from the machine's
- * current state alone). Settled machines (not in update and healthy, or in update, protected and with the
- * condition already recorded) cannot, so their events need not trigger an O(machines) pass. Unhealthy, deleting,
+ * current state alone). Settled machines (not in update and healthy, or in update and protected, with no stale
+ * non-True condition to replace) cannot, so their events need not trigger an O(machines) pass. Unhealthy, deleting,
  * timed-out and failed machines always can (they move the remediation budget).
  */
 export function machineNeedsPass(mhc: MachineHealthCheck, m: Machine, mine: readonly MachineUpdate[], nowMs: number): boolean {
@@ -94,8 +94,11 @@ export function machineNeedsPass(mhc: MachineHealthCheck, m: Machine, mine: read
   if (!u || !putsInUpdate(u)) return false;
   const p = planMachineHealthCheck(mhc, [m], [u], nowMs);
   const a = p.actions[0];
-  if (p.ignored || !a?.update) return false;
-  if (a.annotations || a.update.condition.status !== 'True') return true;
+  if (p.ignored || !a) return false;
+  if (a.annotations) return true;
+  // Protected and within its timeout with no stale verdict to replace: nothing to write.
+  if (!a.update) return false;
+  if (a.update.condition.status !== 'True') return true;
   const want = a.update.condition;
   const cur = u.status?.conditions?.find((c) => c.type === want.type);
   return !(cur && cur.status === want.status && cur.reason === want.reason && (cur.message ?? '') === want.message);

@@ -5,8 +5,9 @@
 // selected machine whose current update (its latest MachineUpdate, or the one of the plan labelling it) is running
 // or failed: within the timeout it carries `cluster.x-k8s.io/skip-remediation` (prior state kept in
 // `inplace.cluster.x-k8s.io/skip-remediation-prior` and restored when the update ends); timed out or failed, the
-// protection is lifted and, budget permitting, `cluster.x-k8s.io/remediate-machine` is set. The verdict is the
-// MachineUpdate condition HealthCheckSucceeded (WithinInPlaceUpdateTimeout / InPlaceUpdateTimedOut / InPlaceUpdateFailed).
+// protection is lifted and, budget permitting, `cluster.x-k8s.io/remediate-machine` is set. An unhealthy verdict is the
+// MachineUpdate condition HealthCheckSucceeded (InPlaceUpdateTimedOut / InPlaceUpdateFailed); a protected machine's
+// record is its skip-remediation value (MHC, update, expiry), WithinInPlaceUpdateTimeout only replaces a stale verdict.
 //
 // This file wires the controllers: informers, which events trigger which reconcile, cooldown.
 import { MachineHealthChecks, MachineUpdates, Machines } from '../api/index.js';

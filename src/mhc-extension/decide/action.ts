@@ -1,6 +1,6 @@
 // Phase 4 of an MHC pass: what the controller does about one machine, built in one place: the annotation patch,
 // the HealthCheckSucceeded condition on its MachineUpdate, and the Events to record with either.
-import { Annotations, ConditionTypes, MessageBudget, MhcEventReasons, Reasons, boundMessage } from '../../api/index.js';
+import { Annotations, ConditionTypes, MessageBudget, Reasons, boundMessage } from '../../api/index.js';
 import { fmtDuration, type ConditionWish, type EventWish } from '../status.js';
 import { liftPatch, protectPatch, type AnnotationPatch } from './annotations.js';
 import type { RemediationOutcome } from './remediation.js';
@@ -44,34 +44,30 @@ const machineWarning = (j: Judged, reason: string, message: string): EventWish =
   message,
 });
 
-/** A machine within its timeout: protected from remediation, with a Normal Event when the protection is new. */
+/** The value of a skip-remediation the extension sets: who protects the machine, for which update, until when. */
+export const protectionNote = (mhcName: string, update: string, untilIso: string): string =>
+  `in-place update ${update}: MachineHealthCheck ${mhcName} skips remediation until ${untilIso}`;
+
+/**
+ * A machine within its timeout: protected from remediation by the annotation alone, which names the MHC, the update
+ * and the expiry. The HealthCheckSucceeded condition is written only to replace a non-True verdict written before (a
+ * timeout raised since): "within its timeout" repeated on every MachineUpdate said nothing the annotation does not,
+ * and its write raced the task controller's status writes. No per-machine Event (the annotation is the record).
+ */
 export function protectAction(j: Judged, verdict: Extract<Verdict, { kind: 'within' }>, mhcName: string): MachineAction {
   const { expiresAtMs, timeoutMs } = verdict;
   const until = new Date(expiresAtMs).toISOString();
-  const patch = protectPatch(j.m.metadata.annotations);
   const uName = j.u.metadata.name ?? '';
-  const onPatch: EventWish[] =
-    patch?.[Annotations.skipRemediation] !== undefined
-      ? [
-          {
-            on: 'Machine',
-            name: j.m.metadata.name ?? '',
-            type: 'Normal',
-            reason: MhcEventReasons.skipRemediationSet,
-            message: `In-place update in progress (MachineUpdate ${uName}); remediation skipped until ${until}`,
-          },
-        ]
-      : [];
-  return machineAction(
-    j,
-    patch,
-    {
-      status: 'True',
-      reason: Reasons.withinInPlaceUpdateTimeout,
-      message: `In-place update within its ${fmtDuration(timeoutMs)} timeout (until ${until}); remediation skipped by MachineHealthCheck ${mhcName}`,
-    },
-    { onPatch },
-  );
+  const patch = protectPatch(j.m.metadata.annotations, protectionNote(mhcName, uName, until));
+  const action = machineAction(j, patch, {
+    status: 'True',
+    reason: Reasons.withinInPlaceUpdateTimeout,
+    message: `In-place update within its ${fmtDuration(timeoutMs)} timeout (until ${until}); remediation skipped by MachineHealthCheck ${mhcName}`,
+  });
+  const written = j.u.status?.conditions?.find((c) => c.type === ConditionTypes.healthCheckSucceeded);
+  if (written && written.status !== 'True') return action;
+  const { update: _none, ...annotationsOnly } = action;
+  return annotationsOnly;
 }
 
 /** A timed-out or failed machine: protection lifted, and remediation triggered, blocked, or left to its operator. */

@@ -6,15 +6,17 @@ import { Annotations } from '../../api/index.js';
 export type AnnotationPatch = Record<string, string | null>;
 
 /**
- * Protect a machine: set skip-remediation, remembering (once) whether it was there before.
+ * Protect a machine: set skip-remediation, remembering (once) whether it was there before. `note` is the value the
+ * extension gives a skip-remediation it sets (CAPI reads only its presence): which MHC protects the machine and until
+ * when, so a protected, healthy machine needs no condition to say so. An operator's own value is never touched.
  * Undefined when nothing changes.
  */
-export function protectPatch(annotations: Record<string, string> | undefined): AnnotationPatch | undefined {
+export function protectPatch(annotations: Record<string, string> | undefined, note = ''): AnnotationPatch | undefined {
   const a = annotations ?? {};
   const patch: AnnotationPatch = {};
   if (a[Annotations.skipRemediationPrior] === undefined)
     patch[Annotations.skipRemediationPrior] = a[Annotations.skipRemediation] !== undefined ? 'true' : 'false';
-  if (a[Annotations.skipRemediation] === undefined) patch[Annotations.skipRemediation] = '';
+  if (a[Annotations.skipRemediation] === undefined) patch[Annotations.skipRemediation] = note;
   return Object.keys(patch).length ? patch : undefined;
 }
 
