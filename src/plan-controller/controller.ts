@@ -318,7 +318,7 @@ function storeReader(deps: PlanDeps): ScopeReader {
 async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
   const snap = await buildScope(plan, storeReader(deps));
   // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
-  snap.machineUpdates = withExpectations(deps, keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? ''), snap.machineUpdates);
+  snap.machineUpdates = withExpectations(deps, plan, snap.machineUpdates);
   if (deps.writePolicy) snap.writePolicy = deps.writePolicy;
   const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
   if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
@@ -443,17 +443,22 @@ async function lookupTaskCrd(deps: PlanDeps, group: string, kind: string): Promi
 }
 
 /** The plan's MachineUpdates with those it created that the informer does not show yet (within EXPECTATION_TTL_MS). */
-function withExpectations(deps: PlanDeps, planKey: string, fromStore: MachineUpdate[]): MachineUpdate[] {
+function withExpectations(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject, fromStore: MachineUpdate[]): MachineUpdate[] {
+  const ns = plan.metadata.namespace ?? '';
+  const planKey = keyOfPlan(ns, plan.metadata.name ?? '');
   const exp = deps.expectations.get(planKey);
   if (!exp) return fromStore;
-  const seen = new Set(fromStore.map((m) => m.metadata?.name));
-  const out = [...fromStore];
+  // Seen = in the store as this plan's own (as buildScope keeps them): one lookup per expectation, not a set of every
+  // MachineUpdate of the plan per reconcile.
+  let out: MachineUpdate[] | undefined;
   for (const [name, e] of exp) {
-    if (seen.has(name) || Date.now() - e.at > EXPECTATION_TTL_MS) exp.delete(name);
-    else out.push(e.mu);
+    const cached = deps.machineUpdates.peek(ns, name);
+    const seen = cached !== undefined && cached.spec?.planName === plan.metadata.name && ownedBy(cached, plan);
+    if (seen || Date.now() - e.at > EXPECTATION_TTL_MS) exp.delete(name);
+    else (out ??= [...fromStore]).push(e.mu);
   }
   if (exp.size === 0) deps.expectations.delete(planKey);
-  return out;
+  return out ?? fromStore;
 }
 
 /** Supersede: moves every older active plan of the cluster to aborting, naming this plan. */
