@@ -23,7 +23,11 @@ for (const name of mdNames) {
   own.forEach((m, i) => (m.metadata.resourceVersion = String(i + 1)));
   ms.push(...own);
   const half = Math.floor(mdSize / 2);
-  for (let i = 0; i < half; i++) mus.push(mu(`${name}-${i}`, 'updated', { target: name }));
+  for (let i = 0; i < half; i++) {
+    mus.push(mu(`${name}-${i}`, 'updated', { target: name }));
+    // Verified: the node reports the new kubelet (as the simulator's nodes do once updated).
+    (own[i]!['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: 'v1.30.1' };
+  }
   mus.push(mu(`${name}-${half}`, 'updating', { target: name }));
 }
 for (const m of mus) m.status = { ...m.status, completionTime: '2026-01-01T00:09:00Z' } as MachineUpdate['status'];
