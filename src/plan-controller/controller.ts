@@ -496,7 +496,7 @@ export async function reconcileFinalizer(
   return ph.apply(deps.client, InPlaceUpdatePlans, plan, { fieldManager: FIELD_MANAGER });
 }
 
-/** Machines: labels, MachineUpdates to create, aborts to propagate, labels to remove, in that order. */
+/** Machines: label then start each machine (in parallel across machines), then aborts to propagate, then labels to remove. */
 export async function reconcileMachines(
   deps: PlanDeps,
   plan: InPlaceUpdatePlan & KubeObject,
@@ -515,16 +515,24 @@ export async function reconcileMachines(
   // Each write is independent: one failure does not stop the others (under a flaky API server that would cap a
   // reconcile's progress at a handful of writes); the failures are reported once all ran.
   const failures: unknown[] = [];
-  // Label first: the MHC extension protects a machine from remediation as soon as it carries the label.
-  const unlabelled = await labelMachines(
-    deps,
-    plan,
-    d.label.filter((l) => !held.has(l.machine)),
-    failures,
-  );
-  // Only machines whose label landed start: no machine is in update without its label.
-  const creates = d.create.filter((c) => !held.has(c.machine) && !unlabelled.has(c.machine));
-  await eachSettled(creates, failures, async (c) => startMachine(deps, plan, c, log));
+  // Label first: the MHC extension protects a machine from remediation as soon as it carries the label. Per machine,
+  // not per phase: each MachineUpdate is created as soon as its own label landed, so a freed slot is refilled after two
+  // round trips rather than after every label of the reconcile and then every create (the step latency at
+  // maxUnavailable 1, where one reconcile refills a slot in each of hundreds of targets).
+  const labels = new Map(d.label.filter((l) => !held.has(l.machine)).map((l) => [l.machine, l]));
+  const creates = d.create.filter((c) => !held.has(c.machine));
+  const starting = new Set(creates.map((c) => c.machine));
+  const relabels = [...labels.values()].filter((l) => !starting.has(l.machine));
+  const jobs: (() => Promise<void>)[] = [
+    ...creates.map((c) => async () => {
+      const l = labels.get(c.machine);
+      // Only machines whose label landed start: no machine is in update without its label.
+      if (l && !(await labelMachine(deps, plan, l, failures))) return;
+      await startMachine(deps, plan, c, log);
+    }),
+    ...relabels.map((l) => async () => void (await labelMachine(deps, plan, l, failures))),
+  ];
+  await eachSettled(jobs, failures, (job) => job());
   await eachSettled(d.abort, failures, async (muName) => {
     await ignoreNotFound(
       deps.client.patch(
@@ -540,34 +548,35 @@ export async function reconcileMachines(
   if (failures.length > 0) throw failures[0];
 }
 
-/** Labels the machines in update by this plan (label and start time); returns the machines whose label did not land. */
-async function labelMachines(
+/** Labels a machine in update by this plan (label and start time); false (the error in `failures`) when it did not land. */
+async function labelMachine(
   deps: PlanDeps,
   plan: InPlaceUpdatePlan & KubeObject,
-  labels: readonly MachineLabelIntent[],
+  l: MachineLabelIntent,
   failures: unknown[],
-): Promise<Set<string>> {
+): Promise<boolean> {
   const ns = plan.metadata.namespace ?? '';
-  const value = labelValue(plan.metadata.name ?? '');
-  const unlabelled = new Set<string>();
-  await eachSettled(labels, failures, async (l) => {
-    if (!deps.machines.peek(ns, l.machine)) return;
-    try {
-      await ignoreNotFound(
-        deps.client.patch(
-          Machines,
-          ns,
-          l.machine,
-          { metadata: { labels: { [Labels.planName]: value }, annotations: { [Annotations.updateStartedAt]: l.startedAt } } },
-          { type: 'merge', fieldManager: FIELD_MANAGER },
-        ),
-      );
-    } catch (err) {
-      unlabelled.add(l.machine);
-      throw err;
-    }
-  });
-  return unlabelled;
+  if (!deps.machines.peek(ns, l.machine)) return true;
+  try {
+    await ignoreNotFound(
+      deps.client.patch(
+        Machines,
+        ns,
+        l.machine,
+        {
+          metadata: {
+            labels: { [Labels.planName]: labelValue(plan.metadata.name ?? '') },
+            annotations: { [Annotations.updateStartedAt]: l.startedAt },
+          },
+        },
+        { type: 'merge', fieldManager: FIELD_MANAGER },
+      ),
+    );
+    return true;
+  } catch (err) {
+    failures.push(err);
+    return false;
+  }
 }
 
 /** The MachineUpdate that starts one machine's update, owned by the plan. */
