@@ -282,6 +282,7 @@ export function soakGate(
   mus: ReadonlyMap<string, MachineUpdate>,
   machines: readonly KubeObject[],
   now: Date,
+  machineByName?: ReadonlyMap<string, KubeObject>,
 ): SoakView {
   const soakSpec = durationProblems(plan.spec.soak, 'spec.soak');
   const verifySpec = durationProblems(plan.spec.verification?.timeout, 'spec.verification.timeout');
@@ -309,7 +310,7 @@ export function soakGate(
     }
     view.mus.set(name, m);
   };
-  const byName = new Map(machines.map((m) => [m.metadata.name ?? '', m]));
+  const byName = machineByName ?? new Map(machines.map((m) => [m.metadata.name ?? '', m]));
   const hold = (mu: MachineUpdate, note: string, until: Date, gate: GateName): void => {
     view.holding.add(gate);
     const key = `${mu.spec.target.kind}/${mu.spec.target.name}`;

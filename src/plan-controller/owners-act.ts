@@ -157,7 +157,7 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
   const steps = ownerSteps(snap, d);
   if (steps.every((t) => t.step.op === 'none')) return outcomes;
   // Indexed at most once per reconcile: every target reads its own machines and updates (O(machines), not O(targets x machines)).
-  const view = targetView(snap);
+  const view = targetView(snap, d);
   for (const t of steps) {
     const o: OwnerOutcome = { owner: label(t), op: t.step.op, kind: t.kind, name: t.name };
     try {
@@ -246,14 +246,14 @@ interface TargetView {
  * Built on first use, each index on its own: most reconciles of a running plan only hold their owners and read neither
  * (at 10,003 machines building both every reconcile was 4 % of the plan controller's CPU).
  */
-function targetView(snap: PlanSnapshot): TargetView {
+function targetView(snap: PlanSnapshot, d: PlanDecision): TargetView {
   let machines: Map<string, KubeObject[]> | undefined;
   let updated: Map<string, Set<string>> | undefined;
   return {
     get machines(): Map<string, KubeObject[]> {
       if (!machines) {
         machines = new Map();
-        for (const [k, list] of machinesByTarget(snap.plan.spec.clusterName, snap.machines))
+        for (const [k, list] of d.machinesByTarget ?? machinesByTarget(snap.plan.spec.clusterName, snap.machines))
           machines.set(
             k,
             list.filter((m) => !isDeleting(m)),
