@@ -9,6 +9,7 @@
 //   npm run bench -- --sizes 1000 --max-unavailable 1 --durations 2 --no-poll --no-apiserver --faults   # + the case under API faults
 //   npm run bench -- --campaign [--clusters 1000 --cp 3 --workers 27 --worker-max-unavailable 9]   # one campaign (bench/campaign.ts)
 //   ... --apiserver-max-old-space 1024   # the API server's V8 old-space limit in MiB (default 12288, for 30,000 machines)
+//   ... --cpu-prof /tmp/prof [--cpu-prof-components plan-controller]   # V8 CPU profiles per component (bench/cpu-prof.ts reads them)
 //
 // Every process is separate, as in a cluster: the local API server (`inplace local-apiserver`), the plan controller,
 // the machine task controller and the MHC extension (`inplace run <component> --metrics-port N`), and the updater
@@ -719,7 +720,7 @@ npm run bench -- --sizes 30000 --md-size 100 --max-unavailable 1,10%,100% --dura
 Options: \`--sizes\` (worker machines; a 3-machine control plane is added), \`--duration d\` (the updater's simulated
 seconds; runs use d and 0) or \`--durations a,b\`, \`--max-unavailable 1,10%,100%\` (set on every MachineDeployment),
 \`--md-size\` (machines per MachineDeployment, default 50), \`--no-poll\`, \`--poll-retry 5\`, \`--poll-max-unavailable 10%\`,
-\`--no-apiserver\`, \`--apiserver-sizes 10000\`, \`--three-updaters\` (each target also writes the InfraMachine's image and the BootstrapConfig's NTP: three tasks per machine, template clones at each target's end; the lower bound counts one d per updater), \`--faults\` (the platform talks through a fault proxy; the first case is re-run with 5 % of requests failing before the server, 5 % of writes failing after it and watches dropped every 5 s: completion time under faults next to the clean run). Each case writes \`bench/results/<case>.json\`.
+\`--no-apiserver\`, \`--apiserver-sizes 10000\`, \`--three-updaters\` (each target also writes the InfraMachine's image and the BootstrapConfig's NTP: three tasks per machine, template clones at each target's end; the lower bound counts one d per updater), \`--faults\` (the platform talks through a fault proxy; the first case is re-run with 5 % of requests failing before the server, 5 % of writes failing after it and watches dropped every 5 s: completion time under faults next to the clean run), \`--cpu-prof DIR\` (V8 CPU profiles of the controllers and the updater in \`DIR/<size>/<component>/\`, written when they stop; \`npx tsx bench/cpu-prof.ts DIR/<size>/plan-controller\` lists self and total time by function). Each case writes \`bench/results/<case>.json\`.
 
 ## Setup
 
