@@ -9,6 +9,7 @@
 //   npm run bench -- --sizes 1000 --max-unavailable 1 --durations 2 --no-poll --no-apiserver --faults   # + the case under API faults
 //   npm run bench -- --campaign [--clusters 1000 --cp 3 --workers 27 --worker-max-unavailable 9]   # one campaign (bench/campaign.ts)
 //   ... --apiserver-max-old-space 1024   # the API server's V8 old-space limit in MiB (default 12288, for 30,000 machines)
+//   ... --cpu-prof /tmp/prof [--cpu-prof-components plan-controller]   # V8 CPU profiles per component (bench/cpu-prof.ts reads them)
 //
 // Every process is separate, as in a cluster: the local API server (`inplace local-apiserver`), the plan controller,
 // the machine task controller and the MHC extension (`inplace run <component> --metrics-port N`), and the updater
@@ -16,7 +17,7 @@
 // /proc/<pid>; API requests from each process's inplace_api_requests_total counter; timings from watches in this
 // process. Results: bench/results/<case>.json and bench/results/README.md.
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { cpus, totalmem } from 'node:os';
 import { InPlaceUpdatePlans, Labels, MachineUpdates, Namespaces, UpdaterUpdateTasks } from '../src/api/index.js';
 import { capiCrdFiles } from '../tools/capi-sim/index.js';
@@ -59,6 +60,10 @@ interface Options {
   faults: boolean;
   /** Three updaters per machine (Machine, InfraMachine, BootstrapConfig): the plan's end of target clones templates. */
   threeUpdaters: boolean;
+  /** Write V8 CPU profiles of the named components into this directory (`--cpu-prof DIR`; summarise with bench/cpu-prof.ts). */
+  cpuProfDir: string | undefined;
+  /** The components profiled with --cpu-prof (`--cpu-prof-components`; default: the three controllers and the updater). */
+  cpuProfComponents: string[];
 }
 
 function parseOptions(argv: string[]): Options {
@@ -91,6 +96,8 @@ function parseOptions(argv: string[]): Options {
     apiserverMaxOldSpaceMB: Number(get('apiserver-max-old-space') ?? 12288),
     faults: argv.includes('--faults'),
     threeUpdaters: argv.includes('--three-updaters'),
+    cpuProfDir: get('cpu-prof'),
+    cpuProfComponents: list(get('cpu-prof-components'), 'plan-controller,machine-task-controller,mhc-extension,updater'),
   };
   for (const s of o.sizes) if (!Number.isInteger(s) || s < 1) throw new Error(`--sizes: bad size ${s}`);
   for (const x of o.durations) if (!(x >= 0)) throw new Error(`--durations: bad duration ${x}`);
@@ -157,6 +164,8 @@ interface Platform {
   workDir: string;
   /** The fault proxy the platform's processes talk through (--faults); transparent outside the faults case. */
   proxy?: FaultProxy;
+  /** The components write CPU profiles (--cpu-prof). */
+  cpuProf?: boolean;
 }
 
 /** The faults of the faults case: as issue 25's hostile network (10 % of requests fail, half of them after executing). */
@@ -165,6 +174,17 @@ const BENCH_FAULTS: ProxyFaults = { errorRate: 0.05, ambiguousWriteRate: 0.05, d
 const say = (s: string): void => {
   process.stdout.write(`${s}\n`);
 };
+
+/**
+ * Node options that make a component write a V8 CPU profile when it exits (a clean exit: stopPlatform's SIGTERM), into
+ * `<--cpu-prof>/<size>/<component>/`; none unless --cpu-prof names a directory and the component is profiled.
+ */
+function cpuProfArgs(o: Options, component: string, size: number): string[] {
+  if (!o.cpuProfDir || !o.cpuProfComponents.includes(component)) return [];
+  const dir = join(resolve(o.cpuProfDir), String(size), component);
+  mkdirSync(dir, { recursive: true });
+  return ['--cpu-prof', '--cpu-prof-dir', dir];
+}
 
 async function waitLog(p: Proc, marker: RegExp, timeoutMs = 120_000): Promise<void> {
   await p.waitReady(timeoutMs, marker);
@@ -221,7 +241,11 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
     const port = await freePort();
     const history = c === 'plan-controller' && o.historyLimit !== undefined ? ['--finished-plans-per-cluster', o.historyLimit] : [];
     const proc = new Proc(
-      { name: c, inplace: ['run', c, '--kubeconfig', platformKubeconfig, '-n', ns, '--metrics-port', String(port), ...history] },
+      {
+        name: c,
+        inplace: ['run', c, '--kubeconfig', platformKubeconfig, '-n', ns, '--metrics-port', String(port), ...history],
+        nodeArgs: cpuProfArgs(o, c, size),
+      },
       workDir,
     );
     proc.start();
@@ -242,6 +266,7 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
     updater,
     workDir,
     ...(proxy ? { proxy } : {}),
+    ...(o.cpuProfDir ? { cpuProf: true } : {}),
   };
 }
 
@@ -269,6 +294,7 @@ async function startUpdater(
         '--retry-after',
         String(o.pollRetrySeconds),
       ],
+      nodeArgs: cpuProfArgs(o, 'updater', Number(ns.replace(/^bench-/, '')) || 0),
     },
     workDir,
   );
@@ -277,7 +303,9 @@ async function startUpdater(
 }
 
 async function stopPlatform(p: Platform): Promise<void> {
-  await Promise.all([...p.controllers.map((c) => c.proc.stop()), p.updater.proc.stop()]);
+  // A profiled process writes its profile on the way out: give it time to.
+  const graceMs = p.cpuProf ? 120_000 : 5000;
+  await Promise.all([...p.controllers.map((c) => c.proc.stop(graceMs)), p.updater.proc.stop(graceMs)]);
   p.client.close();
   await p.proxy?.close();
   await p.apiserver.stop();
@@ -306,7 +334,14 @@ export interface CaseResult {
   lowerBoundFormula: string;
   ratio: number | null;
   wallMsPerMachine: number;
-  overheadMs: { nextTask: Summary; taskToMachineUpdateUpdated: Summary; machineUpdateToTask: Summary; groupHandoff: number | undefined };
+  overheadMs: {
+    nextTask: Summary;
+    /** A MachineUpdate updated -> the next one of its target created (the plan controller's share of a refill). */
+    nextMachineUpdate?: Summary;
+    taskToMachineUpdateUpdated: Summary;
+    machineUpdateToTask: Summary;
+    groupHandoff: number | undefined;
+  };
   apiRequestsPerMachine: Record<string, number>;
   apiRequestsPerMachineByComponent: Record<string, Record<string, number>>;
   /** Per component: requests per machine by `verb resource` (with the code when it was an error). */
@@ -472,6 +507,7 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
     wallMsPerMachine: round((wallSeconds * 1000) / machines, 2),
     overheadMs: {
       nextTask: ov.nextTask,
+      nextMachineUpdate: ov.nextMachineUpdate,
       taskToMachineUpdateUpdated: ov.taskToMuUpdated,
       machineUpdateToTask: ov.muToTask,
       groupHandoff: ov.groupHandoffMs,
@@ -499,7 +535,7 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
       : {}),
   };
   say(
-    `    ${name}: ${r.status} in ${r.wallSeconds} s (lower bound ${r.lowerBoundSeconds} s${r.ratio !== null ? `, ratio ${r.ratio}` : ''}); next task after a slot frees: median ${fmt(ov.nextTask.median)} ms, p99 ${fmt(ov.nextTask.p99)} ms; ${total['all']} API requests/machine`,
+    `    ${name}: ${r.status} in ${r.wallSeconds} s (lower bound ${r.lowerBoundSeconds} s${r.ratio !== null ? `, ratio ${r.ratio}` : ''}); next task after a slot frees: median ${fmt(ov.nextTask.median)} ms, p99 ${fmt(ov.nextTask.p99)} ms (next MachineUpdate: median ${fmt(ov.nextMachineUpdate.median)} ms, p99 ${fmt(ov.nextMachineUpdate.p99)} ms); ${total['all']} API requests/machine`,
   );
   await cleanup(p, planName);
   return r;
@@ -684,7 +720,7 @@ npm run bench -- --sizes 30000 --md-size 100 --max-unavailable 1,10%,100% --dura
 Options: \`--sizes\` (worker machines; a 3-machine control plane is added), \`--duration d\` (the updater's simulated
 seconds; runs use d and 0) or \`--durations a,b\`, \`--max-unavailable 1,10%,100%\` (set on every MachineDeployment),
 \`--md-size\` (machines per MachineDeployment, default 50), \`--no-poll\`, \`--poll-retry 5\`, \`--poll-max-unavailable 10%\`,
-\`--no-apiserver\`, \`--apiserver-sizes 10000\`, \`--three-updaters\` (each target also writes the InfraMachine's image and the BootstrapConfig's NTP: three tasks per machine, template clones at each target's end; the lower bound counts one d per updater), \`--faults\` (the platform talks through a fault proxy; the first case is re-run with 5 % of requests failing before the server, 5 % of writes failing after it and watches dropped every 5 s: completion time under faults next to the clean run). Each case writes \`bench/results/<case>.json\`.
+\`--no-apiserver\`, \`--apiserver-sizes 10000\`, \`--three-updaters\` (each target also writes the InfraMachine's image and the BootstrapConfig's NTP: three tasks per machine, template clones at each target's end; the lower bound counts one d per updater), \`--faults\` (the platform talks through a fault proxy; the first case is re-run with 5 % of requests failing before the server, 5 % of writes failing after it and watches dropped every 5 s: completion time under faults next to the clean run), \`--cpu-prof DIR\` (V8 CPU profiles of the controllers and the updater in \`DIR/<size>/<component>/\`, written when they stop; \`npx tsx bench/cpu-prof.ts DIR/<size>/plan-controller\` lists self and total time by function). Each case writes \`bench/results/<case>.json\`.
 
 ## Setup
 

@@ -108,12 +108,13 @@ export class PlanObserver {
    * muToTask = MachineUpdate created -> its task created; nextTask = a task updated -> the next task created in the same
    * target (a freed slot refilled: plan controller + machine task controller), matched in order within each target
    * after the first `concurrency[target]` starts; groupHandoff = last control-plane task updated -> first
-   * MachineDeployment task created.
+   * MachineDeployment task created; nextMachineUpdate = a MachineUpdate updated -> the next MachineUpdate created in the
+   * same target (the plan controller's part of a refill: it labels the machine and creates its MachineUpdate together).
    */
   overhead(
     concurrency: Map<string, number>,
     cpTarget: string,
-  ): { taskToMuUpdated: Summary; muToTask: Summary; nextTask: Summary; groupHandoffMs: number | undefined } {
+  ): { taskToMuUpdated: Summary; muToTask: Summary; nextTask: Summary; nextMachineUpdate: Summary; groupHandoffMs: number | undefined } {
     const muByMachine = new Map<string, Seen>();
     for (const s of this.mus.values()) if (s.machine) muByMachine.set(s.machine, s);
     const taskToMu: number[] = [];
@@ -129,19 +130,39 @@ export class PlanObserver {
       if (t.updated !== undefined) g.updated.push(t.updated);
       byTarget.set(mu.target ?? '', g);
     }
-    const next: number[] = [];
-    for (const [target, g] of byTarget) {
-      const c = concurrency.get(target) ?? 1;
-      const created = g.created.sort((a, b) => a - b);
-      const updated = g.updated.sort((a, b) => a - b);
-      for (let i = c; i < created.length; i++) {
-        const freed = updated[i - c];
-        if (freed !== undefined) next.push(created[i]! - freed);
-      }
+    const muByTarget = new Map<string, { created: number[]; updated: number[] }>();
+    for (const mu of this.mus.values()) {
+      const g = muByTarget.get(mu.target ?? '') ?? { created: [], updated: [] };
+      g.created.push(mu.created);
+      if (mu.updated !== undefined) g.updated.push(mu.updated);
+      muByTarget.set(mu.target ?? '', g);
     }
+    const next = refills(byTarget, concurrency);
+    const nextMu = refills(muByTarget, concurrency);
     const cp = byTarget.get(cpTarget);
     const mdCreated = [...byTarget].filter(([t]) => t !== cpTarget).flatMap(([, g]) => g.created);
     const groupHandoffMs = cp && cp.updated.length && mdCreated.length ? Math.min(...mdCreated) - Math.max(...cp.updated) : undefined;
-    return { taskToMuUpdated: summarize(taskToMu), muToTask: summarize(muToTask), nextTask: summarize(next), groupHandoffMs };
+    return {
+      taskToMuUpdated: summarize(taskToMu),
+      muToTask: summarize(muToTask),
+      nextTask: summarize(next),
+      nextMachineUpdate: summarize(nextMu),
+      groupHandoffMs,
+    };
   }
+}
+
+/** Per target, the gap between the (i-c)-th end and the i-th start (c = the target's concurrency): a freed slot refilled. */
+function refills(byTarget: Map<string, { created: number[]; updated: number[] }>, concurrency: Map<string, number>): number[] {
+  const out: number[] = [];
+  for (const [target, g] of byTarget) {
+    const c = concurrency.get(target) ?? 1;
+    const created = [...g.created].sort((a, b) => a - b);
+    const updated = [...g.updated].sort((a, b) => a - b);
+    for (let i = c; i < created.length; i++) {
+      const freed = updated[i - c];
+      if (freed !== undefined) out.push(created[i]! - freed);
+    }
+  }
+  return out;
 }

@@ -10,9 +10,13 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** What to run: `inplace <args>` (bin/inplace.mjs) or a TypeScript entry point through tsx. */
-export type ProcSpec =
+export type ProcSpec = (
   | { name: string; inplace: string[]; env?: Record<string, string> }
-  | { name: string; tsx: string; args: string[]; env?: Record<string, string> };
+  | { name: string; tsx: string; args: string[]; env?: Record<string, string> }
+) & {
+  /** Options for node itself, before the script (e.g. `--cpu-prof`). */
+  nodeArgs?: string[];
+};
 
 /** A managed child process that can be killed and restarted under the same name. */
 export class Proc {
@@ -57,10 +61,11 @@ export class Proc {
     } catch {
       this.logOffset = 0;
     }
+    const nodeArgs = this.spec.nodeArgs ?? [];
     const [cmd, args] =
       'inplace' in this.spec
-        ? [process.execPath, [join(ROOT, 'bin', 'inplace.mjs'), ...this.spec.inplace]]
-        : [process.execPath, ['--import', 'tsx', join(ROOT, this.spec.tsx), ...this.spec.args]];
+        ? [process.execPath, [...nodeArgs, join(ROOT, 'bin', 'inplace.mjs'), ...this.spec.inplace]]
+        : [process.execPath, [...nodeArgs, '--import', 'tsx', join(ROOT, this.spec.tsx), ...this.spec.args]];
     const child = spawn(cmd, args, {
       cwd: ROOT,
       // stdin is a pipe: INPLACE_EXIT_WITH_PARENT makes a child exit when it closes, so a crashed harness leaves no orphans.

@@ -180,12 +180,12 @@ export function machinesAtTarget(
   const clusterKey = Labels.clusterName;
   const clusterName = plan.spec.clusterName;
   for (const m of machines) {
-    if (m.metadata.labels?.[clusterKey] !== clusterName) continue;
+    // Machines with a MachineUpdate first (cheapest, and most of the fleet once a rollout is under way).
+    const name = nameOf(m);
+    if (exclude.has(name) || m.metadata.labels?.[clusterKey] !== clusterName) continue;
     const k = targetOfMachine(m);
     const values = k === undefined ? undefined : valuesByTarget.get(k);
     if (!values || isDeleting(m)) continue;
-    const name = nameOf(m);
-    if (exclude.has(name)) continue;
     seen.add(name);
     if (memo ? memo.check(m, values, lookup) : machineAtTarget(m, values, lookup)) out.push(name);
   }

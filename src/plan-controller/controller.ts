@@ -318,7 +318,7 @@ function storeReader(deps: PlanDeps): ScopeReader {
 async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
   const snap = await buildScope(plan, storeReader(deps));
   // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
-  snap.machineUpdates = withExpectations(deps, keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? ''), snap.machineUpdates);
+  snap.machineUpdates = withExpectations(deps, plan, snap.machineUpdates);
   if (deps.writePolicy) snap.writePolicy = deps.writePolicy;
   const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
   if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
@@ -443,17 +443,22 @@ async function lookupTaskCrd(deps: PlanDeps, group: string, kind: string): Promi
 }
 
 /** The plan's MachineUpdates with those it created that the informer does not show yet (within EXPECTATION_TTL_MS). */
-function withExpectations(deps: PlanDeps, planKey: string, fromStore: MachineUpdate[]): MachineUpdate[] {
+function withExpectations(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject, fromStore: MachineUpdate[]): MachineUpdate[] {
+  const ns = plan.metadata.namespace ?? '';
+  const planKey = keyOfPlan(ns, plan.metadata.name ?? '');
   const exp = deps.expectations.get(planKey);
   if (!exp) return fromStore;
-  const seen = new Set(fromStore.map((m) => m.metadata?.name));
-  const out = [...fromStore];
+  // Seen = in the store as this plan's own (as buildScope keeps them): one lookup per expectation, not a set of every
+  // MachineUpdate of the plan per reconcile.
+  let out: MachineUpdate[] | undefined;
   for (const [name, e] of exp) {
-    if (seen.has(name) || Date.now() - e.at > EXPECTATION_TTL_MS) exp.delete(name);
-    else out.push(e.mu);
+    const cached = deps.machineUpdates.peek(ns, name);
+    const seen = cached !== undefined && cached.spec?.planName === plan.metadata.name && ownedBy(cached, plan);
+    if (seen || Date.now() - e.at > EXPECTATION_TTL_MS) exp.delete(name);
+    else (out ??= [...fromStore]).push(e.mu);
   }
   if (exp.size === 0) deps.expectations.delete(planKey);
-  return out;
+  return out ?? fromStore;
 }
 
 /** Supersede: moves every older active plan of the cluster to aborting, naming this plan. */
@@ -491,7 +496,7 @@ export async function reconcileFinalizer(
   return ph.apply(deps.client, InPlaceUpdatePlans, plan, { fieldManager: FIELD_MANAGER });
 }
 
-/** Machines: labels, MachineUpdates to create, aborts to propagate, labels to remove, in that order. */
+/** Machines: label then start each machine (in parallel across machines), then aborts to propagate, then labels to remove. */
 export async function reconcileMachines(
   deps: PlanDeps,
   plan: InPlaceUpdatePlan & KubeObject,
@@ -510,16 +515,24 @@ export async function reconcileMachines(
   // Each write is independent: one failure does not stop the others (under a flaky API server that would cap a
   // reconcile's progress at a handful of writes); the failures are reported once all ran.
   const failures: unknown[] = [];
-  // Label first: the MHC extension protects a machine from remediation as soon as it carries the label.
-  const unlabelled = await labelMachines(
-    deps,
-    plan,
-    d.label.filter((l) => !held.has(l.machine)),
-    failures,
-  );
-  // Only machines whose label landed start: no machine is in update without its label.
-  const creates = d.create.filter((c) => !held.has(c.machine) && !unlabelled.has(c.machine));
-  await eachSettled(creates, failures, async (c) => startMachine(deps, plan, c, log));
+  // Label first: the MHC extension protects a machine from remediation as soon as it carries the label. Per machine,
+  // not per phase: each MachineUpdate is created as soon as its own label landed, so a freed slot is refilled after two
+  // round trips rather than after every label of the reconcile and then every create (the step latency at
+  // maxUnavailable 1, where one reconcile refills a slot in each of hundreds of targets).
+  const labels = new Map(d.label.filter((l) => !held.has(l.machine)).map((l) => [l.machine, l]));
+  const creates = d.create.filter((c) => !held.has(c.machine));
+  const starting = new Set(creates.map((c) => c.machine));
+  const relabels = [...labels.values()].filter((l) => !starting.has(l.machine));
+  const jobs: (() => Promise<void>)[] = [
+    ...creates.map((c) => async () => {
+      const l = labels.get(c.machine);
+      // Only machines whose label landed start: no machine is in update without its label.
+      if (l && !(await labelMachine(deps, plan, l, failures))) return;
+      await startMachine(deps, plan, c, log);
+    }),
+    ...relabels.map((l) => async () => void (await labelMachine(deps, plan, l, failures))),
+  ];
+  await eachSettled(jobs, failures, (job) => job());
   await eachSettled(d.abort, failures, async (muName) => {
     await ignoreNotFound(
       deps.client.patch(
@@ -535,34 +548,35 @@ export async function reconcileMachines(
   if (failures.length > 0) throw failures[0];
 }
 
-/** Labels the machines in update by this plan (label and start time); returns the machines whose label did not land. */
-async function labelMachines(
+/** Labels a machine in update by this plan (label and start time); false (the error in `failures`) when it did not land. */
+async function labelMachine(
   deps: PlanDeps,
   plan: InPlaceUpdatePlan & KubeObject,
-  labels: readonly MachineLabelIntent[],
+  l: MachineLabelIntent,
   failures: unknown[],
-): Promise<Set<string>> {
+): Promise<boolean> {
   const ns = plan.metadata.namespace ?? '';
-  const value = labelValue(plan.metadata.name ?? '');
-  const unlabelled = new Set<string>();
-  await eachSettled(labels, failures, async (l) => {
-    if (!deps.machines.peek(ns, l.machine)) return;
-    try {
-      await ignoreNotFound(
-        deps.client.patch(
-          Machines,
-          ns,
-          l.machine,
-          { metadata: { labels: { [Labels.planName]: value }, annotations: { [Annotations.updateStartedAt]: l.startedAt } } },
-          { type: 'merge', fieldManager: FIELD_MANAGER },
-        ),
-      );
-    } catch (err) {
-      unlabelled.add(l.machine);
-      throw err;
-    }
-  });
-  return unlabelled;
+  if (!deps.machines.peek(ns, l.machine)) return true;
+  try {
+    await ignoreNotFound(
+      deps.client.patch(
+        Machines,
+        ns,
+        l.machine,
+        {
+          metadata: {
+            labels: { [Labels.planName]: labelValue(plan.metadata.name ?? '') },
+            annotations: { [Annotations.updateStartedAt]: l.startedAt },
+          },
+        },
+        { type: 'merge', fieldManager: FIELD_MANAGER },
+      ),
+    );
+    return true;
+  } catch (err) {
+    failures.push(err);
+    return false;
+  }
 }
 
 /** The MachineUpdate that starts one machine's update, owned by the plan. */

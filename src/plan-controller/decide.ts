@@ -38,7 +38,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
     problems: stance.problems,
     status: {},
     create,
-    abort: abortsOf(snap, stance.mus, stance.stopping),
+    abort: abortsOf(snap, stance.mus, stance.stopping, stance.machineByName),
     label,
     unlabel,
     supersede,
@@ -62,5 +62,6 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   if (wake) d.requeueAt = wake;
   d.metrics = planMetrics(stance, ordered, d);
   d.gatesHolding = stance.stopping ? [] : [...stance.soak.holding];
+  d.machinesByTarget = scope.machines;
   return d;
 }

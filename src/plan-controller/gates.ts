@@ -185,6 +185,8 @@ export function bootIdBefore(machine: KubeObject | undefined): string | undefine
  */
 export function sameKubeletVersion(have: string | undefined, want: string): boolean {
   if (have === undefined) return false;
+  // The common answer first: runs for every updated machine on every reconcile.
+  if (have === want) return true;
   const norm = (v: string): string => v.trim().replace(/^v/, '');
   const [h, w] = [norm(have), norm(want)];
   if (h === w) return true;
@@ -194,6 +196,22 @@ export function sameKubeletVersion(have: string | undefined, want: string): bool
 
 /** spec.verification.timeout when unset. */
 export const DEFAULT_VERIFY_TIMEOUT_MS = 10 * 60_000;
+
+/** The mismatch of one node field against the value the update wants, if any. */
+function nodeMismatch(
+  machine: KubeObject,
+  f: 'kubeletVersion' | 'osImage' | 'kernelVersion',
+  label: string,
+  want: string,
+): Mismatch | undefined {
+  const have = nodeInfoOf(machine, f);
+  if (f === 'kubeletVersion' ? sameKubeletVersion(have, want) : have === want) return undefined;
+  return {
+    short: `${label} ${have ?? 'unknown'}, want ${want}`,
+    long: `Machine.status.nodeInfo.${f} is ${have ?? 'unset'}, not ${want}`,
+    kubelet: f === 'kubeletVersion',
+  };
+}
 
 /** What the node of an updated machine must show, and what it shows instead. */
 interface Mismatch {
@@ -209,43 +227,45 @@ interface Mismatch {
  * `verify` (osImage, kernelVersion, reboot). Empty when the node shows everything.
  */
 export function verificationMismatches(mu: MachineUpdate, machine: KubeObject, kubelet: boolean): Mismatch[] {
-  const out: Mismatch[] = [];
+  // Runs for every updated machine on every reconcile of a plan: one pass over the updaters, no allocation unless
+  // something does not match.
+  let out: Mismatch[] | undefined;
   const field = (f: 'kubeletVersion' | 'osImage' | 'kernelVersion', label: string, want: string | undefined): void => {
-    if (want === undefined) return;
-    const have = nodeInfoOf(machine, f);
-    if (f === 'kubeletVersion' ? !sameKubeletVersion(have, want) : have !== want)
-      out.push({
-        short: `${label} ${have ?? 'unknown'}, want ${want}`,
-        long: `Machine.status.nodeInfo.${f} is ${have ?? 'unset'}, not ${want}`,
-        kubelet: f === 'kubeletVersion',
-      });
+    const m = want === undefined ? undefined : nodeMismatch(machine, f, label, want);
+    if (m) (out ??= []).push(m);
   };
   if (kubelet) field('kubeletVersion', 'kubelet', targetVersion(mu));
   const ups = mu.spec.updaters ?? [];
-  const verify = (k: 'osImage' | 'kernelVersion'): string | undefined =>
-    ups
-      .map((u) => u.verify?.[k])
-      .filter((x) => x !== undefined)
-      .pop();
-  field('osImage', 'osImage', verify('osImage'));
-  field('kernelVersion', 'kernel', verify('kernelVersion'));
-  if (ups.some((u) => u.verify?.reboot === true)) {
+  // The last updater that names a value decides, as the commit's order.
+  let osImage: string | undefined;
+  let kernel: string | undefined;
+  let reboot = false;
+  for (const u of ups) {
+    const v = u.verify;
+    if (!v) continue;
+    if (v.osImage !== undefined) osImage = v.osImage;
+    if (v.kernelVersion !== undefined) kernel = v.kernelVersion;
+    if (v.reboot === true) reboot = true;
+  }
+  field('osImage', 'osImage', osImage);
+  field('kernelVersion', 'kernel', kernel);
+  if (reboot) {
     const before = mu.metadata?.annotations?.[BOOT_ID_BEFORE_ANNOTATION];
     const now = nodeInfoOf(machine, 'bootID');
     if (before === undefined)
-      out.push({
+      (out ??= []).push({
         short: 'bootID before the update unknown',
         long: `the bootID before the update is unknown (no ${BOOT_ID_BEFORE_ANNOTATION} annotation), so the reboot cannot be verified`,
         kubelet: false,
       });
     else if (now === undefined || now === before)
-      out.push({
+      (out ??= []).push({
         short: `bootID ${now ?? 'unknown'} unchanged (no reboot seen)`,
         long: `Machine.status.nodeInfo.bootID is still ${now ?? 'unset'} (the node did not reboot)`,
         kubelet: false,
       });
   }
-  return out;
+  return out ?? [];
 }
 
 /**
@@ -262,6 +282,7 @@ export function soakGate(
   mus: ReadonlyMap<string, MachineUpdate>,
   machines: readonly KubeObject[],
   now: Date,
+  machineByName?: ReadonlyMap<string, KubeObject>,
 ): SoakView {
   const soakSpec = durationProblems(plan.spec.soak, 'spec.soak');
   const verifySpec = durationProblems(plan.spec.verification?.timeout, 'spec.verification.timeout');
@@ -273,26 +294,41 @@ export function soakGate(
   const kubelet = verifying;
   const recorded = plan.status?.gateFailures ?? [];
   const failed = new Map(recorded.map((f) => [f.machine, f.message]));
-  const view: SoakView = { problems, mus: new Map(mus), soaking: new Map(), failures: [...recorded], holding: new Set() };
-  const byName = new Map(machines.map((m) => [m.metadata.name ?? '', m]));
+  const view: SoakView = {
+    problems,
+    mus: mus as Map<string, MachineUpdate>,
+    soaking: new Map(),
+    failures: [...recorded],
+    holding: new Set(),
+  };
+  // Copied on the first change only: most reconciles hold and fail nothing, and the copy was O(machines) each time.
+  let copied = false;
+  const setMu = (name: string, m: MachineUpdate): void => {
+    if (!copied) {
+      view.mus = new Map(mus);
+      copied = true;
+    }
+    view.mus.set(name, m);
+  };
+  const byName = machineByName ?? new Map(machines.map((m) => [m.metadata.name ?? '', m]));
   const hold = (mu: MachineUpdate, note: string, until: Date, gate: GateName): void => {
     view.holding.add(gate);
     const key = `${mu.spec.target.kind}/${mu.spec.target.name}`;
     const notes = view.soaking.get(key) ?? [];
     notes.push(note);
     view.soaking.set(key, notes);
-    view.mus.set(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.updating));
+    setMu(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.updating));
     if (!view.wakeAt || until < view.wakeAt) view.wakeAt = until;
   };
   const fail = (mu: MachineUpdate, message: string, gate: 'soak' | 'verification'): void => {
     view.failures.push({ machine: mu.spec.machineRef.name, message, gate });
-    view.mus.set(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.failed, message));
+    setMu(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.failed, message));
   };
   for (const [name, mu] of mus) {
     if (mu.status?.updateStatus !== UpdateStatus.updated) continue;
     const recordedMessage = failed.get(name);
     if (recordedMessage !== undefined) {
-      view.mus.set(name, withStatus(mu, UpdateStatus.failed, recordedMessage));
+      setMu(name, withStatus(mu, UpdateStatus.failed, recordedMessage));
       continue;
     }
     const done = Date.parse(mu.status.completionTime ?? '');

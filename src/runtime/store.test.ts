@@ -51,6 +51,21 @@ describe('MemoryStore', () => {
     expect(s.byLabel('nope', 'x')).to.deep.equal([]);
   });
 
+  it('serves the newest version by label after an update that keeps the labels, and drops a removed label', () => {
+    const s = new MemoryStore();
+    s.upsert(obj('a', 'm1', { plan: 'p1', md: 'x' }));
+    s.upsert(obj('a', 'm1', { md: 'x', plan: 'p1' }, '2'));
+    expect(s.byLabel('plan', 'p1').map((o) => o.metadata.resourceVersion)).to.deep.equal(['2']);
+    expect(s.byLabel('md', 'x', 'a').map((o) => o.metadata.resourceVersion)).to.deep.equal(['2']);
+    expect(s.select('plan=p1,md=x').map((o) => o.metadata.resourceVersion)).to.deep.equal(['2']);
+    s.upsert(obj('a', 'm1', { md: 'x' }, '3'));
+    expect(s.byLabel('plan', 'p1')).to.deep.equal([]);
+    expect(s.byLabel('md', 'x').map((o) => o.metadata.resourceVersion)).to.deep.equal(['3']);
+    s.upsert(obj('a', 'm1', undefined, '4'));
+    expect(s.byLabel('md', 'x')).to.deep.equal([]);
+    expect(s.get('a', 'm1')?.metadata.resourceVersion).to.equal('4');
+  });
+
   it('selects objects with a label selector', () => {
     const s = new MemoryStore();
     s.upsert(obj('a', 'cp1', { cluster: 'c1', 'control-plane': '' }));

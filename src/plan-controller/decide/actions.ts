@@ -1,6 +1,6 @@
 // Phase 4 of decidePlan: the actions on machines. The MachineUpdates to create and the surge/restore patches the
 // targets asked for, the aborts to propagate, and the machine labels that follow what is in flight. Pure.
-import type { MachineUpdate } from '../../api/index.js';
+import type { KubeObject, MachineUpdate } from '../../api/index.js';
 import { Annotations, Labels, UpdatePhase, orderedUpdaters } from '../../api/index.js';
 import { isDeleting, nameOf } from '../../api/capi/index.js';
 import { machineUpdateName } from '../names.js';
@@ -32,8 +32,13 @@ export function startIntents(
 }
 
 /** The in-flight MachineUpdates to abort: all of them when the plan stops, else those whose machine is going away. */
-export function abortsOf(snap: PlanSnapshot, mus: ReadonlyMap<string, MachineUpdate>, stopping: boolean): string[] {
-  const machinesByName = new Map(snap.machines.map((m) => [nameOf(m), m]));
+export function abortsOf(
+  snap: PlanSnapshot,
+  mus: ReadonlyMap<string, MachineUpdate>,
+  stopping: boolean,
+  machineByName?: ReadonlyMap<string, KubeObject>,
+): string[] {
+  const machinesByName = machineByName ?? new Map(snap.machines.map((m) => [nameOf(m), m]));
   const abort: string[] = [];
   for (const mu of mus.values()) {
     if (machineState(mu) !== 'inFlight' || mu.spec.updatePhase === UpdatePhase.aborting) continue;

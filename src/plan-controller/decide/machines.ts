@@ -41,16 +41,32 @@ export function targetOfMachine(m: KubeObject): string | undefined {
 
 /** Machines of a cluster grouped by target, each group sorted by name (one pass, whatever the number of targets). */
 export function machinesByTarget(clusterName: string, machines: readonly KubeObject[]): Map<string, KubeObject[]> {
-  const out = new Map<string, KubeObject[]>();
+  // Grouped by the raw label values first and keyed once per group: building a `kind/name` key per machine was a
+  // string and a hash per machine on every reconcile.
+  const cps = new Map<string, KubeObject[]>();
+  const mds = new Map<string, KubeObject[]>();
   for (const m of machines) {
-    if (m.metadata.labels?.[Labels.clusterName] !== clusterName) continue;
-    const k = targetOfMachine(m);
-    if (k === undefined) continue;
-    let list = out.get(k);
-    if (!list) out.set(k, (list = []));
+    const labels = m.metadata.labels;
+    if (labels?.[Labels.clusterName] !== clusterName) continue;
+    const cp = labels[Labels.controlPlaneName];
+    const md = cp === undefined ? labels[Labels.deploymentName] : undefined;
+    const groups = cp !== undefined ? cps : md !== undefined ? mds : undefined;
+    if (!groups) continue;
+    const name = (cp ?? md)!;
+    let list = groups.get(name);
+    if (!list) groups.set(name, (list = []));
     list.push(m);
   }
-  for (const list of out.values()) list.sort((a, b) => byName(nameOf(a), nameOf(b)));
+  const out = new Map<string, KubeObject[]>();
+  for (const [kind, groups] of [
+    ['ControlPlane', cps],
+    ['MachineDeployment', mds],
+  ] as const)
+    for (const [name, list] of groups)
+      out.set(
+        targetKey(kind, name),
+        list.sort((a, b) => byName(nameOf(a), nameOf(b))),
+      );
   return out;
 }
 

@@ -1,6 +1,6 @@
 // Phase 1 of decidePlan: what the plan may do this reconcile. Validation and the gates (maintenance window, soak,
 // alerts) decide whether it rolls out, holds (starts nothing new) or stops (aborts what is in flight). Pure.
-import type { InPlaceUpdatePlan, InPlaceUpdatePlanStatus, MachineUpdate } from '../../api/index.js';
+import type { InPlaceUpdatePlan, InPlaceUpdatePlanStatus, KubeObject, MachineUpdate } from '../../api/index.js';
 import { ConditionTypes, PlanAnnotations, Reasons, UpdatePhase, UpdateStatus, isTerminal } from '../../api/index.js';
 import { parameterDepthProblems } from '../bounds.js';
 import type { AlertGate, SoakView, WindowGate } from '../gates.js';
@@ -46,6 +46,8 @@ export interface PlanStance {
   mode: Mode;
   /** The MachineUpdates the targets count: soaking machines in flight unless the plan stops. */
   rolloutMus: Map<string, MachineUpdate>;
+  /** The snapshot's machines by name. */
+  machineByName: ReadonlyMap<string, KubeObject>;
 }
 
 /** This plan's MachineUpdates by machine name. */
@@ -65,7 +67,9 @@ export function decideStance(snap: PlanSnapshot): PlanStance {
   const terminal = isTerminal(prev.updateStatus);
   const mus = ownUpdates(snap, planName);
   const win = windowGate(plan, now);
-  const soak = soakGate(plan, mus, snap.machines, now);
+  // One name index of the cluster's machines per decision (the soak gate and the aborts read it).
+  const machineByName = new Map(snap.machines.map((m) => [m.metadata.name ?? '', m]));
+  const soak = soakGate(plan, mus, snap.machines, now, machineByName);
   const alerts = alertGate(plan, snap.alerts, now);
   const startedBefore = !!prev.startTime || mus.size > 0;
   // Parameters nested absurdly deep would break every clone of the MachineUpdates and tasks they are copied into.
@@ -127,5 +131,6 @@ export function decideStance(snap: PlanSnapshot): PlanStance {
     // Soak (gates.ts): the rollout counts a soaking machine in flight and a failed soak failed; a stopping plan starts
     // nothing more, so there its machines count as their MachineUpdates say.
     rolloutMus: stopping ? mus : soak.mus,
+    machineByName,
   };
 }

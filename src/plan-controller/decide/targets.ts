@@ -70,24 +70,26 @@ export function evaluateTargets(scope: TargetScope, s: PlanStance): EvaluatedTar
 export function countTarget(scope: TargetScope, t: NamedTarget): TargetCount {
   const key = targetKey(t.kind, t.target.name);
   const all = scope.machines.get(key) ?? [];
-  const current = all.filter((m) => !isDeleting(m));
+  // No copy in the common case (nothing being deleted): this runs for every target on every reconcile.
+  const current = all.some(isDeleting) ? all.filter((m) => !isDeleting(m)) : all;
   const groups: MachineGroups = { notStarted: [], inFlight: [], updated: [], failed: [], aborted: [] };
   const skipped: string[] = [];
   for (const m of current) {
-    const st = machineState(scope.mus.get(nameOf(m)));
+    const name = nameOf(m);
+    const st = machineState(scope.mus.get(name));
     // Already at target (issue 15): updated without running updaters; its own record, if any, decides instead.
-    if (st === 'notStarted' && scope.atTarget.has(nameOf(m))) {
-      groups.updated.push(nameOf(m));
-      skipped.push(nameOf(m));
-    } else groups[st].push(nameOf(m));
+    if (st === 'notStarted' && scope.atTarget.has(name)) {
+      groups.updated.push(name);
+      skipped.push(name);
+    } else groups[st].push(name);
   }
   const targetMus = scope.targetMus.get(key) ?? [];
   // Failures are the target's history: a failed machine the MHC has since replaced still counts (its replacement
   // would otherwise restart the rollout). Updates we aborted because their machine went away do not.
-  const currentNames = new Set(current.map(nameOf));
-  const failed = targetMus
-    .filter((mu) => machineState(mu) === 'failed')
-    .filter((mu) => currentNames.has(mu.spec.machineRef.name) || mu.spec.updatePhase !== UpdatePhase.aborting)
+  const failedMus = targetMus.filter((mu) => machineState(mu) === 'failed');
+  const currentNames = failedMus.length > 0 ? new Set(current.map(nameOf)) : undefined;
+  const failed = failedMus
+    .filter((mu) => currentNames!.has(mu.spec.machineRef.name) || mu.spec.updatePhase !== UpdatePhase.aborting)
     .map((mu) => mu.spec.machineRef.name);
   return {
     all,

@@ -58,6 +58,11 @@ export interface PlanDecision {
   requeueAt?: string;
   /** The machine gates (soak, verification) holding a slot now, for the gate metrics. */
   gatesHolding?: string[];
+  /**
+   * The snapshot's machines per target key as the decision grouped them (deleting ones included), read-only: owner
+   * alignment reads them instead of grouping every machine of the cluster a second time per reconcile.
+   */
+  machinesByTarget?: ReadonlyMap<string, readonly KubeObject[]>;
 }
 
 /** A target's (or the plan's) updateStatus. */
