@@ -346,6 +346,12 @@ export interface CaseResult {
   apiRequestsPerMachineByComponent: Record<string, Record<string, number>>;
   /** Per component: requests per machine by `verb resource` (with the code when it was an error). */
   apiRequestsPerMachineByResource?: Record<string, Record<string, number>>;
+  /**
+   * The platform's requests per machine (issue 25's ≤ 12, writes ≤ 8): the controllers' requests and the updater's
+   * contract traffic (its task reads and writes), not the bench updater's simulated work on the machine (its Node
+   * and Machine reads, the Node write that plays the kubelet reporting the new version).
+   */
+  apiRequestsPerMachinePlatform?: { all: number; writes: number };
   /** Reconciles during the run per controller: count, mean duration, total busy seconds, errors (retried). */
   reconciles?: Record<string, { count: number; meanMs: number; busySeconds: number; errors: number }>;
   cpuSeconds: Record<string, number>;
@@ -515,6 +521,7 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
     apiRequestsPerMachine: total,
     apiRequestsPerMachineByComponent: byComponent,
     apiRequestsPerMachineByResource: byResource,
+    apiRequestsPerMachinePlatform: platformRequests(byResource),
     reconciles,
     cpuSeconds: Object.fromEntries([...stats].map(([k, s]) => [k, round(s.cpuSeconds - (cpuBefore.get(k)?.cpuSeconds ?? 0))])),
     peakRssMB: Object.fromEntries([...stats].map(([k, s]) => [k, round(s.peakRssBytes / 2 ** 20, 1)])),
@@ -535,10 +542,27 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
       : {}),
   };
   say(
-    `    ${name}: ${r.status} in ${r.wallSeconds} s (lower bound ${r.lowerBoundSeconds} s${r.ratio !== null ? `, ratio ${r.ratio}` : ''}); next task after a slot frees: median ${fmt(ov.nextTask.median)} ms, p99 ${fmt(ov.nextTask.p99)} ms (next MachineUpdate: median ${fmt(ov.nextMachineUpdate.median)} ms, p99 ${fmt(ov.nextMachineUpdate.p99)} ms); ${total['all']} API requests/machine`,
+    `    ${name}: ${r.status} in ${r.wallSeconds} s (lower bound ${r.lowerBoundSeconds} s${r.ratio !== null ? `, ratio ${r.ratio}` : ''}); next task after a slot frees: median ${fmt(ov.nextTask.median)} ms, p99 ${fmt(ov.nextTask.p99)} ms (next MachineUpdate: median ${fmt(ov.nextMachineUpdate.median)} ms, p99 ${fmt(ov.nextMachineUpdate.p99)} ms); ${total['all']} API requests/machine (platform ${r.apiRequestsPerMachinePlatform?.all ?? '-'}, writes ${r.apiRequestsPerMachinePlatform?.writes ?? '-'})`,
   );
   await cleanup(p, planName);
   return r;
+}
+
+const WRITE_VERBS = new Set(['create', 'patch', 'update', 'delete', 'deletecollection']);
+
+/** The platform's share of `byResource`: every component but the updater, and the updater's task requests. */
+export function platformRequests(byResource: Record<string, Record<string, number>>): { all: number; writes: number } {
+  let all = 0;
+  let writes = 0;
+  for (const [comp, row] of Object.entries(byResource)) {
+    for (const [key, n] of Object.entries(row)) {
+      const [verb = '', resource = ''] = key.split(' ');
+      if (comp.startsWith('updater') && !resource.startsWith('updaterupdatetasks.')) continue;
+      all += n;
+      if (WRITE_VERBS.has(verb)) writes += n;
+    }
+  }
+  return { all: round(all, 3), writes: round(writes, 3) };
 }
 
 const fmt = (x: number): string => (Number.isFinite(x) ? String(Math.round(x)) : '-');
@@ -578,6 +602,7 @@ function table(results: CaseResult[]): string {
     'next task after slot frees: median / p99 (ms)',
     'task updated → MU updated: median / p99 (ms)',
     'API req/machine (all)',
+    'platform req/machine (writes)',
     ...verbs.map((v) => `${v}/machine`),
     'CPU s: apiserver / plan / tasks / mhc / updater',
     'peak RSS MB: apiserver / plan / tasks / mhc / updater',
@@ -604,6 +629,7 @@ function table(results: CaseResult[]): string {
       `${fmt(r.overheadMs.nextTask.median)} / ${fmt(r.overheadMs.nextTask.p99)}`,
       `${fmt(r.overheadMs.taskToMachineUpdateUpdated.median)} / ${fmt(r.overheadMs.taskToMachineUpdateUpdated.p99)}`,
       String(r.apiRequestsPerMachine['all'] ?? 0),
+      r.apiRequestsPerMachinePlatform ? `${r.apiRequestsPerMachinePlatform.all} (${r.apiRequestsPerMachinePlatform.writes})` : '–',
       ...verbs.map((v) => String(r.apiRequestsPerMachine[v] ?? 0)),
       order.map((k) => r.cpuSeconds[k] ?? '-').join(' / '),
       order.map((k) => r.peakRssMB[k] ?? '-').join(' / '),
