@@ -24,11 +24,10 @@ export interface WindowBounds {
 
 type Obj = Record<string, unknown>;
 
-/** A stored object (storage-version form) with its cached JSON. */
+/** A stored object (storage-version form; never mutated once stored: watch events and older versions share it). */
 export interface Entry {
   obj: Obj;
   rv: number;
-  json?: string;
 }
 
 /** A change recorded for watchers; serialized lazily once per version. */
@@ -100,7 +99,7 @@ export class ResourceStore {
   /** Inserts or replaces; `type` decides the event emitted. */
   put(ns: string, name: string, obj: Obj, rv: number, type: 'ADDED' | 'MODIFIED', prev?: Obj, json?: string): Entry {
     const key = ResourceStore.key(ns, name);
-    // The JSON goes to the event (shared by watchers) but is not kept on the entry: memory per object matters more.
+    // The JSON goes to the event (shared by watchers), not to the entry: memory per object matters more.
     const entry: Entry = { obj, rv };
     const isNew = !this.objects.has(key);
     this.place(key, ns, name, entry);
