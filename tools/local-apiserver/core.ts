@@ -350,8 +350,10 @@ export class Core {
     return JSON.stringify(this.toVersion(def, version, e.obj));
   }
 
-  private writeStore(def: ResourceDef, ns: string, name: string, obj: Obj, type: 'ADDED' | 'MODIFIED', prev?: Obj): void {
+  private writeStore(def: ResourceDef, nsIn: string, name: string, obj: Obj, type: 'ADDED' | 'MODIFIED', prev?: Obj): void {
     const gr = grKey(def.group, def.plural);
+    // Each request parses its own copy of the namespace; every retained watch event holds one.
+    const ns = this.interner.intern(nsIn);
     // Serialized once for every watcher's event line and the persistence log (and not at all without either).
     const store = this.store(gr);
     // In place, content unchanged: the retained versions of an object share what a write left alone.
@@ -364,8 +366,9 @@ export class Core {
     this.onPersist?.({ op: 'put', gr, key: ResourceStore.key(ns, name), obj, rv: this.rv, json });
   }
 
-  private removeStore(def: ResourceDef, ns: string, name: string, finalObj: Obj): void {
+  private removeStore(def: ResourceDef, nsIn: string, name: string, finalObj: Obj): void {
     const gr = grKey(def.group, def.plural);
+    const ns = this.interner.intern(nsIn);
     shareWith(finalObj, this.store(gr).get(ns, name)?.obj, this.interner);
     this.store(gr).remove(ns, name, finalObj, this.rv);
     if (EVENT_GRS.has(gr)) this.eventWrites.delete(`${gr}|${ResourceStore.key(ns, name)}`);
