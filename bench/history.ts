@@ -48,6 +48,8 @@ export interface HistoryRow {
   heapMB: Record<string, number>;
   /** The API server's V8 heap in use after its last full collection (its live data; MiB), when it serves /metrics. */
   apiserverLiveHeapMB?: number;
+  /** The API server's V8 heap pages (used or not; MiB) when sampled: its RSS beyond them is native memory and code. */
+  apiserverHeapTotalMB?: number;
   /**
    * What the API server holds (its /metrics, when served): objects of the resources that hold any, "watch events"
    * retained for replay over all resources, "event TTL tracked" (Events kept until --event-ttl).
@@ -97,11 +99,14 @@ async function heapOf(ports: Record<string, number>): Promise<Record<string, num
 }
 
 /** Objects per resource (non-zero), retained watch events and TTL-tracked Events of the API server, if it serves /metrics. */
-async function contentOf(port: number | undefined): Promise<{ liveHeapMB?: number; content: Record<string, number> } | undefined> {
+async function contentOf(
+  port: number | undefined,
+): Promise<{ liveHeapMB?: number; heapTotalMB?: number; content: Record<string, number> } | undefined> {
   if (port === undefined) return undefined;
   const samples = parseProm((await scrape(port)) ?? '');
   if (samples.length === 0) return undefined;
   const live = samples.find((x) => x.name === 'inplace_nodejs_heap_used_after_major_gc_bytes')?.value;
+  const total = samples.find((x) => x.name === 'inplace_nodejs_heap_size_total_bytes')?.value;
   const out: Record<string, number> = {};
   let watchEvents = 0;
   for (const x of samples) {
@@ -110,7 +115,11 @@ async function contentOf(port: number | undefined): Promise<{ liveHeapMB?: numbe
     if (x.name === 'inplace_apiserver_event_ttl_tracked') out['event TTL tracked'] = x.value;
   }
   out['watch events'] = watchEvents;
-  return { ...(live ? { liveHeapMB: round(live / 2 ** 20) } : {}), content: out };
+  return {
+    ...(live ? { liveHeapMB: round(live / 2 ** 20) } : {}),
+    ...(total ? { heapTotalMB: round(total / 2 ** 20) } : {}),
+    content: out,
+  };
 }
 
 /** Per key, the least value over the samples. */
@@ -176,6 +185,7 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
       cpuSeconds,
       heapMB: leastOf(heap),
       ...(content?.liveHeapMB !== undefined ? { apiserverLiveHeapMB: content.liveHeapMB } : {}),
+      ...(content?.heapTotalMB !== undefined ? { apiserverHeapTotalMB: content.heapTotalMB } : {}),
       ...(content ? { apiserverContent: content.content } : {}),
     };
     rows.push(row);
@@ -190,7 +200,9 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
       const c = content.content;
       const short = (k: string): string => k.replace(/\..*$/, '');
       say(
-        `      API server heap after its last full GC ${content.liveHeapMB ?? '-'} MiB; it holds: ${Object.keys(c)
+        `      API server heap after its last full GC ${content.liveHeapMB ?? '-'} MiB (V8 heap pages ${content.heapTotalMB ?? '-'} MiB); it holds: ${Object.keys(
+          c,
+        )
           .sort((a, b) => (c[b] ?? 0) - (c[a] ?? 0))
           .map((k) => `${short(k)} ${c[k]}`)
           .join(', ')}`,
