@@ -11,3 +11,4 @@ export * from './updaters.js';
 export * from './limits.js';
 export * from './duration.js';
 export * from './windows.js';
+export * from './skip-remediation.js';

@@ -1,6 +1,7 @@
 // The MHC extension's two reconciles. `reconcile` passes over one MachineHealthCheck: snapshot (scope.ts) → decide
 // (decide.ts) → per machine one annotation patch and one condition write, through the snapshot/patch helper with
-// optimistic concurrency. `reconcileRestore` puts a machine's skip-remediation back once its update ended.
+// optimistic concurrency. `reconcileRestore` puts a machine's skip-remediation back once its update ended, unless the
+// plan labelling it will (its unlabel carries the restore: one Machine patch at the end of an update, not two).
 import { MachineUpdates, Machines } from '../api/index.js';
 import {
   Action,
@@ -18,6 +19,7 @@ import {
   confirmUnhealthy,
   planMachineHealthCheck,
   planNeedsAttention,
+  restoreDeferredToPlan,
   restorePatch,
   type AnnotationPatch,
   type MachineAction,
@@ -189,10 +191,15 @@ async function reconcileMachine(
   return true;
 }
 
-/** Restores a machine's skip-remediation to its state before the update once its update ended (no current update in progress). */
+/**
+ * Restores a machine's skip-remediation to its state before the update once its update ended (no current update in
+ * progress), unless a plan still labelling the machine will (restoreDeferredToPlan): its label's removal or its
+ * MachineUpdates' deletion brings this reconcile back, so the machine is never left protected.
+ */
 export async function reconcileRestore(deps: MhcDeps, key: ObjectKey, log: Logger): Promise<Action> {
   const scope = machineUpdatesScope(deps.stores, key);
   if (!scope || activeUpdateOf(scope.machine, scope.updates)) return Action.awaitChange();
+  if (restoreDeferredToPlan(scope.machine, scope.updates)) return Action.awaitChange();
   const wait = ownWritePendingMs(deps, scope.machine);
   if (wait !== undefined) return Action.requeue(wait);
   const patch = restorePatch(scope.machine.metadata.annotations);

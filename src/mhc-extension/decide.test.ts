@@ -15,6 +15,7 @@ import {
   readTimeoutAnnotation,
   remediationCount,
   remediationWindow,
+  restoreDeferredToPlan,
   restorePatch,
   updateTimeoutMs,
 } from './decide.js';
@@ -246,6 +247,23 @@ describe('mhc-extension decisions', () => {
       { name: 'restoring a machine the extension never touched changes nothing', fn: () => restorePatch({ [S]: '' }), want: undefined },
     ];
     for (const c of cases) it(c.name, () => expect(c.fn()).to.deep.equal(c.want));
+  });
+
+  describe('restoreDeferredToPlan (the end-of-update restore rides on the plan unlabel, issue 25)', () => {
+    const done = update('m1', { status: 'updated', plan: 'p' });
+    it('defers while the machine carries a plan label and that plan has a MachineUpdate for it', () => {
+      expect(restoreDeferredToPlan(machine('m1', { plan: 'p' }), [done])).to.equal(true);
+    });
+    it('restores itself once the label is gone (unlabelled, or never labelled: the runtime extension drives updates)', () => {
+      expect(restoreDeferredToPlan(machine('m1'), [done])).to.equal(false);
+    });
+    it("restores itself when the labelling plan has no MachineUpdate for the machine (gone, deleting, or another plan's)", () => {
+      expect(restoreDeferredToPlan(machine('m1', { plan: 'p' }), [])).to.equal(false);
+      const deleting: MachineUpdate = { ...done, metadata: { ...done.metadata, deletionTimestamp: iso(T0) } };
+      expect(restoreDeferredToPlan(machine('m1', { plan: 'p' }), [deleting])).to.equal(false);
+      expect(restoreDeferredToPlan(machine('m1', { plan: 'p2' }), [done])).to.equal(false);
+      expect(restoreDeferredToPlan(machine('m1', { plan: 'p' }), [update('m2', { status: 'updated' })])).to.equal(false);
+    });
   });
 
   describe("a machine's current update", () => {

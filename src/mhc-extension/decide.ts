@@ -22,7 +22,14 @@ export {
 } from './decide/eligibility.js';
 export { remediationCount } from './decide/remediation.js';
 export { MAX_REQUEUE_MS, isNodeInitialized, judge, updateTimeoutMs, type Verdict } from './decide/timeouts.js';
-export { activeUpdateOf, currentUpdateOf, machineOfUpdate, putsInUpdate, updatesByMachine } from './decide/updates.js';
+export {
+  activeUpdateOf,
+  currentUpdateOf,
+  machineOfUpdate,
+  putsInUpdate,
+  restoreDeferredToPlan,
+  updatesByMachine,
+} from './decide/updates.js';
 
 /** The extension's plan for one MHC. */
 export interface MhcPlan {

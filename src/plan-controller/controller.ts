@@ -23,6 +23,7 @@ import {
 import { toKubeTime } from '../runtime/pure/conditions.js';
 import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../runtime/pure/errors.js';
 import { encodePointer } from '../runtime/pure/jsonpointer.js';
+import { restoreSkipRemediationOps } from '../api/skip-remediation.js';
 import { forEachLimit, settlesWithin } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
@@ -654,8 +655,11 @@ async function unlabelMachine(deps: PlanDeps, ns: string, machine: string, planL
   if (!m) return;
   // Guarded by the label itself (a JSON patch test), not the resourceVersion: the label may belong to a newer plan by
   // the time this lands, but the MHC extension's annotation write at the same moment (the update ended) is no conflict.
+  // The MHC extension leaves the end-of-update restore of skip-remediation to this patch (one write, not two); its ops
+  // test what they read and come before the start time's removal (they may test the whole annotation map).
   const ops: unknown[] = [
     { op: 'test', path: `/metadata/labels/${encodePointer([Labels.planName]).slice(1)}`, value: planLabel },
+    ...restoreSkipRemediationOps(m.metadata.annotations),
     { op: 'remove', path: `/metadata/labels/${encodePointer([Labels.planName]).slice(1)}` },
   ];
   if (m.metadata.annotations?.[Annotations.updateStartedAt] !== undefined)

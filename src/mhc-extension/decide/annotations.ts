@@ -1,9 +1,8 @@
 // The skip-remediation bookkeeping on a Machine: protect it while in update, lift the protection (and request
 // remediation) once unhealthy, and restore what the operator had when the update ends. Merge patch fragments only.
-import { Annotations } from '../../api/index.js';
+import { Annotations, restoreSkipRemediation, type AnnotationPatch } from '../../api/index.js';
 
-/** Annotation changes as a merge patch fragment (null removes). */
-export type AnnotationPatch = Record<string, string | null>;
+export type { AnnotationPatch } from '../../api/index.js';
 
 /**
  * Protect a machine: set skip-remediation, remembering (once) whether it was there before. `note` is the value the
@@ -36,16 +35,11 @@ export function liftPatch(annotations: Record<string, string> | undefined, remed
   return Object.keys(patch).length ? patch : undefined;
 }
 
-/** The update ended: put skip-remediation back as it was before and forget the prior state. */
-export function restorePatch(annotations: Record<string, string> | undefined): AnnotationPatch | undefined {
-  const a = annotations ?? {};
-  const prior = a[Annotations.skipRemediationPrior];
-  if (prior === undefined) return undefined;
-  const patch: AnnotationPatch = { [Annotations.skipRemediationPrior]: null };
-  if (prior === 'true' && a[Annotations.skipRemediation] === undefined) patch[Annotations.skipRemediation] = '';
-  if (prior !== 'true' && a[Annotations.skipRemediation] !== undefined) patch[Annotations.skipRemediation] = null;
-  return patch;
-}
+/**
+ * The update ended: put skip-remediation back as it was before and forget the prior state. The rule lives in src/api
+ * (skip-remediation.ts): the plan controller applies the same one, as guarded JSON-patch ops, in its unlabel.
+ */
+export const restorePatch: (annotations: Record<string, string> | undefined) => AnnotationPatch | undefined = restoreSkipRemediation;
 
 /** True when the operator's own skip-remediation (present before the update) opts the machine out of remediation. */
 export const operatorSkipsRemediation = (annotations: Record<string, string> | undefined): boolean => {

@@ -49,3 +49,16 @@ export function activeUpdateOf(m: Machine, updates: readonly MachineUpdate[]): M
   const u = currentUpdateOf(m, updatesByMachine(updates).get(m.metadata.name ?? '') ?? []);
   return u && putsInUpdate(u) ? u : undefined;
 }
+
+/**
+ * True when the end-of-update restore is the plan controller's: the machine still carries a plan's label and a
+ * MachineUpdate of that plan for it exists (not deleting). That plan unlabels the machine and restores skip-remediation
+ * in the same patch; once the label is gone, or the plan's MachineUpdates are (plan deleted, records collected), the
+ * extension restores itself. Only the restore moves: lifting a timed-out or failed machine's protection stays here.
+ */
+export function restoreDeferredToPlan(m: Machine, updates: readonly MachineUpdate[]): boolean {
+  const plan = m.metadata.labels?.[Labels.planName];
+  if (plan === undefined) return false;
+  const name = m.metadata.name ?? '';
+  return updates.some((u) => !u.metadata.deletionTimestamp && machineOfUpdate(u) === name && u.metadata.labels?.[Labels.planName] === plan);
+}
