@@ -119,6 +119,17 @@ async function readCampaignScope(conn: Connection, c: CampaignObject, ns: string
     list<CampaignObject>(InPlaceUpdateCampaigns),
   ]);
   // The campaign as applied now: if it exists already, its uid and status (its plans, its waves) count.
+  // One object by name, or why its kind cannot be read (the control plane and the template lookups share it).
+  const readNamed = async (apiGroup: string, kind: string, name: string): Promise<{ object?: KubeObject; notServed?: string }> => {
+    let res;
+    try {
+      res = await conn.client.resolve(apiGroup, kind);
+    } catch (err) {
+      return { notServed: (err as Error).message };
+    }
+    const object = await call(conn, res, () => conn.client.get(res, ns, name));
+    return object ? { object } : {};
+  };
   const live = campaigns.find((x) => x.metadata.name === c.metadata.name);
   const subject: CampaignObject = live ? { ...c, metadata: { ...live.metadata }, status: live.status ?? {} } : c;
   return buildCampaignScope(subject, {
@@ -143,16 +154,7 @@ async function readCampaignScope(conn: Connection, c: CampaignObject, ns: string
       }
       return [...problems];
     },
-    controlPlane: async (_ns, apiGroup, kind, name) => {
-      let res;
-      try {
-        res = await conn.client.resolve(apiGroup, kind);
-      } catch (err) {
-        return { notServed: (err as Error).message };
-      }
-      const object = await call(conn, res, () => conn.client.get(res, ns, name));
-      return object ? { object } : {};
-    },
+    controlPlane: async (_ns, apiGroup, kind, name) => readNamed(apiGroup, kind, name),
     async clusterChecks(x, toCheck) {
       const prestart = new CampaignPrestart(conn.client, {
         async template(_ns, apiGroup, kind, name) {
@@ -164,15 +166,7 @@ async function readCampaignScope(conn: Connection, c: CampaignObject, ns: string
               (d.apiVersion ?? '').split('/')[0] === apiGroup &&
               (d.metadata.namespace ?? ns) === ns,
           );
-          if (inFile) return { object: inFile };
-          let res;
-          try {
-            res = await conn.client.resolve(apiGroup, kind);
-          } catch (err) {
-            return { notServed: (err as Error).message };
-          }
-          const object = await call(conn, res, () => conn.client.get(res, ns, name));
-          return object ? { object } : {};
+          return inFile ? { object: inFile } : readNamed(apiGroup, kind, name);
         },
       });
       const templates = await prestart.templates(
