@@ -253,10 +253,6 @@ export const CampaignEventReasons = {
 
 /** Reasons of the Kubernetes Events the MHC extension records (besides Reasons.remediationTriggered / remediationBlocked). */
 export const MhcEventReasons = {
-  /** On a Machine: skip-remediation set because its in-place update is within the MHC's timeout. */
-  skipRemediationSet: 'SkipRemediationSet',
-  /** On a Machine: the update ended; skip-remediation restored to its state before the update. */
-  skipRemediationRestored: 'SkipRemediationRestored',
   /** On a MachineHealthCheck (Warning): the in-place-update-timeout annotation is not a positive Go duration; the MHC is ignored. */
   invalidInPlaceUpdateTimeout: 'InvalidInPlaceUpdateTimeout',
   /** On a MachineHealthCheck (Warning): spec.remediation.triggerIf cannot be evaluated; the MHC is ignored. */

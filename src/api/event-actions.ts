@@ -81,8 +81,6 @@ export const EventActions: Readonly<Record<string, string>> = Object.freeze({
   [C.aborted]: 'Abort',
   [C.paused]: 'Pause',
   [C.resumed]: 'Resume',
-  [M.skipRemediationSet]: 'HoldRemediation',
-  [M.skipRemediationRestored]: 'HoldRemediation',
   [M.invalidInPlaceUpdateTimeout]: 'Validate',
   [M.invalidRemediationTrigger]: 'Validate',
   OwnerPaused: 'AlignOwner',

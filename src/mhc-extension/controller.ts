@@ -205,8 +205,7 @@ export async function reconcileRestore(deps: MhcDeps, key: ObjectKey, log: Logge
   const patch = restorePatch(scope.machine.metadata.annotations);
   if (!patch) return Action.awaitChange();
   await patchMachineAnnotations(deps, scope.machine, patch);
-  // No Event: one per machine per update repeated what the MachineUpdate's end (its Updated/Failed Event and status)
-  // and the annotations themselves show; SkipRemediationSet explains the annotation appearing.
+  // No Event: one per machine per update would repeat what the MachineUpdate's status and the annotations show.
   log.info({ machine: key.name, restored: Object.keys(patch) }, 'in-place update ended: restored skip-remediation to its prior state');
   return Action.awaitChange();
 }
