@@ -63,7 +63,7 @@ import {
   type Scope,
   type UpdaterView,
 } from './scope.js';
-import { buildStatus, progressHoldMs, refusalStatus, statusEvent, type StatusInput } from './status.js';
+import { PROGRESS_WRITE_INTERVAL_MS, buildStatus, progressHoldMs, refusalStatus, statusEvent, type StatusInput } from './status.js';
 
 /** Name of the controller (also its field manager and event source). */
 export const CONTROLLER_NAME = 'machine-task-controller';
@@ -87,8 +87,10 @@ export interface TaskDeps {
   unreportedTaskMs: number;
   /** Our writes the caches have not shown yet (a reconcile on such a cache waits rather than conflict). */
   expect: Expectations;
-  /** When each MachineUpdate in flight last had its status written by us (ms), for PROGRESS_WRITE_INTERVAL_MS. */
+  /** When each MachineUpdate in flight last showed a step (ms): our status write or task create, for the progress interval. */
   statusWrites: Map<string, number>;
+  /** How often at most a status is written for an updater's progress alone (ms; PROGRESS_WRITE_INTERVAL_MS by default). */
+  progressWriteIntervalMs: number;
   /** Single-object commit patches that dry-ran clean, per plan and kind (see DryRunMemo). */
   dryRuns: DryRunMemo;
 }
@@ -115,6 +117,8 @@ export interface SetupOptions {
   writePolicy?: WritePolicy;
   /** How long a task may go without a first status before the MachineUpdate says so (default DEFAULT_UNREPORTED_TASK_MS). */
   unreportedTaskMs?: number;
+  /** How often at most a status is written for an updater's progress alone (default PROGRESS_WRITE_INTERVAL_MS). */
+  progressWriteIntervalMs?: number;
 }
 
 /** Registers the controller with the manager. */
@@ -132,6 +136,7 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
     unreportedTaskMs: opts.unreportedTaskMs ?? DEFAULT_UNREPORTED_TASK_MS,
     expect: new Expectations(),
     statusWrites: new Map(),
+    progressWriteIntervalMs: opts.progressWriteIntervalMs ?? PROGRESS_WRITE_INTERVAL_MS,
     dryRuns: new DryRunMemo(),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
   };
@@ -380,6 +385,8 @@ export async function reconcileTasks(deps: TaskDeps, scope: Scope, d: Decision, 
       if ('failed' in created)
         return { status: { updateStatus: 'failed', reason: created.reason, message: created.failed }, action: Action.awaitChange() };
       view.task = created.task;
+      // The task is the step others see: the first status that only says so waits like progress (firstStatusOnly).
+      deps.statusWrites.set(muKey(mu), Date.now());
       // The status is what the next reconcile will decide with the task in place (waiting for its updater), so that
       // reconcile has nothing to write.
       const next = decide(scope, opts);
@@ -528,7 +535,7 @@ async function createTask(
 
 /**
  * Writes the status once (only what changed, guarded by resourceVersion) and records the transition's Event. A change
- * that is only an updater's progress is held back within PROGRESS_WRITE_INTERVAL_MS of our last write: returns how
+ * that is only an updater's progress is held back within the progress interval of our last write: returns how
  * long until it is due (nothing written), undefined otherwise.
  */
 export async function reconcileStatus(
@@ -548,7 +555,7 @@ export async function reconcileStatus(
   if (committed) status.committed = { objects: [...committed] };
   const next: MachineUpdateObject = { ...mu, status };
   const key = muKey(mu);
-  const hold = progressHoldMs(mu.status, status, deps.statusWrites.get(key), now.getTime());
+  const hold = progressHoldMs(mu.status, status, deps.statusWrites.get(key), now.getTime(), deps.progressWriteIntervalMs);
   if (hold !== undefined) return hold;
   // apply sends nothing and returns `next` itself when nothing changed: one diff rather than changed() and apply().
   const written = await helper.apply(deps.client, MachineUpdates, next, { fieldManager: CONTROLLER_NAME });
