@@ -144,14 +144,14 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
     .controller<MachineUpdateObject>(CONTROLLER_NAME)
     .for(MachineUpdates)
     // A task wakes its own MachineUpdate and any other in flight for its machine (one waiting for its name, C9).
-    .watches<KubeObject>(UpdaterUpdateTasks, tasksToMachineUpdates(muInformer.store))
-    // A Machine that disappears or starts deleting aborts its update; machines are few per MachineUpdate.
-    .watches<KubeObject>(Machines, (m) =>
-      // Indexed by the machine-name label (every Machine event would otherwise scan every MachineUpdate).
-      muInformer.store
-        .byLabel(Labels.machineName, toLabelValue(m.metadata.name ?? ''), m.metadata.namespace)
-        .filter((mu) => mu.spec?.machineRef?.name === m.metadata.name)
-        .map((mu) => ({ namespace: mu.metadata.namespace, name: mu.metadata.name! })),
+    .watches<KubeObject>(
+      UpdaterUpdateTasks,
+      tasksToMachineUpdates(muInformer.store, mgr.informer<KubeObject>(UpdaterUpdateTasks).store, deps.expect),
+    )
+    // A Machine that disappears or starts deleting aborts its update, and its labels decide ownership: only those wake.
+    .watches<KubeObject>(
+      Machines,
+      machineToMachineUpdates(muInformer.store, mgr.informer<KubeObject>(Machines).store, (mu) => planOf(deps, mu)),
     )
     // Ownership is re-checked on every change of the plan that owns a MachineUpdate.
     .watches<KubeObject>(InPlaceUpdatePlans, (p) =>
@@ -159,10 +159,7 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
         .byLabel(Labels.planName, toLabelValue(p.metadata.name ?? ''), p.metadata.namespace)
         // Only MachineUpdates refused for want of their plan care about it: a plan's every progress is a status change,
         // and mapping it to all its MachineUpdates tripled this controller's reconciles at 1,003 machines.
-        .filter(
-          (mu) =>
-            controllingPlanRef(mu)?.name === p.metadata.name && mu.status?.conditions?.some((c) => c.reason === Reasons.notOwnedByPlan),
-        )
+        .filter((mu) => controllingPlanRef(mu)?.name === p.metadata.name && refused(mu))
         .map((mu) => ({ namespace: mu.metadata.namespace, name: mu.metadata.name! })),
     )
     .withConcurrency(opts.concurrency ?? DEFAULT_CONCURRENCY)
@@ -179,19 +176,68 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
 /** The key of a MachineUpdate in TaskDeps.statusWrites. */
 const muKey = (mu: MachineUpdateObject): string => `${mu.metadata.namespace ?? ''}/${mu.metadata.name ?? ''}`;
 
-/** The cached MachineUpdates a task mapper looks up by machine. */
-type MachineUpdateStore = Pick<Informer<MachineUpdateObject>['store'], 'byLabel'>;
+/** The cached MachineUpdates a mapper looks up by machine (and by name). */
+type MachineUpdateStore = Pick<Informer<MachineUpdateObject>['store'], 'byLabel' | 'peek'>;
+
+/**
+ * Maps a Machine to the MachineUpdates in flight for it whose next step its state can change: the machine is gone from
+ * the cache or deleting (the update aborts), or its ownership is in question (the MachineUpdate is refused, or would be
+ * now: a label or annotation ownership reads). Other Machine changes (its status, the MHC extension's annotation, our
+ * own commit) change nothing a MachineUpdate decides, and a finished one never acts again: they wake nothing (at 10,003
+ * machines they were a quarter of this controller's reconciles). Level-based: it reads the cached Machine as it is now.
+ */
+export const machineToMachineUpdates =
+  (
+    mus: MachineUpdateStore,
+    machines: Pick<Informer<KubeObject>['store'], 'peek'>,
+    planOf: (mu: MachineUpdateObject) => KubeObject | undefined,
+  ) =>
+  (m: KubeObject): ObjectKey[] => {
+    const name = m.metadata.name ?? '';
+    const ns = m.metadata.namespace;
+    const current = machines.peek(ns, name);
+    const keys: ObjectKey[] = [];
+    // Indexed by the machine-name label (every Machine event would otherwise scan every MachineUpdate).
+    for (const mu of mus.byLabel(Labels.machineName, toLabelValue(name), ns)) {
+      if (mu.spec?.machineRef?.name !== name || isTerminal(mu.status?.updateStatus)) continue;
+      const concerns = machinePresence(current) !== 'present' || refused(mu) || ownershipProblem(mu, planOf(mu), current) !== undefined;
+      if (concerns) keys.push({ namespace: mu.metadata.namespace, name: mu.metadata.name! });
+    }
+    return keys;
+  };
+
+/** Whether a task event can change what its owner `owner` decides (see tasksToMachineUpdates). */
+function ownerConcerned(
+  mus: MachineUpdateStore,
+  tasks: Pick<Informer<KubeObject>['store'], 'peek'> | undefined,
+  t: KubeObject,
+  owner: string,
+  expect: Pick<Expectations, 'waiting'> | undefined,
+): boolean {
+  if (isTerminal(mus.peek(t.metadata.namespace, owner)?.status?.updateStatus)) return false;
+  if (!tasks || (t as { status?: unknown }).status !== undefined || expect?.waiting(t.metadata.namespace, owner)) return true;
+  const cached = tasks.peek(t.metadata.namespace, t.metadata.name ?? '');
+  return cached?.metadata.resourceVersion !== t.metadata.resourceVersion;
+}
+
+/** Whether the MachineUpdate carries this controller's refusal (not owned by a plan). */
+const refused = (mu: MachineUpdateObject): boolean => mu.status?.conditions?.some((c) => c.reason === Reasons.notOwnedByPlan) === true;
 
 /**
  * Maps a task of any kind to the MachineUpdate that controls it and to the other MachineUpdates in flight for the same
  * machine: one of those may be waiting for this task's deterministic name (an earlier update's task still running),
- * and is woken when it finishes or goes, rather than polling.
+ * and is woken when it finishes or goes, rather than polling. The owner is not woken when it is finished (it never acts
+ * again), nor by the task as we created it (no status yet, and the cached version: the echo of our create, which the
+ * reconcile that created it already decided past; the updater's first report wakes it) unless a reconcile of it waits
+ * for that create to show (`expect`). A task that changed or went (`t` is then an older version than the cache's, or
+ * not cached) always wakes it.
  */
 export const tasksToMachineUpdates =
-  (mus: MachineUpdateStore) =>
+  (mus: MachineUpdateStore, tasks?: Pick<Informer<KubeObject>['store'], 'peek'>, expect?: Pick<Expectations, 'waiting'>) =>
   (t: KubeObject): ObjectKey[] => {
     const owner = owningMachineUpdate(t);
-    const keys: ObjectKey[] = owner ? [{ namespace: t.metadata.namespace, name: owner }] : [];
+    const concerned = owner !== undefined && ownerConcerned(mus, tasks, t, owner, expect);
+    const keys: ObjectKey[] = owner && concerned ? [{ namespace: t.metadata.namespace, name: owner }] : [];
     const machine = t.metadata.labels?.[Labels.machineName];
     if (!machine) return keys;
     for (const mu of mus.byLabel(Labels.machineName, machine, t.metadata.namespace)) {
@@ -338,7 +384,16 @@ async function taskResource(deps: TaskDeps, u: MachineUpdateUpdater): Promise<Re
     deps.allowedKinds.set(k, Date.now());
   }
   if (!deps.watched.has(k)) {
-    await deps.controller().watch<KubeObject>(res, tasksToMachineUpdates(deps.mgr.informer<MachineUpdateObject>(MachineUpdates).store));
+    await deps
+      .controller()
+      .watch<KubeObject>(
+        res,
+        tasksToMachineUpdates(
+          deps.mgr.informer<MachineUpdateObject>(MachineUpdates).store,
+          deps.mgr.informer<KubeObject>(res).store,
+          deps.expect,
+        ),
+      );
     await deps.mgr.informer(res).synced();
     deps.watched.add(k);
   }
