@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Annotations, Labels, type KubeObject } from '../api/index.js';
-import { machineToMachineUpdates, tasksToMachineUpdates } from './controller.js';
+import { machineToMachineUpdates, planToRefusedMachineUpdates, tasksToMachineUpdates } from './controller.js';
 import type { MachineUpdateObject } from './scope.js';
 
 const PLAN_UID = 'plan-uid';
@@ -112,5 +112,23 @@ describe('machine-task-controller machineToMachineUpdates: who a Machine event w
     expect(wakes([mu('mu-a', 'm1', 'updating')], machine({ label: null }))).to.deep.equal(['mu-a']);
     expect(wakes([mu('mu-a', 'm1', 'updating')], machine({ label: 'p2' }))).to.deep.equal(['mu-a']);
     expect(wakes([mu('mu-a', 'm1', undefined, true)], machine())).to.deep.equal(['mu-a']);
+  });
+});
+
+describe('machine-task-controller planToRefusedMachineUpdates: who a plan event wakes', () => {
+  it('only the refused MachineUpdates that plan controls, in its namespace', () => {
+    const other = {
+      ...mu('mu-c', 'm3', undefined, true),
+      metadata: { ...mu('mu-c', 'm3').metadata, namespace: 'ns2' },
+    } as MachineUpdateObject;
+    const refused = new Map([
+      ['ns/mu-a', mu('mu-a', 'm1', undefined, true)],
+      ['ns2/mu-c', other],
+    ]);
+    const wake = (name: string, ns = 'ns'): string[] =>
+      planToRefusedMachineUpdates(refused)({ metadata: { name, namespace: ns } }).map((k) => k.name);
+    expect(wake('p1')).to.deep.equal(['mu-a']);
+    expect(wake('p1', 'ns2')).to.deep.equal(['mu-c']);
+    expect(wake('p2')).to.deep.equal([]);
   });
 });

@@ -126,6 +126,8 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
   const muInformer = mgr.informer<MachineUpdateObject>(MachineUpdates);
   const watched = new Set<string>([resourceKey(UpdaterUpdateTasks)]);
   const holder: { ctrl?: Controller } = {};
+  /** The cached MachineUpdates this controller refused (by key), for the plan mapper. */
+  const refusedMus = new Map<string, MachineUpdateObject>();
   const deps: TaskDeps = {
     mgr,
     client: mgr.client,
@@ -153,21 +155,19 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
       Machines,
       machineToMachineUpdates(muInformer.store, mgr.informer<KubeObject>(Machines).store, (mu) => planOf(deps, mu)),
     )
-    // Ownership is re-checked on every change of the plan that owns a MachineUpdate.
-    .watches<KubeObject>(InPlaceUpdatePlans, (p) =>
-      muInformer.store
-        .byLabel(Labels.planName, toLabelValue(p.metadata.name ?? ''), p.metadata.namespace)
-        // Only MachineUpdates refused for want of their plan care about it: a plan's every progress is a status change,
-        // and mapping it to all its MachineUpdates tripled this controller's reconciles at 1,003 machines.
-        .filter((mu) => controllingPlanRef(mu)?.name === p.metadata.name && refused(mu))
-        .map((mu) => ({ namespace: mu.metadata.namespace, name: mu.metadata.name! })),
-    )
+    // Ownership is re-checked on every change of the plan that owns a MachineUpdate. Only MachineUpdates refused for
+    // want of their plan care about it: a plan's every progress is a status change, and mapping it to all its
+    // MachineUpdates tripled this controller's reconciles at 1,003 machines; scanning them all to find the refused ones
+    // was 8 % of its CPU. The refused ones are kept apart (normally none).
+    .watches<KubeObject>(InPlaceUpdatePlans, planToRefusedMachineUpdates(refusedMus))
     .withConcurrency(opts.concurrency ?? DEFAULT_CONCURRENCY)
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
   // After the controller's own handler: the key is queued, and this only marks our write as seen.
   muInformer.onChange((mu, _old, type) => {
     deps.expect.observed(mu, type === 'delete');
     if (type === 'delete') deps.statusWrites.delete(muKey(mu));
+    if (type !== 'delete' && refused(mu)) refusedMus.set(muKey(mu), mu);
+    else refusedMus.delete(muKey(mu));
   });
   holder.ctrl = ctrl;
   return ctrl;
@@ -219,6 +219,14 @@ function ownerConcerned(
   const cached = tasks.peek(t.metadata.namespace, t.metadata.name ?? '');
   return cached?.metadata.resourceVersion !== t.metadata.resourceVersion;
 }
+
+/** Maps a plan to the MachineUpdates it controls that were refused (`refusedMus`: every refused one, by key). */
+export const planToRefusedMachineUpdates =
+  (refusedMus: ReadonlyMap<string, MachineUpdateObject>) =>
+  (p: KubeObject): ObjectKey[] =>
+    [...refusedMus.values()]
+      .filter((mu) => mu.metadata.namespace === p.metadata.namespace && controllingPlanRef(mu)?.name === p.metadata.name)
+      .map((mu) => ({ namespace: mu.metadata.namespace, name: mu.metadata.name! }));
 
 /** Whether the MachineUpdate carries this controller's refusal (not owned by a plan). */
 const refused = (mu: MachineUpdateObject): boolean => mu.status?.conditions?.some((c) => c.reason === Reasons.notOwnedByPlan) === true;
