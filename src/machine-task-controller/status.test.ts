@@ -185,6 +185,7 @@ describe('machine-task-controller progressHoldMs', () => {
       undefined,
     ],
     ['a first status with the journal is written at once', undefined, st({ commit: { state: 'Writing', objects: [] } }), undefined],
+    ['a first status with the second updater started is written at once', undefined, st({ tasks: [row('updated'), row()] }), undefined],
   ];
   for (const [name, old, next, want] of first) it(name, () => expect(progressHoldMs(old, next, last, last + 1_000, 5_000)).to.equal(want));
 

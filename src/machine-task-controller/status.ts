@@ -166,7 +166,8 @@ export function progressOnly(old: MachineUpdateStatus | undefined, next: Machine
  */
 export function firstStatusOnly(old: MachineUpdateStatus | undefined, next: MachineUpdateStatus): boolean {
   if (old?.updateStatus !== undefined || old?.conditions?.some((c) => c.type === ConditionTypes.inPlaceUpdate)) return false;
-  if (next.updateStatus !== 'updating' || next.commit !== undefined) return false;
+  // Only the first updater's start: the next updater's is written at once (a task's end is never progress).
+  if (next.updateStatus !== 'updating' || next.commit !== undefined || (next.tasks?.length ?? 0) > 1) return false;
   const reason = next.conditions?.find((c) => c.type === ConditionTypes.inPlaceUpdate)?.reason;
   return reason === Reasons.updating || reason === Reasons.waitingForUpdater;
 }
