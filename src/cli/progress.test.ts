@@ -56,6 +56,12 @@ describe('cli demo progress', () => {
     expect(v.targets[1]).to.include({ name: 'md', total: 3, updated: 0, status: 'pending' });
   });
 
+  it('counts a MachineUpdate without a status yet as updating (its first status may wait while its task runs)', () => {
+    const v = buildProgress(plan({ updateStatus: 'updating' }), [mu('md-1', 'md')], { cp: 3, md: 3 });
+    expect(v.targets[1]).to.include({ updating: 1 });
+    expect(v.targets[1]!.machines).to.deep.equal([{ name: 'md-1', status: 'updating', updater: '', message: '' }]);
+  });
+
   it('prefers the plan status totals when they are larger than what is seen', () => {
     const v = buildProgress(
       plan({ targets: [{ kind: 'MachineDeployment', name: 'md', sequence: 2, updateStatus: 'updating', machines: 4, updated: 2 }] }),
@@ -91,7 +97,7 @@ describe('cli demo progress', () => {
       mu('cp-1', 'cp', { updateStatus: 'updated' }),
       mu('cp-2', 'cp', { updateStatus: 'updating', currentUpdater: 'os' }),
       mu('cp-3', 'cp', { updateStatus: 'failed', message: 'boom' }),
-      mu('cp-4', 'cp'),
+      mu('cp-4', 'cp', { updateStatus: 'updated' }),
     ];
     const v = buildProgress(plan({ updateStatus: 'updating' }), mus);
     expect(renderProgress(v, 0, 80).trimEnd().split('\n')).to.have.length(7);
@@ -99,7 +105,7 @@ describe('cli demo progress', () => {
     expect(compact.slice(2, 5)).to.deep.equal([
       '    ▶ cp-2                         updating  (os)',
       '    ✖ cp-3                         failed  boom',
-      '    … 2 more (1 updated)',
+      '    … 2 more (2 updated)',
     ]);
   });
 

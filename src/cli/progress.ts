@@ -57,7 +57,9 @@ export function buildProgress(plan: Plan, mus: readonly Mu[], machineCounts: Rea
     const machines = mus
       .filter((mu) => mu.spec.planName === plan.metadata.name && mu.spec.target.kind === t.kind && mu.spec.target.name === t.name)
       .map((mu): MachineView => {
-        const status = mu.status?.updateStatus || 'pending';
+        // A MachineUpdate exists once the plan started its machine, and its first status may wait while its task runs
+        // (up to 5 s): in flight, as the plan counts it.
+        const status = mu.status?.updateStatus || 'updating';
         return {
           name: mu.spec.machineRef.name,
           status,

@@ -153,7 +153,8 @@ function machineNode(mu: Mu, now: Date, gate: MachineGate = {}): TreeNode {
   const judged = s?.updateStatus === 'updated' ? gate : {};
   return {
     name: `Machine/${mu.spec.machineRef.name}`,
-    status: judged.failed ? 'failed' : judged.note ? 'updating' : s?.updateStatus || 'pending',
+    // No status yet is in flight: its first status may wait while its task runs (up to 5 s), as the plan counts it.
+    status: judged.failed ? 'failed' : judged.note ? 'updating' : s?.updateStatus || 'updating',
     reason: judged.failed
       ? `${judged.failed.gate === 'verification' ? 'Verification' : 'Soak'}Failed`
       : (judged.note?.reason ?? c?.reason ?? ''),

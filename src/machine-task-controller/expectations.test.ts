@@ -39,6 +39,16 @@ describe('machine-task-controller expectations: wait for the cache to show our o
     expect(e.size).to.equal(0);
   });
 
+  it('says a reconcile waits for a created task only once one returned a wait, and no longer once the task is cached', () => {
+    const e = make();
+    e.created('ns', 'mu-1', 'task-a');
+    expect(e.waiting('ns', 'mu-1'), 'the creating reconcile itself does not wait').to.equal(false);
+    expect(e.waitMs(mu('1'), [])).to.equal(5_000);
+    expect(e.waiting('ns', 'mu-1')).to.equal(true);
+    expect(e.waitMs(mu('1'), ['task-a'])).to.equal(undefined);
+    expect(e.waiting('ns', 'mu-1')).to.equal(false);
+  });
+
   it('gives up after the TTL (a watch that skipped our version): decides on what is cached', () => {
     const e = make();
     e.wrote(mu('7'));

@@ -13,6 +13,8 @@ interface Pending {
   tasks: Set<string>;
   /** When the newest expectation was set (ms). */
   at: number;
+  /** A reconcile is waiting for these writes to show (it returned a wait). */
+  waiting?: boolean;
 }
 
 /** The MachineUpdate key of expectations. */
@@ -94,6 +96,13 @@ export class Expectations {
       return undefined;
     }
     this.settle(key, p);
-    return p.rv !== undefined || p.tasks.size > 0 ? left : undefined;
+    if (p.rv === undefined && p.tasks.size === 0) return undefined;
+    p.waiting = true;
+    return left;
+  }
+
+  /** Whether a reconcile of this MachineUpdate waits for a write of ours to show (so its watch event must wake it). */
+  waiting(namespace: string | undefined, muName: string): boolean {
+    return this.pending.get(keyOf(namespace, muName))?.waiting === true;
   }
 }

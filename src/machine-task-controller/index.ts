@@ -28,6 +28,8 @@ export interface MachineTaskControllerOptions {
   writePolicy?: WritePolicy;
   /** How long a task may go without a first status before its MachineUpdate says so (`--unreported-task-timeout`). */
   unreportedTaskMs?: number;
+  /** How often at most a MachineUpdate's status is written for an updater's progress alone (ms; default 5 s). */
+  progressWriteIntervalMs?: number;
 }
 
 /** The component with extra RBAC for third-party task kinds and its reconcile concurrency. */
@@ -40,6 +42,7 @@ export function createMachineTaskController(opts: MachineTaskControllerOptions =
         ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
         ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
         ...(opts.unreportedTaskMs !== undefined ? { unreportedTaskMs: opts.unreportedTaskMs } : {}),
+        ...(opts.progressWriteIntervalMs !== undefined ? { progressWriteIntervalMs: opts.progressWriteIntervalMs } : {}),
       });
     },
   };

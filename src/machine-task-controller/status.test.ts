@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Scope } from './scope.js';
 import type { MachineUpdateStatus } from '../api/index.js';
-import { buildStatus, progressHoldMs, statusEvent } from './status.js';
+import { buildStatus, firstStatusOnly, progressHoldMs, statusEvent } from './status.js';
 
 describe('machine-task-controller buildStatus', () => {
   const scope = (status?: Scope['mu']['status']): Scope => ({
@@ -43,6 +43,18 @@ describe('machine-task-controller buildStatus', () => {
       expect(Object.keys(s).includes('currentUpdater')).to.equal(want !== undefined);
     });
   }
+
+  it('startTime is when the first task was created (the first status write may come later), else now; once set it stays', () => {
+    const sc = scope();
+    const created = '2025-12-31T23:59:50Z';
+    sc.views[0]!.task = { apiVersion: 'v', kind: 'UpdaterUpdateTask', metadata: { name: 't', creationTimestamp: created } } as never;
+    const input = { updateStatus: 'updating', current: 0, reason: 'WaitingForUpdater', message: 'm' } as const;
+    expect(buildStatus(sc, input, NOW).startTime).to.equal(created);
+    expect(buildStatus(scope(), input, NOW).startTime).to.equal('2026-01-01T00:00:00Z');
+    expect(buildStatus({ ...sc, mu: { ...sc.mu, status: { startTime: '2025-12-31T23:00:00Z' } } }, input, NOW).startTime).to.equal(
+      '2025-12-31T23:00:00Z',
+    );
+  });
 
   const ready: [string, Parameters<typeof buildStatus>[1], { status: string; reason: string }][] = [
     [
@@ -149,5 +161,41 @@ describe('machine-task-controller progressHoldMs', () => {
   it('writes progress once the interval passed, and at once after a restart (no last write known)', () => {
     expect(progressHoldMs(st(), st({ message: 'step 2/3' }), last, last + 5_000, 5_000)).to.equal(undefined);
     expect(progressHoldMs(st(), st({ message: 'step 2/3' }), undefined, last, 5_000)).to.equal(undefined);
+  });
+
+  // The first status of a just-started update (nothing written on the MachineUpdate yet) waits like progress.
+  const first: [string, MachineUpdateStatus | undefined, MachineUpdateStatus, number | undefined][] = [
+    ['the first status saying the first updater runs is held', undefined, st(), 4_000],
+    ['the first status with the task in progress is held', undefined, st({ tasks: [row('updating')] }), 4_000],
+    [
+      'a first status on top of a refusal is written at once',
+      {
+        message: 'not acted on',
+        conditions: [{ type: 'InPlaceUpdate', status: 'False', reason: 'NotOwnedByPlan', message: 'x', lastTransitionTime: at }],
+      },
+      st(),
+      undefined,
+    ],
+    ['a first status that fails is written at once', undefined, st({ updateStatus: 'failed' }), undefined],
+    ['a first status that aborts is written at once', undefined, st({ updateStatus: 'aborting' }), undefined],
+    [
+      'a first status with an updater not reporting is written at once',
+      undefined,
+      st({ conditions: [{ type: 'InPlaceUpdate', status: 'True', reason: 'UpdaterNotReporting', message: 'x', lastTransitionTime: at }] }),
+      undefined,
+    ],
+    ['a first status with the journal is written at once', undefined, st({ commit: { state: 'Writing', objects: [] } }), undefined],
+    ['a first status with the second updater started is written at once', undefined, st({ tasks: [row('updated'), row()] }), undefined],
+  ];
+  for (const [name, old, next, want] of first) it(name, () => expect(progressHoldMs(old, next, last, last + 1_000, 5_000)).to.equal(want));
+
+  it('writes the first status once the interval passed since the task was created, and at once after a restart', () => {
+    expect(progressHoldMs(undefined, st(), last, last + 5_000, 5_000)).to.equal(undefined);
+    expect(progressHoldMs(undefined, st(), undefined, last, 5_000)).to.equal(undefined);
+  });
+
+  it('firstStatusOnly: a written status is never "first" again', () => {
+    expect(firstStatusOnly({ updateStatus: 'updating' }, st())).to.equal(false);
+    expect(firstStatusOnly({}, st())).to.equal(true);
   });
 });

@@ -99,7 +99,8 @@ export function buildStatus(scope: Scope, s: StatusInput, now: Date): MachineUpd
     ...kept,
     updateStatus: s.updateStatus,
     tasks: taskRows(scope),
-    startTime: old.startTime ?? toKubeTime(now),
+    // The update started when its first task was created: the first status write may come later (firstStatusOnly).
+    startTime: old.startTime ?? scope.views[0]?.task?.metadata.creationTimestamp ?? toKubeTime(now),
     message,
     conditions,
   };
@@ -157,8 +158,24 @@ export function progressOnly(old: MachineUpdateStatus | undefined, next: Machine
 }
 
 /**
- * How long to hold back the status write of `next` (undefined: write now): only a progress-only change is held, until
- * PROGRESS_WRITE_INTERVAL_MS after the last write (`lastWriteMs`; unknown after a restart: written at once).
+ * True when `next` is the first status of a MachineUpdate whose first task was just created and says only that: nothing
+ * was written on it before (no updateStatus, no InPlaceUpdate condition, e.g. a refusal), it is `updating`, waiting for
+ * or following its updater, with no journal. The created task is the visible step; this status is held like progress
+ * and carried by the next write that happens anyway (for an update shorter than the interval: the journal's, with
+ * "committing"), so `updating` still shows before `updated`. A failure, an abort or a stuck updater is written at once.
+ */
+export function firstStatusOnly(old: MachineUpdateStatus | undefined, next: MachineUpdateStatus): boolean {
+  if (old?.updateStatus !== undefined || old?.conditions?.some((c) => c.type === ConditionTypes.inPlaceUpdate)) return false;
+  // Only the first updater's start: the next updater's is written at once (a task's end is never progress).
+  if (next.updateStatus !== 'updating' || next.commit !== undefined || (next.tasks?.length ?? 0) > 1) return false;
+  const reason = next.conditions?.find((c) => c.type === ConditionTypes.inPlaceUpdate)?.reason;
+  return reason === Reasons.updating || reason === Reasons.waitingForUpdater;
+}
+
+/**
+ * How long to hold back the status write of `next` (undefined: write now): only a progress-only change or the first
+ * status of a just-started update (firstStatusOnly) is held, until the interval has passed since the last visible step
+ * (`lastWriteMs`: our last status write or task create; unknown after a restart: written at once).
  */
 export function progressHoldMs(
   old: MachineUpdateStatus | undefined,
@@ -168,7 +185,8 @@ export function progressHoldMs(
   intervalMs = PROGRESS_WRITE_INTERVAL_MS,
 ): number | undefined {
   // Nothing changed: nothing to hold (apply sends nothing).
-  if (lastWriteMs === undefined || isDeepStrictEqual(old, next) || !progressOnly(old, next)) return undefined;
+  if (lastWriteMs === undefined || isDeepStrictEqual(old, next)) return undefined;
+  if (!progressOnly(old, next) && !firstStatusOnly(old, next)) return undefined;
   const left = lastWriteMs + intervalMs - nowMs;
   return left > 0 ? left : undefined;
 }
