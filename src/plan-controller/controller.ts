@@ -30,7 +30,7 @@ import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '
 import { Action } from '../runtime/pure/types.js';
 import { clusterLabel, mdClusterName } from '../api/capi/index.js';
 import type { MachineLabelIntent, MachineUpdateIntent, PlanDecision } from './decide.js';
-import { decidePlan } from './decide.js';
+import { DecideMemo, decidePlan } from './decide.js';
 import type { PlanMetrics } from './metrics.js';
 import { planMetricsFor } from './metrics.js';
 import { labelValue } from './names.js';
@@ -95,6 +95,11 @@ export interface PlanDeps {
   prestart: Map<string, { uid: string; generation: number; at: number; result: PrestartResult }>;
   /** Machines-at-target memo per plan key (at-target.ts), while the plan is active; dropped with the plan. */
   atTarget: Map<string, { uid: string; memo: AtTargetMemo }>;
+  /**
+   * Decision memo per plan key (decide/memo.ts), while the plan is active: a reconcile re-derives only the targets whose
+   * objects changed. A pure cache (a restart, with none, decides the same); dropped with the plan or once it ended.
+   */
+  decide: Map<string, { uid: string; memo: DecideMemo }>;
 }
 
 /** Options of setupPlanController. */
@@ -129,6 +134,7 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     expectations: new Map(),
     prestart: new Map(),
     atTarget: new Map(),
+    decide: new Map(),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
     taskCrds: new Map(),
     refKindFailures: new Map(),
@@ -165,11 +171,12 @@ export async function reconcile(deps: PlanDeps, key: ObjectKey, log: Logger): Pr
     deps.expectations.delete(keyOfPlan(ns, key.name));
     deps.prestart.delete(keyOfPlan(ns, key.name));
     deps.atTarget.delete(keyOfPlan(ns, key.name));
+    deps.decide.delete(keyOfPlan(ns, key.name));
     return Action.awaitChange();
   }
   const plan = structuredClone(cached);
   const snap = await buildSnapshot(deps, plan);
-  const d = decidePlan(snap);
+  const d = decidePlan(snap, decideMemo(deps, plan));
   // Act once, in this order: supersede, finalizer, owners (paused before a target's first machine starts, docs/design.md §11),
   // machines, surge; a failed effect stops the ones after it (each depends on the one before), yet the status is written
   // from what is known either way, so it never freezes while machines finish. Events and metrics once it is written.
@@ -341,6 +348,21 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
       plan.spec.alertGate,
     );
   return snap;
+}
+
+/** The plan's decision memo (a new one for a plan recreated under the same name); none once the plan ended. */
+function decideMemo(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject): DecideMemo | undefined {
+  const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
+  // An ended plan reconciles rarely (cleanup, its finalizer): the memo's lists of the cluster's machines would be held
+  // for nothing.
+  if (isTerminal(plan.status?.updateStatus)) {
+    deps.decide.delete(planKey);
+    return undefined;
+  }
+  const uid = plan.metadata.uid ?? '';
+  let e = deps.decide.get(planKey);
+  if (!e || e.uid !== uid) deps.decide.set(planKey, (e = { uid, memo: new DecideMemo() }));
+  return e.memo;
 }
 
 /** The plan's machines-at-target memo (a new one for a plan recreated under the same name). */

@@ -10,6 +10,7 @@ import type { MaintenanceWindowSpec } from '../api/windows.js';
 import { describeWindowInstant, maintenanceWindowState, validateMaintenanceWindows } from '../api/windows.js';
 import type { AlertsRead } from './alerts.js';
 import type { PlanEvent } from './status.js';
+import type { DecideMemo, SoakMemoEntry } from './decide/memo.js';
 
 /** Gate names as metrics and docs spell them. */
 export const GateNames = { maintenanceWindow: 'maintenanceWindow', alerts: 'alerts', soak: 'soak', verification: 'verification' } as const;
@@ -283,6 +284,7 @@ export function soakGate(
   machines: readonly KubeObject[],
   now: Date,
   machineByName?: ReadonlyMap<string, KubeObject>,
+  memo?: DecideMemo,
 ): SoakView {
   const soakSpec = durationProblems(plan.spec.soak, 'spec.soak');
   const verifySpec = durationProblems(plan.spec.verification?.timeout, 'spec.verification.timeout');
@@ -331,11 +333,21 @@ export function soakGate(
       setMu(name, withStatus(mu, UpdateStatus.failed, recordedMessage));
       continue;
     }
-    const done = Date.parse(mu.status.completionTime ?? '');
     const machine = byName.get(name);
+    if (!machine) continue;
+    // The time-independent facts of this (MachineUpdate, Machine) pair come from the memo while both objects are the
+    // same; what the clock decides (hold, fail, pass) is derived below every reconcile.
+    const cached = memo?.soak.get(mu) as SoakMemoEntry<Mismatch[]> | undefined;
+    let done: number;
+    let mismatches: Mismatch[];
+    if (cached && cached.machine === machine && cached.kubelet === kubelet) ({ done, mismatches } = cached);
+    else {
+      done = Date.parse(mu.status.completionTime ?? '');
+      mismatches = verifying && Number.isFinite(done) ? verificationMismatches(mu, machine, kubelet) : [];
+      memo?.soak.set(mu, { machine, kubelet, done, mismatches });
+    }
     // A machine gone (or an update with no completion time) has nothing to verify or soak.
-    if (!Number.isFinite(done) || !machine) continue;
-    const mismatches = verifying ? verificationMismatches(mu, machine, kubelet) : [];
+    if (!Number.isFinite(done)) continue;
     if (mismatches.length > 0) {
       if (now.getTime() < done + verifyMs)
         hold(

@@ -4,6 +4,7 @@
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { Labels } from '../api/index.js';
 import { cpVersion, isDeleting, machineVersion, nameOf } from '../api/capi/index.js';
+import type { DecideMemo } from './decide/memo.js';
 
 /** Kubernetes versions as CAPI and kubeadm accept them: vMAJOR.MINOR.PATCH with optional pre-release/build. */
 export const K8S_VERSION = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
@@ -153,5 +154,53 @@ export function upgradeProblems(input: UpgradeInput): string[] {
         `controlPlane ${cpName}: Machine /spec/version ${fmt(cpWant)} breaks upgrade rule version-skew: MachineDeployment ${md} stays at ${fmt(v)}, more than ${KUBELET_MAX_SKEW} minors behind (update its workers in the same plan or first)`,
       );
   }
+  return problems;
+}
+
+/** What the upgrade rules read of one machine (its name, target labels, deletion and version). */
+function sameUpgradeFacts(a: KubeObject, b: KubeObject): boolean {
+  const la = a.metadata.labels;
+  const lb = b.metadata.labels;
+  return (
+    a.metadata.name === b.metadata.name &&
+    la?.[Labels.clusterName] === lb?.[Labels.clusterName] &&
+    la?.[Labels.controlPlaneName] === lb?.[Labels.controlPlaneName] &&
+    la?.[Labels.deploymentName] === lb?.[Labels.deploymentName] &&
+    isDeleting(a) === isDeleting(b) &&
+    machineVersion(a) === machineVersion(b)
+  );
+}
+
+/**
+ * upgradeProblems through the plan's decision memo: reused while the plan's generation, the control plane's version and
+ * what the rules read of every machine (position by position; only the machines whose object changed are compared) are
+ * unchanged. Every machine progress event replaced a few machines, and the rules re-read all of them each reconcile.
+ */
+export function memoUpgradeProblems(input: UpgradeInput, memo: DecideMemo | undefined): string[] {
+  const generation = input.plan.metadata?.generation;
+  if (!memo || generation === undefined) return upgradeProblems(input);
+  const key = JSON.stringify([
+    input.plan.metadata?.uid,
+    generation,
+    input.controlPlane ? (cpVersion(input.controlPlane) ?? null) : undefined,
+  ]);
+  const prev = memo.upgrade;
+  if (prev && prev.key === key && prev.machines.length === input.machines.length) {
+    let same = true;
+    for (let i = 0; i < input.machines.length && same; i++) {
+      const a = input.machines[i]!;
+      const b = prev.machines[i]!;
+      if (a !== b && !sameUpgradeFacts(a, b)) same = false;
+    }
+    if (same) {
+      memo.stats.upgradeHits++;
+      // The machines compared next time are these (their facts are the same as those the problems came from).
+      memo.upgrade = { key, machines: input.machines, problems: prev.problems };
+      return [...prev.problems];
+    }
+  }
+  memo.stats.upgradeMisses++;
+  const problems = upgradeProblems(input);
+  memo.upgrade = { key, machines: input.machines, problems: [...problems] };
   return problems;
 }

@@ -1,7 +1,7 @@
 // Phase 3 of decidePlan: every target evaluated against the snapshot, in ascending sequence groups (a group may start
 // machines only when every lower group is updated). Each target is counted, sized, given a verdict, then (start.ts)
 // its next machines and (surge.ts) the restore of its surge. Pure.
-import type { MachineUpdate } from '../../api/index.js';
+import type { KubeObject, MachineUpdate } from '../../api/index.js';
 import { Annotations, MessageBudget, Reasons, UpdatePhase, boundMessage } from '../../api/index.js';
 import { cpReplicas, isDeleting, mdReplicas, nameOf } from '../../api/capi/index.js';
 import { labelValue } from '../names.js';
@@ -11,6 +11,8 @@ import type { NamedTarget } from '../validate.js';
 import { targetsOf } from '../validate.js';
 import type { PlanStance } from './mode.js';
 import { failureNote, machineState, machinesByTarget, targetKey } from './machines.js';
+import type { DecideMemo } from './memo.js';
+import { freezeDeep, sameRefs } from './memo.js';
 import { rolloutTarget } from './start.js';
 import { restoreSurge } from './surge.js';
 import type { MachineGroups, Mode, TargetCount, TargetEval, TargetScope, TargetSize, UpdateStatusValue } from './types.js';
@@ -21,8 +23,8 @@ export interface EvaluatedTarget {
   e: TargetEval;
 }
 
-/** The snapshot indexed by target for the evaluation of every target. */
-export function targetScope(snap: PlanSnapshot, s: PlanStance): TargetScope {
+/** The snapshot indexed by target for the evaluation of every target (memo: decide/memo.ts). */
+export function targetScope(snap: PlanSnapshot, s: PlanStance, memo?: DecideMemo): TargetScope {
   const plan = snap.plan;
   const targetMus = new Map<string, MachineUpdate[]>();
   for (const mu of s.rolloutMus.values()) {
@@ -36,7 +38,7 @@ export function targetScope(snap: PlanSnapshot, s: PlanStance): TargetScope {
   const skipping = plan.spec.rerunMachinesAtTarget !== true && (s.mayStart || s.startedBefore);
   return {
     snap,
-    machines: machinesByTarget(plan.spec.clusterName, snap.machines),
+    machines: machinesByTarget(plan.spec.clusterName, snap.machines, memo),
     targetMus,
     planName: s.planName,
     planLabel: labelValue(s.planName),
@@ -46,17 +48,23 @@ export function targetScope(snap: PlanSnapshot, s: PlanStance): TargetScope {
   };
 }
 
-/** Evaluates every target in ascending sequence groups; soak notes join the rows of a plan that is not stopping. */
-export function evaluateTargets(scope: TargetScope, s: PlanStance): EvaluatedTarget[] {
+/**
+ * Evaluates every target in ascending sequence groups; soak notes join the rows of a plan that is not stopping. With a
+ * memo, a target whose inputs are all the same objects as last time keeps its evaluation (memoEvalTarget).
+ */
+export function evaluateTargets(scope: TargetScope, s: PlanStance, memo?: DecideMemo): EvaluatedTarget[] {
   const targets = targetsOf(scope.snap.plan).filter((t) => typeof t.target?.name === 'string');
   const sequences = [...new Set(targets.map((t) => t.target.sequence))].sort((a, b) => a - b);
   const evals = new Map<NamedTarget, TargetEval>();
   let lowerUpdated = true;
   for (const seq of sequences) {
     const group = targets.filter((t) => t.target.sequence === seq);
-    for (const t of group) evals.set(t, evalTarget(scope, t, s.mode, lowerUpdated));
+    for (const t of group)
+      evals.set(t, memo ? memoEvalTarget(memo, scope, t, s.mode, lowerUpdated) : evalTarget(scope, t, s.mode, lowerUpdated));
     lowerUpdated = lowerUpdated && group.every((t) => evals.get(t)!.row.updateStatus === 'updated');
   }
+  if (memo)
+    for (const key of memo.targets.keys()) if (!targets.some((t) => targetKey(t.kind, t.target.name) === key)) memo.targets.delete(key);
   const ordered = targets.map((t) => ({ t, e: evals.get(t)! }));
   if (!s.stopping)
     for (const { t, e } of ordered) {
@@ -226,4 +234,53 @@ function evalTarget(scope: TargetScope, t: NamedTarget, mode: Mode, reached: boo
   message = restoreSurge(t, c, size, mode, halted, ev) ?? message;
   if (message) ev.row.message = boundMessage(message, MessageBudget.status);
   return ev;
+}
+
+/** The target's object as sizeTarget reads it. */
+function ownerOf(scope: TargetScope, t: NamedTarget): KubeObject | undefined {
+  return t.kind === 'ControlPlane'
+    ? scope.snap.controlPlane?.object
+    : scope.snap.machineDeployments.find((o) => nameOf(o) === t.target.name);
+}
+
+/**
+ * evalTarget through the memo. Its inputs: the plan (uid, generation: the target's spec, failure policy), the mode and
+ * whether the sequence reached the target, the target's object, its machines, each machine's MachineUpdate and
+ * at-target membership, and the target's MachineUpdates; all compared by identity, position by position. No clock.
+ */
+function memoEvalTarget(memo: DecideMemo, scope: TargetScope, t: NamedTarget, mode: Mode, reached: boolean): TargetEval {
+  const plan = scope.snap.plan;
+  const generation = plan.metadata?.generation;
+  if (generation === undefined) return evalTarget(scope, t, mode, reached);
+  const tk = targetKey(t.kind, t.target.name);
+  const key = `${plan.metadata?.uid ?? ''}/${generation}/${scope.planName}/${mode}/${reached}`;
+  const owner = ownerOf(scope, t);
+  const machines = scope.machines.get(tk) ?? [];
+  const targetMus = scope.targetMus.get(tk) ?? [];
+  const prev = memo.targets.get(tk);
+  let hit =
+    prev !== undefined &&
+    prev.key === key &&
+    prev.owner === owner &&
+    sameRefs(prev.machines, machines) &&
+    sameRefs(prev.targetMus, targetMus);
+  const mus: (MachineUpdate | undefined)[] = new Array<MachineUpdate | undefined>(machines.length);
+  const atTarget: boolean[] = new Array<boolean>(machines.length);
+  for (let i = 0; i < machines.length; i++) {
+    const name = nameOf(machines[i]!);
+    mus[i] = scope.mus.get(name);
+    atTarget[i] = scope.atTarget.has(name);
+    if (hit && (mus[i] !== prev!.mus[i] || atTarget[i] !== prev!.atTarget[i])) hit = false;
+  }
+  let ev: TargetEval;
+  if (hit) {
+    memo.stats.targetHits++;
+    ev = prev!.ev;
+  } else {
+    memo.stats.targetMisses++;
+    ev = freezeDeep(evalTarget(scope, t, mode, reached));
+  }
+  memo.targets.set(tk, { key, owner, machines, mus, atTarget, targetMus, ev });
+  // The row is the caller's to annotate (soak notes, status); the rest is read-only.
+  return { ...ev, row: { ...ev.row } };
 }
