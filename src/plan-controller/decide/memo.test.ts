@@ -261,4 +261,32 @@ describe('decision memo (decide/memo.ts)', () => {
     expect(check(w3, memo, 'newer').problems.join()).to.match(/no-downgrade/);
     expect(memo.stats).to.include({ upgradeHits: 1, upgradeMisses: 2 });
   });
+
+  it('reads per machine while an update counts under another target than its machine (and the decision after)', () => {
+    const p = plan({ ...started, mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] });
+    p.metadata!.uid = 'uid-1';
+    const cpMus = [0, 1, 2].map((i) => freezeDeep(mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' })));
+    const ms = freezeDeep([
+      ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+      ...machines('cluster1-md-0', 2, { md: 'cluster1-md-0' }),
+      ...machines('cluster1-md-1', 2, { md: 'cluster1-md-1' }),
+    ]);
+    // md-1-0's update names md-0 as its target (its machine was relabelled since): it counts for md-1's machine.
+    const cross = freezeDeep(mu('cluster1-md-1-0', 'failed', { target: 'cluster1-md-0', message: 'x' }));
+    const w: World = {
+      plan: freezeDeep(p),
+      mds: [freezeDeep(md('cluster1-md-0')), freezeDeep(md('cluster1-md-1'))],
+      machines: ms,
+      mus: [...cpMus, cross],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    check(w, memo, 'cross 1');
+    check(w, memo, 'cross 2');
+    // The update goes away: md-1's machines and updates are the same objects, yet its machine's record is gone.
+    const w2 = { ...w, mus: cpMus };
+    check(w2, memo, 'gone 1');
+    check(w2, memo, 'gone 2');
+    check({ ...w2, mus: [...cpMus, cross] }, memo, 'back');
+  });
 });

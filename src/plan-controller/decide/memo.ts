@@ -64,6 +64,12 @@ export class DecideMemo {
   readonly soak = new WeakMap<MachineUpdate, SoakMemoEntry<unknown>>();
   /** The "updater not reporting" note of a MachineUpdate object, or null (weak). */
   readonly unreported = new WeakMap<MachineUpdate, string | null>();
+  /** This decision may take memoEvalTarget's fast path (set by evaluateTargets). */
+  fast = false;
+  /** The last decision counted every update under its own target. */
+  lastCrossFree: boolean | undefined;
+  /** The last decision's machines at target, joined. */
+  lastAtTarget: string | undefined;
   readonly stats: MemoStats = { targetHits: 0, targetMisses: 0, upgradeHits: 0, upgradeMisses: 0 };
 }
 

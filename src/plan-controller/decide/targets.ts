@@ -1,8 +1,8 @@
 // Phase 3 of decidePlan: every target evaluated against the snapshot, in ascending sequence groups (a group may start
 // machines only when every lower group is updated). Each target is counted, sized, given a verdict, then (start.ts)
 // its next machines and (surge.ts) the restore of its surge. Pure.
-import type { KubeObject, MachineUpdate } from '../../api/index.js';
-import { Annotations, MessageBudget, Reasons, UpdatePhase, boundMessage } from '../../api/index.js';
+import type { KubeObject, MachineUpdate, TargetKind } from '../../api/index.js';
+import { Annotations, Labels, MessageBudget, Reasons, UpdatePhase, boundMessage } from '../../api/index.js';
 import { cpReplicas, isDeleting, mdReplicas, nameOf } from '../../api/capi/index.js';
 import { labelValue } from '../names.js';
 import type { PlanSnapshot } from '../scope.js';
@@ -27,12 +27,20 @@ export interface EvaluatedTarget {
 export function targetScope(snap: PlanSnapshot, s: PlanStance, memo?: DecideMemo): TargetScope {
   const plan = snap.plan;
   const targetMus = new Map<string, MachineUpdate[]>();
+  // Grouped by the raw target names first and keyed once per group (no `kind/name` string per MachineUpdate).
+  const byKind = new Map<string, Map<string, MachineUpdate[]>>();
+  let crossTarget = false;
   for (const mu of s.rolloutMus.values()) {
-    const k = targetKey(mu.spec.target.kind, mu.spec.target.name);
-    let list = targetMus.get(k);
-    if (!list) targetMus.set(k, (list = []));
+    const { kind, name } = mu.spec.target;
+    let names = byKind.get(kind);
+    if (!names) byKind.set(kind, (names = new Map()));
+    let list = names.get(name);
+    if (!list) names.set(name, (list = []));
     list.push(mu);
+    // With a memo: does any update count for a machine that is not its target's (labels changed since)?
+    if (memo && !crossTarget) crossTarget = targetOfMu(plan.spec.clusterName, s.machineByName.get(mu.spec.machineRef.name), kind, name);
   }
+  for (const [kind, names] of byKind) for (const [name, list] of names) targetMus.set(targetKey(kind as TargetKind, name), list);
   // A machine at target counts as updated once the plan may start (or has started): a plan that waits, is paused or
   // invalid before starting reports nothing as done. spec.rerunMachinesAtTarget runs the updaters regardless.
   const skipping = plan.spec.rerunMachinesAtTarget !== true && (s.mayStart || s.startedBefore);
@@ -45,7 +53,18 @@ export function targetScope(snap: PlanSnapshot, s: PlanStance, memo?: DecideMemo
     halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt',
     mus: s.rolloutMus,
     atTarget: new Set(skipping ? (snap.atTarget ?? []) : []),
+    crossTarget,
   };
+}
+
+/** True when the machine is grouped (machinesByTarget) under another target than the update's. */
+function targetOfMu(clusterName: string, m: KubeObject | undefined, kind: string, name: string): boolean {
+  const labels = m?.metadata.labels;
+  if (labels?.[Labels.clusterName] !== clusterName) return false;
+  const cp = labels[Labels.controlPlaneName];
+  if (cp !== undefined) return kind !== 'ControlPlane' || cp !== name;
+  const md = labels[Labels.deploymentName];
+  return md !== undefined && (kind !== 'MachineDeployment' || md !== name);
 }
 
 /**
@@ -56,6 +75,14 @@ export function evaluateTargets(scope: TargetScope, s: PlanStance, memo?: Decide
   const targets = targetsOf(scope.snap.plan).filter((t) => typeof t.target?.name === 'string');
   const sequences = [...new Set(targets.map((t) => t.target.sequence))].sort((a, b) => a - b);
   const evals = new Map<NamedTarget, TargetEval>();
+  if (memo) {
+    // The fast path of memoEvalTarget holds when this decision and the last one both had every update counted under its
+    // own target and the same machines at target: a target's updates then cover what its machines' lookups would read.
+    const atKey = [...scope.atTarget].join('\n');
+    memo.fast = !scope.crossTarget && memo.lastCrossFree === true && memo.lastAtTarget === atKey;
+    memo.lastCrossFree = !scope.crossTarget;
+    memo.lastAtTarget = atKey;
+  }
   let lowerUpdated = true;
   for (const seq of sequences) {
     const group = targets.filter((t) => t.target.sequence === seq);
@@ -264,6 +291,12 @@ function memoEvalTarget(memo: DecideMemo, scope: TargetScope, t: NamedTarget, mo
     prev.owner === owner &&
     sameRefs(prev.machines, machines) &&
     sameRefs(prev.targetMus, targetMus);
+  // Fast path (see evaluateTargets): the same machines and the same updates of the target read the same records, so no
+  // per-machine lookup; the entry's per-machine inputs stay those it was derived from (they are unchanged).
+  if (hit && memo.fast) {
+    memo.stats.targetHits++;
+    return { ...prev!.ev, row: { ...prev!.ev.row } };
+  }
   const mus: (MachineUpdate | undefined)[] = new Array<MachineUpdate | undefined>(machines.length);
   const atTarget: boolean[] = new Array<boolean>(machines.length);
   for (let i = 0; i < machines.length; i++) {
