@@ -54,7 +54,12 @@ for (let r = 0; r < runs; r++) {
     const name = `${mdNames[r % mdNames.length]!}-${Math.floor(mdSize / 2)}`;
     const mi = machineIndex.get(name)!;
     const m = ms[mi]!;
-    ms[mi] = { ...m, metadata: { ...m.metadata, resourceVersion: String(Number(m.metadata.resourceVersion ?? 0) + 1) } };
+    // It finished its update: it runs the plan's version now (the upgrade rules see a changed machine).
+    ms[mi] = {
+      ...m,
+      metadata: { ...m.metadata, resourceVersion: String(Number(m.metadata.resourceVersion ?? 0) + 1) },
+      spec: { ...(m['spec'] as object), version: 'v1.30.1' },
+    };
     const ui = muIndex.get(name)!;
     mus[ui] = { ...mus[ui]!, status: { ...mus[ui]!.status } } as MachineUpdate;
   }

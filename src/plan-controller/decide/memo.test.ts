@@ -4,7 +4,7 @@ import { Annotations, Labels } from '../../api/index.js';
 import { DecideMemo, decidePlan } from '../decide.js';
 import type { PlanDecision } from '../decide.js';
 import { labelValue, machineUpdateName } from '../names.js';
-import { kcp, machines, md, mu, plan, snapshot, started, target } from '../testkit.js';
+import { kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../testkit.js';
 import { freezeDeep } from './memo.js';
 
 // The decision memo is a pure cache: a decision through it must equal the decision without it, reconcile after
@@ -288,5 +288,51 @@ describe('decision memo (decide/memo.ts)', () => {
     check(w2, memo, 'gone 1');
     check(w2, memo, 'gone 2');
     check({ ...w2, mus: [...cpMus, cross] }, memo, 'back');
+  });
+
+  it("keeps each target's upgrade check while its machines are the same objects, and re-checks the skew of a changed one", () => {
+    const other = versionUpdater({
+      name: 'label',
+      responsibilities: [{ selectResource: 'Machine', path: '/metadata/labels/x', value: 'y' }],
+    });
+    const p = plan({
+      ...started,
+      cp: target('cluster1-cp', 1, [
+        versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.31.0' }] }),
+      ]),
+      mds: [target('cluster1-md-0', 2, [other]), target('cluster1-md-1', 2, [other]), target('cluster1-md-2', 2)],
+    });
+    p.metadata!.uid = 'uid-1';
+    const version = (v: string) => (m: KubeObject) => ((m['spec'] as Record<string, unknown>)['version'] = v);
+    let w: World = {
+      plan: freezeDeep(p),
+      mds: ['cluster1-md-0', 'cluster1-md-1', 'cluster1-md-2'].map((n) => freezeDeep(md(n))),
+      machines: freezeDeep([
+        ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+        ...machines('cluster1-md-0', 2, { md: 'cluster1-md-0' }),
+        ...machines('cluster1-md-1', 2, { md: 'cluster1-md-1' }),
+        ...machines('cluster1-md-2', 2, { md: 'cluster1-md-2' }),
+      ]),
+      mus: [],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    const seen: string[][] = [];
+    const step = (name: string): void => void seen.push(check(w, memo, name).problems);
+    step('start');
+    // md-1's second machine falls out of the skew, then md-0's: both named, in the order of their machines.
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-1', version('v1.27.0')) };
+    step('md-1 behind');
+    w = { ...w, machines: change(w.machines, 'cluster1-md-0-1', version('v1.26.0')) };
+    step('md-0 behind');
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-1', (m) => (m.metadata.resourceVersion = '3')) };
+    step('md-1 status only');
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-1', version('v1.30.0')) };
+    step('md-1 back');
+    // A worker of md-2 runs a newer version than md-2's target sets: a downgrade.
+    w = { ...w, machines: change(w.machines, 'cluster1-md-2-0', version('v1.32.0')) };
+    step('md-2 newer');
+    expect(seen.map((x) => x.filter((y) => /version-skew|no-downgrade/.test(y)).length)).to.deep.equal([0, 1, 2, 2, 1, 2]);
+    expect(seen[2]!.filter((y) => /version-skew/.test(y))[0]).to.match(/MachineDeployment cluster1-md-0 stays at v1\.26\.0/);
   });
 });

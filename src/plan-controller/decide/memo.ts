@@ -5,6 +5,7 @@
 // here reads the clock: time-dependent answers (soak, verification, windows) are re-derived every reconcile from the
 // cached time-independent parts. Pure: no I/O; the plan controller keeps one per plan and drops it with the plan.
 import type { KubeObject, MachineUpdate } from '../../api/index.js';
+import type { UpgradeGroupMemo } from '../upgrade-rules.js';
 import type { TargetEval } from './types.js';
 
 /** A target's evaluation and every input it read, position by position. */
@@ -58,6 +59,8 @@ export class DecideMemo {
   groupsCluster: string | undefined;
   /** The upgrade rules' problems, the machines and key they were derived from. */
   upgrade: { key: string; machines: readonly KubeObject[]; problems: readonly string[] } | undefined;
+  /** The upgrade rules' per-target checks (upgrade-rules.ts UpgradeGroupMemo), for the same key. */
+  upgradeGroups: UpgradeGroupMemo | undefined;
   /** The name index of the last snapshot's machines (updated in place for the machines that changed). */
   byName: { machines: readonly KubeObject[]; map: Map<string, KubeObject> } | undefined;
   /** Soak/verification facts per MachineUpdate object (weak: dropped with the objects). */
@@ -66,6 +69,8 @@ export class DecideMemo {
   readonly unreported = new WeakMap<MachineUpdate, string | null>();
   /** This decision may take memoEvalTarget's fast path (set by evaluateTargets). */
   fast = false;
+  /** This decision's MachineDeployments by name (set by evaluateTargets). */
+  mdByName: Map<string, KubeObject> | undefined;
   /** The last decision counted every update under its own target. */
   lastCrossFree: boolean | undefined;
   /** The last decision's machines at target, joined. */

@@ -82,16 +82,27 @@ export function evaluateTargets(scope: TargetScope, s: PlanStance, memo?: Decide
     memo.fast = !scope.crossTarget && memo.lastCrossFree === true && memo.lastAtTarget === atKey;
     memo.lastCrossFree = !scope.crossTarget;
     memo.lastAtTarget = atKey;
+    // One name index of the MachineDeployments per decision (a search per target was O(targets²)).
+    memo.mdByName = new Map();
+    for (const o of scope.snap.machineDeployments) if (!memo.mdByName.has(nameOf(o))) memo.mdByName.set(nameOf(o), o);
   }
   let lowerUpdated = true;
+  const bySeq = new Map<number, NamedTarget[]>();
+  for (const t of targets) {
+    let g = bySeq.get(t.target.sequence);
+    if (!g) bySeq.set(t.target.sequence, (g = []));
+    g.push(t);
+  }
   for (const seq of sequences) {
-    const group = targets.filter((t) => t.target.sequence === seq);
+    const group = bySeq.get(seq)!;
     for (const t of group)
       evals.set(t, memo ? memoEvalTarget(memo, scope, t, s.mode, lowerUpdated) : evalTarget(scope, t, s.mode, lowerUpdated));
     lowerUpdated = lowerUpdated && group.every((t) => evals.get(t)!.row.updateStatus === 'updated');
   }
-  if (memo)
-    for (const key of memo.targets.keys()) if (!targets.some((t) => targetKey(t.kind, t.target.name) === key)) memo.targets.delete(key);
+  if (memo) {
+    const keys = new Set(targets.map((t) => targetKey(t.kind, t.target.name)));
+    for (const key of memo.targets.keys()) if (!keys.has(key)) memo.targets.delete(key);
+  }
   const ordered = targets.map((t) => ({ t, e: evals.get(t)! }));
   if (!s.stopping)
     for (const { t, e } of ordered) {
@@ -263,11 +274,10 @@ function evalTarget(scope: TargetScope, t: NamedTarget, mode: Mode, reached: boo
   return ev;
 }
 
-/** The target's object as sizeTarget reads it. */
-function ownerOf(scope: TargetScope, t: NamedTarget): KubeObject | undefined {
-  return t.kind === 'ControlPlane'
-    ? scope.snap.controlPlane?.object
-    : scope.snap.machineDeployments.find((o) => nameOf(o) === t.target.name);
+/** The target's object as sizeTarget reads it (the first MachineDeployment of its name, as its search). */
+function ownerOf(scope: TargetScope, t: NamedTarget, memo: DecideMemo): KubeObject | undefined {
+  if (t.kind === 'ControlPlane') return scope.snap.controlPlane?.object;
+  return memo.mdByName?.get(t.target.name) ?? scope.snap.machineDeployments.find((o) => nameOf(o) === t.target.name);
 }
 
 /**
@@ -281,7 +291,7 @@ function memoEvalTarget(memo: DecideMemo, scope: TargetScope, t: NamedTarget, mo
   if (generation === undefined) return evalTarget(scope, t, mode, reached);
   const tk = targetKey(t.kind, t.target.name);
   const key = `${plan.metadata?.uid ?? ''}/${generation}/${scope.planName}/${mode}/${reached}`;
-  const owner = ownerOf(scope, t);
+  const owner = ownerOf(scope, t, memo);
   const machines = scope.machines.get(tk) ?? [];
   const targetMus = scope.targetMus.get(tk) ?? [];
   const prev = memo.targets.get(tk);
