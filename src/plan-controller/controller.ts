@@ -330,12 +330,14 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
   if (deps.writePolicy) snap.writePolicy = deps.writePolicy;
   const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
   if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
+    const refs = await refLookup(deps, plan, snap.machines, byClusterOf(deps));
     snap.atTarget = machinesAtTarget(
       plan,
       snap.machines,
-      await refLookup(deps, plan, snap.machines, byClusterOf(deps)),
+      refs.lookup,
       new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
       atTargetMemo(deps, planKey, plan.metadata.uid ?? ''),
+      refs.stamp,
     );
   } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
@@ -409,6 +411,15 @@ async function prestartFor(deps: PlanDeps, snap: PlanSnapshot): Promise<Prestart
   return result;
 }
 
+/** A number per store instance (a restarted informer's new store never shares a stamp with the old one). */
+const storeIds = new WeakMap<object, number>();
+let nextStoreId = 0;
+const storeId = (store: object): number => {
+  let id = storeIds.get(store);
+  if (id === undefined) storeIds.set(store, (id = ++nextStoreId));
+  return id;
+};
+
 /** How long a provider kind whose list did not sync is not waited for again (its machines are then not at target). */
 const REF_KIND_RETRY_MS = 60_000;
 
@@ -422,7 +433,7 @@ async function refLookup(
   plan: InPlaceUpdatePlan,
   machines: readonly KubeObject[],
   mapper: (o: KubeObject) => ObjectKey[],
-): Promise<RefLookup> {
+): Promise<{ lookup: RefLookup; stamp?: string }> {
   const stores = new Map<string, Store>();
   for (const ref of referencedKinds(plan, machines)) {
     const key = `${ref.kind}.${ref.apiGroup}`;
@@ -443,7 +454,15 @@ async function refLookup(
     deps.refKindFailures.delete(key);
     stores.set(`${ref.apiGroup}/${ref.kind}`, deps.mgr.informer(res).store);
   }
-  return (ns, ref) => stores.get(`${ref.apiGroup}/${ref.kind}`)?.peek(ns, ref.name);
+  const lookup: RefLookup = (ns, ref) => stores.get(`${ref.apiGroup}/${ref.kind}`)?.peek(ns, ref.name);
+  // The referenced kinds' stores and their change counts (store.ts): unchanged, no answer that read them can change.
+  const counts: string[] = [];
+  for (const [k, store] of stores) {
+    const changes = (store as { changes?: unknown }).changes;
+    if (typeof changes !== 'number') return { lookup };
+    counts.push(`${k}=${storeId(store)}:${changes}`);
+  }
+  return { lookup, stamp: counts.join(',') };
 }
 
 /** How long a task kind's CRD lookup is reused (CRDs change rarely; a plan reconciles often). */

@@ -36,6 +36,12 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
   private readonly index = new Map<string, Map<string, Map<string, T>>>();
   private readonly parsed = new Map<string, LabelRequirement[]>();
 
+  /**
+   * Changes applied so far (upserts and removals): equal counts mean the same contents, so a consumer can keep what it
+   * derived from this store (the plan controller's machines-at-target answers) without reading it again.
+   */
+  changes = 0;
+
   /** Number of cached objects. */
   get size(): number {
     return this.items.size;
@@ -83,6 +89,7 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
   upsert(obj: T): T | undefined {
     const k = objectKey(obj);
     const old = this.items.get(k);
+    this.changes++;
     deepFreeze(obj);
     this.items.set(k, obj);
     // Most updates keep the labels (status, annotations): the object is swapped in its buckets, none rebuilt.
@@ -97,6 +104,7 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
     const k = keyOf(namespace, name);
     const old = this.items.get(k);
     if (old) {
+      this.changes++;
       this.unindex(k, old);
       this.items.delete(k);
     }
