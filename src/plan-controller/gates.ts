@@ -285,6 +285,7 @@ export function soakGate(
   now: Date,
   machineByName?: ReadonlyMap<string, KubeObject>,
   memo?: DecideMemo,
+  only?: readonly string[],
 ): SoakView {
   const soakSpec = durationProblems(plan.spec.soak, 'spec.soak');
   const verifySpec = durationProblems(plan.spec.verification?.timeout, 'spec.verification.timeout');
@@ -326,8 +327,15 @@ export function soakGate(
     view.failures.push({ machine: mu.spec.machineRef.name, message, gate });
     setMu(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.failed, message));
   };
-  for (const [name, mu] of mus) {
+  // `only` (decide/memo.ts soakCandidates): the updates whose answer may differ from the last decision's, in map order;
+  // every other one was passed or skipped for good then (same objects, and the clock only moves forward).
+  const open = memo ? new Set(only ? memo.soakOpen : []) : undefined;
+  for (const name of only ?? mus.keys()) {
+    const mu = mus.get(name);
+    if (!mu) continue;
+    open?.delete(name);
     if (mu.status?.updateStatus !== UpdateStatus.updated) continue;
+    open?.add(name);
     const recordedMessage = failed.get(name);
     if (recordedMessage !== undefined) {
       setMu(name, withStatus(mu, UpdateStatus.failed, recordedMessage));
@@ -347,7 +355,10 @@ export function soakGate(
       memo?.soak.set(mu, { machine, kubelet, done, mismatches });
     }
     // A machine gone (or an update with no completion time) has nothing to verify or soak.
-    if (!Number.isFinite(done)) continue;
+    if (!Number.isFinite(done)) {
+      open?.delete(name);
+      continue;
+    }
     if (mismatches.length > 0) {
       if (now.getTime() < done + verifyMs)
         hold(
@@ -369,7 +380,10 @@ export function soakGate(
       }
       continue;
     }
-    if (ms === undefined || now.getTime() >= done + ms) continue;
+    if (ms === undefined || now.getTime() >= done + ms) {
+      open?.delete(name);
+      continue;
+    }
     const bad = conditionsOf(machine).filter((c) => (c.type === 'Ready' || c.type === 'NodeHealthy') && c.status === 'False');
     if (bad.length > 0) {
       const why = bad.map((c) => `${c.type}=False${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`).join(', ');
@@ -382,6 +396,7 @@ export function soakGate(
     }
     hold(mu, `machine ${name} soaking ${shortDuration(now.getTime() - done)}/${shortDuration(ms)}`, new Date(done + ms), GateNames.soak);
   }
+  if (memo) memo.soakOpen = open!;
   return view;
 }
 

@@ -123,6 +123,7 @@ describe('decision memo (decide/memo.ts)', () => {
     const statuses = new Set<string>();
     let verified = false;
     let failedOne = false;
+    let regressed = false;
     for (let step = 0; step < 40; step++) {
       const d = check(w, memo, String(step));
       for (const t of d.status.targets ?? []) statuses.add(`${t.name.replace('cluster1-', '')}:${t.updateStatus}:${t.updated}`);
@@ -164,12 +165,6 @@ describe('decision memo (decide/memo.ts)', () => {
         // A machine's node never shows the new kubelet (verification holds it, then times out or sees it at step 15).
         const b = w.mus.find((x) => x.status?.updateStatus === 'updating');
         if (b) w = finish(w, new Set([nameOfMu(b)]));
-      } else if (step === 20) {
-        // An update of the last target fails (Continue: the target goes on).
-        const a = w.mus.find((x) => x.status?.updateStatus === 'updating' && x.spec.target.name === 'cluster1-md-2');
-        if (a)
-          w = { ...w, mus: change(w.mus, a.metadata!.name!, (x) => (x.status = { ...x.status, updateStatus: 'failed', message: 'boom' })) };
-        failedOne = a !== undefined;
       } else if (step === 15) {
         // The node of the machine that did not show the new kubelet shows it now (only the Machine changed).
         const waiting = w.machines.find(
@@ -185,6 +180,19 @@ describe('decision memo (decide/memo.ts)', () => {
             ),
           };
         verified = waiting !== undefined;
+      } else if (step === 18) {
+        // A machine that passed its gates long ago reports the old kubelet again: only its Machine changed.
+        const done = w.mus.find((x) => x.status?.updateStatus === 'updated' && x.spec.target.kind === 'ControlPlane');
+        if (done)
+          w = {
+            ...w,
+            machines: change(
+              w.machines,
+              nameOfMu(done),
+              (m) => ((m['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: 'v1.30.0' }),
+            ),
+          };
+        regressed = done !== undefined;
       } else if (step === 16) {
         // A machine already at target, counted as updated without an update.
         const free = w.machines.find(
@@ -192,17 +200,25 @@ describe('decision memo (decide/memo.ts)', () => {
         );
         if (free) w = { ...w, atTarget: [free.metadata.name!] };
       }
+      if (step >= 17 && !failedOne) {
+        // An update fails (Continue: its target goes on).
+        const a = w.mus.find((x) => x.status?.updateStatus === 'updating');
+        if (a)
+          w = { ...w, mus: change(w.mus, a.metadata!.name!, (x) => (x.status = { ...x.status, updateStatus: 'failed', message: 'boom' })) };
+        failedOne = a !== undefined;
+      }
       if (step % 3 !== 2) w = finish(w);
       // The clock moves: soaks and the verification timeout pass while nothing else changes.
       w = { ...w, clock: w.clock + (step % 2 === 0 ? 30_000 : 2 * MIN) };
       check(w, memo, `${step} later`);
     }
     // The rollout went somewhere, and the memo was used (not only missed).
-    expect([...statuses]).to.include.members(['cp:updated:3', 'md-0:updated:4', 'md-1:updated:5', 'md-2:failed:3']);
+    expect([...statuses]).to.include.members(['cp:updated:3', 'md-0:updated:4', 'md-1:updated:5', 'cp:failed:2', 'md-2:updating:2']);
     expect(memo.stats.targetHits).to.be.greaterThan(memo.stats.targetMisses);
     expect(memo.stats.upgradeHits).to.be.greaterThan(0);
     expect(verified).to.equal(true);
     expect(failedOne).to.equal(true);
+    expect(regressed).to.equal(true);
   });
 
   it('reuses a target evaluation only while its inputs are the same objects', () => {

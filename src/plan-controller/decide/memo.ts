@@ -65,6 +65,10 @@ export class DecideMemo {
   byName: { machines: readonly KubeObject[]; map: Map<string, KubeObject> } | undefined;
   /** Soak/verification facts per MachineUpdate object (weak: dropped with the objects). */
   readonly soak = new WeakMap<MachineUpdate, SoakMemoEntry<unknown>>();
+  /** The soak gate's last inputs (soakCandidates) and the updates it left open (held, failed, or read again). */
+  soakLast:
+    { key: string; mus: readonly MachineUpdate[]; machines: readonly KubeObject[]; position: ReadonlyMap<string, number> } | undefined;
+  soakOpen: ReadonlySet<string> = new Set();
   /** The "updater not reporting" note of a MachineUpdate object, or null (weak). */
   readonly unreported = new WeakMap<MachineUpdate, string | null>();
   /** This decision may take memoEvalTarget's fast path (set by evaluateTargets). */
@@ -122,4 +126,52 @@ export function freezeDeep<T>(v: T): T {
     }
   }
   return v;
+}
+
+/** Positions where two lists hold different objects, or undefined when their lengths or names differ (not a patch). */
+function changedAt<T extends { metadata?: { name?: string } }>(prev: readonly T[], next: readonly T[]): number[] | undefined {
+  if (prev.length !== next.length) return undefined;
+  const out: number[] = [];
+  for (let i = 0; i < next.length; i++)
+    if (next[i] !== prev[i]) {
+      if (next[i]!.metadata?.name !== prev[i]!.metadata?.name) return undefined;
+      out.push(i);
+    }
+  return out;
+}
+
+/**
+ * The machine names the soak gate reads this decision, in the snapshot's order of updates: those it left open last
+ * time and those whose update or machine is a new object. Undefined (read them all) on the first decision, when the
+ * key (plan generation, recorded gate failures) changed, or when updates or machines were added or removed.
+ */
+export function soakCandidates(
+  memo: DecideMemo,
+  key: string,
+  mus: readonly MachineUpdate[],
+  machines: readonly KubeObject[],
+): string[] | undefined {
+  const last = memo.soakLast;
+  const musChanged = last && last.key === key ? changedAt(last.mus, mus) : undefined;
+  const machinesChanged = musChanged && changedAt(last!.machines, machines);
+  if (!musChanged || !machinesChanged) {
+    // Read them all; the position of each machine's first update, for the next decisions' order.
+    const position = new Map<string, number>();
+    mus.forEach((mu, i) => {
+      if (!position.has(mu.spec.machineRef.name)) position.set(mu.spec.machineRef.name, i);
+    });
+    memo.soakLast = { key, mus, machines, position };
+    return undefined;
+  }
+  // Same names at the same positions: the positions still hold.
+  memo.soakLast = { key, mus, machines, position: last!.position };
+  const names = new Set(memo.soakOpen);
+  for (const i of musChanged) names.add(mus[i]!.spec.machineRef.name);
+  for (const i of machinesChanged) names.add(machines[i]!.metadata.name ?? '');
+  const at: [number, string][] = [];
+  for (const n of names) {
+    const i = last!.position.get(n);
+    if (i !== undefined) at.push([i, n]);
+  }
+  return at.sort((a, b) => a[0] - b[0]).map(([, n]) => n);
 }

@@ -11,7 +11,7 @@ import { invalidVerdict } from '../status.js';
 import { validatePlan } from '../validate.js';
 import { machineState, planAge } from './machines.js';
 import type { DecideMemo } from './memo.js';
-import { machineIndex } from './memo.js';
+import { machineIndex, soakCandidates } from './memo.js';
 import type { Mode } from './types.js';
 
 /** The plan's standing this reconcile: its own state, the gates, and the mode its targets are evaluated in. */
@@ -71,7 +71,9 @@ export function decideStance(snap: PlanSnapshot, memo?: DecideMemo): PlanStance 
   const win = windowGate(plan, now);
   // One name index of the cluster's machines per decision (the soak gate and the aborts read it).
   const machineByName = machineIndex(snap.machines, memo);
-  const soak = soakGate(plan, mus, snap.machines, now, machineByName, memo);
+  const soakKey = memo ? JSON.stringify([plan.metadata?.uid, generation, planName, prev.gateFailures ?? []]) : '';
+  const only = memo && generation !== undefined ? soakCandidates(memo, soakKey, snap.machineUpdates, snap.machines) : undefined;
+  const soak = soakGate(plan, mus, snap.machines, now, machineByName, memo, only);
   const alerts = alertGate(plan, snap.alerts, now);
   const startedBefore = !!prev.startTime || mus.size > 0;
   // Parameters nested absurdly deep would break every clone of the MachineUpdates and tasks they are copied into.
