@@ -306,6 +306,34 @@ describe('decision memo (decide/memo.ts)', () => {
     check({ ...w2, mus: [...cpMus, cross] }, memo, 'back');
   });
 
+  it('notices an update that counts under another target once its machine alone was relabelled, until the update goes', () => {
+    const p = plan({ ...started, mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] });
+    p.metadata!.uid = 'uid-1';
+    const cpMus = [0, 1, 2].map((i) => freezeDeep(mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' })));
+    const own = freezeDeep(mu('cluster1-md-1-0', 'updated', { target: 'cluster1-md-1' }));
+    let w: World = {
+      plan: freezeDeep(p),
+      mds: [freezeDeep(md('cluster1-md-0')), freezeDeep(md('cluster1-md-1'))],
+      machines: freezeDeep([
+        ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+        ...machines('cluster1-md-0', 2, { md: 'cluster1-md-0' }),
+        ...machines('cluster1-md-1', 2, { md: 'cluster1-md-1' }),
+      ]),
+      mus: [...cpMus, own],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    check(w, memo, 'own 1');
+    check(w, memo, 'own 2');
+    // The machine moves to md-0 (only its labels change, in place): its md-1 update now counts for md-0's machine.
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-0', (m) => (m.metadata.labels![Labels.deploymentName] = 'cluster1-md-0')) };
+    check(w, memo, 'moved 1');
+    check(w, memo, 'moved 2');
+    // The update goes away: md-0's machines and updates are the objects of the last decision, its count is not.
+    w = { ...w, mus: cpMus };
+    check(w, memo, 'gone');
+  });
+
   it("keeps each target's upgrade check while its machines are the same objects, and re-checks the skew of a changed one", () => {
     const other = versionUpdater({
       name: 'label',

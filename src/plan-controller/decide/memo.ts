@@ -69,6 +69,13 @@ export class DecideMemo {
   soakLast:
     { key: string; mus: readonly MachineUpdate[]; machines: readonly KubeObject[]; position: ReadonlyMap<string, number> } | undefined;
   soakOpen: ReadonlySet<string> = new Set();
+  /**
+   * This decision's changes against the last one (soakCandidates): positions in the snapshot's MachineUpdates and
+   * Machines holding new objects (appended ones included); undefined when not a patch (start over).
+   */
+  delta: { mus: readonly number[]; machines: readonly number[] } | undefined;
+  /** Machine names whose update counts under another target than the machine's (targets.ts), as of the last decision. */
+  cross: Set<string> | undefined;
   /** The "updater not reporting" note of a MachineUpdate object, or null (weak). */
   readonly unreported = new WeakMap<MachineUpdate, string | null>();
   /** This decision may take memoEvalTarget's fast path (set by evaluateTargets). */
@@ -128,15 +135,20 @@ export function freezeDeep<T>(v: T): T {
   return v;
 }
 
-/** Positions where two lists hold different objects, or undefined when their lengths or names differ (not a patch). */
+/**
+ * Positions where `next` holds another object than `prev` (appended ones included), or undefined when an object was
+ * removed or moved (names differ at a position): then the caller starts over. The store appends new objects and keeps
+ * changed ones in place (store.ts), so creations and changes are patches; removals are not.
+ */
 function changedAt<T extends { metadata?: { name?: string } }>(prev: readonly T[], next: readonly T[]): number[] | undefined {
-  if (prev.length !== next.length) return undefined;
+  if (next.length < prev.length) return undefined;
   const out: number[] = [];
-  for (let i = 0; i < next.length; i++)
+  for (let i = 0; i < prev.length; i++)
     if (next[i] !== prev[i]) {
       if (next[i]!.metadata?.name !== prev[i]!.metadata?.name) return undefined;
       out.push(i);
     }
+  for (let i = prev.length; i < next.length; i++) out.push(i);
   return out;
 }
 
@@ -152,6 +164,7 @@ export function soakCandidates(
   machines: readonly KubeObject[],
 ): string[] | undefined {
   const last = memo.soakLast;
+  memo.delta = undefined;
   const musChanged = last && last.key === key ? changedAt(last.mus, mus) : undefined;
   const machinesChanged = musChanged && changedAt(last!.machines, machines);
   if (!musChanged || !machinesChanged) {
@@ -163,8 +176,12 @@ export function soakCandidates(
     memo.soakLast = { key, mus, machines, position };
     return undefined;
   }
-  // Same names at the same positions: the positions still hold.
-  memo.soakLast = { key, mus, machines, position: last!.position };
+  // Same names at the same positions (and some appended): the positions still hold, the appended ones join.
+  const position = last!.position as Map<string, number>;
+  for (let i = last!.mus.length; i < mus.length; i++)
+    if (!position.has(mus[i]!.spec.machineRef.name)) position.set(mus[i]!.spec.machineRef.name, i);
+  memo.soakLast = { key, mus, machines, position };
+  memo.delta = { mus: musChanged, machines: machinesChanged };
   const names = new Set(memo.soakOpen);
   for (const i of musChanged) names.add(mus[i]!.spec.machineRef.name);
   for (const i of machinesChanged) names.add(machines[i]!.metadata.name ?? '');

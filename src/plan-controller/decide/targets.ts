@@ -29,7 +29,26 @@ export function targetScope(snap: PlanSnapshot, s: PlanStance, memo?: DecideMemo
   const targetMus = new Map<string, MachineUpdate[]>();
   // Grouped by the raw target names first and keyed once per group (no `kind/name` string per MachineUpdate).
   const byKind = new Map<string, Map<string, MachineUpdate[]>>();
-  let crossTarget = false;
+  // With a memo: the machines whose update counts under another target than theirs (labels changed since). Kept across
+  // decisions: only the updates and machines that are new objects (memo.delta) are looked at again.
+  const cluster = plan.spec.clusterName;
+  const crossOf = (name: string): boolean => {
+    const mu = s.rolloutMus.get(name);
+    return !!mu && targetOfMu(cluster, s.machineByName.get(name), mu.spec.target.kind, mu.spec.target.name);
+  };
+  const delta = memo?.delta;
+  const cross = memo && delta && memo.cross ? memo.cross : memo ? new Set<string>() : undefined;
+  if (memo && delta && memo.cross) {
+    const names = new Set<string>();
+    for (const i of delta.mus) names.add(snap.machineUpdates[i]!.spec.machineRef.name);
+    for (const i of delta.machines) names.add(snap.machines[i]!.metadata.name ?? '');
+    for (const n of memo.cross) names.add(n);
+    for (const n of names) {
+      if (crossOf(n)) cross!.add(n);
+      else cross!.delete(n);
+    }
+  }
+  const full = memo !== undefined && !(delta && memo.cross);
   for (const mu of s.rolloutMus.values()) {
     const { kind, name } = mu.spec.target;
     let names = byKind.get(kind);
@@ -37,9 +56,10 @@ export function targetScope(snap: PlanSnapshot, s: PlanStance, memo?: DecideMemo
     let list = names.get(name);
     if (!list) names.set(name, (list = []));
     list.push(mu);
-    // With a memo: does any update count for a machine that is not its target's (labels changed since)?
-    if (memo && !crossTarget) crossTarget = targetOfMu(plan.spec.clusterName, s.machineByName.get(mu.spec.machineRef.name), kind, name);
+    if (full && crossOf(mu.spec.machineRef.name)) cross!.add(mu.spec.machineRef.name);
   }
+  if (memo) memo.cross = cross;
+  const crossTarget = (cross?.size ?? 0) > 0;
   for (const [kind, names] of byKind) for (const [name, list] of names) targetMus.set(targetKey(kind as TargetKind, name), list);
   // A machine at target counts as updated once the plan may start (or has started): a plan that waits, is paused or
   // invalid before starting reports nothing as done. spec.rerunMachinesAtTarget runs the updaters regardless.
