@@ -1,11 +1,15 @@
 // CPU of one plan decision at fleet scale, in process (no API server): the pure part of a plan reconcile
 // (machines-at-target with its memo, decidePlan) on a mid-rollout snapshot of N machines in MachineDeployments of 50,
 // half of every MachineDeployment updated and one machine in flight each. Prints milliseconds per decision.
+// --memo decides through the plan's decision memo (decide/memo.ts) as the controller does; --change-one replaces, before
+// every run, one target's in-flight Machine and MachineUpdate with new objects (as a real reconcile sees: one machine
+// progressed), so the memo has that target to re-evaluate. Without --change-one every run sees the same objects. The
+// CPU median (process.cpuUsage) depends less on the machine's load than the wall-clock one.
 //
-//   npx tsx bench/decide-cpu.ts [--machines 10000] [--md-size 50] [--runs 30]
+//   npx tsx bench/decide-cpu.ts [--machines 10000] [--md-size 50] [--runs 30] [--memo] [--change-one]
 import { performance } from 'node:perf_hooks';
 import type { KubeObject, MachineUpdate } from '../src/api/index.js';
-import { decidePlan } from '../src/plan-controller/decide.js';
+import { DecideMemo, decidePlan } from '../src/plan-controller/decide.js';
 import { AtTargetMemo, machinesAtTarget } from '../src/plan-controller/at-target.js';
 import { NS, cpUpdated, kcp, machines, md, mu, plan, snapshot, started, target } from '../src/plan-controller/testkit.js';
 
@@ -14,6 +18,8 @@ const opt = (name: string, dflt: number): number => (argv.includes(`--${name}`) 
 const total = opt('machines', 10_000);
 const mdSize = opt('md-size', 50);
 const runs = opt('runs', 30);
+const useMemo = argv.includes('--memo');
+const changeOne = argv.includes('--change-one');
 
 const mdNames = Array.from({ length: Math.ceil(total / mdSize) }, (_, i) => `cluster1-md-${i}`);
 const ms: KubeObject[] = [...machines('cluster1-cp', 3, { cp: 'cluster1-cp' })];
@@ -36,17 +42,49 @@ p.metadata!.uid = 'uid-1';
 const base = snapshot({ plan: p, kcp: kcp(), mds: mdNames.map((n) => md(n, { replicas: mdSize })), machines: ms, mus });
 
 const memo = new AtTargetMemo();
+const decideMemo = useMemo ? new DecideMemo() : undefined;
+const muIndex = new Map(mus.map((m, i) => [m.spec.machineRef.name, i]));
+const machineIndex = new Map(ms.map((m, i) => [m.metadata.name ?? '', i]));
 const times: number[] = [];
+const cpu: number[] = [];
 let starts = 0;
 for (let r = 0; r < runs; r++) {
+  if (changeOne) {
+    // One target's in-flight machine progressed: its Machine and MachineUpdate are new objects (new resourceVersions).
+    const name = `${mdNames[r % mdNames.length]!}-${Math.floor(mdSize / 2)}`;
+    const mi = machineIndex.get(name)!;
+    const m = ms[mi]!;
+    // It finished its update: it runs the plan's version now (the upgrade rules see a changed machine).
+    ms[mi] = {
+      ...m,
+      metadata: { ...m.metadata, resourceVersion: String(Number(m.metadata.resourceVersion ?? 0) + 1) },
+      spec: { ...(m['spec'] as object), version: 'v1.30.1' },
+    };
+    const ui = muIndex.get(name)!;
+    mus[ui] = { ...mus[ui]!, status: { ...mus[ui]!.status } } as MachineUpdate;
+  }
   const t0 = performance.now();
-  const snap = { ...base };
-  snap.atTarget = machinesAtTarget(p, snap.machines, () => undefined, new Set(mus.map((m) => m.spec.machineRef.name)), memo);
-  const d = decidePlan(snap);
+  const c0 = process.cpuUsage();
+  // A reconcile reads fresh lists from the stores (the objects themselves are shared).
+  const snap = { ...base, machines: [...ms], machineUpdates: [...mus] };
+  snap.atTarget = machinesAtTarget(
+    p,
+    snap.machines,
+    () => undefined,
+    new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
+    memo,
+  );
+  const d = decidePlan(snap, decideMemo);
   times.push(performance.now() - t0);
+  const c = process.cpuUsage(c0);
+  cpu.push((c.user + c.system) / 1000);
   starts = d.create.length;
 }
 times.sort((a, b) => a - b);
+cpu.sort((a, b) => a - b);
+const reuse = decideMemo
+  ? `; memo: targets ${decideMemo.stats.targetHits} reused / ${decideMemo.stats.targetMisses} evaluated, upgrade rules ${decideMemo.stats.upgradeHits} / ${decideMemo.stats.upgradeMisses}`
+  : '';
 process.stdout.write(
-  `${ms.length} machines in ${mdNames.length} MachineDeployments (${NS}), ${mus.length} MachineUpdates: decision median ${times[Math.floor(runs / 2)]!.toFixed(1)} ms, min ${times[0]!.toFixed(1)} ms over ${runs} runs; ${starts} starts\n`,
+  `${ms.length} machines in ${mdNames.length} MachineDeployments (${NS}), ${mus.length} MachineUpdates${useMemo ? ', memo' : ''}${changeOne ? ', one target changed per run' : ''}: decision median ${times[Math.floor(runs / 2)]!.toFixed(1)} ms, min ${times[0]!.toFixed(1)} ms over ${runs} runs (CPU median ${cpu[Math.floor(runs / 2)]!.toFixed(1)} ms, the process's: GC threads included); ${starts} starts${reuse}\n`,
 );

@@ -114,6 +114,46 @@ describe('plan-controller machines at target', () => {
       ]);
     });
 
+    it('answers a Machine object at the same position again without a lookup while the referenced stores are unchanged (stamp)', () => {
+      const { ms, objs } = fleet();
+      let lookups = 0;
+      const lookup = (_ns: string, ref: { name: string }) => (lookups++, objs.get(ref.name));
+      const memo = new AtTargetMemo();
+      const plain = machinesAtTarget(p, ms, (_ns, ref) => objs.get(ref.name));
+      expect(machinesAtTarget(p, ms, lookup, new Set(), memo, 'infra=1')).to.deep.equal(plain);
+      lookups = 0;
+      expect(machinesAtTarget(p, [...ms], lookup, new Set(), memo, 'infra=1')).to.deep.equal(plain);
+      expect(lookups, 'same objects, same stamp').to.equal(0);
+      // An InfraMachine changed (a new stamp): every machine whose answer read one is looked at again.
+      objs.set('cluster1-md-0-1-infra', rv(infra('cluster1-md-0-1-infra', 'v2'), 'i1b'));
+      expect(machinesAtTarget(p, ms, lookup, new Set(), memo, 'infra=2')).to.deep.equal([
+        'cluster1-md-0-0',
+        'cluster1-md-0-1',
+        'cluster1-md-0-2',
+      ]);
+      expect(lookups).to.be.greaterThan(0);
+      // A machine with a MachineUpdate now is left out, whatever was remembered; a changed Machine object is re-read.
+      const m2 = rv(withInfra(machine('cluster1-md-0-2', { md: 'cluster1-md-0', version: 'v1.30.0' })), 'm2b');
+      const next = [...ms.slice(0, 2), m2, ...ms.slice(3)];
+      expect(machinesAtTarget(p, next, lookup, new Set(['cluster1-md-0-0']), memo, 'infra=2')).to.deep.equal(['cluster1-md-0-1']);
+      expect(machinesAtTarget(p, next, lookup, new Set(), memo, 'infra=2')).to.deep.equal(
+        machinesAtTarget(p, next, (_ns, ref) => objs.get(ref.name)),
+      );
+      // Values on the Machine only: no stamp needed, the same object answers the same.
+      const pm = plan({ cp: null, mds: [target('cluster1-md-0', 2)] });
+      const onlyMachine = new AtTargetMemo();
+      const fleetM = mdAt(6, 4);
+      expect(machinesAtTarget(pm, fleetM, lookup, new Set(), onlyMachine)).to.deep.equal(machinesAtTarget(pm, fleetM, lookup));
+      const misses = onlyMachine.misses;
+      const bumped = [machine('cluster1-md-0-0', { md: 'cluster1-md-0', version: 'v1.30.0' }), ...fleetM.slice(1)];
+      expect(machinesAtTarget(pm, bumped, lookup, new Set(), onlyMachine)).to.deep.equal([
+        'cluster1-md-0-1',
+        'cluster1-md-0-2',
+        'cluster1-md-0-3',
+      ]);
+      expect(onlyMachine.misses - misses, 'only the changed machine').to.equal(1);
+    });
+
     it('stays bounded: machines gone or excluded are forgotten, and it never exceeds its maximum', () => {
       const { ms, objs } = fleet();
       const lookup = (_ns: string, ref: { name: string }) => objs.get(ref.name);

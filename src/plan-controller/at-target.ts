@@ -79,6 +79,12 @@ export function referencedKinds(plan: InPlaceUpdatePlan, machines: readonly Kube
 export class AtTargetMemo {
   private generation: number | undefined;
   private readonly entries = new Map<string, MemoEntry>();
+  /**
+   * The last call's machines and, per position, what was found for that Machine object (before the MachineUpdate
+   * check): a machine that is the same object at the same position is answered without a lookup (refs: only while the
+   * referenced kinds' stores are unchanged, `stamp`).
+   */
+  last: { machines: readonly KubeObject[]; states: Uint8Array; stamp: string | undefined } | undefined;
   /** Answers served from the memo (for tests and metrics). */
   hits = 0;
   /** Answers computed. */
@@ -93,7 +99,10 @@ export class AtTargetMemo {
 
   /** Forgets everything when the plan's generation (its values) changed. */
   begin(generation: number | undefined): void {
-    if (generation !== this.generation) this.entries.clear();
+    if (generation !== this.generation) {
+      this.entries.clear();
+      this.last = undefined;
+    }
     this.generation = generation;
   }
 
@@ -165,6 +174,7 @@ export function machinesAtTarget(
   lookup: RefLookup,
   exclude: ReadonlySet<string> = new Set(),
   memo?: AtTargetMemo,
+  stamp?: string,
 ): string[] {
   memo?.begin(plan.metadata?.generation);
   const valuesByTarget = new Map<string, ReadonlyMap<Responsibility['selectResource'], PointerValue[]>>();
@@ -179,16 +189,44 @@ export function machinesAtTarget(
   // One pass over the machines (no grouping and sorting per target): the answer is sorted once at the end.
   const clusterKey = Labels.clusterName;
   const clusterName = plan.spec.clusterName;
-  for (const m of machines) {
+  const last = memo?.last;
+  const refsSame = stamp !== undefined && last?.stamp === stamp;
+  const states = memo ? new Uint8Array(machines.length) : undefined;
+  for (let i = 0; i < machines.length; i++) {
+    const m = machines[i]!;
     // Machines with a MachineUpdate first (cheapest, and most of the fleet once a rollout is under way).
     const name = nameOf(m);
-    if (exclude.has(name) || m.metadata.labels?.[clusterKey] !== clusterName) continue;
-    const k = targetOfMachine(m);
+    if (exclude.has(name)) continue;
+    // The same Machine object at the same position: its last answer, unless it read objects whose stores changed.
+    const was = last && last.machines[i] === m ? last.states[i]! : NEW;
+    if (was === NONE || was === AT_M || was === NOT_M || (refsSame && (was === AT_R || was === NOT_R))) {
+      states![i] = was;
+      if (was === NONE) continue;
+      seen.add(name);
+      if (was === AT_M || was === AT_R) out.push(name);
+      continue;
+    }
+    const k = m.metadata.labels?.[clusterKey] !== clusterName ? undefined : targetOfMachine(m);
     const values = k === undefined ? undefined : valuesByTarget.get(k);
-    if (!values || isDeleting(m)) continue;
+    if (!values || isDeleting(m)) {
+      if (states) states[i] = NONE;
+      continue;
+    }
     seen.add(name);
-    if (memo ? memo.check(m, values, lookup) : machineAtTarget(m, values, lookup)) out.push(name);
+    const at = memo ? memo.check(m, values, lookup) : machineAtTarget(m, values, lookup);
+    if (at) out.push(name);
+    if (states) states[i] = values.size === 1 && values.has('Machine') ? (at ? AT_M : NOT_M) : at ? AT_R : NOT_R;
   }
+  if (memo) memo.last = { machines, states: states!, stamp };
   memo?.retain(seen);
   return out.sort();
 }
+
+// What machinesAtTarget found for a Machine object (AtTargetMemo.last): not looked at (excluded), not a candidate, at
+// target or not by its own values (_M), or by values that read referenced objects (_R).
+const NEW = 0;
+const NONE = 1;
+const AT_M = 2;
+const NOT_M = 3;
+const AT_R = 4;
+const NOT_R = 5;

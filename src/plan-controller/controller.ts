@@ -30,7 +30,7 @@ import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '
 import { Action } from '../runtime/pure/types.js';
 import { clusterLabel, mdClusterName } from '../api/capi/index.js';
 import type { MachineLabelIntent, MachineUpdateIntent, PlanDecision } from './decide.js';
-import { decidePlan } from './decide.js';
+import { DecideMemo, decidePlan } from './decide.js';
 import type { PlanMetrics } from './metrics.js';
 import { planMetricsFor } from './metrics.js';
 import { labelValue } from './names.js';
@@ -95,6 +95,11 @@ export interface PlanDeps {
   prestart: Map<string, { uid: string; generation: number; at: number; result: PrestartResult }>;
   /** Machines-at-target memo per plan key (at-target.ts), while the plan is active; dropped with the plan. */
   atTarget: Map<string, { uid: string; memo: AtTargetMemo }>;
+  /**
+   * Decision memo per plan key (decide/memo.ts), while the plan is active: a reconcile re-derives only the targets whose
+   * objects changed. A pure cache (a restart, with none, decides the same); dropped with the plan or once it ended.
+   */
+  decide: Map<string, { uid: string; memo: DecideMemo }>;
 }
 
 /** Options of setupPlanController. */
@@ -129,6 +134,7 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     expectations: new Map(),
     prestart: new Map(),
     atTarget: new Map(),
+    decide: new Map(),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
     taskCrds: new Map(),
     refKindFailures: new Map(),
@@ -165,11 +171,12 @@ export async function reconcile(deps: PlanDeps, key: ObjectKey, log: Logger): Pr
     deps.expectations.delete(keyOfPlan(ns, key.name));
     deps.prestart.delete(keyOfPlan(ns, key.name));
     deps.atTarget.delete(keyOfPlan(ns, key.name));
+    deps.decide.delete(keyOfPlan(ns, key.name));
     return Action.awaitChange();
   }
   const plan = structuredClone(cached);
   const snap = await buildSnapshot(deps, plan);
-  const d = decidePlan(snap);
+  const d = decidePlan(snap, decideMemo(deps, plan));
   // Act once, in this order: supersede, finalizer, owners (paused before a target's first machine starts, docs/design.md §11),
   // machines, surge; a failed effect stops the ones after it (each depends on the one before), yet the status is written
   // from what is known either way, so it never freezes while machines finish. Events and metrics once it is written.
@@ -323,12 +330,14 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
   if (deps.writePolicy) snap.writePolicy = deps.writePolicy;
   const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
   if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
+    const refs = await refLookup(deps, plan, snap.machines, byClusterOf(deps));
     snap.atTarget = machinesAtTarget(
       plan,
       snap.machines,
-      await refLookup(deps, plan, snap.machines, byClusterOf(deps)),
+      refs.lookup,
       new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
       atTargetMemo(deps, planKey, plan.metadata.uid ?? ''),
+      refs.stamp,
     );
   } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
@@ -341,6 +350,21 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
       plan.spec.alertGate,
     );
   return snap;
+}
+
+/** The plan's decision memo (a new one for a plan recreated under the same name); none once the plan ended. */
+function decideMemo(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject): DecideMemo | undefined {
+  const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
+  // An ended plan reconciles rarely (cleanup, its finalizer): the memo's lists of the cluster's machines would be held
+  // for nothing.
+  if (isTerminal(plan.status?.updateStatus)) {
+    deps.decide.delete(planKey);
+    return undefined;
+  }
+  const uid = plan.metadata.uid ?? '';
+  let e = deps.decide.get(planKey);
+  if (!e || e.uid !== uid) deps.decide.set(planKey, (e = { uid, memo: new DecideMemo() }));
+  return e.memo;
 }
 
 /** The plan's machines-at-target memo (a new one for a plan recreated under the same name). */
@@ -387,6 +411,15 @@ async function prestartFor(deps: PlanDeps, snap: PlanSnapshot): Promise<Prestart
   return result;
 }
 
+/** A number per store instance (a restarted informer's new store never shares a stamp with the old one). */
+const storeIds = new WeakMap<object, number>();
+let nextStoreId = 0;
+const storeId = (store: object): number => {
+  let id = storeIds.get(store);
+  if (id === undefined) storeIds.set(store, (id = ++nextStoreId));
+  return id;
+};
+
 /** How long a provider kind whose list did not sync is not waited for again (its machines are then not at target). */
 const REF_KIND_RETRY_MS = 60_000;
 
@@ -400,7 +433,7 @@ async function refLookup(
   plan: InPlaceUpdatePlan,
   machines: readonly KubeObject[],
   mapper: (o: KubeObject) => ObjectKey[],
-): Promise<RefLookup> {
+): Promise<{ lookup: RefLookup; stamp?: string }> {
   const stores = new Map<string, Store>();
   for (const ref of referencedKinds(plan, machines)) {
     const key = `${ref.kind}.${ref.apiGroup}`;
@@ -421,7 +454,15 @@ async function refLookup(
     deps.refKindFailures.delete(key);
     stores.set(`${ref.apiGroup}/${ref.kind}`, deps.mgr.informer(res).store);
   }
-  return (ns, ref) => stores.get(`${ref.apiGroup}/${ref.kind}`)?.peek(ns, ref.name);
+  const lookup: RefLookup = (ns, ref) => stores.get(`${ref.apiGroup}/${ref.kind}`)?.peek(ns, ref.name);
+  // The referenced kinds' stores and their change counts (store.ts): unchanged, no answer that read them can change.
+  const counts: string[] = [];
+  for (const [k, store] of stores) {
+    const changes = (store as { changes?: unknown }).changes;
+    if (typeof changes !== 'number') return { lookup };
+    counts.push(`${k}=${storeId(store)}:${changes}`);
+  }
+  return { lookup, stamp: counts.join(',') };
 }
 
 /** How long a task kind's CRD lookup is reused (CRDs change rarely; a plan reconciles often). */

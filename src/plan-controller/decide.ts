@@ -11,8 +11,10 @@ import { planEvents, planMetrics, requeueAt } from './decide/report.js';
 import { supersededPlans } from './decide/supersede.js';
 import { evaluateTargets, targetScope } from './decide/targets.js';
 import type { PlanDecision } from './decide/types.js';
+import type { DecideMemo } from './decide/memo.js';
 import type { PlanSnapshot } from './scope.js';
 
+export { DecideMemo } from './decide/memo.js';
 export type { MachineLabelIntent, MachineUpdateIntent, PlanDecision, ScaleIntent } from './decide/types.js';
 export type { MetricDeltas, PlanEvent } from './status.js';
 export { machineState, machinesByTarget, machinesOfTarget, planAge, targetKey, targetOfMachine } from './decide/machines.js';
@@ -20,16 +22,17 @@ export { machineState, machinesByTarget, machinesOfTarget, planAge, targetKey, t
 /**
  * Decides one reconcile of a plan: validation, supersede/wait, sequence groups, the next machines of each target,
  * abort propagation, surge/restore, machine labels, status aggregation, events and the finalizer.
- * Terminal plans keep their status and only clean up (labels, surge, finalizer).
+ * Terminal plans keep their status and only clean up (labels, surge, finalizer). `memo` (the plan's, kept across its
+ * reconciles) makes the cost follow what changed; the decision is the same with or without it (decide/memo.ts).
  */
-export function decidePlan(snap: PlanSnapshot): PlanDecision {
+export function decidePlan(snap: PlanSnapshot, memo?: DecideMemo): PlanDecision {
   // 1. What the plan may do: validation and the gates give its mode (rollout, hold or stop).
-  const stance = decideStance(snap);
+  const stance = decideStance(snap, memo);
   // 2. One active plan per cluster.
   const supersede = supersededPlans(stance);
   // 3. Every target in sequence order: counted, given a verdict, its next machines started, its surge restored.
-  const scope = targetScope(snap, stance);
-  const ordered = evaluateTargets(scope, stance);
+  const scope = targetScope(snap, stance, memo);
+  const ordered = evaluateTargets(scope, stance, memo);
   const started = stance.startedBefore || ordered.some(({ e }) => e.skipped.length > 0);
   // 4. Actions on machines and deployments.
   const { create, scale } = startIntents(stance.planName, ordered, stance.terminal);
@@ -50,7 +53,7 @@ export function decidePlan(snap: PlanSnapshot): PlanDecision {
   const updateStatus = planUpdateStatus(stance, ordered, started);
   const skipped = ordered.reduce((n, { e }) => n + e.skipped.length, 0);
   const status = planStatusFields(snap, stance, ordered, skipped, started, updateStatus);
-  const { conditions, ready } = planConditions(stance, ordered, status, started, updateStatus);
+  const { conditions, ready } = planConditions(stance, ordered, status, started, updateStatus, memo);
   status.conditions = conditions;
   d.status = status;
   // 6. The finalizer.

@@ -10,6 +10,7 @@ import type { MaintenanceWindowSpec } from '../api/windows.js';
 import { describeWindowInstant, maintenanceWindowState, validateMaintenanceWindows } from '../api/windows.js';
 import type { AlertsRead } from './alerts.js';
 import type { PlanEvent } from './status.js';
+import type { DecideMemo, SoakMemoEntry } from './decide/memo.js';
 
 /** Gate names as metrics and docs spell them. */
 export const GateNames = { maintenanceWindow: 'maintenanceWindow', alerts: 'alerts', soak: 'soak', verification: 'verification' } as const;
@@ -283,6 +284,8 @@ export function soakGate(
   machines: readonly KubeObject[],
   now: Date,
   machineByName?: ReadonlyMap<string, KubeObject>,
+  memo?: DecideMemo,
+  only?: readonly string[],
 ): SoakView {
   const soakSpec = durationProblems(plan.spec.soak, 'spec.soak');
   const verifySpec = durationProblems(plan.spec.verification?.timeout, 'spec.verification.timeout');
@@ -324,18 +327,38 @@ export function soakGate(
     view.failures.push({ machine: mu.spec.machineRef.name, message, gate });
     setMu(mu.spec.machineRef.name, withStatus(mu, UpdateStatus.failed, message));
   };
-  for (const [name, mu] of mus) {
+  // `only` (decide/memo.ts soakCandidates): the updates whose answer may differ from the last decision's, in map order;
+  // every other one was passed or skipped for good then (same objects, and the clock only moves forward).
+  const open = memo ? new Set(only ? memo.soakOpen : []) : undefined;
+  for (const name of only ?? mus.keys()) {
+    const mu = mus.get(name);
+    if (!mu) continue;
+    open?.delete(name);
     if (mu.status?.updateStatus !== UpdateStatus.updated) continue;
+    open?.add(name);
     const recordedMessage = failed.get(name);
     if (recordedMessage !== undefined) {
       setMu(name, withStatus(mu, UpdateStatus.failed, recordedMessage));
       continue;
     }
-    const done = Date.parse(mu.status.completionTime ?? '');
     const machine = byName.get(name);
+    if (!machine) continue;
+    // The time-independent facts of this (MachineUpdate, Machine) pair come from the memo while both objects are the
+    // same; what the clock decides (hold, fail, pass) is derived below every reconcile.
+    const cached = memo?.soak.get(mu) as SoakMemoEntry<Mismatch[]> | undefined;
+    let done: number;
+    let mismatches: Mismatch[];
+    if (cached && cached.machine === machine && cached.kubelet === kubelet) ({ done, mismatches } = cached);
+    else {
+      done = Date.parse(mu.status.completionTime ?? '');
+      mismatches = verifying && Number.isFinite(done) ? verificationMismatches(mu, machine, kubelet) : [];
+      memo?.soak.set(mu, { machine, kubelet, done, mismatches });
+    }
     // A machine gone (or an update with no completion time) has nothing to verify or soak.
-    if (!Number.isFinite(done) || !machine) continue;
-    const mismatches = verifying ? verificationMismatches(mu, machine, kubelet) : [];
+    if (!Number.isFinite(done)) {
+      open?.delete(name);
+      continue;
+    }
     if (mismatches.length > 0) {
       if (now.getTime() < done + verifyMs)
         hold(
@@ -357,7 +380,10 @@ export function soakGate(
       }
       continue;
     }
-    if (ms === undefined || now.getTime() >= done + ms) continue;
+    if (ms === undefined || now.getTime() >= done + ms) {
+      open?.delete(name);
+      continue;
+    }
     const bad = conditionsOf(machine).filter((c) => (c.type === 'Ready' || c.type === 'NodeHealthy') && c.status === 'False');
     if (bad.length > 0) {
       const why = bad.map((c) => `${c.type}=False${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`).join(', ');
@@ -370,6 +396,7 @@ export function soakGate(
     }
     hold(mu, `machine ${name} soaking ${shortDuration(now.getTime() - done)}/${shortDuration(ms)}`, new Date(done + ms), GateNames.soak);
   }
+  if (memo) memo.soakOpen = open!;
   return view;
 }
 

@@ -4,6 +4,7 @@
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { Labels } from '../api/index.js';
 import { cpVersion, isDeleting, machineVersion, nameOf } from '../api/capi/index.js';
+import type { DecideMemo } from './decide/memo.js';
 
 /** Kubernetes versions as CAPI and kubeadm accept them: vMAJOR.MINOR.PATCH with optional pre-release/build. */
 export const K8S_VERSION = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
@@ -52,8 +53,27 @@ function versionValue(target: { updaters?: unknown }): { value: unknown; updater
 
 const lowest = (vs: Semver[]): Semver | undefined => [...vs].sort(compareVersions)[0];
 
-/** Every upgrade-rule problem of the plan (empty = none), each naming its rule. */
-export function upgradeProblems(input: UpgradeInput): string[] {
+/** What a target's check found for one list of machines (memoised per target while its machines are the same objects). */
+interface TargetCheck {
+  machines: readonly KubeObject[];
+  value: string;
+  problems: string[];
+  want: Semver | undefined;
+}
+
+/** The per-target checks of the upgrade rules, kept across reconciles for one plan generation (memoUpgradeProblems). */
+export interface UpgradeGroupMemo {
+  key: string;
+  targets: Map<string, TargetCheck>;
+  /** Per MachineDeployment without a version of its own: its machines and the first of them outside the skew, per cp version. */
+  skew: Map<string, { machines: readonly KubeObject[]; cp: string; first: number }>;
+}
+
+/**
+ * Every upgrade-rule problem of the plan (empty = none), each naming its rule. `groups` (memoUpgradeProblems) keeps each
+ * target's check while its machines are the same objects: a finished machine re-checks its own target only.
+ */
+export function upgradeProblems(input: UpgradeInput, groups?: UpgradeGroupMemo): string[] {
   const { plan } = input;
   const cluster = plan.spec.clusterName;
   const problems: string[] = [];
@@ -92,6 +112,19 @@ export function upgradeProblems(input: UpgradeInput): string[] {
   const checkTarget = (label: string, target: { updaters?: unknown }, machines: KubeObject[]): Semver | undefined => {
     const set = versionValue(target);
     if (!set) return undefined;
+    if (!groups) return checkTargetNow(label, set, machines);
+    const value = JSON.stringify([set.value, set.updater]) ?? '';
+    const prev = groups.targets.get(label);
+    if (prev && prev.value === value && sameList(prev.machines, machines)) {
+      problems.push(...prev.problems);
+      return prev.want;
+    }
+    const from = problems.length;
+    const want = checkTargetNow(label, set, machines);
+    groups.targets.set(label, { machines, value, problems: problems.slice(from), want });
+    return want;
+  };
+  const checkTargetNow = (label: string, set: { value: unknown; updater: string }, machines: KubeObject[]): Semver | undefined => {
     const where = `${label} updater ${set.updater}: Machine /spec/version`;
     const want = parseVersion(set.value);
     if (!want) {
@@ -141,12 +174,36 @@ export function upgradeProblems(input: UpgradeInput): string[] {
   }
   // Skew: only a plan that moves the control plane can open it; every worker after the plan must be within range.
   if (cpWant) {
+    const outside = (after: Semver | undefined): boolean =>
+      !!after && (after.major !== cpWant.major || cpWant.minor - after.minor > KUBELET_MAX_SKEW);
     const behind = new Map<string, Semver>();
-    for (const m of workers) {
-      const md = m.metadata.labels?.[Labels.deploymentName] ?? '';
-      const after = mdWant.get(md) ?? versionOf(m);
-      if (after && (after.major !== cpWant.major || cpWant.minor - after.minor > KUBELET_MAX_SKEW) && !behind.has(md))
-        behind.set(md, after);
+    if (!groups)
+      for (const m of workers) {
+        const md = m.metadata.labels?.[Labels.deploymentName] ?? '';
+        const after = mdWant.get(md) ?? versionOf(m);
+        if (outside(after) && !behind.has(md)) behind.set(md, after!);
+      }
+    else {
+      // Per MachineDeployment: its first worker outside the skew, by its position among all workers (the order the
+      // problems are listed in); a group whose machines are the same objects keeps its answer.
+      const pos = new Map<KubeObject, number>();
+      workers.forEach((m, i) => pos.set(m, i));
+      const firsts: { at: number; md: string; v: Semver }[] = [];
+      const cpKey = fmt(cpWant);
+      for (const [md, list] of workersOf) {
+        const want = mdWant.get(md);
+        if (want) {
+          if (outside(want)) firsts.push({ at: pos.get(list[0]!)!, md, v: want });
+          continue;
+        }
+        let e = groups.skew.get(md);
+        if (!e || e.cp !== cpKey || !sameList(e.machines, list)) {
+          e = { machines: list, cp: cpKey, first: list.findIndex((m) => outside(versionOf(m))) };
+          groups.skew.set(md, e);
+        }
+        if (e.first >= 0) firsts.push({ at: pos.get(list[e.first]!)!, md, v: versionOf(list[e.first]!)! });
+      }
+      for (const f of firsts.sort((a, b) => a.at - b.at)) behind.set(f.md, f.v);
     }
     for (const [md, v] of behind)
       problems.push(
@@ -154,4 +211,60 @@ export function upgradeProblems(input: UpgradeInput): string[] {
       );
   }
   return problems;
+}
+
+/** What the upgrade rules read of one machine (its name, target labels, deletion and version). */
+function sameUpgradeFacts(a: KubeObject, b: KubeObject): boolean {
+  const la = a.metadata.labels;
+  const lb = b.metadata.labels;
+  return (
+    a.metadata.name === b.metadata.name &&
+    la?.[Labels.clusterName] === lb?.[Labels.clusterName] &&
+    la?.[Labels.controlPlaneName] === lb?.[Labels.controlPlaneName] &&
+    la?.[Labels.deploymentName] === lb?.[Labels.deploymentName] &&
+    isDeleting(a) === isDeleting(b) &&
+    machineVersion(a) === machineVersion(b)
+  );
+}
+
+/**
+ * upgradeProblems through the plan's decision memo: reused while the plan's generation, the control plane's version and
+ * what the rules read of every machine (position by position; only the machines whose object changed are compared) are
+ * unchanged. Every machine progress event replaced a few machines, and the rules re-read all of them each reconcile.
+ */
+export function memoUpgradeProblems(input: UpgradeInput, memo: DecideMemo | undefined): string[] {
+  const generation = input.plan.metadata?.generation;
+  if (!memo || generation === undefined) return upgradeProblems(input);
+  const key = JSON.stringify([
+    input.plan.metadata?.uid,
+    generation,
+    input.controlPlane ? (cpVersion(input.controlPlane) ?? null) : undefined,
+  ]);
+  const prev = memo.upgrade;
+  if (prev && prev.key === key && prev.machines.length === input.machines.length) {
+    let same = true;
+    for (let i = 0; i < input.machines.length && same; i++) {
+      const a = input.machines[i]!;
+      const b = prev.machines[i]!;
+      if (a !== b && !sameUpgradeFacts(a, b)) same = false;
+    }
+    if (same) {
+      memo.stats.upgradeHits++;
+      // The machines compared next time are these (their facts are the same as those the problems came from).
+      memo.upgrade = { key, machines: input.machines, problems: prev.problems };
+      return [...prev.problems];
+    }
+  }
+  memo.stats.upgradeMisses++;
+  if (memo.upgradeGroups?.key !== key) memo.upgradeGroups = { key, targets: new Map(), skew: new Map() };
+  const problems = upgradeProblems(input, memo.upgradeGroups);
+  memo.upgrade = { key, machines: input.machines, problems: [...problems] };
+  return problems;
+}
+
+/** True when two lists hold the same objects at the same positions. */
+function sameList(a: readonly KubeObject[], b: readonly KubeObject[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

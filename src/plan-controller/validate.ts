@@ -5,7 +5,8 @@ import { clusterControlPlaneRef, clusterLabel, mdClusterName, mdStrategyType, na
 import { ownerProblems } from './owners.js';
 import type { ValidationInput } from './scope.js';
 import { templateKey } from './scope.js';
-import { upgradeProblems } from './upgrade-rules.js';
+import { memoUpgradeProblems } from './upgrade-rules.js';
+import type { DecideMemo } from './decide/memo.js';
 import { templateProblems } from './templates.js';
 
 /** Kinds a responsibility may select (docs/design.md §2.1). */
@@ -41,7 +42,7 @@ const label = (t: NamedTarget): string => `${t.kind === 'ControlPlane' ? 'contro
  * selectResource allowed; the upgrade rules (semver, no downgrade, no skipped minor, workers never ahead, skew); and
  * what the pre-start check found (schema dry-run; uncovered changes unless spec.acceptUncoveredChanges).
  */
-export function validatePlan(input: ValidationInput): string[] {
+export function validatePlan(input: ValidationInput, memo?: DecideMemo): string[] {
   const { plan } = input;
   const problems: string[] = [];
   const ns = plan.metadata?.namespace ?? '';
@@ -58,7 +59,8 @@ export function validatePlan(input: ValidationInput): string[] {
   problems.push(...validateMachineDeployments(input, clusterName));
   problems.push(...validateSequences(plan));
   problems.push(...validateUpdaters(input, targets));
-  if (input.machines) problems.push(...upgradeProblems({ plan, machines: input.machines, controlPlane: input.controlPlane?.object }));
+  if (input.machines)
+    problems.push(...memoUpgradeProblems({ plan, machines: input.machines, controlPlane: input.controlPlane?.object }, memo));
   if (input.prestart) {
     problems.push(...input.prestart.schemaProblems);
     if (!spec.acceptUncoveredChanges) problems.push(...input.prestart.uncovered);

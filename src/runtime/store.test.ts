@@ -66,6 +66,22 @@ describe('MemoryStore', () => {
     expect(s.get('a', 'm1')?.metadata.resourceVersion).to.equal('4');
   });
 
+  it('keeps an object in place in the buckets of its unchanged labels when another label changes', () => {
+    const s = new MemoryStore();
+    for (const n of ['m1', 'm2', 'm3']) s.upsert(obj('a', n, { cluster: 'c1' }));
+    // Labelling m1 in update (a new pair) and unlabelling it again must not move it to the end of the cluster's bucket.
+    s.upsert(obj('a', 'm1', { cluster: 'c1', plan: 'p1' }, '2'));
+    expect(s.byLabel('cluster', 'c1').map((o) => o.metadata.name)).to.deep.equal(['m1', 'm2', 'm3']);
+    expect(s.byLabel('plan', 'p1').map((o) => o.metadata.resourceVersion)).to.deep.equal(['2']);
+    s.upsert(obj('a', 'm1', { cluster: 'c1' }, '3'));
+    expect(s.byLabel('cluster', 'c1').map((o) => o.metadata.resourceVersion)).to.deep.equal(['3', '1', '1']);
+    expect(s.byLabel('plan', 'p1')).to.deep.equal([]);
+    // A changed value leaves the old bucket and joins the new one.
+    s.upsert(obj('a', 'm2', { cluster: 'c2' }, '4'));
+    expect(s.byLabel('cluster', 'c1').map((o) => o.metadata.name)).to.deep.equal(['m1', 'm3']);
+    expect(s.byLabel('cluster', 'c2').map((o) => o.metadata.name)).to.deep.equal(['m2']);
+  });
+
   it('selects objects with a label selector', () => {
     const s = new MemoryStore();
     s.upsert(obj('a', 'cp1', { cluster: 'c1', 'control-plane': '' }));

@@ -36,6 +36,12 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
   private readonly index = new Map<string, Map<string, Map<string, T>>>();
   private readonly parsed = new Map<string, LabelRequirement[]>();
 
+  /**
+   * Changes applied so far (upserts and removals): equal counts mean the same contents, so a consumer can keep what it
+   * derived from this store (the plan controller's machines-at-target answers) without reading it again.
+   */
+  changes = 0;
+
   /** Number of cached objects. */
   get size(): number {
     return this.items.size;
@@ -83,14 +89,13 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
   upsert(obj: T): T | undefined {
     const k = objectKey(obj);
     const old = this.items.get(k);
+    this.changes++;
     deepFreeze(obj);
     this.items.set(k, obj);
     // Most updates keep the labels (status, annotations): the object is swapped in its buckets, none rebuilt.
     if (old && sameLabels(old.metadata.labels, obj.metadata.labels)) this.reindexObj(k, obj);
-    else {
-      if (old) this.unindex(k, old);
-      this.indexObj(k, obj);
-    }
+    else if (old) this.relabel(k, old, obj);
+    else this.indexObj(k, obj);
     return old;
   }
 
@@ -99,6 +104,7 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
     const k = keyOf(namespace, name);
     const old = this.items.get(k);
     if (old) {
+      this.changes++;
       this.unindex(k, old);
       this.items.delete(k);
     }
@@ -111,13 +117,7 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
   }
 
   private indexObj(k: string, obj: T): void {
-    for (const [lk, lv] of Object.entries(obj.metadata.labels ?? {})) {
-      let byValue = this.index.get(lk);
-      if (!byValue) this.index.set(lk, (byValue = new Map()));
-      let objs = byValue.get(lv);
-      if (!objs) byValue.set(lv, (objs = new Map()));
-      objs.set(k, obj);
-    }
+    for (const [lk, lv] of Object.entries(obj.metadata.labels ?? {})) this.indexPair(k, lk, lv, obj);
   }
 
   /** Replaces the object in the buckets of its (unchanged) labels; Map.set keeps each bucket's order. */
@@ -125,15 +125,40 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
     for (const [lk, lv] of Object.entries(obj.metadata.labels ?? {})) this.index.get(lk)?.get(lv)?.set(k, obj);
   }
 
-  private unindex(k: string, obj: T): void {
-    for (const [lk, lv] of Object.entries(obj.metadata.labels ?? {})) {
-      const byValue = this.index.get(lk);
-      const objs = byValue?.get(lv);
-      if (!objs) continue;
-      objs.delete(k);
-      if (objs.size === 0) byValue!.delete(lv);
-      if (byValue!.size === 0) this.index.delete(lk);
+  /**
+   * A label change: only the buckets of the pairs that changed are left or joined; the object keeps its place in the
+   * buckets of its unchanged pairs, so a bucket's order (e.g. a cluster's machines) is stable while machines are
+   * labelled and unlabelled, and consumers can diff successive lists position by position.
+   */
+  private relabel(k: string, old: T, obj: T): void {
+    const before = old.metadata.labels ?? {};
+    const after = obj.metadata.labels ?? {};
+    for (const [lk, lv] of Object.entries(before)) if (after[lk] !== lv) this.unindexPair(k, lk, lv);
+    for (const [lk, lv] of Object.entries(after)) {
+      if (before[lk] === lv) this.index.get(lk)?.get(lv)?.set(k, obj);
+      else this.indexPair(k, lk, lv, obj);
     }
+  }
+
+  private indexPair(k: string, lk: string, lv: string, obj: T): void {
+    let byValue = this.index.get(lk);
+    if (!byValue) this.index.set(lk, (byValue = new Map()));
+    let objs = byValue.get(lv);
+    if (!objs) byValue.set(lv, (objs = new Map()));
+    objs.set(k, obj);
+  }
+
+  private unindexPair(k: string, lk: string, lv: string): void {
+    const byValue = this.index.get(lk);
+    const objs = byValue?.get(lv);
+    if (!objs) return;
+    objs.delete(k);
+    if (objs.size === 0) byValue!.delete(lv);
+    if (byValue!.size === 0) this.index.delete(lk);
+  }
+
+  private unindex(k: string, obj: T): void {
+    for (const [lk, lv] of Object.entries(obj.metadata.labels ?? {})) this.unindexPair(k, lk, lv);
   }
 }
 

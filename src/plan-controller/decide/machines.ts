@@ -4,6 +4,8 @@ import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, TargetKind } from '.
 import { Labels, MessageBudget, UpdateStatus, summarizeList } from '../../api/index.js';
 import { controlPlaneNameOf, deploymentNameOf, nameOf } from '../../api/capi/index.js';
 import type { MachineState, TargetScope } from './types.js';
+import type { DecideMemo } from './memo.js';
+import { sameRefs } from './memo.js';
 
 /** Orders names bytewise (the same order on every machine, whatever the locale). */
 export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -39,8 +41,12 @@ export function targetOfMachine(m: KubeObject): string | undefined {
   return md !== undefined ? targetKey('MachineDeployment', md) : undefined;
 }
 
-/** Machines of a cluster grouped by target, each group sorted by name (one pass, whatever the number of targets). */
-export function machinesByTarget(clusterName: string, machines: readonly KubeObject[]): Map<string, KubeObject[]> {
+/**
+ * Machines of a cluster grouped by target, each group sorted by name (one pass, whatever the number of targets). With a
+ * memo, a group whose machines are the same objects (or the same names) in the same input order as last time reuses
+ * its sort (the store keeps a bucket's order, store.ts): the sorted list itself when nothing in it changed.
+ */
+export function machinesByTarget(clusterName: string, machines: readonly KubeObject[], memo?: DecideMemo): Map<string, KubeObject[]> {
   // Grouped by the raw label values first and keyed once per group: building a `kind/name` key per machine was a
   // string and a hash per machine on every reconcile.
   const cps = new Map<string, KubeObject[]>();
@@ -58,16 +64,33 @@ export function machinesByTarget(clusterName: string, machines: readonly KubeObj
     list.push(m);
   }
   const out = new Map<string, KubeObject[]>();
+  if (memo && memo.groupsCluster !== clusterName) {
+    memo.groups.clear();
+    memo.groupsCluster = clusterName;
+  }
   for (const [kind, groups] of [
     ['ControlPlane', cps],
     ['MachineDeployment', mds],
   ] as const)
-    for (const [name, list] of groups)
-      out.set(
-        targetKey(kind, name),
-        list.sort((a, b) => byName(nameOf(a), nameOf(b))),
-      );
+    for (const [name, list] of groups) {
+      const key = targetKey(kind, name);
+      out.set(key, memo ? sortedGroup(memo, key, list) : list.sort((a, b) => byName(nameOf(a), nameOf(b))));
+    }
+  if (memo) for (const key of memo.groups.keys()) if (!out.has(key)) memo.groups.delete(key);
   return out;
+}
+
+/** A group sorted by name through the memo (see machinesByTarget). */
+function sortedGroup(memo: DecideMemo, key: string, input: KubeObject[]): KubeObject[] {
+  const prev = memo.groups.get(key);
+  if (prev && sameRefs(prev.input, input)) return prev.sorted;
+  let perm: number[];
+  if (prev && prev.input.length === input.length && input.every((m, i) => nameOf(m) === nameOf(prev.input[i]!))) perm = [...prev.perm];
+  else perm = input.map((_, i) => i).sort((a, b) => byName(nameOf(input[a]!), nameOf(input[b]!)));
+  // Frozen: the list is shared with the next reconciles, a caller that sorted or pushed into it would corrupt them.
+  const sorted = Object.freeze(perm.map((i) => input[i]!)) as KubeObject[];
+  memo.groups.set(key, { input, perm, sorted });
+  return sorted;
 }
 
 /** The machines of a target (deleting ones included): CP machines by control-plane-name, MD machines by deployment-name. */

@@ -10,6 +10,8 @@ import type { InvalidVerdict } from '../status.js';
 import { invalidVerdict } from '../status.js';
 import { validatePlan } from '../validate.js';
 import { machineState, planAge } from './machines.js';
+import type { DecideMemo } from './memo.js';
+import { machineIndex, soakCandidates } from './memo.js';
 import type { Mode } from './types.js';
 
 /** The plan's standing this reconcile: its own state, the gates, and the mode its targets are evaluated in. */
@@ -57,8 +59,8 @@ function ownUpdates(snap: PlanSnapshot, planName: string): Map<string, MachineUp
   return mus;
 }
 
-/** Decides the plan's stance: valid or not, held by which gate, rolling out, holding or stopping. */
-export function decideStance(snap: PlanSnapshot): PlanStance {
+/** Decides the plan's stance: valid or not, held by which gate, rolling out, holding or stopping (memo: decide/memo.ts). */
+export function decideStance(snap: PlanSnapshot, memo?: DecideMemo): PlanStance {
   const plan = snap.plan;
   const planName = plan.metadata?.name ?? '';
   const prev = plan.status ?? {};
@@ -68,14 +70,17 @@ export function decideStance(snap: PlanSnapshot): PlanStance {
   const mus = ownUpdates(snap, planName);
   const win = windowGate(plan, now);
   // One name index of the cluster's machines per decision (the soak gate and the aborts read it).
-  const machineByName = new Map(snap.machines.map((m) => [m.metadata.name ?? '', m]));
-  const soak = soakGate(plan, mus, snap.machines, now, machineByName);
+  const machineByName = machineIndex(snap.machines, memo);
+  const soakKey = memo ? JSON.stringify([plan.metadata?.uid, generation, planName, prev.gateFailures ?? []]) : '';
+  if (memo) memo.delta = undefined;
+  const only = memo && generation !== undefined ? soakCandidates(memo, soakKey, snap.machineUpdates, snap.machines) : undefined;
+  const soak = soakGate(plan, mus, snap.machines, now, machineByName, memo, only);
   const alerts = alertGate(plan, snap.alerts, now);
   const startedBefore = !!prev.startTime || mus.size > 0;
   // Parameters nested absurdly deep would break every clone of the MachineUpdates and tasks they are copied into.
   // An invalid plan that never started ends (final for its generation, status.ts invalidVerdict).
   const verdict = invalidVerdict({
-    problems: [...validatePlan(snap), ...parameterDepthProblems(plan), ...win.problems, ...soak.problems, ...alerts.problems],
+    problems: [...validatePlan(snap, memo), ...parameterDepthProblems(plan), ...win.problems, ...soak.problems, ...alerts.problems],
     started: startedBefore,
     generation,
     prev,

@@ -1,10 +1,11 @@
 // Phase 5 of decidePlan: the plan's status from its target rows. The plan's updateStatus, the counters, the gates'
 // status fields, then every condition through the status language of status.ts. Pure.
-import type { InPlaceUpdatePlanStatus } from '../../api/index.js';
+import type { InPlaceUpdatePlanStatus, MachineUpdate } from '../../api/index.js';
 import { ConditionTypes, Reasons, UpdatePhase, isTerminal } from '../../api/index.js';
 import type { PlanSnapshot } from '../scope.js';
 import type { ReadyVerdict } from '../status.js';
 import { readyCondition, setPlanConditions, unreportedTaskNotes } from '../status.js';
+import type { DecideMemo } from './memo.js';
 import { windowStatus } from '../gates.js';
 import type { PlanStance } from './mode.js';
 import type { EvaluatedTarget } from './targets.js';
@@ -77,6 +78,7 @@ export function planConditions(
   status: InPlaceUpdatePlanStatus,
   started: boolean,
   updateStatus: UpdateStatusValue,
+  memo?: DecideMemo,
 ): { conditions: NonNullable<InPlaceUpdatePlanStatus['conditions']>; ready: ReadyVerdict } {
   const { prev, terminal, valid, problems, waiting, paused, olderActive } = s;
   const rows = ordered.map(({ e }) => e.row);
@@ -105,7 +107,7 @@ export function planConditions(
     stoppedByAbort: s.phase === UpdatePhase.aborting,
     terminal,
     prevReady: prev.conditions?.find((c) => c.type === ConditionTypes.ready),
-    unreported: unreportedTaskNotes(s.mus.values()),
+    unreported: memo ? memoUnreported(memo, s.mus.values()) : unreportedTaskNotes(s.mus.values()),
   });
   const conditions = setPlanConditions(
     status.conditions ?? [],
@@ -128,4 +130,15 @@ export function planConditions(
     s.now,
   );
   return { conditions, ready };
+}
+
+/** unreportedTaskNotes with each MachineUpdate object's note kept in the memo (a condition search per update per reconcile). */
+function memoUnreported(memo: DecideMemo, mus: Iterable<MachineUpdate>): string[] {
+  const out: string[] = [];
+  for (const mu of mus) {
+    let note = memo.unreported.get(mu);
+    if (note === undefined) memo.unreported.set(mu, (note = unreportedTaskNotes([mu])[0] ?? null));
+    if (note !== null) out.push(note);
+  }
+  return out;
 }

@@ -1,8 +1,8 @@
 // Phase 3 of decidePlan: every target evaluated against the snapshot, in ascending sequence groups (a group may start
 // machines only when every lower group is updated). Each target is counted, sized, given a verdict, then (start.ts)
 // its next machines and (surge.ts) the restore of its surge. Pure.
-import type { MachineUpdate } from '../../api/index.js';
-import { Annotations, MessageBudget, Reasons, UpdatePhase, boundMessage } from '../../api/index.js';
+import type { KubeObject, MachineUpdate, TargetKind } from '../../api/index.js';
+import { Annotations, Labels, MessageBudget, Reasons, UpdatePhase, boundMessage } from '../../api/index.js';
 import { cpReplicas, isDeleting, mdReplicas, nameOf } from '../../api/capi/index.js';
 import { labelValue } from '../names.js';
 import type { PlanSnapshot } from '../scope.js';
@@ -11,6 +11,8 @@ import type { NamedTarget } from '../validate.js';
 import { targetsOf } from '../validate.js';
 import type { PlanStance } from './mode.js';
 import { failureNote, machineState, machinesByTarget, targetKey } from './machines.js';
+import type { DecideMemo } from './memo.js';
+import { freezeDeep, sameRefs } from './memo.js';
 import { rolloutTarget } from './start.js';
 import { restoreSurge } from './surge.js';
 import type { MachineGroups, Mode, TargetCount, TargetEval, TargetScope, TargetSize, UpdateStatusValue } from './types.js';
@@ -21,41 +23,105 @@ export interface EvaluatedTarget {
   e: TargetEval;
 }
 
-/** The snapshot indexed by target for the evaluation of every target. */
-export function targetScope(snap: PlanSnapshot, s: PlanStance): TargetScope {
+/** The snapshot indexed by target for the evaluation of every target (memo: decide/memo.ts). */
+export function targetScope(snap: PlanSnapshot, s: PlanStance, memo?: DecideMemo): TargetScope {
   const plan = snap.plan;
   const targetMus = new Map<string, MachineUpdate[]>();
-  for (const mu of s.rolloutMus.values()) {
-    const k = targetKey(mu.spec.target.kind, mu.spec.target.name);
-    let list = targetMus.get(k);
-    if (!list) targetMus.set(k, (list = []));
-    list.push(mu);
+  // Grouped by the raw target names first and keyed once per group (no `kind/name` string per MachineUpdate).
+  const byKind = new Map<string, Map<string, MachineUpdate[]>>();
+  // With a memo: the machines whose update counts under another target than theirs (labels changed since). Kept across
+  // decisions: only the updates and machines that are new objects (memo.delta) are looked at again.
+  const cluster = plan.spec.clusterName;
+  const crossOf = (name: string): boolean => {
+    const mu = s.rolloutMus.get(name);
+    return !!mu && targetOfMu(cluster, s.machineByName.get(name), mu.spec.target.kind, mu.spec.target.name);
+  };
+  const delta = memo?.delta;
+  const cross = memo && delta && memo.cross ? memo.cross : memo ? new Set<string>() : undefined;
+  if (memo && delta && memo.cross) {
+    const names = new Set<string>();
+    for (const i of delta.mus) names.add(snap.machineUpdates[i]!.spec.machineRef.name);
+    for (const i of delta.machines) names.add(snap.machines[i]!.metadata.name ?? '');
+    for (const n of memo.cross) names.add(n);
+    for (const n of names) {
+      if (crossOf(n)) cross!.add(n);
+      else cross!.delete(n);
+    }
   }
+  const full = memo !== undefined && !(delta && memo.cross);
+  for (const mu of s.rolloutMus.values()) {
+    const { kind, name } = mu.spec.target;
+    let names = byKind.get(kind);
+    if (!names) byKind.set(kind, (names = new Map()));
+    let list = names.get(name);
+    if (!list) names.set(name, (list = []));
+    list.push(mu);
+    if (full && crossOf(mu.spec.machineRef.name)) cross!.add(mu.spec.machineRef.name);
+  }
+  if (memo) memo.cross = cross;
+  const crossTarget = (cross?.size ?? 0) > 0;
+  for (const [kind, names] of byKind) for (const [name, list] of names) targetMus.set(targetKey(kind as TargetKind, name), list);
   // A machine at target counts as updated once the plan may start (or has started): a plan that waits, is paused or
   // invalid before starting reports nothing as done. spec.rerunMachinesAtTarget runs the updaters regardless.
   const skipping = plan.spec.rerunMachinesAtTarget !== true && (s.mayStart || s.startedBefore);
   return {
     snap,
-    machines: machinesByTarget(plan.spec.clusterName, snap.machines),
+    machines: machinesByTarget(plan.spec.clusterName, snap.machines, memo),
     targetMus,
     planName: s.planName,
     planLabel: labelValue(s.planName),
     halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt',
     mus: s.rolloutMus,
     atTarget: new Set(skipping ? (snap.atTarget ?? []) : []),
+    crossTarget,
   };
 }
 
-/** Evaluates every target in ascending sequence groups; soak notes join the rows of a plan that is not stopping. */
-export function evaluateTargets(scope: TargetScope, s: PlanStance): EvaluatedTarget[] {
+/** True when the machine is grouped (machinesByTarget) under another target than the update's. */
+function targetOfMu(clusterName: string, m: KubeObject | undefined, kind: string, name: string): boolean {
+  const labels = m?.metadata.labels;
+  if (labels?.[Labels.clusterName] !== clusterName) return false;
+  const cp = labels[Labels.controlPlaneName];
+  if (cp !== undefined) return kind !== 'ControlPlane' || cp !== name;
+  const md = labels[Labels.deploymentName];
+  return md !== undefined && (kind !== 'MachineDeployment' || md !== name);
+}
+
+/**
+ * Evaluates every target in ascending sequence groups; soak notes join the rows of a plan that is not stopping. With a
+ * memo, a target whose inputs are all the same objects as last time keeps its evaluation (memoEvalTarget).
+ */
+export function evaluateTargets(scope: TargetScope, s: PlanStance, memo?: DecideMemo): EvaluatedTarget[] {
   const targets = targetsOf(scope.snap.plan).filter((t) => typeof t.target?.name === 'string');
   const sequences = [...new Set(targets.map((t) => t.target.sequence))].sort((a, b) => a - b);
   const evals = new Map<NamedTarget, TargetEval>();
+  if (memo) {
+    // The fast path of memoEvalTarget holds when this decision and the last one both had every update counted under its
+    // own target and the same machines at target: a target's updates then cover what its machines' lookups would read.
+    const atKey = [...scope.atTarget].join('\n');
+    memo.fast = !scope.crossTarget && memo.lastCrossFree === true && memo.lastAtTarget === atKey;
+    memo.lastCrossFree = !scope.crossTarget;
+    memo.lastAtTarget = atKey;
+    // One name index of the MachineDeployments per decision (a search per target was O(targets²)).
+    memo.mdByName = new Map();
+    for (const o of scope.snap.machineDeployments) if (!memo.mdByName.has(nameOf(o))) memo.mdByName.set(nameOf(o), o);
+  }
   let lowerUpdated = true;
+  const bySeq = new Map<number, NamedTarget[]>();
+  for (const t of targets) {
+    let g = bySeq.get(t.target.sequence);
+    if (!g) bySeq.set(t.target.sequence, (g = []));
+    g.push(t);
+  }
   for (const seq of sequences) {
-    const group = targets.filter((t) => t.target.sequence === seq);
-    for (const t of group) evals.set(t, evalTarget(scope, t, s.mode, lowerUpdated));
+    const group = bySeq.get(seq)!;
+    for (const t of group)
+      evals.set(t, memo ? memoEvalTarget(memo, scope, t, s.mode, lowerUpdated) : evalTarget(scope, t, s.mode, lowerUpdated));
     lowerUpdated = lowerUpdated && group.every((t) => evals.get(t)!.row.updateStatus === 'updated');
+  }
+  if (memo) {
+    const keys = new Set(targets.map((t) => targetKey(t.kind, t.target.name)));
+    for (const key of memo.targets.keys()) if (!keys.has(key)) memo.targets.delete(key);
   }
   const ordered = targets.map((t) => ({ t, e: evals.get(t)! }));
   if (!s.stopping)
@@ -226,4 +292,58 @@ function evalTarget(scope: TargetScope, t: NamedTarget, mode: Mode, reached: boo
   message = restoreSurge(t, c, size, mode, halted, ev) ?? message;
   if (message) ev.row.message = boundMessage(message, MessageBudget.status);
   return ev;
+}
+
+/** The target's object as sizeTarget reads it (the first MachineDeployment of its name, as its search). */
+function ownerOf(scope: TargetScope, t: NamedTarget, memo: DecideMemo): KubeObject | undefined {
+  if (t.kind === 'ControlPlane') return scope.snap.controlPlane?.object;
+  return memo.mdByName?.get(t.target.name) ?? scope.snap.machineDeployments.find((o) => nameOf(o) === t.target.name);
+}
+
+/**
+ * evalTarget through the memo. Its inputs: the plan (uid, generation: the target's spec, failure policy), the mode and
+ * whether the sequence reached the target, the target's object, its machines, each machine's MachineUpdate and
+ * at-target membership, and the target's MachineUpdates; all compared by identity, position by position. No clock.
+ */
+function memoEvalTarget(memo: DecideMemo, scope: TargetScope, t: NamedTarget, mode: Mode, reached: boolean): TargetEval {
+  const plan = scope.snap.plan;
+  const generation = plan.metadata?.generation;
+  if (generation === undefined) return evalTarget(scope, t, mode, reached);
+  const tk = targetKey(t.kind, t.target.name);
+  const key = `${plan.metadata?.uid ?? ''}/${generation}/${scope.planName}/${mode}/${reached}`;
+  const owner = ownerOf(scope, t, memo);
+  const machines = scope.machines.get(tk) ?? [];
+  const targetMus = scope.targetMus.get(tk) ?? [];
+  const prev = memo.targets.get(tk);
+  let hit =
+    prev !== undefined &&
+    prev.key === key &&
+    prev.owner === owner &&
+    sameRefs(prev.machines, machines) &&
+    sameRefs(prev.targetMus, targetMus);
+  // Fast path (see evaluateTargets): the same machines and the same updates of the target read the same records, so no
+  // per-machine lookup; the entry's per-machine inputs stay those it was derived from (they are unchanged).
+  if (hit && memo.fast) {
+    memo.stats.targetHits++;
+    return { ...prev!.ev, row: { ...prev!.ev.row } };
+  }
+  const mus: (MachineUpdate | undefined)[] = new Array<MachineUpdate | undefined>(machines.length);
+  const atTarget: boolean[] = new Array<boolean>(machines.length);
+  for (let i = 0; i < machines.length; i++) {
+    const name = nameOf(machines[i]!);
+    mus[i] = scope.mus.get(name);
+    atTarget[i] = scope.atTarget.has(name);
+    if (hit && (mus[i] !== prev!.mus[i] || atTarget[i] !== prev!.atTarget[i])) hit = false;
+  }
+  let ev: TargetEval;
+  if (hit) {
+    memo.stats.targetHits++;
+    ev = prev!.ev;
+  } else {
+    memo.stats.targetMisses++;
+    ev = freezeDeep(evalTarget(scope, t, mode, reached));
+  }
+  memo.targets.set(tk, { key, owner, machines, mus, atTarget, targetMus, ev });
+  // The row is the caller's to annotate (soak notes, status); the rest is read-only.
+  return { ...ev, row: { ...ev.row } };
 }

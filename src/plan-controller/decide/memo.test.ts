@@ -1,0 +1,382 @@
+import { expect } from 'chai';
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../../api/index.js';
+import { Annotations, Labels } from '../../api/index.js';
+import { DecideMemo, decidePlan } from '../decide.js';
+import type { PlanDecision } from '../decide.js';
+import { labelValue, machineUpdateName } from '../names.js';
+import { kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../testkit.js';
+import { freezeDeep } from './memo.js';
+
+// The decision memo is a pure cache: a decision through it must equal the decision without it, reconcile after
+// reconcile, while the world changes the way the informer stores change it (changed objects are new frozen objects,
+// unchanged ones the same). A memo entry kept past a change of any input it read fails these comparisons.
+
+const MIN = 60_000;
+const at = (ms: number): string => new Date(Date.parse('2026-01-01T00:10:00Z') + ms).toISOString().replace('.000Z', 'Z');
+
+interface World {
+  plan: InPlaceUpdatePlan;
+  mds: KubeObject[];
+  machines: KubeObject[];
+  mus: MachineUpdate[];
+  clock: number;
+  atTarget?: string[];
+}
+
+/** A new frozen version of the object named `name` in `list` (the others stay the same objects, as in the store). */
+function change<T extends { metadata?: { name?: string } }>(list: T[], name: string, fn: (o: T) => void): T[] {
+  return list.map((o) => {
+    if (o.metadata?.name !== name) return o;
+    const c = structuredClone(o);
+    fn(c);
+    return freezeDeep(c);
+  });
+}
+
+const nameOfMu = (m: MachineUpdate): string => m.spec.machineRef.name;
+
+/** The world after the controller carried out a decision: MachineUpdates created, machines labelled and unlabelled, status written. */
+function apply(w: World, d: PlanDecision): World {
+  let machinesNow = w.machines;
+  for (const l of d.label)
+    machinesNow = change(machinesNow, l.machine, (m) => {
+      m.metadata.labels = { ...m.metadata.labels, [Labels.planName]: labelValue('p1') };
+      m.metadata.annotations = { ...m.metadata.annotations, [Annotations.updateStartedAt]: l.startedAt };
+    });
+  for (const n of d.unlabel)
+    machinesNow = change(machinesNow, n, (m) => {
+      delete m.metadata.labels![Labels.planName];
+      delete m.metadata.annotations?.[Annotations.updateStartedAt];
+    });
+  let musNow = w.mus;
+  for (const a of d.abort)
+    musNow = musNow.map((x) =>
+      x.metadata?.name === a ? freezeDeep({ ...structuredClone(x), spec: { ...x.spec, updatePhase: 'aborting' } }) : x,
+    );
+  const created = d.create.map((c) => {
+    const m = mu(c.machine, 'updating', { target: c.target.name, kind: c.target.kind });
+    m.metadata!.name = machineUpdateName('p1', c.machine);
+    m.metadata!.ownerReferences = [{ apiVersion: 'x', kind: 'InPlaceUpdatePlan', name: 'p1', uid: 'uid-1', controller: true }];
+    m.spec.updaters = c.updaters;
+    m.status = { ...m.status, startTime: at(w.clock) };
+    return freezeDeep(m);
+  });
+  const p = freezeDeep({ ...structuredClone(w.plan), status: d.status });
+  return { ...w, plan: p, machines: machinesNow, mus: [...musNow, ...created] };
+}
+
+/** Every in-flight MachineUpdate ends updated now; its machine runs the new version (and its node shows it unless `noNode`). */
+function finish(w: World, noNode: ReadonlySet<string> = new Set()): World {
+  let machinesNow = w.machines;
+  const musNow = w.mus.map((x) => {
+    if (x.status?.updateStatus !== 'updating') return x;
+    const name = nameOfMu(x);
+    machinesNow = change(machinesNow, name, (m) => {
+      (m['spec'] as Record<string, unknown>)['version'] = 'v1.30.1';
+      if (!noNode.has(name)) (m['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: 'v1.30.1' };
+    });
+    const aborting = x.spec.updatePhase === 'aborting';
+    return freezeDeep({
+      ...structuredClone(x),
+      status: { ...x.status, updateStatus: aborting ? 'aborted' : 'updated', completionTime: at(w.clock) },
+    } as MachineUpdate);
+  });
+  return { ...w, machines: machinesNow, mus: musNow };
+}
+
+const snapOf = (w: World) => {
+  const s = snapshot({ plan: w.plan, kcp: kcp(), mds: w.mds, machines: [...w.machines], mus: [...w.mus], plans: [w.plan] });
+  s.controlPlane!.object = CP;
+  s.now = at(w.clock);
+  if (w.atTarget) s.atTarget = w.atTarget;
+  return s;
+};
+
+const CP = freezeDeep(kcp());
+
+/** Decides with and without the memo and requires the same decision; returns it. */
+function check(w: World, memo: DecideMemo, step: string): PlanDecision {
+  const fresh = decidePlan(snapOf(w));
+  const memoised = decidePlan(snapOf(w), memo);
+  expect(memoised, `step ${step}`).to.deep.equal(fresh);
+  return fresh;
+}
+
+describe('decision memo (decide/memo.ts)', () => {
+  it('decides as a fresh decision over a rollout where machines finish, go away, scale, fail, and the plan is patched', () => {
+    const mdNames = ['cluster1-md-0', 'cluster1-md-1', 'cluster1-md-2'];
+    const p = plan({
+      ...started,
+      failurePolicy: 'Continue',
+      mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2), target('cluster1-md-2', 3)],
+    });
+    p.metadata!.uid = 'uid-1';
+    p.spec.soak = '5m';
+    let w: World = {
+      plan: freezeDeep(p),
+      mds: mdNames.map((n) => freezeDeep(md(n, { replicas: 4, maxUnavailable: 2 }))),
+      machines: freezeDeep([...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }), ...mdNames.flatMap((n) => machines(n, 4, { md: n }))]),
+      mus: [],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    const statuses = new Set<string>();
+    let verified = false;
+    let failedOne = false;
+    let regressed = false;
+    for (let step = 0; step < 40; step++) {
+      const d = check(w, memo, String(step));
+      for (const t of d.status.targets ?? []) statuses.add(`${t.name.replace('cluster1-', '')}:${t.updateStatus}:${t.updated}`);
+      w = apply(w, d);
+      check(w, memo, `${step} applied`);
+      // What happens in the world before the next reconcile.
+      if (step === 6) {
+        // A machine not yet started goes away; one in flight is being deleted (its update is aborted).
+        const inFlight = w.mus.find((x) => x.status?.updateStatus === 'updating' && x.spec.target.name === 'cluster1-md-0');
+        w = { ...w, machines: w.machines.filter((m) => m.metadata.name !== 'cluster1-md-0-3') };
+        w = { ...w, machines: [...w.machines, freezeDeep(machines('cluster1-md-0', 10, { md: 'cluster1-md-0' })[9]!)] };
+        if (inFlight) w = { ...w, machines: change(w.machines, nameOfMu(inFlight), (m) => (m.metadata.deletionTimestamp = at(w.clock))) };
+      } else if (step === 8) {
+        // md-1 scaled 4 -> 5, its new machine created; a machine of md-2 turns NotReady.
+        w = { ...w, mds: change(w.mds, 'cluster1-md-1', (o) => ((o['spec'] as Record<string, unknown>)['replicas'] = 5)) };
+        w = { ...w, machines: [...w.machines, freezeDeep(machines('cluster1-md-1', 5, { md: 'cluster1-md-1' })[4]!)] };
+        w = {
+          ...w,
+          machines: change(
+            w.machines,
+            'cluster1-md-2-1',
+            (m) => ((m['status'] as { conditions: { status: string }[] }).conditions[0]!.status = 'False'),
+          ),
+        };
+      } else if (step === 10) {
+        // The plan is patched (a new generation): soak 1m instead of 5m, and paused.
+        w = { ...w, plan: change([w.plan], 'p1', (x) => ((x.spec.soak = '1m'), (x.spec.paused = true), (x.metadata!.generation = 2)))[0]! };
+      } else if (step === 12) {
+        w = { ...w, plan: change([w.plan], 'p1', (x) => ((x.spec.paused = false), (x.metadata!.generation = 3)))[0]! };
+        w = {
+          ...w,
+          machines: change(
+            w.machines,
+            'cluster1-md-2-1',
+            (m) => ((m['status'] as { conditions: { status: string }[] }).conditions[0]!.status = 'True'),
+          ),
+        };
+      } else if (step === 14) {
+        // A machine's node never shows the new kubelet (verification holds it, then times out or sees it at step 15).
+        const b = w.mus.find((x) => x.status?.updateStatus === 'updating');
+        if (b) w = finish(w, new Set([nameOfMu(b)]));
+      } else if (step === 15) {
+        // The node of the machine that did not show the new kubelet shows it now (only the Machine changed).
+        const waiting = w.machines.find(
+          (m) => (m['spec'] as { version?: string }).version === 'v1.30.1' && !(m['status'] as { nodeInfo?: unknown }).nodeInfo,
+        );
+        if (waiting)
+          w = {
+            ...w,
+            machines: change(
+              w.machines,
+              waiting.metadata.name!,
+              (m) => ((m['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: 'v1.30.1' }),
+            ),
+          };
+        verified = waiting !== undefined;
+      } else if (step === 18) {
+        // A machine that passed its gates long ago reports the old kubelet again: only its Machine changed.
+        const done = w.mus.find((x) => x.status?.updateStatus === 'updated' && x.spec.target.kind === 'ControlPlane');
+        if (done)
+          w = {
+            ...w,
+            machines: change(
+              w.machines,
+              nameOfMu(done),
+              (m) => ((m['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: 'v1.30.0' }),
+            ),
+          };
+        regressed = done !== undefined;
+      } else if (step === 16) {
+        // A machine already at target, counted as updated without an update.
+        const free = w.machines.find(
+          (m) => !w.mus.some((x) => nameOfMu(x) === m.metadata.name) && m.metadata.labels?.[Labels.deploymentName],
+        );
+        if (free) w = { ...w, atTarget: [free.metadata.name!] };
+      }
+      if (step >= 17 && !failedOne) {
+        // An update fails (Continue: its target goes on).
+        const a = w.mus.find((x) => x.status?.updateStatus === 'updating');
+        if (a)
+          w = { ...w, mus: change(w.mus, a.metadata!.name!, (x) => (x.status = { ...x.status, updateStatus: 'failed', message: 'boom' })) };
+        failedOne = a !== undefined;
+      }
+      if (step % 3 !== 2) w = finish(w);
+      // The clock moves: soaks and the verification timeout pass while nothing else changes.
+      w = { ...w, clock: w.clock + (step % 2 === 0 ? 30_000 : 2 * MIN) };
+      check(w, memo, `${step} later`);
+    }
+    // The rollout went somewhere, and the memo was used (not only missed).
+    expect([...statuses]).to.include.members(['cp:updated:3', 'md-0:updated:4', 'md-1:updated:5', 'cp:failed:2', 'md-2:updating:2']);
+    expect(memo.stats.targetHits).to.be.greaterThan(memo.stats.targetMisses);
+    expect(memo.stats.upgradeHits).to.be.greaterThan(0);
+    expect(verified).to.equal(true);
+    expect(failedOne).to.equal(true);
+    expect(regressed).to.equal(true);
+  });
+
+  it('reuses a target evaluation only while its inputs are the same objects', () => {
+    const p = plan({ ...started, mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] });
+    p.metadata!.uid = 'uid-1';
+    const ms = freezeDeep([
+      ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+      ...machines('cluster1-md-0', 2, { md: 'cluster1-md-0' }),
+      ...machines('cluster1-md-1', 2, { md: 'cluster1-md-1' }),
+    ]);
+    const cpMus = [0, 1, 2].map((i) =>
+      freezeDeep({ ...mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' }) }),
+    );
+    const w: World = {
+      plan: freezeDeep(p),
+      mds: [freezeDeep(md('cluster1-md-0')), freezeDeep(md('cluster1-md-1'))],
+      machines: ms,
+      mus: cpMus,
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    check(w, memo, 'first');
+    expect(memo.stats).to.include({ targetHits: 0, targetMisses: 3 });
+    check(w, memo, 'same');
+    expect(memo.stats).to.include({ targetHits: 3, targetMisses: 3 });
+    // One machine of md-1 changed (a new object): md-1 alone is evaluated again.
+    const w2 = { ...w, machines: change(w.machines, 'cluster1-md-1-0', (m) => (m.metadata.resourceVersion = '9')) };
+    check(w2, memo, 'md-1 changed');
+    expect(memo.stats).to.include({ targetHits: 5, targetMisses: 4 });
+  });
+
+  it("re-checks the upgrade rules when a machine's version changes, and only then", () => {
+    const p = plan({ ...started, mds: [target('cluster1-md-0', 2)] });
+    p.metadata!.uid = 'uid-1';
+    const w: World = {
+      plan: freezeDeep(p),
+      mds: [freezeDeep(md('cluster1-md-0'))],
+      machines: freezeDeep([
+        ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+        ...machines('cluster1-md-0', 3, { md: 'cluster1-md-0' }),
+      ]),
+      mus: [],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    expect(check(w, memo, 'first').problems).to.deep.equal([]);
+    // A status-only change of a machine: the rules' facts are the same, the answer is reused.
+    const w2 = { ...w, machines: change(w.machines, 'cluster1-md-0-1', (m) => (m.metadata.resourceVersion = '5')) };
+    expect(check(w2, memo, 'status').problems).to.deep.equal([]);
+    expect(memo.stats).to.include({ upgradeHits: 1, upgradeMisses: 1 });
+    // A worker now runs a newer version than the plan sets: the plan would downgrade it.
+    const w3 = {
+      ...w2,
+      machines: change(w2.machines, 'cluster1-md-0-1', (m) => ((m['spec'] as Record<string, unknown>)['version'] = 'v1.31.0')),
+    };
+    expect(check(w3, memo, 'newer').problems.join()).to.match(/no-downgrade/);
+    expect(memo.stats).to.include({ upgradeHits: 1, upgradeMisses: 2 });
+  });
+
+  it('reads per machine while an update counts under another target than its machine (and the decision after)', () => {
+    const p = plan({ ...started, mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] });
+    p.metadata!.uid = 'uid-1';
+    const cpMus = [0, 1, 2].map((i) => freezeDeep(mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' })));
+    const ms = freezeDeep([
+      ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+      ...machines('cluster1-md-0', 2, { md: 'cluster1-md-0' }),
+      ...machines('cluster1-md-1', 2, { md: 'cluster1-md-1' }),
+    ]);
+    // md-1-0's update names md-0 as its target (its machine was relabelled since): it counts for md-1's machine.
+    const cross = freezeDeep(mu('cluster1-md-1-0', 'failed', { target: 'cluster1-md-0', message: 'x' }));
+    const w: World = {
+      plan: freezeDeep(p),
+      mds: [freezeDeep(md('cluster1-md-0')), freezeDeep(md('cluster1-md-1'))],
+      machines: ms,
+      mus: [...cpMus, cross],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    check(w, memo, 'cross 1');
+    check(w, memo, 'cross 2');
+    // The update goes away: md-1's machines and updates are the same objects, yet its machine's record is gone.
+    const w2 = { ...w, mus: cpMus };
+    check(w2, memo, 'gone 1');
+    check(w2, memo, 'gone 2');
+    check({ ...w2, mus: [...cpMus, cross] }, memo, 'back');
+  });
+
+  it('notices an update that counts under another target once its machine alone was relabelled, until the update goes', () => {
+    const p = plan({ ...started, mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] });
+    p.metadata!.uid = 'uid-1';
+    const cpMus = [0, 1, 2].map((i) => freezeDeep(mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' })));
+    const own = freezeDeep(mu('cluster1-md-1-0', 'updated', { target: 'cluster1-md-1' }));
+    let w: World = {
+      plan: freezeDeep(p),
+      mds: [freezeDeep(md('cluster1-md-0')), freezeDeep(md('cluster1-md-1'))],
+      machines: freezeDeep([
+        ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+        ...machines('cluster1-md-0', 2, { md: 'cluster1-md-0' }),
+        ...machines('cluster1-md-1', 2, { md: 'cluster1-md-1' }),
+      ]),
+      mus: [...cpMus, own],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    check(w, memo, 'own 1');
+    check(w, memo, 'own 2');
+    // The machine moves to md-0 (only its labels change, in place): its md-1 update now counts for md-0's machine.
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-0', (m) => (m.metadata.labels![Labels.deploymentName] = 'cluster1-md-0')) };
+    check(w, memo, 'moved 1');
+    check(w, memo, 'moved 2');
+    // The update goes away: md-0's machines and updates are the objects of the last decision, its count is not.
+    w = { ...w, mus: cpMus };
+    check(w, memo, 'gone');
+  });
+
+  it("keeps each target's upgrade check while its machines are the same objects, and re-checks the skew of a changed one", () => {
+    const other = versionUpdater({
+      name: 'label',
+      responsibilities: [{ selectResource: 'Machine', path: '/metadata/labels/x', value: 'y' }],
+    });
+    const p = plan({
+      ...started,
+      cp: target('cluster1-cp', 1, [
+        versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.31.0' }] }),
+      ]),
+      mds: [target('cluster1-md-0', 2, [other]), target('cluster1-md-1', 2, [other]), target('cluster1-md-2', 2)],
+    });
+    p.metadata!.uid = 'uid-1';
+    const version = (v: string) => (m: KubeObject) => ((m['spec'] as Record<string, unknown>)['version'] = v);
+    let w: World = {
+      plan: freezeDeep(p),
+      mds: ['cluster1-md-0', 'cluster1-md-1', 'cluster1-md-2'].map((n) => freezeDeep(md(n))),
+      machines: freezeDeep([
+        ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+        ...machines('cluster1-md-0', 2, { md: 'cluster1-md-0' }),
+        ...machines('cluster1-md-1', 2, { md: 'cluster1-md-1' }),
+        ...machines('cluster1-md-2', 2, { md: 'cluster1-md-2' }),
+      ]),
+      mus: [],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    const seen: string[][] = [];
+    const step = (name: string): void => void seen.push(check(w, memo, name).problems);
+    step('start');
+    // md-1's second machine falls out of the skew, then md-0's: both named, in the order of their machines.
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-1', version('v1.27.0')) };
+    step('md-1 behind');
+    w = { ...w, machines: change(w.machines, 'cluster1-md-0-1', version('v1.26.0')) };
+    step('md-0 behind');
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-1', (m) => (m.metadata.resourceVersion = '3')) };
+    step('md-1 status only');
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-1', version('v1.30.0')) };
+    step('md-1 back');
+    // A worker of md-2 runs a newer version than md-2's target sets: a downgrade.
+    w = { ...w, machines: change(w.machines, 'cluster1-md-2-0', version('v1.32.0')) };
+    step('md-2 newer');
+    expect(seen.map((x) => x.filter((y) => /version-skew|no-downgrade/.test(y)).length)).to.deep.equal([0, 1, 2, 2, 1, 2]);
+    expect(seen[2]!.filter((y) => /version-skew/.test(y))[0]).to.match(/MachineDeployment cluster1-md-0 stays at v1\.26\.0/);
+  });
+});

@@ -1,0 +1,194 @@
+// What a plan's decision keeps across reconciles so that a reconcile costs in proportion to what changed, not to the
+// fleet. A pure cache: every entry is keyed by the identity of the inputs it was derived from (the informer store's
+// objects are frozen and replaced on every change, so the same object reference means the same object), checked in
+// full before it is reused, so a decision with the memo equals the decision without it (decide-memo.test.ts). Nothing
+// here reads the clock: time-dependent answers (soak, verification, windows) are re-derived every reconcile from the
+// cached time-independent parts. Pure: no I/O; the plan controller keeps one per plan and drops it with the plan.
+import type { KubeObject, MachineUpdate } from '../../api/index.js';
+import type { UpgradeGroupMemo } from '../upgrade-rules.js';
+import type { TargetEval } from './types.js';
+
+/** A target's evaluation and every input it read, position by position. */
+export interface TargetMemoEntry {
+  /** The plan's identity, generation, mode and the target's place in the sequence (see targets.ts evalKey). */
+  key: string;
+  /** The target's object (MachineDeployment or control plane). */
+  owner: KubeObject | undefined;
+  /** The target's machines as counted (sorted by name). */
+  machines: readonly KubeObject[];
+  /** Each machine's MachineUpdate of this plan (same positions as machines). */
+  mus: readonly (MachineUpdate | undefined)[];
+  /** Each machine's membership of the at-target set (same positions). */
+  atTarget: readonly boolean[];
+  /** The target's MachineUpdates of this plan, in snapshot order. */
+  targetMus: readonly MachineUpdate[];
+  /** The evaluation (frozen: callers get a copy of its row). */
+  ev: TargetEval;
+}
+
+/** One target's machines as grouped last time: the input order, its sort by name, and the sorted list. */
+export interface GroupMemoEntry {
+  input: readonly KubeObject[];
+  /** Positions in `input` of the sorted list's machines. */
+  perm: readonly number[];
+  sorted: KubeObject[];
+}
+
+/** Per MachineUpdate (for one machine object and kubelet check): its completion time and verification mismatches. */
+export interface SoakMemoEntry<M> {
+  machine: KubeObject;
+  kubelet: boolean;
+  done: number;
+  mismatches: M;
+}
+
+/** Counters of reuse, for the tests and bench/decide-cpu.ts (not part of any decision). */
+export interface MemoStats {
+  targetHits: number;
+  targetMisses: number;
+  upgradeHits: number;
+  upgradeMisses: number;
+}
+
+/** The decision memo of one plan (see the file comment). */
+export class DecideMemo {
+  /** Per target key. */
+  readonly targets = new Map<string, TargetMemoEntry>();
+  /** Per target key, for the cluster `groupsCluster`. */
+  readonly groups = new Map<string, GroupMemoEntry>();
+  groupsCluster: string | undefined;
+  /** The upgrade rules' problems, the machines and key they were derived from. */
+  upgrade: { key: string; machines: readonly KubeObject[]; problems: readonly string[] } | undefined;
+  /** The upgrade rules' per-target checks (upgrade-rules.ts UpgradeGroupMemo), for the same key. */
+  upgradeGroups: UpgradeGroupMemo | undefined;
+  /** The name index of the last snapshot's machines (updated in place for the machines that changed). */
+  byName: { machines: readonly KubeObject[]; map: Map<string, KubeObject> } | undefined;
+  /** Soak/verification facts per MachineUpdate object (weak: dropped with the objects). */
+  readonly soak = new WeakMap<MachineUpdate, SoakMemoEntry<unknown>>();
+  /** The soak gate's last inputs (soakCandidates) and the updates it left open (held, failed, or read again). */
+  soakLast:
+    { key: string; mus: readonly MachineUpdate[]; machines: readonly KubeObject[]; position: ReadonlyMap<string, number> } | undefined;
+  soakOpen: ReadonlySet<string> = new Set();
+  /**
+   * This decision's changes against the last one (soakCandidates): positions in the snapshot's MachineUpdates and
+   * Machines holding new objects (appended ones included); undefined when not a patch (start over).
+   */
+  delta: { mus: readonly number[]; machines: readonly number[] } | undefined;
+  /** Machine names whose update counts under another target than the machine's (targets.ts), as of the last decision. */
+  cross: Set<string> | undefined;
+  /** The "updater not reporting" note of a MachineUpdate object, or null (weak). */
+  readonly unreported = new WeakMap<MachineUpdate, string | null>();
+  /** This decision may take memoEvalTarget's fast path (set by evaluateTargets). */
+  fast = false;
+  /** This decision's MachineDeployments by name (set by evaluateTargets). */
+  mdByName: Map<string, KubeObject> | undefined;
+  /** The last decision counted every update under its own target. */
+  lastCrossFree: boolean | undefined;
+  /** The last decision's machines at target, joined. */
+  lastAtTarget: string | undefined;
+  readonly stats: MemoStats = { targetHits: 0, targetMisses: 0, upgradeHits: 0, upgradeMisses: 0 };
+}
+
+/** True when two lists hold the same objects at the same positions. */
+export function sameRefs<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The name index of the snapshot's machines. With a memo, the last index is patched for the machines whose object
+ * changed (same names at the same positions), instead of rebuilt for every machine.
+ */
+export function machineIndex(machines: readonly KubeObject[], memo?: DecideMemo): ReadonlyMap<string, KubeObject> {
+  const prev = memo?.byName;
+  if (prev && prev.machines.length === machines.length) {
+    let same = true;
+    const changed: number[] = [];
+    for (let i = 0; i < machines.length && same; i++)
+      if (machines[i] !== prev.machines[i]) {
+        if (machines[i]!.metadata.name !== prev.machines[i]!.metadata.name) same = false;
+        else changed.push(i);
+      }
+    if (same) {
+      for (const i of changed) prev.map.set(machines[i]!.metadata.name ?? '', machines[i]!);
+      memo!.byName = { machines, map: prev.map };
+      return prev.map;
+    }
+  }
+  const map = new Map(machines.map((m) => [m.metadata.name ?? '', m]));
+  if (memo) memo.byName = { machines, map };
+  return map;
+}
+
+/** Freezes a cached value and everything in it, so that a caller mutating a shared answer throws instead of corrupting it. */
+export function freezeDeep<T>(v: T): T {
+  const todo: unknown[] = [v];
+  while (todo.length > 0) {
+    const x = todo.pop();
+    if (x !== null && typeof x === 'object' && !Object.isFrozen(x)) {
+      Object.freeze(x);
+      for (const c of Object.values(x)) if (c !== null && typeof c === 'object') todo.push(c);
+    }
+  }
+  return v;
+}
+
+/**
+ * Positions where `next` holds another object than `prev` (appended ones included), or undefined when an object was
+ * removed or moved (names differ at a position): then the caller starts over. The store appends new objects and keeps
+ * changed ones in place (store.ts), so creations and changes are patches; removals are not.
+ */
+function changedAt<T extends { metadata?: { name?: string } }>(prev: readonly T[], next: readonly T[]): number[] | undefined {
+  if (next.length < prev.length) return undefined;
+  const out: number[] = [];
+  for (let i = 0; i < prev.length; i++)
+    if (next[i] !== prev[i]) {
+      if (next[i]!.metadata?.name !== prev[i]!.metadata?.name) return undefined;
+      out.push(i);
+    }
+  for (let i = prev.length; i < next.length; i++) out.push(i);
+  return out;
+}
+
+/**
+ * The machine names the soak gate reads this decision, in the snapshot's order of updates: those it left open last
+ * time and those whose update or machine is a new object. Undefined (read them all) on the first decision, when the
+ * key (plan generation, recorded gate failures) changed, or when updates or machines were added or removed.
+ */
+export function soakCandidates(
+  memo: DecideMemo,
+  key: string,
+  mus: readonly MachineUpdate[],
+  machines: readonly KubeObject[],
+): string[] | undefined {
+  const last = memo.soakLast;
+  memo.delta = undefined;
+  const musChanged = last && last.key === key ? changedAt(last.mus, mus) : undefined;
+  const machinesChanged = musChanged && changedAt(last!.machines, machines);
+  if (!musChanged || !machinesChanged) {
+    // Read them all; the position of each machine's first update, for the next decisions' order.
+    const position = new Map<string, number>();
+    mus.forEach((mu, i) => {
+      if (!position.has(mu.spec.machineRef.name)) position.set(mu.spec.machineRef.name, i);
+    });
+    memo.soakLast = { key, mus, machines, position };
+    return undefined;
+  }
+  // Same names at the same positions (and some appended): the positions still hold, the appended ones join.
+  const position = last!.position as Map<string, number>;
+  for (let i = last!.mus.length; i < mus.length; i++)
+    if (!position.has(mus[i]!.spec.machineRef.name)) position.set(mus[i]!.spec.machineRef.name, i);
+  memo.soakLast = { key, mus, machines, position };
+  memo.delta = { mus: musChanged, machines: machinesChanged };
+  const names = new Set(memo.soakOpen);
+  for (const i of musChanged) names.add(mus[i]!.spec.machineRef.name);
+  for (const i of machinesChanged) names.add(machines[i]!.metadata.name ?? '');
+  const at: [number, string][] = [];
+  for (const n of names) {
+    const i = last!.position.get(n);
+    if (i !== undefined) at.push([i, n]);
+  }
+  return at.sort((a, b) => a[0] - b[0]).map(([, n]) => n);
+}
