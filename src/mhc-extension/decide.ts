@@ -182,7 +182,12 @@ export function machineNeedsPass(
     m,
     mine.filter((x) => !x.metadata.deletionTimestamp),
   );
-  if (!p) return false;
+  if (!p?.u) return false;
+  const config = hooks.config(mhc, 1);
+  if (config.kind === 'ignore') return false;
+  const verdict = hooks.verdict(m, p.u, config.timeoutMs, mhc.spec.checks?.nodeStartupTimeoutSeconds, nowMs);
+  // Within its timeout: a pass writes only what protectAction asks (its condition, when present, replaces a non-True one).
+  if (verdict.kind === 'within') return !settledAction(hooks.protect({ m, u: p.u, verdict }, verdict, mhc.metadata.name ?? ''));
   const plan = planPass(mhc, 1, [p], nowMs, hooks);
   const a = plan.actions[0];
   if (plan.ignored || !a) return false;

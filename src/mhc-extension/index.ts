@@ -10,7 +10,7 @@
 // record is its skip-remediation value (MHC, update, expiry), WithinInPlaceUpdateTimeout only replaces a stale verdict.
 //
 // This file wires the controllers: informers, which events trigger which reconcile, cooldown.
-import { MachineHealthChecks, MachineUpdates, Machines } from '../api/index.js';
+import { Annotations, MachineHealthChecks, MachineUpdates, Machines } from '../api/index.js';
 import type { Component, Manager, ObjectKey } from '../runtime/index.js';
 import { CONTROLLER_NAME, RESTORE_CONTROLLER_NAME, mhcDeps, mhcKey, observeMachine, reconcile, reconcileRestore } from './controller.js';
 import { machineNeedsPass, machineOfUpdate } from './decide.js';
@@ -73,9 +73,14 @@ function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
   mgr
     .controller(RESTORE_CONTROLLER_NAME)
     .for(Machines)
+    // Only a machine carrying the prior state has anything to restore (restorePatch); one gaining it is a Machine event,
+    // which enqueues it anyway. Skipping the others saves a reconcile per MachineUpdate event of every machine.
     .watches<MachineUpdate>(MachineUpdates, (u) => {
       const name = machineOfUpdate(u);
-      return name ? [{ ...(u.metadata.namespace ? { namespace: u.metadata.namespace } : {}), name }] : [];
+      const m = name ? stores.machines.peek(u.metadata.namespace, name) : undefined;
+      return m?.metadata.annotations?.[Annotations.skipRemediationPrior] !== undefined
+        ? [{ ...(u.metadata.namespace ? { namespace: u.metadata.namespace } : {}), name }]
+        : [];
     })
     .reconcile((key, ctx) => reconcileRestore(deps, key, ctx.log));
 }

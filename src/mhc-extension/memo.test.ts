@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { Annotations, Labels } from '../api/index.js';
 import { MemoryStore } from '../runtime/index.js';
-import { planMachineHealthCheck, planPass, type MhcPlan } from './decide.js';
+import { currentUpdateOf, machineNeedsPass, planMachineHealthCheck, planPass, putsInUpdate, type MhcPlan } from './decide.js';
 import { DecisionMemo } from './memo.js';
 import { MhcIndex, selects, type Machine, type MachineHealthCheck, type MachineUpdate, type MhcStores } from './scope.js';
 
@@ -120,6 +120,26 @@ class Fixture {
   }
 }
 
+/** machineNeedsPass as it was decided before the memo: a whole plan over the machine alone (the reference). */
+function needsPassByPlan(h: MachineHealthCheck, m: Machine, mine: readonly MachineUpdate[], nowMs: number): boolean {
+  if (m.metadata.deletionTimestamp || m.metadata.annotations?.[Annotations.remediateMachine] !== undefined) return true;
+  if ((m.status?.conditions ?? []).some((c) => c.type === 'HealthCheckSucceeded' && c.status === 'False')) return true;
+  const u = currentUpdateOf(
+    m,
+    mine.filter((x) => !x.metadata.deletionTimestamp),
+  );
+  if (!u || !putsInUpdate(u)) return false;
+  const p = planMachineHealthCheck(h, [m], [u], nowMs);
+  const a = p.actions[0];
+  if (p.ignored || !a) return false;
+  if (a.annotations) return true;
+  if (!a.update) return false;
+  if (a.update.condition.status !== 'True') return true;
+  const want = a.update.condition;
+  const cur = u.status?.conditions?.find((c) => c.type === want.type);
+  return !(cur && cur.status === want.status && cur.reason === want.reason && (cur.message ?? '') === want.message);
+}
+
 const patchOf = (p: MhcPlan | undefined, name: string): Record<string, string | null> | undefined =>
   p?.actions.find((a) => a.machine === name)?.annotations;
 
@@ -206,7 +226,7 @@ describe('mhc-extension incremental pass: index and memo', () => {
       t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
       return ((t ^ (t >>> 14)) >>> 0) % n;
     };
-    const seen = { actions: 0, remediations: 0, failed: 0 };
+    const seen = { actions: 0, remediations: 0, failed: 0, needsPass: 0 };
     const f = new Fixture();
     const names = Array.from({ length: 12 }, (_, i) => `m${i}`);
     f.putMhc(mhc({ max: 3 }));
@@ -258,6 +278,14 @@ describe('mhc-extension incremental pass: index and memo', () => {
           now += rnd(15_000);
       }
       const p = f.agreed(now);
+      // The event mapper's question, with the memo, agrees with the whole-plan reference for every machine.
+      const h = f.stores.mhcs.peek(NS, 'mhc')!;
+      for (const m of f.stores.machines.list(NS)) {
+        const mine = f.index.updatesOf(NS, m.metadata.name ?? '');
+        const want = needsPassByPlan(h, m, mine, now);
+        expect(machineNeedsPass(h, m, mine, now, f.memo), `${m.metadata.name} at step ${step}`).to.equal(want);
+        seen.needsPass += want ? 1 : 0;
+      }
       seen.actions += p?.actions.length ?? 0;
       seen.remediations += p?.actions.filter((a) => a.annotations?.[Annotations.remediateMachine] !== undefined).length ?? 0;
       seen.failed += p?.actions.filter((a) => a.update?.condition.reason === 'InPlaceUpdateFailed').length ?? 0;
@@ -270,6 +298,7 @@ describe('mhc-extension incremental pass: index and memo', () => {
     expect(seen.actions).to.be.greaterThan(100);
     expect(seen.remediations).to.be.greaterThan(5);
     expect(seen.failed).to.be.greaterThan(5);
+    expect(seen.needsPass).to.be.greaterThan(100);
   });
 
   it('an update failing under the same Machine object: judged failed (the memo keys on the MachineUpdate too)', () => {

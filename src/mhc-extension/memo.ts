@@ -32,15 +32,18 @@ interface MachineMemo {
 /** PassHooks that remember their results by the identity of the objects they were computed from (see the header). */
 export class DecisionMemo implements PassHooks {
   private readonly machines = new WeakMap<Machine, MachineMemo>();
-  private readonly configs = new WeakMap<MachineHealthCheck, { expected: number; config: MhcConfig }>();
+  private readonly configs = new WeakMap<MachineHealthCheck, Map<number, MhcConfig>>();
 
-  /** readMhcConfig, remembered per MHC object and machine count. */
+  /** readMhcConfig, remembered per MHC object and machine count (a pass and the event mapper ask with different counts). */
   config(mhc: MachineHealthCheck, expected: number): MhcConfig {
     if (!Object.isFrozen(mhc)) return readMhcConfig(mhc, expected);
-    const seen = this.configs.get(mhc);
-    if (seen && seen.expected === expected) return seen.config;
+    let byCount = this.configs.get(mhc);
+    const seen = byCount?.get(expected);
+    if (seen) return seen;
     const config = readMhcConfig(mhc, expected);
-    this.configs.set(mhc, { expected, config });
+    // A few counts per MHC object at most (the fleet's size moves slowly); bounded all the same.
+    if (!byCount || byCount.size >= 8) this.configs.set(mhc, (byCount = new Map()));
+    byCount.set(expected, config);
     return config;
   }
 
