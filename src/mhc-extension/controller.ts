@@ -15,11 +15,10 @@ import {
 } from '../runtime/index.js';
 import { encodePointer } from '../runtime/pure/index.js';
 import {
-  activeUpdateOf,
   confirmUnhealthy,
   planNeedsAttention,
   planPass,
-  restoreDeferredToPlan,
+  restoreDue,
   restorePatch,
   settledAction,
   type AnnotationPatch,
@@ -217,8 +216,7 @@ async function reconcileMachine(
  */
 export async function reconcileRestore(deps: MhcDeps, key: ObjectKey, log: Logger): Promise<Action> {
   const scope = machineUpdatesScope(deps.stores, key);
-  if (!scope || activeUpdateOf(scope.machine, scope.updates)) return Action.awaitChange();
-  if (restoreDeferredToPlan(scope.machine, scope.updates)) return Action.awaitChange();
+  if (!scope || !restoreDue(scope.machine, scope.updates)) return Action.awaitChange();
   const wait = ownWritePendingMs(deps, scope.machine);
   if (wait !== undefined) return Action.requeue(wait);
   const patch = restorePatch(scope.machine.metadata.annotations);

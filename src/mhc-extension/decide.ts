@@ -9,7 +9,8 @@ import { protectAction, unhealthyAction, type MachineAction } from './decide/act
 import { eligibleMachines, readMhcConfig, readTimeoutAnnotation, type MhcConfig } from './decide/eligibility.js';
 import { censusOf, decideRemediation, inRemediationOrder, markedUnhealthy } from './decide/remediation.js';
 import { judge, requeueAfterMs, type Judged, type Verdict } from './decide/timeouts.js';
-import { currentUpdateOf, putsInUpdate, updatesByMachine } from './decide/updates.js';
+import { restorePatch } from './decide/annotations.js';
+import { activeUpdateOf, currentUpdateOf, putsInUpdate, restoreDeferredToPlan, updatesByMachine } from './decide/updates.js';
 
 export { liftPatch, protectPatch, restorePatch, type AnnotationPatch } from './decide/annotations.js';
 export type { MachineAction } from './decide/action.js';
@@ -217,3 +218,14 @@ export function confirmUnhealthy(mhc: MachineHealthCheck, m: Machine, fresh: Mac
   if (timeout.kind !== 'valid') return false;
   return judge(m, fresh, timeout.ms, mhc.spec.checks?.nodeStartupTimeoutSeconds, nowMs).kind !== 'within';
 }
+
+/**
+ * True when the end-of-update restore has something to do now: the machine (not being deleted) carries the prior state
+ * (restorePatch), its update ended, and no plan labelling it restores it instead. reconcileRestore acts on these; the
+ * MachineUpdate event mapper asks first, so that an event that leaves the restore with nothing to do costs no reconcile.
+ */
+export const restoreDue = (m: Machine, updates: readonly MachineUpdate[]): boolean =>
+  !m.metadata.deletionTimestamp &&
+  restorePatch(m.metadata.annotations) !== undefined &&
+  !activeUpdateOf(m, updates) &&
+  !restoreDeferredToPlan(m, updates);

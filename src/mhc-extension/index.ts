@@ -10,10 +10,10 @@
 // record is its skip-remediation value (MHC, update, expiry), WithinInPlaceUpdateTimeout only replaces a stale verdict.
 //
 // This file wires the controllers: informers, which events trigger which reconcile, cooldown.
-import { Annotations, MachineHealthChecks, MachineUpdates, Machines } from '../api/index.js';
+import { MachineHealthChecks, MachineUpdates, Machines } from '../api/index.js';
 import type { Component, Manager, ObjectKey } from '../runtime/index.js';
 import { CONTROLLER_NAME, RESTORE_CONTROLLER_NAME, mhcDeps, mhcKey, observeMachine, reconcile, reconcileRestore } from './controller.js';
-import { machineNeedsPass, machineOfUpdate } from './decide.js';
+import { machineNeedsPass, machineOfUpdate, restoreDue } from './decide.js';
 import { rbac } from './rbac.js';
 import { selects, type Machine, type MachineHealthCheck, type MachineUpdate } from './scope.js';
 
@@ -73,12 +73,13 @@ function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
   mgr
     .controller(RESTORE_CONTROLLER_NAME)
     .for(Machines)
-    // Only a machine carrying the prior state has anything to restore (restorePatch); one gaining it is a Machine event,
-    // which enqueues it anyway. Skipping the others saves a reconcile per MachineUpdate event of every machine.
+    // A MachineUpdate event wakes the restore only when it has something to do now (restoreDue, on the caches and the
+    // index as they are after this event); any later change that makes it due is itself an event on the machine or
+    // one of its MachineUpdates. Skipping the others saves a reconcile per MachineUpdate event of every machine.
     .watches<MachineUpdate>(MachineUpdates, (u) => {
       const name = machineOfUpdate(u);
       const m = name ? stores.machines.peek(u.metadata.namespace, name) : undefined;
-      return m?.metadata.annotations?.[Annotations.skipRemediationPrior] !== undefined
+      return m && restoreDue(m, deps.index.updatesOf(u.metadata.namespace, name))
         ? [{ ...(u.metadata.namespace ? { namespace: u.metadata.namespace } : {}), name }]
         : [];
     })
