@@ -46,7 +46,7 @@ export function mhcScope(index: MhcIndex, key: ObjectKey, nowMs: number): MhcSco
   return index.scope(key, nowMs);
 }
 
-/** The machines an MHC selects (not being deleting), kept for one selection: its namespace, cluster and selector. */
+/** The machines an MHC selects (not being deleted), kept for one selection: its namespace, cluster and selector. */
 interface Selection {
   signature: string;
   mhc: MachineHealthCheck;
