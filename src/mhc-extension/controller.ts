@@ -15,16 +15,18 @@ import {
 } from '../runtime/index.js';
 import { encodePointer } from '../runtime/pure/index.js';
 import {
-  activeUpdateOf,
   confirmUnhealthy,
-  planMachineHealthCheck,
   planNeedsAttention,
-  restoreDeferredToPlan,
+  planPass,
+  restoreDue,
   restorePatch,
+  settledAction,
   type AnnotationPatch,
   type MachineAction,
+  type PassMachine,
 } from './decide.js';
-import { machineUpdatesScope, mhcScope, type Machine, type MachineUpdate, type MhcScope, type MhcStores } from './scope.js';
+import { DecisionMemo } from './memo.js';
+import { MhcIndex, machineUpdatesScope, mhcScope, type Machine, type MachineUpdate, type MhcScope, type MhcStores } from './scope.js';
 import { conditionRecorded, recordEvents, setHealthCheckSucceededCondition, type EventWish } from './status.js';
 
 /** Name of the component and of its main controller. */
@@ -41,6 +43,10 @@ export const STALE_VIEW_RECHECK_MS = 1_000;
 /** What the reconciles need: the caches, the API client, the Event recorder, the clock and per-process memory. */
 export interface MhcDeps {
   stores: MhcStores;
+  /** What passes decide on, kept by the caches' change events (scope.ts); rebuilt from the caches on a restart. */
+  index: MhcIndex;
+  /** The per-machine steps of past decisions, by the identity of their inputs (memo.ts); empty on a restart. */
+  memo: DecisionMemo;
   client: KubeClient;
   events: EventRecorder;
   /** The clock decisions are taken at (tests inject one). */
@@ -87,7 +93,17 @@ const keyOf = (o: { metadata: { namespace?: string; name?: string } }): ObjectKe
 
 /** Creates the reconciles' dependencies. */
 export function mhcDeps(stores: MhcStores, client: KubeClient, events: EventRecorder, now: () => number = Date.now): MhcDeps {
-  return { stores, client, events, now, attention: new Set(), warned: new Set(), ownWrites: new Map() };
+  return {
+    stores,
+    index: new MhcIndex(stores),
+    memo: new DecisionMemo(),
+    client,
+    events,
+    now,
+    attention: new Set(),
+    warned: new Set(),
+    ownWrites: new Map(),
+  };
 }
 
 /** The key of an MHC in `MhcDeps.attention`. */
@@ -95,7 +111,7 @@ export const mhcKey = (key: ObjectKey): string => `${key.namespace ?? ''}/${key.
 
 /** One pass over a MachineHealthCheck: protect machines in update, judge them, remediate within budget; requeue at the next deadline. */
 export async function reconcile(deps: MhcDeps, key: ObjectKey, log: Logger): Promise<Action> {
-  const scope = mhcScope(deps.stores, key, deps.now());
+  const scope = mhcScope(deps.index, key, deps.now());
   if (!scope) {
     deps.attention.delete(mhcKey(key));
     return Action.awaitChange();
@@ -103,20 +119,22 @@ export async function reconcile(deps: MhcDeps, key: ObjectKey, log: Logger): Pro
   return reconcileMachineHealthCheck(deps, scope, log);
 }
 
-/** The pass on a snapshot: decide, then act machine by machine. */
+/** The pass on a snapshot: decide, then act machine by machine (a settled machine has nothing to write and is passed over). */
 async function reconcileMachineHealthCheck(deps: MhcDeps, scope: MhcScope, log: Logger): Promise<Action> {
   const { mhc } = scope;
   const key: ObjectKey = { ...(mhc.metadata.namespace ? { namespace: mhc.metadata.namespace } : {}), name: mhc.metadata.name ?? '' };
-  const plan = planMachineHealthCheck(mhc, scope.machines, scope.updates, scope.nowMs);
+  const plan = planPass(mhc, scope.expected, scope.machines, scope.nowMs, deps.memo);
   if (planNeedsAttention(plan)) deps.attention.add(mhcKey(key));
   else deps.attention.delete(mhcKey(key));
   reconcileWarnings(deps, scope, plan.mhcEvents, log);
-  const machineByName = new Map(scope.machines.map((m) => [m.metadata.name ?? '', m]));
-  const updateByName = new Map(scope.updates.map((u) => [u.metadata.name ?? '', u]));
+  let byName: Map<string, PassMachine> | undefined;
   let stale = false;
   for (const action of plan.actions) {
-    const machine = machineByName.get(action.machine);
-    const update = action.update ? updateByName.get(action.update.name) : undefined;
+    if (settledAction(action)) continue;
+    byName ??= new Map(scope.machines.map((p) => [p.m.metadata.name ?? '', p]));
+    const seen = byName.get(action.machine);
+    const machine = seen?.m;
+    const update = action.update && seen?.u?.metadata.name === action.update.name ? seen.u : undefined;
     if (!machine || (action.update && !update)) continue;
     // Decided on annotations from before our own write: the write's watch event brings a pass if one is still needed.
     if (ownWritePendingMs(deps, machine) !== undefined) {
@@ -198,8 +216,7 @@ async function reconcileMachine(
  */
 export async function reconcileRestore(deps: MhcDeps, key: ObjectKey, log: Logger): Promise<Action> {
   const scope = machineUpdatesScope(deps.stores, key);
-  if (!scope || activeUpdateOf(scope.machine, scope.updates)) return Action.awaitChange();
-  if (restoreDeferredToPlan(scope.machine, scope.updates)) return Action.awaitChange();
+  if (!scope || !restoreDue(scope.machine, scope.updates)) return Action.awaitChange();
   const wait = ownWritePendingMs(deps, scope.machine);
   if (wait !== undefined) return Action.requeue(wait);
   const patch = restorePatch(scope.machine.metadata.annotations);

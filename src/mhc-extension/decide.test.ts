@@ -16,6 +16,7 @@ import {
   remediationCount,
   remediationWindow,
   restoreDeferredToPlan,
+  restoreDue,
   restorePatch,
   updateTimeoutMs,
 } from './decide.js';
@@ -264,6 +265,25 @@ describe('mhc-extension decisions', () => {
       expect(restoreDeferredToPlan(machine('m1', { plan: 'p2' }), [done])).to.equal(false);
       expect(restoreDeferredToPlan(machine('m1', { plan: 'p' }), [update('m2', { status: 'updated' })])).to.equal(false);
     });
+  });
+
+  describe('restoreDue (the restore has something to do now; its MachineUpdate events wake it only then)', () => {
+    const prior = { [Annotations.skipRemediation]: 'note', [Annotations.skipRemediationPrior]: 'false' };
+    const cases: Array<[string, Machine, MachineUpdate[], boolean]> = [
+      ['the update ended, no plan label: due', machine('m1', { annotations: prior }), [update('m1', { status: 'updated' })], true],
+      ['no prior state (never protected): nothing to restore', machine('m1'), [update('m1', { status: 'updated' })], false],
+      ['still in update', machine('m1', { annotations: prior }), [update('m1', { status: 'updating' })], false],
+      ['failed (still a remediation candidate)', machine('m1', { annotations: prior }), [update('m1', { status: 'failed' })], false],
+      [
+        "the labelling plan's unlabel will restore",
+        machine('m1', { annotations: prior, plan: 'p' }),
+        [update('m1', { status: 'updated', plan: 'p' })],
+        false,
+      ],
+      ['the plan label stays but its MachineUpdates are gone: due', machine('m1', { annotations: prior, plan: 'p' }), [], true],
+      ['a deleting machine', machine('m1', { annotations: prior, deleting: true }), [], false],
+    ];
+    for (const [name, m, mine, want] of cases) it(name, () => expect(restoreDue(m, mine)).to.equal(want));
   });
 
   describe("a machine's current update", () => {

@@ -2,14 +2,15 @@
 // eligibility (is the MHC configured), timeouts (judge each machine in update), remediation (the budget and who
 // gets it), action (the patch, condition and Events per machine). No client, no clock: the controller acts on the
 // result. The modules' own exports are re-exported so callers keep one entry point.
-import { Annotations, Labels, MhcEventReasons } from '../api/index.js';
+import { Labels, MhcEventReasons } from '../api/index.js';
 import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
 import type { EventWish } from './status.js';
 import { protectAction, unhealthyAction, type MachineAction } from './decide/action.js';
 import { eligibleMachines, readMhcConfig, readTimeoutAnnotation, type MhcConfig } from './decide/eligibility.js';
-import { decideRemediation, hasFalseHealthCheck, inRemediationOrder, takeCensus } from './decide/remediation.js';
-import { judge, judgeMachines, requeueAfterMs } from './decide/timeouts.js';
-import { currentUpdateOf, putsInUpdate } from './decide/updates.js';
+import { censusOf, decideRemediation, inRemediationOrder, markedUnhealthy } from './decide/remediation.js';
+import { judge, requeueAfterMs, type Judged, type Verdict } from './decide/timeouts.js';
+import { restorePatch } from './decide/annotations.js';
+import { activeUpdateOf, currentUpdateOf, putsInUpdate, restoreDeferredToPlan, updatesByMachine } from './decide/updates.js';
 
 export { liftPatch, protectPatch, restorePatch, type AnnotationPatch } from './decide/annotations.js';
 export type { MachineAction } from './decide/action.js';
@@ -20,8 +21,20 @@ export {
   type RemediationWindow,
   type TimeoutConfig,
 } from './decide/eligibility.js';
-export { remediationCount } from './decide/remediation.js';
-export { MAX_REQUEUE_MS, isNodeInitialized, judge, updateTimeoutMs, type Verdict } from './decide/timeouts.js';
+export { markedUnhealthy, remediationCount } from './decide/remediation.js';
+export { protectAction } from './decide/action.js';
+export { readMhcConfig, type MhcConfig } from './decide/eligibility.js';
+export {
+  MAX_REQUEUE_MS,
+  isNodeInitialized,
+  judge,
+  updateTimeoutMs,
+  verdictAt,
+  verdictBasis,
+  type Judged,
+  type Verdict,
+  type VerdictBasis,
+} from './decide/timeouts.js';
 export {
   activeUpdateOf,
   currentUpdateOf,
@@ -60,6 +73,49 @@ function ignoredPlan(mhcName: string, config: Extract<MhcConfig, { kind: 'ignore
 }
 
 /**
+ * A machine a pass looks at: selected and not being deleted, and marked unhealthy (markedUnhealthy) or in update. `u` is
+ * its current update when that puts it in update. Every other selected machine only counts towards the budget's base.
+ */
+export interface PassMachine {
+  m: Machine;
+  u?: MachineUpdate;
+  /** markedUnhealthy(m). */
+  marked: boolean;
+}
+
+/** The machine as a pass sees it given its MachineUpdates (deleting ones left out), or undefined when a pass need not look at it. */
+export function passMachine(m: Machine, mine: readonly MachineUpdate[]): PassMachine | undefined {
+  const cur = currentUpdateOf(m, mine);
+  const u = cur && putsInUpdate(cur) ? cur : undefined;
+  const marked = markedUnhealthy(m);
+  return u || marked ? { m, ...(u ? { u } : {}), marked } : undefined;
+}
+
+/** The machines among `eligible` (selected, not deleting) a pass looks at, given their namespace's MachineUpdates. */
+export function passMachines(eligible: readonly Machine[], updates: readonly MachineUpdate[]): PassMachine[] {
+  const byMachine = updatesByMachine(updates);
+  const out: PassMachine[] = [];
+  for (const m of eligible) {
+    const p = passMachine(m, byMachine.get(m.metadata.name ?? '') ?? []);
+    if (p) out.push(p);
+  }
+  return out;
+}
+
+/**
+ * The per-machine steps of a pass. Each is a pure function of its arguments, so a caller may remember results by the
+ * identity of the (frozen, replaced-on-change) objects it passes (the controller does: memo.ts); `directHooks` computes.
+ */
+export interface PassHooks {
+  config(mhc: MachineHealthCheck, expected: number): MhcConfig;
+  verdict(m: Machine, u: MachineUpdate, inPlaceMs: number, nodeStartupTimeoutSeconds: number | undefined, nowMs: number): Verdict;
+  protect(j: Judged, verdict: Extract<Verdict, { kind: 'within' }>, mhcName: string): MachineAction;
+}
+
+/** The per-machine steps, computed every time. */
+export const directHooks: PassHooks = { config: readMhcConfig, verdict: judge, protect: protectAction };
+
+/**
  * Decides, for one MHC and the machines it selects, what to do about every machine in update: protect it while
  * within its timeout; once timed out or failed, lift the protection and trigger remediation if the budget allows
  * (candidates in deterministic order: earliest expiry first, then name); and when to look again.
@@ -70,20 +126,44 @@ export function planMachineHealthCheck(
   updates: readonly MachineUpdate[],
   nowMs: number,
 ): MhcPlan {
-  const mhcName = mhc.metadata.name ?? '';
   const machines = eligibleMachines(selected);
-  const config = readMhcConfig(mhc, machines.length);
+  return planPass(mhc, machines.length, passMachines(machines, updates), nowMs);
+}
+
+/**
+ * planMachineHealthCheck on what decides it: `expected` eligible machines selected, of which `machines` are the ones
+ * a pass looks at (passMachines; any order). The same plan as over every selected machine: the others are not in
+ * update and not unhealthy, so they only count towards `expected`.
+ */
+export function planPass(
+  mhc: MachineHealthCheck,
+  expected: number,
+  machines: readonly PassMachine[],
+  nowMs: number,
+  hooks: PassHooks = directHooks,
+): MhcPlan {
+  const mhcName = mhc.metadata.name ?? '';
+  const config = hooks.config(mhc, expected);
   if (config.kind === 'ignore') return ignoredPlan(mhcName, config);
-  const judged = judgeMachines(machines, updates, config.timeoutMs, mhc.spec.checks?.nodeStartupTimeoutSeconds, nowMs);
-  const census = takeCensus(machines, judged);
+  const nodeStartup = mhc.spec.checks?.nodeStartupTimeoutSeconds;
+  const judged: Judged[] = [];
+  const marked: string[] = [];
+  for (const p of machines) {
+    if (p.marked) marked.push(p.m.metadata.name ?? '');
+    if (p.u) judged.push({ m: p.m, u: p.u, verdict: hooks.verdict(p.m, p.u, config.timeoutMs, nodeStartup, nowMs) });
+  }
+  const census = censusOf(marked, judged);
   const actions = inRemediationOrder(judged).map((j) =>
     j.verdict.kind === 'within'
-      ? protectAction(j, j.verdict, mhcName)
+      ? hooks.protect(j, j.verdict, mhcName)
       : unhealthyAction(j, j.verdict, decideRemediation(j.m, census, config.window), mhcName),
   );
   const requeue = requeueAfterMs(judged, nowMs);
   return { ignored: false, mhcEvents: [], actions, ...(requeue !== undefined ? { requeueAfterMs: requeue } : {}) };
 }
+
+/** True when an action writes nothing (a protected machine within its timeout, with no stale verdict to replace). */
+export const settledAction = (a: MachineAction): boolean => a.annotations === undefined && a.update === undefined;
 
 /**
  * Whether an event on this machine can change what a pass over its MHC decides (level-based: from the machine's
@@ -91,23 +171,33 @@ export function planMachineHealthCheck(
  * non-True condition to replace) cannot, so their events need not trigger an O(machines) pass. Unhealthy, deleting,
  * timed-out and failed machines always can (they move the remediation budget).
  */
-export function machineNeedsPass(mhc: MachineHealthCheck, m: Machine, mine: readonly MachineUpdate[], nowMs: number): boolean {
-  if (m.metadata.deletionTimestamp || hasFalseHealthCheck(m) || m.metadata.annotations?.[Annotations.remediateMachine] !== undefined)
-    return true;
-  const u = currentUpdateOf(
+export function machineNeedsPass(
+  mhc: MachineHealthCheck,
+  m: Machine,
+  mine: readonly MachineUpdate[],
+  nowMs: number,
+  hooks: PassHooks = directHooks,
+): boolean {
+  if (m.metadata.deletionTimestamp || markedUnhealthy(m)) return true;
+  const p = passMachine(
     m,
     mine.filter((x) => !x.metadata.deletionTimestamp),
   );
-  if (!u || !putsInUpdate(u)) return false;
-  const p = planMachineHealthCheck(mhc, [m], [u], nowMs);
-  const a = p.actions[0];
-  if (p.ignored || !a) return false;
+  if (!p?.u) return false;
+  const config = hooks.config(mhc, 1);
+  if (config.kind === 'ignore') return false;
+  const verdict = hooks.verdict(m, p.u, config.timeoutMs, mhc.spec.checks?.nodeStartupTimeoutSeconds, nowMs);
+  // Within its timeout: a pass writes only what protectAction asks (its condition, when present, replaces a non-True one).
+  if (verdict.kind === 'within') return !settledAction(hooks.protect({ m, u: p.u, verdict }, verdict, mhc.metadata.name ?? ''));
+  const plan = planPass(mhc, 1, [p], nowMs, hooks);
+  const a = plan.actions[0];
+  if (plan.ignored || !a) return false;
   if (a.annotations) return true;
   // Protected and within its timeout with no stale verdict to replace: nothing to write.
   if (!a.update) return false;
   if (a.update.condition.status !== 'True') return true;
   const want = a.update.condition;
-  const cur = u.status?.conditions?.find((c) => c.type === want.type);
+  const cur = p.u?.status?.conditions?.find((c) => c.type === want.type);
   return !(cur && cur.status === want.status && cur.reason === want.reason && (cur.message ?? '') === want.message);
 }
 
@@ -128,3 +218,14 @@ export function confirmUnhealthy(mhc: MachineHealthCheck, m: Machine, fresh: Mac
   if (timeout.kind !== 'valid') return false;
   return judge(m, fresh, timeout.ms, mhc.spec.checks?.nodeStartupTimeoutSeconds, nowMs).kind !== 'within';
 }
+
+/**
+ * True when the end-of-update restore has something to do now: the machine (not being deleted) carries the prior state
+ * (restorePatch), its update ended, and no plan labelling it restores it instead. reconcileRestore acts on these; the
+ * MachineUpdate event mapper asks first, so that an event that leaves the restore with nothing to do costs no reconcile.
+ */
+export const restoreDue = (m: Machine, updates: readonly MachineUpdate[]): boolean =>
+  !m.metadata.deletionTimestamp &&
+  restorePatch(m.metadata.annotations) !== undefined &&
+  !activeUpdateOf(m, updates) &&
+  !restoreDeferredToPlan(m, updates);

@@ -13,9 +13,9 @@
 import { MachineHealthChecks, MachineUpdates, Machines } from '../api/index.js';
 import type { Component, Manager, ObjectKey } from '../runtime/index.js';
 import { CONTROLLER_NAME, RESTORE_CONTROLLER_NAME, mhcDeps, mhcKey, observeMachine, reconcile, reconcileRestore } from './controller.js';
-import { machineNeedsPass, machineOfUpdate } from './decide.js';
+import { machineNeedsPass, machineOfUpdate, restoreDue } from './decide.js';
 import { rbac } from './rbac.js';
-import { selects, updatesOfMachine, type Machine, type MachineHealthCheck, type MachineUpdate } from './scope.js';
+import { selects, type Machine, type MachineHealthCheck, type MachineUpdate } from './scope.js';
 
 export { rbac } from './rbac.js';
 export { CONTROLLER_NAME } from './controller.js';
@@ -41,15 +41,19 @@ function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
     updates: mgr.informer<MachineUpdate>(MachineUpdates).store,
   };
   const deps = mhcDeps(stores, mgr.client, mgr.events, now);
-  // A pass is O(machines); at 10k machines one per event saturated a core. Only events that can change its outcome
-  // trigger one: on a settled machine, none; on an MHC left with a timed-out or failed machine, every one (any may free budget).
+  // The passes' index follows the caches. Registered before the controllers' watches: an informer calls its handlers in
+  // order, so the mappers below already see this event's MachineUpdates in the index.
+  mgr.informer<Machine>(Machines).onChange((m) => deps.index.machineChanged(m));
+  mgr.informer<MachineUpdate>(MachineUpdates).onChange((u, old, type) => deps.index.updateChanged(u, old, type));
+  // A pass costs the machines in update, but one per event would still be one per machine event. Only events that can
+  // change its outcome trigger one: on a settled machine, none; on an MHC left with a timed-out or failed machine, every
+  // one (any may free budget).
   const mhcsToPass = (m: Machine | undefined): ObjectKey[] => {
     if (!m) return [];
-    const name = m.metadata.name ?? '';
-    const mine = updatesOfMachine(stores.updates, m.metadata.namespace, name).filter((u) => machineOfUpdate(u) === name);
+    const mine = deps.index.updatesOf(m.metadata.namespace, m.metadata.name ?? '');
     return stores.mhcs
       .list(m.metadata.namespace)
-      .filter((h) => selects(h, m) && (deps.attention.has(mhcKey(keyOf(h))) || machineNeedsPass(h, m, mine, now())))
+      .filter((h) => selects(h, m) && (deps.attention.has(mhcKey(keyOf(h))) || machineNeedsPass(h, m, mine, now(), deps.memo)))
       .map(keyOf);
   };
 
@@ -58,9 +62,8 @@ function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
     .for(MachineHealthChecks)
     .watches<Machine>(Machines, mhcsToPass)
     .watches<MachineUpdate>(MachineUpdates, (u) => mhcsToPass(stores.machines.peek(u.metadata.namespace, machineOfUpdate(u))))
-    // A pass is O(machines): with a steady stream of machines entering update (30,000 machines, maxUnavailable 1) passes
-    // ran back to back. Resting twice the CPU of the last pass bounds an MHC to a third of a core; protection waits at
-    // most 1 s more.
+    // With a steady stream of machines entering update (30,000 machines, maxUnavailable 1) passes run back to back.
+    // Resting twice the CPU of the last pass bounds an MHC to a third of a core; protection waits at most 1 s more.
     .withCooldown((_wallMs, cpuMs) => Math.min(2 * cpuMs, 1000))
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
 
@@ -70,9 +73,15 @@ function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
   mgr
     .controller(RESTORE_CONTROLLER_NAME)
     .for(Machines)
+    // A MachineUpdate event wakes the restore only when it has something to do now (restoreDue, on the caches and the
+    // index as they are after this event); any later change that makes it due is itself an event on the machine or
+    // one of its MachineUpdates. Skipping the others saves a reconcile per MachineUpdate event of every machine.
     .watches<MachineUpdate>(MachineUpdates, (u) => {
       const name = machineOfUpdate(u);
-      return name ? [{ ...(u.metadata.namespace ? { namespace: u.metadata.namespace } : {}), name }] : [];
+      const m = name ? stores.machines.peek(u.metadata.namespace, name) : undefined;
+      return m && restoreDue(m, deps.index.updatesOf(u.metadata.namespace, name))
+        ? [{ ...(u.metadata.namespace ? { namespace: u.metadata.namespace } : {}), name }]
+        : [];
     })
     .reconcile((key, ctx) => reconcileRestore(deps, key, ctx.log));
 }

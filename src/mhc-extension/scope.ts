@@ -1,9 +1,12 @@
 // The typed snapshot one reconcile decides on, read from the informers' caches: an MHC with the machines it selects
 // and their MachineUpdates, or one machine with its MachineUpdates. The objects are the caches' frozen ones (no
-// per-machine copies: they cost seconds at 10k machines); the controller snapshots only what it writes.
+// per-machine copies: they cost seconds at 10k machines); the controller snapshots only what it writes. A pass over an
+// MHC reads MhcIndex: kept by the caches' change events, it holds what the pass decides on (how many machines the MHC
+// selects, and the few a pass looks at), so a pass costs the machines in update, not the fleet.
 import { Labels, type KubeObject, type MachineUpdate as MachineUpdateBody } from '../api/index.js';
 import type { Machine, MachineHealthCheck } from '../api/capi/index.js';
 import { toLabelValue } from '../contract/index.js';
+import { machineOfUpdate, passMachine, type PassMachine } from './decide.js';
 import {
   LabelSelectorError,
   formatLabelSelector,
@@ -27,26 +30,128 @@ export interface MhcStores {
   updates: Store<MachineUpdate>;
 }
 
-/** What one pass over an MHC decides on: the MHC, the machines it selects, their namespace's MachineUpdates, and the time. */
+/** What one pass over an MHC decides on: the MHC, how many machines it selects, those a pass looks at, and the time. */
 export interface MhcScope {
   mhc: MachineHealthCheck;
-  /** Selected machines (deleting ones included: they leave the budget's count in decide). */
-  machines: readonly Machine[];
-  updates: readonly MachineUpdate[];
+  /** Selected machines not being deleted (the remediation budget's base). */
+  expected: number;
+  /** The selected machines not being deleted that are marked unhealthy or in update (decide.ts PassMachine), in no order. */
+  machines: readonly PassMachine[];
   /** The time the decision is taken at (injected: tests control it). */
   nowMs: number;
 }
 
 /** The MHC's snapshot, or undefined when it is gone or being deleted (nothing to do). */
-export function mhcScope(stores: MhcStores, key: ObjectKey, nowMs: number): MhcScope | undefined {
-  const mhc = stores.mhcs.peek(key.namespace, key.name);
-  if (!mhc || mhc.metadata.deletionTimestamp) return undefined;
-  return {
-    mhc,
-    machines: stores.machines.list(key.namespace).filter((m) => selects(mhc, m)),
-    updates: stores.updates.list(key.namespace),
-    nowMs,
-  };
+export function mhcScope(index: MhcIndex, key: ObjectKey, nowMs: number): MhcScope | undefined {
+  return index.scope(key, nowMs);
+}
+
+/** The machines an MHC selects (not being deleted), kept for one selection: its namespace, cluster and selector. */
+interface Selection {
+  signature: string;
+  mhc: MachineHealthCheck;
+  names: Set<string>;
+}
+
+/** What decides which machines an MHC selects. */
+const selectionSignature = (mhc: MachineHealthCheck): string => `${mhc.spec.clusterName}\n${JSON.stringify(mhc.spec.selector ?? {})}`;
+
+/**
+ * What passes over MHCs decide on, kept up to date by the caches' change events (`machineChanged`, `updateChanged`,
+ * fed before any controller maps the same event) and rebuilt from the caches when created: a restart decides the same.
+ * Per namespace, the machines a pass looks at (PassMachine: marked unhealthy or in update, not deleting), each
+ * machine's MachineUpdates (by machineOfUpdate), and per MHC the names of the machines it selects.
+ */
+export class MhcIndex {
+  private readonly updates = new Map<string, Map<string, MachineUpdate>>();
+  private readonly looked = new Map<string, Map<string, PassMachine>>();
+  private readonly selections = new Map<string, Map<string, Selection>>();
+
+  constructor(readonly stores: MhcStores) {
+    for (const u of stores.updates.list()) this.addUpdate(u);
+    for (const m of stores.machines.list()) this.refresh(m.metadata.namespace, m.metadata.name ?? '');
+  }
+
+  /** A Machine changed in the cache (added, updated or deleted). */
+  machineChanged(m: Machine): void {
+    this.refresh(m.metadata.namespace, m.metadata.name ?? '');
+  }
+
+  /** A MachineUpdate changed in the cache: `old` is the version it replaced, if any. */
+  updateChanged(u: MachineUpdate, old: MachineUpdate | undefined, type: 'add' | 'update' | 'delete'): void {
+    if (old) this.removeUpdate(old);
+    if (type === 'delete') this.removeUpdate(u);
+    else this.addUpdate(u);
+    if (old && machineOfUpdate(old) !== machineOfUpdate(u)) this.refresh(old.metadata.namespace, machineOfUpdate(old));
+    this.refresh(u.metadata.namespace, machineOfUpdate(u));
+  }
+
+  /** A machine's MachineUpdates (deleting ones included), by spec.machineRef (or the label). */
+  updatesOf(namespace: string | undefined, machine: string): MachineUpdate[] {
+    const mine = this.updates.get(`${namespace ?? ''}/${machine}`);
+    return mine ? [...mine.values()] : [];
+  }
+
+  /** The MHC's snapshot (see mhcScope). */
+  scope(key: ObjectKey, nowMs: number): MhcScope | undefined {
+    const ns = key.namespace ?? '';
+    const mhc = this.stores.mhcs.peek(key.namespace, key.name);
+    if (!mhc || mhc.metadata.deletionTimestamp) {
+      this.selections.get(ns)?.delete(key.name);
+      return undefined;
+    }
+    const selected = this.selectionOf(mhc).names;
+    const machines: PassMachine[] = [];
+    for (const [name, p] of this.looked.get(ns) ?? []) if (selected.has(name)) machines.push(p);
+    return { mhc, expected: selected.size, machines, nowMs };
+  }
+
+  /** The MHC's selection, built from the cache when new or when its selection changed. */
+  private selectionOf(mhc: MachineHealthCheck): Selection {
+    const ns = mhc.metadata.namespace ?? '';
+    const signature = selectionSignature(mhc);
+    let byName = this.selections.get(ns);
+    const seen = byName?.get(mhc.metadata.name ?? '');
+    if (seen && seen.signature === signature) return seen;
+    const names = new Set<string>();
+    for (const m of this.stores.machines.list(mhc.metadata.namespace))
+      if (!m.metadata.deletionTimestamp && selects(mhc, m)) names.add(m.metadata.name ?? '');
+    const sel = { signature, mhc, names };
+    if (!byName) this.selections.set(ns, (byName = new Map()));
+    byName.set(mhc.metadata.name ?? '', sel);
+    return sel;
+  }
+
+  /** Re-derives one machine's entries from the caches as they are now. */
+  private refresh(namespace: string | undefined, name: string): void {
+    const ns = namespace ?? '';
+    const m = this.stores.machines.peek(namespace, name);
+    const live = m && !m.metadata.deletionTimestamp ? m : undefined;
+    for (const sel of this.selections.get(ns)?.values() ?? []) {
+      if (live && selects(sel.mhc, live)) sel.names.add(name);
+      else sel.names.delete(name);
+    }
+    const mine = live ? [...(this.updates.get(`${ns}/${name}`)?.values() ?? [])].filter((u) => !u.metadata.deletionTimestamp) : [];
+    const p = live ? passMachine(live, mine) : undefined;
+    let looked = this.looked.get(ns);
+    if (p) {
+      if (!looked) this.looked.set(ns, (looked = new Map()));
+      looked.set(name, p);
+    } else if (looked?.delete(name) && looked.size === 0) this.looked.delete(ns);
+  }
+
+  private addUpdate(u: MachineUpdate): void {
+    const k = `${u.metadata.namespace ?? ''}/${machineOfUpdate(u)}`;
+    let mine = this.updates.get(k);
+    if (!mine) this.updates.set(k, (mine = new Map()));
+    mine.set(u.metadata.name ?? '', u);
+  }
+
+  private removeUpdate(u: MachineUpdate): void {
+    const k = `${u.metadata.namespace ?? ''}/${machineOfUpdate(u)}`;
+    const mine = this.updates.get(k);
+    if (mine?.delete(u.metadata.name ?? '') && mine.size === 0) this.updates.delete(k);
+  }
 }
 
 /** What the restore of one machine's skip-remediation decides on: the machine and its MachineUpdates. */
@@ -68,9 +173,13 @@ export function machineUpdatesScope(stores: Pick<MhcStores, 'machines' | 'update
 
 /** Parsed selectors by their JSON form: every Machine event and every reconcile matches many machines against few MHCs. */
 const parsedSelectors = new Map<string, LabelRequirement[] | null>();
+/** The same by MHC object, so that matching a machine does not serialize the selector each time. */
+const requirementsByMhc = new WeakMap<MachineHealthCheck, LabelRequirement[] | null>();
 
 /** The MHC's parsed selector, or null when it does not parse (it then selects nothing). */
 function requirementsOf(mhc: MachineHealthCheck): LabelRequirement[] | null {
+  const known = requirementsByMhc.get(mhc);
+  if (known !== undefined) return known;
   const key = JSON.stringify(mhc.spec.selector ?? {});
   let reqs = parsedSelectors.get(key);
   if (reqs === undefined) {
@@ -83,6 +192,8 @@ function requirementsOf(mhc: MachineHealthCheck): LabelRequirement[] | null {
     if (parsedSelectors.size > 1000) parsedSelectors.clear();
     parsedSelectors.set(key, reqs);
   }
+  // A cached MHC is frozen: its selector cannot change under the same object.
+  if (Object.isFrozen(mhc)) requirementsByMhc.set(mhc, reqs);
   return reqs;
 }
 

@@ -25,14 +25,24 @@ export interface Census {
   inUpdateHealthy: Set<string>;
 }
 
+/** True when the machine counts as unhealthy whatever its update: CAPI judged it so, or its remediation was requested. */
+export const markedUnhealthy = (m: Machine): boolean =>
+  hasFalseHealthCheck(m) || m.metadata.annotations?.[Annotations.remediateMachine] !== undefined;
+
 /** Counts the unhealthy machines (judged so by CAPI, marked for remediation, or judged so here) and the healthy ones in update. */
 export function takeCensus(machines: readonly Machine[], judged: readonly Judged[]): Census {
-  const unhealthy = new Set<string>();
-  for (const m of machines)
-    if (hasFalseHealthCheck(m) || m.metadata.annotations?.[Annotations.remediateMachine] !== undefined)
-      unhealthy.add(m.metadata.name ?? '');
+  return censusOf(
+    machines.filter(markedUnhealthy).map((m) => m.metadata.name ?? ''),
+    judged,
+  );
+}
+
+/** The census from the names of the machines marked unhealthy (markedUnhealthy) and the judged machines. */
+export function censusOf(marked: Iterable<string>, judged: readonly Judged[]): Census {
+  const unhealthy = new Set<string>(marked);
   for (const j of judged) if (j.verdict.kind !== 'within') unhealthy.add(j.m.metadata.name ?? '');
-  const inUpdateHealthy = new Set(judged.map((j) => j.m.metadata.name ?? '').filter((n) => !unhealthy.has(n)));
+  const inUpdateHealthy = new Set<string>();
+  for (const j of judged) if (!unhealthy.has(j.m.metadata.name ?? '')) inUpdateHealthy.add(j.m.metadata.name ?? '');
   return { unhealthy, inUpdateHealthy };
 }
 

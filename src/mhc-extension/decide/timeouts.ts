@@ -2,7 +2,6 @@
 // and when to look again (the earliest deadline of a machine still within its timeout).
 import { Annotations, UpdateStatus } from '../../api/index.js';
 import type { Machine, MachineUpdate } from '../scope.js';
-import { currentUpdateOf, putsInUpdate, updatesByMachine } from './updates.js';
 
 /** CAPI's default nodeStartupTimeoutSeconds (10 minutes, set by its defaulting webhook when absent). */
 const DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS = 600;
@@ -33,6 +32,32 @@ export type Verdict =
   | { kind: 'timedOut'; expiresAtMs: number; timeoutMs: number }
   | { kind: 'failed'; message: string };
 
+/**
+ * What a verdict rests on besides the clock: failed, or when the machine's timeout started (undefined: unknown, so it
+ * starts at every look) and how long it is. A function of the machine, its update and the MHC's timeouts only, so a
+ * caller may keep it while those objects are unchanged and re-judge it at any time with `verdictAt`.
+ */
+export type VerdictBasis = { kind: 'failed'; message: string } | { kind: 'timed'; startMs: number | undefined; timeoutMs: number };
+
+/** The basis of a machine's verdict (see VerdictBasis). */
+export function verdictBasis(m: Machine, u: MachineUpdate, inPlaceMs: number, nodeStartupTimeoutSeconds: number | undefined): VerdictBasis {
+  if (u.status?.updateStatus === UpdateStatus.failed) return { kind: 'failed', message: u.status.message ?? 'the in-place update failed' };
+  return {
+    kind: 'timed',
+    startMs: updateStartMs(m, u),
+    timeoutMs: updateTimeoutMs(inPlaceMs, nodeStartupTimeoutSeconds, isNodeInitialized(m)),
+  };
+}
+
+/** The verdict on a basis at `nowMs`: failed, timed out (now ≥ start + timeout), or within its timeout. */
+export function verdictAt(b: VerdictBasis, nowMs: number): Verdict {
+  if (b.kind === 'failed') return { kind: 'failed', message: b.message };
+  const expiresAtMs = (b.startMs ?? nowMs) + b.timeoutMs;
+  return nowMs >= expiresAtMs
+    ? { kind: 'timedOut', expiresAtMs, timeoutMs: b.timeoutMs }
+    : { kind: 'within', expiresAtMs, timeoutMs: b.timeoutMs };
+}
+
 /** Judges a machine in update: failed update, timed out (now ≥ start + timeout), or within its timeout. */
 export function judge(
   m: Machine,
@@ -41,11 +66,7 @@ export function judge(
   nodeStartupTimeoutSeconds: number | undefined,
   nowMs: number,
 ): Verdict {
-  if (u.status?.updateStatus === UpdateStatus.failed) return { kind: 'failed', message: u.status.message ?? 'the in-place update failed' };
-  const timeoutMs = updateTimeoutMs(inPlaceMs, nodeStartupTimeoutSeconds, isNodeInitialized(m));
-  const start = updateStartMs(m, u) ?? nowMs;
-  const expiresAtMs = start + timeoutMs;
-  return nowMs >= expiresAtMs ? { kind: 'timedOut', expiresAtMs, timeoutMs } : { kind: 'within', expiresAtMs, timeoutMs };
+  return verdictAt(verdictBasis(m, u, inPlaceMs, nodeStartupTimeoutSeconds), nowMs);
 }
 
 /** A machine in update, its current update, and the verdict on it. */
@@ -53,22 +74,6 @@ export interface Judged {
   m: Machine;
   u: MachineUpdate;
   verdict: Verdict;
-}
-
-/** Judges every machine its current update puts in update (machines not in update are left out). */
-export function judgeMachines(
-  machines: readonly Machine[],
-  updates: readonly MachineUpdate[],
-  inPlaceMs: number,
-  nodeStartupTimeoutSeconds: number | undefined,
-  nowMs: number,
-): Judged[] {
-  const byMachine = updatesByMachine(updates);
-  return machines.flatMap((m) => {
-    const mine = byMachine.get(m.metadata.name ?? '');
-    const u = mine ? currentUpdateOf(m, mine) : undefined;
-    return u && putsInUpdate(u) ? [{ m, u, verdict: judge(m, u, inPlaceMs, nodeStartupTimeoutSeconds, nowMs) }] : [];
-  });
 }
 
 /**
