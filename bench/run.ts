@@ -62,7 +62,8 @@ interface Options {
   threeUpdaters: boolean;
   /** Write V8 CPU profiles of the named components into this directory (`--cpu-prof DIR`; summarise with bench/cpu-prof.ts). */
   cpuProfDir: string | undefined;
-  /** The components profiled with --cpu-prof (`--cpu-prof-components`; default: the three controllers and the updater). */
+  /** The components profiled with --cpu-prof (`--cpu-prof-components`; default: the three controllers and the updater;
+   * `local-apiserver` names the embedded API server). */
   cpuProfComponents: string[];
 }
 
@@ -200,6 +201,7 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
       name: 'local-apiserver',
       inplace: ['local-apiserver', '--kubeconfig-out', kubeconfig, '--metrics-port', String(apiserverMetricsPort)],
       env: { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --max-old-space-size=${o.apiserverMaxOldSpaceMB}`.trim() },
+      nodeArgs: cpuProfArgs(o, 'local-apiserver', size),
     },
     workDir,
   );
@@ -308,7 +310,7 @@ async function stopPlatform(p: Platform): Promise<void> {
   await Promise.all([...p.controllers.map((c) => c.proc.stop(graceMs)), p.updater.proc.stop(graceMs)]);
   p.client.close();
   await p.proxy?.close();
-  await p.apiserver.stop();
+  await p.apiserver.stop(graceMs);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
