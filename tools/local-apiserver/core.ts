@@ -13,6 +13,7 @@ import {
   unsupportedMediaType,
   type FieldError,
 } from './errors.js';
+import { cloneJson, jsonEqual } from './json.js';
 import { generateName, newUid, now, validateMeta, validateName } from './meta.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 import { apiVersionOf, builtinResources, grKey, type ResourceDef } from './resources.js';
@@ -64,21 +65,24 @@ function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function clone<T>(v: T): T {
-  return JSON.parse(JSON.stringify(v)) as T;
-}
+const clone = cloneJson;
 
 function meta(o: Obj): Obj {
   if (!isObj(o.metadata)) o.metadata = {};
   return o.metadata as Obj;
 }
 
+/** Whether two objects are equal apart from their metadata (semantically: key order does not matter). */
 function nonMetadataEqual(a: Obj, b: Obj): boolean {
-  const strip = (o: Obj): string => {
-    const { metadata: _m, ...rest } = o;
-    return stableStringify(rest);
-  };
-  return strip(a) === strip(b);
+  let na = 0;
+  for (const k in a) {
+    if (k === 'metadata' || a[k] === undefined) continue;
+    na++;
+    if (!Object.prototype.hasOwnProperty.call(b, k) || b[k] === undefined || !jsonEqual(a[k], b[k])) return false;
+  }
+  let nb = 0;
+  for (const k in b) if (k !== 'metadata' && b[k] !== undefined) nb++;
+  return na === nb;
 }
 
 /** JSON with sorted keys, for semantic equality. */
@@ -838,7 +842,7 @@ export class Core {
     } else delete m.generation;
     m.resourceVersion = om.resourceVersion;
     const normalized = normalizeMeta(obj);
-    if (sameBody && stableStringify(normalized.metadata) === stableStringify(old.metadata)) {
+    if (sameBody && jsonEqual(normalized.metadata, old.metadata)) {
       // A no-op write does not bump resourceVersion nor notify watchers, as in kube-apiserver.
       return { obj: old, warnings };
     }
