@@ -46,6 +46,8 @@ export interface WriteResult {
   obj: Obj;
   warnings: string[];
   created?: boolean;
+  /** `obj`'s JSON (storage version) when the write serialized it: a response in that version sends it as is. */
+  json?: string;
 }
 
 /** A persisted mutation (for the append log). */
@@ -354,7 +356,16 @@ export class Core {
     return JSON.stringify(this.toVersion(def, version, e.obj));
   }
 
-  private writeStore(def: ResourceDef, nsIn: string, name: string, obj: Obj, type: 'ADDED' | 'MODIFIED', prev?: Obj): void {
+  /** Stores a version; returns its JSON when it was serialized (for watchers or persistence; the response reuses it). */
+  private writeStore(
+    def: ResourceDef,
+    nsIn: string,
+    name: string,
+    obj: Obj,
+    type: 'ADDED' | 'MODIFIED',
+    prev?: Obj,
+    forResponse = false,
+  ): string | undefined {
     const gr = grKey(def.group, def.plural);
     // Each request parses its own copy of the namespace; every retained watch event holds one.
     const ns = this.interner.intern(nsIn);
@@ -362,12 +373,13 @@ export class Core {
     const store = this.store(gr);
     // In place, content unchanged: the retained versions of an object share what a write left alone.
     shareWith(obj, prev, this.interner);
-    const json = store.watchers.size > 0 || this.onPersist ? JSON.stringify(obj) : undefined;
+    const json = forResponse || store.watchers.size > 0 || this.onPersist ? JSON.stringify(obj) : undefined;
     store.put(ns, name, obj, Number((obj.metadata as Obj).resourceVersion), type, prev, json);
     // Like etcd's lease per Event write (kube-apiserver --event-ttl): an Event lives eventTtlMs after its last write.
     if (EVENT_GRS.has(gr)) this.eventWrites.set(`${gr}|${ResourceStore.key(ns, name)}`, { gr, ns, name, at: this.now() });
     this.gc.written(gr, ResourceStore.key(ns, name), prev, obj);
     this.onPersist?.({ op: 'put', gr, key: ResourceStore.key(ns, name), obj, rv: this.rv, json });
+    return json;
   }
 
   private removeStore(def: ResourceDef, nsIn: string, name: string, finalObj: Obj): void {
@@ -707,9 +719,9 @@ export class Core {
     }
     m.resourceVersion = String(this.nextRv());
     const stored = normalizeMeta(obj);
-    this.writeStore(def, def.namespaced ? ns : '', name, stored, 'ADDED');
+    const json = this.writeStore(def, def.namespaced ? ns : '', name, stored, 'ADDED', undefined, true);
     if (gr === CRD_GR) this.onCrdWritten(stored);
-    return { obj: stored, warnings, created: true };
+    return { obj: stored, warnings, created: true, ...(json !== undefined ? { json } : {}) };
   }
 
   /** UPDATE (PUT) of the main resource or the status subresource. */
@@ -856,9 +868,9 @@ export class Core {
       this.removeStore(def, def.namespaced ? ns : '', name, normalized);
       return { obj: normalized, warnings };
     }
-    this.writeStore(def, def.namespaced ? ns : '', name, normalized, 'MODIFIED', old);
+    const json = this.writeStore(def, def.namespaced ? ns : '', name, normalized, 'MODIFIED', old, true);
     if (grKey(def.group, def.plural) === CRD_GR) this.onCrdWritten(normalized);
-    return { obj: normalized, warnings };
+    return { obj: normalized, warnings, ...(json !== undefined ? { json } : {}) };
   }
 
   /** PATCH: merge, JSON patch, strategic (built-ins) or server-side apply. */
