@@ -446,12 +446,21 @@ export class Core {
     if (schema) applyDefaults(obj, schema);
     let errs: FieldError[] = [];
     if (schema) {
+      // From here on nothing changes the body outside its metadata: what the update left as it was becomes the stored
+      // version's own (as writeStore would do anyway), so validation and CEL skip it by identity.
+      if (old) for (const k in obj) if (k !== 'metadata') obj[k] = shareWith(obj[k], old[k], this.interner);
       const { metadata: _m, ...rest } = obj;
+      let oldRest: Obj | undefined;
+      if (old) {
+        const { metadata: _om, ...r } = old;
+        oldRest = r;
+      }
       validate(
         rest,
         { ...schema, properties: { ...(schema.properties ?? {}) }, required: (schema.required ?? []).filter((r) => r !== 'metadata') },
         '',
         errs,
+        oldRest,
       );
       // Validation ratcheting (on by default since 1.30): an update may keep a value that is invalid but unchanged.
       if (old) errs = errs.filter((e) => !sameAt(obj, old, e.field));
