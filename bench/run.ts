@@ -62,7 +62,8 @@ interface Options {
   threeUpdaters: boolean;
   /** Write V8 CPU profiles of the named components into this directory (`--cpu-prof DIR`; summarise with bench/cpu-prof.ts). */
   cpuProfDir: string | undefined;
-  /** The components profiled with --cpu-prof (`--cpu-prof-components`; default: the three controllers and the updater). */
+  /** The components profiled with --cpu-prof (`--cpu-prof-components`; default: the three controllers and the updater;
+   * `local-apiserver` names the embedded API server). */
   cpuProfComponents: string[];
 }
 
@@ -168,6 +169,14 @@ interface Platform {
   cpuProf?: boolean;
 }
 
+/**
+ * glibc malloc settings for the API server process (read at process start only, hence set by the launcher): two
+ * arenas, and fixed mmap/trim thresholds of 128 KiB. By default glibc raises both after a large block (a list response,
+ * a watch's initial events) is freed, up to 32/64 MiB, and then keeps that much freed memory in its heap: the server's
+ * native memory (RSS beyond the V8 heap) grew 77 -> 122 MiB over 20 plans at 1,003 machines, 68 -> 83 MiB with these (bench/results/SCALING.md).
+ */
+export const APISERVER_GLIBC_TUNABLES = 'glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072';
+
 /** The faults of the faults case: as issue 25's hostile network (10 % of requests fail, half of them after executing). */
 const BENCH_FAULTS: ProxyFaults = { errorRate: 0.05, ambiguousWriteRate: 0.05, dropWatchesEveryMs: 5000 };
 
@@ -195,11 +204,16 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
   const kubeconfig = join(workDir, 'kubeconfig');
   const apiserverMetricsPort = await freePort();
   // 30,000 machines with their infrastructure and bootstrap objects outgrow V8's default old space (about 4 GiB).
+  // APISERVER_GLIBC_TUNABLES: glibc keeps less freed native memory (tools/local-apiserver/README.md, "Memory").
   const apiserver = new Proc(
     {
       name: 'local-apiserver',
       inplace: ['local-apiserver', '--kubeconfig-out', kubeconfig, '--metrics-port', String(apiserverMetricsPort)],
-      env: { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --max-old-space-size=${o.apiserverMaxOldSpaceMB}`.trim() },
+      env: {
+        NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --max-old-space-size=${o.apiserverMaxOldSpaceMB}`.trim(),
+        GLIBC_TUNABLES: process.env['GLIBC_TUNABLES'] ?? APISERVER_GLIBC_TUNABLES,
+      },
+      nodeArgs: cpuProfArgs(o, 'local-apiserver', size),
     },
     workDir,
   );
@@ -308,7 +322,7 @@ async function stopPlatform(p: Platform): Promise<void> {
   await Promise.all([...p.controllers.map((c) => c.proc.stop(graceMs)), p.updater.proc.stop(graceMs)]);
   p.client.close();
   await p.proxy?.close();
-  await p.apiserver.stop();
+  await p.apiserver.stop(graceMs);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

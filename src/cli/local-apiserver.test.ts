@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { LocalApiServerStats } from '../../tools/local-apiserver/index.js';
 import { runCli } from './cli.js';
-import { apiserverRegistry, eventTtlOption } from './local-apiserver.js';
+import { apiserverRegistry, eventTtlOption, heapGrowingOption } from './local-apiserver.js';
 import { UsageError, type Io } from './verb.js';
 
 describe('inplace local-apiserver options and metrics', function () {
@@ -10,6 +10,13 @@ describe('inplace local-apiserver options and metrics', function () {
     expect(eventTtlOption('10m')).to.equal(600_000);
     expect(eventTtlOption('1h30m')).to.equal(5_400_000);
     for (const bad of ['soon', '0', '-1h', '10']) expect(() => eventTtlOption(bad), bad).to.throw(UsageError);
+  });
+
+  it('--heap-growing-percent takes an integer from 0 to 1000 and rejects anything else as a usage error', function () {
+    expect(heapGrowingOption(undefined)).to.equal(undefined);
+    expect(heapGrowingOption('0')).to.equal(0);
+    expect(heapGrowingOption('20')).to.equal(20);
+    for (const bad of ['', '-1', '1.5', '1001', 'x', '20%']) expect(() => heapGrowingOption(bad), bad).to.throw(UsageError);
   });
 
   it('exits 2 with the reason for a bad --event-ttl, before starting anything', async function () {

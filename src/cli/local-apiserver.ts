@@ -4,7 +4,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { LocalApiServerStats } from '../../tools/local-apiserver/index.js';
 import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
@@ -26,6 +26,22 @@ export function eventTtlOption(v: string | undefined): number | undefined {
   }
   if (!(ms > 0)) throw new UsageError(`--event-ttl must be positive, got "${v}"`);
   return ms;
+}
+
+/**
+ * How far (percent) V8 lets the heap grow beyond the live data after a full collection. V8's own factor reaches 300 %
+ * when the old-space limit is 2 GiB or more (Node's default on a machine with 16 GiB or more, the bench's 12 GiB): the
+ * server's RSS then followed a saw-tooth up to 2-3x its live data and kept the pages, most of its growth over 20 plans
+ * (bench/results/SCALING.md, "Embedded API server"). 20 % costs more full collections, a few percent of its CPU.
+ */
+export const DEFAULT_HEAP_GROWING_PERCENT = 20;
+
+/** `--heap-growing-percent`: an integer 0–1000 (0 = V8's own factor), or undefined when absent. */
+export function heapGrowingOption(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n > 1000) throw new UsageError(`--heap-growing-percent must be an integer from 0 to 1000, got "${v}"`);
+  return n;
 }
 
 const isMajorGc = (e: PerformanceEntry): boolean =>
@@ -113,7 +129,10 @@ Options:
   --event-ttl D          Events are deleted this long after their last write (default 1h, as kube-apiserver's
                          --event-ttl); they are most of what grows while plans run back to back
   --metrics-port N       serve Prometheus /metrics (V8 heap, RSS, stored objects and watch events per resource)
-                         on 127.0.0.1:N over plain HTTP (0 = any free port; default: off)`,
+                         on 127.0.0.1:N over plain HTTP (0 = any free port; default: off)
+  --heap-growing-percent N
+                         let V8's heap grow N % beyond the live data after a full collection (default
+                         ${DEFAULT_HEAP_GROWING_PERCENT}; 0 = V8's own factor, up to 300 % on a large machine)`,
   options: {
     port: { type: 'string' },
     persist: { type: 'string' },
@@ -121,6 +140,7 @@ Options:
     'kubeconfig-out': { type: 'string' },
     'event-ttl': { type: 'string' },
     'metrics-port': { type: 'string' },
+    'heap-growing-percent': { type: 'string' },
   },
   async run(args, io) {
     if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
@@ -128,6 +148,9 @@ Options:
     const metricsPort = portOption(args, 'metrics-port');
     const eventTtlMs = eventTtlOption(str(args, 'event-ttl'));
     const persist = str(args, 'persist');
+    const heapGrowing = heapGrowingOption(str(args, 'heap-growing-percent')) ?? DEFAULT_HEAP_GROWING_PERCENT;
+    // Read by V8 at every full collection, so setting it now (before the stores fill) is as good as a node flag.
+    if (heapGrowing > 0) setFlagsFromString(`--heap-growing-percent=${heapGrowing}`);
     const { startLocalApiServer } = await import('../../tools/local-apiserver/index.js');
     const server = await startLocalApiServer({
       ...(port !== undefined ? { port } : {}),

@@ -13,6 +13,7 @@ import {
   unsupportedMediaType,
   type FieldError,
 } from './errors.js';
+import { cloneJson, jsonEqual } from './json.js';
 import { generateName, newUid, now, validateMeta, validateName } from './meta.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 import { apiVersionOf, builtinResources, grKey, type ResourceDef } from './resources.js';
@@ -45,6 +46,8 @@ export interface WriteResult {
   obj: Obj;
   warnings: string[];
   created?: boolean;
+  /** `obj`'s JSON (storage version) when the write serialized it: a response in that version sends it as is. */
+  json?: string;
 }
 
 /** A persisted mutation (for the append log). */
@@ -64,21 +67,24 @@ function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function clone<T>(v: T): T {
-  return JSON.parse(JSON.stringify(v)) as T;
-}
+const clone = cloneJson;
 
 function meta(o: Obj): Obj {
   if (!isObj(o.metadata)) o.metadata = {};
   return o.metadata as Obj;
 }
 
+/** Whether two objects are equal apart from their metadata (semantically: key order does not matter). */
 function nonMetadataEqual(a: Obj, b: Obj): boolean {
-  const strip = (o: Obj): string => {
-    const { metadata: _m, ...rest } = o;
-    return stableStringify(rest);
-  };
-  return strip(a) === strip(b);
+  let na = 0;
+  for (const k in a) {
+    if (k === 'metadata' || a[k] === undefined) continue;
+    na++;
+    if (!Object.prototype.hasOwnProperty.call(b, k) || b[k] === undefined || !jsonEqual(a[k], b[k])) return false;
+  }
+  let nb = 0;
+  for (const k in b) if (k !== 'metadata' && b[k] !== undefined) nb++;
+  return na === nb;
 }
 
 /** JSON with sorted keys, for semantic equality. */
@@ -350,7 +356,16 @@ export class Core {
     return JSON.stringify(this.toVersion(def, version, e.obj));
   }
 
-  private writeStore(def: ResourceDef, nsIn: string, name: string, obj: Obj, type: 'ADDED' | 'MODIFIED', prev?: Obj): void {
+  /** Stores a version; returns its JSON when it was serialized (for watchers or persistence; the response reuses it). */
+  private writeStore(
+    def: ResourceDef,
+    nsIn: string,
+    name: string,
+    obj: Obj,
+    type: 'ADDED' | 'MODIFIED',
+    prev?: Obj,
+    forResponse = false,
+  ): string | undefined {
     const gr = grKey(def.group, def.plural);
     // Each request parses its own copy of the namespace; every retained watch event holds one.
     const ns = this.interner.intern(nsIn);
@@ -358,12 +373,13 @@ export class Core {
     const store = this.store(gr);
     // In place, content unchanged: the retained versions of an object share what a write left alone.
     shareWith(obj, prev, this.interner);
-    const json = store.watchers.size > 0 || this.onPersist ? JSON.stringify(obj) : undefined;
+    const json = forResponse || store.watchers.size > 0 || this.onPersist ? JSON.stringify(obj) : undefined;
     store.put(ns, name, obj, Number((obj.metadata as Obj).resourceVersion), type, prev, json);
     // Like etcd's lease per Event write (kube-apiserver --event-ttl): an Event lives eventTtlMs after its last write.
     if (EVENT_GRS.has(gr)) this.eventWrites.set(`${gr}|${ResourceStore.key(ns, name)}`, { gr, ns, name, at: this.now() });
     this.gc.written(gr, ResourceStore.key(ns, name), prev, obj);
     this.onPersist?.({ op: 'put', gr, key: ResourceStore.key(ns, name), obj, rv: this.rv, json });
+    return json;
   }
 
   private removeStore(def: ResourceDef, nsIn: string, name: string, finalObj: Obj): void {
@@ -430,12 +446,21 @@ export class Core {
     if (schema) applyDefaults(obj, schema);
     let errs: FieldError[] = [];
     if (schema) {
+      // From here on nothing changes the body outside its metadata: what the update left as it was becomes the stored
+      // version's own (as writeStore would do anyway), so validation and CEL skip it by identity.
+      if (old) for (const k in obj) if (k !== 'metadata') obj[k] = shareWith(obj[k], old[k], this.interner);
       const { metadata: _m, ...rest } = obj;
+      let oldRest: Obj | undefined;
+      if (old) {
+        const { metadata: _om, ...r } = old;
+        oldRest = r;
+      }
       validate(
         rest,
         { ...schema, properties: { ...(schema.properties ?? {}) }, required: (schema.required ?? []).filter((r) => r !== 'metadata') },
         '',
         errs,
+        oldRest,
       );
       // Validation ratcheting (on by default since 1.30): an update may keep a value that is invalid but unchanged.
       if (old) errs = errs.filter((e) => !sameAt(obj, old, e.field));
@@ -703,9 +728,9 @@ export class Core {
     }
     m.resourceVersion = String(this.nextRv());
     const stored = normalizeMeta(obj);
-    this.writeStore(def, def.namespaced ? ns : '', name, stored, 'ADDED');
+    const json = this.writeStore(def, def.namespaced ? ns : '', name, stored, 'ADDED', undefined, true);
     if (gr === CRD_GR) this.onCrdWritten(stored);
-    return { obj: stored, warnings, created: true };
+    return { obj: stored, warnings, created: true, ...(json !== undefined ? { json } : {}) };
   }
 
   /** UPDATE (PUT) of the main resource or the status subresource. */
@@ -838,7 +863,7 @@ export class Core {
     } else delete m.generation;
     m.resourceVersion = om.resourceVersion;
     const normalized = normalizeMeta(obj);
-    if (sameBody && stableStringify(normalized.metadata) === stableStringify(old.metadata)) {
+    if (sameBody && jsonEqual(normalized.metadata, old.metadata)) {
       // A no-op write does not bump resourceVersion nor notify watchers, as in kube-apiserver.
       return { obj: old, warnings };
     }
@@ -852,9 +877,9 @@ export class Core {
       this.removeStore(def, def.namespaced ? ns : '', name, normalized);
       return { obj: normalized, warnings };
     }
-    this.writeStore(def, def.namespaced ? ns : '', name, normalized, 'MODIFIED', old);
+    const json = this.writeStore(def, def.namespaced ? ns : '', name, normalized, 'MODIFIED', old, true);
     if (grKey(def.group, def.plural) === CRD_GR) this.onCrdWritten(normalized);
-    return { obj: normalized, warnings };
+    return { obj: normalized, warnings, ...(json !== undefined ? { json } : {}) };
   }
 
   /** PATCH: merge, JSON patch, strategic (built-ins) or server-side apply. */

@@ -2,6 +2,7 @@
 import { CelError, compileCel, type CelProgram } from './cel.js';
 import { ruleCostProblems } from './cel-cost.js';
 import type { FieldError } from './errors.js';
+import { jsonEqual } from './json.js';
 import type { PrinterColumn, ResourceDef, VersionDef } from './resources.js';
 import { structuralProblems, type Schema } from './schema.js';
 
@@ -223,16 +224,6 @@ export function crdToResource(crd: Obj): { def?: ResourceDef; errors: FieldError
   };
 }
 
-function stable(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stable).join(',')}]`;
-  if (isObj(v))
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stable(v[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(v) ?? 'undefined';
-}
-
 function keyOf(item: unknown, keys: string[]): string | undefined {
   if (!isObj(item)) return undefined;
   return JSON.stringify(keys.map((k) => item[k] ?? null));
@@ -283,10 +274,11 @@ export function celSkippedNotice(): FieldError {
 
 /** Evaluates x-kubernetes-validations over a value (and its correlated old value for transition rules). */
 export function celValidate(value: unknown, old: unknown, schema: Schema | undefined, path: string, errs: FieldError[]): void {
-  if (!schema || value === undefined || value === null) return;
+  // A subtree without rules has nothing to evaluate: most of an object (the walk was a fifth of the write's CPU).
+  if (!schema || value === undefined || value === null || !schemaHasRules(schema)) return;
   const rules = compiled.get(schema);
   if (rules) {
-    const unchanged = old !== undefined && stable(value) === stable(old);
+    const unchanged = old !== undefined && jsonEqual(value, old);
     for (const r of rules) {
       if (r.program.usesOldSelf && old === undefined) continue;
       // CEL ratcheting: a non-transition rule is not re-evaluated on an unchanged value.

@@ -80,6 +80,31 @@ describe('structural schema', function () {
     expect(errs({ spec: { ios: 3 } })).to.deep.equal([]);
   });
 
+  it('does not walk what an update left as the stored version has it (identity), but walks every changed subtree', function () {
+    const stored = { spec: { a: 1, n: 0, items: [{ k: 'a', v: 'bad' }], map: { k: 2 } } };
+    const next = { spec: { ...stored.spec, n: 9, map: { k: 3 } } };
+    const out: FieldError[] = [];
+    validate(next, schema, '', out, stored);
+    // Unchanged: a (an equal value), items (the stored array itself). Changed: n, map.
+    expect(out.map((x) => x.field)).to.deep.equal(['spec.n', 'spec.map.k']);
+    const all: FieldError[] = [];
+    validate(next, schema, '', all);
+    expect(all.map((x) => x.field)).to.deep.equal(['spec.a', 'spec.n', 'spec.items[0].v', 'spec.map.k']);
+  });
+
+  it('counts string lengths in code points', function () {
+    const s: Schema = { type: 'string', maxLength: 2, minLength: 2 };
+    const run = (v: string): string[] => {
+      const out: FieldError[] = [];
+      validate(v, s, 'f', out);
+      return out.map((x) => x.type);
+    };
+    expect(run('😀😀')).to.deep.equal([]);
+    expect(run('😀😀😀')).to.deep.equal(['FieldValueTooLong']);
+    expect(run('😀')).to.deep.equal(['FieldValueInvalid']);
+    expect(run('\ud800a')).to.deep.equal([]);
+  });
+
   it('flags a non-structural schema (missing type below the root)', function () {
     const out: string[] = [];
     structuralProblems({ type: 'object', properties: { spec: { properties: {} } } }, 'openAPIV3Schema', out);

@@ -81,6 +81,23 @@ function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Unicode code points of a string (kube-openapi's length), without an array of them. */
+function codePoints(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
 function joinPath(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
 }
@@ -253,8 +270,11 @@ function inv(field: string, value: unknown, detail: string): FieldError {
 }
 
 /** Validates a value against a structural schema, appending k8s-style field errors. */
-export function validate(value: unknown, schema: Schema | undefined, path: string, errs: FieldError[]): void {
+export function validate(value: unknown, schema: Schema | undefined, path: string, errs: FieldError[], old?: unknown): void {
   if (!schema) return;
+  // `old` (an update's stored version, subtrees shared with `value` where equal): every error inside a subtree the
+  // update left as it was would be ratcheted away, so the subtree is not walked (most of an object on a status write).
+  if (old !== undefined && value === old) return;
   const name = path;
   if (value === null) {
     if (schema.nullable || (!schema.type && !schema['x-kubernetes-int-or-string'])) return;
@@ -302,7 +322,7 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
   if (typeof value === 'string') {
     // kube-openapi's string validator stops at the first of maxLength, minLength, pattern (a too-long value gets no
     // pattern error); its format validator runs apart and reports a bad format as a type error.
-    const len = [...value].length;
+    const len = schema.maxLength !== undefined || schema.minLength !== undefined ? codePoints(value) : 0;
     if (schema.maxLength !== undefined && len > schema.maxLength) {
       errs.push({
         type: 'FieldValueTooLong',
@@ -388,10 +408,13 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
         seen.add(k);
       });
     }
-    if (schema.items) value.forEach((v, i) => validate(v, schema.items, `${path}[${i}]`, errs));
+    if (schema.items) {
+      const oldItems = Array.isArray(old) ? (old as unknown[]) : undefined;
+      for (let i = 0; i < value.length; i++) validate(value[i], schema.items, `${path}[${i}]`, errs, oldItems?.[i]);
+    }
   }
   if (isObj(value)) {
-    const n = Object.keys(value).length;
+    const n = schema.maxProperties !== undefined || schema.minProperties !== undefined ? Object.keys(value).length : 0;
     if (schema.maxProperties !== undefined && n > schema.maxProperties) {
       errs.push({
         type: 'FieldValueTooMany',
@@ -413,10 +436,12 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
       if (typeof value.apiVersion !== 'string' || value.apiVersion === '')
         errs.push({ type: 'FieldValueRequired', field: joinPath(path, 'apiVersion'), detail: 'must not be empty' });
     }
-    for (const [k, v] of Object.entries(value)) {
+    const oldObj = isObj(old) ? old : undefined;
+    for (const k of Object.keys(value)) {
+      const v = value[k];
       const sub = schema.properties?.[k];
-      if (sub) validate(v, sub, joinPath(path, k), errs);
-      else if (isObj(schema.additionalProperties)) validate(v, schema.additionalProperties, joinPath(path, k), errs);
+      if (sub) validate(v, sub, joinPath(path, k), errs, oldObj?.[k]);
+      else if (isObj(schema.additionalProperties)) validate(v, schema.additionalProperties, joinPath(path, k), errs, oldObj?.[k]);
     }
   }
   for (const s of schema.allOf ?? []) validateValueOnly(value, s, path, errs);
