@@ -2,25 +2,15 @@
 import type { KubeObject } from '../api/kube.js';
 import { matchesRequirements, parseSelector, type LabelRequirement } from './pure/labels.js';
 import type { Store } from './pure/types.js';
+import { deepFreeze } from './pure/freeze.js';
 
 /** Store key of an object: `namespace/name`, or `name` when cluster-scoped. */
 export const keyOf = (namespace: string | undefined, name: string): string => (namespace ? `${namespace}/${name}` : name);
 /** Store key of an object from its metadata. */
 export const objectKey = (obj: KubeObject): string => keyOf(obj.metadata.namespace, obj.metadata.name ?? '');
 
-/** Recursively freezes an object so that accidental mutation of cached state throws (ESM code is strict). */
-export function deepFreeze<T>(v: T): T {
-  // Iterative: a real API server accepts objects nested thousands of levels deep, which must not overflow the stack.
-  const todo: unknown[] = [v];
-  while (todo.length > 0) {
-    const x = todo.pop();
-    if (x !== null && typeof x === 'object' && !Object.isFrozen(x)) {
-      Object.freeze(x);
-      for (const c of Object.values(x)) if (c !== null && typeof c === 'object') todo.push(c);
-    }
-  }
-  return v;
-}
+/** Re-exported where it was always imported from: the store freezes every object it caches. */
+export { deepFreeze };
 
 /**
  * The store behind an informer. Cached objects are frozen and shared: `get` returns a mutable deep copy

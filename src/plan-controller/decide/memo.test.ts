@@ -5,7 +5,7 @@ import { DecideMemo, decidePlan } from '../decide.js';
 import type { PlanDecision } from '../decide.js';
 import { labelValue, machineUpdateName } from '../names.js';
 import { kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../testkit.js';
-import { freezeDeep } from './memo.js';
+import { deepFreeze } from '../../runtime/pure/freeze.js';
 
 // The decision memo is a pure cache: a decision through it must equal the decision without it, reconcile after
 // reconcile, while the world changes the way the informer stores change it (changed objects are new frozen objects,
@@ -29,7 +29,7 @@ function change<T extends { metadata?: { name?: string } }>(list: T[], name: str
     if (o.metadata?.name !== name) return o;
     const c = structuredClone(o);
     fn(c);
-    return freezeDeep(c);
+    return deepFreeze(c);
   });
 }
 
@@ -51,7 +51,7 @@ function apply(w: World, d: PlanDecision): World {
   let musNow = w.mus;
   for (const a of d.abort)
     musNow = musNow.map((x) =>
-      x.metadata?.name === a ? freezeDeep({ ...structuredClone(x), spec: { ...x.spec, updatePhase: 'aborting' } }) : x,
+      x.metadata?.name === a ? deepFreeze({ ...structuredClone(x), spec: { ...x.spec, updatePhase: 'aborting' } }) : x,
     );
   const created = d.create.map((c) => {
     const m = mu(c.machine, 'updating', { target: c.target.name, kind: c.target.kind });
@@ -59,9 +59,9 @@ function apply(w: World, d: PlanDecision): World {
     m.metadata!.ownerReferences = [{ apiVersion: 'x', kind: 'InPlaceUpdatePlan', name: 'p1', uid: 'uid-1', controller: true }];
     m.spec.updaters = c.updaters;
     m.status = { ...m.status, startTime: at(w.clock) };
-    return freezeDeep(m);
+    return deepFreeze(m);
   });
-  const p = freezeDeep({ ...structuredClone(w.plan), status: d.status });
+  const p = deepFreeze({ ...structuredClone(w.plan), status: d.status });
   return { ...w, plan: p, machines: machinesNow, mus: [...musNow, ...created] };
 }
 
@@ -76,7 +76,7 @@ function finish(w: World, noNode: ReadonlySet<string> = new Set()): World {
       if (!noNode.has(name)) (m['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: 'v1.30.1' };
     });
     const aborting = x.spec.updatePhase === 'aborting';
-    return freezeDeep({
+    return deepFreeze({
       ...structuredClone(x),
       status: { ...x.status, updateStatus: aborting ? 'aborted' : 'updated', completionTime: at(w.clock) },
     } as MachineUpdate);
@@ -92,7 +92,7 @@ const snapOf = (w: World) => {
   return s;
 };
 
-const CP = freezeDeep(kcp());
+const CP = deepFreeze(kcp());
 
 /** Decides with and without the memo and requires the same decision; returns it. */
 function check(w: World, memo: DecideMemo, step: string): PlanDecision {
@@ -113,9 +113,9 @@ describe('decision memo (decide/memo.ts)', () => {
     p.metadata!.uid = 'uid-1';
     p.spec.soak = '5m';
     let w: World = {
-      plan: freezeDeep(p),
-      mds: mdNames.map((n) => freezeDeep(md(n, { replicas: 4, maxUnavailable: 2 }))),
-      machines: freezeDeep([...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }), ...mdNames.flatMap((n) => machines(n, 4, { md: n }))]),
+      plan: deepFreeze(p),
+      mds: mdNames.map((n) => deepFreeze(md(n, { replicas: 4, maxUnavailable: 2 }))),
+      machines: deepFreeze([...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }), ...mdNames.flatMap((n) => machines(n, 4, { md: n }))]),
       mus: [],
       clock: 0,
     };
@@ -134,12 +134,12 @@ describe('decision memo (decide/memo.ts)', () => {
         // A machine not yet started goes away; one in flight is being deleted (its update is aborted).
         const inFlight = w.mus.find((x) => x.status?.updateStatus === 'updating' && x.spec.target.name === 'cluster1-md-0');
         w = { ...w, machines: w.machines.filter((m) => m.metadata.name !== 'cluster1-md-0-3') };
-        w = { ...w, machines: [...w.machines, freezeDeep(machines('cluster1-md-0', 10, { md: 'cluster1-md-0' })[9]!)] };
+        w = { ...w, machines: [...w.machines, deepFreeze(machines('cluster1-md-0', 10, { md: 'cluster1-md-0' })[9]!)] };
         if (inFlight) w = { ...w, machines: change(w.machines, nameOfMu(inFlight), (m) => (m.metadata.deletionTimestamp = at(w.clock))) };
       } else if (step === 8) {
         // md-1 scaled 4 -> 5, its new machine created; a machine of md-2 turns NotReady.
         w = { ...w, mds: change(w.mds, 'cluster1-md-1', (o) => ((o['spec'] as Record<string, unknown>)['replicas'] = 5)) };
-        w = { ...w, machines: [...w.machines, freezeDeep(machines('cluster1-md-1', 5, { md: 'cluster1-md-1' })[4]!)] };
+        w = { ...w, machines: [...w.machines, deepFreeze(machines('cluster1-md-1', 5, { md: 'cluster1-md-1' })[4]!)] };
         w = {
           ...w,
           machines: change(
@@ -224,17 +224,17 @@ describe('decision memo (decide/memo.ts)', () => {
   it('reuses a target evaluation only while its inputs are the same objects', () => {
     const p = plan({ ...started, mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] });
     p.metadata!.uid = 'uid-1';
-    const ms = freezeDeep([
+    const ms = deepFreeze([
       ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
       ...machines('cluster1-md-0', 2, { md: 'cluster1-md-0' }),
       ...machines('cluster1-md-1', 2, { md: 'cluster1-md-1' }),
     ]);
     const cpMus = [0, 1, 2].map((i) =>
-      freezeDeep({ ...mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' }) }),
+      deepFreeze({ ...mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' }) }),
     );
     const w: World = {
-      plan: freezeDeep(p),
-      mds: [freezeDeep(md('cluster1-md-0')), freezeDeep(md('cluster1-md-1'))],
+      plan: deepFreeze(p),
+      mds: [deepFreeze(md('cluster1-md-0')), deepFreeze(md('cluster1-md-1'))],
       machines: ms,
       mus: cpMus,
       clock: 0,
@@ -254,9 +254,9 @@ describe('decision memo (decide/memo.ts)', () => {
     const p = plan({ ...started, mds: [target('cluster1-md-0', 2)] });
     p.metadata!.uid = 'uid-1';
     const w: World = {
-      plan: freezeDeep(p),
-      mds: [freezeDeep(md('cluster1-md-0'))],
-      machines: freezeDeep([
+      plan: deepFreeze(p),
+      mds: [deepFreeze(md('cluster1-md-0'))],
+      machines: deepFreeze([
         ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
         ...machines('cluster1-md-0', 3, { md: 'cluster1-md-0' }),
       ]),
@@ -281,17 +281,17 @@ describe('decision memo (decide/memo.ts)', () => {
   it('reads per machine while an update counts under another target than its machine (and the decision after)', () => {
     const p = plan({ ...started, mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] });
     p.metadata!.uid = 'uid-1';
-    const cpMus = [0, 1, 2].map((i) => freezeDeep(mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' })));
-    const ms = freezeDeep([
+    const cpMus = [0, 1, 2].map((i) => deepFreeze(mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' })));
+    const ms = deepFreeze([
       ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
       ...machines('cluster1-md-0', 2, { md: 'cluster1-md-0' }),
       ...machines('cluster1-md-1', 2, { md: 'cluster1-md-1' }),
     ]);
     // md-1-0's update names md-0 as its target (its machine was relabelled since): it counts for md-1's machine.
-    const cross = freezeDeep(mu('cluster1-md-1-0', 'failed', { target: 'cluster1-md-0', message: 'x' }));
+    const cross = deepFreeze(mu('cluster1-md-1-0', 'failed', { target: 'cluster1-md-0', message: 'x' }));
     const w: World = {
-      plan: freezeDeep(p),
-      mds: [freezeDeep(md('cluster1-md-0')), freezeDeep(md('cluster1-md-1'))],
+      plan: deepFreeze(p),
+      mds: [deepFreeze(md('cluster1-md-0')), deepFreeze(md('cluster1-md-1'))],
       machines: ms,
       mus: [...cpMus, cross],
       clock: 0,
@@ -309,12 +309,12 @@ describe('decision memo (decide/memo.ts)', () => {
   it('notices an update that counts under another target once its machine alone was relabelled, until the update goes', () => {
     const p = plan({ ...started, mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] });
     p.metadata!.uid = 'uid-1';
-    const cpMus = [0, 1, 2].map((i) => freezeDeep(mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' })));
-    const own = freezeDeep(mu('cluster1-md-1-0', 'updated', { target: 'cluster1-md-1' }));
+    const cpMus = [0, 1, 2].map((i) => deepFreeze(mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' })));
+    const own = deepFreeze(mu('cluster1-md-1-0', 'updated', { target: 'cluster1-md-1' }));
     let w: World = {
-      plan: freezeDeep(p),
-      mds: [freezeDeep(md('cluster1-md-0')), freezeDeep(md('cluster1-md-1'))],
-      machines: freezeDeep([
+      plan: deepFreeze(p),
+      mds: [deepFreeze(md('cluster1-md-0')), deepFreeze(md('cluster1-md-1'))],
+      machines: deepFreeze([
         ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
         ...machines('cluster1-md-0', 2, { md: 'cluster1-md-0' }),
         ...machines('cluster1-md-1', 2, { md: 'cluster1-md-1' }),
@@ -349,9 +349,9 @@ describe('decision memo (decide/memo.ts)', () => {
     p.metadata!.uid = 'uid-1';
     const version = (v: string) => (m: KubeObject) => ((m['spec'] as Record<string, unknown>)['version'] = v);
     let w: World = {
-      plan: freezeDeep(p),
-      mds: ['cluster1-md-0', 'cluster1-md-1', 'cluster1-md-2'].map((n) => freezeDeep(md(n))),
-      machines: freezeDeep([
+      plan: deepFreeze(p),
+      mds: ['cluster1-md-0', 'cluster1-md-1', 'cluster1-md-2'].map((n) => deepFreeze(md(n))),
+      machines: deepFreeze([
         ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
         ...machines('cluster1-md-0', 2, { md: 'cluster1-md-0' }),
         ...machines('cluster1-md-1', 2, { md: 'cluster1-md-1' }),

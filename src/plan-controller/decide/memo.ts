@@ -122,19 +122,6 @@ export function machineIndex(machines: readonly KubeObject[], memo?: DecideMemo)
   return map;
 }
 
-/** Freezes a cached value and everything in it, so that a caller mutating a shared answer throws instead of corrupting it. */
-export function freezeDeep<T>(v: T): T {
-  const todo: unknown[] = [v];
-  while (todo.length > 0) {
-    const x = todo.pop();
-    if (x !== null && typeof x === 'object' && !Object.isFrozen(x)) {
-      Object.freeze(x);
-      for (const c of Object.values(x)) if (c !== null && typeof c === 'object') todo.push(c);
-    }
-  }
-  return v;
-}
-
 /**
  * Positions where `next` holds another object than `prev` (appended ones included), or undefined when an object was
  * removed or moved (names differ at a position): then the caller starts over. The store appends new objects and keeps

@@ -12,7 +12,8 @@ import { targetsOf } from '../validate.js';
 import type { PlanStance } from './mode.js';
 import { failureNote, machineState, machinesByTarget, targetKey } from './machines.js';
 import type { DecideMemo } from './memo.js';
-import { freezeDeep, sameRefs } from './memo.js';
+import { deepFreeze } from '../../runtime/pure/freeze.js';
+import { sameRefs } from './memo.js';
 import { rolloutTarget } from './start.js';
 import { restoreSurge } from './surge.js';
 import type { MachineGroups, Mode, TargetCount, TargetEval, TargetScope, TargetSize, UpdateStatusValue } from './types.js';
@@ -341,7 +342,7 @@ function memoEvalTarget(memo: DecideMemo, scope: TargetScope, t: NamedTarget, mo
     ev = prev!.ev;
   } else {
     memo.stats.targetMisses++;
-    ev = freezeDeep(evalTarget(scope, t, mode, reached));
+    ev = deepFreeze(evalTarget(scope, t, mode, reached));
   }
   memo.targets.set(tk, { key, owner, machines, mus, atTarget, targetMus, ev });
   // The row is the caller's to annotate (soak notes, status); the rest is read-only.

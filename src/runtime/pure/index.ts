@@ -8,3 +8,4 @@ export * from './jsonpointer.js';
 export * from './conditions.js';
 export * from './set-patch.js';
 export * from './merge-patch.js';
+export * from './freeze.js';

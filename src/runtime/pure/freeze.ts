@@ -1,0 +1,15 @@
+// Freezing shared values (pure): the informer store's cached objects and the plan decision's memoised answers.
+
+/** Recursively freezes a value so that accidental mutation of shared state throws (ESM code is strict). */
+export function deepFreeze<T>(v: T): T {
+  // Iterative: a real API server accepts objects nested thousands of levels deep, which must not overflow the stack.
+  const todo: unknown[] = [v];
+  while (todo.length > 0) {
+    const x = todo.pop();
+    if (x !== null && typeof x === 'object' && !Object.isFrozen(x)) {
+      Object.freeze(x);
+      for (const c of Object.values(x)) if (c !== null && typeof c === 'object') todo.push(c);
+    }
+  }
+  return v;
+}
