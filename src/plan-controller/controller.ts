@@ -47,6 +47,8 @@ import { BOOT_ID_BEFORE_ANNOTATION, bootIdBefore, gateFailureDeltas } from './ga
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
 import { collectClones } from './clones-act.js';
 import { finishedAt } from './history.js';
+import { ReconcileTiming, type ReconcileClock } from './timing.js';
+import type { Registry } from 'prom-client';
 
 /** Name of the controller (also its event source and field manager). */
 export const CONTROLLER_NAME = 'plan-controller';
@@ -100,6 +102,8 @@ export interface PlanDeps {
    * objects changed. A pure cache (a restart, with none, decides the same); dropped with the plan or once it ended.
    */
   decide: Map<string, { uid: string; memo: DecideMemo }>;
+  /** The reconcile cycle's clock (timing.ts); none in tests that build deps by hand. */
+  timing?: ReconcileTiming;
 }
 
 /** Options of setupPlanController. */
@@ -135,6 +139,10 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     prestart: new Map(),
     atTarget: new Map(),
     decide: new Map(),
+    timing: new ReconcileTiming(
+      (mgr as Manager & { metrics?: { registry?: Registry } }).metrics?.registry,
+      mgr.log.child({ controller: CONTROLLER_NAME }),
+    ),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
     taskCrds: new Map(),
     refKindFailures: new Map(),
@@ -158,7 +166,11 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     // reconciles kept the process at 100% CPU and its watches fell seconds behind. Resting twice the CPU the last run
     // used bounds a plan to a third of a core (waits on writes cost no rest: small fleets keep their pace); the events
     // meanwhile collapse into the next run, at most 1 s later.
-    .withCooldown((_wallMs, cpuMs) => Math.min(2 * cpuMs, 1000))
+    .withCooldown((_wallMs, cpuMs, key) => {
+      const ms = Math.min(2 * cpuMs, 1000);
+      deps.timing?.cooldown(key, ms);
+      return ms;
+    })
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
   return holder.ctrl;
 }
@@ -168,15 +180,32 @@ export async function reconcile(deps: PlanDeps, key: ObjectKey, log: Logger): Pr
   const ns = key.namespace ?? '';
   const cached = deps.plans.peek(ns, key.name);
   if (!cached) {
+    deps.timing?.drop(keyOfPlan(ns, key.name));
     deps.expectations.delete(keyOfPlan(ns, key.name));
     deps.prestart.delete(keyOfPlan(ns, key.name));
     deps.atTarget.delete(keyOfPlan(ns, key.name));
     deps.decide.delete(keyOfPlan(ns, key.name));
     return Action.awaitChange();
   }
+  const clock = deps.timing?.start(keyOfPlan(ns, key.name));
+  try {
+    return await reconcileTimed(deps, cached, log, clock);
+  } finally {
+    clock?.end(log);
+  }
+}
+
+async function reconcileTimed(
+  deps: PlanDeps,
+  cached: InPlaceUpdatePlan & KubeObject,
+  log: Logger,
+  clock: ReconcileClock | undefined,
+): Promise<Action> {
   const plan = structuredClone(cached);
   const snap = await buildSnapshot(deps, plan);
+  clock?.mark('snapshot');
   const d = decidePlan(snap, decideMemo(deps, plan));
+  clock?.mark('decide');
   // Act once, in this order: supersede, finalizer, owners (paused before a target's first machine starts, docs/design.md §11),
   // machines, surge; a failed effect stops the ones after it (each depends on the one before), yet the status is written
   // from what is known either way, so it never freezes while machines finish. Events and metrics once it is written.
@@ -185,11 +214,17 @@ export async function reconcile(deps: PlanDeps, key: ObjectKey, log: Logger): Pr
   let failure: unknown;
   try {
     await reconcileSupersede(deps, plan, d, log);
+    clock?.mark('supersede');
     latest = await reconcileFinalizer(deps, plan, d);
+    clock?.mark('finalizer');
     outcomes = await actOwners(ownerDeps(deps), snap, d, log);
+    clock?.mark('owners');
     await reconcileMachines(deps, latest, d, log, blockedTargets(outcomes));
+    clock?.mark('machines');
     await reconcileSurge(deps, latest, d, log);
+    clock?.mark('surge');
     await reconcileClones(deps, snap, d, log);
+    clock?.mark('clones');
   } catch (err) {
     failure = err;
     log.info({ err: (err as Error).message }, 'an effect failed; status written from what is known, retrying');
@@ -198,6 +233,7 @@ export async function reconcile(deps: PlanDeps, key: ObjectKey, log: Logger): Pr
   if (failure !== undefined && d.finalizer === 'remove') d.finalizer = undefined;
   const gateFailures = gateFailureDeltas(plan.status, d.status);
   latest = await reconcileStatus(deps, latest, d);
+  clock?.mark('status');
   recordEvents(deps, latest, d);
   for (const [gate, n] of gateFailures) deps.metrics.gateFailures.inc({ gate }, n);
   deps.metrics.recordHolds(latest, d.gatesHolding ?? []);
