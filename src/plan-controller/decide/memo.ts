@@ -57,6 +57,18 @@ export class DecideMemo {
   /** Per target key, for the cluster `groupsCluster`. */
   readonly groups = new Map<string, GroupMemoEntry>();
   groupsCluster: string | undefined;
+  /**
+   * machinesByTarget's last input and output, with each grouped machine's group and position in it: patched for the
+   * machines replaced in place (decide/machines.ts patchGroups).
+   */
+  byTarget:
+    | {
+        cluster: string;
+        machines: readonly KubeObject[];
+        out: Map<string, KubeObject[]>;
+        where: ReadonlyMap<string, readonly [string, number]>;
+      }
+    | undefined;
   /** The upgrade rules' problems, the machines and key they were derived from. */
   upgrade: { key: string; machines: readonly KubeObject[]; problems: readonly string[] } | undefined;
   /** The upgrade rules' per-target checks (upgrade-rules.ts UpgradeGroupMemo), for the same key. */
