@@ -636,20 +636,22 @@ export async function reconcileMachines(
       await startMachine(deps, plan, c, log);
     }),
     ...relabels.map((l) => async () => void (await labelMachine(deps, plan, l, failures))),
+    // Aborts and unlabels in the same pool, after the starts: they depend on nothing above, and a stage of their own
+    // held the status write and the next reconcile (the next freed slot) for one more round trip.
+    ...d.abort.map((muName) => async () => {
+      await ignoreNotFound(
+        deps.client.patch(
+          MachineUpdates,
+          ns,
+          muName,
+          { spec: { updatePhase: UpdatePhase.aborting } },
+          { type: 'merge', fieldManager: FIELD_MANAGER },
+        ),
+      );
+    }),
+    ...d.unlabel.map((machine) => async () => unlabelMachine(deps, ns, machine, labelValue(plan.metadata.name ?? ''))),
   ];
   await eachSettled(jobs, failures, (job) => job());
-  await eachSettled(d.abort, failures, async (muName) => {
-    await ignoreNotFound(
-      deps.client.patch(
-        MachineUpdates,
-        ns,
-        muName,
-        { spec: { updatePhase: UpdatePhase.aborting } },
-        { type: 'merge', fieldManager: FIELD_MANAGER },
-      ),
-    );
-  });
-  await eachSettled(d.unlabel, failures, async (machine) => unlabelMachine(deps, ns, machine, labelValue(plan.metadata.name ?? '')));
   if (failures.length > 0) throw failures[0];
 }
 
