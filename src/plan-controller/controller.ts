@@ -355,8 +355,8 @@ function storeReader(deps: PlanDeps): ScopeReader {
     now: () => toKubeTime(new Date()),
     cluster: async (ns, name) => deps.clusters.peek(ns, name),
     machineDeployments: async (ns, names) => names.map((n) => deps.machineDeployments.peek(ns, n)).filter((o): o is KubeObject => !!o),
-    machines: async (ns, clusterName) => deps.machines.byLabel(Labels.clusterName, clusterName, ns),
-    machineUpdates: async (ns, planLabel) => deps.machineUpdates.byLabel(Labels.planName, planLabel, ns),
+    machines: async (ns, clusterName) => sharedByLabel(deps.machines, Labels.clusterName, clusterName, ns),
+    machineUpdates: async (ns, planLabel) => sharedByLabel(deps.machineUpdates, Labels.planName, planLabel, ns),
     plans: async (ns, clusterName) => deps.plans.list(ns).filter((p) => p.spec?.clusterName === clusterName),
     async read(ns, apiGroup, kind, name, purpose) {
       let res: ResourceType;
@@ -383,6 +383,15 @@ function storeReader(deps: PlanDeps): ScopeReader {
     },
     taskCrd: async (group, kind) => (await lookupTaskCrd(deps, group, kind)).crd,
   };
+}
+
+/**
+ * The store's shared, frozen list of a label's objects (store.ts byLabelView: no copy, the same array while the bucket
+ * is unchanged), or a copy from a store without it. Frozen: a caller that sorted or pushed into it would throw.
+ */
+function sharedByLabel<T extends KubeObject>(store: Store<T>, key: string, value: string, ns: string): T[] {
+  const view = (store as { byLabelView?: (k: string, v: string, n?: string) => readonly T[] }).byLabelView;
+  return (view ? view.call(store, key, value, ns) : store.byLabel(key, value, ns)) as T[];
 }
 
 /** Reads everything the decision needs from the informer stores (and discovery for kinds named at run time). */
