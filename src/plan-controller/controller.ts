@@ -47,7 +47,7 @@ import { BOOT_ID_BEFORE_ANNOTATION, bootIdBefore, gateFailureDeltas } from './ga
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
 import { collectClones } from './clones-act.js';
 import { finishedAt } from './history.js';
-import { statusWriteDelay } from './decide/status-write.js';
+import { isActionEvent, statusWriteDelay } from './decide/status-write.js';
 import { ReconcileTiming, type ReconcileClock } from './timing.js';
 import type { Registry } from 'prom-client';
 
@@ -244,7 +244,7 @@ async function reconcileTimed(
   const wait = statusWriteDelay({
     prev: latest.status,
     next: d.status,
-    events: d.events.length,
+    events: d.events.filter((e) => !isActionEvent(e.reason)).length,
     finalizer: d.finalizer !== undefined,
     failed: failure !== undefined,
     lastWriteAt: deps.statusWrittenAt.get(planKey),
@@ -252,6 +252,8 @@ async function reconcileTimed(
   });
   if (wait > 0) {
     clock?.mark('status');
+    // This reconcile's own actions are reported now; the transitions (none here) and metric deltas wait for the write.
+    recordEvents(deps, latest, { ...d, metrics: { started: 0, updated: 0, failed: 0 } });
     deps.metrics.recordHolds(latest, d.gatesHolding ?? []);
     const next = nextAction(snap, d, outcomes, failure);
     return next.kind === 'requeue' && next.afterMs <= wait ? next : Action.requeue(wait);

@@ -1,7 +1,8 @@
 // Which status changes may wait for the next write (live progress) and which are written at once.
 import { expect } from 'chai';
 import type { InPlaceUpdatePlanStatus } from '../../api/index.js';
-import { PROGRESS_WRITE_MS, progressOnly, statusWriteDelay } from './status-write.js';
+import { PlanEventReasons } from '../../api/index.js';
+import { PROGRESS_WRITE_MS, isActionEvent, progressOnly, statusWriteDelay } from './status-write.js';
 
 const base: InPlaceUpdatePlanStatus = {
   updateStatus: 'updating',
@@ -67,6 +68,17 @@ describe('plan-controller decide/status-write', () => {
     expect(statusWriteDelay(input(progressed, { finalizer: true }))).to.equal(0);
     expect(statusWriteDelay(input(progressed, { failed: true }))).to.equal(0);
     expect(statusWriteDelay(input(progressed, { prev: undefined }))).to.equal(0);
+  });
+
+  it("counts a machine start or a surge as the reconcile's own action, not a status change", () => {
+    expect(
+      [PlanEventReasons.machineUpdateStarted, PlanEventReasons.surged, PlanEventReasons.surgeRestored].map(isActionEvent),
+    ).to.deep.equal([true, true, true]);
+    expect([PlanEventReasons.targetUpdated, PlanEventReasons.targetFailed, PlanEventReasons.aborting].map(isActionEvent)).to.deep.equal([
+      false,
+      false,
+      false,
+    ]);
   });
 
   const significant: [string, InPlaceUpdatePlanStatus][] = [

@@ -5,6 +5,14 @@
 // a condition's status or reason, a target's verdict or failures, gate fields, times, generation) is written at once.
 // Pure.
 import type { InPlaceUpdatePlanStatus } from '../../api/index.js';
+import { PlanEventReasons } from '../../api/index.js';
+
+/**
+ * True for the Events of this reconcile's own actions (a machine started, a surge and its restore): they report writes
+ * already done, not the status, so they go out whether or not the status write waits (and count as no change).
+ */
+export const isActionEvent = (reason: string): boolean =>
+  reason === PlanEventReasons.machineUpdateStarted || reason === PlanEventReasons.surged || reason === PlanEventReasons.surgeRestored;
 
 /** How late a progress-only status change may be written. */
 export const PROGRESS_WRITE_MS = 1000;
@@ -52,7 +60,8 @@ export function progressOnly(prev: InPlaceUpdatePlanStatus | undefined, next: In
 }
 
 /**
- * How long the status write of this reconcile may wait (0: write now): a progress-only change (no events, no finalizer
+ * How long the status write of this reconcile may wait (0: write now): a progress-only change (no events but action
+ * events (`events` counts the others), no finalizer
  * change, no failed effect) waits until PROGRESS_WRITE_MS after the last write (`lastWriteAt`, undefined after a restart:
  * write now).
  */
