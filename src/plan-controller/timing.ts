@@ -24,6 +24,9 @@ export const PHASES = [
 /** One phase of the cycle. */
 export type Phase = (typeof PHASES)[number];
 
+/** A wait longer than this (the longest cooldown is 1 s) is a plan at rest, not a cycle's wait. */
+const IDLE_MS = 2000;
+
 /** How often the info-level summary is logged while reconciles happen. */
 const SUMMARY_MS = 30_000;
 
@@ -44,7 +47,7 @@ export class ReconcileTiming {
       ? ((registry.getSingleMetric('inplace_plan_controller_reconcile_phase_seconds') as Histogram<'phase'> | undefined) ??
         new Histogram({
           name: 'inplace_plan_controller_reconcile_phase_seconds',
-          help: "Seconds of a plan reconcile's cycle by phase: wait (since the plan's last reconcile ended, cooldown included), cooldown, snapshot, decide, the act phases, status.",
+          help: "Seconds of a plan reconcile's cycle by phase: wait (since the plan's last reconcile ended, cooldown included; gaps over 2 s are rest, not observed), cooldown, snapshot, decide, the act phases, status.",
           labelNames: ['phase'],
           buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
           registers: [registry],
@@ -68,7 +71,8 @@ export class ReconcileTiming {
     const t0 = performance.now();
     const phases: [Phase, number][] = [];
     const prev = this.last.get(planKey);
-    if (prev) {
+    // A longer gap is a plan at rest (nothing changed), not part of a cycle: not observed.
+    if (prev && t0 - prev.end <= IDLE_MS) {
       phases.push(['wait', t0 - prev.end]);
       phases.push(['cooldown', Math.min(prev.cooldownMs, t0 - prev.end)]);
     }
