@@ -8,6 +8,7 @@ import type { PlanSnapshot } from '../scope.js';
 import { machineState } from './machines.js';
 import type { EvaluatedTarget } from './targets.js';
 import type { MachineLabelIntent, MachineUpdateIntent, ScaleIntent } from './types.js';
+import type { DecideMemo } from './memo.js';
 
 /** The MachineUpdates to create and the scale patches; an ended plan starts nothing and only restores its surges. */
 export function startIntents(
@@ -49,8 +50,110 @@ export function abortsOf(
   return abort;
 }
 
-/** The machine labels that follow what is in flight: label machines in update (with their start), unlabel the rest. */
+/**
+ * The machine labels that follow what is in flight: label machines in update (with their start), unlabel the rest.
+ * With a memo and this decision's delta (memo.delta: the positions of the Machines and MachineUpdates that are new
+ * objects since the last decision), only those machines, the ones started now or last time and the ones whose start
+ * time was the clock are looked at again (labelsThroughMemo).
+ */
 export function labelChanges(
+  snap: PlanSnapshot,
+  mus: ReadonlyMap<string, MachineUpdate>,
+  planLabel: string,
+  create: readonly MachineUpdateIntent[],
+  memo?: DecideMemo,
+): { label: MachineLabelIntent[]; unlabel: string[] } {
+  if (memo) return labelsThroughMemo(snap, mus, planLabel, create, memo);
+  return labelsOfAll(snap, mus, planLabel, create);
+}
+
+/** What one machine needs: a label with its start time (`now`: the start time is the clock's), an unlabel, or nothing. */
+function labelOf(
+  m: KubeObject,
+  mus: ReadonlyMap<string, MachineUpdate>,
+  planLabel: string,
+  created: ReadonlySet<string>,
+  now: string,
+): { startedAt?: string; now?: boolean; unlabel?: boolean } | undefined {
+  if (isDeleting(m)) return undefined;
+  const name = nameOf(m);
+  let startedAt: string | undefined;
+  let clock = false;
+  if (created.has(name)) {
+    startedAt = now;
+    clock = true;
+  } else {
+    const mu = mus.get(name);
+    if (mu && machineState(mu) === 'inFlight') {
+      startedAt = mu.status?.startTime ?? mu.metadata?.creationTimestamp;
+      if (startedAt === undefined) {
+        startedAt = now;
+        clock = true;
+      }
+    }
+  }
+  const labelled = m.metadata.labels?.[Labels.planName] === planLabel;
+  if (startedAt !== undefined && (!labelled || m.metadata.annotations?.[Annotations.updateStartedAt] === undefined))
+    return { startedAt, ...(clock ? { now: true } : {}) };
+  if (startedAt === undefined && labelled) return { unlabel: true };
+  return clock ? { now: true } : undefined;
+}
+
+/** labelChanges through the memo (see there); the full pass when there is no delta to patch. */
+function labelsThroughMemo(
+  snap: PlanSnapshot,
+  mus: ReadonlyMap<string, MachineUpdate>,
+  planLabel: string,
+  create: readonly MachineUpdateIntent[],
+  memo: DecideMemo,
+): { label: MachineLabelIntent[]; unlabel: string[] } {
+  const created = new Set(create.map((c) => c.machine));
+  const last = memo.labels;
+  const delta = memo.delta;
+  const machines = snap.machines;
+  let state: NonNullable<DecideMemo['labels']>;
+  const look = (name: string, i: number): void => {
+    const m = machines[i];
+    state.entries.delete(name);
+    state.clock.delete(name);
+    if (!m || nameOf(m) !== name) return;
+    const r = labelOf(m, mus, planLabel, created, snap.now);
+    if (r?.now) state.clock.add(name);
+    if (r?.startedAt !== undefined || r?.unlabel)
+      state.entries.set(name, { pos: i, ...(r.startedAt !== undefined ? { startedAt: r.startedAt } : {}) });
+  };
+  if (last && delta && last.planLabel === planLabel && last.machines === delta.baseMachines && last.mus === delta.baseMus) {
+    state = { planLabel, machines, mus: snap.machineUpdates, entries: last.entries, clock: new Set(), pos: last.pos, created };
+    for (let i = last.machines.length; i < machines.length; i++) state.pos.set(nameOf(machines[i]!), i);
+    const names = new Set<string>([...last.clock, ...last.created, ...created]);
+    for (const i of delta.machines) names.add(nameOf(machines[i]!));
+    for (const i of delta.mus) names.add(snap.machineUpdates[i]!.spec.machineRef.name);
+    for (const n of names) {
+      const i = state.pos.get(n);
+      if (i === undefined) state.entries.delete(n);
+      else look(n, i);
+    }
+  } else {
+    state = { planLabel, machines, mus: snap.machineUpdates, entries: new Map(), clock: new Set(), pos: new Map(), created };
+    for (let i = 0; i < machines.length; i++) {
+      const name = nameOf(machines[i]!);
+      state.pos.set(name, i);
+      look(name, i);
+    }
+  }
+  memo.labels = state;
+  const ordered = [...state.entries].sort((a, b) => a[1].pos - b[1].pos);
+  const label: MachineLabelIntent[] = [];
+  const unlabel: string[] = [];
+  for (const [machine, e] of ordered) {
+    if (e.startedAt !== undefined) label.push({ machine, startedAt: e.startedAt });
+    else unlabel.push(machine);
+  }
+  return { label, unlabel };
+}
+
+/** labelChanges over every machine. */
+function labelsOfAll(
   snap: PlanSnapshot,
   mus: ReadonlyMap<string, MachineUpdate>,
   planLabel: string,

@@ -85,7 +85,30 @@ export class DecideMemo {
    * This decision's changes against the last one (soakCandidates): positions in the snapshot's MachineUpdates and
    * Machines holding new objects (appended ones included); undefined when not a patch (start over).
    */
-  delta: { mus: readonly number[]; machines: readonly number[] } | undefined;
+  delta:
+    | {
+        mus: readonly number[];
+        machines: readonly number[];
+        /** The lists these positions compare against (the last decision's). */
+        baseMus: readonly MachineUpdate[];
+        baseMachines: readonly KubeObject[];
+      }
+    | undefined;
+  /**
+   * labelChanges' last answer (decide/actions.ts): per machine to label (with its start) or unlabel, its position; the
+   * machines whose start time was the clock's; the machines started then; every machine's position; the lists it read.
+   */
+  labels:
+    | {
+        planLabel: string;
+        machines: readonly KubeObject[];
+        mus: readonly MachineUpdate[];
+        entries: Map<string, { pos: number; startedAt?: string }>;
+        clock: Set<string>;
+        pos: Map<string, number>;
+        created: ReadonlySet<string>;
+      }
+    | undefined;
   /** Machine names whose update counts under another target than the machine's (targets.ts), as of the last decision. */
   cross: Set<string> | undefined;
   /** The "updater not reporting" note of a MachineUpdate object, or null (weak). */
@@ -180,7 +203,7 @@ export function soakCandidates(
   for (let i = last!.mus.length; i < mus.length; i++)
     if (!position.has(mus[i]!.spec.machineRef.name)) position.set(mus[i]!.spec.machineRef.name, i);
   memo.soakLast = { key, mus, machines, position };
-  memo.delta = { mus: musChanged, machines: machinesChanged };
+  memo.delta = { mus: musChanged, machines: machinesChanged, baseMus: last!.mus, baseMachines: last!.machines };
   const names = new Set(memo.soakOpen);
   for (const i of musChanged) names.add(mus[i]!.spec.machineRef.name);
   for (const i of machinesChanged) names.add(machines[i]!.metadata.name ?? '');
