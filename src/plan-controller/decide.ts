@@ -41,7 +41,7 @@ export function decidePlan(snap: PlanSnapshot, memo?: DecideMemo): PlanDecision 
     problems: stance.problems,
     status: {},
     create,
-    abort: abortsOf(snap, stance.mus, stance.stopping, stance.machineByName),
+    abort: abortsOf(snap, stance.mus, stance.stopping, stance.machineByName, memo),
     label,
     unlabel,
     supersede,

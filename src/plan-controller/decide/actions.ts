@@ -32,14 +32,55 @@ export function startIntents(
   return { create, scale };
 }
 
-/** The in-flight MachineUpdates to abort: all of them when the plan stops, else those whose machine is going away. */
+/**
+ * The in-flight MachineUpdates to abort: all of them when the plan stops, else those whose machine is going away. With
+ * a memo and this decision's delta, only the machines whose Machine or MachineUpdate is a new object are looked at
+ * again (a machine gone is a removal: no delta, the full pass).
+ */
 export function abortsOf(
   snap: PlanSnapshot,
   mus: ReadonlyMap<string, MachineUpdate>,
   stopping: boolean,
   machineByName?: ReadonlyMap<string, KubeObject>,
+  memo?: DecideMemo,
 ): string[] {
   const machinesByName = machineByName ?? new Map(snap.machines.map((m) => [nameOf(m), m]));
+  const last = memo?.aborts;
+  const delta = memo?.delta;
+  const position = memo?.soakLast?.position;
+  if (memo && !stopping && position && memo.soakLast!.mus === snap.machineUpdates) {
+    const abortOf = (name: string): string | undefined => {
+      const mu = mus.get(name);
+      if (!mu || machineState(mu) !== 'inFlight' || mu.spec.updatePhase === UpdatePhase.aborting) return undefined;
+      const m = machinesByName.get(name);
+      return !m || isDeleting(m) ? (mu.metadata?.name ?? '') : undefined;
+    };
+    let entries: Map<string, string>;
+    if (last && delta && last.mus === delta.baseMus && last.machines === delta.baseMachines) {
+      entries = last.entries;
+      const names = new Set<string>();
+      for (const i of delta.machines) names.add(nameOf(snap.machines[i]!));
+      for (const i of delta.mus) names.add(snap.machineUpdates[i]!.spec.machineRef.name);
+      for (const n of names) {
+        const a = abortOf(n);
+        if (a === undefined) entries.delete(n);
+        else entries.set(n, a);
+      }
+    } else {
+      entries = new Map();
+      for (const n of mus.keys()) {
+        const a = abortOf(n);
+        if (a !== undefined) entries.set(n, a);
+      }
+    }
+    memo.aborts = { mus: snap.machineUpdates, machines: snap.machines, entries };
+    // In the order of the updates (their machine's first update in the snapshot), as the full pass.
+    return [...entries]
+      .map(([n, a]) => [position.get(n) ?? Infinity, a] as const)
+      .sort((x, y) => x[0] - y[0])
+      .map(([, a]) => a);
+  }
+  if (memo) memo.aborts = undefined;
   const abort: string[] = [];
   for (const mu of mus.values()) {
     if (machineState(mu) !== 'inFlight' || mu.spec.updatePhase === UpdatePhase.aborting) continue;

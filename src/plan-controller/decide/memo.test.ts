@@ -266,6 +266,49 @@ describe('decision memo (decide/memo.ts)', () => {
     );
   });
 
+  it('aborts the update of a machine that starts deleting, and labels what changed, only its objects being new', () => {
+    const p = plan({ ...started, mds: [target('cluster1-md-0', 2)] });
+    p.metadata!.uid = 'uid-1';
+    const cpMus = [0, 1, 2].map((i) => deepFreeze(mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' })));
+    const own = (n: string) => {
+      const m = mu(n, 'updating', { target: 'cluster1-md-0' });
+      m.metadata!.ownerReferences = [{ apiVersion: 'x', kind: 'InPlaceUpdatePlan', name: 'p1', uid: 'uid-1', controller: true }];
+      return deepFreeze(m);
+    };
+    let w: World = {
+      plan: deepFreeze(p),
+      mds: [deepFreeze(md('cluster1-md-0', { replicas: 4, maxUnavailable: 2 }))],
+      machines: deepFreeze([
+        ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+        ...machines('cluster1-md-0', 4, { md: 'cluster1-md-0' }),
+      ]),
+      mus: [...cpMus, own('cluster1-md-0-0'), own('cluster1-md-0-1')],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    const steps: string[][] = [];
+    const step = (name: string): PlanDecision => {
+      const d = check(w, memo, name);
+      steps.push([...d.abort, ...d.label.map((l) => `label ${l.machine}`), ...d.unlabel.map((n) => `unlabel ${n}`)]);
+      return d;
+    };
+    step('first');
+    w = apply(w, step('again'));
+    step('labelled');
+    // md-0-1 starts deleting (its Machine alone is a new object): its update is aborted.
+    w = { ...w, machines: change(w.machines, 'cluster1-md-0-1', (m) => (m.metadata.deletionTimestamp = at(0))) };
+    w = apply(w, step('deleting'));
+    step('aborting');
+    // md-0-0 finishes (its update alone is a new object): it is unlabelled.
+    w = {
+      ...w,
+      mus: change(w.mus, machineUpdateName('p1', 'cluster1-md-0-0'), (x) => (x.status = { ...x.status, updateStatus: 'updated' })),
+    };
+    step('finished');
+    expect(steps.some((x) => x.some((y) => /md-0-1/.test(y) && !y.startsWith('label')))).to.equal(true);
+    expect(steps.flat().filter((x) => x === 'unlabel cluster1-md-0-0').length).to.be.greaterThan(0);
+  });
+
   it('reuses a target evaluation only while its inputs are the same objects', () => {
     const p = plan({ ...started, mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] });
     p.metadata!.uid = 'uid-1';

@@ -94,6 +94,8 @@ export class DecideMemo {
         baseMachines: readonly KubeObject[];
       }
     | undefined;
+  /** abortsOf's last answer (decide/actions.ts): the update to abort per machine name, and the lists it read. */
+  aborts: { mus: readonly MachineUpdate[]; machines: readonly KubeObject[]; entries: Map<string, string> } | undefined;
   /**
    * labelChanges' last answer (decide/actions.ts): per machine to label (with its start) or unlabel, its position; the
    * machines whose start time was the clock's; the machines started then; every machine's position; the lists it read.
