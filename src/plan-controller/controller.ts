@@ -37,7 +37,7 @@ import { labelValue } from './names.js';
 import { prestartCheck } from './prestart.js';
 import { actOwners, blockedTargets, ownersNeedRecheck, type OwnerDeps } from './owners-act.js';
 import type { OwnerOutcome } from './owners.js';
-import { settleOwnersStatus } from './status.js';
+import { metricDeltas, settleOwnersStatus } from './status.js';
 import { crdName } from '../contract/index.js';
 import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
@@ -47,7 +47,7 @@ import { BOOT_ID_BEFORE_ANNOTATION, bootIdBefore, gateFailureDeltas } from './ga
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
 import { collectClones } from './clones-act.js';
 import { finishedAt } from './history.js';
-import { isActionEvent, statusWriteDelay } from './decide/status-write.js';
+import { countedBaseline, countedRows, isActionEvent, statusWriteDelay, type CountedRows } from './decide/status-write.js';
 import { ReconcileTiming, type ReconcileClock } from './timing.js';
 import type { Registry } from 'prom-client';
 
@@ -105,6 +105,8 @@ export interface PlanDeps {
   decide: Map<string, { uid: string; memo: DecideMemo }>;
   /** When each plan's status was last written (per plan key): a progress-only change waits for PROGRESS_WRITE_MS after it. */
   statusWrittenAt: Map<string, number>;
+  /** Per plan key: the target rows last counted into the machines updated/failed metrics (decide/status-write.ts). */
+  counted: Map<string, CountedRows>;
   /** The reconcile cycle's clock (timing.ts); none in tests that build deps by hand. */
   timing?: ReconcileTiming;
 }
@@ -143,6 +145,7 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     atTarget: new Map(),
     decide: new Map(),
     statusWrittenAt: new Map(),
+    counted: new Map(),
     timing: new ReconcileTiming(
       (mgr as Manager & { metrics?: { registry?: Registry } }).metrics?.registry,
       mgr.log.child({ controller: CONTROLLER_NAME }),
@@ -188,6 +191,7 @@ export async function reconcile(deps: PlanDeps, key: ObjectKey, log: Logger): Pr
   if (!cached) {
     deps.timing?.drop(keyOfPlan(ns, key.name));
     deps.statusWrittenAt.delete(keyOfPlan(ns, key.name));
+    deps.counted.delete(keyOfPlan(ns, key.name));
     deps.expectations.delete(keyOfPlan(ns, key.name));
     deps.prestart.delete(keyOfPlan(ns, key.name));
     deps.atTarget.delete(keyOfPlan(ns, key.name));
@@ -250,10 +254,16 @@ async function reconcileTimed(
     lastWriteAt: deps.statusWrittenAt.get(planKey),
     nowMs: Date.now(),
   });
+  // Metric deltas from the written status and what was counted since (a waiting write must not lose a count that rose
+  // and fell before it); an ended plan's decision counts nothing.
+  if (!isTerminal(plan.status?.updateStatus)) {
+    d.metrics = { ...d.metrics, ...metricDeltas(countedBaseline(plan.status ?? {}, deps.counted.get(planKey)), d.status.targets ?? [], d) };
+    deps.counted.set(planKey, countedRows(d.status.targets ?? []));
+  } else deps.counted.delete(planKey);
   if (wait > 0) {
     clock?.mark('status');
-    // This reconcile's own actions are reported now; the transitions (none here) and metric deltas wait for the write.
-    recordEvents(deps, latest, { ...d, metrics: { started: 0, updated: 0, failed: 0 } });
+    // This reconcile's own actions and its metric deltas are reported now; transitions (none here) wait for the write.
+    recordEvents(deps, latest, d);
     deps.metrics.recordHolds(latest, d.gatesHolding ?? []);
     const next = nextAction(snap, d, outcomes, failure);
     return next.kind === 'requeue' && next.afterMs <= wait ? next : Action.requeue(wait);

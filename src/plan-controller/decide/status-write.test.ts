@@ -2,7 +2,8 @@
 import { expect } from 'chai';
 import type { InPlaceUpdatePlanStatus } from '../../api/index.js';
 import { PlanEventReasons } from '../../api/index.js';
-import { PROGRESS_WRITE_MS, isActionEvent, progressOnly, statusWriteDelay } from './status-write.js';
+import { metricDeltas } from '../status.js';
+import { PROGRESS_WRITE_MS, countedBaseline, countedRows, isActionEvent, progressOnly, statusWriteDelay } from './status-write.js';
 
 const base: InPlaceUpdatePlanStatus = {
   updateStatus: 'updating',
@@ -79,6 +80,20 @@ describe('plan-controller decide/status-write', () => {
       false,
       false,
     ]);
+  });
+
+  it('counts the metrics from what was counted since the last write: a rise counted once, a fall and rise again counted', () => {
+    const row = (updated: number) => [{ ...base.targets![0]!, updated }];
+    const none = { create: [] };
+    // Written 3; a reconcile whose write waited saw 4 and counted it.
+    let counted = countedRows(row(4));
+    expect(metricDeltas(countedBaseline(base, undefined), row(4), none).updated).to.equal(1);
+    // The surge's machine goes (3), then another finishes (4): each rise counted once, as when every reconcile wrote.
+    expect(metricDeltas(countedBaseline(base, counted), row(3), none).updated).to.equal(0);
+    counted = countedRows(row(3));
+    expect(metricDeltas(countedBaseline(base, counted), row(4), none).updated).to.equal(1);
+    // After a restart (nothing counted) the written status is the baseline.
+    expect(metricDeltas(countedBaseline(progressed, new Map()), row(5), none).updated).to.equal(1);
   });
 
   const significant: [string, InPlaceUpdatePlanStatus][] = [

@@ -4,7 +4,7 @@
 // the last write (the reconcile requeues itself for then: the status never freezes); everything else (updateStatus,
 // a condition's status or reason, a target's verdict or failures, gate fields, times, generation) is written at once.
 // Pure.
-import type { InPlaceUpdatePlanStatus } from '../../api/index.js';
+import type { InPlaceUpdatePlanStatus, TargetStatus } from '../../api/index.js';
 import { PlanEventReasons } from '../../api/index.js';
 
 /**
@@ -78,4 +78,25 @@ export function statusWriteDelay(input: {
   if (input.events > 0 || input.finalizer || input.failed || lastWriteAt === undefined) return 0;
   if (!progressOnly(prev, next)) return 0;
   return Math.max(0, lastWriteAt + PROGRESS_WRITE_MS - nowMs);
+}
+
+/** The counts of a target row last counted into the metrics, by `kind/name`. */
+export type CountedRows = ReadonlyMap<string, Pick<TargetStatus, 'kind' | 'name' | 'updated' | 'failed'>>;
+
+/**
+ * What the metric deltas are counted from: the written status, with the rows counted since (a reconcile whose write
+ * waited still counts its progress, so a count that rose and fell between two writes is not lost, as every reconcile
+ * counted when each wrote). Without counted rows (after a restart) the written status, as before.
+ */
+export function countedBaseline(written: InPlaceUpdatePlanStatus, counted: CountedRows | undefined): InPlaceUpdatePlanStatus {
+  if (!counted || counted.size === 0) return written;
+  const rows = new Map<string, Pick<TargetStatus, 'kind' | 'name' | 'updated' | 'failed'>>();
+  for (const r of written.targets ?? []) rows.set(`${r.kind}/${r.name}`, r);
+  for (const [k, r] of counted) rows.set(k, r);
+  return { targets: [...rows.values()] as TargetStatus[] };
+}
+
+/** The rows as counted now (see countedBaseline). */
+export function countedRows(rows: readonly TargetStatus[]): CountedRows {
+  return new Map(rows.map((r) => [`${r.kind}/${r.name}`, { kind: r.kind, name: r.name, updated: r.updated ?? 0, failed: r.failed ?? 0 }]));
 }
