@@ -157,7 +157,8 @@ describe('plan-controller machines at target', () => {
     it('stays bounded: machines gone or excluded are forgotten, and it never exceeds its maximum', () => {
       const { ms, objs } = fleet();
       const lookup = (_ns: string, ref: { name: string }) => objs.get(ref.name);
-      const memo = new AtTargetMemo();
+      // No slack: entries past the candidates are swept at once (the default keeps 1,024 before sweeping).
+      const memo = new AtTargetMemo(200_000, 0);
       machinesAtTarget(p, ms, lookup, new Set(), memo);
       expect(memo.size).to.equal(6);
       machinesAtTarget(p, ms.slice(0, 3), lookup, new Set(['cluster1-md-0-0']), memo);

@@ -37,7 +37,7 @@ import { labelValue } from './names.js';
 import { prestartCheck } from './prestart.js';
 import { actOwners, blockedTargets, ownersNeedRecheck, type OwnerDeps } from './owners-act.js';
 import type { OwnerOutcome } from './owners.js';
-import { settleOwnersStatus } from './status.js';
+import { metricDeltas, settleOwnersStatus } from './status.js';
 import { crdName } from '../contract/index.js';
 import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
@@ -47,6 +47,9 @@ import { BOOT_ID_BEFORE_ANNOTATION, bootIdBefore, gateFailureDeltas } from './ga
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
 import { collectClones } from './clones-act.js';
 import { finishedAt } from './history.js';
+import { countedBaseline, countedRows, isActionEvent, statusWriteDelay, type CountedRows } from './decide/status-write.js';
+import { ReconcileTiming, type ReconcileClock } from './timing.js';
+import type { Registry } from 'prom-client';
 
 /** Name of the controller (also its event source and field manager). */
 export const CONTROLLER_NAME = 'plan-controller';
@@ -100,6 +103,12 @@ export interface PlanDeps {
    * objects changed. A pure cache (a restart, with none, decides the same); dropped with the plan or once it ended.
    */
   decide: Map<string, { uid: string; memo: DecideMemo }>;
+  /** When each plan's status was last written (per plan key): a progress-only change waits for PROGRESS_WRITE_MS after it. */
+  statusWrittenAt: Map<string, number>;
+  /** Per plan key: the target rows last counted into the machines updated/failed metrics (decide/status-write.ts). */
+  counted: Map<string, CountedRows>;
+  /** The reconcile cycle's clock (timing.ts); none in tests that build deps by hand. */
+  timing?: ReconcileTiming;
 }
 
 /** Options of setupPlanController. */
@@ -135,6 +144,12 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     prestart: new Map(),
     atTarget: new Map(),
     decide: new Map(),
+    statusWrittenAt: new Map(),
+    counted: new Map(),
+    timing: new ReconcileTiming(
+      (mgr as Manager & { metrics?: { registry?: Registry } }).metrics?.registry,
+      mgr.log.child({ controller: CONTROLLER_NAME }),
+    ),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
     taskCrds: new Map(),
     refKindFailures: new Map(),
@@ -154,11 +169,17 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     // No static watch of a control-plane kind: buildSnapshot watches the kind each Cluster's controlPlaneRef names,
     // so a fleet whose RBAC grants another control-plane kind (and not KubeadmControlPlane) still starts.
     .withConcurrency(2)
-    // A reconcile is O(machines of the cluster) and every machine's progress is an event: at 10,000 machines back-to-back
-    // reconciles kept the process at 100% CPU and its watches fell seconds behind. Resting twice the CPU the last run
-    // used bounds a plan to a third of a core (waits on writes cost no rest: small fleets keep their pace); the events
-    // meanwhile collapse into the next run, at most 1 s later.
-    .withCooldown((_wallMs, cpuMs) => Math.min(2 * cpuMs, 1000))
+    // Every machine's progress is an event: at 10,000 machines back-to-back reconciles kept the process at 100% CPU and
+    // its watches fell seconds behind. Resting as long as the CPU the last run used (the events it handled meanwhile
+    // included) bounds a plan to half a core (waits on writes cost no rest: small fleets keep their pace); the events
+    // meanwhile collapse into the next run, at most 1 s later. It was twice the CPU while a reconcile made ten passes
+    // over every machine; measured at 10,003 machines (timing.ts) that rest was about half of the cycle, and the
+    // cycle is what a freed slot waits for at maxUnavailable 1.
+    .withCooldown((_wallMs, cpuMs, key) => {
+      const ms = Math.min(cpuMs, 1000);
+      deps.timing?.cooldown(key, ms);
+      return ms;
+    })
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
   return holder.ctrl;
 }
@@ -168,15 +189,34 @@ export async function reconcile(deps: PlanDeps, key: ObjectKey, log: Logger): Pr
   const ns = key.namespace ?? '';
   const cached = deps.plans.peek(ns, key.name);
   if (!cached) {
+    deps.timing?.drop(keyOfPlan(ns, key.name));
+    deps.statusWrittenAt.delete(keyOfPlan(ns, key.name));
+    deps.counted.delete(keyOfPlan(ns, key.name));
     deps.expectations.delete(keyOfPlan(ns, key.name));
     deps.prestart.delete(keyOfPlan(ns, key.name));
     deps.atTarget.delete(keyOfPlan(ns, key.name));
     deps.decide.delete(keyOfPlan(ns, key.name));
     return Action.awaitChange();
   }
+  const clock = deps.timing?.start(keyOfPlan(ns, key.name));
+  try {
+    return await reconcileTimed(deps, cached, log, clock);
+  } finally {
+    clock?.end(log);
+  }
+}
+
+async function reconcileTimed(
+  deps: PlanDeps,
+  cached: InPlaceUpdatePlan & KubeObject,
+  log: Logger,
+  clock: ReconcileClock | undefined,
+): Promise<Action> {
   const plan = structuredClone(cached);
   const snap = await buildSnapshot(deps, plan);
+  clock?.mark('snapshot');
   const d = decidePlan(snap, decideMemo(deps, plan));
+  clock?.mark('decide');
   // Act once, in this order: supersede, finalizer, owners (paused before a target's first machine starts, docs/design.md §11),
   // machines, surge; a failed effect stops the ones after it (each depends on the one before), yet the status is written
   // from what is known either way, so it never freezes while machines finish. Events and metrics once it is written.
@@ -185,19 +225,54 @@ export async function reconcile(deps: PlanDeps, key: ObjectKey, log: Logger): Pr
   let failure: unknown;
   try {
     await reconcileSupersede(deps, plan, d, log);
+    clock?.mark('supersede');
     latest = await reconcileFinalizer(deps, plan, d);
+    clock?.mark('finalizer');
     outcomes = await actOwners(ownerDeps(deps), snap, d, log);
+    clock?.mark('owners');
     await reconcileMachines(deps, latest, d, log, blockedTargets(outcomes));
+    clock?.mark('machines');
     await reconcileSurge(deps, latest, d, log);
+    clock?.mark('surge');
     await reconcileClones(deps, snap, d, log);
+    clock?.mark('clones');
   } catch (err) {
     failure = err;
     log.info({ err: (err as Error).message }, 'an effect failed; status written from what is known, retrying');
   }
   settleOwnersStatus(plan.status ?? {}, d, outcomes, plan.metadata.generation, new Date(snap.now));
   if (failure !== undefined && d.finalizer === 'remove') d.finalizer = undefined;
+  const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
+  // Live progress alone waits for the next write (at most PROGRESS_WRITE_MS after the last one): the next reconcile,
+  // and the slot it refills, is not held for it. Its events and metric deltas wait with it (they diff the written status).
+  const wait = statusWriteDelay({
+    prev: latest.status,
+    next: d.status,
+    events: d.events.filter((e) => !isActionEvent(e.reason)).length,
+    finalizer: d.finalizer !== undefined,
+    failed: failure !== undefined,
+    lastWriteAt: deps.statusWrittenAt.get(planKey),
+    nowMs: Date.now(),
+  });
+  // Metric deltas from the written status and what was counted since (a waiting write must not lose a count that rose
+  // and fell before it); an ended plan's decision counts nothing.
+  if (!isTerminal(plan.status?.updateStatus)) {
+    d.metrics = { ...d.metrics, ...metricDeltas(countedBaseline(plan.status ?? {}, deps.counted.get(planKey)), d.status.targets ?? [], d) };
+    deps.counted.set(planKey, countedRows(d.status.targets ?? []));
+  } else deps.counted.delete(planKey);
+  if (wait > 0) {
+    clock?.mark('status');
+    // This reconcile's own actions and its metric deltas are reported now; transitions (none here) wait for the write.
+    recordEvents(deps, latest, d);
+    deps.metrics.recordHolds(latest, d.gatesHolding ?? []);
+    const next = nextAction(snap, d, outcomes, failure);
+    return next.kind === 'requeue' && next.afterMs <= wait ? next : Action.requeue(wait);
+  }
   const gateFailures = gateFailureDeltas(plan.status, d.status);
-  latest = await reconcileStatus(deps, latest, d);
+  const written = await reconcileStatus(deps, latest, d);
+  if (written !== latest) deps.statusWrittenAt.set(planKey, Date.now());
+  latest = written;
+  clock?.mark('status');
   recordEvents(deps, latest, d);
   for (const [gate, n] of gateFailures) deps.metrics.gateFailures.inc({ gate }, n);
   deps.metrics.recordHolds(latest, d.gatesHolding ?? []);
@@ -292,8 +367,8 @@ function storeReader(deps: PlanDeps): ScopeReader {
     now: () => toKubeTime(new Date()),
     cluster: async (ns, name) => deps.clusters.peek(ns, name),
     machineDeployments: async (ns, names) => names.map((n) => deps.machineDeployments.peek(ns, n)).filter((o): o is KubeObject => !!o),
-    machines: async (ns, clusterName) => deps.machines.byLabel(Labels.clusterName, clusterName, ns),
-    machineUpdates: async (ns, planLabel) => deps.machineUpdates.byLabel(Labels.planName, planLabel, ns),
+    machines: async (ns, clusterName) => sharedByLabel(deps.machines, Labels.clusterName, clusterName, ns),
+    machineUpdates: async (ns, planLabel) => sharedByLabel(deps.machineUpdates, Labels.planName, planLabel, ns),
     plans: async (ns, clusterName) => deps.plans.list(ns).filter((p) => p.spec?.clusterName === clusterName),
     async read(ns, apiGroup, kind, name, purpose) {
       let res: ResourceType;
@@ -320,6 +395,15 @@ function storeReader(deps: PlanDeps): ScopeReader {
     },
     taskCrd: async (group, kind) => (await lookupTaskCrd(deps, group, kind)).crd,
   };
+}
+
+/**
+ * The store's shared, frozen list of a label's objects (store.ts byLabelView: no copy, the same array while the bucket
+ * is unchanged), or a copy from a store without it. Frozen: a caller that sorted or pushed into it would throw.
+ */
+function sharedByLabel<T extends KubeObject>(store: Store<T>, key: string, value: string, ns: string): T[] {
+  const view = (store as { byLabelView?: (k: string, v: string, n?: string) => readonly T[] }).byLabelView;
+  return (view ? view.call(store, key, value, ns) : store.byLabel(key, value, ns)) as T[];
 }
 
 /** Reads everything the decision needs from the informer stores (and discovery for kinds named at run time). */
@@ -573,20 +657,22 @@ export async function reconcileMachines(
       await startMachine(deps, plan, c, log);
     }),
     ...relabels.map((l) => async () => void (await labelMachine(deps, plan, l, failures))),
+    // Aborts and unlabels in the same pool, after the starts: they depend on nothing above, and a stage of their own
+    // held the status write and the next reconcile (the next freed slot) for one more round trip.
+    ...d.abort.map((muName) => async () => {
+      await ignoreNotFound(
+        deps.client.patch(
+          MachineUpdates,
+          ns,
+          muName,
+          { spec: { updatePhase: UpdatePhase.aborting } },
+          { type: 'merge', fieldManager: FIELD_MANAGER },
+        ),
+      );
+    }),
+    ...d.unlabel.map((machine) => async () => unlabelMachine(deps, ns, machine, labelValue(plan.metadata.name ?? ''))),
   ];
   await eachSettled(jobs, failures, (job) => job());
-  await eachSettled(d.abort, failures, async (muName) => {
-    await ignoreNotFound(
-      deps.client.patch(
-        MachineUpdates,
-        ns,
-        muName,
-        { spec: { updatePhase: UpdatePhase.aborting } },
-        { type: 'merge', fieldManager: FIELD_MANAGER },
-      ),
-    );
-  });
-  await eachSettled(d.unlabel, failures, async (machine) => unlabelMachine(deps, ns, machine, labelValue(plan.metadata.name ?? '')));
   if (failures.length > 0) throw failures[0];
 }
 

@@ -36,12 +36,12 @@ export function decidePlan(snap: PlanSnapshot, memo?: DecideMemo): PlanDecision 
   const started = stance.startedBefore || ordered.some(({ e }) => e.skipped.length > 0);
   // 4. Actions on machines and deployments.
   const { create, scale } = startIntents(stance.planName, ordered, stance.terminal);
-  const { label, unlabel } = labelChanges(snap, stance.mus, scope.planLabel, create);
+  const { label, unlabel } = labelChanges(snap, stance.mus, scope.planLabel, create, memo);
   const d: PlanDecision = {
     problems: stance.problems,
     status: {},
     create,
-    abort: abortsOf(snap, stance.mus, stance.stopping, stance.machineByName),
+    abort: abortsOf(snap, stance.mus, stance.stopping, stance.machineByName, memo),
     label,
     unlabel,
     supersede,

@@ -164,7 +164,7 @@ export class ControllerImpl implements Controller {
       } finally {
         if (cooldownOf && started) {
           const used = process.cpuUsage(started.cpu);
-          q.done(key, cooldownOf(performance.now() - started.wall, (used.user + used.system) / 1000));
+          q.done(key, cooldownOf(performance.now() - started.wall, (used.user + used.system) / 1000, key));
         } else q.done(key);
       }
     }

@@ -82,6 +82,48 @@ describe('MemoryStore', () => {
     expect(s.byLabel('cluster', 'c2').map((o) => o.metadata.name)).to.deep.equal(['m2']);
   });
 
+  it('serves byLabelView as byLabel, one frozen array while the bucket is unchanged, through changes, relabels and removals', () => {
+    const s = new MemoryStore();
+    // A seeded sequence of upserts (same labels, new label pairs, moved values), removals and reads.
+    let seed = 7;
+    const rand = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const names = Array.from({ length: 12 }, (_, i) => `m${i}`);
+    const views = (): [string, string, string | undefined][] => [
+      ['cluster', 'c1', undefined],
+      ['cluster', 'c1', 'a'],
+      ['cluster', 'c2', 'a'],
+      ['plan', 'p1', undefined],
+      ['plan', 'p1', 'b'],
+    ];
+    let rv = 0;
+    for (let step = 0; step < 400; step++) {
+      const name = names[rand(names.length)]!;
+      const op = rand(6);
+      if (op === 0) s.remove(rand(2) ? 'a' : 'b', name);
+      else {
+        const labels: Record<string, string> = { cluster: rand(3) ? 'c1' : 'c2' };
+        if (rand(2)) labels['plan'] = 'p1';
+        s.upsert(obj(rand(4) ? 'a' : 'b', name, labels, String(++rv)));
+      }
+      for (const [k, v, ns] of views()) {
+        const view = s.byLabelView(k, v, ns);
+        expect(view, `step ${step} ${k}=${v} ${ns ?? '*'}`).to.deep.equal(s.byLabel(k, v, ns));
+        expect(Object.isFrozen(view)).to.equal(true);
+        // Unchanged bucket: the same array (consumers compare by reference).
+        if (ns === undefined) expect(s.byLabelView(k, v, ns)).to.equal(view);
+      }
+    }
+    // A handed-out array never changes afterwards.
+    s.upsert(obj('a', 'x1', { cluster: 'c1' }, '1'));
+    const before = s.byLabelView('cluster', 'c1');
+    const copy = [...before];
+    s.upsert(obj('a', 'x1', { cluster: 'c1' }, '2'));
+    s.upsert(obj('a', 'x2', { cluster: 'c1' }, '1'));
+    expect(before).to.deep.equal(copy);
+    expect(s.byLabelView('cluster', 'c1')).to.not.equal(before);
+    expect(s.byLabelView('cluster', 'c1')).to.deep.equal(s.byLabel('cluster', 'c1'));
+  });
+
   it('selects objects with a label selector', () => {
     const s = new MemoryStore();
     s.upsert(obj('a', 'cp1', { cluster: 'c1', 'control-plane': '' }));

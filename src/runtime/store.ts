@@ -25,6 +25,12 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
    */
   private readonly index = new Map<string, Map<string, Map<string, T>>>();
   private readonly parsed = new Map<string, LabelRequirement[]>();
+  /**
+   * Per label bucket: its objects as an array (bucket order) and each one's position, for byLabelView. Kept up to date
+   * in place for replaced and added objects (copied first once handed out: a handed-out array never changes); dropped
+   * when an object leaves the bucket (rebuilt on the next view).
+   */
+  private readonly views = new WeakMap<Map<string, T>, { arr: T[]; pos: Map<string, number>; shared: boolean }>();
 
   /**
    * Changes applied so far (upserts and removals): equal counts mean the same contents, so a consumer can keep what it
@@ -60,6 +66,31 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
     const out: T[] = [];
     for (const o of objs.values()) if (o.metadata.namespace === namespace) out.push(o);
     return out;
+  }
+
+  /**
+   * byLabel without the copy: a frozen array shared with other callers and kept until the bucket changes, so the same
+   * bucket contents give the same array (consumers may compare by reference) and a change costs one array copy rather
+   * than a walk of the bucket. Bucket order, as byLabel.
+   */
+  byLabelView(key: string, value: string, namespace?: string): readonly T[] {
+    const objs = this.index.get(key)?.get(value);
+    if (!objs) return EMPTY as readonly T[];
+    let view = this.views.get(objs);
+    if (!view) {
+      const arr = [...objs.values()];
+      const pos = new Map<string, number>();
+      let i = 0;
+      for (const k of objs.keys()) pos.set(k, i++);
+      this.views.set(objs, (view = { arr, pos, shared: false }));
+    }
+    if (!view.shared) {
+      Object.freeze(view.arr);
+      view.shared = true;
+    }
+    const arr = view.arr;
+    if (namespace === undefined || arr.every((o) => o.metadata.namespace === namespace)) return arr;
+    return Object.freeze(arr.filter((o) => o.metadata.namespace === namespace));
   }
 
   select(selector: string, namespace?: string): T[] {
@@ -112,7 +143,29 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
 
   /** Replaces the object in the buckets of its (unchanged) labels; Map.set keeps each bucket's order. */
   private reindexObj(k: string, obj: T): void {
-    for (const [lk, lv] of Object.entries(obj.metadata.labels ?? {})) this.index.get(lk)?.get(lv)?.set(k, obj);
+    for (const [lk, lv] of Object.entries(obj.metadata.labels ?? {})) this.replaceIn(this.index.get(lk)?.get(lv), k, obj);
+  }
+
+  /** Replaces an object already in a bucket (same place), and in its view. */
+  private replaceIn(objs: Map<string, T> | undefined, k: string, obj: T): void {
+    if (!objs) return;
+    objs.set(k, obj);
+    const view = this.views.get(objs);
+    const i = view?.pos.get(k);
+    if (view === undefined || i === undefined) {
+      if (view) this.views.delete(objs);
+      return;
+    }
+    this.writable(view)[i] = obj;
+  }
+
+  /** The view's array, copied first if it was handed out. */
+  private writable(view: { arr: T[]; shared: boolean }): T[] {
+    if (view.shared) {
+      view.arr = view.arr.slice();
+      view.shared = false;
+    }
+    return view.arr;
   }
 
   /**
@@ -125,7 +178,7 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
     const after = obj.metadata.labels ?? {};
     for (const [lk, lv] of Object.entries(before)) if (after[lk] !== lv) this.unindexPair(k, lk, lv);
     for (const [lk, lv] of Object.entries(after)) {
-      if (before[lk] === lv) this.index.get(lk)?.get(lv)?.set(k, obj);
+      if (before[lk] === lv) this.replaceIn(this.index.get(lk)?.get(lv), k, obj);
       else this.indexPair(k, lk, lv, obj);
     }
   }
@@ -135,14 +188,25 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
     if (!byValue) this.index.set(lk, (byValue = new Map()));
     let objs = byValue.get(lv);
     if (!objs) byValue.set(lv, (objs = new Map()));
+    const had = objs.has(k);
     objs.set(k, obj);
+    const view = this.views.get(objs);
+    if (!view) return;
+    // A key already there keeps its place (Map.set); a new one goes last, as in the bucket.
+    const i = view.pos.get(k);
+    if (had && i !== undefined) this.writable(view)[i] = obj;
+    else if (had) this.views.delete(objs);
+    else {
+      view.pos.set(k, this.writable(view).push(obj) - 1);
+    }
   }
 
   private unindexPair(k: string, lk: string, lv: string): void {
     const byValue = this.index.get(lk);
     const objs = byValue?.get(lv);
     if (!objs) return;
-    objs.delete(k);
+    // Positions after it would shift: the view is rebuilt on its next use (removals are rare next to changes).
+    if (objs.delete(k)) this.views.delete(objs);
     if (objs.size === 0) byValue!.delete(lv);
     if (byValue!.size === 0) this.index.delete(lk);
   }
@@ -151,6 +215,8 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
     for (const [lk, lv] of Object.entries(obj.metadata.labels ?? {})) this.unindexPair(k, lk, lv);
   }
 }
+
+const EMPTY: readonly never[] = Object.freeze([]);
 
 /** True when two label maps hold the same keys and values. */
 function sameLabels(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {

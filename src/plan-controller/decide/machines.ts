@@ -47,6 +47,60 @@ export function targetOfMachine(m: KubeObject): string | undefined {
  * its sort (the store keeps a bucket's order, store.ts): the sorted list itself when nothing in it changed.
  */
 export function machinesByTarget(clusterName: string, machines: readonly KubeObject[], memo?: DecideMemo): Map<string, KubeObject[]> {
+  const patched = memo ? patchGroups(memo, clusterName, machines) : undefined;
+  if (patched) return patched;
+  const out = groupMachines(clusterName, machines, memo);
+  if (memo) {
+    const where = new Map<string, readonly [string, number]>();
+    for (const [key, list] of out) list.forEach((m, i) => where.set(nameOf(m), [key, i]));
+    memo.byTarget = { cluster: clusterName, machines, out, where };
+  }
+  return out;
+}
+
+/** The target key a machine is grouped under by machinesByTarget (undefined: none). */
+function groupOf(clusterName: string, m: KubeObject): string | undefined {
+  const labels = m.metadata.labels;
+  if (labels?.[Labels.clusterName] !== clusterName) return undefined;
+  const cp = labels[Labels.controlPlaneName];
+  if (cp !== undefined) return targetKey('ControlPlane', cp);
+  const md = labels[Labels.deploymentName];
+  return md !== undefined ? targetKey('MachineDeployment', md) : undefined;
+}
+
+/**
+ * The last grouping patched for the machines replaced in place (same names at the same positions, none added or
+ * removed, each still in its group): only their groups are copied, the others are the same arrays as last time (so a
+ * target's memo entry sees the same list). Undefined when that does not hold: the caller groups them all again.
+ */
+function patchGroups(memo: DecideMemo, clusterName: string, machines: readonly KubeObject[]): Map<string, KubeObject[]> | undefined {
+  const prev = memo.byTarget;
+  if (!prev || prev.cluster !== clusterName || prev.machines.length !== machines.length) return undefined;
+  const copies = new Map<string, KubeObject[]>();
+  for (let i = 0; i < machines.length; i++) {
+    const m = machines[i]!;
+    const old = prev.machines[i]!;
+    if (m === old) continue;
+    const name = nameOf(m);
+    if (name !== nameOf(old)) return undefined;
+    const key = groupOf(clusterName, m);
+    if (key !== groupOf(clusterName, old)) return undefined;
+    if (key === undefined) continue;
+    const at = prev.where.get(name);
+    if (!at || at[0] !== key) return undefined;
+    let copy = copies.get(key);
+    if (!copy) copies.set(key, (copy = [...prev.out.get(key)!]));
+    copy[at[1]] = m;
+  }
+  const out = new Map(prev.out);
+  // Frozen like sortedGroup's lists: shared with the next reconciles.
+  for (const [key, copy] of copies) out.set(key, Object.freeze(copy) as KubeObject[]);
+  memo.byTarget = { cluster: clusterName, machines, out, where: prev.where };
+  return out;
+}
+
+/** machinesByTarget's full pass over every machine. */
+function groupMachines(clusterName: string, machines: readonly KubeObject[], memo?: DecideMemo): Map<string, KubeObject[]> {
   // Grouped by the raw label values first and keyed once per group: building a `kind/name` key per machine was a
   // string and a hash per machine on every reconcile.
   const cps = new Map<string, KubeObject[]>();

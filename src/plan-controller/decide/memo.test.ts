@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../../api/index.js';
 import { Annotations, Labels } from '../../api/index.js';
-import { DecideMemo, decidePlan } from '../decide.js';
+import { DecideMemo, decidePlan, machinesByTarget } from '../decide.js';
 import type { PlanDecision } from '../decide.js';
 import { labelValue, machineUpdateName } from '../names.js';
 import { kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../testkit.js';
@@ -95,10 +95,12 @@ const snapOf = (w: World) => {
 const CP = deepFreeze(kcp());
 
 /** Decides with and without the memo and requires the same decision; returns it. */
-function check(w: World, memo: DecideMemo, step: string): PlanDecision {
+function check(w: World, memo: DecideMemo, step: string, restarted?: DecideMemo): PlanDecision {
   const fresh = decidePlan(snapOf(w));
   const memoised = decidePlan(snapOf(w), memo);
   expect(memoised, `step ${step}`).to.deep.equal(fresh);
+  // A controller restarted mid-rollout starts with an empty memo: from then on it decides the same too.
+  if (restarted) expect(decidePlan(snapOf(w), restarted), `step ${step} (restarted)`).to.deep.equal(fresh);
   return fresh;
 }
 
@@ -124,11 +126,13 @@ describe('decision memo (decide/memo.ts)', () => {
     let verified = false;
     let failedOne = false;
     let regressed = false;
+    const restarted = new DecideMemo();
     for (let step = 0; step < 40; step++) {
-      const d = check(w, memo, String(step));
+      const again = step >= 9 ? restarted : undefined;
+      const d = check(w, memo, String(step), again);
       for (const t of d.status.targets ?? []) statuses.add(`${t.name.replace('cluster1-', '')}:${t.updateStatus}:${t.updated}`);
       w = apply(w, d);
-      check(w, memo, `${step} applied`);
+      check(w, memo, `${step} applied`, again);
       // What happens in the world before the next reconcile.
       if (step === 6) {
         // A machine not yet started goes away; one in flight is being deleted (its update is aborted).
@@ -210,7 +214,7 @@ describe('decision memo (decide/memo.ts)', () => {
       if (step % 3 !== 2) w = finish(w);
       // The clock moves: soaks and the verification timeout pass while nothing else changes.
       w = { ...w, clock: w.clock + (step % 2 === 0 ? 30_000 : 2 * MIN) };
-      check(w, memo, `${step} later`);
+      check(w, memo, `${step} later`, again);
     }
     // The rollout went somewhere, and the memo was used (not only missed).
     expect([...statuses]).to.include.members(['cp:updated:3', 'md-0:updated:4', 'md-1:updated:5', 'cp:failed:2', 'md-2:updating:2']);
@@ -219,6 +223,90 @@ describe('decision memo (decide/memo.ts)', () => {
     expect(verified).to.equal(true);
     expect(failedOne).to.equal(true);
     expect(regressed).to.equal(true);
+  });
+
+  it('patches the grouping by target for machines replaced in place, and groups again when one moves, comes or goes', () => {
+    const md0 = 'MachineDeployment/cluster1-md-0';
+    const md1 = 'MachineDeployment/cluster1-md-1';
+    const ms = deepFreeze([
+      ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+      ...machines('cluster1-md-0', 3, { md: 'cluster1-md-0' }),
+      ...machines('cluster1-md-1', 3, { md: 'cluster1-md-1' }),
+    ]);
+    const memo = new DecideMemo();
+    const same = (list: KubeObject[], step: string): Map<string, KubeObject[]> => {
+      const out = machinesByTarget('cluster1', list, memo);
+      expect(out, step).to.deep.equal(machinesByTarget('cluster1', list));
+      return out;
+    };
+    const a = same(ms, 'first');
+    // One machine of md-1 changed: md-1's list is a new array holding it, md-0's is the same array as before.
+    const ms2 = change(ms, 'cluster1-md-1-1', (m) => (m.metadata.deletionTimestamp = at(0)));
+    const b = same(ms2, 'changed');
+    expect(b.get(md0)).to.equal(a.get(md0));
+    expect(b.get(md1)).to.not.equal(a.get(md1));
+    expect(b.get(md1)![1]).to.equal(ms2.find((m) => m.metadata.name === 'cluster1-md-1-1'));
+    // Moved to md-0 (labels changed in place), then one removed, then one added: each equals a fresh grouping.
+    const ms3 = change(ms2, 'cluster1-md-1-0', (m) => (m.metadata.labels![Labels.deploymentName] = 'cluster1-md-0'));
+    same(ms3, 'moved');
+    // One leaves every target (its deployment label removed in place), then comes back.
+    const left = change(ms3, 'cluster1-md-0-1', (m) => delete m.metadata.labels![Labels.deploymentName]);
+    same(left, 'left');
+    same(
+      change(left, 'cluster1-md-0-1', (m) => (m.metadata.labels![Labels.deploymentName] = 'cluster1-md-0')),
+      'back',
+    );
+    const ms4 = ms3.filter((m) => m.metadata.name !== 'cluster1-md-0-2');
+    same(ms4, 'removed');
+    const ms5 = [...ms4, deepFreeze(machines('cluster1-md-1', 5, { md: 'cluster1-md-1' })[4]!)];
+    same(ms5, 'added');
+    same(
+      change(ms5, 'cluster1-md-1-4', (m) => (m.metadata.resourceVersion = '2')),
+      'added, then changed',
+    );
+  });
+
+  it('aborts the update of a machine that starts deleting, and labels what changed, only its objects being new', () => {
+    const p = plan({ ...started, mds: [target('cluster1-md-0', 2)] });
+    p.metadata!.uid = 'uid-1';
+    const cpMus = [0, 1, 2].map((i) => deepFreeze(mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' })));
+    const own = (n: string) => {
+      const m = mu(n, 'updating', { target: 'cluster1-md-0' });
+      m.metadata!.ownerReferences = [{ apiVersion: 'x', kind: 'InPlaceUpdatePlan', name: 'p1', uid: 'uid-1', controller: true }];
+      return deepFreeze(m);
+    };
+    let w: World = {
+      plan: deepFreeze(p),
+      mds: [deepFreeze(md('cluster1-md-0', { replicas: 4, maxUnavailable: 2 }))],
+      machines: deepFreeze([
+        ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+        ...machines('cluster1-md-0', 4, { md: 'cluster1-md-0' }),
+      ]),
+      mus: [...cpMus, own('cluster1-md-0-0'), own('cluster1-md-0-1')],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    const steps: string[][] = [];
+    const step = (name: string): PlanDecision => {
+      const d = check(w, memo, name);
+      steps.push([...d.abort, ...d.label.map((l) => `label ${l.machine}`), ...d.unlabel.map((n) => `unlabel ${n}`)]);
+      return d;
+    };
+    step('first');
+    w = apply(w, step('again'));
+    step('labelled');
+    // md-0-1 starts deleting (its Machine alone is a new object): its update is aborted.
+    w = { ...w, machines: change(w.machines, 'cluster1-md-0-1', (m) => (m.metadata.deletionTimestamp = at(0))) };
+    w = apply(w, step('deleting'));
+    step('aborting');
+    // md-0-0 finishes (its update alone is a new object): it is unlabelled.
+    w = {
+      ...w,
+      mus: change(w.mus, machineUpdateName('p1', 'cluster1-md-0-0'), (x) => (x.status = { ...x.status, updateStatus: 'updated' })),
+    };
+    step('finished');
+    expect(steps.some((x) => x.some((y) => /md-0-1/.test(y) && !y.startsWith('label')))).to.equal(true);
+    expect(steps.flat().filter((x) => x === 'unlabel cluster1-md-0-0').length).to.be.greaterThan(0);
   });
 
   it('reuses a target evaluation only while its inputs are the same objects', () => {

@@ -57,6 +57,18 @@ export class DecideMemo {
   /** Per target key, for the cluster `groupsCluster`. */
   readonly groups = new Map<string, GroupMemoEntry>();
   groupsCluster: string | undefined;
+  /**
+   * machinesByTarget's last input and output, with each grouped machine's group and position in it: patched for the
+   * machines replaced in place (decide/machines.ts patchGroups).
+   */
+  byTarget:
+    | {
+        cluster: string;
+        machines: readonly KubeObject[];
+        out: Map<string, KubeObject[]>;
+        where: ReadonlyMap<string, readonly [string, number]>;
+      }
+    | undefined;
   /** The upgrade rules' problems, the machines and key they were derived from. */
   upgrade: { key: string; machines: readonly KubeObject[]; problems: readonly string[] } | undefined;
   /** The upgrade rules' per-target checks (upgrade-rules.ts UpgradeGroupMemo), for the same key. */
@@ -73,7 +85,32 @@ export class DecideMemo {
    * This decision's changes against the last one (soakCandidates): positions in the snapshot's MachineUpdates and
    * Machines holding new objects (appended ones included); undefined when not a patch (start over).
    */
-  delta: { mus: readonly number[]; machines: readonly number[] } | undefined;
+  delta:
+    | {
+        mus: readonly number[];
+        machines: readonly number[];
+        /** The lists these positions compare against (the last decision's). */
+        baseMus: readonly MachineUpdate[];
+        baseMachines: readonly KubeObject[];
+      }
+    | undefined;
+  /** abortsOf's last answer (decide/actions.ts): the update to abort per machine name, and the lists it read. */
+  aborts: { mus: readonly MachineUpdate[]; machines: readonly KubeObject[]; entries: Map<string, string> } | undefined;
+  /**
+   * labelChanges' last answer (decide/actions.ts): per machine to label (with its start) or unlabel, its position; the
+   * machines whose start time was the clock's; the machines started then; every machine's position; the lists it read.
+   */
+  labels:
+    | {
+        planLabel: string;
+        machines: readonly KubeObject[];
+        mus: readonly MachineUpdate[];
+        entries: Map<string, { pos: number; startedAt?: string }>;
+        clock: Set<string>;
+        pos: Map<string, number>;
+        created: ReadonlySet<string>;
+      }
+    | undefined;
   /** Machine names whose update counts under another target than the machine's (targets.ts), as of the last decision. */
   cross: Set<string> | undefined;
   /** The "updater not reporting" note of a MachineUpdate object, or null (weak). */
@@ -168,7 +205,7 @@ export function soakCandidates(
   for (let i = last!.mus.length; i < mus.length; i++)
     if (!position.has(mus[i]!.spec.machineRef.name)) position.set(mus[i]!.spec.machineRef.name, i);
   memo.soakLast = { key, mus, machines, position };
-  memo.delta = { mus: musChanged, machines: machinesChanged };
+  memo.delta = { mus: musChanged, machines: machinesChanged, baseMus: last!.mus, baseMachines: last!.machines };
   const names = new Set(memo.soakOpen);
   for (const i of musChanged) names.add(mus[i]!.spec.machineRef.name);
   for (const i of machinesChanged) names.add(machines[i]!.metadata.name ?? '');

@@ -128,7 +128,7 @@ export interface Store<T extends KubeObject = KubeObject> {
  * The rest (ms) a key takes after a run that took `lastRunMs` of wall time and `lastRunCpuMs` of the process's CPU
  * meanwhile (waits on the API server cost wall time, not CPU).
  */
-export type CooldownFn = (lastRunMs: number, lastRunCpuMs: number) => number;
+export type CooldownFn = (lastRunMs: number, lastRunCpuMs: number, key: string) => number;
 
 /** Maps an event on a watched object to the keys of the primary objects to reconcile. */
 export type Mapper<T extends KubeObject = KubeObject> = (obj: T) => ObjectKey[];
