@@ -1,6 +1,7 @@
 // `npm run bench`: plan throughput of the whole platform at fleet scale, against the theoretical lower bound, with the
-// platform overhead per machine step, API requests per machine, CPU and memory per process, a comparison with a
-// poll-based orchestration (upstream's webhook design), and the local API server's own benchmark.
+// platform overhead per machine step (and where a step's time goes, stage by stage: stagesMs), API requests per
+// machine, CPU and memory per process, a comparison with a poll-based orchestration (upstream's webhook design), and
+// the local API server's own benchmark.
 //
 //   npm run bench                                            # 1,000 machines (default; about 6-8 minutes on 2 cores)
 //   npm run bench -- --sizes 1000,10000,30000 --duration 2   # larger fleets (opt-in)
