@@ -1,6 +1,7 @@
 // `npm run bench`: plan throughput of the whole platform at fleet scale, against the theoretical lower bound, with the
-// platform overhead per machine step, API requests per machine, CPU and memory per process, a comparison with a
-// poll-based orchestration (upstream's webhook design), and the local API server's own benchmark.
+// platform overhead per machine step (and where a step's time goes, stage by stage: stagesMs), API requests per
+// machine, CPU and memory per process, a comparison with a poll-based orchestration (upstream's webhook design), and
+// the local API server's own benchmark.
 //
 //   npm run bench                                            # 1,000 machines (default; about 6-8 minutes on 2 cores)
 //   npm run bench -- --sizes 1000,10000,30000 --duration 2   # larger fleets (opt-in)
@@ -25,7 +26,7 @@ import { createClient, loadKubeConfig, type RestClient } from '../src/runtime/in
 import { installCrds } from '../src/cli/install.js';
 import { yamlFilesIn } from '../src/cli/files.js';
 import { applyFleet, buildFleet, fleetPlan, setMaxUnavailable, type Fleet } from './lib/fleet.js';
-import { PlanObserver, type Summary } from './lib/observe.js';
+import { PlanObserver, stages, type Stages, type Summary } from './lib/observe.js';
 import { runHistoryCase } from './history.js';
 import { runHooksLatencyCase } from './hooks-latency.js';
 import { runCampaignCase } from './campaign.js';
@@ -356,6 +357,8 @@ export interface CaseResult {
     machineUpdateToTask: Summary;
     groupHandoff: number | undefined;
   };
+  /** Where the wall time went: per-step stages, the critical path's sums, plan start and end (bench/lib/observe.ts, stages). */
+  stagesMs?: Stages;
   apiRequestsPerMachine: Record<string, number>;
   apiRequestsPerMachineByComponent: Record<string, Record<string, number>>;
   /** Per component: requests per machine by `verb resource` (with the code when it was an error). */
@@ -463,6 +466,7 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
     ...fleet.mdNames.map((n): [string, number] => [n, concurrencyOf(maxUnavailable, fleet.mdReplicas[n]!)]),
   ]);
   const ov = observer.overhead(conc, fleet.cpName);
+  const st = stages(observer, t0, step * 1000, conc, fleet.cpName);
   await observer.stop();
 
   const byComponent: Record<string, Record<string, number>> = {};
@@ -532,6 +536,7 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
       machineUpdateToTask: ov.muToTask,
       groupHandoff: ov.groupHandoffMs,
     },
+    stagesMs: st,
     apiRequestsPerMachine: total,
     apiRequestsPerMachineByComponent: byComponent,
     apiRequestsPerMachineByResource: byResource,
@@ -558,6 +563,7 @@ async function runCase(p: Platform, maxUnavailable: number | string, d: number, 
   say(
     `    ${name}: ${r.status} in ${r.wallSeconds} s (lower bound ${r.lowerBoundSeconds} s${r.ratio !== null ? `, ratio ${r.ratio}` : ''}); next task after a slot frees: median ${fmt(ov.nextTask.median)} ms, p99 ${fmt(ov.nextTask.p99)} ms (next MachineUpdate: median ${fmt(ov.nextMachineUpdate.median)} ms, p99 ${fmt(ov.nextMachineUpdate.p99)} ms); ${total['all']} API requests/machine (platform ${r.apiRequestsPerMachinePlatform?.all ?? '-'}, writes ${r.apiRequestsPerMachinePlatform?.writes ?? '-'})`,
   );
+  say(stagesText(st));
   await cleanup(p, planName);
   return r;
 }
@@ -580,6 +586,25 @@ export function platformRequests(byResource: Record<string, Record<string, numbe
 }
 
 const fmt = (x: number): string => (Number.isFinite(x) ? String(Math.round(x)) : '-');
+const fmtU = (x: number | undefined): string => (x === undefined ? '-' : fmt(x));
+
+/** The stage breakdown of one case, for the console (the same figures as `stagesMs` in the case JSON). */
+export function stagesText(st: Stages): string {
+  const row = (label: string, x: Summary): string =>
+    `      ${label}: median ${fmt(x.median)} / mean ${fmt(x.mean)} / p99 ${fmt(x.p99)} ms (n ${x.n})`;
+  const c = st.criticalPath;
+  return [
+    '      where a step goes (ms, per machine step):',
+    row('slot free → MachineUpdate created', st.perStep.slotFreeToMuCreated),
+    row('MachineUpdate created → task created', st.perStep.muCreatedToTaskCreated),
+    row('task created → updater started', st.perStep.taskCreatedToUpdaterStarted),
+    row('updater started → task updated', st.perStep.updaterStartedToUpdated),
+    row("updater's own overrun (completionTime − startTime − d)", st.perStep.updaterOverrun),
+    row('task updated → MachineUpdate updated', st.perStep.taskUpdatedToMuUpdated),
+    `      critical path (control plane + ${c.target ?? '-'}, ${c.steps} steps), overhead summed in ms: plan start ${fmt(c.planStart)}, slot free → MU ${fmt(c.slotFreeToMuCreated)}, MU → task ${fmt(c.muCreatedToTaskCreated)}, task → updater started ${fmt(c.taskCreatedToUpdaterStarted)}, updater beyond d ${fmt(c.updaterOverrun)}, task → MU updated ${fmt(c.taskUpdatedToMuUpdated)}, control plane → MachineDeployments ${fmt(c.handoff)}, plan end ${fmt(c.planEnd)}; total ${fmt(c.total)}`,
+    `      plan start: created → first MachineUpdate ${fmtU(st.planStart.toFirstMu)}, → first MachineDeployment MachineUpdate ${fmtU(st.planStart.toFirstMdMu)}; plan end: last MachineUpdate updated → plan terminal ${fmtU(st.planEnd.lastMuUpdatedToPlanTerminal)}, last target updated → plan terminal ${fmtU(st.planEnd.lastTargetToPlanTerminal)}; per target, last MachineUpdate updated → target updated: median ${fmt(st.planEnd.lastMuToTargetUpdated.median)} / p99 ${fmt(st.planEnd.lastMuToTargetUpdated.p99)} / max ${fmt(st.planEnd.lastMuToTargetUpdated.max)}`,
+  ].join('\n');
+}
 
 /** Deletes the plan and waits until its MachineUpdates and tasks are gone (garbage collection), so runs do not interfere. */
 async function cleanup(p: Platform, planName: string): Promise<void> {

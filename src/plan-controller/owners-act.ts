@@ -62,6 +62,8 @@ export interface OwnerDeps {
   writesInFlight: number;
   /** Most InfraMachine annotations written in one reconcile (the rest in the next: bounded requests per reconcile). */
   maxInfraWrites: number;
+  /** Bounds the InfraMachine writes in flight across the targets of one reconcile (made by actOwners when unset). */
+  limit?: <T>(fn: () => Promise<T>) => Promise<T>;
   reads: OwnerReads;
 }
 
@@ -158,54 +160,96 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
   if (steps.every((t) => t.step.op === 'none')) return outcomes;
   // Indexed at most once per reconcile: every target reads its own machines and updates (O(machines), not O(targets x machines)).
   const view = targetView(snap, d);
-  for (const t of steps) {
-    const o: OwnerOutcome = { owner: label(t), op: t.step.op, kind: t.kind, name: t.name };
-    try {
-      switch (t.step.op) {
-        case 'none':
-          break;
-        case 'hold': {
-          const paused = await writePause(deps, t, withPause(t.owner, planName), d, {
-            reason: OwnerEventReasons.paused,
-            message: `paused ${label(t)} while its machines are updated in place (cluster.x-k8s.io/paused; lifted when the target is done)`,
-          });
-          if (paused) log.info({ owner: label(t) }, 'paused owner');
-          await annotateAhead(deps, snap, view, t, planName, log);
-          break;
-        }
-        case 'release': {
-          await writePause(deps, t, withoutPause(t.owner, planName), d, {
-            reason: OwnerEventReasons.released,
-            message: `unpaused ${label(t)}: no machine of the target committed anything, its spec is unchanged`,
-          });
-          break;
-        }
-        case 'mixed': {
-          o.updated = t.step.updated;
-          o.machines = t.step.machines;
-          const next = withPause(t.owner, planName);
-          if (next && !isPausedObject(t.owner))
-            await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
-          const msg = mixedMessage(o);
-          if (prev?.reason !== OwnerReasons.mixedMachines || !(prev.message ?? '').includes(msg))
-            d.events.push({ type: 'Warning', reason: OwnerEventReasons.mixedMachines, message: msg });
-          break;
-        }
-        case 'align': {
-          const r = await alignOrExplain(deps, snap, view, t, planName, d, log);
-          if (r.problems.length > 0) o.problems = r.problems;
-          if (r.pending) o.pending = r.pending;
-          break;
-        }
-      }
-    } catch (err) {
-      // Transient (5xx, 429, a conflict with a newer version, a network error): what landed is visible in the objects.
-      o.pending = `${(err as Error).message.slice(0, 200)} (retrying)`;
-      log.info({ owner: label(t), err: (err as Error).message }, 'owner step not finished; continues in the next reconcile');
-    }
+  // Targets are independent (each has its own owner, templates, MachineSets, InfraMachines): their steps run side by
+  // side, so pausing 200 owners at the start or aligning them at the end costs a few round trips, not 200 in a row (the
+  // plan's reconciles are serial: meanwhile no machine of any target starts). Each target's events are kept apart and
+  // appended in target order, as the sequential loop did. InfraMachine writes share one bound across targets.
+  const perTarget: { o: OwnerOutcome; events: PlanDecision['events'] }[] = new Array(steps.length);
+  const sharedDeps: OwnerDeps = { ...deps, limit: deps.limit ?? limiter(deps.writesInFlight) };
+  await forEachLimit(steps, deps.writesInFlight, async (t, i) => {
+    const events: PlanDecision['events'] = [];
+    perTarget[i] = { o: await ownerStepOf(sharedDeps, snap, { ...d, events }, view, t, planName, prev, log), events };
+  });
+  for (const { o, events } of perTarget) {
     outcomes.push(o);
+    d.events.push(...events);
   }
   return outcomes;
+}
+
+// One target's owner step; never throws (a failed request leaves the outcome pending). `d` is the decision with this
+// target's own events list.
+async function ownerStepOf(
+  deps: OwnerDeps,
+  snap: PlanSnapshot,
+  d: PlanDecision,
+  view: TargetView,
+  t: TargetOwner,
+  planName: string,
+  prev: { reason?: string; message?: string } | undefined,
+  log: Logger,
+): Promise<OwnerOutcome> {
+  const o: OwnerOutcome = { owner: label(t), op: t.step.op, kind: t.kind, name: t.name };
+  try {
+    switch (t.step.op) {
+      case 'none':
+        break;
+      case 'hold': {
+        const paused = await writePause(deps, t, withPause(t.owner, planName), d, {
+          reason: OwnerEventReasons.paused,
+          message: `paused ${label(t)} while its machines are updated in place (cluster.x-k8s.io/paused; lifted when the target is done)`,
+        });
+        if (paused) log.info({ owner: label(t) }, 'paused owner');
+        await annotateAhead(deps, snap, view, t, planName, log);
+        break;
+      }
+      case 'release': {
+        await writePause(deps, t, withoutPause(t.owner, planName), d, {
+          reason: OwnerEventReasons.released,
+          message: `unpaused ${label(t)}: no machine of the target committed anything, its spec is unchanged`,
+        });
+        break;
+      }
+      case 'mixed': {
+        o.updated = t.step.updated;
+        o.machines = t.step.machines;
+        const next = withPause(t.owner, planName);
+        if (next && !isPausedObject(t.owner))
+          await patchSnapshot(t.owner).apply(deps.client, t.res, next, { fieldManager: deps.fieldManager });
+        const msg = mixedMessage(o);
+        if (prev?.reason !== OwnerReasons.mixedMachines || !(prev.message ?? '').includes(msg))
+          d.events.push({ type: 'Warning', reason: OwnerEventReasons.mixedMachines, message: msg });
+        break;
+      }
+      case 'align': {
+        const r = await alignOrExplain(deps, snap, view, t, planName, d, log);
+        if (r.problems.length > 0) o.problems = r.problems;
+        if (r.pending) o.pending = r.pending;
+        break;
+      }
+    }
+  } catch (err) {
+    // Transient (5xx, 429, a conflict with a newer version, a network error): what landed is visible in the objects.
+    o.pending = `${(err as Error).message.slice(0, 200)} (retrying)`;
+    log.info({ owner: label(t), err: (err as Error).message }, 'owner step not finished; continues in the next reconcile');
+  }
+  return o;
+}
+
+/** A counting semaphore: `run` waits until fewer than `n` calls are in flight. */
+function limiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(fn: () => Promise<T>): Promise<T> => {
+    if (active >= n) await new Promise<void>((r) => waiting.push(r));
+    active++;
+    try {
+      return await fn();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
 }
 
 /** Targets whose machines must not start in this reconcile: their owner should be paused first and that write did not land. */
@@ -370,9 +414,10 @@ async function annotateInfraMachines(deps: OwnerDeps, writes: Prepared['infraWri
   const batch = writes.slice(0, deps.maxInfraWrites);
   let failed = 0;
   let firstError: unknown;
+  const limit = deps.limit ?? (<T>(fn: () => Promise<T>): Promise<T> => fn());
   await forEachLimit(batch, deps.writesInFlight, async (w) => {
     try {
-      await patchSnapshot(w.obj).apply(deps.client, w.res, w.next, { fieldManager: deps.fieldManager });
+      await limit(() => patchSnapshot(w.obj).apply(deps.client, w.res, w.next, { fieldManager: deps.fieldManager }));
     } catch (err) {
       if (isNotFound(err)) return;
       failed++;
