@@ -74,7 +74,7 @@ for (let r = 0; r < runs; r++) {
     p,
     snap.machines,
     () => undefined,
-    new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
+    useMemo ? memo.excluded(snap.machineUpdates) : new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
     memo,
   );
   const d = decidePlan(snap, decideMemo);

@@ -415,14 +415,9 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
   const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
   if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
     const refs = await refLookup(deps, plan, snap.machines, byClusterOf(deps));
-    snap.atTarget = machinesAtTarget(
-      plan,
-      snap.machines,
-      refs.lookup,
-      new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
-      atTargetMemo(deps, planKey, plan.metadata.uid ?? ''),
-      refs.stamp,
-    );
+    const memo = atTargetMemo(deps, planKey, plan.metadata.uid ?? '');
+    // The memo keeps the set of names with an update, patched for the updates that are new objects.
+    snap.atTarget = machinesAtTarget(plan, snap.machines, refs.lookup, memo.excluded(snap.machineUpdates), memo, refs.stamp);
   } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;
