@@ -488,6 +488,11 @@ describe('decision memo (decide/memo.ts)', () => {
     const f = [e[0]!, ...e.slice(2)];
     const g = [f[0]!, m('md-5', 'updating', f[1]!.metadata!.name), ...f.slice(2)];
     const h = [...g.slice(0, 2), m('md-2', 'updating', 'md-2', 'p1'), ...g.slice(3)];
+    // Another plan's update changes in place, and one of it is appended; then the last update goes (md-4 has none now).
+    const i = [...h.slice(0, 5), m('md-6', 'updating', 'md-6', 'p2')];
+    const j = [i[0]!, m('md-5', 'updated', i[1]!.metadata!.name), ...i.slice(2)];
+    const k = [...j.slice(0, 4), m('md-4', 'updated')];
+    const l = k.slice(0, 4);
     return [
       { step: 'first', mus: a },
       { step: 'same', mus: [...a] },
@@ -498,6 +503,10 @@ describe('decision memo (decide/memo.ts)', () => {
       { step: 'removed', mus: f },
       { step: 'another machine', mus: g },
       { step: 'another plan', mus: h },
+      { step: "another plan's appended", mus: i },
+      { step: 'changed again', mus: j },
+      { step: 'md-4 changed', mus: k },
+      { step: 'last removed', mus: l },
       { step: 'back', mus: [...a] },
     ];
   };
@@ -547,5 +556,10 @@ describe('decision memo (decide/memo.ts)', () => {
     expect(machinesAtTarget(p, ms, () => undefined, memo.excluded(more), memo)).to.deep.equal(
       machinesAtTarget(p, ms, () => undefined, new Set(more.map(nameOfMu))),
     );
+    // The other way round: the caller's own set twice, the memo's set patched in between (not the caller's set).
+    const own = new Set(mus.map(nameOfMu));
+    machinesAtTarget(p, ms, () => undefined, own, memo);
+    memo.excluded([...more, deepFreeze(mu('md-5', 'updating', { target: 'cluster1-md-0' }))]);
+    expect(machinesAtTarget(p, ms, () => undefined, own, memo)).to.deep.equal(machinesAtTarget(p, ms, () => undefined, own));
   });
 });
