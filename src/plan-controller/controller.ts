@@ -408,7 +408,7 @@ function sharedByLabel<T extends KubeObject>(store: Store<T>, key: string, value
 
 /** Reads everything the decision needs from the informer stores (and discovery for kinds named at run time). */
 async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
-  const snap = await buildScope(plan, storeReader(deps));
+  const snap = await buildScope(plan, storeReader(deps), decideMemo(deps, plan)?.ownFilter);
   // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
   snap.machineUpdates = withExpectations(deps, plan, snap.machineUpdates);
   if (deps.writePolicy) snap.writePolicy = deps.writePolicy;

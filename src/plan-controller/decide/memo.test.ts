@@ -8,6 +8,7 @@ import { kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater 
 import { deepFreeze } from '../../runtime/pure/freeze.js';
 import { ownUpdates } from './memo.js';
 import { AtTargetMemo, machinesAtTarget } from '../at-target.js';
+import { ownMachineUpdates, type OwnFilterMemo } from '../scope.js';
 import { machine } from '../testkit.js';
 
 // The decision memo is a pure cache: a decision through it must equal the decision without it, reconcile after
@@ -561,5 +562,40 @@ describe('decision memo (decide/memo.ts)', () => {
     machinesAtTarget(p, ms, () => undefined, own, memo);
     memo.excluded([...more, deepFreeze(mu('md-5', 'updating', { target: 'cluster1-md-0' }))]);
     expect(machinesAtTarget(p, ms, () => undefined, own, memo)).to.deep.equal(machinesAtTarget(p, ms, () => undefined, own));
+  });
+
+  it("filters the store's list to the plan's own updates as a fresh filter does, patching the last answer", () => {
+    const p = plan({ cp: null, mds: [target('cluster1-md-0', 2)] });
+    p.metadata!.uid = 'uid-1';
+    const owner = (uid: string) => [{ apiVersion: 'x', kind: 'InPlaceUpdatePlan', name: 'p1', uid, controller: true }];
+    const m = (machineName: string, uid = 'uid-1', status: 'updating' | 'updated' = 'updating'): MachineUpdate => {
+      const x = mu(machineName, status, { target: 'cluster1-md-0' });
+      x.metadata!.ownerReferences = owner(uid);
+      return deepFreeze(x);
+    };
+    const mine = { ...p } as typeof p & KubeObject;
+    // An update changes in place, one is appended, one of a former plan of the same name (another uid) is appended and
+    // changes, one stops being owned (its owner's uid changes in place), one is removed, and nothing changes at all.
+    const a = [m('md-0'), m('md-1'), m('md-2', 'uid-0')];
+    const b = [m('md-0', 'uid-1', 'updated'), a[1]!, a[2]!];
+    const c = [...b, m('md-3'), m('md-4', 'uid-0')];
+    const d = [...c.slice(0, 4), m('md-4', 'uid-0', 'updated')];
+    const e = [d[0]!, m('md-1', 'uid-0'), ...d.slice(2)];
+    const f = [e[0]!, m('md-1'), ...e.slice(2)];
+    const g = [...f.slice(0, 3), ...f.slice(4)];
+    const memo: OwnFilterMemo = {};
+    let patched = 0;
+    let last: MachineUpdate[] | undefined;
+    for (const [step, list] of Object.entries({ a, same: a, b, c, d, e, f, g, again: [...g] })) {
+      const out = ownMachineUpdates(list, mine, memo);
+      expect(out, step).to.deep.equal(list.filter((x) => ownMachineUpdates([x], mine).length === 1));
+      if (step === 'same' || step === 'again') expect(out, step).to.equal(last);
+      if (memo.last?.out === out && last !== out && list !== a) patched++;
+      last = out;
+    }
+    expect(patched).to.be.greaterThan(0);
+    // Another plan (a recreated one: same name, another uid) filters afresh.
+    const other = { ...mine, metadata: { ...mine.metadata, uid: 'uid-0' } };
+    expect(ownMachineUpdates(g, other, memo)).to.deep.equal(ownMachineUpdates(g, other));
   });
 });

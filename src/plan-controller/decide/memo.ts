@@ -7,6 +7,7 @@
 import type { KubeObject, MachineUpdate } from '../../api/index.js';
 import type { UpgradeGroupMemo } from '../upgrade-rules.js';
 import type { TargetEval } from './types.js';
+import type { OwnFilterMemo } from '../scope.js';
 
 /** A target's evaluation and every input it read, position by position. */
 export interface TargetMemoEntry {
@@ -111,6 +112,8 @@ export class DecideMemo {
         created: ReadonlySet<string>;
       }
     | undefined;
+  /** The snapshot's ownership filter of the plan's MachineUpdates (scope.ts ownMachineUpdates). */
+  readonly ownFilter: OwnFilterMemo = {};
   /** ownUpdates' last input and answer (decide/mode.ts), with the position each machine's entry came from. */
   own: { planName: string; mus: readonly MachineUpdate[]; map: Map<string, MachineUpdate>; from: Map<string, number> } | undefined;
   /** Machine names whose update counts under another target than the machine's (targets.ts), as of the last decision. */
