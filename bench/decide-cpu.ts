@@ -4,13 +4,16 @@
 // --memo decides through the plan's decision memo (decide/memo.ts) as the controller does; --change-one replaces, before
 // every run, one target's in-flight Machine and MachineUpdate with new objects (as a real reconcile sees: one machine
 // progressed), so the memo has that target to re-evaluate. Without --change-one every run sees the same objects. The
-// CPU median (process.cpuUsage) depends less on the machine's load than the wall-clock one.
+// CPU median (process.cpuUsage) depends less on the machine's load than the wall-clock one. Each run also takes the
+// snapshot's MachineUpdates through buildScope's ownership filter (scope.ts; with --memo the plan's filter memo) from
+// a store-like list: frozen, the same array until something changed, then a copy with the new objects in place.
 //
 //   npx tsx bench/decide-cpu.ts [--machines 10000] [--md-size 50] [--runs 30] [--memo] [--change-one | --change N]
 import { performance } from 'node:perf_hooks';
 import type { KubeObject, MachineUpdate } from '../src/api/index.js';
 import { DecideMemo, decidePlan } from '../src/plan-controller/decide.js';
 import { AtTargetMemo, machinesAtTarget } from '../src/plan-controller/at-target.js';
+import { buildScope, type ScopeReader } from '../src/plan-controller/scope.js';
 import { NS, cpUpdated, kcp, machines, md, mu, plan, snapshot, started, target } from '../src/plan-controller/testkit.js';
 
 const argv = process.argv.slice(2);
@@ -39,12 +42,27 @@ for (const name of mdNames) {
   }
   mus.push(mu(`${name}-${half}`, 'updating', { target: name }));
 }
-for (const m of mus) m.status = { ...m.status, completionTime: '2026-01-01T00:09:00Z' } as MachineUpdate['status'];
+for (const m of mus) {
+  m.status = { ...m.status, completionTime: '2026-01-01T00:09:00Z' } as MachineUpdate['status'];
+  // Created by the plan (uid-1 below): the ownership filter keeps them.
+  m.metadata!.ownerReferences = [{ apiVersion: 'x', kind: 'InPlaceUpdatePlan', name: 'p1', uid: 'uid-1', controller: true }];
+}
 const p = plan({ ...started, mds: mdNames.map((n) => target(n, 2)) });
 p.metadata!.uid = 'uid-1';
 const base = snapshot({ plan: p, kcp: kcp(), mds: mdNames.map((n) => md(n, { replicas: mdSize })), machines: ms, mus });
 
 const memo = new AtTargetMemo();
+let storeMus: readonly MachineUpdate[] = Object.freeze([...mus]);
+const reader: ScopeReader = {
+  now: () => base.now,
+  cluster: async () => base.cluster,
+  machineDeployments: async () => base.machineDeployments,
+  machines: async () => ms,
+  machineUpdates: async () => storeMus as MachineUpdate[],
+  plans: async () => base.plans,
+  read: async () => ({ object: base.controlPlane?.object }),
+  taskCrd: async () => undefined,
+};
 const decideMemo = useMemo ? new DecideMemo() : undefined;
 const muIndex = new Map(mus.map((m, i) => [m.spec.machineRef.name, i]));
 const machineIndex = new Map(ms.map((m, i) => [m.metadata.name ?? '', i]));
@@ -68,13 +86,15 @@ for (let r = 0; r < runs; r++) {
   }
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  // A reconcile reads fresh lists from the stores (the objects themselves are shared).
-  const snap = { ...base, machines: [...ms], machineUpdates: [...mus] };
+  // The store copies a changed list once (store.ts byLabelView); a reconcile reads the machines afresh.
+  if (changed > 0 || r === 0) storeMus = Object.freeze([...mus]);
+  const scoped = await buildScope(p as Parameters<typeof buildScope>[0], reader, decideMemo?.ownFilter);
+  const snap = { ...base, machines: [...ms], machineUpdates: scoped.machineUpdates };
   snap.atTarget = machinesAtTarget(
     p,
     snap.machines,
     () => undefined,
-    new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
+    useMemo ? memo.excluded(snap.machineUpdates) : new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
     memo,
   );
   const d = decidePlan(snap, decideMemo);

@@ -9,6 +9,8 @@ import { verifyValues, type PointerValue } from '../runtime/pure/set-patch.js';
 import { targetKey, targetOfMachine } from './decide.js';
 import { Labels } from '../api/index.js';
 import { JSON_POINTER, targetsOf } from './validate.js';
+import { changedAt } from './decide/memo.js';
+import type { MachineUpdate } from '../api/index.js';
 
 /** Looks up the object a Machine's reference names: undefined when it is not known (not listed, not found). */
 export type RefLookup = (namespace: string, ref: ContractRef) => KubeObject | undefined;
@@ -85,6 +87,12 @@ export class AtTargetMemo {
    * referenced kinds' stores are unchanged, `stamp`).
    */
   last: { machines: readonly KubeObject[]; states: Uint8Array; stamp: string | undefined } | undefined;
+  /**
+   * excluded()'s last input and set (patched in place while the updates are patches of the last list), and the names
+   * it added since machinesAtTarget last read it (undefined: the set was rebuilt, so it may also have lost names).
+   */
+  private excl: { mus: readonly MachineUpdate[]; set: Set<string> } | undefined;
+  private added: Set<string> | undefined;
   /** Answers served from the memo (for tests and metrics). */
   hits = 0;
   /** Answers computed. */
@@ -153,6 +161,43 @@ export class AtTargetMemo {
     return atTarget;
   }
 
+  /**
+   * The names of the machines these MachineUpdates are for (machinesAtTarget's `exclude`): last call's set, with the
+   * names of the positions holding new objects added, when the list is a patch of the last (store.ts keeps objects in
+   * place and appends new ones); built afresh otherwise (an update removed or moved).
+   */
+  excluded(mus: readonly MachineUpdate[]): ReadonlySet<string> {
+    const last = this.excl;
+    const at = last ? changedAt(last.mus, mus) : undefined;
+    if (at && at.every((i) => i >= last!.mus.length || last!.mus[i]!.spec.machineRef.name === mus[i]!.spec.machineRef.name)) {
+      for (const i of at) {
+        const name = mus[i]!.spec.machineRef.name;
+        if (!last!.set.has(name)) {
+          last!.set.add(name);
+          this.added?.add(name);
+        }
+      }
+      this.excl = { mus, set: last!.set };
+      return last!.set;
+    }
+    const set = new Set(mus.map((m) => m.spec.machineRef.name));
+    this.excl = { mus, set };
+    this.added = undefined;
+    return set;
+  }
+
+  /**
+   * The names excluded() added since the last call of this (then it starts collecting again), or undefined when
+   * `exclude` is not the set excluded() keeps or that set was rebuilt since.
+   */
+  takeAdded(exclude: ReadonlySet<string>): ReadonlySet<string> | undefined {
+    const added = this.excl?.set === exclude && this.lastExclude === exclude ? this.added : undefined;
+    this.added = new Set();
+    this.lastExclude = exclude;
+    return added;
+  }
+  private lastExclude: ReadonlySet<string> | undefined;
+
   /** Drops the entries of machines not in `seen` (deleted, moved to another cluster, or now with a MachineUpdate). */
   retain(seen: ReadonlySet<string>): void {
     if (this.entries.size <= seen.size) return;
@@ -201,13 +246,19 @@ export function machinesAtTarget(
   const last = memo?.last;
   const refsSame = stamp !== undefined && last?.stamp === stamp;
   const states = memo ? new Uint8Array(machines.length) : undefined;
+  // Names excluded since the last call, when `exclude` only grew since (memo.excluded): then a machine excluded last
+  // time (NEW) that is the same object is still excluded, and only the others need a look in `added`, no name lookup
+  // in the whole set per machine.
+  const added = memo?.takeAdded(exclude);
   for (let i = 0; i < machines.length; i++) {
     const m = machines[i]!;
+    const same = last !== undefined && last.machines[i] === m;
+    if (added && same && last.states[i] === NEW) continue;
     // Machines with a MachineUpdate first (cheapest, and most of the fleet once a rollout is under way).
     const name = nameOf(m);
-    if (exclude.has(name)) continue;
+    if (added && same ? added.size > 0 && added.has(name) : exclude.has(name)) continue;
     // The same Machine object at the same position: its last answer, unless it read objects whose stores changed.
-    const was = last && last.machines[i] === m ? last.states[i]! : NEW;
+    const was = same ? last.states[i]! : NEW;
     if (was === NONE || was === AT_M || was === NOT_M || (refsSame && (was === AT_R || was === NOT_R))) {
       states![i] = was;
       if (was === NONE) continue;

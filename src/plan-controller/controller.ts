@@ -408,21 +408,16 @@ function sharedByLabel<T extends KubeObject>(store: Store<T>, key: string, value
 
 /** Reads everything the decision needs from the informer stores (and discovery for kinds named at run time). */
 async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
-  const snap = await buildScope(plan, storeReader(deps));
+  const snap = await buildScope(plan, storeReader(deps), decideMemo(deps, plan)?.ownFilter);
   // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
   snap.machineUpdates = withExpectations(deps, plan, snap.machineUpdates);
   if (deps.writePolicy) snap.writePolicy = deps.writePolicy;
   const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
   if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
     const refs = await refLookup(deps, plan, snap.machines, byClusterOf(deps));
-    snap.atTarget = machinesAtTarget(
-      plan,
-      snap.machines,
-      refs.lookup,
-      new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
-      atTargetMemo(deps, planKey, plan.metadata.uid ?? ''),
-      refs.stamp,
-    );
+    const memo = atTargetMemo(deps, planKey, plan.metadata.uid ?? '');
+    // The memo keeps the set of names with an update, patched for the updates that are new objects.
+    snap.atTarget = machinesAtTarget(plan, snap.machines, refs.lookup, memo.excluded(snap.machineUpdates), memo, refs.stamp);
   } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;

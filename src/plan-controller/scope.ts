@@ -8,6 +8,7 @@ import { clusterControlPlaneRef } from '../api/capi/index.js';
 import { isClusterApiGroup } from '../contract/index.js';
 import { labelValue } from './names.js';
 import { taskKindOfRef } from './templates.js';
+import { changedAt } from './decide/memo.js';
 
 /** A template reference as written in a plan (apiVersion, kind, name; always in the plan's namespace). */
 export interface TemplateRef {
@@ -162,12 +163,73 @@ async function lookupTemplate(reader: ScopeReader, ns: string, ref: TemplateRef)
   return out;
 }
 
+/** ownMachineUpdates' last input and answer for one plan, with each input position's place in the answer (-1: not kept). */
+export interface OwnFilterMemo {
+  last?: { name: string; uid: string; input: readonly MachineUpdate[]; out: readonly MachineUpdate[]; at: Int32Array };
+}
+
+/**
+ * The plan's own MachineUpdates of a list (its name in spec.planName, and the plan the controller owner: never adopt
+ * another plan's record, e.g. of a deleted plan of the same name, the owner's uid decides). With a memo, the last
+ * answer is patched for the positions holding new objects when the list is a patch of the last one (the store keeps
+ * objects in place and appends, store.ts byLabelView), instead of filtering every update per reconcile; the answer is
+ * then frozen (shared with the next reconciles until the list changes).
+ */
+export function ownMachineUpdates(
+  list: readonly MachineUpdate[],
+  plan: InPlaceUpdatePlan & KubeObject,
+  memo?: OwnFilterMemo,
+): MachineUpdate[] {
+  const name = plan.metadata.name ?? '';
+  const uid = plan.metadata.uid ?? '';
+  const own = (m: MachineUpdate): boolean => m.spec?.planName === name && ownedBy(m as MachineUpdate & KubeObject, plan);
+  if (!memo) return list.filter(own);
+  const last = memo.last;
+  const changed = last && last.name === name && last.uid === uid ? changedAt(last.input, list) : undefined;
+  if (changed) {
+    if (changed.length === 0) {
+      memo.last = { ...last!, input: list };
+      return last!.out as MachineUpdate[];
+    }
+    const out = [...last!.out];
+    const at = new Int32Array(list.length);
+    at.set(last!.at);
+    let patched = true;
+    for (const i of changed) {
+      const keep = own(list[i]!);
+      if (i < last!.input.length) {
+        // Kept before and now, or neither: in place. A change of membership moves the others: filter afresh.
+        if (at[i]! >= 0 !== keep) {
+          patched = false;
+          break;
+        }
+        if (keep) out[at[i]!] = list[i]!;
+      } else if (keep) {
+        at[i] = out.length;
+        out.push(list[i]!);
+      } else at[i] = -1;
+    }
+    if (patched) {
+      memo.last = { name, uid, input: list, out: Object.freeze(out), at };
+      return out;
+    }
+  }
+  const out: MachineUpdate[] = [];
+  const at = new Int32Array(list.length);
+  list.forEach((m, i) => {
+    at[i] = own(m) ? out.push(m) - 1 : -1;
+  });
+  memo.last = { name, uid, input: list, out: Object.freeze(out), at };
+  return out;
+}
+
 /**
  * Builds the snapshot of one plan: the one builder the plan controller and `inplace preview` share, so that both
  * decide from the same objects (the hashed plan-name label value, the plan's own MachineUpdates, the same template
- * lookups). The controller adds what only it computes (pre-start check, expectations, machines at target).
+ * lookups). The controller adds what only it computes (pre-start check, expectations, machines at target), and
+ * passes a memo of the ownership filter (ownMachineUpdates).
  */
-export async function buildScope(plan: InPlaceUpdatePlan & KubeObject, reader: ScopeReader): Promise<PlanSnapshot> {
+export async function buildScope(plan: InPlaceUpdatePlan & KubeObject, reader: ScopeReader, memo?: OwnFilterMemo): Promise<PlanSnapshot> {
   const ns = plan.metadata.namespace ?? '';
   const name = plan.metadata.name ?? '';
   const clusterName = plan.spec.clusterName;
@@ -187,10 +249,7 @@ export async function buildScope(plan: InPlaceUpdatePlan & KubeObject, reader: S
   const templates: TemplateLookup[] = [];
   for (const ref of templateRefsOf(plan)) templates.push(await lookupTemplate(reader, ns, ref));
 
-  // Never adopt another plan's record (e.g. of a deleted plan of the same name): the controller owner's uid decides.
-  const machineUpdates = (await reader.machineUpdates(ns, labelValue(name))).filter(
-    (m) => m.spec?.planName === name && ownedBy(m as MachineUpdate & KubeObject, plan),
-  );
+  const machineUpdates = ownMachineUpdates(await reader.machineUpdates(ns, labelValue(name)), plan, memo);
   return {
     plan,
     now: reader.now(),

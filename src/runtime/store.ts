@@ -31,6 +31,8 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
    * when an object leaves the bucket (rebuilt on the next view).
    */
   private readonly views = new WeakMap<Map<string, T>, { arr: T[]; pos: Map<string, number>; shared: boolean }>();
+  /** byLabelView's answer per handed-out array and namespace (the array itself when all its objects are in it). */
+  private readonly nsViews = new WeakMap<readonly T[], Map<string, readonly T[]>>();
 
   /**
    * Changes applied so far (upserts and removals): equal counts mean the same contents, so a consumer can keep what it
@@ -89,8 +91,18 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
       view.shared = true;
     }
     const arr = view.arr;
-    if (namespace === undefined || arr.every((o) => o.metadata.namespace === namespace)) return arr;
-    return Object.freeze(arr.filter((o) => o.metadata.namespace === namespace));
+    if (namespace === undefined) return arr;
+    // Per shared array (never changed once handed out): one namespace check or filter per change burst, not per read.
+    let per = this.nsViews.get(arr);
+    if (!per) this.nsViews.set(arr, (per = new Map()));
+    let out = per.get(namespace);
+    if (!out) {
+      out = arr.every((o) => o.metadata.namespace === namespace)
+        ? arr
+        : Object.freeze(arr.filter((o) => o.metadata.namespace === namespace));
+      per.set(namespace, out);
+    }
+    return out;
   }
 
   select(selector: string, namespace?: string): T[] {

@@ -6,6 +6,10 @@ import type { PlanDecision } from '../decide.js';
 import { labelValue, machineUpdateName } from '../names.js';
 import { kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../testkit.js';
 import { deepFreeze } from '../../runtime/pure/freeze.js';
+import { ownUpdates } from './memo.js';
+import { AtTargetMemo, machinesAtTarget } from '../at-target.js';
+import { ownMachineUpdates, type OwnFilterMemo } from '../scope.js';
+import { machine } from '../testkit.js';
 
 // The decision memo is a pure cache: a decision through it must equal the decision without it, reconcile after
 // reconcile, while the world changes the way the informer stores change it (changed objects are new frozen objects,
@@ -466,5 +470,132 @@ describe('decision memo (decide/memo.ts)', () => {
     step('md-2 newer');
     expect(seen.map((x) => x.filter((y) => /version-skew|no-downgrade/.test(y)).length)).to.deep.equal([0, 1, 2, 2, 1, 2]);
     expect(seen[2]!.filter((y) => /version-skew/.test(y))[0]).to.match(/MachineDeployment cluster1-md-0 stays at v1\.26\.0/);
+  });
+
+  // The store's list of a plan's updates, reconcile after reconcile: changed in place, appended, a second update for a
+  // machine (the later one wins), another plan's update, one removed, one naming another machine at the same place.
+  const muSequence = (): { step: string; mus: MachineUpdate[] }[] => {
+    const m = (machineName: string, status: 'updating' | 'updated', n = machineName, planName = 'p1'): MachineUpdate => {
+      const x = mu(machineName, status, { target: 'cluster1-md-0', plan: planName });
+      x.metadata!.name = n;
+      return deepFreeze(x);
+    };
+    const a = [m('md-0', 'updated'), m('md-1', 'updating'), m('md-2', 'updating', 'md-2', 'p2')];
+    const b = [...a.slice(0, 1), m('md-1', 'updated'), a[2]!];
+    const c = [...b, m('md-3', 'updating'), m('md-1', 'updating', 'md-1-again')];
+    const d = [...c.slice(0, 4), m('md-1', 'updated', 'md-1-again'), m('md-4', 'updating')];
+    // The first update of md-1 changes after the second: the second still wins.
+    const e = [d[0]!, m('md-1', 'updating'), ...d.slice(2)];
+    const f = [e[0]!, ...e.slice(2)];
+    const g = [f[0]!, m('md-5', 'updating', f[1]!.metadata!.name), ...f.slice(2)];
+    const h = [...g.slice(0, 2), m('md-2', 'updating', 'md-2', 'p1'), ...g.slice(3)];
+    // Another plan's update changes in place, and one of it is appended; then the last update goes (md-4 has none now).
+    const i = [...h.slice(0, 5), m('md-6', 'updating', 'md-6', 'p2')];
+    const j = [i[0]!, m('md-5', 'updated', i[1]!.metadata!.name), ...i.slice(2)];
+    const k = [...j.slice(0, 4), m('md-4', 'updated')];
+    const l = k.slice(0, 4);
+    return [
+      { step: 'first', mus: a },
+      { step: 'same', mus: [...a] },
+      { step: 'changed', mus: b },
+      { step: 'appended, second for md-1', mus: c },
+      { step: 'second changed', mus: d },
+      { step: 'first changed', mus: e },
+      { step: 'removed', mus: f },
+      { step: 'another machine', mus: g },
+      { step: 'another plan', mus: h },
+      { step: "another plan's appended", mus: i },
+      { step: 'changed again', mus: j },
+      { step: 'md-4 changed', mus: k },
+      { step: 'last removed', mus: l },
+      { step: 'back', mus: [...a] },
+    ];
+  };
+
+  it("keeps the plan's updates by machine as a fresh pass does, patched for the updates that are new objects", () => {
+    const memo = new DecideMemo();
+    let kept: Map<string, MachineUpdate> | undefined;
+    let patched = 0;
+    for (const { step, mus } of muSequence()) {
+      const out = ownUpdates(mus, 'p1', memo);
+      // Same entries in the same order (the soak gate reads them in map order).
+      expect([...out], step).to.deep.equal([...ownUpdates(mus, 'p1')]);
+      if (out === kept) patched++;
+      kept = out;
+    }
+    expect(patched, 'patched rather than rebuilt').to.be.greaterThan(2);
+    // Another plan's name reads afresh.
+    expect([...ownUpdates(muSequence()[0]!.mus, 'p2', memo)]).to.deep.equal([...ownUpdates(muSequence()[0]!.mus, 'p2')]);
+  });
+
+  it('excludes the machines with an update from machines at target as a fresh set does, the set patched in place', () => {
+    const p = plan({ cp: null, mds: [target('cluster1-md-0', 2)] });
+    // Every machine runs the target version: at target unless it has an update.
+    const ms = deepFreeze(Array.from({ length: 7 }, (_, i) => machine(`md-${i}`, { md: 'cluster1-md-0', version: 'v1.30.1' })));
+    const memo = new AtTargetMemo();
+    let machinesNow: KubeObject[] = ms;
+    let kept: ReadonlySet<string> | undefined;
+    let patched = 0;
+    for (const { step, mus } of muSequence()) {
+      const exclude = memo.excluded(mus);
+      expect([...exclude].sort(), step).to.deep.equal([...new Set(mus.map(nameOfMu))].sort());
+      if (exclude === kept) patched++;
+      kept = exclude;
+      expect(
+        machinesAtTarget(p, machinesNow, () => undefined, exclude, memo),
+        step,
+      ).to.deep.equal(machinesAtTarget(p, machinesNow, () => undefined, new Set(mus.map(nameOfMu))));
+      // A machine unrelated to the updates changes now and then (a new object at the same place).
+      if (step === 'changed') machinesNow = change(machinesNow, 'md-6', (m) => (m.metadata.resourceVersion = '9'));
+    }
+    expect(patched, 'patched rather than rebuilt').to.be.greaterThan(2);
+    // A caller passing its own set in between: the next call with the memo's set does not trust what it added.
+    const mus = muSequence()[0]!.mus;
+    machinesAtTarget(p, ms, () => undefined, memo.excluded(mus), memo);
+    machinesAtTarget(p, ms, () => undefined, new Set(), memo);
+    const more = [...mus, deepFreeze(mu('md-6', 'updating', { target: 'cluster1-md-0' }))];
+    expect(machinesAtTarget(p, ms, () => undefined, memo.excluded(more), memo)).to.deep.equal(
+      machinesAtTarget(p, ms, () => undefined, new Set(more.map(nameOfMu))),
+    );
+    // The other way round: the caller's own set twice, the memo's set patched in between (not the caller's set).
+    const own = new Set(mus.map(nameOfMu));
+    machinesAtTarget(p, ms, () => undefined, own, memo);
+    memo.excluded([...more, deepFreeze(mu('md-5', 'updating', { target: 'cluster1-md-0' }))]);
+    expect(machinesAtTarget(p, ms, () => undefined, own, memo)).to.deep.equal(machinesAtTarget(p, ms, () => undefined, own));
+  });
+
+  it("filters the store's list to the plan's own updates as a fresh filter does, patching the last answer", () => {
+    const p = plan({ cp: null, mds: [target('cluster1-md-0', 2)] });
+    p.metadata!.uid = 'uid-1';
+    const owner = (uid: string) => [{ apiVersion: 'x', kind: 'InPlaceUpdatePlan', name: 'p1', uid, controller: true }];
+    const m = (machineName: string, uid = 'uid-1', status: 'updating' | 'updated' = 'updating'): MachineUpdate => {
+      const x = mu(machineName, status, { target: 'cluster1-md-0' });
+      x.metadata!.ownerReferences = owner(uid);
+      return deepFreeze(x);
+    };
+    const mine = { ...p } as typeof p & KubeObject;
+    // An update changes in place, one is appended, one of a former plan of the same name (another uid) is appended and
+    // changes, one stops being owned (its owner's uid changes in place), one is removed, and nothing changes at all.
+    const a = [m('md-0'), m('md-1'), m('md-2', 'uid-0')];
+    const b = [m('md-0', 'uid-1', 'updated'), a[1]!, a[2]!];
+    const c = [...b, m('md-3'), m('md-4', 'uid-0')];
+    const d = [...c.slice(0, 4), m('md-4', 'uid-0', 'updated')];
+    const e = [d[0]!, m('md-1', 'uid-0'), ...d.slice(2)];
+    const f = [e[0]!, m('md-1'), ...e.slice(2)];
+    const g = [...f.slice(0, 3), ...f.slice(4)];
+    const memo: OwnFilterMemo = {};
+    let patched = 0;
+    let last: MachineUpdate[] | undefined;
+    for (const [step, list] of Object.entries({ a, same: a, b, c, d, e, f, g, again: [...g] })) {
+      const out = ownMachineUpdates(list, mine, memo);
+      expect(out, step).to.deep.equal(list.filter((x) => ownMachineUpdates([x], mine).length === 1));
+      if (step === 'same' || step === 'again') expect(out, step).to.equal(last);
+      if (memo.last?.out === out && last !== out && list !== a) patched++;
+      last = out;
+    }
+    expect(patched).to.be.greaterThan(0);
+    // Another plan (a recreated one: same name, another uid) filters afresh.
+    const other = { ...mine, metadata: { ...mine.metadata, uid: 'uid-0' } };
+    expect(ownMachineUpdates(g, other, memo)).to.deep.equal(ownMachineUpdates(g, other));
   });
 });

@@ -7,6 +7,7 @@
 import type { KubeObject, MachineUpdate } from '../../api/index.js';
 import type { UpgradeGroupMemo } from '../upgrade-rules.js';
 import type { TargetEval } from './types.js';
+import type { OwnFilterMemo } from '../scope.js';
 
 /** A target's evaluation and every input it read, position by position. */
 export interface TargetMemoEntry {
@@ -111,6 +112,10 @@ export class DecideMemo {
         created: ReadonlySet<string>;
       }
     | undefined;
+  /** The snapshot's ownership filter of the plan's MachineUpdates (scope.ts ownMachineUpdates). */
+  readonly ownFilter: OwnFilterMemo = {};
+  /** ownUpdates' last input and answer (decide/mode.ts), with the position each machine's entry came from. */
+  own: { planName: string; mus: readonly MachineUpdate[]; map: Map<string, MachineUpdate>; from: Map<string, number> } | undefined;
   /** Machine names whose update counts under another target than the machine's (targets.ts), as of the last decision. */
   cross: Set<string> | undefined;
   /** The "updater not reporting" note of a MachineUpdate object, or null (weak). */
@@ -164,7 +169,7 @@ export function machineIndex(machines: readonly KubeObject[], memo?: DecideMemo)
  * removed or moved (names differ at a position): then the caller starts over. The store appends new objects and keeps
  * changed ones in place (store.ts), so creations and changes are patches; removals are not.
  */
-function changedAt<T extends { metadata?: { name?: string } }>(prev: readonly T[], next: readonly T[]): number[] | undefined {
+export function changedAt<T extends { metadata?: { name?: string } }>(prev: readonly T[], next: readonly T[]): number[] | undefined {
   if (next.length < prev.length) return undefined;
   const out: number[] = [];
   for (let i = 0; i < prev.length; i++)
@@ -215,4 +220,47 @@ export function soakCandidates(
     if (i !== undefined) at.push([i, n]);
   }
   return at.sort((a, b) => a[0] - b[0]).map(([, n]) => n);
+}
+
+/**
+ * The plan's MachineUpdates by machine name (the last one in snapshot order wins). With a memo, last decision's map is
+ * patched for the positions holding new objects when the list is a patch of the last (same names at the same
+ * positions, some appended), instead of a map of every update built per reconcile; otherwise built afresh.
+ */
+export function ownUpdates(mus: readonly MachineUpdate[], planName: string, memo?: DecideMemo): Map<string, MachineUpdate> {
+  const last = memo?.own;
+  const at = last && last.planName === planName ? changedAt(last.mus, mus) : undefined;
+  if (at) {
+    const { map, from } = last!;
+    let patched = true;
+    for (const i of at) {
+      const mu = mus[i]!;
+      const was = last!.mus[i];
+      // An update now naming another machine or plan (not a change the API allows, but the memo must not trust
+      // that) leaves a stale entry behind: start over.
+      if (was && (was.spec.machineRef.name !== mu.spec.machineRef.name || was.spec.planName !== mu.spec.planName)) {
+        patched = false;
+        break;
+      }
+      if (mu.spec.planName !== planName) continue;
+      const name = mu.spec.machineRef.name;
+      // A later position holds this machine's entry: it wins, as in the full pass.
+      if ((from.get(name) ?? -1) > i) continue;
+      map.set(name, mu);
+      from.set(name, i);
+    }
+    if (patched) {
+      memo!.own = { planName, mus, map, from };
+      return map;
+    }
+  }
+  const map = new Map<string, MachineUpdate>();
+  const from = new Map<string, number>();
+  mus.forEach((mu, i) => {
+    if (mu.spec.planName !== planName) return;
+    map.set(mu.spec.machineRef.name, mu);
+    from.set(mu.spec.machineRef.name, i);
+  });
+  if (memo) memo.own = { planName, mus, map, from };
+  return map;
 }

@@ -11,7 +11,7 @@ import { invalidVerdict } from '../status.js';
 import { validatePlan } from '../validate.js';
 import { machineState, planAge } from './machines.js';
 import type { DecideMemo } from './memo.js';
-import { machineIndex, soakCandidates } from './memo.js';
+import { machineIndex, ownUpdates, soakCandidates } from './memo.js';
 import type { Mode } from './types.js';
 
 /** The plan's standing this reconcile: its own state, the gates, and the mode its targets are evaluated in. */
@@ -52,13 +52,6 @@ export interface PlanStance {
   machineByName: ReadonlyMap<string, KubeObject>;
 }
 
-/** This plan's MachineUpdates by machine name. */
-function ownUpdates(snap: PlanSnapshot, planName: string): Map<string, MachineUpdate> {
-  const mus = new Map<string, MachineUpdate>();
-  for (const mu of snap.machineUpdates) if (mu.spec.planName === planName) mus.set(mu.spec.machineRef.name, mu);
-  return mus;
-}
-
 /** Decides the plan's stance: valid or not, held by which gate, rolling out, holding or stopping (memo: decide/memo.ts). */
 export function decideStance(snap: PlanSnapshot, memo?: DecideMemo): PlanStance {
   const plan = snap.plan;
@@ -67,7 +60,7 @@ export function decideStance(snap: PlanSnapshot, memo?: DecideMemo): PlanStance 
   const now = new Date(snap.now);
   const generation = plan.metadata?.generation;
   const terminal = isTerminal(prev.updateStatus);
-  const mus = ownUpdates(snap, planName);
+  const mus = ownUpdates(snap.machineUpdates, planName, memo);
   const win = windowGate(plan, now);
   // One name index of the cluster's machines per decision (the soak gate and the aborts read it).
   const machineByName = machineIndex(snap.machines, memo);
