@@ -688,7 +688,9 @@ export class Core {
         nsKey !== undefined
           ? [ResourceStore.key(nsKey, field.exactName)]
           : [...(def.namespaced ? [...s.byNs.keys()].sort().map((n) => ResourceStore.key(n, field.exactName!)) : [field.exactName])];
-      const entries = keys.map((k) => s.objects.get(k)).filter((e): e is StoredEntry => !!e && selected(e));
+      const entries = keys
+        .map((k) => s.objects.get(k))
+        .filter((e): e is StoredEntry => !!e && selected(e));
       return { entries, rv: listRv };
     }
     const keys = s.sortedKeys(nsKey);

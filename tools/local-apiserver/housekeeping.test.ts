@@ -1,8 +1,6 @@
 import { expect } from 'chai';
-import { COLD_AFTER_MS, Core, EVENT_TTL_MS } from './core.js';
+import { Core, EVENT_TTL_MS } from './core.js';
 import { grKey } from './resources.js';
-import { parseFieldSelector, parseLabelSelector } from './selectors.js';
-import { initialEvent } from './store.js';
 
 // Housekeeping a real control plane does in the background: Events expire one TTL after their last write
 // (kube-apiserver --event-ttl, default 1 h) and watch-event windows stay bounded in time.
@@ -69,65 +67,6 @@ describe('local API server housekeeping', function () {
     now = 5_000;
     core.housekeep();
     expect(core.store(grKey('', 'configmaps')).retainedEvents).to.equal(100);
-    core.close();
-  });
-});
-
-describe('local API server cold objects', function () {
-  const cm = (name: string, label: string): Record<string, unknown> => ({
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name, labels: { app: label } },
-    data: { text: `é ${name} "q" \u2028`, n: '1' },
-  });
-
-  it('answers GET, list, selectors and watches of frozen objects byte-for-byte as before, and writes thaw them', function () {
-    let now = 0;
-    const core = new Core(10_000, { now: () => now });
-    core.bootstrap();
-    const cms = core.lookup('', 'v1', 'configmaps')!;
-    for (let i = 0; i < 5; i++) core.create(cms, 'v1', 'default', cm(`c${i}`, i % 2 ? 'odd' : 'even'), {});
-    const store = core.store(grKey('', 'configmaps'));
-    const answers = (): unknown => {
-      const all = core.list(cms, 'default', parseLabelSelector(''), parseFieldSelector(''), 0, undefined);
-      const odd = core.list(cms, 'default', parseLabelSelector('app=odd'), parseFieldSelector(''), 0, undefined);
-      const page = core.list(cms, 'default', parseLabelSelector(''), parseFieldSelector(''), 2, undefined);
-      const next = core.list(cms, 'default', parseLabelSelector(''), parseFieldSelector(''), 0, page.continue);
-      return {
-        get: core.entryJson(cms, 'v1', core.get(cms, 'default', 'c3')),
-        all: all.entries.map((e) => core.entryJson(cms, 'v1', e)),
-        odd: odd.entries.map((e) => core.entryJson(cms, 'v1', e)),
-        pages: [page.continue, ...page.entries.map((e) => e.rv), ...next.entries.map((e) => e.rv)],
-        initial: [...store.objects.values()].map((e) => initialEvent(e).json?.get('') ?? JSON.stringify(e.obj)),
-      };
-    };
-    const hot = answers();
-    now = COLD_AFTER_MS - 1;
-    core.housekeep();
-    expect(
-      [...store.objects.values()].filter((e) => e.cold),
-      'not cold yet',
-    ).to.have.length(0);
-    now = COLD_AFTER_MS;
-    core.housekeep();
-    expect([...store.objects.values()].filter((e) => e.cold)).to.have.length(5);
-    expect(answers()).to.deep.equal(hot);
-    expect(
-      [...store.objects.values()].filter((e) => e.cold),
-      'reads keep them cold',
-    ).to.have.length(5);
-    // A stale write is refused and changes nothing; a good one works on the thawed object.
-    const before = core.rv;
-    expect(() =>
-      core.update(cms, 'v1', 'default', 'c1', { ...cm('c1', 'odd'), metadata: { name: 'c1', resourceVersion: '1' } }, {}),
-    ).to.throw(/modified/);
-    expect(answers()).to.deep.equal(hot);
-    const r = core.patch(cms, 'v1', 'default', 'c1', 'application/merge-patch+json', { data: { n: '2' } }, {});
-    expect((r.obj.data as Record<string, string>).n).to.equal('2');
-    expect(store.get('default', 'c1')!.cold).to.equal(false);
-    const events = store.eventsSince(before)!;
-    expect(events.map((e) => e.type)).to.deep.equal(['MODIFIED']);
-    expect(events[0]!.json?.get('') ?? JSON.stringify(events[0]!.obj)).to.equal(JSON.stringify(r.obj));
     core.close();
   });
 });

@@ -274,14 +274,14 @@ export class ResourceStore {
   }
 
   /**
-   * Freezes the objects last written at or before `before` (ms): each keeps its JSON deflated against the JSON of the first
+   * Freezes the objects last written before `before` (ms): each keeps its JSON deflated against the JSON of the first
    * one frozen in this pass (objects of one resource share most of their text: ~2 KiB become ~0.2). Returns how many.
    */
   freezeCold(before: number): number {
     let dict: Buffer | undefined;
     let n = 0;
     for (const e of this.objects.values()) {
-      if (e.cold || e.at > before) continue;
+      if (e.cold || e.at >= before) continue;
       const json = e.json();
       // A dictionary of its own (not a slice of Buffer's shared pool, which it would keep alive).
       if (!dict) {
