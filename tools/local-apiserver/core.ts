@@ -22,7 +22,7 @@ import { applyDefaults, OBJECT_META_FIELDS, prune, validate, type Schema } from 
 import { FIELD_SELECTORS, type FieldSelector, type LabelSelector } from './selectors.js';
 import { Interner, shareWith } from './share.js';
 import { serverSideApply } from './ssa.js';
-import { ResourceStore, type Entry, type StoredEntry } from './store.js';
+import { ResourceStore, type Entry } from './store.js';
 
 type Obj = Record<string, unknown>;
 
@@ -106,15 +106,8 @@ const NS_GR = grKey('', 'namespaces');
 const EVENT_GRS = new Set([grKey('', 'events'), grKey('events.k8s.io', 'events')]);
 /** kube-apiserver's default --event-ttl: Events are deleted one hour after their last write. */
 export const EVENT_TTL_MS = 60 * 60 * 1000;
-/** How often the housekeeping (watch-window expiry of quiet resources, Event TTL, freezing cold objects) runs. */
+/** How often the housekeeping (watch-window expiry of quiet resources, Event TTL) runs. */
 const HOUSEKEEPING_MS = 15_000;
-/**
- * Stored objects not written for this long keep only their deflated JSON (store.ts StoredEntry): a finished plan's
- * MachineUpdates and tasks, kept by the plan controller's history, were 9 of the 80 MiB of live data after 20 plans at
- * 1,003 machines. The controllers read through informers, so a cold object is mostly listed (its JSON as kept) or
- * written again (thawed once).
- */
-export const COLD_AFTER_MS = 10_000;
 
 /** What one resource's store holds (see Core.stats). */
 export interface ResourceStats {
@@ -141,8 +134,6 @@ export interface CoreOptions {
   eventTtlMs?: number;
   /** How long watch events stay replayable (ms; default WATCH_EVENT_FRESH_MS). */
   watchFreshMs?: number;
-  /** Objects not written for this long (ms) are frozen by the housekeeping (default COLD_AFTER_MS; 0: never). */
-  coldAfterMs?: number;
   /** The clock (ms); tests control it. */
   now?: () => number;
 }
@@ -170,7 +161,6 @@ export class Core {
   private readonly now: () => number;
   private readonly eventTtlMs: number;
   private readonly watchFreshMs: number | undefined;
-  private readonly coldAfterMs: number;
   /**
    * The resourceVersion before which no watch history exists (etcd's compaction point): 0 for a fresh server, the
    * restored resourceVersion after a restart from a persist file. A watch from an older resourceVersion that was never
@@ -185,7 +175,6 @@ export class Core {
     this.now = opts.now ?? Date.now;
     this.eventTtlMs = opts.eventTtlMs ?? EVENT_TTL_MS;
     this.watchFreshMs = opts.watchFreshMs;
-    this.coldAfterMs = opts.coldAfterMs ?? COLD_AFTER_MS;
     this.gc = new GarbageCollector(this);
     for (const def of builtinResources()) this.register(def);
   }
@@ -203,10 +192,7 @@ export class Core {
   /** One housekeeping pass (also called by tests with a controlled clock). */
   housekeep(): void {
     const now = this.now();
-    for (const s of this.stores.values()) {
-      s.expire(now);
-      if (this.coldAfterMs > 0) s.freezeCold(now - this.coldAfterMs);
-    }
+    for (const s of this.stores.values()) s.expire(now);
     for (const [key, e] of this.eventWrites) {
       if (now - e.at < this.eventTtlMs) continue;
       this.eventWrites.delete(key);
@@ -393,10 +379,8 @@ export class Core {
    * (informer lists, GETs before a patch), so a cached copy doubled the stored objects' memory (12 MiB of 100 at
    * 1,003 machines) to save a stringify on a rare re-read.
    */
-  entryJson(def: ResourceDef, version: string, e: StoredEntry): string {
-    // A cold entry's JSON as it is kept, when that is the version asked for (lists of finished objects stay cold).
-    if (!def.sharedStorage && e.cold && e.apiVersion === apiVersionOf(def.group, version)) return e.json();
-    return JSON.stringify(this.toVersion(def, version, e.cold ? e.peek() : e.obj));
+  entryJson(def: ResourceDef, version: string, e: Entry): string {
+    return JSON.stringify(this.toVersion(def, version, e.obj));
   }
 
   /** Stores a version; returns its JSON when it was serialized (for watchers or persistence; the response reuses it). */
@@ -648,7 +632,7 @@ export class Core {
   // ---------------------------------------------------------------- verbs
 
   /** GET of one object. */
-  get(def: ResourceDef, ns: string, name: string): StoredEntry {
+  get(def: ResourceDef, ns: string, name: string): Entry {
     const e = this.storeOf(def).get(def.namespaced ? ns : '', name);
     if (!e) throw notFound(def.group, def.plural, name);
     return e;
@@ -662,15 +646,10 @@ export class Core {
     field: FieldSelector,
     limit: number,
     cont: string | undefined,
-  ): { entries: StoredEntry[]; rv: number; continue?: string; remaining?: number } {
+  ): { entries: Entry[]; rv: number; continue?: string; remaining?: number } {
     const s = this.storeOf(def);
     // Field selectors see the object as the requested resource shows it (regarding.name for events.k8s.io Events).
-    // Read without thawing a cold entry (parsed for the test, not kept).
-    const fieldOf = def.sharedStorage ? (o: Obj): Obj => def.sharedStorage!.read(o) : (o: Obj): Obj => o;
-    const selected = (e: StoredEntry): boolean => {
-      const o = e.peek();
-      return label.matches((o.metadata as Obj).labels as Record<string, string>) && field.matches(fieldOf(o));
-    };
+    const fieldOf = def.sharedStorage ? (e: Entry): Obj => def.sharedStorage!.read(e.obj) : (e: Entry): Obj => e.obj;
     const nsKey = def.namespaced ? ns : undefined;
     let startAfter: string | undefined;
     let listRv = this.rv;
@@ -690,7 +669,9 @@ export class Core {
           : [...(def.namespaced ? [...s.byNs.keys()].sort().map((n) => ResourceStore.key(n, field.exactName!)) : [field.exactName])];
       const entries = keys
         .map((k) => s.objects.get(k))
-        .filter((e): e is StoredEntry => !!e && selected(e));
+        .filter(
+          (e): e is Entry => !!e && label.matches((e.obj.metadata as Obj).labels as Record<string, string>) && field.matches(fieldOf(e)),
+        );
       return { entries, rv: listRv };
     }
     const keys = s.sortedKeys(nsKey);
@@ -705,12 +686,12 @@ export class Core {
       }
       i = lo;
     }
-    const out: StoredEntry[] = [];
+    const out: Entry[] = [];
     const filtering = !label.empty || !field.empty;
     for (; i < keys.length; i++) {
       const e = s.objects.get(keys[i]!);
       if (!e) continue;
-      if (filtering && !selected(e)) continue;
+      if (filtering && !(label.matches((e.obj.metadata as Obj).labels as Record<string, string>) && field.matches(fieldOf(e)))) continue;
       if (limit > 0 && out.length >= limit) {
         const last = keys[i - 1]!;
         const token = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: listRv, start: lastKeyOf(out, keys, i) ?? last })).toString(
@@ -1304,10 +1285,10 @@ export class Core {
   }
 }
 
-function lastKeyOf(out: StoredEntry[], _keys: string[], _i: number): string | undefined {
+function lastKeyOf(out: Entry[], _keys: string[], _i: number): string | undefined {
   const last = out[out.length - 1];
   if (!last) return undefined;
-  const m = last.peek().metadata as Obj;
+  const m = last.obj.metadata as Obj;
   return m.namespace ? `${String(m.namespace)}/${String(m.name)}` : String(m.name);
 }
 

@@ -41,8 +41,6 @@ export interface LocalApiServerOptions {
   watchCacheFreshMs?: number;
   /** Events are deleted this long after their last write (ms; default 1 h, kube-apiserver's --event-ttl). */
   eventTtlMs?: number;
-  /** Stored objects not written for this long (ms) keep only their deflated JSON until read as objects (default 10 s; 0: never). */
-  coldAfterMs?: number;
   /** Fault injection for reliability tests. */
   faults?: FaultConfig;
   /** Maximum request body size (default 3 MiB); larger bodies get 413. */
@@ -92,7 +90,6 @@ export async function startLocalApiServer(opts: LocalApiServerOptions = {}): Pro
   const core = new Core(opts.watchCacheSize ?? 10000, {
     ...(opts.watchCacheFreshMs !== undefined ? { watchFreshMs: opts.watchCacheFreshMs } : {}),
     ...(opts.eventTtlMs !== undefined ? { eventTtlMs: opts.eventTtlMs } : {}),
-    ...(opts.coldAfterMs !== undefined ? { coldAfterMs: opts.coldAfterMs } : {}),
   });
   let persistence: Persistence | undefined;
   if (opts.persistFile) {

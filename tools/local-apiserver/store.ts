@@ -40,74 +40,8 @@ type Obj = Record<string, unknown>;
 
 /** A stored object (storage-version form; never mutated once stored: watch events and older versions share it). */
 export interface Entry {
-  readonly obj: Obj;
-  readonly rv: number;
-}
-
-/**
- * A stored object, hot (the object) or cold (its JSON deflated against a dictionary shared by the objects frozen in
- * the same pass). An object not written for a while (a finished plan's MachineUpdates and tasks, Events, an idle
- * fleet) is rarely read but by a list or a GET, which answer its JSON as it is; reading `obj` (a write, a selector,
- * the garbage collector) thaws it until the next pass.
- */
-export class StoredEntry implements Entry {
-  private o: Obj | undefined;
-  private z: string | undefined;
-  private dict: Buffer | undefined;
-  /** The object's apiVersion while cold (which served version its JSON is, without parsing). */
-  private av: string | undefined;
-
-  constructor(
-    obj: Obj,
-    readonly rv: number,
-    /** When it was written (ms, the store's clock). */
-    readonly at: number,
-  ) {
-    this.o = obj;
-  }
-
-  get obj(): Obj {
-    if (this.o === undefined) {
-      this.o = JSON.parse(this.inflate()) as Obj;
-      this.z = undefined;
-      this.dict = undefined;
-      this.av = undefined;
-    }
-    return this.o;
-  }
-
-  /** Whether only the deflated JSON is held. */
-  get cold(): boolean {
-    return this.o === undefined;
-  }
-
-  /** The object's apiVersion. */
-  get apiVersion(): string {
-    return this.o !== undefined ? String(this.o.apiVersion) : this.av!;
-  }
-
-  /** The object's JSON (what JSON.stringify(obj) gives); a cold entry stays cold. */
-  json(): string {
-    return this.o !== undefined ? JSON.stringify(this.o) : this.inflate();
-  }
-
-  /** The object for reading only: a cold entry's is parsed and not kept (list selectors, watch filters). */
-  peek(): Obj {
-    return this.o ?? (JSON.parse(this.inflate()) as Obj);
-  }
-
-  /** Keeps only the JSON, deflated against `dict` (a like object's JSON). */
-  freeze(json: string, dict: Buffer): void {
-    if (this.o === undefined) return;
-    this.av = String(this.o.apiVersion);
-    this.z = deflateRawSync(Buffer.from(json, 'utf8'), { level: 1, dictionary: dict }).toString('latin1');
-    this.dict = dict;
-    this.o = undefined;
-  }
-
-  private inflate(): string {
-    return inflateRawSync(Buffer.from(this.z!, 'latin1'), { dictionary: this.dict! }).toString('utf8');
-  }
+  obj: Obj;
+  rv: number;
 }
 
 /** A change recorded for watchers; serialized lazily once per version. */
@@ -170,12 +104,6 @@ class ReplayedEvent implements WatchEvent {
   }
 }
 
-/** The ADDED event of a watch's initial events for a stored object (a cold one's JSON as kept, parsed only if filtered). */
-export function initialEvent(e: StoredEntry): WatchEvent {
-  if (!e.cold) return { type: 'ADDED', rv: e.rv, obj: e.obj, ns: '' };
-  return new ReplayedEvent('ADDED', e.rv, '', 0, e.apiVersion, undefined, e.json());
-}
-
 /** A live watch; `deliver` is called synchronously for every event of its resource at or after its start. */
 export interface Watcher {
   ns: string | undefined;
@@ -185,8 +113,8 @@ export interface Watcher {
 
 /** Objects of one group/resource. */
 export class ResourceStore {
-  readonly objects = new Map<string, StoredEntry>();
-  readonly byNs = new Map<string, Map<string, StoredEntry>>();
+  readonly objects = new Map<string, Entry>();
+  readonly byNs = new Map<string, Map<string, Entry>>();
   readonly watchers = new Set<Watcher>();
   /** Retained events, oldest first, from index `start` (rv strictly increasing); sealed ones before `open`. */
   private events: (WatchEvent | PackedEvent)[] = [];
@@ -228,15 +156,15 @@ export class ResourceStore {
     return ns ? `${ns}/${name}` : name;
   }
 
-  get(ns: string, name: string): StoredEntry | undefined {
+  get(ns: string, name: string): Entry | undefined {
     return this.objects.get(ResourceStore.key(ns, name));
   }
 
   /** Inserts or replaces; `type` decides the event emitted. */
-  put(ns: string, name: string, obj: Obj, rv: number, type: 'ADDED' | 'MODIFIED', prev?: Obj, json?: string): StoredEntry {
+  put(ns: string, name: string, obj: Obj, rv: number, type: 'ADDED' | 'MODIFIED', prev?: Obj, json?: string): Entry {
     const key = ResourceStore.key(ns, name);
     // The JSON goes to the event (shared by watchers), not to the entry: memory per object matters more.
-    const entry = new StoredEntry(obj, rv, this.now());
+    const entry: Entry = { obj, rv };
     const isNew = !this.objects.has(key);
     this.place(key, ns, name, entry);
     if (isNew) {
@@ -269,34 +197,12 @@ export class ResourceStore {
   /** Restores an object without emitting (persistence replay). */
   restore(ns: string, name: string, obj: Obj, rv: number): void {
     const key = ResourceStore.key(ns, name);
-    this.place(key, ns, name, new StoredEntry(obj, rv, this.now()));
+    this.place(key, ns, name, { obj, rv });
     this.invalidate(ns);
   }
 
-  /**
-   * Freezes the objects last written before `before` (ms): each keeps its JSON deflated against the JSON of the first
-   * one frozen in this pass (objects of one resource share most of their text: ~2 KiB become ~0.2). Returns how many.
-   */
-  freezeCold(before: number): number {
-    let dict: Buffer | undefined;
-    let n = 0;
-    for (const e of this.objects.values()) {
-      if (e.cold || e.at >= before) continue;
-      const json = e.json();
-      // A dictionary of its own (not a slice of Buffer's shared pool, which it would keep alive).
-      if (!dict) {
-        const text = json.length > 16_384 ? json.slice(0, 16_384) : json;
-        dict = Buffer.allocUnsafeSlow(Buffer.byteLength(text, 'utf8'));
-        dict.write(text, 'utf8');
-      }
-      e.freeze(json, dict);
-      n++;
-    }
-    return n;
-  }
-
   /** Stores an entry under its key and in its namespace's index. */
-  private place(key: string, ns: string, name: string, entry: StoredEntry): void {
+  private place(key: string, ns: string, name: string, entry: Entry): void {
     this.objects.set(key, entry);
     let nsMap = this.byNs.get(ns);
     if (!nsMap) {

@@ -4,7 +4,7 @@ import type { Core } from './core.js';
 import { ApiError, expired } from './errors.js';
 import { apiVersionOf, type ResourceDef } from './resources.js';
 import type { FieldSelector, LabelSelector } from './selectors.js';
-import { initialEvent, type Watcher, type WatchEvent } from './store.js';
+import type { Watcher, WatchEvent } from './store.js';
 import { toTable } from './table.js';
 
 type Obj = Record<string, unknown>;
@@ -112,10 +112,8 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
     const keys = store.sortedKeys(def.namespaced ? p.ns : undefined);
     for (const k of keys) {
       const e = store.objects.get(k);
-      if (!e) continue;
-      const ev = initialEvent(e);
-      if (filtering && !matches(ev.obj)) continue;
-      queue(line('ADDED', ev));
+      if (!e || (filtering && !matches(e.obj))) continue;
+      queue(line('ADDED', { type: 'ADDED', rv: e.rv, obj: e.obj, ns: '' }));
     }
     if (p.sendInitialEvents && p.bookmarks) bookmark({ annotations: { 'k8s.io/initial-events-end': 'true' } });
   } else {
