@@ -247,6 +247,7 @@ export class Core {
           maxEvents: this.watchCacheSize,
           now: this.now,
           selectionDiffers: this.selectionDiffers(gr),
+          selectable: this.selectable(gr),
           ...(this.watchFreshMs !== undefined ? { freshMs: this.watchFreshMs } : {}),
         },
         // A store is created before its resource's first write, so every event of it since historyFrom is retained.
@@ -276,6 +277,22 @@ export class Core {
         for (const f of r.fields) if (f(va) !== f(vb)) return true;
       }
       return false;
+    };
+  }
+
+  /**
+   * What watch selectors read of an object stored under `gr`: its name, namespace and labels, or all of it when a
+   * resource reading that storage has selectable fields beyond those (built-ins: Events, Secrets, Nodes, ...).
+   */
+  private selectable(gr: string): (o: Obj) => Obj {
+    let whole: boolean | undefined;
+    return (o) => {
+      whole ??= [...this.resources.entries()].some(
+        ([k, d]) => (d.sharedStorage?.gr ?? k) === gr && Object.keys(FIELD_SELECTORS[k] ?? {}).length > 0,
+      );
+      if (whole) return o;
+      const m = (o.metadata ?? {}) as Obj;
+      return { metadata: { name: m.name, namespace: m.namespace, labels: m.labels } };
     };
   }
 

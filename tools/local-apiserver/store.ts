@@ -34,6 +34,8 @@ export interface WindowBounds {
    * nothing when both versions select alike). Default: always (the previous state is kept).
    */
   selectionDiffers?: (a: Obj, b: Obj) => boolean;
+  /** What of a previous state a sealed event keeps: what the selectors read (default: all of it). */
+  selectable?: (o: Obj) => Obj;
 }
 
 type Obj = Record<string, unknown>;
@@ -79,7 +81,7 @@ interface PackedEvent {
   block: PackedBlock;
   /** Index of its JSON in the block. */
   i: number;
-  /** The previous state, kept only when a selector could tell it from the object (see WindowBounds.selectionDiffers). */
+  /** What selectors read of the previous state, kept only when they could tell it from the object (WindowBounds). */
   prev: Obj | undefined;
 }
 
@@ -122,6 +124,7 @@ export class ResourceStore {
   /** Index of the first unsealed event (its object and JSON are kept until a block of them is sealed). */
   private open = 0;
   private readonly selectionDiffers: (a: Obj, b: Obj) => boolean;
+  private readonly selectable: (o: Obj) => Obj;
   /** Events with rv <= floor are no longer available to watches. */
   floor: number;
   private sorted?: string[];
@@ -138,6 +141,7 @@ export class ResourceStore {
     this.minEvents = Math.min(b.minEvents ?? WATCH_EVENT_MIN, this.maxEvents);
     this.now = b.now ?? Date.now;
     this.selectionDiffers = b.selectionDiffers ?? ((): boolean => true);
+    this.selectable = b.selectable ?? ((o: Obj): Obj => o);
     this.floor = startRv;
   }
 
@@ -276,7 +280,8 @@ export class ResourceStore {
     const block: PackedBlock = { z: deflateRawSync(Buffer.from(parts.join(''), 'utf8'), { level: 1 }).toString('latin1'), ends };
     for (let i = from; i < to; i++) {
       const ev = this.events[i] as WatchEvent;
-      const prev = ev.type === 'MODIFIED' && ev.prev && this.selectionDiffers(ev.prev, ev.obj) ? ev.prev : undefined;
+      // Machines change labels in every update: their previous states, whole, were half of the sealed window.
+      const prev = ev.type === 'MODIFIED' && ev.prev && this.selectionDiffers(ev.prev, ev.obj) ? this.selectable(ev.prev) : undefined;
       const packed: PackedEvent = {
         type: ev.type,
         rv: ev.rv,
