@@ -76,6 +76,24 @@ describe('local API server watch window: sealed events replay as sent', function
       await reader.cancel();
       expect(first).to.match(/^\{"type":"ADDED","object":\{"kind":"Table"/);
       expect(first).to.include('"name":"a"');
+      // A selectable field beyond the labels (Nodes' spec.unschedulable): the sealed events keep the whole previous state.
+      const nodes = `${server.url}/api/v1/nodes`;
+      const nodeList = (await (await fetch(nodes, { headers: auth })).json()) as { metadata: { resourceVersion: string } };
+      const nodeFrom = nodeList.metadata.resourceVersion;
+      const liveNodes = await readUntilSentinel(`${nodes}?watch=1&resourceVersion=${nodeFrom}&fieldSelector=spec.unschedulable%3Dfalse`);
+      await send('POST', nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } });
+      for (let i = 1; i <= 2 * WATCH_BLOCK_EVENTS; i++) {
+        const patch = i % 9 === 0 ? { spec: { unschedulable: i % 18 === 9 } } : { metadata: { annotations: { i: String(i) } } };
+        await send('PATCH', `${nodes}/n1`, patch, 'application/merge-patch+json');
+      }
+      await send('POST', nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'zz-sentinel' } });
+      const liveN = await liveNodes.text;
+      liveNodes.abort();
+      expect(liveN).to.include('"type":"DELETED"');
+      const replayNodes = await readUntilSentinel(`${nodes}?watch=1&resourceVersion=${nodeFrom}&fieldSelector=spec.unschedulable%3Dfalse`);
+      const rN = await replayNodes.text;
+      replayNodes.abort();
+      expect(rN).to.equal(liveN);
     } finally {
       await server.close();
     }
