@@ -19,7 +19,7 @@ import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 import { apiVersionOf, builtinResources, grKey, type ResourceDef } from './resources.js';
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN, GarbageCollector } from './gc.js';
 import { applyDefaults, OBJECT_META_FIELDS, prune, validate, type Schema } from './schema.js';
-import type { FieldSelector, LabelSelector } from './selectors.js';
+import { FIELD_SELECTORS, type FieldSelector, type LabelSelector } from './selectors.js';
 import { Interner, shareWith } from './share.js';
 import { serverSideApply } from './ssa.js';
 import { ResourceStore, type Entry } from './store.js';
@@ -243,13 +243,57 @@ export class Core {
     let s = this.stores.get(gr);
     if (!s) {
       s = new ResourceStore(
-        { maxEvents: this.watchCacheSize, now: this.now, ...(this.watchFreshMs !== undefined ? { freshMs: this.watchFreshMs } : {}) },
+        {
+          maxEvents: this.watchCacheSize,
+          now: this.now,
+          selectionDiffers: this.selectionDiffers(gr),
+          selectable: this.selectable(gr),
+          ...(this.watchFreshMs !== undefined ? { freshMs: this.watchFreshMs } : {}),
+        },
         // A store is created before its resource's first write, so every event of it since historyFrom is retained.
         this.historyFrom,
       );
       this.stores.set(gr, s);
     }
     return s;
+  }
+
+  /**
+   * Whether any watch selector of the resources stored under `gr` (labels; the selectable fields of each resource
+   * reading that storage, through its view) can tell two versions of an object apart: a sealed watch event keeps
+   * its previous state only then (store.ts). Name and namespace never change between versions.
+   */
+  private selectionDiffers(gr: string): (a: Obj, b: Obj) => boolean {
+    let readers: { read: (o: Obj) => Obj; fields: ((o: Obj) => string | undefined)[] }[] | undefined;
+    return (a, b) => {
+      if (!jsonEqual((a.metadata as Obj | undefined)?.labels, (b.metadata as Obj | undefined)?.labels)) return true;
+      // Resolved on first use: the resources sharing a storage are built-ins, registered before any write.
+      readers ??= [...this.resources.entries()]
+        .filter(([k, d]) => (d.sharedStorage?.gr ?? k) === gr)
+        .map(([k, d]) => ({ read: d.sharedStorage?.read ?? ((o: Obj): Obj => o), fields: Object.values(FIELD_SELECTORS[k] ?? {}) }))
+        .filter((r) => r.fields.length > 0);
+      for (const r of readers) {
+        const [va, vb] = [r.read(a), r.read(b)];
+        for (const f of r.fields) if (f(va) !== f(vb)) return true;
+      }
+      return false;
+    };
+  }
+
+  /**
+   * What watch selectors read of an object stored under `gr`: its name, namespace and labels, or all of it when a
+   * resource reading that storage has selectable fields beyond those (built-ins: Events, Secrets, Nodes, ...).
+   */
+  private selectable(gr: string): (o: Obj) => Obj {
+    let whole: boolean | undefined;
+    return (o) => {
+      whole ??= [...this.resources.entries()].some(
+        ([k, d]) => (d.sharedStorage?.gr ?? k) === gr && Object.keys(FIELD_SELECTORS[k] ?? {}).length > 0,
+      );
+      if (whole) return o;
+      const m = (o.metadata ?? {}) as Obj;
+      return { metadata: { name: m.name, namespace: m.namespace, labels: m.labels } };
+    };
   }
 
   /** The store holding a resource's objects (its own, or the one it shares: events.k8s.io Events are core Events). */

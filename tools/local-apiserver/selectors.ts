@@ -136,3 +136,55 @@ export function parseFieldSelector(
     ...(exactName !== undefined ? { exactName } : {}),
   };
 }
+
+type Obj = Record<string, unknown>;
+
+/** A getter of a dotted field path (`involvedObject.name`), as a field selector reads it. */
+function dotted(path: string): (o: Obj) => string | undefined {
+  const parts = path.split('.');
+  return (o) => {
+    let cur: unknown = o;
+    for (const p of parts) {
+      if (typeof cur !== 'object' || cur === null) return undefined;
+      cur = (cur as Obj)[p];
+    }
+    return cur === undefined || cur === null ? undefined : String(cur);
+  };
+}
+
+/** Extra field selectors kube-apiserver supports per resource (beyond metadata.name/namespace). */
+export const FIELD_SELECTORS: Record<string, Record<string, (o: Obj) => string | undefined>> = {
+  '/events': Object.fromEntries(
+    [
+      'involvedObject.kind',
+      'involvedObject.namespace',
+      'involvedObject.name',
+      'involvedObject.uid',
+      'involvedObject.apiVersion',
+      'involvedObject.resourceVersion',
+      'involvedObject.fieldPath',
+      'reason',
+      'reportingComponent',
+      'source',
+      'type',
+    ].map((f) => [f, f === 'source' ? dotted('source.component') : dotted(f)]),
+  ),
+  'events.k8s.io/events': Object.fromEntries(
+    [
+      'regarding.kind',
+      'regarding.namespace',
+      'regarding.name',
+      'regarding.uid',
+      'regarding.apiVersion',
+      'regarding.resourceVersion',
+      'regarding.fieldPath',
+      'reason',
+      'reportingController',
+      'type',
+    ].map((f) => [f, dotted(f)]),
+  ),
+  '/secrets': { type: dotted('type') },
+  '/namespaces': { 'status.phase': dotted('status.phase') },
+  '/nodes': { 'spec.unschedulable': (o) => String(Boolean((o.spec as Obj | undefined)?.unschedulable)) },
+  'batch/jobs': { 'status.successful': (o) => String((o.status as Obj | undefined)?.succeeded ?? 0) },
+};

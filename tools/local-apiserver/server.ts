@@ -23,7 +23,7 @@ import { jsonPatch, mergePatch } from './patch.js';
 import { jsonTextTooDeep, tooDeep, valueTooDeep } from './depth.js';
 import { decodeProtobufObject } from './protobuf.js';
 import { apiVersionOf, grKey, type ResourceDef } from './resources.js';
-import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import { FIELD_SELECTORS, parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { toTable } from './table.js';
 import { activeWatches, serveWatch } from './watch.js';
 
@@ -71,55 +71,6 @@ export interface ServerSettings {
 const AGGREGATED_CT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 const BODY_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
 const DEFAULT_VERBS = ['get', 'list', 'create', 'update', 'patch', 'delete', 'deletecollection'];
-
-function dotted(path: string): (o: Obj) => string | undefined {
-  const parts = path.split('.');
-  return (o) => {
-    let cur: unknown = o;
-    for (const p of parts) {
-      if (typeof cur !== 'object' || cur === null) return undefined;
-      cur = (cur as Obj)[p];
-    }
-    return cur === undefined || cur === null ? undefined : String(cur);
-  };
-}
-
-/** Extra field selectors kube-apiserver supports per resource (beyond metadata.name/namespace). */
-const FIELD_SELECTORS: Record<string, Record<string, (o: Obj) => string | undefined>> = {
-  '/events': Object.fromEntries(
-    [
-      'involvedObject.kind',
-      'involvedObject.namespace',
-      'involvedObject.name',
-      'involvedObject.uid',
-      'involvedObject.apiVersion',
-      'involvedObject.resourceVersion',
-      'involvedObject.fieldPath',
-      'reason',
-      'reportingComponent',
-      'source',
-      'type',
-    ].map((f) => [f, f === 'source' ? dotted('source.component') : dotted(f)]),
-  ),
-  'events.k8s.io/events': Object.fromEntries(
-    [
-      'regarding.kind',
-      'regarding.namespace',
-      'regarding.name',
-      'regarding.uid',
-      'regarding.apiVersion',
-      'regarding.resourceVersion',
-      'regarding.fieldPath',
-      'reason',
-      'reportingController',
-      'type',
-    ].map((f) => [f, dotted(f)]),
-  ),
-  '/secrets': { type: dotted('type') },
-  '/namespaces': { 'status.phase': dotted('status.phase') },
-  '/nodes': { 'spec.unschedulable': (o) => String(Boolean((o.spec as Obj | undefined)?.unschedulable)) },
-  'batch/jobs': { 'status.successful': (o) => String((o.status as Obj | undefined)?.succeeded ?? 0) },
-};
 
 const VERSION = {
   major: '1',

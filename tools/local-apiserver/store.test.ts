@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ResourceStore } from './store.js';
+import { ResourceStore, WATCH_BLOCK_EVENTS } from './store.js';
 
 describe('resource store', function () {
   const obj = (name: string, rv: number): Record<string, unknown> => ({ metadata: { name, namespace: 'ns', resourceVersion: String(rv) } });
@@ -96,13 +96,70 @@ describe('resource store', function () {
     expect(s.eventsSince(rv - 10)!.length).to.equal(10);
   });
 
-  it('shares the serialization with live watchers but does not retain it with the event', function () {
-    const s = new ResourceStore(10, 0);
+  it("shares the serialization with live watchers and keeps the storage version's JSON only until the event is sealed", function () {
+    const s = new ResourceStore(1000, 0);
     const seen: (string | undefined)[] = [];
     s.watchers.add({ ns: undefined, deliver: (e) => seen.push(e.json?.get('')) });
     s.put('ns', 'x', obj('x', 1), 1, 'ADDED', undefined, '{"x":1}');
     expect(seen).to.deep.equal(['{"x":1}']);
-    expect(s.eventsSince(0)![0]!.json).to.equal(undefined);
-    expect(s.eventsSince(0)![0]!.obj).to.deep.equal(obj('x', 1));
+    // Unsealed: the event is the one the watchers got (a replay reuses its JSON).
+    expect(s.eventsSince(0)![0]!.json?.get('')).to.equal('{"x":1}');
+    for (let i = 2; i <= WATCH_BLOCK_EVENTS; i++) s.put('ns', 'x', obj('x', i), i, 'MODIFIED', obj('x', i - 1));
+    // Sealed: the same JSON comes back from the block; without a watcher's JSON the object's was serialized.
+    const evs = s.eventsSince(0)!;
+    expect(evs.map((e) => e.json?.get(''))).to.deep.equal([
+      '{"x":1}',
+      ...Array.from({ length: WATCH_BLOCK_EVENTS - 1 }, (_, i) => JSON.stringify(obj('x', i + 2))),
+    ]);
+  });
+
+  it('seals older events in deflated blocks: replays give each version, type, namespace and resourceVersion as written', function () {
+    const s = new ResourceStore(10_000, 0);
+    const live: string[] = [];
+    s.watchers.add({ ns: undefined, deliver: (e) => live.push(`${e.type} ${e.ns} ${e.rv} ${e.json?.get('') ?? JSON.stringify(e.obj)}`) });
+    const big = 'é'.repeat(300) + '\u2028 "quoted" \\'; // multi-byte text: offsets are in the inflated string
+    let rv = 0;
+    for (let i = 0; i < 3 * WATCH_BLOCK_EVENTS + 5; i++) {
+      const ns = `ns${i % 3}`;
+      const o = {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `o${i % 7}`, namespace: ns, resourceVersion: String(++rv) },
+        data: { i: String(i), big },
+      };
+      const json = JSON.stringify(o);
+      if (i % 11 === 10) s.remove(ns, `o${i % 7}`, o, rv);
+      else s.put(ns, `o${i % 7}`, o, rv, i < 7 ? 'ADDED' : 'MODIFIED', undefined, i % 2 ? json : undefined);
+    }
+    const replay = (from: number): string[] =>
+      s.eventsSince(from)!.map((e) => `${e.type} ${e.ns} ${e.rv} ${e.json?.get('') ?? JSON.stringify(e.obj)}`);
+    expect(replay(0)).to.deep.equal(live);
+    expect(replay(100)).to.deep.equal(live.filter((l) => Number(l.split(' ')[2]) > 100));
+    expect(replay(100).length).to.be.greaterThan(WATCH_BLOCK_EVENTS);
+    // Objects parsed from the sealed JSON equal what was written.
+    const first = s.eventsSince(0)![0]!;
+    expect(first.obj).to.deep.equal({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'o0', namespace: 'ns0', resourceVersion: '1' },
+      data: { i: '0', big },
+    });
+    expect(first.apiVersion).to.equal('v1');
+  });
+
+  it('a sealed MODIFIED event keeps its previous state only when a selector could tell the two apart', function () {
+    const differs = (a: Record<string, unknown>, b: Record<string, unknown>): boolean =>
+      JSON.stringify((a.metadata as { labels?: unknown }).labels) !== JSON.stringify((b.metadata as { labels?: unknown }).labels);
+    const s = new ResourceStore({ maxEvents: 10_000, selectionDiffers: differs }, 0);
+    const v = (i: number, label: string): Record<string, unknown> => ({
+      metadata: { name: 'x', namespace: 'ns', labels: { l: label }, resourceVersion: String(i) },
+    });
+    s.put('ns', 'x', v(1, 'a'), 1, 'ADDED');
+    for (let i = 2; i <= WATCH_BLOCK_EVENTS; i++)
+      s.put('ns', 'x', v(i, i === 10 ? 'b' : 'a'), i, 'MODIFIED', v(i - 1, i === 11 ? 'b' : 'a'));
+    const evs = s.eventsSince(0)!;
+    const kept = evs.map((e, i) => (e.prev ? i + 1 : 0)).filter((i) => i > 0);
+    expect(kept).to.deep.equal([10, 11]);
+    expect(evs[9]!.prev).to.deep.equal(v(9, 'a'));
   });
 });

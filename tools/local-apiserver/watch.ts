@@ -48,7 +48,8 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
   const objJson = (ev: WatchEvent): string => {
     if (view) return JSON.stringify(view(ev.obj));
     if (!ev.json) ev.json = new Map();
-    const key = ev.obj.apiVersion === av ? '' : version;
+    // A replayed sealed event knows its apiVersion without parsing its object.
+    const key = (ev.apiVersion ?? ev.obj.apiVersion) === av ? '' : version;
     let j = ev.json.get(key);
     if (j === undefined) {
       j = key === '' ? JSON.stringify(ev.obj) : JSON.stringify({ ...ev.obj, apiVersion: av });
