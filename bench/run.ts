@@ -793,7 +793,7 @@ One cluster: a 3-machine KubeadmControlPlane (sequence 1) and N MachineDeploymen
 in parallel), built with the capi-sim inventory builder and created in parallel, 64 requests in flight${fleetSeconds.size ? ` (${[...fleetSeconds].map(([n, s]) => `${n} machines: ${s.toFixed(1)} s`).join(', ')})` : ''}.
 The plan has one updater per target (the reference updater, generic UpdaterUpdateTask) owning Machine \`/spec/version\`.
 Every component is its own process with its default settings: \`inplace local-apiserver\` (HTTPS), \`inplace run plan-controller|machine-task-controller|mhc-extension -n <ns> --metrics-port N\`,
-and \`bench/updater-main.ts\` (the reference updater with an instrumented client and 16 workers; or its poll-based variant). An
+and \`bench/updater-main.ts\` (the reference updater with an instrumented client and 64 workers (it plays one agent per machine); or its poll-based variant). An
 MHC with the in-place-update annotation selects every machine, so the MHC extension works during the plan too.
 Between cases the plan is deleted and its MachineUpdates and tasks garbage-collected.
 
