@@ -5,7 +5,7 @@ import { Labels, MessageBudget, UpdateStatus, summarizeList } from '../../api/in
 import { controlPlaneNameOf, deploymentNameOf, nameOf } from '../../api/capi/index.js';
 import type { MachineState, TargetScope } from './types.js';
 import type { DecideMemo } from './memo.js';
-import { sameRefs } from './memo.js';
+import { changedAt, sameRefs } from './memo.js';
 
 /** Orders names bytewise (the same order on every machine, whatever the locale). */
 export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -76,13 +76,14 @@ function groupOf(clusterName: string, m: KubeObject): string | undefined {
 function patchGroups(memo: DecideMemo, clusterName: string, machines: readonly KubeObject[]): Map<string, KubeObject[]> | undefined {
   const prev = memo.byTarget;
   if (!prev || prev.cluster !== clusterName || prev.machines.length !== machines.length) return undefined;
+  // Same length: changedAt's positions are machines replaced in place (a removal or a move gives undefined).
+  const changed = changedAt(prev.machines, machines);
+  if (!changed) return undefined;
   const copies = new Map<string, KubeObject[]>();
-  for (let i = 0; i < machines.length; i++) {
+  for (const i of changed) {
     const m = machines[i]!;
     const old = prev.machines[i]!;
-    if (m === old) continue;
     const name = nameOf(m);
-    if (name !== nameOf(old)) return undefined;
     const key = groupOf(clusterName, m);
     if (key !== groupOf(clusterName, old)) return undefined;
     if (key === undefined) continue;

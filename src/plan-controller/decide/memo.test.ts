@@ -37,6 +37,10 @@ function change<T extends { metadata?: { name?: string } }>(list: T[], name: str
   });
 }
 
+/** A new version of machine `name` whose first condition (Ready) has this status. */
+const setReady = (machines: KubeObject[], name: string, status: string): KubeObject[] =>
+  change(machines, name, (m) => ((m['status'] as { conditions: { status: string }[] }).conditions[0]!.status = status));
+
 const nameOfMu = (m: MachineUpdate): string => m.spec.machineRef.name;
 
 /** The world after the controller carried out a decision: MachineUpdates created, machines labelled and unlabelled, status written. */
@@ -148,27 +152,13 @@ describe('decision memo (decide/memo.ts)', () => {
         // md-1 scaled 4 -> 5, its new machine created; a machine of md-2 turns NotReady.
         w = { ...w, mds: change(w.mds, 'cluster1-md-1', (o) => ((o['spec'] as Record<string, unknown>)['replicas'] = 5)) };
         w = { ...w, machines: [...w.machines, deepFreeze(machines('cluster1-md-1', 5, { md: 'cluster1-md-1' })[4]!)] };
-        w = {
-          ...w,
-          machines: change(
-            w.machines,
-            'cluster1-md-2-1',
-            (m) => ((m['status'] as { conditions: { status: string }[] }).conditions[0]!.status = 'False'),
-          ),
-        };
+        w = { ...w, machines: setReady(w.machines, 'cluster1-md-2-1', 'False') };
       } else if (step === 10) {
         // The plan is patched (a new generation): soak 1m instead of 5m, and paused.
         w = { ...w, plan: change([w.plan], 'p1', (x) => ((x.spec.soak = '1m'), (x.spec.paused = true), (x.metadata!.generation = 2)))[0]! };
       } else if (step === 12) {
         w = { ...w, plan: change([w.plan], 'p1', (x) => ((x.spec.paused = false), (x.metadata!.generation = 3)))[0]! };
-        w = {
-          ...w,
-          machines: change(
-            w.machines,
-            'cluster1-md-2-1',
-            (m) => ((m['status'] as { conditions: { status: string }[] }).conditions[0]!.status = 'True'),
-          ),
-        };
+        w = { ...w, machines: setReady(w.machines, 'cluster1-md-2-1', 'True') };
       } else if (step === 14) {
         // A machine's node never shows the new kubelet (verification holds it, then times out or sees it at step 15).
         const b = w.mus.find((x) => x.status?.updateStatus === 'updating');
