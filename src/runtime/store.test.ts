@@ -84,35 +84,56 @@ describe('MemoryStore', () => {
 
   it('serves byLabelView as byLabel, one frozen array while the bucket is unchanged, through changes, relabels and removals', () => {
     const s = new MemoryStore();
-    // A seeded sequence of upserts (same labels, new label pairs, moved values), removals and reads.
+    // A seeded sequence of upserts (same labels, new label pairs, moved values), removals and reads, over namespaces
+    // whose objects share buckets and move between them; '' and no namespace share store keys.
     let seed = 7;
     const rand = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
     const names = Array.from({ length: 12 }, (_, i) => `m${i}`);
-    const views = (): [string, string, string | undefined][] => [
-      ['cluster', 'c1', undefined],
-      ['cluster', 'c1', 'a'],
-      ['cluster', 'c2', 'a'],
-      ['plan', 'p1', undefined],
-      ['plan', 'p1', 'b'],
+    const spaces = ['a', 'b', '', undefined];
+    const mk = (ns: string | undefined, name: string, labels: Record<string, string>, rv: string): KubeObject => ({
+      metadata: { name, ...(ns !== undefined ? { namespace: ns } : {}), resourceVersion: rv, labels },
+    });
+    const buckets: [string, string][] = [
+      ['cluster', 'c1'],
+      ['cluster', 'c2'],
+      ['plan', 'p1'],
     ];
     let rv = 0;
-    for (let step = 0; step < 400; step++) {
+    const seen = { whole: 0, none: 0, part: 0 };
+    for (let step = 0; step < 800; step++) {
+      // Phases: one namespace only (its buckets end up whole), then all of them (mixed buckets, objects moving over).
+      const ns = step % 200 < 100 ? 'a' : spaces[rand(spaces.length)];
       const name = names[rand(names.length)]!;
       const op = rand(6);
-      if (op === 0) s.remove(rand(2) ? 'a' : 'b', name);
+      if (op === 0) s.remove(step % 200 < 100 ? spaces[rand(spaces.length)] : ns, name);
       else {
         const labels: Record<string, string> = { cluster: rand(3) ? 'c1' : 'c2' };
         if (rand(2)) labels['plan'] = 'p1';
-        s.upsert(obj(rand(4) ? 'a' : 'b', name, labels, String(++rv)));
+        s.upsert(mk(ns, name, labels, String(++rv)));
       }
-      for (const [k, v, ns] of views()) {
-        const view = s.byLabelView(k, v, ns);
-        expect(view, `step ${step} ${k}=${v} ${ns ?? '*'}`).to.deep.equal(s.byLabel(k, v, ns));
-        expect(Object.isFrozen(view)).to.equal(true);
-        // Unchanged bucket: the same array, in a namespace too (consumers compare by reference).
-        expect(s.byLabelView(k, v, ns)).to.equal(view);
+      for (const [k, v] of buckets) {
+        const all = s.byLabelView(k, v);
+        for (const n of [undefined, 'a', 'b', '', 'none']) {
+          const view = s.byLabelView(k, v, n);
+          const want = s.byLabel(k, v, n);
+          expect(view, `step ${step} ${k}=${v} ${n ?? '*'}`).to.deep.equal(want);
+          expect(Object.isFrozen(view)).to.equal(true);
+          // Unchanged bucket: the same array, in a namespace too (consumers compare by reference).
+          expect(s.byLabelView(k, v, n)).to.equal(view);
+          if (n === undefined) continue;
+          // A namespace holding the whole bucket gets the bucket's own array (no second array to copy per change).
+          if (want.length > 0 && want.length === all.length) {
+            expect(view, `step ${step} ${k}=${v} ${n} whole`).to.equal(all);
+            seen.whole++;
+          } else if (want.length === 0) seen.none++;
+          else seen.part++;
+        }
       }
     }
+    // The sequence reaches every case of the per-namespace counts.
+    expect(seen.whole).to.be.greaterThan(100);
+    expect(seen.none).to.be.greaterThan(100);
+    expect(seen.part).to.be.greaterThan(100);
     // A handed-out array never changes afterwards.
     s.upsert(obj('a', 'x1', { cluster: 'c1' }, '1'));
     const before = s.byLabelView('cluster', 'c1');
@@ -122,6 +143,21 @@ describe('MemoryStore', () => {
     expect(before).to.deep.equal(copy);
     expect(s.byLabelView('cluster', 'c1')).to.not.equal(before);
     expect(s.byLabelView('cluster', 'c1')).to.deep.equal(s.byLabel('cluster', 'c1'));
+  });
+
+  it('keeps byLabelView per namespace right when a key moves between no namespace and the empty one', () => {
+    const s = new MemoryStore();
+    const mk = (ns: string | undefined, name: string, rv: string): KubeObject => ({
+      metadata: { name, ...(ns !== undefined ? { namespace: ns } : {}), resourceVersion: rv, labels: { k: 'v' } },
+    });
+    // '' and no namespace give the same store key: the new version replaces the old one in place, in another namespace.
+    s.upsert(mk('', 'x', '1'));
+    expect(s.byLabelView('k', 'v', '')).to.have.length(1);
+    s.upsert(mk(undefined, 'x', '2'));
+    expect(s.byLabelView('k', 'v', '')).to.deep.equal([]);
+    s.upsert(mk('', 'x', '3'));
+    expect(s.byLabelView('k', 'v', '').map((o) => o.metadata.resourceVersion)).to.deep.equal(['3']);
+    expect(s.byLabelView('k', 'v', '')).to.equal(s.byLabelView('k', 'v'));
   });
 
   it('selects objects with a label selector', () => {
