@@ -531,6 +531,57 @@ describe('decision memo (decide/memo.ts)', () => {
     expect(rules('cp committed')).to.have.length(1);
   });
 
+  it("patches the targets' update lists for the updates that changed: soak holds and releases, an update appended, one renaming its target", () => {
+    const p = plan({ ...started, failurePolicy: 'Continue', mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] });
+    p.metadata!.uid = 'uid-1';
+    p.spec.soak = '5m';
+    const cpMus = [0, 1, 2].map((i) => deepFreeze(mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' })));
+    const upd = (machineName: string, status: 'updating' | 'updated' | 'failed', targetName: string, done?: number): MachineUpdate => {
+      const x = mu(machineName, status, { target: targetName, ...(status === 'failed' ? { message: 'x' } : {}) });
+      if (done !== undefined) x.status = { ...x.status, completionTime: at(done) };
+      return deepFreeze(x);
+    };
+    let w: World = {
+      plan: deepFreeze(p),
+      mds: [deepFreeze(md('cluster1-md-0')), deepFreeze(md('cluster1-md-1'))],
+      machines: deepFreeze([
+        ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+        ...machines('cluster1-md-0', 3, { md: 'cluster1-md-0' }),
+        ...machines('cluster1-md-1', 3, { md: 'cluster1-md-1' }),
+      ]),
+      mus: [...cpMus, upd('cluster1-md-0-0', 'updated', 'cluster1-md-0', -MIN), upd('cluster1-md-0-1', 'updating', 'cluster1-md-0')],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    const restart: { memo?: DecideMemo } = {};
+    const rows = (name: string): string =>
+      JSON.stringify(
+        check(w, memo, name, restart.memo).status.targets?.map((t) => [t.name, t.updateStatus, t.updated, t.updating, t.failed]),
+      );
+    const replace = (m: MachineUpdate): MachineUpdate[] => w.mus.map((x) => (x.spec.machineRef.name === m.spec.machineRef.name ? m : x));
+    rows('start');
+    rows('same');
+    // md-0-1 finishes: held in its soak as md-0-0 is (the gate's stand-ins are new objects every decision).
+    w = { ...w, mus: replace(upd('cluster1-md-0-1', 'updated', 'cluster1-md-0', 0)) };
+    rows('second held');
+    restart.memo = new DecideMemo();
+    w = { ...w, clock: 2 * MIN };
+    rows('still held');
+    // Both soaks end: the stand-ins give way to the updates themselves.
+    w = { ...w, clock: 10 * MIN };
+    const released = rows('released');
+    // An update of md-1 is created (appended to the store's list).
+    w = { ...w, mus: [...w.mus, upd('cluster1-md-1-0', 'updating', 'cluster1-md-1')] };
+    rows('appended');
+    // md-0-1's update now names md-1 as its target (changed in place): md-1 counts it, md-0 no longer does.
+    w = { ...w, mus: replace(upd('cluster1-md-0-1', 'updated', 'cluster1-md-1', 0)) };
+    const moved = rows('target renamed');
+    expect(moved).to.not.equal(released);
+    w = { ...w, mus: replace(upd('cluster1-md-1-0', 'failed', 'cluster1-md-1')) };
+    rows('failed');
+    rows('failed again');
+  });
+
   // The store's list of a plan's updates, reconcile after reconcile: changed in place, appended, a second update for a
   // machine (the later one wins), another plan's update, one removed, one naming another machine at the same place.
   const muSequence = (): { step: string; mus: MachineUpdate[] }[] => {

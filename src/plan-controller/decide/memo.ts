@@ -116,6 +116,20 @@ export class DecideMemo {
   readonly ownFilter: OwnFilterMemo = {};
   /** ownUpdates' last input and answer (decide/mode.ts), with the position each machine's entry came from. */
   own: { planName: string; mus: readonly MachineUpdate[]; map: Map<string, MachineUpdate>; from: Map<string, number> } | undefined;
+  /**
+   * targetScope's MachineUpdates per target (targets.ts groupTargetMus): the plan's update map they were grouped from
+   * (patched in place by ownUpdates), the lists, each update's list and position, and the names the soak gate replaced.
+   */
+  targetMus:
+    | {
+        own: ReadonlyMap<string, MachineUpdate>;
+        lists: Map<string, MachineUpdate[]>;
+        where: ReadonlyMap<string, readonly [string, number]>;
+        subst: Set<string>;
+      }
+    | undefined;
+  /** The names the soak gate read this decision (soakCandidates' answer; undefined: all of them). */
+  soakRead: readonly string[] | undefined;
   /** Machine names whose update counts under another target than the machine's (targets.ts), as of the last decision. */
   cross: Set<string> | undefined;
   /** The "updater not reporting" note of a MachineUpdate object, or null (weak). */

@@ -67,6 +67,7 @@ export function decideStance(snap: PlanSnapshot, memo?: DecideMemo): PlanStance 
   const soakKey = memo ? JSON.stringify([plan.metadata?.uid, generation, planName, prev.gateFailures ?? []]) : '';
   if (memo) memo.delta = undefined;
   const only = memo && generation !== undefined ? soakCandidates(memo, soakKey, snap.machineUpdates, snap.machines) : undefined;
+  if (memo) memo.soakRead = only;
   const soak = soakGate(plan, mus, snap.machines, now, machineByName, memo, only);
   const alerts = alertGate(plan, snap.alerts, now);
   const startedBefore = !!prev.startTime || mus.size > 0;
