@@ -72,17 +72,17 @@ let starts = 0;
 for (let r = 0; r < runs; r++) {
   for (let c = 0; c < changed; c++) {
     // One target's in-flight machine progressed: its Machine and MachineUpdate are new objects (new resourceVersions).
-    // Once every target had its turn the next machine of each is committed, so every change is a version change (as
-    // the commits at maxUnavailable 1 are), never a repeat of a version the machine already runs.
+    // Every change is a version change of a machine with an update (as the commits at maxUnavailable 1 are): the plan's
+    // version on a target's first turn, back to the old one on its next, and so on (never a machine without an update,
+    // which would join the machines at target).
     const k = r * changed + c;
-    const name = `${mdNames[k % mdNames.length]!}-${Math.floor(mdSize / 2) + (Math.floor(k / mdNames.length) % Math.ceil(mdSize / 2))}`;
+    const name = `${mdNames[k % mdNames.length]!}-${Math.floor(mdSize / 2)}`;
     const mi = machineIndex.get(name)!;
     const m = ms[mi]!;
-    // It finished its update: it runs the plan's version now (the upgrade rules see a changed machine).
     ms[mi] = {
       ...m,
       metadata: { ...m.metadata, resourceVersion: String(Number(m.metadata.resourceVersion ?? 0) + 1) },
-      spec: { ...(m['spec'] as object), version: 'v1.30.1' },
+      spec: { ...(m['spec'] as object), version: Math.floor(k / mdNames.length) % 2 === 0 ? 'v1.30.1' : 'v1.30.0' },
     };
     const ui = muIndex.get(name);
     if (ui !== undefined) mus[ui] = { ...mus[ui]!, status: { ...mus[ui]!.status } } as MachineUpdate;
