@@ -4,7 +4,7 @@
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { Labels } from '../api/index.js';
 import { cpVersion, isDeleting, machineVersion, nameOf } from '../api/capi/index.js';
-import { changedAt, type DecideMemo } from './decide/memo.js';
+import { changedAt, machinesChangedAt, type DecideMemo } from './decide/memo.js';
 
 /** Kubernetes versions as CAPI and kubeadm accept them: vMAJOR.MINOR.PATCH with optional pre-release/build. */
 export const K8S_VERSION = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
@@ -142,8 +142,11 @@ function sameGroupFacts(a: KubeObject, b: KubeObject): boolean {
  * differ: O(changed machines + their groups' sizes) instead of a pass over the fleet. Undefined when a machine was
  * added, removed, moved or regrouped (the caller groups afresh).
  */
-function patchGrouping(g: Grouping, machines: readonly KubeObject[]): Grouping | undefined {
-  const at = changedAt(g.machines, machines);
+function patchGrouping(
+  g: Grouping,
+  machines: readonly KubeObject[],
+  at: readonly number[] | undefined = changedAt(g.machines, machines),
+): Grouping | undefined {
   if (!at) return undefined;
   const out: Grouping = { ...g, machines };
   const copied = new Set<KubeObject[]>();
@@ -354,7 +357,7 @@ export function memoUpgradeProblems(input: UpgradeInput, memo: DecideMemo | unde
   ]);
   const prev = memo.upgrade;
   // Only the positions holding new objects are compared (a pass of reference checks finds them).
-  const at = prev && prev.key === key ? changedAt(prev.machines, input.machines) : undefined;
+  const at = prev && prev.key === key ? machinesChangedAt(memo, prev.machines, input.machines) : undefined;
   if (at) {
     let same = true;
     for (let k = 0; k < at.length && same; k++) {
@@ -363,6 +366,10 @@ export function memoUpgradeProblems(input: UpgradeInput, memo: DecideMemo | unde
     }
     if (same) {
       memo.stats.upgradeHits++;
+      // The grouping stands for these machines too (same facts at every changed position; its lists may hold the
+      // older objects, which read the same), so the next miss compares against them once more, not twice.
+      const g = memo.upgradeGroups?.key === key ? memo.upgradeGroups.grouping : undefined;
+      if (g && g.machines === prev!.machines) memo.upgradeGroups!.grouping = { ...g, machines: input.machines };
       // The machines compared next time are these (their facts are the same as those the problems came from).
       memo.upgrade = { key, machines: input.machines, problems: prev!.problems };
       return [...prev!.problems];
@@ -374,7 +381,7 @@ export function memoUpgradeProblems(input: UpgradeInput, memo: DecideMemo | unde
   // every other target's check and skew answer is reused by identity), not rebuilt from the fleet.
   const g = memo.upgradeGroups.grouping;
   if (g && g.cluster === input.plan.spec.clusterName && g.cpName === input.plan.spec.controlPlane?.name)
-    memo.upgradeGroups.grouping = patchGrouping(g, input.machines);
+    memo.upgradeGroups.grouping = patchGrouping(g, input.machines, g.machines === prev?.machines && at ? at : undefined);
   const problems = upgradeProblems(input, memo.upgradeGroups);
   memo.upgrade = { key, machines: input.machines, problems: [...problems] };
   return problems;

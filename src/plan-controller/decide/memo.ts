@@ -93,6 +93,8 @@ export class DecideMemo {
         /** The lists these positions compare against (the last decision's). */
         baseMus: readonly MachineUpdate[];
         baseMachines: readonly KubeObject[];
+        /** The machines `machines` are positions in (this decision's). */
+        nextMachines: readonly KubeObject[];
       }
     | undefined;
   /** abortsOf's last answer (decide/actions.ts): the update to abort per machine name, and the lists it read. */
@@ -196,6 +198,19 @@ export function changedAt<T extends { metadata?: { name?: string } }>(prev: read
 }
 
 /**
+ * changedAt(prev, next) of two machine lists, taken from this decision's delta when it compared the same two lists
+ * (several passes compare the last decision's machines with this one's; one scan of the fleet serves them all).
+ */
+export function machinesChangedAt(
+  memo: DecideMemo,
+  prev: readonly KubeObject[],
+  next: readonly KubeObject[],
+): readonly number[] | undefined {
+  const d = memo.delta;
+  return d && d.baseMachines === prev && d.nextMachines === next ? d.machines : changedAt(prev, next);
+}
+
+/**
  * The machine names the soak gate reads this decision, in the snapshot's order of updates: those it left open last
  * time and those whose update or machine is a new object. Undefined (read them all) on the first decision, when the
  * key (plan generation, recorded gate failures) changed, or when updates or machines were added or removed.
@@ -224,7 +239,7 @@ export function soakCandidates(
   for (let i = last!.mus.length; i < mus.length; i++)
     if (!position.has(mus[i]!.spec.machineRef.name)) position.set(mus[i]!.spec.machineRef.name, i);
   memo.soakLast = { key, mus, machines, position };
-  memo.delta = { mus: musChanged, machines: machinesChanged, baseMus: last!.mus, baseMachines: last!.machines };
+  memo.delta = { mus: musChanged, machines: machinesChanged, baseMus: last!.mus, baseMachines: last!.machines, nextMachines: machines };
   const names = new Set(memo.soakOpen);
   for (const i of musChanged) names.add(mus[i]!.spec.machineRef.name);
   for (const i of machinesChanged) names.add(machines[i]!.metadata.name ?? '');
