@@ -130,7 +130,7 @@ export class DecideMemo {
         subst: Set<string>;
       }
     | undefined;
-  /** The names the soak gate read this decision (soakCandidates' answer; undefined: all of them). */
+  /** The names the soak gate read this decision (soakCandidates' answer, kept by it; undefined: all of them). */
   soakRead: readonly string[] | undefined;
   /** Machine names whose update counts under another target than the machine's (targets.ts), as of the last decision. */
   cross: Set<string> | undefined;
@@ -232,7 +232,7 @@ export function soakCandidates(
       if (!position.has(mu.spec.machineRef.name)) position.set(mu.spec.machineRef.name, i);
     });
     memo.soakLast = { key, mus, machines, position };
-    return undefined;
+    return (memo.soakRead = undefined);
   }
   // Same names at the same positions (and some appended): the positions still hold, the appended ones join.
   const position = last!.position as Map<string, number>;
@@ -248,7 +248,7 @@ export function soakCandidates(
     const i = last!.position.get(n);
     if (i !== undefined) at.push([i, n]);
   }
-  return at.sort((a, b) => a[0] - b[0]).map(([, n]) => n);
+  return (memo.soakRead = at.sort((a, b) => a[0] - b[0]).map(([, n]) => n));
 }
 
 /**
