@@ -3,7 +3,7 @@
 // half of every MachineDeployment updated and one machine in flight each. Prints milliseconds per decision.
 // --memo decides through the plan's decision memo (decide/memo.ts) as the controller does; --change-one replaces, before
 // every run, one target's in-flight Machine and MachineUpdate with new objects (as a real reconcile sees: one machine
-// progressed), so the memo has that target to re-evaluate. Without --change-one every run sees the same objects. The
+// progressed and was committed: its /spec/version changed), so the memo has that target to re-evaluate. Without --change-one every run sees the same objects. The
 // CPU median (process.cpuUsage) depends less on the machine's load than the wall-clock one. Each run also takes the
 // snapshot's MachineUpdates through buildScope's ownership filter (scope.ts; with --memo the plan's filter memo) from
 // a store-like list: frozen, the same array until something changed, then a copy with the new objects in place.
@@ -72,17 +72,20 @@ let starts = 0;
 for (let r = 0; r < runs; r++) {
   for (let c = 0; c < changed; c++) {
     // One target's in-flight machine progressed: its Machine and MachineUpdate are new objects (new resourceVersions).
-    const name = `${mdNames[(r * changed + c) % mdNames.length]!}-${Math.floor(mdSize / 2)}`;
+    // Every change is a version change of a machine with an update (as the commits at maxUnavailable 1 are): the plan's
+    // version on a target's first turn, back to the old one on its next, and so on (never a machine without an update,
+    // which would join the machines at target).
+    const k = r * changed + c;
+    const name = `${mdNames[k % mdNames.length]!}-${Math.floor(mdSize / 2)}`;
     const mi = machineIndex.get(name)!;
     const m = ms[mi]!;
-    // It finished its update: it runs the plan's version now (the upgrade rules see a changed machine).
     ms[mi] = {
       ...m,
       metadata: { ...m.metadata, resourceVersion: String(Number(m.metadata.resourceVersion ?? 0) + 1) },
-      spec: { ...(m['spec'] as object), version: 'v1.30.1' },
+      spec: { ...(m['spec'] as object), version: Math.floor(k / mdNames.length) % 2 === 0 ? 'v1.30.1' : 'v1.30.0' },
     };
-    const ui = muIndex.get(name)!;
-    mus[ui] = { ...mus[ui]!, status: { ...mus[ui]!.status } } as MachineUpdate;
+    const ui = muIndex.get(name);
+    if (ui !== undefined) mus[ui] = { ...mus[ui]!, status: { ...mus[ui]!.status } } as MachineUpdate;
   }
   const t0 = performance.now();
   const c0 = process.cpuUsage();

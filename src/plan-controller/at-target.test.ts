@@ -154,6 +154,49 @@ describe('plan-controller machines at target', () => {
       expect(onlyMachine.misses - misses, 'only the changed machine').to.equal(1);
     });
 
+    it('leaves out the machines that got a MachineUpdate since, found by position, also after machines moved or repeat', () => {
+      const pm = plan({ cp: null, mds: [target('cluster1-md-0', 2)] });
+      const memo = new AtTargetMemo();
+      const lookup = (): undefined => undefined;
+      let ms = mdAt(8, 6);
+      let mus = [mu('cluster1-md-0-7', 'updating')];
+      const step = (name: string): string[] => {
+        const got = machinesAtTarget(pm, ms, lookup, memo.excluded(mus), memo);
+        const want = machinesAtTarget(pm, ms, lookup, new Set(mus.map((m) => m.spec.machineRef.name)));
+        expect(got, name).to.deep.equal(want);
+        return got;
+      };
+      expect(step('first')).to.deep.equal([
+        'cluster1-md-0-0',
+        'cluster1-md-0-1',
+        'cluster1-md-0-2',
+        'cluster1-md-0-3',
+        'cluster1-md-0-4',
+        'cluster1-md-0-5',
+      ]);
+      // Updates created for machines at target (the memo's name index is built here), then one more, then two at once.
+      mus = [...mus, mu('cluster1-md-0-1', 'updating')];
+      expect(step('one added')).to.not.include('cluster1-md-0-1');
+      mus = [...mus, mu('cluster1-md-0-4', 'updating')];
+      expect(step('another')).to.deep.equal(['cluster1-md-0-0', 'cluster1-md-0-2', 'cluster1-md-0-3', 'cluster1-md-0-5']);
+      mus = [...mus, mu('cluster1-md-0-5', 'updating'), mu('cluster1-md-0-0', 'updating')];
+      expect(step('two')).to.deep.equal(['cluster1-md-0-2', 'cluster1-md-0-3']);
+      // A machine goes away (the others move up a position), and an update is created for a machine after it.
+      ms = ms.filter((m) => m.metadata.name !== 'cluster1-md-0-1');
+      step('moved');
+      mus = [...mus, mu('cluster1-md-0-3', 'updating')];
+      expect(step('moved, then added')).to.deep.equal(['cluster1-md-0-2']);
+      // A name twice in the list (not what a store holds, never trusted): both copies are left out by name.
+      const dup = machine('cluster1-md-0-2', { md: 'cluster1-md-0', version: 'v1.30.1' });
+      ms = [...ms, machine('cluster1-md-0-9', { md: 'cluster1-md-0', version: 'v1.30.1' }), dup];
+      step('a name twice');
+      mus = [...mus, mu('cluster1-md-0-2', 'updating')];
+      expect(step('the twice name excluded')).to.deep.equal(['cluster1-md-0-9']);
+      // An update for a machine that does not exist.
+      mus = [...mus, mu('cluster1-md-0-42', 'updating')];
+      expect(step('no such machine')).to.deep.equal(['cluster1-md-0-9']);
+    });
+
     it('stays bounded: machines gone or excluded are forgotten, and it never exceeds its maximum', () => {
       const { ms, objs } = fleet();
       const lookup = (_ns: string, ref: { name: string }) => objs.get(ref.name);

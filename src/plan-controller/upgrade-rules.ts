@@ -4,7 +4,7 @@
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { Labels } from '../api/index.js';
 import { cpVersion, isDeleting, machineVersion, nameOf } from '../api/capi/index.js';
-import type { DecideMemo } from './decide/memo.js';
+import { changedAt, machinesChangedAt, type DecideMemo } from './decide/memo.js';
 
 /** Kubernetes versions as CAPI and kubeadm accept them: vMAJOR.MINOR.PATCH with optional pre-release/build. */
 export const K8S_VERSION = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
@@ -67,6 +67,115 @@ export interface UpgradeGroupMemo {
   targets: Map<string, TargetCheck>;
   /** Per MachineDeployment without a version of its own: its machines and the first of them outside the skew, per cp version. */
   skew: Map<string, { machines: readonly KubeObject[]; cp: string; first: number }>;
+  /** The machines grouped as last checked, patched for the machines replaced since (memoUpgradeProblems). */
+  grouping?: Grouping | undefined;
+}
+
+/** Where one input machine sits in the grouping's lists (-1: not in that list). */
+interface Slot {
+  cp: number;
+  anyCp: number;
+  md: string | undefined;
+  inMd: number;
+}
+
+/**
+ * The machines the rules read, grouped: the plan's control-plane machines, any control plane's machines, and the workers
+ * per MachineDeployment with each worker's position in the input (the order problems are listed in). A list is never
+ * changed once built: a patch copies the lists it changes, so a per-target check can tell its machines by identity.
+ */
+interface Grouping {
+  cluster: string;
+  cpName: string | undefined;
+  machines: readonly KubeObject[];
+  cp: KubeObject[];
+  anyCp: KubeObject[];
+  workersOf: Map<string, KubeObject[]>;
+  /** Per MachineDeployment: the input positions of its workers (same order as workersOf's list). */
+  atOf: Map<string, number[]>;
+  /** Per input position: its place in the lists, or undefined (another cluster's or deleting). */
+  slots: (Slot | undefined)[];
+}
+
+/** Groups every machine (one pass; the rules' reference order: input order within each group). */
+function groupAll(machines: readonly KubeObject[], cluster: string, cpName: string | undefined): Grouping {
+  const g: Grouping = { cluster, cpName, machines, cp: [], anyCp: [], workersOf: new Map(), atOf: new Map(), slots: [] };
+  machines.forEach((m, i) => {
+    const labels = m.metadata.labels;
+    if (labels?.[Labels.clusterName] !== cluster || isDeleting(m)) return void g.slots.push(undefined);
+    const slot: Slot = { cp: -1, anyCp: -1, md: undefined, inMd: -1 };
+    const cp = labels[Labels.controlPlaneName];
+    if (cp !== undefined) {
+      slot.anyCp = g.anyCp.push(m) - 1;
+      if (cpName !== undefined && cp === cpName) slot.cp = g.cp.push(m) - 1;
+    }
+    const md = labels[Labels.deploymentName];
+    if (md !== undefined) {
+      let list = g.workersOf.get(md);
+      if (!list) {
+        g.workersOf.set(md, (list = []));
+        g.atOf.set(md, []);
+      }
+      slot.md = md;
+      slot.inMd = list.push(m) - 1;
+      g.atOf.get(md)!.push(i);
+    }
+    g.slots.push(slot);
+  });
+  return g;
+}
+
+/** What grouping reads of a machine: its cluster, control plane and MachineDeployment labels, and whether it is deleting. */
+function sameGroupFacts(a: KubeObject, b: KubeObject): boolean {
+  const la = a.metadata.labels;
+  const lb = b.metadata.labels;
+  return (
+    la?.[Labels.clusterName] === lb?.[Labels.clusterName] &&
+    la?.[Labels.controlPlaneName] === lb?.[Labels.controlPlaneName] &&
+    la?.[Labels.deploymentName] === lb?.[Labels.deploymentName] &&
+    isDeleting(a) === isDeleting(b)
+  );
+}
+
+/**
+ * The grouping of `machines`, patched from `g` when only machines replaced in place (same name, same group facts)
+ * differ: O(changed machines + their groups' sizes) instead of a pass over the fleet. Undefined when a machine was
+ * added, removed, moved or regrouped (the caller groups afresh).
+ */
+function patchGrouping(
+  g: Grouping,
+  machines: readonly KubeObject[],
+  at: readonly number[] | undefined = changedAt(g.machines, machines),
+): Grouping | undefined {
+  if (!at) return undefined;
+  const out: Grouping = { ...g, machines };
+  const copied = new Set<KubeObject[]>();
+  const own = (list: KubeObject[]): KubeObject[] => {
+    if (copied.has(list)) return list;
+    const c = [...list];
+    copied.add(c);
+    return c;
+  };
+  let workersCopied = false;
+  for (const i of at) {
+    const was = g.machines[i];
+    const m = machines[i]!;
+    if (!was || !sameGroupFacts(was, m)) return undefined;
+    const slot = g.slots[i];
+    if (!slot) continue;
+    if (slot.cp >= 0) (out.cp = own(out.cp))[slot.cp] = m;
+    if (slot.anyCp >= 0) (out.anyCp = own(out.anyCp))[slot.anyCp] = m;
+    if (slot.md !== undefined) {
+      if (!workersCopied) {
+        out.workersOf = new Map(out.workersOf);
+        workersCopied = true;
+      }
+      const list = own(out.workersOf.get(slot.md)!);
+      list[slot.inMd] = m;
+      out.workersOf.set(slot.md, list);
+    }
+  }
+  return out;
 }
 
 /**
@@ -88,11 +197,18 @@ export function upgradeProblems(input: UpgradeInput, groups?: UpgradeGroupMemo):
   };
   const versionsOf = (ms: KubeObject[]): Semver[] => ms.map(versionOf).filter((v): v is Semver => !!v);
   const cpName = plan.spec.controlPlane?.name;
-  const cpMachines: KubeObject[] = [];
-  const anyCpMachines: KubeObject[] = [];
+  // With a memo the grouping comes patched from the last one (memoUpgradeProblems); else one pass over the machines.
+  const grouped =
+    groups?.grouping?.machines === input.machines && groups.grouping.cluster === cluster && groups.grouping.cpName === cpName
+      ? groups.grouping
+      : groups
+        ? (groups.grouping = groupAll(input.machines, cluster, cpName))
+        : undefined;
+  const cpMachines: KubeObject[] = grouped ? grouped.cp : [];
+  const anyCpMachines: KubeObject[] = grouped ? grouped.anyCp : [];
   const workers: KubeObject[] = [];
-  const workersOf = new Map<string, KubeObject[]>();
-  for (const m of input.machines) {
+  const workersOf = grouped ? grouped.workersOf : new Map<string, KubeObject[]>();
+  for (const m of grouped ? [] : input.machines) {
     const labels = m.metadata.labels;
     if (labels?.[Labels.clusterName] !== cluster || isDeleting(m)) continue;
     const cp = labels[Labels.controlPlaneName];
@@ -184,16 +300,15 @@ export function upgradeProblems(input: UpgradeInput, groups?: UpgradeGroupMemo):
         if (outside(after) && !behind.has(md)) behind.set(md, after!);
       }
     else {
-      // Per MachineDeployment: its first worker outside the skew, by its position among all workers (the order the
-      // problems are listed in); a group whose machines are the same objects keeps its answer.
-      const pos = new Map<KubeObject, number>();
-      workers.forEach((m, i) => pos.set(m, i));
+      // Per MachineDeployment: its first worker outside the skew, by its position in the input (the order of the
+      // workers, so the order the problems are listed in); a group whose machines are the same objects keeps its answer.
+      const atOf = grouped!.atOf;
       const firsts: { at: number; md: string; v: Semver }[] = [];
       const cpKey = fmt(cpWant);
       for (const [md, list] of workersOf) {
         const want = mdWant.get(md);
         if (want) {
-          if (outside(want)) firsts.push({ at: pos.get(list[0]!)!, md, v: want });
+          if (outside(want)) firsts.push({ at: atOf.get(md)![0]!, md, v: want });
           continue;
         }
         let e = groups.skew.get(md);
@@ -201,7 +316,7 @@ export function upgradeProblems(input: UpgradeInput, groups?: UpgradeGroupMemo):
           e = { machines: list, cp: cpKey, first: list.findIndex((m) => outside(versionOf(m))) };
           groups.skew.set(md, e);
         }
-        if (e.first >= 0) firsts.push({ at: pos.get(list[e.first]!)!, md, v: versionOf(list[e.first]!)! });
+        if (e.first >= 0) firsts.push({ at: atOf.get(md)![e.first]!, md, v: versionOf(list[e.first]!)! });
       }
       for (const f of firsts.sort((a, b) => a.at - b.at)) behind.set(f.md, f.v);
     }
@@ -241,22 +356,32 @@ export function memoUpgradeProblems(input: UpgradeInput, memo: DecideMemo | unde
     input.controlPlane ? (cpVersion(input.controlPlane) ?? null) : undefined,
   ]);
   const prev = memo.upgrade;
-  if (prev && prev.key === key && prev.machines.length === input.machines.length) {
+  // Only the positions holding new objects are compared (a pass of reference checks finds them).
+  const at = prev && prev.key === key ? machinesChangedAt(memo, prev.machines, input.machines) : undefined;
+  if (at) {
     let same = true;
-    for (let i = 0; i < input.machines.length && same; i++) {
-      const a = input.machines[i]!;
-      const b = prev.machines[i]!;
-      if (a !== b && !sameUpgradeFacts(a, b)) same = false;
+    for (let k = 0; k < at.length && same; k++) {
+      const i = at[k]!;
+      if (i >= prev!.machines.length || !sameUpgradeFacts(input.machines[i]!, prev!.machines[i]!)) same = false;
     }
     if (same) {
       memo.stats.upgradeHits++;
+      // The grouping stands for these machines too (same facts at every changed position; its lists may hold the
+      // older objects, which read the same), so the next miss compares against them once more, not twice.
+      const g = memo.upgradeGroups?.key === key ? memo.upgradeGroups.grouping : undefined;
+      if (g && g.machines === prev!.machines) memo.upgradeGroups!.grouping = { ...g, machines: input.machines };
       // The machines compared next time are these (their facts are the same as those the problems came from).
-      memo.upgrade = { key, machines: input.machines, problems: prev.problems };
-      return [...prev.problems];
+      memo.upgrade = { key, machines: input.machines, problems: prev!.problems };
+      return [...prev!.problems];
     }
   }
   memo.stats.upgradeMisses++;
   if (memo.upgradeGroups?.key !== key) memo.upgradeGroups = { key, targets: new Map(), skew: new Map() };
+  // A miss costs the changed machines and their targets: the grouping is patched (copying only the changed groups, so
+  // every other target's check and skew answer is reused by identity), not rebuilt from the fleet.
+  const g = memo.upgradeGroups.grouping;
+  if (g && g.cluster === input.plan.spec.clusterName && g.cpName === input.plan.spec.controlPlane?.name)
+    memo.upgradeGroups.grouping = patchGrouping(g, input.machines, g.machines === prev?.machines && at ? at : undefined);
   const problems = upgradeProblems(input, memo.upgradeGroups);
   memo.upgrade = { key, machines: input.machines, problems: [...problems] };
   return problems;
@@ -264,6 +389,7 @@ export function memoUpgradeProblems(input: UpgradeInput, memo: DecideMemo | unde
 
 /** True when two lists hold the same objects at the same positions. */
 function sameList(a: readonly KubeObject[], b: readonly KubeObject[]): boolean {
+  if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;

@@ -462,6 +462,126 @@ describe('decision memo (decide/memo.ts)', () => {
     expect(seen[2]!.filter((y) => /version-skew/.test(y))[0]).to.match(/MachineDeployment cluster1-md-0 stays at v1\.26\.0/);
   });
 
+  it("patches the upgrade rules' grouping for the machines that changed: commits that create and clear problems, skew, regrouping", () => {
+    const other = versionUpdater({
+      name: 'label',
+      responsibilities: [{ selectResource: 'Machine', path: '/metadata/labels/x', value: 'y' }],
+    });
+    const v31 = [versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.31.0' }] })];
+    const p = plan({
+      ...started,
+      cp: target('cluster1-cp', 1, v31),
+      // md-1 sets no version of its own: the skew rule reads its workers' versions against the control plane's.
+      mds: [target('cluster1-md-0', 2, v31), target('cluster1-md-1', 2, [other]), target('cluster1-md-2', 2, v31)],
+    });
+    p.metadata!.uid = 'uid-1';
+    const version = (v: string) => (m: KubeObject) => ((m['spec'] as Record<string, unknown>)['version'] = v);
+    let w: World = {
+      plan: deepFreeze(p),
+      mds: ['cluster1-md-0', 'cluster1-md-1', 'cluster1-md-2'].map((n) => deepFreeze(md(n))),
+      machines: deepFreeze([
+        ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+        ...machines('cluster1-md-0', 3, { md: 'cluster1-md-0' }),
+        ...machines('cluster1-md-1', 3, { md: 'cluster1-md-1' }),
+        ...machines('cluster1-md-2', 3, { md: 'cluster1-md-2' }),
+      ]),
+      mus: [],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    // A controller restarted mid-rollout (below): its empty memo decides the same from then on.
+    const restart: { memo?: DecideMemo } = {};
+    const rules = (name: string): string[] => check(w, memo, name, restart.memo).problems.filter((x) => /breaks upgrade rule/.test(x));
+    expect(rules('start')).to.deep.equal([]);
+    // Commits: md-0's and md-2's machines move to the plan's version one by one (each a miss, no problem).
+    w = { ...w, machines: change(w.machines, 'cluster1-md-0-0', version('v1.31.0')) };
+    expect(rules('commit md-0-0')).to.deep.equal([]);
+    w = { ...w, machines: change(w.machines, 'cluster1-md-2-0', version('v1.31.0')) };
+    expect(rules('commit md-2-0')).to.deep.equal([]);
+    // A version change that creates a problem in md-2 (a downgrade), with md-0 unchanged, then clears it.
+    w = { ...w, machines: change(w.machines, 'cluster1-md-2-1', version('v1.32.0')) };
+    expect(rules('md-2 newer').join()).to.match(/machineDeployment cluster1-md-2 updater .*no-downgrade.*cluster1-md-2-1 runs v1\.32\.0/);
+    restart.memo = new DecideMemo();
+    w = { ...w, machines: change(w.machines, 'cluster1-md-2-1', version('v1.31.0')) };
+    expect(rules('md-2 back')).to.deep.equal([]);
+    // Skew: md-1's last worker, then its first, fall out of range; the problem names the first of them in order.
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-2', version('v1.27.0')) };
+    expect(rules('md-1-2 behind')).to.have.length(1);
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-0', version('v1.26.0')) };
+    expect(rules('md-1-0 behind')[0]).to.match(/MachineDeployment cluster1-md-1 stays at v1\.26\.0/);
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-0', version('v1.30.0')) };
+    expect(rules('md-1-0 back')[0]).to.match(/MachineDeployment cluster1-md-1 stays at v1\.27\.0/);
+    // The behind machine starts deleting (regrouped: it no longer counts), then comes back.
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-2', (m) => (m.metadata.deletionTimestamp = '2026-01-01T00:00:00Z')) };
+    expect(rules('md-1-2 deleting')).to.deep.equal([]);
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-2', (m) => delete m.metadata.deletionTimestamp) };
+    expect(rules('md-1-2 back')).to.have.length(1);
+    // It moves to md-2 (relabelled in place): md-2's check now reads it (it is two minors behind md-2's version).
+    w = { ...w, machines: change(w.machines, 'cluster1-md-1-2', (m) => (m.metadata.labels![Labels.deploymentName] = 'cluster1-md-2')) };
+    expect(rules('md-1-2 to md-2').join()).to.match(/cluster1-md-2 .*no-skipped-minor/);
+    // A new machine of md-1 behind the skew (appended), then one removed.
+    w = { ...w, machines: [...w.machines, deepFreeze(machine('cluster1-md-1-9', { md: 'cluster1-md-1', version: 'v1.25.0' }))] };
+    expect(rules('appended').join()).to.match(/MachineDeployment cluster1-md-1 stays at v1\.25\.0/);
+    w = { ...w, machines: w.machines.filter((m) => m.metadata.name !== 'cluster1-md-1-2') };
+    expect(rules('removed')).to.have.length(1);
+    // A control-plane machine runs a newer version than the plan sets.
+    w = { ...w, machines: change(w.machines, 'cluster1-cp-1', version('v1.32.0')) };
+    expect(rules('cp newer').join()).to.match(/controlPlane cluster1-cp updater .*no-downgrade/);
+    w = { ...w, machines: change(w.machines, 'cluster1-cp-1', version('v1.31.0')) };
+    expect(rules('cp committed')).to.have.length(1);
+  });
+
+  it("patches the targets' update lists for the updates that changed: soak holds and releases, an update appended, one renaming its target", () => {
+    const p = plan({ ...started, failurePolicy: 'Continue', mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] });
+    p.metadata!.uid = 'uid-1';
+    p.spec.soak = '5m';
+    const cpMus = [0, 1, 2].map((i) => deepFreeze(mu(`cluster1-cp-${i}`, 'updated', { kind: 'ControlPlane', target: 'cluster1-cp' })));
+    const upd = (machineName: string, status: 'updating' | 'updated' | 'failed', targetName: string, done?: number): MachineUpdate => {
+      const x = mu(machineName, status, { target: targetName, ...(status === 'failed' ? { message: 'x' } : {}) });
+      if (done !== undefined) x.status = { ...x.status, completionTime: at(done) };
+      return deepFreeze(x);
+    };
+    let w: World = {
+      plan: deepFreeze(p),
+      mds: [deepFreeze(md('cluster1-md-0')), deepFreeze(md('cluster1-md-1'))],
+      machines: deepFreeze([
+        ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
+        ...machines('cluster1-md-0', 3, { md: 'cluster1-md-0' }),
+        ...machines('cluster1-md-1', 3, { md: 'cluster1-md-1' }),
+      ]),
+      mus: [...cpMus, upd('cluster1-md-0-0', 'updated', 'cluster1-md-0', -MIN), upd('cluster1-md-0-1', 'updating', 'cluster1-md-0')],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    const restart: { memo?: DecideMemo } = {};
+    const rows = (name: string): string =>
+      JSON.stringify(
+        check(w, memo, name, restart.memo).status.targets?.map((t) => [t.name, t.updateStatus, t.updated, t.updating, t.failed]),
+      );
+    const replace = (m: MachineUpdate): MachineUpdate[] => w.mus.map((x) => (x.spec.machineRef.name === m.spec.machineRef.name ? m : x));
+    rows('start');
+    rows('same');
+    // md-0-1 finishes: held in its soak as md-0-0 is (the gate's stand-ins are new objects every decision).
+    w = { ...w, mus: replace(upd('cluster1-md-0-1', 'updated', 'cluster1-md-0', 0)) };
+    rows('second held');
+    restart.memo = new DecideMemo();
+    w = { ...w, clock: 2 * MIN };
+    rows('still held');
+    // Both soaks end: the stand-ins give way to the updates themselves.
+    w = { ...w, clock: 10 * MIN };
+    const released = rows('released');
+    // An update of md-1 is created (appended to the store's list).
+    w = { ...w, mus: [...w.mus, upd('cluster1-md-1-0', 'updating', 'cluster1-md-1')] };
+    rows('appended');
+    // md-0-1's update now names md-1 as its target (changed in place): md-1 counts it, md-0 no longer does.
+    w = { ...w, mus: replace(upd('cluster1-md-0-1', 'updated', 'cluster1-md-1', 0)) };
+    const moved = rows('target renamed');
+    expect(moved).to.not.equal(released);
+    w = { ...w, mus: replace(upd('cluster1-md-1-0', 'failed', 'cluster1-md-1')) };
+    rows('failed');
+    rows('failed again');
+  });
+
   // The store's list of a plan's updates, reconcile after reconcile: changed in place, appended, a second update for a
   // machine (the later one wins), another plan's update, one removed, one naming another machine at the same place.
   const muSequence = (): { step: string; mus: MachineUpdate[] }[] => {

@@ -93,6 +93,8 @@ export class DecideMemo {
         /** The lists these positions compare against (the last decision's). */
         baseMus: readonly MachineUpdate[];
         baseMachines: readonly KubeObject[];
+        /** The machines `machines` are positions in (this decision's). */
+        nextMachines: readonly KubeObject[];
       }
     | undefined;
   /** abortsOf's last answer (decide/actions.ts): the update to abort per machine name, and the lists it read. */
@@ -116,6 +118,20 @@ export class DecideMemo {
   readonly ownFilter: OwnFilterMemo = {};
   /** ownUpdates' last input and answer (decide/mode.ts), with the position each machine's entry came from. */
   own: { planName: string; mus: readonly MachineUpdate[]; map: Map<string, MachineUpdate>; from: Map<string, number> } | undefined;
+  /**
+   * targetScope's MachineUpdates per target (targets.ts groupTargetMus): the plan's update map they were grouped from
+   * (patched in place by ownUpdates), the lists, each update's list and position, and the names the soak gate replaced.
+   */
+  targetMus:
+    | {
+        own: ReadonlyMap<string, MachineUpdate>;
+        lists: Map<string, MachineUpdate[]>;
+        where: ReadonlyMap<string, readonly [string, number]>;
+        subst: Set<string>;
+      }
+    | undefined;
+  /** The names the soak gate read this decision (soakCandidates' answer, kept by it; undefined: all of them). */
+  soakRead: readonly string[] | undefined;
   /** Machine names whose update counts under another target than the machine's (targets.ts), as of the last decision. */
   cross: Set<string> | undefined;
   /** The "updater not reporting" note of a MachineUpdate object, or null (weak). */
@@ -182,6 +198,19 @@ export function changedAt<T extends { metadata?: { name?: string } }>(prev: read
 }
 
 /**
+ * changedAt(prev, next) of two machine lists, taken from this decision's delta when it compared the same two lists
+ * (several passes compare the last decision's machines with this one's; one scan of the fleet serves them all).
+ */
+export function machinesChangedAt(
+  memo: DecideMemo,
+  prev: readonly KubeObject[],
+  next: readonly KubeObject[],
+): readonly number[] | undefined {
+  const d = memo.delta;
+  return d && d.baseMachines === prev && d.nextMachines === next ? d.machines : changedAt(prev, next);
+}
+
+/**
  * The machine names the soak gate reads this decision, in the snapshot's order of updates: those it left open last
  * time and those whose update or machine is a new object. Undefined (read them all) on the first decision, when the
  * key (plan generation, recorded gate failures) changed, or when updates or machines were added or removed.
@@ -203,14 +232,14 @@ export function soakCandidates(
       if (!position.has(mu.spec.machineRef.name)) position.set(mu.spec.machineRef.name, i);
     });
     memo.soakLast = { key, mus, machines, position };
-    return undefined;
+    return (memo.soakRead = undefined);
   }
   // Same names at the same positions (and some appended): the positions still hold, the appended ones join.
   const position = last!.position as Map<string, number>;
   for (let i = last!.mus.length; i < mus.length; i++)
     if (!position.has(mus[i]!.spec.machineRef.name)) position.set(mus[i]!.spec.machineRef.name, i);
   memo.soakLast = { key, mus, machines, position };
-  memo.delta = { mus: musChanged, machines: machinesChanged, baseMus: last!.mus, baseMachines: last!.machines };
+  memo.delta = { mus: musChanged, machines: machinesChanged, baseMus: last!.mus, baseMachines: last!.machines, nextMachines: machines };
   const names = new Set(memo.soakOpen);
   for (const i of musChanged) names.add(mus[i]!.spec.machineRef.name);
   for (const i of machinesChanged) names.add(machines[i]!.metadata.name ?? '');
@@ -219,7 +248,7 @@ export function soakCandidates(
     const i = last!.position.get(n);
     if (i !== undefined) at.push([i, n]);
   }
-  return at.sort((a, b) => a[0] - b[0]).map(([, n]) => n);
+  return (memo.soakRead = at.sort((a, b) => a[0] - b[0]).map(([, n]) => n));
 }
 
 /**

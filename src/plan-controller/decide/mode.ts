@@ -65,7 +65,7 @@ export function decideStance(snap: PlanSnapshot, memo?: DecideMemo): PlanStance 
   // One name index of the cluster's machines per decision (the soak gate and the aborts read it).
   const machineByName = machineIndex(snap.machines, memo);
   const soakKey = memo ? JSON.stringify([plan.metadata?.uid, generation, planName, prev.gateFailures ?? []]) : '';
-  if (memo) memo.delta = undefined;
+  if (memo) memo.delta = memo.soakRead = undefined;
   const only = memo && generation !== undefined ? soakCandidates(memo, soakKey, snap.machineUpdates, snap.machines) : undefined;
   const soak = soakGate(plan, mus, snap.machines, now, machineByName, memo, only);
   const alerts = alertGate(plan, snap.alerts, now);

@@ -125,11 +125,17 @@ export function startMachineDeployment(
   const concurrency = mdConcurrency(md, Number.isInteger(orig) ? orig : replicas, disruptive);
   if (!concurrency.ok) return { starts: [], message: concurrency.error };
   const inFlight = new Set(groups.inFlight);
-  const unavailable = current.filter((m) => !isMachineReady(m) || inFlight.has(nameOf(m)) || inUpdateByOther(scope, m) !== undefined);
   const notStarted = new Set(groups.notStarted);
-  const candidates = current
-    .filter((m) => notStarted.has(nameOf(m)) && isMachineReady(m) && inUpdateByOther(scope, m) === undefined)
-    .map(nameOf);
+  // One pass, each machine's conditions read once (this runs for every re-evaluated target on every reconcile).
+  const unavailable: KubeObject[] = [];
+  const candidates: string[] = [];
+  for (const m of current) {
+    const name = nameOf(m);
+    const ready = isMachineReady(m);
+    const free = inUpdateByOther(scope, m) === undefined;
+    if (!ready || !free || inFlight.has(name)) unavailable.push(m);
+    if (ready && free && notStarted.has(name)) candidates.push(name);
+  }
   let budget: number;
   let why: string;
   if (concurrency.surge) {

@@ -27,9 +27,6 @@ export interface EvaluatedTarget {
 /** The snapshot indexed by target for the evaluation of every target (memo: decide/memo.ts). */
 export function targetScope(snap: PlanSnapshot, s: PlanStance, memo?: DecideMemo): TargetScope {
   const plan = snap.plan;
-  const targetMus = new Map<string, MachineUpdate[]>();
-  // Grouped by the raw target names first and keyed once per group (no `kind/name` string per MachineUpdate).
-  const byKind = new Map<string, Map<string, MachineUpdate[]>>();
   // With a memo: the machines whose update counts under another target than theirs (labels changed since). Kept across
   // decisions: only the updates and machines that are new objects (memo.delta) are looked at again.
   const cluster = plan.spec.clusterName;
@@ -50,18 +47,10 @@ export function targetScope(snap: PlanSnapshot, s: PlanStance, memo?: DecideMemo
     }
   }
   const full = memo !== undefined && !(delta && memo.cross);
-  for (const mu of s.rolloutMus.values()) {
-    const { kind, name } = mu.spec.target;
-    let names = byKind.get(kind);
-    if (!names) byKind.set(kind, (names = new Map()));
-    let list = names.get(name);
-    if (!list) names.set(name, (list = []));
-    list.push(mu);
-    if (full && crossOf(mu.spec.machineRef.name)) cross!.add(mu.spec.machineRef.name);
-  }
+  if (full) for (const mu of s.rolloutMus.values()) if (crossOf(mu.spec.machineRef.name)) cross!.add(mu.spec.machineRef.name);
   if (memo) memo.cross = cross;
   const crossTarget = (cross?.size ?? 0) > 0;
-  for (const [kind, names] of byKind) for (const [name, list] of names) targetMus.set(targetKey(kind as TargetKind, name), list);
+  const targetMus = (memo && patchTargetMus(snap, s, memo)) ?? groupTargetMus(s, memo);
   // A machine at target counts as updated once the plan may start (or has started): a plan that waits, is paused or
   // invalid before starting reports nothing as done. spec.rerunMachinesAtTarget runs the updaters regardless.
   const skipping = plan.spec.rerunMachinesAtTarget !== true && (s.mayStart || s.startedBefore);
@@ -76,6 +65,88 @@ export function targetScope(snap: PlanSnapshot, s: PlanStance, memo?: DecideMemo
     atTarget: new Set(skipping ? (snap.atTarget ?? []) : []),
     crossTarget,
   };
+}
+
+/** The rollout's MachineUpdates per target key, in the order of s.rolloutMus; with a memo, recorded for the patch. */
+function groupTargetMus(s: PlanStance, memo?: DecideMemo): Map<string, MachineUpdate[]> {
+  const targetMus = new Map<string, MachineUpdate[]>();
+  // Grouped by the raw target names first and keyed once per group (no `kind/name` string per MachineUpdate).
+  const byKind = new Map<string, Map<string, MachineUpdate[]>>();
+  for (const mu of s.rolloutMus.values()) {
+    const { kind, name } = mu.spec.target;
+    let names = byKind.get(kind);
+    if (!names) byKind.set(kind, (names = new Map()));
+    let list = names.get(name);
+    if (!list) names.set(name, (list = []));
+    list.push(mu);
+  }
+  for (const [kind, names] of byKind) for (const [name, list] of names) targetMus.set(targetKey(kind as TargetKind, name), list);
+  if (memo) {
+    const where = new Map<string, readonly [string, number]>();
+    for (const [key, list] of targetMus) list.forEach((mu, i) => where.set(mu.spec.machineRef.name, [key, i]));
+    // The soak gate's substitutes (held, failed): read again next time, whether or not their update changed.
+    const subst = new Set<string>();
+    if (s.rolloutMus !== s.mus) for (const [n, mu] of s.rolloutMus) if (s.mus.get(n) !== mu) subst.add(n);
+    memo.targetMus = { own: s.mus, lists: targetMus, where, subst };
+  }
+  return targetMus;
+}
+
+/**
+ * groupTargetMus patched from the last decision's answer for the names whose entry may differ (memo.delta's updates, the
+ * names the soak gate read, the soak's substitutes of last time): the lists of their targets are copied and changed,
+ * every other list is the same array as last time (memoEvalTarget sees it unchanged at once). The names outside that
+ * set hold the same objects (their update is the same object and no gate replaced it). Undefined (group afresh) on
+ * the first decision, without a delta, when the plan's update map was rebuilt (its order may differ), or when an
+ * update now names another target.
+ */
+function patchTargetMus(snap: PlanSnapshot, s: PlanStance, memo: DecideMemo): Map<string, MachineUpdate[]> | undefined {
+  const last = memo.targetMus;
+  const delta = memo.delta;
+  const read = memo.soakRead;
+  // The same map object: ownUpdates patched it in place (existing names keep their order, new ones come last).
+  if (!last || !delta || !read || last.own !== s.mus) return undefined;
+  // The snapshot's changed updates first, in position order: the only source of new names, appended in map order.
+  const names = new Set<string>();
+  for (const i of delta.mus) names.add(snap.machineUpdates[i]!.spec.machineRef.name);
+  for (const n of last.subst) names.add(n);
+  for (const n of read) names.add(n);
+  const lists = new Map(last.lists);
+  const copied = new Set<MachineUpdate[]>();
+  const own = (key: string): MachineUpdate[] => {
+    const list = lists.get(key);
+    if (list && copied.has(list)) return list;
+    const c = list ? [...list] : [];
+    copied.add(c);
+    lists.set(key, c);
+    return c;
+  };
+  const where = last.where as Map<string, readonly [string, number]>;
+  const added: [string, readonly [string, number]][] = [];
+  for (const n of names) {
+    const mu = s.rolloutMus.get(n);
+    const at = where.get(n);
+    if (!mu) {
+      if (at) return undefined; // gone from the plan's updates (not a patch the store makes, but never trusted)
+      continue;
+    }
+    const key = targetKey(mu.spec.target.kind, mu.spec.target.name);
+    if (!at) {
+      const list = own(key);
+      added.push([n, [key, list.push(mu) - 1]]);
+      continue;
+    }
+    if (at[0] !== key) return undefined;
+    if (last.lists.get(key)![at[1]] !== mu) own(key)[at[1]] = mu;
+  }
+  for (const [n, at] of added) where.set(n, at);
+  for (const n of names) {
+    const mu = s.rolloutMus.get(n);
+    if (mu && s.mus.get(n) !== mu) last.subst.add(n);
+    else last.subst.delete(n);
+  }
+  memo.targetMus = { own: s.mus, lists, where, subst: last.subst };
+  return lists;
 }
 
 /** True when the machine is grouped (machinesByTarget) under another target than the update's. */
