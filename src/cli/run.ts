@@ -1,6 +1,5 @@
 // `inplace run [component ...]`: one process, one manager, the named controllers (all when none is named).
 import { hostname } from 'node:os';
-import { getHeapStatistics } from 'node:v8';
 import type { Component } from '../runtime/pure/types.js';
 import { createLogger, createManager } from '../runtime/index.js';
 import { InPlaceUpdatePlans } from '../api/index.js';
@@ -30,24 +29,13 @@ export type { ComponentRunOptions } from '../components.js';
 const MAX_UNREPORTED_TASK_MS = 86_400_000;
 
 /**
- * How far (percent) V8 lets a controller's heap grow beyond its live data after a full collection when the heap limit
- * is large (`--heap-growing-percent`). There V8's own factor reaches 300 %: over 20 plans at 1,003 machines the plan
- * controller's RSS saw-toothed 142 → 302 MiB on a heap in use of 43–200 MiB. 100 % bounds the saw-tooth at twice the
- * live data; 20 % (the API server's) kept it flatter but cost the plan controller ~12 % more CPU at 10,003 machines
- * (bench/results/SCALING.md, "Controllers' memory").
+ * How far (percent) V8 lets a controller's heap grow beyond its live data after a full collection
+ * (`--heap-growing-percent`); 0 = V8's own factor. With a heap limit of 2 GiB or more V8's own reaches 300 %: over 20
+ * plans at 1,003 machines the plan controller's RSS swung 142 → 302 MiB (worst 210 with 100, 177 with 20). Not the
+ * default: at 10,003 machines the plan controller used 32.2 CPU-s with 20 and 34.2 with 100 against 27.4–28.9 with
+ * V8's own (bench/results/SCALING.md, "Controllers' memory"), and its CPU per reconcile sets the plan's cycle.
  */
-export const DEFAULT_RUN_HEAP_GROWING_PERCENT = 100;
-
-/** Heap limit from which V8's own growing factor reaches its maximum (4 ×): below it, V8's factor is already smaller. */
-export const LARGE_HEAP_LIMIT_BYTES = 2 * 2 ** 30;
-
-/**
- * The heap growing percent `run` sets without the flag: DEFAULT_RUN_HEAP_GROWING_PERCENT with a large heap limit (no
- * `--max-old-space-size`, a machine with 16 GiB or more), else 0 (V8's own; the manifests' containers set a heap limit
- * of 75 % of the memory limit, where V8's factor is already below 100 % and a fixed one would raise it).
- */
-export const defaultHeapGrowing = (heapLimitBytes: number): number =>
-  heapLimitBytes >= LARGE_HEAP_LIMIT_BYTES ? DEFAULT_RUN_HEAP_GROWING_PERCENT : 0;
+export const DEFAULT_RUN_HEAP_GROWING_PERCENT = 0;
 
 /** The controller components `run` knows, loaded on demand (from the one component list, src/components.ts). */
 export const COMPONENT_LOADERS: Readonly<Record<string, (opts?: ComponentRunOptions) => Promise<Component>>> = Object.fromEntries(
@@ -94,9 +82,9 @@ Options:
   --prune-finished-plans  plan-controller: delete the plans beyond that limit too (default: a plan is deleted
                           only by its own spec.ttlSecondsAfterFinished, or when a campaign created it)
   --heap-growing-percent N
-                          let V8's heap grow N % beyond the live data after a full collection (0 = V8's
-                          own factor; default ${DEFAULT_RUN_HEAP_GROWING_PERCENT} when the heap limit is 2 GiB or more, where V8's
-                          own reaches 300 %, else 0)
+                          let V8's heap grow N % beyond the live data after a full collection (default
+                          ${DEFAULT_RUN_HEAP_GROWING_PERCENT} = V8's own factor, up to 300 % when the heap limit is 2 GiB or more;
+                          100 bounds the RSS at about twice the live data, at some CPU)
   --extension-port N      runtime-extension: HTTPS port of Cluster API's in-place update hooks (default 9443)
   --cert-dir DIR          runtime-extension: tls.crt and tls.key to serve (default: a self-signed certificate)
 ${KUBE_OPTIONS_HELP}`,
@@ -178,7 +166,7 @@ ${KUBE_OPTIONS_HELP}`,
       throw new UsageError(
         `--extension-port and --cert-dir apply to runtime-extension; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take them`,
       );
-    const heapGrowing = heapGrowingOption(str(args, 'heap-growing-percent')) ?? defaultHeapGrowing(getHeapStatistics().heap_size_limit);
+    const heapGrowing = heapGrowingOption(str(args, 'heap-growing-percent')) ?? DEFAULT_RUN_HEAP_GROWING_PERCENT;
     applyHeapGrowing(heapGrowing);
     const conn = connect(args, `inplace-${names.length === 1 ? names[0] : 'controllers'}`);
     const name = names.length === 1 ? names[0]! : 'inplace-controllers';

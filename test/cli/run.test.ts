@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import type { KubeObject, ResourceType } from '../../src/api/index.js';
 import { capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { projectRoot } from '../../src/cli/procs.js';
-import { COMPONENT_LOADERS, DEFAULT_RUN_HEAP_GROWING_PERCENT, defaultHeapGrowing, LARGE_HEAP_LIMIT_BYTES } from '../../src/cli/run.js';
+import { COMPONENT_LOADERS, DEFAULT_RUN_HEAP_GROWING_PERCENT } from '../../src/cli/run.js';
 import { DEFAULT_CONCURRENCY } from '../../src/machine-task-controller/index.js';
 import { noopLogger, type Controller, type ControllerBuilder, type Informer, type Manager } from '../../src/runtime/index.js';
 import { cli } from '../support/cli.js';
@@ -215,16 +215,7 @@ describe('inplace run --heap-growing-percent', () => {
   it('is in the help with its default', async () => {
     const r = await cli('run', '--help');
     expect(r.out).to.match(/--heap-growing-percent N\s+let V8's heap grow N % beyond the live data after a full collection/);
-    expect(r.out.replace(/\s+/g, ' ')).to.contain(`default ${DEFAULT_RUN_HEAP_GROWING_PERCENT} when the heap limit is 2 GiB or more`);
-  });
-
-  // The manifests' containers set a heap limit (75 % of the memory limit) under which V8's own factor is the smaller one.
-  it("defaults to a bounded factor only with a large heap limit, else to V8's own", () => {
-    expect(DEFAULT_RUN_HEAP_GROWING_PERCENT).to.be.greaterThan(0);
-    expect(defaultHeapGrowing(4144 * 2 ** 20)).to.equal(DEFAULT_RUN_HEAP_GROWING_PERCENT);
-    expect(defaultHeapGrowing(LARGE_HEAP_LIMIT_BYTES)).to.equal(DEFAULT_RUN_HEAP_GROWING_PERCENT);
-    expect(defaultHeapGrowing(384 * 2 ** 20)).to.equal(0);
-    expect(defaultHeapGrowing(LARGE_HEAP_LIMIT_BYTES - 1)).to.equal(0);
+    expect(r.out.replace(/\s+/g, ' ')).to.contain(`(default ${DEFAULT_RUN_HEAP_GROWING_PERCENT} = V8's own factor`);
   });
 
   // Rejected before the flag reaches V8 and before connecting (a bad value must not half-apply).
