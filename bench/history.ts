@@ -46,6 +46,11 @@ export interface HistoryRow {
   cpuSeconds: Record<string, number>;
   /** V8 heap in use (nodejs_heap_size_used_bytes) of the processes that serve /metrics: less noisy than RSS. */
   heapMB: Record<string, number>;
+  /**
+   * V8 heap pages (nodejs_heap_size_total_bytes: used or not, MiB) of the processes that serve /metrics: RSS beyond
+   * them is native memory and code, heap pages beyond the heap in use are V8's headroom.
+   */
+  heapTotalMB?: Record<string, number>;
   /** The API server's V8 heap in use after its last full collection (its live data; MiB), when it serves /metrics. */
   apiserverLiveHeapMB?: number;
   /** The API server's V8 heap pages (used or not; MiB) when sampled: its RSS beyond them is native memory and code. */
@@ -89,13 +94,18 @@ async function waitPlanTerminal(client: KubeClient, ns: string, name: string, ti
   return `timeout after ${Math.round(timeoutMs / 1000)} s`;
 }
 
-async function heapOf(ports: Record<string, number>): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
+/** Heap in use and heap pages (MiB) of the processes that serve /metrics, from one scrape each. */
+async function heapOf(ports: Record<string, number>): Promise<{ used: Record<string, number>; total: Record<string, number> }> {
+  const used: Record<string, number> = {};
+  const total: Record<string, number> = {};
   for (const [name, port] of Object.entries(ports)) {
-    const used = parseProm((await scrape(port)) ?? '').find((s) => s.name === 'inplace_nodejs_heap_size_used_bytes');
-    if (used) out[name] = round(used.value / 2 ** 20);
+    const samples = parseProm((await scrape(port)) ?? '');
+    const u = samples.find((s) => s.name === 'inplace_nodejs_heap_size_used_bytes');
+    const t = samples.find((s) => s.name === 'inplace_nodejs_heap_size_total_bytes');
+    if (u) used[name] = round(u.value / 2 ** 20);
+    if (t) total[name] = round(t.value / 2 ** 20);
   }
-  return out;
+  return { used, total };
 }
 
 /** Objects per resource (non-zero), retained watch events and TTL-tracked Events of the API server, if it serves /metrics. */
@@ -149,7 +159,7 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
     `  history: ${o.plans} plans back to back on ${machines} machines (maxUnavailable ${o.maxUnavailable}, d=${o.durationSeconds}s); RSS and V8 heap in use (MiB, least of 8 samples over 8 s) after each plan:`,
   );
   say(
-    `    plan | status | wall s | plans / MachineUpdates / tasks left | RSS ${p.procs.map((x) => x.name).join(' / ')} | heap used ${Object.keys(p.metricsPorts).join(' / ')} | CPU s during the plan (same order as RSS)`,
+    `    plan | status | wall s | plans / MachineUpdates / tasks left | RSS ${p.procs.map((x) => x.name).join(' / ')} | heap used/pages ${Object.keys(p.metricsPorts).join(' / ')} | CPU s during the plan (same order as RSS)`,
   );
   const rows: HistoryRow[] = [];
   for (let i = 1; i <= o.plans; i++) {
@@ -168,9 +178,12 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
     await sleep(3000);
     const rss: Record<string, number>[] = [];
     const heap: Record<string, number>[] = [];
+    const heapTotal: Record<string, number>[] = [];
     for (let s = 0; s < 8; s++) {
       rss.push(rssOf(p.procs));
-      heap.push(await heapOf(p.metricsPorts));
+      const h = await heapOf(p.metricsPorts);
+      heap.push(h.used);
+      heapTotal.push(h.total);
       await sleep(1000);
     }
     const content = await contentOf(p.metricsPorts['local-apiserver']);
@@ -184,6 +197,7 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
       rssMB: leastOf(rss),
       cpuSeconds,
       heapMB: leastOf(heap),
+      heapTotalMB: leastOf(heapTotal),
       ...(content?.liveHeapMB !== undefined ? { apiserverLiveHeapMB: content.liveHeapMB } : {}),
       ...(content?.heapTotalMB !== undefined ? { apiserverHeapTotalMB: content.heapTotalMB } : {}),
       ...(content ? { apiserverContent: content.content } : {}),
@@ -193,7 +207,7 @@ export async function runHistoryCase(p: HistoryPlatform, o: HistoryOptions): Pro
       `    ${name} | ${status} | ${wallSeconds} | ${row.plansLeft} / ${row.machineUpdatesLeft} / ${row.tasksLeft} | ${p.procs.map((x) => row.rssMB[x.name]).join(' / ')} | ${Object.keys(
         p.metricsPorts,
       )
-        .map((n) => row.heapMB[n] ?? '-')
+        .map((n) => `${row.heapMB[n] ?? '-'}/${row.heapTotalMB?.[n] ?? '-'}`)
         .join(' / ')} | ${p.procs.map((x) => cpuSeconds[x.name]).join(' / ')}`,
     );
     if (content) {

@@ -10,6 +10,7 @@
 //   npm run bench -- --sizes 1000 --max-unavailable 1 --durations 2 --no-poll --no-apiserver --faults   # + the case under API faults
 //   npm run bench -- --campaign [--clusters 1000 --cp 3 --workers 27 --worker-max-unavailable 9]   # one campaign (bench/campaign.ts)
 //   ... --apiserver-max-old-space 1024   # the API server's V8 old-space limit in MiB (default 12288, for 30,000 machines)
+//   ... --controller-heap-growing-percent N   # the controllers' `inplace run --heap-growing-percent N` (default: run's own)
 //   ... --cpu-prof /tmp/prof [--cpu-prof-components plan-controller]   # V8 CPU profiles per component (bench/cpu-prof.ts reads them)
 //
 // Every process is separate, as in a cluster: the local API server (`inplace local-apiserver`), the plan controller,
@@ -54,6 +55,8 @@ interface Options {
   idleSeconds: number;
   /** The plan controller's --finished-plans-per-cluster (undefined: its default). */
   historyLimit: string | undefined;
+  /** `--heap-growing-percent` for the controllers' `inplace run` (undefined: run's default). */
+  controllerHeapGrowing: string | undefined;
   /** The API server's V8 old-space limit (MiB): 30,000 machines need about 12 GiB; the heap grows up to ~4x its live
    * data between full collections once the limit is 2 GiB or more, less with a smaller limit (history case). */
   apiserverMaxOldSpaceMB: number;
@@ -95,6 +98,7 @@ function parseOptions(argv: string[]): Options {
     historyPlans: Number(get('history-plans') ?? 0),
     idleSeconds: Number(get('idle-seconds') ?? 60),
     historyLimit: get('history-limit'),
+    controllerHeapGrowing: get('controller-heap-growing-percent'),
     apiserverMaxOldSpaceMB: Number(get('apiserver-max-old-space') ?? 12288),
     faults: argv.includes('--faults'),
     threeUpdaters: argv.includes('--three-updaters'),
@@ -255,10 +259,11 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
   for (const c of COMPONENTS) {
     const port = await freePort();
     const history = c === 'plan-controller' && o.historyLimit !== undefined ? ['--finished-plans-per-cluster', o.historyLimit] : [];
+    const heap = o.controllerHeapGrowing !== undefined ? ['--heap-growing-percent', o.controllerHeapGrowing] : [];
     const proc = new Proc(
       {
         name: c,
-        inplace: ['run', c, '--kubeconfig', platformKubeconfig, '-n', ns, '--metrics-port', String(port), ...history],
+        inplace: ['run', c, '--kubeconfig', platformKubeconfig, '-n', ns, '--metrics-port', String(port), ...history, ...heap],
         nodeArgs: cpuProfArgs(o, c, size),
       },
       workDir,

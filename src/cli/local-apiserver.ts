@@ -4,12 +4,15 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { getHeapStatistics } from 'node:v8';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { LocalApiServerStats } from '../../tools/local-apiserver/index.js';
 import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
 import { startHealthServer, type HealthServer } from '../runtime/index.js';
+import { applyHeapGrowing, heapGrowingOption } from './heap.js';
 import { portOption, str, untilAborted, UsageError, type Verb } from './verb.js';
+
+export { heapGrowingOption } from './heap.js';
 
 /** Where the kubeconfig goes when --kubeconfig-out is not given. */
 const DEFAULT_KUBECONFIG_OUT = '.inplace/local-apiserver.kubeconfig';
@@ -35,14 +38,6 @@ export function eventTtlOption(v: string | undefined): number | undefined {
  * (bench/results/SCALING.md, "Embedded API server"). 20 % costs more full collections, a few percent of its CPU.
  */
 export const DEFAULT_HEAP_GROWING_PERCENT = 20;
-
-/** `--heap-growing-percent`: an integer 0–1000 (0 = V8's own factor), or undefined when absent. */
-export function heapGrowingOption(v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || n > 1000) throw new UsageError(`--heap-growing-percent must be an integer from 0 to 1000, got "${v}"`);
-  return n;
-}
 
 const isMajorGc = (e: PerformanceEntry): boolean =>
   (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
@@ -149,8 +144,7 @@ Options:
     const eventTtlMs = eventTtlOption(str(args, 'event-ttl'));
     const persist = str(args, 'persist');
     const heapGrowing = heapGrowingOption(str(args, 'heap-growing-percent')) ?? DEFAULT_HEAP_GROWING_PERCENT;
-    // Read by V8 at every full collection, so setting it now (before the stores fill) is as good as a node flag.
-    if (heapGrowing > 0) setFlagsFromString(`--heap-growing-percent=${heapGrowing}`);
+    applyHeapGrowing(heapGrowing);
     const { startLocalApiServer } = await import('../../tools/local-apiserver/index.js');
     const server = await startLocalApiServer({
       ...(port !== undefined ? { port } : {}),

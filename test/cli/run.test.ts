@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import type { KubeObject, ResourceType } from '../../src/api/index.js';
 import { capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { projectRoot } from '../../src/cli/procs.js';
-import { COMPONENT_LOADERS } from '../../src/cli/run.js';
+import { COMPONENT_LOADERS, DEFAULT_RUN_HEAP_GROWING_PERCENT } from '../../src/cli/run.js';
 import { DEFAULT_CONCURRENCY } from '../../src/machine-task-controller/index.js';
 import { noopLogger, type Controller, type ControllerBuilder, type Informer, type Manager } from '../../src/runtime/index.js';
 import { cli } from '../support/cli.js';
@@ -209,4 +209,21 @@ describe('inplace run --unreported-task-timeout', () => {
     expect(r.code).to.equal(2);
     expect(r.err).to.contain('--unreported-task-timeout applies to machine-task-controller; plan-controller does not take it');
   });
+});
+
+describe('inplace run --heap-growing-percent', () => {
+  it('is in the help with its default', async () => {
+    const r = await cli('run', '--help');
+    expect(r.out).to.match(/--heap-growing-percent N\s+let V8's heap grow N % beyond the live data after a full collection/);
+    expect(r.out.replace(/\s+/g, ' ')).to.contain(`(default ${DEFAULT_RUN_HEAP_GROWING_PERCENT} = V8's own factor`);
+  });
+
+  // Rejected before the flag reaches V8 and before connecting (a bad value must not half-apply).
+  for (const bad of ['', '-1', '1.5', '1001', 'x', '20%', ' 20']) {
+    it(`rejects ${JSON.stringify(bad)} with exit 2 before connecting`, async () => {
+      const r = await cli('run', 'plan-controller', `--heap-growing-percent=${bad}`, '--kubeconfig', '/nonexistent');
+      expect(r.code, r.err).to.equal(2);
+      expect(r.err).to.contain(`--heap-growing-percent must be an integer from 0 to 1000, got "${bad}"`);
+    });
+  }
 });
