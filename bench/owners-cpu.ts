@@ -1,0 +1,116 @@
+// CPU of the plan controller's owner steps at fleet scale, in process (no API server): ownerSteps and actOwners
+// (owners-act.ts) on a mid-rollout snapshot of N machines in MachineDeployments of --md-size, as at 30,003 machines
+// with maxUnavailable 1: the control plane done (its owner aligned: a level check every reconcile), every
+// MachineDeployment running with its owner held (already paused by the plan), half of each one's machines updated.
+// Before every run --change N targets' in-flight machines progress (new objects, as the store gives), and the decision
+// is made through the plan's decision memo as the controller does (not timed): only the owner steps are. The client
+// is a fake that records writes (there should be none: every owner already carries what it should).
+//
+//   npx tsx bench/owners-cpu.ts [--machines 30000] [--md-size 100] [--runs 60] [--change 40]
+import { performance } from 'node:perf_hooks';
+import type { KubeObject, MachineUpdate } from '../src/api/index.js';
+import { Annotations } from '../src/api/index.js';
+import type { KubeClient, Logger } from '../src/runtime/pure/types.js';
+import { deepFreeze } from '../src/runtime/pure/freeze.js';
+import { DecideMemo, decidePlan } from '../src/plan-controller/decide.js';
+import { AtTargetMemo, machinesAtTarget } from '../src/plan-controller/at-target.js';
+import { actOwners, ownerSteps } from '../src/plan-controller/owners-act.js';
+import { PAUSED_BY_PLAN } from '../src/plan-controller/owners.js';
+import { cpUpdated, kcp, machines, md, mu, plan, snapshot, started, target } from '../src/plan-controller/testkit.js';
+
+const argv = process.argv.slice(2);
+const opt = (name: string, dflt: number): number => (argv.includes(`--${name}`) ? Number(argv[argv.indexOf(`--${name}`) + 1]) : dflt);
+const total = opt('machines', 30_000);
+const mdSize = opt('md-size', 100);
+const runs = opt('runs', 60);
+const changed = opt('change', 40);
+
+const mdNames = Array.from({ length: Math.ceil(total / mdSize) }, (_, i) => `cluster1-md-${i}`);
+// Verified: an updated machine's node reports the new kubelet (as the simulator's nodes do once updated).
+const verified = (m: KubeObject): void => void ((m['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: 'v1.30.1' });
+const ms: KubeObject[] = machines('cluster1-cp', 3, { cp: 'cluster1-cp', version: 'v1.30.1' });
+ms.forEach(verified);
+const mus: MachineUpdate[] = [...cpUpdated()];
+for (const name of mdNames) {
+  const own = machines(name, mdSize, { md: name });
+  own.forEach((m, i) => (m.metadata.resourceVersion = String(i + 1)));
+  ms.push(...own);
+  const half = Math.floor(mdSize / 2);
+  for (let i = 0; i < half; i++) {
+    mus.push(mu(`${name}-${i}`, 'updated', { target: name }));
+    verified(own[i]!);
+  }
+  mus.push(mu(`${name}-${half}`, 'updating', { target: name }));
+}
+for (const m of mus) {
+  m.status = { ...m.status, completionTime: '2026-01-01T00:09:00Z' } as MachineUpdate['status'];
+  m.metadata!.ownerReferences = [{ apiVersion: 'x', kind: 'InPlaceUpdatePlan', name: 'p1', uid: 'uid-1', controller: true }];
+}
+// As the store holds them: frozen objects.
+ms.forEach((m) => deepFreeze(m));
+mus.forEach((m) => deepFreeze(m));
+const pausedByPlan = { [Annotations.paused]: '', [PAUSED_BY_PLAN]: 'p1' };
+const p = plan({ ...started, mds: mdNames.map((n) => target(n, 2)) });
+p.metadata!.uid = 'uid-1';
+const base = snapshot({
+  plan: p,
+  // The control plane's owner already carries the plan's version and is not paused: aligned.
+  kcp: kcp('cluster1-cp', 3, 'v1.30.1'),
+  mds: mdNames.map((n) => md(n, { replicas: mdSize, annotations: pausedByPlan })),
+  machines: ms,
+  mus,
+});
+
+let writes = 0;
+const client = {
+  patch: async (_r: unknown, _ns: string, _n: string, body: KubeObject) => (writes++, body),
+  apply: async (_r: unknown, body: KubeObject) => (writes++, body),
+  create: async (_r: unknown, body: KubeObject) => (writes++, body),
+} as unknown as KubeClient;
+const silent = { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined } as unknown as Logger;
+const deps = {
+  client,
+  fieldManager: 'bench',
+  writesInFlight: 16,
+  maxInfraWrites: 128,
+  reads: { ref: () => Promise.reject(new Error('no template read expected')), machineSet: () => undefined },
+};
+
+const decideMemo = new DecideMemo();
+const atMemo = new AtTargetMemo();
+const machineIndex = new Map(ms.map((m, i) => [m.metadata.name ?? '', i]));
+const muIndex = new Map(mus.map((m, i) => [m.spec.machineRef.name, i]));
+const stepsCpu: number[] = [];
+const actCpu: number[] = [];
+let ops = '';
+for (let r = 0; r < runs; r++) {
+  for (let c = 0; c < changed; c++) {
+    // One target's in-flight machine progressed: its Machine and MachineUpdate are new (frozen) objects.
+    const name = `${mdNames[(r * changed + c) % mdNames.length]!}-${Math.floor(mdSize / 2)}`;
+    const mi = machineIndex.get(name)!;
+    const m = ms[mi]!;
+    ms[mi] = deepFreeze({ ...m, metadata: { ...m.metadata, resourceVersion: String(Number(m.metadata.resourceVersion ?? 0) + 1) } });
+    const ui = muIndex.get(name)!;
+    mus[ui] = deepFreeze({ ...mus[ui]!, status: { ...mus[ui]!.status } } as MachineUpdate);
+  }
+  const snap = { ...base, machines: [...ms], machineUpdates: [...mus] };
+  snap.atTarget = machinesAtTarget(p, snap.machines, () => undefined, atMemo.excluded(snap.machineUpdates), atMemo);
+  const d = decidePlan(snap, decideMemo);
+  const c0 = process.cpuUsage();
+  const steps = ownerSteps(snap, d);
+  const c1 = process.cpuUsage(c0);
+  stepsCpu.push((c1.user + c1.system) / 1000);
+  const c2 = process.cpuUsage();
+  const outcomes = await actOwners(deps, snap, { ...d, events: [] }, silent);
+  const c3 = process.cpuUsage(c2);
+  actCpu.push((c3.user + c3.system) / 1000);
+  const byOp = new Map<string, number>();
+  for (const s of steps) byOp.set(s.step.op, (byOp.get(s.step.op) ?? 0) + 1);
+  ops = [...byOp].map(([op, n]) => `${op} ${n}`).join(', ');
+  if (outcomes.some((o) => o.pending !== undefined || (o.problems?.length ?? 0) > 0)) throw new Error('an owner step did not finish');
+}
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+process.stdout.write(
+  `${ms.length} machines in ${mdNames.length} MachineDeployments, ${changed} target(s) changed per run, ${runs} runs; steps: ${ops}; ` +
+    `CPU median ownerSteps ${median(stepsCpu).toFixed(2)} ms, actOwners (steps included) ${median(actCpu).toFixed(2)} ms; ${writes} writes\n`,
+);
