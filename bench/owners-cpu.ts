@@ -7,7 +7,6 @@
 // is a fake that records writes (there should be none: every owner already carries what it should).
 //
 //   npx tsx bench/owners-cpu.ts [--machines 30000] [--md-size 100] [--runs 60] [--change 40]
-import { performance } from 'node:perf_hooks';
 import type { KubeObject, MachineUpdate } from '../src/api/index.js';
 import { Annotations } from '../src/api/index.js';
 import type { KubeClient, Logger } from '../src/runtime/pure/types.js';
@@ -30,28 +29,35 @@ const mdNames = Array.from({ length: Math.ceil(total / mdSize) }, (_, i) => `clu
 const verified = (m: KubeObject): void => void ((m['status'] as Record<string, unknown>)['nodeInfo'] = { kubeletVersion: 'v1.30.1' });
 const ms: KubeObject[] = machines('cluster1-cp', 3, { cp: 'cluster1-cp', version: 'v1.30.1' });
 ms.forEach(verified);
-const mus: MachineUpdate[] = [...cpUpdated()];
+const perTarget: MachineUpdate[][] = [];
 for (const name of mdNames) {
   const own = machines(name, mdSize, { md: name });
   own.forEach((m, i) => (m.metadata.resourceVersion = String(i + 1)));
   ms.push(...own);
   const half = Math.floor(mdSize / 2);
+  const list: MachineUpdate[] = [];
   for (let i = 0; i < half; i++) {
-    mus.push(mu(`${name}-${i}`, 'updated', { target: name }));
+    list.push(mu(`${name}-${i}`, 'updated', { target: name }));
     verified(own[i]!);
   }
-  mus.push(mu(`${name}-${half}`, 'updating', { target: name }));
+  list.push(mu(`${name}-${half}`, 'updating', { target: name }));
+  perTarget.push(list);
 }
+// In creation order, as the store lists them: every MachineDeployment starts a machine in the same reconcile, so the
+// MachineUpdates come round-robin over the targets.
+const mus: MachineUpdate[] = [...cpUpdated()];
+for (let i = 0; i <= Math.floor(mdSize / 2); i++) for (const list of perTarget) if (list[i]) mus.push(list[i]!);
 for (const m of mus) {
   m.status = { ...m.status, completionTime: '2026-01-01T00:09:00Z' } as MachineUpdate['status'];
   m.metadata!.ownerReferences = [{ apiVersion: 'x', kind: 'InPlaceUpdatePlan', name: 'p1', uid: 'uid-1', controller: true }];
 }
-// As the store holds them: frozen objects.
+// As the store holds them (the plan too, below): frozen objects.
 ms.forEach((m) => deepFreeze(m));
 mus.forEach((m) => deepFreeze(m));
 const pausedByPlan = { [Annotations.paused]: '', [PAUSED_BY_PLAN]: 'p1' };
 const p = plan({ ...started, mds: mdNames.map((n) => target(n, 2)) });
 p.metadata!.uid = 'uid-1';
+deepFreeze(p);
 const base = snapshot({
   plan: p,
   // The control plane's owner already carries the plan's version and is not paused: aligned.

@@ -1,12 +1,15 @@
 import { expect } from 'chai';
 import type { KubeObject, MachineUpdate } from '../api/index.js';
-import { Annotations } from '../api/index.js';
+import { Annotations, Labels } from '../api/index.js';
 import { KubeApiError } from '../runtime/pure/errors.js';
+import { deepFreeze } from '../runtime/pure/freeze.js';
 import type { KubeClient, Logger } from '../runtime/pure/types.js';
 import type { PlanDecision } from './decide.js';
-import { actOwners, blockedTargets, type OwnerDeps } from './owners-act.js';
+import { DecideMemo, machinesByTarget } from './decide.js';
+import { actOwners, blockedTargets, ownerSteps, type OwnerDeps } from './owners-act.js';
 import { PAUSED_BY_PLAN } from './owners.js';
-import { md, plan, snapshot, started, target } from './testkit.js';
+import type { PlanSnapshot } from './scope.js';
+import { CLUSTER, NOW, machine, md, mu, plan, snapshot, started, target, versionUpdater } from './testkit.js';
 
 const silent = { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined } as unknown as Logger;
 const MDS = Array.from({ length: 6 }, (_, i) => `cluster1-md-${i}`);
@@ -109,5 +112,158 @@ describe('plan controller: owner steps of several targets (actOwners)', () => {
     expect(outcomes.map((o) => o.op)).to.deep.equal(MDS.map(() => 'hold'));
     expect(patched).to.deep.equal([]);
     expect(d.events).to.deep.equal([]);
+  });
+});
+
+describe('plan controller: owner steps over reconciles (reuse by identity)', () => {
+  const pausedByPlan = { [Annotations.paused]: '', [PAUSED_BY_PLAN]: 'p1' };
+  // A machine of cluster1-md-0 owned by MachineSet `set`, frozen as the store gives it.
+  const inSet = (name: string, set: string, deleting = false): KubeObject => {
+    const m = machine(name, { md: 'cluster1-md-0', deleting });
+    m.metadata.labels![Labels.setName] = set;
+    return deepFreeze(m);
+  };
+  /** cluster1-md-0 finished (align: reads the MachineSets of its machines), cluster1-md-1 running (hold). */
+  function finished(machines: KubeObject[], machinesByTarget: PlanDecision['machinesByTarget']): { snap: PlanSnapshot; d: PlanDecision } {
+    const names = ['cluster1-md-0', 'cluster1-md-1'];
+    const p = plan({ ...started, cp: null, mds: names.map((n) => target(n, 1)) });
+    const snap = snapshot({
+      plan: p,
+      kcp: null,
+      mds: names.map((n) => md(n, { annotations: pausedByPlan })),
+      machines,
+      mus: [mu('cluster1-md-0-a', 'updated'), mu('cluster1-md-1-0', 'updating', { target: 'cluster1-md-1' })],
+    });
+    const d = {
+      create: [],
+      status: {
+        targets: [
+          { kind: 'MachineDeployment' as const, name: 'cluster1-md-0', sequence: 1, updateStatus: 'updated' as const },
+          { kind: 'MachineDeployment' as const, name: 'cluster1-md-1', sequence: 1, updateStatus: 'updating' as const },
+        ],
+      },
+      events: [],
+      ...(machinesByTarget ? { machinesByTarget } : {}),
+    } as unknown as PlanDecision;
+    return { snap, d };
+  }
+  const readingDeps = (): { deps: OwnerDeps; sets: string[] } => {
+    const sets: string[] = [];
+    const client = { patch: async (_r: unknown, _ns: string, _n: string, body: KubeObject) => body } as unknown as KubeClient;
+    return {
+      sets,
+      deps: {
+        ...deps(client),
+        reads: {
+          ref: () => Promise.reject(new Error('no template read expected')),
+          machineSet: (_ns, name) => (sets.push(name), undefined),
+        },
+      },
+    };
+  };
+  const align = async (machines: KubeObject[], byTarget: PlanDecision['machinesByTarget']): Promise<string[]> => {
+    const { deps: dp, sets } = readingDeps();
+    const { snap, d } = finished(machines, byTarget);
+    const outcomes = await actOwners(dp, snap, d, silent);
+    expect(outcomes.map((o) => [o.name, o.op, o.pending])).to.deep.equal([
+      ['cluster1-md-0', 'align', undefined],
+      ['cluster1-md-1', 'hold', undefined],
+    ]);
+    return [...sets].sort();
+  };
+
+  it("a machine that starts deleting is left out of its target's alignment while the other groups are reused (decision memo)", async () => {
+    const memo = new DecideMemo();
+    const other = deepFreeze(machine('cluster1-md-1-0', { md: 'cluster1-md-1' }));
+    const first = [inSet('cluster1-md-0-a', 'ms-a'), inSet('cluster1-md-0-b', 'ms-b'), other];
+    const g1 = machinesByTarget(CLUSTER, first, memo);
+    expect(await align(first, g1)).to.deep.equal(['ms-a', 'ms-b']);
+    // Reconcile 2: the same groups (nothing changed) are reused as they were.
+    const g2 = machinesByTarget(CLUSTER, first, memo);
+    expect(g2.get('MachineDeployment/cluster1-md-0')).to.equal(g1.get('MachineDeployment/cluster1-md-0'));
+    expect(await align(first, g2)).to.deep.equal(['ms-a', 'ms-b']);
+    // Reconcile 3: ms-b's machine is being deleted (a new object in place of the old one): only its group is new.
+    const second = [first[0]!, inSet('cluster1-md-0-b', 'ms-b', true), other];
+    const g3 = machinesByTarget(CLUSTER, second, memo);
+    expect(g3.get('MachineDeployment/cluster1-md-0')).to.not.equal(g1.get('MachineDeployment/cluster1-md-0'));
+    expect(g3.get('MachineDeployment/cluster1-md-1')).to.equal(g1.get('MachineDeployment/cluster1-md-1'));
+    expect(await align(second, g3)).to.deep.equal(['ms-a']);
+    // Reconcile 4: it is back (deletion is not undone in CAPI, but the level must follow the objects either way).
+    const g4 = machinesByTarget(CLUSTER, first, memo);
+    expect(await align(first, g4)).to.deep.equal(['ms-a', 'ms-b']);
+  });
+
+  it('a group that is not frozen is read afresh every reconcile (a machine changed in place is seen)', async () => {
+    const a = machine('cluster1-md-0-a', { md: 'cluster1-md-0' });
+    const b = machine('cluster1-md-0-b', { md: 'cluster1-md-0' });
+    a.metadata.labels![Labels.setName] = 'ms-a';
+    b.metadata.labels![Labels.setName] = 'ms-b';
+    const group = [a, b];
+    const byTarget = new Map([['MachineDeployment/cluster1-md-0', group]]);
+    expect(await align(group, byTarget)).to.deep.equal(['ms-a', 'ms-b']);
+    b.metadata.deletionTimestamp = NOW;
+    expect(await align(group, byTarget)).to.deep.equal(['ms-a']);
+  });
+
+  it('a target is started by its own MachineUpdates only, wherever they are in the list (other kinds, other names first)', () => {
+    const names = ['cluster1-md-0', 'cluster1-md-1'];
+    const p = plan({ ...started, cp: null, mds: names.map((n) => target(n, 1)) });
+    const snap = snapshot({
+      plan: p,
+      kcp: null,
+      mds: names.map((n) => md(n)),
+      machines: [],
+      // Two updates of targets the plan does not have, and one of a control plane named like an MD, before md-0's.
+      mus: [
+        mu('x-0', 'updating', { target: 'cluster1-md-8' }),
+        mu('x-1', 'updating', { target: 'cluster1-md-9' }),
+        mu('x-2', 'updating', { kind: 'ControlPlane', target: 'cluster1-md-1' }),
+        mu('cluster1-md-0-0', 'updating'),
+      ],
+    });
+    const d = {
+      create: [],
+      status: {
+        targets: names.map((n) => ({ kind: 'MachineDeployment' as const, name: n, sequence: 1, updateStatus: 'updating' as const })),
+      },
+      events: [],
+    } as unknown as PlanDecision;
+    expect(ownerSteps(snap, d).map((t) => [t.name, t.step.op])).to.deep.equal([
+      ['cluster1-md-0', 'hold'],
+      ['cluster1-md-1', 'none'],
+    ]);
+    // A create of this decision starts its target as well.
+    d.create = [
+      { name: 'p1-x', machine: 'cluster1-md-1-0', target: { kind: 'MachineDeployment', name: 'cluster1-md-1' }, updaters: [] },
+    ] as PlanDecision['create'];
+    expect(ownerSteps(snap, d).map((t) => t.step.op)).to.deep.equal(['hold', 'hold']);
+  });
+
+  it("a target's owner values follow its updaters: a changed (new, frozen) plan gives the new values", () => {
+    const stepsOf = (version: string): unknown[] => {
+      const p = deepFreeze(
+        plan({
+          ...started,
+          cp: null,
+          mds: [
+            target('cluster1-md-0', 1, [
+              versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: version }] }),
+            ]),
+          ],
+        }),
+      );
+      const snap = snapshot({ plan: p, kcp: null, mds: [md('cluster1-md-0')], machines: [], mus: [mu('cluster1-md-0-0', 'updating')] });
+      const d = {
+        create: [],
+        status: {
+          targets: [{ kind: 'MachineDeployment' as const, name: 'cluster1-md-0', sequence: 1, updateStatus: 'updating' as const }],
+        },
+        events: [],
+      } as unknown as PlanDecision;
+      return ownerSteps(snap, d).flatMap((t) => t.values.map((v) => v.value));
+    };
+    expect(stepsOf('v1.30.1')).to.deep.equal(['v1.30.1']);
+    expect(stepsOf('v1.30.1')).to.deep.equal(['v1.30.1']);
+    expect(stepsOf('v1.31.0')).to.deep.equal(['v1.31.0']);
   });
 });
