@@ -51,13 +51,12 @@ for (const m of mus) {
   m.status = { ...m.status, completionTime: '2026-01-01T00:09:00Z' } as MachineUpdate['status'];
   m.metadata!.ownerReferences = [{ apiVersion: 'x', kind: 'InPlaceUpdatePlan', name: 'p1', uid: 'uid-1', controller: true }];
 }
-// As the store holds them (the plan too, below): frozen objects.
+// As the store holds them: frozen objects (not the plan: a reconcile works on a copy of it, controller.ts).
 ms.forEach((m) => deepFreeze(m));
 mus.forEach((m) => deepFreeze(m));
 const pausedByPlan = { [Annotations.paused]: '', [PAUSED_BY_PLAN]: 'p1' };
 const p = plan({ ...started, mds: mdNames.map((n) => target(n, 2)) });
 p.metadata!.uid = 'uid-1';
-deepFreeze(p);
 const base = snapshot({
   plan: p,
   // The control plane's owner already carries the plan's version and is not paused: aligned.

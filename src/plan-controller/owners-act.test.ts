@@ -9,7 +9,7 @@ import { DecideMemo, machinesByTarget } from './decide.js';
 import { actOwners, blockedTargets, ownerSteps, type OwnerDeps } from './owners-act.js';
 import { PAUSED_BY_PLAN } from './owners.js';
 import type { PlanSnapshot } from './scope.js';
-import { CLUSTER, NOW, machine, md, mu, plan, snapshot, started, target, versionUpdater } from './testkit.js';
+import { CLUSTER, NOW, machine, md, mu, plan, snapshot, started, target } from './testkit.js';
 
 const silent = { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined } as unknown as Logger;
 const MDS = Array.from({ length: 6 }, (_, i) => `cluster1-md-${i}`);
@@ -237,33 +237,5 @@ describe('plan controller: owner steps over reconciles (reuse by identity)', () 
       { name: 'p1-x', machine: 'cluster1-md-1-0', target: { kind: 'MachineDeployment', name: 'cluster1-md-1' }, updaters: [] },
     ] as PlanDecision['create'];
     expect(ownerSteps(snap, d).map((t) => t.step.op)).to.deep.equal(['hold', 'hold']);
-  });
-
-  it("a target's owner values follow its updaters: a changed (new, frozen) plan gives the new values", () => {
-    const stepsOf = (version: string): unknown[] => {
-      const p = deepFreeze(
-        plan({
-          ...started,
-          cp: null,
-          mds: [
-            target('cluster1-md-0', 1, [
-              versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: version }] }),
-            ]),
-          ],
-        }),
-      );
-      const snap = snapshot({ plan: p, kcp: null, mds: [md('cluster1-md-0')], machines: [], mus: [mu('cluster1-md-0-0', 'updating')] });
-      const d = {
-        create: [],
-        status: {
-          targets: [{ kind: 'MachineDeployment' as const, name: 'cluster1-md-0', sequence: 1, updateStatus: 'updating' as const }],
-        },
-        events: [],
-      } as unknown as PlanDecision;
-      return ownerSteps(snap, d).flatMap((t) => t.values.map((v) => v.value));
-    };
-    expect(stepsOf('v1.30.1')).to.deep.equal(['v1.30.1']);
-    expect(stepsOf('v1.30.1')).to.deep.equal(['v1.30.1']);
-    expect(stepsOf('v1.31.0')).to.deep.equal(['v1.31.0']);
   });
 });

@@ -1,7 +1,7 @@
 // The plan controller's owner effects (docs/design.md §11): pause, align, release or keep paused the owners of each target,
 // as decided by the pure functions of owners.ts. Called from the act step before any machine starts, so that an owner
 // is paused before its first machine changes; every write is guarded by the resourceVersion it was decided on.
-import type { InPlaceUpdatePlan, KubeObject, PlanUpdater, ResourceType, TargetKind } from '../api/index.js';
+import type { InPlaceUpdatePlan, KubeObject, ResourceType, TargetKind } from '../api/index.js';
 import { KubeadmControlPlanes, Labels, MachineDeployments, MachineSets, isTerminal } from '../api/index.js';
 import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../runtime/pure/errors.js';
 import { forEachLimit } from '../runtime/parallel.js';
@@ -129,25 +129,11 @@ export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
       name,
       res,
       owner,
-      values: Array.isArray(t.target.updaters) ? targetValues(t.kind, t.target.updaters) : [],
+      values: ownerValues(t.kind, Array.isArray(t.target.updaters) ? t.target.updaters : []),
       step,
     });
   }
   return out;
-}
-
-// A target's owner values by its updaters array, for frozen arrays only (the informer's plan: a changed plan is a new
-// object): parsing every responsibility's path for 300 targets on every reconcile was a third of ownerSteps.
-const valuesByUpdaters = new WeakMap<readonly PlanUpdater[], Map<TargetKind, OwnerValue[]>>();
-
-function targetValues(kind: TargetKind, updaters: readonly PlanUpdater[]): OwnerValue[] {
-  if (!Object.isFrozen(updaters)) return ownerValues(kind, updaters);
-  let byKind = valuesByUpdaters.get(updaters);
-  if (!byKind) valuesByUpdaters.set(updaters, (byKind = new Map()));
-  let values = byKind.get(kind);
-  // Frozen: shared by the next reconciles' steps.
-  if (!values) byKind.set(kind, (values = Object.freeze(ownerValues(kind, updaters)) as OwnerValue[]));
-  return values;
 }
 
 /**
