@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { KubeObject, MachineUpdate } from '../api/index.js';
+import type { KubeObject, MachineUpdate, PlanUpdater, ResourceType } from '../api/index.js';
 import { Annotations, Labels } from '../api/index.js';
 import { KubeApiError } from '../runtime/pure/errors.js';
 import { deepFreeze } from '../runtime/pure/freeze.js';
@@ -7,9 +7,9 @@ import type { KubeClient, Logger } from '../runtime/pure/types.js';
 import type { PlanDecision } from './decide.js';
 import { DecideMemo, machinesByTarget } from './decide.js';
 import { actOwners, blockedTargets, ownerSteps, type OwnerDeps } from './owners-act.js';
-import { PAUSED_BY_PLAN } from './owners.js';
+import { CLONED_FROM_NAME, PAUSED_BY_PLAN, carrierName, ownerValues } from './owners.js';
 import type { PlanSnapshot } from './scope.js';
-import { CLUSTER, NOW, machine, md, mu, plan, snapshot, started, target } from './testkit.js';
+import { CLUSTER, NOW, NS, machine, md, mu, plan, snapshot, started, target, versionUpdater } from './testkit.js';
 
 const silent = { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined } as unknown as Logger;
 const MDS = Array.from({ length: 6 }, (_, i) => `cluster1-md-${i}`);
@@ -237,5 +237,115 @@ describe('plan controller: owner steps over reconciles (reuse by identity)', () 
       { name: 'p1-x', machine: 'cluster1-md-1-0', target: { kind: 'MachineDeployment', name: 'cluster1-md-1' }, updaters: [] },
     ] as PlanDecision['create'];
     expect(ownerSteps(snap, d).map((t) => t.step.op)).to.deep.equal(['hold', 'hold']);
+  });
+});
+
+describe('plan controller: InfraMachine annotations ahead of a target end (annotateAhead)', () => {
+  const INFRA_GROUP = 'infrastructure.cluster.x-k8s.io';
+  const imageUpdater = (value: string): PlanUpdater => ({
+    name: 'os',
+    sequence: 2,
+    responsibilities: [{ selectResource: 'InfraMachine', path: '/spec/image', value }],
+  });
+  const obj = (kind: string, name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): KubeObject =>
+    deepFreeze({
+      apiVersion: `${INFRA_GROUP}/v1beta2`,
+      kind,
+      metadata: {
+        name,
+        namespace: NS,
+        resourceVersion: '3',
+        labels: { [Labels.clusterName]: CLUSTER },
+        ...(annotations ? { annotations } : {}),
+      },
+      spec,
+    });
+  /**
+   * cluster1-md-0 running (held, already paused by the plan) with four machines, three finished by this plan, each with
+   * its DevMachine; `carried` names the InfraMachines that already carry the clone's name.
+   */
+  function running(carried: (carrier: string) => ReadonlySet<string>): {
+    snap: PlanSnapshot;
+    d: PlanDecision;
+    deps: OwnerDeps;
+    patched: string[];
+    reads: Map<string, number>;
+  } {
+    const template = obj('DevMachineTemplate', 'md-0-tpl', { template: { spec: { image: 'img-1' } } });
+    const owner = md('cluster1-md-0', { annotations: { [Annotations.paused]: '', [PAUSED_BY_PLAN]: 'p1' } });
+    (owner['spec'] as { template: { spec: Record<string, unknown> } }).template.spec['infrastructureRef'] = {
+      apiGroup: INFRA_GROUP,
+      kind: 'DevMachineTemplate',
+      name: 'md-0-tpl',
+    };
+    const values = ownerValues('MachineDeployment', [imageUpdater('img-2')]);
+    const carrier = carrierName(template, 'md-0-tpl', values)!;
+    const names = [0, 1, 2, 3].map((i) => `cluster1-md-0-${i}`);
+    const store = new Map<string, KubeObject>([[`DevMachineTemplate/md-0-tpl`, template]]);
+    const machines = names.map((n) => {
+      const m = machine(n, { md: 'cluster1-md-0' });
+      (m['spec'] as Record<string, unknown>)['infrastructureRef'] = { apiGroup: INFRA_GROUP, kind: 'DevMachine', name: `${n}-im` };
+      const im = obj('DevMachine', `${n}-im`, { image: 'img-1' }, carried(carrier).has(n) ? { [CLONED_FROM_NAME]: carrier } : undefined);
+      store.set(`DevMachine/${n}-im`, im);
+      return deepFreeze(m);
+    });
+    const p = plan({ ...started, cp: null, mds: [target('cluster1-md-0', 1, [versionUpdater(), imageUpdater('img-2')])] });
+    const snap = snapshot({
+      plan: p,
+      kcp: null,
+      mds: [owner],
+      machines,
+      mus: [...names.slice(0, 3).map((n) => mu(n, 'updated')), mu(names[3]!, 'updating')],
+    });
+    const d = {
+      create: [],
+      status: { targets: [{ kind: 'MachineDeployment' as const, name: 'cluster1-md-0', sequence: 1, updateStatus: 'updating' as const }] },
+      events: [],
+    } as unknown as PlanDecision;
+    const patched: string[] = [];
+    const reads = new Map<string, number>();
+    const client = {
+      patch: async (_r: unknown, _ns: string, name: string, body: KubeObject) => (patched.push(name), body),
+      create: async (_r: unknown, body: KubeObject) => body,
+    } as unknown as KubeClient;
+    const res = (kind: string): ResourceType => ({
+      group: INFRA_GROUP,
+      version: 'v1beta2',
+      kind,
+      plural: `${kind.toLowerCase()}s`,
+      namespaced: true,
+    });
+    const deps: OwnerDeps = {
+      client,
+      fieldManager: 'test',
+      writesInFlight: 4,
+      maxInfraWrites: 128,
+      reads: {
+        // As the controller's: the kind's informer answers for the object and, by name, for the others of its kind.
+        ref: async (_ns, ref) => {
+          reads.set(ref.kind, (reads.get(ref.kind) ?? 0) + 1);
+          const byName = (n: string): KubeObject | undefined => store.get(`${ref.kind}/${n}`);
+          const o = byName(ref.name);
+          return { res: res(ref.kind), ...(o ? { obj: o } : {}), byName };
+        },
+        machineSet: () => undefined,
+      },
+    };
+    return { snap, d, deps, patched, reads };
+  }
+
+  it("annotates the finished machines' InfraMachines not carrying the clone yet, reading each kind once", async () => {
+    const { snap, d, deps: dp, patched, reads } = running(() => new Set(['cluster1-md-0-1']));
+    const outcomes = await actOwners(dp, snap, d, silent);
+    expect(outcomes.map((o) => [o.op, o.pending])).to.deep.equal([['hold', undefined]]);
+    // Machine 1's already carries it, machine 3 is still updating.
+    expect([...patched].sort()).to.deep.equal(['cluster1-md-0-0-im', 'cluster1-md-0-2-im']);
+    expect(Object.fromEntries(reads)).to.deep.equal({ DevMachineTemplate: 2, DevMachine: 2 });
+  });
+
+  it('writes nothing once every finished machine carries it', async () => {
+    const { snap, d, deps: dp, patched } = running(() => new Set(['cluster1-md-0-0', 'cluster1-md-0-1', 'cluster1-md-0-2']));
+    await actOwners(dp, snap, d, silent);
+    expect(patched).to.deep.equal([]);
   });
 });

@@ -319,7 +319,8 @@ async function alignOrExplain(
 interface TargetView {
   /** The target's machines that are not deleting. */
   machines(key: string): readonly KubeObject[];
-  readonly updated: Map<string, Set<string>>;
+  /** The names of the target's machines this plan finished updating. */
+  updated(kind: TargetKind, name: string): ReadonlySet<string> | undefined;
 }
 
 // A group's machines that are not deleting, by the group's array. Only frozen groups are kept (the decision memo's,
@@ -343,26 +344,48 @@ function liveMachines(group: readonly KubeObject[]): readonly KubeObject[] {
  */
 function targetView(snap: PlanSnapshot, d: PlanDecision): TargetView {
   let groups: ReadonlyMap<string, readonly KubeObject[]> | undefined;
-  let updated: Map<string, Set<string>> | undefined;
+  let updated: Map<string, Map<string, Set<string>>> | undefined;
   return {
     machines(key: string): readonly KubeObject[] {
       groups ??= d.machinesByTarget ?? machinesByTarget(snap.plan.spec.clusterName, snap.machines);
       const group = groups.get(key);
       return group ? liveMachines(group) : [];
     },
-    get updated(): Map<string, Set<string>> {
+    updated(kind: TargetKind, name: string): ReadonlySet<string> | undefined {
       if (!updated) {
+        // By kind, then name: no key string per MachineUpdate.
         updated = new Map();
         for (const mu of snap.machineUpdates) {
           if (mu.status?.updateStatus !== 'updated') continue;
-          const k = targetKey(mu.spec.target.kind, mu.spec.target.name);
-          let set = updated.get(k);
-          if (!set) updated.set(k, (set = new Set()));
+          let byName = updated.get(mu.spec.target.kind);
+          if (!byName) updated.set(mu.spec.target.kind, (byName = new Map()));
+          let set = byName.get(mu.spec.target.name);
+          if (!set) byName.set(mu.spec.target.name, (set = new Set()));
           set.add(mu.spec.machineRef.name);
         }
       }
-      return updated;
+      return updated.get(kind)?.get(name);
     },
+  };
+}
+
+/**
+ * Reads of a namespace's objects by reference where each kind is read through the informer once (its kind resolved,
+ * its informer started and synced) and its other objects from that read's cache by name: a target's InfraMachines were
+ * one resolve and one sync wait each, per reconcile (100 per target of 100 machines, for every running target).
+ */
+function kindReader(deps: OwnerDeps, ns: string): (ref: { apiGroup: string; kind: string; name: string }) => Promise<CachedRef> {
+  const kinds = new Map<string, CachedRef>();
+  return async (ref) => {
+    const key = `${ref.apiGroup}/${ref.kind}`;
+    const known = kinds.get(key);
+    if (known) {
+      const obj = known.byName(ref.name);
+      return { res: known.res, ...(obj ? { obj } : {}), byName: known.byName };
+    }
+    const got = await deps.reads.ref(ns, ref);
+    kinds.set(key, got);
+    return got;
   };
 }
 
@@ -429,10 +452,11 @@ async function prepare(
   if (a.problems.length > 0) return { problems: a.problems };
   const infraWrites: Prepared['infraWrites'] = [];
   if (a.infraClonedFrom) {
+    const read = kindReader(deps, ns);
     for (const m of machines) {
       const ref = machineInfraRef(m);
       if (!ref || (only && !only.has(nameOf(m)))) continue;
-      const got = await deps.reads.ref(ns, ref);
+      const got = await read(ref);
       const next = got.obj ? withClonedFrom(got.obj, a.infraClonedFrom) : undefined;
       if (got.obj && next) infraWrites.push({ res: got.res, obj: got.obj, next });
     }
@@ -487,7 +511,7 @@ async function annotateAhead(
   log: Logger,
 ): Promise<void> {
   if (!t.values.some((v) => v.slot === 'infraTemplate')) return;
-  const done = view.updated.get(targetKey(t.kind, t.name));
+  const done = view.updated(t.kind, t.name);
   if (!done || done.size === 0) return;
   try {
     // Cheap level check first (runs every reconcile of a running target): which finished machines' InfraMachines do not
@@ -503,10 +527,11 @@ async function annotateAhead(
     );
     if (carrier === undefined) return;
     const left = new Set<string>();
+    const read = kindReader(deps, ns);
     for (const m of view.machines(targetKey(t.kind, t.name))) {
       const r = done.has(nameOf(m)) ? machineInfraRef(m) : undefined;
       if (!r) continue;
-      const im = (await deps.reads.ref(ns, r)).obj;
+      const im = (await read(r)).obj;
       if (im && im.metadata.annotations?.[CLONED_FROM_NAME] !== carrier) left.add(nameOf(m));
     }
     if (left.size === 0) return;
