@@ -369,23 +369,36 @@ function targetView(snap: PlanSnapshot, d: PlanDecision): TargetView {
   };
 }
 
+/** Reads of a namespace's objects by reference, each kind through the informer once (see kindReader). */
+interface KindReader {
+  /** The object, from the cache of a kind read before (no await); undefined when its kind was not read yet. */
+  peek(ref: { apiGroup: string; kind: string; name: string }): CachedRef | undefined;
+  /** The object, reading its kind through the informer when it was not read yet. */
+  read(ref: { apiGroup: string; kind: string; name: string }): Promise<CachedRef>;
+}
+
 /**
- * Reads of a namespace's objects by reference where each kind is read through the informer once (its kind resolved,
- * its informer started and synced) and its other objects from that read's cache by name: a target's InfraMachines were
- * one resolve and one sync wait each, per reconcile (100 per target of 100 machines, for every running target).
+ * Each kind read through the informer once (its kind resolved, its informer started and synced) and its other objects
+ * from that read's cache by name: a target's InfraMachines were one resolve, one sync wait and one await each, per
+ * reconcile (for every running target, each of its finished machines).
  */
-function kindReader(deps: OwnerDeps, ns: string): (ref: { apiGroup: string; kind: string; name: string }) => Promise<CachedRef> {
+function kindReader(deps: OwnerDeps, ns: string): KindReader {
   const kinds = new Map<string, CachedRef>();
-  return async (ref) => {
-    const key = `${ref.apiGroup}/${ref.kind}`;
-    const known = kinds.get(key);
-    if (known) {
-      const obj = known.byName(ref.name);
-      return { res: known.res, ...(obj ? { obj } : {}), byName: known.byName };
-    }
-    const got = await deps.reads.ref(ns, ref);
-    kinds.set(key, got);
-    return got;
+  const peek = (ref: { apiGroup: string; kind: string; name: string }): CachedRef | undefined => {
+    const known = kinds.get(`${ref.apiGroup}/${ref.kind}`);
+    if (!known) return undefined;
+    const obj = known.byName(ref.name);
+    return { res: known.res, ...(obj ? { obj } : {}), byName: known.byName };
+  };
+  return {
+    peek,
+    async read(ref) {
+      const known = peek(ref);
+      if (known) return known;
+      const got = await deps.reads.ref(ns, ref);
+      kinds.set(`${ref.apiGroup}/${ref.kind}`, got);
+      return got;
+    },
   };
 }
 
@@ -452,11 +465,11 @@ async function prepare(
   if (a.problems.length > 0) return { problems: a.problems };
   const infraWrites: Prepared['infraWrites'] = [];
   if (a.infraClonedFrom) {
-    const read = kindReader(deps, ns);
+    const reader = kindReader(deps, ns);
     for (const m of machines) {
       const ref = machineInfraRef(m);
       if (!ref || (only && !only.has(nameOf(m)))) continue;
-      const got = await read(ref);
+      const got = reader.peek(ref) ?? (await reader.read(ref));
       const next = got.obj ? withClonedFrom(got.obj, a.infraClonedFrom) : undefined;
       if (got.obj && next) infraWrites.push({ res: got.res, obj: got.obj, next });
     }
@@ -527,11 +540,11 @@ async function annotateAhead(
     );
     if (carrier === undefined) return;
     const left = new Set<string>();
-    const read = kindReader(deps, ns);
+    const reader = kindReader(deps, ns);
     for (const m of view.machines(targetKey(t.kind, t.name))) {
       const r = done.has(nameOf(m)) ? machineInfraRef(m) : undefined;
       if (!r) continue;
-      const im = (await read(r)).obj;
+      const im = (reader.peek(r) ?? (await reader.read(r))).obj;
       if (im && im.metadata.annotations?.[CLONED_FROM_NAME] !== carrier) left.add(nameOf(m));
     }
     if (left.size === 0) return;
