@@ -9,7 +9,7 @@ import { DecideMemo, machinesByTarget } from './decide.js';
 import { actOwners, blockedTargets, ownerSteps, type OwnerDeps } from './owners-act.js';
 import { CLONED_FROM_NAME, PAUSED_BY_PLAN, carrierName, ownerValues } from './owners.js';
 import type { PlanSnapshot } from './scope.js';
-import { CLUSTER, NOW, NS, machine, md, mu, plan, snapshot, started, target, versionUpdater } from './testkit.js';
+import { CLUSTER, NOW, NS, cpUpdated, kcp, machine, md, mu, plan, snapshot, started, target, versionUpdater } from './testkit.js';
 
 const silent = { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined } as unknown as Logger;
 const MDS = Array.from({ length: 6 }, (_, i) => `cluster1-md-${i}`);
@@ -347,5 +347,50 @@ describe('plan controller: InfraMachine annotations ahead of a target end (annot
     const { snap, d, deps: dp, patched } = running(() => new Set(['cluster1-md-0-0', 'cluster1-md-0-1', 'cluster1-md-0-2']));
     await actOwners(dp, snap, d, silent);
     expect(patched).to.deep.equal([]);
+  });
+});
+
+describe('plan controller: a finished control plane aligned on every reconcile', () => {
+  /** The control plane (version only) done, its KCP as given; returns the patches sent and the outcome. */
+  async function alignCp(kcpObj: KubeObject): Promise<{ patches: Record<string, unknown>[]; outcome: unknown[]; events: number }> {
+    const patches: Record<string, unknown>[] = [];
+    const client = {
+      patch: async (_r: unknown, _ns: string, _n: string, body: Record<string, unknown>) => (patches.push(body), body),
+    } as unknown as KubeClient;
+    const p = plan({ ...started, mds: [] });
+    const snap = snapshot({ plan: p, kcp: kcpObj, mds: [], machines: [], mus: cpUpdated() });
+    const d = {
+      create: [],
+      status: { targets: [{ kind: 'ControlPlane' as const, name: 'cluster1-cp', sequence: 1, updateStatus: 'updated' as const }] },
+      events: [],
+    } as unknown as PlanDecision;
+    const outcomes = await actOwners(deps(client), snap, d, silent);
+    return { patches, outcome: outcomes.map((o) => [o.op, o.pending, o.problems]), events: d.events.length };
+  }
+  const paused = (o: KubeObject): KubeObject => ({
+    ...o,
+    metadata: { ...o.metadata, annotations: { [Annotations.paused]: '', [PAUSED_BY_PLAN]: 'p1' } },
+  });
+
+  it('writes nothing when the KubeadmControlPlane carries the version and is not paused by the plan', async () => {
+    const r = await alignCp(deepFreeze(kcp('cluster1-cp', 3, 'v1.30.1')));
+    expect(r).to.deep.equal({ patches: [], outcome: [['align', undefined, undefined]], events: 0 });
+  });
+
+  it('lifts its pause when it carries the version but is still paused by the plan', async () => {
+    const r = await alignCp(deepFreeze(paused(kcp('cluster1-cp', 3, 'v1.30.1'))));
+    expect(r.patches).to.have.length(1);
+    expect((r.patches[0]!['metadata'] as { annotations: Record<string, unknown> }).annotations).to.deep.equal({
+      [Annotations.paused]: null,
+      [PAUSED_BY_PLAN]: null,
+    });
+    expect(r.patches[0]!['spec']).to.equal(undefined);
+  });
+
+  it('sets the version (and lifts the pause) when it does not carry it', async () => {
+    const r = await alignCp(deepFreeze(paused(kcp('cluster1-cp', 3, 'v1.30.0'))));
+    expect(r.patches).to.have.length(1);
+    expect(r.patches[0]!['spec']).to.deep.equal({ version: 'v1.30.1' });
+    expect(r.events).to.equal(1);
   });
 });

@@ -21,6 +21,7 @@ import {
   isPausedObject,
   mixedMessage,
   originalTemplateName,
+  ownerCarries,
   ownerStep,
   ownerValues,
   planAlignment,
@@ -571,6 +572,11 @@ async function align(
   log: Logger,
 ): Promise<{ problems: string[]; pending?: string }> {
   const { client } = deps;
+  // A control plane whose values all sit on the owner has nothing else to align (no template, no MachineSet, no
+  // InfraMachine): when the owner carries them and is not paused by the plan, nothing is written. Checked by reading the
+  // fields instead of cloning the KubeadmControlPlane: it runs on every reconcile once the control plane is done.
+  if (t.kind === 'ControlPlane' && t.values.every((v) => v.slot === 'owner') && ownerCarries(t.owner, planName, t.values))
+    return { problems: [] };
   const prepared = await prepare(deps, snap, view, t, planName);
   if ('problems' in prepared) return { problems: prepared.problems };
   const { a, infraWrites } = prepared;
