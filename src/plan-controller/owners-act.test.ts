@@ -394,3 +394,55 @@ describe('plan controller: a finished control plane aligned on every reconcile',
     expect(r.events).to.equal(1);
   });
 });
+
+describe('plan controller: a finished MachineDeployment aligned on every reconcile', () => {
+  const machineSet = (name: string, version: string): KubeObject =>
+    deepFreeze({
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'MachineSet',
+      metadata: { name, namespace: NS, resourceVersion: '4' },
+      spec: { clusterName: CLUSTER, template: { spec: { clusterName: CLUSTER, version } } },
+    });
+  /** cluster1-md-0 done (version only), its MD carrying v1.30.1 and unpaused; its machines in MachineSets ms-a and ms-b. */
+  async function alignMd(sets: Record<string, KubeObject>): Promise<string[]> {
+    const patched: string[] = [];
+    const client = {
+      patch: async (res: { kind: string }, _ns: string, name: string, body: KubeObject) => (patched.push(`${res.kind} ${name}`), body),
+    } as unknown as KubeClient;
+    const ms = ['ms-a', 'ms-b'].map((set, i) => {
+      const m = machine(`cluster1-md-0-${i}`, { md: 'cluster1-md-0', version: 'v1.30.1' });
+      m.metadata.labels![Labels.setName] = set;
+      return deepFreeze(m);
+    });
+    const snap = snapshot({
+      plan: plan({ ...started, cp: null, mds: [target('cluster1-md-0', 1)] }),
+      kcp: null,
+      mds: [md('cluster1-md-0', { version: 'v1.30.1' })],
+      machines: ms,
+      mus: [mu('cluster1-md-0-0', 'updated'), mu('cluster1-md-0-1', 'updated')],
+    });
+    const d = {
+      create: [],
+      status: { targets: [{ kind: 'MachineDeployment' as const, name: 'cluster1-md-0', sequence: 1, updateStatus: 'updated' as const }] },
+      events: [],
+    } as unknown as PlanDecision;
+    const dp: OwnerDeps = {
+      ...deps(client),
+      reads: { ref: () => Promise.reject(new Error('no template read')), machineSet: (_ns, n) => sets[n] },
+    };
+    const outcomes = await actOwners(dp, snap, d, silent);
+    expect(outcomes.map((o) => [o.op, o.pending, o.problems])).to.deep.equal([['align', undefined, undefined]]);
+    return patched;
+  }
+
+  it('writes nothing when it and the MachineSets of its machines carry the version', async () => {
+    expect(await alignMd({ 'ms-a': machineSet('ms-a', 'v1.30.1'), 'ms-b': machineSet('ms-b', 'v1.30.1') })).to.deep.equal([]);
+  });
+
+  it('aligns a MachineSet that does not carry it (pausing the MachineDeployment for the write, as ever)', async () => {
+    expect(await alignMd({ 'ms-a': machineSet('ms-a', 'v1.30.1'), 'ms-b': machineSet('ms-b', 'v1.30.0') })).to.deep.equal([
+      'MachineDeployment cluster1-md-0',
+      'MachineSet ms-b',
+    ]);
+  });
+});

@@ -434,13 +434,7 @@ async function prepare(
   if (infra?.obj) originals.infraOriginal = originalTemplateName(infra.obj, infra.byName);
   if (boot?.obj) originals.bootstrapOriginal = originalTemplateName(boot.obj, boot.byName);
   const machines = view.machines(targetKey(t.kind, t.name));
-  const machineSets: KubeObject[] = [];
-  if (t.kind === 'MachineDeployment') {
-    for (const set of new Set(machines.map((m) => m.metadata.labels?.[Labels.setName]).filter((s): s is string => !!s))) {
-      const ms = deps.reads.machineSet(ns, set);
-      if (ms) machineSets.push(ms);
-    }
-  }
+  const machineSets = machineSetsOf(deps, t, machines);
   const input = {
     planName,
     kind: t.kind,
@@ -476,6 +470,18 @@ async function prepare(
     }
   }
   return { a, ...(infra ? { infra } : {}), ...(boot ? { boot } : {}), infraWrites };
+}
+
+// The MachineSets owning a MachineDeployment target's machines, from the cache (none for a control plane).
+function machineSetsOf(deps: OwnerDeps, t: TargetOwner, machines: readonly KubeObject[]): KubeObject[] {
+  const machineSets: KubeObject[] = [];
+  if (t.kind !== 'MachineDeployment') return machineSets;
+  const ns = t.owner.metadata.namespace ?? '';
+  for (const set of new Set(machines.map((m) => m.metadata.labels?.[Labels.setName]).filter((s): s is string => !!s))) {
+    const ms = deps.reads.machineSet(ns, set);
+    if (ms) machineSets.push(ms);
+  }
+  return machineSets;
 }
 
 // Creates the clones an alignment needs (an existing one, e.g. our earlier create whose answer was lost, is the same:
@@ -572,10 +578,15 @@ async function align(
   log: Logger,
 ): Promise<{ problems: string[]; pending?: string }> {
   const { client } = deps;
-  // A control plane whose values all sit on the owner has nothing else to align (no template, no MachineSet, no
-  // InfraMachine): when the owner carries them and is not paused by the plan, nothing is written. Checked by reading the
-  // fields instead of cloning the KubeadmControlPlane: it runs on every reconcile once the control plane is done.
-  if (t.kind === 'ControlPlane' && t.values.every((v) => v.slot === 'owner') && ownerCarries(t.owner, planName, t.values))
+  // Values that all sit on the owner (and a MachineDeployment's MachineSets) need no template, clone or InfraMachine:
+  // when the owner carries them and is not paused by the plan, and so do the MachineSets of its machines, nothing is
+  // written. Checked by reading the fields instead of cloning every object: it runs on every reconcile once the target
+  // is done, until the plan ends.
+  if (
+    t.values.every((v) => v.slot === 'owner') &&
+    ownerCarries(t.owner, planName, t.values) &&
+    machineSetsOf(deps, t, view.machines(targetKey(t.kind, t.name))).every((ms) => ownerCarries(ms, planName, t.values))
+  )
     return { problems: [] };
   const prepared = await prepare(deps, snap, view, t, planName);
   if ('problems' in prepared) return { problems: prepared.problems };
