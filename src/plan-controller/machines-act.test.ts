@@ -1,9 +1,11 @@
 import { expect } from 'chai';
-import type { KubeObject, MachineUpdate } from '../api/index.js';
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
+import { Finalizers } from '../api/index.js';
+import { deepFreeze } from '../runtime/pure/freeze.js';
 import { KubeApiError } from '../runtime/pure/errors.js';
 import { MemoryStore } from '../runtime/store.js';
 import type { KubeClient, Logger } from '../runtime/pure/types.js';
-import { reconcileMachines, type PlanDeps } from './controller.js';
+import { reconcileMachines, reconcileStatus, type PlanDeps } from './controller.js';
 import type { PlanDecision } from './decide.js';
 import { NS, machine, plan, started, versionUpdater } from './testkit.js';
 
@@ -82,5 +84,55 @@ describe('plan controller: starting machines (reconcileMachines)', () => {
     expect(writes).to.include.members(['label m0', 'create m0', 'label m2', 'create m2']);
     expect(writes).not.to.include('create m1');
     expect([...(deps.expectations.get(`${NS}/p1`)?.keys() ?? [])].sort()).to.deep.equal(['p1-m0', 'p1-m2']);
+  });
+});
+
+describe('plan controller: the status write (reconcileStatus)', () => {
+  const statusDeps = (): { deps: PlanDeps; sent: { subresource?: string; body: Record<string, unknown> }[] } => {
+    const sent: { subresource?: string; body: Record<string, unknown> }[] = [];
+    const client = {
+      async patch(_res: unknown, _ns: string, _name: string, body: Record<string, unknown>, opts: { subresource?: string }) {
+        sent.push({ ...(opts.subresource ? { subresource: opts.subresource } : {}), body });
+        return { ...(body as object), metadata: { resourceVersion: String(sent.length + 10) } } as unknown as KubeObject;
+      },
+    } as unknown as KubeClient;
+    return { deps: { client } as unknown as PlanDeps, sent };
+  };
+  const current = (): InPlaceUpdatePlan & KubeObject => {
+    const p = plan({ ...started }) as InPlaceUpdatePlan & KubeObject;
+    p.metadata.resourceVersion = '5';
+    return deepFreeze(p);
+  };
+  const decision = (status: InPlaceUpdatePlan['status'], finalizer?: 'remove'): PlanDecision =>
+    ({ status, ...(finalizer ? { finalizer } : {}) }) as unknown as PlanDecision;
+
+  it('sends nothing and returns the plan as read when the decided status is the same', async () => {
+    const { deps, sent } = statusDeps();
+    const p = current();
+    expect(await reconcileStatus(deps, p, decision(structuredClone(p.status)))).to.equal(p);
+    expect(sent).to.deep.equal([]);
+  });
+
+  it("sends the changed status through /status on the plan's resourceVersion, without touching the plan read", async () => {
+    const { deps, sent } = statusDeps();
+    const p = current();
+    const written = await reconcileStatus(deps, p, decision({ ...p.status, updateStatus: 'updated' }));
+    expect(written).to.not.equal(p);
+    expect(sent).to.deep.equal([
+      { subresource: 'status', body: { status: { updateStatus: 'updated' }, metadata: { resourceVersion: '5' } } },
+    ]);
+    expect(p.status?.updateStatus).to.equal('updating');
+  });
+
+  it('removes the finalizer after the status (the last write)', async () => {
+    const { deps, sent } = statusDeps();
+    const p = current();
+    await reconcileStatus(deps, p, decision({ ...p.status, updateStatus: 'updated' }, 'remove'));
+    expect(sent.map((s) => [s.subresource ?? 'main', Object.keys(s.body).sort()])).to.deep.equal([
+      ['status', ['metadata', 'status']],
+      ['main', ['metadata']],
+    ]);
+    expect((sent[1]!.body['metadata'] as { finalizers: unknown }).finalizers).to.deep.equal([]);
+    expect(p.metadata.finalizers).to.deep.equal([Finalizers.plan]);
   });
 });

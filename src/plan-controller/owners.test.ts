@@ -108,6 +108,20 @@ describe('plan-controller owners: responsibility -> owner field', () => {
     });
     expect(ownerValues('ControlPlane', [u])).to.deep.equal([{ slot: 'owner', path: '/spec/version', value: 'v1.30.1' }]);
   });
+  it('maps a path by target kind and selected resource, whatever was mapped before (the mapping is remembered)', () => {
+    const of = (kind: TargetKind, selectResource: 'Machine' | 'InfraMachine', path: string, value: unknown): unknown =>
+      ownerValues(kind, [versionUpdater({ responsibilities: [{ selectResource, path, value }] })]);
+    for (let round = 0; round < 2; round++) {
+      expect(of('ControlPlane', 'Machine', '/spec/version', 'v1')).to.deep.equal([{ slot: 'owner', path: '/spec/version', value: 'v1' }]);
+      expect(of('MachineDeployment', 'Machine', '/spec/version', 'v2')).to.deep.equal([
+        { slot: 'owner', path: '/spec/template/spec/version', value: 'v2' },
+      ]);
+      expect(of('MachineDeployment', 'InfraMachine', '/spec/version', 'v3')).to.deep.equal([
+        { slot: 'infraTemplate', path: '/spec/template/spec/version', value: 'v3' },
+      ]);
+      expect(of('MachineDeployment', 'Machine', '/spec/nope', 'v4')).to.deep.equal([]);
+    }
+  });
 });
 
 describe('plan-controller owners: validation', () => {

@@ -133,12 +133,37 @@ export function ownerFieldFor(kind: TargetKind, selectResource: string, path: st
   }
 }
 
+// ownerFieldFor by its three strings (it is a pure function of them): the owner steps map every responsibility of every
+// target on every reconcile, and parsing the same few paths for 300 targets was most of their time. Bounded: cleared
+// when full (plans use a handful of distinct paths).
+const fields = new Map<string, Map<string, Map<string, OwnerField>>>();
+let fieldCount = 0;
+const MAX_FIELDS = 4096;
+
+function fieldOf(kind: TargetKind, selectResource: string, path: string): OwnerField {
+  if (typeof selectResource !== 'string' || typeof path !== 'string') return ownerFieldFor(kind, selectResource, path);
+  if (fieldCount >= MAX_FIELDS) {
+    fields.clear();
+    fieldCount = 0;
+  }
+  let bySel = fields.get(kind);
+  if (!bySel) fields.set(kind, (bySel = new Map()));
+  let byPath = bySel.get(selectResource);
+  if (!byPath) bySel.set(selectResource, (byPath = new Map()));
+  let f = byPath.get(path);
+  if (!f) {
+    byPath.set(path, (f = Object.freeze(ownerFieldFor(kind, selectResource, path))));
+    fieldCount++;
+  }
+  return f;
+}
+
 /** The owner values of a target's updaters (responsibilities with no owner field or untracked are left out). */
 export function ownerValues(kind: TargetKind, updaters: readonly PlanUpdater[]): OwnerValue[] {
   const out: OwnerValue[] = [];
   for (const u of updaters) {
     for (const r of u.responsibilities ?? []) {
-      const f = ownerFieldFor(kind, r.selectResource, r.path);
+      const f = fieldOf(kind, r.selectResource, r.path);
       if (f.slot === 'owner' || f.slot === 'infraTemplate' || f.slot === 'bootstrapTemplate')
         out.push({ slot: f.slot, path: f.path, value: r.value });
     }
