@@ -83,8 +83,18 @@ const objName = (ns: string | undefined, name: string): string => (ns ? `${ns}/$
 
 interface Auth {
   headers: Record<string, string>;
+  /** `headers` plus Accept and User-Agent, built once per credential refresh (http.request does not mutate it). */
+  base: Record<string, string>;
   at: number;
 }
+
+interface Agents {
+  req: http.Agent;
+  watch: http.Agent;
+}
+
+/** Characters http.request sends as they are in a path; anything else goes through `new URL`, which percent-encodes it. */
+const PLAIN_PATH = /^[\u0021-\u007e]*$/;
 
 /**
  * Creates a client for the cluster of the kubeconfig's current context. Requests share keep-alive pools
@@ -99,8 +109,16 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
   const userAgent = options.userAgent ?? 'inplace';
   const timeoutMs = options.timeoutMs ?? 30_000;
   const onRequest = options.onRequest;
+  const mod = isHttps ? https : http;
+  // The server's own path (e.g. a proxy's /k8s/clusters/x) prefixes every request path.
+  const basePath = base.pathname === '/' ? '' : base.pathname;
+  // A server with credentials in its URL keeps going through `new URL`, which turns them into the request's auth.
+  const plainBase = !base.username && !base.password && !base.search && !base.hash;
+  const hostname = base.hostname.startsWith('[') ? base.hostname.slice(1, -1) : base.hostname;
 
-  let agents: Promise<{ req: http.Agent; watch: http.Agent }> | undefined;
+  let agents: Promise<Agents> | undefined;
+  // The settled value of `agents`, so that a request does not wait a microtask round for an already-made pool.
+  let agentsValue: Agents | undefined;
   let auth: Promise<Auth> | undefined;
   const watches = new Set<http.ClientRequest>();
   const discovery = new Map<string, Promise<ResourceType>>();
@@ -116,8 +134,9 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
     return o;
   }
 
-  function getAgents(): Promise<{ req: http.Agent; watch: http.Agent }> {
-    agents ??= kubeOptions().then((o) => {
+  function getAgents(): Promise<Agents> {
+    if (agents) return agents;
+    const made = kubeOptions().then((o): Agents => {
       if (cluster!.proxyUrl && o.agent) return { req: o.agent as http.Agent, watch: o.agent as http.Agent };
       const tls: https.AgentOptions = {
         keepAlive: true,
@@ -133,18 +152,32 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
         isHttps ? new https.Agent({ ...tls, maxSockets }) : new http.Agent({ keepAlive: true, maxSockets });
       return { req: make(options.maxSockets ?? 64), watch: make(Infinity) };
     });
-    return agents;
+    agents = made;
+    // Only the current pools are remembered: a close() meanwhile dropped `agents`.
+    void made.then(
+      (a) => {
+        if (agents === made) agentsValue = a;
+      },
+      () => undefined,
+    );
+    return made;
+  }
+
+  /** The cached auth while it is fresh, else undefined (the caller then refreshes through getAuth). */
+  function freshAuth(): Auth | undefined {
+    return authValue && Date.now() - authValue.at < AUTH_TTL_MS ? authValue : undefined;
   }
 
   let authValue: Auth | undefined;
   function getAuth(): Promise<Auth> {
-    if (authValue && Date.now() - authValue.at < AUTH_TTL_MS) return Promise.resolve(authValue);
+    const fresh = freshAuth();
+    if (fresh) return Promise.resolve(fresh);
     auth ??= kubeOptions()
       .then((o) => {
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
         if (o.auth) headers['Authorization'] = `Basic ${Buffer.from(o.auth).toString('base64')}`;
-        authValue = { headers, at: Date.now() };
+        authValue = { headers, base: { ...headers, Accept: 'application/json', 'User-Agent': userAgent }, at: Date.now() };
         return authValue;
       })
       .finally(() => (auth = undefined));
@@ -157,23 +190,56 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
     res: http.IncomingMessage;
   }
 
-  async function open(
+  /** Request options for `path` (with its query string) on the server. */
+  function target(path: string, headers: Record<string, string>, agent: http.Agent, method: string): http.RequestOptions {
+    if (plainBase && PLAIN_PATH.test(path)) {
+      const o: http.RequestOptions = { protocol: base.protocol, hostname, path: basePath + path, method, headers, agent };
+      if (base.port) o.port = base.port;
+      return o;
+    }
+    const url = new URL(server + path);
+    const o: http.RequestOptions = {
+      protocol: url.protocol,
+      hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+      path: url.pathname + url.search,
+      method,
+      headers,
+      agent,
+    };
+    if (url.port) o.port = url.port;
+    if (url.username || url.password) o.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    return o;
+  }
+
+  /** Sends one request and reads its whole body. Rejections before a response carry `reusedSocket`. */
+  function send(
+    a: Agents,
+    au: Auth,
     method: string,
     path: string,
-    query: URLSearchParams | undefined,
     body: string | undefined,
     contentType: string | undefined,
-  ): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
-    const [a, au] = await Promise.all([getAgents(), getAuth()]);
-    const url = new URL(server + path + (query && query.size ? `?${query.toString()}` : ''));
-    const headers: Record<string, string> = { ...au.headers, Accept: 'application/json', 'User-Agent': userAgent };
+  ): Promise<Raw> {
+    let headers = au.base;
     if (body !== undefined) {
-      headers['Content-Type'] = contentType ?? 'application/json';
-      headers['Content-Length'] = String(Buffer.byteLength(body));
+      headers = { ...headers, 'Content-Type': contentType ?? 'application/json', 'Content-Length': String(Buffer.byteLength(body)) };
     }
     return new Promise((resolve, reject) => {
-      const mod = isHttps ? https : http;
-      const req = mod.request(url, { method, headers, agent: a.req }, (res) => resolve({ req, res }));
+      const req = mod.request(target(path, headers, a.req, method), (res) => {
+        const chunks: Buffer[] = [];
+        let ended = false;
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          ended = true;
+          const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+          resolve({ code: res.statusCode ?? 0, body: buf.toString('utf8'), res });
+        });
+        res.on('error', reject);
+        // A response cut short without an error (destroyed) must not leave the caller waiting.
+        res.on('close', () => {
+          if (!ended) reject(new Error('response closed before its end'));
+        });
+      });
       req.on('error', (err: NodeJS.ErrnoException & { reusedSocket?: boolean }) => {
         err.reusedSocket = req.reusedSocket;
         reject(err);
@@ -184,12 +250,21 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
     });
   }
 
+  /** Sends a request without waiting a microtask round when the agents and auth are cached (the usual case). */
+  function exchange(method: string, path: string, body: string | undefined, contentType: string | undefined): Promise<Raw> {
+    const a = agentsValue;
+    const au = freshAuth();
+    if (a && au) return send(a, au, method, path, body, contentType);
+    return Promise.all([getAgents(), getAuth()]).then(([a2, au2]) => send(a2, au2, method, path, body, contentType));
+  }
+
   async function request(method: string, path: string, query?: URLSearchParams, body?: string, contentType?: string): Promise<Raw> {
+    if (query && query.size) path += `?${query.toString()}`;
     let attempt = 0;
     for (;;) {
-      let opened: { req: http.ClientRequest; res: http.IncomingMessage };
+      let raw: Raw;
       try {
-        opened = await open(method, path, query, body, contentType);
+        raw = await exchange(method, path, body, contentType);
       } catch (err) {
         // A pooled keep-alive socket the server closed meanwhile: the request never reached it, send it again once.
         if (attempt === 0 && isStaleSocket(err)) {
@@ -198,10 +273,6 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
         }
         throw err;
       }
-      const { res } = opened;
-      const chunks: Buffer[] = [];
-      for await (const c of res) chunks.push(c as Buffer);
-      const raw = { code: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), res };
       // Rotated credentials: refresh once.
       if (raw.code === 401 && attempt === 0) {
         authValue = undefined;
@@ -374,15 +445,13 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
       if (opts.timeoutSeconds !== undefined) q.set('timeoutSeconds', String(opts.timeoutSeconds));
       const operation = `watch ${resourceName(res)}${namespace && res.namespaced ? ` in ${namespace}` : ''}`;
       const started = performance.now();
-      let a: { req: http.Agent; watch: http.Agent };
+      let a: Agents;
       let au: Auth;
       try {
         [a, au] = await Promise.all([getAgents(), getAuth()]);
       } catch (err) {
         throw new KubeApiError(operation, 0, undefined, err);
       }
-      const url = new URL(server + resourcePath(res, namespace) + `?${q.toString()}`);
-      const headers = { ...au.headers, Accept: 'application/json', 'User-Agent': userAgent };
 
       let aborted = false;
       let settled = false;
@@ -394,7 +463,7 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
       });
       // The caller may attach its handler later; an early failure must not count as an unhandled rejection.
       done.catch(() => undefined);
-      const req = (isHttps ? https : http).request(url, { method: 'GET', headers, agent: a.watch });
+      const req = mod.request(target(`${resourcePath(res, namespace)}?${q.toString()}`, au.base, a.watch, 'GET'));
       watches.add(req);
       const finish = (err?: unknown): void => {
         if (settled) return;
@@ -416,31 +485,52 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
           stream.on('error', (err) => finish(err));
           return;
         }
-        let buf = '';
+        // setEncoding keeps a multi-byte character split across chunks whole. A line split across chunks waits in
+        // `pending` (pieces, joined once its newline arrives); a chunk is scanned by index, one slice per line.
+        const pending: string[] = [];
         stream.setEncoding('utf8');
-        stream.on('data', (chunk: string) => {
-          buf += chunk;
-          let nl: number;
-          while (!settled && (nl = buf.indexOf('\n')) >= 0) {
-            const line = buf.slice(0, nl).trim();
-            buf = buf.slice(nl + 1);
-            if (!line) continue;
-            let ev: WatchEvent<T>;
-            try {
-              ev = JSON.parse(line) as WatchEvent<T>;
-            } catch (err) {
-              finish(new Error(`malformed watch event: ${String(err)}`));
-              req.destroy();
-              return;
-            }
-            try {
-              onEvent(ev);
-            } catch (err) {
-              finish(err);
-              req.destroy();
-              return;
-            }
+        const handle = (text: string): boolean => {
+          const line = text.trim();
+          if (!line) return true;
+          let ev: WatchEvent<T>;
+          try {
+            ev = JSON.parse(line) as WatchEvent<T>;
+          } catch (err) {
+            finish(new Error(`malformed watch event: ${String(err)}`));
+            req.destroy();
+            return false;
           }
+          try {
+            onEvent(ev);
+          } catch (err) {
+            finish(err);
+            req.destroy();
+            return false;
+          }
+          return true;
+        };
+        stream.on('data', (chunk: string) => {
+          if (settled) return;
+          let nl = chunk.indexOf('\n');
+          if (nl < 0) {
+            pending.push(chunk);
+            return;
+          }
+          let start = 0;
+          if (pending.length > 0) {
+            pending.push(chunk.slice(0, nl));
+            const line = pending.join('');
+            pending.length = 0;
+            if (!handle(line)) return;
+            start = nl + 1;
+            nl = chunk.indexOf('\n', start);
+          }
+          while (nl >= 0) {
+            if (settled || !handle(chunk.slice(start, nl))) return;
+            start = nl + 1;
+            nl = chunk.indexOf('\n', start);
+          }
+          if (start < chunk.length) pending.push(start === 0 ? chunk : chunk.slice(start));
         });
         stream.on('end', () => finish());
         stream.on('error', (err) => finish(err));
@@ -481,6 +571,7 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
         a.watch.destroy();
       });
       agents = undefined;
+      agentsValue = undefined;
     },
   };
 
