@@ -131,7 +131,7 @@ async function main(): Promise<void> {
     const watchCpu = cpuMs(process.cpuUsage(c0));
     if (got !== Number(args.events)) throw new Error(`watch delivered ${got} events, expected ${args.events}`);
     console.log(
-      `run ${run + 1}: requests ${reqCpu.toFixed(0)} ms CPU (${((reqCpu * 1000) / n).toFixed(1)} us/request); ` +
+      `run ${run + 1}: requests ${reqCpu.toFixed(0)} ms CPU (${(n ? (reqCpu * 1000) / n : 0).toFixed(1)} us/request); ` +
         `watch ${watchCpu.toFixed(0)} ms CPU (${((watchCpu * 1000) / got).toFixed(2)} us/event)`,
     );
   }

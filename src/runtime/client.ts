@@ -245,8 +245,9 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
         reject(err);
       });
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`request timed out after ${timeoutMs} ms`)));
-      if (body !== undefined) req.write(body);
-      req.end();
+      // The body goes with end(): headers and body leave in one write.
+      if (body !== undefined) req.end(body);
+      else req.end();
     });
   }
 
