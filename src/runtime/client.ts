@@ -2,6 +2,7 @@
 // the requests are ours so that URLs, subresources, patch content types and watch streaming are under our control.
 import http from 'node:http';
 import https from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { resourceName, type KubeObject, type ResourceType } from '../api/kube.js';
 import { KubeApiError, type StatusBody } from './pure/errors.js';
@@ -138,15 +139,13 @@ export function createClient(kc: KubeConfig, options: ClientOptions = {}): RestC
     if (agents) return agents;
     const made = kubeOptions().then((o): Agents => {
       if (cluster!.proxyUrl && o.agent) return { req: o.agent as http.Agent, watch: o.agent as http.Agent };
+      // One secure context for the pool: https.Agent names its pools by the connection options, and with the CA
+      // and client certificate among them it concatenated their PEM text into that name on every request.
       const tls: https.AgentOptions = {
         keepAlive: true,
-        ca: o.ca,
-        cert: o.cert,
-        key: o.key,
-        pfx: o.pfx,
-        passphrase: o.passphrase,
         servername: o.servername ?? cluster!.tlsServerName,
       };
+      if (isHttps) tls.secureContext = createSecureContext({ ca: o.ca, cert: o.cert, key: o.key, pfx: o.pfx, passphrase: o.passphrase });
       if (o.rejectUnauthorized !== undefined) tls.rejectUnauthorized = o.rejectUnauthorized;
       const make = (maxSockets: number): http.Agent =>
         isHttps ? new https.Agent({ ...tls, maxSockets }) : new http.Agent({ keepAlive: true, maxSockets });

@@ -1,11 +1,13 @@
 // The REST client's wire behaviour against a scripted HTTP server: headers and paths of requests, the 401 re-auth
 // retry, typed errors, request metrics, and the watch stream's line parsing however the bytes are chunked.
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { createClient, type RequestInfo, type RestClient } from '../../src/runtime/client.js';
 import { KubeApiError } from '../../src/runtime/pure/errors.js';
+import { selfSignedCertificate } from '../../src/runtime/tls.js';
 import type { WatchEvent } from '../../src/runtime/pure/types.js';
 import { Widgets, type Widget } from './fixtures.js';
 
@@ -307,5 +309,44 @@ describe('REST client on the wire (scripted server)', function () {
     h.abort = () => w.abort();
     await w.done;
     expect(got).to.deep.equal(evs.slice(0, 3));
+  });
+  it('verifies the server over TLS against the kubeconfig CA and refuses a server signed by another', async () => {
+    const good = await selfSignedCertificate('wire-test');
+    const other = await selfSignedCertificate('someone-else');
+    const tlsServer = https.createServer({ key: good.key, cert: good.cert }, (req, res) =>
+      json(res, 200, { auth: req.headers['authorization'] }),
+    );
+    await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
+    const tlsUrl = `https://127.0.0.1:${(tlsServer.address() as AddressInfo).port}`;
+    const withCa = (ca: string): KubeConfig => {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'c', server: tlsUrl, caData: Buffer.from(ca).toString('base64'), skipTLSVerify: false }],
+        users: [{ name: 'u', token: 'tls-token' }],
+        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+        currentContext: 'x',
+      });
+      return kc;
+    };
+    try {
+      const trusted = createClient(withCa(good.cert));
+      try {
+        expect(await trusted.get(Widgets, 'ns', 'a')).to.deep.equal({ auth: 'Bearer tls-token' });
+        expect(await trusted.get(Widgets, 'ns', 'b')).to.deep.equal({ auth: 'Bearer tls-token' });
+      } finally {
+        trusted.close();
+      }
+      const untrusted = createClient(withCa(other.cert));
+      try {
+        const err = (await untrusted.get(Widgets, 'ns', 'a').catch((e: unknown) => e)) as KubeApiError;
+        expect(err).to.be.instanceOf(KubeApiError);
+        expect(err.code).to.equal(0);
+      } finally {
+        untrusted.close();
+      }
+    } finally {
+      tlsServer.closeAllConnections();
+      await new Promise<void>((resolve) => tlsServer.close(() => resolve()));
+    }
   });
 });
