@@ -1,9 +1,10 @@
 // The REST client's CPU per request and per watch event, in process: a child process serves quick answers and a
 // pre-built watch stream, this process measures its own CPU (process.cpuUsage) for N requests and M watch events.
 // Usage: npx tsx bench/client-cpu.ts [--requests 20000] [--concurrency 16] [--events 200000] [--chunk 65536] [--runs 3]
-//        [--client src/runtime/client.ts]   (another copy of the client module to compare, e.g. the previous version)
+//        [--https] [--client src/runtime/client.ts]   (another copy of the client module to compare, e.g. the previous version)
 import { fork } from 'node:child_process';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -11,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ResourceType } from '../src/api/kube.js';
 import type * as ClientModule from '../src/runtime/client.js';
+import { selfSignedCertificate } from '../src/runtime/tls.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -21,6 +23,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '3' },
     client: { type: 'string', default: 'src/runtime/client.ts' },
     serve: { type: 'boolean', default: false },
+    https: { type: 'boolean', default: false },
   },
 });
 
@@ -64,7 +67,8 @@ if (args.serve) {
     ).join(''),
   );
   const answer = Buffer.from(JSON.stringify(machine(1)));
-  const server = http.createServer((req, res) => {
+  const pems = args.https ? await selfSignedCertificate('client-cpu') : undefined;
+  const serve: http.RequestListener = (req, res) => {
     if (req.url?.includes('watch=true')) {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       let at = 0;
@@ -83,22 +87,36 @@ if (args.serve) {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': answer.length });
       res.end(answer);
     });
-  });
+  };
+  const server = pems ? https.createServer({ key: pems.key, cert: pems.cert }, serve) : http.createServer(serve);
   server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => process.send?.((server.address() as AddressInfo).port));
+  server.listen(0, '127.0.0.1', () => process.send?.({ port: (server.address() as AddressInfo).port, ca: pems?.cert }));
 } else {
   await main();
 }
 
 async function main(): Promise<void> {
-  const child = fork(new URL(import.meta.url).pathname, ['--serve', '--events', args.events!, '--chunk', args.chunk!], {
-    execArgv: process.execArgv,
-  });
-  const port = await new Promise<number>((res) => child.once('message', (m) => res(m as number)));
+  const child = fork(
+    new URL(import.meta.url).pathname,
+    ['--serve', '--events', args.events!, '--chunk', args.chunk!, ...(args.https ? ['--https'] : [])],
+    {
+      execArgv: process.execArgv,
+    },
+  );
+  const { port, ca } = await new Promise<{ port: number; ca?: string }>((res) =>
+    child.once('message', (m) => res(m as { port: number; ca?: string })),
+  );
   const mod = (await import(pathToFileURL(resolve(args.client!)).href)) as typeof ClientModule;
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: false }],
+    clusters: [
+      {
+        name: 'c',
+        server: `${ca ? 'https' : 'http'}://127.0.0.1:${port}`,
+        skipTLSVerify: false,
+        ...(ca ? { caData: Buffer.from(ca).toString('base64') } : {}),
+      },
+    ],
     users: [{ name: 'u', token: 'bench-token' }],
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
@@ -109,7 +127,7 @@ async function main(): Promise<void> {
   const conc = Number(args.concurrency);
   const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000;
   console.log(
-    `client ${args.client}: ${n} requests (${conc} in flight, get + patch alternating), ${args.events} watch events in ${args.chunk}-byte chunks`,
+    `client ${args.client}${ca ? ' (https)' : ''}: ${n} requests (${conc} in flight, get + patch alternating), ${args.events} watch events in ${args.chunk}-byte chunks`,
   );
   for (let run = 0; run < Number(args.runs); run++) {
     let c0 = process.cpuUsage();
