@@ -47,7 +47,7 @@ export interface PlanStance {
   mayStart: boolean;
   mode: Mode;
   /** The MachineUpdates the targets count: soaking machines in flight unless the plan stops. */
-  rolloutMus: Map<string, MachineUpdate>;
+  rolloutMus: ReadonlyMap<string, MachineUpdate>;
   /** The snapshot's machines by name. */
   machineByName: ReadonlyMap<string, KubeObject>;
 }

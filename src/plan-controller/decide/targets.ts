@@ -4,6 +4,7 @@
 import type { KubeObject, MachineUpdate, TargetKind } from '../../api/index.js';
 import { Annotations, Labels, MessageBudget, Reasons, UpdatePhase, boundMessage } from '../../api/index.js';
 import { cpReplicas, isDeleting, mdReplicas, nameOf } from '../../api/capi/index.js';
+import { OverlayMap } from '../gates.js';
 import { labelValue } from '../names.js';
 import type { PlanSnapshot } from '../scope.js';
 import { nameList } from '../status.js';
@@ -86,7 +87,9 @@ function groupTargetMus(s: PlanStance, memo?: DecideMemo): Map<string, MachineUp
     for (const [key, list] of targetMus) list.forEach((mu, i) => where.set(mu.spec.machineRef.name, [key, i]));
     // The soak gate's substitutes (held, failed): read again next time, whether or not their update changed.
     const subst = new Set<string>();
-    if (s.rolloutMus !== s.mus) for (const [n, mu] of s.rolloutMus) if (s.mus.get(n) !== mu) subst.add(n);
+    // The soak gate's overlay names them (every override is a new object); any other map is compared in full.
+    if (s.rolloutMus instanceof OverlayMap && s.rolloutMus.base === s.mus) for (const n of s.rolloutMus.overrides.keys()) subst.add(n);
+    else if (s.rolloutMus !== s.mus) for (const [n, mu] of s.rolloutMus) if (s.mus.get(n) !== mu) subst.add(n);
     memo.targetMus = { own: s.mus, lists: targetMus, where, subst };
   }
   return targetMus;
