@@ -142,8 +142,13 @@ export class DecideMemo {
   mdByName: Map<string, KubeObject> | undefined;
   /** The last decision counted every update under its own target. */
   lastCrossFree: boolean | undefined;
-  /** The last decision's machines at target, joined. */
-  lastAtTarget: string | undefined;
+  /** The last decision's machines at target (its scope's set, as counted). */
+  lastAtTarget: ReadonlySet<string> | undefined;
+  /**
+   * The targets whose machines joined or left the at-target set since the last decision (set by evaluateTargets; no
+   * fast path for them); undefined: every target.
+   */
+  atDirty: ReadonlySet<string> | undefined;
   readonly stats: MemoStats = { targetHits: 0, targetMisses: 0, upgradeHits: 0, upgradeMisses: 0 };
 }
 
