@@ -167,14 +167,9 @@ export function sameRefs<T>(a: readonly T[], b: readonly T[]): boolean {
 export function machineIndex(machines: readonly KubeObject[], memo?: DecideMemo): ReadonlyMap<string, KubeObject> {
   const prev = memo?.byName;
   if (prev && prev.machines.length === machines.length) {
-    let same = true;
-    const changed: number[] = [];
-    for (let i = 0; i < machines.length && same; i++)
-      if (machines[i] !== prev.machines[i]) {
-        if (machines[i]!.metadata.name !== prev.machines[i]!.metadata.name) same = false;
-        else changed.push(i);
-      }
-    if (same) {
+    // Same length: changedAt's positions are machines replaced in place (names moved: undefined, rebuilt).
+    const changed = machinesChangedAt(memo!, prev.machines, machines);
+    if (changed) {
       for (const i of changed) prev.map.set(machines[i]!.metadata.name ?? '', machines[i]!);
       memo!.byName = { machines, map: prev.map };
       return prev.map;
@@ -213,6 +208,16 @@ export function machinesChangedAt(
 ): readonly number[] | undefined {
   const d = memo.delta;
   return d && d.baseMachines === prev && d.nextMachines === next ? d.machines : changedAt(prev, next);
+}
+
+/** changedAt(prev, next) of two MachineUpdate lists, from this decision's delta when it compared the same two lists. */
+export function musChangedAt(
+  memo: DecideMemo,
+  prev: readonly MachineUpdate[],
+  next: readonly MachineUpdate[],
+): readonly number[] | undefined {
+  const d = memo.delta;
+  return d && d.baseMus === prev && memo.soakLast?.mus === next ? d.mus : changedAt(prev, next);
 }
 
 /**
@@ -263,7 +268,7 @@ export function soakCandidates(
  */
 export function ownUpdates(mus: readonly MachineUpdate[], planName: string, memo?: DecideMemo): Map<string, MachineUpdate> {
   const last = memo?.own;
-  const at = last && last.planName === planName ? changedAt(last.mus, mus) : undefined;
+  const at = last && last.planName === planName ? musChangedAt(memo!, last.mus, mus) : undefined;
   if (at) {
     const { map, from } = last!;
     let patched = true;
