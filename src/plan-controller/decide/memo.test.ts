@@ -6,7 +6,7 @@ import type { PlanDecision } from '../decide.js';
 import { labelValue, machineUpdateName } from '../names.js';
 import { kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../testkit.js';
 import { deepFreeze } from '../../runtime/pure/freeze.js';
-import { ownUpdates } from './memo.js';
+import { machineIndex, ownUpdates, soakCandidates } from './memo.js';
 import { AtTargetMemo, machinesAtTarget } from '../at-target.js';
 import { ownMachineUpdates, type OwnFilterMemo } from '../scope.js';
 import { machine } from '../testkit.js';
@@ -707,5 +707,28 @@ describe('decision memo (decide/memo.ts)', () => {
     // Another plan (a recreated one: same name, another uid) filters afresh.
     const other = { ...mine, metadata: { ...mine.metadata, uid: 'uid-0' } };
     expect(ownMachineUpdates(g, other, memo)).to.deep.equal(ownMachineUpdates(g, other));
+  });
+  it("takes a pass's changed positions from the soak gate's scan only when it compared the same two lists", () => {
+    const ms = deepFreeze(Array.from({ length: 4 }, (_, i) => machine(`md-${i}`, { md: 'cluster1-md-0' })));
+    const mus = deepFreeze([mu('md-0', 'updating', { target: 'cluster1-md-0' }), mu('md-1', 'updating', { target: 'cluster1-md-0' })]);
+    const memo = new DecideMemo();
+    soakCandidates(memo, 'k', mus, ms);
+    ownUpdates(mus, 'p1', memo);
+    machineIndex(ms, memo);
+    // Next lists: one update and one machine replaced in place; the soak gate's scan records them (memo.delta).
+    const mus2 = deepFreeze([mus[0]!, mu('md-1', 'updated', { target: 'cluster1-md-0' })]);
+    const ms2 = deepFreeze([ms[0]!, ms[1]!, machine('md-2', { md: 'cluster1-md-0', version: 'v9' }), ms[3]!]);
+    soakCandidates(memo, 'k', mus2, ms2);
+    expect(memo.delta?.mus).to.deep.equal([1]);
+    expect(memo.delta?.machines).to.deep.equal([2]);
+    expect(ownUpdates(mus2, 'p1', memo).get('md-1')).to.equal(mus2[1]);
+    expect(machineIndex(ms2, memo).get('md-2')).to.equal(ms2[2]);
+    // Other lists than the scan compared (a caller in between, or a decision without the scan): scanned afresh, the
+    // delta (positions 1 and 2 of other lists) not trusted.
+    const mus3 = deepFreeze([mu('md-0', 'updated', { target: 'cluster1-md-0' }), mus2[1]!]);
+    const ms3 = deepFreeze([machine('md-0', { md: 'cluster1-md-0', version: 'v9' }), ...ms2.slice(1)]);
+    expect(ownUpdates(mus3, 'p1', memo).get('md-0')).to.equal(mus3[0]);
+    expect(machineIndex(ms3, memo).get('md-0')).to.equal(ms3[0]);
+    expect([...ownUpdates(mus3, 'p1', memo)]).to.deep.equal([...ownUpdates(mus3, 'p1')]);
   });
 });
