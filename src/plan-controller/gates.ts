@@ -402,13 +402,14 @@ export function soakGate(
  * A map read as `base` with some of its keys' values replaced (the same keys in the same order as a copy of `base` with
  * those values set). `base` must not change while this is read; only keys of `base` may be overridden.
  */
-export class OverlayMap<K, V> implements ReadonlyMap<K, V> {
+export class OverlayMap<K, V extends object> implements ReadonlyMap<K, V> {
   private readonly over = new Map<K, V>();
   constructor(readonly base: ReadonlyMap<K, V>) {}
 
   /** Replaces the value of `key`, a key of `base` (another key would break the order and size a copy keeps). */
   override(key: K, value: V): void {
     if (!this.base.has(key)) throw new Error('OverlayMap: only keys of the base map can be overridden');
+    if (value === undefined || value === null) throw new Error('OverlayMap: a value is required');
     this.over.set(key, value);
   }
 
@@ -422,7 +423,8 @@ export class OverlayMap<K, V> implements ReadonlyMap<K, V> {
   }
 
   get(key: K): V | undefined {
-    return this.over.has(key) ? this.over.get(key) : this.base.get(key);
+    // One lookup in the few overrides (values are never undefined: override() takes only keys of base's values).
+    return (this.over.size > 0 ? this.over.get(key) : undefined) ?? this.base.get(key);
   }
 
   has(key: K): boolean {
@@ -430,7 +432,7 @@ export class OverlayMap<K, V> implements ReadonlyMap<K, V> {
   }
 
   *entries(): MapIterator<[K, V]> {
-    for (const [k, v] of this.base) yield [k, this.over.has(k) ? this.over.get(k)! : v];
+    for (const [k, v] of this.base) yield [k, this.over.get(k) ?? v];
   }
 
   keys(): MapIterator<K> {
