@@ -731,4 +731,48 @@ describe('decision memo (decide/memo.ts)', () => {
     expect(machineIndex(ms3, memo).get('md-0')).to.equal(ms3[0]);
     expect([...ownUpdates(mus3, 'p1', memo)]).to.deep.equal([...ownUpdates(mus3, 'p1')]);
   });
+  it('reports an updater that stops or starts reporting as a fresh decision does, notes kept per update', () => {
+    const mdNames = ['cluster1-md-0', 'cluster1-md-1'];
+    const p = plan({ ...started, mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] });
+    p.metadata!.uid = 'uid-1';
+    let w: World = {
+      plan: deepFreeze(p),
+      mds: mdNames.map((n) => deepFreeze(md(n, { replicas: 3, maxUnavailable: 1 }))),
+      machines: deepFreeze([...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }), ...mdNames.flatMap((n) => machines(n, 3, { md: n }))]),
+      mus: [],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    const ready = (d: PlanDecision): string => d.status.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
+    // The control plane's updates, then the first machine of each MachineDeployment in flight.
+    for (let i = 0; i < 6 && !w.mus.some((x) => x.status?.updateStatus === 'updating'); i++) {
+      w = apply(w, check(w, memo, `start ${i}`));
+      w = { ...w, clock: w.clock + MIN };
+    }
+    const inFlight = w.mus.filter((x) => x.status?.updateStatus === 'updating').map(nameOfMu);
+    expect(inFlight.length).to.be.greaterThan(0);
+    const stuck = inFlight[0]!;
+    const notReporting = (on: boolean) => (x: MachineUpdate) => {
+      const conditions = (x.status?.conditions ?? []).filter((c) => c.type !== 'InPlaceUpdate');
+      if (on)
+        conditions.push({
+          type: 'InPlaceUpdate',
+          status: 'True',
+          reason: 'UpdaterNotReporting',
+          message: 'no updater has reported',
+          lastTransitionTime: at(w.clock),
+        });
+      x.status = { ...x.status, conditions } as MachineUpdate['status'];
+    };
+    // Nothing to note: the memo's last answer had no notes.
+    expect(ready(check(w, memo, 'reporting'))).to.not.include('no updater has reported');
+    // One updater stops reporting (its update a new object in place): the memo'd decision must see it.
+    w = { ...w, mus: change(w.mus, machineUpdateName('p1', stuck), notReporting(true)), clock: w.clock + 1000 };
+    expect(ready(check(w, memo, 'stopped reporting'))).to.include('no updater has reported');
+    w = { ...w, clock: w.clock + 1000 };
+    expect(ready(check(w, memo, 'still not reporting'))).to.include('no updater has reported');
+    // It reports again: the note goes.
+    w = { ...w, mus: change(w.mus, machineUpdateName('p1', stuck), notReporting(false)), clock: w.clock + 1000 };
+    expect(ready(check(w, memo, 'reporting again'))).to.not.include('no updater has reported');
+  });
 });

@@ -136,6 +136,13 @@ export class DecideMemo {
   cross: Set<string> | undefined;
   /** The "updater not reporting" note of a MachineUpdate object, or null (weak). */
   readonly unreported = new WeakMap<MachineUpdate, string | null>();
+  /**
+   * The names ownUpdates set in its map (memo.own) since the "not reporting" notes were last read (plan-status.ts
+   * memoUnreported); undefined when the map was rebuilt since.
+   */
+  ownTouched: Set<string> | undefined;
+  /** memoUnreported's last map and the names whose update had a note then. */
+  unreportedLast: { map: ReadonlyMap<string, MachineUpdate>; withNote: Set<string> } | undefined;
   /** This decision may take memoEvalTarget's fast path (set by evaluateTargets). */
   fast = false;
   /** This decision's MachineDeployments by name (set by evaluateTargets). */
@@ -287,6 +294,7 @@ export function ownUpdates(mus: readonly MachineUpdate[], planName: string, memo
       if ((from.get(name) ?? -1) > i) continue;
       map.set(name, mu);
       from.set(name, i);
+      memo!.ownTouched?.add(name);
     }
     if (patched) {
       memo!.own = { planName, mus, map, from };
@@ -300,6 +308,9 @@ export function ownUpdates(mus: readonly MachineUpdate[], planName: string, memo
     map.set(mu.spec.machineRef.name, mu);
     from.set(mu.spec.machineRef.name, i);
   });
-  if (memo) memo.own = { planName, mus, map, from };
+  if (memo) {
+    memo.own = { planName, mus, map, from };
+    memo.ownTouched = undefined;
+  }
   return map;
 }
