@@ -62,12 +62,11 @@ export function decideStance(snap: PlanSnapshot, memo?: DecideMemo): PlanStance 
   const terminal = isTerminal(prev.updateStatus);
   const soakKey = memo ? JSON.stringify([plan.metadata?.uid, generation, planName, prev.gateFailures ?? []]) : '';
   if (memo) memo.delta = memo.soakRead = undefined;
-  // First: its scan of the updates and machines against the last decision's (memo.delta) serves the passes below.
+  // First: its scan of the lists against the last decision's (memo.delta) serves ownUpdates and machineIndex.
   const only = memo && generation !== undefined ? soakCandidates(memo, soakKey, snap.machineUpdates, snap.machines) : undefined;
   const mus = ownUpdates(snap.machineUpdates, planName, memo);
   const win = windowGate(plan, now);
-  // One name index of the cluster's machines per decision (the soak gate and the aborts read it).
-  const machineByName = machineIndex(snap.machines, memo);
+  const machineByName = machineIndex(snap.machines, memo); // one name index per decision (the soak gate, the aborts)
   const soak = soakGate(plan, mus, snap.machines, now, machineByName, memo, only);
   const alerts = alertGate(plan, snap.alerts, now);
   const startedBefore = !!prev.startTime || mus.size > 0;
