@@ -775,4 +775,35 @@ describe('decision memo (decide/memo.ts)', () => {
     w = { ...w, mus: change(w.mus, machineUpdateName('p1', stuck), notReporting(false)), clock: w.clock + 1000 };
     expect(ready(check(w, memo, 'reporting again'))).to.not.include('no updater has reported');
   });
+  it("takes the soak gate's changed updates from the ownership filter only when it patched the last decision's list into this one", () => {
+    const p = plan({ cp: null, mds: [target('cluster1-md-0', 2)] });
+    p.metadata!.uid = 'uid-1';
+    const mine = p as typeof p & KubeObject;
+    const m = (machineName: string, status: 'updating' | 'updated' = 'updating'): MachineUpdate => {
+      const x = mu(machineName, status, { target: 'cluster1-md-0' });
+      x.metadata!.ownerReferences = [{ apiVersion: 'x', kind: 'InPlaceUpdatePlan', name: 'p1', uid: 'uid-1', controller: true }];
+      return deepFreeze(x);
+    };
+    const ms = deepFreeze([machine('md-0', { md: 'cluster1-md-0' }), machine('md-1', { md: 'cluster1-md-0' })]);
+    const memo = new DecideMemo();
+    const a = [m('md-0'), m('md-1')];
+    soakCandidates(memo, 'k', ownMachineUpdates(a, mine, memo.ownFilter), ms);
+    // Two filters between two decisions: the last one patched from a list the soak gate never saw.
+    const b = [m('md-0', 'updated'), a[1]!];
+    ownMachineUpdates(b, mine, memo.ownFilter);
+    const c = [b[0]!, m('md-1', 'updated')];
+    soakCandidates(memo, 'k', ownMachineUpdates(c, mine, memo.ownFilter), ms);
+    expect(memo.delta?.mus).to.deep.equal([0, 1]);
+    // One filter: its positions serve.
+    const d = [m('md-0'), c[1]!];
+    const outD = ownMachineUpdates(d, mine, memo.ownFilter);
+    soakCandidates(memo, 'k', outD, ms);
+    expect(memo.delta?.mus).to.deep.equal([0]);
+    // A list other than the filter's answer (a caller's own): scanned.
+    const e = [d[0]!, m('md-1')];
+    ownMachineUpdates(e, mine, memo.ownFilter);
+    const own = [m('md-0', 'updated'), e[1]!];
+    soakCandidates(memo, 'k', own, ms);
+    expect(memo.delta?.mus).to.deep.equal([0, 1]);
+  });
 });

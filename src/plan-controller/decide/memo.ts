@@ -240,7 +240,10 @@ export function soakCandidates(
 ): string[] | undefined {
   const last = memo.soakLast;
   memo.delta = undefined;
-  const musChanged = last && last.key === key ? changedAt(last.mus, mus) : undefined;
+  // The ownership filter (scope.ts) patched this list from the last decision's: its positions, no scan of the updates.
+  const f = memo.ownFilter.last;
+  const musChanged =
+    last && last.key === key ? (f?.changed && f.out === mus && f.base === last.mus ? [...f.changed] : changedAt(last.mus, mus)) : undefined;
   const machinesChanged = musChanged && changedAt(last!.machines, machines);
   if (!musChanged || !machinesChanged) {
     // Read them all; the position of each machine's first update, for the next decisions' order.
