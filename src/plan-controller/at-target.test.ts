@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../api/index.js';
 import { PlanEventReasons, Reasons } from '../api/index.js';
-import { AtTargetMemo, machinesAtTarget } from './at-target.js';
+import { AtTargetMemo, machinesAtTarget, referencedKinds } from './at-target.js';
 import { decidePlan } from './decide.js';
 import { NOW, cpDone, machine, md, mu, plan, snapshot, target, versionUpdater } from './testkit.js';
 
@@ -32,6 +32,20 @@ const infra = (name: string, image: string): KubeObject => ({
 });
 
 describe('plan-controller machines at target', () => {
+  describe('referencedKinds', () => {
+    it("names the kinds of the machines' references only where the plan's values live there", () => {
+      const ms = mdAt(3, 0).map(withInfra);
+      // One reference per kind (the lookup needs the kind's store, not the object).
+      const ref = { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DevMachine', name: 'cluster1-md-0-2-infra' };
+      expect(referencedKinds(plan({ cp: null, mds: [target('cluster1-md-0', 2, [infraUpdater])] }), ms)).to.deep.equal([ref]);
+      expect(referencedKinds(plan({ cp: null, mds: [target('cluster1-md-0', 2, [versionUpdater(), infraUpdater])] }), ms)).to.deep.equal([
+        ref,
+      ]);
+      // Values on the Machine only: nothing else to read.
+      expect(referencedKinds(plan({ cp: null, mds: [target('cluster1-md-0', 2)] }), ms)).to.deep.equal([]);
+      expect(referencedKinds(plan({ cp: null, mds: [target('cluster1-md-0', 2, [infraUpdater])] }), mdAt(2, 0))).to.deep.equal([]);
+    });
+  });
   describe('machinesAtTarget', () => {
     it('names the machines whose objects carry every value of their target', () => {
       const p = plan({ cp: null, mds: [target('cluster1-md-0', 2)] });

@@ -59,6 +59,8 @@ export function machineAtTarget(
 export function referencedKinds(plan: InPlaceUpdatePlan, machines: readonly KubeObject[]): ContractRef[] {
   const sels = new Set<string>();
   for (const t of targetsOf(plan)) for (const sel of targetValues(t.target?.updaters)?.keys() ?? []) sels.add(sel);
+  // Values on the Machine only (a version rollout): no reference to read, no pass over every machine per reconcile.
+  if (!sels.has('InfraMachine') && !sels.has('BootstrapConfig')) return [];
   const kinds = new Map<string, ContractRef>();
   for (const m of machines) {
     for (const ref of [

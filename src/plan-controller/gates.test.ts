@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import type { InPlaceUpdatePlan } from '../api/index.js';
+import type { InPlaceUpdatePlan, MachineUpdate } from '../api/index.js';
 import { PlanEventReasons, Reasons } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
 import type { PlanSnapshot } from './scope.js';
 import { decidePlan } from './decide.js';
-import { BOOT_ID_BEFORE_ANNOTATION, sameKubeletVersion } from './gates.js';
+import { BOOT_ID_BEFORE_ANNOTATION, OverlayMap, sameKubeletVersion, soakGate } from './gates.js';
 import type { SnapOpts } from './testkit.js';
 import { machine, mdMachines, mdOnly, mu, plan, snapshot, started } from './testkit.js';
 
@@ -431,5 +431,50 @@ describe('plan-controller verification: the kubelet version', () => {
     expect(sameKubeletVersion('v1.30.10', 'v1.30.1')).to.equal(false);
     expect(sameKubeletVersion('v1.30.1-rc.1', 'v1.30.1')).to.equal(false);
     expect(sameKubeletVersion(undefined, 'v1.30.1')).to.equal(false);
+  });
+});
+
+describe('plan-controller soak gate view (OverlayMap)', () => {
+  it('reads as a copy of the update map with the held and failed updates replaced, and leaves the plan map as it was', () => {
+    const p = plan(started);
+    p.spec.soak = '10m';
+    p.spec.verification = { mode: 'Disabled' } as NonNullable<InPlaceUpdatePlan['spec']['verification']>;
+    const names = ['m-a', 'm-b', 'm-c', 'm-d'];
+    const list = [mu('m-a', 'updated'), mu('m-b', 'updating'), mu('m-c', 'updated'), mu('m-d', 'updated')];
+    // m-a completed a minute ago (soaking: held), m-c an hour ago (passed), m-d a minute ago on an unhealthy machine.
+    const done = ['2026-01-01T00:09:00Z', undefined, '2026-01-01T00:00:00Z', '2026-01-01T00:09:00Z'];
+    list.forEach((u, i) => {
+      if (done[i]) u.status = { ...u.status, completionTime: done[i] } as MachineUpdate['status'];
+    });
+    const ms = names.map((n) => machine(n, { md: 'cluster1-md-0' }));
+    (ms[3]!['status'] as Record<string, unknown>) = { conditions: [{ type: 'Ready', status: 'False', reason: 'Down' }] };
+    const mus = new Map(list.map((u) => [u.spec.machineRef.name, u]));
+    const view = soakGate(p, mus, ms, new Date('2026-01-01T00:10:00Z'));
+    expect(view.mus).to.be.instanceOf(OverlayMap);
+    expect((view.mus as OverlayMap<string, MachineUpdate>).overrides.size).to.equal(2);
+    // What the copy (new Map(mus) with the two set) held: same keys, order, size and values.
+    const copy = new Map(mus);
+    copy.set('m-a', view.mus.get('m-a')!);
+    copy.set('m-d', view.mus.get('m-d')!);
+    expect([...view.mus]).to.deep.equal([...copy]);
+    expect([...view.mus.keys()]).to.deep.equal(names);
+    expect([...view.mus.values()]).to.deep.equal([...copy.values()]);
+    expect(view.mus.size).to.equal(4);
+    const seen: string[] = [];
+    view.mus.forEach((v, k) => seen.push(`${k}=${v.status?.updateStatus}`));
+    expect(seen).to.deep.equal(['m-a=updating', 'm-b=updating', 'm-c=updated', 'm-d=failed']);
+    expect(view.mus.get('m-c')).to.equal(mus.get('m-c'));
+    expect(view.mus.has('m-x')).to.equal(false);
+    expect(view.mus.get('m-x')).to.equal(undefined);
+    // The plan's own map is not changed (the aborts and labels read it as the records say).
+    expect(mus.get('m-a')!.status?.updateStatus).to.equal('updated');
+    expect(mus.get('m-d')!.status?.updateStatus).to.equal('updated');
+    expect(() => (view.mus as OverlayMap<string, MachineUpdate>).override('m-x', list[0]!)).to.throw(/only keys/);
+  });
+
+  it('is the plan map itself when nothing is held or failed', () => {
+    const p = plan(started);
+    const mus = new Map([['m-b', mu('m-b', 'updating')]]);
+    expect(soakGate(p, mus, [machine('m-b', { md: 'cluster1-md-0' })], new Date('2026-01-01T00:10:00Z')).mus).to.equal(mus);
   });
 });

@@ -122,7 +122,7 @@ export interface SoakView {
   /** Problems with spec.soak (empty when valid or unset). */
   problems: string[];
   /** The MachineUpdates as the rollout counts them: soaking ones in flight, failed soaks failed. */
-  mus: Map<string, MachineUpdate>;
+  mus: ReadonlyMap<string, MachineUpdate>;
   /** Machine name to "machine m soaking 3m/10m", per target key (kind/name). */
   soaking: Map<string, string[]>;
   /** Every soak failure: the recorded ones and those seen now (status.gateFailures). */
@@ -299,19 +299,17 @@ export function soakGate(
   const failed = new Map(recorded.map((f) => [f.machine, f.message]));
   const view: SoakView = {
     problems,
-    mus: mus as Map<string, MachineUpdate>,
+    mus,
     soaking: new Map(),
     failures: [...recorded],
     holding: new Set(),
   };
-  // Copied on the first change only: most reconciles hold and fail nothing, and the copy was O(machines) each time.
-  let copied = false;
+  // The held and failed ones over the plan's map, not a copy of it: some machine verifies or soaks on most reconciles
+  // of a busy rollout, and a copy of every update per such reconcile was O(machines) (~1.5 ms at 30,003 machines).
+  let over: OverlayMap<string, MachineUpdate> | undefined;
   const setMu = (name: string, m: MachineUpdate): void => {
-    if (!copied) {
-      view.mus = new Map(mus);
-      copied = true;
-    }
-    view.mus.set(name, m);
+    if (!over) view.mus = over = new OverlayMap(mus);
+    over.override(name, m);
   };
   const byName = machineByName ?? new Map(machines.map((m) => [m.metadata.name ?? '', m]));
   const hold = (mu: MachineUpdate, note: string, until: Date, gate: GateName): void => {
@@ -398,6 +396,60 @@ export function soakGate(
   }
   if (memo) memo.soakOpen = open!;
   return view;
+}
+
+/**
+ * A map read as `base` with some of its keys' values replaced (the same keys in the same order as a copy of `base` with
+ * those values set). `base` must not change while this is read; only keys of `base` may be overridden.
+ */
+export class OverlayMap<K, V extends object> implements ReadonlyMap<K, V> {
+  private readonly over = new Map<K, V>();
+  constructor(readonly base: ReadonlyMap<K, V>) {}
+
+  /** Replaces the value of `key`, a key of `base` (another key would break the order and size a copy keeps). */
+  override(key: K, value: V): void {
+    if (!this.base.has(key)) throw new Error('OverlayMap: only keys of the base map can be overridden');
+    if (value === undefined || value === null) throw new Error('OverlayMap: a value is required');
+    this.over.set(key, value);
+  }
+
+  /** The keys whose value is replaced, with their values. */
+  get overrides(): ReadonlyMap<K, V> {
+    return this.over;
+  }
+
+  get size(): number {
+    return this.base.size;
+  }
+
+  get(key: K): V | undefined {
+    // One lookup in the few overrides (values are never undefined: override() takes only keys of base's values).
+    return (this.over.size > 0 ? this.over.get(key) : undefined) ?? this.base.get(key);
+  }
+
+  has(key: K): boolean {
+    return this.base.has(key);
+  }
+
+  *entries(): MapIterator<[K, V]> {
+    for (const [k, v] of this.base) yield [k, this.over.get(k) ?? v];
+  }
+
+  keys(): MapIterator<K> {
+    return this.base.keys();
+  }
+
+  *values(): MapIterator<V> {
+    for (const [, v] of this.entries()) yield v;
+  }
+
+  [Symbol.iterator](): MapIterator<[K, V]> {
+    return this.entries();
+  }
+
+  forEach(fn: (value: V, key: K, map: ReadonlyMap<K, V>) => void, thisArg?: unknown): void {
+    for (const [k, v] of this.entries()) fn.call(thisArg, v, k, this);
+  }
 }
 
 /** A copy of `mu` whose status the rollout reads differently (never written back). */

@@ -165,7 +165,16 @@ async function lookupTemplate(reader: ScopeReader, ns: string, ref: TemplateRef)
 
 /** ownMachineUpdates' last input and answer for one plan, with each input position's place in the answer (-1: not kept). */
 export interface OwnFilterMemo {
-  last?: { name: string; uid: string; input: readonly MachineUpdate[]; out: readonly MachineUpdate[]; at: Int32Array };
+  last?: {
+    name: string;
+    uid: string;
+    input: readonly MachineUpdate[];
+    out: readonly MachineUpdate[];
+    at: Int32Array;
+    /** When `out` was patched from `base` (the answer before): the positions in `out` holding new objects, ascending. */
+    base?: readonly MachineUpdate[];
+    changed?: readonly number[];
+  };
 }
 
 /**
@@ -188,9 +197,10 @@ export function ownMachineUpdates(
   const changed = last && last.name === name && last.uid === uid ? changedAt(last.input, list) : undefined;
   if (changed) {
     if (changed.length === 0) {
-      memo.last = { ...last!, input: list };
+      memo.last = { ...last!, input: list, base: last!.out, changed: [] };
       return last!.out as MachineUpdate[];
     }
+    const outChanged: number[] = [];
     const out = [...last!.out];
     const at = new Int32Array(list.length);
     at.set(last!.at);
@@ -203,14 +213,15 @@ export function ownMachineUpdates(
           patched = false;
           break;
         }
+        if (keep) outChanged.push(at[i]!);
         if (keep) out[at[i]!] = list[i]!;
       } else if (keep) {
         at[i] = out.length;
-        out.push(list[i]!);
+        outChanged.push(out.push(list[i]!) - 1);
       } else at[i] = -1;
     }
     if (patched) {
-      memo.last = { name, uid, input: list, out: Object.freeze(out), at };
+      memo.last = { name, uid, input: list, out: Object.freeze(out), at, base: last!.out, changed: outChanged };
       return out;
     }
   }

@@ -5,7 +5,7 @@ import { Labels, MessageBudget, UpdateStatus, summarizeList } from '../../api/in
 import { controlPlaneNameOf, deploymentNameOf, nameOf } from '../../api/capi/index.js';
 import type { MachineState, TargetScope } from './types.js';
 import type { DecideMemo } from './memo.js';
-import { changedAt, sameRefs } from './memo.js';
+import { machinesChangedAt, sameRefs } from './memo.js';
 
 /** Orders names bytewise (the same order on every machine, whatever the locale). */
 export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -77,7 +77,7 @@ function patchGroups(memo: DecideMemo, clusterName: string, machines: readonly K
   const prev = memo.byTarget;
   if (!prev || prev.cluster !== clusterName || prev.machines.length !== machines.length) return undefined;
   // Same length: changedAt's positions are machines replaced in place (a removal or a move gives undefined).
-  const changed = changedAt(prev.machines, machines);
+  const changed = machinesChangedAt(memo, prev.machines, machines);
   if (!changed) return undefined;
   const copies = new Map<string, KubeObject[]>();
   for (const i of changed) {

@@ -6,7 +6,7 @@ import type { PlanDecision } from '../decide.js';
 import { labelValue, machineUpdateName } from '../names.js';
 import { kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../testkit.js';
 import { deepFreeze } from '../../runtime/pure/freeze.js';
-import { ownUpdates } from './memo.js';
+import { machineIndex, ownUpdates, soakCandidates } from './memo.js';
 import { AtTargetMemo, machinesAtTarget } from '../at-target.js';
 import { ownMachineUpdates, type OwnFilterMemo } from '../scope.js';
 import { machine } from '../testkit.js';
@@ -707,5 +707,103 @@ describe('decision memo (decide/memo.ts)', () => {
     // Another plan (a recreated one: same name, another uid) filters afresh.
     const other = { ...mine, metadata: { ...mine.metadata, uid: 'uid-0' } };
     expect(ownMachineUpdates(g, other, memo)).to.deep.equal(ownMachineUpdates(g, other));
+  });
+  it("takes a pass's changed positions from the soak gate's scan only when it compared the same two lists", () => {
+    const ms = deepFreeze(Array.from({ length: 4 }, (_, i) => machine(`md-${i}`, { md: 'cluster1-md-0' })));
+    const mus = deepFreeze([mu('md-0', 'updating', { target: 'cluster1-md-0' }), mu('md-1', 'updating', { target: 'cluster1-md-0' })]);
+    const memo = new DecideMemo();
+    soakCandidates(memo, 'k', mus, ms);
+    ownUpdates(mus, 'p1', memo);
+    machineIndex(ms, memo);
+    // Next lists: one update and one machine replaced in place; the soak gate's scan records them (memo.delta).
+    const mus2 = deepFreeze([mus[0]!, mu('md-1', 'updated', { target: 'cluster1-md-0' })]);
+    const ms2 = deepFreeze([ms[0]!, ms[1]!, machine('md-2', { md: 'cluster1-md-0', version: 'v9' }), ms[3]!]);
+    soakCandidates(memo, 'k', mus2, ms2);
+    expect(memo.delta?.mus).to.deep.equal([1]);
+    expect(memo.delta?.machines).to.deep.equal([2]);
+    expect(ownUpdates(mus2, 'p1', memo).get('md-1')).to.equal(mus2[1]);
+    expect(machineIndex(ms2, memo).get('md-2')).to.equal(ms2[2]);
+    // Other lists than the scan compared (a caller in between, or a decision without the scan): scanned afresh, the
+    // delta (positions 1 and 2 of other lists) not trusted.
+    const mus3 = deepFreeze([mu('md-0', 'updated', { target: 'cluster1-md-0' }), mus2[1]!]);
+    const ms3 = deepFreeze([machine('md-0', { md: 'cluster1-md-0', version: 'v9' }), ...ms2.slice(1)]);
+    expect(ownUpdates(mus3, 'p1', memo).get('md-0')).to.equal(mus3[0]);
+    expect(machineIndex(ms3, memo).get('md-0')).to.equal(ms3[0]);
+    expect([...ownUpdates(mus3, 'p1', memo)]).to.deep.equal([...ownUpdates(mus3, 'p1')]);
+  });
+  it('reports an updater that stops or starts reporting as a fresh decision does, notes kept per update', () => {
+    const mdNames = ['cluster1-md-0', 'cluster1-md-1'];
+    const p = plan({ ...started, mds: [target('cluster1-md-0', 2), target('cluster1-md-1', 2)] });
+    p.metadata!.uid = 'uid-1';
+    let w: World = {
+      plan: deepFreeze(p),
+      mds: mdNames.map((n) => deepFreeze(md(n, { replicas: 3, maxUnavailable: 1 }))),
+      machines: deepFreeze([...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }), ...mdNames.flatMap((n) => machines(n, 3, { md: n }))]),
+      mus: [],
+      clock: 0,
+    };
+    const memo = new DecideMemo();
+    const ready = (d: PlanDecision): string => d.status.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
+    // The control plane's updates, then the first machine of each MachineDeployment in flight.
+    for (let i = 0; i < 6 && !w.mus.some((x) => x.status?.updateStatus === 'updating'); i++) {
+      w = apply(w, check(w, memo, `start ${i}`));
+      w = { ...w, clock: w.clock + MIN };
+    }
+    const inFlight = w.mus.filter((x) => x.status?.updateStatus === 'updating').map(nameOfMu);
+    expect(inFlight.length).to.be.greaterThan(0);
+    const stuck = inFlight[0]!;
+    const notReporting = (on: boolean) => (x: MachineUpdate) => {
+      const conditions = (x.status?.conditions ?? []).filter((c) => c.type !== 'InPlaceUpdate');
+      if (on)
+        conditions.push({
+          type: 'InPlaceUpdate',
+          status: 'True',
+          reason: 'UpdaterNotReporting',
+          message: 'no updater has reported',
+          lastTransitionTime: at(w.clock),
+        });
+      x.status = { ...x.status, conditions } as MachineUpdate['status'];
+    };
+    // Nothing to note: the memo's last answer had no notes.
+    expect(ready(check(w, memo, 'reporting'))).to.not.include('no updater has reported');
+    // One updater stops reporting (its update a new object in place): the memo'd decision must see it.
+    w = { ...w, mus: change(w.mus, machineUpdateName('p1', stuck), notReporting(true)), clock: w.clock + 1000 };
+    expect(ready(check(w, memo, 'stopped reporting'))).to.include('no updater has reported');
+    w = { ...w, clock: w.clock + 1000 };
+    expect(ready(check(w, memo, 'still not reporting'))).to.include('no updater has reported');
+    // It reports again: the note goes.
+    w = { ...w, mus: change(w.mus, machineUpdateName('p1', stuck), notReporting(false)), clock: w.clock + 1000 };
+    expect(ready(check(w, memo, 'reporting again'))).to.not.include('no updater has reported');
+  });
+  it("takes the soak gate's changed updates from the ownership filter only when it patched the last decision's list into this one", () => {
+    const p = plan({ cp: null, mds: [target('cluster1-md-0', 2)] });
+    p.metadata!.uid = 'uid-1';
+    const mine = p as typeof p & KubeObject;
+    const m = (machineName: string, status: 'updating' | 'updated' = 'updating'): MachineUpdate => {
+      const x = mu(machineName, status, { target: 'cluster1-md-0' });
+      x.metadata!.ownerReferences = [{ apiVersion: 'x', kind: 'InPlaceUpdatePlan', name: 'p1', uid: 'uid-1', controller: true }];
+      return deepFreeze(x);
+    };
+    const ms = deepFreeze([machine('md-0', { md: 'cluster1-md-0' }), machine('md-1', { md: 'cluster1-md-0' })]);
+    const memo = new DecideMemo();
+    const a = [m('md-0'), m('md-1')];
+    soakCandidates(memo, 'k', ownMachineUpdates(a, mine, memo.ownFilter), ms);
+    // Two filters between two decisions: the last one patched from a list the soak gate never saw.
+    const b = [m('md-0', 'updated'), a[1]!];
+    ownMachineUpdates(b, mine, memo.ownFilter);
+    const c = [b[0]!, m('md-1', 'updated')];
+    soakCandidates(memo, 'k', ownMachineUpdates(c, mine, memo.ownFilter), ms);
+    expect(memo.delta?.mus).to.deep.equal([0, 1]);
+    // One filter: its positions serve.
+    const d = [m('md-0'), c[1]!];
+    const outD = ownMachineUpdates(d, mine, memo.ownFilter);
+    soakCandidates(memo, 'k', outD, ms);
+    expect(memo.delta?.mus).to.deep.equal([0]);
+    // A list other than the filter's answer (a caller's own): scanned.
+    const e = [d[0]!, m('md-1')];
+    ownMachineUpdates(e, mine, memo.ownFilter);
+    const own = [m('md-0', 'updated'), e[1]!];
+    soakCandidates(memo, 'k', own, ms);
+    expect(memo.delta?.mus).to.deep.equal([0, 1]);
   });
 });

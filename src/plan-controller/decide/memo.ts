@@ -136,14 +136,26 @@ export class DecideMemo {
   cross: Set<string> | undefined;
   /** The "updater not reporting" note of a MachineUpdate object, or null (weak). */
   readonly unreported = new WeakMap<MachineUpdate, string | null>();
+  /**
+   * The names ownUpdates set in its map (memo.own) since the "not reporting" notes were last read (plan-status.ts
+   * memoUnreported); undefined when the map was rebuilt since.
+   */
+  ownTouched: Set<string> | undefined;
+  /** memoUnreported's last map and the names whose update had a note then. */
+  unreportedLast: { map: ReadonlyMap<string, MachineUpdate>; withNote: Set<string> } | undefined;
   /** This decision may take memoEvalTarget's fast path (set by evaluateTargets). */
   fast = false;
   /** This decision's MachineDeployments by name (set by evaluateTargets). */
   mdByName: Map<string, KubeObject> | undefined;
   /** The last decision counted every update under its own target. */
   lastCrossFree: boolean | undefined;
-  /** The last decision's machines at target, joined. */
-  lastAtTarget: string | undefined;
+  /** The last decision's machines at target (its scope's set, as counted). */
+  lastAtTarget: ReadonlySet<string> | undefined;
+  /**
+   * The targets whose machines joined or left the at-target set since the last decision (set by evaluateTargets; no
+   * fast path for them); undefined: every target.
+   */
+  atDirty: ReadonlySet<string> | undefined;
   readonly stats: MemoStats = { targetHits: 0, targetMisses: 0, upgradeHits: 0, upgradeMisses: 0 };
 }
 
@@ -162,14 +174,9 @@ export function sameRefs<T>(a: readonly T[], b: readonly T[]): boolean {
 export function machineIndex(machines: readonly KubeObject[], memo?: DecideMemo): ReadonlyMap<string, KubeObject> {
   const prev = memo?.byName;
   if (prev && prev.machines.length === machines.length) {
-    let same = true;
-    const changed: number[] = [];
-    for (let i = 0; i < machines.length && same; i++)
-      if (machines[i] !== prev.machines[i]) {
-        if (machines[i]!.metadata.name !== prev.machines[i]!.metadata.name) same = false;
-        else changed.push(i);
-      }
-    if (same) {
+    // Same length: changedAt's positions are machines replaced in place (names moved: undefined, rebuilt).
+    const changed = machinesChangedAt(memo!, prev.machines, machines);
+    if (changed) {
       for (const i of changed) prev.map.set(machines[i]!.metadata.name ?? '', machines[i]!);
       memo!.byName = { machines, map: prev.map };
       return prev.map;
@@ -210,6 +217,16 @@ export function machinesChangedAt(
   return d && d.baseMachines === prev && d.nextMachines === next ? d.machines : changedAt(prev, next);
 }
 
+/** changedAt(prev, next) of two MachineUpdate lists, from this decision's delta when it compared the same two lists. */
+export function musChangedAt(
+  memo: DecideMemo,
+  prev: readonly MachineUpdate[],
+  next: readonly MachineUpdate[],
+): readonly number[] | undefined {
+  const d = memo.delta;
+  return d && d.baseMus === prev && memo.soakLast?.mus === next ? d.mus : changedAt(prev, next);
+}
+
 /**
  * The machine names the soak gate reads this decision, in the snapshot's order of updates: those it left open last
  * time and those whose update or machine is a new object. Undefined (read them all) on the first decision, when the
@@ -223,7 +240,10 @@ export function soakCandidates(
 ): string[] | undefined {
   const last = memo.soakLast;
   memo.delta = undefined;
-  const musChanged = last && last.key === key ? changedAt(last.mus, mus) : undefined;
+  // The ownership filter (scope.ts) patched this list from the last decision's: its positions, no scan of the updates.
+  const f = memo.ownFilter.last;
+  const musChanged =
+    last && last.key === key ? (f?.changed && f.out === mus && f.base === last.mus ? [...f.changed] : changedAt(last.mus, mus)) : undefined;
   const machinesChanged = musChanged && changedAt(last!.machines, machines);
   if (!musChanged || !machinesChanged) {
     // Read them all; the position of each machine's first update, for the next decisions' order.
@@ -258,7 +278,7 @@ export function soakCandidates(
  */
 export function ownUpdates(mus: readonly MachineUpdate[], planName: string, memo?: DecideMemo): Map<string, MachineUpdate> {
   const last = memo?.own;
-  const at = last && last.planName === planName ? changedAt(last.mus, mus) : undefined;
+  const at = last && last.planName === planName ? musChangedAt(memo!, last.mus, mus) : undefined;
   if (at) {
     const { map, from } = last!;
     let patched = true;
@@ -277,6 +297,7 @@ export function ownUpdates(mus: readonly MachineUpdate[], planName: string, memo
       if ((from.get(name) ?? -1) > i) continue;
       map.set(name, mu);
       from.set(name, i);
+      memo!.ownTouched?.add(name);
     }
     if (patched) {
       memo!.own = { planName, mus, map, from };
@@ -290,6 +311,9 @@ export function ownUpdates(mus: readonly MachineUpdate[], planName: string, memo
     map.set(mu.spec.machineRef.name, mu);
     from.set(mu.spec.machineRef.name, i);
   });
-  if (memo) memo.own = { planName, mus, map, from };
+  if (memo) {
+    memo.own = { planName, mus, map, from };
+    memo.ownTouched = undefined;
+  }
   return map;
 }

@@ -47,7 +47,7 @@ export interface PlanStance {
   mayStart: boolean;
   mode: Mode;
   /** The MachineUpdates the targets count: soaking machines in flight unless the plan stops. */
-  rolloutMus: Map<string, MachineUpdate>;
+  rolloutMus: ReadonlyMap<string, MachineUpdate>;
   /** The snapshot's machines by name. */
   machineByName: ReadonlyMap<string, KubeObject>;
 }
@@ -60,13 +60,13 @@ export function decideStance(snap: PlanSnapshot, memo?: DecideMemo): PlanStance 
   const now = new Date(snap.now);
   const generation = plan.metadata?.generation;
   const terminal = isTerminal(prev.updateStatus);
-  const mus = ownUpdates(snap.machineUpdates, planName, memo);
-  const win = windowGate(plan, now);
-  // One name index of the cluster's machines per decision (the soak gate and the aborts read it).
-  const machineByName = machineIndex(snap.machines, memo);
   const soakKey = memo ? JSON.stringify([plan.metadata?.uid, generation, planName, prev.gateFailures ?? []]) : '';
   if (memo) memo.delta = memo.soakRead = undefined;
+  // First: its scan of the lists against the last decision's (memo.delta) serves ownUpdates and machineIndex.
   const only = memo && generation !== undefined ? soakCandidates(memo, soakKey, snap.machineUpdates, snap.machines) : undefined;
+  const mus = ownUpdates(snap.machineUpdates, planName, memo);
+  const win = windowGate(plan, now);
+  const machineByName = machineIndex(snap.machines, memo); // one name index per decision (the soak gate, the aborts)
   const soak = soakGate(plan, mus, snap.machines, now, machineByName, memo, only);
   const alerts = alertGate(plan, snap.alerts, now);
   const startedBefore = !!prev.startTime || mus.size > 0;

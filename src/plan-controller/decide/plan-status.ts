@@ -107,7 +107,7 @@ export function planConditions(
     stoppedByAbort: s.phase === UpdatePhase.aborting,
     terminal,
     prevReady: prev.conditions?.find((c) => c.type === ConditionTypes.ready),
-    unreported: memo ? memoUnreported(memo, s.mus.values()) : unreportedTaskNotes(s.mus.values()),
+    unreported: memo ? memoUnreported(memo, s.mus) : unreportedTaskNotes(s.mus.values()),
   });
   const conditions = setPlanConditions(
     status.conditions ?? [],
@@ -133,12 +133,33 @@ export function planConditions(
 }
 
 /** unreportedTaskNotes with each MachineUpdate object's note kept in the memo (a condition search per update per reconcile). */
-function memoUnreported(memo: DecideMemo, mus: Iterable<MachineUpdate>): string[] {
-  const out: string[] = [];
-  for (const mu of mus) {
+function memoUnreported(memo: DecideMemo, mus: ReadonlyMap<string, MachineUpdate>): string[] {
+  const noteOf = (mu: MachineUpdate): string | null => {
     let note = memo.unreported.get(mu);
     if (note === undefined) memo.unreported.set(mu, (note = unreportedTaskNotes([mu])[0] ?? null));
-    if (note !== null) out.push(note);
+    return note;
+  };
+  const last = memo.unreportedLast;
+  const touched = memo.ownTouched;
+  memo.ownTouched = new Set();
+  // The same map as last time, patched in place by ownUpdates for `touched` only: when no update has a note (every
+  // updater reports, the common case) only those need a look. With notes, the full pass keeps the map's order.
+  if (last && touched && last.map === mus && memo.own?.map === mus) {
+    for (const n of touched) {
+      const mu = mus.get(n);
+      if (mu && noteOf(mu) !== null) last.withNote.add(n);
+      else last.withNote.delete(n);
+    }
+    if (last.withNote.size === 0) return [];
   }
+  const out: string[] = [];
+  const withNote = new Set<string>();
+  for (const [n, mu] of mus) {
+    const note = noteOf(mu);
+    if (note === null) continue;
+    out.push(note);
+    withNote.add(n);
+  }
+  memo.unreportedLast = { map: mus, withNote };
   return out;
 }

@@ -4,6 +4,7 @@
 import type { KubeObject, MachineUpdate, TargetKind } from '../../api/index.js';
 import { Annotations, Labels, MessageBudget, Reasons, UpdatePhase, boundMessage } from '../../api/index.js';
 import { cpReplicas, isDeleting, mdReplicas, nameOf } from '../../api/capi/index.js';
+import { OverlayMap } from '../gates.js';
 import { labelValue } from '../names.js';
 import type { PlanSnapshot } from '../scope.js';
 import { nameList } from '../status.js';
@@ -86,7 +87,9 @@ function groupTargetMus(s: PlanStance, memo?: DecideMemo): Map<string, MachineUp
     for (const [key, list] of targetMus) list.forEach((mu, i) => where.set(mu.spec.machineRef.name, [key, i]));
     // The soak gate's substitutes (held, failed): read again next time, whether or not their update changed.
     const subst = new Set<string>();
-    if (s.rolloutMus !== s.mus) for (const [n, mu] of s.rolloutMus) if (s.mus.get(n) !== mu) subst.add(n);
+    // The soak gate's overlay names them (every override is a new object); any other map is compared in full.
+    if (s.rolloutMus instanceof OverlayMap && s.rolloutMus.base === s.mus) for (const n of s.rolloutMus.overrides.keys()) subst.add(n);
+    else if (s.rolloutMus !== s.mus) for (const [n, mu] of s.rolloutMus) if (s.mus.get(n) !== mu) subst.add(n);
     memo.targetMus = { own: s.mus, lists: targetMus, where, subst };
   }
   return targetMus;
@@ -169,11 +172,12 @@ export function evaluateTargets(scope: TargetScope, s: PlanStance, memo?: Decide
   const evals = new Map<NamedTarget, TargetEval>();
   if (memo) {
     // The fast path of memoEvalTarget holds when this decision and the last one both had every update counted under its
-    // own target and the same machines at target: a target's updates then cover what its machines' lookups would read.
-    const atKey = [...scope.atTarget].join('\n');
-    memo.fast = !scope.crossTarget && memo.lastCrossFree === true && memo.lastAtTarget === atKey;
+    // own target: a target's updates then cover what its machines' lookups would read. The at-target set is compared
+    // per target: the targets of the machines that joined or left it since the last decision are not fast.
+    memo.atDirty = atTargetDirty(scope, memo);
+    memo.fast = !scope.crossTarget && memo.lastCrossFree === true && memo.atDirty !== undefined;
     memo.lastCrossFree = !scope.crossTarget;
-    memo.lastAtTarget = atKey;
+    memo.lastAtTarget = scope.atTarget;
     // One name index of the MachineDeployments per decision (a search per target was O(targets²)).
     memo.mdByName = new Map();
     for (const o of scope.snap.machineDeployments) if (!memo.mdByName.has(nameOf(o))) memo.mdByName.set(nameOf(o), o);
@@ -202,6 +206,31 @@ export function evaluateTargets(scope: TargetScope, s: PlanStance, memo?: Decide
       if (notes) e.row.message = boundMessage([e.row.message, ...notes].filter((x) => x).join('; '), MessageBudget.status);
     }
   return ordered;
+}
+
+/**
+ * The target keys whose machines' at-target membership may differ from the last decision's: the groups
+ * (machinesByTarget, this decision's) of the names in one set and not the other. A name in no group is in no target's
+ * machine list now, so a target that listed it last time has another list (no memo hit). Undefined (every target) on
+ * the first decision or when the grouping's name index is not one-to-one (two machines of one name).
+ */
+function atTargetDirty(scope: TargetScope, memo: DecideMemo): Set<string> | undefined {
+  const last = memo.lastAtTarget;
+  const byTarget = memo.byTarget;
+  if (!last || !byTarget || byTarget.out !== scope.machines) return undefined;
+  let grouped = 0;
+  for (const list of byTarget.out.values()) grouped += list.length;
+  if (grouped !== byTarget.where.size) return undefined;
+  const dirty = new Set<string>();
+  const mark = (name: string): void => {
+    const at = byTarget.where.get(name);
+    if (at) dirty.add(at[0]);
+  };
+  const now = scope.atTarget;
+  if (now === last) return dirty;
+  for (const n of now) if (!last.has(n)) mark(n);
+  for (const n of last) if (!now.has(n)) mark(n);
+  return dirty;
 }
 
 /** Counts a target's machines by state. */
@@ -395,7 +424,7 @@ function memoEvalTarget(memo: DecideMemo, scope: TargetScope, t: NamedTarget, mo
     sameRefs(prev.targetMus, targetMus);
   // Fast path (see evaluateTargets): the same machines and the same updates of the target read the same records, so no
   // per-machine lookup; the entry's per-machine inputs stay those it was derived from (they are unchanged).
-  if (hit && memo.fast) {
+  if (hit && memo.fast && !memo.atDirty!.has(tk)) {
     memo.stats.targetHits++;
     return { ...prev!.ev, row: { ...prev!.ev.row } };
   }

@@ -99,7 +99,7 @@ export interface TargetScope {
   planName: string;
   planLabel: string;
   halt: boolean;
-  mus: Map<string, MachineUpdate>;
+  mus: ReadonlyMap<string, MachineUpdate>;
   /** Machines already at target that count as updated (empty when the plan re-runs them or may not start). */
   atTarget: ReadonlySet<string>;
   /** Some update counts for a machine grouped under another target (only computed with a decision memo). */
