@@ -102,6 +102,25 @@ const snapOf = (w: World) => {
 
 const CP = deepFreeze(kcp());
 
+/** The updater that sets Machine /spec/version to v1.31.0. */
+const V31 = [versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.31.0' }] })];
+const MD_NAMES = ['cluster1-md-0', 'cluster1-md-1', 'cluster1-md-2'];
+/** Sets a machine's /spec/version (a commit). */
+const version = (v: string) => (m: KubeObject) => ((m['spec'] as Record<string, unknown>)['version'] = v);
+
+/** A started plan over a 3-machine control plane moving to v1.31.0 and md-0..md-2 of `perMd` machines each. */
+function upgradeWorld(mds: ReturnType<typeof target>[], perMd: number): World {
+  const p = plan({ ...started, cp: target('cluster1-cp', 1, V31), mds });
+  p.metadata!.uid = 'uid-1';
+  return {
+    plan: deepFreeze(p),
+    mds: MD_NAMES.map((n) => deepFreeze(md(n))),
+    machines: deepFreeze([...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }), ...MD_NAMES.flatMap((n) => machines(n, perMd, { md: n }))]),
+    mus: [],
+    clock: 0,
+  };
+}
+
 /** Decides with and without the memo and requires the same decision; returns it. */
 function check(w: World, memo: DecideMemo, step: string, restarted?: DecideMemo): PlanDecision {
   const fresh = decidePlan(snapOf(w));
@@ -421,27 +440,7 @@ describe('decision memo (decide/memo.ts)', () => {
       name: 'label',
       responsibilities: [{ selectResource: 'Machine', path: '/metadata/labels/x', value: 'y' }],
     });
-    const p = plan({
-      ...started,
-      cp: target('cluster1-cp', 1, [
-        versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.31.0' }] }),
-      ]),
-      mds: [target('cluster1-md-0', 2, [other]), target('cluster1-md-1', 2, [other]), target('cluster1-md-2', 2)],
-    });
-    p.metadata!.uid = 'uid-1';
-    const version = (v: string) => (m: KubeObject) => ((m['spec'] as Record<string, unknown>)['version'] = v);
-    let w: World = {
-      plan: deepFreeze(p),
-      mds: ['cluster1-md-0', 'cluster1-md-1', 'cluster1-md-2'].map((n) => deepFreeze(md(n))),
-      machines: deepFreeze([
-        ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
-        ...machines('cluster1-md-0', 2, { md: 'cluster1-md-0' }),
-        ...machines('cluster1-md-1', 2, { md: 'cluster1-md-1' }),
-        ...machines('cluster1-md-2', 2, { md: 'cluster1-md-2' }),
-      ]),
-      mus: [],
-      clock: 0,
-    };
+    let w = upgradeWorld([target('cluster1-md-0', 2, [other]), target('cluster1-md-1', 2, [other]), target('cluster1-md-2', 2)], 2);
     const memo = new DecideMemo();
     const seen: string[][] = [];
     const step = (name: string): void => void seen.push(check(w, memo, name).problems);
@@ -467,27 +466,8 @@ describe('decision memo (decide/memo.ts)', () => {
       name: 'label',
       responsibilities: [{ selectResource: 'Machine', path: '/metadata/labels/x', value: 'y' }],
     });
-    const v31 = [versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.31.0' }] })];
-    const p = plan({
-      ...started,
-      cp: target('cluster1-cp', 1, v31),
-      // md-1 sets no version of its own: the skew rule reads its workers' versions against the control plane's.
-      mds: [target('cluster1-md-0', 2, v31), target('cluster1-md-1', 2, [other]), target('cluster1-md-2', 2, v31)],
-    });
-    p.metadata!.uid = 'uid-1';
-    const version = (v: string) => (m: KubeObject) => ((m['spec'] as Record<string, unknown>)['version'] = v);
-    let w: World = {
-      plan: deepFreeze(p),
-      mds: ['cluster1-md-0', 'cluster1-md-1', 'cluster1-md-2'].map((n) => deepFreeze(md(n))),
-      machines: deepFreeze([
-        ...machines('cluster1-cp', 3, { cp: 'cluster1-cp' }),
-        ...machines('cluster1-md-0', 3, { md: 'cluster1-md-0' }),
-        ...machines('cluster1-md-1', 3, { md: 'cluster1-md-1' }),
-        ...machines('cluster1-md-2', 3, { md: 'cluster1-md-2' }),
-      ]),
-      mus: [],
-      clock: 0,
-    };
+    // md-1 sets no version of its own: the skew rule reads its workers' versions against the control plane's.
+    let w = upgradeWorld([target('cluster1-md-0', 2, V31), target('cluster1-md-1', 2, [other]), target('cluster1-md-2', 2, V31)], 3);
     const memo = new DecideMemo();
     // A controller restarted mid-rollout (below): its empty memo decides the same from then on.
     const restart: { memo?: DecideMemo } = {};
