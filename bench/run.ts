@@ -11,6 +11,7 @@
 //   npm run bench -- --campaign [--clusters 1000 --cp 3 --workers 27 --worker-max-unavailable 9]   # one campaign (bench/campaign.ts)
 //   ... --apiserver-max-old-space 1024   # the API server's V8 old-space limit in MiB (default 12288, for 30,000 machines)
 //   ... --controller-heap-growing-percent N   # the controllers' `inplace run --heap-growing-percent N` (default: run's own)
+//   ... --controller-max-old-space N   # the controllers' V8 old-space limit in MiB, as the manifests set it (384 for the default 512 MiB limit; default: none)
 //   ... --cpu-prof /tmp/prof [--cpu-prof-components plan-controller]   # V8 CPU profiles per component (bench/cpu-prof.ts reads them)
 //
 // Every process is separate, as in a cluster: the local API server (`inplace local-apiserver`), the plan controller,
@@ -57,6 +58,9 @@ interface Options {
   historyLimit: string | undefined;
   /** `--heap-growing-percent` for the controllers' `inplace run` (undefined: run's default). */
   controllerHeapGrowing: string | undefined;
+  /** The controllers' `--max-old-space-size` (MiB) as the manifests set it from the memory limit (cdk8s/charts.ts
+   * heapSizeMiB; undefined: none, V8's own limit). V8's heap growing factor shrinks with the limit. */
+  controllerMaxOldSpaceMB: number | undefined;
   /** The API server's V8 old-space limit (MiB): 30,000 machines need about 12 GiB; the heap grows up to ~4x its live
    * data between full collections once the limit is 2 GiB or more, less with a smaller limit (history case). */
   apiserverMaxOldSpaceMB: number;
@@ -99,6 +103,7 @@ function parseOptions(argv: string[]): Options {
     idleSeconds: Number(get('idle-seconds') ?? 60),
     historyLimit: get('history-limit'),
     controllerHeapGrowing: get('controller-heap-growing-percent'),
+    controllerMaxOldSpaceMB: get('controller-max-old-space') !== undefined ? Number(get('controller-max-old-space')) : undefined,
     apiserverMaxOldSpaceMB: Number(get('apiserver-max-old-space') ?? 12288),
     faults: argv.includes('--faults'),
     threeUpdaters: argv.includes('--three-updaters'),
@@ -108,6 +113,8 @@ function parseOptions(argv: string[]): Options {
   for (const s of o.sizes) if (!Number.isInteger(s) || s < 1) throw new Error(`--sizes: bad size ${s}`);
   for (const x of o.durations) if (!(x >= 0)) throw new Error(`--durations: bad duration ${x}`);
   if (!Number.isInteger(o.mdSize) || o.mdSize < 1) throw new Error(`--md-size: bad size ${o.mdSize}`);
+  if (o.controllerMaxOldSpaceMB !== undefined && !(Number.isInteger(o.controllerMaxOldSpaceMB) && o.controllerMaxOldSpaceMB >= 64))
+    throw new Error(`--controller-max-old-space: want whole MiB of at least 64, got ${String(get('controller-max-old-space'))}`);
   if (!Number.isInteger(o.apiserverMaxOldSpaceMB) || o.apiserverMaxOldSpaceMB < 64)
     throw new Error(`--apiserver-max-old-space: bad size ${o.apiserverMaxOldSpaceMB} (MiB, at least 64)`);
   // The plan CRD lists at most MAX_PLAN_MDS MachineDeployments (its maxItems); a bigger fleet needs bigger ones.
@@ -264,7 +271,10 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
       {
         name: c,
         inplace: ['run', c, '--kubeconfig', platformKubeconfig, '-n', ns, '--metrics-port', String(port), ...history, ...heap],
-        nodeArgs: cpuProfArgs(o, c, size),
+        nodeArgs: [
+          ...cpuProfArgs(o, c, size),
+          ...(o.controllerMaxOldSpaceMB !== undefined ? [`--max-old-space-size=${o.controllerMaxOldSpaceMB}`] : []),
+        ],
       },
       workDir,
     );
