@@ -39,7 +39,7 @@ import { actOwners, blockedTargets, ownersNeedRecheck, type OwnerDeps } from './
 import type { OwnerOutcome } from './owners.js';
 import { metricDeltas, settleOwnersStatus } from './status.js';
 import { crdName } from '../contract/index.js';
-import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
+import { AtTargetMemo, machinesAtTarget, previousValues, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
 import { readAlerts } from './alerts.js';
@@ -706,8 +706,12 @@ async function labelMachine(
 function machineUpdateFor(
   plan: InPlaceUpdatePlan & KubeObject,
   c: MachineUpdateIntent,
-  bootId: string | undefined,
+  machine: KubeObject | undefined,
 ): MachineUpdate & KubeObject {
+  const bootId = bootIdBefore(machine);
+  // The values the commit will overwrite, from the cached Machine (contract C8: a one-object commit still at them
+  // needs no journal write). InfraMachine / BootstrapConfig values are not recorded: their commits stay journaled.
+  const previous = previousValues(machine, c.updaters);
   const name = plan.metadata.name ?? '';
   return {
     apiVersion: API_VERSION,
@@ -741,6 +745,7 @@ function machineUpdateFor(
       machineRef: { name: c.machine },
       updatePhase: UpdatePhase.updating,
       updaters: c.updaters,
+      ...(previous ? { previous } : {}),
     },
   };
 }
@@ -749,7 +754,7 @@ function machineUpdateFor(
 async function startMachine(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject, c: MachineUpdateIntent, log: Logger): Promise<void> {
   const { client } = deps;
   const ns = plan.metadata.namespace ?? '';
-  const mu = machineUpdateFor(plan, c, bootIdBefore(deps.machines.peek(ns, c.machine)));
+  const mu = machineUpdateFor(plan, c, deps.machines.peek(ns, c.machine));
   let created: MachineUpdate = mu;
   try {
     created = await client.create(MachineUpdates, mu, { fieldManager: FIELD_MANAGER });
