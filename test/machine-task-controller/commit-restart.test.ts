@@ -96,4 +96,16 @@ describe('machine task controller: commit without a journal write (spec.previous
     expect(journalSent(), 'the journal write').to.equal(true);
     expect(mu.status?.committed?.objects?.[0]?.entries?.[0]?.after).to.equal('"v1.30.1"');
   });
+
+  it('spec.previous is immutable like the rest of the spec: set at creation or never', async () => {
+    const patch = (name: string, body: unknown): Promise<unknown> =>
+      f.env.client.patch(MachineUpdates, f.ns, name, body, { type: 'merge' }).then(
+        () => 'accepted',
+        (err: { code?: number }) => err.code,
+      );
+    const other = [{ selectResource: 'Machine', path: '/spec/version', value: '"v0"' }];
+    expect(await patch('mu-fast', { spec: { previous: other } }), 'changed').to.equal(422);
+    expect(await patch('mu-fast', { spec: { previous: null } }), 'removed').to.equal(422);
+    expect(await patch('mu-journal', { spec: { previous: other } }), 'added').to.equal(422);
+  });
 });
