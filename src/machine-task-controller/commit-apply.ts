@@ -302,7 +302,7 @@ export async function commitResponsibilities(
     return rollback(client, namespace, journal.objects ?? [], journal.reason ?? 'the commit failed', save);
   let journaled = journal?.objects ?? [];
   const fail = async (reason: string): Promise<CommitResult> => {
-    // Objects an interrupted earlier run wrote are restored; otherwise nothing was changed.
+    // Objects an interrupted earlier run wrote (or found at their new values, with spec.previous) are restored; otherwise nothing was changed.
     if (journaled.length > 0) return rollback(client, namespace, journaled, reason, save);
     if (journal) await save(undefined);
     return { ok: false, outcome: 'nothing-committed', message: `commit failed, nothing committed: ${reason}` };
