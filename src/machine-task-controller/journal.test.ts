@@ -161,6 +161,6 @@ describe('commit without a journal: spec.previous (C8)', () => {
     const merged = mergeJournal(seeded, [
       { apiGroup: 'g', kind: 'X', name: 'o', entries: [{ path: '/spec/version', before: '"v2"', after: '"v2"' }] },
     ]);
-    expect(merged[0]!.entries[0]).to.deep.equal({ path: '/spec/version', before: '"v1"', after: '"v2"' });
+    expect(merged[0]?.entries?.[0]).to.deep.equal({ path: '/spec/version', before: '"v1"', after: '"v2"' });
   });
 });

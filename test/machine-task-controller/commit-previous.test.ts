@@ -5,12 +5,14 @@
 // with the recorded `before`), and a multi-object commit (journaled as before). Real CAPI CRDs on the embedded API server.
 import { expect } from 'chai';
 import {
+  DevMachines,
   KubeadmConfigs,
   Machines,
   type KubeObject,
   type PreviousValue,
   type ResourceType,
   type Responsibility,
+  type WritePolicy,
 } from '../../src/api/index.js';
 import { commitResponsibilities } from '../../src/machine-task-controller/commit-apply.js';
 import { DryRunMemo } from '../../src/machine-task-controller/commit.js';
@@ -241,6 +243,24 @@ describe('one-object commit without a journal write (spec.previous, integration)
     expect(r).to.deep.include({ ok: false, outcome: 'nothing-committed' });
     expect(s.saves).to.deep.equal([]);
     expect((await get(Machines, machine)).metadata.resourceVersion).to.equal(m0.metadata.resourceVersion);
+  });
+
+  it('an InfraMachine-only commit at its previous values takes the same path (no journal)', async () => {
+    const machine = f.machines[1]!;
+    const IMG: Responsibility = { selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: 'img-2' };
+    const d0 = await get(DevMachines, machine);
+    const before = (d0.spec['backend'] as { docker?: { customImage?: string } } | undefined)?.docker?.customImage;
+    const s = store();
+    const r = await commitResponsibilities(f.env.client, f.ns, machine, [IMG], undefined, s.save, undefined, undefined, undefined, [
+      prev(IMG, before),
+    ]);
+    expect(r.ok, JSON.stringify(r)).to.equal(true);
+    expect(s.saves).to.deep.equal([undefined]);
+    expect(entry(s.committed, 'DevMachine', IMG.path)).to.deep.equal({
+      path: IMG.path,
+      ...(before === undefined ? {} : { before: JSON.stringify(before) }),
+      after: '"img-2"',
+    });
   });
 
   it('a multi-object commit is journaled as before, spec.previous or not', async () => {
