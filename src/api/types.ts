@@ -11,3 +11,5 @@ export type Responsibility = PlanUpdater['responsibilities'][number];
 export type TargetStatus = NonNullable<InPlaceUpdatePlanStatus['targets']>[number];
 /** Kind of a plan target. */
 export type TargetKind = MachineUpdateSpec['target']['kind'];
+/** One entry of a MachineUpdate's spec.previous: a responsibility's value before the update (JSON-encoded; absent = none). */
+export type PreviousValue = NonNullable<MachineUpdateSpec['previous']>[number];

@@ -2,12 +2,24 @@
 // InfraMachine, its BootstrapConfig), build every patch, server-side dry-run every patch and check the answers keep
 // the values, journal the previous values in the MachineUpdate's status, and only then write. A write that still
 // fails rolls back what was written. The journal makes it restart-safe: a restarted controller finishes the
-// commit (already-written objects need no patch) or, once a rollback started, finishes the rollback.
+// commit (already-written objects need no patch) or, once a rollback started, finishes the rollback. A commit to one
+// object that still holds the values the plan controller recorded before the update (spec.previous) writes no journal
+// (`commitOne`): its patch is atomic, and spec.previous already keeps what a crash after it would need.
 import { Machines, type KubeObject, type ResourceType, type Responsibility, type WritePolicy } from '../api/index.js';
 import { machineBootstrapRef, machineInfraRef } from '../api/capi/index.js';
 import { ConflictError, KubeApiError, RetryableError, type KubeClient } from '../runtime/index.js';
 import { CommitPathError, DryRunMemo, commitPatch, verifyCommit, type CommitResult, type JsonPatchOp } from './commit.js';
-import { journalEntries, mergeJournal, objectLabel, restorePatch, type CommitJournal, type JournalObject } from './journal.js';
+import {
+  entriesFromPrevious,
+  holdsPrevious,
+  journalEntries,
+  mergeJournal,
+  objectLabel,
+  restorePatch,
+  type CommitJournal,
+  type JournalObject,
+  type PreviousValue,
+} from './journal.js';
 
 export type { CommitResult };
 
@@ -212,12 +224,67 @@ async function writeAll(
 }
 
 /**
+ * A commit to one object that holds exactly its previous values (contract C8, no journal write): dry-run (unless the
+ * memo has it), then the one patch. Nothing is journaled before it because the patch is atomic and spec.previous keeps
+ * the values before it: a crash after it finds the object at the new values and finishes (commitResponsibilities). A
+ * patch whose answer did not keep a value is journaled as RollingBack and rolled back, as after a journaled write; a
+ * crash before that journal lands finds the object partly at its new values (journaled path: the dry-run refuses the
+ * patch and the rollback restores the recorded previous values) or back at its previous ones (this path again, whose
+ * dry-run then refuses it: nothing committed).
+ */
+async function commitOne(
+  client: KubeClient,
+  namespace: string,
+  t: Target,
+  save: SaveJournal,
+  memo: { ref: DryRunMemoRef; key: string } | undefined,
+): Promise<CommitResult> {
+  const nothing = (why: string): CommitResult => ({
+    ok: false,
+    outcome: 'nothing-committed',
+    message: `commit failed, nothing committed: ${why}`,
+  });
+  const why = await dryRunAll(client, namespace, [t], memo);
+  if (why !== undefined) return nothing(why);
+  const objects: JournalObject[] = [{ apiGroup: t.apiGroup, kind: t.kind, name: t.name, entries: journalEntries(t.obj, t.ops) }];
+  let after: KubeObject;
+  try {
+    after = await send(client, namespace, t, false);
+  } catch (err) {
+    if (!(err instanceof CommitRefused)) throw err;
+    // Rejected whole: nothing of it was written.
+    memo?.ref.memo.forget(memo.key);
+    return nothing(err.message);
+  }
+  const lost = notKept(t, after);
+  if (lost) {
+    memo?.ref.memo.forget(memo.key);
+    return rollback(client, namespace, objects, `${lost} (after the dry-run kept it)`, save);
+  }
+  await save(undefined, objects);
+  return { ok: true, written: t.items.map((r) => `${what(t)} ${r.path}`) };
+}
+
+/** The journal an unjournaled commit starts from: per object, the paths already at their new value, with their recorded previous value. */
+function journalFromPrevious(targets: readonly Target[], previous: readonly PreviousValue[]): JournalObject[] {
+  const out: JournalObject[] = [];
+  for (const t of targets) {
+    const entries = entriesFromPrevious(t.obj, t.items, previous);
+    if (entries.length > 0) out.push({ apiGroup: t.apiGroup, kind: t.kind, name: t.name, entries });
+  }
+  return out;
+}
+
+/**
  * Commits every responsibility to the Machine, its InfraMachine and its BootstrapConfig, all or nothing: prepare
  * every patch, dry-run them all (`dryRunAll`), then journal and write (`writeAll`). `journal`
  * is the MachineUpdate's status.commit (from an interrupted earlier run, if any); `save` persists it. Conflicts and
  * transient errors throw retryable errors with the journal kept, so the next reconcile resumes. `cachedMachine`,
  * when given, is used instead of reading the Machine (its resourceVersion guards the patch). `memoRef`, when given,
- * lets a single-object commit skip a dry-run its plan already passed on that kind (see dryRunAll).
+ * lets a single-object commit skip a dry-run its plan already passed on that kind (see dryRunAll). `previous` is the
+ * MachineUpdate's spec.previous: without a journal, one object holding exactly those values is committed without a
+ * journal write (commitOne); otherwise the paths already at their new value are journaled with their recorded
+ * previous value, so a finished commit records it and a rollback restores it.
  */
 export async function commitResponsibilities(
   client: KubeClient,
@@ -229,12 +296,13 @@ export async function commitResponsibilities(
   policy?: WritePolicy,
   cachedMachine?: KubeObject,
   memoRef?: DryRunMemoRef,
+  previous?: readonly PreviousValue[],
 ): Promise<CommitResult> {
   if (journal?.state === 'RollingBack')
     return rollback(client, namespace, journal.objects ?? [], journal.reason ?? 'the commit failed', save);
-  const journaled = journal?.objects ?? [];
+  let journaled = journal?.objects ?? [];
   const fail = async (reason: string): Promise<CommitResult> => {
-    // Objects an interrupted earlier run wrote are restored; otherwise nothing was changed.
+    // Objects an interrupted earlier run wrote (or found at their new values, with spec.previous) are restored; otherwise nothing was changed.
     if (journaled.length > 0) return rollback(client, namespace, journaled, reason, save);
     if (journal) await save(undefined);
     return { ok: false, outcome: 'nothing-committed', message: `commit failed, nothing committed: ${reason}` };
@@ -253,6 +321,12 @@ export async function commitResponsibilities(
   }
   const key = memoKey(targets, memoRef);
   const memo = key !== undefined && memoRef ? { ref: memoRef, key } : undefined;
+  if (!journal && previous) {
+    const only = targets.length === 1 ? targets[0]! : undefined;
+    if (only && only.ops.length > 0 && holdsPrevious(only.obj, only.items, previous)) return commitOne(client, namespace, only, save, memo);
+    // Not as before the update: whatever is already at its new value is journaled with the value from before it.
+    journaled = journalFromPrevious(targets, previous);
+  }
   const why = await dryRunAll(client, namespace, targets, memo);
   if (why !== undefined) return fail(why);
   const pending = targets.filter((t) => t.ops.length > 0);

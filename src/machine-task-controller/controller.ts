@@ -487,7 +487,9 @@ export async function reconcileTasks(deps: TaskDeps, scope: Scope, d: Decision, 
 /**
  * Commits every responsibility once every updater is updated (C8), all or nothing; returns how the MachineUpdate ends.
  * The journal rides on status writes that happen anyway: it is written with the decided status (every updater
- * updated, committing) before the first object is written, and cleared by the final status write that follows.
+ * updated, committing) before the first object is written, and cleared by the final status write that follows. A
+ * commit to one object still at the values recorded in spec.previous writes no journal: the final status write is
+ * the only one.
  */
 export async function reconcileCommit(deps: TaskDeps, scope: Scope, d: Decision, now: Date): Promise<Outcome> {
   const { client, mgr } = deps;
@@ -521,6 +523,7 @@ export async function reconcileCommit(deps: TaskDeps, scope: Scope, d: Decision,
     deps.writePolicy,
     cachedMachine,
     plan ? { memo: deps.dryRuns, plan } : undefined,
+    mu.spec.previous,
   );
   const ending = commitEnding(result, scope.views.length);
   if (!result.ok) mgr.events.event(mu, ending.updateStatus === 'aborted' ? 'Normal' : 'Warning', ending.reason, ending.message);

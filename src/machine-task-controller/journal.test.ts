@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../api/index.js';
 import { commitPatch } from './commit.js';
-import { journalEntries, mergeJournal, restorePatch, type JournalObject } from './journal.js';
+import { entriesFromPrevious, holdsPrevious, journalEntries, mergeJournal, restorePatch, type JournalObject } from './journal.js';
 
 const obj = (spec: Record<string, unknown>, rv = '42'): KubeObject => ({
   apiVersion: 'x/v1',
@@ -119,5 +119,48 @@ describe('commit journal (C8)', () => {
         'remove/spec/backend/image',
       ]);
     });
+  });
+});
+
+describe('commit without a journal: spec.previous (C8)', () => {
+  const V = { selectResource: 'Machine' as const, path: '/spec/version', value: 'v2' };
+  const A = { selectResource: 'Machine' as const, path: '/metadata/annotations/a', value: 'x' };
+  const prev = [
+    { selectResource: 'Machine' as const, path: '/spec/version', value: '"v1"' },
+    // No value: the path did not exist before the update.
+    { selectResource: 'Machine' as const, path: '/metadata/annotations/a' },
+  ];
+
+  it('holdsPrevious: only when every path has a recorded value and the object holds exactly it', () => {
+    expect(holdsPrevious(obj({ version: 'v1' }), [V, A], prev)).to.equal(true);
+    expect(holdsPrevious(obj({ version: 'v1.1' }), [V, A], prev), 'changed since').to.equal(false);
+    expect(holdsPrevious(obj({ version: 'v2' }), [V, A], prev), 'at the new value').to.equal(false);
+    expect(holdsPrevious(obj({ version: 'v1' }), [V, { ...A, path: '/spec/other' }], prev), 'a path not recorded').to.equal(false);
+    expect(holdsPrevious(obj({ version: 'v1' }), [{ ...V, selectResource: 'InfraMachine' as const }], prev), 'another object').to.equal(
+      false,
+    );
+    expect(holdsPrevious(obj({ version: 'v1' }), [], prev)).to.equal(false);
+  });
+
+  it('entriesFromPrevious: the paths already at their new value, with the recorded before (none for a path at target from the start)', () => {
+    const o = { ...obj({ version: 'v2' }), metadata: { name: 'o', resourceVersion: '1', annotations: { a: 'x' } } };
+    expect(entriesFromPrevious(o, [V, A], prev)).to.deep.equal([
+      { path: '/spec/version', before: '"v1"', after: '"v2"' },
+      { path: '/metadata/annotations/a', after: '"x"' },
+    ]);
+    expect(entriesFromPrevious(obj({ version: 'v1' }), [V], prev), 'not at the new value').to.deep.equal([]);
+    expect(entriesFromPrevious(obj({ version: 'v2' }), [V], [{ ...prev[0]!, value: '"v2"' }]), 'at target from the start').to.deep.equal(
+      [],
+    );
+  });
+
+  it('a journal seeded from spec.previous keeps that before when the commit journals the same path again', () => {
+    const seeded: JournalObject[] = [
+      { apiGroup: 'g', kind: 'X', name: 'o', entries: entriesFromPrevious(obj({ version: 'v2' }), [V], prev) },
+    ];
+    const merged = mergeJournal(seeded, [
+      { apiGroup: 'g', kind: 'X', name: 'o', entries: [{ path: '/spec/version', before: '"v2"', after: '"v2"' }] },
+    ]);
+    expect(merged[0]?.entries?.[0]).to.deep.equal({ path: '/spec/version', before: '"v1"', after: '"v2"' });
   });
 });

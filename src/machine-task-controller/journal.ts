@@ -2,9 +2,9 @@
 // before the commit wrote it) and the JSON patch that puts those values back. The journal is written before the
 // first real write, so a restarted controller can finish the commit or roll it back, never leave half of it.
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject, MachineUpdateStatus } from '../api/index.js';
+import type { KubeObject, MachineUpdateStatus, PreviousValue, Responsibility } from '../api/index.js';
 import { encodePointer, getPointer, parsePointer, setPointer } from '../runtime/pure/index.js';
-import type { JsonPatchOp } from './commit.js';
+import type { CommitItem, JsonPatchOp } from './commit.js';
 
 /** status.commit of a MachineUpdate: the commit in progress. */
 export type CommitJournal = NonNullable<MachineUpdateStatus['commit']>;
@@ -129,4 +129,42 @@ export function restorePatch(current: KubeObject, entries: readonly JournalEntry
   }
   if (ops.length === 0) return { ops: [], changed };
   return { ops: [{ op: 'test', path: '/metadata/resourceVersion', value: current.metadata.resourceVersion }, ...guards, ...ops], changed };
+}
+
+export type { PreviousValue };
+
+const previousOf = (
+  previous: readonly PreviousValue[],
+  select: Responsibility['selectResource'] | undefined,
+  path: string,
+): PreviousValue | undefined => previous.find((p) => p.selectResource === select && p.path === path);
+
+/**
+ * True when every item of one object has a recorded previous value and the object holds exactly that value at its
+ * path now: the state a commit finds before its first write, so one atomic patch needs no journal (contract C8).
+ */
+export function holdsPrevious(obj: KubeObject, items: readonly CommitItem[], previous: readonly PreviousValue[]): boolean {
+  if (items.length === 0) return false;
+  return items.every((r) => {
+    const p = previousOf(previous, r.selectResource, r.path);
+    return p !== undefined && isDeepStrictEqual(read(obj, r.path), decode(p.value));
+  });
+}
+
+/**
+ * Journal entries, from the recorded previous values, of the paths an object already holds at their new value (and
+ * that held another value before): what an unjournaled commit wrote before a crash, or what someone else set. A
+ * journal seeded with them keeps those `before` values (mergeJournal keeps a first `before`), so a rollback restores
+ * the values from before the update and a finished commit records them for `inplace revert`.
+ */
+export function entriesFromPrevious(obj: KubeObject, items: readonly CommitItem[], previous: readonly PreviousValue[]): JournalEntry[] {
+  const out = new Map<string, JournalEntry>();
+  for (const r of items) {
+    const p = previousOf(previous, r.selectResource, r.path);
+    if (!p || out.has(r.path) || !isDeepStrictEqual(read(obj, r.path), r.value)) continue;
+    // At target from the start: nothing the update changed.
+    if (isDeepStrictEqual(decode(p.value), r.value)) continue;
+    out.set(r.path, { path: r.path, ...(p.value === undefined ? {} : { before: p.value }), after: JSON.stringify(r.value) });
+  }
+  return [...out.values()];
 }

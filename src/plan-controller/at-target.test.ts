@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../api/index.js';
 import { PlanEventReasons, Reasons } from '../api/index.js';
-import { AtTargetMemo, machinesAtTarget, referencedKinds } from './at-target.js';
+import { AtTargetMemo, MAX_PREVIOUS_BYTES, machinesAtTarget, previousValues, referencedKinds } from './at-target.js';
 import { decidePlan } from './decide.js';
 import { NOW, cpDone, machine, md, mu, plan, snapshot, target, versionUpdater } from './testkit.js';
 
@@ -293,5 +293,51 @@ describe('plan-controller machines at target', () => {
       expect(d.create.map((c) => c.machine)).to.deep.equal(['cluster1-md-0-0']);
       expect(d.status.skippedMachines).to.equal(0);
     });
+  });
+});
+
+describe('plan-controller previous values (MachineUpdate spec.previous)', () => {
+  const updaters = (...resps: { selectResource: 'Machine' | 'InfraMachine' | 'BootstrapConfig'; path: string; value: unknown }[]) => [
+    { name: 'u', sequence: 1, responsibilities: resps },
+  ];
+
+  it("records each responsibility's value in the cached Machine, JSON-encoded, absent for a path that does not exist", () => {
+    const m = machine('m-0', { md: 'md-0', version: 'v1.29.3' });
+    const got = previousValues(
+      m,
+      updaters(
+        { selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' },
+        { selectResource: 'Machine', path: '/metadata/annotations/x', value: 'y' },
+        // The same path twice (two updaters): one entry.
+        { selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' },
+      ),
+    );
+    expect(got).to.deep.equal([
+      { selectResource: 'Machine', path: '/spec/version', value: '"v1.29.3"' },
+      { selectResource: 'Machine', path: '/metadata/annotations/x' },
+    ]);
+  });
+
+  it('records an InfraMachine value only when its object can be looked up; nothing without a Machine or past the size bound', () => {
+    const m = machine('m-0', { md: 'md-0' });
+    (m.spec as Record<string, unknown>)['infrastructureRef'] = {
+      apiGroup: 'infrastructure.cluster.x-k8s.io',
+      kind: 'DevMachine',
+      name: 'm-0',
+    };
+    const infra = {
+      apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+      kind: 'DevMachine',
+      metadata: { name: 'm-0', namespace: m.metadata.namespace },
+      spec: { image: 'a' },
+    };
+    const u = updaters({ selectResource: 'InfraMachine', path: '/spec/image', value: 'b' });
+    expect(previousValues(m, u)).to.equal(undefined);
+    expect(previousValues(m, u, () => infra as KubeObject)).to.deep.equal([
+      { selectResource: 'InfraMachine', path: '/spec/image', value: '"a"' },
+    ]);
+    expect(previousValues(undefined, updaters({ selectResource: 'Machine', path: '/spec/version', value: 'v1' }))).to.equal(undefined);
+    const big = machine('m-1', { md: 'md-0', annotations: { big: 'x'.repeat(MAX_PREVIOUS_BYTES) } });
+    expect(previousValues(big, updaters({ selectResource: 'Machine', path: '/metadata/annotations/big', value: 'y' }))).to.equal(undefined);
   });
 });

@@ -2,10 +2,11 @@
 // carry every value its target's responsibilities would commit is counted as updated without a MachineUpdate, so a
 // retry plan does not re-run updaters on hosts that are done. Same check as the commit's read-back (verifyValues).
 // Pure: the objects come from the snapshot; the plan controller and the preview compute it alike.
-import type { InPlaceUpdatePlan, KubeObject, PlanUpdater, Responsibility } from '../api/index.js';
+import type { InPlaceUpdatePlan, KubeObject, PlanUpdater, PreviousValue, Responsibility } from '../api/index.js';
 import type { ContractRef } from '../api/capi/index.js';
 import { isDeleting, machineBootstrapRef, machineInfraRef, nameOf } from '../api/capi/index.js';
 import { verifyValues, type PointerValue } from '../runtime/pure/set-patch.js';
+import { getPointer } from '../runtime/pure/jsonpointer.js';
 import { targetKey, targetOfMachine } from './decide.js';
 import { Labels } from '../api/index.js';
 import { JSON_POINTER, targetsOf } from './validate.js';
@@ -53,6 +54,50 @@ export function machineAtTarget(
     if (!obj || verifyValues(obj, items).length > 0) return false;
   }
   return true;
+}
+
+/** Most bytes of a MachineUpdate's recorded previous values (spec.previous, paths included); past it none is recorded. */
+export const MAX_PREVIOUS_BYTES = 64 * 1024;
+
+/**
+ * spec.previous of a new MachineUpdate: the value each responsibility's path holds now in the machine's objects
+ * (JSON-encoded; no value when the path does not exist), so that a commit to one object still at those values needs no
+ * journal write (contract C8). An object that cannot be looked up (no `lookup`, not in cache) gets no entries; undefined
+ * when nothing is known or the values would exceed MAX_PREVIOUS_BYTES (then every commit is journaled, as before).
+ */
+export function previousValues(
+  m: KubeObject | undefined,
+  updaters: readonly PlanUpdater[],
+  lookup?: RefLookup,
+): PreviousValue[] | undefined {
+  if (!m) return undefined;
+  const ns = m.metadata.namespace ?? '';
+  const out = new Map<string, PreviousValue>();
+  let bytes = 0;
+  for (const u of updaters) {
+    for (const r of u.responsibilities ?? []) {
+      const key = JSON.stringify([r.selectResource, r.path]);
+      if (out.has(key)) continue;
+      let obj: KubeObject | undefined = m;
+      if (r.selectResource !== 'Machine') {
+        const ref = r.selectResource === 'InfraMachine' ? machineInfraRef(m) : machineBootstrapRef(m);
+        obj = ref && lookup ? lookup(ns, ref) : undefined;
+      }
+      if (!obj) continue;
+      let now: unknown;
+      try {
+        now = getPointer(obj, r.path);
+      } catch {
+        // Steps through a non-object: the path does not exist.
+        now = undefined;
+      }
+      const value = now === undefined ? undefined : JSON.stringify(now);
+      bytes += Buffer.byteLength(value ?? '', 'utf8') + Buffer.byteLength(r.path, 'utf8');
+      if (bytes > MAX_PREVIOUS_BYTES) return undefined;
+      out.set(key, { selectResource: r.selectResource, path: r.path, ...(value === undefined ? {} : { value }) });
+    }
+  }
+  return out.size > 0 ? [...out.values()] : undefined;
 }
 
 /** The selectResources other than Machine that the plan's values live on (the objects the snapshot must provide). */

@@ -39,7 +39,7 @@ import { actOwners, blockedTargets, ownersNeedRecheck, type OwnerDeps } from './
 import type { OwnerOutcome } from './owners.js';
 import { metricDeltas, settleOwnersStatus } from './status.js';
 import { crdName } from '../contract/index.js';
-import { AtTargetMemo, machinesAtTarget, referencedKinds, type RefLookup } from './at-target.js';
+import { AtTargetMemo, machinesAtTarget, previousValues, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
 import { readAlerts } from './alerts.js';
@@ -230,7 +230,7 @@ async function reconcileTimed(
     clock?.mark('finalizer');
     outcomes = await actOwners(ownerDeps(deps), snap, d, log);
     clock?.mark('owners');
-    await reconcileMachines(deps, latest, d, log, blockedTargets(outcomes));
+    await reconcileMachines(deps, latest, d, log, blockedTargets(outcomes), snapshotRefs.get(snap));
     clock?.mark('machines');
     await reconcileSurge(deps, latest, d, log);
     clock?.mark('surge');
@@ -406,6 +406,9 @@ function sharedByLabel<T extends KubeObject>(store: Store<T>, key: string, value
   return (view ? view.call(store, key, value, ns) : store.byLabel(key, value, ns)) as T[];
 }
 
+/** The InfraMachine / BootstrapConfig lookup a snapshot's machines-at-target check used, for the MachineUpdates' spec.previous. */
+const snapshotRefs = new WeakMap<PlanSnapshot, RefLookup>();
+
 /** Reads everything the decision needs from the informer stores (and discovery for kinds named at run time). */
 async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
   const snap = await buildScope(plan, storeReader(deps), decideMemo(deps, plan)?.ownFilter);
@@ -418,6 +421,7 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
     const memo = atTargetMemo(deps, planKey, plan.metadata.uid ?? '');
     // The memo keeps the set of names with an update, patched for the updates that are new objects.
     snap.atTarget = machinesAtTarget(plan, snap.machines, refs.lookup, memo.excluded(snap.machineUpdates), memo, refs.stamp);
+    snapshotRefs.set(snap, refs.lookup);
   } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;
@@ -624,6 +628,7 @@ export async function reconcileMachines(
   d: PlanDecision,
   log: Logger,
   blocked: ReadonlySet<string> = new Set(),
+  refs?: RefLookup,
 ): Promise<void> {
   const ns = plan.metadata.namespace ?? '';
   const name = plan.metadata.name ?? '';
@@ -649,7 +654,7 @@ export async function reconcileMachines(
       const l = labels.get(c.machine);
       // Only machines whose label landed start: no machine is in update without its label.
       if (l && !(await labelMachine(deps, plan, l, failures))) return;
-      await startMachine(deps, plan, c, log);
+      await startMachine(deps, plan, c, log, refs);
     }),
     ...relabels.map((l) => async () => void (await labelMachine(deps, plan, l, failures))),
     // Aborts and unlabels in the same pool, after the starts: they depend on nothing above, and a stage of their own
@@ -706,8 +711,13 @@ async function labelMachine(
 function machineUpdateFor(
   plan: InPlaceUpdatePlan & KubeObject,
   c: MachineUpdateIntent,
-  bootId: string | undefined,
+  machine: KubeObject | undefined,
+  refs: RefLookup | undefined,
 ): MachineUpdate & KubeObject {
+  const bootId = bootIdBefore(machine);
+  // The values the commit will overwrite, from the caches the machines-at-target check read (contract C8: a
+  // one-object commit still at them needs no journal write). Without those caches only the Machine's are recorded.
+  const previous = previousValues(machine, c.updaters, refs);
   const name = plan.metadata.name ?? '';
   return {
     apiVersion: API_VERSION,
@@ -741,15 +751,22 @@ function machineUpdateFor(
       machineRef: { name: c.machine },
       updatePhase: UpdatePhase.updating,
       updaters: c.updaters,
+      ...(previous ? { previous } : {}),
     },
   };
 }
 
 /** Creates a machine's MachineUpdate (adopting our own existing one) and expects it until the informer shows it. */
-async function startMachine(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject, c: MachineUpdateIntent, log: Logger): Promise<void> {
+async function startMachine(
+  deps: PlanDeps,
+  plan: InPlaceUpdatePlan & KubeObject,
+  c: MachineUpdateIntent,
+  log: Logger,
+  refs: RefLookup | undefined,
+): Promise<void> {
   const { client } = deps;
   const ns = plan.metadata.namespace ?? '';
-  const mu = machineUpdateFor(plan, c, bootIdBefore(deps.machines.peek(ns, c.machine)));
+  const mu = machineUpdateFor(plan, c, deps.machines.peek(ns, c.machine), refs);
   let created: MachineUpdate = mu;
   try {
     created = await client.create(MachineUpdates, mu, { fieldManager: FIELD_MANAGER });

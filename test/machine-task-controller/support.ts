@@ -81,13 +81,14 @@ export async function ensurePlan(f: Fixture, plan = TEST_PLAN): Promise<KubeObje
   });
 }
 
-/** Creates a MachineUpdate as the plan controller would: owned by the plan, after labelling the machine with it. */
+/** Creates a MachineUpdate as the plan controller would: owned by the plan, after labelling the machine with it (spec.previous when given). */
 export async function createMachineUpdate(
   f: Fixture,
   name: string,
   machine: string,
   updaters: MachineUpdateSpec['updaters'],
   phase: 'updating' | 'aborting' = 'updating',
+  previous?: MachineUpdateSpec['previous'],
 ): Promise<MU> {
   const plan = await ensurePlan(f);
   await f.env.client.patch(Machines, f.ns, machine, { metadata: { labels: { [Labels.planName]: TEST_PLAN } } }, { type: 'merge' });
@@ -116,6 +117,7 @@ export async function createMachineUpdate(
       machineRef: { name: machine },
       updatePhase: phase,
       updaters,
+      ...(previous ? { previous } : {}),
     },
   });
 }

@@ -2,9 +2,9 @@
 // machine task controller, the MHC extension and the reference updater each run on their own manager (as separate
 // processes would) with a client that records every successful write by verb, resource and subresource. A 3-machine
 // plan (a control-plane machine and a MachineDeployment of two) runs to the end; then the writes to per-machine objects
-// are counted per machine and component. The machine task controller's are exact: one task create, two MachineUpdate
-// status writes (the journal with "committing", the end) and one Machine commit patch per machine, so a status write
-// that comes back fails here.
+// are counted per machine and component. The machine task controller's are exact: one task create, one MachineUpdate
+// status write (the end: a one-object commit still at the values the plan controller recorded in spec.previous writes
+// no journal, contract C8) and one Machine commit patch per machine, so a status write that comes back fails here.
 import { expect } from 'chai';
 import { eventAction } from '../../src/api/event-actions.js';
 import type { ResourceType } from '../../src/api/index.js';
@@ -68,7 +68,7 @@ describe('writes per machine of a plan (integration, embedded API server)', func
     for (const m of managers.splice(0)) await m.stop();
   });
 
-  it('the machine task controller writes a task, two MachineUpdate statuses and one commit per machine; the updater two task statuses', async () => {
+  it('the machine task controller writes a task, one MachineUpdate status and one commit per machine; the updater two task statuses', async () => {
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 1 }] });
     const writes: Write[] = [];
@@ -121,11 +121,16 @@ describe('writes per machine of a plan (integration, embedded API server)', func
       ).length;
     const mtc = 'machine-task-controller';
     expect(count(mtc, 'create', 'updaterupdatetasks'), `task creates\n${shown}`).to.equal(machines);
-    expect(count(mtc, 'patch', 'machineupdates', 'status'), `MachineUpdate status writes\n${shown}`).to.equal(2 * machines);
+    // No journal write: every MachineUpdate recorded its Machine's spec.version before the update (spec.previous).
+    expect(
+      mus.every((mu) => mu.spec.previous?.some((p) => p.selectResource === 'Machine' && p.path === '/spec/version')),
+      'spec.previous',
+    ).to.equal(true);
+    expect(count(mtc, 'patch', 'machineupdates', 'status'), `MachineUpdate status writes\n${shown}`).to.equal(machines);
     expect(count(mtc, 'patch', 'machines'), `Machine commit patches\n${shown}`).to.equal(machines);
     // One dry-run per plan, kind and patch: the other machines skip it (contract C8 step 2).
     expect(count(mtc, 'patch', 'machines', undefined, true), `commit dry-runs\n${shown}`).to.equal(1);
-    expect(writes.filter((w) => w.component === mtc).length, `machine task controller: nothing else\n${shown}`).to.equal(4 * machines + 1);
+    expect(writes.filter((w) => w.component === mtc).length, `machine task controller: nothing else\n${shown}`).to.equal(3 * machines + 1);
     // The updater reports that it started and that it finished (the SDK), and plays the kubelet (the Node, not counted).
     expect(count('updater', 'patch', 'updaterupdatetasks', 'status'), `task status writes\n${shown}`).to.equal(2 * machines);
 

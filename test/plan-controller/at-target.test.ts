@@ -100,7 +100,13 @@ describe('plan controller: machines already at target', function () {
 
     await p.apply(planObject(p.ns, 'b', { mds: [{ name: MD, sequence: 2, updaters: updaters() }] }));
     const b = await p.waitStatus('b', 'updated', 60_000);
-    expect(muOf(await p.machineUpdates(), 'b').map((m) => m.spec.machineRef.name)).to.deep.equal([worker.metadata.name]);
+    const mus = muOf(await p.machineUpdates(), 'b');
+    expect(mus.map((m) => m.spec.machineRef.name)).to.deep.equal([worker.metadata.name]);
+    // The values before the update, as the at-target check read them (contract C8: spec.previous), InfraMachine included.
+    expect(mus[0]!.spec.previous).to.deep.equal([
+      { selectResource: 'InfraMachine', path: '/spec/backend/docker/customImage', value: '"drifted"' },
+      { selectResource: 'Machine', path: '/spec/version', value: JSON.stringify(TO_VERSION) },
+    ]);
     expect(b.status).to.include({ progress: '3/3', skippedMachines: 2 });
     expect((await env().client.get(DevMachines, p.ns, infra))?.['spec']).to.nested.include({ 'backend.docker.customImage': IMAGE });
   });

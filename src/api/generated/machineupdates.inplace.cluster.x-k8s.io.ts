@@ -126,6 +126,23 @@ export interface MachineUpdateSpec {
       [k: string]: unknown | undefined;
     };
   }[];
+  /**
+   * previous records, when the plan controller created the MachineUpdate, the value each responsibility's path held in its object before the update (from the plan controller's cache). The commit (contract C8) reads it: a commit to one object that still holds exactly these values needs no journal write, and a restarted commit knows the values before. Absent when unknown (then every commit is journaled); an entry per path the plan controller could read.
+   */
+  previous?: {
+    /**
+     * selectResource names the object, as a responsibility does.
+     */
+    selectResource: 'Machine' | 'InfraMachine' | 'BootstrapConfig';
+    /**
+     * path is the responsibility's JSON pointer.
+     */
+    path: string;
+    /**
+     * value is the JSON encoding of the value at path before the update; absent when the path did not exist.
+     */
+    value?: string;
+  }[];
 }
 /**
  * status is written by the machine task controller (and the MHC extension's conditions).
