@@ -3,20 +3,11 @@
 // per-machine copies: they cost seconds at 10k machines); the controller snapshots only what it writes. A pass over an
 // MHC reads MhcIndex: kept by the caches' change events, it holds what the pass decides on (how many machines the MHC
 // selects, and the few a pass looks at), so a pass costs the machines in update, not the fleet.
-import { Labels, type KubeObject, type MachineUpdate as MachineUpdateBody } from '../api/index.js';
+import { Labels, mhcSelects, type KubeObject, type MachineUpdate as MachineUpdateBody } from '../api/index.js';
 import type { Machine, MachineHealthCheck } from '../api/capi/index.js';
 import { toLabelValue } from '../contract/index.js';
 import { machineOfUpdate, passMachine, type PassMachine } from './decide.js';
-import {
-  LabelSelectorError,
-  formatLabelSelector,
-  matchesRequirements,
-  parseSelector,
-  type LabelRequirement,
-  type LabelSelector,
-  type ObjectKey,
-  type Store,
-} from '../runtime/index.js';
+import { labelSelectorMatches, type ObjectKey, type Store } from '../runtime/index.js';
 
 export type { Machine, MachineHealthCheck } from '../api/capi/index.js';
 
@@ -171,35 +162,9 @@ export function machineUpdatesScope(stores: Pick<MhcStores, 'machines' | 'update
   return { machine, updates: updatesOfMachine(stores.updates, key.namespace, key.name) };
 }
 
-/** Parsed selectors by their JSON form: every Machine event and every reconcile matches many machines against few MHCs. */
-const parsedSelectors = new Map<string, LabelRequirement[] | null>();
-/** The same by MHC object, so that matching a machine does not serialize the selector each time. */
-const requirementsByMhc = new WeakMap<MachineHealthCheck, LabelRequirement[] | null>();
-
-/** The MHC's parsed selector, or null when it does not parse (it then selects nothing). */
-function requirementsOf(mhc: MachineHealthCheck): LabelRequirement[] | null {
-  const known = requirementsByMhc.get(mhc);
-  if (known !== undefined) return known;
-  const key = JSON.stringify(mhc.spec.selector ?? {});
-  let reqs = parsedSelectors.get(key);
-  if (reqs === undefined) {
-    try {
-      reqs = parseSelector(formatLabelSelector(mhc.spec.selector as LabelSelector));
-    } catch (err) {
-      if (!(err instanceof LabelSelectorError)) throw err;
-      reqs = null;
-    }
-    if (parsedSelectors.size > 1000) parsedSelectors.clear();
-    parsedSelectors.set(key, reqs);
-  }
-  // A cached MHC is frozen: its selector cannot change under the same object.
-  if (Object.isFrozen(mhc)) requirementsByMhc.set(mhc, reqs);
-  return reqs;
-}
-
-/** True when the MHC selects the machine: same cluster, and its selector matches the machine's labels (an unparsable selector selects nothing). */
-export function selects(mhc: MachineHealthCheck, m: KubeObject & { spec?: { clusterName?: string } }): boolean {
-  if (m.metadata.namespace !== mhc.metadata.namespace || m.spec?.clusterName !== mhc.spec.clusterName) return false;
-  const reqs = requirementsOf(mhc);
-  return reqs !== null && matchesRequirements(reqs, m.metadata.labels);
-}
+/**
+ * True when the MHC selects the machine: same cluster, and its selector matches the machine's labels (an unparsable
+ * selector selects nothing). The rule is src/api's mhcSelects, shared with the plan controller.
+ */
+export const selects = (mhc: MachineHealthCheck, m: KubeObject & { spec?: { clusterName?: string } }): boolean =>
+  mhcSelects(mhc, m, labelSelectorMatches);
