@@ -19,6 +19,8 @@ export interface MhcStores {
   mhcs: Store<MachineHealthCheck>;
   machines: Store<Machine>;
   updates: Store<MachineUpdate>;
+  /** InPlaceUpdatePlans: whether the plan labelling a machine exists (its unlabel restores skip-remediation). */
+  plans?: Store<KubeObject>;
 }
 
 /** What one pass over an MHC decides on: the MHC, how many machines it selects, those a pass looks at, and the time. */
@@ -145,10 +147,21 @@ export class MhcIndex {
   }
 }
 
-/** What the restore of one machine's skip-remediation decides on: the machine and its MachineUpdates. */
+/** What the restore of one machine's skip-remediation decides on: the machine, its MachineUpdates, whether its plan exists. */
 export interface MachineUpdatesScope {
   machine: Machine;
   updates: readonly MachineUpdate[];
+  /** The plan whose label the machine carries exists (undefined plans store: unknown, taken as gone). */
+  planExists: boolean;
+}
+
+/** True when a plan whose label value is `label` exists in the namespace (short names are their own label value). */
+export function planLabelExists(plans: Store<KubeObject> | undefined, namespace: string | undefined, label: string | undefined): boolean {
+  if (!plans || label === undefined) return false;
+  const byName = plans.peek(namespace, label);
+  if (byName && toLabelValue(byName.metadata.name ?? '') === label) return true;
+  // A longer name is shortened with a hash to the label value's maximum length: only then is a scan needed.
+  return label.length >= 63 && plans.list(namespace).some((p) => toLabelValue(p.metadata.name ?? '') === label);
 }
 
 /** A machine's MachineUpdates from the cache (the label holds the label-safe form of the name; decide checks machineRef). */
@@ -156,10 +169,11 @@ export const updatesOfMachine = (updates: Store<MachineUpdate>, namespace: strin
   updates.byLabel(Labels.machineName, toLabelValue(name), namespace);
 
 /** The machine's snapshot, or undefined when it is gone or being deleted. */
-export function machineUpdatesScope(stores: Pick<MhcStores, 'machines' | 'updates'>, key: ObjectKey): MachineUpdatesScope | undefined {
+export function machineUpdatesScope(stores: Pick<MhcStores, 'machines' | 'updates' | 'plans'>, key: ObjectKey): MachineUpdatesScope | undefined {
   const machine = stores.machines.peek(key.namespace, key.name);
   if (!machine || machine.metadata.deletionTimestamp) return undefined;
-  return { machine, updates: updatesOfMachine(stores.updates, key.namespace, key.name) };
+  const planExists = planLabelExists(stores.plans, key.namespace, machine.metadata.labels?.[Labels.planName]);
+  return { machine, updates: updatesOfMachine(stores.updates, key.namespace, key.name), planExists };
 }
 
 /**
