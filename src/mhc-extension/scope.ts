@@ -169,7 +169,10 @@ export const updatesOfMachine = (updates: Store<MachineUpdate>, namespace: strin
   updates.byLabel(Labels.machineName, toLabelValue(name), namespace);
 
 /** The machine's snapshot, or undefined when it is gone or being deleted. */
-export function machineUpdatesScope(stores: Pick<MhcStores, 'machines' | 'updates' | 'plans'>, key: ObjectKey): MachineUpdatesScope | undefined {
+export function machineUpdatesScope(
+  stores: Pick<MhcStores, 'machines' | 'updates' | 'plans'>,
+  key: ObjectKey,
+): MachineUpdatesScope | undefined {
   const machine = stores.machines.peek(key.namespace, key.name);
   if (!machine || machine.metadata.deletionTimestamp) return undefined;
   const planExists = planLabelExists(stores.plans, key.namespace, machine.metadata.labels?.[Labels.planName]);
