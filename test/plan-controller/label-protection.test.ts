@@ -29,7 +29,7 @@ const machine = (o: { annotations?: Record<string, string>; initialized?: boolea
     labels: { [Labels.clusterName]: 'c1', role: 'worker', ...o.labels },
     ...(o.annotations ? { annotations: o.annotations } : {}),
   },
-  spec: { clusterName: 'c1' },
+  spec: { clusterName: 'c1' } as Machine['spec'],
   ...(o.initialized
     ? { status: { nodeRef: { name: 'n1' }, initialization: { infrastructureProvisioned: true, bootstrapDataSecretCreated: true } } }
     : {}),
