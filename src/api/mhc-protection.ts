@@ -3,7 +3,8 @@
 // to start its update, so that the extension finds it protected and writes nothing: issue 25). What an MHC the
 // extension acts on looks like (readMhcConfig), which machines it selects (mhcSelects), how long a machine may stay in
 // update (updateTimeoutMs), the annotations that protect it (protectPatch, with protectionNote as the value), and
-// the protection a machine gets as its update starts (startProtection). Here in src/api so that both components share it without one importing the other. Pure.
+// the protection a machine gets as its update starts (startProtection). Here in src/api so that both components
+// share it without one importing the other. Pure.
 import { Annotations } from './constants.js';
 import { InvalidDurationError, parseGoDuration } from './duration.js';
 import type { AnnotationPatch } from './skip-remediation.js';
