@@ -12,3 +12,4 @@ export * from './limits.js';
 export * from './duration.js';
 export * from './windows.js';
 export * from './skip-remediation.js';
+export * from './mhc-protection.js';

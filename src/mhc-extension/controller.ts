@@ -211,12 +211,12 @@ async function reconcileMachine(
 
 /**
  * Restores a machine's skip-remediation to its state before the update once its update ended (no current update in
- * progress), unless a plan still labelling the machine will (restoreDeferredToPlan): its label's removal or its
- * MachineUpdates' deletion brings this reconcile back, so the machine is never left protected.
+ * progress), unless a plan still labelling the machine will (restoreDeferredToPlan): its label's removal, or the
+ * deletion of the plan and its MachineUpdates, brings this reconcile back, so the machine is never left protected.
  */
 export async function reconcileRestore(deps: MhcDeps, key: ObjectKey, log: Logger): Promise<Action> {
   const scope = machineUpdatesScope(deps.stores, key);
-  if (!scope || !restoreDue(scope.machine, scope.updates)) return Action.awaitChange();
+  if (!scope || !restoreDue(scope.machine, scope.updates, scope.planExists)) return Action.awaitChange();
   const wait = ownWritePendingMs(deps, scope.machine);
   if (wait !== undefined) return Action.requeue(wait);
   const patch = restorePatch(scope.machine.metadata.annotations);

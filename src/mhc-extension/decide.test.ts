@@ -265,6 +265,10 @@ describe('mhc-extension decisions', () => {
       expect(restoreDeferredToPlan(machine('m1', { plan: 'p2' }), [done])).to.equal(false);
       expect(restoreDeferredToPlan(machine('m1', { plan: 'p' }), [update('m2', { status: 'updated' })])).to.equal(false);
     });
+    it('defers while the plan its label names exists, before that plan created its MachineUpdate (it protected the machine as it labelled it)', () => {
+      expect(restoreDeferredToPlan(machine('m1', { plan: 'p' }), [], true)).to.equal(true);
+      expect(restoreDeferredToPlan(machine('m1'), [], true)).to.equal(false);
+    });
   });
 
   describe('restoreDue (the restore has something to do now; its MachineUpdate events wake it only then)', () => {
@@ -280,10 +284,18 @@ describe('mhc-extension decisions', () => {
         [update('m1', { status: 'updated', plan: 'p' })],
         false,
       ],
-      ['the plan label stays but its MachineUpdates are gone: due', machine('m1', { annotations: prior, plan: 'p' }), [], true],
+      [
+        'the plan label stays but the plan and its MachineUpdates are gone: due',
+        machine('m1', { annotations: prior, plan: 'p' }),
+        [],
+        true,
+      ],
       ['a deleting machine', machine('m1', { annotations: prior, deleting: true }), [], false],
     ];
     for (const [name, m, mine, want] of cases) it(name, () => expect(restoreDue(m, mine)).to.equal(want));
+    it('labelled and protected by a plan that has not created its MachineUpdate yet: not due (the plan restores)', () => {
+      expect(restoreDue(machine('m1', { annotations: prior, plan: 'p' }), [], true)).to.equal(false);
+    });
   });
 
   describe("a machine's current update", () => {

@@ -221,11 +221,12 @@ export function confirmUnhealthy(mhc: MachineHealthCheck, m: Machine, fresh: Mac
 
 /**
  * True when the end-of-update restore has something to do now: the machine (not being deleted) carries the prior state
- * (restorePatch), its update ended, and no plan labelling it restores it instead. reconcileRestore acts on these; the
- * MachineUpdate event mapper asks first, so that an event that leaves the restore with nothing to do costs no reconcile.
+ * (restorePatch), its update ended, and no plan labelling it restores it instead (`planExists`: the plan its label
+ * names exists; restoreDeferredToPlan). reconcileRestore acts on these; the event mappers ask first, so that an event
+ * that leaves the restore with nothing to do costs no reconcile.
  */
-export const restoreDue = (m: Machine, updates: readonly MachineUpdate[]): boolean =>
+export const restoreDue = (m: Machine, updates: readonly MachineUpdate[], planExists = false): boolean =>
   !m.metadata.deletionTimestamp &&
   restorePatch(m.metadata.annotations) !== undefined &&
   !activeUpdateOf(m, updates) &&
-  !restoreDeferredToPlan(m, updates);
+  !restoreDeferredToPlan(m, updates, planExists);

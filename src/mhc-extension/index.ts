@@ -10,12 +10,13 @@
 // record is its skip-remediation value (MHC, update, expiry), WithinInPlaceUpdateTimeout only replaces a stale verdict.
 //
 // This file wires the controllers: informers, which events trigger which reconcile, cooldown.
-import { MachineHealthChecks, MachineUpdates, Machines } from '../api/index.js';
+import { InPlaceUpdatePlans, Labels, MachineHealthChecks, MachineUpdates, Machines, type KubeObject } from '../api/index.js';
 import type { Component, Manager, ObjectKey } from '../runtime/index.js';
 import { CONTROLLER_NAME, RESTORE_CONTROLLER_NAME, mhcDeps, mhcKey, observeMachine, reconcile, reconcileRestore } from './controller.js';
 import { machineNeedsPass, machineOfUpdate, restoreDue } from './decide.js';
 import { rbac } from './rbac.js';
-import { selects, type Machine, type MachineHealthCheck, type MachineUpdate } from './scope.js';
+import { planLabelExists, selects, type Machine, type MachineHealthCheck, type MachineUpdate } from './scope.js';
+import { toLabelValue } from '../contract/index.js';
 
 export { rbac } from './rbac.js';
 export { CONTROLLER_NAME } from './controller.js';
@@ -39,6 +40,7 @@ function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
     mhcs: mgr.informer<MachineHealthCheck>(MachineHealthChecks).store,
     machines: mgr.informer<Machine>(Machines).store,
     updates: mgr.informer<MachineUpdate>(MachineUpdates).store,
+    plans: mgr.informer(InPlaceUpdatePlans).store,
   };
   const deps = mhcDeps(stores, mgr.client, mgr.events, now);
   // The passes' index follows the caches. Registered before the controllers' watches: an informer calls its handlers in
@@ -79,9 +81,21 @@ function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
     .watches<MachineUpdate>(MachineUpdates, (u) => {
       const name = machineOfUpdate(u);
       const m = name ? stores.machines.peek(u.metadata.namespace, name) : undefined;
-      return m && restoreDue(m, deps.index.updatesOf(u.metadata.namespace, name))
+      const planExists = m ? planLabelExists(stores.plans, u.metadata.namespace, m.metadata.labels?.[Labels.planName]) : false;
+      return m && restoreDue(m, deps.index.updatesOf(u.metadata.namespace, name), planExists)
         ? [{ ...(u.metadata.namespace ? { namespace: u.metadata.namespace } : {}), name }]
         : [];
+    })
+    // A plan gone (its finalizer removed by hand, without the unlabel that restores) leaves the restore to the
+    // extension: its deletion wakes the machines still carrying its label whose restore is now due.
+    .watches<KubeObject>(InPlaceUpdatePlans, (p) => {
+      const ns = p.metadata.namespace;
+      const label = toLabelValue(p.metadata.name ?? '');
+      if (planLabelExists(stores.plans, ns, label)) return [];
+      return stores.machines
+        .byLabel(Labels.planName, label, ns)
+        .filter((m) => restoreDue(m, deps.index.updatesOf(ns, m.metadata.name ?? ''), false))
+        .map(keyOf);
     })
     .reconcile((key, ctx) => reconcileRestore(deps, key, ctx.log));
 }

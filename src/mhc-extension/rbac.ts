@@ -13,4 +13,7 @@ export const rbac: PolicyRule[] = componentRbac([
   // MachineUpdates: read; the HealthCheckSucceeded condition goes through the status subresource.
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['machineupdates'], verbs: read },
   { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['machineupdates/status'], verbs: ['patch'] },
+  // Plans: read (watched), only to know whether the plan a machine's label names still exists: that plan's unlabel
+  // restores skip-remediation (it protected the machine as it labelled it); once it is gone, the extension restores.
+  { apiGroups: ['inplace.cluster.x-k8s.io'], resources: ['inplaceupdateplans'], verbs: read },
 ]);

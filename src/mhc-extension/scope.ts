@@ -3,20 +3,11 @@
 // per-machine copies: they cost seconds at 10k machines); the controller snapshots only what it writes. A pass over an
 // MHC reads MhcIndex: kept by the caches' change events, it holds what the pass decides on (how many machines the MHC
 // selects, and the few a pass looks at), so a pass costs the machines in update, not the fleet.
-import { Labels, type KubeObject, type MachineUpdate as MachineUpdateBody } from '../api/index.js';
+import { Labels, mhcSelects, type KubeObject, type MachineUpdate as MachineUpdateBody } from '../api/index.js';
 import type { Machine, MachineHealthCheck } from '../api/capi/index.js';
 import { toLabelValue } from '../contract/index.js';
 import { machineOfUpdate, passMachine, type PassMachine } from './decide.js';
-import {
-  LabelSelectorError,
-  formatLabelSelector,
-  matchesRequirements,
-  parseSelector,
-  type LabelRequirement,
-  type LabelSelector,
-  type ObjectKey,
-  type Store,
-} from '../runtime/index.js';
+import { labelSelectorMatches, type ObjectKey, type Store } from '../runtime/index.js';
 
 export type { Machine, MachineHealthCheck } from '../api/capi/index.js';
 
@@ -28,6 +19,8 @@ export interface MhcStores {
   mhcs: Store<MachineHealthCheck>;
   machines: Store<Machine>;
   updates: Store<MachineUpdate>;
+  /** InPlaceUpdatePlans: whether the plan labelling a machine exists (its unlabel restores skip-remediation). */
+  plans?: Store<KubeObject>;
 }
 
 /** What one pass over an MHC decides on: the MHC, how many machines it selects, those a pass looks at, and the time. */
@@ -154,10 +147,21 @@ export class MhcIndex {
   }
 }
 
-/** What the restore of one machine's skip-remediation decides on: the machine and its MachineUpdates. */
+/** What the restore of one machine's skip-remediation decides on: the machine, its MachineUpdates, whether its plan exists. */
 export interface MachineUpdatesScope {
   machine: Machine;
   updates: readonly MachineUpdate[];
+  /** The plan whose label the machine carries exists (undefined plans store: unknown, taken as gone). */
+  planExists: boolean;
+}
+
+/** True when a plan whose label value is `label` exists in the namespace (short names are their own label value). */
+export function planLabelExists(plans: Store<KubeObject> | undefined, namespace: string | undefined, label: string | undefined): boolean {
+  if (!plans || label === undefined) return false;
+  const byName = plans.peek(namespace, label);
+  if (byName && toLabelValue(byName.metadata.name ?? '') === label) return true;
+  // A longer name is shortened with a hash to the label value's maximum length: only then is a scan needed.
+  return label.length >= 63 && plans.list(namespace).some((p) => toLabelValue(p.metadata.name ?? '') === label);
 }
 
 /** A machine's MachineUpdates from the cache (the label holds the label-safe form of the name; decide checks machineRef). */
@@ -165,41 +169,19 @@ export const updatesOfMachine = (updates: Store<MachineUpdate>, namespace: strin
   updates.byLabel(Labels.machineName, toLabelValue(name), namespace);
 
 /** The machine's snapshot, or undefined when it is gone or being deleted. */
-export function machineUpdatesScope(stores: Pick<MhcStores, 'machines' | 'updates'>, key: ObjectKey): MachineUpdatesScope | undefined {
+export function machineUpdatesScope(
+  stores: Pick<MhcStores, 'machines' | 'updates' | 'plans'>,
+  key: ObjectKey,
+): MachineUpdatesScope | undefined {
   const machine = stores.machines.peek(key.namespace, key.name);
   if (!machine || machine.metadata.deletionTimestamp) return undefined;
-  return { machine, updates: updatesOfMachine(stores.updates, key.namespace, key.name) };
+  const planExists = planLabelExists(stores.plans, key.namespace, machine.metadata.labels?.[Labels.planName]);
+  return { machine, updates: updatesOfMachine(stores.updates, key.namespace, key.name), planExists };
 }
 
-/** Parsed selectors by their JSON form: every Machine event and every reconcile matches many machines against few MHCs. */
-const parsedSelectors = new Map<string, LabelRequirement[] | null>();
-/** The same by MHC object, so that matching a machine does not serialize the selector each time. */
-const requirementsByMhc = new WeakMap<MachineHealthCheck, LabelRequirement[] | null>();
-
-/** The MHC's parsed selector, or null when it does not parse (it then selects nothing). */
-function requirementsOf(mhc: MachineHealthCheck): LabelRequirement[] | null {
-  const known = requirementsByMhc.get(mhc);
-  if (known !== undefined) return known;
-  const key = JSON.stringify(mhc.spec.selector ?? {});
-  let reqs = parsedSelectors.get(key);
-  if (reqs === undefined) {
-    try {
-      reqs = parseSelector(formatLabelSelector(mhc.spec.selector as LabelSelector));
-    } catch (err) {
-      if (!(err instanceof LabelSelectorError)) throw err;
-      reqs = null;
-    }
-    if (parsedSelectors.size > 1000) parsedSelectors.clear();
-    parsedSelectors.set(key, reqs);
-  }
-  // A cached MHC is frozen: its selector cannot change under the same object.
-  if (Object.isFrozen(mhc)) requirementsByMhc.set(mhc, reqs);
-  return reqs;
-}
-
-/** True when the MHC selects the machine: same cluster, and its selector matches the machine's labels (an unparsable selector selects nothing). */
-export function selects(mhc: MachineHealthCheck, m: KubeObject & { spec?: { clusterName?: string } }): boolean {
-  if (m.metadata.namespace !== mhc.metadata.namespace || m.spec?.clusterName !== mhc.spec.clusterName) return false;
-  const reqs = requirementsOf(mhc);
-  return reqs !== null && matchesRequirements(reqs, m.metadata.labels);
-}
+/**
+ * True when the MHC selects the machine: same cluster, and its selector matches the machine's labels (an unparsable
+ * selector selects nothing). The rule is src/api's mhcSelects, shared with the plan controller.
+ */
+export const selects = (mhc: MachineHealthCheck, m: KubeObject & { spec?: { clusterName?: string } }): boolean =>
+  mhcSelects(mhc, m, labelSelectorMatches);

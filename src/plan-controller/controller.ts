@@ -13,6 +13,7 @@ import {
   InPlaceUpdatePlans,
   Labels,
   MachineDeployments,
+  MachineHealthChecks,
   MachineSets,
   MachineUpdates,
   Machines,
@@ -21,19 +22,20 @@ import {
   isTerminal,
 } from '../api/index.js';
 import { toKubeTime } from '../runtime/pure/conditions.js';
-import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../runtime/pure/errors.js';
+import { ConflictError, isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../runtime/pure/errors.js';
 import { encodePointer } from '../runtime/pure/jsonpointer.js';
 import { restoreSkipRemediationOps } from '../api/skip-remediation.js';
 import { forEachLimit, settlesWithin } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
 import { Action } from '../runtime/pure/types.js';
-import { clusterLabel, mdClusterName } from '../api/capi/index.js';
+import { clusterLabel, mdClusterName, type Machine, type MachineHealthCheck } from '../api/capi/index.js';
 import type { MachineLabelIntent, MachineUpdateIntent, PlanDecision } from './decide.js';
 import { DecideMemo, decidePlan } from './decide.js';
 import type { PlanMetrics } from './metrics.js';
 import { planMetricsFor } from './metrics.js';
-import { labelValue } from './names.js';
+import { labelValue, machineUpdateName } from './names.js';
+import { labelPatch } from './decide/label.js';
 import { prestartCheck } from './prestart.js';
 import { actOwners, blockedTargets, ownersNeedRecheck, type OwnerDeps } from './owners-act.js';
 import type { OwnerOutcome } from './owners.js';
@@ -84,6 +86,11 @@ export interface PlanDeps {
   machineDeployments: Store;
   /** MachineSets (owner alignment reads the ones owning a target's machines from here). */
   machineSets: Store;
+  /**
+   * MachineHealthChecks: the label patch that starts a machine's update also protects it from remediation when one the
+   * MHC extension acts on selects it (decide/label.ts). Read at the start only: MHC events wake no plan.
+   */
+  mhcs?: Store;
   clusters: Store;
   metrics: PlanMetrics;
   /** Task kinds' CRDs as last looked up, by kind.group (see lookupTaskCrd). */
@@ -138,6 +145,7 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     machines: mgr.informer(Machines).store,
     machineDeployments: mgr.informer(MachineDeployments).store,
     machineSets: mgr.informer(MachineSets).store,
+    mhcs: mgr.informer(MachineHealthChecks).store,
     clusters: mgr.informer(Clusters).store,
     metrics: planMetricsFor(mgr, plans),
     expectations: new Map(),
@@ -684,25 +692,26 @@ async function labelMachine(
   failures: unknown[],
 ): Promise<boolean> {
   const ns = plan.metadata.namespace ?? '';
-  if (!deps.machines.peek(ns, l.machine)) return true;
+  const m = deps.machines.peek(ns, l.machine) as Machine | undefined;
+  if (!m) return true;
+  // The MHC extension's protection rides on this patch when an MHC it acts on selects the machine (decide/label.ts).
+  const planName = plan.metadata.name ?? '';
+  const mhcs = (deps.mhcs?.list(ns) ?? []) as MachineHealthCheck[];
+  const p = labelPatch(m, labelValue(planName), l.startedAt, machineUpdateName(planName, l.machine), mhcs);
   try {
     await ignoreNotFound(
-      deps.client.patch(
-        Machines,
-        ns,
-        l.machine,
-        {
-          metadata: {
-            labels: { [Labels.planName]: labelValue(plan.metadata.name ?? '') },
-            annotations: { [Annotations.updateStartedAt]: l.startedAt },
-          },
-        },
-        { type: 'merge', fieldManager: FIELD_MANAGER },
-      ),
+      p.type === 'merge'
+        ? deps.client.patch(Machines, ns, l.machine, p.body, { type: 'merge', fieldManager: FIELD_MANAGER })
+        : deps.client.patch(Machines, ns, l.machine, p.ops, { type: 'json', fieldManager: FIELD_MANAGER }),
     );
     return true;
   } catch (err) {
-    failures.push(err);
+    // A failed guard (the annotations or the machine moved since the cache): the start is decided again on fresh state.
+    failures.push(
+      p.protectedBy !== undefined && err instanceof KubeApiError && (err.code === 409 || err.code === 422)
+        ? new ConflictError(`label Machine ${ns}/${l.machine}`, err)
+        : err,
+    );
     return false;
   }
 }

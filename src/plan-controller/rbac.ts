@@ -24,6 +24,9 @@ export const baseRbac: PolicyRule[] = componentRbac([
   // MachineSets: watched (owner alignment reads the ones owning a target's machines from the cache) and listed when a
   // deleted plan's template clones are collected (an old MachineSet may still refer to one).
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machinesets'], verbs: [...read, 'patch'] },
+  // MachineHealthChecks: read (watched) so that the label patch starting a machine's update carries the MHC extension's
+  // protection from remediation when one it acts on selects the machine (decide/label.ts).
+  { apiGroups: ['cluster.x-k8s.io'], resources: ['machinehealthchecks'], verbs: read },
   // Template kinds named by plans must be readable to validate that they exist: an updater's kinds are granted by the
   // chart that deploys the updater (aggregated ClusterRole), so leaving the samples out leaves their rules out too.
   // A template's task kind is accepted only when its CRD declares the updater contract (label).

@@ -26,6 +26,7 @@ export {
   matchesSelector,
   matchesRequirements,
   formatLabelSelector,
+  labelSelectorMatches,
   LabelSelectorError,
   type LabelRequirement,
   type LabelSelector,

@@ -134,8 +134,11 @@ describe('writes per machine of a plan (integration, embedded API server)', func
     // The updater reports that it started and that it finished (the SDK), and plays the kubelet (the Node, not counted).
     expect(count('updater', 'patch', 'updaterupdatetasks', 'status'), `task status writes\n${shown}`).to.equal(2 * machines);
 
+    // The MHC extension finds every machine protected by the plan controller's label patch (its MHC selects them all):
+    // no Machine write of its own (issue 25: write 3 folded into write 1).
+    expect(count('mhc-extension', 'patch', 'machines'), `MHC extension Machine patches\n${shown}`).to.equal(0);
     // Every component's real writes to per-machine objects, the updater's kubelet play apart: at most 10 per machine
-    // (plan: MachineUpdate, label, unlabel; machine task controller 4; MHC extension: the protection; updater 2).
+    // (plan: MachineUpdate, label + protection, unlabel + restore; machine task controller 4; updater 2).
     const platform = writes.filter(
       (w) => PER_MACHINE.has(w.resource) && !w.dryRun && !(w.component === 'updater' && w.resource === 'nodes'),
     );

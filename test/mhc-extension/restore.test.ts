@@ -1,6 +1,7 @@
-// Integration (issue 25): at the end of an update the plan controller's unlabel also restores skip-remediation, so the
-// MHC extension writes a machine once (protect) and the plan controller twice (label; unlabel + restore), where the
-// end of an update used to cost two Machine patches at the same moment. The whole platform on the local API server.
+// Integration (issue 25): the plan controller's label patch also protects the machine (as the MHC extension would) and
+// its unlabel also restores skip-remediation, so the MHC extension writes no machine and the plan controller writes
+// each twice (label + protect; unlabel + restore), where an update used to cost four Machine patches. The whole
+// platform on the local API server.
 import { expect } from 'chai';
 import { Annotations, Labels, Machines, type KubeObject } from '../../src/api/index.js';
 import type { RuntimeManager } from '../../src/runtime/index.js';
@@ -26,7 +27,7 @@ describe('mhc-extension: the end of the protection rides on the plan unlabel (in
   this.timeout(120_000);
   const env = useE2eEnv();
 
-  it("ends the update with no label and no protection, the operator's annotations kept: 1 extension patch and 2 plan patches per machine", async () => {
+  it("ends the update with no label and no protection, the operator's annotations kept: no extension patch and 2 plan patches per machine", async () => {
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 2 }] });
     const [plain, opted] = [p.mdMachine('cluster1-md-0', 0), p.mdMachine('cluster1-md-0', 1)];
@@ -42,8 +43,8 @@ describe('mhc-extension: the end of the protection rides on the plan unlabel (in
       timeoutMs: 60_000,
       message: 'both machines protected (prior state recorded)',
     });
-    // The plan controller restores from its cache: let it see the protection before the updates end (else the
-    // extension restores, correctly, after the unlabel, and the counts below would not hold).
+    // The plan controller restores from its cache: let it see the protection (its own write) before the updates end
+    // (else the extension restores, correctly, after the unlabel, and the counts below would not hold).
     const planCache = (p as unknown as { managers: Map<string, RuntimeManager> }).managers
       .get('plan-controller')!
       .informer<KubeObject>(Machines).store;
@@ -68,10 +69,12 @@ describe('mhc-extension: the end of the protection rides on the plan unlabel (in
     expect(b).to.include({ [OWN]: 'b', [S]: 'operator' });
     expect(b).to.not.have.property(Annotations.updateStartedAt);
 
-    expect(await machinePatches(p, 'mhc-extension'), 'MHC extension Machine patches (protect, one per machine)').to.equal(2);
-    // The plan controller: per machine the label and the unlabel + restore; per plan one pre-start dry-run of the commit.
-    expect(await machinePatches(p, 'plan-controller'), 'plan controller Machine patches (dry-run; label, unlabel + restore)').to.equal(
-      1 + 2 * 2,
-    );
+    // The protection rode on the label patch: the extension found both machines protected and wrote nothing.
+    expect(await machinePatches(p, 'mhc-extension'), 'MHC extension Machine patches').to.equal(0);
+    // The plan controller: per machine the label + protect and the unlabel + restore; per plan one pre-start dry-run.
+    expect(
+      await machinePatches(p, 'plan-controller'),
+      'plan controller Machine patches (dry-run; label + protect, unlabel + restore)',
+    ).to.equal(1 + 2 * 2);
   });
 });

@@ -1,8 +1,8 @@
 // Phase 4 of an MHC pass: what the controller does about one machine, built in one place: the annotation patch,
 // the HealthCheckSucceeded condition on its MachineUpdate, and the Events to record with either.
-import { Annotations, ConditionTypes, MessageBudget, Reasons, boundMessage } from '../../api/index.js';
+import { Annotations, ConditionTypes, MessageBudget, Reasons, boundMessage, protectionNote, protectPatch } from '../../api/index.js';
 import { fmtDuration, type ConditionWish, type EventWish } from '../status.js';
-import { liftPatch, protectPatch, type AnnotationPatch } from './annotations.js';
+import { liftPatch, type AnnotationPatch } from './annotations.js';
 import type { RemediationOutcome } from './remediation.js';
 import type { Judged, Verdict } from './timeouts.js';
 
@@ -44,9 +44,8 @@ const machineWarning = (j: Judged, reason: string, message: string): EventWish =
   message,
 });
 
-/** The value of a skip-remediation the extension sets: who protects the machine, for which update, until when. */
-export const protectionNote = (mhcName: string, update: string, untilIso: string): string =>
-  `in-place update ${update}: MachineHealthCheck ${mhcName} skips remediation until ${untilIso}`;
+// The value of a skip-remediation is shared with the plan controller (it protects as it labels): src/api.
+export { protectionNote } from '../../api/index.js';
 
 /**
  * A machine within its timeout: protected from remediation by the annotation alone, which names the MHC, the update

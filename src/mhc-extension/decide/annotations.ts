@@ -2,22 +2,8 @@
 // remediation) once unhealthy, and restore what the operator had when the update ends. Merge patch fragments only.
 import { Annotations, restoreSkipRemediation, type AnnotationPatch } from '../../api/index.js';
 
-export type { AnnotationPatch } from '../../api/index.js';
-
-/**
- * Protect a machine: set skip-remediation, remembering (once) whether it was there before. `note` is the value the
- * extension gives a skip-remediation it sets (CAPI reads only its presence): which MHC protects the machine and until
- * when, so a protected, healthy machine needs no condition to say so. An operator's own value is never touched.
- * Undefined when nothing changes.
- */
-export function protectPatch(annotations: Record<string, string> | undefined, note = ''): AnnotationPatch | undefined {
-  const a = annotations ?? {};
-  const patch: AnnotationPatch = {};
-  if (a[Annotations.skipRemediationPrior] === undefined)
-    patch[Annotations.skipRemediationPrior] = a[Annotations.skipRemediation] !== undefined ? 'true' : 'false';
-  if (a[Annotations.skipRemediation] === undefined) patch[Annotations.skipRemediation] = note;
-  return Object.keys(patch).length ? patch : undefined;
-}
+// Protecting is shared with the plan controller (its label patch carries the same protection): src/api.
+export { protectPatch, type AnnotationPatch } from '../../api/index.js';
 
 /**
  * Lift the protection of an unhealthy machine: remove the skip-remediation this extension set (one the machine

@@ -1,21 +1,10 @@
 // Phase 2 of an MHC pass: judge every machine in update against its timeout (failed, timed out, or within it),
 // and when to look again (the earliest deadline of a machine still within its timeout).
-import { Annotations, UpdateStatus } from '../../api/index.js';
+import { Annotations, UpdateStatus, isNodeInitialized, updateTimeoutMs } from '../../api/index.js';
 import type { Machine, MachineUpdate } from '../scope.js';
 
-/** CAPI's default nodeStartupTimeoutSeconds (10 minutes, set by its defaulting webhook when absent). */
-const DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS = 600;
-
-/** True when the machine's node exists and its infrastructure and bootstrap data are ready (CAPI's "node started"). */
-export function isNodeInitialized(m: Machine): boolean {
-  const init = m.status?.initialization;
-  return !!m.status?.nodeRef?.name && init?.infrastructureProvisioned === true && init.bootstrapDataSecretCreated === true;
-}
-
-/** How long a machine may stay in update: the in-place timeout, plus the node startup timeout if its node is not initialized. */
-export function updateTimeoutMs(inPlaceMs: number, nodeStartupTimeoutSeconds: number | undefined, nodeInitialized: boolean): number {
-  return nodeInitialized ? inPlaceMs : inPlaceMs + (nodeStartupTimeoutSeconds ?? DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS) * 1000;
-}
+// The timeout arithmetic is shared with the plan controller (the protection it sets as it labels a machine): src/api.
+export { isNodeInitialized, updateTimeoutMs } from '../../api/index.js';
 
 /** When a machine's update started: the MachineUpdate's startTime, else the Machine's annotation, else the MachineUpdate's creation. */
 function updateStartMs(m: Machine, u: MachineUpdate): number | undefined {

@@ -51,14 +51,17 @@ export function activeUpdateOf(m: Machine, updates: readonly MachineUpdate[]): M
 }
 
 /**
- * True when the end-of-update restore is the plan controller's: the machine still carries a plan's label and a
- * MachineUpdate of that plan for it exists (not deleting). That plan unlabels the machine and restores skip-remediation
- * in the same patch; once the label is gone, or the plan's MachineUpdates are (plan deleted, records collected), the
- * extension restores itself. Only the restore moves: lifting a timed-out or failed machine's protection stays here.
+ * True when the end-of-update restore is the plan controller's: the machine still carries a plan's label, and that plan
+ * exists (`planExists`: the plan controller protects a machine in the patch that labels it, before its MachineUpdate
+ * exists, and unlabels it, restoring skip-remediation in the same patch, even when the plan is deleted: its finalizer
+ * waits for that) or a MachineUpdate of that plan for it exists (not deleting). Once the label is gone, or the plan and
+ * its MachineUpdates are (a finalizer removed by hand), the extension restores itself. Only the restore moves: lifting
+ * a timed-out or failed machine's protection stays here.
  */
-export function restoreDeferredToPlan(m: Machine, updates: readonly MachineUpdate[]): boolean {
+export function restoreDeferredToPlan(m: Machine, updates: readonly MachineUpdate[], planExists = false): boolean {
   const plan = m.metadata.labels?.[Labels.planName];
   if (plan === undefined) return false;
+  if (planExists) return true;
   const name = m.metadata.name ?? '';
   return updates.some((u) => !u.metadata.deletionTimestamp && machineOfUpdate(u) === name && u.metadata.labels?.[Labels.planName] === plan);
 }

@@ -143,3 +143,43 @@ export function formatLabelSelector(sel: LabelSelector): string {
   }
   return parts.join(',');
 }
+
+/** Parsed selectors by their JSON form: every Machine event and every reconcile matches many machines against few selectors. */
+const parsedSelectors = new Map<string, LabelRequirement[] | null>();
+/** The same by selector object, so that matching a machine does not serialize the selector each time. */
+const requirementsBySelector = new WeakMap<object, LabelRequirement[] | null>();
+
+/** The selector's requirements, or null when it does not parse (it then matches nothing). */
+function requirementsOfSelector(sel: LabelSelector | undefined): LabelRequirement[] | null {
+  if (sel) {
+    const known = requirementsBySelector.get(sel);
+    if (known !== undefined) return known;
+  }
+  const key = JSON.stringify(sel ?? {});
+  let reqs = parsedSelectors.get(key);
+  if (reqs === undefined) {
+    try {
+      reqs = parseSelector(formatLabelSelector(sel ?? {}));
+    } catch (err) {
+      if (!(err instanceof LabelSelectorError)) throw err;
+      reqs = null;
+    }
+    if (parsedSelectors.size > 1000) parsedSelectors.clear();
+    parsedSelectors.set(key, reqs);
+  }
+  // A cached object is frozen: its selector cannot change under the same object (a mutable one is parsed every time).
+  if (sel && Object.isFrozen(sel)) requirementsBySelector.set(sel, reqs);
+  return reqs;
+}
+
+/**
+ * True when a metav1.LabelSelector matches `labels` (an absent or empty selector matches everything); a selector that
+ * does not parse matches nothing. Parsed selectors are remembered (by frozen object and by JSON form).
+ */
+export function labelSelectorMatches(
+  sel: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] } | undefined,
+  labels: Record<string, string> | undefined,
+): boolean {
+  const reqs = requirementsOfSelector(sel as LabelSelector | undefined);
+  return reqs !== null && matchesRequirements(reqs, labels);
+}
