@@ -238,7 +238,7 @@ async function reconcileTimed(
     clock?.mark('finalizer');
     outcomes = await actOwners(ownerDeps(deps), snap, d, log);
     clock?.mark('owners');
-    await reconcileMachines(deps, latest, d, log, blockedTargets(outcomes), snapshotRefs.get(snap));
+    await reconcileMachines(deps, latest, d, log, blockedTargets(outcomes), snap.refObjects);
     clock?.mark('machines');
     await reconcileSurge(deps, latest, d, log);
     clock?.mark('surge');
@@ -414,9 +414,6 @@ function sharedByLabel<T extends KubeObject>(store: Store<T>, key: string, value
   return (view ? view.call(store, key, value, ns) : store.byLabel(key, value, ns)) as T[];
 }
 
-/** The InfraMachine / BootstrapConfig lookup a snapshot's machines-at-target check used, for the MachineUpdates' spec.previous. */
-const snapshotRefs = new WeakMap<PlanSnapshot, RefLookup>();
-
 /** Reads everything the decision needs from the informer stores (and discovery for kinds named at run time). */
 async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
   const snap = await buildScope(plan, storeReader(deps), decideMemo(deps, plan)?.ownFilter);
@@ -429,7 +426,7 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
     const memo = atTargetMemo(deps, planKey, plan.metadata.uid ?? '');
     // The memo keeps the set of names with an update, patched for the updates that are new objects.
     snap.atTarget = machinesAtTarget(plan, snap.machines, refs.lookup, memo.excluded(snap.machineUpdates), memo, refs.stamp);
-    snapshotRefs.set(snap, refs.lookup);
+    snap.refObjects = refs.lookup;
   } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;

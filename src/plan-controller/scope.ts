@@ -87,6 +87,11 @@ export interface PlanSnapshot extends ValidationInput {
    * absent when not computed (spec.rerunMachinesAtTarget, a terminal plan).
    */
   atTarget?: string[];
+  /**
+   * The InfraMachines / BootstrapConfigs the at-target check read (the informer caches), for the values new
+   * MachineUpdates record in spec.previous; absent when that check did not run.
+   */
+  refObjects?: (namespace: string, ref: ContractRef) => KubeObject | undefined;
   /** What spec.alertGate's endpoint answered this reconcile (alerts.ts); absent when the plan has no alert gate. */
   alerts?: AlertsRead;
 }
