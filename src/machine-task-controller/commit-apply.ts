@@ -200,27 +200,43 @@ async function writeAll(
   // Persisted before the first real write: a crash from here on is finished or rolled back by the next run.
   await save({ state: 'Writing', objects });
   for (const t of pending) {
-    let after: KubeObject;
-    try {
-      after = await send(client, namespace, t, false);
-    } catch (err) {
-      if (!(err instanceof CommitRefused)) throw err;
-      memo?.ref.memo.forget(memo.key);
+    const sent = await sendChecked(client, namespace, t, memo);
+    if (sent.refused !== undefined) {
       // One object, rejected whole (nothing of it was written) and nothing from an earlier run to restore.
       if (memo && pending.length === 1 && journaled.length === 0) {
         await save(undefined);
-        return { ok: false, outcome: 'nothing-committed', message: `commit failed, nothing committed: ${err.message}` };
+        return { ok: false, outcome: 'nothing-committed', message: `commit failed, nothing committed: ${sent.refused}` };
       }
-      return rollback(client, namespace, objects, `${err.message} (after the dry-run accepted them)`, save);
+      return rollback(client, namespace, objects, `${sent.refused} (after the dry-run accepted them)`, save);
     }
-    const why = notKept(t, after);
-    if (why) {
-      memo?.ref.memo.forget(memo.key);
-      return rollback(client, namespace, objects, `${why} (after the dry-run kept it)`, save);
-    }
+    if (sent.lost !== undefined) return rollback(client, namespace, objects, `${sent.lost} (after the dry-run kept it)`, save);
   }
   await save(undefined, objects);
   return { ok: true, written: pending.flatMap((t) => t.items.map((r) => `${what(t)} ${r.path}`)) };
+}
+
+/**
+ * Writes one object's patch and checks its answer: `refused` when the server rejected it whole (nothing written),
+ * `lost` when the answer dropped a value, neither when every value is stored. Either failure forgets the dry-run
+ * memo's entry, so the next commit of that kind dry-runs again.
+ */
+async function sendChecked(
+  client: KubeClient,
+  namespace: string,
+  t: Target,
+  memo: { ref: DryRunMemoRef; key: string } | undefined,
+): Promise<{ refused?: string; lost?: string }> {
+  let after: KubeObject;
+  try {
+    after = await send(client, namespace, t, false);
+  } catch (err) {
+    if (!(err instanceof CommitRefused)) throw err;
+    memo?.ref.memo.forget(memo.key);
+    return { refused: err.message };
+  }
+  const lost = notKept(t, after);
+  if (lost) memo?.ref.memo.forget(memo.key);
+  return lost ? { lost } : {};
 }
 
 /**
@@ -247,20 +263,10 @@ async function commitOne(
   const why = await dryRunAll(client, namespace, [t], memo);
   if (why !== undefined) return nothing(why);
   const objects: JournalObject[] = [{ apiGroup: t.apiGroup, kind: t.kind, name: t.name, entries: journalEntries(t.obj, t.ops) }];
-  let after: KubeObject;
-  try {
-    after = await send(client, namespace, t, false);
-  } catch (err) {
-    if (!(err instanceof CommitRefused)) throw err;
-    // Rejected whole: nothing of it was written.
-    memo?.ref.memo.forget(memo.key);
-    return nothing(err.message);
-  }
-  const lost = notKept(t, after);
-  if (lost) {
-    memo?.ref.memo.forget(memo.key);
-    return rollback(client, namespace, objects, `${lost} (after the dry-run kept it)`, save);
-  }
+  const sent = await sendChecked(client, namespace, t, memo);
+  // Rejected whole: nothing of it was written.
+  if (sent.refused !== undefined) return nothing(sent.refused);
+  if (sent.lost !== undefined) return rollback(client, namespace, objects, `${sent.lost} (after the dry-run kept it)`, save);
   await save(undefined, objects);
   return { ok: true, written: t.items.map((r) => `${what(t)} ${r.path}`) };
 }

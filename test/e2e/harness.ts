@@ -158,6 +158,16 @@ export class Platform {
     return mgr.metrics.registry.metrics();
   }
 
+  /** Successful Machine patches a running component made, from its manager's inplace_api_requests_total. */
+  async machinePatches(component: string): Promise<number> {
+    let n = 0;
+    for (const line of (await this.metrics(component)).split('\n')) {
+      const m = /^inplace_api_requests_total\{(.*)\} (\d+)$/.exec(line);
+      if (m && /verb="patch"/.test(m[1]!) && /resource="machines(\.|")/.test(m[1]!) && /code="2\d\d"/.test(m[1]!)) n += Number(m[2]);
+    }
+    return n;
+  }
+
   /** Stops one component (e.g. to restart it mid-update). */
   async stopComponent(name: string): Promise<void> {
     await this.managers.get(name)?.stop();

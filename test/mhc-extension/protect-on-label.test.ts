@@ -20,16 +20,6 @@ const S = Annotations.skipRemediation;
 const P = Annotations.skipRemediationPrior;
 const MHC = 'cluster1-mhc';
 
-/** Successful Machine patches of a component, from its manager's /metrics text. */
-async function machinePatches(p: Platform, component: string): Promise<number> {
-  let n = 0;
-  for (const line of (await p.metrics(component)).split('\n')) {
-    const m = /^inplace_api_requests_total\{(.*)\} (\d+)$/.exec(line);
-    if (m && /verb="patch"/.test(m[1]!) && /resource="machines(\.|")/.test(m[1]!) && /code="2\d\d"/.test(m[1]!)) n += Number(m[2]);
-  }
-  return n;
-}
-
 describe("mhc-extension and the protection the plan's label patch carries (integration)", function () {
   this.timeout(120_000);
   const env = useE2eEnv();
@@ -58,7 +48,7 @@ describe("mhc-extension and the protection the plan's label patch carries (integ
       expect(a).to.not.have.property(S);
       expect(a).to.not.have.property(P);
     }
-    expect(await machinePatches(p, 'mhc-extension'), 'MHC extension Machine patches while the MHC is invalid').to.equal(0);
+    expect(await p.machinePatches('mhc-extension'), 'MHC extension Machine patches while the MHC is invalid').to.equal(0);
 
     await setTimeoutAnnotation('10m');
     const protectedNow = await waitFor(
@@ -69,7 +59,7 @@ describe("mhc-extension and the protection the plan's label patch carries (integ
       },
     );
     for (const a of protectedNow) expect(a[S]).to.match(new RegExp(`MachineHealthCheck ${MHC} skips remediation until `));
-    expect(await machinePatches(p, 'mhc-extension'), 'MHC extension Machine patches (its own protection, one per machine)').to.equal(2);
+    expect(await p.machinePatches('mhc-extension'), 'MHC extension Machine patches (its own protection, one per machine)').to.equal(2);
 
     await p.drive('p', 'manual');
     await waitFor(
@@ -116,7 +106,7 @@ describe("mhc-extension and the protection the plan's label patch carries (integ
       expect(after, n).to.not.have.property(P);
     }
     // Neither the protection (it was there) nor the restore (the plan's unlabel) was the extension's.
-    expect(await machinePatches(p, 'mhc-extension'), 'MHC extension Machine patches').to.equal(0);
+    expect(await p.machinePatches('mhc-extension'), 'MHC extension Machine patches').to.equal(0);
   });
 
   it("the restore waits for the plan a machine's label names; once that plan is gone without unlabelling, the extension restores", async () => {

@@ -7,21 +7,11 @@ import { Annotations, Labels, Machines, type KubeObject } from '../../src/api/in
 import type { RuntimeManager } from '../../src/runtime/index.js';
 import { waitFor } from '../support/wait.js';
 import { useE2eEnv } from '../e2e/env.js';
-import { planObject, refUpdater, type Platform } from '../e2e/harness.js';
+import { planObject, refUpdater } from '../e2e/harness.js';
 
 const S = Annotations.skipRemediation;
 const P = Annotations.skipRemediationPrior;
 const OWN = 'example.com/owner';
-
-/** Successful Machine patches of a component, from its manager's /metrics text. */
-async function machinePatches(p: Platform, component: string): Promise<number> {
-  let n = 0;
-  for (const line of (await p.metrics(component)).split('\n')) {
-    const m = /^inplace_api_requests_total\{(.*)\} (\d+)$/.exec(line);
-    if (m && /verb="patch"/.test(m[1]!) && /resource="machines(\.|")/.test(m[1]!) && /code="2\d\d"/.test(m[1]!)) n += Number(m[2]);
-  }
-  return n;
-}
 
 describe('mhc-extension: the end of the protection rides on the plan unlabel (integration)', function () {
   this.timeout(120_000);
@@ -70,10 +60,10 @@ describe('mhc-extension: the end of the protection rides on the plan unlabel (in
     expect(b).to.not.have.property(Annotations.updateStartedAt);
 
     // The protection rode on the label patch: the extension found both machines protected and wrote nothing.
-    expect(await machinePatches(p, 'mhc-extension'), 'MHC extension Machine patches').to.equal(0);
+    expect(await p.machinePatches('mhc-extension'), 'MHC extension Machine patches').to.equal(0);
     // The plan controller: per machine the label + protect and the unlabel + restore; per plan one pre-start dry-run.
     expect(
-      await machinePatches(p, 'plan-controller'),
+      await p.machinePatches('plan-controller'),
       'plan controller Machine patches (dry-run; label + protect, unlabel + restore)',
     ).to.equal(1 + 2 * 2);
   });
