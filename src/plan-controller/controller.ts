@@ -646,7 +646,8 @@ export async function reconcileMachines(
   // Each write is independent: one failure does not stop the others (under a flaky API server that would cap a
   // reconcile's progress at a handful of writes); the failures are reported once all ran.
   const failures: unknown[] = [];
-  // Label first: the MHC extension protects a machine from remediation as soon as it carries the label. Per machine,
+  // Label first: the label patch carries the MHC protection (decide/label.ts), and the machine task controller acts on
+  // a MachineUpdate only once its machine carries the plan's label (contract C9). Per machine,
   // not per phase: each MachineUpdate is created as soon as its own label landed, so a freed slot is refilled after two
   // round trips rather than after every label of the reconcile and then every create (the step latency at
   // maxUnavailable 1, where one reconcile refills a slot in each of hundreds of targets).
