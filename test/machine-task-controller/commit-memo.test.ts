@@ -7,7 +7,7 @@ import { commitResponsibilities } from '../../src/machine-task-controller/commit
 import { DryRunMemo } from '../../src/machine-task-controller/commit.js';
 import type { CommitJournal } from '../../src/machine-task-controller/journal.js';
 import { KubeApiError, type KubeClient, type PatchOptions } from '../../src/runtime/index.js';
-import { startFixture, type Fixture } from './support.js';
+import { useFixture } from './support.js';
 
 type Spec = KubeObject & { spec: Record<string, unknown> };
 
@@ -37,13 +37,7 @@ function countingClient(inner: KubeClient): KubeClient & { dry: Map<string, numb
 const save = (saves: (CommitJournal | undefined)[]) => async (j: CommitJournal | undefined) => void saves.push(j && structuredClone(j));
 
 describe('commit dry-run memo (issue 25, integration)', function () {
-  let f: Fixture;
-  before(async () => {
-    f = await startFixture('commit-memo', 6);
-  });
-  after(async () => {
-    await f?.env.stop();
-  });
+  const f = useFixture('commit-memo', 6);
 
   const get = async (res: ResourceType, name: string): Promise<Spec> => (await f.env.client.get<Spec>(res, f.ns, name))!;
   const VERSION: Responsibility = { selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' };

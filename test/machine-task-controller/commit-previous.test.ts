@@ -18,7 +18,7 @@ import { commitResponsibilities } from '../../src/machine-task-controller/commit
 import { DryRunMemo } from '../../src/machine-task-controller/commit.js';
 import type { CommitJournal, JournalObject } from '../../src/machine-task-controller/journal.js';
 import { KubeApiError, type KubeClient, type PatchOptions } from '../../src/runtime/index.js';
-import { startFixture, type Fixture } from './support.js';
+import { useFixture } from './support.js';
 
 type Spec = KubeObject & { spec: Record<string, unknown> };
 
@@ -83,13 +83,7 @@ const entry = (committed: JournalObject[] | undefined, kind: string, path: strin
   committed?.find((o) => o.kind === kind)?.entries?.find((e) => e.path === path);
 
 describe('one-object commit without a journal write (spec.previous, integration)', function () {
-  let f: Fixture;
-  before(async () => {
-    f = await startFixture('commit-prev', 8);
-  });
-  after(async () => {
-    await f?.env.stop();
-  });
+  const f = useFixture('commit-prev', 8);
 
   const get = async (res: ResourceType, name: string): Promise<Spec> => (await f.env.client.get<Spec>(res, f.ns, name))!;
 

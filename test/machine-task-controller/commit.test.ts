@@ -6,7 +6,7 @@ import { DevMachines, KubeadmConfigs, Machines, type KubeObject, type ResourceTy
 import { commitResponsibilities } from '../../src/machine-task-controller/commit-apply.js';
 import type { CommitJournal } from '../../src/machine-task-controller/journal.js';
 import { KubeApiError, type KubeClient, type PatchOptions } from '../../src/runtime/index.js';
-import { startFixture, type Fixture } from './support.js';
+import { useFixture } from './support.js';
 
 type Spec = KubeObject & { spec: Record<string, unknown> };
 
@@ -33,13 +33,7 @@ const unavailable = (): Error =>
   new KubeApiError('patch KubeadmConfig', 503, { message: 'etcd timeout', reason: 'ServiceUnavailable', code: 503 });
 
 describe('all-or-nothing commit (C8, integration)', function () {
-  let f: Fixture;
-  before(async () => {
-    f = await startFixture('commit', 6);
-  });
-  after(async () => {
-    await f?.env.stop();
-  });
+  const f = useFixture('commit', 6);
 
   const get = async (res: ResourceType, name: string): Promise<Spec> => (await f.env.client.get<Spec>(res, f.ns, name))!;
   /** An in-memory journal store (the controller keeps it in MachineUpdate.status.commit). */

@@ -43,6 +43,21 @@ export async function startFixture(prefix: string, replicas = 3): Promise<Fixtur
   return { env, ns, machines };
 }
 
+/**
+ * The suite's fixture, started before its first test and stopped after its last (mocha hooks registered here): the
+ * returned object is filled in by the `before` hook, so tests read `f.env`, `f.ns` and `f.machines` as usual.
+ */
+export function useFixture(prefix: string, replicas = 3): Fixture {
+  const f = {} as Fixture;
+  before(async () => {
+    Object.assign(f, await startFixture(prefix, replicas));
+  });
+  after(async () => {
+    await f.env?.stop();
+  });
+  return f;
+}
+
 /** Runs the machine task controller in its own manager (stop it to simulate a controller restart). */
 export async function startTaskController(f: Fixture): Promise<RuntimeManager> {
   const mgr = createManager({ client: f.env.client, name: 'mtc-test', namespace: f.ns });
