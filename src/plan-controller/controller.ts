@@ -655,14 +655,16 @@ export async function reconcileMachines(
   const creates = d.create.filter((c) => !held.has(c.machine));
   const starting = new Set(creates.map((c) => c.machine));
   const relabels = [...labels.values()].filter((l) => !starting.has(l.machine));
+  // The namespace's MachineHealthChecks, read once for every label patch of this reconcile.
+  const mhcs = labels.size > 0 ? ((deps.mhcs?.list(ns) ?? []) as MachineHealthCheck[]) : [];
   const jobs: (() => Promise<void>)[] = [
     ...creates.map((c) => async () => {
       const l = labels.get(c.machine);
       // Only machines whose label landed start: no machine is in update without its label.
-      if (l && !(await labelMachine(deps, plan, l, failures))) return;
+      if (l && !(await labelMachine(deps, plan, l, mhcs, failures))) return;
       await startMachine(deps, plan, c, log, refs);
     }),
-    ...relabels.map((l) => async () => void (await labelMachine(deps, plan, l, failures))),
+    ...relabels.map((l) => async () => void (await labelMachine(deps, plan, l, mhcs, failures))),
     // Aborts and unlabels in the same pool, after the starts: they depend on nothing above, and a stage of their own
     // held the status write and the next reconcile (the next freed slot) for one more round trip.
     ...d.abort.map((muName) => async () => {
@@ -682,11 +684,15 @@ export async function reconcileMachines(
   if (failures.length > 0) throw failures[0];
 }
 
-/** Labels a machine in update by this plan (label and start time); false (the error in `failures`) when it did not land. */
+/**
+ * Labels a machine in update by this plan (label and start time, and the protection of the namespace's `mhcs` that
+ * select it); false (the error in `failures`) when it did not land.
+ */
 async function labelMachine(
   deps: PlanDeps,
   plan: InPlaceUpdatePlan & KubeObject,
   l: MachineLabelIntent,
+  mhcs: readonly MachineHealthCheck[],
   failures: unknown[],
 ): Promise<boolean> {
   const ns = plan.metadata.namespace ?? '';
@@ -694,7 +700,6 @@ async function labelMachine(
   if (!m) return true;
   // The MHC extension's protection rides on this patch when an MHC it acts on selects the machine (decide/label.ts).
   const planName = plan.metadata.name ?? '';
-  const mhcs = (deps.mhcs?.list(ns) ?? []) as MachineHealthCheck[];
   const p = labelPatch(m, labelValue(planName), l.startedAt, machineUpdateName(planName, l.machine), mhcs);
   try {
     await ignoreNotFound(
