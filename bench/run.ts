@@ -10,6 +10,7 @@
 //   npm run bench -- --sizes 1000 --max-unavailable 1 --durations 2 --no-poll --no-apiserver --faults   # + the case under API faults
 //   npm run bench -- --campaign [--clusters 1000 --cp 3 --workers 27 --worker-max-unavailable 9]   # one campaign (bench/campaign.ts)
 //   ... --apiserver-max-old-space 1024   # the API server's V8 old-space limit in MiB (default 12288, for 30,000 machines)
+//   ... --apiserver-heap-compaction off   # the API server's `--heap-compaction` (default: the verb's own, on)
 //   ... --controller-heap-growing-percent N   # the controllers' `inplace run --heap-growing-percent N` (default: run's own)
 //   ... --controller-max-old-space N   # the controllers' V8 old-space limit in MiB, as the manifests set it (384 for the default 512 MiB limit; default: none)
 //   ... --cpu-prof /tmp/prof [--cpu-prof-components plan-controller]   # V8 CPU profiles per component (bench/cpu-prof.ts reads them)
@@ -64,6 +65,8 @@ interface Options {
   /** The API server's V8 old-space limit (MiB): 30,000 machines need about 12 GiB; the heap grows up to ~4x its live
    * data between full collections once the limit is 2 GiB or more, less with a smaller limit (history case). */
   apiserverMaxOldSpaceMB: number;
+  /** `--heap-compaction` for the API server's `inplace local-apiserver` (undefined: the verb's default). */
+  apiserverHeapCompaction: string | undefined;
   /** Route the platform through the fault proxy and re-run the first case with faults on (bench/lib/fault-proxy.ts). */
   faults: boolean;
   /** Three updaters per machine (Machine, InfraMachine, BootstrapConfig): the plan's end of target clones templates. */
@@ -105,6 +108,7 @@ function parseOptions(argv: string[]): Options {
     controllerHeapGrowing: get('controller-heap-growing-percent'),
     controllerMaxOldSpaceMB: get('controller-max-old-space') !== undefined ? Number(get('controller-max-old-space')) : undefined,
     apiserverMaxOldSpaceMB: Number(get('apiserver-max-old-space') ?? 12288),
+    apiserverHeapCompaction: get('apiserver-heap-compaction'),
     faults: argv.includes('--faults'),
     threeUpdaters: argv.includes('--three-updaters'),
     cpuProfDir: get('cpu-prof'),
@@ -220,7 +224,14 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
   const apiserver = new Proc(
     {
       name: 'local-apiserver',
-      inplace: ['local-apiserver', '--kubeconfig-out', kubeconfig, '--metrics-port', String(apiserverMetricsPort)],
+      inplace: [
+        'local-apiserver',
+        '--kubeconfig-out',
+        kubeconfig,
+        '--metrics-port',
+        String(apiserverMetricsPort),
+        ...(o.apiserverHeapCompaction !== undefined ? ['--heap-compaction', o.apiserverHeapCompaction] : []),
+      ],
       env: {
         NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --max-old-space-size=${o.apiserverMaxOldSpaceMB}`.trim(),
         GLIBC_TUNABLES: process.env['GLIBC_TUNABLES'] ?? APISERVER_GLIBC_TUNABLES,

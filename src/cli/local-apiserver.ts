@@ -9,10 +9,10 @@ import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { LocalApiServerStats } from '../../tools/local-apiserver/index.js';
 import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
 import { startHealthServer, type HealthServer } from '../runtime/index.js';
-import { applyHeapGrowing, heapGrowingOption } from './heap.js';
+import { applyHeapCompaction, applyHeapGrowing, heapCompactionOption, heapGrowingOption } from './heap.js';
 import { portOption, str, untilAborted, UsageError, type Verb } from './verb.js';
 
-export { heapGrowingOption } from './heap.js';
+export { heapCompactionOption, heapGrowingOption } from './heap.js';
 
 /** Where the kubeconfig goes when --kubeconfig-out is not given. */
 const DEFAULT_KUBECONFIG_OUT = '.inplace/local-apiserver.kubeconfig';
@@ -127,7 +127,10 @@ Options:
                          on 127.0.0.1:N over plain HTTP (0 = any free port; default: off)
   --heap-growing-percent N
                          let V8's heap grow N % beyond the live data after a full collection (default
-                         ${DEFAULT_HEAP_GROWING_PERCENT}; 0 = V8's own factor, up to 300 % on a large machine)`,
+                         ${DEFAULT_HEAP_GROWING_PERCENT}; 0 = V8's own factor, up to 300 % on a large machine)
+  --heap-compaction on|off
+                         compact V8's old space at every full collection (default on: without it partly used
+                         pages kept the RSS growing faster than the stored data)`,
   options: {
     port: { type: 'string' },
     persist: { type: 'string' },
@@ -136,6 +139,7 @@ Options:
     'event-ttl': { type: 'string' },
     'metrics-port': { type: 'string' },
     'heap-growing-percent': { type: 'string' },
+    'heap-compaction': { type: 'string' },
   },
   async run(args, io) {
     if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
@@ -145,6 +149,7 @@ Options:
     const persist = str(args, 'persist');
     const heapGrowing = heapGrowingOption(str(args, 'heap-growing-percent')) ?? DEFAULT_HEAP_GROWING_PERCENT;
     applyHeapGrowing(heapGrowing);
+    applyHeapCompaction(heapCompactionOption(str(args, 'heap-compaction')) ?? true);
     const { startLocalApiServer } = await import('../../tools/local-apiserver/index.js');
     const server = await startLocalApiServer({
       ...(port !== undefined ? { port } : {}),
