@@ -9,7 +9,7 @@ import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { LocalApiServerStats } from '../../tools/local-apiserver/index.js';
 import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
 import { startHealthServer, type HealthServer } from '../runtime/index.js';
-import { applyHeapCompaction, applyHeapGrowing, heapCompactionOption, heapGrowingOption } from './heap.js';
+import { applyHeapGrowing, heapCompactionOption, heapGrowingOption, startIdleCompaction } from './heap.js';
 import { portOption, str, untilAborted, UsageError, type Verb } from './verb.js';
 
 export { heapCompactionOption, heapGrowingOption } from './heap.js';
@@ -129,8 +129,8 @@ Options:
                          let V8's heap grow N % beyond the live data after a full collection (default
                          ${DEFAULT_HEAP_GROWING_PERCENT}; 0 = V8's own factor, up to 300 % on a large machine)
   --heap-compaction on|off
-                         compact V8's old space at every full collection (default on: without it partly used
-                         pages kept the RSS growing faster than the stored data)`,
+                         compact V8's heap once whenever no write came for 2 s after some did (default on:
+                         without it partly used pages kept the RSS growing faster than the stored data)`,
   options: {
     port: { type: 'string' },
     persist: { type: 'string' },
@@ -149,7 +149,7 @@ Options:
     const persist = str(args, 'persist');
     const heapGrowing = heapGrowingOption(str(args, 'heap-growing-percent')) ?? DEFAULT_HEAP_GROWING_PERCENT;
     applyHeapGrowing(heapGrowing);
-    applyHeapCompaction(heapCompactionOption(str(args, 'heap-compaction')) ?? true);
+    const compaction = heapCompactionOption(str(args, 'heap-compaction')) ?? true;
     const { startLocalApiServer } = await import('../../tools/local-apiserver/index.js');
     const server = await startLocalApiServer({
       ...(port !== undefined ? { port } : {}),
@@ -157,6 +157,8 @@ Options:
       ...(args.values['http'] === true ? { https: false } : {}),
       ...(eventTtlMs !== undefined ? { eventTtlMs } : {}),
     });
+    // Between bursts of writes (a plan's end, a quiet fleet) the heap is compacted once (src/cli/heap.ts).
+    const stopCompaction = compaction ? startIdleCompaction(() => server.resourceVersion()) : undefined;
     let metrics: HealthServer | undefined;
     if (metricsPort !== undefined)
       metrics = await startHealthServer({ port: metricsPort, host: '127.0.0.1', registry: apiserverRegistry(() => server.stats()) });
@@ -169,6 +171,7 @@ Options:
     );
     // Runs until SIGINT/SIGTERM (src/cli/main.ts turns them into io.signal).
     await untilAborted(io.signal);
+    stopCompaction?.();
     await metrics?.close();
     await server.close();
     return 0;

@@ -79,6 +79,8 @@ export interface LocalApiServer {
   setFaults(f: FaultConfig | undefined): void;
   /** Sizes of the stores and indexes, for metrics. */
   stats(): LocalApiServerStats;
+  /** The last resourceVersion written: it moves on every write (a process-level sign of activity). */
+  resourceVersion(): number;
   /** Ends watches, stops listening, flushes persistence. */
   close(): Promise<void>;
 }
@@ -169,6 +171,7 @@ export async function startLocalApiServer(opts: LocalApiServerOptions = {}): Pro
     },
     setFaults: (f) => handler.setFaults(f),
     stats: () => ({ ...core.stats(), watchStreams: activeWatches.size, connections: sockets.size }),
+    resourceVersion: () => core.rv,
     close: async () => {
       if (closed) return;
       closed = true;
