@@ -48,7 +48,10 @@ describe('local API server watch window: columnar sealed blocks', function () {
     }
     const evs = s.eventsSince(0)!;
     const sealed = evs.slice(0, 2 * WATCH_BLOCK_EVENTS);
-    expect(sealed.every((e) => e.constructor.name === 'ReplayedEvent'), 'sealed').to.equal(true);
+    expect(
+      sealed.every((e) => e.constructor.name === 'ReplayedEvent'),
+      'sealed',
+    ).to.equal(true);
     for (const e of sealed.filter((x) => x.type === 'MODIFIED')) expect(e.prev, `rv ${e.rv}`).to.deep.equal(prevs.get(e.rv));
     const withLabels = sealed.filter((e) => e.prev && labelsOf(e.prev) !== undefined);
     expect(withLabels.length).to.be.greaterThan(4);
@@ -136,5 +139,25 @@ describe('local API server watch window: columnar sealed blocks', function () {
     s.expire();
     expect(s.retainedEvents).to.equal(10);
     expect(s.eventsSince(s.oldestAvailable())!.map(line)).to.deep.equal(live.slice(-10));
+  });
+
+  it('keeps resourceVersions and times that do not fit 32 bits past the first of their block', function () {
+    // A clock with fractions and a jump of years, resourceVersions far apart: the block falls back to 64-bit columns.
+    let now = 0.25;
+    const s = new ResourceStore({ maxEvents: 10_000, freshMs: 2 ** 37, minEvents: 1, now: () => now }, 0);
+    const live = recorder(s);
+    const rvs = Array.from({ length: WATCH_BLOCK_EVENTS + 3 }, (_, i) => (i < 10 ? i + 1 : 2 ** 40 + i));
+    for (const [i, rv] of rvs.entries()) {
+      now = i < 10 ? i + 0.5 : 2 ** 36 + i;
+      s.put('ns', 'x', version('x', 'ns', rv, undefined), rv, i === 0 ? 'ADDED' : 'MODIFIED');
+    }
+    expect(s.eventsSince(0)!.map(line)).to.deep.equal(live);
+    expect(s.eventsSince(0)!.map((e) => e.at)).to.deep.equal(rvs.map((_, i) => (i < 10 ? i + 0.5 : 2 ** 36 + i)));
+    expect(s.eventsSince(5)!.map((e) => e.rv)).to.deep.equal(rvs.slice(5));
+    // Expiry reads the times back from the block: the first ten are years old.
+    now = 2 ** 36 + 2 ** 37 + 5;
+    s.expire();
+    expect(s.oldestAvailable()).to.equal(10);
+    expect(s.eventsSince(10)!.map(line)).to.deep.equal(live.slice(10));
   });
 });
