@@ -88,7 +88,8 @@ for (const s of stores) {
   }
   storeKind.set(s, k);
 }
-for (const s of stores) if (prop(s, 'events') >= 0) claim(prop(s, 'events'), `window:${storeKind.get(s)}`);
+for (const s of stores)
+  for (const p of ['events', 'blocks', 'prevLabels']) if (prop(s, p) >= 0) claim(prop(s, p), `window:${storeKind.get(s)}`);
 for (const s of stores) claim(s, `store-index:${storeKind.get(s)}`);
 for (let i = 0; i < nN; i++) if (type(i) === 'object' && name(i) === 'Interner') claim(i, 'intern-table');
 for (let i = 0; i < nN; i++) if (type(i) === 'object' && name(i) === 'Core') claim(i, 'core-other');
