@@ -57,20 +57,24 @@ describe('V8 heap settings of the long-running verbs', function () {
     // data stayed in old-space pages in five runs.
   });
 
-  it('compacts once per quiet spell after writes, never while writes go on or while nothing happened', function () {
-    const clock = new IdleCompactionClock(2_000);
-    // Nothing written since start: an idle server has nothing to compact.
-    expect(clock.tick(100, 0)).to.equal(false);
-    expect(clock.tick(100, 10_000)).to.equal(false);
-    // Writes keep moving the resourceVersion: no compaction however long they go on.
-    for (let t = 10_500, rv = 101; t < 20_000; t += 500, rv++) expect(clock.tick(rv, t)).to.equal(false);
-    // The last write (rv 119) at 19.5 s. Quiet for less than 2 s: not yet; then once, and not again while the server
-    // stays quiet.
-    expect(clock.tick(119, 21_000)).to.equal(false);
-    expect(clock.tick(119, 21_600)).to.equal(true);
-    expect(clock.tick(119, 60_000)).to.equal(false);
-    // The next burst of writes earns the next compaction.
-    expect(clock.tick(120, 61_000)).to.equal(false);
-    expect(clock.tick(120, 63_500)).to.equal(true);
+  it('compacts once per quiet spell after work: not while writes go on, not for a trickle, not when nothing happened', function () {
+    const clock = new IdleCompactionClock({ quietMs: 2_000, quietWrites: 10, rearmWrites: 1_000 });
+    const ticks = (from: number, to: number, rv: (t: number) => number): boolean[] => {
+      const out: boolean[] = [];
+      for (let t = from; t <= to; t += 500) out.push(clock.tick(rv(t), t));
+      return out;
+    };
+    // An idle server since start: nothing to compact.
+    expect(ticks(0, 10_000, () => 100)).to.not.include(true);
+    // A plan: 400 writes a second for 10 s. No compaction while it runs.
+    expect(ticks(10_500, 20_000, (t) => 100 + Math.floor(((t - 10_000) * 400) / 1000))).to.not.include(true);
+    // Then 2 writes a second (a trickle): quiet after 2 s of it, compacted once, and not again while it goes on.
+    const after = ticks(20_500, 40_000, (t) => 4_100 + Math.floor((t - 20_000) / 500));
+    expect(after.indexOf(true)).to.equal(3); // at 22 s: the window from 20 s holds 4 writes
+    expect(after.filter(Boolean)).to.have.length(1);
+    // A small burst (500 writes) is not work enough for another compaction; the next plan is.
+    expect(ticks(40_500, 45_000, (t) => (t < 41_000 ? 4_140 : 4_640))).to.not.include(true);
+    const next = ticks(45_500, 60_000, (t) => (t < 50_000 ? 4_640 + Math.floor(((t - 45_000) * 400) / 1000) : 6_640));
+    expect(next.filter(Boolean)).to.have.length(1);
   });
 });

@@ -1,5 +1,5 @@
 // V8 heap settings the long-running verbs (`local-apiserver`, `run`) take as options: parsed and applied here, once.
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { UsageError } from './verb.js';
 
@@ -26,30 +26,53 @@ export function heapCompactionOption(v: string | undefined): boolean | undefined
   return v === 'on';
 }
 
-/** How long the process must see no progress (no write) before it compacts its heap. */
+/** How long the process must have been quiet (IDLE_COMPACTION_QUIET_WRITES at most) before it compacts its heap. */
 export const IDLE_COMPACTION_QUIET_MS = 2_000;
+/**
+ * Writes that still count as quiet over IDLE_COMPACTION_QUIET_MS: after a plan, a controller's trickle of status
+ * writes (a few a second, while a pruned plan's MachineUpdates go) went on for longer than the bench's pause.
+ */
+export const IDLE_COMPACTION_QUIET_WRITES = 10;
+/** Writes since the last compaction that earn the next one: work, not a trickle (a plan of 1,003 machines writes ~8,000). */
+export const IDLE_COMPACTION_REARM_WRITES = 1_000;
+
+/** The bounds of IdleCompactionClock. */
+export interface IdleCompactionBounds {
+  quietMs: number;
+  quietWrites: number;
+  rearmWrites: number;
+}
 
 /**
  * When to compact: once per quiet spell that follows work. `tick` is given the process's progress counter (the API
- * server's resourceVersion) and the time; it answers true once the counter has not moved for `quietMs` and has moved
- * since the last compaction, so an idle server compacts once, not on every tick.
+ * server's resourceVersion: it moves by one per write) and the time. It answers true when the counter moved by at most
+ * `quietWrites` over the last `quietMs` and by at least `rearmWrites` since the last compaction (or the start), so an
+ * idle or trickling server compacts once, not on every tick.
  */
 export class IdleCompactionClock {
-  private seen: number | undefined;
-  private quietSince = 0;
+  /** (time, progress) samples of the last quietMs and one older, oldest first. */
+  private samples: { at: number; progress: number }[] = [];
   private compactedAt: number | undefined;
+  private readonly b: IdleCompactionBounds;
 
-  constructor(private readonly quietMs: number = IDLE_COMPACTION_QUIET_MS) {}
+  constructor(bounds: Partial<IdleCompactionBounds> = {}) {
+    this.b = {
+      quietMs: bounds.quietMs ?? IDLE_COMPACTION_QUIET_MS,
+      quietWrites: bounds.quietWrites ?? IDLE_COMPACTION_QUIET_WRITES,
+      rearmWrites: bounds.rearmWrites ?? IDLE_COMPACTION_REARM_WRITES,
+    };
+  }
 
   /** Whether to compact now. */
   tick(progress: number, now: number): boolean {
-    if (progress !== this.seen) {
-      if (this.seen === undefined) this.compactedAt = progress;
-      this.seen = progress;
-      this.quietSince = now;
-      return false;
-    }
-    if (progress === this.compactedAt || now - this.quietSince < this.quietMs) return false;
+    this.compactedAt ??= progress;
+    this.samples.push({ at: now, progress });
+    // Keep one sample at least quietMs old: the progress over the whole window is measured from it.
+    while (this.samples.length > 1 && this.samples[1]!.at <= now - this.b.quietMs) this.samples.shift();
+    const from = this.samples[0]!;
+    if (now - from.at < this.b.quietMs) return false;
+    if (progress - from.progress > this.b.quietWrites) return false;
+    if (progress - this.compactedAt < this.b.rearmWrites) return false;
     this.compactedAt = progress;
     return true;
   }
@@ -73,12 +96,31 @@ export function compactHeap(): void {
   }
 }
 
-/** Compacts the heap (compactHeap) whenever `progress` has stood still for `quietMs` after moving; returns a stop function. */
-export function startIdleCompaction(progress: () => number, quietMs: number = IDLE_COMPACTION_QUIET_MS): () => void {
-  const clock = new IdleCompactionClock(quietMs);
+/** What one idle compaction did: V8's heap pages (used or not) before and after, and how long it took. */
+export interface Compaction {
+  heapBeforeBytes: number;
+  heapAfterBytes: number;
+  ms: number;
+}
+
+/**
+ * Compacts the heap (compactHeap) when IdleCompactionClock says the process went quiet after work; `done` hears of each
+ * compaction. Returns a stop function.
+ */
+export function startIdleCompaction(
+  progress: () => number,
+  done: (c: Compaction) => void = () => undefined,
+  bounds: Partial<IdleCompactionBounds> = {},
+): () => void {
+  const clock = new IdleCompactionClock(bounds);
+  const quietMs = bounds.quietMs ?? IDLE_COMPACTION_QUIET_MS;
   const timer = setInterval(
     () => {
-      if (clock.tick(progress(), Date.now())) compactHeap();
+      if (!clock.tick(progress(), Date.now())) return;
+      const heapBeforeBytes = getHeapStatistics().total_heap_size;
+      const t0 = performance.now();
+      compactHeap();
+      done({ heapBeforeBytes, heapAfterBytes: getHeapStatistics().total_heap_size, ms: performance.now() - t0 });
     },
     Math.max(100, Math.floor(quietMs / 4)),
   );

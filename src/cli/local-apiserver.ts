@@ -129,8 +129,9 @@ Options:
                          let V8's heap grow N % beyond the live data after a full collection (default
                          ${DEFAULT_HEAP_GROWING_PERCENT}; 0 = V8's own factor, up to 300 % on a large machine)
   --heap-compaction on|off
-                         compact V8's heap once whenever no write came for 2 s after some did (default on:
-                         without it partly used pages kept the RSS growing faster than the stored data)`,
+                         compact V8's heap once whenever the server goes quiet after work (at most 10
+                         writes in 2 s, 1,000 since the last compaction; default on: without it partly used
+                         pages kept the RSS growing faster than the stored data)`,
   options: {
     port: { type: 'string' },
     persist: { type: 'string' },
@@ -158,7 +159,16 @@ Options:
       ...(eventTtlMs !== undefined ? { eventTtlMs } : {}),
     });
     // Between bursts of writes (a plan's end, a quiet fleet) the heap is compacted once (src/cli/heap.ts).
-    const stopCompaction = compaction ? startIdleCompaction(() => server.resourceVersion()) : undefined;
+    const mib = (b: number): string => (b / 2 ** 20).toFixed(1);
+    const stopCompaction = compaction
+      ? startIdleCompaction(
+          () => server.resourceVersion(),
+          (c) =>
+            io.err(
+              `${new Date().toISOString()} compacted the heap as writes paused: ${mib(c.heapBeforeBytes)} → ${mib(c.heapAfterBytes)} MiB in ${Math.round(c.ms)} ms\n`,
+            ),
+        )
+      : undefined;
     let metrics: HealthServer | undefined;
     if (metricsPort !== undefined)
       metrics = await startHealthServer({ port: metricsPort, host: '127.0.0.1', registry: apiserverRegistry(() => server.stats()) });
