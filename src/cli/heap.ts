@@ -29,8 +29,8 @@ export function heapCompactionOption(v: string | undefined): boolean | undefined
 /** How long the process must have been quiet (IDLE_COMPACTION_QUIET_WRITES at most) before it compacts its heap. */
 export const IDLE_COMPACTION_QUIET_MS = 2_000;
 /**
- * Writes that still count as quiet over IDLE_COMPACTION_QUIET_MS: after a plan, a controller's trickle of status
- * writes (a few a second, while a pruned plan's MachineUpdates go) went on for longer than the bench's pause.
+ * Writes that still count as quiet over IDLE_COMPACTION_QUIET_MS: in the seconds after a plan the plan controller
+ * still writes about 2 a second, for longer than the bench's pause between plans.
  */
 export const IDLE_COMPACTION_QUIET_WRITES = 10;
 /** Writes since the last compaction that earn the next one: work, not a trickle (a plan of 1,003 machines writes ~8,000). */
