@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { startLocalApiServer } from '../../tools/local-apiserver/index.js';
+import { RESPONSE_SLICE_BYTES } from '../../tools/local-apiserver/server.js';
 import { CRD_NAME, GROUP, widget, widgetCrd, widgetPath } from './fixtures.js';
 import { eventually, targetFromKubeconfig, type Target } from './target.js';
 import { requireRealCapiCrds } from '../support/real-capi-crds.js';
@@ -259,6 +260,32 @@ describe('local API server (local-only behaviour)', function () {
   });
 
   describe('transport', function () {
+    it('sends a list larger than a response slice whole over TLS, with the length it announced', async function () {
+      this.timeout(60_000);
+      const t = await local();
+      try {
+        // 40 ConfigMaps of ~8 KiB each, with multi-byte characters that a slice boundary may cut through.
+        const value = (i: number): string => `${i}:${'ä€'.repeat(1400)}${'x'.repeat(4000)}`;
+        for (let i = 0; i < 40; i++) {
+          const r = await t.raw('POST', '/api/v1/namespaces/default/configmaps', {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: `big-${String(i).padStart(2, '0')}` },
+            data: { v: value(i) },
+          });
+          expect(r.status, r.text).to.equal(201);
+        }
+        const list = await t.raw('GET', '/api/v1/namespaces/default/configmaps');
+        expect(list.status).to.equal(200);
+        expect(Buffer.byteLength(list.text)).to.be.above(4 * RESPONSE_SLICE_BYTES);
+        expect(Number(list.headers['content-length'])).to.equal(Buffer.byteLength(list.text));
+        const big = (list.json.items as any[]).filter((c) => String(c.metadata.name).startsWith('big-'));
+        expect(big.map((c) => c.data.v)).to.deep.equal(Array.from({ length: 40 }, (_, i) => value(i)));
+      } finally {
+        await t.close();
+      }
+    });
+
     it('serves plain HTTP with a token-only kubeconfig that client-node uses', async function () {
       const server = await startLocalApiServer({ https: false, token: 'tok' });
       try {

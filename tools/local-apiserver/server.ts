@@ -84,6 +84,9 @@ const VERSION = {
   platform: 'linux/amd64',
 };
 
+/** Bodies above this many bytes go out in slices of it, each after the last was taken (sendJson). */
+export const RESPONSE_SLICE_BYTES = 64 * 1024;
+
 function sendJson(
   res: ServerResponse,
   code: number,
@@ -92,13 +95,38 @@ function sendJson(
   contentType = 'application/json',
 ): void {
   const data = typeof body === 'string' ? body : JSON.stringify(body);
+  const bytes = Buffer.byteLength(data);
   res.writeHead(code, {
     'Content-Type': contentType,
     'Cache-Control': 'no-cache, private',
-    'Content-Length': Buffer.byteLength(data),
+    'Content-Length': bytes,
     ...headers,
   });
-  res.end(data);
+  if (bytes <= RESPONSE_SLICE_BYTES) res.end(data);
+  else sendSliced(res, Buffer.from(data, 'utf8'));
+}
+
+/**
+ * Writes a large body a slice at a time, the next once the connection drained. Written at once, a list of 3,000
+ * MachineUpdates (~13 MiB) went through TLS in one piece, and each connection kept TLS buffers of that size for good:
+ * over 20 plans the server's memory outside V8's heap grew 20–25 MiB over TLS and not at all over plain HTTP.
+ */
+function sendSliced(res: ServerResponse, buf: Buffer): void {
+  let off = 0;
+  const pump = (): void => {
+    while (off < buf.length) {
+      if (res.destroyed) return;
+      const end = Math.min(off + RESPONSE_SLICE_BYTES, buf.length);
+      const more = res.write(buf.subarray(off, end));
+      off = end;
+      if (!more) {
+        res.once('drain', pump);
+        return;
+      }
+    }
+    res.end();
+  };
+  pump();
 }
 
 function sendError(res: ServerResponse, err: ApiError, headers: Record<string, string> = {}): void {
