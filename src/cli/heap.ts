@@ -53,7 +53,8 @@ export class IdleCompactionClock {
   /** (time, progress) samples of the last quietMs and one older, oldest first. */
   private samples: { at: number; progress: number }[] = [];
   private compactedAt: number | undefined;
-  private readonly b: IdleCompactionBounds;
+  /** The bounds in effect (defaults filled in). */
+  readonly b: IdleCompactionBounds;
 
   constructor(bounds: Partial<IdleCompactionBounds> = {}) {
     this.b = {
@@ -86,14 +87,24 @@ export class IdleCompactionClock {
  * peak RSS at 10,003 machines, so the flag is set for this one collection only.
  */
 export function compactHeap(): void {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
+  const gc = exposedGc();
   setFlagsFromString('--compact-on-every-full-gc');
   try {
     gc();
   } finally {
     setFlagsFromString('--no-compact-on-every-full-gc');
   }
+}
+
+let gcFunction: (() => void) | undefined;
+
+/** V8's gc(), exposed once for the process (a context created after `--expose-gc` is set has it). */
+function exposedGc(): () => void {
+  if (!gcFunction) {
+    setFlagsFromString('--expose-gc');
+    gcFunction = runInNewContext('gc') as () => void;
+  }
+  return gcFunction;
 }
 
 /** What one idle compaction did: V8's heap pages (used or not) before and after, and how long it took. */
@@ -113,7 +124,6 @@ export function startIdleCompaction(
   bounds: Partial<IdleCompactionBounds> = {},
 ): () => void {
   const clock = new IdleCompactionClock(bounds);
-  const quietMs = bounds.quietMs ?? IDLE_COMPACTION_QUIET_MS;
   const timer = setInterval(
     () => {
       if (!clock.tick(progress(), Date.now())) return;
@@ -122,7 +132,7 @@ export function startIdleCompaction(
       compactHeap();
       done({ heapBeforeBytes, heapAfterBytes: getHeapStatistics().total_heap_size, ms: performance.now() - t0 });
     },
-    Math.max(100, Math.floor(quietMs / 4)),
+    Math.max(100, Math.floor(clock.b.quietMs / 4)),
   );
   timer.unref();
   return () => clearInterval(timer);
