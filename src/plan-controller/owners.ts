@@ -618,6 +618,21 @@ function plannedClone(ref: { kind: string; name: string }, templates: readonly K
 /** Lists exactly which owner objects the plan will change, and how (pure). */
 export function previewOwnerChanges(i: OwnerPreviewInput): OwnerChangePreview[] {
   const out: OwnerChangePreview[] = [];
+  // Machines grouped by owner label once: a filter over every machine per target cost 2 million label reads at a
+  // plan's start at 10,003 machines (the pre-start check runs this), 9 million at 30,003.
+  const byOwner = (label: string): Map<string, KubeObject[]> => {
+    const m = new Map<string, KubeObject[]>();
+    for (const x of i.machines) {
+      const v = x.metadata.labels?.[label];
+      if (v === undefined) continue;
+      const list = m.get(v);
+      if (list) list.push(x);
+      else m.set(v, [x]);
+    }
+    return m;
+  };
+  const cpMachines = byOwner('cluster.x-k8s.io/control-plane-name');
+  const mdMachines = byOwner('cluster.x-k8s.io/deployment-name');
   for (const t of i.targets) {
     const cp = t.kind === 'ControlPlane';
     const owner = cp
@@ -633,11 +648,7 @@ export function previewOwnerChanges(i: OwnerPreviewInput): OwnerChangePreview[] 
     for (const v of values.filter((x) => x.slot === 'owner'))
       if (!jsonEqual(getPointer(owner, v.path), v.value)) add(who, `${v.path} = ${JSON.stringify(v.value)}`);
     const paths = refPaths(t.kind);
-    const mine = i.machines.filter(
-      (m) =>
-        (cp ? m.metadata.labels?.['cluster.x-k8s.io/control-plane-name'] : m.metadata.labels?.['cluster.x-k8s.io/deployment-name']) ===
-        t.name,
-    );
+    const mine = (cp ? cpMachines : mdMachines).get(t.name) ?? [];
     for (const [slot, path] of [
       ['infraTemplate', paths.infra],
       ['bootstrapTemplate', paths.bootstrap],

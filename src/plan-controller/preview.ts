@@ -434,8 +434,13 @@ function previewCoverage(
       `${t.target.name}: updater ${versionClaim.updater} sets Machine /spec/version to ${String(versionClaim.value)} but the ${t.kind === 'ControlPlane' ? 'control plane spec.version' : 'MachineDeployment spec.template.spec.version'} is ${desiredVersion}: the plan pauses it and aligns it to ${String(versionClaim.value)} when the target is done (see Owners)`,
     );
   }
-  const desiredInfra = owner && desiredSpec(owner, t.kind, 'InfraMachine', snapshot.ownerTemplates);
-  const desiredBootstrap = owner && desiredSpec(owner, t.kind, 'BootstrapConfig', snapshot.ownerTemplates);
+  // The leaves each owner's templates want and no updater claims, once per target (not once per machine).
+  const wantInfra = unclaimedLeaves(owner && desiredSpec(owner, t.kind, 'InfraMachine', snapshot.ownerTemplates), 'InfraMachine', claimFor);
+  const wantBootstrap = unclaimedLeaves(
+    owner && desiredSpec(owner, t.kind, 'BootstrapConfig', snapshot.ownerTemplates),
+    'BootstrapConfig',
+    claimFor,
+  );
   for (const m of current) {
     const have = machineVersion(m);
     if (desiredVersion !== undefined && have !== desiredVersion && !versionClaim) {
@@ -449,11 +454,9 @@ function previewCoverage(
         why: 'the owner wants another Kubernetes version and no updater declares Machine /spec/version',
       });
     }
+    result.uncovered.push(...templateDrift(t.target.name, m, 'InfraMachine', findRef(index.infra, machineInfraRef(m)), wantInfra));
     result.uncovered.push(
-      ...templateDrift(t.target.name, m, 'InfraMachine', findRef(index.infra, machineInfraRef(m)), desiredInfra, claimFor),
-    );
-    result.uncovered.push(
-      ...templateDrift(t.target.name, m, 'BootstrapConfig', findRef(index.bootstrap, machineBootstrapRef(m)), desiredBootstrap, claimFor),
+      ...templateDrift(t.target.name, m, 'BootstrapConfig', findRef(index.bootstrap, machineBootstrapRef(m)), wantBootstrap),
     );
   }
 }
@@ -508,23 +511,46 @@ function desiredSpec(
   return tpl ? field(tpl, 'spec', 'template', 'spec') : undefined;
 }
 
+// The leaves of a desired spec (pointer -> value) that no updater of the target claims; undefined: nothing desired.
+function unclaimedLeaves(
+  desired: unknown,
+  sel: 'InfraMachine' | 'BootstrapConfig',
+  claimFor: (s: SelectResource, p: string) => PreviewCoverage | undefined,
+): UnclaimedLeaf[] | undefined {
+  if (desired === undefined || desired === null) return undefined;
+  const out: UnclaimedLeaf[] = [];
+  for (const [p, want] of leaves(desired, '/spec', new Map())) {
+    if (claimFor(sel, p)) continue;
+    const keys = p
+      .split('/')
+      .slice(2)
+      .map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
+    out.push({ path: p, keys, want, json: JSON.stringify(want) });
+  }
+  return out;
+}
+
+/** A leaf an owner's template wants: its pointer, the pointer's keys below /spec, the value and its JSON. */
+interface UnclaimedLeaf {
+  path: string;
+  keys: string[];
+  want: unknown;
+  json: string | undefined;
+}
+
 function templateDrift(
   target: string,
   m: KubeObject,
   sel: 'InfraMachine' | 'BootstrapConfig',
   actual: KubeObject | undefined,
-  desired: unknown,
-  claimFor: (s: SelectResource, p: string) => PreviewCoverage | undefined,
+  wanted: readonly UnclaimedLeaf[] | undefined,
 ): UncoveredChange[] {
-  if (!actual || desired === undefined || desired === null) return [];
+  if (!actual || wanted === undefined) return [];
   const out: UncoveredChange[] = [];
   const have = field(actual, 'spec');
-  for (const [p, want] of leaves(desired, '/spec', new Map())) {
-    const cur = p
-      .split('/')
-      .slice(2)
-      .reduce<unknown>((o, k) => field(o, k.replace(/~1/g, '/').replace(/~0/g, '~')), have);
-    if (same(cur, want) || claimFor(sel, p)) continue;
+  for (const { path: p, keys, want, json } of wanted) {
+    const cur = keys.reduce<unknown>((o, k) => field(o, k), have);
+    if (JSON.stringify(cur) === json) continue;
     out.push({
       target,
       machine: nameOf(m),
