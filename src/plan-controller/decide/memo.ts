@@ -47,6 +47,8 @@ export interface SoakMemoEntry<M> {
 export interface MemoStats {
   targetHits: number;
   targetMisses: number;
+  validationHits: number;
+  validationMisses: number;
   upgradeHits: number;
   upgradeMisses: number;
 }
@@ -72,6 +74,11 @@ export class DecideMemo {
     | undefined;
   /** The upgrade rules' problems, the machines and key they were derived from. */
   upgrade: { key: string; machines: readonly KubeObject[]; problems: readonly string[] } | undefined;
+  /**
+   * Validation's problems that do not read the machines (validate.ts), with the facts and objects they were derived
+   * from: the schema, the named objects and the updaters are checked again only when one of those changed.
+   */
+  validation: { key: string; refs: readonly unknown[]; head: readonly string[]; tail: readonly string[] } | undefined;
   /** The upgrade rules' per-target checks (upgrade-rules.ts UpgradeGroupMemo), for the same key. */
   upgradeGroups: UpgradeGroupMemo | undefined;
   /** The name index of the last snapshot's machines (updated in place for the machines that changed). */
@@ -156,7 +163,14 @@ export class DecideMemo {
    * fast path for them); undefined: every target.
    */
   atDirty: ReadonlySet<string> | undefined;
-  readonly stats: MemoStats = { targetHits: 0, targetMisses: 0, upgradeHits: 0, upgradeMisses: 0 };
+  readonly stats: MemoStats = {
+    targetHits: 0,
+    targetMisses: 0,
+    validationHits: 0,
+    validationMisses: 0,
+    upgradeHits: 0,
+    upgradeMisses: 0,
+  };
 }
 
 /** True when two lists hold the same objects at the same positions. */
