@@ -14,6 +14,7 @@
 //   ... --controller-heap-growing-percent N   # the controllers' `inplace run --heap-growing-percent N` (default: run's own)
 //   ... --controller-max-old-space N   # the controllers' V8 old-space limit in MiB, as the manifests set it (384 for the default 512 MiB limit; default: none)
 //   ... --cpu-prof /tmp/prof [--cpu-prof-components plan-controller]   # V8 CPU profiles per component (bench/cpu-prof.ts reads them)
+//   ... --debug-components plan-controller                         # controllers logging at debug level (one line per plan reconcile)
 //
 // Every process is separate, as in a cluster: the local API server (`inplace local-apiserver`), the plan controller,
 // the machine task controller and the MHC extension (`inplace run <component> --metrics-port N`), and the updater
@@ -76,6 +77,8 @@ interface Options {
   /** The components profiled with --cpu-prof (`--cpu-prof-components`; default: the three controllers and the updater;
    * `local-apiserver` names the embedded API server). */
   cpuProfComponents: string[];
+  /** Controllers that log at debug level (`--debug-components`; e.g. plan-controller: one line per reconcile with its phases). */
+  debugComponents: string[];
 }
 
 function parseOptions(argv: string[]): Options {
@@ -113,6 +116,7 @@ function parseOptions(argv: string[]): Options {
     threeUpdaters: argv.includes('--three-updaters'),
     cpuProfDir: get('cpu-prof'),
     cpuProfComponents: list(get('cpu-prof-components'), 'plan-controller,machine-task-controller,mhc-extension,updater'),
+    debugComponents: list(get('debug-components'), ''),
   };
   for (const s of o.sizes) if (!Number.isInteger(s) || s < 1) throw new Error(`--sizes: bad size ${s}`);
   for (const x of o.durations) if (!(x >= 0)) throw new Error(`--durations: bad duration ${x}`);
@@ -278,10 +282,11 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
     const port = await freePort();
     const history = c === 'plan-controller' && o.historyLimit !== undefined ? ['--finished-plans-per-cluster', o.historyLimit] : [];
     const heap = o.controllerHeapGrowing !== undefined ? ['--heap-growing-percent', o.controllerHeapGrowing] : [];
+    const debug = o.debugComponents.includes(c) ? ['--log-level', 'debug'] : [];
     const proc = new Proc(
       {
         name: c,
-        inplace: ['run', c, '--kubeconfig', platformKubeconfig, '-n', ns, '--metrics-port', String(port), ...history, ...heap],
+        inplace: ['run', c, '--kubeconfig', platformKubeconfig, '-n', ns, '--metrics-port', String(port), ...history, ...heap, ...debug],
         nodeArgs: [
           ...cpuProfArgs(o, c, size),
           ...(o.controllerMaxOldSpaceMB !== undefined ? [`--max-old-space-size=${o.controllerMaxOldSpaceMB}`] : []),
