@@ -210,8 +210,8 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
  * (InfraMachine, BootstrapConfig and their templates), with the mappers a plan's first reconcile would give them.
  * Started lazily, a plan's first reconcile listed them (its pre-start check reads every InfraMachine and
  * BootstrapConfig): ~0.4 s of 10,003-machine lists before its first machine. The watches are kept once a plan started
- * them anyway, so this moves that cost to the controller's start; a kind that is not served, or not listed within the
- * plan's wait, is handled at the plan as before.
+ * them anyway, so this moves that cost to the controller's start. A kind that is not served or may not be listed is
+ * not watched ahead: the plan that needs it handles it as before.
  */
 async function warmProviderKinds(deps: PlanDeps): Promise<void> {
   await deps.mgr.informer(Machines).synced();
@@ -224,9 +224,13 @@ async function warmProviderKinds(deps: PlanDeps): Promise<void> {
     for (const r of [ownerInfraTemplateRef(md), ownerBootstrapTemplateRef(md)]) if (r) templateKinds.set(`${r.apiGroup}/${r.kind}`, r);
   const watch = async (ref: ContractRef, mapper: (o: KubeObject) => ObjectKey[]): Promise<void> => {
     try {
-      await deps.ctrl().watch(await deps.client.resolve(ref.apiGroup, ref.kind), mapper);
+      const res = await deps.client.resolve(ref.apiGroup, ref.kind);
+      // One object first: an informer retries a list it may not make forever and keeps /readyz at 503, so a kind this
+      // controller is not granted is left to the plan that needs it, which names the problem (refLookup, cachedKind).
+      await deps.client.list(res, deps.mgr.namespace, { limit: 1 });
+      await deps.ctrl().watch(res, mapper);
     } catch {
-      // Not served or not readable: the plan that needs it names the problem (refLookup, cachedKind).
+      // Not served, not granted, or the API server failed the probe: the plan starts the watch itself.
     }
   };
   // Machine-referenced kinds as refLookup watches them (their objects carry the cluster label), templates as
