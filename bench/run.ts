@@ -197,6 +197,27 @@ interface Platform {
  */
 export const APISERVER_GLIBC_TUNABLES = 'glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072';
 
+/**
+ * Waits until the controllers are ready as a Deployment's readiness probe sees them (/readyz: informers synced) and
+ * the plan controller watches the fleet's provider kinds: a plan is applied to a running platform, not to processes
+ * still listing the fleet (the first plan's start then included the plan controller's list of every machine).
+ */
+async function settled(controllers: { proc: Proc; port: number }[]): Promise<void> {
+  const deadline = Date.now() + 180_000;
+  for (const c of controllers) {
+    if (c.proc.name === 'plan-controller') await c.proc.waitReady(180_000, /provider kinds watched ahead of plans/);
+    for (;;) {
+      const ok = await fetch(`http://127.0.0.1:${c.port}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ok) break;
+      if (Date.now() > deadline) throw new Error(`${c.proc.name}: /readyz not 200 after 180 s`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
 /** The faults of the faults case: as issue 25's hostile network (10 % of requests fail, half of them after executing). */
 const BENCH_FAULTS: ProxyFaults = { errorRate: 0.05, ambiguousWriteRate: 0.05, dropWatchesEveryMs: 5000 };
 
@@ -286,7 +307,7 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
     const proc = new Proc(
       {
         name: c,
-        inplace: ['run', c, '--kubeconfig', platformKubeconfig, '-n', ns, '--metrics-port', String(port), ...history, ...heap, ...debug],
+        inplace: ['run', c, '--kubeconfig', platformKubeconfig, '-n', ns, '--metrics-port', String(port), '--health-port', String(port), ...history, ...heap, ...debug],
         nodeArgs: [
           ...cpuProfArgs(o, c, size),
           ...(o.controllerMaxOldSpaceMB !== undefined ? [`--max-old-space-size=${o.controllerMaxOldSpaceMB}`] : []),
@@ -299,6 +320,7 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
   }
   const updater = await startUpdater(platformKubeconfig, ns, 'watch', o, workDir);
   await Promise.all([...controllers.map((c) => c.proc.waitReady(180_000)), updater.proc.waitReady(180_000)]);
+  await settled(controllers);
   return {
     apiserver,
     apiserverMetricsPort,

@@ -222,6 +222,7 @@ async function warmProviderKinds(deps: PlanDeps): Promise<void> {
   const templateKinds = new Map<string, ContractRef>();
   for (const md of deps.machineDeployments.list())
     for (const r of [ownerInfraTemplateRef(md), ownerBootstrapTemplateRef(md)]) if (r) templateKinds.set(`${r.apiGroup}/${r.kind}`, r);
+  const watched: string[] = [];
   const watch = async (ref: ContractRef, mapper: (o: KubeObject) => ObjectKey[]): Promise<void> => {
     try {
       const res = await deps.client.resolve(ref.apiGroup, ref.kind);
@@ -229,6 +230,7 @@ async function warmProviderKinds(deps: PlanDeps): Promise<void> {
       // controller is not granted is left to the plan that needs it, which names the problem (refLookup, cachedKind).
       await deps.client.list(res, deps.mgr.namespace, { limit: 1 });
       await deps.ctrl().watch(res, mapper);
+      watched.push(`${res.plural}.${res.group}`);
     } catch {
       // Not served, not granted, or the API server failed the probe: the plan starts the watch itself.
     }
@@ -239,6 +241,8 @@ async function warmProviderKinds(deps: PlanDeps): Promise<void> {
     ...[...machineKinds.values()].map((r) => watch(r, byClusterOf(deps))),
     ...[...templateKinds.values()].map((r) => watch(r, namespacePlansOf(deps))),
   ]);
+  // Once every kind that could be listed is: from here a plan's first reconcile lists nothing.
+  deps.mgr.log.info({ kinds: watched.sort() }, 'provider kinds watched ahead of plans');
 }
 
 /** Reconciles one plan (level-based: everything derives from the current state). */
