@@ -307,7 +307,21 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
     const proc = new Proc(
       {
         name: c,
-        inplace: ['run', c, '--kubeconfig', platformKubeconfig, '-n', ns, '--metrics-port', String(port), '--health-port', String(port), ...history, ...heap, ...debug],
+        inplace: [
+          'run',
+          c,
+          '--kubeconfig',
+          platformKubeconfig,
+          '-n',
+          ns,
+          '--metrics-port',
+          String(port),
+          '--health-port',
+          String(port),
+          ...history,
+          ...heap,
+          ...debug,
+        ],
         nodeArgs: [
           ...cpuProfArgs(o, c, size),
           ...(o.controllerMaxOldSpaceMB !== undefined ? [`--max-old-space-size=${o.controllerMaxOldSpaceMB}`] : []),
