@@ -19,6 +19,7 @@ import {
   planNeedsAttention,
   planPass,
   restoreDue,
+  restoreGraceMs,
   restorePatch,
   settledAction,
   type AnnotationPatch,
@@ -216,7 +217,13 @@ async function reconcileMachine(
  */
 export async function reconcileRestore(deps: MhcDeps, key: ObjectKey, log: Logger): Promise<Action> {
   const scope = machineUpdatesScope(deps.stores, key);
-  if (!scope || !restoreDue(scope.machine, scope.updates, scope.planExists)) return Action.awaitChange();
+  if (!scope) return Action.awaitChange();
+  const nowMs = deps.now();
+  if (!restoreDue(scope.machine, scope.updates, scope.planExists, nowMs)) {
+    // A recent plan label whose plan the caches do not show yet: looked at again when the grace ends.
+    const grace = restoreGraceMs(scope.machine, scope.updates, scope.planExists, nowMs);
+    return grace !== undefined ? Action.requeue(grace) : Action.awaitChange();
+  }
   const wait = ownWritePendingMs(deps, scope.machine);
   if (wait !== undefined) return Action.requeue(wait);
   const patch = restorePatch(scope.machine.metadata.annotations);

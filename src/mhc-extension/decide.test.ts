@@ -17,6 +17,8 @@ import {
   remediationWindow,
   restoreDeferredToPlan,
   restoreDue,
+  restoreGraceMs,
+  PLAN_CACHE_GRACE_MS,
   restorePatch,
   updateTimeoutMs,
 } from './decide.js';
@@ -292,9 +294,25 @@ describe('mhc-extension decisions', () => {
       ],
       ['a deleting machine', machine('m1', { annotations: prior, deleting: true }), [], false],
     ];
-    for (const [name, m, mine, want] of cases) it(name, () => expect(restoreDue(m, mine)).to.equal(want));
+    for (const [name, m, mine, want] of cases) it(name, () => expect(restoreDue(m, mine, false, T0)).to.equal(want));
     it('labelled and protected by a plan that has not created its MachineUpdate yet: not due (the plan restores)', () => {
-      expect(restoreDue(machine('m1', { annotations: prior, plan: 'p' }), [], true)).to.equal(false);
+      expect(restoreDue(machine('m1', { annotations: prior, plan: 'p' }), [], true, T0)).to.equal(false);
+    });
+    it('labelled moments ago by a plan neither cache shows yet: not due until the grace ends, then due by the clock', () => {
+      // The plan controller labels within milliseconds of a new plan; the plan's watch event may come after the machine's.
+      const labelled = machine('m1', { annotations: { ...prior, [Annotations.updateStartedAt]: iso(T0 - 5_000) }, plan: 'p' });
+      expect(restoreDue(labelled, [], false, T0)).to.equal(false);
+      expect(restoreGraceMs(labelled, [], false, T0)).to.equal(PLAN_CACHE_GRACE_MS - 5_000);
+      expect(restoreDue(labelled, [], false, T0 - 5_000 + PLAN_CACHE_GRACE_MS)).to.equal(true);
+      // The plan shows up meanwhile: the plan restores, nothing waits for the clock.
+      expect(restoreGraceMs(labelled, [], true, T0)).to.equal(undefined);
+      // A label older than the grace (the plan deleted, its finalizer removed by hand): due now.
+      const old = machine('m1', {
+        annotations: { ...prior, [Annotations.updateStartedAt]: iso(T0 - PLAN_CACHE_GRACE_MS - 1_000) },
+        plan: 'p',
+      });
+      expect(restoreDue(old, [], false, T0)).to.equal(true);
+      expect(restoreGraceMs(old, [], false, T0)).to.equal(undefined);
     });
   });
 

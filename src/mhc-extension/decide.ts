@@ -10,7 +10,14 @@ import { eligibleMachines, readMhcConfig, readTimeoutAnnotation, type MhcConfig 
 import { censusOf, decideRemediation, inRemediationOrder, markedUnhealthy } from './decide/remediation.js';
 import { judge, requeueAfterMs, type Judged, type Verdict } from './decide/timeouts.js';
 import { restorePatch } from './decide/annotations.js';
-import { activeUpdateOf, currentUpdateOf, putsInUpdate, restoreDeferredToPlan, updatesByMachine } from './decide/updates.js';
+import {
+  activeUpdateOf,
+  currentUpdateOf,
+  planGraceEndsAt,
+  putsInUpdate,
+  restoreDeferredToPlan,
+  updatesByMachine,
+} from './decide/updates.js';
 
 export { liftPatch, protectPatch, restorePatch, type AnnotationPatch } from './decide/annotations.js';
 export type { MachineAction } from './decide/action.js';
@@ -39,6 +46,7 @@ export {
   activeUpdateOf,
   currentUpdateOf,
   machineOfUpdate,
+  PLAN_CACHE_GRACE_MS,
   putsInUpdate,
   restoreDeferredToPlan,
   updatesByMachine,
@@ -225,8 +233,20 @@ export function confirmUnhealthy(mhc: MachineHealthCheck, m: Machine, fresh: Mac
  * names exists; restoreDeferredToPlan). reconcileRestore acts on these; the event mappers ask first, so that an event
  * that leaves the restore with nothing to do costs no reconcile.
  */
-export const restoreDue = (m: Machine, updates: readonly MachineUpdate[], planExists = false): boolean =>
+export const restoreDue = (m: Machine, updates: readonly MachineUpdate[], planExists: boolean, nowMs: number): boolean =>
   !m.metadata.deletionTimestamp &&
   restorePatch(m.metadata.annotations) !== undefined &&
   !activeUpdateOf(m, updates) &&
-  !restoreDeferredToPlan(m, updates, planExists);
+  !restoreDeferredToPlan(m, updates, planExists, nowMs);
+
+/**
+ * When a restore deferred only by the grace of a recent plan label (PLAN_CACHE_GRACE_MS) comes due: the ms from `nowMs`
+ * to the grace's end; undefined when nothing waits for the clock (restoreDue decides on events alone).
+ */
+export function restoreGraceMs(m: Machine, updates: readonly MachineUpdate[], planExists: boolean, nowMs: number): number | undefined {
+  if (restoreDue(m, updates, planExists, nowMs)) return undefined;
+  const end = planGraceEndsAt(m);
+  if (end === undefined || end <= nowMs) return undefined;
+  // Due once the grace is over, all else the same: then the clock alone brings it.
+  return restoreDue(m, updates, planExists, end) ? end - nowMs : undefined;
+}

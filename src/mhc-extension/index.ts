@@ -13,7 +13,7 @@
 import { InPlaceUpdatePlans, Labels, MachineHealthChecks, MachineUpdates, Machines, type KubeObject } from '../api/index.js';
 import type { Component, Manager, ObjectKey } from '../runtime/index.js';
 import { CONTROLLER_NAME, RESTORE_CONTROLLER_NAME, mhcDeps, mhcKey, observeMachine, reconcile, reconcileRestore } from './controller.js';
-import { machineNeedsPass, machineOfUpdate, restoreDue } from './decide.js';
+import { machineNeedsPass, machineOfUpdate, restoreDue, restoreGraceMs } from './decide.js';
 import { rbac } from './rbac.js';
 import { planLabelExists, selects, type Machine, type MachineHealthCheck, type MachineUpdate } from './scope.js';
 import { toLabelValue } from '../contract/index.js';
@@ -82,7 +82,7 @@ function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
       const name = machineOfUpdate(u);
       const m = name ? stores.machines.peek(u.metadata.namespace, name) : undefined;
       const planExists = m ? planLabelExists(stores.plans, u.metadata.namespace, m.metadata.labels?.[Labels.planName]) : false;
-      return m && restoreDue(m, deps.index.updatesOf(u.metadata.namespace, name), planExists)
+      return m && restoreDue(m, deps.index.updatesOf(u.metadata.namespace, name), planExists, deps.now())
         ? [{ ...(u.metadata.namespace ? { namespace: u.metadata.namespace } : {}), name }]
         : [];
     })
@@ -94,7 +94,11 @@ function setupMhcExtension(mgr: Manager, opts: MhcExtensionOptions = {}): void {
       if (planLabelExists(stores.plans, ns, label)) return [];
       return stores.machines
         .byLabel(Labels.planName, label, ns)
-        .filter((m) => restoreDue(m, deps.index.updatesOf(ns, m.metadata.name ?? ''), false))
+        .filter((m) => {
+          const updates = deps.index.updatesOf(ns, m.metadata.name ?? '');
+          // Due now, or once a recent label's grace ends (the reconcile requeues for that).
+          return restoreDue(m, updates, false, deps.now()) || restoreGraceMs(m, updates, false, deps.now()) !== undefined;
+        })
         .map(keyOf);
     })
     .reconcile((key, ctx) => reconcileRestore(deps, key, ctx.log));

@@ -1,6 +1,6 @@
 // Which MachineUpdate puts a machine "in update": a machine's current update among its MachineUpdates, by plan and
 // creation order. Older, superseded updates are history and never count.
-import { Labels, UpdateStatus, isTerminal } from '../../api/index.js';
+import { Annotations, Labels, UpdateStatus, isTerminal } from '../../api/index.js';
 import type { Machine, MachineUpdate } from '../scope.js';
 import { byName } from './eligibility.js';
 
@@ -51,17 +51,36 @@ export function activeUpdateOf(m: Machine, updates: readonly MachineUpdate[]): M
 }
 
 /**
+ * How long a machine's plan label may name a plan that is in neither cache yet (no plan, no MachineUpdate of it): the
+ * plan controller labels (and protects) a machine ~10 ms after it sees a new plan, and the plan's watch event reaches
+ * this extension on another stream than the machine's, sometimes after it. Restoring then undid the protection the
+ * label patch had just set, and set it again once the MachineUpdate came: two writes and a moment unprotected.
+ */
+export const PLAN_CACHE_GRACE_MS = 30_000;
+
+/** Until when (ms) a labelled machine's restore waits for its plan to show in the caches: its label's start + the grace. */
+export function planGraceEndsAt(m: Machine): number | undefined {
+  if (m.metadata.labels?.[Labels.planName] === undefined) return undefined;
+  const started = Date.parse(m.metadata.annotations?.[Annotations.updateStartedAt] ?? '');
+  return Number.isFinite(started) ? started + PLAN_CACHE_GRACE_MS : undefined;
+}
+
+/**
  * True when the end-of-update restore is the plan controller's: the machine still carries a plan's label, and that plan
  * exists (`planExists`: the plan controller protects a machine in the patch that labels it, before its MachineUpdate
  * exists, and unlabels it, restoring skip-remediation in the same patch, even when the plan is deleted: its finalizer
- * waits for that) or a MachineUpdate of that plan for it exists (not deleting). Once the label is gone, or the plan and
- * its MachineUpdates are (a finalizer removed by hand), the extension restores itself. Only the restore moves: lifting
- * a timed-out or failed machine's protection stays here.
+ * waits for that), a MachineUpdate of that plan for it exists (not deleting), or the label is younger than
+ * PLAN_CACHE_GRACE_MS at `nowMs` (the plan's event may still be on its way). Once the label is gone, or the plan and
+ * its MachineUpdates are (a finalizer removed by hand) and the grace passed, the extension restores itself. Only the
+ * restore moves: lifting a timed-out or failed machine's protection stays here.
  */
-export function restoreDeferredToPlan(m: Machine, updates: readonly MachineUpdate[], planExists = false): boolean {
+export function restoreDeferredToPlan(m: Machine, updates: readonly MachineUpdate[], planExists = false, nowMs?: number): boolean {
   const plan = m.metadata.labels?.[Labels.planName];
   if (plan === undefined) return false;
   if (planExists) return true;
   const name = m.metadata.name ?? '';
-  return updates.some((u) => !u.metadata.deletionTimestamp && machineOfUpdate(u) === name && u.metadata.labels?.[Labels.planName] === plan);
+  if (updates.some((u) => !u.metadata.deletionTimestamp && machineOfUpdate(u) === name && u.metadata.labels?.[Labels.planName] === plan))
+    return true;
+  const graceEnd = planGraceEndsAt(m);
+  return nowMs !== undefined && graceEnd !== undefined && nowMs < graceEnd;
 }
