@@ -4,8 +4,8 @@
 // and the plan's unlabel restores them. A crash between the protecting label patch and the MachineUpdate's creation
 // (the state written by hand, as the crash leaves it): the restarted platform finishes and the extension neither
 // restores early nor writes at all. The restore is the plan's while the plan its label names exists; once that plan is
-// gone without unlabelling (a finalizer removed by hand), the extension restores. The whole platform on the local API
-// server.
+// gone without unlabelling (a finalizer removed by hand), the extension restores (a label younger than 30 s waits that
+// long first: its plan's event may come after the machine's). The whole platform on the local API server.
 import { expect } from 'chai';
 import { Annotations, InPlaceUpdatePlans, Labels, MachineHealthChecks, Machines } from '../../src/api/index.js';
 import type { Machine, MachineHealthCheck } from '../../src/api/capi/index.js';
@@ -120,6 +120,9 @@ describe("mhc-extension and the protection the plan's label patch carries (integ
     await p.startComponent(mhcExtension);
     const annotations = async (n: string): Promise<Record<string, string>> =>
       (await env().client.get(Machines, p.ns, n))?.metadata.annotations ?? {};
+    // Labelled just now: its plan's event may still be on its way (PLAN_CACHE_GRACE_MS), the restore waits for it.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await annotations(orphan))[P], 'the orphan within the grace of its label').to.equal('false');
     await waitFor(async () => (await annotations(orphan))[P] === undefined, { timeoutMs: 60_000, message: 'the orphan restored' });
     expect(await annotations(orphan)).to.not.have.property(S);
     expect((await annotations(kept))[P], "the plan's machine left to its plan").to.equal('false');
