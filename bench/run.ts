@@ -198,13 +198,14 @@ interface Platform {
 export const APISERVER_GLIBC_TUNABLES = 'glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072';
 
 /**
- * Waits until the controllers are ready as a Deployment's readiness probe sees them (/readyz: informers synced): a plan
- * is applied to a running platform, not to processes still listing the fleet (the first plan's start then included
- * the plan controller's list of every machine).
+ * Waits until the controllers are ready as a Deployment's readiness probe sees them (/readyz: informers synced) and
+ * the plan controller watches the fleet's provider kinds: a plan is applied to a running platform, not to processes
+ * still listing the fleet (the first plan's start then included the plan controller's list of every machine).
  */
 async function settled(controllers: { proc: Proc; port: number }[]): Promise<void> {
   const deadline = Date.now() + 180_000;
   for (const c of controllers) {
+    if (c.proc.name === 'plan-controller') await c.proc.waitReady(180_000, /provider kinds watched ahead of plans/);
     for (;;) {
       const ok = await fetch(`http://127.0.0.1:${c.port}/readyz`).then(
         (r) => r.status === 200,

@@ -29,7 +29,17 @@ import { forEachLimit, settlesWithin } from '../runtime/parallel.js';
 import { snapshot as patchSnapshot } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
 import { Action } from '../runtime/pure/types.js';
-import { clusterLabel, mdClusterName, type Machine, type MachineHealthCheck } from '../api/capi/index.js';
+import {
+  clusterLabel,
+  machineBootstrapRef,
+  machineInfraRef,
+  mdClusterName,
+  ownerBootstrapTemplateRef,
+  ownerInfraTemplateRef,
+  type ContractRef,
+  type Machine,
+  type MachineHealthCheck,
+} from '../api/capi/index.js';
 import type { MachineLabelIntent, MachineUpdateIntent, PlanDecision } from './decide.js';
 import { DecideMemo, decidePlan } from './decide.js';
 import type { PlanMetrics } from './metrics.js';
@@ -189,7 +199,50 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
       return ms;
     })
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
+  warmProviderKinds(deps).catch((err: unknown) =>
+    mgr.log.info({ err: (err as Error).message }, 'provider kinds not watched ahead; a plan starts their watches itself'),
+  );
   return holder.ctrl;
+}
+
+/**
+ * Starts, once the machines are listed, the watches of the provider kinds they and their MachineDeployments reference
+ * (InfraMachine, BootstrapConfig and their templates), with the mappers a plan's first reconcile would give them.
+ * Started lazily, a plan's first reconcile listed them (its pre-start check reads every InfraMachine and
+ * BootstrapConfig): ~0.4 s of 10,003-machine lists before its first machine. The watches are kept once a plan started
+ * them anyway, so this moves that cost to the controller's start. A kind that is not served or may not be listed is
+ * not watched ahead: the plan that needs it handles it as before.
+ */
+async function warmProviderKinds(deps: PlanDeps): Promise<void> {
+  await deps.mgr.informer(Machines).synced();
+  await deps.mgr.informer(MachineDeployments).synced();
+  const machineKinds = new Map<string, ContractRef>();
+  for (const m of deps.machines.list())
+    for (const r of [machineInfraRef(m), machineBootstrapRef(m)]) if (r) machineKinds.set(`${r.apiGroup}/${r.kind}`, r);
+  const templateKinds = new Map<string, ContractRef>();
+  for (const md of deps.machineDeployments.list())
+    for (const r of [ownerInfraTemplateRef(md), ownerBootstrapTemplateRef(md)]) if (r) templateKinds.set(`${r.apiGroup}/${r.kind}`, r);
+  const watched: string[] = [];
+  const watch = async (ref: ContractRef, mapper: (o: KubeObject) => ObjectKey[]): Promise<void> => {
+    try {
+      const res = await deps.client.resolve(ref.apiGroup, ref.kind);
+      // One object first: an informer retries a list it may not make forever and keeps /readyz at 503, so a kind this
+      // controller is not granted is left to the plan that needs it, which names the problem (refLookup, cachedKind).
+      await deps.client.list(res, deps.mgr.namespace, { limit: 1 });
+      await deps.ctrl().watch(res, mapper);
+      watched.push(`${res.plural}.${res.group}`);
+    } catch {
+      // Not served, not granted, or the API server failed the probe: the plan starts the watch itself.
+    }
+  };
+  // Machine-referenced kinds as refLookup watches them (their objects carry the cluster label), templates as
+  // cachedKind does.
+  await Promise.all([
+    ...[...machineKinds.values()].map((r) => watch(r, byClusterOf(deps))),
+    ...[...templateKinds.values()].map((r) => watch(r, namespacePlansOf(deps))),
+  ]);
+  // Once every kind that could be listed is: from here a plan's first reconcile lists nothing.
+  deps.mgr.log.info({ kinds: watched.sort() }, 'provider kinds watched ahead of plans');
 }
 
 /** Reconciles one plan (level-based: everything derives from the current state). */
