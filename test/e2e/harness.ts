@@ -160,10 +160,17 @@ export class Platform {
 
   /** Successful Machine patches a running component made, from its manager's inplace_api_requests_total. */
   async machinePatches(component: string): Promise<number> {
+    return this.apiRequests(component, 'patch', 'machines');
+  }
+
+  /** Successful requests of one verb on one resource (plural, or plural.group) a running component made. */
+  async apiRequests(component: string, verb: string, resource: string): Promise<number> {
     let n = 0;
     for (const line of (await this.metrics(component)).split('\n')) {
       const m = /^inplace_api_requests_total\{(.*)\} (\d+)$/.exec(line);
-      if (m && /verb="patch"/.test(m[1]!) && /resource="machines(\.|")/.test(m[1]!) && /code="2\d\d"/.test(m[1]!)) n += Number(m[2]);
+      if (!m || !m[1]!.includes(`verb="${verb}"`) || !/code="2\d\d"/.test(m[1]!)) continue;
+      const r = /resource="([^"]*)"/.exec(m[1]!)?.[1] ?? '';
+      if (r === resource || r.startsWith(`${resource}.`)) n += Number(m[2]);
     }
     return n;
   }

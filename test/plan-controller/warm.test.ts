@@ -4,16 +4,6 @@ import { expect } from 'chai';
 import { waitFor } from '../support/wait.js';
 import { useE2eEnv } from '../e2e/env.js';
 
-/** Successful lists of a resource (plural.group) in a component's inplace_api_requests_total. */
-const lists = (metrics: string, resource: string): number => {
-  let n = 0;
-  for (const line of metrics.split('\n')) {
-    const m = /^inplace_api_requests_total\{(.*)\} (\d+)$/.exec(line);
-    if (m && /verb="list"/.test(m[1]!) && m[1]!.includes(`resource="${resource}"`) && /code="2\d\d"/.test(m[1]!)) n += Number(m[2]);
-  }
-  return n;
-};
-
 describe('plan controller: provider kinds watched ahead of plans', function () {
   this.timeout(120_000);
   const env = useE2eEnv();
@@ -30,8 +20,8 @@ describe('plan controller: provider kinds watched ahead of plans', function () {
     ];
     await waitFor(
       async () => {
-        const m = await p.metrics('plan-controller');
-        return kinds.every((k) => lists(m, k) > 0);
+        const n = await Promise.all(kinds.map((k) => p.apiRequests('plan-controller', 'list', k)));
+        return n.every((x) => x > 0);
       },
       { timeoutMs: 30_000, message: 'the plan controller lists the provider kinds' },
     );
