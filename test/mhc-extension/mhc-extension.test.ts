@@ -220,9 +220,9 @@ describe('mhc-extension (integration)', function () {
     const [m] = workers;
     const mu = await startUpdate(c, m!, { status: 'failed', message: 'updater os-image: disk full' });
     await waitFor(async () => (await annotations(c, m!))[R] !== undefined, { message: 'remediate-machine set' });
-    const cond = await healthCondition(c, mu);
+    // The condition is written after the Machine's annotations: wait for it rather than read it once.
+    const cond = await healthConditionMatching(c, mu, /disk full/);
     expect(cond).to.include({ status: 'False', reason: Reasons.inPlaceUpdateFailed });
-    expect(cond?.message).to.contain('disk full');
   });
 
   it('does not remediate when the budget is exhausted, and records RemediationBlocked', async () => {
