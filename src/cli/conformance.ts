@@ -22,7 +22,8 @@ no updater's parameters: tell it what a task of your updater looks like.
   * normal update: a task with the responsibilities (--responsibility; default Machine /spec/version and an
     InfraMachine image) and the spec (--task-spec) your updater can do; it must end updated.
   * failure: only with --failing-task-spec, a task your updater must fail (bad input: it ends failed, saying why);
-    without it the scenario "cannot be exercised for this updater" (the contract gives no way to force a failure).
+    without it the scenario "cannot be exercised for this updater" (the contract defines no task every updater
+    must fail).
   * abort: aborting sent once the updater reported; aborted, or updated / failed if it finished first, all conform.
     --slow-task-spec makes the update last long enough to abort it mid-way.
 It refuses to pass, and says why, when no updater reconciles its tasks (nothing under test runs, or it ignores them:
@@ -39,7 +40,8 @@ Options:
                          filters on that label takes (default: conformance)
   --responsibility 'SELECT /json/pointer=VALUE'
                          a responsibility of every task (repeatable): SELECT is Machine, InfraMachine or
-                         BootstrapConfig, VALUE JSON or else a string, e.g. 'BootstrapConfig /spec/ntp={"servers":["a"]}'
+                         BootstrapConfig, VALUE JSON or else a string,
+                         e.g. 'BootstrapConfig /spec/ntp={"servers":["a"]}' or 'Machine /spec/version=v1.30.1'
   --task-spec FILE       spec fields of every task, YAML or JSON (or inline JSON starting with {): generic kind
                          e.g. parameters; template kind the template's spec.template.spec; may hold responsibilities
   --failing-task-spec FILE

@@ -19,6 +19,9 @@ import {
 } from '../../src/contract/conformance/index.js';
 import { noopLogger, type KubeClient } from '../../src/runtime/index.js';
 import { sampleUpdaters, type SampleUpdater } from '../../src/sample-updaters/index.js';
+import { projectRoot } from '../../src/cli/procs.js';
+import { cli } from '../support/cli.js';
+import { documentedCommands, withoutOption } from '../support/documented-commands.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { FixtureTasks, startFixtureUpdater, type Behaviour } from './fixtures/raw-updaters.js';
 
@@ -156,7 +159,7 @@ describe('conformance kit (integration)', function () {
         ]);
       expect(r.scenarios.find((x) => x.name === 'failure')).to.deep.include({ result: 'not exercised' });
       expect(formatReport(r)).to.match(
-        /\nfailure +cannot be exercised for this updater \(the contract gives no way to make an updater fail; .*--failing-task-spec FILE/,
+        /\nfailure +cannot be exercised for this updater \(the contract defines no task every updater must fail .*--failing-task-spec FILE/,
       );
       expect(r.rules.find((x) => x.id === 'C6')?.result).to.equal('pass');
     });
@@ -199,6 +202,18 @@ describe('conformance kit (integration)', function () {
       // Nothing was created for a refused run.
       expect((await env.client.list(UpdaterUpdateTasks, ns)).items).to.deep.equal([]);
     });
+  });
+
+  it("runs the README's conformance command against the OS image sample updater (exit 0)", async () => {
+    const commands = documentedCommands(join(projectRoot(), 'README.md'), 'conformance', 'OSImageUpdateTask');
+    expect(commands, 'README.md shows a conformance command of the OS image updater').to.have.length(1);
+    const ns = await env.newNamespace('cf-readme');
+    const res = await withSample(sampleUpdaters['os-image'], ns, () =>
+      cli(...withoutOption(commands[0]!, '--kubeconfig'), '--kubeconfig', env.kubeconfigPath, '-n', ns),
+    );
+    expect(res.code, `${commands[0]!.join(' ')}\n${res.out}\n${res.err}`).to.equal(0);
+    expect(res.out).to.contain('PASSED: every mandatory rule holds.');
+    expect(res.out).to.match(/\nfailure +run\n/);
   });
 
   describe('fails broken updaters, naming the rule', () => {

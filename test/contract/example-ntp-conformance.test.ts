@@ -90,11 +90,14 @@ describe('examples/updaters/ntp-updater.ts passes the conformance kit (process, 
     expect(JSON.stringify(r)).to.not.match(/failWith|durationSeconds/);
   });
 
-  it('passes with the commands of examples/updaters/README.md (exit 0), and the failure scenario is "not exercised" without a failing spec', async () => {
+  it('passes with the commands of examples/updaters/README.md and docs/contract.md (exit 0), and the failure scenario is "not exercised" without a failing spec', async () => {
     const ns = await env.newNamespace('cf-ntp-cli');
     await start();
-    const commands = documentedCommands(join(EXAMPLES, 'README.md'), 'conformance', '--updater-name ntp-config');
-    expect(commands, 'examples/updaters/README.md shows the ntp conformance command').to.have.length.greaterThan(0);
+    const commands = ['examples/updaters/README.md', 'docs/contract.md'].flatMap((doc) => {
+      const found = documentedCommands(join(projectRoot(), doc), 'conformance', '--updater-name ntp-config');
+      expect(found, `${doc} shows the ntp conformance command`).to.have.length(1);
+      return found;
+    });
     const kc = ['--kubeconfig', env.kubeconfigPath, '-n', ns];
     for (const argv of commands) {
       const res = await cli(...withoutOption(argv, '--kubeconfig'), ...kc, '--timeout', '60', '-o', 'json');

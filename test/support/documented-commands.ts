@@ -4,16 +4,19 @@ import { readFileSync } from 'node:fs';
 
 /**
  * The `npx inplace <verb> …` lines of `file` whose text contains `contains` (continuation lines joined, trailing
- * `# comments` dropped), split into words after `npx inplace`: single quotes keep their content whole, double quotes
+ * `# comments` and a `$ ` prompt dropped), split into words after `npx inplace`: single quotes keep their content whole, double quotes
  * are removed.
  */
 export function documentedCommands(file: string, verb: string, contains: string): string[][] {
   const text = readFileSync(file, 'utf8').replace(/\\\n\s*/g, ' ');
-  return text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l.startsWith(`npx inplace ${verb} `) && l.includes(contains))
-    .map((l) => [...l.replace(/\s+#.*$/, '').matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]!).slice(2));
+  return (
+    text
+      .split('\n')
+      // A shown prompt (`$ npx inplace …`) is not part of the command.
+      .map((l) => l.trim().replace(/^\$ /, ''))
+      .filter((l) => l.startsWith(`npx inplace ${verb} `) && l.includes(contains))
+      .map((l) => [...l.replace(/\s+#.*$/, '').matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]!).slice(2))
+  );
 }
 
 /** `argv` with `--name VALUE` pairs removed (e.g. a documented --kubeconfig a test replaces with its own). */

@@ -609,7 +609,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   const failure = async (): Promise<void> => {
     if (!failingTaskSpec) {
       const why =
-        'the contract gives no way to make an updater fail; give a task this updater must fail, e.g. a parameter out of its bounds or a responsibility it does not handle (--failing-task-spec FILE; programmatic API: failingTaskSpec)';
+        "the contract defines no task every updater must fail (what is bad input is the updater's to say, C4); give one this updater must fail, e.g. a parameter out of its bounds or a responsibility it does not handle (--failing-task-spec FILE; programmatic API: failingTaskSpec)";
       scenarios.push({ name: 'failure', result: 'not exercised', note: why });
       ev.note('C6', `failure scenario cannot be exercised for this updater: ${why}`);
       return;
