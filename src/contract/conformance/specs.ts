@@ -57,16 +57,6 @@ export function parseResponsibility(arg: string): Responsibility {
   return r as Responsibility;
 }
 
-/** The spec fields the user gave for the scratch tasks: for every task, and per scenario (merged over them). */
-export interface ScenarioSpecs {
-  /** Every task: a task the updater can do (its parameters, template fields, responsibilities). */
-  taskSpec?: Record<string, unknown>;
-  /** The failure scenario: a task the updater must fail (e.g. a parameter out of its bounds). */
-  failingTaskSpec?: Record<string, unknown>;
-  /** The abort and restart scenarios: a task that lasts long enough to be aborted or restarted, yet ends within the timeout. */
-  slowTaskSpec?: Record<string, unknown>;
-}
-
 /**
  * The spec of a scenario's task before the kit sets the contract fields: `taskSpec` with the scenario's spec merged
  * over it as a JSON merge patch (RFC 7386: objects merge, null removes a field, anything else replaces), and the
