@@ -101,7 +101,7 @@ export interface RuleReport {
 export interface ScenarioReport {
   name: 'normal update' | 'failure' | 'abort' | 'restart';
   result: 'run' | 'not exercised';
-  /** What the scenario showed beyond the rules, or why it could not be exercised and how to enable it. */
+  /** What the scenario showed beyond the rules, or (a whole phrase) why it was not exercised and how to enable it. */
   note?: string;
 }
 
@@ -610,7 +610,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     if (!failingTaskSpec) {
       const why =
         "the contract defines no task every updater must fail (what is bad input is the updater's to say, C4); give one this updater must fail, e.g. a parameter out of its bounds or a responsibility it does not handle (--failing-task-spec FILE; programmatic API: failingTaskSpec)";
-      scenarios.push({ name: 'failure', result: 'not exercised', note: why });
+      scenarios.push({ name: 'failure', result: 'not exercised', note: `cannot be exercised for this updater (${why})` });
       ev.note('C6', `failure scenario cannot be exercised for this updater: ${why}`);
       return;
     }
@@ -651,7 +651,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   const restart = async (): Promise<void> => {
     if (!opts.restart) {
       const why = 'no restart hook given (programmatic API: restart); the CLI cannot restart the updater';
-      scenarios.push({ name: 'restart', result: 'not exercised', note: why });
+      scenarios.push({ name: 'restart', result: 'not exercised', note: `not exercised: ${why}` });
       ev.note('C7', `restart scenario not run: ${why}`);
       return;
     }
@@ -767,9 +767,7 @@ export function formatReport(r: ConformanceReport): string {
     const w = Math.max(...r.scenarios.map((x) => x.name.length));
     out.push('', 'SCENARIO');
     for (const x of r.scenarios)
-      out.push(
-        `${x.name.padEnd(w)}  ${x.result === 'run' ? `run${x.note ? `: ${x.note}` : ''}` : `cannot be exercised for this updater (${x.note ?? 'no reason given'})`}`,
-      );
+      out.push(`${x.name.padEnd(w)}  ${x.result === 'run' ? `run${x.note ? `: ${x.note}` : ''}` : (x.note ?? 'not exercised')}`);
   }
   const writers = Object.entries(r.statusWriters ?? {});
   out.push(
