@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A conformant updater in bash with kubectl only (no SDK, no jq): language independence of the updater contract
 # (docs/contract.md). It serves generic UpdaterUpdateTasks of one updater name:
-#   - parameters.durationSeconds (default 0): simulated work, measured from status.startTime (restart-safe, C7)
+#   - parameters.durationSeconds (default 0): simulated work, measured from status.startTime (restart-safe, C7);
+#     a value that is not a number of seconds from 0 to 31536000 fails the task, saying why (bad input never improves)
 #   - parameters.failWith: fail with that message after the duration (C6)
 #   - spec.updatePhase aborting: report aborted (C4)
 # Every status write goes through /status, carries observedGeneration (C5) and a Ready condition (C6), and is
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
     --kubeconfig) KUBECTL+=(--kubeconfig "$2"); shift 2 ;;
     --interval) INTERVAL="$2"; shift 2 ;;
     --once) ONCE=1; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -65,6 +66,12 @@ reconcile() { # one task, the fields $FIELDS prints
       return ;;
   esac
   local t; t="$(stamp)"
+  # Bad input is failed at once, with the reason (docs/contract.md, C4): retrying would not make it better.
+  if ! [[ "$dur" =~ ^[0-9]+([.][0-9]+)?$ ]] || awk -v d="$dur" 'BEGIN { exit !(d > 31536000) }'; then
+    log "$ns/$name: failed: bad durationSeconds $dur"
+    patch_status "$ns" "$name" "$rv" "{\"updateStatus\":\"failed\",\"observedGeneration\":$gen,\"startTime\":\"${start:-$t}\",\"completionTime\":\"$t\",\"conditions\":$(ready False InvalidParameters "parameters.durationSeconds must be a number of seconds from 0 to 31536000, got $dur" "$gen")}"
+    return
+  fi
   if [ "$phase" = "aborting" ]; then
     log "$ns/$name: aborting"
     patch_status "$ns" "$name" "$rv" "{\"updateStatus\":\"aborted\",\"observedGeneration\":$gen,\"startTime\":\"${start:-$t}\",\"completionTime\":\"$t\",\"conditions\":$(ready False Aborted "aborted by the shell updater before it finished" "$gen")}"

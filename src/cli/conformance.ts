@@ -1,6 +1,9 @@
 // `inplace conformance --kind <Kind>`: runs an updater (already running against the cluster) through the updater
 // contract's workflows and reports which rules hold (src/contract/conformance).
-import { CustomResourceDefinitions, Namespaces, type ResourceType } from '../api/index.js';
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { CustomResourceDefinitions, Namespaces, UpdaterUpdateTasks, type ResourceType, type Responsibility } from '../api/index.js';
+import { parseResponsibility, taskSpecProblem } from '../contract/conformance/specs.js';
 import { isNotFound } from '../runtime/pure/errors.js';
 import { call, connect, type Connection } from './kube.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, secondsOption, str, UsageError, type Verb } from './verb.js';
@@ -12,13 +15,22 @@ export const conformanceVerb: Verb = {
   help: `Usage: inplace conformance --kind <Kind[.group]> [--template <TemplateKind[.group]>] [options]
 
 Acts as the platform towards an updater that is already running against the cluster: creates scratch
-CAPI objects and tasks of the kind, drives the normal, abort, failure and re-reconcile workflows and
-reports per contract rule (C1..C10; C9 and C10 are platform rules, reported n/a) pass / fail / skip with evidence (see docs/contract.md).
+CAPI objects and tasks of the kind, drives the normal update, failure, abort and re-reconcile workflows and
+reports per contract rule (C1..C10; C9 and C10 are platform rules, reported n/a) pass / fail / skip with evidence,
+and per scenario whether it ran (see docs/contract.md, "Conformance kit"). It judges by the contract alone and knows
+no updater's parameters: tell it what a task of your updater looks like.
+  * normal update: a task with the responsibilities (--responsibility; default Machine /spec/version and an
+    InfraMachine image) and the spec (--task-spec) your updater can do; it must end updated.
+  * failure: only with --failing-task-spec, a task your updater must fail (bad input: it ends failed, saying why);
+    without it the scenario "cannot be exercised for this updater" (the contract defines no task every updater
+    must fail).
+  * abort: aborting sent once the updater reported; aborted, or updated / failed if it finished first, all conform.
+    --slow-task-spec makes the update last long enough to abort it mid-way.
 It refuses to pass, and says why, when no updater reconciles its tasks (nothing under test runs, or it ignores them:
-a custom-kind updater that filters on the label inplace.cluster.x-k8s.io/updater-name needs --updater-name), when
-a catch-all updater answers a generic task of a name nobody serves, or when the status of its tasks was written by
-more than one field manager (or, with --field-manager, by any other).
-Exit code 0 when no mandatory rule failed and nothing was refused, 1 otherwise.
+a custom-kind updater that filters on the label inplace.cluster.x-k8s.io/updater-name needs --updater-name), when the
+updater fails the normal update's task, when a catch-all updater answers a generic task of a name nobody serves, or
+when the status of its tasks was written by more than one field manager (or, with --field-manager, by any other).
+Exit code 0 when no mandatory rule failed and nothing was refused, 1 otherwise, 2 for wrong usage.
 
 Options:
   --kind KIND            the task kind the updater reconciles, e.g. OSImageUpdateTask or UpdaterUpdateTask
@@ -26,14 +38,23 @@ Options:
   --updater-name NAME    the updater name on the tasks' label inplace.cluster.x-k8s.io/updater-name: for the
                          generic kind the name the updater serves; for a custom kind, the name an updater that
                          filters on that label takes (default: conformance)
+  --responsibility 'SELECT /json/pointer=VALUE'
+                         a responsibility of every task (repeatable): SELECT is Machine, InfraMachine or
+                         BootstrapConfig, VALUE JSON or else a string,
+                         e.g. 'BootstrapConfig /spec/ntp={"servers":["a"]}' or 'Machine /spec/version=v1.30.1'
+  --task-spec FILE       spec fields of every task, YAML or JSON (or inline JSON starting with {): generic kind
+                         e.g. parameters; template kind the template's spec.template.spec; may hold responsibilities
+  --failing-task-spec FILE
+                         spec fields merged over the task spec (JSON merge patch) for a task the updater must fail,
+                         e.g. a parameter out of its bounds or responsibilities it does not handle
+  --slow-task-spec FILE  spec fields merged over the task spec for a task that lasts long enough to be aborted,
+                         yet ends within --timeout
   --field-manager NAME   the field manager the updater under test writes status with (SDK updaters: their name);
                          a status written by any other manager fails the run
-  --task-spec JSON       spec fields of every scratch task (e.g. a short simulated step time)
-  --slow-spec JSON       spec fields that make an update last long enough to abort it
-  --failure-spec JSON    spec fields that make the updater fail (no failure scenario without it for custom kinds)
   -n, --namespace NS     run in this namespace (default: a new scratch namespace, deleted afterwards)
   --timeout SECONDS      how long to wait for each expected status (default: 30)
   -o, --output FORMAT    text (default) or json
+  (--failure-spec and --slow-spec are older names of --failing-task-spec and --slow-task-spec.)
 ${KUBE_OPTIONS_HELP}`,
   options: {
     ...kubeOptions,
@@ -41,7 +62,10 @@ ${KUBE_OPTIONS_HELP}`,
     template: { type: 'string' },
     'updater-name': { type: 'string' },
     'field-manager': { type: 'string' },
+    responsibility: { type: 'string', multiple: true },
     'task-spec': { type: 'string' },
+    'failing-task-spec': { type: 'string' },
+    'slow-task-spec': { type: 'string' },
     'slow-spec': { type: 'string' },
     'failure-spec': { type: 'string' },
     namespace: { type: 'string', short: 'n' },
@@ -54,17 +78,44 @@ ${KUBE_OPTIONS_HELP}`,
     if (!kindArg) throw new UsageError('missing --kind <Kind>');
     const output = str(args, 'output') ?? 'text';
     if (output !== 'text' && output !== 'json') throw new UsageError(`--output must be text or json, got "${output}"`);
-    const json = (name: string): Record<string, unknown> | undefined => {
-      const v = str(args, name);
-      if (v === undefined) return undefined;
-      try {
-        const o = JSON.parse(v) as unknown;
-        if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new Error('not an object');
-        return o as Record<string, unknown>;
-      } catch (e) {
-        throw new UsageError(`--${name} must be a JSON object, e.g. '{"stepSeconds":0.1}' (${(e as Error).message})`);
+    const generic = kindArg === UpdaterUpdateTasks.kind || kindArg === `${UpdaterUpdateTasks.kind}.${UpdaterUpdateTasks.group}`;
+    /** A spec option: a YAML/JSON file, or inline JSON; checked before anything is created (exit 2). */
+    const specOption = (names: string[]): Record<string, unknown> | undefined => {
+      const given = names.filter((n) => str(args, n) !== undefined);
+      if (given.length > 1) throw new UsageError(`--${given[0]} and --${given[1]} are the same option: give one`);
+      const name = given[0];
+      const v = name === undefined ? undefined : str(args, name);
+      if (name === undefined || v === undefined) return undefined;
+      let text = v;
+      if (!v.trimStart().startsWith('{')) {
+        try {
+          text = readFileSync(v, 'utf8');
+        } catch (e) {
+          throw new UsageError(`--${name}: cannot read ${v} (${(e as Error).message}); give a YAML or JSON file, or inline JSON`);
+        }
       }
+      let o: unknown;
+      try {
+        o = parseYaml(text) as unknown;
+      } catch (e) {
+        throw new UsageError(`--${name}: ${v} is not YAML or JSON (${(e as Error).message})`);
+      }
+      const problem = taskSpecProblem(`--${name}`, o, generic);
+      if (problem) throw new UsageError(problem);
+      return o as Record<string, unknown>;
     };
+    const taskSpec = specOption(['task-spec']);
+    const failingTaskSpec = specOption(['failing-task-spec', 'failure-spec']);
+    const slowTaskSpec = specOption(['slow-task-spec', 'slow-spec']);
+    const respArgs = (args.values['responsibility'] as string[] | undefined) ?? [];
+    let responsibilities: Responsibility[] | undefined;
+    try {
+      responsibilities = respArgs.length ? respArgs.map(parseResponsibility) : undefined;
+    } catch (e) {
+      throw new UsageError(`--responsibility: ${(e as Error).message}`);
+    }
+    if (responsibilities && taskSpec && 'responsibilities' in taskSpec)
+      throw new UsageError('responsibilities are given twice (--responsibility and the responsibilities of --task-spec): give them once');
     const timeoutMs = secondsOption(args, 'timeout', 30) * 1000;
     const conn = connect(args, 'inplace-conformance');
     let scratchNs: string | undefined;
@@ -80,9 +131,6 @@ ${KUBE_OPTIONS_HELP}`,
         namespace = scratchNs;
       }
       const { runConformance, formatReport } = await import('../contract/conformance/index.js');
-      const taskSpec = json('task-spec');
-      const slowSpec = json('slow-spec');
-      const failureSpec = json('failure-spec');
       const updaterName = str(args, 'updater-name');
       const fieldManager = str(args, 'field-manager');
       const report = await runConformance({
@@ -93,9 +141,10 @@ ${KUBE_OPTIONS_HELP}`,
         ...(template ? { template } : {}),
         ...(updaterName ? { updaterName } : {}),
         ...(fieldManager ? { fieldManager } : {}),
+        ...(responsibilities ? { responsibilities } : {}),
         ...(taskSpec ? { taskSpec } : {}),
-        ...(slowSpec ? { slowSpec } : {}),
-        ...(failureSpec ? { failureSpec } : {}),
+        ...(slowTaskSpec ? { slowTaskSpec } : {}),
+        ...(failingTaskSpec ? { failingTaskSpec } : {}),
         ...(output === 'text' ? { log: (line: string) => io.err(`${line}\n`) } : {}),
       });
       io.out(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report)}\n`);

@@ -19,6 +19,9 @@ import {
 } from '../../src/contract/conformance/index.js';
 import { noopLogger, type KubeClient } from '../../src/runtime/index.js';
 import { sampleUpdaters, type SampleUpdater } from '../../src/sample-updaters/index.js';
+import { projectRoot } from '../../src/cli/procs.js';
+import { cli } from '../support/cli.js';
+import { documentedCommands, withoutOption } from '../support/documented-commands.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { FixtureTasks, startFixtureUpdater, type Behaviour } from './fixtures/raw-updaters.js';
 
@@ -26,6 +29,13 @@ const FIXTURE_CRD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures/fixt
 
 const failed = (r: ConformanceReport): string[] => r.rules.filter((x) => x.result === 'fail').map((x) => x.id);
 const explain = (r: ConformanceReport): string => `\n${formatReport(r)}`;
+const expectRejected = async (p: Promise<unknown>, re: RegExp): Promise<void> => {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e as Error,
+  );
+  expect(err?.message ?? 'resolved', 'runConformance rejects').to.match(re);
+};
 
 describe('conformance kit (integration)', function () {
   let env: TestEnv;
@@ -53,12 +63,24 @@ describe('conformance kit (integration)', function () {
   }
 
   describe('passes conformant updaters', () => {
-    it('passes the reference updater on the generic kind, including a restart mid-update', async () => {
+    it('passes the reference updater on the generic kind, including a restart mid-update and bad input failed', async () => {
       const ns = await env.newNamespace('cf-ref');
       const r = await withSample(sampleUpdaters.reference, ns, (restart) =>
-        kit({ namespace: ns, kind: UpdaterUpdateTasks, updaterName: 'conformance', restart }),
+        kit({
+          namespace: ns,
+          kind: UpdaterUpdateTasks,
+          updaterName: 'conformance',
+          restart,
+          // Its own parameters, given by its user: a duration out of its bounds is bad input it must fail.
+          failingTaskSpec: { parameters: { durationSeconds: -1 } },
+          slowTaskSpec: { parameters: { durationSeconds: 2 } },
+        }),
       );
       expect(r.passed, explain(r)).to.equal(true);
+      expect(r.scenarios.map((x) => x.result)).to.deep.equal(['run', 'run', 'run', 'run']);
+      expect(r.rules.find((x) => x.id === 'C6')?.evidence.join('\n')).to.match(
+        /failure: Ready message says why: "parameters.durationSeconds must be/,
+      );
       expect(r.rules.filter((x) => x.result === 'pass').map((x) => x.id)).to.deep.equal(['C1', 'C2', 'C3', 'C4', 'C5', 'C6', 'C7', 'C8']);
       expect(r.rules.find((x) => x.id === 'C9')?.result).to.equal('n/a');
       expect(r.rules.find((x) => x.id === 'C7')?.evidence.join('\n')).to.match(/resumed \(startTime .* kept\)/);
@@ -72,8 +94,8 @@ describe('conformance kit (integration)', function () {
           kind: KubernetesVersionUpdateTasks,
           template: KubernetesVersionUpdateTaskTemplates,
           taskSpec: { simulatedStepSeconds: 0.05 },
-          slowSpec: { simulatedStepSeconds: 1 },
-          failureSpec: { machineRef: { name: 'cf-no-such-machine' } },
+          slowTaskSpec: { simulatedStepSeconds: 1 },
+          failingTaskSpec: { machineRef: { name: 'cf-no-such-machine' } },
           restart,
         }),
       );
@@ -106,17 +128,114 @@ describe('conformance kit (integration)', function () {
           namespace: ns,
           kind: FixtureTasks,
           taskSpec: { parameters: { durationSeconds: 0 } },
-          slowSpec: { parameters: { durationSeconds: 3600 } },
-          failureSpec: { parameters: { failWith: 'injected' } },
+          slowTaskSpec: { parameters: { durationSeconds: 3600 } },
+          failingTaskSpec: { parameters: { failWith: 'injected' } },
         });
         expect(r.passed, explain(r)).to.equal(true);
       } finally {
         await u.stop();
       }
     });
+
+    it('sends only what the contract and the user say: no parameters by default, the failure scenario not exercised (not failed)', async () => {
+      const ns = await env.newNamespace('cf-plain');
+      const specs: Record<string, unknown>[] = [];
+      const recording: KubeClient = Object.create(env.client) as KubeClient;
+      recording.create = (res, obj) => {
+        if (res.kind === UpdaterUpdateTasks.kind) specs.push(structuredClone((obj as unknown as { spec: Record<string, unknown> }).spec));
+        return env.client.create(res, obj);
+      };
+      const r = await withSample(sampleUpdaters.reference, ns, () =>
+        runConformance({ client: recording, namespace: ns, kind: UpdaterUpdateTasks, settleMs: 800, timeoutMs: 15_000 }),
+      );
+      expect(r.passed, explain(r)).to.equal(true);
+      expect(specs.length).to.be.greaterThan(2);
+      for (const spec of specs)
+        expect(Object.keys(spec).sort(), JSON.stringify(spec)).to.deep.equal([
+          'machineRef',
+          'responsibilities',
+          'updatePhase',
+          'updaterName',
+        ]);
+      expect(r.scenarios.find((x) => x.name === 'failure')).to.deep.include({ result: 'not exercised' });
+      expect(formatReport(r)).to.match(
+        /\nfailure +cannot be exercised for this updater \(the contract defines no task every updater must fail .*--failing-task-spec FILE/,
+      );
+      expect(r.rules.find((x) => x.id === 'C6')?.result).to.equal('pass');
+    });
+
+    it('passes an updater that finishes before it sees the abort (C4 allows updated after aborting)', async () => {
+      const ns = await env.newNamespace('cf-fast');
+      // Ignores aborting, but every task of it ends at once: by the contract that is conforming.
+      const u = await startFixtureUpdater(env.client, ns, UpdaterUpdateTasks, 'ignoresAborting', 'fast');
+      try {
+        const r = await kit({ namespace: ns, kind: UpdaterUpdateTasks, updaterName: 'fast' });
+        expect(r.passed, explain(r)).to.equal(true);
+        const note = r.scenarios.find((x) => x.name === 'abort')?.note ?? '';
+        expect(note, explain(r)).to.match(
+          /^the update (ended|finished) updated before (the abort was sent|it saw the abort).*--slow-task-spec FILE/,
+        );
+      } finally {
+        await u.stop();
+      }
+    });
+
+    it('takes responsibilities and spec from the user, and refuses what only the platform sets', async () => {
+      const ns = await env.newNamespace('cf-input');
+      await expectRejected(
+        kit({ namespace: ns, kind: UpdaterUpdateTasks, taskSpec: { updatePhase: 'aborting' } }),
+        /taskSpec: spec.updatePhase is the platform's to set \(C2\)/,
+      );
+      await expectRejected(
+        kit({ namespace: ns, kind: UpdaterUpdateTasks, failingTaskSpec: { updaterName: 'other' } }),
+        /failingTaskSpec: spec.updaterName routes a generic task/,
+      );
+      await expectRejected(
+        kit({
+          namespace: ns,
+          kind: UpdaterUpdateTasks,
+          responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }],
+          taskSpec: { responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] },
+        }),
+        /responsibilities are given twice/,
+      );
+      // Nothing was created for a refused run.
+      expect((await env.client.list(UpdaterUpdateTasks, ns)).items).to.deep.equal([]);
+    });
+  });
+
+  it("runs the README's conformance command against the OS image sample updater (exit 0)", async () => {
+    const commands = documentedCommands(join(projectRoot(), 'README.md'), 'conformance', 'OSImageUpdateTask');
+    expect(commands, 'README.md shows a conformance command of the OS image updater').to.have.length(1);
+    const ns = await env.newNamespace('cf-readme');
+    const res = await withSample(sampleUpdaters['os-image'], ns, () =>
+      cli(...withoutOption(commands[0]!, '--kubeconfig'), '--kubeconfig', env.kubeconfigPath, '-n', ns),
+    );
+    expect(res.code, `${commands[0]!.join(' ')}\n${res.out}\n${res.err}`).to.equal(0);
+    expect(res.out).to.contain('PASSED: every mandatory rule holds.');
+    expect(res.out).to.match(/\nfailure +run\n/);
   });
 
   describe('fails broken updaters, naming the rule', () => {
+    it('fails an updater that completes a task it was expected to fail (bad input) with C4', async () => {
+      const ns = await env.newNamespace('cf-lax');
+      const u = await startFixtureUpdater(env.client, ns, UpdaterUpdateTasks, 'correct', 'lax');
+      try {
+        // The fixture takes any duration (it validates nothing), so a duration that is no number ends updated.
+        const r = await kit({
+          namespace: ns,
+          kind: UpdaterUpdateTasks,
+          updaterName: 'lax',
+          failingTaskSpec: { parameters: { durationSeconds: 'soon' } },
+        });
+        expect(r.passed, explain(r)).to.equal(false);
+        expect(failed(r)).to.deep.equal(['C4']);
+        expect(r.rules.find((x) => x.id === 'C4')?.evidence.join('\n')).to.match(/failure: ended updated for the failing task spec/);
+      } finally {
+        await u.stop();
+      }
+    });
+
     const cases: { behaviour: Behaviour; custom?: boolean; rule: string; evidence: RegExp }[] = [
       {
         behaviour: 'leavesTerminal',
@@ -143,13 +262,10 @@ describe('conformance kit (integration)', function () {
             kind: res,
             updaterName: 'broken',
             timeoutMs: 2_500,
-            ...(c.custom
-              ? {
-                  taskSpec: { parameters: { durationSeconds: 0 } },
-                  slowSpec: { parameters: { durationSeconds: 3600 } },
-                  failureSpec: { parameters: { failWith: 'injected' } },
-                }
-              : {}),
+            // What the fixture's user knows: a task it must fail, and one slow enough to abort mid-way.
+            taskSpec: { parameters: { durationSeconds: 0 } },
+            slowTaskSpec: { parameters: { durationSeconds: 3600 } },
+            failingTaskSpec: { parameters: { failWith: 'injected' } },
           });
           expect(r.passed, explain(r)).to.equal(false);
           expect(failed(r), explain(r)).to.include(c.rule);
@@ -227,8 +343,8 @@ describe('conformance kit (integration)', function () {
       const spec = {
         timeoutMs: 3_000,
         taskSpec: { parameters: { durationSeconds: 0 } },
-        slowSpec: { parameters: { durationSeconds: 3600 } },
-        failureSpec: { parameters: { failWith: 'injected' } },
+        slowTaskSpec: { parameters: { durationSeconds: 3600 } },
+        failingTaskSpec: { parameters: { failWith: 'injected' } },
       };
       try {
         const wrong = await kit({ namespace: ns, kind: FixtureTasks, fieldManager: 'motd-updater', ...spec });
@@ -261,8 +377,8 @@ describe('conformance kit (integration)', function () {
           kind: FixtureTasks,
           updaterName: 'motd',
           taskSpec: { parameters: { durationSeconds: 0 } },
-          slowSpec: { parameters: { durationSeconds: 3600 } },
-          failureSpec: { parameters: { failWith: 'injected' } },
+          slowTaskSpec: { parameters: { durationSeconds: 3600 } },
+          failingTaskSpec: { parameters: { failWith: 'injected' } },
         });
         expect(ok.passed, explain(ok)).to.equal(true);
       } finally {

@@ -7,6 +7,8 @@ export {
   type ConformanceReport,
   type RuleReport,
   type RuleOutcome,
+  type ScenarioReport,
 } from './kit.js';
-export { RUN_LABEL, TARGET_VERSION, TARGET_IMAGE, SCRATCH_VERSION } from './scratch.js';
+export { parseResponsibility } from './specs.js';
+export { RUN_LABEL, TARGET_VERSION, TARGET_IMAGE, SCRATCH_VERSION, defaultResponsibilities } from './scratch.js';
 export { resolveTaskKind } from './resolve.js';

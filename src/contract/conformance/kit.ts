@@ -28,6 +28,7 @@ import {
 import { RULES, type RuleId } from '../rules.js';
 import { crdName, taskKindProblem } from '../task-kinds.js';
 import { RUN_LABEL, createScratch, defaultResponsibilities, deleteScratch, diffCapi, snapshotCapi, type Scratch } from './scratch.js';
+import { responsibilitiesProblem, scenarioSpec, taskSpecProblem } from './specs.js';
 
 /** Options of runConformance. */
 export interface ConformanceOptions {
@@ -45,21 +46,33 @@ export interface ConformanceOptions {
   /** How long to watch for unwanted status changes after re-reconcile triggers (default 1.5 s). */
   settleMs?: number;
   /**
-   * Spec fields merged into the failure scenario's task to make the updater fail. The generic kind needs none
-   * (parameters.failWith is set); for a custom kind without it the failure scenario is skipped.
-   */
-  failureSpec?: Record<string, unknown>;
-  /**
-   * Spec fields that make the update last long enough to abort it mid-way (generic default:
-   * parameters.durationSeconds 3600). Without it a custom-kind update may finish before the abort arrives.
-   */
-  slowSpec?: Record<string, unknown>;
-  /**
-   * Spec fields of every scratch task (for a template kind: the template's spec.template.spec), e.g. a short
-   * simulated step time. Scenario fields (slowSpec, failureSpec) are merged over them.
+   * Spec fields of every scratch task: what a task this updater can do carries (for the generic kind e.g.
+   * `parameters`; for a template kind the template's spec.template.spec; `responsibilities` too). The scenario specs
+   * below are merged over it as JSON merge patches (RFC 7386). `updatePhase` (and for the generic kind `updaterName`)
+   * is the kit's to set: runConformance throws when given.
    */
   taskSpec?: Record<string, unknown>;
-  /** Responsibilities of the scratch tasks (default: Machine /spec/version and InfraMachine image). */
+  /**
+   * Spec fields of a task the updater must fail — bad input by the contract's rule that a task an updater cannot do
+   * ends `failed` saying why (C4, C6): a parameter out of its bounds, a responsibility it does not handle, a machine
+   * that does not exist. The contract gives no way to force any updater to fail, so without it the failure scenario
+   * is reported as not exercised (not failed).
+   */
+  failingTaskSpec?: Record<string, unknown>;
+  /** Older name of failingTaskSpec. */
+  failureSpec?: Record<string, unknown>;
+  /**
+   * Spec fields of a task that lasts long enough to be aborted or restarted mid-way, yet ends within the timeout (the
+   * abort and restart scenarios). Without it those scenarios use the task spec; an update that finished before the
+   * abort is still conforming (C4), and the report says that aborting mid-way was not exercised.
+   */
+  slowTaskSpec?: Record<string, unknown>;
+  /** Older name of slowTaskSpec. */
+  slowSpec?: Record<string, unknown>;
+  /**
+   * Responsibilities of the scratch tasks (default: Machine /spec/version and an InfraMachine image, see
+   * defaultResponsibilities): give the ones the updater handles. Throws when taskSpec has responsibilities too.
+   */
   responsibilities?: Responsibility[];
   /** Restarts the updater (stop + start); when given, the kit checks that a restart mid-update resumes (C7). */
   restart?: () => Promise<void>;
@@ -84,6 +97,14 @@ export interface RuleReport {
   evidence: string[];
 }
 
+/** Whether a scenario ran, and why not when it could not be exercised for this updater (not a failure). */
+export interface ScenarioReport {
+  name: 'normal update' | 'failure' | 'abort' | 'restart';
+  result: 'run' | 'not exercised';
+  /** What the scenario showed beyond the rules, or (a whole phrase) why it was not exercised and how to enable it. */
+  note?: string;
+}
+
 /** What runConformance returns. */
 export interface ConformanceReport {
   kind: string;
@@ -99,6 +120,8 @@ export interface ConformanceReport {
   refusals: string[];
   /** The field managers the API server recorded as writing the status of the kit's tasks, with how many tasks each. */
   statusWriters: Record<string, number>;
+  /** The scenarios in the order they ran. */
+  scenarios: ScenarioReport[];
   rules: RuleReport[];
   durationMs: number;
 }
@@ -179,7 +202,28 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   const updaterName = opts.updaterName ?? 'conformance';
   const id = randomBytes(3).toString('hex');
   const ev = new Evidence();
+  const failingTaskSpec = opts.failingTaskSpec ?? opts.failureSpec;
+  const slowTaskSpec = opts.slowTaskSpec ?? opts.slowSpec;
+  // Refused before anything is created: a spec the kit would silently overwrite would test another task than the user's.
+  const given: [string, Record<string, unknown> | undefined][] = [
+    ['taskSpec', opts.taskSpec],
+    ['failingTaskSpec', failingTaskSpec],
+    ['slowTaskSpec', slowTaskSpec],
+  ];
+  for (const [what, spec] of given) {
+    const problem = spec === undefined ? undefined : taskSpecProblem(what, spec, generic);
+    if (problem) throw new Error(problem);
+  }
+  if (opts.responsibilities) {
+    const problem = responsibilitiesProblem(opts.responsibilities);
+    if (problem) throw new Error(`responsibilities: ${problem}`);
+    if (opts.taskSpec && 'responsibilities' in opts.taskSpec)
+      throw new Error('responsibilities are given twice (the responsibilities option and taskSpec.responsibilities): give them once');
+  }
   const resps = opts.responsibilities ?? defaultResponsibilities();
+  /** The responsibilities of a task without a scenario spec (the task spec's, else the option's or the default). */
+  const baseResps = scenarioSpec(opts.taskSpec, undefined, resps).responsibilities;
+  const scenarios: ScenarioReport[] = [];
   if (opts.template) {
     try {
       const expected = taskKindOfTemplate(opts.template.kind);
@@ -211,7 +255,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   }
 
   log(`conformance ${id}: ${kind.kind}${generic ? ` (updater name ${updaterName})` : ''} in ${namespace}`);
-  const scratch: Scratch = await createScratch(client, namespace, id, updaterName, resps);
+  const scratch: Scratch = await createScratch(client, namespace, id, updaterName, baseResps);
   const created: { res: ResourceType; name: string }[] = [];
   let template: { res: ResourceType; name: string } | undefined;
   let templateObj: KubeObject | undefined;
@@ -220,7 +264,8 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       apiVersion: apiVersionOf(opts.template),
       kind: opts.template.kind,
       metadata: { name: `cf-${id}`, namespace, labels: { [RUN_LABEL]: id } },
-      spec: { template: { spec: structuredClone(opts.taskSpec ?? {}) } },
+      // The task spec minus responsibilities: the platform sets those over the template's fields (C3).
+      spec: { template: { spec: scenarioSpec(opts.taskSpec, undefined, resps).spec } },
     });
     template = { res: opts.template, name: templateObj.metadata.name! };
   }
@@ -231,36 +276,50 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       `not checked: the scratch Machine/DevMachine/KubeadmConfig could not be created (${scratch.capiProblem ?? 'CAPI kinds not served'})`,
     );
 
-  /** Creates a scratch task, as the platform would, with extra spec fields for the scenario. */
+  /**
+   * Creates a scratch task as the platform would: the task spec with the scenario's spec merged over it, and the
+   * contract fields (C1-C3) set over both — but a machineRef the user gave (a task naming a machine that does not
+   * exist is one an updater must fail).
+   */
   const createTask = async (
     scenario: string,
-    extra: { spec?: Record<string, unknown>; parameters?: Record<string, unknown>; phase?: 'updating' | 'aborting' } = {},
+    extra: Record<string, unknown> | undefined,
+    taskName = `cf-${id}-${scenario}`,
+    taskUpdater = updaterName,
   ): Promise<Task> => {
-    const name = `cf-${id}-${scenario}`;
+    const name = taskName;
+    const { spec: userSpec, responsibilities } = scenarioSpec(opts.taskSpec, extra, resps);
     const inputs: TaskInputs = {
       name,
       namespace,
       labels: {
-        ...taskLabels({ cluster: scratch.cluster, plan: 'conformance', machine: scratch.machine, updater: updaterName }),
+        ...taskLabels({ cluster: scratch.cluster, plan: 'conformance', machine: scratch.machine, updater: taskUpdater }),
         [RUN_LABEL]: id,
       },
       owner: machineUpdateOwnerRef(scratch.machineUpdate),
-      updatePhase: extra.phase ?? 'updating',
+      updatePhase: 'updating',
       machineName: scratch.machine,
-      responsibilities: resps,
+      responsibilities,
     };
     let task: Task = generic
-      ? buildGenericTask({ ...inputs, updaterName, parameters: { durationSeconds: 0, ...(extra.parameters ?? {}) } })
+      ? buildGenericTask({ ...inputs, updaterName: taskUpdater })
       : templateObj
         ? buildTaskFromTemplate(templateObj, inputs)
         : {
             apiVersion: apiVersionOf(kind),
             kind: kind.kind,
             metadata: { name, namespace, labels: inputs.labels, ownerReferences: [inputs.owner] },
-            spec: { updatePhase: inputs.updatePhase, machineRef: { name: scratch.machine }, responsibilities: resps },
+            spec: { updatePhase: inputs.updatePhase, machineRef: { name: scratch.machine }, responsibilities },
           };
     task.apiVersion = apiVersionOf(kind);
-    task.spec = { ...task.spec, ...(templateObj || generic ? {} : structuredClone(opts.taskSpec ?? {})), ...(extra.spec ?? {}) };
+    const { updaterName: un, updatePhase, machineRef, responsibilities: rs } = task.spec as Task['spec'] & { updaterName?: string };
+    task.spec = {
+      ...userSpec,
+      ...(un === undefined ? {} : { updaterName: un }),
+      updatePhase,
+      machineRef: (userSpec['machineRef'] as Task['spec']['machineRef'] | undefined) ?? machineRef,
+      responsibilities: rs,
+    };
     task = await client.create<Task>(kind, task);
     created.push({ res: kind, name });
     log(`  created ${kind.kind} ${name}`);
@@ -387,9 +446,13 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     return `no updater reconciled ${kind.kind} ${namespace}/${task} within ${timeoutMs / 1000}s (no status at all): is the updater under test running against this cluster and watching namespace ${namespace}? The kit needs ${hint}`;
   };
 
-  /** Normal update, then re-reconcile triggers and a spec bump on the terminal task; false when nothing answered at all. */
+  /**
+   * Normal update, then re-reconcile triggers and a spec bump on the terminal task; false when the other scenarios
+   * cannot tell anything: nothing answered at all, or the updater failed the task (see below).
+   */
   const normal = async (): Promise<boolean> => {
-    const t0 = await createTask('normal');
+    scenarios.push({ name: 'normal update', result: 'run' });
+    const t0 = await createTask('normal', undefined);
     const seen = new Set<string>();
     const r = await waitTask(t0.metadata.name!, (t) => {
       if (t.status?.updateStatus) seen.add(t.status.updateStatus);
@@ -407,6 +470,17 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       return true;
     }
     const st = r.task.status!.updateStatus;
+    if (st === 'failed') {
+      // Failing a task it cannot do is what the contract asks (C4), so no rule is violated; but without one update
+      // that succeeds the kit cannot judge the updater, and the likeliest cause is a task that is not for it (the
+      // kit's default responsibilities, or parameters it does not take).
+      checkReportFields('normal update', r.task, taskGeneration(r.task));
+      checkPlatformFields('normal update', t0, r.task, 'updating');
+      refusals.push(
+        `the updater failed the normal update's task (${taskReadyCondition(r.task)?.message ?? 'no message'}), so the kit could not check a successful update. If that task is not one this updater can do, describe one: the responsibilities it handles (--responsibility 'BootstrapConfig /spec/ntp={"servers":["time.example.com"]}', repeatable; the kit sent ${baseResps.map((x) => `${x.selectResource} ${x.path}`).join(', ')}) and its parameters or template fields (--task-spec FILE)`,
+      );
+      return false;
+    }
     ev.check(
       'C4',
       st === 'updated',
@@ -473,68 +547,83 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     return true;
   };
 
-  /** Abort mid-update. */
+  /**
+   * Abort: `aborting` on a task the updater reported on. Every outcome C4 allows is conforming — `aborted`, or
+   * `updated` / `failed` when the work finished (or passed its point of no return) first — as long as it answers the
+   * new generation (C5) and stays. Whether aborting mid-way was exercised is reported, not judged.
+   */
   const abort = async (): Promise<void> => {
-    const t0 = await createTask(
-      'abort',
-      generic
-        ? { parameters: { durationSeconds: 3600, ...(opts.slowSpec?.['parameters'] as Record<string, unknown> | undefined) } }
-        : { spec: opts.slowSpec ?? {} },
-    );
+    const t0 = await createTask('abort', slowTaskSpec);
     const first = await waitTask(t0.metadata.name!, (t) => !!t.status?.updateStatus);
     if (!first.ok || !first.task) {
+      scenarios.push({ name: 'abort', result: 'run', note: 'the updater never reported on the task' });
       ev.fail('C4', `abort: the updater never reported on the task within ${timeoutMs / 1000}s; last seen: ${describeStatus(first.task)}`);
       return;
     }
-    let finishedFirst = false;
-    if (isTerminal(first.task.status?.updateStatus)) {
-      finishedFirst = true;
-      ev.pass(
-        'C4',
-        `abort: the update finished (${first.task.status?.updateStatus}) before the abort could be sent; pass a slowSpec to exercise aborting mid-way`,
-      );
-    }
+    const finishedFirst = isTerminal(first.task.status?.updateStatus) ? first.task.status?.updateStatus : undefined;
     const patched = await client.patch<Task>(kind, namespace, t0.metadata.name!, { spec: { updatePhase: 'aborting' } }, { type: 'merge' });
     const gen = taskGeneration(patched);
     const r = await waitTask(t0.metadata.name!, terminalAt(gen));
     if (!r.ok || !r.task) {
+      scenarios.push({ name: 'abort', result: 'run', note: 'no terminal status answered the abort' });
       noAnswer('abort', r.task, gen, ' after spec.updatePhase became aborting');
       checkPlatformFields('abort', t0, r.task, 'aborting');
       return;
     }
     const st = r.task.status!.updateStatus;
-    if (!finishedFirst)
+    const howToSlow = slowTaskSpec
+      ? ''
+      : ': give a task that lasts long enough to be aborted (--slow-task-spec FILE) to exercise aborting mid-way';
+    if (finishedFirst) {
+      ev.check(
+        'C4',
+        st === finishedFirst,
+        `abort: the update had ended ${finishedFirst} before the abort was sent, and stayed ${st} at generation ${gen}`,
+        `abort: the update had ended ${finishedFirst}, then changed to ${st} when aborted: a terminal status is never left`,
+      );
+      scenarios.push({ name: 'abort', result: 'run', note: `the update ended ${finishedFirst} before the abort was sent${howToSlow}` });
+    } else {
       ev.check(
         'C4',
         st === 'aborted' || st === 'updated' || st === 'failed',
-        `abort: updating -> aborting -> ${st}${st === 'aborted' ? '' : ' (finished first)'}`,
+        `abort: updating -> aborting -> ${st}${st === 'aborted' ? '' : ' (the work finished first, as C4 allows)'}`,
         `abort ended ${st}`,
       );
+      scenarios.push({
+        name: 'abort',
+        result: 'run',
+        note: st === 'aborted' ? 'aborted mid-update' : `the update finished ${st} before it saw the abort (conforming, C4)${howToSlow}`,
+      });
+    }
     checkReportFields('abort', r.task, gen);
     checkPlatformFields('abort', t0, r.task, 'aborting');
-    if (st === 'aborted') {
-      const changes = await watchForChanges(t0.metadata.name!, r.task, settleMs / 2);
-      ev.check('C4', changes.length === 0, 'aborted is kept', `aborted was not kept: ${changes.map((c) => c.desc).join('; ')}`);
-    }
+    const changes = await watchForChanges(t0.metadata.name!, r.task, settleMs / 2);
+    ev.check('C4', changes.length === 0, `${st} is kept after the abort`, `${st} was not kept: ${changes.map((c) => c.desc).join('; ')}`);
   };
 
-  /** Failure with a message. */
+  /**
+   * Failure: a task the user says the updater must fail (bad input: the contract's rule that a task an updater cannot
+   * do ends failed, saying why). The contract gives no way to make every updater fail, so without one the scenario is
+   * not exercised — reported, not failed.
+   */
   const failure = async (): Promise<void> => {
-    const message = `conformance: injected failure ${id}`;
-    if (!generic && !opts.failureSpec) {
-      ev.note(
-        'C6',
-        'failure scenario not run: no failureSpec given for this custom kind (Ready reason/message still checked in the other scenarios)',
-      );
+    if (!failingTaskSpec) {
+      const why =
+        "the contract defines no task every updater must fail (what is bad input is the updater's to say, C4); give one this updater must fail, e.g. a parameter out of its bounds or a responsibility it does not handle (--failing-task-spec FILE; programmatic API: failingTaskSpec)";
+      scenarios.push({ name: 'failure', result: 'not exercised', note: `cannot be exercised for this updater (${why})` });
+      ev.note('C6', `failure scenario cannot be exercised for this updater: ${why}`);
       return;
     }
-    const t0 = await createTask(
-      'failure',
-      generic ? { parameters: { durationSeconds: 0, failWith: message } } : { spec: opts.failureSpec ?? {} },
-    );
+    scenarios.push({ name: 'failure', result: 'run' });
+    const t0 = await createTask('failure', failingTaskSpec);
     const r = await waitTask(t0.metadata.name!, terminalAt(taskGeneration(t0)));
     if (!r.ok || !r.task) {
-      noAnswer('failure', r.task, taskGeneration(t0));
+      noAnswer(
+        'failure',
+        r.task,
+        taskGeneration(t0),
+        ' for a task it must fail (a task an updater cannot do ends failed, saying why: retrying it forever hides the problem)',
+      );
       return;
     }
     const st = r.task.status!.updateStatus;
@@ -543,17 +632,15 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       'C4',
       st === 'failed',
       'failure: updating -> failed',
-      `failure: ended ${st} although the task was set up to fail (${generic ? 'parameters.failWith' : 'failureSpec'})`,
+      `failure: ended ${st} for the failing task spec (a task it cannot do ends failed); if this updater can do that task, the spec is not a failing one: give another`,
     );
-    if (st === 'failed') {
-      const explains = generic ? said.includes(message) : said.length > 0;
+    if (st === 'failed')
       ev.check(
         'C6',
-        explains,
+        said.trim().length > 0,
         `failure: Ready message says why: "${said}"`,
-        `failure: Ready message "${said}" does not say why${generic ? ` (expected it to contain "${message}")` : ''}`,
+        `failure: Ready message "${said}" does not say why`,
       );
-    }
     checkReportFields('failure', r.task, taskGeneration(t0));
     checkPlatformFields('failure', t0, r.task, 'updating');
     const changes = await watchForChanges(t0.metadata.name!, r.task, settleMs / 2);
@@ -563,15 +650,18 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   /** Restart mid-update: the update resumes (startTime kept) and finishes once. */
   const restart = async (): Promise<void> => {
     if (!opts.restart) {
-      ev.note('C7', 'restart scenario not run: no restart hook given (programmatic API: opts.restart)');
+      const why = 'no restart hook given (programmatic API: restart); the CLI cannot restart the updater';
+      scenarios.push({ name: 'restart', result: 'not exercised', note: `not exercised: ${why}` });
+      ev.note('C7', `restart scenario not run: ${why}`);
       return;
     }
-    const t0 = await createTask('restart', generic ? { parameters: { durationSeconds: 2 } } : { spec: opts.slowSpec ?? {} });
+    const t0 = await createTask('restart', slowTaskSpec);
     const first = await waitTask(t0.metadata.name!, (t) => !!t.status?.updateStatus);
     const startTime = first.task?.status?.startTime;
     await opts.restart();
     const r = await waitTask(t0.metadata.name!, terminalAt(taskGeneration(t0)));
     if (!r.ok || !r.task) {
+      scenarios.push({ name: 'restart', result: 'run', note: 'no terminal status after the restart' });
       ev.fail(
         'C7',
         `restart: no terminal status within ${timeoutMs / 1000}s after restarting the updater; last seen: ${describeStatus(r.task)}`,
@@ -585,6 +675,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       `restart mid-update: ended ${r.task.status?.updateStatus}`,
     );
     if (startTime && first.task?.status?.updateStatus === 'updating') {
+      scenarios.push({ name: 'restart', result: 'run', note: 'restarted mid-update' });
       ev.check(
         'C7',
         r.task.status?.startTime === startTime,
@@ -592,10 +683,9 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
         `restart mid-update: startTime moved ${startTime} -> ${r.task.status?.startTime}: the update restarted instead of resuming`,
       );
     } else {
-      ev.note(
-        'C7',
-        `restart: the update was ${first.task?.status?.updateStatus ?? 'not reported'} before the restart, so resuming was not exercised${generic ? '' : ' (pass a slowSpec)'}`,
-      );
+      const why = `the update was ${first.task?.status?.updateStatus ?? 'not reported'} before the restart, so resuming was not exercised${slowTaskSpec ? '' : ' (give a longer task with --slow-task-spec)'}`;
+      scenarios.push({ name: 'restart', result: 'run', note: why });
+      ev.note('C7', `restart: ${why}`);
     }
   };
 
@@ -604,24 +694,8 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   const decoyName = generic ? `cf-${id}-decoy` : undefined;
   const decoyUpdater = `inplace-conformance-unserved-${id}`;
   try {
-    if (decoyName) {
-      const decoy = buildGenericTask({
-        name: decoyName,
-        namespace,
-        labels: {
-          ...taskLabels({ cluster: scratch.cluster, plan: 'conformance', machine: scratch.machine, updater: decoyUpdater }),
-          [RUN_LABEL]: id,
-        },
-        owner: machineUpdateOwnerRef(scratch.machineUpdate),
-        updatePhase: 'updating',
-        machineName: scratch.machine,
-        responsibilities: resps,
-        updaterName: decoyUpdater,
-        parameters: { durationSeconds: 0 },
-      });
-      await client.create<Task>(kind, { ...decoy, apiVersion: apiVersionOf(kind) });
-      created.push({ res: kind, name: decoyName });
-    }
+    // Like the other tasks (the user's spec), so that only its updater name tells it apart.
+    if (decoyName) await createTask('decoy', undefined, decoyName, decoyUpdater);
     // One scenario at a time: the platform never runs two tasks on one machine at once, and updaters may rely on it.
     if (await normal()) {
       await failure();
@@ -670,6 +744,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     passed: refusals.length === 0 && rules.every((r) => !r.mandatory || r.result !== 'fail'),
     refusals,
     statusWriters: Object.fromEntries([...writers].map(([m, tasks]) => [m, tasks.size])),
+    scenarios,
     rules,
     durationMs: Date.now() - started,
   };
@@ -688,6 +763,12 @@ export function formatReport(r: ConformanceReport): string {
     for (const more of row.slice(3)) out.push(line('', '', more));
   }
   const failedRules = r.rules.filter((x) => x.result === 'fail').map((x) => x.id);
+  if (r.scenarios?.length) {
+    const w = Math.max(...r.scenarios.map((x) => x.name.length));
+    out.push('', 'SCENARIO');
+    for (const x of r.scenarios)
+      out.push(`${x.name.padEnd(w)}  ${x.result === 'run' ? `run${x.note ? `: ${x.note}` : ''}` : (x.note ?? 'not exercised')}`);
+  }
   const writers = Object.entries(r.statusWriters ?? {});
   out.push(
     '',
