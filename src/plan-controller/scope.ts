@@ -154,7 +154,20 @@ export function templateRefsOf(plan: InPlaceUpdatePlan): TemplateRef[] {
   return [...refs.values()];
 }
 
+/**
+ * Looks a template up and judges it. A read that fails is an `error` of the lookup (the plan is Valid=False naming it
+ * and checked again), never a template taken as found and small: validation fails closed.
+ */
 async function lookupTemplate(reader: ScopeReader, ns: string, ref: TemplateRef): Promise<TemplateLookup> {
+  try {
+    return await readTemplate(reader, ns, ref);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return { ref, found: false, error: `could not be read, so it cannot be judged (${why.slice(0, 300)}); checked again shortly` };
+  }
+}
+
+async function readTemplate(reader: ScopeReader, ns: string, ref: TemplateRef): Promise<TemplateLookup> {
   if (unlookedTemplate(ref)) return { ref, found: false };
   const { group } = parseApiVersion(ref.apiVersion);
   const r = await reader.read(ns, group, ref.kind, ref.name, 'template');

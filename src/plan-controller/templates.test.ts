@@ -1,7 +1,11 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../api/index.js';
 import { MAX_TASK_BYTES, UPDATER_CONTRACT_LABEL, judgeTemplate, templateTaskProblem } from '../contract/index.js';
-import type { TemplateLookup, TemplateRef } from './scope.js';
+import type { InPlaceUpdatePlan } from '../api/index.js';
+import type { ScopeReader, TemplateLookup, TemplateRef } from './scope.js';
+import { buildScope } from './scope.js';
+import { kcp, md, plan, target, versionUpdater, cluster } from './testkit.js';
+import { validatePlan } from './validate.js';
 import { taskKindOfRef, templateProblems } from './templates.js';
 
 const crd = (labels?: Record<string, string>): KubeObject => ({
@@ -122,5 +126,50 @@ describe('judging a template object (the plan, a campaign and the task controlle
       new RegExp(`^${what} is \\d+ bytes, more than the ${MAX_TASK_BYTES} a task may have$`),
     );
     expect(templateTaskProblem(what, tpl({ note: 'hollow' }))).to.match(/cannot be judged: it has no spec\.template\.spec/);
+  });
+});
+
+describe('template lookups fail closed (buildScope, the one builder of the controller and the preview)', () => {
+  const osRef = { apiVersion: 'samples.inplace.cluster.x-k8s.io/v1alpha1', kind: 'OSImageUpdateTaskTemplate', name: 'os-image-task' };
+  const p = plan({
+    cp: target('cluster1-cp', 1, [versionUpdater({ updaterUpdateTemplateRef: osRef })]),
+  }) as InPlaceUpdatePlan & KubeObject;
+  const labelled = crd({ [UPDATER_CONTRACT_LABEL]: 'v1alpha1' });
+  /** A reader over the fixtures whose template read answers `read` (or throws it). */
+  const reader = (read: () => Promise<Awaited<ReturnType<ScopeReader['read']>>>): ScopeReader => ({
+    now: () => '2026-01-01T00:01:00Z',
+    cluster: async () => cluster(),
+    machineDeployments: async () => [md()],
+    machines: async () => [],
+    machineUpdates: async () => [],
+    plans: async () => [p],
+    read: async (_ns, _g, _k, _n, purpose) => (purpose === 'controlPlane' ? { object: kcp() } : read()),
+    taskCrd: async () => labelled,
+  });
+  const problemsWith = async (read: () => Promise<Awaited<ReturnType<ScopeReader['read']>>>): Promise<string[]> =>
+    validatePlan(await buildScope(p, reader(read)));
+
+  it('a template read and judged: valid', async () => {
+    expect(
+      await problemsWith(async () => ({
+        object: { apiVersion: osRef.apiVersion, kind: osRef.kind, metadata: { name: osRef.name }, spec: { template: { spec: {} } } },
+      })),
+    ).to.deep.equal([]);
+  });
+  it('a read that fails: Valid=False naming it, not a template taken as small', async () => {
+    const problems = await problemsWith(() => Promise.reject(new Error('connection reset by peer')));
+    expect(problems).to.have.length(1);
+    expect(problems[0]).to.match(
+      /template OSImageUpdateTaskTemplate os-image-task: could not be read, so it cannot be judged \(connection reset by peer\)/,
+    );
+  });
+  it('a partial read (metadata only): Valid=False, cannot be judged', async () => {
+    const problems = await problemsWith(async () => ({
+      object: { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: { name: osRef.name } },
+    }));
+    expect(problems.join('\n')).to.match(/cannot be judged: only its metadata was read/);
+  });
+  it('a template not in the cache: not found', async () => {
+    expect((await problemsWith(async () => ({}))).join('\n')).to.match(/OSImageUpdateTaskTemplate \S*os-image-task not found/);
   });
 });
