@@ -125,6 +125,26 @@ describe('maintenance windows: validation lists every problem', () => {
     expect(validateMaintenanceWindows([daily], now)[0]).to.match(/\[0\]: overlaps its own next opening/);
   });
 
+  it('lists the overlap of two valid windows next to the problems of an invalid one (every problem at once)', () => {
+    const a: MaintenanceWindowSpec = { days: ['Sat'], start: '20:00', duration: '3h', timeZone: 'UTC' };
+    const b: MaintenanceWindowSpec = { days: ['Sat'], start: '22:00', duration: '1h', timeZone: 'UTC' };
+    const overlap =
+      'spec.maintenanceWindows[0] and spec.maintenanceWindows[2] overlap (both open at 2026-11-28T22:00:00.000Z); merge them or make them disjoint';
+    const bad: [string, MaintenanceWindowSpec, RegExp][] = [
+      ['zone', { start: '01:00', duration: '1h', timeZone: 'Mars/Olympus' }, /^spec\.maintenanceWindows\[1\]\.timeZone: /],
+      ['duration', { start: '01:00', duration: 'soon', timeZone: 'UTC' }, /^spec\.maintenanceWindows\[1\]\.duration: /],
+      ['start', { start: '25:00', duration: '1h', timeZone: 'UTC' }, /^spec\.maintenanceWindows\[1\]\.start: /],
+    ];
+    for (const [what, w, problem] of bad) {
+      const problems = validateMaintenanceWindows([a, w, b], now);
+      expect(problems, what).to.have.length(2);
+      expect(problems[0], what).to.match(problem);
+      expect(problems[1], what).to.equal(overlap);
+    }
+    // An invalid window takes part in no overlap: its times are not known.
+    expect(validateMaintenanceWindows([a, { ...a, timeZone: 'Nowhere/Land' }], now)).to.have.length(1);
+  });
+
   it('finds an overlap that only a daylight-saving change creates (same UTC hour in winter, apart in summer)', () => {
     // London 23:00 (UTC+0 in winter, +1 in summer) vs UTC 22:00+1h: touch in summer, overlap never… but
     // UTC 22:30+1h overlaps London 23:00 only in winter (23:00 UTC) and not in summer (22:00 UTC, ends before 22:30).

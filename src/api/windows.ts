@@ -129,13 +129,18 @@ function allOccurrences(ws: readonly Window[], from: Date, to: Date): WindowOccu
 /**
  * Every problem with a plan's windows, bounded: each window's fields, too many windows, and windows that overlap
  * (checked over the year after `now`, so overlaps that only daylight-saving shifts create are found too). Windows
- * that touch (one closes as the next opens) do not overlap.
+ * that touch (one closes as the next opens) do not overlap. The overlaps of the valid windows are listed next to the
+ * problems of the invalid ones: the operator learns of both at once, not of the overlap only after fixing the rest.
  */
 export function validateMaintenanceWindows(specs: readonly MaintenanceWindowSpec[], now: Date, path = 'spec.maintenanceWindows'): string[] {
   if (specs.length > WINDOWS_MAX) return [`${path}: ${specs.length} windows; at most ${WINDOWS_MAX} are allowed`];
-  const problems = specs.flatMap((w, i) => windowProblems(w, `${path}[${i}]`));
-  if (problems.length > 0) return problems;
-  const ws = specs.map(parseWindow);
+  const problems: string[] = [];
+  const ws: Window[] = [];
+  specs.forEach((w, i) => {
+    const own = windowProblems(w, `${path}[${i}]`);
+    problems.push(...own);
+    if (own.length === 0) ws.push(parseWindow(w, i));
+  });
   const year = allOccurrences(ws, now, new Date(now.getTime() + 366 * 24 * 3_600_000));
   const pairs = new Set<string>();
   for (let i = 0; i < year.length; i++) {

@@ -11,6 +11,7 @@ import type { ContractRef } from '../api/capi/index.js';
 import { isNotFound } from '../runtime/pure/errors.js';
 import type { KubeClient } from '../runtime/pure/types.js';
 import { forEachLimit } from '../runtime/parallel.js';
+import { judgeTemplate } from '../contract/index.js';
 import { prestartCheck, type PrestartReads } from '../plan-controller/prestart.js';
 import type { KindRead, PrestartResult, TemplateLookup, TemplateRef } from '../plan-controller/scope.js';
 import { templateKey, unlookedTemplate } from '../plan-controller/scope.js';
@@ -84,7 +85,7 @@ export class CampaignPrestart {
       else if ('unreadable' in r) lookups.push({ ref, found: false, error: r.unreadable });
       else {
         const l: TemplateLookup = { ref, found: r.object !== undefined };
-        if (r.object) l.bytes = Buffer.byteLength(JSON.stringify(r.object['spec'] ?? null), 'utf8');
+        if (r.object) Object.assign(l, judgeTemplate(r.object));
         lookups.push(l);
       }
       const v = 'notServed' in r ? 'not-served' : 'unreadable' in r ? 'unreadable' : (r.object?.metadata.resourceVersion ?? 'absent');

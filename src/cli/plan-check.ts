@@ -63,7 +63,8 @@ function offlineInput(plan: InPlaceUpdatePlan, writePolicy: WritePolicy | undefi
         }
       : {}),
     machineDeployments: mds.map((md) => object(String(md.name), { clusterName })),
-    templates: refs.map((ref) => ({ ref, found: true })),
+    // Not looked up offline: the controller looks each one up (and judges its size) when the plan is applied.
+    templates: refs.map((ref) => ({ ref, found: false, unchecked: true })),
     ...(writePolicy ? { writePolicy } : {}),
   };
 }

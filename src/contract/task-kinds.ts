@@ -36,8 +36,40 @@ export function taskKindProblem(group: string, kind: string, crd: KubeObject | u
   return undefined;
 }
 
-/** Why an object is too large to be a task (undefined when it fits MAX_TASK_BYTES). */
-export function taskSizeProblem(what: string, obj: unknown): string | undefined {
-  const bytes = Buffer.byteLength(JSON.stringify(obj ?? null), 'utf8');
-  return bytes > MAX_TASK_BYTES ? `${what} is ${bytes} bytes, more than the ${MAX_TASK_BYTES} a task may have` : undefined;
+/**
+ * Why a template object read at run time must not become a task (undefined when it may): its content cannot be judged
+ * (judgeTemplate), or its spec is over MAX_TASK_BYTES. `what` names the template in the sentence.
+ */
+export function templateTaskProblem(what: string, template: unknown): string | undefined {
+  const j = judgeTemplate(template);
+  if ('unjudged' in j) return `${what} cannot be judged: ${j.unjudged}`;
+  return j.bytes > MAX_TASK_BYTES ? `${what} is ${j.bytes} bytes, more than the ${MAX_TASK_BYTES} a task may have` : undefined;
+}
+
+/** A template object as the source of tasks: the size of its spec as JSON, or why its content cannot be judged. */
+export type TemplateJudgement = { bytes: number } | { unjudged: string };
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Judges a template object as read (the plan's validation, a campaign's pre-check, the machine task controller): a
+ * FooTemplate has spec.template.spec (docs/contract.md), which every task is made from. An object without it — a
+ * partial or metadata-only read, a truncated object, a malformed template — cannot be measured: measuring what is
+ * there would take it for small. Callers refuse an unjudged template (fail closed), never treat it as fitting.
+ */
+export function judgeTemplate(tpl: unknown): TemplateJudgement {
+  if (!isRecord(tpl)) return { unjudged: 'the object read is not an object' };
+  if (tpl['kind'] === 'PartialObjectMetadata') return { unjudged: 'only its metadata was read' };
+  const spec = tpl['spec'];
+  if (!isRecord(spec)) return { unjudged: 'it has no spec (a partial read, or not a template)' };
+  const template = spec['template'];
+  if (!isRecord(template) || !isRecord(template['spec']))
+    return { unjudged: 'it has no spec.template.spec, which every task is made from (docs/contract.md)' };
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(spec);
+  } catch (err) {
+    return { unjudged: `its spec cannot be serialised (${String(err).slice(0, 120)})` };
+  }
+  return { bytes: Buffer.byteLength(json, 'utf8') };
 }

@@ -27,7 +27,7 @@ import {
   taskLabels,
   taskKindProblem,
   taskName,
-  taskSizeProblem,
+  templateTaskProblem,
   toLabelValue,
   TemplateKindError,
   type Task,
@@ -565,7 +565,8 @@ async function createTask(
     }
     const tpl = await client.get(tplRes, ns, ref.name);
     if (!tpl) return { failed: `template ${ref.kind} ${ns}/${ref.name} of updater ${u.name} not found`, reason: Reasons.templateNotFound };
-    const tooLarge = taskSizeProblem(`template ${ref.kind} ${ns}/${ref.name} of updater ${u.name}`, tpl.spec);
+    // The plan's validation judges the same (judgeTemplate): a template it could not judge never becomes a task either.
+    const tooLarge = templateTaskProblem(`template ${ref.kind} ${ns}/${ref.name} of updater ${u.name}`, tpl);
     if (tooLarge) return { failed: tooLarge, reason: Reasons.taskCreateFailed };
     task = buildTaskFromTemplate(tpl, inputs);
     task.apiVersion = view.apiVersion;

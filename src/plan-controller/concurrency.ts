@@ -5,11 +5,18 @@
 // down, maxSurge up); when both resolve to 0, one machine at a time (the fencepost rule). maxUnavailable 0 means no
 // machine may go down: the MachineDeployment surges by one and machines update one at a time.
 //
+// One input everywhere: the replica count before this plan's surge (mdRuleReplicas). The surge changes spec.replicas,
+// and a percentage resolved against the surged count can answer differently (10 % of 9 is 0: surge; 10 % of 10 is 1:
+// no surge), so a caller reading spec.replicas paused the MachineDeployment it had just surged (issue 42, item 11).
+// The count before the surge is recorded on the MachineDeployment with the surge itself, so a restarted controller
+// reads the same answer from the same objects.
+//
 // Non-disruptive targets (every updater declares affectsAvailability false) follow Cluster API v1.15's rule for the
 // same declaration (capi#14160): no surge, and a machine in update does not count against maxUnavailable. It is paced
 // instead, as upstream keeps such machines in the rollout's speed: at most max(1, maxSurge + maxUnavailable) of the
 // target's machines are in update at once.
 import type { KubeObject } from '../api/index.js';
+import { Annotations } from '../api/index.js';
 import { mdReplicas, mdRollingUpdate, resolveFenceposts } from '../api/capi/index.js';
 
 /** How many machines of a MachineDeployment target may be unavailable at once. */
@@ -34,12 +41,56 @@ export type AvailabilityDeclaration = { affectsAvailability?: boolean };
 export const targetDisruptive = (updaters: readonly AvailabilityDeclaration[] | undefined): boolean =>
   !(updaters && updaters.length > 0 && updaters.every((u) => u.affectsAvailability === false));
 
+/** A MachineDeployment's surge as its annotations record it, read by plan `planName`. */
+export interface MdSurge {
+  /** Surged by this plan (or by a platform version that did not name the plan): the plan restores it. */
+  surged: boolean;
+  /** The surge-original-replicas annotation as written, when present (whoever surged). */
+  recorded?: string;
+  /** The replica count before the surge, when surged and the annotation is a count. */
+  original?: number;
+}
+
+/** The surge of `md` as plan `planName` sees it (annotations written with the surge, decide/start.ts). */
+export function mdSurge(md: KubeObject, planName: string): MdSurge {
+  const a = md.metadata.annotations ?? {};
+  const recorded = a[Annotations.surgeOriginalReplicas];
+  if (recorded === undefined) return { surged: false };
+  const by = a[Annotations.surgePlan];
+  const surged = by === undefined || by === planName;
+  const n = Number(recorded);
+  return { surged, recorded, ...(surged && recorded.trim() !== '' && Number.isInteger(n) && n >= 0 ? { original: n } : {}) };
+}
+
 /**
- * The concurrency of a MachineDeployment target, resolved against `replicas` (default spec.replicas; the decision passes
- * the original count while this plan has the MachineDeployment surged); `disruptive` from targetDisruptive.
+ * The replica count the rule resolves against: the count before this plan's surge while the plan has the
+ * MachineDeployment surged, else spec.replicas. Level-based: read from the MachineDeployment alone.
  */
-export function mdConcurrency(md: KubeObject, replicas: number = mdReplicas(md), disruptive = true): MdConcurrency {
-  const ru = mdRollingUpdate(md);
+export function mdRuleReplicas(md: KubeObject, planName: string): number {
+  return mdSurge(md, planName).original ?? mdReplicas(md);
+}
+
+/** What the rule reads of a MachineDeployment target: the deployment as it is, the plan asking, the target's updaters. */
+export interface MdRuleInput {
+  md: KubeObject;
+  planName: string;
+  updaters: readonly AvailabilityDeclaration[] | undefined;
+}
+
+/**
+ * The concurrency of a MachineDeployment target: the one rule the decision, the preview and owner alignment take,
+ * resolved against mdRuleReplicas (never the surged count) and targetDisruptive of its updaters.
+ */
+export function mdConcurrency(i: MdRuleInput): MdConcurrency {
+  return resolveConcurrency(mdRollingUpdate(i.md), mdRuleReplicas(i.md, i.planName), targetDisruptive(i.updaters));
+}
+
+/** The rule on its inputs: a rollingUpdate, the replica count it resolves against, whether the target is disruptive. */
+export function resolveConcurrency(
+  ru: { maxSurge?: number | string; maxUnavailable?: number | string },
+  replicas: number,
+  disruptive: boolean,
+): MdConcurrency {
   const fenceposts = resolveFenceposts(ru.maxSurge, ru.maxUnavailable, replicas);
   if (!fenceposts.ok) return { ok: false, error: `rollingUpdate: ${fenceposts.error}` };
   if (!disruptive)

@@ -7,6 +7,7 @@ import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { PlanSpecSchema, parseWritePolicy } from '../api/index.js';
 import { buildInventory } from '../../tools/capi-sim/index.js';
 import { nameOf } from '../api/capi/index.js';
+import { judgeTemplate } from '../contract/index.js';
 import type { PreviewSnapshot } from './preview.js';
 import { previewPlan } from './preview.js';
 import { templateKey } from './scope.js';
@@ -48,7 +49,11 @@ function snapshotFor(plan: InPlaceUpdatePlan): PreviewSnapshot {
     bootstrapConfigs: of('KubeadmConfig'),
     ownerTemplates: [...of('DevMachineTemplate'), ...of('KubeadmConfigTemplate')],
     templates: refs
-      .map((ref) => ({ ref, found: templates.some((t) => t.kind === ref.kind && nameOf(t) === ref.name) }))
+      .map((ref) => {
+        // As the controller looks it up: found in the file, and judged (size, spec.template.spec) as the object it is.
+        const t = templates.find((o) => o.kind === ref.kind && nameOf(o) === ref.name);
+        return { ref, found: t !== undefined, ...(t ? judgeTemplate(t) : {}) };
+      })
       .filter((l, i, all) => all.findIndex((x) => templateKey(x.ref) === templateKey(l.ref)) === i),
   };
 }
@@ -61,7 +66,7 @@ describe('plan-controller examples', () => {
       const plan = planIn(file);
       expect(PlanSpecSchema.safeParse(plan.spec).success).to.equal(true);
       const snap = snapshotFor(plan);
-      if (file === 'staged-plan.yaml') snap.templates = snap.templates.map((t) => ({ ...t, found: true }));
+      if (file === 'staged-plan.yaml') snap.templates = snap.templates.map((t) => ({ ...t, found: true, bytes: 100 }));
       // The write policy its comment gives: the custom gates' verdict annotations.
       if (file === 'gated-plan.yaml')
         snap.writePolicy = parseWritePolicy({

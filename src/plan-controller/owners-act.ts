@@ -10,7 +10,7 @@ import type { KubeClient, Logger } from '../runtime/pure/types.js';
 import { isDeleting, machineInfraRef, nameOf } from '../api/capi/index.js';
 import type { PlanDecision } from './decide.js';
 import { machinesByTarget, planAge, targetKey } from './decide.js';
-import { mdConcurrency, targetDisruptive } from './concurrency.js';
+import { mdConcurrency } from './concurrency.js';
 import type { Alignment, OwnerOutcome, OwnerStep, OwnerValue } from './owners.js';
 import {
   CLONED_FROM_NAME,
@@ -115,7 +115,9 @@ export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
       owner = mdByName.get(name);
       res = MachineDeployments;
       if (owner) {
-        const c = mdConcurrency(owner, undefined, targetDisruptive(t.target?.updaters));
+        // The decision's rule on the decision's input (the replicas before this plan's surge): re-taken from the surged
+        // count it could answer "not surging" and pause the MachineDeployment the plan just surged (issue 42, item 11).
+        const c = mdConcurrency({ md: owner, planName: plan.metadata?.name ?? '', updaters: t.target?.updaters });
         surge = c.ok && c.surge;
       }
     }

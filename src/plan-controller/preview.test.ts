@@ -7,7 +7,7 @@ import { NS, machine, machines, md, mu, plan, snapshot, target, versionUpdater }
 const osRef = { apiVersion: 'samples.inplace.cluster.x-k8s.io/v1alpha1', kind: 'OSImageUpdateTaskTemplate', name: 'os-image-task' };
 const base = (): PreviewSnapshot => {
   const s = snapshot();
-  return { ...s, templates: [{ ref: osRef, found: true }] };
+  return { ...s, templates: [{ ref: osRef, found: true, bytes: 100 }] };
 };
 const devMachine = (name: string, image: string): KubeObject => ({
   apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',

@@ -12,7 +12,6 @@ import {
   machineBootstrapRef,
   machineInfraRef,
   machineVersion,
-  mdReplicas,
   mdRollingUpdate,
   mdVersion,
   nameOf,
@@ -20,7 +19,7 @@ import {
 import { machineState, machinesByTarget, planAge } from './decide.js';
 import { machinesAtTarget, type RefLookup } from './at-target.js';
 import { scaleIntOrPercent } from '../api/capi/index.js';
-import { mdConcurrency, mdConcurrencyNote, targetDisruptive } from './concurrency.js';
+import { mdConcurrency, mdConcurrencyNote } from './concurrency.js';
 import type { PrestartResult, ValidationInput } from './scope.js';
 import type { OwnerChangePreview } from './owners.js';
 import { ALREADY_CARRIES, previewOwnerChanges } from './owners.js';
@@ -240,19 +239,21 @@ function leaves(v: unknown, prefix: string, out: Map<string, unknown>): Map<stri
 }
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
-function concurrencyOf(kind: TargetKind, owner: KubeObject | undefined, disruptive: boolean): PreviewConcurrency {
-  if (kind === 'ControlPlane')
+/** A target's concurrency in words: the decision's rule (concurrency.ts) on the decision's input. */
+function concurrencyOf(t: NamedTarget, owner: KubeObject | undefined, planName: string): PreviewConcurrency {
+  if (t.kind === 'ControlPlane')
     return {
       max: 1,
       why: 'control plane: one machine at a time, after a preflight (every CP machine Ready, none deleting, none in update)',
       surge: false,
     };
   if (!owner) return { max: 0, why: 'MachineDeployment not found', surge: false };
-  const replicas = mdReplicas(owner);
   const ru = mdRollingUpdate(owner);
-  const concurrency = mdConcurrency(owner, replicas, disruptive);
+  const concurrency = mdConcurrency({ md: owner, planName, updaters: t.target.updaters });
   if (!concurrency.ok) return { max: 0, why: concurrency.error, surge: false };
   if (!concurrency.disruptive) return { max: concurrency.max, why: mdConcurrencyNote(concurrency), surge: false };
+  // The count before this plan's surge, as the decision reads it (a preview of a running plan sees the surged count).
+  const replicas = concurrency.replicas;
   const raw = `maxUnavailable=${ru.maxUnavailable ?? '0 (default)'}`;
   if (concurrency.surge)
     return {
@@ -291,6 +292,8 @@ const findRef = (index: Map<string, KubeObject>, r: ContractRef | undefined): Ku
 /** The snapshot indexed once for every target of a preview. */
 interface PreviewIndex {
   snapshot: PreviewSnapshot;
+  /** The plan previewed (whose surge, if any, the concurrency rule looks through). */
+  planName: string;
   /** The plan's MachineUpdates by machine name. */
   mus: Map<string, MachineUpdate>;
   byTarget: Map<string, KubeObject[]>;
@@ -365,7 +368,7 @@ function previewIndex(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot): Previ
   const atTarget = new Set(
     plan.spec.rerunMachinesAtTarget === true ? [] : machinesAtTarget(plan, snapshot.machines, lookup, new Set(mus.keys())),
   );
-  return { snapshot, mus, byTarget: machinesByTarget(plan.spec.clusterName, snapshot.machines), infra, bootstrap, atTarget };
+  return { snapshot, planName, mus, byTarget: machinesByTarget(plan.spec.clusterName, snapshot.machines), infra, bootstrap, atTarget };
 }
 
 /** One target of the preview: its machines in order with their state, its concurrency and its updaters. */
@@ -391,7 +394,7 @@ function previewTarget(
       if (v !== undefined) pm.version = v;
       return pm;
     }),
-    concurrency: concurrencyOf(t.kind, owner, targetDisruptive(t.target.updaters)),
+    concurrency: concurrencyOf(t, owner, index.planName),
     updaters: updaters.map(previewUpdater),
   };
 }

@@ -5,7 +5,7 @@ import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, WritePolicy } from '
 import { KubeadmControlPlanes, parseApiVersion } from '../api/index.js';
 import type { ContractRef } from '../api/capi/index.js';
 import { clusterControlPlaneRef } from '../api/capi/index.js';
-import { isClusterApiGroup } from '../contract/index.js';
+import { isClusterApiGroup, judgeTemplate } from '../contract/index.js';
 import { labelValue } from './names.js';
 import { taskKindOfRef } from './templates.js';
 import { changedAt } from './decide/memo.js';
@@ -24,8 +24,10 @@ export interface TemplateLookup {
   error?: string;
   /** The task kind's CRD as looked up (crd absent: no CRD), when the lookup got that far. */
   task?: { crd?: KubeObject };
-  /** Size of the template's spec as JSON, when found. */
+  /** Size of the template's spec as JSON, when found and judged. */
   bytes?: number;
+  /** Found, but its size and content cannot be judged (contract judgeTemplate): the plan is not valid with it. */
+  unjudged?: string;
   /** Not looked up by this caller (a campaign's pre-check): the plan looks it up itself, so absence is no problem here. */
   unchecked?: boolean;
 }
@@ -152,14 +154,27 @@ export function templateRefsOf(plan: InPlaceUpdatePlan): TemplateRef[] {
   return [...refs.values()];
 }
 
+/**
+ * Looks a template up and judges it. A read that fails is an `error` of the lookup (the plan is Valid=False naming it
+ * and checked again), never a template taken as found and small: validation fails closed.
+ */
 async function lookupTemplate(reader: ScopeReader, ns: string, ref: TemplateRef): Promise<TemplateLookup> {
+  try {
+    return await readTemplate(reader, ns, ref);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return { ref, found: false, error: `could not be read, so it cannot be judged (${why.slice(0, 300)}); checked again shortly` };
+  }
+}
+
+async function readTemplate(reader: ScopeReader, ns: string, ref: TemplateRef): Promise<TemplateLookup> {
   if (unlookedTemplate(ref)) return { ref, found: false };
   const { group } = parseApiVersion(ref.apiVersion);
   const r = await reader.read(ns, group, ref.kind, ref.name, 'template');
   if ('notServed' in r) return { ref, found: false, error: `kind ${ref.kind} is not served by group ${group} (is its CRD installed?)` };
   if ('unreadable' in r) return { ref, found: false, error: r.unreadable };
   const out: TemplateLookup = { ref, found: r.object !== undefined };
-  if (r.object) out.bytes = Buffer.byteLength(JSON.stringify(r.object['spec'] ?? null), 'utf8');
+  if (r.object) Object.assign(out, judgeTemplate(r.object));
   const tk = taskKindOfRef(ref);
   if (tk) {
     const crd = await reader.taskCrd(tk.group, tk.kind);

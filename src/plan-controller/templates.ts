@@ -17,7 +17,8 @@ export function taskKindOfRef(ref: TemplateRef): { group: string; kind: string }
 
 /**
  * Why the platform would refuse the tasks of a template reference (empty when it would not). A Cluster API group is
- * refused from the reference alone; the CRD and size checks need what the lookup found (`task`, `bytes`).
+ * refused from the reference alone; the CRD and size checks need what the lookup found (`task`, `bytes`); a template
+ * found but not judged (`unjudged`, or no `bytes`) is refused.
  */
 export function templateProblems(ref: TemplateRef, lookup: TemplateLookup | undefined): string[] {
   const tk = taskKindOfRef(ref);
@@ -28,7 +29,11 @@ export function templateProblems(ref: TemplateRef, lookup: TemplateLookup | unde
     const p = taskKindProblem(tk.group, tk.kind, lookup.task.crd);
     if (p) problems.push(`template ${ref.kind} ${ref.name}: ${p}`);
   }
-  if (lookup?.bytes !== undefined && lookup.bytes > MAX_TASK_BYTES) {
+  // Fail closed: a template found but not measured (unjudged, or no size at all) is refused, never taken as small.
+  if (lookup?.unjudged !== undefined) problems.push(`template ${ref.kind} ${ref.name}: cannot be judged: ${lookup.unjudged}`);
+  else if (lookup?.found && lookup.bytes === undefined)
+    problems.push(`template ${ref.kind} ${ref.name}: its size could not be measured, so it cannot be judged to fit a task`);
+  else if (lookup?.bytes !== undefined && lookup.bytes > MAX_TASK_BYTES) {
     problems.push(`template ${ref.kind} ${ref.name} is ${lookup.bytes} bytes, more than the ${MAX_TASK_BYTES} a task may have`);
   }
   return problems;

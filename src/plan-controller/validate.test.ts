@@ -20,7 +20,7 @@ describe('plan-controller validatePlan', () => {
       }),
       versionUpdater({ sequence: 2 }),
     ]);
-    expect(validatePlan(snapshot({ plan: p, templates: [{ ref: osRef, found: true }] }))).to.deep.equal([]);
+    expect(validatePlan(snapshot({ plan: p, templates: [{ ref: osRef, found: true, bytes: 100 }] }))).to.deep.equal([]);
   });
 
   const cases: { name: string; snap: SnapOpts; problem: RegExp }[] = [
@@ -166,7 +166,7 @@ describe('plan-controller validatePlan', () => {
       expect(memo.stats.validationHits - before.validationHits, `${name}: reused`).to.equal(expectHit ? 1 : 0);
       return fresh;
     };
-    const found = [{ ref: osRef, found: true }];
+    const found = [{ ref: osRef, found: true, bytes: 100 }];
     const base = (o: SnapOpts = {}): PlanSnapshot => snapshot({ plan: p, templates: found, ...o });
     expect(step('first', base(), false)).to.deep.equal([]);
     // New objects with the same facts (a status write, another resourceVersion): reused.

@@ -91,7 +91,7 @@ function validationFacts(input: ValidationInput, generation: number): string {
     cluster ? [ref?.kind, ref?.name, field(cluster, 'spec', 'topology') !== undefined] : null,
     cp ? [cp.kind.apiGroup, cp.kind.kind, cp.error, cp.object ? ['found', clusterLabel(cp.object)] : 'absent'] : null,
     input.machineDeployments.map((md) => [nameOf(md), mdClusterName(md), clusterLabel(md), mdStrategyType(md)]),
-    input.templates.map((t) => [templateKey(t.ref), t.found, t.error, t.bytes, t.unchecked, t.task !== undefined]),
+    input.templates.map((t) => [templateKey(t.ref), t.found, t.error, t.bytes, t.unjudged, t.unchecked, t.task !== undefined]),
   ]);
 }
 

@@ -229,6 +229,41 @@ describe('plan controller: owners next to Cluster API', function () {
     );
   });
 
+  it('9 replicas, maxUnavailable 10%, maxSurge 1: surged to 10 and never paused while its machines update (the rule reads the replicas before the surge)', async () => {
+    // 10 % of 9 rounds down to 0: the MachineDeployment surges. Once surged, 10 % of its 10 replicas would be 1 ("not
+    // surging"): a rule re-taken from the surged count paused it for the rest of the target (issue 42, item 11).
+    const p = await env().platform();
+    await p.provision({ cpReplicas: 1, mds: [{ name: MD, replicas: 9, maxUnavailable: '10%' }] });
+    await p.startPlatform({ referenceNames: ['nobody'] });
+    await p.apply(planObject(p.ns, 'p', { mds: [{ name: MD, sequence: 2, updaters: [refUpdater({ name: 'k8s' })] }] }));
+    const pausedWhileUpdating: string[] = [];
+    let rounds = 0;
+    await waitFor(
+      async () => {
+        // Whenever a machine is in update (an open task), the owner must be unpaused with its surge in place.
+        const open = (await p.tasks()).filter(
+          (t) => !['updated', 'failed', 'aborted'].includes((t['status'] as { updateStatus?: string } | undefined)?.updateStatus ?? ''),
+        );
+        if (open.length > 0) {
+          const md = await p.md(MD);
+          if (ann(md, Annotations.paused) !== undefined)
+            pausedWhileUpdating.push(`${open.length} open task(s), paused by ${ann(md, PAUSED_BY_PLAN) ?? '?'}`);
+          expect(at(md, 'spec', 'replicas'), 'surged while its machines update').to.equal(10);
+          rounds++;
+          await p.finishTasks('k8s');
+        }
+        return (await p.plan('p'))?.status?.updateStatus === 'updated';
+      },
+      { timeoutMs: 120_000, intervalMs: 50, message: 'plan p updated' },
+    );
+    expect(pausedWhileUpdating, 'a surging MachineDeployment is not paused during its target').to.deep.equal([]);
+    expect(rounds, 'machines seen in update').to.be.greaterThan(0);
+    const md = await p.md(MD);
+    expect(at(md, 'spec', 'replicas'), 'restored after the surge').to.equal(9);
+    expect(ann(md, Annotations.paused)).to.equal(undefined);
+    expect(ann(md, Annotations.surgeOriginalReplicas)).to.equal(undefined);
+  });
+
   it('deleting a plan follows the same rule: nothing committed -> owner unpaused; mixed -> owner stays paused', async () => {
     const p = await env().platform();
     await p.provision({ cpReplicas: 3, mds: [] });

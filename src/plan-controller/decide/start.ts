@@ -3,8 +3,9 @@
 // that resolves to 0. Pure.
 import type { KubeObject } from '../../api/index.js';
 import { Annotations, MessageBudget, Reasons, summarizeList } from '../../api/index.js';
-import { isDeleting, isMachineReady, mdReplicas, nameOf } from '../../api/capi/index.js';
-import { mdConcurrency, mdConcurrencyNote, mdStartBudget, targetDisruptive } from '../concurrency.js';
+import type { PlanUpdater } from '../../api/index.js';
+import { isDeleting, isMachineReady, nameOf } from '../../api/capi/index.js';
+import { mdConcurrency, mdConcurrencyNote, mdStartBudget } from '../concurrency.js';
 import { nameList } from '../status.js';
 import type { NamedTarget } from '../validate.js';
 import { failureNote, inUpdateByOther } from './machines.js';
@@ -42,7 +43,7 @@ export function rolloutTarget(
     const r =
       t.kind === 'ControlPlane'
         ? startControlPlane(scope, c.all, current, groups, size.desired)
-        : startMachineDeployment(scope, size.md, current, groups, size.surged, size.surgeOrig, targetDisruptive(t.target.updaters));
+        : startMachineDeployment(scope, size.md, current, groups, size.surged, t.target.updaters);
     ev.starts = r.starts;
     if (r.scale) ev.scale = r.scale;
     if (r.starts.length > 0 || r.scale) {
@@ -108,7 +109,8 @@ function surgeIntent(scope: TargetScope, md: KubeObject, replicas: number): Star
 
 /**
  * MachineDeployment: machines in update and machines not Ready are unavailable; maxUnavailable bounds them.
- * maxUnavailable 0 means no machine may go down: surge by one, wait for it, then update one at a time.
+ * maxUnavailable 0 means no machine may go down: surge by one, wait for it, then update one at a time. The rule is
+ * concurrency.ts's, on the replicas before this plan's surge (`surged`: sizeTarget's reading of the same annotations).
  */
 export function startMachineDeployment(
   scope: TargetScope,
@@ -116,14 +118,12 @@ export function startMachineDeployment(
   current: KubeObject[],
   groups: MachineGroups,
   surged: boolean,
-  surgeOrig: string | undefined,
-  disruptive: boolean,
+  updaters: readonly PlanUpdater[] | undefined,
 ): StartResult {
   if (!md) return { starts: [], message: 'MachineDeployment not found' };
-  const replicas = mdReplicas(md);
-  const orig = surged ? Number(surgeOrig) : replicas;
-  const concurrency = mdConcurrency(md, Number.isInteger(orig) ? orig : replicas, disruptive);
+  const concurrency = mdConcurrency({ md, planName: scope.planName, updaters });
   if (!concurrency.ok) return { starts: [], message: concurrency.error };
+  const orig = concurrency.replicas;
   const inFlight = new Set(groups.inFlight);
   const notStarted = new Set(groups.notStarted);
   // One pass, each machine's conditions read once (this runs for every re-evaluated target on every reconcile).
@@ -139,7 +139,7 @@ export function startMachineDeployment(
   let budget: number;
   let why: string;
   if (concurrency.surge) {
-    if (!surged) return surgeIntent(scope, md, replicas);
+    if (!surged) return surgeIntent(scope, md, orig);
     if (current.length < orig + 1)
       return {
         starts: [],

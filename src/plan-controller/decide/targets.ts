@@ -5,6 +5,7 @@ import type { KubeObject, MachineUpdate, TargetKind } from '../../api/index.js';
 import { Annotations, Labels, MessageBudget, Reasons, UpdatePhase, boundMessage } from '../../api/index.js';
 import { cpReplicas, isDeleting, mdReplicas, nameOf } from '../../api/capi/index.js';
 import { OverlayMap } from '../gates.js';
+import { mdSurge } from '../concurrency.js';
 import { labelValue } from '../names.js';
 import type { PlanSnapshot } from '../scope.js';
 import { nameList } from '../status.js';
@@ -277,8 +278,7 @@ export function sizeTarget(scope: TargetScope, t: NamedTarget, current: number):
   const md = t.kind === 'MachineDeployment' ? snap.machineDeployments.find((o) => nameOf(o) === t.target.name) : undefined;
   const cp = snap.controlPlane?.object;
   const desired = t.kind === 'ControlPlane' ? (cp ? cpReplicas(cp) : undefined) : md ? mdReplicas(md) : undefined;
-  const surgeOwner = md?.metadata.annotations?.[Annotations.surgePlan];
-  const surgeOrig = md?.metadata.annotations?.[Annotations.surgeOriginalReplicas];
+  const surge = md ? mdSurge(md, scope.planName) : { surged: false };
   // A paused owner (the plan pauses it for its target, docs/design.md §11) acts on no replica count, as CAPI's controllers
   // skip paused objects: waiting for its size would wait forever. The machines that exist are the target; those it
   // creates once unpaused are born from the templates the plan aligned.
@@ -287,8 +287,8 @@ export function sizeTarget(scope: TargetScope, t: NamedTarget, current: number):
   return {
     ...(md ? { md } : {}),
     ...(desired !== undefined ? { desired } : {}),
-    surged: surgeOrig !== undefined && (surgeOwner === undefined || surgeOwner === scope.planName),
-    ...(surgeOrig !== undefined ? { surgeOrig } : {}),
+    surged: surge.surged,
+    ...(surge.recorded !== undefined ? { surgeOrig: surge.recorded } : {}),
     allCreated: !sized || current >= desired,
     // Updated means the target settled at its desired size: a scale-down (e.g. after the surge) is still in progress.
     settled: !sized || current === desired,
