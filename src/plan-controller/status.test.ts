@@ -94,6 +94,22 @@ describe('plan-controller status', () => {
       },
       { name: 'updating and paused', over: { updateStatus: 'updating', started: true, paused: true }, reason: Reasons.paused },
       { name: 'updating', over: { updateStatus: 'updating', started: true }, reason: Reasons.updating },
+      {
+        name: 'updating with a task no updater reports on (issue 42: visible in the REASON column)',
+        over: { updateStatus: 'updating', started: true, unreported: ['machine m1: no updater has reported on task … `motd`'] },
+        reason: Reasons.updaterNotReporting,
+        message: /no updater has reported on task/,
+      },
+      {
+        name: 'aborted, machines given up on: said in the message',
+        over: {
+          updateStatus: 'aborted',
+          stoppedByAbort: true,
+          givenUp: 'gave up on 1 machine whose updater did not end the abort in time',
+        },
+        reason: Reasons.aborted,
+        message: /the plan was aborted; 0\/3 machines updated; gave up on 1 machine/,
+      },
       { name: 'updated', over: { updateStatus: 'updated', started: true }, reason: Reasons.updated },
       {
         name: 'aborting because superseded',

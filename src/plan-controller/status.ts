@@ -459,7 +459,10 @@ function updatingReady(i: ReadyInput, withDetail: (s: string) => string): ReadyV
       reason: i.windowReason ?? Reasons.waitingForMaintenanceWindow,
       message: withDetail(`${i.window}; ${i.progress} machines updated`),
     };
-  return { status: 'False', reason: Reasons.updating, message: withDetail(`${i.progress} machines updated`) };
+  // A task no updater reports on (a typo in an updater name, an updater not deployed) is the likeliest stuck plan:
+  // its reason says so where operators look first (the REASON column of kubectl get iup), not only the message.
+  const reason = (i.unreported?.length ?? 0) > 0 ? Reasons.updaterNotReporting : Reasons.updating;
+  return { status: 'False', reason, message: withDetail(`${i.progress} machines updated`) };
 }
 
 /** The actions of a decision that Events report. */
