@@ -55,6 +55,7 @@ import { Expectations } from './expectations.js';
 import type { CommitJournal, JournalObject } from './journal.js';
 import { controllingPlanRef, ownershipProblem } from './ownership.js';
 import {
+  abortRequestedAt,
   DEFAULT_ABORT_GRACE_MS,
   DEFAULT_UNREPORTED_TASK_MS,
   commitEnding,
@@ -478,7 +479,7 @@ export async function reconcileTasks(deps: TaskDeps, scope: Scope, d: Decision, 
       // resourceVersion the decision saw. The time is on the task itself, written with the ask, so the grace period
       // survives a restart of this controller (level-based) and an updater can read how long it has.
       const annotations = { ...task.metadata.annotations };
-      annotations[Annotations.abortRequestedAt] ??= opts.now.toISOString();
+      if (abortRequestedAt(task, opts.now) === undefined) annotations[Annotations.abortRequestedAt] = opts.now.toISOString();
       view.task = await snapshot(task).apply(
         client,
         res,

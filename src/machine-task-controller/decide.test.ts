@@ -149,12 +149,6 @@ describe('machine task controller decisions', () => {
       status: 'aborting',
     },
     {
-      name: 'stamps the time of the ask on a task asked to abort before the stamp existed (the grace period needs it)',
-      scope: scope({ phase: 'aborting', tasks: [{ status: 'updating', phase: 'aborting', askedAt: null }, null] }),
-      step: { kind: 'abortTask', index: 0 },
-      status: 'aborting',
-    },
-    {
       name: 'ends aborted when the aborting task is aborted',
       scope: scope({ phase: 'aborting', tasks: [{ status: 'aborted', phase: 'aborting' }, null] }),
       step: { kind: 'finish', updateStatus: 'aborted' },
@@ -286,6 +280,16 @@ describe('machine task controller: the abort grace period (an abort ends whateve
     const late = scope({ phase: 'aborting', tasks: [{ phase: 'aborting', askedAt: '2025-12-31T23:00:00.000Z' }] });
     expect(decide(late, at(0)).reason).to.equal(Reasons.abortTimedOut);
   });
+
+  for (const [what, askedAt] of [
+    ['asked before the stamp existed', null],
+    ['an unreadable stamp', 'soon'],
+    ['a stamp from the future (it would put the bound off)', '2027-01-01T00:00:00.000Z'],
+  ] as const)
+    it(`stamps the time of the ask again on a task with ${what}`, () => {
+      const d = decide(scope({ phase: 'aborting', tasks: [{ status: 'updating', phase: 'aborting', askedAt }, null] }), at(grace * 10));
+      expect(d.step).to.deep.equal({ kind: 'abortTask', index: 0 });
+    });
 
   it('without a grace period (no options) the abort waits for the updater', () => {
     expect(decide(scope({ phase: 'aborting', tasks: [{ phase: 'aborting' }] })).step.kind).to.equal('wait');

@@ -92,10 +92,16 @@ export function unreportedTask(
   };
 }
 
-/** When the task was asked to abort (its abort-requested-at annotation), in ms; undefined when not stamped or unreadable. */
-export function abortRequestedAt(task: { metadata: { annotations?: Record<string, string> } }): number | undefined {
+/** Clock skew tolerated on an abort-requested-at stamp from the future (another replica's clock). */
+const ABORT_STAMP_SKEW_MS = 60_000;
+
+/**
+ * When the task was asked to abort (its abort-requested-at annotation), in ms; undefined when not stamped, unreadable,
+ * or further in the future than clock skew explains: such a stamp would put the bound off, so it is stamped again.
+ */
+export function abortRequestedAt(task: { metadata: { annotations?: Record<string, string> } }, now: Date): number | undefined {
   const at = Date.parse(task.metadata.annotations?.[Annotations.abortRequestedAt] ?? '');
-  return Number.isNaN(at) ? undefined : at;
+  return Number.isNaN(at) || at > now.getTime() + ABORT_STAMP_SKEW_MS ? undefined : at;
 }
 
 /**
@@ -110,8 +116,9 @@ export function abortGiveUp(
   said: string | undefined,
   opts: DecideOptions | undefined,
 ): { overdue: true; message: string } | { overdue: false; inMs: number } | undefined {
-  const asked = abortRequestedAt(task);
-  if (opts?.abortGraceMs === undefined || asked === undefined) return undefined;
+  if (opts?.abortGraceMs === undefined) return undefined;
+  const asked = abortRequestedAt(task, opts.now);
+  if (asked === undefined) return undefined;
   const left = asked + opts.abortGraceMs - opts.now.getTime();
   if (left > 0) return { overdue: false, inMs: left };
   const st = task.status?.updateStatus;
@@ -226,7 +233,7 @@ function taskStep(
   }
 
   // The ask carries its time (abort-requested-at): a task asked before that stamp existed gets it now.
-  if (abort && (taskPhase(task) !== 'aborting' || abortRequestedAt(task) === undefined)) {
+  if (abort && (taskPhase(task) !== 'aborting' || (opts?.abortGraceMs !== undefined && abortRequestedAt(task, opts.now) === undefined))) {
     return {
       step: { kind: 'abortTask', index: i },
       updateStatus: 'aborting',
@@ -245,7 +252,7 @@ function taskStep(
       updateStatus: inFlight,
       current: i,
       reason: Reasons.aborting,
-      message: `updater ${name} (${i + 1}/${n}) aborting: ${waitingFor}; given up on at ${new Date(abortRequestedAt(task)! + opts!.abortGraceMs!).toISOString()} if it has not ended the task`,
+      message: `updater ${name} (${i + 1}/${n}) aborting: ${waitingFor}; given up on at ${new Date(opts!.now.getTime() + giveUp.inMs).toISOString()} if it has not ended the task`,
     };
   const silent = !abort && opts ? unreportedTask(task, { ...v, generic: !v.updater.updaterUpdateTemplateRef }, opts) : undefined;
   if (silent?.overdue)
