@@ -29,6 +29,8 @@ export interface ComponentRunOptions {
   bindAddress?: string;
   /** How long a task may go without a first status before its MachineUpdate says so (`--unreported-task-timeout`, ms). */
   unreportedTaskMs?: number;
+  /** How long an updater has to end a task asked to abort before its MachineUpdate gives up on it (`--abort-grace-period`, ms). */
+  abortGraceMs?: number;
 }
 
 /** A run option a component accepts: `inplace run` refuses a flag no named component takes. */
@@ -93,14 +95,16 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     rbac: machineTaskControllerRbac.rbac,
     baseRbac: machineTaskControllerRbac.baseRbac,
     providerVerbs: machineTaskControllerRbac.PROVIDER_VERBS,
-    takes: ['concurrency', 'writePolicy', 'unreportedTaskMs'],
+    takes: ['concurrency', 'writePolicy', 'unreportedTaskMs', 'abortGraceMs'],
     load: async (opts = {}) => {
       const m = await import('./machine-task-controller/index.js');
-      if (opts.concurrency === undefined && !opts.writePolicy && opts.unreportedTaskMs === undefined) return m.machineTaskController;
+      if (opts.concurrency === undefined && !opts.writePolicy && opts.unreportedTaskMs === undefined && opts.abortGraceMs === undefined)
+        return m.machineTaskController;
       return m.createMachineTaskController({
         ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
         ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
         ...(opts.unreportedTaskMs !== undefined ? { unreportedTaskMs: opts.unreportedTaskMs } : {}),
+        ...(opts.abortGraceMs !== undefined ? { abortGraceMs: opts.abortGraceMs } : {}),
       });
     },
   },

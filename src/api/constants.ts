@@ -49,6 +49,11 @@ export const Annotations = {
   surgeOriginalReplicas: `${GROUP}/surge-original-replicas`,
   /** On a MachineDeployment: the plan that surged it. */
   surgePlan: `${GROUP}/surge-plan`,
+  /**
+   * On a task: when the machine task controller asked it to abort (RFC 3339), set with spec.updatePhase aborting. The
+   * abort grace period counts from it, so a controller restart does not reset the bound.
+   */
+  abortRequestedAt: `${GROUP}/abort-requested-at`,
   /** CAPI: the MHC skips remediation of a machine carrying it. */
   skipRemediation: 'cluster.x-k8s.io/skip-remediation',
   /** CAPI: manual remediation trigger; the MHC marks the machine unhealthy and remediates it. */
@@ -123,6 +128,11 @@ export const Reasons = {
   waitingForUpdater: 'WaitingForUpdater',
   /** MachineUpdate: a task got no first status from any updater within the machine task controller's limit. */
   updaterNotReporting: 'UpdaterNotReporting',
+  /**
+   * MachineUpdate: ended aborted because its updater did not end its task within the abort grace period after being
+   * asked to abort (never answered, ignores the abort, or is gone); nothing committed.
+   */
+  abortTimedOut: 'AbortTimedOut',
   inPlaceUpdateTimedOut: 'InPlaceUpdateTimedOut',
   inPlaceUpdateFailed: 'InPlaceUpdateFailed',
   withinInPlaceUpdateTimeout: 'WithinInPlaceUpdateTimeout',

@@ -148,6 +148,18 @@ export const PlanStatusSchema = z.object({
     .array(z.object({ machine: z.string().max(253), gate: z.enum(['soak', 'verification']).optional(), message: z.string().max(1024) }))
     .max(1000)
     .optional(),
+  givenUp: z
+    .array(
+      z.object({
+        machine: z.string().max(253),
+        updater: z.string().max(253),
+        task: z.string().max(317).optional(),
+        state: z.enum(['NotStarted', 'Unknown']),
+        message: z.string().max(1024).optional(),
+      }),
+    )
+    .max(1000)
+    .optional(),
   alertGate: z
     .object({
       state: z.enum(['Clear', 'Firing', 'Unreachable', 'Halted']),

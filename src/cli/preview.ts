@@ -9,6 +9,7 @@ import {
   MachineDeployments,
   Machines,
   MachineUpdates,
+  UpdaterUpdateTasks,
   parseApiVersion,
   type InPlaceUpdatePlan,
   type KubeObject,
@@ -29,6 +30,7 @@ import { readYamlDocs } from './install.js';
 import { loadWritePolicy } from './write-policy.js';
 import { checkPlan, renderPlanProblems, withOfflineProblems } from './plan-check.js';
 import { call, connect, type Connection } from './kube.js';
+import { toLabelValue } from '../contract/index.js';
 import { safeJson, safeText } from './safe-text.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
 
@@ -51,7 +53,8 @@ With an InPlaceUpdateCampaign: the campaign controller's validation (per cluster
 pre-start check: template objects, uncovered drift, the commit dry-run on one machine per target), its
 waves in order and per cluster the preview of the plan it would create.
 Exit code: 0 when the plan is valid and covers every change (or accepts uncovered ones with
-spec.acceptUncoveredChanges), 1 otherwise, 2 for wrong usage.
+spec.acceptUncoveredChanges), 1 otherwise, 2 for wrong usage. Warnings (e.g. a generic updater name no
+updater has ever reported on in the namespace: a typo, or an updater not deployed yet) leave it at 0.
 
 With a KubeadmControlPlane or MachineDeployment (a file, merged over the live object as kubectl apply
 would, or kind/NAME with --version / --set): per machine, whether Cluster API would update it in place
@@ -266,6 +269,7 @@ async function readSnapshot(
     if (s) schemas[sel] = s;
   }
 
+  const unheardUpdaters = await unheardGenericUpdaters(c, plan, ns);
   return {
     plan,
     cluster,
@@ -279,7 +283,41 @@ async function readSnapshot(
     bootstrapConfigs,
     ownerTemplates,
     schemas,
+    ...(unheardUpdaters ? { unheardUpdaters } : {}),
   };
+}
+
+/** Tasks of one updater name looked at for a status: evidence of an updater serving it (a page, not every task). */
+const EVIDENCE_TASKS = 100;
+
+/**
+ * The plan's generic updater names (no template: routed by name) on which no task of the namespace ever got a status
+ * from an updater. Updaters do not register with the platform, so a past report is the evidence there is that one
+ * serves the name; best effort: undefined when tasks cannot be listed.
+ */
+async function unheardGenericUpdaters(c: RestClient, plan: InPlaceUpdatePlan, ns: string): Promise<string[] | undefined> {
+  const targets = [...(plan.spec.controlPlane ? [plan.spec.controlPlane] : []), ...(plan.spec.machineDeployments ?? [])];
+  const names = [
+    ...new Set(
+      targets
+        .flatMap((t) => (Array.isArray(t.updaters) ? t.updaters : []))
+        .filter((u) => !u.updaterUpdateTemplateRef)
+        .map((u) => u.name),
+    ),
+  ].sort();
+  const out: string[] = [];
+  try {
+    for (const name of names) {
+      const tasks = await c.list(UpdaterUpdateTasks, ns, {
+        labelSelector: `${Labels.updaterName}=${toLabelValue(name)}`,
+        limit: EVIDENCE_TASKS,
+      });
+      if (!tasks.items.some((t) => (t as { status?: { updateStatus?: string } }).status?.updateStatus)) out.push(name);
+    }
+  } catch {
+    return undefined; // a caller who may not list tasks gets no warning, not an error
+  }
+  return out;
 }
 
 /** The openAPIV3Schema of a served CRD version, when the caller may read CRDs (best effort: absent otherwise). */

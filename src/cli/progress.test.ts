@@ -207,4 +207,33 @@ describe('cli demo progress: an update no updater reports on', () => {
     expect(renderProgress(v, 1000, 400, 40)).to.contain(`m1                           updating  (os)  ${message}`);
     expect(diffProgress(undefined, v).join('\n')).to.contain(`machine m1: updating (updater os) — ${message}`);
   });
+
+  it('prints the diagnosis as a plain line when it arrives, and the plan reason UpdaterNotReporting (issue 42)', () => {
+    const message =
+      'no updater has reported on task UpdaterUpdateTask m1.motd.0 for updater `motd` for 2m — is an updater serving `motd` running?';
+    const before = buildProgress(plan({ updateStatus: 'updating' }), [
+      mu('m1', 'md', { updateStatus: 'updating', currentUpdater: 'motd' }),
+    ]);
+    const cond = {
+      type: 'InPlaceUpdate',
+      status: 'True' as const,
+      reason: 'UpdaterNotReporting',
+      message,
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+    };
+    const p = plan({ updateStatus: 'updating' });
+    p.status!.conditions = [
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'UpdaterNotReporting',
+        message: `0/1 machines updated; machine m1: ${message}`,
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      },
+    ];
+    const after = buildProgress(p, [mu('m1', 'md', { updateStatus: 'updating', currentUpdater: 'motd', message, conditions: [cond] })]);
+    const lines = diffProgress(before, after).join('\n');
+    expect(lines).to.contain(`machine m1: updating (updater motd) — ${message}`);
+    expect(lines).to.contain('UpdaterNotReporting: 0/1 machines updated');
+  });
 });

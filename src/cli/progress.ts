@@ -41,6 +41,10 @@ export interface ProgressView {
 const unreported = (mu: Mu): boolean =>
   mu.status?.conditions?.some((c) => c.type === 'InPlaceUpdate' && c.status === 'True' && c.reason === 'UpdaterNotReporting') === true;
 
+/** Whether the platform gave up on a MachineUpdate's aborting updater (reason AbortTimedOut: untouched or unknown state). */
+const givenUp = (mu: Mu): boolean =>
+  mu.status?.conditions?.some((c) => c.type === 'InPlaceUpdate' && c.reason === 'AbortTimedOut') === true;
+
 /** Builds the view from the plan and its MachineUpdates; `machineCounts` (target name -> machines) fills totals the plan has not reported yet. */
 export function buildProgress(plan: Plan, mus: readonly Mu[], machineCounts: Readonly<Record<string, number>> = {}): ProgressView {
   const specTargets: { kind: TargetKind; name: string; sequence: number }[] = [];
@@ -64,8 +68,9 @@ export function buildProgress(plan: Plan, mus: readonly Mu[], machineCounts: Rea
           name: mu.spec.machineRef.name,
           status,
           updater: isTerminal(status) ? '' : (mu.status?.currentUpdater ?? ''),
-          // A failure, or an update stuck because no updater reports on its task, is worth a line of its own.
-          message: status === 'failed' || unreported(mu) ? (mu.status?.message ?? '') : '',
+          // A failure, an update stuck because no updater reports on its task, an abort waiting for its updater (until
+          // when) or given up on, is worth a line of its own.
+          message: status === 'failed' || status === 'aborting' || unreported(mu) || givenUp(mu) ? (mu.status?.message ?? '') : '',
         };
       })
       .sort((a, b) => a.name.localeCompare(b.name));
@@ -161,7 +166,8 @@ export function diffProgress(prev: ProgressView | undefined, next: ProgressView)
     if (!pt || pt.status !== t.status) out.push(`${t.kind} ${t.name}: ${t.status} (${t.updated}/${t.total} updated)`);
     for (const m of t.machines) {
       const pm = pt?.machines.find((x) => x.name === m.name);
-      if (!pm || pm.status !== m.status || pm.updater !== m.updater) {
+      // A new message is news too: the diagnosis that no updater reports arrives while status and updater stay.
+      if (!pm || pm.status !== m.status || pm.updater !== m.updater || pm.message !== m.message) {
         out.push(`  machine ${m.name}: ${m.status}${m.updater ? ` (updater ${m.updater})` : ''}${m.message ? ` — ${m.message}` : ''}`);
       }
     }

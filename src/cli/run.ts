@@ -25,8 +25,30 @@ import {
 
 export type { ComponentRunOptions } from '../components.js';
 
-/** Longest --unreported-task-timeout: a day (a timer beyond ~24.8 days does not fire, and no updater is that slow to start). */
-const MAX_UNREPORTED_TASK_MS = 86_400_000;
+/** Longest --unreported-task-timeout and --abort-grace-period: a day (a timer beyond ~24.8 days does not fire, and no updater is that slow). */
+const MAX_TASK_DURATION_MS = 86_400_000;
+
+/**
+ * A machine-task-controller duration flag (1s..24h, Go syntax), refused when no named component takes it: a tuning
+ * flag that silently does nothing would mislead whoever sets it.
+ */
+function durationOption(args: Parameters<typeof str>[0], option: string, names: readonly string[]): number | undefined {
+  const raw = str(args, option);
+  if (raw === undefined) return undefined;
+  let ms: number;
+  try {
+    ms = parseGoDuration(raw);
+  } catch {
+    ms = NaN;
+  }
+  if (!(ms >= 1000) || ms > MAX_TASK_DURATION_MS)
+    throw new UsageError(`--${option} must be a duration between 1s and 24h such as 90s or 5m, got "${raw}"`);
+  if (!names.includes('machine-task-controller'))
+    throw new UsageError(
+      `--${option} applies to machine-task-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
+    );
+  return ms;
+}
 
 /**
  * How far (percent) V8 lets a controller's heap grow beyond its live data after a full collection
@@ -76,6 +98,10 @@ Options:
                           machine-task-controller: how long a task may go without a first status from any
                           updater before its MachineUpdate (and plan) says no updater reports on it, e.g.
                           90s, 5m (default 2m); nothing fails or commits meanwhile
+  --abort-grace-period DURATION
+                          machine-task-controller: how long an updater has to end a task it was asked to abort
+                          (abort, plan deletion, supersede) before the platform gives up on it: the machine ends
+                          aborted (AbortTimedOut) and the plan's status.givenUp names it (default 5m, 1s..24h)
   --finished-plans-per-cluster N
                           plan-controller: finished plans per cluster that keep their MachineUpdates and tasks;
                           older plans' records are deleted, the plans stay with their status (default 3)
@@ -103,6 +129,7 @@ ${KUBE_OPTIONS_HELP}`,
     'finished-plans-per-cluster': { type: 'string' },
     'prune-finished-plans': { type: 'boolean' },
     'unreported-task-timeout': { type: 'string' },
+    'abort-grace-period': { type: 'string' },
     'heap-growing-percent': { type: 'string' },
     'extension-port': { type: 'string' },
     'cert-dir': { type: 'string' },
@@ -145,21 +172,8 @@ ${KUBE_OPTIONS_HELP}`,
       throw new UsageError(
         `--prune-finished-plans applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
       );
-    const unreported = str(args, 'unreported-task-timeout');
-    let unreportedTaskMs: number | undefined;
-    if (unreported !== undefined) {
-      try {
-        unreportedTaskMs = parseGoDuration(unreported);
-      } catch {
-        unreportedTaskMs = NaN;
-      }
-      if (!(unreportedTaskMs >= 1000) || unreportedTaskMs > MAX_UNREPORTED_TASK_MS)
-        throw new UsageError(`--unreported-task-timeout must be a duration between 1s and 24h such as 90s or 5m, got "${unreported}"`);
-      if (!names.includes('machine-task-controller'))
-        throw new UsageError(
-          `--unreported-task-timeout applies to machine-task-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
-        );
-    }
+    const unreportedTaskMs = durationOption(args, 'unreported-task-timeout', names);
+    const abortGraceMs = durationOption(args, 'abort-grace-period', names);
     const extensionPort = portOption(args, 'extension-port');
     const certDir = str(args, 'cert-dir');
     if ((extensionPort !== undefined || certDir !== undefined) && !names.includes('runtime-extension'))
@@ -181,6 +195,7 @@ ${KUBE_OPTIONS_HELP}`,
           ...(finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster } : {}),
           ...(pruneFinishedPlans ? { pruneFinishedPlans } : {}),
           ...(unreportedTaskMs !== undefined ? { unreportedTaskMs } : {}),
+          ...(abortGraceMs !== undefined ? { abortGraceMs } : {}),
           ...(extensionPort !== undefined ? { extensionPort } : {}),
           ...(certDir !== undefined ? { certDir } : {}),
           ...(str(args, 'bind-address') ? { bindAddress: str(args, 'bind-address') } : {}),

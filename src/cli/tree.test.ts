@@ -260,6 +260,21 @@ describe('cli status tree', () => {
     expect(notes).to.contain('OwnersAligned=False MixedMachines').and.to.contain('remove cluster.x-k8s.io/paused yourself');
   });
 
+  it('lists the machines an abort gave up on and what each is left as (issue 42)', () => {
+    const aborted = plan();
+    aborted.status = {
+      updateStatus: 'aborted',
+      givenUp: [
+        { machine: 'm1', updater: 'ntp-config', task: 'UpdaterUpdateTask/m1.ntp-config.1', state: 'NotStarted' },
+        { machine: 'm2', updater: 'deaf', state: 'Unknown' },
+      ],
+    };
+    expect(endNotes(aborted)).to.include.members([
+      '  - m1: updater ntp-config (UpdaterUpdateTask/m1.ntp-config.1): not started, the machine was not touched',
+      '  - m2: updater deaf: UNKNOWN state, it may be partly updated: check or replace the machine',
+    ]);
+  });
+
   it('lists plans with namespace, status, reason and the message of a plan that is not ready', () => {
     const a = plan();
     const b = plan({ metadata: { name: 'p0', namespace: 'fleet-b', creationTimestamp: ago(600) } });

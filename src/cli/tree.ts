@@ -286,6 +286,15 @@ export function endNotes(plan: InPlaceUpdatePlan & KubeObject): string[] {
       '`inplace pause` then `inplace resume` (a new generation) validates this plan again.',
     );
   }
+  // Machines the abort gave up on (their updater did not end its task within the abort grace period): what to check.
+  const givenUp = plan.status?.givenUp ?? [];
+  if (givenUp.length > 0) {
+    out.push('', 'Given up on (their updater did not end the abort within the grace period; nothing committed):');
+    for (const g of givenUp)
+      out.push(
+        `  - ${g.machine}: updater ${g.updater}${g.task ? ` (${g.task})` : ''}: ${g.state === 'Unknown' ? 'UNKNOWN state, it may be partly updated: check or replace the machine' : 'not started, the machine was not touched'}`,
+      );
+  }
   const owners = cond(plan.status?.conditions, 'OwnersAligned');
   if (owners?.status === 'False') {
     out.push('', `Owners: OwnersAligned=False ${owners.reason ?? ''}`);

@@ -1,6 +1,7 @@
 // The machine task controller (docs/design.md §4.2): reconciles MachineUpdates. Per reconcile it snapshots the
 // MachineUpdate, its Machine and its tasks, decides one step (decide.ts), does it, and writes the status once.
 import {
+  Annotations,
   ConditionTypes,
   CustomResourceDefinitions,
   InPlaceUpdatePlans,
@@ -53,7 +54,16 @@ import { DryRunMemo } from './commit.js';
 import { Expectations } from './expectations.js';
 import type { CommitJournal, JournalObject } from './journal.js';
 import { controllingPlanRef, ownershipProblem } from './ownership.js';
-import { DEFAULT_UNREPORTED_TASK_MS, commitEnding, decide, refusalRecheckMs, type DecideOptions, type Decision } from './decide.js';
+import {
+  abortRequestedAt,
+  DEFAULT_ABORT_GRACE_MS,
+  DEFAULT_UNREPORTED_TASK_MS,
+  commitEnding,
+  decide,
+  refusalRecheckMs,
+  type DecideOptions,
+  type Decision,
+} from './decide.js';
 import { metricsFor, type TaskControllerMetrics } from './metrics.js';
 import {
   machinePresence,
@@ -85,6 +95,8 @@ export interface TaskDeps {
   allowedKinds: Map<string, number>;
   /** How long a task may go without a first status before the MachineUpdate says no updater reports (ms). */
   unreportedTaskMs: number;
+  /** How long an updater has to end a task asked to abort before the MachineUpdate gives up on it (ms). */
+  abortGraceMs: number;
   /** Our writes the caches have not shown yet (a reconcile on such a cache waits rather than conflict). */
   expect: Expectations;
   /** When each MachineUpdate in flight last showed a step (ms): our status write or task create, for the progress interval. */
@@ -117,6 +129,8 @@ export interface SetupOptions {
   writePolicy?: WritePolicy;
   /** How long a task may go without a first status before the MachineUpdate says so (default DEFAULT_UNREPORTED_TASK_MS). */
   unreportedTaskMs?: number;
+  /** How long an updater has to end a task asked to abort before the MachineUpdate gives up on it (default DEFAULT_ABORT_GRACE_MS). */
+  abortGraceMs?: number;
   /** How often at most a status is written for an updater's progress alone (default PROGRESS_WRITE_INTERVAL_MS). */
   progressWriteIntervalMs?: number;
 }
@@ -136,6 +150,7 @@ export function setupMachineTaskController(mgr: Manager, opts: SetupOptions = {}
     metrics: metricsFor(mgr),
     allowedKinds: new Map(),
     unreportedTaskMs: opts.unreportedTaskMs ?? DEFAULT_UNREPORTED_TASK_MS,
+    abortGraceMs: opts.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS,
     expect: new Expectations(),
     statusWrites: new Map(),
     progressWriteIntervalMs: opts.progressWriteIntervalMs ?? PROGRESS_WRITE_INTERVAL_MS,
@@ -283,7 +298,7 @@ export async function reconcile(deps: TaskDeps, key: ObjectKey, log: Logger): Pr
     scope.views.filter((v) => v.task).map((v) => v.taskName),
   );
   if (wait !== undefined) return Action.requeue(wait);
-  const opts: DecideOptions = { now, unreportedTaskMs: deps.unreportedTaskMs };
+  const opts: DecideOptions = { now, unreportedTaskMs: deps.unreportedTaskMs, abortGraceMs: deps.abortGraceMs };
   const d = decide(scope, opts);
   log.debug({ step: d.step.kind, updateStatus: d.updateStatus, message: d.message }, 'decided');
   if (d.step.kind === 'none') return Action.awaitChange();
@@ -460,15 +475,20 @@ export async function reconcileTasks(deps: TaskDeps, scope: Scope, d: Decision, 
       const view = scope.views[step.index]!;
       const task = view.task!;
       const res = await taskResource(deps, view.updater);
-      // Through the patch helper: only spec.updatePhase is sent, guarded by the resourceVersion the decision saw.
+      // Through the patch helper: only spec.updatePhase and the time of the ask are sent, guarded by the
+      // resourceVersion the decision saw. The time is on the task itself, written with the ask, so the grace period
+      // survives a restart of this controller (level-based) and an updater can read how long it has.
+      const annotations = { ...task.metadata.annotations };
+      if (abortRequestedAt(task, opts.now) === undefined) annotations[Annotations.abortRequestedAt] = opts.now.toISOString();
       view.task = await snapshot(task).apply(
         client,
         res,
-        { ...task, spec: { ...task.spec, updatePhase: 'aborting' } },
+        { ...task, metadata: { ...task.metadata, annotations }, spec: { ...task.spec, updatePhase: 'aborting' } },
         { fieldManager: CONTROLLER_NAME },
       );
       mgr.events.event(mu, 'Normal', Reasons.aborting, `asked updater ${view.updater.name} to abort (${view.kind} ${view.taskName})`);
-      return { status: statusOf(d), action: Action.awaitChange() };
+      // An updater that never answers changes nothing that would wake us: look again when the grace period ends.
+      return { status: statusOf(d), action: Action.requeue(deps.abortGraceMs) };
     }
     case 'deleteForeignTask': {
       const view = scope.views[step.index]!;

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Annotations, Reasons } from '../api/index.js';
 import type { Task } from '../contract/index.js';
 import { commitEnding, decide, formatDuration, refusalRecheckMs, REFUSAL_RECHECK_MS, type Ending, type Step } from './decide.js';
 import type { CommitResult } from './commit.js';
@@ -11,12 +12,23 @@ interface TaskSketch {
   /** observedGeneration lag: the status answers generation - lag. */
   lag?: number;
   message?: string;
+  /** The abort-requested-at annotation of an aborting task (default ASKED; null: none, as before the stamp existed). */
+  askedAt?: string | null;
 }
+
+/** When the tasks of these cases were asked to abort. */
+const ASKED = '2026-01-01T00:00:00.000Z';
 
 const mkTask = (name: string, s: TaskSketch): Task => {
   const generation = s.phase === 'aborting' ? 2 : 1;
+  const askedAt = s.askedAt === undefined ? (s.phase === 'aborting' ? ASKED : null) : s.askedAt;
   return {
-    metadata: { name, generation, uid: `uid-${name}` },
+    metadata: {
+      name,
+      generation,
+      uid: `uid-${name}`,
+      ...(askedAt !== null ? { annotations: { [Annotations.abortRequestedAt]: askedAt } } : {}),
+    },
     spec: { machineRef: { name: 'm1' }, updatePhase: s.phase ?? 'updating' },
     ...(s.status
       ? {
@@ -226,6 +238,61 @@ describe('machine task controller decisions', () => {
       { name: 'b', sequence: 2, responsibilities: [] },
     ];
     expect(orderedSpecUpdaters(spec).map((u) => u.name)).to.deep.equal(['a', 'b', 'c']);
+  });
+});
+
+describe('machine task controller: the abort grace period (an abort ends whatever the updater does)', () => {
+  const grace = 60_000;
+  const at = (msAfterAsk: number) => ({ now: new Date(Date.parse(ASKED) + msAfterAsk), unreportedTaskMs: 120_000, abortGraceMs: grace });
+
+  it('waits for the updater within the period, and looks again when it ends', () => {
+    const d = decide(scope({ phase: 'aborting', tasks: [{ phase: 'aborting' }] }), at(20_000));
+    expect(d.step).to.deep.equal({ kind: 'wait', index: 0 });
+    expect(d).to.include({ updateStatus: 'aborting', reason: Reasons.aborting, recheckAfterMs: 40_000 });
+    expect(d.message).to.contain('given up on at 2026-01-01T00:01:00.000Z');
+  });
+
+  it('gives up on a task no updater ever reported on: aborted, nothing started on the machine', () => {
+    const d = decide(scope({ phase: 'aborting', tasks: [{ phase: 'aborting' }, null] }), at(grace));
+    expect(d.step).to.deep.equal({ kind: 'finish', updateStatus: 'aborted' });
+    expect(d.reason).to.equal(Reasons.abortTimedOut);
+    expect(d.message).to.match(/gave up on updater u1: .* within the abort grace period \(1m\); no updater ever reported/);
+  });
+
+  it('gives up on an updater that reported and ignores the abort: the machine is in an unknown state', () => {
+    const task: TaskSketch = { status: 'updating', phase: 'aborting', lag: 1, message: 'rewriting the disk' };
+    const d = decide(scope({ phase: 'aborting', tasks: [task] }), at(grace + 1));
+    expect(d).to.include({ updateStatus: 'aborted', reason: Reasons.abortTimedOut });
+    expect(d.message).to.match(/last reported updating \(rewriting the disk\), so the machine's state is unknown/);
+  });
+
+  it('gives up on an updater that answered the abort but never ends it', () => {
+    const d = decide(scope({ phase: 'aborting', tasks: [{ status: 'updating', phase: 'aborting' }] }), at(grace));
+    expect(d).to.include({ updateStatus: 'aborted', reason: Reasons.abortTimedOut });
+  });
+
+  it('an updater that ends the task in time is followed as before', () => {
+    const d = decide(scope({ phase: 'aborting', tasks: [{ status: 'aborted', phase: 'aborting' }] }), at(grace * 10));
+    expect(d).to.include({ updateStatus: 'aborted', reason: Reasons.aborted });
+  });
+
+  it('is decided from the time on the task (a restarted controller keeps the bound)', () => {
+    const late = scope({ phase: 'aborting', tasks: [{ phase: 'aborting', askedAt: '2025-12-31T23:00:00.000Z' }] });
+    expect(decide(late, at(0)).reason).to.equal(Reasons.abortTimedOut);
+  });
+
+  for (const [what, askedAt] of [
+    ['asked before the stamp existed', null],
+    ['an unreadable stamp', 'soon'],
+    ['a stamp from the future (it would put the bound off)', '2027-01-01T00:00:00.000Z'],
+  ] as const)
+    it(`stamps the time of the ask again on a task with ${what}`, () => {
+      const d = decide(scope({ phase: 'aborting', tasks: [{ status: 'updating', phase: 'aborting', askedAt }, null] }), at(grace * 10));
+      expect(d.step).to.deep.equal({ kind: 'abortTask', index: 0 });
+    });
+
+  it('without a grace period (no options) the abort waits for the updater', () => {
+    expect(decide(scope({ phase: 'aborting', tasks: [{ phase: 'aborting' }] })).step.kind).to.equal('wait');
   });
 });
 

@@ -1,6 +1,6 @@
 // Pure decisions of the machine task controller (docs/design.md §4.2): from a snapshot of a MachineUpdate, its machine
 // and its tasks, what to do next and what the MachineUpdate's status says. No client, no clock: table-tested.
-import { Reasons, UpdatePhase, isTerminal, type MachineUpdateStatus } from '../api/index.js';
+import { Annotations, Reasons, UpdatePhase, isTerminal, type MachineUpdateStatus } from '../api/index.js';
 import { taskPhase, taskReadyMessage, taskUpdateStatus } from '../contract/index.js';
 import type { CommitResult } from './commit.js';
 import type { MachineUpdateObject, Scope } from './scope.js';
@@ -42,11 +42,21 @@ export interface Decision {
 /** How long a task may go without a first status from any updater before the MachineUpdate says so (2 minutes). */
 export const DEFAULT_UNREPORTED_TASK_MS = 120_000;
 
+/**
+ * How long an updater has to end a task it was asked to abort before the platform gives up on it (5 minutes): the
+ * MachineUpdate then ends `aborted` (reason AbortTimedOut) so that abort, deletion and supersede of its plan end
+ * whatever the updater does (never answered, ignores the abort, or is gone). Long enough for an updater honouring the
+ * contract to reach a safe point; `--abort-grace-period` changes it.
+ */
+export const DEFAULT_ABORT_GRACE_MS = 300_000;
+
 /** The clock and limits decide() needs for time-derived status (passed in: decide itself reads no clock). */
 export interface DecideOptions {
   now: Date;
   /** See DEFAULT_UNREPORTED_TASK_MS. */
   unreportedTaskMs: number;
+  /** See DEFAULT_ABORT_GRACE_MS; without it an abort waits for the updater however long it takes. */
+  abortGraceMs?: number;
 }
 
 /** A duration as people write it: 2m, 90s, 1m30s, 1h. */
@@ -79,6 +89,45 @@ export function unreportedTask(
   return {
     overdue: true,
     message: `no updater has reported on task ${view.kind} ${view.taskName} for updater \`${name}\` for ${formatDuration(opts.unreportedTaskMs)} — is an updater ${serving} running?`,
+  };
+}
+
+/** Clock skew tolerated on an abort-requested-at stamp from the future (another replica's clock). */
+const ABORT_STAMP_SKEW_MS = 60_000;
+
+/**
+ * When the task was asked to abort (its abort-requested-at annotation), in ms; undefined when not stamped, unreadable,
+ * or further in the future than clock skew explains: such a stamp would put the bound off, so it is stamped again.
+ */
+export function abortRequestedAt(task: { metadata: { annotations?: Record<string, string> } }, now: Date): number | undefined {
+  const at = Date.parse(task.metadata.annotations?.[Annotations.abortRequestedAt] ?? '');
+  return Number.isNaN(at) || at > now.getTime() + ABORT_STAMP_SKEW_MS ? undefined : at;
+}
+
+/**
+ * Whether the platform gives up on a task asked to abort: its updater did not end it within the grace period. The
+ * message says what the machine is left as: a task no updater ever reported on was, as far as the platform can tell,
+ * never started (nothing was done to the machine); one that reported is in an unknown state (it may be partly
+ * updated). Returns how long until then while within the period.
+ */
+export function abortGiveUp(
+  task: { metadata: { annotations?: Record<string, string> }; status?: { updateStatus?: string } },
+  view: { kind: string; taskName: string; updater: { name: string } },
+  said: string | undefined,
+  opts: DecideOptions | undefined,
+): { overdue: true; message: string } | { overdue: false; inMs: number } | undefined {
+  if (opts?.abortGraceMs === undefined) return undefined;
+  const asked = abortRequestedAt(task, opts.now);
+  if (asked === undefined) return undefined;
+  const left = asked + opts.abortGraceMs - opts.now.getTime();
+  if (left > 0) return { overdue: false, inMs: left };
+  const st = task.status?.updateStatus;
+  const head = `gave up on updater ${view.updater.name}: it did not end task ${view.kind} ${view.taskName} within the abort grace period (${formatDuration(opts.abortGraceMs)})`;
+  return {
+    overdue: true,
+    message: st
+      ? `${head}; it last reported ${st}${said ? ` (${said})` : ''}, so the machine's state is unknown: it may be partly updated. Nothing was committed; check the machine (or replace it) before relying on it`
+      : `${head}; no updater ever reported on the task, so nothing was started on the machine as far as the platform can tell. Nothing was committed`,
   };
 }
 
@@ -183,7 +232,8 @@ function taskStep(
     );
   }
 
-  if (abort && taskPhase(task) !== 'aborting') {
+  // The ask carries its time (abort-requested-at): a task asked before that stamp existed gets it now.
+  if (abort && (taskPhase(task) !== 'aborting' || (opts?.abortGraceMs !== undefined && abortRequestedAt(task, opts.now) === undefined))) {
     return {
       step: { kind: 'abortTask', index: i },
       updateStatus: 'aborting',
@@ -193,6 +243,17 @@ function taskStep(
     };
   }
   const waitingFor = st === undefined ? 'waiting for the updater to report on the current generation' : said || st;
+  const giveUp = abort ? abortGiveUp(task, v, said, opts) : undefined;
+  if (giveUp?.overdue) return finish('aborted', Reasons.abortTimedOut, giveUp.message);
+  if (giveUp)
+    return {
+      recheckAfterMs: giveUp.inMs,
+      step: { kind: 'wait', index: i },
+      updateStatus: inFlight,
+      current: i,
+      reason: Reasons.aborting,
+      message: `updater ${name} (${i + 1}/${n}) aborting: ${waitingFor}; given up on at ${new Date(opts!.now.getTime() + giveUp.inMs).toISOString()} if it has not ended the task`,
+    };
   const silent = !abort && opts ? unreportedTask(task, { ...v, generic: !v.updater.updaterUpdateTemplateRef }, opts) : undefined;
   if (silent?.overdue)
     return {

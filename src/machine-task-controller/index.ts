@@ -6,7 +6,9 @@
 // CommitFailed / CommitRolledBack / CommitRestoreFailed); Ready is True only when the MachineUpdate is updated.
 // status.currentUpdater names the updater whose task is in flight, and is cleared once none is. A task with no first
 // status from any updater past --unreported-task-timeout (default 2m) gives reason UpdaterNotReporting: nothing fails
-// or commits, the message asks whether an updater serving it runs.
+// or commits, the message asks whether an updater serving it runs. A task asked to abort that its updater has not ended
+// within --abort-grace-period (default 5m; never answered, ignores the abort, or gone) is given up on: the
+// MachineUpdate ends aborted with reason AbortTimedOut, so that abort, deletion and supersede of a plan always end.
 import type { WritePolicy } from '../api/index.js';
 import type { Component, PolicyRule, ProviderResource } from '../runtime/index.js';
 import { CONTROLLER_NAME, setupMachineTaskController } from './controller.js';
@@ -14,7 +16,7 @@ import { rbacFor } from './rbac.js';
 
 export { rbac, baseRbac, rbacFor, PROVIDER_VERBS, taskKindRules } from './rbac.js';
 export { CONTROLLER_NAME, DEFAULT_CONCURRENCY } from './controller.js';
-export { DEFAULT_UNREPORTED_TASK_MS } from './decide.js';
+export { DEFAULT_ABORT_GRACE_MS, DEFAULT_UNREPORTED_TASK_MS } from './decide.js';
 
 /** Options of the component. */
 export interface MachineTaskControllerOptions {
@@ -28,6 +30,8 @@ export interface MachineTaskControllerOptions {
   writePolicy?: WritePolicy;
   /** How long a task may go without a first status before its MachineUpdate says so (`--unreported-task-timeout`). */
   unreportedTaskMs?: number;
+  /** How long an updater has to end a task asked to abort before its MachineUpdate gives up on it (`--abort-grace-period`). */
+  abortGraceMs?: number;
   /** How often at most a MachineUpdate's status is written for an updater's progress alone (ms; default 5 s). */
   progressWriteIntervalMs?: number;
 }
@@ -42,6 +46,7 @@ export function createMachineTaskController(opts: MachineTaskControllerOptions =
         ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
         ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
         ...(opts.unreportedTaskMs !== undefined ? { unreportedTaskMs: opts.unreportedTaskMs } : {}),
+        ...(opts.abortGraceMs !== undefined ? { abortGraceMs: opts.abortGraceMs } : {}),
         ...(opts.progressWriteIntervalMs !== undefined ? { progressWriteIntervalMs: opts.progressWriteIntervalMs } : {}),
       });
     },

@@ -36,7 +36,9 @@ export function taskRows(scope: Scope): TaskRow[] {
     const st = v.task.status;
     const current = taskUpdateStatus(v.task);
     const row: TaskRow = { updater: v.updater.name, apiVersion: v.apiVersion, kind: v.kind, name: v.taskName };
-    const updateStatus = current ?? old?.updateStatus;
+    // Last observed: a status behind the task's generation (C5) still says the updater had reported, which an abort
+    // given up on needs (never started, or in an unknown state).
+    const updateStatus = current ?? old?.updateStatus ?? st?.updateStatus;
     if (updateStatus) row.updateStatus = updateStatus;
     if (st?.startTime) row.startTime = st.startTime;
     if (st?.completionTime && current) row.completionTime = st.completionTime;

@@ -57,6 +57,11 @@ export interface PreviewSnapshot extends ValidationInput {
   schemas?: Partial<Record<SelectResource, OpenApiSchema>>;
   /** What the server's dry-run of the commit patches found (see prestart.ts); absent = not run. */
   dryRunProblems?: string[];
+  /**
+   * Generic updater names of the plan that no updater has ever reported on in the namespace (no task of that name with
+   * a status): read by the CLI, absent when not read. Updaters do not register, so this is the evidence there is.
+   */
+  unheardUpdaters?: string[];
 }
 
 /** A machine in the order it would be updated. */
@@ -307,6 +312,11 @@ interface PreviewIndex {
 export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot): PlanPreview {
   const result: PlanPreview = { valid: false, problems: [], groups: [], coverage: [], uncovered: [], impossiblePaths: [], warnings: [] };
   result.warnings.push(...planWarnings(plan, snapshot.plans ?? []));
+  // A warning, not a problem: an updater may be deployed after the plan, and a new updater has no history yet.
+  for (const name of snapshot.unheardUpdaters ?? [])
+    result.warnings.push(
+      `no updater has ever reported on a task of updater \`${name}\` in namespace ${plan.metadata?.namespace ?? ''}: unless one serving \`${name}\` runs, each machine waits for it (reason UpdaterNotReporting) until the plan is aborted — check the name (a typo is the likeliest mistake) and that its updater is deployed`,
+    );
   const index = previewIndex(plan, snapshot);
   for (const t of targetsOf(plan)) {
     const owner =

@@ -1,15 +1,56 @@
 import { expect } from 'chai';
 import type { InPlaceUpdatePlan, TargetStatus } from '../api/index.js';
-import { PlanEventReasons, Reasons } from '../api/index.js';
+import { ConditionTypes, PlanEventReasons, Reasons } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';
 import type { ReadyInput } from './status.js';
-import { ALIGNING_OWNERS, readyCondition, settleOwnersStatus, startGate } from './status.js';
+import { ALIGNING_OWNERS, givenUpNote, givenUpOf, readyCondition, settleOwnersStatus, startGate } from './status.js';
 import { mdMachines, mdOnly, mu, plan, snapshot, started } from './testkit.js';
 
 const cond = (d: PlanDecision, type: string) => d.status.conditions?.find((c) => c.type === type);
 
 describe('plan-controller status', () => {
+  describe('machines given up on after the abort grace period (issue 42)', () => {
+    const gaveUp = (machine: string, reported: boolean) => {
+      const m = mu(machine, 'aborted', { phase: 'aborting' });
+      m.status = {
+        ...m.status,
+        tasks: [
+          { updater: 'ok', apiVersion: 'v', kind: 'UpdaterUpdateTask', name: `${machine}.ok`, updateStatus: 'updated' },
+          {
+            updater: 'deaf',
+            apiVersion: 'v',
+            kind: 'UpdaterUpdateTask',
+            name: `${machine}.deaf`,
+            ...(reported ? { updateStatus: 'updating' as const } : {}),
+          },
+        ],
+        conditions: [
+          {
+            type: ConditionTypes.inPlaceUpdate,
+            status: 'False',
+            reason: Reasons.abortTimedOut,
+            message: `gave up on updater deaf (${machine})`,
+            lastTransitionTime: '2026-01-01T00:00:00Z',
+          },
+        ],
+      };
+      return m;
+    };
+
+    it('lists each machine with the updater and task given up on, NotStarted or Unknown; other machines are not listed', () => {
+      const list = givenUpOf([gaveUp('m2', true), mu('m3', 'aborted'), gaveUp('m1', false)]);
+      expect(list).to.deep.equal([
+        { machine: 'm1', updater: 'deaf', task: 'UpdaterUpdateTask/m1.deaf', state: 'NotStarted', message: 'gave up on updater deaf (m1)' },
+        { machine: 'm2', updater: 'deaf', task: 'UpdaterUpdateTask/m2.deaf', state: 'Unknown', message: 'gave up on updater deaf (m2)' },
+      ]);
+      expect(givenUpNote(list)).to.equal(
+        'gave up on 2 machines whose updater did not end the abort in time (1 in an unknown state): machine m1: gave up on updater deaf (m1); machine m2: gave up on updater deaf (m2)',
+      );
+      expect(givenUpNote([])).to.equal(undefined);
+    });
+  });
+
   describe('Ready reason matches the state (issue 17)', () => {
     const older = { metadata: { name: 'old' }, spec: { clusterName: 'cluster1' } } as InPlaceUpdatePlan;
     const base: ReadyInput = {
@@ -53,6 +94,22 @@ describe('plan-controller status', () => {
       },
       { name: 'updating and paused', over: { updateStatus: 'updating', started: true, paused: true }, reason: Reasons.paused },
       { name: 'updating', over: { updateStatus: 'updating', started: true }, reason: Reasons.updating },
+      {
+        name: 'updating with a task no updater reports on (issue 42: visible in the REASON column)',
+        over: { updateStatus: 'updating', started: true, unreported: ['machine m1: no updater has reported on task … `motd`'] },
+        reason: Reasons.updaterNotReporting,
+        message: /no updater has reported on task/,
+      },
+      {
+        name: 'aborted, machines given up on: said in the message',
+        over: {
+          updateStatus: 'aborted',
+          stoppedByAbort: true,
+          givenUp: 'gave up on 1 machine whose updater did not end the abort in time',
+        },
+        reason: Reasons.aborted,
+        message: /the plan was aborted; 0\/3 machines updated; gave up on 1 machine/,
+      },
       { name: 'updated', over: { updateStatus: 'updated', started: true }, reason: Reasons.updated },
       {
         name: 'aborting because superseded',

@@ -2,7 +2,7 @@
 // matches the state, Events for transitions and metric deltas. Pure: decidePlan (its phases in decide/) computes the
 // rows and calls these.
 import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, MachineUpdate, TargetStatus } from '../api/index.js';
-import { ConditionTypes, MessageBudget, PlanEventReasons, Reasons, summarizeList } from '../api/index.js';
+import { ConditionTypes, MessageBudget, PlanEventReasons, Reasons, boundMessage, summarizeList } from '../api/index.js';
 import { setCondition } from '../runtime/pure/conditions.js';
 import type { OwnerOutcome } from './owners.js';
 import { OWNERS_ALIGNED, OwnerReasons, ownersCondition } from './owners.js';
@@ -288,10 +288,50 @@ export function unreportedTaskNotes(mus: Iterable<MachineUpdate>): string[] {
   return out;
 }
 
+/** One entry of status.givenUp: a machine whose updater did not end its task within the abort grace period. */
+export type GivenUp = NonNullable<InPlaceUpdatePlanStatus['givenUp']>[number];
+
+/**
+ * The machines of the plan given up on while aborting (their MachineUpdate ended reason AbortTimedOut), with the
+ * updater and task given up on and what state that leaves the machine in: NotStarted when no updater ever reported
+ * on the task, Unknown when one had (the task's row in the MachineUpdate keeps the last status observed).
+ */
+export function givenUpOf(mus: Iterable<MachineUpdate>): GivenUp[] {
+  const out: GivenUp[] = [];
+  for (const mu of mus) {
+    const c = mu.status?.conditions?.find((x) => x.type === ConditionTypes.inPlaceUpdate);
+    if (c?.reason !== Reasons.abortTimedOut) continue;
+    // The task given up on is the last one created: later updaters never got one.
+    const row = mu.status?.tasks?.at(-1);
+    const entry: GivenUp = {
+      machine: mu.spec.machineRef.name,
+      updater: row?.updater ?? '',
+      state: row?.updateStatus ? 'Unknown' : 'NotStarted',
+    };
+    if (row) entry.task = `${row.kind}/${row.name}`;
+    if (c.message) entry.message = boundMessage(c.message, 1024);
+    out.push(entry);
+  }
+  return out.sort((x, y) => (x.machine < y.machine ? -1 : x.machine > y.machine ? 1 : 0));
+}
+
+/** The Ready detail of machines given up on: how many, and each one's explanation (bounded). */
+export function givenUpNote(givenUp: readonly GivenUp[]): string | undefined {
+  if (givenUp.length === 0) return undefined;
+  const unknown = givenUp.filter((g) => g.state === 'Unknown').length;
+  const head = `gave up on ${givenUp.length} machine${givenUp.length === 1 ? '' : 's'} whose updater did not end the abort in time${unknown > 0 ? ` (${unknown} in an unknown state)` : ''}`;
+  return `${head}: ${summarizeList(
+    givenUp.map((g) => `machine ${g.machine}: ${g.message ?? `updater ${g.updater}`}`),
+    { itemMaxBytes: MessageBudget.item * 2 },
+  )}`;
+}
+
 /** What the Ready condition is derived from. */
 export interface ReadyInput {
   /** unreportedTaskNotes of the plan's MachineUpdates. */
   unreported?: readonly string[];
+  /** givenUpNote of the plan's MachineUpdates: said first while the plan stops or once it stopped. */
+  givenUp?: string;
   updateStatus: Status;
   valid: boolean;
   started: boolean;
@@ -370,7 +410,11 @@ function stoppedReady(i: ReadyInput, withDetail: (s: string) => string): ReadyVe
       : i.windowEnded && !i.stoppedByAbort
         ? 'the maintenance window closed with machines in update: they are aborted (spec.maintenanceWindowEnd Abort; a retry plan continues in the next window)'
         : 'the plan was aborted';
-  return { status: 'False', reason, message: withDetail(`${why}; ${i.progress} machines updated`) };
+  return {
+    status: 'False',
+    reason,
+    message: withDetail(`${why}; ${i.progress} machines updated${i.givenUp ? `; ${i.givenUp}` : ''}`),
+  };
 }
 
 /** Ready of a plan that has not started: what holds it (invalid, paused, a gate, an older plan). */
@@ -415,7 +459,10 @@ function updatingReady(i: ReadyInput, withDetail: (s: string) => string): ReadyV
       reason: i.windowReason ?? Reasons.waitingForMaintenanceWindow,
       message: withDetail(`${i.window}; ${i.progress} machines updated`),
     };
-  return { status: 'False', reason: Reasons.updating, message: withDetail(`${i.progress} machines updated`) };
+  // A task no updater reports on (a typo in an updater name, an updater not deployed) is the likeliest stuck plan:
+  // its reason says so where operators look first (the REASON column of kubectl get iup), not only the message.
+  const reason = (i.unreported?.length ?? 0) > 0 ? Reasons.updaterNotReporting : Reasons.updating;
+  return { status: 'False', reason, message: withDetail(`${i.progress} machines updated`) };
 }
 
 /** The actions of a decision that Events report. */

@@ -211,6 +211,30 @@ describe('inplace run --unreported-task-timeout', () => {
   });
 });
 
+describe('inplace run --abort-grace-period', () => {
+  it('is in the help with its default', async () => {
+    const r = await cli('run', '--help');
+    expect(r.out).to.match(
+      /--abort-grace-period DURATION\s+machine-task-controller: how long an updater has to end a task it was asked to abort/,
+    );
+    expect(r.out).to.contain('(default 5m, 1s..24h)');
+  });
+
+  for (const bad of ['0', '-1m', 'abc', '25h']) {
+    it(`rejects ${JSON.stringify(bad)} with exit 2 before connecting`, async () => {
+      const r = await cli('run', 'machine-task-controller', `--abort-grace-period=${bad}`, '--kubeconfig', '/nonexistent');
+      expect(r.code, r.err).to.equal(2);
+      expect(r.err).to.contain(`--abort-grace-period must be a duration between 1s and 24h such as 90s or 5m, got "${bad}"`);
+    });
+  }
+
+  it('rejects it for components that do not take it', async () => {
+    const r = await cli('run', 'plan-controller', '--abort-grace-period', '5m', '--kubeconfig', '/nonexistent');
+    expect(r.code).to.equal(2);
+    expect(r.err).to.contain('--abort-grace-period applies to machine-task-controller; plan-controller does not take it');
+  });
+});
+
 describe('inplace run --heap-growing-percent', () => {
   it('is in the help with its default', async () => {
     const r = await cli('run', '--help');

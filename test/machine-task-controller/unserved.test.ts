@@ -33,6 +33,8 @@ describe('machine task controller: a task no updater reports on (integration)', 
       );
       expect(conditionOf(stuck, 'Ready')?.message).to.match(want);
       expect(stuck.status?.updateStatus).to.equal('updating');
+      // The REASON column of `kubectl get iup` says it, not only the message (issue 42).
+      expect(conditionOf(stuck, 'Ready')?.reason).to.equal(Reasons.updaterNotReporting);
 
       const [mu] = await p.machineUpdates();
       expect(mu?.status?.updateStatus).to.equal('updating');
@@ -56,6 +58,7 @@ describe('machine task controller: a task no updater reports on (integration)', 
       running.push(await sampleUpdaters.reference.start({ client: p.client, namespace: p.ns, names: ['motd'], log: noopLogger }));
       const done = await p.waitStatus('p', 'updated');
       expect(conditionOf(done, 'Ready')?.message ?? '').to.not.match(/no updater has reported/);
+      expect(conditionOf(done, 'Ready')?.reason).to.equal(Reasons.updated);
       const md = (await p.client.list(Machines, p.ns)).items.filter((m) => m.metadata.labels?.['cluster.x-k8s.io/deployment-name']);
       expect(md.map(versionOf)).to.deep.equal([TO_VERSION]);
     } finally {

@@ -404,6 +404,31 @@ export interface InPlaceUpdatePlanStatus {
     message: string;
   }[];
   /**
+   * givenUp lists the machines whose update the plan stopped waiting for: asked to abort (abort, deletion, supersede, a window's end), their updater did not end its task within the machine task controller's abort grace period (never answered, ignores the abort, or is gone). Nothing was committed for them (docs/operations.md, Troubleshooting).
+   */
+  givenUp?: {
+    /**
+     * machine is the Machine's name.
+     */
+    machine: string;
+    /**
+     * updater is the updater that did not end its task.
+     */
+    updater: string;
+    /**
+     * task is the task given up on, as Kind/name.
+     */
+    task?: string;
+    /**
+     * state: NotStarted (no updater ever reported on the task: as far as the platform can tell nothing was done to the machine) or Unknown (the updater had reported and never ended the task: the machine may be partly updated).
+     */
+    state: 'NotStarted' | 'Unknown';
+    /**
+     * message is the MachineUpdate's explanation.
+     */
+    message?: string;
+  }[];
+  /**
    * alertGate is what the plan last saw at spec.alertGate.url.
    */
   alertGate?: {

@@ -4,7 +4,7 @@ import type { InPlaceUpdatePlanStatus, MachineUpdate } from '../../api/index.js'
 import { ConditionTypes, Reasons, UpdatePhase, isTerminal } from '../../api/index.js';
 import type { PlanSnapshot } from '../scope.js';
 import type { ReadyVerdict } from '../status.js';
-import { readyCondition, setPlanConditions, unreportedTaskNotes } from '../status.js';
+import { givenUpNote, givenUpOf, readyCondition, setPlanConditions, unreportedTaskNotes } from '../status.js';
 import type { DecideMemo } from './memo.js';
 import { windowStatus } from '../gates.js';
 import type { PlanStance } from './mode.js';
@@ -66,6 +66,10 @@ export function planStatusFields(
   if (ws) status.maintenanceWindow = ws;
   else delete status.maintenanceWindow;
   if (s.soak.failures.length > 0) status.gateFailures = s.soak.failures.slice(0, 1000);
+  // Only a stopping plan gives up on machines (the machine task controller's abort grace period).
+  const givenUp = s.stopping ? givenUpOf(s.mus.values()) : [];
+  if (givenUp.length > 0) status.givenUp = givenUp.slice(0, 1000);
+  else delete status.givenUp;
   if (s.alerts.status) status.alertGate = s.alerts.status;
   else delete status.alertGate;
   return status;
@@ -108,6 +112,7 @@ export function planConditions(
     terminal,
     prevReady: prev.conditions?.find((c) => c.type === ConditionTypes.ready),
     unreported: memo ? memoUnreported(memo, s.mus) : unreportedTaskNotes(s.mus.values()),
+    ...(status.givenUp ? { givenUp: givenUpNote(status.givenUp) } : {}),
   });
   const conditions = setPlanConditions(
     status.conditions ?? [],
