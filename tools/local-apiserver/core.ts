@@ -610,7 +610,7 @@ export class Core {
     } else if (gr === CRD_GR) {
       // Stored as kube-apiserver stores it (empty optional fields dropped, v1 defaults), so readers see the same CRD.
       obj.spec = storedCrdForm(obj).spec;
-      const { errors } = crdToResource(obj);
+      const { errors } = crdToResource(obj, { ...(old ? { old } : {}) });
       if (errors.length) throw invalid(def.kind, def.group, name, errors);
     }
     const errs: FieldError[] = [];
@@ -1113,7 +1113,8 @@ export class Core {
   private onCrdWritten(crd: Obj): void {
     const m = crd.metadata as Obj;
     if (m.deletionTimestamp) return;
-    const { def } = crdToResource(crd);
+    // Validated when written; serving it needs only its resource definition.
+    const { def } = crdToResource(crd, { schemas: false });
     if (!def) return;
     const existingDef = this.resources.get(grKey(def.group, def.plural));
     if (existingDef && existingDef.builtin) return;
@@ -1170,7 +1171,8 @@ export class Core {
   /** Registers every stored CRD (after persistence replay). */
   registerStoredCrds(): void {
     for (const e of this.store(CRD_GR).objects.values()) {
-      const { def } = crdToResource(e.obj);
+      // A CRD persisted before a schema check existed is served, as a real server serves what it stored.
+      const { def } = crdToResource(e.obj, { schemas: false });
       if (def) this.register(def);
       if ((e.obj.metadata as Obj).deletionTimestamp) this.enqueueCrdCleanup(String((e.obj.metadata as Obj).name));
     }
