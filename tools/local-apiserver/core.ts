@@ -1,6 +1,7 @@
 /** The API machinery: resource registry, verbs with their storage semantics, garbage collection, namespace lifecycle. */
 import { celSkippedNotice, celValidate, crdToResource, hasBlockingError, schemaHasRules, storedCrdForm } from './crd.js';
 import { objectTooDeep, valueTooDeep } from './depth.js';
+import { CORE_EVENTS_GR, validateCoreEvent } from './events.js';
 import {
   ApiError,
   alreadyExists,
@@ -32,6 +33,8 @@ export interface WriteOptions {
   fieldValidation?: string;
   fieldManager?: string;
   force?: boolean;
+  /** Internal: the body was validated through the resource sharing this storage (an events.k8s.io/v1 Event). */
+  sharedValidated?: boolean;
 }
 
 /** A write through a resource that shares another's storage, in the owner's form. */
@@ -309,6 +312,7 @@ export class Core {
     ns: string,
     opts: WriteOptions,
     mode: 'body' | 'patch',
+    create: boolean,
   ): SharedWrite {
     const shared = def.sharedStorage!;
     const owner = this.resources.get(shared.gr);
@@ -317,7 +321,7 @@ export class Core {
     if (!isObj(obj)) throw badRequest('the body of the request was not an object');
     this.checkKind(def, version, obj);
     const warnings = this.builtinUnknownFields(def, version, obj, opts, mode);
-    const errs = shared.validate(obj, ns);
+    const errs = shared.validate(obj, ns, create);
     if (errs.length) throw invalid(def.kind, def.group, String(meta(obj).name ?? ''), errs);
     return { owner, body: shared.write(obj), warnings };
   }
@@ -599,8 +603,13 @@ export class Core {
   }
 
   /** Kind-specific defaulting/validation for the schemaless built-ins that have semantics here. */
-  private admitBuiltin(def: ResourceDef, obj: Obj, old: Obj | undefined, name: string): void {
+  private admitBuiltin(def: ResourceDef, obj: Obj, old: Obj | undefined, name: string, ns: string, opts: WriteOptions): void {
     const gr = grKey(def.group, def.plural);
+    // A core/v1 Event gets the legacy checks; one written through events.k8s.io/v1 had them (and more) already.
+    if (gr === CORE_EVENTS_GR && !opts.sharedValidated) {
+      const errs = validateCoreEvent(obj, ns);
+      if (errs.length) throw invalid(def.kind, def.group, name, errs);
+    }
     if (gr === NS_GR) {
       const spec = isObj(obj.spec) ? obj.spec : {};
       obj.spec = { ...spec, finalizers: Array.isArray(spec.finalizers) ? spec.finalizers : ['kubernetes'] };
@@ -725,8 +734,8 @@ export class Core {
   create(def: ResourceDef, version: string, ns: string, body: Obj, opts: WriteOptions): WriteResult {
     if (valueTooDeep(body)) throw objectTooDeep();
     if (def.sharedStorage) {
-      const w = this.toSharedStorage(def, version, body, ns, opts, 'body');
-      const r = this.create(w.owner, w.owner.storageVersion, ns, w.body, opts);
+      const w = this.toSharedStorage(def, version, body, ns, opts, 'body', true);
+      const r = this.create(w.owner, w.owner.storageVersion, ns, w.body, { ...opts, sharedValidated: true });
       return { ...r, warnings: [...w.warnings, ...r.warnings] };
     }
     const obj = clone(body);
@@ -751,7 +760,7 @@ export class Core {
     if (!def.builtin) warnings = this.admitCustom(def, version, obj, undefined, opts, 'body', name);
     else {
       warnings = this.builtinUnknownFields(def, version, obj, opts, 'body');
-      this.admitBuiltin(def, obj, undefined, name);
+      this.admitBuiltin(def, obj, undefined, name, ns, opts);
     }
     const errs = [...validateName(name, gr === NS_GR), ...validateMeta(m)];
     if (errs.length) throw invalid(def.kind, def.group, name, errs);
@@ -781,8 +790,8 @@ export class Core {
   update(def: ResourceDef, version: string, ns: string, name: string, body: Obj, opts: WriteOptions, subresource?: string): WriteResult {
     if (!isObj(body)) throw badRequest('the body of the request was not an object');
     if (def.sharedStorage) {
-      const w = this.toSharedStorage(def, version, body, ns, opts, 'body');
-      const r = this.update(w.owner, w.owner.storageVersion, ns, name, w.body, opts, subresource);
+      const w = this.toSharedStorage(def, version, body, ns, opts, 'body', false);
+      const r = this.update(w.owner, w.owner.storageVersion, ns, name, w.body, { ...opts, sharedValidated: true }, subresource);
       return { ...r, warnings: [...w.warnings, ...r.warnings] };
     }
     const obj = clone(body);
@@ -835,8 +844,18 @@ export class Core {
     // A JSON patch can nest a value below an existing path: the result is checked, not only the request body.
     if (valueTooDeep(incoming)) throw objectTooDeep();
     if (def.sharedStorage) {
-      const w = this.toSharedStorage(def, version, incoming, ns, opts, mode);
-      const r = this.applyUpdate(w.owner, w.owner.storageVersion, ns, name, existing, w.body, opts, subresource, mode);
+      const w = this.toSharedStorage(def, version, incoming, ns, opts, mode, false);
+      const r = this.applyUpdate(
+        w.owner,
+        w.owner.storageVersion,
+        ns,
+        name,
+        existing,
+        w.body,
+        { ...opts, sharedValidated: true },
+        subresource,
+        mode,
+      );
       return { ...r, warnings: [...w.warnings, ...r.warnings] };
     }
     const old = existing.obj;
@@ -885,7 +904,7 @@ export class Core {
     if (!def.builtin) warnings = this.admitCustom(def, version, obj, this.toVersion(def, version, old), opts, mode, name);
     else {
       warnings = this.builtinUnknownFields(def, version, obj, opts, mode);
-      this.admitBuiltin(def, obj, old, name);
+      this.admitBuiltin(def, obj, old, name, ns, opts);
     }
     const errs = validateMeta(m);
     if (om.deletionTimestamp) {
