@@ -165,9 +165,10 @@ export class Core {
   private readonly eventTtlMs: number;
   private readonly watchFreshMs: number | undefined;
   /**
-   * The resourceVersion before which no watch history exists (etcd's compaction point): 0 for a fresh server, the
-   * restored resourceVersion after a restart from a persist file. A watch from an older resourceVersion that was never
-   * compacted is served (200) as etcd serves it; 410 Expired only below a store's floor.
+   * The resourceVersion the built-in resources' watch history starts at, as kube-apiserver's watch caches start when
+   * it starts (they list then): the resourceVersion after bootstrap (startWatchHistory), or the restored one after a
+   * restart from a persist file. A custom resource's history starts when its CRD is first served. A watch from an
+   * older resourceVersion gets 200 with an ERROR event, 410 Expired, as from a real server's watch cache.
    */
   historyFrom = 0;
 
@@ -225,6 +226,12 @@ export class Core {
     return this.eventWrites.size;
   }
 
+  /** The watch history of every resource served so far starts now (a real server's caches list once it is up). */
+  startWatchHistory(): void {
+    this.historyFrom = Math.max(this.historyFrom, this.rv);
+    for (const s of this.stores.values()) s.startHistoryAt(this.historyFrom);
+  }
+
   /** Creates the namespaces every cluster has. */
   bootstrap(): void {
     for (const ns of SYSTEM_NAMESPACES) {
@@ -253,7 +260,8 @@ export class Core {
           selectable: this.selectable(gr),
           ...(this.watchFreshMs !== undefined ? { freshMs: this.watchFreshMs } : {}),
         },
-        // A store is created before its resource's first write, so every event of it since historyFrom is retained.
+        // A store is created before its resource's first write, so every event of it since historyFrom is retained
+        // (register() starts a custom resource's history later, when its CRD is served).
         this.historyFrom,
       );
       this.stores.set(gr, s);
@@ -331,6 +339,8 @@ export class Core {
     const gr = grKey(def.group, def.plural);
     const prev = this.resources.get(gr);
     if (prev) this.unserve(prev);
+    // A real server's cache of a custom resource lists when the CRD starts being served: its history starts there.
+    else if (!def.builtin) this.store(gr).startHistoryAt(this.rv);
     this.resources.set(gr, def);
     for (const v of def.versions) {
       if (!v.served) continue;
