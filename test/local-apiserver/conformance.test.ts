@@ -297,7 +297,9 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       const core = await t.raw('GET', `/api/v1/namespaces/${ns}/events/${name}`);
       expect(core.status, core.text).to.equal(200);
       expect(core.json).to.include({ apiVersion: 'v1', message: 'first', reason: 'Tested', type: 'Warning', action: 'Testing' });
+      // Upstream's conversion keeps the controller (core/v1 names it reportingComponent), the instance and the action.
       expect(core.json.reportingComponent).to.equal('example.com/recorder');
+      expect(core.json.reportingInstance).to.equal('recorder-1');
       expect(core.json.involvedObject).to.include({ kind: 'ConfigMap', name: cm });
       expect(core.json.metadata.uid).to.equal(created.json.metadata.uid);
       expect(core.json).not.to.have.property('note');
@@ -337,6 +339,8 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       const viaV1 = await t.raw('GET', `${eventsV1}/${legacy}`);
       expect(viaV1.status, viaV1.text).to.equal(200);
       expect(viaV1.json).to.include({ apiVersion: 'events.k8s.io/v1', note: 'from core', deprecatedCount: 3 });
+      // Empty in a legacy Event, and omitted when empty in events.k8s.io/v1.
+      expect(viaV1.json).to.not.have.any.keys('reportingController', 'reportingInstance', 'action');
       expect(viaV1.json.regarding.name).to.equal(cm);
 
       const bad = await t.raw('POST', eventsV1, {
