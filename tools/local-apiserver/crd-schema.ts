@@ -32,13 +32,13 @@ export interface SchemaCheckOptions {
 }
 
 /** Every check on (a create). */
-export const ALL_SCHEMA_CHECKS: SchemaCheckOptions = {
+export const ALL_SCHEMA_CHECKS: Readonly<SchemaCheckOptions> = Object.freeze({
   structural: true,
   prunedDefaults: true,
   atomicSetType: true,
   mapListKeys: true,
   validPropertyType: true,
-};
+});
 
 type Category = keyof SchemaCheckOptions | 'always';
 
@@ -324,7 +324,7 @@ interface WalkCtx {
   noDefaults?: string;
 }
 
-function openapi(s: Obj, path: string, ctx: WalkCtx, opts: SchemaCheckOptions, out: Tagged[]): void {
+function openapi(s: Obj, path: string, ctx: WalkCtx, opts: Readonly<SchemaCheckOptions>, out: Tagged[]): void {
   const push = (err: FieldError, cat: Category = 'always'): void => void out.push({ err, cat });
   const type = typeof s.type === 'string' ? s.type : '';
   if (type && !OPENAPI_V3_TYPES.includes(type) && opts.validPropertyType)
@@ -375,7 +375,13 @@ function openapi(s: Obj, path: string, ctx: WalkCtx, opts: SchemaCheckOptions, o
   validationRules(s, path, push);
 }
 
-function listAndMapTypes(s: Obj, path: string, type: string, opts: SchemaCheckOptions, push: (e: FieldError, c?: Category) => void): void {
+function listAndMapTypes(
+  s: Obj,
+  path: string,
+  type: string,
+  opts: Readonly<SchemaCheckOptions>,
+  push: (e: FieldError, c?: Category) => void,
+): void {
   const mapType = s['x-kubernetes-map-type'];
   if (mapType !== undefined && mapType !== null) {
     if (type !== 'object') {
@@ -505,7 +511,7 @@ export function crdSchemaErrors(
   return taggedErrors(schema as unknown as Obj, base, opts, rules).map((t) => t.err);
 }
 
-function taggedErrors(s: Obj, base: string, opts: SchemaCheckOptions, rules?: RuleCheck): Tagged[] {
+function taggedErrors(s: Obj, base: string, opts: Readonly<SchemaCheckOptions>, rules?: RuleCheck): Tagged[] {
   const out: Tagged[] = [];
   if (s.nullable === true) out.push({ err: forbidden(`${base}.nullable`, 'nullable cannot be true at the root'), cat: 'always' });
   const conv = conversionError(s);

@@ -107,7 +107,7 @@ function defaultRules(value: unknown, schema: Schema, path: string, errs: FieldE
 /** Validates a CRD and builds its ResourceDef; returns field errors instead when the CRD is not acceptable. */
 export function crdToResource(crd: Obj, check: CrdCheck = {}): { def?: ResourceDef; errors: FieldError[] } {
   const checkSchemas = check.schemas !== false;
-  const schemaChecks: SchemaCheckOptions = check.old ? updateSchemaChecks(crdSchemas(check.old)) : ALL_SCHEMA_CHECKS;
+  const schemaChecks: Readonly<SchemaCheckOptions> = check.old ? updateSchemaChecks(crdSchemas(check.old)) : ALL_SCHEMA_CHECKS;
   const errs: FieldError[] = [];
   const spec = (crd.spec ?? {}) as Obj;
   const names = (spec.names ?? {}) as Obj;
