@@ -322,6 +322,18 @@ describe('campaign-controller decideCampaign', () => {
         problem: /failureBudget 150% is over 100%/,
       },
       {
+        // The CRD's bounds sit beside its int-or-string anyOf; an object stored before them is still refused here.
+        name: 'every count out of bounds, each listed',
+        s: () => snap({ campaign: campaign({ rollout: { canary: { count: -1 }, maxConcurrentClusters: 0, failureBudget: '0.5%' } }) }),
+        problem:
+          /spec\.rollout\.failureBudget "0\.5%" is neither a count nor a percentage\nspec\.rollout\.maxConcurrentClusters 0 is below 1\nspec\.rollout\.canary\.count -1 is below 0/,
+      },
+      {
+        name: 'maxConcurrentClusters 0%',
+        s: () => snap({ campaign: campaign({ rollout: { maxConcurrentClusters: '0%' } }) }),
+        problem: /spec\.rollout\.maxConcurrentClusters 0% is below 1%/,
+      },
+      {
         name: 'an updater writing status',
         s: () =>
           snap({

@@ -104,6 +104,29 @@ describe('campaign controller: overlap, at-target clusters, bad input', function
     expect((await p.client.list(InPlaceUpdateCampaigns, p.ns)).items).to.deep.equal([]);
   });
 
+  it('bad counts: one 422 names each out-of-bounds count and percentage (bounds beside the int-or-string anyOf)', async () => {
+    const p = await env().platform();
+    const err = await p.client
+      .create(
+        InPlaceUpdateCampaigns,
+        campaignObject(p.ns, 'counts', { rollout: { canary: { count: -1 }, maxConcurrentClusters: 0, failureBudget: '101%' } } as never),
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(apiErrorCode(err), String(err)).to.equal(422);
+    const msg = (err as Error).message;
+    expect(msg).to.include('spec.rollout.canary.count in body should be greater than or equal to 0');
+    expect(msg).to.include('spec.rollout.maxConcurrentClusters in body should be greater than or equal to 1');
+    expect(msg).to.include("spec.rollout.failureBudget in body should match '^(100|[1-9]?[0-9])%$'");
+    // A percentage in bounds passes the integer bound and a count passes the pattern: each applies to its own kind.
+    await p.client.create(
+      InPlaceUpdateCampaigns,
+      campaignObject(p.ns, 'counts-ok', { rollout: { canary: { count: '0%' }, maxConcurrentClusters: '100%', failureBudget: 3 } } as never),
+    );
+  });
+
   it('bad input: selector matching nothing, canary not selected, a template kind no API serves: Valid=False, no plan, no MachineUpdate', async () => {
     const p = await env().platform();
     const fleet = await start(p, singleNodes(2, 'v'));

@@ -297,7 +297,9 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       const core = await t.raw('GET', `/api/v1/namespaces/${ns}/events/${name}`);
       expect(core.status, core.text).to.equal(200);
       expect(core.json).to.include({ apiVersion: 'v1', message: 'first', reason: 'Tested', type: 'Warning', action: 'Testing' });
+      // Upstream's conversion keeps the controller (core/v1 names it reportingComponent), the instance and the action.
       expect(core.json.reportingComponent).to.equal('example.com/recorder');
+      expect(core.json.reportingInstance).to.equal('recorder-1');
       expect(core.json.involvedObject).to.include({ kind: 'ConfigMap', name: cm });
       expect(core.json.metadata.uid).to.equal(created.json.metadata.uid);
       expect(core.json).not.to.have.property('note');
@@ -337,6 +339,8 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       const viaV1 = await t.raw('GET', `${eventsV1}/${legacy}`);
       expect(viaV1.status, viaV1.text).to.equal(200);
       expect(viaV1.json).to.include({ apiVersion: 'events.k8s.io/v1', note: 'from core', deprecatedCount: 3 });
+      // Empty in a legacy Event, and omitted when empty in events.k8s.io/v1.
+      expect(viaV1.json).to.not.have.any.keys('reportingController', 'reportingInstance', 'action');
       expect(viaV1.json.regarding.name).to.equal(cm);
 
       const bad = await t.raw('POST', eventsV1, {
@@ -347,9 +351,35 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
         type: 'Normal',
         regarding: { kind: 'ConfigMap', name: cm, namespace: ns },
       });
+      // Without eventTime an Event is an "old" one: only eventTime is missing (kube-apiserver's legacyValidateEvent
+      // asks for the reporting fields only of an Event with eventTime).
       expect(bad.status, bad.text).to.equal(422);
-      const fields = (bad.json.details.causes as { field: string }[]).map((c) => c.field);
-      expect(fields).to.include.members(['eventTime', 'reportingController', 'reportingInstance', 'action']);
+      const fieldsOf = (r: { json: any }): string[] =>
+        [...new Set((r.json.details.causes as { field: string }[]).map((c) => c.field))].sort();
+      expect(fieldsOf(bad)).to.deep.equal(['eventTime']);
+      const unreported = await t.raw('POST', eventsV1, {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: uniq('ev-bad') },
+        eventTime: '2026-01-01T00:00:00.000000Z',
+        reason: 'Tested',
+        type: 'Normal',
+        regarding: { kind: 'ConfigMap', name: cm, namespace: ns },
+      });
+      expect(unreported.status, unreported.text).to.equal(422);
+      expect(fieldsOf(unreported)).to.deep.equal(['action', 'reportingController', 'reportingInstance']);
+      // Through core/v1 the same Event is checked the same way, the controller under its core/v1 name.
+      const coreUnreported = await t.raw('POST', `/api/v1/namespaces/${ns}/events`, {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: uniq('ev-bad') },
+        eventTime: '2026-01-01T00:00:00.000000Z',
+        reason: 'Tested',
+        type: 'Normal',
+        involvedObject: { kind: 'ConfigMap', name: cm, namespace: ns },
+      });
+      expect(coreUnreported.status, coreUnreported.text).to.equal(422);
+      expect(fieldsOf(coreUnreported)).to.deep.equal(['action', 'reportingComponent', 'reportingInstance']);
       const all = await t.raw('GET', `/api/v1/namespaces/${ns}/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${cm}`)}`);
       expect(all.json.items.map((e: any) => e.metadata.name).sort()).to.deep.equal([name, legacy].sort());
     });
@@ -547,7 +577,9 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
             properties: {
               size: { type: 'integer', minimum: 0, format: '', 'x-kubernetes-validations': [] },
               free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-              kept: { type: 'string', 'x-kubernetes-preserve-unknown-fields': false },
+              // A real server refuses `x-kubernetes-preserve-unknown-fields: false` ("must be true or undefined"),
+              // so the pointer field kept at its zero value here is `maximum`.
+              kept: { type: 'integer', maximum: 0, exclusiveMaximum: false },
             },
           },
           status: { type: 'object', properties: {} },
@@ -584,7 +616,7 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
         expect(stored.properties.spec.properties.size).to.deep.equal({ type: 'integer', minimum: 0 });
         expect(stored.properties.spec.properties.free).to.deep.equal({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
         // A pointer field keeps its zero value.
-        expect(stored.properties.spec.properties.kept).to.deep.equal({ type: 'string', 'x-kubernetes-preserve-unknown-fields': false });
+        expect(stored.properties.spec.properties.kept).to.deep.equal({ type: 'integer', maximum: 0 });
         expect(got.spec.versions[0].additionalPrinterColumns).to.deep.equal([{ name: 'Size', type: 'integer', jsonPath: '.spec.size' }]);
         // The test environment's comparison takes the file and the stored form for the same CRD.
         expect(crdDifferences(got, crd)).to.deep.equal([]);
@@ -1175,14 +1207,22 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(w.status).to.equal(200);
     });
 
-    it('serves a watch from an old resourceVersion that was never compacted (200, no ERROR; 410 only once compacted)', async function () {
-      // The 410 after compaction is asserted on the embedded server (test/local-apiserver/local.test.ts): compaction
-      // cannot be forced on a real cluster.
-      const w = await t.watch(`/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=1&timeoutSeconds=2`);
+    it('answers a watch from a resourceVersion older than its watch cache with 200 and one ERROR event, 410 Expired', async function () {
+      // kube-apiserver serves watches from its watch cache, whose history starts when the cache listed (at server
+      // start for built-ins, when a CRD is first served for custom resources); resourceVersion 1 is older on any
+      // server. Informers relist on it (src/runtime/informer.ts).
+      const w = await t.watch(`/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=1&timeoutSeconds=5`);
       await w.ended;
       expect(w.status).to.equal(200);
-      expect(w.events.filter((e) => e.type === 'ERROR')).to.deep.equal([]);
-      expect(w.events.every((e) => e.object?.metadata?.namespace === ns)).to.equal(true);
+      expect(w.events).to.have.length(1);
+      expect(w.events[0].type).to.equal('ERROR');
+      expect(w.events[0].object).to.include({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410 });
+      expect(w.events[0].object.message).to.match(/^too old resource version: 1 \(\d+\)$/);
+      // From the resourceVersion of a list, the watch is served.
+      const listed = (await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps`)).json.metadata.resourceVersion;
+      const ok = await t.watch(`/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${listed}&timeoutSeconds=1`);
+      await ok.ended;
+      expect(ok.events.filter((e) => e.type === 'ERROR')).to.deep.equal([]);
     });
   });
 

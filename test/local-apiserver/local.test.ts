@@ -92,9 +92,10 @@ describe('local API server (local-only behaviour)', function () {
   });
 
   describe('watch window', function () {
-    it('serves a watch from an old resourceVersion that was never compacted with every event since (200, no ERROR)', async function () {
+    it('replays every event since a resourceVersion the history holds, and 410 before the history started', async function () {
       const t = await local();
       try {
+        const from = (await t.raw('GET', '/api/v1/namespaces/default/configmaps')).json.metadata.resourceVersion;
         for (const name of ['a', 'b']) {
           const r = await t.raw('POST', '/api/v1/namespaces/default/configmaps', {
             apiVersion: 'v1',
@@ -104,8 +105,7 @@ describe('local API server (local-only behaviour)', function () {
           expect(r.status, r.text).to.equal(201);
         }
         await t.raw('DELETE', '/api/v1/namespaces/default/configmaps/a');
-        // resourceVersion 1 is older than anything this server holds, but nothing was compacted since it started.
-        const w = await t.watch('/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1');
+        const w = await t.watch(`/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${from}`);
         try {
           expect(w.status).to.equal(200);
           const evs = await w.until((e) => e.length >= 3);
@@ -117,6 +117,21 @@ describe('local API server (local-only behaviour)', function () {
         } finally {
           w.stop();
         }
+        // The history starts once the server is up (after the system namespaces), as a real watch cache's does:
+        // nothing was written between the start and the first list, so it started at that list's resourceVersion.
+        const old = await t.watch('/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1');
+        await old.ended;
+        expect(old.events.map((e) => [e.type, e.object.code, e.object.message])).to.deep.equal([
+          ['ERROR', 410, `too old resource version: 1 (${from})`],
+        ]);
+        // A custom resource's history starts when its CRD is first served (the CRD's create).
+        const created = await t.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', widgetCrd());
+        const crdRv = Number(created.json.metadata.resourceVersion);
+        const before = await t.watch(`${widgetPath('default')}?watch=1&resourceVersion=${crdRv - 1}`);
+        await before.ended;
+        expect(before.events.map((e) => [e.type, e.object.message])).to.deep.equal([
+          ['ERROR', `too old resource version: ${crdRv - 1} (${crdRv})`],
+        ]);
       } finally {
         await t.close();
       }
@@ -144,7 +159,8 @@ describe('local API server (local-only behaviour)', function () {
             apiVersion: 'v1',
             metadata: {},
             status: 'Failure',
-            message: `too old resource version: ${rvs[2]} (${rvs[5]})`,
+            // kube-apiserver's watch cache names one less than the oldest event it still holds.
+            message: `too old resource version: ${rvs[2]} (${rvs[5]! - 1})`,
             reason: 'Expired',
             code: 410,
           },

@@ -1,6 +1,7 @@
 /** The API machinery: resource registry, verbs with their storage semantics, garbage collection, namespace lifecycle. */
 import { celSkippedNotice, celValidate, crdToResource, hasBlockingError, schemaHasRules, storedCrdForm } from './crd.js';
 import { objectTooDeep, valueTooDeep } from './depth.js';
+import { CORE_EVENTS_GR, validateCoreEvent } from './events.js';
 import {
   ApiError,
   alreadyExists,
@@ -32,6 +33,8 @@ export interface WriteOptions {
   fieldValidation?: string;
   fieldManager?: string;
   force?: boolean;
+  /** Internal: the body was validated through the resource sharing this storage (an events.k8s.io/v1 Event). */
+  sharedValidated?: boolean;
 }
 
 /** A write through a resource that shares another's storage, in the owner's form. */
@@ -162,9 +165,10 @@ export class Core {
   private readonly eventTtlMs: number;
   private readonly watchFreshMs: number | undefined;
   /**
-   * The resourceVersion before which no watch history exists (etcd's compaction point): 0 for a fresh server, the
-   * restored resourceVersion after a restart from a persist file. A watch from an older resourceVersion that was never
-   * compacted is served (200) as etcd serves it; 410 Expired only below a store's floor.
+   * The resourceVersion the built-in resources' watch history starts at, as kube-apiserver's watch caches start when
+   * it starts (they list then): the resourceVersion after bootstrap (startWatchHistory), or the restored one after a
+   * restart from a persist file. A custom resource's history starts when its CRD is first served. A watch from an
+   * older resourceVersion gets 200 with an ERROR event, 410 Expired, as from a real server's watch cache.
    */
   historyFrom = 0;
 
@@ -222,6 +226,12 @@ export class Core {
     return this.eventWrites.size;
   }
 
+  /** The watch history of every resource served so far starts now (a real server's caches list once it is up). */
+  startWatchHistory(): void {
+    this.historyFrom = Math.max(this.historyFrom, this.rv);
+    for (const s of this.stores.values()) s.startHistoryAt(this.historyFrom);
+  }
+
   /** Creates the namespaces every cluster has. */
   bootstrap(): void {
     for (const ns of SYSTEM_NAMESPACES) {
@@ -250,7 +260,8 @@ export class Core {
           selectable: this.selectable(gr),
           ...(this.watchFreshMs !== undefined ? { freshMs: this.watchFreshMs } : {}),
         },
-        // A store is created before its resource's first write, so every event of it since historyFrom is retained.
+        // A store is created before its resource's first write, so every event of it since historyFrom is retained
+        // (register() starts a custom resource's history later, when its CRD is served).
         this.historyFrom,
       );
       this.stores.set(gr, s);
@@ -309,6 +320,7 @@ export class Core {
     ns: string,
     opts: WriteOptions,
     mode: 'body' | 'patch',
+    create: boolean,
   ): SharedWrite {
     const shared = def.sharedStorage!;
     const owner = this.resources.get(shared.gr);
@@ -317,7 +329,7 @@ export class Core {
     if (!isObj(obj)) throw badRequest('the body of the request was not an object');
     this.checkKind(def, version, obj);
     const warnings = this.builtinUnknownFields(def, version, obj, opts, mode);
-    const errs = shared.validate(obj, ns);
+    const errs = shared.validate(obj, ns, create);
     if (errs.length) throw invalid(def.kind, def.group, String(meta(obj).name ?? ''), errs);
     return { owner, body: shared.write(obj), warnings };
   }
@@ -327,6 +339,8 @@ export class Core {
     const gr = grKey(def.group, def.plural);
     const prev = this.resources.get(gr);
     if (prev) this.unserve(prev);
+    // A real server's cache of a custom resource lists when the CRD starts being served: its history starts there.
+    else if (!def.builtin) this.store(gr).startHistoryAt(this.rv);
     this.resources.set(gr, def);
     for (const v of def.versions) {
       if (!v.served) continue;
@@ -599,8 +613,13 @@ export class Core {
   }
 
   /** Kind-specific defaulting/validation for the schemaless built-ins that have semantics here. */
-  private admitBuiltin(def: ResourceDef, obj: Obj, old: Obj | undefined, name: string): void {
+  private admitBuiltin(def: ResourceDef, obj: Obj, old: Obj | undefined, name: string, ns: string, opts: WriteOptions): void {
     const gr = grKey(def.group, def.plural);
+    // A core/v1 Event gets the legacy checks; one written through events.k8s.io/v1 had them (and more) already.
+    if (gr === CORE_EVENTS_GR && !opts.sharedValidated) {
+      const errs = validateCoreEvent(obj, ns);
+      if (errs.length) throw invalid(def.kind, def.group, name, errs);
+    }
     if (gr === NS_GR) {
       const spec = isObj(obj.spec) ? obj.spec : {};
       obj.spec = { ...spec, finalizers: Array.isArray(spec.finalizers) ? spec.finalizers : ['kubernetes'] };
@@ -610,7 +629,7 @@ export class Core {
     } else if (gr === CRD_GR) {
       // Stored as kube-apiserver stores it (empty optional fields dropped, v1 defaults), so readers see the same CRD.
       obj.spec = storedCrdForm(obj).spec;
-      const { errors } = crdToResource(obj);
+      const { errors } = crdToResource(obj, { ...(old ? { old } : {}) });
       if (errors.length) throw invalid(def.kind, def.group, name, errors);
     }
     const errs: FieldError[] = [];
@@ -725,8 +744,8 @@ export class Core {
   create(def: ResourceDef, version: string, ns: string, body: Obj, opts: WriteOptions): WriteResult {
     if (valueTooDeep(body)) throw objectTooDeep();
     if (def.sharedStorage) {
-      const w = this.toSharedStorage(def, version, body, ns, opts, 'body');
-      const r = this.create(w.owner, w.owner.storageVersion, ns, w.body, opts);
+      const w = this.toSharedStorage(def, version, body, ns, opts, 'body', true);
+      const r = this.create(w.owner, w.owner.storageVersion, ns, w.body, { ...opts, sharedValidated: true });
       return { ...r, warnings: [...w.warnings, ...r.warnings] };
     }
     const obj = clone(body);
@@ -751,7 +770,7 @@ export class Core {
     if (!def.builtin) warnings = this.admitCustom(def, version, obj, undefined, opts, 'body', name);
     else {
       warnings = this.builtinUnknownFields(def, version, obj, opts, 'body');
-      this.admitBuiltin(def, obj, undefined, name);
+      this.admitBuiltin(def, obj, undefined, name, ns, opts);
     }
     const errs = [...validateName(name, gr === NS_GR), ...validateMeta(m)];
     if (errs.length) throw invalid(def.kind, def.group, name, errs);
@@ -781,8 +800,8 @@ export class Core {
   update(def: ResourceDef, version: string, ns: string, name: string, body: Obj, opts: WriteOptions, subresource?: string): WriteResult {
     if (!isObj(body)) throw badRequest('the body of the request was not an object');
     if (def.sharedStorage) {
-      const w = this.toSharedStorage(def, version, body, ns, opts, 'body');
-      const r = this.update(w.owner, w.owner.storageVersion, ns, name, w.body, opts, subresource);
+      const w = this.toSharedStorage(def, version, body, ns, opts, 'body', false);
+      const r = this.update(w.owner, w.owner.storageVersion, ns, name, w.body, { ...opts, sharedValidated: true }, subresource);
       return { ...r, warnings: [...w.warnings, ...r.warnings] };
     }
     const obj = clone(body);
@@ -835,8 +854,18 @@ export class Core {
     // A JSON patch can nest a value below an existing path: the result is checked, not only the request body.
     if (valueTooDeep(incoming)) throw objectTooDeep();
     if (def.sharedStorage) {
-      const w = this.toSharedStorage(def, version, incoming, ns, opts, mode);
-      const r = this.applyUpdate(w.owner, w.owner.storageVersion, ns, name, existing, w.body, opts, subresource, mode);
+      const w = this.toSharedStorage(def, version, incoming, ns, opts, mode, false);
+      const r = this.applyUpdate(
+        w.owner,
+        w.owner.storageVersion,
+        ns,
+        name,
+        existing,
+        w.body,
+        { ...opts, sharedValidated: true },
+        subresource,
+        mode,
+      );
       return { ...r, warnings: [...w.warnings, ...r.warnings] };
     }
     const old = existing.obj;
@@ -885,7 +914,7 @@ export class Core {
     if (!def.builtin) warnings = this.admitCustom(def, version, obj, this.toVersion(def, version, old), opts, mode, name);
     else {
       warnings = this.builtinUnknownFields(def, version, obj, opts, mode);
-      this.admitBuiltin(def, obj, old, name);
+      this.admitBuiltin(def, obj, old, name, ns, opts);
     }
     const errs = validateMeta(m);
     if (om.deletionTimestamp) {
@@ -1113,7 +1142,8 @@ export class Core {
   private onCrdWritten(crd: Obj): void {
     const m = crd.metadata as Obj;
     if (m.deletionTimestamp) return;
-    const { def } = crdToResource(crd);
+    // Validated when written; serving it needs only its resource definition.
+    const { def } = crdToResource(crd, { schemas: false });
     if (!def) return;
     const existingDef = this.resources.get(grKey(def.group, def.plural));
     if (existingDef && existingDef.builtin) return;
@@ -1170,7 +1200,8 @@ export class Core {
   /** Registers every stored CRD (after persistence replay). */
   registerStoredCrds(): void {
     for (const e of this.store(CRD_GR).objects.values()) {
-      const { def } = crdToResource(e.obj);
+      // A CRD persisted before a schema check existed is served, as a real server serves what it stored.
+      const { def } = crdToResource(e.obj, { schemas: false });
       if (def) this.register(def);
       if ((e.obj.metadata as Obj).deletionTimestamp) this.enqueueCrdCleanup(String((e.obj.metadata as Obj).name));
     }

@@ -4,7 +4,8 @@ import { ruleCostProblems } from './cel-cost.js';
 import type { FieldError } from './errors.js';
 import { jsonEqual } from './json.js';
 import type { PrinterColumn, ResourceDef, VersionDef } from './resources.js';
-import { structuralProblems, type Schema } from './schema.js';
+import { ALL_SCHEMA_CHECKS, crdSchemaErrors, updateSchemaChecks, type SchemaCheckOptions } from './crd-schema.js';
+import type { Schema } from './schema.js';
 
 type Obj = Record<string, unknown>;
 
@@ -77,8 +78,36 @@ function walkRules(schema: Schema, path: string, errs: FieldError[]): void {
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
+/** How much of a CRD's schemas crdToResource checks. */
+export interface CrdCheck {
+  /**
+   * Check the schemas as a real server does on a write (structural, defaults, OpenAPI rules, CEL compilation and
+   * cost). Off when serving a CRD already stored (a persisted CRD from before a check was added is still served).
+   * @default true
+   */
+  schemas?: boolean;
+  /** The stored CRD on an update: what its schemas already violate is not required of the new ones. */
+  old?: Obj;
+}
+
+/** The openAPIV3Schemas of a CRD's versions. */
+function crdSchemas(crd: Obj): Schema[] {
+  const versions = isObj(crd.spec) && Array.isArray(crd.spec.versions) ? (crd.spec.versions as unknown[]) : [];
+  return versions.flatMap((v) => {
+    const s = isObj(v) && isObj(v.schema) ? v.schema.openAPIV3Schema : undefined;
+    return isObj(s) ? [s as Schema] : [];
+  });
+}
+
+/** Checks a default against the schema's rules, as on a create (the rules compiled by walkRules). */
+function defaultRules(value: unknown, schema: Schema, path: string, errs: FieldError[]): void {
+  celValidate(value, undefined, schema, path, errs);
+}
+
 /** Validates a CRD and builds its ResourceDef; returns field errors instead when the CRD is not acceptable. */
-export function crdToResource(crd: Obj): { def?: ResourceDef; errors: FieldError[] } {
+export function crdToResource(crd: Obj, check: CrdCheck = {}): { def?: ResourceDef; errors: FieldError[] } {
+  const checkSchemas = check.schemas !== false;
+  const schemaChecks: Readonly<SchemaCheckOptions> = check.old ? updateSchemaChecks(crdSchemas(check.old)) : ALL_SCHEMA_CHECKS;
   const errs: FieldError[] = [];
   const spec = (crd.spec ?? {}) as Obj;
   const names = (spec.names ?? {}) as Obj;
@@ -164,12 +193,14 @@ export function crdToResource(crd: Obj): { def?: ResourceDef; errors: FieldError
     const schema = schemaOf(v);
     const base = shared ? 'spec.validation.openAPIV3Schema' : `spec.versions[${i}].schema.openAPIV3Schema`;
     if (!schema) req(base);
-    else if (!shared || i === 0) {
-      const probs: string[] = [];
-      structuralProblems(schema, base, probs);
-      for (const p of probs) errs.push({ type: 'FieldValueInvalid', field: base, value: '', hasValue: false, detail: p });
-      walkRules(schema, base, errs);
-      if (!probs.length) errs.push(...ruleCostProblems(schema, base).errors);
+    else if (checkSchemas && (!shared || i === 0)) {
+      // Rules are compiled first: a default is checked against them too.
+      const ruleErrs: FieldError[] = [];
+      walkRules(schema, base, ruleErrs);
+      const schemaErrs = crdSchemaErrors(schema, base, schemaChecks, defaultRules);
+      errs.push(...schemaErrs);
+      // A real server compiles the rules and estimates their cost only once the schema itself is sound.
+      if (!schemaErrs.length) errs.push(...ruleErrs, ...ruleCostProblems(schema, base).errors);
     } else walkRules(schema, base, []); // compiles this version's rules; their errors were reported for the first
     const subs = (v.subresources ?? {}) as Obj;
     if (subs.status !== undefined) status = true;
@@ -344,7 +375,7 @@ export function celValidate(value: unknown, old: unknown, schema: Schema | undef
 // kube-apiserver decodes a CRD into Go structs whose optional fields carry `omitempty` and encodes it again when it
 // stores it: an empty string, false, empty list or empty map in those fields does not survive (a sample CRD's
 // `status.properties: {}` came back without `properties`), and a null never does. Fields that are pointers keep
-// their zero value (`x-kubernetes-preserve-unknown-fields: false`, `minimum: 0`, `labelSelectorPath: ""`).
+// their zero value (`minimum: 0`, `maximum: 0`, `labelSelectorPath: ""`).
 const SCHEMA_STRINGS = new Set(['id', '$schema', 'description', 'type', 'format', 'title', 'pattern']);
 const SCHEMA_BOOLS = new Set([
   'exclusiveMaximum',

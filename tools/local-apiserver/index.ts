@@ -101,6 +101,7 @@ export async function startLocalApiServer(opts: LocalApiServerOptions = {}): Pro
     core.onPersist = (op) => p.append(op);
   }
   core.bootstrap();
+  core.startWatchHistory();
   core.startHousekeeping();
   let hostPort = '127.0.0.1:0';
   const handler = new Handler(core, {

@@ -68,7 +68,7 @@ export interface SharedStorage {
   /** A body written through this resource in its stored form. */
   write(body: Obj): Obj;
   /** What the real server refuses in a body written through this resource. */
-  validate(body: Obj, namespace: string): FieldError[];
+  validate(body: Obj, namespace: string, create: boolean): FieldError[];
 }
 
 /** Storage key of a group/resource. */

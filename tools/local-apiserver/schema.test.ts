@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import type { FieldError } from './errors.js';
-import { applyDefaults, prune, structuralProblems, validate, type Schema } from './schema.js';
+import { crdSchemaErrors } from './crd-schema.js';
+import { fieldErrorString } from './errors.js';
+import { applyDefaults, prune, validate, type Schema } from './schema.js';
 
 const schema: Schema = {
   type: 'object',
@@ -106,8 +108,9 @@ describe('structural schema', function () {
   });
 
   it('flags a non-structural schema (missing type below the root)', function () {
-    const out: string[] = [];
-    structuralProblems({ type: 'object', properties: { spec: { properties: {} } } }, 'openAPIV3Schema', out);
-    expect(out[0]).to.contain('properties[spec].type: Required value');
+    const out = crdSchemaErrors({ type: 'object', properties: { spec: { properties: {} } } }, 'openAPIV3Schema').map((e) =>
+      fieldErrorString(e),
+    );
+    expect(out).to.deep.equal(['openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields']);
   });
 });

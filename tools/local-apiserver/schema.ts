@@ -486,19 +486,3 @@ function validateValueOnly(value: unknown, schema: Schema, path: string, errs: F
   }
   validate(value, { ...schema, type: undefined }, path, errs);
 }
-
-/** Problems that make a schema non-structural or unsupported; checked at CRD registration. */
-export function structuralProblems(schema: Schema, path: string, out: string[], root = true): void {
-  if (!schema.type && !schema['x-kubernetes-int-or-string'] && !schema['x-kubernetes-preserve-unknown-fields'] && !root) {
-    out.push(`${path}.type: Required value: must not be empty for specified object fields`);
-  }
-  if (root && schema.type !== 'object') out.push(`${path}.type: Invalid value: "${schema.type ?? ''}": must be object at the root`);
-  for (const [k, v] of Object.entries(schema.properties ?? {})) structuralProblems(v, `${path}.properties[${k}]`, out, false);
-  if (schema.items) structuralProblems(schema.items, `${path}.items`, out, false);
-  if (isObj(schema.additionalProperties))
-    structuralProblems(schema.additionalProperties as Schema, `${path}.additionalProperties`, out, false);
-  if (schema.properties && isObj(schema.additionalProperties))
-    out.push(`${path}.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive`);
-  if (schema.pattern !== undefined && compileRe(schema.pattern) === null)
-    out.push(`${path}.pattern: Invalid value: ${JSON.stringify(schema.pattern)}: must be a valid regular expression`);
-}

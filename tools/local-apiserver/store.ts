@@ -179,8 +179,13 @@ export class ResourceStore {
   private readonly prevLabels = new Map<string, PrevLabels>();
   private readonly selectionDiffers: (a: Obj, b: Obj) => boolean;
   private readonly selectable: (o: Obj) => Obj;
-  /** Events with rv <= floor are no longer available to watches. */
+  /**
+   * Where this resource's history starts (the resourceVersion its watch cache listed at) or the last event dropped
+   * from the window, whichever is later.
+   */
   floor: number;
+  /** An event was dropped from the window since the history started (the real cache then counts from its oldest event). */
+  private evicted = false;
   private sorted?: string[];
   private sortedNs = new Map<string, string[]>();
   private readonly maxEvents: number;
@@ -400,6 +405,7 @@ export class ResourceStore {
       const at = b ? b.at(this.head) : (e!.at ?? now);
       if (n <= this.maxEvents && (n <= this.minEvents || at >= cutoff)) break;
       this.floor = b ? b.rv(this.head) : e!.rv;
+      this.evicted = true;
       if (b) {
         // Its previous state goes with it; the block's JSON and columns go with its last event.
         if (b.prev) b.prev[this.head] = undefined;
@@ -427,9 +433,21 @@ export class ResourceStore {
     }
   }
 
-  /** Oldest resourceVersion a watch may start from (exclusive), i.e. the compaction point. */
+  /**
+   * The oldest resourceVersion a watch may resume from; an older one gets 410 Expired naming this value. As
+   * kube-apiserver's watch cache counts it: the resourceVersion the history started at while nothing was dropped,
+   * else one less than the oldest event still held.
+   */
   oldestAvailable(): number {
-    return this.floor;
+    if (!this.evicted || this.retainedEvents === 0) return this.floor;
+    const b = this.sealed > 0 ? this.blocks[this.blockStart] : undefined;
+    const first = b ? b.rv(this.head) : this.events[this.start]!.rv;
+    return Math.max(this.floor, first - 1);
+  }
+
+  /** Starts this resource's history at `rv` (its watch cache listing then): older resourceVersions get 410. */
+  startHistoryAt(rv: number): void {
+    if (rv > this.floor) this.floor = rv;
   }
 
   /**
@@ -438,7 +456,7 @@ export class ResourceStore {
    * selector could tell it apart.
    */
   eventsSince(rv: number): WatchEvent[] | undefined {
-    if (rv < this.floor) return undefined;
+    if (rv < this.oldestAvailable()) return undefined;
     const out: WatchEvent[] = [];
     // rv increases along the window: binary search for the first block whose last event is after `rv`, then in it.
     let lo = this.blockStart;

@@ -126,7 +126,7 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
     }
     const events = store.eventsSince(rv);
     if (!events) {
-      const err = expired(`too old resource version: ${rv} (${store.oldestAvailable() + 1})`);
+      const err = expired(`too old resource version: ${rv} (${store.oldestAvailable()})`);
       res.end(`{"type":"ERROR","object":${JSON.stringify(err.toStatus())}}\n`);
       activeWatches.delete(res);
       return;

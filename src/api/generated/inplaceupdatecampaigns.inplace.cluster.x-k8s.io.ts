@@ -96,7 +96,7 @@ export interface InPlaceUpdateCampaignSpec {
        */
       clusterNames?: string[];
       /**
-       * count (or percentage, rounded up) of the first clusters in rollout order to use as canaries when clusterNames is empty.
+       * count (or percentage, rounded up) of the first clusters in rollout order to use as canaries when clusterNames is empty. A count is at least 0, a percentage 0% to 100%.
        */
       count?: number | string;
     };
@@ -105,11 +105,11 @@ export interface InPlaceUpdateCampaignSpec {
      */
     soakSeconds?: number;
     /**
-     * maxConcurrentClusters is the wave size (count, or percentage of the selected clusters rounded down, at least 1).
+     * maxConcurrentClusters is the wave size (count, or percentage of the selected clusters rounded down, at least 1). A count is at least 1, a percentage 1% to 100%.
      */
     maxConcurrentClusters?: number | string;
     /**
-     * failureBudget is how many failed clusters (count, or percentage of the selected clusters rounded down) the campaign tolerates; one more halts it (no new cluster starts, running ones finish). Default 0.
+     * failureBudget is how many failed clusters (count, or percentage of the selected clusters rounded down) the campaign tolerates; one more halts it (no new cluster starts, running ones finish). Default 0. A count is at least 0, a percentage 0% to 100%.
      */
     failureBudget?: number | string;
     /**

@@ -31,12 +31,18 @@ export function resolveIntOrPercent(v: number | string | undefined, total: numbe
   return round === 'up' ? Math.ceil(x) : Math.floor(x);
 }
 
-/** Problems with an int-or-percentage the API's pattern may not have caught (older objects, a real server without the CRD's pattern). */
-export function percentProblem(field: string, v: number | string | undefined): string[] {
-  if (typeof v !== 'string') return [];
+/**
+ * Problems with an int-or-percentage the API's bounds may not have caught (older objects, a CRD installed before the
+ * bounds): a count or a percentage below `min`, a percentage over 100 %, a string that is neither. The same bounds as
+ * the CRD's `minimum` and `pattern` beside the int-or-string's anyOf.
+ */
+export function percentProblem(field: string, v: number | string | undefined, min = 0): string[] {
+  if (v === undefined) return [];
+  if (typeof v === 'number') return Number.isInteger(v) && v >= min ? [] : [`${field} ${v} is below ${min}`];
   const m = /^(\d+)%$/.exec(v);
   if (!m) return [`${field} ${JSON.stringify(v)} is neither a count nor a percentage`];
-  return Number(m[1]) > 100 ? [`${field} ${v} is over 100%`] : [];
+  const n = Number(m[1]);
+  return n > 100 ? [`${field} ${v} is over 100%`] : n < min ? [`${field} ${v} is below ${min}%`] : [];
 }
 
 /** The priority of a cluster under `key` (label, then annotation); Infinity when absent or not an integer. */

@@ -26,7 +26,7 @@ export function campaignProblems(snap: CampaignSnapshot, r: CampaignRows, now: D
   const rollout = spec.rollout ?? {};
   const problems: string[] = [
     ...percentProblem('spec.rollout.failureBudget', rollout.failureBudget),
-    ...percentProblem('spec.rollout.maxConcurrentClusters', rollout.maxConcurrentClusters),
+    ...percentProblem('spec.rollout.maxConcurrentClusters', rollout.maxConcurrentClusters, 1),
     ...percentProblem('spec.rollout.canary.count', rollout.canary?.count),
     ...updaterProblems(spec.template),
     ...snap.templateProblems,
