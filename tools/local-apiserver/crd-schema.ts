@@ -304,8 +304,12 @@ function defaults(
       if (!jsonEqual(pruned, dflt))
         out.push({ err: defaultValue(`${path}.default`, dflt, 'must not have unknown fields'), cat: 'prunedDefaults' });
     }
+    // Validated as a document of its own: kube-openapi names a field relative to the default (the message says
+    // "a in body …", " in body …" for the default itself) and the field path appends that name to `….default`
+    // (`….default.a`, `….default.[0]`).
     const errs: FieldError[] = [];
-    validate(dflt, s as Schema, `${path}.default`, errs);
+    validate(dflt, s as Schema, '', errs);
+    for (const e of errs) e.field = e.field ? `${path}.default.${e.field}` : `${path}.default`;
     // A real server runs the rules over the default once the schema passed, as on a create.
     if (!errs.length) rules?.(dflt, s as Schema, `${path}.default`, errs);
     for (const err of errs) out.push({ err, cat: 'structural' });
