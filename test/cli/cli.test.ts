@@ -1,7 +1,7 @@
 // The `inplace` verbs against the shared test environment (local API server, or a real cluster with
 // INPLACE_TEST_KUBECONFIG): output, exit codes, and the state they leave — including every kind of bad input.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -10,6 +10,7 @@ import { API_VERSION, Finalizers, InPlaceUpdatePlans, type InPlaceUpdatePlan, ty
 import { applyInventory, buildInventory, capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { projectRoot } from '../../src/cli/procs.js';
+import { missingKubeconfig } from '../../src/cli/kube.js';
 import { cli, runProcess } from '../support/cli.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
@@ -133,6 +134,56 @@ describe('inplace CLI', function () {
       expect(r.code).to.equal(2);
       expect(r.err).to.contain('does not exist');
       expect(r.err).to.contain('inplace local-apiserver');
+    });
+
+    it('without any kubeconfig (no flag, no $KUBECONFIG, no ~/.kube/config, not a pod) says so and exits 2, never localhost:8080', () => {
+      const home = mkdtempSync(join(tmpdir(), 'inplace-no-home-'));
+      expect(missingKubeconfig(undefined, { HOME: home }, home)).to.match(/^no kubeconfig: .*\.kube\/config does not exist/);
+      expect(missingKubeconfig(undefined, { HOME: home, KUBECONFIG: '/some/file' }, home)).to.equal(undefined);
+      expect(missingKubeconfig('/some/file', { HOME: home }, home)).to.equal(undefined);
+      if (existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) return; // in a pod the chain finds one
+      const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, INPLACE_FROM_SOURCE: '1' };
+      delete env.KUBECONFIG;
+      const bin = join(projectRoot(), 'bin', 'inplace.mjs');
+      const r = spawnSync(process.execPath, [bin, 'status', 'p'], { env, encoding: 'utf8' });
+      expect(r.status, r.stderr).to.equal(2);
+      expect(r.stderr).to.contain('no kubeconfig');
+      expect(r.stderr).not.to.match(/localhost:8080|check that the cluster/);
+      // Preview still lists what it finds without the cluster, and the plan is not OK: exit 1.
+      const p = spawnSync(process.execPath, [bin, 'preview', '-f', join(projectRoot(), 'examples', 'invalid-plan.yaml')], {
+        env,
+        encoding: 'utf8',
+      });
+      expect(p.status, p.stderr).to.equal(1);
+      expect(p.stderr).to.contain('Machine /status/phase is not writable');
+      expect(p.stderr).to.contain('the cluster was not read: no kubeconfig');
+    });
+
+    it('with an unreachable API server, preview lists the problems it finds without the cluster, then why the cluster was not read', async () => {
+      const kubeconfig = join(tmp, 'unreachable.kubeconfig');
+      writeFileSync(
+        kubeconfig,
+        stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+          clusters: [{ name: 'c', cluster: { server: 'http://127.0.0.1:9', 'insecure-skip-tls-verify': true } }],
+          users: [{ name: 'u', user: { token: 't' } }],
+          contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+          'current-context': 'x',
+        }),
+      );
+      const r = await cli('preview', '-f', join(projectRoot(), 'examples', 'invalid-plan.yaml'), '--kubeconfig', kubeconfig);
+      expect(r.code, r.err).to.equal(1);
+      expect(r.err).to.contain('found without the cluster');
+      expect(r.err).to.contain('Machine /status/phase is not writable');
+      expect(r.err).to.contain('overlaps /spec/ntp/servers');
+      expect(r.err).to.match(/the cluster was not read: cannot reach the API server at http:\/\/127\.0\.0\.1:9/);
+      // A plan without such problems: the connection error, and that nothing was found offline.
+      const ok = await cli('preview', '-f', join(projectRoot(), 'examples', 'plan.yaml'), '--kubeconfig', kubeconfig);
+      expect(ok.code).to.equal(1);
+      expect(ok.err).to.contain('cannot reach the API server');
+      expect(ok.err).to.contain('without the cluster no problem was found');
     });
 
     it('fails with exit 1 when preview is given a missing file', async () => {
