@@ -25,6 +25,12 @@ import { CliError, ExitCode, flag, secondsOption, str, UsageError, type Io, type
 
 export { DEMO } from './demo-platform.js';
 
+/**
+ * The controllers the single-plan demo starts: no campaign controller (the demo applies a plan, not a campaign; the
+ * fleet demo starts it) and no runtime extension (the --hooks demo's). The README's process count follows this list.
+ */
+export const DEMO_CONTROLLERS = ['plan-controller', 'machine-task-controller', 'mhc-extension'] as const;
+
 /** `inplace demo`. */
 export const demoVerb: Verb = {
   name: 'demo',
@@ -41,7 +47,7 @@ Exit code 0 when the plan ended updated with every change committed, 1 otherwise
 unexpectedly, with --keep-running too: the reason and its last log lines are printed), 130 on Ctrl-C.
 
 The reference updater (a simulation: it changes nothing) serves every generic updater name in the demo
-(--catch-all). To run your own updater in the demo instead, leave it out (--no-reference-updater) or narrow it to
+(--catch-all); with --fleet, exactly the generic updater names of the campaign file. To run your own updater in the demo instead, leave it out (--no-reference-updater) or narrow it to
 the names it should still serve (--reference-names ntp-config); see the README, "Run your own updater in the demo".
 
 With --hooks (npm start -- --hooks) it plays an operator of Cluster API >= 1.12 with the InPlaceUpdates gate
@@ -171,7 +177,7 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
     // loopback-only too), so the demo waits for /readyz as a kubelet would and prints where to scrape.
     const { sampleUpdaters } = await import('../sample-updaters/index.js');
     const specs: ComponentSpec[] = [{ name: 'capi-sim', args: ['capi-sim', ...kc] }];
-    for (const c of ['plan-controller', 'machine-task-controller', 'mhc-extension']) {
+    for (const c of DEMO_CONTROLLERS) {
       const port = await freePort();
       specs.push({ name: c, args: ['run', c, ...kc, ...serveOn(port)], port });
     }

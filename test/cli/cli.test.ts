@@ -10,6 +10,7 @@ import { API_VERSION, Finalizers, InPlaceUpdatePlans, type InPlaceUpdatePlan, ty
 import { applyInventory, buildInventory, capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { projectRoot } from '../../src/cli/procs.js';
+import { COMPONENTS } from '../../src/components.js';
 import { missingKubeconfig } from '../../src/cli/kube.js';
 import { cli, runProcess } from '../support/cli.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
@@ -60,6 +61,15 @@ describe('inplace CLI', function () {
       const r = await cli('--help');
       expect(r.code).to.equal(0);
       expect(r.out).to.contain('Exit codes: 0 success, 1 failure');
+    });
+
+    it('names every component in the help of the command and in the usage of run', async () => {
+      const top = (await cli('--help')).out.split('\n').find((l) => l.startsWith('  run '))!;
+      const run = (await cli('run', '--help')).out.split('\n')[0]!;
+      for (const c of COMPONENTS) {
+        expect(top, c.name).to.contain(c.name);
+        expect(run, c.name).to.contain(c.name);
+      }
     });
 
     it('rejects an unknown command with exit 2 and a suggestion', async () => {
@@ -214,6 +224,14 @@ describe('inplace CLI', function () {
       expect(r.err).to.contain('is not valid YAML');
     });
 
+    it('rejects a --version that is not a Kubernetes version (vX.Y.Z) with exit 2, before reading the cluster', async () => {
+      for (const v of ['banana', '1.30.1', 'v1.30', 'v1.30.1.2']) {
+        const r = await cli('preview', 'kcp/cluster1-cp', '--version', v, '--kubeconfig', join(tmp, 'missing'));
+        expect(r.code, `${v}: ${r.err}`).to.equal(2);
+        expect(r.err).to.contain(`--version "${v}" is not a Kubernetes version`);
+      }
+    });
+
     it('rejects preview without -f with exit 2', async () => {
       const r = await cli('preview');
       expect(r.code).to.equal(2);
@@ -348,6 +366,8 @@ describe('inplace CLI', function () {
       expect(all.out).to.match(new RegExp(`^${ns}\\s+list-plan\\s+c1\\s+`, 'm'));
       const none = await cli('status', '-n', 'no-plans-here', ...kc);
       expect(none.out).to.contain('No InPlaceUpdatePlans found in namespace no-plans-here');
+      // ...and where plans are instead (after npm start, the kubeconfig's namespace is `default`, the plans are elsewhere).
+      expect(none.out).to.match(/\d+ plans? in namespaces? .*: inplace status -A lists them all, inplace status -n \S+ that namespace's\./);
       expect((await cli('status', '-w', ...kc)).code).to.equal(2);
       expect((await cli('status', '-A', '-n', ns, ...kc)).code).to.equal(2);
     });
@@ -459,7 +479,7 @@ describe('inplace CLI', function () {
       expect(r.stdout).to.match(/^InPlaceUpdatePlan\/plugin-plan\s/m);
     });
 
-    it('refuses to resume or pause a finished plan: exit 1, a message that says why, the spec untouched', async () => {
+    it('refuses to resume, pause or abort a finished plan: exit 1 (abort of an aborted one: 0), a message that says why, the spec untouched', async () => {
       for (const st of ['aborted', 'updated'] as const) {
         const name = `done-${st}`;
         await env.client.create(
@@ -475,6 +495,10 @@ describe('inplace CLI', function () {
         const p = await cli('pause', name, '-n', ns, ...kc);
         expect(p.code).to.equal(1);
         expect(p.err).to.contain(`cannot pause: the plan is ${st}`);
+        // Abort: an aborted plan is already what it asks (exit 0); an updated one cannot be aborted any more (exit 1).
+        const a = await cli('abort', name, '-n', ns, ...kc);
+        expect(a.code, a.err).to.equal(st === 'aborted' ? 0 : 1);
+        if (st === 'updated') expect(a.err).to.contain('cannot abort: the plan is updated');
         const after = (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, name))!;
         expect(after.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
         expect(after.spec.paused).to.equal(true);
