@@ -12,6 +12,7 @@ import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { projectRoot } from '../../src/cli/procs.js';
 import { COMPONENTS } from '../../src/components.js';
 import { missingKubeconfig } from '../../src/cli/kube.js';
+import { demoControllerArgs } from '../../src/cli/demo-platform.js';
 import { cli, runProcess } from '../support/cli.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
@@ -108,6 +109,21 @@ describe('inplace CLI', function () {
       const b = await cli('capi-sim', '--bind-address', '127.0.0.1', '--kubeconfig', '/nonexistent');
       expect(b.code).to.equal(2);
       expect(b.err).to.contain('--bind-address needs --health-port');
+    });
+
+    it('demo --write-policy: documented, checked before anything starts, passed to the components that enforce it', async () => {
+      expect((await cli('demo', '--help')).out).to.match(
+        /--write-policy FILE the write policy of the plan-controller and machine-task-controller/,
+      );
+      const missing = await cli('demo', '--write-policy', join(tmp, 'no-policy.yaml'));
+      expect(missing.code).to.equal(1);
+      expect(missing.err).to.contain('cannot read the write policy');
+      expect(missing.out).not.to.contain('local API server');
+      expect((await cli('demo', '--hooks', '--write-policy', 'examples/write-policy.yaml')).code).to.equal(2);
+      expect(demoControllerArgs('plan-controller', '/p.yaml')).to.deep.equal(['--write-policy', '/p.yaml']);
+      expect(demoControllerArgs('machine-task-controller', '/p.yaml')).to.deep.equal(['--write-policy', '/p.yaml']);
+      expect(demoControllerArgs('mhc-extension', '/p.yaml')).to.deep.equal([]);
+      expect(demoControllerArgs('plan-controller', undefined)).to.deep.equal([]);
     });
 
     it('rejects an unknown flag with exit 2 and the usage of the verb', async () => {
