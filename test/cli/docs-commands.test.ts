@@ -3,7 +3,9 @@
 // as REGISTRY/inplace-capi:TAG replaced by real values), exit 0. Those that need a running platform (status, abort,
 // revert, npm start ...) are run by the end-to-end tests; here each is parsed by the CLI itself (`... --help`: the
 // verb exists and takes every flag written, exit 0), so a renamed verb or flag fails. Synopses (`<plan>`, `[-w]`,
-// `a|b`) are not commands and are left out; transcripts' output lines are not commands either.
+// `a|b`) are not commands and are left out; transcripts' output lines are not commands either. The README tour's
+// commands also run against a cluster holding the demo's plan in test/cli/hints.test.ts, and the examples' previews in
+// test/cli/examples.test.ts.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
