@@ -170,6 +170,10 @@ const METRICS_LABEL = 'inplace.cluster.x-k8s.io/metrics';
 /** The ClusterRole to bind a Prometheus ServiceAccount to, so that it may scrape the controllers' secure /metrics. */
 export const METRICS_READER = 'inplace-metrics-reader';
 
+/** The metrics reader ClusterRole of an install: `inplace-metrics-reader`, or `inplace-metrics-reader-<namespace>` when namespace-scoped. */
+export const metricsReaderName = (o: { namespace: string; watchNamespace?: string }): string =>
+  o.watchNamespace === undefined ? METRICS_READER : `${METRICS_READER}-${o.namespace}`;
+
 /** The kinds a CRD file defines (group, plural, kind), e.g. to grant access to an updater's task kinds. */
 export function crdKinds(file: string): { group: string; plural: string; kind: string }[] {
   return parseAllDocuments(readFileSync(file, 'utf8'))
@@ -618,7 +622,9 @@ export class PlatformChart extends Chart {
     new ApiObject(this, 'metrics-reader', {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
-      metadata: { name: METRICS_READER, labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance } },
+      // Cluster-scoped: in namespace-scoped mode one per install (named after its namespace), so that deleting one
+      // team's install does not take the scrape permission from another's.
+      metadata: { name: metricsReaderName(o), labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance } },
       rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
     });
     if (!o.noNetworkPolicy) addNetworkPolicy(this, o);

@@ -16,6 +16,7 @@ import {
   PROJECT_ROOT,
   SAMPLES_FILE,
   imageWarning,
+  installNamespace,
   parseResourceFlags,
   sampleUpdaterWorkloads,
   synthesize,
@@ -40,7 +41,8 @@ Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, Netwo
   --image REF       container image of the platform, with registry and tag or digest, e.g.
                     ghcr.io/ORG/inplace-capi:0.1.0 or ghcr.io/ORG/inplace-capi@sha256:<64 hex>
                     (default: $INPLACE_IMAGE, else ${DEFAULT_IMAGE} with a warning: no registry, not pullable)
-  --namespace NS    namespace the controllers run in (default: ${DEFAULTS.namespace})
+  --namespace NS    namespace the controllers run in (default: ${DEFAULTS.namespace}; with --namespace-scoped NS:
+                    ${installNamespace({ watchNamespace: 'NS' })}, one per watched namespace, so that two installs share no object)
   --namespace-scoped NS
                     watch and act in namespace NS only: the components run with --namespace NS and are granted
                     Roles there instead of ClusterRoles (a small ClusterRole keeps the cluster-scoped kinds: CRDs,
@@ -262,7 +264,7 @@ function main(): number {
       providers,
       ...(writePolicy ? { writePolicy } : {}),
       image,
-      namespace: values.namespace ?? DEFAULTS.namespace,
+      ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
       replicas,
       ...(values.instance !== undefined ? { instance: values.instance } : {}),
       ...(values['priority-class'] !== undefined ? { priorityClassName: values['priority-class'] } : {}),
@@ -304,7 +306,11 @@ function main(): number {
         throw new Error(`--in-place-guard ${guardFiles.join(', ')}: no InPlaceUpdater found (the guard would refuse every rollout change)`);
       files = [
         ...files,
-        synthesizeGuard({ covers, namespace: values.namespace ?? DEFAULTS.namespace, instance: values.instance ?? DEFAULTS.instance }),
+        synthesizeGuard({
+          covers,
+          namespace: installNamespace({ namespace: values.namespace, watchNamespace: scoped }),
+          instance: values.instance ?? DEFAULTS.instance,
+        }),
       ];
     }
   } catch (e) {

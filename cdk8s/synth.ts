@@ -153,6 +153,16 @@ export const componentWorkloads = (o: ComponentWorkloadsOptions = {}): WorkloadS
     providerRbac: providerRules(o.providers ?? DEFAULT_PROVIDERS, c.providerVerbs),
   }));
 
+/**
+ * The namespace the controllers run in: --namespace when given; in namespace-scoped mode otherwise `inplace-<NS>`, one
+ * per watched namespace, so that two teams' installs share no Deployment, ServiceAccount, Role or Service (with one
+ * install namespace, applying the second would silently retarget the first team's controllers); else inplace-system.
+ */
+export function installNamespace(o: { namespace?: string | undefined; watchNamespace?: string | undefined }): string {
+  if (o.namespace !== undefined) return o.namespace;
+  return o.watchNamespace !== undefined ? `${DEFAULTS.namespace.replace(/-system$/, '')}-${o.watchNamespace}` : DEFAULTS.namespace;
+}
+
 /** Synthesizes every chart to YAML in memory, in apply order (CRDs first); throws on invalid options, naming them. */
 export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
   const root = opts.root ?? PROJECT_ROOT;
@@ -169,12 +179,17 @@ export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
   ] as const)
     if (ns !== undefined && (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns) || ns.length > 63))
       throw new Error(`${prop} must be a namespace name (a DNS label), got "${ns}"`);
+  const namespace = installNamespace(opts);
+  if (namespace.length > 63)
+    throw new Error(
+      `the install namespace ${namespace} (inplace-<watchNamespace>) is longer than 63 characters: name one with namespace (--namespace NS)`,
+    );
   const resources: ContainerResources = { ...DEFAULTS.resources, ...opts.resources };
   const badResources = resourcesProblem(resources);
   if (badResources) throw new Error(badResources);
   const o: DeploymentOptions = {
     image,
-    namespace: opts.namespace ?? DEFAULTS.namespace,
+    namespace,
     replicas: opts.replicas ?? DEFAULTS.replicas,
     instance: opts.instance ?? DEFAULTS.instance,
     priorityClassName: opts.priorityClassName ?? DEFAULTS.priorityClassName,

@@ -755,3 +755,19 @@ describe('campaign-controller examples/campaign-windows.yaml', () => {
     expect(night.create[0]!.spec.maintenanceWindowEnd).to.equal('Finish');
   });
 });
+
+describe('campaign-controller machine progress', () => {
+  it('marks the machine total partial ("+") while clusters have not counted their machines yet, final once all have', () => {
+    const all = ['a', 'b', 'c', 'd', 'e'];
+    const early = [plan('a', 0, 'updated'), plan('b', 0, 'updating')];
+    const d1 = decideCampaign(snap({ plans: early }));
+    expect(campaignStatus(snap().campaign as never, d1, early, new Date(NOW)).machineProgress).to.equal('3/6+');
+    // A plan just created, not reported yet (no updateStatus): its machines are unknown, the total still partial.
+    const created = [...all.slice(0, 4).map((n) => plan(n, 1, 'updated')), plan('e', 1, undefined, { machines: 0 })];
+    const d2 = decideCampaign(snap({ plans: created }));
+    expect(campaignStatus(snap().campaign as never, d2, created, new Date(NOW)).machineProgress).to.equal('12/12+');
+    const reported = all.map((n) => plan(n, 1, 'updated'));
+    const d3 = decideCampaign(snap({ plans: reported }));
+    expect(campaignStatus(snap().campaign as never, d3, reported, new Date(NOW)).machineProgress).to.equal('15/15');
+  });
+});

@@ -130,7 +130,7 @@ export function campaignStatus(
     ...(prev.startTime ? { startTime: prev.startTime } : plans.length > 0 || d.create.length > 0 ? { startTime: nowTime } : {}),
     ...(terminal ? { completionTime: prev.completionTime ?? nowTime } : {}),
     progress: `${done}/${selected + d.rows.filter((r) => r.removed).length}`,
-    machineProgress: `${machines.updated}/${machines.total}`,
+    machineProgress: `${machines.updated}/${machines.total}${machinesPartial(d, plans, terminal) ? '+' : ''}`,
     clusters: {
       selected,
       pending: count('pending'),
@@ -154,6 +154,18 @@ export function campaignStatus(
   // The plans just created are pending in the counts until their plans report.
   if (status.clusters && d.create.length > 0) status.clusters.pending = Math.max(0, (status.clusters.pending ?? 0) - d.create.length);
   return status;
+}
+
+/**
+ * Whether the machine total leaves out clusters still to come: a cluster counts once its plan has reported (its
+ * machines are known then), so while clusters wait for their wave the total grows as waves start. Marked "+" in
+ * machineProgress (e.g. 4/18+) rather than shown as if final. A finished campaign's total is final: clusters that never
+ * started (aborted, halted) will not be updated.
+ */
+export function machinesPartial(d: CampaignDecision, plans: readonly PlanView[], terminal: boolean): boolean {
+  if (terminal) return false;
+  const counted = new Set(plans.filter((p) => p.updateStatus !== undefined).map((p) => p.clusterName));
+  return d.rows.some((r) => !r.removed && !counted.has(r.name));
 }
 
 /** The Events a status change stands for (compared with the previous status, so a repeat records nothing). */

@@ -105,7 +105,9 @@ export function renderCampaignPreview(p: CampaignPreview): string {
     for (const x of c.problems.slice(0, 5)) out.push(`           ✗ ${x}`);
     if (c.problems.length > 5) out.push(`           ... and ${c.problems.length - 5} more problems`);
   }
-  return `${safeText(out.join('\n'))}\n`;
+  // Line by line: the line breaks are ours, while a newline inside a cluster name or a problem (untrusted text) stays
+  // escaped on its own line.
+  return `${out.map(safeText).join('\n')}\n`;
 }
 
 /** Reads the namespace the way the controller's informers would see it (list calls, and the controller's per-cluster checks). */

@@ -130,9 +130,18 @@ export function buildCampaignTree(c: CampaignObject, plans: readonly Plan[], now
     age: humanAge(c.metadata.creationTimestamp, now),
     message:
       `${st.phase ?? ''}${st.soakUntil ? ` until ${st.soakUntil}` : ''}${st.maintenanceWindow?.message ? ` (maintenance ${st.maintenanceWindow.message})` : ''}; clusters ${st.progress ?? '0/0'} done (${cl.updated ?? 0} updated, ${cl.skipped ?? 0} at target, ${cl.failed ?? 0} failed, ${cl.updating ?? 0} updating); ` +
-      `machines ${m.updated ?? 0}/${m.total ?? 0}${c.spec.paused ? '; PAUSED' : ''}`,
+      `machines ${machinesText(st.machineProgress, m)}${c.spec.paused ? '; PAUSED' : ''}`,
     children,
   };
+}
+
+/**
+ * "updated/total" machines; while clusters still wait for their wave the total leaves them out (status.machineProgress
+ * ends with "+"), and says so rather than look final.
+ */
+export function machinesText(progress: string | undefined, m: { updated?: number; total?: number }): string {
+  const text = progress ?? `${m.updated ?? 0}/${m.total ?? 0}`;
+  return text.endsWith('+') ? `${text.slice(0, -1)} so far (clusters not started yet are not counted)` : text;
 }
 
 /** The status frame of a campaign. */

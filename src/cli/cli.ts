@@ -20,7 +20,9 @@ export const VERBS: readonly VerbEntry[] = [
   },
   {
     name: 'run',
-    summary: 'Run controllers (plan-controller, machine-task-controller, mhc-extension) against a cluster',
+    // Spelt out (not read from src/components.ts, which help must not load); test/cli/cli.test.ts checks it is complete.
+    summary:
+      'Run controllers (plan-controller, campaign-controller, machine-task-controller, mhc-extension, runtime-extension) against a cluster',
     load: async () => (await import('./run.js')).runVerb,
   },
   {

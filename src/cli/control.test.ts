@@ -49,7 +49,10 @@ describe('cli control verbs decide', () => {
 
   it('says why nothing was done', () => {
     const d = decideAbort(plan('updated'));
-    expect(d).to.deep.equal({ noop: 'already updated; nothing to abort' });
+    expect(d).to.have.property('refuse', 'cannot abort: the plan is updated (finished; nothing is running to abort)');
+    expect(decideAbort(plan('failed')))
+      .to.have.property('refuse')
+      .that.matches(/^cannot abort: the plan is failed/);
   });
 
   it('an aborted plan that kept an owner paused says so, with what to do', () => {

@@ -31,8 +31,9 @@ export function controlVerb(
 
 ${details}
 campaign/NAME does the same to an InPlaceUpdateCampaign, which passes it on to the plans it runs.
-Without -n the plan is looked up in every namespace. Exit code 0 when done (or nothing to do), 1 when the
-plan is not found, the plan is finished (updated, failed, aborted) or the change was rejected.
+Without -n the plan is looked up in every namespace. Exit code 0 when done (or already so: nothing to do), 1 when
+the plan is not found, the plan is finished (updated, failed, aborted; for abort: updated or failed, an aborted
+plan is already what abort asks) or the change was rejected.
 
 Options:
   -n, --namespace NS  namespace of the plan
@@ -102,7 +103,14 @@ export function ownersNote(p: InPlaceUpdatePlan): string {
 
 /** Abort: spec.updatePhase -> aborting (one way). */
 export function decideAbort(plan: InPlaceUpdatePlan): ControlDecision {
-  if (isTerminal(plan.status?.updateStatus)) return { noop: `already ${statusOf(plan)}; nothing to abort${ownersNote(plan)}` };
+  // Aborted is what abort asks (nothing to do, exit 0); a plan that ended updated or failed cannot be aborted any
+  // more, and a script that asked for an abort must learn that it did not happen (exit 1, as pause and resume).
+  if (plan.status?.updateStatus === 'aborted') return { noop: `already aborted; nothing to abort${ownersNote(plan)}` };
+  if (isTerminal(plan.status?.updateStatus))
+    return {
+      refuse: `cannot abort: the plan is ${statusOf(plan)} (finished; nothing is running to abort)${ownersNote(plan)}`,
+      hint: `to put back what it committed: inplace revert ${plan.metadata?.name ?? '<plan>'} (shows the revert plan; --apply creates it)`,
+    };
   if (plan.spec.updatePhase === 'aborting') return { noop: 'already aborting' };
   return {
     patch: { spec: { updatePhase: 'aborting' } },

@@ -15,7 +15,17 @@ import {
 } from '../api/index.js';
 import type { RestClient } from '../runtime/index.js';
 import { campaignFrame, type CampaignObject } from './campaign-status.js';
-import { INTERRUPTED, freePort, reportExit, serveOn, startComponents, startLocalPlatform, stayUp, watchExits } from './demo-platform.js';
+import {
+  INTERRUPTED,
+  demoControllerArgs,
+  freePort,
+  reportExit,
+  serveOn,
+  startComponents,
+  startLocalPlatform,
+  stayUp,
+  watchExits,
+} from './demo-platform.js';
 import type { ComponentSpec } from './demo-platform.js';
 import { applyFile, createOrReplace, readYamlDocs } from './install.js';
 import { secs } from './progress.js';
@@ -33,6 +43,8 @@ export interface FleetDemoOptions {
   workDir: string;
   /** The campaign file (default examples/campaign.yaml). */
   campaignPath?: string;
+  /** The write policy file of the controllers that take one (`--write-policy`). */
+  writePolicy?: string;
 }
 
 /** Runs the fleet demo; the exit code is 0 when the campaign ended updated. */
@@ -62,7 +74,7 @@ export async function runFleetDemo(o: FleetDemoOptions, io: Io): Promise<number>
     const specs: ComponentSpec[] = [{ name: 'capi-sim', args: ['capi-sim', ...kc] }];
     for (const c of ['plan-controller', 'machine-task-controller', 'campaign-controller']) {
       const port = await freePort();
-      specs.push({ name: c, args: ['run', c, ...kc, ...serveOn(port)], port });
+      specs.push({ name: c, args: ['run', c, ...kc, ...serveOn(port), ...demoControllerArgs(c, o.writePolicy)], port });
     }
     const port = await freePort();
     // The reference updater serves exactly the generic updater names the campaign's template uses (never a catch-all).

@@ -6,6 +6,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join, relative, resolve } from 'node:path';
 import { Namespaces } from '../api/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../runtime/index.js';
+import { componentsTaking } from '../components.js';
 import { yamlFilesIn } from './files.js';
 import { createOrReplace, installCrds } from './install.js';
 import { spawnInplace, stopChildren, tailLog, type Child } from './procs.js';
@@ -131,6 +132,11 @@ export async function startComponents(p: LocalPlatform, specs: ComponentSpec[], 
     `  /readyz, /healthz and /metrics on ${LOOPBACK}: ${probed.map((s) => `${s.name} :${s.port}${s.noMetrics ? ' (probes only)' : ''}`).join(', ')}`,
   );
   return waitForReady(specs, p.children, io, p.say);
+}
+
+/** The `inplace run` arguments of a demo controller: the write policy goes to the components that enforce it. */
+export function demoControllerArgs(component: string, writePolicy: string | undefined): string[] {
+  return writePolicy !== undefined && componentsTaking('writePolicy').includes(component) ? ['--write-policy', writePolicy] : [];
 }
 
 /** Serving options of a component whose probes and metrics share `port` on loopback. */

@@ -8,6 +8,7 @@ import { runFleetDemo } from './demo-fleet.js';
 import {
   DEMO,
   INTERRUPTED,
+  demoControllerArgs,
   exitedUnexpectedly,
   freePort,
   reportExit,
@@ -18,6 +19,7 @@ import {
   type ComponentSpec,
 } from './demo-platform.js';
 import { applyFile, readYamlDocs } from './install.js';
+import { loadWritePolicy } from './write-policy.js';
 import { projectRoot } from './procs.js';
 import { renderSummary, secs } from './progress.js';
 import { safeText } from './safe-text.js';
@@ -25,12 +27,18 @@ import { CliError, ExitCode, flag, secondsOption, str, UsageError, type Io, type
 
 export { DEMO } from './demo-platform.js';
 
+/**
+ * The controllers the single-plan demo starts: no campaign controller (the demo applies a plan, not a campaign; the
+ * fleet demo starts it) and no runtime extension (the --hooks demo's). The README's process count follows this list.
+ */
+export const DEMO_CONTROLLERS = ['plan-controller', 'machine-task-controller', 'mhc-extension'] as const;
+
 /** `inplace demo`. */
 export const demoVerb: Verb = {
   name: 'demo',
   summary: 'Run the whole platform on a local API server and update a demo cluster',
   help: `Usage: inplace demo [--plan FILE | --hooks | --fleet] [--keep-running] [--no-reference-updater | --reference-names a,b]
-                   [--state-out FILE] [--timeout SECONDS]   (npm start)
+                   [--write-policy FILE] [--state-out FILE] [--timeout SECONDS]   (npm start)
 
 Starts the local API server (HTTPS on loopback), writes a kubeconfig to .inplace/demo/kubeconfig,
 installs the CRDs and a demo CAPI inventory (namespace ${DEMO.namespace}: cluster ${DEMO.clusterName}, control plane
@@ -41,7 +49,7 @@ Exit code 0 when the plan ended updated with every change committed, 1 otherwise
 unexpectedly, with --keep-running too: the reason and its last log lines are printed), 130 on Ctrl-C.
 
 The reference updater (a simulation: it changes nothing) serves every generic updater name in the demo
-(--catch-all). To run your own updater in the demo instead, leave it out (--no-reference-updater) or narrow it to
+(--catch-all); with --fleet, exactly the generic updater names of the campaign file. To run your own updater in the demo instead, leave it out (--no-reference-updater) or narrow it to
 the names it should still serve (--reference-names ntp-config); see the README, "Run your own updater in the demo".
 
 With --hooks (npm start -- --hooks) it plays an operator of Cluster API >= 1.12 with the InPlaceUpdates gate
@@ -62,6 +70,8 @@ Options:
                       do not start the reference updater (run your own updater for the plan's generic names)
   --reference-names a,b
                       the reference updater serves only these generic updater names (default: every name)
+  --write-policy FILE the write policy of the plan-controller and machine-task-controller (as inplace run
+                      --write-policy), e.g. examples/write-policy.yaml for examples/gated-plan.yaml
   --state-out FILE    write the final plan, MachineUpdates and Machines as JSON
   --timeout SECONDS   give up when the plan is not terminal (--hooks: the machines not updated) after this long (default: 300)
   --work-dir DIR      where the kubeconfig and logs go (default: .inplace/demo)`,
@@ -75,6 +85,7 @@ Options:
     'work-dir': { type: 'string' },
     'no-reference-updater': { type: 'boolean' },
     'reference-names': { type: 'string' },
+    'write-policy': { type: 'string' },
   },
   async run(args, io) {
     if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
@@ -86,13 +97,23 @@ Options:
       timeoutMs: secondsOption(args, 'timeout', 300) * 1000,
       workDir: resolve(str(args, 'work-dir') ?? join(root, '.inplace', 'demo')),
     };
+    const policyPath = str(args, 'write-policy');
+    if (policyPath !== undefined) {
+      if (flag(args, 'hooks')) throw new UsageError('--write-policy applies to the controllers of a plan; --hooks runs none');
+      // Read and checked now: a wrong file fails in a second, not after the setup (and the controllers read it again).
+      loadWritePolicy(policyPath);
+    }
+    const writePolicy = policyPath !== undefined ? resolve(policyPath) : undefined;
     if (flag(args, 'fleet')) {
       if (flag(args, 'hooks')) throw new UsageError('--fleet and --hooks are two demos: pick one');
       if (flag(args, 'no-reference-updater') || str(args, 'reference-names') !== undefined)
         throw new UsageError('--no-reference-updater and --reference-names apply to the single-plan demo, not to --fleet');
       // --plan names the campaign file here (default examples/campaign.yaml).
       const campaignPath = str(args, 'plan');
-      return runFleetDemo({ ...common, ...(campaignPath ? { campaignPath: resolve(campaignPath) } : {}) }, io);
+      return runFleetDemo(
+        { ...common, ...(campaignPath ? { campaignPath: resolve(campaignPath) } : {}), ...(writePolicy ? { writePolicy } : {}) },
+        io,
+      );
     }
     const referenceNames = str(args, 'reference-names')
       ?.split(',')
@@ -126,6 +147,7 @@ Options:
         planName: planDoc.metadata.name,
         planNamespace: planDoc.metadata.namespace ?? DEMO.namespace,
         reference,
+        ...(writePolicy ? { writePolicy } : {}),
       },
       io,
     );
@@ -151,6 +173,8 @@ interface DemoOptions {
   stateOut: string | undefined;
   timeoutMs: number;
   workDir: string;
+  /** The write policy file the controllers that take one run with (`--write-policy`). */
+  writePolicy?: string;
 }
 
 async function runDemo(o: DemoOptions, io: Io): Promise<number> {
@@ -171,9 +195,9 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
     // loopback-only too), so the demo waits for /readyz as a kubelet would and prints where to scrape.
     const { sampleUpdaters } = await import('../sample-updaters/index.js');
     const specs: ComponentSpec[] = [{ name: 'capi-sim', args: ['capi-sim', ...kc] }];
-    for (const c of ['plan-controller', 'machine-task-controller', 'mhc-extension']) {
+    for (const c of DEMO_CONTROLLERS) {
       const port = await freePort();
-      specs.push({ name: c, args: ['run', c, ...kc, ...serveOn(port)], port });
+      specs.push({ name: c, args: ['run', c, ...kc, ...serveOn(port), ...demoControllerArgs(c, o.writePolicy)], port });
     }
     for (const u of Object.keys(sampleUpdaters)) {
       const serves = sampleUpdaters[u as keyof typeof sampleUpdaters].generic ? referenceArgs(o.reference) : [];

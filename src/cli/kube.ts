@@ -1,6 +1,7 @@
 // Connecting to a cluster from CLI flags, finding plans, and turning API failures into errors that say what to do.
 import { existsSync, readFileSync } from 'node:fs';
-import { delimiter } from 'node:path';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { InPlaceUpdatePlans, type InPlaceUpdatePlan, type KubeObject, type ResourceType } from '../api/index.js';
@@ -33,6 +34,27 @@ export function kubeconfigFileProblem(file: string): string | undefined {
   return undefined;
 }
 
+/** The ServiceAccount token a pod has: the default chain's last resort (in-cluster configuration). */
+const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/**
+ * Why the default chain finds no kubeconfig at all (no --kubeconfig, $KUBECONFIG unset or empty, no ~/.kube/config,
+ * not in a pod), or undefined when it finds one. The client library would then silently fall back to
+ * http://localhost:8080, and every command would fail later with "cannot reach", blaming a cluster that was never
+ * configured. `env` and `home` are parameters for the tests.
+ */
+export function missingKubeconfig(
+  path: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  home: string = env.HOME || homedir(),
+): string | undefined {
+  if (path !== undefined) return undefined;
+  if ((env.KUBECONFIG ?? '').split(delimiter).some((f) => f !== '')) return undefined;
+  const config = join(home, '.kube', 'config');
+  if (existsSync(config) || existsSync(IN_CLUSTER_TOKEN)) return undefined;
+  return `no kubeconfig: no --kubeconfig, $KUBECONFIG is not set, ${config} does not exist and this is not a pod`;
+}
+
 /** A connection made from --kubeconfig / --context (or the default chain). */
 export interface Connection {
   client: RestClient;
@@ -46,6 +68,8 @@ export interface Connection {
 /** Loads the kubeconfig named by the flags (or the default chain) and creates a client. */
 export function connect(args: ParsedArgs, userAgent = 'inplace-cli'): Connection {
   const path = str(args, 'kubeconfig');
+  const missing = missingKubeconfig(path);
+  if (missing) throw new CliError(missing, KUBECONFIG_HINT, ExitCode.usage);
   if (path !== undefined && !existsSync(path)) {
     throw new CliError(
       `kubeconfig "${path}" does not exist`,

@@ -19,6 +19,7 @@ import {
 } from '../api/index.js';
 import type { KubeadmControlPlane, Machine, MachineDeployment, MachineSet, ObjectRef } from '../api/capi/index.js';
 import { parsePointer } from '../runtime/pure/jsonpointer.js';
+import { parseVersion } from '../plan-controller/upgrade-rules.js';
 import { clusterNameOf, machineSetSubject, machineSubject, needsClusterLabels, updatersServing } from '../runtime-extension/validate.js';
 import { call, connect, explainApiError, type Connection } from './kube.js';
 import { previewCapiChange, type CapiOwnerKind, type CapiPreview } from './preview-capi-decide.js';
@@ -134,6 +135,7 @@ async function schemaOf(conn: Connection, res: ResourceType): Promise<Schema | u
 async function applySets(conn: Connection, kind: CapiOwnerKind, proposed: Json, live: Json, args: ParsedArgs): Promise<void> {
   const version = str(args, 'version');
   const sets = Array.isArray(args.values['set']) ? (args.values['set'] as string[]) : [];
+  checkVersionOption(version);
   const all: [string, unknown][] = [];
   if (version !== undefined) all.push([kind === 'KubeadmControlPlane' ? 'spec.version' : 'spec.template.spec.version', version]);
   for (const s of sets) {
@@ -161,6 +163,15 @@ async function applySets(conn: Connection, kind: CapiOwnerKind, proposed: Json, 
   }
 }
 
+/**
+ * `--version` is a Kubernetes version (vMAJOR.MINOR.PATCH, the plan controller's own upgrade rule): anything else
+ * would be previewed as a change Cluster API then refuses, or worse, rolls out.
+ */
+export function checkVersionOption(version: string | undefined): void {
+  if (version !== undefined && !parseVersion(version))
+    throw badInput(`--version "${version}" is not a Kubernetes version`, 'pass vMAJOR.MINOR.PATCH, for example --version v1.30.1');
+}
+
 /** Without the schema: the parent of the path must exist in the live object. */
 function parentMissing(live: Json, tokens: readonly string[]): string | undefined {
   let cur: unknown = live;
@@ -178,6 +189,7 @@ export async function runCapiPreview(
   source: { file: string; docs: readonly KubeObject[] } | { target: string },
   output: 'text' | 'json',
 ): Promise<number> {
+  checkVersionOption(str(args, 'version')); // bad input is refused before the cluster is read
   let kind: CapiOwnerKind;
   let name: string;
   let fileDoc: KubeObject | undefined;

@@ -32,7 +32,7 @@ import { checkPlan, renderPlanProblems, withOfflineProblems } from './plan-check
 import { call, connect, type Connection } from './kube.js';
 import { toLabelValue } from '../contract/index.js';
 import { safeJson, safeText } from './safe-text.js';
-import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
+import { CliError, ExitCode, isCliError, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
 
 /** `inplace preview`. */
 export const previewVerb: Verb = {
@@ -55,6 +55,8 @@ waves in order and per cluster the preview of the plan it would create.
 Exit code: 0 when the plan is valid and covers every change (or accepts uncovered ones with
 spec.acceptUncoveredChanges), 1 otherwise, 2 for wrong usage. Warnings (e.g. a generic updater name no
 updater has ever reported on in the namespace: a typo, or an updater not deployed yet) leave it at 0.
+When the cluster cannot be read (no kubeconfig, unreachable), the schema, rule and controller problems found
+without it are listed all the same (exit 1), then why the cluster was not read.
 
 With a KubeadmControlPlane or MachineDeployment (a file, merged over the live object as kubectl apply
 would, or kind/NAME with --version / --set): per machine, whether Cluster API would update it in place
@@ -129,6 +131,7 @@ ${KUBE_OPTIONS_HELP}`,
     }
     const plan = parsed.data as InPlaceUpdatePlan & KubeObject;
     plan.metadata ??= {};
+    const { dryRunCommits } = await import('../plan-controller/prestart.js');
     let conn: Connection;
     try {
       conn = connect(args);
@@ -139,11 +142,23 @@ ${KUBE_OPTIONS_HELP}`,
     try {
       const ns = plan.metadata.namespace ?? str(args, 'namespace') ?? conn.contextNamespace ?? 'default';
       plan.metadata.namespace = ns;
-      const snapshot = await readSnapshot(conn, plan, ns, docs);
+      let snapshot: PreviewSnapshot;
+      try {
+        snapshot = await readSnapshot(conn, plan, ns, docs);
+        snapshot.dryRunProblems = await call(conn, Machines, () => dryRunCommits(conn.client, plan, snapshot.machines, writePolicy));
+      } catch (e) {
+        // The cluster could not be read (unreachable, forbidden, CRDs missing): the problems found without it are
+        // still true, and the operator fixes them while the cluster is down rather than one round later.
+        if (!isCliError(e)) throw e;
+        if (offline.length > 0) throw offlineError(`the cluster was not read: ${e.message}`);
+        throw new CliError(
+          e.message,
+          `${e.hint ? `${e.hint}; ` : ''}without the cluster no problem was found (schema, rules, plan controller checks)`,
+          e.exitCode,
+        );
+      }
       if (writePolicy) snapshot.writePolicy = writePolicy;
       const { previewPlan } = await import('../plan-controller/preview.js');
-      const { dryRunCommits } = await import('../plan-controller/prestart.js');
-      snapshot.dryRunProblems = await call(conn, Machines, () => dryRunCommits(conn.client, plan, snapshot.machines, writePolicy));
       const result = withOfflineProblems(previewPlan(plan, snapshot), offline);
       if (output === 'json') io.out(`${safeJson(result)}\n`);
       else io.out(renderPreview(plan, result, snapshot));

@@ -65,6 +65,8 @@ export interface RevertRefusal {
   selectResource: Select;
   path: string;
   why: string;
+  /** The value that stays, and the one before the plan (a Kubernetes version). */
+  kept?: { now: unknown; before: unknown };
 }
 
 /** The outcome: the revert plan (undefined when nothing can be reverted) or the problems that refuse it. */
@@ -76,6 +78,8 @@ export interface RevertDecision {
   alreadyReverted: string[];
   /** Each refuses the whole revert: nothing is created. */
   problems: string[];
+  /** What the revert plan may break, for the operator to check before applying it (nothing is refused for it). */
+  warnings: string[];
 }
 
 const decode = (s: string | undefined): unknown => (s === undefined ? undefined : (JSON.parse(s) as unknown));
@@ -112,7 +116,7 @@ function expectedRecords(plan: InPlaceUpdatePlan): number {
 /** Builds the revert of a finished or aborted plan. */
 export function decideRevert(i: RevertInput): RevertDecision {
   const { plan } = i;
-  const out: RevertDecision = { values: [], refused: [], alreadyReverted: [], problems: [] };
+  const out: RevertDecision = { values: [], refused: [], alreadyReverted: [], problems: [], warnings: [] };
   const planName = plan.metadata.name ?? '';
   const status = plan.status?.updateStatus ?? 'pending';
   if (!isTerminal(status)) {
@@ -172,8 +176,8 @@ export function decideRevert(i: RevertInput): RevertDecision {
           continue;
         }
         const updater = mu.spec.updaters.find((u) => u.responsibilities.some((r) => r.selectResource === select && r.path === e.path));
-        const refuse = (why: string): void =>
-          void out.refused.push({ target, machine: machineName, selectResource: select, path: e.path, why });
+        const refuse = (why: string, kept?: RevertRefusal['kept']): void =>
+          void out.refused.push({ target, machine: machineName, selectResource: select, path: e.path, why, ...(kept ? { kept } : {}) });
         if (!updater) {
           refuse('no updater of the plan is responsible for it');
           continue;
@@ -187,6 +191,7 @@ export function decideRevert(i: RevertInput): RevertDecision {
           if (b && a && compareVersions(b, a) < 0) {
             refuse(
               `Kubernetes version ${show(after)} back to ${show(before)} is a downgrade, which kubeadm does not support (upgrade rule no-downgrade)`,
+              { now: after, before },
             );
             continue;
           }
@@ -214,6 +219,7 @@ export function decideRevert(i: RevertInput): RevertDecision {
   }
   if (out.problems.length > 0) return out;
   if (out.values.length === 0) return out;
+  out.warnings.push(...versionKeptWarnings(out));
 
   const revertTarget = <T extends PlanTarget>(t: T, label: string): T | undefined => {
     const updaters: PlanUpdater[] = [];
@@ -254,5 +260,29 @@ export function decideRevert(i: RevertInput): RevertDecision {
     return out;
   }
   out.plan = revert;
+  return out;
+}
+
+/**
+ * A Kubernetes version that stays (no downgrade) next to other values that go back on the same target: the values put
+ * back were chosen for the old version (an OS image built for 1.29 with its kubelet, a configuration), and may not
+ * work with the kubelet kept at the new one. Said once per target, with the values concerned.
+ */
+function versionKeptWarnings(d: RevertDecision): string[] {
+  const out: string[] = [];
+  const kept = new Map(d.refused.filter((r) => r.kept).map((r) => [r.target, r.kept!]));
+  for (const [target, version] of kept) {
+    const values = d.values.filter((v) => v.target === target);
+    const back = [...new Map(values.map((v) => [`${v.selectResource} ${v.path}`, v])).values()];
+    if (back.length === 0) continue;
+    const machines = new Set(values.map((v) => v.machine)).size;
+    out.push(
+      `${target}: the Kubernetes version stays at ${show(version.now)} (${show(version.before)} before the plan) while ${back
+        .map((v) => `${v.selectResource} ${v.path} goes back to ${show(v.to)}`)
+        .join(
+          ', ',
+        )} on ${machines} machine${machines === 1 ? '' : 's'}: those values were chosen for ${show(version.before)}; check that they work with ${show(version.now)} (an OS image built for the old kubelet, for instance) before applying the revert`,
+    );
+  }
   return out;
 }

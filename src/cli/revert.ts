@@ -162,8 +162,20 @@ function renderValidation(p: PlanPreview): string {
   return L.map(safeText).join('\n') + '\n';
 }
 
-const refusedLines = (d: RevertDecision): string[] =>
-  d.refused.map((r) => `  ✖ ${r.target} ${r.machine}: ${r.selectResource} ${r.path} stays: ${r.why}`);
+/** The values left as they are, one line per target, field and reason with the machines it holds for (not one per machine). */
+const refusedLines = (d: RevertDecision): string[] => {
+  const groups = new Map<string, { head: string; machines: string[] }>();
+  for (const r of d.refused) {
+    const key = `${r.target}\u0000${r.selectResource}\u0000${r.path}\u0000${r.why}`;
+    const g = groups.get(key) ?? { head: `${r.target}: ${r.selectResource} ${r.path} stays: ${r.why}`, machines: [] };
+    g.machines.push(r.machine);
+    groups.set(key, g);
+  }
+  return [...groups.values()].map((g) => {
+    const ms = [...new Set(g.machines)].sort();
+    return `  ✖ ${g.head} (${ms.length} machine${ms.length === 1 ? '' : 's'}: ${ms.join(', ')})`;
+  });
+};
 
 /** The revert plan for people: per target the values back, the machines they go back on, and what stays. */
 export function renderRevert(ref: string, d: RevertDecision): string {
@@ -183,6 +195,7 @@ export function renderRevert(ref: string, d: RevertDecision): string {
   }
   if (d.refused.length > 0) L.push('', 'Not reverted:', ...refusedLines(d));
   if (d.alreadyReverted.length > 0) L.push('', `Already back at the values before: ${d.alreadyReverted.join(', ')}`);
+  if (d.warnings.length > 0) L.push('', 'Warnings:', ...d.warnings.map((w) => `  ! ${w}`));
   L.push('');
   return L.map(safeText).join('\n') + '\n';
 }

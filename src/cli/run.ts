@@ -73,9 +73,12 @@ export const WRITE_POLICY_COMPONENTS: readonly string[] = componentsTaking('writ
 export const runVerb: Verb = {
   name: 'run',
   summary: 'Run controllers against a cluster',
-  help: `Usage: inplace run [plan-controller|machine-task-controller|mhc-extension|runtime-extension ...] [options]
+  // From the one component list: a component added there is in the usage without anyone remembering to add it here.
+  help: `Usage: inplace run [${COMPONENTS.map((c) => c.name).join('|')} ...] [options]
 
-Runs the named controllers in this process (all but runtime-extension when none is named) against the cluster of
+Runs the named controllers in this process (all but ${COMPONENTS.filter((c) => c.optIn)
+    .map((c) => c.name)
+    .join(', ')} when none is named) against the cluster of
 the kubeconfig, until SIGINT/SIGTERM. In a cluster each component runs in its own Deployment
 (see npm run synth).
 

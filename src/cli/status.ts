@@ -98,10 +98,21 @@ async function listPlans(
   const plans = await call(conn, InPlaceUpdatePlans, () => conn.client.list<Plan>(InPlaceUpdatePlans, ns));
   if (plans.items.length === 0) {
     io.out(`No InPlaceUpdatePlans found${ns !== undefined ? ` in namespace ${safeText(ns)}` : ''}.\n`);
+    // The namespace was the context's default (e.g. `default` after npm start) or mistyped: say where plans are.
+    if (ns !== undefined) io.out(`${safeText(await elsewhereHint(conn))}\n`);
     return ExitCode.ok;
   }
   io.out(renderPlanList(plans.items, new Date(), { allNamespaces: ns === undefined, width: io.isTTY ? io.columns : 200 }));
   return ExitCode.ok;
+}
+
+/** Where plans are when a namespace has none: their namespaces, with the -A / -n to use. */
+async function elsewhereHint(conn: Connection): Promise<string> {
+  const all = (await call(conn, InPlaceUpdatePlans, () => conn.client.list<Plan>(InPlaceUpdatePlans, undefined))).items;
+  if (all.length === 0) return 'There are none in any namespace either (apply one: kubectl apply -f examples/plan.yaml).';
+  const namespaces = [...new Set(all.map((p) => p.metadata.namespace ?? ''))].sort();
+  const shown = `${namespaces.slice(0, 5).join(', ')}${namespaces.length > 5 ? ` and ${namespaces.length - 5} more` : ''}`;
+  return `${all.length} plan${all.length === 1 ? '' : 's'} in namespace${namespaces.length === 1 ? '' : 's'} ${shown}: inplace status -A lists them all, inplace status -n ${namespaces[0]} that namespace's.`;
 }
 
 async function machineUpdatesOf(conn: Connection, plan: Plan): Promise<(MachineUpdate & KubeObject)[]> {

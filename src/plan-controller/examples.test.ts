@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { PlanSpecSchema, parseWritePolicy } from '../api/index.js';
 import { buildInventory } from '../../tools/capi-sim/index.js';
@@ -67,17 +67,9 @@ describe('plan-controller examples', () => {
       expect(PlanSpecSchema.safeParse(plan.spec).success).to.equal(true);
       const snap = snapshotFor(plan);
       if (file === 'staged-plan.yaml') snap.templates = snap.templates.map((t) => ({ ...t, found: true, bytes: 100 }));
-      // The write policy its comment gives: the custom gates' verdict annotations.
-      if (file === 'gated-plan.yaml')
-        snap.writePolicy = parseWritePolicy({
-          Machine: {
-            allow: [
-              '/spec/version',
-              '/metadata/annotations/gates.example.com~1pre-drain-check',
-              '/metadata/annotations/gates.example.com~1smoke-test',
-            ],
-          },
-        });
+      // The write policy its comment names (examples/write-policy.yaml, the demo's --write-policy): the custom gates'
+      // verdict annotations must be writable under it.
+      if (file === 'gated-plan.yaml') snap.writePolicy = parseWritePolicy(parse(readFileSync(`${examples}write-policy.yaml`, 'utf8')));
       const preview = previewPlan(plan, snap);
       expect(preview.problems).to.deep.equal([]);
       expect(preview.impossiblePaths).to.deep.equal([]);

@@ -1,7 +1,7 @@
 // The `inplace` verbs against the shared test environment (local API server, or a real cluster with
 // INPLACE_TEST_KUBECONFIG): output, exit codes, and the state they leave — including every kind of bad input.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -10,6 +10,9 @@ import { API_VERSION, Finalizers, InPlaceUpdatePlans, type InPlaceUpdatePlan, ty
 import { applyInventory, buildInventory, capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { projectRoot } from '../../src/cli/procs.js';
+import { COMPONENTS } from '../../src/components.js';
+import { missingKubeconfig } from '../../src/cli/kube.js';
+import { demoControllerArgs } from '../../src/cli/demo-platform.js';
 import { cli, runProcess } from '../support/cli.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
@@ -61,6 +64,15 @@ describe('inplace CLI', function () {
       expect(r.out).to.contain('Exit codes: 0 success, 1 failure');
     });
 
+    it('names every component in the help of the command and in the usage of run', async () => {
+      const top = (await cli('--help')).out.split('\n').find((l) => l.startsWith('  run '))!;
+      const run = (await cli('run', '--help')).out.split('\n')[0]!;
+      for (const c of COMPONENTS) {
+        expect(top, c.name).to.contain(c.name);
+        expect(run, c.name).to.contain(c.name);
+      }
+    });
+
     it('rejects an unknown command with exit 2 and a suggestion', async () => {
       const r = await cli('stauts', 'x');
       expect(r.code).to.equal(2);
@@ -99,6 +111,21 @@ describe('inplace CLI', function () {
       expect(b.err).to.contain('--bind-address needs --health-port');
     });
 
+    it('demo --write-policy: documented, checked before anything starts, passed to the components that enforce it', async () => {
+      expect((await cli('demo', '--help')).out).to.match(
+        /--write-policy FILE the write policy of the plan-controller and machine-task-controller/,
+      );
+      const missing = await cli('demo', '--write-policy', join(tmp, 'no-policy.yaml'));
+      expect(missing.code).to.equal(1);
+      expect(missing.err).to.contain('cannot read the write policy');
+      expect(missing.out).not.to.contain('local API server');
+      expect((await cli('demo', '--hooks', '--write-policy', 'examples/write-policy.yaml')).code).to.equal(2);
+      expect(demoControllerArgs('plan-controller', '/p.yaml')).to.deep.equal(['--write-policy', '/p.yaml']);
+      expect(demoControllerArgs('machine-task-controller', '/p.yaml')).to.deep.equal(['--write-policy', '/p.yaml']);
+      expect(demoControllerArgs('mhc-extension', '/p.yaml')).to.deep.equal([]);
+      expect(demoControllerArgs('plan-controller', undefined)).to.deep.equal([]);
+    });
+
     it('rejects an unknown flag with exit 2 and the usage of the verb', async () => {
       const r = await cli('status', 'p', '--bogus');
       expect(r.code).to.equal(2);
@@ -135,6 +162,56 @@ describe('inplace CLI', function () {
       expect(r.err).to.contain('inplace local-apiserver');
     });
 
+    it('without any kubeconfig (no flag, no $KUBECONFIG, no ~/.kube/config, not a pod) says so and exits 2, never localhost:8080', () => {
+      const home = mkdtempSync(join(tmpdir(), 'inplace-no-home-'));
+      expect(missingKubeconfig(undefined, { HOME: home }, home)).to.match(/^no kubeconfig: .*\.kube\/config does not exist/);
+      expect(missingKubeconfig(undefined, { HOME: home, KUBECONFIG: '/some/file' }, home)).to.equal(undefined);
+      expect(missingKubeconfig('/some/file', { HOME: home }, home)).to.equal(undefined);
+      if (existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) return; // in a pod the chain finds one
+      const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, INPLACE_FROM_SOURCE: '1' };
+      delete env.KUBECONFIG;
+      const bin = join(projectRoot(), 'bin', 'inplace.mjs');
+      const r = spawnSync(process.execPath, [bin, 'status', 'p'], { env, encoding: 'utf8' });
+      expect(r.status, r.stderr).to.equal(2);
+      expect(r.stderr).to.contain('no kubeconfig');
+      expect(r.stderr).not.to.match(/localhost:8080|check that the cluster/);
+      // Preview still lists what it finds without the cluster, and the plan is not OK: exit 1.
+      const p = spawnSync(process.execPath, [bin, 'preview', '-f', join(projectRoot(), 'examples', 'invalid-plan.yaml')], {
+        env,
+        encoding: 'utf8',
+      });
+      expect(p.status, p.stderr).to.equal(1);
+      expect(p.stderr).to.contain('Machine /status/phase is not writable');
+      expect(p.stderr).to.contain('the cluster was not read: no kubeconfig');
+    });
+
+    it('with an unreachable API server, preview lists the problems it finds without the cluster, then why the cluster was not read', async () => {
+      const kubeconfig = join(tmp, 'unreachable.kubeconfig');
+      writeFileSync(
+        kubeconfig,
+        stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+          clusters: [{ name: 'c', cluster: { server: 'http://127.0.0.1:9', 'insecure-skip-tls-verify': true } }],
+          users: [{ name: 'u', user: { token: 't' } }],
+          contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+          'current-context': 'x',
+        }),
+      );
+      const r = await cli('preview', '-f', join(projectRoot(), 'examples', 'invalid-plan.yaml'), '--kubeconfig', kubeconfig);
+      expect(r.code, r.err).to.equal(1);
+      expect(r.err).to.contain('found without the cluster');
+      expect(r.err).to.contain('Machine /status/phase is not writable');
+      expect(r.err).to.contain('overlaps /spec/ntp/servers');
+      expect(r.err).to.match(/the cluster was not read: cannot reach the API server at http:\/\/127\.0\.0\.1:9/);
+      // A plan without such problems: the connection error, and that nothing was found offline.
+      const ok = await cli('preview', '-f', join(projectRoot(), 'examples', 'plan.yaml'), '--kubeconfig', kubeconfig);
+      expect(ok.code).to.equal(1);
+      expect(ok.err).to.contain('cannot reach the API server');
+      expect(ok.err).to.contain('without the cluster no problem was found');
+    });
+
     it('fails with exit 1 when preview is given a missing file', async () => {
       const r = await cli('preview', '-f', join(tmp, 'no-such-plan.yaml'), '--kubeconfig', join(tmp, 'missing'));
       expect(r.code).to.equal(1);
@@ -161,6 +238,14 @@ describe('inplace CLI', function () {
       const r = await cli('preview', '-f', p);
       expect(r.code).to.equal(1);
       expect(r.err).to.contain('is not valid YAML');
+    });
+
+    it('rejects a --version that is not a Kubernetes version (vX.Y.Z) with exit 2, before reading the cluster', async () => {
+      for (const v of ['banana', '1.30.1', 'v1.30', 'v1.30.1.2']) {
+        const r = await cli('preview', 'kcp/cluster1-cp', '--version', v, '--kubeconfig', join(tmp, 'missing'));
+        expect(r.code, `${v}: ${r.err}`).to.equal(2);
+        expect(r.err).to.contain(`--version "${v}" is not a Kubernetes version`);
+      }
     });
 
     it('rejects preview without -f with exit 2', async () => {
@@ -297,6 +382,8 @@ describe('inplace CLI', function () {
       expect(all.out).to.match(new RegExp(`^${ns}\\s+list-plan\\s+c1\\s+`, 'm'));
       const none = await cli('status', '-n', 'no-plans-here', ...kc);
       expect(none.out).to.contain('No InPlaceUpdatePlans found in namespace no-plans-here');
+      // ...and where plans are instead (after npm start, the kubeconfig's namespace is `default`, the plans are elsewhere).
+      expect(none.out).to.match(/\d+ plans? in namespaces? .*: inplace status -A lists them all, inplace status -n \S+ that namespace's\./);
       expect((await cli('status', '-w', ...kc)).code).to.equal(2);
       expect((await cli('status', '-A', '-n', ns, ...kc)).code).to.equal(2);
     });
@@ -408,7 +495,7 @@ describe('inplace CLI', function () {
       expect(r.stdout).to.match(/^InPlaceUpdatePlan\/plugin-plan\s/m);
     });
 
-    it('refuses to resume or pause a finished plan: exit 1, a message that says why, the spec untouched', async () => {
+    it('refuses to resume, pause or abort a finished plan: exit 1 (abort of an aborted one: 0), a message that says why, the spec untouched', async () => {
       for (const st of ['aborted', 'updated'] as const) {
         const name = `done-${st}`;
         await env.client.create(
@@ -424,6 +511,10 @@ describe('inplace CLI', function () {
         const p = await cli('pause', name, '-n', ns, ...kc);
         expect(p.code).to.equal(1);
         expect(p.err).to.contain(`cannot pause: the plan is ${st}`);
+        // Abort: an aborted plan is already what it asks (exit 0); an updated one cannot be aborted any more (exit 1).
+        const a = await cli('abort', name, '-n', ns, ...kc);
+        expect(a.code, a.err).to.equal(st === 'aborted' ? 0 : 1);
+        if (st === 'updated') expect(a.err).to.contain('cannot abort: the plan is updated');
         const after = (await env.client.get<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, ns, name))!;
         expect(after.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
         expect(after.spec.paused).to.equal(true);

@@ -23,7 +23,7 @@ import type { KubeClient } from '../../src/runtime/pure/types.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 import { allows } from '../../cdk8s/rbac.js';
 import { callerNamespaces } from '../../cdk8s/charts.js';
-import { sampleUpdaterWorkloads, synthesize } from '../../cdk8s/synth.js';
+import { installNamespace, sampleUpdaterWorkloads, synthesize } from '../../cdk8s/synth.js';
 import { allowed, grantsOf, parseDocs } from '../security/rbac.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { waitFor } from '../support/wait.js';
@@ -183,12 +183,13 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
   }
 
   describe('namespace-scoped manifests (--namespace-scoped): every call is allowed in the namespace it was made in', () => {
-    const INSTALL = 'inplace-system';
     let scoped: ReturnType<typeof parseDocs> | undefined;
     for (const name of [...Object.keys(COMPONENT_LOADERS), ...Object.keys(sampleUpdaters).map((u) => `updater-${u}`)]) {
       it(`${name}: no call needs a cluster-wide grant of a namespaced kind`, () => {
         // The namespace is known once before() ran; synthesized once for every component.
         scoped ??= parseDocs(synthesize({ ...ext, watchNamespace: ns }).map((f) => f.content));
+        // The controllers run in the install namespace of that watched namespace (inplace-<ns>), where their Lease is.
+        const INSTALL = installNamespace({ watchNamespace: ns });
         const grants = grantsOf(scoped, INSTALL, `inplace-${name}`);
         const made = calls.get(name) ?? [];
         expect(made.length, 'no calls recorded').to.be.greaterThan(0);

@@ -10,6 +10,8 @@ import { crdKinds, heapSizeMiB } from '../../cdk8s/charts.js';
 import { DEFAULTS, PROJECT_ROOT } from '../../cdk8s/synth.js';
 import { COMPONENTS } from '../../src/components.js';
 import { DEMO, demoCrdFiles } from '../../src/cli/demo-platform.js';
+import { DEMO_CONTROLLERS } from '../../src/cli/demo.js';
+import { campaignUpdaterNames } from '../../src/cli/demo-fleet.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
 
 const README = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
@@ -44,8 +46,14 @@ describe('README numbers come from the code', () => {
     expect(DEMO.machineDeployments).to.have.length(2);
   });
 
-  it('"started N processes" and "all N components ready": the CAPI simulator, the default controllers and the sample updaters', () => {
-    const processes = 1 + COMPONENTS.filter((c) => !c.optIn).length + Object.keys(sampleUpdaters).length;
+  it('"started N processes" and "all N components ready": the CAPI simulator, the controllers the demo starts and the sample updaters', () => {
+    // What the demo starts, not every default component: the single-plan demo runs no campaign controller.
+    for (const c of DEMO_CONTROLLERS) expect(COMPONENTS.map((x) => x.name)).to.include(c);
+    const processes = 1 + DEMO_CONTROLLERS.length + Object.keys(sampleUpdaters).length;
+    // The transcript's process list names only processes the demo starts.
+    const started = /started \d+ processes: (.*)/.exec(README)![1]!;
+    for (const c of COMPONENTS)
+      expect(started.includes(`${c.name} (pid`), c.name).to.equal((DEMO_CONTROLLERS as readonly string[]).includes(c.name));
     expect(numbers(/started (\d+) processes/)).to.deep.equal([processes]);
     expect(numbers(/all (\d+) components ready/)).to.deep.equal([processes]);
     // The prose spells them out.
@@ -54,6 +62,14 @@ describe('README numbers come from the code', () => {
     expect(spelt(/While the ([a-z]+) processes/)).to.deep.equal([processes]);
     expect(spelt(/the ([a-z]+) sample updaters/)).to.deep.equal([Object.keys(sampleUpdaters).length]);
     expect(spelt(/runs ([a-z]+) updaters/)).to.deep.equal([(plan.spec?.controlPlane?.updaters ?? []).length]);
+  });
+
+  it("the --fleet demo's reference updater: the README names what it serves (the campaign file's generic updater names)", () => {
+    const names = campaignUpdaterNames(join(PROJECT_ROOT, 'examples', 'campaign.yaml'));
+    expect(names).to.have.length.greaterThan(0);
+    expect(README).to.contain(
+      `in the \`--fleet\` demo it serves exactly the generic updater names of the campaign file (${names.map((n) => `\`${n}\``).join(', ')} in`,
+    );
   });
 
   it('the summary: machines updated, changes committed and tasks per updater follow examples/plan.yaml', () => {

@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import { API_VERSION, type InPlaceUpdatePlan, type KubeObject, type MachineUpdate } from '../../src/api/index.js';
 import { decideRevert, type LiveMachine, type RevertInput } from '../../src/cli/revert-decide.js';
+import { renderRevert } from '../../src/cli/revert.js';
 
 const NS = 'ns1';
 const IMG = '/spec/image';
@@ -112,6 +113,37 @@ describe('revert decision', () => {
       ['m2', '/spec/version'],
     ]);
     expect(d.refused[0]!.why).to.match(/downgrade, which kubeadm does not support/);
+  });
+
+  it('says once per target what stays, for which machines, and warns that the values put back were chosen for the old version', () => {
+    const d = decideRevert(
+      input(
+        plan('updated', 3),
+        ['m1', 'm2', 'm3'].map((m) =>
+          mu(m, journal(m, { before: 'img-1.29', after: 'img-1.30' }, { before: 'v1.29.5', after: 'v1.30.1' })),
+        ),
+        ['m1', 'm2', 'm3'].map((m) => [m, live(m, 'img-1.30')] as [string, LiveMachine]),
+      ),
+    );
+    expect(d.problems).to.deep.equal([]);
+    expect(d.warnings).to.have.length(1);
+    expect(d.warnings[0]).to.match(
+      /^machineDeployment md: the Kubernetes version stays at "v1\.30\.1" \("v1\.29\.5" before the plan\) while InfraMachine \/spec\/image goes back to "img-1\.29" on 3 machines: .*check that they work with "v1\.30\.1"/,
+    );
+    const text = renderRevert('InPlaceUpdatePlan ns1/up', d);
+    const notReverted = text.split('Not reverted:\n')[1]!.split('\n\n')[0]!.split('\n');
+    expect(notReverted).to.have.length(1);
+    expect(notReverted[0]).to.match(/^ {2}✖ machineDeployment md: Machine \/spec\/version stays: .* \(3 machines: m1, m2, m3\)$/);
+    expect(text).to.contain('Warnings:\n  ! machineDeployment md: the Kubernetes version stays at "v1.30.1"');
+    // Nothing else goes back: no warning.
+    const versionOnly = decideRevert(
+      input(
+        plan('updated', 1),
+        [mu('m1', journal('m1', { before: 'img-1.30', after: 'img-1.30' }, { before: 'v1.29.5', after: 'v1.30.1' }))],
+        [['m1', live('m1', 'img-1.30')]],
+      ),
+    );
+    expect(versionOnly.warnings).to.deep.equal([]);
   });
 
   it('refuses a plan still running, naming what to do', () => {

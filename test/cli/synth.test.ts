@@ -25,6 +25,7 @@ import {
   SAMPLE_GENERIC_UPDATER_NAMES,
   componentWorkloads,
   imageWarning,
+  installNamespace,
   parseResourceFlags,
   sampleUpdaterWorkloads,
   synthesize,
@@ -999,6 +1000,8 @@ describe('cdk8s synthesis', () => {
 
   describe('namespace-scoped mode (--namespace-scoped NS)', () => {
     const NS = 'fleet-a';
+    /** Where the controllers of the install for NS run by default: a namespace of its own per watched namespace. */
+    const INSTALL = 'inplace-fleet-a';
     const scoped = docsOf(
       synthesize({ watchNamespace: NS, updaters: sampleUpdaterWorkloads(), runtimeExtension: EXT, image: 'x.io/inplace-capi:1' }),
     );
@@ -1019,7 +1022,7 @@ describe('cdk8s synthesis', () => {
         for (const rule of rulesOf(r))
           for (const res of rule.resources ?? [])
             expect(
-              isClusterScoped(rule.apiGroups[0]!, res) || r.metadata.name === 'inplace-metrics-reader',
+              isClusterScoped(rule.apiGroups[0]!, res) || r.metadata.name === `inplace-metrics-reader-${INSTALL}`,
               `${r.metadata.name}: ${res}`,
             ).to.equal(true);
       }
@@ -1033,19 +1036,40 @@ describe('cdk8s synthesis', () => {
 
     it("gives each component in NS what it has cluster-wide in the default mode, and the sample kinds to the platform's controllers", () => {
       for (const c of COMPONENTS) {
-        const grants = grantsOf(scoped as Doc[], 'inplace-system', `inplace-${c.name}`);
+        const grants = grantsOf(scoped as Doc[], INSTALL, `inplace-${c.name}`);
         for (const r of c.rbac)
           for (const g of r.apiGroups)
             for (const res of r.resources)
               for (const v of r.verbs) {
-                const where = isClusterScoped(g, res) ? undefined : res === 'leases' ? 'inplace-system' : NS;
+                const where = isClusterScoped(g, res) ? undefined : res === 'leases' ? INSTALL : NS;
                 expect(allowed(grants, v, g, res, where), `${c.name}: ${v} ${res}.${g} in ${where ?? 'the cluster'}`).to.equal(true);
                 if (where === NS) expect(allowed(grants, v, g, res, 'fleet-b'), `${c.name}: ${v} ${res}.${g} in fleet-b`).to.equal(false);
               }
       }
-      const mtc = grantsOf(scoped as Doc[], 'inplace-system', 'inplace-machine-task-controller');
+      const mtc = grantsOf(scoped as Doc[], INSTALL, 'inplace-machine-task-controller');
       expect(allowed(mtc, 'create', 'samples.inplace.cluster.x-k8s.io', 'osimageupdatetasks', NS)).to.equal(true);
       expect(allowed(mtc, 'create', 'samples.inplace.cluster.x-k8s.io', 'osimageupdatetasks', 'fleet-b')).to.equal(false);
+    });
+
+    it('two installs for two namespaces share no object but the CRDs (applying one never retargets the other)', () => {
+      const ext = { runtimeExtension: EXT, updaters: sampleUpdaterWorkloads(), image: 'x.io/inplace-capi:1' };
+      const identities = (watchNamespace: string): string[] =>
+        docsOf(synthesize({ ...ext, watchNamespace })).map((d) => `${d.kind} ${d.metadata.namespace ?? ''}/${d.metadata.name}`);
+      const a = identities('fleet-a');
+      const b = new Set(identities('fleet-b'));
+      const shared = a.filter((x) => b.has(x));
+      // CRDs are cluster-wide definitions of the kinds, the same for every install (docs/operations.md, Deploying).
+      expect(shared.filter((x) => !x.startsWith('CustomResourceDefinition '))).to.deep.equal([]);
+      expect(shared.length).to.be.greaterThan(0);
+      expect(a.length).to.be.greaterThan(shared.length + 20);
+      // The defaults: the controllers of fleet-a run in inplace-fleet-a; an explicit --namespace still wins.
+      expect(a).to.include('Deployment inplace-fleet-a/inplace-plan-controller');
+      expect(a).to.include('Namespace /inplace-fleet-a');
+      expect(a).to.include('ClusterRole /inplace-metrics-reader-inplace-fleet-a');
+      expect(installNamespace({ watchNamespace: 'fleet-a' })).to.equal('inplace-fleet-a');
+      expect(installNamespace({ namespace: 'team-a-system', watchNamespace: 'fleet-a' })).to.equal('team-a-system');
+      expect(installNamespace({})).to.equal('inplace-system');
+      expect(() => synthesize({ watchNamespace: 'x'.repeat(60) })).to.throw(/longer than 63 characters: name one with namespace/);
     });
 
     it('refuses a namespace that is not a DNS label', () => {

@@ -309,6 +309,8 @@ describe('security: synthesized manifests', () => {
   });
 
   describe('namespace-scoped mode (--namespace-scoped fleet-a)', () => {
+    // The controllers run in the install namespace of fleet-a (a namespace of its own per watched namespace).
+    const INSTALL = 'inplace-fleet-a';
     const scoped = parseDocs(
       synthesize({ watchNamespace: 'fleet-a', updaters: sampleUpdaterWorkloads(), runtimeExtension: EXT }).map((f) => f.content),
     );
@@ -317,7 +319,7 @@ describe('security: synthesized manifests', () => {
     it('grants no ServiceAccount a namespaced kind cluster-wide: only CRDs, TokenReviews, SubjectAccessReviews (and the nodes a node-simulating sample patches)', () => {
       expect(accounts.length).to.equal(COMPONENTS.length + Object.keys(sampleUpdaters).length);
       for (const sa of accounts) {
-        const wide = grantsOf(scoped, NS, sa).filter((g) => g.namespace === undefined);
+        const wide = grantsOf(scoped, INSTALL, sa).filter((g) => g.namespace === undefined);
         const namespaced = wide.flatMap((g) =>
           (g.rule.resources ?? []).flatMap((res) =>
             (g.rule.apiGroups ?? []).filter((grp) => !isClusterScoped(grp, res)).map((grp) => `${g.role}: ${res}.${grp}`),
@@ -329,11 +331,11 @@ describe('security: synthesized manifests', () => {
 
     it('grants the namespaced kinds in fleet-a (and the Lease in the install namespace) only', () => {
       for (const sa of accounts) {
-        const scopes = new Set(grantsOf(scoped, NS, sa).map((g) => g.namespace));
+        const scopes = new Set(grantsOf(scoped, INSTALL, sa).map((g) => g.namespace));
         scopes.delete(undefined);
-        expect([...scopes].sort(), sa).to.deep.equal(['fleet-a', NS].sort());
+        expect([...scopes].sort(), sa).to.deep.equal(['fleet-a', INSTALL].sort());
       }
-      const mtc = grantsOf(scoped, NS, 'inplace-machine-task-controller');
+      const mtc = grantsOf(scoped, INSTALL, 'inplace-machine-task-controller');
       expect(allowed(mtc, 'patch', 'infrastructure.cluster.x-k8s.io', 'devmachines', 'fleet-a')).to.equal(true);
       expect(allowed(mtc, 'patch', 'infrastructure.cluster.x-k8s.io', 'devmachines', 'fleet-b')).to.equal(false);
       expect(allowed(mtc, 'get', 'apiextensions.k8s.io', 'customresourcedefinitions')).to.equal(true);
