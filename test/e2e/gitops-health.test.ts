@@ -56,6 +56,12 @@ function expectHealth(lua: string, obj: Seen, want: { argo: string; kstatus: Kst
   if (want.message) expect(h.message, `${what}: Argo CD message`).to.match(want.message);
 }
 
+describe('GitOps health: the argocd-cm snippet', () => {
+  it('deploy/argocd/argocd-cm.yaml is the Lua files as they are (npm run generate:argocd)', () => {
+    expect(readFileSync(join(root, ARGOCD_CM_FILE), 'utf8')).to.equal(argocdCm(root));
+  });
+});
+
 describe('GitOps health: Argo CD Lua checks and kstatus on objects the controllers produced', function () {
   this.timeout(180_000);
   before(function () {
@@ -65,8 +71,28 @@ describe('GitOps health: Argo CD Lua checks and kstatus on objects the controlle
     }
   });
 
-  it('deploy/argocd/argocd-cm.yaml is the Lua files as they are (npm run generate:argocd)', () => {
-    expect(readFileSync(join(root, ARGOCD_CM_FILE), 'utf8')).to.equal(argocdCm(root));
+  it('aborting moves on (Progressing, even paused); a status written before Stalled existed still reads Degraded', () => {
+    const plan = (updateStatus: string, conditions: { type: string; status: string; reason: string; message?: string }[]) => ({
+      metadata: { name: 'x', generation: 2 },
+      status: { observedGeneration: 2, updateStatus, conditions },
+    });
+    const paused = { type: 'Paused', status: 'True', reason: 'Paused' };
+    expect(runArgoHealth(PLAN_LUA, plan('aborting', [paused, { type: 'Ready', status: 'False', reason: 'Aborting' }])).status).to.equal(
+      'Progressing',
+    );
+    expect(runArgoHealth(PLAN_LUA, plan('pending', [{ type: 'Failed', status: 'True', reason: 'Invalid' }]))).to.deep.equal({
+      status: 'Degraded',
+      message: 'Invalid',
+    });
+    expect(runArgoHealth(PLAN_LUA, plan('aborted', [])).status).to.equal('Degraded');
+    // A halted campaign whose running plans still finish: already Degraded (Failed=True), not Progressing.
+    const halted = plan('updating', [{ type: 'Failed', status: 'True', reason: 'BudgetSpent' }]);
+    expect(runArgoHealth(CAMPAIGN_LUA, halted).status).to.equal('Degraded');
+    // Non-ASCII and quotes in messages reach Lua intact.
+    const msg = 'disk "full" on nœud-1\n';
+    expect(runArgoHealth(PLAN_LUA, plan('failed', [{ type: 'Stalled', status: 'True', reason: 'Failed', message: msg }])).message).to.equal(
+      `Failed: ${msg}`,
+    );
   });
 
   describe('plans', () => {
