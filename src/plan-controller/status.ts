@@ -212,7 +212,7 @@ export function setPlanConditions(conds: Condition[], i: PlanConditionsInput, ge
   out = setPausedCondition(out, i.paused, generation, now);
   out = setReadyCondition(out, i.ready, generation, now);
   out = setFailedCondition(out, { ...i, problems: i.problems }, generation, now);
-  return setKstatusConditions(out, planKstatus({ ...i, updateStatus: i.updateStatus }), generation, now);
+  return setKstatusConditions(out, planKstatus(i), generation, now);
 }
 
 /**
