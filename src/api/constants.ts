@@ -87,6 +87,16 @@ export const ConditionTypes = {
    * generation); usable with `kubectl wait --for=condition=Failed`. False carries the Ready reason.
    */
   failed: 'Failed',
+  /**
+   * Plan / campaign (kstatus, abnormal-true): True while the object moves towards its spec's end (pending, updating,
+   * paused, waiting on a gate, aborting); the reason is the Ready reason. kstatus computes InProgress from it.
+   */
+  reconciling: 'Reconciling',
+  /**
+   * Plan / campaign (kstatus, abnormal-true): True once the object will not reach `updated` without a person (failed,
+   * aborted, ended or held invalid, a campaign halted); the reason says which. kstatus computes Failed from it.
+   */
+  stalled: 'Stalled',
   /** MachineUpdate: progress of the in-place update of this machine. */
   inPlaceUpdate: 'InPlaceUpdate',
   /** MachineUpdate: the MHC extension's health verdict for a machine in update. */

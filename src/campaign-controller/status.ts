@@ -1,10 +1,12 @@
 // The campaign's status language, pure: the status object (counts of clusters and machines by state, waves, named
 // failed / skipped clusters, bounded), the conditions (Valid, Ready, Failed, Paused: `kubectl wait
-// --for=condition=Ready` or `--for=condition=Failed`), and the Events a status change stands for.
+// --for=condition=Ready` or `--for=condition=Failed`; Reconciling and Stalled for kstatus), and the Events a status
+// change stands for.
 import type { Condition, InPlaceUpdateCampaign, InPlaceUpdateCampaignStatus } from '../api/index.js';
 import { CampaignEventReasons, PlanEventReasons, summarizeList } from '../api/index.js';
 import { windowStatus } from '../plan-controller/gates.js';
-import { setCondition } from '../runtime/pure/conditions.js';
+import type { KstatusVerdict } from '../runtime/pure/conditions.js';
+import { setCondition, setKstatusConditions } from '../runtime/pure/conditions.js';
 import type { CampaignDecision, ClusterRow, PlanView } from './decide.js';
 import { MAX_NAMED_CLUSTERS, finishedRecordsOf, waveLabel } from './decide.js';
 
@@ -27,6 +29,19 @@ const named = (r: ClusterRow): { name: string; wave?: number; reason?: string } 
   ...(r.wave !== undefined ? { wave: r.wave } : {}),
   ...(r.reason ? { reason: r.reason.slice(0, REASON_MAX) } : {}),
 });
+
+/**
+ * The campaign's kstatus verdict (Reconciling / Stalled, abnormal-true): Ready once Completed; Stalled when it needs a
+ * person (halted on a canary or the budget, invalid, aborted); Reconciling otherwise (pending, canary, waves, soaking,
+ * paused, waiting on a window or another plan, aborting), so kstatus never calls a campaign Current before it is Ready.
+ */
+export function campaignKstatus(d: Pick<CampaignDecision, 'updateStatus' | 'phase' | 'halted' | 'message'>): KstatusVerdict {
+  if (d.updateStatus === 'updated') return { state: 'ready', reason: d.phase, message: d.message };
+  if (d.halted) return { state: 'stalled', reason: d.halted, message: d.message };
+  if (d.phase === 'Invalid' || d.updateStatus === 'aborted' || d.updateStatus === 'failed')
+    return { state: 'stalled', reason: d.phase, message: d.message };
+  return { state: 'reconciling', reason: d.phase, message: d.message };
+}
 
 /** The campaign's status for a decision (conditions keep CAPI lastTransitionTime semantics). */
 export function campaignStatus(
@@ -102,6 +117,7 @@ export function campaignStatus(
     gen,
     now,
   );
+  conds = setKstatusConditions(conds, campaignKstatus(d), gen, now);
   conds = setCondition(
     conds,
     campaign.spec.paused

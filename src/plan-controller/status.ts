@@ -3,7 +3,8 @@
 // rows and calls these.
 import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, MachineUpdate, TargetStatus } from '../api/index.js';
 import { ConditionTypes, MessageBudget, PlanEventReasons, Reasons, boundMessage, summarizeList } from '../api/index.js';
-import { setCondition } from '../runtime/pure/conditions.js';
+import type { KstatusVerdict } from '../runtime/pure/conditions.js';
+import { setCondition, setKstatusConditions } from '../runtime/pure/conditions.js';
 import type { OwnerOutcome } from './owners.js';
 import { OWNERS_ALIGNED, OwnerReasons, ownersCondition } from './owners.js';
 
@@ -210,7 +211,35 @@ export function setPlanConditions(conds: Condition[], i: PlanConditionsInput, ge
   if (!i.terminal) out = setTargetConditions(out, i.controlPlane, i.machineDeployments, startGate(i), generation, now);
   out = setPausedCondition(out, i.paused, generation, now);
   out = setReadyCondition(out, i.ready, generation, now);
-  return setFailedCondition(out, { ...i, problems: i.problems }, generation, now);
+  out = setFailedCondition(out, { ...i, problems: i.problems }, generation, now);
+  return setKstatusConditions(out, planKstatus(i), generation, now);
+}
+
+/**
+ * The plan's kstatus verdict from its update status and Ready verdict. Every state but `updated` has Reconciling or
+ * Stalled True, so that kstatus (which calls an object with neither Current) never reports a plan Current before it is
+ * Ready. Stalled is what needs a person: failed, aborted (superseded, deleted, a window's end), ended invalid, or a plan
+ * that started and became invalid (it holds until fixed or aborted). Waiting is Reconciling: paused, a closed window, the
+ * alert gate, an older plan, the short settle time of an invalid plan that has not started, aborting, aligning owners.
+ */
+export function planKstatus(i: {
+  updateStatus: Status;
+  valid: boolean;
+  started: boolean;
+  invalidFinal: boolean;
+  problems: readonly string[];
+  ready: { status: Condition['status']; reason: string; message: string };
+}): KstatusVerdict {
+  if (i.ready.status === 'True') return { state: 'ready', reason: i.ready.reason, message: i.ready.message };
+  if (i.updateStatus === 'failed' || i.updateStatus === 'aborted')
+    return { state: 'stalled', reason: i.ready.reason, message: i.ready.message };
+  if (i.invalidFinal || (!i.valid && i.started))
+    return {
+      state: 'stalled',
+      reason: Reasons.invalid,
+      message: i.invalidFinal ? `the plan ended invalid: ${problemsNote(i.problems)}` : i.ready.message,
+    };
+  return { state: 'reconciling', reason: i.ready.reason, message: i.ready.message };
 }
 
 /** The Event for machines newly counted as already at target (none when the count did not grow). */
@@ -632,11 +661,13 @@ export function settleOwnersStatus(
   const message = `${d.status.progress ?? ''} machines done; aligning owners: ${
     d.status.conditions?.find((x) => x.type === OWNERS_ALIGNED)?.message ?? ''
   }`;
-  d.status.conditions = setReadyCondition(
-    d.status.conditions ?? [],
-    { status: 'False', reason: ALIGNING_OWNERS, message: summarizeList([message], { maxBytes: MessageBudget.status }) },
-    generation,
-    now,
-  );
+  const ready = {
+    status: 'False' as const,
+    reason: ALIGNING_OWNERS,
+    message: summarizeList([message], { maxBytes: MessageBudget.status }),
+  };
+  d.status.conditions = setReadyCondition(d.status.conditions ?? [], ready, generation, now);
+  // The plan is not terminal after all: kstatus must see it in progress, not stalled on the failure it reports next.
+  d.status.conditions = setKstatusConditions(d.status.conditions, { state: 'reconciling', ...ready }, generation, now);
   d.events = d.events.filter((e) => e.plan !== undefined || !TRANSITION_EVENTS.includes(e.reason));
 }

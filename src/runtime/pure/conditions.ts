@@ -71,3 +71,26 @@ export const isUnknown = (conditions: readonly Condition[] | undefined, type: st
   const c = getCondition(conditions, type);
   return c === undefined || c.status === 'Unknown';
 };
+
+/** What kstatus reads: which of Reconciling and Stalled is True (at most one), with its reason and message. */
+export interface KstatusVerdict {
+  /** `reconciling`: kstatus InProgress; `stalled`: kstatus Failed; `ready`: kstatus Current (Ready=True). */
+  state: 'reconciling' | 'stalled' | 'ready';
+  reason: string;
+  message: string;
+}
+
+/**
+ * Reconciling and Stalled from a kstatus verdict. kstatus reads them abnormal-true (only True counts); both are written
+ * every time, the one not in effect False with the same reason, so that they carry the observedGeneration too.
+ */
+export function setKstatusConditions(conds: Condition[], v: KstatusVerdict, generation: number | undefined, now: Date): Condition[] {
+  const one = (type: string, on: boolean) => ({
+    type,
+    status: on ? ('True' as const) : ('False' as const),
+    reason: v.reason,
+    message: on ? v.message : v.state === 'ready' ? `ready (${v.reason})` : `${v.state} (${v.reason})`,
+  });
+  const out = setCondition(conds, one('Reconciling', v.state === 'reconciling'), generation, now);
+  return setCondition(out, one('Stalled', v.state === 'stalled'), generation, now);
+}
