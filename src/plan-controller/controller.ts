@@ -54,7 +54,8 @@ import { crdName } from '../contract/index.js';
 import { AtTargetMemo, machinesAtTarget, previousValues, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
-import { readAlerts } from './alerts.js';
+import { readAlerts, type GateSecret } from './alerts.js';
+import type { AlertGatePolicy } from '../api/alert-gate-policy.js';
 import { BOOT_ID_BEFORE_ANNOTATION, bootIdBefore, gateFailureDeltas } from './gates.js';
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
 import { collectClones } from './clones-act.js';
@@ -109,6 +110,8 @@ export interface PlanDeps {
   expectations: Map<string, Map<string, { mu: MachineUpdate; at: number }>>;
   /** The write policy plans are validated against (`--write-policy`). */
   writePolicy?: WritePolicy;
+  /** The operator's alert-gate policy (`--alert-gate-policy`); absent: every alert gate is refused. */
+  alertGatePolicy?: AlertGatePolicy;
   /** Provider kinds (Kind.group) whose informer could not be started, with when: not waited for again until REF_KIND_RETRY_MS. */
   refKindFailures: Map<string, number>;
   /** Pre-start check results per plan key: once per plan generation, not every reconcile (reads and dry-runs). */
@@ -132,6 +135,8 @@ export interface PlanDeps {
 export interface PlanSetupOptions {
   /** The write policy responsibilities must pass (default DEFAULT_WRITE_POLICY). */
   writePolicy?: WritePolicy;
+  /** Which alert endpoints and Secrets plans may use (`--alert-gate-policy`; default none: every alert gate refused). */
+  alertGatePolicy?: AlertGatePolicy;
 }
 
 const keyOfPlan = (ns: string, name: string): string => `${ns}/${name}`;
@@ -169,6 +174,7 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
       mgr.log.child({ controller: CONTROLLER_NAME }),
     ),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
+    ...(opts.alertGatePolicy ? { alertGatePolicy: opts.alertGatePolicy } : {}),
     taskCrds: new Map(),
     refKindFailures: new Map(),
   };
@@ -473,6 +479,7 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
   // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
   snap.machineUpdates = withExpectations(deps, plan, snap.machineUpdates);
   if (deps.writePolicy) snap.writePolicy = deps.writePolicy;
+  if (deps.alertGatePolicy) snap.alertGatePolicy = deps.alertGatePolicy;
   const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
   if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
     const refs = await refLookup(deps, plan, snap.machines, byClusterOf(deps));
@@ -483,12 +490,14 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
   } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;
-  // spec.alertGate: the endpoint is read every reconcile of an active plan (alerts.ts; bounded by its timeout).
+  // spec.alertGate: the endpoint is read every reconcile of an active plan (alerts.ts; bounded by its timeout), once
+  // the operator's policy allows its url and Secret (readAlerts refuses before any read or request otherwise).
   if (plan.spec.alertGate && !isTerminal(plan.status?.updateStatus))
     snap.alerts = await readAlerts(
-      (ns, name) => deps.client.get<KubeObject & { data?: Record<string, string> }>(Secrets, ns, name),
+      (ns, name) => deps.client.get<KubeObject & GateSecret>(Secrets, ns, name),
       plan.metadata.namespace ?? '',
       plan.spec.alertGate,
+      deps.alertGatePolicy,
     );
   return snap;
 }

@@ -9,6 +9,7 @@ import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
 import type { MaintenanceWindowSpec } from '../api/windows.js';
 import { describeWindowInstant, maintenanceWindowState, validateMaintenanceWindows } from '../api/windows.js';
 import type { AlertsRead } from './alerts.js';
+import { alertGateRefusals, type AlertGatePolicy } from '../api/alert-gate-policy.js';
 import type { PlanEvent } from './status.js';
 import type { DecideMemo, SoakMemoEntry } from './decide/memo.js';
 
@@ -497,22 +498,23 @@ export interface AlertGate {
 }
 
 /**
- * The alert gate from the endpoint's answer (`result`, read by alerts.ts) and the recorded status: a matching firing
- * alert or an endpoint that cannot be read (fail closed) holds the plan; held for holdTimeout since the hold began,
- * the plan halts, for good (status state Halted).
+ * The alert gate from the endpoint's answer (`result`, read by alerts.ts), the operator's policy (`policy`: a url or
+ * Secret it does not allow, or no policy at all, is a validation problem; the effect checked the same rule and read
+ * nothing) and the recorded status: a matching firing alert or an endpoint that cannot be read (fail closed) holds
+ * the plan; held for holdTimeout since the hold began, the plan halts, for good (status state Halted).
  */
-export function alertGate(plan: InPlaceUpdatePlan, result: AlertsRead | undefined, now: Date): AlertGate {
+export function alertGate(
+  plan: InPlaceUpdatePlan,
+  result: AlertsRead | undefined,
+  now: Date,
+  policy: AlertGatePolicy | undefined,
+): AlertGate {
   const spec = plan.spec.alertGate;
   if (!spec) return { problems: [], held: false, halted: false };
-  const problems: string[] = [];
-  let url: URL | undefined;
-  try {
-    url = new URL(spec.url);
-  } catch {
-    /* reported below */
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
-    problems.push(`spec.alertGate.url: ${JSON.stringify(spec.url.slice(0, 200))} is not an http(s) URL`);
+  // Every refusal: the policy's (url, Secret) and the effect's (a Secret without the opt-in label), each once.
+  const problems: string[] = [
+    ...new Set([...alertGateRefusals(policy, spec, plan.metadata?.namespace ?? '', 'spec.alertGate'), ...(result?.refused ?? [])]),
+  ];
   const matchers: Matcher[] = [];
   (spec.matchers ?? []).forEach((t, i) => {
     const m = parseMatcher(t);
