@@ -160,6 +160,8 @@ export type AlertsRead = AlertsResult & {
   secretProblem?: string;
   /** The operator's policy refused the gate: nothing was read or sent (the decision lists these as Valid=False). */
   refused?: string[];
+  /** When this was read (RFC 3339): the controller reuses it until ALERTS_POLL_MS later, the decision wakes then. */
+  at?: string;
 };
 
 /** A Secret as alerts.ts reads it: its labels (the opt-in) and data. */

@@ -417,6 +417,25 @@ describe('plan-controller alert gate (decide, injected clock and endpoint answer
     expect(halted.events.map((e) => e.reason)).to.include(PlanEventReasons.alertGateHalted);
   });
 
+  it('Clear on every reconcile keeps the status as it was: since moves only when the state changes', () => {
+    const clear = { ok: true as const, alerts: [] };
+    const first = decideAlerts('2026-01-01T00:10:00Z', clear);
+    expect(first.status.alertGate).to.include({ state: 'Clear', since: '2026-01-01T00:10:00.000Z' });
+    const later = decideAlerts('2026-01-01T00:15:00Z', clear, { status: first.status });
+    expect(later.status.alertGate).to.deep.equal(first.status.alertGate);
+    const firingNow = decideAlerts(
+      '2026-01-01T00:16:00Z',
+      { ok: true, alerts: [firing('NodeDown', 'critical')] },
+      { status: later.status },
+    );
+    expect(firingNow.status.alertGate).to.include({ state: 'Firing', since: '2026-01-01T00:16:00.000Z' });
+  });
+
+  it('the next query is due one interval after the last read, not after this reconcile', () => {
+    const d = decideAlerts('2026-01-01T00:10:03Z', { ok: true, alerts: [], at: '2026-01-01T00:10:00.000Z' });
+    expect(d.requeueAt).to.equal('2026-01-01T00:10:05.000Z');
+  });
+
   it("a gate the operator's policy does not allow (or no policy at all) is Valid=False naming the rule; nothing starts", () => {
     const none = decideAlerts('2026-01-01T00:10:00Z', undefined, { policy: null });
     expect(cond(none, 'Valid')?.status).to.equal('False');

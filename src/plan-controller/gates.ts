@@ -461,7 +461,10 @@ function withStatus(mu: MachineUpdate, updateStatus: string, message?: string): 
   } as MachineUpdate;
 }
 
-/** How often a plan with an alert gate is reconciled (alerts change without Kubernetes events). */
+/**
+ * How often the endpoint of a plan's alert gate is read (alerts change without Kubernetes events): once per interval per
+ * plan, whatever else wakes the plan meanwhile (the controller keeps the last read per plan, with its time).
+ */
 export const ALERTS_POLL_MS = 5_000;
 /** Longest spec.alertGate.holdTimeout. */
 export const ALERT_HOLD_MAX_MS = 7 * 24 * 3_600_000;
@@ -549,7 +552,11 @@ export function alertGate(
   }
   const holding = state !== 'Clear';
   const wasHolding = prev?.state === 'Firing' || prev?.state === 'Unreachable';
-  const since = holding && wasHolding && prev?.since ? prev.since : now.toISOString();
+  // The hold's start survives Firing <-> Unreachable (holdTimeout counts from it); Clear keeps the time it cleared. An
+  // unchanged gate leaves status.alertGate as it was: a new `since` per reconcile was a status write per reconcile, and
+  // each write woke the next reconcile (a write per second per idle gated plan).
+  const kept = holding ? wasHolding : prev?.state === 'Clear';
+  const since = kept && prev?.since ? prev.since : now.toISOString();
   if (holding && now.getTime() - Date.parse(since) >= hold.ms!) {
     const halted = boundMessage(`halted: held longer than holdTimeout ${spec.holdTimeout}: ${message}`, 1024);
     return { problems, held: true, halted: true, message: halted, status: { state: 'Halted', since: now.toISOString(), message: halted } };
