@@ -498,6 +498,8 @@ export interface AlertGate {
   /** "alert NodeDown firing (…)", the endpoint's error, or the halt. */
   message?: string;
   status?: AlertGateStatus;
+  /** When the endpoint's answer was read (RFC 3339): the next read is due one ALERTS_POLL_MS later. */
+  readAt?: string;
 }
 
 /**
@@ -561,7 +563,14 @@ export function alertGate(
     const halted = boundMessage(`halted: held longer than holdTimeout ${spec.holdTimeout}: ${message}`, 1024);
     return { problems, held: true, halted: true, message: halted, status: { state: 'Halted', since: now.toISOString(), message: halted } };
   }
-  return { problems, held: holding, halted: false, message, status: { state, since, message: boundMessage(message, 1024) } };
+  return {
+    problems,
+    held: holding,
+    halted: false,
+    message,
+    status: { state, since, message: boundMessage(message, 1024) },
+    ...(result?.at ? { readAt: result.at } : {}),
+  };
 }
 
 /** The Event of an alert gate state change (from the recorded state). */

@@ -30,8 +30,6 @@ export interface PlanStance {
   win: WindowGate;
   soak: SoakView;
   alerts: AlertGate;
-  /** When the snapshot's alert-gate result was read (the next read is due one interval later). */
-  alertsReadAt?: string;
   verdict: InvalidVerdict;
   problems: string[];
   valid: boolean;
@@ -115,7 +113,6 @@ export function decideStance(snap: PlanSnapshot, memo?: DecideMemo): PlanStance 
     win,
     soak,
     alerts,
-    ...(snap.alerts?.at ? { alertsReadAt: snap.alerts.at } : {}),
     verdict,
     problems: verdict.problems,
     valid,

@@ -43,7 +43,7 @@ export function requeueAt(s: PlanStance): string | undefined {
 
 /** When the alert gate's endpoint is due again: one interval after the read the snapshot carries (or after now). */
 function nextPoll(s: PlanStance): Date {
-  const at = Date.parse(s.alertsReadAt ?? '');
+  const at = Date.parse(s.alerts.readAt ?? '');
   return new Date((Number.isFinite(at) ? at : s.now.getTime()) + ALERTS_POLL_MS);
 }
 
