@@ -10,7 +10,14 @@ import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { PolicyRule } from '../src/runtime/pure/types.js';
-import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
+import {
+  alertGateSecretsByNamespace,
+  parseAlertGatePolicy,
+  parseWritePolicy,
+  type AlertGatePolicy,
+  type WritePolicy,
+} from '../src/api/index.js';
+import { alertGateSecretRules } from '../src/plan-controller/rbac.js';
 import { componentsTaking } from '../src/components.js';
 import { yamlFilesIn } from '../src/files.js';
 import { METRICS_AUTH_RULES, isClusterScoped } from '../src/runtime/rbac.js';
@@ -107,6 +114,13 @@ export interface DeploymentOptions {
    */
   readonly writePolicy?: WritePolicy;
   /**
+   * The alert-gate policy (which alert endpoints plans may call, which Secrets they may send there): a ConfigMap
+   * mounted into the components that enforce it, passed as `--alert-gate-policy`; and, per namespace it names Secrets
+   * in, a Role granting the plan controller `get` on exactly those Secrets (resourceNames).
+   * @default undefined (no endpoint allowed, no Secret readable: every spec.alertGate is Valid=False)
+   */
+  readonly alertGatePolicy?: AlertGatePolicy;
+  /**
    * Deploy the runtime extension (opt-in, like `inplace run`): its Deployment, Service, serving certificate and
    * ExtensionConfig. Needs Cluster API's ExtensionConfig CRD and, unless `secretName` is given, cert-manager.
    * @default undefined (left out)
@@ -149,6 +163,8 @@ export const extensionArgs = (): string[] => ['--extension-port', String(EXTENSI
 
 /** Where the write-policy ConfigMap is mounted in a controller container. */
 export const WRITE_POLICY_PATH = '/etc/inplace/write-policy.yaml';
+/** Where the alert-gate-policy ConfigMap is mounted in a controller container. */
+export const ALERT_GATE_POLICY_PATH = '/etc/inplace-alert-gate/alert-gate-policy.yaml';
 
 /** A component to deploy: what `inplace run <name>` (or `inplace updater <name>`) starts, and the rules it declares. */
 export interface WorkloadSpec {
@@ -563,6 +579,41 @@ export function addRuntimeExtension(chart: Chart, p: RuntimeExtensionProps): voi
   });
 }
 
+/**
+ * The plan controller's only access to Secrets: per namespace the alert-gate policy names Secrets in, a Role with `get`
+ * on exactly those (resourceNames) bound to its ServiceAccount. None without a policy. In namespace-scoped mode a
+ * Secret outside the watched namespace could never be used by a plan (a plan names a Secret of its own namespace), so
+ * synthesis refuses it rather than grant it.
+ */
+function addAlertGateSecretRoles(chart: Chart, o: DeploymentOptions, policy: AlertGatePolicy | undefined): void {
+  const component = 'plan-controller';
+  for (const [ns, names] of alertGateSecretsByNamespace(policy)) {
+    if (o.watchNamespace !== undefined && ns !== o.watchNamespace)
+      throw new Error(
+        `alert-gate policy names Secret(s) ${names.map((n) => `${ns}/${n}`).join(', ')} outside the watched namespace ${o.watchNamespace}: no plan could use them`,
+      );
+    const meta = {
+      name: `inplace-${component}-alert-gate-credentials`,
+      namespace: ns,
+      labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance },
+    };
+    // One rule naming every Secret (kplus would split resourceNames into a rule each).
+    new ApiObject(chart, `${component}-alert-gate-credentials-${ns}`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: meta,
+      rules: alertGateSecretRules(names),
+    });
+    new ApiObject(chart, `${component}-alert-gate-credentials-binding-${ns}`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: meta,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: meta.name },
+      subjects: [{ kind: 'ServiceAccount', name: `inplace-${component}`, namespace: o.namespace }],
+    });
+  }
+}
+
 /** Props of PlatformChart. */
 export interface PlatformChartProps {
   /** The controller workloads, one Deployment each. */
@@ -594,16 +645,35 @@ export class PlatformChart extends Chart {
         })
       : undefined;
     const enforcing = componentsTaking('writePolicy');
+    const gatePolicy = o.alertGatePolicy ? parseAlertGatePolicy(o.alertGatePolicy) : undefined;
+    const gateCm = gatePolicy
+      ? new kplus.ConfigMap(this, 'alert-gate-policy', {
+          metadata: { name: 'inplace-alert-gate-policy', namespace: o.namespace },
+          data: { 'alert-gate-policy.yaml': stringify(gatePolicy) },
+        })
+      : undefined;
+    const gating = componentsTaking('alertGatePolicy');
     for (const c of components) {
       const enforces = cm && enforcing.includes(c.name);
+      const gates = gateCm && gating.includes(c.name);
+      const args = [
+        ...c.args,
+        ...(enforces ? ['--write-policy', WRITE_POLICY_PATH] : []),
+        ...(gates ? ['--alert-gate-policy', ALERT_GATE_POLICY_PATH] : []),
+      ];
       const d = addWorkload(this, {
-        workload: enforces ? { ...c, args: [...c.args, '--write-policy', WRITE_POLICY_PATH] } : c,
+        workload: { ...c, args },
         role: 'controller',
         deployment: o,
         podLabels: { [METRICS_LABEL]: 'true' },
       });
       if (enforces)
         d.containers[0]?.mount('/etc/inplace', kplus.Volume.fromConfigMap(this, `${c.name}-write-policy`, cm), { readOnly: true });
+      if (gates)
+        d.containers[0]?.mount('/etc/inplace-alert-gate', kplus.Volume.fromConfigMap(this, `${c.name}-alert-gate-policy`, gateCm), {
+          readOnly: true,
+        });
+      if (c.name === 'plan-controller') addAlertGateSecretRoles(this, o, gatePolicy);
       if (c.name === EXTENSION.component && o.runtimeExtension)
         addRuntimeExtension(this, { workload: d, deployment: o, extension: o.runtimeExtension });
     }

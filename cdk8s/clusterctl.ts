@@ -31,7 +31,10 @@ export interface ClusterctlVariable {
 }
 
 /** Options of clusterctlRelease: the synth options that have no variable, plus the defaults of those that do. */
-export interface ClusterctlOptions extends Pick<SynthOptions, 'providers' | 'writePolicy' | 'resources' | 'instance' | 'apiServer'> {
+export interface ClusterctlOptions extends Pick<
+  SynthOptions,
+  'providers' | 'writePolicy' | 'alertGatePolicy' | 'resources' | 'instance' | 'apiServer'
+> {
   /** Release version, semver with a leading v (the repository's version directory). */
   readonly version: string;
   /** Default of INPLACE_IMAGE. @default DEFAULT_IMAGE */
@@ -119,6 +122,7 @@ export function clusterctlRelease(o: ClusterctlOptions): ManifestFile[] {
   const files = synthesize({
     ...(o.providers ? { providers: o.providers } : {}),
     ...(o.writePolicy ? { writePolicy: o.writePolicy } : {}),
+    ...(o.alertGatePolicy ? { alertGatePolicy: o.alertGatePolicy } : {}),
     ...(o.resources ? { resources: o.resources } : {}),
     ...(o.instance !== undefined ? { instance: o.instance } : {}),
     ...(o.apiServer ? { apiServer: o.apiServer } : {}),

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { parse, parseAllDocuments } from 'yaml';
-import { parseWritePolicy, type WritePolicy } from '../src/api/index.js';
+import { parseAlertGatePolicy, parseWritePolicy, type AlertGatePolicy, type WritePolicy } from '../src/api/index.js';
 import { dirname, join, relative, resolve } from 'node:path';
 import { DEFAULT_PROVIDERS, PROVIDER_ROLES, parseProvider, type ProviderResource } from '../src/runtime/rbac.js';
 import { callerNamespaces, heapSizeMiB, type ContainerResources } from './charts.js';
@@ -30,7 +30,7 @@ const SIMULATING = sampleUpdaterWorkloads()
   .map((u) => u.name);
 
 const USAGE = `Usage: npm run synth -- --image REF [--namespace NS] [--namespace-scoped NS] [--replicas N] [--outdir DIR]
-                         [--write-policy FILE] [--provider ROLE=plural.group]... [--no-default-providers]
+                         [--write-policy FILE] [--alert-gate-policy FILE] [--provider ROLE=plural.group]... [--no-default-providers]
                          [--instance NAME] [--priority-class NAME] [--api-server-port N]... [--api-server-cidr CIDR]...
                          [--cpu-request Q] [--cpu-limit Q|none] [--memory-request Q] [--memory-limit Q]
                          [--no-network-policy] [--runtime-extension --runtime-extension-caller-namespace NS...
@@ -95,6 +95,11 @@ Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, Netwo
                     the release version (default: v + the version in package.json)
   --write-policy FILE  the write policy (YAML, allow/deny per selectResource) as a ConfigMap passed to the
                     plan-controller and machine-task-controller (default: the built-in policy)
+  --alert-gate-policy FILE
+                    the alert endpoints plans may call and the Secrets they may send there (YAML: endpoints:
+                    [{url, secrets: [namespace/name]}]) as a ConfigMap passed to the plan-controller and
+                    campaign-controller, and a Role per namespace granting get on exactly those Secrets
+                    (default: none allowed, no Secret readable)
   --provider P      grant the controllers a provider kind, e.g. InfraMachine=metal3machines.infrastructure.cluster.x-k8s.io
                     (repeatable; ROLE is one of ${PROVIDER_ROLES.join(', ')})
   --no-default-providers
@@ -122,6 +127,7 @@ function main(): number {
         'memory-limit': { type: 'string' },
         'runtime-extension-caller-namespace': { type: 'string', multiple: true },
         'write-policy': { type: 'string' },
+        'alert-gate-policy': { type: 'string' },
         provider: { type: 'string', multiple: true },
         'no-default-providers': { type: 'boolean' },
         instance: { type: 'string' },
@@ -198,6 +204,13 @@ function main(): number {
     process.stderr.write(`error: --write-policy ${values['write-policy']}: ${(e as Error).message}\n`);
     return 2;
   }
+  let alertGatePolicy: AlertGatePolicy | undefined;
+  try {
+    if (values['alert-gate-policy']) alertGatePolicy = parseAlertGatePolicy(parse(readFileSync(values['alert-gate-policy'], 'utf8')) ?? {});
+  } catch (e) {
+    process.stderr.write(`error: --alert-gate-policy ${values['alert-gate-policy']}: ${(e as Error).message}\n`);
+    return 2;
+  }
   const image = values.image ?? process.env.INPLACE_IMAGE ?? DEFAULT_IMAGE;
   const warning = imageWarning(image);
   // A warning, not an error: synthesizing to read or diff the manifests needs no image.
@@ -238,6 +251,7 @@ function main(): number {
         version,
         providers,
         ...(writePolicy ? { writePolicy } : {}),
+        ...(alertGatePolicy ? { alertGatePolicy } : {}),
         image,
         namespace: values.namespace ?? DEFAULTS.namespace,
         replicas,
@@ -263,6 +277,7 @@ function main(): number {
     files = synthesize({
       providers,
       ...(writePolicy ? { writePolicy } : {}),
+      ...(alertGatePolicy ? { alertGatePolicy } : {}),
       image,
       ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
       replicas,

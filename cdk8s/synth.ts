@@ -199,6 +199,7 @@ export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
     root,
     ...(opts.watchNamespace !== undefined ? { watchNamespace: opts.watchNamespace } : {}),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
+    ...(opts.alertGatePolicy ? { alertGatePolicy: opts.alertGatePolicy } : {}),
     ...(opts.runtimeExtension ? { runtimeExtension: opts.runtimeExtension } : {}),
   };
   const updaters = opts.updaters?.map((u): SampleWorkloadSpec => ({

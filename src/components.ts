@@ -2,7 +2,7 @@
 // deploy, one Deployment each. A component is added here once; the CLI and the charts derive everything from it.
 // Only each component's rbac.ts is imported eagerly (pure data); the component itself is loaded on demand, so
 // reading the list (e.g. to synthesize manifests) does not load the controllers or the API client.
-import type { WritePolicy } from './api/index.js';
+import type { AlertGatePolicy, WritePolicy } from './api/index.js';
 import type { ProviderVerbs } from './runtime/rbac.js';
 import type { Component, PolicyRule } from './runtime/pure/types.js';
 import * as planControllerRbac from './plan-controller/rbac.js';
@@ -17,6 +17,8 @@ export interface ComponentRunOptions {
   concurrency?: number;
   /** The write policy (`--write-policy`). */
   writePolicy?: WritePolicy;
+  /** Which alert endpoints and Secrets alert gates may use (`--alert-gate-policy`). */
+  alertGatePolicy?: AlertGatePolicy;
   /** Finished plans per cluster that keep their MachineUpdates and tasks (`--finished-plans-per-cluster`). */
   finishedPlansPerCluster?: number;
   /** Delete user-applied plans beyond that limit too (`--prune-finished-plans`). */
@@ -67,12 +69,14 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     rbac: planControllerRbac.rbac,
     baseRbac: planControllerRbac.baseRbac,
     providerVerbs: planControllerRbac.PROVIDER_VERBS,
-    takes: ['writePolicy', 'finishedPlansPerCluster', 'pruneFinishedPlans'],
+    takes: ['writePolicy', 'alertGatePolicy', 'finishedPlansPerCluster', 'pruneFinishedPlans'],
     load: async (opts = {}) => {
       const m = await import('./plan-controller/index.js');
-      if (!opts.writePolicy && opts.finishedPlansPerCluster === undefined && !opts.pruneFinishedPlans) return m.planController;
+      if (!opts.writePolicy && !opts.alertGatePolicy && opts.finishedPlansPerCluster === undefined && !opts.pruneFinishedPlans)
+        return m.planController;
       return m.createPlanController({
         ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
+        ...(opts.alertGatePolicy ? { alertGatePolicy: opts.alertGatePolicy } : {}),
         ...(opts.finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster: opts.finishedPlansPerCluster } : {}),
         ...(opts.pruneFinishedPlans ? { pruneFinishedPlans: true } : {}),
       });
@@ -85,8 +89,11 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     rbac: campaignControllerRbac.rbac,
     baseRbac: campaignControllerRbac.baseRbac,
     providerVerbs: campaignControllerRbac.PROVIDER_VERBS,
-    takes: [],
-    load: async () => (await import('./campaign-controller/index.js')).campaignController,
+    takes: ['alertGatePolicy'],
+    load: async (opts = {}) => {
+      const m = await import('./campaign-controller/index.js');
+      return opts.alertGatePolicy ? m.createCampaignController({ alertGatePolicy: opts.alertGatePolicy }) : m.campaignController;
+    },
   },
   {
     name: 'machine-task-controller',

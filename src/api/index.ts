@@ -7,6 +7,7 @@ export * from './schemas.js';
 export * from './types.js';
 export * from './depth.js';
 export * from './write-policy.js';
+export * from './alert-gate-policy.js';
 export * from './updaters.js';
 export * from './limits.js';
 export * from './duration.js';

@@ -3,7 +3,7 @@
 // informer; prestart.ts samples one machine per target for the clusters not started yet) ->
 // decideCampaign (pure, decide.ts) -> act once: abort / pause / resume the campaign's plans, create the next wave's
 // plans -> the one status write through /status (status.ts) -> Events and metrics.
-import type { InPlaceUpdateCampaign, InPlaceUpdateCampaignStatus, ResourceType } from '../api/index.js';
+import type { AlertGatePolicy, InPlaceUpdateCampaign, InPlaceUpdateCampaignStatus, ResourceType } from '../api/index.js';
 import {
   API_VERSION,
   CampaignLabels,
@@ -59,6 +59,8 @@ export interface CampaignDeps {
   prestart: CampaignPrestart;
   /** Plans created but not yet seen by the informer, per campaign key: no wave started twice on a stale cache. */
   expectations: Map<string, Map<string, { plan: PlanObject; at: number }>>;
+  /** The operator's alert-gate policy: a campaign's gate must pass it (absent: every gate refused). */
+  alertGatePolicy?: AlertGatePolicy;
 }
 
 const keyOf = (ns: string, name: string): string => `${ns}/${name}`;
@@ -71,7 +73,7 @@ const activeCampaigns = (deps: CampaignDeps, ns: string | undefined): ObjectKey[
     .map((c) => ({ namespace: c.metadata.namespace, name: c.metadata.name! }));
 
 /** Registers the campaign controller with the manager. */
-export function setupCampaignController(mgr: Manager): Controller {
+export function setupCampaignController(mgr: Manager, opts: { alertGatePolicy?: AlertGatePolicy } = {}): Controller {
   const campaigns = mgr.informer<CampaignObject>(InPlaceUpdateCampaigns).store;
   // eslint-disable-next-line prefer-const -- assigned once the builder returns, read only by reconciles after that
   let ctrl: Controller | undefined;
@@ -88,6 +90,7 @@ export function setupCampaignController(mgr: Manager): Controller {
     // fixed wakes the namespace's campaigns.
     prestart: new CampaignPrestart(mgr.client, { template: (ns, g, k, n) => readWatched(deps, ns, g, k, n) }),
     expectations: new Map(),
+    ...(opts.alertGatePolicy ? { alertGatePolicy: opts.alertGatePolicy } : {}),
   };
   ctrl = mgr
     .controller<CampaignObject>(CONTROLLER_NAME)
@@ -197,6 +200,7 @@ export async function reconcile(deps: CampaignDeps, key: ObjectKey, log: Logger)
   }
   const campaign = structuredClone(cached);
   const snap = await buildCampaignScope(campaign, storeReader(deps, k));
+  if (deps.alertGatePolicy) snap.alertGatePolicy = deps.alertGatePolicy;
   const d = decideCampaign(snap);
   await actOnPlans(deps, campaign, d, log);
   await createPlans(deps, campaign, d, k, log);

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { InPlaceUpdateCampaign } from '../api/index.js';
+import { parseAlertGatePolicy } from '../api/index.js';
 import type { CampaignSnapshot, ClusterView, PlanView } from './decide.js';
 import { buildPlanSpec, campaignPlanName, decideCampaign, resolveIntOrPercent, rolloutOrder } from './decide.js';
 import { campaignStatus } from './status.js';
@@ -699,12 +700,34 @@ describe('campaign-controller maintenance windows and alert gate (injected clock
     expect(all).to.match(/^spec\.template\.alertGate\.matchers\[0\]/m);
   });
 
+  const allowed = { endpoints: [{ url: 'http://prometheus:9090' }] };
+
   it('the alert gate goes down into the plans unless the template sets its own', () => {
     const gate = { url: 'http://prometheus:9090', matchers: ['severity="critical"'], holdTimeout: '30m' };
-    expect(at(NOW, { alertGate: gate }).create[0]!.spec.alertGate).to.deep.equal(gate);
+    expect(at(NOW, { alertGate: gate }, { alertGatePolicy: allowed }).create[0]!.spec.alertGate).to.deep.equal(gate);
     const own = { ...gate, holdTimeout: '5m' };
     const t = campaign().spec.template;
-    expect(at(NOW, { alertGate: gate, template: { ...t, alertGate: own } }).create[0]!.spec.alertGate).to.deep.equal(own);
+    expect(
+      at(NOW, { alertGate: gate, template: { ...t, alertGate: own } }, { alertGatePolicy: allowed }).create[0]!.spec.alertGate,
+    ).to.deep.equal(own);
+  });
+
+  it("a gate the operator's alert-gate policy does not allow (campaign or template) is Valid=False naming it; no plan is created", () => {
+    const t = campaign().spec.template;
+    const evil = { url: 'http://prometheus:9090@evil.example:9090', holdTimeout: '30m' };
+    const other = { url: 'http://prometheus.:9090', holdTimeout: '30m' };
+    const d = at(NOW, { alertGate: evil, template: { ...t, alertGate: other } }, { alertGatePolicy: allowed });
+    expect(d.phase).to.equal('Invalid');
+    expect(d.create).to.deep.equal([]);
+    const all = d.problems.join('\n');
+    expect(all).to.contain('spec.alertGate.url: "http://prometheus:9090@evil.example:9090" carries user info');
+    expect(all).to.contain('spec.template.alertGate.url: "http://prometheus.:9090" refused by the alert-gate policy');
+    // No policy at all: every gate is refused, each problem once.
+    const none = at(NOW, { alertGate: { url: 'http://prometheus:9090', holdTimeout: '30m' } });
+    expect(none.phase).to.equal('Invalid');
+    expect(none.problems.filter((p) => p.startsWith('spec.alertGate.url'))).to.deep.equal([
+      'spec.alertGate.url: "http://prometheus:9090" refused: the operator allows no alert endpoint (the plan controller runs without --alert-gate-policy; docs/operations.md "Alert gate")',
+    ]);
   });
 });
 
@@ -744,11 +767,16 @@ describe('campaign-controller examples/campaign-windows.yaml', () => {
       readFileSync(new URL('../../examples/campaign-windows.yaml', import.meta.url), 'utf8'),
     ) as CampaignSnapshot['campaign'];
     const c = { ...doc, metadata: { ...doc.metadata, generation: 1 } };
-    const noon = decideCampaign(snap({ campaign: c, now: '2026-06-03T10:00:00Z' }));
+    // Its alert endpoint is one examples/alert-gate-policy.yaml allows; without that policy the campaign is refused.
+    const alertGatePolicy = parseAlertGatePolicy(
+      parse(readFileSync(new URL('../../examples/alert-gate-policy.yaml', import.meta.url), 'utf8')),
+    );
+    expect(decideCampaign(snap({ campaign: c, now: '2026-06-03T10:00:00Z' })).problems[0]).to.match(/^spec\.alertGate\.url: .* refused/);
+    const noon = decideCampaign(snap({ campaign: c, now: '2026-06-03T10:00:00Z', alertGatePolicy }));
     expect(noon.problems).to.deep.equal([]);
     expect(noon.phase).to.equal('WaitingForMaintenanceWindow');
     expect(noon.message).to.match(/closed until Thu 01:00 Europe\/Berlin \(2026-06-03T23:00:00.000Z\)/);
-    const night = decideCampaign(snap({ campaign: c, now: '2026-06-03T23:30:00Z' }));
+    const night = decideCampaign(snap({ campaign: c, now: '2026-06-03T23:30:00Z', alertGatePolicy }));
     expect(night.create.map((x) => x.clusterName)).to.deep.equal(['a', 'b']);
     expect(night.create[0]!.spec.maintenanceWindows).to.have.length(2);
     expect(night.create[0]!.spec.alertGate?.matchers).to.deep.equal(['severity="critical"']);

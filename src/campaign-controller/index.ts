@@ -14,6 +14,7 @@
 //   over one cluster make the newer one Valid=False until the older one is finished (updated or aborted).
 // * The failure budget counts failed clusters tolerated; one more halts. A canary failure always halts.
 // * A plan whose Cluster is deleted is aborted; a cluster that leaves the selection keeps its running plan.
+import type { AlertGatePolicy } from '../api/index.js';
 import type { Component } from '../runtime/pure/types.js';
 import { CONTROLLER_NAME, setupCampaignController } from './controller.js';
 import { rbac } from './rbac.js';
@@ -24,11 +25,22 @@ export { decideCampaign, buildPlanSpec, rolloutOrder, campaignPlanName, resolveI
 export type { CampaignDecision, CampaignSnapshot, ClusterRow, ClusterView, PlanView, ProjectedWave } from './decide.js';
 export { buildCampaignScope, selects, planView, campaignOf } from './scope.js';
 
-/** The campaign controller as deployed. */
-export const campaignController: Component = {
-  name: CONTROLLER_NAME,
-  rbac,
-  setup(mgr) {
-    setupCampaignController(mgr);
-  },
-};
+/** Options of the component. */
+export interface CampaignControllerOptions {
+  /** Which alert endpoints campaigns may pass down to their plans (`--alert-gate-policy`); default none. */
+  alertGatePolicy?: AlertGatePolicy;
+}
+
+/** The campaign controller with the operator's options. */
+export function createCampaignController(opts: CampaignControllerOptions = {}): Component {
+  return {
+    name: CONTROLLER_NAME,
+    rbac,
+    setup(mgr) {
+      setupCampaignController(mgr, opts);
+    },
+  };
+}
+
+/** The campaign controller as deployed without options (every alert gate refused). */
+export const campaignController: Component = createCampaignController();

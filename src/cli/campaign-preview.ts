@@ -28,6 +28,7 @@ import { call, connect, type Connection } from './kube.js';
 import type { PreviewSnapshot } from '../plan-controller/preview.js';
 import { safeJson, safeText } from './safe-text.js';
 import { CliError, ExitCode, str, type Io, type ParsedArgs } from './verb.js';
+import { gatePolicyOf } from './alert-gate-policy.js';
 
 /** Clusters previewed in detail by default (in rollout order); the rest are listed in their wave only. */
 const DEFAULT_DETAIL = 25;
@@ -208,6 +209,8 @@ export async function runCampaignPreview(
     c.metadata.namespace = ns;
     c.metadata.name ??= 'campaign';
     const snap = await readCampaignScope(conn, c, ns, docs);
+    const gatePolicy = gatePolicyOf(args);
+    if (gatePolicy) snap.alertGatePolicy = gatePolicy;
     const d = decideCampaign(snap);
     const waves = projectWaves(snap);
     const waveOf = new Map(waves.flatMap((w) => w.clusters.map((n) => [n, w.index] as const)));
@@ -229,6 +232,7 @@ export async function runCampaignPreview(
       // The commit dry-run of the campaign's check (one machine per target) counts for the cluster's preview too.
       const pre = view.objects?.prestart;
       if (pre) s.dryRunProblems = pre.schemaProblems;
+      if (gatePolicy) s.alertGatePolicy = gatePolicy;
       const cp = summarizeClusterPreview(name, waveOf.get(name) ?? 0, previewPlan(plan, s));
       if (view.checkError) cp.problems.push(view.checkError);
       cp.valid = cp.valid && !view.checkError;

@@ -28,6 +28,7 @@ import type { OpenApiSchema, PlanPreview, PreviewSnapshot } from '../plan-contro
 import type { RestClient } from '../runtime/client.js';
 import { readYamlDocs } from './install.js';
 import { loadWritePolicy } from './write-policy.js';
+import { gatePolicyOf } from './alert-gate-policy.js';
 import { checkPlan, renderPlanProblems, withOfflineProblems } from './plan-check.js';
 import { call, connect, type Connection } from './kube.js';
 import { toLabelValue } from '../contract/index.js';
@@ -38,7 +39,8 @@ import { CliError, ExitCode, isCliError, KUBE_OPTIONS_HELP, kubeOptions, str, Us
 export const previewVerb: Verb = {
   name: 'preview',
   summary: 'Show what a plan, or Cluster API with a KCP / MachineDeployment change, would do, without changing anything',
-  help: `Usage: inplace preview -f plan.yaml|campaign.yaml [-n NAMESPACE] [-o text|json] [--write-policy FILE] [--kubeconfig FILE]
+  help: `Usage: inplace preview -f plan.yaml|campaign.yaml [-n NAMESPACE] [-o text|json] [--write-policy FILE]
+                       [--alert-gate-policy FILE] [--kubeconfig FILE]
        inplace preview -f kcp.yaml|md.yaml [-n NAMESPACE] [-o text|json] [--version V] [--set PATH=VALUE]...
        inplace preview kcp/NAME|md/NAME [--version V] [--set PATH=VALUE]... [-n NAMESPACE] [-o text|json]
 
@@ -71,6 +73,9 @@ Options:
   -n, --namespace NS    namespace when the plan has none (default: the context's, else default)
   -o, --output FORMAT   text (default) or json
   --write-policy FILE   the write policy the controllers run with (default: the built-in one)
+  --alert-gate-policy FILE
+                        the alert-gate policy the controllers run with (default: none, every spec.alertGate
+                        is refused, as by controllers run without one)
   --max-clusters N      campaign: clusters previewed in detail, in rollout order (default 25)
 ${KUBE_OPTIONS_HELP}`,
   options: {
@@ -79,6 +84,7 @@ ${KUBE_OPTIONS_HELP}`,
     namespace: { type: 'string', short: 'n' },
     output: { type: 'string', short: 'o' },
     'write-policy': { type: 'string' },
+    'alert-gate-policy': { type: 'string' },
     'max-clusters': { type: 'string' },
     version: { type: 'string' },
     set: { type: 'string', multiple: true },
@@ -117,6 +123,7 @@ ${KUBE_OPTIONS_HELP}`,
     }
     const policyFile = str(args, 'write-policy');
     const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
+    const alertGatePolicy = gatePolicyOf(args);
     const offline = checkPlan(plans[0]!, writePolicy ? { writePolicy } : {}); // schema, rules and controller checks, no server
     const offlineError = (why: string): CliError =>
       new CliError(renderPlanProblems(file, offline), `fix them all, then preview again (${why})`);
@@ -158,6 +165,7 @@ ${KUBE_OPTIONS_HELP}`,
         );
       }
       if (writePolicy) snapshot.writePolicy = writePolicy;
+      if (alertGatePolicy) snapshot.alertGatePolicy = alertGatePolicy;
       const { previewPlan } = await import('../plan-controller/preview.js');
       const result = withOfflineProblems(previewPlan(plan, snapshot), offline);
       if (output === 'json') io.out(`${safeJson(result)}\n`);

@@ -7,6 +7,7 @@ import { COMPONENTS, componentsTaking, type ComponentRunOptions } from '../compo
 import { call, connect, explainApiError } from './kube.js';
 import { stopRequested } from './procs.js';
 import { loadWritePolicy } from './write-policy.js';
+import { loadAlertGatePolicy } from './alert-gate-policy.js';
 import { applyHeapGrowing, heapGrowingOption } from './heap.js';
 import { parseGoDuration } from '../api/duration.js';
 import { eventAction } from '../api/event-actions.js';
@@ -68,6 +69,8 @@ export const COMPONENT_LOADERS: Readonly<Record<string, (opts?: ComponentRunOpti
 export const CONCURRENCY_COMPONENTS: readonly string[] = componentsTaking('concurrency');
 /** The components that enforce the write policy: validation (plan-controller) and the commit (machine-task-controller). */
 export const WRITE_POLICY_COMPONENTS: readonly string[] = componentsTaking('writePolicy');
+/** The components that enforce the alert-gate policy: plan validation and the call out (plan-controller), campaigns. */
+export const ALERT_GATE_POLICY_COMPONENTS: readonly string[] = componentsTaking('alertGatePolicy');
 
 /** `inplace run`. */
 export const runVerb: Verb = {
@@ -97,6 +100,10 @@ Options:
   --write-policy FILE     which JSON pointers plans may write (YAML: allow/deny prefixes per selectResource),
                           for the plan-controller and machine-task-controller; default: below /spec outside the
                           never-list, no labels or annotations (docs/operations.md)
+  --alert-gate-policy FILE
+                          which alert endpoints plans may call and which Secrets they may send there (YAML:
+                          endpoints: [{url, secrets: [namespace/name]}]), for the plan-controller and
+                          campaign-controller; default: none, every spec.alertGate is refused (docs/operations.md)
   --unreported-task-timeout DURATION
                           machine-task-controller: how long a task may go without a first status from any
                           updater before its MachineUpdate (and plan) says no updater reports on it, e.g.
@@ -129,6 +136,7 @@ ${KUBE_OPTIONS_HELP}`,
     'log-level': { type: 'string' },
     concurrency: { type: 'string' },
     'write-policy': { type: 'string' },
+    'alert-gate-policy': { type: 'string' },
     'finished-plans-per-cluster': { type: 'string' },
     'prune-finished-plans': { type: 'boolean' },
     'unreported-task-timeout': { type: 'string' },
@@ -162,6 +170,13 @@ ${KUBE_OPTIONS_HELP}`,
       );
     }
     const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
+    const gatePolicyFile = str(args, 'alert-gate-policy');
+    if (gatePolicyFile !== undefined && !names.some((n) => ALERT_GATE_POLICY_COMPONENTS.includes(n))) {
+      throw new UsageError(
+        `--alert-gate-policy applies to ${ALERT_GATE_POLICY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
+      );
+    }
+    const alertGatePolicy = gatePolicyFile !== undefined ? loadAlertGatePolicy(gatePolicyFile) : undefined;
     const keep = str(args, 'finished-plans-per-cluster');
     const finishedPlansPerCluster = keep === undefined ? undefined : /^[0-9]+$/.test(keep) ? Number(keep) : NaN;
     if (finishedPlansPerCluster !== undefined && !Number.isSafeInteger(finishedPlansPerCluster))
@@ -195,6 +210,7 @@ ${KUBE_OPTIONS_HELP}`,
         COMPONENT_LOADERS[n]!({
           ...(concurrency !== undefined ? { concurrency } : {}),
           ...(writePolicy ? { writePolicy } : {}),
+          ...(alertGatePolicy ? { alertGatePolicy } : {}),
           ...(finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster } : {}),
           ...(pruneFinishedPlans ? { pruneFinishedPlans } : {}),
           ...(unreportedTaskMs !== undefined ? { unreportedTaskMs } : {}),

@@ -1,8 +1,10 @@
 // The alert gate's effect: GET <url>/api/v1/alerts of a Prometheus-compatible endpoint. The result (alerts, or why
 // they could not be read) feeds the plan's snapshot; the decision (gates.ts alertGate) stays pure. node:http(s), not
-// fetch: Node's fetch cannot trust a CA of the Secret's (ca.crt) for one request.
+// fetch: Node's fetch cannot trust a CA of the Secret's (ca.crt) for one request, and node:http never follows a
+// redirect (a 3xx is an error here), so credentials never travel to an origin the operator's policy did not allow.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { alertGateRefusals, alertsTarget, credentialsLabelRefusal, type AlertGatePolicy } from '../api/alert-gate-policy.js';
 
 /** One alert as the Prometheus API reports it. */
 export interface Alert {
@@ -95,7 +97,12 @@ export function accessFromSecret(secretName: string, data: Record<string, string
 
 /** The reason of an HTTP error answer, with a hint where the Secret is the likely cause. */
 function httpError(href: string, status: number): string {
-  const hint = status === 401 || status === 403 ? ' (check the credentials in spec.alertGate.secretRef)' : '';
+  const hint =
+    status === 401 || status === 403
+      ? ' (check the credentials in spec.alertGate.secretRef)'
+      : status >= 300 && status < 400
+        ? ' (redirects are not followed: set spec.alertGate.url to the endpoint itself)'
+        : '';
   return `GET ${href} answered HTTP ${status}${hint}`;
 }
 
@@ -128,13 +135,9 @@ function get(target: URL, access: AlertsAccess, timeoutMs: number): Promise<{ st
  * timeout) is a bounded error, never a throw.
  */
 export async function queryAlerts(url: string, timeoutMs = ALERTS_QUERY_TIMEOUT_MS, access: AlertsAccess = {}): Promise<AlertsResult> {
-  let target: URL;
-  try {
-    target = new URL(`${url.replace(/\/+$/, '')}/api/v1/alerts`);
-  } catch {
-    return { ok: false, error: `${url.slice(0, 200)} is not a URL` };
-  }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') return { ok: false, error: `${url.slice(0, 200)} is not http(s)` };
+  // The same target the policy check judged (alert-gate-policy.ts alertsTarget): what is checked is what is called.
+  const target = alertsTarget(url);
+  if (typeof target === 'string') return { ok: false, error: target };
   try {
     const res = await get(target, access, timeoutMs);
     if (res.status < 200 || res.status > 299) return { ok: false, error: httpError(target.href, res.status) };
@@ -153,22 +156,36 @@ export async function queryAlerts(url: string, timeoutMs = ALERTS_QUERY_TIMEOUT_
 }
 
 /** What the plan's alert gate read this reconcile: the Secret's problem (`secret`) or the endpoint's answer. */
-export type AlertsRead = AlertsResult & { secretProblem?: string };
+export type AlertsRead = AlertsResult & {
+  secretProblem?: string;
+  /** The operator's policy refused the gate: nothing was read or sent (the decision lists these as Valid=False). */
+  refused?: string[];
+  /** When this was read (RFC 3339): the controller reuses it until ALERTS_POLL_MS later, the decision wakes then. */
+  at?: string;
+};
+
+/** A Secret as alerts.ts reads it: its labels (the opt-in) and data. */
+export type GateSecret = { metadata?: { labels?: Record<string, string> }; data?: Record<string, string> };
 
 /**
- * Reads the plan's alert gate: spec.alertGate.secretRef's Secret with a live GET (see docs/operations.md: the plan
- * controller may get Secrets, not list or watch them, so no Secret of the namespace sits in its memory), then the
- * endpoint. A missing Secret or key is not queried around: the result names it (fail closed).
+ * Reads the plan's alert gate. First the operator's policy (`policy`, alert-gate-policy.ts): a url or Secret it does not
+ * allow is refused before anything is read or sent. Then spec.alertGate.secretRef's Secret with a live GET (see
+ * docs/operations.md: the plan controller may get the Secrets the policy names, not list or watch them), refused
+ * unless it carries the opt-in label; then the endpoint. A missing Secret or key is not queried around: the result
+ * names it (fail closed).
  */
 export async function readAlerts(
-  getSecret: (namespace: string, name: string) => Promise<{ data?: Record<string, string> } | undefined>,
+  getSecret: (namespace: string, name: string) => Promise<GateSecret | undefined>,
   namespace: string,
   spec: { url: string; secretRef?: { name: string } },
+  policy: AlertGatePolicy | undefined,
 ): Promise<AlertsRead> {
+  const refused = alertGateRefusals(policy, spec, namespace, 'spec.alertGate');
+  if (refused.length > 0) return { ok: false, error: refused.join('; '), refused };
   let access: AlertsAccess = {};
   if (spec.secretRef) {
     const name = `${namespace}/${spec.secretRef.name}`;
-    let secret: { data?: Record<string, string> } | undefined;
+    let secret: GateSecret | undefined;
     try {
       secret = await getSecret(namespace, spec.secretRef.name);
     } catch (err) {
@@ -179,6 +196,9 @@ export async function readAlerts(
       const problem = `spec.alertGate.secretRef: Secret ${name} not found`;
       return { ok: false, error: problem, secretProblem: problem };
     }
+    // The opt-in label before the data is looked at: a Secret its owner did not mark is never sent anywhere.
+    const unlabelled = credentialsLabelRefusal(name, secret.metadata?.labels, 'spec.alertGate');
+    if (unlabelled) return { ok: false, error: unlabelled, refused: [unlabelled] };
     const a = accessFromSecret(name, secret.data, spec.url);
     if (typeof a === 'string')
       return { ok: false, error: `spec.alertGate.secretRef: ${a}`, secretProblem: `spec.alertGate.secretRef: ${a}` };

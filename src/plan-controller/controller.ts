@@ -54,8 +54,9 @@ import { crdName } from '../contract/index.js';
 import { AtTargetMemo, machinesAtTarget, previousValues, referencedKinds, type RefLookup } from './at-target.js';
 import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
 import { buildScope, ownedBy } from './scope.js';
-import { readAlerts } from './alerts.js';
-import { BOOT_ID_BEFORE_ANNOTATION, bootIdBefore, gateFailureDeltas } from './gates.js';
+import { readAlerts, type AlertsRead, type GateSecret } from './alerts.js';
+import type { AlertGatePolicy } from '../api/alert-gate-policy.js';
+import { ALERTS_POLL_MS, BOOT_ID_BEFORE_ANNOTATION, bootIdBefore, gateFailureDeltas } from './gates.js';
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
 import { collectClones } from './clones-act.js';
 import { finishedAt } from './history.js';
@@ -109,6 +110,8 @@ export interface PlanDeps {
   expectations: Map<string, Map<string, { mu: MachineUpdate; at: number }>>;
   /** The write policy plans are validated against (`--write-policy`). */
   writePolicy?: WritePolicy;
+  /** The operator's alert-gate policy (`--alert-gate-policy`); absent: every alert gate is refused. */
+  alertGatePolicy?: AlertGatePolicy;
   /** Provider kinds (Kind.group) whose informer could not be started, with when: not waited for again until REF_KIND_RETRY_MS. */
   refKindFailures: Map<string, number>;
   /** Pre-start check results per plan key: once per plan generation, not every reconcile (reads and dry-runs). */
@@ -120,6 +123,12 @@ export interface PlanDeps {
    * objects changed. A pure cache (a restart, with none, decides the same); dropped with the plan or once it ended.
    */
   decide: Map<string, { uid: string; memo: DecideMemo }>;
+  /**
+   * The last read of each plan's alert gate, per plan key, with its time and what it read (uid, url, Secret): reused
+   * until ALERTS_POLL_MS later, so the endpoint is read once per interval whatever wakes the plan meanwhile. Kept
+   * here, at the edge: the decision sees only the result and its time.
+   */
+  alertReads: Map<string, { key: string; at: number; result: AlertsRead }>;
   /** When each plan's status was last written (per plan key): a progress-only change waits for PROGRESS_WRITE_MS after it. */
   statusWrittenAt: Map<string, number>;
   /** Per plan key: the target rows last counted into the machines updated/failed metrics (decide/status-write.ts). */
@@ -132,6 +141,8 @@ export interface PlanDeps {
 export interface PlanSetupOptions {
   /** The write policy responsibilities must pass (default DEFAULT_WRITE_POLICY). */
   writePolicy?: WritePolicy;
+  /** Which alert endpoints and Secrets plans may use (`--alert-gate-policy`; default none: every alert gate refused). */
+  alertGatePolicy?: AlertGatePolicy;
 }
 
 const keyOfPlan = (ns: string, name: string): string => `${ns}/${name}`;
@@ -164,11 +175,13 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     decide: new Map(),
     statusWrittenAt: new Map(),
     counted: new Map(),
+    alertReads: new Map(),
     timing: new ReconcileTiming(
       (mgr as Manager & { metrics?: { registry?: Registry } }).metrics?.registry,
       mgr.log.child({ controller: CONTROLLER_NAME }),
     ),
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
+    ...(opts.alertGatePolicy ? { alertGatePolicy: opts.alertGatePolicy } : {}),
     taskCrds: new Map(),
     refKindFailures: new Map(),
   };
@@ -257,6 +270,7 @@ export async function reconcile(deps: PlanDeps, key: ObjectKey, log: Logger): Pr
     deps.prestart.delete(keyOfPlan(ns, key.name));
     deps.atTarget.delete(keyOfPlan(ns, key.name));
     deps.decide.delete(keyOfPlan(ns, key.name));
+    deps.alertReads.delete(keyOfPlan(ns, key.name));
     return Action.awaitChange();
   }
   const clock = deps.timing?.start(keyOfPlan(ns, key.name));
@@ -350,12 +364,16 @@ function nextAction(snap: PlanSnapshot, d: PlanDecision, outcomes: readonly Owne
     d.problems.length > 0 || snap.templates.some((t) => t.error) || snap.controlPlane?.error || ownersNeedRecheck(d)
       ? INVALID_RECHECK_MS
       : Infinity;
-  // A maintenance window opens or closes by the clock alone: wake up then (a second late, so the instant has passed).
-  const atWindow = d.requeueAt ? Math.max(1000, Date.parse(d.requeueAt) - Date.now() + 1000) : Infinity;
+  // A maintenance window opens or closes, a soak ends, the alert gate is due: by the clock alone. Wake up then, just
+  // after the instant (so it has passed: the alert gate's last read is then older than its interval), at most once a
+  // second.
+  const atWindow = d.requeueAt ? Math.max(1000, Date.parse(d.requeueAt) - Date.now() + CLOCK_WAKE_SLACK_MS) : Infinity;
   const after = Math.min(recheck, atWindow);
   return Number.isFinite(after) ? Action.requeue(after) : Action.awaitChange();
 }
 
+/** How long after a clock-driven instant (requeueAt) the plan wakes: late enough that the instant has passed. */
+const CLOCK_WAKE_SLACK_MS = 50;
 /** How long after a failed effect the plan is reconciled again. */
 const EFFECT_RETRY_MS = 2_000;
 /** How soon an owner alignment with writes left (or a failed one) continues. */
@@ -473,6 +491,7 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
   // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
   snap.machineUpdates = withExpectations(deps, plan, snap.machineUpdates);
   if (deps.writePolicy) snap.writePolicy = deps.writePolicy;
+  if (deps.alertGatePolicy) snap.alertGatePolicy = deps.alertGatePolicy;
   const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
   if (plan.spec.rerunMachinesAtTarget !== true && !isTerminal(plan.status?.updateStatus)) {
     const refs = await refLookup(deps, plan, snap.machines, byClusterOf(deps));
@@ -483,14 +502,38 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
   } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
   if (prestart) snap.prestart = prestart;
-  // spec.alertGate: the endpoint is read every reconcile of an active plan (alerts.ts; bounded by its timeout).
-  if (plan.spec.alertGate && !isTerminal(plan.status?.updateStatus))
-    snap.alerts = await readAlerts(
-      (ns, name) => deps.client.get<KubeObject & { data?: Record<string, string> }>(Secrets, ns, name),
-      plan.metadata.namespace ?? '',
-      plan.spec.alertGate,
-    );
+  // spec.alertGate: the endpoint is read once per ALERTS_POLL_MS per active plan (alerts.ts; bounded by its timeout),
+  // once the operator's policy allows its url and Secret (readAlerts refuses before any read or request otherwise).
+  if (plan.spec.alertGate && !isTerminal(plan.status?.updateStatus)) snap.alerts = await gateRead(deps, planKey, plan, plan.spec.alertGate);
+  else deps.alertReads.delete(planKey);
   return snap;
+}
+
+/**
+ * The plan's alert-gate result: the last read while it is younger than ALERTS_POLL_MS and read the same thing (plan
+ * uid, url, Secret), else a new read. A reconcile woken by anything else (a machine, a task, its own status write)
+ * reuses it: the endpoint and the Secret are read at the documented interval, not per reconcile.
+ */
+async function gateRead(
+  deps: PlanDeps,
+  planKey: string,
+  plan: InPlaceUpdatePlan & KubeObject,
+  gate: NonNullable<InPlaceUpdatePlan['spec']['alertGate']>,
+): Promise<AlertsRead> {
+  const key = JSON.stringify([plan.metadata.uid ?? '', gate.url, gate.secretRef?.name ?? null]);
+  const nowMs = Date.now();
+  const hit = deps.alertReads.get(planKey);
+  if (hit && hit.key === key && nowMs - hit.at >= 0 && nowMs - hit.at < ALERTS_POLL_MS) return hit.result;
+  const read = await readAlerts(
+    (ns, name) => deps.client.get<KubeObject & GateSecret>(Secrets, ns, name),
+    plan.metadata.namespace ?? '',
+    gate,
+    deps.alertGatePolicy,
+  );
+  // Timed from the start of the read: a slow endpoint does not stretch the interval.
+  const result: AlertsRead = { ...read, at: new Date(nowMs).toISOString() };
+  deps.alertReads.set(planKey, { key, at: nowMs, result });
+  return result;
 }
 
 /** The plan's decision memo (a new one for a plan recreated under the same name); none once the plan ended. */

@@ -370,10 +370,15 @@ describe('plan-controller alert gate (decide, injected clock and endpoint answer
   function decideAlerts(
     now: string,
     alerts: PlanSnapshot['alerts'],
-    o: { status?: InPlaceUpdatePlan['status']; matchers?: string[] } = {},
+    o: { status?: InPlaceUpdatePlan['status']; matchers?: string[]; policy?: PlanSnapshot['alertGatePolicy'] | null; url?: string } = {},
   ) {
     const snap = snapshot({ plan: plan(o.status ? { status: o.status } : {}) });
-    snap.plan.spec.alertGate = { url: 'http://prometheus:9090', matchers: o.matchers ?? ['severity="critical"'], holdTimeout: '10m' };
+    snap.plan.spec.alertGate = {
+      url: o.url ?? 'http://prometheus:9090',
+      matchers: o.matchers ?? ['severity="critical"'],
+      holdTimeout: '10m',
+    };
+    if (o.policy !== null) snap.alertGatePolicy = o.policy ?? { endpoints: [{ url: 'http://prometheus:9090' }] };
     if (alerts) snap.alerts = alerts;
     snap.now = now;
     return decidePlan(snap);
@@ -410,6 +415,45 @@ describe('plan-controller alert gate (decide, injected clock and endpoint answer
     expect(halted.status.alertGate?.state).to.equal('Halted');
     expect(ready(halted)?.message).to.contain('halted: held longer than holdTimeout 10m: alert NodeDown firing');
     expect(halted.events.map((e) => e.reason)).to.include(PlanEventReasons.alertGateHalted);
+  });
+
+  it('Clear on every reconcile keeps the status as it was: since moves only when the state changes', () => {
+    const clear = { ok: true as const, alerts: [] };
+    const first = decideAlerts('2026-01-01T00:10:00Z', clear);
+    expect(first.status.alertGate).to.include({ state: 'Clear', since: '2026-01-01T00:10:00.000Z' });
+    const later = decideAlerts('2026-01-01T00:15:00Z', clear, { status: first.status });
+    expect(later.status.alertGate).to.deep.equal(first.status.alertGate);
+    const firingNow = decideAlerts(
+      '2026-01-01T00:16:00Z',
+      { ok: true, alerts: [firing('NodeDown', 'critical')] },
+      { status: later.status },
+    );
+    expect(firingNow.status.alertGate).to.include({ state: 'Firing', since: '2026-01-01T00:16:00.000Z' });
+  });
+
+  it('the next query is due one interval after the last read, not after this reconcile', () => {
+    const d = decideAlerts('2026-01-01T00:10:03Z', { ok: true, alerts: [], at: '2026-01-01T00:10:00.000Z' });
+    expect(d.requeueAt).to.equal('2026-01-01T00:10:05.000Z');
+  });
+
+  it("a gate the operator's policy does not allow (or no policy at all) is Valid=False naming the rule; nothing starts", () => {
+    const none = decideAlerts('2026-01-01T00:10:00Z', undefined, { policy: null });
+    expect(cond(none, 'Valid')?.status).to.equal('False');
+    expect(cond(none, 'Valid')?.message).to.contain(
+      'spec.alertGate.url: "http://prometheus:9090" refused: the operator allows no alert endpoint',
+    );
+    expect(starts(none)).to.deep.equal([]);
+    const other = decideAlerts('2026-01-01T00:10:00Z', undefined, { url: 'http://prometheus:9091' });
+    expect(cond(other, 'Valid')?.message).to.contain(
+      'spec.alertGate.url: "http://prometheus:9091" refused by the alert-gate policy: no allowed endpoint has its scheme, host, port and path (allowed: http://prometheus:9090)',
+    );
+    expect(starts(other)).to.deep.equal([]);
+    // A refusal the effect found (a Secret without the opt-in label) is listed the same way.
+    const label =
+      'spec.alertGate.secretRef: Secret default/c refused: it lacks the label inplace.cluster.x-k8s.io/alert-gate-credentials: "true"';
+    const unlabelled = decideAlerts('2026-01-01T00:10:00Z', { ok: false, error: label, refused: [label] });
+    expect(cond(unlabelled, 'Valid')?.message).to.contain(label);
+    expect(starts(unlabelled)).to.deep.equal([]);
   });
 
   it('malformed matchers and URLs are validation problems', () => {

@@ -9,6 +9,7 @@ import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
 import type { MaintenanceWindowSpec } from '../api/windows.js';
 import { describeWindowInstant, maintenanceWindowState, validateMaintenanceWindows } from '../api/windows.js';
 import type { AlertsRead } from './alerts.js';
+import { alertGateRefusals, type AlertGatePolicy } from '../api/alert-gate-policy.js';
 import type { PlanEvent } from './status.js';
 import type { DecideMemo, SoakMemoEntry } from './decide/memo.js';
 
@@ -460,7 +461,10 @@ function withStatus(mu: MachineUpdate, updateStatus: string, message?: string): 
   } as MachineUpdate;
 }
 
-/** How often a plan with an alert gate is reconciled (alerts change without Kubernetes events). */
+/**
+ * How often the endpoint of a plan's alert gate is read (alerts change without Kubernetes events): once per interval per
+ * plan, whatever else wakes the plan meanwhile (the controller keeps the last read per plan, with its time).
+ */
 export const ALERTS_POLL_MS = 5_000;
 /** Longest spec.alertGate.holdTimeout. */
 export const ALERT_HOLD_MAX_MS = 7 * 24 * 3_600_000;
@@ -494,25 +498,28 @@ export interface AlertGate {
   /** "alert NodeDown firing (…)", the endpoint's error, or the halt. */
   message?: string;
   status?: AlertGateStatus;
+  /** When the endpoint's answer was read (RFC 3339): the next read is due one ALERTS_POLL_MS later. */
+  readAt?: string;
 }
 
 /**
- * The alert gate from the endpoint's answer (`result`, read by alerts.ts) and the recorded status: a matching firing
- * alert or an endpoint that cannot be read (fail closed) holds the plan; held for holdTimeout since the hold began,
- * the plan halts, for good (status state Halted).
+ * The alert gate from the endpoint's answer (`result`, read by alerts.ts), the operator's policy (`policy`: a url or
+ * Secret it does not allow, or no policy at all, is a validation problem; the effect checked the same rule and read
+ * nothing) and the recorded status: a matching firing alert or an endpoint that cannot be read (fail closed) holds
+ * the plan; held for holdTimeout since the hold began, the plan halts, for good (status state Halted).
  */
-export function alertGate(plan: InPlaceUpdatePlan, result: AlertsRead | undefined, now: Date): AlertGate {
+export function alertGate(
+  plan: InPlaceUpdatePlan,
+  result: AlertsRead | undefined,
+  now: Date,
+  policy: AlertGatePolicy | undefined,
+): AlertGate {
   const spec = plan.spec.alertGate;
   if (!spec) return { problems: [], held: false, halted: false };
-  const problems: string[] = [];
-  let url: URL | undefined;
-  try {
-    url = new URL(spec.url);
-  } catch {
-    /* reported below */
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
-    problems.push(`spec.alertGate.url: ${JSON.stringify(spec.url.slice(0, 200))} is not an http(s) URL`);
+  // Every refusal: the policy's (url, Secret) and the effect's (a Secret without the opt-in label), each once.
+  const problems: string[] = [
+    ...new Set([...alertGateRefusals(policy, spec, plan.metadata?.namespace ?? '', 'spec.alertGate'), ...(result?.refused ?? [])]),
+  ];
   const matchers: Matcher[] = [];
   (spec.matchers ?? []).forEach((t, i) => {
     const m = parseMatcher(t);
@@ -547,12 +554,23 @@ export function alertGate(plan: InPlaceUpdatePlan, result: AlertsRead | undefine
   }
   const holding = state !== 'Clear';
   const wasHolding = prev?.state === 'Firing' || prev?.state === 'Unreachable';
-  const since = holding && wasHolding && prev?.since ? prev.since : now.toISOString();
+  // The hold's start survives Firing <-> Unreachable (holdTimeout counts from it); Clear keeps the time it cleared. An
+  // unchanged gate leaves status.alertGate as it was: a new `since` per reconcile was a status write per reconcile, and
+  // each write woke the next reconcile (a write per second per idle gated plan).
+  const kept = holding ? wasHolding : prev?.state === 'Clear';
+  const since = kept && prev?.since ? prev.since : now.toISOString();
   if (holding && now.getTime() - Date.parse(since) >= hold.ms!) {
     const halted = boundMessage(`halted: held longer than holdTimeout ${spec.holdTimeout}: ${message}`, 1024);
     return { problems, held: true, halted: true, message: halted, status: { state: 'Halted', since: now.toISOString(), message: halted } };
   }
-  return { problems, held: holding, halted: false, message, status: { state, since, message: boundMessage(message, 1024) } };
+  return {
+    problems,
+    held: holding,
+    halted: false,
+    message,
+    status: { state, since, message: boundMessage(message, 1024) },
+    ...(result?.at ? { readAt: result.at } : {}),
+  };
 }
 
 /** The Event of an alert gate state change (from the recorded state). */

@@ -31,7 +31,7 @@
 //   owner's spec, and lifts its own pause (never an operator's). A stopped target whose machines are mixed keeps its
 //   owner paused (condition OwnersAligned=False reason MixedMachines); a retry plan takes the pause over. ClusterClass
 //   topologies and responsibilities no owner field can carry make the plan invalid.
-import type { WritePolicy } from '../api/index.js';
+import type { AlertGatePolicy, WritePolicy } from '../api/index.js';
 import type { ProviderResource } from '../runtime/rbac.js';
 import type { Component, PolicyRule } from '../runtime/pure/types.js';
 import { CONTROLLER_NAME, setupPlanController } from './controller.js';
@@ -80,6 +80,8 @@ export interface PlanControllerOptions {
   extraRbac?: PolicyRule[];
   /** The write policy plans are validated against (`inplace run --write-policy`; default DEFAULT_WRITE_POLICY). */
   writePolicy?: WritePolicy;
+  /** Which alert endpoints and Secrets plans may use (`inplace run --alert-gate-policy`); default none: gates refused. */
+  alertGatePolicy?: AlertGatePolicy;
   /** The fleet's provider kinds (the control-plane kinds are read); default DEFAULT_PROVIDERS. */
   providers?: readonly ProviderResource[];
   /** Finished plans per cluster that keep their MachineUpdates and tasks (`--finished-plans-per-cluster`; default 3; history.ts). */
@@ -94,7 +96,10 @@ export function createPlanController(opts: PlanControllerOptions = {}): Componen
     name: CONTROLLER_NAME,
     rbac: [...rbacFor(opts.providers), ...(opts.extraRbac ?? [])],
     setup(mgr) {
-      setupPlanController(mgr, opts.writePolicy ? { writePolicy: opts.writePolicy } : {});
+      setupPlanController(mgr, {
+        ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
+        ...(opts.alertGatePolicy ? { alertGatePolicy: opts.alertGatePolicy } : {}),
+      });
       setupHistoryController(mgr, {
         limit: opts.finishedPlansPerCluster ?? DEFAULT_FINISHED_PLANS_PER_CLUSTER,
         prunePlans: opts.pruneFinishedPlans === true,

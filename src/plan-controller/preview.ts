@@ -25,6 +25,7 @@ import type { OwnerChangePreview } from './owners.js';
 import { ALREADY_CARRIES, previewOwnerChanges } from './owners.js';
 import type { NamedTarget } from './validate.js';
 import { targetsOf, validatePlan } from './validate.js';
+import { alertGateRefusals } from '../api/alert-gate-policy.js';
 
 /** A minimal OpenAPI v3 (structural) schema, as CRDs carry it. */
 export interface OpenApiSchema {
@@ -336,6 +337,11 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
   result.owners = previewOwners(plan, snapshot, allTargets, targetsDone);
   // One validation: the controller refuses what is listed here (same checks, same sentences), so preview NOT OK <=> Valid=False.
   result.problems = validatePlan({ ...snapshot, plan, prestart: prestartResult(plan, result, snapshot.dryRunProblems ?? []) });
+  // A gate the operator's policy refuses is Valid=False in the cluster: NOT OK here too (preview --alert-gate-policy).
+  if (plan.spec.alertGate)
+    result.problems.push(
+      ...alertGateRefusals(snapshot.alertGatePolicy, plan.spec.alertGate, plan.metadata?.namespace ?? '', 'spec.alertGate'),
+    );
   result.valid = result.problems.length === 0;
   result.alreadyDone =
     allTargets.length > 0 &&

@@ -31,10 +31,16 @@ export const baseRbac: PolicyRule[] = componentRbac([
   // chart that deploys the updater (aggregated ClusterRole), so leaving the samples out leaves their rules out too.
   // A template's task kind is accepted only when its CRD declares the updater contract (label).
   { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get'] },
-  // spec.alertGate.secretRef: the endpoint's credentials / CA, read with a live GET per query. get only: no list or
-  // watch, so the controller never holds (or may enumerate) the namespace's other Secrets.
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+  // No Secrets here: spec.alertGate.secretRef's Secret is read (get, by name) only through the Roles the manifests
+  // generate from the operator's alert-gate policy (cdk8s alertGateSecretRules), one per namespace it names.
 ]);
+
+/**
+ * The rules that let the plan controller read the Secrets the alert-gate policy names in one namespace: get only, by
+ * resourceNames (no list or watch: the controller never holds or enumerates the namespace's other Secrets).
+ */
+export const alertGateSecretRules = (names: readonly string[]): PolicyRule[] =>
+  names.length === 0 ? [] : [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: [...names] }];
 
 /**
  * What the plan controller does with provider kinds: read the control plane its Cluster's controlPlaneRef names and

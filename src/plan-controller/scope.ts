@@ -1,6 +1,7 @@
 // The typed snapshot a plan reconcile decides from, and its one builder (buildScope), shared by the plan controller
 // (informer stores) and `inplace preview` (get/list): both read through a ScopeReader, neither imports the other.
 import type { AlertsRead } from './alerts.js';
+import type { AlertGatePolicy } from '../api/alert-gate-policy.js';
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, WritePolicy } from '../api/index.js';
 import { KubeadmControlPlanes, parseApiVersion } from '../api/index.js';
 import type { ContractRef } from '../api/capi/index.js';
@@ -60,6 +61,8 @@ export interface ValidationInput {
   machines?: KubeObject[];
   /** The write policy responsibilities must pass (default DEFAULT_WRITE_POLICY). */
   writePolicy?: WritePolicy;
+  /** The operator's alert-gate policy (`--alert-gate-policy`); absent: none configured, every alert gate is refused. */
+  alertGatePolicy?: AlertGatePolicy;
   /** The pre-start check of this plan generation (dry-run of the commit, uncovered changes), when it ran. */
   prestart?: PrestartResult;
 }

@@ -216,6 +216,54 @@ describe('cdk8s synthesis', () => {
     expect(byKind('ConfigMap').map((d) => d.metadata.name)).to.not.include('inplace-write-policy');
   });
 
+  it('the alert-gate policy: a ConfigMap for the plan and campaign controllers, and get on exactly its Secrets by name, per namespace', () => {
+    const policy = {
+      endpoints: [
+        { url: 'https://prometheus.monitoring:9090', secrets: ['fleet-a/prom-creds', 'fleet-b/prom-creds'] },
+        { url: 'http://alertmanager.monitoring:9093', secrets: ['fleet-a/am-creds'] },
+      ],
+    };
+    const withPolicy = docsOf(synthesize({ namespace: 'inplace-system', alertGatePolicy: policy }));
+    const cm = withPolicy.find((d) => d.kind === 'ConfigMap' && d.metadata.name === 'inplace-alert-gate-policy')!;
+    expect((cm['data'] as Record<string, string>)['alert-gate-policy.yaml']).to.include('https://prometheus.monitoring:9090');
+    const args = (name: string): string =>
+      (podOf(withPolicy.find((d) => d.kind === 'Deployment' && d.metadata.name === `inplace-${name}`)!).containers[0]!.args ?? []).join(
+        ' ',
+      );
+    expect(args('plan-controller')).to.include('--alert-gate-policy /etc/inplace-alert-gate/alert-gate-policy.yaml');
+    expect(args('campaign-controller')).to.include('--alert-gate-policy /etc/inplace-alert-gate/alert-gate-policy.yaml');
+    expect(args('machine-task-controller')).to.not.include('--alert-gate-policy');
+    // One Role per namespace, get only, by name; bound to the plan controller alone.
+    const secretRules = withPolicy
+      .filter((d) => d.kind === 'Role' || d.kind === 'ClusterRole')
+      .flatMap((d) =>
+        ((d['rules'] as { resources?: string[]; verbs: string[]; resourceNames?: string[] }[] | undefined) ?? [])
+          .filter((r) => r.resources?.includes('secrets'))
+          .map((r) => ({ kind: d.kind, name: d.metadata.name, namespace: d.metadata.namespace, verbs: r.verbs, names: r.resourceNames })),
+      );
+    expect(secretRules).to.deep.equal([
+      {
+        kind: 'Role',
+        name: 'inplace-plan-controller-alert-gate-credentials',
+        namespace: 'fleet-a',
+        verbs: ['get'],
+        names: ['am-creds', 'prom-creds'],
+      },
+      { kind: 'Role', name: 'inplace-plan-controller-alert-gate-credentials', namespace: 'fleet-b', verbs: ['get'], names: ['prom-creds'] },
+    ]);
+    const bindings = withPolicy.filter(
+      (d) => d.kind === 'RoleBinding' && d.metadata.name === 'inplace-plan-controller-alert-gate-credentials',
+    );
+    expect(bindings.map((b) => b['subjects'])).to.deep.equal([
+      [{ kind: 'ServiceAccount', name: 'inplace-plan-controller', namespace: 'inplace-system' }],
+      [{ kind: 'ServiceAccount', name: 'inplace-plan-controller', namespace: 'inplace-system' }],
+    ]);
+    // Without a policy: no ConfigMap, no Secret access at all (checked for every role in 'RBAC' below).
+    expect(byKind('ConfigMap').map((d) => d.metadata.name)).to.not.include('inplace-alert-gate-policy');
+    expect(() => synthesize({ alertGatePolicy: { endpoints: [{ url: 'http://user@evil:1' }] } })).to.throw(/user info/);
+    expect(() => synthesize({ watchNamespace: 'fleet-a', alertGatePolicy: policy })).to.throw(/outside the watched namespace fleet-a/);
+  });
+
   it('has a metrics Service selecting the controller pods', () => {
     const svc = byKind('Service').find((s) => s.metadata.name === 'inplace-controller-metrics')!;
     const sel = (svc['spec'] as { selector: Record<string, string> }).selector;
@@ -236,8 +284,8 @@ describe('cdk8s synthesis', () => {
     for (const r of byKind('ClusterRole')
       .concat(byKind('Role'))
       .filter((x) => x.metadata.name !== 'inplace-metrics-reader')) {
-      // The one exception: the plan controller gets (never lists or watches) the Secret its plans' alert gates name.
-      const secretVerbs = r.metadata.name === 'inplace-plan-controller-rules' ? ['get'] : [];
+      // No role reads Secrets by default: only an alert-gate policy adds Roles with get on the Secrets it names.
+      const secretVerbs: string[] = [];
       it(`${r.kind} ${r.metadata.name} has no wildcards and ${secretVerbs.length ? 'only get on Secrets' : 'no Secret access'}`, () => {
         const rules =
           (r['rules'] as api.KubeObject[] | undefined as unknown as { apiGroups: string[]; resources: string[]; verbs: string[] }[]) ?? [];
@@ -283,6 +331,8 @@ describe('cdk8s synthesis', () => {
           const used = resourceConstants.filter(([name]) => new RegExp(`\\b${name}\\b`).test(source));
           expect(used.length, 'no resource constants found in the source').to.be.greaterThan(0);
           for (const [name, res] of used) {
+            // Secrets: granted only by the alert-gate policy's Roles, by name (the alert-gate policy test above).
+            if (c.name === 'plan-controller' && name === 'Secrets') continue;
             const readable = ['get', 'list', 'watch'].some((v) => allows(rules, v, res.group, res.plural));
             const writable = ['create', 'patch', 'update'].some((v) => allows(rules, v, res.group, res.plural));
             expect(readable || writable, `${c.name} uses ${name} (${res.plural}.${res.group}) but no rule grants it`).to.equal(true);
@@ -301,7 +351,7 @@ describe('cdk8s synthesis', () => {
           let checked = 0;
           for (const [verb, name, status] of calls) {
             const res = known.get(name);
-            if (!res) continue;
+            if (!res || (c.name === 'plan-controller' && name === 'Secrets')) continue;
             const resource = status ? `${res.plural}/status` : res.plural;
             expect(
               allows(rules, verb, res.group, resource),
@@ -1097,6 +1147,7 @@ describe('cdk8s synthesis', () => {
       const run = await import('../../src/cli/run.js');
       expect(Object.keys(run.COMPONENT_LOADERS)).to.deep.equal(COMPONENTS.map((c) => c.name));
       expect(run.WRITE_POLICY_COMPONENTS).to.deep.equal(COMPONENTS.filter((c) => c.takes.includes('writePolicy')).map((c) => c.name));
+      expect(run.ALERT_GATE_POLICY_COMPONENTS).to.deep.equal(['plan-controller', 'campaign-controller']);
       expect(run.CONCURRENCY_COMPONENTS).to.deep.equal(COMPONENTS.filter((c) => c.takes.includes('concurrency')).map((c) => c.name));
       expect(
         byKind('Deployment')

@@ -3,7 +3,7 @@
 // password or CA holds with a bounded reason, a missing Secret makes the plan Valid=False before any machine starts,
 // and a Secret that disappears after the start holds the plan (fail closed).
 import { expect } from 'chai';
-import { Secrets, type KubeObject } from '../../src/api/index.js';
+import { ALERT_GATE_CREDENTIALS_LABEL, Secrets, type KubeObject } from '../../src/api/index.js';
 import { readAlerts } from '../../src/plan-controller/alerts.js';
 import { selfSignedCertificate } from '../../src/runtime/tls.js';
 import { prometheusBinary, startPrometheus, type TestPrometheus } from '../support/prometheus.js';
@@ -62,14 +62,17 @@ describe('e2e: alert gate credentials and TLS from a Secret (real Prometheus)', 
       ['wrong-ca', secretData({ ca: otherCa })],
       ['no-password', { username: b64(USER), 'ca.crt': b64(ca) }],
     ]);
+    // The operator allows the endpoint with each of these Secrets (labelled as credentials).
+    const policy = { endpoints: [{ url: prom!.url, secrets: [...secrets.keys(), 'missing'].map((n) => `fleet-a/${n}`) }] };
     const read = (name: string) =>
       readAlerts(
         async (_ns, n) => {
           const data = secrets.get(n);
-          return data ? { data } : undefined;
+          return data ? { metadata: { labels: { [ALERT_GATE_CREDENTIALS_LABEL]: 'true' } }, data } : undefined;
         },
         'fleet-a',
         { url: prom!.url, secretRef: { name } },
+        policy,
       );
 
     const right = await read('right');
@@ -92,7 +95,7 @@ describe('e2e: alert gate credentials and TLS from a Secret (real Prometheus)', 
     }
 
     // Without a Secret the endpoint's own CA is not trusted and no credentials are sent: never readable.
-    const none = await readAlerts(async () => undefined, 'fleet-a', { url: prom!.url });
+    const none = await readAlerts(async () => undefined, 'fleet-a', { url: prom!.url }, policy);
     expect(none.ok).to.equal(false);
 
     expect(await read('no-password')).to.deep.equal({
@@ -113,7 +116,10 @@ describe('e2e: alert gate credentials and TLS from a Secret (real Prometheus)', 
     await prom!.waitAlert(false);
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 1 }] });
-    await p.startPlatform({ referenceNames: ['ref'] });
+    await p.startPlatform({
+      referenceNames: ['ref'],
+      alertGatePolicy: { endpoints: [{ url: prom!.url, secrets: [`${p.ns}/prom-creds`] }] },
+    });
     const plan = planObject(p.ns, 'p', { mds: [{ name: 'cluster1-md-0', sequence: 2, updaters: [refUpdater({ name: 'manual' })] }] });
     plan.spec.alertGate = {
       url: prom!.url,
@@ -132,7 +138,7 @@ describe('e2e: alert gate credentials and TLS from a Secret (real Prometheus)', 
     const secret: KubeObject & { data: Record<string, string> } = {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'prom-creds', namespace: p.ns },
+      metadata: { name: 'prom-creds', namespace: p.ns, labels: { [ALERT_GATE_CREDENTIALS_LABEL]: 'true' } },
       data: secretData(),
     };
     await p.client.create(Secrets, secret);

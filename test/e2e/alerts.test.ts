@@ -35,7 +35,7 @@ describe('e2e: alert gate against a real Prometheus', function () {
     await prom!.waitAlert(true);
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 1 }] });
-    await p.startPlatform({ referenceNames: ['ref'] });
+    await p.startPlatform({ referenceNames: ['ref'], alertGatePolicy: { endpoints: [{ url: prom!.url }] } });
     await p.apply(gatedPlan(p.ns, '1h'));
     const held = await p.waitPlan('p', (x) => conditionOf(x, 'Ready')?.reason === 'WaitingForAlerts', 'held by the alert');
     expect(conditionOf(held, 'Ready')?.message).to.equal('alert NodeDown firing (severity="critical", cluster="cluster1")');
@@ -55,7 +55,7 @@ describe('e2e: alert gate against a real Prometheus', function () {
     await prom!.waitAlert(true);
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 1, maxUnavailable: 1 }] });
-    await p.startPlatform({ referenceNames: ['ref'] });
+    await p.startPlatform({ referenceNames: ['ref'], alertGatePolicy: { endpoints: [{ url: prom!.url }] } });
     await p.apply(gatedPlan(p.ns, '2s'));
     const failed = await p.waitPlan('p', (x) => x.status?.updateStatus === 'failed', 'plan halted by the alert gate', 60_000);
     expect(failed.status?.alertGate?.state).to.equal('Halted');

@@ -5,6 +5,7 @@
 // the plan completes, one machine after the other's soak, and the gate metrics show the waits.
 import { expect } from 'chai';
 import {
+  ALERT_GATE_CREDENTIALS_LABEL,
   KubernetesVersionUpdateTaskTemplates,
   Machines,
   OSImageUpdateTaskTemplates,
@@ -58,7 +59,7 @@ describe('e2e: window, alert gate, soak and verification held together (real Pro
     await prom!.waitAlert(true);
     const p = await env().platform();
     await p.provision({ cpReplicas: 1, mds: [{ name: 'cluster1-md-0', replicas: 2, maxUnavailable: 1 }] });
-    await p.startPlatform();
+    await p.startPlatform({ alertGatePolicy: { endpoints: [{ url: prom!.url, secrets: [`${p.ns}/prom-creds`] }] } });
     await p.startSampleUpdaters(['os-image', 'kubernetes-version']);
     const c = env().client;
     await c.create(OSImageUpdateTaskTemplates, {
@@ -77,7 +78,7 @@ describe('e2e: window, alert gate, soak and verification held together (real Pro
     await c.create(Secrets, {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'prom-creds', namespace: p.ns },
+      metadata: { name: 'prom-creds', namespace: p.ns, labels: { [ALERT_GATE_CREDENTIALS_LABEL]: 'true' } },
       data: { username: b64('gate'), password: b64('gate-pass') },
     } as KubeObject);
     const bootBefore = new Map<string, string | undefined>();

@@ -2,7 +2,7 @@
 // runtime managers (as separate processes would run them), and the reference updater. Works against the local API
 // server or a real cluster (whatever client it is given).
 import { eventAction } from '../../src/api/event-actions.js';
-import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanTarget, PlanUpdater } from '../../src/api/index.js';
+import type { AlertGatePolicy, InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanTarget, PlanUpdater } from '../../src/api/index.js';
 import {
   API_VERSION,
   InPlaceUpdatePlans,
@@ -23,7 +23,7 @@ import {
 } from '../../tools/capi-sim/index.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { mhcExtension } from '../../src/mhc-extension/index.js';
-import { planController } from '../../src/plan-controller/index.js';
+import { createPlanController, planController } from '../../src/plan-controller/index.js';
 import { createLogger, createManager, type RuntimeManager } from '../../src/runtime/index.js';
 import type { Component, KubeClient, WatchHandle } from '../../src/runtime/pure/types.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
@@ -185,8 +185,9 @@ export class Platform {
    * Starts the plan controller, the machine task controller, the MHC extension (unless `mhc` is false), and the reference
    * updater (serving only `referenceNames` when given, so that the scenario can play the other updaters by hand).
    */
-  async startPlatform(opts: { mhc?: boolean; referenceNames?: string[] } = {}): Promise<void> {
-    await this.startComponent(planController);
+  async startPlatform(opts: { mhc?: boolean; referenceNames?: string[]; alertGatePolicy?: AlertGatePolicy } = {}): Promise<void> {
+    // The operator's alert-gate policy, when the scenario's plans use an alert gate (none: every gate is refused).
+    await this.startComponent(opts.alertGatePolicy ? createPlanController({ alertGatePolicy: opts.alertGatePolicy }) : planController);
     await this.startComponent(machineTaskController);
     if (opts.mhc ?? true) await this.startComponent(mhcExtension);
     this.updaters.push(

@@ -12,6 +12,7 @@ import type { TemplateLookup } from '../../plan-controller/scope.js';
 import { templateRefsOf } from '../../plan-controller/scope.js';
 import { validatePlan } from '../../plan-controller/validate.js';
 import { alertGate, windowGate } from '../../plan-controller/gates.js';
+import { alertGateRefusals, type AlertGatePolicy } from '../../api/alert-gate-policy.js';
 import type { ClusterObjects, ClusterRow, ClusterState, ClusterView, PlanView } from './types.js';
 
 /** Clusters named in a status list or a Valid=False message (beyond: "... and N more"). */
@@ -239,14 +240,31 @@ export const asPlanGates = (
     spec: { clusterName: '', ...(maintenanceWindows ? { maintenanceWindows } : {}), ...(alerts ? { alertGate: alerts } : {}) },
   }) as InPlaceUpdatePlan;
 
-/** Problems of the campaign's and the template's windows and alert gates, with the campaign's paths. */
-export function gateProblems(spec: InPlaceUpdateCampaign['spec'], now: Date): string[] {
+/**
+ * Problems of the campaign's and the template's windows and alert gates, with the campaign's paths. A gate the
+ * operator's alert-gate policy does not allow is refused here, before any plan carries it (the same rule the plan
+ * controller applies, src/api/alert-gate-policy.ts).
+ */
+export function gateProblems(
+  spec: InPlaceUpdateCampaign['spec'],
+  now: Date,
+  policy: AlertGatePolicy | undefined,
+  namespace: string,
+): string[] {
   const at = (path: string) => (p: string) => p.replace(/^spec\./, path);
+  // The syntax (matchers, holdTimeout) as a plan's; the policy's refusals (the plan's check gives the same text) once.
+  const syntax = (g: InPlaceUpdateCampaign['spec']['alertGate']): string[] =>
+    alertGate(asPlanGates(undefined, g), undefined, now, policy).problems;
+  const policyRefusals = (g: InPlaceUpdateCampaign['spec']['alertGate'], path: string): string[] =>
+    g ? alertGateRefusals(policy, g, namespace, path) : [];
   return [
     ...windowGate(asPlanGates(spec.maintenanceWindows), now).problems,
     ...windowGate(asPlanGates(spec.template.maintenanceWindows), now).problems.map(at('spec.template.')),
-    ...alertGate(asPlanGates(undefined, spec.alertGate), undefined, now).problems,
-    ...alertGate(asPlanGates(undefined, spec.template.alertGate), undefined, now).problems.map(at('spec.template.')),
+    ...new Set([...syntax(spec.alertGate), ...policyRefusals(spec.alertGate, 'spec.alertGate')]),
+    ...new Set([
+      ...syntax(spec.template.alertGate).map(at('spec.template.')),
+      ...policyRefusals(spec.template.alertGate, 'spec.template.alertGate'),
+    ]),
   ];
 }
 

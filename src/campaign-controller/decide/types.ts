@@ -1,5 +1,5 @@
 // The campaign decision's shapes: the snapshot it reads and the decision it returns (decide.ts re-exports them).
-import type { InPlaceUpdateCampaign, InPlaceUpdatePlan, KubeObject } from '../../api/index.js';
+import type { AlertGatePolicy, InPlaceUpdateCampaign, InPlaceUpdatePlan, KubeObject } from '../../api/index.js';
 import type { ControlPlaneLookup, PrestartResult, TemplateLookup } from '../../plan-controller/scope.js';
 import type { WindowGate } from '../../plan-controller/gates.js';
 
@@ -73,6 +73,8 @@ export interface CampaignSnapshot {
   overlappingCampaigns: { name: string; clusters: string[] }[];
   /** Problems with the template's updater templates (looked up by scope.ts), the same for every cluster. */
   templateProblems: string[];
+  /** The operator's alert-gate policy (`--alert-gate-policy`); absent: none configured, every alert gate is refused. */
+  alertGatePolicy?: AlertGatePolicy;
 }
 
 /** A cluster's state in the campaign. */

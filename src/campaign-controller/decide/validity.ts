@@ -30,7 +30,7 @@ export function campaignProblems(snap: CampaignSnapshot, r: CampaignRows, now: D
     ...percentProblem('spec.rollout.canary.count', rollout.canary?.count),
     ...updaterProblems(spec.template),
     ...snap.templateProblems,
-    ...gateProblems(spec, now),
+    ...gateProblems(spec, now, snap.alertGatePolicy, campaign.metadata.namespace ?? ''),
   ];
   if (snap.selected.length === 0 && snap.plans.length === 0 && r.recorded.size === 0) {
     const sel = selectorString(spec.clusterSelector as LabelSelector | undefined);

@@ -36,9 +36,15 @@ export function requeueAt(s: PlanStance): string | undefined {
   const wakes = [
     s.win.state?.nextChange,
     s.stopping ? undefined : s.soak.wakeAt,
-    s.alerts.status && !s.stopping ? new Date(s.now.getTime() + ALERTS_POLL_MS) : undefined,
+    s.alerts.status && !s.stopping ? nextPoll(s) : undefined,
   ].filter((x): x is Date => !!x);
   return wakes.length > 0 ? new Date(Math.min(...wakes.map((w) => w.getTime()))).toISOString() : undefined;
+}
+
+/** When the alert gate's endpoint is due again: one interval after the read the snapshot carries (or after now). */
+function nextPoll(s: PlanStance): Date {
+  const at = Date.parse(s.alerts.readAt ?? '');
+  return new Date((Number.isFinite(at) ? at : s.now.getTime()) + ALERTS_POLL_MS);
 }
 
 /** The metric increments of this reconcile (none once the plan ended). */
