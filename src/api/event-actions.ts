@@ -32,6 +32,7 @@ export const EventActions: Readonly<Record<string, string>> = Object.freeze({
   [R.alreadyInPlace]: 'Update',
   [R.aborting]: 'Abort',
   [R.aborted]: 'Abort',
+  [R.abortTimedOut]: 'Abort',
   [R.maintenanceWindowEnded]: 'Abort',
   [R.halted]: 'Halt',
   [R.paused]: 'Pause',
