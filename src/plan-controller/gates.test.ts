@@ -370,13 +370,19 @@ describe('plan-controller alert gate (decide, injected clock and endpoint answer
   function decideAlerts(
     now: string,
     alerts: PlanSnapshot['alerts'],
-    o: { status?: InPlaceUpdatePlan['status']; matchers?: string[]; policy?: PlanSnapshot['alertGatePolicy'] | null; url?: string } = {},
+    o: {
+      status?: InPlaceUpdatePlan['status'];
+      matchers?: string[];
+      policy?: PlanSnapshot['alertGatePolicy'] | null;
+      url?: string;
+      holdTimeout?: string;
+    } = {},
   ) {
     const snap = snapshot({ plan: plan(o.status ? { status: o.status } : {}) });
     snap.plan.spec.alertGate = {
       url: o.url ?? 'http://prometheus:9090',
       matchers: o.matchers ?? ['severity="critical"'],
-      holdTimeout: '10m',
+      holdTimeout: o.holdTimeout ?? '10m',
     };
     if (o.policy !== null) snap.alertGatePolicy = o.policy ?? { endpoints: [{ url: 'http://prometheus:9090' }] };
     if (alerts) snap.alerts = alerts;
@@ -395,6 +401,15 @@ describe('plan-controller alert gate (decide, injected clock and endpoint answer
     expect(starts(clear)).to.deep.equal(['cluster1-cp-0']);
     expect(clear.status.alertGate?.state).to.equal('Clear');
     expect(clear.requeueAt).to.equal('2026-01-01T00:10:05.000Z');
+  });
+
+  it('holdTimeout may be up to 168h, as the CRD and the docs say; longer is refused naming that bound', () => {
+    const clear = { ok: true as const, alerts: [] };
+    expect(ready(decideAlerts('2026-01-01T00:10:00Z', clear, { holdTimeout: '168h' }))?.reason).to.not.equal(Reasons.invalid);
+    const over = decideAlerts('2026-01-01T00:10:00Z', clear, { holdTimeout: '169h' });
+    expect(over.status.conditions?.find((c) => c.type === 'Valid')?.message).to.contain(
+      'spec.alertGate.holdTimeout: 169h is outside 1s..168h',
+    );
   });
 
   it('an endpoint that cannot be read holds the plan (fail closed), with the error', () => {
