@@ -51,7 +51,8 @@ function concrete(c: string, tmp: string): string {
     .replace(/ghcr\.io\/ORG\//g, 'ghcr.io/example/')
     .replace(/(--clusterctl )(?:~\/inplace-repo|DIR)/g, `$1${join(tmp, 'clusterctl')}`)
     .replace(/--in-place-guard updaters\.yaml/g, `--in-place-guard ${join(ROOT, 'examples', 'hooks', 'updaters.yaml')}`)
-    .replace(/\bpolicy\.yaml\b/g, join(ROOT, 'examples', 'write-policy.yaml'));
+    .replace(/--alert-gate-policy FILE\b/g, `--alert-gate-policy ${join(ROOT, 'examples', 'alert-gate-policy.yaml')}`)
+    .replace(/(?<![\w/-])policy\.yaml\b/g, join(ROOT, 'examples', 'write-policy.yaml'));
 }
 
 /** The `inplace` arguments of a command: `npm start -- ARGS` is `inplace demo ARGS`; `npx inplace ARGS` / `kubectl inplace ARGS`. */

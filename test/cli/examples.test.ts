@@ -70,12 +70,20 @@ const TABLE: Record<string, { preview: Preview; demo: DemoRun }> = {
     preview: { none: 'a write policy, not a plan: gated-plan.yaml is previewed with it (--write-policy)' },
     demo: { here: 'the --write-policy of the gated-plan.yaml demo run' },
   },
+  'alert-gate-policy.yaml': {
+    preview: { none: "the operator's alert-gate policy, not a plan: campaign-windows.yaml is previewed with it (--alert-gate-policy)" },
+    demo: {
+      notRun:
+        'the demos run no alert gate; test/e2e/alerts.test.ts runs the plan controller with a policy against a real Prometheus, test/security/alert-gate.test.ts against hostile endpoints',
+    },
+  },
   'campaign.yaml': {
     preview: { ok: true },
     demo: { test: 'test/campaign-controller/demo-fleet.e2e.test.ts', shows: '--fleet' },
   },
   'campaign-windows.yaml': {
-    preview: { ok: true },
+    // Its alert gate calls an endpoint: only one the operator's alert-gate policy allows (docs/design.md §13).
+    preview: { ok: true, args: ['--alert-gate-policy', join(EXAMPLES, 'alert-gate-policy.yaml')] },
     demo: {
       notRun:
         "it starts clusters only in the stores' night (Europe/Berlin): a demo run would wait for the window; src/campaign-controller/decide.test.ts checks when it starts",
