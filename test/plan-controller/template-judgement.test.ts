@@ -13,7 +13,7 @@ import {
   type InPlaceUpdatePlan,
   type KubeObject,
 } from '../../src/api/index.js';
-import { UPDATER_CONTRACT_LABEL, UPDATER_CONTRACT_VALUE } from '../../src/contract/index.js';
+import { openTaskKindCrd } from '../support/crds.js';
 import { applyInventory, buildInventory, capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { createPlanController } from '../../src/plan-controller/index.js';
 import { createManager, noopLogger, type RuntimeManager } from '../../src/runtime/index.js';
@@ -23,37 +23,8 @@ import { waitFor } from '../support/wait.js';
 const SAMPLES = 'samples.inplace.cluster.x-k8s.io';
 const GROUP = 'judged.inplace-test.example.com';
 
-/** A namespaced CRD of GROUP whose spec keeps any field; `contract` labels it as a task kind of the updater contract. */
-const crd = (kind: string, contract: boolean): KubeObject => ({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: {
-    name: `${kind.toLowerCase()}s.${GROUP}`,
-    ...(contract ? { labels: { [UPDATER_CONTRACT_LABEL]: UPDATER_CONTRACT_VALUE } } : {}),
-  },
-  spec: {
-    group: GROUP,
-    scope: 'Namespaced',
-    names: { kind, listKind: `${kind}List`, plural: `${kind.toLowerCase()}s`, singular: kind.toLowerCase() },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-            },
-          },
-        },
-      },
-    ],
-  },
-});
+/** A task kind of GROUP that keeps any field; `contract` labels it as a kind of the updater contract. */
+const crd = (kind: string, contract: boolean): KubeObject => openTaskKindCrd(GROUP, kind, contract) as KubeObject;
 
 describe('plan controller: task templates judged before anything starts (fail closed)', function () {
   this.timeout(120_000);

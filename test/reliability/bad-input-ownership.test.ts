@@ -24,7 +24,8 @@ import {
   type MachineUpdateSpec,
 } from '../../src/api/index.js';
 import { buildInventory } from '../../tools/capi-sim/index.js';
-import { UPDATER_CONTRACT_LABEL, UPDATER_CONTRACT_VALUE, toLabelValue } from '../../src/contract/index.js';
+import { toLabelValue } from '../../src/contract/index.js';
+import { openTaskKindCrd } from '../support/crds.js';
 import { applyFleet, fleetPlan } from '../../bench/lib/fleet.js';
 import { waitFor } from '../support/wait.js';
 import { platformSpecs, startProcs, startWorld, stopWorld, waitPlan, type World } from './harness.js';
@@ -33,37 +34,8 @@ import { waitPlanInvalid } from '../support/plans.js';
 type Obj = Record<string, unknown>;
 const GROUP = 'hostile.inplace-test.example.com';
 
-/** A namespaced CRD of GROUP; `labelled` declares the updater contract; the spec keeps unknown fields. */
-const crd = (kind: string, labelled: boolean): Obj => ({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: {
-    name: `${kind.toLowerCase()}s.${GROUP}`,
-    ...(labelled ? { labels: { [UPDATER_CONTRACT_LABEL]: UPDATER_CONTRACT_VALUE } } : {}),
-  },
-  spec: {
-    group: GROUP,
-    scope: 'Namespaced',
-    names: { kind, listKind: `${kind}List`, plural: `${kind.toLowerCase()}s`, singular: kind.toLowerCase() },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-            },
-          },
-        },
-      },
-    ],
-  },
-});
+/** A task kind of GROUP that keeps any field; `labelled` declares the updater contract. */
+const crd = (kind: string, labelled: boolean): Obj => openTaskKindCrd(GROUP, kind, labelled);
 
 describe('reliability: bad input against ownership, task kinds, names and the commit', function () {
   this.timeout(300_000);

@@ -3,6 +3,7 @@
 // CRD only when it serves what the suite needs, and otherwise stop with a message naming the CRD and the difference.
 // Both sides are compared in the form kube-apiserver stores (storedCrdForm): a real server drops empty optional
 // fields and sets defaults, so a file is never compared with what the server made of it verbatim.
+import { UPDATER_CONTRACT_LABEL, UPDATER_CONTRACT_VALUE } from '../../src/contract/index.js';
 import { storedCrdForm } from '../../tools/local-apiserver/index.js';
 
 /** The parts of a CRD the comparison looks at (a parsed YAML document or the API server's object). */
@@ -81,3 +82,38 @@ export class ExistingCrdMismatchError extends Error {
     this.name = 'ExistingCrdMismatchError';
   }
 }
+
+/**
+ * A namespaced CRD of `group` whose spec and status keep any field (v1, status subresource); `contract` labels it as a
+ * task kind of the updater contract. For tests that bring their own task kinds.
+ */
+export const openTaskKindCrd = (group: string, kind: string, contract: boolean): Record<string, unknown> => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: {
+    name: `${kind.toLowerCase()}s.${group}`,
+    ...(contract ? { labels: { [UPDATER_CONTRACT_LABEL]: UPDATER_CONTRACT_VALUE } } : {}),
+  },
+  spec: {
+    group,
+    scope: 'Namespaced',
+    names: { kind, listKind: `${kind}List`, plural: `${kind.toLowerCase()}s`, singular: kind.toLowerCase() },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+            },
+          },
+        },
+      },
+    ],
+  },
+});
