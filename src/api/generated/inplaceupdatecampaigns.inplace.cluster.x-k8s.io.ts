@@ -413,7 +413,7 @@ export interface InPlaceUpdateCampaignStatus {
    */
   progress?: string;
   /**
-   * machineProgress is "updated/machines" over the campaign's plans.
+   * machineProgress is "updated/machines" over the campaign's plans, e.g. "4/18". A trailing "+" (e.g. "4/18+") says the total is partial: clusters still waiting for their wave have no plan yet, so their machines are not counted. An ended campaign's total is final.
    */
   machineProgress?: string;
   /**
