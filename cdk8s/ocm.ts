@@ -197,6 +197,23 @@ export function campaignManifest(input: OcmFleetInput): OcmObject {
   };
 }
 
+/** The ClusterRole every ManifestWork carries: the label aggregates it into OCM's work agent's role. */
+export const WORK_AGENT_ROLE = 'inplace-capi:ocm-work-agent';
+
+/**
+ * What OCM's work agent needs on a management cluster to apply the campaign and read it back: its default role
+ * (admin plus a few kinds) covers no custom resource. Aggregated into the agent's role by OCM's label; the same object
+ * in every work, so that several campaigns' works share it without fighting over it.
+ */
+export function workAgentRole(): OcmObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: WORK_AGENT_ROLE, labels: { 'open-cluster-management.io/aggregate-to-work': 'true' } },
+    rules: [{ apiGroups: [GROUP], resources: ['inplaceupdatecampaigns'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] }],
+  };
+}
+
 /** The hub objects: a ManagedClusterSetBinding per cluster set, the Placement and the ManifestWorkReplicaSet. */
 export function ocmObjects(input: OcmFleetInput): OcmObject[] {
   const ns = input.hub.namespace;
@@ -250,9 +267,10 @@ export function ocmObjects(input: OcmFleetInput): OcmObject[] {
       ],
       manifestWorkTemplate: {
         // A management cluster leaving the placement, or the replica set being deleted, must not delete a campaign
-        // that may be updating machines there (and, through its plans, abort them): the campaign is left in place.
+        // that may be updating machines there (and, through its plans, abort them): the campaign is left in place,
+        // and so is the agent's role (other works use it).
         deleteOption: { propagationPolicy: 'Orphan' },
-        workload: { manifests: [campaign] },
+        workload: { manifests: [workAgentRole(), campaign] },
         manifestConfigs: [
           {
             resourceIdentifier: {

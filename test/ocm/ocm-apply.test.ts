@@ -13,8 +13,17 @@ import { expect } from 'chai';
 import { parse, parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/api/index.js';
 import { PROJECT_ROOT } from '../../cdk8s/synth.js';
-import { campaignManifest, ocmObjects, parseOcmFleetInput, synthesizeOcm, type OcmFleetInput, type OcmObject } from '../../cdk8s/ocm.js';
+import {
+  campaignManifest,
+  ocmObjects,
+  parseOcmFleetInput,
+  synthesizeOcm,
+  workAgentRole,
+  type OcmFleetInput,
+  type OcmObject,
+} from '../../cdk8s/ocm.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
+import { manifestProblems } from '../cli/manifest-schemas.js';
 
 const EXAMPLE = join(PROJECT_ROOT, 'examples', 'ocm', 'fleet.yaml');
 
@@ -104,10 +113,16 @@ describe('npm run synth -- --ocm: the hub objects on an API server with the real
       work.metadata.name,
     );
     expect(missing(work['spec'], stored?.['spec'])).to.deep.equal([]);
+    // What the work carries: the agent's role, then the campaign.
+    const manifests = (work['spec'] as { workload: { manifests: OcmObject[] } }).workload.manifests;
+    expect(manifests.map((m) => m.kind)).to.deep.equal(['ClusterRole', 'InPlaceUpdateCampaign']);
     // The campaign against the platform's CRD (its CEL rules included), server-side applied as the agent's strategy says.
     const campaign = campaignManifest(input);
     const applied = await apply(campaign, true);
     expect(missing(campaign['spec'], applied['spec'])).to.deep.equal([]);
+    // The embedded server serves no RBAC kinds: the role is checked against the Kubernetes schema, and on a real one.
+    expect(manifestProblems([workAgentRole() as unknown as KubeObject])).to.deep.equal([]);
+    if (env.isRealCluster) await apply(workAgentRole(), true);
   });
 
   it('what the OCM CRDs refuse is refused', async () => {
