@@ -9,6 +9,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { DEFAULT_PROVIDERS, PROVIDER_ROLES, parseProvider, type ProviderResource } from '../src/runtime/rbac.js';
 import { callerNamespaces, heapSizeMiB, type ContainerResources } from './charts.js';
 import { GUARD_FILE, GUARD_LABEL, guardCoversOf, synthesizeGuard } from './in-place-guard.js';
+import { runOcm } from './ocm-cli.js';
 import { CLUSTERCTL_COMPONENTS_FILE, CLUSTERCTL_PROVIDER, CLUSTERCTL_PROVIDER_LABEL, clusterctlRelease } from './clusterctl.js';
 import {
   DEFAULT_IMAGE,
@@ -36,6 +37,7 @@ const USAGE = `Usage: npm run synth -- --image REF [--namespace NS] [--namespace
                          [--no-network-policy] [--runtime-extension --runtime-extension-caller-namespace NS...
                          [--runtime-extension-secret NAME]] [--samples] [--in-place-guard FILE]...
        npm run synth -- --clusterctl DIR [--clusterctl-version vX.Y.Z] [--image REF] [--namespace NS] ...
+       npm run synth -- --ocm FILE [--outdir DIR]   (Open Cluster Management hub objects, docs/ocm.md; default dist/ocm/)
 
 Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, NetworkPolicy) to dist/manifests/.
   --image REF       container image of the platform, with registry and tag or digest, e.g.
@@ -140,6 +142,7 @@ function main(): number {
         clusterctl: { type: 'string' },
         'in-place-guard': { type: 'string', multiple: true },
         'clusterctl-version': { type: 'string' },
+        ocm: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -151,6 +154,8 @@ function main(): number {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  // Open Cluster Management hub objects for a campaign over management clusters (docs/ocm.md): a variant of its own.
+  if (values.ocm !== undefined) return runOcm(values.ocm, values.outdir, Object.keys(values));
   const replicas = values.replicas === undefined ? DEFAULTS.replicas : Number(values.replicas);
   if (!Number.isInteger(replicas) || replicas < 1) {
     process.stderr.write(`error: --replicas must be a positive integer, got "${values.replicas}"\n`);

@@ -1,4 +1,4 @@
-// The commands of the README and docs/operations.md (issue 42: "every documented command runs"), extracted from their
+// The commands of the README, docs/operations.md and docs/ocm.md (issue 42: "every documented command runs"), extracted from their
 // code blocks and inline code. Those that need no cluster run here: every `npm run synth` variant (placeholders such
 // as REGISTRY/inplace-capi:TAG replaced by real values), exit 0. Those that need a running platform (status, abort,
 // revert, npm start ...) are run by the end-to-end tests; here each is parsed by the CLI itself (`... --help`: the
@@ -15,7 +15,7 @@ import { projectRoot } from '../../src/cli/procs.js';
 import { cli } from '../support/cli.js';
 
 const ROOT = projectRoot();
-const DOCS = ['README.md', 'docs/operations.md'];
+const DOCS = ['README.md', 'docs/operations.md', 'docs/ocm.md'];
 const COMMAND = /^(?:npx inplace|kubectl inplace|inplace|npm run synth|npm start)(?:\s|$)/;
 
 /** The commands a Markdown text shows: lines of its code blocks (prompt, comments and continuations handled) and inline code. */
@@ -67,7 +67,7 @@ function inplaceArgs(argv: string[]): string[] {
 /** Splits a command line into words, honouring single quotes (no shell). */
 const words = (c: string): string[] => [...c.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
 
-describe('the commands of the README and docs/operations.md', function () {
+describe('the commands of the README, docs/operations.md and docs/ocm.md', function () {
   this.timeout(300_000);
   const tmp = mkdtempSync(join(tmpdir(), 'inplace-docs-commands-'));
   const all = DOCS.flatMap((f) => documentedCommands(readFileSync(join(ROOT, f), 'utf8')).map((c) => ({ file: f, c })));
@@ -77,6 +77,7 @@ describe('the commands of the README and docs/operations.md', function () {
     const cs = all.map((x) => x.c);
     expect(cs).to.include('npm start -- --fleet');
     expect(cs.some((c) => c.startsWith('npm run synth -- --image'))).to.equal(true);
+    expect(cs).to.include('npm run synth -- --ocm examples/ocm/fleet.yaml');
     expect(cs.some((c) => c.startsWith('npx inplace preview -f examples/plan.yaml'))).to.equal(true);
     expect(cs).not.to.include('inplace.cluster.x-k8s.io/aggregate-to-plan-controller: "true"');
     expect(runnable.length).to.be.greaterThan(20);

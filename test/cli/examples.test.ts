@@ -89,6 +89,12 @@ const TABLE: Record<string, { preview: Preview; demo: DemoRun }> = {
         "it starts clusters only in the stores' night (Europe/Berlin): a demo run would wait for the window; src/campaign-controller/decide.test.ts checks when it starts",
     },
   },
+  'ocm/fleet.yaml': {
+    preview: {
+      none: 'the input of npm run synth -- --ocm (Open Cluster Management hub objects), not an object: test/ocm/ocm-apply.test.ts applies what it writes, and the campaign it carries, to a server with the OCM CRDs',
+    },
+    demo: { test: 'test/ocm/ocm-apply.test.ts', shows: 'examples/ocm/fleet.yaml' },
+  },
   'hooks/updaters.yaml': {
     // InPlaceUpdaters: what Cluster API would do with the --hooks demo's change of the control plane (maxSurge 0, a new
     // version), per machine: every machine in place, by the kubernetes-version updater.
