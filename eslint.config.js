@@ -83,7 +83,7 @@ const pureFilesOf = (c, base = 'src') => [
 const PURE_BY_ROLE = { 'machine-task-controller': ['src/machine-task-controller/commit.ts', 'src/machine-task-controller/journal.ts'] };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'src/api/generated/**', 'bin/**', 'eslint.config.js', '.inplace/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'packages/*/dist/**', 'src/api/generated/**', 'bin/**', 'eslint.config.js', '.inplace/**'] },
   { ignores: ['.mocharc.cjs'] }, // CommonJS config outside the TypeScript project (computes mocha's spec)
   js.configs.recommended,
   ...tseslint.configs.recommended,
