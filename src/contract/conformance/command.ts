@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { CustomResourceDefinitions, Namespaces, UpdaterUpdateTasks, type ResourceType, type Responsibility } from '../../api/index.js';
-import { isNotFound, type KubeClient } from '../../runtime/index.js';
+import { isNotFound } from '../../runtime/pure/errors.js';
+import type { KubeClient } from '../../runtime/pure/types.js';
 import { formatReport, runConformance } from './kit.js';
 import { parseResponsibility, taskSpecProblem } from './specs.js';
 

@@ -1,7 +1,7 @@
 // The `inplace-conformance` command of the @inplace-capi/conformance package: the same options and run as
 // `inplace conformance` (command.ts), connecting with a kubeconfig the way kubectl does.
 import { parseArgs } from 'node:util';
-import { createClient, loadKubeConfig, type RestClient } from '../../runtime/index.js';
+import { createClient, loadKubeConfig, type RestClient } from '../../runtime/client.js';
 import {
   CONFORMANCE_HELP,
   CONFORMANCE_OPTIONS,
