@@ -190,6 +190,11 @@ export default tseslint.config(
     ]),
   },
   {
+    // The SDK's pure core (what a handler result becomes): the pure contract, src/api and src/runtime/pure only.
+    files: ['src/contract/sdk-core.ts'],
+    rules: restrict([...contractPatterns, ...noIo]),
+  },
+  {
     // Leaves shared with the standalone local API server: they import nothing of ours, so it still stands alone.
     files: ['src/api/depth.ts', 'src/runtime/tls.ts'],
     rules: restrict([

@@ -1,4 +1,4 @@
-// The SDK's pure core: what an updater's handler may return, and how a result (or a terminal task) becomes the
+// Pure: the SDK's core, what an updater's handler may return, and how a result (or a terminal task) becomes the
 // task's next status under the contract (C4 terminal never left, C5 observedGeneration, C6 Ready condition).
 import { ConditionTypes, MessageBudget, Reasons, boundMessage, isTerminal } from '../api/index.js';
 import { setCondition } from '../runtime/pure/conditions.js';

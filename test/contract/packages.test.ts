@@ -211,9 +211,10 @@ describe('a fresh project installs the packed SDK and kit, type-checks and runs 
     // The kit's library API, as a project using it would call it: the declarations must name real types, not any.
     writeFileSync(
       join(project, 'src', 'kit.ts'),
-      `import { conformanceMain, formatReport, runConformance, type ConformanceReport } from '${PACKAGES.kit}';
+      `import { conformanceMain, connectKube, formatReport, runConformance, type ConformanceReport } from '${PACKAGES.kit}';
 import { CONTRACT_VERSION, RULES, type KubeClient } from '${PACKAGES.sdk}';
-export const check = async (client: KubeClient): Promise<string> => {
+export const check = async (given?: KubeClient): Promise<string> => {
+  const client: KubeClient = given ?? connectKube({ kubeconfigPath: 'kubeconfig', context: 'c' });
   const r: ConformanceReport = await runConformance({ client, namespace: 'ns', kind: { group: 'g', version: 'v1', kind: 'K', plural: 'ks', namespaced: true } });
   return \`\${CONTRACT_VERSION} \${RULES.length} \${formatReport(r)} \${await conformanceMain(['--help'])}\`;
 };

@@ -25,4 +25,4 @@ export {
   type ConformanceIo,
   type ConformanceRequest,
 } from './command.js';
-export { conformanceMain, CONFORMANCE_MAIN_HELP } from './main.js';
+export { conformanceMain, connectKube, CONFORMANCE_MAIN_HELP } from './main.js';

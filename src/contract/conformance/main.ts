@@ -1,7 +1,8 @@
 // The `inplace-conformance` command of the @inplace-capi/conformance package: the same options and run as
 // `inplace conformance` (command.ts), connecting with a kubeconfig the way kubectl does.
 import { parseArgs } from 'node:util';
-import { createClient, loadKubeConfig, type RestClient } from '../../runtime/client.js';
+import { createClient, loadKubeConfig } from '../../runtime/client.js';
+import type { KubeClient } from '../../runtime/pure/types.js';
 import {
   CONFORMANCE_HELP,
   CONFORMANCE_OPTIONS,
@@ -22,9 +23,13 @@ ${CONFORMANCE_HELP}
 
 const stdio: ConformanceIo = { out: (t) => void process.stdout.write(t), err: (t) => void process.stderr.write(t) };
 
-/** A client from --kubeconfig / --context; a missing context is wrong usage. */
-function connect(kubeconfig: string | undefined, context: string | undefined): RestClient {
-  const kc = loadKubeConfig(kubeconfig);
+/**
+ * An API client from a kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster) and optionally one of its
+ * contexts, for runConformance; close() it when done. A context the kubeconfig lacks is a ConformanceUsageError.
+ */
+export function connectKube(opts: { kubeconfigPath?: string; context?: string } = {}): KubeClient & { close(): void } {
+  const { kubeconfigPath, context } = opts;
+  const kc = loadKubeConfig(kubeconfigPath);
   if (context !== undefined) {
     if (!kc.getContexts().some((c) => c.name === context))
       throw new ConformanceUsageError(
@@ -42,7 +47,7 @@ function connect(kubeconfig: string | undefined, context: string | undefined): R
 
 /** Runs `inplace-conformance` with `argv` (the arguments after the command name); resolves to the exit code. */
 export async function conformanceMain(argv: string[], io: ConformanceIo = stdio): Promise<number> {
-  let client: RestClient | undefined;
+  let client: (KubeClient & { close(): void }) | undefined;
   try {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -60,7 +65,10 @@ export async function conformanceMain(argv: string[], io: ConformanceIo = stdio)
       return 0;
     }
     const req = conformanceRequest(values, positionals);
-    client = connect(values.kubeconfig, values.context);
+    client = connectKube({
+      ...(values.kubeconfig !== undefined ? { kubeconfigPath: values.kubeconfig } : {}),
+      ...(values.context !== undefined ? { context: values.context } : {}),
+    });
     return await runConformanceCommand(client, req, io);
   } catch (e) {
     // parseArgs' own errors (unknown option, missing value) are wrong usage too.
