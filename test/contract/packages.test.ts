@@ -16,6 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { projectRoot } from '../../src/cli/procs.js';
+import { conformanceVerb } from '../../src/cli/conformance.js';
+import { CONFORMANCE_MAIN_HELP, conformanceMain } from '../../src/contract/conformance/index.js';
 import { CONTRACT_VERSION } from '../../src/contract/index.js';
 import { capiCrdDirs } from '../../tools/capi-sim/index.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
@@ -153,6 +155,40 @@ describe('the packages follow the contract version (docs/contract.md "Packages")
     for (const [name, dir] of Object.entries(DIRS)) expect(readJson<Manifest>(join(ROOT, dir, 'package.json')).name).to.equal(name);
     expect(docSnippets(), 'one snippet imports the SDK package').to.have.length(1);
     expect(contractDoc()).to.not.match(/from '\.\.?\/[^']*contract/);
+  });
+});
+
+describe("the kit's inplace-conformance command takes the options of inplace conformance", () => {
+  /** Runs the command's code with `argv`; its exit code and what it wrote. */
+  const main = async (...argv: string[]): Promise<{ code: number; out: string; err: string }> => {
+    let out = '';
+    let err = '';
+    const code = await conformanceMain(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
+    return { code, out, err };
+  };
+
+  it('the same option names, every one in its --help', async () => {
+    const help = await main('--help');
+    expect(help.code).to.equal(0);
+    expect(help.out).to.equal(`${CONFORMANCE_MAIN_HELP}\n`);
+    for (const name of Object.keys(conformanceVerb.options)) expect(help.out, `--${name}`).to.include(`--${name}`);
+    expect(help.out).to.match(/^Usage: inplace-conformance --kind/);
+  });
+
+  it('wrong usage is exit 2 with what is wrong, before connecting to anything', async () => {
+    const cases: [string[], RegExp][] = [
+      [[], /missing --kind/],
+      [['--kind', 'UpdaterUpdateTask', '--output', 'yaml'], /--output must be text or json, got "yaml"/],
+      [['--kind', 'UpdaterUpdateTask', '--no-such-option'], /no-such-option/],
+      [['--kind', 'UpdaterUpdateTask', '--timeout', '0'], /--timeout must be a positive number of seconds/],
+      [['--kind', 'UpdaterUpdateTask', '--task-spec', '{"updatePhase":"aborting"}'], /updatePhase/],
+      [['--kind', 'UpdaterUpdateTask', 'extra'], /unexpected argument "extra"/],
+    ];
+    for (const [argv, why] of cases) {
+      const r = await main(...argv, '--kubeconfig', '/nonexistent/kubeconfig');
+      expect(r.code, argv.join(' ')).to.equal(2);
+      expect(r.err, argv.join(' ')).to.match(why);
+    }
   });
 });
 
