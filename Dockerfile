@@ -6,6 +6,8 @@
 FROM node:20.19-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The npm workspaces (the SDK and conformance kit packages): npm ci needs their package.json files.
+COPY packages ./packages
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY bin ./bin

@@ -83,7 +83,7 @@ const pureFilesOf = (c, base = 'src') => [
 const PURE_BY_ROLE = { 'machine-task-controller': ['src/machine-task-controller/commit.ts', 'src/machine-task-controller/journal.ts'] };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'src/api/generated/**', 'bin/**', 'eslint.config.js', '.inplace/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'packages/*/dist/**', 'src/api/generated/**', 'bin/**', 'eslint.config.js', '.inplace/**'] },
   { ignores: ['.mocharc.cjs'] }, // CommonJS config outside the TypeScript project (computes mocha's spec)
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -188,6 +188,11 @@ export default tseslint.config(
         message: 'The pure contract (src/contract/index.ts) imports nothing of src/runtime; the SDK (src/contract/sdk/index.ts) does.',
       },
     ]),
+  },
+  {
+    // The SDK's pure core (what a handler result becomes): the pure contract, src/api and src/runtime/pure only.
+    files: ['src/contract/sdk-core.ts'],
+    rules: restrict([...contractPatterns, ...noIo]),
   },
   {
     // Leaves shared with the standalone local API server: they import nothing of ours, so it still stands alone.

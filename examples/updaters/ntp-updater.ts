@@ -4,7 +4,7 @@
 // would write and reports done — and the platform then commits the plan's BootstrapConfig /spec/ntp value (C8).
 //
 //   KUBECONFIG=.inplace/demo/kubeconfig npx tsx examples/updaters/ntp-updater.ts   (README: "Run your own updater in the demo")
-import { aborted, defineUpdater, done, failed, progress } from '../../src/contract/sdk/index.js';
+import { aborted, defineUpdater, done, failed, progress } from '@inplace-capi/updater-sdk';
 
 const ntp = defineUpdater({
   name: 'example-ntp-updater',

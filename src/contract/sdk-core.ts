@@ -1,7 +1,8 @@
-// The SDK's pure core: what an updater's handler may return, and how a result (or a terminal task) becomes the
+// Pure: the SDK's core, what an updater's handler may return, and how a result (or a terminal task) becomes the
 // task's next status under the contract (C4 terminal never left, C5 observedGeneration, C6 Ready condition).
 import { ConditionTypes, MessageBudget, Reasons, boundMessage, isTerminal } from '../api/index.js';
-import { setCondition, jsonEqual } from '../runtime/index.js';
+import { setCondition } from '../runtime/pure/conditions.js';
+import { jsonEqual } from '../runtime/pure/merge-patch.js';
 import { taskGeneration, taskPhase, type Task, type TaskStatus, type TaskUpdateStatus } from './accessors.js';
 
 /**

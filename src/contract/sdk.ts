@@ -4,20 +4,14 @@
 // optimistic concurrency, backoff on errors, leader election, start and completion times.
 import { eventAction } from '../api/event-actions.js';
 import { Labels, Machines, UpdaterUpdateTasks, type KubeObject, type ResourceType } from '../api/index.js';
-import {
-  isConflict,
-  createClient,
-  loadKubeConfig,
-  createLogger,
-  noopLogger,
-  createManager,
-  snapshot,
-  Action,
-  type KubeClient,
-  type Logger,
-  type Manager,
-  type ObjectKey,
-} from '../runtime/index.js';
+// The runtime's modules one by one, not its barrel: the declarations then name only the runtime's own types, so an
+// installed SDK type-checks without the API client library's declarations (and theirs' missing @types).
+import { createClient, loadKubeConfig } from '../runtime/client.js';
+import { createLogger, noopLogger } from '../runtime/log.js';
+import { createManager } from '../runtime/manager.js';
+import { snapshot } from '../runtime/patch.js';
+import { isConflict } from '../runtime/pure/errors.js';
+import { Action, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/pure/types.js';
 import { taskPhase, type Task, type TaskPhase, type TaskStatus } from './accessors.js';
 import {
   isTerminalTask,
@@ -106,15 +100,19 @@ export interface Updater<T extends Task = Task> {
   reconcileTask(client: KubeClient, task: T, opts?: { log?: Logger; names?: string[] }): Promise<Action>;
 }
 
+/** What reconciling a task of an updater needs besides the task. */
+interface Reconciler<T extends Task> {
+  def: UpdaterDefinition<T>;
+  client: KubeClient;
+  res: ResourceType;
+  log: Logger;
+  /** The updater names served (generic kind); undefined: every task. */
+  names: string[] | undefined;
+}
+
 /** Does the update/abort step for a task and writes the status it leads to. */
-async function reconcileOne<T extends Task>(
-  def: UpdaterDefinition<T>,
-  client: KubeClient,
-  res: ResourceType,
-  task: T,
-  log: Logger,
-  names: string[] | undefined,
-): Promise<Action> {
+async function reconcileOne<T extends Task>(r: Reconciler<T>, task: T): Promise<Action> {
+  const { def, client, res, log, names } = r;
   if (names && !names.includes(task.metadata.labels?.[Labels.updaterName] ?? '')) return Action.awaitChange();
   if (task.metadata.deletionTimestamp) return Action.awaitChange();
   const now = def.now ?? (() => new Date());
@@ -171,7 +169,7 @@ export function defineUpdater<T extends Task = Task>(def: UpdaterDefinition<T>):
     kind: res,
     reconcileTask(client, task, opts) {
       const names = generic ? (opts?.names ?? def.names) : undefined;
-      return reconcileOne(def, client, res, task, opts?.log ?? noopLogger, names && names.length ? names : undefined);
+      return reconcileOne({ def, client, res, log: opts?.log ?? noopLogger, names: names && names.length ? names : undefined }, task);
     },
     async start(opts: StartOptions = {}): Promise<RunningUpdater> {
       const client = opts.client ?? createClient(loadKubeConfig(opts.kubeconfigPath), { userAgent: `inplace-updater-${def.name}` });
@@ -206,7 +204,7 @@ export function defineUpdater<T extends Task = Task>(def: UpdaterDefinition<T>):
         .reconcile(async (key: ObjectKey, rctx) => {
           const task = informer.store.get(key.namespace, key.name);
           if (!task) return Action.awaitChange();
-          return reconcileOne(def, client, res, task, rctx.log, names);
+          return reconcileOne({ def, client, res, log: rctx.log, names }, task);
         });
       await mgr.start();
       log.info({ kind: res.kind, names: names ?? 'all' }, 'updater started');

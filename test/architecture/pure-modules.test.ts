@@ -23,7 +23,7 @@ const FORBIDDEN: readonly RegExp[] = [
   /\/node_modules\/pino(-pretty)?\//,
   /\/node_modules\/prom-client\//,
   /\/src\/runtime\/(?!pure\/)[^/]+\.ts$/,
-  /\/src\/contract\/(sdk|sdk-core)\.ts$/,
+  /\/src\/contract\/sdk\.ts$/,
   /\/src\/contract\/(sdk|conformance)\//,
   /\/tools\/local-apiserver\//,
 ];

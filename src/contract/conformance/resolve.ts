@@ -1,6 +1,6 @@
 // Resolves a kind given on the command line (`Kind` or `Kind.group`) to a served resource.
 import { GROUP, SAMPLES_GROUP, type ResourceType } from '../../api/index.js';
-import type { KubeClient } from '../../runtime/index.js';
+import type { KubeClient } from '../../runtime/pure/types.js';
 
 /**
  * The served resource of `Kind.group`, or of `Kind` in the platform's group or the samples' group.

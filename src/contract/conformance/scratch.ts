@@ -16,7 +16,8 @@ import {
   type ResourceType,
   type Responsibility,
 } from '../../api/index.js';
-import { isNotFound, type KubeClient } from '../../runtime/index.js';
+import { isNotFound } from '../../runtime/pure/errors.js';
+import type { KubeClient } from '../../runtime/pure/types.js';
 
 /** Kubernetes version of the scratch machine and the target version the scratch tasks ask for. */
 export const SCRATCH_VERSION = 'v1.30.0';
@@ -53,6 +54,33 @@ async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
+}
+
+/** The scratch Machine's Node, Ready and reporting the scratch version (as a kubelet would). */
+async function createScratchNode(client: KubeClient, node: string, id: string): Promise<void> {
+  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  await client.create(Nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { [RUN_LABEL]: id } }, spec: {} });
+  await client.patch(
+    Nodes,
+    undefined,
+    node,
+    {
+      status: {
+        nodeInfo: { kubeletVersion: SCRATCH_VERSION },
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'KubeletReady',
+            message: 'conformance scratch node',
+            lastHeartbeatTime: now,
+            lastTransitionTime: now,
+          },
+        ],
+      },
+    },
+    { type: 'merge', subresource: 'status' },
+  );
 }
 
 /** Creates the scratch machine (when CAPI kinds are served) and the owning MachineUpdate. */
@@ -94,29 +122,7 @@ export async function createScratch(
         infrastructureRef: { apiGroup: DevMachines.group, kind: DevMachines.kind, name: machine },
       },
     });
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    await client.create(Nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { [RUN_LABEL]: id } }, spec: {} });
-    await client.patch(
-      Nodes,
-      undefined,
-      node,
-      {
-        status: {
-          nodeInfo: { kubeletVersion: SCRATCH_VERSION },
-          conditions: [
-            {
-              type: 'Ready',
-              status: 'True',
-              reason: 'KubeletReady',
-              message: 'conformance scratch node',
-              lastHeartbeatTime: now,
-              lastTransitionTime: now,
-            },
-          ],
-        },
-      },
-      { type: 'merge', subresource: 'status' },
-    );
+    await createScratchNode(client, node, id);
     await client.patch(
       Machines,
       namespace,

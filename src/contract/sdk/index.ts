@@ -3,4 +3,4 @@
 // the controller runtime, so only updaters (and the CLI that runs them) import it, never a decision module.
 export * from '../sdk.js';
 export * from '../index.js';
-export type { KubeClient, Logger, PolicyRule } from '../../runtime/index.js';
+export type { KubeClient, Logger, PolicyRule } from '../../runtime/pure/types.js';
