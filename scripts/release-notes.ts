@@ -111,10 +111,8 @@ const areaOf = (subject: string): string | undefined => /^([^:]{1,40}): \S/.exec
  */
 export function changelogSection(o: {
   version: string;
-  /** Commit date, YYYY-MM-DD. */
+  /** Date of the newest commit listed, YYYY-MM-DD (not HEAD's: see scripts/release.ts on CHANGELOG.md commits). */
   date: string;
-  /** The commit released (abbreviated). */
-  commit: string;
   /** The previous release tag, if any. */
   previousTag: string | undefined;
   /** Commits since the previous tag (or all), newest first, merges excluded. */
@@ -125,8 +123,8 @@ export function changelogSection(o: {
   const out: string[] = [`## ${o.version} (${o.date})`, ''];
   out.push(
     o.previousTag === undefined
-      ? `First release: every change up to commit ${o.commit} (${o.commits.length} commits).`
-      : `Changes since ${o.previousTag}, up to commit ${o.commit} (${o.commits.length} commits).`,
+      ? `First release: every change (${o.commits.length} commits).`
+      : `Changes since ${o.previousTag} (${o.commits.length} commits).`,
     '',
   );
   const highlights = o.merges.map(mergeSummary).filter((h) => h !== undefined);

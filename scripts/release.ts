@@ -190,17 +190,22 @@ function main(): number {
   const earlier = earlierReleaseTags(tags, v.version);
   const previousTag = earlier[earlier.length - 1];
   const range = previousTag === undefined ? ['HEAD'] : [`${previousTag}..HEAD`];
-  const commits: Commit[] = git('log', '--no-merges', '--abbrev=12', '--format=%h%x1f%s', ...range)
+  // Commits that change only CHANGELOG.md are left out, and the section's date is that of the newest commit listed:
+  // so the commit of the changelog itself (tagged, then released again) yields the same section, a clean tree.
+  const notChangelog = ['--', '.', ':(exclude)CHANGELOG.md'];
+  const commits: Commit[] = git('log', '--no-merges', '--full-history', '--abbrev=12', '--format=%h%x1f%s', ...range, ...notChangelog)
     .split('\n')
     .filter(Boolean)
     .map((l) => {
       const [hash, subject] = l.split('\x1f');
       return { hash: hash!, subject: subject ?? '' };
     });
-  const merges = git('log', '--merges', '--first-parent', '--format=%s', ...range)
+  const merges = git('log', '--merges', '--first-parent', '--format=%s', ...range, ...notChangelog)
     .split('\n')
     .filter(Boolean);
-  const section = changelogSection({ version: v.version, date: commitDate.slice(0, 10), commit, previousTag, commits, merges });
+  const newest = git('log', '-1', '--format=%cI', ...range, ...notChangelog).trim();
+  const date = new Date(newest || commitDate).toISOString().slice(0, 10);
+  const section = changelogSection({ version: v.version, date, previousTag, commits, merges });
   const packageName = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { name: string }).name;
 
   const files = new Map<string, Buffer | string>();

@@ -77,7 +77,6 @@ describe('release (npm run release -- VERSION)', () => {
       const text = changelogSection({
         version: '0.2.0',
         date: '2026-12-05',
-        commit: 'abc',
         previousTag: 'v0.1.0',
         commits,
         merges: ["Merge branch 'sec' (threat model)", "Merge branch 'cli'", 'merge wip/x: faster watch'],
@@ -93,7 +92,7 @@ describe('release (npm run release -- VERSION)', () => {
         '### Tests',
         '### Other changes',
       ]);
-      expect(text).to.include('Changes since v0.1.0, up to commit abc (19 commits).');
+      expect(text).to.include('Changes since v0.1.0 (19 commits).');
       expect(text).to.include('- threat model\n- faster watch\n');
       expect(text).to.include('- **plan-controller**\n  - owners are released after an abort (a1)');
       expect(text).to.include('- a subject without an area (a5)');
