@@ -6,20 +6,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
-import { callerNamespaces } from '../cdk8s/charts.js';
-import { CLUSTERCTL_PROVIDER_LABEL, clusterctlRelease } from '../cdk8s/clusterctl.js';
-import { guardCoversOf, synthesizeGuard } from '../cdk8s/in-place-guard.js';
-import {
-  DEFAULTS,
-  PROJECT_ROOT,
-  imageProblem,
-  imageWarning,
-  sampleUpdaterWorkloads,
-  synthesize,
-  type ManifestFile,
-} from '../cdk8s/synth.js';
+// The synthesis modules load cdk8s (seconds): imported once the arguments are known good, so a refusal is immediate.
+import type * as Charts from '../cdk8s/charts.js';
+import type * as Clusterctl from '../cdk8s/clusterctl.js';
+import type * as Guard from '../cdk8s/in-place-guard.js';
+import type * as Synth from '../cdk8s/synth.js';
 import {
   changelogSection,
   earlierReleaseTags,
@@ -35,7 +29,7 @@ Writes the artifacts of release VERSION (semver: 0.2.0, 1.0.0-rc.1; a leading v 
 prepends its section to the changelog (docs/operations.md, "Releasing"):
   manifests/<variant>/      npm run synth's variants: default, namespace-scoped (\${INPLACE_WATCH_NAMESPACE}),
                             runtime-extension, samples, in-place-guard (judging by examples/hooks/updaters.yaml)
-  clusterctl/${CLUSTERCTL_PROVIDER_LABEL}/vVERSION/
+  clusterctl/runtime-extension-inplace/vVERSION/
                             metadata.yaml and the components files (with and without the runtime extension)
   crds/                     the CustomResourceDefinitions
   sbom.cdx.json             CycloneDX SBOM of the image's npm dependencies (production only, from package-lock.json)
@@ -54,12 +48,28 @@ const WATCH_VARIABLE = '${INPLACE_WATCH_NAMESPACE}';
 /** The namespaces allowed to call the runtime extension's hooks in its variant (Cluster API's defaults). */
 const CAPI_CALLERS = ['capi-system', 'capi-kubeadm-control-plane-system'];
 
+/** The project root (scripts/ lives directly under it). */
+const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The synthesis modules. */
+interface Modules {
+  charts: typeof Charts;
+  clusterctl: typeof Clusterctl;
+  guard: typeof Guard;
+  synth: typeof Synth;
+}
+
+/** An image repository: an optional registry host (with port), then lowercase path components; no tag, no digest. */
+const REPOSITORY =
+  /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/;
+
 const git = (...args: string[]): string => execFileSync('git', args, { cwd: PROJECT_ROOT, encoding: 'utf8', maxBuffer: 64 << 20 });
 
 /** The manifests of every variant, by path under manifests/. */
-function manifestVariants(image: string): Map<string, string> {
+function manifestVariants(image: string, m: Modules): Map<string, string> {
+  const { synthesize, sampleUpdaterWorkloads, DEFAULTS } = m.synth;
   const out = new Map<string, string>();
-  const add = (variant: string, files: readonly ManifestFile[]): void => {
+  const add = (variant: string, files: readonly Synth.ManifestFile[]): void => {
     for (const f of files) out.set(`manifests/${variant}/${f.name}`, f.content);
   };
   add('default', synthesize({ image }));
@@ -70,12 +80,14 @@ function manifestVariants(image: string): Map<string, string> {
     return { name: f.name, content };
   });
   add('namespace-scoped', scoped);
-  add('runtime-extension', synthesize({ image, runtimeExtension: { callerNamespaceSelector: callerNamespaces(CAPI_CALLERS) } }));
+  add('runtime-extension', synthesize({ image, runtimeExtension: { callerNamespaceSelector: m.charts.callerNamespaces(CAPI_CALLERS) } }));
   add('samples', synthesize({ image, updaters: sampleUpdaterWorkloads() }));
   const updaters = parseAllDocuments(readFileSync(join(PROJECT_ROOT, 'examples', 'hooks', 'updaters.yaml'), 'utf8')).map(
     (d) => d.toJS() as unknown,
   );
-  add('in-place-guard', [synthesizeGuard({ covers: guardCoversOf(updaters), namespace: DEFAULTS.namespace, instance: DEFAULTS.instance })]);
+  add('in-place-guard', [
+    m.guard.synthesizeGuard({ covers: m.guard.guardCoversOf(updaters), namespace: DEFAULTS.namespace, instance: DEFAULTS.instance }),
+  ]);
   return out;
 }
 
@@ -140,7 +152,7 @@ function workspaceTarballs(): Map<string, Buffer> {
   return out;
 }
 
-function main(): number {
+async function main(): Promise<number> {
   let values;
   let positionals;
   try {
@@ -170,16 +182,24 @@ function main(): number {
   } catch (e) {
     problems.push((e as Error).message);
   }
-  const repository = values['image-repository'] ?? process.env['INPLACE_IMAGE_REPOSITORY'] ?? 'inplace-capi';
+  const repository = values['image-repository'] ?? (process.env['INPLACE_IMAGE_REPOSITORY'] || 'inplace-capi');
   const image = v ? `${repository}:${v.imageTag}` : '';
-  // A tag or digest in the repository would give REPO:TAG:VERSION; the last path segment is where a tag would be.
-  if (/[@\s]/.test(repository) || repository.slice(repository.lastIndexOf('/') + 1).includes(':') || imageProblem(`${repository}:0`))
-    problems.push(`--image-repository must be a repository without tag or digest (e.g. ghcr.io/ORG/inplace-capi), got "${repository}"`);
+  if (!REPOSITORY.test(repository))
+    problems.push(
+      `--image-repository must be a repository without tag or digest (e.g. ghcr.io/ORG/inplace-capi), got "${repository.slice(0, 200)}"`,
+    );
   if (problems.length > 0 || !v) {
     process.stderr.write(`${problems.map((p) => `error: ${p}`).join('\n')}\nnothing was written\n\n${USAGE}\n`);
     return 2;
   }
-  const warning = imageWarning(image);
+  const [charts, clusterctl, guard, synth] = await Promise.all([
+    import('../cdk8s/charts.js'),
+    import('../cdk8s/clusterctl.js'),
+    import('../cdk8s/in-place-guard.js'),
+    import('../cdk8s/synth.js'),
+  ]);
+  const modules: Modules = { charts, clusterctl, guard, synth };
+  const warning = synth.imageWarning(image);
   if (warning) process.stderr.write(`warning: ${warning}\n`);
   if (git('status', '--porcelain', '--untracked-files=no').trim() !== '')
     process.stderr.write('warning: the working tree has uncommitted changes: the artifacts are not those of the commit\n');
@@ -210,9 +230,9 @@ function main(): number {
 
   const files = new Map<string, Buffer | string>();
   try {
-    for (const [p, c] of manifestVariants(image)) files.set(p, c);
-    for (const f of clusterctlRelease({ version: v.tag, image, previousVersions: earlier }))
-      files.set(`clusterctl/${CLUSTERCTL_PROVIDER_LABEL}/${v.tag}/${f.name}`, f.content);
+    for (const [p, c] of manifestVariants(image, modules)) files.set(p, c);
+    for (const f of clusterctl.clusterctlRelease({ version: v.tag, image, previousVersions: earlier }))
+      files.set(`clusterctl/${clusterctl.CLUSTERCTL_PROVIDER_LABEL}/${v.tag}/${f.name}`, f.content);
     for (const f of readdirSync(join(PROJECT_ROOT, 'crds'))
       .filter((n) => n.endsWith('.yaml'))
       .sort())
@@ -243,4 +263,4 @@ function main(): number {
   return 0;
 }
 
-process.exitCode = main();
+process.exitCode = await main();

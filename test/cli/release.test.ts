@@ -11,6 +11,7 @@ import { expect } from 'chai';
 import { parse } from 'yaml';
 import { PROJECT_ROOT, synthesize } from '../../cdk8s/synth.js';
 import {
+  CHANGELOG_HEADER,
   changelogSection,
   earlierReleaseTags,
   mergeSummary,
@@ -110,6 +111,8 @@ describe('release (npm run release -- VERSION)', () => {
       expect(twice.indexOf('## 0.2.0')).to.be.below(twice.indexOf('## 0.1.0'));
       expect(withChangelogSection(twice, '0.2.0', s2)).to.equal(twice);
       expect(withChangelogSection(twice, '0.2.0', '## 0.2.0 (2026-02-02)\n\nredone\n')).not.to.include('second');
+      // The project's CHANGELOG.md starts with the heading the script writes into a new one.
+      expect(readFileSync(join(PROJECT_ROOT, 'CHANGELOG.md'), 'utf8').startsWith(CHANGELOG_HEADER.trimEnd())).to.equal(true);
     });
 
     it('SHA256SUMS is sha256sum -c format, sorted by path', () => {
