@@ -7,6 +7,10 @@
 // The components are synthesized by the same charts as `npm run synth`, with sentinel values where the variables go,
 // then each sentinel is replaced by its variable: substituting the defaults gives back exactly what synthesize()
 // writes for those values (test/cli/clusterctl.test.ts checks it).
+// A release carries two components files of the one provider: the full one, and a plans-only one without the runtime
+// extension (so without cert-manager's Issuer and Certificate and without the ExtensionConfig) for users who drive
+// updates with plans only. One provider with two files, not two providers: the clusterctl.yaml URL picks the file,
+// so moving between them is `clusterctl upgrade apply` of the same provider, never two installs owning one CRD.
 import { stringify } from 'yaml';
 import { callerNamespaces } from './charts.js';
 import { DEFAULTS, DEFAULT_IMAGE, synthesize, type ManifestFile, type SynthOptions } from './synth.js';
@@ -17,6 +21,8 @@ export const CLUSTERCTL_PROVIDER = 'inplace';
 export const CLUSTERCTL_PROVIDER_LABEL = `runtime-extension-${CLUSTERCTL_PROVIDER}`;
 /** The components file clusterctl looks for next to metadata.yaml for a RuntimeExtensionProvider. */
 export const CLUSTERCTL_COMPONENTS_FILE = 'runtime-extension-components.yaml';
+/** The plans-only components file of the same release: no runtime extension, so no cert-manager objects either. */
+export const CLUSTERCTL_PLANS_ONLY_FILE = 'runtime-extension-components-plans-only.yaml';
 /** The Cluster API contract the hooks and objects follow (v1beta2 objects in hook requests: CAPI 1.11+). */
 export const CAPI_CONTRACT = 'v1beta2';
 
@@ -45,6 +51,11 @@ export interface ClusterctlOptions extends Pick<
   readonly priorityClassName?: string;
   /** Replicas per Deployment (with > 1 a PodDisruptionBudget each, so not a variable). @default 1 */
   readonly replicas?: number;
+  /**
+   * Earlier release versions whose series metadata.yaml lists too: clusterctl reads the contract of an installed
+   * version from the newest release's metadata, so that file must name every series. @default [] (this series only)
+   */
+  readonly previousVersions?: readonly string[];
 }
 
 // Sentinels: values synthesize() accepts (a namespace must be a DNS label) that occur nowhere else in the output;
@@ -57,8 +68,14 @@ const SENTINEL = {
   kcpNamespace: 'clusterctl-sentinel-kcp-namespace',
 } as const;
 
-/** The variables of the components YAML with the defaults `o` gives them, in the order they are documented. */
-export function clusterctlVariables(o: Pick<ClusterctlOptions, 'image' | 'namespace' | 'priorityClassName'> = {}): ClusterctlVariable[] {
+/**
+ * The variables of the components YAML with the defaults `o` gives them, in the order they are documented; without
+ * the runtime extension (the plans-only file) the callers' namespaces, which only its NetworkPolicy uses, are left out.
+ */
+export function clusterctlVariables(
+  o: Pick<ClusterctlOptions, 'image' | 'namespace' | 'priorityClassName'> = {},
+  runtimeExtension = true,
+): ClusterctlVariable[] {
   return [
     { name: 'INPLACE_IMAGE', default: o.image ?? DEFAULT_IMAGE, what: 'the platform image of every Deployment' },
     {
@@ -76,18 +93,23 @@ export function clusterctlVariables(o: Pick<ClusterctlOptions, 'image' | 'namesp
             what: 'priorityClassName of the pods (none: synthesize with --priority-class "", which drops this variable)',
           },
         ]),
-    {
-      name: 'INPLACE_CAPI_NAMESPACE',
-      default: 'capi-system',
-      what: "namespace of Cluster API's core controller, allowed to call the hooks (NetworkPolicy)",
-    },
-    {
-      name: 'INPLACE_KCP_NAMESPACE',
-      default: 'capi-kubeadm-control-plane-system',
-      what: 'namespace of the KubeadmControlPlane controller, allowed to call the hooks (NetworkPolicy)',
-    },
+    ...(runtimeExtension ? callerVariables : []),
   ];
 }
+
+/** The variables of the hook callers' namespaces (the runtime extension's NetworkPolicy). */
+const callerVariables: readonly ClusterctlVariable[] = [
+  {
+    name: 'INPLACE_CAPI_NAMESPACE',
+    default: 'capi-system',
+    what: "namespace of Cluster API's core controller, allowed to call the hooks (NetworkPolicy)",
+  },
+  {
+    name: 'INPLACE_KCP_NAMESPACE',
+    default: 'capi-kubeadm-control-plane-system',
+    what: 'namespace of the KubeadmControlPlane controller, allowed to call the hooks (NetworkPolicy)',
+  },
+];
 
 /** `major.minor` of a release version `vX.Y.Z` (pre-release and build suffixes allowed); throws on anything else. */
 export function releaseSeriesOf(version: string): { major: number; minor: number } {
@@ -96,13 +118,23 @@ export function releaseSeriesOf(version: string): { major: number; minor: number
   return { major: Number(m[1]), minor: Number(m[2]) };
 }
 
-/** The metadata.yaml of a release: its release series mapped to the Cluster API contract (clusterctl's Metadata kind). */
-export function clusterctlMetadata(version: string): string {
-  const { major, minor } = releaseSeriesOf(version);
+/**
+ * The metadata.yaml of a release: its release series and those of `previous` versions (deduplicated, newest first)
+ * mapped to the Cluster API contract (clusterctl's Metadata kind). Every series maps to v1beta2: the platform has
+ * only ever spoken Cluster API's v1beta2 objects (in-place updates exist from CAPI 1.11, the first v1beta2 release),
+ * and clusterctl refuses a provider whose series names another contract than the core provider's.
+ */
+export function clusterctlMetadata(version: string, previous: readonly string[] = []): string {
+  const series = new Map<string, { major: number; minor: number }>();
+  for (const v of [version, ...previous]) {
+    const s = releaseSeriesOf(v);
+    series.set(`${s.major}.${s.minor}`, s);
+  }
+  const sorted = [...series.values()].sort((a, b) => b.major - a.major || b.minor - a.minor);
   return stringify({
     apiVersion: 'clusterctl.cluster.x-k8s.io/v1alpha3',
     kind: 'Metadata',
-    releaseSeries: [{ major, minor, contract: CAPI_CONTRACT }],
+    releaseSeries: sorted.map(({ major, minor }) => ({ major, minor, contract: CAPI_CONTRACT })),
   });
 }
 
@@ -110,15 +142,24 @@ export function clusterctlMetadata(version: string): string {
 const variableRef = (v: ClusterctlVariable): string => `\${${v.name}:=${v.default}}`;
 
 /**
- * The provider release (metadata.yaml and the components YAML) as files relative to the version directory of a
+ * The provider release (metadata.yaml and the two components files) as files relative to the version directory of a
  * local repository (`<repo>/runtime-extension-inplace/<version>/`). Throws on invalid options, naming them; a default
  * containing `}` or `$` (which clusterctl would misread) is refused.
  */
 export function clusterctlRelease(o: ClusterctlOptions): ManifestFile[] {
   releaseSeriesOf(o.version);
-  const vars = clusterctlVariables(o);
-  for (const v of vars)
+  for (const v of clusterctlVariables(o))
     if (/[$}\n]/.test(v.default)) throw new Error(`the default of ${v.name} must not contain "$", "}" or a newline: "${v.default}"`);
+  return [
+    { name: 'metadata.yaml', content: clusterctlMetadata(o.version, o.previousVersions) },
+    { name: CLUSTERCTL_COMPONENTS_FILE, content: componentsYaml(o, true) },
+    { name: CLUSTERCTL_PLANS_ONLY_FILE, content: componentsYaml(o, false) },
+  ];
+}
+
+/** One components file: the synthesized platform, with or without the runtime extension, its values as variables. */
+function componentsYaml(o: ClusterctlOptions, runtimeExtension: boolean): string {
+  const vars = clusterctlVariables(o, runtimeExtension);
   const files = synthesize({
     ...(o.providers ? { providers: o.providers } : {}),
     ...(o.writePolicy ? { writePolicy: o.writePolicy } : {}),
@@ -130,7 +171,9 @@ export function clusterctlRelease(o: ClusterctlOptions): ManifestFile[] {
     image: SENTINEL.image,
     namespace: SENTINEL.namespace,
     priorityClassName: o.priorityClassName === '' ? '' : SENTINEL.priorityClassName,
-    runtimeExtension: { callerNamespaceSelector: callerNamespaces([SENTINEL.coreNamespace, SENTINEL.kcpNamespace]) },
+    ...(runtimeExtension
+      ? { runtimeExtension: { callerNamespaceSelector: callerNamespaces([SENTINEL.coreNamespace, SENTINEL.kcpNamespace]) } }
+      : {}),
   });
   let components = files.map((f) => f.content).join('---\n');
   const byName = new Map(vars.map((v) => [v.name, v]));
@@ -149,12 +192,11 @@ export function clusterctlRelease(o: ClusterctlOptions): ManifestFile[] {
   }
   if (components.includes('clusterctl-sentinel')) throw new Error('internal: a sentinel was left in the components');
   const header = [
-    `# inplace-capi ${o.version} as a clusterctl RuntimeExtensionProvider (docs/operations.md, "Installing with clusterctl").`,
+    runtimeExtension
+      ? `# inplace-capi ${o.version} as a clusterctl RuntimeExtensionProvider (docs/operations.md, "Installing with clusterctl").`
+      : `# inplace-capi ${o.version}, plans only: no runtime extension, no cert-manager objects (docs/operations.md, "Installing with clusterctl").`,
     `# Variables (environment or clusterctl.yaml): ${vars.map((v) => v.name).join(', ')}.`,
     '',
   ].join('\n');
-  return [
-    { name: 'metadata.yaml', content: clusterctlMetadata(o.version) },
-    { name: CLUSTERCTL_COMPONENTS_FILE, content: header + components },
-  ];
+  return header + components;
 }

@@ -10,7 +10,13 @@ import { DEFAULT_PROVIDERS, PROVIDER_ROLES, parseProvider, type ProviderResource
 import { callerNamespaces, heapSizeMiB, type ContainerResources } from './charts.js';
 import { GUARD_FILE, GUARD_LABEL, guardCoversOf, synthesizeGuard } from './in-place-guard.js';
 import { runOcm } from './ocm-cli.js';
-import { CLUSTERCTL_COMPONENTS_FILE, CLUSTERCTL_PROVIDER, CLUSTERCTL_PROVIDER_LABEL, clusterctlRelease } from './clusterctl.js';
+import {
+  CLUSTERCTL_COMPONENTS_FILE,
+  CLUSTERCTL_PLANS_ONLY_FILE,
+  CLUSTERCTL_PROVIDER,
+  CLUSTERCTL_PROVIDER_LABEL,
+  clusterctlRelease,
+} from './clusterctl.js';
 import {
   DEFAULT_IMAGE,
   DEFAULTS,
@@ -89,7 +95,7 @@ Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, Netwo
                     "In-place-only guard"; Kubernetes >= 1.30) (default: no guard)
   --clusterctl DIR  instead, write a clusterctl provider release (a RuntimeExtensionProvider) into the local
                     repository DIR: DIR/${CLUSTERCTL_PROVIDER_LABEL}/VERSION/{metadata.yaml,${CLUSTERCTL_COMPONENTS_FILE}},
-                    the runtime extension included; image, namespace, priority class and the callers' namespaces are
+                    the runtime extension included, and ${CLUSTERCTL_PLANS_ONLY_FILE} without it (plans only); image, namespace, priority class and the callers' namespaces are
                     clusterctl variables whose defaults are the values given here (docs/operations.md, "Installing
                     with clusterctl"); not with --namespace-scoped, --samples, --no-network-policy,
                     --in-place-guard (synthesize the guard apart) or the --runtime-extension flags
@@ -273,7 +279,9 @@ function main(): number {
     const show = (p: string): string => relative(process.cwd(), p) || p;
     for (const p of writeManifests(release, dir)) process.stdout.write(`wrote ${show(p)}\n`);
     process.stdout.write(
-      `add to clusterctl.yaml:\n  providers:\n    - name: ${CLUSTERCTL_PROVIDER}\n      url: file://${resolve(dir, CLUSTERCTL_COMPONENTS_FILE)}\n      type: RuntimeExtensionProvider\nthen: clusterctl init --runtime-extension ${CLUSTERCTL_PROVIDER}:${version}\n`,
+      `add to clusterctl.yaml:\n  providers:\n    - name: ${CLUSTERCTL_PROVIDER}\n      url: file://${resolve(dir, CLUSTERCTL_COMPONENTS_FILE)}\n      type: RuntimeExtensionProvider\n` +
+        `(plans only, without the runtime extension: url: file://${resolve(dir, CLUSTERCTL_PLANS_ONLY_FILE)})\n` +
+        `then: clusterctl init --runtime-extension ${CLUSTERCTL_PROVIDER}:${version}\n`,
     );
     return 0;
   }

@@ -13,6 +13,7 @@ import type { KubeObject } from '../../src/api/index.js';
 import { callerNamespaces } from '../../cdk8s/charts.js';
 import {
   CLUSTERCTL_COMPONENTS_FILE,
+  CLUSTERCTL_PLANS_ONLY_FILE,
   CLUSTERCTL_PROVIDER_LABEL,
   clusterctlRelease,
   clusterctlVariables,
@@ -65,6 +66,37 @@ describe('clusterctl packaging (npm run synth -- --clusterctl)', () => {
     });
     for (const bad of ['0.1.0', 'v1.2', 'v01.2.3', 'latest'])
       expect(() => clusterctlRelease({ ...OPTS, version: bad })).to.throw(/semantic version with a leading v/);
+  });
+
+  it('metadata.yaml names every earlier series too, newest first, once each (clusterctl reads old versions from the newest release)', () => {
+    const meta = parse(
+      clusterctlRelease({ ...OPTS, version: 'v1.4.2', previousVersions: ['v0.1.0', 'v1.3.0', 'v1.3.1', 'v1.4.0'] }).find(
+        (f) => f.name === 'metadata.yaml',
+      )!.content,
+    ) as { releaseSeries: unknown[] };
+    expect(meta.releaseSeries).to.deep.equal([
+      { major: 1, minor: 4, contract: 'v1beta2' },
+      { major: 1, minor: 3, contract: 'v1beta2' },
+      { major: 0, minor: 1, contract: 'v1beta2' },
+    ]);
+    expect(() => clusterctlRelease({ ...OPTS, previousVersions: ['1.0'] })).to.throw(/semantic version with a leading v.*, got "1.0"/);
+  });
+
+  it('the plans-only components are the synthesized platform without the runtime extension: no cert-manager object, no ExtensionConfig', () => {
+    const text = clusterctlRelease(OPTS).find((f) => f.name === CLUSTERCTL_PLANS_ONLY_FILE)!.content;
+    expect([...new Set(variableRefs(text).map((r) => r.name))].sort()).to.deep.equal([
+      'INPLACE_IMAGE',
+      'INPLACE_NAMESPACE',
+      'INPLACE_PRIORITY_CLASS',
+    ]);
+    const docs = docsOfText(envsubst(text, { INPLACE_NAMESPACE: 'plans-a' }));
+    expect(docs).to.deep.equal(docsOf(synthesize({ image: IMAGE, namespace: 'plans-a' })));
+    const kinds = new Set(docs.map((d) => d.kind));
+    for (const absent of ['Issuer', 'Certificate', 'ExtensionConfig']) expect(kinds.has(absent), absent).to.equal(false);
+    expect(docs.filter((d) => d.kind === 'Deployment').map((d) => d.metadata.name)).not.to.include('inplace-runtime-extension');
+    expect(manifestProblems(docs as KubeObject[])).to.deep.equal([]);
+    const namespaces = new Set(docs.filter((d) => !CLUSTER_SCOPED.has(d.kind)).map((d) => d.metadata.namespace));
+    expect([...namespaces]).to.deep.equal(['plans-a']);
   });
 
   it('the components reference exactly the documented variables, each with its default (no required variable)', () => {
@@ -155,6 +187,11 @@ describe('clusterctl packaging (npm run synth -- --clusterctl)', () => {
       const written = readFileSync(join(base, CLUSTERCTL_COMPONENTS_FILE), 'utf8');
       expect(written).to.equal(components({ version: 'v0.2.0', image: IMAGE, namespace: 'inplace-a' }));
       expect(existsSync(join(base, 'metadata.yaml'))).to.equal(true);
+      expect(readFileSync(join(base, CLUSTERCTL_PLANS_ONLY_FILE), 'utf8')).to.equal(
+        clusterctlRelease({ version: 'v0.2.0', image: IMAGE, namespace: 'inplace-a' }).find((f) => f.name === CLUSTERCTL_PLANS_ONLY_FILE)!
+          .content,
+      );
+      expect(String(ok.stdout)).to.include(`url: file://${join(base, CLUSTERCTL_PLANS_ONLY_FILE)}`);
       const bad = run(['--samples', '--namespace-scoped', 'fleet-a']);
       expect(bad.status).to.equal(2);
       expect(String(bad.stderr)).to.match(/--clusterctl does not take --namespace-scoped, --samples/);

@@ -1,8 +1,8 @@
 // Every synthesized variant goes through an API server: a server-side dry-run apply of each object (nothing
 // persists) on the embedded API server — which serves the CRDs and the core kinds it knows and checks a CRD as
 // kube-apiserver does (structural schema, defaults, list types, CEL rules and their cost) — and on the real one with
-// INPLACE_TEST_KUBECONFIG, the final validator of every kind. The clusterctl release (substituted) has the same
-// check in clusterctl.test.ts. Kinds a server does not serve are listed: the embedded one serves no apps/rbac/policy/
+// INPLACE_TEST_KUBECONFIG, the final validator of every kind. Both components files of the clusterctl release (full and
+// plans-only) are applied too, substituted as clusterctl does with the test's namespace. Kinds a server does not serve are listed: the embedded one serves no apps/rbac/policy/
 // networking/admissionregistration kinds (manifests-validate.test.ts checks them against their schemas), and
 // cert-manager's kinds and the ExtensionConfig only exist where their CRDs are installed; any refusal fails.
 import { readFileSync } from 'node:fs';
@@ -11,13 +11,25 @@ import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/api/index.js';
 import { callerNamespaces } from '../../cdk8s/charts.js';
+import { CLUSTERCTL_COMPONENTS_FILE, CLUSTERCTL_PLANS_ONLY_FILE, clusterctlRelease } from '../../cdk8s/clusterctl.js';
 import { guardCoversOf, inPlaceGuardObjects } from '../../cdk8s/in-place-guard.js';
 import { PROJECT_ROOT, sampleUpdaterWorkloads, synthesize } from '../../cdk8s/synth.js';
+import { envsubst } from './envsubst.js';
 import { docsOf, type K8sDoc } from './manifests.js';
 import { startTestEnv, type TestEnv } from '../support/env.js';
 
 const IMAGE = 'registry.example.com/inplace-capi:test';
 const CALLERS = { callerNamespaceSelector: callerNamespaces(['capi-system', 'capi-kubeadm-control-plane-system']) };
+/** A components file of the clusterctl release, its variables substituted (defaults, INPLACE_NAMESPACE = ns). */
+const clusterctlDocs = (file: string, ns: string): K8sDoc[] =>
+  docsOf([
+    {
+      name: file,
+      content: envsubst(clusterctlRelease({ version: 'v0.1.0', image: IMAGE }).find((f) => f.name === file)!.content, {
+        INPLACE_NAMESPACE: ns,
+      }),
+    },
+  ]);
 
 /** The variants of `npm run synth`, each in the test's namespace. */
 const variants: Record<string, (ns: string) => K8sDoc[]> = {
@@ -33,6 +45,8 @@ const variants: Record<string, (ns: string) => K8sDoc[]> = {
       namespace: ns,
       instance: 'inplace-capi',
     }) as K8sDoc[],
+  [`--clusterctl (${CLUSTERCTL_COMPONENTS_FILE})`]: (ns) => clusterctlDocs(CLUSTERCTL_COMPONENTS_FILE, ns),
+  [`--clusterctl (${CLUSTERCTL_PLANS_ONLY_FILE})`]: (ns) => clusterctlDocs(CLUSTERCTL_PLANS_ONLY_FILE, ns),
 };
 
 const OPTIONAL = /^(cert-manager\.io\/v1\/(Issuer|Certificate)|runtime\.cluster\.x-k8s\.io\/v1beta2\/ExtensionConfig)$/;
