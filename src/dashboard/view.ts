@@ -178,7 +178,7 @@ export function campaignGate(c: CampaignObject, now: Date): string | undefined {
   const state = st?.updateStatus ?? 'pending';
   if (state === 'updated' || state === 'aborted') return undefined;
   const ready = cond(c, 'Ready');
-  if (state === 'failed') return `halted: ${ready?.message ?? ''}`;
+  if (state === 'failed') return ready?.message || 'halted';
   if (st?.maintenanceWindow?.state === 'Closed') return st.maintenanceWindow.message ?? 'maintenance window closed';
   if (st?.soakUntil && Date.parse(st.soakUntil) > now.getTime()) return `soaking until ${st.soakUntil}`;
   if (c.spec.paused) return 'paused';
