@@ -176,6 +176,59 @@ describe('dashboard in a real browser', function () {
     await page.close();
   });
 
+  it('shows each status write of a plan (measures the write-to-DOM latency through the browser)', async () => {
+    // No controller in this namespace: the test writes the plan's status itself, as the plan controller would.
+    const p = await env().platform();
+    const name = 'latency';
+    await p.client.create(InPlaceUpdatePlans, planObject(p.ns, name, { cp: { name: CP, sequence: 1, updaters: [refUpdater()] } }));
+    dash = await startDashboard({ client: env().client, namespace: p.ns });
+    const page = await openPage(dash.url);
+    const chip = `[data-plan="${p.ns}/${name}"]`;
+    await page.waitForSelector(chip);
+    const n = 20;
+    const latencies: number[] = [];
+    for (let i = 1; i <= n; i++) {
+      // The page notes when the chip first shows i/n (a MutationObserver installed before the write, in the page's
+      // clock: the same host clock as the test's).
+      await page.evaluate(
+        (sel: string, want: string) => {
+          const g = globalThis as unknown as {
+            seenAt?: number;
+            document: { querySelector(s: string): { textContent: string | null } | null; body: object };
+            MutationObserver: new (cb: () => void) => { observe(n: object, o: object): void; disconnect(): void };
+          };
+          g.seenAt = undefined;
+          const mo = new g.MutationObserver(() => {
+            if ((g.document.querySelector(sel)?.textContent ?? '').includes(want)) {
+              mo.disconnect();
+              g.seenAt = Date.now();
+            }
+          });
+          mo.observe(g.document.body, { subtree: true, childList: true, characterData: true });
+        },
+        chip,
+        `${i}/${n}`,
+      );
+      const t0 = Date.now();
+      await p.client.patch(
+        InPlaceUpdatePlans,
+        p.ns,
+        name,
+        { status: { updateStatus: 'updating', machines: n, updatedMachines: i, progress: `${i}/${n}` } },
+        { type: 'merge', subresource: 'status' },
+      );
+      const seen = await page.waitForFunction(() => (globalThis as unknown as { seenAt?: number }).seenAt, { polling: 'mutation' });
+      latencies.push(Number(await seen.jsonValue()) - t0);
+    }
+    expect(latencies).to.have.length(n);
+    const sorted = [...latencies].sort((a, b) => a - b);
+    const q = (f: number): number => sorted[Math.min(sorted.length - 1, Math.floor(f * sorted.length))]!;
+    console.log(
+      `    status write -> DOM, ${n} writes: median ${q(0.5)} ms, p95 ${q(0.95)} ms, max ${sorted[sorted.length - 1]} ms (flush 100 ms)`,
+    );
+    await page.close();
+  });
+
   it('shows a viewer only the namespaces RBAC lets them list (TokenReview + SubjectAccessReview); no token, no data', async () => {
     const a = await env().platform();
     const b = await env().platform();
