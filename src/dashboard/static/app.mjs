@@ -140,7 +140,9 @@ function renderCampaign(key, c) {
       'div',
       { class: 'summary' },
       `clusters ${v.progress || '0/0'} done (${cl.updated ?? 0} updated, ${cl.skipped ?? 0} at target, ${cl.failed ?? 0} failed of a budget of ${v.failureBudget}, ${cl.updating ?? 0} updating, ${cl.pending ?? 0} pending) · machines ${v.machineProgress || '0/0'}`,
-      v.plannedWaves !== undefined ? ` · wave ${v.currentWave ?? '-'} of ${Math.max(0, v.plannedWaves - 1)} after the canaries` : '',
+      v.currentWave !== undefined && v.plannedWaves !== undefined
+        ? ` · wave ${v.currentWave} of ${Math.max(0, v.plannedWaves - 1)} after the canaries`
+        : '',
     ),
     v.gate ? h('div', { class: 'gate', 'data-gate': 'campaign' }, `held: ${v.gate}`) : h('div', { class: 'summary reason' }, v.message),
     v.failedClusters.length
@@ -270,6 +272,11 @@ function renderChart(c) {
   const v = c.view;
   if (!window.uPlot) return; // the deferred library is not there yet: the next update draws it
   const pts = c.points;
+  if (pts.length < 2 && !c.chart) {
+    c.chartEl.textContent = 'the plot starts with the first progress';
+    return;
+  }
+  if (!c.chart) c.chartEl.textContent = '';
   const data = [
     pts.map((p) => p.t / 1000),
     pts.map((p) => p.machinesUpdated),
@@ -294,7 +301,7 @@ function renderChart(c) {
           { label: 'machines updated', scale: 'm', stroke: '#1565c0', width: 2 },
           { label: 'clusters done', scale: 'c', stroke: '#2e7d32', width: 2 },
           { label: 'clusters failed', scale: 'c', stroke: '#c62828', width: 2 },
-          { label: 'failure budget', scale: 'c', stroke: '#ef6c00', dash: [6, 4], width: 1 },
+          { label: 'failure budget', scale: 'c', stroke: '#ef6c00', dash: [6, 4], width: 1, points: { show: false } },
         ],
       },
       data,
