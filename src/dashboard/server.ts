@@ -3,6 +3,7 @@
 // campaign (or namespace of standalone plans) to the pages allowed to see it. Changes are coalesced for `flushMs`, so
 // a wave of hundreds of plan updates costs one view per campaign per flush. Read-only: GET and HEAD only, anything
 // else is 405, and no handler calls a writing method of the client (TokenReviews and SubjectAccessReviews are asks).
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -77,7 +78,12 @@ interface Page {
   queue: Promise<void>;
 }
 
-const STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), 'static');
+const HERE = dirname(fileURLToPath(import.meta.url));
+/**
+ * The page's files: beside this module in the sources and in the image (the Dockerfile copies them into dist); a local
+ * `npm run build` (tsc copies no HTML) serves them from the sources, three levels up from dist/src/dashboard.
+ */
+const STATIC_DIR = existsSync(join(HERE, 'static')) ? join(HERE, 'static') : join(HERE, '..', '..', '..', 'src', 'dashboard', 'static');
 const require = createRequire(import.meta.url);
 /** uPlot's dist folder, served under /vendor/ (the pinned package from node_modules, never a CDN). */
 const UPLOT_DIR = dirname(require.resolve('uplot'));
