@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser } from 'puppeteer-core';
 import { projectRoot } from '../../src/cli/procs.js';
-import { chromiumMissing, launch, textOf } from './browser.js';
+import { chromiumMissing, launch, screenshot, textOf } from './browser.js';
 
 describe('npm start -- --fleet --dashboard', function () {
   this.timeout(600_000);
@@ -61,6 +61,10 @@ describe('npm start -- --fleet --dashboard', function () {
       for (let w = 0; w <= 4; w++) await page.waitForSelector(`${card} [data-wave="${w}"]`);
       expect(await page.$$(`${card} .cluster[data-state="updated"]`)).to.have.length(24);
       expect(await textOf(page, `${card} .summary`)).to.match(/clusters 24\/24 done \(24 updated/);
+      // The docs' picture of the demo: the last cluster's plan opened, its machines listed.
+      await page.click(`${card} .cluster[data-cluster="edge-023"]`);
+      await page.waitForSelector(`${card} .detail tr[data-machine]`);
+      await screenshot(page, 'dashboard-demo');
       await page.close();
       // It stays up with the dashboard until Ctrl-C.
       await new Promise((r) => setTimeout(r, 1000));
