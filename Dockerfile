@@ -27,6 +27,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The dashboard's page (HTML, JS, CSS: tsc copies none of them).
+COPY --from=build /app/src/dashboard/static ./dist/src/dashboard/static
 COPY --from=build /app/crds ./crds
 COPY bin ./bin
 # 65532 = the "nonroot" uid the Deployments run as (runAsNonRoot, readOnlyRootFilesystem; /tmp is an emptyDir).

@@ -15,6 +15,7 @@ import { createClient, loadKubeConfig, type RestClient } from '../src/runtime/in
 import { installCrds } from '../src/cli/install.js';
 import { yamlFilesIn } from '../src/cli/files.js';
 import { buildFleetInventory, capiCrdFiles, type FleetCluster } from '../tools/capi-sim/index.js';
+import { openDashboardPage } from './lib/dashboard-page.js';
 import { applyFleet } from './lib/fleet.js';
 import { Proc, ROOT, freePort, parseProm, scrape, stopAll } from './lib/procs.js';
 
@@ -37,6 +38,8 @@ export interface CampaignBenchOptions {
   maxWallSeconds?: number;
   out: string;
   command: string;
+  /** Also run `inplace dashboard` with a headless Chromium page open on it (`--dashboard`): its CPU and RSS are reported. */
+  dashboard?: boolean;
 }
 
 /** The figures of the case. */
@@ -94,6 +97,7 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
   const procs: Proc[] = [];
   const ports = new Map<string, number>();
   let client: RestClient | undefined;
+  let viewer: { close(): Promise<void> } | undefined;
   try {
     const apiserver = new Proc(
       {
@@ -144,7 +148,17 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
     );
     procs.push(updater);
     updater.start();
-    await Promise.all(procs.slice(1).map((p) => p.waitReady(180_000)));
+    const dashPort = o.dashboard ? await freePort() : undefined;
+    if (dashPort !== undefined) {
+      const d = new Proc(
+        { name: 'dashboard', inplace: ['dashboard', '--kubeconfig', kubeconfig, '-n', ns, '--port', String(dashPort)] },
+        workDir,
+      );
+      procs.push(d);
+      d.start();
+    }
+    await Promise.all(procs.slice(1).map((p) => p.waitReady(180_000, p.name === 'dashboard' ? /dashboard: http/ : undefined)));
+    if (dashPort !== undefined) viewer = await openDashboardPage(`http://127.0.0.1:${dashPort}/`, say);
 
     const requests = async (): Promise<Map<string, number>> => {
       const out = new Map<string, number>();
@@ -249,7 +263,7 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
     const complete = status === 'updated';
     const denom = complete ? machines : Math.max(1, machinesUpdated);
     const result: CampaignBenchResult = {
-      name: `campaign-${o.clusters}x${o.cp + o.workers}`,
+      name: `campaign-${o.clusters}x${o.cp + o.workers}${o.dashboard ? '-dashboard' : ''}`,
       command: o.command,
       clusters: o.clusters,
       machines,
@@ -288,6 +302,7 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
     return result;
   } finally {
     client?.close();
+    await viewer?.close();
     await stopAll(procs);
   }
 }

@@ -9,6 +9,7 @@
 //   npm run bench -- --history-plans 20 --sizes 1000 --max-unavailable 10% --durations 0   # idle and history (bench/history.ts)
 //   npm run bench -- --sizes 1000 --max-unavailable 1 --durations 2 --no-poll --no-apiserver --faults   # + the case under API faults
 //   npm run bench -- --campaign [--clusters 1000 --cp 3 --workers 27 --worker-max-unavailable 9]   # one campaign (bench/campaign.ts)
+//                                [--dashboard]   # with inplace dashboard and a headless Chromium page on it
 //   ... --apiserver-max-old-space 1024   # the API server's V8 old-space limit in MiB (default 12288, for 30,000 machines)
 //   ... --apiserver-heap-compaction off   # the API server's `--heap-compaction` (default: the verb's own, on)
 //   ... --controller-heap-growing-percent N   # the controllers' `inplace run --heap-growing-percent N` (default: run's own)
@@ -1006,6 +1007,7 @@ async function main(): Promise<void> {
         apiserverMaxOldSpaceMB: o.apiserverMaxOldSpaceMB,
         out: o.out,
         command: COMMAND,
+        dashboard: argv.includes('--dashboard'),
       },
       say,
     );

@@ -40,6 +40,11 @@ export const VERBS: readonly VerbEntry[] = [
     summary: 'Show a plan as a tree: targets, machines, tasks',
     load: async () => (await import('./status.js')).statusVerb,
   },
+  {
+    name: 'dashboard',
+    summary: 'Serve a live, read-only web page of the campaigns, plans and machines (waves, gates, failures, progress)',
+    load: async () => (await import('./dashboard.js')).dashboardVerb,
+  },
   { name: 'abort', summary: 'Abort a plan', load: async () => (await import('./abort.js')).abortVerb },
   {
     name: 'revert',

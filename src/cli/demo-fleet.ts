@@ -15,6 +15,7 @@ import {
 } from '../api/index.js';
 import type { RestClient } from '../runtime/index.js';
 import { campaignFrame, type CampaignObject } from './campaign-status.js';
+import { demoDashboard } from './dashboard.js';
 import {
   INTERRUPTED,
   demoControllerArgs,
@@ -45,6 +46,8 @@ export interface FleetDemoOptions {
   campaignPath?: string;
   /** The write policy file of the controllers that take one (`--write-policy`). */
   writePolicy?: string;
+  /** Also start the dashboard (`--dashboard`). */
+  dashboard?: boolean;
 }
 
 /** Runs the fleet demo; the exit code is 0 when the campaign ended updated. */
@@ -84,8 +87,11 @@ export async function runFleetDemo(o: FleetDemoOptions, io: Io): Promise<number>
       return ExitCode.usage;
     }
     specs.push({ name: 'updater-reference', args: ['updater', 'reference', '--names', names.join(','), ...kc, ...serveOn(port)], port });
+    const dashboard = o.dashboard ? await demoDashboard(kc) : undefined;
+    if (dashboard) specs.push(dashboard.spec);
     const ready = await startComponents(p, specs, io);
     if (ready !== true) return ready;
+    if (dashboard) say(`✔ dashboard: ${dashboard.url}  (open it to follow the campaign from the canaries to the last wave)`);
 
     const applied = await applyFile(client, campaignPath, FLEET.namespace);
     const campaign = applied.find((x) => x.kind === 'InPlaceUpdateCampaign');

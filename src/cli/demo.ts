@@ -65,6 +65,7 @@ Options:
   --plan FILE         plan (and templates) to apply (default: examples/plan.yaml)
   --hooks             Cluster API's in-place update hooks through the runtime extension instead of a plan
   --fleet             a fleet campaign (examples/campaign.yaml, or --plan FILE) over 24 simulated clusters
+  --dashboard         with --fleet: also start the live dashboard (inplace dashboard), print its URL, stay up at the end
   --keep-running      stay up after the plan finished (explore with kubectl; Ctrl-C to stop)
   --no-reference-updater
                       do not start the reference updater (run your own updater for the plan's generic names)
@@ -79,6 +80,7 @@ Options:
     plan: { type: 'string' },
     hooks: { type: 'boolean' },
     fleet: { type: 'boolean' },
+    dashboard: { type: 'boolean' },
     'keep-running': { type: 'boolean' },
     'state-out': { type: 'string' },
     timeout: { type: 'string' },
@@ -92,7 +94,8 @@ Options:
     const root = projectRoot();
     const common = {
       root,
-      keepRunning: flag(args, 'keep-running'),
+      // The dashboard is for following the campaign, also once it ended: the demo stays up until Ctrl-C.
+      keepRunning: flag(args, 'keep-running') || flag(args, 'dashboard'),
       stateOut: str(args, 'state-out'),
       timeoutMs: secondsOption(args, 'timeout', 300) * 1000,
       workDir: resolve(str(args, 'work-dir') ?? join(root, '.inplace', 'demo')),
@@ -104,6 +107,7 @@ Options:
       loadWritePolicy(policyPath);
     }
     const writePolicy = policyPath !== undefined ? resolve(policyPath) : undefined;
+    if (flag(args, 'dashboard') && !flag(args, 'fleet')) throw new UsageError('--dashboard shows a fleet campaign: add --fleet');
     if (flag(args, 'fleet')) {
       if (flag(args, 'hooks')) throw new UsageError('--fleet and --hooks are two demos: pick one');
       if (flag(args, 'no-reference-updater') || str(args, 'reference-names') !== undefined)
@@ -111,7 +115,12 @@ Options:
       // --plan names the campaign file here (default examples/campaign.yaml).
       const campaignPath = str(args, 'plan');
       return runFleetDemo(
-        { ...common, ...(campaignPath ? { campaignPath: resolve(campaignPath) } : {}), ...(writePolicy ? { writePolicy } : {}) },
+        {
+          ...common,
+          ...(campaignPath ? { campaignPath: resolve(campaignPath) } : {}),
+          ...(writePolicy ? { writePolicy } : {}),
+          dashboard: flag(args, 'dashboard'),
+        },
         io,
       );
     }

@@ -1,0 +1,336 @@
+// The dashboard's server: informers over campaigns, plans and (optionally) MachineUpdates — one list+watch each for
+// every viewer together, never a request to the API server per page — and Server-Sent Events that push each changed
+// campaign (or namespace of standalone plans) to the pages allowed to see it. Changes are coalesced for `flushMs`, so
+// a wave of hundreds of plan updates costs one view per campaign per flush. Read-only: GET and HEAD only, anything
+// else is 405, and no handler calls a writing method of the client (TokenReviews and SubjectAccessReviews are asks).
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  CampaignLabels,
+  InPlaceUpdateCampaigns,
+  InPlaceUpdatePlans,
+  Labels,
+  MachineUpdates,
+  type KubeObject,
+  type ResourceType,
+} from '../api/index.js';
+import { createInformer, noopLogger, type KubeClient, type Logger, type SharedInformer } from '../runtime/index.js';
+import { localAccess, type Authenticator, type Viewer } from './access.js';
+import {
+  appendPoint,
+  campaignView,
+  machinesView,
+  planView,
+  progressPoint,
+  type CampaignObject,
+  type MachineUpdateObject,
+  type PlanObject,
+  type ProgressPoint,
+} from './view.js';
+
+/** Options of the dashboard server. */
+export interface DashboardOptions {
+  client: KubeClient;
+  /** Port (default 0: any free port). */
+  port?: number;
+  /** Address to listen on (default 127.0.0.1: the local dashboard is not for the network). */
+  host?: string;
+  /** Who may see what (default: everyone sees everything, for local use with the user's kubeconfig). */
+  access?: Authenticator;
+  /** Serve HTTPS with this key and certificate. */
+  tls?: { key: string; cert: string };
+  /** Watch only this namespace (default: every namespace). */
+  namespace?: string;
+  /** Watch MachineUpdates to show each plan's machines (default true). */
+  machines?: boolean;
+  log?: Logger;
+  /** How long changes are coalesced before pages are told (default 100 ms). */
+  flushMs?: number;
+  /** Points kept per campaign plot (default 1000; older points are thinned, never the shape). */
+  historyPoints?: number;
+}
+
+/** A running dashboard. */
+export interface Dashboard {
+  url: string;
+  /** Resolves once every informer listed. */
+  synced(): Promise<void>;
+  /** Pages connected now. */
+  readonly viewers: number;
+  close(): Promise<void>;
+}
+
+interface Page {
+  res: http.ServerResponse;
+  viewer: Viewer;
+  /** Campaign keys and standalone-plan namespaces this page was sent (so that a lost access or a deletion is told). */
+  campaigns: Set<string>;
+  standalone: Set<string>;
+  /** Per campaign: the history epoch and the points sent, so only new points go out. */
+  points: Map<string, { epoch: number; sent: number }>;
+  /** Sends are chained: an access check per update must not reorder a page's events. */
+  queue: Promise<void>;
+}
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/**
+ * The page's files: beside this module in the sources and in the image (the Dockerfile copies them into dist); a local
+ * `npm run build` (tsc copies no HTML) serves them from the sources, three levels up from dist/src/dashboard.
+ */
+const STATIC_DIR = existsSync(join(HERE, 'static')) ? join(HERE, 'static') : join(HERE, '..', '..', '..', 'src', 'dashboard', 'static');
+const require = createRequire(import.meta.url);
+/** uPlot's dist folder, served under /vendor/ (the pinned package from node_modules, never a CDN). */
+const UPLOT_DIR = dirname(require.resolve('uplot'));
+
+const FILES: Record<string, { path: string; type: string }> = {
+  '/': { path: join(STATIC_DIR, 'index.html'), type: 'text/html; charset=utf-8' },
+  '/app.mjs': { path: join(STATIC_DIR, 'app.mjs'), type: 'text/javascript; charset=utf-8' },
+  '/style.css': { path: join(STATIC_DIR, 'style.css'), type: 'text/css; charset=utf-8' },
+  '/vendor/uPlot.iife.min.js': { path: join(UPLOT_DIR, 'uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
+  '/vendor/uPlot.min.css': { path: join(UPLOT_DIR, 'uPlot.min.css'), type: 'text/css; charset=utf-8' },
+};
+
+const SECURITY_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
+};
+
+const keyOf = (ns: string | undefined, name: string | undefined): string => `${ns ?? ''}/${name ?? ''}`;
+const splitKey = (k: string): [string, string] => {
+  const i = k.indexOf('/');
+  return [k.slice(0, i), k.slice(i + 1)];
+};
+
+/** Starts the dashboard: informers, then the HTTP(S) server. */
+export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
+  const log = o.log ?? noopLogger;
+  const access = o.access ?? localAccess();
+  const flushMs = o.flushMs ?? 100;
+  const maxPoints = o.historyPoints ?? 1000;
+  const inf = <T extends KubeObject>(res: ResourceType): SharedInformer<T> =>
+    createInformer<T>(o.client, res, { log, ...(o.namespace ? { namespace: o.namespace } : {}) });
+  const campaigns = inf<CampaignObject>(InPlaceUpdateCampaigns);
+  const plans = inf<PlanObject>(InPlaceUpdatePlans);
+  const mus = o.machines === false ? undefined : inf<MachineUpdateObject>(MachineUpdates);
+
+  const history = new Map<string, { epoch: number; points: ProgressPoint[] }>();
+  const dirtyCampaigns = new Set<string>();
+  const dirtyStandalone = new Set<string>();
+  const pages = new Set<Page>();
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  let ready = false;
+
+  const schedule = (): void => {
+    if (timer || closed) return;
+    timer = setTimeout(flush, flushMs);
+  };
+  campaigns.onChange((c, _old, type) => {
+    const k = keyOf(c.metadata.namespace, c.metadata.name);
+    if (type === 'delete') history.delete(k);
+    else {
+      const h = history.get(k) ?? { epoch: 0, points: [] };
+      // The plot starts at the campaign's start: a dashboard started mid-campaign still shows where it began.
+      if (h.points.length === 0 && c.status?.startTime)
+        h.points.push({ t: Date.parse(c.status.startTime), machinesUpdated: 0, clustersDone: 0, clustersFailed: 0 });
+      const next = appendPoint(h.points, progressPoint(c, Date.now()), maxPoints);
+      history.set(k, { epoch: next.length < h.points.length ? h.epoch + 1 : h.epoch, points: next });
+    }
+    dirtyCampaigns.add(k);
+    schedule();
+  });
+  plans.onChange((p) => {
+    const owner = p.metadata.labels?.[CampaignLabels.campaign];
+    if (owner) dirtyCampaigns.add(keyOf(p.metadata.namespace, owner));
+    else dirtyStandalone.add(p.metadata.namespace ?? '');
+    schedule();
+  });
+  // A machine's change is told as its plan's: the page re-reads the machines of the plans it has open.
+  mus?.onChange((m) => {
+    const plan = plans.store.peek(m.metadata.namespace, m.spec.planName);
+    if (!plan) return;
+    const owner = plan.metadata.labels?.[CampaignLabels.campaign];
+    if (owner) dirtyCampaigns.add(keyOf(plan.metadata.namespace, owner));
+    else dirtyStandalone.add(plan.metadata.namespace ?? '');
+    schedule();
+  });
+
+  const send = (page: Page, event: string, data: unknown): void => {
+    page.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+
+  /** Tells one page about one campaign (or that it is gone or no longer visible to it). */
+  const pushCampaign = async (page: Page, key: string, now: Date): Promise<void> => {
+    const [ns, name] = splitKey(key);
+    const c = campaigns.store.peek(ns, name);
+    if (!c || !(await page.viewer.canList(ns, 'campaigns'))) {
+      if (page.campaigns.delete(key)) send(page, 'campaign-removed', { key });
+      page.points.delete(key);
+      return;
+    }
+    const own = (await page.viewer.canList(ns, 'plans')) ? plans.store.byLabel(CampaignLabels.campaign, name, ns) : [];
+    const h = history.get(key) ?? { epoch: 0, points: [] };
+    const at = page.points.get(key);
+    const fresh = !at || at.epoch !== h.epoch;
+    const points = fresh ? h.points : h.points.slice(at.sent);
+    page.points.set(key, { epoch: h.epoch, sent: h.points.length });
+    page.campaigns.add(key);
+    send(page, 'campaign', {
+      key,
+      view: campaignView(c, own, now),
+      points,
+      replacePoints: fresh,
+      plansVisible: own.length > 0 || (await page.viewer.canList(ns, 'plans')),
+    });
+  };
+
+  /** Tells one page about the standalone plans (no campaign) of one namespace. */
+  const pushStandalone = async (page: Page, ns: string): Promise<void> => {
+    const list = (await page.viewer.canList(ns, 'plans'))
+      ? plans.store.list(ns).filter((p) => !p.metadata.labels?.[CampaignLabels.campaign])
+      : [];
+    if (list.length === 0) {
+      if (page.standalone.delete(ns)) send(page, 'plans', { namespace: ns, plans: [] });
+      return;
+    }
+    page.standalone.add(ns);
+    send(page, 'plans', { namespace: ns, plans: list.map(planView).sort((a, b) => a.name.localeCompare(b.name)) });
+  };
+
+  const pushAll = async (page: Page, keys: Iterable<string>, namespaces: Iterable<string>): Promise<void> => {
+    const now = new Date();
+    for (const k of keys) await pushCampaign(page, k, now);
+    for (const ns of namespaces) await pushStandalone(page, ns);
+  };
+
+  const enqueue = (page: Page, f: () => Promise<void>): void => {
+    page.queue = page.queue.then(f).catch((e: unknown) => {
+      log.info({ viewer: page.viewer.name, err: (e as Error).message }, 'dashboard: could not update a page; closing it (it reconnects)');
+      page.res.end();
+    });
+  };
+
+  function flush(): void {
+    timer = undefined;
+    const keys = [...dirtyCampaigns];
+    const nss = [...dirtyStandalone];
+    dirtyCampaigns.clear();
+    dirtyStandalone.clear();
+    for (const page of pages) enqueue(page, () => pushAll(page, keys, nss));
+  }
+
+  const allKeys = (): { keys: string[]; namespaces: string[] } => ({
+    keys: campaigns.store.list().map((c) => keyOf(c.metadata.namespace, c.metadata.name)),
+    namespaces: [
+      ...new Set(
+        plans.store
+          .list()
+          .filter((p) => !p.metadata.labels?.[CampaignLabels.campaign])
+          .map((p) => p.metadata.namespace ?? ''),
+      ),
+    ],
+  });
+
+  const answer = (res: http.ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void => {
+    res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS, ...headers });
+    res.end(body);
+  };
+
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    // No write path at all: only reads are answered.
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      // Drained (never read): an unread body would make Node drop the connection before the client reads the answer.
+      req.resume();
+      return answer(res, 405, 'the dashboard is read-only\n', { Allow: 'GET, HEAD', Connection: 'close' });
+    }
+    const url = new URL(req.url ?? '/', 'http://dashboard');
+    if (url.pathname === '/healthz') return answer(res, 200, 'ok\n');
+    if (url.pathname === '/readyz') return ready ? answer(res, 200, 'ok\n') : answer(res, 503, 'informers not synced yet\n');
+    const file = FILES[url.pathname];
+    if (file) {
+      // The page and its code hold no data: served to anyone, the data endpoints below check the viewer.
+      const body = await readFile(file.path);
+      res.writeHead(200, { 'Content-Type': file.type, 'Cache-Control': 'no-cache', ...SECURITY_HEADERS });
+      res.end(req.method === 'HEAD' ? undefined : body);
+      return;
+    }
+    if (url.pathname !== '/api/events' && url.pathname !== '/api/machines') return answer(res, 404, 'not found\n');
+    const decision = await access(req.headers.authorization);
+    if (!decision.ok)
+      return answer(res, decision.status, `${decision.reason}\n`, decision.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {});
+    const viewer = decision.viewer;
+    if (url.pathname === '/api/machines') {
+      const ns = url.searchParams.get('namespace') ?? '';
+      const plan = url.searchParams.get('plan') ?? '';
+      if (!ns || !plan) return answer(res, 400, 'namespace and plan are required\n');
+      if (!mus) return answer(res, 404, 'this dashboard does not watch MachineUpdates (started with --no-machines)\n');
+      if (!(await viewer.canList(ns, 'machineupdates')))
+        return answer(res, 403, `Forbidden: user "${viewer.name}" may not list machineupdates in namespace "${ns}"\n`);
+      const body = JSON.stringify(machinesView(mus.store.byLabel(Labels.planName, plan, ns).filter((m) => m.spec.planName === plan)));
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...SECURITY_HEADERS });
+      res.end(body);
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive', ...SECURITY_HEADERS });
+    if (req.method === 'HEAD') return void res.end();
+    res.write(': inplace dashboard\n\n');
+    const page: Page = { res, viewer, campaigns: new Set(), standalone: new Set(), points: new Map(), queue: Promise.resolve() };
+    pages.add(page);
+    const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+    res.on('close', () => {
+      clearInterval(ping);
+      pages.delete(page);
+    });
+    send(page, 'hello', { viewer: viewer.name, machines: mus !== undefined });
+    enqueue(page, async () => {
+      await Promise.all([campaigns.synced(), plans.synced()]);
+      const { keys, namespaces } = allKeys();
+      await pushAll(page, keys, namespaces);
+      send(page, 'synced', {});
+    });
+  };
+
+  const listener = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    handle(req, res).catch((e: unknown) => {
+      log.error({ err: (e as Error).message }, 'dashboard request failed');
+      if (!res.headersSent) answer(res, 500, 'internal error\n');
+      else res.end();
+    });
+  };
+  const server = o.tls ? https.createServer({ key: o.tls.key, cert: o.tls.cert }, listener) : http.createServer(listener);
+
+  for (const i of [campaigns, plans, mus]) i?.start();
+  void Promise.all([campaigns.synced(), plans.synced(), mus?.synced()]).then(() => (ready = true));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const url = `${o.tls ? 'https' : 'http'}://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${addr.port}/`;
+  return {
+    url,
+    synced: async () => {
+      await Promise.all([campaigns.synced(), plans.synced(), mus?.synced()]);
+    },
+    get viewers() {
+      return pages.size;
+    },
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      for (const p of pages) p.res.end();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await Promise.all([campaigns.stop(), plans.stop(), mus?.stop()]);
+    },
+  };
+}
