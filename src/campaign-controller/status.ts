@@ -4,7 +4,7 @@
 // change stands for.
 import type { Condition, InPlaceUpdateCampaign, InPlaceUpdateCampaignStatus } from '../api/index.js';
 import { CampaignEventReasons, PlanEventReasons, summarizeList } from '../api/index.js';
-import { windowStatus } from '../plan-controller/gates.js';
+import { windowStatus } from '../rules/gates.js';
 import type { KstatusVerdict } from '../runtime/pure/conditions.js';
 import { setCondition, setKstatusConditions } from '../runtime/pure/conditions.js';
 import type { CampaignDecision, ClusterRow, PlanView } from './decide.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../api/index.js';
 import { PlanEventReasons, Reasons } from '../api/index.js';
-import { AtTargetMemo, MAX_PREVIOUS_BYTES, machinesAtTarget, previousValues, referencedKinds } from './at-target.js';
+import { AtTargetMemo, MAX_PREVIOUS_BYTES, machinesAtTarget, previousValues, referencedKinds } from '../rules/at-target.js';
 import { decidePlan } from './decide.js';
 import { NOW, cpDone, machine, md, mu, plan, snapshot, target, versionUpdater } from './testkit.js';
 

@@ -16,8 +16,9 @@ import type { PlanSnapshot } from './scope.js';
 
 export { DecideMemo } from './decide/memo.js';
 export type { MachineLabelIntent, MachineUpdateIntent, PlanDecision, ScaleIntent } from './decide/types.js';
-export type { MetricDeltas, PlanEvent } from './status.js';
-export { machineState, machinesByTarget, machinesOfTarget, planAge, targetKey, targetOfMachine } from './decide/machines.js';
+export type { MetricDeltas } from './status.js';
+export type { PlanEvent } from '../rules/inputs.js';
+export { machineState, machinesByTarget, machinesOfTarget, planAge, targetKey, targetOfMachine } from '../rules/machines.js';
 
 /**
  * Decides one reconcile of a plan: validation, supersede/wait, sequence groups, the next machines of each target,

@@ -13,7 +13,7 @@ import { clusterControlPlaneRef } from '../api/capi/index.js';
 import { isConflict, isNotFound } from '../runtime/pure/errors.js';
 import type { Controller, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
 import { Action } from '../runtime/pure/types.js';
-import { pausedByPlan } from './owners.js';
+import { pausedByPlan } from '../rules/owners.js';
 import type { HistoryOptions, PlanToPrune } from './history.js';
 import { decideHistory, finishedAt, prunedMessage, recordsPrunedMessage } from './history.js';
 import { collectClones } from './clones-act.js';

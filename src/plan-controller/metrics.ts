@@ -3,7 +3,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { UpdateStatus } from '../api/index.js';
 import type { Manager, Store } from '../runtime/pure/types.js';
-import { GateNames, heldBy } from './gates.js';
+import { GateNames, heldBy } from '../rules/gates.js';
 
 /** The plan controller's metrics. */
 export interface PlanMetrics {

@@ -7,7 +7,7 @@ import type { KubeClient, Logger } from '../runtime/pure/types.js';
 import type { PlanDecision } from './decide.js';
 import { DecideMemo, machinesByTarget } from './decide.js';
 import { actOwners, blockedTargets, ownerSteps, type OwnerDeps } from './owners-act.js';
-import { CLONED_FROM_NAME, PAUSED_BY_PLAN, carrierName, ownerValues } from './owners.js';
+import { CLONED_FROM_NAME, PAUSED_BY_PLAN, carrierName, ownerValues } from '../rules/owners.js';
 import type { PlanSnapshot } from './scope.js';
 import { CLUSTER, NOW, NS, cpUpdated, kcp, machine, md, mu, plan, snapshot, started, target, versionUpdater } from './testkit.js';
 

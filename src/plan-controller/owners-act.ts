@@ -10,8 +10,8 @@ import type { KubeClient, Logger } from '../runtime/pure/types.js';
 import { isDeleting, machineInfraRef, nameOf } from '../api/capi/index.js';
 import type { PlanDecision } from './decide.js';
 import { machinesByTarget, planAge, targetKey } from './decide.js';
-import { mdConcurrency } from './concurrency.js';
-import type { Alignment, OwnerOutcome, OwnerStep, OwnerValue } from './owners.js';
+import { mdConcurrency } from '../rules/concurrency.js';
+import type { Alignment, OwnerOutcome, OwnerStep, OwnerValue } from '../rules/owners.js';
 import {
   CLONED_FROM_NAME,
   OWNERS_ALIGNED,
@@ -30,9 +30,9 @@ import {
   withClonedFrom,
   withPause,
   withoutPause,
-} from './owners.js';
+} from '../rules/owners.js';
 import type { PlanSnapshot } from './scope.js';
-import { targetsOf } from './validate.js';
+import { targetsOf } from '../rules/validate.js';
 
 /** A template or InfraMachine as the informer of its kind holds it. */
 export interface CachedRef {

@@ -5,18 +5,11 @@ import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, MachineUpda
 import { ConditionTypes, MessageBudget, PlanEventReasons, Reasons, boundMessage, summarizeList } from '../api/index.js';
 import type { KstatusVerdict } from '../runtime/pure/conditions.js';
 import { setCondition, setKstatusConditions } from '../runtime/pure/conditions.js';
-import type { OwnerOutcome } from './owners.js';
-import { OWNERS_ALIGNED, OwnerReasons, ownersCondition } from './owners.js';
+import type { OwnerOutcome } from '../rules/owners.js';
+import type { PlanEvent } from '../rules/inputs.js';
+import { OWNERS_ALIGNED, OwnerReasons, ownersCondition } from '../rules/owners.js';
 
 type Status = TargetStatus['updateStatus'];
-
-/** A Kubernetes Event to record, on this plan unless `plan` names another plan of the namespace. */
-export interface PlanEvent {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  message: string;
-  plan?: string;
-}
 
 /** Counter increments for the controller's metrics, derived from status changes (restart-safe). */
 export interface MetricDeltas {

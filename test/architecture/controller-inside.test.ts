@@ -28,7 +28,7 @@ const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
 const WRITERS: Record<string, string> = {
   'src/plan-controller/owners-act.ts': 'owner alignment: pauses owners, clones templates and MachineSets, resumes them',
   'src/plan-controller/clones-act.ts': 'deletes the template clones a finished plan no longer needs',
-  'src/plan-controller/prestart.ts': 'dry-run patches: the API server validates the commits before a plan starts (nothing persists)',
+  'src/effects/prestart.ts': 'dry-run patches: the API server validates the commits before a plan starts (nothing persists)',
   'src/plan-controller/history-controller.ts': 'its own small reconciler: prunes finished plans beyond the history limit',
   'src/machine-task-controller/commit-apply.ts': 'commits the updated responsibilities to the CAPI objects (contract C8)',
 };

@@ -7,7 +7,7 @@ import { labelValue, machineUpdateName } from '../names.js';
 import { kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../testkit.js';
 import { deepFreeze } from '../../runtime/pure/freeze.js';
 import { machineIndex, ownUpdates, soakCandidates } from './memo.js';
-import { AtTargetMemo, machinesAtTarget } from '../at-target.js';
+import { AtTargetMemo, machinesAtTarget } from '../../rules/at-target.js';
 import { ownMachineUpdates, type OwnFilterMemo } from '../scope.js';
 import { machine } from '../testkit.js';
 

@@ -6,7 +6,7 @@ import type { PlanSnapshot } from '../scope.js';
 import type { ReadyVerdict } from '../status.js';
 import { givenUpNote, givenUpOf, readyCondition, setPlanConditions, unreportedTaskNotes } from '../status.js';
 import type { DecideMemo } from './memo.js';
-import { windowStatus } from '../gates.js';
+import { windowStatus } from '../../rules/gates.js';
 import type { PlanStance } from './mode.js';
 import type { EvaluatedTarget } from './targets.js';
 import type { UpdateStatusValue } from './types.js';

@@ -1,7 +1,7 @@
 // Phase 7 of decidePlan: what the reconcile reports besides status. Events for the transitions, the time the
 // decision changes by the clock alone, and metric deltas. Pure.
 import type { InPlaceUpdatePlanStatus } from '../../api/index.js';
-import { ALERTS_POLL_MS, alertGateEvents, windowEvents } from '../gates.js';
+import { ALERTS_POLL_MS, alertGateEvents, windowEvents } from '../../rules/gates.js';
 import { alreadyAtTargetEvents, eventsFor, metricDeltas } from '../status.js';
 import type { PlanStance } from './mode.js';
 import type { EvaluatedTarget } from './targets.js';

@@ -5,10 +5,10 @@ import type { KubeObject } from '../../api/index.js';
 import { Annotations, MessageBudget, Reasons, summarizeList } from '../../api/index.js';
 import type { PlanUpdater } from '../../api/index.js';
 import { isDeleting, isMachineReady, nameOf } from '../../api/capi/index.js';
-import { mdConcurrency, mdConcurrencyNote, mdStartBudget } from '../concurrency.js';
+import { mdConcurrency, mdConcurrencyNote, mdStartBudget } from '../../rules/concurrency.js';
 import { nameList } from '../status.js';
-import type { NamedTarget } from '../validate.js';
-import { failureNote, inUpdateByOther } from './machines.js';
+import type { NamedTarget } from '../../rules/validate.js';
+import { failureNote, inUpdateByOther } from './target-notes.js';
 import type { MachineGroups, ScaleIntent, TargetCount, TargetEval, TargetScope, TargetSize } from './types.js';
 
 /** The machines a target starts now, the scale change it needs first, and why. */

@@ -1,7 +1,7 @@
 // Phase 3c of decidePlan (inside each target's evaluation): the restore of a MachineDeployment's surge. Pure.
 import { Annotations } from '../../api/index.js';
 import { mdReplicas } from '../../api/capi/index.js';
-import type { NamedTarget } from '../validate.js';
+import type { NamedTarget } from '../../rules/validate.js';
 import type { Mode, ScaleIntent, TargetCount, TargetEval, TargetSize } from './types.js';
 
 /**

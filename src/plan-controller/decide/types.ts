@@ -2,7 +2,11 @@
 // this folder pass to each other. Pure: types only.
 import type { InPlaceUpdatePlanStatus, KubeObject, MachineUpdate, PlanUpdater, TargetKind, TargetStatus } from '../../api/index.js';
 import type { PlanSnapshot } from '../scope.js';
-import type { MetricDeltas, PlanEvent } from '../status.js';
+import type { MetricDeltas } from '../status.js';
+import type { PlanEvent } from '../../rules/inputs.js';
+import type { MachineState } from '../../rules/machines.js';
+
+export type { MachineState } from '../../rules/machines.js';
 
 /** A MachineUpdate to create: the start of one machine's update. */
 export interface MachineUpdateIntent {
@@ -70,9 +74,6 @@ export type UpdateStatusValue = TargetStatus['updateStatus'];
 
 /** What the plan does with its targets this reconcile: start machines, start none, or stop everything in flight. */
 export type Mode = 'rollout' | 'hold' | 'stop';
-
-/** How a machine of a target stands in this plan. */
-export type MachineState = 'notStarted' | 'inFlight' | 'updated' | 'failed' | 'aborted';
 
 /** The machine names of a target per state. */
 export type MachineGroups = Record<MachineState, string[]>;

@@ -8,10 +8,9 @@ import { conditionsOf } from '../api/capi/index.js';
 import { InvalidDurationError, parseGoDuration } from '../api/duration.js';
 import type { MaintenanceWindowSpec } from '../api/windows.js';
 import { describeWindowInstant, maintenanceWindowState, validateMaintenanceWindows } from '../api/windows.js';
-import type { AlertsRead } from './alerts.js';
+import type { AlertsRead, PlanEvent } from './inputs.js';
 import { alertGateRefusals, type AlertGatePolicy } from '../api/alert-gate-policy.js';
-import type { PlanEvent } from './status.js';
-import type { DecideMemo, SoakMemoEntry } from './decide/memo.js';
+import type { RulesMemo, SoakMemoEntry } from './memo.js';
 
 /** Gate names as metrics and docs spell them. */
 export const GateNames = { maintenanceWindow: 'maintenanceWindow', alerts: 'alerts', soak: 'soak', verification: 'verification' } as const;
@@ -289,7 +288,7 @@ export function soakGate(
   machines: readonly KubeObject[],
   now: Date,
   machineByName?: ReadonlyMap<string, KubeObject>,
-  memo?: DecideMemo,
+  memo?: RulesMemo,
   only?: readonly string[],
 ): SoakView {
   const soakSpec = durationProblems(plan.spec.soak, 'spec.soak');
