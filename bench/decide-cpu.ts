@@ -98,7 +98,7 @@ for (let r = 0; r < runs; r++) {
     snap.machines,
     () => undefined,
     useMemo ? memo.excluded(snap.machineUpdates) : new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
-    memo,
+    { memo },
   );
   const d = decidePlan(snap, decideMemo);
   times.push(performance.now() - t0);

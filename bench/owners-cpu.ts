@@ -156,7 +156,7 @@ for (let r = 0; r < runs; r++) {
     mus[ui] = deepFreeze({ ...mus[ui]!, status: { ...mus[ui]!.status } } as MachineUpdate);
   }
   const snap = { ...base, machines: [...ms], machineUpdates: [...mus] };
-  snap.atTarget = machinesAtTarget(p, snap.machines, () => undefined, atMemo.excluded(snap.machineUpdates), atMemo);
+  snap.atTarget = machinesAtTarget(p, snap.machines, () => undefined, atMemo.excluded(snap.machineUpdates), { memo: atMemo });
   const d = decidePlan(snap, decideMemo);
   const c0 = process.cpuUsage();
   const steps = ownerSteps(snap, d);

@@ -44,6 +44,7 @@ export function campaignKstatus(d: Pick<CampaignDecision, 'updateStatus' | 'phas
 }
 
 /** The campaign's status for a decision (conditions keep CAPI lastTransitionTime semantics). */
+// eslint-disable-next-line max-lines-per-function -- one status builder per condition still to split (issue 43 limits; named exception)
 export function campaignStatus(
   campaign: InPlaceUpdateCampaign & { metadata?: { generation?: number } },
   d: CampaignDecision,

@@ -307,7 +307,7 @@ async function reconcileTimed(
     clock?.mark('finalizer');
     outcomes = await actOwners(ownerDeps(deps), snap, d, log);
     clock?.mark('owners');
-    await reconcileMachines(deps, latest, d, log, blockedTargets(outcomes), snap.refObjects);
+    await reconcileMachines(deps, latest, d, log, { blocked: blockedTargets(outcomes), refs: snap.refObjects });
     clock?.mark('machines');
     await reconcileSurge(deps, latest, d, log);
     clock?.mark('surge');
@@ -499,7 +499,7 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
     const refs = await refLookup(deps, plan, snap.machines, byClusterOf(deps));
     const memo = atTargetMemo(deps, planKey, plan.metadata.uid ?? '');
     // The memo keeps the set of names with an update, patched for the updates that are new objects.
-    snap.atTarget = machinesAtTarget(plan, snap.machines, refs.lookup, memo.excluded(snap.machineUpdates), memo, refs.stamp);
+    snap.atTarget = machinesAtTarget(plan, snap.machines, refs.lookup, memo.excluded(snap.machineUpdates), { memo, stamp: refs.stamp });
     snap.refObjects = refs.lookup;
   } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
@@ -730,9 +730,9 @@ export async function reconcileMachines(
   plan: InPlaceUpdatePlan & KubeObject,
   d: PlanDecision,
   log: Logger,
-  blocked: ReadonlySet<string> = new Set(),
-  refs?: RefLookup,
+  around: { blocked?: ReadonlySet<string>; refs?: RefLookup | undefined } = {},
 ): Promise<void> {
+  const { blocked = new Set<string>(), refs } = around;
   const ns = plan.metadata.namespace ?? '';
   const name = plan.metadata.name ?? '';
   // A target whose owner could not be paused starts none of its machines in this reconcile (docs/design.md §11); past

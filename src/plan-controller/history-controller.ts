@@ -106,7 +106,7 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
     if (sweepDue(deps, key, plans, first.pruneRecords)) {
       const owners = await clusterOwners(deps, ns, key.name);
       if (!owners) return Action.requeue(RETRY_MS);
-      await sweepClones(deps, key, plans, first.pruneRecords, owners, log);
+      await sweepClones(deps, key, { plans, pruneRecords: first.pruneRecords, owners }, log);
     }
     return next(first);
   }
@@ -146,7 +146,7 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
       d.pruneRecords,
     )
   )
-    await sweepClones(deps, key, plans, d.pruneRecords, owners, log);
+    await sweepClones(deps, key, { plans, pruneRecords: d.pruneRecords, owners }, log);
   // Something held back only by a pause holder: the control plane that holds it is not watched here, so look again.
   const held = first.prune.length + first.pruneRecords.length > d.prune.length + d.pruneRecords.length;
   const action = next(d);
@@ -217,11 +217,10 @@ function sweepDue(deps: HistoryDeps, key: ObjectKey, plans: readonly InPlaceUpda
 async function sweepClones(
   deps: HistoryDeps,
   key: ObjectKey,
-  plans: readonly InPlaceUpdatePlan[],
-  pruneRecords: readonly string[],
-  owners: readonly KubeObject[],
+  seen: { plans: readonly InPlaceUpdatePlan[]; pruneRecords: readonly string[]; owners: readonly KubeObject[] },
   log: Logger,
 ): Promise<void> {
+  const { plans, pruneRecords, owners } = seen;
   const ns = key.namespace ?? '';
   const gone = new Set(pruneRecords);
   const livePlans = new Set(

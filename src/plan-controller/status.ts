@@ -11,6 +11,15 @@ import { OWNERS_ALIGNED, OwnerReasons, ownersCondition } from '../rules/owners.j
 
 type Status = TargetStatus['updateStatus'];
 
+/** A plan's status change as its Events tell it: the status before and after, the problems and Ready's reason. */
+export interface StatusChange {
+  planName: string;
+  prev: InPlaceUpdatePlanStatus;
+  next: InPlaceUpdatePlanStatus;
+  problems: string[];
+  readyReason: string;
+}
+
 /** Counter increments for the controller's metrics, derived from status changes (restart-safe). */
 export interface MetricDeltas {
   started: number;
@@ -73,12 +82,12 @@ export function startGate(i: {
 /** ControlPlaneUpdate and MachineDeploymentUpdate from the targets' rows. */
 export function setTargetConditions(
   conds: Condition[],
-  controlPlane: readonly TargetRowReason[],
-  machineDeployments: readonly TargetRowReason[],
+  targets: { controlPlane: readonly TargetRowReason[]; machineDeployments: readonly TargetRowReason[] },
   gate: { reason: string; message: string } | undefined,
   generation: number | undefined,
   now: Date,
 ): Condition[] {
+  const { controlPlane, machineDeployments } = targets;
   const c1 = targetsCondition(ConditionTypes.controlPlaneUpdate, controlPlane, 'the plan has no control-plane target', gate);
   const c2 = targetsCondition(ConditionTypes.machineDeploymentUpdate, machineDeployments, 'the plan has no MachineDeployment target', gate);
   return setCondition(setCondition(conds, c1, generation, now), c2, generation, now);
@@ -201,7 +210,7 @@ export interface PlanConditionsInput {
 /** Every plan condition for one reconcile (a terminal plan keeps its target conditions as they ended). */
 export function setPlanConditions(conds: Condition[], i: PlanConditionsInput, generation: number | undefined, now: Date): Condition[] {
   let out = setValidCondition(conds, i.problems, generation, now);
-  if (!i.terminal) out = setTargetConditions(out, i.controlPlane, i.machineDeployments, startGate(i), generation, now);
+  if (!i.terminal) out = setTargetConditions(out, i, startGate(i), generation, now);
   out = setPausedCondition(out, i.paused, generation, now);
   out = setReadyCondition(out, i.ready, generation, now);
   out = setFailedCondition(out, { ...i, problems: i.problems }, generation, now);
@@ -495,15 +504,8 @@ export interface EventActions {
 }
 
 /** The Events of one reconcile: transitions between the previous and the next status, and the actions taken. */
-export function eventsFor(
-  planName: string,
-  prev: InPlaceUpdatePlanStatus,
-  next: InPlaceUpdatePlanStatus,
-  rows: TargetStatus[],
-  d: EventActions,
-  problems: string[],
-  readyReason: string,
-): PlanEvent[] {
+export function eventsFor(change: StatusChange, rows: TargetStatus[], d: EventActions): PlanEvent[] {
+  const { planName, prev, next, problems, readyReason } = change;
   const ev = conditionEvents(prev, next, problems, readyReason);
   for (const p of d.supersede) {
     ev.push({ type: 'Normal', reason: PlanEventReasons.superseding, message: `superseding plan ${p}: it is moved to aborting` });

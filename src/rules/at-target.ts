@@ -310,9 +310,10 @@ export function machinesAtTarget(
   machines: readonly KubeObject[],
   lookup: RefLookup,
   exclude: ReadonlySet<string> = new Set(),
-  memo?: AtTargetMemo,
-  stamp?: string,
+  cache?: { memo: AtTargetMemo; stamp?: string | undefined },
 ): string[] {
+  const memo = cache?.memo;
+  const stamp = cache?.stamp;
   memo?.begin(plan.metadata?.generation);
   const valuesByTarget = new Map<string, ReadonlyMap<Responsibility['selectResource'], PointerValue[]>>();
   for (const t of targetsOf(plan)) {

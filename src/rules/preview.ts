@@ -327,7 +327,7 @@ export function previewPlan(plan: InPlaceUpdatePlan, snapshot: PreviewSnapshot):
     let group = result.groups.find((g) => g.sequence === t.target.sequence);
     if (!group) result.groups.push((group = { sequence: t.target.sequence, targets: [] }));
     group.targets.push(previewTarget(index, t, owner, current, updaters));
-    previewCoverage(result, index, t, owner, current, updaters);
+    previewCoverage(result, index, { t, owner, current, updaters });
   }
   result.groups.sort((a, b) => a.sequence - b.sequence);
   const allTargets = result.groups.flatMap((g) => g.targets);
@@ -422,11 +422,9 @@ function previewTarget(
 function previewCoverage(
   result: PlanPreview,
   index: PreviewIndex,
-  t: NamedTarget,
-  owner: KubeObject | undefined,
-  current: readonly KubeObject[],
-  updaters: readonly PlanUpdater[],
+  target: { t: NamedTarget; owner: KubeObject | undefined; current: readonly KubeObject[]; updaters: readonly PlanUpdater[] },
 ): void {
+  const { t, owner, current, updaters } = target;
   const { snapshot } = index;
   const claims: PreviewCoverage[] = updaters.flatMap((u) =>
     (Array.isArray(u.responsibilities) ? u.responsibilities : []).map((r) => ({

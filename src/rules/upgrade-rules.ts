@@ -182,6 +182,7 @@ function patchGrouping(
  * Every upgrade-rule problem of the plan (empty = none), each naming its rule. `groups` (memoUpgradeProblems) keeps each
  * target's check while its machines are the same objects: a finished machine re-checks its own target only.
  */
+// eslint-disable-next-line max-lines-per-function -- one function per upgrade rule still to split out (issue 43; named exception)
 export function upgradeProblems(input: UpgradeInput, groups?: UpgradeGroupMemo): string[] {
   const { plan } = input;
   const cluster = plan.spec.clusterName;

@@ -17,7 +17,7 @@ export function planEvents(
 ): PlanDecision['events'] {
   const { prev, terminal } = s;
   const rows = ordered.map(({ e }) => e.row);
-  const events = eventsFor(s.planName, prev, status, terminal ? [] : rows, d, s.problems, readyReason);
+  const events = eventsFor({ planName: s.planName, prev, next: status, problems: s.problems, readyReason }, terminal ? [] : rows, d);
   if (terminal) return events;
   events.push(
     ...alreadyAtTargetEvents(

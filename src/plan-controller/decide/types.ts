@@ -4,6 +4,7 @@ import type { InPlaceUpdatePlanStatus, KubeObject, MachineUpdate, PlanUpdater, T
 import type { PlanSnapshot } from '../scope.js';
 import type { MetricDeltas } from '../status.js';
 import type { PlanEvent } from '../../rules/inputs.js';
+import type { NamedTarget } from '../../rules/validate.js';
 import type { MachineState } from '../../rules/machines.js';
 
 export type { MachineState } from '../../rules/machines.js';
@@ -125,6 +126,14 @@ export interface TargetCount {
   failed: string[];
   /** failed + aborted: what Halt stops on. */
   everFailed: number;
+}
+
+/** One target as read this decision: which it is, its machines counted, its size, and whether it is halted. */
+export interface TargetReading {
+  t: NamedTarget;
+  c: TargetCount;
+  size: TargetSize;
+  halted: boolean;
 }
 
 /** A target's object and the size it should settle at. */
