@@ -44,7 +44,7 @@ import type { MachineLabelIntent, MachineUpdateIntent, PlanDecision } from './de
 import { DecideMemo, decidePlan } from './decide.js';
 import type { PlanMetrics } from './metrics.js';
 import { planMetricsFor } from './metrics.js';
-import { labelValue, machineUpdateName } from './names.js';
+import { labelValue, machineUpdateName } from './decide/names.js';
 import { labelPatch } from './decide/label.js';
 import { prestartCheck } from '../effects/prestart.js';
 import { actOwners, blockedTargets, ownersNeedRecheck, type OwnerDeps } from './owners-act.js';

@@ -8,7 +8,7 @@
 // flight: an in-flight plan may be about to name a clone an older plan created (clone names are content-addressed).
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
 import { Clusters, InPlaceUpdatePlans, Labels, MachineDeployments, Machines, MachineUpdates, PlanEventReasons } from '../api/index.js';
-import { labelValue } from './names.js';
+import { labelValue } from './decide/names.js';
 import { clusterControlPlaneRef } from '../api/capi/index.js';
 import { isConflict, isNotFound } from '../runtime/pure/errors.js';
 import type { Controller, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';

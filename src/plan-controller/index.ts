@@ -70,7 +70,7 @@ export {
   previewOwnerChanges,
 } from '../rules/owners.js';
 export type { OwnerField, OwnerChangePreview } from '../rules/owners.js';
-export { machineUpdateName, labelValue } from './names.js';
+export { machineUpdateName, labelValue } from './decide/names.js';
 export { CAMPAIGN_KIND, DEFAULT_FINISHED_PLANS_PER_CLUSTER, createdByCampaign } from './history.js';
 export type { TemplateLookup, TemplateRef, ControlPlaneLookup, ValidationInput } from '../rules/inputs.js';
 

@@ -5,7 +5,7 @@ import { KubeadmControlPlanes, parseApiVersion } from '../api/index.js';
 import type { ContractRef } from '../api/capi/index.js';
 import { clusterControlPlaneRef } from '../api/capi/index.js';
 import { judgeTemplate } from '../contract/index.js';
-import { labelValue } from './names.js';
+import { labelValue } from './decide/names.js';
 import { taskKindOfRef } from '../rules/templates.js';
 import { changedAt } from '../rules/memo.js';
 import type { AlertsRead, ControlPlaneLookup, KindRead, TemplateLookup, TemplateRef, ValidationInput } from '../rules/inputs.js';

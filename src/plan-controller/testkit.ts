@@ -2,7 +2,7 @@
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanTarget, PlanUpdater } from '../api/index.js';
 import { API_VERSION, Finalizers, Labels } from '../api/index.js';
 import type { IntOrString } from '../api/capi/index.js';
-import { labelValue, machineUpdateName } from './names.js';
+import { labelValue, machineUpdateName } from './decide/names.js';
 import type { PlanSnapshot } from './scope.js';
 import type { TemplateLookup } from '../rules/inputs.js';
 

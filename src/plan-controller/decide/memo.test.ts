@@ -3,7 +3,7 @@ import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../../api/ind
 import { Annotations, Labels } from '../../api/index.js';
 import { DecideMemo, decidePlan, machinesByTarget } from '../decide.js';
 import type { PlanDecision } from '../decide.js';
-import { labelValue, machineUpdateName } from '../names.js';
+import { labelValue, machineUpdateName } from './names.js';
 import { kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../testkit.js';
 import { deepFreeze } from '../../runtime/pure/freeze.js';
 import { machineIndex, ownUpdates, soakCandidates } from './memo.js';

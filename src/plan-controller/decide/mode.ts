@@ -2,7 +2,7 @@
 // alerts) decide whether it rolls out, holds (starts nothing new) or stops (aborts what is in flight). Pure.
 import type { InPlaceUpdatePlan, InPlaceUpdatePlanStatus, KubeObject, MachineUpdate } from '../../api/index.js';
 import { ConditionTypes, PlanAnnotations, Reasons, UpdatePhase, UpdateStatus, isTerminal } from '../../api/index.js';
-import { parameterDepthProblems } from '../bounds.js';
+import { parameterDepthProblems } from './bounds.js';
 import type { AlertGate, SoakView, WindowGate } from '../../rules/gates.js';
 import { alertGate, soakGate, windowGate } from '../../rules/gates.js';
 import type { PlanSnapshot } from '../scope.js';

@@ -6,7 +6,7 @@ import { Annotations, Labels, MessageBudget, Reasons, UpdatePhase, boundMessage 
 import { cpReplicas, isDeleting, mdReplicas, nameOf } from '../../api/capi/index.js';
 import { OverlayMap } from '../../rules/gates.js';
 import { mdSurge } from '../../rules/concurrency.js';
-import { labelValue } from '../names.js';
+import { labelValue } from './names.js';
 import type { PlanSnapshot } from '../scope.js';
 import { nameList } from '../status.js';
 import type { NamedTarget } from '../../rules/validate.js';
