@@ -36,8 +36,8 @@ import type { ProviderResource } from '../runtime/rbac.js';
 import type { Component, PolicyRule } from '../runtime/pure/types.js';
 import { CONTROLLER_NAME, setupPlanController } from './controller.js';
 import { rbacFor } from './rbac.js';
-import { setupHistoryController } from './history-controller.js';
-import { DEFAULT_FINISHED_PLANS_PER_CLUSTER } from './history.js';
+import { setupHistoryController } from './history/history-controller.js';
+import { DEFAULT_FINISHED_PLANS_PER_CLUSTER } from './history/history.js';
 
 export { rbac, baseRbac, rbacFor, PROVIDER_VERBS } from './rbac.js';
 export { CONTROLLER_NAME } from './controller.js';
@@ -71,7 +71,7 @@ export {
 } from '../rules/owners.js';
 export type { OwnerField, OwnerChangePreview } from '../rules/owners.js';
 export { machineUpdateName, labelValue } from './decide/names.js';
-export { CAMPAIGN_KIND, DEFAULT_FINISHED_PLANS_PER_CLUSTER, createdByCampaign } from './history.js';
+export { CAMPAIGN_KIND, DEFAULT_FINISHED_PLANS_PER_CLUSTER, createdByCampaign } from './history/history.js';
 export type { TemplateLookup, TemplateRef, ControlPlaneLookup, ValidationInput } from '../rules/inputs.js';
 
 /** Options of the component. */

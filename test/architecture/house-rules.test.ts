@@ -5,7 +5,8 @@
 //    decision phase uses); values flow down, never back up;
 // 3. no folder of a controller, of src/rules or src/effects holds more than 20 source files side by side;
 // 4. src/rules is pure by location: of ours it imports only src/api, the pure contract entry, src/runtime/pure and
-//    itself, and of Node nothing that does I/O.
+//    itself, and of Node nothing that does I/O;
+// 5. docs/architecture.md's newcomer's map of the plan controller names only files that exist, and every source file.
 // Each rule is a function over (file, imports) so a test can plant a violation and see it refused.
 import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -129,6 +130,27 @@ export function impure(file: string, imports: readonly Import[]): string[] {
     .map((i) => `${file} imports ${i.target}: src/rules is pure (src/api, the pure contract, src/runtime/pure, src/rules only; no I/O)`);
 }
 
+/**
+ * The plan controller's part of the newcomer's map (from its heading to the next controller's): the .ts paths it names
+ * that do not exist (relative to src/plan-controller/ unless they start with src/), and the source files it does not name.
+ */
+export function mapCheck(doc: string, files: readonly string[]): { missing: string[]; unmapped: string[] } {
+  const start = doc.indexOf('**Plan controller** (`src/plan-controller/`)');
+  const end = doc.indexOf('**Machine task controller**', start);
+  const section = start < 0 ? '' : doc.slice(start, end < 0 ? undefined : end);
+  const named = new Set([...section.matchAll(/`([A-Za-z0-9_./-]+\.ts)`/g)].map((m) => m[1]!));
+  const full = (t: string): string => (t.startsWith('src/') ? t : `src/plan-controller/${t}`);
+  const known = new Set(files);
+  const exists = (t: string): boolean => known.has(full(t)) || existsSync(path.join(root, full(t)));
+  return {
+    missing: [...named].filter((t) => !exists(t)).sort(),
+    unmapped: files
+      .map((f) => f.slice('src/plan-controller/'.length))
+      .filter((rel) => !named.has(rel) && !named.has(`src/plan-controller/${rel}`))
+      .sort(),
+  };
+}
+
 const read = (f: string): Import[] => importsOf(f, readFileSync(path.join(root, f), 'utf8'));
 
 describe('architecture: the house rules (issue 43)', () => {
@@ -157,7 +179,22 @@ describe('architecture: the house rules (issue 43)', () => {
     expect(ruleFiles.flatMap((f) => impure(f, read(f)))).to.deep.equal([]);
   });
 
+  it("docs/architecture.md's newcomer's map of the plan controller is true: every file it names exists, every source file is named", () => {
+    const doc = readFileSync(path.join(root, 'docs/architecture.md'), 'utf8');
+    const { missing, unmapped } = mapCheck(doc, sources('src/plan-controller'));
+    expect(missing, 'named in the map, not in the tree').to.deep.equal([]);
+    expect(unmapped, 'in the tree, not in the map').to.deep.equal([]);
+  });
+
   describe('each rule refuses a planted violation', () => {
+    it('a map naming a file that is gone, and a file the map does not name', () => {
+      const doc = '**Plan controller** (`src/plan-controller/`).\n| a | `controller.ts`, `gone.ts` |\n**Machine task controller**';
+      expect(mapCheck(doc, ['src/plan-controller/controller.ts', 'src/plan-controller/new.ts'])).to.deep.equal({
+        missing: ['gone.ts'],
+        unmapped: ['new.ts'],
+      });
+    });
+
     it('a controller importing another (a type import counts), and cdk8s/ importing a controller internal', () => {
       expect(crossing('src/campaign-controller/x.ts', [{ target: 'src/plan-controller/scope.ts', typeOnly: true }])).to.have.length(1);
       expect(crossing('cdk8s/x.ts', [{ target: 'src/plan-controller/owners-act.ts', typeOnly: false }])).to.have.length(1);

@@ -1,17 +1,17 @@
 // The plan controller's owner effects (docs/design.md §11): pause, align, release or keep paused the owners of each target,
 // as decided by the pure functions of owners.ts. Called from the act step before any machine starts, so that an owner
 // is paused before its first machine changes; every write is guarded by the resourceVersion it was decided on.
-import type { InPlaceUpdatePlan, KubeObject, ResourceType, TargetKind } from '../api/index.js';
-import { KubeadmControlPlanes, Labels, MachineDeployments, MachineSets, isTerminal } from '../api/index.js';
-import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../runtime/pure/errors.js';
-import { forEachLimit } from '../runtime/parallel.js';
-import { snapshot as patchSnapshot } from '../runtime/patch.js';
-import type { KubeClient, Logger } from '../runtime/pure/types.js';
-import { isDeleting, machineInfraRef, nameOf } from '../api/capi/index.js';
-import type { PlanDecision } from './decide.js';
-import { machinesByTarget, planAge, targetKey } from './decide.js';
-import { mdConcurrency } from '../rules/concurrency.js';
-import type { Alignment, OwnerOutcome, OwnerStep, OwnerValue } from '../rules/owners.js';
+import type { InPlaceUpdatePlan, KubeObject, ResourceType, TargetKind } from '../../api/index.js';
+import { KubeadmControlPlanes, Labels, MachineDeployments, MachineSets, isTerminal } from '../../api/index.js';
+import { isAlreadyExists, isNotFound, KubeApiError, RetryableError } from '../../runtime/pure/errors.js';
+import { forEachLimit } from '../../runtime/parallel.js';
+import { snapshot as patchSnapshot } from '../../runtime/patch.js';
+import type { KubeClient, Logger } from '../../runtime/pure/types.js';
+import { isDeleting, machineInfraRef, nameOf } from '../../api/capi/index.js';
+import type { PlanDecision } from '../decide.js';
+import { machinesByTarget, planAge, targetKey } from '../../rules/machines.js';
+import { mdConcurrency } from '../../rules/concurrency.js';
+import type { Alignment, OwnerOutcome, OwnerStep, OwnerValue } from '../../rules/owners.js';
 import {
   CLONED_FROM_NAME,
   OWNERS_ALIGNED,
@@ -30,9 +30,9 @@ import {
   withClonedFrom,
   withPause,
   withoutPause,
-} from '../rules/owners.js';
-import type { PlanSnapshot } from './scope.js';
-import { targetsOf } from '../rules/validate.js';
+} from '../../rules/owners.js';
+import type { PlanSnapshot } from '../scope.js';
+import { targetsOf } from '../../rules/validate.js';
 
 /** A template or InfraMachine as the informer of its kind holds it. */
 export interface CachedRef {

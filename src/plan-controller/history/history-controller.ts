@@ -6,18 +6,18 @@
 // the plan controller, which sees a deleted terminal plan with nothing left to undo. The template clones of plans whose
 // records went (and of deleted plans) go too once nothing refers to them, swept while no plan of the cluster is in
 // flight: an in-flight plan may be about to name a clone an older plan created (clone names are content-addressed).
-import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
-import { Clusters, InPlaceUpdatePlans, Labels, MachineDeployments, Machines, MachineUpdates, PlanEventReasons } from '../api/index.js';
-import { labelValue } from './decide/names.js';
-import { clusterControlPlaneRef } from '../api/capi/index.js';
-import { isConflict, isNotFound } from '../runtime/pure/errors.js';
-import type { Controller, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
-import { Action } from '../runtime/pure/types.js';
-import { pausedByPlan } from '../rules/owners.js';
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../../api/index.js';
+import { Clusters, InPlaceUpdatePlans, Labels, MachineDeployments, Machines, MachineUpdates, PlanEventReasons } from '../../api/index.js';
+import { labelValue } from '../decide/names.js';
+import { clusterControlPlaneRef } from '../../api/capi/index.js';
+import { isConflict, isNotFound } from '../../runtime/pure/errors.js';
+import type { Controller, Logger, Manager, ObjectKey, Store } from '../../runtime/pure/types.js';
+import { Action } from '../../runtime/pure/types.js';
+import { pausedByPlan } from '../../rules/owners.js';
 import type { HistoryOptions, PlanToPrune } from './history.js';
 import { decideHistory, finishedAt, prunedMessage, recordsPrunedMessage } from './history.js';
-import { collectClones } from './clones-act.js';
-import { forEachLimit, settlesWithin } from '../runtime/parallel.js';
+import { collectClones } from '../owners/clones-act.js';
+import { forEachLimit, settlesWithin } from '../../runtime/parallel.js';
 
 /** Name of the history reconciler (its log name). */
 export const HISTORY_CONTROLLER_NAME = 'plan-history';
