@@ -19,7 +19,7 @@ import type { KubeClient, Logger } from '../src/runtime/pure/types.js';
 import { deepFreeze } from '../src/runtime/pure/freeze.js';
 import { DecideMemo, decidePlan } from '../src/plan-controller/decide.js';
 import { AtTargetMemo, machinesAtTarget } from '../src/rules/at-target.js';
-import { actOwners, ownerSteps } from '../src/plan-controller/owners-act.js';
+import { actOwners, ownerSteps } from '../src/plan-controller/owners/owners-act.js';
 import { CLONED_FROM_NAME, PAUSED_BY_PLAN, carrierName, ownerValues } from '../src/rules/owners.js';
 import { NS, cpUpdated, kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../src/plan-controller/testkit.js';
 
