@@ -16,7 +16,7 @@ import { API_VERSION, InPlaceUpdatePlans, Namespaces, type InPlaceUpdatePlan, ty
 import { createClient, loadKubeConfig, type RestClient } from '../src/runtime/index.js';
 import { installCrds } from '../src/cli/install.js';
 import { yamlFilesIn } from '../src/cli/files.js';
-import { ALERTS_POLL_MS } from '../src/plan-controller/gates.js';
+import { ALERTS_POLL_MS } from '../src/rules/gates.js';
 import { buildFleetInventory, capiCrdFiles, type FleetCluster } from '../tools/capi-sim/index.js';
 import { applyFleet } from './lib/fleet.js';
 import { Proc, ROOT, freePort, parseProm, scrape, stopAll } from './lib/procs.js';

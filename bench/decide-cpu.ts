@@ -12,7 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import type { KubeObject, MachineUpdate } from '../src/api/index.js';
 import { DecideMemo, decidePlan } from '../src/plan-controller/decide.js';
-import { AtTargetMemo, machinesAtTarget } from '../src/plan-controller/at-target.js';
+import { AtTargetMemo, machinesAtTarget } from '../src/rules/at-target.js';
 import { buildScope, type ScopeReader } from '../src/plan-controller/scope.js';
 import { NS, cpUpdated, kcp, machines, md, mu, plan, snapshot, started, target } from '../src/plan-controller/testkit.js';
 
@@ -98,7 +98,7 @@ for (let r = 0; r < runs; r++) {
     snap.machines,
     () => undefined,
     useMemo ? memo.excluded(snap.machineUpdates) : new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
-    memo,
+    { memo },
   );
   const d = decidePlan(snap, decideMemo);
   times.push(performance.now() - t0);

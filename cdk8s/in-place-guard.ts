@@ -7,7 +7,7 @@
 // typed object cannot select a field by a path held in data. No I/O: main.ts reads the updaters' files.
 import { ApiObject, App, Chart, Yaml } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { KUBEADM_CONFIG_SPEC_FIELDS, ownerFieldFor } from '../src/plan-controller/owners.js';
+import { KUBEADM_CONFIG_SPEC_FIELDS, ownerFieldFor } from '../src/rules/owners.js';
 import type { TargetKind } from '../src/api/index.js';
 import { PART_OF } from './charts.js';
 import type { ManifestFile } from './synth.js';

@@ -19,7 +19,7 @@ import { isAlreadyExists, isNotFound, RetryableError } from '../runtime/pure/err
 import { forEachLimit } from '../runtime/parallel.js';
 import { jsonEqual, mergePatchDiff } from '../runtime/patch.js';
 import type { Controller, KubeClient, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
-import type { KindRead } from '../plan-controller/scope.js';
+import type { KindRead } from '../rules/inputs.js';
 import { Action } from '../runtime/pure/types.js';
 import type { CampaignDecision } from './decide.js';
 import { decideCampaign } from './decide.js';
@@ -29,7 +29,7 @@ import type { CampaignObject, CampaignReader, PlanObject } from './scope.js';
 import { buildCampaignScope, campaignFinished, campaignOf } from './scope.js';
 import { campaignEvents, campaignStatus } from './status.js';
 import { CampaignPrestart } from './prestart.js';
-import { templateRefsOf } from '../plan-controller/scope.js';
+import { templateRefsOf } from '../rules/inputs.js';
 
 /** Name of the controller (also its event source and field manager). */
 export const CONTROLLER_NAME = 'campaign-controller';

@@ -22,7 +22,7 @@
 // decideCampaign is a list of phases, one module each under decide/, called in this order: rows.ts, validity.ts,
 // waves.ts, propagation.ts, then the outcome: stance.ts, soak.ts, starts.ts (docs/architecture.md).
 import { UpdatePhase } from '../api/index.js';
-import { windowGate } from '../plan-controller/gates.js';
+import { windowGate } from '../rules/gates.js';
 import { applyClusterValidity, campaignProblems, clusterValidity, uncheckedLines } from './decide/validity.js';
 import { clusterRows } from './decide/rows.js';
 import { propagation } from './decide/propagation.js';

@@ -12,10 +12,10 @@ import { isNotFound } from '../runtime/pure/errors.js';
 import type { KubeClient } from '../runtime/pure/types.js';
 import { forEachLimit } from '../runtime/parallel.js';
 import { judgeTemplate } from '../contract/index.js';
-import { prestartCheck, type PrestartReads } from '../plan-controller/prestart.js';
-import type { KindRead, PrestartResult, TemplateLookup, TemplateRef } from '../plan-controller/scope.js';
-import { templateKey, unlookedTemplate } from '../plan-controller/scope.js';
-import { targetsOf } from '../plan-controller/validate.js';
+import { prestartCheck, type PrestartReads } from '../effects/prestart.js';
+import type { KindRead, PrestartResult, TemplateLookup, TemplateRef } from '../rules/inputs.js';
+import { templateKey, unlookedTemplate } from '../rules/inputs.js';
+import { targetsOf } from '../rules/validate.js';
 import type { ClusterObjects } from './decide.js';
 import { objectsVersion } from './decide/rules.js';
 

@@ -5,7 +5,7 @@ import { API_VERSION, CampaignLabels, PlanAnnotations, UpdatePhase, UpdateStatus
 import { clusterControlPlaneRef, mdClusterName, mdStrategyType } from '../api/capi/index.js';
 import type { LabelSelector } from '../runtime/pure/labels.js';
 import { formatLabelSelector, matchesSelector } from '../runtime/pure/labels.js';
-import type { KindRead } from '../plan-controller/scope.js';
+import type { KindRead } from '../rules/inputs.js';
 import type { CampaignSnapshot, ClusterObjects, ClusterView, PlanView } from './decide.js';
 import { buildPlanSpec, campaignPlanName, clusterPlanProblems } from './decide.js';
 import type { ClusterCheck, ClusterToCheck, TemplateLookups } from './prestart.js';

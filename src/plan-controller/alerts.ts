@@ -5,16 +5,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { alertGateRefusals, alertsTarget, credentialsLabelRefusal, type AlertGatePolicy } from '../api/alert-gate-policy.js';
-
-/** One alert as the Prometheus API reports it. */
-export interface Alert {
-  labels: Record<string, string>;
-  state: string;
-  activeAt?: string;
-}
-
-/** What one query of the alerts endpoint gave. */
-export type AlertsResult = { ok: true; alerts: Alert[] } | { ok: false; error: string };
+import type { Alert, AlertsRead, AlertsResult } from '../rules/inputs.js';
 
 /** How long one query may take: a hanging endpoint must not hold the plan's worker. */
 export const ALERTS_QUERY_TIMEOUT_MS = 5_000;
@@ -154,15 +145,6 @@ export async function queryAlerts(url: string, timeoutMs = ALERTS_QUERY_TIMEOUT_
     return { ok: false, error: `GET ${target.href} failed: ${String(why).slice(0, 200)}${tls}` };
   }
 }
-
-/** What the plan's alert gate read this reconcile: the Secret's problem (`secret`) or the endpoint's answer. */
-export type AlertsRead = AlertsResult & {
-  secretProblem?: string;
-  /** The operator's policy refused the gate: nothing was read or sent (the decision lists these as Valid=False). */
-  refused?: string[];
-  /** When this was read (RFC 3339): the controller reuses it until ALERTS_POLL_MS later, the decision wakes then. */
-  at?: string;
-};
 
 /** A Secret as alerts.ts reads it: its labels (the opt-in) and data. */
 export type GateSecret = { metadata?: { labels?: Record<string, string> }; data?: Record<string, string> };

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { Annotations } from '../api/index.js';
 import type { KubeObject } from '../api/index.js';
-import { mdConcurrency, mdRuleReplicas, mdSurge, resolveConcurrency, targetDisruptive } from './concurrency.js';
-import { ownerSteps } from './owners-act.js';
-import { previewPlan } from './preview.js';
+import { mdConcurrency, mdRuleReplicas, mdSurge, resolveConcurrency, targetDisruptive } from '../rules/concurrency.js';
+import { ownerSteps } from './owners/owners-act.js';
+import { previewPlan } from '../rules/preview.js';
 import { decidePlan } from './decide.js';
 import { md, machine, mdMachines, mdOnly, mu, plan, snapshot, started, target, versionUpdater } from './testkit.js';
 

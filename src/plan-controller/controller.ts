@@ -44,22 +44,24 @@ import type { MachineLabelIntent, MachineUpdateIntent, PlanDecision } from './de
 import { DecideMemo, decidePlan } from './decide.js';
 import type { PlanMetrics } from './metrics.js';
 import { planMetricsFor } from './metrics.js';
-import { labelValue, machineUpdateName } from './names.js';
+import { labelValue, machineUpdateName } from './decide/names.js';
 import { labelPatch } from './decide/label.js';
-import { prestartCheck } from './prestart.js';
-import { actOwners, blockedTargets, ownersNeedRecheck, type OwnerDeps } from './owners-act.js';
-import type { OwnerOutcome } from './owners.js';
+import { prestartCheck } from '../effects/prestart.js';
+import { actOwners, blockedTargets, ownersNeedRecheck, type OwnerDeps } from './owners/owners-act.js';
+import type { OwnerOutcome } from '../rules/owners.js';
 import { metricDeltas, settleOwnersStatus } from './status.js';
 import { crdName } from '../contract/index.js';
-import { AtTargetMemo, machinesAtTarget, previousValues, referencedKinds, type RefLookup } from './at-target.js';
-import type { PlanSnapshot, PrestartResult, ScopeReader } from './scope.js';
+import { AtTargetMemo, machinesAtTarget, previousValues, referencedKinds, type RefLookup } from '../rules/at-target.js';
+import type { PlanSnapshot, ScopeReader } from './scope.js';
+import type { PrestartResult } from '../rules/inputs.js';
 import { buildScope, ownedBy } from './scope.js';
-import { readAlerts, type AlertsRead, type GateSecret } from './alerts.js';
+import { readAlerts, type GateSecret } from './alerts.js';
+import { type AlertsRead } from '../rules/inputs.js';
 import type { AlertGatePolicy } from '../api/alert-gate-policy.js';
-import { ALERTS_POLL_MS, BOOT_ID_BEFORE_ANNOTATION, bootIdBefore, gateFailureDeltas } from './gates.js';
+import { ALERTS_POLL_MS, BOOT_ID_BEFORE_ANNOTATION, bootIdBefore, gateFailureDeltas } from '../rules/gates.js';
 import { planMayAct, plansToWake, type WakeView } from './wake.js';
-import { collectClones } from './clones-act.js';
-import { finishedAt } from './history.js';
+import { collectClones } from './owners/clones-act.js';
+import { finishedAt } from './history/history.js';
 import { countedBaseline, countedRows, isActionEvent, statusWriteDelay, type CountedRows } from './decide/status-write.js';
 import { ReconcileTiming, type ReconcileClock } from './timing.js';
 import type { Registry } from 'prom-client';
@@ -305,7 +307,7 @@ async function reconcileTimed(
     clock?.mark('finalizer');
     outcomes = await actOwners(ownerDeps(deps), snap, d, log);
     clock?.mark('owners');
-    await reconcileMachines(deps, latest, d, log, blockedTargets(outcomes), snap.refObjects);
+    await reconcileMachines(deps, latest, d, log, { blocked: blockedTargets(outcomes), refs: snap.refObjects });
     clock?.mark('machines');
     await reconcileSurge(deps, latest, d, log);
     clock?.mark('surge');
@@ -497,7 +499,7 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
     const refs = await refLookup(deps, plan, snap.machines, byClusterOf(deps));
     const memo = atTargetMemo(deps, planKey, plan.metadata.uid ?? '');
     // The memo keeps the set of names with an update, patched for the updates that are new objects.
-    snap.atTarget = machinesAtTarget(plan, snap.machines, refs.lookup, memo.excluded(snap.machineUpdates), memo, refs.stamp);
+    snap.atTarget = machinesAtTarget(plan, snap.machines, refs.lookup, memo.excluded(snap.machineUpdates), { memo, stamp: refs.stamp });
     snap.refObjects = refs.lookup;
   } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);
@@ -728,9 +730,9 @@ export async function reconcileMachines(
   plan: InPlaceUpdatePlan & KubeObject,
   d: PlanDecision,
   log: Logger,
-  blocked: ReadonlySet<string> = new Set(),
-  refs?: RefLookup,
+  around: { blocked?: ReadonlySet<string>; refs?: RefLookup | undefined } = {},
 ): Promise<void> {
+  const { blocked = new Set<string>(), refs } = around;
   const ns = plan.metadata.namespace ?? '';
   const name = plan.metadata.name ?? '';
   // A target whose owner could not be paused starts none of its machines in this reconcile (docs/design.md §11); past

@@ -5,7 +5,7 @@ import type { PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';
 import { INVALID_SETTLE_MS } from './status.js';
 import { orderedUpdaters } from '../api/index.js';
-import { labelValue, machineUpdateName } from './names.js';
+import { labelValue, machineUpdateName } from './decide/names.js';
 import type { SnapOpts } from './testkit.js';
 import {
   NOW,

@@ -16,8 +16,9 @@ import type { PlanSnapshot } from './scope.js';
 
 export { DecideMemo } from './decide/memo.js';
 export type { MachineLabelIntent, MachineUpdateIntent, PlanDecision, ScaleIntent } from './decide/types.js';
-export type { MetricDeltas, PlanEvent } from './status.js';
-export { machineState, machinesByTarget, machinesOfTarget, planAge, targetKey, targetOfMachine } from './decide/machines.js';
+export type { MetricDeltas } from './status.js';
+export type { PlanEvent } from '../rules/inputs.js';
+export { machineState, machinesByTarget, machinesOfTarget, planAge, targetKey, targetOfMachine } from '../rules/machines.js';
 
 /**
  * Decides one reconcile of a plan: validation, supersede/wait, sequence groups, the next machines of each target,
@@ -52,12 +53,13 @@ export function decidePlan(snap: PlanSnapshot, memo?: DecideMemo): PlanDecision 
   // 5. Status: the plan's updateStatus, its fields, then every condition.
   const updateStatus = planUpdateStatus(stance, ordered, started);
   const skipped = ordered.reduce((n, { e }) => n + e.skipped.length, 0);
-  const status = planStatusFields(snap, stance, ordered, skipped, started, updateStatus);
-  const { conditions, ready } = planConditions(stance, ordered, status, started, updateStatus, memo);
+  const progress = { ordered, started, skipped, updateStatus };
+  const status = planStatusFields(snap, stance, progress);
+  const { conditions, ready } = planConditions(stance, progress, status, memo);
   status.conditions = conditions;
   d.status = status;
   // 6. The finalizer.
-  const finalizer = finalizerChange(snap, stance, scope.planLabel, ordered, d, started);
+  const finalizer = finalizerChange(snap, stance, scope.planLabel, progress, d);
   if (finalizer) d.finalizer = finalizer;
   // 7. Events, the clock's next wake and metrics.
   d.events = planEvents(stance, status, ordered, d, ready.reason);

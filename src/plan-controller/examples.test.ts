@@ -8,9 +8,9 @@ import { PlanSpecSchema, parseWritePolicy } from '../api/index.js';
 import { buildInventory } from '../../tools/capi-sim/index.js';
 import { nameOf } from '../api/capi/index.js';
 import { judgeTemplate } from '../contract/index.js';
-import type { PreviewSnapshot } from './preview.js';
-import { previewPlan } from './preview.js';
-import { templateKey } from './scope.js';
+import type { PreviewSnapshot } from '../rules/preview.js';
+import { previewPlan } from '../rules/preview.js';
+import { templateKey } from '../rules/inputs.js';
 
 const examples = fileURLToPath(new URL('../../examples/', import.meta.url));
 const load = (file: string): KubeObject[] =>

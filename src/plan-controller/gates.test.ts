@@ -4,7 +4,7 @@ import { PlanEventReasons, Reasons } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
 import type { PlanSnapshot } from './scope.js';
 import { decidePlan } from './decide.js';
-import { BOOT_ID_BEFORE_ANNOTATION, OverlayMap, sameKubeletVersion, soakGate } from './gates.js';
+import { BOOT_ID_BEFORE_ANNOTATION, OverlayMap, sameKubeletVersion, soakGate } from '../rules/gates.js';
 import type { SnapOpts } from './testkit.js';
 import { machine, mdMachines, mdOnly, mu, plan, snapshot, started } from './testkit.js';
 

@@ -36,12 +36,12 @@ import type { ProviderResource } from '../runtime/rbac.js';
 import type { Component, PolicyRule } from '../runtime/pure/types.js';
 import { CONTROLLER_NAME, setupPlanController } from './controller.js';
 import { rbacFor } from './rbac.js';
-import { setupHistoryController } from './history-controller.js';
-import { DEFAULT_FINISHED_PLANS_PER_CLUSTER } from './history.js';
+import { setupHistoryController } from './history/history-controller.js';
+import { DEFAULT_FINISHED_PLANS_PER_CLUSTER } from './history/history.js';
 
 export { rbac, baseRbac, rbacFor, PROVIDER_VERBS } from './rbac.js';
 export { CONTROLLER_NAME } from './controller.js';
-export { previewPlan, impossiblePathReason } from './preview.js';
+export { previewPlan, impossiblePathReason } from '../rules/preview.js';
 export type {
   PlanPreview,
   PreviewSnapshot,
@@ -54,10 +54,10 @@ export type {
   UncoveredChange,
   ImpossiblePath,
   OpenApiSchema,
-} from './preview.js';
-export { validatePlan } from './validate.js';
-export { dryRunCommits, prestartCheck } from './prestart.js';
-export { prestartResult } from './preview.js';
+} from '../rules/preview.js';
+export { validatePlan } from '../rules/validate.js';
+export { dryRunCommits, prestartCheck } from '../effects/prestart.js';
+export { prestartResult } from '../rules/preview.js';
 export {
   OWNERS_ALIGNED,
   OwnerReasons,
@@ -68,11 +68,11 @@ export {
   ownerFieldFor,
   ownerProblems,
   previewOwnerChanges,
-} from './owners.js';
-export type { OwnerField, OwnerChangePreview } from './owners.js';
-export { machineUpdateName, labelValue } from './names.js';
-export { CAMPAIGN_KIND, DEFAULT_FINISHED_PLANS_PER_CLUSTER, createdByCampaign } from './history.js';
-export type { TemplateLookup, TemplateRef, ControlPlaneLookup, ValidationInput } from './scope.js';
+} from '../rules/owners.js';
+export type { OwnerField, OwnerChangePreview } from '../rules/owners.js';
+export { machineUpdateName, labelValue } from './decide/names.js';
+export { CAMPAIGN_KIND, DEFAULT_FINISHED_PLANS_PER_CLUSTER, createdByCampaign } from './history/history.js';
+export type { TemplateLookup, TemplateRef, ControlPlaneLookup, ValidationInput } from '../rules/inputs.js';
 
 /** Options of the component. */
 export interface PlanControllerOptions {

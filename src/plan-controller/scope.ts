@@ -1,81 +1,18 @@
 // The typed snapshot a plan reconcile decides from, and its one builder (buildScope), shared by the plan controller
 // (informer stores) and `inplace preview` (get/list): both read through a ScopeReader, neither imports the other.
-import type { AlertsRead } from './alerts.js';
-import type { AlertGatePolicy } from '../api/alert-gate-policy.js';
-import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, WritePolicy } from '../api/index.js';
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
 import { KubeadmControlPlanes, parseApiVersion } from '../api/index.js';
 import type { ContractRef } from '../api/capi/index.js';
 import { clusterControlPlaneRef } from '../api/capi/index.js';
-import { isClusterApiGroup, judgeTemplate } from '../contract/index.js';
-import { labelValue } from './names.js';
-import { taskKindOfRef } from './templates.js';
-import { changedAt } from './decide/memo.js';
+import { judgeTemplate } from '../contract/index.js';
+import { labelValue } from './decide/names.js';
+import { taskKindOfRef } from '../rules/templates.js';
+import { changedAt } from '../rules/memo.js';
+import type { AlertsRead, ControlPlaneLookup, KindRead, TemplateLookup, TemplateRef, ValidationInput } from '../rules/inputs.js';
+import { templateRefsOf, unlookedTemplate } from '../rules/inputs.js';
 
-/** A template reference as written in a plan (apiVersion, kind, name; always in the plan's namespace). */
-export interface TemplateRef {
-  apiVersion: string;
-  kind: string;
-  name: string;
-}
-
-/** Whether a referenced template was found in the plan's namespace (`error` says why the lookup failed, e.g. kind not served). */
-export interface TemplateLookup {
-  ref: TemplateRef;
-  found: boolean;
-  error?: string;
-  /** The task kind's CRD as looked up (crd absent: no CRD), when the lookup got that far. */
-  task?: { crd?: KubeObject };
-  /** Size of the template's spec as JSON, when found and judged. */
-  bytes?: number;
-  /** Found, but its size and content cannot be judged (contract judgeTemplate): the plan is not valid with it. */
-  unjudged?: string;
-  /** Not looked up by this caller (a campaign's pre-check): the plan looks it up itself, so absence is no problem here. */
-  unchecked?: boolean;
-}
-
-/** Stable key of a template reference. */
-export const templateKey = (r: TemplateRef): string => `${r.apiVersion}/${r.kind}/${r.name}`;
-
-/** The control plane the plan names, resolved through Cluster.spec.controlPlaneRef (KubeadmControlPlane when the cluster has none). */
-export interface ControlPlaneLookup {
-  /** The kind the cluster's controlPlaneRef names (or KubeadmControlPlane). */
-  kind: Pick<ContractRef, 'apiGroup' | 'kind'>;
-  /** The object, when found. */
-  object?: KubeObject;
-  /** Why it could not be looked up (kind not served, ...), when that is the case. */
-  error?: string;
-}
-
-/** The inputs of validation: the plan and the objects it names. */
-export interface ValidationInput {
-  plan: InPlaceUpdatePlan;
-  /** The Cluster named by spec.clusterName in the plan's namespace, when it exists. */
-  cluster: KubeObject | undefined;
-  /** The control plane, when the plan names one. */
-  controlPlane?: ControlPlaneLookup;
-  /** MachineDeployments of the plan's namespace (at least every one the plan names that exists). */
-  machineDeployments: KubeObject[];
-  /** One lookup per distinct template reference of the plan. */
-  templates: TemplateLookup[];
-  /** Machines of the plan's cluster (the upgrade rules compare versions with them); absent = those rules are skipped. */
-  machines?: KubeObject[];
-  /** The write policy responsibilities must pass (default DEFAULT_WRITE_POLICY). */
-  writePolicy?: WritePolicy;
-  /** The operator's alert-gate policy (`--alert-gate-policy`); absent: none configured, every alert gate is refused. */
-  alertGatePolicy?: AlertGatePolicy;
-  /** The pre-start check of this plan generation (dry-run of the commit, uncovered changes), when it ran. */
-  prestart?: PrestartResult;
-}
-
-/** What the pre-start check found (computed with I/O once per plan generation, before any machine starts). */
-export interface PrestartResult {
-  /** The plan generation checked. */
-  generation: number;
-  /** Values the target schema rejects (4xx), prunes or defaults away, per the server's dry-run of the commit patch. */
-  schemaProblems: string[];
-  /** Changes the owners want that no updater covers (refused unless spec.acceptUncoveredChanges). */
-  uncovered: string[];
-}
+// `inplace preview -f campaign.yaml` (src/cli) still names the plan's scope for this rule; its home is src/rules.
+export { templateRefsOf } from '../rules/inputs.js';
 
 /** Everything a reconcile of one plan decides from. */
 export interface PlanSnapshot extends ValidationInput {
@@ -100,15 +37,6 @@ export interface PlanSnapshot extends ValidationInput {
   /** What spec.alertGate's endpoint answered this reconcile (alerts.ts); absent when the plan has no alert gate. */
   alerts?: AlertsRead;
 }
-
-/** What reading one object of a kind named at run time (control plane, template) gave. */
-export type KindRead =
-  /** The kind is served and readable; `object` when the name exists. `bytes` of its spec (templates). */
-  | { object?: KubeObject }
-  /** The kind is not served by the API server (message from the discovery). */
-  | { notServed: string }
-  /** The kind is served but could not be read (e.g. not listable: RBAC); the full sentence. */
-  | { unreadable: string };
 
 /**
  * Where a plan's snapshot is read from: the plan controller's informer stores, or `inplace preview`'s get/list calls.
@@ -138,25 +66,6 @@ export const ownedBy = (o: KubeObject, plan: KubeObject): boolean =>
   plan.metadata.uid !== undefined && o.metadata.ownerReferences?.find((r) => r.controller)?.uid === plan.metadata.uid;
 
 const KCP_KIND = { apiGroup: KubeadmControlPlanes.group, kind: KubeadmControlPlanes.kind };
-const DNS_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-
-/** True when a template reference has nothing to look up: malformed (validation reports it) or a Cluster API kind. */
-export function unlookedTemplate(ref: TemplateRef): boolean {
-  const { group } = parseApiVersion(ref.apiVersion ?? '');
-  // Malformed references are reported by validation; a Cluster API kind is refused from the reference alone (templates.ts).
-  return !group || !/Template$/.test(ref.kind ?? '') || !DNS_NAME.test(ref.name ?? '') || isClusterApiGroup(group);
-}
-
-/** The distinct template references of a plan's updaters. */
-export function templateRefsOf(plan: InPlaceUpdatePlan): TemplateRef[] {
-  const refs = new Map<string, TemplateRef>();
-  for (const t of [plan.spec.controlPlane, ...(plan.spec.machineDeployments ?? [])]) {
-    for (const u of t?.updaters ?? [])
-      if (u.updaterUpdateTemplateRef) refs.set(templateKey(u.updaterUpdateTemplateRef), u.updaterUpdateTemplateRef);
-  }
-  return [...refs.values()];
-}
-
 /**
  * Looks a template up and judges it. A read that fails is an `error` of the lookup (the plan is Valid=False naming it
  * and checked again), never a template taken as found and small: validation fails closed.

@@ -5,17 +5,19 @@ import type { Condition, InPlaceUpdatePlan, InPlaceUpdatePlanStatus, MachineUpda
 import { ConditionTypes, MessageBudget, PlanEventReasons, Reasons, boundMessage, summarizeList } from '../api/index.js';
 import type { KstatusVerdict } from '../runtime/pure/conditions.js';
 import { setCondition, setKstatusConditions } from '../runtime/pure/conditions.js';
-import type { OwnerOutcome } from './owners.js';
-import { OWNERS_ALIGNED, OwnerReasons, ownersCondition } from './owners.js';
+import type { OwnerOutcome } from '../rules/owners.js';
+import type { PlanEvent } from '../rules/inputs.js';
+import { OWNERS_ALIGNED, OwnerReasons, ownersCondition } from '../rules/owners.js';
 
 type Status = TargetStatus['updateStatus'];
 
-/** A Kubernetes Event to record, on this plan unless `plan` names another plan of the namespace. */
-export interface PlanEvent {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  message: string;
-  plan?: string;
+/** A plan's status change as its Events tell it: the status before and after, the problems and Ready's reason. */
+export interface StatusChange {
+  planName: string;
+  prev: InPlaceUpdatePlanStatus;
+  next: InPlaceUpdatePlanStatus;
+  problems: string[];
+  readyReason: string;
 }
 
 /** Counter increments for the controller's metrics, derived from status changes (restart-safe). */
@@ -80,12 +82,12 @@ export function startGate(i: {
 /** ControlPlaneUpdate and MachineDeploymentUpdate from the targets' rows. */
 export function setTargetConditions(
   conds: Condition[],
-  controlPlane: readonly TargetRowReason[],
-  machineDeployments: readonly TargetRowReason[],
+  targets: { controlPlane: readonly TargetRowReason[]; machineDeployments: readonly TargetRowReason[] },
   gate: { reason: string; message: string } | undefined,
   generation: number | undefined,
   now: Date,
 ): Condition[] {
+  const { controlPlane, machineDeployments } = targets;
   const c1 = targetsCondition(ConditionTypes.controlPlaneUpdate, controlPlane, 'the plan has no control-plane target', gate);
   const c2 = targetsCondition(ConditionTypes.machineDeploymentUpdate, machineDeployments, 'the plan has no MachineDeployment target', gate);
   return setCondition(setCondition(conds, c1, generation, now), c2, generation, now);
@@ -208,7 +210,7 @@ export interface PlanConditionsInput {
 /** Every plan condition for one reconcile (a terminal plan keeps its target conditions as they ended). */
 export function setPlanConditions(conds: Condition[], i: PlanConditionsInput, generation: number | undefined, now: Date): Condition[] {
   let out = setValidCondition(conds, i.problems, generation, now);
-  if (!i.terminal) out = setTargetConditions(out, i.controlPlane, i.machineDeployments, startGate(i), generation, now);
+  if (!i.terminal) out = setTargetConditions(out, i, startGate(i), generation, now);
   out = setPausedCondition(out, i.paused, generation, now);
   out = setReadyCondition(out, i.ready, generation, now);
   out = setFailedCondition(out, { ...i, problems: i.problems }, generation, now);
@@ -502,15 +504,8 @@ export interface EventActions {
 }
 
 /** The Events of one reconcile: transitions between the previous and the next status, and the actions taken. */
-export function eventsFor(
-  planName: string,
-  prev: InPlaceUpdatePlanStatus,
-  next: InPlaceUpdatePlanStatus,
-  rows: TargetStatus[],
-  d: EventActions,
-  problems: string[],
-  readyReason: string,
-): PlanEvent[] {
+export function eventsFor(change: StatusChange, rows: TargetStatus[], d: EventActions): PlanEvent[] {
+  const { planName, prev, next, problems, readyReason } = change;
   const ev = conditionEvents(prev, next, problems, readyReason);
   for (const p of d.supersede) {
     ev.push({ type: 'Normal', reason: PlanEventReasons.superseding, message: `superseding plan ${p}: it is moved to aborting` });

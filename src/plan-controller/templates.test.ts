@@ -2,11 +2,12 @@ import { expect } from 'chai';
 import type { KubeObject } from '../api/index.js';
 import { MAX_TASK_BYTES, UPDATER_CONTRACT_LABEL, judgeTemplate, templateTaskProblem } from '../contract/index.js';
 import type { InPlaceUpdatePlan } from '../api/index.js';
-import type { ScopeReader, TemplateLookup, TemplateRef } from './scope.js';
+import type { ScopeReader } from './scope.js';
+import type { TemplateLookup, TemplateRef } from '../rules/inputs.js';
 import { buildScope } from './scope.js';
 import { kcp, md, plan, target, versionUpdater, cluster } from './testkit.js';
-import { validatePlan } from './validate.js';
-import { taskKindOfRef, templateProblems } from './templates.js';
+import { validatePlan } from '../rules/validate.js';
+import { taskKindOfRef, templateProblems } from '../rules/templates.js';
 
 const crd = (labels?: Record<string, string>): KubeObject => ({
   apiVersion: 'apiextensions.k8s.io/v1',

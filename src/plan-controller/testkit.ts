@@ -2,8 +2,9 @@
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, PlanTarget, PlanUpdater } from '../api/index.js';
 import { API_VERSION, Finalizers, Labels } from '../api/index.js';
 import type { IntOrString } from '../api/capi/index.js';
-import { labelValue, machineUpdateName } from './names.js';
-import type { PlanSnapshot, TemplateLookup } from './scope.js';
+import { labelValue, machineUpdateName } from './decide/names.js';
+import type { PlanSnapshot } from './scope.js';
+import type { TemplateLookup } from '../rules/inputs.js';
 
 /** Namespace of every fixture. */
 export const NS = 'fleet-a';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../api/index.js';
 import { kcp, machines, plan, snapshot, target, versionUpdater } from './testkit.js';
-import { validatePlan } from './validate.js';
-import { memoUpgradeProblems, upgradeProblems } from './upgrade-rules.js';
+import { validatePlan } from '../rules/validate.js';
+import { memoUpgradeProblems, upgradeProblems } from '../rules/upgrade-rules.js';
 import { DecideMemo } from './decide/memo.js';
 
 const v = (value: unknown): ReturnType<typeof versionUpdater> =>

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { InPlaceUpdatePlan } from '../api/index.js';
 import type { SnapOpts } from './testkit.js';
 import { cluster, kcp, md, plan, snapshot, target, versionUpdater } from './testkit.js';
-import { validatePlan } from './validate.js';
+import { validatePlan } from '../rules/validate.js';
 import { DecideMemo } from './decide/memo.js';
 import type { PlanSnapshot } from './scope.js';
 

@@ -17,8 +17,8 @@ import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { Annotations, Finalizers, Labels, isTerminal } from '../api/index.js';
 import type { ObjectKey, Store } from '../runtime/pure/types.js';
 import { clusterLabel, mdClusterName } from '../api/capi/index.js';
-import { labelValue } from './names.js';
-import { OWNERS_ALIGNED, OwnerReasons } from './owners.js';
+import { labelValue } from './decide/names.js';
+import { OWNERS_ALIGNED, OwnerReasons } from '../rules/owners.js';
 
 /** The informer stores the wake-up decision reads (indexed lookups only: it runs on every event). */
 export interface WakeView {

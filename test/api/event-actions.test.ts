@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { CampaignEventReasons, MhcEventReasons, PlanEventReasons, Reasons } from '../../src/api/constants.js';
 import { EventActions, eventAction } from '../../src/api/event-actions.js';
-import { OwnerEventReasons } from '../../src/plan-controller/owners.js';
+import { OwnerEventReasons } from '../../src/rules/owners.js';
 
 describe('event actions', () => {
   it('gives every reason the platform records an events.k8s.io/v1 action (CamelCase, at most 128 bytes)', () => {

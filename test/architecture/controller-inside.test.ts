@@ -26,10 +26,10 @@ const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
  * (and to docs/architecture.md) on purpose.
  */
 const WRITERS: Record<string, string> = {
-  'src/plan-controller/owners-act.ts': 'owner alignment: pauses owners, clones templates and MachineSets, resumes them',
-  'src/plan-controller/clones-act.ts': 'deletes the template clones a finished plan no longer needs',
-  'src/plan-controller/prestart.ts': 'dry-run patches: the API server validates the commits before a plan starts (nothing persists)',
-  'src/plan-controller/history-controller.ts': 'its own small reconciler: prunes finished plans beyond the history limit',
+  'src/plan-controller/owners/owners-act.ts': 'owner alignment: pauses owners, clones templates and MachineSets, resumes them',
+  'src/plan-controller/owners/clones-act.ts': 'deletes the template clones a finished plan no longer needs',
+  'src/effects/prestart.ts': 'dry-run patches: the API server validates the commits before a plan starts (nothing persists)',
+  'src/plan-controller/history/history-controller.ts': 'its own small reconciler: prunes finished plans beyond the history limit',
   'src/machine-task-controller/commit-apply.ts': 'commits the updated responsibilities to the CAPI objects (contract C8)',
 };
 
@@ -146,7 +146,7 @@ describe('architecture: the controller template inside the files', () => {
 
     it('a condition set outside the status module', () => {
       expect(
-        planted('src/plan-controller/owners-act.ts', 'o.status.conditions = setCondition(o.status.conditions, c, now);'),
+        planted('src/plan-controller/owners/owners-act.ts', 'o.status.conditions = setCondition(o.status.conditions, c, now);'),
       ).to.have.length(1);
       expect(planted('src/campaign-controller/decide.ts', 'x = conds.removeCondition(a, "Ready");')).to.have.length(1);
       expect(planted('src/campaign-controller/status.ts', 'x = setCondition(a, c, now);')).to.deep.equal([]);
@@ -160,7 +160,7 @@ describe('architecture: the controller template inside the files', () => {
       expect(planted('src/mhc-extension/status.ts', 'await deps.client.create(res, obj);')).to.have.length(1);
       expect(planted('src/plan-controller/wake.ts', 'await deps.mgr.client.delete(res, ns, n);')).to.have.length(1);
       expect(planted('src/machine-task-controller/scope.ts', 'await snapshot(o).apply(deps.client, res, next);')).to.have.length(1);
-      expect(planted('src/plan-controller/owners-act.ts', 'await deps.client.create(res, obj);')).to.deep.equal([]);
+      expect(planted('src/plan-controller/owners/owners-act.ts', 'await deps.client.create(res, obj);')).to.deep.equal([]);
       // Reads and other objects' verbs are not writes.
       expect(planted('src/runtime-extension/scope.ts', 'await client.get(res, ns, n); seen.delete(n); m.update(x);')).to.deep.equal([]);
     });

@@ -3,7 +3,7 @@
 // runtime module outside src/runtime/pure/ (the barrel, client, manager, informer, patch helper, ...), the updater
 // SDK or the conformance kit. Pure is a location, not a promise: every module under src/runtime/pure/, every
 // decide/decisions/validate/status/preview module (and decide/ or pure/ subfolder) of a component, the modules pure by
-// role (the commit patch and journal), and every module whose header says it is "Pure". The lint rule in
+// role (the commit patch and journal), every module of src/rules, and every module whose header says it is "Pure". The lint rule in
 // eslint.config.js catches direct imports; this catches transitive ones.
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
@@ -33,6 +33,8 @@ const PURE_NAMES = ['decide.ts', 'decisions.ts', 'validate.ts', 'status.ts', 'pr
 const PURE_FOLDERS = ['decide', 'pure'];
 /** Pure by role, outside those names: the machine task controller's commit patch and its journal. */
 const PURE_BY_ROLE = ['src/machine-task-controller/commit.ts', 'src/machine-task-controller/journal.ts'];
+/** Folders pure as a whole by location: the rules the controllers share (issue 43). */
+const PURE_TREES = ['src/rules'];
 /** The pure entry points of whole modules. */
 const PURE_ENTRIES = ['src/api/index.ts', 'src/api/capi/index.ts', 'src/contract/index.ts'];
 
@@ -58,7 +60,12 @@ function declaresPure(rel: string): boolean {
 
 /** Every module that must be pure, by location (and by its own declaration); sorted, no duplicates. */
 function pureModules(): string[] {
-  const found = new Set<string>([...sourcesUnder('src/runtime/pure'), ...PURE_BY_ROLE, ...PURE_ENTRIES]);
+  const found = new Set<string>([
+    ...sourcesUnder('src/runtime/pure'),
+    ...PURE_TREES.flatMap(sourcesUnder),
+    ...PURE_BY_ROLE,
+    ...PURE_ENTRIES,
+  ]);
   for (const base of ['src', 'tools'])
     for (const dir of readdirSync(path.join(root, base), { withFileTypes: true })) {
       // src/cli's status.ts is a CLI verb (it talks to the API server), not a controller's status module.

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { RULES, taskName } from '../../src/contract/index.js';
-import { machineUpdateName } from '../../src/plan-controller/names.js';
+import { machineUpdateName } from '../../src/plan-controller/decide/names.js';
 
 const doc = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../docs/contract.md'), 'utf8');
 

@@ -1,7 +1,7 @@
 // End to end next to faithful Cluster API owners (the simulator's KubeadmControlPlane and MachineDeployment roll out
 // on drift as upstream does): a plan must leave owners agreeing with their machines, so that CAPI replaces nothing
 // afterwards and machines created later are born with the new values. The plan scenarios are the acceptance tests of
-// the plan controller's owner alignment (src/plan-controller/owners.ts): without it, KCP replaces every control-plane
+// the plan controller's owner alignment (src/rules/owners.ts): without it, KCP replaces every control-plane
 // machine the plan updates (a new machine at the old version, which the plan updates again: a loop).
 import { expect } from 'chai';
 import type { KubeObject } from '../../src/api/index.js';

@@ -11,7 +11,7 @@ import { Annotations, InPlaceUpdatePlans, Labels, MachineHealthChecks, Machines 
 import type { Machine, MachineHealthCheck } from '../../src/api/capi/index.js';
 import { mhcExtension } from '../../src/mhc-extension/index.js';
 import { labelPatch } from '../../src/plan-controller/decide/label.js';
-import { machineUpdateName } from '../../src/plan-controller/names.js';
+import { machineUpdateName } from '../../src/plan-controller/decide/names.js';
 import { waitFor } from '../support/wait.js';
 import { useE2eEnv } from '../e2e/env.js';
 import { planObject, refUpdater, type Platform } from '../e2e/harness.js';

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ALERTS_POLL_MS } from '../../src/plan-controller/gates.js';
+import { ALERTS_POLL_MS } from '../../src/rules/gates.js';
 import { useE2eEnv } from '../e2e/env.js';
 import { planObject, refUpdater } from '../e2e/harness.js';
 

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import type { KubeObject, PlanTarget } from '../../src/api/index.js';
 import { Annotations, Events, InPlaceUpdatePlans, KubeadmControlPlanes, PlanEventReasons } from '../../src/api/index.js';
-import { PAUSED_BY_PLAN } from '../../src/plan-controller/owners.js';
+import { PAUSED_BY_PLAN } from '../../src/rules/owners.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { createPlanController, type PlanControllerOptions } from '../../src/plan-controller/index.js';
 import { waitFor } from '../support/wait.js';

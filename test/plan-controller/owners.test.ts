@@ -13,7 +13,7 @@ import {
   MachineSets,
 } from '../../src/api/index.js';
 import { DevMachineTemplates, KubeadmConfigTemplates, inventoryMachineSetName } from '../../tools/capi-sim/index.js';
-import { CLONED_FROM_NAME, PAUSED_BY_PLAN } from '../../src/plan-controller/owners.js';
+import { CLONED_FROM_NAME, PAUSED_BY_PLAN } from '../../src/rules/owners.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

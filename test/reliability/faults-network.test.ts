@@ -18,7 +18,7 @@ import {
 } from '../../src/api/index.js';
 import { fleetPlan } from '../../bench/lib/fleet.js';
 import { DevMachineTemplates } from '../../tools/capi-sim/index.js';
-import { PAUSED_BY_PLAN } from '../../src/plan-controller/owners.js';
+import { PAUSED_BY_PLAN } from '../../src/rules/owners.js';
 import { startFaultProxy, type FaultProxy } from '../../bench/lib/fault-proxy.js';
 import { recordRun, startFleet } from './fleet-run.js';
 import { SEED, platformSpecs, reliabilityScale, report, rng, startProcs, stopWorld, waitPlan, type World } from './harness.js';

@@ -8,10 +8,10 @@ import { Labels } from '../../api/index.js';
 import { cpVersion, mdVersion } from '../../api/capi/index.js';
 import type { LabelSelector } from '../../runtime/pure/labels.js';
 import { formatLabelSelector, matchesSelector } from '../../runtime/pure/labels.js';
-import type { TemplateLookup } from '../../plan-controller/scope.js';
-import { templateRefsOf } from '../../plan-controller/scope.js';
-import { validatePlan } from '../../plan-controller/validate.js';
-import { alertGate, windowGate } from '../../plan-controller/gates.js';
+import type { TemplateLookup } from '../../rules/inputs.js';
+import { templateRefsOf } from '../../rules/inputs.js';
+import { validatePlan } from '../../rules/validate.js';
+import { alertGate, windowGate } from '../../rules/gates.js';
 import { alertGateRefusals, type AlertGatePolicy } from '../../api/alert-gate-policy.js';
 import type { ClusterObjects, ClusterRow, ClusterState, ClusterView, PlanView } from './types.js';
 

@@ -2,7 +2,7 @@
 // still running. The first that holds is the decision; otherwise the soak and the next wave decide (soak.ts, starts.ts).
 import type { InPlaceUpdatePlan } from '../../api/index.js';
 import { UpdatePhase, UpdateStatus } from '../../api/index.js';
-import type { WindowGate } from '../../plan-controller/gates.js';
+import type { WindowGate } from '../../rules/gates.js';
 import type { Propagation } from './propagation.js';
 import type { CampaignDecision, CampaignSnapshot, ClusterView } from './types.js';
 import type { WaveState } from './waves.js';

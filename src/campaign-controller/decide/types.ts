@@ -1,7 +1,7 @@
 // The campaign decision's shapes: the snapshot it reads and the decision it returns (decide.ts re-exports them).
 import type { AlertGatePolicy, InPlaceUpdateCampaign, InPlaceUpdatePlan, KubeObject } from '../../api/index.js';
-import type { ControlPlaneLookup, PrestartResult, TemplateLookup } from '../../plan-controller/scope.js';
-import type { WindowGate } from '../../plan-controller/gates.js';
+import type { ControlPlaneLookup, PrestartResult, TemplateLookup } from '../../rules/inputs.js';
+import type { WindowGate } from '../../rules/gates.js';
 
 export interface ClusterView {
   name: string;

@@ -3,9 +3,9 @@
 import type { KubeObject, MachineUpdate } from '../../api/index.js';
 import { Annotations, Labels, UpdatePhase, orderedUpdaters } from '../../api/index.js';
 import { isDeleting, nameOf } from '../../api/capi/index.js';
-import { machineUpdateName } from '../names.js';
+import { machineUpdateName } from './names.js';
 import type { PlanSnapshot } from '../scope.js';
-import { machineState } from './machines.js';
+import { machineState } from '../../rules/machines.js';
 import type { EvaluatedTarget } from './targets.js';
 import type { MachineLabelIntent, MachineUpdateIntent, ScaleIntent } from './types.js';
 import type { DecideMemo } from './memo.js';

@@ -4,8 +4,7 @@ import { Finalizers, Labels } from '../../api/index.js';
 import { isDeleting } from '../../api/capi/index.js';
 import type { PlanSnapshot } from '../scope.js';
 import type { PlanStance } from './mode.js';
-import { inFlightTotal } from './plan-status.js';
-import type { EvaluatedTarget } from './targets.js';
+import { inFlightTotal, type PlanProgress } from './plan-status.js';
 import type { PlanDecision } from './types.js';
 
 /** The finalizer change, if any, given the actions already decided (`d.unlabel`, `d.scale`). */
@@ -13,10 +12,10 @@ export function finalizerChange(
   snap: PlanSnapshot,
   s: PlanStance,
   planLabel: string,
-  ordered: readonly EvaluatedTarget[],
+  progress: Pick<PlanProgress, 'ordered' | 'started'>,
   d: Pick<PlanDecision, 'unlabel' | 'scale'>,
-  started: boolean,
 ): PlanDecision['finalizer'] {
+  const { ordered, started } = progress;
   const hasFinalizer = snap.plan.metadata?.finalizers?.includes(Finalizers.plan) ?? false;
   if (!s.deleting) return !hasFinalizer && !s.terminal && (s.mayStart || started) ? 'add' : undefined;
   const labelled = snap.machines.some((m) => !isDeleting(m) && m.metadata.labels?.[Labels.planName] === planLabel);

@@ -3,11 +3,11 @@ import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../../api/ind
 import { Annotations, Labels } from '../../api/index.js';
 import { DecideMemo, decidePlan, machinesByTarget } from '../decide.js';
 import type { PlanDecision } from '../decide.js';
-import { labelValue, machineUpdateName } from '../names.js';
+import { labelValue, machineUpdateName } from './names.js';
 import { kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../testkit.js';
 import { deepFreeze } from '../../runtime/pure/freeze.js';
 import { machineIndex, ownUpdates, soakCandidates } from './memo.js';
-import { AtTargetMemo, machinesAtTarget } from '../at-target.js';
+import { AtTargetMemo, machinesAtTarget } from '../../rules/at-target.js';
 import { ownMachineUpdates, type OwnFilterMemo } from '../scope.js';
 import { machine } from '../testkit.js';
 
@@ -632,7 +632,7 @@ describe('decision memo (decide/memo.ts)', () => {
       if (exclude === kept) patched++;
       kept = exclude;
       expect(
-        machinesAtTarget(p, machinesNow, () => undefined, exclude, memo),
+        machinesAtTarget(p, machinesNow, () => undefined, exclude, { memo }),
         step,
       ).to.deep.equal(machinesAtTarget(p, machinesNow, () => undefined, new Set(mus.map(nameOfMu))));
       // A machine unrelated to the updates changes now and then (a new object at the same place).
@@ -641,17 +641,17 @@ describe('decision memo (decide/memo.ts)', () => {
     expect(patched, 'patched rather than rebuilt').to.be.greaterThan(2);
     // A caller passing its own set in between: the next call with the memo's set does not trust what it added.
     const mus = muSequence()[0]!.mus;
-    machinesAtTarget(p, ms, () => undefined, memo.excluded(mus), memo);
-    machinesAtTarget(p, ms, () => undefined, new Set(), memo);
+    machinesAtTarget(p, ms, () => undefined, memo.excluded(mus), { memo });
+    machinesAtTarget(p, ms, () => undefined, new Set(), { memo });
     const more = [...mus, deepFreeze(mu('md-6', 'updating', { target: 'cluster1-md-0' }))];
-    expect(machinesAtTarget(p, ms, () => undefined, memo.excluded(more), memo)).to.deep.equal(
+    expect(machinesAtTarget(p, ms, () => undefined, memo.excluded(more), { memo })).to.deep.equal(
       machinesAtTarget(p, ms, () => undefined, new Set(more.map(nameOfMu))),
     );
     // The other way round: the caller's own set twice, the memo's set patched in between (not the caller's set).
     const own = new Set(mus.map(nameOfMu));
-    machinesAtTarget(p, ms, () => undefined, own, memo);
+    machinesAtTarget(p, ms, () => undefined, own, { memo });
     memo.excluded([...more, deepFreeze(mu('md-5', 'updating', { target: 'cluster1-md-0' }))]);
-    expect(machinesAtTarget(p, ms, () => undefined, own, memo)).to.deep.equal(machinesAtTarget(p, ms, () => undefined, own));
+    expect(machinesAtTarget(p, ms, () => undefined, own, { memo })).to.deep.equal(machinesAtTarget(p, ms, () => undefined, own));
   });
 
   it("filters the store's list to the plan's own updates as a fresh filter does, patching the last answer", () => {

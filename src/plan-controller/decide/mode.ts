@@ -2,14 +2,14 @@
 // alerts) decide whether it rolls out, holds (starts nothing new) or stops (aborts what is in flight). Pure.
 import type { InPlaceUpdatePlan, InPlaceUpdatePlanStatus, KubeObject, MachineUpdate } from '../../api/index.js';
 import { ConditionTypes, PlanAnnotations, Reasons, UpdatePhase, UpdateStatus, isTerminal } from '../../api/index.js';
-import { parameterDepthProblems } from '../bounds.js';
-import type { AlertGate, SoakView, WindowGate } from '../gates.js';
-import { alertGate, soakGate, windowGate } from '../gates.js';
+import { parameterDepthProblems } from './bounds.js';
+import type { AlertGate, SoakView, WindowGate } from '../../rules/gates.js';
+import { alertGate, soakGate, windowGate } from '../../rules/gates.js';
 import type { PlanSnapshot } from '../scope.js';
 import type { InvalidVerdict } from '../status.js';
 import { invalidVerdict } from '../status.js';
-import { validatePlan } from '../validate.js';
-import { machineState, planAge } from './machines.js';
+import { validatePlan } from '../../rules/validate.js';
+import { machineState, planAge } from '../../rules/machines.js';
 import type { DecideMemo } from './memo.js';
 import { machineIndex, ownUpdates, soakCandidates } from './memo.js';
 import type { Mode } from './types.js';

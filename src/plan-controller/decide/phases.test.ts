@@ -62,7 +62,7 @@ describe('plan-controller decide/ phases', () => {
       const c = countTarget(scope, t);
       const size = sizeTarget(scope, t, c.current.length);
       const halted = isHalted(scope, c, size);
-      return { c, size, halted, verdict: targetVerdict(scope, t, mode, true, c, size, halted) };
+      return { c, size, halted, verdict: targetVerdict(scope, { t, c, size, halted }, mode, true) };
     };
     const failed = (n: number) => Array.from({ length: n }, (_, i) => mu(`cluster1-md-0-${i}`, 'failed'));
     const table: { name: string; snap: SnapOpts; mode?: Mode; halted: boolean; status: string; reason: string }[] = [

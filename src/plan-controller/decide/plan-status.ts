@@ -6,12 +6,24 @@ import type { PlanSnapshot } from '../scope.js';
 import type { ReadyVerdict } from '../status.js';
 import { givenUpNote, givenUpOf, readyCondition, setPlanConditions, unreportedTaskNotes } from '../status.js';
 import type { DecideMemo } from './memo.js';
-import { windowStatus } from '../gates.js';
+import { windowStatus } from '../../rules/gates.js';
 import type { PlanStance } from './mode.js';
 import type { EvaluatedTarget } from './targets.js';
 import type { UpdateStatusValue } from './types.js';
 
 /** Machines in flight over every target. */
+/** How far the plan's targets got this decision: what its status, conditions and finalizer are derived from. */
+export interface PlanProgress {
+  /** The targets in sequence order, each with its evaluation. */
+  ordered: readonly EvaluatedTarget[];
+  /** A machine of the plan was started (now or before). */
+  started: boolean;
+  /** Machines counted updated without a MachineUpdate (already at target). */
+  skipped: number;
+  /** The plan's updateStatus (planUpdateStatus). */
+  updateStatus: UpdateStatusValue;
+}
+
 export const inFlightTotal = (ordered: readonly EvaluatedTarget[]): number => ordered.reduce((n, { e }) => n + e.inFlight, 0);
 
 /** The plan's updateStatus from its targets; an ended plan keeps its own. */
@@ -33,14 +45,8 @@ export function planUpdateStatus(s: PlanStance, ordered: readonly EvaluatedTarge
 }
 
 /** The plan's status without its conditions: rows, counters, times and the gates' fields (an ended plan keeps its own). */
-export function planStatusFields(
-  snap: PlanSnapshot,
-  s: PlanStance,
-  ordered: readonly EvaluatedTarget[],
-  skipped: number,
-  started: boolean,
-  updateStatus: UpdateStatusValue,
-): InPlaceUpdatePlanStatus {
+export function planStatusFields(snap: PlanSnapshot, s: PlanStance, progress: PlanProgress): InPlaceUpdatePlanStatus {
+  const { ordered, skipped, started, updateStatus } = progress;
   const { prev, terminal } = s;
   const rows = ordered.map(({ e }) => e.row);
   const machines = rows.reduce((n, r) => n + (r.machines ?? 0), 0);
@@ -78,12 +84,11 @@ export function planStatusFields(
 /** Every condition of the plan; returns the Ready verdict too (its reason names the plan's Events). */
 export function planConditions(
   s: PlanStance,
-  ordered: readonly EvaluatedTarget[],
+  progress: PlanProgress,
   status: InPlaceUpdatePlanStatus,
-  started: boolean,
-  updateStatus: UpdateStatusValue,
   memo?: DecideMemo,
 ): { conditions: NonNullable<InPlaceUpdatePlanStatus['conditions']>; ready: ReadyVerdict } {
+  const { ordered, started, updateStatus } = progress;
   const { prev, terminal, valid, problems, waiting, paused, olderActive } = s;
   const rows = ordered.map(({ e }) => e.row);
   const windowNote = s.windowClosed ? s.win.state!.message : s.alertHeld ? s.alerts.message : undefined;

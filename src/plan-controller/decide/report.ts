@@ -1,7 +1,7 @@
 // Phase 7 of decidePlan: what the reconcile reports besides status. Events for the transitions, the time the
 // decision changes by the clock alone, and metric deltas. Pure.
 import type { InPlaceUpdatePlanStatus } from '../../api/index.js';
-import { ALERTS_POLL_MS, alertGateEvents, windowEvents } from '../gates.js';
+import { ALERTS_POLL_MS, alertGateEvents, windowEvents } from '../../rules/gates.js';
 import { alreadyAtTargetEvents, eventsFor, metricDeltas } from '../status.js';
 import type { PlanStance } from './mode.js';
 import type { EvaluatedTarget } from './targets.js';
@@ -17,7 +17,7 @@ export function planEvents(
 ): PlanDecision['events'] {
   const { prev, terminal } = s;
   const rows = ordered.map(({ e }) => e.row);
-  const events = eventsFor(s.planName, prev, status, terminal ? [] : rows, d, s.problems, readyReason);
+  const events = eventsFor({ planName: s.planName, prev, next: status, problems: s.problems, readyReason }, terminal ? [] : rows, d);
   if (terminal) return events;
   events.push(
     ...alreadyAtTargetEvents(

@@ -5,11 +5,10 @@ import type { KubeObject } from '../../api/index.js';
 import { Annotations, MessageBudget, Reasons, summarizeList } from '../../api/index.js';
 import type { PlanUpdater } from '../../api/index.js';
 import { isDeleting, isMachineReady, nameOf } from '../../api/capi/index.js';
-import { mdConcurrency, mdConcurrencyNote, mdStartBudget } from '../concurrency.js';
+import { mdConcurrency, mdConcurrencyNote, mdStartBudget } from '../../rules/concurrency.js';
 import { nameList } from '../status.js';
-import type { NamedTarget } from '../validate.js';
-import { failureNote, inUpdateByOther } from './machines.js';
-import type { MachineGroups, ScaleIntent, TargetCount, TargetEval, TargetScope, TargetSize } from './types.js';
+import { failureNote, inUpdateByOther } from './target-notes.js';
+import type { MachineGroups, ScaleIntent, TargetCount, TargetEval, TargetReading, TargetScope, TargetSize } from './types.js';
 
 /** The machines a target starts now, the scale change it needs first, and why. */
 export interface StartResult {
@@ -24,14 +23,8 @@ export interface StartResult {
  * this reconcile leaves behind: machines started now are in flight). Returns the row's message, or undefined to keep
  * the verdict's.
  */
-export function rolloutTarget(
-  scope: TargetScope,
-  t: NamedTarget,
-  c: TargetCount,
-  size: TargetSize,
-  halted: boolean,
-  ev: TargetEval,
-): string | undefined {
+export function rolloutTarget(scope: TargetScope, reading: TargetReading, ev: TargetEval): string | undefined {
+  const { t, c, size, halted } = reading;
   const { groups, inFlight, current } = c;
   if (halted) {
     const policy = scope.halt
@@ -43,7 +36,7 @@ export function rolloutTarget(
     const r =
       t.kind === 'ControlPlane'
         ? startControlPlane(scope, c.all, current, groups, size.desired)
-        : startMachineDeployment(scope, size.md, current, groups, size.surged, t.target.updaters);
+        : startMachineDeployment(scope, size, c, t.target.updaters);
     ev.starts = r.starts;
     if (r.scale) ev.scale = r.scale;
     if (r.starts.length > 0 || r.scale) {
@@ -114,12 +107,12 @@ function surgeIntent(scope: TargetScope, md: KubeObject, replicas: number): Star
  */
 export function startMachineDeployment(
   scope: TargetScope,
-  md: KubeObject | undefined,
-  current: KubeObject[],
-  groups: MachineGroups,
-  surged: boolean,
+  size: Pick<TargetSize, 'md' | 'surged'>,
+  c: Pick<TargetCount, 'current' | 'groups'>,
   updaters: readonly PlanUpdater[] | undefined,
 ): StartResult {
+  const { md, surged } = size;
+  const { current, groups } = c;
   if (!md) return { starts: [], message: 'MachineDeployment not found' };
   const concurrency = mdConcurrency({ md, planName: scope.planName, updaters });
   if (!concurrency.ok) return { starts: [], message: concurrency.error };

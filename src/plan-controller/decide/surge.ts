@@ -1,21 +1,14 @@
 // Phase 3c of decidePlan (inside each target's evaluation): the restore of a MachineDeployment's surge. Pure.
 import { Annotations } from '../../api/index.js';
 import { mdReplicas } from '../../api/capi/index.js';
-import type { NamedTarget } from '../validate.js';
-import type { Mode, ScaleIntent, TargetCount, TargetEval, TargetSize } from './types.js';
+import type { Mode, ScaleIntent, TargetEval, TargetReading } from './types.js';
 
 /**
  * Restores the surge once nothing more will start in this target and nothing is in flight: sets `ev.scale` and
  * returns the row's message, or undefined when there is nothing to restore.
  */
-export function restoreSurge(
-  t: NamedTarget,
-  c: TargetCount,
-  size: TargetSize,
-  mode: Mode,
-  halted: boolean,
-  ev: TargetEval,
-): string | undefined {
+export function restoreSurge(reading: TargetReading, mode: Mode, ev: TargetEval): string | undefined {
+  const { t, c, size, halted } = reading;
   const { md } = size;
   if (!md || !size.surged || c.inFlight > 0 || ev.scale) return undefined;
   if (mode !== 'stop' && c.groups.notStarted.length > 0 && !halted) return undefined;

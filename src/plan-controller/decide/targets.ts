@@ -4,21 +4,22 @@
 import type { KubeObject, MachineUpdate, TargetKind } from '../../api/index.js';
 import { Annotations, Labels, MessageBudget, Reasons, UpdatePhase, boundMessage } from '../../api/index.js';
 import { cpReplicas, isDeleting, mdReplicas, nameOf } from '../../api/capi/index.js';
-import { OverlayMap } from '../gates.js';
-import { mdSurge } from '../concurrency.js';
-import { labelValue } from '../names.js';
+import { OverlayMap } from '../../rules/gates.js';
+import { mdSurge } from '../../rules/concurrency.js';
+import { labelValue } from './names.js';
 import type { PlanSnapshot } from '../scope.js';
 import { nameList } from '../status.js';
-import type { NamedTarget } from '../validate.js';
-import { targetsOf } from '../validate.js';
+import type { NamedTarget } from '../../rules/validate.js';
+import { targetsOf } from '../../rules/validate.js';
 import type { PlanStance } from './mode.js';
-import { failureNote, machineState, machinesByTarget, targetKey } from './machines.js';
+import { machineState, machinesByTarget, targetKey } from '../../rules/machines.js';
+import { failureNote } from './target-notes.js';
 import type { DecideMemo } from './memo.js';
 import { deepFreeze } from '../../runtime/pure/freeze.js';
-import { sameRefs } from './memo.js';
+import { sameRefs } from '../../rules/memo.js';
 import { rolloutTarget } from './start.js';
 import { restoreSurge } from './surge.js';
-import type { MachineGroups, Mode, TargetCount, TargetEval, TargetScope, TargetSize, UpdateStatusValue } from './types.js';
+import type { MachineGroups, Mode, TargetCount, TargetEval, TargetReading, TargetScope, TargetSize, UpdateStatusValue } from './types.js';
 
 /** A target and its evaluation, in the plan's order. */
 export interface EvaluatedTarget {
@@ -314,15 +315,8 @@ export interface TargetVerdict {
 }
 
 /** The target's updateStatus from its counts, its size and the plan's mode. */
-export function targetVerdict(
-  scope: TargetScope,
-  t: NamedTarget,
-  mode: Mode,
-  reached: boolean,
-  c: TargetCount,
-  size: TargetSize,
-  halted: boolean,
-): TargetVerdict {
+export function targetVerdict(scope: TargetScope, reading: TargetReading, mode: Mode, reached: boolean): TargetVerdict {
+  const { t, c, size, halted } = reading;
   const allDone = c.groups.notStarted.length === 0 && c.inFlight === 0;
   if (size.missing && !c.started) return { status: 'pending', reason: Reasons.pending, message: `${t.kind} ${t.target.name} not found` };
   if (mode === 'stop') {
@@ -365,7 +359,8 @@ function evalTarget(scope: TargetScope, t: NamedTarget, mode: Mode, reached: boo
   const c = countTarget(scope, t);
   const size = sizeTarget(scope, t, c.current.length);
   const halted = isHalted(scope, c, size);
-  const verdict = targetVerdict(scope, t, mode, reached, c, size, halted);
+  const reading: TargetReading = { t, c, size, halted };
+  const verdict = targetVerdict(scope, reading, mode, reached);
   const ev: TargetEval = {
     row: {
       kind: t.kind,
@@ -387,10 +382,10 @@ function evalTarget(scope: TargetScope, t: NamedTarget, mode: Mode, reached: boo
   };
   let message = verdict.message;
   const open = verdict.status !== 'updated' && verdict.status !== 'failed';
-  if (mode === 'rollout' && reached && open) message = rolloutTarget(scope, t, c, size, halted, ev) ?? message;
+  if (mode === 'rollout' && reached && open) message = rolloutTarget(scope, reading, ev) ?? message;
   else if (mode === 'hold' && open && c.inFlight > 0)
     message = `no new machines start; ${c.inFlight} machine(s) in update: ${nameList(c.groups.inFlight)}`;
-  message = restoreSurge(t, c, size, mode, halted, ev) ?? message;
+  message = restoreSurge(reading, mode, ev) ?? message;
   if (message) ev.row.message = boundMessage(message, MessageBudget.status);
   return ev;
 }

@@ -2,7 +2,12 @@
 // this folder pass to each other. Pure: types only.
 import type { InPlaceUpdatePlanStatus, KubeObject, MachineUpdate, PlanUpdater, TargetKind, TargetStatus } from '../../api/index.js';
 import type { PlanSnapshot } from '../scope.js';
-import type { MetricDeltas, PlanEvent } from '../status.js';
+import type { MetricDeltas } from '../status.js';
+import type { PlanEvent } from '../../rules/inputs.js';
+import type { NamedTarget } from '../../rules/validate.js';
+import type { MachineState } from '../../rules/machines.js';
+
+export type { MachineState } from '../../rules/machines.js';
 
 /** A MachineUpdate to create: the start of one machine's update. */
 export interface MachineUpdateIntent {
@@ -71,9 +76,6 @@ export type UpdateStatusValue = TargetStatus['updateStatus'];
 /** What the plan does with its targets this reconcile: start machines, start none, or stop everything in flight. */
 export type Mode = 'rollout' | 'hold' | 'stop';
 
-/** How a machine of a target stands in this plan. */
-export type MachineState = 'notStarted' | 'inFlight' | 'updated' | 'failed' | 'aborted';
-
 /** The machine names of a target per state. */
 export type MachineGroups = Record<MachineState, string[]>;
 
@@ -124,6 +126,14 @@ export interface TargetCount {
   failed: string[];
   /** failed + aborted: what Halt stops on. */
   everFailed: number;
+}
+
+/** One target as read this decision: which it is, its machines counted, its size, and whether it is halted. */
+export interface TargetReading {
+  t: NamedTarget;
+  c: TargetCount;
+  size: TargetSize;
+  halted: boolean;
 }
 
 /** A target's object and the size it should settle at. */

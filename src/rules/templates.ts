@@ -3,7 +3,7 @@
 // template small enough to become a task. The machine task controller refuses the same at run time. Pure.
 import { parseApiVersion } from '../api/index.js';
 import { MAX_TASK_BYTES, isClusterApiGroup, taskKindOfTemplate, taskKindProblem } from '../contract/index.js';
-import type { TemplateLookup, TemplateRef } from './scope.js';
+import type { TemplateLookup, TemplateRef } from './inputs.js';
 
 /** The task kind a template reference creates (group and kind), or undefined for a malformed reference. */
 export function taskKindOfRef(ref: TemplateRef): { group: string; kind: string } | undefined {

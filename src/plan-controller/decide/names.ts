@@ -1,6 +1,6 @@
 // Deterministic names and label values derived from plan and machine names. Pure.
 import { createHash } from 'node:crypto';
-import { shortenName, toLabelValue } from '../contract/index.js';
+import { shortenName, toLabelValue } from '../../contract/index.js';
 
 /** Maximum length of an object name (DNS subdomain). */
 export const MAX_NAME = 253;

@@ -7,10 +7,10 @@ import type { ContractRef } from '../api/capi/index.js';
 import { isDeleting, machineBootstrapRef, machineInfraRef, nameOf } from '../api/capi/index.js';
 import { verifyValues, type PointerValue } from '../runtime/pure/set-patch.js';
 import { getPointer } from '../runtime/pure/jsonpointer.js';
-import { targetKey, targetOfMachine } from './decide.js';
+import { targetKey, targetOfMachine } from './machines.js';
 import { Labels } from '../api/index.js';
 import { JSON_POINTER, targetsOf } from './validate.js';
-import { changedAt } from './decide/memo.js';
+import { changedAt } from './memo.js';
 import type { MachineUpdate } from '../api/index.js';
 
 /** Looks up the object a Machine's reference names: undefined when it is not known (not listed, not found). */
@@ -310,9 +310,10 @@ export function machinesAtTarget(
   machines: readonly KubeObject[],
   lookup: RefLookup,
   exclude: ReadonlySet<string> = new Set(),
-  memo?: AtTargetMemo,
-  stamp?: string,
+  cache?: { memo: AtTargetMemo; stamp?: string | undefined },
 ): string[] {
+  const memo = cache?.memo;
+  const stamp = cache?.stamp;
   memo?.begin(plan.metadata?.generation);
   const valuesByTarget = new Map<string, ReadonlyMap<Responsibility['selectResource'], PointerValue[]>>();
   for (const t of targetsOf(plan)) {

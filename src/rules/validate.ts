@@ -3,10 +3,10 @@ import type { InPlaceUpdatePlan, KubeObject, PlanTarget, WritePolicy } from '../
 import { DEFAULT_WRITE_POLICY, PlanSpecSchema, formatIssues, planValueSizeProblems, writeRefusal } from '../api/index.js';
 import { clusterControlPlaneRef, clusterLabel, field, mdClusterName, mdStrategyType, nameOf } from '../api/capi/index.js';
 import { ownerProblems } from './owners.js';
-import type { ValidationInput } from './scope.js';
-import { templateKey } from './scope.js';
+import type { ValidationInput } from './inputs.js';
+import { templateKey } from './inputs.js';
 import { memoUpgradeProblems } from './upgrade-rules.js';
-import type { DecideMemo } from './decide/memo.js';
+import type { RulesMemo } from './memo.js';
 import { templateProblems } from './templates.js';
 
 /** Kinds a responsibility may select (docs/design.md §2.1). */
@@ -42,7 +42,7 @@ const label = (t: NamedTarget): string => `${t.kind === 'ControlPlane' ? 'contro
  * selectResource allowed; the upgrade rules (semver, no downgrade, no skipped minor, workers never ahead, skew); and
  * what the pre-start check found (schema dry-run; uncovered changes unless spec.acceptUncoveredChanges).
  */
-export function validatePlan(input: ValidationInput, memo?: DecideMemo): string[] {
+export function validatePlan(input: ValidationInput, memo?: RulesMemo): string[] {
   const { head, tail } = memoMachineFreeProblems(input, memo);
   const upgrade = input.machines
     ? memoUpgradeProblems({ plan: input.plan, machines: input.machines, controlPlane: input.controlPlane?.object }, memo)
@@ -58,7 +58,7 @@ export function validatePlan(input: ValidationInput, memo?: DecideMemo): string[
  */
 function memoMachineFreeProblems(
   input: ValidationInput,
-  memo: DecideMemo | undefined,
+  memo: RulesMemo | undefined,
 ): { head: readonly string[]; tail: readonly string[] } {
   const generation = input.plan.metadata?.generation;
   if (!memo || generation === undefined) return machineFreeProblems(input);

@@ -1,11 +1,13 @@
 // How the plan counts machines and plans: the machine state of a MachineUpdate, machines grouped by target, the
 // supersede order. Pure; shared by the decision phases, the preview, owner alignment and the pre-start checks.
-import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, TargetKind } from '../../api/index.js';
-import { Labels, MessageBudget, UpdateStatus, summarizeList } from '../../api/index.js';
-import { controlPlaneNameOf, deploymentNameOf, nameOf } from '../../api/capi/index.js';
-import type { MachineState, TargetScope } from './types.js';
-import type { DecideMemo } from './memo.js';
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, TargetKind } from '../api/index.js';
+import { Labels, UpdateStatus } from '../api/index.js';
+import { controlPlaneNameOf, deploymentNameOf, nameOf } from '../api/capi/index.js';
+import type { RulesMemo } from './memo.js';
 import { machinesChangedAt, sameRefs } from './memo.js';
+
+/** How a machine of a target stands in this plan. */
+export type MachineState = 'notStarted' | 'inFlight' | 'updated' | 'failed' | 'aborted';
 
 /** Orders names bytewise (the same order on every machine, whatever the locale). */
 export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -46,7 +48,7 @@ export function targetOfMachine(m: KubeObject): string | undefined {
  * memo, a group whose machines are the same objects (or the same names) in the same input order as last time reuses
  * its sort (the store keeps a bucket's order, store.ts): the sorted list itself when nothing in it changed.
  */
-export function machinesByTarget(clusterName: string, machines: readonly KubeObject[], memo?: DecideMemo): Map<string, KubeObject[]> {
+export function machinesByTarget(clusterName: string, machines: readonly KubeObject[], memo?: RulesMemo): Map<string, KubeObject[]> {
   const patched = memo ? patchGroups(memo, clusterName, machines) : undefined;
   if (patched) return patched;
   const out = groupMachines(clusterName, machines, memo);
@@ -73,7 +75,7 @@ function groupOf(clusterName: string, m: KubeObject): string | undefined {
  * removed, each still in its group): only their groups are copied, the others are the same arrays as last time (so a
  * target's memo entry sees the same list). Undefined when that does not hold: the caller groups them all again.
  */
-function patchGroups(memo: DecideMemo, clusterName: string, machines: readonly KubeObject[]): Map<string, KubeObject[]> | undefined {
+function patchGroups(memo: RulesMemo, clusterName: string, machines: readonly KubeObject[]): Map<string, KubeObject[]> | undefined {
   const prev = memo.byTarget;
   if (!prev || prev.cluster !== clusterName || prev.machines.length !== machines.length) return undefined;
   // Same length: changedAt's positions are machines replaced in place (a removal or a move gives undefined).
@@ -101,7 +103,7 @@ function patchGroups(memo: DecideMemo, clusterName: string, machines: readonly K
 }
 
 /** machinesByTarget's full pass over every machine. */
-function groupMachines(clusterName: string, machines: readonly KubeObject[], memo?: DecideMemo): Map<string, KubeObject[]> {
+function groupMachines(clusterName: string, machines: readonly KubeObject[], memo?: RulesMemo): Map<string, KubeObject[]> {
   // Grouped by the raw label values first and keyed once per group: building a `kind/name` key per machine was a
   // string and a hash per machine on every reconcile.
   const cps = new Map<string, KubeObject[]>();
@@ -136,7 +138,7 @@ function groupMachines(clusterName: string, machines: readonly KubeObject[], mem
 }
 
 /** A group sorted by name through the memo (see machinesByTarget). */
-function sortedGroup(memo: DecideMemo, key: string, input: KubeObject[]): KubeObject[] {
+function sortedGroup(memo: RulesMemo, key: string, input: KubeObject[]): KubeObject[] {
   const prev = memo.groups.get(key);
   if (prev && sameRefs(prev.input, input)) return prev.sorted;
   let perm: number[];
@@ -152,21 +154,3 @@ function sortedGroup(memo: DecideMemo, key: string, input: KubeObject[]): KubeOb
 export function machinesOfTarget(kind: TargetKind, name: string, clusterName: string, machines: readonly KubeObject[]): KubeObject[] {
   return machinesByTarget(clusterName, machines).get(targetKey(kind, name)) ?? [];
 }
-
-/** The other plan a machine is labelled in update by, if any. */
-export const inUpdateByOther = (scope: TargetScope, m: KubeObject): string | undefined => {
-  const v = m.metadata.labels?.[Labels.planName];
-  return v !== undefined && v !== scope.planLabel ? v : undefined;
-};
-
-// Messages are built from unbounded input (machine names, updaters' messages, many targets): each list is
-// summarised under a budget so that the status write never exceeds the schema's limits, however many fail.
-/** The failed machines with their updaters' messages, bounded for a status message. */
-export const failureNote = (scope: TargetScope, names: string[]): string =>
-  summarizeList(
-    names.map((n) => {
-      const msg = scope.mus.get(n)?.status?.message;
-      return msg ? `${n}: ${msg}` : n;
-    }),
-    { maxBytes: MessageBudget.status, itemMaxBytes: MessageBudget.item },
-  );

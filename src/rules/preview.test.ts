@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { KubeObject } from '../api/index.js';
 import type { OpenApiSchema, PreviewSnapshot } from './preview.js';
 import { impossiblePathReason, previewPlan } from './preview.js';
-import { NS, machine, machines, md, mu, plan, snapshot, target, versionUpdater } from './testkit.js';
+import { NS, machine, machines, md, mu, plan, snapshot, target, versionUpdater } from '../plan-controller/testkit.js';
 
 const osRef = { apiVersion: 'samples.inplace.cluster.x-k8s.io/v1alpha1', kind: 'OSImageUpdateTaskTemplate', name: 'os-image-task' };
 const base = (): PreviewSnapshot => {

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import type { KubeObject } from '../api/index.js';
-import { Labels } from '../api/index.js';
+import type { KubeObject } from '../../api/index.js';
+import { Labels } from '../../api/index.js';
 import { clonesToDelete, referencedTemplates, templateKey } from './clones.js';
-import { CLONED_BY_PLAN, CLONED_FROM_GROUPKIND, CLONED_FROM_NAME } from './owners.js';
-import { CLUSTER, NS, md } from './testkit.js';
+import { CLONED_BY_PLAN, CLONED_FROM_GROUPKIND, CLONED_FROM_NAME } from '../../rules/owners.js';
+import { CLUSTER, NS, md } from '../testkit.js';
 
 const INFRA = 'DevMachineTemplate';
 const BOOT = 'KubeadmConfigTemplate';

@@ -1,7 +1,7 @@
 // What the history reconciler deletes among a cluster's plans (pure decision, history.ts): by default only the records
 // (MachineUpdates, tasks) of old finished plans; plans only by their TTL, plan pruning, or their campaign.
 import { expect } from 'chai';
-import type { InPlaceUpdatePlan } from '../api/index.js';
+import type { InPlaceUpdatePlan } from '../../api/index.js';
 import { CAMPAIGN_KIND, createdByCampaign, decideHistory, prunedMessage, recordsPrunedMessage } from './history.js';
 
 interface Extra {

@@ -27,7 +27,7 @@ import {
 } from './owners.js';
 import { previewPlan } from './preview.js';
 import { getPointer } from '../runtime/pure/jsonpointer.js';
-import { cluster, kcp, machines, md, plan, snapshot, target, versionUpdater } from './testkit.js';
+import { cluster, kcp, machines, md, plan, snapshot, target, versionUpdater } from '../plan-controller/testkit.js';
 
 describe('plan-controller owners: responsibility -> owner field', () => {
   const cases: { kind: TargetKind; sel: string; path: string; want: OwnerField }[] = [

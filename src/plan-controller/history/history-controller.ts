@@ -6,18 +6,18 @@
 // the plan controller, which sees a deleted terminal plan with nothing left to undo. The template clones of plans whose
 // records went (and of deleted plans) go too once nothing refers to them, swept while no plan of the cluster is in
 // flight: an in-flight plan may be about to name a clone an older plan created (clone names are content-addressed).
-import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../api/index.js';
-import { Clusters, InPlaceUpdatePlans, Labels, MachineDeployments, Machines, MachineUpdates, PlanEventReasons } from '../api/index.js';
-import { labelValue } from './names.js';
-import { clusterControlPlaneRef } from '../api/capi/index.js';
-import { isConflict, isNotFound } from '../runtime/pure/errors.js';
-import type { Controller, Logger, Manager, ObjectKey, Store } from '../runtime/pure/types.js';
-import { Action } from '../runtime/pure/types.js';
-import { pausedByPlan } from './owners.js';
+import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../../api/index.js';
+import { Clusters, InPlaceUpdatePlans, Labels, MachineDeployments, Machines, MachineUpdates, PlanEventReasons } from '../../api/index.js';
+import { labelValue } from '../decide/names.js';
+import { clusterControlPlaneRef } from '../../api/capi/index.js';
+import { isConflict, isNotFound } from '../../runtime/pure/errors.js';
+import type { Controller, Logger, Manager, ObjectKey, Store } from '../../runtime/pure/types.js';
+import { Action } from '../../runtime/pure/types.js';
+import { pausedByPlan } from '../../rules/owners.js';
 import type { HistoryOptions, PlanToPrune } from './history.js';
 import { decideHistory, finishedAt, prunedMessage, recordsPrunedMessage } from './history.js';
-import { collectClones } from './clones-act.js';
-import { forEachLimit, settlesWithin } from '../runtime/parallel.js';
+import { collectClones } from '../owners/clones-act.js';
+import { forEachLimit, settlesWithin } from '../../runtime/parallel.js';
 
 /** Name of the history reconciler (its log name). */
 export const HISTORY_CONTROLLER_NAME = 'plan-history';
@@ -106,7 +106,7 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
     if (sweepDue(deps, key, plans, first.pruneRecords)) {
       const owners = await clusterOwners(deps, ns, key.name);
       if (!owners) return Action.requeue(RETRY_MS);
-      await sweepClones(deps, key, plans, first.pruneRecords, owners, log);
+      await sweepClones(deps, key, { plans, pruneRecords: first.pruneRecords, owners }, log);
     }
     return next(first);
   }
@@ -146,7 +146,7 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
       d.pruneRecords,
     )
   )
-    await sweepClones(deps, key, plans, d.pruneRecords, owners, log);
+    await sweepClones(deps, key, { plans, pruneRecords: d.pruneRecords, owners }, log);
   // Something held back only by a pause holder: the control plane that holds it is not watched here, so look again.
   const held = first.prune.length + first.pruneRecords.length > d.prune.length + d.pruneRecords.length;
   const action = next(d);
@@ -217,11 +217,10 @@ function sweepDue(deps: HistoryDeps, key: ObjectKey, plans: readonly InPlaceUpda
 async function sweepClones(
   deps: HistoryDeps,
   key: ObjectKey,
-  plans: readonly InPlaceUpdatePlan[],
-  pruneRecords: readonly string[],
-  owners: readonly KubeObject[],
+  seen: { plans: readonly InPlaceUpdatePlan[]; pruneRecords: readonly string[]; owners: readonly KubeObject[] },
   log: Logger,
 ): Promise<void> {
+  const { plans, pruneRecords, owners } = seen;
   const ns = key.namespace ?? '';
   const gone = new Set(pruneRecords);
   const livePlans = new Set(

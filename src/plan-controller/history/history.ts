@@ -19,9 +19,9 @@
 // * A plan an owner still names as its pause holder (paused-by-plan: left paused over mixed machines) keeps its records
 //   and is never deleted, and does not count: its OwnersAligned condition tells the operator what to do.
 // * A plan already being deleted neither counts nor is deleted again; a plan in flight is never touched.
-import type { Condition, InPlaceUpdatePlan } from '../api/index.js';
-import { ConditionTypes, GROUP, Reasons, isTerminal } from '../api/index.js';
-import { planAge } from './decide.js';
+import type { Condition, InPlaceUpdatePlan } from '../../api/index.js';
+import { ConditionTypes, GROUP, Reasons, isTerminal } from '../../api/index.js';
+import { planAge } from '../../rules/machines.js';
 
 /**
  * Finished plans per cluster whose records (MachineUpdates, tasks) are kept when nothing else is configured

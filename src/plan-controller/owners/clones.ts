@@ -8,10 +8,10 @@
 // MachineSets' templates (old MachineSets included: scaling one up stamps machines from its template), and the
 // InfraMachines' cloned-from annotations (KCP compares them with its infrastructureRef). Pure: the controller lists,
 // this decides, the controller deletes with a uid precondition.
-import type { KubeObject } from '../api/index.js';
-import { Labels } from '../api/index.js';
-import { nameOf, ownerBootstrapTemplateRef, ownerInfraTemplateRef } from '../api/capi/index.js';
-import { CLONED_BY_PLAN, CLONED_FROM_GROUPKIND, CLONED_FROM_NAME } from './owners.js';
+import type { KubeObject } from '../../api/index.js';
+import { Labels } from '../../api/index.js';
+import { nameOf, ownerBootstrapTemplateRef, ownerInfraTemplateRef } from '../../api/capi/index.js';
+import { CLONED_BY_PLAN, CLONED_FROM_GROUPKIND, CLONED_FROM_NAME } from '../../rules/owners.js';
 
 /** Key of a template by kind and name (the API group is left out: a clone keeps its source's kind and group). */
 export const templateKey = (kind: string, name: string): string => `${kind}/${name}`;

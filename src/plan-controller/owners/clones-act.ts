@@ -1,12 +1,12 @@
 // The plan controller's template-clone collection (clones.ts decides): run on the finalizer path of a deleted plan
 // (deleted by the operator or pruned by the history limit), when deletion has nothing else left to undo. Reads with
 // lists (once per plan deletion, not per reconcile) and deletes with a uid precondition.
-import type { KubeObject, ResourceType } from '../api/index.js';
-import { MachineSets } from '../api/index.js';
-import type { ContractRef } from '../api/capi/index.js';
-import { machineInfraRef, nameOf, ownerBootstrapTemplateRef, ownerInfraTemplateRef } from '../api/capi/index.js';
-import { isConflict, isNotFound, KubeApiError } from '../runtime/pure/errors.js';
-import type { KubeClient, Logger } from '../runtime/pure/types.js';
+import type { KubeObject, ResourceType } from '../../api/index.js';
+import { MachineSets } from '../../api/index.js';
+import type { ContractRef } from '../../api/capi/index.js';
+import { machineInfraRef, nameOf, ownerBootstrapTemplateRef, ownerInfraTemplateRef } from '../../api/capi/index.js';
+import { isConflict, isNotFound, KubeApiError } from '../../runtime/pure/errors.js';
+import type { KubeClient, Logger } from '../../runtime/pure/types.js';
 import { clonesToDelete, referencedTemplates } from './clones.js';
 
 /** What the clone collection needs from the controller. */

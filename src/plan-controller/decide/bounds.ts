@@ -1,5 +1,5 @@
 // Validation problems about size and shape that the API server cannot express in a schema. Pure.
-import { MAX_PARAMETERS_DEPTH, nestedDeeperThan, type InPlaceUpdatePlan } from '../api/index.js';
+import { MAX_PARAMETERS_DEPTH, nestedDeeperThan, type InPlaceUpdatePlan } from '../../api/index.js';
 
 /** One problem per updater whose parameters nest deeper than {@link MAX_PARAMETERS_DEPTH} levels. */
 export function parameterDepthProblems(plan: InPlaceUpdatePlan): string[] {

@@ -1,15 +1,15 @@
 import { expect } from 'chai';
-import type { KubeObject, MachineUpdate, PlanUpdater, ResourceType } from '../api/index.js';
-import { Annotations, Labels } from '../api/index.js';
-import { KubeApiError } from '../runtime/pure/errors.js';
-import { deepFreeze } from '../runtime/pure/freeze.js';
-import type { KubeClient, Logger } from '../runtime/pure/types.js';
-import type { PlanDecision } from './decide.js';
-import { DecideMemo, machinesByTarget } from './decide.js';
+import type { KubeObject, MachineUpdate, PlanUpdater, ResourceType } from '../../api/index.js';
+import { Annotations, Labels } from '../../api/index.js';
+import { KubeApiError } from '../../runtime/pure/errors.js';
+import { deepFreeze } from '../../runtime/pure/freeze.js';
+import type { KubeClient, Logger } from '../../runtime/pure/types.js';
+import type { PlanDecision } from '../decide.js';
+import { DecideMemo, machinesByTarget } from '../decide.js';
 import { actOwners, blockedTargets, ownerSteps, type OwnerDeps } from './owners-act.js';
-import { CLONED_FROM_NAME, PAUSED_BY_PLAN, carrierName, ownerValues } from './owners.js';
-import type { PlanSnapshot } from './scope.js';
-import { CLUSTER, NOW, NS, cpUpdated, kcp, machine, md, mu, plan, snapshot, started, target, versionUpdater } from './testkit.js';
+import { CLONED_FROM_NAME, PAUSED_BY_PLAN, carrierName, ownerValues } from '../../rules/owners.js';
+import type { PlanSnapshot } from '../scope.js';
+import { CLUSTER, NOW, NS, cpUpdated, kcp, machine, md, mu, plan, snapshot, started, target, versionUpdater } from '../testkit.js';
 
 const silent = { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined } as unknown as Logger;
 const MDS = Array.from({ length: 6 }, (_, i) => `cluster1-md-${i}`);

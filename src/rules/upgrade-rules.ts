@@ -1,0 +1,397 @@
+// Upgrade rules KCP and kubeadm enforce (docs/design.md §11), as plan validation: a plan that sets Machine /spec/version must
+// name a semantic version, never downgrade a machine, never skip a minor, never put workers ahead of the control
+// plane, and keep every worker within the kubelet skew. Pure: works on the validation snapshot.
+import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
+import { Labels } from '../api/index.js';
+import { cpVersion, isDeleting, machineVersion, nameOf } from '../api/capi/index.js';
+import { changedAt, machinesChangedAt, type RulesMemo } from './memo.js';
+
+/** Kubernetes versions as CAPI and kubeadm accept them: vMAJOR.MINOR.PATCH with optional pre-release/build. */
+export const K8S_VERSION = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+/** How many minors a kubelet may be older than the control plane (Kubernetes version-skew policy since 1.28). */
+export const KUBELET_MAX_SKEW = 3;
+
+/** A parsed version. */
+export interface Semver {
+  major: number;
+  minor: number;
+  patch: number;
+}
+
+/** Parses vX.Y.Z (pre-release and build ignored), or undefined. */
+export function parseVersion(v: unknown): Semver | undefined {
+  if (typeof v !== 'string') return undefined;
+  const m = K8S_VERSION.exec(v);
+  return m ? { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]) } : undefined;
+}
+
+/** Negative when a < b, 0 when equal, positive when a > b (major, minor, patch). */
+export const compareVersions = (a: Semver, b: Semver): number => a.major - b.major || a.minor - b.minor || a.patch - b.patch;
+const fmt = (v: Semver): string => `v${v.major}.${v.minor}.${v.patch}`;
+
+/** What the upgrade rules read. */
+export interface UpgradeInput {
+  plan: InPlaceUpdatePlan;
+  /** Machines of the plan's cluster. */
+  machines: KubeObject[];
+  /** The control-plane object (KubeadmControlPlane), when found. */
+  controlPlane?: KubeObject | undefined;
+}
+
+// The value a target's updaters set on Machine /spec/version (the last one wins, as in the commit).
+function versionValue(target: { updaters?: unknown }): { value: unknown; updater: string } | undefined {
+  let out: { value: unknown; updater: string } | undefined;
+  for (const u of Array.isArray(target.updaters) ? (target.updaters as { name?: string; responsibilities?: unknown }[]) : []) {
+    for (const r of Array.isArray(u.responsibilities)
+      ? (u.responsibilities as { selectResource?: string; path?: string; value?: unknown }[])
+      : []) {
+      if (r.selectResource === 'Machine' && r.path === '/spec/version') out = { value: r.value, updater: u.name ?? '' };
+    }
+  }
+  return out;
+}
+
+const lowest = (vs: Semver[]): Semver | undefined => [...vs].sort(compareVersions)[0];
+
+/** What a target's check found for one list of machines (memoised per target while its machines are the same objects). */
+interface TargetCheck {
+  machines: readonly KubeObject[];
+  value: string;
+  problems: string[];
+  want: Semver | undefined;
+}
+
+/** The per-target checks of the upgrade rules, kept across reconciles for one plan generation (memoUpgradeProblems). */
+export interface UpgradeGroupMemo {
+  key: string;
+  targets: Map<string, TargetCheck>;
+  /** Per MachineDeployment without a version of its own: its machines and the first of them outside the skew, per cp version. */
+  skew: Map<string, { machines: readonly KubeObject[]; cp: string; first: number }>;
+  /** The machines grouped as last checked, patched for the machines replaced since (memoUpgradeProblems). */
+  grouping?: Grouping | undefined;
+}
+
+/** Where one input machine sits in the grouping's lists (-1: not in that list). */
+interface Slot {
+  cp: number;
+  anyCp: number;
+  md: string | undefined;
+  inMd: number;
+}
+
+/**
+ * The machines the rules read, grouped: the plan's control-plane machines, any control plane's machines, and the workers
+ * per MachineDeployment with each worker's position in the input (the order problems are listed in). A list is never
+ * changed once built: a patch copies the lists it changes, so a per-target check can tell its machines by identity.
+ */
+interface Grouping {
+  cluster: string;
+  cpName: string | undefined;
+  machines: readonly KubeObject[];
+  cp: KubeObject[];
+  anyCp: KubeObject[];
+  workersOf: Map<string, KubeObject[]>;
+  /** Per MachineDeployment: the input positions of its workers (same order as workersOf's list). */
+  atOf: Map<string, number[]>;
+  /** Per input position: its place in the lists, or undefined (another cluster's or deleting). */
+  slots: (Slot | undefined)[];
+}
+
+/** Groups every machine (one pass; the rules' reference order: input order within each group). */
+function groupAll(machines: readonly KubeObject[], cluster: string, cpName: string | undefined): Grouping {
+  const g: Grouping = { cluster, cpName, machines, cp: [], anyCp: [], workersOf: new Map(), atOf: new Map(), slots: [] };
+  machines.forEach((m, i) => {
+    const labels = m.metadata.labels;
+    if (labels?.[Labels.clusterName] !== cluster || isDeleting(m)) return void g.slots.push(undefined);
+    const slot: Slot = { cp: -1, anyCp: -1, md: undefined, inMd: -1 };
+    const cp = labels[Labels.controlPlaneName];
+    if (cp !== undefined) {
+      slot.anyCp = g.anyCp.push(m) - 1;
+      if (cpName !== undefined && cp === cpName) slot.cp = g.cp.push(m) - 1;
+    }
+    const md = labels[Labels.deploymentName];
+    if (md !== undefined) {
+      let list = g.workersOf.get(md);
+      if (!list) {
+        g.workersOf.set(md, (list = []));
+        g.atOf.set(md, []);
+      }
+      slot.md = md;
+      slot.inMd = list.push(m) - 1;
+      g.atOf.get(md)!.push(i);
+    }
+    g.slots.push(slot);
+  });
+  return g;
+}
+
+/** What grouping reads of a machine: its cluster, control plane and MachineDeployment labels, and whether it is deleting. */
+function sameGroupFacts(a: KubeObject, b: KubeObject): boolean {
+  const la = a.metadata.labels;
+  const lb = b.metadata.labels;
+  return (
+    la?.[Labels.clusterName] === lb?.[Labels.clusterName] &&
+    la?.[Labels.controlPlaneName] === lb?.[Labels.controlPlaneName] &&
+    la?.[Labels.deploymentName] === lb?.[Labels.deploymentName] &&
+    isDeleting(a) === isDeleting(b)
+  );
+}
+
+/**
+ * The grouping of `machines`, patched from `g` when only machines replaced in place (same name, same group facts)
+ * differ: O(changed machines + their groups' sizes) instead of a pass over the fleet. Undefined when a machine was
+ * added, removed, moved or regrouped (the caller groups afresh).
+ */
+function patchGrouping(
+  g: Grouping,
+  machines: readonly KubeObject[],
+  at: readonly number[] | undefined = changedAt(g.machines, machines),
+): Grouping | undefined {
+  if (!at) return undefined;
+  const out: Grouping = { ...g, machines };
+  const copied = new Set<KubeObject[]>();
+  const own = (list: KubeObject[]): KubeObject[] => {
+    if (copied.has(list)) return list;
+    const c = [...list];
+    copied.add(c);
+    return c;
+  };
+  let workersCopied = false;
+  for (const i of at) {
+    const was = g.machines[i];
+    const m = machines[i]!;
+    if (!was || !sameGroupFacts(was, m)) return undefined;
+    const slot = g.slots[i];
+    if (!slot) continue;
+    if (slot.cp >= 0) (out.cp = own(out.cp))[slot.cp] = m;
+    if (slot.anyCp >= 0) (out.anyCp = own(out.anyCp))[slot.anyCp] = m;
+    if (slot.md !== undefined) {
+      if (!workersCopied) {
+        out.workersOf = new Map(out.workersOf);
+        workersCopied = true;
+      }
+      const list = own(out.workersOf.get(slot.md)!);
+      list[slot.inMd] = m;
+      out.workersOf.set(slot.md, list);
+    }
+  }
+  return out;
+}
+
+/**
+ * Every upgrade-rule problem of the plan (empty = none), each naming its rule. `groups` (memoUpgradeProblems) keeps each
+ * target's check while its machines are the same objects: a finished machine re-checks its own target only.
+ */
+// eslint-disable-next-line max-lines-per-function -- one function per upgrade rule still to split out (issue 43; named exception)
+export function upgradeProblems(input: UpgradeInput, groups?: UpgradeGroupMemo): string[] {
+  const { plan } = input;
+  const cluster = plan.spec.clusterName;
+  const problems: string[] = [];
+  // Every reconcile validates against every machine: one pass sorts them (control plane, workers by MachineDeployment),
+  // and a fleet's handful of distinct versions is parsed once each. Filtering all workers per target cost
+  // O(targets × machines) per reconcile (a quarter of the plan controller's CPU at 10,003 machines in 200 targets).
+  const parsed = new Map<unknown, Semver | undefined>();
+  const versionOf = (m: KubeObject): Semver | undefined => {
+    const raw = machineVersion(m);
+    if (!parsed.has(raw)) parsed.set(raw, parseVersion(raw));
+    return parsed.get(raw);
+  };
+  const versionsOf = (ms: KubeObject[]): Semver[] => ms.map(versionOf).filter((v): v is Semver => !!v);
+  const cpName = plan.spec.controlPlane?.name;
+  // With a memo the grouping comes patched from the last one (memoUpgradeProblems); else one pass over the machines.
+  const grouped =
+    groups?.grouping?.machines === input.machines && groups.grouping.cluster === cluster && groups.grouping.cpName === cpName
+      ? groups.grouping
+      : groups
+        ? (groups.grouping = groupAll(input.machines, cluster, cpName))
+        : undefined;
+  const cpMachines: KubeObject[] = grouped ? grouped.cp : [];
+  const anyCpMachines: KubeObject[] = grouped ? grouped.anyCp : [];
+  const workers: KubeObject[] = [];
+  const workersOf = grouped ? grouped.workersOf : new Map<string, KubeObject[]>();
+  for (const m of grouped ? [] : input.machines) {
+    const labels = m.metadata.labels;
+    if (labels?.[Labels.clusterName] !== cluster || isDeleting(m)) continue;
+    const cp = labels[Labels.controlPlaneName];
+    if (cp !== undefined) {
+      anyCpMachines.push(m);
+      if (cpName !== undefined && cp === cpName) cpMachines.push(m);
+    }
+    const md = labels[Labels.deploymentName];
+    if (md === undefined) continue;
+    workers.push(m);
+    let list = workersOf.get(md);
+    if (!list) workersOf.set(md, (list = []));
+    list.push(m);
+  }
+
+  // Per target: the value is a version, and it neither downgrades nor skips a minor for any current machine.
+  const checkTarget = (label: string, target: { updaters?: unknown }, machines: KubeObject[]): Semver | undefined => {
+    const set = versionValue(target);
+    if (!set) return undefined;
+    if (!groups) return checkTargetNow(label, set, machines);
+    const value = JSON.stringify([set.value, set.updater]) ?? '';
+    const prev = groups.targets.get(label);
+    if (prev && prev.value === value && sameList(prev.machines, machines)) {
+      problems.push(...prev.problems);
+      return prev.want;
+    }
+    const from = problems.length;
+    const want = checkTargetNow(label, set, machines);
+    groups.targets.set(label, { machines, value, problems: problems.slice(from), want });
+    return want;
+  };
+  const checkTargetNow = (label: string, set: { value: unknown; updater: string }, machines: KubeObject[]): Semver | undefined => {
+    const where = `${label} updater ${set.updater}: Machine /spec/version`;
+    const want = parseVersion(set.value);
+    if (!want) {
+      const shown =
+        typeof set.value === 'string'
+          ? JSON.stringify(set.value.length > 64 ? `${set.value.slice(0, 64)}…` : set.value)
+          : (JSON.stringify(set.value)?.slice(0, 64) ?? 'nothing');
+      problems.push(`${where} ${shown} breaks upgrade rule semver: a Kubernetes version is a string vMAJOR.MINOR.PATCH such as v1.30.1`);
+      return undefined;
+    }
+    const older = machines.filter((m) => {
+      const have = versionOf(m);
+      return have && compareVersions(want, have) < 0;
+    });
+    if (older.length > 0)
+      problems.push(
+        `${where} ${fmt(want)} breaks upgrade rule no-downgrade: ${older.length} machine(s) run a newer version (${nameOf(older[0]!)} runs ${machineVersion(older[0]!)})`,
+      );
+    const low = lowest(versionsOf(machines));
+    if (low && (want.major !== low.major || want.minor > low.minor + 1))
+      problems.push(
+        `${where} ${fmt(want)} breaks upgrade rule no-skipped-minor: the oldest machine runs v${low.major}.${low.minor}, so the next version is at most v${low.major}.${low.minor + 1}.x`,
+      );
+    return want;
+  };
+
+  const cpWant = plan.spec.controlPlane
+    ? checkTarget(`controlPlane ${plan.spec.controlPlane.name}`, plan.spec.controlPlane, cpMachines)
+    : undefined;
+  // The control plane's version after the plan: the plan's value, else the control plane's spec.version, else its oldest machine.
+  const cpAfter =
+    cpWant ??
+    parseVersion(input.controlPlane ? cpVersion(input.controlPlane) : undefined) ??
+    lowest(versionsOf(cpMachines)) ??
+    lowest(versionsOf(anyCpMachines));
+  const mdWant = new Map<string, Semver>();
+  for (const md of plan.spec.machineDeployments ?? []) {
+    const mine = workersOf.get(md.name) ?? [];
+    const want = checkTarget(`machineDeployment ${md.name}`, md, mine);
+    if (!want) continue;
+    mdWant.set(md.name, want);
+    // Minor granularity, as the Kubernetes version-skew policy and kubeadm's kubelet check: a worker patch release ahead is fine.
+    if (cpAfter && (want.major > cpAfter.major || (want.major === cpAfter.major && want.minor > cpAfter.minor)))
+      problems.push(
+        `machineDeployment ${md.name}: Machine /spec/version ${fmt(want)} breaks upgrade rule workers-not-ahead-of-control-plane: the control plane runs ${fmt(cpAfter)} after this plan (a kubelet is never a minor newer than its API server)`,
+      );
+  }
+  // Skew: only a plan that moves the control plane can open it; every worker after the plan must be within range.
+  if (cpWant) {
+    const outside = (after: Semver | undefined): boolean =>
+      !!after && (after.major !== cpWant.major || cpWant.minor - after.minor > KUBELET_MAX_SKEW);
+    const behind = new Map<string, Semver>();
+    if (!groups)
+      for (const m of workers) {
+        const md = m.metadata.labels?.[Labels.deploymentName] ?? '';
+        const after = mdWant.get(md) ?? versionOf(m);
+        if (outside(after) && !behind.has(md)) behind.set(md, after!);
+      }
+    else {
+      // Per MachineDeployment: its first worker outside the skew, by its position in the input (the order of the
+      // workers, so the order the problems are listed in); a group whose machines are the same objects keeps its answer.
+      const atOf = grouped!.atOf;
+      const firsts: { at: number; md: string; v: Semver }[] = [];
+      const cpKey = fmt(cpWant);
+      for (const [md, list] of workersOf) {
+        const want = mdWant.get(md);
+        if (want) {
+          if (outside(want)) firsts.push({ at: atOf.get(md)![0]!, md, v: want });
+          continue;
+        }
+        let e = groups.skew.get(md);
+        if (!e || e.cp !== cpKey || !sameList(e.machines, list)) {
+          e = { machines: list, cp: cpKey, first: list.findIndex((m) => outside(versionOf(m))) };
+          groups.skew.set(md, e);
+        }
+        if (e.first >= 0) firsts.push({ at: atOf.get(md)![e.first]!, md, v: versionOf(list[e.first]!)! });
+      }
+      for (const f of firsts.sort((a, b) => a.at - b.at)) behind.set(f.md, f.v);
+    }
+    for (const [md, v] of behind)
+      problems.push(
+        `controlPlane ${cpName}: Machine /spec/version ${fmt(cpWant)} breaks upgrade rule version-skew: MachineDeployment ${md} stays at ${fmt(v)}, more than ${KUBELET_MAX_SKEW} minors behind (update its workers in the same plan or first)`,
+      );
+  }
+  return problems;
+}
+
+/** What the upgrade rules read of one machine (its name, target labels, deletion and version). */
+function sameUpgradeFacts(a: KubeObject, b: KubeObject): boolean {
+  const la = a.metadata.labels;
+  const lb = b.metadata.labels;
+  return (
+    a.metadata.name === b.metadata.name &&
+    la?.[Labels.clusterName] === lb?.[Labels.clusterName] &&
+    la?.[Labels.controlPlaneName] === lb?.[Labels.controlPlaneName] &&
+    la?.[Labels.deploymentName] === lb?.[Labels.deploymentName] &&
+    isDeleting(a) === isDeleting(b) &&
+    machineVersion(a) === machineVersion(b)
+  );
+}
+
+/**
+ * upgradeProblems through the plan's decision memo: reused while the plan's generation, the control plane's version and
+ * what the rules read of every machine (position by position; only the machines whose object changed are compared) are
+ * unchanged. Every machine progress event replaced a few machines, and the rules re-read all of them each reconcile.
+ */
+export function memoUpgradeProblems(input: UpgradeInput, memo: RulesMemo | undefined): string[] {
+  const generation = input.plan.metadata?.generation;
+  if (!memo || generation === undefined) return upgradeProblems(input);
+  const key = JSON.stringify([
+    input.plan.metadata?.uid,
+    generation,
+    input.controlPlane ? (cpVersion(input.controlPlane) ?? null) : undefined,
+  ]);
+  const prev = memo.upgrade;
+  // Only the positions holding new objects are compared (a pass of reference checks finds them).
+  const at = prev && prev.key === key ? machinesChangedAt(memo, prev.machines, input.machines) : undefined;
+  if (at) {
+    let same = true;
+    for (let k = 0; k < at.length && same; k++) {
+      const i = at[k]!;
+      if (i >= prev!.machines.length || !sameUpgradeFacts(input.machines[i]!, prev!.machines[i]!)) same = false;
+    }
+    if (same) {
+      memo.stats.upgradeHits++;
+      // The grouping stands for these machines too (same facts at every changed position; its lists may hold the
+      // older objects, which read the same), so the next miss compares against them once more, not twice.
+      const g = memo.upgradeGroups?.key === key ? memo.upgradeGroups.grouping : undefined;
+      if (g && g.machines === prev!.machines) memo.upgradeGroups!.grouping = { ...g, machines: input.machines };
+      // The machines compared next time are these (their facts are the same as those the problems came from).
+      memo.upgrade = { key, machines: input.machines, problems: prev!.problems };
+      return [...prev!.problems];
+    }
+  }
+  memo.stats.upgradeMisses++;
+  if (memo.upgradeGroups?.key !== key) memo.upgradeGroups = { key, targets: new Map(), skew: new Map() };
+  // A miss costs the changed machines and their targets: the grouping is patched (copying only the changed groups, so
+  // every other target's check and skew answer is reused by identity), not rebuilt from the fleet.
+  const g = memo.upgradeGroups.grouping;
+  if (g && g.cluster === input.plan.spec.clusterName && g.cpName === input.plan.spec.controlPlane?.name)
+    memo.upgradeGroups.grouping = patchGrouping(g, input.machines, g.machines === prev?.machines && at ? at : undefined);
+  const problems = upgradeProblems(input, memo.upgradeGroups);
+  memo.upgrade = { key, machines: input.machines, problems: [...problems] };
+  return problems;
+}
+
+/** True when two lists hold the same objects at the same positions. */
+function sameList(a: readonly KubeObject[], b: readonly KubeObject[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
