@@ -6,7 +6,7 @@ import { CustomResourceDefinitions, Namespaces, UpdaterUpdateTasks, type Resourc
 import { parseResponsibility, taskSpecProblem } from '../contract/conformance/specs.js';
 import { isNotFound } from '../runtime/pure/errors.js';
 import { call, connect, type Connection } from './kube.js';
-import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, secondsOption, str, UsageError, type Verb } from './verb.js';
+import { CliError, ExitCode, KUBE_OPTIONS_HELP, kubeOptions, secondsOption, str, UsageError, type ParsedArgs, type Verb } from './verb.js';
 
 /** `inplace conformance`. */
 export const conformanceVerb: Verb = {
@@ -79,31 +79,7 @@ ${KUBE_OPTIONS_HELP}`,
     const output = str(args, 'output') ?? 'text';
     if (output !== 'text' && output !== 'json') throw new UsageError(`--output must be text or json, got "${output}"`);
     const generic = kindArg === UpdaterUpdateTasks.kind || kindArg === `${UpdaterUpdateTasks.kind}.${UpdaterUpdateTasks.group}`;
-    /** A spec option: a YAML/JSON file, or inline JSON; checked before anything is created (exit 2). */
-    const specOption = (names: string[]): Record<string, unknown> | undefined => {
-      const given = names.filter((n) => str(args, n) !== undefined);
-      if (given.length > 1) throw new UsageError(`--${given[0]} and --${given[1]} are the same option: give one`);
-      const name = given[0];
-      const v = name === undefined ? undefined : str(args, name);
-      if (name === undefined || v === undefined) return undefined;
-      let text = v;
-      if (!v.trimStart().startsWith('{')) {
-        try {
-          text = readFileSync(v, 'utf8');
-        } catch (e) {
-          throw new UsageError(`--${name}: cannot read ${v} (${(e as Error).message}); give a YAML or JSON file, or inline JSON`);
-        }
-      }
-      let o: unknown;
-      try {
-        o = parseYaml(text) as unknown;
-      } catch (e) {
-        throw new UsageError(`--${name}: ${v} is not YAML or JSON (${(e as Error).message})`);
-      }
-      const problem = taskSpecProblem(`--${name}`, o, generic);
-      if (problem) throw new UsageError(problem);
-      return o as Record<string, unknown>;
-    };
+    const specOption = (names: string[]): Record<string, unknown> | undefined => readSpecOption(args, names, generic);
     const taskSpec = specOption(['task-spec']);
     const failingTaskSpec = specOption(['failing-task-spec', 'failure-spec']);
     const slowTaskSpec = specOption(['slow-task-spec', 'slow-spec']);
@@ -155,6 +131,32 @@ ${KUBE_OPTIONS_HELP}`,
     }
   },
 };
+
+/** A spec option: a YAML/JSON file, or inline JSON; checked before anything is created (exit 2). */
+function readSpecOption(args: ParsedArgs, names: string[], generic: boolean): Record<string, unknown> | undefined {
+  const given = names.filter((n) => str(args, n) !== undefined);
+  if (given.length > 1) throw new UsageError(`--${given[0]} and --${given[1]} are the same option: give one`);
+  const name = given[0];
+  const v = name === undefined ? undefined : str(args, name);
+  if (name === undefined || v === undefined) return undefined;
+  let text = v;
+  if (!v.trimStart().startsWith('{')) {
+    try {
+      text = readFileSync(v, 'utf8');
+    } catch (e) {
+      throw new UsageError(`--${name}: cannot read ${v} (${(e as Error).message}); give a YAML or JSON file, or inline JSON`);
+    }
+  }
+  let o: unknown;
+  try {
+    o = parseYaml(text) as unknown;
+  } catch (e) {
+    throw new UsageError(`--${name}: ${v} is not YAML or JSON (${(e as Error).message})`);
+  }
+  const problem = taskSpecProblem(`--${name}`, o, generic);
+  if (problem) throw new UsageError(problem);
+  return o as Record<string, unknown>;
+}
 
 /** Resolves `Kind` or `Kind.group` to a served resource, through the installed CRDs for a bare kind. */
 async function resolveKind(conn: Connection, arg: string): Promise<ResourceType> {
