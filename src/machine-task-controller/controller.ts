@@ -533,18 +533,17 @@ export async function reconcileCommit(deps: TaskDeps, scope: Scope, d: Decision,
   };
   const cachedMachine = mgr.informer<KubeObject>(Machines).store.peek(mu.metadata.namespace, mu.spec.machineRef.name);
   const plan = controllingPlanRef(mu)?.uid;
-  const result = await commitResponsibilities(
-    client,
-    mu.metadata.namespace!,
-    mu.spec.machineRef.name,
+  const result = await commitResponsibilities(client, {
+    namespace: mu.metadata.namespace!,
+    machineName: mu.spec.machineRef.name,
     resps,
-    mu.status?.commit,
+    journal: mu.status?.commit,
     save,
-    deps.writePolicy,
+    policy: deps.writePolicy,
     cachedMachine,
-    plan ? { memo: deps.dryRuns, plan } : undefined,
-    mu.spec.previous,
-  );
+    memoRef: plan ? { memo: deps.dryRuns, plan } : undefined,
+    previous: mu.spec.previous,
+  });
   const ending = commitEnding(result, scope.views.length);
   if (!result.ok) mgr.events.event(mu, ending.updateStatus === 'aborted' ? 'Normal' : 'Warning', ending.reason, ending.message);
   return { status: ending, action: Action.awaitChange(), mu: latest, commit: journal ?? null, ...(committed ? { committed } : {}) };
