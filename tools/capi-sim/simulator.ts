@@ -9,6 +9,7 @@
 // controllers/ (named after the upstream controller it stands in for), sharing controllers/world.ts.
 import { Labels, MachineHealthChecks, Nodes, type KubeObject, type ResourceType } from '../../src/api/index.js';
 import type { Machine, MachineHealthCheck, Node } from '../../src/api/capi/index.js';
+// eslint-disable-next-line no-restricted-imports -- the simulator's controllers run on the product's controller runtime, as upstream's run on controller-runtime (docs/adr/0004-layering.md)
 import { createManager } from '../../src/runtime/index.js';
 import type { Action, Controller, Logger, KubeClient, Manager, ObjectKey } from '../../src/runtime/pure/types.js';
 import {
