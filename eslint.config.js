@@ -88,9 +88,7 @@ const PURE_BY_ROLE = { 'machine-task-controller': ['src/machine-task-controller/
 const LIMITS_PENDING = [
   'tools/capi-sim/controllers/kubeadmcontrolplane.ts',
   'tools/capi-sim/controllers/machinedeployment.ts',
-  'tools/capi-sim/controllers/world.ts',
   'tools/capi-sim/inventory.ts',
-  'tools/capi-sim/simulator.ts',
   'tools/local-apiserver/cel.ts',
   'tools/local-apiserver/core.ts',
   'tools/local-apiserver/crd-schema.ts',
@@ -101,8 +99,6 @@ const LIMITS_PENDING = [
   'tools/local-apiserver/openapi.ts',
   'tools/local-apiserver/patch.ts',
   'tools/local-apiserver/resources.ts',
-  'tools/local-apiserver/schema.ts',
-  'tools/local-apiserver/server.ts',
   'tools/local-apiserver/ssa.ts',
   'tools/local-apiserver/store.ts',
   'tools/local-apiserver/table.ts',

@@ -107,14 +107,12 @@ export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<Ca
     ...(opts.log ? { log: opts.log } : {}),
   });
   const inPlace = opts.inPlaceUpdates ?? process.env['CAPI_SIM_IN_PLACE'] === '1';
-  const world = new SimWorld(
-    mgr,
-    opts.client,
-    opts.readyDelayMs ?? 200,
-    opts.faithfulRollouts ?? true,
+  const world = new SimWorld(mgr, opts.client, {
+    readyDelayMs: opts.readyDelayMs ?? 200,
+    faithful: opts.faithfulRollouts ?? true,
     inPlace,
-    readsAffectsAvailability(opts.clusterAPIVersion),
-  );
+    readsAffectsAvailability: readsAffectsAvailability(opts.clusterAPIVersion),
+  });
   const sim = new Simulator(world);
   sim.setup();
   await mgr.start();
@@ -258,6 +256,15 @@ class Simulator {
         (key) => topology.reconcile(key),
       );
     }
+    this.machineSide(machine, extensionConfig, healthCheck);
+  }
+
+  /** The machine-level controllers: Machines (following their Nodes and remediation), ExtensionConfigs, MHCs. */
+  private machineSide(
+    machine: MachineController,
+    extensionConfig: ExtensionConfigController,
+    healthCheck: MachineHealthCheckController,
+  ): void {
     this.mgr
       .controller('capi-sim-machine')
       .for(Machines)
