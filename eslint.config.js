@@ -61,8 +61,10 @@ const capiSimPatterns = [
   noLocalApiserver,
   ...noControllers(),
   {
-    group: ['../../src/*', '!../../src/runtime', '!../../src/api'],
-    message: 'The CAPI simulator depends only on src/runtime and src/api.',
+    // The simulator's controllers run on the product's controller runtime: simulator.ts's createManager is the one
+    // named exception (test/architecture/tools-standalone.test.ts lists it), given there by an inline disable.
+    regex: '^(\\.\\./)+src/(?!(api|runtime/pure)/)',
+    message: 'The CAPI simulator imports only the API types (src/api) and the pure runtime helpers (src/runtime/pure) of src/.',
   },
 ];
 const controllers = ['plan-controller', 'campaign-controller', 'machine-task-controller', 'mhc-extension', 'runtime-extension'];
@@ -77,6 +79,27 @@ const pureFilesOf = (c, base = 'src') => [
 ];
 /** Modules outside those locations that are pure by role: the machine task controller's commit patch and journal. */
 const PURE_BY_ROLE = { 'machine-task-controller': ['src/machine-task-controller/commit.ts', 'src/machine-task-controller/journal.ts'] };
+
+/** Tool files not yet within the limits below (temporary; each is split in a follow-up and leaves this list). */
+const LIMITS_PENDING = [
+  'tools/capi-sim/controllers/kubeadmcontrolplane.ts',
+  'tools/capi-sim/controllers/machinedeployment.ts',
+  'tools/capi-sim/inventory.ts',
+  'tools/local-apiserver/cel.ts',
+  'tools/local-apiserver/core.ts',
+  'tools/local-apiserver/crd-schema.ts',
+  'tools/local-apiserver/crd.ts',
+  'tools/local-apiserver/gc.ts',
+  'tools/local-apiserver/index.ts',
+  'tools/local-apiserver/meta.ts',
+  'tools/local-apiserver/openapi.ts',
+  'tools/local-apiserver/patch.ts',
+  'tools/local-apiserver/resources.ts',
+  'tools/local-apiserver/ssa.ts',
+  'tools/local-apiserver/store.ts',
+  'tools/local-apiserver/table.ts',
+  'tools/local-apiserver/watch.ts',
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'packages/*/dist/**', 'src/api/generated/**', 'bin/**', 'eslint.config.js', '.inplace/**'] },
@@ -221,14 +244,6 @@ export default tseslint.config(
     rules: restrict([...contractPatterns, ...noIo]),
   },
   {
-    // Leaves shared with the standalone local API server: they import nothing of ours, so it still stands alone.
-    files: ['src/api/depth.ts', 'src/runtime/tls.ts'],
-    rules: restrict([
-      ...noIo,
-      { regex: '^\\.', message: 'Shared with the standalone local API server (tools/local-apiserver): import nothing of ours here.' },
-    ]),
-  },
-  {
     // The CLI wires in the tools through their public entries only, never their internals.
     files: ['src/cli/**/*.ts'],
     rules: restrict([
@@ -261,13 +276,29 @@ export default tseslint.config(
     rules: restrict([
       ...noControllers(),
       {
-        // The two exceptions are leaves that import nothing of ours (see the block below): one home for the JSON depth
-        // walk and for self-signed TLS, rather than a copy here.
-        regex: '^\\.\\./(?!\\.\\./src/(api/depth|runtime/tls)\\.js$)',
+        regex: '^(\\.\\./)+src(/|$)',
         message:
-          'The local API server stands alone: of ours it imports only the leaf helpers src/api/depth.ts and src/runtime/tls.ts (it serves any CRD; it knows nothing of the product).',
+          'The local API server stands alone: it imports nothing from src/ (it serves any CRD; it knows nothing of the product). Give it its own copy of a small helper.',
       },
       { group: ['@kubernetes/client-node'], message: 'The local API server is a server; it does not use the client.' },
     ]),
+  },
+  {
+    // Limits for all source (issue 43): functions a reader can hold in their head. Split a long function by what it
+    // does and group parameters that travel together into a typed object; a named exception needs a reason in place
+    // (`// eslint-disable-next-line max-lines-per-function -- <reason>`). Complexity and depth are set where the code
+    // stands after the splits (measured with eslint -f json); lower them as functions are split further.
+    files: ['src/**/*.ts', 'tools/**/*.ts'],
+    ignores: [
+      '**/*.test.ts',
+      // TEMPORARY: tool files whose long functions are not split yet (lint branch report lists them).
+      ...LIMITS_PENDING,
+    ],
+    rules: {
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+      'max-params': ['error', 5],
+      complexity: ['error', 40],
+      'max-depth': ['error', 5],
+    },
   },
 );

@@ -1,5 +1,5 @@
-// Nesting depth of free-form JSON: the one iterative walk (it cannot overflow itself) behind the plan's bound on
-// updater parameters and the local API server's request-depth limit (tools/local-apiserver/depth.ts). Pure.
+// Nesting depth of free-form JSON: an iterative walk (it cannot overflow itself) behind the plan's bound on updater
+// parameters. Pure. (The standalone local API server has its own walk in tools/local-apiserver/depth.ts.)
 
 /**
  * Deepest nesting of updater parameters a plan may carry. They are copied into MachineUpdates and tasks (a few

@@ -184,8 +184,7 @@ async function readCampaignScope(conn: Connection, c: CampaignObject, ns: string
 
 /** `inplace preview -f campaign.yaml` (called by src/cli/preview.ts for a file with an InPlaceUpdateCampaign). */
 export async function runCampaignPreview(
-  file: string,
-  docs: KubeObject[],
+  { file, docs }: { file: string; docs: KubeObject[] },
   args: ParsedArgs,
   io: Io,
   output: 'text' | 'json',

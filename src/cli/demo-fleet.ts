@@ -27,7 +27,7 @@ import {
   stayUp,
   watchExits,
 } from './demo-platform.js';
-import type { ComponentSpec } from './demo-platform.js';
+import type { ComponentSpec, LocalPlatform } from './demo-platform.js';
 import { applyFile, createOrReplace, readYamlDocs } from './install.js';
 import { secs } from './progress.js';
 import { ExitCode, type Io } from './verb.js';
@@ -48,6 +48,45 @@ export interface FleetDemoOptions {
   writePolicy?: string;
   /** Also start the dashboard (`--dashboard`). */
   dashboard?: boolean;
+}
+
+/** Follows the campaign until it ends (its last state) or the demo must stop (the exit code), printing each change. */
+async function followCampaign(
+  p: LocalPlatform,
+  io: Io,
+  f: { name: string; started: number; timeoutMs: number },
+): Promise<CampaignObject | number> {
+  const exited = watchExits(p.children);
+  const deadline = Date.now() + f.timeoutMs;
+  let lastLine = '';
+  for (;;) {
+    if (io.signal.aborted) {
+      p.say('\ninterrupted: stopping every process');
+      return INTERRUPTED;
+    }
+    const dead = exited();
+    if (dead) {
+      reportExit(dead, io);
+      return ExitCode.failure;
+    }
+    const c = await p.client.get<CampaignObject>(InPlaceUpdateCampaigns, FLEET.namespace, f.name);
+    const st = c?.status;
+    if (c && st) {
+      const cl = st.clusters ?? {};
+      const line = `${secs(Date.now() - f.started).padStart(6)}  ${(st.phase ?? '').padEnd(10)} clusters ${st.progress ?? ''} done: ${cl.updated ?? 0} updated, ${cl.skipped ?? 0} at target, ${cl.failed ?? 0} failed, ${cl.updating ?? 0} updating, ${cl.pending ?? 0} pending; machines ${st.machineProgress ?? ''}`;
+      const key = line.slice(8);
+      if (key !== lastLine.slice(8)) {
+        p.say(line);
+        lastLine = line;
+      }
+      if (['updated', 'failed', 'aborted'].includes(st.updateStatus ?? '')) return c;
+    }
+    if (Date.now() > deadline) {
+      io.err(`\nerror: the campaign is not finished after ${secs(f.timeoutMs)}; see the logs in ${p.logDir}\n`);
+      return ExitCode.failure;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
 
 /** Runs the fleet demo; the exit code is 0 when the campaign ended updated. */
@@ -103,42 +142,8 @@ export async function runFleetDemo(o: FleetDemoOptions, io: Io): Promise<number>
       `✔ applied ${relative(process.cwd(), campaignPath) || campaignPath}: InPlaceUpdateCampaign ${FLEET.namespace}/${campaign.metadata.name}\n`,
     );
 
-    const exited = watchExits(p.children);
-    const deadline = Date.now() + o.timeoutMs;
-    let lastLine = '';
-    let final: CampaignObject | undefined;
-    for (;;) {
-      if (io.signal.aborted) {
-        say('\ninterrupted: stopping every process');
-        return INTERRUPTED;
-      }
-      const dead = exited();
-      if (dead) {
-        reportExit(dead, io);
-        return ExitCode.failure;
-      }
-      const c = await client.get<CampaignObject>(InPlaceUpdateCampaigns, FLEET.namespace, campaign.metadata.name);
-      const st = c?.status;
-      if (c && st) {
-        const cl = st.clusters ?? {};
-        const line = `${secs(Date.now() - started).padStart(6)}  ${(st.phase ?? '').padEnd(10)} clusters ${st.progress ?? ''} done: ${cl.updated ?? 0} updated, ${cl.skipped ?? 0} at target, ${cl.failed ?? 0} failed, ${cl.updating ?? 0} updating, ${cl.pending ?? 0} pending; machines ${st.machineProgress ?? ''}`;
-        const key = line.slice(8);
-        if (key !== lastLine.slice(8)) {
-          say(line);
-          lastLine = line;
-        }
-        if (['updated', 'failed', 'aborted'].includes(st.updateStatus ?? '')) {
-          final = c;
-          break;
-        }
-      }
-      if (Date.now() > deadline) {
-        io.err(`\nerror: the campaign is not finished after ${secs(o.timeoutMs)}; see the logs in ${p.logDir}\n`);
-        return ExitCode.failure;
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
-
+    const final = await followCampaign(p, io, { name: campaign.metadata.name, started, timeoutMs: o.timeoutMs });
+    if (typeof final === 'number') return final;
     const plans = (
       await client.list<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, FLEET.namespace, {
         labelSelector: `${CampaignLabels.campaign}=${final.metadata.name}`,

@@ -33,6 +33,7 @@ import {
   exitedUnexpectedly,
   watchExits,
   type ComponentSpec,
+  type LocalPlatform,
   type UnexpectedExit,
 } from './demo-platform.js';
 import { applyFile, createOrReplace } from './install.js';
@@ -103,51 +104,8 @@ export async function runHooksDemo(o: HooksDemoOptions, io: Io): Promise<number>
     const { client, say } = p;
     const ns = DEMO.namespace;
 
-    // With KCP's default maxSurge 1 upstream still creates one new machine first (docs/hooks-sim.md): 0 updates
-    // every machine in place. A merge patch keeps the MachineDeployments' maxUnavailable.
-    const noSurge = { spec: { rollout: { strategy: { rollingUpdate: { maxSurge: 0 } } } } };
-    await client.patch(KubeadmControlPlanes, ns, DEMO.controlPlane.name, noSurge, merge);
-    for (const md of DEMO.machineDeployments) await client.patch(MachineDeployments, ns, md.name, noSurge, merge);
-    say(
-      `✔ maxSurge 0 on ${[DEMO.controlPlane.name, ...DEMO.machineDeployments.map((m) => m.name)].join(', ')} (in place, no new machine first)`,
-    );
-
-    const updatersFile = join(o.root, 'examples', 'hooks', 'updaters.yaml');
-    const applied = await applyFile(client, updatersFile, ns);
-    const declared = applied.filter((d) => d.kind === 'InPlaceUpdater').map((d) => d.metadata.name);
-    say(`✔ applied ${relative(process.cwd(), updatersFile) || updatersFile}: InPlaceUpdaters ${declared.join(', ')}`);
-
-    // The extension serves the certificate the demo writes; the same PEM is the ExtensionConfig's caBundle.
-    // selfSignedCertificate always covers localhost and 127.0.0.1, where the extension listens.
-    const certDir = join(o.workDir, 'extension-certs');
-    mkdirSync(certDir, { recursive: true });
-    const tls = await selfSignedCertificate('inplace-runtime-extension');
-    writeFileSync(join(certDir, 'tls.crt'), tls.cert);
-    writeFileSync(join(certDir, 'tls.key'), tls.key, { mode: 0o600 });
-
-    const kc = ['--kubeconfig', p.kubeconfig];
-    const { sampleUpdaters } = await import('../sample-updaters/index.js');
-    const simPort = await freePort();
-    const extensionPort = await freePort();
-    const specs: ComponentSpec[] = [
-      {
-        name: 'capi-sim',
-        args: ['capi-sim', '--in-place-updates', ...kc, '--health-port', String(simPort), '--bind-address', '127.0.0.1'],
-        port: simPort,
-        noMetrics: true,
-      },
-    ];
-    for (const c of ['runtime-extension', 'machine-task-controller', 'mhc-extension']) {
-      const port = await freePort();
-      const ext = c === 'runtime-extension' ? ['--extension-port', String(extensionPort), '--cert-dir', certDir] : [];
-      specs.push({ name: c, args: ['run', c, ...ext, ...kc, ...serveOn(port)], port });
-    }
-    for (const u of Object.keys(sampleUpdaters)) {
-      const port = await freePort();
-      // The demo alone runs the reference updater as a catch-all (a real deployment names what it serves).
-      const serves = sampleUpdaters[u as keyof typeof sampleUpdaters].generic ? ['--catch-all'] : [];
-      specs.push({ name: `updater-${u}`, args: ['updater', u, ...serves, ...kc, ...serveOn(port)], port });
-    }
+    const tls = await prepareHooksCluster(p, o);
+    const { specs, simPort, extensionPort } = await hooksComponents(p.kubeconfig, tls.certDir);
     say('  (no plan controller: Cluster API decides which machines update and when)');
     const ready = await startComponents(p, specs, io);
     if (ready !== true) return ready;
@@ -166,42 +124,11 @@ export async function runHooksDemo(o: HooksDemoOptions, io: Io): Promise<number>
       return ExitCode.failure;
     };
 
-    const url = `https://127.0.0.1:${extensionPort}`;
-    await createOrReplace(client, ExtensionConfigs, {
-      apiVersion: 'runtime.cluster.x-k8s.io/v1beta2',
-      kind: 'ExtensionConfig',
-      metadata: { name: EXTENSION_CONFIG },
-      spec: { clientConfig: { url, caBundle: Buffer.from(tls.cert).toString('base64') } },
-    });
-    let handlers: string[] = [];
-    const discovered = await waitUntil(io, exited, deadline, async () => {
-      const ec = await client.get<KubeObject & { status?: { handlers?: { name: string }[] } }>(
-        ExtensionConfigs,
-        undefined,
-        EXTENSION_CONFIG,
-      );
-      handlers = (ec?.status?.handlers ?? []).map((h) => h.name);
-      return handlers.length === 3;
-    });
-    if (discovered !== true) return stopped(discovered);
-    say(`✔ ExtensionConfig ${EXTENSION_CONFIG} (${url}): discovered ${handlers.join(', ')}  (${secs(Date.now() - started)})`);
-    // Cluster API's managers read the handlers from their own caches: a change made before they know them is
-    // rolled out, not updated in place. The simulator's /readyz says when its registry has them.
-    const known = await waitUntil(io, exited, deadline, () => probeReady(simPort));
-    if (known !== true) return stopped(known);
-    say(`✔ capi-sim's registry knows the handlers  (${secs(Date.now() - started)})`);
-
+    const registered = await registerExtension(p, { cert: tls.cert, extensionPort, simPort }, { io, exited, started, deadline });
+    if (registered !== true) return stopped(registered);
     const before = await liveMachines(client, ns);
-    await client.patch(KubeadmControlPlanes, ns, DEMO.controlPlane.name, { spec: { version: HOOKS_TARGET.version } }, merge);
-    say(`✔ KubeadmControlPlane ${DEMO.controlPlane.name}: spec.version ${DEMO.version} → ${HOOKS_TARGET.version}`);
-    const { changeMachineDeploymentImage } = await import('../../tools/capi-sim/index.js');
-    for (const md of DEMO.machineDeployments) {
-      const tpl = await changeMachineDeploymentImage(client, ns, md.name, HOOKS_TARGET.image, { version: HOOKS_TARGET.version });
-      say(`✔ MachineDeployment ${md.name}: DevMachineTemplate ${tpl} (image ${HOOKS_TARGET.image}), version ${HOOKS_TARGET.version}`);
-    }
-    say('');
-
-    const outcome = await follow(client, ns, before, io, exited, started, deadline);
+    await changeToTarget(client, say);
+    const outcome = await follow(client, { ns, before, started, deadline }, io, exited);
     if (outcome === 'interrupted' || typeof outcome === 'object') return stopped(outcome);
     const state = await finalHooksState(client, ns, before, started);
     if (o.stateOut) writeFileSync(o.stateOut, JSON.stringify(state, null, 2));
@@ -228,6 +155,119 @@ export async function runHooksDemo(o: HooksDemoOptions, io: Io): Promise<number>
   } finally {
     await close?.();
   }
+}
+
+/** The demo's cluster made ready for in-place updates: no surge, the InPlaceUpdaters, the extension's certificate. */
+async function prepareHooksCluster(p: LocalPlatform, o: HooksDemoOptions): Promise<{ certDir: string; cert: string }> {
+  const { client, say } = p;
+  const ns = DEMO.namespace;
+  // With KCP's default maxSurge 1 upstream still creates one new machine first (docs/hooks-sim.md): 0 updates
+  // every machine in place. A merge patch keeps the MachineDeployments' maxUnavailable.
+  const noSurge = { spec: { rollout: { strategy: { rollingUpdate: { maxSurge: 0 } } } } };
+  await client.patch(KubeadmControlPlanes, ns, DEMO.controlPlane.name, noSurge, merge);
+  for (const md of DEMO.machineDeployments) await client.patch(MachineDeployments, ns, md.name, noSurge, merge);
+  say(
+    `✔ maxSurge 0 on ${[DEMO.controlPlane.name, ...DEMO.machineDeployments.map((m) => m.name)].join(', ')} (in place, no new machine first)`,
+  );
+
+  const updatersFile = join(o.root, 'examples', 'hooks', 'updaters.yaml');
+  const applied = await applyFile(client, updatersFile, ns);
+  const declared = applied.filter((d) => d.kind === 'InPlaceUpdater').map((d) => d.metadata.name);
+  say(`✔ applied ${relative(process.cwd(), updatersFile) || updatersFile}: InPlaceUpdaters ${declared.join(', ')}`);
+
+  // The extension serves the certificate the demo writes; the same PEM is the ExtensionConfig's caBundle.
+  // selfSignedCertificate always covers localhost and 127.0.0.1, where the extension listens.
+  const certDir = join(o.workDir, 'extension-certs');
+  mkdirSync(certDir, { recursive: true });
+  const tls = await selfSignedCertificate('inplace-runtime-extension');
+  writeFileSync(join(certDir, 'tls.crt'), tls.cert);
+  writeFileSync(join(certDir, 'tls.key'), tls.key, { mode: 0o600 });
+  return { certDir, cert: tls.cert };
+}
+
+/** The processes of the hooks demo: the simulator with InPlaceUpdates, the extension side and the sample updaters. */
+async function hooksComponents(
+  kubeconfig: string,
+  certDir: string,
+): Promise<{ specs: ComponentSpec[]; simPort: number; extensionPort: number }> {
+  const kc = ['--kubeconfig', kubeconfig];
+  const { sampleUpdaters } = await import('../sample-updaters/index.js');
+  const simPort = await freePort();
+  const extensionPort = await freePort();
+  const specs: ComponentSpec[] = [
+    {
+      name: 'capi-sim',
+      args: ['capi-sim', '--in-place-updates', ...kc, '--health-port', String(simPort), '--bind-address', '127.0.0.1'],
+      port: simPort,
+      noMetrics: true,
+    },
+  ];
+  for (const c of ['runtime-extension', 'machine-task-controller', 'mhc-extension']) {
+    const port = await freePort();
+    const ext = c === 'runtime-extension' ? ['--extension-port', String(extensionPort), '--cert-dir', certDir] : [];
+    specs.push({ name: c, args: ['run', c, ...ext, ...kc, ...serveOn(port)], port });
+  }
+  for (const u of Object.keys(sampleUpdaters)) {
+    const port = await freePort();
+    // The demo alone runs the reference updater as a catch-all (a real deployment names what it serves).
+    const serves = sampleUpdaters[u as keyof typeof sampleUpdaters].generic ? ['--catch-all'] : [];
+    specs.push({ name: `updater-${u}`, args: ['updater', u, ...serves, ...kc, ...serveOn(port)], port });
+  }
+  return { specs, simPort, extensionPort };
+}
+
+/** What a wait of the demo watches: Ctrl-C, the children, the deadline; `started` for elapsed times. */
+interface Waiting {
+  io: Io;
+  exited: () => UnexpectedExit | undefined;
+  started: number;
+  deadline: number;
+}
+
+/** Registers the runtime extension and waits until Cluster API (the simulator's registry) knows its handlers. */
+async function registerExtension(
+  p: LocalPlatform,
+  ext: { cert: string; extensionPort: number; simPort: number },
+  w: Waiting,
+): Promise<true | WaitEnd> {
+  const url = `https://127.0.0.1:${ext.extensionPort}`;
+  await createOrReplace(p.client, ExtensionConfigs, {
+    apiVersion: 'runtime.cluster.x-k8s.io/v1beta2',
+    kind: 'ExtensionConfig',
+    metadata: { name: EXTENSION_CONFIG },
+    spec: { clientConfig: { url, caBundle: Buffer.from(ext.cert).toString('base64') } },
+  });
+  let handlers: string[] = [];
+  const discovered = await waitUntil(w.io, w.exited, w.deadline, async () => {
+    const ec = await p.client.get<KubeObject & { status?: { handlers?: { name: string }[] } }>(
+      ExtensionConfigs,
+      undefined,
+      EXTENSION_CONFIG,
+    );
+    handlers = (ec?.status?.handlers ?? []).map((h) => h.name);
+    return handlers.length === 3;
+  });
+  if (discovered !== true) return discovered;
+  p.say(`✔ ExtensionConfig ${EXTENSION_CONFIG} (${url}): discovered ${handlers.join(', ')}  (${secs(Date.now() - w.started)})`);
+  // Cluster API's managers read the handlers from their own caches: a change made before they know them is
+  // rolled out, not updated in place. The simulator's /readyz says when its registry has them.
+  const known = await waitUntil(w.io, w.exited, w.deadline, () => probeReady(ext.simPort));
+  if (known !== true) return known;
+  p.say(`✔ capi-sim's registry knows the handlers  (${secs(Date.now() - w.started)})`);
+  return true;
+}
+
+/** The change Cluster API then rolls out in place: the control plane's version, the workers' image and version. */
+async function changeToTarget(client: RestClient, say: (line: string) => void): Promise<void> {
+  const ns = DEMO.namespace;
+  await client.patch(KubeadmControlPlanes, ns, DEMO.controlPlane.name, { spec: { version: HOOKS_TARGET.version } }, merge);
+  say(`✔ KubeadmControlPlane ${DEMO.controlPlane.name}: spec.version ${DEMO.version} → ${HOOKS_TARGET.version}`);
+  const { changeMachineDeploymentImage } = await import('../../tools/capi-sim/index.js');
+  for (const md of DEMO.machineDeployments) {
+    const tpl = await changeMachineDeploymentImage(client, ns, md.name, HOOKS_TARGET.image, { version: HOOKS_TARGET.version });
+    say(`✔ MachineDeployment ${md.name}: DevMachineTemplate ${tpl} (image ${HOOKS_TARGET.image}), version ${HOOKS_TARGET.version}`);
+  }
+  say('');
 }
 
 /** How a wait ended other than with success. */
@@ -275,12 +315,9 @@ const isWorker = (m: Machine): boolean => m.metadata.labels?.[Labels.deploymentN
  */
 async function follow(
   client: RestClient,
-  ns: string,
-  before: Machine[],
+  { ns, before, started, deadline }: { ns: string; before: Machine[]; started: number; deadline: number },
   io: Io,
   exited: () => UnexpectedExit | undefined,
-  started: number,
-  deadline: number,
 ): Promise<'done' | WaitEnd> {
   const line = (s: string): void => io.out(`[${secs(Date.now() - started).padStart(6)}] ${s}\n`);
   const annotated = new Map<string, boolean>();
@@ -312,14 +349,7 @@ async function follow(
         line(`machine ${name}: updated in place (version ${m.spec.version}${image})`);
       }
       annotated.set(name, on);
-      for (const mu of mus.filter((u) => u.metadata.ownerReferences?.some((r) => r.uid === m.metadata.uid))) {
-        for (const t of mu.status?.tasks ?? []) {
-          const key = `${mu.metadata.name}/${t.updater}`;
-          if (taskStatus.get(key) === t.updateStatus) continue;
-          taskStatus.set(key, t.updateStatus ?? '');
-          if (t.updateStatus === 'updating' || t.updateStatus === 'failed') line(`machine ${name}: updater ${t.updater} ${t.updateStatus}`);
-        }
-      }
+      reportTasks(m, mus, taskStatus, line);
     }
     for (const name of [...seen].filter((n) => !machines.some((m) => m.metadata.name === n) && annotated.get(n) !== undefined)) {
       annotated.delete(name);
@@ -334,6 +364,19 @@ async function follow(
     if (machines.length === before.length && atTarget) return 'done';
     if (Date.now() > deadline) return 'timeout';
     await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Prints a machine's updater tasks that started or failed since last seen (`taskStatus`: last status per task). */
+function reportTasks(m: Machine, mus: readonly Mu[], taskStatus: Map<string, string>, line: (s: string) => void): void {
+  const name = m.metadata.name ?? '';
+  for (const mu of mus.filter((u) => u.metadata.ownerReferences?.some((r) => r.uid === m.metadata.uid))) {
+    for (const t of mu.status?.tasks ?? []) {
+      const key = `${mu.metadata.name}/${t.updater}`;
+      if (taskStatus.get(key) === t.updateStatus) continue;
+      taskStatus.set(key, t.updateStatus ?? '');
+      if (t.updateStatus === 'updating' || t.updateStatus === 'failed') line(`machine ${name}: updater ${t.updater} ${t.updateStatus}`);
+    }
   }
 }
 

@@ -186,6 +186,28 @@ interface DemoOptions {
   writePolicy?: string;
 }
 
+/**
+ * The demo's processes: the CAPI simulator, the controllers and the sample updaters. Each controller and updater
+ * serves its probes and metrics on a free loopback port (the API server is loopback-only too), so the demo waits for
+ * /readyz as a kubelet would and prints where to scrape.
+ */
+async function demoComponents(o: DemoOptions, kubeconfig: string): Promise<ComponentSpec[]> {
+  const kc = ['--kubeconfig', kubeconfig];
+  const { sampleUpdaters } = await import('../sample-updaters/index.js');
+  const specs: ComponentSpec[] = [{ name: 'capi-sim', args: ['capi-sim', ...kc] }];
+  for (const c of DEMO_CONTROLLERS) {
+    const port = await freePort();
+    specs.push({ name: c, args: ['run', c, ...kc, ...serveOn(port), ...demoControllerArgs(c, o.writePolicy)], port });
+  }
+  for (const u of Object.keys(sampleUpdaters)) {
+    const serves = sampleUpdaters[u as keyof typeof sampleUpdaters].generic ? referenceArgs(o.reference) : [];
+    if (!serves) continue;
+    const port = await freePort();
+    specs.push({ name: `updater-${u}`, args: ['updater', u, ...serves, ...kc, ...serveOn(port)], port });
+  }
+  return specs;
+}
+
 async function runDemo(o: DemoOptions, io: Io): Promise<number> {
   const started = Date.now();
   let close: (() => Promise<void>) | undefined;
@@ -199,21 +221,7 @@ async function runDemo(o: DemoOptions, io: Io): Promise<number> {
     if (!p) return INTERRUPTED;
     const { client, say, rel } = p;
 
-    const kc = ['--kubeconfig', p.kubeconfig];
-    // Each controller and updater serves its probes and metrics on a free loopback port (the API server is
-    // loopback-only too), so the demo waits for /readyz as a kubelet would and prints where to scrape.
-    const { sampleUpdaters } = await import('../sample-updaters/index.js');
-    const specs: ComponentSpec[] = [{ name: 'capi-sim', args: ['capi-sim', ...kc] }];
-    for (const c of DEMO_CONTROLLERS) {
-      const port = await freePort();
-      specs.push({ name: c, args: ['run', c, ...kc, ...serveOn(port), ...demoControllerArgs(c, o.writePolicy)], port });
-    }
-    for (const u of Object.keys(sampleUpdaters)) {
-      const serves = sampleUpdaters[u as keyof typeof sampleUpdaters].generic ? referenceArgs(o.reference) : [];
-      if (!serves) continue;
-      const port = await freePort();
-      specs.push({ name: `updater-${u}`, args: ['updater', u, ...serves, ...kc, ...serveOn(port)], port });
-    }
+    const specs = await demoComponents(o, p.kubeconfig);
     const ready = await startComponents(p, specs, io);
     if (ready !== true) return ready;
     if (o.reference === 'none') say("  (no reference updater: the plan's generic updater names wait for your updater)");

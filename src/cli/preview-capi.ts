@@ -182,138 +182,49 @@ function parentMissing(live: Json, tokens: readonly string[]): string | undefine
   return undefined;
 }
 
+/** What the preview is about: an owner document of the file, or a live `kind/NAME`. */
+type PreviewSource = { file: string; docs: readonly KubeObject[] } | { target: string };
+
+/** The owner a preview is for, and its changed document when it came from a file. */
+interface PreviewTarget {
+  kind: CapiOwnerKind;
+  name: string;
+  fileDoc?: KubeObject | undefined;
+  nsFromFile?: string | undefined;
+}
+
 /** Runs the Cluster API preview of `inplace preview`: from the file's owner document, or a live `kind/NAME`. */
-export async function runCapiPreview(
-  args: ParsedArgs,
-  io: Io,
-  source: { file: string; docs: readonly KubeObject[] } | { target: string },
-  output: 'text' | 'json',
-): Promise<number> {
+export async function runCapiPreview(args: ParsedArgs, io: Io, source: PreviewSource, output: 'text' | 'json'): Promise<number> {
   checkVersionOption(str(args, 'version')); // bad input is refused before the cluster is read
-  let kind: CapiOwnerKind;
-  let name: string;
-  let fileDoc: KubeObject | undefined;
-  let nsFromFile: string | undefined;
-  if ('file' in source) {
-    const owners = source.docs.filter((d) => d.kind === 'KubeadmControlPlane' || d.kind === 'MachineDeployment');
-    if (owners.length !== 1)
-      throw badInput(
-        `"${source.file}" must contain exactly one KubeadmControlPlane or MachineDeployment, found ${owners.length}`,
-        'preview one owner change at a time (templates it points at may be in the same file)',
-      );
-    fileDoc = owners[0]!;
-    kind = fileDoc.kind as CapiOwnerKind;
-    name = fileDoc.metadata?.name ?? '';
-    nsFromFile = fileDoc.metadata?.namespace;
-    if (!name) throw badInput(`the ${kind} in "${source.file}" has no metadata.name`, 'name the live object the change is for');
-  } else {
-    const o = ownerOfPositional(source.target);
-    if (!o)
-      throw badInput(
-        `"${source.target}" names no KubeadmControlPlane or MachineDeployment`,
-        'use kubeadmcontrolplane/NAME (kcp/NAME) or machinedeployment/NAME (md/NAME), or -f FILE (a plan, a campaign, or the changed object)',
-      );
-    ({ kind, name } = o);
-    if (str(args, 'version') === undefined && !Array.isArray(args.values['set']))
-      throw badInput(
-        `nothing to preview for ${kind} ${name}`,
-        'pass --version VERSION and/or --set PATH=VALUE (or -f with the changed object)',
-      );
-  }
+  const target = previewTarget(args, source);
+  const { kind, name, fileDoc } = target;
   const conn = connect(args);
   try {
-    const ns = nsFromFile ?? str(args, 'namespace') ?? conn.contextNamespace ?? 'default';
-    const c = conn.client;
-    const ownerRes = OWNERS[kind].res;
-    let live: KubeObject | undefined;
-    try {
-      live = await c.get<KubeObject>(ownerRes, ns, name);
-    } catch (e) {
-      const served = await c.resolve(ownerRes.group, ownerRes.kind).then(
-        () => true,
-        () => false,
-      );
-      if (!served)
-        throw badInput(`the API server does not serve ${ownerRes.plural}.${ownerRes.group}`, 'is Cluster API installed in this cluster?');
-      throw explainApiError(e, conn, ownerRes);
-    }
-    if (!live)
-      throw badInput(
-        `${kind} ${ns}/${name} does not exist`,
-        `a preview compares a change with the live object: kubectl get ${ownerRes.plural} -n ${ns}`,
-      );
+    const ns = target.nsFromFile ?? str(args, 'namespace') ?? conn.contextNamespace ?? 'default';
+    const live = await readLiveOwner(conn, target, ns);
     const proposed = (
       fileDoc ? mergeOver(live, { ...fileDoc, metadata: { ...fileDoc.metadata, namespace: ns } }) : structuredClone(live)
     ) as Json;
     await applySets(conn, kind, proposed, live as unknown as Json, args);
-
-    const list = async <T extends KubeObject>(res: ResourceType, labelSelector: string): Promise<T[]> =>
-      (await call(conn, res, () => c.list<T>(res, ns, { labelSelector }))).items.filter((o) => !o.metadata.deletionTimestamp);
-    const machines = await list<Machine>(Machines, `${OWNERS[kind].machineLabel}=${name}`);
-    const machineSets = kind === 'MachineDeployment' ? await list<MachineSet>(MachineSets, `${Labels.deploymentName}=${name}`) : [];
-    const updaters = (await call(conn, InPlaceUpdaters, () => c.list<InPlaceUpdater & KubeObject>(InPlaceUpdaters, ns))).items.filter(
-      (u) => !u.metadata.deletionTimestamp,
-    );
-
-    // Every object a reference names, read once; documents of the file count as present (applied together).
-    const refs: ObjectRef[] = [];
-    const addRef = (r: unknown): void => {
-      if (isObject(r) && typeof r['kind'] === 'string' && typeof r['name'] === 'string')
-        refs.push({ apiGroup: String(r['apiGroup'] ?? ''), kind: r['kind'], name: r['name'] });
-    };
-    for (const m of machines) {
-      addRef(m.spec.infrastructureRef);
-      addRef(m.spec.bootstrap?.configRef);
-    }
-    for (const s of [...machineSets, proposed as unknown as MachineSet]) {
-      addRef(s.spec?.template?.spec?.infrastructureRef);
-      addRef(s.spec?.template?.spec?.bootstrap?.configRef);
-    }
-    if (kind === 'KubeadmControlPlane') addRef((proposed as unknown as KubeadmControlPlane).spec?.machineTemplate?.spec?.infrastructureRef);
-    const key = (r: ObjectRef): string => `${r.apiGroup}/${r.kind}/${r.name}`;
-    const found = new Map<string, KubeObject | undefined>();
-    for (const r of refs) {
-      if (found.has(key(r))) continue;
-      const inFile =
-        'docs' in source
-          ? source.docs.find(
-              (d) =>
-                d.kind === r.kind &&
-                parseApiVersion(d.apiVersion ?? '').group === r.apiGroup &&
-                d.metadata?.name === r.name &&
-                (d.metadata.namespace ?? ns) === ns,
-            )
-          : undefined;
-      if (inFile) {
-        found.set(key(r), inFile);
-        continue;
-      }
-      let res: ResourceType;
-      try {
-        res = await c.resolve(r.apiGroup, r.kind);
-      } catch {
-        found.set(key(r), undefined);
-        continue;
-      }
-      found.set(key(r), (await call(conn, res, () => c.get<KubeObject>(res, ns, r.name))) ?? undefined);
-    }
-
+    const owned = await readOwned(conn, target, ns);
+    const found = await readReferences(conn, { source, ns, refs: referencesOf(kind, proposed, owned) });
     // The extension's scope (InPlaceUpdater spec.scope): an updater that does not serve the cluster or the provider
     // kinds is as if not registered for that request. A cluster selector needs the Cluster's labels.
-    const clusterName = clusterNameOf(proposed) ?? machines[0]?.spec.clusterName ?? '';
-    const cluster = needsClusterLabels(updaters)
-      ? await call(conn, Clusters, () => c.get<KubeObject>(Clusters, ns, clusterName))
+    const clusterName = clusterNameOf(proposed) ?? owned.machines[0]?.spec.clusterName ?? '';
+    const cluster = needsClusterLabels(owned.updaters)
+      ? await call(conn, Clusters, () => conn.client.get<KubeObject>(Clusters, ns, clusterName))
       : undefined;
     const labels = cluster ? (cluster.metadata.labels ?? {}) : undefined;
     const { preview, problems } = previewCapiChange({
       owner: proposed as unknown as KubeadmControlPlane | MachineDeployment,
       kind,
-      machines,
-      machineSets,
-      lookup: (r) => found.get(key(r)),
-      updaters,
+      ...owned,
+      lookup: (r) => found.get(refKey(r)),
       serving: (side) =>
-        updatersServing(updaters, { ...('machineSet' in side ? machineSetSubject(side) : machineSubject(side)), clusterLabels: labels }),
+        updatersServing(owned.updaters, {
+          ...('machineSet' in side ? machineSetSubject(side) : machineSubject(side)),
+          clusterLabels: labels,
+        }),
     });
     if (problems.length > 0)
       throw badInput(
@@ -326,6 +237,135 @@ export async function runCapiPreview(
   } finally {
     conn.client.close();
   }
+}
+
+/** The owner named by the file's one KubeadmControlPlane/MachineDeployment or by the positional `kind/NAME`. */
+function previewTarget(args: ParsedArgs, source: PreviewSource): PreviewTarget {
+  if ('file' in source) {
+    const owners = source.docs.filter((d) => d.kind === 'KubeadmControlPlane' || d.kind === 'MachineDeployment');
+    if (owners.length !== 1)
+      throw badInput(
+        `"${source.file}" must contain exactly one KubeadmControlPlane or MachineDeployment, found ${owners.length}`,
+        'preview one owner change at a time (templates it points at may be in the same file)',
+      );
+    const fileDoc = owners[0]!;
+    const kind = fileDoc.kind as CapiOwnerKind;
+    const name = fileDoc.metadata?.name ?? '';
+    if (!name) throw badInput(`the ${kind} in "${source.file}" has no metadata.name`, 'name the live object the change is for');
+    return { kind, name, fileDoc, nsFromFile: fileDoc.metadata?.namespace };
+  }
+  const o = ownerOfPositional(source.target);
+  if (!o)
+    throw badInput(
+      `"${source.target}" names no KubeadmControlPlane or MachineDeployment`,
+      'use kubeadmcontrolplane/NAME (kcp/NAME) or machinedeployment/NAME (md/NAME), or -f FILE (a plan, a campaign, or the changed object)',
+    );
+  if (str(args, 'version') === undefined && !Array.isArray(args.values['set']))
+    throw badInput(
+      `nothing to preview for ${o.kind} ${o.name}`,
+      'pass --version VERSION and/or --set PATH=VALUE (or -f with the changed object)',
+    );
+  return { kind: o.kind, name: o.name };
+}
+
+/** The live owner; a clear error when Cluster API is not served or the owner does not exist. */
+async function readLiveOwner(conn: Connection, { kind, name }: PreviewTarget, ns: string): Promise<KubeObject> {
+  const c = conn.client;
+  const ownerRes = OWNERS[kind].res;
+  let live: KubeObject | undefined;
+  try {
+    live = await c.get<KubeObject>(ownerRes, ns, name);
+  } catch (e) {
+    const served = await c.resolve(ownerRes.group, ownerRes.kind).then(
+      () => true,
+      () => false,
+    );
+    if (!served)
+      throw badInput(`the API server does not serve ${ownerRes.plural}.${ownerRes.group}`, 'is Cluster API installed in this cluster?');
+    throw explainApiError(e, conn, ownerRes);
+  }
+  if (!live)
+    throw badInput(
+      `${kind} ${ns}/${name} does not exist`,
+      `a preview compares a change with the live object: kubectl get ${ownerRes.plural} -n ${ns}`,
+    );
+  return live;
+}
+
+/** What the owner owns and who could update it in place, without objects being deleted. */
+interface Owned {
+  machines: Machine[];
+  machineSets: MachineSet[];
+  updaters: (InPlaceUpdater & KubeObject)[];
+}
+
+/** The owner's machines (and a MachineDeployment's MachineSets) and the namespace's InPlaceUpdaters. */
+async function readOwned(conn: Connection, { kind, name }: PreviewTarget, ns: string): Promise<Owned> {
+  const c = conn.client;
+  const list = async <T extends KubeObject>(res: ResourceType, labelSelector: string): Promise<T[]> =>
+    (await call(conn, res, () => c.list<T>(res, ns, { labelSelector }))).items.filter((o) => !o.metadata.deletionTimestamp);
+  const machines = await list<Machine>(Machines, `${OWNERS[kind].machineLabel}=${name}`);
+  const machineSets = kind === 'MachineDeployment' ? await list<MachineSet>(MachineSets, `${Labels.deploymentName}=${name}`) : [];
+  const updaters = (await call(conn, InPlaceUpdaters, () => c.list<InPlaceUpdater & KubeObject>(InPlaceUpdaters, ns))).items.filter(
+    (u) => !u.metadata.deletionTimestamp,
+  );
+  return { machines, machineSets, updaters };
+}
+
+/** Every object a machine, a MachineSet's template or the proposed owner's template points at. */
+function referencesOf(kind: CapiOwnerKind, proposed: Json, { machines, machineSets }: Owned): ObjectRef[] {
+  const refs: ObjectRef[] = [];
+  const addRef = (r: unknown): void => {
+    if (isObject(r) && typeof r['kind'] === 'string' && typeof r['name'] === 'string')
+      refs.push({ apiGroup: String(r['apiGroup'] ?? ''), kind: r['kind'], name: r['name'] });
+  };
+  for (const m of machines) {
+    addRef(m.spec.infrastructureRef);
+    addRef(m.spec.bootstrap?.configRef);
+  }
+  for (const s of [...machineSets, proposed as unknown as MachineSet]) {
+    addRef(s.spec?.template?.spec?.infrastructureRef);
+    addRef(s.spec?.template?.spec?.bootstrap?.configRef);
+  }
+  if (kind === 'KubeadmControlPlane') addRef((proposed as unknown as KubeadmControlPlane).spec?.machineTemplate?.spec?.infrastructureRef);
+  return refs;
+}
+
+const refKey = (r: ObjectRef): string => `${r.apiGroup}/${r.kind}/${r.name}`;
+
+/** Every referenced object, read once (by `refKey`); documents of the file count as present (applied together). */
+async function readReferences(
+  conn: Connection,
+  { source, ns, refs }: { source: PreviewSource; ns: string; refs: readonly ObjectRef[] },
+): Promise<Map<string, KubeObject | undefined>> {
+  const c = conn.client;
+  const found = new Map<string, KubeObject | undefined>();
+  for (const r of refs) {
+    if (found.has(refKey(r))) continue;
+    const inFile =
+      'docs' in source
+        ? source.docs.find(
+            (d) =>
+              d.kind === r.kind &&
+              parseApiVersion(d.apiVersion ?? '').group === r.apiGroup &&
+              d.metadata?.name === r.name &&
+              (d.metadata.namespace ?? ns) === ns,
+          )
+        : undefined;
+    if (inFile) {
+      found.set(refKey(r), inFile);
+      continue;
+    }
+    let res: ResourceType;
+    try {
+      res = await c.resolve(r.apiGroup, r.kind);
+    } catch {
+      found.set(refKey(r), undefined);
+      continue;
+    }
+    found.set(refKey(r), (await call(conn, res, () => c.get<KubeObject>(res, ns, r.name))) ?? undefined);
+  }
+  return found;
 }
 
 const VERDICT: Record<CapiPreview['machines'][number]['verdict'], string> = {

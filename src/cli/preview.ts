@@ -33,7 +33,18 @@ import { checkPlan, renderPlanProblems, withOfflineProblems } from './plan-check
 import { call, connect, type Connection } from './kube.js';
 import { toLabelValue } from '../contract/index.js';
 import { safeJson, safeText } from './safe-text.js';
-import { CliError, ExitCode, isCliError, KUBE_OPTIONS_HELP, kubeOptions, str, UsageError, type Verb } from './verb.js';
+import {
+  CliError,
+  ExitCode,
+  isCliError,
+  KUBE_OPTIONS_HELP,
+  kubeOptions,
+  str,
+  UsageError,
+  type Io,
+  type ParsedArgs,
+  type Verb,
+} from './verb.js';
 
 /** `inplace preview`. */
 export const previewVerb: Verb = {
@@ -114,68 +125,78 @@ ${KUBE_OPTIONS_HELP}`,
     const plans = docs.filter((d) => d.kind === 'InPlaceUpdatePlan');
     // A campaign: its waves and, per cluster, the preview of the plan it would create (src/cli/campaign-preview.ts).
     if (plans.length === 0 && docs.some((d) => d.kind === 'InPlaceUpdateCampaign'))
-      return (await import('./campaign-preview.js')).runCampaignPreview(file, docs, args, io, output, readSnapshot);
+      return (await import('./campaign-preview.js')).runCampaignPreview({ file, docs }, args, io, output, readSnapshot);
     if (plans.length !== 1) {
       throw new CliError(
         `"${file}" must contain exactly one InPlaceUpdatePlan, found ${plans.length}`,
         'preview one plan at a time (see examples/plan.yaml)',
       );
     }
-    const policyFile = str(args, 'write-policy');
-    const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
-    const alertGatePolicy = gatePolicyOf(args);
-    const offline = checkPlan(plans[0]!, writePolicy ? { writePolicy } : {}); // schema, rules and controller checks, no server
-    const offlineError = (why: string): CliError =>
-      new CliError(renderPlanProblems(file, offline), `fix them all, then preview again (${why})`);
-    const parsed = InPlaceUpdatePlanSchema.safeParse(plans[0]);
-    if (!parsed.success) {
-      if (offline.length > 0) throw offlineError('the plan is too malformed to read the cluster for');
-      const issues = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n');
-      throw new CliError(
-        `"${file}" is not a valid InPlaceUpdatePlan:\n${issues}`,
-        'fix the fields above (the CRD schema in crds/ is the reference; kubectl explain inplaceupdateplan.spec)',
-      );
-    }
-    const plan = parsed.data as InPlaceUpdatePlan & KubeObject;
-    plan.metadata ??= {};
-    const { dryRunCommits } = await import('../plan-controller/prestart.js');
-    let conn: Connection;
-    try {
-      conn = connect(args);
-    } catch (e) {
-      if (offline.length > 0) throw offlineError(`the cluster was not read: ${(e as Error).message}`);
-      throw e;
-    }
-    try {
-      const ns = plan.metadata.namespace ?? str(args, 'namespace') ?? conn.contextNamespace ?? 'default';
-      plan.metadata.namespace = ns;
-      let snapshot: PreviewSnapshot;
-      try {
-        snapshot = await readSnapshot(conn, plan, ns, docs);
-        snapshot.dryRunProblems = await call(conn, Machines, () => dryRunCommits(conn.client, plan, snapshot.machines, writePolicy));
-      } catch (e) {
-        // The cluster could not be read (unreachable, forbidden, CRDs missing): the problems found without it are
-        // still true, and the operator fixes them while the cluster is down rather than one round later.
-        if (!isCliError(e)) throw e;
-        if (offline.length > 0) throw offlineError(`the cluster was not read: ${e.message}`);
-        throw new CliError(
-          e.message,
-          `${e.hint ? `${e.hint}; ` : ''}without the cluster no problem was found (schema, rules, plan controller checks)`,
-          e.exitCode,
-        );
-      }
-      if (writePolicy) snapshot.writePolicy = writePolicy;
-      if (alertGatePolicy) snapshot.alertGatePolicy = alertGatePolicy;
-      const { previewPlan } = await import('../plan-controller/preview.js');
-      const result = withOfflineProblems(previewPlan(plan, snapshot), offline);
-      if (output === 'json') io.out(`${safeJson(result)}\n`);
-      else io.out(renderPreview(plan, result, snapshot));
-      return result.valid ? ExitCode.ok : ExitCode.failure;
-    } finally {
-      conn.client.close();
-    }
+    return previewPlanFile(args, io, { file, docs, doc: plans[0]! }, output);
   },
 };
+
+/** The plan file's one plan: what the plan controller would do with it against the cluster (`inplace preview -f`). */
+async function previewPlanFile(
+  args: ParsedArgs,
+  io: Io,
+  { file, docs, doc }: { file: string; docs: KubeObject[]; doc: KubeObject },
+  output: 'text' | 'json',
+): Promise<number> {
+  const policyFile = str(args, 'write-policy');
+  const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
+  const alertGatePolicy = gatePolicyOf(args);
+  const offline = checkPlan(doc, writePolicy ? { writePolicy } : {}); // schema, rules and controller checks, no server
+  const offlineError = (why: string): CliError =>
+    new CliError(renderPlanProblems(file, offline), `fix them all, then preview again (${why})`);
+  const parsed = InPlaceUpdatePlanSchema.safeParse(doc);
+  if (!parsed.success) {
+    if (offline.length > 0) throw offlineError('the plan is too malformed to read the cluster for');
+    const issues = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n');
+    throw new CliError(
+      `"${file}" is not a valid InPlaceUpdatePlan:\n${issues}`,
+      'fix the fields above (the CRD schema in crds/ is the reference; kubectl explain inplaceupdateplan.spec)',
+    );
+  }
+  const plan = parsed.data as InPlaceUpdatePlan & KubeObject;
+  plan.metadata ??= {};
+  const { dryRunCommits } = await import('../plan-controller/prestart.js');
+  let conn: Connection;
+  try {
+    conn = connect(args);
+  } catch (e) {
+    if (offline.length > 0) throw offlineError(`the cluster was not read: ${(e as Error).message}`);
+    throw e;
+  }
+  try {
+    const ns = plan.metadata.namespace ?? str(args, 'namespace') ?? conn.contextNamespace ?? 'default';
+    plan.metadata.namespace = ns;
+    let snapshot: PreviewSnapshot;
+    try {
+      snapshot = await readSnapshot(conn, plan, ns, docs);
+      snapshot.dryRunProblems = await call(conn, Machines, () => dryRunCommits(conn.client, plan, snapshot.machines, writePolicy));
+    } catch (e) {
+      // The cluster could not be read (unreachable, forbidden, CRDs missing): the problems found without it are
+      // still true, and the operator fixes them while the cluster is down rather than one round later.
+      if (!isCliError(e)) throw e;
+      if (offline.length > 0) throw offlineError(`the cluster was not read: ${e.message}`);
+      throw new CliError(
+        e.message,
+        `${e.hint ? `${e.hint}; ` : ''}without the cluster no problem was found (schema, rules, plan controller checks)`,
+        e.exitCode,
+      );
+    }
+    if (writePolicy) snapshot.writePolicy = writePolicy;
+    if (alertGatePolicy) snapshot.alertGatePolicy = alertGatePolicy;
+    const { previewPlan } = await import('../plan-controller/preview.js');
+    const result = withOfflineProblems(previewPlan(plan, snapshot), offline);
+    if (output === 'json') io.out(`${safeJson(result)}\n`);
+    else io.out(renderPreview(plan, result, snapshot));
+    return result.valid ? ExitCode.ok : ExitCode.failure;
+  } finally {
+    conn.client.close();
+  }
+}
 
 /**
  * The preview of a plan object built by the CLI itself (e.g. `inplace revert`), against the cluster: the offline
@@ -190,6 +211,29 @@ export async function previewPlanObject(conn: Connection, plan: InPlaceUpdatePla
   return withOfflineProblems(previewPlan(plan, snapshot), offline);
 }
 
+/** get, list and resolve in the plan's namespace, with the CLI's errors; resolve answers why a kind is not served. */
+interface SnapshotReads {
+  get<T extends KubeObject>(res: ResourceType, name: string): Promise<T | undefined>;
+  list(res: ResourceType, labelSelector?: string): Promise<KubeObject[]>;
+  resolve(group: string, kind: string): Promise<ResourceType | string>;
+}
+
+function snapshotReads(conn: Connection, ns: string): SnapshotReads {
+  const c = conn.client;
+  return {
+    get: (res, name) => call(conn, res, () => c.get(res, res.namespaced ? ns : undefined, name)),
+    list: async (res, labelSelector) =>
+      (await call(conn, res, () => c.list(res, res.namespaced ? ns : undefined, labelSelector ? { labelSelector } : {}))).items,
+    resolve: async (group, kind) => {
+      try {
+        return await c.resolve(group, kind);
+      } catch (e) {
+        return `${kind}.${group} is not served by the API server (${(e as Error).message})`;
+      }
+    },
+  };
+}
+
 /** Reads everything the preview needs with get/list only. */
 async function readSnapshot(
   conn: Connection,
@@ -198,25 +242,52 @@ async function readSnapshot(
   fileDocs: KubeObject[],
 ): Promise<PreviewSnapshot> {
   const c = conn.client;
-  const get = <T extends KubeObject>(res: ResourceType, name: string): Promise<T | undefined> =>
-    call(conn, res, () => c.get<T>(res, res.namespaced ? ns : undefined, name));
-  const list = async (res: ResourceType, labelSelector?: string): Promise<KubeObject[]> =>
-    (await call(conn, res, () => c.list(res, res.namespaced ? ns : undefined, labelSelector ? { labelSelector } : {}))).items;
-  const resolve = async (group: string, kind: string): Promise<ResourceType | string> => {
-    try {
-      return await c.resolve(group, kind);
-    } catch (e) {
-      return `${kind}.${group} is not served by the API server (${(e as Error).message})`;
-    }
-  };
-
+  const r = snapshotReads(conn, ns);
   // The live plan of the same name, when there is one: its MachineUpdates are shown (the builder keeps only the records
   // that plan owns, by uid, as the controller does).
-  const live = plan.metadata.name ? await get(InPlaceUpdatePlans, plan.metadata.name) : undefined;
+  const live = plan.metadata.name ? await r.get(InPlaceUpdatePlans, plan.metadata.name) : undefined;
   const scopePlan: InPlaceUpdatePlan & KubeObject = live?.metadata.uid
     ? { ...plan, metadata: { ...plan.metadata, uid: live.metadata.uid } }
     : plan;
-  const reader: ScopeReader = {
+  const { buildScope } = await import('../plan-controller/scope.js');
+  const scope = await buildScope(scopePlan, scopeReader(conn, { plan, ns, fileDocs }, r));
+  // The file's plan is the one previewed; the live plan of the same name is replaced by it.
+  scope.plans = [...scope.plans, plan];
+  const { cluster, controlPlane, machineDeployments, templates, machines, machineUpdates } = scope;
+
+  // InfraMachines / BootstrapConfigs of the machines and the owners' templates, listed per kind (read-only).
+  const byKind = (refsOf: (m: KubeObject) => ContractRef | undefined, objs: KubeObject[]): Promise<KubeObject[]> =>
+    listReferencedKinds(r, refsOf, objs);
+  const infraMachines = await byKind(machineInfraRef, machines);
+  const bootstrapConfigs = await byKind(machineBootstrapRef, machines);
+  const owners = [...machineDeployments, ...(controlPlane?.object ? [controlPlane.object] : [])];
+  const ownerTemplates = [...(await byKind(ownerInfraTemplateRef, owners)), ...(await byKind(ownerBootstrapTemplateRef, owners))];
+  const schemas = await providerSchemas(c, r, machines);
+  const unheardUpdaters = await unheardGenericUpdaters(c, plan, ns);
+  return {
+    plan,
+    cluster,
+    ...(controlPlane ? { controlPlane } : {}),
+    machineDeployments,
+    templates,
+    machines,
+    machineUpdates,
+    plans: scope.plans,
+    infraMachines,
+    bootstrapConfigs,
+    ownerTemplates,
+    schemas,
+    ...(unheardUpdaters ? { unheardUpdaters } : {}),
+  };
+}
+
+/** The plan controller's scope reader over get/list: what the plan's snapshot is built from. */
+function scopeReader(
+  conn: Connection,
+  { plan, ns, fileDocs }: { plan: InPlaceUpdatePlan & KubeObject; ns: string; fileDocs: KubeObject[] },
+  { get, list, resolve }: SnapshotReads,
+): ScopeReader {
+  return {
     now: () => new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     cluster: (_ns, name) => get(Clusters, name),
     machineDeployments: async (_ns, names) => (await list(MachineDeployments)).filter((o) => names.includes(o.metadata.name ?? '')),
@@ -247,67 +318,49 @@ async function readSnapshot(
       const res = await resolve(group, kind);
       if (typeof res === 'string') return undefined;
       try {
-        return await c.get(CustomResourceDefinitions, undefined, `${res.plural}.${res.group}`);
+        return await conn.client.get(CustomResourceDefinitions, undefined, `${res.plural}.${res.group}`);
       } catch {
         return undefined; // best effort: a caller who may not read CRDs gets the controller's check at apply time
       }
     },
   };
-  const { buildScope } = await import('../plan-controller/scope.js');
-  const scope = await buildScope(scopePlan, reader);
-  // The file's plan is the one previewed; the live plan of the same name is replaced by it.
-  scope.plans = [...scope.plans, plan];
-  const { cluster, controlPlane, machineDeployments, templates, machines, machineUpdates } = scope;
+}
 
-  // InfraMachines / BootstrapConfigs of the machines and the owners' templates, listed per kind (read-only).
-  const byKind = async (refsOf: (m: KubeObject) => ContractRef | undefined, objs: KubeObject[]): Promise<KubeObject[]> => {
-    const kinds = new Map<string, ContractRef>();
-    for (const o of objs) {
-      const r = refsOf(o);
-      if (r) kinds.set(`${r.apiGroup}/${r.kind}`, r);
-    }
-    const out: KubeObject[] = [];
-    for (const r of kinds.values()) {
-      const res = await resolve(r.apiGroup, r.kind);
-      if (typeof res !== 'string') out.push(...(await list(res)).map((o) => ({ ...o, kind: res.kind })));
-    }
-    return out;
-  };
-  const infraMachines = await byKind(machineInfraRef, machines);
-  const bootstrapConfigs = await byKind(machineBootstrapRef, machines);
-  const owners = [...machineDeployments, ...(controlPlane?.object ? [controlPlane.object] : [])];
-  const ownerTemplates = [...(await byKind(ownerInfraTemplateRef, owners)), ...(await byKind(ownerBootstrapTemplateRef, owners))];
+/** Every object of each kind `refsOf` names among `objs` (listed once per kind). */
+async function listReferencedKinds(
+  r: SnapshotReads,
+  refsOf: (m: KubeObject) => ContractRef | undefined,
+  objs: KubeObject[],
+): Promise<KubeObject[]> {
+  const kinds = new Map<string, ContractRef>();
+  for (const o of objs) {
+    const ref = refsOf(o);
+    if (ref) kinds.set(`${ref.apiGroup}/${ref.kind}`, ref);
+  }
+  const out: KubeObject[] = [];
+  for (const ref of kinds.values()) {
+    const res = await r.resolve(ref.apiGroup, ref.kind);
+    if (typeof res !== 'string') out.push(...(await r.list(res)).map((o) => ({ ...o, kind: res.kind })));
+  }
+  return out;
+}
 
+/** The CRD schemas of Machine and of the machines' InfraMachine and BootstrapConfig kinds (those served). */
+async function providerSchemas(c: RestClient, r: SnapshotReads, machines: readonly KubeObject[]): Promise<PreviewSnapshot['schemas']> {
   const schemas: PreviewSnapshot['schemas'] = {};
   const machineSchema = await crdSchema(c, Machines);
   if (machineSchema) schemas.Machine = machineSchema;
-  const firstRef = (f: (m: KubeObject) => ContractRef | undefined): ContractRef | undefined => machines.map(f).find((r) => r);
+  const firstRef = (f: (m: KubeObject) => ContractRef | undefined): ContractRef | undefined => machines.map(f).find((x) => x);
   for (const [sel, ref] of [
     ['InfraMachine', firstRef(machineInfraRef)],
     ['BootstrapConfig', firstRef(machineBootstrapRef)],
   ] as const) {
     if (!ref) continue;
-    const res = await resolve(ref.apiGroup, ref.kind);
+    const res = await r.resolve(ref.apiGroup, ref.kind);
     const s = typeof res === 'string' ? undefined : await crdSchema(c, res);
     if (s) schemas[sel] = s;
   }
-
-  const unheardUpdaters = await unheardGenericUpdaters(c, plan, ns);
-  return {
-    plan,
-    cluster,
-    ...(controlPlane ? { controlPlane } : {}),
-    machineDeployments,
-    templates,
-    machines,
-    machineUpdates,
-    plans: scope.plans,
-    infraMachines,
-    bootstrapConfigs,
-    ownerTemplates,
-    schemas,
-    ...(unheardUpdaters ? { unheardUpdaters } : {}),
-  };
+  return schemas;
 }
 
 /** Tasks of one updater name looked at for a status: evidence of an updater serving it (a page, not every task). */

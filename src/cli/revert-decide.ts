@@ -133,80 +133,9 @@ export function decideRevert(i: RevertInput): RevertDecision {
     );
     return out;
   }
-
   // Per target, updater and path: the value each machine gets back (the same for every machine of the target).
   const byKey = new Map<string, RevertValue[]>();
-  for (const mu of updated) {
-    const machineName = mu.spec.machineRef.name;
-    const target = targetLabel(mu.spec.target);
-    const committed = mu.status?.committed;
-    if (!committed) {
-      out.problems.push(
-        `MachineUpdate ${mu.metadata?.name ?? ''} (machine ${machineName}) has no record of the values before its commit (status.committed: it finished before the platform kept one)`,
-      );
-      continue;
-    }
-    const live = i.live.get(machineName);
-    const machine = live?.Machine;
-    if (!machine) {
-      if ((committed.objects ?? []).length > 0)
-        out.problems.push(`machine ${machineName} (${target}) changed since the plan: it no longer exists`);
-      continue;
-    }
-    let pending = 0;
-    for (const o of committed.objects ?? []) {
-      const select = selectOf(machine, o);
-      const entries = o.entries ?? [];
-      if (!select) {
-        out.problems.push(`machine ${machineName} (${target}) changed since the plan: it no longer references ${o.kind} ${o.name}`);
-        continue;
-      }
-      const obj = live[select];
-      for (const e of entries) {
-        // A parent the commit created only to hold a deeper value: the deeper entry says what to revert.
-        if (e.before === undefined && entries.some((x) => x.path.startsWith(`${e.path}/`))) continue;
-        const now = read(obj, e.path);
-        const before = decode(e.before);
-        const after = decode(e.after);
-        if (isDeepStrictEqual(now, before)) continue;
-        if (!isDeepStrictEqual(now, after)) {
-          out.problems.push(
-            `machine ${machineName} (${target}) changed since the plan: ${select} ${e.path} is ${show(now)}, the plan wrote ${show(after)}`,
-          );
-          continue;
-        }
-        const updater = mu.spec.updaters.find((u) => u.responsibilities.some((r) => r.selectResource === select && r.path === e.path));
-        const refuse = (why: string, kept?: RevertRefusal['kept']): void =>
-          void out.refused.push({ target, machine: machineName, selectResource: select, path: e.path, why, ...(kept ? { kept } : {}) });
-        if (!updater) {
-          refuse('no updater of the plan is responsible for it');
-          continue;
-        }
-        if (before === undefined) {
-          refuse('the plan added this field; a plan sets values and cannot remove one');
-          continue;
-        }
-        if (select === 'Machine' && e.path === '/spec/version') {
-          const [b, a] = [parseVersion(before), parseVersion(after)];
-          if (b && a && compareVersions(b, a) < 0) {
-            refuse(
-              `Kubernetes version ${show(after)} back to ${show(before)} is a downgrade, which kubeadm does not support (upgrade rule no-downgrade)`,
-              { now: after, before },
-            );
-            continue;
-          }
-        }
-        pending++;
-        const key = `${target}\u0000${updater.name}\u0000${select}\u0000${e.path}`;
-        byKey.set(key, [
-          ...(byKey.get(key) ?? []),
-          { target, machine: machineName, updater: updater.name, selectResource: select, path: e.path, from: after, to: before },
-        ]);
-      }
-    }
-    const left = out.refused.some((r) => r.machine === machineName) || out.problems.some((p) => p.includes(`machine ${machineName} `));
-    if (pending === 0 && (committed.objects ?? []).length > 0 && !left) out.alreadyReverted.push(machineName);
-  }
+  for (const mu of updated) revertMachine(i, mu, { out, byKey });
   for (const values of byKey.values()) {
     const distinct = [...new Map(values.map((v) => [JSON.stringify(v.to), v])).values()];
     if (distinct.length > 1)
@@ -220,13 +149,111 @@ export function decideRevert(i: RevertInput): RevertDecision {
   if (out.problems.length > 0) return out;
   if (out.values.length === 0) return out;
   out.warnings.push(...versionKeptWarnings(out));
+  const revert = revertPlan(i, out.values);
+  // Upgrade rules on the revert plan itself (skew, skipped minors): the same check the controller's validation runs.
+  const rules = upgradeProblems({ plan: revert, machines: [...i.machines], ...(i.controlPlane ? { controlPlane: i.controlPlane } : {}) });
+  if (rules.length > 0) {
+    out.problems.push(...rules);
+    return out;
+  }
+  out.plan = revert;
+  return out;
+}
 
+/** Where the revert of each machine goes: the decision, and the values per target, updater and path. */
+interface RevertAcc {
+  out: RevertDecision;
+  byKey: Map<string, RevertValue[]>;
+}
+
+/** One updated machine: each journaled entry is reverted, already reverted, refused, or a problem. */
+function revertMachine(i: RevertInput, mu: MachineUpdate, { out, byKey }: RevertAcc): void {
+  const machineName = mu.spec.machineRef.name;
+  const target = targetLabel(mu.spec.target);
+  const committed = mu.status?.committed;
+  if (!committed) {
+    out.problems.push(
+      `MachineUpdate ${mu.metadata?.name ?? ''} (machine ${machineName}) has no record of the values before its commit (status.committed: it finished before the platform kept one)`,
+    );
+    return;
+  }
+  const live = i.live.get(machineName);
+  const machine = live?.Machine;
+  if (!machine) {
+    if ((committed.objects ?? []).length > 0)
+      out.problems.push(`machine ${machineName} (${target}) changed since the plan: it no longer exists`);
+    return;
+  }
+  let pending = 0;
+  for (const o of committed.objects ?? []) {
+    const select = selectOf(machine, o);
+    if (!select) {
+      out.problems.push(`machine ${machineName} (${target}) changed since the plan: it no longer references ${o.kind} ${o.name}`);
+      continue;
+    }
+    const entries = o.entries ?? [];
+    for (const e of entries) {
+      // A parent the commit created only to hold a deeper value: the deeper entry says what to revert.
+      if (e.before === undefined && entries.some((x) => x.path.startsWith(`${e.path}/`))) continue;
+      const v = revertEntry({ mu, target, select, obj: live[select], entry: e }, out);
+      if (!v) continue;
+      pending++;
+      const key = `${target}\u0000${v.updater}\u0000${select}\u0000${e.path}`;
+      byKey.set(key, [...(byKey.get(key) ?? []), v]);
+    }
+  }
+  const left = out.refused.some((r) => r.machine === machineName) || out.problems.some((p) => p.includes(`machine ${machineName} `));
+  if (pending === 0 && (committed.objects ?? []).length > 0 && !left) out.alreadyReverted.push(machineName);
+}
+
+/** One journaled entry of a machine's object, with what it belongs to. */
+interface JournaledEntry {
+  mu: MachineUpdate;
+  target: string;
+  select: Select;
+  obj: KubeObject | undefined;
+  entry: { path: string; before?: string | undefined; after?: string | undefined };
+}
+
+/** The value an entry goes back to, or undefined when it is already back, changed since (a problem), or refused. */
+function revertEntry({ mu, target, select, obj, entry: e }: JournaledEntry, out: RevertDecision): RevertValue | undefined {
+  const machineName = mu.spec.machineRef.name;
+  const now = read(obj, e.path);
+  const before = decode(e.before);
+  const after = decode(e.after);
+  if (isDeepStrictEqual(now, before)) return undefined;
+  if (!isDeepStrictEqual(now, after)) {
+    out.problems.push(
+      `machine ${machineName} (${target}) changed since the plan: ${select} ${e.path} is ${show(now)}, the plan wrote ${show(after)}`,
+    );
+    return undefined;
+  }
+  const updater = mu.spec.updaters.find((u) => u.responsibilities.some((r) => r.selectResource === select && r.path === e.path));
+  const refuse = (why: string, kept?: RevertRefusal['kept']): undefined =>
+    void out.refused.push({ target, machine: machineName, selectResource: select, path: e.path, why, ...(kept ? { kept } : {}) });
+  if (!updater) return refuse('no updater of the plan is responsible for it');
+  if (before === undefined) return refuse('the plan added this field; a plan sets values and cannot remove one');
+  if (select === 'Machine' && e.path === '/spec/version') {
+    const [b, a] = [parseVersion(before), parseVersion(after)];
+    if (b && a && compareVersions(b, a) < 0)
+      return refuse(
+        `Kubernetes version ${show(after)} back to ${show(before)} is a downgrade, which kubeadm does not support (upgrade rule no-downgrade)`,
+        { now: after, before },
+      );
+  }
+  return { target, machine: machineName, updater: updater.name, selectResource: select, path: e.path, from: after, to: before };
+}
+
+/** The revert plan: the original's targets with only the reverted values, its other settings kept. */
+function revertPlan(i: RevertInput, values: readonly RevertValue[]): InPlaceUpdatePlan & KubeObject {
+  const { plan } = i;
+  const planName = plan.metadata.name ?? '';
   const revertTarget = <T extends PlanTarget>(t: T, label: string): T | undefined => {
     const updaters: PlanUpdater[] = [];
     for (const u of t.updaters) {
       const responsibilities: Responsibility[] = [];
       for (const r of u.responsibilities) {
-        const v = out.values.find(
+        const v = values.find(
           (x) => x.target === label && x.updater === u.name && x.selectResource === r.selectResource && x.path === r.path,
         );
         if (v) responsibilities.push({ ...r, value: v.to as Responsibility['value'] });
@@ -247,20 +274,12 @@ export function decideRevert(i: RevertInput): RevertDecision {
     ...kept
   } = spec;
   const name = i.name ?? shortenName(`${planName}-revert`, 253);
-  const revert: InPlaceUpdatePlan & KubeObject = {
+  return {
     apiVersion: API_VERSION,
     kind: 'InPlaceUpdatePlan',
     metadata: { name, namespace: plan.metadata.namespace ?? '', annotations: { [REVERTS_ANNOTATION]: planName } },
     spec: { ...structuredClone(kept), ...(cp ? { controlPlane: cp } : {}), ...(mds.length > 0 ? { machineDeployments: mds } : {}) },
   };
-  // Upgrade rules on the revert plan itself (skew, skipped minors): the same check the controller's validation runs.
-  const rules = upgradeProblems({ plan: revert, machines: [...i.machines], ...(i.controlPlane ? { controlPlane: i.controlPlane } : {}) });
-  if (rules.length > 0) {
-    out.problems.push(...rules);
-    return out;
-  }
-  out.plan = revert;
-  return out;
 }
 
 /**

@@ -1,7 +1,7 @@
 // `inplace run [component ...]`: one process, one manager, the named controllers (all when none is named).
 import { hostname } from 'node:os';
 import type { Component } from '../runtime/pure/types.js';
-import { createLogger, createManager } from '../runtime/index.js';
+import { createLogger, createManager, type ManagerOptions } from '../runtime/index.js';
 import { InPlaceUpdatePlans } from '../api/index.js';
 import { COMPONENTS, componentsTaking, type ComponentRunOptions } from '../components.js';
 import { call, connect, explainApiError } from './kube.js';
@@ -21,6 +21,7 @@ import {
   portOption,
   str,
   UsageError,
+  type ParsedArgs,
   type Verb,
 } from './verb.js';
 
@@ -156,71 +157,15 @@ ${KUBE_OPTIONS_HELP}`,
     if (flag(args, 'metrics-secure') && (metricsPort === undefined || healthPort === undefined || metricsPort === healthPort)) {
       throw new UsageError('--metrics-secure needs --metrics-port and a different --health-port');
     }
-    const concurrency = concurrencyOption(args);
-    // A tuning flag that silently does nothing would mislead whoever sizes the deployment.
-    if (concurrency !== undefined && !names.some((n) => CONCURRENCY_COMPONENTS.includes(n))) {
-      throw new UsageError(
-        `--concurrency applies to ${CONCURRENCY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
-      );
-    }
-    const policyFile = str(args, 'write-policy');
-    if (policyFile !== undefined && !names.some((n) => WRITE_POLICY_COMPONENTS.includes(n))) {
-      throw new UsageError(
-        `--write-policy applies to ${WRITE_POLICY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
-      );
-    }
-    const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
-    const gatePolicyFile = str(args, 'alert-gate-policy');
-    if (gatePolicyFile !== undefined && !names.some((n) => ALERT_GATE_POLICY_COMPONENTS.includes(n))) {
-      throw new UsageError(
-        `--alert-gate-policy applies to ${ALERT_GATE_POLICY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
-      );
-    }
-    const alertGatePolicy = gatePolicyFile !== undefined ? loadAlertGatePolicy(gatePolicyFile) : undefined;
-    const keep = str(args, 'finished-plans-per-cluster');
-    const finishedPlansPerCluster = keep === undefined ? undefined : /^[0-9]+$/.test(keep) ? Number(keep) : NaN;
-    if (finishedPlansPerCluster !== undefined && !Number.isSafeInteger(finishedPlansPerCluster))
-      throw new UsageError(`--finished-plans-per-cluster must be a number of plans (0 or more), got "${keep}"`);
-    if (finishedPlansPerCluster !== undefined && !names.includes('plan-controller'))
-      throw new UsageError(
-        `--finished-plans-per-cluster applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
-      );
-    const pruneFinishedPlans = flag(args, 'prune-finished-plans');
-    if (pruneFinishedPlans && !names.includes('plan-controller'))
-      throw new UsageError(
-        `--prune-finished-plans applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
-      );
-    const unreportedTaskMs = durationOption(args, 'unreported-task-timeout', names);
-    const abortGraceMs = durationOption(args, 'abort-grace-period', names);
-    const extensionPort = portOption(args, 'extension-port');
-    const certDir = str(args, 'cert-dir');
-    if ((extensionPort !== undefined || certDir !== undefined) && !names.includes('runtime-extension'))
-      throw new UsageError(
-        `--extension-port and --cert-dir apply to runtime-extension; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take them`,
-      );
+    const runOpts = componentRunOptions(args, names);
+    const { concurrency } = runOpts;
     const heapGrowing = heapGrowingOption(str(args, 'heap-growing-percent')) ?? DEFAULT_RUN_HEAP_GROWING_PERCENT;
     applyHeapGrowing(heapGrowing);
     const conn = connect(args, `inplace-${names.length === 1 ? names[0] : 'controllers'}`);
     const name = names.length === 1 ? names[0]! : 'inplace-controllers';
     const namespace = str(args, 'namespace');
     const log = createLogger({ name, ...(str(args, 'log-level') ? { level: str(args, 'log-level') } : {}) });
-    const leaseNamespace = str(args, 'lease-namespace') ?? process.env['POD_NAMESPACE'] ?? namespace ?? 'default';
-    const components = await Promise.all(
-      names.map((n) =>
-        COMPONENT_LOADERS[n]!({
-          ...(concurrency !== undefined ? { concurrency } : {}),
-          ...(writePolicy ? { writePolicy } : {}),
-          ...(alertGatePolicy ? { alertGatePolicy } : {}),
-          ...(finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster } : {}),
-          ...(pruneFinishedPlans ? { pruneFinishedPlans } : {}),
-          ...(unreportedTaskMs !== undefined ? { unreportedTaskMs } : {}),
-          ...(abortGraceMs !== undefined ? { abortGraceMs } : {}),
-          ...(extensionPort !== undefined ? { extensionPort } : {}),
-          ...(certDir !== undefined ? { certDir } : {}),
-          ...(str(args, 'bind-address') ? { bindAddress: str(args, 'bind-address') } : {}),
-        }),
-      ),
-    );
+    const components = await Promise.all(names.map((n) => COMPONENT_LOADERS[n]!(runOpts)));
     const mgr = createManager({
       client: conn.client,
       name,
@@ -231,16 +176,7 @@ ${KUBE_OPTIONS_HELP}`,
       ...(healthPort !== undefined ? { healthPort } : {}),
       ...(flag(args, 'metrics-secure') ? { secureMetrics: true } : {}),
       ...(str(args, 'bind-address') ? { bindAddress: str(args, 'bind-address') } : {}),
-      ...(flag(args, 'leader-elect')
-        ? {
-            leaderElection: {
-              enabled: true,
-              leaseName: `inplace-${name}`.replace(/^inplace-inplace-/, 'inplace-'),
-              leaseNamespace,
-              identity: `${process.env['POD_NAME'] ?? hostname()}_${process.pid}`,
-            },
-          }
-        : {}),
+      ...leaderElectionOf(args, name, namespace),
     });
     // Fail fast with a clear message rather than retrying forever against a wrong or empty cluster.
     await call(conn, InPlaceUpdatePlans, () => conn.client.list(InPlaceUpdatePlans, namespace, { limit: 1 }));
@@ -274,3 +210,75 @@ ${KUBE_OPTIONS_HELP}`,
     return ExitCode.ok;
   },
 };
+
+/** The components' options from the flags; a flag none of `names` takes is refused (it would silently do nothing). */
+function componentRunOptions(args: ParsedArgs, names: readonly string[]): ComponentRunOptions {
+  const concurrency = concurrencyOption(args);
+  // A tuning flag that silently does nothing would mislead whoever sizes the deployment.
+  if (concurrency !== undefined && !names.some((n) => CONCURRENCY_COMPONENTS.includes(n))) {
+    throw new UsageError(
+      `--concurrency applies to ${CONCURRENCY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
+    );
+  }
+  const policyFile = str(args, 'write-policy');
+  if (policyFile !== undefined && !names.some((n) => WRITE_POLICY_COMPONENTS.includes(n))) {
+    throw new UsageError(
+      `--write-policy applies to ${WRITE_POLICY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
+    );
+  }
+  const writePolicy = policyFile !== undefined ? loadWritePolicy(policyFile) : undefined;
+  const gatePolicyFile = str(args, 'alert-gate-policy');
+  if (gatePolicyFile !== undefined && !names.some((n) => ALERT_GATE_POLICY_COMPONENTS.includes(n))) {
+    throw new UsageError(
+      `--alert-gate-policy applies to ${ALERT_GATE_POLICY_COMPONENTS.join(', ')}; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
+    );
+  }
+  const alertGatePolicy = gatePolicyFile !== undefined ? loadAlertGatePolicy(gatePolicyFile) : undefined;
+  const keep = str(args, 'finished-plans-per-cluster');
+  const finishedPlansPerCluster = keep === undefined ? undefined : /^[0-9]+$/.test(keep) ? Number(keep) : NaN;
+  if (finishedPlansPerCluster !== undefined && !Number.isSafeInteger(finishedPlansPerCluster))
+    throw new UsageError(`--finished-plans-per-cluster must be a number of plans (0 or more), got "${keep}"`);
+  if (finishedPlansPerCluster !== undefined && !names.includes('plan-controller'))
+    throw new UsageError(
+      `--finished-plans-per-cluster applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
+    );
+  const pruneFinishedPlans = flag(args, 'prune-finished-plans');
+  if (pruneFinishedPlans && !names.includes('plan-controller'))
+    throw new UsageError(
+      `--prune-finished-plans applies to plan-controller; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take it`,
+    );
+  const unreportedTaskMs = durationOption(args, 'unreported-task-timeout', names);
+  const abortGraceMs = durationOption(args, 'abort-grace-period', names);
+  const extensionPort = portOption(args, 'extension-port');
+  const certDir = str(args, 'cert-dir');
+  if ((extensionPort !== undefined || certDir !== undefined) && !names.includes('runtime-extension'))
+    throw new UsageError(
+      `--extension-port and --cert-dir apply to runtime-extension; ${names.join(', ')} do${names.length === 1 ? 'es' : ''} not take them`,
+    );
+  return {
+    ...(concurrency !== undefined ? { concurrency } : {}),
+    ...(writePolicy ? { writePolicy } : {}),
+    ...(alertGatePolicy ? { alertGatePolicy } : {}),
+    ...(finishedPlansPerCluster !== undefined ? { finishedPlansPerCluster } : {}),
+    ...(pruneFinishedPlans ? { pruneFinishedPlans } : {}),
+    ...(unreportedTaskMs !== undefined ? { unreportedTaskMs } : {}),
+    ...(abortGraceMs !== undefined ? { abortGraceMs } : {}),
+    ...(extensionPort !== undefined ? { extensionPort } : {}),
+    ...(certDir !== undefined ? { certDir } : {}),
+    ...(str(args, 'bind-address') ? { bindAddress: str(args, 'bind-address') } : {}),
+  };
+}
+
+/** The manager's leader election with --leader-elect: one Lease per component set, one identity per process. */
+function leaderElectionOf(args: ParsedArgs, name: string, namespace: string | undefined): Pick<ManagerOptions, 'leaderElection'> {
+  if (!flag(args, 'leader-elect')) return {};
+  const leaseNamespace = str(args, 'lease-namespace') ?? process.env['POD_NAMESPACE'] ?? namespace ?? 'default';
+  return {
+    leaderElection: {
+      enabled: true,
+      leaseName: `inplace-${name}`.replace(/^inplace-inplace-/, 'inplace-'),
+      leaseNamespace,
+      identity: `${process.env['POD_NAME'] ?? hostname()}_${process.pid}`,
+    },
+  };
+}

@@ -75,14 +75,7 @@ async function locate(
 }
 
 /** Reads every object and builds every patch (nothing written). */
-async function prepare(
-  client: KubeClient,
-  namespace: string,
-  machineName: string,
-  resps: readonly Responsibility[],
-  policy: WritePolicy | undefined,
-  cachedMachine: KubeObject | undefined,
-): Promise<Target[]> {
+async function prepare(client: KubeClient, { namespace, machineName, resps, policy, cachedMachine }: CommitRequest): Promise<Target[]> {
   // A cached Machine saves a GET per commit: the patch is guarded by its resourceVersion, so a stale copy costs a
   // conflict (retried), never a write on outdated values.
   const machine = cachedMachine ?? (await client.get(Machines, namespace, machineName));
@@ -184,11 +177,9 @@ async function dryRunAll(
 /** Phase 3 of a commit: journal the previous values, then write every pending patch; roll back on a refusal or a value not kept. */
 async function writeAll(
   client: KubeClient,
-  namespace: string,
+  { namespace, save, memo }: { namespace: string; save: SaveJournal; memo: { ref: DryRunMemoRef; key: string } | undefined },
   pending: readonly Target[],
   journaled: readonly JournalObject[],
-  save: SaveJournal,
-  memo: { ref: DryRunMemoRef; key: string } | undefined,
 ): Promise<CommitResult> {
   const next: JournalObject[] = pending.map((t) => ({
     apiGroup: t.apiGroup,
@@ -281,6 +272,23 @@ function journalFromPrevious(targets: readonly Target[], previous: readonly Prev
   return out;
 }
 
+/** One commit: which machine, what to write, and the journal it resumes from and persists to. */
+export interface CommitRequest {
+  namespace: string;
+  machineName: string;
+  resps: readonly Responsibility[];
+  /** The MachineUpdate's status.commit (from an interrupted earlier run, if any). */
+  journal?: CommitJournal | undefined;
+  save: SaveJournal;
+  policy?: WritePolicy | undefined;
+  /** Used instead of reading the Machine (its resourceVersion guards the patch). */
+  cachedMachine?: KubeObject | undefined;
+  /** Lets a single-object commit skip a dry-run its plan already passed on that kind (see dryRunAll). */
+  memoRef?: DryRunMemoRef | undefined;
+  /** The MachineUpdate's spec.previous. */
+  previous?: readonly PreviousValue[] | undefined;
+}
+
 /**
  * Commits every responsibility to the Machine, its InfraMachine and its BootstrapConfig, all or nothing: prepare
  * every patch, dry-run them all (`dryRunAll`), then journal and write (`writeAll`). `journal`
@@ -292,18 +300,8 @@ function journalFromPrevious(targets: readonly Target[], previous: readonly Prev
  * journal write (commitOne); otherwise the paths already at their new value are journaled with their recorded
  * previous value, so a finished commit records it and a rollback restores it.
  */
-export async function commitResponsibilities(
-  client: KubeClient,
-  namespace: string,
-  machineName: string,
-  resps: readonly Responsibility[],
-  journal: CommitJournal | undefined,
-  save: SaveJournal,
-  policy?: WritePolicy,
-  cachedMachine?: KubeObject,
-  memoRef?: DryRunMemoRef,
-  previous?: readonly PreviousValue[],
-): Promise<CommitResult> {
+export async function commitResponsibilities(client: KubeClient, c: CommitRequest): Promise<CommitResult> {
+  const { namespace, journal, save, memoRef, previous } = c;
   if (journal?.state === 'RollingBack')
     return rollback(client, namespace, journal.objects ?? [], journal.reason ?? 'the commit failed', save);
   let journaled = journal?.objects ?? [];
@@ -316,7 +314,7 @@ export async function commitResponsibilities(
 
   let targets: Target[];
   try {
-    targets = await prepare(client, namespace, machineName, resps, policy, cachedMachine);
+    targets = await prepare(client, c);
   } catch (err) {
     if (err instanceof MachineGone && journaled.length === 0) {
       if (journal) await save(undefined);
@@ -336,7 +334,7 @@ export async function commitResponsibilities(
   const why = await dryRunAll(client, namespace, targets, memo);
   if (why !== undefined) return fail(why);
   const pending = targets.filter((t) => t.ops.length > 0);
-  if (pending.length > 0) return writeAll(client, namespace, pending, journaled, save, memo);
+  if (pending.length > 0) return writeAll(client, { namespace, save, memo }, pending, journaled);
   // Everything in place: what an interrupted earlier run wrote (its journal) is what this commit changed, else nothing.
   await save(undefined, journaled);
   return { ok: true, written: [] };

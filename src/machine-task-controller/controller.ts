@@ -27,7 +27,6 @@ import {
   taskKindOfTemplate,
   taskLabels,
   taskKindProblem,
-  taskName,
   templateTaskProblem,
   toLabelValue,
   TemplateKindError,
@@ -66,11 +65,12 @@ import {
 } from './decide.js';
 import { metricsFor, type TaskControllerMetrics } from './metrics.js';
 import {
+  buildScope,
   machinePresence,
-  orderedSpecUpdaters,
   type MachineUpdateObject,
   type MachineUpdateUpdater,
   type Scope,
+  type ScopeReader,
   type UpdaterView,
 } from './scope.js';
 import { PROGRESS_WRITE_INTERVAL_MS, buildStatus, progressHoldMs, refusalStatus, statusEvent, type StatusInput } from './status.js';
@@ -283,7 +283,7 @@ export async function reconcile(deps: TaskDeps, key: ObjectKey, log: Logger): Pr
   if (refused) return refused;
   let scope: Scope;
   try {
-    scope = await buildScope(deps, mu);
+    scope = await buildScope(scopeReader(deps), mu);
   } catch (err) {
     if (!(err instanceof TemplateKindError) && !(err instanceof TaskKindRefusedError)) throw err;
     // A template ref that cannot name an acceptable task kind never will: fail the update with the reason.
@@ -359,26 +359,12 @@ async function writeRefusal(deps: TaskDeps, mu: MachineUpdateObject, message: st
   deps.mgr.events.event(mu, 'Warning', Reasons.notOwnedByPlan, message);
 }
 
-/** Resolves each updater's task resource, makes sure it is watched and reads its task from the cache. */
-async function buildScope(deps: TaskDeps, mu: MachineUpdateObject): Promise<Scope> {
-  const ns = mu.metadata.namespace!;
-  const machine = deps.mgr.informer<KubeObject>(Machines).store.peek(ns, mu.spec.machineRef.name);
-
-  const views: UpdaterView[] = [];
-  for (const u of orderedSpecUpdaters(mu.spec)) {
-    const res = await taskResource(deps, u);
-    const name = taskName(mu.spec.planName, mu.spec.machineRef.name, u.name);
-    const found = deps.mgr.informer<Task>(res).store.peek(ns, name);
-    const view: UpdaterView = { updater: u, taskName: name, apiVersion: apiVersionOf(res), kind: res.kind };
-    if (found) {
-      const ownerUid = found.metadata.ownerReferences?.find((r) => r.controller)?.uid;
-      if (ownerUid === mu.metadata.uid) view.task = found;
-      else view.foreign = found;
-    }
-    views.push(view);
-  }
-  return { mu, machine: machinePresence(machine), views };
-}
+/** The scope reader over the informers' caches; task kinds are resolved, checked and watched on first use. */
+const scopeReader = (deps: TaskDeps): ScopeReader => ({
+  machine: (ns, name) => deps.mgr.informer<KubeObject>(Machines).store.peek(ns, name),
+  taskResource: (u) => taskResource(deps, u),
+  task: (res, ns, name) => deps.mgr.informer<Task>(res).store.peek(ns, name),
+});
 
 /** The task resource of an updater: the generic kind, or the template's kind without "Template" (served version). */
 async function taskResource(deps: TaskDeps, u: MachineUpdateUpdater): Promise<ResourceType> {
@@ -533,18 +519,17 @@ export async function reconcileCommit(deps: TaskDeps, scope: Scope, d: Decision,
   };
   const cachedMachine = mgr.informer<KubeObject>(Machines).store.peek(mu.metadata.namespace, mu.spec.machineRef.name);
   const plan = controllingPlanRef(mu)?.uid;
-  const result = await commitResponsibilities(
-    client,
-    mu.metadata.namespace!,
-    mu.spec.machineRef.name,
+  const result = await commitResponsibilities(client, {
+    namespace: mu.metadata.namespace!,
+    machineName: mu.spec.machineRef.name,
     resps,
-    mu.status?.commit,
+    journal: mu.status?.commit,
     save,
-    deps.writePolicy,
+    policy: deps.writePolicy,
     cachedMachine,
-    plan ? { memo: deps.dryRuns, plan } : undefined,
-    mu.spec.previous,
-  );
+    memoRef: plan ? { memo: deps.dryRuns, plan } : undefined,
+    previous: mu.spec.previous,
+  });
   const ending = commitEnding(result, scope.views.length);
   if (!result.ok) mgr.events.event(mu, ending.updateStatus === 'aborted' ? 'Normal' : 'Warning', ending.reason, ending.message);
   return { status: ending, action: Action.awaitChange(), mu: latest, commit: journal ?? null, ...(committed ? { committed } : {}) };

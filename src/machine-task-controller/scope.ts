@@ -1,8 +1,9 @@
 // Typed view of one MachineUpdate reconcile: the MachineUpdate, its machine's state and, per updater in run
-// order, the task the controller expects and what it found. Built by controller.ts, read by the pure modules.
-import type { KubeObject, MachineUpdateSpec, MachineUpdateStatus } from '../api/index.js';
-import { orderedUpdaters } from '../api/index.js';
-import type { Task } from '../contract/index.js';
+// order, the task the controller expects and what it found. Built here (buildScope) from what a ScopeReader reads
+// (the controller's caches), read by the pure modules; resolving and watching task kinds stay with the controller.
+import type { KubeObject, MachineUpdateSpec, MachineUpdateStatus, ResourceType } from '../api/index.js';
+import { apiVersionOf, orderedUpdaters } from '../api/index.js';
+import { taskName, type Task } from '../contract/index.js';
 
 /** A MachineUpdate as the controller handles it (metadata always present). */
 export interface MachineUpdateObject extends KubeObject {
@@ -46,3 +47,33 @@ export interface Scope {
 
 /** The updaters of a MachineUpdate in run order (the shared rule in src/api/updaters.ts). */
 export const orderedSpecUpdaters = (spec: MachineUpdateSpec): MachineUpdateUpdater[] => orderedUpdaters(spec.updaters);
+
+/** What a scope is read from: the controller's caches, and the task resource of an updater (resolved and watched). */
+export interface ScopeReader {
+  /** The cached Machine, or undefined. */
+  machine(namespace: string, name: string): KubeObject | undefined;
+  /** The task resource of an updater; throws when its kind is refused or cannot be resolved yet. */
+  taskResource(u: MachineUpdateUpdater): Promise<ResourceType>;
+  /** The cached task of that resource, or undefined. */
+  task(res: ResourceType, namespace: string, name: string): Task | undefined;
+}
+
+/** The scope of one MachineUpdate: its machine's presence and, per updater in run order, the task found under its name. */
+export async function buildScope(reader: ScopeReader, mu: MachineUpdateObject): Promise<Scope> {
+  const ns = mu.metadata.namespace!;
+  const machine = reader.machine(ns, mu.spec.machineRef.name);
+  const views: UpdaterView[] = [];
+  for (const u of orderedSpecUpdaters(mu.spec)) {
+    const res = await reader.taskResource(u);
+    const name = taskName(mu.spec.planName, mu.spec.machineRef.name, u.name);
+    const found = reader.task(res, ns, name);
+    const view: UpdaterView = { updater: u, taskName: name, apiVersion: apiVersionOf(res), kind: res.kind };
+    if (found) {
+      const ownerUid = found.metadata.ownerReferences?.find((r) => r.controller)?.uid;
+      if (ownerUid === mu.metadata.uid) view.task = found;
+      else view.foreign = found;
+    }
+    views.push(view);
+  }
+  return { mu, machine: machinePresence(machine), views };
+}

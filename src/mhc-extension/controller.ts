@@ -142,7 +142,7 @@ async function reconcileMachineHealthCheck(deps: MhcDeps, scope: MhcScope, log: 
       stale = true;
       continue;
     }
-    if (!(await reconcileMachine(deps, scope, action, machine, update, log))) stale = true;
+    if (!(await reconcileMachine(deps, scope, { action, machine, cached: update }, log))) stale = true;
   }
   const after = stale ? Math.min(STALE_VIEW_RECHECK_MS, plan.requeueAfterMs ?? Infinity) : plan.requeueAfterMs;
   return after !== undefined ? Action.requeue(after) : Action.awaitChange();
@@ -169,9 +169,7 @@ function reconcileWarnings(deps: MhcDeps, scope: MhcScope, events: readonly Even
 async function reconcileMachine(
   deps: MhcDeps,
   scope: MhcScope,
-  action: MachineAction,
-  machine: Machine,
-  cached: MachineUpdate | undefined,
+  { action, machine, cached }: { action: MachineAction; machine: Machine; cached: MachineUpdate | undefined },
   log: Logger,
 ): Promise<boolean> {
   const wish = action.update?.condition;

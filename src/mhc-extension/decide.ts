@@ -3,21 +3,15 @@
 // gets it), action (the patch, condition and Events per machine). No client, no clock: the controller acts on the
 // result. The modules' own exports are re-exported so callers keep one entry point.
 import { Labels, MhcEventReasons } from '../api/index.js';
-import type { Machine, MachineHealthCheck, MachineUpdate } from './scope.js';
+import type { Machine, MachineHealthCheck, MachineUpdate } from './decide/objects.js';
+import { passMachine, passMachines, type PassMachine } from './decide/pass.js';
 import type { EventWish } from './status.js';
 import { protectAction, unhealthyAction, type MachineAction } from './decide/action.js';
 import { eligibleMachines, readMhcConfig, readTimeoutAnnotation, type MhcConfig } from './decide/eligibility.js';
 import { censusOf, decideRemediation, inRemediationOrder, markedUnhealthy } from './decide/remediation.js';
 import { judge, requeueAfterMs, type Judged, type Verdict } from './decide/timeouts.js';
 import { restorePatch } from './decide/annotations.js';
-import {
-  activeUpdateOf,
-  currentUpdateOf,
-  planGraceEndsAt,
-  putsInUpdate,
-  restoreDeferredToPlan,
-  updatesByMachine,
-} from './decide/updates.js';
+import { activeUpdateOf, planGraceEndsAt, putsInUpdate, restoreDeferredToPlan } from './decide/updates.js';
 
 export { liftPatch, protectPatch, restorePatch, type AnnotationPatch } from './decide/annotations.js';
 export type { MachineAction } from './decide/action.js';
@@ -29,6 +23,7 @@ export {
   type TimeoutConfig,
 } from './decide/eligibility.js';
 export { markedUnhealthy, remediationCount } from './decide/remediation.js';
+export { passMachine, passMachines, type PassMachine } from './decide/pass.js';
 export { protectAction } from './decide/action.js';
 export { readMhcConfig, type MhcConfig } from './decide/eligibility.js';
 export {
@@ -78,36 +73,6 @@ function ignoredPlan(mhcName: string, config: Extract<MhcConfig, { kind: 'ignore
       ]
     : [];
   return { ignored: true, mhcEvents, actions: [] };
-}
-
-/**
- * A machine a pass looks at: selected and not being deleted, and marked unhealthy (markedUnhealthy) or in update. `u` is
- * its current update when that puts it in update. Every other selected machine only counts towards the budget's base.
- */
-export interface PassMachine {
-  m: Machine;
-  u?: MachineUpdate;
-  /** markedUnhealthy(m). */
-  marked: boolean;
-}
-
-/** The machine as a pass sees it given its MachineUpdates (deleting ones left out), or undefined when a pass need not look at it. */
-export function passMachine(m: Machine, mine: readonly MachineUpdate[]): PassMachine | undefined {
-  const cur = currentUpdateOf(m, mine);
-  const u = cur && putsInUpdate(cur) ? cur : undefined;
-  const marked = markedUnhealthy(m);
-  return u || marked ? { m, ...(u ? { u } : {}), marked } : undefined;
-}
-
-/** The machines among `eligible` (selected, not deleting) a pass looks at, given their namespace's MachineUpdates. */
-export function passMachines(eligible: readonly Machine[], updates: readonly MachineUpdate[]): PassMachine[] {
-  const byMachine = updatesByMachine(updates);
-  const out: PassMachine[] = [];
-  for (const m of eligible) {
-    const p = passMachine(m, byMachine.get(m.metadata.name ?? '') ?? []);
-    if (p) out.push(p);
-  }
-  return out;
 }
 
 /**

@@ -3,16 +3,14 @@
 // per-machine copies: they cost seconds at 10k machines); the controller snapshots only what it writes. A pass over an
 // MHC reads MhcIndex: kept by the caches' change events, it holds what the pass decides on (how many machines the MHC
 // selects, and the few a pass looks at), so a pass costs the machines in update, not the fleet.
-import { Labels, mhcSelects, type KubeObject, type MachineUpdate as MachineUpdateBody } from '../api/index.js';
-import type { Machine, MachineHealthCheck } from '../api/capi/index.js';
+import { Labels, mhcSelects, type KubeObject } from '../api/index.js';
+import type { Machine, MachineHealthCheck, MachineUpdate } from './decide/objects.js';
 import { toLabelValue } from '../contract/index.js';
-import { machineOfUpdate, passMachine, type PassMachine } from './decide.js';
+import { passMachine, type PassMachine } from './decide/pass.js';
+import { machineOfUpdate } from './decide/updates.js';
 import { labelSelectorMatches, type ObjectKey, type Store } from '../runtime/index.js';
 
-export type { Machine, MachineHealthCheck } from '../api/capi/index.js';
-
-/** A MachineUpdate with its metadata. */
-export type MachineUpdate = KubeObject & MachineUpdateBody;
+export type { Machine, MachineHealthCheck, MachineUpdate } from './decide/objects.js';
 
 /** The caches a snapshot is read from. */
 export interface MhcStores {

@@ -88,43 +88,7 @@ export function createEventRecorder(client: KubeClient, opts: EventRecorderOptio
 
   const objectId = (o: KubeObject): string => o.metadata.uid ?? `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
 
-  async function write(agg: Aggregate, ev: Recorded): Promise<void> {
-    const now = new Date();
-    if (agg.count > 0) {
-      try {
-        // A repeat updates the Event's series (count >= 2), as client-go's events broadcaster does.
-        await client.patch(
-          EventsV1,
-          agg.namespace,
-          agg.name,
-          { series: { count: agg.count + 1, lastObservedTime: microTime(now) } },
-          { type: 'merge' },
-        );
-        agg.count++;
-        return;
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-        // The aggregated Event expired (events have a TTL): start a new one.
-        agg.count = 0;
-        agg.name = eventName(ev.regarding, now);
-      }
-    }
-    await client.create(EventsV1, {
-      apiVersion: 'events.k8s.io/v1',
-      kind: 'Event',
-      metadata: { name: agg.name, namespace: agg.namespace },
-      eventTime: microTime(now),
-      reportingController: opts.component,
-      reportingInstance: host,
-      action: opts.eventAction?.(ev.reason) ?? 'Reconcile',
-      reason: ev.reason,
-      regarding: reference(ev.regarding),
-      ...(ev.related ? { related: reference(ev.related) } : {}),
-      note: ev.note,
-      type: ev.type,
-    });
-    agg.count = 1;
-  }
+  const write = (agg: Aggregate, ev: Recorded): Promise<void> => writeEvent({ client, opts, host }, agg, ev);
 
   return {
     get dropped() {
@@ -168,6 +132,52 @@ export function createEventRecorder(client: KubeClient, opts: EventRecorderOptio
       while (pending.size > 0) await Promise.all([...pending]);
     },
   };
+}
+
+/** Who writes the Events: the client, the recorder's options and the reporting instance. */
+interface Writer {
+  client: KubeClient;
+  opts: EventRecorderOptions;
+  host: string;
+}
+
+/** Writes one recorded event: a patch of the aggregated Event's series for a repeat, else a new Event. */
+async function writeEvent({ client, opts, host }: Writer, agg: Aggregate, ev: Recorded): Promise<void> {
+  const now = new Date();
+  if (agg.count > 0) {
+    try {
+      // A repeat updates the Event's series (count >= 2), as client-go's events broadcaster does.
+      await client.patch(
+        EventsV1,
+        agg.namespace,
+        agg.name,
+        { series: { count: agg.count + 1, lastObservedTime: microTime(now) } },
+        { type: 'merge' },
+      );
+      agg.count++;
+      return;
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      // The aggregated Event expired (events have a TTL): start a new one.
+      agg.count = 0;
+      agg.name = eventName(ev.regarding, now);
+    }
+  }
+  await client.create(EventsV1, {
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: { name: agg.name, namespace: agg.namespace },
+    eventTime: microTime(now),
+    reportingController: opts.component,
+    reportingInstance: host,
+    action: opts.eventAction?.(ev.reason) ?? 'Reconcile',
+    reason: ev.reason,
+    regarding: reference(ev.regarding),
+    ...(ev.related ? { related: reference(ev.related) } : {}),
+    note: ev.note,
+    type: ev.type,
+  });
+  agg.count = 1;
 }
 
 /** client-go style unique name: `<object>.<hex nanoseconds>`. */

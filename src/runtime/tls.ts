@@ -1,5 +1,5 @@
-// Self-signed TLS for the servers this repository starts: the metrics endpoint, the runtime extension, and the local
-// API server (a tool that otherwise imports nothing of ours, so this module imports nothing of ours either).
+// Self-signed TLS for the servers the product starts: the metrics endpoint and the runtime extension. (The standalone
+// local API server has its own copy in tools/local-apiserver/tls.ts.)
 import { generate } from 'selfsigned';
 
 /**

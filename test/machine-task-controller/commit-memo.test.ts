@@ -51,9 +51,15 @@ describe('commit dry-run memo (issue 25, integration)', function () {
     const memo = new DryRunMemo();
     const client = countingClient(f.env.client);
     for (const m of [f.machines[0]!, f.machines[1]!]) {
-      const r = await commitResponsibilities(client, f.ns, m, [VERSION], undefined, save([]), undefined, undefined, {
-        memo,
-        plan: 'uid-1',
+      const r = await commitResponsibilities(client, {
+        namespace: f.ns,
+        machineName: m,
+        resps: [VERSION],
+        save: save([]),
+        memoRef: {
+          memo,
+          plan: 'uid-1',
+        },
       });
       expect(r.ok, m).to.equal(true);
       expect((await get(Machines, m)).spec['version']).to.equal('v1.30.1');
@@ -62,13 +68,25 @@ describe('commit dry-run memo (issue 25, integration)', function () {
     expect(client.real.get('Machine'), 'real Machine patches').to.equal(2);
     // Another plan (another uid) dry-runs its own first commit.
     const other = { ...VERSION, value: 'v1.30.2' };
-    await commitResponsibilities(client, f.ns, f.machines[0]!, [other], undefined, save([]), undefined, undefined, { memo, plan: 'uid-2' });
+    await commitResponsibilities(client, {
+      namespace: f.ns,
+      machineName: f.machines[0]!,
+      resps: [other],
+      save: save([]),
+      memoRef: { memo, plan: 'uid-2' },
+    });
     expect(client.dry.get('Machine')).to.equal(2);
     // Machine + BootstrapConfig: both dry-run on each machine, memo or not.
     for (const m of [f.machines[2]!, f.machines[3]!]) {
-      const r = await commitResponsibilities(client, f.ns, m, [VERSION, NTP], undefined, save([]), undefined, undefined, {
-        memo,
-        plan: 'uid-1',
+      const r = await commitResponsibilities(client, {
+        namespace: f.ns,
+        machineName: m,
+        resps: [VERSION, NTP],
+        save: save([]),
+        memoRef: {
+          memo,
+          plan: 'uid-1',
+        },
       });
       expect(r.ok, m).to.equal(true);
     }
@@ -80,39 +98,31 @@ describe('commit dry-run memo (issue 25, integration)', function () {
     const memo = new DryRunMemo();
     const client = countingClient(f.env.client);
     const ntp = (v: string): Responsibility => ({ ...NTP, value: { enabled: true, servers: [v] } });
-    const ok = await commitResponsibilities(
-      client,
-      f.ns,
-      f.machines[4]!,
-      [ntp('a.example.com')],
-      undefined,
-      save([]),
-      undefined,
-      undefined,
-      {
+    const ok = await commitResponsibilities(client, {
+      namespace: f.ns,
+      machineName: f.machines[4]!,
+      resps: [ntp('a.example.com')],
+      save: save([]),
+      memoRef: {
         memo,
         plan: 'uid-3',
       },
-    );
+    });
     expect(ok.ok).to.equal(true);
     expect(client.dry.get('KubeadmConfig')).to.equal(1);
     const k0 = await get(KubeadmConfigs, f.machines[5]!);
     client.reject = 'KubeadmConfig';
     const saves: (CommitJournal | undefined)[] = [];
-    const r = await commitResponsibilities(
-      client,
-      f.ns,
-      f.machines[5]!,
-      [ntp('a.example.com')],
-      undefined,
-      save(saves),
-      undefined,
-      undefined,
-      {
+    const r = await commitResponsibilities(client, {
+      namespace: f.ns,
+      machineName: f.machines[5]!,
+      resps: [ntp('a.example.com')],
+      save: save(saves),
+      memoRef: {
         memo,
         plan: 'uid-3',
       },
-    );
+    });
     expect(client.dry.get('KubeadmConfig'), 'the dry-run was skipped').to.equal(1);
     expect(r).to.deep.include({ ok: false, outcome: 'nothing-committed' });
     expect(r.ok ? '' : r.message).to.match(/nothing committed: .*admission webhook denied/);
@@ -122,9 +132,15 @@ describe('commit dry-run memo (issue 25, integration)', function () {
     expect(k1.spec).to.deep.equal(k0.spec);
     // Forgotten: the next commit of that patch dry-runs again (and the dry-run answer is what fails it now).
     client.reject = undefined;
-    await commitResponsibilities(client, f.ns, f.machines[5]!, [ntp('a.example.com')], undefined, save([]), undefined, undefined, {
-      memo,
-      plan: 'uid-3',
+    await commitResponsibilities(client, {
+      namespace: f.ns,
+      machineName: f.machines[5]!,
+      resps: [ntp('a.example.com')],
+      save: save([]),
+      memoRef: {
+        memo,
+        plan: 'uid-3',
+      },
     });
     expect(client.dry.get('KubeadmConfig')).to.equal(2);
   });

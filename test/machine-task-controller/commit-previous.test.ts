@@ -92,9 +92,13 @@ describe('one-object commit without a journal write (spec.previous, integration)
     const before = (await get(Machines, machine)).spec['version'];
     const client = machineClient(f.env.client);
     const s = store();
-    const r = await commitResponsibilities(client, f.ns, machine, [VERSION], undefined, s.save, undefined, undefined, undefined, [
-      prev(VERSION, before),
-    ]);
+    const r = await commitResponsibilities(client, {
+      namespace: f.ns,
+      machineName: machine,
+      resps: [VERSION],
+      save: s.save,
+      previous: [prev(VERSION, before)],
+    });
     expect(r).to.deep.equal({ ok: true, written: [`Machine ${machine} /spec/version`] });
     // The only save is the final one (no journal): it carries what was committed.
     expect(s.saves).to.deep.equal([undefined]);
@@ -114,9 +118,13 @@ describe('one-object commit without a journal write (spec.previous, integration)
     const rv = (await get(Machines, machine)).metadata.resourceVersion;
     const client = machineClient(f.env.client);
     const s = store();
-    const r = await commitResponsibilities(client, f.ns, machine, [VERSION], undefined, s.save, undefined, undefined, undefined, [
-      prev(VERSION, before),
-    ]);
+    const r = await commitResponsibilities(client, {
+      namespace: f.ns,
+      machineName: machine,
+      resps: [VERSION],
+      save: s.save,
+      previous: [prev(VERSION, before)],
+    });
     expect(r).to.deep.equal({ ok: true, written: [] });
     expect(s.saves).to.deep.equal([undefined]);
     expect(s.committed).to.deep.equal([
@@ -136,9 +144,13 @@ describe('one-object commit without a journal write (spec.previous, integration)
     const recorded = (await get(Machines, machine)).spec['version'];
     await f.env.client.patch(Machines, f.ns, machine, { spec: { version: 'v1.30.0-rc.9' } }, { type: 'merge' });
     const s = store();
-    const r = await commitResponsibilities(f.env.client, f.ns, machine, [VERSION], undefined, s.save, undefined, undefined, undefined, [
-      prev(VERSION, recorded),
-    ]);
+    const r = await commitResponsibilities(f.env.client, {
+      namespace: f.ns,
+      machineName: machine,
+      resps: [VERSION],
+      save: s.save,
+      previous: [prev(VERSION, recorded)],
+    });
     expect(r.ok).to.equal(true);
     expect(s.saves.map((j) => j?.state)).to.deep.equal(['Writing', undefined]);
     expect(s.saves[0]?.objects?.[0]?.entries).to.deep.equal([{ path: '/spec/version', before: '"v1.30.0-rc.9"', after: '"v1.30.1"' }]);
@@ -152,10 +164,14 @@ describe('one-object commit without a journal write (spec.previous, integration)
     // Someone (not this commit) already set the annotation; the version is still the previous one.
     await f.env.client.patch(Machines, f.ns, machine, { metadata: { annotations: { 'example.com/tier': 'gold' } } }, { type: 'merge' });
     const s = store();
-    const r = await commitResponsibilities(f.env.client, f.ns, machine, [VERSION, TIER], undefined, s.save, POLICY, undefined, undefined, [
-      prev(VERSION, before),
-      prev(TIER, undefined),
-    ]);
+    const r = await commitResponsibilities(f.env.client, {
+      namespace: f.ns,
+      machineName: machine,
+      resps: [VERSION, TIER],
+      save: s.save,
+      policy: POLICY,
+      previous: [prev(VERSION, before), prev(TIER, undefined)],
+    });
     expect(r.ok, JSON.stringify(r)).to.equal(true);
     expect(s.saves.map((j) => j?.state)).to.deep.equal(['Writing', undefined]);
     // The annotation's entry comes from spec.previous (it did not exist before the update).
@@ -171,10 +187,14 @@ describe('one-object commit without a journal write (spec.previous, integration)
     const client = machineClient(f.env.client);
     client.reject = 1;
     const s = store();
-    const r = await commitResponsibilities(client, f.ns, machine, [VERSION, TIER], undefined, s.save, POLICY, undefined, undefined, [
-      prev(VERSION, m0.spec['version']),
-      prev(TIER, undefined),
-    ]);
+    const r = await commitResponsibilities(client, {
+      namespace: f.ns,
+      machineName: machine,
+      resps: [VERSION, TIER],
+      save: s.save,
+      policy: POLICY,
+      previous: [prev(VERSION, m0.spec['version']), prev(TIER, undefined)],
+    });
     expect(r).to.deep.include({ ok: false, outcome: 'rolled-back' });
     expect(s.saves.map((j) => j?.state)).to.deep.equal(['Writing', 'RollingBack', undefined]);
     const m1 = await get(Machines, machine);
@@ -195,18 +215,14 @@ describe('one-object commit without a journal write (spec.previous, integration)
     const before = (await get(Machines, machine)).spec['version'];
     const previous = [prev(VERSION, before), prev(BOGUS, undefined)];
     const s = store();
-    const r = await commitResponsibilities(
-      f.env.client,
-      f.ns,
-      machine,
+    const r = await commitResponsibilities(f.env.client, {
+      namespace: f.ns,
+      machineName: machine,
       resps,
-      undefined,
-      s.save,
-      undefined,
-      undefined,
-      memoFor(),
+      save: s.save,
+      memoRef: memoFor(),
       previous,
-    );
+    });
     expect(r).to.deep.include({ ok: false, outcome: 'rolled-back' });
     expect(r.ok ? '' : r.message).to.match(/would not keep \/spec\/notInTheSchema/);
     expect(s.saves.map((j) => j?.state)).to.deep.equal(['RollingBack', undefined]);
@@ -217,10 +233,13 @@ describe('one-object commit without a journal write (spec.previous, integration)
     const otherBefore = (await get(Machines, other)).spec['version'];
     await f.env.client.patch(Machines, f.ns, other, { spec: { version: 'v1.30.1' } }, { type: 'merge' });
     const s2 = store();
-    const r2 = await commitResponsibilities(f.env.client, f.ns, other, resps, undefined, s2.save, undefined, undefined, undefined, [
-      prev(VERSION, otherBefore),
-      prev(BOGUS, undefined),
-    ]);
+    const r2 = await commitResponsibilities(f.env.client, {
+      namespace: f.ns,
+      machineName: other,
+      resps,
+      save: s2.save,
+      previous: [prev(VERSION, otherBefore), prev(BOGUS, undefined)],
+    });
     expect(r2).to.deep.include({ ok: false, outcome: 'rolled-back' });
     expect((await get(Machines, other)).spec['version']).to.equal(otherBefore);
   });
@@ -231,9 +250,13 @@ describe('one-object commit without a journal write (spec.previous, integration)
     const client = machineClient(f.env.client);
     client.reject = 1;
     const s = store();
-    const r = await commitResponsibilities(client, f.ns, machine, [VERSION], undefined, s.save, undefined, undefined, undefined, [
-      prev(VERSION, m0.spec['version']),
-    ]);
+    const r = await commitResponsibilities(client, {
+      namespace: f.ns,
+      machineName: machine,
+      resps: [VERSION],
+      save: s.save,
+      previous: [prev(VERSION, m0.spec['version'])],
+    });
     expect(r).to.deep.include({ ok: false, outcome: 'nothing-committed' });
     expect(s.saves).to.deep.equal([]);
     expect((await get(Machines, machine)).metadata.resourceVersion).to.equal(m0.metadata.resourceVersion);
@@ -245,9 +268,13 @@ describe('one-object commit without a journal write (spec.previous, integration)
     const d0 = await get(DevMachines, machine);
     const before = (d0.spec['backend'] as { docker?: { customImage?: string } } | undefined)?.docker?.customImage;
     const s = store();
-    const r = await commitResponsibilities(f.env.client, f.ns, machine, [IMG], undefined, s.save, undefined, undefined, undefined, [
-      prev(IMG, before),
-    ]);
+    const r = await commitResponsibilities(f.env.client, {
+      namespace: f.ns,
+      machineName: machine,
+      resps: [IMG],
+      save: s.save,
+      previous: [prev(IMG, before)],
+    });
     expect(r.ok, JSON.stringify(r)).to.equal(true);
     expect(s.saves).to.deep.equal([undefined]);
     expect(entry(s.committed, 'DevMachine', IMG.path)).to.deep.equal({
@@ -263,10 +290,13 @@ describe('one-object commit without a journal write (spec.previous, integration)
     const k0 = await get(KubeadmConfigs, machine);
     const V2 = { ...VERSION, value: 'v1.30.2' };
     const s = store();
-    const r = await commitResponsibilities(f.env.client, f.ns, machine, [V2, NTP], undefined, s.save, undefined, undefined, undefined, [
-      prev(V2, m0.spec['version']),
-      prev(NTP, k0.spec['ntp']),
-    ]);
+    const r = await commitResponsibilities(f.env.client, {
+      namespace: f.ns,
+      machineName: machine,
+      resps: [V2, NTP],
+      save: s.save,
+      previous: [prev(V2, m0.spec['version']), prev(NTP, k0.spec['ntp'])],
+    });
     expect(r.ok).to.equal(true);
     expect(s.saves.map((j) => j?.state)).to.deep.equal(['Writing', undefined]);
     expect(s.committed?.map((o) => o.kind).sort()).to.deep.equal(['KubeadmConfig', 'Machine']);

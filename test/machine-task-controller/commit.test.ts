@@ -66,14 +66,12 @@ describe('all-or-nothing commit (C8, integration)', function () {
     const machine = f.machines[0]!;
     const [m0, d0] = [await get(Machines, machine), await get(DevMachines, machine)];
     const s = store();
-    const r = await commitResponsibilities(
-      f.env.client,
-      f.ns,
-      machine,
-      [VERSION, { selectResource: 'InfraMachine', path: '/spec/image', value: 'img' }],
-      undefined,
-      s.save,
-    );
+    const r = await commitResponsibilities(f.env.client, {
+      namespace: f.ns,
+      machineName: machine,
+      resps: [VERSION, { selectResource: 'InfraMachine', path: '/spec/image', value: 'img' }],
+      save: s.save,
+    });
     expect(r).to.deep.include({ ok: false, outcome: 'nothing-committed' });
     expect(r.ok ? '' : r.message).to.match(new RegExp(`DevMachine ${machine} would not keep /spec/image`));
     expect(s.saves).to.deep.equal([]);
@@ -85,7 +83,12 @@ describe('all-or-nothing commit (C8, integration)', function () {
 
   it('a Machine deleted under the update is machine-gone (the update is aborted), not a failure; nothing is written', async () => {
     const s = store();
-    const r = await commitResponsibilities(f.env.client, f.ns, 'no-such-machine', [VERSION, NTP], undefined, s.save);
+    const r = await commitResponsibilities(f.env.client, {
+      namespace: f.ns,
+      machineName: 'no-such-machine',
+      resps: [VERSION, NTP],
+      save: s.save,
+    });
     expect(r).to.deep.include({ ok: false, outcome: 'machine-gone' });
     expect(r.ok ? '' : r.message).to.match(/nothing committed: Machine .*no-such-machine not found/);
     expect(s.saves).to.deep.equal([]);
@@ -95,7 +98,7 @@ describe('all-or-nothing commit (C8, integration)', function () {
     const machine = f.machines[1]!;
     const before = (await get(Machines, machine)).spec['version'];
     const s = store();
-    const r = await commitResponsibilities(f.env.client, f.ns, machine, [VERSION, NTP], undefined, s.save);
+    const r = await commitResponsibilities(f.env.client, { namespace: f.ns, machineName: machine, resps: [VERSION, NTP], save: s.save });
     expect(r.ok).to.equal(true);
     expect(s.saves.map((j) => j?.state)).to.deep.equal(['Writing', undefined]);
     const version = s.committed?.find((o) => o.kind === 'Machine')?.entries?.find((e) => e.path === '/spec/version');
@@ -103,7 +106,9 @@ describe('all-or-nothing commit (C8, integration)', function () {
     expect(s.committed?.find((o) => o.kind === 'KubeadmConfig')?.entries?.map((e) => e.path)).to.include('/spec/ntp');
     // Committing again finds every value in place: it changed nothing, and says so.
     const again = store();
-    expect((await commitResponsibilities(f.env.client, f.ns, machine, [VERSION, NTP], undefined, again.save)).ok).to.equal(true);
+    expect(
+      (await commitResponsibilities(f.env.client, { namespace: f.ns, machineName: machine, resps: [VERSION, NTP], save: again.save })).ok,
+    ).to.equal(true);
     expect(again.committed).to.deep.equal([]);
     expect((await get(Machines, machine)).spec['version']).to.equal('v1.30.1');
     expect((await get(KubeadmConfigs, machine)).spec['ntp']).to.deep.equal(NTP.value);
@@ -114,7 +119,7 @@ describe('all-or-nothing commit (C8, integration)', function () {
     const [m0, k0] = [await get(Machines, machine), await get(KubeadmConfigs, machine)];
     const s = store();
     const client = failingClient(f.env.client, KubeadmConfigs.kind, rejected);
-    const r = await commitResponsibilities(client, f.ns, machine, [VERSION, NTP], undefined, s.save);
+    const r = await commitResponsibilities(client, { namespace: f.ns, machineName: machine, resps: [VERSION, NTP], save: s.save });
     expect(r).to.deep.include({ ok: false, outcome: 'rolled-back' });
     expect(r.ok ? '' : r.message).to.match(/rolled back.*admission webhook denied.*restored Machine/);
     expect(s.saves.map((j) => j?.state)).to.deep.equal(['Writing', 'RollingBack', undefined]);
@@ -129,13 +134,19 @@ describe('all-or-nothing commit (C8, integration)', function () {
     const s = store();
     const client = failingClient(f.env.client, KubeadmConfigs.kind, unavailable);
     // The Machine is written, the KubeadmConfig write fails transiently: the journal stays (as after a crash).
-    await commitResponsibilities(client, f.ns, machine, [VERSION, NTP], undefined, s.save).then(
+    await commitResponsibilities(client, { namespace: f.ns, machineName: machine, resps: [VERSION, NTP], save: s.save }).then(
       () => expect.fail('a transient error must be retried'),
       (err: Error) => expect(err.name).to.equal('RetryableError'),
     );
     expect(s.journal?.state).to.equal('Writing');
     expect((await get(Machines, machine)).spec['version']).to.equal('v1.30.1');
-    const r = await commitResponsibilities(f.env.client, f.ns, machine, [VERSION, NTP], s.journal, s.save);
+    const r = await commitResponsibilities(f.env.client, {
+      namespace: f.ns,
+      machineName: machine,
+      resps: [VERSION, NTP],
+      journal: s.journal,
+      save: s.save,
+    });
     expect(r.ok).to.equal(true);
     expect(s.journal).to.equal(undefined);
     expect((await get(KubeadmConfigs, machine)).spec['ntp']).to.deep.equal(NTP.value);
@@ -149,11 +160,19 @@ describe('all-or-nothing commit (C8, integration)', function () {
     const m0 = await get(Machines, machine);
     const s = store();
     const client = failingClient(f.env.client, KubeadmConfigs.kind, unavailable);
-    await commitResponsibilities(client, f.ns, machine, [VERSION, NTP], undefined, s.save).catch(() => undefined);
+    await commitResponsibilities(client, { namespace: f.ns, machineName: machine, resps: [VERSION, NTP], save: s.save }).catch(
+      () => undefined,
+    );
     expect((await get(Machines, machine)).spec['version']).to.equal('v1.30.1');
     // The next run finds the rest refused (here: the BootstrapConfig is gone) and restores the Machine.
     await f.env.client.delete(KubeadmConfigs, f.ns, machine);
-    const r = await commitResponsibilities(f.env.client, f.ns, machine, [VERSION, NTP], s.journal, s.save);
+    const r = await commitResponsibilities(f.env.client, {
+      namespace: f.ns,
+      machineName: machine,
+      resps: [VERSION, NTP],
+      journal: s.journal,
+      save: s.save,
+    });
     expect(r).to.deep.include({ ok: false, outcome: 'rolled-back' });
     expect((await get(Machines, machine)).spec['version']).to.equal(m0.spec['version']);
   });
@@ -188,7 +207,13 @@ describe('all-or-nothing commit (C8, integration)', function () {
       { type: 'merge' },
     );
     const s = store();
-    const r = await commitResponsibilities(f.env.client, f.ns, machine, [VERSION], journal, s.save);
+    const r = await commitResponsibilities(f.env.client, {
+      namespace: f.ns,
+      machineName: machine,
+      resps: [VERSION],
+      journal,
+      save: s.save,
+    });
     expect(r).to.deep.include({ ok: false, outcome: 'restore-failed' });
     expect(r.ok ? '' : r.message).to.match(
       /operator action needed: DevMachine .* \/spec\/backend\/docker\/customImage \(changed by someone else/,

@@ -3,7 +3,8 @@
 // deployment's template points at it (plus a version, when it changes too). Used by the hooks demo, the e2e tests
 // and the benchmarks alike.
 import { MachineDeployments, type KubeObject } from '../../src/api/index.js';
-import { isAlreadyExists, type KubeClient } from '../../src/runtime/index.js';
+import { isAlreadyExists } from '../../src/runtime/pure/errors.js';
+import type { KubeClient } from '../../src/runtime/pure/types.js';
 import { DevMachineTemplates } from './builders.js';
 
 type Json = Record<string, unknown>;

@@ -9,6 +9,7 @@
 // controllers/ (named after the upstream controller it stands in for), sharing controllers/world.ts.
 import { Labels, MachineHealthChecks, Nodes, type KubeObject, type ResourceType } from '../../src/api/index.js';
 import type { Machine, MachineHealthCheck, Node } from '../../src/api/capi/index.js';
+// eslint-disable-next-line no-restricted-imports -- the simulator's controllers run on the product's controller runtime, as upstream's run on controller-runtime (docs/adr/0004-layering.md)
 import { createManager } from '../../src/runtime/index.js';
 import type { Action, Controller, Logger, KubeClient, Manager, ObjectKey } from '../../src/runtime/pure/types.js';
 import {
@@ -106,14 +107,12 @@ export async function startCapiSimulator(opts: CapiSimulatorOptions): Promise<Ca
     ...(opts.log ? { log: opts.log } : {}),
   });
   const inPlace = opts.inPlaceUpdates ?? process.env['CAPI_SIM_IN_PLACE'] === '1';
-  const world = new SimWorld(
-    mgr,
-    opts.client,
-    opts.readyDelayMs ?? 200,
-    opts.faithfulRollouts ?? true,
+  const world = new SimWorld(mgr, opts.client, {
+    readyDelayMs: opts.readyDelayMs ?? 200,
+    faithful: opts.faithfulRollouts ?? true,
     inPlace,
-    readsAffectsAvailability(opts.clusterAPIVersion),
-  );
+    readsAffectsAvailability: readsAffectsAvailability(opts.clusterAPIVersion),
+  });
   const sim = new Simulator(world);
   sim.setup();
   await mgr.start();
@@ -257,6 +256,15 @@ class Simulator {
         (key) => topology.reconcile(key),
       );
     }
+    this.machineSide(machine, extensionConfig, healthCheck);
+  }
+
+  /** The machine-level controllers: Machines (following their Nodes and remediation), ExtensionConfigs, MHCs. */
+  private machineSide(
+    machine: MachineController,
+    extensionConfig: ExtensionConfigController,
+    healthCheck: MachineHealthCheckController,
+  ): void {
     this.mgr
       .controller('capi-sim-machine')
       .for(Machines)

@@ -1,7 +1,6 @@
 // Nesting limits of request bodies and stored objects. kube-apiserver's JSON decoder refuses documents nested
 // deeper than its limit with a 400; this server's schema, pruning, CEL, patch and SSA code is recursive, so the
 // same refusal happens before any of it runs. Both checks below are iterative: they cannot overflow themselves.
-import { nestedDeeperThan } from '../../src/api/depth.js';
 import { badRequest, type ApiError } from './errors.js';
 
 /**
@@ -31,9 +30,21 @@ export function jsonTextTooDeep(text: string, max: number = MAX_JSON_DEPTH): str
   return undefined;
 }
 
-/** True when `value` nests objects/arrays deeper than `max` (a scalar is depth 0, `{}` is 1). */
+/**
+ * True when `value` nests objects/arrays deeper than `max` (a scalar is depth 0, `{}` is 1). The server's own walk
+ * (src/api/depth.ts has the product's): it stands alone and imports nothing from src/.
+ */
 export function valueTooDeep(value: unknown, max: number = MAX_JSON_DEPTH): boolean {
-  return nestedDeeperThan(value, max);
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d + 1 > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v as Record<string, unknown>)) {
+      if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
+    }
+  }
+  return false;
 }
 
 /** 400 BadRequest for a document nested too deeply, worded like Go's JSON decoder ("exceeded max depth"). */

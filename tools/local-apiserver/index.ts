@@ -11,7 +11,7 @@ import { Core, type CoreStats } from './core.js';
 import { Persistence } from './persist.js';
 import { Handler } from './server.js';
 import { activeWatches } from './watch.js';
-import { selfSignedCertificate } from '../../src/runtime/tls.js';
+import { servingCertificate } from './tls.js';
 
 export type { CoreStats, ResourceStats } from './core.js';
 export { storedCrdForm } from './crd.js';
@@ -117,7 +117,7 @@ export async function startLocalApiServer(opts: LocalApiServerOptions = {}): Pro
   let server: Server;
   let caData: string | undefined;
   if (https) {
-    const { key, cert } = await selfSignedCertificate('inplace-local-apiserver');
+    const { key, cert } = await servingCertificate('inplace-local-apiserver');
     caData = Buffer.from(cert).toString('base64');
     server = createHttpsServer({ key, cert }, handler.handle);
   } else server = createHttpServer(handler.handle);

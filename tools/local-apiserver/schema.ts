@@ -275,9 +275,29 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
   // `old` (an update's stored version, subtrees shared with `value` where equal): every error inside a subtree the
   // update left as it was would be ratcheted away, so the subtree is not walked (most of an object on a status write).
   if (old !== undefined && value === old) return;
+  if (!typeOk(value, schema, path, errs)) return;
+  if (schema.enum && !schema.enum.some((e) => deepEqual(e, value))) {
+    errs.push({
+      type: 'FieldValueNotSupported',
+      field: path,
+      value,
+      hasValue: true,
+      detail: `supported values: ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`,
+    });
+  }
+  if (typeof value === 'string') validateString(value, schema, path, errs);
+  if (typeof value === 'number') validateNumber(value, schema, path, errs);
+  if (Array.isArray(value)) validateArray(value, schema, path, errs, old);
+  if (isObj(value)) validateObject(value, schema, path, errs, old);
+  validateCombinators(value, schema, path, errs);
+}
+
+/** The type check (null, int-or-string, type): false when the value has the wrong type (nothing more is checked). */
+function typeOk(value: unknown, schema: Schema, path: string, errs: FieldError[]): boolean {
   const name = path;
   if (value === null) {
-    if (schema.nullable || (!schema.type && !schema['x-kubernetes-int-or-string'])) return;
+    // null ends the walk: allowed (nullable, or no type), or a type error.
+    if (schema.nullable || (!schema.type && !schema['x-kubernetes-int-or-string'])) return false;
     errs.push({
       type: 'FieldValueTypeInvalid',
       field: path,
@@ -285,7 +305,7 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
       hasValue: true,
       detail: `${name} in body must be of type ${schema.type ?? 'object'}: "null"`,
     });
-    return;
+    return false;
   }
   if (schema['x-kubernetes-int-or-string']) {
     const t = jsType(value);
@@ -297,7 +317,7 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
         hasValue: true,
         detail: `${name} in body must be of type integer,string: "${t}"`,
       });
-      return;
+      return false;
     }
   } else if (schema.type && !typeMatches(schema.type, value)) {
     const t = jsType(value);
@@ -308,142 +328,149 @@ export function validate(value: unknown, schema: Schema | undefined, path: strin
       hasValue: true,
       detail: `${name} in body must be of type ${schema.type}: "${t}"`,
     });
-    return;
+    return false;
   }
-  if (schema.enum && !schema.enum.some((e) => deepEqual(e, value))) {
+  return true;
+}
+
+/** maxLength, minLength, pattern and format of a string. */
+function validateString(value: string, schema: Schema, path: string, errs: FieldError[]): void {
+  const name = path;
+  // kube-openapi's string validator stops at the first of maxLength, minLength, pattern (a too-long value gets no
+  // pattern error); its format validator runs apart and reports a bad format as a type error.
+  const len = schema.maxLength !== undefined || schema.minLength !== undefined ? codePoints(value) : 0;
+  if (schema.maxLength !== undefined && len > schema.maxLength) {
     errs.push({
-      type: 'FieldValueNotSupported',
+      type: 'FieldValueTooLong',
+      field: path,
+      value,
+      hasValue: false,
+      detail: `may not be more than ${schema.maxLength} bytes`,
+    });
+  } else if (schema.minLength !== undefined && len < schema.minLength)
+    errs.push(inv(path, value, `${name} in body should be at least ${schema.minLength} chars long`));
+  else if (schema.pattern !== undefined) {
+    const re = compileRe(schema.pattern);
+    if (re && !re.test(value)) errs.push(inv(path, value, `${name} in body should match '${schema.pattern}'`));
+  }
+  if (schema.format && !formatOk(schema.format, value))
+    errs.push({
+      type: 'FieldValueTypeInvalid',
       field: path,
       value,
       hasValue: true,
-      detail: `supported values: ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`,
+      detail: `${name} in body must be of type ${schema.format}: ${JSON.stringify(value)}`,
+    });
+}
+
+/** minimum, maximum, multipleOf and int32 of a number. */
+function validateNumber(value: number, schema: Schema, path: string, errs: FieldError[]): void {
+  const name = path;
+  if (schema.minimum !== undefined && (schema.exclusiveMinimum ? value <= schema.minimum : value < schema.minimum)) {
+    errs.push(inv(path, value, `${name} in body should be greater than ${schema.exclusiveMinimum ? '' : 'or equal to '}${schema.minimum}`));
+  }
+  if (schema.maximum !== undefined && (schema.exclusiveMaximum ? value >= schema.maximum : value > schema.maximum)) {
+    errs.push(inv(path, value, `${name} in body should be less than ${schema.exclusiveMaximum ? '' : 'or equal to '}${schema.maximum}`));
+  }
+  if (
+    schema.multipleOf !== undefined &&
+    schema.multipleOf !== 0 &&
+    Math.abs(value / schema.multipleOf - Math.round(value / schema.multipleOf)) > 1e-9
+  ) {
+    errs.push(inv(path, value, `${name} in body should be a multiple of ${schema.multipleOf}`));
+  }
+  if (schema.format === 'int32' && (value > 2147483647 || value < -2147483648))
+    errs.push(inv(path, value, `${name} in body must be of type int32: "${value}"`));
+}
+
+/** Item counts, list-type uniqueness, then each item. */
+function validateArray(value: unknown[], schema: Schema, path: string, errs: FieldError[], old: unknown): void {
+  const name = path;
+  if (schema.maxItems !== undefined && value.length > schema.maxItems) {
+    errs.push({
+      type: 'FieldValueTooMany',
+      field: path,
+      value: value.length,
+      hasValue: true,
+      detail: `must have at most ${schema.maxItems} items`,
     });
   }
-  if (typeof value === 'string') {
-    // kube-openapi's string validator stops at the first of maxLength, minLength, pattern (a too-long value gets no
-    // pattern error); its format validator runs apart and reports a bad format as a type error.
-    const len = schema.maxLength !== undefined || schema.minLength !== undefined ? codePoints(value) : 0;
-    if (schema.maxLength !== undefined && len > schema.maxLength) {
-      errs.push({
-        type: 'FieldValueTooLong',
-        field: path,
-        value,
-        hasValue: false,
-        detail: `may not be more than ${schema.maxLength} bytes`,
-      });
-    } else if (schema.minLength !== undefined && len < schema.minLength)
-      errs.push(inv(path, value, `${name} in body should be at least ${schema.minLength} chars long`));
-    else if (schema.pattern !== undefined) {
-      const re = compileRe(schema.pattern);
-      if (re && !re.test(value)) errs.push(inv(path, value, `${name} in body should match '${schema.pattern}'`));
-    }
-    if (schema.format && !formatOk(schema.format, value))
-      errs.push({
-        type: 'FieldValueTypeInvalid',
-        field: path,
-        value,
-        hasValue: true,
-        detail: `${name} in body must be of type ${schema.format}: ${JSON.stringify(value)}`,
-      });
+  if (schema.minItems !== undefined && value.length < schema.minItems)
+    errs.push(inv(path, value.length, `${name} in body should have at least ${schema.minItems} items`));
+  const listType = schema['x-kubernetes-list-type'];
+  if (listType === 'map') {
+    const keys = schema['x-kubernetes-list-map-keys'] ?? [];
+    const seen = new Set<string>();
+    value.forEach((item, i) => {
+      if (!isObj(item)) return;
+      const k = JSON.stringify(keys.map((kk) => item[kk] ?? schema.items?.properties?.[kk]?.default ?? null));
+      if (seen.has(k)) {
+        const keyObj: Obj = {};
+        keys.forEach((kk) => {
+          if (item[kk] !== undefined) keyObj[kk] = item[kk];
+        });
+        errs.push({
+          type: 'FieldValueDuplicate',
+          field: `${path}[${i}]`,
+          value: keyObj,
+          hasValue: true,
+          rendered: goFormat(keyObj),
+          detail: '',
+        });
+      }
+      seen.add(k);
+    });
+  } else if (listType === 'set' || schema.uniqueItems) {
+    const seen = new Set<string>();
+    value.forEach((item, i) => {
+      const k = JSON.stringify(item);
+      if (seen.has(k)) errs.push({ type: 'FieldValueDuplicate', field: `${path}[${i}]`, value: item, hasValue: true, detail: '' });
+      seen.add(k);
+    });
   }
-  if (typeof value === 'number') {
-    if (schema.minimum !== undefined && (schema.exclusiveMinimum ? value <= schema.minimum : value < schema.minimum)) {
-      errs.push(
-        inv(path, value, `${name} in body should be greater than ${schema.exclusiveMinimum ? '' : 'or equal to '}${schema.minimum}`),
-      );
-    }
-    if (schema.maximum !== undefined && (schema.exclusiveMaximum ? value >= schema.maximum : value > schema.maximum)) {
-      errs.push(inv(path, value, `${name} in body should be less than ${schema.exclusiveMaximum ? '' : 'or equal to '}${schema.maximum}`));
-    }
-    if (
-      schema.multipleOf !== undefined &&
-      schema.multipleOf !== 0 &&
-      Math.abs(value / schema.multipleOf - Math.round(value / schema.multipleOf)) > 1e-9
-    ) {
-      errs.push(inv(path, value, `${name} in body should be a multiple of ${schema.multipleOf}`));
-    }
-    if (schema.format === 'int32' && (value > 2147483647 || value < -2147483648))
-      errs.push(inv(path, value, `${name} in body must be of type int32: "${value}"`));
+  if (schema.items) {
+    const oldItems = Array.isArray(old) ? (old as unknown[]) : undefined;
+    for (let i = 0; i < value.length; i++) validate(value[i], schema.items, `${path}[${i}]`, errs, oldItems?.[i]);
   }
-  if (Array.isArray(value)) {
-    if (schema.maxItems !== undefined && value.length > schema.maxItems) {
-      errs.push({
-        type: 'FieldValueTooMany',
-        field: path,
-        value: value.length,
-        hasValue: true,
-        detail: `must have at most ${schema.maxItems} items`,
-      });
-    }
-    if (schema.minItems !== undefined && value.length < schema.minItems)
-      errs.push(inv(path, value.length, `${name} in body should have at least ${schema.minItems} items`));
-    const listType = schema['x-kubernetes-list-type'];
-    if (listType === 'map') {
-      const keys = schema['x-kubernetes-list-map-keys'] ?? [];
-      const seen = new Set<string>();
-      value.forEach((item, i) => {
-        if (!isObj(item)) return;
-        const k = JSON.stringify(keys.map((kk) => item[kk] ?? schema.items?.properties?.[kk]?.default ?? null));
-        if (seen.has(k)) {
-          const keyObj: Obj = {};
-          keys.forEach((kk) => {
-            if (item[kk] !== undefined) keyObj[kk] = item[kk];
-          });
-          errs.push({
-            type: 'FieldValueDuplicate',
-            field: `${path}[${i}]`,
-            value: keyObj,
-            hasValue: true,
-            rendered: goFormat(keyObj),
-            detail: '',
-          });
-        }
-        seen.add(k);
-      });
-    } else if (listType === 'set' || schema.uniqueItems) {
-      const seen = new Set<string>();
-      value.forEach((item, i) => {
-        const k = JSON.stringify(item);
-        if (seen.has(k)) errs.push({ type: 'FieldValueDuplicate', field: `${path}[${i}]`, value: item, hasValue: true, detail: '' });
-        seen.add(k);
-      });
-    }
-    if (schema.items) {
-      const oldItems = Array.isArray(old) ? (old as unknown[]) : undefined;
-      for (let i = 0; i < value.length; i++) validate(value[i], schema.items, `${path}[${i}]`, errs, oldItems?.[i]);
-    }
+}
+
+/** Property counts, required fields, embedded resources, then each property. */
+function validateObject(value: Obj, schema: Schema, path: string, errs: FieldError[], old: unknown): void {
+  const name = path;
+  const n = schema.maxProperties !== undefined || schema.minProperties !== undefined ? Object.keys(value).length : 0;
+  if (schema.maxProperties !== undefined && n > schema.maxProperties) {
+    errs.push({
+      type: 'FieldValueTooMany',
+      field: path,
+      value: n,
+      hasValue: true,
+      detail: `must have at most ${schema.maxProperties} items`,
+    });
   }
-  if (isObj(value)) {
-    const n = schema.maxProperties !== undefined || schema.minProperties !== undefined ? Object.keys(value).length : 0;
-    if (schema.maxProperties !== undefined && n > schema.maxProperties) {
-      errs.push({
-        type: 'FieldValueTooMany',
-        field: path,
-        value: n,
-        hasValue: true,
-        detail: `must have at most ${schema.maxProperties} items`,
-      });
-    }
-    if (schema.minProperties !== undefined && n < schema.minProperties)
-      errs.push(inv(path, n, `${name} in body should have at least ${schema.minProperties} properties`));
-    for (const r of schema.required ?? []) {
-      if (value[r] === undefined) errs.push({ type: 'FieldValueRequired', field: joinPath(path, r), detail: '' });
-    }
-    const embedded = schema['x-kubernetes-embedded-resource'] === true;
-    if (embedded && path !== '') {
-      if (typeof value.kind !== 'string' || value.kind === '')
-        errs.push({ type: 'FieldValueRequired', field: joinPath(path, 'kind'), detail: 'must not be empty' });
-      if (typeof value.apiVersion !== 'string' || value.apiVersion === '')
-        errs.push({ type: 'FieldValueRequired', field: joinPath(path, 'apiVersion'), detail: 'must not be empty' });
-    }
-    const oldObj = isObj(old) ? old : undefined;
-    for (const k of Object.keys(value)) {
-      const v = value[k];
-      const sub = schema.properties?.[k];
-      if (sub) validate(v, sub, joinPath(path, k), errs, oldObj?.[k]);
-      else if (isObj(schema.additionalProperties)) validate(v, schema.additionalProperties, joinPath(path, k), errs, oldObj?.[k]);
-    }
+  if (schema.minProperties !== undefined && n < schema.minProperties)
+    errs.push(inv(path, n, `${name} in body should have at least ${schema.minProperties} properties`));
+  for (const r of schema.required ?? []) {
+    if (value[r] === undefined) errs.push({ type: 'FieldValueRequired', field: joinPath(path, r), detail: '' });
   }
+  const embedded = schema['x-kubernetes-embedded-resource'] === true;
+  if (embedded && path !== '') {
+    if (typeof value.kind !== 'string' || value.kind === '')
+      errs.push({ type: 'FieldValueRequired', field: joinPath(path, 'kind'), detail: 'must not be empty' });
+    if (typeof value.apiVersion !== 'string' || value.apiVersion === '')
+      errs.push({ type: 'FieldValueRequired', field: joinPath(path, 'apiVersion'), detail: 'must not be empty' });
+  }
+  const oldObj = isObj(old) ? old : undefined;
+  for (const k of Object.keys(value)) {
+    const v = value[k];
+    const sub = schema.properties?.[k];
+    if (sub) validate(v, sub, joinPath(path, k), errs, oldObj?.[k]);
+    else if (isObj(schema.additionalProperties)) validate(v, schema.additionalProperties, joinPath(path, k), errs, oldObj?.[k]);
+  }
+}
+
+/** allOf, anyOf, oneOf and not. */
+function validateCombinators(value: unknown, schema: Schema, path: string, errs: FieldError[]): void {
+  const name = path;
   for (const s of schema.allOf ?? []) validateValueOnly(value, s, path, errs);
   if (schema.anyOf && schema.anyOf.length) {
     const ok = schema.anyOf.some((s) => {

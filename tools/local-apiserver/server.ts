@@ -235,6 +235,24 @@ function checkAcceptable(accept: string | undefined): void {
   if (!ok) throw notAcceptable();
 }
 
+/** One resource request as dispatch parsed it: what the verb handlers read and how they answer. */
+interface Call {
+  req: IncomingMessage;
+  res: ServerResponse;
+  r: Route;
+  q: URLSearchParams;
+  method: string;
+  verb: string;
+  /** Set when the client asked for a Table. */
+  table: { includeObject: string } | undefined;
+  ns: string | undefined;
+  nsOrEmpty: string;
+  wopts: () => WriteOptions;
+  /** The object in the requested version. */
+  out: (obj: Obj) => Obj;
+  respondObj: (code: number, obj: Obj, warnings?: string[], json?: string) => void;
+}
+
 interface Route {
   def: ResourceDef;
   version: string;
@@ -372,33 +390,7 @@ export class Handler {
     if (segs[0] === 'openapi') return this.openapi(req, res, segs);
     if (segs[0] !== 'api' && segs[0] !== 'apis') throw resourceNotFound();
     const accept = req.headers.accept;
-    // Discovery
-    if (segs[0] === 'api' && segs.length === 1)
-      return this.discovery(
-        res,
-        accept,
-        () => apiVersions(this.s.hostPort()),
-        () => aggregated(this.core, true),
-      );
-    if (segs[0] === 'apis' && segs.length === 1)
-      return this.discovery(
-        res,
-        accept,
-        () => apiGroupList(this.core),
-        () => aggregated(this.core, false),
-      );
-    if (segs[0] === 'apis' && segs.length === 2) {
-      const g = apiGroup(this.core, segs[1]!);
-      if (!g) throw resourceNotFound();
-      return sendJson(res, 200, g);
-    }
-    if ((segs[0] === 'api' && segs.length === 2) || (segs[0] === 'apis' && segs.length === 3)) {
-      const group = segs[0] === 'api' ? '' : segs[1]!;
-      const version = segs[0] === 'api' ? segs[1]! : segs[2]!;
-      const l = apiResourceList(this.core, group, version);
-      if (!l) throw resourceNotFound();
-      return sendJson(res, 200, l);
-    }
+    if (await this.discoveryRoute(res, segs, accept)) return;
     const r = route(this.core, segs);
     if (!r) throw resourceNotFound();
     if (
@@ -410,6 +402,34 @@ export class Handler {
       throw resourceNotFound();
     }
     if (r.sub === 'scale') return this.scale(req, res, r, method, q);
+    const c = await this.resourceCall({ req, res, r, q, method }, accept);
+    const verb = c.verb;
+    switch (verb) {
+      case 'get':
+        return this.serveGet(c);
+      case 'list':
+      case 'watch':
+        return this.serveList(c);
+      case 'create':
+        return this.serveCreate(c);
+      case 'update':
+        return this.serveUpdate(c);
+      case 'patch':
+        return this.servePatch(c);
+      case 'delete':
+      case 'deletecollection':
+        return this.serveDelete(c);
+      default:
+        req.resume();
+        throw methodNotAllowed();
+    }
+  }
+
+  /** The checks every resource request passes (faults, Accept, scope, query values) and how it answers. */
+  private async resourceCall(
+    { req, res, r, q, method }: Pick<Call, 'req' | 'res' | 'r' | 'q' | 'method'>,
+    accept: string | undefined,
+  ): Promise<Call> {
     const watch = boolParam(q, 'watch');
     const verb = verbOf(method, r, watch);
     await this.injectFaults(verb, r);
@@ -448,159 +468,226 @@ export class Handler {
         sendJson(res, code, json !== undefined && o === obj ? json : o, headers);
       }
     };
-    switch (verb) {
-      case 'get': {
-        req.resume();
-        const e = this.core.get(r.def, nsOrEmpty, r.name!);
-        if (table) return respondObj(200, e.obj);
-        return sendJson(res, 200, this.core.entryJson(r.def, r.version, e));
-      }
-      case 'list':
-      case 'watch': {
-        req.resume();
-        if (method !== 'GET') throw methodNotAllowed();
-        const label = parseLabelSelector(q.get('labelSelector'));
-        const field = parseFieldSelector(q.get('fieldSelector'), FIELD_SELECTORS[grKey(r.def.group, r.def.plural)]);
-        if (verb === 'watch') {
-          const timeout = Number(q.get('timeoutSeconds') ?? 0);
-          serveWatch(
-            this.core,
-            {
-              def: r.def,
-              version: r.version,
-              ns,
-              resourceVersion: q.get('resourceVersion') ?? undefined,
-              label,
-              field,
-              bookmarks: boolParam(q, 'allowWatchBookmarks'),
-              sendInitialEvents: boolParam(q, 'sendInitialEvents'),
-              timeoutSeconds: timeout > 0 ? timeout : 1800 + randomInt(1800),
-              bookmarkIntervalMs: this.s.bookmarkIntervalMs,
-              ...(table ? { table } : {}),
-            },
-            res,
-          );
-          return;
-        }
-        const limit = Number(q.get('limit') ?? 0);
-        const l = this.core.list(r.def, ns, label, field, Number.isFinite(limit) && limit > 0 ? limit : 0, q.get('continue') ?? undefined);
-        const listMeta: Obj = {
-          resourceVersion: String(l.rv),
-          ...(l.continue ? { continue: l.continue } : {}),
-          ...(l.remaining !== undefined ? { remainingItemCount: l.remaining } : {}),
-        };
-        if (table)
-          return sendJson(
-            res,
-            200,
-            toTable(
-              r.def,
-              r.version,
-              l.entries.map((e) => out(e.obj)),
-              listMeta,
-              table.includeObject,
-            ),
-          );
-        const av = apiVersionOf(r.def.group, r.version);
-        const items = l.entries.map((e) => this.core.entryJson(r.def, r.version, e)).join(',');
-        const body = `{"apiVersion":${JSON.stringify(av)},"items":[${items}],"kind":${JSON.stringify(r.def.listKind)},"metadata":${JSON.stringify(listMeta)}}`;
-        return sendJson(res, 200, body);
-      }
-      case 'create': {
-        // kube-apiserver's custom resource handler serves POST on an object's path as a create of the body (the name
-        // in the path is not used); built-in kinds only accept POST on the collection.
-        if (r.name !== undefined && (r.def.builtin || r.sub !== undefined)) throw methodNotAllowed();
-        const body = parseBody(await readBody(req, this.s.maxBodyBytes), mediaType(req.headers['content-type']), BODY_TYPES);
-        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body of the request must be an object');
-        const result = this.core.create(r.def, r.version, nsOrEmpty, body as Obj, wopts());
-        return respondObj(201, result.obj, result.warnings, result.json);
-      }
-      case 'update': {
-        if (r.name === undefined) throw methodNotAllowed();
-        const body = parseBody(await readBody(req, this.s.maxBodyBytes), mediaType(req.headers['content-type']), BODY_TYPES);
-        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body of the request must be an object');
-        let bodyObj = body as Obj;
-        if (r.sub === 'finalize') {
-          const cur = this.core.get(r.def, '', r.name).obj;
-          bodyObj = {
-            ...cur,
-            spec: {
-              ...((cur.spec as Obj | undefined) ?? {}),
-              finalizers: ((bodyObj.spec as Obj | undefined)?.finalizers as unknown) ?? [],
-            },
-            metadata: {
-              ...(cur.metadata as Obj),
-              resourceVersion: (bodyObj.metadata as Obj | undefined)?.resourceVersion ?? (cur.metadata as Obj).resourceVersion,
-            },
-          };
-        }
-        const result = this.core.update(r.def, r.version, nsOrEmpty, r.name, bodyObj, wopts(), r.sub === 'status' ? 'status' : undefined);
-        return respondObj(result.created ? 201 : 200, result.obj, result.warnings, result.json);
-      }
-      case 'patch': {
-        if (r.name === undefined) throw methodNotAllowed();
-        const ct = mediaType(req.headers['content-type']);
-        const accepted = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
-        if (r.def.strategicMerge) accepted.push('application/strategic-merge-patch+json');
-        if (!accepted.includes(ct)) {
-          req.resume();
-          throw unsupportedMediaType(accepted);
-        }
-        const buf = await readBody(req, this.s.maxBodyBytes);
-        const body =
-          ct === 'application/apply-patch+yaml'
-            ? parseBody(buf, 'application/yaml', ['application/yaml'])
-            : parseBody(buf, 'application/json', ['application/json']);
-        const result = this.core.patch(r.def, r.version, nsOrEmpty, r.name, ct, body, wopts(), r.sub === 'status' ? 'status' : undefined);
-        return respondObj(result.created ? 201 : 200, result.obj, result.warnings, result.json);
-      }
-      case 'delete':
-      case 'deletecollection': {
-        const buf = await readBody(req, this.s.maxBodyBytes);
-        let opts: Obj = {};
-        if (buf.length && buf.toString('utf8').trim()) {
-          const b = parseBody(buf, mediaType(req.headers['content-type']) || 'application/json', BODY_TYPES);
-          if (typeof b !== 'object' || b === null || Array.isArray(b)) throw badRequest('DeleteOptions must be an object');
-          opts = b as Obj;
-        }
-        const dopts: DeleteOptions = {
-          ...(typeof opts.propagationPolicy === 'string' ? { propagationPolicy: opts.propagationPolicy } : {}),
-          ...(q.get('propagationPolicy') ? { propagationPolicy: q.get('propagationPolicy')! } : {}),
-          ...(typeof opts.preconditions === 'object' && opts.preconditions
-            ? { preconditions: opts.preconditions as DeleteOptions['preconditions'] }
-            : {}),
-          ...(typeof opts.orphanDependents === 'boolean' ? { orphanDependents: opts.orphanDependents } : {}),
-          dryRun: q.getAll('dryRun').includes('All') || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All')),
-        };
-        if (verb === 'deletecollection') {
-          const label = parseLabelSelector(q.get('labelSelector'));
-          const field = parseFieldSelector(q.get('fieldSelector'), FIELD_SELECTORS[grKey(r.def.group, r.def.plural)]);
-          const deleted = this.core.deleteCollection(r.def, ns, label, field, dopts);
-          const av = apiVersionOf(r.def.group, r.version);
-          return sendJson(res, 200, {
-            apiVersion: av,
-            kind: r.def.listKind,
-            metadata: { resourceVersion: String(this.core.rv) },
-            items: deleted.map((e) => out(e.obj)),
-          });
-        }
-        const result = this.core.delete(r.def, nsOrEmpty, r.name!, dopts);
-        if (result.deleted && r.def.builtin && grKey(r.def.group, r.def.plural) !== '/namespaces') {
-          const m = result.obj.metadata as Obj;
-          return sendJson(res, 200, {
-            kind: 'Status',
-            apiVersion: 'v1',
-            metadata: {},
-            status: 'Success',
-            details: { name: m.name, ...(r.def.group ? { group: r.def.group } : {}), kind: r.def.plural, uid: m.uid },
-          });
-        }
-        return respondObj(200, result.obj);
-      }
-      default:
-        req.resume();
-        throw methodNotAllowed();
+    return { req, res, r, q, method, verb, table, ns, nsOrEmpty, wopts, out, respondObj };
+  }
+
+  /** Discovery documents (/api, /apis, a group, a group version); false when the path is none of them. */
+  private async discoveryRoute(res: ServerResponse, segs: string[], accept: string | undefined): Promise<boolean> {
+    if (segs[0] === 'api' && segs.length === 1) {
+      await this.discovery(
+        res,
+        accept,
+        () => apiVersions(this.s.hostPort()),
+        () => aggregated(this.core, true),
+      );
+      return true;
     }
+    if (segs[0] === 'apis' && segs.length === 1) {
+      await this.discovery(
+        res,
+        accept,
+        () => apiGroupList(this.core),
+        () => aggregated(this.core, false),
+      );
+      return true;
+    }
+    if (segs[0] === 'apis' && segs.length === 2) {
+      const g = apiGroup(this.core, segs[1]!);
+      if (!g) throw resourceNotFound();
+      sendJson(res, 200, g);
+      return true;
+    }
+    if ((segs[0] === 'api' && segs.length === 2) || (segs[0] === 'apis' && segs.length === 3)) {
+      const group = segs[0] === 'api' ? '' : segs[1]!;
+      const version = segs[0] === 'api' ? segs[1]! : segs[2]!;
+      const l = apiResourceList(this.core, group, version);
+      if (!l) throw resourceNotFound();
+      sendJson(res, 200, l);
+      return true;
+    }
+    return false;
+  }
+
+  /** GET of one object (as a Table when asked). */
+  private async serveGet(c: Call): Promise<void> {
+    c.req.resume();
+    const e = this.core.get(c.r.def, c.nsOrEmpty, c.r.name!);
+    if (c.table) return c.respondObj(200, e.obj);
+    return sendJson(c.res, 200, this.core.entryJson(c.r.def, c.r.version, e));
+  }
+
+  /** A list or a watch of a collection. */
+  private async serveList(c: Call): Promise<void> {
+    c.req.resume();
+    if (c.method !== 'GET') throw methodNotAllowed();
+    const label = parseLabelSelector(c.q.get('labelSelector'));
+    const field = parseFieldSelector(c.q.get('fieldSelector'), FIELD_SELECTORS[grKey(c.r.def.group, c.r.def.plural)]);
+    if (c.verb === 'watch') {
+      const timeout = Number(c.q.get('timeoutSeconds') ?? 0);
+      serveWatch(
+        this.core,
+        {
+          def: c.r.def,
+          version: c.r.version,
+          ns: c.ns,
+          resourceVersion: c.q.get('resourceVersion') ?? undefined,
+          label,
+          field,
+          bookmarks: boolParam(c.q, 'allowWatchBookmarks'),
+          sendInitialEvents: boolParam(c.q, 'sendInitialEvents'),
+          timeoutSeconds: timeout > 0 ? timeout : 1800 + randomInt(1800),
+          bookmarkIntervalMs: this.s.bookmarkIntervalMs,
+          ...(c.table ? { table: c.table } : {}),
+        },
+        c.res,
+      );
+      return;
+    }
+    const limit = Number(c.q.get('limit') ?? 0);
+    const l = this.core.list(
+      c.r.def,
+      c.ns,
+      label,
+      field,
+      Number.isFinite(limit) && limit > 0 ? limit : 0,
+      c.q.get('continue') ?? undefined,
+    );
+    const listMeta: Obj = {
+      resourceVersion: String(l.rv),
+      ...(l.continue ? { continue: l.continue } : {}),
+      ...(l.remaining !== undefined ? { remainingItemCount: l.remaining } : {}),
+    };
+    if (c.table)
+      return sendJson(
+        c.res,
+        200,
+        toTable(
+          c.r.def,
+          c.r.version,
+          l.entries.map((e) => c.out(e.obj)),
+          listMeta,
+          c.table.includeObject,
+        ),
+      );
+    const av = apiVersionOf(c.r.def.group, c.r.version);
+    const items = l.entries.map((e) => this.core.entryJson(c.r.def, c.r.version, e)).join(',');
+    const body = `{"apiVersion":${JSON.stringify(av)},"items":[${items}],"kind":${JSON.stringify(c.r.def.listKind)},"metadata":${JSON.stringify(listMeta)}}`;
+    return sendJson(c.res, 200, body);
+  }
+
+  /** POST: a create. */
+  private async serveCreate(c: Call): Promise<void> {
+    // kube-apiserver's custom resource handler serves POST on an object's path as a create of the body (the name
+    // in the path is not used); built-in kinds only accept POST on the collection.
+    if (c.r.name !== undefined && (c.r.def.builtin || c.r.sub !== undefined)) throw methodNotAllowed();
+    const body = parseBody(await readBody(c.req, this.s.maxBodyBytes), mediaType(c.req.headers['content-type']), BODY_TYPES);
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body of the request must be an object');
+    const result = this.core.create(c.r.def, c.r.version, c.nsOrEmpty, body as Obj, c.wopts());
+    return c.respondObj(201, result.obj, result.warnings, result.json);
+  }
+
+  /** PUT: an update (of the object, its status, or a namespace's finalizers). */
+  private async serveUpdate(c: Call): Promise<void> {
+    if (c.r.name === undefined) throw methodNotAllowed();
+    const body = parseBody(await readBody(c.req, this.s.maxBodyBytes), mediaType(c.req.headers['content-type']), BODY_TYPES);
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body of the request must be an object');
+    let bodyObj = body as Obj;
+    if (c.r.sub === 'finalize') {
+      const cur = this.core.get(c.r.def, '', c.r.name).obj;
+      bodyObj = {
+        ...cur,
+        spec: {
+          ...((cur.spec as Obj | undefined) ?? {}),
+          finalizers: ((bodyObj.spec as Obj | undefined)?.finalizers as unknown) ?? [],
+        },
+        metadata: {
+          ...(cur.metadata as Obj),
+          resourceVersion: (bodyObj.metadata as Obj | undefined)?.resourceVersion ?? (cur.metadata as Obj).resourceVersion,
+        },
+      };
+    }
+    const result = this.core.update(
+      c.r.def,
+      c.r.version,
+      c.nsOrEmpty,
+      c.r.name,
+      bodyObj,
+      c.wopts(),
+      c.r.sub === 'status' ? 'status' : undefined,
+    );
+    return c.respondObj(result.created ? 201 : 200, result.obj, result.warnings, result.json);
+  }
+
+  /** PATCH: JSON, merge, strategic merge or apply. */
+  private async servePatch(c: Call): Promise<void> {
+    if (c.r.name === undefined) throw methodNotAllowed();
+    const ct = mediaType(c.req.headers['content-type']);
+    const accepted = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
+    if (c.r.def.strategicMerge) accepted.push('application/strategic-merge-patch+json');
+    if (!accepted.includes(ct)) {
+      c.req.resume();
+      throw unsupportedMediaType(accepted);
+    }
+    const buf = await readBody(c.req, this.s.maxBodyBytes);
+    const body =
+      ct === 'application/apply-patch+yaml'
+        ? parseBody(buf, 'application/yaml', ['application/yaml'])
+        : parseBody(buf, 'application/json', ['application/json']);
+    const result = this.core.patch(
+      c.r.def,
+      c.r.version,
+      c.nsOrEmpty,
+      c.r.name,
+      ct,
+      body,
+      c.wopts(),
+      c.r.sub === 'status' ? 'status' : undefined,
+    );
+    return c.respondObj(result.created ? 201 : 200, result.obj, result.warnings, result.json);
+  }
+
+  /** DELETE of an object or a collection. */
+  private async serveDelete(c: Call): Promise<void> {
+    const buf = await readBody(c.req, this.s.maxBodyBytes);
+    let opts: Obj = {};
+    if (buf.length && buf.toString('utf8').trim()) {
+      const b = parseBody(buf, mediaType(c.req.headers['content-type']) || 'application/json', BODY_TYPES);
+      if (typeof b !== 'object' || b === null || Array.isArray(b)) throw badRequest('DeleteOptions must be an object');
+      opts = b as Obj;
+    }
+    const dopts: DeleteOptions = {
+      ...(typeof opts.propagationPolicy === 'string' ? { propagationPolicy: opts.propagationPolicy } : {}),
+      ...(c.q.get('propagationPolicy') ? { propagationPolicy: c.q.get('propagationPolicy')! } : {}),
+      ...(typeof opts.preconditions === 'object' && opts.preconditions
+        ? { preconditions: opts.preconditions as DeleteOptions['preconditions'] }
+        : {}),
+      ...(typeof opts.orphanDependents === 'boolean' ? { orphanDependents: opts.orphanDependents } : {}),
+      dryRun: c.q.getAll('dryRun').includes('All') || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All')),
+    };
+    if (c.verb === 'deletecollection') {
+      const label = parseLabelSelector(c.q.get('labelSelector'));
+      const field = parseFieldSelector(c.q.get('fieldSelector'), FIELD_SELECTORS[grKey(c.r.def.group, c.r.def.plural)]);
+      const deleted = this.core.deleteCollection(c.r.def, c.ns, label, field, dopts);
+      const av = apiVersionOf(c.r.def.group, c.r.version);
+      return sendJson(c.res, 200, {
+        apiVersion: av,
+        kind: c.r.def.listKind,
+        metadata: { resourceVersion: String(this.core.rv) },
+        items: deleted.map((e) => c.out(e.obj)),
+      });
+    }
+    const result = this.core.delete(c.r.def, c.nsOrEmpty, c.r.name!, dopts);
+    if (result.deleted && c.r.def.builtin && grKey(c.r.def.group, c.r.def.plural) !== '/namespaces') {
+      const m = result.obj.metadata as Obj;
+      return sendJson(c.res, 200, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Success',
+        details: { name: m.name, ...(c.r.def.group ? { group: c.r.def.group } : {}), kind: c.r.def.plural, uid: m.uid },
+      });
+    }
+    return c.respondObj(200, result.obj);
   }
 
   /** The scale subresource (autoscaling/v1 Scale) of a CRD that declares one. */

@@ -1,6 +1,6 @@
 // Phase 1 of an MHC pass: is this MachineHealthCheck one the extension acts on? It must carry a valid in-place
 // update timeout and a remediation trigger CAPI itself would accept; anything else is ignored with a Warning.
-import type { Machine } from '../scope.js';
+import type { Machine } from './objects.js';
 
 // The configuration readers are shared with the plan controller (it protects a machine as it labels it): src/api.
 export {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Annotations } from '../../api/index.js';
-import type { Machine, MachineUpdate } from '../scope.js';
+import type { Machine, MachineUpdate } from './objects.js';
 import { decideRemediation, inRemediationOrder, takeCensus } from './remediation.js';
 import { MAX_REQUEUE_MS, requeueAfterMs, type Judged, type Verdict } from './timeouts.js';
 

@@ -2,7 +2,7 @@
 // machine the MHC selects (CAPI's verdict, a remediation request, or this extension's), plus the healthy ones in
 // update; candidates are taken in a deterministic order so two passes on the same state agree.
 import { Annotations, ConditionTypes } from '../../api/index.js';
-import type { Machine } from '../scope.js';
+import type { Machine } from './objects.js';
 import { operatorSkipsRemediation } from './annotations.js';
 import { byName, type RemediationWindow } from './eligibility.js';
 import type { Judged, Verdict } from './timeouts.js';

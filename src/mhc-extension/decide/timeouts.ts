@@ -1,7 +1,7 @@
 // Phase 2 of an MHC pass: judge every machine in update against its timeout (failed, timed out, or within it),
 // and when to look again (the earliest deadline of a machine still within its timeout).
 import { Annotations, UpdateStatus, isNodeInitialized, updateTimeoutMs } from '../../api/index.js';
-import type { Machine, MachineUpdate } from '../scope.js';
+import type { Machine, MachineUpdate } from './objects.js';
 
 // The timeout arithmetic is shared with the plan controller (the protection it sets as it labels a machine): src/api.
 export { isNodeInitialized, updateTimeoutMs } from '../../api/index.js';

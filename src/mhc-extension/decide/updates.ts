@@ -1,7 +1,7 @@
 // Which MachineUpdate puts a machine "in update": a machine's current update among its MachineUpdates, by plan and
 // creation order. Older, superseded updates are history and never count.
 import { Annotations, Labels, UpdateStatus, isTerminal } from '../../api/index.js';
-import type { Machine, MachineUpdate } from '../scope.js';
+import type { Machine, MachineUpdate } from './objects.js';
 import { byName } from './eligibility.js';
 
 /** The machine a MachineUpdate is for (spec.machineRef is authoritative; the label may be a shortened form). */

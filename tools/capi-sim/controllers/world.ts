@@ -41,6 +41,16 @@ export interface SimulatorStats {
   updateMachineFailures: number;
 }
 
+/** What the simulated Cluster API does: its timing, rollout triggers and in-place flow (CapiSimulatorOptions). */
+export interface SimModel {
+  readyDelayMs: number;
+  /** Upstream's rollout triggers (faithfulRollouts). */
+  faithful: boolean;
+  /** Upstream's InPlaceUpdates feature gate. */
+  inPlace: boolean;
+  readsAffectsAvailability?: boolean;
+}
+
 /**
  * What the simulated controllers share: the manager's caches, the client, the simulator's options and the in-flight
  * expectations (created, deleted and moved machines the caches may not show yet), with the machine lifecycle helpers
@@ -63,15 +73,22 @@ export class SimWorld {
   /** Machines moved to another MachineSet that the cache may still show in the old one (key → target set). */
   readonly expectedMoves = new Map<string, string>();
 
+  readonly readyDelayMs: number;
+  readonly faithful: boolean;
+  readonly inPlace: boolean;
+  /** The simulated Cluster API reads CanUpdate `affectsAvailability` (v1.15+): no surge for non-disruptive updates. */
+  readonly readsAffectsAvailability: boolean;
+
   constructor(
     readonly mgr: Manager,
     readonly client: KubeClient,
-    readonly readyDelayMs: number,
-    readonly faithful: boolean,
-    readonly inPlace: boolean,
-    /** The simulated Cluster API reads CanUpdate `affectsAvailability` (v1.15+): no surge for non-disruptive updates. */
-    readonly readsAffectsAvailability: boolean = false,
-  ) {}
+    model: SimModel,
+  ) {
+    this.readyDelayMs = model.readyDelayMs;
+    this.faithful = model.faithful;
+    this.inPlace = model.inPlace;
+    this.readsAffectsAvailability = model.readsAffectsAvailability ?? false;
+  }
 
   /** The cached Cluster an owner belongs to (its paused flag and topology). */
   cluster(namespace: string | undefined, name: string | undefined): ClusterView | undefined {
