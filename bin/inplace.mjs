@@ -31,6 +31,7 @@ const BUNDLED_VERBS = new Set([
   'capi-sim',
   'demo',
   'local-apiserver',
+  'dashboard',
 ]);
 
 // The demo's first output comes after its modules loaded (seconds through tsx or a bundle rebuild): say at once

@@ -18,6 +18,7 @@ import {
   type WritePolicy,
 } from '../src/api/index.js';
 import { alertGateSecretRules } from '../src/plan-controller/rbac.js';
+import { rbac as dashboardRbac } from '../src/dashboard/rbac.js';
 import { componentsTaking } from '../src/components.js';
 import { yamlFilesIn } from '../src/files.js';
 import { METRICS_AUTH_RULES, isClusterScoped } from '../src/runtime/rbac.js';
@@ -126,6 +127,13 @@ export interface DeploymentOptions {
    * @default undefined (left out)
    */
   readonly runtimeExtension?: RuntimeExtensionOptions;
+  /**
+   * Deploy the read-only fleet dashboard (`inplace dashboard --auth kube`, docs/dashboard.md): its Deployment, a Service
+   * and a NetworkPolicy opening its port; it may list and watch campaigns, plans and MachineUpdates, and ask TokenReviews
+   * and SubjectAccessReviews about its viewers.
+   * @default false (left out)
+   */
+  readonly dashboard?: boolean;
 }
 
 /** How the runtime extension is deployed. */
@@ -160,6 +168,18 @@ export const EXTENSION = {
 
 /** The `inplace run runtime-extension` flags of the deployed extension. */
 export const extensionArgs = (): string[] => ['--extension-port', String(EXTENSION.port), '--cert-dir', EXTENSION.certDir];
+
+/** The dashboard's HTTPS port (self-signed certificate), its Service's port and its component name. */
+export const DASHBOARD = { component: 'dashboard', port: 8443, servicePort: 443 } as const;
+
+/** The dashboard as the manifests run it: viewers authenticated by the API server, HTTPS, on every pod address. */
+export const dashboardWorkload = (): WorkloadSpec => ({
+  name: DASHBOARD.component,
+  description:
+    'Serves the live, read-only fleet dashboard: campaigns, waves, plans and machines; viewers see what their RBAC lets them list.',
+  args: ['dashboard', '--auth', 'kube', '--address', '0.0.0.0', '--port', String(DASHBOARD.port), '--self-signed'],
+  rbac: dashboardRbac,
+});
 
 /** Where the write-policy ConfigMap is mounted in a controller container. */
 export const WRITE_POLICY_PATH = '/etc/inplace/write-policy.yaml';
@@ -265,8 +285,11 @@ export function grantTo(chart: Chart, p: GrantProps): void {
   new kplus.RoleBinding(chart, `${p.id}-binding`, { metadata: meta, role }).addSubjects(sa);
 }
 
-/** What a workload is to the platform: a controller (`inplace run`) or an updater (`inplace updater`). */
-export type WorkloadRole = 'controller' | 'updater';
+/**
+ * What a workload is to the platform: a controller (`inplace run`), an updater (`inplace updater`) or the dashboard
+ * (`inplace dashboard`: no leader election, its own HTTPS port serves the probes).
+ */
+export type WorkloadRole = 'controller' | 'updater' | 'dashboard';
 
 /**
  * The hand-written labels that select a workload's pods. Deployment selectors are immutable, so they are built only
@@ -283,7 +306,7 @@ export const selectorLabels = (name: string, role: WorkloadRole, instance: strin
 export interface WorkloadProps {
   /** What to run and the rules it declares. */
   readonly workload: WorkloadSpec;
-  /** A controller (`inplace run`, serves secure metrics) or an updater (`inplace updater`). */
+  /** A controller (`inplace run`, serves secure metrics), an updater (`inplace updater`) or the dashboard. */
   readonly role: WorkloadRole;
   /** The deployment's options. */
   readonly deployment: DeploymentOptions;
@@ -303,11 +326,22 @@ export function addWorkload(chart: Chart, p: WorkloadProps): kplus.Deployment {
   if (problems.length > 0) throw new Error(`component ${w.name} declares RBAC that is not least-privilege: ${problems.join('; ')}`);
   // Controllers serve /metrics behind TokenReview/SubjectAccessReview (--metrics-secure): those calls come with the
   // flag. Updaters serve no metrics in the manifests (only process metrics; their probe port serves the probes only).
+  // The dashboard elects no leader (every replica serves pages) and answers the probes on its own HTTPS port.
   const controller = role === 'controller';
+  const dashboard = role === 'dashboard';
   const rules = controller ? [...w.rbac, ...METRICS_AUTH_RULES] : w.rbac;
-  const serving = controller
-    ? ['--metrics-port', String(PORTS.metrics), '--metrics-secure', '--health-port', String(PORTS.health)]
-    : ['--health-port', String(PORTS.health)];
+  const serving = dashboard
+    ? []
+    : [
+        '--leader-elect',
+        ...(controller ? ['--metrics-port', String(PORTS.metrics), '--metrics-secure'] : []),
+        '--health-port',
+        String(PORTS.health),
+      ];
+  const probe = (path: string): kplus.Probe =>
+    dashboard
+      ? kplus.Probe.fromHttpGet(path, { port: DASHBOARD.port, scheme: kplus.ConnectionScheme.HTTPS })
+      : kplus.Probe.fromHttpGet(path, { port: PORTS.health });
   const name = `inplace-${w.name}`;
   const labels = selectorLabels(w.name, role, o.instance);
   const meta = (suffix = ''): { name: string; namespace: string; labels: Record<string, string> } => ({
@@ -361,12 +395,14 @@ export function addWorkload(chart: Chart, p: WorkloadProps): kplus.Deployment {
     }
   }
 
-  // Every workload runs with --leader-elect (below): the Lease rules come with that flag.
-  const leaseRole = new kplus.Role(chart, `${w.name}-role`, { metadata: meta('-leader-election') });
-  for (const r of normalizeRules([...LEADER_ELECTION_RULES, ...w.rbac]).filter(isOwnNamespaceRule)) {
-    leaseRole.allow(r.verbs, kplus.ApiResource.custom({ apiGroup: r.apiGroup, resourceType: r.resource }));
+  // Every workload but the dashboard runs with --leader-elect (below): the Lease rules come with that flag.
+  if (!dashboard) {
+    const leaseRole = new kplus.Role(chart, `${w.name}-role`, { metadata: meta('-leader-election') });
+    for (const r of normalizeRules([...LEADER_ELECTION_RULES, ...w.rbac]).filter(isOwnNamespaceRule)) {
+      leaseRole.allow(r.verbs, kplus.ApiResource.custom({ apiGroup: r.apiGroup, resourceType: r.resource }));
+    }
+    new kplus.RoleBinding(chart, `${w.name}-rolebinding`, { metadata: meta('-leader-election'), role: leaseRole }).addSubjects(sa);
   }
-  new kplus.RoleBinding(chart, `${w.name}-rolebinding`, { metadata: meta('-leader-election'), role: leaseRole }).addSubjects(sa);
 
   const res = o.resources;
   const deployment = new kplus.Deployment(chart, `${w.name}-deployment`, {
@@ -385,8 +421,10 @@ export function addWorkload(chart: Chart, p: WorkloadProps): kplus.Deployment {
         imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
         workingDir: '/app',
         command: ['node', 'dist/src/cli/main.js'],
-        args: [...w.args, ...(o.watchNamespace !== undefined ? ['--namespace', o.watchNamespace] : []), '--leader-elect', ...serving],
-        ports: [...(controller ? [{ name: 'metrics', number: PORTS.metrics }] : []), { name: 'health', number: PORTS.health }],
+        args: [...w.args, ...(o.watchNamespace !== undefined ? ['--namespace', o.watchNamespace] : []), ...serving],
+        ports: dashboard
+          ? [{ name: 'https', number: DASHBOARD.port }]
+          : [...(controller ? [{ name: 'metrics', number: PORTS.metrics }] : []), { name: 'health', number: PORTS.health }],
         envVariables: {
           POD_NAMESPACE: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAMESPACE),
           POD_NAME: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAME),
@@ -395,8 +433,8 @@ export function addWorkload(chart: Chart, p: WorkloadProps): kplus.Deployment {
           // the kernel kills the container before a collection would have run.
           NODE_OPTIONS: kplus.EnvValue.fromValue(`--max-old-space-size=${heapSizeMiB(res.memoryLimitMiB)}`),
         },
-        liveness: kplus.Probe.fromHttpGet('/healthz', { port: PORTS.health }),
-        readiness: kplus.Probe.fromHttpGet('/readyz', { port: PORTS.health }),
+        liveness: probe('/healthz'),
+        readiness: probe('/readyz'),
         resources: {
           cpu: {
             request: kplus.Cpu.millis(res.cpuRequestMillis),
@@ -580,6 +618,37 @@ export function addRuntimeExtension(chart: Chart, p: RuntimeExtensionProps): voi
 }
 
 /**
+ * The read-only fleet dashboard (opt-in): its workload (ServiceAccount, roles from src/dashboard/rbac.ts, a
+ * restricted-profile Deployment probed on its HTTPS port), a Service (443 → 8443) and, unless the NetworkPolicies are
+ * left out, a NetworkPolicy opening its port to every peer: each viewer is authenticated and authorized by the API
+ * server (TokenReview, SubjectAccessReview), as the metrics port is. The platform's policy keeps its egress to the API
+ * server only.
+ */
+export function addDashboard(chart: Chart, o: DeploymentOptions): kplus.Deployment {
+  const d = addWorkload(chart, { workload: dashboardWorkload(), role: 'dashboard', deployment: o });
+  const name = `inplace-${DASHBOARD.component}`;
+  const labels = selectorLabels(DASHBOARD.component, 'dashboard', o.instance);
+  const svc = new kplus.Service(chart, 'dashboard-service', {
+    metadata: { name, namespace: o.namespace, labels },
+    type: kplus.ServiceType.CLUSTER_IP,
+    ports: [{ name: 'https', port: DASHBOARD.servicePort, targetPort: DASHBOARD.port }],
+  });
+  for (const [k, v] of Object.entries(labels)) svc.selectLabel(k, v);
+  if (!o.noNetworkPolicy)
+    new ApiObject(chart, 'dashboard-network-policy', {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name, namespace: o.namespace, labels },
+      spec: {
+        podSelector: { matchLabels: labels },
+        policyTypes: ['Ingress'],
+        ingress: [{ ports: [{ protocol: 'TCP', port: DASHBOARD.port }] }],
+      },
+    });
+  return d;
+}
+
+/**
  * The plan controller's only access to Secrets: per namespace the alert-gate policy names Secrets in, a Role with `get`
  * on exactly those (resourceNames) bound to its ServiceAccount. None without a policy. In namespace-scoped mode a
  * Secret outside the watched namespace could never be used by a plan (a plan names a Secret of its own namespace), so
@@ -697,6 +766,7 @@ export class PlatformChart extends Chart {
       metadata: { name: metricsReaderName(o), labels: { 'app.kubernetes.io/part-of': PART_OF, 'app.kubernetes.io/instance': o.instance } },
       rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
     });
+    if (o.dashboard) addDashboard(this, o);
     if (!o.noNetworkPolicy) addNetworkPolicy(this, o);
   }
 }

@@ -1,5 +1,5 @@
 // `npm run synth [-- --image REF --namespace NS --namespace-scoped NS --replicas N --outdir DIR --samples
-// --runtime-extension --write-policy FILE --provider ROLE=plural.group ...]`: writes dist/manifests/ (the values:
+// --runtime-extension --dashboard --write-policy FILE --provider ROLE=plural.group ...]`: writes dist/manifests/ (the values:
 // docs/operations.md, Deploying).
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -7,7 +7,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { parseAlertGatePolicy, parseWritePolicy, type AlertGatePolicy, type WritePolicy } from '../src/api/index.js';
 import { dirname, join, relative, resolve } from 'node:path';
 import { DEFAULT_PROVIDERS, PROVIDER_ROLES, parseProvider, type ProviderResource } from '../src/runtime/rbac.js';
-import { callerNamespaces, heapSizeMiB, type ContainerResources } from './charts.js';
+import { DASHBOARD, callerNamespaces, heapSizeMiB, type ContainerResources } from './charts.js';
 import { GUARD_FILE, GUARD_LABEL, guardCoversOf, synthesizeGuard } from './in-place-guard.js';
 import { runOcm } from './ocm-cli.js';
 import {
@@ -41,7 +41,7 @@ const USAGE = `Usage: npm run synth -- --image REF [--namespace NS] [--namespace
                          [--instance NAME] [--priority-class NAME] [--api-server-port N]... [--api-server-cidr CIDR]...
                          [--cpu-request Q] [--cpu-limit Q|none] [--memory-request Q] [--memory-limit Q]
                          [--no-network-policy] [--runtime-extension --runtime-extension-caller-namespace NS...
-                         [--runtime-extension-secret NAME]] [--samples] [--in-place-guard FILE]...
+                         [--runtime-extension-secret NAME]] [--dashboard] [--samples] [--in-place-guard FILE]...
        npm run synth -- --clusterctl DIR [--clusterctl-version vX.Y.Z] [--image REF] [--namespace NS] ...
        npm run synth -- --ocm FILE [--outdir DIR]   (Open Cluster Management hub objects, docs/ocm.md; default dist/ocm/)
 
@@ -82,6 +82,10 @@ Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, Netwo
   --runtime-extension-secret NAME
                     serve the certificate of this kubernetes.io/tls Secret (yours, with ca.crt) instead of
                     cert-manager's; implies --runtime-extension
+  --dashboard       also deploy the read-only fleet dashboard (docs/dashboard.md): \`inplace dashboard --auth kube
+                    --self-signed\` on HTTPS port ${DASHBOARD.port}, a Service (${DASHBOARD.servicePort}) and a NetworkPolicy opening that port; it
+                    may list and watch campaigns, plans and MachineUpdates and create TokenReviews and
+                    SubjectAccessReviews, nothing else (default: no dashboard)
   --outdir DIR      output directory (default: dist/manifests)
   --samples         also write the sample updaters (CRDs, Deployments, grants) to ${SAMPLES_FILE}
                     under the output directory: samples, not products; the node-simulating ones
@@ -97,7 +101,7 @@ Writes the deployment manifests (CRDs, controllers, RBAC, metrics Service, Netwo
                     repository DIR: DIR/${CLUSTERCTL_PROVIDER_LABEL}/VERSION/{metadata.yaml,${CLUSTERCTL_COMPONENTS_FILE}},
                     the runtime extension included, and ${CLUSTERCTL_PLANS_ONLY_FILE} without it (plans only); image, namespace, priority class and the callers' namespaces are
                     clusterctl variables whose defaults are the values given here (docs/operations.md, "Installing
-                    with clusterctl"); not with --namespace-scoped, --samples, --no-network-policy,
+                    with clusterctl"); not with --namespace-scoped, --samples, --no-network-policy, --dashboard,
                     --in-place-guard (synthesize the guard apart) or the --runtime-extension flags
   --clusterctl-version V
                     the release version (default: v + the version in package.json)
@@ -145,6 +149,7 @@ function main(): number {
         'no-network-policy': { type: 'boolean' },
         'runtime-extension': { type: 'boolean' },
         'runtime-extension-secret': { type: 'string' },
+        dashboard: { type: 'boolean' },
         clusterctl: { type: 'string' },
         'in-place-guard': { type: 'string', multiple: true },
         'clusterctl-version': { type: 'string' },
@@ -247,6 +252,7 @@ function main(): number {
         ['--runtime-extension-secret', values['runtime-extension-secret'] !== undefined],
         ['--runtime-extension-caller-namespace', callers.length > 0],
         ['--in-place-guard', values['in-place-guard'] !== undefined],
+        ['--dashboard', values.dashboard === true],
       ] as const
     ).filter(([, set]) => set);
     if (clash.length > 0) {
@@ -298,6 +304,7 @@ function main(): number {
       ...(values['priority-class'] !== undefined ? { priorityClassName: values['priority-class'] } : {}),
       ...(ports.length || cidrs.length ? { apiServer: { ports: ports.length ? ports : DEFAULTS.apiServer.ports, cidrs } } : {}),
       ...(values['no-network-policy'] ? { noNetworkPolicy: true } : {}),
+      ...(values.dashboard ? { dashboard: true } : {}),
       resources,
       ...(scoped !== undefined ? { watchNamespace: scoped } : {}),
       ...(runtimeExtension

@@ -201,6 +201,7 @@ export function synthesize(opts: SynthOptions = {}): ManifestFile[] {
     ...(opts.writePolicy ? { writePolicy: opts.writePolicy } : {}),
     ...(opts.alertGatePolicy ? { alertGatePolicy: opts.alertGatePolicy } : {}),
     ...(opts.runtimeExtension ? { runtimeExtension: opts.runtimeExtension } : {}),
+    ...(opts.dashboard ? { dashboard: true } : {}),
   };
   const updaters = opts.updaters?.map((u): SampleWorkloadSpec => ({
     name: u.name,

@@ -28,7 +28,7 @@ const USAGE = `Usage: npm run release -- VERSION [--outdir DIR] [--image-reposit
 Writes the artifacts of release VERSION (semver: 0.2.0, 1.0.0-rc.1; a leading v is allowed) to DIR/VERSION/ and
 prepends its section to the changelog (docs/operations.md, "Releasing"):
   manifests/<variant>/      npm run synth's variants: default, namespace-scoped (\${INPLACE_WATCH_NAMESPACE}),
-                            runtime-extension, samples, in-place-guard (judging by examples/hooks/updaters.yaml)
+                            runtime-extension, dashboard, samples, in-place-guard (judging by examples/hooks/updaters.yaml)
   clusterctl/runtime-extension-inplace/vVERSION/
                             metadata.yaml and the components files (with and without the runtime extension)
   crds/                     the CustomResourceDefinitions
@@ -81,6 +81,7 @@ function manifestVariants(image: string, m: Modules): Map<string, string> {
   });
   add('namespace-scoped', scoped);
   add('runtime-extension', synthesize({ image, runtimeExtension: { callerNamespaceSelector: m.charts.callerNamespaces(CAPI_CALLERS) } }));
+  add('dashboard', synthesize({ image, dashboard: true }));
   add('samples', synthesize({ image, updaters: sampleUpdaterWorkloads() }));
   const updaters = parseAllDocuments(readFileSync(join(PROJECT_ROOT, 'examples', 'hooks', 'updaters.yaml'), 'utf8')).map(
     (d) => d.toJS() as unknown,

@@ -80,10 +80,16 @@ interface Page {
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /**
- * The page's files: beside this module in the sources and in the image (the Dockerfile copies them into dist); a local
- * `npm run build` (tsc copies no HTML) serves them from the sources, three levels up from dist/src/dashboard.
+ * The page's files: beside this module in the sources and in the image (the Dockerfile copies them into dist); the
+ * CLI bundle (bin/inplace.mjs, dist/cli/) serves them from the sources two levels up, a local `npm run build` (tsc
+ * copies no HTML) three levels up from dist/src/dashboard.
  */
-const STATIC_DIR = existsSync(join(HERE, 'static')) ? join(HERE, 'static') : join(HERE, '..', '..', '..', 'src', 'dashboard', 'static');
+const STATIC_DIR =
+  [
+    join(HERE, 'static'),
+    join(HERE, '..', '..', 'src', 'dashboard', 'static'),
+    join(HERE, '..', '..', '..', 'src', 'dashboard', 'static'),
+  ].find((d) => existsSync(join(d, 'index.html'))) ?? join(HERE, 'static');
 const require = createRequire(import.meta.url);
 /** uPlot's dist folder, served under /vendor/ (the pinned package from node_modules, never a CDN). */
 const UPLOT_DIR = dirname(require.resolve('uplot'));

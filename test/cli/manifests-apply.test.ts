@@ -37,6 +37,8 @@ const variants: Record<string, (ns: string) => K8sDoc[]> = {
   '--samples': (ns) => docsOf(synthesize({ image: IMAGE, namespace: ns, updaters: sampleUpdaterWorkloads() })),
   '--namespace-scoped': (ns) => docsOf(synthesize({ image: IMAGE, namespace: ns, watchNamespace: ns })),
   '--runtime-extension': (ns) => docsOf(synthesize({ image: IMAGE, namespace: ns, runtimeExtension: CALLERS })),
+  '--dashboard': (ns) => docsOf(synthesize({ image: IMAGE, namespace: ns, dashboard: true })),
+  '--dashboard --namespace-scoped': (ns) => docsOf(synthesize({ image: IMAGE, namespace: ns, watchNamespace: ns, dashboard: true })),
   '--in-place-guard examples/hooks/updaters.yaml': (ns) =>
     inPlaceGuardObjects({
       covers: guardCoversOf(

@@ -32,6 +32,8 @@ const variants: Record<string, SynthOptions> = {
     replicas: 2,
     namespace: 'capi-inplace',
   },
+  '--dashboard, 2 replicas': { image: IMAGE, dashboard: true, replicas: 2 },
+  '--dashboard --namespace-scoped': { image: IMAGE, dashboard: true, watchNamespace: 'fleet-a' },
   '--namespace-scoped with the samples and the runtime extension, an image by digest, no CPU limit': {
     image: `registry.example.com/inplace-capi@sha256:${'0f'.repeat(32)}`,
     watchNamespace: 'fleet-a',

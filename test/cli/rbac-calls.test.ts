@@ -3,6 +3,8 @@
 // allowed by the rules its ServiceAccount is bound to in the synthesized YAML — in the default (cluster-scoped)
 // manifests, and in the namespace-scoped ones where each call must be allowed in the namespace it was made in (the
 // components run scoped to one namespace, as `--namespace-scoped` deploys them). A new API call without a rule fails here.
+// The dashboard (`--dashboard`) is held to more: its rules allow exactly the calls it makes, none unused.
+import http from 'node:http';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import {
@@ -21,7 +23,9 @@ import { projectRoot } from '../../src/cli/procs.js';
 import { createManager, noopLogger, type RuntimeManager } from '../../src/runtime/index.js';
 import type { KubeClient } from '../../src/runtime/pure/types.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
-import { allows } from '../../cdk8s/rbac.js';
+import { allows, normalizeRules } from '../../cdk8s/rbac.js';
+import { startDashboard } from '../../src/dashboard/server.js';
+import { kubeAccess } from '../../src/dashboard/access.js';
 import { callerNamespaces } from '../../cdk8s/charts.js';
 import { installNamespace, sampleUpdaterWorkloads, synthesize } from '../../cdk8s/synth.js';
 import { allowed, grantsOf, parseDocs } from '../security/rbac.js';
@@ -212,5 +216,87 @@ describe('RBAC of the synthesized manifests covers what each component calls', f
     expect(all.some((c) => c.resource.endsWith('/status'))).to.equal(true);
     expect(all.some((c) => c.resource === 'leases')).to.equal(true);
     expect(all.some((c) => c.resource === 'events')).to.equal(true);
+  });
+});
+
+/**
+ * Answers TokenReviews (every token is the user "viewer") and SubjectAccessReviews (allowed) as an API server's
+ * authenticator and authorizer would: the embedded API server has neither. Every other call reaches the server.
+ */
+function reviewing(client: KubeClient): KubeClient {
+  const create: KubeClient['create'] = (res, obj, o) => {
+    if (res.plural === 'tokenreviews')
+      return Promise.resolve({ ...obj, status: { authenticated: true, user: { username: 'viewer', groups: ['system:authenticated'] } } });
+    if (res.plural === 'subjectaccessreviews') return Promise.resolve({ ...obj, status: { allowed: true } });
+    return client.create(res, obj, o);
+  };
+  return new Proxy(client, { get: (t, k) => (k === 'create' ? create : Reflect.get(t, k)) });
+}
+
+/** GET `url` with a bearer token; the status code. */
+const getStatus = (url: string): Promise<number> =>
+  new Promise((resolve, reject) => {
+    http
+      .get(url, { headers: { Authorization: 'Bearer viewer-token' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+      .on('error', reject);
+  });
+
+describe('RBAC of the synthesized dashboard (--dashboard) allows exactly what it calls', function () {
+  this.timeout(120_000);
+  let env: TestEnv;
+  let ns = '';
+  /** Calls of a dashboard over every namespace, and of one started with --namespace (namespace-scoped manifests). */
+  const calls: Call[] = [];
+  const scopedCalls: Call[] = [];
+
+  before(async () => {
+    env = await startTestEnv({ crds: PROJECT_CRDS });
+    ns = await env.newNamespace('rbac-dash');
+    for (const [made, namespace] of [
+      [calls, undefined],
+      [scopedCalls, ns],
+    ] as const) {
+      const client = recording(reviewing(env.client), made);
+      const dash = await startDashboard({ client, access: kubeAccess(client), log: noopLogger, ...(namespace ? { namespace } : {}) });
+      try {
+        await dash.synced();
+        // A viewer's request: a TokenReview for the token, a SubjectAccessReview for the MachineUpdates it asks for.
+        expect(await getStatus(`${dash.url}api/machines?namespace=${ns}&plan=none`)).to.equal(200);
+      } finally {
+        await dash.close();
+      }
+    }
+  });
+  after(async () => env?.stop());
+
+  const rulesOf = (o: Parameters<typeof synthesize>[0]): ReturnType<typeof parseDocs> =>
+    parseDocs(synthesize({ ...o, dashboard: true }).map((f) => f.content));
+  const show = (c: Call): string => `${c.verb} ${c.resource}.${c.group || 'core'}`;
+
+  it('every call it made is allowed, and every rule it is granted was used (no unused grant)', () => {
+    const rules = effectiveRules(docsOf(synthesize({ dashboard: true })), 'dashboard');
+    expect(calls.length, 'no calls recorded').to.be.greaterThan(0);
+    expect([...new Set(calls.filter((c) => !allows(rules, c.verb, c.group, c.resource)).map(show))]).to.deep.equal([]);
+    const granted = normalizeRules(rules).flatMap((r) => r.verbs.map((v) => `${v} ${r.resource}.${r.apiGroup || 'core'}`));
+    const used = new Set(calls.map(show));
+    expect(granted.filter((g) => !used.has(g))).to.deep.equal([]);
+  });
+
+  it('makes no write but the reviews (questions to the API server, never stored)', () => {
+    const writes = [...new Set(calls.filter((c) => !['get', 'list', 'watch'].includes(c.verb)).map(show))].sort();
+    expect(writes).to.deep.equal(['create subjectaccessreviews.authorization.k8s.io', 'create tokenreviews.authentication.k8s.io']);
+  });
+
+  it('namespace-scoped (--namespace-scoped NS, run with --namespace NS): every call is allowed in the namespace it was made in', () => {
+    const grants = grantsOf(rulesOf({ watchNamespace: ns }), installNamespace({ watchNamespace: ns }), 'inplace-dashboard');
+    expect(scopedCalls.length, 'no calls recorded').to.be.greaterThan(0);
+    expect(scopedCalls.filter((c) => c.namespace === undefined && c.verb !== 'create').map(show), 'cluster-wide reads').to.deep.equal([]);
+    const denied = scopedCalls
+      .filter((c) => !allowed(grants, c.verb, c.group, c.resource, c.namespace))
+      .map((c) => `${show(c)} in ${c.namespace ?? 'the cluster'}`);
+    expect([...new Set(denied)]).to.deep.equal([]);
   });
 });

@@ -177,6 +177,8 @@ describe('release (npm run release -- VERSION)', () => {
           `${clusterctl}/runtime-extension-components-plans-only.yaml`,
           `${clusterctl}/runtime-extension-components.yaml`,
           ...crds,
+          'manifests/dashboard/00-crds.yaml',
+          'manifests/dashboard/10-platform.yaml',
           'manifests/default/00-crds.yaml',
           'manifests/default/10-platform.yaml',
           'manifests/in-place-guard/30-in-place-guard.yaml',

@@ -30,7 +30,7 @@ import {
   sampleUpdaterWorkloads,
   synthesize,
 } from '../../cdk8s/synth.js';
-import { allows, ruleProblems } from '../../cdk8s/rbac.js';
+import { allows, normalizeRules, ruleProblems } from '../../cdk8s/rbac.js';
 import { docsOf, effectiveRules, type K8sDoc } from './manifests.js';
 
 const SNAPSHOTS = join(PROJECT_ROOT, 'test', 'cli', '__snapshots__');
@@ -903,6 +903,104 @@ describe('cdk8s synthesis', () => {
           .and.match(/--no-network-policy/);
         expect(run(['--runtime-extension', '--no-network-policy']).status).to.equal(0);
         expect(readFileSync(join(out, '10-platform.yaml'), 'utf8')).to.include('kind: ExtensionConfig');
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('the dashboard (opt-in: --dashboard)', () => {
+    const IMAGE = 'registry.example.com/inplace-capi:test';
+    const dash = 'inplace-dashboard';
+    const labels = {
+      'app.kubernetes.io/name': 'dashboard',
+      'app.kubernetes.io/component': 'dashboard',
+      'app.kubernetes.io/part-of': 'inplace-capi',
+      'app.kubernetes.io/instance': 'inplace-capi',
+    };
+    const withDash = docsOf(synthesize({ image: IMAGE, dashboard: true }));
+    const named = (ds: K8sDoc[], kind: string, name: string): K8sDoc | undefined =>
+      ds.find((d) => d.kind === kind && d.metadata.name === name);
+    const containerOf = (ds: K8sDoc[]): Record<string, unknown> =>
+      (podOf(named(ds, 'Deployment', dash)!) as unknown as { containers: Record<string, unknown>[] }).containers[0]!;
+    const READ = ['inplaceupdatecampaigns', 'inplaceupdateplans', 'machineupdates'];
+
+    it('is left out by default', () => {
+      const plain = docsOf(synthesize({ image: IMAGE }));
+      expect(plain.filter((d) => d.metadata.name.startsWith(dash)).map((d) => `${d.kind} ${d.metadata.name}`)).to.deep.equal([]);
+    });
+
+    it('runs `inplace dashboard --auth kube` on HTTPS 8443 on every pod address, probed on /healthz and /readyz there, without leader election', () => {
+      const c = containerOf(withDash);
+      expect(c['args']).to.deep.equal(['dashboard', '--auth', 'kube', '--address', '0.0.0.0', '--port', '8443', '--self-signed']);
+      expect(c['ports']).to.deep.equal([{ containerPort: 8443, name: 'https' }]);
+      expect((c['livenessProbe'] as { httpGet: unknown }).httpGet).to.deep.equal({ path: '/healthz', port: 8443, scheme: 'HTTPS' });
+      expect((c['readinessProbe'] as { httpGet: unknown }).httpGet).to.deep.equal({ path: '/readyz', port: 8443, scheme: 'HTTPS' });
+      expect(podOf(named(withDash, 'Deployment', dash)!).serviceAccountName).to.equal(dash);
+      // No Lease: nothing to elect, so no Role in the install namespace either.
+      expect(withDash.filter((d) => d.kind === 'Role' && d.metadata.name.startsWith(dash))).to.deep.equal([]);
+    });
+
+    it('has a Service 443 → 8443 selecting exactly its pods, and a NetworkPolicy opening 8443 to them (none with --no-network-policy)', () => {
+      const svc = named(withDash, 'Service', dash)!['spec'] as { ports: unknown[]; selector: Record<string, string> };
+      expect(svc.ports).to.deep.equal([{ name: 'https', port: 443, targetPort: 8443 }]);
+      expect(svc.selector).to.deep.equal(labels);
+      const np = named(withDash, 'NetworkPolicy', dash)!['spec'];
+      expect(np).to.deep.equal({
+        podSelector: { matchLabels: labels },
+        policyTypes: ['Ingress'],
+        ingress: [{ ports: [{ protocol: 'TCP', port: 8443 }] }],
+      });
+      const none = docsOf(synthesize({ image: IMAGE, dashboard: true, noNetworkPolicy: true }));
+      expect(none.filter((d) => d.kind === 'NetworkPolicy')).to.deep.equal([]);
+    });
+
+    it('may list and watch campaigns, plans and MachineUpdates and create TokenReviews and SubjectAccessReviews: nothing else', () => {
+      const granted = normalizeRules(effectiveRules(withDash, 'dashboard')).map(
+        (r) => `${r.verbs.join(',')} ${r.resource}.${r.apiGroup}${r.resourceName ? `/${r.resourceName}` : ''}`,
+      );
+      expect(granted).to.deep.equal([
+        'create tokenreviews.authentication.k8s.io',
+        'create subjectaccessreviews.authorization.k8s.io',
+        ...READ.map((r) => `list,watch ${r}.inplace.cluster.x-k8s.io`),
+      ]);
+    });
+
+    it('namespace-scoped: runs with --namespace NS, lists and watches in NS only; only the reviews are cluster-wide', () => {
+      const scoped = docsOf(synthesize({ image: IMAGE, dashboard: true, watchNamespace: 'fleet-a' }));
+      const args = containerOf(scoped)['args'] as string[];
+      expect(args.slice(args.indexOf('--namespace'), args.indexOf('--namespace') + 2)).to.deep.equal(['--namespace', 'fleet-a']);
+      const grants = grantsOf(scoped as Doc[], 'inplace-fleet-a', dash);
+      for (const r of READ)
+        for (const v of ['list', 'watch']) {
+          expect(allowed(grants, v, 'inplace.cluster.x-k8s.io', r, 'fleet-a'), `${v} ${r} in fleet-a`).to.equal(true);
+          expect(allowed(grants, v, 'inplace.cluster.x-k8s.io', r, 'fleet-b'), `${v} ${r} in fleet-b`).to.equal(false);
+        }
+      const wide = grants.filter((g) => g.namespace === undefined).flatMap((g) => g.rule.resources ?? []);
+      expect(wide.sort()).to.deep.equal(['subjectaccessreviews', 'tokenreviews']);
+    });
+
+    it('`npm run synth -- --dashboard` writes it; --clusterctl refuses the flag', function () {
+      this.timeout(120_000);
+      const out = mkdtempSync(join(tmpdir(), 'synth-dash-'));
+      try {
+        const run = (args: string[]): ReturnType<typeof spawnSync> =>
+          spawnSync(process.execPath, ['--import', 'tsx', 'cdk8s/main.ts', '--image', IMAGE, ...args], {
+            cwd: PROJECT_ROOT,
+            encoding: 'utf8',
+          });
+        const ok = run(['--outdir', out, '--dashboard']);
+        expect(ok.status, String(ok.stderr)).to.equal(0);
+        const platform = docsOf([{ name: 'p', content: readFileSync(join(out, '10-platform.yaml'), 'utf8') }]);
+        expect(platform.filter((d) => d.metadata.name === dash).map((d) => d.kind)).to.include.members([
+          'ServiceAccount',
+          'Deployment',
+          'Service',
+          'NetworkPolicy',
+        ]);
+        const refused = run(['--clusterctl', join(out, 'repo'), '--dashboard']);
+        expect(refused.status).to.equal(2);
+        expect(String(refused.stderr)).to.match(/--clusterctl does not take --dashboard/);
       } finally {
         rmSync(out, { recursive: true, force: true });
       }

@@ -8,13 +8,14 @@ import { COMPONENTS } from '../../cdk8s/components.js';
 import { callerNamespaces } from '../../cdk8s/charts.js';
 import { sampleUpdaterWorkloads, synthesize } from '../../cdk8s/synth.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
+import { rbac as dashboardRbac } from '../../src/dashboard/rbac.js';
 import type { PolicyRule } from '../../src/runtime/pure/types.js';
 import { restrictedViolations } from './pod-security.js';
 import { ESCALATION_VERBS, WRITE_VERBS, allowed, grantsOf, parseDocs, ruleAllows, type Doc, type Grant, type Rule } from './rbac.js';
 
 const NS = 'inplace-system';
 const EXT = { callerNamespaceSelector: callerNamespaces(['capi-system']) };
-const docs = parseDocs(synthesize({ updaters: sampleUpdaterWorkloads(), runtimeExtension: EXT }).map((f) => f.content));
+const docs = parseDocs(synthesize({ updaters: sampleUpdaterWorkloads(), runtimeExtension: EXT, dashboard: true }).map((f) => f.content));
 const deployments = docs.filter((d) => d.kind === 'Deployment');
 const roles = docs.filter((d) => d.kind === 'Role' || d.kind === 'ClusterRole');
 type PodTemplate = { metadata?: { annotations?: Record<string, string> }; spec: Record<string, unknown> };
@@ -161,7 +162,11 @@ describe('security: synthesized manifests', () => {
   it('has a Deployment for every component and sample updater, each with its own ServiceAccount', () => {
     const names = deployments.map((d) => d.metadata.name).sort();
     expect(names).to.deep.equal(
-      [...COMPONENTS.map((c) => `inplace-${c.name}`), ...Object.keys(sampleUpdaters).map((u) => `inplace-updater-${u}`)].sort(),
+      [
+        ...COMPONENTS.map((c) => `inplace-${c.name}`),
+        ...Object.keys(sampleUpdaters).map((u) => `inplace-updater-${u}`),
+        'inplace-dashboard',
+      ].sort(),
     );
     const sas = deployments.map(saOf);
     expect(new Set(sas).size, `ServiceAccounts ${sas.join(', ')}`).to.equal(deployments.length);
@@ -311,16 +316,46 @@ describe('security: synthesized manifests', () => {
     }
   });
 
+  describe('the dashboard (--dashboard): read-only', () => {
+    const grants = grantsOf(docs, NS, 'inplace-dashboard');
+    it('is granted exactly what src/dashboard/rbac.ts declares: no Lease, no Events', () => {
+      expect(grants.length).to.be.greaterThan(0);
+      const extra = grants.filter((g) =>
+        (g.rule.resources ?? []).some((res) =>
+          (g.rule.apiGroups ?? []).some((grp) => g.rule.verbs.some((v) => !dashboardRbac.some((d) => ruleAllows(d, v, grp, res)))),
+        ),
+      );
+      expect(flat(extra)).to.deep.equal([]);
+      for (const d of dashboardRbac)
+        for (const grp of d.apiGroups)
+          for (const res of d.resources)
+            for (const v of d.verbs) expect(allowed(grants, v, grp, res, 'ns1'), `${v} ${res}.${grp}`).to.equal(true);
+    });
+    it('has no write verb but create on TokenReviews and SubjectAccessReviews (questions, never stored), and no Secret access', () => {
+      const writes = flat(grants.filter((g) => g.rule.verbs.some((v) => WRITE_VERBS.includes(v) || v === '*')));
+      expect(writes).to.deep.equal([
+        'create authentication.k8s.io/tokenreviews @cluster',
+        'create authorization.k8s.io/subjectaccessreviews @cluster',
+      ]);
+      for (const res of ['inplaceupdatecampaigns', 'inplaceupdateplans', 'machineupdates', 'machineupdates/status'])
+        for (const v of [...WRITE_VERBS, 'get'])
+          expect(allowed(grants, v, 'inplace.cluster.x-k8s.io', res, 'ns1'), `${v} ${res}`).to.equal(false);
+      for (const v of ['get', 'list', 'watch']) expect(allowed(grants, v, '', 'secrets', 'ns1'), `${v} secrets`).to.equal(false);
+    });
+  });
+
   describe('namespace-scoped mode (--namespace-scoped fleet-a)', () => {
     // The controllers run in the install namespace of fleet-a (a namespace of its own per watched namespace).
     const INSTALL = 'inplace-fleet-a';
     const scoped = parseDocs(
-      synthesize({ watchNamespace: 'fleet-a', updaters: sampleUpdaterWorkloads(), runtimeExtension: EXT }).map((f) => f.content),
+      synthesize({ watchNamespace: 'fleet-a', updaters: sampleUpdaterWorkloads(), runtimeExtension: EXT, dashboard: true }).map(
+        (f) => f.content,
+      ),
     );
     const accounts = scoped.filter((d) => d.kind === 'Deployment').map(saOf);
 
     it('grants no ServiceAccount a namespaced kind cluster-wide: only CRDs, TokenReviews, SubjectAccessReviews (and the nodes a node-simulating sample patches)', () => {
-      expect(accounts.length).to.equal(COMPONENTS.length + Object.keys(sampleUpdaters).length);
+      expect(accounts.length).to.equal(COMPONENTS.length + Object.keys(sampleUpdaters).length + 1);
       for (const sa of accounts) {
         const wide = grantsOf(scoped, INSTALL, sa).filter((g) => g.namespace === undefined);
         const namespaced = wide.flatMap((g) =>
@@ -336,7 +371,8 @@ describe('security: synthesized manifests', () => {
       for (const sa of accounts) {
         const scopes = new Set(grantsOf(scoped, INSTALL, sa).map((g) => g.namespace));
         scopes.delete(undefined);
-        expect([...scopes].sort(), sa).to.deep.equal(['fleet-a', INSTALL].sort());
+        // The dashboard elects no leader: no Lease, so nothing in the install namespace.
+        expect([...scopes].sort(), sa).to.deep.equal(sa === 'inplace-dashboard' ? ['fleet-a'] : ['fleet-a', INSTALL].sort());
       }
       const mtc = grantsOf(scoped, INSTALL, 'inplace-machine-task-controller');
       expect(allowed(mtc, 'patch', 'infrastructure.cluster.x-k8s.io', 'devmachines', 'fleet-a')).to.equal(true);
