@@ -43,20 +43,12 @@ export function campaignKstatus(d: Pick<CampaignDecision, 'updateStatus' | 'phas
   return { state: 'reconciling', reason: d.phase, message: d.message };
 }
 
-/** The campaign's status for a decision (conditions keep CAPI lastTransitionTime semantics). */
-// eslint-disable-next-line max-lines-per-function -- one status builder per condition still to split (issue 43 limits; named exception)
-export function campaignStatus(
-  campaign: InPlaceUpdateCampaign & { metadata?: { generation?: number } },
-  d: CampaignDecision,
-  plans: readonly PlanView[],
-  now: Date,
-): InPlaceUpdateCampaignStatus {
-  const prev = campaign.status ?? {};
-  const gen = campaign.metadata?.generation;
-  const count = (s: ClusterRow['state']): number => d.rows.filter((r) => r.state === s).length;
-  const selected = d.rows.filter((r) => !r.removed).length;
-  const done = d.rows.filter((r) => ['updated', 'skipped', 'failed', 'aborted'].includes(r.state)).length;
-  const machines = plans.reduce(
+type MachineCounts = { total: number; updated: number; skipped: number; updating: number; failed: number };
+type WaveStatus = { index: number; clusters: number; updated: number; failed: number; updating: number; completionTime?: string };
+
+/** The machines of every reported plan, summed. */
+function machineTotals(plans: readonly PlanView[]): MachineCounts {
+  return plans.reduce(
     (a, p) => ({
       total: a.total + p.machines,
       updated: a.updated + p.updated,
@@ -66,11 +58,12 @@ export function campaignStatus(
     }),
     { total: 0, updated: 0, skipped: 0, updating: 0, failed: 0 },
   );
-  const waves = new Map<
-    number,
-    { index: number; clusters: number; updated: number; failed: number; updating: number; completionTime?: string }
-  >();
-  for (const r of d.rows) {
+}
+
+/** The waves' counts; a wave is complete (with its last plan's completionTime) once none of its clusters updates. */
+function wavesOf(rows: readonly ClusterRow[], plans: readonly PlanView[]): WaveStatus[] {
+  const waves = new Map<number, WaveStatus>();
+  for (const r of rows) {
     if (r.wave === undefined) continue;
     const w = waves.get(r.wave) ?? { index: r.wave, clusters: 0, updated: 0, failed: 0, updating: 0 };
     w.clusters++;
@@ -85,10 +78,18 @@ export function campaignStatus(
       w.completionTime = p.completionTime;
   }
   for (const w of waves.values()) if (w.updating > 0) delete w.completionTime;
-  const terminal = d.updateStatus === 'updated' || d.updateStatus === 'failed' || d.updateStatus === 'aborted';
-  const nowTime = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return [...waves.values()].sort((a, b) => a.index - b.index).slice(-MAX_WAVES);
+}
 
-  let conds: Condition[] = prev.conditions ?? [];
+/** The Valid, Ready, Failed, kstatus and Paused conditions for a decision. */
+function campaignConditions(
+  campaign: InPlaceUpdateCampaign & { metadata?: { generation?: number } },
+  d: CampaignDecision,
+  failedCount: number,
+  now: Date,
+): Condition[] {
+  const gen = campaign.metadata?.generation;
+  let conds: Condition[] = campaign.status?.conditions ?? [];
   conds = setCondition(
     conds,
     d.problems.length > 0
@@ -113,13 +114,13 @@ export function campaignStatus(
           type: 'Failed',
           status: 'False',
           reason: d.phase === 'Completed' ? 'Completed' : 'WithinBudget',
-          message: `failed clusters ${count('failed')} of a budget of ${d.failureBudget}`,
+          message: `failed clusters ${failedCount} of a budget of ${d.failureBudget}`,
         },
     gen,
     now,
   );
   conds = setKstatusConditions(conds, campaignKstatus(d), gen, now);
-  conds = setCondition(
+  return setCondition(
     conds,
     campaign.spec.paused
       ? {
@@ -132,7 +133,38 @@ export function campaignStatus(
     gen,
     now,
   );
+}
 
+/** The clusters by state; the plans just created are pending in the rows but counted as updating until they report. */
+function clusterCounts(d: CampaignDecision): NonNullable<InPlaceUpdateCampaignStatus['clusters']> {
+  const count = (s: ClusterRow['state']): number => d.rows.filter((r) => r.state === s).length;
+  return {
+    selected: d.rows.filter((r) => !r.removed).length,
+    pending: Math.max(0, count('pending') - d.create.length),
+    waiting: count('waiting'),
+    updating: count('updating') + d.create.length,
+    updated: count('updated'),
+    skipped: count('skipped'),
+    failed: count('failed'),
+    aborted: count('aborted'),
+    removed: d.rows.filter((r) => r.removed).length,
+  };
+}
+
+/** The campaign's status for a decision (conditions keep CAPI lastTransitionTime semantics). */
+export function campaignStatus(
+  campaign: InPlaceUpdateCampaign & { metadata?: { generation?: number } },
+  d: CampaignDecision,
+  plans: readonly PlanView[],
+  now: Date,
+): InPlaceUpdateCampaignStatus {
+  const prev = campaign.status ?? {};
+  const gen = campaign.metadata?.generation;
+  const selected = d.rows.filter((r) => !r.removed).length;
+  const done = d.rows.filter((r) => ['updated', 'skipped', 'failed', 'aborted'].includes(r.state)).length;
+  const machines = machineTotals(plans);
+  const terminal = d.updateStatus === 'updated' || d.updateStatus === 'failed' || d.updateStatus === 'aborted';
+  const nowTime = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
   const failedRows = d.rows.filter((r) => r.state === 'failed');
   const skippedRows = d.rows.filter(
     (r) => r.state === 'waiting' || r.state === 'aborted' || r.invalid || (r.removed && r.state !== 'failed'),
@@ -148,28 +180,16 @@ export function campaignStatus(
     ...(terminal ? { completionTime: prev.completionTime ?? nowTime } : {}),
     progress: `${done}/${selected + d.rows.filter((r) => r.removed).length}`,
     machineProgress: `${machines.updated}/${machines.total}${machinesPartial(d, plans, terminal) ? '+' : ''}`,
-    clusters: {
-      selected,
-      pending: count('pending'),
-      waiting: count('waiting'),
-      updating: count('updating') + d.create.length,
-      updated: count('updated'),
-      skipped: count('skipped'),
-      failed: count('failed'),
-      aborted: count('aborted'),
-      removed: d.rows.filter((r) => r.removed).length,
-    },
+    clusters: clusterCounts(d),
     machines,
     failedClusters: failedRows.slice(0, MAX_NAMED_CLUSTERS).map(named),
     skippedClusters: skippedRows.slice(0, MAX_NAMED_CLUSTERS).map(named),
     finishedClusters: finishedRecordsOf(d.rows, prev.finishedClusters).slice(0, MAX_FINISHED),
-    waves: [...waves.values()].sort((a, b) => a.index - b.index).slice(-MAX_WAVES),
-    conditions: conds,
+    waves: wavesOf(d.rows, plans),
+    conditions: campaignConditions(campaign, d, failedRows.length, now),
   };
   const window = windowStatus(prev.maintenanceWindow, d.window, nowTime);
   if (window) status.maintenanceWindow = window;
-  // The plans just created are pending in the counts until their plans report.
-  if (status.clusters && d.create.length > 0) status.clusters.pending = Math.max(0, (status.clusters.pending ?? 0) - d.create.length);
   return status;
 }
 

@@ -22,10 +22,10 @@ import {
 } from '../campaign-controller/decide.js';
 import { buildCampaignScope, type CampaignObject, type PlanObject } from '../campaign-controller/scope.js';
 import { CampaignPrestart } from '../campaign-controller/prestart.js';
-import { templateRefsOf } from '../plan-controller/scope.js';
-import type { PlanPreview } from '../plan-controller/preview.js';
+import { templateRefsOf } from '../rules/inputs.js';
+import type { PlanPreview } from '../rules/preview.js';
 import { call, connect, type Connection } from './kube.js';
-import type { PreviewSnapshot } from '../plan-controller/preview.js';
+import type { PreviewSnapshot } from '../rules/preview.js';
 import { safeJson, safeText } from './safe-text.js';
 import { CliError, ExitCode, str, type Io, type ParsedArgs } from './verb.js';
 import { gatePolicyOf } from './alert-gate-policy.js';
@@ -214,7 +214,7 @@ export async function runCampaignPreview(
     const waves = projectWaves(snap);
     const waveOf = new Map(waves.flatMap((w) => w.clusters.map((n) => [n, w.index] as const)));
     const { buildPlanSpec } = await import('../campaign-controller/decide.js');
-    const { previewPlan } = await import('../plan-controller/preview.js');
+    const { previewPlan } = await import('../rules/preview.js');
     const order = waves.filter((w) => !w.started).flatMap((w) => w.clusters);
     const clusters: ClusterPreview[] = [];
     for (const name of order.slice(0, detail)) {

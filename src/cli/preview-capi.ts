@@ -19,7 +19,7 @@ import {
 } from '../api/index.js';
 import type { KubeadmControlPlane, Machine, MachineDeployment, MachineSet, ObjectRef } from '../api/capi/index.js';
 import { parsePointer } from '../runtime/pure/jsonpointer.js';
-import { parseVersion } from '../plan-controller/upgrade-rules.js';
+import { parseVersion } from '../rules/upgrade-rules.js';
 import { clusterNameOf, machineSetSubject, machineSubject, needsClusterLabels, updatersServing } from '../runtime-extension/validate.js';
 import { call, connect, explainApiError, type Connection } from './kube.js';
 import { previewCapiChange, type CapiOwnerKind, type CapiPreview } from './preview-capi-decide.js';

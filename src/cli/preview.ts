@@ -24,7 +24,7 @@ import {
   ownerInfraTemplateRef,
   type ContractRef,
 } from '../api/capi/index.js';
-import type { OpenApiSchema, PlanPreview, PreviewSnapshot } from '../plan-controller/preview.js';
+import type { OpenApiSchema, PlanPreview, PreviewSnapshot } from '../rules/preview.js';
 import type { RestClient } from '../runtime/client.js';
 import { readYamlDocs } from './install.js';
 import { loadWritePolicy } from './write-policy.js';
@@ -160,7 +160,7 @@ async function previewPlanFile(
   }
   const plan = parsed.data as InPlaceUpdatePlan & KubeObject;
   plan.metadata ??= {};
-  const { dryRunCommits } = await import('../plan-controller/prestart.js');
+  const { dryRunCommits } = await import('../effects/prestart.js');
   let conn: Connection;
   try {
     conn = connect(args);
@@ -188,7 +188,7 @@ async function previewPlanFile(
     }
     if (writePolicy) snapshot.writePolicy = writePolicy;
     if (alertGatePolicy) snapshot.alertGatePolicy = alertGatePolicy;
-    const { previewPlan } = await import('../plan-controller/preview.js');
+    const { previewPlan } = await import('../rules/preview.js');
     const result = withOfflineProblems(previewPlan(plan, snapshot), offline);
     if (output === 'json') io.out(`${safeJson(result)}\n`);
     else io.out(renderPreview(plan, result, snapshot));
@@ -205,8 +205,8 @@ async function previewPlanFile(
 export async function previewPlanObject(conn: Connection, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanPreview> {
   const offline = checkPlan(plan);
   const snapshot = await readSnapshot(conn, plan, plan.metadata.namespace ?? 'default', []);
-  const { previewPlan } = await import('../plan-controller/preview.js');
-  const { dryRunCommits } = await import('../plan-controller/prestart.js');
+  const { previewPlan } = await import('../rules/preview.js');
+  const { dryRunCommits } = await import('../effects/prestart.js');
   snapshot.dryRunProblems = await call(conn, Machines, () => dryRunCommits(conn.client, plan, snapshot.machines));
   return withOfflineProblems(previewPlan(plan, snapshot), offline);
 }

@@ -16,7 +16,7 @@ import {
   type Responsibility,
 } from '../api/index.js';
 import { shortenName } from '../contract/index.js';
-import { compareVersions, parseVersion, upgradeProblems } from '../plan-controller/upgrade-rules.js';
+import { compareVersions, parseVersion, upgradeProblems } from '../rules/upgrade-rules.js';
 import { getPointer } from '../runtime/pure/jsonpointer.js';
 
 /** On a revert plan: the plan it reverts. */

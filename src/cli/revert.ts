@@ -15,7 +15,7 @@ import {
 import { toLabelValue } from '../contract/index.js';
 import { isAlreadyExists } from '../runtime/pure/errors.js';
 import { call, connect, explainApiError, findPlan, type Connection } from './kube.js';
-import type { PlanPreview } from '../plan-controller/preview.js';
+import type { PlanPreview } from '../rules/preview.js';
 import { decideRevert, type LiveMachine, type RevertDecision } from './revert-decide.js';
 import { safeLines, safeText } from './safe-text.js';
 import { CliError, ExitCode, KUBE_OPTIONS_HELP, flag, kubeOptions, positionals, str, UsageError, type Verb } from './verb.js';

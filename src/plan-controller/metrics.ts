@@ -35,65 +35,117 @@ let fallback: Registry | undefined;
 
 const planUid = (p: KubeObject): string => p.metadata.uid ?? `${p.metadata.namespace}/${p.metadata.name}`;
 
-/** The metrics in the manager's registry (a private registry when the manager has none). */
-// eslint-disable-next-line max-lines-per-function -- the metric definitions and the gate-wait bookkeeping still to split (issue 43; named exception)
-export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & KubeObject>): PlanMetrics {
-  const registry = (mgr as Manager & { metrics?: { registry?: Registry } }).metrics?.registry ?? (fallback ??= new Registry());
-  let m = byRegistry.get(registry);
-  if (m) return m;
-  const registers = [registry];
-  const startedAt = Date.now();
-  // What holds each plan (by uid) with since when, as its last reconcile saw it: window and alerts from the status it
-  // wrote, soak and verification from its decision. Counting starts no earlier than this process, so a restart (which
-  // resets the counters anyway) does not count a wait twice.
-  const held = new Map<string, { namespace: string; plan: string; gates: Map<string, number> }>();
-  // Per held (plan, gate): up to when its wait is already counted.
-  const counted = new Map<string, number>();
-  // Plans with a per-plan series (by uid), to drop them once the plan is gone.
-  const series = new Map<string, { namespace: string; plan: string }>();
+type PlanStore = Store<InPlaceUpdatePlan & KubeObject>;
+type WaitCounters = Pick<PlanMetrics, 'gateWaitSeconds' | 'planGateWaitSeconds'>;
+
+/**
+ * What holds each plan (by uid) with since when, as its last reconcile saw it: window and alerts from the status it
+ * wrote, soak and verification from its decision. Counting starts no earlier than this process, so a restart (which
+ * resets the counters anyway) does not count a wait twice.
+ */
+class GateWaits {
+  readonly held = new Map<string, { namespace: string; plan: string; gates: Map<string, number> }>();
+  /** Per held (plan, gate): up to when its wait is already counted. */
+  private readonly counted = new Map<string, number>();
+  /** Plans with a per-plan series (by uid), to drop them once the plan is gone. */
+  private readonly series = new Map<string, { namespace: string; plan: string }>();
+  private readonly startedAt = Date.now();
+  /** Set once the counters exist (they read this at scrape time). */
+  counters: WaitCounters | undefined;
+
+  constructor(private readonly plans: PlanStore) {}
+
   /** Counts the wait of (uid, gate) up to `now`. */
-  const count = (uid: string, labels: { namespace: string; plan: string }, gate: string, since: number, now: number): void => {
+  private count(uid: string, labels: { namespace: string; plan: string }, gate: string, since: number, now: number): void {
     const key = `${uid}|${gate}`;
-    series.set(uid, labels);
-    const from = Math.max(since, counted.get(key) ?? startedAt);
+    this.series.set(uid, labels);
+    const from = Math.max(since, this.counted.get(key) ?? this.startedAt);
     if (now > from) {
-      m!.gateWaitSeconds.inc({ gate }, (now - from) / 1000);
-      m!.planGateWaitSeconds.inc({ ...labels, gate }, (now - from) / 1000);
-    } else m!.planGateWaitSeconds.inc({ ...labels, gate }, 0);
-    counted.set(key, now);
-  };
+      this.counters!.gateWaitSeconds.inc({ gate }, (now - from) / 1000);
+      this.counters!.planGateWaitSeconds.inc({ ...labels, gate }, (now - from) / 1000);
+    } else this.counters!.planGateWaitSeconds.inc({ ...labels, gate }, 0);
+    this.counted.set(key, now);
+  }
+
   /** Ends holds of a plan after counting their wait up to `now`. */
-  const release = (uid: string, gates: readonly string[], now: number): void => {
-    const h = held.get(uid);
+  private release(uid: string, gates: readonly string[], now: number): void {
+    const h = this.held.get(uid);
     if (!h) return;
     for (const gate of gates) {
       const since = h.gates.get(gate);
       if (since === undefined) continue;
-      count(uid, { namespace: h.namespace, plan: h.plan }, gate, since, now);
+      this.count(uid, { namespace: h.namespace, plan: h.plan }, gate, since, now);
       h.gates.delete(gate);
-      counted.delete(`${uid}|${gate}`);
+      this.counted.delete(`${uid}|${gate}`);
     }
-    if (h.gates.size === 0) held.delete(uid);
-  };
+    if (h.gates.size === 0) this.held.delete(uid);
+  }
+
   /** Adds the seconds waited since the last count to both wait counters (called at scrape time); plans gone are dropped. */
-  const accumulate = (): void => {
+  accumulate(): void {
     const now = Date.now();
-    const live = new Set(plans.list().map(planUid));
-    for (const [uid, h] of held) {
+    const live = new Set(this.plans.list().map(planUid));
+    for (const [uid, h] of this.held) {
       // A plan gone: when it went is unknown, so its wait is counted up to the last count only.
       if (!live.has(uid)) {
-        held.delete(uid);
-        for (const gate of h.gates.keys()) counted.delete(`${uid}|${gate}`);
-      } else for (const [gate, since] of h.gates) count(uid, { namespace: h.namespace, plan: h.plan }, gate, since, now);
+        this.held.delete(uid);
+        for (const gate of h.gates.keys()) this.counted.delete(`${uid}|${gate}`);
+      } else for (const [gate, since] of h.gates) this.count(uid, { namespace: h.namespace, plan: h.plan }, gate, since, now);
     }
     // A plan that is gone keeps no series (its name may come back as another plan).
-    for (const [uid, labels] of series)
+    for (const [uid, labels] of this.series)
       if (!live.has(uid)) {
-        for (const gate of Object.values(GateNames)) m!.planGateWaitSeconds.remove({ ...labels, gate });
-        series.delete(uid);
+        for (const gate of Object.values(GateNames)) this.counters!.planGateWaitSeconds.remove({ ...labels, gate });
+        this.series.delete(uid);
       }
-  };
+  }
+
+  /** PlanMetrics.recordHolds. */
+  record(plan: InPlaceUpdatePlan & KubeObject, machineGates: readonly string[]): void {
+    const uid = planUid(plan);
+    const now = Date.now();
+    const next = new Map<string, number>();
+    const h = heldBy(plan);
+    if (h) next.set(h.gate, h.since);
+    const prev = this.held.get(uid);
+    for (const g of machineGates) next.set(g, prev?.gates.get(g) ?? now);
+    // A hold that ended since the last reconcile: its wait up to now counts (a wait between two scrapes too).
+    if (prev)
+      this.release(
+        uid,
+        [...prev.gates.keys()].filter((g) => !next.has(g)),
+        now,
+      );
+    if (next.size === 0) return;
+    const cur = this.held.get(uid) ?? { namespace: plan.metadata.namespace ?? '', plan: plan.metadata.name ?? '', gates: new Map() };
+    for (const [g, since] of next) if (!cur.gates.has(g)) cur.gates.set(g, since);
+    this.held.set(uid, cur);
+  }
+}
+
+/** The metrics in the manager's registry (a private registry when the manager has none). */
+export function planMetricsFor(mgr: Manager, plans: PlanStore): PlanMetrics {
+  const registry = (mgr as Manager & { metrics?: { registry?: Registry } }).metrics?.registry ?? (fallback ??= new Registry());
+  let m = byRegistry.get(registry);
+  if (m) return m;
+  const registers = [registry];
+  const waits = new GateWaits(plans);
   m = {
+    ...machineMetrics(registers, plans),
+    ...gateMetrics(registers, plans, waits),
+    recordHolds: (plan, machineGates) => waits.record(plan, machineGates),
+  };
+  waits.counters = m;
+  byRegistry.set(registry, m);
+  return m;
+}
+
+/** The plans by status and the machine counters. */
+function machineMetrics(
+  registers: Registry[],
+  plans: PlanStore,
+): Pick<PlanMetrics, 'plans' | 'machinesStarted' | 'machinesUpdated' | 'machinesFailed'> {
+  return {
     plans: new Gauge({
       name: 'inplace_plan_controller_plans',
       help: 'InPlaceUpdatePlans by updateStatus.',
@@ -123,6 +175,16 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
       help: 'Machines whose in-place update failed, as counted in plan status.',
       registers,
     }),
+  };
+}
+
+/** The gate metrics: plans held now, the waits (counted at scrape time) and the gate failures. */
+function gateMetrics(
+  registers: Registry[],
+  plans: PlanStore,
+  waits: GateWaits,
+): Pick<PlanMetrics, 'plansHeld' | 'gateWaitSeconds' | 'planGateWaitSeconds' | 'gateFailures'> {
+  return {
     plansHeld: new Gauge({
       name: 'inplace_plan_controller_plans_held',
       help: 'Plans a gate holds now, by gate (maintenanceWindow, alerts: no new machine starts; soak, verification: a machine keeps its slot).',
@@ -131,7 +193,7 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
       collect() {
         const live = new Set(plans.list().map(planUid));
         const n = new Map<string, number>(Object.values(GateNames).map((g) => [g, 0]));
-        for (const [uid, h] of held) if (live.has(uid)) for (const gate of h.gates.keys()) n.set(gate, (n.get(gate) ?? 0) + 1);
+        for (const [uid, h] of waits.held) if (live.has(uid)) for (const gate of h.gates.keys()) n.set(gate, (n.get(gate) ?? 0) + 1);
         for (const [gate, v] of n) this.set({ gate }, v);
       },
     }),
@@ -142,7 +204,7 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
       registers,
       collect() {
         for (const gate of Object.values(GateNames)) this.inc({ gate }, 0);
-        accumulate();
+        waits.accumulate();
       },
     }),
     planGateWaitSeconds: new Counter({
@@ -151,7 +213,7 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
       labelNames: ['namespace', 'plan', 'gate'],
       registers,
       collect() {
-        accumulate();
+        waits.accumulate();
       },
     }),
     gateFailures: new Counter({
@@ -163,27 +225,5 @@ export function planMetricsFor(mgr: Manager, plans: Store<InPlaceUpdatePlan & Ku
         for (const gate of [GateNames.soak, GateNames.verification, GateNames.alerts]) this.inc({ gate }, 0);
       },
     }),
-    recordHolds(plan, machineGates) {
-      const uid = planUid(plan);
-      const now = Date.now();
-      const next = new Map<string, number>();
-      const h = heldBy(plan);
-      if (h) next.set(h.gate, h.since);
-      const prev = held.get(uid);
-      for (const g of machineGates) next.set(g, prev?.gates.get(g) ?? now);
-      // A hold that ended since the last reconcile: its wait up to now counts (a wait between two scrapes too).
-      if (prev)
-        release(
-          uid,
-          [...prev.gates.keys()].filter((g) => !next.has(g)),
-          now,
-        );
-      if (next.size === 0) return;
-      const cur = held.get(uid) ?? { namespace: plan.metadata.namespace ?? '', plan: plan.metadata.name ?? '', gates: new Map() };
-      for (const [g, since] of next) if (!cur.gates.has(g)) cur.gates.set(g, since);
-      held.set(uid, cur);
-    },
   };
-  byRegistry.set(registry, m);
-  return m;
 }

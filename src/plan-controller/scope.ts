@@ -12,7 +12,6 @@ import type { AlertsRead, ControlPlaneLookup, KindRead, TemplateLookup, Template
 import { templateRefsOf, unlookedTemplate } from '../rules/inputs.js';
 
 // `inplace preview -f campaign.yaml` (src/cli) still names the plan's scope for this rule; its home is src/rules.
-export { templateRefsOf } from '../rules/inputs.js';
 
 /** Everything a reconcile of one plan decides from. */
 export interface PlanSnapshot extends ValidationInput {

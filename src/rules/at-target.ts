@@ -300,6 +300,72 @@ interface MemoEntry {
   atTarget: boolean;
 }
 
+type TargetValues = ReadonlyMap<Responsibility['selectResource'], PointerValue[]>;
+
+/** The values of each of the plan's targets that can be at target by values, by targetKey. */
+function valuesByTargetOf(plan: InPlaceUpdatePlan): Map<string, TargetValues> {
+  const out = new Map<string, TargetValues>();
+  for (const t of targetsOf(plan)) {
+    if (typeof t.target?.name !== 'string') continue;
+    const values = targetValues(t.target.updaters);
+    if (values) out.set(targetKey(t.kind, t.target.name), values);
+  }
+  return out;
+}
+
+/** Whether a last answer stands for the same Machine object: always by its own values, by read objects only when their stores are unchanged. */
+function lastAnswerHolds(was: number, refsSame: boolean): boolean {
+  return was === NONE || was === AT_M || was === NOT_M || (refsSame && (was === AT_R || was === NOT_R));
+}
+
+/** What was found for a candidate, to remember. */
+function stateOf(values: TargetValues, at: boolean): number {
+  if (values.size === 1 && values.has('Machine')) return at ? AT_M : NOT_M;
+  return at ? AT_R : NOT_R;
+}
+
+/** The values a machine is checked against, or undefined when it is not a candidate (another cluster, no target by values). */
+function candidateValues(m: KubeObject, clusterName: string, valuesByTarget: ReadonlyMap<string, TargetValues>): TargetValues | undefined {
+  if (m.metadata.labels?.[Labels.clusterName] !== clusterName) return undefined;
+  const k = targetOfMachine(m);
+  return k === undefined ? undefined : valuesByTarget.get(k);
+}
+
+/**
+ * Names excluded since the last call, when `exclude` only grew since (memo.excluded): then a machine excluded last
+ * time (NEW) that is the same object is still excluded, and only the others need a look in `added`, no name lookup
+ * in the whole set per machine. With the positions of those names (ascending), so that an unchanged machine is decided
+ * from the arrays alone: reading every machine's name to look it up was most of the pass at 30,003 machines (a cache
+ * miss per machine object).
+ */
+function excludedSinceLast(
+  memo: AtTargetMemo | undefined,
+  machines: readonly KubeObject[],
+  exclude: ReadonlySet<string>,
+): { added: ReadonlySet<string> | undefined; addedAt: number[] | undefined } {
+  const added = memo?.takeAdded(exclude);
+  if (!memo || added === undefined) return { added, addedAt: undefined };
+  return { added, addedAt: added.size === 0 ? [] : memo.positionsOf(machines, added) };
+}
+
+/** Records this pass in the memo, dropping entries of machines no longer candidates once there are many of them. */
+function rememberPass(
+  memo: AtTargetMemo,
+  machines: readonly KubeObject[],
+  states: Uint8Array,
+  stamp: string | undefined,
+  candidates: number,
+): void {
+  memo.last = { machines, states, stamp };
+  // Entries of machines no longer candidates (now with an update, deleted, moved) are dropped once they are a
+  // quarter more than the candidates: an entry is keyed by its machine's version, so one kept longer is never wrong.
+  if (memo.size > candidates + Math.max(memo.slack, candidates / 4)) {
+    const seen = new Set<string>();
+    for (let i = 0; i < machines.length; i++) if (states[i] !== NEW && states[i] !== NONE) seen.add(nameOf(machines[i]!));
+    memo.retain(seen);
+  }
+}
+
 /**
  * Names of the current machines of the plan's targets that are already at target (sorted). `exclude` are machines the
  * plan already has a MachineUpdate for (their record decides, not their objects). With `memo`, unchanged machines are
@@ -315,30 +381,18 @@ export function machinesAtTarget(
   const memo = cache?.memo;
   const stamp = cache?.stamp;
   memo?.begin(plan.metadata?.generation);
-  const valuesByTarget = new Map<string, ReadonlyMap<Responsibility['selectResource'], PointerValue[]>>();
-  for (const t of targetsOf(plan)) {
-    if (typeof t.target?.name !== 'string') continue;
-    const values = targetValues(t.target.updaters);
-    if (values) valuesByTarget.set(targetKey(t.kind, t.target.name), values);
-  }
+  const valuesByTarget = valuesByTargetOf(plan);
   const out: string[] = [];
   // Candidates counted, not collected: a set of every candidate's name per reconcile was a third of this function's
-  // cost at 30,003 machines, and the memo needs it only to drop entries (see the end).
+  // cost at 30,003 machines, and the memo needs it only to drop entries (see rememberPass).
   let candidates = 0;
   if (valuesByTarget.size === 0) return out;
   // One pass over the machines (no grouping and sorting per target): the answer is sorted once at the end.
-  const clusterKey = Labels.clusterName;
   const clusterName = plan.spec.clusterName;
   const last = memo?.last;
   const refsSame = stamp !== undefined && last?.stamp === stamp;
   const states = memo ? new Uint8Array(machines.length) : undefined;
-  // Names excluded since the last call, when `exclude` only grew since (memo.excluded): then a machine excluded last
-  // time (NEW) that is the same object is still excluded, and only the others need a look in `added`, no name lookup
-  // in the whole set per machine.
-  const added = memo?.takeAdded(exclude);
-  // The positions of those names (ascending), so that an unchanged machine is decided from the arrays alone: reading
-  // every machine's name to look it up was most of this pass at 30,003 machines (a cache miss per machine object).
-  const addedAt = added === undefined ? undefined : added.size === 0 ? [] : memo!.positionsOf(machines, added);
+  const { added, addedAt } = excludedSinceLast(memo, machines, exclude);
   let ai = 0;
   for (let i = 0; i < machines.length; i++) {
     const m = machines[i]!;
@@ -355,7 +409,7 @@ export function machinesAtTarget(
     }
     // The same Machine object at the same position: its last answer, unless it read objects whose stores changed.
     const was = same ? last.states[i]! : NEW;
-    if (was === NONE || was === AT_M || was === NOT_M || (refsSame && (was === AT_R || was === NOT_R))) {
+    if (lastAnswerHolds(was, refsSame)) {
       states![i] = was;
       if (was === NONE) continue;
       candidates++;
@@ -363,8 +417,7 @@ export function machinesAtTarget(
       continue;
     }
     name ??= nameOf(m);
-    const k = m.metadata.labels?.[clusterKey] !== clusterName ? undefined : targetOfMachine(m);
-    const values = k === undefined ? undefined : valuesByTarget.get(k);
+    const values = candidateValues(m, clusterName, valuesByTarget);
     if (!values || isDeleting(m)) {
       if (states) states[i] = NONE;
       continue;
@@ -372,18 +425,9 @@ export function machinesAtTarget(
     candidates++;
     const at = memo ? memo.check(m, values, lookup) : machineAtTarget(m, values, lookup);
     if (at) out.push(name);
-    if (states) states[i] = values.size === 1 && values.has('Machine') ? (at ? AT_M : NOT_M) : at ? AT_R : NOT_R;
+    if (states) states[i] = stateOf(values, at);
   }
-  if (memo) {
-    memo.last = { machines, states: states!, stamp };
-    // Entries of machines no longer candidates (now with an update, deleted, moved) are dropped once they are a
-    // quarter more than the candidates: an entry is keyed by its machine's version, so one kept longer is never wrong.
-    if (memo.size > candidates + Math.max(memo.slack, candidates / 4)) {
-      const seen = new Set<string>();
-      for (let i = 0; i < machines.length; i++) if (states![i] !== NEW && states![i] !== NONE) seen.add(nameOf(machines[i]!));
-      memo.retain(seen);
-    }
-  }
+  if (memo) rememberPass(memo, machines, states!, stamp, candidates);
   return out.sort();
 }
 

@@ -179,154 +179,236 @@ function patchGrouping(
 }
 
 /**
- * Every upgrade-rule problem of the plan (empty = none), each naming its rule. `groups` (memoUpgradeProblems) keeps each
- * target's check while its machines are the same objects: a finished machine re-checks its own target only.
+ * Kubernetes versions of machines: a fleet's handful of distinct versions is parsed once each (every reconcile
+ * validates against every machine).
  */
-// eslint-disable-next-line max-lines-per-function -- one function per upgrade rule still to split out (issue 43; named exception)
-export function upgradeProblems(input: UpgradeInput, groups?: UpgradeGroupMemo): string[] {
-  const { plan } = input;
-  const cluster = plan.spec.clusterName;
-  const problems: string[] = [];
-  // Every reconcile validates against every machine: one pass sorts them (control plane, workers by MachineDeployment),
-  // and a fleet's handful of distinct versions is parsed once each. Filtering all workers per target cost
-  // O(targets × machines) per reconcile (a quarter of the plan controller's CPU at 10,003 machines in 200 targets).
-  const parsed = new Map<unknown, Semver | undefined>();
-  const versionOf = (m: KubeObject): Semver | undefined => {
+class VersionReader {
+  private readonly parsed = new Map<unknown, Semver | undefined>();
+
+  /** The machine's version, or undefined when it has none or not a Kubernetes one. */
+  readonly of = (m: KubeObject): Semver | undefined => {
     const raw = machineVersion(m);
-    if (!parsed.has(raw)) parsed.set(raw, parseVersion(raw));
-    return parsed.get(raw);
+    if (!this.parsed.has(raw)) this.parsed.set(raw, parseVersion(raw));
+    return this.parsed.get(raw);
   };
-  const versionsOf = (ms: KubeObject[]): Semver[] => ms.map(versionOf).filter((v): v is Semver => !!v);
-  const cpName = plan.spec.controlPlane?.name;
-  // With a memo the grouping comes patched from the last one (memoUpgradeProblems); else one pass over the machines.
-  const grouped =
-    groups?.grouping?.machines === input.machines && groups.grouping.cluster === cluster && groups.grouping.cpName === cpName
-      ? groups.grouping
-      : groups
-        ? (groups.grouping = groupAll(input.machines, cluster, cpName))
-        : undefined;
-  const cpMachines: KubeObject[] = grouped ? grouped.cp : [];
-  const anyCpMachines: KubeObject[] = grouped ? grouped.anyCp : [];
-  const workers: KubeObject[] = [];
-  const workersOf = grouped ? grouped.workersOf : new Map<string, KubeObject[]>();
-  for (const m of grouped ? [] : input.machines) {
+
+  /** The versions of the machines that have one. */
+  readonly ofAll = (ms: readonly KubeObject[]): Semver[] => ms.map(this.of).filter((v): v is Semver => !!v);
+}
+
+/** One run of the rules: the problems found so far (in rule order), the versions read, the per-target memo. */
+interface RulesRun {
+  problems: string[];
+  versions: VersionReader;
+  groups: UpgradeGroupMemo | undefined;
+}
+
+/** The machines the rules read: the plan's control plane's, any control plane's, and the workers per MachineDeployment. */
+interface RuleMachines {
+  cp: KubeObject[];
+  anyCp: KubeObject[];
+  /** Every worker in input order (filled without a memo only: with one the grouping's positions tell the order). */
+  workers: KubeObject[];
+  workersOf: Map<string, KubeObject[]>;
+  grouped: Grouping | undefined;
+}
+
+/**
+ * One pass sorts the machines (control plane, workers by MachineDeployment): filtering all workers per target cost
+ * O(targets × machines) per reconcile (a quarter of the plan controller's CPU at 10,003 machines in 200 targets). With a
+ * memo the grouping comes patched from the last one (memoUpgradeProblems).
+ */
+function ruleMachines(input: UpgradeInput, groups: UpgradeGroupMemo | undefined): RuleMachines {
+  const cluster = input.plan.spec.clusterName;
+  const cpName = input.plan.spec.controlPlane?.name;
+  if (groups) {
+    const g = groups.grouping;
+    const grouped =
+      g?.machines === input.machines && g.cluster === cluster && g.cpName === cpName
+        ? g
+        : (groups.grouping = groupAll(input.machines, cluster, cpName));
+    return { cp: grouped.cp, anyCp: grouped.anyCp, workers: [], workersOf: grouped.workersOf, grouped };
+  }
+  const out: RuleMachines = { cp: [], anyCp: [], workers: [], workersOf: new Map(), grouped: undefined };
+  for (const m of input.machines) {
     const labels = m.metadata.labels;
     if (labels?.[Labels.clusterName] !== cluster || isDeleting(m)) continue;
     const cp = labels[Labels.controlPlaneName];
     if (cp !== undefined) {
-      anyCpMachines.push(m);
-      if (cpName !== undefined && cp === cpName) cpMachines.push(m);
+      out.anyCp.push(m);
+      if (cpName !== undefined && cp === cpName) out.cp.push(m);
     }
     const md = labels[Labels.deploymentName];
     if (md === undefined) continue;
-    workers.push(m);
-    let list = workersOf.get(md);
-    if (!list) workersOf.set(md, (list = []));
+    out.workers.push(m);
+    let list = out.workersOf.get(md);
+    if (!list) out.workersOf.set(md, (list = []));
     list.push(m);
   }
+  return out;
+}
 
-  // Per target: the value is a version, and it neither downgrades nor skips a minor for any current machine.
-  const checkTarget = (label: string, target: { updaters?: unknown }, machines: KubeObject[]): Semver | undefined => {
-    const set = versionValue(target);
-    if (!set) return undefined;
-    if (!groups) return checkTargetNow(label, set, machines);
-    const value = JSON.stringify([set.value, set.updater]) ?? '';
-    const prev = groups.targets.get(label);
-    if (prev && prev.value === value && sameList(prev.machines, machines)) {
-      problems.push(...prev.problems);
-      return prev.want;
-    }
-    const from = problems.length;
-    const want = checkTargetNow(label, set, machines);
-    groups.targets.set(label, { machines, value, problems: problems.slice(from), want });
-    return want;
-  };
-  const checkTargetNow = (label: string, set: { value: unknown; updater: string }, machines: KubeObject[]): Semver | undefined => {
-    const where = `${label} updater ${set.updater}: Machine /spec/version`;
-    const want = parseVersion(set.value);
-    if (!want) {
-      const shown =
-        typeof set.value === 'string'
-          ? JSON.stringify(set.value.length > 64 ? `${set.value.slice(0, 64)}…` : set.value)
-          : (JSON.stringify(set.value)?.slice(0, 64) ?? 'nothing');
-      problems.push(`${where} ${shown} breaks upgrade rule semver: a Kubernetes version is a string vMAJOR.MINOR.PATCH such as v1.30.1`);
-      return undefined;
-    }
-    const older = machines.filter((m) => {
-      const have = versionOf(m);
-      return have && compareVersions(want, have) < 0;
-    });
-    if (older.length > 0)
-      problems.push(
-        `${where} ${fmt(want)} breaks upgrade rule no-downgrade: ${older.length} machine(s) run a newer version (${nameOf(older[0]!)} runs ${machineVersion(older[0]!)})`,
-      );
-    const low = lowest(versionsOf(machines));
-    if (low && (want.major !== low.major || want.minor > low.minor + 1))
-      problems.push(
-        `${where} ${fmt(want)} breaks upgrade rule no-skipped-minor: the oldest machine runs v${low.major}.${low.minor}, so the next version is at most v${low.major}.${low.minor + 1}.x`,
-      );
-    return want;
-  };
+/**
+ * Per target: the value is a version, and it neither downgrades nor skips a minor for any current machine. Returns the
+ * version the target sets (undefined: none, or not a version). With a memo, kept while the target's machines are the
+ * same objects.
+ */
+function checkTarget(run: RulesRun, label: string, target: { updaters?: unknown }, machines: KubeObject[]): Semver | undefined {
+  const set = versionValue(target);
+  if (!set) return undefined;
+  const { groups, problems } = run;
+  if (!groups) return checkTargetNow(run, label, set, machines);
+  const value = JSON.stringify([set.value, set.updater]) ?? '';
+  const prev = groups.targets.get(label);
+  if (prev && prev.value === value && sameList(prev.machines, machines)) {
+    problems.push(...prev.problems);
+    return prev.want;
+  }
+  const from = problems.length;
+  const want = checkTargetNow(run, label, set, machines);
+  groups.targets.set(label, { machines, value, problems: problems.slice(from), want });
+  return want;
+}
 
+/** checkTarget's rules semver, no-downgrade and no-skipped-minor, computed. */
+function checkTargetNow(
+  run: RulesRun,
+  label: string,
+  set: { value: unknown; updater: string },
+  machines: KubeObject[],
+): Semver | undefined {
+  const where = `${label} updater ${set.updater}: Machine /spec/version`;
+  const want = parseVersion(set.value);
+  if (!want) {
+    const shown =
+      typeof set.value === 'string'
+        ? JSON.stringify(set.value.length > 64 ? `${set.value.slice(0, 64)}…` : set.value)
+        : (JSON.stringify(set.value)?.slice(0, 64) ?? 'nothing');
+    run.problems.push(`${where} ${shown} breaks upgrade rule semver: a Kubernetes version is a string vMAJOR.MINOR.PATCH such as v1.30.1`);
+    return undefined;
+  }
+  const older = machines.filter((m) => {
+    const have = run.versions.of(m);
+    return have && compareVersions(want, have) < 0;
+  });
+  if (older.length > 0)
+    run.problems.push(
+      `${where} ${fmt(want)} breaks upgrade rule no-downgrade: ${older.length} machine(s) run a newer version (${nameOf(older[0]!)} runs ${machineVersion(older[0]!)})`,
+    );
+  const low = lowest(run.versions.ofAll(machines));
+  if (low && (want.major !== low.major || want.minor > low.minor + 1))
+    run.problems.push(
+      `${where} ${fmt(want)} breaks upgrade rule no-skipped-minor: the oldest machine runs v${low.major}.${low.minor}, so the next version is at most v${low.major}.${low.minor + 1}.x`,
+    );
+  return want;
+}
+
+/**
+ * Each MachineDeployment target's checks and the rule workers-not-ahead-of-control-plane against the control plane's
+ * version after the plan; returns the version each MachineDeployment target sets.
+ */
+function checkMachineDeployments(
+  run: RulesRun,
+  plan: InPlaceUpdatePlan,
+  workersOf: ReadonlyMap<string, KubeObject[]>,
+  cpAfter: Semver | undefined,
+): Map<string, Semver> {
+  const mdWant = new Map<string, Semver>();
+  for (const md of plan.spec.machineDeployments ?? []) {
+    const mine = workersOf.get(md.name) ?? [];
+    const want = checkTarget(run, `machineDeployment ${md.name}`, md, mine);
+    if (!want) continue;
+    mdWant.set(md.name, want);
+    // Minor granularity, as the Kubernetes version-skew policy and kubeadm's kubelet check: a worker patch release ahead is fine.
+    if (cpAfter && (want.major > cpAfter.major || (want.major === cpAfter.major && want.minor > cpAfter.minor)))
+      run.problems.push(
+        `machineDeployment ${md.name}: Machine /spec/version ${fmt(want)} breaks upgrade rule workers-not-ahead-of-control-plane: the control plane runs ${fmt(cpAfter)} after this plan (a kubelet is never a minor newer than its API server)`,
+      );
+  }
+  return mdWant;
+}
+
+/** Whether a worker's version after the plan is outside the kubelet skew of the control plane's. */
+const outsideSkew = (cpWant: Semver, after: Semver | undefined): boolean =>
+  !!after && (after.major !== cpWant.major || cpWant.minor - after.minor > KUBELET_MAX_SKEW);
+
+/**
+ * Rule version-skew: only a plan that moves the control plane can open it; every worker after the plan must be within
+ * range. One problem per MachineDeployment left behind, in the order of its first worker outside the skew.
+ */
+function checkSkew(
+  run: RulesRun,
+  cp: { name: string | undefined; want: Semver },
+  ms: RuleMachines,
+  mdWant: ReadonlyMap<string, Semver>,
+): void {
+  const cpWant = cp.want;
+  const outside = (after: Semver | undefined): boolean => outsideSkew(cpWant, after);
+  const behind = new Map<string, Semver>();
+  if (!run.groups || !ms.grouped)
+    for (const m of ms.workers) {
+      const md = m.metadata.labels?.[Labels.deploymentName] ?? '';
+      const after = mdWant.get(md) ?? run.versions.of(m);
+      if (outside(after) && !behind.has(md)) behind.set(md, after!);
+    }
+  else for (const f of firstsOutside(run, run.groups, ms.grouped, mdWant, cpWant)) behind.set(f.md, f.v);
+  for (const [md, v] of behind)
+    run.problems.push(
+      `controlPlane ${cp.name}: Machine /spec/version ${fmt(cpWant)} breaks upgrade rule version-skew: MachineDeployment ${md} stays at ${fmt(v)}, more than ${KUBELET_MAX_SKEW} minors behind (update its workers in the same plan or first)`,
+    );
+}
+
+/**
+ * Per MachineDeployment: its first worker outside the skew, by its position in the input (the order of the workers, so
+ * the order the problems are listed in); a group whose machines are the same objects keeps its answer.
+ */
+function firstsOutside(
+  run: RulesRun,
+  groups: UpgradeGroupMemo,
+  grouped: Grouping,
+  mdWant: ReadonlyMap<string, Semver>,
+  cpWant: Semver,
+): { at: number; md: string; v: Semver }[] {
+  const outside = (after: Semver | undefined): boolean => outsideSkew(cpWant, after);
+  const { atOf, workersOf } = grouped;
+  const firsts: { at: number; md: string; v: Semver }[] = [];
+  const cpKey = fmt(cpWant);
+  for (const [md, list] of workersOf) {
+    const want = mdWant.get(md);
+    if (want) {
+      if (outside(want)) firsts.push({ at: atOf.get(md)![0]!, md, v: want });
+      continue;
+    }
+    let e = groups.skew.get(md);
+    if (!e || e.cp !== cpKey || !sameList(e.machines, list)) {
+      e = { machines: list, cp: cpKey, first: list.findIndex((m) => outside(run.versions.of(m))) };
+      groups.skew.set(md, e);
+    }
+    if (e.first >= 0) firsts.push({ at: atOf.get(md)![e.first]!, md, v: run.versions.of(list[e.first]!)! });
+  }
+  return firsts.sort((a, b) => a.at - b.at);
+}
+
+/**
+ * Every upgrade-rule problem of the plan (empty = none), each naming its rule. `groups` (memoUpgradeProblems) keeps each
+ * target's check while its machines are the same objects: a finished machine re-checks its own target only.
+ */
+export function upgradeProblems(input: UpgradeInput, groups?: UpgradeGroupMemo): string[] {
+  const { plan } = input;
+  const run: RulesRun = { problems: [], versions: new VersionReader(), groups };
+  const ms = ruleMachines(input, groups);
   const cpWant = plan.spec.controlPlane
-    ? checkTarget(`controlPlane ${plan.spec.controlPlane.name}`, plan.spec.controlPlane, cpMachines)
+    ? checkTarget(run, `controlPlane ${plan.spec.controlPlane.name}`, plan.spec.controlPlane, ms.cp)
     : undefined;
   // The control plane's version after the plan: the plan's value, else the control plane's spec.version, else its oldest machine.
   const cpAfter =
     cpWant ??
     parseVersion(input.controlPlane ? cpVersion(input.controlPlane) : undefined) ??
-    lowest(versionsOf(cpMachines)) ??
-    lowest(versionsOf(anyCpMachines));
-  const mdWant = new Map<string, Semver>();
-  for (const md of plan.spec.machineDeployments ?? []) {
-    const mine = workersOf.get(md.name) ?? [];
-    const want = checkTarget(`machineDeployment ${md.name}`, md, mine);
-    if (!want) continue;
-    mdWant.set(md.name, want);
-    // Minor granularity, as the Kubernetes version-skew policy and kubeadm's kubelet check: a worker patch release ahead is fine.
-    if (cpAfter && (want.major > cpAfter.major || (want.major === cpAfter.major && want.minor > cpAfter.minor)))
-      problems.push(
-        `machineDeployment ${md.name}: Machine /spec/version ${fmt(want)} breaks upgrade rule workers-not-ahead-of-control-plane: the control plane runs ${fmt(cpAfter)} after this plan (a kubelet is never a minor newer than its API server)`,
-      );
-  }
-  // Skew: only a plan that moves the control plane can open it; every worker after the plan must be within range.
-  if (cpWant) {
-    const outside = (after: Semver | undefined): boolean =>
-      !!after && (after.major !== cpWant.major || cpWant.minor - after.minor > KUBELET_MAX_SKEW);
-    const behind = new Map<string, Semver>();
-    if (!groups)
-      for (const m of workers) {
-        const md = m.metadata.labels?.[Labels.deploymentName] ?? '';
-        const after = mdWant.get(md) ?? versionOf(m);
-        if (outside(after) && !behind.has(md)) behind.set(md, after!);
-      }
-    else {
-      // Per MachineDeployment: its first worker outside the skew, by its position in the input (the order of the
-      // workers, so the order the problems are listed in); a group whose machines are the same objects keeps its answer.
-      const atOf = grouped!.atOf;
-      const firsts: { at: number; md: string; v: Semver }[] = [];
-      const cpKey = fmt(cpWant);
-      for (const [md, list] of workersOf) {
-        const want = mdWant.get(md);
-        if (want) {
-          if (outside(want)) firsts.push({ at: atOf.get(md)![0]!, md, v: want });
-          continue;
-        }
-        let e = groups.skew.get(md);
-        if (!e || e.cp !== cpKey || !sameList(e.machines, list)) {
-          e = { machines: list, cp: cpKey, first: list.findIndex((m) => outside(versionOf(m))) };
-          groups.skew.set(md, e);
-        }
-        if (e.first >= 0) firsts.push({ at: atOf.get(md)![e.first]!, md, v: versionOf(list[e.first]!)! });
-      }
-      for (const f of firsts.sort((a, b) => a.at - b.at)) behind.set(f.md, f.v);
-    }
-    for (const [md, v] of behind)
-      problems.push(
-        `controlPlane ${cpName}: Machine /spec/version ${fmt(cpWant)} breaks upgrade rule version-skew: MachineDeployment ${md} stays at ${fmt(v)}, more than ${KUBELET_MAX_SKEW} minors behind (update its workers in the same plan or first)`,
-      );
-  }
-  return problems;
+    lowest(run.versions.ofAll(ms.cp)) ??
+    lowest(run.versions.ofAll(ms.anyCp));
+  const mdWant = checkMachineDeployments(run, plan, ms.workersOf, cpAfter);
+  if (cpWant) checkSkew(run, { name: plan.spec.controlPlane?.name, want: cpWant }, ms, mdWant);
+  return run.problems;
 }
 
 /** What the upgrade rules read of one machine (its name, target labels, deletion and version). */

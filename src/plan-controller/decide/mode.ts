@@ -67,7 +67,7 @@ export function decideStance(snap: PlanSnapshot, memo?: DecideMemo): PlanStance 
   const mus = ownUpdates(snap.machineUpdates, planName, memo);
   const win = windowGate(plan, now);
   const machineByName = machineIndex(snap.machines, memo); // one name index per decision (the soak gate, the aborts)
-  const soak = soakGate(plan, mus, snap.machines, now, machineByName, memo, only);
+  const soak = soakGate(plan, mus, snap.machines, now, { machineByName, memo, only });
   const alerts = alertGate(plan, snap.alerts, now, snap.alertGatePolicy);
   const startedBefore = !!prev.startTime || mus.size > 0;
   // Parameters nested absurdly deep would break every clone of the MachineUpdates and tasks they are copied into.

@@ -171,6 +171,15 @@ function startedTargets(
   return (kind, name) => !(unseen.get(kind)?.has(name) ?? false);
 }
 
+/** What every owner step of one reconcile reads: the plan's dependencies, snapshot, per-target index, name and log. */
+interface OwnerScope {
+  deps: OwnerDeps;
+  snap: PlanSnapshot;
+  view: TargetView;
+  planName: string;
+  log: Logger;
+}
+
 /** Writes an owner's pause change (`next`, undefined when there is none) and records its Event; true when it wrote. */
 async function writePause(
   deps: OwnerDeps,
@@ -203,10 +212,10 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
   // plan's reconciles are serial: meanwhile no machine of any target starts). Each target's events are kept apart and
   // appended in target order, as the sequential loop did. InfraMachine writes share one bound across targets.
   const perTarget: { o: OwnerOutcome; events: PlanDecision['events'] }[] = new Array(steps.length);
-  const sharedDeps: OwnerDeps = { ...deps, limit: deps.limit ?? limiter(deps.writesInFlight) };
+  const scope: OwnerScope = { deps: { ...deps, limit: deps.limit ?? limiter(deps.writesInFlight) }, snap, view, planName, log };
   await forEachLimit(steps, deps.writesInFlight, async (t, i) => {
     const events: PlanDecision['events'] = [];
-    perTarget[i] = { o: await ownerStepOf(sharedDeps, snap, { ...d, events }, view, t, planName, prev, log), events };
+    perTarget[i] = { o: await ownerStepOf(scope, { ...d, events }, t, prev), events };
   });
   for (const { o, events } of perTarget) {
     outcomes.push(o);
@@ -217,17 +226,13 @@ export async function actOwners(deps: OwnerDeps, snap: PlanSnapshot, d: PlanDeci
 
 // One target's owner step; never throws (a failed request leaves the outcome pending). `d` is the decision with this
 // target's own events list.
-// eslint-disable-next-line max-params -- the owner step context still travels as separate parameters (issue 43; named exception)
 async function ownerStepOf(
-  deps: OwnerDeps,
-  snap: PlanSnapshot,
+  s: OwnerScope,
   d: PlanDecision,
-  view: TargetView,
   t: TargetOwner,
-  planName: string,
   prev: { reason?: string; message?: string } | undefined,
-  log: Logger,
 ): Promise<OwnerOutcome> {
+  const { deps, planName, log } = s;
   const o: OwnerOutcome = { owner: label(t), op: t.step.op, kind: t.kind, name: t.name };
   try {
     switch (t.step.op) {
@@ -239,7 +244,7 @@ async function ownerStepOf(
           message: `paused ${label(t)} while its machines are updated in place (cluster.x-k8s.io/paused; lifted when the target is done)`,
         });
         if (paused) log.info({ owner: label(t) }, 'paused owner');
-        await annotateAhead(deps, snap, view, t, planName, log);
+        await annotateAhead(s, t);
         break;
       }
       case 'release': {
@@ -261,7 +266,7 @@ async function ownerStepOf(
         break;
       }
       case 'align': {
-        const r = await alignOrExplain(deps, snap, view, t, planName, d, log);
+        const r = await alignOrExplain(s, t, d);
         if (r.problems.length > 0) o.problems = r.problems;
         if (r.pending) o.pending = r.pending;
         break;
@@ -297,18 +302,9 @@ export const blockedTargets = (outcomes: readonly OwnerOutcome[]): Set<string> =
 
 // A kind that is not served or not granted cannot be fixed by retrying: it is reported on OwnersAligned (AlignFailed)
 // and re-tried on the next reconcile, instead of failing every reconcile with the same error.
-// eslint-disable-next-line max-params -- the owner step context still travels as separate parameters (issue 43; named exception)
-async function alignOrExplain(
-  deps: OwnerDeps,
-  snap: PlanSnapshot,
-  view: TargetView,
-  t: TargetOwner,
-  planName: string,
-  d: PlanDecision,
-  log: Logger,
-): Promise<{ problems: string[]; pending?: string }> {
+async function alignOrExplain(s: OwnerScope, t: TargetOwner, d: PlanDecision): Promise<{ problems: string[]; pending?: string }> {
   try {
-    return await align(deps, snap, view, t, planName, d, log);
+    return await align(s, t, d);
   } catch (err) {
     if (err instanceof KubeApiError && err.code === 403)
       return {
@@ -417,15 +413,8 @@ interface Prepared {
 
 // What aligning the target's owners writes, from the informer caches (no request); `only` limits the InfraMachines to
 // those machines.
-// eslint-disable-next-line max-params -- the owner step context still travels as separate parameters (issue 43; named exception)
-async function prepare(
-  deps: OwnerDeps,
-  snap: PlanSnapshot,
-  view: TargetView,
-  t: TargetOwner,
-  planName: string,
-  only?: ReadonlySet<string>,
-): Promise<Prepared | { problems: string[] }> {
+async function prepare(s: OwnerScope, t: TargetOwner, only?: ReadonlySet<string>): Promise<Prepared | { problems: string[] }> {
+  const { deps, snap, view, planName } = s;
   const ns = t.owner.metadata.namespace ?? '';
   const paths = refPaths(t.kind);
   const needsInfra = t.values.some((v) => v.slot === 'infraTemplate');
@@ -527,15 +516,8 @@ async function annotateInfraMachines(deps: OwnerDeps, writes: Prepared['infraWri
  * only the owners (O(targets), not O(machines), on the critical path). Best effort: a failure leaves it to the next
  * reconcile or to the end-of-target alignment, which writes whatever is still missing.
  */
-// eslint-disable-next-line max-params -- the owner step context still travels as separate parameters (issue 43; named exception)
-async function annotateAhead(
-  deps: OwnerDeps,
-  snap: PlanSnapshot,
-  view: TargetView,
-  t: TargetOwner,
-  planName: string,
-  log: Logger,
-): Promise<void> {
+async function annotateAhead(s: OwnerScope, t: TargetOwner): Promise<void> {
+  const { deps, view, log } = s;
   if (!t.values.some((v) => v.slot === 'infraTemplate')) return;
   const done = view.updated(t.kind, t.name);
   if (!done || done.size === 0) return;
@@ -561,7 +543,7 @@ async function annotateAhead(
       if (im && im.metadata.annotations?.[CLONED_FROM_NAME] !== carrier) left.add(nameOf(m));
     }
     if (left.size === 0) return;
-    const p = await prepare(deps, snap, view, t, planName, left);
+    const p = await prepare(s, t, left);
     if ('problems' in p || p.infraWrites.length === 0) return;
     await createClones(deps, p);
     await annotateInfraMachines(deps, p.infraWrites);
@@ -574,16 +556,8 @@ async function annotateAhead(
 // its pause lifted: while the owner is paused CAPI acts on none of the intermediate states. Every read comes from the
 // informer caches and every step is a level (a clone that exists, a MachineSet or InfraMachine that carries the values),
 // so a reconcile that fails half-way leaves the next one the rest; requests are O(writes still needed).
-// eslint-disable-next-line max-params -- the owner step context still travels as separate parameters (issue 43; named exception)
-async function align(
-  deps: OwnerDeps,
-  snap: PlanSnapshot,
-  view: TargetView,
-  t: TargetOwner,
-  planName: string,
-  d: PlanDecision,
-  log: Logger,
-): Promise<{ problems: string[]; pending?: string }> {
+async function align(s: OwnerScope, t: TargetOwner, d: PlanDecision): Promise<{ problems: string[]; pending?: string }> {
+  const { deps, view, planName, log } = s;
   const { client } = deps;
   // Values that all sit on the owner (and a MachineDeployment's MachineSets) need no template, clone or InfraMachine:
   // when the owner carries them and is not paused by the plan, and so do the MachineSets of its machines, nothing is
@@ -595,7 +569,7 @@ async function align(
     machineSetsOf(deps, t, view.machines(targetKey(t.kind, t.name))).every((ms) => ownerCarries(ms, planName, t.values))
   )
     return { problems: [] };
-  const prepared = await prepare(deps, snap, view, t, planName);
+  const prepared = await prepare(s, t);
   if ('problems' in prepared) return { problems: prepared.problems };
   const { a, infraWrites } = prepared;
   if (a.create.length === 0 && a.machineSets.length === 0 && infraWrites.length === 0 && !a.owner) return { problems: [] };
