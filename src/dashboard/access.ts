@@ -4,8 +4,8 @@
 // SubjectAccessReview per namespace and resource the page would show (list on inplaceupdatecampaigns, plans,
 // machineupdates), so a viewer sees only what their RBAC lets them list with kubectl. Decisions are cached briefly per
 // token, so a page open for an hour costs the API server a few reviews a minute, not one per update.
-import { InPlaceUpdateCampaigns, InPlaceUpdatePlans, MachineUpdates, type KubeObject, type ResourceType } from '../api/index.js';
-import { SubjectAccessReviews, TokenReviews } from '../runtime/metrics-auth.js';
+import { InPlaceUpdateCampaigns, InPlaceUpdatePlans, MachineUpdates, type ResourceType } from '../api/index.js';
+import { reviewAccess, reviewToken, type UserInfo } from '../runtime/metrics-auth.js';
 import type { KubeClient } from '../runtime/index.js';
 
 /** The resources the page shows, by the name the server uses for them. */
@@ -41,13 +41,6 @@ export interface KubeAccessOptions {
   now?: () => number;
 }
 
-interface UserInfo {
-  username?: string;
-  uid?: string;
-  groups?: string[];
-  extra?: Record<string, string[]>;
-}
-
 /** Viewers authenticated by TokenReview and authorized per namespace and resource by SubjectAccessReview. */
 export function kubeAccess(client: KubeClient, opts: KubeAccessOptions = {}): Authenticator {
   const ttl = opts.cacheTtlMs ?? 30_000;
@@ -58,21 +51,9 @@ export function kubeAccess(client: KubeClient, opts: KubeAccessOptions = {}): Au
     if (m.size > 5000) for (const [k, v] of m) if (now() - v.at >= ttl) m.delete(k);
   };
 
-  const sar = async (user: UserInfo, namespace: string, res: ResourceType): Promise<boolean> => {
-    const review = await client.create<KubeObject & { status?: { allowed?: boolean } }>(SubjectAccessReviews, {
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SubjectAccessReview',
-      metadata: {},
-      spec: {
-        user: user.username,
-        ...(user.uid ? { uid: user.uid } : {}),
-        groups: user.groups ?? [],
-        ...(user.extra ? { extra: user.extra } : {}),
-        resourceAttributes: { namespace, verb: 'list', group: res.group, resource: res.plural },
-      },
-    } as KubeObject);
-    return review.status?.allowed === true;
-  };
+  const sar = async (user: UserInfo, namespace: string, res: ResourceType): Promise<boolean> =>
+    (await reviewAccess(client, user, { resourceAttributes: { namespace, verb: 'list', group: res.group, resource: res.plural } }))
+      .allowed === true;
 
   return async (authorization) => {
     const m = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
@@ -81,10 +62,7 @@ export function kubeAccess(client: KubeClient, opts: KubeAccessOptions = {}): Au
     let known = users.get(token);
     if (!known || now() - known.at >= ttl) {
       try {
-        const review = await client.create<KubeObject & { status?: { authenticated?: boolean; user?: UserInfo; error?: string } }>(
-          TokenReviews,
-          { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {}, spec: { token } } as KubeObject,
-        );
+        const review = { status: await reviewToken(client, token) };
         const ok = review.status?.authenticated === true && !!review.status.user?.username;
         known = { at: now(), user: ok ? review.status!.user : undefined, ...(review.status?.error ? { error: review.status.error } : {}) };
       } catch (e) {

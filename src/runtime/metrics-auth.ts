@@ -29,11 +29,56 @@ export type MetricsDecision = { allowed: true } | { allowed: false; status: 401 
 /** Decides whether a request (its Authorization header, its path) may read metrics. */
 export type MetricsAuthorizer = (authorization: string | undefined, path: string) => Promise<MetricsDecision>;
 
-interface UserInfo {
+/** The user a TokenReview names (authentication.k8s.io/v1 UserInfo). */
+export interface UserInfo {
   username?: string;
   uid?: string;
   groups?: string[];
   extra?: Record<string, string[]>;
+}
+
+/** What a TokenReview answered for a bearer token. */
+export interface TokenReviewStatus {
+  authenticated?: boolean;
+  user?: UserInfo;
+  error?: string;
+}
+
+/** Asks the API server who a bearer token belongs to (a TokenReview). */
+export async function reviewToken(client: KubeClient, token: string): Promise<TokenReviewStatus> {
+  const review = await client.create<KubeObject & { status?: TokenReviewStatus }>(TokenReviews, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenReview',
+    metadata: {},
+    spec: { token },
+  } as KubeObject);
+  return review.status ?? {};
+}
+
+/** What a SubjectAccessReview is about: a resource (namespace, verb, group, resource) or a non-resource URL. */
+export type AccessAttributes =
+  | { resourceAttributes: { namespace: string; verb: string; group: string; resource: string } }
+  | { nonResourceAttributes: { path: string; verb: string } };
+
+/** Asks the API server whether `user` may do what `attributes` say (a SubjectAccessReview). */
+export async function reviewAccess(
+  client: KubeClient,
+  user: UserInfo,
+  attributes: AccessAttributes,
+): Promise<{ allowed?: boolean; reason?: string }> {
+  const review = await client.create<KubeObject & { status?: { allowed?: boolean; reason?: string } }>(SubjectAccessReviews, {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SubjectAccessReview',
+    metadata: {},
+    spec: {
+      user: user.username,
+      ...(user.uid ? { uid: user.uid } : {}),
+      groups: user.groups ?? [],
+      ...(user.extra ? { extra: user.extra } : {}),
+      ...attributes,
+    },
+  } as KubeObject);
+  return review.status ?? {};
 }
 
 /** Options of kubeMetricsAuthorizer. */
@@ -58,31 +103,12 @@ export function kubeMetricsAuthorizer(client: KubeClient, opts: MetricsAuthorize
     if (hit && now() - hit.at < ttl) return hit.decision;
     let decision: MetricsDecision;
     try {
-      const review = await client.create<KubeObject & { status?: { authenticated?: boolean; user?: UserInfo; error?: string } }>(
-        TokenReviews,
-        {
-          apiVersion: 'authentication.k8s.io/v1',
-          kind: 'TokenReview',
-          metadata: {},
-          spec: { token },
-        } as KubeObject,
-      );
+      const review = { status: await reviewToken(client, token) };
       const user = review.status?.user;
       if (!review.status?.authenticated || !user?.username) {
         decision = { allowed: false, status: 401, reason: `Unauthorized${review.status?.error ? `: ${review.status.error}` : ''}` };
       } else {
-        const sar = await client.create<KubeObject & { status?: { allowed?: boolean; reason?: string } }>(SubjectAccessReviews, {
-          apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SubjectAccessReview',
-          metadata: {},
-          spec: {
-            user: user.username,
-            ...(user.uid ? { uid: user.uid } : {}),
-            groups: user.groups ?? [],
-            ...(user.extra ? { extra: user.extra } : {}),
-            nonResourceAttributes: { path, verb: 'get' },
-          },
-        } as KubeObject);
+        const sar = { status: await reviewAccess(client, user, { nonResourceAttributes: { path, verb: 'get' } }) };
         decision = sar.status?.allowed
           ? { allowed: true }
           : {
