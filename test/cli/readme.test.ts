@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { satisfies as semverSatisfies, validRange } from 'semver';
 import { parseAllDocuments } from 'yaml';
 import { crdKinds, heapSizeMiB } from '../../cdk8s/charts.js';
 import { DEFAULTS, PROJECT_ROOT } from '../../cdk8s/synth.js';
@@ -118,41 +119,13 @@ describe('README numbers come from the code', () => {
     expect(satisfies('20.19.0', '>=22')).to.equal(false);
     expect(satisfies('20.19.0', '^20.19.0 || ^22.13.0 || >=24')).to.equal(true);
     expect(satisfies('20.19.0', '^20.20.0 || >=22')).to.equal(false);
+    expect(satisfies('20.19.0', '6.* || 8.* || >= 10.*')).to.equal(true); // get-caller-file's range
+    expect(() => satisfies('20.19.0', 'twenty')).to.throw(/not a semver range/);
   });
 });
 
-/** A version as [major, minor, patch]. */
-const parts = (v: string): number[] => v.split('.').map((x) => Number(x));
-const cmp = (a: number[], b: number[]): number => a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!;
-
-/**
- * Whether `version` (x.y.z) satisfies an npm engines range: `||` of space-separated comparators (>=, >, <=, <, ^, ~,
- * =, a bare or x-range version such as `20`, `4.x`, `*`). Throws on a form it does not know, so nothing passes unread.
- */
+/** Whether `version` satisfies an npm engines range, as npm reads it (semver, the library npm itself uses). */
 function satisfies(version: string, range: string): boolean {
-  const v = parts(version);
-  return range.split('||').some((alt) =>
-    alt
-      .replace(/(>=|<=|>|<|=|\^|~)\s+/g, '$1')
-      .trim()
-      .split(/\s+/)
-      .every((c) => {
-        if (c === '*' || c === '') return true;
-        const m = /^(>=|<=|>|<|=|\^|~)?v?(\d+)(?:\.(\d+|x))?(?:\.(\d+|x))?$/.exec(c);
-        if (!m) throw new Error(`engines range "${range}": cannot read "${c}"`);
-        const [, op = '', major, minor, patch] = m;
-        const lo = [Number(major), minor && minor !== 'x' ? Number(minor) : 0, patch && patch !== 'x' ? Number(patch) : 0];
-        const partial = !minor || minor === 'x' ? 0 : !patch || patch === 'x' ? 1 : 2;
-        if (op === '>=') return cmp(v, lo) >= 0;
-        if (op === '>') return cmp(v, lo) > 0;
-        if (op === '<') return cmp(v, lo) < 0;
-        if (op === '<=') return cmp(v, lo) <= 0;
-        // ^X.Y.Z: up to the next major; ~ and x-ranges (20, 4.x, 1.2): up to the next major, or minor when given.
-        const nextMajor = [lo[0]! + 1, 0, 0];
-        const nextMinor = [lo[0]!, lo[1]! + 1, 0];
-        const hi = op === '^' || partial === 0 ? nextMajor : op === '~' || partial === 1 ? nextMinor : lo;
-        if ((op === '' || op === '=') && partial === 2) return cmp(v, lo) === 0;
-        return cmp(v, lo) >= 0 && cmp(v, hi) < 0;
-      }),
-  );
+  if (validRange(range) === null) throw new Error(`engines range "${range}": not a semver range`);
+  return semverSatisfies(version, range);
 }
