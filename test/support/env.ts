@@ -13,7 +13,7 @@ import { parseAllDocuments } from 'yaml';
 import { CustomResourceDefinitions, Finalizers, InPlaceUpdatePlans, Namespaces, type KubeObject } from '../../src/api/index.js';
 import { startLocalApiServer, type LocalApiServer, type LocalApiServerOptions } from '../../tools/local-apiserver/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../../src/runtime/client.js';
-import { isAlreadyExists, isNotFound } from '../../src/runtime/pure/errors.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../../src/runtime/pure/errors.js';
 import { crdDifferences, ExistingCrdMismatchError } from './crds.js';
 import { waitFor } from './wait.js';
 
@@ -79,8 +79,24 @@ export async function readCrds(paths: string[]): Promise<KubeObject[]> {
   return out;
 }
 
-/** Removes the platform's finalizers from the plans of `ns` (nothing to do when the plan CRD is not installed). */
+/**
+ * Removes the platform's finalizers from the plans of `ns` (nothing to do when the plan CRD is not installed). A
+ * write still in flight from a stopped controller can move a plan's resourceVersion under us: a conflict reads the
+ * plans again rather than leaving the namespace Terminating for good.
+ */
 async function releasePlatformFinalizers(client: RestClient, ns: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await releaseOnce(client, ns);
+      return;
+    } catch (err) {
+      if (!isConflict(err) || attempt >= 10) throw err;
+    }
+  }
+}
+
+/** One pass of releasePlatformFinalizers: every plan of `ns` that still has the platform's finalizer. */
+async function releaseOnce(client: RestClient, ns: string): Promise<void> {
   let plans: KubeObject[];
   try {
     plans = (await client.list(InPlaceUpdatePlans, ns)).items;
