@@ -6,7 +6,8 @@ import { Labels, Machines, UpdaterUpdateTasks, type KubeObject } from '../../src
 import { taskName } from '../../src/contract/index.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { PROGRESS_WRITE_INTERVAL_MS } from '../../src/machine-task-controller/status.js';
-import { createManager, createMetrics, type RuntimeManager, type RuntimeMetrics } from '../../src/runtime/index.js';
+import { createManager, type RuntimeManager } from '../../src/runtime/index.js';
+import { countRequests } from '../support/requests.js';
 import { waitFor } from '../support/wait.js';
 import { createMachineUpdate, startFixture, waitMU, waitMUStatus, TEST_PLAN, type Fixture } from './support.js';
 
@@ -14,12 +15,14 @@ describe('machine task controller: progress written at a bounded rate (integrati
   this.timeout(90_000);
   let f: Fixture;
   let mgr: RuntimeManager;
-  let metrics: RuntimeMetrics;
+  /** The controller's requests so far, counted as they are sent (test/support/requests.ts). */
+  let requests: () => Map<string, number>;
 
   before(async () => {
     f = await startFixture('mtc-progress', 1);
-    metrics = createMetrics({ processMetrics: false });
-    mgr = createManager({ client: f.env.client, name: 'mtc-progress', namespace: f.ns, metrics });
+    const counted = countRequests(f.env.client);
+    requests = counted.counts;
+    mgr = createManager({ client: counted.client, name: 'mtc-progress', namespace: f.ns });
     await machineTaskController.setup(mgr);
     await mgr.start();
   });
@@ -28,14 +31,8 @@ describe('machine task controller: progress written at a bounded rate (integrati
     await f?.env.stop();
   });
 
-  /** Successful MachineUpdate status writes of the controller so far. */
-  const statusWrites = async (): Promise<number> => {
-    let n = 0;
-    for (const v of (await metrics.apiRequests.get()).values)
-      if (/^2/.test(String(v.labels['code'])) && v.labels['verb'] === 'patch' && String(v.labels['resource']).startsWith('machineupdates'))
-        n += v.value;
-    return n;
-  };
+  /** MachineUpdate status writes the controller has sent so far. */
+  const statusWrites = (): number => requests().get('patch machineupdates') ?? 0;
 
   /** Writes the task's status as an updater does (C5, C6). */
   const report = async (name: string, updateStatus: 'updating' | 'updated', message: string): Promise<void> => {
@@ -78,13 +75,13 @@ describe('machine task controller: progress written at a bounded rate (integrati
     const task = taskName(TEST_PLAN, machine, 'by-hand');
     // The start: the task exists and the MachineUpdate says it waits for its updater.
     await waitMU(f, 'mu-progress', (mu) => mu.status?.tasks?.length === 1, 'the start written');
-    const before = await statusWrites();
+    const before = statusWrites();
     const started = Date.now();
     const steps = 12;
     for (let i = 1; i <= steps; i++) await report(task, 'updating', `step ${i}/${steps}`);
     // The latest progress shows (held back at most an interval, never dropped).
     await waitMU(f, 'mu-progress', (mu) => mu.status?.message?.includes(`step ${steps}/${steps}`) === true, 'the latest progress', 60_000);
-    const progressWrites = (await statusWrites()) - before;
+    const progressWrites = statusWrites() - before;
     const elapsed = Date.now() - started;
     // At most one progress write per interval since the start's write (plus the one that comes due at the end).
     expect(progressWrites, `${steps} progress reports in ${elapsed} ms`).to.be.at.least(1);

@@ -4,16 +4,13 @@
 // times (start and end; the journal's "committing" only when the Machine does not hold the recorded previous values,
 // a fourth only when the updater's progress outlives the interval). The same single-object patch of the same plan is
 // dry-run once, and a successful update records no Event.
-//
-// Requests are counted as the controller sends them, not from api_requests_total: that counter moves when the answer
-// reaches the controller, which on a loaded machine can be after the test has seen the written status through its own
-// watch (a real server showed one status write counted of two sent). A request is sent before its effect can be seen.
+// Requests are counted as the controller sends them (test/support/requests.ts says why).
 import { expect } from 'chai';
 import { Labels, Machines, type KubeObject } from '../../src/api/index.js';
 import { machineTaskController } from '../../src/machine-task-controller/index.js';
 import { sampleUpdaters } from '../../src/sample-updaters/index.js';
-import { createManager, noopLogger, resourceName, type KubeClient, type RuntimeManager } from '../../src/runtime/index.js';
-import type { ResourceType } from '../../src/api/index.js';
+import { createManager, noopLogger, type RuntimeManager } from '../../src/runtime/index.js';
+import { countRequests } from '../support/requests.js';
 import { waitFor } from '../support/wait.js';
 import { createMachineUpdate, startFixture, waitMUStatus, TEST_PLAN, type Fixture } from './support.js';
 
@@ -21,12 +18,14 @@ describe('machine task controller: API requests of one MachineUpdate (integratio
   let f: Fixture;
   let mgr: RuntimeManager;
   /** The controller's requests by `verb resource` (the resource's plural), counted as they are sent. */
-  const sent = new Map<string, number>();
+  let requests: () => Map<string, number>;
   let updater: { stop(): Promise<void> };
 
   before(async () => {
     f = await startFixture('mtc-req', 2);
-    mgr = createManager({ client: counting(f.env.client), name: 'mtc-req', namespace: f.ns });
+    const counted = countRequests(f.env.client);
+    requests = counted.counts;
+    mgr = createManager({ client: counted.client, name: 'mtc-req', namespace: f.ns });
     await machineTaskController.setup(mgr);
     await mgr.start();
     updater = await sampleUpdaters.reference.start({ client: f.env.client, namespace: f.ns, catchAll: true, log: noopLogger });
@@ -36,22 +35,6 @@ describe('machine task controller: API requests of one MachineUpdate (integratio
     await mgr?.stop();
     await f?.env.stop();
   });
-
-  /** The client the manager gets: every request is counted in `sent` when it is made. */
-  function counting(client: KubeClient): KubeClient {
-    return new Proxy(client, {
-      get(target, prop, receiver) {
-        const value: unknown = Reflect.get(target, prop, receiver);
-        if (typeof value !== 'function' || prop === 'resolve') return value;
-        return (...args: unknown[]): unknown => {
-          const k = `${String(prop)} ${resourceName(args[0] as ResourceType).split('.')[0]}`;
-          sent.set(k, (sent.get(k) ?? 0) + 1);
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      },
-    });
-  }
-  const requests = (): Map<string, number> => new Map(sent);
 
   it('reads no Machine, writes the status at most four times, records no Event, and leaves no journal; the next machine skips the dry-run', async () => {
     const one = async (machine: string, name: string): Promise<Map<string, number>> => {
