@@ -52,7 +52,9 @@ export async function followPlan(client: RestClient, o: FollowOptions, children:
   const counts: Record<string, number> = {};
   let prev: ProgressView | undefined;
   let drawnLines = 0;
-  const deadline = started + o.timeoutMs;
+  // The timeout is the plan's (--timeout: "when the plan is not terminal after this long"): it runs from the plan's
+  // apply, not from the demo's start, whose servers and processes take longer to come up on a busy machine.
+  const deadline = Date.now() + o.timeoutMs;
   const width = Math.max(40, io.columns - 1);
   if (io.isTTY) io.out('\x1b[?25l');
   try {
