@@ -124,7 +124,7 @@ const deps = {
   writesInFlight: 16,
   maxInfraWrites: 128,
   reads: {
-    // What the controller's read does per call (controller.ts ownerDeps, cachedKind): resolve the kind, wait for its
+    // What the controller's read does per call (act/owners.ts ownerDeps, snapshot/reader.ts cachedKind): resolve the kind, wait for its
     // informer's sync (already done: a timer raced against a settled promise), and a typed copy of the cached object.
     ref: async (_ns: string, ref: { apiGroup: string; kind: string; name: string }) => {
       const res = await resolve(ref.kind);

@@ -25,8 +25,9 @@ export { machineState, machinesByTarget, machinesOfTarget, planAge, targetKey, t
  * abort propagation, surge/restore, machine labels, status aggregation, events and the finalizer.
  * Terminal plans keep their status and only clean up (labels, surge, finalizer). `memo` (the plan's, kept across its
  * reconciles) makes the cost follow what changed; the decision is the same with or without it (decide/memo.ts).
+ * Readonly: the effects' outcomes go beside it into the status report (act/report.ts), never into it.
  */
-export function decidePlan(snap: PlanSnapshot, memo?: DecideMemo): PlanDecision {
+export function decidePlan(snap: PlanSnapshot, memo?: DecideMemo): Readonly<PlanDecision> {
   // 1. What the plan may do: validation and the gates give its mode (rollout, hold or stop).
   const stance = decideStance(snap, memo);
   // 2. One active plan per cluster.

@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { Reasons } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';
-import { ALIGNING_OWNERS, planKstatus, settleOwnersStatus } from './status.js';
+import { ALIGNING_OWNERS, planKstatus, settledOwnersStatus } from './status.js';
 import { mdMachines, mdOnly, mu, snapshot } from './testkit.js';
 
-const cond = (d: PlanDecision, type: string) => d.status.conditions?.find((c) => c.type === type);
+const cond = (d: Pick<PlanDecision, 'status'>, type: string) => d.status.conditions?.find((c) => c.type === type);
 
 describe('plan-controller status: kstatus (Reconciling / Stalled) per phase', () => {
   const base = { valid: true, started: true, invalidFinal: false, problems: [] as string[] };
@@ -88,14 +88,14 @@ describe('plan-controller status: kstatus (Reconciling / Stalled) per phase', ()
     expect(cond(d, 'Reconciling')).to.include({ status: 'False', reason: 'Updated' });
     expect(cond(d, 'Stalled')).to.include({ status: 'False', reason: 'Updated' });
     for (const c of d.status.conditions ?? []) expect(c.observedGeneration, c.type).to.equal(d.status.observedGeneration);
-    settleOwnersStatus(
+    const settled = settledOwnersStatus(
       { updateStatus: 'updating' },
       d,
       [{ owner: 'MachineDeployment cluster1-md-0', op: 'align', pending: '503 injected (retrying)' }],
       1,
       new Date('2026-01-01T00:01:00Z'),
     );
-    expect(cond(d, 'Reconciling')).to.include({ status: 'True', reason: ALIGNING_OWNERS });
-    expect(cond(d, 'Stalled')).to.include({ status: 'False' });
+    expect(cond(settled, 'Reconciling')).to.include({ status: 'True', reason: ALIGNING_OWNERS });
+    expect(cond(settled, 'Stalled')).to.include({ status: 'False' });
   });
 });

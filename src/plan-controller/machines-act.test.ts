@@ -5,9 +5,11 @@ import { deepFreeze } from '../runtime/pure/freeze.js';
 import { KubeApiError } from '../runtime/pure/errors.js';
 import { MemoryStore } from '../runtime/store.js';
 import type { KubeClient, Logger } from '../runtime/pure/types.js';
-import { reconcileMachines, reconcileStatus, type PlanDeps } from './controller.js';
+import type { PlanDeps } from './deps.js';
+import { reconcileStatus } from './act/plan.js';
+import { reconcileMachines, type Expectations } from './machines/start.js';
 import type { PlanDecision } from './decide.js';
-import { NS, machine, plan, started, versionUpdater } from './testkit.js';
+import { machine, plan, started, versionUpdater } from './testkit.js';
 
 const silent = { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined } as unknown as Logger;
 
@@ -35,7 +37,6 @@ function depsWith(client: KubeClient, names: string[]): PlanDeps {
   return {
     client,
     machines,
-    expectations: new Map(),
     metrics: { machinesStarted: { inc: () => undefined } },
     ctrl: () => ({ enqueue: () => undefined }),
   } as unknown as PlanDeps;
@@ -74,16 +75,17 @@ describe('plan controller: starting machines (reconcileMachines)', () => {
     const names = ['m0', 'm1', 'm2'];
     const { client, writes } = recordingClient(new Set(['m1']));
     const deps = depsWith(client, names);
+    const expectations: Expectations = new Map();
     let err: unknown;
     try {
-      await reconcileMachines(deps, p, decision(names), silent);
+      await reconcileMachines(deps, p, decision(names), silent, { expectations });
     } catch (e) {
       err = e;
     }
     expect(err).to.be.instanceOf(KubeApiError);
     expect(writes).to.include.members(['label m0', 'create m0', 'label m2', 'create m2']);
     expect(writes).not.to.include('create m1');
-    expect([...(deps.expectations.get(`${NS}/p1`)?.keys() ?? [])].sort()).to.deep.equal(['p1-m0', 'p1-m2']);
+    expect([...expectations.keys()].sort()).to.deep.equal(['p1-m0', 'p1-m2']);
   });
 });
 

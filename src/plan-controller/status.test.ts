@@ -4,10 +4,10 @@ import { ConditionTypes, PlanEventReasons, Reasons } from '../api/index.js';
 import type { PlanDecision } from './decide.js';
 import { decidePlan } from './decide.js';
 import type { ReadyInput } from './status.js';
-import { ALIGNING_OWNERS, givenUpNote, givenUpOf, readyCondition, settleOwnersStatus, startGate } from './status.js';
+import { ALIGNING_OWNERS, givenUpNote, givenUpOf, readyCondition, settledOwnersStatus, startGate } from './status.js';
 import { mdMachines, mdOnly, mu, plan, snapshot, started } from './testkit.js';
 
-const cond = (d: PlanDecision, type: string) => d.status.conditions?.find((c) => c.type === type);
+const cond = (d: Pick<PlanDecision, 'status'>, type: string) => d.status.conditions?.find((c) => c.type === type);
 
 describe('plan-controller status', () => {
   describe('machines given up on after the abort grace period (issue 42)', () => {
@@ -185,17 +185,18 @@ describe('plan-controller status', () => {
   });
 });
 
-describe('plan-controller status: owner outcomes (settleOwnersStatus)', () => {
+describe('plan-controller status: owner outcomes (settledOwnersStatus)', () => {
   const allDone = (): PlanDecision =>
     decidePlan(snapshot(mdOnly({ machines: mdMachines(3), mus: [0, 1, 2].map((i) => mu(`cluster1-md-0-${i}`, 'updated')) })));
   const NOW_DATE = new Date('2026-01-01T00:01:00Z');
 
   it('holds an otherwise finished plan at updating while a target is still aligning, with its counts written', () => {
-    const d = allDone();
-    expect(d.status.updateStatus).to.equal('updated');
-    settleOwnersStatus(
+    const decided = allDone();
+    expect(decided.status.updateStatus).to.equal('updated');
+    const before = structuredClone(decided);
+    const d = settledOwnersStatus(
       { updateStatus: 'updating' },
-      d,
+      decided,
       [{ owner: 'MachineDeployment cluster1-md-0', op: 'align', pending: '503 injected (retrying)' }],
       1,
       NOW_DATE,
@@ -207,11 +208,18 @@ describe('plan-controller status: owner outcomes (settleOwnersStatus)', () => {
     expect(cond(d, 'OwnersAligned')).to.include({ status: 'False', reason: 'Aligning' });
     expect(cond(d, 'OwnersAligned')?.message).to.match(/503 injected/);
     expect(d.events.map((e) => e.reason)).to.not.include(PlanEventReasons.completed);
+    // The decision itself is not edited: the settled status is a new one.
+    expect(decided).to.deep.equal(before);
   });
 
   it('lets the plan end once every alignment finished, OwnersAligned True', () => {
-    const d = allDone();
-    settleOwnersStatus({ updateStatus: 'updating' }, d, [{ owner: 'MachineDeployment cluster1-md-0', op: 'align' }], 1, NOW_DATE);
+    const d = settledOwnersStatus(
+      { updateStatus: 'updating' },
+      allDone(),
+      [{ owner: 'MachineDeployment cluster1-md-0', op: 'align' }],
+      1,
+      NOW_DATE,
+    );
     expect(d.status.updateStatus).to.equal('updated');
     expect(cond(d, 'Ready')).to.include({ status: 'True' });
     expect(cond(d, 'OwnersAligned')).to.include({ status: 'True', reason: 'Aligned' });

@@ -633,36 +633,45 @@ export const ALIGNING_OWNERS = 'AligningOwners';
 const TERMINAL: readonly (Status | undefined)[] = ['updated', 'failed', 'aborted'];
 const TRANSITION_EVENTS: readonly string[] = [PlanEventReasons.completed, PlanEventReasons.failed, PlanEventReasons.aborted];
 
+/** The status and events to write once the owner effects ran (settledOwnersStatus). */
+export interface SettledStatus {
+  status: InPlaceUpdatePlanStatus;
+  events: PlanEvent[];
+}
+
 /**
  * The one place OwnersAligned is set: from the decision and the owner effects' outcomes. A plan whose machines all
  * finished while a target's owner alignment did not (a request failed, or writes are left) is not terminal yet: it
  * stays in its previous status with Ready False reason AligningOwners, and its counts are written (never frozen); the
- * next reconcile continues the alignment and then ends the plan. Mutates the decision's status and events.
+ * next reconcile continues the alignment and then ends the plan. Returns a new status and event list: the decision
+ * (`d`, with the events the effects added) is left as it was decided.
  */
-export function settleOwnersStatus(
+export function settledOwnersStatus(
   prev: InPlaceUpdatePlanStatus,
-  d: { status: InPlaceUpdatePlanStatus; events: PlanEvent[] },
+  d: { readonly status: InPlaceUpdatePlanStatus; readonly events: readonly PlanEvent[] },
   outcomes: readonly OwnerOutcome[],
   generation: number | undefined,
   now: Date,
-): void {
+): SettledStatus {
+  const status: InPlaceUpdatePlanStatus = { ...d.status };
   const c = ownersCondition(outcomes);
-  if (c) d.status.conditions = setCondition(d.status.conditions, { ...c, message: c.message ?? '' }, generation, now);
+  if (c) status.conditions = setCondition(status.conditions, { ...c, message: c.message ?? '' }, generation, now);
   const aligning = c?.reason === OwnerReasons.aligning;
-  if (!aligning || TERMINAL.includes(prev.updateStatus) || !TERMINAL.includes(d.status.updateStatus)) return;
-  d.status.updateStatus = prev.updateStatus === 'aborting' ? 'aborting' : 'updating';
-  if (prev.completionTime) d.status.completionTime = prev.completionTime;
-  else delete d.status.completionTime;
-  const message = `${d.status.progress ?? ''} machines done; aligning owners: ${
-    d.status.conditions?.find((x) => x.type === OWNERS_ALIGNED)?.message ?? ''
+  if (!aligning || TERMINAL.includes(prev.updateStatus) || !TERMINAL.includes(status.updateStatus))
+    return { status, events: [...d.events] };
+  status.updateStatus = prev.updateStatus === 'aborting' ? 'aborting' : 'updating';
+  if (prev.completionTime) status.completionTime = prev.completionTime;
+  else delete status.completionTime;
+  const message = `${status.progress ?? ''} machines done; aligning owners: ${
+    status.conditions?.find((x) => x.type === OWNERS_ALIGNED)?.message ?? ''
   }`;
   const ready = {
     status: 'False' as const,
     reason: ALIGNING_OWNERS,
     message: summarizeList([message], { maxBytes: MessageBudget.status }),
   };
-  d.status.conditions = setReadyCondition(d.status.conditions ?? [], ready, generation, now);
+  status.conditions = setReadyCondition(status.conditions ?? [], ready, generation, now);
   // The plan is not terminal after all: kstatus must see it in progress, not stalled on the failure it reports next.
-  d.status.conditions = setKstatusConditions(d.status.conditions, { state: 'reconciling', ...ready }, generation, now);
-  d.events = d.events.filter((e) => e.plan !== undefined || !TRANSITION_EVENTS.includes(e.reason));
+  status.conditions = setKstatusConditions(status.conditions, { state: 'reconciling', ...ready }, generation, now);
+  return { status, events: d.events.filter((e) => e.plan !== undefined || !TRANSITION_EVENTS.includes(e.reason)) };
 }

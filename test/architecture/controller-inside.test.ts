@@ -26,6 +26,9 @@ const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
  * (and to docs/architecture.md) on purpose.
  */
 const WRITERS: Record<string, string> = {
+  'src/plan-controller/act/plan.ts': 'the writes to plans: supersede, the finalizer, the one status patch',
+  'src/plan-controller/act/deployments.ts': 'the MachineDeployment surge and its restore',
+  'src/plan-controller/machines/start.ts': 'labels machines, creates MachineUpdates, aborts them, unlabels machines',
   'src/plan-controller/owners/owners-act.ts': 'owner alignment: pauses owners, clones templates and MachineSets, resumes them',
   'src/plan-controller/owners/clones-act.ts': 'deletes the template clones a finished plan no longer needs',
   'src/effects/prestart.ts': 'dry-run patches: the API server validates the commits before a plan starts (nothing persists)',

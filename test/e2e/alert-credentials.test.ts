@@ -4,7 +4,7 @@
 // and a Secret that disappears after the start holds the plan (fail closed).
 import { expect } from 'chai';
 import { ALERT_GATE_CREDENTIALS_LABEL, Secrets, type KubeObject } from '../../src/api/index.js';
-import { readAlerts } from '../../src/plan-controller/alerts.js';
+import { readAlerts } from '../../src/plan-controller/snapshot/alerts.js';
 import { selfSignedCertificate } from '../../src/runtime/tls.js';
 import { prometheusBinary, startPrometheus, type TestPrometheus } from '../support/prometheus.js';
 import { useE2eEnv } from './env.js';

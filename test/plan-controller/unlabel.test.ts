@@ -4,7 +4,8 @@
 // JSON patch), against the Machine as cached and against one changed meanwhile.
 import { expect } from 'chai';
 import { Annotations, Labels, type InPlaceUpdatePlan, type KubeObject } from '../../src/api/index.js';
-import { reconcileMachines, type PlanDeps } from '../../src/plan-controller/controller.js';
+import type { PlanDeps } from '../../src/plan-controller/deps.js';
+import { reconcileMachines } from '../../src/plan-controller/machines/start.js';
 import type { PlanDecision } from '../../src/plan-controller/decide.js';
 import { noopLogger, type KubeClient, type Store } from '../../src/runtime/index.js';
 import { jsonPatch } from '../../tools/local-apiserver/patch.js';

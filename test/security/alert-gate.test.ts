@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ALERT_GATE_CREDENTIALS_LABEL, type AlertGatePolicy } from '../../src/api/index.js';
-import { readAlerts, type GateSecret } from '../../src/plan-controller/alerts.js';
+import { readAlerts, type GateSecret } from '../../src/plan-controller/snapshot/alerts.js';
 import { decidePlan } from '../../src/plan-controller/decide.js';
 import { snapshot } from '../../src/plan-controller/testkit.js';
 

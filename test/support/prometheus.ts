@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { queryAlerts, type AlertsAccess } from '../../src/plan-controller/alerts.js';
+import { queryAlerts, type AlertsAccess } from '../../src/plan-controller/snapshot/alerts.js';
 import { waitFor } from './wait.js';
 
 /** The Prometheus binary, if installed. */

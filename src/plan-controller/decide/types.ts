@@ -1,5 +1,5 @@
-// What the plan controller's decisions produce (the intents controller.ts carries out) and the shapes the phases in
-// this folder pass to each other. Pure: types only.
+// What the plan controller's decisions produce (the intents its act/ and machines/ phases carry out) and the shapes
+// the phases in this folder pass to each other. Pure: types only.
 import type { InPlaceUpdatePlanStatus, KubeObject, MachineUpdate, PlanUpdater, TargetKind, TargetStatus } from '../../api/index.js';
 import type { PlanSnapshot } from '../scope.js';
 import type { MetricDeltas } from '../status.js';

@@ -13,12 +13,12 @@
 // An owner left paused by a terminal plan (mixed machines) is not acted on by that plan (ownerStep is 'none' once the
 // plan is terminal; a newer plan takes the pause over), so it does not keep the plan awake. A terminal plan's
 // conditions other than Valid are frozen; Valid is refreshed on the plan's own events only.
-import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
-import { Annotations, Finalizers, Labels, isTerminal } from '../api/index.js';
-import type { ObjectKey, Store } from '../runtime/pure/types.js';
-import { clusterLabel, mdClusterName } from '../api/capi/index.js';
-import { labelValue } from './decide/names.js';
-import { OWNERS_ALIGNED, OwnerReasons } from '../rules/owners.js';
+import type { InPlaceUpdatePlan, KubeObject } from '../../api/index.js';
+import { Annotations, Finalizers, Labels, isTerminal } from '../../api/index.js';
+import type { ObjectKey, Store } from '../../runtime/pure/types.js';
+import { clusterLabel, mdClusterName } from '../../api/capi/index.js';
+import { labelValue } from '../decide/names.js';
+import { OWNERS_ALIGNED, OwnerReasons } from '../../rules/owners.js';
 
 /** The informer stores the wake-up decision reads (indexed lookups only: it runs on every event). */
 export interface WakeView {

@@ -4,8 +4,8 @@
 // redirect (a 3xx is an error here), so credentials never travel to an origin the operator's policy did not allow.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { alertGateRefusals, alertsTarget, credentialsLabelRefusal, type AlertGatePolicy } from '../api/alert-gate-policy.js';
-import type { Alert, AlertsRead, AlertsResult } from '../rules/inputs.js';
+import { alertGateRefusals, alertsTarget, credentialsLabelRefusal, type AlertGatePolicy } from '../../api/alert-gate-policy.js';
+import type { Alert, AlertsRead, AlertsResult } from '../../rules/inputs.js';
 
 /** How long one query may take: a hanging endpoint must not hold the plan's worker. */
 export const ALERTS_QUERY_TIMEOUT_MS = 5_000;

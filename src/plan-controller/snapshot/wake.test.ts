@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
-import { Annotations, Finalizers, Labels } from '../api/index.js';
-import { MemoryStore } from '../runtime/store.js';
-import { labelValue } from './decide/names.js';
-import { OWNERS_ALIGNED, OwnerReasons } from '../rules/owners.js';
-import { CLUSTER, NS, machine, md, plan } from './testkit.js';
+import type { InPlaceUpdatePlan, KubeObject } from '../../api/index.js';
+import { Annotations, Finalizers, Labels } from '../../api/index.js';
+import { MemoryStore } from '../../runtime/store.js';
+import { labelValue } from '../decide/names.js';
+import { OWNERS_ALIGNED, OwnerReasons } from '../../rules/owners.js';
+import { CLUSTER, NS, machine, md, plan } from '../testkit.js';
 import type { WakeView } from './wake.js';
 import { plansToWake } from './wake.js';
 
