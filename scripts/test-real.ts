@@ -7,7 +7,8 @@
 //    CAPI_CRDS_DIR=../shared/reference/capi-crds when that directory exists;
 // 3. waits until every namespace the run created is gone (the suites delete theirs; a real cluster's namespace
 //    controller takes a while) and deletes the CRDs the run created — only those that did not exist before the run
-//    and carry the tests' label (TEST_LABEL), never another CRD (--keep-crds keeps them, e.g. for a second run);
+//    and carry the tests' label (TEST_LABEL), never another CRD (--keep-crds keeps them, e.g. for a second run); a CRD
+//    the run created without that label is left and reported as left behind;
 // 4. prints the duration and what is left behind, and exits with mocha's code, or 3 when the tests passed but
 //    something the run created is still there.
 // Ctrl-C stops the tests, then the clean-up runs. Do not run two at once against one cluster: the second would
@@ -111,6 +112,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(`test:real: tests done in ${testsSeconds} s (mocha exit ${code}); removing what the run created`);
     const nsLeft = await waitGone(async () => [...(await names(client, Namespaces))].filter((n) => !nsBefore.has(n)), CLEANUP_TIMEOUT_MS);
     let crdsLeft: string[] = [];
+    let unlabelled: string[] = [];
     if (!keepCrds) {
       const created = [...(await names(client, CustomResourceDefinitions, `${TEST_LABEL}=true`))].filter((n) => !crdsBefore.has(n));
       for (const name of created) {
@@ -124,8 +126,14 @@ async function main(argv: string[]): Promise<number> {
         async () => [...(await names(client, CustomResourceDefinitions))].filter((n) => created.includes(n)),
         CLEANUP_TIMEOUT_MS,
       );
+      // A CRD the run created without the tests' label is not deleted here: said, or the next run finds it in its way.
+      unlabelled = [...(await names(client, CustomResourceDefinitions))].filter((n) => !crdsBefore.has(n) && !created.includes(n));
     }
-    const left = [...nsLeft.map((n) => `namespace ${n}`), ...crdsLeft.map((n) => `CRD ${n}`)];
+    const left = [
+      ...nsLeft.map((n) => `namespace ${n}`),
+      ...crdsLeft.map((n) => `CRD ${n}`),
+      ...unlabelled.map((n) => `CRD ${n} (created without the ${TEST_LABEL} label)`),
+    ];
     const total = Math.round((Date.now() - started) / 1000);
     console.log(
       `test:real: ${total} s in all; left behind: ${left.length ? left.join(', ') : keepCrds ? 'the CRDs the run created (--keep-crds), nothing else' : 'nothing'}`,

@@ -6,7 +6,6 @@ import { expect } from 'chai';
 import {
   API_VERSION,
   Annotations,
-  CustomResourceDefinitions,
   InPlaceUpdatePlans,
   KubeadmControlPlanes,
   MachineUpdates,
@@ -75,7 +74,8 @@ describe('plan controller: task templates judged before anything starts (fail cl
   before(async () => {
     env = await startTestEnv({ crds: [...PROJECT_CRDS, ...capiCrdDirs()] });
     ns = await env.newNamespace('judged');
-    for (const c of [crd('JudgedTask', true), crd('JudgedTaskTemplate', false)]) await env.client.create(CustomResourceDefinitions, c);
+    // Through the environment: labelled as the tests' own, so a run against a real cluster removes them afterwards.
+    await env.installCrdObjects([crd('JudgedTask', true), crd('JudgedTaskTemplate', false)]);
     await applyInventory(
       env.client,
       buildInventory({

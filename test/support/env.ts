@@ -44,6 +44,8 @@ export interface TestEnv {
    * nothing, else this throws ExistingCrdMismatchError naming every CRD that differs.
    */
   installCrds(paths: string[]): Promise<void>;
+  /** installCrds for CRD objects a test builds (labelled as the tests' own, so that `npm run test:real` removes them). */
+  installCrdObjects(crds: readonly KubeObject[]): Promise<void>;
   /** Deletes the namespaces it created, closes the client and (local) the API server. */
   stop(): Promise<void>;
 }
@@ -153,7 +155,10 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
     },
 
     async installCrds(paths: string[]): Promise<void> {
-      const crds = await readCrds(paths);
+      await env.installCrdObjects(await readCrds(paths));
+    },
+
+    async installCrdObjects(crds: readonly KubeObject[]): Promise<void> {
       const mismatches: { name: string; differences: string[] }[] = [];
       for (const crd of crds) {
         const name = crd.metadata.name!;

@@ -14,6 +14,7 @@ import { readCrds, TEST_LABEL } from './env.js';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIXTURE = join(ROOT, 'test', 'providers', 'fixtures', 'example-provider.yaml');
 const SPEC = join(ROOT, 'test', 'support', 'fixtures', 'test-real-run.spec.ts');
+const LEAK = join(ROOT, 'test', 'support', 'fixtures', 'test-real-leak.spec.ts');
 
 function script(args: string[]): Promise<{ code: number | null; out: string }> {
   const env = { ...process.env };
@@ -74,5 +75,13 @@ describe('npm run test:real (scripts/test-real.ts)', function () {
       expect(await admin!.get(CustomResourceDefinitions, undefined, c.metadata.name!), c.metadata.name).to.equal(undefined);
     const namespaces = (await admin!.list<KubeObject>(Namespaces, undefined)).items.map((n) => n.metadata.name);
     expect(namespaces.filter((n) => n?.startsWith('test-real-'))).to.deep.equal([]);
+  });
+
+  it('says a CRD the run created without the tests\' label is left behind (exit 3), never "nothing"', async () => {
+    const r = await script([join(dir, 'kubeconfig'), LEAK]);
+    expect(r.code, r.out).to.equal(3);
+    expect(r.out).to.match(/1 passing/);
+    expect(r.out).to.contain(`left behind: CRD leaktasks.leak.inplace-test.example.com (created without the ${TEST_LABEL} label)`);
+    await admin!.delete(CustomResourceDefinitions, undefined, 'leaktasks.leak.inplace-test.example.com');
   });
 });
