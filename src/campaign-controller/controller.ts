@@ -61,6 +61,8 @@ export interface CampaignDeps {
   expectations: Map<string, Map<string, { plan: PlanObject; at: number }>>;
   /** The operator's alert-gate policy: a campaign's gate must pass it (absent: every gate refused). */
   alertGatePolicy?: AlertGatePolicy;
+  /** Kinds read by readWatched whose watch is added and synced (by resource key): later reads peek the cache at once. */
+  watchedKinds?: Set<string>;
 }
 
 const keyOf = (ns: string, name: string): string => `${ns}/${name}`;
@@ -154,6 +156,13 @@ async function readWatched(deps: CampaignDeps, ns: string, apiGroup: string, kin
     if (!isNotFound(err)) throw err;
     return { notServed: (err as Error).message };
   }
+  // A thousand pending clusters each read their control plane on every reconcile: once the kind's watch is added and
+  // synced, a read is a cache lookup (no promise race, no timer).
+  const kindKey = `${res.group}/${res.version}/${res.plural}`;
+  if (deps.watchedKinds?.has(kindKey)) {
+    const object = deps.mgr.informer(res).store.peek(ns, name);
+    return object ? { object } : {};
+  }
   // A control plane's version change or a template's appearance can make a pending cluster valid or invalid: it wakes
   // the namespace's campaigns.
   const synced = deps.ctrl().watch(res, (o) => activeCampaigns(deps, o.metadata.namespace));
@@ -166,6 +175,7 @@ async function readWatched(deps: CampaignDeps, ns: string, apiGroup: string, kin
     return {
       unreadable: `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it in the campaign controller's provider list? see docs/operations.md)`,
     };
+  (deps.watchedKinds ??= new Set()).add(kindKey);
   const object = deps.mgr.informer(res).store.peek(ns, name);
   return object ? { object } : {};
 }
