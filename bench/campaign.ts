@@ -8,6 +8,8 @@
 //   npm run bench -- --campaign --clusters 1000 --cp 3 --workers 27 --wave 10% --worker-max-unavailable 9 --apiserver-max-old-space 12288
 //                                                                       # 1,000 clusters, 30,000 machines
 //   ... --max-wall 1800   # stop after 30 min (setup included) and write what was reached, figures per machine updated
+//   ... --cpu-prof DIR [--cpu-prof-components campaign-controller,plan-controller]
+//                         # V8 CPU profiles (default: every component) in DIR/<component>/; npx tsx bench/cpu-prof.ts DIR/<component>
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_VERSION, InPlaceUpdateCampaigns, Namespaces, type InPlaceUpdateCampaign, type KubeObject } from '../src/api/index.js';

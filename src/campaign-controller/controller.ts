@@ -38,6 +38,8 @@ const FIELD_MANAGER = CONTROLLER_NAME;
 const WRITES_IN_FLIGHT = 16;
 /** Re-check period of an invalid or waiting campaign (a template kind may appear without an event we watch). */
 const RECHECK_MS = 15_000;
+/** The least rest between two reconciles of a campaign (see withCooldown below). */
+const MIN_REST_MS = 250;
 /** How long a created plan is assumed to exist before the informer shows it. */
 const EXPECTATION_TTL_MS = 30_000;
 
@@ -110,7 +112,9 @@ export function setupCampaignController(mgr: Manager, opts: { alertGatePolicy?: 
     .withConcurrency(2)
     // A reconcile is O(clusters + plans of the namespace) and every plan's progress is an event: at a thousand
     // clusters, resting twice the CPU the last run used keeps the campaign from competing with the plan controller.
-    .withCooldown((_wallMs, cpuMs) => Math.min(2 * cpuMs, 1000))
+    // At least MIN_REST_MS: events never stop during a wave, so a cheaper reconcile only ran more often (same CPU);
+    // a wave's start waits at most this long for its last plan's completion, and the status' progress is 4 Hz at most.
+    .withCooldown((_wallMs, cpuMs) => Math.min(Math.max(2 * cpuMs, MIN_REST_MS), 1000))
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
   return ctrl;
 }
