@@ -8,6 +8,8 @@
 //   npm run bench -- --campaign --clusters 1000 --cp 3 --workers 27 --wave 10% --worker-max-unavailable 9 --apiserver-max-old-space 12288
 //                                                                       # 1,000 clusters, 30,000 machines
 //   ... --max-wall 1800   # stop after 30 min (setup included) and write what was reached, figures per machine updated
+//   ... --cpu-prof DIR [--cpu-prof-components campaign-controller,plan-controller]
+//                         # V8 CPU profiles (default: every component) in DIR/<component>/; npx tsx bench/cpu-prof.ts DIR/<component>
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_VERSION, InPlaceUpdateCampaigns, Namespaces, type InPlaceUpdateCampaign, type KubeObject } from '../src/api/index.js';
@@ -40,6 +42,8 @@ export interface CampaignBenchOptions {
   command: string;
   /** Also run `inplace dashboard` with a headless Chromium page open on it (`--dashboard`): its CPU and RSS are reported. */
   dashboard?: boolean;
+  /** Write V8 CPU profiles (`--cpu-prof DIR`) of these components into `DIR/<component>/` (summarise with bench/cpu-prof.ts). */
+  cpuProf?: { dir: string; components: string[] };
 }
 
 /** The figures of the case. */
@@ -98,12 +102,20 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
   const ports = new Map<string, number>();
   let client: RestClient | undefined;
   let viewer: { close(): Promise<void> } | undefined;
+  // A profiled process writes its profile on a clean exit (SIGTERM): give it time to.
+  const profArgs = (component: string): string[] => {
+    if (!o.cpuProf?.components.includes(component)) return [];
+    const dir = join(o.cpuProf.dir, component);
+    mkdirSync(dir, { recursive: true });
+    return ['--cpu-prof', '--cpu-prof-dir', dir];
+  };
   try {
     const apiserver = new Proc(
       {
         name: 'local-apiserver',
         inplace: ['local-apiserver', '--kubeconfig-out', kubeconfig],
         env: { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --max-old-space-size=${o.apiserverMaxOldSpaceMB}`.trim() },
+        nodeArgs: profArgs('local-apiserver'),
       },
       workDir,
     );
@@ -132,7 +144,10 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
     for (const c of ['plan-controller', 'machine-task-controller', 'campaign-controller']) {
       const port = await freePort();
       ports.set(c, port);
-      const p = new Proc({ name: c, inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port)] }, workDir);
+      const p = new Proc(
+        { name: c, inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port)], nodeArgs: profArgs(c) },
+        workDir,
+      );
       procs.push(p);
       p.start();
     }
@@ -143,6 +158,7 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
         name: 'updater',
         tsx: 'bench/updater-main.ts',
         args: ['--kubeconfig', kubeconfig, '--namespace', ns, '--metrics-port', String(uport)],
+        nodeArgs: profArgs('updater'),
       },
       workDir,
     );
@@ -303,6 +319,6 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
   } finally {
     client?.close();
     await viewer?.close();
-    await stopAll(procs);
+    await stopAll(procs, o.cpuProf ? 120_000 : undefined);
   }
 }

@@ -1008,6 +1008,18 @@ async function main(): Promise<void> {
         out: o.out,
         command: COMMAND,
         dashboard: argv.includes('--dashboard'),
+        ...(o.cpuProfDir
+          ? {
+              cpuProf: {
+                dir: resolve(o.cpuProfDir),
+                components: (
+                  arg('cpu-prof-components') ?? 'local-apiserver,plan-controller,machine-task-controller,campaign-controller,updater'
+                )
+                  .split(',')
+                  .map((s) => s.trim()),
+              },
+            }
+          : {}),
       },
       say,
     );

@@ -209,9 +209,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Stops every process (in parallel). */
-export async function stopAll(procs: readonly Proc[]): Promise<void> {
-  await Promise.all(procs.map((p) => p.stop()));
+/** Stops every process (in parallel); `graceMs` before SIGKILL (a profiled process needs time to write its profile). */
+export async function stopAll(procs: readonly Proc[], graceMs?: number): Promise<void> {
+  await Promise.all(procs.map((p) => p.stop(graceMs)));
 }
 
 /** Parses Prometheus text exposition into samples (name, labels, value). */

@@ -38,6 +38,8 @@ const FIELD_MANAGER = CONTROLLER_NAME;
 const WRITES_IN_FLIGHT = 16;
 /** Re-check period of an invalid or waiting campaign (a template kind may appear without an event we watch). */
 const RECHECK_MS = 15_000;
+/** The least rest between two reconciles of a campaign (see withCooldown below). */
+const MIN_REST_MS = 250;
 /** How long a created plan is assumed to exist before the informer shows it. */
 const EXPECTATION_TTL_MS = 30_000;
 
@@ -61,6 +63,8 @@ export interface CampaignDeps {
   expectations: Map<string, Map<string, { plan: PlanObject; at: number }>>;
   /** The operator's alert-gate policy: a campaign's gate must pass it (absent: every gate refused). */
   alertGatePolicy?: AlertGatePolicy;
+  /** Kinds read by readWatched whose watch is added and synced (by resource key): later reads peek the cache at once. */
+  watchedKinds?: Set<string>;
 }
 
 const keyOf = (ns: string, name: string): string => `${ns}/${name}`;
@@ -108,7 +112,9 @@ export function setupCampaignController(mgr: Manager, opts: { alertGatePolicy?: 
     .withConcurrency(2)
     // A reconcile is O(clusters + plans of the namespace) and every plan's progress is an event: at a thousand
     // clusters, resting twice the CPU the last run used keeps the campaign from competing with the plan controller.
-    .withCooldown((_wallMs, cpuMs) => Math.min(2 * cpuMs, 1000))
+    // At least MIN_REST_MS: events never stop during a wave, so a cheaper reconcile only ran more often (same CPU);
+    // a wave's start waits at most this long for its last plan's completion, and the status' progress is 4 Hz at most.
+    .withCooldown((_wallMs, cpuMs) => Math.min(Math.max(2 * cpuMs, MIN_REST_MS), 1000))
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
   return ctrl;
 }
@@ -154,6 +160,13 @@ async function readWatched(deps: CampaignDeps, ns: string, apiGroup: string, kin
     if (!isNotFound(err)) throw err;
     return { notServed: (err as Error).message };
   }
+  // A thousand pending clusters each read their control plane on every reconcile: once the kind's watch is added and
+  // synced, a read is a cache lookup (no promise race, no timer).
+  const kindKey = `${res.group}/${res.version}/${res.plural}`;
+  if (deps.watchedKinds?.has(kindKey)) {
+    const object = deps.mgr.informer(res).store.peek(ns, name);
+    return object ? { object } : {};
+  }
   // A control plane's version change or a template's appearance can make a pending cluster valid or invalid: it wakes
   // the namespace's campaigns.
   const synced = deps.ctrl().watch(res, (o) => activeCampaigns(deps, o.metadata.namespace));
@@ -166,6 +179,7 @@ async function readWatched(deps: CampaignDeps, ns: string, apiGroup: string, kin
     return {
       unreadable: `${res.plural}.${res.group} could not be listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it in the campaign controller's provider list? see docs/operations.md)`,
     };
+  (deps.watchedKinds ??= new Set()).add(kindKey);
   const object = deps.mgr.informer(res).store.peek(ns, name);
   return object ? { object } : {};
 }

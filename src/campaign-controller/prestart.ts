@@ -109,15 +109,17 @@ export class CampaignPrestart {
       this.cleanSince = Date.now();
     }
     const out = new Map<string, ClusterCheck>();
-    const run = async (c: ClusterToCheck): Promise<void> => {
+    const problems = (r: PrestartResult): boolean => r.schemaProblems.length > 0 || r.uncovered.length > 0;
+    // Answered from the memo first: on most reconciles every cluster is, and nothing else is derived for it.
+    const toRun: { c: ClusterToCheck; objects: string | undefined; key: string }[] = [];
+    for (const c of clusters) {
       const objects = objectsVersion(c.objects);
       const key = `${campaignVersion}|${c.name}|${objects ?? `unversioned-${Date.now()}`}|${templates.version}`;
       const hit = this.memo.get(key);
-      const problems = (r: PrestartResult): boolean => r.schemaProblems.length > 0 || r.uncovered.length > 0;
-      if (hit && (!problems(hit.result) || Date.now() - hit.at < PROBLEM_RECHECK_MS)) {
-        out.set(c.name, { result: hit.result, key });
-        return;
-      }
+      if (hit && (!problems(hit.result) || Date.now() - hit.at < PROBLEM_RECHECK_MS)) out.set(c.name, { result: hit.result, key });
+      else toRun.push({ c, objects, key });
+    }
+    const run = async ({ c, objects, key }: (typeof toRun)[number]): Promise<void> => {
       try {
         const result = await this.checkCluster(ns, c, templates.lookups);
         if (objects !== undefined) {
@@ -131,12 +133,15 @@ export class CampaignPrestart {
     };
     // One cluster per plan shape first: its clean dry-runs then answer for the rest of the fleet, which runs
     // concurrently (started together, every cluster would send the same dry-run before any answer is known).
-    const firsts = new Map<string, ClusterToCheck>();
-    for (const c of clusters) if (!firsts.has(shapeOf(c.plan))) firsts.set(shapeOf(c.plan), c);
+    const firsts = new Map<string, (typeof toRun)[number]>();
+    for (const t of toRun) {
+      const shape = shapeOf(t.c.plan);
+      if (!firsts.has(shape)) firsts.set(shape, t);
+    }
     const leaders = new Set(firsts.values());
     await forEachLimit([...leaders], CHECKS_IN_FLIGHT, run);
     await forEachLimit(
-      clusters.filter((c) => !leaders.has(c)),
+      toRun.filter((t) => !leaders.has(t)),
       CHECKS_IN_FLIGHT,
       run,
     );

@@ -3,8 +3,8 @@
 import type { InPlaceUpdateCampaign, InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { API_VERSION, CampaignLabels, PlanAnnotations, UpdatePhase, UpdateStatus, isTerminal } from '../api/index.js';
 import { clusterControlPlaneRef, mdClusterName, mdStrategyType } from '../api/capi/index.js';
-import type { LabelSelector } from '../runtime/pure/labels.js';
-import { formatLabelSelector, matchesSelector } from '../runtime/pure/labels.js';
+import type { LabelRequirement, LabelSelector } from '../runtime/pure/labels.js';
+import { formatLabelSelector, matchesRequirements, parseSelector } from '../runtime/pure/labels.js';
 import type { KindRead } from '../rules/inputs.js';
 import type { CampaignSnapshot, ClusterObjects, ClusterView, PlanView } from './decide.js';
 import { buildPlanSpec, campaignPlanName, clusterPlanProblems } from './decide.js';
@@ -35,12 +35,22 @@ export interface CampaignReader {
 
 /** True when `c` selects the Cluster `cluster` (labels and explicit names both, when both are given). */
 export function selects(c: InPlaceUpdateCampaign, cluster: KubeObject): boolean {
-  if (cluster.metadata.deletionTimestamp) return false;
+  return selectorOf(c)(cluster);
+}
+
+/** `selects` for one campaign over many Clusters: its selector is parsed and its names indexed once. */
+function selectorOf(c: InPlaceUpdateCampaign): (cluster: KubeObject) => boolean {
   const names = c.spec.clusterNames;
-  if (names && names.length > 0 && !names.includes(cluster.metadata.name ?? '')) return false;
-  if (c.spec.clusterSelector)
-    return matchesSelector(formatLabelSelector(c.spec.clusterSelector as LabelSelector), cluster.metadata.labels ?? {});
-  return !!names && names.length > 0;
+  const named = names && names.length > 0 ? new Set(names) : undefined;
+  const sel = c.spec.clusterSelector as LabelSelector | undefined;
+  // Parsed at the first Cluster that needs it: a bad selector throws where it did when parsed per Cluster.
+  let reqs: LabelRequirement[] | undefined;
+  return (cluster) => {
+    if (cluster.metadata.deletionTimestamp) return false;
+    if (named && !named.has(cluster.metadata.name ?? '')) return false;
+    if (sel) return matchesRequirements((reqs ??= parseSelector(formatLabelSelector(sel))), cluster.metadata.labels ?? {});
+    return !!named;
+  };
 }
 
 /** The campaign that controls a plan (controller ownerReference), if any. */
@@ -62,8 +72,19 @@ export function planFinal(p: InPlaceUpdatePlan): boolean {
 const invalidFinal = (p: InPlaceUpdatePlan): boolean =>
   p.status?.conditions?.some((c) => c.type === 'Failed' && c.status === 'True' && c.reason === 'Invalid') ?? false;
 
+// A cache's objects are deep-frozen and replaced on every change: a plan's view is derived once per version of it,
+// not once per plan on every reconcile (each plan's progress is one, over a thousand plans).
+const planViews = new WeakMap<PlanObject, PlanView>();
+
 /** The campaign's view of one of its plans (status only). */
 export function planView(p: PlanObject): PlanView {
+  if (!Object.isFrozen(p)) return derivePlanView(p);
+  let v = planViews.get(p);
+  if (!v) planViews.set(p, (v = Object.freeze(derivePlanView(p))));
+  return v;
+}
+
+function derivePlanView(p: PlanObject): PlanView {
   const st = p.status ?? {};
   const cond = (t: string) => st.conditions?.find((c) => c.type === t);
   const failedCond = cond('Failed');
@@ -110,14 +131,18 @@ export async function buildCampaignScope(c: CampaignObject, r: CampaignReader): 
   const ns = c.metadata.namespace ?? '';
   const name = c.metadata.name ?? '';
   const clusters = r.clusters(ns);
-  const selectedObjs = clusters.filter((cl) => selects(c, cl));
+  const selectedObjs = clusters.filter(selectorOf(c));
   const mdsByCluster = new Map<string, KubeObject[]>();
   for (const md of r.machineDeployments(ns)) {
     const cn = mdClusterName(md);
-    if (cn) mdsByCluster.set(cn, [...(mdsByCluster.get(cn) ?? []), md]);
+    if (!cn) continue;
+    const list = mdsByCluster.get(cn);
+    if (list) list.push(md);
+    else mdsByCluster.set(cn, [md]);
   }
   const plans = r.plans(ns);
   const own = plans.filter((p) => campaignOf(p) === name && p.metadata.ownerReferences?.some((o) => o.uid === c.metadata.uid));
+  const ownSet = new Set(own);
   const started = new Set(own.map((p) => p.spec.clusterName));
   const selected: ClusterView[] = [];
   for (const cl of selectedObjs) {
@@ -152,13 +177,13 @@ export async function buildCampaignScope(c: CampaignObject, r: CampaignReader): 
   const selectedNames = new Set(selected.map((s) => s.name));
   const foreignPlans = new Map<string, string>();
   for (const p of plans) {
-    if (own.includes(p) || planFinal(p) || !selectedNames.has(p.spec?.clusterName)) continue;
+    if (ownSet.has(p) || planFinal(p) || !selectedNames.has(p.spec?.clusterName)) continue;
     foreignPlans.set(p.spec.clusterName, p.metadata.name ?? '');
   }
   const overlappingCampaigns: CampaignSnapshot['overlappingCampaigns'] = [];
   for (const other of r.campaigns(ns)) {
     if (other.metadata.name === name || !olderThan(other, c) || campaignFinished(other)) continue;
-    const shared = selectedObjs.filter((cl) => selects(other, cl)).map((cl) => cl.metadata.name ?? '');
+    const shared = selectedObjs.filter(selectorOf(other)).map((cl) => cl.metadata.name ?? '');
     if (shared.length > 0) overlappingCampaigns.push({ name: other.metadata.name ?? '', clusters: shared });
   }
   return {
@@ -198,7 +223,8 @@ async function attachChecks(c: CampaignObject, r: CampaignReader, selected: Clus
     });
   }
   const { templates, checks } = await r.clusterChecks!(c, toCheck);
-  for (const v of toCheck.map((x) => selected.find((s) => s.name === x.name)!)) {
+  const byName = new Map(selected.map((s) => [s.name, s]));
+  for (const v of toCheck.map((x) => byName.get(x.name)!)) {
     const objects = v.objects!;
     objects.templates = templates.lookups;
     const got = checks.get(v.name);

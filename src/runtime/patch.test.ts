@@ -3,6 +3,7 @@ import type { KubeObject, ResourceType } from '../api/kube.js';
 import { FakeClient } from '../../test/support/fake-client.js';
 import { ConflictError, isRetryable } from './pure/errors.js';
 import { applyMergePatch, computePatches, jsonEqual, mergePatchDiff, snapshot } from './patch.js';
+import { deepFreeze, isDeepFrozen } from './pure/freeze.js';
 
 const nested = (depth: number, leaf: unknown = 1): Record<string, unknown> => {
   let v: unknown = leaf;
@@ -69,6 +70,27 @@ describe('PatchHelper', () => {
     });
   beforeEach(() => {
     client = new FakeClient();
+  });
+
+  it("takes a deep-frozen object (an informer cache's) as its own snapshot and copies any other", async () => {
+    const frozen = deepFreeze(seed());
+    expect(isDeepFrozen(frozen)).to.equal(true);
+    expect(snapshot(frozen).before).to.equal(frozen);
+    const h = snapshot(frozen);
+    const next = { ...frozen, status: { phase: 'b' } };
+    await h.apply(client, Things, next);
+    expect(client.calls.filter((c) => c.verb === 'patch').map((c) => c.body)).to.deep.equal([
+      { status: { phase: 'b' }, metadata: { resourceVersion: frozen.metadata.resourceVersion } },
+    ]);
+    const plain = seed();
+    expect(snapshot(plain).before).to.not.equal(plain);
+    // Frozen on top only, or above a node someone else froze: its children may still change, so it is copied.
+    const shallow = Object.freeze(seed());
+    expect(snapshot(shallow).before).to.not.equal(shallow);
+    const inner = Object.freeze({ v: 1 });
+    const mixed = deepFreeze({ ...seed(), spec: { inner } });
+    expect(isDeepFrozen(mixed)).to.equal(false);
+    expect(isDeepFrozen(deepFreeze({ ...seed(), spec: { inner: deepFreeze({ v: 1 }) } }))).to.equal(true);
   });
 
   it('sends nothing when nothing changed', async () => {

@@ -4,6 +4,7 @@ import { resourceName, type KubeObject, type ResourceType } from '../api/kube.js
 import { computePatches } from './pure/merge-patch.js';
 import { ConflictError, KubeApiError } from './pure/errors.js';
 import type { KubeClient } from './pure/types.js';
+import { isDeepFrozen } from './pure/freeze.js';
 
 export { jsonEqual, mergePatchDiff, applyMergePatch, computePatches } from './pure/merge-patch.js';
 
@@ -16,7 +17,7 @@ export interface PatchApplyOptions {
 
 /** A snapshot of an object taken before mutating it; `apply` patches exactly what changed since. */
 export interface PatchHelper<T extends KubeObject> {
-  /** The object as it was when the snapshot was taken (a deep copy). */
+  /** The object as it was when the snapshot was taken (a deep copy, or the object itself when deep-frozen: read only). */
   readonly before: T;
   /** True when `obj` differs from the snapshot in anything `apply` would send. */
   changed(obj: T): boolean;
@@ -31,7 +32,9 @@ export interface PatchHelper<T extends KubeObject> {
 
 /** Takes a snapshot of `obj` (deep copy) to patch its later mutations. */
 export function snapshot<T extends KubeObject>(obj: T): PatchHelper<T> {
-  const before = structuredClone(obj);
+  // An informer's object (deep-frozen) cannot change: it is its own snapshot. Callers diff a new object against it; a
+  // copy of every MachineUpdate a controller writes was ~4 % of the machine task controller's CPU at fleet scale.
+  const before = isDeepFrozen(obj) ? obj : structuredClone(obj);
   return {
     before,
     changed(obj: T): boolean {
