@@ -94,16 +94,27 @@ async function prestartFor(deps: PlanDeps, state: PlanState, snap: PlanSnapshot)
   const passed =
     fresh && fresh.result.schemaProblems.length === 0 && (fresh.result.uncovered.length === 0 || plan.spec.acceptUncoveredChanges === true);
   if (fresh && (passed || Date.now() - fresh.at < PRESTART_RECHECK_MS)) return fresh.result;
-  // Reads from the informer caches: the check costs its dry-runs only (a kind that cannot be cached is listed).
+  // Reads from the informer caches by name: the check costs its dry-runs only, and reads the objects of this plan's
+  // machines, not every object of their kinds in the namespace (a fleet's namespace holds every cluster's). A kind
+  // that cannot be cached is read live.
+  const uncached = async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (isNotFound(err) || (err instanceof KubeApiError && err.code === 403)) return undefined;
+      throw err;
+    }
+  };
   const result = await prestartCheck(deps.client, snap, {
-    async list(ns, ref) {
-      try {
+    list: (ns, ref) =>
+      uncached(async () => {
         const { store, typed } = await cachedKind(deps, ref);
         return store.list(ns).map((o) => typed(o)!);
-      } catch (err) {
-        if (isNotFound(err) || (err instanceof KubeApiError && err.code === 403)) return undefined;
-        throw err;
-      }
+      }),
+    async get(ns, ref) {
+      const cached = await uncached(() => cachedKind(deps, ref));
+      if (cached) return cached.typed(cached.store.peek(ns, ref.name));
+      return uncached(async () => deps.client.get(await deps.client.resolve(ref.apiGroup, ref.kind), ns, ref.name));
     },
   });
   state.prestart = { generation, at: Date.now(), result };
