@@ -41,7 +41,8 @@ import {
   type MachineHealthCheck,
 } from '../api/capi/index.js';
 import type { MachineLabelIntent, MachineUpdateIntent, PlanDecision } from './decide.js';
-import { DecideMemo, decidePlan } from './decide.js';
+import { decidePlan } from './decide.js';
+import { PlanCache, decideThroughCache } from './cache/decide.js';
 import type { PlanMetrics } from './metrics.js';
 import { planMetricsFor } from './metrics.js';
 import { labelValue, machineUpdateName } from './decide/names.js';
@@ -121,10 +122,10 @@ export interface PlanDeps {
   /** Machines-at-target memo per plan key (at-target.ts), while the plan is active; dropped with the plan. */
   atTarget: Map<string, { uid: string; memo: AtTargetMemo }>;
   /**
-   * Decision memo per plan key (decide/memo.ts), while the plan is active: a reconcile re-derives only the targets whose
+   * Decision cache per plan key (cache/plan-cache.ts), while the plan is active: a reconcile re-derives only the targets whose
    * objects changed. A pure cache (a restart, with none, decides the same); dropped with the plan or once it ended.
    */
-  decide: Map<string, { uid: string; memo: DecideMemo }>;
+  decide: Map<string, { uid: string; memo: PlanCache }>;
   /**
    * The last read of each plan's alert gate, per plan key, with its time and what it read (uid, url, Secret): reused
    * until ALERTS_POLL_MS later, so the endpoint is read once per interval whatever wakes the plan meanwhile. Kept
@@ -292,7 +293,8 @@ async function reconcileTimed(
   const plan = structuredClone(cached);
   const snap = await buildSnapshot(deps, plan);
   clock?.mark('snapshot');
-  const d = decidePlan(snap, decideMemo(deps, plan));
+  const cache = decideMemo(deps, plan);
+  const d = cache ? decideThroughCache(snap, cache) : decidePlan(snap);
   clock?.mark('decide');
   // Act once, in this order: supersede, finalizer, owners (paused before a target's first machine starts, docs/design.md §11),
   // machines, surge; a failed effect stops the ones after it (each depends on the one before), yet the status is written
@@ -539,7 +541,7 @@ async function gateRead(
 }
 
 /** The plan's decision memo (a new one for a plan recreated under the same name); none once the plan ended. */
-function decideMemo(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject): DecideMemo | undefined {
+function decideMemo(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject): PlanCache | undefined {
   const planKey = keyOfPlan(plan.metadata.namespace ?? '', plan.metadata.name ?? '');
   // An ended plan reconciles rarely (cleanup, its finalizer): the memo's lists of the cluster's machines would be held
   // for nothing.
@@ -549,7 +551,7 @@ function decideMemo(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObject): Decid
   }
   const uid = plan.metadata.uid ?? '';
   let e = deps.decide.get(planKey);
-  if (!e || e.uid !== uid) deps.decide.set(planKey, (e = { uid, memo: new DecideMemo() }));
+  if (!e || e.uid !== uid) deps.decide.set(planKey, (e = { uid, memo: new PlanCache() }));
   return e.memo;
 }
 

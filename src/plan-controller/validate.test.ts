@@ -3,7 +3,8 @@ import type { InPlaceUpdatePlan } from '../api/index.js';
 import type { SnapOpts } from './testkit.js';
 import { cluster, kcp, md, plan, snapshot, target, versionUpdater } from './testkit.js';
 import { validatePlan } from '../rules/validate.js';
-import { DecideMemo } from './decide/memo.js';
+import { PlanCache } from './cache/plan-cache.js';
+import { validationThrough } from './cache/validation.js';
 import type { PlanSnapshot } from './scope.js';
 
 const osRef = { apiVersion: 'samples.inplace.cluster.x-k8s.io/v1alpha1', kind: 'OSImageUpdateTaskTemplate', name: 'os-image-task' };
@@ -157,12 +158,12 @@ describe('plan-controller validatePlan', () => {
     p.metadata!.uid = 'uid-1';
     p.metadata!.generation = 1;
     p.spec.machineDeployments = [target('cluster1-md-0', 2)];
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     // Each step: the memo's answer equals a fresh validation's, and it was reused (hit) or derived again (miss).
     const step = (name: string, snap: PlanSnapshot, expectHit: boolean): string[] => {
       const before = { ...memo.stats };
       const fresh = validatePlan(snap);
-      expect(validatePlan(snap, memo), name).to.deep.equal(fresh);
+      expect(validationThrough(snap, memo), name).to.deep.equal(fresh);
       expect(memo.stats.validationHits - before.validationHits, `${name}: reused`).to.equal(expectHit ? 1 : 0);
       return fresh;
     };

@@ -10,7 +10,7 @@ import { getPointer } from '../runtime/pure/jsonpointer.js';
 import { targetKey, targetOfMachine } from './machines.js';
 import { Labels } from '../api/index.js';
 import { JSON_POINTER, targetsOf } from './validate.js';
-import { changedAt } from './memo.js';
+import { changedAt } from './lists.js';
 import type { MachineUpdate } from '../api/index.js';
 
 /** Looks up the object a Machine's reference names: undefined when it is not known (not listed, not found). */

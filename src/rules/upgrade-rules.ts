@@ -4,7 +4,7 @@
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { Labels } from '../api/index.js';
 import { cpVersion, isDeleting, machineVersion, nameOf } from '../api/capi/index.js';
-import { changedAt, machinesChangedAt, type RulesMemo } from './memo.js';
+import { changedAt } from './lists.js';
 
 /** Kubernetes versions as CAPI and kubeadm accept them: vMAJOR.MINOR.PATCH with optional pre-release/build. */
 export const K8S_VERSION = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
@@ -61,13 +61,13 @@ interface TargetCheck {
   want: Semver | undefined;
 }
 
-/** The per-target checks of the upgrade rules, kept across reconciles for one plan generation (memoUpgradeProblems). */
+/** The per-target checks of the upgrade rules, kept across reconciles for one plan generation (the plan controller's cache, src/plan-controller/cache/validation.ts). */
 export interface UpgradeGroupMemo {
   key: string;
   targets: Map<string, TargetCheck>;
   /** Per MachineDeployment without a version of its own: its machines and the first of them outside the skew, per cp version. */
   skew: Map<string, { machines: readonly KubeObject[]; cp: string; first: number }>;
-  /** The machines grouped as last checked, patched for the machines replaced since (memoUpgradeProblems). */
+  /** The machines grouped as last checked, patched for the machines replaced since (the plan controller's cache, src/plan-controller/cache/validation.ts). */
   grouping?: Grouping | undefined;
 }
 
@@ -84,7 +84,7 @@ interface Slot {
  * per MachineDeployment with each worker's position in the input (the order problems are listed in). A list is never
  * changed once built: a patch copies the lists it changes, so a per-target check can tell its machines by identity.
  */
-interface Grouping {
+export interface Grouping {
   cluster: string;
   cpName: string | undefined;
   machines: readonly KubeObject[];
@@ -142,7 +142,7 @@ function sameGroupFacts(a: KubeObject, b: KubeObject): boolean {
  * differ: O(changed machines + their groups' sizes) instead of a pass over the fleet. Undefined when a machine was
  * added, removed, moved or regrouped (the caller groups afresh).
  */
-function patchGrouping(
+export function patchGrouping(
   g: Grouping,
   machines: readonly KubeObject[],
   at: readonly number[] | undefined = changedAt(g.machines, machines),
@@ -216,7 +216,7 @@ interface RuleMachines {
 /**
  * One pass sorts the machines (control plane, workers by MachineDeployment): filtering all workers per target cost
  * O(targets × machines) per reconcile (a quarter of the plan controller's CPU at 10,003 machines in 200 targets). With a
- * memo the grouping comes patched from the last one (memoUpgradeProblems).
+ * memo the grouping comes patched from the last one (the plan controller's cache, src/plan-controller/cache/validation.ts).
  */
 function ruleMachines(input: UpgradeInput, groups: UpgradeGroupMemo | undefined): RuleMachines {
   const cluster = input.plan.spec.clusterName;
@@ -390,7 +390,7 @@ function firstsOutside(
 }
 
 /**
- * Every upgrade-rule problem of the plan (empty = none), each naming its rule. `groups` (memoUpgradeProblems) keeps each
+ * Every upgrade-rule problem of the plan (empty = none), each naming its rule. `groups` (the plan controller's cache, src/plan-controller/cache/validation.ts) keeps each
  * target's check while its machines are the same objects: a finished machine re-checks its own target only.
  */
 export function upgradeProblems(input: UpgradeInput, groups?: UpgradeGroupMemo): string[] {
@@ -412,7 +412,7 @@ export function upgradeProblems(input: UpgradeInput, groups?: UpgradeGroupMemo):
 }
 
 /** What the upgrade rules read of one machine (its name, target labels, deletion and version). */
-function sameUpgradeFacts(a: KubeObject, b: KubeObject): boolean {
+export function sameUpgradeFacts(a: KubeObject, b: KubeObject): boolean {
   const la = a.metadata.labels;
   const lb = b.metadata.labels;
   return (
@@ -423,51 +423,6 @@ function sameUpgradeFacts(a: KubeObject, b: KubeObject): boolean {
     isDeleting(a) === isDeleting(b) &&
     machineVersion(a) === machineVersion(b)
   );
-}
-
-/**
- * upgradeProblems through the plan's decision memo: reused while the plan's generation, the control plane's version and
- * what the rules read of every machine (position by position; only the machines whose object changed are compared) are
- * unchanged. Every machine progress event replaced a few machines, and the rules re-read all of them each reconcile.
- */
-export function memoUpgradeProblems(input: UpgradeInput, memo: RulesMemo | undefined): string[] {
-  const generation = input.plan.metadata?.generation;
-  if (!memo || generation === undefined) return upgradeProblems(input);
-  const key = JSON.stringify([
-    input.plan.metadata?.uid,
-    generation,
-    input.controlPlane ? (cpVersion(input.controlPlane) ?? null) : undefined,
-  ]);
-  const prev = memo.upgrade;
-  // Only the positions holding new objects are compared (a pass of reference checks finds them).
-  const at = prev && prev.key === key ? machinesChangedAt(memo, prev.machines, input.machines) : undefined;
-  if (at) {
-    let same = true;
-    for (let k = 0; k < at.length && same; k++) {
-      const i = at[k]!;
-      if (i >= prev!.machines.length || !sameUpgradeFacts(input.machines[i]!, prev!.machines[i]!)) same = false;
-    }
-    if (same) {
-      memo.stats.upgradeHits++;
-      // The grouping stands for these machines too (same facts at every changed position; its lists may hold the
-      // older objects, which read the same), so the next miss compares against them once more, not twice.
-      const g = memo.upgradeGroups?.key === key ? memo.upgradeGroups.grouping : undefined;
-      if (g && g.machines === prev!.machines) memo.upgradeGroups!.grouping = { ...g, machines: input.machines };
-      // The machines compared next time are these (their facts are the same as those the problems came from).
-      memo.upgrade = { key, machines: input.machines, problems: prev!.problems };
-      return [...prev!.problems];
-    }
-  }
-  memo.stats.upgradeMisses++;
-  if (memo.upgradeGroups?.key !== key) memo.upgradeGroups = { key, targets: new Map(), skew: new Map() };
-  // A miss costs the changed machines and their targets: the grouping is patched (copying only the changed groups, so
-  // every other target's check and skew answer is reused by identity), not rebuilt from the fleet.
-  const g = memo.upgradeGroups.grouping;
-  if (g && g.cluster === input.plan.spec.clusterName && g.cpName === input.plan.spec.controlPlane?.name)
-    memo.upgradeGroups.grouping = patchGrouping(g, input.machines, g.machines === prev?.machines && at ? at : undefined);
-  const problems = upgradeProblems(input, memo.upgradeGroups);
-  memo.upgrade = { key, machines: input.machines, problems: [...problems] };
-  return problems;
 }
 
 /** True when two lists hold the same objects at the same positions. */
