@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import type { KubeObject, MachineUpdate } from '../src/api/index.js';
 import { decidePlan } from '../src/plan-controller/decide.js';
 import { PlanCache, decideThroughCache } from '../src/plan-controller/cache/decide.js';
-import { AtTargetMemo, machinesAtTarget } from '../src/rules/at-target.js';
+import { AtTargetMemo, atTargetThrough } from '../src/plan-controller/cache/at-target.js';
 import { buildScope, type ScopeReader } from '../src/plan-controller/scope.js';
 import { NS, cpUpdated, kcp, machines, md, mu, plan, snapshot, started, target } from '../src/plan-controller/testkit.js';
 
@@ -94,7 +94,7 @@ for (let r = 0; r < runs; r++) {
   if (changed > 0 || r === 0) storeMus = Object.freeze([...mus]);
   const scoped = await buildScope(p as Parameters<typeof buildScope>[0], reader, decideMemo?.ownFilter);
   const snap = { ...base, machines: [...ms], machineUpdates: scoped.machineUpdates };
-  snap.atTarget = machinesAtTarget(
+  snap.atTarget = atTargetThrough(
     p,
     snap.machines,
     () => undefined,

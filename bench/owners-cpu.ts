@@ -18,7 +18,7 @@ import { Annotations } from '../src/api/index.js';
 import type { KubeClient, Logger } from '../src/runtime/pure/types.js';
 import { deepFreeze } from '../src/runtime/pure/freeze.js';
 import { PlanCache, decideThroughCache } from '../src/plan-controller/cache/decide.js';
-import { AtTargetMemo, machinesAtTarget } from '../src/rules/at-target.js';
+import { AtTargetMemo, atTargetThrough } from '../src/plan-controller/cache/at-target.js';
 import { actOwners, ownerSteps } from '../src/plan-controller/owners/owners-act.js';
 import { CLONED_FROM_NAME, PAUSED_BY_PLAN, carrierName, ownerValues } from '../src/rules/owners.js';
 import { NS, cpUpdated, kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../src/plan-controller/testkit.js';
@@ -156,7 +156,7 @@ for (let r = 0; r < runs; r++) {
     mus[ui] = deepFreeze({ ...mus[ui]!, status: { ...mus[ui]!.status } } as MachineUpdate);
   }
   const snap = { ...base, machines: [...ms], machineUpdates: [...mus] };
-  snap.atTarget = machinesAtTarget(p, snap.machines, () => undefined, atMemo.excluded(snap.machineUpdates), { memo: atMemo });
+  snap.atTarget = atTargetThrough(p, snap.machines, () => undefined, atMemo.excluded(snap.machineUpdates), { memo: atMemo });
   const d = decideThroughCache(snap, decideMemo);
   const c0 = process.cpuUsage();
   const steps = ownerSteps(snap, d);

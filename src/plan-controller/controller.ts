@@ -52,7 +52,8 @@ import { actOwners, blockedTargets, ownersNeedRecheck, type OwnerDeps } from './
 import type { OwnerOutcome } from '../rules/owners.js';
 import { metricDeltas, settleOwnersStatus } from './status.js';
 import { crdName } from '../contract/index.js';
-import { AtTargetMemo, machinesAtTarget, previousValues, referencedKinds, type RefLookup } from '../rules/at-target.js';
+import { previousValues, referencedKinds, type RefLookup } from '../rules/at-target.js';
+import { AtTargetMemo, atTargetThrough } from './cache/at-target.js';
 import type { PlanSnapshot, ScopeReader } from './scope.js';
 import type { PrestartResult } from '../rules/inputs.js';
 import { buildScope, ownedBy } from './scope.js';
@@ -501,7 +502,7 @@ async function buildSnapshot(deps: PlanDeps, plan: InPlaceUpdatePlan & KubeObjec
     const refs = await refLookup(deps, plan, snap.machines, byClusterOf(deps));
     const memo = atTargetMemo(deps, planKey, plan.metadata.uid ?? '');
     // The memo keeps the set of names with an update, patched for the updates that are new objects.
-    snap.atTarget = machinesAtTarget(plan, snap.machines, refs.lookup, memo.excluded(snap.machineUpdates), { memo, stamp: refs.stamp });
+    snap.atTarget = atTargetThrough(plan, snap.machines, refs.lookup, memo.excluded(snap.machineUpdates), { memo, stamp: refs.stamp });
     snap.refObjects = refs.lookup;
   } else deps.atTarget.delete(planKey);
   const prestart = await prestartFor(deps, snap);

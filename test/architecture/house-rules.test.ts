@@ -161,14 +161,10 @@ const CACHE_DIR = 'src/plan-controller/cache/';
 /** A parameter that carries a memo or cache, by its name or its type. */
 const CACHE_WORD = /memo|cache/i;
 /**
- * Memo parameters not moved to the edge yet, as `file: function(parameter)`: the machines-at-target memo (its pass is
- * interleaved with the memo's per-machine states; the controller builds the snapshot's at-target set through it) and
- * the upgrade rules' per-target checks (their reuse sits inside the rules' passes over each target).
+ * Memo parameters not moved to the edge yet, as `file: function(parameter)`: the upgrade rules' per-target checks
+ * (their reuse sits inside the rules' passes over each target and the version-skew pass).
  */
 export const EDGE_EXCEPTIONS: readonly string[] = [
-  'src/rules/at-target.ts: excludedSinceLast(memo)',
-  'src/rules/at-target.ts: machinesAtTarget(cache)',
-  'src/rules/at-target.ts: rememberPass(memo)',
   'src/rules/upgrade-rules.ts: firstsOutside(groups)',
   'src/rules/upgrade-rules.ts: ruleMachines(groups)',
   'src/rules/upgrade-rules.ts: upgradeProblems(groups)',

@@ -10,7 +10,8 @@ import { labelValue, machineUpdateName } from '../decide/names.js';
 import { kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../testkit.js';
 import { deepFreeze } from '../../runtime/pure/freeze.js';
 import { machineIndex, ownUpdates, soakCandidates } from './stance.js';
-import { AtTargetMemo, machinesAtTarget } from '../../rules/at-target.js';
+import { machinesAtTarget } from '../../rules/at-target.js';
+import { AtTargetMemo, atTargetThrough } from './at-target.js';
 import { ownMachineUpdates, type OwnFilterMemo } from '../scope.js';
 import { machine } from '../testkit.js';
 
@@ -635,7 +636,7 @@ describe('the plan cache (cache/): decisions through it equal plain decisions', 
       if (exclude === kept) patched++;
       kept = exclude;
       expect(
-        machinesAtTarget(p, machinesNow, () => undefined, exclude, { memo }),
+        atTargetThrough(p, machinesNow, () => undefined, exclude, { memo }),
         step,
       ).to.deep.equal(machinesAtTarget(p, machinesNow, () => undefined, new Set(mus.map(nameOfMu))));
       // A machine unrelated to the updates changes now and then (a new object at the same place).
@@ -644,17 +645,17 @@ describe('the plan cache (cache/): decisions through it equal plain decisions', 
     expect(patched, 'patched rather than rebuilt').to.be.greaterThan(2);
     // A caller passing its own set in between: the next call with the memo's set does not trust what it added.
     const mus = muSequence()[0]!.mus;
-    machinesAtTarget(p, ms, () => undefined, memo.excluded(mus), { memo });
-    machinesAtTarget(p, ms, () => undefined, new Set(), { memo });
+    atTargetThrough(p, ms, () => undefined, memo.excluded(mus), { memo });
+    atTargetThrough(p, ms, () => undefined, new Set(), { memo });
     const more = [...mus, deepFreeze(mu('md-6', 'updating', { target: 'cluster1-md-0' }))];
-    expect(machinesAtTarget(p, ms, () => undefined, memo.excluded(more), { memo })).to.deep.equal(
+    expect(atTargetThrough(p, ms, () => undefined, memo.excluded(more), { memo })).to.deep.equal(
       machinesAtTarget(p, ms, () => undefined, new Set(more.map(nameOfMu))),
     );
     // The other way round: the caller's own set twice, the memo's set patched in between (not the caller's set).
     const own = new Set(mus.map(nameOfMu));
-    machinesAtTarget(p, ms, () => undefined, own, { memo });
+    atTargetThrough(p, ms, () => undefined, own, { memo });
     memo.excluded([...more, deepFreeze(mu('md-5', 'updating', { target: 'cluster1-md-0' }))]);
-    expect(machinesAtTarget(p, ms, () => undefined, own, { memo })).to.deep.equal(machinesAtTarget(p, ms, () => undefined, own));
+    expect(atTargetThrough(p, ms, () => undefined, own, { memo })).to.deep.equal(machinesAtTarget(p, ms, () => undefined, own));
   });
 
   it("filters the store's list to the plan's own updates as a fresh filter does, patching the last answer", () => {
