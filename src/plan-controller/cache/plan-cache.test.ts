@@ -353,6 +353,15 @@ describe('the plan cache (cache/): decisions through it equal plain decisions', 
     const w2 = { ...w, machines: change(w.machines, 'cluster1-md-1-0', (m) => (m.metadata.resourceVersion = '9')) };
     check(w2, memo, 'md-1 changed');
     expect(memo.stats).to.include({ targetHits: 5, targetMisses: 4 });
+    // md-0's MachineDeployment changed (maxUnavailable 2: both its machines may start), none of its machines: md-0
+    // alone is evaluated again, and what it starts shows it.
+    const wider = deepFreeze(md('cluster1-md-0', { maxUnavailable: 2 }));
+    const w3 = { ...w2, mds: [wider, w2.mds[1]!] };
+    const before = check(w2, memo, 'md-1 changed, again');
+    const after = check(w3, memo, 'md-0 paused');
+    expect(memo.stats).to.include({ targetHits: 10, targetMisses: 5 });
+    const md0 = (d: PlanDecision): string[] => d.create.filter((c) => c.target.name === 'cluster1-md-0').map((c) => c.machine);
+    expect([md0(before).length, md0(after).length]).to.deep.equal([1, 2]);
   });
 
   it("re-checks the upgrade rules when a machine's version changes, and only then", () => {
