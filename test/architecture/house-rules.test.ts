@@ -9,7 +9,7 @@
 // 5. docs/architecture.md's newcomer's map of the plan controller names only files that exist, and every source file;
 // 6. caches at the edge: the rules (src/rules) and the decision phases (src/plan-controller/decide*) take no memo or
 //    cache parameter and import nothing of the plan controller's cache (src/plan-controller/cache/), which hands
-//    them derived inputs instead (the exceptions still to move are named in EDGE_EXCEPTIONS, with why).
+//    them derived inputs instead.
 // Each rule is a function over (file, imports) so a test can plant a violation and see it refused.
 import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -160,15 +160,6 @@ const PLAIN_FUNCTIONS = /^src\/(rules\/|plan-controller\/decide(\/|\.ts$))/;
 const CACHE_DIR = 'src/plan-controller/cache/';
 /** A parameter that carries a memo or cache, by its name or its type. */
 const CACHE_WORD = /memo|cache/i;
-/**
- * Memo parameters not moved to the edge yet, as `file: function(parameter)`: the upgrade rules' per-target checks
- * (their reuse sits inside the rules' passes over each target and the version-skew pass).
- */
-export const EDGE_EXCEPTIONS: readonly string[] = [
-  'src/rules/upgrade-rules.ts: firstsOutside(groups)',
-  'src/rules/upgrade-rules.ts: ruleMachines(groups)',
-  'src/rules/upgrade-rules.ts: upgradeProblems(groups)',
-];
 
 /** Rule 6, imports: a rule or decision phase importing the plan controller's cache (a type import counts). */
 export function cacheImports(file: string, imports: readonly Import[]): string[] {
@@ -240,10 +231,7 @@ describe('architecture: the house rules (issue 43)', () => {
     const plain = [...ruleFiles, ...sources('src/plan-controller')].filter((f) => PLAIN_FUNCTIONS.test(f));
     expect(plain.length).to.be.greaterThan(20);
     expect(plain.flatMap((f) => cacheImports(f, read(f)))).to.deep.equal([]);
-    const params = plain.flatMap((f) => cacheParameters(f, readFileSync(path.join(root, f), 'utf8')));
-    expect(params.filter((p) => !EDGE_EXCEPTIONS.includes(p))).to.deep.equal([]);
-    // An exception that no longer holds is dropped from the list, so the list says what is left to move.
-    expect(EDGE_EXCEPTIONS.filter((p) => !params.includes(p))).to.deep.equal([]);
+    expect(plain.flatMap((f) => cacheParameters(f, readFileSync(path.join(root, f), 'utf8')))).to.deep.equal([]);
   });
 
   describe('each rule refuses a planted violation', () => {

@@ -12,7 +12,7 @@ import type { KubeObject, MachineUpdate } from '../../api/index.js';
 import type { TargetEval } from '../decide/types.js';
 import type { OwnFilterMemo } from '../scope.js';
 import type { SoakFacts } from '../../rules/gates.js';
-import type { UpgradeGroupMemo } from '../../rules/upgrade-rules.js';
+import type { Grouping, SkewCheck, TargetCheck } from '../../rules/upgrade-rules.js';
 import { changedAt } from '../../rules/lists.js';
 
 /** One target's machines as grouped last time: the input order, its sort by name, and the sorted list. */
@@ -27,6 +27,17 @@ export interface GroupEntry {
 export interface SoakEntry extends SoakFacts {
   machine: KubeObject;
   kubelet: boolean;
+}
+
+/** The upgrade rules' per-target checks, kept for one plan generation and control-plane version (`key`). */
+export interface UpgradeChecks {
+  key: string;
+  /** Per target label (controlPlane X, machineDeployment Y). */
+  targets: Map<string, TargetCheck>;
+  /** Per MachineDeployment without a version of its own. */
+  skew: Map<string, SkewCheck>;
+  /** The machines grouped as last checked, patched for the machines replaced since. */
+  grouping?: Grouping | undefined;
 }
 
 /** Counters of reuse, for the tests and bench/decide-cpu.ts (not part of any decision). */
@@ -81,8 +92,8 @@ export class PlanCache {
    * from: the schema, the named objects and the updaters are checked again only when one of those changed.
    */
   validation: { key: string; refs: readonly unknown[]; head: readonly string[]; tail: readonly string[] } | undefined;
-  /** The upgrade rules' per-target checks (upgrade-rules.ts UpgradeGroupMemo), for the same key. */
-  upgradeGroups: UpgradeGroupMemo | undefined;
+  /** The upgrade rules' per-target checks (validation.ts), for the same key. */
+  upgradeGroups: UpgradeChecks | undefined;
   /** Soak/verification facts per MachineUpdate object (weak: dropped with the objects). */
   readonly soak = new WeakMap<MachineUpdate, SoakEntry>();
   soakOpen: ReadonlySet<string> = new Set();

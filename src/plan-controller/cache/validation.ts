@@ -6,10 +6,23 @@
 // CPU at 10,003 machines, for an answer that changes only with the spec or the objects it names.
 import { cpVersion } from '../../api/capi/index.js';
 import type { UpgradeInput } from '../../rules/upgrade-rules.js';
-import { patchGrouping, sameUpgradeFacts, upgradeProblems } from '../../rules/upgrade-rules.js';
+import type { KubeObject } from '../../api/index.js';
+import type { Grouping, TargetCheck, UpgradeGiven } from '../../rules/upgrade-rules.js';
+import {
+  VersionReader,
+  checkHolds,
+  firstOutsideSkew,
+  groupAll,
+  patchGrouping,
+  sameUpgradeFacts,
+  targetCheck,
+  upgradeProblems,
+  versionKey,
+} from '../../rules/upgrade-rules.js';
+import { sameRefs } from '../../rules/lists.js';
 import type { ValidationInput } from '../../rules/inputs.js';
 import { joinProblems, machineFreeProblems, validationFacts } from '../../rules/validate.js';
-import type { PlanCache } from './plan-cache.js';
+import type { PlanCache, UpgradeChecks } from './plan-cache.js';
 import { machinesChangedAt } from './plan-cache.js';
 
 /** validatePlan(input) through the cache (see the file comment). */
@@ -73,12 +86,51 @@ export function upgradeProblemsThrough(input: UpgradeInput, cache: PlanCache): s
   }
   cache.stats.upgradeMisses++;
   if (cache.upgradeGroups?.key !== key) cache.upgradeGroups = { key, targets: new Map(), skew: new Map() };
+  const u = cache.upgradeGroups;
   // A miss costs the changed machines and their targets: the grouping is patched (copying only the changed groups, so
   // every other target's check and skew answer is reused by identity), not rebuilt from the fleet.
-  const g = cache.upgradeGroups.grouping;
-  if (g && g.cluster === input.plan.spec.clusterName && g.cpName === input.plan.spec.controlPlane?.name)
-    cache.upgradeGroups.grouping = patchGrouping(g, input.machines, g.machines === prev?.machines && at ? at : undefined);
-  const problems = upgradeProblems(input, cache.upgradeGroups);
+  const cluster = input.plan.spec.clusterName;
+  const cpName = input.plan.spec.controlPlane?.name;
+  const g = u.grouping;
+  if (g && g.cluster === cluster && g.cpName === cpName)
+    u.grouping = patchGrouping(g, input.machines, g.machines === prev?.machines && at ? at : undefined);
+  if (u.grouping?.machines !== input.machines || u.grouping.cluster !== cluster || u.grouping.cpName !== cpName)
+    u.grouping = groupAll(input.machines, cluster, cpName);
+  const grouping = u.grouping;
+  const versions = new VersionReader();
+  const given = upgradeChecksThrough(input, u, grouping, versions);
+  const problems = upgradeProblems(input, given, versions);
   cache.upgrade = { key, machines: input.machines, problems: [...problems] };
   return problems;
+}
+
+/**
+ * The per-target checks upgradeProblems is handed: each target's check kept while its value and machines are the same
+ * (a finished machine re-checks its own target only), each MachineDeployment's skew check while the control plane's
+ * version after the plan and its workers are the same; the others derived now and kept.
+ */
+function upgradeChecksThrough(input: UpgradeInput, u: UpgradeChecks, grouping: Grouping, versions: VersionReader): UpgradeGiven {
+  const check = (label: string, target: { updaters?: unknown }, machines: KubeObject[]): TargetCheck | undefined => {
+    const prev = u.targets.get(label);
+    if (prev && checkHolds(prev, target, machines)) return prev;
+    const c = targetCheck(label, target, machines, versions);
+    if (c) u.targets.set(label, c);
+    return c;
+  };
+  const { plan } = input;
+  const cp = plan.spec.controlPlane;
+  const cpWant = cp ? check(`controlPlane ${cp.name}`, cp, grouping.cp)?.want : undefined;
+  const withVersion = new Set<string>();
+  for (const md of plan.spec.machineDeployments ?? [])
+    if (check(`machineDeployment ${md.name}`, md, grouping.workersOf.get(md.name) ?? [])?.want) withVersion.add(md.name);
+  if (cpWant) {
+    const cpKey = versionKey(cpWant);
+    for (const [md, list] of grouping.workersOf) {
+      if (withVersion.has(md)) continue;
+      const e = u.skew.get(md);
+      if (!e || e.cp !== cpKey || !sameRefs(e.machines, list))
+        u.skew.set(md, { machines: list, cp: cpKey, first: firstOutsideSkew(list, cpWant, versions) });
+    }
+  }
+  return { grouping, checks: u.targets, skew: u.skew };
 }
