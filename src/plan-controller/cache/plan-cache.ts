@@ -127,10 +127,10 @@ export class PlanCache {
   /** The soak gate's last inputs (soakCandidates). */
   soakLast:
     { key: string; mus: readonly MachineUpdate[]; machines: readonly KubeObject[]; position: ReadonlyMap<string, number> } | undefined;
-  /** abortsOf's last answer (decide/actions.ts): the update to abort per machine name, and the lists it read. */
+  /** abortsThrough's last answer (actions.ts): the update to abort per machine name, and the lists it read. */
   aborts: { mus: readonly MachineUpdate[]; machines: readonly KubeObject[]; entries: Map<string, string> } | undefined;
   /**
-   * labelChanges' last answer (decide/actions.ts): per machine to label (with its start) or unlabel, its position; the
+   * labelsThrough' last answer (actions.ts): per machine to label (with its start) or unlabel, its position; the
    * machines whose start time was the clock's; the machines started then; every machine's position; the lists it read.
    */
   labels:
@@ -146,10 +146,10 @@ export class PlanCache {
     | undefined;
   /** The snapshot's ownership filter of the plan's MachineUpdates (scope.ts ownMachineUpdates). */
   readonly ownFilter: OwnFilterMemo = {};
-  /** ownUpdates' last input and answer (decide/mode.ts), with the position each machine's entry came from. */
+  /** ownUpdates' last input and answer (stance.ts), with the position each machine's entry came from. */
   own: { planName: string; mus: readonly MachineUpdate[]; map: Map<string, MachineUpdate>; from: Map<string, number> } | undefined;
   /**
-   * targetScope's MachineUpdates per target (targets.ts groupTargetMus): the plan's update map they were grouped from
+   * targetScope's MachineUpdates per target (targets.ts recordTargetMus, patchTargetMus): the plan's update map they were grouped from
    * (patched in place by ownUpdates), the lists, each update's list and position, and the names the soak gate replaced.
    */
   targetMus:
@@ -167,22 +167,22 @@ export class PlanCache {
   /** The "updater not reporting" note of a MachineUpdate object, or null (weak). */
   readonly unreported = new WeakMap<MachineUpdate, string | null>();
   /**
-   * The names ownUpdates set in its map (memo.own) since the "not reporting" notes were last read (plan-status.ts
-   * memoUnreported); undefined when the map was rebuilt since.
+   * The names ownUpdates set in its map (`own`) since the "not reporting" notes were last read (actions.ts
+   * unreportedThrough); undefined when the map was rebuilt since.
    */
   ownTouched: Set<string> | undefined;
-  /** memoUnreported's last map and the names whose update had a note then. */
+  /** unreportedThrough's last map and the names whose update had a note then. */
   unreportedLast: { map: ReadonlyMap<string, MachineUpdate>; withNote: Set<string> } | undefined;
-  /** This decision may take memoEvalTarget's fast path (set by evaluateTargets). */
+  /** This decision may take evalThrough's fast path (set by evaluateThrough, targets.ts). */
   fast = false;
-  /** This decision's MachineDeployments by name (set by evaluateTargets). */
+  /** This decision's MachineDeployments by name (set by evaluateThrough). */
   mdByName: Map<string, KubeObject> | undefined;
   /** The last decision counted every update under its own target. */
   lastCrossFree: boolean | undefined;
   /** The last decision's machines at target (its scope's set, as counted). */
   lastAtTarget: ReadonlySet<string> | undefined;
   /**
-   * The targets whose machines joined or left the at-target set since the last decision (set by evaluateTargets; no
+   * The targets whose machines joined or left the at-target set since the last decision (set by evaluateThrough; no
    * fast path for them); undefined: every target.
    */
   atDirty: ReadonlySet<string> | undefined;
