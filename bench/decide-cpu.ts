@@ -1,7 +1,7 @@
 // CPU of one plan decision at fleet scale, in process (no API server): the pure part of a plan reconcile
 // (machines-at-target with its memo, decidePlan) on a mid-rollout snapshot of N machines in MachineDeployments of 50,
 // half of every MachineDeployment updated and one machine in flight each. Prints milliseconds per decision.
-// --memo decides through the plan's decision memo (decide/memo.ts) as the controller does; --change-one replaces, before
+// --memo decides through the plan's decision cache (src/plan-controller/cache/) as the controller does; --change-one replaces, before
 // every run, one target's in-flight Machine and MachineUpdate with new objects (as a real reconcile sees: one machine
 // progressed and was committed: its /spec/version changed), so the memo has that target to re-evaluate. Without --change-one every run sees the same objects. The
 // CPU median (process.cpuUsage) depends less on the machine's load than the wall-clock one. Each run also takes the
@@ -11,8 +11,9 @@
 //   npx tsx bench/decide-cpu.ts [--machines 10000] [--md-size 50] [--runs 30] [--memo] [--change-one | --change N]
 import { performance } from 'node:perf_hooks';
 import type { KubeObject, MachineUpdate } from '../src/api/index.js';
-import { DecideMemo, decidePlan } from '../src/plan-controller/decide.js';
-import { AtTargetMemo, machinesAtTarget } from '../src/rules/at-target.js';
+import { decidePlan } from '../src/plan-controller/decide.js';
+import { PlanCache, decideThroughCache } from '../src/plan-controller/cache/decide.js';
+import { AtTargetMemo, atTargetThrough } from '../src/plan-controller/cache/at-target.js';
 import { buildScope, type ScopeReader } from '../src/plan-controller/scope.js';
 import { NS, cpUpdated, kcp, machines, md, mu, plan, snapshot, started, target } from '../src/plan-controller/testkit.js';
 
@@ -63,7 +64,7 @@ const reader: ScopeReader = {
   read: async () => ({ object: base.controlPlane?.object }),
   taskCrd: async () => undefined,
 };
-const decideMemo = useMemo ? new DecideMemo() : undefined;
+const decideMemo = useMemo ? new PlanCache() : undefined;
 const muIndex = new Map(mus.map((m, i) => [m.spec.machineRef.name, i]));
 const machineIndex = new Map(ms.map((m, i) => [m.metadata.name ?? '', i]));
 const times: number[] = [];
@@ -93,14 +94,14 @@ for (let r = 0; r < runs; r++) {
   if (changed > 0 || r === 0) storeMus = Object.freeze([...mus]);
   const scoped = await buildScope(p as Parameters<typeof buildScope>[0], reader, decideMemo?.ownFilter);
   const snap = { ...base, machines: [...ms], machineUpdates: scoped.machineUpdates };
-  snap.atTarget = machinesAtTarget(
+  snap.atTarget = atTargetThrough(
     p,
     snap.machines,
     () => undefined,
     useMemo ? memo.excluded(snap.machineUpdates) : new Set(snap.machineUpdates.map((m) => m.spec.machineRef.name)),
     { memo },
   );
-  const d = decidePlan(snap, decideMemo);
+  const d = decideMemo ? decideThroughCache(snap, decideMemo) : decidePlan(snap);
   times.push(performance.now() - t0);
   const c = process.cpuUsage(c0);
   cpu.push((c.user + c.system) / 1000);

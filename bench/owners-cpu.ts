@@ -17,8 +17,8 @@ import { settlesWithin } from '../src/runtime/parallel.js';
 import { Annotations } from '../src/api/index.js';
 import type { KubeClient, Logger } from '../src/runtime/pure/types.js';
 import { deepFreeze } from '../src/runtime/pure/freeze.js';
-import { DecideMemo, decidePlan } from '../src/plan-controller/decide.js';
-import { AtTargetMemo, machinesAtTarget } from '../src/rules/at-target.js';
+import { PlanCache, decideThroughCache } from '../src/plan-controller/cache/decide.js';
+import { AtTargetMemo, atTargetThrough } from '../src/plan-controller/cache/at-target.js';
 import { actOwners, ownerSteps } from '../src/plan-controller/owners/owners-act.js';
 import { CLONED_FROM_NAME, PAUSED_BY_PLAN, carrierName, ownerValues } from '../src/rules/owners.js';
 import { NS, cpUpdated, kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../src/plan-controller/testkit.js';
@@ -138,7 +138,7 @@ const deps = {
   },
 };
 
-const decideMemo = new DecideMemo();
+const decideMemo = new PlanCache();
 const atMemo = new AtTargetMemo();
 const machineIndex = new Map(ms.map((m, i) => [m.metadata.name ?? '', i]));
 const muIndex = new Map(mus.map((m, i) => [m.spec.machineRef.name, i]));
@@ -156,8 +156,8 @@ for (let r = 0; r < runs; r++) {
     mus[ui] = deepFreeze({ ...mus[ui]!, status: { ...mus[ui]!.status } } as MachineUpdate);
   }
   const snap = { ...base, machines: [...ms], machineUpdates: [...mus] };
-  snap.atTarget = machinesAtTarget(p, snap.machines, () => undefined, atMemo.excluded(snap.machineUpdates), { memo: atMemo });
-  const d = decidePlan(snap, decideMemo);
+  snap.atTarget = atTargetThrough(p, snap.machines, () => undefined, atMemo.excluded(snap.machineUpdates), { memo: atMemo });
+  const d = decideThroughCache(snap, decideMemo);
   const c0 = process.cpuUsage();
   const steps = ownerSteps(snap, d);
   const c1 = process.cpuUsage(c0);

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../api/index.js';
 import { PlanEventReasons, Reasons } from '../api/index.js';
-import { AtTargetMemo, MAX_PREVIOUS_BYTES, machinesAtTarget, previousValues, referencedKinds } from '../rules/at-target.js';
+import { MAX_PREVIOUS_BYTES, machinesAtTarget, previousValues, referencedKinds } from '../rules/at-target.js';
+import { AtTargetMemo, atTargetThrough } from './cache/at-target.js';
 import { decidePlan } from './decide.js';
 import { NOW, cpDone, machine, md, mu, plan, snapshot, target, versionUpdater } from './testkit.js';
 
@@ -91,9 +92,9 @@ describe('plan-controller machines at target', () => {
       const memo = new AtTargetMemo();
       const plain = machinesAtTarget(p, ms, lookup);
       expect(plain).to.deep.equal(['cluster1-md-0-0', 'cluster1-md-0-2']);
-      expect(machinesAtTarget(p, ms, lookup, new Set(), { memo })).to.deep.equal(plain);
+      expect(atTargetThrough(p, ms, lookup, new Set(), { memo })).to.deep.equal(plain);
       expect({ hits: memo.hits, misses: memo.misses }).to.deep.equal({ hits: 0, misses: 6 });
-      expect(machinesAtTarget(p, ms, lookup, new Set(), { memo })).to.deep.equal(plain);
+      expect(atTargetThrough(p, ms, lookup, new Set(), { memo })).to.deep.equal(plain);
       expect({ hits: memo.hits, misses: memo.misses }).to.deep.equal({ hits: 6, misses: 6 });
     });
 
@@ -101,18 +102,18 @@ describe('plan-controller machines at target', () => {
       const { ms, objs } = fleet();
       const lookup = (_ns: string, ref: { name: string }) => objs.get(ref.name);
       const memo = new AtTargetMemo();
-      machinesAtTarget(p, ms, lookup, new Set(), { memo });
+      atTargetThrough(p, ms, lookup, new Set(), { memo });
       // Machine 1 gets the image (its InfraMachine changes), machine 0 loses its version (its Machine changes).
       objs.set('cluster1-md-0-1-infra', rv(infra('cluster1-md-0-1-infra', 'v2'), 'i1b'));
       const m0 = machine('cluster1-md-0-0', { md: 'cluster1-md-0', version: 'v1.30.0' });
       const changed = [rv(withInfra(m0), 'm0b'), ...ms.slice(1)];
       const misses = memo.misses;
-      expect(machinesAtTarget(p, changed, lookup, new Set(), { memo })).to.deep.equal(['cluster1-md-0-1', 'cluster1-md-0-2']);
+      expect(atTargetThrough(p, changed, lookup, new Set(), { memo })).to.deep.equal(['cluster1-md-0-1', 'cluster1-md-0-2']);
       expect(memo.misses - misses, 'the two changed machines').to.equal(2);
       expect(machinesAtTarget(p, changed, lookup)).to.deep.equal(['cluster1-md-0-1', 'cluster1-md-0-2']);
       const p2 = { ...p, metadata: { ...p.metadata, generation: 2 } };
       const before = memo.misses;
-      machinesAtTarget(p2, changed, lookup, new Set(), { memo });
+      atTargetThrough(p2, changed, lookup, new Set(), { memo });
       expect(memo.misses - before, 'new generation: all recomputed').to.equal(6);
     });
 
@@ -121,8 +122,8 @@ describe('plan-controller machines at target', () => {
       const missing = new Map(objs);
       missing.delete('cluster1-md-0-0-infra');
       const memo = new AtTargetMemo();
-      expect(machinesAtTarget(p, ms, (_ns, ref) => missing.get(ref.name), new Set(), { memo })).to.deep.equal(['cluster1-md-0-2']);
-      expect(machinesAtTarget(p, ms, (_ns, ref) => objs.get(ref.name), new Set(), { memo })).to.deep.equal([
+      expect(atTargetThrough(p, ms, (_ns, ref) => missing.get(ref.name), new Set(), { memo })).to.deep.equal(['cluster1-md-0-2']);
+      expect(atTargetThrough(p, ms, (_ns, ref) => objs.get(ref.name), new Set(), { memo })).to.deep.equal([
         'cluster1-md-0-0',
         'cluster1-md-0-2',
       ]);
@@ -134,13 +135,13 @@ describe('plan-controller machines at target', () => {
       const lookup = (_ns: string, ref: { name: string }) => (lookups++, objs.get(ref.name));
       const memo = new AtTargetMemo();
       const plain = machinesAtTarget(p, ms, (_ns, ref) => objs.get(ref.name));
-      expect(machinesAtTarget(p, ms, lookup, new Set(), { memo, stamp: 'infra=1' })).to.deep.equal(plain);
+      expect(atTargetThrough(p, ms, lookup, new Set(), { memo, stamp: 'infra=1' })).to.deep.equal(plain);
       lookups = 0;
-      expect(machinesAtTarget(p, [...ms], lookup, new Set(), { memo, stamp: 'infra=1' })).to.deep.equal(plain);
+      expect(atTargetThrough(p, [...ms], lookup, new Set(), { memo, stamp: 'infra=1' })).to.deep.equal(plain);
       expect(lookups, 'same objects, same stamp').to.equal(0);
       // An InfraMachine changed (a new stamp): every machine whose answer read one is looked at again.
       objs.set('cluster1-md-0-1-infra', rv(infra('cluster1-md-0-1-infra', 'v2'), 'i1b'));
-      expect(machinesAtTarget(p, ms, lookup, new Set(), { memo, stamp: 'infra=2' })).to.deep.equal([
+      expect(atTargetThrough(p, ms, lookup, new Set(), { memo, stamp: 'infra=2' })).to.deep.equal([
         'cluster1-md-0-0',
         'cluster1-md-0-1',
         'cluster1-md-0-2',
@@ -149,20 +150,18 @@ describe('plan-controller machines at target', () => {
       // A machine with a MachineUpdate now is left out, whatever was remembered; a changed Machine object is re-read.
       const m2 = rv(withInfra(machine('cluster1-md-0-2', { md: 'cluster1-md-0', version: 'v1.30.0' })), 'm2b');
       const next = [...ms.slice(0, 2), m2, ...ms.slice(3)];
-      expect(machinesAtTarget(p, next, lookup, new Set(['cluster1-md-0-0']), { memo, stamp: 'infra=2' })).to.deep.equal([
-        'cluster1-md-0-1',
-      ]);
-      expect(machinesAtTarget(p, next, lookup, new Set(), { memo, stamp: 'infra=2' })).to.deep.equal(
+      expect(atTargetThrough(p, next, lookup, new Set(['cluster1-md-0-0']), { memo, stamp: 'infra=2' })).to.deep.equal(['cluster1-md-0-1']);
+      expect(atTargetThrough(p, next, lookup, new Set(), { memo, stamp: 'infra=2' })).to.deep.equal(
         machinesAtTarget(p, next, (_ns, ref) => objs.get(ref.name)),
       );
       // Values on the Machine only: no stamp needed, the same object answers the same.
       const pm = plan({ cp: null, mds: [target('cluster1-md-0', 2)] });
       const onlyMachine = new AtTargetMemo();
       const fleetM = mdAt(6, 4);
-      expect(machinesAtTarget(pm, fleetM, lookup, new Set(), { memo: onlyMachine })).to.deep.equal(machinesAtTarget(pm, fleetM, lookup));
+      expect(atTargetThrough(pm, fleetM, lookup, new Set(), { memo: onlyMachine })).to.deep.equal(machinesAtTarget(pm, fleetM, lookup));
       const misses = onlyMachine.misses;
       const bumped = [machine('cluster1-md-0-0', { md: 'cluster1-md-0', version: 'v1.30.0' }), ...fleetM.slice(1)];
-      expect(machinesAtTarget(pm, bumped, lookup, new Set(), { memo: onlyMachine })).to.deep.equal([
+      expect(atTargetThrough(pm, bumped, lookup, new Set(), { memo: onlyMachine })).to.deep.equal([
         'cluster1-md-0-1',
         'cluster1-md-0-2',
         'cluster1-md-0-3',
@@ -177,7 +176,7 @@ describe('plan-controller machines at target', () => {
       let ms = mdAt(8, 6);
       let mus = [mu('cluster1-md-0-7', 'updating')];
       const step = (name: string): string[] => {
-        const got = machinesAtTarget(pm, ms, lookup, memo.excluded(mus), { memo });
+        const got = atTargetThrough(pm, ms, lookup, memo.excluded(mus), { memo });
         const want = machinesAtTarget(pm, ms, lookup, new Set(mus.map((m) => m.spec.machineRef.name)));
         expect(got, name).to.deep.equal(want);
         return got;
@@ -218,14 +217,14 @@ describe('plan-controller machines at target', () => {
       const lookup = (_ns: string, ref: { name: string }) => objs.get(ref.name);
       // No slack: entries past the candidates are swept at once (the default keeps 1,024 before sweeping).
       const memo = new AtTargetMemo(200_000, 0);
-      machinesAtTarget(p, ms, lookup, new Set(), { memo });
+      atTargetThrough(p, ms, lookup, new Set(), { memo });
       expect(memo.size).to.equal(6);
-      machinesAtTarget(p, ms.slice(0, 3), lookup, new Set(['cluster1-md-0-0']), { memo });
+      atTargetThrough(p, ms.slice(0, 3), lookup, new Set(['cluster1-md-0-0']), { memo });
       expect(memo.size).to.equal(2);
       const small = new AtTargetMemo(3);
-      machinesAtTarget(p, ms, lookup, new Set(), { memo: small });
+      atTargetThrough(p, ms, lookup, new Set(), { memo: small });
       expect(small.size).to.be.at.most(3);
-      expect(machinesAtTarget(p, ms, lookup, new Set(), { memo: small })).to.deep.equal(machinesAtTarget(p, ms, lookup));
+      expect(atTargetThrough(p, ms, lookup, new Set(), { memo: small })).to.deep.equal(machinesAtTarget(p, ms, lookup));
     });
   });
 

@@ -24,6 +24,7 @@ import { Action } from '../runtime/pure/types.js';
 import type { OwnerOutcome } from '../rules/owners.js';
 import type { Registry } from 'prom-client';
 import { decidePlan, type PlanDecision } from './decide.js';
+import { decideThroughCache } from './cache/decide.js';
 import type { PlanDeps } from './deps.js';
 import { planMetricsFor } from './metrics.js';
 import { actOwners, blockedTargets, ownersNeedRecheck } from './owners/owners-act.js';
@@ -148,7 +149,8 @@ async function reconcilePhases(
   const state = deps.states.of(plan);
   const snap = await buildSnapshot(deps, state, plan);
   clock?.mark('snapshot');
-  const d: Readonly<PlanDecision> = decidePlan(snap, decideMemo(state, plan));
+  const cache = decideMemo(state, plan);
+  const d: Readonly<PlanDecision> = cache ? decideThroughCache(snap, cache) : decidePlan(snap);
   clock?.mark('decide');
   const acted = await act(deps, { plan, state, snap, d, log, clock });
   const report = statusReport(state, snap, d, acted);

@@ -2,8 +2,6 @@ import { expect } from 'chai';
 import type { KubeObject } from '../api/index.js';
 import { kcp, machines, plan, snapshot, target, versionUpdater } from './testkit.js';
 import { validatePlan } from '../rules/validate.js';
-import { memoUpgradeProblems, upgradeProblems } from '../rules/upgrade-rules.js';
-import { DecideMemo } from './decide/memo.js';
 
 const v = (value: unknown): ReturnType<typeof versionUpdater> =>
   versionUpdater({ responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value }] });
@@ -169,23 +167,5 @@ describe('plan-controller validatePlan: upgrade rules and write policy', () => {
     expect(validatePlan({ ...snapshot({ plan: p }), prestart })).to.deep.equal(['dry-run: pruned', 'uncovered: drift']);
     p.spec.acceptUncoveredChanges = true;
     expect(validatePlan({ ...snapshot({ plan: p }), prestart })).to.deep.equal(['dry-run: pruned']);
-  });
-});
-
-describe('plan-controller memoUpgradeProblems', () => {
-  it("compares the machines itself when the decision's delta is of other lists (a validation outside decidePlan)", () => {
-    const p = plan({ cp: target('cluster1-cp', 1, [v('v1.31.0')]), mds: [target('cluster1-md-0', 2, [v('v1.31.0')])] });
-    p.metadata!.uid = 'uid-1';
-    const memo = new DecideMemo();
-    const before = fleet('v1.30.0', 'v1.30.0');
-    expect(memoUpgradeProblems({ plan: p, machines: before, controlPlane: kcp() }, memo)).to.deep.equal([]);
-    // A worker now runs a newer version; the memo holds a delta of two other lists, which says nothing changed.
-    const after = before.map((m) =>
-      m.metadata.name === 'cluster1-md-0-1' ? { ...m, spec: { ...(m['spec'] as object), version: 'v1.32.0' } } : m,
-    );
-    memo.delta = { mus: [], machines: [], baseMus: [], baseMachines: [...before], nextMachines: [...after] };
-    const problems = memoUpgradeProblems({ plan: p, machines: after, controlPlane: kcp() }, memo);
-    expect(problems).to.deep.equal(upgradeProblems({ plan: p, machines: after, controlPlane: kcp() }));
-    expect(problems.join()).to.match(/no-downgrade/);
   });
 });

@@ -3,8 +3,6 @@ import type { InPlaceUpdatePlan } from '../api/index.js';
 import type { SnapOpts } from './testkit.js';
 import { cluster, kcp, md, plan, snapshot, target, versionUpdater } from './testkit.js';
 import { validatePlan } from '../rules/validate.js';
-import { DecideMemo } from './decide/memo.js';
-import type { PlanSnapshot } from './scope.js';
 
 const osRef = { apiVersion: 'samples.inplace.cluster.x-k8s.io/v1alpha1', kind: 'OSImageUpdateTaskTemplate', name: 'os-image-task' };
 const withUpdaters = (...updaters: Parameters<typeof target>[2][]): InPlaceUpdatePlan =>
@@ -150,65 +148,5 @@ describe('plan-controller validatePlan', () => {
     const snap = snapshot();
     snap.controlPlane = { kind: { apiGroup: 'controlplane.example.com', kind: 'AcmeControlPlane' } };
     expect(validatePlan(snap).join('\n')).to.match(/AcmeControlPlane fleet-a\/cluster1-cp not found/);
-  });
-
-  it('reuses its answer while the spec and every object fact it reads are the same, and re-checks on any change', () => {
-    const p = withUpdaters([versionUpdater({ name: 'os', updaterUpdateTemplateRef: osRef })]);
-    p.metadata!.uid = 'uid-1';
-    p.metadata!.generation = 1;
-    p.spec.machineDeployments = [target('cluster1-md-0', 2)];
-    const memo = new DecideMemo();
-    // Each step: the memo's answer equals a fresh validation's, and it was reused (hit) or derived again (miss).
-    const step = (name: string, snap: PlanSnapshot, expectHit: boolean): string[] => {
-      const before = { ...memo.stats };
-      const fresh = validatePlan(snap);
-      expect(validatePlan(snap, memo), name).to.deep.equal(fresh);
-      expect(memo.stats.validationHits - before.validationHits, `${name}: reused`).to.equal(expectHit ? 1 : 0);
-      return fresh;
-    };
-    const found = [{ ref: osRef, found: true, bytes: 100 }];
-    const base = (o: SnapOpts = {}): PlanSnapshot => snapshot({ plan: p, templates: found, ...o });
-    expect(step('first', base(), false)).to.deep.equal([]);
-    // New objects with the same facts (a status write, another resourceVersion): reused.
-    const mdStatus = { ...md(), status: { readyReplicas: 2 } };
-    expect(step('same facts', base({ mds: [mdStatus], cluster: { ...cluster(), status: { phase: 'Provisioned' } } }), true)).to.deep.equal(
-      [],
-    );
-    const changes: [string, PlanSnapshot, RegExp][] = [
-      ['OnDelete strategy', base({ mds: [md('cluster1-md-0', { strategy: 'OnDelete' })] }), /OnDelete rollout strategy/],
-      ['another cluster', base({ mds: [md('cluster1-md-0', { clusterName: 'cluster2' })] }), /belongs to Cluster cluster2/],
-      [
-        'topology',
-        base({ cluster: { ...cluster(), spec: { ...(cluster()['spec'] as object), topology: { class: 'c' } } } }),
-        /ClusterClass topology/,
-      ],
-      [
-        'control plane of another cluster',
-        base({ kcp: { ...kcp(), metadata: { ...kcp().metadata, labels: { 'cluster.x-k8s.io/cluster-name': 'cluster2' } } } }),
-        /KubeadmControlPlane cluster1-cp belongs to Cluster cluster2/,
-      ],
-      ['control plane gone', base({ kcp: null }), /KubeadmControlPlane fleet-a\/cluster1-cp not found/],
-      ['template gone', base({ templates: [{ ref: osRef, found: false }] }), /os-image-task not found/],
-    ];
-    for (const [name, snap, problem] of changes) {
-      expect(step(name, snap, false).join('\n'), name).to.match(problem);
-      expect(step(`${name} back`, base(), false)).to.deep.equal([]);
-    }
-    // The pre-start result, the write policy and a task CRD are compared by identity: a new result is a new answer.
-    const prestart = { generation: 1, schemaProblems: ['controlPlane cluster1-cp: the API server rejects it'], uncovered: [] };
-    expect(step('pre-start problems', { ...base(), prestart }, false).join('\n')).to.match(/rejects it/);
-    expect(step('pre-start again', { ...base(), prestart }, true).join('\n')).to.match(/rejects it/);
-    const policy = { Machine: { allow: ['/spec/other'] } };
-    expect(step('write policy', { ...base(), writePolicy: policy } as PlanSnapshot, false).join('\n')).to.match(/is not writable/);
-    // A new generation (the spec changed): validated again.
-    const p2 = structuredClone(p);
-    p2.metadata!.generation = 2;
-    p2.spec.machineDeployments = [target('cluster1-md-0', 2), target('cluster1-md-0', 3)];
-    expect(step('new generation', snapshot({ plan: p2, templates: found }), false).join('\n')).to.match(/listed more than once/);
-    // No generation (a snapshot built by hand): never from the memo.
-    const p3 = structuredClone(p);
-    delete p3.metadata!.generation;
-    step('no generation', snapshot({ plan: p3, templates: found }), false);
-    step('no generation again', snapshot({ plan: p3, templates: found }), false);
   });
 });

@@ -10,7 +10,6 @@ import type { MaintenanceWindowSpec } from '../api/windows.js';
 import { describeWindowInstant, maintenanceWindowState, validateMaintenanceWindows } from '../api/windows.js';
 import type { AlertsRead, PlanEvent } from './inputs.js';
 import { alertGateRefusals, type AlertGatePolicy } from '../api/alert-gate-policy.js';
-import type { RulesMemo, SoakMemoEntry } from './memo.js';
 
 /** Gate names as metrics and docs spell them. */
 export const GateNames = { maintenanceWindow: 'maintenanceWindow', alerts: 'alerts', soak: 'soak', verification: 'verification' } as const;
@@ -131,6 +130,8 @@ export interface SoakView {
   wakeAt?: Date;
   /** The machine gates holding a machine's slot now (soak, verification). */
   holding: Set<GateName>;
+  /** The updated machines whose answer may still change with the clock (soaking, verifying, recorded failed). */
+  open: Set<string>;
 }
 
 /** "3m", "1h5m", "42s": an elapsed time for soak messages (whole seconds). */
@@ -219,7 +220,7 @@ function nodeMismatch(
 }
 
 /** What the node of an updated machine must show, and what it shows instead. */
-interface Mismatch {
+export interface Mismatch {
   /** Short form for the hold message: "kubelet v1.29.5, want v1.30.1". */
   short: string;
   /** Long form for the failure: "Machine.status.nodeInfo.kubeletVersion is v1.29.5, not v1.30.1". */
@@ -287,23 +288,30 @@ export function soakGate(
   mus: ReadonlyMap<string, MachineUpdate>,
   machines: readonly KubeObject[],
   now: Date,
-  reuse: SoakReuse = {},
+  given: SoakGiven = {},
 ): SoakView {
-  const { memo, only } = reuse;
+  const { names, facts } = given;
   const cfg = soakSettings(plan);
   const recorded = plan.status?.gateFailures ?? [];
   const failed = new Map(recorded.map((f) => [f.machine, f.message]));
-  const out = new SoakOutcome({ problems: cfg.problems, mus, soaking: new Map(), failures: [...recorded], holding: new Set() });
-  const byName = reuse.machineByName ?? new Map(machines.map((m) => [m.metadata.name ?? '', m]));
-  // `only` (decide/memo.ts soakCandidates): the updates whose answer may differ from the last decision's, in map order;
-  // every other one was passed or skipped for good then (same objects, and the clock only moves forward).
-  const open = memo ? new Set(only ? memo.soakOpen : []) : undefined;
-  for (const name of only ?? mus.keys()) {
+  const out = new SoakOutcome({
+    problems: cfg.problems,
+    mus,
+    soaking: new Map(),
+    failures: [...recorded],
+    holding: new Set(),
+    open: new Set(names ? given.open : []),
+  });
+  const byName = given.machineByName ?? new Map(machines.map((m) => [m.metadata.name ?? '', m]));
+  // `names`: the updates whose answer may differ from the last pass's, in map order; every other one was passed or
+  // skipped for good then (same objects, and the clock only moves forward), or is in `open`.
+  const open = out.view.open;
+  for (const name of names ?? mus.keys()) {
     const mu = mus.get(name);
     if (!mu) continue;
-    open?.delete(name);
+    open.delete(name);
     if (mu.status?.updateStatus !== UpdateStatus.updated) continue;
-    open?.add(name);
+    open.add(name);
     const recordedMessage = failed.get(name);
     if (recordedMessage !== undefined) {
       out.setMu(name, withStatus(mu, UpdateStatus.failed, recordedMessage));
@@ -311,26 +319,35 @@ export function soakGate(
     }
     const machine = byName.get(name);
     if (!machine) continue;
-    const { done, mismatches } = soakFacts(mu, machine, cfg.verifying, memo);
+    const { done, mismatches } = facts?.get(name) ?? soakFacts(mu, machine, cfg.verifying);
     // A machine gone (or an update with no completion time) has nothing to verify or soak.
-    if (!Number.isFinite(done)) open?.delete(name);
+    if (!Number.isFinite(done)) open.delete(name);
     else if (mismatches.length > 0) out.verification(mu, mismatches, done, cfg.verifyMs, now);
-    else if (cfg.soakMs === undefined || now.getTime() >= done + cfg.soakMs) open?.delete(name);
+    else if (cfg.soakMs === undefined || now.getTime() >= done + cfg.soakMs) open.delete(name);
     else out.soak(mu, machine, done, cfg.soakMs, now);
   }
-  if (memo) memo.soakOpen = open!;
   return out.view;
 }
 
-/** What soakGate may reuse from the decision: the machines by name, the plan's memo, the updates to look at again. */
-export interface SoakReuse {
+/**
+ * What soakGate may be given, derived already: the machines by name, the names to look at (the others passed or were
+ * skipped for good last time, save `open`), the names left open last time, and each name's soakFacts.
+ */
+export interface SoakGiven {
   machineByName?: ReadonlyMap<string, KubeObject> | undefined;
-  memo?: RulesMemo | undefined;
-  only?: readonly string[] | undefined;
+  names?: readonly string[] | undefined;
+  open?: ReadonlySet<string> | undefined;
+  facts?: ReadonlyMap<string, SoakFacts> | undefined;
+}
+
+/** The time-independent facts of a (MachineUpdate, Machine) pair: its completion time and verification mismatches. */
+export interface SoakFacts {
+  done: number;
+  mismatches: Mismatch[];
 }
 
 /** The plan's soak and verification settings (with their problems). */
-function soakSettings(plan: InPlaceUpdatePlan): {
+export function soakSettings(plan: InPlaceUpdatePlan): {
   problems: string[];
   soakMs: number | undefined;
   verifying: boolean;
@@ -348,20 +365,12 @@ function soakSettings(plan: InPlaceUpdatePlan): {
 }
 
 /**
- * The time-independent facts of a (MachineUpdate, Machine) pair: its completion and its verification mismatches, from
- * the memo while both objects are the same; what the clock decides (hold, fail, pass) is derived every reconcile.
+ * The time-independent facts of a (MachineUpdate, Machine) pair: its completion and its verification mismatches; what
+ * the clock decides (hold, fail, pass) is derived every reconcile.
  */
-function soakFacts(
-  mu: MachineUpdate,
-  machine: KubeObject,
-  kubelet: boolean,
-  memo: RulesMemo | undefined,
-): { done: number; mismatches: Mismatch[] } {
-  const cached = memo?.soak.get(mu) as SoakMemoEntry<Mismatch[]> | undefined;
-  if (cached && cached.machine === machine && cached.kubelet === kubelet) return cached;
+export function soakFacts(mu: MachineUpdate, machine: KubeObject, kubelet: boolean): SoakFacts {
   const done = Date.parse(mu.status?.completionTime ?? '');
   const mismatches = kubelet && Number.isFinite(done) ? verificationMismatches(mu, machine, kubelet) : [];
-  memo?.soak.set(mu, { machine, kubelet, done, mismatches });
   return { done, mismatches };
 }
 

@@ -4,7 +4,7 @@
 import type { InPlaceUpdatePlan, KubeObject } from '../api/index.js';
 import { Labels } from '../api/index.js';
 import { cpVersion, isDeleting, machineVersion, nameOf } from '../api/capi/index.js';
-import { changedAt, machinesChangedAt, type RulesMemo } from './memo.js';
+import { changedAt } from './lists.js';
 
 /** Kubernetes versions as CAPI and kubeadm accept them: vMAJOR.MINOR.PATCH with optional pre-release/build. */
 export const K8S_VERSION = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
@@ -53,22 +53,32 @@ function versionValue(target: { updaters?: unknown }): { value: unknown; updater
 
 const lowest = (vs: Semver[]): Semver | undefined => [...vs].sort(compareVersions)[0];
 
-/** What a target's check found for one list of machines (memoised per target while its machines are the same objects). */
-interface TargetCheck {
+/** What a target's check found for one list of machines (the plan's cache keeps it while they are the same objects). */
+export interface TargetCheck {
   machines: readonly KubeObject[];
   value: string;
   problems: string[];
   want: Semver | undefined;
 }
 
-/** The per-target checks of the upgrade rules, kept across reconciles for one plan generation (memoUpgradeProblems). */
-export interface UpgradeGroupMemo {
-  key: string;
-  targets: Map<string, TargetCheck>;
-  /** Per MachineDeployment without a version of its own: its machines and the first of them outside the skew, per cp version. */
-  skew: Map<string, { machines: readonly KubeObject[]; cp: string; first: number }>;
-  /** The machines grouped as last checked, patched for the machines replaced since (memoUpgradeProblems). */
-  grouping?: Grouping | undefined;
+/** A MachineDeployment without a version of its own: its workers and the first of them outside the skew of `cp`. */
+export interface SkewCheck {
+  machines: readonly KubeObject[];
+  /** The control plane's version after the plan (vX.Y.Z). */
+  cp: string;
+  /** Position in `machines` of the first worker outside the skew (-1: none). */
+  first: number;
+}
+
+/**
+ * What upgradeProblems may be handed, derived already for this input (the plan controller's cache patches them from
+ * the last reconcile's): the machines grouped, each target's check by its label, each MachineDeployment's skew check.
+ * A check is used only when it was derived from the same value and the same machine list (by identity), else derived.
+ */
+export interface UpgradeGiven {
+  grouping: Grouping;
+  checks: ReadonlyMap<string, TargetCheck>;
+  skew: ReadonlyMap<string, SkewCheck>;
 }
 
 /** Where one input machine sits in the grouping's lists (-1: not in that list). */
@@ -84,7 +94,7 @@ interface Slot {
  * per MachineDeployment with each worker's position in the input (the order problems are listed in). A list is never
  * changed once built: a patch copies the lists it changes, so a per-target check can tell its machines by identity.
  */
-interface Grouping {
+export interface Grouping {
   cluster: string;
   cpName: string | undefined;
   machines: readonly KubeObject[];
@@ -98,7 +108,7 @@ interface Grouping {
 }
 
 /** Groups every machine (one pass; the rules' reference order: input order within each group). */
-function groupAll(machines: readonly KubeObject[], cluster: string, cpName: string | undefined): Grouping {
+export function groupAll(machines: readonly KubeObject[], cluster: string, cpName: string | undefined): Grouping {
   const g: Grouping = { cluster, cpName, machines, cp: [], anyCp: [], workersOf: new Map(), atOf: new Map(), slots: [] };
   machines.forEach((m, i) => {
     const labels = m.metadata.labels;
@@ -142,7 +152,7 @@ function sameGroupFacts(a: KubeObject, b: KubeObject): boolean {
  * differ: O(changed machines + their groups' sizes) instead of a pass over the fleet. Undefined when a machine was
  * added, removed, moved or regrouped (the caller groups afresh).
  */
-function patchGrouping(
+export function patchGrouping(
   g: Grouping,
   machines: readonly KubeObject[],
   at: readonly number[] | undefined = changedAt(g.machines, machines),
@@ -182,7 +192,7 @@ function patchGrouping(
  * Kubernetes versions of machines: a fleet's handful of distinct versions is parsed once each (every reconcile
  * validates against every machine).
  */
-class VersionReader {
+export class VersionReader {
   private readonly parsed = new Map<unknown, Semver | undefined>();
 
   /** The machine's version, or undefined when it has none or not a Kubernetes one. */
@@ -196,18 +206,18 @@ class VersionReader {
   readonly ofAll = (ms: readonly KubeObject[]): Semver[] => ms.map(this.of).filter((v): v is Semver => !!v);
 }
 
-/** One run of the rules: the problems found so far (in rule order), the versions read, the per-target memo. */
+/** One run of the rules: the problems found so far (in rule order), the versions read, what it was handed. */
 interface RulesRun {
   problems: string[];
   versions: VersionReader;
-  groups: UpgradeGroupMemo | undefined;
+  given: UpgradeGiven | undefined;
 }
 
 /** The machines the rules read: the plan's control plane's, any control plane's, and the workers per MachineDeployment. */
 interface RuleMachines {
   cp: KubeObject[];
   anyCp: KubeObject[];
-  /** Every worker in input order (filled without a memo only: with one the grouping's positions tell the order). */
+  /** Every worker in input order (filled without a given grouping only: with one its positions tell the order). */
   workers: KubeObject[];
   workersOf: Map<string, KubeObject[]>;
   grouped: Grouping | undefined;
@@ -215,20 +225,15 @@ interface RuleMachines {
 
 /**
  * One pass sorts the machines (control plane, workers by MachineDeployment): filtering all workers per target cost
- * O(targets × machines) per reconcile (a quarter of the plan controller's CPU at 10,003 machines in 200 targets). With a
- * memo the grouping comes patched from the last one (memoUpgradeProblems).
+ * O(targets × machines) per reconcile (a quarter of the plan controller's CPU at 10,003 machines in 200 targets). A
+ * given grouping (of these machines) is used as it is.
  */
-function ruleMachines(input: UpgradeInput, groups: UpgradeGroupMemo | undefined): RuleMachines {
+function ruleMachines(input: UpgradeInput, given: UpgradeGiven | undefined): RuleMachines {
   const cluster = input.plan.spec.clusterName;
   const cpName = input.plan.spec.controlPlane?.name;
-  if (groups) {
-    const g = groups.grouping;
-    const grouped =
-      g?.machines === input.machines && g.cluster === cluster && g.cpName === cpName
-        ? g
-        : (groups.grouping = groupAll(input.machines, cluster, cpName));
-    return { cp: grouped.cp, anyCp: grouped.anyCp, workers: [], workersOf: grouped.workersOf, grouped };
-  }
+  const g = given?.grouping;
+  if (g && g.machines === input.machines && g.cluster === cluster && g.cpName === cpName)
+    return { cp: g.cp, anyCp: g.anyCp, workers: [], workersOf: g.workersOf, grouped: g };
   const out: RuleMachines = { cp: [], anyCp: [], workers: [], workersOf: new Map(), grouped: undefined };
   for (const m of input.machines) {
     const labels = m.metadata.labels;
@@ -250,24 +255,40 @@ function ruleMachines(input: UpgradeInput, groups: UpgradeGroupMemo | undefined)
 
 /**
  * Per target: the value is a version, and it neither downgrades nor skips a minor for any current machine. Returns the
- * version the target sets (undefined: none, or not a version). With a memo, kept while the target's machines are the
- * same objects.
+ * version the target sets (undefined: none, or not a version). A given check of the same value and machines is used.
  */
 function checkTarget(run: RulesRun, label: string, target: { updaters?: unknown }, machines: KubeObject[]): Semver | undefined {
   const set = versionValue(target);
   if (!set) return undefined;
-  const { groups, problems } = run;
-  if (!groups) return checkTargetNow(run, label, set, machines);
-  const value = JSON.stringify([set.value, set.updater]) ?? '';
-  const prev = groups.targets.get(label);
-  if (prev && prev.value === value && sameList(prev.machines, machines)) {
-    problems.push(...prev.problems);
-    return prev.want;
+  const given = run.given?.checks.get(label);
+  if (given && given.value === checkValue(set) && sameList(given.machines, machines)) {
+    run.problems.push(...given.problems);
+    return given.want;
   }
-  const from = problems.length;
+  return checkTargetNow(run, label, set, machines);
+}
+
+/** The value of a target's check: its version value and updater. */
+const checkValue = (set: { value: unknown; updater: string }): string => JSON.stringify([set.value, set.updater]) ?? '';
+
+/** A target's check over its machines (undefined when the target sets no version), for the plan's cache to keep. */
+export function targetCheck(
+  label: string,
+  target: { updaters?: unknown },
+  machines: KubeObject[],
+  versions: VersionReader,
+): TargetCheck | undefined {
+  const set = versionValue(target);
+  if (!set) return undefined;
+  const run: RulesRun = { problems: [], versions, given: undefined };
   const want = checkTargetNow(run, label, set, machines);
-  groups.targets.set(label, { machines, value, problems: problems.slice(from), want });
-  return want;
+  return { machines, value: checkValue(set), problems: run.problems, want };
+}
+
+/** Whether a given check stands for a target's value and machines (see targetCheck). */
+export function checkHolds(c: TargetCheck, target: { updaters?: unknown }, machines: readonly KubeObject[]): boolean {
+  const set = versionValue(target);
+  return set !== undefined && c.value === checkValue(set) && sameList(c.machines, machines);
 }
 
 /** checkTarget's rules semver, no-downgrade and no-skipped-minor, computed. */
@@ -345,13 +366,13 @@ function checkSkew(
   const cpWant = cp.want;
   const outside = (after: Semver | undefined): boolean => outsideSkew(cpWant, after);
   const behind = new Map<string, Semver>();
-  if (!run.groups || !ms.grouped)
+  if (!run.given || !ms.grouped)
     for (const m of ms.workers) {
       const md = m.metadata.labels?.[Labels.deploymentName] ?? '';
       const after = mdWant.get(md) ?? run.versions.of(m);
       if (outside(after) && !behind.has(md)) behind.set(md, after!);
     }
-  else for (const f of firstsOutside(run, run.groups, ms.grouped, mdWant, cpWant)) behind.set(f.md, f.v);
+  else for (const f of firstsOutside(run, run.given, ms.grouped, mdWant, cpWant)) behind.set(f.md, f.v);
   for (const [md, v] of behind)
     run.problems.push(
       `controlPlane ${cp.name}: Machine /spec/version ${fmt(cpWant)} breaks upgrade rule version-skew: MachineDeployment ${md} stays at ${fmt(v)}, more than ${KUBELET_MAX_SKEW} minors behind (update its workers in the same plan or first)`,
@@ -360,11 +381,11 @@ function checkSkew(
 
 /**
  * Per MachineDeployment: its first worker outside the skew, by its position in the input (the order of the workers, so
- * the order the problems are listed in); a group whose machines are the same objects keeps its answer.
+ * the order the problems are listed in); a given skew check of the same control-plane version and workers is used.
  */
 function firstsOutside(
   run: RulesRun,
-  groups: UpgradeGroupMemo,
+  given: UpgradeGiven,
   grouped: Grouping,
   mdWant: ReadonlyMap<string, Semver>,
   cpWant: Semver,
@@ -379,24 +400,30 @@ function firstsOutside(
       if (outside(want)) firsts.push({ at: atOf.get(md)![0]!, md, v: want });
       continue;
     }
-    let e = groups.skew.get(md);
-    if (!e || e.cp !== cpKey || !sameList(e.machines, list)) {
-      e = { machines: list, cp: cpKey, first: list.findIndex((m) => outside(run.versions.of(m))) };
-      groups.skew.set(md, e);
-    }
-    if (e.first >= 0) firsts.push({ at: atOf.get(md)![e.first]!, md, v: run.versions.of(list[e.first]!)! });
+    const e = given.skew.get(md);
+    const first = e && e.cp === cpKey && sameList(e.machines, list) ? e.first : firstOutsideSkew(list, cpWant, run.versions);
+    if (first >= 0) firsts.push({ at: atOf.get(md)![first]!, md, v: run.versions.of(list[first]!)! });
   }
   return firsts.sort((a, b) => a.at - b.at);
 }
 
+/** The position of the first worker outside the skew of the control plane's version `cpWant` (-1: none). */
+export function firstOutsideSkew(list: readonly KubeObject[], cpWant: Semver, versions: VersionReader): number {
+  return list.findIndex((m) => outsideSkew(cpWant, versions.of(m)));
+}
+
+/** A control plane's version as skew checks are keyed (vX.Y.Z). */
+export const versionKey = fmt;
+
 /**
- * Every upgrade-rule problem of the plan (empty = none), each naming its rule. `groups` (memoUpgradeProblems) keeps each
- * target's check while its machines are the same objects: a finished machine re-checks its own target only.
+ * Every upgrade-rule problem of the plan (empty = none), each naming its rule. `given` (UpgradeGiven: the plan
+ * controller's cache derives it, src/plan-controller/cache/validation.ts) hands in the grouping and the per-target
+ * checks derived already: a finished machine re-checks its own target only.
  */
-export function upgradeProblems(input: UpgradeInput, groups?: UpgradeGroupMemo): string[] {
+export function upgradeProblems(input: UpgradeInput, given?: UpgradeGiven, versions = new VersionReader()): string[] {
   const { plan } = input;
-  const run: RulesRun = { problems: [], versions: new VersionReader(), groups };
-  const ms = ruleMachines(input, groups);
+  const run: RulesRun = { problems: [], versions, given };
+  const ms = ruleMachines(input, given);
   const cpWant = plan.spec.controlPlane
     ? checkTarget(run, `controlPlane ${plan.spec.controlPlane.name}`, plan.spec.controlPlane, ms.cp)
     : undefined;
@@ -412,7 +439,7 @@ export function upgradeProblems(input: UpgradeInput, groups?: UpgradeGroupMemo):
 }
 
 /** What the upgrade rules read of one machine (its name, target labels, deletion and version). */
-function sameUpgradeFacts(a: KubeObject, b: KubeObject): boolean {
+export function sameUpgradeFacts(a: KubeObject, b: KubeObject): boolean {
   const la = a.metadata.labels;
   const lb = b.metadata.labels;
   return (
@@ -423,51 +450,6 @@ function sameUpgradeFacts(a: KubeObject, b: KubeObject): boolean {
     isDeleting(a) === isDeleting(b) &&
     machineVersion(a) === machineVersion(b)
   );
-}
-
-/**
- * upgradeProblems through the plan's decision memo: reused while the plan's generation, the control plane's version and
- * what the rules read of every machine (position by position; only the machines whose object changed are compared) are
- * unchanged. Every machine progress event replaced a few machines, and the rules re-read all of them each reconcile.
- */
-export function memoUpgradeProblems(input: UpgradeInput, memo: RulesMemo | undefined): string[] {
-  const generation = input.plan.metadata?.generation;
-  if (!memo || generation === undefined) return upgradeProblems(input);
-  const key = JSON.stringify([
-    input.plan.metadata?.uid,
-    generation,
-    input.controlPlane ? (cpVersion(input.controlPlane) ?? null) : undefined,
-  ]);
-  const prev = memo.upgrade;
-  // Only the positions holding new objects are compared (a pass of reference checks finds them).
-  const at = prev && prev.key === key ? machinesChangedAt(memo, prev.machines, input.machines) : undefined;
-  if (at) {
-    let same = true;
-    for (let k = 0; k < at.length && same; k++) {
-      const i = at[k]!;
-      if (i >= prev!.machines.length || !sameUpgradeFacts(input.machines[i]!, prev!.machines[i]!)) same = false;
-    }
-    if (same) {
-      memo.stats.upgradeHits++;
-      // The grouping stands for these machines too (same facts at every changed position; its lists may hold the
-      // older objects, which read the same), so the next miss compares against them once more, not twice.
-      const g = memo.upgradeGroups?.key === key ? memo.upgradeGroups.grouping : undefined;
-      if (g && g.machines === prev!.machines) memo.upgradeGroups!.grouping = { ...g, machines: input.machines };
-      // The machines compared next time are these (their facts are the same as those the problems came from).
-      memo.upgrade = { key, machines: input.machines, problems: prev!.problems };
-      return [...prev!.problems];
-    }
-  }
-  memo.stats.upgradeMisses++;
-  if (memo.upgradeGroups?.key !== key) memo.upgradeGroups = { key, targets: new Map(), skew: new Map() };
-  // A miss costs the changed machines and their targets: the grouping is patched (copying only the changed groups, so
-  // every other target's check and skew answer is reused by identity), not rebuilt from the fleet.
-  const g = memo.upgradeGroups.grouping;
-  if (g && g.cluster === input.plan.spec.clusterName && g.cpName === input.plan.spec.controlPlane?.name)
-    memo.upgradeGroups.grouping = patchGrouping(g, input.machines, g.machines === prev?.machines && at ? at : undefined);
-  const problems = upgradeProblems(input, memo.upgradeGroups);
-  memo.upgrade = { key, machines: input.machines, problems: [...problems] };
-  return problems;
 }
 
 /** True when two lists hold the same objects at the same positions. */

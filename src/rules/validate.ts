@@ -5,8 +5,7 @@ import { clusterControlPlaneRef, clusterLabel, field, mdClusterName, mdStrategyT
 import { ownerProblems } from './owners.js';
 import type { ValidationInput } from './inputs.js';
 import { templateKey } from './inputs.js';
-import { memoUpgradeProblems } from './upgrade-rules.js';
-import type { RulesMemo } from './memo.js';
+import { upgradeProblems } from './upgrade-rules.js';
 import { templateProblems } from './templates.js';
 
 /** Kinds a responsibility may select (docs/design.md §2.1). */
@@ -42,37 +41,17 @@ const label = (t: NamedTarget): string => `${t.kind === 'ControlPlane' ? 'contro
  * selectResource allowed; the upgrade rules (semver, no downgrade, no skipped minor, workers never ahead, skew); and
  * what the pre-start check found (schema dry-run; uncovered changes unless spec.acceptUncoveredChanges).
  */
-export function validatePlan(input: ValidationInput, memo?: RulesMemo): string[] {
-  const { head, tail } = memoMachineFreeProblems(input, memo);
+export function validatePlan(input: ValidationInput): string[] {
+  const { head, tail } = machineFreeProblems(input);
   const upgrade = input.machines
-    ? memoUpgradeProblems({ plan: input.plan, machines: input.machines, controlPlane: input.controlPlane?.object }, memo)
+    ? upgradeProblems({ plan: input.plan, machines: input.machines, controlPlane: input.controlPlane?.object })
     : [];
-  return [...new Set([...head, ...upgrade, ...tail])];
+  return joinProblems(head, upgrade, tail);
 }
 
-/**
- * The problems that do not read the machines, in validation's order around the upgrade rules: `head` before them,
- * `tail` after. Reused from the memo while the plan's generation and every fact they read are the same: parsing a
- * 200-target spec and checking its updaters every reconcile was an eighth of the plan controller's CPU at 10,003
- * machines, for an answer that changes only with the spec or the objects it names.
- */
-function memoMachineFreeProblems(
-  input: ValidationInput,
-  memo: RulesMemo | undefined,
-): { head: readonly string[]; tail: readonly string[] } {
-  const generation = input.plan.metadata?.generation;
-  if (!memo || generation === undefined) return machineFreeProblems(input);
-  const key = validationFacts(input, generation);
-  const refs = [input.writePolicy, input.prestart, ...input.templates.map((t) => t.task?.crd)];
-  const prev = memo.validation;
-  if (prev && prev.key === key && prev.refs.length === refs.length && prev.refs.every((r, i) => r === refs[i])) {
-    memo.stats.validationHits++;
-    return prev;
-  }
-  memo.stats.validationMisses++;
-  const out = machineFreeProblems(input);
-  memo.validation = { key, refs, ...out };
-  return out;
+/** Validation's problems in its order (those before the upgrade rules, the upgrade rules', those after), once each. */
+export function joinProblems(head: readonly string[], upgrade: readonly string[], tail: readonly string[]): string[] {
+  return [...new Set([...head, ...upgrade, ...tail])];
 }
 
 /**
@@ -80,7 +59,7 @@ function memoMachineFreeProblems(
  * pre-start result and the task CRDs (compared by identity): the cluster's control-plane reference and topology, the
  * control plane's cluster, each MachineDeployment's cluster and strategy, each template lookup.
  */
-function validationFacts(input: ValidationInput, generation: number): string {
+export function validationFacts(input: ValidationInput, generation: number): string {
   const { plan, cluster, controlPlane: cp } = input;
   const ref = cluster ? clusterControlPlaneRef(cluster) : undefined;
   return JSON.stringify([
@@ -95,8 +74,11 @@ function validationFacts(input: ValidationInput, generation: number): string {
   ]);
 }
 
-/** Validation without the upgrade rules (see memoMachineFreeProblems). */
-function machineFreeProblems(input: ValidationInput): { head: string[]; tail: string[] } {
+/**
+ * The problems that do not read the machines, in validation's order around the upgrade rules: `head` before them,
+ * `tail` after (what the plan controller's cache reuses while validationFacts and the generation are the same).
+ */
+export function machineFreeProblems(input: ValidationInput): { head: string[]; tail: string[] } {
   const { plan } = input;
   const head: string[] = [];
   const ns = plan.metadata?.namespace ?? '';

@@ -6,7 +6,10 @@
 // 3. no folder of a controller, of src/rules or src/effects holds more than 20 source files side by side;
 // 4. src/rules is pure by location: of ours it imports only src/api, the pure contract entry, src/runtime/pure and
 //    itself, and of Node nothing that does I/O;
-// 5. docs/architecture.md's newcomer's map of the plan controller names only files that exist, and every source file.
+// 5. docs/architecture.md's newcomer's map of the plan controller names only files that exist, and every source file;
+// 6. caches at the edge: the rules (src/rules) and the decision phases (src/plan-controller/decide*) take no memo or
+//    cache parameter and import nothing of the plan controller's cache (src/plan-controller/cache/), which hands
+//    them derived inputs instead.
 // Each rule is a function over (file, imports) so a test can plant a violation and see it refused.
 import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -151,6 +154,44 @@ export function mapCheck(doc: string, files: readonly string[]): { missing: stri
   };
 }
 
+/** The files rule 6 covers: the shared rules and the plan controller's decision phases. */
+const PLAIN_FUNCTIONS = /^src\/(rules\/|plan-controller\/decide(\/|\.ts$))/;
+/** The plan controller's cache at the edge: the one place that keeps answers across reconciles. */
+const CACHE_DIR = 'src/plan-controller/cache/';
+/** A parameter that carries a memo or cache, by its name or its type. */
+const CACHE_WORD = /memo|cache/i;
+
+/** Rule 6, imports: a rule or decision phase importing the plan controller's cache (a type import counts). */
+export function cacheImports(file: string, imports: readonly Import[]): string[] {
+  if (!PLAIN_FUNCTIONS.test(file)) return [];
+  return imports
+    .filter((i) => i.target.startsWith(CACHE_DIR))
+    .map((i) => `${file} imports ${i.target}: the rules are plain functions; the cache hands them derived inputs`);
+}
+
+/** Rule 6, parameters: `file: function(parameter)` for each parameter named or typed as a memo or cache. */
+export function cacheParameters(file: string, text: string): string[] {
+  if (!PLAIN_FUNCTIONS.test(file)) return [];
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const out: string[] = [];
+  const names = (n: ts.BindingName): string[] =>
+    ts.isIdentifier(n) ? [n.text] : n.elements.flatMap((e) => (ts.isBindingElement(e) ? names(e.name) : []));
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node)) {
+      const named = node.name ?? (ts.isVariableDeclaration(node.parent) ? node.parent.name : undefined);
+      const fn = named && (ts.isIdentifier(named) || ts.isPrivateIdentifier(named)) ? named.text : '(anonymous)';
+      for (const p of node.parameters) {
+        const typed = p.type !== undefined && CACHE_WORD.test(p.type.getText(sf));
+        const hits = names(p.name).filter((n) => CACHE_WORD.test(n));
+        if (typed || hits.length > 0) out.push(`${file}: ${fn}(${ts.isIdentifier(p.name) ? p.name.text : hits.join(', ')})`);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return out;
+}
+
 const read = (f: string): Import[] => importsOf(f, readFileSync(path.join(root, f), 'utf8'));
 
 describe('architecture: the house rules (issue 43)', () => {
@@ -186,6 +227,13 @@ describe('architecture: the house rules (issue 43)', () => {
     expect(unmapped, 'in the tree, not in the map').to.deep.equal([]);
   });
 
+  it('caches at the edge: no rule or decision phase takes a memo or cache parameter or imports the cache', () => {
+    const plain = [...ruleFiles, ...sources('src/plan-controller')].filter((f) => PLAIN_FUNCTIONS.test(f));
+    expect(plain.length).to.be.greaterThan(20);
+    expect(plain.flatMap((f) => cacheImports(f, read(f)))).to.deep.equal([]);
+    expect(plain.flatMap((f) => cacheParameters(f, readFileSync(path.join(root, f), 'utf8')))).to.deep.equal([]);
+  });
+
   describe('each rule refuses a planted violation', () => {
     it('a map naming a file that is gone, and a file the map does not name', () => {
       const doc = '**Plan controller** (`src/plan-controller/`).\n| a | `controller.ts`, `gone.ts` |\n**Machine task controller**';
@@ -214,6 +262,19 @@ describe('architecture: the house rules (issue 43)', () => {
       const files = Array.from({ length: MAX_SIDE_BY_SIDE + 1 }, (_, i) => `src/plan-controller/f${i}.ts`);
       expect(crowded(files)).to.have.length(1);
       expect(crowded(files.slice(1))).to.deep.equal([]);
+    });
+
+    it('a rule or decision phase taking a memo, or importing the cache', () => {
+      const f = 'src/plan-controller/decide/x.ts';
+      expect(cacheParameters(f, 'export function a(snap: S, memo?: PlanCache): void {}')).to.deep.equal([`${f}: a(memo)`]);
+      expect(cacheParameters(f, 'export const b = (s: S, keep: DecideMemo) => s;')).to.deep.equal([`${f}: b(keep)`]);
+      expect(cacheParameters('src/rules/x.ts', 'function c(p: P, { only, memo }: R = {}) {}')).to.deep.equal(['src/rules/x.ts: c(memo)']);
+      expect(cacheParameters(f, 'export function d(snap: S, given: StanceInputs): void {}')).to.deep.equal([]);
+      expect(cacheParameters('src/plan-controller/cache/x.ts', 'function e(cache: PlanCache) {}')).to.deep.equal([]);
+      expect(cacheImports(f, [{ target: 'src/plan-controller/cache/plan-cache.ts', typeOnly: true }])).to.have.length(1);
+      expect(
+        cacheImports('src/plan-controller/controller.ts', [{ target: 'src/plan-controller/cache/decide.ts', typeOnly: false }]),
+      ).to.deep.equal([]);
     });
 
     it('an impure import in src/rules', () => {

@@ -10,8 +10,6 @@ import type { InvalidVerdict } from '../status.js';
 import { invalidVerdict } from '../status.js';
 import { validatePlan } from '../../rules/validate.js';
 import { machineState, planAge } from '../../rules/machines.js';
-import type { DecideMemo } from './memo.js';
-import { machineIndex, ownUpdates, soakCandidates } from './memo.js';
 import type { Mode } from './types.js';
 
 /** The plan's standing this reconcile: its own state, the gates, and the mode its targets are evaluated in. */
@@ -52,28 +50,52 @@ export interface PlanStance {
   machineByName: ReadonlyMap<string, KubeObject>;
 }
 
-/** Decides the plan's stance: valid or not, held by which gate, rolling out, holding or stopping (memo: decide/memo.ts). */
-export function decideStance(snap: PlanSnapshot, memo?: DecideMemo): PlanStance {
+/**
+ * What decideStance derives from the snapshot before it decides (stanceInputs); the plan controller's cache hands it
+ * these from the last reconcile's answers (src/plan-controller/cache/stance.ts), equal to stanceInputs'.
+ */
+export interface StanceInputs {
+  /** The plan's MachineUpdates by machine name (ownUpdates). */
+  mus: Map<string, MachineUpdate>;
+  /** The snapshot's machines by name. */
+  machineByName: ReadonlyMap<string, KubeObject>;
+  /** The soak gate at the snapshot's time. */
+  soak: SoakView;
+  /** validatePlan's problems. */
+  validation: string[];
+}
+
+/** The plan's MachineUpdates by machine name (the last one in snapshot order wins). */
+export function ownUpdates(mus: readonly MachineUpdate[], planName: string): Map<string, MachineUpdate> {
+  const map = new Map<string, MachineUpdate>();
+  for (const mu of mus) if (mu.spec.planName === planName) map.set(mu.spec.machineRef.name, mu);
+  return map;
+}
+
+/** decideStance's inputs derived from the snapshot. */
+export function stanceInputs(snap: PlanSnapshot): StanceInputs {
+  const mus = ownUpdates(snap.machineUpdates, snap.plan.metadata?.name ?? '');
+  const machineByName = new Map(snap.machines.map((m) => [m.metadata.name ?? '', m]));
+  const soak = soakGate(snap.plan, mus, snap.machines, new Date(snap.now), { machineByName });
+  return { mus, machineByName, soak, validation: validatePlan(snap) };
+}
+
+/** Decides the plan's stance: valid or not, held by which gate, rolling out, holding or stopping. */
+export function decideStance(snap: PlanSnapshot, given: StanceInputs = stanceInputs(snap)): PlanStance {
   const plan = snap.plan;
   const planName = plan.metadata?.name ?? '';
   const prev = plan.status ?? {};
   const now = new Date(snap.now);
   const generation = plan.metadata?.generation;
   const terminal = isTerminal(prev.updateStatus);
-  const soakKey = memo ? JSON.stringify([plan.metadata?.uid, generation, planName, prev.gateFailures ?? []]) : '';
-  if (memo) memo.delta = memo.soakRead = undefined;
-  // First: its scan of the lists against the last decision's (memo.delta) serves ownUpdates and machineIndex.
-  const only = memo && generation !== undefined ? soakCandidates(memo, soakKey, snap.machineUpdates, snap.machines) : undefined;
-  const mus = ownUpdates(snap.machineUpdates, planName, memo);
+  const { mus, machineByName, soak } = given; // one name index per decision (the soak gate, the aborts)
   const win = windowGate(plan, now);
-  const machineByName = machineIndex(snap.machines, memo); // one name index per decision (the soak gate, the aborts)
-  const soak = soakGate(plan, mus, snap.machines, now, { machineByName, memo, only });
   const alerts = alertGate(plan, snap.alerts, now, snap.alertGatePolicy);
   const startedBefore = !!prev.startTime || mus.size > 0;
   // Parameters nested absurdly deep would break every clone of the MachineUpdates and tasks they are copied into.
   // An invalid plan that never started ends (final for its generation, status.ts invalidVerdict).
   const verdict = invalidVerdict({
-    problems: [...validatePlan(snap, memo), ...parameterDepthProblems(plan), ...win.problems, ...soak.problems, ...alerts.problems],
+    problems: [...given.validation, ...parameterDepthProblems(plan), ...win.problems, ...soak.problems, ...alerts.problems],
     started: startedBefore,
     generation,
     prev,

@@ -1,11 +1,10 @@
 // Phase 5 of decidePlan: the plan's status from its target rows. The plan's updateStatus, the counters, the gates'
 // status fields, then every condition through the status language of status.ts. Pure.
-import type { InPlaceUpdatePlanStatus, MachineUpdate } from '../../api/index.js';
+import type { InPlaceUpdatePlanStatus } from '../../api/index.js';
 import { ConditionTypes, Reasons, UpdatePhase, isTerminal } from '../../api/index.js';
 import type { PlanSnapshot } from '../scope.js';
 import type { ReadyVerdict } from '../status.js';
 import { givenUpNote, givenUpOf, readyCondition, setPlanConditions, unreportedTaskNotes } from '../status.js';
-import type { DecideMemo } from './memo.js';
 import { windowStatus } from '../../rules/gates.js';
 import type { PlanStance } from './mode.js';
 import type { EvaluatedTarget } from './targets.js';
@@ -81,12 +80,15 @@ export function planStatusFields(snap: PlanSnapshot, s: PlanStance, progress: Pl
   return status;
 }
 
-/** Every condition of the plan; returns the Ready verdict too (its reason names the plan's Events). */
+/**
+ * Every condition of the plan; returns the Ready verdict too (its reason names the plan's Events). `unreported`: the
+ * "updater not reporting" notes of the plan's updates (unreportedTaskNotes; the plan controller's cache hands them in).
+ */
 export function planConditions(
   s: PlanStance,
   progress: PlanProgress,
   status: InPlaceUpdatePlanStatus,
-  memo?: DecideMemo,
+  unreported: string[] = unreportedTaskNotes(s.mus.values()),
 ): { conditions: NonNullable<InPlaceUpdatePlanStatus['conditions']>; ready: ReadyVerdict } {
   const { ordered, started, updateStatus } = progress;
   const { prev, terminal, valid, problems, waiting, paused, olderActive } = s;
@@ -116,7 +118,7 @@ export function planConditions(
     stoppedByAbort: s.phase === UpdatePhase.aborting,
     terminal,
     prevReady: prev.conditions?.find((c) => c.type === ConditionTypes.ready),
-    unreported: memo ? memoUnreported(memo, s.mus) : unreportedTaskNotes(s.mus.values()),
+    unreported,
     ...(status.givenUp ? { givenUp: givenUpNote(status.givenUp) } : {}),
   });
   const conditions = setPlanConditions(
@@ -140,36 +142,4 @@ export function planConditions(
     s.now,
   );
   return { conditions, ready };
-}
-
-/** unreportedTaskNotes with each MachineUpdate object's note kept in the memo (a condition search per update per reconcile). */
-function memoUnreported(memo: DecideMemo, mus: ReadonlyMap<string, MachineUpdate>): string[] {
-  const noteOf = (mu: MachineUpdate): string | null => {
-    let note = memo.unreported.get(mu);
-    if (note === undefined) memo.unreported.set(mu, (note = unreportedTaskNotes([mu])[0] ?? null));
-    return note;
-  };
-  const last = memo.unreportedLast;
-  const touched = memo.ownTouched;
-  memo.ownTouched = new Set();
-  // The same map as last time, patched in place by ownUpdates for `touched` only: when no update has a note (every
-  // updater reports, the common case) only those need a look. With notes, the full pass keeps the map's order.
-  if (last && touched && last.map === mus && memo.own?.map === mus) {
-    for (const n of touched) {
-      const mu = mus.get(n);
-      if (mu && noteOf(mu) !== null) last.withNote.add(n);
-      else last.withNote.delete(n);
-    }
-    if (last.withNote.size === 0) return [];
-  }
-  const out: string[] = [];
-  const withNote = new Set<string>();
-  for (const [n, mu] of mus) {
-    const note = noteOf(mu);
-    if (note === null) continue;
-    out.push(note);
-    withNote.add(n);
-  }
-  memo.unreportedLast = { map: mus, withNote };
-  return out;
 }

@@ -4,7 +4,6 @@
 import type { KubeObject, MachineUpdate, TargetKind } from '../../api/index.js';
 import { Annotations, Labels, MessageBudget, Reasons, UpdatePhase, boundMessage } from '../../api/index.js';
 import { cpReplicas, isDeleting, mdReplicas, nameOf } from '../../api/capi/index.js';
-import { OverlayMap } from '../../rules/gates.js';
 import { mdSurge } from '../../rules/concurrency.js';
 import { labelValue } from './names.js';
 import type { PlanSnapshot } from '../scope.js';
@@ -14,9 +13,6 @@ import { targetsOf } from '../../rules/validate.js';
 import type { PlanStance } from './mode.js';
 import { machineState, machinesByTarget, targetKey } from '../../rules/machines.js';
 import { failureNote } from './target-notes.js';
-import type { DecideMemo } from './memo.js';
-import { deepFreeze } from '../../runtime/pure/freeze.js';
-import { sameRefs } from '../../rules/memo.js';
 import { rolloutTarget } from './start.js';
 import { restoreSurge } from './surge.js';
 import type { MachineGroups, Mode, TargetCount, TargetEval, TargetReading, TargetScope, TargetSize, UpdateStatusValue } from './types.js';
@@ -27,51 +23,42 @@ export interface EvaluatedTarget {
   e: TargetEval;
 }
 
-/** The snapshot indexed by target for the evaluation of every target (memo: decide/memo.ts). */
-export function targetScope(snap: PlanSnapshot, s: PlanStance, memo?: DecideMemo): TargetScope {
+/**
+ * What targetScope derives from the snapshot and the stance (scopeInputs); the plan controller's cache hands it these
+ * patched from the last reconcile's (src/plan-controller/cache/targets.ts), equal to scopeInputs'.
+ */
+export interface ScopeInputs {
+  /** The cluster's machines by target key, each list sorted by name (machinesByTarget). */
+  machines: Map<string, KubeObject[]>;
+  /** The rollout's MachineUpdates per target key (groupTargetMus). */
+  targetMus: Map<string, MachineUpdate[]>;
+}
+
+/** targetScope's inputs derived from the snapshot and the stance. */
+export function scopeInputs(snap: PlanSnapshot, s: PlanStance): ScopeInputs {
+  return { machines: machinesByTarget(snap.plan.spec.clusterName, snap.machines), targetMus: groupTargetMus(s) };
+}
+
+/** The snapshot indexed by target for the evaluation of every target. */
+export function targetScope(snap: PlanSnapshot, s: PlanStance, given: ScopeInputs = scopeInputs(snap, s)): TargetScope {
   const plan = snap.plan;
-  // With a memo: the machines whose update counts under another target than theirs (labels changed since). Kept across
-  // decisions: only the updates and machines that are new objects (memo.delta) are looked at again.
-  const cluster = plan.spec.clusterName;
-  const crossOf = (name: string): boolean => {
-    const mu = s.rolloutMus.get(name);
-    return !!mu && targetOfMu(cluster, s.machineByName.get(name), mu.spec.target.kind, mu.spec.target.name);
-  };
-  const delta = memo?.delta;
-  const cross = memo && delta && memo.cross ? memo.cross : memo ? new Set<string>() : undefined;
-  if (memo && delta && memo.cross) {
-    const names = new Set<string>();
-    for (const i of delta.mus) names.add(snap.machineUpdates[i]!.spec.machineRef.name);
-    for (const i of delta.machines) names.add(snap.machines[i]!.metadata.name ?? '');
-    for (const n of memo.cross) names.add(n);
-    for (const n of names) {
-      if (crossOf(n)) cross!.add(n);
-      else cross!.delete(n);
-    }
-  }
-  const full = memo !== undefined && !(delta && memo.cross);
-  if (full) for (const mu of s.rolloutMus.values()) if (crossOf(mu.spec.machineRef.name)) cross!.add(mu.spec.machineRef.name);
-  if (memo) memo.cross = cross;
-  const crossTarget = (cross?.size ?? 0) > 0;
-  const targetMus = (memo && patchTargetMus(snap, s, memo)) ?? groupTargetMus(s, memo);
   // A machine at target counts as updated once the plan may start (or has started): a plan that waits, is paused or
   // invalid before starting reports nothing as done. spec.rerunMachinesAtTarget runs the updaters regardless.
   const skipping = plan.spec.rerunMachinesAtTarget !== true && (s.mayStart || s.startedBefore);
   return {
     snap,
-    machines: machinesByTarget(plan.spec.clusterName, snap.machines, memo),
-    targetMus,
+    machines: given.machines,
+    targetMus: given.targetMus,
     planName: s.planName,
     planLabel: labelValue(s.planName),
     halt: (plan.spec.failurePolicy ?? 'Halt') === 'Halt',
     mus: s.rolloutMus,
     atTarget: new Set(skipping ? (snap.atTarget ?? []) : []),
-    crossTarget,
   };
 }
 
-/** The rollout's MachineUpdates per target key, in the order of s.rolloutMus; with a memo, recorded for the patch. */
-function groupTargetMus(s: PlanStance, memo?: DecideMemo): Map<string, MachineUpdate[]> {
+/** The rollout's MachineUpdates per target key, in the order of s.rolloutMus. */
+export function groupTargetMus(s: PlanStance): Map<string, MachineUpdate[]> {
   const targetMus = new Map<string, MachineUpdate[]>();
   // Grouped by the raw target names first and keyed once per group (no `kind/name` string per MachineUpdate).
   const byKind = new Map<string, Map<string, MachineUpdate[]>>();
@@ -84,78 +71,11 @@ function groupTargetMus(s: PlanStance, memo?: DecideMemo): Map<string, MachineUp
     list.push(mu);
   }
   for (const [kind, names] of byKind) for (const [name, list] of names) targetMus.set(targetKey(kind as TargetKind, name), list);
-  if (memo) {
-    const where = new Map<string, readonly [string, number]>();
-    for (const [key, list] of targetMus) list.forEach((mu, i) => where.set(mu.spec.machineRef.name, [key, i]));
-    // The soak gate's substitutes (held, failed): read again next time, whether or not their update changed.
-    const subst = new Set<string>();
-    // The soak gate's overlay names them (every override is a new object); any other map is compared in full.
-    if (s.rolloutMus instanceof OverlayMap && s.rolloutMus.base === s.mus) for (const n of s.rolloutMus.overrides.keys()) subst.add(n);
-    else if (s.rolloutMus !== s.mus) for (const [n, mu] of s.rolloutMus) if (s.mus.get(n) !== mu) subst.add(n);
-    memo.targetMus = { own: s.mus, lists: targetMus, where, subst };
-  }
   return targetMus;
 }
 
-/**
- * groupTargetMus patched from the last decision's answer for the names whose entry may differ (memo.delta's updates, the
- * names the soak gate read, the soak's substitutes of last time): the lists of their targets are copied and changed,
- * every other list is the same array as last time (memoEvalTarget sees it unchanged at once). The names outside that
- * set hold the same objects (their update is the same object and no gate replaced it). Undefined (group afresh) on
- * the first decision, without a delta, when the plan's update map was rebuilt (its order may differ), or when an
- * update now names another target.
- */
-function patchTargetMus(snap: PlanSnapshot, s: PlanStance, memo: DecideMemo): Map<string, MachineUpdate[]> | undefined {
-  const last = memo.targetMus;
-  const delta = memo.delta;
-  const read = memo.soakRead;
-  // The same map object: ownUpdates patched it in place (existing names keep their order, new ones come last).
-  if (!last || !delta || !read || last.own !== s.mus) return undefined;
-  // The snapshot's changed updates first, in position order: the only source of new names, appended in map order.
-  const names = new Set<string>();
-  for (const i of delta.mus) names.add(snap.machineUpdates[i]!.spec.machineRef.name);
-  for (const n of last.subst) names.add(n);
-  for (const n of read) names.add(n);
-  const lists = new Map(last.lists);
-  const copied = new Set<MachineUpdate[]>();
-  const own = (key: string): MachineUpdate[] => {
-    const list = lists.get(key);
-    if (list && copied.has(list)) return list;
-    const c = list ? [...list] : [];
-    copied.add(c);
-    lists.set(key, c);
-    return c;
-  };
-  const where = last.where as Map<string, readonly [string, number]>;
-  const added: [string, readonly [string, number]][] = [];
-  for (const n of names) {
-    const mu = s.rolloutMus.get(n);
-    const at = where.get(n);
-    if (!mu) {
-      if (at) return undefined; // gone from the plan's updates (not a patch the store makes, but never trusted)
-      continue;
-    }
-    const key = targetKey(mu.spec.target.kind, mu.spec.target.name);
-    if (!at) {
-      const list = own(key);
-      added.push([n, [key, list.push(mu) - 1]]);
-      continue;
-    }
-    if (at[0] !== key) return undefined;
-    if (last.lists.get(key)![at[1]] !== mu) own(key)[at[1]] = mu;
-  }
-  for (const [n, at] of added) where.set(n, at);
-  for (const n of names) {
-    const mu = s.rolloutMus.get(n);
-    if (mu && s.mus.get(n) !== mu) last.subst.add(n);
-    else last.subst.delete(n);
-  }
-  memo.targetMus = { own: s.mus, lists, where, subst: last.subst };
-  return lists;
-}
-
 /** True when the machine is grouped (machinesByTarget) under another target than the update's. */
-function targetOfMu(clusterName: string, m: KubeObject | undefined, kind: string, name: string): boolean {
+export function targetOfMu(clusterName: string, m: KubeObject | undefined, kind: string, name: string): boolean {
   const labels = m?.metadata.labels;
   if (labels?.[Labels.clusterName] !== clusterName) return false;
   const cp = labels[Labels.controlPlaneName];
@@ -164,26 +84,24 @@ function targetOfMu(clusterName: string, m: KubeObject | undefined, kind: string
   return md !== undefined && (kind !== 'MachineDeployment' || md !== name);
 }
 
+/** Evaluates every target in ascending sequence groups; soak notes join the rows of a plan that is not stopping. */
+export function evaluateTargets(scope: TargetScope, s: PlanStance): EvaluatedTarget[] {
+  const ordered = inSequence(planTargets(scope.snap.plan), (t, reached) => evalTarget(scope, t, s.mode, reached));
+  return withSoakNotes(ordered, s);
+}
+
+/** The plan's targets that name one, in the plan's order. */
+export function planTargets(plan: PlanSnapshot['plan']): NamedTarget[] {
+  return targetsOf(plan).filter((t) => typeof t.target?.name === 'string');
+}
+
 /**
- * Evaluates every target in ascending sequence groups; soak notes join the rows of a plan that is not stopping. With a
- * memo, a target whose inputs are all the same objects as last time keeps its evaluation (memoEvalTarget).
+ * The targets evaluated in ascending sequence groups, returned in the plan's order: a group is reached (may start
+ * machines) only when every lower group is updated. `evaluate` is evalTarget for the scope and mode.
  */
-export function evaluateTargets(scope: TargetScope, s: PlanStance, memo?: DecideMemo): EvaluatedTarget[] {
-  const targets = targetsOf(scope.snap.plan).filter((t) => typeof t.target?.name === 'string');
+export function inSequence(targets: readonly NamedTarget[], evaluate: (t: NamedTarget, reached: boolean) => TargetEval): EvaluatedTarget[] {
   const sequences = [...new Set(targets.map((t) => t.target.sequence))].sort((a, b) => a - b);
   const evals = new Map<NamedTarget, TargetEval>();
-  if (memo) {
-    // The fast path of memoEvalTarget holds when this decision and the last one both had every update counted under its
-    // own target: a target's updates then cover what its machines' lookups would read. The at-target set is compared
-    // per target: the targets of the machines that joined or left it since the last decision are not fast.
-    memo.atDirty = atTargetDirty(scope, memo);
-    memo.fast = !scope.crossTarget && memo.lastCrossFree === true && memo.atDirty !== undefined;
-    memo.lastCrossFree = !scope.crossTarget;
-    memo.lastAtTarget = scope.atTarget;
-    // One name index of the MachineDeployments per decision (a search per target was O(targets²)).
-    memo.mdByName = new Map();
-    for (const o of scope.snap.machineDeployments) if (!memo.mdByName.has(nameOf(o))) memo.mdByName.set(nameOf(o), o);
-  }
   let lowerUpdated = true;
   const bySeq = new Map<number, NamedTarget[]>();
   for (const t of targets) {
@@ -193,46 +111,20 @@ export function evaluateTargets(scope: TargetScope, s: PlanStance, memo?: Decide
   }
   for (const seq of sequences) {
     const group = bySeq.get(seq)!;
-    for (const t of group)
-      evals.set(t, memo ? memoEvalTarget(memo, scope, t, s.mode, lowerUpdated) : evalTarget(scope, t, s.mode, lowerUpdated));
+    for (const t of group) evals.set(t, evaluate(t, lowerUpdated));
     lowerUpdated = lowerUpdated && group.every((t) => evals.get(t)!.row.updateStatus === 'updated');
   }
-  if (memo) {
-    const keys = new Set(targets.map((t) => targetKey(t.kind, t.target.name)));
-    for (const key of memo.targets.keys()) if (!keys.has(key)) memo.targets.delete(key);
-  }
-  const ordered = targets.map((t) => ({ t, e: evals.get(t)! }));
+  return targets.map((t) => ({ t, e: evals.get(t)! }));
+}
+
+/** The soak notes joined to the rows of their targets, unless the plan stops. */
+export function withSoakNotes(ordered: EvaluatedTarget[], s: PlanStance): EvaluatedTarget[] {
   if (!s.stopping)
     for (const { t, e } of ordered) {
       const notes = s.soak.soaking.get(targetKey(t.kind, t.target.name));
       if (notes) e.row.message = boundMessage([e.row.message, ...notes].filter((x) => x).join('; '), MessageBudget.status);
     }
   return ordered;
-}
-
-/**
- * The target keys whose machines' at-target membership may differ from the last decision's: the groups
- * (machinesByTarget, this decision's) of the names in one set and not the other. A name in no group is in no target's
- * machine list now, so a target that listed it last time has another list (no memo hit). Undefined (every target) on
- * the first decision or when the grouping's name index is not one-to-one (two machines of one name).
- */
-function atTargetDirty(scope: TargetScope, memo: DecideMemo): Set<string> | undefined {
-  const last = memo.lastAtTarget;
-  const byTarget = memo.byTarget;
-  if (!last || !byTarget || byTarget.out !== scope.machines) return undefined;
-  let grouped = 0;
-  for (const list of byTarget.out.values()) grouped += list.length;
-  if (grouped !== byTarget.where.size) return undefined;
-  const dirty = new Set<string>();
-  const mark = (name: string): void => {
-    const at = byTarget.where.get(name);
-    if (at) dirty.add(at[0]);
-  };
-  const now = scope.atTarget;
-  if (now === last) return dirty;
-  for (const n of now) if (!last.has(n)) mark(n);
-  for (const n of last) if (!now.has(n)) mark(n);
-  return dirty;
 }
 
 /** Counts a target's machines by state. */
@@ -355,7 +247,7 @@ function failedMessage(scope: TargetScope, c: TargetCount, halted: boolean): str
 }
 
 /** Evaluates one target: count, size, verdict, then what starts (rollout) and the surge's restore. */
-function evalTarget(scope: TargetScope, t: NamedTarget, mode: Mode, reached: boolean): TargetEval {
+export function evalTarget(scope: TargetScope, t: NamedTarget, mode: Mode, reached: boolean): TargetEval {
   const c = countTarget(scope, t);
   const size = sizeTarget(scope, t, c.current.length);
   const halted = isHalted(scope, c, size);
@@ -388,58 +280,4 @@ function evalTarget(scope: TargetScope, t: NamedTarget, mode: Mode, reached: boo
   message = restoreSurge(reading, mode, ev) ?? message;
   if (message) ev.row.message = boundMessage(message, MessageBudget.status);
   return ev;
-}
-
-/** The target's object as sizeTarget reads it (the first MachineDeployment of its name, as its search). */
-function ownerOf(scope: TargetScope, t: NamedTarget, memo: DecideMemo): KubeObject | undefined {
-  if (t.kind === 'ControlPlane') return scope.snap.controlPlane?.object;
-  return memo.mdByName?.get(t.target.name) ?? scope.snap.machineDeployments.find((o) => nameOf(o) === t.target.name);
-}
-
-/**
- * evalTarget through the memo. Its inputs: the plan (uid, generation: the target's spec, failure policy), the mode and
- * whether the sequence reached the target, the target's object, its machines, each machine's MachineUpdate and
- * at-target membership, and the target's MachineUpdates; all compared by identity, position by position. No clock.
- */
-function memoEvalTarget(memo: DecideMemo, scope: TargetScope, t: NamedTarget, mode: Mode, reached: boolean): TargetEval {
-  const plan = scope.snap.plan;
-  const generation = plan.metadata?.generation;
-  if (generation === undefined) return evalTarget(scope, t, mode, reached);
-  const tk = targetKey(t.kind, t.target.name);
-  const key = `${plan.metadata?.uid ?? ''}/${generation}/${scope.planName}/${mode}/${reached}`;
-  const owner = ownerOf(scope, t, memo);
-  const machines = scope.machines.get(tk) ?? [];
-  const targetMus = scope.targetMus.get(tk) ?? [];
-  const prev = memo.targets.get(tk);
-  let hit =
-    prev !== undefined &&
-    prev.key === key &&
-    prev.owner === owner &&
-    sameRefs(prev.machines, machines) &&
-    sameRefs(prev.targetMus, targetMus);
-  // Fast path (see evaluateTargets): the same machines and the same updates of the target read the same records, so no
-  // per-machine lookup; the entry's per-machine inputs stay those it was derived from (they are unchanged).
-  if (hit && memo.fast && !memo.atDirty!.has(tk)) {
-    memo.stats.targetHits++;
-    return { ...prev!.ev, row: { ...prev!.ev.row } };
-  }
-  const mus: (MachineUpdate | undefined)[] = new Array<MachineUpdate | undefined>(machines.length);
-  const atTarget: boolean[] = new Array<boolean>(machines.length);
-  for (let i = 0; i < machines.length; i++) {
-    const name = nameOf(machines[i]!);
-    mus[i] = scope.mus.get(name);
-    atTarget[i] = scope.atTarget.has(name);
-    if (hit && (mus[i] !== prev!.mus[i] || atTarget[i] !== prev!.atTarget[i])) hit = false;
-  }
-  let ev: TargetEval;
-  if (hit) {
-    memo.stats.targetHits++;
-    ev = prev!.ev;
-  } else {
-    memo.stats.targetMisses++;
-    ev = deepFreeze(evalTarget(scope, t, mode, reached));
-  }
-  memo.targets.set(tk, { key, owner, machines, mus, atTarget, targetMus, ev });
-  // The row is the caller's to annotate (soak notes, status); the rest is read-only.
-  return { ...ev, row: { ...ev.row } };
 }

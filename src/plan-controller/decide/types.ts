@@ -104,8 +104,6 @@ export interface TargetScope {
   mus: ReadonlyMap<string, MachineUpdate>;
   /** Machines already at target that count as updated (empty when the plan re-runs them or may not start). */
   atTarget: ReadonlySet<string>;
-  /** Some update counts for a machine grouped under another target (only computed with a decision memo). */
-  crossTarget?: boolean;
 }
 
 /** A target's machines counted by state (deleting machines left out, failures kept as history). */

@@ -5,7 +5,8 @@ import { KubeApiError } from '../../runtime/pure/errors.js';
 import { deepFreeze } from '../../runtime/pure/freeze.js';
 import type { KubeClient, Logger } from '../../runtime/pure/types.js';
 import type { PlanDecision } from '../decide.js';
-import { DecideMemo, machinesByTarget } from '../decide.js';
+import { PlanCache } from '../cache/plan-cache.js';
+import { groupsThrough } from '../cache/groups.js';
 import { actOwners, blockedTargets, ownerSteps, type OwnerDeps } from './owners-act.js';
 import { CLONED_FROM_NAME, PAUSED_BY_PLAN, carrierName, ownerValues } from '../../rules/owners.js';
 import type { PlanSnapshot } from '../scope.js';
@@ -172,24 +173,24 @@ describe('plan controller: owner steps over reconciles (reuse by identity)', () 
     return [...sets].sort();
   };
 
-  it("a machine that starts deleting is left out of its target's alignment while the other groups are reused (decision memo)", async () => {
-    const memo = new DecideMemo();
+  it("a machine that starts deleting is left out of its target's alignment while the other groups are reused (the plan cache)", async () => {
+    const memo = new PlanCache();
     const other = deepFreeze(machine('cluster1-md-1-0', { md: 'cluster1-md-1' }));
     const first = [inSet('cluster1-md-0-a', 'ms-a'), inSet('cluster1-md-0-b', 'ms-b'), other];
-    const g1 = machinesByTarget(CLUSTER, first, memo);
+    const g1 = groupsThrough(memo, CLUSTER, first);
     expect(await align(first, g1)).to.deep.equal(['ms-a', 'ms-b']);
     // Reconcile 2: the same groups (nothing changed) are reused as they were.
-    const g2 = machinesByTarget(CLUSTER, first, memo);
+    const g2 = groupsThrough(memo, CLUSTER, first);
     expect(g2.get('MachineDeployment/cluster1-md-0')).to.equal(g1.get('MachineDeployment/cluster1-md-0'));
     expect(await align(first, g2)).to.deep.equal(['ms-a', 'ms-b']);
     // Reconcile 3: ms-b's machine is being deleted (a new object in place of the old one): only its group is new.
     const second = [first[0]!, inSet('cluster1-md-0-b', 'ms-b', true), other];
-    const g3 = machinesByTarget(CLUSTER, second, memo);
+    const g3 = groupsThrough(memo, CLUSTER, second);
     expect(g3.get('MachineDeployment/cluster1-md-0')).to.not.equal(g1.get('MachineDeployment/cluster1-md-0'));
     expect(g3.get('MachineDeployment/cluster1-md-1')).to.equal(g1.get('MachineDeployment/cluster1-md-1'));
     expect(await align(second, g3)).to.deep.equal(['ms-a']);
     // Reconcile 4: it is back (deletion is not undone in CAPI, but the level must follow the objects either way).
-    const g4 = machinesByTarget(CLUSTER, first, memo);
+    const g4 = groupsThrough(memo, CLUSTER, first);
     expect(await align(first, g4)).to.deep.equal(['ms-a', 'ms-b']);
   });
 

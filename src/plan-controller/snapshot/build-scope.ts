@@ -6,7 +6,7 @@ import { clusterControlPlaneRef } from '../../api/capi/index.js';
 import { judgeTemplate } from '../../contract/index.js';
 import { labelValue } from '../decide/names.js';
 import { taskKindOfRef } from '../../rules/templates.js';
-import { changedAt } from '../../rules/memo.js';
+import { changedAt } from '../../rules/lists.js';
 import type { ControlPlaneLookup, TemplateLookup, TemplateRef } from '../../rules/inputs.js';
 import { templateRefsOf, unlookedTemplate } from '../../rules/inputs.js';
 import type { OwnFilterMemo, PlanSnapshot, ScopeReader } from '../scope.js';

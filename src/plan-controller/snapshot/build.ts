@@ -8,7 +8,8 @@ import { isNotFound, KubeApiError } from '../../runtime/pure/errors.js';
 import { settlesWithin } from '../../runtime/parallel.js';
 import type { ObjectKey, Store } from '../../runtime/pure/types.js';
 import { prestartCheck } from '../../effects/prestart.js';
-import { machinesAtTarget, referencedKinds, type RefLookup } from '../../rules/at-target.js';
+import { referencedKinds, type RefLookup } from '../../rules/at-target.js';
+import { atTargetThrough } from '../cache/at-target.js';
 import { ALERTS_POLL_MS } from '../../rules/gates.js';
 import type { AlertsRead, PrestartResult } from '../../rules/inputs.js';
 import { readAlerts, type GateSecret } from './alerts.js';
@@ -36,7 +37,7 @@ export async function buildSnapshot(deps: PlanDeps, state: PlanState, plan: InPl
     const refs = await refLookup(deps, plan, snap.machines, byClusterOf(deps));
     const memo = atTargetMemo(state);
     // The memo keeps the set of names with an update, patched for the updates that are new objects.
-    snap.atTarget = machinesAtTarget(plan, snap.machines, refs.lookup, memo.excluded(snap.machineUpdates), { memo, stamp: refs.stamp });
+    snap.atTarget = atTargetThrough(plan, snap.machines, refs.lookup, memo.excluded(snap.machineUpdates), { memo, stamp: refs.stamp });
     snap.refObjects = refs.lookup;
   } else state.atTarget = undefined;
   const prestart = await prestartFor(deps, state, snap);

@@ -5,8 +5,8 @@
 // provider kinds that failed) are not here: they are keyed by kind, not plan (PlanDeps).
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../../api/index.js';
 import { isTerminal } from '../../api/index.js';
-import { DecideMemo } from '../decide/memo.js';
-import { AtTargetMemo } from '../../rules/at-target.js';
+import { PlanCache } from '../cache/plan-cache.js';
+import { AtTargetMemo } from '../cache/at-target.js';
 import type { AlertsRead, PrestartResult } from '../../rules/inputs.js';
 import type { CountedRows } from '../decide/status-write.js';
 
@@ -21,10 +21,10 @@ export interface PlanState {
   /** Machines-at-target memo (at-target.ts) while the plan is active. */
   atTarget?: AtTargetMemo;
   /**
-   * Decision memo (decide/memo.ts) while the plan is active: a reconcile re-derives only the targets whose objects
+   * Decision cache (cache/plan-cache.ts) while the plan is active: a reconcile re-derives only the targets whose objects
    * changed. A pure cache (a restart, with none, decides the same); dropped once the plan ended.
    */
-  decide?: DecideMemo;
+  decide?: PlanCache;
   /**
    * The last read of the alert gate, with its time and what it read (uid, url, Secret): reused until ALERTS_POLL_MS
    * later, so the endpoint is read once per interval whatever wakes the plan meanwhile.
@@ -73,14 +73,14 @@ export class PlanStates {
 export const planKey = (ns: string, name: string): string => `${ns}/${name}`;
 
 /** The plan's decision memo (a new state for a plan recreated under the same name); none once the plan ended. */
-export function decideMemo(state: PlanState, plan: InPlaceUpdatePlan & KubeObject): DecideMemo | undefined {
+export function decideMemo(state: PlanState, plan: InPlaceUpdatePlan & KubeObject): PlanCache | undefined {
   // An ended plan reconciles rarely (cleanup, its finalizer): the memo's lists of the cluster's machines would be held
   // for nothing.
   if (isTerminal(plan.status?.updateStatus)) {
     state.decide = undefined;
     return undefined;
   }
-  return (state.decide ??= new DecideMemo());
+  return (state.decide ??= new PlanCache());
 }
 
 /** The plan's machines-at-target memo. */

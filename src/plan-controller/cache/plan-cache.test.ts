@@ -1,17 +1,21 @@
 import { expect } from 'chai';
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../../api/index.js';
 import { Annotations, Labels } from '../../api/index.js';
-import { DecideMemo, decidePlan, machinesByTarget } from '../decide.js';
+import { decidePlan, machinesByTarget } from '../decide.js';
+import { PlanCache, decideThroughCache } from './decide.js';
+import { groupsThrough } from './groups.js';
+import { ownUpdates as plainOwnUpdates } from '../decide/mode.js';
 import type { PlanDecision } from '../decide.js';
-import { labelValue, machineUpdateName } from './names.js';
+import { labelValue, machineUpdateName } from '../decide/names.js';
 import { kcp, machines, md, mu, plan, snapshot, started, target, versionUpdater } from '../testkit.js';
 import { deepFreeze } from '../../runtime/pure/freeze.js';
-import { machineIndex, ownUpdates, soakCandidates } from './memo.js';
-import { AtTargetMemo, machinesAtTarget } from '../../rules/at-target.js';
+import { machineIndex, ownUpdates, soakCandidates } from './stance.js';
+import { machinesAtTarget } from '../../rules/at-target.js';
+import { AtTargetMemo, atTargetThrough } from './at-target.js';
 import { ownMachineUpdates, type OwnFilterMemo } from '../scope.js';
 import { machine } from '../testkit.js';
 
-// The decision memo is a pure cache: a decision through it must equal the decision without it, reconcile after
+// The plan cache is a pure cache: a decision through it must equal the decision without it, reconcile after
 // reconcile, while the world changes the way the informer stores change it (changed objects are new frozen objects,
 // unchanged ones the same). A memo entry kept past a change of any input it read fails these comparisons.
 
@@ -122,16 +126,16 @@ function upgradeWorld(mds: ReturnType<typeof target>[], perMd: number): World {
 }
 
 /** Decides with and without the memo and requires the same decision; returns it. */
-function check(w: World, memo: DecideMemo, step: string, restarted?: DecideMemo): PlanDecision {
+function check(w: World, memo: PlanCache, step: string, restarted?: PlanCache): PlanDecision {
   const fresh = decidePlan(snapOf(w));
-  const memoised = decidePlan(snapOf(w), memo);
+  const memoised = decideThroughCache(snapOf(w), memo);
   expect(memoised, `step ${step}`).to.deep.equal(fresh);
   // A controller restarted mid-rollout starts with an empty memo: from then on it decides the same too.
-  if (restarted) expect(decidePlan(snapOf(w), restarted), `step ${step} (restarted)`).to.deep.equal(fresh);
+  if (restarted) expect(decideThroughCache(snapOf(w), restarted), `step ${step} (restarted)`).to.deep.equal(fresh);
   return fresh;
 }
 
-describe('decision memo (decide/memo.ts)', () => {
+describe('the plan cache (cache/): decisions through it equal plain decisions', () => {
   it('decides as a fresh decision over a rollout where machines finish, go away, scale, fail, and the plan is patched', () => {
     const mdNames = ['cluster1-md-0', 'cluster1-md-1', 'cluster1-md-2'];
     const p = plan({
@@ -148,12 +152,12 @@ describe('decision memo (decide/memo.ts)', () => {
       mus: [],
       clock: 0,
     };
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     const statuses = new Set<string>();
     let verified = false;
     let failedOne = false;
     let regressed = false;
-    const restarted = new DecideMemo();
+    const restarted = new PlanCache();
     for (let step = 0; step < 40; step++) {
       const again = step >= 9 ? restarted : undefined;
       const d = check(w, memo, String(step), again);
@@ -246,9 +250,9 @@ describe('decision memo (decide/memo.ts)', () => {
       ...machines('cluster1-md-0', 3, { md: 'cluster1-md-0' }),
       ...machines('cluster1-md-1', 3, { md: 'cluster1-md-1' }),
     ]);
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     const same = (list: KubeObject[], step: string): Map<string, KubeObject[]> => {
-      const out = machinesByTarget('cluster1', list, memo);
+      const out = groupsThrough(memo, 'cluster1', list);
       expect(out, step).to.deep.equal(machinesByTarget('cluster1', list));
       return out;
     };
@@ -298,7 +302,7 @@ describe('decision memo (decide/memo.ts)', () => {
       mus: [...cpMus, own('cluster1-md-0-0'), own('cluster1-md-0-1')],
       clock: 0,
     };
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     const steps: string[][] = [];
     const step = (name: string): PlanDecision => {
       const d = check(w, memo, name);
@@ -340,7 +344,7 @@ describe('decision memo (decide/memo.ts)', () => {
       mus: cpMus,
       clock: 0,
     };
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     check(w, memo, 'first');
     expect(memo.stats).to.include({ targetHits: 0, targetMisses: 3 });
     check(w, memo, 'same');
@@ -349,6 +353,15 @@ describe('decision memo (decide/memo.ts)', () => {
     const w2 = { ...w, machines: change(w.machines, 'cluster1-md-1-0', (m) => (m.metadata.resourceVersion = '9')) };
     check(w2, memo, 'md-1 changed');
     expect(memo.stats).to.include({ targetHits: 5, targetMisses: 4 });
+    // md-0's MachineDeployment changed (maxUnavailable 2: both its machines may start), none of its machines: md-0
+    // alone is evaluated again, and what it starts shows it.
+    const wider = deepFreeze(md('cluster1-md-0', { maxUnavailable: 2 }));
+    const w3 = { ...w2, mds: [wider, w2.mds[1]!] };
+    const before = check(w2, memo, 'md-1 changed, again');
+    const after = check(w3, memo, 'md-0 paused');
+    expect(memo.stats).to.include({ targetHits: 10, targetMisses: 5 });
+    const md0 = (d: PlanDecision): string[] => d.create.filter((c) => c.target.name === 'cluster1-md-0').map((c) => c.machine);
+    expect([md0(before).length, md0(after).length]).to.deep.equal([1, 2]);
   });
 
   it("re-checks the upgrade rules when a machine's version changes, and only then", () => {
@@ -364,7 +377,7 @@ describe('decision memo (decide/memo.ts)', () => {
       mus: [],
       clock: 0,
     };
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     expect(check(w, memo, 'first').problems).to.deep.equal([]);
     // A status-only change of a machine: the rules' facts are the same, the answer is reused.
     const w2 = { ...w, machines: change(w.machines, 'cluster1-md-0-1', (m) => (m.metadata.resourceVersion = '5')) };
@@ -397,7 +410,7 @@ describe('decision memo (decide/memo.ts)', () => {
       mus: [...cpMus, cross],
       clock: 0,
     };
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     check(w, memo, 'cross 1');
     check(w, memo, 'cross 2');
     // The update goes away: md-1's machines and updates are the same objects, yet its machine's record is gone.
@@ -423,7 +436,7 @@ describe('decision memo (decide/memo.ts)', () => {
       mus: [...cpMus, own],
       clock: 0,
     };
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     check(w, memo, 'own 1');
     check(w, memo, 'own 2');
     // The machine moves to md-0 (only its labels change, in place): its md-1 update now counts for md-0's machine.
@@ -441,7 +454,7 @@ describe('decision memo (decide/memo.ts)', () => {
       responsibilities: [{ selectResource: 'Machine', path: '/metadata/labels/x', value: 'y' }],
     });
     let w = upgradeWorld([target('cluster1-md-0', 2, [other]), target('cluster1-md-1', 2, [other]), target('cluster1-md-2', 2)], 2);
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     const seen: string[][] = [];
     const step = (name: string): void => void seen.push(check(w, memo, name).problems);
     step('start');
@@ -468,9 +481,9 @@ describe('decision memo (decide/memo.ts)', () => {
     });
     // md-1 sets no version of its own: the skew rule reads its workers' versions against the control plane's.
     let w = upgradeWorld([target('cluster1-md-0', 2, V31), target('cluster1-md-1', 2, [other]), target('cluster1-md-2', 2, V31)], 3);
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     // A controller restarted mid-rollout (below): its empty memo decides the same from then on.
-    const restart: { memo?: DecideMemo } = {};
+    const restart: { memo?: PlanCache } = {};
     const rules = (name: string): string[] => check(w, memo, name, restart.memo).problems.filter((x) => /breaks upgrade rule/.test(x));
     expect(rules('start')).to.deep.equal([]);
     // Commits: md-0's and md-2's machines move to the plan's version one by one (each a miss, no problem).
@@ -481,7 +494,7 @@ describe('decision memo (decide/memo.ts)', () => {
     // A version change that creates a problem in md-2 (a downgrade), with md-0 unchanged, then clears it.
     w = { ...w, machines: change(w.machines, 'cluster1-md-2-1', version('v1.32.0')) };
     expect(rules('md-2 newer').join()).to.match(/machineDeployment cluster1-md-2 updater .*no-downgrade.*cluster1-md-2-1 runs v1\.32\.0/);
-    restart.memo = new DecideMemo();
+    restart.memo = new PlanCache();
     w = { ...w, machines: change(w.machines, 'cluster1-md-2-1', version('v1.31.0')) };
     expect(rules('md-2 back')).to.deep.equal([]);
     // Skew: md-1's last worker, then its first, fall out of range; the problem names the first of them in order.
@@ -532,8 +545,8 @@ describe('decision memo (decide/memo.ts)', () => {
       mus: [...cpMus, upd('cluster1-md-0-0', 'updated', 'cluster1-md-0', -MIN), upd('cluster1-md-0-1', 'updating', 'cluster1-md-0')],
       clock: 0,
     };
-    const memo = new DecideMemo();
-    const restart: { memo?: DecideMemo } = {};
+    const memo = new PlanCache();
+    const restart: { memo?: PlanCache } = {};
     const rows = (name: string): string =>
       JSON.stringify(
         check(w, memo, name, restart.memo).status.targets?.map((t) => [t.name, t.updateStatus, t.updated, t.updating, t.failed]),
@@ -544,7 +557,7 @@ describe('decision memo (decide/memo.ts)', () => {
     // md-0-1 finishes: held in its soak as md-0-0 is (the gate's stand-ins are new objects every decision).
     w = { ...w, mus: replace(upd('cluster1-md-0-1', 'updated', 'cluster1-md-0', 0)) };
     rows('second held');
-    restart.memo = new DecideMemo();
+    restart.memo = new PlanCache();
     w = { ...w, clock: 2 * MIN };
     rows('still held');
     // Both soaks end: the stand-ins give way to the updates themselves.
@@ -603,19 +616,19 @@ describe('decision memo (decide/memo.ts)', () => {
   };
 
   it("keeps the plan's updates by machine as a fresh pass does, patched for the updates that are new objects", () => {
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     let kept: Map<string, MachineUpdate> | undefined;
     let patched = 0;
     for (const { step, mus } of muSequence()) {
       const out = ownUpdates(mus, 'p1', memo);
       // Same entries in the same order (the soak gate reads them in map order).
-      expect([...out], step).to.deep.equal([...ownUpdates(mus, 'p1')]);
+      expect([...out], step).to.deep.equal([...plainOwnUpdates(mus, 'p1')]);
       if (out === kept) patched++;
       kept = out;
     }
     expect(patched, 'patched rather than rebuilt').to.be.greaterThan(2);
     // Another plan's name reads afresh.
-    expect([...ownUpdates(muSequence()[0]!.mus, 'p2', memo)]).to.deep.equal([...ownUpdates(muSequence()[0]!.mus, 'p2')]);
+    expect([...ownUpdates(muSequence()[0]!.mus, 'p2', memo)]).to.deep.equal([...plainOwnUpdates(muSequence()[0]!.mus, 'p2')]);
   });
 
   it('excludes the machines with an update from machines at target as a fresh set does, the set patched in place', () => {
@@ -632,7 +645,7 @@ describe('decision memo (decide/memo.ts)', () => {
       if (exclude === kept) patched++;
       kept = exclude;
       expect(
-        machinesAtTarget(p, machinesNow, () => undefined, exclude, { memo }),
+        atTargetThrough(p, machinesNow, () => undefined, exclude, { memo }),
         step,
       ).to.deep.equal(machinesAtTarget(p, machinesNow, () => undefined, new Set(mus.map(nameOfMu))));
       // A machine unrelated to the updates changes now and then (a new object at the same place).
@@ -641,17 +654,17 @@ describe('decision memo (decide/memo.ts)', () => {
     expect(patched, 'patched rather than rebuilt').to.be.greaterThan(2);
     // A caller passing its own set in between: the next call with the memo's set does not trust what it added.
     const mus = muSequence()[0]!.mus;
-    machinesAtTarget(p, ms, () => undefined, memo.excluded(mus), { memo });
-    machinesAtTarget(p, ms, () => undefined, new Set(), { memo });
+    atTargetThrough(p, ms, () => undefined, memo.excluded(mus), { memo });
+    atTargetThrough(p, ms, () => undefined, new Set(), { memo });
     const more = [...mus, deepFreeze(mu('md-6', 'updating', { target: 'cluster1-md-0' }))];
-    expect(machinesAtTarget(p, ms, () => undefined, memo.excluded(more), { memo })).to.deep.equal(
+    expect(atTargetThrough(p, ms, () => undefined, memo.excluded(more), { memo })).to.deep.equal(
       machinesAtTarget(p, ms, () => undefined, new Set(more.map(nameOfMu))),
     );
     // The other way round: the caller's own set twice, the memo's set patched in between (not the caller's set).
     const own = new Set(mus.map(nameOfMu));
-    machinesAtTarget(p, ms, () => undefined, own, { memo });
+    atTargetThrough(p, ms, () => undefined, own, { memo });
     memo.excluded([...more, deepFreeze(mu('md-5', 'updating', { target: 'cluster1-md-0' }))]);
-    expect(machinesAtTarget(p, ms, () => undefined, own, { memo })).to.deep.equal(machinesAtTarget(p, ms, () => undefined, own));
+    expect(atTargetThrough(p, ms, () => undefined, own, { memo })).to.deep.equal(machinesAtTarget(p, ms, () => undefined, own));
   });
 
   it("filters the store's list to the plan's own updates as a fresh filter does, patching the last answer", () => {
@@ -691,7 +704,7 @@ describe('decision memo (decide/memo.ts)', () => {
   it("takes a pass's changed positions from the soak gate's scan only when it compared the same two lists", () => {
     const ms = deepFreeze(Array.from({ length: 4 }, (_, i) => machine(`md-${i}`, { md: 'cluster1-md-0' })));
     const mus = deepFreeze([mu('md-0', 'updating', { target: 'cluster1-md-0' }), mu('md-1', 'updating', { target: 'cluster1-md-0' })]);
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     soakCandidates(memo, 'k', mus, ms);
     ownUpdates(mus, 'p1', memo);
     machineIndex(ms, memo);
@@ -709,7 +722,7 @@ describe('decision memo (decide/memo.ts)', () => {
     const ms3 = deepFreeze([machine('md-0', { md: 'cluster1-md-0', version: 'v9' }), ...ms2.slice(1)]);
     expect(ownUpdates(mus3, 'p1', memo).get('md-0')).to.equal(mus3[0]);
     expect(machineIndex(ms3, memo).get('md-0')).to.equal(ms3[0]);
-    expect([...ownUpdates(mus3, 'p1', memo)]).to.deep.equal([...ownUpdates(mus3, 'p1')]);
+    expect([...ownUpdates(mus3, 'p1', memo)]).to.deep.equal([...plainOwnUpdates(mus3, 'p1')]);
   });
   it('reports an updater that stops or starts reporting as a fresh decision does, notes kept per update', () => {
     const mdNames = ['cluster1-md-0', 'cluster1-md-1'];
@@ -722,7 +735,7 @@ describe('decision memo (decide/memo.ts)', () => {
       mus: [],
       clock: 0,
     };
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     const ready = (d: PlanDecision): string => d.status.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
     // The control plane's updates, then the first machine of each MachineDeployment in flight.
     for (let i = 0; i < 6 && !w.mus.some((x) => x.status?.updateStatus === 'updating'); i++) {
@@ -765,7 +778,7 @@ describe('decision memo (decide/memo.ts)', () => {
       return deepFreeze(x);
     };
     const ms = deepFreeze([machine('md-0', { md: 'cluster1-md-0' }), machine('md-1', { md: 'cluster1-md-0' })]);
-    const memo = new DecideMemo();
+    const memo = new PlanCache();
     const a = [m('md-0'), m('md-1')];
     soakCandidates(memo, 'k', ownMachineUpdates(a, mine, memo.ownFilter), ms);
     // Two filters between two decisions: the last one patched from a list the soak gate never saw.
