@@ -115,7 +115,10 @@ async function prestartFor(deps: PlanDeps, state: PlanState, snap: PlanSnapshot)
     async get(ns, ref) {
       const cached = await uncached(() => cachedKind(deps, ref));
       if (cached) return cached.typed(cached.store.peek(ns, ref.name));
-      return uncached(async () => deps.client.get(await deps.client.resolve(ref.apiGroup, ref.kind), ns, ref.name));
+      // Not cached (not served, or not listable): read live, so that a refusal is reported as one (it names the
+      // resource the plan controller is not granted), not as an object that is missing.
+      const res = await uncached(() => deps.client.resolve(ref.apiGroup, ref.kind));
+      return res ? deps.client.get(res, ns, ref.name) : undefined;
     },
   });
   state.prestart = { generation, at: Date.now(), result };
