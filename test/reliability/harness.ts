@@ -86,10 +86,17 @@ export function startProcs(w: World, specs: ProcSpec[]): Proc[] {
   return ps;
 }
 
+/** An `inplace run` without a namespace: its controllers watch (and act in) every namespace of the cluster. */
+function isClusterWide(s: ProcSpec): boolean {
+  return 'inplace' in s && s.inplace[0] === 'run' && !s.inplace.some((a) => a === '-n' || a.startsWith('--namespace'));
+}
+
 /** Stops every process and the env; removes the process logs unless INPLACE_RELIABILITY_KEEP_LOGS is set. */
 export async function stopWorld(w: World | undefined): Promise<void> {
   if (!w) return;
   await Promise.all(w.procs.map((p) => p.stop(3000)));
+  // A process started without --namespace watched the whole cluster, other suites' namespaces being deleted too.
+  if (w.procs.some((p) => isClusterWide(p.spec))) await w.env.releaseTerminatingTestNamespaces();
   await w.env.stop();
   if (process.env['INPLACE_RELIABILITY_KEEP_LOGS']) process.stdout.write(`      process logs kept in ${w.logDir}\n`);
   else rmSync(w.logDir, { recursive: true, force: true });

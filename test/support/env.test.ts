@@ -5,7 +5,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { CustomResourceDefinitions, Namespaces, type KubeObject } from '../../src/api/index.js';
+import {
+  API_VERSION,
+  CustomResourceDefinitions,
+  Finalizers,
+  InPlaceUpdatePlans,
+  Namespaces,
+  type KubeObject,
+} from '../../src/api/index.js';
 import { startLocalApiServer, type LocalApiServer } from '../../tools/local-apiserver/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../../src/runtime/client.js';
 import { ExistingCrdMismatchError } from './crds.js';
@@ -120,5 +127,45 @@ describe('test env on a real cluster (INPLACE_TEST_KUBECONFIG) touches only what
     expect((caught as Error).message).to.match(/examplecontrolplanes\.controlplane\.example\.dev: version v1alpha1: schema differs/);
     const now = await admin.get(CustomResourceDefinitions, undefined, pre.metadata.name!);
     expect(now?.metadata.resourceVersion).to.equal(pre.metadata.resourceVersion);
+  });
+
+  it("after a suite's cluster-wide controllers stop, frees only the other test namespaces being deleted that they held", async () => {
+    // The platform's plan kind; the namespaces play: an earlier suite's, being deleted, whose plan a cluster-wide
+    // controller took a finalizer on after that suite had released it; a live suite's; someone else's, being deleted.
+    const earlier = await startTestEnv({ crds: PROJECT_CRDS });
+    const live = await startTestEnv();
+    const [gone, running] = [await earlier.newNamespace('earlier'), await live.newNamespace('live')];
+    await admin.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'someone-elses' } });
+    const held = (ns: string): KubeObject => ({
+      apiVersion: API_VERSION,
+      kind: InPlaceUpdatePlans.kind,
+      metadata: { name: 'p1', namespace: ns, finalizers: [Finalizers.plan] },
+      spec: {
+        clusterName: 'c1',
+        controlPlane: {
+          name: 'c1-cp',
+          sequence: 1,
+          updaters: [
+            { name: 'u', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] },
+          ],
+        },
+      },
+    });
+    for (const ns of [gone, running, 'someone-elses']) await admin.create(InPlaceUpdatePlans, held(ns));
+    for (const ns of [gone, 'someone-elses']) await admin.delete(Namespaces, undefined, ns);
+    const terminating = async (ns: string): Promise<boolean> =>
+      (await admin.get<KubeObject>(Namespaces, undefined, ns))?.metadata.deletionTimestamp !== undefined;
+    expect(await terminating(gone), 'held by the plan').to.equal(true);
+
+    const wide = await startTestEnv();
+    await wide.releaseTerminatingTestNamespaces();
+    await waitFor(async () => (await admin.get(Namespaces, undefined, gone)) === undefined, {
+      timeoutMs: 30_000,
+      message: `namespace ${gone} gone`,
+    });
+    expect((await admin.get<KubeObject>(InPlaceUpdatePlans, running, 'p1'))?.metadata.finalizers).to.deep.equal([Finalizers.plan]);
+    expect(await terminating('someone-elses'), 'a namespace the tests did not create').to.equal(true);
+    expect((await admin.get<KubeObject>(InPlaceUpdatePlans, 'someone-elses', 'p1'))?.metadata.finalizers).to.deep.equal([Finalizers.plan]);
+    for (const e of [wide, live, earlier]) await e.stop();
   });
 });

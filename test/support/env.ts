@@ -46,6 +46,12 @@ export interface TestEnv {
   installCrds(paths: string[]): Promise<void>;
   /** installCrds for CRD objects a test builds (labelled as the tests' own, so that `npm run test:real` removes them). */
   installCrdObjects(crds: readonly KubeObject[]): Promise<void>;
+  /**
+   * After the suite's cluster-wide controllers stopped (real cluster): takes the platform's finalizer off the plans of
+   * other test namespaces being deleted. Their suites released them before deleting, so the finalizer can only come
+   * from this suite's controllers, which saw every namespace and stopped before the namespace controller reached them.
+   */
+  releaseTerminatingTestNamespaces(): Promise<void>;
   /** Deletes the namespaces it created, closes the client and (local) the API server. */
   stop(): Promise<void>;
 }
@@ -199,6 +205,15 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
         );
       }
       client.invalidateDiscovery();
+    },
+
+    async releaseTerminatingTestNamespaces(): Promise<void> {
+      if (!realPath) return;
+      const all = (await client.list(Namespaces, undefined, { labelSelector: TEST_LABEL })).items;
+      for (const n of all) {
+        const name = n.metadata.name!;
+        if (n.metadata.deletionTimestamp && !namespaces.includes(name)) await releasePlatformFinalizers(client, name);
+      }
     },
 
     async stop(): Promise<void> {
