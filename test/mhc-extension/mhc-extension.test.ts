@@ -228,9 +228,11 @@ describe('mhc-extension (integration)', function () {
   it('does not remediate when the budget is exhausted, and records RemediationBlocked', async () => {
     await setUp({ timeout: '2s', max: 1 });
     const [a, b] = workers;
-    const muA = await startUpdate(c, a!, { startedMsAgo: 10_000 });
-    // b's timeout is a minute away: it stays within it however slow the machine is.
+    // b's timeout is a minute away: it stays within it however slow the machine is. The extension must have seen b
+    // under update (it protects b) before a's update exists: seen alone, a would fit the budget and be remediated.
     await startUpdate(c, b!, { startedMsAgo: -60_000 });
+    await waitFor(async () => (await annotations(c, b!))[S] !== undefined || undefined, { message: 'b protected' });
+    const muA = await startUpdate(c, a!, { startedMsAgo: 10_000 });
     const cond = await waitFor(
       async () => {
         const x = await healthCondition(c, muA);
@@ -248,9 +250,11 @@ describe('mhc-extension (integration)', function () {
   it("remediates a blocked machine once the budget frees (another machine's update ends)", async () => {
     await setUp({ timeout: '2s', max: 1 });
     const [a, b] = workers;
-    const muA = await startUpdate(c, a!, { startedMsAgo: 10_000 });
-    // b's timeout is a minute away, so no timer wakes the extension before the test ends.
+    // b's timeout is a minute away, so no timer wakes the extension before the test ends. As above, b is seen under
+    // update before a's update exists.
     const muB = await startUpdate(c, b!, { startedMsAgo: -60_000 });
+    await waitFor(async () => (await annotations(c, b!))[S] !== undefined || undefined, { message: 'b protected' });
+    const muA = await startUpdate(c, a!, { startedMsAgo: 10_000 });
     await waitFor(async () => ((await healthCondition(c, muA))?.message ?? '').includes('remediation blocked') || undefined, {
       message: 'a blocked',
     });
