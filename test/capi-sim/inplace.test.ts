@@ -424,7 +424,7 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
       // Paced by the rollout's speed (maxSurge + maxUnavailable = 1): one machine in update at a time.
       const seq = ext.updateMachineCalls();
       const order = seq.filter((n, i) => i === 0 || seq[i - 1] !== n);
-      expect(order).to.have.length(3);
+      expect(order, `UpdateMachine calls: ${seq.join(', ')}`).to.have.length(3);
       const req = ext.calls.find((c) => c.path.endsWith('/canupdatemachineset/can-update-machineset'))!.body;
       expect(req['kind']).to.equal('CanUpdateMachineSetRequest');
     });

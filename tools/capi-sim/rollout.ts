@@ -323,7 +323,10 @@ export function decideMdRollout(
       cleanup -= down;
     }
     const available = live.reduce((a, v) => a + v.available, 0);
-    const updating = live.reduce((a, v) => a + (v.updating ?? 0), 0);
+    // An old set's machines above its replicas are about to move (the set has not started their move yet): a second
+    // pass before it did must not spend the pace again, or two machines would be in update at once.
+    const aboutToMove = olds.reduce((a, v) => a + Math.max(0, v.machines - rep(v.set) - (v.updating ?? 0)), 0);
+    const updating = live.reduce((a, v) => a + (v.updating ?? 0), 0) + aboutToMove;
     let budget = opts.nonDisruptive
       ? Math.max(0, Math.max(1, maxSurge + maxUnavailable) - updating)
       : Math.max(0, available - minAvailable);
