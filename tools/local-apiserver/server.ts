@@ -401,7 +401,9 @@ export class Handler {
     }
     let segs: string[];
     try {
-      segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+      // Decoded only when something is percent-encoded (rare in resource paths): decoding costs a call per segment.
+      const parts = path.split('/').filter(Boolean);
+      segs = path.includes('%') ? parts.map(decodeURIComponent) : parts;
     } catch {
       throw resourceNotFound();
     }
