@@ -1,6 +1,7 @@
 // Benchmark of the local API server over its real HTTPS protocol: create, update and watch fan-out (10 watchers)
 // throughput at the given object counts, and heap per 10,000 stored objects.
 // Run: node --expose-gc --import tsx bench/local-apiserver.ts [sizes...]   (default 10000 100000)
+// The server's own CPU per request, in its own process: node --import tsx bench/local-apiserver.ts --server-process [n] (below).
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import { existsSync, readFileSync } from 'node:fs';
@@ -192,7 +193,135 @@ export async function benchLocalApiServer(sizes: number[]): Promise<object> {
   };
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+// ---------------------------------------------------------------------------------------------------------------
+// CPU of the API server alone, per request: `inplace local-apiserver` (HTTPS, its defaults) in its own process, as the
+// campaign bench runs it, driven by this process; CPU from /proc/<pid>/stat per phase, so the client's work is not
+// counted. The writes are a controller's (Machine creates, status patches with conditions, label patches, GETs)
+// while watchers of the namespace receive every event (WATCHERS_CPU: three whole, two label-selected).
+//   node --import tsx bench/local-apiserver.ts --server-process [machines] [--cpu-prof DIR]
+
+/** Server CPU per request of one phase. */
+export interface ServerCpuPhase {
+  phase: string;
+  requests: number;
+  serverCpuMs: number;
+  serverCpuMsPerRequest: number;
+}
+
+const WATCHERS_CPU = [undefined, undefined, undefined, 'cluster.x-k8s.io/cluster-name=c1', 'round=2'];
+
+/** Runs the per-request CPU benchmark against a separate `inplace local-apiserver` process. */
+export async function benchServerProcess(n: number, cpuProfDir?: string): Promise<{ machines: number; phases: ServerCpuPhase[] }> {
+  const { Proc, procStats } = await import('./lib/procs.js');
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'apiserver-cpu-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  const proc = new Proc(
+    {
+      name: 'local-apiserver',
+      inplace: ['local-apiserver', '--kubeconfig-out', kubeconfig],
+      ...(cpuProfDir ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] } : {}),
+    },
+    dir,
+  );
+  proc.start();
+  const phases: ServerCpuPhase[] = [];
+  try {
+    await proc.waitReady(120_000, /listening on/);
+    const kc = parse(readFileSync(kubeconfig, 'utf8')) as {
+      clusters: { cluster: { server: string; 'certificate-authority-data': string } }[];
+      users: { user: { token: string } }[];
+    };
+    const server = {
+      url: kc.clusters[0]!.cluster.server,
+      caData: kc.clusters[0]!.cluster['certificate-authority-data'],
+      token: kc.users[0]!.user.token,
+    } as LocalApiServer;
+    const c = client(server);
+    const { crd, path, make } = machineCrd();
+    await c.req('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+    await c.req('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
+    // The CRD's versions are served once it is established.
+    for (let i = 0; (await c.req('GET', `${path}?limit=1`)).status !== 200 && i < 100; i++) await new Promise((r) => setTimeout(r, 100));
+    const url = new URL(server.url);
+    const watchAgent = new https.Agent({ keepAlive: false, ca: Buffer.from(server.caData!, 'base64') });
+    const watches = WATCHERS_CPU.map((sel) => {
+      const r = https.request({
+        hostname: url.hostname,
+        port: url.port,
+        path: `${path}?watch=1&allowWatchBookmarks=true${sel ? `&labelSelector=${encodeURIComponent(sel)}` : ''}`,
+        agent: watchAgent,
+        headers: { Authorization: `Bearer ${server.token}` },
+      });
+      r.on('response', (res) => res.resume());
+      r.on('error', () => undefined);
+      r.end();
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    const phase = async (name: string, one: (i: number) => Promise<void>): Promise<void> => {
+      const before = procStats(proc.pid!)!.cpuSeconds;
+      await forEachLimit([...Array(n).keys()], CONCURRENCY, one);
+      // Let the watch lines of the last requests go out before the sample.
+      await new Promise((r) => setTimeout(r, 300));
+      const ms = (procStats(proc.pid!)!.cpuSeconds - before) * 1000;
+      phases.push({ phase: name, requests: n, serverCpuMs: Math.round(ms), serverCpuMsPerRequest: Number((ms / n).toFixed(3)) });
+    };
+    const expect = (r: { status: number; body: string }, code: number, what: string): void => {
+      if (r.status !== code) throw new Error(`${what}: ${r.status} ${r.body.slice(0, 300)}`);
+    };
+    await phase('create', async (i) => expect(await c.req('POST', path, make(i)), 201, `create ${i}`));
+    await phase('status patch', async (i) => {
+      const status = {
+        status: {
+          phase: 'Running',
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'Ready',
+              message: '',
+              lastTransitionTime: new Date(1_700_000_000_000 + i * 1000).toISOString(),
+            },
+            {
+              type: 'Available',
+              status: 'True',
+              reason: 'Available',
+              message: '',
+              lastTransitionTime: new Date(1_700_000_000_000).toISOString(),
+            },
+          ],
+        },
+      };
+      expect(await c.req('PATCH', `${path}/m-${i}/status`, status, 'application/merge-patch+json'), 200, `status ${i}`);
+    });
+    await phase('label patch', async (i) =>
+      expect(
+        await c.req('PATCH', `${path}/m-${i}`, { metadata: { labels: { round: '2' } } }, 'application/merge-patch+json'),
+        200,
+        `label ${i}`,
+      ),
+    );
+    await phase('get', async (i) => expect(await c.req('GET', `${path}/m-${i}`), 200, `get ${i}`));
+    for (const w of watches) w.destroy();
+    watchAgent.destroy();
+    c.close();
+  } finally {
+    await proc.stop(10_000);
+  }
+  return { machines: n, phases };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url) && process.argv.includes('--server-process')) {
+  const args = process.argv.slice(2);
+  const prof = args.includes('--cpu-prof') ? args[args.indexOf('--cpu-prof') + 1] : undefined;
+  const n = Number(args.find((a, i) => /^\d+$/.test(a) && args[i - 1] !== '--cpu-prof') ?? 3000);
+  const out = await benchServerProcess(n, prof);
+  for (const p of out.phases)
+    console.log(`${p.phase}: ${p.serverCpuMsPerRequest} ms server CPU per request (${p.serverCpuMs} ms / ${p.requests})`);
+  console.log(JSON.stringify(out));
+} else if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const sizes = process.argv
     .slice(2)
     .map(Number)

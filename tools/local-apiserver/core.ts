@@ -35,6 +35,11 @@ export interface WriteOptions {
   force?: boolean;
   /** Internal: the body was validated through the resource sharing this storage (an events.k8s.io/v1 Event). */
   sharedValidated?: boolean;
+  /**
+   * Internal: the body is the caller's to give away (parsed from JSON for this request alone: a tree, referenced from
+   * nowhere else), so a create or update changes it in place instead of deep-copying it first.
+   */
+  ownedBody?: boolean;
 }
 
 /** A write through a resource that shares another's storage, in the owner's form. */
@@ -71,6 +76,18 @@ function isObj(v: unknown): v is Obj {
 }
 
 const clone = cloneJson;
+
+const bodySchemas = new WeakMap<Schema, Schema>();
+
+/** A CR schema as the body without its metadata is validated against (made once per schema: schemas are not mutated). */
+function bodySchema(schema: Schema): Schema {
+  let s = bodySchemas.get(schema);
+  if (!s) {
+    s = { ...schema, properties: { ...(schema.properties ?? {}) }, required: (schema.required ?? []).filter((r) => r !== 'metadata') };
+    bodySchemas.set(schema, s);
+  }
+  return s;
+}
 
 function meta(o: Obj): Obj {
   if (!isObj(o.metadata)) o.metadata = {};
@@ -513,13 +530,7 @@ export class Core {
         const { metadata: _om, ...r } = old;
         oldRest = r;
       }
-      validate(
-        rest,
-        { ...schema, properties: { ...(schema.properties ?? {}) }, required: (schema.required ?? []).filter((r) => r !== 'metadata') },
-        '',
-        errs,
-        oldRest,
-      );
+      validate(rest, bodySchema(schema), '', errs, oldRest);
       // Validation ratcheting (on by default since 1.30): an update may keep a value that is invalid but unchanged.
       if (old) errs = errs.filter((e) => !sameAt(obj, old, e.field));
       // As the real registry strategy: a structural error means the object lacks the shape the rules were written for;
@@ -745,10 +756,10 @@ export class Core {
     if (valueTooDeep(body)) throw objectTooDeep();
     if (def.sharedStorage) {
       const w = this.toSharedStorage(def, version, body, ns, opts, 'body', true);
-      const r = this.create(w.owner, w.owner.storageVersion, ns, w.body, { ...opts, sharedValidated: true });
+      const r = this.create(w.owner, w.owner.storageVersion, ns, w.body, { ...opts, sharedValidated: true, ownedBody: false });
       return { ...r, warnings: [...w.warnings, ...r.warnings] };
     }
-    const obj = clone(body);
+    const obj = opts.ownedBody ? body : clone(body);
     if (!isObj(obj)) throw badRequest('the body of the request was not an object');
     this.checkKind(def, version, obj);
     const m = meta(obj);
@@ -801,10 +812,18 @@ export class Core {
     if (!isObj(body)) throw badRequest('the body of the request was not an object');
     if (def.sharedStorage) {
       const w = this.toSharedStorage(def, version, body, ns, opts, 'body', false);
-      const r = this.update(w.owner, w.owner.storageVersion, ns, name, w.body, { ...opts, sharedValidated: true }, subresource);
+      const r = this.update(
+        w.owner,
+        w.owner.storageVersion,
+        ns,
+        name,
+        w.body,
+        { ...opts, sharedValidated: true, ownedBody: false },
+        subresource,
+      );
       return { ...r, warnings: [...w.warnings, ...r.warnings] };
     }
-    const obj = clone(body);
+    const obj = opts.ownedBody ? body : clone(body);
     this.checkKind(def, version, obj);
     const m = meta(obj);
     if (m.name !== undefined && m.name !== name)

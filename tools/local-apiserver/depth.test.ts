@@ -13,6 +13,11 @@ describe('local-apiserver nesting limits', () => {
   it('ignores brackets inside strings, escaped quotes included', () => {
     expect(jsonTextTooDeep(`{"a":"${'{['.repeat(5000)}\\"${'{'.repeat(10)}"}`, 2)).to.equal(undefined);
     expect(jsonTextTooDeep('{"a":{"b":{}}}', 2)).to.equal('{');
+    // A quote after an even run of backslashes ends its string; after an odd run it is part of it.
+    expect(jsonTextTooDeep('{"a":"\\\\","b":"{{{"}', 2)).to.equal(undefined);
+    expect(jsonTextTooDeep('{"a":"\\\\","b":{"c":{}}}', 2)).to.equal('{');
+    expect(jsonTextTooDeep('{"a":"\\\\\\",{{{"}', 2)).to.equal(undefined);
+    expect(jsonTextTooDeep('{"a":"x{{{', 2)).to.equal(undefined);
   });
 
   it('measures parsed values (YAML, protobuf, patch results) the same way', () => {

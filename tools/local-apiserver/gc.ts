@@ -29,7 +29,12 @@ export class GarbageCollector {
 
   /** Indexes a written object (before: its previous state). */
   written(gr: string, key: string, before: Obj | undefined, after: Obj): void {
-    this.byUid.set(String((after.metadata as Obj).uid), `${gr}|${key}`);
+    const bm = before?.metadata as Obj | undefined;
+    const am = after.metadata as Obj;
+    // A version that kept its uid and the very owner references of the version before (shared, share.ts: most writes)
+    // changes neither index; this ran on every write.
+    if (bm !== undefined && bm.uid === am.uid && bm.ownerReferences === am.ownerReferences) return;
+    this.byUid.set(String(am.uid), `${gr}|${key}`);
     this.indexOwners(gr, key, before, after);
   }
 

@@ -57,6 +57,24 @@ describe('structural schema', function () {
     });
   });
 
+  it('defaults inside maps, replaces nulls that have a default and leaves subtrees without defaults alone', function () {
+    const s: Schema = {
+      type: 'object',
+      properties: {
+        plain: { type: 'object', properties: { x: { type: 'string' } } },
+        maps: { type: 'object', additionalProperties: { type: 'object', properties: { n: { type: 'integer', default: 1 } } } },
+        nulled: { type: 'string', default: 'd' },
+      },
+    };
+    const o: Record<string, unknown> = { plain: { x: null }, maps: { a: {}, b: { n: 2 } }, nulled: null };
+    applyDefaults(o, s);
+    expect(o).to.deep.equal({ plain: { x: null }, maps: { a: { n: 1 }, b: { n: 2 } }, nulled: 'd' });
+    // The same schema object again (its defaulting plan is kept): the same result.
+    const again: Record<string, unknown> = { maps: { c: {} } };
+    applyDefaults(again, s);
+    expect(again).to.deep.equal({ maps: { c: { n: 1 } }, nulled: 'd' });
+  });
+
   const errs = (v: unknown): FieldError[] => {
     const out: FieldError[] = [];
     validate(v, schema, '', out);

@@ -81,6 +81,11 @@ function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** An object or an array: what pruning, defaulting and the walks below descend into. */
+function isNode(v: unknown): boolean {
+  return typeof v === 'object' && v !== null;
+}
+
 /** Unicode code points of a string (kube-openapi's length), without an array of them. */
 function codePoints(s: string): number {
   let n = s.length;
@@ -105,8 +110,9 @@ function joinPath(path: string, key: string): string {
 /** Removes fields the schema does not declare; records their paths in `unknown` (for fieldValidation). */
 export function prune(value: unknown, schema: Schema | undefined, path: string, unknown: string[], root = false): void {
   if (!schema) return;
+  // A scalar has nothing to prune: its path (a string built per field) is only made for an object or an array.
   if (Array.isArray(value)) {
-    if (schema.items) value.forEach((v, i) => prune(v, schema.items, `${path}[${i}]`, unknown));
+    if (schema.items) for (let i = 0; i < value.length; i++) if (isNode(value[i])) prune(value[i], schema.items, `${path}[${i}]`, unknown);
     return;
   }
   if (!isObj(value)) return;
@@ -122,9 +128,9 @@ export function prune(value: unknown, schema: Schema | undefined, path: string, 
     }
     const sub = props?.[key];
     if (sub) {
-      prune(value[key], sub, joinPath(path, key), unknown);
+      if (isNode(value[key])) prune(value[key], sub, joinPath(path, key), unknown);
     } else if (isObj(addl)) {
-      prune(value[key], addl, joinPath(path, key), unknown);
+      if (isNode(value[key])) prune(value[key], addl, joinPath(path, key), unknown);
     } else if (addl === true || preserve) {
       continue;
     } else {
@@ -148,25 +154,53 @@ function clone<T>(v: T): T {
   return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
 
+/**
+ * What defaulting visits under a schema, worked out once per schema object (schemas are never mutated): the properties
+ * that have a default or one below them, and whether the items or the additional properties do. Null when nothing
+ * below has a default: defaulting then skips the subtree instead of walking every property of the schema for every
+ * object of a write (a CAPI Machine's schema declares hundreds, of which a few have defaults).
+ */
+interface DefaultPlan {
+  props: [string, Schema][];
+  items: Schema | undefined;
+  additional: Schema | undefined;
+}
+
+const defaultPlans = new WeakMap<Schema, DefaultPlan | null>();
+
+function defaultPlan(schema: Schema): DefaultPlan | null {
+  let plan = defaultPlans.get(schema);
+  if (plan !== undefined) return plan;
+  const props: [string, Schema][] = [];
+  for (const [key, sub] of Object.entries(schema.properties ?? {}))
+    if (sub.default !== undefined || defaultPlan(sub)) props.push([key, sub]);
+  const items = schema.items && defaultPlan(schema.items) ? schema.items : undefined;
+  const addl = schema.additionalProperties;
+  const additional = isObj(addl) && defaultPlan(addl as Schema) ? (addl as Schema) : undefined;
+  plan = props.length || items || additional ? { props, items, additional } : null;
+  defaultPlans.set(schema, plan);
+  return plan;
+}
+
 /** Applies `default`s (including inside array items and maps); nulls of non-nullable fields are dropped first. */
 export function applyDefaults(value: unknown, schema: Schema | undefined): void {
   if (!schema) return;
+  const plan = defaultPlan(schema);
+  if (!plan) return;
   if (Array.isArray(value)) {
-    if (schema.items) for (const v of value) applyDefaults(v, schema.items);
+    if (plan.items) for (const v of value) applyDefaults(v, plan.items);
     return;
   }
   if (!isObj(value)) return;
-  if (schema.properties) {
-    for (const [key, sub] of Object.entries(schema.properties)) {
-      if (value[key] === null && !sub.nullable && sub.default !== undefined) delete value[key];
-      if (value[key] === undefined && sub.default !== undefined) value[key] = clone(sub.default);
-      if (value[key] !== undefined) applyDefaults(value[key], sub);
-    }
+  for (const [key, sub] of plan.props) {
+    if (value[key] === null && !sub.nullable && sub.default !== undefined) delete value[key];
+    if (value[key] === undefined && sub.default !== undefined) value[key] = clone(sub.default);
+    if (value[key] !== undefined) applyDefaults(value[key], sub);
   }
-  if (isObj(schema.additionalProperties)) {
+  if (plan.additional) {
     for (const key of Object.keys(value)) {
       if (schema.properties?.[key]) continue;
-      applyDefaults(value[key], schema.additionalProperties);
+      applyDefaults(value[key], plan.additional);
     }
   }
 }
@@ -471,7 +505,7 @@ function validateObject(value: Obj, schema: Schema, path: string, errs: FieldErr
 /** allOf, anyOf, oneOf and not. */
 function validateCombinators(value: unknown, schema: Schema, path: string, errs: FieldError[]): void {
   const name = path;
-  for (const s of schema.allOf ?? []) validateValueOnly(value, s, path, errs);
+  if (schema.allOf) for (const s of schema.allOf) validateValueOnly(value, s, path, errs);
   if (schema.anyOf && schema.anyOf.length) {
     const ok = schema.anyOf.some((s) => {
       const e: FieldError[] = [];
@@ -511,5 +545,17 @@ function validateValueOnly(value: unknown, schema: Schema, path: string, errs: F
     });
     return;
   }
-  validate(value, { ...schema, type: undefined }, path, errs);
+  validate(value, withoutType(schema), path, errs);
+}
+
+const untyped = new WeakMap<Schema, Schema>();
+
+/** A combinator's branch without its type (checked apart above); made once per branch, not once per value checked. */
+function withoutType(schema: Schema): Schema {
+  let s = untyped.get(schema);
+  if (!s) {
+    s = { ...schema, type: undefined };
+    untyped.set(schema, s);
+  }
+  return s;
 }

@@ -173,15 +173,33 @@ function parseBody(buf: Buffer, ct: string, allowed: string[]): unknown {
   const type = ct || 'application/json';
   if (!allowed.includes(type)) throw unsupportedMediaType(allowed);
   const decoded = decodeBody(buf, type);
-  // Whatever the encoding, nothing deeper than the limit reaches the recursive schema, CEL, patch and SSA code.
-  if (valueTooDeep(decoded)) throw tooDeep(type.endsWith('yaml') ? 'error decoding YAML' : "couldn't get version/kind; json parse error");
-  return decoded;
+  // Whatever the encoding, nothing deeper than the limit reaches the recursive schema, CEL, patch and SSA code. JSON
+  // text had its depth measured before it was parsed (one pass over the text, no allocation): walking the parsed
+  // value again would tell nothing more.
+  if (decoded.depthChecked) return decoded.value;
+  if (valueTooDeep(decoded.value))
+    throw tooDeep(type.endsWith('yaml') ? 'error decoding YAML' : "couldn't get version/kind; json parse error");
+  return decoded.value;
 }
 
-function decodeBody(buf: Buffer, type: string): unknown {
+/** A decoded body; `depthChecked` when its nesting was measured while decoding (JSON text). */
+interface Decoded {
+  value: unknown;
+  depthChecked: boolean;
+}
+
+/**
+ * Whether a body of this media type, once parsed, is a tree only the request holds (JSON.parse makes one). YAML is not:
+ * an alias is the object its anchor made, reachable twice.
+ */
+function ownedJson(ct: string): boolean {
+  return ct === '' || ct === 'application/json';
+}
+
+function decodeBody(buf: Buffer, type: string): Decoded {
   if (type === 'application/vnd.kubernetes.protobuf') {
     try {
-      return decodeProtobufObject(buf);
+      return { value: decodeProtobufObject(buf), depthChecked: false };
     } catch (e) {
       if (e instanceof RangeError) throw tooDeep('error decoding protobuf');
       throw e;
@@ -193,20 +211,43 @@ function decodeBody(buf: Buffer, type: string): unknown {
   // whose depth is checked, rather than the recursive YAML one.
   if (type.endsWith('yaml') && !text.trimStart().startsWith('{')) {
     try {
-      return parseYaml(text, { maxAliasCount: 100 }) as unknown;
+      return { value: parseYaml(text, { maxAliasCount: 100 }) as unknown, depthChecked: false };
     } catch (e) {
       // The YAML parser recurses: a stack overflow there is a too-deep document, not a server fault.
       if (e instanceof RangeError || /call stack/i.test((e as Error).message)) throw tooDeep('error decoding YAML', '[');
       throw badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
     }
   }
-  const deep = jsonTextTooDeep(text);
-  if (deep !== undefined) throw tooDeep("couldn't get version/kind; json parse error", deep);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (e) {
-    throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+  return decodeJson(text);
+}
+
+/**
+ * Bodies up to this many characters are parsed before their depth is measured. JSON.parse is iterative, so a
+ * too-deep document cannot overflow it, but it builds every level: 3 MiB of `[` took 1.4 s and ~100 MB before the
+ * refusal, 64 KiB takes milliseconds. Below it the parsed value's walk (a few percent of the parse) replaces the scan
+ * of the text (more than half the parse, on Kubernetes objects); above it the text is scanned first.
+ */
+const PARSE_FIRST_CHARS = 64 * 1024;
+
+/** JSON text, its depth checked either way (PARSE_FIRST_CHARS), with the answers of a scan-first decoder. */
+function decodeJson(text: string): Decoded {
+  const ctx = "couldn't get version/kind; json parse error";
+  const parseFirst = text.length <= PARSE_FIRST_CHARS;
+  if (!parseFirst) {
+    const deep = jsonTextTooDeep(text);
+    if (deep !== undefined) throw tooDeep(ctx, deep);
   }
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch (e) {
+    // A document both too deep and malformed is refused for its depth, as when the text was scanned first.
+    const deep = parseFirst ? jsonTextTooDeep(text) : undefined;
+    if (deep !== undefined) throw tooDeep(ctx, deep);
+    throw badRequest(`${ctx}: ${(e as Error).message}`);
+  }
+  if (parseFirst && valueTooDeep(value)) throw tooDeep(ctx, jsonTextTooDeep(text) ?? '{');
+  return { value, depthChecked: true };
 }
 
 function wantsTable(accept: string | undefined): boolean {
@@ -383,14 +424,16 @@ export class Handler {
     }
     let segs: string[];
     try {
-      segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+      // Decoded only when something is percent-encoded (rare in resource paths): decoding costs a call per segment.
+      const parts = path.split('/').filter(Boolean);
+      segs = path.includes('%') ? parts.map(decodeURIComponent) : parts;
     } catch {
       throw resourceNotFound();
     }
     if (segs[0] === 'openapi') return this.openapi(req, res, segs);
     if (segs[0] !== 'api' && segs[0] !== 'apis') throw resourceNotFound();
     const accept = req.headers.accept;
-    if (await this.discoveryRoute(res, segs, accept)) return;
+    if (this.discoveryRoute(res, segs, accept)) return;
     const r = route(this.core, segs);
     if (!r) throw resourceNotFound();
     if (
@@ -402,8 +445,10 @@ export class Handler {
       throw resourceNotFound();
     }
     if (r.sub === 'scale') return this.scale(req, res, r, method, q);
-    const c = await this.resourceCall({ req, res, r, q, method }, accept);
-    const verb = c.verb;
+    const verb = verbOf(method, r, boolParam(q, 'watch'));
+    // Without faults set, no await: a request needs no extra turn of the microtask queue for a no-op.
+    if (this.faults) await this.injectFaults(verb, r);
+    const c = this.resourceCall({ req, res, r, q, method }, verb, accept);
     switch (verb) {
       case 'get':
         return this.serveGet(c);
@@ -425,14 +470,12 @@ export class Handler {
     }
   }
 
-  /** The checks every resource request passes (faults, Accept, scope, query values) and how it answers. */
-  private async resourceCall(
+  /** The checks every resource request passes after its faults (Accept, scope, query values) and how it answers. */
+  private resourceCall(
     { req, res, r, q, method }: Pick<Call, 'req' | 'res' | 'r' | 'q' | 'method'>,
+    verb: string,
     accept: string | undefined,
-  ): Promise<Call> {
-    const watch = boolParam(q, 'watch');
-    const verb = verbOf(method, r, watch);
-    await this.injectFaults(verb, r);
+  ): Call {
     checkAcceptable(accept);
     const table = wantsTable(accept) ? { includeObject: q.get('includeObject') ?? 'Metadata' } : undefined;
     const ns = r.ns;
@@ -472,9 +515,9 @@ export class Handler {
   }
 
   /** Discovery documents (/api, /apis, a group, a group version); false when the path is none of them. */
-  private async discoveryRoute(res: ServerResponse, segs: string[], accept: string | undefined): Promise<boolean> {
+  private discoveryRoute(res: ServerResponse, segs: string[], accept: string | undefined): boolean {
     if (segs[0] === 'api' && segs.length === 1) {
-      await this.discovery(
+      this.discovery(
         res,
         accept,
         () => apiVersions(this.s.hostPort()),
@@ -483,7 +526,7 @@ export class Handler {
       return true;
     }
     if (segs[0] === 'apis' && segs.length === 1) {
-      await this.discovery(
+      this.discovery(
         res,
         accept,
         () => apiGroupList(this.core),
@@ -580,16 +623,18 @@ export class Handler {
     // kube-apiserver's custom resource handler serves POST on an object's path as a create of the body (the name
     // in the path is not used); built-in kinds only accept POST on the collection.
     if (c.r.name !== undefined && (c.r.def.builtin || c.r.sub !== undefined)) throw methodNotAllowed();
-    const body = parseBody(await readBody(c.req, this.s.maxBodyBytes), mediaType(c.req.headers['content-type']), BODY_TYPES);
+    const ct = mediaType(c.req.headers['content-type']);
+    const body = parseBody(await readBody(c.req, this.s.maxBodyBytes), ct, BODY_TYPES);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body of the request must be an object');
-    const result = this.core.create(c.r.def, c.r.version, c.nsOrEmpty, body as Obj, c.wopts());
+    const result = this.core.create(c.r.def, c.r.version, c.nsOrEmpty, body as Obj, { ...c.wopts(), ownedBody: ownedJson(ct) });
     return c.respondObj(201, result.obj, result.warnings, result.json);
   }
 
   /** PUT: an update (of the object, its status, or a namespace's finalizers). */
   private async serveUpdate(c: Call): Promise<void> {
     if (c.r.name === undefined) throw methodNotAllowed();
-    const body = parseBody(await readBody(c.req, this.s.maxBodyBytes), mediaType(c.req.headers['content-type']), BODY_TYPES);
+    const ct = mediaType(c.req.headers['content-type']);
+    const body = parseBody(await readBody(c.req, this.s.maxBodyBytes), ct, BODY_TYPES);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body of the request must be an object');
     let bodyObj = body as Obj;
     if (c.r.sub === 'finalize') {
@@ -612,7 +657,8 @@ export class Handler {
       c.nsOrEmpty,
       c.r.name,
       bodyObj,
-      c.wopts(),
+      // A finalize body is built from the stored object: it shares its subtrees.
+      { ...c.wopts(), ownedBody: c.r.sub !== 'finalize' && ownedJson(ct) },
       c.r.sub === 'status' ? 'status' : undefined,
     );
     return c.respondObj(result.created ? 201 : 200, result.obj, result.warnings, result.json);
