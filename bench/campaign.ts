@@ -66,6 +66,8 @@ export interface CampaignBenchResult {
   ratio: number;
   cpuSecondsPerMachine: Record<string, number>;
   apiRequestsPerMachine: Record<string, number>;
+  /** Per component: API requests per machine by `verb resource` (2xx and other codes together), largest first. */
+  apiRequestsPerMachineBy: Record<string, Record<string, number>>;
   peakRssMB: Record<string, number>;
   fleetCreateSeconds: number;
   startedAt: string;
@@ -176,17 +178,23 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
     await Promise.all(procs.slice(1).map((p) => p.waitReady(180_000, p.name === 'dashboard' ? /dashboard: http/ : undefined)));
     if (dashPort !== undefined) viewer = await openDashboardPage(`http://127.0.0.1:${dashPort}/`, say);
 
-    const requests = async (): Promise<Map<string, number>> => {
-      const out = new Map<string, number>();
+    // Per component, its requests by `verb resource` (the key '' holds the total).
+    const requestsBy = async (): Promise<Map<string, Map<string, number>>> => {
+      const out = new Map<string, Map<string, number>>();
       for (const [name, port] of ports) {
-        const n = parseProm((await scrape(port)) ?? '')
-          .filter((s) => s.name === 'inplace_api_requests_total')
-          .reduce((a, s) => a + s.value, 0);
-        out.set(name, n);
+        const by = new Map<string, number>([['', 0]]);
+        for (const s of parseProm((await scrape(port)) ?? '').filter((x) => x.name === 'inplace_api_requests_total')) {
+          const key = `${s.labels['verb'] ?? ''} ${s.labels['resource'] ?? ''}`;
+          by.set(key, (by.get(key) ?? 0) + s.value);
+          by.set('', by.get('')! + s.value);
+        }
+        out.set(name, by);
       }
       return out;
     };
-    const before = await requests();
+    const requests = async (): Promise<Map<string, number>> => new Map([...(await requestsBy())].map(([n, by]) => [n, by.get('')!]));
+    const beforeBy = await requestsBy();
+    const before = new Map([...beforeBy].map(([n, by]) => [n, by.get('')!]));
     const cpuBefore = new Map(procs.map((p) => [p.name, p.stats().cpuSeconds]));
 
     const updater0 = {
@@ -273,7 +281,8 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
       await sleep(1000);
     }
     const wallSeconds = (Date.now() - t1) / 1000;
-    const after = await requests();
+    const afterBy = await requestsBy();
+    const after = new Map([...afterBy].map(([n, by]) => [n, by.get('')!]));
     const clustersDone = Number((last?.progress ?? '0/0').split('/')[0]) || 0;
     const machinesUpdated = last?.machines?.updated ?? 0;
     const complete = status === 'updated';
@@ -299,6 +308,18 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
         procs.map((p) => [p.name, round((p.stats().cpuSeconds - (cpuBefore.get(p.name) ?? 0)) / denom, 4)]),
       ),
       apiRequestsPerMachine: Object.fromEntries([...after].map(([n, v]) => [n, round((v - (before.get(n) ?? 0)) / denom, 2)])),
+      apiRequestsPerMachineBy: Object.fromEntries(
+        [...afterBy].map(([n, by]) => [
+          n,
+          Object.fromEntries(
+            [...by]
+              .filter(([k]) => k !== '')
+              .map(([k, v]): [string, number] => [k, round((v - (beforeBy.get(n)?.get(k) ?? 0)) / denom, 3)])
+              .filter(([, v]) => v > 0)
+              .sort((a, b) => b[1] - a[1]),
+          ),
+        ]),
+      ),
       peakRssMB: Object.fromEntries(procs.map((p) => [p.name, round(p.stats().peakRssBytes / 2 ** 20, 0)])),
       fleetCreateSeconds: round(fleetCreateSeconds, 1),
       startedAt,
@@ -314,6 +335,7 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
     say(`  ${result.name}: ${status} in ${result.wallSeconds} s (lower bound ${lowerBound} s, ratio ${result.ratio})`);
     say(`  CPU s/machine: ${JSON.stringify(result.cpuSecondsPerMachine)}`);
     say(`  API requests/machine: ${JSON.stringify(result.apiRequestsPerMachine)}`);
+    for (const [n, by] of Object.entries(result.apiRequestsPerMachineBy)) say(`    ${n}: ${JSON.stringify(by)}`);
     say(`  peak RSS MiB: ${JSON.stringify(result.peakRssMB)}`);
     return result;
   } finally {

@@ -80,6 +80,27 @@ describe('REST client', () => {
     expect(srv.seen[0]!.url).to.equal('/apis/test.io/v1/namespaces/ns/things/missing');
   });
 
+  it('sends Host, credentials, Accept, User-Agent and the body length on reads, writes and a bodiless delete alike', async () => {
+    srv = await scripted((_r, res) => json(res, 200, { kind: 'Thing', metadata: { name: 'a' } }));
+    client = createClient(kubeconfig(srv.url), { userAgent: 'ua-test' });
+    await client.get(Things, 'ns', 'a');
+    await client.patch(Things, 'ns', 'a', { spec: { x: 'é' } }, { type: 'merge' });
+    await client.delete(Things, 'ns', 'a');
+    const host = new URL(srv.url).host;
+    for (const s of srv.seen) {
+      expect(s.headers['host'], s.method).to.equal(host);
+      expect(s.headers['authorization'], s.method).to.equal('Bearer secret-token');
+      expect(s.headers['accept'], s.method).to.equal('application/json');
+      expect(s.headers['user-agent'], s.method).to.equal('ua-test');
+      expect(s.headers['connection'], s.method).to.equal('keep-alive');
+    }
+    expect(srv.seen.map((x) => x.method)).to.deep.equal(['GET', 'PATCH', 'DELETE']);
+    // The length is in bytes, not characters.
+    expect(srv.seen[1]!.headers['content-length']).to.equal(String(Buffer.byteLength(srv.seen[1]!.body)));
+    expect(srv.seen[1]!.body).to.equal('{"spec":{"x":"é"}}');
+    expect(srv.seen[0]!.headers['content-length']).to.equal(undefined);
+  });
+
   it('uses the right content type and query for each patch type, status and dry run', async () => {
     srv = await scripted((_r, res) => json(res, 200, { metadata: { name: 'n' } }));
     client = createClient(kubeconfig(srv.url), { userAgent: 'tester' });

@@ -40,6 +40,11 @@ export interface Auth {
   headers: Record<string, string>;
   /** `headers` plus Accept and User-Agent, built once per credential refresh (http.request does not mutate it). */
   base: Record<string, string>;
+  /**
+   * `base` plus Host as a raw header list, for the plain requests (`Transport.options`): http.request then writes them
+   * as they are instead of validating and storing each through setHeader on every request.
+   */
+  raw: readonly string[];
   at: number;
 }
 
@@ -172,7 +177,11 @@ export class Transport {
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
         if (o.auth) headers['Authorization'] = `Basic ${Buffer.from(o.auth).toString('base64')}`;
-        this.authValue = { headers, base: { ...headers, Accept: 'application/json', 'User-Agent': this.userAgent }, at: Date.now() };
+        const base = { ...headers, Accept: 'application/json', 'User-Agent': this.userAgent };
+        const raw = Object.entries(base).flat();
+        // http.request adds Host only to object headers; URL.host is what it would write (no default port, IPv6 bracketed).
+        if (!Object.keys(base).some((k) => k.toLowerCase() === 'host')) raw.push('Host', this.base.host);
+        this.authValue = { headers, base, raw, at: Date.now() };
         return this.authValue;
       })
       .finally(() => (this.auth = undefined));
@@ -181,18 +190,7 @@ export class Transport {
 
   /** Request options for `path` (with its query string) on the server. */
   target(path: string, headers: Record<string, string>, agent: http.Agent, method: string): http.RequestOptions {
-    if (this.plainBase && PLAIN_PATH.test(path)) {
-      const o: http.RequestOptions = {
-        protocol: this.base.protocol,
-        hostname: this.hostname,
-        path: this.basePath + path,
-        method,
-        headers,
-        agent,
-      };
-      if (this.base.port) o.port = this.base.port;
-      return o;
-    }
+    if (this.plainBase && PLAIN_PATH.test(path)) return this.plainTarget(path, headers, agent, method);
     const url = new URL(this.server + path);
     const o: http.RequestOptions = {
       protocol: url.protocol,
@@ -207,16 +205,48 @@ export class Transport {
     return o;
   }
 
+  /** Request options for a path that needs no encoding on a server URL without credentials, query or fragment. */
+  private plainTarget(
+    path: string,
+    headers: Record<string, string> | readonly string[],
+    agent: http.Agent,
+    method: string,
+  ): http.RequestOptions {
+    const o: http.RequestOptions = {
+      protocol: this.base.protocol,
+      hostname: this.hostname,
+      path: this.basePath + path,
+      method,
+      headers,
+      agent,
+    };
+    if (this.base.port) o.port = this.base.port;
+    return o;
+  }
+
+  /**
+   * The options of one request. Raw headers when http.request would write nothing else: a plain path, no proxy agent,
+   * and a GET or a body of known length (without one, a POST's Content-Length: 0 comes from end(), after the headers).
+   */
+  private requestOptions(a: Agents, au: Auth, r: RawRequest): http.RequestOptions {
+    const body = r.body;
+    const contentType = r.contentType ?? 'application/json';
+    if (this.plainBase && !this.cluster.proxyUrl && (body !== undefined || r.method === 'GET') && PLAIN_PATH.test(r.path)) {
+      const headers =
+        body === undefined ? au.raw : [...au.raw, 'Content-Type', contentType, 'Content-Length', String(Buffer.byteLength(body))];
+      return this.plainTarget(r.path, headers, a.req, r.method);
+    }
+    let headers = au.base;
+    if (body !== undefined) headers = { ...headers, 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(body)) };
+    return this.target(r.path, headers, a.req, r.method);
+  }
+
   /** Sends one request and reads its whole body. Rejections before a response carry `reusedSocket`. */
   private send(a: Agents, au: Auth, r: RawRequest): Promise<Raw> {
-    let headers = au.base;
     const body = r.body;
-    if (body !== undefined) {
-      headers = { ...headers, 'Content-Type': r.contentType ?? 'application/json', 'Content-Length': String(Buffer.byteLength(body)) };
-    }
     const timeoutMs = this.timeoutMs;
     return new Promise((resolve, reject) => {
-      const req = this.mod.request(this.target(r.path, headers, a.req, r.method), (res) => {
+      const req = this.mod.request(this.requestOptions(a, au, r), (res) => {
         const chunks: Buffer[] = [];
         let ended = false;
         res.on('data', (c: Buffer) => chunks.push(c));
