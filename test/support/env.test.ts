@@ -5,19 +5,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import {
-  API_VERSION,
-  CustomResourceDefinitions,
-  Finalizers,
-  InPlaceUpdatePlans,
-  Namespaces,
-  type KubeObject,
-} from '../../src/api/index.js';
+import { CustomResourceDefinitions, Finalizers, InPlaceUpdatePlans, Namespaces, type KubeObject } from '../../src/api/index.js';
 import { startLocalApiServer, type LocalApiServer } from '../../tools/local-apiserver/index.js';
 import { createClient, loadKubeConfig, type RestClient } from '../../src/runtime/client.js';
 import { ExistingCrdMismatchError } from './crds.js';
 import { PROJECT_CRDS, readCrds, startTestEnv } from './env.js';
 import { waitFor } from './wait.js';
+import { planObject, refUpdater } from '../e2e/harness.js';
 
 const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), '..', 'providers', 'fixtures', 'example-provider.yaml');
 
@@ -136,21 +130,10 @@ describe('test env on a real cluster (INPLACE_TEST_KUBECONFIG) touches only what
     const live = await startTestEnv();
     const [gone, running] = [await earlier.newNamespace('earlier'), await live.newNamespace('live')];
     await admin.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'someone-elses' } });
-    const held = (ns: string): KubeObject => ({
-      apiVersion: API_VERSION,
-      kind: InPlaceUpdatePlans.kind,
-      metadata: { name: 'p1', namespace: ns, finalizers: [Finalizers.plan] },
-      spec: {
-        clusterName: 'c1',
-        controlPlane: {
-          name: 'c1-cp',
-          sequence: 1,
-          updaters: [
-            { name: 'u', sequence: 1, responsibilities: [{ selectResource: 'Machine', path: '/spec/version', value: 'v1.30.1' }] },
-          ],
-        },
-      },
-    });
+    const held = (ns: string): KubeObject => {
+      const plan = planObject(ns, 'p1', { cp: { name: 'c1-cp', sequence: 1, updaters: [refUpdater()] } });
+      return { ...plan, metadata: { ...plan.metadata, finalizers: [Finalizers.plan] } };
+    };
     for (const ns of [gone, running, 'someone-elses']) await admin.create(InPlaceUpdatePlans, held(ns));
     for (const ns of [gone, 'someone-elses']) await admin.delete(Namespaces, undefined, ns);
     const terminating = async (ns: string): Promise<boolean> =>
