@@ -342,10 +342,20 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
   /** Changes the MD's version and waits until the three workers run it in the one MachineSet left, updated in place. */
   async function changeWorkersVersion(version: string): Promise<Machine[]> {
     await client.patch(MachineDeployments, ns, 'c1-md', { spec: { template: { spec: { version } } } }, merge);
+    // What the last poll saw, for the failure message: slow (still moving) and stuck (e.g. a fourth update) differ.
+    let seen = '';
     return waitFor(
       async () => {
         const now = await workers();
         const sets = (await client.list<MachineSet>(MachineSets, ns)).items.filter((x) => !x.metadata.deletionTimestamp);
+        seen =
+          `sets ${sets.map((x) => `${x.metadata.name}=${x.spec.replicas}`).join(',')}; updated in place ${sim!.stats().machinesUpdatedInPlace}; ` +
+          now
+            .map(
+              (m) =>
+                `${m.metadata.name}@${m.metadata.labels?.[Labels.setName]}:${m.spec.version}${m.metadata.annotations?.[UPDATE_IN_PROGRESS_ANNOTATION] === undefined ? '' : '(updating)'}`,
+            )
+            .join(' ');
         const finished =
           now.length === 3 &&
           sets.length === 1 &&
@@ -359,7 +369,9 @@ describe('capi-sim in-place updates (InPlaceUpdates gate, runtime extension over
         return finished ? now : undefined;
       },
       { timeoutMs: 60_000, message: 'every worker updated in place' },
-    );
+    ).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; last seen: ${seen}`);
+    });
   }
 
   it('an MD template change moves the workers to the new MachineSet and updates them in place within maxUnavailable, none replaced', async () => {

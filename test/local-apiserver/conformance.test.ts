@@ -10,6 +10,12 @@ import { crdDifferences, ExistingCrdMismatchError } from '../support/crds.js';
 const MERGE = { 'Content-Type': 'application/merge-patch+json' };
 const JSONPATCH = { 'Content-Type': 'application/json-patch+json' };
 
+/**
+ * How long a garbage-collection outcome may take. A real garbage collector watches a CRD's kind only after its discovery
+ * resync (every 30 s in kube-controller-manager) and works through a queue that earlier suites' namespace deletions may
+ * have filled: seconds after the suite's CRD was created, 20 s was not enough. The wait ends as soon as the outcome shows.
+ */
+const GC_WAIT_MS = 90_000;
 describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFIG)', function () {
   let t: Target;
   let ns = '';
@@ -1307,6 +1313,7 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
     };
 
     it('garbage-collects dependents after a background delete of the owner', async function () {
+      this.timeout(2 * GC_WAIT_MS);
       const owner = (await t.raw('POST', widgetPath(ns), widget(ns, uniq('owner')))).json;
       const dep = uniq('dep');
       await owned(owner, dep);
@@ -1317,12 +1324,13 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       });
       await eventually(
         async () => (await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/${dep}`)).status === 404,
-        20_000,
+        GC_WAIT_MS,
         'dependent collected',
       );
     });
 
     it('deletes dependents first under foreground deletion, then the owner', async function () {
+      this.timeout(3 * GC_WAIT_MS);
       const owner = (await t.raw('POST', widgetPath(ns), widget(ns, uniq('fg')))).json;
       const dep = uniq('fgdep');
       await owned(owner, dep, true);
@@ -1335,18 +1343,19 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(d.json.metadata.finalizers).to.include('foregroundDeletion');
       await eventually(
         async () => (await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/${dep}`)).status === 404,
-        20_000,
+        GC_WAIT_MS,
         'dependent deleted',
       );
-      await eventually(async () => (await t.raw('GET', widgetPath(ns, owner.metadata.name))).status === 404, 20_000, 'owner deleted');
+      await eventually(async () => (await t.raw('GET', widgetPath(ns, owner.metadata.name))).status === 404, GC_WAIT_MS, 'owner deleted');
     });
 
     it('orphans dependents (removing the ownerReference) under Orphan propagation', async function () {
+      this.timeout(2 * GC_WAIT_MS);
       const owner = (await t.raw('POST', widgetPath(ns), widget(ns, uniq('orph')))).json;
       const dep = uniq('orphdep');
       await owned(owner, dep);
       await t.raw('DELETE', widgetPath(ns, owner.metadata.name), { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Orphan' });
-      await eventually(async () => (await t.raw('GET', widgetPath(ns, owner.metadata.name))).status === 404, 20_000, 'owner deleted');
+      await eventually(async () => (await t.raw('GET', widgetPath(ns, owner.metadata.name))).status === 404, GC_WAIT_MS, 'owner deleted');
       const left = await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/${dep}`);
       expect(left.status).to.equal(200);
       expect(left.json.metadata.ownerReferences ?? []).to.deep.equal([]);
