@@ -36,6 +36,35 @@ describe('MemoryStore', () => {
     }).to.throw(TypeError);
   });
 
+  it('keeps a secondary index in step with adds, changes of value and removals, also for objects cached before it', () => {
+    const s = new MemoryStore<KubeObject & { spec?: { cluster?: string } }>();
+    const o = (ns: string, name: string, cluster?: string, rv = '1') => ({
+      ...obj(ns, name, undefined, rv),
+      ...(cluster ? { spec: { cluster } } : {}),
+    });
+    s.upsert(o('a', 'before', 'c1'));
+    s.addIndex('cluster', (x) => (x.spec?.cluster ? [`${x.metadata.namespace}/${x.spec.cluster}`] : []));
+    s.addIndex('cluster', () => ['ignored: the first function of a name stays']);
+    s.upsert(o('a', 'p1', 'c1'));
+    s.upsert(o('a', 'p2', 'c2'));
+    s.upsert(o('b', 'p3', 'c1'));
+    s.upsert(o('a', 'none'));
+    const names = (v: string): string[] => s.byIndex('cluster', v).map((x) => x.metadata.name!);
+    expect(names('a/c1')).to.deep.equal(['before', 'p1']);
+    expect(names('b/c1')).to.deep.equal(['p3']);
+    // A new version with the same value keeps its place; one with another value moves.
+    s.upsert(o('a', 'before', 'c1', '2'));
+    expect(s.byIndex('cluster', 'a/c1')[0]!.metadata.resourceVersion).to.equal('2');
+    s.upsert(o('a', 'p1', 'c2', '2'));
+    expect(names('a/c1')).to.deep.equal(['before']);
+    expect(names('a/c2')).to.deep.equal(['p2', 'p1']);
+    s.remove('a', 'before');
+    s.remove('a', 'p2');
+    expect(names('a/c1')).to.deep.equal([]);
+    expect(names('a/c2')).to.deep.equal(['p1']);
+    expect(() => s.byIndex('missing', 'x')).to.throw(/no index named missing/);
+  });
+
   it('finds objects by label through the index and keeps the index in step with updates and removals', () => {
     const s = new MemoryStore();
     s.upsert(obj('a', 'm1', { plan: 'p1' }));

@@ -33,6 +33,8 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
   private readonly views = new WeakMap<Map<string, T>, BucketView<T>>();
   /** byLabelView's answer per handed-out array and namespace, for a bucket that holds objects of several namespaces. */
   private readonly nsViews = new WeakMap<readonly T[], Map<string, readonly T[]>>();
+  /** Secondary indexes by name (client-go's Indexers): each object's index values, and the objects per value. */
+  private readonly indexes = new Map<string, SecondaryIndex<T>>();
 
   /**
    * Changes applied so far (upserts and removals): equal counts mean the same contents, so a consumer can keep what it
@@ -107,6 +109,26 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
     return out;
   }
 
+  /**
+   * Adds a secondary index (client-go's Indexers): `valuesOf` gives an object's values, `byIndex` the objects of a
+   * value. A name is added once (a later call with the same name keeps the first function); objects already cached are
+   * indexed at once, later ones as they arrive.
+   */
+  addIndex(name: string, valuesOf: (obj: T) => readonly string[]): void {
+    if (this.indexes.has(name)) return;
+    const ix: SecondaryIndex<T> = { valuesOf, buckets: new Map() };
+    this.indexes.set(name, ix);
+    for (const [k, o] of this.items) for (const v of valuesOf(o)) bucketOf(ix, v).set(k, o);
+  }
+
+  /** The objects whose index `name` (added with addIndex) gives `value`; frozen, in arrival order. */
+  byIndex(name: string, value: string): T[] {
+    const ix = this.indexes.get(name);
+    if (!ix) throw new Error(`store has no index named ${name} (addIndex first)`);
+    const objs = ix.buckets.get(value);
+    return objs ? [...objs.values()] : [];
+  }
+
   select(selector: string, namespace?: string): T[] {
     let reqs = this.parsed.get(selector);
     if (!reqs) {
@@ -131,6 +153,7 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
     if (old && sameLabels(old.metadata.labels, obj.metadata.labels)) this.reindexObj(k, obj);
     else if (old) this.relabel(k, old, obj);
     else this.indexObj(k, obj);
+    for (const ix of this.indexes.values()) reindex(ix, k, old, obj);
     return old;
   }
 
@@ -141,6 +164,7 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
     if (old) {
       this.changes++;
       this.unindex(k, old);
+      for (const ix of this.indexes.values()) reindex(ix, k, old, undefined);
       this.items.delete(k);
     }
     return old;
@@ -247,6 +271,30 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
 }
 
 const EMPTY: readonly never[] = Object.freeze([]);
+
+/** A secondary index: an object's values, and per value the objects by store key. */
+interface SecondaryIndex<T> {
+  valuesOf: (obj: T) => readonly string[];
+  buckets: Map<string, Map<string, T>>;
+}
+
+function bucketOf<T>(ix: SecondaryIndex<T>, value: string): Map<string, T> {
+  let b = ix.buckets.get(value);
+  if (!b) ix.buckets.set(value, (b = new Map()));
+  return b;
+}
+
+/** Moves key `k` from the buckets of `old`'s values to those of `obj`'s (either may be absent). */
+function reindex<T>(ix: SecondaryIndex<T>, k: string, old: T | undefined, obj: T | undefined): void {
+  const after = obj === undefined ? [] : ix.valuesOf(obj);
+  if (old !== undefined)
+    for (const v of ix.valuesOf(old)) {
+      if (after.includes(v)) continue;
+      const b = ix.buckets.get(v);
+      if (b?.delete(k) && b.size === 0) ix.buckets.delete(v);
+    }
+  if (obj !== undefined) for (const v of after) bucketOf(ix, v).set(k, obj);
+}
 
 /**
  * A label bucket as an array for byLabelView: the objects in bucket order, each key's position, how many objects each

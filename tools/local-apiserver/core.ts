@@ -721,7 +721,8 @@ export class Core {
         );
       return { entries, rv: listRv };
     }
-    const keys = s.sortedKeys(nsKey);
+    // An equality on a label narrows the keys through the store's label index (the rest is checked per object below).
+    const keys = label.equal ? s.keysWithLabel(label.equal[0], label.equal[1], nsKey) : s.sortedKeys(nsKey);
     let i = 0;
     if (startAfter !== undefined) {
       let lo = 0;

@@ -7,6 +7,8 @@ type Labels = Record<string, string> | undefined;
 export interface LabelSelector {
   empty: boolean;
   matches(labels: Labels): boolean;
+  /** One requirement the matching objects' labels must meet exactly (`k=v`, `k==v`, `k in (v)`), if any: for an index. */
+  equal?: readonly [key: string, value: string];
 }
 
 interface Requirement {
@@ -96,7 +98,12 @@ export function parseLabelSelector(s: string | null | undefined): LabelSelector 
   const reqs = splitTop(s)
     .filter((p) => p.trim() !== '')
     .map(parseRequirement);
-  return { empty: reqs.length === 0, matches: (labels) => reqs.every((r) => reqMatches(r, labels)) };
+  const eq = reqs.find((r) => r.op === '=' || (r.op === 'in' && r.values.length === 1));
+  return {
+    empty: reqs.length === 0,
+    matches: (labels) => reqs.every((r) => reqMatches(r, labels)),
+    ...(eq ? { equal: [eq.key, eq.values[0]!] as const } : {}),
+  };
 }
 
 /** A compiled field selector over a small set of supported fields. */

@@ -188,6 +188,12 @@ export class ResourceStore {
   private evicted = false;
   private sorted?: string[];
   private sortedNs = new Map<string, string[]>();
+  /**
+   * label key -> value -> storage keys, for the label keys lists have selected by with `=` (built on the first such
+   * list, kept from then on): a fleet's namespace holds every cluster's Machines, and a list of one cluster's machines
+   * by label scanned all of them (the campaign's pre-start check lists one machine per cluster and target).
+   */
+  private readonly labelIdx = new Map<string, Map<string, Set<string>>>();
   private readonly maxEvents: number;
   private readonly freshMs: number;
   private readonly minEvents: number;
@@ -242,7 +248,10 @@ export class ResourceStore {
   /** Removes an object and emits DELETED with the final state. */
   remove(ns: string, name: string, finalObj: Obj, rv: number): void {
     const key = ResourceStore.key(ns, name);
-    if (!this.objects.delete(key)) return;
+    const old = this.objects.get(key);
+    if (!old) return;
+    if (this.labelIdx.size > 0) this.relabel(key, old.obj, undefined);
+    this.objects.delete(key);
     const nsMap = this.byNs.get(ns);
     nsMap?.delete(name);
     if (this.sorted) removeSorted(this.sorted, key);
@@ -266,6 +275,7 @@ export class ResourceStore {
 
   /** Stores an entry under its key and in its namespace's index. */
   private place(key: string, ns: string, name: string, entry: Entry): void {
+    if (this.labelIdx.size > 0) this.relabel(key, this.objects.get(key)?.obj, entry.obj);
     this.objects.set(key, entry);
     let nsMap = this.byNs.get(ns);
     if (!nsMap) {
@@ -278,6 +288,45 @@ export class ResourceStore {
   private invalidate(ns: string): void {
     this.sorted = undefined;
     this.sortedNs.delete(ns);
+  }
+
+  /**
+   * The storage keys of the objects whose label `key` is `value`, in etcd order, of one namespace (all when undefined),
+   * from the label index (built for `key` on first use).
+   */
+  keysWithLabel(key: string, value: string, ns: string | undefined): string[] {
+    let byValue = this.labelIdx.get(key);
+    if (!byValue) {
+      this.labelIdx.set(key, (byValue = new Map()));
+      for (const [k, e] of this.objects) {
+        const v = labelsOf(e.obj)?.[key];
+        if (v !== undefined) addTo(byValue, v, k);
+      }
+    }
+    const keys = byValue.get(value);
+    if (!keys) return [];
+    // A namespace's keys start with "ns/"; the empty namespace's (cluster-scoped) keys have no slash.
+    const inNs = (k: string): boolean => (ns === undefined ? true : ns === '' ? !k.includes('/') : k.startsWith(`${ns}/`));
+    const out: string[] = [];
+    for (const k of keys) if (inNs(k)) out.push(k);
+    return out.sort();
+  }
+
+  /** Moves a storage key between the indexed label buckets of its old and new labels. */
+  private relabel(key: string, before: Obj | undefined, after: Obj | undefined): void {
+    const was = before ? labelsOf(before) : undefined;
+    const now = after ? labelsOf(after) : undefined;
+    if (was === now) return;
+    for (const [lk, byValue] of this.labelIdx) {
+      const a = was?.[lk];
+      const b = now?.[lk];
+      if (a === b) continue;
+      if (a !== undefined) {
+        const set = byValue.get(a);
+        if (set?.delete(key) && set.size === 0) byValue.delete(a);
+      }
+      if (b !== undefined) addTo(byValue, b, key);
+    }
   }
 
   /** Keys in etcd order (namespace/name), kept sorted incrementally once computed. */
@@ -504,7 +553,17 @@ export class ResourceStore {
     this.prevLabels.clear();
     this.sorted = undefined;
     this.sortedNs.clear();
+    this.labelIdx.clear();
   }
+}
+
+const labelsOf = (o: Obj): Record<string, string> | undefined =>
+  (o.metadata as Obj | undefined)?.labels as Record<string, string> | undefined;
+
+function addTo(byValue: Map<string, Set<string>>, value: string, key: string): void {
+  let set = byValue.get(value);
+  if (!set) byValue.set(value, (set = new Set()));
+  set.add(key);
 }
 
 function lowerBound(arr: string[], key: string): number {

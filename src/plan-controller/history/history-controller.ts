@@ -18,6 +18,7 @@ import type { HistoryOptions, PlanToPrune } from './history.js';
 import { decideHistory, finishedAt, prunedMessage, recordsPrunedMessage } from './history.js';
 import { collectClones } from '../owners/clones-act.js';
 import { forEachLimit, settlesWithin } from '../../runtime/parallel.js';
+import { plansOfCluster } from '../snapshot/wake.js';
 
 /** Name of the history reconciler (its log name). */
 export const HISTORY_CONTROLLER_NAME = 'plan-history';
@@ -88,7 +89,7 @@ export function setupHistoryController(mgr: Manager, setup: HistorySetup): Contr
 /** Prunes one cluster's history (level-based: from the informer's plans and MachineUpdates). */
 export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: Logger): Promise<Action> {
   const ns = key.namespace ?? '';
-  const plans = deps.plans.list(ns).filter((p) => p.spec?.clusterName === key.name);
+  const plans = plansOfCluster(deps.plans, ns, key.name);
   const opts: HistoryOptions = { limit: deps.limit, prunePlans: deps.prunePlans, now: deps.now() };
   const recordsOf = (name: string): (MachineUpdate & KubeObject)[] => {
     const plan = deps.plans.peek(ns, name);
@@ -142,7 +143,7 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
     sweepDue(
       deps,
       key,
-      deps.plans.list(ns).filter((p) => p.spec?.clusterName === key.name),
+      plansOfCluster(deps.plans, ns, key.name),
       d.pruneRecords,
     )
   )

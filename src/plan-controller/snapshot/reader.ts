@@ -18,7 +18,7 @@ import { settlesWithin } from '../../runtime/parallel.js';
 import type { ObjectKey, Store } from '../../runtime/pure/types.js';
 import type { PlanDeps } from '../deps.js';
 import type { ScopeReader } from '../scope.js';
-import { planMayAct, plansToWake, type WakeView } from './wake.js';
+import { planMayAct, plansOfCluster, plansToWake, type WakeView } from './wake.js';
 
 /**
  * How long a reconcile waits for the first list of a kind named at run time (control plane, template). A list that is
@@ -81,7 +81,7 @@ export function storeReader(deps: PlanDeps): ScopeReader {
     machineDeployments: async (ns, names) => names.map((n) => deps.machineDeployments.peek(ns, n)).filter((o): o is KubeObject => !!o),
     machines: async (ns, clusterName) => sharedByLabel(deps.machines, Labels.clusterName, clusterName, ns),
     machineUpdates: async (ns, planLabel) => sharedByLabel(deps.machineUpdates, Labels.planName, planLabel, ns),
-    plans: async (ns, clusterName) => deps.plans.list(ns).filter((p) => p.spec?.clusterName === clusterName),
+    plans: async (ns, clusterName) => plansOfCluster(deps.plans, ns, clusterName),
     async read(ns, apiGroup, kind, name, purpose) {
       let res: ResourceType;
       try {

@@ -45,11 +45,27 @@ export function planMayAct(plan: InPlaceUpdatePlan & KubeObject, view: WakeView)
   });
 }
 
+const PLANS_BY_CLUSTER = 'inplace.cluster.x-k8s.io/plans-by-cluster';
+const planClusterKey = (p: InPlaceUpdatePlan & KubeObject): readonly string[] =>
+  p.spec?.clusterName ? [`${p.metadata.namespace ?? ''}/${p.spec.clusterName}`] : [];
+
+/**
+ * The cached plans of `clusterName` in `namespace`, through the plan store's index by cluster: every Machine event of
+ * a fleet's namespace asks this, and filtering every plan of the namespace made each event cost O(clusters).
+ */
+export function plansOfCluster(
+  plans: Store<InPlaceUpdatePlan & KubeObject>,
+  namespace: string,
+  clusterName: string,
+): (InPlaceUpdatePlan & KubeObject)[] {
+  plans.addIndex(PLANS_BY_CLUSTER, planClusterKey);
+  return plans.byIndex(PLANS_BY_CLUSTER, `${namespace}/${clusterName}`);
+}
+
 /** Keys of the plans of `clusterName` in `namespace` that may still act (the mapper of every cluster-wide watch). */
 export function plansToWake(view: WakeView, namespace: string | undefined, clusterName: string | undefined): ObjectKey[] {
   if (!namespace || !clusterName) return [];
-  return view.plans
-    .list(namespace)
-    .filter((p) => p.spec?.clusterName === clusterName && planMayAct(p, view))
+  return plansOfCluster(view.plans, namespace, clusterName)
+    .filter((p) => planMayAct(p, view))
     .map((p) => ({ namespace, name: p.metadata.name! }));
 }

@@ -122,6 +122,10 @@ export interface Store<T extends KubeObject = KubeObject> {
   byLabel(key: string, value: string, namespace?: string): T[];
   /** Objects matching a label selector string (k8s syntax). */
   select(selector: string, namespace?: string): T[];
+  /** Adds a secondary index named `name` (client-go's Indexers); a name already added is kept. */
+  addIndex(name: string, valuesOf: (obj: T) => readonly string[]): void;
+  /** Objects whose index `name` gives `value`; frozen. Throws when the index was not added. */
+  byIndex(name: string, value: string): T[];
 }
 
 /**
