@@ -10,6 +10,7 @@ import { createClient, loadKubeConfig } from '../runtime/client.js';
 import { createLogger, noopLogger } from '../runtime/log.js';
 import { createManager } from '../runtime/manager.js';
 import { snapshot } from '../runtime/patch.js';
+import { jsonCopy } from '../runtime/pure/copy.js';
 import { isConflict } from '../runtime/pure/errors.js';
 import { Action, type KubeClient, type Logger, type Manager, type ObjectKey } from '../runtime/pure/types.js';
 import { taskPhase, type Task, type TaskPhase, type TaskStatus } from './accessors.js';
@@ -142,7 +143,7 @@ async function reconcileOne<T extends Task>(r: Reconciler<T>, task: T): Promise<
     now,
     startTime: startedAt,
     phase,
-    status: structuredClone(task.status ?? {}),
+    status: jsonCopy(task.status ?? {}),
     machine: () => client.get(Machines, task.metadata.namespace, task.spec.machineRef.name),
   };
   let result: Result;

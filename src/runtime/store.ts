@@ -3,6 +3,7 @@ import type { KubeObject } from '../api/kube.js';
 import { matchesRequirements, parseSelector, type LabelRequirement } from './pure/labels.js';
 import type { Store } from './pure/types.js';
 import { deepFreeze } from './pure/freeze.js';
+import { jsonCopy } from './pure/copy.js';
 
 /** Store key of an object: `namespace/name`, or `name` when cluster-scoped. */
 export const keyOf = (namespace: string | undefined, name: string): string => (namespace ? `${namespace}/${name}` : name);
@@ -49,7 +50,7 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
 
   get(namespace: string | undefined, name: string): T | undefined {
     const o = this.items.get(keyOf(namespace, name));
-    return o === undefined ? undefined : structuredClone(o);
+    return o === undefined ? undefined : jsonCopy(o);
   }
 
   /** The frozen cached object (no copy), for read-only use. */
