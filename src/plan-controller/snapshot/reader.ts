@@ -18,7 +18,7 @@ import { settlesWithin } from '../../runtime/parallel.js';
 import type { ObjectKey, Store } from '../../runtime/pure/types.js';
 import type { PlanDeps } from '../deps.js';
 import type { ScopeReader } from '../scope.js';
-import { planMayAct, plansOfCluster, plansToWake, type WakeView } from './wake.js';
+import { planMayAct, plansOfCluster, plansOfControlPlane, plansToWake, type WakeView } from './wake.js';
 
 /**
  * How long a reconcile waits for the first list of a kind named at run time (control plane, template). A list that is
@@ -71,9 +71,8 @@ export async function cachedKind(
 export function storeReader(deps: PlanDeps): ScopeReader {
   const mapToNamespacePlans = namespacePlansOf(deps);
   const controlPlanePlans = (cp: KubeObject): ObjectKey[] =>
-    deps.plans
-      .list(cp.metadata.namespace)
-      .filter((p) => p.spec?.controlPlane?.name === cp.metadata.name && planMayAct(p, deps))
+    plansOfControlPlane(deps.plans, cp.metadata.namespace ?? '', cp.metadata.name ?? '')
+      .filter((p) => planMayAct(p, deps))
       .map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
   return {
     now: () => toKubeTime(new Date()),

@@ -6,7 +6,7 @@ import { labelValue } from '../decide/names.js';
 import { OWNERS_ALIGNED, OwnerReasons } from '../../rules/owners.js';
 import { CLUSTER, NS, machine, md, plan } from '../testkit.js';
 import type { WakeView } from './wake.js';
-import { plansToWake } from './wake.js';
+import { plansOfCluster, plansOfControlPlane, plansToWake } from './wake.js';
 
 type P = InPlaceUpdatePlan & KubeObject;
 
@@ -47,6 +47,35 @@ describe('plan-controller wake-up mapper (plansToWake)', () => {
       mds: [md()],
     });
     expect(woken(v)).to.deep.equal(['going', 'new', 'stopping']);
+  });
+
+  it('finds plans by cluster and by control plane through the store index, as the plans change and go', () => {
+    const store = new MemoryStore<P>();
+    const mk = (name: string, ns: string, cluster: string, cp?: string): P => {
+      const p = plan({ name }) as P;
+      p.metadata.namespace = ns;
+      p.spec.clusterName = cluster;
+      if (cp) p.spec.controlPlane = { ...p.spec.controlPlane!, name: cp };
+      else delete p.spec.controlPlane;
+      return p;
+    };
+    store.upsert(mk('p1', NS, 'c1', 'c1-cp'));
+    expect(plansOfCluster(store, NS, 'c1').map((p) => p.metadata.name)).to.deep.equal(['p1']);
+    store.upsert(mk('p2', NS, 'c1'));
+    store.upsert(mk('p3', 'elsewhere', 'c1', 'c1-cp'));
+    store.upsert(mk('p4', NS, 'c2', 'c2-cp'));
+    const names = (ps: P[]): string[] => ps.map((p) => p.metadata.name!).sort();
+    expect(names(plansOfCluster(store, NS, 'c1'))).to.deep.equal(['p1', 'p2']);
+    expect(names(plansOfCluster(store, 'elsewhere', 'c1'))).to.deep.equal(['p3']);
+    expect(names(plansOfControlPlane(store, NS, 'c1-cp'))).to.deep.equal(['p1']);
+    expect(names(plansOfControlPlane(store, NS, 'c2-cp'))).to.deep.equal(['p4']);
+    // A plan's spec changes (a new version in the cache) and plans go: the answers follow.
+    store.upsert(mk('p1', NS, 'c2', 'c2-cp'));
+    store.remove(NS, 'p4');
+    expect(names(plansOfCluster(store, NS, 'c1'))).to.deep.equal(['p2']);
+    expect(names(plansOfCluster(store, NS, 'c2'))).to.deep.equal(['p1']);
+    expect(names(plansOfControlPlane(store, NS, 'c1-cp'))).to.deep.equal([]);
+    expect(names(plansOfControlPlane(store, NS, 'c2-cp'))).to.deep.equal(['p1']);
   });
 
   it('ignores plans of other clusters and namespaces', () => {

@@ -45,21 +45,36 @@ export function planMayAct(plan: InPlaceUpdatePlan & KubeObject, view: WakeView)
   });
 }
 
-const PLANS_BY_CLUSTER = 'inplace.cluster.x-k8s.io/plans-by-cluster';
-const planClusterKey = (p: InPlaceUpdatePlan & KubeObject): readonly string[] =>
-  p.spec?.clusterName ? [`${p.metadata.namespace ?? ''}/${p.spec.clusterName}`] : [];
+const PLANS_BY_OWNER = 'inplace.cluster.x-k8s.io/plans-by-cluster-and-control-plane';
+const planOwnerKeys = (p: InPlaceUpdatePlan & KubeObject): readonly string[] => {
+  const ns = p.metadata.namespace ?? '';
+  const keys: string[] = [];
+  if (p.spec?.clusterName) keys.push(`cluster:${ns}/${p.spec.clusterName}`);
+  if (p.spec?.controlPlane?.name) keys.push(`cp:${ns}/${p.spec.controlPlane.name}`);
+  return keys;
+};
 
 /**
- * The cached plans of `clusterName` in `namespace`, through the plan store's index by cluster: every Machine event of
- * a fleet's namespace asks this, and filtering every plan of the namespace made each event cost O(clusters).
+ * The cached plans of `clusterName` in `namespace`, through the plan store's index: every Machine event of a fleet's
+ * namespace asks this, and filtering every plan of the namespace made each event cost O(clusters).
  */
 export function plansOfCluster(
   plans: Store<InPlaceUpdatePlan & KubeObject>,
   namespace: string,
   clusterName: string,
 ): (InPlaceUpdatePlan & KubeObject)[] {
-  plans.addIndex(PLANS_BY_CLUSTER, planClusterKey);
-  return plans.byIndex(PLANS_BY_CLUSTER, `${namespace}/${clusterName}`);
+  plans.addIndex(PLANS_BY_OWNER, planOwnerKeys);
+  return plans.byIndex(PLANS_BY_OWNER, `cluster:${namespace}/${clusterName}`);
+}
+
+/** The cached plans whose spec.controlPlane names `name` in `namespace` (the control plane kinds' watch mapper). */
+export function plansOfControlPlane(
+  plans: Store<InPlaceUpdatePlan & KubeObject>,
+  namespace: string,
+  name: string,
+): (InPlaceUpdatePlan & KubeObject)[] {
+  plans.addIndex(PLANS_BY_OWNER, planOwnerKeys);
+  return plans.byIndex(PLANS_BY_OWNER, `cp:${namespace}/${name}`);
 }
 
 /** Keys of the plans of `clusterName` in `namespace` that may still act (the mapper of every cluster-wide watch). */
