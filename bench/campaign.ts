@@ -33,6 +33,8 @@ export interface CampaignBenchOptions {
   soakSeconds: number;
   durationSeconds: number;
   apiserverMaxOldSpaceMB: number;
+  /** The controllers' `--max-old-space-size` (MiB), as the manifests set it from their memory limit; default none. */
+  controllerMaxOldSpaceMB?: number;
   /**
    * Stop waiting this many seconds after the case started (setup included) and write what was reached (status
    * "timeout (...)", figures per machine updated): a case too large for the time at hand still leaves its figures.
@@ -147,7 +149,15 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
       const port = await freePort();
       ports.set(c, port);
       const p = new Proc(
-        { name: c, inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port)], nodeArgs: profArgs(c) },
+        {
+          name: c,
+          inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port)],
+          // The heap limit the manifests set from the memory limit (--controller-max-old-space), when given.
+          nodeArgs: [
+            ...profArgs(c),
+            ...(o.controllerMaxOldSpaceMB !== undefined ? [`--max-old-space-size=${o.controllerMaxOldSpaceMB}`] : []),
+          ],
+        },
         workDir,
       );
       procs.push(p);

@@ -1005,6 +1005,7 @@ async function main(): Promise<void> {
         durationSeconds: Number(arg('duration') ?? 1),
         ...(arg('max-wall') !== undefined ? { maxWallSeconds: Number(arg('max-wall')) } : {}),
         apiserverMaxOldSpaceMB: o.apiserverMaxOldSpaceMB,
+        ...(o.controllerMaxOldSpaceMB !== undefined ? { controllerMaxOldSpaceMB: o.controllerMaxOldSpaceMB } : {}),
         out: o.out,
         command: COMMAND,
         dashboard: argv.includes('--dashboard'),
