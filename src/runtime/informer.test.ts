@@ -50,6 +50,30 @@ describe('SharedInformer', () => {
     expect((inf.store.get('a', 't1')!['spec'] as { v: number }).v).to.equal(2);
   });
 
+  it('caches objects without their managedFields unless asked to keep them', async () => {
+    const managed = (name: string): KubeObject => {
+      const o = thing(name);
+      o.metadata.managedFields = [{ manager: 'someone', operation: 'Update', fieldsV1: { 'f:spec': { 'f:v': {} } } }];
+      return o;
+    };
+    client.seed(Things, managed('listed'));
+    inf = new SharedInformer(client, Things, fast);
+    const handed: KubeObject[] = [];
+    inf.onChange((o) => handed.push(o));
+    inf.start();
+    await inf.synced();
+    await waitFor(() => client.openWatches === 1, { message: 'watch open' });
+    await client.create(Things, managed('watched'));
+    await waitFor(() => handed.length === 2, { message: '2 changes' });
+    for (const name of ['listed', 'watched']) expect(inf.store.peek('a', name)!.metadata.managedFields, name).to.equal(undefined);
+    expect(handed.every((o) => o.metadata.managedFields === undefined)).to.equal(true);
+    await inf.stop();
+    inf = new SharedInformer(client, Things, { ...fast, keepManagedFields: true });
+    inf.start();
+    await inf.synced();
+    expect(inf.store.peek('a', 'listed')!.metadata.managedFields).to.have.length(1);
+  });
+
   it('replays cached objects to a handler registered after sync', async () => {
     client.seed(Things, thing('t1'));
     inf = new SharedInformer(client, Things, fast);

@@ -34,6 +34,12 @@ export interface InformerOptions {
   healthyWatchMs?: number;
   /** Called on every restart (metrics). */
   onRestart?: (reason: RestartReason) => void;
+  /**
+   * Keep `metadata.managedFields` on the cached objects (default false: dropped on the way in, as controller-runtime's
+   * TransformStripManagedFields does). A real API server writes an entry per field manager on every object, often as
+   * large as the rest of it; no controller here reads them from a cache (a GET still has them).
+   */
+  keepManagedFields?: boolean;
 }
 
 /** A handler of changes; `old` is the previous cached version for updates and deletes. */
@@ -195,6 +201,7 @@ export class SharedInformer<T extends KubeObject = KubeObject> implements Inform
   }
 
   private upsert(obj: T): void {
+    if (!this.opts.keepManagedFields) dropManagedFields(obj);
     const old = this.store.peek(obj.metadata.namespace, obj.metadata.name ?? '');
     if (old && old.metadata.resourceVersion === obj.metadata.resourceVersion) return;
     this.store.upsert(obj);
@@ -225,6 +232,7 @@ export class SharedInformer<T extends KubeObject = KubeObject> implements Inform
           this.upsert(e.object);
           break;
         case 'DELETED': {
+          if (!this.opts.keepManagedFields) dropManagedFields(e.object);
           const old = this.store.remove(e.object.metadata.namespace, e.object.metadata.name ?? '');
           this.emit(e.object, old, 'delete');
           break;
@@ -305,4 +313,9 @@ export function createInformer<T extends KubeObject = KubeObject>(
   opts?: InformerOptions,
 ): SharedInformer<T> {
   return new SharedInformer<T>(client, res, opts);
+}
+
+/** Deletes metadata.managedFields from an object fresh from the API (not yet frozen or shared). */
+function dropManagedFields(obj: KubeObject): void {
+  if (obj.metadata && 'managedFields' in obj.metadata) delete obj.metadata.managedFields;
 }
