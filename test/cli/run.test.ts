@@ -19,7 +19,15 @@ import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 function recordingManager(): { mgr: Manager; concurrency: Map<string, number> } {
   const concurrency = new Map<string, number>();
   const informer = {
-    store: { get: () => undefined, peek: () => undefined, list: () => [], byLabel: () => [], select: () => [], addIndex: () => undefined, byIndex: () => [] },
+    store: {
+      get: () => undefined,
+      peek: () => undefined,
+      list: () => [],
+      byLabel: () => [],
+      select: () => [],
+      addIndex: () => undefined,
+      byIndex: () => [],
+    },
     onChange: () => undefined,
     synced: async () => undefined,
   } as Informer;

@@ -15,7 +15,15 @@ import { cli } from '../support/cli.js';
 /** A manager with empty caches and no API server (discovery needs neither). */
 function emptyManager(o: { neverSynced?: boolean } = {}): Manager {
   const informer = {
-    store: { get: () => undefined, peek: () => undefined, list: () => [], byLabel: () => [], select: () => [], addIndex: () => undefined, byIndex: () => [] },
+    store: {
+      get: () => undefined,
+      peek: () => undefined,
+      list: () => [],
+      byLabel: () => [],
+      select: () => [],
+      addIndex: () => undefined,
+      byIndex: () => [],
+    },
     onChange: () => undefined,
     synced: () => (o.neverSynced ? new Promise<void>(() => undefined) : Promise.resolve()),
   } as Informer;

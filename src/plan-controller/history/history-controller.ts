@@ -139,14 +139,7 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
     const newest = d.newestFinished ? deps.plans.peek(ns, d.newestFinished) : undefined;
     if (newest) deps.mgr.events.event(newest, 'Normal', PlanEventReasons.pruned, prunedMessage(deleted, deps.limit));
   }
-  if (
-    sweepDue(
-      deps,
-      key,
-      plansOfCluster(deps.plans, ns, key.name),
-      d.pruneRecords,
-    )
-  )
+  if (sweepDue(deps, key, plansOfCluster(deps.plans, ns, key.name), d.pruneRecords))
     await sweepClones(deps, key, { plans, pruneRecords: d.pruneRecords, owners }, log);
   // Something held back only by a pause holder: the control plane that holds it is not watched here, so look again.
   const held = first.prune.length + first.pruneRecords.length > d.prune.length + d.pruneRecords.length;
