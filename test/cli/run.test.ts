@@ -14,20 +14,14 @@ import { noopLogger, type Controller, type ControllerBuilder, type Informer, typ
 import { cli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
+import { MemoryStore } from '../../src/runtime/store.js';
 
 /** A manager that records what the component asks its controller builders for (no API server). */
 function recordingManager(): { mgr: Manager; concurrency: Map<string, number> } {
   const concurrency = new Map<string, number>();
   const informer = {
-    store: {
-      get: () => undefined,
-      peek: () => undefined,
-      list: () => [],
-      byLabel: () => [],
-      select: () => [],
-      addIndex: () => undefined,
-      byIndex: () => [],
-    },
+    // An empty cache: the runtime's own store, so the fake follows the Store interface.
+    store: new MemoryStore(),
     onChange: () => undefined,
     synced: async () => undefined,
   } as Informer;

@@ -11,19 +11,13 @@ import { COMPONENT_LOADERS } from '../../src/cli/run.js';
 import type { RuntimeExtensionComponent } from '../../src/runtime-extension/index.js';
 import { noopLogger, type Informer, type Manager } from '../../src/runtime/index.js';
 import { cli } from '../support/cli.js';
+import { MemoryStore } from '../../src/runtime/store.js';
 
 /** A manager with empty caches and no API server (discovery needs neither). */
 function emptyManager(o: { neverSynced?: boolean } = {}): Manager {
   const informer = {
-    store: {
-      get: () => undefined,
-      peek: () => undefined,
-      list: () => [],
-      byLabel: () => [],
-      select: () => [],
-      addIndex: () => undefined,
-      byIndex: () => [],
-    },
+    // An empty cache: the runtime's own store, so the fake follows the Store interface.
+    store: new MemoryStore(),
     onChange: () => undefined,
     synced: () => (o.neverSynced ? new Promise<void>(() => undefined) : Promise.resolve()),
   } as Informer;

@@ -54,28 +54,22 @@ const planOwnerKeys = (p: InPlaceUpdatePlan & KubeObject): readonly string[] => 
   return keys;
 };
 
+/** The cached plans under one key of the plan store's index by cluster and control plane. */
+function indexedPlans(plans: Store<InPlaceUpdatePlan & KubeObject>, key: string): (InPlaceUpdatePlan & KubeObject)[] {
+  plans.addIndex(PLANS_BY_OWNER, planOwnerKeys);
+  return plans.byIndex(PLANS_BY_OWNER, key);
+}
+
 /**
  * The cached plans of `clusterName` in `namespace`, through the plan store's index: every Machine event of a fleet's
  * namespace asks this, and filtering every plan of the namespace made each event cost O(clusters).
  */
-export function plansOfCluster(
-  plans: Store<InPlaceUpdatePlan & KubeObject>,
-  namespace: string,
-  clusterName: string,
-): (InPlaceUpdatePlan & KubeObject)[] {
-  plans.addIndex(PLANS_BY_OWNER, planOwnerKeys);
-  return plans.byIndex(PLANS_BY_OWNER, `cluster:${namespace}/${clusterName}`);
-}
+export const plansOfCluster = (plans: Store<InPlaceUpdatePlan & KubeObject>, namespace: string, clusterName: string) =>
+  indexedPlans(plans, `cluster:${namespace}/${clusterName}`);
 
 /** The cached plans whose spec.controlPlane names `name` in `namespace` (the control plane kinds' watch mapper). */
-export function plansOfControlPlane(
-  plans: Store<InPlaceUpdatePlan & KubeObject>,
-  namespace: string,
-  name: string,
-): (InPlaceUpdatePlan & KubeObject)[] {
-  plans.addIndex(PLANS_BY_OWNER, planOwnerKeys);
-  return plans.byIndex(PLANS_BY_OWNER, `cp:${namespace}/${name}`);
-}
+export const plansOfControlPlane = (plans: Store<InPlaceUpdatePlan & KubeObject>, namespace: string, name: string) =>
+  indexedPlans(plans, `cp:${namespace}/${name}`);
 
 /** Keys of the plans of `clusterName` in `namespace` that may still act (the mapper of every cluster-wide watch). */
 export function plansToWake(view: WakeView, namespace: string | undefined, clusterName: string | undefined): ObjectKey[] {
