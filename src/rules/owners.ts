@@ -39,6 +39,15 @@ export const OwnerReasons = {
   /** A finished target's alignment is under way (a request failed or writes are left): it continues in the next reconcile. */
   aligning: 'Aligning',
 } as const;
+/**
+ * True when the plan's OwnersAligned says an alignment did not finish: it failed (AlignFailed) or is under way
+ * (Aligning: a request failed, e.g. a 409 from a newer owner version, or writes are left). A terminal plan keeps
+ * aligning then (while no newer plan exists); Aligning alone once stopped it for good after one conflict.
+ */
+export const alignmentUnfinished = (plan: { status?: { conditions?: readonly { type: string; reason?: string }[] } }): boolean =>
+  plan.status?.conditions?.some(
+    (c) => c.type === OWNERS_ALIGNED && (c.reason === OwnerReasons.alignFailed || c.reason === OwnerReasons.aligning),
+  ) ?? false;
 /** Event reasons of owner alignment. */
 export const OwnerEventReasons = {
   paused: 'OwnerPaused',

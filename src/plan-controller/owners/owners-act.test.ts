@@ -373,6 +373,30 @@ describe('plan controller: a finished control plane aligned on every reconcile',
     metadata: { ...o.metadata, annotations: { [Annotations.paused]: '', [PAUSED_BY_PLAN]: 'p1' } },
   });
 
+  it('goes on aligning after the plan ended while OwnersAligned says unfinished (a conflict: Aligning; AlignFailed), not once Aligned', () => {
+    const kcpObj = deepFreeze(paused(kcp('cluster1-cp', 3, 'v1.30.0')));
+    const stepsWith = (reason: string): string[] => {
+      const condition = {
+        type: 'OwnersAligned',
+        status: reason === 'Aligned' ? 'True' : 'False',
+        reason,
+        message: '',
+        lastTransitionTime: NOW,
+      };
+      const p = plan({ ...started, mds: [], status: { updateStatus: 'updated', conditions: [condition] } } as Parameters<typeof plan>[0]);
+      const snap = snapshot({ plan: p, kcp: kcpObj, mds: [], machines: [], mus: cpUpdated() });
+      const d = {
+        create: [],
+        status: { targets: [{ kind: 'ControlPlane' as const, name: 'cluster1-cp', sequence: 1, updateStatus: 'updated' as const }] },
+        events: [],
+      } as unknown as PlanDecision;
+      return ownerSteps(snap, d).map((t) => t.step.op);
+    };
+    expect(stepsWith('Aligning'), 'a 409 on the first try must not end the alignment').to.deep.equal(['align']);
+    expect(stepsWith('AlignFailed')).to.deep.equal(['align']);
+    expect(stepsWith('Aligned')).to.deep.equal(['none']);
+  });
+
   it('writes nothing when the KubeadmControlPlane carries the version and is not paused by the plan', async () => {
     const r = await alignCp(deepFreeze(kcp('cluster1-cp', 3, 'v1.30.1')));
     expect(r).to.deep.equal({ patches: [], outcome: [['align', undefined, undefined]], events: 0 });

@@ -17,6 +17,7 @@ import {
   OWNERS_ALIGNED,
   OwnerEventReasons,
   OwnerReasons,
+  alignmentUnfinished,
   carrierName,
   isPausedObject,
   mixedMessage,
@@ -87,11 +88,11 @@ export const ownersNeedRecheck = (d: PlanDecision): boolean =>
 /** The owner step of every target of the plan (pure given the snapshot and the decision). */
 export function ownerSteps(snap: PlanSnapshot, d: PlanDecision): TargetOwner[] {
   const plan = snap.plan as InPlaceUpdatePlan;
-  // A terminal plan settled its owners when it got there — unless that failed (AlignFailed): it retries while no newer
-  // plan of the cluster exists (a newer plan owns the owners' values from then on).
-  const alignFailed = plan.status?.conditions?.some((c) => c.type === OWNERS_ALIGNED && c.reason === OwnerReasons.alignFailed) ?? false;
+  // A terminal plan settled its owners when it got there — unless that did not finish (AlignFailed, or Aligning after a
+  // failed request): it goes on while no newer plan of the cluster exists (a newer plan owns the owners' values then).
+  const unfinished = alignmentUnfinished(plan);
   const newer = snap.plans.some((o) => o.metadata?.name !== plan.metadata?.name && planAge(plan, o) < 0);
-  const planTerminal = isTerminal(plan.status?.updateStatus) && !(alignFailed && !newer);
+  const planTerminal = isTerminal(plan.status?.updateStatus) && !(unfinished && !newer);
   const out: TargetOwner[] = [];
   const targets = targetsOf(plan);
   // Indexed once: a find per target over 300 MachineDeployments and 300 rows was O(targets²) per reconcile.

@@ -119,9 +119,15 @@ describe('plan-controller wake-up mapper (plansToWake)', () => {
       conditions: [{ type: OWNERS_ALIGNED, status: 'False' as const, reason, message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }],
     });
     const v = view({
-      plans: [finished('a', 'updated', cond(OwnerReasons.alignFailed)), finished('b', 'failed', cond(OwnerReasons.mixedMachines))],
+      plans: [
+        finished('a', 'updated', cond(OwnerReasons.alignFailed)),
+        finished('b', 'failed', cond(OwnerReasons.mixedMachines)),
+        // A conflict on the alignment's last try: not finished, so it goes on.
+        finished('c', 'updated', cond(OwnerReasons.aligning)),
+        finished('d', 'updated', cond(OwnerReasons.aligned)),
+      ],
     });
-    expect(woken(v)).to.deep.equal(['a']);
+    expect(woken(v)).to.deep.equal(['a', 'c']);
   });
 
   it('costs nothing per kept plan: eight finished plans, one active, one event wakes one plan', () => {

@@ -9,7 +9,7 @@
 //   created, unlabelled only once not in update), and the plan's MachineUpdates wake it through Owns: they are not
 //   scanned here (a kept plan's 1,000 MachineUpdates on every machine event cost more CPU than the wake-ups saved);
 // * its finalizer to release while it is being deleted (waits for the labels and the surge above);
-// * OwnersAligned=False AlignFailed: the alignment is retried while no newer plan exists (ownerSteps).
+// * OwnersAligned=False AlignFailed or Aligning: the alignment goes on while no newer plan exists (ownerSteps).
 // An owner left paused by a terminal plan (mixed machines) is not acted on by that plan (ownerStep is 'none' once the
 // plan is terminal; a newer plan takes the pause over), so it does not keep the plan awake. A terminal plan's
 // conditions other than Valid are frozen; Valid is refreshed on the plan's own events only.
@@ -18,7 +18,7 @@ import { Annotations, Finalizers, Labels, isTerminal } from '../../api/index.js'
 import type { ObjectKey, Store } from '../../runtime/pure/types.js';
 import { clusterLabel, mdClusterName } from '../../api/capi/index.js';
 import { labelValue } from '../decide/names.js';
-import { OWNERS_ALIGNED, OwnerReasons } from '../../rules/owners.js';
+import { alignmentUnfinished } from '../../rules/owners.js';
 
 /** The informer stores the wake-up decision reads (indexed lookups only: it runs on every event). */
 export interface WakeView {
@@ -33,7 +33,7 @@ export function planMayAct(plan: InPlaceUpdatePlan & KubeObject, view: WakeView)
   const ns = plan.metadata.namespace;
   const name = plan.metadata.name ?? '';
   if (plan.metadata.deletionTimestamp && (plan.metadata.finalizers ?? []).includes(Finalizers.plan)) return true;
-  if (plan.status?.conditions?.some((c) => c.type === OWNERS_ALIGNED && c.reason === OwnerReasons.alignFailed)) return true;
+  if (alignmentUnfinished(plan)) return true;
   const planLabel = labelValue(name);
   if (view.machines.byLabel(Labels.planName, planLabel, ns).length > 0) return true;
   return view.machineDeployments.list(ns).some((md) => {
