@@ -352,6 +352,13 @@ describe('plan controller: InfraMachine annotations ahead of a target end (annot
 });
 
 describe('plan controller: a finished control plane aligned on every reconcile', () => {
+  /** The decision of a reconcile that finds the control plane target updated. */
+  const cpDone = (): PlanDecision =>
+    ({
+      create: [],
+      status: { targets: [{ kind: 'ControlPlane' as const, name: 'cluster1-cp', sequence: 1, updateStatus: 'updated' as const }] },
+      events: [],
+    }) as unknown as PlanDecision;
   /** The control plane (version only) done, its KCP as given; returns the patches sent and the outcome. */
   async function alignCp(kcpObj: KubeObject): Promise<{ patches: Record<string, unknown>[]; outcome: unknown[]; events: number }> {
     const patches: Record<string, unknown>[] = [];
@@ -360,11 +367,7 @@ describe('plan controller: a finished control plane aligned on every reconcile',
     } as unknown as KubeClient;
     const p = plan({ ...started, mds: [] });
     const snap = snapshot({ plan: p, kcp: kcpObj, mds: [], machines: [], mus: cpUpdated() });
-    const d = {
-      create: [],
-      status: { targets: [{ kind: 'ControlPlane' as const, name: 'cluster1-cp', sequence: 1, updateStatus: 'updated' as const }] },
-      events: [],
-    } as unknown as PlanDecision;
+    const d = cpDone();
     const outcomes = await actOwners(deps(client), snap, d, silent);
     return { patches, outcome: outcomes.map((o) => [o.op, o.pending, o.problems]), events: d.events.length };
   }
@@ -385,11 +388,7 @@ describe('plan controller: a finished control plane aligned on every reconcile',
       };
       const p = plan({ ...started, mds: [], status: { updateStatus: 'updated', conditions: [condition] } } as Parameters<typeof plan>[0]);
       const snap = snapshot({ plan: p, kcp: kcpObj, mds: [], machines: [], mus: cpUpdated() });
-      const d = {
-        create: [],
-        status: { targets: [{ kind: 'ControlPlane' as const, name: 'cluster1-cp', sequence: 1, updateStatus: 'updated' as const }] },
-        events: [],
-      } as unknown as PlanDecision;
+      const d = cpDone();
       return ownerSteps(snap, d).map((t) => t.step.op);
     };
     expect(stepsWith('Aligning'), 'a 409 on the first try must not end the alignment').to.deep.equal(['align']);
