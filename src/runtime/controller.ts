@@ -7,7 +7,7 @@ import { errorFields } from './log.js';
 import type { RuntimeMetrics } from './metrics.js';
 import { WorkQueue, type WorkQueueOptions } from './queue.js';
 import { keyOf } from './store.js';
-import type { Controller, ControllerBuilder, CooldownFn, Logger, Mapper, ObjectKey, ReconcileFn } from './pure/types.js';
+import type { Controller, ControllerBuilder, CooldownFn, Logger, Mapper, ObjectKey, ReconcileFn, ScopedCache } from './pure/types.js';
 
 /** Parses a queue key (`namespace/name` or `name`) back into an ObjectKey. */
 export function parseKey(key: string): ObjectKey {
@@ -52,6 +52,7 @@ export interface ControllerHost {
 export class ControllerImpl implements Controller {
   private queue: WorkQueue;
   private readonly watched = new Map<string, { res: ResourceType; informer: SharedInformer }>();
+  private readonly scopedWatched = new Set<ScopedCache>();
   private workers: Promise<void>[] = [];
   private running = false;
   /** Guards against a stop+start while an earlier start still waits for sync. */
@@ -101,6 +102,15 @@ export class ControllerImpl implements Controller {
       if (old) for (const k of mapper(old)) this.enqueue(k);
     });
     return informer;
+  }
+
+  watchScoped<T extends KubeObject>(cache: ScopedCache<T>, mapper: Mapper<T>): void {
+    if (this.scopedWatched.has(cache as unknown as ScopedCache)) return;
+    this.scopedWatched.add(cache as unknown as ScopedCache);
+    cache.onChange((obj, old) => {
+      for (const k of mapper(obj)) this.enqueue(k);
+      if (old) for (const k of mapper(old)) this.enqueue(k);
+    });
   }
 
   async watch<T extends KubeObject>(res: ResourceType, mapper: Mapper<T>): Promise<void> {

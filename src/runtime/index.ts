@@ -42,6 +42,7 @@ export {
   type ChangeType,
   type RestartReason,
 } from './informer.js';
+export { ScopedInformer, type ScopedInformerOptions } from './scoped.js';
 export { WorkQueue, type WorkQueueOptions } from './queue.js';
 export { ownerMapper, selfMapper, parseKey, formatKey } from './controller.js';
 export { createManager, type ManagerOptions, type ManagerLeaderElection, type RuntimeManager } from './manager.js';

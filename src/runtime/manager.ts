@@ -7,11 +7,12 @@ import { startHealthServer, type HealthServer } from './health.js';
 import { kubeMetricsAuthorizer } from './metrics-auth.js';
 import { selfSignedCertificate } from './tls.js';
 import { SharedInformer, type InformerOptions } from './informer.js';
+import { ScopedInformer } from './scoped.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader.js';
 import { errorFields, noopLogger } from './log.js';
 import { createMetrics, instrumentClient, type RuntimeMetrics } from './metrics.js';
 import type { WorkQueueOptions } from './queue.js';
-import type { ControllerBuilder, Informer, KubeClient, Logger, Manager } from './pure/types.js';
+import type { ControllerBuilder, Informer, KubeClient, Logger, Manager, ScopedCache } from './pure/types.js';
 
 /** Leader election settings of a manager. */
 export interface ManagerLeaderElection extends Pick<
@@ -84,6 +85,8 @@ class ManagerImpl implements RuntimeManager, ControllerHost {
   readonly queueOptions: WorkQueueOptions | undefined;
   readonly ports: { metrics?: number; health?: number } = {};
   private readonly informers = new Map<string, SharedInformer>();
+  /** Scoped caches by resource and label (runtime/scoped.ts): their scopes start on acquire, not with the manager. */
+  private readonly scoped = new Map<string, ScopedInformer>();
   private readonly controllers: ControllerImpl[] = [];
   private readonly servers: HealthServer[] = [];
   private elector: LeaderElector | undefined;
@@ -134,6 +137,20 @@ class ManagerImpl implements RuntimeManager, ControllerHost {
       if (this.started && !this.stopped) inf.start();
     }
     return inf as unknown as SharedInformer<T>;
+  }
+
+  scopedInformer<T extends KubeObject = KubeObject>(res: ResourceType, labelKey: string): ScopedCache<T> {
+    const k = `${resourceKey(res)}#${labelKey}`;
+    let inf = this.scoped.get(k);
+    if (!inf) {
+      inf = new ScopedInformer(this.client, res, labelKey, {
+        ...this.opts.informer,
+        log: this.log,
+        onRestart: (reason) => this.metrics.watchRestarts.inc({ resource: resourceName(res), reason }),
+      });
+      this.scoped.set(k, inf);
+    }
+    return inf as unknown as ScopedCache<T>;
   }
 
   controller<T extends KubeObject = KubeObject>(name: string): ControllerBuilder<T> {
@@ -193,7 +210,7 @@ class ManagerImpl implements RuntimeManager, ControllerHost {
     await this.elector?.stop();
     await this.transition;
     await Promise.all(this.controllers.map((c) => c.stop()));
-    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    await Promise.all([...this.informers.values(), ...this.scoped.values()].map((i) => i.stop()));
     await this.events.flush();
     await Promise.all(this.servers.map((s) => s.close()));
     this.log.info('manager stopped');

@@ -15,6 +15,7 @@ import { cli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 import { PROJECT_CRDS, startTestEnv, type TestEnv } from '../support/env.js';
 import { MemoryStore } from '../../src/runtime/store.js';
+import { ScopedInformer } from '../../src/runtime/scoped.js';
 
 /** A manager that records what the component asks its controller builders for (no API server). */
 function recordingManager(): { mgr: Manager; concurrency: Map<string, number> } {
@@ -31,6 +32,9 @@ function recordingManager(): { mgr: Manager; concurrency: Map<string, number> } 
     events: { event: () => undefined },
     namespace: undefined,
     informer: <T extends KubeObject>() => informer as unknown as Informer<T>,
+    // A real scoped cache that nothing acquires here: no scope is listed.
+    scopedInformer: <T extends KubeObject>(res: ResourceType, labelKey: string) =>
+      new ScopedInformer<T>({} as Manager['client'], res, labelKey),
     controller<T extends KubeObject>(name: string): ControllerBuilder<T> {
       const b: ControllerBuilder<T> = {
         for: (_res: ResourceType) => b,
@@ -38,7 +42,7 @@ function recordingManager(): { mgr: Manager; concurrency: Map<string, number> } 
         watches: () => b,
         withConcurrency: (n: number) => (concurrency.set(name, n), b),
         withCooldown: () => b,
-        reconcile: (): Controller => ({ name, watch: async () => undefined, enqueue: () => undefined }),
+        reconcile: (): Controller => ({ name, watch: async () => undefined, watchScoped: () => undefined, enqueue: () => undefined }),
       };
       return b;
     },

@@ -6,12 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { expect } from 'chai';
-import type { KubeObject } from '../../src/api/index.js';
+import type { KubeObject, ResourceType } from '../../src/api/index.js';
 import { COMPONENT_LOADERS } from '../../src/cli/run.js';
 import type { RuntimeExtensionComponent } from '../../src/runtime-extension/index.js';
 import { noopLogger, type Informer, type Manager } from '../../src/runtime/index.js';
 import { cli } from '../support/cli.js';
 import { MemoryStore } from '../../src/runtime/store.js';
+import { ScopedInformer } from '../../src/runtime/scoped.js';
 
 /** A manager with empty caches and no API server (discovery needs neither). */
 function emptyManager(o: { neverSynced?: boolean } = {}): Manager {
@@ -27,6 +28,9 @@ function emptyManager(o: { neverSynced?: boolean } = {}): Manager {
     events: { event: () => undefined },
     namespace: undefined,
     informer: <T extends KubeObject>() => informer as unknown as Informer<T>,
+    // A real scoped cache that nothing acquires here: no scope is listed.
+    scopedInformer: <T extends KubeObject>(res: ResourceType, labelKey: string) =>
+      new ScopedInformer<T>({} as Manager['client'], res, labelKey),
     controller: () => {
       throw new Error('the runtime extension registers no controller');
     },

@@ -164,11 +164,36 @@ export interface Informer<T extends KubeObject = KubeObject> {
   synced(): Promise<void>;
 }
 
+/** A hold on one scope of a ScopedCache: the scope stays cached until every lease on it ended. */
+export interface ScopeLease {
+  /** Resolves once the scope's objects are listed into the store (never rejects; retries like any informer). */
+  readonly synced: Promise<void>;
+  /** Ends the hold (idempotent). */
+  end(): void;
+}
+
+/**
+ * An informer of one resource that caches only the label values something holds (runtime/scoped.ts): each
+ * (namespace, value) its own label-selected list+watch, merged into `store`, dropped once idle and not kept.
+ */
+export interface ScopedCache<T extends KubeObject = KubeObject> extends Informer<T> {
+  /** The label whose values scope the cache. */
+  readonly labelKey: string;
+  /** Holds a scope, starting its list+watch when it is not cached. */
+  acquire(namespace: string, value: string): ScopeLease;
+  /** Which scopes stay cached while no lease holds them. */
+  keepWhile(keep: (namespace: string, value: string) => boolean): void;
+  /** Whether the scope is cached. */
+  has(namespace: string, value: string): boolean;
+}
+
 /** A running controller. */
 export interface Controller {
   readonly name: string;
   /** Adds a watch at run time (e.g. a task kind first seen in a template ref); idempotent per resource. */
   watch<T extends KubeObject>(res: ResourceType, mapper: Mapper<T>): Promise<void>;
+  /** Adds a watch of a scoped cache at run time (its events from every scope it holds); idempotent per cache. */
+  watchScoped<T extends KubeObject>(cache: ScopedCache<T>, mapper: Mapper<T>): void;
   /** Enqueues a key by hand (e.g. from a timer owned by the controller). */
   enqueue(key: ObjectKey, afterMs?: number): void;
 }
@@ -215,6 +240,8 @@ export interface Manager {
   readonly namespace: string | undefined;
   /** The shared informer of a resource (created on first use; started with the manager or at once if it runs). */
   informer<T extends KubeObject = KubeObject>(res: ResourceType): Informer<T>;
+  /** The scoped cache of a resource by a label (created on first use, one per resource and label; runtime/scoped.ts). */
+  scopedInformer<T extends KubeObject = KubeObject>(res: ResourceType, labelKey: string): ScopedCache<T>;
   /** Starts building a controller. */
   controller<T extends KubeObject = KubeObject>(name: string): ControllerBuilder<T>;
   /** Starts informers and (after winning leader election when enabled) the controllers. */
