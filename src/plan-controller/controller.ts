@@ -7,15 +7,13 @@
 //   report    act/report.ts       the status to write, from the decision plus the outcomes (a deferred status patch)
 //   publish   act/report.ts       the one status patch (or its wait), then events and metrics
 //   next      nextAction          when to look again
-import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, WritePolicy } from '../api/index.js';
+import type { InPlaceUpdatePlan, KubeObject, WritePolicy } from '../api/index.js';
 import {
   Clusters,
   InPlaceUpdatePlans,
   MachineDeployments,
   MachineHealthChecks,
   MachineSets,
-  MachineUpdates,
-  Machines,
 } from '../api/index.js';
 import type { AlertGatePolicy } from '../api/alert-gate-policy.js';
 import { clusterLabel, mdClusterName } from '../api/capi/index.js';
@@ -39,7 +37,9 @@ import { reconcileMachines } from './machines/start.js';
 import { buildSnapshot } from './snapshot/build.js';
 import { decideMemo, planKey, PlanStates, type PlanState } from './snapshot/plan-state.js';
 import { byClusterOf, warmProviderKinds } from './snapshot/reader.js';
-import { plansToWake } from './snapshot/wake.js';
+import { planMayAct, plansOfCluster, plansToWake } from './snapshot/wake.js';
+import { clusterScopesOf, heldReady } from './snapshot/cluster-scopes.js';
+import { ownerMapper } from '../runtime/controller.js';
 
 export { CONTROLLER_NAME } from './act/writes.js';
 
@@ -68,13 +68,16 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     (mgr as Manager & { metrics?: { registry?: Registry } }).metrics?.registry,
     mgr.log.child({ controller: CONTROLLER_NAME }),
   );
+  // Machines, MachineUpdates and the kinds machines reference are cached per cluster while its plans need them.
+  const scopes = clusterScopesOf(mgr);
   const deps: PlanDeps = {
     mgr,
     client: mgr.client,
     ctrl: () => holder.ctrl!,
     plans,
-    machineUpdates: mgr.informer<MachineUpdate & KubeObject>(MachineUpdates).store,
-    machines: mgr.informer(Machines).store,
+    machineUpdates: scopes.machineUpdates.store,
+    machines: scopes.machines.store,
+    scopes,
     machineDeployments: mgr.informer(MachineDeployments).store,
     machineSets: mgr.informer(MachineSets).store,
     mhcs: mgr.informer(MachineHealthChecks).store,
@@ -89,14 +92,14 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
     refKindFailures: new Map(),
   };
   const byCluster = byClusterOf(deps);
+  // A cluster's caches stay while a plan of it may act (its events wake that plan); the rest go once idle.
+  scopes.keepWhile((ns, cluster) => plansOfCluster(plans, ns, cluster).some((p) => planMayAct(p, deps)));
   holder.ctrl = mgr
     .controller<InPlaceUpdatePlan & KubeObject>(CONTROLLER_NAME)
     .for(InPlaceUpdatePlans)
     // One active plan per cluster: a plan's change (e.g. reaching a terminal status) wakes the other plans of its cluster.
     // Cluster-wide events wake only the plans that may still act (wake.ts): kept finished plans cost nothing.
     .watches<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans, (p) => plansToWake(deps, p.metadata.namespace, p.spec?.clusterName))
-    .owns(MachineUpdates)
-    .watches(Machines, byCluster)
     .watches(MachineDeployments, (md) => plansToWake(deps, md.metadata.namespace, mdClusterName(md) ?? clusterLabel(md)))
     .watches(Clusters, (c) => plansToWake(deps, c.metadata.namespace, c.metadata.name))
     .watches(MachineSets, byCluster)
@@ -115,6 +118,10 @@ export function setupPlanController(mgr: Manager, opts: PlanSetupOptions = {}): 
       return ms;
     })
     .reconcile((key, ctx) => reconcile(deps, key, ctx.log));
+  // The per-cluster caches' events: a MachineUpdate wakes its plan (as owns would), the rest the cluster's plans.
+  holder.ctrl.watchScoped(scopes.machineUpdates, ownerMapper(InPlaceUpdatePlans));
+  holder.ctrl.watchScoped(scopes.machines, byCluster);
+  scopes.onKindCache((cache) => holder.ctrl!.watchScoped(cache, byCluster));
   warmProviderKinds(deps).catch((err: unknown) =>
     mgr.log.info({ err: (err as Error).message }, 'provider kinds not watched ahead; a plan starts their watches itself'),
   );
@@ -131,9 +138,14 @@ export async function reconcile(deps: PlanDeps, key: ObjectKey, log: Logger): Pr
     return Action.awaitChange();
   }
   const clock = deps.timing?.start(planKey(ns, key.name));
+  // The plan's cluster is held (its caches listed and kept) for the whole reconcile.
+  const cluster = cached.spec?.clusterName;
+  const hold = cluster ? deps.scopes?.enter(ns, cluster) : undefined;
   try {
+    if (hold) await heldReady(hold, ns, cluster!);
     return await reconcilePhases(deps, cached, log, clock);
   } finally {
+    hold?.end();
     clock?.end(log);
   }
 }
@@ -185,7 +197,7 @@ async function act(deps: PlanDeps, { plan, state, snap, d, log, clock }: ActInpu
     clock?.mark('supersede');
     latest = await reconcileFinalizer(deps, plan, d);
     clock?.mark('finalizer');
-    owners = await actOwners(ownerDeps(deps), snap, { ...d, events }, log);
+    owners = await actOwners(ownerDeps(deps, { namespace: plan.metadata.namespace ?? '', cluster: plan.spec.clusterName }), snap, { ...d, events }, log);
     clock?.mark('owners');
     const around = { blocked: blockedTargets(owners), refs: snap.refObjects, expectations: state.expectations };
     await reconcileMachines(deps, latest, d, log, around);

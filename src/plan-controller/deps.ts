@@ -7,6 +7,7 @@ import type { Controller, KubeClient, Manager, Store } from '../runtime/pure/typ
 import type { PlanMetrics } from './metrics.js';
 import type { PlanStates } from './snapshot/plan-state.js';
 import type { ReconcileTiming } from './timing.js';
+import type { ClusterScopes } from './snapshot/cluster-scopes.js';
 
 /** Built once in setup; what reconcile and its phases need. */
 export interface PlanDeps {
@@ -14,8 +15,15 @@ export interface PlanDeps {
   client: KubeClient;
   ctrl: () => Controller;
   plans: Store<InPlaceUpdatePlan & KubeObject>;
+  /** MachineUpdates: of the clusters `scopes` holds when set (else every one). */
   machineUpdates: Store<MachineUpdate & KubeObject>;
+  /** Machines: of the clusters `scopes` holds when set (else every one). */
   machines: Store;
+  /**
+   * The per-cluster caches (snapshot/cluster-scopes.ts) behind machines, machineUpdates and the kinds machines
+   * reference; absent in tests that build deps over whole stores.
+   */
+  scopes?: ClusterScopes;
   machineDeployments: Store;
   /** MachineSets (owner alignment reads the ones owning a target's machines from here). */
   machineSets: Store;

@@ -151,6 +151,13 @@ export class Platform {
     this.managers.set(c.name, mgr);
   }
 
+  /** A running component's manager (e.g. to look at its caches). */
+  manager(component: string): RuntimeManager {
+    const mgr = this.managers.get(component);
+    if (!mgr) throw new Error(`component ${component} is not running`);
+    return mgr;
+  }
+
   /** The /metrics text of a running component's manager. */
   async metrics(component: string): Promise<string> {
     const mgr = this.managers.get(component);

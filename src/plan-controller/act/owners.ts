@@ -3,14 +3,14 @@
 import { MachineSets } from '../../api/index.js';
 import type { PlanDeps } from '../deps.js';
 import type { OwnerDeps } from '../owners/owners-act.js';
-import { cachedKind } from '../snapshot/reader.js';
+import { cachedKind, type ReadScope } from '../snapshot/reader.js';
 import { FIELD_MANAGER, WRITES_IN_FLIGHT } from './writes.js';
 
 /** Most InfraMachine annotations one reconcile writes (the rest in the next ones): bounded requests per reconcile. */
 const MAX_INFRA_WRITES = 128;
 
-/** What owner alignment needs: the client for writes, the informer caches for every read. */
-export function ownerDeps(deps: PlanDeps): OwnerDeps {
+/** What owner alignment needs: the client for writes, the informer caches for every read (the plan's cluster's for InfraMachines). */
+export function ownerDeps(deps: PlanDeps, scope?: ReadScope): OwnerDeps {
   return {
     client: deps.client,
     fieldManager: FIELD_MANAGER,
@@ -18,7 +18,7 @@ export function ownerDeps(deps: PlanDeps): OwnerDeps {
     maxInfraWrites: MAX_INFRA_WRITES,
     reads: {
       async ref(ns, ref) {
-        const { res, store, typed } = await cachedKind(deps, ref);
+        const { res, store, typed } = await cachedKind(deps, ref, scope);
         const obj = typed(store.peek(ns, ref.name));
         return { res, ...(obj ? { obj } : {}), byName: (n: string) => typed(store.peek(ns, n)) };
       },

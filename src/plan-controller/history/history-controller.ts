@@ -7,7 +7,7 @@
 // records went (and of deleted plans) go too once nothing refers to them, swept while no plan of the cluster is in
 // flight: an in-flight plan may be about to name a clone an older plan created (clone names are content-addressed).
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate } from '../../api/index.js';
-import { Clusters, InPlaceUpdatePlans, Labels, MachineDeployments, Machines, MachineUpdates, PlanEventReasons } from '../../api/index.js';
+import { Clusters, InPlaceUpdatePlans, Labels, MachineDeployments, MachineUpdates, PlanEventReasons } from '../../api/index.js';
 import { labelValue } from '../decide/names.js';
 import { clusterControlPlaneRef } from '../../api/capi/index.js';
 import { isConflict, isNotFound } from '../../runtime/pure/errors.js';
@@ -19,6 +19,7 @@ import { decideHistory, finishedAt, prunedMessage, recordsPrunedMessage } from '
 import { collectClones } from '../owners/clones-act.js';
 import { forEachLimit, settlesWithin } from '../../runtime/parallel.js';
 import { plansOfCluster } from '../snapshot/wake.js';
+import { clusterScopesOf, heldReady, type ClusterScopes } from '../snapshot/cluster-scopes.js';
 
 /** Name of the history reconciler (its log name). */
 export const HISTORY_CONTROLLER_NAME = 'plan-history';
@@ -39,6 +40,8 @@ interface HistoryDeps {
   machineDeployments: Store;
   machines: Store;
   clusters: Store;
+  /** The per-cluster caches behind machines and machineUpdates (shared with the plan controller). */
+  scopes?: ClusterScopes;
   /** Per cluster key: the plans of the last clone sweep (a sweep runs again only when they changed). */
   swept: Map<string, string>;
   limit: number;
@@ -57,16 +60,18 @@ export interface HistorySetup {
 
 /** Registers the history reconciler: prunes old finished plans' records, and plans that opted in or were allowed (history.ts). */
 export function setupHistoryController(mgr: Manager, setup: HistorySetup): Controller {
+  const scopes = clusterScopesOf(mgr);
   const deps: HistoryDeps = {
     mgr,
     limit: setup.limit,
     prunePlans: setup.prunePlans === true,
     now: () => new Date().toISOString(),
     plans: mgr.informer<InPlaceUpdatePlan & KubeObject>(InPlaceUpdatePlans).store,
-    machineUpdates: mgr.informer<MachineUpdate & KubeObject>(MachineUpdates).store,
+    machineUpdates: scopes.machineUpdates.store,
     machineDeployments: mgr.informer(MachineDeployments).store,
-    machines: mgr.informer(Machines).store,
+    machines: scopes.machines.store,
     clusters: mgr.informer(Clusters).store,
+    scopes,
     swept: new Map(),
   };
   return (
@@ -91,6 +96,22 @@ export async function reconcileHistory(deps: HistoryDeps, key: ObjectKey, log: L
   const ns = key.namespace ?? '';
   const plans = plansOfCluster(deps.plans, ns, key.name);
   const opts: HistoryOptions = { limit: deps.limit, prunePlans: deps.prunePlans, now: deps.now() };
+  // The cluster's MachineUpdates and Machines are read only for records to prune or a clone sweep: then it is held.
+  const { pruneRecords } = decideHistory(plans, opts);
+  const needsCaches = pruneRecords.length > 0 || sweepDue(deps, key, plans, pruneRecords);
+  const hold = needsCaches ? deps.scopes?.enter(ns, key.name) : undefined;
+  try {
+    if (hold) await heldReady(hold, ns, key.name);
+    return await pruneHistory(deps, key, log, opts);
+  } finally {
+    hold?.end();
+  }
+}
+
+/** The history decision and its deletes (records, plans, clones), from the cluster's plans and cached records. */
+async function pruneHistory(deps: HistoryDeps, key: ObjectKey, log: Logger, opts: HistoryOptions): Promise<Action> {
+  const ns = key.namespace ?? '';
+  const plans = plansOfCluster(deps.plans, ns, key.name);
   const recordsOf = (name: string): (MachineUpdate & KubeObject)[] => {
     const plan = deps.plans.peek(ns, name);
     // Only the plan's own records (the controller owner's uid): never another plan's of the same name.

@@ -4,7 +4,7 @@
 // generation and the alert gate's last read.
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, ResourceType } from '../../api/index.js';
 import { Secrets, UpdatePhase, isTerminal } from '../../api/index.js';
-import { isNotFound, KubeApiError } from '../../runtime/pure/errors.js';
+import { isNotFound, KubeApiError, RetryableError } from '../../runtime/pure/errors.js';
 import { settlesWithin } from '../../runtime/parallel.js';
 import type { ObjectKey, Store } from '../../runtime/pure/types.js';
 import { prestartCheck } from '../../effects/prestart.js';
@@ -17,7 +17,7 @@ import type { PlanDeps } from '../deps.js';
 import type { PlanSnapshot } from '../scope.js';
 import { buildScope, ownedBy } from './build-scope.js';
 import { atTargetMemo, decideMemo, type PlanState } from './plan-state.js';
-import { byClusterOf, cachedKind, CONTROL_PLANE_SYNC_MS, remember, storeReader } from './reader.js';
+import { byClusterOf, cachedKind, CONTROL_PLANE_SYNC_MS, remember, storeReader, type ReadScope } from './reader.js';
 
 /** How long a pre-start check that found problems stands before it runs again (a passing one stands for the generation). */
 const PRESTART_RECHECK_MS = 60_000;
@@ -29,6 +29,8 @@ const REF_KIND_RETRY_MS = 60_000;
 /** Reads everything the decision needs from the informer stores (and discovery for kinds named at run time). */
 export async function buildSnapshot(deps: PlanDeps, state: PlanState, plan: InPlaceUpdatePlan & KubeObject): Promise<PlanSnapshot> {
   const snap = await buildScope(plan, storeReader(deps), decideMemo(state, plan)?.ownFilter);
+  // The kinds these machines reference are read from the cluster's own caches from here on.
+  deps.scopes?.noteMachines(snap.machines);
   // The store may lag behind our own creates; a created MachineUpdate counts until the informer shows it.
   snap.machineUpdates = withExpectations(deps, state, plan, snap.machineUpdates);
   if (deps.writePolicy) snap.writePolicy = deps.writePolicy;
@@ -106,17 +108,20 @@ async function prestartFor(deps: PlanDeps, state: PlanState, snap: PlanSnapshot)
       throw err;
     }
   };
+  const scope = { namespace: plan.metadata?.namespace ?? '', cluster: plan.spec.clusterName };
   const result = await prestartCheck(deps.client, snap, {
     list: (ns, ref) =>
       uncached(async () => {
-        const { store, typed } = await cachedKind(deps, ref);
+        const { store, typed } = await cachedKind(deps, ref, scope);
         return store.list(ns).map((o) => typed(o)!);
       }),
     async get(ns, ref) {
-      const cached = await uncached(() => cachedKind(deps, ref));
-      if (cached) return cached.typed(cached.store.peek(ns, ref.name));
-      // Not cached (not served, or not listable): read live, so that a refusal is reported as one (it names the
-      // resource the plan controller is not granted), not as an object that is missing.
+      const cached = await uncached(() => cachedKind(deps, ref, scope));
+      const hit = cached?.typed(cached.store.peek(ns, ref.name));
+      if (cached && (hit || !cached.scoped)) return hit;
+      // Not cached (not served, or not listable; or, from a cluster's cache, an object without the cluster label): read
+      // live, so that a refusal is reported as one (it names the resource the plan controller is not granted), not as
+      // an object that is missing.
       const res = await uncached(() => deps.client.resolve(ref.apiGroup, ref.kind));
       return res ? deps.client.get(res, ns, ref.name) : undefined;
     },
@@ -146,6 +151,7 @@ async function refLookup(
   mapper: (o: KubeObject) => ObjectKey[],
 ): Promise<{ lookup: RefLookup; stamp?: string }> {
   const stores = new Map<string, Store>();
+  const ns = plan.metadata?.namespace ?? '';
   for (const ref of referencedKinds(plan, machines)) {
     const key = `${ref.kind}.${ref.apiGroup}`;
     const failedAt = deps.refKindFailures.get(key);
@@ -158,12 +164,13 @@ async function refLookup(
       remember(deps.refKindFailures, key, Date.now());
       continue;
     }
-    if (!(await settlesWithin(deps.ctrl().watch(res, mapper), CONTROL_PLANE_SYNC_MS))) {
+    const store = await refStore(deps, res, ref, { namespace: ns, cluster: plan.spec.clusterName }, mapper);
+    if (!store) {
       remember(deps.refKindFailures, key, Date.now());
       continue;
     }
     deps.refKindFailures.delete(key);
-    stores.set(`${ref.apiGroup}/${ref.kind}`, deps.mgr.informer(res).store);
+    stores.set(`${ref.apiGroup}/${ref.kind}`, store);
   }
   const lookup: RefLookup = (ns, ref) => stores.get(`${ref.apiGroup}/${ref.kind}`)?.peek(ns, ref.name);
   // The referenced kinds' stores and their change counts (store.ts): unchanged, no answer that read them can change.
@@ -174,6 +181,26 @@ async function refLookup(
     counts.push(`${k}=${storeId(store)}:${changes}`);
   }
   return { lookup, stamp: counts.join(',') };
+}
+
+/** The store of a kind the machines reference: the cluster's own cache, else the kind's informer; undefined when not listed in time. */
+async function refStore(
+  deps: PlanDeps,
+  res: ResourceType,
+  ref: { apiGroup: string; kind: string },
+  scope: ReadScope,
+  mapper: (o: KubeObject) => ObjectKey[],
+): Promise<Store | undefined> {
+  if (deps.scopes?.isMachineKind(ref)) {
+    try {
+      return await deps.scopes.kindStore(res, ref, scope.namespace, scope.cluster);
+    } catch (err) {
+      if (err instanceof RetryableError) return undefined;
+      throw err;
+    }
+  }
+  if (!(await settlesWithin(deps.ctrl().watch(res, mapper), CONTROL_PLANE_SYNC_MS))) return undefined;
+  return deps.mgr.informer(res).store;
 }
 
 /** The plan's MachineUpdates with those it created that the informer does not show yet (within EXPECTATION_TTL_MS). */

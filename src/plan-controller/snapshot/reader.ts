@@ -44,15 +44,29 @@ export const namespacePlansOf =
       .filter((p) => planMayAct(p, deps))
       .map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name! }));
 
+/** The cluster a read is for: its per-cluster caches (cluster-scopes.ts) serve the kinds machines reference. */
+export interface ReadScope {
+  namespace: string;
+  cluster: string;
+}
+
 /**
  * The informer store of a provider kind (InfraMachine, BootstrapConfig, their templates), started on first use. A kind
- * not served throws (404 resolve); one not listed within CONTROL_PLANE_SYNC_MS throws a 403-like error naming it.
+ * the machines reference is read from the cluster's own cache when `scope` names it (`scoped`: a miss may be an object
+ * without the cluster label, not a missing one). A kind not served throws (404 resolve); one not listed within
+ * CONTROL_PLANE_SYNC_MS throws a 403-like error naming it.
  */
 export async function cachedKind(
   deps: PlanDeps,
   ref: { apiGroup: string; kind: string },
-): Promise<{ res: ResourceType; store: Store; typed: (o: KubeObject | undefined) => KubeObject | undefined }> {
+  scope?: ReadScope,
+): Promise<{ res: ResourceType; store: Store; typed: (o: KubeObject | undefined) => KubeObject | undefined; scoped: boolean }> {
   const res = await deps.client.resolve(ref.apiGroup, ref.kind);
+  const apiVersion = res.group ? `${res.group}/${res.version}` : res.version;
+  // List items may omit kind and apiVersion; a clone copies them from its source, the checks compare kinds.
+  const typed = (o: KubeObject | undefined): KubeObject | undefined => (o ? { ...o, kind: res.kind, apiVersion } : undefined);
+  if (scope && deps.scopes?.isMachineKind(ref))
+    return { res, store: await deps.scopes.kindStore(res, ref, scope.namespace, scope.cluster), typed, scoped: true };
   // They wake the plans of their namespace that may still act (an alignment or a check may wait on them).
   if (!(await settlesWithin(deps.ctrl().watch(res, namespacePlansOf(deps)), CONTROL_PLANE_SYNC_MS)))
     throw new KubeApiError(
@@ -61,10 +75,7 @@ export async function cachedKind(
       undefined,
       new Error(`not listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it granted to the plan controller?)`),
     );
-  const apiVersion = res.group ? `${res.group}/${res.version}` : res.version;
-  // List items may omit kind and apiVersion; a clone copies them from its source, the checks compare kinds.
-  const typed = (o: KubeObject | undefined): KubeObject | undefined => (o ? { ...o, kind: res.kind, apiVersion } : undefined);
-  return { res, store: deps.mgr.informer(res).store, typed };
+  return { res, store: deps.mgr.informer(res).store, typed, scoped: false };
 }
 
 /** The plan controller's ScopeReader: the informer stores, and for kinds named at run time discovery plus a watch. */
@@ -155,10 +166,11 @@ export function remember<V>(cache: Map<string, V>, key: string, value: V): void 
  * not watched ahead: the plan that needs it handles it as before.
  */
 export async function warmProviderKinds(deps: PlanDeps): Promise<void> {
-  await deps.mgr.informer(Machines).synced();
+  // Machines cached per cluster (cluster-scopes.ts) are not listed here, nor the kinds they reference.
+  if (!deps.scopes) await deps.mgr.informer(Machines).synced();
   await deps.mgr.informer(MachineDeployments).synced();
   const machineKinds = new Map<string, ContractRef>();
-  for (const m of deps.machines.list())
+  for (const m of deps.scopes ? [] : deps.machines.list())
     for (const r of [machineInfraRef(m), machineBootstrapRef(m)]) if (r) machineKinds.set(`${r.apiGroup}/${r.kind}`, r);
   const templateKinds = new Map<string, ContractRef>();
   for (const md of deps.machineDeployments.list())
