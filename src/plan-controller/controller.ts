@@ -8,13 +8,7 @@
 //   publish   act/report.ts       the one status patch (or its wait), then events and metrics
 //   next      nextAction          when to look again
 import type { InPlaceUpdatePlan, KubeObject, WritePolicy } from '../api/index.js';
-import {
-  Clusters,
-  InPlaceUpdatePlans,
-  MachineDeployments,
-  MachineHealthChecks,
-  MachineSets,
-} from '../api/index.js';
+import { Clusters, InPlaceUpdatePlans, MachineDeployments, MachineHealthChecks, MachineSets } from '../api/index.js';
 import type { AlertGatePolicy } from '../api/alert-gate-policy.js';
 import { clusterLabel, mdClusterName } from '../api/capi/index.js';
 import type { Controller, Logger, Manager, ObjectKey } from '../runtime/pure/types.js';
@@ -197,7 +191,12 @@ async function act(deps: PlanDeps, { plan, state, snap, d, log, clock }: ActInpu
     clock?.mark('supersede');
     latest = await reconcileFinalizer(deps, plan, d);
     clock?.mark('finalizer');
-    owners = await actOwners(ownerDeps(deps, { namespace: plan.metadata.namespace ?? '', cluster: plan.spec.clusterName }), snap, { ...d, events }, log);
+    owners = await actOwners(
+      ownerDeps(deps, { namespace: plan.metadata.namespace ?? '', cluster: plan.spec.clusterName }),
+      snap,
+      { ...d, events },
+      log,
+    );
     clock?.mark('owners');
     const around = { blocked: blockedTargets(owners), refs: snap.refObjects, expectations: state.expectations };
     await reconcileMachines(deps, latest, d, log, around);

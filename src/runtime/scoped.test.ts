@@ -60,14 +60,22 @@ describe('ScopedInformer (on the test API server)', function () {
     await env.client.create(ConfigMaps, cm('a3', ns, 'a'));
     await env.client.create(ConfigMaps, cm('c2', ns, 'c'));
     await env.client.patch(ConfigMaps, ns, 'b1', { data: { v: '2' } }, { type: 'merge' });
-    await waitFor(() => inf!.store.peek(ns, 'b1')?.['data'] !== undefined && (inf!.store.peek(ns, 'b1')!['data'] as { v: string }).v === '2', {
-      message: 'b1 updated',
-    });
+    await waitFor(
+      () => inf!.store.peek(ns, 'b1')?.['data'] !== undefined && (inf!.store.peek(ns, 'b1')!['data'] as { v: string }).v === '2',
+      {
+        message: 'b1 updated',
+      },
+    );
     await waitFor(() => inf!.store.peek(ns, 'a3') !== undefined, { message: 'a3 added' });
     // c is not held: its objects never reach the store nor the handlers.
     expect(inf.store.peek(ns, 'c2')).to.equal(undefined);
     expect(seen.filter(([, n]) => n.startsWith('c') || n === 'none')).to.deep.equal([]);
-    expect(inf.store.byLabel(KEY, 'a', ns).map((o) => o.metadata.name).sort()).to.deep.equal(['a1', 'a2', 'a3']);
+    expect(
+      inf.store
+        .byLabel(KEY, 'a', ns)
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).to.deep.equal(['a1', 'a2', 'a3']);
     await env.client.delete(ConfigMaps, ns, 'a1');
     await waitFor(() => seen.some(([t, n]) => t === 'delete' && n === 'a1'), { message: 'a1 deleted' });
     expect(inf.store.peek(ns, 'a1')).to.equal(undefined);

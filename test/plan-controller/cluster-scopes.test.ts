@@ -20,7 +20,7 @@ describe('plan controller: per-cluster caches', function () {
   this.timeout(120_000);
   const env = useE2eEnv();
 
-  it("holds only the clusters whose plans act, forgets a cluster once it is idle, and lists it again for its next plan", async () => {
+  it('holds only the clusters whose plans act, forgets a cluster once it is idle, and lists it again for its next plan', async () => {
     const p = await env().platform();
     // A second cluster in the same namespace, with no plan (before the simulator starts with provision).
     await applyInventory(

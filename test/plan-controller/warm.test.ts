@@ -21,7 +21,11 @@ describe('plan controller: provider kinds watched ahead of plans', function () {
       },
       { timeoutMs: 30_000, message: 'the plan controller lists the provider kinds' },
     );
-    const perMachine = ['machines.cluster.x-k8s.io', 'devmachines.infrastructure.cluster.x-k8s.io', 'kubeadmconfigs.bootstrap.cluster.x-k8s.io'];
+    const perMachine = [
+      'machines.cluster.x-k8s.io',
+      'devmachines.infrastructure.cluster.x-k8s.io',
+      'kubeadmconfigs.bootstrap.cluster.x-k8s.io',
+    ];
     expect(await Promise.all(perMachine.map((k) => p.apiRequests('plan-controller', 'list', k)))).to.deep.equal([0, 0, 0]);
     expect(await p.plan('none')).to.equal(undefined);
   });

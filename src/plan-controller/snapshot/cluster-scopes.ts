@@ -88,7 +88,8 @@ export class ClusterScopes {
   /** Records the provider kinds these machines reference (their objects are then read per cluster). */
   noteMachines(machines: readonly KubeObject[]): void {
     for (const m of machines)
-      for (const r of [machineInfraRef(m), machineBootstrapRef(m)]) if (r && !this.machineKinds.has(kindKey(r))) this.machineKinds.add(kindKey(r));
+      for (const r of [machineInfraRef(m), machineBootstrapRef(m)])
+        if (r && !this.machineKinds.has(kindKey(r))) this.machineKinds.add(kindKey(r));
   }
 
   /** True when machines reference the kind (InfraMachine, BootstrapConfig): it is cached per cluster, not fleet-wide. */
@@ -120,7 +121,10 @@ export class ClusterScopes {
       } else lease.end();
     }
     if (!(await settlesWithin(synced, CLUSTER_SYNC_MS)))
-      throw new RetryableError(`list ${res.plural}.${res.group} of cluster ${namespace}/${cluster}`, new Error(`not listed within ${CLUSTER_SYNC_MS / 1000}s`));
+      throw new RetryableError(
+        `list ${res.plural}.${res.group} of cluster ${namespace}/${cluster}`,
+        new Error(`not listed within ${CLUSTER_SYNC_MS / 1000}s`),
+      );
     return cache.store;
   }
 
@@ -146,5 +150,8 @@ export function clusterScopesOf(mgr: Manager): ClusterScopes {
 /** Waits for a hold's lists, or throws a retryable error naming the cluster after CLUSTER_SYNC_MS. */
 export async function heldReady(hold: ClusterHold, namespace: string, cluster: string): Promise<void> {
   if (!(await settlesWithin(hold.ready, CLUSTER_SYNC_MS)))
-    throw new RetryableError(`list the machines of cluster ${namespace}/${cluster}`, new Error(`not listed within ${CLUSTER_SYNC_MS / 1000}s`));
+    throw new RetryableError(
+      `list the machines of cluster ${namespace}/${cluster}`,
+      new Error(`not listed within ${CLUSTER_SYNC_MS / 1000}s`),
+    );
 }
