@@ -19,7 +19,7 @@ import { yamlFilesIn } from '../src/cli/files.js';
 import { buildFleetInventory, capiCrdFiles, type FleetCluster } from '../tools/capi-sim/index.js';
 import { openDashboardPage } from './lib/dashboard-page.js';
 import { applyFleet } from './lib/fleet.js';
-import { Proc, ROOT, freePort, parseProm, scrape, stopAll } from './lib/procs.js';
+import { Proc, ROOT, freePort, maxOldSpaceArgs, parseProm, scrape, stopAll } from './lib/procs.js';
 
 /** Options of the campaign case. */
 export interface CampaignBenchOptions {
@@ -35,6 +35,8 @@ export interface CampaignBenchOptions {
   apiserverMaxOldSpaceMB: number;
   /** The controllers' `--max-old-space-size` (MiB), as the manifests set it from their memory limit; default none. */
   controllerMaxOldSpaceMB?: number;
+  /** The plan controller's own V8 old-space limit (MiB), overriding controllerMaxOldSpaceMB for it. */
+  planControllerMaxOldSpaceMB?: number;
   /**
    * Stop waiting this many seconds after the case started (setup included) and write what was reached (status
    * "timeout (...)", figures per machine updated): a case too large for the time at hand still leaves its figures.
@@ -71,6 +73,8 @@ export interface CampaignBenchResult {
   /** Per component: API requests per machine by `verb resource` (2xx and other codes together), largest first. */
   apiRequestsPerMachineBy: Record<string, Record<string, number>>;
   peakRssMB: Record<string, number>;
+  /** The V8 old-space limits the controllers ran with (MiB; null: V8's own). */
+  heapLimitsMB: { controllers: number | null; planController: number | null };
   fleetCreateSeconds: number;
   startedAt: string;
   /** Seconds from starting the API server to creating the campaign (fleet, controllers' caches). */
@@ -153,10 +157,7 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
           name: c,
           inplace: ['run', c, '--kubeconfig', kubeconfig, '-n', ns, '--metrics-port', String(port)],
           // The heap limit the manifests set from the memory limit (--controller-max-old-space), when given.
-          nodeArgs: [
-            ...profArgs(c),
-            ...(o.controllerMaxOldSpaceMB !== undefined ? [`--max-old-space-size=${o.controllerMaxOldSpaceMB}`] : []),
-          ],
+          nodeArgs: [...profArgs(c), ...maxOldSpaceArgs(c, o.controllerMaxOldSpaceMB, o.planControllerMaxOldSpaceMB)],
         },
         workDir,
       );
@@ -331,6 +332,10 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
         ]),
       ),
       peakRssMB: Object.fromEntries(procs.map((p) => [p.name, round(p.stats().peakRssBytes / 2 ** 20, 0)])),
+      heapLimitsMB: {
+        controllers: o.controllerMaxOldSpaceMB ?? null,
+        planController: o.planControllerMaxOldSpaceMB ?? o.controllerMaxOldSpaceMB ?? null,
+      },
       fleetCreateSeconds: round(fleetCreateSeconds, 1),
       startedAt,
       setupSeconds: round(setupSeconds, 1),

@@ -14,6 +14,7 @@
 //   ... --apiserver-heap-compaction off   # the API server's `--heap-compaction` (default: the verb's own, on)
 //   ... --controller-heap-growing-percent N   # the controllers' `inplace run --heap-growing-percent N` (default: run's own)
 //   ... --controller-max-old-space N   # the controllers' V8 old-space limit in MiB, as the manifests set it (384 for the default 512 MiB limit; default: none)
+//   ... --plan-controller-max-old-space N   # the plan controller's alone (default: the controllers')
 //   ... --cpu-prof /tmp/prof [--cpu-prof-components plan-controller]   # V8 CPU profiles per component (bench/cpu-prof.ts reads them)
 //   ... --debug-components plan-controller                         # controllers logging at debug level (one line per plan reconcile)
 //
@@ -35,7 +36,7 @@ import { PlanObserver, stages, type Stages, type Summary } from './lib/observe.j
 import { runHistoryCase } from './history.js';
 import { runHooksLatencyCase } from './hooks-latency.js';
 import { runCampaignCase } from './campaign.js';
-import { Proc, ROOT, freePort, parseProm, scrape, type ProcStats } from './lib/procs.js';
+import { Proc, ROOT, freePort, maxOldSpaceArgs, parseProm, scrape, type ProcStats } from './lib/procs.js';
 import { seededRandom, startFaultProxy, type FaultProxy, type ProxyFaults } from './lib/fault-proxy.js';
 import { parse as parseYaml } from 'yaml';
 
@@ -64,6 +65,8 @@ interface Options {
   /** The controllers' `--max-old-space-size` (MiB) as the manifests set it from the memory limit (cdk8s/charts.ts
    * heapSizeMiB; undefined: none, V8's own limit). V8's heap growing factor shrinks with the limit. */
   controllerMaxOldSpaceMB: number | undefined;
+  /** The plan controller's own V8 old-space limit (MiB), overriding controllerMaxOldSpaceMB for it. */
+  planControllerMaxOldSpaceMB: number | undefined;
   /** The API server's V8 old-space limit (MiB): 30,000 machines need about 12 GiB; the heap grows up to ~4x its live
    * data between full collections once the limit is 2 GiB or more, less with a smaller limit (history case). */
   apiserverMaxOldSpaceMB: number;
@@ -111,6 +114,7 @@ function parseOptions(argv: string[]): Options {
     historyLimit: get('history-limit'),
     controllerHeapGrowing: get('controller-heap-growing-percent'),
     controllerMaxOldSpaceMB: get('controller-max-old-space') !== undefined ? Number(get('controller-max-old-space')) : undefined,
+    planControllerMaxOldSpaceMB: get('plan-controller-max-old-space') !== undefined ? Number(get('plan-controller-max-old-space')) : undefined,
     apiserverMaxOldSpaceMB: Number(get('apiserver-max-old-space') ?? 12288),
     apiserverHeapCompaction: get('apiserver-heap-compaction'),
     faults: argv.includes('--faults'),
@@ -124,6 +128,8 @@ function parseOptions(argv: string[]): Options {
   if (!Number.isInteger(o.mdSize) || o.mdSize < 1) throw new Error(`--md-size: bad size ${o.mdSize}`);
   if (o.controllerMaxOldSpaceMB !== undefined && !(Number.isInteger(o.controllerMaxOldSpaceMB) && o.controllerMaxOldSpaceMB >= 64))
     throw new Error(`--controller-max-old-space: want whole MiB of at least 64, got ${String(get('controller-max-old-space'))}`);
+  if (o.planControllerMaxOldSpaceMB !== undefined && !(Number.isInteger(o.planControllerMaxOldSpaceMB) && o.planControllerMaxOldSpaceMB >= 64))
+    throw new Error(`--plan-controller-max-old-space: want whole MiB of at least 64, got ${String(get('plan-controller-max-old-space'))}`);
   if (!Number.isInteger(o.apiserverMaxOldSpaceMB) || o.apiserverMaxOldSpaceMB < 64)
     throw new Error(`--apiserver-max-old-space: bad size ${o.apiserverMaxOldSpaceMB} (MiB, at least 64)`);
   // The plan CRD lists at most MAX_PLAN_MDS MachineDeployments (its maxItems); a bigger fleet needs bigger ones.
@@ -323,10 +329,7 @@ async function startPlatform(size: number, o: Options, workDir: string): Promise
           ...heap,
           ...debug,
         ],
-        nodeArgs: [
-          ...cpuProfArgs(o, c, size),
-          ...(o.controllerMaxOldSpaceMB !== undefined ? [`--max-old-space-size=${o.controllerMaxOldSpaceMB}`] : []),
-        ],
+        nodeArgs: [...cpuProfArgs(o, c, size), ...maxOldSpaceArgs(c, o.controllerMaxOldSpaceMB, o.planControllerMaxOldSpaceMB)],
       },
       workDir,
     );
@@ -1006,6 +1009,7 @@ async function main(): Promise<void> {
         ...(arg('max-wall') !== undefined ? { maxWallSeconds: Number(arg('max-wall')) } : {}),
         apiserverMaxOldSpaceMB: o.apiserverMaxOldSpaceMB,
         ...(o.controllerMaxOldSpaceMB !== undefined ? { controllerMaxOldSpaceMB: o.controllerMaxOldSpaceMB } : {}),
+        ...(o.planControllerMaxOldSpaceMB !== undefined ? { planControllerMaxOldSpaceMB: o.planControllerMaxOldSpaceMB } : {}),
         out: o.out,
         command: COMMAND,
         dashboard: argv.includes('--dashboard'),

@@ -237,3 +237,9 @@ export async function scrape(port: number, timeoutMs = 60_000): Promise<string |
     return undefined;
   }
 }
+
+/** A controller's V8 old-space flag: the plan controller's own limit when given, else the controllers' (none: V8's). */
+export function maxOldSpaceArgs(component: string, controllersMB: number | undefined, planControllerMB: number | undefined): string[] {
+  const mb = component === 'plan-controller' && planControllerMB !== undefined ? planControllerMB : controllersMB;
+  return mb !== undefined ? [`--max-old-space-size=${mb}`] : [];
+}

@@ -4,7 +4,7 @@
 // generation and the alert gate's last read.
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, ResourceType } from '../../api/index.js';
 import { Secrets, UpdatePhase, isTerminal } from '../../api/index.js';
-import { isNotFound, KubeApiError, RetryableError } from '../../runtime/pure/errors.js';
+import { isNotFound, KubeApiError } from '../../runtime/pure/errors.js';
 import { settlesWithin } from '../../runtime/parallel.js';
 import type { ObjectKey, Store } from '../../runtime/pure/types.js';
 import { prestartCheck } from '../../effects/prestart.js';
@@ -195,7 +195,7 @@ async function refStore(
     try {
       return await deps.scopes.kindStore(res, ref, scope.namespace, scope.cluster);
     } catch (err) {
-      if (err instanceof RetryableError) return undefined;
+      if (err instanceof KubeApiError && err.code === 403) return undefined;
       throw err;
     }
   }

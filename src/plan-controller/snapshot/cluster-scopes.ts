@@ -6,7 +6,7 @@
 import type { KubeObject, MachineUpdate, ResourceType } from '../../api/index.js';
 import { Labels, MachineUpdates, Machines } from '../../api/index.js';
 import { machineBootstrapRef, machineInfraRef, type ContractRef } from '../../api/capi/index.js';
-import { RetryableError } from '../../runtime/pure/errors.js';
+import { KubeApiError, RetryableError } from '../../runtime/pure/errors.js';
 import type { Manager, ScopedCache, ScopeLease, Store } from '../../runtime/pure/types.js';
 import { settlesWithin } from '../../runtime/parallel.js';
 
@@ -99,7 +99,8 @@ export class ClusterScopes {
 
   /**
    * The store of a provider kind with the cluster's objects listed: held with the cluster's hold when a reconcile holds
-   * it, else for idleMs. Throws a retryable error when the first list takes longer than CLUSTER_SYNC_MS.
+   * it, else for idleMs. Throws a 403-like KubeApiError naming the kind when the first list takes longer than
+   * CLUSTER_SYNC_MS (the informer retries a list it may not make forever).
    */
   async kindStore(res: ResourceType, ref: { apiGroup: string; kind: string }, namespace: string, cluster: string): Promise<Store> {
     const gk = kindKey(ref);
@@ -120,10 +121,13 @@ export class ClusterScopes {
         h.kinds.set(gk, synced);
       } else lease.end();
     }
+    // As a fleet-wide kind's informer that did not sync (reader.ts cachedKind): most often a kind not granted.
     if (!(await settlesWithin(synced, CLUSTER_SYNC_MS)))
-      throw new RetryableError(
+      throw new KubeApiError(
         `list ${res.plural}.${res.group} of cluster ${namespace}/${cluster}`,
-        new Error(`not listed within ${CLUSTER_SYNC_MS / 1000}s`),
+        403,
+        undefined,
+        new Error(`not listed within ${CLUSTER_SYNC_MS / 1000}s (is it granted to the plan controller?)`),
       );
     return cache.store;
   }
