@@ -114,7 +114,8 @@ function parseOptions(argv: string[]): Options {
     historyLimit: get('history-limit'),
     controllerHeapGrowing: get('controller-heap-growing-percent'),
     controllerMaxOldSpaceMB: get('controller-max-old-space') !== undefined ? Number(get('controller-max-old-space')) : undefined,
-    planControllerMaxOldSpaceMB: get('plan-controller-max-old-space') !== undefined ? Number(get('plan-controller-max-old-space')) : undefined,
+    planControllerMaxOldSpaceMB:
+      get('plan-controller-max-old-space') !== undefined ? Number(get('plan-controller-max-old-space')) : undefined,
     apiserverMaxOldSpaceMB: Number(get('apiserver-max-old-space') ?? 12288),
     apiserverHeapCompaction: get('apiserver-heap-compaction'),
     faults: argv.includes('--faults'),
@@ -128,7 +129,10 @@ function parseOptions(argv: string[]): Options {
   if (!Number.isInteger(o.mdSize) || o.mdSize < 1) throw new Error(`--md-size: bad size ${o.mdSize}`);
   if (o.controllerMaxOldSpaceMB !== undefined && !(Number.isInteger(o.controllerMaxOldSpaceMB) && o.controllerMaxOldSpaceMB >= 64))
     throw new Error(`--controller-max-old-space: want whole MiB of at least 64, got ${String(get('controller-max-old-space'))}`);
-  if (o.planControllerMaxOldSpaceMB !== undefined && !(Number.isInteger(o.planControllerMaxOldSpaceMB) && o.planControllerMaxOldSpaceMB >= 64))
+  if (
+    o.planControllerMaxOldSpaceMB !== undefined &&
+    !(Number.isInteger(o.planControllerMaxOldSpaceMB) && o.planControllerMaxOldSpaceMB >= 64)
+  )
     throw new Error(`--plan-controller-max-old-space: want whole MiB of at least 64, got ${String(get('plan-controller-max-old-space'))}`);
   if (!Number.isInteger(o.apiserverMaxOldSpaceMB) || o.apiserverMaxOldSpaceMB < 64)
     throw new Error(`--apiserver-max-old-space: bad size ${o.apiserverMaxOldSpaceMB} (MiB, at least 64)`);
