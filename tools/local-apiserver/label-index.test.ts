@@ -117,3 +117,86 @@ describe('local API server label index', function () {
     }
   });
 });
+
+// Watchers selecting by `label=value` are given only the events whose object or previous state carries that value
+// (store.ts addWatcher): exactly the events a watcher given every event would keep by that rule.
+describe('local API server watchers by label', function () {
+  const obj = (ns: string, name: string, labels?: Record<string, string>): Record<string, unknown> => ({
+    metadata: { name, namespace: ns, ...(labels ? { labels } : {}) },
+  });
+  type Seen = { type: string; name: string; now?: string; before?: string };
+  const labelIn = (o: unknown, key: string): string | undefined =>
+    (o as { metadata?: { labels?: Record<string, string> } } | undefined)?.metadata?.labels?.[key];
+
+  it('gives each indexed watcher the events of its label value (before or after the change), in its namespace, and no others', function () {
+    const s = new ResourceStore(1000, 0);
+    const all: (Seen & { ns: string })[] = [];
+    s.addWatcher({
+      ns: undefined,
+      deliver: (ev) =>
+        all.push({
+          type: ev.type,
+          ns: ev.ns,
+          name: (ev.obj['metadata'] as { name: string }).name,
+          now: labelIn(ev.obj, 'c'),
+          before: labelIn(ev.prev, 'c'),
+        }),
+    });
+    const indexed = new Map<string, Seen[]>();
+    const watch = (ns: string | undefined, value: string): (() => void) => {
+      const seen: Seen[] = [];
+      indexed.set(`${ns ?? '*'}/${value}`, seen);
+      const w = {
+        ns,
+        label: ['c', value] as const,
+        deliver: (ev: { type: string; obj: Record<string, unknown>; prev?: unknown }) =>
+          seen.push({
+            type: ev.type,
+            name: (ev.obj['metadata'] as { name: string }).name,
+            now: labelIn(ev.obj, 'c'),
+            before: labelIn(ev.prev, 'c'),
+          }),
+      };
+      s.addWatcher(w);
+      return () => s.removeWatcher(w);
+    };
+    watch('a', 'x');
+    watch('a', 'y');
+    watch(undefined, 'x');
+    const stopZ = watch('b', 'z');
+    let rv = 0;
+    // As core.ts writes: a change carries the previous state.
+    const last = new Map<string, Record<string, unknown>>();
+    const put = (ns: string, name: string, labels?: Record<string, string>): void => {
+      const o = obj(ns, name, labels);
+      const prev = last.get(`${ns}/${name}`);
+      s.put(ns, name, o, ++rv, prev ? 'MODIFIED' : 'ADDED', prev);
+      last.set(`${ns}/${name}`, o);
+    };
+    put('a', 'm1', { c: 'x' });
+    put('b', 'm2', { c: 'x' });
+    put('a', 'm3');
+    put('a', 'm1', { c: 'y' });
+    put('b', 'm2', { c: 'z' });
+    put('a', 'm3', { c: 'x', d: '1' });
+    put('a', 'm1', { c: 'y', d: '2' });
+    stopZ();
+    put('b', 'm2', { c: 'z', d: '3' });
+    s.remove('a', 'm3', obj('a', 'm3', { c: 'x', d: '1' }), ++rv);
+    s.remove('a', 'm1', obj('a', 'm1', { c: 'y', d: '2' }), ++rv);
+    const expected = (ns: string | undefined, value: string, until = Infinity): Seen[] =>
+      all
+        .slice(0, until)
+        .filter((e) => (ns === undefined || e.ns === ns) && (e.now === value || e.before === value))
+        .map(({ ns: _ns, ...e }) => e);
+    expect(all).to.have.length(10);
+    expect(indexed.get('a/x')).to.deep.equal(expected('a', 'x'));
+    expect(indexed.get('a/y')).to.deep.equal(expected('a', 'y'));
+    expect(indexed.get('*/x')).to.deep.equal(expected(undefined, 'x'));
+    // Removed after the 7th event: nothing after it.
+    expect(indexed.get('b/z')).to.deep.equal(expected('b', 'z', 7));
+    // The relabel of m1 from x to y reached both sides once each.
+    expect(indexed.get('a/x')!.filter((e) => e.name === 'm1')).to.have.length(2);
+    expect(indexed.get('a/y')!.filter((e) => e.name === 'm1')).to.have.length(3);
+  });
+});

@@ -156,6 +156,11 @@ class ReplayedEvent implements WatchEvent {
 /** A live watch; `deliver` is called synchronously for every event of its resource at or after its start. */
 export interface Watcher {
   ns: string | undefined;
+  /**
+   * A `key=value` requirement of its label selector: it is then given only the events whose object or previous state
+   * carries that label value (it still checks its whole selector itself).
+   */
+  label?: readonly [key: string, value: string] | undefined;
   deliver(ev: WatchEvent): void;
   stop?(): void;
 }
@@ -164,7 +169,16 @@ export interface Watcher {
 export class ResourceStore {
   readonly objects = new Map<string, Entry>();
   readonly byNs = new Map<string, Map<string, Entry>>();
+  /** Every live watcher of the resource. */
   readonly watchers = new Set<Watcher>();
+  /** The watchers without a label equality, given every event. */
+  private readonly anyLabel = new Set<Watcher>();
+  /**
+   * label key -> value -> the watchers selecting by `key=value`: an informer per cluster (the plan controller's caches)
+   * is hundreds of watchers of one resource, and offering each event to all of them cost the server more than the
+   * events themselves (kube-apiserver's watch cache indexes some watchers by field the same way).
+   */
+  private readonly watchersByLabel = new Map<string, Map<string, Set<Watcher>>>();
   /** Sealed blocks, oldest first, from index `blockStart`; their events are all older than the unsealed ones. */
   private blocks: (PackedBlock | undefined)[] = [];
   private blockStart = 0;
@@ -346,15 +360,51 @@ export class ResourceStore {
     return s;
   }
 
+  /** Starts giving a watcher this resource's events (by its label equality when it has one). */
+  addWatcher(w: Watcher): void {
+    this.watchers.add(w);
+    if (!w.label) {
+      this.anyLabel.add(w);
+      return;
+    }
+    const [key, value] = w.label;
+    let byValue = this.watchersByLabel.get(key);
+    if (!byValue) this.watchersByLabel.set(key, (byValue = new Map()));
+    let set = byValue.get(value);
+    if (!set) byValue.set(value, (set = new Set()));
+    set.add(w);
+  }
+
+  /** Stops giving a watcher events. */
+  removeWatcher(w: Watcher): void {
+    this.watchers.delete(w);
+    if (!w.label) {
+      this.anyLabel.delete(w);
+      return;
+    }
+    const [key, value] = w.label;
+    const byValue = this.watchersByLabel.get(key);
+    const set = byValue?.get(value);
+    if (!byValue || !set) return;
+    set.delete(w);
+    if (set.size === 0) byValue.delete(value);
+    if (byValue.size === 0) this.watchersByLabel.delete(key);
+  }
+
   private emit(type: WatchEvent['type'], rv: number, obj: Obj, prev: Obj | undefined, ns: string, json: string | undefined): void {
     // Every field set here, in one order, and none deleted later: an event whose shape changed after creation (a field
     // added, `delete ev.json`) fell back to a dictionary, 448 bytes more each (8 MiB for the ~32,000 retained events).
     const ev: WatchEvent = { type, rv, obj, prev, ns, json: json !== undefined ? new Map([['', json]]) : undefined, at: this.now() };
     this.events.push(ev);
     this.expire(ev.at);
-    for (const w of this.watchers) {
-      if (w.ns !== undefined && w.ns !== ev.ns) continue;
-      w.deliver(ev);
+    for (const w of this.anyLabel) if (w.ns === undefined || w.ns === ev.ns) w.deliver(ev);
+    for (const [key, byValue] of this.watchersByLabel) {
+      const now = labelOf(obj, key);
+      const before = prev !== undefined ? labelOf(prev, key) : undefined;
+      const a = now !== undefined ? byValue.get(now) : undefined;
+      const b = before !== undefined && before !== now ? byValue.get(before) : undefined;
+      if (a) for (const w of a) if (w.ns === undefined || w.ns === ev.ns) w.deliver(ev);
+      if (b) for (const w of b) if (w.ns === undefined || w.ns === ev.ns) w.deliver(ev);
     }
     // The serialization shared by the live watchers above stays with the event until its block is sealed (then it is
     // what the block compresses); only the storage version's: another served version's is made again on replay.
@@ -590,4 +640,10 @@ function removeSorted(arr: string[], key: string): void {
 /** The one value all of `values` share, or all of them. */
 function shared(values: string[]): string | string[] {
   return values.every((v) => v === values[0]) ? values[0]! : values;
+}
+
+/** An object's (or a previous state's) value of one label. */
+function labelOf(o: Obj, key: string): string | undefined {
+  const labels = (o['metadata'] as { labels?: Record<string, string> } | undefined)?.labels;
+  return labels?.[key];
 }

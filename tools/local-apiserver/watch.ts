@@ -136,6 +136,7 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
 
   const watcher: Watcher = {
     ns: def.namespaced ? p.ns : undefined,
+    label: p.label.equal,
     deliver: send,
     stop: () => {
       flush();
@@ -143,11 +144,11 @@ export function serveWatch(core: Core, p: WatchParams, res: ServerResponse): voi
       res.end();
     },
   };
-  store.watchers.add(watcher);
+  store.addWatcher(watcher);
   let bookmarkTimer: NodeJS.Timeout | undefined;
   if (p.bookmarks) bookmarkTimer = setInterval(() => bookmark(), p.bookmarkIntervalMs);
   const finish = (): void => {
-    store.watchers.delete(watcher);
+    store.removeWatcher(watcher);
     if (bookmarkTimer) clearInterval(bookmarkTimer);
     clearTimeout(timeout);
     activeWatches.delete(res);
