@@ -40,6 +40,8 @@ export interface InformerOptions {
    * large as the rest of it; no controller here reads them from a cache (a GET still has them).
    */
   keepManagedFields?: boolean;
+  /** Index the store by label (default true; false: byLabel scans, for a store nobody reads by label). */
+  labelIndex?: boolean;
 }
 
 /** A handler of changes; `old` is the previous cached version for updates and deletes. */
@@ -52,7 +54,7 @@ export type ChangeHandler<T> = (obj: T, old: T | undefined, type: ChangeType) =>
  * and restarts a watch that stayed silent longer than the watchdog allows.
  */
 export class SharedInformer<T extends KubeObject = KubeObject> implements Informer<T> {
-  readonly store = new MemoryStore<T>();
+  readonly store: MemoryStore<T>;
   private readonly handlers: ChangeHandler<T>[] = [];
   private readonly log: Logger;
   private readonly stopCtl = new AbortController();
@@ -69,6 +71,7 @@ export class SharedInformer<T extends KubeObject = KubeObject> implements Inform
     readonly resource: ResourceType,
     private readonly opts: InformerOptions = {},
   ) {
+    this.store = new MemoryStore<T>({ labelIndex: opts.labelIndex ?? true });
     this.log = (opts.log ?? noopLogger).child({ informer: resource.plural, ...(opts.namespace ? { namespace: opts.namespace } : {}) });
   }
 

@@ -9,7 +9,7 @@ import { MemoryStore, objectKey } from './store.js';
 import type { KubeClient, Logger, ScopedCache, ScopeLease } from './pure/types.js';
 
 /** Options of a scoped informer. */
-export interface ScopedInformerOptions extends Omit<InformerOptions, 'namespace' | 'labelSelector'> {
+export interface ScopedInformerOptions extends Omit<InformerOptions, 'namespace' | 'labelSelector' | 'labelIndex'> {
   /** How long a scope nothing holds and nothing keeps stays cached before it is dropped (default 30 s). */
   idleMs?: number;
   /** How often idle scopes are looked for (default 10 s). */
@@ -146,6 +146,8 @@ export class ScopedInformer<T extends KubeObject = KubeObject> implements Scoped
       ...informerOpts,
       ...(this.resource.namespaced && namespace ? { namespace } : {}),
       labelSelector: `${this.labelKey}=${value}`,
+      // Read by label in the merged store only: indexed once there.
+      labelIndex: false,
     });
     informer.onChange((obj, old, type) => {
       if (type === 'delete') {

@@ -13,6 +13,33 @@ const obj = (ns: string | undefined, name: string, labels?: Record<string, strin
 });
 
 describe('MemoryStore', () => {
+  it('without a label index answers label reads as the indexed store does', () => {
+    const indexed = new MemoryStore();
+    const plain = new MemoryStore({ labelIndex: false });
+    const both = (f: (s: MemoryStore) => void): void => [indexed, plain].forEach(f);
+    both((s) => {
+      s.upsert(obj('a', 'x', { c: '1' }));
+      s.upsert(obj('a', 'y', { c: '1', d: '2' }));
+      s.upsert(obj('b', 'x', { c: '1' }));
+      s.upsert(obj('a', 'x', { c: '2' }, '2'));
+      s.remove('a', 'y');
+      s.upsert(obj('a', 'z', { c: '1', d: '3' }));
+    });
+    const names = (os: readonly KubeObject[]): string[] => os.map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
+    for (const [k, v, ns] of [
+      ['c', '1', 'a'],
+      ['c', '1', undefined],
+      ['c', '2', 'a'],
+      ['d', '2', undefined],
+      ['d', '3', 'a'],
+    ] as const) {
+      expect(names(plain.byLabel(k, v, ns)), `${k}=${v} in ${ns}`).to.deep.equal(names(indexed.byLabel(k, v, ns)));
+      expect(names(plain.byLabelView(k, v, ns))).to.deep.equal(names(indexed.byLabelView(k, v, ns)));
+    }
+    expect(names(plain.select('c=1,d', 'a'))).to.deep.equal(['a/z']);
+    expect(plain.changes).to.equal(indexed.changes);
+  });
+
   it('keys objects by namespace and name', () => {
     const s = new MemoryStore();
     s.upsert(obj('a', 'x'));

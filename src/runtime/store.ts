@@ -43,6 +43,12 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
    */
   changes = 0;
 
+  /**
+   * `labelIndex: false` keeps no label index (byLabel and byLabelView scan): for a store only its informer reads,
+   * such as each scope's of a scoped informer, whose objects are indexed once in the merged store.
+   */
+  constructor(private readonly opts: { labelIndex?: boolean } = {}) {}
+
   /** Number of cached objects. */
   get size(): number {
     return this.items.size;
@@ -65,6 +71,7 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
   }
 
   byLabel(key: string, value: string, namespace?: string): T[] {
+    if (this.opts.labelIndex === false) return this.scan(key, value, namespace);
     const objs = this.index.get(key)?.get(value);
     if (!objs) return [];
     if (namespace === undefined) return [...objs.values()];
@@ -79,6 +86,7 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
    * than a walk of the bucket. Bucket order, as byLabel.
    */
   byLabelView(key: string, value: string, namespace?: string): readonly T[] {
+    if (this.opts.labelIndex === false) return Object.freeze(this.scan(key, value, namespace));
     const objs = this.index.get(key)?.get(value);
     if (!objs) return EMPTY as readonly T[];
     let view = this.views.get(objs);
@@ -150,6 +158,10 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
     this.changes++;
     deepFreeze(obj);
     this.items.set(k, obj);
+    if (this.opts.labelIndex === false) {
+      for (const ix of this.indexes.values()) reindex(ix, k, old, obj);
+      return old;
+    }
     // Most updates keep the labels (status, annotations): the object is swapped in its buckets, none rebuilt.
     if (old && sameLabels(old.metadata.labels, obj.metadata.labels)) this.reindexObj(k, obj);
     else if (old) this.relabel(k, old, obj);
@@ -164,11 +176,19 @@ export class MemoryStore<T extends KubeObject = KubeObject> implements Store<T> 
     const old = this.items.get(k);
     if (old) {
       this.changes++;
-      this.unindex(k, old);
+      if (this.opts.labelIndex !== false) this.unindex(k, old);
       for (const ix of this.indexes.values()) reindex(ix, k, old, undefined);
       this.items.delete(k);
     }
     return old;
+  }
+
+  /** byLabel without an index: one pass over every object. */
+  private scan(key: string, value: string, namespace?: string): T[] {
+    const out: T[] = [];
+    for (const o of this.items.values())
+      if (o.metadata.labels?.[key] === value && (namespace === undefined || o.metadata.namespace === namespace)) out.push(o);
+    return out;
   }
 
   /** Every cached object by store key (for re-list diffs). */
