@@ -22,7 +22,7 @@ const version = (name: string, ns: string, rv: number, labels: Record<string, st
 /** Writes versions through a store and records what its live watcher saw (type, ns, rv, apiVersion, JSON, prev). */
 function recorder(s: ResourceStore): string[] {
   const seen: string[] = [];
-  s.watchers.add({ ns: undefined, deliver: (e) => seen.push(line(e)) });
+  s.addWatcher({ ns: undefined, deliver: (e) => seen.push(line(e)) });
   return seen;
 }
 function line(e: { type: string; ns: string; rv: number; obj: Obj; apiVersion?: string; json?: Map<string, string> }): string {

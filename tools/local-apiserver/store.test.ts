@@ -50,7 +50,7 @@ describe('resource store', function () {
   it('delivers events to watchers of the namespace only', function () {
     const s = new ResourceStore(10, 0);
     const got: string[] = [];
-    s.watchers.add({ ns: 'a', deliver: (e) => got.push(`${e.type}:${String((e.obj.metadata as { name: string }).name)}`) });
+    s.addWatcher({ ns: 'a', deliver: (e) => got.push(`${e.type}:${String((e.obj.metadata as { name: string }).name)}`) });
     s.put('a', 'x', obj('x', 1), 1, 'ADDED');
     s.put('b', 'y', obj('y', 2), 2, 'ADDED');
     s.remove('a', 'x', obj('x', 3), 3);
@@ -99,7 +99,7 @@ describe('resource store', function () {
   it("shares the serialization with live watchers and keeps the storage version's JSON only until the event is sealed", function () {
     const s = new ResourceStore(1000, 0);
     const seen: (string | undefined)[] = [];
-    s.watchers.add({ ns: undefined, deliver: (e) => seen.push(e.json?.get('')) });
+    s.addWatcher({ ns: undefined, deliver: (e) => seen.push(e.json?.get('')) });
     s.put('ns', 'x', obj('x', 1), 1, 'ADDED', undefined, '{"x":1}');
     expect(seen).to.deep.equal(['{"x":1}']);
     // Unsealed: the event is the one the watchers got (a replay reuses its JSON).
@@ -116,7 +116,7 @@ describe('resource store', function () {
   it('seals older events in deflated blocks: replays give each version, type, namespace and resourceVersion as written', function () {
     const s = new ResourceStore(10_000, 0);
     const live: string[] = [];
-    s.watchers.add({ ns: undefined, deliver: (e) => live.push(`${e.type} ${e.ns} ${e.rv} ${e.json?.get('') ?? JSON.stringify(e.obj)}`) });
+    s.addWatcher({ ns: undefined, deliver: (e) => live.push(`${e.type} ${e.ns} ${e.rv} ${e.json?.get('') ?? JSON.stringify(e.obj)}`) });
     const big = 'é'.repeat(300) + '\u2028 "quoted" \\'; // multi-byte text: offsets are in the inflated string
     let rv = 0;
     for (let i = 0; i < 3 * WATCH_BLOCK_EVENTS + 5; i++) {

@@ -169,8 +169,7 @@ export interface Watcher {
 export class ResourceStore {
   readonly objects = new Map<string, Entry>();
   readonly byNs = new Map<string, Map<string, Entry>>();
-  /** Every live watcher of the resource. */
-  readonly watchers = new Set<Watcher>();
+  private readonly live = new Set<Watcher>();
   /** The watchers without a label equality, given every event. */
   private readonly anyLabel = new Set<Watcher>();
   /**
@@ -360,9 +359,14 @@ export class ResourceStore {
     return s;
   }
 
+  /** Every live watcher of the resource (added with addWatcher, which also indexes it by its label equality). */
+  get watchers(): ReadonlySet<Watcher> {
+    return this.live;
+  }
+
   /** Starts giving a watcher this resource's events (by its label equality when it has one). */
   addWatcher(w: Watcher): void {
-    this.watchers.add(w);
+    this.live.add(w);
     if (!w.label) {
       this.anyLabel.add(w);
       return;
@@ -377,7 +381,7 @@ export class ResourceStore {
 
   /** Stops giving a watcher events. */
   removeWatcher(w: Watcher): void {
-    this.watchers.delete(w);
+    this.live.delete(w);
     if (!w.label) {
       this.anyLabel.delete(w);
       return;
