@@ -41,6 +41,8 @@ export class ClusterScopes {
   /** Kinds (group/kind) the cached machines reference: InfraMachine and BootstrapConfig kinds, cached per cluster. */
   private readonly machineKinds = new Set<string>();
   private readonly held = new Map<string, Held>();
+  /** First lists known to have ended (a lease's `synced`), so that later reads of the scope wait on nothing. */
+  private readonly listed = new WeakSet<Promise<void>>();
   private keep: (namespace: string, cluster: string) => boolean = () => false;
   private onKind: ((cache: ScopedCache) => void) | undefined;
 
@@ -121,6 +123,8 @@ export class ClusterScopes {
         h.kinds.set(gk, synced);
       } else lease.end();
     }
+    // Listed already: no timer per read (owner alignment reads an InfraMachine per machine).
+    if (this.listed.has(synced)) return cache.store;
     // As a fleet-wide kind's informer that did not sync (reader.ts cachedKind): most often a kind not granted.
     if (!(await settlesWithin(synced, CLUSTER_SYNC_MS)))
       throw new KubeApiError(
@@ -129,6 +133,7 @@ export class ClusterScopes {
         undefined,
         new Error(`not listed within ${CLUSTER_SYNC_MS / 1000}s (is it granted to the plan controller?)`),
       );
+    this.listed.add(synced);
     return cache.store;
   }
 
