@@ -1,6 +1,7 @@
 // End to end: updater failures under failurePolicy Halt and Continue.
 import { expect } from 'chai';
 import { useE2eEnv } from './env.js';
+import { waitFor } from '../support/wait.js';
 import { CP, FROM_VERSION, TO_VERSION, conditionOf, planObject, refUpdater, versionOf } from './harness.js';
 
 describe('e2e: updater failures', function () {
@@ -61,6 +62,8 @@ describe('e2e: updater failures', function () {
     expect(mus.length).to.be.at.least(3);
     expect(new Set(mus.map((m) => m.status?.updateStatus))).to.deep.equal(new Set(['failed']));
     for (const m of await p.machines()) expect(versionOf(m)).to.equal(FROM_VERSION);
-    expect(await p.labelledMachines()).to.deep.equal([]);
+    // A terminal plan still takes its label off the machines it started (wake.ts): the last one (a remediated
+    // machine's replacement, started before the target stopped) may lose it in the reconcile after the terminal status.
+    await waitFor(async () => (await p.labelledMachines()).length === 0, { message: 'no machine left labelled by the plan' });
   });
 });
