@@ -10,6 +10,10 @@
 //   ... --max-wall 1800   # stop after 30 min (setup included) and write what was reached, figures per machine updated
 //   ... --cpu-prof DIR [--cpu-prof-components campaign-controller,plan-controller]
 //                         # V8 CPU profiles (default: every component) in DIR/<component>/; npx tsx bench/cpu-prof.ts DIR/<component>
+//   ... --server-kubeconfig F [--server-pids kube-apiserver=PID,etcd=PID]
+//                         # against that API server (a real kube-apiserver) instead of the embedded one, on a server
+//                         # without the namespace bench-campaign (the fleet's Nodes are cluster-scoped: use a fresh one);
+//                         # the processes named by --server-pids are measured like the platform's (CPU, peak RSS)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_VERSION, InPlaceUpdateCampaigns, Namespaces, type InPlaceUpdateCampaign, type KubeObject } from '../src/api/index.js';
@@ -19,6 +23,9 @@ import { yamlFilesIn } from '../src/cli/files.js';
 import { buildFleetInventory, capiCrdFiles, type FleetCluster } from '../tools/capi-sim/index.js';
 import { openDashboardPage } from './lib/dashboard-page.js';
 import { applyFleet } from './lib/fleet.js';
+import { serverGitVersion } from '../src/sample-updaters/simulation.js';
+import { isAlreadyExists } from '../src/runtime/pure/errors.js';
+import type { ExternalProc } from './lib/procs.js';
 import { Proc, ROOT, freePort, maxOldSpaceArgs, parseProm, scrape, stopAll } from './lib/procs.js';
 
 /** Options of the campaign case. */
@@ -48,6 +55,11 @@ export interface CampaignBenchOptions {
   dashboard?: boolean;
   /** Write V8 CPU profiles (`--cpu-prof DIR`) of these components into `DIR/<component>/` (summarise with bench/cpu-prof.ts). */
   cpuProf?: { dir: string; components: string[] };
+  /**
+   * Run against this API server (`--server-kubeconfig`, e.g. a real kube-apiserver) instead of starting the embedded
+   * one; `measured` are its processes (`--server-pids`), reported like the platform's.
+   */
+  server?: { kubeconfig: string; measured: ExternalProc[] };
 }
 
 /** The figures of the case. */
@@ -63,6 +75,8 @@ export interface CampaignBenchResult {
   soakSeconds: number;
   durationSeconds: number;
   status: string;
+  /** The API server's /version gitVersion (the embedded server's ends with -inplace-local). */
+  server: string;
   wallSeconds: number;
   perClusterBoundSeconds: number;
   lowerBoundSeconds: number;
@@ -105,7 +119,7 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
   const caseStart = Date.now();
   const workDir = join(ROOT, '.inplace', 'bench-campaign');
   mkdirSync(workDir, { recursive: true });
-  const kubeconfig = join(workDir, 'kubeconfig');
+  const kubeconfig = o.server?.kubeconfig ?? join(workDir, 'kubeconfig');
   const procs: Proc[] = [];
   const ports = new Map<string, number>();
   let client: RestClient | undefined;
@@ -117,7 +131,7 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
     mkdirSync(dir, { recursive: true });
     return ['--cpu-prof', '--cpu-prof-dir', dir];
   };
-  try {
+  const startEmbeddedServer = async (): Promise<void> => {
     const apiserver = new Proc(
       {
         name: 'local-apiserver',
@@ -130,10 +144,25 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
     procs.push(apiserver);
     apiserver.start();
     await apiserver.waitReady(120_000, /listening on/);
+  };
+  // Everything measured: the processes started here and the external server's (--server-pids).
+  const measured = (): { name: string; stats(): { cpuSeconds: number; peakRssBytes: number } }[] => [
+    ...procs,
+    ...(o.server?.measured ?? []),
+  ];
+  try {
+    if (!o.server) await startEmbeddedServer();
     client = createClient(loadKubeConfig(kubeconfig), { userAgent: 'inplace-bench', maxSockets: 64 });
+    const server = await serverGitVersion(kubeconfig);
     await installCrds(client, [...yamlFilesIn(join(ROOT, 'crds')), ...yamlFilesIn(join(ROOT, 'crds', 'samples')), ...capiCrdFiles()]);
     const ns = 'bench-campaign';
-    await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    try {
+      await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    } catch (err) {
+      // A server that holds an earlier run's fleet (its Nodes already updated) would measure nothing true.
+      if (isAlreadyExists(err)) throw new Error(`namespace ${ns} exists on ${server}: an earlier run's fleet; use a fresh API server`);
+      throw err;
+    }
     const clusters: FleetCluster[] = Array.from({ length: o.clusters }, (_, i) => ({
       name: `c${String(i).padStart(4, '0')}`,
       shape: o.workers > 0 ? 'with-workers' : 'single-node',
@@ -186,7 +215,11 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
       procs.push(d);
       d.start();
     }
-    await Promise.all(procs.slice(1).map((p) => p.waitReady(180_000, p.name === 'dashboard' ? /dashboard: http/ : undefined)));
+    await Promise.all(
+      procs
+        .filter((p) => p.name !== 'local-apiserver')
+        .map((p) => p.waitReady(180_000, p.name === 'dashboard' ? /dashboard: http/ : undefined)),
+    );
     if (dashPort !== undefined) viewer = await openDashboardPage(`http://127.0.0.1:${dashPort}/`, say);
 
     // Per component, its requests by `verb resource` (the key '' holds the total).
@@ -206,7 +239,7 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
     const requests = async (): Promise<Map<string, number>> => new Map([...(await requestsBy())].map(([n, by]) => [n, by.get('')!]));
     const beforeBy = await requestsBy();
     const before = new Map([...beforeBy].map(([n, by]) => [n, by.get('')!]));
-    const cpuBefore = new Map(procs.map((p) => [p.name, p.stats().cpuSeconds]));
+    const cpuBefore = new Map(measured().map((p) => [p.name, p.stats().cpuSeconds]));
 
     const updater0 = {
       name: 'ref',
@@ -299,7 +332,7 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
     const complete = status === 'updated';
     const denom = complete ? machines : Math.max(1, machinesUpdated);
     const result: CampaignBenchResult = {
-      name: `campaign-${o.clusters}x${o.cp + o.workers}${o.dashboard ? '-dashboard' : ''}`,
+      name: `campaign-${o.clusters}x${o.cp + o.workers}${o.dashboard ? '-dashboard' : ''}${o.server ? '-external-server' : ''}`,
       command: o.command,
       clusters: o.clusters,
       machines,
@@ -310,13 +343,14 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
       soakSeconds: o.soakSeconds,
       durationSeconds: o.durationSeconds,
       status,
+      server,
       wallSeconds: round(wallSeconds, 1),
       perClusterBoundSeconds: perCluster,
       lowerBoundSeconds: lowerBound,
       lowerBoundFormula: `waves (${waves}) x per-cluster bound (${o.cp} control-plane machines one at a time + ceil(${o.workers} workers / ${o.workerMaxUnavailable}) steps, x ${o.durationSeconds} s) + ${waves - 1} soaks x ${o.soakSeconds} s`,
       ratio: round(lowerBound > 0 ? wallSeconds / lowerBound : 0, 2),
       cpuSecondsPerMachine: Object.fromEntries(
-        procs.map((p) => [p.name, round((p.stats().cpuSeconds - (cpuBefore.get(p.name) ?? 0)) / denom, 4)]),
+        measured().map((p) => [p.name, round((p.stats().cpuSeconds - (cpuBefore.get(p.name) ?? 0)) / denom, 4)]),
       ),
       apiRequestsPerMachine: Object.fromEntries([...after].map(([n, v]) => [n, round((v - (before.get(n) ?? 0)) / denom, 2)])),
       apiRequestsPerMachineBy: Object.fromEntries(
@@ -331,7 +365,7 @@ export async function runCampaignCase(o: CampaignBenchOptions, say: (s: string) 
           ),
         ]),
       ),
-      peakRssMB: Object.fromEntries(procs.map((p) => [p.name, round(p.stats().peakRssBytes / 2 ** 20, 0)])),
+      peakRssMB: Object.fromEntries(measured().map((p) => [p.name, round(p.stats().peakRssBytes / 2 ** 20, 0)])),
       heapLimitsMB: {
         controllers: o.controllerMaxOldSpaceMB ?? null,
         planController: o.planControllerMaxOldSpaceMB ?? o.controllerMaxOldSpaceMB ?? null,

@@ -10,6 +10,7 @@
 //   npm run bench -- --sizes 1000 --max-unavailable 1 --durations 2 --no-poll --no-apiserver --faults   # + the case under API faults
 //   npm run bench -- --campaign [--clusters 1000 --cp 3 --workers 27 --worker-max-unavailable 9]   # one campaign (bench/campaign.ts)
 //                                [--dashboard]   # with inplace dashboard and a headless Chromium page on it
+//                                [--server-kubeconfig F [--server-pids kube-apiserver=PID,etcd=PID]]   # on that (fresh) API server
 //   ... --apiserver-max-old-space 1024   # the API server's V8 old-space limit in MiB (default 12288, for 30,000 machines)
 //   ... --apiserver-heap-compaction off   # the API server's `--heap-compaction` (default: the verb's own, on)
 //   ... --controller-heap-growing-percent N   # the controllers' `inplace run --heap-growing-percent N` (default: run's own)
@@ -36,7 +37,7 @@ import { PlanObserver, stages, type Stages, type Summary } from './lib/observe.j
 import { runHistoryCase } from './history.js';
 import { runHooksLatencyCase } from './hooks-latency.js';
 import { runCampaignCase } from './campaign.js';
-import { Proc, ROOT, freePort, maxOldSpaceArgs, parseProm, scrape, type ProcStats } from './lib/procs.js';
+import { Proc, ROOT, externalProcs, freePort, maxOldSpaceArgs, parseProm, scrape, type ProcStats } from './lib/procs.js';
 import { seededRandom, startFaultProxy, type FaultProxy, type ProxyFaults } from './lib/fault-proxy.js';
 import { parse as parseYaml } from 'yaml';
 
@@ -1017,6 +1018,9 @@ async function main(): Promise<void> {
         out: o.out,
         command: COMMAND,
         dashboard: argv.includes('--dashboard'),
+        ...(arg('server-kubeconfig') !== undefined
+          ? { server: { kubeconfig: resolve(arg('server-kubeconfig')!), measured: externalProcs(arg('server-pids')) } }
+          : {}),
         ...(o.cpuProfDir
           ? {
               cpuProf: {

@@ -167,6 +167,37 @@ export class Proc {
   }
 }
 
+/**
+ * A process the harness did not start (a real kube-apiserver, its etcd), measured through /proc like a Proc: CPU
+ * seconds and peak RSS, the last sample kept for when it is gone.
+ */
+export class ExternalProc {
+  private last: ProcStats = { cpuSeconds: 0, peakRssBytes: 0, rssBytes: 0 };
+
+  constructor(
+    readonly name: string,
+    readonly pid: number,
+  ) {
+    if (!procStats(pid)) throw new Error(`${name}: no process ${pid}`);
+  }
+
+  /** CPU seconds and peak RSS of the process (the last sample once it is gone). */
+  stats(): ProcStats {
+    this.last = procStats(this.pid) ?? this.last;
+    return this.last;
+  }
+}
+
+/** Parses `name=pid,name=pid` (`--server-pids`) into measured external processes. */
+export function externalProcs(spec: string | undefined): ExternalProc[] {
+  if (!spec) return [];
+  return spec.split(',').map((pair) => {
+    const [name, pid] = pair.split('=');
+    if (!name || !pid || !/^\d+$/.test(pid)) throw new Error(`--server-pids: "${pair}" is not name=pid`);
+    return new ExternalProc(name, Number(pid));
+  });
+}
+
 /** What `inplace run` (info level) and `inplace updater` print once they are up. */
 export const READY_MARKER = /"msg":"started"|updater \S+ running/;
 
