@@ -5,7 +5,6 @@
 import type { InPlaceUpdatePlan, KubeObject, MachineUpdate, ResourceType } from '../../api/index.js';
 import { Secrets, UpdatePhase, isTerminal } from '../../api/index.js';
 import { isNotFound, KubeApiError } from '../../runtime/pure/errors.js';
-import { settlesWithin } from '../../runtime/parallel.js';
 import type { ObjectKey, Store } from '../../runtime/pure/types.js';
 import { prestartCheck } from '../../effects/prestart.js';
 import { referencedKinds, type RefLookup } from '../../rules/at-target.js';
@@ -17,7 +16,7 @@ import type { PlanDeps } from '../deps.js';
 import type { PlanSnapshot } from '../scope.js';
 import { buildScope, ownedBy } from './build-scope.js';
 import { atTargetMemo, decideMemo, type PlanState } from './plan-state.js';
-import { byClusterOf, cachedKind, CONTROL_PLANE_SYNC_MS, remember, storeReader, type ReadScope } from './reader.js';
+import { byClusterOf, cachedKind, kindStore, remember, storeReader, type ReadScope } from './reader.js';
 
 /** How long a pre-start check that found problems stands before it runs again (a passing one stands for the generation). */
 const PRESTART_RECHECK_MS = 60_000;
@@ -183,7 +182,7 @@ async function refLookup(
   return { lookup, stamp: counts.join(',') };
 }
 
-/** The store of a kind the machines reference: the cluster's own cache, else the kind's informer; undefined when not listed in time. */
+/** The store of a kind the machines reference (reader.ts `kindStore`); undefined when it was not listed in time. */
 async function refStore(
   deps: PlanDeps,
   res: ResourceType,
@@ -191,16 +190,12 @@ async function refStore(
   scope: ReadScope,
   mapper: (o: KubeObject) => ObjectKey[],
 ): Promise<Store | undefined> {
-  if (deps.scopes?.isMachineKind(ref)) {
-    try {
-      return await deps.scopes.kindStore(res, ref, scope.namespace, scope.cluster);
-    } catch (err) {
-      if (err instanceof KubeApiError && err.code === 403) return undefined;
-      throw err;
-    }
+  try {
+    return (await kindStore(deps, res, ref, scope, mapper)).store;
+  } catch (err) {
+    if (err instanceof KubeApiError && err.code === 403) return undefined;
+    throw err;
   }
-  if (!(await settlesWithin(deps.ctrl().watch(res, mapper), CONTROL_PLANE_SYNC_MS))) return undefined;
-  return deps.mgr.informer(res).store;
 }
 
 /** The plan's MachineUpdates with those it created that the informer does not show yet (within EXPECTATION_TTL_MS). */

@@ -65,17 +65,32 @@ export async function cachedKind(
   const apiVersion = res.group ? `${res.group}/${res.version}` : res.version;
   // List items may omit kind and apiVersion; a clone copies them from its source, the checks compare kinds.
   const typed = (o: KubeObject | undefined): KubeObject | undefined => (o ? { ...o, kind: res.kind, apiVersion } : undefined);
-  if (scope && deps.scopes?.isMachineKind(ref))
-    return { res, store: await deps.scopes.kindStore(res, ref, scope.namespace, scope.cluster), typed, scoped: true };
   // They wake the plans of their namespace that may still act (an alignment or a check may wait on them).
-  if (!(await settlesWithin(deps.ctrl().watch(res, namespacePlansOf(deps)), CONTROL_PLANE_SYNC_MS)))
+  return { res, typed, ...(await kindStore(deps, res, ref, scope, namespacePlansOf(deps))) };
+}
+
+/**
+ * Where a kind is cached: with a scope, a machine kind (InfraMachine, BootstrapConfig) in the cluster's own cache;
+ * anything else in the kind's fleet-wide informer, whose events `mapper` turns into plans to wake. A kind not listed
+ * within CONTROL_PLANE_SYNC_MS throws a 403-like error naming it.
+ */
+export async function kindStore(
+  deps: PlanDeps,
+  res: ResourceType,
+  ref: { apiGroup: string; kind: string },
+  scope: ReadScope | undefined,
+  mapper: (o: KubeObject) => ObjectKey[],
+): Promise<{ store: Store; scoped: boolean }> {
+  if (scope && deps.scopes?.isMachineKind(ref))
+    return { store: await deps.scopes.kindStore(res, ref, scope.namespace, scope.cluster), scoped: true };
+  if (!(await settlesWithin(deps.ctrl().watch(res, mapper), CONTROL_PLANE_SYNC_MS)))
     throw new KubeApiError(
       `list ${res.plural}.${res.group}`,
       403,
       undefined,
       new Error(`not listed within ${CONTROL_PLANE_SYNC_MS / 1000}s (is it granted to the plan controller?)`),
     );
-  return { res, store: deps.mgr.informer(res).store, typed, scoped: false };
+  return { store: deps.mgr.informer(res).store, scoped: false };
 }
 
 /** The plan controller's ScopeReader: the informer stores, and for kinds named at run time discovery plus a watch. */
