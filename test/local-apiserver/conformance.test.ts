@@ -1412,6 +1412,79 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(shrink.json.spec).to.not.have.property('mode');
     });
 
+    /** The managedFields entries of an object, by manager and operation (and subresource). */
+    const entriesOf = (o: any): Record<string, any> =>
+      Object.fromEntries(
+        (o.metadata.managedFields ?? []).map((e: any) => [`${e.manager} ${e.operation}${e.subresource ? ` ${e.subresource}` : ''}`, e]),
+      );
+
+    it('creates, updates and patches record their manager (Update entries, per subresource); a change moves a field to its writer', async function () {
+      const name = uniq('mf');
+      const c = await t.raw('POST', `${widgetPath(ns)}?fieldManager=creator`, widget(ns, name, { size: 3, mode: 'fast' }));
+      expect(c.status, c.text).to.equal(201);
+      const created = entriesOf(c.json)['creator Update'];
+      expect(created, JSON.stringify(c.json.metadata.managedFields)).to.include({
+        operation: 'Update',
+        apiVersion: `${GROUP}/v1`,
+        fieldsType: 'FieldsV1',
+      });
+      // With the schema's defaults, which are the creator's too.
+      expect(created.fieldsV1['f:spec']).to.include.keys('.', 'f:size', 'f:mode');
+
+      const p = await t.raw('PATCH', `${widgetPath(ns, name)}?fieldManager=resizer`, { spec: { size: 4 } }, MERGE);
+      expect(p.status, p.text).to.equal(200);
+      const e = entriesOf(p.json);
+      expect(e['resizer Update'].fieldsV1).to.deep.equal({ 'f:spec': { 'f:size': {} } });
+      // The field it changed is no longer the creator's; the rest stays the creator's.
+      expect(e['creator Update'].fieldsV1['f:spec']).to.include.keys('.', 'f:mode').and.not.have.property('f:size');
+
+      // The same value again is no change: the entry is not moved back.
+      const same = await t.raw('PATCH', `${widgetPath(ns, name)}?fieldManager=creator`, { spec: { size: 4 } }, MERGE);
+      expect(entriesOf(same.json)['resizer Update'].fieldsV1).to.deep.equal({ 'f:spec': { 'f:size': {} } });
+
+      const st = await t.raw('PATCH', `${widgetPath(ns, name, 'status')}?fieldManager=reporter`, { status: { phase: 'Ready' } }, MERGE);
+      expect(st.status, st.text).to.equal(200);
+      const s2 = entriesOf(st.json)['reporter Update status'];
+      expect(s2, JSON.stringify(st.json.metadata.managedFields)).to.not.equal(undefined);
+      expect(s2.fieldsV1).to.deep.equal({ 'f:status': { '.': {}, 'f:phase': {} } });
+
+      // An entry left with nothing goes; a field removed by a write leaves every entry, the writer's too.
+      const take = await t.raw('PATCH', `${widgetPath(ns, name)}?fieldManager=other`, { spec: { size: 5 } }, MERGE);
+      expect(take.status, take.text).to.equal(200);
+      expect(entriesOf(take.json)).to.not.have.property('resizer Update');
+      const rm = await t.raw('PATCH', `${widgetPath(ns, name)}?fieldManager=other`, { spec: { mode: null } }, MERGE);
+      expect(rm.status, rm.text).to.equal(200);
+      const e3 = entriesOf(rm.json);
+      expect(e3['other Update'].fieldsV1).to.deep.equal({ 'f:spec': { 'f:size': {} } });
+      expect(e3['creator Update'].fieldsV1['f:spec']).to.include.keys('.').and.not.have.any.keys('f:size', 'f:mode');
+    });
+
+    it('a write without fieldManager is recorded under its User-Agent, up to the first "/"', async function () {
+      const name = uniq('mfua');
+      const c = await t.raw('POST', widgetPath(ns), widget(ns, name), { 'User-Agent': 'agent-x/1.2.3 (linux/amd64)' });
+      expect(c.status, c.text).to.equal(201);
+      expect(Object.keys(entriesOf(c.json))).to.deep.equal(['agent-x Update']);
+    });
+
+    it('an apply conflicts with a field an updater owns with another value, not with the same value', async function () {
+      const name = uniq('mfssa');
+      const cfg = (spec: object): string =>
+        JSON.stringify({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name, namespace: ns }, spec });
+      expect((await t.raw('POST', `${widgetPath(ns)}?fieldManager=editor`, widget(ns, name, { size: 3 }))).status).to.equal(201);
+      const c = await t.raw('PATCH', `${widgetPath(ns, name)}${APPLY('gitops')}`, cfg({ size: 5 }), YAML);
+      expect(c.status, c.text).to.equal(409);
+      expect(c.json.message).to.contain('conflict with "editor"');
+      const same = await t.raw('PATCH', `${widgetPath(ns, name)}${APPLY('gitops')}`, cfg({ size: 3 }), YAML);
+      expect(same.status, same.text).to.equal(200);
+      // Shared: both keep it.
+      expect(entriesOf(same.json)['editor Update'].fieldsV1['f:spec']).to.have.property('f:size');
+      expect(entriesOf(same.json)['gitops Apply'].fieldsV1['f:spec']).to.have.property('f:size');
+      const forced = await t.raw('PATCH', `${widgetPath(ns, name)}${APPLY('gitops', true)}`, cfg({ size: 5 }), YAML);
+      expect(forced.status, forced.text).to.equal(200);
+      expect(forced.json.spec.size).to.equal(5);
+      expect(entriesOf(forced.json)['editor Update']?.fieldsV1?.['f:spec'] ?? {}).to.not.have.property('f:size');
+    });
+
     it('yaml apply configurations are accepted', async function () {
       const name = uniq('ssay');
       const yaml = `apiVersion: ${GROUP}/v1\nkind: Widget\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nspec:\n  size: 6\n`;

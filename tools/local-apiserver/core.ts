@@ -22,7 +22,7 @@ import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN, GarbageCollector } from './gc.j
 import { applyDefaults, OBJECT_META_FIELDS, prune, validate, type Schema } from './schema.js';
 import { FIELD_SELECTORS, type FieldSelector, type LabelSelector } from './selectors.js';
 import { Interner, shareWith } from './share.js';
-import { serverSideApply } from './ssa.js';
+import { serverSideApply, trackUpdate } from './ssa.js';
 import { ResourceStore, type Entry } from './store.js';
 
 type Obj = Record<string, unknown>;
@@ -32,7 +32,11 @@ export interface WriteOptions {
   dryRun?: boolean;
   fieldValidation?: string;
   fieldManager?: string;
+  /** The request's User-Agent: the manager of a write without fieldManager is its text up to the first "/". */
+  userAgent?: string;
   force?: boolean;
+  /** Internal: a server-side apply, whose managedFields the apply itself wrote. */
+  applied?: boolean;
   /** Internal: the body was validated through the resource sharing this storage (an events.k8s.io/v1 Event). */
   sharedValidated?: boolean;
   /**
@@ -796,6 +800,7 @@ export class Core {
     if (def.hasGeneration) m.generation = 1;
     else delete m.generation;
     if (Array.isArray(m.managedFields) && m.managedFields.length === 0) delete m.managedFields;
+    if (!opts.applied) this.recordManager(def, version, undefined, obj, opts);
     obj.apiVersion = apiVersionOf(def.group, def.storageVersion);
     if (opts.dryRun) {
       m.resourceVersion = String(this.rv);
@@ -960,6 +965,7 @@ export class Core {
       // A no-op write does not bump resourceVersion nor notify watchers, as in kube-apiserver.
       return { obj: old, warnings };
     }
+    if (!opts.applied) this.recordManager(def, version, old, normalized, opts, subresource);
     const emptiedFinalizers = om.deletionTimestamp && !((m.finalizers as string[] | undefined) ?? []).length;
     if (opts.dryRun) {
       return { obj: normalized, warnings };
@@ -1010,7 +1016,7 @@ export class Core {
           subresource,
         );
         meta(created).name = name;
-        const r = this.create(def, version, ns, created, opts);
+        const r = this.create(def, version, ns, created, { ...opts, applied: true });
         return r;
       }
       const current = this.toVersion(def, version, existing.obj);
@@ -1026,7 +1032,7 @@ export class Core {
         def.plural,
         name,
       );
-      return this.applyUpdate(def, version, ns, name, existing, merged, opts, subresource, 'patch');
+      return this.applyUpdate(def, version, ns, name, existing, merged, { ...opts, applied: true }, subresource, 'patch');
     }
     if (!existing) throw notFound(def.group, def.plural, name);
     const current = clone(this.toVersion(def, version, existing.obj));
@@ -1053,6 +1059,18 @@ export class Core {
     if (pm.name !== name) throw badRequest(`the name of the object (${String(pm.name)}) does not match the name on the URL (${name})`);
     this.checkKind(def, version, patched);
     return this.applyUpdate(def, version, ns, name, existing, patched, opts, subresource, 'patch');
+  }
+
+  /**
+   * Records a create, update or patch in `obj`'s managedFields (ssa.ts trackUpdate) under its field manager: the
+   * fieldManager parameter, else the User-Agent up to its first "/", as kube-apiserver names Update managers.
+   */
+  private recordManager(def: ResourceDef, version: string, old: Obj | undefined, obj: Obj, opts: WriteOptions, subresource?: string): void {
+    const manager = opts.fieldManager ?? (opts.userAgent?.split('/')[0] || 'unknown');
+    const entries = trackUpdate(old, obj, manager, this.schemaOf(def, version), apiVersionOf(def.group, version), subresource);
+    const m = meta(obj);
+    if (entries.length > 0) m.managedFields = entries;
+    else delete m.managedFields;
   }
 
   private schemaOf(def: ResourceDef, version: string): Schema | undefined {

@@ -487,6 +487,7 @@ export class Handler {
       dryRun: q.getAll('dryRun').includes('All'),
       ...(q.get('fieldValidation') ? { fieldValidation: q.get('fieldValidation')! } : {}),
       ...(q.get('fieldManager') ? { fieldManager: q.get('fieldManager')! } : {}),
+      ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}),
       force: boolParam(q, 'force'),
     });
     const fv = q.get('fieldValidation');

@@ -41,28 +41,38 @@ function keyObj(item: Obj, keys: string[]): Obj {
   return k;
 }
 
-/** Leaf field paths of an apply configuration, as FieldsV1-style path segments. */
-function fieldSet(v: unknown, s: Schema | undefined, prefix: string[], out: Map<string, string[]>, root: boolean): void {
+/** The value `walkFields` gives a non-empty map (its own node, FieldsV1 "."): present or not, never changed. */
+const MAP_NODE = Symbol('map');
+
+/**
+ * Walks the leaf fields of an object (or an apply configuration) as FieldsV1-style path segments, with their values:
+ * maps field by field, list-type map items by key, other lists whole, labels and annotations key by key. With `maps`,
+ * every non-empty map below the root is a field too (MAP_NODE): a write that creates a map owns it, as kube-apiserver
+ * records with ".".
+ */
+function walkFields(
+  v: unknown,
+  s: Schema | undefined,
+  prefix: string[],
+  root: boolean,
+  emit: (path: string[], value: unknown) => void,
+  maps = false,
+): void {
   if (!isObj(v)) {
-    out.set(prefix.join('\u0000'), prefix);
+    emit(prefix, v);
     return;
   }
   const entries = Object.entries(v);
-  if (!root && prefix.length && entries.length === 0) out.set(prefix.join('\u0000'), prefix);
+  if (!root && prefix.length && entries.length === 0) emit(prefix, v);
   for (const [k, x] of entries) {
     if (root && (k === 'apiVersion' || k === 'kind')) continue;
     if (root && k === 'metadata' && isObj(x)) {
       for (const [mk, mv] of Object.entries(x)) {
         if (IGNORED_META.has(mk)) continue;
         if ((mk === 'labels' || mk === 'annotations') && isObj(mv)) {
-          for (const lk of Object.keys(mv)) {
-            const p = ['f:metadata', `f:${mk}`, `f:${lk}`];
-            out.set(p.join('\u0000'), p);
-          }
-        } else {
-          const p = ['f:metadata', `f:${mk}`];
-          out.set(p.join('\u0000'), p);
-        }
+          if (maps && Object.keys(mv).length > 0) emit(['f:metadata', `f:${mk}`], MAP_NODE);
+          for (const [lk, lv] of Object.entries(mv)) emit(['f:metadata', `f:${mk}`, `f:${lk}`], lv);
+        } else emit(['f:metadata', `f:${mk}`], mv);
       }
       continue;
     }
@@ -70,36 +80,65 @@ function fieldSet(v: unknown, s: Schema | undefined, prefix: string[], out: Map<
     const p = [...prefix, `f:${k}`];
     const keys = mapKeys(sub);
     if (Array.isArray(x) && keys && sub?.items) {
-      if (x.length === 0) out.set(p.join('\u0000'), p);
+      if (x.length === 0) emit(p, x);
       for (const item of x) {
         if (!isObj(item)) continue;
         const ip = [...p, `k:${JSON.stringify(keyObj(item, keys))}`];
-        out.set(ip.join('\u0000'), ip);
-        fieldSet(item, sub.items, ip, out, false);
+        emit(ip, '');
+        walkFields(item, sub.items, ip, false, emit, maps);
       }
     } else if (isObj(x)) {
-      fieldSet(x, sub, p, out, false);
-      if (Object.keys(x).length === 0) out.set(p.join('\u0000'), p);
-    } else out.set(p.join('\u0000'), p);
+      if (maps && Object.keys(x).length > 0) emit(p, MAP_NODE);
+      walkFields(x, sub, p, false, emit, maps);
+    } else emit(p, x);
   }
 }
 
+/** Leaf field paths of an apply configuration, keyed by their joined segments. */
+function fieldSet(v: unknown, s: Schema | undefined, prefix: string[], out: Map<string, string[]>, root: boolean): void {
+  walkFields(v, s, prefix, root, (p) => out.set(p.join('\u0000'), p));
+}
+
+/** A leaf's value as comparable text (type-tagged, so 1 and "1" differ). */
+function leafText(v: unknown): string {
+  return typeof v === 'object' && v !== null ? `o${JSON.stringify(v)}` : `${(typeof v)[0]}${String(v)}`;
+}
+
+/** Leaf field paths of an object with their values' text, keyed by their joined segments. */
+function fieldValues(obj: Obj | undefined, s: Schema | undefined): Map<string, { path: string[]; text: string }> {
+  const out = new Map<string, { path: string[]; text: string }>();
+  if (obj)
+    walkFields(
+      obj,
+      s,
+      [],
+      true,
+      (path, value) => out.set(path.join('\u0000'), { path, text: value === MAP_NODE ? 'm' : leafText(value) }),
+      true,
+    );
+  return out;
+}
+
+/** FieldsV1 of a set of paths; a path that is in the set and has fields below it is marked "." (its own node). */
 function toFieldsV1(paths: Iterable<string[]>): Obj {
   const root: Obj = {};
+  const owned: Obj[] = [];
   for (const p of paths) {
     let cur = root;
     for (const seg of p) {
       if (!isObj(cur[seg])) cur[seg] = {};
       cur = cur[seg] as Obj;
     }
+    if (p.length) owned.push(cur);
   }
+  for (const node of owned) if (Object.keys(node).some((k) => k !== '.')) node['.'] = {};
   return root;
 }
 
 function fromFieldsV1(f: unknown, prefix: string[], out: Map<string, string[]>): void {
   if (!isObj(f)) return;
   const keys = Object.keys(f).filter((k) => k !== '.');
-  if (keys.length === 0 && prefix.length) out.set(prefix.join('\u0000'), prefix);
+  if ((keys.length === 0 || '.' in f) && prefix.length) out.set(prefix.join('\u0000'), prefix);
   for (const k of keys) fromFieldsV1(f[k], [...prefix, k], out);
 }
 
@@ -178,8 +217,10 @@ export function serverSideApply(
   const mine = managed.find((e) => e.manager === manager && e.operation === 'Apply' && (e.subresource ?? '') === (subresource ?? ''));
   const prevSet = new Map<string, string[]>();
   if (mine) fromFieldsV1(mine.fieldsV1, [], prevSet);
+  // Every other manager's fields conflict, Update entries' too (a field an updater set is theirs until forced); an
+  // Update entry of this same manager does not.
   const others = managed
-    .filter((e) => e !== mine && e.operation === 'Apply')
+    .filter((e) => e !== mine && (e.operation === 'Apply' || e.manager !== manager))
     .map((e) => {
       const set = new Map<string, string[]>();
       fromFieldsV1(e.fieldsV1, [], set);
@@ -241,4 +282,63 @@ export function serverSideApply(
   const m = isObj(result.metadata) ? (result.metadata as Obj) : {};
   result.metadata = { ...m, managedFields: entries };
   return result;
+}
+
+/**
+ * The managedFields after a write that is not an apply (create, update, patch) by `manager`, as kube-apiserver keeps
+ * them: the fields the write set or changed become the manager's Update entry (one per manager, API version and
+ * subresource) and leave every other entry; fields it removed leave every entry; an entry left with no field goes.
+ * `old` is undefined for a create. Ownership of a map itself (FieldsV1 ".") is not recorded, only its fields.
+ */
+export function trackUpdate(
+  old: Obj | undefined,
+  next: Obj,
+  manager: string,
+  schema: Schema | undefined,
+  apiVersion: string,
+  subresource?: string,
+): Obj[] {
+  const base =
+    isObj(next.metadata) && Array.isArray((next.metadata as Obj).managedFields) ? ((next.metadata as Obj).managedFields as Obj[]) : [];
+  const before = fieldValues(old, schema);
+  const after = fieldValues(next, schema);
+  const changed = new Map<string, string[]>();
+  for (const [k, v] of after) if (before.get(k)?.text !== v.text) changed.set(k, v.path);
+  const removed = new Set<string>();
+  for (const k of before.keys()) if (!after.has(k)) removed.add(k);
+  if (changed.size === 0 && removed.size === 0) return base;
+  const isMine = (e: Obj): boolean =>
+    e.manager === manager && e.operation === 'Update' && e.apiVersion === apiVersion && (e.subresource ?? '') === (subresource ?? '');
+  const out: Obj[] = [];
+  let mine: { at: number; set: Map<string, string[]> } | undefined;
+  for (const e of base) {
+    const set = new Map<string, string[]>();
+    fromFieldsV1(e.fieldsV1, [], set);
+    if (!mine && isMine(e)) {
+      mine = { at: out.length, set };
+      continue;
+    }
+    let touched = false;
+    for (const k of [...set.keys()])
+      if (changed.has(k) || removed.has(k)) {
+        set.delete(k);
+        touched = true;
+      }
+    if (!touched) out.push(e);
+    else if (set.size > 0) out.push({ ...e, fieldsV1: toFieldsV1(set.values()) });
+  }
+  const set = mine?.set ?? new Map<string, string[]>();
+  for (const k of removed) set.delete(k);
+  for (const [k, p] of changed) set.set(k, p);
+  if (set.size > 0)
+    out.splice(mine?.at ?? out.length, 0, {
+      manager,
+      operation: 'Update',
+      apiVersion,
+      time: now(),
+      fieldsType: 'FieldsV1',
+      fieldsV1: toFieldsV1(set.values()),
+      ...(subresource ? { subresource } : {}),
+    });
+  return out;
 }
