@@ -1459,6 +1459,43 @@ describe('local API server conformance (also runs against INPLACE_TEST_KUBECONFI
       expect(e3['creator Update'].fieldsV1['f:spec']).to.include.keys('.').and.not.have.any.keys('f:size', 'f:mode');
     });
 
+    it('list-type map items are fields by key: a writer owns the items it adds and the item fields it changes', async function () {
+      const name = uniq('mfc');
+      expect((await t.raw('POST', widgetPath(ns), widget(ns, name))).status).to.equal(201);
+      const status = (conditions: object[]): object => ({ status: { conditions } });
+      const a = await t.raw(
+        'PATCH',
+        `${widgetPath(ns, name, 'status')}?fieldManager=reporter-a`,
+        status([{ type: 'Ready', status: 'False' }]),
+        MERGE,
+      );
+      expect(a.status, a.text).to.equal(200);
+      const ready = 'k:{"type":"Ready"}';
+      expect(entriesOf(a.json)['reporter-a Update status'].fieldsV1['f:status']['f:conditions']).to.deep.equal({
+        '.': {},
+        [ready]: { '.': {}, 'f:type': {}, 'f:status': {} },
+      });
+      const b = await t.raw(
+        'PATCH',
+        `${widgetPath(ns, name, 'status')}?fieldManager=reporter-b`,
+        status([
+          { type: 'Ready', status: 'True' },
+          { type: 'Synced', status: 'True' },
+        ]),
+        MERGE,
+      );
+      expect(b.status, b.text).to.equal(200);
+      const e = entriesOf(b.json);
+      expect(e['reporter-b Update status'].fieldsV1['f:status']['f:conditions']).to.deep.equal({
+        [ready]: { 'f:status': {} },
+        'k:{"type":"Synced"}': { '.': {}, 'f:type': {}, 'f:status': {} },
+      });
+      expect(e['reporter-a Update status'].fieldsV1['f:status']['f:conditions']).to.deep.equal({
+        '.': {},
+        [ready]: { '.': {}, 'f:type': {} },
+      });
+    });
+
     it('a write without fieldManager is recorded under its User-Agent, up to the first "/"', async function () {
       const name = uniq('mfua');
       const c = await t.raw('POST', widgetPath(ns), widget(ns, name), { 'User-Agent': 'agent-x/1.2.3 (linux/amd64)' });

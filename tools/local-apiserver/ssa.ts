@@ -47,8 +47,8 @@ const MAP_NODE = Symbol('map');
 /**
  * Walks the leaf fields of an object (or an apply configuration) as FieldsV1-style path segments, with their values:
  * maps field by field, list-type map items by key, other lists whole, labels and annotations key by key. With `maps`,
- * every non-empty map below the root is a field too (MAP_NODE): a write that creates a map owns it, as kube-apiserver
- * records with ".".
+ * every non-empty map and list-type map below the root is a field too (MAP_NODE): a write that creates one owns it,
+ * as kube-apiserver records with ".".
  */
 function walkFields(
   v: unknown,
@@ -81,6 +81,7 @@ function walkFields(
     const keys = mapKeys(sub);
     if (Array.isArray(x) && keys && sub?.items) {
       if (x.length === 0) emit(p, x);
+      else if (maps) emit(p, MAP_NODE);
       for (const item of x) {
         if (!isObj(item)) continue;
         const ip = [...p, `k:${JSON.stringify(keyObj(item, keys))}`];
@@ -99,24 +100,134 @@ function fieldSet(v: unknown, s: Schema | undefined, prefix: string[], out: Map<
   walkFields(v, s, prefix, root, (p) => out.set(p.join('\u0000'), p));
 }
 
-/** A leaf's value as comparable text (type-tagged, so 1 and "1" differ). */
-function leafText(v: unknown): string {
-  return typeof v === 'object' && v !== null ? `o${JSON.stringify(v)}` : `${(typeof v)[0]}${String(v)}`;
+/** Deep equality of JSON values. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => sameJson(x, b[i]));
+  }
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  return ka.every((k) => k in b && sameJson((a as Obj)[k], (b as Obj)[k]));
 }
 
-/** Leaf field paths of an object with their values' text, keyed by their joined segments. */
-function fieldValues(obj: Obj | undefined, s: Schema | undefined): Map<string, { path: string[]; text: string }> {
-  const out = new Map<string, { path: string[]; text: string }>();
-  if (obj)
-    walkFields(
-      obj,
-      s,
-      [],
-      true,
-      (path, value) => out.set(path.join('\u0000'), { path, text: value === MAP_NODE ? 'm' : leafText(value) }),
-      true,
-    );
-  return out;
+const nonEmptyMap = (v: unknown): v is Obj => isObj(v) && Object.keys(v).length > 0;
+
+/** Every field of a value at `p`: itself (a leaf, or the node of a map or list-map), then everything below. */
+function fieldsOf(v: unknown, s: Schema | undefined, p: string[], out: string[][]): void {
+  const keys = mapKeys(s);
+  const emit = (q: string[]): void => void out.push(q);
+  if (Array.isArray(v) && keys && s?.items && v.length > 0) {
+    out.push(p);
+    for (const item of v) itemFields(item, keys, s.items, p, out);
+    return;
+  }
+  out.push(p);
+  if (nonEmptyMap(v)) walkFields(v, s, p, false, emit, true);
+}
+
+/** The fields of one list-type map item of the list at `p`: its node (by key), then its fields. */
+function itemFields(item: unknown, keys: string[], s: Schema | undefined, p: string[], out: string[][]): void {
+  if (!isObj(item)) return;
+  const ip = [...p, `k:${JSON.stringify(keyObj(item, keys))}`];
+  out.push(ip);
+  walkFields(item, s, ip, false, (q) => void out.push(q), true);
+}
+
+/** Where a write differs from what it replaced: the fields it set or changed, and those it removed. */
+interface FieldDiff {
+  changed: string[][];
+  removed: string[][];
+}
+
+/** Diffs one value at `p` (old and new walked together: an unchanged subtree costs comparisons, nothing more). */
+function diffValue(o: unknown, n: unknown, s: Schema | undefined, p: string[], d: FieldDiff): void {
+  if (n === undefined) {
+    if (o !== undefined) fieldsOf(o, s, p, d.removed);
+    return;
+  }
+  if (o === undefined) {
+    fieldsOf(n, s, p, d.changed);
+    return;
+  }
+  const keys = mapKeys(s);
+  if (keys && s?.items && Array.isArray(o) && Array.isArray(n) && o.length > 0 && n.length > 0) {
+    const keyOf = (it: unknown): string | undefined => (isObj(it) ? `k:${JSON.stringify(keyObj(it, keys))}` : undefined);
+    const olds = new Map<string, Obj>();
+    for (const it of o) {
+      const k = keyOf(it);
+      if (k) olds.set(k, it as Obj);
+    }
+    for (const it of n) {
+      const k = keyOf(it);
+      if (!k) continue;
+      const before = olds.get(k);
+      olds.delete(k);
+      const ip = [...p, k];
+      if (before) diffObj(before, it as Obj, s.items, ip, d);
+      else itemFields(it, keys, s.items, p, d.changed);
+    }
+    for (const it of olds.values()) itemFields(it, keys, s.items, p, d.removed);
+    return;
+  }
+  const isList = keys !== undefined && (Array.isArray(o) || Array.isArray(n));
+  if (!isList && nonEmptyMap(o) && nonEmptyMap(n)) {
+    diffObj(o, n, s, p, d);
+    return;
+  }
+  if (sameJson(o, n)) return;
+  // A leaf changed, or a map or list-map became something else: what was goes, what is comes.
+  if (isList || nonEmptyMap(o) || nonEmptyMap(n)) fieldsOf(o, s, p, d.removed);
+  fieldsOf(n, s, p, d.changed);
+}
+
+/** Diffs two non-empty maps at `p` field by field. */
+function diffObj(o: Obj, n: Obj, s: Schema | undefined, p: string[], d: FieldDiff): void {
+  for (const [k, v] of Object.entries(n)) diffValue(o[k], v, childSchema(s, k), [...p, `f:${k}`], d);
+  for (const [k, v] of Object.entries(o)) if (!(k in n)) fieldsOf(v, childSchema(s, k), [...p, `f:${k}`], d.removed);
+}
+
+/** Diffs metadata: labels and annotations key by key (and their maps' own nodes), the other fields whole. */
+function diffMeta(om: Obj, nm: Obj, d: FieldDiff): void {
+  for (const mk of new Set([...Object.keys(om), ...Object.keys(nm)])) {
+    if (IGNORED_META.has(mk)) continue;
+    const o = om[mk];
+    const n = nm[mk];
+    const p = ['f:metadata', `f:${mk}`];
+    if ((mk === 'labels' || mk === 'annotations') && (isObj(o) || isObj(n))) {
+      const ol = isObj(o) ? o : {};
+      const nl = isObj(n) ? n : {};
+      if (nonEmptyMap(nl) && !nonEmptyMap(ol)) d.changed.push(p);
+      if (nonEmptyMap(ol) && !nonEmptyMap(nl)) d.removed.push(p);
+      for (const [k, v] of Object.entries(nl)) if (ol[k] !== v) d.changed.push([...p, `f:${k}`]);
+      for (const k of Object.keys(ol)) if (!(k in nl)) d.removed.push([...p, `f:${k}`]);
+    } else if (n === undefined) d.removed.push(p);
+    else if (!sameJson(o, n)) d.changed.push(p);
+  }
+}
+
+/** What a write (`old` undefined: a create) set, changed and removed, as FieldsV1 paths. */
+function diffFields(old: Obj | undefined, next: Obj, s: Schema | undefined): FieldDiff {
+  const d: FieldDiff = { changed: [], removed: [] };
+  const o = old ?? {};
+  for (const k of new Set([...Object.keys(o), ...Object.keys(next)])) {
+    if (k === 'apiVersion' || k === 'kind') continue;
+    if (k === 'metadata') diffMeta(isObj(o.metadata) ? o.metadata : {}, isObj(next.metadata) ? next.metadata : {}, d);
+    else diffValue(o[k], next[k], childSchema(s, k), [`f:${k}`], d);
+  }
+  return d;
+}
+
+/** Whether a FieldsV1 tree holds `path` (as a field or a node above others). */
+function holdsPath(f: unknown, path: string[]): boolean {
+  let cur = f;
+  for (const seg of path) {
+    if (!isObj(cur) || !(seg in cur)) return false;
+    cur = cur[seg];
+  }
+  return true;
 }
 
 /** FieldsV1 of a set of paths; a path that is in the set and has fields below it is marked "." (its own node). */
@@ -300,21 +411,25 @@ export function trackUpdate(
 ): Obj[] {
   const base =
     isObj(next.metadata) && Array.isArray((next.metadata as Obj).managedFields) ? ((next.metadata as Obj).managedFields as Obj[]) : [];
-  const before = fieldValues(old, schema);
-  const after = fieldValues(next, schema);
-  const changed = new Map<string, string[]>();
-  for (const [k, v] of after) if (before.get(k)?.text !== v.text) changed.set(k, v.path);
-  const removed = new Set<string>();
-  for (const k of before.keys()) if (!after.has(k)) removed.add(k);
-  if (changed.size === 0 && removed.size === 0) return base;
+  const d = diffFields(old, next, schema);
+  if (d.changed.length === 0 && d.removed.length === 0) return base;
+  const changed = new Map(d.changed.map((p) => [p.join('\u0000'), p]));
+  const removed = new Set(d.removed.map((p) => p.join('\u0000')));
+  const paths = [...d.changed, ...d.removed];
   const isMine = (e: Obj): boolean =>
     e.manager === manager && e.operation === 'Update' && e.apiVersion === apiVersion && (e.subresource ?? '') === (subresource ?? '');
   const out: Obj[] = [];
   let mine: { at: number; set: Map<string, string[]> } | undefined;
   for (const e of base) {
+    const own = !mine && isMine(e);
+    // An entry holding none of the paths is kept as it is, unparsed (most writes touch a few fields).
+    if (!own && !paths.some((p) => holdsPath(e.fieldsV1, p))) {
+      out.push(e);
+      continue;
+    }
     const set = new Map<string, string[]>();
     fromFieldsV1(e.fieldsV1, [], set);
-    if (!mine && isMine(e)) {
+    if (own) {
       mine = { at: out.length, set };
       continue;
     }
