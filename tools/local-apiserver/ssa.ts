@@ -395,6 +395,27 @@ export function serverSideApply(
   return result;
 }
 
+/** Canonical FieldsV1 trees by their JSON, two bounded generations (as share.ts interns strings). */
+const canonical = { young: new Map<string, Obj>(), old: new Map<string, Obj>() };
+const CANONICAL_GENERATION = 4096;
+
+/**
+ * One shared copy of each distinct FieldsV1 tree: the machines of a fleet are written by the same managers in the same
+ * fields, so their entries are the same trees. Stored objects are never mutated (every write clones first).
+ */
+function canonicalFields(f: Obj): Obj {
+  const key = JSON.stringify(f);
+  const hit = canonical.young.get(key) ?? canonical.old.get(key) ?? f;
+  if (!canonical.young.has(key)) {
+    if (canonical.young.size >= CANONICAL_GENERATION) {
+      canonical.old = canonical.young;
+      canonical.young = new Map();
+    }
+    canonical.young.set(key, hit);
+  }
+  return hit;
+}
+
 /**
  * The managedFields after a write that is not an apply (create, update, patch) by `manager`, as kube-apiserver keeps
  * them: the fields the write set or changed become the manager's Update entry (one per manager, API version and
@@ -440,7 +461,7 @@ export function trackUpdate(
         touched = true;
       }
     if (!touched) out.push(e);
-    else if (set.size > 0) out.push({ ...e, fieldsV1: toFieldsV1(set.values()) });
+    else if (set.size > 0) out.push({ ...e, fieldsV1: canonicalFields(toFieldsV1(set.values())) });
   }
   const set = mine?.set ?? new Map<string, string[]>();
   for (const k of removed) set.delete(k);
@@ -452,7 +473,7 @@ export function trackUpdate(
       apiVersion,
       time: now(),
       fieldsType: 'FieldsV1',
-      fieldsV1: toFieldsV1(set.values()),
+      fieldsV1: canonicalFields(toFieldsV1(set.values())),
       ...(subresource ? { subresource } : {}),
     });
   return out;
