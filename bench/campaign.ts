@@ -17,14 +17,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_VERSION, InPlaceUpdateCampaigns, Namespaces, type InPlaceUpdateCampaign, type KubeObject } from '../src/api/index.js';
-import { createClient, loadKubeConfig, type RestClient } from '../src/runtime/index.js';
+import { createClient, isAlreadyExists, loadKubeConfig, type RestClient } from '../src/runtime/index.js';
 import { installCrds } from '../src/cli/install.js';
 import { yamlFilesIn } from '../src/cli/files.js';
 import { buildFleetInventory, capiCrdFiles, type FleetCluster } from '../tools/capi-sim/index.js';
 import { openDashboardPage } from './lib/dashboard-page.js';
 import { applyFleet } from './lib/fleet.js';
 import { serverGitVersion } from '../src/sample-updaters/simulation.js';
-import { isAlreadyExists } from '../src/runtime/pure/errors.js';
 import type { ExternalProc } from './lib/procs.js';
 import { Proc, ROOT, freePort, maxOldSpaceArgs, parseProm, scrape, stopAll } from './lib/procs.js';
 

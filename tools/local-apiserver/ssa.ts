@@ -3,6 +3,7 @@
  * `managedFields` (Apply entries). Lists are atomic unless the schema declares list-type map/set.
  */
 import { ApiError } from './errors.js';
+import { jsonEqual } from './json.js';
 import { now } from './meta.js';
 import type { Schema } from './schema.js';
 
@@ -41,38 +42,40 @@ function keyObj(item: Obj, keys: string[]): Obj {
   return k;
 }
 
-/** The value `walkFields` gives a non-empty map (its own node, FieldsV1 "."): present or not, never changed. */
-const MAP_NODE = Symbol('map');
+/** The key segment of a list-type map item (`k:{...}`, its key fields as JSON). */
+function itemKey(item: Obj, keys: string[]): string {
+  return `k:${JSON.stringify(keyObj(item, keys))}`;
+}
 
 /**
- * Walks the leaf fields of an object (or an apply configuration) as FieldsV1-style path segments, with their values:
- * maps field by field, list-type map items by key, other lists whole, labels and annotations key by key. With `maps`,
- * every non-empty map and list-type map below the root is a field too (MAP_NODE): a write that creates one owns it,
- * as kube-apiserver records with ".".
+ * Walks the fields of an object (or an apply configuration) below `prefix` as FieldsV1-style path segments: maps field
+ * by field, list-type map items by key, other lists whole, labels and annotations key by key. With `maps`, every
+ * non-empty map and list-type map below the root is a field too: a write that creates one owns it, as kube-apiserver
+ * records with ".".
  */
 function walkFields(
   v: unknown,
   s: Schema | undefined,
   prefix: string[],
   root: boolean,
-  emit: (path: string[], value: unknown) => void,
+  emit: (path: string[]) => void,
   maps = false,
 ): void {
   if (!isObj(v)) {
-    emit(prefix, v);
+    emit(prefix);
     return;
   }
   const entries = Object.entries(v);
-  if (!root && prefix.length && entries.length === 0) emit(prefix, v);
+  if (!root && prefix.length && entries.length === 0) emit(prefix);
   for (const [k, x] of entries) {
     if (root && (k === 'apiVersion' || k === 'kind')) continue;
     if (root && k === 'metadata' && isObj(x)) {
       for (const [mk, mv] of Object.entries(x)) {
         if (IGNORED_META.has(mk)) continue;
         if ((mk === 'labels' || mk === 'annotations') && isObj(mv)) {
-          if (maps && Object.keys(mv).length > 0) emit(['f:metadata', `f:${mk}`], MAP_NODE);
-          for (const [lk, lv] of Object.entries(mv)) emit(['f:metadata', `f:${mk}`, `f:${lk}`], lv);
-        } else emit(['f:metadata', `f:${mk}`], mv);
+          if (maps && Object.keys(mv).length > 0) emit(['f:metadata', `f:${mk}`]);
+          for (const lk of Object.keys(mv)) emit(['f:metadata', `f:${mk}`, `f:${lk}`]);
+        } else emit(['f:metadata', `f:${mk}`]);
       }
       continue;
     }
@@ -80,19 +83,28 @@ function walkFields(
     const p = [...prefix, `f:${k}`];
     const keys = mapKeys(sub);
     if (Array.isArray(x) && keys && sub?.items) {
-      if (x.length === 0) emit(p, x);
-      else if (maps) emit(p, MAP_NODE);
-      for (const item of x) {
-        if (!isObj(item)) continue;
-        const ip = [...p, `k:${JSON.stringify(keyObj(item, keys))}`];
-        emit(ip, '');
-        walkFields(item, sub.items, ip, false, emit, maps);
-      }
+      if (x.length === 0 || maps) emit(p);
+      for (const item of x) itemFields(item, keys, sub.items, p, emit, maps);
     } else if (isObj(x)) {
-      if (maps && Object.keys(x).length > 0) emit(p, MAP_NODE);
+      if (maps && Object.keys(x).length > 0) emit(p);
       walkFields(x, sub, p, false, emit, maps);
-    } else emit(p, x);
+    } else emit(p);
   }
+}
+
+/** The fields of one list-type map item of the list at `p`: its node (by key), then its own fields. */
+function itemFields(
+  item: unknown,
+  keys: string[],
+  s: Schema | undefined,
+  p: string[],
+  emit: (path: string[]) => void,
+  maps: boolean,
+): void {
+  if (!isObj(item)) return;
+  const ip = [...p, itemKey(item, keys)];
+  emit(ip);
+  walkFields(item, s, ip, false, emit, maps);
 }
 
 /** Leaf field paths of an apply configuration, keyed by their joined segments. */
@@ -100,40 +112,15 @@ function fieldSet(v: unknown, s: Schema | undefined, prefix: string[], out: Map<
   walkFields(v, s, prefix, root, (p) => out.set(p.join('\u0000'), p));
 }
 
-/** Deep equality of JSON values. */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((x, i) => sameJson(x, b[i]));
-  }
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  return ka.every((k) => k in b && sameJson((a as Obj)[k], (b as Obj)[k]));
-}
-
 const nonEmptyMap = (v: unknown): v is Obj => isObj(v) && Object.keys(v).length > 0;
 
 /** Every field of a value at `p`: itself (a leaf, or the node of a map or list-map), then everything below. */
 function fieldsOf(v: unknown, s: Schema | undefined, p: string[], out: string[][]): void {
-  const keys = mapKeys(s);
   const emit = (q: string[]): void => void out.push(q);
-  if (Array.isArray(v) && keys && s?.items && v.length > 0) {
-    out.push(p);
-    for (const item of v) itemFields(item, keys, s.items, p, out);
-    return;
-  }
+  const keys = mapKeys(s);
   out.push(p);
-  if (nonEmptyMap(v)) walkFields(v, s, p, false, emit, true);
-}
-
-/** The fields of one list-type map item of the list at `p`: its node (by key), then its fields. */
-function itemFields(item: unknown, keys: string[], s: Schema | undefined, p: string[], out: string[][]): void {
-  if (!isObj(item)) return;
-  const ip = [...p, `k:${JSON.stringify(keyObj(item, keys))}`];
-  out.push(ip);
-  walkFields(item, s, ip, false, (q) => void out.push(q), true);
+  if (Array.isArray(v) && keys && s?.items) for (const item of v) itemFields(item, keys, s.items, p, emit, true);
+  else if (nonEmptyMap(v)) walkFields(v, s, p, false, emit, true);
 }
 
 /** Where a write differs from what it replaced: the fields it set or changed, and those it removed. */
@@ -154,7 +141,7 @@ function diffValue(o: unknown, n: unknown, s: Schema | undefined, p: string[], d
   }
   const keys = mapKeys(s);
   if (keys && s?.items && Array.isArray(o) && Array.isArray(n) && o.length > 0 && n.length > 0) {
-    const keyOf = (it: unknown): string | undefined => (isObj(it) ? `k:${JSON.stringify(keyObj(it, keys))}` : undefined);
+    const keyOf = (it: unknown): string | undefined => (isObj(it) ? itemKey(it, keys) : undefined);
     const olds = new Map<string, Obj>();
     for (const it of o) {
       const k = keyOf(it);
@@ -167,9 +154,9 @@ function diffValue(o: unknown, n: unknown, s: Schema | undefined, p: string[], d
       olds.delete(k);
       const ip = [...p, k];
       if (before) diffObj(before, it as Obj, s.items, ip, d);
-      else itemFields(it, keys, s.items, p, d.changed);
+      else itemFields(it, keys, s.items, p, (q) => void d.changed.push(q), true);
     }
-    for (const it of olds.values()) itemFields(it, keys, s.items, p, d.removed);
+    for (const it of olds.values()) itemFields(it, keys, s.items, p, (q) => void d.removed.push(q), true);
     return;
   }
   const isList = keys !== undefined && (Array.isArray(o) || Array.isArray(n));
@@ -177,7 +164,7 @@ function diffValue(o: unknown, n: unknown, s: Schema | undefined, p: string[], d
     diffObj(o, n, s, p, d);
     return;
   }
-  if (sameJson(o, n)) return;
+  if (jsonEqual(o, n)) return;
   // A leaf changed, or a map or list-map became something else: what was goes, what is comes.
   if (isList || nonEmptyMap(o) || nonEmptyMap(n)) fieldsOf(o, s, p, d.removed);
   fieldsOf(n, s, p, d.changed);
@@ -204,7 +191,7 @@ function diffMeta(om: Obj, nm: Obj, d: FieldDiff): void {
       for (const [k, v] of Object.entries(nl)) if (ol[k] !== v) d.changed.push([...p, `f:${k}`]);
       for (const k of Object.keys(ol)) if (!(k in nl)) d.removed.push([...p, `f:${k}`]);
     } else if (n === undefined) d.removed.push(p);
-    else if (!sameJson(o, n)) d.changed.push(p);
+    else if (!jsonEqual(o, n)) d.changed.push(p);
   }
 }
 
